@@ -1,0 +1,201 @@
+// The session log's vocabulary (DESIGN §2). Event `type` names are a contract with
+// the store, the CLI, the webview and tests; shapes may grow, names may not change.
+
+export type Origin = 'user' | 'subagent' | 'fork';
+
+export interface SessionHeader {
+  id: string;
+  createdAt: string;
+  title?: string;
+  origin: Origin;
+  parentSession?: string;
+  /** Durable, monotonic lower bound of the delegation depth (root = 0). */
+  delegationDepth?: number;
+  /** Number of events copied from a fork parent (the seed), before `session/end-seed`. */
+  seedLength?: number;
+  cwd?: string;
+  agentPreset?: string;
+}
+
+export type MessageSourceKind =
+  | 'user'
+  | 'followup'
+  | 'subagent-report'
+  | 'subagent-settled'
+  | 'goal'
+  | 'delegation';
+
+export interface MessageSource {
+  kind: MessageSourceKind;
+  /** The session that authored a runtime-delivered message (a child for reports). */
+  fromSession?: string;
+  [extra: string]: unknown;
+}
+
+export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled';
+export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
+export type ApprovalPolicy = 'ask' | 'never';
+export type PolicySource = 'user' | 'delegation';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text as the model produced it; tools parse and validate it. */
+  arguments: string;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the provider's prefix cache. */
+  cacheHitTokens?: number;
+  cacheMissTokens?: number;
+}
+
+interface Base<T extends string> {
+  seq: number;
+  type: T;
+  /** ISO-8601 time the event was appended. */
+  at: string;
+}
+
+export interface UserMessageEvent extends Base<'user/message'> {
+  text: string;
+  source: MessageSource;
+  /** Set by compaction: this message replaces the surface of `replaces` (inclusive seqs). */
+  surfaceOp?: 'replace';
+  replaces?: { fromSeq: number; toSeq: number };
+  compactionId?: string;
+  /** The inbox message this was claimed from, if any. */
+  messageId?: string;
+}
+
+export interface AssistantMessageEvent extends Base<'assistant/message'> {
+  text: string;
+  reasoning?: string;
+  toolCalls?: ToolCall[];
+  usage?: Usage;
+  model: string;
+}
+
+export interface ToolResultEvent extends Base<'tool/result'> {
+  callId: string;
+  name: string;
+  content: string;
+  isError: boolean;
+}
+
+export interface TurnStartEvent extends Base<'turn/start'> {
+  turnId: string;
+}
+
+export interface TurnEndEvent extends Base<'turn/end'> {
+  turnId: string;
+  stopReason: StopReason;
+  error?: string;
+}
+
+export interface RequestHeaderEvent extends Base<'request/header'> {
+  model: string;
+  provider: string;
+  bytes: number;
+  headBytes: number;
+  headHash: string;
+  prefixHash: string;
+}
+
+export interface InboxAcceptedEvent extends Base<'inbox/accepted'> {
+  messageId: string;
+  text: string;
+  source: MessageSource;
+}
+
+export interface InboxClaimedEvent extends Base<'inbox/claimed'> {
+  messageId: string;
+}
+
+export interface SandboxModeEvent extends Base<'sandbox/mode'> {
+  mode: SandboxMode;
+  source: PolicySource;
+}
+
+export interface ApprovalPolicyEvent extends Base<'approval/policy'> {
+  policy: ApprovalPolicy;
+  source: PolicySource;
+}
+
+export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
+  version: 2;
+  mode: 'one-shot' | 'continuable';
+  provider: string;
+  label?: string;
+  modelProvider?: string;
+  model?: string;
+  persona?: string;
+  toolFilter?: string[];
+}
+
+export interface EndSeedEvent extends Base<'session/end-seed'> {
+  seedLength: number;
+}
+
+export interface CompactionStartEvent extends Base<'compaction/start'> {
+  compactionId: string;
+  reason: 'manual' | 'threshold';
+}
+
+export interface CompactionSummaryEvent extends Base<'compaction/summary'> {
+  compactionId: string;
+  text: string;
+}
+
+export interface CompactionEndEvent extends Base<'compaction/end'> {
+  compactionId: string;
+  outcome: 'committed' | 'aborted';
+}
+
+export interface GoalChangeEvent extends Base<'goal/change'> {
+  goal: Record<string, unknown> | null;
+}
+
+export type WorkflowEventType =
+  | 'workflow/start'
+  | 'workflow/phase'
+  | 'workflow/log'
+  | 'workflow/agent'
+  | 'workflow/end';
+
+export interface WorkflowEvent extends Base<WorkflowEventType> {
+  runId: string;
+  data?: Record<string, unknown>;
+}
+
+export type SessionEvent =
+  | UserMessageEvent
+  | AssistantMessageEvent
+  | ToolResultEvent
+  | TurnStartEvent
+  | TurnEndEvent
+  | RequestHeaderEvent
+  | InboxAcceptedEvent
+  | InboxClaimedEvent
+  | SandboxModeEvent
+  | ApprovalPolicyEvent
+  | SubagentDescriptorEvent
+  | EndSeedEvent
+  | CompactionStartEvent
+  | CompactionSummaryEvent
+  | CompactionEndEvent
+  | GoalChangeEvent
+  | WorkflowEvent;
+
+export type EventType = SessionEvent['type'];
+
+/** What a caller hands to `append`: `seq` and `at` are filled in when absent. */
+export type EventDraft = SessionEvent extends infer E
+  ? E extends SessionEvent
+    ? Omit<E, 'seq' | 'at'> & { seq?: number; at?: string }
+    : never
+  : never;
+
+export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;

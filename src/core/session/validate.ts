@@ -1,0 +1,156 @@
+import { SessionValidationError } from './errors';
+import type { EventType, SessionHeader } from './events';
+
+// Field rules per event type, as data: one entry per type, no switch. Each rule
+// checks presence and shape only; ordering rules (turns, calls) live in the session.
+
+type Check = (v: unknown) => boolean;
+interface FieldRule {
+  field: string;
+  optional?: boolean;
+  check: Check;
+  expect: string;
+}
+
+const str: Check = (v) => typeof v === 'string';
+const nonEmpty: Check = (v) => typeof v === 'string' && v.length > 0;
+const bool: Check = (v) => typeof v === 'boolean';
+const natural: Check = (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v);
+const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'];
+const source: Check = (v) => record(v) && oneOf(...SOURCE_KINDS)((v as { kind: unknown }).kind);
+const toolCalls: Check = (v) =>
+  Array.isArray(v) &&
+  v.every((c) => record(c) && nonEmpty(c.id) && nonEmpty(c.name) && str(c.arguments)) &&
+  new Set(v.map((c: { id: string }) => c.id)).size === v.length;
+const usage: Check = (v) =>
+  record(v) &&
+  natural(v.promptTokens) &&
+  natural(v.completionTokens) &&
+  (v.cacheHitTokens === undefined || natural(v.cacheHitTokens)) &&
+  (v.cacheMissTokens === undefined || natural(v.cacheMissTokens));
+const range: Check = (v) => record(v) && natural(v.fromSeq) && natural(v.toSeq) && (v.fromSeq as number) <= (v.toSeq as number);
+
+const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
+const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
+const workflow = [r('runId', nonEmpty, 'a non-empty string'), r('data', record, 'an object', true)];
+
+export const EVENT_RULES: Record<EventType, FieldRule[]> = {
+  'user/message': [
+    r('text', str, 'a string'),
+    r('source', source, `an object whose kind is one of ${SOURCE_KINDS.join(', ')}`),
+    r('surfaceOp', oneOf('replace'), "'replace'", true),
+    r('replaces', range, '{fromSeq, toSeq} with fromSeq <= toSeq', true),
+    r('compactionId', nonEmpty, 'a non-empty string', true),
+    r('messageId', nonEmpty, 'a non-empty string', true),
+  ],
+  'assistant/message': [
+    r('text', str, 'a string'),
+    r('model', str, 'a string'),
+    r('reasoning', str, 'a string', true),
+    r('toolCalls', toolCalls, 'an array of {id, name, arguments} with unique ids', true),
+    r('usage', usage, '{promptTokens, completionTokens, cacheHitTokens?, cacheMissTokens?} of non-negative integers', true),
+  ],
+  'tool/result': [
+    r('callId', nonEmpty, 'a non-empty string'),
+    r('name', nonEmpty, 'a non-empty string'),
+    r('content', str, 'a string'),
+    r('isError', bool, 'a boolean'),
+  ],
+  'turn/start': [r('turnId', nonEmpty, 'a non-empty string')],
+  'turn/end': [
+    r('turnId', nonEmpty, 'a non-empty string'),
+    r('stopReason', oneOf('completed', 'interrupted', 'error', 'max-tokens', 'cancelled'), 'completed | interrupted | error | max-tokens | cancelled'),
+    r('error', str, 'a string', true),
+  ],
+  'request/header': [
+    r('model', str, 'a string'),
+    r('provider', str, 'a string'),
+    r('bytes', natural, 'a non-negative integer'),
+    r('headBytes', natural, 'a non-negative integer'),
+    r('headHash', nonEmpty, 'a non-empty string'),
+    r('prefixHash', nonEmpty, 'a non-empty string'),
+  ],
+  'inbox/accepted': [
+    r('messageId', nonEmpty, 'a non-empty string'),
+    r('text', str, 'a string'),
+    r('source', source, `an object whose kind is one of ${SOURCE_KINDS.join(', ')}`),
+  ],
+  'inbox/claimed': [r('messageId', nonEmpty, 'a non-empty string')],
+  'sandbox/mode': [r('mode', oneOf('read-only', 'workspace-write', 'full-access'), 'read-only | workspace-write | full-access'), POLICY_SOURCE],
+  'approval/policy': [r('policy', oneOf('ask', 'never'), "'ask' or 'never'"), POLICY_SOURCE],
+  'subagent/descriptor': [
+    r('version', (v) => v === 2, 'the number 2'),
+    r('mode', oneOf('one-shot', 'continuable'), "'one-shot' or 'continuable'"),
+    r('provider', nonEmpty, 'a non-empty string'),
+    r('label', str, 'a string', true),
+    r('modelProvider', str, 'a string', true),
+    r('model', str, 'a string', true),
+    r('persona', str, 'a string', true),
+    r('toolFilter', strings, 'an array of tool names', true),
+  ],
+  'session/end-seed': [r('seedLength', natural, 'a non-negative integer')],
+  'compaction/start': [r('compactionId', nonEmpty, 'a non-empty string'), r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'")],
+  'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
+  'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
+  'goal/change': [r('goal', (v) => v === null || record(v), 'an object or null')],
+  'workflow/start': workflow,
+  'workflow/phase': workflow,
+  'workflow/log': workflow,
+  'workflow/agent': workflow,
+  'workflow/end': workflow,
+};
+
+export function isEventType(t: unknown): t is EventType {
+  return typeof t === 'string' && Object.prototype.hasOwnProperty.call(EVENT_RULES, t);
+}
+
+/** Shape check of one event: envelope (`seq`, `type`, `at`) and the fields its type requires. */
+export function checkEventShape(e: unknown, expectedSeq: number): void {
+  if (!record(e)) throw new SessionValidationError('BAD_EVENT', 'An event must be an object', undefined, expectedSeq);
+  const ev = e as Record<string, unknown>;
+  if (!natural(ev.seq)) throw new SessionValidationError('BAD_FIELD', 'seq must be a non-negative integer', 'seq', expectedSeq);
+  if (ev.seq !== expectedSeq)
+    throw new SessionValidationError('SEQ_GAP', `seq ${String(ev.seq)} does not follow the log (expected ${expectedSeq})`, 'seq', expectedSeq);
+  if (!isEventType(ev.type))
+    throw new SessionValidationError('UNKNOWN_TYPE', `Unknown event type ${JSON.stringify(ev.type)}`, 'type', expectedSeq);
+  if (!nonEmpty(ev.at) || Number.isNaN(Date.parse(ev.at as string)))
+    throw new SessionValidationError('BAD_FIELD', 'at must be an ISO-8601 time', 'at', expectedSeq);
+  for (const rule of EVENT_RULES[ev.type]) {
+    const v = ev[rule.field];
+    if (v === undefined) {
+      if (rule.optional) continue;
+      throw new SessionValidationError('MISSING_FIELD', `${ev.type} needs ${rule.field}`, rule.field, expectedSeq);
+    }
+    if (!rule.check(v))
+      throw new SessionValidationError('BAD_FIELD', `${ev.type}.${rule.field} must be ${rule.expect}`, rule.field, expectedSeq);
+  }
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Ids become file names in the store, so they are restricted to a portable alphabet. */
+export function isSessionId(v: unknown): v is string {
+  return typeof v === 'string' && ID.test(v);
+}
+
+export function checkHeader(h: unknown): asserts h is SessionHeader {
+  const bad = (field: string, what: string): never => {
+    throw new SessionValidationError('BAD_HEADER', `Session header ${field} ${what}`, field);
+  };
+  if (!record(h)) throw new SessionValidationError('BAD_HEADER', 'A session header must be an object');
+  if (!isSessionId(h.id)) bad('id', 'must be 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
+  if (!nonEmpty(h.createdAt) || Number.isNaN(Date.parse(h.createdAt as string))) bad('createdAt', 'must be an ISO-8601 time');
+  if (!oneOf('user', 'subagent', 'fork')(h.origin)) bad('origin', "must be 'user', 'subagent' or 'fork'");
+  if (h.title !== undefined && !str(h.title)) bad('title', 'must be a string');
+  if (h.parentSession !== undefined && !isSessionId(h.parentSession)) bad('parentSession', 'must be a session id');
+  if (h.origin !== 'user' && h.parentSession === undefined) bad('parentSession', `is required when origin is '${String(h.origin)}'`);
+  if (h.parentSession !== undefined && h.parentSession === h.id) bad('parentSession', 'cannot be the session itself');
+  if (h.delegationDepth !== undefined && !natural(h.delegationDepth)) bad('delegationDepth', 'must be a non-negative safe integer');
+  if (h.seedLength !== undefined && !natural(h.seedLength)) bad('seedLength', 'must be a non-negative safe integer');
+  if (h.cwd !== undefined && !str(h.cwd)) bad('cwd', 'must be a string');
+  if (h.agentPreset !== undefined && !str(h.agentPreset)) bad('agentPreset', 'must be a string');
+}

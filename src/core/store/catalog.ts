@@ -1,0 +1,65 @@
+import type { SessionHeader } from '../session/events';
+import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { CATALOG_SCHEMA } from './schema';
+
+export type CatalogOp = { op: 'session'; header: SessionHeader; tree: string };
+
+interface Entry {
+  header: SessionHeader;
+  tree: string;
+}
+
+/** Every session header and the tree file holding its events; small, kept in memory. */
+export class Catalog {
+  private readonly entries = new Map<string, Entry>();
+  private readonly kids = new Map<string, string[]>();
+
+  private constructor(private readonly jdb: JournaledDb<CatalogOp>) {
+    const res = jdb.db.exec('SELECT tree, header FROM sessions ORDER BY rowid');
+    for (const [tree, header] of res[0]?.values ?? []) this.index({ op: 'session', tree: String(tree), header: JSON.parse(String(header)) });
+  }
+
+  static async open(dir: string, opts: JournaledDbOptions): Promise<Catalog> {
+    const jdb = await JournaledDb.open<CatalogOp>(dir, 'catalog', {
+      schema: CATALOG_SCHEMA,
+      apply: (db, p) => db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
+    }, opts);
+    return new Catalog(jdb);
+  }
+
+  get quarantined() {
+    return this.jdb.quarantined;
+  }
+
+  async add(ops: CatalogOp[]): Promise<void> {
+    await this.jdb.write(ops);
+    for (const op of ops) this.index(op);
+  }
+
+  private index(op: CatalogOp): void {
+    const known = this.entries.has(op.header.id);
+    this.entries.set(op.header.id, { header: op.header, tree: op.tree });
+    if (!known && op.header.parentSession) {
+      const list = this.kids.get(op.header.parentSession) ?? [];
+      list.push(op.header.id);
+      this.kids.set(op.header.parentSession, list);
+    }
+  }
+
+  get(id: string): Entry | undefined {
+    return this.entries.get(id);
+  }
+  headers(): SessionHeader[] {
+    return [...this.entries.values()].map((e) => structuredClone(e.header));
+  }
+  children(id: string): SessionHeader[] {
+    return (this.kids.get(id) ?? []).map((k) => structuredClone(this.entries.get(k)!.header));
+  }
+  trees(): Set<string> {
+    return new Set([...this.entries.values()].map((e) => e.tree));
+  }
+
+  close(): Promise<void> {
+    return this.jdb.close();
+  }
+}

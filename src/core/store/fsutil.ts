@@ -1,0 +1,48 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** fsync a directory so a rename or a new file in it survives power loss. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.promises.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Replace `file` atomically: write a temp file, fsync it, rename over, fsync the folder. */
+export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fh = await fs.promises.open(tmp, 'w');
+  try {
+    await fh.writeFile(bytes);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.promises.rename(tmp, file);
+  await fsyncDir(path.dirname(file));
+}
+
+/** The name a quarantined file is moved to: `<file>.corrupt-<time>`. */
+export function quarantineName(file: string, now = new Date()): string {
+  return `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`;
+}
+
+/** Move a file aside (if it exists) and return where it went. */
+export async function moveAside(file: string): Promise<string | undefined> {
+  if (!fs.existsSync(file)) return undefined;
+  let target = quarantineName(file);
+  for (let i = 1; fs.existsSync(target); i++) target = `${quarantineName(file)}-${i}`;
+  await fs.promises.rename(file, target);
+  await fsyncDir(path.dirname(file));
+  return target;
+}
+
+/** Remove temp files a crash left behind during a checkpoint. */
+export async function removeStaleTemps(dir: string, base: string): Promise<void> {
+  for (const name of await fs.promises.readdir(dir)) {
+    if (name.startsWith(`${base}.tmp-`)) await fs.promises.rm(path.join(dir, name), { force: true });
+  }
+}

@@ -1,0 +1,131 @@
+import * as fs from 'node:fs';
+import { crc32 } from 'node:zlib';
+
+// Journal file format: a sequence of records, each
+//   u32 magic 'ARJ1' | u32 payload length | u32 crc32(payload) | payload (UTF-8 JSON)
+// all little-endian. A record is acknowledged only after its bytes are fdatasync'd,
+// so a crash can leave at most one torn record, and only at the tail.
+
+const MAGIC = 0x314a5241; // 'ARJ1' read as little-endian u32
+const HEADER = 12;
+/** Larger than any batch a caller may append; a length past it is damage, not data. */
+export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+
+export interface JournalRecord {
+  lsn: number;
+  [k: string]: unknown;
+}
+
+export function encodeRecord(rec: JournalRecord): Buffer {
+  const payload = Buffer.from(JSON.stringify(rec), 'utf8');
+  const out = Buffer.allocUnsafe(HEADER + payload.length);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt32LE(payload.length, 4);
+  out.writeUInt32LE(crc32(payload), 8);
+  payload.copy(out, HEADER);
+  return out;
+}
+
+export interface ScanResult {
+  records: JournalRecord[];
+  /** Byte offset just past the last good record. */
+  goodBytes: number;
+  /** What follows `goodBytes`: nothing, a torn tail (crash mid-write), or damage with data after it. */
+  tail: 'clean' | 'torn' | 'corrupt';
+  reason?: string;
+}
+
+/**
+ * Read every whole record. A bad record that reaches the end of the file is a torn tail
+ * (the write that was never acknowledged); a bad record followed by more bytes is damage.
+ */
+export function scanJournal(buf: Buffer): ScanResult {
+  const records: JournalRecord[] = [];
+  let off = 0;
+  const stop = (tail: ScanResult['tail'], reason: string): ScanResult => ({ records, goodBytes: off, tail, reason });
+  while (off < buf.length) {
+    if (buf.length - off < HEADER) return stop('torn', `${buf.length - off} bytes of a record header at the end`);
+    const magic = buf.readUInt32LE(off);
+    const len = buf.readUInt32LE(off + 4);
+    if (magic !== MAGIC) {
+      return isZero(buf, off) ? stop('torn', 'zero-filled tail') : stop('corrupt', `bad record marker at byte ${off}`);
+    }
+    if (len > MAX_RECORD_BYTES) return stop('corrupt', `impossible record length ${len} at byte ${off}`);
+    const end = off + HEADER + len;
+    if (end > buf.length) return stop('torn', `record at byte ${off} cut short`);
+    const payload = buf.subarray(off + HEADER, end);
+    if (crc32(payload) !== buf.readUInt32LE(off + 8)) {
+      return end === buf.length ? stop('torn', `checksum mismatch in the last record (byte ${off})`) : stop('corrupt', `checksum mismatch at byte ${off}`);
+    }
+    let rec: JournalRecord;
+    try {
+      rec = JSON.parse(payload.toString('utf8')) as JournalRecord;
+    } catch {
+      return stop('corrupt', `unreadable record at byte ${off}`);
+    }
+    if (typeof rec !== 'object' || rec === null || !Number.isSafeInteger(rec.lsn)) return stop('corrupt', `record without lsn at byte ${off}`);
+    records.push(rec);
+    off = end;
+  }
+  return { records, goodBytes: off, tail: 'clean' };
+}
+
+function isZero(buf: Buffer, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
+/** Positional write + fdatasync of whole buffers; the caller serialises calls. */
+export class JournalFile {
+  private constructor(
+    readonly file: string,
+    private readonly fh: fs.promises.FileHandle,
+    private bytes: number,
+  ) {}
+
+  static async open(file: string, size: number): Promise<JournalFile> {
+    const fh = await fs.promises.open(file, fs.existsSync(file) ? 'r+' : 'w+');
+    return new JournalFile(file, fh, size);
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  /**
+   * Append and make durable. On failure the file is cut back to its last good size,
+   * so a failed write never leaves a half record in front of later ones.
+   */
+  async append(buf: Buffer): Promise<void> {
+    try {
+      let done = 0;
+      while (done < buf.length) {
+        const { bytesWritten } = await this.fh.write(buf, done, buf.length - done, this.bytes + done);
+        done += bytesWritten;
+      }
+      await this.fh.datasync();
+      this.bytes += buf.length;
+    } catch (err) {
+      await this.fh.truncate(this.bytes).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Drop everything (after a checkpoint made it redundant). */
+  async reset(): Promise<void> {
+    await this.fh.truncate(0);
+    await this.fh.datasync();
+    this.bytes = 0;
+  }
+
+  /** Cut a torn tail off at `size`. */
+  async truncate(size: number): Promise<void> {
+    await this.fh.truncate(size);
+    await this.fh.datasync();
+    this.bytes = size;
+  }
+
+  async close(): Promise<void> {
+    await this.fh.close();
+  }
+}

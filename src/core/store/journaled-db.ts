@@ -1,0 +1,277 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Database, SqlJsStatic } from 'sql.js';
+import { StoreError, type Quarantine } from './errors';
+import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
+import { encodeRecord, JournalFile, scanJournal, type JournalRecord } from './journal';
+import { loadSqlJs } from './sqljs';
+
+export interface Schema {
+  /** What kind of file this is ('catalog', 'tree'); a file of another kind is refused. */
+  kind: string;
+  version: number;
+  create(db: Database): void;
+  /** migrations[v] upgrades a file from version v to v + 1. */
+  migrations: Record<number, (db: Database) => void>;
+}
+
+export interface DbHooks<P> {
+  schema: Schema;
+  /**
+   * Refuse a payload before it is written, against durable state plus `batch`, a scratch
+   * map shared by the earlier payloads of the same group commit. Throw to refuse.
+   */
+  check?(payload: P, batch: Map<string, unknown>): void;
+  /** Apply a durable payload to the in-memory database (live and on replay). */
+  apply(db: Database, payload: P): void;
+}
+
+export interface JournaledDbOptions {
+  /** Checkpoint once the journal holds this many bytes, or the database file's size if larger. */
+  checkpointBytes?: number;
+}
+
+interface Pending<P> {
+  payloads: P[];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const DEFAULT_CHECKPOINT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One sql.js database made durable by a checksummed journal beside it (DESIGN §3).
+ * Writes: journal append + fdatasync (cost ∝ bytes appended), then apply in memory.
+ * Checkpoints: export → temp → fsync → rename → fsync folder, then the journal is reset;
+ * the database remembers the last journal record it holds (its lsn), so a crash between
+ * rename and reset replays nothing twice. One writer: a queue with group commit.
+ */
+export class JournaledDb<P extends object> {
+  private queue: Pending<P>[] = [];
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  private dbBytes: number;
+
+  private constructor(
+    readonly dbFile: string,
+    readonly db: Database,
+    private journal: JournalFile,
+    private readonly hooks: DbHooks<P>,
+    private lsn: number,
+    private readonly opts: JournaledDbOptions,
+    dbBytes: number,
+    /** Files moved aside while opening (a damaged journal whose good prefix was kept). */
+    readonly quarantined: Quarantine[],
+  ) {
+    this.dbBytes = dbBytes;
+  }
+
+  /** Open (or create) `<base>.db` + `<base>.wal` in `dir`. A damaged database is quarantined and refused. */
+  static async open<P extends object>(dir: string, base: string, hooks: DbHooks<P>, opts: JournaledDbOptions = {}): Promise<JournaledDb<P>> {
+    const dbFile = path.join(dir, `${base}.db`);
+    const walFile = path.join(dir, `${base}.wal`);
+    await removeStaleTemps(dir, `${base}.db`);
+    const SQL = await loadSqlJs();
+    const quarantined: Quarantine[] = [];
+
+    const hasDb = fs.existsSync(dbFile);
+    let db: Database;
+    let dbLsn = 0;
+    let dbBytes = 0;
+    if (hasDb) {
+      const bytes = await fs.promises.readFile(dbFile);
+      dbBytes = bytes.length;
+      try {
+        ({ db, lsn: dbLsn } = loadVerified(SQL, bytes, hooks.schema));
+      } catch (err) {
+        if (err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW') throw new StoreError(err.code, `${dbFile}: ${err.message}`, dbFile);
+        throw await quarantineAll(dbFile, walFile, describe(err), err);
+      }
+    } else {
+      db = new SQL.Database();
+      hooks.schema.create(db);
+      db.run('INSERT INTO meta(key, value) VALUES (?, ?), (?, ?), (?, ?)', ['kind', hooks.schema.kind, 'schema', hooks.schema.version, 'lsn', 0]);
+    }
+
+    const wal = fs.existsSync(walFile) ? await fs.promises.readFile(walFile) : Buffer.alloc(0);
+    const scan = scanJournal(wal);
+    const fresh = scan.records.filter((r) => r.lsn > dbLsn);
+    if (fresh.length > 0 && fresh[0].lsn !== dbLsn + 1) {
+      db.close();
+      const why = hasDb
+        ? `the journal continues at record ${fresh[0].lsn} but the database ends at ${dbLsn}`
+        : `the database file is missing but the journal starts at record ${fresh[0].lsn}`;
+      throw await quarantineAll(dbFile, walFile, why);
+    }
+    let lsn = dbLsn;
+    try {
+      db.run('BEGIN');
+      for (const rec of fresh) {
+        if (rec.lsn !== lsn + 1) throw new Error(`journal record ${rec.lsn} follows ${lsn}`);
+        for (const p of rec.ops as P[]) hooks.apply(db, p);
+        lsn = rec.lsn;
+      }
+      db.run('COMMIT');
+    } catch (err) {
+      db.close();
+      throw await quarantineAll(dbFile, walFile, `the journal does not replay: ${describe(err)}`, err);
+    }
+
+    const journal = await JournalFile.open(walFile, wal.length);
+    const jdb = new JournaledDb<P>(dbFile, db, journal, hooks, lsn, opts, dbBytes, quarantined);
+    if (scan.tail === 'torn') {
+      // The unacknowledged write a crash interrupted: drop it so new records follow good ones.
+      await journal.truncate(scan.goodBytes);
+    } else if (scan.tail === 'corrupt') {
+      // Keep the good prefix (checkpointed now), move the damaged journal aside, start a new one.
+      await journal.close();
+      await jdb.writeCheckpoint();
+      const movedTo = (await moveAside(walFile)) ?? walFile;
+      quarantined.push({ file: walFile, movedTo, reason: scan.reason ?? 'damaged journal', at: new Date().toISOString() });
+      jdb.journal = await JournalFile.open(walFile, 0);
+    }
+    return jdb;
+  }
+
+  /** Durably append payloads as one journal record; resolves once on disk and applied. */
+  write(payloads: P[]): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `The store file ${this.dbFile} is closed`, this.dbFile));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ payloads, resolve, reject });
+      this.flushing ??= this.flush().finally(() => (this.flushing = null));
+    });
+  }
+
+  /** Bytes in the journal not yet folded into the database file. */
+  get journalBytes(): number {
+    return this.journal.size;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const items = this.queue.splice(0);
+      const batch = new Map<string, unknown>();
+      const accepted: Pending<P>[] = [];
+      const bufs: Buffer[] = [];
+      let lsn = this.lsn;
+      for (const item of items) {
+        try {
+          for (const p of item.payloads) this.hooks.check?.(p, batch);
+          bufs.push(encodeRecord({ lsn: ++lsn, ops: item.payloads }));
+          accepted.push(item);
+        } catch (err) {
+          item.reject(err);
+        }
+      }
+      if (accepted.length === 0) continue;
+      try {
+        await this.journal.append(bufs.length === 1 ? bufs[0] : Buffer.concat(bufs));
+      } catch (err) {
+        const e = new StoreError('IO', `Could not write to ${this.journal.file}: ${describe(err)}. Nothing was lost; free disk space or check permissions and retry.`, this.journal.file, err);
+        for (const item of accepted) item.reject(e);
+        continue;
+      }
+      try {
+        this.db.run('BEGIN');
+        for (const item of accepted) for (const p of item.payloads) this.hooks.apply(this.db, p);
+        this.db.run('COMMIT');
+      } catch (err) {
+        // Durable but not applied: refuse further writes; reopening replays the journal.
+        this.closed = true;
+        const e = new StoreError('IO', `Applying a durable record to ${this.dbFile} failed: ${describe(err)}. Reopen the store to replay it.`, this.dbFile, err);
+        for (const item of [...accepted, ...this.queue.splice(0)]) item.reject(e);
+        return;
+      }
+      this.lsn = lsn;
+      for (const item of accepted) item.resolve();
+      if (this.journal.size >= Math.max(this.opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES, this.dbBytes)) {
+        await this.checkpointNow().catch(() => undefined); // the journal still holds everything; retried next time
+      }
+    }
+  }
+
+  /** Fold the journal into the database file now (waits for queued writes first). */
+  async checkpoint(): Promise<void> {
+    await this.drain();
+    await this.checkpointNow();
+  }
+
+  private async checkpointNow(): Promise<void> {
+    if (this.journal.size === 0 && fs.existsSync(this.dbFile)) return;
+    await this.writeCheckpoint();
+    await this.journal.reset();
+  }
+
+  private async writeCheckpoint(): Promise<void> {
+    this.db.run("UPDATE meta SET value = ? WHERE key = 'lsn'", [this.lsn]);
+    const bytes = this.db.export(); // never inside a transaction: writes are committed before we get here
+    this.dbBytes = bytes.length;
+    await writeFileAtomic(this.dbFile, bytes);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  /** Finish queued writes, checkpoint, release the file. */
+  async close(opts: { checkpoint?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.drain();
+    if (opts.checkpoint ?? true) await this.checkpointNow().catch(() => undefined);
+    await this.journal.close();
+    this.db.close();
+  }
+}
+
+function loadVerified(SQL: SqlJsStatic, bytes: Buffer, schema: Schema): { db: Database; lsn: number } {
+  if (bytes.length === 0) throw new Error('the file is empty');
+  const pageSize = bytes.length >= 18 ? bytes.readUInt16BE(16) : 0;
+  const pages = bytes.length >= 32 ? bytes.readUInt32BE(28) : 0;
+  const declared = (pageSize === 1 ? 65536 : pageSize) * pages;
+  if (declared !== bytes.length) throw new Error(`the file holds ${bytes.length} bytes but its header declares ${declared}`);
+  const db = new SQL.Database(bytes);
+  try {
+    const meta = new Map<string, unknown>();
+    const res = db.exec('SELECT key, value FROM meta');
+    for (const [k, v] of res[0]?.values ?? []) meta.set(String(k), v);
+    if (meta.get('kind') !== schema.kind) throw new Error(`it is not an Arbor ${schema.kind} file`);
+    let version = Number(meta.get('schema'));
+    if (!Number.isSafeInteger(version) || version < 1) throw new Error('its schema version is unreadable');
+    if (version > schema.version)
+      throw new StoreError('SCHEMA_TOO_NEW', `It was written by a newer Arbor (schema ${version}, this one reads up to ${schema.version}); update Arbor.`);
+    for (; version < schema.version; version++) {
+      db.run('BEGIN');
+      schema.migrations[version](db);
+      db.run("UPDATE meta SET value = ? WHERE key = 'schema'", [version + 1]);
+      db.run('COMMIT');
+    }
+    return { db, lsn: Number(meta.get('lsn') ?? 0) };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+async function quarantineAll(dbFile: string, walFile: string, reason: string, cause?: unknown): Promise<StoreError> {
+  const movedDb = await moveAside(dbFile);
+  const movedWal = await moveAside(walFile);
+  const moved = [movedDb, movedWal].filter(Boolean).join(' and ');
+  const err = new StoreError(
+    'CORRUPT',
+    `Arbor could not read ${dbFile}: ${reason}. It was moved aside${moved ? ` to ${moved}` : ''}; the sessions it held are unavailable, the rest of the store is usable.`,
+    dbFile,
+    cause,
+  );
+  (err as StoreError & { quarantined: Quarantine[] }).quarantined = [
+    ...(movedDb ? [{ file: dbFile, movedTo: movedDb, reason, at: new Date().toISOString() }] : []),
+    ...(movedWal ? [{ file: walFile, movedTo: movedWal, reason, at: new Date().toISOString() }] : []),
+  ];
+  return err;
+}
+
+export function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export type { JournalRecord };

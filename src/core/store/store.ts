@@ -1,0 +1,231 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Session } from '../session/session';
+import type { SessionEvent, SessionHeader } from '../session/events';
+import { checkHeader } from '../session/validate';
+import { Catalog, type CatalogOp } from './catalog';
+import { StoreError, type Quarantine } from './errors';
+import type { JournaledDbOptions } from './journaled-db';
+import { describe } from './journaled-db';
+import { acquireLock } from './lock';
+import { TreeFile } from './tree';
+
+export interface StoreOptions extends JournaledDbOptions {
+  /** Tree files kept in memory at once; the least recently used idle one is closed past this. */
+  maxOpenTrees?: number;
+}
+
+/**
+ * The durable home of every session (DESIGN §3): a catalog of headers plus one journaled
+ * sql.js file per conversation tree under `trees/`. One writer per folder (a lock file).
+ */
+export class Store {
+  private readonly trees = new Map<string, Promise<TreeFile>>();
+  private readonly broken = new Map<string, StoreError>();
+  private readonly problemList: Quarantine[] = [];
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly catalog: Catalog,
+    private readonly opts: StoreOptions,
+    private readonly unlock: () => void,
+  ) {
+    this.problemList.push(...catalog.quarantined);
+  }
+
+  static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
+    await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
+    const unlock = acquireLock(dir);
+    try {
+      const problems: Quarantine[] = [];
+      let catalog: Catalog;
+      let rebuild = false;
+      try {
+        catalog = await Catalog.open(dir, opts);
+      } catch (err) {
+        if (!(err instanceof StoreError) || err.code !== 'CORRUPT') throw err;
+        problems.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
+        catalog = await Catalog.open(dir, opts);
+        rebuild = true;
+      }
+      const store = new Store(dir, catalog, opts, unlock);
+      store.problemList.push(...problems);
+      await store.reconcile(rebuild);
+      return store;
+    } catch (err) {
+      unlock();
+      throw err;
+    }
+  }
+
+  /** Files moved aside since this store was opened, with why. */
+  get problems(): readonly Quarantine[] {
+    return this.problemList;
+  }
+
+  list(): SessionHeader[] {
+    return this.catalog.headers();
+  }
+  children(id: string): SessionHeader[] {
+    return this.catalog.children(id);
+  }
+  header(id: string): SessionHeader | undefined {
+    const e = this.catalog.get(id);
+    return e && structuredClone(e.header);
+  }
+  has(id: string): boolean {
+    return this.catalog.get(id) !== undefined;
+  }
+
+  /**
+   * Publish a session: its header and the events it already holds (a fork seed, the
+   * unpublished setup) become durable together, or not at all. A child joins its parent's tree.
+   */
+  async createSession(header: SessionHeader, events: readonly SessionEvent[] = []): Promise<void> {
+    this.assertOpen();
+    checkHeader(header);
+    if (this.catalog.get(header.id)) throw new StoreError('DUPLICATE_SESSION', `Session ${header.id} already exists; pick another id.`);
+    let treeName = header.id;
+    if (header.parentSession !== undefined) {
+      const parent = this.catalog.get(header.parentSession);
+      if (!parent) throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
+      treeName = parent.tree;
+    }
+    const tree = await this.tree(treeName);
+    // Tree first, catalog second: a crash in between leaves an unlisted session in a tree
+    // file (found again by reconcile for a new tree), never a listed session without data.
+    await tree.write([{ op: 'session', header }, { op: 'events', session: header.id, events: [...events] }]);
+    await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+  }
+
+  /** Durably append events (contiguous with what is stored); resolves once on disk. */
+  async append(id: string, events: readonly SessionEvent[]): Promise<void> {
+    this.assertOpen();
+    const tree = await this.treeOf(id);
+    await tree.write([{ op: 'events', session: id, events: [...events] }]);
+  }
+
+  /** Events of one session from `fromSeq` (raw, as stored). */
+  async readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
+    this.assertOpen();
+    const tree = await this.treeOf(id);
+    if (!tree.has(id)) throw this.missing(id, tree);
+    return this.guardRead(tree, () => tree.events(id, fromSeq));
+  }
+
+  /** Load one session (its tree file only; no other session is folded). */
+  async inspect(id: string): Promise<Session> {
+    const entry = this.catalog.get(id);
+    const events = await this.readEvents(id);
+    return Session.restore(entry!.header, events, { trusted: true });
+  }
+
+  /** Number of stored events of a session. */
+  async length(id: string): Promise<number> {
+    const tree = await this.treeOf(id);
+    return tree.length(id);
+  }
+
+  /** Fold every journal into its database file now. */
+  async checkpoint(): Promise<void> {
+    for (const p of this.trees.values()) await (await p.catch(() => undefined))?.checkpoint();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
+      await this.catalog.close();
+    } finally {
+      this.unlock();
+    }
+  }
+
+  private async treeOf(id: string): Promise<TreeFile> {
+    const entry = this.catalog.get(id);
+    if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    return this.tree(entry.tree);
+  }
+
+  private tree(name: string): Promise<TreeFile> {
+    const failed = this.broken.get(name);
+    if (failed) return Promise.reject(failed);
+    let p = this.trees.get(name);
+    if (p) {
+      this.trees.delete(name); // re-insert: Map order is the LRU order
+      this.trees.set(name, p);
+      return p;
+    }
+    p = TreeFile.open(path.join(this.dir, 'trees'), name, this.opts).then(
+      (t) => {
+        this.problemList.push(...t.quarantined);
+        return t;
+      },
+      (err: unknown) => {
+        this.trees.delete(name);
+        if (err instanceof StoreError && err.code === 'CORRUPT') {
+          this.broken.set(name, err);
+          this.problemList.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
+        }
+        throw err;
+      },
+    );
+    this.trees.set(name, p);
+    void this.evict();
+    return p;
+  }
+
+  /** Close least recently used trees past the limit; their journals stay and replay on reopen. */
+  private async evict(): Promise<void> {
+    const max = this.opts.maxOpenTrees ?? 16;
+    while (this.trees.size > max) {
+      const [name, p] = this.trees.entries().next().value as [string, Promise<TreeFile>];
+      this.trees.delete(name);
+      await (await p.catch(() => undefined))?.close();
+    }
+  }
+
+  /** Index tree files the catalog does not know (a crash between the two writes, or a lost catalog). */
+  private async reconcile(all: boolean): Promise<void> {
+    const known = this.catalog.trees();
+    const names = new Set<string>();
+    for (const f of await fs.promises.readdir(path.join(this.dir, 'trees'))) {
+      const m = /^(.+)\.(db|wal)$/.exec(f);
+      if (m) names.add(m[1]);
+    }
+    for (const name of names) {
+      if (!all && known.has(name)) continue;
+      let tree: TreeFile;
+      try {
+        tree = await this.tree(name);
+      } catch {
+        continue; // quarantined and recorded in problems
+      }
+      const ops: CatalogOp[] = tree
+        .headers()
+        .filter((h) => !this.catalog.get(h.id))
+        .map((header) => ({ op: 'session', header, tree: name }));
+      // Parents before children, so children() links stay whole.
+      ops.sort((a, b) => (a.header.delegationDepth ?? 0) - (b.header.delegationDepth ?? 0));
+      if (ops.length > 0) await this.catalog.add(ops);
+    }
+  }
+
+  private guardRead<T>(tree: TreeFile, read: () => T): T {
+    try {
+      return read();
+    } catch (err) {
+      throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describe(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
+    }
+  }
+
+  private missing(id: string, tree: TreeFile): StoreError {
+    return new StoreError('MISSING_DATA', `Session ${id} is listed but its events are missing from ${tree.file}; if that file was quarantined, they are in its *.corrupt-* copy.`, tree.file);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('CLOSED', `The store at ${this.dir} is closed.`);
+  }
+}

@@ -1,0 +1,126 @@
+import type { Database } from 'sql.js';
+import { SessionValidationError } from '../session/errors';
+import { checkEventShape } from '../session/validate';
+import type { SessionEvent, SessionHeader } from '../session/events';
+import { StoreError } from './errors';
+import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { TREE_SCHEMA } from './schema';
+
+export type TreeOp =
+  | { op: 'session'; header: SessionHeader }
+  | { op: 'events'; session: string; events: SessionEvent[] };
+
+/** The events of one conversation tree (a root and its descendants) in one journaled sql.js file. */
+export class TreeFile {
+  /** Durable next seq per session: the contiguity check runs against it without a query. */
+  private readonly nextSeq = new Map<string, number>();
+
+  private constructor(
+    readonly name: string,
+    private readonly jdb: JournaledDb<TreeOp>,
+  ) {
+    const res = jdb.db.exec('SELECT id, next_seq FROM sessions');
+    for (const [id, next] of res[0]?.values ?? []) this.nextSeq.set(String(id), Number(next));
+  }
+
+  static async open(dir: string, name: string, opts: JournaledDbOptions): Promise<TreeFile> {
+    let tree: TreeFile | undefined;
+    const jdb = await JournaledDb.open<TreeOp>(
+      dir,
+      name,
+      {
+        schema: TREE_SCHEMA,
+        check: (p, batch) => tree!.check(p, batch),
+        apply: (db, p) => applyTreeOp(db, p, tree?.nextSeq),
+      },
+      opts,
+    );
+    tree = new TreeFile(name, jdb);
+    return tree;
+  }
+
+  get file(): string {
+    return this.jdb.dbFile;
+  }
+  get quarantined() {
+    return this.jdb.quarantined;
+  }
+
+  has(id: string): boolean {
+    return this.nextSeq.has(id);
+  }
+  length(id: string): number {
+    return this.nextSeq.get(id) ?? 0;
+  }
+
+  write(ops: TreeOp[]): Promise<void> {
+    return this.jdb.write(ops);
+  }
+
+  /** The stored header (the copy kept so a lost catalog can be rebuilt from tree files). */
+  headers(): SessionHeader[] {
+    const res = this.jdb.db.exec('SELECT header FROM sessions');
+    return (res[0]?.values ?? []).map(([h]) => JSON.parse(String(h)) as SessionHeader);
+  }
+
+  /** Events of one session from `fromSeq`, without touching the other sessions of the tree. */
+  events(id: string, fromSeq = 0): SessionEvent[] {
+    const stmt = this.jdb.db.prepare('SELECT body FROM chunks WHERE session = ? AND last_seq >= ? ORDER BY first_seq');
+    const bodies: string[] = [];
+    try {
+      stmt.bind([id, fromSeq]);
+      while (stmt.step()) bodies.push(stmt.get()[0] as string);
+    } finally {
+      stmt.free();
+    }
+    if (bodies.length === 0) return [];
+    const all = JSON.parse(`[${bodies.join(',')}]`) as SessionEvent[];
+    return fromSeq > 0 && all[0].seq < fromSeq ? all.slice(fromSeq - all[0].seq) : all;
+  }
+
+  checkpoint(): Promise<void> {
+    return this.jdb.checkpoint();
+  }
+  close(opts?: { checkpoint?: boolean }): Promise<void> {
+    return this.jdb.close(opts);
+  }
+
+  /** Refuse what would break the log: an unknown session, a seq gap, a malformed event. */
+  private check(p: TreeOp, batch: Map<string, unknown>): void {
+    const key = (id: string) => `next:${id}`;
+    const next = (id: string): number | undefined => (batch.get(key(id)) as number | undefined) ?? this.nextSeq.get(id);
+    if (p.op === 'session') {
+      if (next(p.header.id) !== undefined) throw new StoreError('DUPLICATE_SESSION', `Session ${p.header.id} already exists in ${this.file}`, this.file);
+      batch.set(key(p.header.id), 0);
+      return;
+    }
+    let seq = next(p.session);
+    if (seq === undefined)
+      throw new StoreError('MISSING_DATA', `Session ${p.session} has no data in ${this.file} (if that file was quarantined, its sessions are in the *.corrupt-* copy)`, this.file);
+    if (p.events.length === 0) return;
+    for (const e of p.events) {
+      try {
+        checkEventShape(e, seq);
+      } catch (err) {
+        const gap = err instanceof SessionValidationError && err.code === 'SEQ_GAP';
+        throw new StoreError(gap ? 'SEQ_GAP' : 'BAD_EVENT', `Session ${p.session}: ${(err as Error).message}`, this.file, err);
+      }
+      seq++;
+    }
+    batch.set(key(p.session), seq);
+  }
+}
+
+function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | undefined): void {
+  if (p.op === 'session') {
+    db.run('INSERT INTO sessions (id, header, next_seq) VALUES (?, ?, 0)', [p.header.id, JSON.stringify(p.header)]);
+    nextSeq?.set(p.header.id, 0);
+    return;
+  }
+  if (p.events.length === 0) return;
+  const first = p.events[0].seq;
+  const last = p.events[p.events.length - 1].seq;
+  db.run('INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)', [p.session, first, last, p.events.map((e) => JSON.stringify(e)).join(',')]);
+  db.run('UPDATE sessions SET next_seq = ? WHERE id = ?', [last + 1, p.session]);
+  nextSeq?.set(p.session, last + 1);
+}
