@@ -1,0 +1,232 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  checkLayers,
+  findImports,
+  isCoreSource,
+  isWebviewSource,
+  type SourceFile,
+  type Violation,
+  type ViolationKind,
+} from './support/layer-check';
+
+function kinds(files: SourceFile[]): ViolationKind[] {
+  return checkLayers(files).map((v) => v.kind);
+}
+
+describe('layer check (DESIGN §1) on sample sources', () => {
+  describe('src/core', () => {
+    const core = (text: string): SourceFile => ({ path: 'src/core/agent/agent.ts', text });
+
+    it('rejects importing vscode, in every import form', () => {
+      const forms = [
+        `import * as vscode from 'vscode';`,
+        `import type { Uri } from "vscode";`,
+        `export { window } from 'vscode';`,
+        `import 'vscode';`,
+        `const vscode = require('vscode');`,
+        `import vscode = require('vscode');`,
+        `const v = await import('vscode');`,
+        `import {\n  window,\n  Uri,\n} from 'vscode';`,
+      ];
+      for (const text of forms) {
+        assert.deepEqual(kinds([core(text)]), ['core-imports-vscode'], text);
+      }
+    });
+
+    it('rejects reaching src/extension, src/cli or webview', () => {
+      const forms = [
+        `import { ChatViewProvider } from '../../extension/chat-view';`,
+        `import { main } from '../../cli/main';`,
+        `export * from '../../../webview/src/vscode';`,
+        `const cli = require('../../cli');`,
+        `import { x } from 'src/extension/x';`,
+      ];
+      for (const text of forms) {
+        assert.deepEqual(kinds([core(text)]), ['core-imports-outer-layer'], text);
+      }
+    });
+
+    it('allows core, protocol, node builtins and packages', () => {
+      const text = [
+        `import { Session } from '../session/session';`,
+        `import type { HostToWebview } from '../../protocol';`,
+        `import * as fs from 'node:fs';`,
+        `import initSqlJs from 'sql.js';`,
+        `import OpenAI from 'openai';`,
+      ].join('\n');
+      assert.deepEqual(kinds([core(text)]), []);
+    });
+
+    it('is not fooled by comments, strings or regex literals that mention vscode', () => {
+      const text = [
+        `// import * as vscode from 'vscode';`,
+        `/* const v = require('vscode'); */`,
+        `const doc = "require('vscode') is forbidden here";`,
+        'const tpl = `import x from ${"\'vscode\'"}`;',
+        `const re = /import '\\.\\.\\/extension'/;`,
+        `const ok = 1; // import '../../extension/x'`,
+      ].join('\n');
+      assert.deepEqual(kinds([core(text)]), []);
+    });
+
+    it('reports file, specifier and line', () => {
+      const violations: Violation[] = checkLayers([
+        core(`import { a } from './a';\n\nimport * as vscode from 'vscode';\n`),
+      ]);
+      assert.deepEqual(violations, [
+        { file: 'src/core/agent/agent.ts', kind: 'core-imports-vscode', specifier: 'vscode', line: 3 },
+      ]);
+    });
+  });
+
+  describe('webview/src', () => {
+    const ts = (text: string): SourceFile => ({ path: 'webview/src/tree/node.ts', text });
+    const svelte = (script: string, markup = ''): SourceFile => ({
+      path: 'webview/src/App.svelte',
+      text: `<script lang="ts">\n${script}\n</script>\n\n${markup}\n<style>p { color: red; }</style>\n`,
+    });
+
+    it('rejects importing core, extension, cli or vscode', () => {
+      const cases: SourceFile[] = [
+        ts(`import type { SessionEvent } from '../../../src/core/session/events';`),
+        ts(`import { ChatViewProvider } from '../../../src/extension/chat-view';`),
+        ts(`import { run } from '../../../src/cli/run';`),
+        ts(`import * as vscode from 'vscode';`),
+        svelte(`import { Session } from '../../src/core/session/session';`),
+        ts(`import { x } from 'src/core/x';`),
+      ];
+      for (const file of cases) {
+        assert.deepEqual(kinds([file]), ['webview-imports-host-layer'], file.text);
+      }
+    });
+
+    it('rejects any other import outside webview/', () => {
+      const cases: SourceFile[] = [
+        ts(`import pkg from '../../../package.json';`),
+        ts(`import { helper } from '../../../src/util/helper';`),
+        svelte(`import { x } from '../../scripts/x.mjs';`),
+        ts(`import { y } from '../../../../elsewhere/y';`),
+      ];
+      for (const file of cases) {
+        assert.deepEqual(kinds([file]), ['webview-escapes-folder'], file.text);
+      }
+    });
+
+    it('allows webview files, src/protocol.ts and packages', () => {
+      const allowed = [
+        svelte(
+          [
+            `import type { HostToWebview } from '../../src/protocol';`,
+            `import type { WebviewToHost } from '../../src/protocol.ts';`,
+            `export type { SessionSummary } from '../../src/protocol';`,
+            `import { post } from './vscode';`,
+            `import Node from './tree/Node.svelte';`,
+            `import '@vscode-elements/elements/dist/vscode-badge/index.js';`,
+            `import { mount } from 'svelte';`,
+          ].join('\n'),
+          // Markup text is not script: neither the apostrophe nor the "import" counts.
+          `<p>Don't import '../../src/core/x' from the markup.</p>`,
+        ),
+        ts(`import { post } from '../vscode';\nimport '../../styles/base.css';`),
+      ];
+      assert.deepEqual(kinds(allowed), []);
+    });
+
+    it('rejects value imports of src/protocol.ts: the webview sees its types only', () => {
+      const cases: SourceFile[] = [
+        ts(`import { isHostToWebview } from '../../../src/protocol';`),
+        ts(`import { type HostToWebview } from '../../../src/protocol';`),
+        svelte(`import * as protocol from '../../src/protocol.ts';`),
+        ts(`export { isWebviewToHost } from '../../../src/protocol';`),
+      ];
+      for (const file of cases) {
+        assert.deepEqual(kinds([file]), ['webview-imports-protocol-value'], file.text);
+      }
+    });
+  });
+
+  it('ignores files outside src/core and webview/src', () => {
+    const files: SourceFile[] = [
+      { path: 'src/extension/extension.ts', text: `import * as vscode from 'vscode';` },
+      { path: 'src/cli/main.ts', text: `import { Harness } from '../core/harness';` },
+      { path: 'webview/vite-helper.ts', text: `import { x } from '../src/core/x';` },
+    ];
+    assert.deepEqual(checkLayers(files), []);
+  });
+
+  it('finds imports in multi-line and mixed sources', () => {
+    const text = [
+      `import {`,
+      `  a,`,
+      `  b,`,
+      `} from './ab';`,
+      `export * as c from "./c";`,
+      `const d = import('./d');`,
+      `import.meta.url;`,
+    ].join('\n');
+    assert.deepEqual(findImports(text), [
+      { specifier: './ab', line: 4, typeOnly: false },
+      { specifier: './c', line: 5, typeOnly: false },
+      { specifier: './d', line: 6, typeOnly: false },
+    ]);
+    assert.deepEqual(findImports(`import type {\n  A,\n} from './a';\nexport type * from './b';`), [
+      { specifier: './a', line: 3, typeOnly: true },
+      { specifier: './b', line: 4, typeOnly: true },
+    ]);
+  });
+});
+
+// ── the real tree ─────────────────────────────────────────────────────────────
+
+/** The repository root: the nearest ancestor of this file holding package.json. */
+function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+function readTree(root: string, folder: string, covered: (rel: string) => boolean): SourceFile[] {
+  const files: SourceFile[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const abs = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') walk(abs);
+        continue;
+      }
+      const rel = path.relative(root, abs).split(path.sep).join('/');
+      if (entry.isFile() && covered(rel)) files.push({ path: rel, text: fs.readFileSync(abs, 'utf8') });
+    }
+  };
+  const start = path.join(root, folder);
+  if (fs.existsSync(start)) walk(start);
+  return files;
+}
+
+function format(violations: Violation[]): string {
+  return violations.map((v) => `${v.file}:${v.line}  ${v.kind}  '${v.specifier}'`).join('\n');
+}
+
+describe('layer rule on the real tree', () => {
+  const root = repoRoot();
+
+  it('src/core imports nothing from vscode, src/extension, src/cli or webview', () => {
+    assert.ok(fs.statSync(path.join(root, 'src/core')).isDirectory(), 'src/core exists');
+    const violations = checkLayers(readTree(root, 'src/core', isCoreSource));
+    assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
+  });
+
+  it('webview/src imports only webview files, src/protocol.ts and packages', () => {
+    const files = readTree(root, 'webview/src', isWebviewSource);
+    // An empty scan would pass vacuously; the webview entry point must be among the files.
+    assert.ok(files.some((f) => f.path === 'webview/src/main.ts'), 'webview/src/main.ts was scanned');
+    const violations = checkLayers(files);
+    assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
+  });
+});
