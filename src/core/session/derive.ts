@@ -47,7 +47,15 @@ export function deriveMessages(events: readonly SessionEvent[]): DerivedMessage[
   return out;
 }
 
-/** Messages folded from seqs in [from, to] give way to `msg`; `msgs` is in seq order, so it lands where the range was. */
+/**
+ * Messages folded from seqs in [from, to] give way to `msg`, which lands where the first of
+ * them was. `msgs` is not in seq order once an earlier replacement kept a tail (the summary
+ * carries its own, later seq), so position, not seq, says where the range was.
+ */
 function replaceRange(msgs: DerivedMessage[], from: number, to: number, msg: DerivedMessage): DerivedMessage[] {
-  return [...msgs.filter((m) => m.seq < from), msg, ...msgs.filter((m) => m.seq > to)];
+  const inRange = (m: DerivedMessage): boolean => m.seq >= from && m.seq <= to;
+  let at = msgs.findIndex(inRange);
+  if (at < 0) at = msgs.findIndex((m) => m.seq > to);
+  if (at < 0) at = msgs.length;
+  return [...msgs.slice(0, at).filter((m) => !inRange(m)), msg, ...msgs.slice(at).filter((m) => !inRange(m))];
 }

@@ -1,5 +1,6 @@
 import { SessionValidationError } from './errors';
 import type { EventDraft, SessionEvent, SessionHeader } from './events';
+import { deriveMessages, type DerivedMessage } from './derive';
 import { checkEventShape, checkHeader } from './validate';
 
 interface OpenTurn {
@@ -110,15 +111,26 @@ export class Session {
 
   /**
    * Validate and append one event; `seq` and `at` are filled in when absent.
-   * On error nothing changes. Returns the stored (deep-copied) event.
+   * On error nothing changes. Returns a deep copy of the stored event (the log keeps its own).
    */
   append(draft: EventDraft): SessionEvent {
     if (draft.type === 'session/end-seed')
       throw new SessionValidationError('BAD_SEED', 'session/end-seed is written only by Session.fromSeed', 'type', this.log.length);
     const e = structuredClone({ ...draft, seq: draft.seq ?? this.log.length, at: draft.at ?? new Date().toISOString() }) as SessionEvent;
     this.push(e, false);
-    for (const fn of this.appendListeners) fn(e);
-    return e;
+    for (const fn of this.appendListeners) {
+      try {
+        fn(e);
+      } catch {
+        // The event is stored; an observer's failure must not make the append look refused.
+      }
+    }
+    return structuredClone(e);
+  }
+
+  /** The model's view of this session (compaction replacements applied). */
+  deriveMessages(): DerivedMessage[] {
+    return deriveMessages(this.log);
   }
 
   /** Observe appends (UI deltas, persistence). Returns an unsubscribe function. */
@@ -159,11 +171,13 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
   },
   'assistant/message': (st, e) => {
     const t = needTurn(st, e);
-    for (const c of e.toolCalls ?? []) {
+    const calls = e.toolCalls ?? [];
+    for (const c of calls) {
       if (t.pending.has(c.id) || t.answered.has(c.id))
         throw new SessionValidationError('BAD_FIELD', `tool call id ${c.id} is already used in this turn`, 'toolCalls', e.seq);
-      t.pending.set(c.id, c.name);
     }
+    // Only once every call is checked, so a refused message leaves nothing pending.
+    for (const c of calls) t.pending.set(c.id, c.name);
   },
   'tool/result': (st, e) => {
     const t = needTurn(st, e);
