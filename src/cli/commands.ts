@@ -1,0 +1,120 @@
+import type { Agent } from '../core/agent/agent';
+import { Harness } from '../core/harness';
+import type { SessionEvent } from '../core/session/events';
+import { Store } from '../core/store/store';
+import { UsageError, type ParsedArgs } from './args';
+import { harnessConfig, storeDirOf } from './config';
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+export type Command = (args: ParsedArgs, io: Io) => Promise<number>;
+
+/** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
+function wireOutput(h: Harness, agent: Agent, args: ParsedArgs, io: Io): void {
+  if (args.options.has('json')) {
+    h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
+    return;
+  }
+  h.onEvent((session, e) => describeEvent(session === agent.id, e, io));
+}
+
+function describeEvent(own: boolean, e: SessionEvent, io: Io): void {
+  const tag = own ? '' : '  ';
+  if (e.type === 'assistant/message') {
+    if (e.text) io.out(`${tag}${e.text}`);
+    for (const c of e.toolCalls ?? []) io.err(`${tag}→ ${c.name} ${c.arguments.length > 200 ? `${c.arguments.slice(0, 200)}…` : c.arguments}`);
+  } else if (e.type === 'tool/result' && e.isError) io.err(`${tag}✗ ${e.name}: ${e.content.split('\n')[0]}`);
+  else if (e.type === 'turn/end' && e.stopReason !== 'completed') io.err(`${tag}turn ended: ${e.stopReason}${e.error ? ` — ${e.error}` : ''}`);
+}
+
+async function runOnce(h: Harness, agent: Agent, text: string, io: Io): Promise<number> {
+  await agent.accept(text, { kind: 'user' });
+  await agent.idle();
+  const last = agent.lastTurn;
+  io.err(`session ${agent.id}`);
+  return last?.stopReason === 'completed' ? 0 : 1;
+}
+
+const run: Command = async (args, io) => {
+  const prompt = args.positionals.join(' ').trim();
+  if (!prompt) throw new UsageError('arbor run needs a PROMPT');
+  const h = await Harness.open(harnessConfig(args, io.env));
+  try {
+    const agent = await h.createSession({ title: prompt.slice(0, 80) });
+    wireOutput(h, agent, args, io);
+    return await runOnce(h, agent, prompt, io);
+  } finally {
+    await h.close();
+  }
+};
+
+const send: Command = async (args, io) => {
+  const [id, ...rest] = args.positionals;
+  const msg = rest.join(' ').trim();
+  if (!id || !msg) throw new UsageError('arbor send needs a session ID and a MESSAGE');
+  const h = await Harness.open(harnessConfig(args, io.env));
+  try {
+    if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
+    const agent = await h.openSession(id);
+    wireOutput(h, agent, args, io);
+    return await runOnce(h, agent, msg, io);
+  } finally {
+    await h.close();
+  }
+};
+
+const sessions: Command = async (args, io) => {
+  const store = await Store.open(storeDirOf(args, io.env));
+  try {
+    const list = [];
+    for (const h of store.list()) list.push({ ...h, events: await store.length(h.id).catch(() => null) });
+    if (args.options.has('json')) io.out(JSON.stringify(list));
+    else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
+    for (const p of store.problems) io.err(`warning: ${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+};
+
+const log: Command = async (args, io) => {
+  const [id] = args.positionals;
+  if (!id) throw new UsageError('arbor log needs a session ID');
+  const store = await Store.open(storeDirOf(args, io.env));
+  try {
+    if (!store.has(id)) throw new UsageError(`No session ${id} in ${store.dir}; see 'arbor sessions'.`);
+    for (const e of await store.readEvents(id)) io.out(JSON.stringify(e));
+    return 0;
+  } finally {
+    await store.close();
+  }
+};
+
+export const COMMANDS: Record<string, Command> = { run, send, sessions, log };
+
+export const HELP = `arbor — a coding agent whose subagents form a tree you can steer
+
+Usage:
+  arbor run [options] PROMPT      run a new conversation until it settles
+  arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
+  arbor sessions [--json]         list sessions in the store
+  arbor log ID                    print a session's events as JSON lines
+
+Options:
+  --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)
+  --workspace DIR    workspace folder (default: current folder)
+  --base-url URL     OpenAI-compatible endpoint (default: $ARBOR_BASE_URL or ${'https://api.deepseek.com'})
+  --model NAME       model name (default: $ARBOR_MODEL or deepseek-chat)
+  --sandbox MODE     read-only | workspace-write (default) | full-access
+  --approval MODE    never (default: actions needing approval are refused) | auto (allowed)
+  --max-steps N      model calls per turn before giving up (default 50)
+  --max-tokens N     max tokens per model reply
+  --timeout MS       per-request timeout
+  --json             every event as one JSON line on stdout
+
+API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
+Exit codes: 0 done, 1 the turn failed, 2 bad usage.`;

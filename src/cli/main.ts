@@ -1,0 +1,36 @@
+import { StoreError } from '../core/store/errors';
+import { parseArgs, UsageError } from './args';
+import { COMMANDS, HELP, type Io } from './commands';
+
+/** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    const args = parseArgs(argv);
+    const [name, ...rest] = args.positionals;
+    if (!name || args.options.has('help') || name === 'help') {
+      io.out(HELP);
+      return name || args.options.has('help') ? 0 : 2;
+    }
+    const cmd = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+    if (!cmd) throw new UsageError(`Unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}.`);
+    return await cmd({ positionals: rest, options: args.options }, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`arbor: ${err.message}\nRun 'arbor --help' for usage.`);
+      return 2;
+    }
+    if (err instanceof StoreError && err.code === 'LOCKED') {
+      io.err(`arbor: ${err.message}`);
+      return 2;
+    }
+    io.err(`arbor: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  const io: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`), env: process.env };
+  main(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import type { AgentConfig } from './config';
+import { compactIfNeeded } from './compaction';
+import { runTurn, type TurnOutcome } from './turn';
+
+export type AgentStatus = 'idle' | 'running';
+
+export interface TurnReport extends TurnOutcome {
+  messageId: string;
+}
+
+/**
+ * One session, one FIFO inbox, at most one running turn (DESIGN §4). Messages are accepted
+ * durably and claimed in order; `cancel` ends the running turn and keeps (or drops) the rest.
+ */
+export class Agent {
+  private running: Promise<void> | null = null;
+  private controller: AbortController | null = null;
+  private disposed = false;
+  private readonly turnListeners = new Set<(r: TurnReport) => void>();
+  private lastOutcome: TurnReport | undefined;
+
+  constructor(readonly cfg: AgentConfig) {}
+
+  get id(): string {
+    return this.cfg.writer.id;
+  }
+  get session() {
+    return this.cfg.writer.session;
+  }
+  get status(): AgentStatus {
+    return this.running ? 'running' : 'idle';
+  }
+  get lastTurn(): TurnReport | undefined {
+    return this.lastOutcome;
+  }
+  get inboxSize(): number {
+    return this.session.unclaimedInbox.length;
+  }
+
+  /**
+   * A crash can leave a turn open in the log. Close it as interrupted before anything
+   * else, so the log stays whole and the model sees a result for every call.
+   */
+  async recover(): Promise<void> {
+    const open = this.session.openTurnId;
+    if (open) await this.cfg.writer.append({ type: 'turn/end', turnId: open, stopReason: 'interrupted', error: 'The process ended during this turn.' });
+    const compaction = this.session.openCompactionId;
+    if (compaction) await this.cfg.writer.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
+  }
+
+  /** Accept a message into the inbox; resolves once `inbox/accepted` is on disk. Starts a turn if idle. */
+  async accept(text: string, source: MessageSource = { kind: 'user' }): Promise<string> {
+    if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
+    const messageId = randomUUID();
+    await this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    this.pump();
+    return messageId;
+  }
+
+  /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
+  pump(): void {
+    if (this.running || this.disposed || this.inboxSize === 0) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+      this.pump(); // a message accepted while the last turn was ending
+    });
+  }
+
+  /** Resolves when no turn runs and the inbox is empty. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /**
+   * End the running turn as `interrupted` (or `cancelled`). With keepInbox (the default)
+   * queued messages stay and are worked next; without it they are claimed and dropped.
+   */
+  async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean } = {}): Promise<void> {
+    if (!(opts.keepInbox ?? true)) {
+      for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
+    }
+    this.controller?.abort(cause);
+  }
+
+  onTurnEnd(fn: (r: TurnReport) => void): () => void {
+    this.turnListeners.add(fn);
+    return () => this.turnListeners.delete(fn);
+  }
+
+  onEvent(fn: (e: SessionEvent) => void): () => void {
+    return this.cfg.writer.onEvent((e) => fn(e));
+  }
+
+  /** Stop taking work; cancels the running turn. The session stays durable. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    this.controller?.abort('cancelled');
+    await this.idle();
+    await this.cfg.writer.flush();
+    this.turnListeners.clear();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.disposed) {
+      const next = this.nextMessage();
+      if (!next) return;
+      if (this.cfg.compaction) await compactIfNeeded(this.cfg, this.cfg.compaction);
+      this.controller = new AbortController();
+      let outcome: TurnOutcome;
+      try {
+        outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal);
+      } catch (err) {
+        // Only the store can throw here (validation and I/O); the log is left as it was.
+        outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
+      }
+      this.controller = null;
+      this.lastOutcome = { ...outcome, messageId: next.messageId };
+      for (const fn of this.turnListeners) fn(this.lastOutcome);
+    }
+  }
+
+  private nextMessage(): InboxAcceptedEvent | undefined {
+    const id = this.session.unclaimedInbox[0];
+    if (!id) return undefined;
+    for (let i = this.session.length - 1; i >= 0; i--) {
+      const e = this.session.events[i];
+      if (e.type === 'inbox/accepted' && e.messageId === id) return e;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { deriveMessages } from '../session/derive';
+import type { AgentConfig } from './config';
+import { collect } from './stream-collector';
+
+const SUMMARY_SYSTEM =
+  'You compact a coding-agent conversation. Write a concise summary that lets the agent continue: the user goals, decisions made, files touched and their state, open questions and next steps. Plain text, no preamble.';
+
+export interface CompactionResult {
+  outcome: 'committed' | 'aborted' | 'skipped';
+  replaced?: { fromSeq: number; toSeq: number };
+  error?: string;
+}
+
+/** Compact before a turn when the last request's prompt reached the threshold. */
+export async function compactIfNeeded(cfg: AgentConfig, opts: { thresholdTokens: number; keepTurns?: number }): Promise<CompactionResult> {
+  const events = cfg.writer.session.events;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.type === 'assistant/message' && e.usage) {
+      if (e.usage.promptTokens < opts.thresholdTokens) return { outcome: 'skipped' };
+      return compact(cfg, 'threshold', opts.keepTurns);
+    }
+  }
+  return { outcome: 'skipped' };
+}
+
+/**
+ * A compaction transaction: compaction/start → model-written summary → the replacing
+ * user/message over everything before the last `keepTurns` turns → compaction/end.
+ * The raw log stays; only the surface the model sees changes. Runs between turns.
+ */
+export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', keepTurns = 1): Promise<CompactionResult> {
+  const w = cfg.writer;
+  const s = w.session;
+  if (s.openTurnId) return { outcome: 'skipped', error: 'A turn is running; compact between turns.' };
+  const starts = s.events.filter((e) => e.type === 'turn/start').map((e) => e.seq);
+  const boundary = starts.length > keepTurns ? starts[starts.length - keepTurns] : -1;
+  const surface = deriveMessages(s.events).filter((m) => m.seq < boundary);
+  if (boundary <= 0 || surface.length === 0) return { outcome: 'skipped' };
+  const replaced = { fromSeq: 0, toSeq: boundary - 1 };
+
+  const compactionId = randomUUID();
+  await w.append({ type: 'compaction/start', compactionId, reason });
+  const out = await collect(
+    cfg.model.stream({
+      model: cfg.modelName,
+      system: SUMMARY_SYSTEM,
+      tools: [],
+      messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
+    }),
+  );
+  if (out.error || !out.text.trim()) {
+    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
+    return { outcome: 'aborted', error: out.error?.message ?? 'The model returned an empty summary.' };
+  }
+  await w.append({ type: 'compaction/summary', compactionId, text: out.text });
+  await w.append({
+    type: 'user/message',
+    text: `Summary of the earlier conversation (compacted):\n${out.text}`,
+    source: { kind: 'user', compacted: true },
+    surfaceOp: 'replace',
+    replaces: replaced,
+    compactionId,
+  });
+  await w.append({ type: 'compaction/end', compactionId, outcome: 'committed' });
+  return { outcome: 'committed', replaced };
+}

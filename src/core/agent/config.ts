@@ -1,0 +1,28 @@
+import type { ModelClient } from '../model/types';
+import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import type { ApprovalPort, Tool } from '../tools/tool';
+import type { SessionWriter } from './session-writer';
+
+export interface AgentConfig {
+  writer: SessionWriter;
+  model: ModelClient;
+  modelName: string;
+  maxTokens?: number;
+  /** The tools this agent sees, resolved by scope; read at every step. */
+  tools: () => readonly Tool[];
+  /** The system prompt, assembled by scope; read at every step. */
+  system: () => string;
+  /** Real paths of the workspace folders. */
+  roots: readonly string[];
+  /** Deployment defaults; the session's own policy events override them. */
+  defaults: { sandbox: SandboxMode; approval: ApprovalPolicy };
+  approval?: ApprovalPort;
+  /** Model calls allowed in one turn before it ends with an error. */
+  maxSteps?: number;
+  /** Compact before a turn once the last prompt reached this many tokens. */
+  compaction?: { thresholdTokens: number; keepTurns?: number };
+  /** Streamed text and reasoning, for live views (not persisted until the message ends). */
+  onDelta?: (kind: 'text' | 'reasoning', delta: string) => void;
+}
+
+export const DEFAULT_MAX_STEPS = 50;

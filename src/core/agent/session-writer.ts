@@ -1,0 +1,65 @@
+import type { EventDraft, SessionEvent } from '../session/events';
+import type { Session } from '../session/session';
+import type { Store } from '../store/store';
+
+/**
+ * A session and where it persists. Events are validated by the session first, then made
+ * durable; `append` resolves only once the event is on disk. Until `publish()` the session
+ * is unpublished: events are held in memory and land with the first durable batch.
+ */
+export class SessionWriter {
+  private published: boolean;
+  private readonly listeners = new Set<(e: SessionEvent, s: Session) => void>();
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly session: Session,
+    private readonly store: Store | null,
+    opts: { published?: boolean } = {},
+  ) {
+    this.published = opts.published ?? true;
+  }
+
+  get id(): string {
+    return this.session.id;
+  }
+  get isPublished(): boolean {
+    return this.published;
+  }
+
+  /** Persist the header and every event held so far, atomically. */
+  async publish(): Promise<void> {
+    if (this.published) return;
+    if (this.store) await this.store.createSession(this.session.header, this.session.events);
+    this.published = true;
+    for (const e of this.session.events) this.emit(e);
+  }
+
+  async append(draft: EventDraft): Promise<SessionEvent> {
+    const e = this.session.append(draft);
+    if (!this.published) return e;
+    this.emit(e);
+    if (this.store) {
+      // Appends are ordered by the store's single writer queue; keep the promise chain so
+      // `flush()` can wait for everything issued so far.
+      const p = this.store.append(this.session.id, [e]);
+      this.tail = this.tail.then(() => p, () => p);
+      await p;
+    }
+    return e;
+  }
+
+  /** Wait until every append issued so far is durable. */
+  flush(): Promise<void> {
+    return this.tail;
+  }
+
+  onEvent(fn: (e: SessionEvent, s: Session) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private emit(e: SessionEvent): void {
+    for (const fn of this.listeners) fn(e, this.session);
+  }
+}

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { effectiveApproval } from '../policy/approval';
+import { effectiveSandbox } from '../policy/sandbox';
+import { deriveMessages } from '../session/derive';
+import type { StopReason } from '../session/events';
+import { policyOverrides } from '../session/folds';
+import type { ToolContext } from '../tools/tool';
+import { DEFAULT_MAX_STEPS, type AgentConfig } from './config';
+import { collect } from './stream-collector';
+import { runToolCalls } from './tool-runner';
+
+export interface ClaimedMessage {
+  messageId: string;
+  text: string;
+  source: import('../session/events').MessageSource;
+}
+
+export interface TurnOutcome {
+  stopReason: StopReason;
+  error?: string;
+}
+
+/**
+ * One turn (DESIGN §4): claim → turn/start → user/message → (request/header → stream →
+ * assistant/message → tool/results)* → turn/end. Every fact is durable before the next step.
+ */
+export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal): Promise<TurnOutcome> {
+  const w = cfg.writer;
+  const turnId = randomUUID();
+  await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
+  await w.append({ type: 'turn/start', turnId });
+  await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
+  const end = async (stopReason: StopReason, error?: string): Promise<TurnOutcome> => {
+    await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}) });
+    return { stopReason, error };
+  };
+
+  // The abort reason tells an interrupt (the turn stops, the agent stays) from a disposal.
+  const stopped = (): StopReason => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
+  const maxSteps = cfg.maxSteps ?? DEFAULT_MAX_STEPS;
+  const usedCallIds = new Set<string>();
+  for (let step = 0; ; step++) {
+    if (signal.aborted) return end(stopped());
+    if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
+    const tools = cfg.tools();
+    const req = { model: cfg.modelName, system: cfg.system(), tools, messages: deriveMessages(w.session.events), maxTokens: cfg.maxTokens, signal };
+    const info = cfg.model.describe(req);
+    await w.append({ type: 'request/header', model: info.model, provider: info.provider, bytes: info.bytes, headBytes: info.headBytes, headHash: info.headHash, prefixHash: info.prefixHash });
+    const out = await collect(cfg.model.stream(req), cfg.onDelta);
+    // Some servers reuse call ids across steps; the log needs them unique within a turn.
+    for (const c of out.toolCalls) {
+      let id = c.id;
+      for (let n = 2; usedCallIds.has(id); n++) id = `${c.id}#${n}`;
+      usedCallIds.add((c.id = id));
+    }
+    const interrupted = signal.aborted || out.error?.code === 'aborted';
+    // A failed or interrupted stream keeps what arrived, without its (incomplete) tool calls.
+    const keepCalls = !out.error && !interrupted;
+    if (out.text || out.reasoning || keepCalls || out.usage) {
+      await w.append({
+        type: 'assistant/message',
+        text: out.text,
+        model: cfg.modelName,
+        ...(out.reasoning ? { reasoning: out.reasoning } : {}),
+        ...(keepCalls && out.toolCalls.length ? { toolCalls: out.toolCalls } : {}),
+        ...(out.usage ? { usage: out.usage } : {}),
+      });
+    }
+    if (interrupted) return end(stopped());
+    if (out.error) return end('error', out.error.message);
+    if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
+
+    const overrides = policyOverrides(w.session.events);
+    const ctx: ToolContext = {
+      sessionId: w.id,
+      roots: cfg.roots,
+      sandbox: effectiveSandbox(overrides, cfg.defaults.sandbox),
+      approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
+      approval: cfg.approval,
+      signal,
+    };
+    const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx), aborted(signal)]);
+    if (!results) return end(stopped()); // calls left unanswered; deriveMessages stands in for them
+    for (let i = 0; i < results.length; i++) {
+      const call = out.toolCalls[i];
+      await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: results[i].content, isError: results[i].isError });
+    }
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(undefined);
+    signal.addEventListener('abort', () => resolve(undefined), { once: true });
+  });
+}

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { DerivedMessage } from '../session/derive';
+import type { JsonSchema } from '../tools/tool';
+import type { ModelRequest, ToolSpec } from './types';
+
+// Provider prefix caches key on bytes: the same head must serialize to the same bytes
+// every time. So keys are emitted in a fixed order, tools sorted by name, and nothing
+// per-request (time, ids) is placed ahead of the stable part.
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** Deep copy with object keys sorted: equal values give equal bytes. */
+export function canonical(v: unknown): Json {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') {
+    const out: { [k: string]: Json } = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = canonical(x);
+    }
+    return out;
+  }
+  return v as Json;
+}
+
+function toolJson(t: ToolSpec): Json {
+  return { type: 'function', function: { name: t.name, description: t.description, parameters: canonical(t.parameters as JsonSchema) } };
+}
+
+function messageJson(m: DerivedMessage): Json {
+  if (m.role === 'user') return { role: 'user', content: m.content };
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+  const out: { [k: string]: Json } = { role: 'assistant', content: m.content };
+  if (m.toolCalls?.length) out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return out;
+}
+
+export interface BuiltRequest {
+  /** The chat-completions body, keys in wire order. */
+  body: { [k: string]: Json };
+  bytes: number;
+  headBytes: number;
+  headHash: string;
+  prefixHash: string;
+}
+
+/**
+ * Build the wire body: model, then the stable head (tools, system message), then the
+ * conversation, then per-call options. Reasoning text is not sent back (providers reject it).
+ */
+export function buildRequest(req: ModelRequest, stream: boolean): BuiltRequest {
+  const tools = [...req.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
+  const system: Json = { role: 'system', content: req.system };
+  const body: { [k: string]: Json } = { model: req.model };
+  if (tools.length > 0) body.tools = tools;
+  body.messages = [system, ...req.messages.map(messageJson)];
+  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  body.stream = stream;
+  if (stream) body.stream_options = { include_usage: true };
+  const head = JSON.stringify({ model: req.model, tools, system });
+  const whole = JSON.stringify(body);
+  return {
+    body,
+    bytes: Buffer.byteLength(whole),
+    headBytes: Buffer.byteLength(head),
+    headHash: sha256(head),
+    prefixHash: sha256(`${head}\n${JSON.stringify(body.messages)}`),
+  };
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex').slice(0, 32);
+}

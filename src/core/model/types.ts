@@ -1,0 +1,55 @@
+import type { DerivedMessage } from '../session/derive';
+import type { Usage } from '../session/events';
+import type { JsonSchema } from '../tools/tool';
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  tools: readonly ToolSpec[];
+  messages: readonly DerivedMessage[];
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export type ModelErrorCode = 'auth' | 'model-not-found' | 'rate-limit' | 'server' | 'connection' | 'timeout' | 'aborted' | 'bad-response' | 'bad-request';
+
+export interface ModelError {
+  code: ModelErrorCode;
+  status?: number;
+  /** What happened and what to do, for a human. */
+  message: string;
+  /** True when the stream had begun: partial output was already delivered. */
+  midStream: boolean;
+}
+
+/** What a model stream yields. It never throws: failures arrive as an `error` event, last. */
+export type ModelStreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
+  | { type: 'tool-call'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'done'; finishReason: 'stop' | 'tool_calls' | 'length' | 'other' }
+  | { type: 'error'; error: ModelError };
+
+export interface RequestInfo {
+  provider: string;
+  model: string;
+  /** Byte length and sha256 of the serialized head (system + tools) and of the whole body. */
+  bytes: number;
+  headBytes: number;
+  headHash: string;
+  prefixHash: string;
+}
+
+export interface ModelClient {
+  readonly provider: string;
+  /** The exact bytes that will be sent for `req` and their hashes (recorded as request/header). */
+  describe(req: ModelRequest): RequestInfo;
+  stream(req: ModelRequest): AsyncIterable<ModelStreamEvent>;
+}

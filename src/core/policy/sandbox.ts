@@ -1,0 +1,34 @@
+import type { PolicySource, SandboxMode } from '../session/events';
+import type { PolicyOverrides } from '../session/folds';
+
+export const SANDBOX_MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
+
+/** Where an effective policy value came from: a session event, or the deployment's default. */
+export type EffectiveSource = PolicySource | 'deployment';
+
+export interface Effective<T> {
+  value: T;
+  source: EffectiveSource;
+  /** The `seq` of the event that set it; absent for the deployment default. */
+  seq?: number;
+}
+
+/** The sandbox a session runs under now: its last `sandbox/mode` event, else the deployment default. */
+export function effectiveSandbox(overrides: PolicyOverrides, deploymentDefault: SandboxMode): SandboxMode {
+  return sandboxWithSource(overrides, deploymentDefault).value;
+}
+
+/** Like `effectiveSandbox`, keeping who set it (UI badges, delegation audits). */
+export function sandboxWithSource(overrides: PolicyOverrides, deploymentDefault: SandboxMode): Effective<SandboxMode> {
+  const o = overrides.sandbox;
+  return o ? { value: o.value, source: o.source, seq: o.seq } : { value: deploymentDefault, source: 'deployment' };
+}
+
+export function isSandboxMode(value: unknown): value is SandboxMode {
+  return typeof value === 'string' && (SANDBOX_MODES as readonly string[]).includes(value);
+}
+
+/** True when the mode lets file tools write somewhere (inside the workspace at least). */
+export function allowsWrites(mode: SandboxMode): boolean {
+  return mode !== 'read-only';
+}

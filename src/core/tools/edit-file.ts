@@ -1,0 +1,112 @@
+import { looksBinary, readWhole, writeWhole } from './fsio';
+import { displayPath, resolveForWrite } from './paths';
+import { cancelled, describeError, fail, guard, ok } from './result';
+import type { Tool, ToolResult } from './tool';
+import { approveProtectedWrite } from './write-guard';
+
+const NAME = 'edit_file';
+/** Line numbers listed when oldText is ambiguous. */
+const MAX_LISTED = 10;
+
+export function createEditFileTool(): Tool {
+  return {
+    name: NAME,
+    description:
+      'Replace exact text in an existing file of the workspace. oldText must match the file exactly (whitespace and ' +
+      'indentation included, without read_file\'s line-number prefixes) and, unless replaceAll is true, exactly once.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'the file path, relative to the workspace root (or absolute)' },
+        oldText: { type: 'string', description: 'the exact text to replace; include enough surrounding lines to make it unique' },
+        newText: { type: 'string', description: 'the text to put in its place' },
+        replaceAll: { type: 'boolean', description: 'replace every occurrence instead of requiring exactly one (default false)' },
+      },
+      required: ['path', 'oldText', 'newText'],
+      additionalProperties: false,
+    },
+    execute: (args, ctx) =>
+      guard(NAME, ctx.signal, async (): Promise<ToolResult> => {
+        let oldText = args.oldText as string;
+        let newText = args.newText as string;
+        const replaceAll = args.replaceAll === true;
+        if (oldText === '') {
+          return fail('INVALID_ARGUMENTS', `${NAME}: 'oldText' is empty; give the exact text to replace (use write_file to create or rewrite a whole file)`);
+        }
+        if (oldText === newText) return fail('INVALID_ARGUMENTS', `${NAME}: 'oldText' and 'newText' are identical; there is nothing to change`);
+
+        const r = await resolveForWrite(ctx, args.path);
+        if (!r.ok) return fail(r.code, `${NAME}: ${r.message}`);
+        const shown = displayPath(r);
+        if (r.kind === 'missing') return fail('NOT_FOUND', `${NAME}: '${shown}' does not exist; use write_file to create it`);
+
+        let buf: Buffer;
+        try {
+          buf = await readWhole(r.realPath);
+        } catch (e) {
+          return fail('IO_ERROR', `${NAME}: cannot read '${shown}': ${describeError(e)}`);
+        }
+        if (looksBinary(buf)) return fail('BINARY_FILE', `${NAME}: '${shown}' is a binary file; edit_file changes text files only`);
+        const text = buf.toString('utf8');
+
+        let at = occurrences(text, oldText);
+        if (at.length === 0 && text.includes('\r\n') && oldText.includes('\n') && !oldText.includes('\r')) {
+          // The model saw lines, not line endings: match a CRLF file with LF text, keep CRLF.
+          oldText = oldText.replace(/\n/g, '\r\n');
+          newText = newText.replace(/\r?\n/g, '\r\n');
+          at = occurrences(text, oldText);
+        }
+        if (at.length === 0) {
+          const hint = text.includes(oldText.trim())
+            ? ' It is there if leading and trailing whitespace is ignored: copy the text exactly, including indentation and line breaks.'
+            : ' Read the file again (it may have changed) and copy the text exactly, without the line-number prefixes.';
+          return fail('NO_MATCH', `${NAME}: oldText was not found in '${shown}'; nothing was changed.${hint}`);
+        }
+        const lines = linesOf(text, at);
+        if (at.length > 1 && !replaceAll) {
+          const listed = lines.slice(0, MAX_LISTED).join(', ') + (lines.length > MAX_LISTED ? ', …' : '');
+          return fail(
+            'AMBIGUOUS_MATCH',
+            `${NAME}: oldText was found ${at.length} times in '${shown}' (lines ${listed}); nothing was changed. ` +
+              'Include more surrounding lines so it matches once, or set replaceAll: true to replace every occurrence.',
+          );
+        }
+
+        const denied = await approveProtectedWrite(ctx, NAME, r, `replace ${at.length} occurrence${at.length === 1 ? '' : 's'} in ${r.relative}`);
+        if (denied) return denied;
+        if (ctx.signal.aborted) return cancelled(NAME);
+
+        // split/join and slicing, never String.replace: `$&` in newText must stay literal.
+        const updated = replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+        try {
+          await writeWhole(r.realPath, updated, false);
+        } catch (e) {
+          return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}`);
+        }
+        const where = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, MAX_LISTED).join(', ')}${lines.length > MAX_LISTED ? ', …' : ''}`;
+        return ok(`Edited ${shown}: replaced ${at.length} occurrence${at.length === 1 ? '' : 's'} (${where}).`);
+      }),
+  };
+}
+
+/** Start offsets of the non-overlapping occurrences of `needle`. */
+function occurrences(haystack: string, needle: string): number[] {
+  const out: number[] = [];
+  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + needle.length)) out.push(i);
+  return out;
+}
+
+/** 1-based line numbers of ascending offsets, in one pass. */
+function linesOf(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
+  let line = 1;
+  let nl = text.indexOf('\n');
+  for (const offset of offsets) {
+    while (nl >= 0 && nl < offset) {
+      line++;
+      nl = text.indexOf('\n', nl + 1);
+    }
+    out.push(line);
+  }
+  return out;
+}

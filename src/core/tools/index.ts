@@ -1,0 +1,11 @@
+export * from './tool';
+export { parseToolArguments, type ParsedArguments } from './args';
+export { callTool } from './call';
+export { resolveForRead, resolveForWrite, protectedReason, type PathResolution, type ResolvedPath, type PathError } from './paths';
+export { workspaceTools, type WorkspaceToolOptions } from './workspace';
+export { createReadFileTool, type ReadFileOptions } from './read-file';
+export { createListFilesTool, type ListFilesOptions } from './list-files';
+export { createSearchFilesTool, type SearchFilesOptions } from './search-files';
+export { createWriteFileTool } from './write-file';
+export { createEditFileTool } from './edit-file';
+export { createRunCommandTool, type RunCommandOptions } from './run-command';

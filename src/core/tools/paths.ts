@@ -1,0 +1,278 @@
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import type { ToolContext, ToolErrorCode } from './tool';
+
+// Workspace path resolution on the real file system (DESIGN §6). Every path a file tool
+// touches goes through here; the tools then act on `realPath`, never on what the model
+// typed, so the check and the action see the same file.
+
+export type PathContext = Pick<ToolContext, 'roots' | 'sandbox'>;
+
+export type PathKind = 'file' | 'directory' | 'other' | 'missing';
+
+export interface ResolvedPath {
+  ok: true;
+  /** Absolute, symlink-free path (as of resolution) that the tool must act on. */
+  realPath: string;
+  /** The real workspace root holding `realPath`; absent when it lies outside every root (full-access only). */
+  root?: string;
+  /** `realPath` relative to `root` with `/` separators (`.` for the root itself); `realPath` when outside. */
+  relative: string;
+  kind: PathKind;
+  /** Set by `resolveForWrite` when the target is a protected path: the write needs approval. */
+  protectedReason?: string;
+}
+
+export interface PathError {
+  ok: false;
+  code: ToolErrorCode;
+  message: string;
+}
+
+export type PathResolution = ResolvedPath | PathError;
+
+/** Symlinks followed while resolving one path before giving up (Linux uses 40 for ELOOP). */
+const MAX_SYMLINKS = 40;
+const MAX_PATH_LENGTH = 4096;
+
+/** Directories inside a root whose contents configure the editor, git or Arbor itself. */
+const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
+  ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
+  ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
+  ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
+]);
+const WORKSPACE_FILE_SUFFIX = '.code-workspace';
+const WORKSPACE_FILE_REASON =
+  "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
+
+const CASE_INSENSITIVE_FS = process.platform === 'win32' || process.platform === 'darwin';
+
+function err(code: ToolErrorCode, message: string): PathError {
+  return { ok: false, code, message };
+}
+
+/** Resolve a path the model wants to read (or list, search, run in). */
+export async function resolveForRead(ctx: PathContext, p: unknown): Promise<PathResolution> {
+  const r = await resolve(ctx, p);
+  if (!r.ok) return r;
+  if (!r.root && ctx.sandbox !== 'full-access') {
+    return err(
+      'OUTSIDE_WORKSPACE',
+      `${show(p)} resolves to ${r.realPath}, outside the workspace (${rootList(ctx)}); ` +
+        `the sandbox (${ctx.sandbox}) allows reading only inside the workspace. Use a path inside it.`,
+    );
+  }
+  return r;
+}
+
+/**
+ * Resolve a path the model wants to write. Refuses every write in `read-only` and any
+ * real target outside the roots in `workspace-write`; marks protected targets (which
+ * need approval in every mode) with `protectedReason`.
+ */
+export async function resolveForWrite(ctx: PathContext, p: unknown): Promise<PathResolution> {
+  if (ctx.sandbox === 'read-only') {
+    return err(
+      'READ_ONLY',
+      `the sandbox is read-only, so no file may be written (${show(p)} was not changed). ` +
+        'Tell the user what you would change; they can switch the sandbox to workspace-write.',
+    );
+  }
+  if (typeof p === 'string' && /[\\/]$/.test(p) && p.length > 1) {
+    return err('INVALID_PATH', `${show(p)} ends with a slash, which names a directory; give the path of a file`);
+  }
+  const r = await resolve(ctx, p);
+  if (!r.ok) return r;
+  if (!r.root && ctx.sandbox !== 'full-access') {
+    return err(
+      'OUTSIDE_WORKSPACE',
+      `${show(p)} resolves to ${r.realPath}, outside the workspace (${rootList(ctx)}); ` +
+        `the sandbox (${ctx.sandbox}) allows writing only inside the workspace, so nothing was written.`,
+    );
+  }
+  if (r.kind === 'directory') {
+    return err('NOT_A_FILE', `${show(p)} is a directory (${r.relative}); give the path of a file`);
+  }
+  if (r.kind === 'other') {
+    return err('NOT_A_FILE', `${show(p)} is not a regular file (a device, pipe or socket); only regular files can be written`);
+  }
+  if (r.root) {
+    const reason = protectedReason(r.relative) ?? (await aliasOfProtected(r.realPath, r.root));
+    if (reason) return { ...r, protectedReason: reason };
+  }
+  return r;
+}
+
+/** Why a root-relative path is protected, or undefined. Case-insensitive, like the file systems VS Code runs on. */
+export function protectedReason(relative: string): string | undefined {
+  const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
+  for (const part of parts) {
+    const reason = PROTECTED_DIRS.get(fold(part));
+    if (reason) return reason;
+  }
+  const last = parts.length ? fold(parts[parts.length - 1]) : '';
+  if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
+  return undefined;
+}
+
+/** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
+function fold(name: string): string {
+  return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
+}
+
+/**
+ * A protected entry of the root may itself be a symlink (`.vscode -> config/editor`):
+ * then writing `config/editor/settings.json` changes the settings VS Code reads even
+ * though the real path names no protected directory.
+ */
+async function aliasOfProtected(realPath: string, root: string): Promise<string | undefined> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fsp.readdir(root, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!entry.isSymbolicLink()) continue;
+    const name = fold(entry.name);
+    const reason = PROTECTED_DIRS.get(name) ?? (name.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+    if (!reason) continue;
+    const target = await physicalPath(path.join(root, entry.name));
+    if (target.ok && isWithin(realPath, target.path)) return reason;
+  }
+  return undefined;
+}
+
+async function resolve(ctx: PathContext, p: unknown): Promise<PathResolution> {
+  if (typeof p !== 'string') return err('INVALID_PATH', `the path must be a string, got ${typeof p}`);
+  if (p === '') return err('INVALID_PATH', 'the path is empty; give a path relative to the workspace root, or "." for the root');
+  if (p.includes('\0')) return err('INVALID_PATH', `${show(p)} contains a NUL byte, which no file name may hold`);
+  if (p.length > MAX_PATH_LENGTH) return err('INVALID_PATH', `the path is longer than ${MAX_PATH_LENGTH} characters`);
+  if (p === '~' || p.startsWith('~/') || p.startsWith('~\\')) {
+    return err('INVALID_PATH', `${show(p)}: '~' is not expanded; give a path relative to the workspace root, or an absolute path`);
+  }
+  if (process.platform === 'win32' && /:/.test(p.slice(path.win32.parse(p).root.length))) {
+    return err('INVALID_PATH', `${show(p)} contains ':' (an alternate data stream); give a plain file path`);
+  }
+
+  const roots = await realRoots(ctx.roots);
+  let absolute: string;
+  if (path.isAbsolute(p)) {
+    absolute = p;
+  } else {
+    if (roots.length === 0) return err('INVALID_PATH', `no workspace folder is open, so ${show(p)} cannot be resolved; give an absolute path`);
+    // Joined as text, not with path.join: `..` must be resolved against real directories
+    // (after following symlinks), not lexically.
+    absolute = roots[0] + path.sep + p;
+  }
+  const physical = await physicalPath(absolute);
+  if (!physical.ok) return err('INVALID_PATH', `${show(p)}: ${physical.message}`);
+  const realPath = physical.path;
+
+  const root = containingRoot(realPath, roots);
+  const relative = root ? toPosix(path.relative(root, realPath)) || '.' : realPath;
+  return { ok: true, realPath, root, relative, kind: await kindOf(realPath) };
+}
+
+/** The real paths of the roots; a root that does not exist is kept as given (resolved). */
+async function realRoots(roots: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of roots) {
+    const abs = path.resolve(r);
+    const real = await physicalPath(abs);
+    out.push(real.ok ? real.path : abs);
+  }
+  return out;
+}
+
+/** The deepest root holding `target` (roots may nest). */
+function containingRoot(target: string, roots: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const r of roots) if (isWithin(target, r) && (!best || r.length > best.length)) best = r;
+  return best;
+}
+
+export function isWithin(target: string, dir: string): boolean {
+  const t = CASE_INSENSITIVE_FS ? target.toLowerCase() : target;
+  const d = CASE_INSENSITIVE_FS ? dir.toLowerCase() : dir;
+  if (t === d) return true;
+  return t.startsWith(d.endsWith(path.sep) ? d : d + path.sep);
+}
+
+/**
+ * The path the kernel would reach, component by component: `.` dropped, `..` climbs
+ * the real parent, every symlink (dangling ones too) is replaced by its target, and
+ * components that do not exist yet are appended as they are. So a dangling link to
+ * `/tmp/outside.txt` resolves to `/tmp/outside.txt`, which a create would have made.
+ */
+export async function physicalPath(absolute: string): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
+  const parsed = path.parse(absolute);
+  let current = parsed.root;
+  const pending = split(absolute.slice(parsed.root.length));
+  let links = 0;
+  while (pending.length) {
+    const part = pending.shift()!;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      current = path.dirname(current);
+      continue;
+    }
+    const next = path.join(current, part);
+    let isLink = false;
+    try {
+      isLink = (await fsp.lstat(next)).isSymbolicLink();
+    } catch {
+      // Missing (or unreadable): nothing to follow; a create would make it right here.
+    }
+    if (!isLink) {
+      current = next;
+      continue;
+    }
+    if (++links > MAX_SYMLINKS) return { ok: false, message: `too many symbolic links (more than ${MAX_SYMLINKS}; a loop?)` };
+    let target: string;
+    try {
+      target = await fsp.readlink(next);
+    } catch (e) {
+      return { ok: false, message: `cannot read the symbolic link ${next}: ${(e as Error).message}` };
+    }
+    if (path.isAbsolute(target)) {
+      const t = path.parse(target);
+      current = t.root;
+      pending.unshift(...split(target.slice(t.root.length)));
+    } else {
+      pending.unshift(...split(target));
+    }
+  }
+  return { ok: true, path: current };
+}
+
+function split(rest: string): string[] {
+  return rest.split(process.platform === 'win32' ? /[\\/]/ : '/');
+}
+
+async function kindOf(p: string): Promise<PathKind> {
+  try {
+    const st = await fsp.stat(p);
+    return st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
+  } catch {
+    return 'missing';
+  }
+}
+
+export function toPosix(p: string): string {
+  return path.sep === '/' ? p : p.split(path.sep).join('/');
+}
+
+/** How the workspace-relative path of a resolved target reads in messages. */
+export function displayPath(r: ResolvedPath): string {
+  return r.root ? r.relative : r.realPath;
+}
+
+function show(p: unknown): string {
+  const s = typeof p === 'string' ? p.replace(/\0/g, '\\0') : String(p);
+  return `'${s.length > 200 ? `${s.slice(0, 200)}…` : s}'`;
+}
+
+function rootList(ctx: PathContext): string {
+  return ctx.roots.length ? ctx.roots.join(', ') : 'no folder open';
+}

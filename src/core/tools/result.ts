@@ -1,0 +1,51 @@
+import type { ToolErrorCode, ToolResult } from './tool';
+
+export function ok(content: string): ToolResult {
+  return { content, isError: false };
+}
+
+export function fail(code: ToolErrorCode, content: string): ToolResult {
+  return { content, isError: true, code };
+}
+
+/** The result for a call that was cancelled (before it started, or while it ran). */
+export function cancelled(tool: string): ToolResult {
+  return fail('CANCELLED', `${tool}: cancelled: the turn was interrupted before the call finished`);
+}
+
+/**
+ * Run a tool body so that nothing escapes as a throw: an unexpected error becomes an
+ * error result naming the tool (STYLE: failures are values, never a throw across a boundary).
+ */
+export async function guard(tool: string, signal: AbortSignal, body: () => Promise<ToolResult>): Promise<ToolResult> {
+  if (signal.aborted) return cancelled(tool);
+  try {
+    return await body();
+  } catch (err) {
+    if (signal.aborted) return cancelled(tool);
+    return fail('IO_ERROR', `${tool}: failed: ${describeError(err)}`);
+  }
+}
+
+/** "ENOENT: no such file…" → a short reason without the errno noise when we know it. */
+export function describeError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ENOENT':
+      return 'no such file or directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENOTDIR':
+      return 'a parent of the path is not a directory';
+    case 'ELOOP':
+      return 'too many levels of symbolic links (or a symbolic link where none may be)';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EROFS':
+      return 'the file system is read-only';
+  }
+  return err instanceof Error ? err.message : String(err);
+}

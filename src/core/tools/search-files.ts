@@ -1,0 +1,165 @@
+import * as path from 'node:path';
+import { looksBinary, openForRead } from './fsio';
+import { globMatches, globToRegExp } from './glob';
+import { displayPath, resolveForRead } from './paths';
+import { cancelled, fail, guard, ok } from './result';
+import type { Tool, ToolResult } from './tool';
+import { SKIPPED_DIRS, joinRel, sortedEntries } from './walk';
+
+export interface SearchFilesOptions {
+  /** Matching lines returned by one call (default 200). */
+  maxMatches?: number;
+  /** Characters of a matching line shown (default 300). */
+  maxLineLength?: number;
+  /** Files larger than this are skipped (default 2 MB). */
+  maxFileBytes?: number;
+  /** Files searched by one call before stopping (default 20000). */
+  maxFiles?: number;
+}
+
+const NAME = 'search_files';
+
+export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
+  const maxMatches = options.maxMatches ?? 200;
+  const maxLineLength = options.maxLineLength ?? 300;
+  const maxFileBytes = options.maxFileBytes ?? 2 * 1024 * 1024;
+  const maxFiles = options.maxFiles ?? 20000;
+  return {
+    name: NAME,
+    description:
+      'Search the text files of the workspace for a JavaScript regular expression, line by line. ' +
+      'Returns "path:line: text" for each matching line (paths relative to the workspace root), sorted by path. ' +
+      'Skips .git, node_modules, binary files and symbolic links.',
+    parameters: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', description: 'a JavaScript regular expression, e.g. "function\\\\s+main" (escape special characters for a literal search)' },
+        path: { type: 'string', description: 'a directory or file to search, relative to the workspace root (default ".", the root)' },
+        include: { type: 'string', description: 'only files matching this glob, e.g. "*.ts", "src/**/*.test.ts" or "*.{js,mjs}"' },
+        ignoreCase: { type: 'boolean', description: 'match case-insensitively (default false)' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+    execute: (args, ctx) =>
+      guard(NAME, ctx.signal, async (): Promise<ToolResult> => {
+        const pattern = args.pattern as string;
+        if (pattern === '') return fail('INVALID_ARGUMENTS', `${NAME}: 'pattern' is empty; give a regular expression to look for`);
+        let re: RegExp;
+        try {
+          re = new RegExp(pattern, args.ignoreCase === true ? 'i' : '');
+        } catch (e) {
+          return fail(
+            'INVALID_REGEX',
+            `${NAME}: invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}. ` +
+              'Escape special characters such as ( [ { . * + ? with a backslash to match them literally.',
+          );
+        }
+        const include = args.include as string | undefined;
+        let includeRe: RegExp | undefined;
+        if (include) {
+          try {
+            includeRe = globToRegExp(include);
+          } catch (e) {
+            return fail('INVALID_ARGUMENTS', `${NAME}: invalid include glob: ${(e as Error).message}`);
+          }
+        }
+
+        const r = await resolveForRead(ctx, (args.path as string | undefined) ?? '.');
+        if (!r.ok) return fail(r.code, `${NAME}: ${r.message}`);
+        const shown = displayPath(r);
+        if (r.kind === 'missing') return fail('NOT_FOUND', `${NAME}: '${shown}' does not exist`);
+        if (r.kind === 'other') return fail('NOT_A_FILE', `${NAME}: '${shown}' is not a regular file or directory`);
+
+        const matches: string[] = [];
+        let files = 0;
+        let skippedLarge = 0;
+        let skippedBinary = 0;
+        let stopped: 'matches' | 'files' | undefined;
+        const base = r.root ? r.relative : r.realPath;
+
+        const searchFile = async (abs: string, rel: string, fromSearchDir: string): Promise<void> => {
+          if (includeRe && !globMatches(includeRe, include!, [fromSearchDir, rel])) return;
+          if (++files > maxFiles) {
+            stopped = 'files';
+            return;
+          }
+          let text: string;
+          try {
+            const fh = await openForRead(abs);
+            try {
+              const { size } = await fh.stat();
+              if (size > maxFileBytes) {
+                skippedLarge++;
+                return;
+              }
+              const buf = await fh.readFile();
+              if (looksBinary(buf)) {
+                skippedBinary++;
+                return;
+              }
+              text = buf.toString('utf8');
+            } finally {
+              await fh.close();
+            }
+          } catch {
+            return; // unreadable files are not matches
+          }
+          const lines = text.split(/\r?\n/);
+          for (let i = 0; i < lines.length; i++) {
+            const m = re.exec(lines[i]);
+            if (!m) continue;
+            if (matches.length >= maxMatches) {
+              stopped = 'matches';
+              return;
+            }
+            matches.push(`${rel}:${i + 1}: ${excerpt(lines[i], m.index, maxLineLength)}`);
+          }
+        };
+
+        const walk = async (dirAbs: string, dirRel: string, fromSearchDir: string): Promise<void> => {
+          let entries;
+          try {
+            entries = await sortedEntries(dirAbs);
+          } catch {
+            return;
+          }
+          for (const entry of entries) {
+            if (ctx.signal.aborted || stopped) return;
+            const abs = path.join(dirAbs, entry.name);
+            const rel = r.root ? joinRel(dirRel, entry.name) : path.join(dirRel, entry.name);
+            const local = joinRel(fromSearchDir, entry.name);
+            // Symbolic links are not followed: a link may point outside the workspace.
+            if (entry.isDirectory()) {
+              if (!SKIPPED_DIRS.has(entry.name)) await walk(abs, rel, local);
+            } else if (entry.isFile()) {
+              await searchFile(abs, rel, local);
+            }
+          }
+        };
+
+        if (r.kind === 'file') await searchFile(r.realPath, base, path.basename(r.realPath));
+        else await walk(r.realPath, base, '');
+        if (ctx.signal.aborted) return cancelled(NAME);
+
+        const notes: string[] = [];
+        if (stopped === 'matches') notes.push(`[Stopped at ${maxMatches} matches; narrow the pattern, the path or the include filter.]`);
+        if (stopped === 'files') notes.push(`[Stopped after ${maxFiles} files; search a subdirectory.]`);
+        if (skippedLarge) notes.push(`[Skipped ${skippedLarge} file(s) larger than ${Math.round(maxFileBytes / 1024)} KB.]`);
+        if (skippedBinary) notes.push(`[Skipped ${skippedBinary} binary file(s).]`);
+        const where = `${shown}${include ? ` (files matching ${include})` : ''}`;
+        const body = matches.length
+          ? matches.join('\n')
+          : `No matches for /${pattern}/${args.ignoreCase === true ? 'i' : ''} in ${where}; ${Math.min(files, maxFiles)} file(s) searched.`;
+        return ok(body + (notes.length ? `\n\n${notes.join('\n')}` : ''));
+      }),
+  };
+}
+
+/** The line, or a window of it around the match when it is long. */
+function excerpt(line: string, at: number, max: number): string {
+  const trimmed = line.trimEnd();
+  if (trimmed.length <= max) return trimmed;
+  const from = Math.max(0, Math.min(at - Math.floor(max / 3), trimmed.length - max));
+  return `${from > 0 ? '…' : ''}${trimmed.slice(from, from + max)}${from + max < trimmed.length ? '…' : ''}`;
+}

@@ -1,0 +1,67 @@
+import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import type { ApprovalPort } from '../policy/approval';
+
+// The approval vocabulary lives in policy (it sits below tools in the layer order);
+// re-exported here so `import { ApprovalPort } from '../tools/tool'` keeps working.
+export type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../policy/approval';
+
+/** JSON schema of a tool's arguments (the subset the argument checker understands). */
+export interface JsonSchema {
+  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array';
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: (string | number)[];
+  minimum?: number;
+  /** Inclusive upper bound for numbers; checked like `minimum`. */
+  maximum?: number;
+  additionalProperties?: boolean;
+}
+
+/**
+ * Why a tool call failed, for hosts and tests; the model reads `content`, not this.
+ * Optional: a result without a code is still a valid result.
+ */
+export type ToolErrorCode =
+  | 'INVALID_ARGUMENTS'
+  | 'INVALID_PATH'
+  | 'OUTSIDE_WORKSPACE'
+  | 'READ_ONLY'
+  | 'APPROVAL_DENIED'
+  | 'NOT_FOUND'
+  | 'NOT_A_FILE'
+  | 'NOT_A_DIRECTORY'
+  | 'BINARY_FILE'
+  | 'NO_MATCH'
+  | 'AMBIGUOUS_MATCH'
+  | 'INVALID_REGEX'
+  | 'TIMEOUT'
+  | 'CANCELLED'
+  | 'EXIT_NONZERO'
+  | 'IO_ERROR';
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  code?: ToolErrorCode;
+}
+
+/** Everything a tool may touch, handed in by the agent (tools take their I/O; pi-mono style). */
+export interface ToolContext {
+  sessionId: string;
+  /** Real paths of the workspace folders; the first is the default cwd. */
+  roots: readonly string[];
+  sandbox: SandboxMode;
+  approvalPolicy: ApprovalPolicy;
+  approval?: ApprovalPort;
+  signal: AbortSignal;
+}
+
+export interface Tool {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** Run with arguments already parsed and checked against `parameters`. Never throws across this boundary: failures are results. */
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}

@@ -1,0 +1,45 @@
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { decideApproval, describeDenial } from '../policy/approval';
+import { physicalPath, type ResolvedPath } from './paths';
+import { fail } from './result';
+import type { ToolContext, ToolResult } from './tool';
+
+/**
+ * A protected target needs an explicit allow from the approval port, in every sandbox
+ * mode. Returns the error result to give back when it is not allowed, else undefined.
+ */
+export async function approveProtectedWrite(
+  ctx: ToolContext,
+  tool: string,
+  target: ResolvedPath,
+  /** What will happen, in a few words, e.g. "overwrite .vscode/settings.json (120 bytes)". */
+  action: string,
+): Promise<ToolResult | undefined> {
+  if (!target.protectedReason) return undefined;
+  const answer = await decideApproval(ctx, {
+    tool,
+    summary: `${tool}: ${action}`,
+    reason: `protected path: ${target.protectedReason}`,
+  });
+  if (answer.approved) return undefined;
+  return fail(
+    'APPROVAL_DENIED',
+    `${tool}: '${target.relative}' is a protected path (${target.protectedReason}); ${describeDenial(answer.outcome)}, ` +
+      'so nothing was written. Do not try another route to this file; tell the user what you wanted to change and why.',
+  );
+}
+
+/**
+ * Create the missing parent directories of a resolved target, then check that the
+ * target still resolves to the same real path: a symlink planted meanwhile in a parent
+ * would make the write land somewhere else.
+ */
+export async function prepareParent(tool: string, target: ResolvedPath): Promise<ToolResult | undefined> {
+  await fsp.mkdir(path.dirname(target.realPath), { recursive: true });
+  const again = await physicalPath(target.realPath);
+  if (!again.ok || again.path !== target.realPath) {
+    return fail('OUTSIDE_WORKSPACE', `${tool}: '${target.relative}' changed while it was being written (a symbolic link appeared); nothing was written`);
+  }
+  return undefined;
+}

@@ -1,0 +1,254 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// A real HTTP server speaking OpenAI chat-completions (SSE streaming and not) on
+// 127.0.0.1, with scripted replies, faults, a record of every request body, and a
+// DeepSeek-style prefix cache. Tests, benches and the demo reach it through the real
+// `openai` client.
+
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  /** Object (serialized for you) or raw text (to script invalid JSON). */
+  arguments: Record<string, unknown> | string;
+}
+
+export type Fault =
+  | { kind: 'status'; status: number; message?: string }
+  /** Send `afterChunks` content chunks, then cut the connection. */
+  | { kind: 'disconnect'; afterChunks: number }
+  | { kind: 'malformed-sse' };
+
+export interface Reply {
+  text?: string;
+  reasoning?: string;
+  toolCalls?: ScriptedToolCall[];
+  finishReason?: 'stop' | 'tool_calls' | 'length';
+  fault?: Fault;
+  /** Wait before the response head (slow first byte). */
+  delayMs?: number;
+  /** Wait between streamed chunks. */
+  chunkDelayMs?: number;
+  /** Split text into chunks of this many characters (default 8). */
+  chunkSize?: number;
+}
+
+export type ReplyFn = (body: ChatBody, index: number) => Reply;
+
+export interface ChatBody {
+  model: string;
+  messages: { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }[];
+  tools?: unknown[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [k: string]: unknown;
+}
+
+export interface RecordedRequest {
+  raw: string;
+  body: ChatBody;
+  headers: http.IncomingHttpHeaders;
+  cacheHitTokens: number;
+  promptTokens: number;
+}
+
+/** Approximate tokens: 4 characters each. The cache counts whole blocks of 64 tokens. */
+const CHARS_PER_TOKEN = 4;
+const CACHE_BLOCK_TOKENS = 64;
+
+export class ModelServer {
+  readonly requests: RecordedRequest[] = [];
+  private script: (Reply | ReplyFn)[] = [];
+  private fallback: ReplyFn = () => ({ text: 'ok' });
+  private rendered: string[] = [];
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private server: http.Server;
+  /** Require this bearer token (401 otherwise) when set. */
+  apiKey?: string;
+
+  private constructor() {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+  }
+
+  static async start(): Promise<ModelServer> {
+    const s = new ModelServer();
+    await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
+    return s;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+  get baseURL(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  /** Queue replies, served in order; when the queue is empty the fallback answers. */
+  enqueue(...replies: (Reply | ReplyFn)[]): this {
+    this.script.push(...replies);
+    return this;
+  }
+  setFallback(fn: ReplyFn): this {
+    this.fallback = fn;
+    return this;
+  }
+  reset(): void {
+    this.script = [];
+    this.requests.length = 0;
+    this.rendered = [];
+  }
+  get pending(): number {
+    return this.script.length;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return this.error(res, 404, `No route ${req.method} ${req.url}`);
+    if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`) return this.error(res, 401, 'Incorrect API key provided');
+    let body: ChatBody;
+    try {
+      body = JSON.parse(raw) as ChatBody;
+    } catch {
+      return this.error(res, 400, 'Request body is not JSON');
+    }
+    const { hit, prompt } = this.cache(body);
+    const index = this.requests.length;
+    this.requests.push({ raw, body, headers: req.headers, cacheHitTokens: hit, promptTokens: prompt });
+    const next = this.script.shift() ?? this.fallback;
+    const reply = typeof next === 'function' ? next(body, index) : next;
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`);
+    const usage = usageOf(prompt, hit, reply);
+    if (body.stream) await this.streamReply(res, body, reply, usage);
+    else this.jsonReply(res, body, reply, usage);
+  }
+
+  /** Longest shared prefix with any earlier request, rendered from the parsed body. */
+  private cache(body: ChatBody): { hit: number; prompt: number } {
+    const text = JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []);
+    let best = 0;
+    for (const prev of this.rendered) best = Math.max(best, sharedPrefix(prev, text));
+    this.rendered.push(text);
+    const prompt = Math.ceil(text.length / CHARS_PER_TOKEN);
+    const hit = Math.floor(best / CHARS_PER_TOKEN / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS;
+    return { hit: Math.min(hit, prompt), prompt };
+  }
+
+  private error(res: http.ServerResponse, status: number, message: string): void {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message, type: 'scripted_error', code: status } }));
+  }
+
+  private jsonReply(res: http.ServerResponse, body: ChatBody, reply: Reply, usage: object): void {
+    const calls = toolCallsOf(reply, this.requests.length - 1);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: 'chatcmpl-test',
+        object: 'chat.completion',
+        created: 0,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: reply.text ?? '', reasoning_content: reply.reasoning, tool_calls: calls.length ? calls : undefined },
+            finish_reason: finishOf(reply),
+          },
+        ],
+        usage,
+      }),
+    );
+  }
+
+  private async streamReply(res: http.ServerResponse, body: ChatBody, reply: Reply, usage: object): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const send = async (delta: object, finish: string | null = null) => {
+      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+    };
+    const size = reply.chunkSize ?? 8;
+    const pieces = (s: string) => (s.length === 0 ? [] : s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []);
+    let sent = 0;
+    const cut = reply.fault?.kind === 'disconnect' ? reply.fault.afterChunks : Infinity;
+    const chunk = async (delta: object) => {
+      if (sent >= cut) throw new Cut();
+      await send(delta);
+      sent++;
+    };
+    try {
+      await send({ role: 'assistant', content: '' });
+      if (reply.fault?.kind === 'malformed-sse') {
+        res.write('data: {"choices": [ this is not json\n\n');
+        res.end();
+        return;
+      }
+      for (const p of pieces(reply.reasoning ?? '')) await chunk({ reasoning_content: p });
+      for (const p of pieces(reply.text ?? '')) await chunk({ content: p });
+      const calls = toolCallsOf(reply, this.requests.length - 1);
+      for (let i = 0; i < calls.length; i++) {
+        const c = calls[i];
+        await chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
+        for (const p of pieces(c.function.arguments)) await chunk({ tool_calls: [{ index: i, function: { arguments: p } }] });
+      }
+      if (sent >= cut) throw new Cut();
+      await send({}, finishOf(reply));
+      if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`);
+      res.write('data: [DONE]\n\n');
+      res.end();
+    } catch (err) {
+      if (!(err instanceof Cut)) throw err;
+      // Let the chunks already written reach the client, then cut the connection mid-body.
+      await new Promise<void>((r) => res.write('', () => r()));
+      await sleep(20);
+      res.socket?.destroy();
+    }
+  }
+}
+
+class Cut extends Error {}
+
+function toolCallsOf(reply: Reply, request: number) {
+  return (reply.toolCalls ?? []).map((c, i) => ({
+    id: c.id ?? `call_${request}_${i}`,
+    type: 'function' as const,
+    function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+  }));
+}
+
+function finishOf(reply: Reply): string {
+  return reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+}
+
+function usageOf(prompt: number, hit: number, reply: Reply) {
+  const completion = Math.ceil(((reply.text ?? '').length + (reply.reasoning ?? '').length + JSON.stringify(reply.toolCalls ?? []).length) / CHARS_PER_TOKEN);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_cache_hit_tokens: hit,
+    prompt_cache_miss_tokens: prompt - hit,
+    prompt_tokens_details: { cached_tokens: hit },
+  };
+}
+
+function sharedPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
