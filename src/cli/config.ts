@@ -29,7 +29,12 @@ export function workspaceOf(args: ParsedArgs): string {
 /** Everything `run` and `send` need, from flags and environment. */
 export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
   const baseURL = (args.options.get('base-url') as string | undefined) ?? env.ARBOR_BASE_URL ?? DEFAULT_BASE_URL;
+  // Flags first, so a typo is reported before anything about keys or folders.
   const approval = oneOf('approval', args.options.get('approval'), ['never', 'auto'] as const, 'never');
+  const sandbox = oneOf('sandbox', args.options.get('sandbox'), ['read-only', 'workspace-write', 'full-access'] as const, 'workspace-write');
+  const maxTokens = positiveInt('max-tokens', args.options.get('max-tokens'));
+  const timeoutMs = positiveInt('timeout', args.options.get('timeout'));
+  const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   return {
     storeDir: storeDirOf(args, env),
     workspace: [workspaceOf(args)],
@@ -37,12 +42,12 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
       baseURL,
       name: (args.options.get('model') as string | undefined) ?? env.ARBOR_MODEL ?? DEFAULT_MODEL,
       apiKey: apiKeyFor(baseURL, env),
-      maxTokens: positiveInt('max-tokens', args.options.get('max-tokens')),
-      timeoutMs: positiveInt('timeout', args.options.get('timeout')),
+      maxTokens,
+      timeoutMs,
     },
-    sandbox: oneOf('sandbox', args.options.get('sandbox'), ['read-only', 'workspace-write', 'full-access'] as const, 'workspace-write'),
+    sandbox,
     approval: approval === 'auto' ? 'ask' : 'never',
     approvalPort: approval === 'auto' ? autoApprove : neverApprove,
-    maxSteps: positiveInt('max-steps', args.options.get('max-steps')),
+    maxSteps,
   };
 }
