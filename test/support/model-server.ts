@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -60,7 +61,7 @@ export class ModelServer {
   readonly requests: RecordedRequest[] = [];
   private script: (Reply | ReplyFn)[] = [];
   private fallback: ReplyFn = () => ({ text: 'ok' });
-  private rendered: string[] = [];
+  private blocks = new Set<string>();
   private readonly sockets = new Set<import('node:net').Socket>();
   private server: http.Server;
   /** Require this bearer token (401 otherwise) when set. */
@@ -69,6 +70,7 @@ export class ModelServer {
   private constructor() {
     this.server = http.createServer((req, res) => void this.handle(req, res));
     this.server.on('connection', (s) => {
+      s.setNoDelay(true); // SSE chunks go out as written, not held back by Nagle
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
@@ -99,7 +101,7 @@ export class ModelServer {
   reset(): void {
     this.script = [];
     this.requests.length = 0;
-    this.rendered = [];
+    this.blocks = new Set();
   }
   get pending(): number {
     return this.script.length;
@@ -134,15 +136,25 @@ export class ModelServer {
     else this.jsonReply(res, body, reply, usage);
   }
 
-  /** Longest shared prefix with any earlier request, rendered from the parsed body. */
+  /**
+   * Longest shared prefix with any earlier request, rendered from the parsed body, in whole
+   * blocks of 64 tokens: like a provider cache, every block is keyed by the hash of the whole
+   * prefix up to it, so a request hits as many leading blocks as some earlier one stored.
+   */
   private cache(body: ChatBody): { hit: number; prompt: number } {
     const text = JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []);
-    let best = 0;
-    for (const prev of this.rendered) best = Math.max(best, sharedPrefix(prev, text));
-    this.rendered.push(text);
+    const block = CHARS_PER_TOKEN * CACHE_BLOCK_TOKENS;
+    let h = '';
+    let hits = 0;
+    let missed = false;
+    for (let off = 0; off + block <= text.length; off += block) {
+      h = createHash('sha1').update(h).update(text.slice(off, off + block)).digest('base64');
+      if (!missed && this.blocks.has(h)) hits++;
+      else missed = true;
+      this.blocks.add(h);
+    }
     const prompt = Math.ceil(text.length / CHARS_PER_TOKEN);
-    const hit = Math.floor(best / CHARS_PER_TOKEN / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS;
-    return { hit: Math.min(hit, prompt), prompt };
+    return { hit: Math.min(hits * CACHE_BLOCK_TOKENS, prompt), prompt };
   }
 
   private error(res: http.ServerResponse, status: number, message: string): void {
@@ -240,13 +252,6 @@ function usageOf(prompt: number, hit: number, reply: Reply) {
     prompt_cache_miss_tokens: prompt - hit,
     prompt_tokens_details: { cached_tokens: hit },
   };
-}
-
-function sharedPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
 }
 
 function sleep(ms: number): Promise<void> {
