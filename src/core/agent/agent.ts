@@ -18,6 +18,8 @@ export class Agent {
   private running: Promise<void> | null = null;
   private controller: AbortController | null = null;
   private disposed = false;
+  /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
+  private paused = false;
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
   private lastOutcome: TurnReport | undefined;
 
@@ -55,27 +57,40 @@ export class Agent {
     if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
     const messageId = randomUUID();
     await this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    this.paused = false;
     this.pump();
     return messageId;
   }
 
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
   pump(): void {
-    if (this.running || this.disposed || this.inboxSize === 0) return;
+    if (this.running || this.disposed || this.paused || this.inboxSize === 0) return;
     this.running = this.loop().finally(() => {
       this.running = null;
       this.pump(); // a message accepted while the last turn was ending
     });
   }
 
-  /** Resolves when no turn runs and the inbox is empty. */
+  /** True when nothing runs and nothing will run without a new message: the inbox is empty or paused. */
+  get isSettled(): boolean {
+    return !this.running && (this.paused || this.inboxSize === 0);
+  }
+
+  /** Wake a paused agent so it works through the queued messages. */
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
+  /** Resolves when no turn runs (and none will start without a new message). */
   async idle(): Promise<void> {
     while (this.running) await this.running;
   }
 
   /**
-   * End the running turn as `interrupted` (or `cancelled`). With keepInbox (the default)
-   * queued messages stay and are worked next; without it they are claimed and dropped.
+   * End the running turn as `interrupted` (or `cancelled`). Interrupt is not dispose: the
+   * agent stays. With keepInbox (the default) queued messages stay and wait for the next
+   * waking message (or `resume()`); without it they are claimed and dropped.
    */
   async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean } = {}): Promise<void> {
     if (!(opts.keepInbox ?? true)) {
@@ -117,7 +132,9 @@ export class Agent {
       }
       this.controller = null;
       this.lastOutcome = { ...outcome, messageId: next.messageId };
+      if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.paused = true;
       for (const fn of this.turnListeners) fn(this.lastOutcome);
+      if (this.paused) return;
     }
   }
 

@@ -118,8 +118,8 @@ describe('agent: turns against the test model server', () => {
     server.setFallback(() => ({ text: 'ok' }));
   });
 
-  it('interrupts mid-stream, keeps the inbox, and goes on with the next message', async () => {
-    server.enqueue({ text: 'y'.repeat(400), chunkSize: 2, chunkDelayMs: 10 }, { text: 'second answer' });
+  it('interrupts mid-stream and keeps the inbox: queued messages wait for the next waking message, then run in order', async () => {
+    server.enqueue({ text: 'y'.repeat(400), chunkSize: 2, chunkDelayMs: 10 }, { text: 'second answer' }, { text: 'third answer' });
     const agent = await t.h.createSession();
     await agent.accept('first');
     await agent.accept('second');
@@ -127,10 +127,15 @@ describe('agent: turns against the test model server', () => {
     await new Promise((r) => setTimeout(r, 50));
     await agent.cancel('interrupted', { keepInbox: true });
     await agent.idle();
-    const ends = agent.session.events.filter((e) => e.type === 'turn/end');
-    assert.deepEqual(ends.map((e) => e.type === 'turn/end' && e.stopReason), ['interrupted', 'completed']);
+    const ends = () => agent.session.events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.stopReason);
+    assert.deepEqual(ends(), ['interrupted']);
+    assert.equal(agent.inboxSize, 1, 'the queued message is kept');
+    assert.ok(agent.isSettled);
+    await agent.accept('third');
+    await agent.idle();
+    assert.deepEqual(ends(), ['interrupted', 'completed', 'completed']);
     const users = agent.session.events.filter((e) => e.type === 'user/message').map((e) => e.type === 'user/message' && e.text);
-    assert.deepEqual(users, ['first', 'second']);
+    assert.deepEqual(users, ['first', 'second', 'third']);
   });
 
   it('interrupts mid-tool: the running command is killed and its call is left unanswered', async () => {
@@ -145,6 +150,8 @@ describe('agent: turns against the test model server', () => {
     await agent.cancel();
     await agent.idle();
     assert.ok(Date.now() - t0 < 10_000);
+    agent.resume();
+    await agent.idle();
     const ends = agent.session.events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.stopReason);
     assert.deepEqual(ends, ['interrupted', 'completed']);
     // The next request answers the interrupted call with a stand-in result.
