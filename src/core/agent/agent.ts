@@ -20,7 +20,10 @@ export class Agent {
   private disposed = false;
   /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
   private paused = false;
+  /** Quiet messages waiting for the running turn's next safe point. */
+  private injections: { text: string; source: MessageSource }[] = [];
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
+  private readonly idleListeners = new Set<() => void>();
   private lastOutcome: TurnReport | undefined;
 
   constructor(readonly cfg: AgentConfig) {}
@@ -62,12 +65,32 @@ export class Agent {
     return messageId;
   }
 
+  /**
+   * Add a message to the history without starting a turn (a quiet report): now when idle,
+   * else at the running turn's next safe point (before its next model request, or when it ends).
+   */
+  async inject(text: string, source: MessageSource): Promise<void> {
+    if (!this.running) {
+      await this.cfg.writer.append({ type: 'user/message', text, source });
+      return;
+    }
+    this.injections.push({ text, source });
+  }
+
+  private async drainInjections(): Promise<void> {
+    while (this.injections.length > 0) {
+      const m = this.injections.shift()!;
+      await this.cfg.writer.append({ type: 'user/message', text: m.text, source: m.source });
+    }
+  }
+
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
   pump(): void {
     if (this.running || this.disposed || this.paused || this.inboxSize === 0) return;
     this.running = this.loop().finally(() => {
       this.running = null;
       this.pump(); // a message accepted while the last turn was ending
+      if (!this.running) for (const fn of this.idleListeners) fn();
     });
   }
 
@@ -104,6 +127,16 @@ export class Agent {
     return () => this.turnListeners.delete(fn);
   }
 
+  /** Called each time the agent stops working (its loop ended and nothing restarted it). */
+  onIdle(fn: () => void): () => void {
+    this.idleListeners.add(fn);
+    return () => this.idleListeners.delete(fn);
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
   onEvent(fn: (e: SessionEvent) => void): () => void {
     return this.cfg.writer.onEvent((e) => fn(e));
   }
@@ -115,6 +148,7 @@ export class Agent {
     await this.idle();
     await this.cfg.writer.flush();
     this.turnListeners.clear();
+    this.idleListeners.clear();
   }
 
   private async loop(): Promise<void> {
@@ -125,12 +159,13 @@ export class Agent {
       this.controller = new AbortController();
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal);
+        outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());
       } catch (err) {
         // Only the store can throw here (validation and I/O); the log is left as it was.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
       }
       this.controller = null;
+      await this.drainInjections().catch(() => undefined);
       this.lastOutcome = { ...outcome, messageId: next.messageId };
       if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.paused = true;
       for (const fn of this.turnListeners) fn(this.lastOutcome);

@@ -24,7 +24,7 @@ export interface TurnOutcome {
  * One turn (DESIGN §4): claim → turn/start → user/message → (request/header → stream →
  * assistant/message → tool/results)* → turn/end. Every fact is durable before the next step.
  */
-export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal): Promise<TurnOutcome> {
+export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
   const w = cfg.writer;
   const turnId = randomUUID();
   await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
@@ -42,6 +42,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   for (let step = 0; ; step++) {
     if (signal.aborted) return end(stopped());
     if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
+    await beforeStep?.(); // a safe point: quiet messages (reports) join the history here
     const tools = cfg.tools();
     const req = { model: cfg.modelName, system: cfg.system(), tools, messages: deriveMessages(w.session.events), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);

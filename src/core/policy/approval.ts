@@ -9,6 +9,8 @@ export interface ApprovalRequest {
   /** One line a human can judge: the command, or the path and what will happen to it. */
   summary: string;
   reason: string;
+  /** For a delegated child's request: the asking session first, then its ancestors up to the root. */
+  lineage?: string[];
 }
 
 export type ApprovalDecision = 'allow' | 'deny';

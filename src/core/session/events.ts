@@ -132,6 +132,8 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   modelProvider?: string;
   model?: string;
   persona?: string;
+  /** The persona is the whole system prompt. */
+  personaComplete?: boolean;
   toolFilter?: string[];
 }
 

@@ -90,6 +90,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('modelProvider', str, 'a string', true),
     r('model', str, 'a string', true),
     r('persona', str, 'a string', true),
+    r('personaComplete', bool, 'a boolean', true),
     r('toolFilter', strings, 'an array of tool names', true),
   ],
   'session/end-seed': [r('seedLength', natural, 'a non-negative integer')],

@@ -31,6 +31,14 @@ export class Catalog {
     return this.jdb.quarantined;
   }
 
+  /**
+   * Entries may be missing: the journal was damaged, or a crash tore its last record (a
+   * createSession whose tree write landed but whose catalog write did not).
+   */
+  get mayHaveLost(): boolean {
+    return this.jdb.quarantined.length > 0 || this.jdb.tornTail;
+  }
+
   async add(ops: CatalogOp[]): Promise<void> {
     await this.jdb.write(ops);
     for (const op of ops) this.index(op);
@@ -57,6 +65,10 @@ export class Catalog {
   }
   trees(): Set<string> {
     return new Set([...this.entries.values()].map((e) => e.tree));
+  }
+
+  checkpoint(): Promise<void> {
+    return this.jdb.checkpoint();
   }
 
   close(): Promise<void> {

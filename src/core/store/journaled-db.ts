@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Database, SqlJsStatic } from 'sql.js';
+import { crc32 } from 'node:zlib';
+import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { StoreError, type Quarantine } from './errors';
 import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
 import { encodeRecord, JournalFile, scanJournal, type JournalRecord } from './journal';
@@ -33,6 +34,8 @@ export interface JournaledDbOptions {
 
 interface Pending<P> {
   payloads: P[];
+  /** A checkpoint request: it runs in queue order, after the writes queued before it. */
+  checkpoint?: true;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -51,6 +54,8 @@ export class JournaledDb<P extends object> {
   private flushing: Promise<void> | null = null;
   private closed = false;
   private dbBytes: number;
+  /** Opening cut a torn tail off the journal: records a crash interrupted (or damage) are gone. */
+  tornTail = false;
 
   private constructor(
     readonly dbFile: string,
@@ -77,18 +82,20 @@ export class JournaledDb<P extends object> {
     const hasDb = fs.existsSync(dbFile);
     let db: Database;
     let dbLsn = 0;
+    let migrated = false;
     let dbBytes = 0;
     if (hasDb) {
       const bytes = await fs.promises.readFile(dbFile);
       dbBytes = bytes.length;
       try {
-        ({ db, lsn: dbLsn } = loadVerified(SQL, bytes, hooks.schema));
+        ({ db, lsn: dbLsn, migrated } = loadVerified(SQL, bytes, hooks.schema));
       } catch (err) {
         if (err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW') throw new StoreError(err.code, `${dbFile}: ${err.message}`, dbFile);
         throw await quarantineAll(dbFile, walFile, describe(err), err);
       }
     } else {
       db = new SQL.Database();
+      tune(db);
       hooks.schema.create(db);
       db.run('INSERT INTO meta(key, value) VALUES (?, ?), (?, ?), (?, ?)', ['kind', hooks.schema.kind, 'schema', hooks.schema.version, 'lsn', 0]);
     }
@@ -119,9 +126,13 @@ export class JournaledDb<P extends object> {
 
     const journal = await JournalFile.open(walFile, wal.length);
     const jdb = new JournaledDb<P>(dbFile, db, journal, hooks, lsn, opts, dbBytes, quarantined);
+    // An upgraded file is written back now: otherwise it stays old on disk until the next
+    // checkpoint (never, if nothing is written) and is migrated again at every open.
+    if (migrated) await jdb.writeCheckpoint();
     if (scan.tail === 'torn') {
       // The unacknowledged write a crash interrupted: drop it so new records follow good ones.
       await journal.truncate(scan.goodBytes);
+      jdb.tornTail = true;
     } else if (scan.tail === 'corrupt') {
       // Keep the good prefix (checkpointed now), move the damaged journal aside, start a new one.
       await journal.close();
@@ -138,7 +149,18 @@ export class JournaledDb<P extends object> {
     if (this.closed) return Promise.reject(new StoreError('CLOSED', `The store file ${this.dbFile} is closed`, this.dbFile));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ payloads, resolve, reject });
-      this.flushing ??= this.flush().finally(() => (this.flushing = null));
+      this.kick();
+    });
+  }
+
+  /**
+   * Start the writer loop unless it runs. Work queued after the loop's last look at the
+   * queue (by a caller resumed before the loop's promise settled) restarts it.
+   */
+  private kick(): void {
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = null;
+      if (this.queue.length > 0) this.kick();
     });
   }
 
@@ -149,16 +171,26 @@ export class JournaledDb<P extends object> {
 
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
-      const items = this.queue.splice(0);
-      const batch = new Map<string, unknown>();
+      const cut = this.queue.findIndex((q) => q.checkpoint);
+      if (cut === 0) {
+        const req = this.queue.shift()!;
+        await this.checkpointNow().then(req.resolve, req.reject);
+        continue;
+      }
+      const items = cut < 0 ? this.queue.splice(0) : this.queue.splice(0, cut);
+      let batch = new Map<string, unknown>();
       const accepted: Pending<P>[] = [];
       const bufs: Buffer[] = [];
       let lsn = this.lsn;
       for (const item of items) {
+        // Checked against a copy: a refused item must leave no trace for the items after it.
+        const scratch = new Map(batch);
         try {
-          for (const p of item.payloads) this.hooks.check?.(p, batch);
-          bufs.push(encodeRecord({ lsn: ++lsn, ops: item.payloads }));
+          for (const p of item.payloads) this.hooks.check?.(p, scratch);
+          bufs.push(encode(lsn + 1, item.payloads, this.dbFile)); // lsn moves only once encoded: no gaps
+          lsn++;
           accepted.push(item);
+          batch = scratch;
         } catch (err) {
           item.reject(err);
         }
@@ -190,10 +222,17 @@ export class JournaledDb<P extends object> {
     }
   }
 
-  /** Fold the journal into the database file now (waits for queued writes first). */
-  async checkpoint(): Promise<void> {
-    await this.drain();
-    await this.checkpointNow();
+  /**
+   * Fold the journal into the database file now, after the writes queued before it. It runs
+   * in the writer loop: a write landing between the export and the journal reset would be
+   * wiped from the journal while missing from the database file.
+   */
+  checkpoint(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `The store file ${this.dbFile} is closed`, this.dbFile));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ payloads: [], checkpoint: true, resolve, reject });
+      this.kick();
+    });
   }
 
   private async checkpointNow(): Promise<void> {
@@ -205,6 +244,10 @@ export class JournaledDb<P extends object> {
   private async writeCheckpoint(): Promise<void> {
     this.db.run("UPDATE meta SET value = ? WHERE key = 'lsn'", [this.lsn]);
     const bytes = this.db.export(); // never inside a transaction: writes are committed before we get here
+    seal(bytes);
+    // export() closed and reopened the connection: its statements are freed, its pragmas reset.
+    statements.delete(this.db);
+    tune(this.db);
     this.dbBytes = bytes.length;
     await writeFileAtomic(this.dbFile, bytes);
   }
@@ -224,12 +267,67 @@ export class JournaledDb<P extends object> {
   }
 }
 
-function loadVerified(SQL: SqlJsStatic, bytes: Buffer, schema: Schema): { db: Database; lsn: number } {
+/**
+ * Durability comes from our journal, so SQLite's own rollback journal (a file in sql.js's
+ * in-memory FS, created, written and deleted on every transaction) is pure cost: keep it in
+ * memory and skip its syncs. Rollback still works; neither pragma is stored in the file.
+ */
+function tune(db: Database): void {
+  db.run('PRAGMA journal_mode = MEMORY');
+  db.run('PRAGMA synchronous = OFF');
+}
+
+const statements = new WeakMap<Database, Map<string, Statement>>();
+
+/**
+ * A statement prepared once per connection and reused: db.run(sql, params) prepares and frees
+ * one on every call. sql.js frees them all on export() (writeCheckpoint forgets them) and close().
+ */
+export function prepared(db: Database, sql: string): Statement {
+  let cache = statements.get(db);
+  if (!cache) statements.set(db, (cache = new Map()));
+  let stmt = cache.get(sql);
+  if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
+  return stmt;
+}
+
+/** A journal record, or BAD_EVENT when the payloads are not JSON (a BigInt, a cycle). */
+function encode(lsn: number, ops: unknown[], dbFile: string): Buffer {
+  try {
+    return encodeRecord({ lsn, ops });
+  } catch (err) {
+    throw new StoreError('BAD_EVENT', `A record for ${dbFile} cannot be stored as JSON (${describe(err)}); remove that value and retry.`, dbFile, err);
+  }
+}
+
+/**
+ * SQLite pages carry no checksum: a damaged byte inside a row reads back as different data.
+ * Each checkpoint therefore stores crc32 of the file in bytes 68–71 of the SQLite header
+ * (the application_id field, which SQLite keeps as is), computed with those bytes zeroed.
+ */
+const CRC_AT = 68;
+function seal(bytes: Uint8Array): void {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  b.writeUInt32BE(0, CRC_AT);
+  b.writeUInt32BE(crc32(b), CRC_AT);
+}
+/** True when the stored crc matches (0: a file written before checksums, not checked). */
+function sealed(bytes: Buffer): boolean {
+  const stored = bytes.readUInt32BE(CRC_AT);
+  if (stored === 0) return true;
+  bytes.writeUInt32BE(0, CRC_AT);
+  const ok = crc32(bytes) === stored;
+  bytes.writeUInt32BE(stored, CRC_AT);
+  return ok;
+}
+
+function loadVerified(SQL: SqlJsStatic, bytes: Buffer, schema: Schema): { db: Database; lsn: number; migrated: boolean } {
   if (bytes.length === 0) throw new Error('the file is empty');
   const pageSize = bytes.length >= 18 ? bytes.readUInt16BE(16) : 0;
   const pages = bytes.length >= 32 ? bytes.readUInt32BE(28) : 0;
   const declared = (pageSize === 1 ? 65536 : pageSize) * pages;
   if (declared !== bytes.length) throw new Error(`the file holds ${bytes.length} bytes but its header declares ${declared}`);
+  if (!sealed(bytes)) throw new Error('its checksum does not match its contents');
   const db = new SQL.Database(bytes);
   try {
     const meta = new Map<string, unknown>();
@@ -246,7 +344,8 @@ function loadVerified(SQL: SqlJsStatic, bytes: Buffer, schema: Schema): { db: Da
       db.run("UPDATE meta SET value = ? WHERE key = 'schema'", [version + 1]);
       db.run('COMMIT');
     }
-    return { db, lsn: Number(meta.get('lsn') ?? 0) };
+    tune(db);
+    return { db, lsn: Number(meta.get('lsn') ?? 0), migrated: Number(meta.get('schema')) < schema.version };
   } catch (err) {
     db.close();
     throw err;

@@ -21,6 +21,10 @@ export interface StoreOptions extends JournaledDbOptions {
  */
 export class Store {
   private readonly trees = new Map<string, Promise<TreeFile>>();
+  /** Operations under way per tree: an evicted tree is one no operation is using. */
+  private readonly users = new Map<string, number>();
+  /** Evicted trees still closing (folding their journal): reopening waits for it. */
+  private readonly closing = new Map<string, Promise<void>>();
   private readonly broken = new Map<string, StoreError>();
   private readonly problemList: Quarantine[] = [];
   private closed = false;
@@ -51,7 +55,8 @@ export class Store {
       }
       const store = new Store(dir, catalog, opts, unlock);
       store.problemList.push(...problems);
-      await store.reconcile(rebuild);
+      // A catalog that lost records is completed from every tree file, not only unknown ones.
+      await store.reconcile(rebuild || catalog.mayHaveLost);
       return store;
     } catch (err) {
       unlock();
@@ -92,26 +97,25 @@ export class Store {
       if (!parent) throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
       treeName = parent.tree;
     }
-    const tree = await this.tree(treeName);
     // Tree first, catalog second: a crash in between leaves an unlisted session in a tree
     // file (found again by reconcile for a new tree), never a listed session without data.
-    await tree.write([{ op: 'session', header }, { op: 'events', session: header.id, events: [...events] }]);
+    await this.withTree(treeName, (tree) => tree.write([{ op: 'session', header }, { op: 'events', session: header.id, events: [...events] }]));
     await this.catalog.add([{ op: 'session', header, tree: treeName }]);
   }
 
   /** Durably append events (contiguous with what is stored); resolves once on disk. */
   async append(id: string, events: readonly SessionEvent[]): Promise<void> {
     this.assertOpen();
-    const tree = await this.treeOf(id);
-    await tree.write([{ op: 'events', session: id, events: [...events] }]);
+    await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
   }
 
   /** Events of one session from `fromSeq` (raw, as stored). */
   async readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
     this.assertOpen();
-    const tree = await this.treeOf(id);
-    if (!tree.has(id)) throw this.missing(id, tree);
-    return this.guardRead(tree, () => tree.events(id, fromSeq));
+    return this.withTreeOf(id, (tree) => {
+      if (!tree.has(id)) throw this.missing(id, tree);
+      return this.guardRead(tree, () => tree.events(id, fromSeq));
+    });
   }
 
   /** Load one session (its tree file only; no other session is folded). */
@@ -123,13 +127,18 @@ export class Store {
 
   /** Number of stored events of a session. */
   async length(id: string): Promise<number> {
-    const tree = await this.treeOf(id);
-    return tree.length(id);
+    return this.withTreeOf(id, (tree) => tree.length(id));
   }
 
   /** Fold every journal into its database file now. */
   async checkpoint(): Promise<void> {
-    for (const p of this.trees.values()) await (await p.catch(() => undefined))?.checkpoint();
+    this.assertOpen();
+    for (const [name, p] of [...this.trees]) {
+      if (!(await p.then(() => true, () => false))) continue; // unreadable: recorded in problems
+      // Evicted meanwhile? Its close folded the journal; otherwise hold it open while folding.
+      if (this.trees.has(name)) await this.withTree(name, (tree) => tree.checkpoint());
+    }
+    await this.catalog.checkpoint();
   }
 
   async close(): Promise<void> {
@@ -137,16 +146,30 @@ export class Store {
     this.closed = true;
     try {
       for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
+      await Promise.all(this.closing.values());
       await this.catalog.close();
     } finally {
       this.unlock();
     }
   }
 
-  private async treeOf(id: string): Promise<TreeFile> {
+  private async withTreeOf<T>(id: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
     const entry = this.catalog.get(id);
     if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
-    return this.tree(entry.tree);
+    return this.withTree(entry.tree, fn);
+  }
+
+  /** Run `fn` on a tree that stays open until `fn` settles: eviction skips trees in use. */
+  private async withTree<T>(name: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
+    this.users.set(name, (this.users.get(name) ?? 0) + 1);
+    try {
+      return await fn(await this.tree(name));
+    } finally {
+      const left = this.users.get(name)! - 1;
+      if (left > 0) this.users.set(name, left);
+      else this.users.delete(name);
+      this.evict(); // a tree kept open past the limit because it was in use may go now
+    }
   }
 
   private tree(name: string): Promise<TreeFile> {
@@ -158,7 +181,9 @@ export class Store {
       this.trees.set(name, p);
       return p;
     }
-    p = TreeFile.open(path.join(this.dir, 'trees'), name, this.opts).then(
+    // After an eviction's close (checkpoint, journal reset): two instances must never share the files.
+    const closed = this.closing.get(name) ?? Promise.resolve();
+    p = closed.then(() => TreeFile.open(path.join(this.dir, 'trees'), name, this.opts)).then(
       (t) => {
         this.problemList.push(...t.quarantined);
         return t;
@@ -173,17 +198,24 @@ export class Store {
       },
     );
     this.trees.set(name, p);
-    void this.evict();
+    this.evict();
     return p;
   }
 
-  /** Close least recently used trees past the limit; their journals stay and replay on reopen. */
-  private async evict(): Promise<void> {
+  /** Close least recently used trees not in use past the limit; reopening one waits for its close. */
+  private evict(): void {
     const max = this.opts.maxOpenTrees ?? 16;
-    while (this.trees.size > max) {
-      const [name, p] = this.trees.entries().next().value as [string, Promise<TreeFile>];
+    for (const [name, p] of this.trees) {
+      if (this.trees.size <= max) break;
+      if (this.users.has(name)) continue;
       this.trees.delete(name);
-      await (await p.catch(() => undefined))?.close();
+      const done: Promise<void> = p
+        .then((t) => t.close())
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.closing.get(name) === done) this.closing.delete(name);
+        });
+      this.closing.set(name, done);
     }
   }
 
@@ -197,14 +229,13 @@ export class Store {
     }
     for (const name of names) {
       if (!all && known.has(name)) continue;
-      let tree: TreeFile;
+      let headers: SessionHeader[];
       try {
-        tree = await this.tree(name);
+        headers = await this.withTree(name, (tree) => tree.headers());
       } catch {
         continue; // quarantined and recorded in problems
       }
-      const ops: CatalogOp[] = tree
-        .headers()
+      const ops: CatalogOp[] = headers
         .filter((h) => !this.catalog.get(h.id))
         .map((header) => ({ op: 'session', header, tree: name }));
       // Parents before children, so children() links stay whole.

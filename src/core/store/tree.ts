@@ -3,7 +3,7 @@ import { SessionValidationError } from '../session/errors';
 import { checkEventShape } from '../session/validate';
 import type { SessionEvent, SessionHeader } from '../session/events';
 import { StoreError } from './errors';
-import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { JournaledDb, prepared, type JournaledDbOptions } from './journaled-db';
 import { TREE_SCHEMA } from './schema';
 
 export type TreeOp =
@@ -120,7 +120,7 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
   if (p.events.length === 0) return;
   const first = p.events[0].seq;
   const last = p.events[p.events.length - 1].seq;
-  db.run('INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)', [p.session, first, last, p.events.map((e) => JSON.stringify(e)).join(',')]);
-  db.run('UPDATE sessions SET next_seq = ? WHERE id = ?', [last + 1, p.session]);
+  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)').run([p.session, first, last, p.events.map((e) => JSON.stringify(e)).join(',')]);
+  prepared(db, 'UPDATE sessions SET next_seq = ? WHERE id = ?').run([last + 1, p.session]);
   nextSeq?.set(p.session, last + 1);
 }

@@ -39,7 +39,8 @@ export type ToolErrorCode =
   | 'TIMEOUT'
   | 'CANCELLED'
   | 'EXIT_NONZERO'
-  | 'IO_ERROR';
+  | 'IO_ERROR'
+  | 'SUBAGENT';
 
 export interface ToolResult {
   content: string;

@@ -59,6 +59,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       modelProvider: 'deepseek',
       model: 'deepseek-chat',
       persona: 'a careful tester',
+      personaComplete: true,
       toolFilter: ['read', 'grep'],
     },
   },
