@@ -1,4 +1,3 @@
-import type { Agent } from '../core/agent/agent';
 import { Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
@@ -14,12 +13,12 @@ export interface Io {
 export type Command = (args: ParsedArgs, io: Io) => Promise<number>;
 
 /** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
-function wireOutput(h: Harness, agent: Agent, args: ParsedArgs, io: Io): void {
+function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
   if (args.options.has('json')) {
     h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
     return;
   }
-  h.onEvent((session, e) => describeEvent(session === agent.id, e, io));
+  h.onEvent((session, e) => describeEvent(session === id, e, io));
 }
 
 function describeEvent(own: boolean, e: SessionEvent, io: Io): void {
@@ -31,12 +30,14 @@ function describeEvent(own: boolean, e: SessionEvent, io: Io): void {
   else if (e.type === 'turn/end' && e.stopReason !== 'completed') io.err(`${tag}turn ended: ${e.stopReason}${e.error ? ` — ${e.error}` : ''}`);
 }
 
-async function runOnce(h: Harness, agent: Agent, text: string, io: Io): Promise<number> {
-  await agent.accept(text, { kind: 'user' });
-  await agent.idle();
-  const last = agent.lastTurn;
-  io.err(`session ${agent.id}`);
-  return last?.stopReason === 'completed' ? 0 : 1;
+/** Drive the session and every descendant until all have settled; the exit code follows the session's own last turn. */
+async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> {
+  await h.settle();
+  const session = h.resident(id)?.session ?? (await h.store.inspect(id));
+  let last: string | undefined;
+  for (const e of session.events) if (e.type === 'turn/end') last = e.stopReason;
+  io.err(`session ${id}`);
+  return last === 'completed' ? 0 : 1;
 }
 
 const run: Command = async (args, io) => {
@@ -45,8 +46,9 @@ const run: Command = async (args, io) => {
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
     const agent = await h.createSession({ title: prompt.slice(0, 80) });
-    wireOutput(h, agent, args, io);
-    return await runOnce(h, agent, prompt, io);
+    wireOutput(h, agent.id, args, io);
+    await agent.accept(prompt, { kind: 'user' });
+    return await settleAndReport(h, agent.id, io);
   } finally {
     await h.close();
   }
@@ -59,9 +61,9 @@ const send: Command = async (args, io) => {
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
-    const agent = await h.openSession(id);
-    wireOutput(h, agent, args, io);
-    return await runOnce(h, agent, msg, io);
+    wireOutput(h, id, args, io);
+    await h.send(id, msg);
+    return await settleAndReport(h, id, io);
   } finally {
     await h.close();
   }

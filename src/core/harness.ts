@@ -7,6 +7,9 @@ import { OpenAICompatibleClient } from './model/openai-client';
 import type { ModelClient } from './model/types';
 import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
+import type { ChildComposition } from './subagent/composition';
+import { SubagentRuntime } from './subagent/runtime';
+import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
@@ -27,6 +30,12 @@ export interface HarnessConfig {
   store?: StoreOptions;
   /** Standing scope key of this deployment's preset. */
   preset?: string;
+  /** Deepest delegation allowed (root = 0); default 3. */
+  maxDepth?: number;
+  /** What a delegated child does with actions needing approval: refuse (default) or ask the human, tagged. */
+  childApproval?: 'never' | 'escalate';
+  /** How long a settled continuable child stays resident before release (ms); default 1000. */
+  releaseDelayMs?: number;
 }
 
 export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
@@ -38,6 +47,7 @@ export class Harness {
   private readonly agents = new Map<string, Agent>();
   private readonly listeners = new Set<HarnessListener>();
   private readonly roots: string[];
+  readonly subagents: SubagentRuntime;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -47,6 +57,19 @@ export class Harness {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     for (const t of workspaceTools()) this.tools.register(t);
     for (const s of DEFAULT_SECTIONS) this.prompts.register(s);
+    this.subagents = new SubagentRuntime({
+      store,
+      tools: this.tools,
+      build: (writer, comp) => this.build(writer, comp),
+      resident: (id) => this.agents.get(id),
+      resolve: (id) => this.openSession(id),
+      maxDepth: config.maxDepth ?? 3,
+      approvalPort: config.approvalPort,
+      defaultApproval: config.approval,
+      childApproval: config.childApproval ?? 'never',
+      releaseDelayMs: config.releaseDelayMs ?? 1000,
+    });
+    for (const t of delegationTools(this.subagents)) this.tools.register(t);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -70,49 +93,101 @@ export class Harness {
   async createSession(opts: { title?: string } = {}): Promise<Agent> {
     const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: this.roots[0] };
     if (opts.title) header.title = opts.title;
+    if (this.config.preset) header.agentPreset = this.config.preset;
     const writer = new SessionWriter(Session.create(header), this.store, { published: false });
     await writer.publish();
     return this.adopt(writer);
   }
 
-  /** The resident agent of a session, or a cold resume from its own log. */
+  /**
+   * The resident agent of a root session, or a cold resume from its own log. A subagent
+   * is reached through `send` (the runtime rebuilds its composition from its descriptor).
+   */
   async openSession(id: string): Promise<Agent> {
     const resident = this.agents.get(id);
     if (resident) return resident;
-    const session = await this.store.inspect(id);
-    const agent = this.adopt(new SessionWriter(session, this.store));
-    await agent.recover();
-    return agent;
+    const pending = this.opening.get(id);
+    if (pending) return pending;
+    const p = (async () => {
+      const session = await this.store.inspect(id);
+      const agent = this.adopt(new SessionWriter(session, this.store));
+      await agent.recover();
+      return agent;
+    })().finally(() => this.opening.delete(id));
+    this.opening.set(id, p);
+    return p;
+  }
+  private readonly opening = new Map<string, Promise<Agent>>();
+
+  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
+  async send(id: string, text: string): Promise<Agent> {
+    const header = this.store.header(id);
+    if (!header) throw new Error(`No session ${id} in ${this.store.dir}.`);
+    if (header.origin === 'user' || header.parentSession === undefined) {
+      const agent = await this.openSession(id);
+      await agent.accept(text, { kind: 'user' });
+      return agent;
+    }
+    await this.subagents.followup(null, id, text);
+    return this.agents.get(id)!;
+  }
+
+  /** Wait until every resident agent has settled and no child is resident or pending. */
+  async settle(): Promise<void> {
+    for (let round = 0; ; round++) {
+      for (const a of [...this.agents.values()]) await a.idle();
+      await this.subagents.whenQuiet();
+      if ([...this.agents.values()].every((a) => a.isSettled)) return;
+      if (round > 100_000) throw new Error('settle: agents keep waking each other');
+    }
   }
 
   resident(id: string): Agent | undefined {
     return this.agents.get(id);
   }
 
-  /** Build an agent over a writer with this deployment's model, tools, prompt and policy. */
-  adopt(writer: SessionWriter, view: ViewSpec = { preset: this.config.preset }): Agent {
+  /** A root agent over a writer with this deployment's model, tools, prompt and policy. */
+  adopt(writer: SessionWriter): Agent {
+    return this.build(writer, { ...(this.config.preset ? { preset: this.config.preset } : {}), ownScope: `agent:${writer.id}` }).agent;
+  }
+
+  /** The agent factory the subagent runtime uses; roots use it too. */
+  private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
+    const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const cfg: AgentConfig = {
       writer,
       model: this.model,
-      modelName: this.config.model.name,
-      maxTokens: this.config.model.maxTokens,
+      modelName: comp.model ?? this.config.model.name,
+      maxTokens: comp.maxTokens ?? this.config.model.maxTokens,
       tools: () => this.tools.view(view),
-      system: () => assemblePrompt(this.prompts, view),
+      system: () => assemblePrompt(this.prompts, view, comp.persona),
       roots: this.roots,
       defaults: { sandbox: this.config.sandbox, approval: this.config.approval },
-      approval: this.config.approvalPort,
+      approval: comp.approval ?? this.config.approvalPort,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
     };
     const agent = new Agent(cfg);
-    writer.onEvent((e) => {
+    const off = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });
     this.agents.set(writer.id, agent);
-    return agent;
+    return {
+      agent,
+      release: () => {
+        off();
+        if (this.agents.get(writer.id) === agent) this.agents.delete(writer.id);
+      },
+    };
+  }
+
+  /** Resident agents (roots and children), for views and leak checks. */
+  get residentCount(): number {
+    return this.agents.size;
   }
 
   async close(): Promise<void> {
+    await this.subagents.dispose();
     for (const a of this.agents.values()) await a.dispose();
     this.agents.clear();
     await this.store.close();

@@ -1,0 +1,24 @@
+import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../policy/approval';
+
+/**
+ * Child approval policy `escalate`: a child's request goes to the host's port, tagged with
+ * the child's id and lineage. It is answered or refused, never stuck: a host that does not
+ * answer within `timeoutMs` is a denial.
+ */
+export function escalatingPort(host: ApprovalPort, lineage: string[], timeoutMs: number): ApprovalPort {
+  return {
+    async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<ApprovalDecision>((resolve) => {
+        timer = setTimeout(() => resolve('deny'), timeoutMs);
+      });
+      try {
+        return await Promise.race([host.ask({ ...request, lineage }, signal), timeout]);
+      } catch {
+        return 'deny';
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

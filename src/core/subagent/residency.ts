@@ -1,0 +1,249 @@
+import type { Agent } from '../agent/agent';
+import { SessionWriter } from '../agent/session-writer';
+import { descriptorOf } from '../session/folds';
+import type { StopReason } from '../session/events';
+import { lastAssistantText, type SubagentRuntime } from './runtime';
+import { SubagentError, type FollowupPath } from './types';
+
+/** A continuable child's process-local residency: its Agent, inbox and owned children. */
+interface Activation {
+  id: string;
+  parentId: string;
+  agent: Agent;
+  release: () => void;
+  offIdle: () => void;
+  timer?: NodeJS.Timeout;
+  released: boolean;
+  lastStop?: StopReason;
+}
+
+interface OneShot {
+  id: string;
+  parentId: string;
+  agent: Agent;
+  release: () => void;
+}
+
+/**
+ * Owns which children are resident. An Activation is released once settled (idle, inbox
+ * empty or paused, no live owned children) for `releaseDelayMs`; its direct parent then gets
+ * exactly one settlement notice. The session stays; a follow-up cold-resumes it.
+ */
+export class Residency {
+  private readonly activations = new Map<string, Activation>();
+  private readonly oneShots = new Map<string, OneShot>();
+  private readonly depths = new Map<string, number>();
+  private background = 0;
+  private readonly quietWaiters = new Set<() => void>();
+
+  constructor(private readonly rt: SubagentRuntime) {}
+
+  depthOf(id: string): number {
+    return this.depths.get(id) ?? 0;
+  }
+  setDepth(id: string, depth: number): void {
+    // Depth never decreases after resume: the larger of what we knew and what the log says.
+    this.depths.set(id, Math.max(depth, this.depths.get(id) ?? 0));
+  }
+
+  isActive(id: string): boolean {
+    const a = this.activations.get(id);
+    return !!a && !a.released;
+  }
+  isOneShot(id: string): boolean {
+    return this.oneShots.has(id);
+  }
+
+  /** Counts for leak checks: resident children, armed release timers, pending background results. */
+  stats(): { activations: number; oneShots: number; timers: number; background: number } {
+    return {
+      activations: this.activations.size,
+      oneShots: this.oneShots.size,
+      timers: [...this.activations.values()].filter((a) => a.timer).length,
+      background: this.background,
+    };
+  }
+
+  addActivation(id: string, parentId: string, agent: Agent, release: () => void): void {
+    const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined };
+    a.offIdle = agent.onIdle(() => {
+      a.lastStop = agent.lastTurn?.stopReason;
+      this.check(a);
+    });
+    this.activations.set(id, a);
+  }
+
+  addOneShot(id: string, parentId: string, release: () => void, agent: Agent): void {
+    const off = agent.onIdle(() => this.notifyQuiet());
+    this.oneShots.set(id, {
+      id,
+      parentId,
+      agent,
+      release: () => {
+        off();
+        release();
+      },
+    });
+  }
+
+  /** A background one-shot result is on its way to the parent. */
+  trackBackground<T>(p: Promise<T>): Promise<T> {
+    this.background++;
+    return p.finally(() => {
+      this.background--;
+      this.notifyQuiet();
+    });
+  }
+
+  async disposeOneShot(id: string): Promise<void> {
+    const o = this.oneShots.get(id);
+    if (!o) return;
+    this.oneShots.delete(id);
+    await this.disposeOwned(id); // child-first: its own children go before it
+    o.release();
+    await o.agent.dispose();
+    this.recheckParent(o.parentId);
+    this.notifyQuiet();
+  }
+
+  async followup(callerId: string | null, childId: string, text: string): Promise<{ messageId: string; path: FollowupPath }> {
+    const store = this.rt.deps.store;
+    const header = store.header(childId);
+    if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
+    if (callerId !== null && header.parentSession !== callerId)
+      throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
+    if (this.oneShots.has(childId)) throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
+    const source = { kind: 'followup' as const, fromSession: callerId ?? 'user' };
+    const live = this.activations.get(childId);
+    if (live && !live.released) {
+      // Later FIFO turns: never joins a running turn, never calls the provider again.
+      const path: FollowupPath = live.agent.status === 'running' ? 'inbox' : 'wake';
+      clearTimeout(live.timer);
+      live.timer = undefined;
+      const messageId = await live.agent.accept(text, source);
+      return { messageId, path };
+    }
+    const agent = await this.coldResume(childId);
+    const messageId = await agent.accept(text, source);
+    return { messageId, path: 'cold-resume' };
+  }
+
+  /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
+  private async coldResume(childId: string): Promise<Agent> {
+    const { store } = this.rt.deps;
+    let session;
+    try {
+      session = await store.inspect(childId);
+    } catch (err) {
+      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${err instanceof Error ? err.message : String(err)}); it cannot be resumed.`);
+    }
+    const d = descriptorOf(session.header, session.events);
+    if (!d) throw new SubagentError('DESCRIPTOR', `${childId} has no subagent descriptor after its seed; its log is damaged or it is not a subagent.`);
+    if (d.mode !== 'continuable') throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups.`);
+    const parentId = session.header.parentSession!;
+    this.setDepth(childId, session.header.delegationDepth ?? 0);
+    const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
+    const escalate = this.rt.deps.childApproval === 'escalate' && approval === 'ask';
+    const comp = this.rt.composition(
+      session.header,
+      {
+        ...(d.toolFilter ? { toolFilter: d.toolFilter } : {}),
+        ...(d.persona !== undefined ? { persona: { text: d.persona, complete: d.personaComplete } } : {}),
+        ...(d.model ? { model: d.model } : {}),
+      },
+      escalate,
+    );
+    const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
+    const built = this.rt.deps.build(new SessionWriter(session, store), comp);
+    await built.agent.recover();
+    this.addActivation(childId, parentId, built.agent, () => {
+      built.release();
+      unregister();
+    });
+    return built.agent;
+  }
+
+  private check(a: Activation): void {
+    if (a.released) return;
+    const settled = a.agent.isSettled && !this.ownsLive(a.id);
+    if (!settled) {
+      clearTimeout(a.timer);
+      a.timer = undefined;
+      return;
+    }
+    if (a.timer) return;
+    a.timer = setTimeout(() => void this.release(a, true), this.rt.deps.releaseDelayMs);
+  }
+
+  private ownsLive(id: string): boolean {
+    for (const c of this.activations.values()) if (c.parentId === id && !c.released) return true;
+    for (const o of this.oneShots.values()) if (o.parentId === id) return true;
+    return false;
+  }
+
+  private async release(a: Activation, notify: boolean): Promise<void> {
+    if (a.released) return;
+    if (notify && !(a.agent.isSettled && !this.ownsLive(a.id))) {
+      a.timer = undefined;
+      return; // woke up during the delay
+    }
+    a.released = true;
+    clearTimeout(a.timer);
+    a.timer = undefined;
+    a.offIdle();
+    this.activations.delete(a.id);
+    a.release();
+    await a.agent.dispose();
+    if (notify) {
+      // Exactly once per Activation: the runtime's fact, distinct from the child's own reports.
+      const stopReason = a.agent.lastTurn?.stopReason ?? a.lastStop ?? 'completed';
+      const text = lastAssistantText(a.agent);
+      const label = (descriptorOf(a.agent.session.header, a.agent.session.events)?.label ?? '') || a.id;
+      await this.rt
+        .deliver(a.parentId, `[subagent ${label} settled: ${stopReason}]\n${text}`, { kind: 'subagent-settled', fromSession: a.id, stopReason })
+        .catch(() => undefined);
+    }
+    this.recheckParent(a.parentId);
+    this.notifyQuiet();
+  }
+
+  private recheckParent(parentId: string): void {
+    const p = this.activations.get(parentId);
+    if (p) this.check(p);
+  }
+
+  /** Dispose a session's live children (and theirs) without notices: the owner is going away. */
+  private async disposeOwned(id: string): Promise<void> {
+    for (const c of [...this.activations.values()]) {
+      if (c.parentId !== id) continue;
+      await this.disposeOwned(c.id);
+      await this.release(c, false);
+    }
+    for (const o of [...this.oneShots.values()]) if (o.parentId === id) await this.disposeOneShot(o.id);
+  }
+
+  async disposeAll(): Promise<void> {
+    for (const a of [...this.activations.values()]) await this.release(a, false);
+    for (const o of [...this.oneShots.values()]) await this.disposeOneShot(o.id);
+  }
+
+  whenQuiet(): Promise<void> {
+    if (this.quiet()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const fn = () => {
+        if (!this.quiet()) return;
+        this.quietWaiters.delete(fn);
+        resolve();
+      };
+      this.quietWaiters.add(fn);
+    });
+  }
+
+  private quiet(): boolean {
+    return this.activations.size === 0 && this.background === 0 && [...this.oneShots.values()].every((o) => o.agent.isSettled);
+  }
+
+  private notifyQuiet(): void {
+    for (const fn of [...this.quietWaiters]) fn();
+  }
+}

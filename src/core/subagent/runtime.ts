@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import type { Agent } from '../agent/agent';
+import { SessionWriter } from '../agent/session-writer';
+import type { ApprovalPort } from '../policy/approval';
+import type { ScopeRegistry } from '../scope/registry';
+import type { MessageSource, SessionHeader } from '../session/events';
+import { descriptorOf } from '../session/folds';
+import { Session } from '../session/session';
+import type { Store } from '../store/store';
+import type { Tool } from '../tools/tool';
+import { checkStart } from './checks';
+import { delegationNotice, ownScopeOf, type AgentFactory, type ChildComposition } from './composition';
+import { escalatingPort } from './escalate';
+import { forkProvider } from './fork-provider';
+import { capturePolicy } from './policy-snapshot';
+import { Residency } from './residency';
+import { spawnProvider } from './spawn-provider';
+import { createReportTool } from './tools/report-tool';
+import { createSubmitResultTool } from './tools/submit-result-tool';
+import {
+  SubagentError,
+  type ContinuableStart,
+  type OneShotResult,
+  type SubagentProvider,
+  type SubagentRequest,
+  type SubagentRun,
+} from './types';
+
+export interface RuntimeDeps {
+  store: Store;
+  tools: ScopeRegistry<Tool>;
+  build: AgentFactory;
+  /** The resident agent of a session, if any (the caller of a tool is always resident). */
+  resident(id: string): Agent | undefined;
+  /** The resident agent, or a cold resume of a root session (settlement notices wake parents). */
+  resolve(id: string): Promise<Agent>;
+  maxDepth: number;
+  /** The deployment has a human approval service (a port). */
+  approvalPort?: ApprovalPort;
+  /** The deployment's approval policy (what a session without an override runs under). */
+  defaultApproval: 'ask' | 'never';
+  /** What a delegated child does with requests needing approval: refuse (default) or ask the human. */
+  childApproval: 'never' | 'escalate';
+  /** How long a settled Activation stays resident before it is released. */
+  releaseDelayMs: number;
+  escalateTimeoutMs?: number;
+  providers?: SubagentProvider[];
+}
+
+type Mode = 'one-shot' | 'continuable';
+
+/** The in-process subagent runtime (DESIGN §7): starts children, owns their residency. */
+export class SubagentRuntime {
+  readonly providers: ReadonlyMap<string, SubagentProvider>;
+  readonly residency: Residency;
+
+  constructor(readonly deps: RuntimeDeps) {
+    this.providers = new Map((deps.providers ?? [spawnProvider, forkProvider]).map((p) => [p.name, p]));
+    this.residency = new Residency(this);
+  }
+
+  /** One-shot: the child runs one turn; `result` never rejects for a model failure; the caller disposes. */
+  async start(caller: Agent, providerName: string, request: SubagentRequest): Promise<SubagentRun> {
+    let output: unknown;
+    const created = await this.create(caller, providerName, request, 'one-shot', (v) => (output = v));
+    const { agent, childId } = created;
+    const result = new Promise<OneShotResult>((resolve) => {
+      const off = agent.onTurnEnd((r) => {
+        off();
+        resolve({ childId, stopReason: r.stopReason, text: lastAssistantText(agent), ...(output !== undefined ? { output } : {}), ...(r.error ? { error: r.error } : {}) });
+      });
+    });
+    this.residency.addOneShot(childId, caller.id, created.release, agent);
+    agent.pump();
+    return { id: childId, localAgent: agent, result, dispose: () => this.residency.disposeOneShot(childId) };
+  }
+
+  /** Continuable: resolves once the first message is durably in the child's inbox. */
+  async startContinuable(caller: Agent, providerName: string, request: SubagentRequest): Promise<ContinuableStart> {
+    const created = await this.create(caller, providerName, request, 'continuable');
+    this.residency.addActivation(created.childId, caller.id, created.agent, created.release);
+    created.agent.pump();
+    return { childId: created.childId, messageId: created.messageId };
+  }
+
+  /**
+   * Build and publish a child. Checks run first, and the parent's policy is captured
+   * before the first await; the session is published (header, seed, setup, first inbox
+   * message) in one durable write, so a failure before that leaves nothing behind.
+   */
+  private async create(caller: Agent, providerName: string, request: SubagentRequest, mode: Mode, onOutput?: (v: unknown) => void) {
+    if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
+      throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
+    const parent = caller.session;
+    const snapshot = capturePolicy(parent); // synchronous: before any await
+    const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
+    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth);
+    const { seed } = provider.prepare(parent);
+
+    // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
+    const childId = `${parent.id}.${randomUUID().slice(0, 6)}`;
+    const header: SessionHeader = {
+      id: childId,
+      createdAt: new Date().toISOString(),
+      origin: seed ? 'fork' : 'subagent',
+      parentSession: parent.id,
+      delegationDepth: depth,
+      ...(request.label ? { title: request.label } : {}),
+      ...(parent.header.cwd ? { cwd: parent.header.cwd } : {}),
+      ...(parent.header.agentPreset ? { agentPreset: parent.header.agentPreset } : {}),
+    };
+    const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
+    const writer = new SessionWriter(session, this.deps.store, { published: false });
+
+    // Unpublished setup, after any seed: these are the child's own (live) facts.
+    // Approval never widens: a parent that may not ask has children that may not either.
+    const parentMayAsk = (snapshot.approval ?? this.deps.defaultApproval) === 'ask';
+    const escalate = this.deps.childApproval === 'escalate' && this.deps.approvalPort !== undefined && parentMayAsk;
+    if (snapshot.sandbox) await writer.append({ type: 'sandbox/mode', mode: snapshot.sandbox, source: 'delegation' });
+    const approval = escalate ? 'ask' : this.deps.approvalPort ? 'never' : snapshot.approval;
+    if (approval) await writer.append({ type: 'approval/policy', policy: approval, source: 'delegation' });
+    await writer.append({
+      type: 'subagent/descriptor',
+      version: 2,
+      mode,
+      provider: provider.name,
+      ...(request.label ? { label: request.label } : {}),
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.persona ? { persona: request.persona.text, ...(request.persona.complete ? { personaComplete: true } : {}) } : {}),
+      ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),
+    });
+    const refused = approval === 'never';
+    await writer.append({
+      type: 'user/message',
+      text: delegationNotice({ parentId: parent.id, depth, continuable: mode === 'continuable', approvalRefused: refused }),
+      source: { kind: 'delegation', runtime: true },
+    });
+    const messageId = randomUUID();
+    await writer.append({ type: 'inbox/accepted', messageId, text: request.prompt, source: { kind: 'delegation', fromSession: parent.id } });
+
+    const comp = this.composition(header, request, escalate);
+    const unregister = this.registerLocalTools(childId, mode, request, onOutput);
+    const built = this.deps.build(writer, comp);
+    try {
+      await writer.publish();
+    } catch (err) {
+      built.release();
+      unregister();
+      throw err;
+    }
+    this.residency.setDepth(childId, depth);
+    return {
+      childId,
+      messageId,
+      agent: built.agent,
+      release: () => {
+        built.release();
+        unregister();
+      },
+    };
+  }
+
+  /** The composition of a child, from its request (start) or its own log (cold resume). */
+  composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition {
+    return {
+      ...(header.agentPreset ? { preset: header.agentPreset } : {}),
+      ownScope: ownScopeOf(header.id),
+      ...(request.toolFilter ? { toolFilter: request.toolFilter } : {}),
+      ...(request.persona ? { persona: request.persona } : {}),
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
+      ...(escalate && this.deps.approvalPort ? { approval: escalatingPort(this.deps.approvalPort, this.lineage(header.id), this.deps.escalateTimeoutMs ?? 300_000) } : {}),
+    };
+  }
+
+  /** Child-local tools live in the child's own scope: never removed by its filter, gone with it. */
+  registerLocalTools(childId: string, mode: Mode, request: Pick<SubagentRequest, 'outputSchema'>, onOutput?: (v: unknown) => void): () => void {
+    const scope = ownScopeOf(childId);
+    if (mode === 'continuable') this.deps.tools.register(createReportTool(this), scope);
+    if (request.outputSchema) this.deps.tools.register(createSubmitResultTool(request.outputSchema, (v) => onOutput?.(v)), scope);
+    return () => this.deps.tools.dropScope(scope);
+  }
+
+  /** The session and its ancestors, nearest first (from durable headers). */
+  lineage(id: string): string[] {
+    const out: string[] = [];
+    for (let cur: string | undefined = id; cur && out.length < 1000; cur = this.deps.store.header(cur)?.parentSession) out.push(cur);
+    return out;
+  }
+
+  /** Follow-up to a continuable child: inbox, wake, or cold resume. `caller` null = the human. */
+  followup(callerId: string | null, childId: string, text: string) {
+    return this.residency.followup(callerId, childId, text);
+  }
+
+  /** Deliver a message to a parent: a runtime notice that wakes it, or a quiet history entry. */
+  async deliver(parentId: string, text: string, source: MessageSource, quiet = false): Promise<void> {
+    const parent = await this.deps.resolve(parentId);
+    if (quiet) await parent.inject(text, source);
+    else await parent.accept(text, source);
+  }
+
+  /** The descriptor mode of a stored child, if it has one. */
+  async modeOf(childId: string): Promise<Mode | undefined> {
+    const s = this.deps.resident(childId)?.session ?? (await this.deps.store.inspect(childId));
+    return descriptorOf(s.header, s.events)?.mode;
+  }
+
+  /** Resolves when no child is resident and no background result is pending. */
+  whenQuiet(): Promise<void> {
+    return this.residency.whenQuiet();
+  }
+
+  async dispose(): Promise<void> {
+    await this.residency.disposeAll();
+  }
+}
+
+export function lastAssistantText(agent: Agent): string {
+  const evs = agent.session.events;
+  for (let i = evs.length - 1; i >= 0; i--) {
+    const e = evs[i];
+    if (e.type === 'assistant/message' && e.text) return e.text;
+    if (e.type === 'turn/start') break;
+  }
+  return '';
+}

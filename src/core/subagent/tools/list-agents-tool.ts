@@ -1,0 +1,21 @@
+import { ok } from '../../tools/result';
+import type { Tool } from '../../tools/tool';
+import { listAgents } from '../control';
+import type { SubagentRuntime } from '../runtime';
+import { json, subagentFailure } from './shared';
+
+export function createListAgentsTool(rt: SubagentRuntime): Tool {
+  return {
+    name: 'list_agents',
+    description:
+      'List your subagents and theirs: id, parent, depth, provider, label, status (running, waiting, settled, failed), last stop reason, queued messages, tokens and cache hits.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    async execute(_args, ctx) {
+      try {
+        return ok(json(await listAgents(rt, ctx.sessionId)));
+      } catch (err) {
+        return subagentFailure('list_agents', err);
+      }
+    },
+  };
+}

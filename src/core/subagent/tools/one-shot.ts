@@ -1,0 +1,41 @@
+import type { Agent } from '../../agent/agent';
+import { fail, ok } from '../../tools/result';
+import type { ToolResult } from '../../tools/tool';
+import type { SubagentRuntime } from '../runtime';
+import type { OneShotResult, SubagentRequest } from '../types';
+import { json } from './shared';
+
+function render(r: OneShotResult): string {
+  return json({ childId: r.childId, stopReason: r.stopReason, answer: r.text, ...(r.output !== undefined ? { output: r.output } : {}), ...(r.error ? { error: r.error } : {}) });
+}
+
+/**
+ * Run a one-shot child for a tool call. Foreground: wait (an interrupt of the parent's
+ * turn cancels the child) and answer with its result. Background: answer at once; the
+ * result reaches the parent later as a runtime notice. Either way the child is disposed.
+ */
+export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: string, request: SubagentRequest, background: boolean, signal: AbortSignal): Promise<ToolResult> {
+  const run = await rt.start(caller, provider, request);
+  if (background) {
+    void rt.residency.trackBackground(
+      run.result.then(async (r) => {
+        await run.dispose();
+        await rt.deliver(caller.id, `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}]\n${render(r)}`, {
+          kind: 'subagent-settled',
+          fromSession: r.childId,
+          stopReason: r.stopReason,
+        });
+      }).catch(() => undefined),
+    );
+    return ok(json({ childId: run.id, status: 'started in background', next: 'Go on with your work; its answer arrives as a notice.' }));
+  }
+  const onAbort = () => void run.localAgent.cancel('interrupted', { keepInbox: false });
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const r = await run.result;
+    return r.stopReason === 'completed' ? ok(render(r)) : fail('SUBAGENT', render(r));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await run.dispose();
+  }
+}

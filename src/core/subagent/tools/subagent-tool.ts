@@ -1,0 +1,59 @@
+import { ok } from '../../tools/result';
+import type { Tool, ToolContext } from '../../tools/tool';
+import type { SubagentRuntime } from '../runtime';
+import type { SubagentRequest } from '../types';
+import { json, subagentFailure } from './shared';
+import { runOneShot } from './one-shot';
+
+const PARAMS = {
+  type: 'object' as const,
+  properties: {
+    prompt: { type: 'string' as const, description: 'The whole task: the child sees none of your conversation.' },
+    label: { type: 'string' as const, description: 'A short name shown in the agent tree, e.g. "tests".' },
+    mode: {
+      type: 'string' as const,
+      enum: ['wait', 'background', 'continuable'],
+      description:
+        "'wait' (default): run it now and get its final answer as this tool's result. 'background': you go on; its answer arrives later as a notice. " +
+        "'continuable': a child you can message later with send_message; it reports progress and you get a settlement notice when it goes idle.",
+    },
+    tools: { type: 'array' as const, items: { type: 'string' as const }, description: 'Optional allow-list of your tools the child may use.' },
+    persona: { type: 'string' as const, description: 'Optional role instructions for the child.' },
+    outputSchema: { type: 'object' as const, description: "Optional JSON schema (type object) of a structured result ('wait' and 'background' only)." },
+  },
+  required: ['prompt'],
+  additionalProperties: false,
+};
+
+/** `subagent`: delegate to a fresh child (empty history) — one-shot or continuable. */
+export function createSubagentTool(rt: SubagentRuntime): Tool {
+  return {
+    name: 'subagent',
+    description:
+      'Delegate a self-contained task to a new subagent with an empty history and your tools. Use it for independent work ' +
+      '(research, a separate file, tests) so your own context stays small. The child cannot widen your permissions.',
+    parameters: PARAMS,
+    async execute(args, ctx) {
+      return startFromTool(rt, 'spawn', args, ctx, 'subagent');
+    },
+  };
+}
+
+export async function startFromTool(rt: SubagentRuntime, provider: string, args: Record<string, unknown>, ctx: ToolContext, tool: string) {
+  const caller = rt.deps.resident(ctx.sessionId);
+  if (!caller) return subagentFailure(tool, new Error(`session ${ctx.sessionId} is not live`));
+  const request: SubagentRequest = { prompt: String(args.prompt) };
+  if (typeof args.label === 'string') request.label = args.label;
+  if (Array.isArray(args.tools)) request.toolFilter = args.tools.map(String);
+  if (typeof args.persona === 'string') request.persona = { text: args.persona };
+  if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
+  try {
+    if (args.mode === 'continuable') {
+      const r = await rt.startContinuable(caller, provider, request);
+      return ok(json({ childId: r.childId, status: 'started', next: 'It works on its own; you get a settlement notice when it goes idle. Use send_message to follow up, interrupt_agent to stop its turn.' }));
+    }
+    return await runOneShot(rt, caller, provider, request, args.mode === 'background', ctx.signal);
+  } catch (err) {
+    return subagentFailure(tool, err);
+  }
+}

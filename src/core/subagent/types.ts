@@ -1,0 +1,120 @@
+import type { Agent } from '../agent/agent';
+import type { Persona } from '../scope/prompt';
+import type { SessionEvent, StopReason } from '../session/events';
+import type { Session } from '../session/session';
+import type { JsonSchema } from '../tools/tool';
+
+/** What a provider lets a caller set at start. Remote providers declare none. */
+export interface Capabilities {
+  outputSchema: boolean;
+  depthLimit: boolean;
+  toolFilter: boolean;
+  persona: boolean;
+}
+
+export interface SubagentRequest {
+  prompt: string;
+  label?: string;
+  /** The child must answer through a structured-output tool with this (object) schema. */
+  outputSchema?: JsonSchema;
+  /** Refuse the start if the child's depth would exceed this (and the deployment's limit). */
+  maxDepth?: number;
+  /** Allow-list of inherited tools; child-local tools are never removed. */
+  toolFilter?: string[];
+  persona?: Persona;
+  model?: string;
+  maxTokens?: number;
+}
+
+/**
+ * A provider owns only the creation difference (DESIGN §7): the seed. The runtime owns the
+ * child's durable session, Agent, inbox, Activation, cold resume and disposal.
+ */
+export interface SubagentProvider {
+  name: string;
+  capabilities: Capabilities;
+  inheritsParentContext: boolean;
+  prepare(parent: Session): { seed?: SessionEvent[] };
+}
+
+export type SubagentErrorCode =
+  | 'UNKNOWN_PROVIDER'
+  | 'UNSUPPORTED_CAPABILITY'
+  | 'BAD_MAX_DEPTH'
+  | 'BAD_OUTPUT_SCHEMA'
+  | 'BAD_REQUEST'
+  | 'DEPTH_EXCEEDED'
+  | 'UNKNOWN_PARENT'
+  | 'UNKNOWN_CHILD'
+  | 'NOT_PARENT'
+  | 'NOT_CONTINUABLE'
+  | 'DESCRIPTOR'
+  | 'STALE_HANDLE';
+
+export class SubagentError extends Error {
+  override readonly name: string = 'SubagentError';
+  constructor(
+    readonly code: SubagentErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A start that would place the child deeper than allowed. */
+export class SubagentDepthError extends SubagentError {
+  override readonly name = 'SubagentDepthError';
+  constructor(
+    readonly depth: number,
+    readonly maxDepth: number,
+  ) {
+    super('DEPTH_EXCEEDED', `A subagent at depth ${depth} would exceed the delegation limit (${maxDepth}); do this work yourself or ask the user to raise arbor.subagents.maxDepth.`);
+  }
+}
+
+export interface OneShotResult {
+  childId: string;
+  stopReason: StopReason;
+  /** The child's final assistant text. */
+  text: string;
+  /** What the child submitted through the structured-output tool, when an outputSchema was given. */
+  output?: unknown;
+  error?: string;
+}
+
+export interface SubagentRun {
+  id: string;
+  localAgent: Agent;
+  result: Promise<OneShotResult>;
+  /** The caller's: releases the child's Agent, listeners and timers (the session stays). */
+  dispose(): Promise<void>;
+}
+
+export interface ContinuableStart {
+  childId: string;
+  messageId: string;
+}
+
+export type FollowupPath = 'inbox' | 'wake' | 'cold-resume';
+
+export type InterruptOutcome =
+  | { accepted: true; effect: 'interrupted' | 'noop'; reason?: 'unknown' | 'one-shot' | 'not-running' }
+  | { accepted: false; reason: 'self' | 'not-ancestor' | 'stale-handle' };
+
+export type AgentStatus = 'running' | 'waiting' | 'settled' | 'failed';
+
+export interface AgentListing {
+  id: string;
+  parent: string;
+  depth: number;
+  provider?: string;
+  label?: string;
+  mode?: 'one-shot' | 'continuable';
+  status?: AgentStatus;
+  lastStopReason?: StopReason;
+  inbox?: number;
+  tokens?: { prompt: number; completion: number; cacheHit: number };
+  reports?: number;
+  /** Set instead of the fields above when the child's log could not be read. */
+  diagnostic?: string;
+}
