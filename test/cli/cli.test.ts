@@ -121,3 +121,74 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
     assert.equal(fs.existsSync(path.join(ws, 'x.txt')), false);
   });
 });
+
+describe('cli: a delegation tree driven to settlement', () => {
+  let server: ModelServer;
+  let dir: string;
+  let common: string[];
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(() => {
+    server.reset();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-cli-tree-'));
+    fs.mkdirSync(path.join(dir, 'ws'));
+    common = ['--store', path.join(dir, 'store'), '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, '--model', 'test-model'];
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** A scripted model: the root spawns a continuable child and forks; the child reports, then answers. */
+  function script(): void {
+    server.setFallback((body) => {
+      const msgs = body.messages;
+      const last = msgs[msgs.length - 1];
+      const text = String(last.content ?? '');
+      const toolNames = (body.tools as { function: { name: string } }[] | undefined)?.map((t) => t.function.name) ?? [];
+      if (last.role === 'user' && text === 'build the tree')
+        return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'CHILD-TASK: check the docs', label: 'docs', mode: 'continuable' } }] };
+      if (last.role === 'tool' && text.includes('"status": "started"')) return { text: 'Child started.' };
+      if (last.role === 'user' && text.startsWith('CHILD-TASK') && toolNames.includes('report'))
+        return { toolCalls: [{ name: 'report', arguments: { message: 'docs look fine so far', mode: 'quiet' } }] };
+      if (last.role === 'tool' && text.startsWith('Reported to')) return { text: 'CHILD-FINAL: docs are fine' };
+      if (last.role === 'user' && text.startsWith('[subagent docs settled')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'FORK-TASK: double-check', label: 'checker' } }] };
+      if (last.role === 'user' && text.startsWith('FORK-TASK')) return { text: 'FORK-FINAL: checked' };
+      if (last.role === 'tool' && text.includes('FORK-FINAL')) return { text: 'ROOT-FINAL: all done' };
+      if (last.role === 'user' && text === 'and one more thing') return { text: 'CHILD-FOLLOWUP: done too' };
+      if (last.role === 'user' && text.startsWith('[subagent docs settled')) return { text: 'noted' };
+      return { text: `unscripted: ${text.slice(0, 40)}` };
+    });
+  }
+
+  it('runs root, a continuable child (report + settlement) and a forked one-shot child until all settle', async () => {
+    script();
+    const r = await arbor(['run', ...common, '--json', 'build the tree']);
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { session: string; type: string; text?: string; source?: { kind: string } });
+    const sessions = new Set(events.map((e) => e.session));
+    assert.equal(sessions.size, 3, 'root, child and fork all emitted events');
+    const list = JSON.parse((await arbor(['sessions', '--json', '--store', common[1]])).stdout) as { id: string; origin: string; parentSession?: string; delegationDepth?: number }[];
+    const root = list.find((s) => s.origin === 'user')!;
+    const child = list.find((s) => s.origin === 'subagent')!;
+    const fork = list.find((s) => s.origin === 'fork')!;
+    assert.equal(child.parentSession, root.id);
+    assert.equal(fork.parentSession, root.id);
+    assert.equal(child.delegationDepth, 1);
+    const rootMsgs = events.filter((e) => e.session === root.id && e.type === 'user/message').map((e) => e.source?.kind);
+    assert.ok(rootMsgs.includes('subagent-report'), 'the report reached the root');
+    assert.equal(rootMsgs.filter((k) => k === 'subagent-settled').length, 1, 'exactly one settlement notice');
+    const rootLast = events.filter((e) => e.session === root.id && e.type === 'assistant/message').pop();
+    assert.equal(rootLast?.text, 'ROOT-FINAL: all done');
+    // Every session ended its last turn completed: the whole tree settled.
+    for (const id of [root.id, child.id, fork.id]) {
+      const ends = events.filter((e) => e.session === id && e.type === 'turn/end') as unknown as { stopReason: string }[];
+      assert.equal(ends[ends.length - 1].stopReason, 'completed', id);
+    }
+
+    // A new process reaches the child through cold resume.
+    const s = await arbor(['send', ...common, '--json', child.id, 'and one more thing']);
+    assert.equal(s.code, 0, s.stderr);
+    const childLines = s.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.session === child.id && e.type === 'assistant/message');
+    assert.equal(childLines[childLines.length - 1].text, 'CHILD-FOLLOWUP: done too');
+    const req = server.requests.find((q) => q.body.messages[q.body.messages.length - 1].content === 'and one more thing')!;
+    assert.ok(req.body.messages.some((m) => String(m.content).startsWith('CHILD-TASK')), 'the resumed child sees its whole history');
+  });
+});
