@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import type { AgentConfig } from './config';
-import { compactIfNeeded } from './compaction';
+import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { runTurn, type TurnOutcome } from './turn';
 
 export type AgentStatus = 'idle' | 'running';
@@ -120,6 +120,15 @@ export class Agent {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }
     this.controller?.abort(cause);
+  }
+
+  /**
+   * Compact now (the user asked): waits for the running turn, then summarises everything
+   * before the last `keepTurns` turns. The raw log keeps every event.
+   */
+  async compact(keepTurns = 1): Promise<CompactionResult> {
+    await this.idle();
+    return compact(this.cfg, 'manual', keepTurns);
   }
 
   onTurnEnd(fn: (r: TurnReport) => void): () => void {

@@ -246,3 +246,50 @@ async function waitFor(pred: () => boolean, ms = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('agent: manual compaction', () => {
+  let server: ModelServer;
+  let t: TestHarness;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    t = await makeHarness(server);
+  });
+  afterEach(() => t.cleanup());
+
+  it('compacts on request, keeps the raw log, and the next turn sees summary + tail', async () => {
+    const agent = await t.h.createSession();
+    for (const q of ['one', 'two', 'three']) {
+      server.enqueue({ text: `answer ${q}` });
+      await agent.accept(`question ${q}`);
+      await agent.idle();
+    }
+    server.enqueue({ text: 'SUMMARY of one and two' });
+    const r = await agent.compact(1);
+    assert.equal(r.outcome, 'committed');
+    const start = agent.session.events.find((e) => e.type === 'compaction/start');
+    assert.ok(start && start.type === 'compaction/start' && start.reason === 'manual');
+    server.enqueue({ text: 'answer four' });
+    await agent.accept('question four');
+    await agent.idle();
+    const msgs = server.requests[server.requests.length - 1].body.messages.slice(1).map((m) => String(m.content));
+    assert.ok(msgs[0].includes('SUMMARY of one and two'));
+    assert.deepEqual(msgs.slice(1), ['question three', 'answer three', 'question four']);
+    assert.equal(agent.session.events.filter((e) => e.type === 'user/message' && e.text.startsWith('question')).length, 4, 'raw log intact');
+  });
+
+  it('a failed summary aborts the compaction and changes nothing the model sees', async () => {
+    const agent = await t.h.createSession();
+    for (const q of ['one', 'two']) {
+      server.enqueue({ text: `answer ${q}` });
+      await agent.accept(`question ${q}`);
+      await agent.idle();
+    }
+    const before = agent.session.deriveMessages().map((m) => m.content);
+    server.enqueue({ fault: { kind: 'status', status: 500 } });
+    const r = await agent.compact(1);
+    assert.equal(r.outcome, 'aborted');
+    assert.deepEqual(agent.session.deriveMessages().map((m) => m.content), before);
+  });
+});
