@@ -1,0 +1,50 @@
+// `npm run bench [-- --quick]`: runs every registered bench module in this one process and
+// prints one line per figure, `bench <id> <value> <op><target> ok|MISS`, plus `# ` context
+// lines. A MISS is reported, not hidden; the exit code is 0 unless a module crashed.
+import { type BenchModule, type Figure, cleanupTemps, fmt, formatFigure, now } from './support';
+import * as os from 'node:os';
+import * as agent from './agent.bench';
+import * as store from './store.bench';
+import * as subagent from './subagent.bench';
+
+/** Every bench module; later ones register here. */
+const MODULES: BenchModule[] = [store, agent, subagent];
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--quick');
+  if (unknown.length > 0) {
+    console.error(`usage: node out/bench/run.js [--quick]   (unknown: ${unknown.join(' ')})`);
+    return 2;
+  }
+  const quick = args.includes('--quick');
+  const note = (line: string) => console.log(`# ${line}`);
+  const t0 = now();
+  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  note(`mode ${quick ? 'quick' : 'full'}, node ${process.version}, ${process.platform}/${process.arch}, ${os.cpus().length} cpus, load average ${load()}`);
+  const figures: Figure[] = [];
+  let crashed = false;
+  for (const m of MODULES) {
+    const t = now();
+    try {
+      figures.push(...(await m.run({ quick, note })));
+      note(`${m.name}: ${fmt((now() - t) / 1000)} s`);
+    } catch (err) {
+      crashed = true;
+      note(`${m.name}: FAILED ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    } finally {
+      cleanupTemps();
+    }
+  }
+  for (const f of figures) console.log(formatFigure(f));
+  note(`total ${fmt((now() - t0) / 1000)} s, load average ${load()} (other processes on the machine skew the fsync-bound figures)`);
+  return crashed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
