@@ -12,8 +12,7 @@ export const TREE_SCHEMA: Schema = {
   create(db) {
     db.run(META);
     db.run('CREATE TABLE sessions (id TEXT PRIMARY KEY, header TEXT NOT NULL, next_seq INTEGER NOT NULL DEFAULT 0)');
-    // One row per appended batch: `body` is the batch's events as comma-joined JSON objects,
-    // so loading a session is one JSON.parse of the joined rows.
+    // One row per appended batch: `body` is the batch's events as one JSON array.
     db.run(
       'CREATE TABLE chunks (session TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (session, first_seq))',
     );

@@ -66,16 +66,19 @@ export class TreeFile {
   /** Events of one session from `fromSeq`, without touching the other sessions of the tree. */
   events(id: string, fromSeq = 0): SessionEvent[] {
     const stmt = this.jdb.db.prepare('SELECT body FROM chunks WHERE session = ? AND last_seq >= ? ORDER BY first_seq');
-    const bodies: string[] = [];
+    // Each row is one batch as a JSON array: parsed row by row, never joined into one copy.
+    let all: SessionEvent[] = [];
     try {
       stmt.bind([id, fromSeq]);
-      while (stmt.step()) bodies.push(stmt.get()[0] as string);
+      while (stmt.step()) {
+        const batch = JSON.parse(stmt.get()[0] as string) as SessionEvent[];
+        if (all.length === 0) all = batch;
+        else for (const e of batch) all.push(e);
+      }
     } finally {
       stmt.free();
     }
-    if (bodies.length === 0) return [];
-    const all = JSON.parse(`[${bodies.join(',')}]`) as SessionEvent[];
-    return fromSeq > 0 && all[0].seq < fromSeq ? all.slice(fromSeq - all[0].seq) : all;
+    return fromSeq > 0 && all.length > 0 && all[0].seq < fromSeq ? all.slice(fromSeq - all[0].seq) : all;
   }
 
   checkpoint(): Promise<void> {
@@ -120,7 +123,7 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
   if (p.events.length === 0) return;
   const first = p.events[0].seq;
   const last = p.events[p.events.length - 1].seq;
-  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)').run([p.session, first, last, p.events.map((e) => JSON.stringify(e)).join(',')]);
+  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)').run([p.session, first, last, JSON.stringify(p.events)]);
   prepared(db, 'UPDATE sessions SET next_seq = ? WHERE id = ?').run([last + 1, p.session]);
   nextSeq?.set(p.session, last + 1);
 }
