@@ -1,20 +1,18 @@
-// Bundles the extension host into one CommonJS file. `vscode` is provided by the
-// editor at runtime, so it stays external.
+// Bundles the extension host as two CommonJS files: dist/extension.js (activation only:
+// registrations, no core) and dist/host.js (core, sql.js, openai: required on first use).
+// `vscode` is provided by the editor at runtime. sql.js's WASM is copied beside them.
 import { build } from 'esbuild';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
 
-await build({
-  absWorkingDir: root,
-  entryPoints: ['src/extension/extension.ts'],
-  outfile: 'dist/extension.js',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  external: ['vscode'],
-  sourcemap: true,
-  logLevel: 'info',
-});
+const common = { absWorkingDir: root, bundle: true, format: 'cjs', platform: 'node', target: 'node20', external: ['vscode'], sourcemap: true, logLevel: 'warning' };
+await build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', './host.js'] });
+await build({ ...common, entryPoints: ['src/extension/host.ts'], outfile: 'dist/host.js' });
+mkdirSync(resolve(root, 'dist'), { recursive: true });
+copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), resolve(root, 'dist', 'sql-wasm.wasm'));
+console.log('built dist/extension.js, dist/host.js, dist/sql-wasm.wasm');

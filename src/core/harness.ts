@@ -11,6 +11,7 @@ import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
 import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
+import { descriptorOf } from './session/folds';
 import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
 import type { ApprovalPort, Tool } from './tools/tool';
@@ -36,9 +37,12 @@ export interface HarnessConfig {
   childApproval?: 'never' | 'escalate';
   /** How long a settled continuable child stays resident before release (ms); default 1000. */
   releaseDelayMs?: number;
+  /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
+  escalateTimeoutMs?: number;
 }
 
 export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
+export type DeltaListener = (sessionId: string, kind: 'text' | 'reasoning', delta: string) => void;
 
 /** The composition root: wires store, model, tools, prompts and policy from a config. */
 export class Harness {
@@ -46,6 +50,8 @@ export class Harness {
   readonly prompts = new ScopeRegistry<PromptSection>();
   private readonly agents = new Map<string, Agent>();
   private readonly listeners = new Set<HarnessListener>();
+  private readonly deltaListeners = new Set<DeltaListener>();
+  private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
 
@@ -68,6 +74,7 @@ export class Harness {
       defaultApproval: config.approval,
       childApproval: config.childApproval ?? 'never',
       releaseDelayMs: config.releaseDelayMs ?? 1000,
+      ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
   }
@@ -87,6 +94,82 @@ export class Harness {
   onEvent(fn: HarnessListener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /** Streamed text and reasoning of any resident agent, before it is in the log. */
+  onDelta(fn: DeltaListener): () => void {
+    this.deltaListeners.add(fn);
+    return () => this.deltaListeners.delete(fn);
+  }
+
+  /** A session is a subagent (reached through follow-up) when its own log holds a descriptor. */
+  async isSubagent(id: string): Promise<boolean> {
+    const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
+    return descriptorOf(s.header, s.events) !== undefined;
+  }
+
+  /**
+   * The user forks a conversation: a new root-level session (origin `fork`) seeded with the
+   * log up to the end of the turn holding `seq`, which the user then chats with.
+   */
+  async forkSession(sourceId: string, seq: number, opts: { title?: string } = {}): Promise<Agent> {
+    const source = this.agents.get(sourceId)?.session ?? (await this.store.inspect(sourceId));
+    const events = source.events;
+    if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new Error(`Session ${sourceId} has no event ${seq}.`);
+    let end = -1;
+    for (let i = seq; i < events.length; i++) {
+      if (events[i].type === 'turn/end') {
+        end = i;
+        break;
+      }
+    }
+    if (end < 0) throw new Error('That message is in a turn that has not finished yet; fork after it ends.');
+    const header: SessionHeader = {
+      id: `${sourceId.split('.')[0]}.f${randomUUID().slice(0, 6)}`,
+      createdAt: new Date().toISOString(),
+      origin: 'fork',
+      parentSession: sourceId,
+      delegationDepth: source.header.delegationDepth ?? 0,
+      title: opts.title ?? `Fork of ${source.header.title ?? sourceId}`,
+      ...(source.header.cwd ? { cwd: source.header.cwd } : {}),
+      ...(source.header.agentPreset ? { agentPreset: source.header.agentPreset } : {}),
+    };
+    const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.store, { published: false });
+    await writer.publish();
+    return this.adopt(writer);
+  }
+
+  /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */
+  async setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
+    // A resident agent's writer keeps its in-memory log current; otherwise append through a writer of its own.
+    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    if (policy.sandbox) await writer.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
+    if (policy.approval) await writer.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+  }
+
+  /** Delete a session and its descendants (none may be running). */
+  async deleteSession(id: string): Promise<string[]> {
+    const ids = [id, ...this.listDescendants(id)];
+    for (const x of ids) if (this.agents.get(x)?.status === 'running') throw new Error(`Session ${x} is running; interrupt it before deleting.`);
+    for (const x of ids) {
+      const a = this.agents.get(x);
+      if (a) {
+        await a.dispose();
+        this.agents.delete(x);
+      }
+    }
+    return this.store.deleteSession(id);
+  }
+
+  private listDescendants(id: string): string[] {
+    const out: string[] = [];
+    const queue = this.store.children(id).map((h) => h.id);
+    while (queue.length > 0) {
+      const cur = queue.shift()!;
+      out.push(cur);
+      queue.push(...this.store.children(cur).map((h) => h.id));
+    }
+    return out;
   }
 
   /** A new root conversation. */
@@ -117,13 +200,11 @@ export class Harness {
     this.opening.set(id, p);
     return p;
   }
-  private readonly opening = new Map<string, Promise<Agent>>();
 
   /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
   async send(id: string, text: string): Promise<Agent> {
-    const header = this.store.header(id);
-    if (!header) throw new Error(`No session ${id} in ${this.store.dir}.`);
-    if (header.origin === 'user' || header.parentSession === undefined) {
+    if (!this.store.header(id)) throw new Error(`No session ${id} in ${this.store.dir}.`);
+    if (!(await this.isSubagent(id))) {
       const agent = await this.openSession(id);
       await agent.accept(text, { kind: 'user' });
       return agent;
@@ -162,10 +243,15 @@ export class Harness {
       tools: () => this.tools.view(view),
       system: () => assemblePrompt(this.prompts, view, comp.persona),
       roots: this.roots,
-      defaults: { sandbox: this.config.sandbox, approval: this.config.approval },
+      // The live config object: a host that changes its defaults (trust granted, settings
+      // edited) reaches agents at their next tool call.
+      defaults: this.config,
       approval: comp.approval ?? this.config.approvalPort,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
+      onDelta: (kind, delta) => {
+        for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
+      },
     };
     const agent = new Agent(cfg);
     const off = writer.onEvent((e) => {

@@ -1,21 +1,98 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ChatViewProvider } from './chat-view';
+import type { ArborHost } from './host';
 
-// Activation stays cheap: nothing from src/core is loaded here. The runtime will be
-// imported lazily, on the first action that needs it.
-export function activate(context: vscode.ExtensionContext): void {
+// Activation stays cheap (measured, logged, and returned for tests): nothing from
+// src/core, no sql.js and no openai is loaded here. The host bundle is required on the
+// first action that needs it.
+
+const COMMANDS = [
+  'arbor.newConversation',
+  'arbor.fork',
+  'arbor.sendMessage',
+  'arbor.interrupt',
+  'arbor.openTranscript',
+  'arbor.openEventLog',
+  'arbor.setApiKey',
+  'arbor.setSandbox',
+  'arbor.exportSession',
+  'arbor.deleteSession',
+  'arbor.copyId',
+  'arbor.focusInput',
+];
+
+export interface ArborApi {
+  activationMs: number;
+  /** Loads the host (for tests and other extensions). */
+  host(): Promise<ArborHost>;
+}
+
+export function activate(context: vscode.ExtensionContext): ArborApi {
+  const t0 = performance.now();
+  const log = vscode.window.createOutputChannel('Arbor', { log: true });
+  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  status.command = 'arbor.chat.focus';
+  status.text = '$(type-hierarchy) Arbor';
+  status.tooltip = 'Arbor: no agent running. Click to open the panel.';
+  status.show();
+
+  let host: ArborHost | undefined;
+  const load = async (): Promise<ArborHost> => {
+    if (host) return host;
+    const t = performance.now();
+    // A path esbuild does not follow: the host is its own bundle, loaded on demand.
+    const mod = require(path.join(__dirname, 'host.js')) as typeof import('./host');
+    host = mod.createHost(context, log, (n) => {
+      status.text = n > 0 ? `$(sync~spin) Arbor: ${n} running` : '$(type-hierarchy) Arbor';
+      status.tooltip = n > 0 ? `Arbor: ${n} agent(s) running. Click to open the panel.` : 'Arbor: no agent running. Click to open the panel.';
+    });
+    log.info(`host loaded in ${(performance.now() - t).toFixed(1)} ms`);
+    return host;
+  };
+  const report = (what: string) => (err: unknown) => {
+    const text = err instanceof Error ? err.message : String(err);
+    log.error(`${what}: ${text}`);
+    void vscode.window.showErrorMessage(`Arbor: ${text}`);
+  };
+
   context.subscriptions.push(
-    vscode.window.registerWebviewViewProvider(
-      ChatViewProvider.viewType,
-      new ChatViewProvider(context.extensionUri),
-    ),
-    vscode.commands.registerCommand('arbor.newConversation', async () => {
-      // Every contributed view gets a `<id>.focus` command, which also reveals its container.
-      await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+    log,
+    status,
+    vscode.window.registerWebviewViewProvider('arbor.chat', {
+      resolveWebviewView: (view) => load().then((h) => h.attachPanel(view), report('opening the panel')),
     }),
+    vscode.window.registerWebviewPanelSerializer('arbor.transcript', {
+      deserializeWebviewPanel: async (panel, state: unknown) => {
+        const id = (state as { sessionId?: unknown } | undefined)?.sessionId;
+        if (typeof id !== 'string') {
+          panel.dispose();
+          return;
+        }
+        (await load()).adoptTranscript(panel, id);
+      },
+    }),
+    vscode.workspace.registerTextDocumentContentProvider('arbor-log', {
+      provideTextDocumentContent: (uri) => load().then((h) => h.eventLog(uri)),
+    }),
+    ...COMMANDS.map((name) =>
+      vscode.commands.registerCommand(name, (args?: unknown) =>
+        load()
+          .then((h) => h.commands[name](args && typeof args === 'object' ? (args as Record<string, unknown>) : undefined))
+          .catch(report(name)),
+      ),
+    ),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (host && e.affectsConfiguration('arbor')) void host.settingsChanged(e.affectsConfiguration('arbor.model')).catch(report('settings'));
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void host?.settingsChanged(true).catch(report('workspace trust'))),
+    { dispose: () => void host?.dispose() },
   );
+
+  const activationMs = performance.now() - t0;
+  log.info(`activated in ${activationMs.toFixed(1)} ms`);
+  return { activationMs, host: load };
 }
 
 export function deactivate(): void {
-  // Nothing to release yet: every disposable lives in context.subscriptions.
+  // Everything is in context.subscriptions; the host closes its store there.
 }

@@ -2,7 +2,7 @@ import type { SessionHeader } from '../session/events';
 import { JournaledDb, type JournaledDbOptions } from './journaled-db';
 import { CATALOG_SCHEMA } from './schema';
 
-export type CatalogOp = { op: 'session'; header: SessionHeader; tree: string };
+export type CatalogOp = { op: 'session'; header: SessionHeader; tree: string } | { op: 'delete'; id: string };
 
 interface Entry {
   header: SessionHeader;
@@ -22,7 +22,10 @@ export class Catalog {
   static async open(dir: string, opts: JournaledDbOptions): Promise<Catalog> {
     const jdb = await JournaledDb.open<CatalogOp>(dir, 'catalog', {
       schema: CATALOG_SCHEMA,
-      apply: (db, p) => db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
+      apply: (db, p) =>
+        p.op === 'delete'
+          ? db.run('DELETE FROM sessions WHERE id = ?', [p.id])
+          : db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
     }, opts);
     return new Catalog(jdb);
   }
@@ -45,6 +48,13 @@ export class Catalog {
   }
 
   private index(op: CatalogOp): void {
+    if (op.op === 'delete') {
+      const parent = this.entries.get(op.id)?.header.parentSession;
+      this.entries.delete(op.id);
+      this.kids.delete(op.id);
+      if (parent) this.kids.set(parent, (this.kids.get(parent) ?? []).filter((k) => k !== op.id));
+      return;
+    }
     const known = this.entries.has(op.header.id);
     this.entries.set(op.header.id, { header: op.header, tree: op.tree });
     if (!known && op.header.parentSession) {
@@ -65,6 +75,18 @@ export class Catalog {
   }
   trees(): Set<string> {
     return new Set([...this.entries.values()].map((e) => e.tree));
+  }
+  /** The session and all its descendants, children after parents. */
+  subtree(id: string): string[] {
+    const out: string[] = [];
+    const queue = [id];
+    while (queue.length > 0) {
+      const cur = queue.shift()!;
+      if (!this.entries.has(cur)) continue;
+      out.push(cur);
+      queue.push(...(this.kids.get(cur) ?? []));
+    }
+    return out;
   }
 
   checkpoint(): Promise<void> {

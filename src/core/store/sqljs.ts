@@ -16,7 +16,8 @@ export function setSqlJsWasmDir(dir: string): void {
 /** Load sql.js once per process: compiling the WASM module is the expensive part of opening. */
 export function loadSqlJs(): Promise<SqlJsStatic> {
   loading ??= initSqlJs({
-    locateFile: (file: string) => path.join(wasmDir ?? path.dirname(require.resolve('sql.js/dist/sql-wasm.wasm')), file),
+    // Not a literal path: a bundler must not try to resolve it (bundled hosts set wasmDir).
+    locateFile: (file: string) => path.join(wasmDir ?? path.dirname(require.resolve(['sql.js', 'dist', 'sql-wasm.wasm'].join('/'))), file),
   }).catch((err: unknown) => {
     loading = undefined;
     throw err;

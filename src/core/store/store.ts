@@ -109,6 +109,21 @@ export class Store {
     await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
   }
 
+  /**
+   * Delete a session and all its descendants: unlisted first (catalog), then their events
+   * (tree). A crash in between leaves unlisted rows in the tree file, never a listed session
+   * without data. Returns the deleted ids.
+   */
+  async deleteSession(id: string): Promise<string[]> {
+    this.assertOpen();
+    const entry = this.catalog.get(id);
+    if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    const ids = this.catalog.subtree(id).reverse(); // children before parents
+    await this.catalog.add(ids.map((x) => ({ op: 'delete' as const, id: x })));
+    await this.withTree(entry.tree, (tree) => tree.write(ids.filter((x) => tree.has(x)).map((x) => ({ op: 'delete' as const, session: x }))));
+    return ids;
+  }
+
   /** Events of one session from `fromSeq` (raw, as stored). */
   async readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
     this.assertOpen();
@@ -235,7 +250,7 @@ export class Store {
       } catch {
         continue; // quarantined and recorded in problems
       }
-      const ops: CatalogOp[] = headers
+      const ops: Extract<CatalogOp, { op: 'session' }>[] = headers
         .filter((h) => !this.catalog.get(h.id))
         .map((header) => ({ op: 'session', header, tree: name }));
       // Parents before children, so children() links stay whole.

@@ -8,7 +8,8 @@ import { TREE_SCHEMA } from './schema';
 
 export type TreeOp =
   | { op: 'session'; header: SessionHeader }
-  | { op: 'events'; session: string; events: SessionEvent[] };
+  | { op: 'events'; session: string; events: SessionEvent[] }
+  | { op: 'delete'; session: string };
 
 /** The events of one conversation tree (a root and its descendants) in one journaled sql.js file. */
 export class TreeFile {
@@ -92,6 +93,10 @@ export class TreeFile {
   private check(p: TreeOp, batch: Map<string, unknown>): void {
     const key = (id: string) => `next:${id}`;
     const next = (id: string): number | undefined => (batch.get(key(id)) as number | undefined) ?? this.nextSeq.get(id);
+    if (p.op === 'delete') {
+      batch.delete(key(p.session));
+      return;
+    }
     if (p.op === 'session') {
       if (next(p.header.id) !== undefined) throw new StoreError('DUPLICATE_SESSION', `Session ${p.header.id} already exists in ${this.file}`, this.file);
       batch.set(key(p.header.id), 0);
@@ -115,6 +120,12 @@ export class TreeFile {
 }
 
 function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | undefined): void {
+  if (p.op === 'delete') {
+    db.run('DELETE FROM chunks WHERE session = ?', [p.session]);
+    db.run('DELETE FROM sessions WHERE id = ?', [p.session]);
+    nextSeq?.delete(p.session);
+    return;
+  }
   if (p.op === 'session') {
     db.run('INSERT INTO sessions (id, header, next_seq) VALUES (?, ?, 0)', [p.header.id, JSON.stringify(p.header)]);
     nextSeq?.set(p.header.id, 0);

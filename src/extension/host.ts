@@ -1,0 +1,179 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Harness, type HarnessConfig } from '../core/harness';
+import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
+import { setSqlJsWasmDir } from '../core/store/sqljs';
+import type { PanelSettings } from '../protocol';
+import { buildCommands, type CommandArgs } from './commands';
+import { PanelController, type ViewPort } from './controller';
+import { isLocalUrl, readSettings } from './settings';
+import { webviewHtml, webviewOptions } from './webview-html';
+
+export const SECRET_KEY = 'arbor.apiKey';
+export const TRANSCRIPT_VIEW = 'arbor.transcript';
+export const LOG_SCHEME = 'arbor-log';
+
+/** Stands in for the model when no key is set: every turn ends with a message saying how to set one. */
+class MissingKeyClient implements ModelClient {
+  readonly provider = 'none';
+  constructor(private readonly baseUrl: string) {}
+  describe(req: ModelRequest) {
+    return { provider: this.provider, model: req.model, bytes: 0, headBytes: 0, headHash: 'none', prefixHash: 'none' };
+  }
+  async *stream(): AsyncIterable<ModelStreamEvent> {
+    yield { type: 'error', error: { code: 'auth', midStream: false, message: `No API key for ${this.baseUrl}. Run "Arbor: Set API Key" (or set ARBOR_API_KEY / DEEPSEEK_API_KEY / OPENAI_API_KEY), then send again.` } };
+  }
+}
+
+/**
+ * Everything heavy, loaded on first use (never at activation): the harness with its store
+ * in workspace storage, the panel controller, transcript tabs and the raw event log.
+ */
+export class ArborHost {
+  readonly controller: PanelController;
+  private harness: Promise<Harness> | undefined;
+  private readonly panels = new Map<string, vscode.WebviewPanel>();
+  private hasKey = false;
+  readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+    private readonly onRunning: (n: number) => void,
+  ) {
+    setSqlJsWasmDir(path.join(context.extensionUri.fsPath, 'dist'));
+    this.controller = new PanelController(() => this.getHarness(), {
+      settings: () => this.panelSettings(),
+      openTranscript: (id) => this.openTranscript(id),
+      log: (level, text) => this.log[level](text),
+      progress: (title, work) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work)),
+    });
+    this.commands = buildCommands(this);
+  }
+
+  /** The harness, created on first need: store under workspace storage, key from SecretStorage. */
+  getHarness(): Promise<Harness> {
+    this.harness ??= this.createHarness().catch((err: unknown) => {
+      this.harness = undefined;
+      throw err;
+    });
+    return this.harness;
+  }
+
+  private async createHarness(): Promise<Harness> {
+    const s = readSettings();
+    const storeDir = this.context.storageUri
+      ? path.join(this.context.storageUri.fsPath, 'store')
+      : path.join(this.context.globalStorageUri.fsPath, 'no-folder', 'store');
+    await fs.promises.mkdir(storeDir, { recursive: true });
+    const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
+    this.hasKey = key !== '' || isLocalUrl(s.baseUrl);
+    const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
+    const workspace = folders.length > 0 ? folders : [path.dirname(storeDir)];
+    const restricted = !vscode.workspace.isTrusted;
+    const config: HarnessConfig = {
+      storeDir,
+      workspace,
+      model: this.hasKey
+        ? { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', ...(s.maxTokens ? { maxTokens: s.maxTokens } : {}) }
+        : { client: new MissingKeyClient(s.baseUrl), name: s.model },
+      // Restricted Mode: read-only, and nothing that needs approval (commands) can run.
+      sandbox: restricted ? 'read-only' : s.sandbox,
+      approval: restricted ? 'never' : s.approval,
+      approvalPort: this.controller,
+      maxDepth: s.maxDepth,
+      childApproval: s.childApproval,
+      releaseDelayMs: s.releaseDelayMs,
+    };
+    const t0 = Date.now();
+    const h = await Harness.open(config);
+    this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
+    for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
+    h.onEvent((_id, e) => {
+      if (e.type === 'turn/start' || e.type === 'turn/end') this.onRunning(this.controller.runningCount);
+    });
+    return h;
+  }
+
+  panelSettings(): PanelSettings {
+    const s = readSettings();
+    const restricted = !vscode.workspace.isTrusted;
+    return { sandbox: restricted ? 'read-only' : s.sandbox, approval: restricted ? 'never' : s.approval, restricted, hasApiKey: this.hasKey || isLocalUrl(s.baseUrl), model: s.model };
+  }
+
+  /** Settings or trust changed: new defaults reach agents at their next tool call; a new key or URL needs a new model client. */
+  async settingsChanged(modelChanged: boolean): Promise<void> {
+    if (modelChanged && this.harness) {
+      const old = this.harness;
+      this.harness = undefined;
+      await (await old.catch(() => undefined))?.close();
+      this.log.info('model settings changed: the harness will reopen on next use');
+    } else if (this.harness) {
+      const h = await this.harness;
+      const p = this.panelSettings();
+      h.config.sandbox = p.sandbox;
+      h.config.approval = p.approval;
+    }
+    this.controller.settingsChanged();
+  }
+
+  async setApiKey(key: string): Promise<void> {
+    await this.context.secrets.store(SECRET_KEY, key);
+    await this.settingsChanged(true);
+  }
+
+  attachPanel(view: vscode.WebviewView): void {
+    view.webview.options = webviewOptions(this.context.extensionUri);
+    view.webview.html = webviewHtml(view.webview, this.context.extensionUri, 'panel');
+    this.connect(view.webview, 'panel', undefined, view.onDidDispose);
+  }
+
+  openTranscript(sessionId: string): void {
+    const open = this.panels.get(sessionId);
+    if (open) {
+      open.reveal();
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(TRANSCRIPT_VIEW, `Arbor: ${sessionId}`, vscode.ViewColumn.Active, webviewOptions(this.context.extensionUri));
+    this.adoptTranscript(panel, sessionId);
+  }
+
+  /** A transcript tab restored after a window reload (WebviewPanelSerializer). */
+  adoptTranscript(panel: vscode.WebviewPanel, sessionId: string): void {
+    panel.webview.options = webviewOptions(this.context.extensionUri);
+    panel.iconPath = vscode.Uri.joinPath(this.context.extensionUri, 'media', 'arbor.svg');
+    panel.title = `Arbor: ${sessionId}`;
+    panel.webview.html = webviewHtml(panel.webview, this.context.extensionUri, 'transcript', sessionId);
+    this.panels.set(sessionId, panel);
+    this.connect(panel.webview, 'transcript', sessionId, panel.onDidDispose);
+    panel.onDidDispose(() => this.panels.delete(sessionId));
+  }
+
+  private connect(webview: vscode.Webview, view: 'panel' | 'transcript', sessionId: string | undefined, onDispose: vscode.Event<void>): void {
+    const port: ViewPort = { view, ...(sessionId ? { sessionId } : {}), post: (msg) => void webview.postMessage(msg) };
+    const off = this.controller.connect(port);
+    const sub = webview.onDidReceiveMessage((msg: unknown) => void this.controller.receive(port, msg));
+    onDispose(() => {
+      off();
+      sub.dispose();
+    });
+  }
+
+  /** The raw event log of a session as read-only JSON Lines (`arbor-log:/<id>.jsonl`). */
+  async eventLog(uri: vscode.Uri): Promise<string> {
+    const id = path.basename(uri.path).replace(/\.jsonl$/, '');
+    const events = await this.controller.events(id);
+    return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+  }
+
+  async dispose(): Promise<void> {
+    await this.controller.dispose();
+    const h = await this.harness?.catch(() => undefined);
+    await h?.close();
+  }
+}
+
+export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onRunning: (n: number) => void): ArborHost {
+  return new ArborHost(context, log, onRunning);
+}

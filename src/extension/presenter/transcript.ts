@@ -1,0 +1,67 @@
+import type { SessionEvent } from '../../core/session/events';
+import type { TranscriptEntry } from '../../protocol';
+
+/** What the chat shows of one event; runtime-only events (inbox, request headers, policy) show nothing. */
+export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
+  switch (e.type) {
+    case 'user/message':
+      return {
+        kind: 'user',
+        seq: e.seq,
+        at: e.at,
+        text: e.text,
+        source: e.source.kind,
+        ...(typeof e.source.fromSession === 'string' ? { fromSession: e.source.fromSession } : {}),
+        ...(e.surfaceOp === 'replace' ? { compacted: true } : {}),
+      };
+    case 'assistant/message':
+      return {
+        kind: 'assistant',
+        seq: e.seq,
+        at: e.at,
+        text: e.text,
+        ...(e.reasoning ? { reasoning: e.reasoning } : {}),
+        ...(e.toolCalls?.length ? { toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
+        ...(e.usage ? { usage: { promptTokens: e.usage.promptTokens, completionTokens: e.usage.completionTokens, ...(e.usage.cacheHitTokens !== undefined ? { cacheHitTokens: e.usage.cacheHitTokens } : {}) } } : {}),
+      };
+    case 'tool/result':
+      return { kind: 'tool', seq: e.seq, at: e.at, callId: e.callId, name: e.name, content: e.content, isError: e.isError };
+    case 'turn/start':
+      return { kind: 'turn', seq: e.seq, at: e.at, phase: 'start' };
+    case 'turn/end':
+      return { kind: 'turn', seq: e.seq, at: e.at, phase: 'end', stopReason: e.stopReason, ...(e.error ? { error: e.error } : {}) };
+    case 'session/end-seed':
+      return { kind: 'marker', seq: e.seq, at: e.at, text: `Forked here: ${e.seedLength} events above came from the parent.` };
+    case 'compaction/end':
+      return e.outcome === 'committed' ? { kind: 'marker', seq: e.seq, at: e.at, text: 'Earlier conversation compacted into a summary (the raw log keeps everything).' } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function toEntries(events: readonly SessionEvent[]): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  for (const e of events) {
+    const x = toEntry(e);
+    if (x) out.push(x);
+  }
+  return out;
+}
+
+/** The newest `limit` entries before `beforeSeq` (paging backwards through a long transcript). */
+export function page(events: readonly SessionEvent[], beforeSeq: number, limit: number): { entries: TranscriptEntry[]; hasMore: boolean } {
+  const out: TranscriptEntry[] = [];
+  let i = Math.min(beforeSeq, events.length) - 1;
+  for (; i >= 0 && out.length < limit; i--) {
+    const x = toEntry(events[i]);
+    if (x) out.push(x);
+  }
+  let hasMore = false;
+  for (; i >= 0; i--) {
+    if (toEntry(events[i])) {
+      hasMore = true;
+      break;
+    }
+  }
+  return { entries: out.reverse(), hasMore };
+}

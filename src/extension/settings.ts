@@ -1,0 +1,33 @@
+import * as vscode from 'vscode';
+import type { ApprovalPolicy, SandboxMode } from '../protocol';
+
+/** Arbor's settings as typed values (package.json `contributes.configuration`). */
+export interface ArborSettings {
+  baseUrl: string;
+  model: string;
+  maxTokens?: number;
+  maxDepth: number;
+  sandbox: SandboxMode;
+  approval: ApprovalPolicy;
+  childApproval: 'never' | 'escalate';
+  releaseDelayMs: number;
+}
+
+export function readSettings(): ArborSettings {
+  const c = vscode.workspace.getConfiguration('arbor');
+  // An untrusted workspace must not redirect requests (and the API key) to its own server.
+  const baseUrl = vscode.workspace.isTrusted ? c.get<string>('model.baseUrl', 'https://api.deepseek.com') : (c.inspect<string>('model.baseUrl')?.globalValue ?? 'https://api.deepseek.com');
+  const maxTokens = c.get<number>('model.maxTokens', 0);
+  return {
+    baseUrl,
+    model: c.get<string>('model.name', 'deepseek-chat'),
+    ...(maxTokens > 0 ? { maxTokens } : {}),
+    maxDepth: c.get<number>('subagents.maxDepth', 3),
+    sandbox: c.get<SandboxMode>('policy.sandbox', 'workspace-write'),
+    approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
+    childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
+    releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
+  };
+}
+
+export const isLocalUrl = (u: string): boolean => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(u);
