@@ -51,6 +51,7 @@ export class Harness {
   private readonly agents = new Map<string, Agent>();
   private readonly listeners = new Set<HarnessListener>();
   private readonly deltaListeners = new Set<DeltaListener>();
+  private readonly idleListeners = new Set<(sessionId: string) => void>();
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
@@ -100,6 +101,12 @@ export class Harness {
   onDelta(fn: DeltaListener): () => void {
     this.deltaListeners.add(fn);
     return () => this.deltaListeners.delete(fn);
+  }
+
+  /** An agent stopped working (its loop ended): views refresh its status. */
+  onIdle(fn: (sessionId: string) => void): () => void {
+    this.idleListeners.add(fn);
+    return () => this.idleListeners.delete(fn);
   }
 
   /** A session is a subagent (reached through follow-up) when its own log holds a descriptor. */
@@ -254,9 +261,16 @@ export class Harness {
       },
     };
     const agent = new Agent(cfg);
-    const off = writer.onEvent((e) => {
+    const offEvents = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });
+    const offIdle = agent.onIdle(() => {
+      for (const fn of this.idleListeners) fn(writer.id);
+    });
+    const off = () => {
+      offEvents();
+      offIdle();
+    };
     this.agents.set(writer.id, agent);
     return {
       agent,

@@ -223,6 +223,13 @@ export class PanelController implements ApprovalPort {
     for (const header of h.store.list()) this.tree.addHeader(header);
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
     this.offs.push(h.onDelta((id, kind, delta) => this.throttle.push(id, kind, delta)));
+    this.offs.push(
+      h.onIdle((id) => {
+        this.pushNode(id);
+        const parent = this.tree.node(id)?.parentId;
+        if (parent) this.pushNode(parent);
+      }),
+    );
     void this.foldAll(h);
     return h;
   }

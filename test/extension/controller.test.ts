@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { PanelController, type ViewPort } from '../../src/extension/controller';
+import type { HostToWebview, PanelSettings } from '../../src/protocol';
+import { makeHarness, type TestHarness } from '../support/harness';
+import { ModelServer } from '../support/model-server';
+
+const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'test-model' };
+
+class FakePort implements ViewPort {
+  readonly got: HostToWebview[] = [];
+  sessionId?: string;
+  constructor(readonly view: 'panel' | 'transcript', sessionId?: string) {
+    if (sessionId) this.sessionId = sessionId;
+  }
+  post(msg: HostToWebview): void {
+    // What crosses postMessage is JSON: prove every message survives it.
+    this.got.push(JSON.parse(JSON.stringify(msg)) as HostToWebview);
+  }
+  of<T extends HostToWebview['type']>(type: T): Extract<HostToWebview, { type: T }>[] {
+    return this.got.filter((m): m is Extract<HostToWebview, { type: T }> => m.type === type);
+  }
+}
+
+function doneId(port: FakePort, id: string): string {
+  const d = port.of('request/done').find((m) => m.id === id);
+  if (!d || !d.ok || !d.sessionId) throw new Error(`request ${id} did not succeed: ${JSON.stringify(d)}`);
+  return d.sessionId;
+}
+
+async function until(pred: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('extension: panel controller over a real harness', () => {
+  let server: ModelServer;
+  let t: TestHarness;
+  let c: PanelController;
+  let logs: string[];
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    logs = [];
+    c = new PanelController(async () => t.h, {
+      settings: () => SETTINGS,
+      openTranscript: (id) => logs.push(`open ${id}`),
+      log: (level, text) => logs.push(`${level} ${text}`),
+      progress: (_title, work) => work(),
+    });
+    t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5 });
+  });
+  afterEach(async () => {
+    await c.dispose();
+    await t.cleanup();
+  });
+
+  it('answers ready with a snapshot, then streams a conversation as deltas', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    const snap = port.of('state/snapshot')[0];
+    assert.deepEqual(snap.nodes, []);
+    assert.deepEqual(snap.settings, SETTINGS);
+
+    server.enqueue({ text: 'Hello there, streamed in small pieces.', chunkSize: 3, chunkDelayMs: 2 });
+    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'hi' });
+    const id = doneId(port, 'r1');
+    await t.h.settle();
+    await until(() => port.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'turn' && e.phase === 'end')));
+    const entries = port.of('transcript/append').flatMap((m) => m.entries);
+    assert.deepEqual(entries.map((e) => e.kind), ['turn', 'user', 'assistant', 'turn']);
+    const deltas = port.of('stream/delta').map((d) => d.delta).join('');
+    assert.ok('Hello there, streamed in small pieces.'.startsWith(deltas) && deltas.length > 0, 'streamed text arrived before the message');
+    assert.ok(port.of('stream/delta').length < 13, 'deltas are coalesced, not one message per chunk');
+    const last = port.of('tree/node').filter((m) => m.node.id === id).pop()!;
+    assert.equal(last.node.status, 'idle');
+    assert.ok(last.node.tokens.prompt > 0);
+  });
+
+  it('rejects malformed messages with an error reply and keeps working', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    for (const bad of [null, 'x', { type: 'nope' }, { type: 'chat/send', id: 'r', text: '' }, { type: 'session/fork', id: 'r', sessionId: '../x', seq: 1 }]) {
+      await c.receive(port, bad);
+    }
+    assert.equal(port.of('message/rejected').length, 5);
+    assert.ok(logs.filter((l) => l.startsWith('warn rejected')).length === 5);
+    await c.receive(port, { type: 'session/select', sessionId: 'unknown-id' });
+    assert.ok(logs.some((l) => l.startsWith('error session/select failed')));
+  });
+
+  it('routes approvals to every view, tagged with the asking session; the first answer wins', async () => {
+    t.h.config.sandbox = 'workspace-write';
+    const a = new FakePort('panel');
+    const b = new FakePort('transcript');
+    c.connect(a);
+    c.connect(b);
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved-run' } }] }, { text: 'ran it' });
+    await c.receive(a, { type: 'chat/send', id: 'r1', text: 'run echo' });
+    await until(() => a.of('approval/requested').length === 1);
+    const prompt = a.of('approval/requested')[0].prompt;
+    assert.equal(b.of('approval/requested')[0].prompt.requestId, prompt.requestId);
+    assert.deepEqual(prompt.lineage, [prompt.sessionId]);
+    assert.match(prompt.summary, /echo approved-run/);
+    const running = a.of('tree/node').filter((m) => m.node.id === prompt.sessionId).pop()!;
+    assert.equal(running.node.activity, 'waiting for approval');
+    await c.receive(b, { type: 'approval/answer', requestId: prompt.requestId, decision: 'allow' });
+    await c.receive(a, { type: 'approval/answer', requestId: prompt.requestId, decision: 'deny' }); // too late: ignored
+    await t.h.settle();
+    assert.deepEqual(a.of('approval/resolved').map((m) => m.decision), ['allow']);
+    const result = t.h.resident(prompt.sessionId)!.session.events.find((e) => e.type === 'tool/result');
+    assert.ok(result && result.type === 'tool/result' && !result.isError && /approved-run/.test(result.content));
+  });
+
+  it('forks from a message: a new session seeded to the end of that turn, selected in the view', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    server.enqueue({ text: 'first answer' }, { text: 'second answer' });
+    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'one' });
+    const id = doneId(port, 'r1');
+    await t.h.settle();
+    await c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'two' });
+    await t.h.settle();
+    const firstAssistant = t.h.resident(id)!.session.events.find((e) => e.type === 'assistant/message')!;
+    await c.receive(port, { type: 'session/fork', id: 'r3', sessionId: id, seq: firstAssistant.seq });
+    const forkId = doneId(port, 'r3');
+    const header = t.h.store.header(forkId)!;
+    assert.equal(header.origin, 'fork');
+    assert.equal(header.parentSession, id);
+    const forkSession = t.h.resident(forkId)!.session;
+    assert.deepEqual(forkSession.deriveMessages().map((m) => m.content), ['one', 'first answer'], 'seeded up to the end of that turn only');
+    assert.ok(port.of('session/selected').some((m) => m.sessionId === forkId));
+    const reset = port.of('transcript/reset').filter((m) => m.sessionId === forkId).pop()!;
+    assert.ok(reset.entries.some((e) => e.kind === 'marker'));
+    // Chatting with the fork reuses the parent's prefix at the provider.
+    server.enqueue({ text: 'fork answer' });
+    await c.receive(port, { type: 'chat/send', id: 'r4', sessionId: forkId, text: 'three' });
+    await t.h.settle();
+    assert.ok(server.requests[server.requests.length - 1].cacheHitTokens > 0);
+  });
+
+  it('interrupts a running session from the view and shows it in the tree', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    server.enqueue({ text: 'x'.repeat(500), chunkSize: 2, chunkDelayMs: 5 });
+    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'long' });
+    const id = doneId(port, 'r1');
+    await until(() => port.of('tree/node').some((m) => m.node.id === id && m.node.status === 'running'));
+    await c.receive(port, { type: 'agent/interrupt', id: 'r2', sessionId: id });
+    await t.h.settle();
+    await until(() => port.of('tree/node').filter((m) => m.node.id === id).pop()!.node.status === 'interrupted');
+  });
+
+  it('pages a long transcript backwards', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    const agent = await t.h.createSession();
+    for (let i = 0; i < 120; i++) {
+      server.enqueue({ text: `a${i}` });
+      await agent.accept(`q${i}`);
+      await agent.idle();
+    }
+    await c.receive(port, { type: 'session/select', sessionId: agent.id });
+    const reset = port.of('transcript/reset')[0];
+    assert.equal(reset.entries.length, 200);
+    assert.equal(reset.hasMore, true);
+    await c.receive(port, { type: 'transcript/more', id: 'p1', sessionId: agent.id, beforeSeq: reset.entries[0].seq });
+    const pg = port.of('transcript/page')[0];
+    assert.ok(pg.entries.length > 0 && pg.entries[pg.entries.length - 1].seq < reset.entries[0].seq);
+  });
+});
