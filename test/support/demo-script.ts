@@ -1,0 +1,49 @@
+import type { ChatBody, Reply } from './model-server';
+
+// The demo's scripted model: `npm start -- --demo` points the extension at the test model
+// server with this responder, so anyone can see the tree grow (spawn, report, settlement,
+// fork, follow-up, interrupt) without an API key. It reacts to what the last message says.
+
+type Msg = ChatBody['messages'][number];
+
+const isChild = (msgs: Msg[]) => msgs.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+const text = (m: Msg | undefined) => String(m?.content ?? '');
+const lastUser = (msgs: Msg[]) => [...msgs].reverse().find((m) => m.role === 'user');
+
+const SLOW = 'I am working through a long analysis, one careful step at a time. '.repeat(40);
+
+export const DEMO_HELP =
+  'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
+  '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child you can interrupt from the tree), ' +
+  'or right-click a message → Fork from here. Send a message to a settled child from its node to resume it.';
+
+export function demoReply(body: ChatBody): Reply {
+  const msgs = body.messages;
+  const last = msgs[msgs.length - 1];
+  const said = text(last);
+  const system = text(msgs[0]);
+  if (system.startsWith('You compact')) return { text: 'Summary: the user explored the Arbor demo (subagents, forks, reports).' };
+
+  if (isChild(msgs)) {
+    if (last.role === 'tool' && said.startsWith('Reported to')) return { text: 'Survey done: the workspace has a README and a src folder; nothing looks broken.', chunkSize: 6, chunkDelayMs: 25 };
+    if (last.role === 'tool' && last.tool_call_id?.startsWith('call_')) return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }] };
+    const task = text(lastUser(msgs));
+    if (task.startsWith('SURVEY')) return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }] };
+    if (task.startsWith('LONG')) return { text: SLOW, chunkSize: 4, chunkDelayMs: 60 };
+    if (task.startsWith('REVIEW')) return { text: 'Review (from a fork that already knew the conversation): the plan is sound; add a test for the edge case.', chunkSize: 6, chunkDelayMs: 20 };
+    return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
+  }
+
+  if (last.role === 'tool') {
+    if (said.includes('"status": "started"')) return { text: 'Started it. It works on its own; you will see its report and its settlement notice here, and its node in the tree.' };
+    if (said.includes('"answer"')) return { text: 'The fork answered (see its node in the tree, and the cache-hit % on it).' };
+    return { text: 'Done.' };
+  }
+  if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
+  if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
+  const lower = said.toLowerCase();
+  if (lower.includes('survey')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } }] };
+  if (lower.includes('fork')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'REVIEW: review the plan so far.', label: 'reviewer' } }] };
+  if (lower.includes('long')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'LONG: analyse everything slowly.', label: 'long-task', mode: 'continuable' } }] };
+  return { text: DEMO_HELP, chunkSize: 8, chunkDelayMs: 15 };
+}
