@@ -1,0 +1,31 @@
+// Entry of the extension-host test run: VS Code (here code-server, see scripts/e2e/)
+// loads this file inside the extension host and awaits run(). It runs mocha over every
+// out/test/host/**/*.test.js. These tests need the `vscode` module, so the plain-Node
+// `mocha` run (.mocharc.json) ignores this folder.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+
+function testFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) return testFiles(full);
+      return entry.isFile() && entry.name.endsWith('.test.js') ? [full] : [];
+    })
+    .sort();
+}
+
+export function run(): Promise<void> {
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false });
+  const grep = process.env.ARBOR_HOST_TEST_GREP;
+  if (grep) mocha.grep(grep);
+  for (const file of testFiles(__dirname)) mocha.addFile(file);
+  return new Promise((resolve, reject) => {
+    mocha.run((failures) => {
+      if (failures > 0) reject(new Error(`${failures} extension-host test(s) failed`));
+      else resolve();
+    });
+  });
+}
