@@ -202,6 +202,7 @@ export class Harness {
       const session = await this.store.inspect(id);
       const agent = this.adopt(new SessionWriter(session, this.store));
       await agent.recover();
+      agent.pump(); // messages accepted before a restart were promised: work through them
       return agent;
     })().finally(() => this.opening.delete(id));
     this.opening.set(id, p);

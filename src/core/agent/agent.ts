@@ -25,6 +25,8 @@ export class Agent {
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
   private readonly idleListeners = new Set<() => void>();
   private lastOutcome: TurnReport | undefined;
+  /** Accepted messages already in the log but not yet durable: each will pump once it lands. */
+  private readonly accepting = new Set<Promise<unknown>>();
 
   constructor(readonly cfg: AgentConfig) {}
 
@@ -59,7 +61,13 @@ export class Agent {
   async accept(text: string, source: MessageSource = { kind: 'user' }): Promise<string> {
     if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
     const messageId = randomUUID();
-    await this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    const appended = this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    this.accepting.add(appended);
+    try {
+      await appended;
+    } finally {
+      this.accepting.delete(appended);
+    }
     this.paused = false;
     this.pump();
     return messageId;
@@ -107,7 +115,12 @@ export class Agent {
 
   /** Resolves when no turn runs (and none will start without a new message). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    // An accept still on its way to disk is a turn about to start: wait for it too, or a
+    // caller (settle) sees "not settled" yet nothing to wait for, and spins.
+    while (this.running || this.accepting.size > 0) {
+      if (this.running) await this.running;
+      else await Promise.allSettled([...this.accepting]);
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import { descriptorOf } from '../session/folds';
-import type { StopReason } from '../session/events';
+import type { MessageSource, StopReason } from '../session/events';
 import { lastAssistantText, type SubagentRuntime } from './runtime';
 import { SubagentError, type FollowupPath } from './types';
 
@@ -33,6 +33,8 @@ export class Residency {
   private readonly activations = new Map<string, Activation>();
   private readonly oneShots = new Map<string, OneShot>();
   private readonly depths = new Map<string, number>();
+  /** Cold resumes and log writes under way per non-resident child. */
+  private readonly busy = new Map<string, Promise<unknown>>();
   private background = 0;
   private readonly quietWaiters = new Set<() => void>();
 
@@ -113,7 +115,11 @@ export class Residency {
     if (callerId !== null && header.parentSession !== callerId)
       throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
     if (this.oneShots.has(childId)) throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
-    const source = { kind: 'followup' as const, fromSession: callerId ?? 'user' };
+    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' });
+  }
+
+  /** Into a continuable child's inbox: running → inbox, waiting → wake, not resident → cold resume. */
+  private async enqueue(childId: string, text: string, source: MessageSource): Promise<{ messageId: string; path: FollowupPath }> {
     const live = this.activations.get(childId);
     if (live && !live.released) {
       // Later FIFO turns: never joins a running turn, never calls the provider again.
@@ -123,9 +129,46 @@ export class Residency {
       const messageId = await live.agent.accept(text, source);
       return { messageId, path };
     }
-    const agent = await this.coldResume(childId);
+    // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
+    // calls) must not build two Agents on one log.
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.enqueue(childId, text, source);
+    }
+    const resume = this.coldResume(childId);
+    this.busy.set(childId, resume);
+    void resume.catch(() => undefined).finally(() => this.busy.delete(childId));
+    const agent = await resume;
     const messageId = await agent.accept(text, source);
     return { messageId, path: 'cold-resume' };
+  }
+
+  /**
+   * A runtime message (settlement notice, report) to a subagent that is not resident. It is
+   * never reopened as a root: a continuable one wakes through its own composition, like a
+   * follow-up; a quiet message, or one to a one-shot (which takes no more turns), is only
+   * recorded in its log.
+   */
+  async deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
+    if (!quiet && mode === 'continuable') {
+      await this.enqueue(id, text, source);
+      return;
+    }
+    const live = this.activations.get(id);
+    if (live && !live.released) return live.agent.inject(text, source);
+    const pending = this.busy.get(id);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.deliverToReleased(id, text, source, quiet, mode);
+    }
+    const { store } = this.rt.deps;
+    const write = (async () => {
+      await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
+    })();
+    this.busy.set(id, write);
+    void write.catch(() => undefined).finally(() => this.busy.delete(id));
+    await write;
   }
 
   /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
@@ -175,7 +218,8 @@ export class Residency {
     a.timer = setTimeout(() => void this.release(a, true), this.rt.deps.releaseDelayMs);
   }
 
-  private ownsLive(id: string): boolean {
+  /** The session has resident children (continuable activations or one-shots). */
+  ownsLive(id: string): boolean {
     for (const c of this.activations.values()) if (c.parentId === id && !c.released) return true;
     for (const o of this.oneShots.values()) if (o.parentId === id) return true;
     return false;

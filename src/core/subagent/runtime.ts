@@ -169,7 +169,10 @@ export class SubagentRuntime {
       ...(request.persona ? { persona: request.persona } : {}),
       ...(request.model ? { model: request.model } : {}),
       ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
-      ...(escalate && this.deps.approvalPort ? { approval: escalatingPort(this.deps.approvalPort, this.lineage(header.id), this.deps.escalateTimeoutMs ?? 300_000) } : {}),
+      // From the header, not the store: at start the child is not published yet.
+      ...(escalate && this.deps.approvalPort
+        ? { approval: escalatingPort(this.deps.approvalPort, [header.id, ...(header.parentSession ? this.lineage(header.parentSession) : [])], this.deps.escalateTimeoutMs ?? 300_000) }
+        : {}),
     };
   }
 
@@ -195,6 +198,12 @@ export class SubagentRuntime {
 
   /** Deliver a message to a parent: a runtime notice that wakes it, or a quiet history entry. */
   async deliver(parentId: string, text: string, source: MessageSource, quiet = false): Promise<void> {
+    // A released subagent parent (its log holds a descriptor) is reached through its own log
+    // and composition, never reopened as a root.
+    if (!this.deps.resident(parentId)) {
+      const mode = await this.modeOf(parentId).catch(() => undefined);
+      if (mode) return this.residency.deliverToReleased(parentId, text, source, quiet, mode);
+    }
     const parent = await this.deps.resolve(parentId);
     if (quiet) await parent.inject(text, source);
     else await parent.accept(text, source);
