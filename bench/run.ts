@@ -4,11 +4,13 @@
 import { type BenchModule, type Figure, cleanupTemps, fmt, formatFigure, now } from './support';
 import * as os from 'node:os';
 import * as agent from './agent.bench';
+import * as extension from './extension.bench';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
+import * as webview from './webview.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent];
+const MODULES: BenchModule[] = [store, agent, subagent, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

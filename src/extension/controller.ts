@@ -282,7 +282,13 @@ export class PanelController implements ApprovalPort {
   }
 
   private select(port: ViewPort, sessionId: string): void {
-    if (port.view === 'panel') this.selected = sessionId;
+    if (port.view === 'transcript') {
+      // A transcript tab stays on its session: a fork made there opens in a tab of its own.
+      this.hooks.openTranscript(sessionId);
+      this.selectEverywhere(sessionId);
+      return;
+    }
+    this.selected = sessionId;
     port.sessionId = sessionId;
     port.post({ type: 'session/selected', sessionId });
     void this.sendTranscript(port, sessionId).catch((err) => this.hooks.log('warn', String(err)));

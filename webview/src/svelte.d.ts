@@ -1,6 +1,10 @@
 // tsc does not understand .svelte files; Vite compiles them. This gives imports a type.
 declare module '*.svelte' {
   import type { Component } from 'svelte';
-  const component: Component;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const component: Component<any>;
   export default component;
 }
+
+// Stylesheets are bundled by Vite into index.css.
+declare module '*.css';

@@ -17,6 +17,11 @@ export function post(msg: WebviewToHost): void {
   api.postMessage(msg);
 }
 
+/** A fresh id for a request; the host echoes it in `request/done`. */
+export function requestId(): string {
+  return crypto.randomUUID();
+}
+
 /**
  * Subscribes to host messages. The host is the only sender and validates what it
  * sends, so a shape check on `type` suffices; anything else is dropped.
@@ -32,3 +37,46 @@ export function onMessage(handler: (msg: HostToWebview) => void): () => void {
   window.addEventListener('message', listener);
   return () => window.removeEventListener('message', listener);
 }
+
+/** What survives hiding the view (no retainContextWhenHidden): VS Code keeps it for us. */
+export interface ViewState {
+  selected?: string;
+  /** Collapsed tree nodes (ids). */
+  collapsed?: string[];
+  treeScroll?: number;
+  /** Height of the tree pane in the side panel, px; and whether it is open. */
+  treeHeight?: number;
+  treeOpen?: boolean;
+  /** Where the chat was scrolled: following the tail, or an entry and its offset. */
+  chat?: { sessionId: string; atBottom: boolean; anchorSeq?: number; anchorOffset?: number };
+  /** Unsent text in the input. */
+  draft?: string;
+}
+
+export function loadState(): ViewState {
+  const s = api.getState();
+  return typeof s === 'object' && s !== null ? (s as ViewState) : {};
+}
+
+let pending: ViewState | undefined;
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+function flush(): void {
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  const s = pending;
+  pending = undefined;
+  if (s) api.setState(s);
+}
+
+/** Merges `patch` into the saved state; writes are coalesced (scrolling saves often). */
+export function saveState(patch: Partial<ViewState>): void {
+  pending = { ...(pending ?? loadState()), ...patch };
+  if (timer === undefined) timer = setTimeout(flush, 150);
+}
+
+// Hiding the view destroys the page: write what is pending before it goes.
+window.addEventListener('pagehide', flush);
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') flush();
+});

@@ -1,0 +1,282 @@
+// The built webview in headless chromium, driven through the scripted host
+// (webview/dev/harness.ts): what it posts for each user action, what it shows for each
+// host message. Skipped, with the reason, when chromium or playwright-core is missing.
+import * as assert from 'node:assert/strict';
+import type { HostToWebview, TranscriptEntry, TreeNode, WebviewToHost } from '../../src/protocol';
+import { cleanupTemps, tempDir } from '../../bench/support';
+import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../../bench/webview-page';
+
+const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'deepseek-chat' } as const;
+const T = '2025-06-01T09:00:00.000Z';
+
+function node(id: string, parentId: string | undefined, extra: Partial<TreeNode> = {}): TreeNode {
+  return {
+    id,
+    ...(parentId ? { parentId } : {}),
+    origin: parentId ? 'subagent' : 'user',
+    depth: id.split('.').length - 1,
+    status: 'idle',
+    tokens: { prompt: 1000, completion: 100, cacheHit: 500 },
+    reports: 0,
+    createdAt: T,
+    ...extra,
+  };
+}
+
+const ROOT = 's-root-1';
+const CHILD = `${ROOT}.aaaaaa`;
+const GRAND = `${CHILD}.bbbbbb`;
+const OTHER = 's-other-2';
+const NODES = [
+  node(ROOT, undefined, { title: 'Root conversation', status: 'running', activity: 'thinking', activeSince: Date.now() - 5000 }),
+  node(CHILD, ROOT, { label: 'child-worker', mode: 'continuable' }),
+  node(GRAND, CHILD, { label: 'grand-worker', mode: 'one-shot', status: 'settled' }),
+  node(OTHER, undefined, { title: 'Other conversation', createdAt: '2025-06-01T08:00:00.000Z' }),
+];
+
+const user = (seq: number, text: string, extra: Partial<Extract<TranscriptEntry, { kind: 'user' }>> = {}): TranscriptEntry => ({ kind: 'user', seq, at: T, text, source: 'user', ...extra });
+const assistant = (seq: number, text: string): TranscriptEntry => ({ kind: 'assistant', seq, at: T, text });
+
+describe('webview panel in chromium (scripted host)', function () {
+  let session: BrowserSession | undefined;
+  let server: { url: string; close(): Promise<void> } | undefined;
+  let page: Page;
+
+  before(async function () {
+    this.timeout(120_000);
+    const s = await openBrowser();
+    if (typeof s === 'string') {
+      console.log(`    (skipped: ${s})`);
+      this.skip();
+      return;
+    }
+    session = s;
+    const dir = tempDir('arbor-webview-test-');
+    await buildWebview(dir);
+    server = await serve(dir);
+  });
+
+  after(async () => {
+    await server?.close();
+    await session?.browser.close();
+    cleanupTemps();
+  });
+
+  async function open(query: Record<string, string> = { view: 'panel' }): Promise<Page> {
+    page = await openHarness(session!, server!.url, { theme: 'dark', ...query });
+    await page.evaluate(`window.__host.clearState()`);
+    return page;
+  }
+
+  afterEach(async () => {
+    if (!page) return;
+    const health = await page.evaluate<string[]>(`[...window.__csp, ...window.__errors]`).catch(() => []);
+    await page.close().catch(() => undefined);
+    assert.deepEqual(health, [], 'no CSP violations or page errors');
+  });
+
+  const send = (...msgs: HostToWebview[]) => page.evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); })()`);
+  const posted = () => page.evaluate<WebviewToHost[]>(`window.__posted`);
+  const lastPosted = async () => (await posted()).at(-1);
+  const count = (selector: string) => page.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
+  const textOf = (selector: string) => page.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
+  const snapshot = (extra: Partial<Extract<HostToWebview, { type: 'state/snapshot' }>> = {}): HostToWebview => ({
+    type: 'state/snapshot',
+    nodes: NODES,
+    settings: SETTINGS,
+    approvals: [],
+    ...extra,
+  });
+
+  it('announces itself with its view, and a transcript tab with its session', async () => {
+    await open();
+    assert.deepEqual((await posted())[0], { type: 'webview/ready', view: 'panel' });
+    await page.close();
+    await open({ view: 'transcript', session: CHILD });
+    assert.deepEqual((await posted())[0], { type: 'webview/ready', view: 'transcript', sessionId: CHILD });
+    assert.equal(await count('[role=tree]'), 0, 'a transcript tab has no tree');
+  });
+
+  it('draws every session under its parent with a context-menu payload', async () => {
+    await open();
+    await send(snapshot());
+    const rows = await page.evaluate<{ id: string; level: string; ctx: string }[]>(
+      `[...document.querySelectorAll('[role=treeitem]')].map((r) => ({ id: r.dataset.rowId, level: r.getAttribute('aria-level'), ctx: r.dataset.vscodeContext }))`,
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.level]),
+      [
+        [ROOT, '1'],
+        [CHILD, '2'],
+        [GRAND, '3'],
+        [OTHER, '1'],
+      ],
+    );
+    assert.deepEqual(JSON.parse(rows[0].ctx), { webviewSection: 'treeNode', arborSessionId: ROOT, arborRunning: true, arborContinuable: true, preventDefaultContextMenuItems: true });
+    assert.equal(JSON.parse(rows[2].ctx).arborContinuable, false, 'a one-shot child takes no follow-up');
+    // A delta replaces one node.
+    await send({ type: 'tree/node', node: { ...NODES[1], status: 'failed', lastStopReason: 'error' } });
+    assert.match(await textOf(`[data-row-id="${CHILD}"]`), /failed/);
+  });
+
+  it('moves through the tree with the keyboard and selects with Enter', async () => {
+    await open();
+    await send(snapshot());
+    await page.focus(`[data-row-id="${ROOT}"]`);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), GRAND);
+    await page.keyboard.press('ArrowLeft'); // a leaf: to its parent
+    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), CHILD);
+    await page.keyboard.press('ArrowLeft'); // collapse
+    assert.equal(await page.evaluate(`document.activeElement.getAttribute('aria-expanded')`), 'false');
+    assert.equal(await count(`[data-row-id="${GRAND}"]`), 0);
+    await page.keyboard.press('ArrowRight'); // expand
+    assert.equal(await count(`[data-row-id="${GRAND}"]`), 1);
+    await page.keyboard.press('End');
+    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), OTHER);
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: ROOT });
+    assert.equal(await page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), ROOT);
+    assert.equal(await count('[role=treeitem][tabindex="0"]'), 1, 'one tab stop (roving tabindex)');
+  });
+
+  it('sends with Enter (not Shift+Enter) to the selected session, and to a new conversation when none is', async () => {
+    await open();
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [user(0, 'hi')], hasMore: false });
+    await page.focus('vscode-textarea');
+    await page.keyboard.type('first line');
+    await page.keyboard.press('Shift+Enter');
+    assert.equal((await posted()).filter((m) => m.type === 'chat/send').length, 0);
+    await page.keyboard.type('second line');
+    await page.keyboard.press('Enter');
+    const sent = (await lastPosted()) as Extract<WebviewToHost, { type: 'chat/send' }>;
+    assert.equal(sent.type, 'chat/send');
+    assert.equal(sent.sessionId, ROOT);
+    assert.equal(sent.text, 'first line\nsecond line');
+    assert.match(sent.id, /^[0-9a-f-]{36}$/);
+    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').value`), '');
+    // The host's error comes back in words under the input, and the text is restored.
+    await send({ type: 'request/done', id: sent.id, ok: false, error: 'Restricted Mode: Arbor is read-only.' });
+    assert.match(await textOf('.composer [role=alert]'), /Sending your message failed: Restricted Mode/);
+    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').value`), 'first line\nsecond line');
+    await page.close();
+
+    await open();
+    await send(snapshot());
+    await page.focus('vscode-textarea');
+    await page.keyboard.type('start something');
+    await page.keyboard.press('Enter');
+    const fresh = (await lastPosted()) as Extract<WebviewToHost, { type: 'chat/send' }>;
+    assert.equal(fresh.type, 'chat/send');
+    assert.equal('sessionId' in fresh, false, 'no session: a new conversation');
+  });
+
+  it('stops a running session, forks from a message, and tags messages for the context menu', async () => {
+    await open();
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [user(0, 'question'), assistant(1, 'answer')], hasMore: false });
+    await page.click('vscode-button:has-text("Stop")');
+    const stop = (await lastPosted()) as Extract<WebviewToHost, { type: 'agent/interrupt' }>;
+    assert.equal(stop.type, 'agent/interrupt');
+    assert.equal(stop.sessionId, ROOT);
+    await page.click('article[data-seq="1"] button.fork');
+    const fork = (await lastPosted()) as Extract<WebviewToHost, { type: 'session/fork' }>;
+    assert.deepEqual([fork.type, fork.sessionId, fork.seq], ['session/fork', ROOT, 1]);
+    const ctx = await page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
+    assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, preventDefaultContextMenuItems: true });
+    // An idle session cannot be stopped.
+    await send({ type: 'tree/node', node: { ...NODES[0], status: 'idle' } });
+    assert.equal(await page.evaluate(`document.querySelector('vscode-button[title^="Stop"]').disabled`), true);
+  });
+
+  it('shows reports, settlements and runtime notices by provenance, and streams a live bubble', async () => {
+    await open();
+    await send(snapshot({ selected: ROOT }), {
+      type: 'transcript/reset',
+      sessionId: ROOT,
+      entries: [
+        user(0, 'Found it: the race.', { source: 'subagent-report', fromSession: CHILD }),
+        user(1, '[subagent child-worker settled: completed]\nAll done.', { source: 'subagent-settled', fromSession: CHILD }),
+        user(2, '[Arbor runtime] You are a subagent.', { source: 'delegation' }),
+        { kind: 'turn', seq: 3, at: T, phase: 'end', stopReason: 'interrupted' },
+      ],
+      hasMore: false,
+    });
+    assert.match(await textOf('article.report'), /Report from child-worker/);
+    assert.match(await textOf('article.settled'), /Runtime notice[\s\S]*child-worker[\s\S]*settled: completed/);
+    assert.equal(await count('article.delegation'), 1);
+    assert.match(await textOf('article.turn-end'), /Turn ended: Interrupted/);
+    await send({ type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: 'Hello ' }, { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: '**world**' }, { type: 'stream/delta', sessionId: OTHER, kind: 'text', delta: 'not here' });
+    assert.match(await textOf('article.live'), /Hello world/);
+    assert.doesNotMatch(await textOf('article.live'), /not here/);
+    await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(4, 'Hello world')] });
+    assert.equal(await count('article.live'), 0, 'the assistant entry replaces the stream');
+  });
+
+  it('renders model text as text: no markup, no script, http(s) hrefs only', async () => {
+    await open();
+    const evil = '<img src=x onerror="window.__pwned=1"> [click](javascript:window.__pwned=2) [ok](https://example.com) <script>window.__pwned=3</script>';
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [assistant(0, evil)], hasMore: false });
+    assert.equal(await count('.md img, .md script'), 0);
+    assert.deepEqual(await page.evaluate(`[...document.querySelectorAll('.md a')].map((a) => a.getAttribute('href'))`), ['https://example.com/']);
+    assert.equal(await page.evaluate(`window.__pwned ?? null`), null);
+    assert.match(await textOf('article[data-seq="0"] .md'), /<img src=x onerror=/);
+  });
+
+  it('answers approvals inline, tagged with the asking session and its lineage', async () => {
+    await open();
+    const prompt = { requestId: 'r1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: 'npm test', reason: 'needs approval' };
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt });
+    assert.match(await textOf('.approval'), /asked by grand-worker[\s\S]*Root conversation[\s\S]*child-worker[\s\S]*grand-worker/);
+    await page.click('.approval vscode-button:has-text("Allow")');
+    assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'r1', decision: 'allow' });
+    await send({ type: 'approval/resolved', requestId: 'r1', decision: 'allow' });
+    assert.equal(await count('.approval'), 0);
+  });
+
+  it('is read-only in Restricted Mode and hints at the API key', async () => {
+    await open();
+    await send(snapshot({ selected: ROOT, settings: { ...SETTINGS, restricted: true } }));
+    assert.match(await textOf('.notice'), /Restricted Mode: Arbor is read-only/);
+    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), true);
+    await send({ type: 'settings/changed', settings: { ...SETTINGS, hasApiKey: false } });
+    assert.match(await textOf('.notice'), /Arbor: Set API Key/);
+    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
+  });
+
+  it('renders a window of a long transcript and pages back on scroll-up', async () => {
+    await open();
+    const entries = Array.from({ length: 600 }, (_, i) => (i % 2 ? assistant(1000 + i, `answer ${i}`) : user(1000 + i, `question ${i}`)));
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: true });
+    const rendered = await count('article[data-seq]');
+    assert.ok(rendered > 0 && rendered <= 160, `${rendered} of 600 rendered`);
+    // Scroll to the top until the window has reached the first held entry and asked for more.
+    for (let i = 0; i < 40; i++) {
+      await page.evaluate(`document.querySelector('.scroller [role=log]').closest('.scroller').scrollTop = 0`);
+      await page.evaluate(`window.__host.frame().then(() => window.__host.frame())`);
+      if ((await posted()).some((m) => m.type === 'transcript/more')) break;
+    }
+    const more = (await posted()).find((m) => m.type === 'transcript/more') as Extract<WebviewToHost, { type: 'transcript/more' }>;
+    assert.ok(more, 'transcript/more was posted');
+    assert.equal(more.beforeSeq, 1000);
+    assert.ok((await count('article[data-seq]')) <= 160, 'the window stays bounded');
+    await send({ type: 'transcript/page', id: more.id, sessionId: ROOT, entries: [user(998, 'older question'), assistant(999, 'older answer')], hasMore: false });
+    await page.evaluate(`window.__host.frame()`);
+    assert.equal(await count('article[data-seq="998"]'), 1, 'the older page is shown');
+  });
+
+  it('restores selection and collapsed nodes after being hidden (reloaded)', async () => {
+    await open();
+    await send(snapshot());
+    await page.click(`[data-row-id="${CHILD}"] .twisty`);
+    await page.click(`[data-row-id="${OTHER}"]`);
+    await page.evaluate(`new Promise((r) => setTimeout(r, 300))`); // the state write is coalesced
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction(`window.__posted && window.__posted.some((m) => m.type === 'webview/ready')`);
+    await send(snapshot());
+    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: OTHER });
+    assert.equal(await count(`[data-row-id="${GRAND}"]`), 0, 'still collapsed');
+    assert.equal(await page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), OTHER);
+  });
+});
