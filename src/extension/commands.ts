@@ -101,6 +101,12 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       const ids = await c.deleteSession(id);
       void vscode.window.showInformationMessage(`Arbor: deleted ${ids.length} session(s).`);
     },
+    'arbor.compact': async (args) => {
+      const id = await pickSession(host, args, 'Compact which conversation?');
+      if (!id) return;
+      const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${id}…` }, () => c.compact(id));
+      void vscode.window.showInformationMessage(`Arbor: ${text}`);
+    },
     'arbor.copyId': async (args) => {
       const id = await pickSession(host, args, 'Copy the id of which session?');
       if (id) await vscode.env.clipboard.writeText(id);

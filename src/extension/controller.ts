@@ -180,6 +180,14 @@ export class PanelController implements ApprovalPort {
     return (await this.sessionOf(sessionId)).events;
   }
 
+  /** Compact a conversation now (waits for its running turn). */
+  async compact(sessionId: string): Promise<string> {
+    const h = await this.ensure();
+    if (await h.isSubagent(sessionId)) throw new Error('Compact a subagent from its parent; Arbor compacts conversations you own.');
+    const r = await (await h.openSession(sessionId)).compact();
+    return r.outcome === 'committed' ? 'Compacted: the earlier conversation is now a summary (the raw log keeps everything).' : `Not compacted (${r.outcome}${r.error ? `: ${r.error}` : ''}).`;
+  }
+
   async deleteSession(sessionId: string): Promise<string[]> {
     const ids = await (await this.ensure()).deleteSession(sessionId);
     for (const id of ids) {
@@ -222,7 +230,16 @@ export class PanelController implements ApprovalPort {
     this.harness = h;
     for (const header of h.store.list()) this.tree.addHeader(header);
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
-    this.offs.push(h.onDelta((id, kind, delta) => this.throttle.push(id, kind, delta)));
+    this.offs.push(
+      h.onDelta((id, kind, delta) => {
+        this.throttle.push(id, kind, delta);
+        const doing = kind === 'text' ? 'streaming' : 'reasoning';
+        if (this.tree.node(id)?.activity !== doing) {
+          this.tree.setActivity(id, doing);
+          this.pushNode(id);
+        }
+      }),
+    );
     this.offs.push(
       h.onIdle((id) => {
         this.pushNode(id);

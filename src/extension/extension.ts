@@ -17,6 +17,7 @@ const COMMANDS = [
   'arbor.setSandbox',
   'arbor.exportSession',
   'arbor.deleteSession',
+  'arbor.compact',
   'arbor.copyId',
   'arbor.focusInput',
 ];
