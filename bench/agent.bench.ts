@@ -3,34 +3,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
-import type { ModelClient, ModelRequest, ModelStreamEvent } from '../src/core/model/types';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { ModelServer } from '../test/support/model-server';
+import { TimedClient } from './timed-client';
 import { type BenchOptions, type Figure, fmt, median, now, tempDir } from './support';
 
 export const name = 'agent';
 
-/** Times the model stream (request to last event) so it can be subtracted. */
-class TimedClient implements ModelClient {
-  modelMs = 0;
-  constructor(private readonly inner: ModelClient) {}
-  get provider() {
-    return this.inner.provider;
-  }
-  describe(req: ModelRequest) {
-    return this.inner.describe(req);
-  }
-  async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const it = this.inner.stream(req)[Symbol.asyncIterator]();
-    for (;;) {
-      const t = now();
-      const r = await it.next();
-      this.modelMs += now() - t;
-      if (r.done) return;
-      yield r.value;
-    }
-  }
-}
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const server = await ModelServer.start();

@@ -4,34 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness, type HarnessConfig } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
-import type { ModelClient, ModelRequest, ModelStreamEvent } from '../src/core/model/types';
+import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
+import { TimedClient } from './timed-client';
 import { type BenchOptions, type Figure, fmt, makeEvents, median, now, tempDir } from './support';
 
 export const name = 'subagent';
 
-/** Times the model stream so it can be subtracted from the runtime's own cost. */
-class TimedClient implements ModelClient {
-  modelMs = 0;
-  constructor(private readonly inner: ModelClient) {}
-  get provider() {
-    return this.inner.provider;
-  }
-  describe(req: ModelRequest) {
-    return this.inner.describe(req);
-  }
-  async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const it = this.inner.stream(req)[Symbol.asyncIterator]();
-    for (;;) {
-      const t = now();
-      const r = await it.next();
-      this.modelMs += now() - t;
-      if (r.done) return;
-      yield r.value;
-    }
-  }
-}
 
 async function open(server: ModelServer, client: ModelClient, dir: string, extra: Partial<HarnessConfig> = {}): Promise<Harness> {
   const ws = path.join(dir, 'ws');
