@@ -21,24 +21,18 @@ async function open(server: ModelServer, client: ModelClient, dir: string, extra
 
 function timeAppends(h: Harness): { ms: number } {
   const acc = { ms: 0 };
-  const append = h.store.append.bind(h.store);
-  const create = h.store.createSession.bind(h.store);
-  h.store.append = async (id, evs) => {
-    const t = now();
-    try {
-      return await append(id, evs);
-    } finally {
-      acc.ms += now() - t;
-    }
-  };
-  h.store.createSession = async (hd, evs) => {
-    const t = now();
-    try {
-      return await create(hd, evs);
-    } finally {
-      acc.ms += now() - t;
-    }
-  };
+  const counted =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const t = now();
+      try {
+        return await fn(...args);
+      } finally {
+        acc.ms += now() - t;
+      }
+    };
+  h.store.append = counted(h.store.append.bind(h.store));
+  h.store.createSession = counted(h.store.createSession.bind(h.store));
   return acc;
 }
 

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SessionEvent, SessionHeader } from '../src/core/session/events';
+import { prng as rng } from '../test/support/store-fixtures';
 
 export interface BenchOptions {
   /** Fewer repetitions (same sizes): finishes in under a minute. */
@@ -126,17 +127,8 @@ export async function copyDirDurable(src: string, dst: string): Promise<void> {
 // ---------------------------------------------------------------------------
 // realistic events
 
-/** mulberry32: a small deterministic PRNG (uniform in [0, 1)). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: a small deterministic PRNG (uniform in [0, 1)), the one the store fixtures use. */
+export { rng };
 
 /** A shuffled copy (Fisher–Yates). */
 export function shuffle<T>(xs: readonly T[], random: () => number): T[] {

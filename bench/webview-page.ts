@@ -9,6 +9,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { repoRoot } from '../test/support/repo-root';
+
+export { repoRoot };
 
 const run = promisify(execFile);
 
@@ -37,17 +40,6 @@ interface Browser {
 
 interface Playwright {
   chromium: { launch(opts: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser> };
-}
-
-/** The repository root: the nearest ancestor of this file holding package.json. */
-export function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
 }
 
 /** playwright-core from the project's devDependencies, else from the e2e driver folder (.tools/driver). */

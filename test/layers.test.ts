@@ -10,6 +10,7 @@ import {
   type Violation,
   type ViolationKind,
 } from './support/layer-check';
+import { repoRoot } from './support/repo-root';
 
 function kinds(files: SourceFile[]): ViolationKind[] {
   return checkLayers(files).map((v) => v.kind);
@@ -179,17 +180,6 @@ describe('layer check (DESIGN §1) on sample sources', () => {
 });
 
 // ── the real tree ─────────────────────────────────────────────────────────────
-
-/** The repository root: the nearest ancestor of this file holding package.json. */
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
 
 function readTree(root: string, folder: string, covered: (rel: string) => boolean): SourceFile[] {
   const files: SourceFile[] = [];

@@ -1,35 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { arbor } from '../support/cli';
 import { ModelServer } from '../support/model-server';
-
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run the real CLI in a new process (as a user would), with no API key in the environment. */
-function arbor(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const clean = { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '', ...env };
-    const child = spawn(process.execPath, [BIN, ...args], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
 
 describe('cli: arbor run / send / sessions / log in real processes', () => {
   let server: ModelServer;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Harness, type HarnessConfig } from '../../src/core/harness';
-import type { ModelServer } from './model-server';
+import { ModelServer } from './model-server';
 
 export interface TestHarness {
   h: Harness;
@@ -36,4 +36,47 @@ export async function makeHarness(server: ModelServer, overrides: Partial<Harnes
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What the tests of a `harnessPerTest` describe see: read through the getters, so each test gets its own. */
+export interface HarnessPerTest {
+  readonly server: ModelServer;
+  /** This test's harness; a test may swap in one of its own (then that one is cleaned up after it). */
+  t: TestHarness;
+}
+
+/**
+ * Registers mocha hooks in the calling describe: one test model server for the suite and,
+ * per test, the server reset and a fresh harness on it (`overrides` applied), cleaned up after.
+ */
+export function harnessPerTest(overrides: Partial<HarnessConfig> = {}): HarnessPerTest {
+  let server: ModelServer;
+  let t: TestHarness;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    t = await makeHarness(server, overrides);
+  });
+  afterEach(() => t.cleanup());
+  return {
+    get server() {
+      return server;
+    },
+    get t() {
+      return t;
+    },
+    set t(next: TestHarness) {
+      t = next;
+    },
+  };
+}
+
+/** Poll `pred` every 5 ms until it holds; fail after `ms`. */
+export async function until(pred: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

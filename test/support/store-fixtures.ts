@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
+import { Store } from '../../src/core/store';
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -90,6 +91,33 @@ export function childHeader(id: string, parent: string, depth = 1, extra: Partia
 export function tempDir(prefix = 'arbor-store-'): { dir: string; remove(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Registers mocha hooks in the calling describe: a fresh folder per test (`dir`), and after
+ * the test every Store `openStore` opened in it closed, then the folder removed.
+ */
+export function storeFolderPerTest(): { readonly dir: string; openStore(opts?: Parameters<typeof Store.open>[1]): Promise<Store> } {
+  let tmp: ReturnType<typeof tempDir>;
+  let open: Store[] = [];
+  beforeEach(() => {
+    tmp = tempDir();
+    open = [];
+  });
+  afterEach(async () => {
+    for (const s of open) await s.close().catch(() => undefined);
+    tmp.remove();
+  });
+  return {
+    get dir() {
+      return tmp.dir;
+    },
+    async openStore(opts = {}) {
+      const s = await Store.open(tmp.dir, opts);
+      open.push(s);
+      return s;
+    },
+  };
 }
 
 /** Every file under `dir` (relative path → bytes), the lock file excepted. */

@@ -2,34 +2,25 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent } from '../../../src/core/session/events';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
+import { harnessPerTest, makeHarness, until } from '../../support/harness';
 
 const types = (evs: readonly SessionEvent[]) => evs.map((e) => e.type);
 
 describe('agent: turns against the test model server', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    t = await makeHarness(server);
-  });
-  afterEach(() => t.cleanup());
+  const w = harnessPerTest();
 
   it('runs a multi-step tool loop and records every step durably', async () => {
-    fs.writeFileSync(path.join(t.workspace, 'notes.txt'), 'alpha\nbeta\n');
-    server.enqueue(
+    fs.writeFileSync(path.join(w.t.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    w.server.enqueue(
       { toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] },
       { toolCalls: [{ id: 'c2', name: 'write_file', arguments: { path: 'out.txt', content: 'ALPHA' } }] },
       { text: 'Done: wrote out.txt.' },
     );
-    const agent = await t.h.createSession();
+    const agent = await w.t.h.createSession();
     await agent.accept('uppercase the first line into out.txt');
     await agent.idle();
     assert.equal(agent.lastTurn?.stopReason, 'completed');
-    assert.equal(fs.readFileSync(path.join(t.workspace, 'out.txt'), 'utf8'), 'ALPHA');
+    assert.equal(fs.readFileSync(path.join(w.t.workspace, 'out.txt'), 'utf8'), 'ALPHA');
     const evs = agent.session.events;
     assert.deepEqual(types(evs), [
       'inbox/accepted', 'inbox/claimed', 'turn/start', 'user/message',
@@ -40,16 +31,16 @@ describe('agent: turns against the test model server', () => {
     const read = evs.find((e) => e.type === 'tool/result' && e.callId === 'c1');
     assert.ok(read && read.type === 'tool/result' && /alpha/.test(read.content) && !read.isError);
     // The second request carried the first tool result back to the model.
-    const msgs = server.requests[1].body.messages;
+    const msgs = w.server.requests[1].body.messages;
     assert.equal(msgs[msgs.length - 1].role, 'tool');
     // Everything is on disk: a fresh read of the store equals the live log.
-    assert.deepEqual(await t.h.store.readEvents(agent.id), [...evs]);
+    assert.deepEqual(await w.t.h.store.readEvents(agent.id), [...evs]);
   });
 
   it('runs independent tool calls of one step in parallel and answers in call order', async () => {
-    fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'A');
-    fs.writeFileSync(path.join(t.workspace, 'b.txt'), 'B');
-    server.enqueue(
+    fs.writeFileSync(path.join(w.t.workspace, 'a.txt'), 'A');
+    fs.writeFileSync(path.join(w.t.workspace, 'b.txt'), 'B');
+    w.server.enqueue(
       {
         toolCalls: [
           { id: 'slow', name: 'run_command', arguments: { command: 'sleep 0.3; echo slow' } },
@@ -58,8 +49,8 @@ describe('agent: turns against the test model server', () => {
       },
       { text: 'ok' },
     );
-    t.h.config.sandbox = 'full-access';
-    const agent = await t.h.createSession();
+    w.t.h.config.sandbox = 'full-access';
+    const agent = await w.t.h.createSession();
     await agent.accept('go');
     await agent.idle();
     const results = agent.session.events.filter((e) => e.type === 'tool/result');
@@ -67,11 +58,11 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('turns bad model arguments into error results the model can act on', async () => {
-    server.enqueue(
+    w.server.enqueue(
       { toolCalls: [{ id: 'x1', name: 'read_file', arguments: '{"path": ' }, { id: 'x2', name: 'read_file', arguments: { path: 7 } }, { id: 'x3', name: 'no_such_tool', arguments: {} }] },
       { text: 'sorry' },
     );
-    const agent = await t.h.createSession();
+    const agent = await w.t.h.createSession();
     await agent.accept('go');
     await agent.idle();
     const results = agent.session.events.filter((e) => e.type === 'tool/result');
@@ -84,8 +75,8 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('ends the turn with an error but keeps the partial text when the stream breaks', async () => {
-    server.enqueue({ text: 'half of an answer', chunkSize: 5, fault: { kind: 'disconnect', afterChunks: 2 } });
-    const agent = await t.h.createSession();
+    w.server.enqueue({ text: 'half of an answer', chunkSize: 5, fault: { kind: 'disconnect', afterChunks: 2 } });
+    const agent = await w.t.h.createSession();
     await agent.accept('go');
     await agent.idle();
     assert.equal(agent.lastTurn?.stopReason, 'error');
@@ -97,8 +88,8 @@ describe('agent: turns against the test model server', () => {
 
   for (const status of [401, 404, 429, 500]) {
     it(`ends the turn as error with a clear message on HTTP ${status}`, async () => {
-      server.enqueue({ fault: { kind: 'status', status } });
-      const agent = await t.h.createSession();
+      w.server.enqueue({ fault: { kind: 'status', status } });
+      const agent = await w.t.h.createSession();
       await agent.accept('go');
       await agent.idle();
       const end = agent.session.events[agent.session.length - 1];
@@ -107,23 +98,23 @@ describe('agent: turns against the test model server', () => {
   }
 
   it('stops at the step limit', async () => {
-    await t.cleanup();
-    t = await makeHarness(server, { maxSteps: 2 });
-    server.setFallback(() => ({ toolCalls: [{ name: 'list_files', arguments: {} }] }));
-    const agent = await t.h.createSession();
+    await w.t.cleanup();
+    w.t = await makeHarness(w.server, { maxSteps: 2 });
+    w.server.setFallback(() => ({ toolCalls: [{ name: 'list_files', arguments: {} }] }));
+    const agent = await w.t.h.createSession();
     await agent.accept('loop forever');
     await agent.idle();
     assert.equal(agent.lastTurn?.stopReason, 'error');
     assert.match(agent.lastTurn?.error ?? '', /step limit \(2/);
-    server.setFallback(() => ({ text: 'ok' }));
+    w.server.setFallback(() => ({ text: 'ok' }));
   });
 
   it('interrupts mid-stream and keeps the inbox: queued messages wait for the next waking message, then run in order', async () => {
-    server.enqueue({ text: 'y'.repeat(400), chunkSize: 2, chunkDelayMs: 10 }, { text: 'second answer' }, { text: 'third answer' });
-    const agent = await t.h.createSession();
+    w.server.enqueue({ text: 'y'.repeat(400), chunkSize: 2, chunkDelayMs: 10 }, { text: 'second answer' }, { text: 'third answer' });
+    const agent = await w.t.h.createSession();
     await agent.accept('first');
     await agent.accept('second');
-    await waitFor(() => agent.session.events.some((e) => e.type === 'request/header'));
+    await until(() => agent.session.events.some((e) => e.type === 'request/header'));
     await new Promise((r) => setTimeout(r, 50));
     await agent.cancel('interrupted', { keepInbox: true });
     await agent.idle();
@@ -139,12 +130,12 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('interrupts mid-tool: the running command is killed and its call is left unanswered', async () => {
-    t.h.config.sandbox = 'full-access';
-    server.enqueue({ toolCalls: [{ id: 'long', name: 'run_command', arguments: { command: 'sleep 30' } }] }, { text: 'next' });
-    const agent = await t.h.createSession();
+    w.t.h.config.sandbox = 'full-access';
+    w.server.enqueue({ toolCalls: [{ id: 'long', name: 'run_command', arguments: { command: 'sleep 30' } }] }, { text: 'next' });
+    const agent = await w.t.h.createSession();
     await agent.accept('first');
     await agent.accept('queued');
-    await waitFor(() => agent.session.events.some((e) => e.type === 'assistant/message'));
+    await until(() => agent.session.events.some((e) => e.type === 'assistant/message'));
     await new Promise((r) => setTimeout(r, 100));
     const t0 = Date.now();
     await agent.cancel();
@@ -155,16 +146,16 @@ describe('agent: turns against the test model server', () => {
     const ends = agent.session.events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.stopReason);
     assert.deepEqual(ends, ['interrupted', 'completed']);
     // The next request answers the interrupted call with a stand-in result.
-    const msgs = server.requests[1].body.messages;
+    const msgs = w.server.requests[1].body.messages;
     assert.ok(msgs.some((m) => m.role === 'tool' && m.tool_call_id === 'long'));
   });
 
   it('cancel without keepInbox drops the queued messages', async () => {
-    server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
-    const agent = await t.h.createSession();
+    w.server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
+    const agent = await w.t.h.createSession();
     await agent.accept('first');
     await agent.accept('dropped');
-    await waitFor(() => agent.session.events.some((e) => e.type === 'request/header'));
+    await until(() => agent.session.events.some((e) => e.type === 'request/header'));
     await agent.cancel('interrupted', { keepInbox: false });
     await agent.idle();
     assert.equal(agent.inboxSize, 0);
@@ -173,14 +164,14 @@ describe('agent: turns against the test model server', () => {
 
   it('sends identical request bytes for the same turn in two runs', async () => {
     const run = async () => {
-      const t2 = await makeHarness(server);
-      server.reset();
+      const t2 = await makeHarness(w.server);
+      w.server.reset();
       fs.writeFileSync(path.join(t2.workspace, 'f.txt'), 'same');
-      server.enqueue({ toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'f.txt' } }] }, { text: 'done' });
+      w.server.enqueue({ toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'f.txt' } }] }, { text: 'done' });
       const a = await t2.h.createSession();
       await a.accept('read f.txt');
       await a.idle();
-      const raws = server.requests.map((r) => r.raw);
+      const raws = w.server.requests.map((r) => r.raw);
       await t2.cleanup();
       return raws;
     };
@@ -191,22 +182,22 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('compacts at the token threshold and continues on summary + retained tail', async () => {
-    await t.cleanup();
-    t = await makeHarness(server, { compaction: { thresholdTokens: 50, keepTurns: 1 } });
-    const agent = await t.h.createSession();
-    server.enqueue({ text: 'first answer '.repeat(20) });
+    await w.t.cleanup();
+    w.t = await makeHarness(w.server, { compaction: { thresholdTokens: 50, keepTurns: 1 } });
+    const agent = await w.t.h.createSession();
+    w.server.enqueue({ text: 'first answer '.repeat(20) });
     await agent.accept('first question '.repeat(20));
     await agent.idle();
-    server.enqueue({ text: 'second answer' });
+    w.server.enqueue({ text: 'second answer' });
     await agent.accept('second question');
     await agent.idle();
     // Third turn: the prompt is over the threshold, so a compaction runs first.
-    server.enqueue({ text: 'SUMMARY: user asked two questions' }, { text: 'third answer' });
+    w.server.enqueue({ text: 'SUMMARY: user asked two questions' }, { text: 'third answer' });
     await agent.accept('third question');
     await agent.idle();
     const evs = agent.session.events;
     assert.ok(evs.some((e) => e.type === 'compaction/end' && e.outcome === 'committed'));
-    const last = server.requests[server.requests.length - 1].body.messages;
+    const last = w.server.requests[w.server.requests.length - 1].body.messages;
     const contents = last.map((m) => `${m.role}:${String(m.content).slice(0, 40)}`);
     assert.match(contents[1], /^user:Summary of the earlier conversation/);
     assert.ok(!contents.some((c) => c.startsWith('user:first question')), 'the compacted turn is gone from the surface');
@@ -218,20 +209,20 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('resumes a session from its log in a new harness and sees the whole history', async () => {
-    server.enqueue({ text: 'remembered: 42' });
-    const agent = await t.h.createSession();
+    w.server.enqueue({ text: 'remembered: 42' });
+    const agent = await w.t.h.createSession();
     await agent.accept('remember 42');
     await agent.idle();
     const id = agent.id;
-    await t.h.close();
+    await w.t.h.close();
     const { Harness } = await import('../../../src/core/harness');
-    const h2 = await Harness.open({ ...t.h.config });
+    const h2 = await Harness.open({ ...w.t.h.config });
     try {
       const resumed = await h2.openSession(id);
-      server.enqueue({ text: 'it was 42' });
+      w.server.enqueue({ text: 'it was 42' });
       await resumed.accept('what was it?');
       await resumed.idle();
-      const msgs = server.requests[server.requests.length - 1].body.messages.map((m) => m.content);
+      const msgs = w.server.requests[w.server.requests.length - 1].body.messages.map((m) => m.content);
       assert.deepEqual(msgs.slice(1), ['remember 42', 'remembered: 42', 'what was it?']);
     } finally {
       await h2.close();
@@ -239,55 +230,39 @@ describe('agent: turns against the test model server', () => {
   });
 });
 
-async function waitFor(pred: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 describe('agent: manual compaction', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    t = await makeHarness(server);
-  });
-  afterEach(() => t.cleanup());
+  const w = harnessPerTest();
 
   it('compacts on request, keeps the raw log, and the next turn sees summary + tail', async () => {
-    const agent = await t.h.createSession();
+    const agent = await w.t.h.createSession();
     for (const q of ['one', 'two', 'three']) {
-      server.enqueue({ text: `answer ${q}` });
+      w.server.enqueue({ text: `answer ${q}` });
       await agent.accept(`question ${q}`);
       await agent.idle();
     }
-    server.enqueue({ text: 'SUMMARY of one and two' });
+    w.server.enqueue({ text: 'SUMMARY of one and two' });
     const r = await agent.compact(1);
     assert.equal(r.outcome, 'committed');
     const start = agent.session.events.find((e) => e.type === 'compaction/start');
     assert.ok(start && start.type === 'compaction/start' && start.reason === 'manual');
-    server.enqueue({ text: 'answer four' });
+    w.server.enqueue({ text: 'answer four' });
     await agent.accept('question four');
     await agent.idle();
-    const msgs = server.requests[server.requests.length - 1].body.messages.slice(1).map((m) => String(m.content));
+    const msgs = w.server.requests[w.server.requests.length - 1].body.messages.slice(1).map((m) => String(m.content));
     assert.ok(msgs[0].includes('SUMMARY of one and two'));
     assert.deepEqual(msgs.slice(1), ['question three', 'answer three', 'question four']);
     assert.equal(agent.session.events.filter((e) => e.type === 'user/message' && e.text.startsWith('question')).length, 4, 'raw log intact');
   });
 
   it('a failed summary aborts the compaction and changes nothing the model sees', async () => {
-    const agent = await t.h.createSession();
+    const agent = await w.t.h.createSession();
     for (const q of ['one', 'two']) {
-      server.enqueue({ text: `answer ${q}` });
+      w.server.enqueue({ text: `answer ${q}` });
       await agent.accept(`question ${q}`);
       await agent.idle();
     }
     const before = agent.session.deriveMessages().map((m) => m.content);
-    server.enqueue({ fault: { kind: 'status', status: 500 } });
+    w.server.enqueue({ fault: { kind: 'status', status: 500 } });
     const r = await agent.compact(1);
     assert.equal(r.outcome, 'aborted');
     assert.deepEqual(agent.session.deriveMessages().map((m) => m.content), before);

@@ -4,30 +4,16 @@ import * as path from 'node:path';
 import type { Database } from 'sql.js';
 import { JournaledDb, loadSqlJs, Store, StoreError, type Schema } from '../../../src/core/store';
 import { CATALOG_SCHEMA, TREE_SCHEMA } from '../../../src/core/store/schema';
-import { childHeader, closeAsIfKilled, eventsFor, rootHeader, sizeOf, tempDir } from '../../support/store-fixtures';
+import { childHeader, closeAsIfKilled, eventsFor, rootHeader, sizeOf, storeFolderPerTest, tempDir } from '../../support/store-fixtures';
 
 // DESIGN §3: the journal beside each sql.js file is folded into it by a checkpoint
 // (write temp + fsync + rename, then the journal is reset); a crash at any step of that
 // loses nothing and replays nothing twice. Schema versions upgrade files once.
 
 describe('store: checkpoints', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let open: Store[] = [];
-  const openStore = async (opts: Parameters<typeof Store.open>[1] = {}): Promise<Store> => {
-    const s = await Store.open(tmp.dir, opts);
-    open.push(s);
-    return s;
-  };
+  const tmp = storeFolderPerTest();
+  const { openStore } = tmp;
   const treeFile = (root: string, ext: 'db' | 'wal') => path.join(tmp.dir, 'trees', `${root}.${ext}`);
-
-  beforeEach(() => {
-    tmp = tempDir();
-    open = [];
-  });
-  afterEach(async () => {
-    for (const s of open) await s.close().catch(() => undefined);
-    tmp.remove();
-  });
 
   it('with a tiny checkpointBytes, appends fold the journal into the database file as they go', async () => {
     const store = await openStore({ checkpointBytes: 4096 });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { encodeRecord, scanJournal, Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
-import { childHeader, closeAsIfKilled, eventsFor, prng, rootHeader, tempDir } from '../../support/store-fixtures';
+import { childHeader, closeAsIfKilled, eventsFor, prng, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // DESIGN §3: "quarantine a corrupt file with a clear message and keep the other sessions
 // usable"; "a torn tail is detected (checksum) and dropped". Each damaged file below is one
@@ -79,26 +79,13 @@ async function rejectsWith(p: Promise<unknown>, codes: StoreErrorCode[], ...patt
 }
 
 describe('store: damaged files', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let open: Store[] = [];
-  const openStore = async (): Promise<Store> => {
-    const s = await Store.open(tmp.dir);
-    open.push(s);
-    return s;
-  };
+  const tmp = storeFolderPerTest();
+  const { openStore } = tmp;
   const file = (rel: string) => path.join(tmp.dir, rel);
   const quarantinedCopies = (rel: string) =>
     fs.readdirSync(path.dirname(file(rel))).filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`)).map((f) => path.join(path.dirname(file(rel)), f));
 
-  beforeEach(async () => {
-    tmp = tempDir();
-    open = [];
-    await populate(tmp.dir);
-  });
-  afterEach(async () => {
-    for (const s of open) await s.close().catch(() => undefined);
-    tmp.remove();
-  });
+  beforeEach(() => populate(tmp.dir));
 
   /** Every session of the tree is whole: all its events, readable and appendable. */
   async function assertTreeWhole(store: Store, root: 'one' | 'two'): Promise<void> {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
-import { CRASH_SESSIONS, childHeader, closeAsIfKilled, eventAt, eventsFor, rootHeader, tempDir } from '../../support/store-fixtures';
+import { CRASH_SESSIONS, childHeader, closeAsIfKilled, eventAt, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // DESIGN §2–3: sessions (header + contiguous events) go in, the same come out, across
 // close and reopen and across a process that never closes; refusals are StoreErrors a user
@@ -35,21 +35,8 @@ async function contents(store: Store): Promise<{ headers: SessionHeader[]; event
 }
 
 describe('store: round trip', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let open: Store[] = [];
-  const openStore = async (opts: Parameters<typeof Store.open>[1] = {}): Promise<Store> => {
-    const s = await Store.open(tmp.dir, opts);
-    open.push(s);
-    return s;
-  };
-  beforeEach(() => {
-    tmp = tempDir();
-    open = [];
-  });
-  afterEach(async () => {
-    for (const s of open) await s.close().catch(() => undefined);
-    tmp.remove();
-  });
+  const tmp = storeFolderPerTest();
+  const { openStore } = tmp;
 
   describe('sessions in, the same sessions out', () => {
     const root = rootHeader('root');

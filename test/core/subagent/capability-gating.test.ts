@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import type { Agent } from '../../../src/core/agent/agent';
 import { SubagentRuntime } from '../../../src/core/subagent/runtime';
 import { spawnProvider } from '../../../src/core/subagent/spawn-provider';
 import { SubagentError, type SubagentProvider, type SubagentRequest } from '../../../src/core/subagent/types';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { Script } from './helpers';
+import { Script, subagentWorld } from './helpers';
 
 /** A remote-style provider: declares no start capabilities; counts how often it was asked to prepare. */
 function bareProvider(): SubagentProvider & { prepared: number } {
@@ -23,43 +20,31 @@ function bareProvider(): SubagentProvider & { prepared: number } {
 }
 
 describe('subagent: capability gating and request checks, in order, before anything is created', () => {
-  let server: ModelServer;
-  let t: TestHarness;
   let rt: SubagentRuntime;
   let bare: ReturnType<typeof bareProvider>;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
+  const w = subagentWorld({}, { gates: false, beforeCleanup: () => rt.dispose() });
+  beforeEach(() => {
     bare = bareProvider();
     // The harness's runtime, with a provider that declares no capabilities added to it.
-    rt = new SubagentRuntime({ ...t.h.subagents.deps, providers: [spawnProvider, bare] });
-    root = await t.h.createSession();
-  });
-  afterEach(async () => {
-    await rt.dispose();
-    await t.cleanup();
+    rt = new SubagentRuntime({ ...w.t.h.subagents.deps, providers: [spawnProvider, bare] });
   });
 
   /** Start both ways; both must fail with `code` and leave the store, residency and registry as they were. */
   async function refused(provider: string, request: SubagentRequest, code: string): Promise<void> {
-    const before = t.h.store.list().map((h) => h.id).sort();
-    const resident = t.h.residentCount;
-    const tools = t.h.tools.view({}).map((x) => x.name);
-    for (const start of [() => rt.start(root, provider, request), () => rt.startContinuable(root, provider, request)]) {
+    const before = w.t.h.store.list().map((h) => h.id).sort();
+    const resident = w.t.h.residentCount;
+    const tools = w.t.h.tools.view({}).map((x) => x.name);
+    for (const start of [() => rt.start(w.root, provider, request), () => rt.startContinuable(w.root, provider, request)]) {
       await assert.rejects(start(), (err: unknown) => {
         assert.ok(err instanceof SubagentError, `a SubagentError, got ${String(err)}`);
         assert.equal(err.code, code, err.message);
         return true;
       });
-      assert.deepEqual(t.h.store.list().map((h) => h.id).sort(), before, 'no session was created');
-      assert.equal(t.h.residentCount, resident, 'no agent became resident');
+      assert.deepEqual(w.t.h.store.list().map((h) => h.id).sort(), before, 'no session was created');
+      assert.equal(w.t.h.residentCount, resident, 'no agent became resident');
       assert.deepEqual(rt.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
-      assert.deepEqual(t.h.tools.view({}).map((x) => x.name), tools);
-      assert.equal(root.session.length, 0, 'nothing was written to the parent');
+      assert.deepEqual(w.t.h.tools.view({}).map((x) => x.name), tools);
+      assert.equal(w.root.session.length, 0, 'nothing was written to the parent');
     }
     assert.equal(bare.prepared, 0, 'the provider was never asked to prepare a seed');
   }
@@ -99,28 +84,28 @@ describe('subagent: capability gating and request checks, in order, before anyth
   }
 
   it('the bare provider still starts a child when the request uses no capability', async () => {
-    const run = await rt.start(root, 'bare', { prompt: 'plain task' });
+    const run = await rt.start(w.root, 'bare', { prompt: 'plain task' });
     const r = await run.result;
     assert.equal(r.stopReason, 'completed');
     assert.equal(bare.prepared, 1);
-    assert.ok(t.h.store.has(run.id));
+    assert.ok(w.t.h.store.has(run.id));
     await run.dispose();
     assert.deepEqual(rt.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
   });
 
   it('the same checks reach the model through the subagent tool as a SUBAGENT error result', async () => {
-    const script = new Script(server);
+    const script = new Script(w.server);
     script.on(
       'root',
       { toolCalls: [{ name: 'subagent', arguments: { prompt: 'x', outputSchema: { type: 'array' } } }] },
       { text: 'gave up' },
     );
-    const before = t.h.store.list().length;
-    await root.accept('[[root]] delegate');
-    await t.h.settle();
-    const result = root.session.events.find((e) => e.type === 'tool/result');
+    const before = w.t.h.store.list().length;
+    await w.root.accept('[[root]] delegate');
+    await w.t.h.settle();
+    const result = w.root.session.events.find((e) => e.type === 'tool/result');
     assert.ok(result && result.type === 'tool/result' && result.isError);
     assert.match(result.content, /BAD_OUTPUT_SCHEMA/);
-    assert.equal(t.h.store.list().length, before);
+    assert.equal(w.t.h.store.list().length, before);
   });
 });

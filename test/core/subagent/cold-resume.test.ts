@@ -1,31 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
-import type { Agent } from '../../../src/core/agent/agent';
 import { Store } from '../../../src/core/store/store';
 import type { SubagentRequest } from '../../../src/core/subagent/types';
-import { ModelServer, type ChatBody } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { assertCode, contents, delivered, eventsOf, lastToolJson, ofType, Script, systemOf, toolNames } from './helpers';
-
-const BIN = path.resolve(__dirname, '..', '..', '..', '..', 'bin', 'arbor.js');
-
-function arbor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '' };
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+import { arbor } from '../../support/cli';
+import type { ChatBody } from '../../support/model-server';
+import { assertCode, contents, delivered, eventsOf, lastToolJson, ofType, subagentWorld, systemOf, toolNames } from './helpers';
 
 const PERSONA = 'You are PLUM-KEEPER, a terse helper that remembers words.';
 const REQUEST: SubagentRequest = {
@@ -37,27 +15,15 @@ const REQUEST: SubagentRequest = {
 };
 
 describe('subagent: cold resume of a released continuable child from its own log', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    root = await t.h.createSession();
-  });
-  afterEach(() => t.cleanup());
+  const w = subagentWorld({}, { gates: false });
 
   /** Start the child, let it settle and be released. */
   async function releasedChild(): Promise<string> {
-    script.on('c', { text: 'noted PLUM' });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', REQUEST);
-    await t.h.settle();
-    assert.equal(t.h.resident(childId), undefined, 'released after settling');
-    assert.equal(t.h.subagents.residency.isActive(childId), false);
+    w.script.on('c', { text: 'noted PLUM' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', REQUEST);
+    await w.t.h.settle();
+    assert.equal(w.t.h.resident(childId), undefined, 'released after settling');
+    assert.equal(w.t.h.subagents.residency.isActive(childId), false);
     return childId;
   }
 
@@ -70,59 +36,59 @@ describe('subagent: cold resume of a released continuable child from its own log
 
   it('follow-up from the parent cold-resumes the child; the model sees its whole history; composition is reapplied', async () => {
     const childId = await releasedChild();
-    const [first] = script.bodies('c');
+    const [first] = w.script.bodies('c');
     assertComposition(first, first);
 
-    script.on('c', { text: 'the word was PLUM' });
-    const r = await t.h.subagents.followup(root.id, childId, '[[c]] which word?');
+    w.script.on('c', { text: 'the word was PLUM' });
+    const r = await w.t.h.subagents.followup(w.root.id, childId, '[[c]] which word?');
     assert.equal(r.path, 'cold-resume');
-    await t.h.settle();
-    const second = script.bodies('c')[1];
+    await w.t.h.settle();
+    const second = w.script.bodies('c')[1];
     assert.deepEqual(contents(second).slice(1), [
-      ofType(await eventsOf(t.h, childId), 'user/message')[0].text, // the delegation notice
+      ofType(await eventsOf(w.t.h, childId), 'user/message')[0].text, // the delegation notice
       '[[c]] remember the word PLUM',
       'noted PLUM',
       '[[c]] which word?',
     ]);
     assertComposition(second, first);
-    const evs = await eventsOf(t.h, childId);
-    assert.ok(evs.some((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId && e.source.kind === 'followup' && e.source.fromSession === root.id));
+    const evs = await eventsOf(w.t.h, childId);
+    assert.ok(evs.some((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId && e.source.kind === 'followup' && e.source.fromSession === w.root.id));
     assert.equal(ofType(evs, 'assistant/message').at(-1)?.text, 'the word was PLUM');
     // Each Activation told the parent once.
-    assert.equal(delivered(root.session.events, 'subagent-settled', childId).length, 2);
+    assert.equal(delivered(w.root.session.events, 'subagent-settled', childId).length, 2);
   });
 
   it('the parent model reaches a released child through send_message (delivered: cold-resume)', async () => {
     const childId = await releasedChild();
-    script.on('root', { toolCalls: [{ name: 'send_message', arguments: { agentId: childId, message: '[[c]] again' } }] }, (body) => {
+    w.script.on('root', { toolCalls: [{ name: 'send_message', arguments: { agentId: childId, message: '[[c]] again' } }] }, (body) => {
       const res = lastToolJson<{ delivered: string }>(body);
       return { text: `delivered via ${res.delivered}` };
     });
-    script.on('c', { text: 'again: PLUM' });
-    await root.accept('[[root]] ask the keeper');
-    await t.h.settle();
-    const result = ofType(root.session.events, 'tool/result').find((e) => e.name === 'send_message');
+    w.script.on('c', { text: 'again: PLUM' });
+    await w.root.accept('[[root]] ask the keeper');
+    await w.t.h.settle();
+    const result = ofType(w.root.session.events, 'tool/result').find((e) => e.name === 'send_message');
     assert.ok(result && !result.isError, result?.content);
     assert.equal(JSON.parse(result.content).delivered, 'cold-resume');
-    const last = script.bodies('c').at(-1)!;
+    const last = w.script.bodies('c').at(-1)!;
     assert.equal(contents(last).at(-1), '[[c]] again');
-    assertComposition(last, script.bodies('c')[0]);
+    assertComposition(last, w.script.bodies('c')[0]);
   });
 
   it('a new process (arbor send) reaches the child by cold resume and records its reply', async () => {
     const childId = await releasedChild();
-    const first = script.bodies('c')[0];
-    await t.h.close();
-    script.on('c', { text: 'PLUM, from another process' });
-    const before = server.requests.length;
-    const run = await arbor(['send', childId, '[[c]] which word, again?', '--store', t.storeDir, '--workspace', t.workspace, '--base-url', server.baseURL, '--model', 'test-model']);
+    const first = w.script.bodies('c')[0];
+    await w.t.h.close();
+    w.script.on('c', { text: 'PLUM, from another process' });
+    const before = w.server.requests.length;
+    const run = await arbor(['send', childId, '[[c]] which word, again?', '--store', w.t.storeDir, '--workspace', w.t.workspace, '--base-url', w.server.baseURL, '--model', 'test-model'], {}, 45_000);
     assert.equal(run.code, 0, run.stderr);
-    const childReqs = script.log.filter((l) => l.index >= before && l.tag === 'c').map((l) => l.body);
+    const childReqs = w.script.log.filter((l) => l.index >= before && l.tag === 'c').map((l) => l.body);
     assert.equal(childReqs.length, 1);
     assertComposition(childReqs[0], first);
     assert.deepEqual(contents(childReqs[0]).slice(2), ['[[c]] remember the word PLUM', 'noted PLUM', '[[c]] which word, again?']);
 
-    const store = await Store.open(t.storeDir);
+    const store = await Store.open(w.t.storeDir);
     try {
       const child = await store.inspect(childId);
       const replies = ofType(child.events, 'assistant/message');
@@ -130,7 +96,7 @@ describe('subagent: cold resume of a released continuable child from its own log
       assert.equal(replies.at(-1)?.model, 'child-model');
       assert.equal(ofType(child.events, 'turn/end').at(-1)?.stopReason, 'completed');
       // The other process's Activation settled too and told the (cold-opened) root.
-      const rootLog = await store.readEvents(root.id);
+      const rootLog = await store.readEvents(w.root.id);
       assert.equal(delivered(rootLog, 'subagent-settled', childId).length, 2);
     } finally {
       await store.close();
@@ -139,44 +105,44 @@ describe('subagent: cold resume of a released continuable child from its own log
 
   it('two follow-ups at once to a released child resume it once and run as two FIFO turns', async () => {
     const childId = await releasedChild();
-    script.on('c', { text: 'one' }, { text: 'two' });
+    w.script.on('c', { text: 'one' }, { text: 'two' });
     const [a, b] = await Promise.all([
-      t.h.subagents.followup(root.id, childId, '[[c]] first'),
-      t.h.subagents.followup(root.id, childId, '[[c]] second'),
+      w.t.h.subagents.followup(w.root.id, childId, '[[c]] first'),
+      w.t.h.subagents.followup(w.root.id, childId, '[[c]] second'),
     ]);
     assert.equal(a.path, 'cold-resume');
     assert.notEqual(a.messageId, b.messageId);
-    await t.h.settle();
-    const evs = await t.h.store.readEvents(childId);
+    await w.t.h.settle();
+    const evs = await w.t.h.store.readEvents(childId);
     const users = ofType(evs, 'user/message').map((e) => e.text);
     assert.deepEqual(users.slice(-2), ['[[c]] first', '[[c]] second']);
     assert.deepEqual(ofType(evs, 'turn/end').map((e) => e.stopReason), ['completed', 'completed', 'completed']);
     assert.deepEqual(evs.map((e) => e.seq), evs.map((_, i) => i));
     assert.ok(b.path === 'inbox' || b.path === 'wake', b.path);
     // One Activation served both: one more settlement notice, not two.
-    assert.equal(delivered(root.session.events, 'subagent-settled', childId).length, 2);
+    assert.equal(delivered(w.root.session.events, 'subagent-settled', childId).length, 2);
   });
 
   it('refuses a follow-up from anyone but the direct parent (NOT_PARENT)', async () => {
     const childId = await releasedChild();
-    const stranger = await t.h.createSession();
-    const before = (await t.h.store.readEvents(childId)).length;
-    await assert.rejects(t.h.subagents.followup(stranger.id, childId, 'hi'), assertCode('NOT_PARENT'));
-    await assert.rejects(t.h.subagents.followup(childId, childId, 'hi'), assertCode('NOT_PARENT'));
-    await assert.rejects(t.h.subagents.followup(root.id, `${root.id}.nope`, 'hi'), assertCode('UNKNOWN_CHILD'));
-    assert.equal((await t.h.store.readEvents(childId)).length, before);
-    assert.equal(t.h.resident(childId), undefined, 'a refused follow-up does not resume the child');
+    const stranger = await w.t.h.createSession();
+    const before = (await w.t.h.store.readEvents(childId)).length;
+    await assert.rejects(w.t.h.subagents.followup(stranger.id, childId, 'hi'), assertCode('NOT_PARENT'));
+    await assert.rejects(w.t.h.subagents.followup(childId, childId, 'hi'), assertCode('NOT_PARENT'));
+    await assert.rejects(w.t.h.subagents.followup(w.root.id, `${w.root.id}.nope`, 'hi'), assertCode('UNKNOWN_CHILD'));
+    assert.equal((await w.t.h.store.readEvents(childId)).length, before);
+    assert.equal(w.t.h.resident(childId), undefined, 'a refused follow-up does not resume the child');
   });
 
   it('refuses a follow-up to a one-shot child (NOT_CONTINUABLE), resident or not', async () => {
-    const run = await t.h.subagents.start(root, 'spawn', { prompt: '[[o]] once' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] once' });
     await run.result;
-    await assert.rejects(t.h.subagents.followup(root.id, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
+    await assert.rejects(w.t.h.subagents.followup(w.root.id, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
     await run.dispose();
-    const before = (await t.h.store.readEvents(run.id)).length;
-    await assert.rejects(t.h.subagents.followup(root.id, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
-    assert.equal((await t.h.store.readEvents(run.id)).length, before);
-    assert.equal(t.h.resident(run.id), undefined);
-    assert.deepEqual(t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    const before = (await w.t.h.store.readEvents(run.id)).length;
+    await assert.rejects(w.t.h.subagents.followup(w.root.id, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
+    assert.equal((await w.t.h.store.readEvents(run.id)).length, before);
+    assert.equal(w.t.h.resident(run.id), undefined);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
   });
 });

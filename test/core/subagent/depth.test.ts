@@ -1,36 +1,18 @@
 import assert from 'node:assert/strict';
 import type { Agent } from '../../../src/core/agent/agent';
-import { Harness, type HarnessConfig } from '../../../src/core/harness';
+import { Harness } from '../../../src/core/harness';
 import { SubagentDepthError, type SubagentRun } from '../../../src/core/subagent/types';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { Gates, hold, ofType, Script } from './helpers';
+import { Gates, hold, ofType, subagentWorld } from './helpers';
 
 describe('subagent: delegation depth is absolute, persisted and limited', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let gates: Gates;
-  let root: Agent;
   const runs: SubagentRun[] = [];
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  afterEach(async () => {
-    gates.releaseAll();
+  const disposeRuns = async () => {
     for (const r of runs.splice(0)) await r.dispose().catch(() => undefined);
-    await t.cleanup();
-  });
-
-  async function setup(overrides: Partial<HarnessConfig> = {}): Promise<void> {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5, ...overrides });
-    gates = new Gates().install(t.h);
-    root = await t.h.createSession();
-  }
+  };
+  const w = subagentWorld({}, { perTest: true, beforeCleanup: disposeRuns });
 
   async function oneShot(parent: Agent, tag: string): Promise<SubagentRun> {
-    const run = await t.h.subagents.start(parent, 'spawn', { prompt: `[[${tag}]] work` });
+    const run = await w.t.h.subagents.start(parent, 'spawn', { prompt: `[[${tag}]] work` });
     runs.push(run);
     await run.result;
     return run;
@@ -47,67 +29,67 @@ describe('subagent: delegation depth is absolute, persisted and limited', () => 
   }
 
   it('a child is its parent + 1, persisted in its header, through the model tools too', async () => {
-    await setup();
-    script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] delegate further' } }] }, { text: 'root done' });
-    script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] leaf work' } }] }, { text: 'c done' });
-    await root.accept('[[root]] go');
-    await t.h.settle();
-    const [child] = t.h.store.children(root.id);
-    const [grand] = t.h.store.children(child.id);
-    assert.equal(t.h.store.header(root.id)?.delegationDepth, 0);
+    await w.setup();
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] delegate further' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] leaf work' } }] }, { text: 'c done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(w.root.id);
+    const [grand] = w.t.h.store.children(child.id);
+    assert.equal(w.t.h.store.header(w.root.id)?.delegationDepth, 0);
     assert.equal(child.delegationDepth, 1);
     assert.equal(grand.delegationDepth, 2);
     assert.equal(grand.parentSession, child.id);
-    const notice = ofType(await t.h.store.readEvents(grand.id), 'user/message')[0];
+    const notice = ofType(await w.t.h.store.readEvents(grand.id), 'user/message')[0];
     assert.match(notice.text, /depth 2/);
   });
 
   it('default maxDepth 3: a fourth level is refused with SubagentDepthError and nothing is created', async () => {
-    await setup();
-    const c1 = await oneShot(root, 'c1');
+    await w.setup();
+    const c1 = await oneShot(w.root, 'c1');
     const c2 = await oneShot(c1.localAgent, 'c2');
     const c3 = await oneShot(c2.localAgent, 'c3');
-    assert.deepEqual([c1, c2, c3].map((r) => t.h.store.header(r.id)?.delegationDepth), [1, 2, 3]);
-    const before = t.h.store.list().length;
-    await assert.rejects(t.h.subagents.start(c3.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(4, 3));
-    await assert.rejects(t.h.subagents.startContinuable(c3.localAgent, 'fork', { prompt: 'x' }), assertDepthError(4, 3));
-    assert.equal(t.h.store.list().length, before);
+    assert.deepEqual([c1, c2, c3].map((r) => w.t.h.store.header(r.id)?.delegationDepth), [1, 2, 3]);
+    const before = w.t.h.store.list().length;
+    await assert.rejects(w.t.h.subagents.start(c3.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(4, 3));
+    await assert.rejects(w.t.h.subagents.startContinuable(c3.localAgent, 'fork', { prompt: 'x' }), assertDepthError(4, 3));
+    assert.equal(w.t.h.store.list().length, before);
   });
 
   it('the deployment maxDepth applies (1: no grandchildren; 0: no subagents)', async () => {
-    await setup({ maxDepth: 1 });
-    const c1 = await oneShot(root, 'c1');
-    await assert.rejects(t.h.subagents.start(c1.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(2, 1));
-    await t.cleanup();
-    await setup({ maxDepth: 0 });
-    await assert.rejects(t.h.subagents.startContinuable(root, 'spawn', { prompt: 'x' }), assertDepthError(1, 0));
-    assert.equal(t.h.store.list().length, 1);
+    await w.setup({ maxDepth: 1 });
+    const c1 = await oneShot(w.root, 'c1');
+    await assert.rejects(w.t.h.subagents.start(c1.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(2, 1));
+    await w.t.cleanup();
+    await w.setup({ maxDepth: 0 });
+    await assert.rejects(w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' }), assertDepthError(1, 0));
+    assert.equal(w.t.h.store.list().length, 1);
   });
 
   it('a request maxDepth narrows the limit but never widens the deployment one', async () => {
-    await setup({ maxDepth: 2 });
-    const c1 = await oneShot(root, 'c1');
-    await assert.rejects(t.h.subagents.start(c1.localAgent, 'spawn', { prompt: 'x', maxDepth: 1 }), assertDepthError(2, 1));
+    await w.setup({ maxDepth: 2 });
+    const c1 = await oneShot(w.root, 'c1');
+    await assert.rejects(w.t.h.subagents.start(c1.localAgent, 'spawn', { prompt: 'x', maxDepth: 1 }), assertDepthError(2, 1));
     const c2 = await oneShot(c1.localAgent, 'c2');
-    await assert.rejects(t.h.subagents.start(c2.localAgent, 'spawn', { prompt: 'x', maxDepth: 10 }), assertDepthError(3, 2));
-    await assert.rejects(t.h.subagents.start(root, 'spawn', { prompt: 'x', maxDepth: 0 }), assertDepthError(1, 0));
+    await assert.rejects(w.t.h.subagents.start(c2.localAgent, 'spawn', { prompt: 'x', maxDepth: 10 }), assertDepthError(3, 2));
+    await assert.rejects(w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', maxDepth: 0 }), assertDepthError(1, 0));
   });
 
   it('depth survives a cold resume in a new harness: a resumed depth-3 child cannot delegate under maxDepth 3', async () => {
-    await setup();
-    const c1 = await oneShot(root, 'c1');
+    await w.setup();
+    const c1 = await oneShot(w.root, 'c1');
     const c2 = await oneShot(c1.localAgent, 'c2');
-    const { childId: c3 } = await t.h.subagents.startContinuable(c2.localAgent, 'spawn', { prompt: '[[c3]] first' });
-    await t.h.settle();
-    assert.equal(t.h.resident(c3), undefined);
+    const { childId: c3 } = await w.t.h.subagents.startContinuable(c2.localAgent, 'spawn', { prompt: '[[c3]] first' });
+    await w.t.h.settle();
+    assert.equal(w.t.h.resident(c3), undefined);
     for (const r of runs.splice(0).reverse()) await r.dispose();
-    await t.h.close();
+    await w.t.h.close();
 
     // A fresh process-local runtime: nothing remembers depths but the logs.
-    const h2 = await Harness.open({ ...t.h.config });
+    const h2 = await Harness.open({ ...w.t.h.config });
     const g2 = new Gates().install(h2);
     try {
-      script.on('c3', { toolCalls: [{ name: 'subagent', arguments: { prompt: 'deeper' } }] }, { toolCalls: [hold('c3')] }, { text: 'could not delegate' });
+      w.script.on('c3', { toolCalls: [{ name: 'subagent', arguments: { prompt: 'deeper' } }] }, { toolCalls: [hold('c3')] }, { text: 'could not delegate' });
       await h2.send(c3, '[[c3]] delegate something');
       await g2.whenHeld('c3');
       const agent = h2.resident(c3)!;

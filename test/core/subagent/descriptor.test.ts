@@ -1,57 +1,37 @@
 import assert from 'node:assert/strict';
-import type { Agent } from '../../../src/core/agent/agent';
 import type { SessionHeader } from '../../../src/core/session/events';
 import { descriptorOf } from '../../../src/core/session/folds';
 import { Session } from '../../../src/core/session/session';
 import { ownScopeOf } from '../../../src/core/subagent/composition';
 import { listAgents } from '../../../src/core/subagent/control';
 import { SubagentError } from '../../../src/core/subagent/types';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { assertCode, Gates, hold, ofType, Script, toolNames } from './helpers';
+import { assertCode, hold, ofType, subagentWorld, toolNames } from './helpers';
 
 const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
 
 describe('subagent: the descriptor is folded from the child log suffix after its seed', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let gates: Gates;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    gates = new Gates().install(t.h);
-    root = await t.h.createSession();
-  });
-  afterEach(async () => {
-    gates.releaseAll();
-    await t.cleanup();
-  });
+  const w = subagentWorld();
 
   /** A refused resume touched nothing: no event, no resident agent, no Activation, no scope. */
   async function untouched(id: string, length: number): Promise<void> {
-    assert.equal((await t.h.store.readEvents(id)).length, length);
-    assert.equal(t.h.resident(id), undefined);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
-    assert.deepEqual(t.h.tools.view({ own: ownScopeOf(id) }).map((x) => x.name), t.h.tools.view({}).map((x) => x.name));
+    assert.equal((await w.t.h.store.readEvents(id)).length, length);
+    assert.equal(w.t.h.resident(id), undefined);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.tools.view({ own: ownScopeOf(id) }).map((x) => x.name), w.t.h.tools.view({}).map((x) => x.name));
   }
 
   it('a child log without a descriptor cannot be followed up: a clear DESCRIPTOR error, nothing resumed', async () => {
-    const header: SessionHeader = { id: `${root.id}.nodesc`, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: root.id, delegationDepth: 1 };
+    const header: SessionHeader = { id: `${w.root.id}.nodesc`, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: w.root.id, delegationDepth: 1 };
     const s = Session.create(header);
-    s.append({ type: 'inbox/accepted', messageId: 'm1', text: 'task', source: { kind: 'delegation', fromSession: root.id } });
+    s.append({ type: 'inbox/accepted', messageId: 'm1', text: 'task', source: { kind: 'delegation', fromSession: w.root.id } });
     s.append({ type: 'inbox/claimed', messageId: 'm1' });
     s.append({ type: 'turn/start', turnId: 't1' });
     s.append({ type: 'user/message', text: 'task', source: { kind: 'delegation' }, messageId: 'm1' });
     s.append({ type: 'assistant/message', text: 'did it', model: 'test-model' });
     s.append({ type: 'turn/end', turnId: 't1', stopReason: 'completed' });
-    await t.h.store.createSession(header, s.events);
+    await w.t.h.store.createSession(header, s.events);
 
-    for (const send of [() => t.h.subagents.followup(root.id, header.id, 'more'), () => t.h.subagents.followup(null, header.id, 'more')]) {
+    for (const send of [() => w.t.h.subagents.followup(w.root.id, header.id, 'more'), () => w.t.h.subagents.followup(null, header.id, 'more')]) {
       await assert.rejects(send(), (err: unknown) => {
         assert.ok(err instanceof SubagentError);
         assert.equal(err.code, 'DESCRIPTOR');
@@ -61,43 +41,43 @@ describe('subagent: the descriptor is folded from the child log suffix after its
       });
       await untouched(header.id, 6);
     }
-    assert.equal(server.requests.length, 0);
+    assert.equal(w.server.requests.length, 0);
 
     // The model gets it as a tool error it can act on.
-    script.on('root', { toolCalls: [{ name: 'send_message', arguments: { agentId: header.id, message: 'more' } }] }, { text: 'ok' });
-    await root.accept('[[root]] message it');
-    await t.h.settle();
-    const r = ofType(root.session.events, 'tool/result')[0];
+    w.script.on('root', { toolCalls: [{ name: 'send_message', arguments: { agentId: header.id, message: 'more' } }] }, { text: 'ok' });
+    await w.root.accept('[[root]] message it');
+    await w.t.h.settle();
+    const r = ofType(w.root.session.events, 'tool/result')[0];
     assert.ok(r.isError);
     assert.match(r.content, /^send_message: DESCRIPTOR: /);
     await untouched(header.id, 6);
   });
 
   it("a fork seeded with a continuable child's descriptor but none of its own is not resumed with the ancestor's", async () => {
-    script.on('c', { text: 'C first turn' });
-    const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', label: 'C-label', persona: { text: 'C persona' } });
-    await t.h.settle();
-    const cEvents = await t.h.store.readEvents(c.childId);
+    w.script.on('c', { text: 'C first turn' });
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', label: 'C-label', persona: { text: 'C persona' } });
+    await w.t.h.settle();
+    const cEvents = await w.t.h.store.readEvents(c.childId);
     const lastEnd = ofType(cEvents, 'turn/end').at(-1)!.seq;
     const seed = cEvents.slice(0, lastEnd + 1);
     assert.equal(ofType(seed, 'subagent/descriptor')[0].mode, 'continuable', 'the seed does hold the ancestor descriptor');
 
     const header = { id: `${c.childId}.crafted`, createdAt: new Date().toISOString(), origin: 'fork' as const, parentSession: c.childId, delegationDepth: 2 };
     const fork = Session.fromSeed(header, seed);
-    await t.h.store.createSession(fork.header, fork.events);
+    await w.t.h.store.createSession(fork.header, fork.events);
     assert.equal(descriptorOf(fork.header, fork.events), undefined);
-    await assert.rejects(t.h.subagents.followup(c.childId, header.id, 'go on'), assertCode('DESCRIPTOR'));
+    await assert.rejects(w.t.h.subagents.followup(c.childId, header.id, 'go on'), assertCode('DESCRIPTOR'));
     await untouched(header.id, fork.events.length);
   });
 
   it('a real fork of a continuable child carries its own descriptor: one-shot, provider fork, its own label', async () => {
-    script.on('c', { text: 'C first turn' }, { toolCalls: [hold('c')] }, { text: 'C done' });
-    script.on('f', { text: 'F answer' });
-    const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', label: 'C-label', persona: { text: 'C persona' } });
-    await t.h.settle();
-    await t.h.subagents.followup(root.id, c.childId, '[[c]] now fork');
-    await gates.whenHeld('c');
-    const run = await t.h.subagents.start(t.h.resident(c.childId)!, 'fork', { prompt: '[[f]] side task', label: 'F-label' });
+    w.script.on('c', { text: 'C first turn' }, { toolCalls: [hold('c')] }, { text: 'C done' });
+    w.script.on('f', { text: 'F answer' });
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', label: 'C-label', persona: { text: 'C persona' } });
+    await w.t.h.settle();
+    await w.t.h.subagents.followup(w.root.id, c.childId, '[[c]] now fork');
+    await w.gates.whenHeld('c');
+    const run = await w.t.h.subagents.start(w.t.h.resident(c.childId)!, 'fork', { prompt: '[[f]] side task', label: 'F-label' });
     assert.equal((await run.result).stopReason, 'completed');
     const f = run.localAgent.session;
     const seedDescriptor = ofType(f.events.slice(0, f.seedLength), 'subagent/descriptor');
@@ -106,13 +86,13 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     const own = descriptorOf(f.header, f.events)!;
     assert.ok(own.seq >= f.firstLiveSeq);
     assert.deepEqual([own.mode, own.provider, own.label, own.persona], ['one-shot', 'fork', 'F-label', undefined]);
-    assert.ok(!toolNames(script.bodies('f')[0]).includes('report'), 'not composed as the continuable ancestor');
+    assert.ok(!toolNames(w.script.bodies('f')[0]).includes('report'), 'not composed as the continuable ancestor');
     await run.dispose();
 
-    await assert.rejects(t.h.subagents.followup(c.childId, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
-    const listed = (await listAgents(t.h.subagents, c.childId)).find((l) => l.id === run.id)!;
+    await assert.rejects(w.t.h.subagents.followup(c.childId, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
+    const listed = (await listAgents(w.t.h.subagents, c.childId)).find((l) => l.id === run.id)!;
     assert.deepEqual([listed.provider, listed.mode, listed.label, listed.depth], ['fork', 'one-shot', 'F-label', 2]);
-    gates.release('c');
-    await t.h.settle();
+    w.gates.release('c');
+    await w.t.h.settle();
   });
 });

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import type { Agent } from '../../../src/core/agent/agent';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { ownScopeOf } from '../../../src/core/subagent/composition';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { delivered, Gates, hold, ofType, Script, stopReasons } from './helpers';
+import { delivered, hold, ofType, stopReasons, subagentWorld } from './helpers';
 
 const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
 
@@ -16,36 +14,21 @@ function listeners(agent: Agent): { writer: number; turn: number; idle: number }
 }
 
 describe('subagent: disposal is child-first and leaves nothing behind', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let gates: Gates;
-  let root: Agent;
+  const w = subagentWorld();
   let seen: { session: string; event: SessionEvent }[];
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    gates = new Gates().install(t.h);
-    root = await t.h.createSession();
+  beforeEach(() => {
     seen = [];
-    t.h.onEvent((session, event) => seen.push({ session, event }));
-  });
-  afterEach(async () => {
-    gates.releaseAll();
-    await t.cleanup();
+    w.t.h.onEvent((session, event) => seen.push({ session, event }));
   });
 
   it('disposing a one-shot disposes its live continuable grandchild first, and nobody is notified', async () => {
-    script.on('o', { toolCalls: [hold('o')] });
-    script.on('g', { toolCalls: [hold('g')] });
-    const once = await t.h.subagents.start(root, 'spawn', { prompt: '[[o]] task' });
-    await gates.whenHeld('o');
-    const { childId: gId } = await t.h.subagents.startContinuable(once.localAgent, 'spawn', { prompt: '[[g]] leaf' });
-    await gates.whenHeld('g');
-    const g = t.h.resident(gId)!;
+    w.script.on('o', { toolCalls: [hold('o')] });
+    w.script.on('g', { toolCalls: [hold('g')] });
+    const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] task' });
+    await w.gates.whenHeld('o');
+    const { childId: gId } = await w.t.h.subagents.startContinuable(once.localAgent, 'spawn', { prompt: '[[g]] leaf' });
+    await w.gates.whenHeld('g');
+    const g = w.t.h.resident(gId)!;
     const order: string[] = [];
     for (const a of [g, once.localAgent]) {
       const dispose = a.dispose.bind(a);
@@ -54,44 +37,44 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
         return dispose();
       };
     }
-    assert.equal(t.h.subagents.residency.stats().activations, 1);
+    assert.equal(w.t.h.subagents.residency.stats().activations, 1);
 
     await once.dispose();
     assert.deepEqual(order, [gId, once.id], 'the grandchild went first');
     assert.equal((await once.result).stopReason, 'cancelled');
-    assert.deepEqual(stopReasons(await t.h.store.readEvents(gId)), ['cancelled']);
-    assert.deepEqual(stopReasons(await t.h.store.readEvents(once.id)), ['cancelled']);
-    assert.equal(delivered(await t.h.store.readEvents(once.id), 'subagent-settled').length, 0);
-    assert.equal(delivered(root.session.events, 'subagent-settled').length, 0);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
-    assert.equal(t.h.residentCount, 1);
-    assert.equal(t.h.resident(gId), undefined);
-    await t.h.settle();
-    assert.equal(delivered(root.session.events, 'subagent-settled').length, 0, 'not later either');
-    assert.equal(root.session.length, 0);
+    assert.deepEqual(stopReasons(await w.t.h.store.readEvents(gId)), ['cancelled']);
+    assert.deepEqual(stopReasons(await w.t.h.store.readEvents(once.id)), ['cancelled']);
+    assert.equal(delivered(await w.t.h.store.readEvents(once.id), 'subagent-settled').length, 0);
+    assert.equal(delivered(w.root.session.events, 'subagent-settled').length, 0);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.equal(w.t.h.residentCount, 1);
+    assert.equal(w.t.h.resident(gId), undefined);
+    await w.t.h.settle();
+    assert.equal(delivered(w.root.session.events, 'subagent-settled').length, 0, 'not later either');
+    assert.equal(w.root.session.length, 0);
   });
 
   it('20 one-shots started and disposed, 5 Activations released: nothing resident, no listeners, no scopes', async () => {
-    const before = { stats: t.h.subagents.residency.stats(), resident: t.h.residentCount, tools: t.h.tools.view({}).map((x) => x.name) };
+    const before = { stats: w.t.h.subagents.residency.stats(), resident: w.t.h.residentCount, tools: w.t.h.tools.view({}).map((x) => x.name) };
     assert.deepEqual(before.stats, idle);
     const runs = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => t.h.subagents.start(root, 'spawn', { prompt: `[[o${i}]] task`, outputSchema: { type: 'object' } })),
+      Array.from({ length: 20 }, (_, i) => w.t.h.subagents.start(w.root, 'spawn', { prompt: `[[o${i}]] task`, outputSchema: { type: 'object' } })),
     );
-    assert.equal(t.h.subagents.residency.stats().oneShots, 20);
+    assert.equal(w.t.h.subagents.residency.stats().oneShots, 20);
     const results = await Promise.all(runs.map((r) => r.result));
     assert.ok(results.every((r) => r.stopReason === 'completed'));
     await Promise.all(runs.map((r) => r.dispose()));
-    const starts = await Promise.all(Array.from({ length: 5 }, (_, i) => t.h.subagents.startContinuable(root, 'spawn', { prompt: `[[c${i}]] task` })));
-    const activations = starts.map((s) => t.h.resident(s.childId)!);
-    await t.h.settle();
+    const starts = await Promise.all(Array.from({ length: 5 }, (_, i) => w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: `[[c${i}]] task` })));
+    const activations = starts.map((s) => w.t.h.resident(s.childId)!);
+    await w.t.h.settle();
 
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
-    assert.equal(t.h.residentCount, before.resident);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.equal(w.t.h.residentCount, before.resident);
     for (const a of [...runs.map((r) => r.localAgent), ...activations]) {
       assert.ok(a.isDisposed);
-      assert.equal(t.h.resident(a.id), undefined);
+      assert.equal(w.t.h.resident(a.id), undefined);
       assert.deepEqual(listeners(a), { writer: 0, turn: 0, idle: 0 }, `listeners left on ${a.id}`);
-      assert.deepEqual(t.h.tools.view({ own: ownScopeOf(a.id) }).map((x) => x.name), before.tools, `scope of ${a.id} left behind`);
+      assert.deepEqual(w.t.h.tools.view({ own: ownScopeOf(a.id) }).map((x) => x.name), before.tools, `scope of ${a.id} left behind`);
     }
     // A write through a disposed child's writer is no longer forwarded by the harness.
     const stale = runs[0].localAgent;
@@ -99,42 +82,42 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     await stale.cfg.writer.append({ type: 'goal/change', goal: null });
     assert.equal(seen.length, count);
     // Each Activation still told the root, once.
-    for (const s of starts) assert.equal(delivered(root.session.events, 'subagent-settled', s.childId).length, 1);
+    for (const s of starts) assert.equal(delivered(w.root.session.events, 'subagent-settled', s.childId).length, 1);
   });
 
   it('a one-shot whose model fails resolves its result with stopReason error (never rejects)', async () => {
-    script.on('e1', { fault: { kind: 'status', status: 500, message: 'model down' } });
-    script.on('e2', { text: 'partial answ', chunkSize: 4, fault: { kind: 'disconnect', afterChunks: 2 } });
+    w.script.on('e1', { fault: { kind: 'status', status: 500, message: 'model down' } });
+    w.script.on('e2', { text: 'partial answ', chunkSize: 4, fault: { kind: 'disconnect', afterChunks: 2 } });
     for (const tag of ['e1', 'e2']) {
-      const run = await t.h.subagents.start(root, 'spawn', { prompt: `[[${tag}]] task` });
+      const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: `[[${tag}]] task` });
       const r = await run.result;
       assert.equal(r.stopReason, 'error');
       assert.ok(r.error && r.error.length > 0);
       assert.equal(r.childId, run.id);
       await run.dispose();
     }
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
-    assert.equal(ofType(root.session.events, 'turn/start').length, 0);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.equal(ofType(w.root.session.events, 'turn/start').length, 0);
   });
 
   it('through the tool: a failed foreground child is an error result; a background one reports its failure', async () => {
-    script.on(
+    w.script.on(
       'root',
       { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[w]] wait' } }, { name: 'subagent', arguments: { prompt: '[[b]] bg', mode: 'background' } }] },
       { text: 'root saw' },
     );
-    script.on('w', { fault: { kind: 'status', status: 500 } });
-    script.on('b', { fault: { kind: 'status', status: 503 } });
-    await root.accept('[[root]] go');
-    await t.h.settle();
-    const [wait, bg] = ofType(root.session.events, 'tool/result');
+    w.script.on('w', { fault: { kind: 'status', status: 500 } });
+    w.script.on('b', { fault: { kind: 'status', status: 503 } });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const [wait, bg] = ofType(w.root.session.events, 'tool/result');
     assert.ok(wait.isError);
     assert.equal(JSON.parse(wait.content).stopReason, 'error');
     assert.ok(!bg.isError);
-    const [n] = delivered(root.session.events, 'subagent-settled') as { text: string; source: { stopReason?: string } }[];
+    const [n] = delivered(w.root.session.events, 'subagent-settled') as { text: string; source: { stopReason?: string } }[];
     assert.equal(n.source.stopReason, 'error');
     assert.match(n.text, /finished: error/);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
-    assert.equal(t.h.residentCount, 1);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.equal(w.t.h.residentCount, 1);
   });
 });

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Agent } from '../../../src/core/agent/agent';
 import type { HarnessConfig } from '../../../src/core/harness';
 import { scriptedApproval, type ApprovalDecision, type ApprovalRequest, type ScriptedApproval } from '../../../src/core/policy/approval';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { ofType, Script } from './helpers';
+import { ofType, subagentWorld } from './helpers';
 
 const run = (command: string) => ({ name: 'run_command', arguments: { command } });
 
@@ -17,37 +14,28 @@ function decide(req: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecisi
 }
 
 describe('subagent: childApproval escalate — a child asks the human through the host port, tagged', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
   let port: ScriptedApproval;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  afterEach(() => t.cleanup());
+  const w = subagentWorld({}, { gates: false, perTest: true });
 
   async function setup(overrides: Partial<HarnessConfig> = {}): Promise<void> {
-    server.reset();
-    script = new Script(server);
     port = scriptedApproval(decide);
-    t = await makeHarness(server, { releaseDelayMs: 5, sandbox: 'workspace-write', approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 50, ...overrides });
-    root = await t.h.createSession();
+    await w.setup({ sandbox: 'workspace-write', approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 50, ...overrides });
   }
-  const exists = (f: string) => fs.existsSync(path.join(t.workspace, f));
-  const childResults = async (id: string) => ofType(await t.h.store.readEvents(id), 'tool/result').filter((e) => e.name === 'run_command');
+  const exists = (f: string) => fs.existsSync(path.join(w.t.workspace, f));
+  const childResults = async (id: string) => ofType(await w.t.h.store.readEvents(id), 'tool/result').filter((e) => e.name === 'run_command');
 
   it("a child's command reaches the port with its id and lineage; allow runs it, deny refuses it", async () => {
     await setup();
-    script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] run two commands' } }] }, { text: 'root done' });
-    script.on('c', { toolCalls: [run('echo allowed > a.txt'), run('echo denied > d.txt')] }, { text: 'c done' });
-    await root.accept('[[root]] go');
-    await t.h.settle();
-    const [child] = t.h.store.children(root.id);
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] run two commands' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [run('echo allowed > a.txt'), run('echo denied > d.txt')] }, { text: 'c done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(w.root.id);
     assert.deepEqual(
       port.requests.map((r) => [r.sessionId, r.tool, r.lineage]),
       [
-        [child.id, 'run_command', [child.id, root.id]],
-        [child.id, 'run_command', [child.id, root.id]],
+        [child.id, 'run_command', [child.id, w.root.id]],
+        [child.id, 'run_command', [child.id, w.root.id]],
       ],
     );
     assert.equal(exists('a.txt'), true);
@@ -56,27 +44,27 @@ describe('subagent: childApproval escalate — a child asks the human through th
     assert.ok(!allowed.isError, allowed.content);
     assert.ok(denied.isError);
     assert.match(denied.content, /refused by the user/);
-    const policy = ofType(await t.h.store.readEvents(child.id), 'approval/policy');
+    const policy = ofType(await w.t.h.store.readEvents(child.id), 'approval/policy');
     assert.deepEqual(policy.map((e) => [e.policy, e.source]), [['ask', 'delegation']]);
   });
 
   it('a grandchild is tagged with its whole lineage', async () => {
     await setup();
-    script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] delegate' } }] }, { text: 'root done' });
-    script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] run' } }] }, { text: 'c done' });
-    script.on('g', { toolCalls: [run('echo allowed > g.txt')] }, { text: 'g done' });
-    await root.accept('[[root]] go');
-    await t.h.settle();
-    const [child] = t.h.store.children(root.id);
-    const [grand] = t.h.store.children(child.id);
-    assert.deepEqual(port.requests.map((r) => r.lineage), [[grand.id, child.id, root.id]]);
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] delegate' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] run' } }] }, { text: 'c done' });
+    w.script.on('g', { toolCalls: [run('echo allowed > g.txt')] }, { text: 'g done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(w.root.id);
+    const [grand] = w.t.h.store.children(child.id);
+    assert.deepEqual(port.requests.map((r) => r.lineage), [[grand.id, child.id, w.root.id]]);
     assert.equal(exists('g.txt'), true);
   });
 
   it('a port that never answers is a denial after the timeout, not a stuck child', async () => {
     await setup();
-    script.on('c', { toolCalls: [run('echo hang > h.txt')] }, { text: 'gave up' });
-    const once = await t.h.subagents.start(root, 'spawn', { prompt: '[[c]] run' });
+    w.script.on('c', { toolCalls: [run('echo hang > h.txt')] }, { text: 'gave up' });
+    const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] run' });
     const r = await once.result;
     assert.equal(r.stopReason, 'completed');
     assert.equal(port.requests.length, 1);
@@ -89,41 +77,41 @@ describe('subagent: childApproval escalate — a child asks the human through th
 
   it('escalation survives a cold resume (the child log says ask; the lineage is rebuilt)', async () => {
     await setup();
-    script.on('c', { text: 'first turn' }, { toolCalls: [run('echo allowed > later.txt')] }, { text: 'ran it' });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] wait for instructions' });
-    await t.h.settle();
-    assert.equal(t.h.resident(childId), undefined);
-    const r = await t.h.subagents.followup(root.id, childId, '[[c]] now run it');
+    w.script.on('c', { text: 'first turn' }, { toolCalls: [run('echo allowed > later.txt')] }, { text: 'ran it' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] wait for instructions' });
+    await w.t.h.settle();
+    assert.equal(w.t.h.resident(childId), undefined);
+    const r = await w.t.h.subagents.followup(w.root.id, childId, '[[c]] now run it');
     assert.equal(r.path, 'cold-resume');
-    await t.h.settle();
-    assert.deepEqual(port.requests.map((q) => [q.sessionId, q.lineage]), [[childId, [childId, root.id]]]);
+    await w.t.h.settle();
+    assert.deepEqual(port.requests.map((q) => [q.sessionId, q.lineage]), [[childId, [childId, w.root.id]]]);
     assert.equal(exists('later.txt'), true);
   });
 
   it("never widens: a parent whose own policy is 'never' has children that never ask", async () => {
     await setup();
-    await root.cfg.writer.append({ type: 'approval/policy', policy: 'never', source: 'user' });
-    script.on('c', { toolCalls: [run('echo allowed > n.txt')] }, { text: 'refused' });
-    const once = await t.h.subagents.start(root, 'spawn', { prompt: '[[c]] run' });
+    await w.root.cfg.writer.append({ type: 'approval/policy', policy: 'never', source: 'user' });
+    w.script.on('c', { toolCalls: [run('echo allowed > n.txt')] }, { text: 'refused' });
+    const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] run' });
     await once.result;
     assert.equal(port.requests.length, 0);
     assert.equal(exists('n.txt'), false);
-    assert.deepEqual(ofType(await t.h.store.readEvents(once.id), 'approval/policy').map((e) => e.policy), ['never']);
+    assert.deepEqual(ofType(await w.t.h.store.readEvents(once.id), 'approval/policy').map((e) => e.policy), ['never']);
     await once.dispose();
   });
 
   it("the default childApproval 'never' refuses without asking anyone, while the root still asks", async () => {
     await setup({ childApproval: undefined });
-    script.on('root', { toolCalls: [run('echo allowed > root.txt'), { name: 'subagent', arguments: { prompt: '[[c]] run' } }] }, { text: 'root done' });
-    script.on('c', { toolCalls: [run('echo allowed > child.txt')] }, { text: 'c done' });
-    await root.accept('[[root]] go');
-    await t.h.settle();
-    const [child] = t.h.store.children(root.id);
-    assert.deepEqual(port.requests.map((r) => [r.sessionId, r.lineage]), [[root.id, undefined]]);
+    w.script.on('root', { toolCalls: [run('echo allowed > root.txt'), { name: 'subagent', arguments: { prompt: '[[c]] run' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [run('echo allowed > child.txt')] }, { text: 'c done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(w.root.id);
+    assert.deepEqual(port.requests.map((r) => [r.sessionId, r.lineage]), [[w.root.id, undefined]]);
     assert.equal(exists('root.txt'), true);
     assert.equal(exists('child.txt'), false);
     const [res] = await childResults(child.id);
     assert.match(res.content, /approval policy is "never"/);
-    assert.deepEqual(ofType(await t.h.store.readEvents(child.id), 'approval/policy').map((e) => e.policy), ['never']);
+    assert.deepEqual(ofType(await w.t.h.store.readEvents(child.id), 'approval/policy').map((e) => e.policy), ['never']);
   });
 });

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import type { Agent } from '../../../src/core/agent/agent';
-import type { HarnessConfig } from '../../../src/core/harness';
 import { Session } from '../../../src/core/session/session';
-import { ModelServer, type ChatBody } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { contents, ofType, Script } from './helpers';
+import type { ChatBody } from '../../support/model-server';
+import { contents, ofType, subagentWorld } from './helpers';
 
 const LONG_Q = `[[root]] first question ${'about the parser and its error recovery '.repeat(60)}`;
 const LONG_A = `first answer ${'the parser recovers at statement boundaries '.repeat(60)}`;
@@ -16,37 +13,24 @@ function prefixChars(body: ChatBody, n: number): number {
 }
 
 describe('subagent: fork seeds — whole turns only, the live boundary, compaction, the shared prefix', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  afterEach(() => t.cleanup());
-
-  async function setup(overrides: Partial<HarnessConfig> = {}): Promise<void> {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5, ...overrides });
-    root = await t.h.createSession();
-  }
+  const w = subagentWorld({}, { gates: false, perTest: true });
 
   async function forkSession(): Promise<Session> {
-    const [child] = t.h.store.children(root.id);
-    return Session.restore(child, await t.h.store.readEvents(child.id));
+    const [child] = w.t.h.store.children(w.root.id);
+    return Session.restore(child, await w.t.h.store.readEvents(child.id));
   }
 
   it('a fork called mid-turn gets the history up to the last finished turn, never the half turn', async () => {
-    await setup();
-    script.on('root', { text: LONG_A }, { toolCalls: [{ name: 'list_files', arguments: {} }] }, { toolCalls: [fork('[[f]] side task')] }, { text: 'root done' });
-    script.on('f', { text: 'fork answer' });
-    await root.accept(LONG_Q);
-    await root.idle();
-    await root.accept('[[root]] second question');
-    await t.h.settle();
+    await w.setup();
+    w.script.on('root', { text: LONG_A }, { toolCalls: [{ name: 'list_files', arguments: {} }] }, { toolCalls: [fork('[[f]] side task')] }, { text: 'root done' });
+    w.script.on('f', { text: 'fork answer' });
+    await w.root.accept(LONG_Q);
+    await w.root.idle();
+    await w.root.accept('[[root]] second question');
+    await w.t.h.settle();
 
     const f = await forkSession();
-    const parent = root.session.events;
+    const parent = w.root.session.events;
     const firstEnd = ofType(parent, 'turn/end')[0];
     assert.equal(f.header.origin, 'fork');
     assert.equal(f.seedLength, firstEnd.seq + 1);
@@ -62,22 +46,22 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
     for (const e of f.events.slice(f.seedLength + 1)) assert.ok(e.seq >= f.firstLiveSeq);
     assert.ok(ofType(f.events, 'subagent/descriptor').every((e) => e.seq >= f.firstLiveSeq));
 
-    const [body] = script.bodies('f');
+    const [body] = w.script.bodies('f');
     assert.deepEqual(contents(body).slice(1, 3), [LONG_Q, LONG_A]);
     assert.equal(contents(body).length, 5, 'system, the whole first turn, the delegation notice, the fork prompt');
     assert.equal(contents(body).at(-1), '[[f]] side task');
   });
 
   it('a compaction before the fork: the fork sees the summary and the retained tail', async () => {
-    await setup({ compaction: { thresholdTokens: 50, keepTurns: 1 } });
-    script.on('root', { text: LONG_A }, { text: 'second answer' }, { text: 'third answer' }, { toolCalls: [fork('[[f]] from compacted history')] }, { text: 'root done' });
+    await w.setup({ compaction: { thresholdTokens: 50, keepTurns: 1 } });
+    w.script.on('root', { text: LONG_A }, { text: 'second answer' }, { text: 'third answer' }, { toolCalls: [fork('[[f]] from compacted history')] }, { text: 'root done' });
     for (const q of [LONG_Q, '[[root]] second question', '[[root]] third question']) {
-      await root.accept(q);
-      await root.idle();
+      await w.root.accept(q);
+      await w.root.idle();
     }
-    assert.ok(root.session.events.some((e) => e.type === 'compaction/end' && e.outcome === 'committed'));
-    await root.accept('[[root]] fork now');
-    await t.h.settle();
+    assert.ok(w.root.session.events.some((e) => e.type === 'compaction/end' && e.outcome === 'committed'));
+    await w.root.accept('[[root]] fork now');
+    await w.t.h.settle();
 
     const f = await forkSession();
     assert.ok(ofType(f.events.slice(0, f.seedLength), 'compaction/end').some((e) => e.outcome === 'committed'), 'the seed holds a committed compaction');
@@ -85,7 +69,7 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
     assert.match(surface[0], /^Summary of the earlier conversation \(compacted\):\nSUMMARY of the earlier work/);
     assert.ok(!surface.some((s) => s.startsWith('[[root]] first question')), 'the compacted turn is gone from the surface');
     assert.ok(surface.includes('[[root]] third question') && surface.includes('third answer'), 'the retained tail is there');
-    const firstRequest = contents(script.bodies('f')[0]).slice(1);
+    const firstRequest = contents(w.script.bodies('f')[0]).slice(1);
     assert.equal(firstRequest.at(-1), '[[f]] from compacted history');
     assert.deepEqual(firstRequest, surface.slice(0, firstRequest.length), 'the model saw exactly that surface');
     assert.equal(surface.at(-1), 'f finished');
@@ -94,36 +78,36 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
   });
 
   it("the fork's first request head equals the parent's, and the server's prefix cache covers the inherited history", async () => {
-    await setup();
-    script.on('root', { text: LONG_A }, { toolCalls: [fork('[[f]] side task')] }, { text: 'root done' });
-    script.on('f', { text: 'fork answer' });
-    script.on('s', { text: 'spawn answer' });
-    await root.accept(LONG_Q);
-    await root.idle();
-    await root.accept('[[root]] now fork');
-    await t.h.settle();
+    await w.setup();
+    w.script.on('root', { text: LONG_A }, { toolCalls: [fork('[[f]] side task')] }, { text: 'root done' });
+    w.script.on('f', { text: 'fork answer' });
+    w.script.on('s', { text: 'spawn answer' });
+    await w.root.accept(LONG_Q);
+    await w.root.idle();
+    await w.root.accept('[[root]] now fork');
+    await w.t.h.settle();
 
     const f = await forkSession();
-    const parentHeaders = ofType(root.session.events, 'request/header');
+    const parentHeaders = ofType(w.root.session.events, 'request/header');
     const [forkHeader] = ofType(f.events.slice(f.firstLiveSeq), 'request/header');
     assert.equal(forkHeader.headHash, parentHeaders[1].headHash, 'model + tools + system are the parent bytes');
     assert.equal(forkHeader.model, parentHeaders[1].model);
-    const [fBody] = script.bodies('f');
-    const [rBody] = script.bodies('root');
+    const [fBody] = w.script.bodies('f');
+    const [rBody] = w.script.bodies('root');
     assert.deepEqual(fBody.tools, rBody.tools);
     assert.equal(fBody.messages[0].content, rBody.messages[0].content);
 
-    const served = server.requests[script.indexes('f')[0]];
+    const served = w.server.requests[w.script.indexes('f')[0]];
     const inherited = prefixChars(fBody, 3); // tools + system + the whole first turn
     assert.ok(served.cacheHitTokens >= Math.floor(inherited / 256) * 64, `hit ${served.cacheHitTokens} tokens for an inherited prefix of ${inherited} chars`);
     const usage = ofType(f.events, 'assistant/message').at(-1)!.usage!;
     assert.equal(usage.cacheHitTokens, served.cacheHitTokens, 'the log records what the server reported');
 
     // A spawned child of the same parent shares only the head, not the history.
-    const run = await t.h.subagents.start(root, 'spawn', { prompt: '[[s]] fresh task' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[s]] fresh task' });
     await run.result;
     await run.dispose();
-    const spawnHit = server.requests[script.indexes('s')[0]].cacheHitTokens;
+    const spawnHit = w.server.requests[w.script.indexes('s')[0]].cacheHitTokens;
     assert.ok(served.cacheHitTokens - spawnHit >= Math.floor((LONG_Q.length + LONG_A.length) / 256) * 64 - 64, `fork ${served.cacheHitTokens} vs spawn ${spawnHit}`);
   });
 });

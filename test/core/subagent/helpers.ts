@@ -1,13 +1,15 @@
 import type { Agent } from '../../../src/core/agent/agent';
-import type { Harness } from '../../../src/core/harness';
+import type { Harness, HarnessConfig } from '../../../src/core/harness';
 import type { MessageSourceKind, SessionEvent } from '../../../src/core/session/events';
 import { fail, ok } from '../../../src/core/tools/result';
 import type { Tool } from '../../../src/core/tools/tool';
-import type { ChatBody, ModelServer, Reply } from '../../support/model-server';
+import { makeHarness, type TestHarness } from '../../support/harness';
+import { ModelServer, type ChatBody, type Reply } from '../../support/model-server';
 
 // Shared support for the subagent specs: a reply router that tells agents apart by a
 // `[[tag]]` in their latest tagged user message (parent and children share one server),
-// and a `hold` tool that parks a turn until the test opens its gate.
+// a `hold` tool that parks a turn until the test opens its gate, and the world each spec
+// runs in (server, harness, script, gates, root session).
 
 const TAG = /\[\[([\w.-]+)\]\]/;
 const COMPACTION_SYSTEM = /^You compact a coding-agent conversation/;
@@ -115,6 +117,75 @@ export class Gates {
 }
 
 export const hold = (key: string) => ({ name: 'hold', arguments: { key } });
+
+/** What a spec's tests see of `subagentWorld`: read through getters, so each test gets its own. */
+export interface SubagentWorld {
+  readonly server: ModelServer;
+  readonly t: TestHarness;
+  readonly script: Script;
+  /** Not set up with `gates: false`. */
+  readonly gates: Gates;
+  readonly root: Agent;
+  /** A fresh world for this test (harness config `more` over the world's): what a `perTest` spec's tests call first. */
+  setup(more?: Partial<HarnessConfig>): Promise<void>;
+}
+
+export interface SubagentWorldOptions {
+  /** Install the `hold` gate tool in each harness and open every gate after each test (default true). */
+  gates?: boolean;
+  /** Each test calls `setup()` itself, for harness config of its own; else a beforeEach does it. */
+  perTest?: boolean;
+  /** After each test: run once the gates are open, before the harness is cleaned up. */
+  beforeCleanup?: () => unknown;
+}
+
+/**
+ * Registers the mocha hooks of a subagent spec in the calling describe: one model server
+ * for the suite; per test, a reset server with a `Script` on it, a harness (release delay
+ * 5 ms, then `overrides`), the gates and a root session; after each test, the gates opened
+ * and the harness cleaned up.
+ */
+export function subagentWorld(overrides: Partial<HarnessConfig> = {}, opts: SubagentWorldOptions = {}): SubagentWorld {
+  const withGates = opts.gates ?? true;
+  let server: ModelServer;
+  let t: TestHarness;
+  let script: Script;
+  let gates: Gates;
+  let root: Agent;
+  const setup = async (more: Partial<HarnessConfig> = {}): Promise<void> => {
+    server.reset();
+    script = new Script(server);
+    t = await makeHarness(server, { releaseDelayMs: 5, ...overrides, ...more });
+    if (withGates) gates = new Gates().install(t.h);
+    root = await t.h.createSession();
+  };
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  if (!opts.perTest) beforeEach(() => setup());
+  afterEach(async () => {
+    if (withGates) gates.releaseAll();
+    await opts.beforeCleanup?.();
+    await t.cleanup();
+  });
+  return {
+    get server() {
+      return server;
+    },
+    get t() {
+      return t;
+    },
+    get script() {
+      return script;
+    },
+    get gates() {
+      return gates;
+    },
+    get root() {
+      return root;
+    },
+    setup,
+  };
+}
 
 /** Poll a condition (no timing assertion: only a generous ceiling against hangs). */
 export async function waitFor(pred: () => boolean, what = 'condition', ms = 20_000): Promise<void> {

@@ -1,33 +1,19 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import type { Agent } from '../../../src/core/agent/agent';
 import { SessionWriter } from '../../../src/core/agent/session-writer';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
 import { ownScopeOf } from '../../../src/core/subagent/composition';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { assertCode, Script, waitFor } from './helpers';
+import { assertCode, subagentWorld, waitFor } from './helpers';
 
 const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
 
 describe('subagent: a continuable start resolves once the first message is durable; a failed publish leaves nothing', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    root = await t.h.createSession();
-  });
-  afterEach(() => t.cleanup());
+  const w = subagentWorld({}, { gates: false });
 
   /** Hold the store's publish of a new session until `open()`, or fail it with `fail(err)`. */
   function gatePublish() {
-    const orig = t.h.store.createSession.bind(t.h.store);
+    const orig = w.t.h.store.createSession.bind(w.t.h.store);
     let open!: () => void;
     let fail!: (err: Error) => void;
     const gate = new Promise<void>((res, rej) => {
@@ -35,7 +21,7 @@ describe('subagent: a continuable start resolves once the first message is durab
       fail = rej;
     });
     const seen: { header?: SessionHeader; events?: readonly SessionEvent[]; written: boolean } = { written: false };
-    t.h.store.createSession = async (header, events) => {
+    w.t.h.store.createSession = async (header, events) => {
       seen.header = header;
       seen.events = events;
       await gate;
@@ -48,15 +34,15 @@ describe('subagent: a continuable start resolves once the first message is durab
   it('does not resolve, publish or run the child before the store has acknowledged the session', async () => {
     const g = gatePublish();
     let atResolve: { written: boolean; listed: boolean } | undefined;
-    const p = t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] first task', label: 'c' }).then((r) => {
-      atResolve = { written: g.seen.written, listed: t.h.store.has(r.childId) };
+    const p = w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] first task', label: 'c' }).then((r) => {
+      atResolve = { written: g.seen.written, listed: w.t.h.store.has(r.childId) };
       return r;
     });
     await waitFor(() => g.seen.header !== undefined, 'the publish to begin');
     for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
     assert.equal(atResolve, undefined, 'still waiting for the store');
-    assert.equal(t.h.store.has(g.seen.header!.id), false);
-    assert.equal(server.requests.length, 0, 'the child did not start its turn');
+    assert.equal(w.t.h.store.has(g.seen.header!.id), false);
+    assert.equal(w.server.requests.length, 0, 'the child did not start its turn');
     // Everything the child starts with goes in the one durable write: setup, descriptor, first message.
     assert.deepEqual(
       g.seen.events!.map((e) => e.type),
@@ -66,47 +52,47 @@ describe('subagent: a continuable start resolves once the first message is durab
     g.open();
     const r = await p;
     assert.deepEqual(atResolve, { written: true, listed: true });
-    const stored = await t.h.store.readEvents(r.childId);
+    const stored = await w.t.h.store.readEvents(r.childId);
     const accepted = stored.find((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId);
     assert.ok(accepted && accepted.type === 'inbox/accepted');
     assert.equal(accepted.text, '[[c]] first task');
-    assert.deepEqual(accepted.source, { kind: 'delegation', fromSession: root.id });
-    await t.h.settle();
+    assert.deepEqual(accepted.source, { kind: 'delegation', fromSession: w.root.id });
+    await w.t.h.settle();
   });
 
   for (const mode of ['continuable', 'one-shot'] as const) {
     it(`${mode}: a publish failure rolls back: no session, no resident agent, no child-local tools`, async () => {
       const g = gatePublish();
-      const start = mode === 'continuable' ? t.h.subagents.startContinuable(root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } }) : t.h.subagents.start(root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
+      const start = mode === 'continuable' ? w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } }) : w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
       await waitFor(() => g.seen.header !== undefined, 'the publish to begin');
       const childId = g.seen.header!.id;
       // While unpublished the child is built (resident) with its own tools; the failure must undo both.
-      assert.ok(t.h.tools.view({ own: ownScopeOf(childId) }).some((x) => x.name === 'submit_result'));
+      assert.ok(w.t.h.tools.view({ own: ownScopeOf(childId) }).some((x) => x.name === 'submit_result'));
       g.fail(new Error('disk full (scripted)'));
       await assert.rejects(start, /disk full/);
-      assert.deepEqual(t.h.store.list().map((h) => h.id), [root.id]);
-      assert.equal(t.h.resident(childId), undefined);
-      assert.equal(t.h.residentCount, 1);
-      assert.deepEqual(t.h.subagents.residency.stats(), idle);
+      assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
+      assert.equal(w.t.h.resident(childId), undefined);
+      assert.equal(w.t.h.residentCount, 1);
+      assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
       assert.deepEqual(
-        t.h.tools.view({ own: ownScopeOf(childId) }).map((x) => x.name),
-        t.h.tools.view({}).map((x) => x.name),
+        w.t.h.tools.view({ own: ownScopeOf(childId) }).map((x) => x.name),
+        w.t.h.tools.view({}).map((x) => x.name),
         'the child scope is gone',
       );
-      assert.equal(server.requests.length, 0);
-      assert.equal(root.session.length, 0);
+      assert.equal(w.server.requests.length, 0);
+      assert.equal(w.root.session.length, 0);
     });
   }
 
   it('a real store refusal (child id collision) rolls back and leaves the existing session untouched', async () => {
-    const clashId = `${root.id}.aaaaaa`;
-    await t.h.store.createSession({ id: clashId, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: root.id, delegationDepth: 1 }, []);
+    const clashId = `${w.root.id}.aaaaaa`;
+    await w.t.h.store.createSession({ id: clashId, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: w.root.id, delegationDepth: 1 }, []);
     const c = crypto as { randomUUID: () => string };
     const real = c.randomUUID;
     c.randomUUID = () => 'aaaaaa00-0000-4000-8000-000000000000';
     let err: unknown;
     try {
-      await t.h.subagents.startContinuable(root, 'spawn', { prompt: 'x' });
+      await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' });
     } catch (e) {
       err = e;
     } finally {
@@ -114,26 +100,26 @@ describe('subagent: a continuable start resolves once the first message is durab
     }
     assert.ok(err, 'the start failed');
     assertCode('DUPLICATE_SESSION')(err);
-    assert.deepEqual(t.h.store.list().map((h) => h.id).sort(), [root.id, clashId].sort());
-    assert.deepEqual(await t.h.store.readEvents(clashId), []);
-    assert.equal(t.h.resident(clashId), undefined);
-    assert.equal(t.h.residentCount, 1);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.store.list().map((h) => h.id).sort(), [w.root.id, clashId].sort());
+    assert.deepEqual(await w.t.h.store.readEvents(clashId), []);
+    assert.equal(w.t.h.resident(clashId), undefined);
+    assert.equal(w.t.h.residentCount, 1);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
   });
 
   it('a parent the store does not know (UNKNOWN_PARENT) creates nothing', async () => {
-    const ghost = t.h.adopt(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), t.h.store));
-    const before = t.h.residentCount;
-    await assert.rejects(t.h.subagents.startContinuable(ghost, 'spawn', { prompt: 'x' }), assertCode('UNKNOWN_PARENT'));
-    assert.deepEqual(t.h.store.list().map((h) => h.id), [root.id]);
-    assert.equal(t.h.residentCount, before);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
+    const ghost = w.t.h.adopt(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
+    const before = w.t.h.residentCount;
+    await assert.rejects(w.t.h.subagents.startContinuable(ghost, 'spawn', { prompt: 'x' }), assertCode('UNKNOWN_PARENT'));
+    assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
+    assert.equal(w.t.h.residentCount, before);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
   });
 
   it('a closed store refuses the start and no child stays resident', async () => {
-    await t.h.store.close();
-    await assert.rejects(t.h.subagents.startContinuable(root, 'spawn', { prompt: 'x' }), assertCode('CLOSED'));
-    assert.equal(t.h.residentCount, 1);
-    assert.deepEqual(t.h.subagents.residency.stats(), idle);
+    await w.t.h.store.close();
+    await assert.rejects(w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' }), assertCode('CLOSED'));
+    assert.equal(w.t.h.residentCount, 1);
+    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
   });
 });

@@ -1,61 +1,41 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Agent } from '../../../src/core/agent/agent';
 import { Harness } from '../../../src/core/harness';
 import { listAgents } from '../../../src/core/subagent/control';
 import type { AgentListing } from '../../../src/core/subagent/types';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { Gates, hold, ofType, Script, turnsEnded } from './helpers';
+import { hold, ofType, subagentWorld, turnsEnded } from './helpers';
 
 describe('subagent: list_agents shows descendants and survives unreadable logs', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let gates: Gates;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    gates = new Gates().install(t.h);
-    root = await t.h.createSession();
-  });
-  afterEach(async () => {
-    gates.releaseAll();
-    await t.cleanup();
-  });
+  const w = subagentWorld();
 
   it('status running / waiting / settled / failed, with provider, label, depth, stop reason, inbox, tokens and cache hits', async () => {
     // settled and failed: run to the end first.
-    script.on('c', { toolCalls: [{ name: 'list_files', arguments: {} }] }, { text: 'C done' });
-    script.on('d', { fault: { kind: 'status', status: 500 } });
-    const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', label: 'settler' });
-    const d = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[d]] task', label: 'failer' });
-    await t.h.settle();
+    w.script.on('c', { toolCalls: [{ name: 'list_files', arguments: {} }] }, { text: 'C done' });
+    w.script.on('d', { fault: { kind: 'status', status: 500 } });
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', label: 'settler' });
+    const d = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[d]] task', label: 'failer' });
+    await w.t.h.settle();
     // running (with a queued follow-up), waiting (idle, owns a live grandchild), a finished one-shot not yet disposed.
-    script.on('a', { toolCalls: [hold('a')] });
-    script.on('b', { toolCalls: [hold('b')] }, { text: 'B done' });
-    script.on('g', { toolCalls: [hold('g')] });
-    script.on('o', { text: 'O done' });
-    const a = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[a]] task', label: 'runner' });
-    await gates.whenHeld('a');
-    await t.h.subagents.followup(root.id, a.childId, '[[a]] queued');
-    const bb = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[b]] task', label: 'waiter' });
-    await gates.whenHeld('b');
-    const g = await t.h.subagents.startContinuable(t.h.resident(bb.childId)!, 'spawn', { prompt: '[[g]] leaf', label: 'grand' });
-    await gates.whenHeld('g');
-    gates.release('b');
-    await turnsEnded(t.h.resident(bb.childId)!, 1);
-    await t.h.resident(bb.childId)!.idle();
-    const o = await t.h.subagents.start(root, 'spawn', { prompt: '[[o]] task', label: 'once' });
+    w.script.on('a', { toolCalls: [hold('a')] });
+    w.script.on('b', { toolCalls: [hold('b')] }, { text: 'B done' });
+    w.script.on('g', { toolCalls: [hold('g')] });
+    w.script.on('o', { text: 'O done' });
+    const a = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[a]] task', label: 'runner' });
+    await w.gates.whenHeld('a');
+    await w.t.h.subagents.followup(w.root.id, a.childId, '[[a]] queued');
+    const bb = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[b]] task', label: 'waiter' });
+    await w.gates.whenHeld('b');
+    const g = await w.t.h.subagents.startContinuable(w.t.h.resident(bb.childId)!, 'spawn', { prompt: '[[g]] leaf', label: 'grand' });
+    await w.gates.whenHeld('g');
+    w.gates.release('b');
+    await turnsEnded(w.t.h.resident(bb.childId)!, 1);
+    await w.t.h.resident(bb.childId)!.idle();
+    const o = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] task', label: 'once' });
     await o.result;
     await o.localAgent.idle();
 
-    const list = await listAgents(t.h.subagents, root.id);
+    const list = await listAgents(w.t.h.subagents, w.root.id);
     const by = new Map(list.map((l) => [l.id, l]));
     assert.deepEqual(
       list.map((l) => l.id).sort(),
@@ -66,15 +46,15 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
       const l = by.get(id)!;
       return { status: l.status, provider: l.provider, mode: l.mode, label: l.label, depth: l.depth, parent: l.parent, last: l.lastStopReason, inbox: l.inbox };
     };
-    assert.deepEqual(pick(a.childId), { status: 'running', provider: 'spawn', mode: 'continuable', label: 'runner', depth: 1, parent: root.id, last: undefined, inbox: 1 });
-    assert.deepEqual(pick(bb.childId), { status: 'waiting', provider: 'spawn', mode: 'continuable', label: 'waiter', depth: 1, parent: root.id, last: 'completed', inbox: 0 });
+    assert.deepEqual(pick(a.childId), { status: 'running', provider: 'spawn', mode: 'continuable', label: 'runner', depth: 1, parent: w.root.id, last: undefined, inbox: 1 });
+    assert.deepEqual(pick(bb.childId), { status: 'waiting', provider: 'spawn', mode: 'continuable', label: 'waiter', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
     assert.deepEqual(pick(g.childId), { status: 'running', provider: 'spawn', mode: 'continuable', label: 'grand', depth: 2, parent: bb.childId, last: undefined, inbox: 0 });
-    assert.deepEqual(pick(c.childId), { status: 'settled', provider: 'spawn', mode: 'continuable', label: 'settler', depth: 1, parent: root.id, last: 'completed', inbox: 0 });
-    assert.deepEqual(pick(d.childId), { status: 'failed', provider: 'spawn', mode: 'continuable', label: 'failer', depth: 1, parent: root.id, last: 'error', inbox: 0 });
-    assert.deepEqual(pick(o.id), { status: 'waiting', provider: 'spawn', mode: 'one-shot', label: 'once', depth: 1, parent: root.id, last: 'completed', inbox: 0 });
+    assert.deepEqual(pick(c.childId), { status: 'settled', provider: 'spawn', mode: 'continuable', label: 'settler', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
+    assert.deepEqual(pick(d.childId), { status: 'failed', provider: 'spawn', mode: 'continuable', label: 'failer', depth: 1, parent: w.root.id, last: 'error', inbox: 0 });
+    assert.deepEqual(pick(o.id), { status: 'waiting', provider: 'spawn', mode: 'one-shot', label: 'once', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
 
     // Tokens and cache hits are what the server counted for that child's requests.
-    const served = script.indexes('c').map((i) => server.requests[i]);
+    const served = w.script.indexes('c').map((i) => w.server.requests[i]);
     assert.equal(served.length, 2);
     const tokens = by.get(c.childId)!.tokens!;
     assert.equal(tokens.prompt, served.reduce((n, r) => n + r.promptTokens, 0));
@@ -85,10 +65,10 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
     assert.equal(by.get(o.id)!.diagnostic, undefined);
 
     // The model sees the same through the tool.
-    script.on('root', { toolCalls: [{ name: 'list_agents', arguments: {} }] }, { text: 'listed' });
-    await root.accept('[[root]] what is running?');
-    await turnsEnded(root, ofType(root.session.events, 'turn/end').length + 1);
-    const r = ofType(root.session.events, 'tool/result').find((e) => e.name === 'list_agents')!;
+    w.script.on('root', { toolCalls: [{ name: 'list_agents', arguments: {} }] }, { text: 'listed' });
+    await w.root.accept('[[root]] what is running?');
+    await turnsEnded(w.root, ofType(w.root.session.events, 'turn/end').length + 1);
+    const r = ofType(w.root.session.events, 'tool/result').find((e) => e.name === 'list_agents')!;
     assert.ok(!r.isError, r.content);
     const seen = JSON.parse(r.content) as AgentListing[];
     assert.deepEqual(
@@ -96,30 +76,30 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
       list.map((l) => [l.id, l.status]).sort(),
     );
     await o.dispose();
-    gates.releaseAll();
-    await t.h.settle();
+    w.gates.releaseAll();
+    await w.t.h.settle();
   });
 
   for (const damage of ['missing', 'corrupt'] as const) {
     it(`a ${damage} tree file: descendants are listed with a diagnostic, not a crash; other trees stay usable`, async () => {
-      script.on('c', { text: 'C done' });
-      const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', label: 'kid' });
-      await t.h.settle();
-      const g = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[x]] task' });
-      await t.h.settle();
-      const other = await t.h.createSession();
-      const oc = await t.h.subagents.startContinuable(other, 'spawn', { prompt: '[[y]] task', label: 'elsewhere' });
-      await t.h.settle();
-      const rootId = root.id;
-      await t.h.close();
+      w.script.on('c', { text: 'C done' });
+      const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', label: 'kid' });
+      await w.t.h.settle();
+      const g = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[x]] task' });
+      await w.t.h.settle();
+      const other = await w.t.h.createSession();
+      const oc = await w.t.h.subagents.startContinuable(other, 'spawn', { prompt: '[[y]] task', label: 'elsewhere' });
+      await w.t.h.settle();
+      const rootId = w.root.id;
+      await w.t.h.close();
 
-      const trees = path.join(t.storeDir, 'trees');
+      const trees = path.join(w.t.storeDir, 'trees');
       for (const f of fs.readdirSync(trees).filter((f) => f.startsWith(`${rootId}.`))) {
         if (damage === 'missing') fs.rmSync(path.join(trees, f));
         else fs.writeFileSync(path.join(trees, f), 'this is not a sqlite file '.repeat(200));
       }
 
-      const h2 = await Harness.open({ ...t.h.config });
+      const h2 = await Harness.open({ ...w.t.h.config });
       try {
         const list = await listAgents(h2.subagents, rootId);
         assert.deepEqual(list.map((l) => l.id).sort(), [c.childId, g.childId].sort());

@@ -1,181 +1,161 @@
 import assert from 'node:assert/strict';
-import type { Agent } from '../../../src/core/agent/agent';
 import type { InboxAcceptedEvent, SessionEvent } from '../../../src/core/session/events';
 import { interruptAgent } from '../../../src/core/subagent/control';
-import { ModelServer } from '../../support/model-server';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { delivered, eventsOf, Gates, hold, ofType, Script, systemOf, toolNames, waitFor } from './helpers';
+import { delivered, eventsOf, hold, ofType, subagentWorld, systemOf, toolNames, waitFor } from './helpers';
 
 const notices = (evs: readonly SessionEvent[], from: string) => delivered(evs, 'subagent-settled', from) as InboxAcceptedEvent[];
 
 describe('subagent: one settlement notice per Activation, to the direct parent', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let gates: Gates;
-  let root: Agent;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    t = await makeHarness(server, { releaseDelayMs: 5 });
-    gates = new Gates().install(t.h);
-    root = await t.h.createSession();
-  });
-  afterEach(async () => {
-    gates.releaseAll();
-    await t.cleanup();
-  });
+  const w = subagentWorld();
 
   it('tells the parent once, with the stop reason and the final text, and wakes it', async () => {
-    script.on('c', { toolCalls: [{ name: 'list_files', arguments: {} }] }, { text: 'final answer from C' });
-    script.on('root', { text: 'root saw it' });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', label: 'worker' });
-    await t.h.settle();
-    const [n, ...more] = notices(root.session.events, childId);
+    w.script.on('c', { toolCalls: [{ name: 'list_files', arguments: {} }] }, { text: 'final answer from C' });
+    w.script.on('root', { text: 'root saw it' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', label: 'worker' });
+    await w.t.h.settle();
+    const [n, ...more] = notices(w.root.session.events, childId);
     assert.equal(more.length, 0, 'exactly one');
     assert.equal(n.type, 'inbox/accepted', 'a notice wakes the parent');
     assert.equal(n.source.stopReason, 'completed');
     assert.match(n.text, /^\[subagent worker settled: completed\]\n/);
     assert.ok(n.text.endsWith('final answer from C'));
     // The parent ran a turn on it.
-    const claimed = ofType(root.session.events, 'user/message').find((e) => e.messageId === n.messageId);
+    const claimed = ofType(w.root.session.events, 'user/message').find((e) => e.messageId === n.messageId);
     assert.ok(claimed, 'the notice was claimed into a parent turn');
-    assert.equal(ofType(root.session.events, 'turn/end').at(-1)?.stopReason, 'completed');
+    assert.equal(ofType(w.root.session.events, 'turn/end').at(-1)?.stopReason, 'completed');
   });
 
   it('a second Activation (follow-up after release) gives exactly one more notice with its own final text', async () => {
-    script.on('c', { text: 'first final' }, { text: 'second final' });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task' });
-    await t.h.settle();
-    assert.equal(notices(root.session.events, childId).length, 1);
-    const r = await t.h.subagents.followup(root.id, childId, '[[c]] again');
+    w.script.on('c', { text: 'first final' }, { text: 'second final' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
+    await w.t.h.settle();
+    assert.equal(notices(w.root.session.events, childId).length, 1);
+    const r = await w.t.h.subagents.followup(w.root.id, childId, '[[c]] again');
     assert.equal(r.path, 'cold-resume');
-    await t.h.settle();
-    const all = notices(root.session.events, childId);
+    await w.t.h.settle();
+    const all = notices(w.root.session.events, childId);
     assert.equal(all.length, 2);
     assert.ok(all[0].text.endsWith('first final'));
     assert.ok(all[1].text.endsWith('second final'));
   });
 
   it('an interrupted Activation is reported as interrupted', async () => {
-    script.on('c', { text: 'started', toolCalls: [hold('c')] });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] long task' });
-    await gates.whenHeld('c');
-    assert.deepEqual(await interruptAgent(t.h.subagents, root, childId), { accepted: true, effect: 'interrupted' });
-    await t.h.settle();
-    const [n, ...more] = notices(root.session.events, childId);
+    w.script.on('c', { text: 'started', toolCalls: [hold('c')] });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] long task' });
+    await w.gates.whenHeld('c');
+    assert.deepEqual(await interruptAgent(w.t.h.subagents, w.root, childId), { accepted: true, effect: 'interrupted' });
+    await w.t.h.settle();
+    const [n, ...more] = notices(w.root.session.events, childId);
     assert.equal(more.length, 0);
     assert.equal(n.source.stopReason, 'interrupted');
     assert.match(n.text, /settled: interrupted/);
   });
 
   it('a child whose model fails is reported with stopReason error', async () => {
-    script.on('c', { fault: { kind: 'status', status: 500, message: 'upstream exploded' } });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task' });
-    await t.h.settle();
-    const [n, ...more] = notices(root.session.events, childId);
+    w.script.on('c', { fault: { kind: 'status', status: 500, message: 'upstream exploded' } });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
+    await w.t.h.settle();
+    const [n, ...more] = notices(w.root.session.events, childId);
     assert.equal(more.length, 0);
     assert.equal(n.source.stopReason, 'error');
     assert.match(n.text, /settled: error/);
   });
 
   it('a grandchild notifies its own parent, not the root; the child settles only after it', async () => {
-    script.on('c', { toolCalls: [hold('c')] }, { text: 'C first turn' }, { text: 'C after G' });
-    script.on('g', { text: 'G result' });
-    const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task' });
-    await gates.whenHeld('c');
-    const g = await t.h.subagents.startContinuable(t.h.resident(c.childId)!, 'spawn', { prompt: '[[g]] leaf' });
-    gates.release('c');
-    await t.h.settle();
-    const childLog = await t.h.store.readEvents(c.childId);
+    w.script.on('c', { toolCalls: [hold('c')] }, { text: 'C first turn' }, { text: 'C after G' });
+    w.script.on('g', { text: 'G result' });
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
+    await w.gates.whenHeld('c');
+    const g = await w.t.h.subagents.startContinuable(w.t.h.resident(c.childId)!, 'spawn', { prompt: '[[g]] leaf' });
+    w.gates.release('c');
+    await w.t.h.settle();
+    const childLog = await w.t.h.store.readEvents(c.childId);
     assert.equal(notices(childLog, g.childId).length, 1);
-    assert.equal(notices(root.session.events, g.childId).length, 0);
-    const [n] = notices(root.session.events, c.childId);
-    assert.equal(notices(root.session.events, c.childId).length, 1);
+    assert.equal(notices(w.root.session.events, g.childId).length, 0);
+    const [n] = notices(w.root.session.events, c.childId);
+    assert.equal(notices(w.root.session.events, c.childId).length, 1);
     assert.ok(n.text.endsWith('C after G'), 'the child settled after it had taken the grandchild notice');
   });
 
   it('settle waits for a notice that is still on its way to disk, then for the turn it starts', async () => {
-    script.on('c', { text: 'C done' });
-    const append = t.h.store.append.bind(t.h.store);
+    w.script.on('c', { text: 'C done' });
+    const append = w.t.h.store.append.bind(w.t.h.store);
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     let held = false;
-    t.h.store.append = async (id, events) => {
-      if (id === root.id && events.some((e) => e.type === 'inbox/accepted')) {
+    w.t.h.store.append = async (id, events) => {
+      if (id === w.root.id && events.some((e) => e.type === 'inbox/accepted')) {
         held = true;
         await gate;
       }
       return append(id, events);
     };
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     await waitFor(() => held, 'the notice to reach the store');
     // The notice is in the parent's log but not durable yet: nothing runs, yet a turn is coming.
-    assert.equal(root.status, 'idle');
-    assert.equal(root.isSettled, false);
-    const settled = t.h.settle();
+    assert.equal(w.root.status, 'idle');
+    assert.equal(w.root.isSettled, false);
+    const settled = w.t.h.settle();
     setImmediate(open); // only after the event loop turns: settle must wait, not spin
     await settled;
-    const [n] = notices(root.session.events, childId);
-    assert.ok(ofType(root.session.events, 'user/message').some((e) => e.messageId === n.messageId), 'the notice ran as a turn');
-    assert.ok(root.isSettled);
+    const [n] = notices(w.root.session.events, childId);
+    assert.ok(ofType(w.root.session.events, 'user/message').some((e) => e.messageId === n.messageId), 'the notice ran as a turn');
+    assert.ok(w.root.isSettled);
   });
 
   it('a notice to a released continuable parent resumes it with its own composition, and it settles in turn', async () => {
     const persona = 'You are C-PERSONA.';
-    script.on('c', { toolCalls: [hold('c')] }, { text: 'C first' }, { text: 'C ack G' }, { text: 'C ack G again' });
-    script.on('g', { text: 'G first' }, { text: 'G second' });
-    const c = await t.h.subagents.startContinuable(root, 'spawn', { prompt: '[[c]] task', persona: { text: persona }, toolFilter: ['read_file', 'hold'] });
-    await gates.whenHeld('c');
-    const g = await t.h.subagents.startContinuable(t.h.resident(c.childId)!, 'spawn', { prompt: '[[g]] leaf' });
-    gates.release('c');
-    await t.h.settle();
-    assert.equal(t.h.residentCount, 1, 'both released');
+    w.script.on('c', { toolCalls: [hold('c')] }, { text: 'C first' }, { text: 'C ack G' }, { text: 'C ack G again' });
+    w.script.on('g', { text: 'G first' }, { text: 'G second' });
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', persona: { text: persona }, toolFilter: ['read_file', 'hold'] });
+    await w.gates.whenHeld('c');
+    const g = await w.t.h.subagents.startContinuable(w.t.h.resident(c.childId)!, 'spawn', { prompt: '[[g]] leaf' });
+    w.gates.release('c');
+    await w.t.h.settle();
+    assert.equal(w.t.h.residentCount, 1, 'both released');
 
     // The human messages the grandchild directly (UI, or `arbor send`); its parent is not resident.
-    await t.h.send(g.childId, '[[g]] once more');
-    await t.h.settle();
-    const childLog = await t.h.store.readEvents(c.childId);
+    await w.t.h.send(g.childId, '[[g]] once more');
+    await w.t.h.settle();
+    const childLog = await w.t.h.store.readEvents(c.childId);
     assert.equal(notices(childLog, g.childId).length, 2);
-    const last = script.bodies('c').at(-1)!;
+    const last = w.script.bodies('c').at(-1)!;
     assert.ok(last.messages.some((m) => String(m.content).endsWith('G second')), 'this request answers the second notice');
     assert.deepEqual(toolNames(last), ['hold', 'read_file', 'report'], "the child's filter and report tool");
     assert.ok(systemOf(last).includes(persona), "the child's persona");
-    assert.equal(notices(root.session.events, c.childId).length, 2, 'its Activation settled and told the root');
-    assert.equal(t.h.residentCount, 1, 'released again');
+    assert.equal(notices(w.root.session.events, c.childId).length, 2, 'its Activation settled and told the root');
+    assert.equal(w.t.h.residentCount, 1, 'released again');
 
     // And it is still one agent on one log: a parent follow-up resumes it cleanly.
-    script.on('c', { text: 'C answers root' });
-    const r = await t.h.subagents.followup(root.id, c.childId, '[[c]] status?');
+    w.script.on('c', { text: 'C answers root' });
+    const r = await w.t.h.subagents.followup(w.root.id, c.childId, '[[c]] status?');
     assert.equal(r.path, 'cold-resume');
-    await t.h.settle();
-    const evs = await t.h.store.readEvents(c.childId);
+    await w.t.h.settle();
+    const evs = await w.t.h.store.readEvents(c.childId);
     assert.deepEqual(evs.map((e) => e.seq), evs.map((_, i) => i));
     assert.equal(ofType(evs, 'assistant/message').at(-1)?.text, 'C answers root');
   });
 
   it('a notice to a one-shot parent that is gone is recorded in its log without running it', async () => {
-    script.on('o', { text: 'O done' });
-    script.on('g', { text: 'G first' }, { text: 'G second' });
-    const o = await t.h.subagents.start(root, 'spawn', { prompt: '[[o]] task' });
+    w.script.on('o', { text: 'O done' });
+    w.script.on('g', { text: 'G first' }, { text: 'G second' });
+    const o = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] task' });
     await o.result;
-    const g = await t.h.subagents.startContinuable(o.localAgent, 'spawn', { prompt: '[[g]] leaf' });
-    await t.h.settle();
+    const g = await w.t.h.subagents.startContinuable(o.localAgent, 'spawn', { prompt: '[[g]] leaf' });
+    await w.t.h.settle();
     await o.dispose();
-    const turnsBefore = ofType(await eventsOf(t.h, o.id), 'turn/start').length;
-    const requestsBefore = script.bodies('o').length;
+    const turnsBefore = ofType(await eventsOf(w.t.h, o.id), 'turn/start').length;
+    const requestsBefore = w.script.bodies('o').length;
 
-    await t.h.send(g.childId, '[[g]] again');
-    await t.h.settle();
-    const oLog = await t.h.store.readEvents(o.id);
+    await w.t.h.send(g.childId, '[[g]] again');
+    await w.t.h.settle();
+    const oLog = await w.t.h.store.readEvents(o.id);
     const n = notices(oLog, g.childId).at(-1)!;
     assert.ok(n.text.endsWith('G second'));
     assert.equal(n.type, 'user/message', 'recorded, not queued for a turn');
     assert.equal(ofType(oLog, 'turn/start').length, turnsBefore, 'the one-shot did not run again');
-    assert.equal(script.bodies('o').length, requestsBefore);
-    assert.equal(t.h.resident(o.id), undefined);
-    assert.equal(t.h.residentCount, 1);
+    assert.equal(w.script.bodies('o').length, requestsBefore);
+    assert.equal(w.t.h.resident(o.id), undefined);
+    assert.equal(w.t.h.residentCount, 1);
   });
 });
