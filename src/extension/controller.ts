@@ -212,6 +212,7 @@ export class PanelController implements ApprovalPort {
   }
 
   selectEverywhere(sessionId: string): void {
+    this.track(sessionId);
     for (const p of this.ports) if (p.view === 'panel') this.select(p, sessionId);
   }
 
@@ -298,7 +299,23 @@ export class PanelController implements ApprovalPort {
     return h.resident(id)?.session ?? (await h.store.inspect(id));
   }
 
+  /**
+   * A session made without an event of its own yet (a fork, a new conversation): put its
+   * node in the tree now, before it is selected, not at its first event.
+   */
+  private track(id: string): void {
+    const h = this.harness;
+    if (!h || this.tree.has(id)) return;
+    const agent = h.resident(id);
+    const header = agent?.session.header ?? h.store.header(id);
+    if (!header) return;
+    this.tree.addHeader(header);
+    if (agent) this.tree.foldAll(id, agent.session.events);
+    this.pushNode(id);
+  }
+
   private select(port: ViewPort, sessionId: string): void {
+    this.track(sessionId);
     if (port.view === 'transcript') {
       // A transcript tab stays on its session: a fork made there opens in a tab of its own.
       this.hooks.openTranscript(sessionId);

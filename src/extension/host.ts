@@ -90,9 +90,12 @@ export class ArborHost {
     const h = await Harness.open(config);
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
+    // The count changes when a turn starts and when an agent goes idle (a turn's end event
+    // comes while its agent still counts as running).
     h.onEvent((_id, e) => {
-      if (e.type === 'turn/start' || e.type === 'turn/end') this.onRunning(this.controller.runningCount);
+      if (e.type === 'turn/start') this.onRunning(this.controller.runningCount);
     });
+    h.onIdle(() => this.onRunning(this.controller.runningCount));
     return h;
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PanelController, type ViewPort } from '../../src/extension/controller';
 import type { HostToWebview, PanelSettings } from '../../src/protocol';
-import { makeHarness, type TestHarness } from '../support/harness';
+import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 
 const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'test-model' };
@@ -25,14 +25,6 @@ function doneId(port: FakePort, id: string): string {
   const d = port.of('request/done').find((m) => m.id === id);
   if (!d || !d.ok || !d.sessionId) throw new Error(`request ${id} did not succeed: ${JSON.stringify(d)}`);
   return d.sessionId;
-}
-
-async function until(pred: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('extension: panel controller over a real harness', () => {
@@ -134,6 +126,14 @@ describe('extension: panel controller over a real harness', () => {
     const forkSession = t.h.resident(forkId)!.session;
     assert.deepEqual(forkSession.deriveMessages().map((m) => m.content), ['one', 'first answer'], 'seeded up to the end of that turn only');
     assert.ok(port.of('session/selected').some((m) => m.sessionId === forkId));
+    // The fork is in the tree before it is selected (it has no event of its own yet).
+    const nodeAt = port.got.findIndex((m) => m.type === 'tree/node' && m.node.id === forkId);
+    const selectedAt = port.got.findIndex((m) => m.type === 'session/selected' && m.sessionId === forkId);
+    assert.ok(nodeAt >= 0 && nodeAt < selectedAt, 'a tree/node for the fork precedes its selection');
+    const node = port.of('tree/node').find((m) => m.node.id === forkId)!.node;
+    assert.equal(node.origin, 'fork');
+    assert.equal(node.parentId, id);
+    assert.deepEqual(node.tokens, { prompt: 0, completion: 0, cacheHit: 0 }, "the parent's seed is not the fork's usage");
     const reset = port.of('transcript/reset').filter((m) => m.sessionId === forkId).pop()!;
     assert.ok(reset.entries.some((e) => e.kind === 'marker'));
     // Chatting with the fork reuses the parent's prefix at the provider.

@@ -95,6 +95,13 @@ describe('webview panel in chromium (scripted host)', function () {
     await open({ view: 'transcript', session: CHILD });
     assert.deepEqual((await posted())[0], { type: 'webview/ready', view: 'transcript', sessionId: CHILD });
     assert.equal(await count('[role=tree]'), 0, 'a transcript tab has no tree');
+    // Its saved state names the session: VS Code gives it to the WebviewPanelSerializer after a
+    // reload. (A fresh page, not open(): that clears the state the tab saves as it starts.)
+    await page.close();
+    page = await openHarness(session!, server!.url, { theme: 'dark', view: 'transcript', session: CHILD });
+    await new Promise((r) => setTimeout(r, 300)); // saveState coalesces writes for 150 ms
+    const state = await page.evaluate<{ sessionId?: string } | null>(`JSON.parse(sessionStorage.getItem('arbor-harness-state:transcript:${CHILD}') ?? 'null')`);
+    assert.equal(state?.sessionId, CHILD);
   });
 
   it('draws every session under its parent with a context-menu payload', async () => {
@@ -212,6 +219,18 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.doesNotMatch(await textOf('article.live'), /not here/);
     await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(4, 'Hello world')] });
     assert.equal(await count('article.live'), 0, 'the assistant entry replaces the stream');
+  });
+
+  it('follows the newest message when entries arrive a frame apart', async () => {
+    await open();
+    const entries = Array.from({ length: 6 }, (_, i) => (i % 2 ? assistant(i, `answer ${i}\n\n${'words '.repeat(60)}`) : user(i, `question ${i}`)));
+    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
+    // Each append lands after the frame that scrolled to the previous one, before that
+    // scroll's event is handled: growth below is not the user scrolling away.
+    for (let seq = 6; seq < 14; seq++) await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(seq, `late answer ${seq}\n\n${'more '.repeat(40)}`)] });
+    for (let i = 0; i < 3; i++) await page.evaluate(`window.__host.frame()`);
+    const fromBottom = await page.evaluate<number>(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight; })()`);
+    assert.ok(fromBottom < 24, `the chat stays at the bottom (${fromBottom}px above it)`);
   });
 
   it('renders model text as text: no markup, no script, http(s) hrefs only', async () => {

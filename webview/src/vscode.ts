@@ -40,6 +40,8 @@ export function onMessage(handler: (msg: HostToWebview) => void): () => void {
 
 /** What survives hiding the view (no retainContextWhenHidden): VS Code keeps it for us. */
 export interface ViewState {
+  /** A transcript tab's session: its WebviewPanelSerializer reopens the tab from it after a reload. */
+  sessionId?: string;
   selected?: string;
   /** Collapsed tree nodes (ids). */
   collapsed?: string[];

@@ -62,6 +62,8 @@ export class AppState {
     if (this.fixedSession) {
       this.selected = this.fixedSession;
       this.chat.show(this.fixedSession);
+      // VS Code hands this state to the extension's serializer when it restores the tab.
+      if (this.saved.sessionId !== this.fixedSession) saveState({ sessionId: this.fixedSession });
     }
   }
 
