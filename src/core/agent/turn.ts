@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
-import { deriveMessages } from '../session/derive';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
@@ -44,7 +43,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
     if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
     await beforeStep?.(); // a safe point: quiet messages (reports) join the history here
     const tools = cfg.tools();
-    const req = { model: cfg.modelName, system: cfg.system(), tools, messages: deriveMessages(w.session.events), maxTokens: cfg.maxTokens, signal };
+    const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);
     await w.append({ type: 'request/header', model: info.model, provider: info.provider, bytes: info.bytes, headBytes: info.headBytes, headHash: info.headHash, prefixHash: info.prefixHash });
     const out = await collect(cfg.model.stream(req), cfg.onDelta);

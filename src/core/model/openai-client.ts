@@ -40,6 +40,8 @@ const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop',
 export class OpenAICompatibleClient implements ModelClient {
   readonly provider: string;
   private readonly client: OpenAI;
+  /** The body built by describe() for the request about to stream: built once, sent as is. */
+  private lastBuilt: { req: ModelRequest; built: ReturnType<typeof buildRequest> } | undefined;
 
   constructor(private readonly opts: OpenAIClientOptions) {
     this.provider = opts.provider ?? 'openai-compatible';
@@ -48,11 +50,13 @@ export class OpenAICompatibleClient implements ModelClient {
 
   describe(req: ModelRequest): RequestInfo {
     const b = buildRequest(req, true);
+    this.lastBuilt = { req, built: b };
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
 
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { body } = buildRequest(req, true);
+    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true);
+    this.lastBuilt = undefined;
     let started = false;
     let finish: 'stop' | 'tool_calls' | 'length' | 'other' = 'other';
     try {

@@ -58,13 +58,18 @@ export function buildRequest(req: ModelRequest, stream: boolean): BuiltRequest {
   body.stream = stream;
   if (stream) body.stream_options = { include_usage: true };
   const head = JSON.stringify({ model: req.model, tools, system });
-  const whole = JSON.stringify(body);
+  // The conversation is serialized once: the body's bytes are its parts joined in wire
+  // order (JSON.stringify(body) gives the same text), and the prefix hash reuses it.
+  const messages = JSON.stringify(body.messages);
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(body)) parts.push(`${JSON.stringify(k)}:${k === 'messages' ? messages : JSON.stringify(v)}`);
+  const bytes = Buffer.byteLength(`{${parts.join(',')}}`);
   return {
     body,
-    bytes: Buffer.byteLength(whole),
+    bytes,
     headBytes: Buffer.byteLength(head),
     headHash: sha256(head),
-    prefixHash: sha256(`${head}\n${JSON.stringify(body.messages)}`),
+    prefixHash: createHash('sha256').update(head).update('\n').update(messages).digest('hex').slice(0, 32),
   };
 }
 

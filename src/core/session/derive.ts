@@ -15,36 +15,52 @@ export const MISSING_RESULT = 'No result: the turn ended before this tool call f
  * takes the place of the range it replaces; an aborted or unfinished one changes nothing.
  */
 export function deriveMessages(events: readonly SessionEvent[]): DerivedMessage[] {
-  const committed = new Set<string>();
-  for (const e of events) if (e.type === 'compaction/end' && e.outcome === 'committed') committed.add(e.compactionId);
+  const fold = new SurfaceFold();
+  for (const e of events) fold.apply(e);
+  return fold.messages();
+}
 
-  let out: DerivedMessage[] = [];
-  let pending = new Map<string, string>();
-  for (const e of events) {
+/**
+ * The same fold one event at a time, so a session keeps its surface current as it grows
+ * instead of refolding its whole log before every model request. A replacement waits for
+ * its compaction to commit; the range it replaces lies before it, so applying it then
+ * gives the same surface as applying it where it stands.
+ */
+export class SurfaceFold {
+  private out: DerivedMessage[] = [];
+  private pending = new Map<string, string>();
+  private readonly replacements = new Map<string, { msg: DerivedMessage; fromSeq: number; toSeq: number }>();
+
+  apply(e: SessionEvent): void {
     if (e.type === 'user/message') {
       const msg: DerivedMessage = { role: 'user', content: e.text, source: e.source, seq: e.seq };
-      if (e.surfaceOp === 'replace' && e.replaces && e.compactionId && committed.has(e.compactionId)) {
-        out = replaceRange(out, e.replaces.fromSeq, e.replaces.toSeq, msg);
-      } else if (e.surfaceOp === undefined) {
-        out.push(msg);
-      }
+      if (e.surfaceOp === 'replace' && e.replaces && e.compactionId) this.replacements.set(e.compactionId, { msg, ...e.replaces });
+      else if (e.surfaceOp === undefined) this.out.push(msg);
     } else if (e.type === 'assistant/message') {
       const msg: DerivedMessage = { role: 'assistant', content: e.text, seq: e.seq };
       if (e.reasoning !== undefined) msg.reasoning = e.reasoning;
       if (e.toolCalls && e.toolCalls.length > 0) {
         msg.toolCalls = e.toolCalls;
-        for (const c of e.toolCalls) pending.set(c.id, c.name);
+        for (const c of e.toolCalls) this.pending.set(c.id, c.name);
       }
-      out.push(msg);
+      this.out.push(msg);
     } else if (e.type === 'tool/result') {
-      pending.delete(e.callId);
-      out.push({ role: 'tool', toolCallId: e.callId, name: e.name, content: e.content, isError: e.isError, seq: e.seq });
+      this.pending.delete(e.callId);
+      this.out.push({ role: 'tool', toolCallId: e.callId, name: e.name, content: e.content, isError: e.isError, seq: e.seq });
     } else if (e.type === 'turn/end') {
-      for (const [id, name] of pending) out.push({ role: 'tool', toolCallId: id, name, content: MISSING_RESULT, isError: true, seq: e.seq });
-      pending = new Map();
+      for (const [id, name] of this.pending) this.out.push({ role: 'tool', toolCallId: id, name, content: MISSING_RESULT, isError: true, seq: e.seq });
+      this.pending = new Map();
+    } else if (e.type === 'compaction/end') {
+      const r = this.replacements.get(e.compactionId);
+      this.replacements.delete(e.compactionId);
+      if (r && e.outcome === 'committed') this.out = replaceRange(this.out, r.fromSeq, r.toSeq, r.msg);
     }
   }
-  return out;
+
+  /** The current surface: a fresh array (its messages are shared with the fold: do not mutate). */
+  messages(): DerivedMessage[] {
+    return this.out.slice();
+  }
 }
 
 /**

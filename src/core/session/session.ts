@@ -1,6 +1,6 @@
 import { SessionValidationError } from './errors';
 import type { EventDraft, SessionEvent, SessionHeader } from './events';
-import { deriveMessages, type DerivedMessage } from './derive';
+import { SurfaceFold, type DerivedMessage } from './derive';
 import { checkEventShape, checkHeader } from './validate';
 
 interface OpenTurn {
@@ -29,6 +29,8 @@ export interface SessionOptions {
 export class Session {
   readonly header: SessionHeader;
   private readonly log: SessionEvent[] = [];
+  /** The model's surface, folded as events arrive (deriveMessages() without a refold). */
+  private readonly surface = new SurfaceFold();
   private readonly state: LogState = { turn: null, compactionId: null, inbox: new Set() };
   private readonly appendListeners = new Set<(e: SessionEvent) => void>();
 
@@ -130,7 +132,7 @@ export class Session {
 
   /** The model's view of this session (compaction replacements applied). */
   deriveMessages(): DerivedMessage[] {
-    return deriveMessages(this.log);
+    return this.surface.messages();
   }
 
   /** Observe appends (UI deltas, persistence). Returns an unsubscribe function. */
@@ -145,6 +147,7 @@ export class Session {
       throw new SessionValidationError('SEQ_GAP', `seq ${e.seq} does not follow the log (expected ${this.log.length})`, 'seq', this.log.length);
     ORDER[e.type]?.(this.state, e as never, this);
     this.log.push(e);
+    this.surface.apply(e);
   }
 }
 
