@@ -3,7 +3,7 @@ import type { Harness } from '../core/harness';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
-import { page, toEntries, toEntry } from './presenter/transcript';
+import { page, toEntry } from './presenter/transcript';
 import { StreamThrottle } from './presenter/stream-throttle';
 import { TreeModel } from './presenter/tree-model';
 
@@ -99,7 +99,6 @@ export class PanelController implements ApprovalPort {
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: agent.id });
     },
     'chat/send': async (port, m) => {
-      this.assertWritable();
       const h = await this.ensure();
       let id = m.sessionId;
       if (!id) {
@@ -116,7 +115,6 @@ export class PanelController implements ApprovalPort {
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
     },
     'session/fork': async (port, m) => {
-      this.assertWritable();
       const fork = await this.fork(m.sessionId, m.seq);
       this.select(port, fork);
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: fork });
@@ -171,7 +169,6 @@ export class PanelController implements ApprovalPort {
   }
 
   async send(sessionId: string, text: string): Promise<void> {
-    this.assertWritable();
     const h = await this.ensure();
     await h.send(sessionId, text);
   }
@@ -334,14 +331,5 @@ export class PanelController implements ApprovalPort {
 
   private broadcast(msg: HostToWebview): void {
     for (const p of this.ports) p.post(msg);
-  }
-
-  private assertWritable(): void {
-    if (this.hooks.settings().restricted) throw new Error('Restricted Mode: Arbor is read-only until you trust this workspace.');
-  }
-
-  /** For tests: entries as the webview would get them. */
-  static entriesOf(events: readonly SessionEvent[]) {
-    return toEntries(events);
   }
 }

@@ -251,11 +251,13 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.equal(await count('.approval'), 0);
   });
 
-  it('is read-only in Restricted Mode and hints at the API key', async () => {
+  it('says so in Restricted Mode (the agent still chats, read-only) and hints at the API key', async () => {
     await open();
     await send(snapshot({ selected: ROOT, settings: { ...SETTINGS, restricted: true } }));
     assert.match(await textOf('.notice'), /Restricted Mode: Arbor is read-only/);
-    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), true);
+    assert.match(await textOf('.notice'), /not write\s+them or run commands/);
+    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
+    assert.match(String(await page.evaluate(`document.querySelector('vscode-textarea').placeholder`)), /Restricted Mode/);
     await send({ type: 'settings/changed', settings: { ...SETTINGS, hasApiKey: false } });
     assert.match(await textOf('.notice'), /Arbor: Set API Key/);
     assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);

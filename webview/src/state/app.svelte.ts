@@ -169,7 +169,7 @@ export class AppState {
 
   send(): boolean {
     const text = this.draft.trim();
-    if (text === '' || this.readOnly) return false;
+    if (text === '') return false;
     const id = requestId();
     const sessionId = this.target;
     this.#pending.set(id, { what: sessionId ? 'Sending your message' : 'Starting a new conversation', text: this.draft });
