@@ -109,11 +109,24 @@ export class Harness {
     return () => this.idleListeners.delete(fn);
   }
 
-  /** A session is a subagent (reached through follow-up) when its own log holds a descriptor. */
+  /**
+   * A session is a subagent (reached through follow-up) when its own log holds a descriptor.
+   * The origin answers for `user` and `subagent`; only a fork (the user's, or a subagent's)
+   * needs its log read, once: the descriptor is written at creation and never changes.
+   */
   async isSubagent(id: string): Promise<boolean> {
-    const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
-    return descriptorOf(s.header, s.events) !== undefined;
+    const origin = (this.agents.get(id)?.session.header ?? this.store.header(id))?.origin;
+    if (origin === 'user') return false;
+    if (origin === 'subagent') return true;
+    let known = this.forkKinds.get(id);
+    if (known === undefined) {
+      const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
+      known = descriptorOf(s.header, s.events) !== undefined;
+      this.forkKinds.set(id, known);
+    }
+    return known;
   }
+  private readonly forkKinds = new Map<string, boolean>();
 
   /**
    * The user forks a conversation: a new root-level session (origin `fork`) seeded with the
@@ -158,12 +171,16 @@ export class Harness {
   async deleteSession(id: string): Promise<string[]> {
     const ids = [id, ...this.listDescendants(id)];
     for (const x of ids) if (this.agents.get(x)?.status === 'running') throw new Error(`Session ${x} is running; interrupt it before deleting.`);
-    for (const x of ids) {
+    // Children first: resident subagents are released without a settlement notice (their
+    // parent is going too), then any root agent left is disposed.
+    for (const x of [...ids].reverse()) {
+      await this.subagents.residency.forget(x);
       const a = this.agents.get(x);
       if (a) {
         await a.dispose();
         this.agents.delete(x);
       }
+      this.forkKinds.delete(x);
     }
     return this.store.deleteSession(id);
   }

@@ -173,3 +173,45 @@ describe('extension: panel controller over a real harness', () => {
     assert.ok(pg.entries.length > 0 && pg.entries[pg.entries.length - 1].seq < reset.entries[0].seq);
   });
 });
+
+describe('extension: deleting a session from the panel', () => {
+  let server: ModelServer;
+  let t: TestHarness;
+  let c: PanelController;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_t, w) => w() });
+    t = await makeHarness(server, { releaseDelayMs: 60_000 });
+  });
+  afterEach(async () => {
+    await c.dispose();
+    await t.cleanup();
+  });
+
+  it('removes the subtree, releases a resident child without a notice, and refuses a running session', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    const root = await t.h.createSession();
+    server.enqueue({ text: 'child answer' });
+    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: 'stay resident' });
+    await until(() => t.h.resident(childId)?.isSettled === true && t.h.resident(childId)!.session.events.some((e) => e.type === 'turn/end'));
+    assert.equal(t.h.subagents.residency.stats().activations, 1, 'the child waits for its (long) release delay');
+
+    server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
+    const other = await t.h.createSession();
+    await other.accept('long');
+    await until(() => other.status === 'running');
+    await assert.rejects(c.deleteSession(other.id), /running; interrupt it before deleting/);
+    await other.cancel();
+
+    const gone = await c.deleteSession(root.id);
+    assert.deepEqual(gone.sort(), [root.id, childId].sort());
+    assert.deepEqual(t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    assert.equal(t.h.resident(childId), undefined);
+    assert.deepEqual(port.of('tree/removed').map((m) => m.id).sort(), [root.id, childId].sort());
+    assert.ok(!t.h.store.list().some((h) => h.id === root.id || h.id === childId));
+  });
+});

@@ -266,6 +266,15 @@ export class Residency {
     for (const o of [...this.oneShots.values()]) if (o.parentId === id) await this.disposeOneShot(o.id);
   }
 
+  /** Release a child that is being deleted: no settlement notice, its own children first. */
+  async forget(id: string): Promise<void> {
+    await this.disposeOwned(id);
+    const a = this.activations.get(id);
+    if (a) await this.release(a, false);
+    if (this.oneShots.has(id)) await this.disposeOneShot(id);
+    this.depths.delete(id);
+  }
+
   async disposeAll(): Promise<void> {
     for (const a of [...this.activations.values()]) await this.release(a, false);
     for (const o of [...this.oneShots.values()]) await this.disposeOneShot(o.id);
