@@ -31,6 +31,7 @@ export class Session {
   private readonly log: SessionEvent[] = [];
   /** The model's surface, folded as events arrive (deriveMessages() without a refold). */
   private readonly surface = new SurfaceFold();
+  private folded = 0;
   private readonly state: LogState = { turn: null, compactionId: null, inbox: new Set() };
   private readonly appendListeners = new Set<(e: SessionEvent) => void>();
 
@@ -132,6 +133,9 @@ export class Session {
 
   /** The model's view of this session (compaction replacements applied). */
   deriveMessages(): DerivedMessage[] {
+    // Folded on demand, from where the last call stopped: loading a session costs nothing
+    // here, and each model request folds only the events since the previous one.
+    while (this.folded < this.log.length) this.surface.apply(this.log[this.folded++]);
     return this.surface.messages();
   }
 
@@ -147,7 +151,6 @@ export class Session {
       throw new SessionValidationError('SEQ_GAP', `seq ${e.seq} does not follow the log (expected ${this.log.length})`, 'seq', this.log.length);
     ORDER[e.type]?.(this.state, e as never, this);
     this.log.push(e);
-    this.surface.apply(e);
   }
 }
 
