@@ -76,9 +76,9 @@ async function main(): Promise<void> {
     // Restricted Mode and no API key.
     const restricted = await openHarness(session, server.url, { view: 'panel', theme: 'dark', demo: '1' }, { width: 460, height: 700 });
     await settle(restricted);
-    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: true, hasApiKey: false, model: 'deepseek-chat' } })`);
+    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: true, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`);
     await shoot(restricted, 'panel-dark-restricted');
-    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: false, hasApiKey: false, model: 'deepseek-chat' } })`);
+    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: false, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`);
     await shoot(restricted, 'panel-dark-no-key');
     await restricted.close();
 

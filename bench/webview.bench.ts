@@ -20,7 +20,7 @@ const BATCH_MS = 16;
 /** Mean token rate of a fast hosted model, tokens/s. */
 const TOKENS_PER_S = 60;
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'deepseek-chat' } as const;
+const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T0 = Date.parse('2025-06-01T09:00:00.000Z');
 
 // ── data ──────────────────────────────────────────────────────────────────────

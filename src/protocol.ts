@@ -11,6 +11,10 @@ export type NodeStatus = 'running' | 'waiting' | 'settled' | 'failed' | 'interru
 export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled';
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
 export type ApprovalPolicy = 'ask' | 'never';
+/** Where requests go: the configured endpoint (a key or a local URL), `npm start`'s bundled demo model, or nowhere (no key). */
+export type ModelSource = 'endpoint' | 'demo' | 'none';
+/** VS Code commands a view may ask the host to run (a button in a notice). */
+export type HostCommand = 'setApiKey' | 'openModelSettings';
 
 /** One node of the delegation tree. */
 export interface TreeNode {
@@ -78,6 +82,8 @@ export interface PanelSettings {
   /** Workspace Trust: restricted mode makes Arbor read-only with no commands. */
   restricted: boolean;
   hasApiKey: boolean;
+  /** What answers: `demo` shows how to switch to a real endpoint, `none` how to set a key. */
+  modelSource: ModelSource;
   model: string;
 }
 
@@ -100,7 +106,11 @@ export type WebviewToHost =
   | { type: 'transcript/open'; sessionId: string }
   /** Earlier entries of a long transcript (paging backwards). */
   | { type: 'transcript/more'; id: string; sessionId: string; beforeSeq: number }
-  | { type: 'approval/answer'; requestId: string; decision: 'allow' | 'deny' };
+  | { type: 'approval/answer'; requestId: string; decision: 'allow' | 'deny' }
+  /** Run the failed turn ending at `seq` again: its user message is sent once more. */
+  | { type: 'chat/retry'; id: string; sessionId: string; seq: number }
+  /** A notice's button: run one of Arbor's commands (set the key, open the model settings). */
+  | { type: 'command/run'; command: HostCommand };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -156,6 +166,8 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'transcript/open': (x) => id(x.sessionId),
   'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),
   'approval/answer': (x) => str(x.requestId) && (x.decision === 'allow' || x.decision === 'deny'),
+  'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
+  'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

@@ -4,6 +4,7 @@ import { Agent } from './agent/agent';
 import type { AgentConfig } from './agent/config';
 import { SessionWriter } from './agent/session-writer';
 import { OpenAICompatibleClient } from './model/openai-client';
+import { ModelSwitch } from './model/switch';
 import type { ModelClient } from './model/types';
 import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
@@ -41,6 +42,8 @@ export interface HarnessConfig {
   escalateTimeoutMs?: number;
 }
 
+export type ModelConfig = HarnessConfig['model'];
+
 export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
 export type DeltaListener = (sessionId: string, kind: 'text' | 'reasoning', delta: string) => void;
 
@@ -59,7 +62,7 @@ export class Harness {
   private constructor(
     readonly config: HarnessConfig,
     readonly store: Store,
-    readonly model: ModelClient,
+    readonly model: ModelSwitch,
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     for (const t of workspaceTools()) this.tools.register(t);
@@ -84,12 +87,17 @@ export class Harness {
     for (const w of config.workspace) {
       if (!fs.existsSync(w) || !fs.statSync(w).isDirectory()) throw new Error(`Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
     }
-    const model =
-      'client' in config.model
-        ? config.model.client
-        : new OpenAICompatibleClient({ baseURL: config.model.baseURL, apiKey: config.model.apiKey, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries });
     const store = await Store.open(config.storeDir, config.store);
-    return new Harness(config, store, model);
+    return new Harness(config, store, new ModelSwitch(clientFor(config.model)));
+  }
+
+  /**
+   * A new key, endpoint or model name (the user changed a setting): every agent, running or
+   * not, uses it from its next request; nothing is closed and no turn is cut.
+   */
+  setModel(model: ModelConfig): void {
+    this.model.set(clientFor(model));
+    this.config.model = model;
   }
 
   onEvent(fn: HarnessListener): () => void {
@@ -260,11 +268,18 @@ export class Harness {
   /** The agent factory the subagent runtime uses; roots use it too. */
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
+    const config = this.config;
     const cfg: AgentConfig = {
       writer,
       model: this.model,
-      modelName: comp.model ?? this.config.model.name,
-      maxTokens: comp.maxTokens ?? this.config.model.maxTokens,
+      // Read at each request: a model name or token limit changed in settings reaches
+      // running agents at their next step (a child's own model stays its own).
+      get modelName() {
+        return comp.model ?? config.model.name;
+      },
+      get maxTokens() {
+        return comp.maxTokens ?? config.model.maxTokens;
+      },
       tools: () => this.tools.view(view),
       system: () => assemblePrompt(this.prompts, view, comp.persona),
       roots: this.roots,
@@ -310,6 +325,10 @@ export class Harness {
     this.agents.clear();
     await this.store.close();
   }
+}
+
+function clientFor(model: ModelConfig): ModelClient {
+  return 'client' in model ? model.client : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
 }
 
 /** Sortable, unique, file-name safe: time prefix + random suffix. */

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Harness } from '../core/harness';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
-import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
+import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
+import { retryText } from './presenter/retry';
 import { page, toEntry } from './presenter/transcript';
 import { StreamThrottle } from './presenter/stream-throttle';
 import { TreeModel } from './presenter/tree-model';
@@ -21,6 +22,8 @@ export interface ControllerHooks {
   log(level: 'info' | 'warn' | 'error', text: string): void;
   /** Wrap long work (a cold resume) in host progress UI. */
   progress<T>(title: string, work: () => Promise<T>): Promise<T>;
+  /** Run one of Arbor's commands for a notice's button. */
+  runCommand(command: HostCommand): Promise<void>;
 }
 
 const PAGE = 200;
@@ -125,6 +128,12 @@ export class PanelController implements ApprovalPort {
       const p = page(s.events, m.beforeSeq, PAGE);
       port.post({ type: 'transcript/page', id: m.id, sessionId: m.sessionId, entries: p.entries, hasMore: p.hasMore });
     },
+    'chat/retry': async (port, m) => {
+      const text = retryText(await this.events(m.sessionId), m.seq);
+      await this.send(m.sessionId, text);
+      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+    },
+    'command/run': (_port, m) => this.hooks.runCommand(m.command),
     'approval/answer': (_port, m) => {
       const a = this.approvals.get(m.requestId);
       if (!a) return; // already answered (another view, or the turn was cancelled)

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Harness, type HarnessConfig } from '../core/harness';
+import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
-import type { PanelSettings } from '../protocol';
+import type { ModelSource, PanelSettings } from '../protocol';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { isLocalUrl, readSettings } from './settings';
@@ -13,6 +13,8 @@ import { webviewHtml, webviewOptions } from './webview-html';
 export const SECRET_KEY = 'arbor.apiKey';
 export const TRANSCRIPT_VIEW = 'arbor.transcript';
 export const LOG_SCHEME = 'arbor-log';
+/** Set by `npm start` when it serves the bundled demo model: used while no key is configured. */
+export const DEMO_URL_ENV = 'ARBOR_DEMO_BASE_URL';
 
 /** Stands in for the model when no key is set: every turn ends with a message saying how to set one. */
 class MissingKeyClient implements ModelClient {
@@ -34,7 +36,7 @@ export class ArborHost {
   readonly controller: PanelController;
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
-  private hasKey = false;
+  private source: ModelSource = 'none';
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
 
   constructor(
@@ -48,6 +50,10 @@ export class ArborHost {
       openTranscript: (id) => this.openTranscript(id),
       log: (level, text) => this.log[level](text),
       progress: (title, work) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work)),
+      runCommand: async (command) => {
+        if (command === 'setApiKey') await vscode.commands.executeCommand('arbor.setApiKey');
+        else await vscode.commands.executeCommand('workbench.action.openSettings', 'arbor.model');
+      },
     });
     this.commands = buildCommands(this);
   }
@@ -61,23 +67,41 @@ export class ArborHost {
     return this.harness;
   }
 
+  /**
+   * The model the settings and the key ask for, read fresh each time: a key (SecretStorage,
+   * then the environment) or a local endpoint is used as configured; without either, the
+   * demo model `npm start` serves, else a client whose every turn says how to set a key.
+   */
+  private async modelConfig(): Promise<ModelConfig> {
+    const s = readSettings();
+    const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
+    const demo = process.env[DEMO_URL_ENV];
+    const max = s.maxTokens ? { maxTokens: s.maxTokens } : {};
+    if (key !== '' || isLocalUrl(s.baseUrl)) {
+      this.source = 'endpoint';
+      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', ...max };
+    }
+    if (demo) {
+      this.source = 'demo';
+      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', ...max };
+    }
+    this.source = 'none';
+    return { client: new MissingKeyClient(s.baseUrl), name: s.model, ...max };
+  }
+
   private async createHarness(): Promise<Harness> {
     const s = readSettings();
     const storeDir = this.context.storageUri
       ? path.join(this.context.storageUri.fsPath, 'store')
       : path.join(this.context.globalStorageUri.fsPath, 'no-folder', 'store');
     await fs.promises.mkdir(storeDir, { recursive: true });
-    const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
-    this.hasKey = key !== '' || isLocalUrl(s.baseUrl);
     const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
     const workspace = folders.length > 0 ? folders : [path.dirname(storeDir)];
     const restricted = !vscode.workspace.isTrusted;
     const config: HarnessConfig = {
       storeDir,
       workspace,
-      model: this.hasKey
-        ? { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', ...(s.maxTokens ? { maxTokens: s.maxTokens } : {}) }
-        : { client: new MissingKeyClient(s.baseUrl), name: s.model },
+      model: await this.modelConfig(),
       // Restricted Mode: read-only, and nothing that needs approval (commands) can run.
       sandbox: restricted ? 'read-only' : s.sandbox,
       approval: restricted ? 'never' : s.approval,
@@ -102,18 +126,22 @@ export class ArborHost {
   panelSettings(): PanelSettings {
     const s = readSettings();
     const restricted = !vscode.workspace.isTrusted;
-    return { sandbox: restricted ? 'read-only' : s.sandbox, approval: restricted ? 'never' : s.approval, restricted, hasApiKey: this.hasKey || isLocalUrl(s.baseUrl), model: s.model };
+    const model = this.source === 'demo' ? 'arbor-demo (bundled demo)' : s.model;
+    return { sandbox: restricted ? 'read-only' : s.sandbox, approval: restricted ? 'never' : s.approval, restricted, hasApiKey: this.source !== 'none', modelSource: this.source, model };
   }
 
-  /** Settings or trust changed: new defaults reach agents at their next tool call; a new key or URL needs a new model client. */
+  /**
+   * Settings, the key or trust changed. Nothing is closed: new policy defaults reach agents
+   * at their next tool call, a new key, endpoint or model name at their next request.
+   */
   async settingsChanged(modelChanged: boolean): Promise<void> {
-    if (modelChanged && this.harness) {
-      const old = this.harness;
-      this.harness = undefined;
-      await (await old.catch(() => undefined))?.close();
-      this.log.info('model settings changed: the harness will reopen on next use');
-    } else if (this.harness) {
-      const h = await this.harness;
+    const h = await this.harness?.catch(() => undefined);
+    if (modelChanged) {
+      const model = await this.modelConfig();
+      if (h) h.setModel(model);
+      this.log.info(`model settings applied (${this.source === 'endpoint' ? `${'baseURL' in model ? model.baseURL : ''} ${model.name}` : this.source}); they take effect at each agent's next request`);
+    }
+    if (h) {
       const p = this.panelSettings();
       h.config.sandbox = p.sandbox;
       h.config.approval = p.approval;

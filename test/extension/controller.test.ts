@@ -4,7 +4,7 @@ import type { HostToWebview, PanelSettings } from '../../src/protocol';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 
-const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'test-model' };
+const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'test-model' };
 
 class FakePort implements ViewPort {
   readonly got: HostToWebview[] = [];
@@ -32,16 +32,21 @@ describe('extension: panel controller over a real harness', () => {
   let t: TestHarness;
   let c: PanelController;
   let logs: string[];
+  let commandsRun: string[];
   before(async () => (server = await ModelServer.start()));
   after(() => server.stop());
   beforeEach(async () => {
     server.reset();
     logs = [];
+    commandsRun = [];
     c = new PanelController(async () => t.h, {
       settings: () => SETTINGS,
       openTranscript: (id) => logs.push(`open ${id}`),
       log: (level, text) => logs.push(`${level} ${text}`),
       progress: (_title, work) => work(),
+      runCommand: async (command) => {
+        commandsRun.push(command);
+      },
     });
     t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5 });
   });
@@ -71,6 +76,39 @@ describe('extension: panel controller over a real harness', () => {
     const last = port.of('tree/node').filter((m) => m.node.id === id).pop()!;
     assert.equal(last.node.status, 'idle');
     assert.ok(last.node.tokens.prompt > 0);
+  });
+
+  it('offers Retry for a failed turn: the same message is sent again and answered', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    server.enqueue({ fault: { kind: 'status', status: 401, message: 'bad key' } }, { text: 'Now it works.' });
+    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'please answer' });
+    const id = doneId(port, 'r1');
+    await t.h.settle();
+    const end = [...t.h.resident(id)!.session.events].reverse().find((e) => e.type === 'turn/end')!;
+    assert.ok(end.type === 'turn/end' && end.stopReason === 'error');
+    await c.receive(port, { type: 'chat/retry', id: 'r2', sessionId: id, seq: end.seq });
+    assert.equal(doneId(port, 'r2'), id);
+    await t.h.settle();
+    const last = server.requests[server.requests.length - 1].body.messages;
+    assert.equal(last[last.length - 1].content, 'please answer');
+    const texts = t.h.resident(id)!.session.events.flatMap((e) => (e.type === 'assistant/message' ? [e.text] : []));
+    assert.deepEqual(texts, ['Now it works.']);
+    // Retry of something that is not a failed turn says why, in words.
+    await c.receive(port, { type: 'chat/retry', id: 'r3', sessionId: id, seq: 0 });
+    const bad = port.of('request/done').find((m) => m.id === 'r3');
+    assert.ok(bad && !bad.ok && /nothing to retry/.test(bad.error), JSON.stringify(bad));
+  });
+
+  it("runs a notice's command through the host (Set API Key from the banner)", async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    await c.receive(port, { type: 'command/run', command: 'setApiKey' });
+    await c.receive(port, { type: 'command/run', command: 'openModelSettings' });
+    await c.receive(port, { type: 'command/run', command: 'workbench.action.quit' });
+    assert.deepEqual(commandsRun, ['setApiKey', 'openModelSettings']);
+    assert.equal(port.of('message/rejected').length, 1, 'a command outside the list is refused');
   });
 
   it('rejects malformed messages with an error reply and keeps working', async () => {
@@ -182,7 +220,7 @@ describe('extension: deleting a session from the panel', () => {
   after(() => server.stop());
   beforeEach(async () => {
     server.reset();
-    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_t, w) => w() });
+    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_t, w) => w(), runCommand: async () => undefined });
     t = await makeHarness(server, { releaseDelayMs: 60_000 });
   });
   afterEach(async () => {

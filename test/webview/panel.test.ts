@@ -6,7 +6,7 @@ import type { HostToWebview, TranscriptEntry, TreeNode, WebviewToHost } from '..
 import { cleanupTemps, tempDir } from '../../bench/support';
 import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../../bench/webview-page';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'deepseek-chat' } as const;
+const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T = '2025-06-01T09:00:00.000Z';
 
 function node(id: string, parentId: string | undefined, extra: Partial<TreeNode> = {}): TreeNode {
@@ -258,7 +258,7 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.match(await textOf('.notice'), /not write\s+them or run commands/);
     assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
     assert.match(String(await page.evaluate(`document.querySelector('vscode-textarea').placeholder`)), /Restricted Mode/);
-    await send({ type: 'settings/changed', settings: { ...SETTINGS, hasApiKey: false } });
+    await send({ type: 'settings/changed', settings: { ...SETTINGS, hasApiKey: false, modelSource: 'none' } });
     assert.match(await textOf('.notice'), /Arbor: Set API Key/);
     assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
   });

@@ -177,7 +177,7 @@ export function demoScene(now: number): HostToWebview[] {
       type: 'state/snapshot',
       nodes: demoNodes(now),
       selected: ROOT,
-      settings: { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, model: 'deepseek-chat' },
+      settings: { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' },
       approvals: [],
     },
     { type: 'transcript/reset', sessionId: ROOT, entries: demoTranscript(now), hasMore: false },

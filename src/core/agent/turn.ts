@@ -60,7 +60,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       await w.append({
         type: 'assistant/message',
         text: out.text,
-        model: cfg.modelName,
+        model: req.model,
         ...(out.reasoning ? { reasoning: out.reasoning } : {}),
         ...(keepCalls && out.toolCalls.length ? { toolCalls: out.toolCalls } : {}),
         ...(out.usage ? { usage: out.usage } : {}),

@@ -2,7 +2,7 @@
 // function per `type` (a mapped type makes a missing handler a compile error); intents
 // post typed messages, and requests remember their id so `request/done` errors can be
 // shown in words next to what failed.
-import type { ApprovalPrompt, HostToWebview, PanelSettings } from '../../../src/protocol';
+import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../../../src/protocol';
 import { isActive } from '../lib/format';
 import { loadState, post, requestId, saveState, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
@@ -216,6 +216,17 @@ export class AppState {
     if (this.answering.has(requestId)) return;
     this.answering = new Set(this.answering).add(requestId);
     post({ type: 'approval/answer', requestId, decision });
+  }
+
+  /** Send the failed turn ending at `seq` again. */
+  retry(sessionId: string, seq: number): void {
+    const id = requestId();
+    this.#pending.set(id, { what: 'Retrying' });
+    post({ type: 'chat/retry', id, sessionId, seq });
+  }
+
+  runCommand(command: HostCommand): void {
+    post({ type: 'command/run', command });
   }
 
   setDraft(text: string): void {
