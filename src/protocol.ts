@@ -62,7 +62,7 @@ export type TranscriptEntry =
       usage?: { promptTokens: number; completionTokens: number; cacheHitTokens?: number };
     }
   | { kind: 'tool'; seq: number; at: string; callId: string; name: string; content: string; isError: boolean }
-  | { kind: 'turn'; seq: number; at: string; phase: 'start' | 'end'; stopReason?: StopReason; error?: string }
+  | { kind: 'turn'; seq: number; at: string; phase: 'start' | 'end'; stopReason?: StopReason; error?: string; errorCode?: string }
   | { kind: 'marker'; seq: number; at: string; text: string };
 
 /** A pending approval, tagged with the asking session and its lineage. */

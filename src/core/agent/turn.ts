@@ -29,8 +29,8 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
   await w.append({ type: 'turn/start', turnId });
   await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
-  const end = async (stopReason: StopReason, error?: string): Promise<TurnOutcome> => {
-    await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}) });
+  const end = async (stopReason: StopReason, error?: string, errorCode?: string): Promise<TurnOutcome> => {
+    await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}), ...(error && errorCode ? { errorCode } : {}) });
     return { stopReason, error };
   };
 
@@ -67,7 +67,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       });
     }
     if (interrupted) return end(stopped());
-    if (out.error) return end('error', out.error.message);
+    if (out.error) return end('error', out.error.message, out.error.code);
     if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
 
     const overrides = policyOverrides(w.session.events);

@@ -93,6 +93,8 @@ export interface TurnEndEvent extends Base<'turn/end'> {
   turnId: string;
   stopReason: StopReason;
   error?: string;
+  /** With `error`: the model failure's code (`auth`, `connection`, …) so a view can offer the fix. */
+  errorCode?: string;
 }
 
 export interface RequestHeaderEvent extends Base<'request/header'> {

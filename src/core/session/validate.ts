@@ -65,6 +65,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('turnId', nonEmpty, 'a non-empty string'),
     r('stopReason', oneOf('completed', 'interrupted', 'error', 'max-tokens', 'cancelled'), 'completed | interrupted | error | max-tokens | cancelled'),
     r('error', str, 'a string', true),
+    r('errorCode', nonEmpty, 'a non-empty string', true),
   ],
   'request/header': [
     r('model', str, 'a string'),

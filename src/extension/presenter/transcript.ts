@@ -29,7 +29,7 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
     case 'turn/start':
       return { kind: 'turn', seq: e.seq, at: e.at, phase: 'start' };
     case 'turn/end':
-      return { kind: 'turn', seq: e.seq, at: e.at, phase: 'end', stopReason: e.stopReason, ...(e.error ? { error: e.error } : {}) };
+      return { kind: 'turn', seq: e.seq, at: e.at, phase: 'end', stopReason: e.stopReason, ...(e.error ? { error: e.error } : {}), ...(e.errorCode ? { errorCode: e.errorCode } : {}) };
     case 'session/end-seed':
       return { kind: 'marker', seq: e.seq, at: e.at, text: `Forked here: ${e.seedLength} events above came from the parent.` };
     case 'compaction/end':

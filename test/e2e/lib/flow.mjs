@@ -296,14 +296,21 @@ function makeContext({ page, model, server, folder, outDir }) {
   /** Opens the Arbor view from the activity bar and waits for its first snapshot. */
   async function openPanel() {
     const icon = await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 30_000);
-    if (!(await page.locator(SEL.activityIconChecked).isVisible())) await icon.click({ timeout: 10_000 });
+    // On a loaded machine the workbench can swallow the first click while it settles.
+    for (let attempt = 1; !(await page.locator(SEL.activityIconChecked).isVisible()); attempt++) {
+      try {
+        await icon.click({ timeout: 15_000 });
+        await page.locator(SEL.activityIconChecked).waitFor({ state: 'visible', timeout: 5_000 });
+      } catch (err) {
+        if (attempt === 3) throw new Error(`the Arbor view did not open after ${attempt} clicks on its icon (${err.message.split('\n')[0]})`);
+      }
+    }
     await visible(input, 'the chat input in the Arbor panel', 45_000);
     await visible(panel.locator('[aria-label="Sessions"]'), 'the Sessions (tree) pane', 10_000);
   }
 
   /** Runs a command from the palette (F1) by its full title, e.g. "Arbor: Set API Key". */
   async function command(title) {
-    await page.locator(SEL.workbench).click({ position: { x: 5, y: 200 }, timeout: 5_000 }).catch(() => {});
     await page.keyboard.press('F1');
     const box = page.locator(SEL.quickInput);
     await visible(box, 'the command palette', 10_000);

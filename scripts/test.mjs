@@ -1,0 +1,33 @@
+// `npm test`: every tier, on a fresh clone with nothing run before it. Installs the
+// dependencies when node_modules is missing or stale, builds, installs the real VS Code
+// (code-server) and Chromium into .tools/ (first time only), then runs, in order: the unit,
+// store, CLI and webview tests (mocha), the extension-host tests in code-server, and the UI
+// flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
+// Stops at the first tier that fails, naming it.
+import { spawnSync } from 'node:child_process';
+import { ensureDeps } from './ensure-deps.mjs';
+import { repoRoot } from './e2e/paths.mjs';
+
+const started = Date.now();
+const tiers = [
+  ['build', ['npm', ['run', 'build', '--silent']]],
+  ['setup:e2e', ['npm', ['run', 'setup:e2e', '--silent']]],
+  ['unit', ['npx', ['mocha']]],
+  ['host', ['npm', ['run', 'test:host', '--silent']]],
+  ['ui', ['npm', ['run', 'test:ui', '--silent']]],
+  ['start-restart', ['node', ['test/e2e/start-restart.mjs']]],
+];
+
+const installed = ensureDeps('npm test');
+for (const [name, [cmd, args]] of tiers) {
+  if (name === 'build' && installed) continue; // npm ci's prepare just built
+  console.log(`\n[npm test] ── ${name} ──`);
+  const t0 = Date.now();
+  const r = spawnSync(cmd, args, { cwd: repoRoot, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`[npm test] the ${name} tier failed (exit ${r.status ?? r.signal}) after ${((Date.now() - t0) / 1000).toFixed(0)} s; see its output above.`);
+    process.exit(1);
+  }
+  console.log(`[npm test] ${name} passed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
+console.log(`\n[npm test] every tier passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
