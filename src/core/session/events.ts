@@ -141,6 +141,12 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
 
 export interface EndSeedEvent extends Base<'session/end-seed'> {
   seedLength: number;
+  /**
+   * Inbox messages the parent had accepted but not claimed when the seed was cut: they are
+   * the parent's queue, never the fork's (seed 000 §三), so the fork's inbox starts empty.
+   * Absent in forks written before this rule (their inbox kept the parent's queue).
+   */
+  droppedInbox?: string[];
 }
 
 export interface CompactionStartEvent extends Base<'compaction/start'> {

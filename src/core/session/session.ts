@@ -66,7 +66,10 @@ export class Session {
     }
     if (s.state.compactionId !== null)
       throw new SessionValidationError('BAD_SEED', 'A fork seed must not end inside a compaction', 'type', last.seq);
-    s.push({ seq: seed.length, type: 'session/end-seed', at: new Date().toISOString(), seedLength: seed.length }, false);
+    // The parent's queue (accepted, not claimed) stays the parent's: a fork answers its own
+    // task, never a message typed to the parent mid-turn, a settlement notice or a wakeup report.
+    const queued = [...s.state.inbox];
+    s.push({ seq: seed.length, type: 'session/end-seed', at: new Date().toISOString(), seedLength: seed.length, ...(queued.length ? { droppedInbox: queued } : {}) }, false);
     return s;
   }
 
@@ -220,9 +223,12 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
     if (e.replaces.toSeq >= e.seq)
       throw new SessionValidationError('BAD_FIELD', 'replaces must name earlier events only', 'replaces', e.seq);
   },
-  'session/end-seed': (_st, e) => {
+  'session/end-seed': (st, e) => {
     if (e.seedLength !== e.seq)
       throw new SessionValidationError('BAD_SEED', `session/end-seed must sit at seq seedLength (${e.seedLength})`, 'seedLength', e.seq);
+    for (const id of e.droppedInbox ?? []) {
+      if (!st.inbox.delete(id)) throw new SessionValidationError('INBOX_STATE', `droppedInbox names ${id}, which is not waiting in the seeded inbox`, 'droppedInbox', e.seq);
+    }
   },
 };
 

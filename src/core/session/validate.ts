@@ -94,7 +94,10 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('personaComplete', bool, 'a boolean', true),
     r('toolFilter', strings, 'an array of tool names', true),
   ],
-  'session/end-seed': [r('seedLength', natural, 'a non-negative integer')],
+  'session/end-seed': [
+    r('seedLength', natural, 'a non-negative integer'),
+    r('droppedInbox', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0), 'an array of message ids', true),
+  ],
   'compaction/start': [r('compactionId', nonEmpty, 'a non-empty string'), r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'")],
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],

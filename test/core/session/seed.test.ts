@@ -57,11 +57,30 @@ describe('forks: Session.fromSeed', () => {
     assert.equal(parent.length, 8);
   });
 
-  it('keeps the inbox and policy state the seed built', () => {
+  it("never carries the parent's queue: accepted, unclaimed messages stay the parent's (seed 000 §三)", () => {
+    const parent = sessionWith([ev.accepted('m1'), ...wholeTurn('t1'), ev.accepted('m2')]);
+    // m1 was accepted before the turn and never claimed (a message typed mid-turn, a notice).
+    const fork = Session.fromSeed(forkHeader(), parent.events.slice(0, 5));
+    assert.deepEqual(parent.unclaimedInbox, ['m1', 'm2']);
+    assert.deepEqual(fork.unclaimedInbox, []);
+    const end = fork.events[fork.seedLength];
+    assert.equal(end.type, 'session/end-seed');
+    assert.deepEqual(end.type === 'session/end-seed' && end.droppedInbox, ['m1']);
+    // The fork cannot claim the parent's message: it is not in its inbox.
+    expectError(() => fork.append(ev.claimed('m1')), { code: 'INBOX_STATE', field: 'messageId', seq: fork.length });
+    // The seed itself is the parent's bytes, unchanged (the prefix cache depends on it).
+    assert.deepEqual(fork.events.slice(0, 5), parent.events.slice(0, 5));
+    // Restored from the store, the fork still has an empty inbox.
+    const back = Session.restore(fork.header, fork.events);
+    assert.deepEqual(back.unclaimedInbox, []);
+  });
+
+  it('restores a fork written before the rule (no droppedInbox) with the inbox it had', () => {
     const parent = sessionWith([ev.accepted('m1'), ...wholeTurn('t1')]);
     const fork = Session.fromSeed(forkHeader(), parent.events);
-    assert.deepEqual(fork.unclaimedInbox, ['m1']);
-    fork.append(ev.claimed('m1'));
+    const legacy = fork.events.map((e) => (e.type === 'session/end-seed' ? { seq: e.seq, type: e.type, at: e.at, seedLength: e.seedLength } : e));
+    const back = Session.restore(fork.header, legacy as typeof fork.events);
+    assert.deepEqual(back.unclaimedInbox, ['m1']);
   });
 
   describe('refused seeds', () => {
