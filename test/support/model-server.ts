@@ -144,7 +144,8 @@ export class ModelServer {
   private cache(body: ChatBody): { hit: number; prompt: number } {
     const text = JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []);
     const block = CHARS_PER_TOKEN * CACHE_BLOCK_TOKENS;
-    let h = '';
+    // Keyed by model, as a provider's cache is: the same prefix sent to another model misses.
+    let h = createHash('sha1').update(String(body.model ?? '')).digest('base64');
     let hits = 0;
     let missed = false;
     for (let off = 0; off + block <= text.length; off += block) {

@@ -39,6 +39,10 @@ export class Agent {
   get status(): AgentStatus {
     return this.running ? 'running' : 'idle';
   }
+  /** The model this agent's next request uses (children inherit it at delegation). */
+  get modelName(): string {
+    return this.cfg.modelName;
+  }
   get lastTurn(): TurnReport | undefined {
     return this.lastOutcome;
   }

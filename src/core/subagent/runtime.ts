@@ -88,9 +88,13 @@ export class SubagentRuntime {
    * before the first await; the session is published (header, seed, setup, first inbox
    * message) in one durable write, so a failure before that leaves nothing behind.
    */
-  private async create(caller: Agent, providerName: string, request: SubagentRequest, mode: Mode, onOutput?: (v: unknown) => void) {
+  private async create(caller: Agent, providerName: string, asked: SubagentRequest, mode: Mode, onOutput?: (v: unknown) => void) {
     if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
+    // A child runs on its parent's model unless the request names one: recorded in its
+    // descriptor, so a cold resume and its own forks (whose request head must equal its own,
+    // model included, for the prefix cache) keep it.
+    const request: SubagentRequest = { ...asked, model: asked.model ?? caller.modelName };
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
