@@ -77,6 +77,14 @@ export class SubagentRuntime {
 
   /** Continuable: resolves once the first message is durably in the child's inbox. */
   async startContinuable(caller: Agent, providerName: string, request: SubagentRequest): Promise<ContinuableStart> {
+    // A structured result is the one-shot child's answer to its caller; a continuable child
+    // has no caller waiting on a result (its settlement notice carries text), so a schema
+    // would be "recorded" and go nowhere. Refused before anything is created.
+    if (request.outputSchema !== undefined)
+      throw new SubagentError(
+        'BAD_OUTPUT_SCHEMA',
+        "outputSchema works only for one-shot children (mode 'wait' or 'background'), whose caller receives the structured result. A continuable child answers in text: leave outputSchema out, or use mode 'wait'.",
+      );
     const created = await this.create(caller, providerName, request, 'continuable');
     this.residency.addActivation(created.childId, caller.id, created.agent, created.release);
     created.agent.pump();
