@@ -10,7 +10,8 @@ const CAPABILITY_OF: [keyof SubagentRequest, keyof SubagentProvider['capabilitie
 
 /**
  * Every check of a start, in the contract's order, before anything is created:
- * unknown provider → undeclared capability → bad maxDepth → bad outputSchema → depth.
+ * unknown provider → undeclared capability → bad maxDepth → bad outputSchema (or one for a
+ * continuable child) → depth.
  */
 export function checkStart(
   providers: ReadonlyMap<string, SubagentProvider>,
@@ -18,6 +19,7 @@ export function checkStart(
   request: SubagentRequest,
   parentDepth: number,
   deploymentMaxDepth: number,
+  mode: 'one-shot' | 'continuable' = 'one-shot',
 ): { provider: SubagentProvider; depth: number } {
   const provider = providers.get(providerName);
   if (!provider) throw new SubagentError('UNKNOWN_PROVIDER', `Unknown subagent provider "${providerName}". Known: ${[...providers.keys()].join(', ')}.`);
@@ -29,6 +31,13 @@ export function checkStart(
     throw new SubagentError('BAD_MAX_DEPTH', `maxDepth must be a non-negative integer, got ${JSON.stringify(request.maxDepth)}.`);
   if (request.outputSchema !== undefined && !isObjectSchema(request.outputSchema))
     throw new SubagentError('BAD_OUTPUT_SCHEMA', 'outputSchema must be a JSON schema of an object: {"type": "object", "properties": {...}}.');
+  // A structured result is the one-shot child's answer to a waiting caller; a continuable
+  // child has none (its settlement notice carries text): the value would go nowhere.
+  if (request.outputSchema !== undefined && mode === 'continuable')
+    throw new SubagentError(
+      'BAD_OUTPUT_SCHEMA',
+      "outputSchema works only for one-shot children (mode 'wait' or 'background'), whose caller receives the structured result. A continuable child answers in text: leave outputSchema out, or use mode 'wait'.",
+    );
   if (typeof request.prompt !== 'string' || request.prompt.trim() === '') throw new SubagentError('BAD_REQUEST', 'A subagent needs a non-empty prompt.');
   const depth = parentDepth + 1;
   const max = Math.min(deploymentMaxDepth, request.maxDepth ?? Infinity);

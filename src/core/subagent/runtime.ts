@@ -77,14 +77,6 @@ export class SubagentRuntime {
 
   /** Continuable: resolves once the first message is durably in the child's inbox. */
   async startContinuable(caller: Agent, providerName: string, request: SubagentRequest): Promise<ContinuableStart> {
-    // A structured result is the one-shot child's answer to its caller; a continuable child
-    // has no caller waiting on a result (its settlement notice carries text), so a schema
-    // would be "recorded" and go nowhere. Refused before anything is created.
-    if (request.outputSchema !== undefined)
-      throw new SubagentError(
-        'BAD_OUTPUT_SCHEMA',
-        "outputSchema works only for one-shot children (mode 'wait' or 'background'), whose caller receives the structured result. A continuable child answers in text: leave outputSchema out, or use mode 'wait'.",
-      );
     const created = await this.create(caller, providerName, request, 'continuable');
     this.residency.addActivation(created.childId, caller.id, created.agent, created.release);
     created.agent.pump();
@@ -106,7 +98,7 @@ export class SubagentRuntime {
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
-    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth);
+    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth, mode);
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
@@ -216,6 +208,11 @@ export class SubagentRuntime {
       const mode = await this.modeOf(parentId).catch(() => undefined);
       if (mode) return this.residency.deliverToReleased(parentId, text, source, quiet, mode);
     }
+    // A resident one-shot takes no second turn: whatever reaches it (a grandchild's
+    // settlement notice, a wakeup report) joins its history, at its running turn's next safe
+    // point or now if it already answered.
+    const oneShot = this.residency.isOneShot(parentId) ? this.deps.resident(parentId) : undefined;
+    if (oneShot) return oneShot.inject(text, source);
     const parent = await this.deps.resolve(parentId);
     if (quiet) await parent.inject(text, source);
     else await parent.accept(text, source);

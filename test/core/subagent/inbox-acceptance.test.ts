@@ -63,11 +63,12 @@ describe('subagent: a continuable start resolves once the first message is durab
   for (const mode of ['continuable', 'one-shot'] as const) {
     it(`${mode}: a publish failure rolls back: no session, no resident agent, no child-local tools`, async () => {
       const g = gatePublish();
-      const start = mode === 'continuable' ? w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } }) : w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
+      // A continuable child has `report` of its own (a schema is refused for it); a one-shot, submit_result.
+      const start = mode === 'continuable' ? w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' }) : w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
       await waitFor(() => g.seen.header !== undefined, 'the publish to begin');
       const childId = g.seen.header!.id;
       // While unpublished the child is built (resident) with its own tools; the failure must undo both.
-      assert.ok(w.t.h.tools.view({ own: ownScopeOf(childId) }).some((x) => x.name === 'submit_result'));
+      assert.ok(w.t.h.tools.view({ own: ownScopeOf(childId) }).some((x) => x.name === (mode === 'continuable' ? 'report' : 'submit_result')));
       g.fail(new Error('disk full (scripted)'));
       await assert.rejects(start, /disk full/);
       assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
