@@ -253,6 +253,9 @@ export class Harness {
       await this.subagents.whenQuiet();
       if ([...this.agents.values()].every((a) => a.isSettled)) return;
       if (round > 100_000) throw new Error('settle: agents keep waking each other');
+      // An agent that is built but not yet published (a child being created) has work that
+      // waits on I/O: let it happen instead of spinning on resolved promises.
+      await new Promise((r) => setImmediate(r));
     }
   }
 

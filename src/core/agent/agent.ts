@@ -17,6 +17,8 @@ export interface TurnReport extends TurnOutcome {
 export class Agent {
   private running: Promise<void> | null = null;
   private controller: AbortController | null = null;
+  /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
+  private cancelPending: 'interrupted' | 'cancelled' | undefined;
   private disposed = false;
   /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
   private paused = false;
@@ -136,7 +138,8 @@ export class Agent {
     if (!(opts.keepInbox ?? true)) {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }
-    this.controller?.abort(cause);
+    if (this.controller) this.controller.abort(cause);
+    else if (this.running) this.cancelPending = cause;
   }
 
   /**
@@ -183,6 +186,10 @@ export class Agent {
       if (!next) return;
       if (this.cfg.compaction) await compactIfNeeded(this.cfg, this.cfg.compaction);
       this.controller = new AbortController();
+      if (this.cancelPending) {
+        this.controller.abort(this.cancelPending);
+        this.cancelPending = undefined;
+      }
       let outcome: TurnOutcome;
       try {
         outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());

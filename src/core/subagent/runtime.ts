@@ -23,6 +23,7 @@ import {
   type OneShotResult,
   type SubagentProvider,
   type SubagentRequest,
+  type StartOptions,
   type SubagentRun,
 } from './types';
 
@@ -60,9 +61,9 @@ export class SubagentRuntime {
   }
 
   /** One-shot: the child runs one turn; `result` never rejects for a model failure; the caller disposes. */
-  async start(caller: Agent, providerName: string, request: SubagentRequest): Promise<SubagentRun> {
+  async start(caller: Agent, providerName: string, request: SubagentRequest, opts: StartOptions = {}): Promise<SubagentRun> {
     let output: unknown;
-    const created = await this.create(caller, providerName, request, 'one-shot', (v) => (output = v));
+    const created = await this.create(caller, providerName, request, 'one-shot', opts.signal, (v) => (output = v));
     const { agent, childId } = created;
     const result = new Promise<OneShotResult>((resolve) => {
       const off = agent.onTurnEnd((r) => {
@@ -72,14 +73,18 @@ export class SubagentRuntime {
     });
     this.residency.addOneShot(childId, caller.id, created.release, agent);
     agent.pump();
+    // The caller was interrupted while the child was being published: the child's one turn
+    // ends `interrupted` before its first model request.
+    if (opts.signal?.aborted) void agent.cancel('interrupted', { keepInbox: false });
     return { id: childId, localAgent: agent, result, dispose: () => this.residency.disposeOneShot(childId) };
   }
 
   /** Continuable: resolves once the first message is durably in the child's inbox. */
-  async startContinuable(caller: Agent, providerName: string, request: SubagentRequest): Promise<ContinuableStart> {
-    const created = await this.create(caller, providerName, request, 'continuable');
+  async startContinuable(caller: Agent, providerName: string, request: SubagentRequest, opts: StartOptions = {}): Promise<ContinuableStart> {
+    const created = await this.create(caller, providerName, request, 'continuable', opts.signal);
     this.residency.addActivation(created.childId, caller.id, created.agent, created.release);
     created.agent.pump();
+    if (opts.signal?.aborted) void created.agent.cancel('interrupted', { keepInbox: true });
     return { childId: created.childId, messageId: created.messageId };
   }
 
@@ -88,7 +93,7 @@ export class SubagentRuntime {
    * before the first await; the session is published (header, seed, setup, first inbox
    * message) in one durable write, so a failure before that leaves nothing behind.
    */
-  private async create(caller: Agent, providerName: string, asked: SubagentRequest, mode: Mode, onOutput?: (v: unknown) => void) {
+  private async create(caller: Agent, providerName: string, asked: SubagentRequest, mode: Mode, signal: AbortSignal | undefined, onOutput?: (v: unknown) => void) {
     if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
     // A child runs on its parent's model unless the request names one: recorded in its
@@ -146,6 +151,9 @@ export class SubagentRuntime {
     const unregister = this.registerLocalTools(childId, mode, request, onOutput);
     const built = this.deps.build(writer, comp);
     try {
+      // Seed 002: an interrupted caller publishes nothing (checked before the durable write;
+      // an interrupt during it is handled by the caller, which cancels the published child).
+      if (signal?.aborted) throw new SubagentError('CANCELLED', 'The delegating turn was interrupted before the subagent was created; nothing was started.');
       await writer.publish();
     } catch (err) {
       built.release();

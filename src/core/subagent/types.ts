@@ -37,6 +37,12 @@ export interface SubagentProvider {
   prepare(parent: Session): { seed?: SessionEvent[] };
 }
 
+/** How a start relates to its caller's turn. */
+export interface StartOptions {
+  /** The caller's turn signal: interrupted before publishing → nothing is created; during it → the child's turn ends interrupted. */
+  signal?: AbortSignal;
+}
+
 export type SubagentErrorCode =
   | 'UNKNOWN_PROVIDER'
   | 'UNSUPPORTED_CAPABILITY'
@@ -49,7 +55,8 @@ export type SubagentErrorCode =
   | 'NOT_PARENT'
   | 'NOT_CONTINUABLE'
   | 'DESCRIPTOR'
-  | 'STALE_HANDLE';
+  | 'STALE_HANDLE'
+  | 'CANCELLED';
 
 export class SubagentError extends Error {
   override readonly name: string = 'SubagentError';

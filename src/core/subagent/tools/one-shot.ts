@@ -15,7 +15,7 @@ function render(r: OneShotResult): string {
  * result reaches the parent later as a runtime notice. Either way the child is disposed.
  */
 export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: string, request: SubagentRequest, background: boolean, signal: AbortSignal): Promise<ToolResult> {
-  const run = await rt.start(caller, provider, request);
+  const run = await rt.start(caller, provider, request, { signal });
   if (background) {
     void rt.residency.trackBackground(
       run.result.then(async (r) => {
@@ -31,6 +31,7 @@ export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: s
   }
   const onAbort = () => void run.localAgent.cancel('interrupted', { keepInbox: false });
   signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort(); // aborted while the child was being published
   try {
     const r = await run.result;
     return r.stopReason === 'completed' ? ok(render(r)) : fail('SUBAGENT', render(r));

@@ -49,7 +49,7 @@ export async function startFromTool(rt: SubagentRuntime, provider: string, args:
   if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
   try {
     if (args.mode === 'continuable') {
-      const r = await rt.startContinuable(caller, provider, request);
+      const r = await rt.startContinuable(caller, provider, request, { signal: ctx.signal });
       return ok(json({ childId: r.childId, status: 'started', next: 'It works on its own; you get a settlement notice when it goes idle. Use send_message to follow up, interrupt_agent to stop its turn.' }));
     }
     return await runOneShot(rt, caller, provider, request, args.mode === 'background', ctx.signal);
