@@ -193,6 +193,26 @@ export class Harness {
     return this.store.deleteSession(id);
   }
 
+  /**
+   * Stop a subtree: the turns of every running descendant (deepest first), then the
+   * session's own. Inboxes are kept and nothing resumes by itself: a notice from a stopped
+   * child waits in its parent's inbox until the human or the parent decides.
+   * Returns the ids whose running turn was stopped.
+   */
+  async interruptSubtree(id: string): Promise<string[]> {
+    if (!this.store.header(id) && !this.agents.has(id)) throw new Error(`No session ${id}.`);
+    const ids = [id, ...this.listDescendants(id)].reverse();
+    const stopped: string[] = [];
+    for (const x of ids) {
+      const a = this.agents.get(x);
+      if (a?.status !== 'running') continue;
+      stopped.push(x);
+      await a.cancel('interrupted', { keepInbox: true });
+    }
+    for (const x of stopped) await this.agents.get(x)?.idle();
+    return stopped.reverse();
+  }
+
   private listDescendants(id: string): string[] {
     const out: string[] = [];
     const queue = this.store.children(id).map((h) => h.id);

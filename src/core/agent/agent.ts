@@ -6,6 +6,9 @@ import { runTurn, type TurnOutcome } from './turn';
 
 export type AgentStatus = 'idle' | 'running';
 
+/** Message sources that never wake an interrupted (paused) agent. */
+const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-report']);
+
 export interface TurnReport extends TurnOutcome {
   messageId: string;
 }
@@ -74,7 +77,10 @@ export class Agent {
     } finally {
       this.accepting.delete(appended);
     }
-    this.paused = false;
+    // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
+    // agent; a runtime notice (a child settled, a wakeup report) waits in the inbox with the
+    // rest, so nothing resurrects on its own.
+    if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
     this.pump();
     return messageId;
   }

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
+
+// "Interrupt" on a node stops that agent's turn and the turns of all its running descendants;
+// inboxes are kept, nothing resurrects on its own; siblings and ancestors are untouched.
+describe('subagent: stop a subtree', () => {
+  const w = subagentWorld();
+  const evs = async (id: string) => w.t.h.resident(id)?.session.events ?? (await w.t.h.store.inspect(id)).events;
+
+  it('stops a child and its grandchild; the sibling runs on; the root is not interrupted', async () => {
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] middle', label: 'c', mode: 'continuable' } }, { name: 'subagent', arguments: { prompt: '[[s]] sibling', label: 's', mode: 'continuable' } }] },
+      { text: 'root started both' },
+    );
+    w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] deep', label: 'g' } }] });
+    w.script.on('g', { toolCalls: [hold('g')] });
+    w.script.on('s', { toolCalls: [hold('s')] }, { text: 's finished' });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('g');
+    await w.gates.whenHeld('s');
+    await w.root.idle();
+    const ids = Object.fromEntries(w.t.h.store.children(w.root.id).map((h) => [h.title, h.id]));
+    const g = w.t.h.store.children(ids.c)[0].id;
+
+    const stopped = await w.t.h.interruptSubtree(ids.c);
+    assert.deepEqual(new Set(stopped), new Set([ids.c, g]));
+    assert.deepEqual(stopReasons(await evs(ids.c)), ['interrupted']);
+    assert.deepEqual(stopReasons(await evs(g)), ['interrupted']);
+    assert.equal(w.t.h.resident(ids.s)?.status, 'running', 'the sibling runs on');
+    w.gates.release('s');
+    await w.t.h.settle();
+    assert.deepEqual(stopReasons(await evs(ids.s)), ['completed']);
+    assert.ok(!stopReasons(w.root.session.events).includes('interrupted'), 'the root was not interrupted');
+  });
+
+  it('stopping the root stops everything under it; the notices wait in its inbox and nothing runs by itself', async () => {
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }, hold('root')] });
+    w.script.on('c', { toolCalls: [hold('c')] });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('root');
+    await w.gates.whenHeld('c');
+    const [c] = w.t.h.store.children(w.root.id);
+    const stopped = await w.t.h.interruptSubtree(w.root.id);
+    assert.deepEqual(stopped, [w.root.id, c.id]);
+    await w.t.h.settle();
+    const requests = w.server.requests.length;
+    // The child's settlement notice reached the root's inbox but did not wake it.
+    await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(w.root.status, 'idle');
+    assert.equal(w.server.requests.length, requests, 'no model request after the stop');
+    assert.deepEqual(stopReasons(w.root.session.events), ['interrupted']);
+    assert.deepEqual(stopReasons(await evs(c.id)), ['interrupted']);
+    // The human decides: a new message wakes the root; the waiting notice goes first (FIFO).
+    w.script.on('root', { text: 'after the notice' }, { text: 'after the user' });
+    await w.root.accept('[[root]] carry on');
+    await w.t.h.settle();
+    const texts = ofType(w.root.session.events, 'user/message').map((e) => e.source.kind);
+    assert.deepEqual(texts.slice(-2), ['subagent-settled', 'user']);
+  });
+
+  it('refuses an unknown session with a clear error', async () => {
+    await assert.rejects(w.t.h.interruptSubtree('s-nope'), /No session s-nope/);
+  });
+});
