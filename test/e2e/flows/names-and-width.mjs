@@ -9,7 +9,7 @@
 //   06 "start a long task", interrupt it: an 'interrupted' badge for the contrast check
 //   07 side bar at 300 px and 220 px: every name is whole, or else all metadata is gone
 //   08 badge contrast ≥ 4.5:1 from computed styles in Light Modern, Dark Modern, High Contrast
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
 
@@ -22,7 +22,7 @@ const STATUSES = ['running', 'waiting', 'settled', 'failed', 'interrupted', 'idl
 
 export const flow = {
   name: 'names-and-width',
-  async run({ page, panel, server, folder, outDir, row, rowWith, send, contextMenu, openPanel, selectRow, step, until, visible, sleep, say }) {
+  async run({ page, panel, folder, outDir, row, rowWith, send, contextMenu, openPanel, selectRow, step, until, visible, sleep, say }) {
     const ROOT = 'hello Arbor';
     const ids = {};
     const quickRows = page.locator(SEL.quickRow);
@@ -230,7 +230,7 @@ export const flow = {
     }
     await step('names-whole-at-220px', 5_000, async () => {
       const cut = widths[220].filter((r) => r.truncated);
-      // Deep rows may still cut a long name at 220 px, but never at a shallower level than 300 px did not.
+      // At 220 px a long name three levels deep may still be cut (after everything else gave way); the names above must stay whole.
       say(`  names cut at 220 px: ${cut.map((r) => r.name).join(', ') || 'none'}`);
       for (const name of [ROOT, 'surveyor', 'long-task']) {
         if (cut.some((r) => r.name === name)) throw new Error(`"${name}" is truncated at 220 px`);
@@ -239,13 +239,16 @@ export const flow = {
 
     // ── 8 ────────────────────────────────────────────────────────────────────
     await sideBarWidth(300);
-    const settingsFile = join(server.userDataDir, 'User', 'settings.json');
     const report = [];
     for (const [theme, bodyClass] of THEMES) {
       await step(`contrast-${bodyClass}`, 40_000, async () => {
-        const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-        settings['workbench.colorTheme'] = theme;
-        writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+        // Through the theme picker, as a user would (it writes workbench.colorTheme).
+        await palette('Preferences: Color Theme');
+        const box = page.locator(SEL.quickInput);
+        await until('the theme picker', 10_000, async () => (await box.getAttribute('placeholder', { timeout: 1_000 }))?.toLowerCase().includes('theme'));
+        await box.fill(theme, { timeout: 5_000 });
+        await until(`the theme "${theme}" to be the active row`, 10_000, async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === theme);
+        await page.keyboard.press('Enter');
         await until(`the webview to be in ${theme}`, 20_000, async () => panel.locator(`body.${bodyClass}`).count());
         await sleep(500);
         const measured = await panel.locator('body').evaluate(contrastProbe, STATUSES);
@@ -265,7 +268,7 @@ export const flow = {
  * element, cloned with the status class swapped) on an unselected row and on the selected
  * row; its computed colour against the first opaque background behind it, by WCAG 2.
  */
-function contrastProbe(statuses) {
+function contrastProbe(_body, statuses) {
   const parse = (c) => {
     const probe = document.createElement('span');
     probe.style.color = c;
