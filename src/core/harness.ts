@@ -13,6 +13,7 @@ import { SubagentRuntime } from './subagent/runtime';
 import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { descriptorOf } from './session/folds';
+import { distinctName, nameFromLog } from './session/names';
 import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
 import type { ApprovalPort, Tool } from './tools/tool';
@@ -158,7 +159,8 @@ export class Harness {
       origin: 'fork',
       parentSession: sourceId,
       delegationDepth: source.header.delegationDepth ?? 0,
-      title: opts.title ?? `Fork of ${source.header.title ?? sourceId}`,
+      // Named after what the user sees (the label or title), distinct from earlier forks' names.
+      title: opts.title ?? distinctName(`Fork of ${nameFromLog(source.header, events)}`, this.store.list().map((h) => h.title)),
       ...(source.header.cwd ? { cwd: source.header.cwd } : {}),
       ...(source.header.agentPreset ? { agentPreset: source.header.agentPreset } : {}),
     };

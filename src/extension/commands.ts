@@ -1,7 +1,11 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { SandboxMode } from '../protocol';
+import type { SandboxMode, TreeNode } from '../protocol';
 import type { ArborHost } from './host';
+import { exportFileName, quoted } from './presenter/names';
+import { countUnder, sessionPicks } from './presenter/session-picks';
 
 /** What `webview/context` menus pass: the `data-vscode-context` of the node or message. */
 export interface CommandArgs {
@@ -11,19 +15,30 @@ export interface CommandArgs {
 
 type Command = (args?: CommandArgs) => Promise<void>;
 
-/** Ask for a session when the command came from the palette (no context argument). */
-async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: { running: boolean }) => boolean): Promise<string | undefined> {
+/**
+ * Ask for a session when the command came from the palette (no context argument): every
+ * session by name, in tree order, indented by nesting, with its status.
+ */
+async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
-  const list = (await host.controller.sessions()).filter(filter ?? (() => true));
-  if (list.length === 0) {
+  const items = sessionPicks(await host.controller.nodes(), filter);
+  if (items.length === 0) {
     void vscode.window.showInformationMessage(filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(
-    list.map((s) => ({ label: s.label, description: s.id, detail: s.running ? 'running' : undefined, id: s.id })),
-    { title, matchOnDescription: true },
-  );
+  const pick = await vscode.window.showQuickPick(items, { title, matchOnDescription: true });
   return pick?.id;
+}
+
+/** The session's name for a title or sentence; its id when it cannot be read. */
+function nameOf(host: ArborHost, id: string): Promise<string> {
+  return host.controller.nameOf(id).catch(() => id);
+}
+
+/** Where an export is proposed: the first workspace folder, else the home folder (never the filesystem root). */
+function exportTarget(fileName: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return folder ? vscode.Uri.joinPath(folder, fileName) : vscode.Uri.file(path.join(os.homedir(), fileName));
 }
 
 /** Every Arbor command, one handler each (a map, not a switch). */
@@ -42,16 +57,16 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       const seq = args?.arborSeq ?? (await c.events(id)).length - 1;
       const fork = await c.fork(id, seq);
       c.selectEverywhere(fork);
-      void vscode.window.showInformationMessage(`Arbor: forked ${id} into ${fork}.`);
+      void vscode.window.showInformationMessage(`Arbor: forked ${quoted(await nameOf(host, id))} into ${quoted(await nameOf(host, fork))}.`);
     },
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
       if (!id) return;
-      const text = await vscode.window.showInputBox({ title: `Message to ${id}`, prompt: 'Queued after its current work; a settled subagent is resumed from its log.' });
+      const text = await vscode.window.showInputBox({ title: `Message to ${await nameOf(host, id)}`, prompt: 'Queued after its current work; a settled subagent is resumed from its log.' });
       if (text) await c.send(id, text);
     },
     'arbor.interrupt': async (args) => {
-      const id = await pickSession(host, args, 'Interrupt which agent?', (s) => s.running);
+      const id = await pickSession(host, args, 'Interrupt which agent?', (n) => n.status === 'running');
       if (id) await c.interrupt(id);
     },
     'arbor.openTranscript': async (args) => {
@@ -77,7 +92,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
         { label: 'full-access', detail: 'Writes anywhere and runs commands without approval.' },
       ];
       const id = args?.arborSessionId;
-      const mode = await vscode.window.showQuickPick(modes, { title: id ? `Sandbox for ${id} (its children keep theirs)` : 'Default sandbox for sessions without their own' });
+      const mode = await vscode.window.showQuickPick(modes, { title: id ? `Sandbox for ${await nameOf(host, id)} (its children keep theirs)` : 'Default sandbox for sessions without their own' });
       if (!mode) return;
       if (id) await (await host.getHarness()).setPolicy(id, { sandbox: mode.label });
       else await vscode.workspace.getConfiguration('arbor').update('policy.sandbox', mode.label, vscode.ConfigurationTarget.Workspace);
@@ -85,18 +100,22 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
     'arbor.exportSession': async (args) => {
       const id = await pickSession(host, args, 'Export which session as JSON Lines?');
       if (!id) return;
-      const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.file(`${id}.jsonl`), filters: { 'JSON Lines': ['jsonl'] } });
+      const name = await nameOf(host, id);
+      const target = await vscode.window.showSaveDialog({ defaultUri: exportTarget(exportFileName(name)), filters: { 'JSON Lines': ['jsonl'] }, title: `Export ${name} (${id})` });
       if (!target) return;
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${id}…` }, async () => {
+      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${name}…` }, async () => {
         const events = await c.events(id);
         await fs.promises.writeFile(target.fsPath, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
       });
-      void vscode.window.showInformationMessage(`Arbor: exported ${id} to ${target.fsPath}.`);
+      void vscode.window.showInformationMessage(`Arbor: exported ${quoted(name)} to ${target.fsPath}.`);
     },
     'arbor.deleteSession': async (args) => {
       const id = await pickSession(host, args, 'Delete which session (and its subagents)?');
       if (!id) return;
-      const ok = await vscode.window.showWarningMessage(`Delete session ${id} and all its subagents? This cannot be undone.`, { modal: true }, 'Delete');
+      const nodes = await c.nodes();
+      const under = countUnder(nodes, id);
+      const what = under > 0 ? ` and the ${under} session${under === 1 ? '' : 's'} under it (subagents and forks)` : '';
+      const ok = await vscode.window.showWarningMessage(`Delete ${quoted(await nameOf(host, id))}${what}? This cannot be undone.`, { modal: true, detail: `Session id: ${id}` }, 'Delete');
       if (ok !== 'Delete') return;
       const ids = await c.deleteSession(id);
       void vscode.window.showInformationMessage(`Arbor: deleted ${ids.length} session(s).`);
@@ -104,7 +123,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
     'arbor.compact': async (args) => {
       const id = await pickSession(host, args, 'Compact which conversation?');
       if (!id) return;
-      const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${id}…` }, () => c.compact(id));
+      const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${await nameOf(host, id)}…` }, () => c.compact(id));
       void vscode.window.showInformationMessage(`Arbor: ${text}`);
     },
     'arbor.copyId': async (args) => {

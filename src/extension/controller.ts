@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Harness } from '../core/harness';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
-import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
+import { nameFromLog } from '../core/session/names';
+import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
+import { nodeName } from './presenter/names';
 import { retryText } from './presenter/retry';
 import { page, toEntry } from './presenter/transcript';
 import { StreamThrottle } from './presenter/stream-throttle';
@@ -42,6 +44,8 @@ export class PanelController implements ApprovalPort {
   private harness: Harness | undefined;
   private selected: string | undefined;
   private readonly offs: (() => void)[] = [];
+  /** Settles when the first fold of every log is done (it never rejects). */
+  private folded: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly getHarness: () => Promise<Harness>,
@@ -110,7 +114,7 @@ export class PanelController implements ApprovalPort {
       }
       const target = id;
       const cold = !h.resident(target) && (await h.isSubagent(target));
-      await (cold ? this.hooks.progress(`Resuming ${target}…`, () => h.send(target, m.text)) : h.send(target, m.text));
+      await (cold ? this.hooks.progress(`Resuming ${await this.nameOf(target)}…`, () => h.send(target, m.text)) : h.send(target, m.text));
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: target });
     },
     'agent/interrupt': async (port, m) => {
@@ -203,10 +207,28 @@ export class PanelController implements ApprovalPort {
     return ids;
   }
 
-  /** Ids and titles for quick picks. */
+  /** Ids and names for quick picks. */
   async sessions(): Promise<{ id: string; label: string; running: boolean }[]> {
+    return (await this.nodes()).map((n) => ({ id: n.id, label: nodeName(n), running: n.status === 'running' }));
+  }
+
+  /** Every tree node, once every log has been folded (labels and statuses known). */
+  async nodes(): Promise<TreeNode[]> {
     await this.ensure();
-    return this.tree.nodes().map((n) => ({ id: n.id, label: n.label ?? n.title ?? n.id, running: n.status === 'running' }));
+    await this.folded;
+    return this.tree.nodes();
+  }
+
+  /** What to call a session now, if the tree knows it (label ?? title ?? short fallback). */
+  knownName(sessionId: string): string | undefined {
+    const n = this.tree.node(sessionId);
+    return n ? nodeName(n) : undefined;
+  }
+
+  /** What to call a session, read from its own log when the tree has not folded it yet. */
+  async nameOf(sessionId: string): Promise<string> {
+    const s = await this.sessionOf(sessionId);
+    return nameFromLog(s.header, s.events);
   }
 
   settingsChanged(): void {
@@ -254,7 +276,7 @@ export class PanelController implements ApprovalPort {
         if (parent) this.pushNode(parent);
       }),
     );
-    void this.foldAll(h);
+    this.folded = this.foldAll(h);
     return h;
   }
 

@@ -166,7 +166,7 @@ export class ArborHost {
       open.reveal();
       return;
     }
-    const panel = vscode.window.createWebviewPanel(TRANSCRIPT_VIEW, `Arbor: ${sessionId}`, vscode.ViewColumn.Active, webviewOptions(this.context.extensionUri));
+    const panel = vscode.window.createWebviewPanel(TRANSCRIPT_VIEW, this.controller.knownName(sessionId) ?? 'Arbor transcript', vscode.ViewColumn.Active, webviewOptions(this.context.extensionUri));
     this.adoptTranscript(panel, sessionId);
   }
 
@@ -174,11 +174,22 @@ export class ArborHost {
   adoptTranscript(panel: vscode.WebviewPanel, sessionId: string): void {
     panel.webview.options = webviewOptions(this.context.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(this.context.extensionUri, 'media', 'arbor.svg');
-    panel.title = `Arbor: ${sessionId}`;
+    // The tab is named like the tree row; after a reload the name is read from the log.
+    panel.title = this.controller.knownName(sessionId) ?? 'Arbor transcript';
+    let open = true;
+    void this.controller.nameOf(sessionId).then(
+      (name) => {
+        if (open) panel.title = name;
+      },
+      () => undefined,
+    );
     panel.webview.html = webviewHtml(panel.webview, this.context.extensionUri, 'transcript', sessionId);
     this.panels.set(sessionId, panel);
     this.connect(panel.webview, 'transcript', sessionId, panel.onDidDispose);
-    panel.onDidDispose(() => this.panels.delete(sessionId));
+    panel.onDidDispose(() => {
+      open = false;
+      this.panels.delete(sessionId);
+    });
   }
 
   private connect(webview: vscode.Webview, view: 'panel' | 'transcript', sessionId: string | undefined, onDispose: vscode.Event<void>): void {

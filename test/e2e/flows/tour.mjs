@@ -84,7 +84,8 @@ export const flow = {
     // ── 4 ────────────────────────────────────────────────────────────────────
     await step('open-transcript-tab', 30_000, async () => {
       await contextMenu(row('surveyor'), 'Open Transcript');
-      await visible(page.locator(SEL.editorTab, { hasText: `Arbor: ${surveyorId}` }), `the editor tab "Arbor: ${surveyorId}"`, 15_000);
+      // The tab is named like the tree row (the id stays in tooltips).
+      await visible(page.locator(SEL.editorTab, { hasText: /^surveyor$/ }), 'the editor tab "surveyor"', 15_000);
       await visible(tab.locator('.transcript-view'), 'the transcript webview in the tab', 20_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Survey done' }), "the child's final answer in the tab", 15_000);
       await visible(tab.locator('article.msg', { hasText: 'SURVEY: list the workspace files' }), "the child's task in the tab", 5_000);
@@ -165,7 +166,7 @@ export const flow = {
         await visible(status === 'root' ? row(name) : rowWith(name, status), `the node "${name}"${status === 'root' ? '' : ` (${status})`} after the reload`, 20_000);
       }
       await visible(panel.locator(`[role="treeitem"][data-row-id="${forkId}"] .origin.fork`), `the fork node ${forkId} after the reload`, 10_000);
-      await visible(page.locator(SEL.editorTab, { hasText: `Arbor: ${surveyorId}` }), 'the transcript tab after the reload', 20_000);
+      await visible(page.locator(SEL.editorTab, { hasText: /^surveyor$/ }), 'the transcript tab "surveyor" after the reload', 20_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Survey done' }), "the restored tab's content", 30_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Follow-up received' }), "the restored tab's follow-up answer", 10_000);
     });
