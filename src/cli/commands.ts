@@ -1,3 +1,4 @@
+import { storedStatus } from '../core/session/status';
 import { Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
@@ -73,9 +74,13 @@ const sessions: Command = async (args, io) => {
   const store = await Store.open(storeDirOf(args, io.env));
   try {
     const list = [];
-    for (const h of store.list()) list.push({ ...h, events: await store.length(h.id).catch(() => null) });
+    for (const h of store.list()) {
+      // No process runs a session here: a turn left open reads `interrupted` (a crash), never settled.
+      const s = await store.inspect(h.id).catch(() => undefined);
+      list.push({ ...h, events: s ? s.length : null, ...(s ? storedStatus(h, s.events) : { status: 'unreadable' }) });
+    }
     if (args.options.has('json')) io.out(JSON.stringify(list));
-    else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
+    else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
     for (const p of store.problems) io.err(`warning: ${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     return 0;
   } finally {

@@ -89,7 +89,60 @@ export class Harness {
       if (!fs.existsSync(w) || !fs.statSync(w).isDirectory()) throw new Error(`Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
     }
     const store = await Store.open(config.storeDir, config.store);
-    return new Harness(config, store, new ModelSwitch(clientFor(config.model)));
+    const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
+    h.recovered = await h.recoverInterrupted();
+    return h;
+  }
+
+  /** Sessions whose turn a crash left open, closed at this open as `interrupted`. */
+  recovered: string[] = [];
+
+  /**
+   * After a crash, every session whose last turn is open is closed as `interrupted` ("the
+   * process ended during this turn"), and each direct parent of an interrupted subagent gets
+   * exactly one settlement notice for it, recorded as history: nothing runs by itself; the
+   * user or the parent decides. Runs at open, before any agent is resident.
+   */
+  private async recoverInterrupted(): Promise<string[]> {
+    const closed: { id: string; parent?: string; label: string; text: string }[] = [];
+    for (const header of this.store.list()) {
+      let s: Session;
+      try {
+        s = await this.store.inspect(header.id);
+      } catch {
+        continue; // an unreadable log is reported where it is read; recovery skips it
+      }
+      if (!s.openTurnId) continue;
+      const w = new SessionWriter(s, this.store);
+      const compaction = s.openCompactionId;
+      if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
+      await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
+      const d = descriptorOf(s.header, s.events);
+      let text = '';
+      for (let i = s.events.length - 1; i >= s.firstLiveSeq; i--) {
+        const e = s.events[i];
+        if (e.type === 'assistant/message' && e.text) {
+          text = e.text;
+          break;
+        }
+      }
+      closed.push({ id: header.id, ...(d && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text });
+    }
+    // One notice per interrupted child, in its parent's log (fresh read: the parent may have
+    // had a turn of its own closed above).
+    const byParent = new Map<string, typeof closed>();
+    for (const c of closed) if (c.parent && this.store.has(c.parent)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
+    for (const [parent, kids] of byParent) {
+      const w = new SessionWriter(await this.store.inspect(parent), this.store);
+      for (const k of kids) {
+        await w.append({
+          type: 'user/message',
+          text: `[subagent ${k.label} settled: interrupted]\n${CRASHED_DURING_TURN}${k.text ? `\n${k.text}` : ''}`,
+          source: { kind: 'subagent-settled', fromSession: k.id, stopReason: 'interrupted' },
+        });
+      }
+    }
+    return closed.map((c) => c.id);
   }
 
   /**
@@ -344,13 +397,24 @@ export class Harness {
     return this.agents.size;
   }
 
+  /**
+   * Close for good (a window reload, the CLI exiting). Running turns end `interrupted` with
+   * the reason, and every continuable child's parent gets its settlement notice (as history:
+   * nothing runs) before the store closes — the same notices a crash recovery delivers.
+   */
   async close(): Promise<void> {
+    const running = [...this.agents.values()].filter((a) => a.status === 'running');
+    for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });
+    for (const a of running) await a.idle();
     await this.subagents.dispose();
     for (const a of this.agents.values()) await a.dispose();
     this.agents.clear();
     await this.store.close();
   }
 }
+
+export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
+export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
 function clientFor(model: ModelConfig): ModelClient {
   return 'client' in model ? model.client : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });

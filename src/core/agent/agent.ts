@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import type { AgentConfig } from './config';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
-import { runTurn, type TurnOutcome } from './turn';
+import { InterruptReason, runTurn, type TurnOutcome } from './turn';
 
 export type AgentStatus = 'idle' | 'running';
 
@@ -21,7 +21,7 @@ export class Agent {
   private running: Promise<void> | null = null;
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
-  private cancelPending: 'interrupted' | 'cancelled' | undefined;
+  private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
   private disposed = false;
   /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
   private paused = false;
@@ -140,12 +140,14 @@ export class Agent {
    * agent stays. With keepInbox (the default) queued messages stay and wait for the next
    * waking message (or `resume()`); without it they are claimed and dropped.
    */
-  async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean } = {}): Promise<void> {
+  async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean; why?: string } = {}): Promise<void> {
     if (!(opts.keepInbox ?? true)) {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }
-    if (this.controller) this.controller.abort(cause);
-    else if (this.running) this.cancelPending = cause;
+    // An interrupt that says why ends the turn with that text (turn/end.error).
+    const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
+    if (this.controller) this.controller.abort(reason);
+    else if (this.running) this.cancelPending = reason;
   }
 
   /**

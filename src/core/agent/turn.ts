@@ -14,6 +14,12 @@ export interface ClaimedMessage {
   source: import('../session/events').MessageSource;
 }
 
+/** An interrupt may say why (the window closed); a plain interrupt says nothing. */
+export class InterruptReason {
+  constructor(readonly why: string) {}
+}
+const whyStopped = (signal: AbortSignal): string | undefined => (signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
+
 export interface TurnOutcome {
   stopReason: StopReason;
   error?: string;
@@ -39,7 +45,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   const maxSteps = cfg.maxSteps ?? DEFAULT_MAX_STEPS;
   const usedCallIds = new Set<string>();
   for (let step = 0; ; step++) {
-    if (signal.aborted) return end(stopped());
+    if (signal.aborted) return end(stopped(), whyStopped(signal));
     if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
     await beforeStep?.(); // a safe point: quiet messages (reports) join the history here
     const tools = cfg.tools();
@@ -66,7 +72,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
         ...(out.usage ? { usage: out.usage } : {}),
       });
     }
-    if (interrupted) return end(stopped());
+    if (interrupted) return end(stopped(), whyStopped(signal));
     if (out.error) return end('error', out.error.message, out.error.code);
     if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
 
@@ -80,7 +86,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       signal,
     };
     const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx), aborted(signal)]);
-    if (!results) return end(stopped()); // calls left unanswered; deriveMessages stands in for them
+    if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
       await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: results[i].content, isError: results[i].isError });

@@ -225,9 +225,13 @@ export class Residency {
     return false;
   }
 
-  private async release(a: Activation, notify: boolean): Promise<void> {
+  /**
+   * `notify`: true = the settlement notice goes to the parent (it wakes an idle one); 'quiet'
+   * = the notice is recorded in the parent's history without waking it (the host is closing).
+   */
+  private async release(a: Activation, notify: boolean | 'quiet'): Promise<void> {
     if (a.released) return;
-    if (notify && !(a.agent.isSettled && !this.ownsLive(a.id))) {
+    if (notify === true && !(a.agent.isSettled && !this.ownsLive(a.id))) {
       a.timer = undefined;
       return; // woke up during the delay
     }
@@ -244,7 +248,7 @@ export class Residency {
       const text = lastAssistantText(a.agent);
       const label = (descriptorOf(a.agent.session.header, a.agent.session.events)?.label ?? '') || a.id;
       await this.rt
-        .deliver(a.parentId, `[subagent ${label} settled: ${stopReason}]\n${text}`, { kind: 'subagent-settled', fromSession: a.id, stopReason })
+        .deliver(a.parentId, `[subagent ${label} settled: ${stopReason}]\n${text}`, { kind: 'subagent-settled', fromSession: a.id, stopReason }, notify === 'quiet')
         .catch(() => undefined);
     }
     this.recheckParent(a.parentId);
@@ -275,8 +279,13 @@ export class Residency {
     this.depths.delete(id);
   }
 
+  /**
+   * The host is closing (a window reload). Every continuable child is released deepest first
+   * and its parent gets its settlement notice as history (nothing wakes: the process is going).
+   */
   async disposeAll(): Promise<void> {
-    for (const a of [...this.activations.values()]) await this.release(a, false);
+    const depth = (a: Activation) => a.id.split('.').length;
+    for (const a of [...this.activations.values()].sort((x, y) => depth(y) - depth(x))) await this.release(a, 'quiet');
     for (const o of [...this.oneShots.values()]) await this.disposeOneShot(o.id);
   }
 

@@ -38,7 +38,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'turn/start': { before: [], event: { type: 'turn/start', turnId: 't1' } },
   'turn/end': {
     before: [ev.turnStart('t1')],
-    event: { type: 'turn/end', turnId: 't1', stopReason: 'error', error: 'provider said no' },
+    event: { type: 'turn/end', turnId: 't1', stopReason: 'error', error: 'provider said no', errorCode: 'auth' },
   },
   'request/header': {
     before: [ev.turnStart('t1')],
@@ -64,7 +64,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
     },
   },
   // Only Session.fromSeed writes it; checked through Session.restore below.
-  'session/end-seed': { before: [ev.turnStart('t1'), ev.turnEnd('t1')], event: { type: 'session/end-seed', seedLength: 2 } },
+  'session/end-seed': { before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')], event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] } },
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
