@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import { inboxFate, queuedMessages, type QueuedMessage } from '../session/folds';
 import type { AgentConfig } from './config';
+import { InboxError } from './inbox-error';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { runTurn, type TurnOutcome } from './turn';
 
@@ -44,6 +46,37 @@ export class Agent {
   }
   get inboxSize(): number {
     return this.session.unclaimedInbox.length;
+  }
+
+  /** Messages accepted and not yet claimed, in the order they will run. */
+  get queue(): QueuedMessage[] {
+    return queuedMessages(this.session.events, this.session.unclaimedInbox);
+  }
+
+  /**
+   * True when queued messages wait for a human (the last turn was interrupted with its inbox
+   * kept): nothing runs until `resume()` or a new message. False while they are merely queued
+   * behind a running turn.
+   */
+  get isWaiting(): boolean {
+    return !this.running && this.paused && this.inboxSize > 0;
+  }
+
+  /**
+   * Cancel a queued message before it runs: appends `inbox/withdrawn` and resolves once that
+   * is on disk, so a restart or cold resume never runs it. A message already claimed (running
+   * or ran) cannot be withdrawn: InboxError ALREADY_CLAIMED.
+   */
+  async withdraw(messageId: string): Promise<void> {
+    if (!this.session.unclaimedInbox.includes(messageId)) {
+      const fate = inboxFate(this.session.events, messageId);
+      if (fate === 'claimed') throw new InboxError('ALREADY_CLAIMED', `Message ${messageId} has already started running in ${this.id}; interrupt the turn instead.`);
+      if (fate === 'withdrawn') throw new InboxError('ALREADY_WITHDRAWN', `Message ${messageId} was already cancelled.`);
+      throw new InboxError('UNKNOWN_MESSAGE', `No message ${messageId} was queued in ${this.id}.`);
+    }
+    // The check and the append are one synchronous step (the session validates before the
+    // first await), so the loop cannot claim the message in between.
+    await this.cfg.writer.append({ type: 'inbox/withdrawn', messageId });
   }
 
   /**
@@ -175,9 +208,14 @@ export class Agent {
 
   private async loop(): Promise<void> {
     while (!this.disposed) {
-      const next = this.nextMessage();
+      let next = this.nextMessage();
       if (!next) return;
-      if (this.cfg.compaction) await compactIfNeeded(this.cfg, this.cfg.compaction);
+      if (this.cfg.compaction) {
+        await compactIfNeeded(this.cfg, this.cfg.compaction);
+        // The message may have been withdrawn while compaction ran: take the queue's head again.
+        next = this.nextMessage();
+        if (!next) return;
+      }
       this.controller = new AbortController();
       let outcome: TurnOutcome;
       try {
