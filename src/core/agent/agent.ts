@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
-import { inboxFate, queuedMessages, type QueuedMessage } from '../session/folds';
+import { queuedMessages, type QueuedMessage } from '../session/folds';
 import type { AgentConfig } from './config';
-import { InboxError } from './inbox-error';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { runTurn, type TurnOutcome } from './turn';
+import { withdrawQueued } from './withdraw';
 
 export type AgentStatus = 'idle' | 'running';
 
@@ -62,21 +62,9 @@ export class Agent {
     return !this.running && this.paused && this.inboxSize > 0;
   }
 
-  /**
-   * Cancel a queued message before it runs: appends `inbox/withdrawn` and resolves once that
-   * is on disk, so a restart or cold resume never runs it. A message already claimed (running
-   * or ran) cannot be withdrawn: InboxError ALREADY_CLAIMED.
-   */
-  async withdraw(messageId: string): Promise<void> {
-    if (!this.session.unclaimedInbox.includes(messageId)) {
-      const fate = inboxFate(this.session.events, messageId);
-      if (fate === 'claimed') throw new InboxError('ALREADY_CLAIMED', `Message ${messageId} has already started running in ${this.id}; interrupt the turn instead.`);
-      if (fate === 'withdrawn') throw new InboxError('ALREADY_WITHDRAWN', `Message ${messageId} was already cancelled.`);
-      throw new InboxError('UNKNOWN_MESSAGE', `No message ${messageId} was queued in ${this.id}.`);
-    }
-    // The check and the append are one synchronous step (the session validates before the
-    // first await), so the loop cannot claim the message in between.
-    await this.cfg.writer.append({ type: 'inbox/withdrawn', messageId });
+  /** Cancel a queued message before it runs (durable); a claimed one refuses with InboxError ALREADY_CLAIMED. */
+  withdraw(messageId: string): Promise<void> {
+    return withdrawQueued(this.cfg.writer, messageId);
   }
 
   /**
