@@ -89,7 +89,8 @@ export class ChatState {
   }
 
   delta(sessionId: string, kind: 'text' | 'reasoning', delta: string): void {
-    if (sessionId !== this.sessionId) return;
+    // Until the reset arrives, its partial reply holds every delta sent before it (decision 0010).
+    if (sessionId !== this.sessionId || this.loading) return;
     if (kind === 'text') this.streamText += delta;
     else this.streamReasoning += delta;
   }
