@@ -176,13 +176,18 @@ export class Harness {
 
   /**
    * "Send now" for messages kept after an interrupt: the agent works through its queue in
-   * FIFO order. A root not resident opens (which runs its queue); a released subagent wakes
-   * with a new message instead.
+   * FIFO order. A root not resident opens (which runs its queue); a released subagent is
+   * cold-resumed.
    */
   async runQueue(id: string): Promise<void> {
+    if (!this.store.header(id)) throw new Error(`No session ${id} in ${this.store.dir}.`);
     const agent = this.agents.get(id);
+    if (await this.isSubagent(id)) {
+      // A released continuable child is rebuilt from its own log, like a follow-up.
+      if (agent && this.subagents.residency.isOneShot(id)) return agent.resume();
+      return this.subagents.residency.wake(id);
+    }
     if (agent) return agent.resume();
-    if (await this.isSubagent(id)) throw new Error(`${id} is not resident; send it a message to resume it (its queued messages run first).`);
     await this.openSession(id);
   }
 

@@ -179,6 +179,25 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     assert.deepEqual(order, ['long again', 'KEPT-FIRST', 'NEW-AFTER']);
   });
 
+  it('Send now wakes an interrupted child even after it was released (cold resume runs its kept queue)', async () => {
+    const port = new FakePort('panel');
+    c.connect(port);
+    const root = await t.h.createSession();
+    server.enqueue({ text: 'e'.repeat(400), chunkSize: 2, chunkDelayMs: 5 });
+    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: 'work slowly' });
+    await until(() => server.requests.length === 1);
+    await c.receive(port, { type: 'session/select', sessionId: childId });
+    await c.receive(port, { type: 'chat/send', id: 'r1', sessionId: childId, text: 'CHILD-KEPT' });
+    await c.interrupt(childId);
+    await until(() => t.h.resident(childId) === undefined, 10_000); // released after its (short) delay
+    await until(() => port.of('queue/changed').some((q) => q.state === 'waiting' && q.messages.some((m) => m.text === 'CHILD-KEPT')));
+    server.enqueue({ text: 'child ran it' }, { text: 'noted' }, { text: 'noted' }, { text: 'noted' });
+    await c.receive(port, { type: 'queue/run', id: 'r2', sessionId: childId });
+    assert.equal(port.done('r2')?.ok, true, JSON.stringify(port.done('r2')));
+    await t.h.settle();
+    assert.ok(sentTexts(server).some((x) => x.includes('CHILD-KEPT')), 'the kept message ran in the resumed child');
+  });
+
   it('rejects malformed queue messages', async () => {
     const port = new FakePort('panel');
     c.connect(port);
