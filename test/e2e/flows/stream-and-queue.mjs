@@ -20,7 +20,7 @@ const BUSY = 'Busy with the root task, streaming slowly so messages queue behind
 function reply(body) {
   const msgs = body.messages;
   const last = msgs[msgs.length - 1];
-  if (last.role === 'user' && String(last.content ?? '').startsWith('BUSY')) return { text: BUSY.repeat(12), chunkSize: 4, chunkDelayMs: 40 };
+  if (last.role === 'user' && String(last.content ?? '').startsWith('BUSY')) return { text: BUSY.repeat(8), chunkSize: 4, chunkDelayMs: 40 };
   return demoReply(body);
 }
 
@@ -102,7 +102,7 @@ export const flow = {
       await visible(rowWith('long-task', 'interrupted'), "'long-task' interrupted", 20_000);
     });
 
-    await step('queued-then-cancelled-never-runs', 60_000, async () => {
+    await step('queued-then-cancelled-never-runs', 150_000, async () => {
       await selectRow(ROOT);
       await visible(rowWith(ROOT, 'idle'), 'the root idle again', 20_000);
       await send('BUSY: a slow root task');
@@ -116,13 +116,13 @@ export const flow = {
       await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '04a-queued.png'), timeout: 15_000 });
       await item.locator('button', { hasText: 'Cancel' }).click({ timeout: 5_000 });
       await until('the queued message to disappear', 10_000, async () => (await item.count()) === 0);
-      await visible(rowWith(ROOT, 'idle'), 'the root idle after its busy turn', 30_000);
+      await visible(rowWith(ROOT, 'idle'), 'the root idle after its busy turn', 120_000);
       await sleep(500);
       if (sent().some((t) => t.includes('QUEUED-CANCEL'))) throw new Error('the cancelled message reached the model');
       if (await chat.locator('article.msg.user', { hasText: 'QUEUED-CANCEL' }).count()) throw new Error('the cancelled message appears in the transcript');
     });
 
-    await step('interrupted-waiting-then-send-now', 60_000, async () => {
+    await step('interrupted-waiting-then-send-now', 120_000, async () => {
       await send('BUSY: another slow root task');
       await visible(live, "the root's live reply", 10_000);
       await send('WAITING-SEND run me after the stop');
@@ -143,7 +143,7 @@ export const flow = {
       await visible(chat.locator('article.msg.user', { hasText: 'WAITING-SEND' }), 'the waiting message, now sent, in the transcript', 15_000);
       await until('the waiting section to be gone', 10_000, async () => (await panel.locator('section.queue').count()) === 0);
       await until('the model to get the message', 10_000, async () => sent().some((t) => t.includes('WAITING-SEND')));
-      await visible(rowWith(ROOT, 'idle'), 'the root idle after answering', 20_000);
+      await visible(rowWith(ROOT, 'idle'), 'the root idle after answering', 60_000);
     });
   },
 };
