@@ -87,6 +87,21 @@ export interface PanelSettings {
   model: string;
 }
 
+/** A message accepted by a session's inbox that has not run yet (decision 0011). */
+export interface QueuedMessageView {
+  messageId: string;
+  text: string;
+  source: MessageSourceKind;
+  /** When it was accepted. */
+  at: string;
+}
+
+/** Streamed text of the reply in progress, not yet in the log (decision 0010). */
+export interface PartialReply {
+  text: string;
+  reasoning: string;
+}
+
 // ── webview → host ────────────────────────────────────────────────────────────
 
 export type WebviewToHost =
@@ -110,7 +125,11 @@ export type WebviewToHost =
   /** Run the failed turn ending at `seq` again: its user message is sent once more. */
   | { type: 'chat/retry'; id: string; sessionId: string; seq: number }
   /** A notice's button: run one of Arbor's commands (set the key, open the model settings). */
-  | { type: 'command/run'; command: HostCommand };
+  | { type: 'command/run'; command: HostCommand }
+  /** Cancel a queued message before it runs (durable: it never runs, even after a restart). */
+  | { type: 'queue/withdraw'; id: string; sessionId: string; messageId: string }
+  /** "Send now": a session waiting after an interrupt works through its queue (FIFO, from the head). */
+  | { type: 'queue/run'; id: string; sessionId: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -126,7 +145,7 @@ export type HostToWebview =
   | { type: 'tree/node'; node: TreeNode }
   | { type: 'tree/removed'; id: string }
   /** The transcript of a session from `firstSeq` (the newest page), replacing what was shown. */
-  | { type: 'transcript/reset'; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean }
+  | { type: 'transcript/reset'; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean; partial?: PartialReply }
   /** Older entries, answering `transcript/more`. */
   | { type: 'transcript/page'; id: string; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean }
   | { type: 'transcript/append'; sessionId: string; entries: TranscriptEntry[] }
@@ -142,6 +161,12 @@ export type HostToWebview =
   /** Answer to a request carrying `id`. */
   | { type: 'request/done'; id: string; ok: true; sessionId?: string }
   | { type: 'request/done'; id: string; ok: false; error: string }
+  /**
+   * The session's queued messages, whole (a short list). `queued`: behind a running turn, they
+   * run on their own; `waiting`: the last turn was interrupted (or the session is not loaded),
+   * they wait for "Send now" or the next message, and run before it.
+   */
+  | { type: 'queue/changed'; sessionId: string; state: 'queued' | 'waiting'; messages: QueuedMessageView[] }
   /** The host's answer to a message that failed validation. */
   | { type: 'message/rejected'; code: 'BAD_MESSAGE'; detail: string };
 
@@ -168,6 +193,8 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'approval/answer': (x) => str(x.requestId) && (x.decision === 'allow' || x.decision === 'deny'),
   'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
+  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
+  'queue/run': (x) => str(x.id) && id(x.sessionId),
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

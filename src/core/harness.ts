@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
 import type { AgentConfig } from './agent/config';
+import { withdrawQueued } from './agent/withdraw';
 import { SessionWriter } from './agent/session-writer';
 import { OpenAICompatibleClient } from './model/openai-client';
 import { ModelSwitch } from './model/switch';
@@ -228,6 +229,29 @@ export class Harness {
     const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
     if (policy.sandbox) await writer.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
     if (policy.approval) await writer.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+  }
+
+  /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
+  async withdraw(id: string, messageId: string): Promise<void> {
+    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    await withdrawQueued(writer, messageId);
+  }
+
+  /**
+   * "Send now" for messages kept after an interrupt: the agent works through its queue in
+   * FIFO order. A root not resident opens (which runs its queue); a released subagent is
+   * cold-resumed.
+   */
+  async runQueue(id: string): Promise<void> {
+    if (!this.store.header(id)) throw new Error(`No session ${id} in ${this.store.dir}.`);
+    const agent = this.agents.get(id);
+    if (await this.isSubagent(id)) {
+      // A released continuable child is rebuilt from its own log, like a follow-up.
+      if (agent && this.subagents.residency.isOneShot(id)) return agent.resume();
+      return this.subagents.residency.wake(id);
+    }
+    if (agent) return agent.resume();
+    await this.openSession(id);
   }
 
   /** Delete a session and its descendants (none may be running). */

@@ -5,6 +5,8 @@ import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
 import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
 import { nodeName } from './presenter/names';
+import { PartialReplies } from './presenter/partial-replies';
+import { queueView } from './presenter/queue-view';
 import { retryText } from './presenter/retry';
 import { page, toEntry } from './presenter/transcript';
 import { StreamThrottle } from './presenter/stream-throttle';
@@ -40,6 +42,8 @@ export class PanelController implements ApprovalPort {
   private readonly ports = new Set<ViewPort>();
   private readonly tree: TreeModel;
   private readonly throttle: StreamThrottle;
+  /** Each session's reply in progress, for views that open it mid-stream. */
+  private readonly partials = new PartialReplies();
   private readonly approvals = new Map<string, { prompt: ApprovalPrompt; resolve(d: ApprovalDecision): void }>();
   private harness: Harness | undefined;
   private selected: string | undefined;
@@ -143,6 +147,18 @@ export class PanelController implements ApprovalPort {
       if (!a) return; // already answered (another view, or the turn was cancelled)
       a.resolve(m.decision);
     },
+    'queue/withdraw': async (port, m) => {
+      const h = await this.ensure();
+      await h.withdraw(m.sessionId, m.messageId);
+      // A session not resident was written through a writer of its own: no event reaches us.
+      await this.sendQueue(m.sessionId);
+      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+    },
+    'queue/run': async (port, m) => {
+      await (await this.ensure()).runQueue(m.sessionId);
+      await this.sendQueue(m.sessionId);
+      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+    },
   };
 
   /** The human's approval port: every view shows the request; the first answer wins. */
@@ -202,6 +218,7 @@ export class PanelController implements ApprovalPort {
     const ids = await (await this.ensure()).deleteSession(sessionId);
     for (const id of ids) {
       this.tree.remove(id);
+      this.partials.forget(id);
       this.broadcast({ type: 'tree/removed', id });
     }
     return ids;
@@ -261,6 +278,7 @@ export class PanelController implements ApprovalPort {
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
     this.offs.push(
       h.onDelta((id, kind, delta) => {
+        this.partials.push(id, kind, delta);
         this.throttle.push(id, kind, delta);
         const doing = kind === 'text' ? 'streaming' : 'reasoning';
         if (this.tree.node(id)?.activity !== doing) {
@@ -272,6 +290,8 @@ export class PanelController implements ApprovalPort {
     this.offs.push(
       h.onIdle((id) => {
         this.pushNode(id);
+        // An interrupted turn turns queued messages into waiting ones only once the loop stops.
+        void this.sendQueue(id);
         const parent = this.tree.node(id)?.parentId;
         if (parent) this.pushNode(parent);
       }),
@@ -300,6 +320,8 @@ export class PanelController implements ApprovalPort {
       if (header) this.tree.addHeader(header);
     }
     this.tree.apply(sessionId, e);
+    this.partials.apply(sessionId, e);
+    if (e.type === 'inbox/accepted' || e.type === 'inbox/claimed' || e.type === 'inbox/withdrawn') void this.sendQueue(sessionId);
     // The stream is superseded by the message it produced: flush deltas first, in order.
     if (e.type === 'assistant/message') this.throttle.flush(sessionId);
     const entry = toEntry(e);
@@ -319,7 +341,23 @@ export class PanelController implements ApprovalPort {
   private async sendTranscript(port: ViewPort, sessionId: string): Promise<void> {
     const s = await this.sessionOf(sessionId);
     const p = page(s.events, s.events.length, PAGE);
-    port.post({ type: 'transcript/reset', sessionId, entries: p.entries, hasMore: p.hasMore });
+    // From here to the post nothing awaits: deltas still in the throttle go out first (the
+    // reset then replaces them with the whole partial), later ones continue it, none twice.
+    this.throttle.flush(sessionId);
+    const partial = this.partials.get(sessionId);
+    port.post({ type: 'transcript/reset', sessionId, entries: p.entries, hasMore: p.hasMore, ...(partial ? { partial } : {}) });
+    port.post(queueView(s, this.harness?.resident(sessionId)));
+  }
+
+  /** The session's queue to every view showing it (only those: a queue is per conversation). */
+  private async sendQueue(sessionId: string): Promise<void> {
+    if (![...this.ports].some((p) => p.sessionId === sessionId)) return;
+    try {
+      const s = await this.sessionOf(sessionId);
+      this.toSession(sessionId, queueView(s, this.harness?.resident(sessionId)));
+    } catch (err) {
+      this.hooks.log('warn', `could not read the queue of ${sessionId}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private async sessionOf(id: string) {

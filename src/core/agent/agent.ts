@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import { queuedMessages, type QueuedMessage } from '../session/folds';
 import type { AgentConfig } from './config';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { InterruptReason, runTurn, type TurnOutcome } from './turn';
+import { withdrawQueued } from './withdraw';
 
 export type AgentStatus = 'idle' | 'running';
 
@@ -53,6 +55,25 @@ export class Agent {
   }
   get inboxSize(): number {
     return this.session.unclaimedInbox.length;
+  }
+
+  /** Messages accepted and not yet claimed, in the order they will run. */
+  get queue(): QueuedMessage[] {
+    return queuedMessages(this.session.events, this.session.unclaimedInbox);
+  }
+
+  /**
+   * True when queued messages wait for a human (the last turn was interrupted with its inbox
+   * kept): nothing runs until `resume()` or a new message. False while they are merely queued
+   * behind a running turn.
+   */
+  get isWaiting(): boolean {
+    return !this.running && this.paused && this.inboxSize > 0;
+  }
+
+  /** Cancel a queued message before it runs (durable); a claimed one refuses with InboxError ALREADY_CLAIMED. */
+  withdraw(messageId: string): Promise<void> {
+    return withdrawQueued(this.cfg.writer, messageId);
   }
 
   /**
@@ -190,9 +211,14 @@ export class Agent {
 
   private async loop(): Promise<void> {
     while (!this.disposed) {
-      const next = this.nextMessage();
+      let next = this.nextMessage();
       if (!next) return;
-      if (this.cfg.compaction) await compactIfNeeded(this.cfg, this.cfg.compaction);
+      if (this.cfg.compaction) {
+        await compactIfNeeded(this.cfg, this.cfg.compaction);
+        // The message may have been withdrawn while compaction ran: take the queue's head again.
+        next = this.nextMessage();
+        if (!next) return;
+      }
       this.controller = new AbortController();
       if (this.cancelPending) {
         this.controller.abort(this.cancelPending);

@@ -116,6 +116,11 @@ export interface InboxClaimedEvent extends Base<'inbox/claimed'> {
   messageId: string;
 }
 
+/** The user cancelled a queued message before it was claimed: it never runs (decision 0011). */
+export interface InboxWithdrawnEvent extends Base<'inbox/withdrawn'> {
+  messageId: string;
+}
+
 export interface SandboxModeEvent extends Base<'sandbox/mode'> {
   mode: SandboxMode;
   source: PolicySource;
@@ -189,6 +194,7 @@ export type SessionEvent =
   | RequestHeaderEvent
   | InboxAcceptedEvent
   | InboxClaimedEvent
+  | InboxWithdrawnEvent
   | SandboxModeEvent
   | ApprovalPolicyEvent
   | SubagentDescriptorEvent

@@ -1,5 +1,6 @@
 import type {
   ApprovalPolicy,
+  MessageSource,
   PolicySource,
   SandboxMode,
   SessionEvent,
@@ -43,4 +44,37 @@ export function descriptorOf(header: SessionHeader, events: readonly SessionEven
     if (e.type === 'subagent/descriptor') return e;
   }
   return undefined;
+}
+
+/** A message accepted into the inbox and neither claimed nor withdrawn yet. */
+export interface QueuedMessage {
+  messageId: string;
+  text: string;
+  source: MessageSource;
+  /** When it was accepted. */
+  at: string;
+  seq: number;
+}
+
+/** The inbox's waiting messages in FIFO order, with their text (`unclaimedInbox` holds ids only). */
+export function queuedMessages(events: readonly SessionEvent[], unclaimed: readonly string[]): QueuedMessage[] {
+  if (unclaimed.length === 0) return [];
+  const want = new Set(unclaimed);
+  const found = new Map<string, QueuedMessage>();
+  // Waiting messages are usually recent: scan from the end and stop once all are found.
+  for (let i = events.length - 1; i >= 0 && found.size < want.size; i--) {
+    const e = events[i];
+    if (e.type === 'inbox/accepted' && want.has(e.messageId))
+      found.set(e.messageId, { messageId: e.messageId, text: e.text, source: e.source, at: e.at, seq: e.seq });
+  }
+  return unclaimed.map((id) => found.get(id)).filter((m): m is QueuedMessage => m !== undefined);
+}
+
+/** What became of an inbox message that is no longer waiting (for a clear refusal). */
+export function inboxFate(events: readonly SessionEvent[], messageId: string): 'claimed' | 'withdrawn' | 'unknown' {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if ((e.type === 'inbox/claimed' || e.type === 'inbox/withdrawn') && e.messageId === messageId) return e.type === 'inbox/claimed' ? 'claimed' : 'withdrawn';
+  }
+  return 'unknown';
 }

@@ -206,6 +206,11 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
     if (!st.inbox.delete(e.messageId))
       throw new SessionValidationError('INBOX_STATE', `inbox message ${e.messageId} is not waiting in the inbox`, 'messageId', e.seq);
   },
+  // A withdrawn message leaves the inbox exactly like a claimed one, but no turn follows.
+  'inbox/withdrawn': (st, e) => {
+    if (!st.inbox.delete(e.messageId))
+      throw new SessionValidationError('INBOX_STATE', `inbox message ${e.messageId} is not waiting in the inbox (already claimed or withdrawn)`, 'messageId', e.seq);
+  },
   'compaction/start': (st, e) => {
     if (st.compactionId) throw new SessionValidationError('COMPACTION_STATE', `compaction ${st.compactionId} is still open`, 'type', e.seq);
     st.compactionId = e.compactionId;

@@ -81,6 +81,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('source', source, `an object whose kind is one of ${SOURCE_KINDS.join(', ')}`),
   ],
   'inbox/claimed': [r('messageId', nonEmpty, 'a non-empty string')],
+  'inbox/withdrawn': [r('messageId', nonEmpty, 'a non-empty string')],
   'sandbox/mode': [r('mode', oneOf('read-only', 'workspace-write', 'full-access'), 'read-only | workspace-write | full-access'), POLICY_SOURCE],
   'approval/policy': [r('policy', oneOf('ask', 'never'), "'ask' or 'never'"), POLICY_SOURCE],
   'subagent/descriptor': [

@@ -145,6 +145,29 @@ export class Residency {
   }
 
   /**
+   * "Send now" for a continuable child's kept queue (after an interrupt): a resident child
+   * resumes; a released one is cold-resumed from its log and works through its queue.
+   */
+  async wake(childId: string): Promise<void> {
+    const live = this.activations.get(childId);
+    if (live && !live.released) {
+      clearTimeout(live.timer);
+      live.timer = undefined;
+      live.agent.resume();
+      return;
+    }
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.wake(childId);
+    }
+    const resume = this.coldResume(childId);
+    this.busy.set(childId, resume);
+    void resume.catch(() => undefined).finally(() => this.busy.delete(childId));
+    (await resume).resume();
+  }
+
+  /**
    * A runtime message (settlement notice, report) to a subagent that is not resident. It is
    * never reopened as a root: a continuable one wakes through its own composition, like a
    * follow-up; a quiet message, or one to a one-shot (which takes no more turns), is only

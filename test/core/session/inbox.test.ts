@@ -37,3 +37,26 @@ describe('the durable inbox', () => {
     assert.deepEqual(s.unclaimedInbox, []);
   });
 });
+
+describe('withdrawing from the durable inbox', () => {
+  it('removes a waiting message; it can then be neither claimed nor withdrawn again', () => {
+    const s = sessionWith([ev.accepted('m1'), ev.accepted('m2')]);
+    s.append({ type: 'inbox/withdrawn', messageId: 'm1' });
+    assert.deepEqual(s.unclaimedInbox, ['m2']);
+    expectRefusal(s, (x) => x.append(ev.claimed('m1')), { code: 'INBOX_STATE', field: 'messageId', seq: 3 });
+    const err = expectRefusal(s, (x) => x.append({ type: 'inbox/withdrawn', messageId: 'm1' }), { code: 'INBOX_STATE', field: 'messageId', seq: 3 });
+    assert.match(err.message, /already claimed or withdrawn/);
+  });
+
+  it('refuses withdrawing a claimed message: INBOX_STATE', () => {
+    const s = sessionWith([ev.accepted('m1'), ev.claimed('m1')]);
+    expectRefusal(s, (x) => x.append({ type: 'inbox/withdrawn', messageId: 'm1' }), { code: 'INBOX_STATE', field: 'messageId', seq: 2 });
+  });
+
+  it('survives a restore: the withdrawn message stays out of the inbox', () => {
+    const s = sessionWith([ev.accepted('m1'), ev.accepted('m2')]);
+    s.append({ type: 'inbox/withdrawn', messageId: 'm2' });
+    const back = Session.restore(s.header, s.events);
+    assert.deepEqual(back.unclaimedInbox, ['m1']);
+  });
+});

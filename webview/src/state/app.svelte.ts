@@ -96,7 +96,7 @@ export class AppState {
       this.tree.remove(m.id);
       if (m.id === this.selected && this.view === 'panel') this.#showSelected(undefined);
     },
-    'transcript/reset': (m) => this.chat.reset(m.sessionId, m.entries, m.hasMore),
+    'transcript/reset': (m) => this.chat.reset(m.sessionId, m.entries, m.hasMore, m.partial),
     'transcript/page': (m) => this.chat.page(m.sessionId, m.id, m.entries, m.hasMore),
     'transcript/append': (m) => this.chat.append(m.sessionId, m.entries),
     'stream/delta': (m) => this.chat.delta(m.sessionId, m.kind, m.delta),
@@ -135,6 +135,7 @@ export class AppState {
       this.report(m.id, `${pending?.what ?? 'The request'} failed: ${m.error}`);
       if (pending?.text !== undefined && this.draft.trim() === '') this.setDraft(pending.text);
     },
+    'queue/changed': (m) => this.chat.setQueue(m.sessionId, m.state, m.messages),
     'message/rejected': (m) => {
       this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
     },
@@ -197,6 +198,24 @@ export class AppState {
     const id = requestId();
     this.#pending.set(id, { what: 'Starting a new conversation' });
     post({ type: 'session/new', id });
+  }
+
+  /** Cancel a queued message of the shown session before it runs. */
+  withdraw(messageId: string): void {
+    const sessionId = this.target;
+    if (sessionId === undefined) return;
+    const id = requestId();
+    this.#pending.set(id, { what: 'Cancelling the queued message' });
+    post({ type: 'queue/withdraw', id, sessionId, messageId });
+  }
+
+  /** "Send now": the waiting messages run, oldest first. */
+  runQueue(): void {
+    const sessionId = this.target;
+    if (sessionId === undefined) return;
+    const id = requestId();
+    this.#pending.set(id, { what: 'Sending the waiting messages' });
+    post({ type: 'queue/run', id, sessionId });
   }
 
   openTranscript(sessionId: string): void {

@@ -2,7 +2,7 @@
 // replaced on reset, append and page (never mutated), keyed by seq in the view; the
 // view renders only a window of it. Streamed text lives beside the entries until the
 // assistant entry that holds it arrives.
-import type { TranscriptEntry } from '../../../src/protocol';
+import type { PartialReply, QueuedMessageView, TranscriptEntry } from '../../../src/protocol';
 
 export type ToolEntry = Extract<TranscriptEntry, { kind: 'tool' }>;
 
@@ -17,6 +17,9 @@ export class ChatState {
   pageError: string | undefined = $state();
   streamText = $state('');
   streamReasoning = $state('');
+  /** Messages accepted by the session that have not run yet, and whether they wait for the user. */
+  queue: QueuedMessageView[] = $state.raw([]);
+  queueState: 'queued' | 'waiting' = $state('queued');
   /** Tool results by call id, so a call renders with its result. */
   results: ReadonlyMap<string, ToolEntry> = $state.raw(new Map());
   /** Call ids of every tool call held, so their results are not drawn twice. */
@@ -38,10 +41,11 @@ export class ChatState {
     this.results = new Map();
     this.calls = new Set();
     this.clearStream();
+    this.queue = [];
     this.generation++;
   }
 
-  reset(sessionId: string, entries: TranscriptEntry[], hasMore: boolean): void {
+  reset(sessionId: string, entries: TranscriptEntry[], hasMore: boolean, partial?: PartialReply): void {
     if (sessionId !== this.sessionId) return;
     this.entries = entries;
     this.hasMore = hasMore;
@@ -52,6 +56,11 @@ export class ChatState {
     this.calls = new Set();
     this.#index(entries);
     this.clearStream();
+    // What the reply in progress said before this view saw it; later deltas continue it.
+    if (partial) {
+      this.streamText = partial.text;
+      this.streamReasoning = partial.reasoning;
+    }
     this.generation++;
   }
 
@@ -80,9 +89,16 @@ export class ChatState {
   }
 
   delta(sessionId: string, kind: 'text' | 'reasoning', delta: string): void {
-    if (sessionId !== this.sessionId) return;
+    // Until the reset arrives, its partial reply holds every delta sent before it (decision 0010).
+    if (sessionId !== this.sessionId || this.loading) return;
     if (kind === 'text') this.streamText += delta;
     else this.streamReasoning += delta;
+  }
+
+  setQueue(sessionId: string, state: 'queued' | 'waiting', messages: QueuedMessageView[]): void {
+    if (sessionId !== this.sessionId) return;
+    this.queue = messages;
+    this.queueState = state;
   }
 
   clearStream(): void {
