@@ -159,6 +159,12 @@ export class PanelController implements ApprovalPort {
     return this.desk.ask(request, signal);
   }
 
+  /** A session's name as the tree shows it (label, title, else id), for notifications. */
+  nameOf(id: string): string {
+    const n = this.tree.node(id);
+    return n?.label ?? n?.title ?? id;
+  }
+
   /** Answer a pending approval (a view, or the host's notification); false when already answered. */
   answer(requestId: string, reply: ApprovalReply): boolean {
     return this.desk.answer(requestId, reply);

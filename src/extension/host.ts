@@ -5,6 +5,7 @@ import { Harness, type HarnessConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import type { PanelSettings } from '../protocol';
+import { ApprovalNotifier } from './approval-notifier';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { isLocalUrl, readSettings } from './settings';
@@ -35,6 +36,7 @@ export class ArborHost {
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
   private hasKey = false;
+  private readonly notifier: ApprovalNotifier;
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
 
   constructor(
@@ -48,7 +50,12 @@ export class ArborHost {
       openTranscript: (id) => this.openTranscript(id),
       log: (level, text) => this.log[level](text),
       progress: (title, work) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work)),
+      approvalsChanged: (pending, added) => this.notifier.changed(pending, added),
     });
+    this.notifier = new ApprovalNotifier(
+      (requestId, reply) => this.controller.answer(requestId, reply),
+      (id) => this.controller.nameOf(id),
+    );
     this.commands = buildCommands(this);
   }
 
@@ -129,6 +136,7 @@ export class ArborHost {
   attachPanel(view: vscode.WebviewView): void {
     view.webview.options = webviewOptions(this.context.extensionUri);
     view.webview.html = webviewHtml(view.webview, this.context.extensionUri, 'panel');
+    this.notifier.attach(view);
     this.connect(view.webview, 'panel', undefined, view.onDidDispose);
   }
 
