@@ -75,6 +75,8 @@ describe('extension: approvals in the panel', () => {
     assert.equal(changes.at(-1)?.pending, 0, 'the badge clears once answered');
     await until(() => (port.lastGrants(id)?.length ?? 0) === 1);
     const [g] = port.lastGrants(id)!;
+    const markers = port.of('transcript/append').flatMap((m) => m.entries).filter((e) => e.kind === 'marker');
+    assert.ok(markers.some((e) => e.kind === 'marker' && e.text === 'Allowed for this conversation: run_command on "echo first-run …".'), 'the chat shows the grant where it was given');
     assert.deepEqual({ tool: g.tool, scope: g.scope }, { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo first-run' } });
 
     server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run --again' } }] }, { text: 'ran again' });
@@ -87,6 +89,7 @@ describe('extension: approvals in the panel', () => {
     await c.receive(port, { type: 'approval/revoke', id: 'rv', sessionId: id, grantId: g.grantId });
     assert.ok(port.of('request/done').some((m) => m.id === 'rv' && m.ok));
     assert.deepEqual(port.lastGrants(id), []);
+    assert.ok(t.h.resident(id)!.session.events.some((e) => e.type === 'approval/grant' && e.revoked === true), 'the revoke is in the log');
     server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run' } }] }, { text: 'asked' });
     await c.receive(port, { type: 'chat/send', id: 'r3', sessionId: id, text: 'once more' });
     const p3 = await nextPrompt(2);
