@@ -38,6 +38,8 @@ export interface TreeNode {
   reports: number;
   /** Slot for a goal phase ('active', 'paused', 'blocked', 'complete'); empty until goals exist. */
   goalPhase?: string;
+  /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
+  pendingApprovals?: number;
   createdAt: string;
 }
 
@@ -74,6 +76,24 @@ export interface ApprovalPrompt {
   tool: string;
   summary: string;
   reason: string;
+  /** What "allow for this conversation" would cover; absent when it is not offered. */
+  grant?: GrantScopeView;
+  /** What will happen: a unified diff against the current file, or a new file's content. */
+  preview?: { kind: 'diff' | 'content'; text: string };
+}
+
+/** The scope of a grant: a command prefix (`npm test`) or one exact real path. */
+export interface GrantScopeView {
+  kind: 'command-prefix' | 'path';
+  value: string;
+}
+
+/** An active "allow for this conversation" grant of a session. */
+export interface GrantView {
+  grantId: string;
+  tool: string;
+  scope: GrantScopeView;
+  at: string;
 }
 
 export interface PanelSettings {
@@ -121,7 +141,8 @@ export type WebviewToHost =
   | { type: 'transcript/open'; sessionId: string }
   /** Earlier entries of a long transcript (paging backwards). */
   | { type: 'transcript/more'; id: string; sessionId: string; beforeSeq: number }
-  | { type: 'approval/answer'; requestId: string; decision: 'allow' | 'deny' }
+  /** `remember` (with allow): allow for this conversation; `reason` (with deny): reaches the model. */
+  | { type: 'approval/answer'; requestId: string; decision: 'allow' | 'deny'; remember?: boolean; reason?: string }
   /** Run the failed turn ending at `seq` again: its user message is sent once more. */
   | { type: 'chat/retry'; id: string; sessionId: string; seq: number }
   /** A notice's button: run one of Arbor's commands (set the key, open the model settings). */
@@ -129,7 +150,9 @@ export type WebviewToHost =
   /** Cancel a queued message before it runs (durable: it never runs, even after a restart). */
   | { type: 'queue/withdraw'; id: string; sessionId: string; messageId: string }
   /** "Send now": a session waiting after an interrupt works through its queue (FIFO, from the head). */
-  | { type: 'queue/run'; id: string; sessionId: string };
+  | { type: 'queue/run'; id: string; sessionId: string }
+  /** Revoke an "allow for this conversation" grant of a session. */
+  | { type: 'approval/revoke'; id: string; sessionId: string; grantId: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -154,6 +177,8 @@ export type HostToWebview =
   | { type: 'settings/changed'; settings: PanelSettings }
   | { type: 'approval/requested'; prompt: ApprovalPrompt }
   | { type: 'approval/resolved'; requestId: string; decision: 'allow' | 'deny' }
+  /** The active grants of a session (sent with its transcript and whenever they change). */
+  | { type: 'grants/list'; sessionId: string; grants: GrantView[] }
   /** Put the keyboard focus in the chat input (the "focus chat input" keybinding). */
   | { type: 'input/focus' }
   /** The host selected a session (a fork was created, a tab opened). */
@@ -190,7 +215,12 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'transcript/open': (x) => id(x.sessionId),
   'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),
-  'approval/answer': (x) => str(x.requestId) && (x.decision === 'allow' || x.decision === 'deny'),
+  'approval/answer': (x) =>
+    str(x.requestId) &&
+    (x.decision === 'allow' || x.decision === 'deny') &&
+    (x.remember === undefined || typeof x.remember === 'boolean') &&
+    (x.reason === undefined || (typeof x.reason === 'string' && x.reason.length <= 2000)),
+  'approval/revoke': (x) => str(x.id) && id(x.sessionId) && str(x.grantId),
   'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
   'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),

@@ -15,6 +15,7 @@ import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { descriptorOf } from './session/folds';
 import { distinctName, nameFromLog } from './session/names';
+import { activeGrants, type ApprovalGrant } from './policy/grants';
 import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
 import type { ApprovalPort, Tool } from './tools/tool';
@@ -252,6 +253,20 @@ export class Harness {
     }
     if (agent) return agent.resume();
     await this.openSession(id);
+  }
+
+  /** The session's active "allow for this conversation" grants (its own, never an ancestor's). */
+  async grants(id: string): Promise<ApprovalGrant[]> {
+    const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
+    return activeGrants(s.header, s.events);
+  }
+
+  /** The user revokes a grant: the next matching request asks again. Unknown or revoked grant ids are an error. */
+  async revokeGrant(id: string, grantId: string): Promise<void> {
+    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    const g = activeGrants(writer.session.header, writer.session.events).find((x) => x.grantId === grantId);
+    if (!g) throw new Error(`Session ${id} has no active grant ${grantId}; it may already be revoked.`);
+    await writer.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
   }
 
   /** Delete a session and its descendants (none may be running). */

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Harness } from '../core/harness';
-import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../core/policy/approval';
+import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
+import { activeGrants } from '../core/policy/grants';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
 import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
+import { ApprovalDesk, grantView } from './approvals';
 import { nodeName } from './presenter/names';
 import { PartialReplies } from './presenter/partial-replies';
 import { queueView } from './presenter/queue-view';
@@ -26,8 +27,10 @@ export interface ControllerHooks {
   log(level: 'info' | 'warn' | 'error', text: string): void;
   /** Wrap long work (a cold resume) in host progress UI. */
   progress<T>(title: string, work: () => Promise<T>): Promise<T>;
-  /** Run one of Arbor's commands for a notice's button. */
-  runCommand(command: HostCommand): Promise<void>;
+  /** Run one of Arbor's commands for a notice's button (absent where there is no editor). */
+  runCommand?(command: HostCommand): Promise<void>;
+  /** Pending approvals changed (`added` when one was just asked): the host badges and notifies. */
+  approvalsChanged?(pending: ApprovalPrompt[], added?: ApprovalPrompt): void;
 }
 
 const PAGE = 200;
@@ -44,7 +47,7 @@ export class PanelController implements ApprovalPort {
   private readonly throttle: StreamThrottle;
   /** Each session's reply in progress, for views that open it mid-stream. */
   private readonly partials = new PartialReplies();
-  private readonly approvals = new Map<string, { prompt: ApprovalPrompt; resolve(d: ApprovalDecision): void }>();
+  private readonly desk: ApprovalDesk;
   private harness: Harness | undefined;
   private selected: string | undefined;
   private readonly offs: (() => void)[] = [];
@@ -59,6 +62,20 @@ export class PanelController implements ApprovalPort {
       isRunning: (id) => this.harness?.resident(id)?.status === 'running',
       isResidentChild: (id) => !!this.harness && (this.harness.subagents.residency.isActive(id) || this.harness.subagents.residency.isOneShot(id)),
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
+    });
+    this.desk = new ApprovalDesk({
+      opened: (prompt) => {
+        this.tree.setActivity(prompt.sessionId, 'waiting for approval');
+        this.pushMarked(prompt);
+        this.broadcast({ type: 'approval/requested', prompt });
+        this.hooks.approvalsChanged?.(this.desk.prompts(), prompt);
+      },
+      closed: (prompt, reply) => {
+        this.tree.setActivity(prompt.sessionId, undefined);
+        this.broadcast({ type: 'approval/resolved', requestId: prompt.requestId, decision: reply.decision });
+        this.pushMarked(prompt);
+        this.hooks.approvalsChanged?.(this.desk.prompts());
+      },
     });
     this.throttle = new StreamThrottle((sessionId, kind, delta) => this.toSession(sessionId, { type: 'stream/delta', sessionId, kind, delta }));
   }
@@ -94,7 +111,7 @@ export class PanelController implements ApprovalPort {
       const h = await this.ensure();
       if (m.view === 'transcript') port.sessionId = m.sessionId;
       else port.sessionId = this.selected;
-      port.post({ type: 'state/snapshot', nodes: this.tree.nodes(), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: [...this.approvals.values()].map((a) => a.prompt) });
+      port.post({ type: 'state/snapshot', nodes: this.tree.nodes().map((n) => this.marks(n)), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: this.desk.prompts() });
       if (port.sessionId && h.store.has(port.sessionId)) await this.sendTranscript(port, port.sessionId);
     },
     'session/select': async (port, m) => {
@@ -141,11 +158,19 @@ export class PanelController implements ApprovalPort {
       await this.send(m.sessionId, text);
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
     },
-    'command/run': (_port, m) => this.hooks.runCommand(m.command),
+    'command/run': async (_port, m) => {
+      if (!this.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
+      await this.hooks.runCommand(m.command);
+    },
     'approval/answer': (_port, m) => {
-      const a = this.approvals.get(m.requestId);
-      if (!a) return; // already answered (another view, or the turn was cancelled)
-      a.resolve(m.decision);
+      // false: already answered (another view, a notification, or the turn was cancelled)
+      this.answer(m.requestId, { decision: m.decision, ...(m.remember ? { remember: true } : {}), ...(m.reason ? { reason: m.reason } : {}) });
+    },
+    'approval/revoke': async (port, m) => {
+      await (await this.ensure()).revokeGrant(m.sessionId, m.grantId);
+      // A session that is not resident appended through a writer of its own (no event reaches us).
+      await this.sendGrants(m.sessionId);
+      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
     },
     'queue/withdraw': async (port, m) => {
       const h = await this.ensure();
@@ -162,25 +187,13 @@ export class PanelController implements ApprovalPort {
   };
 
   /** The human's approval port: every view shows the request; the first answer wins. */
-  ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
-    const requestId = randomUUID();
-    const prompt: ApprovalPrompt = { requestId, sessionId: request.sessionId, lineage: request.lineage ?? [request.sessionId], tool: request.tool, summary: request.summary, reason: request.reason };
-    return new Promise<ApprovalDecision>((resolve) => {
-      const done = (decision: ApprovalDecision) => {
-        if (!this.approvals.delete(requestId)) return;
-        signal?.removeEventListener('abort', onAbort);
-        this.tree.setActivity(request.sessionId, undefined);
-        this.broadcast({ type: 'approval/resolved', requestId, decision });
-        this.pushNode(request.sessionId);
-        resolve(decision);
-      };
-      const onAbort = () => done('deny');
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.approvals.set(requestId, { prompt, resolve: done });
-      this.tree.setActivity(request.sessionId, 'waiting for approval');
-      this.pushNode(request.sessionId);
-      this.broadcast({ type: 'approval/requested', prompt });
-    });
+  ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalReply> {
+    return this.desk.ask(request, signal);
+  }
+
+  /** Answer a pending approval (a view, or the host's notification); false when already answered. */
+  answer(requestId: string, reply: ApprovalReply): boolean {
+    return this.desk.answer(requestId, reply);
   }
 
   // ── commands shared with the VS Code command palette ───────────────────────
@@ -264,7 +277,7 @@ export class PanelController implements ApprovalPort {
   async dispose(): Promise<void> {
     this.throttle.dispose();
     for (const off of this.offs) off();
-    for (const a of this.approvals.values()) a.resolve('deny');
+    this.desk.denyAll();
   }
 
   // ── internals ──────────────────────────────────────────────────────────────
@@ -324,6 +337,7 @@ export class PanelController implements ApprovalPort {
     if (e.type === 'inbox/accepted' || e.type === 'inbox/claimed' || e.type === 'inbox/withdrawn') void this.sendQueue(sessionId);
     // The stream is superseded by the message it produced: flush deltas first, in order.
     if (e.type === 'assistant/message') this.throttle.flush(sessionId);
+    if (e.type === 'approval/grant') void this.sendGrants(sessionId).catch((err) => this.hooks.log('warn', String(err)));
     const entry = toEntry(e);
     if (entry) this.toSession(sessionId, { type: 'transcript/append', sessionId, entries: [entry] });
     this.pushNode(sessionId);
@@ -335,7 +349,27 @@ export class PanelController implements ApprovalPort {
 
   private pushNode(id: string): void {
     const node = this.tree.node(id);
-    if (node) this.broadcast({ type: 'tree/node', node });
+    if (node) this.broadcast({ type: 'tree/node', node: this.marks(node) });
+  }
+
+  /** The node with its "needs you" count: approvals waiting in it or below it. */
+  private marks(node: TreeNode): TreeNode {
+    if (this.desk.size === 0) return node;
+    const n = this.desk.countAt(node.id, this.parentOf);
+    return n > 0 ? { ...node, pendingApprovals: n } : node;
+  }
+
+  private readonly parentOf = (id: string): string | undefined => this.tree.node(id)?.parentId;
+
+  /** Re-send every node that marks a request (the asker and its ancestors). */
+  private pushMarked(prompt: ApprovalPrompt): void {
+    for (const id of this.desk.marked(prompt, this.parentOf)) this.pushNode(id);
+  }
+
+  /** The session's active grants, to every view showing it. */
+  private async sendGrants(sessionId: string): Promise<void> {
+    const grants = (await (await this.ensure()).grants(sessionId)).map(grantView);
+    this.toSession(sessionId, { type: 'grants/list', sessionId, grants });
   }
 
   private async sendTranscript(port: ViewPort, sessionId: string): Promise<void> {
@@ -346,6 +380,7 @@ export class PanelController implements ApprovalPort {
     this.throttle.flush(sessionId);
     const partial = this.partials.get(sessionId);
     port.post({ type: 'transcript/reset', sessionId, entries: p.entries, hasMore: p.hasMore, ...(partial ? { partial } : {}) });
+    port.post({ type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map(grantView) });
     port.post(queueView(s, this.harness?.resident(sessionId)));
   }
 

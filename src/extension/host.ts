@@ -5,6 +5,7 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import type { ModelSource, PanelSettings } from '../protocol';
+import { ApprovalNotifier } from './approval-notifier';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { isLocalUrl, readSettings } from './settings';
@@ -37,6 +38,7 @@ export class ArborHost {
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
   private source: ModelSource = 'none';
+  private readonly notifier: ApprovalNotifier;
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
 
   constructor(
@@ -54,7 +56,12 @@ export class ArborHost {
         if (command === 'setApiKey') await vscode.commands.executeCommand('arbor.setApiKey');
         else await vscode.commands.executeCommand('workbench.action.openSettings', 'arbor.model');
       },
+      approvalsChanged: (pending, added) => this.notifier.changed(pending, added),
     });
+    this.notifier = new ApprovalNotifier(
+      (requestId, reply) => this.controller.answer(requestId, reply),
+      (id) => this.controller.knownName(id) ?? id,
+    );
     this.commands = buildCommands(this);
   }
 
@@ -157,6 +164,7 @@ export class ArborHost {
   attachPanel(view: vscode.WebviewView): void {
     view.webview.options = webviewOptions(this.context.extensionUri);
     view.webview.html = webviewHtml(view.webview, this.context.extensionUri, 'panel');
+    this.notifier.attach(view);
     this.connect(view.webview, 'panel', undefined, view.onDidDispose);
   }
 

@@ -15,7 +15,11 @@ const SLOW = 'I am working through a long analysis, one careful step at a time. 
 export const DEMO_HELP =
   'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child you can interrupt from the tree), ' +
-  'or right-click a message → Fork from here. Send a message to a settled child from its node to resume it.';
+  'or right-click a message → Fork from here. Send a message to a settled child from its node to resume it. ' +
+  'Approvals: "run the tests" (asks to run npm test) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
+
+/** The approval scene's protected write: the sample workspace's settings, one value changed. */
+export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
 
 export function demoReply(body: ChatBody): Reply {
   const msgs = body.messages;
@@ -35,6 +39,11 @@ export function demoReply(body: ChatBody): Reply {
   }
 
   if (last.role === 'tool') {
+    const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
+    if (refused) return { text: `Understood, I left it as it is. You said: "${refused[1]}".` };
+    if (said.includes('approval was refused')) return { text: 'Understood, I did not do it.' };
+    if (said.startsWith('Exit code:')) return { text: `The tests ran (${said.split('\n')[0]}); the output is in the tool result above.` };
+    if (said.startsWith('Overwrote') || said.startsWith('Created')) return { text: `Done: ${said}` };
     if (said.includes('"status": "started"')) return { text: 'Started it. It works on its own; you will see its report and its settlement notice here, and its node in the tree.' };
     if (said.includes('"answer"')) return { text: 'The fork answered (see its node in the tree, and the cache-hit % on it).' };
     return { text: 'Done.' };
@@ -42,6 +51,10 @@ export function demoReply(body: ChatBody): Reply {
   if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
   if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
   const lower = said.toLowerCase();
+  // The approval scene: a command (run_command always asks outside full-access) and a write
+  // to a protected path (.vscode), whose card shows the diff against the current file.
+  if (lower.includes('run the tests')) return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+  if (lower.includes('edit the settings')) return { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: DEMO_SETTINGS } }] };
   if (lower.includes('survey')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } }] };
   if (lower.includes('fork')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'REVIEW: review the plan so far.', label: 'reviewer' } }] };
   if (lower.includes('long')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'LONG: analyse everything slowly.', label: 'long-task', mode: 'continuable' } }] };

@@ -251,6 +251,36 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.equal(await count('.approval'), 0);
   });
 
+  it('shows the diff and the scope of a grant; allows for the conversation, denies with a reason, marks ancestors, revokes', async () => {
+    await open();
+    const preview = { kind: 'diff' as const, text: '--- a/.vscode/settings.json\n+++ b/.vscode/settings.json\n@@ -1,3 +1,3 @@\n {\n-  "a": 1\n+  "a": 2\n }' };
+    const write = { requestId: 'w1', sessionId: ROOT, lineage: [ROOT], tool: 'write_file', summary: 'write_file: overwrite .vscode/settings.json (14 bytes)', reason: 'protected path', preview, grant: { kind: 'path' as const, value: '/ws/.vscode/settings.json' } };
+    const cmd = { requestId: 'c1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: '$ npm test', reason: 'commands', grant: { kind: 'command-prefix' as const, value: 'npm test' } };
+    const marked = [node(ROOT, undefined, { title: 'Root conversation', pendingApprovals: 2 }), node(CHILD, ROOT, { label: 'child-worker', pendingApprovals: 1 }), node(GRAND, CHILD, { label: 'grand-worker', pendingApprovals: 1, status: 'running', activity: 'waiting for approval' })];
+    await send(snapshot({ selected: ROOT, nodes: [...marked, NODES[3]] }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt: write }, { type: 'approval/requested', prompt: cmd });
+    assert.equal(await count('.needs-you'), 3, 'the asker and each ancestor carry the mark');
+    assert.equal(await textOf(`[data-row-id="${CHILD}"] .needs-you`), '1');
+    const card = '.approval:has(.preview)';
+    assert.equal(await count(`${card} .pl.del`), 1);
+    assert.equal(await count(`${card} .pl.add`), 1);
+    assert.match(await textOf(`${card} .pl.add`), /"a": 2/);
+    assert.match(await textOf(`${card} .scope`), /write_file[\s\S]*\/ws\/.vscode\/settings.json/);
+    await page.focus(`${card} .deny-reason`);
+    await page.keyboard.type('keep tabs at 2');
+    await page.click(`${card} .deny-button`);
+    assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'w1', decision: 'deny', reason: 'keep tabs at 2' });
+    await page.click('.approval:not(:has(.preview)) .allow-conversation');
+    assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'c1', decision: 'allow', remember: true });
+    const grant = { grantId: 'g1', tool: 'run_command', scope: { kind: 'command-prefix' as const, value: 'npm test' }, at: T };
+    await send({ type: 'grants/list', sessionId: ROOT, grants: [grant] });
+    assert.match(await textOf('.grants'), /Allowed for this conversation \(1\)[\s\S]*run_command[\s\S]*npm test/);
+    await page.click('.grants .grant button:has-text("Revoke")');
+    const revoke = (await lastPosted()) as Extract<WebviewToHost, { type: 'approval/revoke' }>;
+    assert.deepEqual({ type: revoke.type, sessionId: revoke.sessionId, grantId: revoke.grantId }, { type: 'approval/revoke', sessionId: ROOT, grantId: 'g1' });
+    await send({ type: 'grants/list', sessionId: ROOT, grants: [] });
+    assert.equal(await count('.grants'), 0);
+  });
+
   it('says so in Restricted Mode (the agent still chats, read-only) and hints at the API key', async () => {
     await open();
     await send(snapshot({ selected: ROOT, settings: { ...SETTINGS, restricted: true } }));

@@ -5,6 +5,7 @@ import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
 import { DEFAULT_MAX_STEPS, type AgentConfig } from './config';
+import { grantBookOf } from './grant-book';
 import { collect } from './stream-collector';
 import { runToolCalls } from './tool-runner';
 
@@ -83,6 +84,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       sandbox: effectiveSandbox(overrides, cfg.defaults.sandbox),
       approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
       approval: cfg.approval,
+      grants: grantBookOf(w),
       signal,
     };
     const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx), aborted(signal)]);

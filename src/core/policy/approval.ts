@@ -1,5 +1,6 @@
-import type { ApprovalPolicy } from '../session/events';
+import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { PolicyOverrides } from '../session/folds';
+import { offeredScope, type ApprovalTarget, type GrantBook, type GrantScope } from './grants';
 import type { Effective } from './sandbox';
 
 /** A request for a human (or an approval service) to allow one action. */
@@ -11,13 +12,28 @@ export interface ApprovalRequest {
   reason: string;
   /** For a delegated child's request: the asking session first, then its ancestors up to the root. */
   lineage?: string[];
+  /** What a grant could cover (the command, or the real path); lets a grant skip the ask. */
+  target?: ApprovalTarget;
+  /** What "allow for this conversation" would record; absent when it is not offered. */
+  grant?: GrantScope;
+  /** What will happen, for the human to read: a unified diff against the current file, or the new content. */
+  preview?: { kind: 'diff' | 'content'; text: string };
 }
 
 export type ApprovalDecision = 'allow' | 'deny';
 
+/** A richer answer: allow and remember (a grant), or deny with a reason the model reads. */
+export interface ApprovalReply {
+  decision: ApprovalDecision;
+  /** With `allow`: record the request's offered `grant` for this conversation. */
+  remember?: boolean;
+  /** With `deny`: the user's words, passed to the model in the tool result. */
+  reason?: string;
+}
+
 /** Hosts implement this: the CLI (never | auto), the VS Code UI (a prompt), tests. */
 export interface ApprovalPort {
-  ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
+  ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision | ApprovalReply>;
 }
 
 export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = ['ask', 'never'];
@@ -42,10 +58,16 @@ export interface ApprovalContext {
   approvalPolicy: ApprovalPolicy;
   approval?: ApprovalPort;
   signal?: AbortSignal;
+  /** The session's grants ("allow for this conversation"); without it nothing is remembered. */
+  grants?: GrantBook;
+  /** The sandbox mode now (a grant does not hold in a narrower mode than it was given in). */
+  sandbox?: SandboxMode;
 }
 
 export type ApprovalOutcome =
   | 'allowed'
+  /** A grant of this conversation covered it: allowed without asking. */
+  | 'granted'
   /** Policy `never`: denied without asking anyone. */
   | 'policy-never'
   /** Policy `ask` but the host gave no port to ask. */
@@ -60,6 +82,19 @@ export type ApprovalOutcome =
 export interface ApprovalAnswer {
   approved: boolean;
   outcome: ApprovalOutcome;
+  /** The user's reason for a denial, when they gave one. */
+  reason?: string;
+}
+
+const MAX_REASON = 2000;
+
+function normalise(reply: unknown): ApprovalReply | undefined {
+  if (reply === 'allow' || reply === 'deny') return { decision: reply };
+  if (typeof reply !== 'object' || reply === null) return undefined;
+  const r = reply as Record<string, unknown>;
+  if (r.decision !== 'allow' && r.decision !== 'deny') return undefined;
+  const reason = typeof r.reason === 'string' && r.reason.trim() !== '' ? r.reason.trim().slice(0, MAX_REASON) : undefined;
+  return { decision: r.decision, ...(r.remember === true ? { remember: true } : {}), ...(reason ? { reason } : {}) };
 }
 
 /**
@@ -73,10 +108,14 @@ export async function decideApproval(
   const deny = (outcome: ApprovalOutcome): ApprovalAnswer => ({ approved: false, outcome });
   if (ctx.signal?.aborted) return deny('aborted');
   if (ctx.approvalPolicy !== 'ask') return deny('policy-never');
+  // A grant skips only the ask: the policy above still says no when it is 'never'.
+  const sandbox = ctx.sandbox ?? 'read-only';
+  if (request.target && ctx.grants?.find(request.tool, request.target, sandbox)) return { approved: true, outcome: 'granted' };
   const port = ctx.approval;
   if (!port) return deny('no-port');
 
-  const full: ApprovalRequest = { ...request, sessionId: request.sessionId ?? ctx.sessionId };
+  const offered = request.target && ctx.grants ? offeredScope(request.target) : undefined;
+  const full: ApprovalRequest = { ...request, sessionId: request.sessionId ?? ctx.sessionId, ...(offered ? { grant: offered } : {}) };
   const signal = ctx.signal;
   let onAbort: (() => void) | undefined;
   // An abort settles the wait at once even if the port ignores its signal; the port's
@@ -86,19 +125,27 @@ export async function decideApproval(
     onAbort = () => resolve(deny('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
   });
-  const asked = (async (): Promise<ApprovalAnswer> => {
+  type Asked = ApprovalAnswer & { remember?: GrantScope };
+  const asked = (async (): Promise<Asked> => {
     try {
-      const decision = await port.ask(full, signal);
-      if (decision === 'allow') return { approved: true, outcome: 'allowed' };
-      return deny(decision === 'deny' ? 'denied' : 'port-failed');
+      const reply = normalise(await port.ask(full, signal));
+      if (!reply) return deny('port-failed');
+      if (reply.decision === 'deny') return { approved: false, outcome: 'denied', ...(reply.reason ? { reason: reply.reason } : {}) };
+      return { approved: true, outcome: 'allowed', ...(reply.remember && offered ? { remember: offered } : {}) };
     } catch {
       return deny('port-failed');
     }
   })();
   try {
-    const answer = await Promise.race([asked, aborted]);
+    const answer: Asked = await Promise.race([asked, aborted]);
     // An allow that raced an abort still loses: the turn is over.
-    return answer.approved && signal?.aborted ? deny('aborted') : answer;
+    if (answer.approved && signal?.aborted) return deny('aborted');
+    const remember = answer.remember;
+    if (remember && ctx.grants) {
+      // The decision stands even if recording fails: it was allowed once, only not remembered.
+      await ctx.grants.record(request.tool, remember, sandbox).catch(() => undefined);
+    }
+    return { approved: answer.approved, outcome: answer.outcome, ...(answer.reason ? { reason: answer.reason } : {}) };
   } finally {
     if (signal && onAbort) signal.removeEventListener('abort', onAbort);
   }
@@ -112,8 +159,9 @@ export async function requestApproval(
   return (await decideApproval(ctx, request)).approved;
 }
 
-/** A sentence for the model explaining a denial, so it stops retrying and tells the user. */
-export function describeDenial(outcome: ApprovalOutcome): string {
+/** A sentence for the model explaining a denial, so it stops retrying and tells the user; the user's reason is quoted. */
+export function describeDenial(outcome: ApprovalOutcome, reason?: string): string {
+  if (outcome === 'denied' && reason) return `approval was refused by the user, who said: "${reason}"`;
   switch (outcome) {
     case 'policy-never':
       return 'approval was refused: the approval policy is "never", so actions that need approval are denied';
@@ -126,6 +174,7 @@ export function describeDenial(outcome: ApprovalOutcome): string {
     case 'port-failed':
       return 'approval was refused: the approval service failed to answer';
     case 'allowed':
+    case 'granted':
       return 'approved';
   }
 }
@@ -141,8 +190,8 @@ export const autoApprove: ApprovalPort = {
 };
 
 export type ApprovalScript =
-  | readonly ApprovalDecision[]
-  | ((request: ApprovalRequest, signal?: AbortSignal) => ApprovalDecision | Promise<ApprovalDecision>);
+  | readonly (ApprovalDecision | ApprovalReply)[]
+  | ((request: ApprovalRequest, signal?: AbortSignal) => ApprovalDecision | ApprovalReply | Promise<ApprovalDecision | ApprovalReply>);
 
 export interface ScriptedApproval extends ApprovalPort {
   /** Every request asked, in order. */

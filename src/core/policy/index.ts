@@ -1,2 +1,3 @@
 export * from './sandbox';
 export * from './approval';
+export * from './grants';

@@ -131,6 +131,25 @@ export interface ApprovalPolicyEvent extends Base<'approval/policy'> {
   source: PolicySource;
 }
 
+/** What an "allow for this conversation" covers: one command prefix, or one exact (real) path. */
+export interface GrantScope {
+  kind: 'command-prefix' | 'path';
+  value: string;
+}
+
+/**
+ * The user allowed a tool for this conversation within a scope, or (`revoked: true`)
+ * took that back. Last event per `grantId` wins; it only skips the ask, never the sandbox.
+ */
+export interface ApprovalGrantEvent extends Base<'approval/grant'> {
+  grantId: string;
+  tool: string;
+  scope: GrantScope;
+  /** The sandbox mode the user granted under; the grant does not hold in a narrower one. */
+  sandbox?: SandboxMode;
+  revoked?: boolean;
+}
+
 export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   version: 2;
   mode: 'one-shot' | 'continuable';
@@ -197,6 +216,7 @@ export type SessionEvent =
   | InboxWithdrawnEvent
   | SandboxModeEvent
   | ApprovalPolicyEvent
+  | ApprovalGrantEvent
   | SubagentDescriptorEvent
   | EndSeedEvent
   | CompactionStartEvent

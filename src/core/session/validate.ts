@@ -34,6 +34,8 @@ const usage: Check = (v) =>
   (v.cacheMissTokens === undefined || natural(v.cacheMissTokens));
 const range: Check = (v) => record(v) && natural(v.fromSeq) && natural(v.toSeq) && (v.fromSeq as number) <= (v.toSeq as number);
 
+const grantScope: Check = (v) => record(v) && oneOf('command-prefix', 'path')(v.kind) && nonEmpty(v.value);
+
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
 const workflow = [r('runId', nonEmpty, 'a non-empty string'), r('data', record, 'an object', true)];
@@ -84,6 +86,13 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'inbox/withdrawn': [r('messageId', nonEmpty, 'a non-empty string')],
   'sandbox/mode': [r('mode', oneOf('read-only', 'workspace-write', 'full-access'), 'read-only | workspace-write | full-access'), POLICY_SOURCE],
   'approval/policy': [r('policy', oneOf('ask', 'never'), "'ask' or 'never'"), POLICY_SOURCE],
+  'approval/grant': [
+    r('grantId', nonEmpty, 'a non-empty string'),
+    r('tool', nonEmpty, 'a non-empty string'),
+    r('scope', grantScope, "{kind: 'command-prefix' | 'path', value: a non-empty string}"),
+    r('sandbox', oneOf('read-only', 'workspace-write', 'full-access'), 'read-only | workspace-write | full-access', true),
+    r('revoked', bool, 'a boolean', true),
+  ],
   'subagent/descriptor': [
     r('version', (v) => v === 2, 'the number 2'),
     r('mode', oneOf('one-shot', 'continuable'), "'one-shot' or 'continuable'"),

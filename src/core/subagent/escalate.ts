@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../policy/approval';
+import type { ApprovalDecision, ApprovalPort, ApprovalReply, ApprovalRequest } from '../policy/approval';
 
 /**
  * Child approval policy `escalate`: a child's request goes to the host's port, tagged with
@@ -7,9 +7,9 @@ import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../policy/
  */
 export function escalatingPort(host: ApprovalPort, lineage: string[], timeoutMs: number): ApprovalPort {
   return {
-    async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+    async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision | ApprovalReply> {
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<ApprovalDecision>((resolve) => {
+      const timeout = new Promise<ApprovalDecision | ApprovalReply>((resolve) => {
         timer = setTimeout(() => resolve('deny'), timeoutMs);
       });
       try {

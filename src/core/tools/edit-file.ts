@@ -72,12 +72,12 @@ export function createEditFileTool(): Tool {
           );
         }
 
-        const denied = await approveProtectedWrite(ctx, NAME, r, `replace ${at.length} occurrence${at.length === 1 ? '' : 's'} in ${r.relative}`);
+        // split/join and slicing, never String.replace: `$&` in newText must stay literal.
+        const updated = replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+        const denied = await approveProtectedWrite(ctx, NAME, r, `replace ${at.length} occurrence${at.length === 1 ? '' : 's'} in ${r.relative}`, { before: text, after: updated });
         if (denied) return denied;
         if (ctx.signal.aborted) return cancelled(NAME);
 
-        // split/join and slicing, never String.replace: `$&` in newText must stay literal.
-        const updated = replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
         try {
           await writeWhole(r.realPath, updated, false);
         } catch (e) {

@@ -67,11 +67,12 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
             tool: NAME,
             summary: `$ ${command}${where === '.' ? '' : `   (in ${where})`}`,
             reason: approvalReason(ctx),
+            target: { kind: 'command', command },
           });
           if (!answer.approved) {
             return fail(
               'APPROVAL_DENIED',
-              `${NAME}: ${describeDenial(answer.outcome)}, so the command did not run. ` +
+              `${NAME}: ${describeDenial(answer.outcome, answer.reason)}, so the command did not run. ` +
                 'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.',
             );
           }

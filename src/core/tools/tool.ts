@@ -1,9 +1,10 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { ApprovalPort } from '../policy/approval';
+import type { GrantBook } from '../policy/grants';
 
 // The approval vocabulary lives in policy (it sits below tools in the layer order);
 // re-exported here so `import { ApprovalPort } from '../tools/tool'` keeps working.
-export type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../policy/approval';
+export type { ApprovalDecision, ApprovalPort, ApprovalReply, ApprovalRequest } from '../policy/approval';
 
 /** JSON schema of a tool's arguments (the subset the argument checker understands). */
 export interface JsonSchema {
@@ -56,6 +57,8 @@ export interface ToolContext {
   sandbox: SandboxMode;
   approvalPolicy: ApprovalPolicy;
   approval?: ApprovalPort;
+  /** This session's "allow for this conversation" grants (absent: nothing is remembered). */
+  grants?: GrantBook;
   signal: AbortSignal;
 }
 

@@ -1,4 +1,4 @@
-import { countLines, writeWhole } from './fsio';
+import { countLines, looksBinary, readWhole, writeWhole } from './fsio';
 import { displayPath, resolveForWrite } from './paths';
 import { cancelled, describeError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
@@ -30,7 +30,12 @@ export function createWriteFileTool(): Tool {
         const existed = r.kind === 'file';
         const bytes = Buffer.byteLength(content);
 
-        const denied = await approveProtectedWrite(ctx, NAME, r, `${existed ? 'overwrite' : 'create'} ${r.relative} (${bytes} bytes)`);
+        const denied = r.protectedReason
+          ? await approveProtectedWrite(ctx, NAME, r, `${existed ? 'overwrite' : 'create'} ${r.relative} (${bytes} bytes)`, {
+              before: existed ? await currentText(r.realPath) : undefined,
+              after: content,
+            })
+          : undefined;
         if (denied) return denied;
         if (ctx.signal.aborted) return cancelled(NAME);
 
@@ -44,4 +49,14 @@ export function createWriteFileTool(): Tool {
         return ok(`${existed ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${countLines(content)} lines).`);
       }),
   };
+}
+
+/** The file's text for a diff; a binary or unreadable file is shown as a placeholder line. */
+async function currentText(realPath: string): Promise<string> {
+  try {
+    const buf = await readWhole(realPath);
+    return looksBinary(buf) ? '(binary file)\n' : buf.toString('utf8');
+  } catch {
+    return '(unreadable)\n';
+  }
 }

@@ -1,6 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { decideApproval, describeDenial } from '../policy/approval';
+import { decideApproval, describeDenial, type ApprovalRequest } from '../policy/approval';
+import { cap, unifiedDiff } from './diff';
 import { physicalPath, type ResolvedPath } from './paths';
 import { fail } from './result';
 import type { ToolContext, ToolResult } from './tool';
@@ -15,19 +16,29 @@ export async function approveProtectedWrite(
   target: ResolvedPath,
   /** What will happen, in a few words, e.g. "overwrite .vscode/settings.json (120 bytes)". */
   action: string,
+  /** The file's text now (absent: it does not exist yet) and after the write, for the card. */
+  change?: { before?: string; after: string },
 ): Promise<ToolResult | undefined> {
   if (!target.protectedReason) return undefined;
   const answer = await decideApproval(ctx, {
     tool,
     summary: `${tool}: ${action}`,
     reason: `protected path: ${target.protectedReason}`,
+    // The real path: a grant covers this file, not another name (a link) for it.
+    target: { kind: 'path', path: target.realPath },
+    ...(change ? { preview: previewOf(target.relative, change) } : {}),
   });
   if (answer.approved) return undefined;
   return fail(
     'APPROVAL_DENIED',
-    `${tool}: '${target.relative}' is a protected path (${target.protectedReason}); ${describeDenial(answer.outcome)}, ` +
+    `${tool}: '${target.relative}' is a protected path (${target.protectedReason}); ${describeDenial(answer.outcome, answer.reason)}, ` +
       'so nothing was written. Do not try another route to this file; tell the user what you wanted to change and why.',
   );
+}
+
+function previewOf(name: string, change: { before?: string; after: string }): NonNullable<ApprovalRequest['preview']> {
+  if (change.before === undefined) return { kind: 'content', text: cap(change.after) };
+  return { kind: 'diff', text: unifiedDiff(change.before, change.after, name) || '(no change: the new content equals the current file)' };
 }
 
 /**

@@ -34,6 +34,10 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
       return { kind: 'marker', seq: e.seq, at: e.at, text: `Forked here: ${e.seedLength} events above came from the parent.` };
     case 'compaction/end':
       return e.outcome === 'committed' ? { kind: 'marker', seq: e.seq, at: e.at, text: 'Earlier conversation compacted into a summary (the raw log keeps everything).' } : undefined;
+    case 'approval/grant': {
+      const what = `${e.tool} on ${e.scope.kind === 'command-prefix' ? `"${e.scope.value} …"` : e.scope.value}`;
+      return { kind: 'marker', seq: e.seq, at: e.at, text: e.revoked ? `Revoked: ${what} asks again.` : `Allowed for this conversation: ${what}.` };
+    }
     default:
       return undefined;
   }

@@ -49,6 +49,10 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'inbox/withdrawn': { before: [ev.accepted('m1')], event: { type: 'inbox/withdrawn', messageId: 'm1' } },
   'sandbox/mode': { before: [], event: { type: 'sandbox/mode', mode: 'read-only', source: 'user' } },
   'approval/policy': { before: [], event: { type: 'approval/policy', policy: 'never', source: 'delegation' } },
+  'approval/grant': {
+    before: [],
+    event: { type: 'approval/grant', grantId: 'g1', tool: 'run_command', scope: { kind: 'command-prefix', value: 'npm test' }, sandbox: 'workspace-write', revoked: true },
+  },
   'subagent/descriptor': {
     before: [],
     event: {

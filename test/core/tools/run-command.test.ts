@@ -28,6 +28,7 @@ const posix = process.platform !== 'win32';
         tool: 'run_command',
         summary: '$ echo hello; pwd; echo oops >&2',
         reason: "commands are not confined to the workspace: it runs with the user's permissions",
+        target: { kind: 'command', command: 'echo hello; pwd; echo oops >&2' },
       });
     });
 

@@ -2,7 +2,7 @@
 // function per `type` (a mapped type makes a missing handler a compile error); intents
 // post typed messages, and requests remember their id so `request/done` errors can be
 // shown in words next to what failed.
-import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../../../src/protocol';
+import type { ApprovalPrompt, GrantView, HostCommand, HostToWebview, PanelSettings } from '../../../src/protocol';
 import { isActive } from '../lib/format';
 import { loadState, post, requestId, saveState, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
@@ -39,6 +39,8 @@ export class AppState {
   approvals: ApprovalPrompt[] = $state.raw([]);
   /** Approvals the user answered, until the host confirms (buttons stay disabled). */
   answering: ReadonlySet<string> = $state.raw(new Set());
+  /** Active "allow for this conversation" grants of the sessions this view was sent. */
+  grants: ReadonlyMap<string, GrantView[]> = $state.raw(new Map());
   selected: string | undefined = $state();
   problems: Problem[] = $state.raw([]);
   draft = $state('');
@@ -114,6 +116,9 @@ export class AppState {
         next.delete(m.requestId);
         this.answering = next;
       }
+    },
+    'grants/list': (m) => {
+      this.grants = new Map(this.grants).set(m.sessionId, m.grants);
     },
     'input/focus': () => {
       this.focusRequests++;
@@ -231,10 +236,18 @@ export class AppState {
     post({ type: 'transcript/more', id, sessionId, beforeSeq: entries[0].seq });
   }
 
-  answer(requestId: string, decision: 'allow' | 'deny'): void {
+  /** `remember`: allow for this conversation; `reason`: why not, for the agent. */
+  answer(requestId: string, decision: 'allow' | 'deny', opts: { remember?: boolean; reason?: string } = {}): void {
     if (this.answering.has(requestId)) return;
     this.answering = new Set(this.answering).add(requestId);
-    post({ type: 'approval/answer', requestId, decision });
+    const reason = opts.reason?.trim();
+    post({ type: 'approval/answer', requestId, decision, ...(opts.remember ? { remember: true } : {}), ...(reason ? { reason } : {}) });
+  }
+
+  revokeGrant(sessionId: string, grantId: string): void {
+    const id = requestId();
+    this.#pending.set(id, { what: 'Revoking the permission' });
+    post({ type: 'approval/revoke', id, sessionId, grantId });
   }
 
   /** Send the failed turn ending at `seq` again. */
