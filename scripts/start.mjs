@@ -42,10 +42,10 @@ let model;
 if (demo) {
   const require = createRequire(import.meta.url);
   const { ModelServer } = require(join(repoRoot, 'out', 'test', 'support', 'model-server.js'));
-  const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
+  const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
   model = await ModelServer.start();
   model.setFallback((body) => demoReply(body));
-  Object.assign(settings, { 'arbor.model.baseUrl': model.baseURL, 'arbor.model.name': 'arbor-demo', 'arbor.subagents.releaseDelayMs': 1500 });
+  Object.assign(settings, { 'arbor.model.baseUrl': model.baseURL, 'arbor.model.name': 'arbor-demo', 'arbor.subagents.releaseDelayMs': 1500, 'arbor.chat.examplePrompts': [...DEMO_PROMPTS] });
   console.log(`  demo model (scripted) at ${model.baseURL}`);
 }
 

@@ -1,22 +1,25 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import type { SandboxMode } from '../protocol';
 import type { ArborHost } from './host';
+import { showEventLog } from './event-log';
+import { pickPolicy } from './policy-picker';
 
 /** What `webview/context` menus pass: the `data-vscode-context` of the node or message. */
 export interface CommandArgs {
   arborSessionId?: string;
   arborSeq?: number;
+  /** Which webview the menu was opened in (chat messages): the fork opens where the button would open it. */
+  arborView?: 'panel' | 'transcript';
 }
 
 type Command = (args?: CommandArgs) => Promise<void>;
 
 /** Ask for a session when the command came from the palette (no context argument). */
-async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: { running: boolean }) => boolean): Promise<string | undefined> {
+async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: { running: boolean; compactable: boolean }) => boolean): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
   const list = (await host.controller.sessions()).filter(filter ?? (() => true));
   if (list.length === 0) {
-    void vscode.window.showInformationMessage(filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.');
+    void vscode.window.showInformationMessage(filter ? 'Arbor: no session fits (none is running, or none can be compacted?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(
@@ -31,18 +34,15 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
   const c = host.controller;
   return {
     'arbor.newConversation': async () => {
-      const h = await host.getHarness();
-      const agent = await h.createSession();
+      // Nothing is stored until the first message (which titles the conversation).
       await vscode.commands.executeCommand('arbor.chat.focus');
-      c.selectEverywhere(agent.id);
+      c.newDraft();
     },
     'arbor.fork': async (args) => {
       const id = await pickSession(host, args, 'Fork which conversation?');
       if (!id) return;
       const seq = args?.arborSeq ?? (await c.events(id)).length - 1;
-      const fork = await c.fork(id, seq);
-      c.selectEverywhere(fork);
-      void vscode.window.showInformationMessage(`Arbor: forked ${id} into ${fork}.`);
+      await c.forkAndShow(id, seq, args?.arborView === 'transcript' ? 'transcript' : 'panel');
     },
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
@@ -61,8 +61,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
     'arbor.openEventLog': async (args) => {
       const id = await pickSession(host, args, 'Open the raw event log of which session?');
       if (!id) return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'arbor-log', path: `/${id}.jsonl` }));
-      await vscode.window.showTextDocument(doc, { preview: false });
+      await showEventLog(id);
     },
     'arbor.setApiKey': async () => {
       const key = await vscode.window.showInputBox({ title: 'Arbor: API key', prompt: 'Stored in VS Code SecretStorage; never in settings, logs or sessions.', password: true, ignoreFocusOut: true });
@@ -71,16 +70,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       void vscode.window.showInformationMessage(key.trim() ? 'Arbor: API key saved.' : 'Arbor: API key cleared.');
     },
     'arbor.setSandbox': async (args) => {
-      const modes: { label: SandboxMode; detail: string }[] = [
-        { label: 'read-only', detail: 'No writes; commands need approval.' },
-        { label: 'workspace-write', detail: 'Writes inside the workspace folders; commands need approval.' },
-        { label: 'full-access', detail: 'Writes anywhere and runs commands without approval.' },
-      ];
-      const id = args?.arborSessionId;
-      const mode = await vscode.window.showQuickPick(modes, { title: id ? `Sandbox for ${id} (its children keep theirs)` : 'Default sandbox for sessions without their own' });
-      if (!mode) return;
-      if (id) await (await host.getHarness()).setPolicy(id, { sandbox: mode.label });
-      else await vscode.workspace.getConfiguration('arbor').update('policy.sandbox', mode.label, vscode.ConfigurationTarget.Workspace);
+      await pickPolicy(host, args?.arborSessionId ?? c.selectedSession);
     },
     'arbor.exportSession': async (args) => {
       const id = await pickSession(host, args, 'Export which session as JSON Lines?');
@@ -102,7 +92,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       void vscode.window.showInformationMessage(`Arbor: deleted ${ids.length} session(s).`);
     },
     'arbor.compact': async (args) => {
-      const id = await pickSession(host, args, 'Compact which conversation?');
+      const id = await pickSession(host, args, 'Compact which conversation?', (s) => s.compactable);
       if (!id) return;
       const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${id}…` }, () => c.compact(id));
       void vscode.window.showInformationMessage(`Arbor: ${text}`);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Harness } from '../core/harness';
 import type { ApprovalDecision, ApprovalPort, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
-import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
+import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type SandboxMode, type HostToWebview, type PanelSettings, type WebviewToHost } from '../protocol';
 import { page, toEntry } from './presenter/transcript';
 import { StreamThrottle } from './presenter/stream-throttle';
 import { TreeModel } from './presenter/tree-model';
@@ -21,6 +21,8 @@ export interface ControllerHooks {
   log(level: 'info' | 'warn' | 'error', text: string): void;
   /** Wrap long work (a cold resume) in host progress UI. */
   progress<T>(title: string, work: () => Promise<T>): Promise<T>;
+  /** Show the sandbox / approval picker (for one session when given). */
+  pickPolicy?(sessionId: string | undefined): void;
 }
 
 const PAGE = 200;
@@ -46,7 +48,6 @@ export class PanelController implements ApprovalPort {
   ) {
     this.tree = new TreeModel({
       isRunning: (id) => this.harness?.resident(id)?.status === 'running',
-      isResidentChild: (id) => !!this.harness && (this.harness.subagents.residency.isActive(id) || this.harness.subagents.residency.isOneShot(id)),
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
     });
     this.throttle = new StreamThrottle((sessionId, kind, delta) => this.toSession(sessionId, { type: 'stream/delta', sessionId, kind, delta }));
@@ -93,11 +94,12 @@ export class PanelController implements ApprovalPort {
       port.sessionId = m.sessionId;
       await this.sendTranscript(port, m.sessionId);
     },
-    'session/new': async (port, m) => {
-      const agent = await (await this.ensure()).createSession();
-      this.select(port, agent.id);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: agent.id });
+    'session/new': (port, m) => {
+      // Lazily: an empty conversation is never stored; `chat/send` without a session creates it.
+      if (port.view === 'panel') this.newDraft();
+      port.post({ type: 'request/done', id: m.id, ok: true });
     },
+    'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
     'chat/send': async (port, m) => {
       const h = await this.ensure();
       let id = m.sessionId;
@@ -115,8 +117,7 @@ export class PanelController implements ApprovalPort {
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
     },
     'session/fork': async (port, m) => {
-      const fork = await this.fork(m.sessionId, m.seq);
-      this.select(port, fork);
+      const fork = await this.forkAndShow(m.sessionId, m.seq, port.view);
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: fork });
     },
     'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
@@ -168,6 +169,17 @@ export class PanelController implements ApprovalPort {
     return agent.id;
   }
 
+  /**
+   * Fork and show the fork the same way wherever it was asked for (the message's button or its
+   * "Fork Conversation" menu): from a transcript tab in a tab of its own, and selected in the panel.
+   */
+  async forkAndShow(sessionId: string, seq: number, from: 'panel' | 'transcript'): Promise<string> {
+    const fork = await this.fork(sessionId, seq);
+    if (from === 'transcript') this.hooks.openTranscript(fork);
+    this.selectEverywhere(fork);
+    return fork;
+  }
+
   async send(sessionId: string, text: string): Promise<void> {
     const h = await this.ensure();
     await h.send(sessionId, text);
@@ -195,13 +207,43 @@ export class PanelController implements ApprovalPort {
   }
 
   /** Ids and titles for quick picks. */
-  async sessions(): Promise<{ id: string; label: string; running: boolean }[]> {
+  async sessions(): Promise<{ id: string; label: string; running: boolean; compactable: boolean }[]> {
     await this.ensure();
-    return this.tree.nodes().map((n) => ({ id: n.id, label: n.label ?? n.title ?? n.id, running: n.status === 'running' }));
+    return this.tree.nodes().map((n) => ({
+      id: n.id,
+      label: n.label ?? n.title ?? n.id,
+      running: n.status === 'running',
+      // As the tree's context key: a conversation you own that has had a turn.
+      compactable: n.origin !== 'subagent' && n.mode === undefined && n.lastStopReason !== undefined,
+    }));
   }
 
   settingsChanged(): void {
     this.broadcast({ type: 'settings/changed', settings: this.hooks.settings() });
+  }
+
+  /** "+": nothing selected, the input focused; the conversation is created by its first message. */
+  newDraft(): void {
+    this.selected = undefined;
+    for (const p of this.ports) {
+      if (p.view !== 'panel') continue;
+      p.sessionId = undefined;
+      p.post({ type: 'draft/start' });
+    }
+  }
+
+  /** Set a session's own sandbox / approval (appended to its log) and show it on its node. */
+  async setPolicy(sessionId: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
+    const h = await this.ensure();
+    await h.setPolicy(sessionId, policy);
+    // A session that is not resident is written through a writer of its own (no event fired): refold.
+    this.tree.foldAll(sessionId, (await this.sessionOf(sessionId)).events);
+    this.pushNode(sessionId);
+  }
+
+  /** The panel's selected session, if any (the picker's "this session"). */
+  get selectedSession(): string | undefined {
+    return this.selected;
   }
 
   focusInput(): void {
@@ -231,6 +273,7 @@ export class PanelController implements ApprovalPort {
     this.offs.push(
       h.onDelta((id, kind, delta) => {
         this.throttle.push(id, kind, delta);
+        this.tree.streamed(id, delta.length);
         const doing = kind === 'text' ? 'streaming' : 'reasoning';
         if (this.tree.node(id)?.activity !== doing) {
           this.tree.setActivity(id, doing);

@@ -7,6 +7,8 @@ import { setSqlJsWasmDir } from '../core/store/sqljs';
 import type { PanelSettings } from '../protocol';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
+import { EventLogFeed, logSessionId } from './event-log';
+import { pickPolicy } from './policy-picker';
 import { isLocalUrl, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 
@@ -36,6 +38,8 @@ export class ArborHost {
   private readonly panels = new Map<string, vscode.WebviewPanel>();
   private hasKey = false;
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
+  /** Open raw event log documents follow their session (onDidChange). */
+  readonly logFeed = new EventLogFeed();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -48,6 +52,7 @@ export class ArborHost {
       openTranscript: (id) => this.openTranscript(id),
       log: (level, text) => this.log[level](text),
       progress: (title, work) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work)),
+      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
     });
     this.commands = buildCommands(this);
   }
@@ -92,8 +97,9 @@ export class ArborHost {
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     // The count changes when a turn starts and when an agent goes idle (a turn's end event
     // comes while its agent still counts as running).
-    h.onEvent((_id, e) => {
+    h.onEvent((id, e) => {
       if (e.type === 'turn/start') this.onRunning(this.controller.runningCount);
+      this.logFeed.changed(id);
     });
     h.onIdle(() => this.onRunning(this.controller.runningCount));
     return h;
@@ -102,7 +108,14 @@ export class ArborHost {
   panelSettings(): PanelSettings {
     const s = readSettings();
     const restricted = !vscode.workspace.isTrusted;
-    return { sandbox: restricted ? 'read-only' : s.sandbox, approval: restricted ? 'never' : s.approval, restricted, hasApiKey: this.hasKey || isLocalUrl(s.baseUrl), model: s.model };
+    return {
+      sandbox: restricted ? 'read-only' : s.sandbox,
+      approval: restricted ? 'never' : s.approval,
+      restricted,
+      hasApiKey: this.hasKey || isLocalUrl(s.baseUrl),
+      model: s.model,
+      ...(s.examplePrompts.length ? { examplePrompts: s.examplePrompts } : {}),
+    };
   }
 
   /** Settings or trust changed: new defaults reach agents at their next tool call; a new key or URL needs a new model client. */
@@ -165,13 +178,14 @@ export class ArborHost {
 
   /** The raw event log of a session as read-only JSON Lines (`arbor-log:/<id>.jsonl`). */
   async eventLog(uri: vscode.Uri): Promise<string> {
-    const id = path.basename(uri.path).replace(/\.jsonl$/, '');
+    const id = logSessionId(uri);
     const events = await this.controller.events(id);
     return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
   }
 
   async dispose(): Promise<void> {
     await this.controller.dispose();
+    this.logFeed.dispose();
     const h = await this.harness?.catch(() => undefined);
     await h?.close();
   }

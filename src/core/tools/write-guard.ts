@@ -2,7 +2,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { decideApproval, describeDenial } from '../policy/approval';
 import { physicalPath, type ResolvedPath } from './paths';
-import { fail } from './result';
+import { fail, refused } from './result';
 import type { ToolContext, ToolResult } from './tool';
 
 /**
@@ -17,16 +17,13 @@ export async function approveProtectedWrite(
   action: string,
 ): Promise<ToolResult | undefined> {
   if (!target.protectedReason) return undefined;
-  const answer = await decideApproval(ctx, {
-    tool,
-    summary: `${tool}: ${action}`,
-    reason: `protected path: ${target.protectedReason}`,
-  });
+  const summary = `${tool}: ${action}`;
+  const answer = await decideApproval(ctx, { tool, summary, reason: `protected path: ${target.protectedReason}` });
   if (answer.approved) return undefined;
-  return fail(
-    'APPROVAL_DENIED',
+  return refused(
     `${tool}: '${target.relative}' is a protected path (${target.protectedReason}); ${describeDenial(answer.outcome)}, ` +
       'so nothing was written. Do not try another route to this file; tell the user what you wanted to change and why.',
+    { outcome: answer.outcome, summary },
   );
 }
 
