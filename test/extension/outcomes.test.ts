@@ -93,6 +93,27 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     assert.equal(port.node(child)?.lastStopReason, 'completed');
   });
 
+  it("a one-shot child's answer to its parent lists what it was refused", async () => {
+    await setup(5);
+    server.setFallback((body) => {
+      const last = body.messages[body.messages.length - 1];
+      if (isChild(body)) return last.role === 'tool' ? { text: 'Could not run them.' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+      if (last.role === 'tool') return { text: 'ok' };
+      return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'Run the tests.', label: 'once', mode: 'wait' } }] };
+    });
+    const root = await sendNew('run the tests once', 'r1');
+    await t.h.settle();
+    await t.h.subagents.residency.whenQuiet();
+    const answer = (await c.events(root)).find((e) => e.type === 'tool/result' && e.name === 'subagent');
+    assert.ok(answer && answer.type === 'tool/result');
+    assert.ok(answer.content.startsWith('{'), answer.content);
+    const parsed = JSON.parse(answer.content) as { stopReason: string; refused?: string[] };
+    assert.equal(parsed.stopReason, 'completed');
+    assert.deepEqual(parsed.refused, ['run_command `npm test` (approval: never)']);
+    const child = t.h.store.list().find((h) => h.parentSession === root)!.id;
+    await until(() => port.node(child)?.refused === 1);
+  });
+
   it('a finished child kept resident until its release reads settled, not waiting', async () => {
     await setup(60_000);
     server.setFallback(testerScript);
