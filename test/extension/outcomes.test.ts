@@ -43,10 +43,12 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
   let t: TestHarness;
   let c: PanelController;
   let port: FakePort;
+  let opened: string[];
   before(async () => (server = await ModelServer.start()));
   after(() => server.stop());
   async function setup(releaseDelayMs: number): Promise<void> {
-    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_t, w) => w() });
+    opened = [];
+    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: (id) => opened.push(id), log: () => undefined, progress: (_t, w) => w() });
     t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs });
     port = new FakePort('panel');
     c.connect(port);
@@ -164,6 +166,28 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
       t.h.store.list().map((h) => [h.id, h.title]),
       [[id, 'Refactor the parser to stream tokens']],
     );
+  });
+
+  it("forks the same way from a message's button and from its menu: from a tab, in a tab of its own", async () => {
+    await setup(5);
+    server.setFallback(() => ({ text: 'hi' }));
+    const id = await sendNew('hello', 'r1');
+    await t.h.settle();
+    const seq = (await c.events(id)).length - 1;
+    const tab = new FakePort('transcript');
+    tab.sessionId = id;
+    c.connect(tab);
+    await c.receive(tab, { type: 'session/fork', id: 'f1', sessionId: id, seq });
+    const byButton = tab.of('request/done').find((m) => m.id === 'f1');
+    assert.ok(byButton?.ok && byButton.sessionId);
+    const byMenu = await c.forkAndShow(id, seq, 'transcript');
+    assert.deepEqual(opened, [byButton.sessionId, byMenu], 'both open the fork in a tab');
+    assert.equal(tab.sessionId, id, 'the tab stays on its own session');
+    const selected = port.of('session/selected').map((m) => m.sessionId);
+    assert.deepEqual(selected.slice(-2), [byButton.sessionId, byMenu], 'both select the fork in the panel');
+    const fromPanel = await c.forkAndShow(id, seq, 'panel');
+    assert.equal(opened.length, 2, 'from the panel no tab is opened');
+    assert.equal(port.of('session/selected').at(-1)?.sessionId, fromPanel);
   });
 
   it('a session policy set from the picker is shown on its node', async () => {
