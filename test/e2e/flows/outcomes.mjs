@@ -9,6 +9,7 @@
 //   04 the indicator beside the input opens the same picker, now marking approval never
 //   05 "Arbor: New Conversation" ("+") stores nothing: no new node until the first message,
 //      which creates the conversation and titles it
+//   06 a subagent's menu offers no Compact, a conversation's does; its raw event log opens wrapped
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -40,7 +41,7 @@ function script(body) {
 export const flow = {
   name: 'outcomes',
   model: (model) => model.setFallback(script),
-  async run({ page, panel, chat, row, rowWith, rowIds, send, openPanel, step, until, visible, folder, say }) {
+  async run({ page, panel, chat, row, rowWith, rowIds, send, openPanel, contextMenu, step, until, visible, folder, say }) {
     const mode = panel.locator('.composer .mode');
     const settingsFile = join(folder, '.vscode', 'settings.json');
     const rows = page.locator(SEL.quickRow);
@@ -68,14 +69,14 @@ export const flow = {
       await send(ROOT);
       await visible(row('tester'), "the 'tester' node", 20_000);
       await visible(rowWith('tester', 'settled, 1 refused'), "'tester' settled with 1 refused action", 25_000);
-      const detail = (await row('tester').locator('.refused').textContent({ timeout: 5_000 }))?.trim();
+      const detail = (await row('tester').locator('.refused').textContent({ timeout: 15_000 }))?.trim();
       if (detail !== 'completed · 1 refused') throw new Error(`the tester's node says ${JSON.stringify(detail)}`);
-      const colour = await row('tester').locator('.refused').evaluate((el) => getComputedStyle(el).color);
-      const plain = await row('tester').locator('.meta').first().evaluate((el) => getComputedStyle(el).color);
+      const colour = await row('tester').locator('.refused').evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
+      const plain = await row('tester').locator('.meta').first().evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
       if (colour === plain) throw new Error(`the refusal is not in a warning colour (${colour})`);
       const notice = chat.locator('article.msg.settled', { hasText: 'tester' });
       await visible(notice, 'the settlement notice in the root chat', 15_000);
-      const text = ((await notice.textContent({ timeout: 5_000 })) ?? '').replace(/\s+/g, ' ');
+      const text = ((await notice.textContent({ timeout: 15_000 })) ?? '').replace(/\s+/g, ' ');
       say(`  notice: ${text.slice(0, 200)}`);
       if (!text.includes('1 refused') || !text.includes(REFUSAL)) throw new Error(`the notice does not say what was refused: ${JSON.stringify(text)}`);
       // Titled by its first message (the root row's name).
@@ -129,6 +130,32 @@ export const flow = {
       await visible(row('hello again'), 'the new conversation titled by its first message', 15_000);
       const roots = await panel.locator('[role="treeitem"][aria-level="1"]').count();
       if (roots !== 2) throw new Error(`expected 2 conversations, found ${roots}`);
+    });
+
+    await step('menus-and-wrapped-event-log', 40_000, async () => {
+      const menuOf = async (target) => {
+        await target.click({ button: 'right', timeout: 10_000 });
+        await visible(page.locator(SEL.menuItem).first(), 'the context menu', 10_000);
+        const items = (await page.locator(SEL.menuItem).allTextContents()).map((t) => t.trim()).filter(Boolean);
+        await page.keyboard.press('Escape');
+        await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: 5_000 });
+        return items;
+      };
+      const childMenu = await menuOf(row('tester'));
+      say(`  tester's menu: ${childMenu.join(' | ')}`);
+      if (childMenu.includes('Compact Conversation')) throw new Error('Compact is offered on a subagent');
+      const rootMenu = await menuOf(row(ROOT));
+      if (!rootMenu.includes('Compact Conversation')) throw new Error(`Compact is not offered on a conversation: ${rootMenu.join(' | ')}`);
+      await contextMenu(row(ROOT), 'Open Raw Event Log');
+      const editor = page.locator('.part.editor .monaco-editor').first();
+      await visible(editor, 'the raw event log editor', 15_000);
+      // Wrapped: the long JSON lines take more view lines than there are line numbers.
+      const lines = await until('the event log to render wrapped', 10_000, async () => {
+        const n = await editor.locator('.view-line').count();
+        const numbers = await editor.locator('.line-numbers').count();
+        return numbers > 0 && n > numbers ? { n, numbers } : false;
+      });
+      say(`  event log: ${lines.n} view lines for ${lines.numbers} log lines in view`);
     });
   },
 };
