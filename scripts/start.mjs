@@ -59,9 +59,11 @@ let model;
 if (demo || !hasKey) {
   const require = createRequire(import.meta.url);
   const { ModelServer } = require(join(repoRoot, 'out', 'test', 'support', 'model-server.js'));
-  const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
+  const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
   model = await ModelServer.start();
   model.setFallback((body) => demoReply(body));
+  // The empty panel lists the demo's prompts (as buttons) while the demo model answers.
+  settings['arbor.chat.examplePrompts'] = [...DEMO_PROMPTS];
   if (demo) Object.assign(settings, { 'arbor.model.baseUrl': model.baseURL, 'arbor.model.name': 'arbor-demo', 'arbor.subagents.releaseDelayMs': 1500 });
   // Without --demo the extension falls back to it only while no key or local endpoint is configured.
   else env.ARBOR_DEMO_BASE_URL = model.baseURL;

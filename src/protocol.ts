@@ -35,6 +35,12 @@ export interface TreeNode {
   activeSince?: number;
   lastStopReason?: StopReason;
   tokens: { prompt: number; completion: number; cacheHit: number };
+  /** Part of `tokens` is estimated (a running request, or one cut off before the provider reported usage). */
+  tokensEstimated?: boolean;
+  /** Actions refused for want of approval (decision 0015); absent when none. */
+  refused?: number;
+  /** The session's own policy switches (last event wins); absent fields follow the panel defaults. */
+  policy?: { sandbox?: SandboxMode; approval?: ApprovalPolicy };
   reports: number;
   /** Slot for a goal phase ('active', 'paused', 'blocked', 'complete'); empty until goals exist. */
   goalPhase?: string;
@@ -105,6 +111,8 @@ export interface PanelSettings {
   /** What answers: `demo` shows how to switch to a real endpoint, `none` how to set a key. */
   modelSource: ModelSource;
   model: string;
+  /** Example prompts an empty panel offers as buttons (the demo lists its scenes; `arbor.chat.examplePrompts`). */
+  examplePrompts?: string[];
 }
 
 /** A message accepted by a session's inbox that has not run yet (decision 0011). */
@@ -129,8 +137,10 @@ export type WebviewToHost =
   | { type: 'webview/ready'; view: 'panel' | 'transcript'; sessionId?: string }
   /** The user selected a tree node: the chat shows that session. */
   | { type: 'session/select'; sessionId: string }
-  /** Start a new, empty conversation. */
+  /** Start a new conversation: nothing is stored until its first message (which also titles it). */
   | { type: 'session/new'; id: string }
+  /** Open the sandbox / approval picker, for this session when given (the mode indicator beside the input). */
+  | { type: 'policy/pick'; sessionId?: string }
   /** Send text to a session (a child goes through the runtime's follow-up); no sessionId = a new conversation. */
   | { type: 'chat/send'; id: string; sessionId?: string; text: string }
   /** Stop the session's running turn (its inbox is kept). */
@@ -181,6 +191,8 @@ export type HostToWebview =
   | { type: 'grants/list'; sessionId: string; grants: GrantView[] }
   /** Put the keyboard focus in the chat input (the "focus chat input" keybinding). */
   | { type: 'input/focus' }
+  /** A new conversation is being started ("+"): nothing selected, the input takes the focus; it is created at its first message. */
+  | { type: 'draft/start' }
   /** The host selected a session (a fork was created, a tab opened). */
   | { type: 'session/selected'; sessionId: string }
   /** Answer to a request carrying `id`. */
@@ -210,6 +222,7 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'webview/ready': (x) => (x.view === 'panel' || x.view === 'transcript') && (x.sessionId === undefined || id(x.sessionId)),
   'session/select': (x) => id(x.sessionId),
   'session/new': (x) => str(x.id),
+  'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
   'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
   'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),

@@ -3,7 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxMode, TreeNode } from '../protocol';
+import { showEventLog } from './event-log';
 import type { ArborHost } from './host';
+import { isCompactable } from './controller';
+import { pickPolicy } from './policy-picker';
 import { exportFileName, quoted } from './presenter/names';
 import { countUnder, sessionPicks } from './presenter/session-picks';
 
@@ -11,6 +14,8 @@ import { countUnder, sessionPicks } from './presenter/session-picks';
 export interface CommandArgs {
   arborSessionId?: string;
   arborSeq?: number;
+  /** Which webview the menu was opened in (chat messages): the fork opens where the button would open it. */
+  arborView?: 'panel' | 'transcript';
 }
 
 type Command = (args?: CommandArgs) => Promise<void>;
@@ -46,17 +51,15 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
   const c = host.controller;
   return {
     'arbor.newConversation': async () => {
-      const h = await host.getHarness();
-      const agent = await h.createSession();
+      // Nothing is stored until the first message (which titles the conversation).
       await vscode.commands.executeCommand('arbor.chat.focus');
-      c.selectEverywhere(agent.id);
+      c.newDraft();
     },
     'arbor.fork': async (args) => {
       const id = await pickSession(host, args, 'Fork which conversation?');
       if (!id) return;
       const seq = args?.arborSeq ?? (await c.events(id)).length - 1;
-      const fork = await c.fork(id, seq);
-      c.selectEverywhere(fork);
+      const fork = await c.forkAndShow(id, seq, args?.arborView === 'transcript' ? 'transcript' : 'panel');
       void vscode.window.showInformationMessage(`Arbor: forked ${quoted(await nameOf(host, id))} into ${quoted(await nameOf(host, fork))}.`);
     },
     'arbor.sendMessage': async (args) => {
@@ -76,8 +79,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
     'arbor.openEventLog': async (args) => {
       const id = await pickSession(host, args, 'Open the raw event log of which session?');
       if (!id) return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'arbor-log', path: `/${id}.jsonl` }));
-      await vscode.window.showTextDocument(doc, { preview: false });
+      await showEventLog(id);
     },
     'arbor.setApiKey': async () => {
       const key = await vscode.window.showInputBox({ title: 'Arbor: API key', prompt: 'Stored in VS Code SecretStorage; never in settings, logs or sessions.', password: true, ignoreFocusOut: true });
@@ -86,16 +88,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       void vscode.window.showInformationMessage(key.trim() ? 'Arbor: API key saved.' : 'Arbor: API key cleared.');
     },
     'arbor.setSandbox': async (args) => {
-      const modes: { label: SandboxMode; detail: string }[] = [
-        { label: 'read-only', detail: 'No writes; commands need approval.' },
-        { label: 'workspace-write', detail: 'Writes inside the workspace folders; commands need approval.' },
-        { label: 'full-access', detail: 'Writes anywhere and runs commands without approval.' },
-      ];
-      const id = args?.arborSessionId;
-      const mode = await vscode.window.showQuickPick(modes, { title: id ? `Sandbox for ${await nameOf(host, id)} (its children keep theirs)` : 'Default sandbox for sessions without their own' });
-      if (!mode) return;
-      if (id) await (await host.getHarness()).setPolicy(id, { sandbox: mode.label });
-      else await vscode.workspace.getConfiguration('arbor').update('policy.sandbox', mode.label, vscode.ConfigurationTarget.Workspace);
+      await pickPolicy(host, args?.arborSessionId ?? c.selectedSession);
     },
     'arbor.exportSession': async (args) => {
       const id = await pickSession(host, args, 'Export which session as JSON Lines?');
@@ -121,7 +114,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       void vscode.window.showInformationMessage(`Arbor: deleted ${ids.length} session(s).`);
     },
     'arbor.compact': async (args) => {
-      const id = await pickSession(host, args, 'Compact which conversation?');
+      const id = await pickSession(host, args, 'Compact which conversation?', isCompactable);
       if (!id) return;
       const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${await nameOf(host, id)}…` }, () => c.compact(id));
       void vscode.window.showInformationMessage(`Arbor: ${text}`);

@@ -3,7 +3,7 @@ import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/polic
 import { activeGrants } from '../core/policy/grants';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import { describeInvalid, isWebviewToHost, type ApprovalPrompt, type HostCommand, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
+import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
 import { ApprovalDesk, grantView } from './approvals';
 import { nodeName } from './presenter/names';
 import { PartialReplies } from './presenter/partial-replies';
@@ -31,9 +31,14 @@ export interface ControllerHooks {
   runCommand?(command: HostCommand): Promise<void>;
   /** Pending approvals changed (`added` when one was just asked): the host badges and notifies. */
   approvalsChanged?(pending: ApprovalPrompt[], added?: ApprovalPrompt): void;
+  /** Show the sandbox / approval picker (for one session when given). */
+  pickPolicy?(sessionId: string | undefined): void;
 }
 
 const PAGE = 200;
+
+/** As the tree's context key: a conversation you own (not a subagent) that has had a turn. */
+export const isCompactable = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined && n.lastStopReason !== undefined;
 type Handlers = { [K in WebviewToHost['type']]: (port: ViewPort, msg: Extract<WebviewToHost, { type: K }>) => Promise<void> | void };
 
 /**
@@ -60,7 +65,6 @@ export class PanelController implements ApprovalPort {
   ) {
     this.tree = new TreeModel({
       isRunning: (id) => this.harness?.resident(id)?.status === 'running',
-      isResidentChild: (id) => !!this.harness && (this.harness.subagents.residency.isActive(id) || this.harness.subagents.residency.isOneShot(id)),
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
     });
     this.desk = new ApprovalDesk({
@@ -121,11 +125,12 @@ export class PanelController implements ApprovalPort {
       port.sessionId = m.sessionId;
       await this.sendTranscript(port, m.sessionId);
     },
-    'session/new': async (port, m) => {
-      const agent = await (await this.ensure()).createSession();
-      this.select(port, agent.id);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: agent.id });
+    'session/new': (port, m) => {
+      // Lazily: an empty conversation is never stored; `chat/send` without a session creates it.
+      if (port.view === 'panel') this.newDraft();
+      port.post({ type: 'request/done', id: m.id, ok: true });
     },
+    'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
     'chat/send': async (port, m) => {
       const h = await this.ensure();
       let id = m.sessionId;
@@ -143,8 +148,7 @@ export class PanelController implements ApprovalPort {
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
     },
     'session/fork': async (port, m) => {
-      const fork = await this.fork(m.sessionId, m.seq);
-      this.select(port, fork);
+      const fork = await this.forkAndShow(m.sessionId, m.seq, port.view);
       port.post({ type: 'request/done', id: m.id, ok: true, sessionId: fork });
     },
     'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
@@ -210,6 +214,17 @@ export class PanelController implements ApprovalPort {
     return agent.id;
   }
 
+  /**
+   * Fork and show the fork the same way wherever it was asked for (the message's button or its
+   * "Fork Conversation" menu): from a transcript tab in a tab of its own, and selected in the panel.
+   */
+  async forkAndShow(sessionId: string, seq: number, from: 'panel' | 'transcript'): Promise<string> {
+    const fork = await this.fork(sessionId, seq);
+    if (from === 'transcript') this.hooks.openTranscript(fork);
+    this.selectEverywhere(fork);
+    return fork;
+  }
+
   async send(sessionId: string, text: string): Promise<void> {
     const h = await this.ensure();
     await h.send(sessionId, text);
@@ -238,8 +253,8 @@ export class PanelController implements ApprovalPort {
   }
 
   /** Ids and names for quick picks. */
-  async sessions(): Promise<{ id: string; label: string; running: boolean }[]> {
-    return (await this.nodes()).map((n) => ({ id: n.id, label: nodeName(n), running: n.status === 'running' }));
+  async sessions(): Promise<{ id: string; label: string; running: boolean; compactable: boolean }[]> {
+    return (await this.nodes()).map((n) => ({ id: n.id, label: nodeName(n), running: n.status === 'running', compactable: isCompactable(n) }));
   }
 
   /** Every tree node, once every log has been folded (labels and statuses known). */
@@ -263,6 +278,30 @@ export class PanelController implements ApprovalPort {
 
   settingsChanged(): void {
     this.broadcast({ type: 'settings/changed', settings: this.hooks.settings() });
+  }
+
+  /** "+": nothing selected, the input focused; the conversation is created by its first message. */
+  newDraft(): void {
+    this.selected = undefined;
+    for (const p of this.ports) {
+      if (p.view !== 'panel') continue;
+      p.sessionId = undefined;
+      p.post({ type: 'draft/start' });
+    }
+  }
+
+  /** Set a session's own sandbox / approval (appended to its log) and show it on its node. */
+  async setPolicy(sessionId: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
+    const h = await this.ensure();
+    await h.setPolicy(sessionId, policy);
+    // A session that is not resident is written through a writer of its own (no event fired): refold.
+    this.tree.foldAll(sessionId, (await this.sessionOf(sessionId)).events);
+    this.pushNode(sessionId);
+  }
+
+  /** The panel's selected session, if any (the picker's "this session"). */
+  get selectedSession(): string | undefined {
+    return this.selected;
   }
 
   focusInput(): void {
@@ -293,6 +332,7 @@ export class PanelController implements ApprovalPort {
       h.onDelta((id, kind, delta) => {
         this.partials.push(id, kind, delta);
         this.throttle.push(id, kind, delta);
+        this.tree.streamed(id, delta.length);
         const doing = kind === 'text' ? 'streaming' : 'reasoning';
         if (this.tree.node(id)?.activity !== doing) {
           this.tree.setActivity(id, doing);

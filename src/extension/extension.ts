@@ -38,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   status.show();
 
   let host: ArborHost | undefined;
+  const logChanged = new vscode.EventEmitter<vscode.Uri>();
   const load = async (): Promise<ArborHost> => {
     if (host) return host;
     const t = performance.now();
@@ -47,6 +48,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
       status.text = n > 0 ? `$(sync~spin) Arbor: ${n} running` : '$(type-hierarchy) Arbor';
       status.tooltip = n > 0 ? `Arbor: ${n} agent(s) running. Click to open the panel.` : 'Arbor: no agent running. Click to open the panel.';
     });
+    host.logFeed.onDidChange((uri) => logChanged.fire(uri));
     log.info(`host loaded in ${(performance.now() - t).toFixed(1)} ms`);
     return host;
   };
@@ -59,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   context.subscriptions.push(
     log,
     status,
+    logChanged,
     vscode.window.registerWebviewViewProvider('arbor.chat', {
       resolveWebviewView: (view) => load().then((h) => h.attachPanel(view), report('opening the panel')),
     }),
@@ -73,6 +76,8 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
       },
     }),
     vscode.workspace.registerTextDocumentContentProvider('arbor-log', {
+      // Relayed from the host's feed once it is loaded (no log document is open before that).
+      onDidChange: logChanged.event,
       provideTextDocumentContent: (uri) => load().then((h) => h.eventLog(uri)),
     }),
     ...COMMANDS.map((name) =>

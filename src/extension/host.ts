@@ -8,6 +8,8 @@ import type { ModelSource, PanelSettings } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
+import { EventLogFeed, logSessionId } from './event-log';
+import { pickPolicy } from './policy-picker';
 import { isLocalUrl, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 
@@ -40,6 +42,8 @@ export class ArborHost {
   private source: ModelSource = 'none';
   private readonly notifier: ApprovalNotifier;
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
+  /** Open raw event log documents follow their session (onDidChange). */
+  readonly logFeed = new EventLogFeed();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -57,6 +61,7 @@ export class ArborHost {
         else await vscode.commands.executeCommand('workbench.action.openSettings', 'arbor.model');
       },
       approvalsChanged: (pending, added) => this.notifier.changed(pending, added),
+      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
     });
     this.notifier = new ApprovalNotifier(
       (requestId, reply) => this.controller.answer(requestId, reply),
@@ -123,8 +128,9 @@ export class ArborHost {
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     // The count changes when a turn starts and when an agent goes idle (a turn's end event
     // comes while its agent still counts as running).
-    h.onEvent((_id, e) => {
+    h.onEvent((id, e) => {
       if (e.type === 'turn/start') this.onRunning(this.controller.runningCount);
+      this.logFeed.changed(id);
     });
     h.onIdle(() => this.onRunning(this.controller.runningCount));
     return h;
@@ -134,7 +140,15 @@ export class ArborHost {
     const s = readSettings();
     const restricted = !vscode.workspace.isTrusted;
     const model = this.source === 'demo' ? 'arbor-demo (bundled demo)' : s.model;
-    return { sandbox: restricted ? 'read-only' : s.sandbox, approval: restricted ? 'never' : s.approval, restricted, hasApiKey: this.source !== 'none', modelSource: this.source, model };
+    return {
+      sandbox: restricted ? 'read-only' : s.sandbox,
+      approval: restricted ? 'never' : s.approval,
+      restricted,
+      hasApiKey: this.source !== 'none',
+      modelSource: this.source,
+      model,
+      ...(s.examplePrompts.length ? { examplePrompts: s.examplePrompts } : {}),
+    };
   }
 
   /**
@@ -212,13 +226,14 @@ export class ArborHost {
 
   /** The raw event log of a session as read-only JSON Lines (`arbor-log:/<id>.jsonl`). */
   async eventLog(uri: vscode.Uri): Promise<string> {
-    const id = path.basename(uri.path).replace(/\.jsonl$/, '');
+    const id = logSessionId(uri);
     const events = await this.controller.events(id);
     return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
   }
 
   async dispose(): Promise<void> {
     await this.controller.dispose();
+    this.logFeed.dispose();
     const h = await this.harness?.catch(() => undefined);
     await h?.close();
   }

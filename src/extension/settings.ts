@@ -11,6 +11,8 @@ export interface ArborSettings {
   approval: ApprovalPolicy;
   childApproval: 'never' | 'escalate';
   releaseDelayMs: number;
+  /** Offered as buttons by an empty panel. */
+  examplePrompts: string[];
 }
 
 export function readSettings(): ArborSettings {
@@ -27,6 +29,7 @@ export function readSettings(): ArborSettings {
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
+    examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }
 

@@ -61,6 +61,28 @@ describe('Arbor host: store, settings and a conversation in the real extension h
     assert.equal(lines.length, events.length);
   });
 
+  it('the raw event log document follows its session live (decision 0015)', async () => {
+    const host = await api.host();
+    const h = await host.getHarness();
+    const got: HostToWebview[] = [];
+    const port = { view: 'panel' as const, post: (m: HostToWebview) => got.push(m) };
+    host.controller.connect(port);
+    server.enqueue({ text: 'first answer' });
+    await host.controller.receive(port, { type: 'chat/send', id: 'log1', text: 'first' });
+    await h.settle();
+    const done = got.find((m) => m.type === 'request/done' && m.id === 'log1') as { sessionId: string };
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'arbor-log', path: `/${done.sessionId}.jsonl` }));
+    const before = doc.getText().trim().split('\n').length;
+    server.enqueue({ text: 'second answer, appended while the log is open' });
+    await host.controller.send(done.sessionId, 'second');
+    await h.settle();
+    const total = (await h.store.readEvents(done.sessionId)).length;
+    const deadline = Date.now() + 5_000;
+    while (doc.getText().trim().split('\n').length !== total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(doc.getText().trim().split('\n').length, total, `the open log has every event (was ${before} lines)`);
+    assert.ok(doc.getText().includes('second answer, appended while the log is open'));
+  });
+
   it('never writes the API key to settings or the store', async () => {
     await vscode.commands.getCommands(true);
     const host = await api.host();

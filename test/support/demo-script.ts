@@ -12,10 +12,14 @@ const lastUser = (msgs: Msg[]) => [...msgs].reverse().find((m) => m.role === 'us
 
 const SLOW = 'I am working through a long analysis, one careful step at a time. '.repeat(40);
 
+/** The demo's scenes, listed up front: an empty panel offers them as buttons (`arbor.chat.examplePrompts`). */
+export const DEMO_PROMPTS: readonly string[] = ['survey the workspace', 'fork a reviewer', 'start a long task'];
+
+// Menu names as in package.json (`Fork Conversation`, `Interrupt Agent`, `Send Message to Agent`).
 export const DEMO_HELP =
   'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
-  '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child you can interrupt from the tree), ' +
-  'or right-click a message → Fork from here. Send a message to a settled child from its node to resume it. ' +
+  '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
+  'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
   'Approvals: "run the tests" (asks to run npm test) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
 
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */

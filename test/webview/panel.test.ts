@@ -116,7 +116,15 @@ describe('webview panel in chromium (scripted host)', function () {
         [OTHER, '1'],
       ],
     );
-    assert.deepEqual(JSON.parse(rows[0].ctx), { webviewSection: 'treeNode', arborSessionId: ROOT, arborRunning: true, arborContinuable: true, preventDefaultContextMenuItems: true });
+    assert.deepEqual(JSON.parse(rows[0].ctx), {
+      webviewSection: 'treeNode',
+      arborSessionId: ROOT,
+      arborRunning: true,
+      arborContinuable: true,
+      arborCompactable: false,
+      preventDefaultContextMenuItems: true,
+    });
+    assert.equal(JSON.parse(rows[2].ctx).arborCompactable, false, 'a subagent is not compacted from the panel');
     assert.equal(JSON.parse(rows[2].ctx).arborContinuable, false, 'a one-shot child takes no follow-up');
     // A delta replaces one node.
     await send({ type: 'tree/node', node: { ...NODES[1], status: 'failed', lastStopReason: 'error' } });
@@ -188,7 +196,7 @@ describe('webview panel in chromium (scripted host)', function () {
     const fork = (await lastPosted()) as Extract<WebviewToHost, { type: 'session/fork' }>;
     assert.deepEqual([fork.type, fork.sessionId, fork.seq], ['session/fork', ROOT, 1]);
     const ctx = await page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
-    assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, preventDefaultContextMenuItems: true });
+    assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, arborView: 'panel', preventDefaultContextMenuItems: true });
     // An idle session cannot be stopped.
     await send({ type: 'tree/node', node: { ...NODES[0], status: 'idle' } });
     assert.equal(await page.evaluate(`document.querySelector('vscode-button[title^="Stop"]').disabled`), true);

@@ -91,7 +91,8 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
-      await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: results[i].content, isError: results[i].isError });
+      const res = results[i];
+      await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: res.content, isError: res.isError, ...(res.refusal ? { refusal: res.refusal } : {}) });
     }
   }
 }

@@ -83,6 +83,16 @@ export interface ToolResultEvent extends Base<'tool/result'> {
   name: string;
   content: string;
   isError: boolean;
+  /** Set when the action was refused for want of approval: what was asked and why it was refused (machine-readable). */
+  refusal?: Refusal;
+}
+
+/** An action a tool did not take because approval was refused (decision 0015). */
+export interface Refusal {
+  /** The approval outcome, e.g. 'policy-never', 'denied', 'no-port'. */
+  outcome: string;
+  /** The one line a human was (or would have been) asked about, e.g. "$ npm test". */
+  summary: string;
 }
 
 export interface TurnStartEvent extends Base<'turn/start'> {

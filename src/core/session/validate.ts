@@ -61,6 +61,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('name', nonEmpty, 'a non-empty string'),
     r('content', str, 'a string'),
     r('isError', bool, 'a boolean'),
+    r('refusal', (v) => record(v) && nonEmpty(v.outcome) && str(v.summary), '{outcome, summary} strings', true),
   ],
   'turn/start': [r('turnId', nonEmpty, 'a non-empty string')],
   'turn/end': [

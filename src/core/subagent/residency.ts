@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import { descriptorOf } from '../session/folds';
+import { refusalSentence, refusedActions } from '../session/refusals';
 import type { MessageSource, StopReason } from '../session/events';
 import { lastAssistantText, type SubagentRuntime } from './runtime';
 import { SubagentError, type FollowupPath } from './types';
@@ -15,6 +16,8 @@ interface Activation {
   timer?: NodeJS.Timeout;
   released: boolean;
   lastStop?: StopReason;
+  /** The first seq of this activation: refusals before it were reported by an earlier notice. */
+  fromSeq: number;
 }
 
 interface OneShot {
@@ -67,7 +70,7 @@ export class Residency {
   }
 
   addActivation(id: string, parentId: string, agent: Agent, release: () => void): void {
-    const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined };
+    const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined, fromSeq: agent.session.events.length };
     a.offIdle = agent.onIdle(() => {
       a.lastStop = agent.lastTurn?.stopReason;
       this.check(a);
@@ -270,8 +273,12 @@ export class Residency {
       const stopReason = a.agent.lastTurn?.stopReason ?? a.lastStop ?? 'completed';
       const text = lastAssistantText(a.agent);
       const label = (descriptorOf(a.agent.session.header, a.agent.session.events)?.label ?? '') || a.id;
+      // A refused action is part of the outcome: the parent must not read "completed" as "done as asked".
+      const refused = refusedActions(a.agent.session.events, Math.max(a.fromSeq, a.agent.session.header.seedLength ?? 0));
+      const head = `[subagent ${label} settled: ${stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]`;
+      const body = [refusalSentence(refused), text].filter(Boolean).join('\n');
       await this.rt
-        .deliver(a.parentId, `[subagent ${label} settled: ${stopReason}]\n${text}`, { kind: 'subagent-settled', fromSession: a.id, stopReason }, notify === 'quiet')
+        .deliver(a.parentId, `${head}\n${body}`, { kind: 'subagent-settled', fromSession: a.id, stopReason, ...(refused.length ? { refused: refused.length } : {}) }, notify === 'quiet')
         .catch(() => undefined);
     }
     this.recheckParent(a.parentId);

@@ -1,3 +1,4 @@
+import type { Refusal } from '../session/events';
 import type { ToolErrorCode, ToolResult } from './tool';
 
 export function ok(content: string): ToolResult {
@@ -6,6 +7,11 @@ export function ok(content: string): ToolResult {
 
 export function fail(code: ToolErrorCode, content: string): ToolResult {
   return { content, isError: true, code };
+}
+
+/** An action refused for want of approval: the error the model reads, plus the machine-readable mark hosts count. */
+export function refused(content: string, refusal: Refusal): ToolResult {
+  return { content, isError: true, code: 'APPROVAL_DENIED', refusal };
 }
 
 /** The result for a call that was cancelled (before it started, or while it ran). */

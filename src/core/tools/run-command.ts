@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { decideApproval, describeDenial } from '../policy/approval';
 import { OutputBuffer } from './output-buffer';
 import { displayPath, resolveForRead } from './paths';
-import { cancelled, fail, guard, ok } from './result';
+import { cancelled, fail, guard, ok, refused } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 
 export interface RunCommandOptions {
@@ -63,17 +63,13 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
         // No OS sandbox confines a process, so the sandbox mode cannot: outside full-access
         // a human approves every command, and in read-only the request says so.
         if (ctx.sandbox !== 'full-access') {
-          const answer = await decideApproval(ctx, {
-            tool: NAME,
-            summary: `$ ${command}${where === '.' ? '' : `   (in ${where})`}`,
-            reason: approvalReason(ctx),
-            target: { kind: 'command', command },
-          });
+          const summary = `$ ${command}${where === '.' ? '' : `   (in ${where})`}`;
+          const answer = await decideApproval(ctx, { tool: NAME, summary, reason: approvalReason(ctx), target: { kind: 'command', command } });
           if (!answer.approved) {
-            return fail(
-              'APPROVAL_DENIED',
+            return refused(
               `${NAME}: ${describeDenial(answer.outcome, answer.reason)}, so the command did not run. ` +
                 'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.',
+              { outcome: answer.outcome, summary },
             );
           }
         }

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 import type { ApprovalPort } from '../policy/approval';
 import type { GrantBook } from '../policy/grants';
 
@@ -47,6 +47,8 @@ export interface ToolResult {
   content: string;
   isError: boolean;
   code?: ToolErrorCode;
+  /** The action was refused for want of approval; persisted on the `tool/result` event. */
+  refusal?: Refusal;
 }
 
 /** Everything a tool may touch, handed in by the agent (tools take their I/O; pi-mono style). */

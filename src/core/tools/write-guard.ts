@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { decideApproval, describeDenial, type ApprovalRequest } from '../policy/approval';
 import { cap, unifiedDiff } from './diff';
 import { physicalPath, type ResolvedPath } from './paths';
-import { fail } from './result';
+import { fail, refused } from './result';
 import type { ToolContext, ToolResult } from './tool';
 
 /**
@@ -20,19 +20,20 @@ export async function approveProtectedWrite(
   change?: { before?: string; after: string },
 ): Promise<ToolResult | undefined> {
   if (!target.protectedReason) return undefined;
+  const summary = `${tool}: ${action}`;
   const answer = await decideApproval(ctx, {
     tool,
-    summary: `${tool}: ${action}`,
+    summary,
     reason: `protected path: ${target.protectedReason}`,
     // The real path: a grant covers this file, not another name (a link) for it.
     target: { kind: 'path', path: target.realPath },
     ...(change ? { preview: previewOf(target.relative, change) } : {}),
   });
   if (answer.approved) return undefined;
-  return fail(
-    'APPROVAL_DENIED',
+  return refused(
     `${tool}: '${target.relative}' is a protected path (${target.protectedReason}); ${describeDenial(answer.outcome, answer.reason)}, ` +
       'so nothing was written. Do not try another route to this file; tell the user what you wanted to change and why.',
+    { outcome: answer.outcome, summary },
   );
 }
 

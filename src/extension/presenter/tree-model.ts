@@ -4,8 +4,6 @@ import type { NodeStatus, TreeNode } from '../../protocol';
 /** What the runtime knows now that the log does not say: residency and running turns. */
 export interface LiveProbe {
   isRunning(id: string): boolean;
-  /** A resident continuable child or one-shot not yet released. */
-  isResidentChild(id: string): boolean;
   /** Has children that are resident (running or waiting). */
   hasLiveChildren(id: string): boolean;
 }
@@ -13,11 +11,26 @@ export interface LiveProbe {
 interface Folded {
   lastStopReason?: TreeNode['lastStopReason'];
   tokens: TreeNode['tokens'];
+  /** Some of `tokens` are estimates (a request without reported usage: running, interrupted, failed). */
+  estimated: boolean;
+  /** The request under way: its prompt estimated from its bytes, its completion from streamed characters. */
+  inflight?: { prompt: number; completionChars: number };
+  /** Actions refused for want of approval (tool/result with a refusal mark). */
+  refused: number;
+  policy: NonNullable<TreeNode['policy']>;
   reports: number;
   label?: string;
   provider?: string;
   mode?: TreeNode['mode'];
   seedLength: number;
+}
+
+/** Providers count roughly 4 characters per token; used only where no usage was reported. */
+const CHARS_PER_TOKEN = 4;
+const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
+
+function emptyFold(h: SessionHeader): Folded {
+  return { tokens: { prompt: 0, completion: 0, cacheHit: 0 }, estimated: false, refused: 0, policy: {}, reports: 0, seedLength: h.seedLength ?? 0 };
 }
 
 /**
@@ -37,7 +50,7 @@ export class TreeModel {
 
   addHeader(h: SessionHeader): void {
     this.headers.set(h.id, h);
-    if (!this.folds.has(h.id)) this.folds.set(h.id, { tokens: { prompt: 0, completion: 0, cacheHit: 0 }, reports: 0, seedLength: h.seedLength ?? 0 });
+    if (!this.folds.has(h.id)) this.folds.set(h.id, emptyFold(h));
   }
 
   remove(id: string): void {
@@ -50,7 +63,7 @@ export class TreeModel {
   foldAll(id: string, events: readonly SessionEvent[]): void {
     const h = this.headers.get(id);
     if (!h) return;
-    this.folds.set(id, { tokens: { prompt: 0, completion: 0, cacheHit: 0 }, reports: 0, seedLength: h.seedLength ?? 0 });
+    this.folds.set(id, emptyFold(h));
     for (const e of events) this.apply(id, e);
   }
 
@@ -66,22 +79,43 @@ export class TreeModel {
           f.tokens.prompt += e.usage.promptTokens;
           f.tokens.completion += e.usage.completionTokens;
           f.tokens.cacheHit += e.usage.cacheHitTokens ?? 0;
+        } else {
+          // No usage: the stream was cut (interrupt, error) before the provider's final usage chunk.
+          const chars = e.text.length + (e.reasoning?.length ?? 0) + (e.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+          f.tokens.prompt += f.inflight?.prompt ?? 0;
+          f.tokens.completion += estimateTokens(chars);
+          f.estimated = true;
         }
+        f.inflight = undefined;
         this.setActivity(id, e.toolCalls?.length ? `tool ${e.toolCalls.map((c) => c.name).join(', ')}` : undefined);
         return true;
       case 'request/header':
+        f.inflight = { prompt: estimateTokens(e.bytes), completionChars: 0 };
         this.setActivity(id, 'thinking');
         return true;
       case 'turn/start':
         this.setActivity(id, 'thinking');
         return true;
       case 'turn/end':
+        // A request that got no message at all still cost its prompt.
+        if (f.inflight) {
+          f.tokens.prompt += f.inflight.prompt;
+          f.estimated = true;
+          f.inflight = undefined;
+        }
         f.lastStopReason = e.stopReason;
         this.setActivity(id, undefined);
         return true;
       case 'tool/result':
+        if (e.refusal) f.refused++;
         if (e.name === 'report' && !e.isError) f.reports++;
-        return e.name === 'report';
+        return e.name === 'report' || !!e.refusal;
+      case 'sandbox/mode':
+        f.policy.sandbox = e.mode;
+        return true;
+      case 'approval/policy':
+        f.policy.approval = e.policy;
+        return true;
       case 'subagent/descriptor':
         f.label = e.label;
         f.provider = e.provider;
@@ -92,6 +126,12 @@ export class TreeModel {
       default:
         return false;
     }
+  }
+
+  /** Characters streamed for the request under way (counted into its estimate until usage arrives). */
+  streamed(id: string, chars: number): void {
+    const f = this.folds.get(id);
+    if (f?.inflight) f.inflight.completionChars += chars;
   }
 
   setActivity(id: string, text: string | undefined): void {
@@ -117,7 +157,12 @@ export class TreeModel {
       status,
       ...(act ? { activity: act.text, activeSince: act.since } : {}),
       ...(f.lastStopReason ? { lastStopReason: f.lastStopReason } : {}),
-      tokens: { ...f.tokens },
+      tokens: f.inflight
+        ? { prompt: f.tokens.prompt + f.inflight.prompt, completion: f.tokens.completion + estimateTokens(f.inflight.completionChars), cacheHit: f.tokens.cacheHit }
+        : { ...f.tokens },
+      ...(f.estimated || f.inflight ? { tokensEstimated: true } : {}),
+      ...(f.refused ? { refused: f.refused } : {}),
+      ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
       createdAt: h.createdAt,
     };
@@ -134,7 +179,9 @@ export class TreeModel {
 
   private status(h: SessionHeader, f: Folded): NodeStatus {
     if (this.probe.isRunning(h.id)) return 'running';
-    if (this.probe.isResidentChild(h.id) || this.probe.hasLiveChildren(h.id)) return 'waiting';
+    // Waiting means waiting for someone: its own live children. A child that finished and is
+    // only kept resident until its release reads by its last stop, like a released one.
+    if (this.probe.hasLiveChildren(h.id)) return 'waiting';
     if (f.lastStopReason === 'interrupted' || f.lastStopReason === 'cancelled') return 'interrupted';
     if (f.lastStopReason === 'error') return 'failed';
     if (h.origin === 'subagent' || f.mode) return 'settled';

@@ -33,7 +33,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   },
   'tool/result': {
     before: [ev.turnStart('t1'), ev.assistant('', [['c1', 'read']])],
-    event: { type: 'tool/result', callId: 'c1', name: 'read', content: 'file text', isError: false },
+    event: { type: 'tool/result', callId: 'c1', name: 'read', content: 'file text', isError: false, refusal: { outcome: 'policy-never', summary: '$ npm test' } },
   },
   'turn/start': { before: [], event: { type: 'turn/start', turnId: 't1' } },
   'turn/end': {
@@ -187,6 +187,8 @@ describe('append validation: values of the right type that are still wrong', () 
     ['an empty callId', 'tool/result', 'callId', ''],
     ['an empty tool name', 'tool/result', 'name', ''],
     ["isError as the string 'false'", 'tool/result', 'isError', 'false'],
+    ['a refusal without its outcome', 'tool/result', 'refusal', { summary: '$ npm test' }],
+    ['a refusal that is a string', 'tool/result', 'refusal', 'refused'],
     ['an empty turnId', 'turn/start', 'turnId', ''],
     ['an unknown stopReason', 'turn/end', 'stopReason', 'done'],
     ['a negative byte count', 'request/header', 'bytes', -1],

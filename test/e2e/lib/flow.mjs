@@ -108,7 +108,7 @@ export async function runFlow(flow) {
 
   const require = createRequire(import.meta.url);
   const { ModelServer } = require(join(repoRoot, 'out', 'test', 'support', 'model-server.js'));
-  const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
+  const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
 
   const folder = flow.folder ?? tempDir('arbor-ui-flows-');
   if (!flow.folder) cpSync(join(repoRoot, 'media', 'sample-workspace'), folder, { recursive: true });
@@ -135,6 +135,7 @@ export async function runFlow(flow) {
       'arbor.model.baseUrl': model.baseURL,
       'arbor.model.name': 'arbor-demo',
       'arbor.subagents.releaseDelayMs': RELEASE_DELAY_MS,
+      'arbor.chat.examplePrompts': [...DEMO_PROMPTS],
       'workbench.editor.enablePreview': false,
       ...(typeof flow.settings === 'function' ? flow.settings(model) : flow.settings ?? {}),
     };

@@ -11,10 +11,13 @@ export function treeNodeContext(node: TreeNode): string {
     arborRunning: isActive(node.status),
     // Everything but a one-shot child can take another message (roots, forks, continuable children).
     arborContinuable: node.mode !== 'one-shot',
+    // Compact only what can be compacted: a conversation you own (not a subagent) that has had a turn.
+    arborCompactable: node.origin !== 'subagent' && node.mode === undefined && node.lastStopReason !== undefined,
     preventDefaultContextMenuItems: true,
   });
 }
 
-export function chatMessageContext(sessionId: string, seq: number): string {
-  return JSON.stringify({ webviewSection: 'chatMessage', arborSessionId: sessionId, arborSeq: seq, preventDefaultContextMenuItems: true });
+/** `arborView` lets "Fork Conversation" open the fork where the fork button would (a tab from a tab). */
+export function chatMessageContext(sessionId: string, seq: number, view: 'panel' | 'transcript' = 'panel'): string {
+  return JSON.stringify({ webviewSection: 'chatMessage', arborSessionId: sessionId, arborSeq: seq, arborView: view, preventDefaultContextMenuItems: true });
 }

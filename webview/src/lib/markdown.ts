@@ -20,10 +20,14 @@ export type Block =
   | { t: 'code'; lang: string; s: string }
   | { t: 'list'; ordered: boolean; start: number; items: Block[][] }
   | { t: 'quote'; c: Block[] }
+  /** A GFM table: header cells, alignment per column, body rows padded to the header's width. */
+  | { t: 'table'; align: ('left' | 'center' | 'right' | undefined)[]; head: Inline[][]; rows: Inline[][][] }
   | { t: 'hr' };
 
 const MAX_BLOCK_DEPTH = 6;
 const MAX_INLINE_DEPTH = 4;
+/** Columns past this are dropped: a hostile "|||…" line cannot make a huge table. */
+const MAX_COLUMNS = 32;
 
 export function safeHref(url: string): string | undefined {
   const u = url.trim();
@@ -133,11 +137,63 @@ function parseBlocks(lines: string[], depth: number): Block[] {
       i = parseList(lines, i, depth, out);
       continue;
     }
+    if (tableAt(lines, i)) {
+      i = parseTable(lines, i, out);
+      continue;
+    }
     const para: string[] = [];
-    while (i < lines.length && !blank(lines[i]) && (para.length === 0 || !startsBlock(lines[i]))) para.push(lines[i++].trim());
+    while (i < lines.length && !blank(lines[i]) && (para.length === 0 || (!startsBlock(lines[i]) && !tableAt(lines, i)))) para.push(lines[i++].trim());
     out.push({ t: 'p', c: parseInline(para.join('\n')) });
   }
   return out;
+}
+
+// ── tables (GFM) ──────────────────────────────────────────────────────────────
+
+/** Cells of one table line: outer pipes dropped, split on pipes that are not escaped. */
+function cells(line: string): string[] {
+  let t = line.trim();
+  if (t.startsWith('|')) t = t.slice(1);
+  if (t.endsWith('|') && !t.endsWith('\\|')) t = t.slice(0, -1);
+  const out: string[] = [];
+  let cur = '';
+  for (let k = 0; k < t.length; k++) {
+    const ch = t[k];
+    if (ch === '\\' && t[k + 1] === '|') {
+      cur += '|';
+      k++;
+    } else if (ch === '|') {
+      out.push(cur.trim());
+      cur = '';
+      if (out.length >= MAX_COLUMNS) return out;
+    } else cur += ch;
+  }
+  out.push(cur.trim());
+  return out.slice(0, MAX_COLUMNS);
+}
+
+const DELIMITER_CELL = /^:?-+:?$/;
+
+/** A header line with a pipe, then a delimiter row (`| --- | :-: |`) of the same width. */
+function tableAt(lines: string[], i: number): boolean {
+  const head = lines[i];
+  const delim = lines[i + 1];
+  if (delim === undefined || !head.includes('|') || !delim.includes('-')) return false;
+  const d = cells(delim);
+  return d.every((c) => DELIMITER_CELL.test(c)) && d.length === cells(head).length;
+}
+
+function parseTable(lines: string[], i: number, out: Block[]): number {
+  const head = cells(lines[i]);
+  const align = cells(lines[i + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : undefined));
+  i += 2;
+  const rows: Inline[][][] = [];
+  while (i < lines.length && !blank(lines[i]) && lines[i].includes('|') && !startsBlock(lines[i])) {
+    const row = cells(lines[i++]);
+    rows.push(head.map((_, k) => parseInline(row[k] ?? '')));
+  }
+  out.push({ t: 'table', align, head: head.map((h) => parseInline(h)), rows });
+  return i;
 }
 
 /** Reads one list starting at `i`; returns the index after it. */

@@ -123,6 +123,11 @@ export class AppState {
     'input/focus': () => {
       this.focusRequests++;
     },
+    'draft/start': () => {
+      if (this.view !== 'panel') return;
+      this.#showSelected(undefined);
+      this.focusRequests++;
+    },
     'session/selected': (m) => {
       if (this.view === 'panel') this.#showSelected(m.sessionId);
     },
@@ -200,6 +205,8 @@ export class AppState {
 
   newConversation(): void {
     if (this.readOnly) return;
+    // Nothing is stored until the first message; the host only forgets its selection.
+    this.#showSelected(undefined);
     const id = requestId();
     this.#pending.set(id, { what: 'Starting a new conversation' });
     post({ type: 'session/new', id });
@@ -221,6 +228,20 @@ export class AppState {
     const id = requestId();
     this.#pending.set(id, { what: 'Sending the waiting messages' });
     post({ type: 'queue/run', id, sessionId });
+  }
+
+  /** The sandbox / approval picker, for the session the chat talks to. */
+  pickPolicy(): void {
+    const sessionId = this.target;
+    post({ type: 'policy/pick', ...(sessionId ? { sessionId } : {}) });
+  }
+
+  /** An example prompt from the empty panel: sent as a new conversation. */
+  sendExample(text: string): void {
+    if (this.readOnly) return;
+    this.#showSelected(undefined);
+    this.setDraft(text);
+    this.send();
   }
 
   openTranscript(sessionId: string): void {

@@ -1,12 +1,25 @@
 import type { Agent } from '../../agent/agent';
+import { describeRefused, refusedActions } from '../../session/refusals';
 import { fail, ok } from '../../tools/result';
 import type { ToolResult } from '../../tools/tool';
 import type { SubagentRuntime } from '../runtime';
 import type { OneShotResult, SubagentRequest } from '../types';
 import { json } from './shared';
 
-function render(r: OneShotResult): string {
-  return json({ childId: r.childId, stopReason: r.stopReason, answer: r.text, ...(r.output !== undefined ? { output: r.output } : {}), ...(r.error ? { error: r.error } : {}) });
+/** What the child was refused (decision 0015): a "completed" answer must not hide it. */
+function refusalsOf(agent: Agent): string[] {
+  return refusedActions(agent.session.events, agent.session.header.seedLength ?? 0).map(describeRefused);
+}
+
+function render(r: OneShotResult, refused: readonly string[]): string {
+  return json({
+    childId: r.childId,
+    stopReason: r.stopReason,
+    answer: r.text,
+    ...(refused.length ? { refused } : {}),
+    ...(r.output !== undefined ? { output: r.output } : {}),
+    ...(r.error ? { error: r.error } : {}),
+  });
 }
 
 /**
@@ -19,8 +32,9 @@ export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: s
   if (background) {
     void rt.residency.trackBackground(
       run.result.then(async (r) => {
+        const refused = refusalsOf(run.localAgent);
         await run.dispose();
-        await rt.deliver(caller.id, `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}]\n${render(r)}`, {
+        await rt.deliver(caller.id, `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]\n${render(r, refused)}`, {
           kind: 'subagent-settled',
           fromSession: r.childId,
           stopReason: r.stopReason,
@@ -34,7 +48,8 @@ export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: s
   if (signal.aborted) onAbort(); // aborted while the child was being published
   try {
     const r = await run.result;
-    return r.stopReason === 'completed' ? ok(render(r)) : fail('SUBAGENT', render(r));
+    const text = render(r, refusalsOf(run.localAgent));
+    return r.stopReason === 'completed' ? ok(text) : fail('SUBAGENT', text);
   } finally {
     signal.removeEventListener('abort', onAbort);
     await run.dispose();
