@@ -1,7 +1,9 @@
 // `npm run bench [-- --quick]`: runs every registered bench module in this one process and
 // prints one line per figure, `bench <id> <value> <op><target> ok|MISS`, plus `# ` context
-// lines. A MISS is reported, not hidden; the exit code is 0 unless a module crashed.
-import { type BenchModule, type Figure, cleanupTemps, fmt, formatFigure, now } from './support';
+// lines. A MISS is reported, not hidden: a figure that could not be measured prints
+// `bench <id> - <op><target> MISS (reason)`, and so does every declared figure of a module that
+// crashed or did not return it. The exit code is 0 unless a module crashed.
+import { type BenchModule, type Figure, cleanupTemps, completeFigures, fmt, formatFigure, now } from './support';
 import * as os from 'node:os';
 import * as agent from './agent.bench';
 import * as extension from './extension.bench';
@@ -29,11 +31,13 @@ async function main(): Promise<number> {
   for (const m of MODULES) {
     const t = now();
     try {
-      figures.push(...(await m.run({ quick, note })));
+      figures.push(...completeFigures(m.figures, await m.run({ quick, note }), `the ${m.name} bench did not report it`));
       note(`${m.name}: ${fmt((now() - t) / 1000)} s`);
     } catch (err) {
       crashed = true;
       note(`${m.name}: FAILED ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      figures.push(...completeFigures(m.figures, [], `the ${m.name} bench crashed: ${first}`));
     } finally {
       cleanupTemps();
     }
