@@ -1,8 +1,12 @@
-// `npm run bench [-- --quick]`: runs every registered bench module in this one process and
+// `npm run bench [-- --quick] [MODULE…]`: runs every registered bench module (or the named
+// ones) in this one process and
 // prints one line per figure, `bench <id> <value> <op><target> ok|MISS`, plus `# ` context
-// lines. A MISS is reported, not hidden; the exit code is 0 unless a module crashed.
-import { type BenchModule, type Figure, cleanupTemps, fmt, formatFigure, now } from './support';
+// lines. A MISS is reported, not hidden: a figure that could not be measured prints
+// `bench <id> - <op><target> MISS (reason)`, and so does every declared figure of a module that
+// crashed or did not return it. The exit code is 0 unless a module crashed.
 import * as os from 'node:os';
+import { runModules } from './run-modules';
+import { type BenchModule, fmt, formatFigure, now } from './support';
 import * as agent from './agent.bench';
 import * as extension from './extension.bench';
 import * as store from './store.bench';
@@ -14,30 +18,19 @@ const MODULES: BenchModule[] = [store, agent, subagent, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const unknown = args.filter((a) => a !== '--quick');
+  const names = args.filter((a) => !a.startsWith('--'));
+  const unknown = [...args.filter((a) => a.startsWith('--') && a !== '--quick'), ...names.filter((n) => !MODULES.some((m) => m.name === n))];
   if (unknown.length > 0) {
-    console.error(`usage: node out/bench/run.js [--quick]   (unknown: ${unknown.join(' ')})`);
+    console.error(`usage: node out/bench/run.js [--quick] [MODULE…]   (modules: ${MODULES.map((m) => m.name).join(', ')}; unknown: ${unknown.join(' ')})`);
     return 2;
   }
   const quick = args.includes('--quick');
+  const modules = names.length > 0 ? MODULES.filter((m) => names.includes(m.name)) : MODULES;
   const note = (line: string) => console.log(`# ${line}`);
   const t0 = now();
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
   note(`mode ${quick ? 'quick' : 'full'}, node ${process.version}, ${process.platform}/${process.arch}, ${os.cpus().length} cpus, load average ${load()}`);
-  const figures: Figure[] = [];
-  let crashed = false;
-  for (const m of MODULES) {
-    const t = now();
-    try {
-      figures.push(...(await m.run({ quick, note })));
-      note(`${m.name}: ${fmt((now() - t) / 1000)} s`);
-    } catch (err) {
-      crashed = true;
-      note(`${m.name}: FAILED ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    } finally {
-      cleanupTemps();
-    }
-  }
+  const { figures, crashed } = await runModules(modules, { quick, note });
   for (const f of figures) console.log(formatFigure(f));
   note(`total ${fmt((now() - t0) / 1000)} s, load average ${load()} (other processes on the machine skew the fsync-bound figures)`);
   return crashed ? 1 : 0;

@@ -14,22 +14,40 @@ export interface BenchOptions {
   note(line: string): void;
 }
 
-/** One measured figure: a ratio and its target. */
-export interface Figure {
+/** What a figure is held to: its id, comparison and target. */
+export interface FigureSpec {
   id: string;
-  value: number;
   op: '<=' | '>=';
   target: number;
+}
+
+/**
+ * One figure: a ratio and its target. `missed` says why it could not be measured (its value
+ * is then NaN); such a figure still prints, as a MISS with that reason.
+ */
+export interface Figure extends FigureSpec {
+  value: number;
+  missed?: string;
 }
 
 /** A bench module: registered in run.ts, run in the same process as the others. */
 export interface BenchModule {
   name: string;
+  /**
+   * The figures it reports. Declared up front so that run.ts prints a MISS for each one the
+   * module did not return (it crashed, or a path forgot one): a figure never just disappears.
+   */
+  figures?: readonly FigureSpec[];
   run(opts: BenchOptions): Promise<Figure[]>;
 }
 
 export function passes(f: Figure): boolean {
-  return Number.isFinite(f.value) && (f.op === '<=' ? f.value <= f.target : f.value >= f.target);
+  return f.missed === undefined && Number.isFinite(f.value) && (f.op === '<=' ? f.value <= f.target : f.value >= f.target);
+}
+
+/** A figure that could not be measured, and why (one line). */
+export function missed(spec: FigureSpec, reason: string): Figure {
+  return { ...spec, value: Number.NaN, missed: reason.replace(/\s+/g, ' ').trim() || 'no reason given' };
 }
 
 /** 2–3 significant digits, never exponent notation. */
@@ -42,8 +60,19 @@ export function fmt(v: number): string {
   return v.toPrecision(2);
 }
 
+/** `bench <id> <value> <op><target> ok|MISS`, or `bench <id> - <op><target> MISS (reason)`. */
 export function formatFigure(f: Figure): string {
+  if (f.missed !== undefined || !Number.isFinite(f.value)) return `bench ${f.id} - ${f.op}${f.target} MISS (${f.missed ?? `not a number: ${f.value}`})`;
   return `bench ${f.id} ${fmt(f.value)} ${f.op}${f.target} ${passes(f) ? 'ok' : 'MISS'}`;
+}
+
+/**
+ * The figures of a module as run.ts prints them: what it returned, then a MISS for each
+ * declared figure it did not return (`reason` says why: its crash, or that it returned none).
+ */
+export function completeFigures(declared: readonly FigureSpec[] | undefined, got: readonly Figure[], reason: string): Figure[] {
+  const ids = new Set(got.map((f) => f.id));
+  return [...got, ...(declared ?? []).filter((s) => !ids.has(s.id)).map((s) => missed(s, reason))];
 }
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // The webview under a real browser, for the webview bench and screenshots: builds the
 // bundle and the scripted-host harness (webview/dev/) into a temp folder, serves them on
 // 127.0.0.1, and drives Debian's chromium through playwright-core. Nothing here fakes a
-// figure: when the browser or the driver is missing, `openBrowser` says why and returns
-// undefined, and the caller skips.
+// figure: when the browser or the driver is missing, `openBrowser` returns why, and the
+// caller reports its figures as MISS with that reason.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -55,9 +55,14 @@ function loadPlaywright(root: string): { pw: Playwright; from: string } | undefi
   return undefined;
 }
 
-function findChromium(): string | undefined {
-  const candidates = [process.env.ARBOR_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  return candidates.find((p): p is string => !!p && fs.existsSync(p));
+/** Chromium's path, or why there is none. A path set in the environment is used or refused, never skipped. */
+function findChromium(): { path: string } | { missing: string } {
+  for (const name of ['ARBOR_CHROMIUM', 'ARBOR_E2E_CHROMIUM'] as const) {
+    const set = process.env[name];
+    if (set) return fs.existsSync(set) ? { path: set } : { missing: `${name}=${set} does not exist (unset it to use /usr/bin/chromium, or point it at a chromium binary)` };
+  }
+  const found = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+  return found ? { path: found } : { missing: 'chromium is not installed (npm run setup:e2e installs it, or set ARBOR_CHROMIUM)' };
 }
 
 /**
@@ -118,9 +123,10 @@ export interface BrowserSession {
 export async function openBrowser(): Promise<BrowserSession | string> {
   const root = repoRoot();
   const pw = loadPlaywright(root);
-  if (!pw) return 'playwright-core is not installed (neither a devDependency nor in .tools/driver)';
-  const executablePath = findChromium();
-  if (!executablePath) return 'chromium is not installed (apt-get install -y chromium, or set ARBOR_CHROMIUM)';
+  if (!pw) return 'playwright-core is not installed (neither a devDependency nor in .tools/driver; npm run setup:e2e installs it)';
+  const chromium = findChromium();
+  if ('missing' in chromium) return chromium.missing;
+  const executablePath = chromium.path;
   const browser = await pw.pw.chromium.launch({
     executablePath,
     headless: true,

@@ -8,7 +8,8 @@
 // update, without the wait for the next vsync.
 import type { HostToWebview, NodeStatus, TranscriptEntry, TreeNode } from '../src/protocol';
 import type { SessionEvent } from '../src/core/session/events';
-import { type BenchOptions, type Figure, fmt, makeEvent, median, percentile, rng, tempDir } from './support';
+import { ensureE2ETools } from './e2e-tools';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvent, median, missed, percentile, rng, tempDir } from './support';
 import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from './webview-page';
 
 export const name = 'webview';
@@ -173,12 +174,22 @@ async function pageHealth(page: Page): Promise<string[]> {
   return page.evaluate<string[]>(`[...window.__csp.map((c) => 'CSP: ' + c), ...window.__errors.map((e) => 'error: ' + e)]`);
 }
 
+const TREE_RENDER: FigureSpec = { id: 'webview.tree2000.render_ms', op: '<=', target: 150 };
+const UPDATE: FigureSpec = { id: 'webview.update_ms', op: '<=', target: 4 };
+const BYTES_PER_TOKEN: FigureSpec = { id: 'webview.bytes_per_token', op: '<=', target: 200 };
+export const figures: readonly FigureSpec[] = [TREE_RENDER, UPDATE, BYTES_PER_TOKEN];
+
 export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
+  // Chromium and playwright-core come with the e2e tools: installed here when missing, as
+  // `npm test` does. Whatever still cannot run is a MISS with the reason, never a skip.
+  const install = await ensureE2ETools(note);
   const session = await openBrowser();
   if (typeof session === 'string') {
-    note(`webview: skipped: ${session}`);
-    return [];
+    const reason = install ? `${session}; ${install}` : session;
+    note(`webview: cannot run: ${reason}`);
+    return figures.map((f) => missed(f, reason));
   }
+  if (install) note(`webview: ${install} (chromium and playwright-core are there, so the webview figures run)`);
   const dir = tempDir('arbor-webview-bench-');
   const problems = new Set<string>();
   try {
@@ -259,9 +270,9 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
       for (const p of problems) note(`webview: PROBLEM ${p}`);
       if (problems.size === 0) note('webview: no CSP violations, no page errors');
       return [
-        { id: 'webview.tree2000.render_ms', value: median(renders), op: '<=', target: 150 },
-        { id: 'webview.update_ms', value: median(updates), op: '<=', target: 4 },
-        { id: 'webview.bytes_per_token', value: bytes / tokenCount, op: '<=', target: 200 },
+        { ...TREE_RENDER, value: median(renders) },
+        { ...UPDATE, value: median(updates) },
+        { ...BYTES_PER_TOKEN, value: bytes / tokenCount },
       ];
     } finally {
       await server.close();

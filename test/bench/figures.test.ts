@@ -1,0 +1,86 @@
+// The benchmark's own machinery: a figure that cannot be measured still prints (as a MISS
+// with its reason), a crashed module's figures do not vanish, disk waits are counted once,
+// and the bare request replays the very bytes a turn sent.
+import * as assert from 'node:assert/strict';
+import { DiskWait } from '../../bench/disk-wait';
+import { runModules } from '../../bench/run-modules';
+import { type BenchModule, type FigureSpec, formatFigure, missed } from '../../bench/support';
+import { bareRequestMs, TimedClient } from '../../bench/timed-client';
+import { OpenAICompatibleClient } from '../../src/core/model/openai-client';
+import type { ModelRequest } from '../../src/core/model/types';
+import { ModelServer } from '../support/model-server';
+
+const A: FigureSpec = { id: 'x.a', op: '<=', target: 2 };
+const B: FigureSpec = { id: 'x.b', op: '>=', target: 50 };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('bench figures', () => {
+  it('prints a measured figure with its verdict, and one that could not be measured as MISS with the reason', () => {
+    assert.equal(formatFigure({ ...A, value: 1.234 }), 'bench x.a 1.23 <=2 ok');
+    assert.equal(formatFigure({ ...B, value: 12 }), 'bench x.b 12.0 >=50 MISS');
+    assert.equal(formatFigure(missed(A, 'chromium is not installed\n  (run npm run setup:e2e)')), 'bench x.a - <=2 MISS (chromium is not installed (run npm run setup:e2e))');
+    assert.equal(formatFigure({ ...A, value: Number.NaN }), 'bench x.a - <=2 MISS (not a number: NaN)');
+  });
+
+  it('gives every declared figure of a crashed module, and one a module forgot, as MISS with why', async () => {
+    const notes: string[] = [];
+    const crashing: BenchModule = { name: 'boom', figures: [A, B], run: () => Promise.reject(new Error('server refused\nstack…')) };
+    const forgetful: BenchModule = { name: 'half', figures: [A, B], run: async () => [{ ...B, value: 60 }] };
+    const { figures, crashed } = await runModules([crashing, forgetful], { quick: true, note: (l) => notes.push(l) });
+    assert.equal(crashed, true);
+    assert.deepEqual(figures.map(formatFigure), [
+      'bench x.a - <=2 MISS (the boom bench crashed: server refused)',
+      'bench x.b - >=50 MISS (the boom bench crashed: server refused)',
+      'bench x.b 60.0 >=50 ok',
+      'bench x.a - <=2 MISS (the half bench did not report it)',
+    ]);
+    assert.ok(notes.some((n) => n.startsWith('boom: FAILED')));
+  });
+
+  it('counts overlapping durable writes once and starts again after take()', async () => {
+    const disk = new DiskWait();
+    const store = { write: (ms: number) => sleep(ms) };
+    disk.wrap(store, 'write');
+    const t = performance.now();
+    await Promise.all([store.write(60), sleep(20).then(() => store.write(60))]);
+    const wall = performance.now() - t;
+    const ms = disk.take();
+    // ~80 ms of wall time with a write in flight, not the 120 ms the two writes sum to.
+    assert.ok(ms >= 75 && ms <= wall + 1, `disk wait ${ms} ms for ${wall} ms of wall time`);
+    assert.equal(disk.take(), 0);
+  });
+
+  describe('the bare request', () => {
+    let server: ModelServer;
+    before(async () => {
+      server = await ModelServer.start();
+    });
+    after(() => server.stop());
+
+    it('sends the bytes the wrapped client sent, through the same client, and times it', async () => {
+      const inner = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+      const timed = new TimedClient(inner);
+      server.reset();
+      server.setFallback(() => ({ text: 'done' }));
+      const req: ModelRequest = { model: 'bench', system: 'be brief', tools: [], messages: [{ role: 'user', content: 'hello', source: { kind: 'user' }, seq: 1 }] };
+      for await (const _ of timed.stream(req)) {
+        // read it all, as a turn does
+      }
+      assert.equal(timed.lastRequest, req);
+      assert.ok(timed.modelMs > 0);
+      const ms = await bareRequestMs(timed.inner, timed.lastRequest);
+      assert.ok(ms > 0);
+      assert.equal(server.requests.length, 2);
+      assert.equal(server.requests[1].raw, server.requests[0].raw);
+    });
+
+    it('fails, saying so, when the server answers with an error', async () => {
+      const inner = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+      server.reset();
+      server.enqueue({ fault: { kind: 'status', status: 500, message: 'scripted outage' } });
+      const req: ModelRequest = { model: 'bench', system: '', tools: [], messages: [{ role: 'user', content: 'hello', source: { kind: 'user' }, seq: 1 }] };
+      await assert.rejects(bareRequestMs(inner, req), /the bare request failed/);
+    });
+  });
+});
