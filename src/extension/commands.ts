@@ -69,8 +69,11 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       if (text) await c.send(id, text);
     },
     'arbor.interrupt': async (args) => {
-      const id = await pickSession(host, args, 'Interrupt which agent?', (n) => n.status === 'running');
-      if (id) await c.interrupt(id);
+      // A node that runs, or waits for children that do: its whole subtree stops.
+      const id = await pickSession(host, args, 'Stop which agent (and the subagents under it)?', (n) => n.status === 'running' || n.status === 'waiting');
+      if (!id) return;
+      const stopped = await c.interrupt(id);
+      if (stopped.length > 1) void vscode.window.showInformationMessage(`Arbor: stopped ${quoted(await nameOf(host, id))} and ${stopped.length - 1} subagent(s) under it.`);
     },
     'arbor.openTranscript': async (args) => {
       const id = await pickSession(host, args, 'Open the transcript of which session?');

@@ -202,11 +202,16 @@ export class PanelController implements ApprovalPort {
 
   // ── commands shared with the VS Code command palette ───────────────────────
 
-  async interrupt(sessionId: string): Promise<void> {
+  /**
+   * Stop a subtree (the tree's Interrupt, the chat's Stop, the command): the session's turn
+   * and the turns of all its running descendants; inboxes are kept and nothing resumes by itself.
+   */
+  async interrupt(sessionId: string): Promise<string[]> {
     const h = await this.ensure();
-    const agent = h.resident(sessionId);
-    if (!agent || agent.status !== 'running') throw new Error(`Session ${sessionId} is not running.`);
-    await agent.cancel('interrupted', { keepInbox: true });
+    const stopped = await h.interruptSubtree(sessionId);
+    if (stopped.length === 0) throw new Error(`Nothing is running in ${this.knownName(sessionId) ?? sessionId} or under it.`);
+    for (const id of stopped) this.pushNode(id);
+    return stopped;
   }
 
   async fork(sessionId: string, seq: number): Promise<string> {

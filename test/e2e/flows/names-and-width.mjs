@@ -11,7 +11,7 @@
 //   08 badge contrast ≥ 4.5:1 from computed styles in Light Modern, Dark Modern, High Contrast
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SEL } from '../lib/flow.mjs';
+import { pickRow, SEL } from '../lib/flow.mjs';
 
 const THEMES = [
   ['Default Light Modern', 'vscode-light'],
@@ -60,8 +60,7 @@ export const flow = {
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the command palette', 10_000);
       await box.fill(`>${title}`, { timeout: 5_000 });
-      await visible(page.locator(SEL.quickRow, { hasText: title }).first(), `the command "${title}" in the palette`, 10_000);
-      await page.keyboard.press('Enter');
+      await pickRow(page, title);
     }
     const tabNamed = (name) => page.locator(`${SEL.editorTab} .label-name`, { hasText: new RegExp(`^${name.replace(/[()]/g, '\\$&')}$`) });
 

@@ -221,6 +221,17 @@ export async function runFlow(flow) {
   }
 }
 
+/**
+ * Picks the quick-input row whose label is exactly `title` (a click, not Enter: the focused row
+ * may be another match, such as "Browse Color Themes…" for "Color Theme").
+ */
+export async function pickRow(page, title) {
+  const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+  const row = page.locator(SEL.quickRow).filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
+  await visible(row, `the command "${title}" in the palette`, 10_000);
+  await row.click({ timeout: 10_000 });
+}
+
 /** Locators and actions shared by the flows. */
 function makeContext({ page, model, server, folder, outDir }) {
   const panel = page.frameLocator(SEL.panelFrame).frameLocator('#active-frame');
@@ -316,9 +327,7 @@ function makeContext({ page, model, server, folder, outDir }) {
     const box = page.locator(SEL.quickInput);
     await visible(box, 'the command palette', 10_000);
     await box.fill(`>${title}`, { timeout: 5_000 });
-    const rowLoc = page.locator(SEL.quickRow, { hasText: title }).first();
-    await visible(rowLoc, `the command "${title}" in the palette`, 10_000);
-    await page.keyboard.press('Enter');
+    await pickRow(page, title);
   }
 
   /** Reloads the window and waits for the Arbor panel to be back. */
