@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { pickRow, SEL } from '../lib/flow.mjs';
 
 const THEMES = [
-  ['Default Light Modern', 'vscode-light'],
-  ['Default Dark Modern', 'vscode-dark'],
-  ['Default High Contrast', 'vscode-high-contrast'],
+  // The picker's labels (the settings ids are "Default Light Modern", …, the labels are not).
+  ['Light Modern', 'vscode-light'],
+  ['Dark Modern', 'vscode-dark'],
+  ['Dark High Contrast', 'vscode-high-contrast'],
 ];
 const STATUSES = ['running', 'waiting', 'settled', 'failed', 'interrupted', 'idle'];
 
