@@ -92,9 +92,10 @@ export class TreeFile {
   /** Refuse what would break the log: an unknown session, a seq gap, a malformed event. */
   private check(p: TreeOp, batch: Map<string, unknown>): void {
     const key = (id: string) => `next:${id}`;
-    const next = (id: string): number | undefined => (batch.get(key(id)) as number | undefined) ?? this.nextSeq.get(id);
+    // A key present with `undefined` is a session deleted earlier in the same record.
+    const next = (id: string): number | undefined => (batch.has(key(id)) ? (batch.get(key(id)) as number | undefined) : this.nextSeq.get(id));
     if (p.op === 'delete') {
-      batch.delete(key(p.session));
+      batch.set(key(p.session), undefined);
       return;
     }
     if (p.op === 'session') {
