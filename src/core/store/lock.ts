@@ -39,7 +39,14 @@ function liveOwner(text: string): number | undefined {
 /** Create `target` holding `source`'s bytes, atomically and only if absent (a hard link). */
 function createFrom(source: string, target: string): boolean {
   try {
-    fs.linkSync(source, target);
+    try {
+      fs.linkSync(source, target);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
+      // No hard links here (FAT): an exclusive create, briefly empty before its pid is written.
+      fs.writeFileSync(target, fs.readFileSync(source), { flag: 'wx' });
+    }
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
