@@ -306,6 +306,7 @@ export class Store {
     try {
       return read();
     } catch (err) {
+      if (err instanceof StoreError) throw err; // already says what happened and what to do
       throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describe(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
     }
   }
