@@ -19,12 +19,14 @@ export interface JournalRecord {
 }
 
 export function encodeRecord(rec: JournalRecord): Buffer {
-  const payload = Buffer.from(JSON.stringify(rec), 'utf8');
-  const out = Buffer.allocUnsafe(HEADER + payload.length);
+  const json = JSON.stringify(rec);
+  // Encoded straight into the record (no intermediate payload buffer): this is on every append's path.
+  const length = Buffer.byteLength(json, 'utf8');
+  const out = Buffer.allocUnsafe(HEADER + length);
+  out.write(json, HEADER, 'utf8');
   out.writeUInt32LE(MAGIC, 0);
-  out.writeUInt32LE(payload.length, 4);
-  out.writeUInt32LE(crc32(payload), 8);
-  payload.copy(out, HEADER);
+  out.writeUInt32LE(length, 4);
+  out.writeUInt32LE(crc32(out.subarray(HEADER)), 8);
   return out;
 }
 
