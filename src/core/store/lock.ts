@@ -4,6 +4,9 @@ import { StoreError } from './errors';
 
 const held = new Set<string>();
 
+/** How long acquiring may wait for another process's takeover to finish before giving up. */
+const TAKEOVER_WAIT_MS = 5000;
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -13,29 +16,105 @@ function alive(pid: number): boolean {
   }
 }
 
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The file's text, or undefined when it does not exist. */
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** A pid written by a process that still runs (not this one: our own pid there is a leftover). */
+function liveOwner(text: string): number | undefined {
+  const pid = /^\d+$/.test(text) ? Number(text) : NaN;
+  return Number.isSafeInteger(pid) && pid !== process.pid && alive(pid) ? pid : undefined;
+}
+
+/** Create `target` holding `source`'s bytes, atomically and only if absent (a hard link). */
+function createFrom(source: string, target: string): boolean {
+  try {
+    try {
+      fs.linkSync(source, target);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
+      // No hard links here (FAT): an exclusive create, briefly empty before its pid is written.
+      fs.writeFileSync(target, fs.readFileSync(source), { flag: 'wx' });
+    }
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
 /**
  * One writer per store folder: `arbor.lock` holds the owner's pid. A lock left by a
- * process that no longer runs (a crash, kill -9) is taken over.
+ * process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
+ * processes finding the same stale lock (a VS Code window and the CLI) cannot both win
+ * (decision 0019):
+ * - every lock or guard file appears whole, by hard-linking a file already holding our pid
+ *   (never created empty and then written, which a reader could take for a stale lock);
+ * - only the holder of `arbor.lock.takeover-<stale content>`, created O_EXCL-like by the
+ *   same link, may remove that stale lock, and only after reading it again under the guard;
+ *   it then creates its own lock only if still absent. Everyone else retries and finds the
+ *   winner alive: LOCKED, naming its pid. A guard whose holder died escalates to `.1`, `.2`…
  */
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, 'arbor.lock');
   const key = path.resolve(file);
   if (held.has(key)) throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw err;
-      const owner = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
-      if (Number.isSafeInteger(owner) && owner !== process.pid && alive(owner))
+  const mine = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(mine, String(process.pid));
+  try {
+    const deadline = Date.now() + TAKEOVER_WAIT_MS;
+    while (!createFrom(mine, file)) {
+      const text = readText(file);
+      if (text === undefined) continue; // released meanwhile: try to create it again
+      const owner = liveOwner(text);
+      if (owner !== undefined)
         throw new StoreError('LOCKED', `The store at ${dir} is in use by process ${owner}. Close that Arbor (or pass another --store) and retry.`, file);
-      fs.rmSync(file, { force: true });
+      if (takeOver(file, text, mine)) break;
+      if (Date.now() > deadline)
+        throw new StoreError('LOCKED', `The store at ${dir} has a stale lock (${file}) that could not be taken over in ${TAKEOVER_WAIT_MS / 1000} s. If no Arbor uses this folder, delete that file and retry.`, file);
+      sleepSync(5); // another process is taking it over: look again once it is done
     }
+  } finally {
+    fs.rmSync(mine, { force: true });
   }
   held.add(key);
   return () => {
     held.delete(key);
-    fs.rmSync(file, { force: true });
+    if (readText(file) === String(process.pid)) fs.rmSync(file, { force: true });
   };
+}
+
+/** Replace the stale lock whose text was `stale` with ours; false when someone else got there first. */
+function takeOver(file: string, stale: string, mine: string): boolean {
+  const base = `${file}.takeover-${/^\d{1,12}$/.test(stale) ? stale : 'unreadable'}`;
+  for (let level = 0; ; level++) {
+    const guard = level === 0 ? base : `${base}.${level}`;
+    if (!createFrom(mine, guard)) {
+      const holder = readText(guard);
+      if (holder === undefined) return false; // finished meanwhile: look at the lock again
+      if (liveOwner(holder) !== undefined) return false; // a takeover under way
+      continue; // its holder died mid-takeover: nobody holds it, so the next level is free
+    }
+    try {
+      // Under the guard, only we may remove this stale lock: check it is still the one we saw.
+      if (readText(file) !== stale) return false;
+      fs.rmSync(file, { force: true });
+      if (!createFrom(mine, file)) return false; // a fresh process created it meanwhile: it wins
+      for (let dead = 0; dead < level; dead++) fs.rmSync(dead === 0 ? base : `${base}.${dead}`, { force: true });
+      return true;
+    } finally {
+      fs.rmSync(guard, { force: true });
+    }
+  }
 }

@@ -26,6 +26,10 @@ export class Store {
   /** Evicted trees still closing (folding their journal): reopening waits for it. */
   private readonly closing = new Map<string, Promise<void>>();
   private readonly broken = new Map<string, StoreError>();
+  /** Sessions between their tree write and their catalog write: not strays, whatever a tree says. */
+  private readonly creating = new Set<string>();
+  /** While open() rebuilds a catalog from the tree files, a tree's unlisted sessions are kept. */
+  private recovering = false;
   private readonly problemList: Quarantine[] = [];
   private closed = false;
 
@@ -97,10 +101,24 @@ export class Store {
       if (!parent) throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
       treeName = parent.tree;
     }
-    // Tree first, catalog second: a crash in between leaves an unlisted session in a tree
-    // file (found again by reconcile for a new tree), never a listed session without data.
-    await this.withTree(treeName, (tree) => tree.write([{ op: 'session', header }, { op: 'events', session: header.id, events: [...events] }]));
-    await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+    // Tree first, catalog second: the catalog write is the commit point (decision 0018). A
+    // crash in between leaves an unlisted session in a tree file: a stray, dropped when that
+    // tree is next opened (or, for a new tree, added back by reconcile) — never a listed
+    // session without data. A stray still there (the catalog write failed in this process)
+    // is replaced in the same journal record, so creating the id again succeeds.
+    this.creating.add(header.id);
+    try {
+      await this.withTree(treeName, (tree) =>
+        tree.write([
+          ...(tree.has(header.id) ? [{ op: 'delete' as const, session: header.id }] : []),
+          { op: 'session', header },
+          { op: 'events', session: header.id, events: [...events] },
+        ]),
+      );
+      await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+    } finally {
+      this.creating.delete(header.id);
+    }
   }
 
   /** Durably append events (contiguous with what is stored); resolves once on disk. */
@@ -199,8 +217,9 @@ export class Store {
     // After an eviction's close (checkpoint, journal reset): two instances must never share the files.
     const closed = this.closing.get(name) ?? Promise.resolve();
     p = closed.then(() => TreeFile.open(path.join(this.dir, 'trees'), name, this.opts)).then(
-      (t) => {
+      async (t) => {
         this.problemList.push(...t.quarantined);
+        await this.dropStrays(t);
         return t;
       },
       (err: unknown) => {
@@ -234,8 +253,32 @@ export class Store {
     }
   }
 
+  /**
+   * Sessions a tree file holds but the catalog does not list, in a tree the catalog knows:
+   * a creation whose catalog write never happened (a crash between the two writes; it was
+   * never acknowledged) or a deletion whose tree write never happened. Either way they do
+   * not exist; dropping them keeps them from blocking a new session with the same id.
+   */
+  private async dropStrays(tree: TreeFile): Promise<void> {
+    if (this.recovering || !this.catalog.trees().has(tree.name)) return;
+    const strays = tree
+      .headers()
+      .map((h) => h.id)
+      .filter((id) => this.catalog.get(id)?.tree !== tree.name && !this.creating.has(id));
+    if (strays.length > 0) await tree.write(strays.map((session) => ({ op: 'delete' as const, session })));
+  }
+
   /** Index tree files the catalog does not know (a crash between the two writes, or a lost catalog). */
   private async reconcile(all: boolean): Promise<void> {
+    this.recovering = true;
+    try {
+      await this.reconcileTrees(all);
+    } finally {
+      this.recovering = false;
+    }
+  }
+
+  private async reconcileTrees(all: boolean): Promise<void> {
     const known = this.catalog.trees();
     const names = new Set<string>();
     for (const f of await fs.promises.readdir(path.join(this.dir, 'trees'))) {
@@ -263,6 +306,7 @@ export class Store {
     try {
       return read();
     } catch (err) {
+      if (err instanceof StoreError) throw err; // already says what happened and what to do
       throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describe(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
     }
   }

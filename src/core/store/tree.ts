@@ -92,9 +92,10 @@ export class TreeFile {
   /** Refuse what would break the log: an unknown session, a seq gap, a malformed event. */
   private check(p: TreeOp, batch: Map<string, unknown>): void {
     const key = (id: string) => `next:${id}`;
-    const next = (id: string): number | undefined => (batch.get(key(id)) as number | undefined) ?? this.nextSeq.get(id);
+    // A key present with `undefined` is a session deleted earlier in the same record.
+    const next = (id: string): number | undefined => (batch.has(key(id)) ? (batch.get(key(id)) as number | undefined) : this.nextSeq.get(id));
     if (p.op === 'delete') {
-      batch.delete(key(p.session));
+      batch.set(key(p.session), undefined);
       return;
     }
     if (p.op === 'session') {
@@ -134,7 +135,14 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
   if (p.events.length === 0) return;
   const first = p.events[0].seq;
   const last = p.events[p.events.length - 1].seq;
-  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)').run([p.session, first, last, JSON.stringify(p.events)]);
+  // Bound as UTF-8 bytes and cast to TEXT in SQLite: the same TEXT row, but sql.js copies the
+  // bytes instead of measuring and encoding a JS string character by character (~0.2 ms a batch).
+  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, CAST(? AS TEXT))').run([
+    p.session,
+    first,
+    last,
+    Buffer.from(JSON.stringify(p.events), 'utf8'),
+  ]);
   prepared(db, 'UPDATE sessions SET next_seq = ? WHERE id = ?').run([last + 1, p.session]);
   nextSeq?.set(p.session, last + 1);
 }

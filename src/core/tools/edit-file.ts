@@ -1,5 +1,5 @@
-import { looksBinary, readWhole, writeWhole } from './fsio';
-import { displayPath, resolveForWrite } from './paths';
+import { looksBinary, readWhole, writeWhole, isHardLinkError } from './fsio';
+import { displayPath, hardLinkRefusal, resolveForWrite } from './paths';
 import { cancelled, describeError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 import { approveProtectedWrite } from './write-guard';
@@ -79,8 +79,9 @@ export function createEditFileTool(): Tool {
         if (ctx.signal.aborted) return cancelled(NAME);
 
         try {
-          await writeWhole(r.realPath, updated, false);
+          await writeWhole(r.realPath, updated, false, ctx.sandbox !== 'full-access');
         } catch (e) {
+          if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
           return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}`);
         }
         const where = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, MAX_LISTED).join(', ')}${lines.length > MAX_LISTED ? ', …' : ''}`;

@@ -16,11 +16,24 @@ export async function openForRead(realPath: string): Promise<fsp.FileHandle> {
   return ensureRegular(fh);
 }
 
-/** Open for writing, truncating; `create` makes the file when missing. */
-export async function openForWrite(realPath: string, create: boolean): Promise<fsp.FileHandle> {
-  const flags = C.O_WRONLY | C.O_TRUNC | (create ? C.O_CREAT : 0) | NOFOLLOW | NONBLOCK;
-  const fh = await fsp.open(realPath, flags, 0o666);
-  return ensureRegular(fh);
+/**
+ * Open for writing, truncating; `create` makes the file when missing. With `singleLink` a
+ * file that has other names (hard links, which may lie outside the workspace) is refused
+ * with code EHARDLINK: checked on the open handle, before truncating, so a link made after
+ * the path was resolved is caught too.
+ */
+export async function openForWrite(realPath: string, create: boolean, singleLink = false): Promise<fsp.FileHandle> {
+  const flags = C.O_WRONLY | (create ? C.O_CREAT : 0) | NOFOLLOW | NONBLOCK;
+  const fh = await ensureRegular(await fsp.open(realPath, flags, 0o666));
+  try {
+    const { nlink } = await fh.stat();
+    if (singleLink && nlink > 1) throw Object.assign(new Error(`the file has ${nlink} hard links`), { code: 'EHARDLINK', nlink });
+    await fh.truncate(0);
+    return fh;
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
 }
 
 async function ensureRegular(fh: fsp.FileHandle): Promise<fsp.FileHandle> {
@@ -54,8 +67,8 @@ export async function readWhole(realPath: string): Promise<Buffer> {
   }
 }
 
-export async function writeWhole(realPath: string, data: string, create: boolean): Promise<void> {
-  const fh = await openForWrite(realPath, create);
+export async function writeWhole(realPath: string, data: string, create: boolean, singleLink = false): Promise<void> {
+  const fh = await openForWrite(realPath, create, singleLink);
   try {
     await fh.writeFile(data, 'utf8');
   } finally {
@@ -67,4 +80,9 @@ export function countLines(text: string): number {
   if (text === '') return 0;
   const n = text.split('\n').length;
   return text.endsWith('\n') ? n - 1 : n;
+}
+
+/** The refusal of openForWrite for a file with several names. */
+export function isHardLinkError(e: unknown): e is Error & { code: 'EHARDLINK'; nlink: number } {
+  return e instanceof Error && (e as NodeJS.ErrnoException).code === 'EHARDLINK';
 }

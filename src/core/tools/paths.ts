@@ -96,6 +96,10 @@ export async function resolveForWrite(ctx: PathContext, p: unknown): Promise<Pat
   if (r.kind === 'other') {
     return err('NOT_A_FILE', `${show(p)} is not a regular file (a device, pipe or socket); only regular files can be written`);
   }
+  if (r.kind === 'file' && ctx.sandbox !== 'full-access') {
+    const linked = await hardLinkCount(r.realPath);
+    if (linked > 1) return err('OUTSIDE_WORKSPACE', hardLinkRefusal(show(p), linked));
+  }
   if (r.root) {
     const reason = protectedReason(r.relative) ?? (await aliasOfProtected(r.realPath, r.root));
     if (reason) return { ...r, protectedReason: reason };
@@ -275,4 +279,26 @@ function show(p: unknown): string {
 
 function rootList(ctx: PathContext): string {
   return ctx.roots.length ? ctx.roots.join(', ') : 'no folder open';
+}
+
+/** Hard links to a file (1 when it has no other name, 0 when it cannot be read). */
+async function hardLinkCount(realPath: string): Promise<number> {
+  try {
+    return (await fsp.lstat(realPath)).nlink;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * A hard link is another name for the same bytes, and its other names may lie outside the
+ * workspace (a link made to ~/.bashrc): nothing in the path says where, so the sandbox
+ * treats a file with several links like a symlink escape and refuses to write through it.
+ */
+export function hardLinkRefusal(shown: string, links: number): string {
+  return (
+    `${shown} is a hard link (the file has ${links} names, and the others may lie outside the workspace), ` +
+    'so writing it could change a file outside the workspace; nothing was written. ' +
+    'Write a new file instead, or ask the user to break the link (copy the file over itself: cp f f.tmp && mv f.tmp f).'
+  );
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { looksBinary, openForRead } from './fsio';
+import { LineMatcher } from './line-matcher';
 import { globMatches, globToRegExp } from './glob';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, fail, guard, ok } from './result';
@@ -15,7 +16,13 @@ export interface SearchFilesOptions {
   maxFileBytes?: number;
   /** Files searched by one call before stopping (default 20000). */
   maxFiles?: number;
+  /** Time the pattern may take on one batch of files before the search is stopped (default 5000 ms). */
+  timeLimitMs?: number;
 }
+
+/** Text handed to the matcher at once: large enough to amortise a message, small enough to stop early. */
+const BATCH_CHARS = 1024 * 1024;
+const BATCH_FILES = 200;
 
 const NAME = 'search_files';
 
@@ -24,6 +31,7 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
   const maxLineLength = options.maxLineLength ?? 300;
   const maxFileBytes = options.maxFileBytes ?? 2 * 1024 * 1024;
   const maxFiles = options.maxFiles ?? 20000;
+  const timeLimitMs = options.timeLimitMs ?? 5000;
   return {
     name: NAME,
     description:
@@ -75,8 +83,36 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         let files = 0;
         let skippedLarge = 0;
         let skippedBinary = 0;
-        let stopped: 'matches' | 'files' | undefined;
+        let stopped: 'matches' | 'files' | 'too-slow' | undefined;
         const base = r.root ? r.relative : r.realPath;
+        const matcher = new LineMatcher(re.source, re.flags, timeLimitMs, ctx.signal);
+        let batch: { rel: string; text: string }[] = [];
+        let batchChars = 0;
+
+        // Matching runs in a worker, a batch at a time, so a pathological pattern stops at the time limit.
+        const flush = async (): Promise<void> => {
+          if (batch.length === 0 || stopped || ctx.signal.aborted) return;
+          const texts = batch;
+          batch = [];
+          batchChars = 0;
+          const budget = maxMatches - matches.length + 1; // one more than allowed says "there were more"
+          const outcome = await matcher.match(texts.map((t) => t.text), budget);
+          if (outcome.kind !== 'hits') {
+            if (outcome.kind === 'too-slow') stopped = 'too-slow';
+            return;
+          }
+          const split = new Map<number, string[]>();
+          for (const [f, line, index] of outcome.hits) {
+            if (matches.length >= maxMatches) {
+              stopped = 'matches';
+              return;
+            }
+            let lines = split.get(f);
+            if (!lines) split.set(f, (lines = texts[f].text.split(/\r?\n/)));
+            const text = lines[line];
+            matches.push(`${texts[f].rel}:${line + 1}: ${excerpt(text, index, maxLineLength)}`);
+          }
+        };
 
         const searchFile = async (abs: string, rel: string, fromSearchDir: string): Promise<void> => {
           if (includeRe && !globMatches(includeRe, include!, [fromSearchDir, rel])) return;
@@ -105,16 +141,9 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
           } catch {
             return; // unreadable files are not matches
           }
-          const lines = text.split(/\r?\n/);
-          for (let i = 0; i < lines.length; i++) {
-            const m = re.exec(lines[i]);
-            if (!m) continue;
-            if (matches.length >= maxMatches) {
-              stopped = 'matches';
-              return;
-            }
-            matches.push(`${rel}:${i + 1}: ${excerpt(lines[i], m.index, maxLineLength)}`);
-          }
+          batch.push({ rel, text });
+          batchChars += text.length;
+          if (batchChars >= BATCH_CHARS || batch.length >= BATCH_FILES) await flush();
         };
 
         const walk = async (dirAbs: string, dirRel: string, fromSearchDir: string): Promise<void> => {
@@ -138,9 +167,23 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
           }
         };
 
-        if (r.kind === 'file') await searchFile(r.realPath, base, path.basename(r.realPath));
-        else await walk(r.realPath, base, '');
+        try {
+          if (r.kind === 'file') await searchFile(r.realPath, base, path.basename(r.realPath));
+          else await walk(r.realPath, base, '');
+          await flush();
+        } finally {
+          matcher.close();
+        }
         if (ctx.signal.aborted) return cancelled(NAME);
+        if (stopped === 'too-slow') {
+          const found = matches.length ? `\n\nMatches found before it stopped:\n${matches.join('\n')}` : '';
+          return fail(
+            'TIMEOUT',
+            `${NAME}: search stopped after ${formatSeconds(timeLimitMs)}: the pattern /${pattern}/ is too slow (catastrophic backtracking?); ` +
+              'simplify it (avoid nested quantifiers such as (a+)+ or (.*)*, anchor it, or search for a plain word).' +
+              found,
+          );
+        }
 
         const notes: string[] = [];
         if (stopped === 'matches') notes.push(`[Stopped at ${maxMatches} matches; narrow the pattern, the path or the include filter.]`);
@@ -162,4 +205,8 @@ function excerpt(line: string, at: number, max: number): string {
   if (trimmed.length <= max) return trimmed;
   const from = Math.max(0, Math.min(at - Math.floor(max / 3), trimmed.length - max));
   return `${from > 0 ? '…' : ''}${trimmed.slice(from, from + max)}${from + max < trimmed.length ? '…' : ''}`;
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }

@@ -1,5 +1,5 @@
-import { countLines, looksBinary, readWhole, writeWhole } from './fsio';
-import { displayPath, resolveForWrite } from './paths';
+import { countLines, isHardLinkError, looksBinary, readWhole, writeWhole } from './fsio';
+import { displayPath, hardLinkRefusal, resolveForWrite } from './paths';
 import { cancelled, describeError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 import { approveProtectedWrite, prepareParent } from './write-guard';
@@ -42,8 +42,9 @@ export function createWriteFileTool(): Tool {
         try {
           const moved = await prepareParent(NAME, r);
           if (moved) return moved;
-          await writeWhole(r.realPath, content, true);
+          await writeWhole(r.realPath, content, true, ctx.sandbox !== 'full-access');
         } catch (e) {
+          if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
           return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}`);
         }
         return ok(`${existed ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${countLines(content)} lines).`);
