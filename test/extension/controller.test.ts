@@ -1,25 +1,11 @@
 import assert from 'node:assert/strict';
-import { PanelController, type ViewPort } from '../../src/extension/controller';
-import type { HostToWebview, PanelSettings } from '../../src/protocol';
+import { PanelController } from '../../src/extension/controller';
+import type { PanelSettings } from '../../src/protocol';
+import { FakePort } from '../support/fake-port';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 
 const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'test-model' };
-
-class FakePort implements ViewPort {
-  readonly got: HostToWebview[] = [];
-  sessionId?: string;
-  constructor(readonly view: 'panel' | 'transcript', sessionId?: string) {
-    if (sessionId) this.sessionId = sessionId;
-  }
-  post(msg: HostToWebview): void {
-    // What crosses postMessage is JSON: prove every message survives it.
-    this.got.push(JSON.parse(JSON.stringify(msg)) as HostToWebview);
-  }
-  of<T extends HostToWebview['type']>(type: T): Extract<HostToWebview, { type: T }>[] {
-    return this.got.filter((m): m is Extract<HostToWebview, { type: T }> => m.type === type);
-  }
-}
 
 function doneId(port: FakePort, id: string): string {
   const d = port.of('request/done').find((m) => m.id === id);

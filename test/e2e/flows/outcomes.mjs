@@ -10,7 +10,7 @@
 //   05 "Arbor: New Conversation" ("+") stores nothing: no new node until the first message,
 //      which creates the conversation and titles it
 //   06 a subagent's menu offers no Compact, a conversation's does; its raw event log opens wrapped
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
@@ -44,6 +44,9 @@ export const flow = {
   async run({ page, panel, chat, row, rowWith, rowIds, send, openPanel, contextMenu, step, until, visible, folder, say }) {
     const mode = panel.locator('.composer .mode');
     const settingsFile = join(folder, '.vscode', 'settings.json');
+    // The sample workspace ships a settings file (the approval scene edits it): it must not change.
+    const settingsText = () => (existsSync(settingsFile) ? readFileSync(settingsFile, 'utf8') : null);
+    const settingsBefore = settingsText();
     const rows = page.locator(SEL.quickRow);
     /** The command palette, focused from the editor area (a click on the activity bar would switch views). */
     async function command(title) {
@@ -85,7 +88,7 @@ export const flow = {
 
     await step('picker-marks-current-and-sets-this-session', 40_000, async () => {
       await command('Arbor: Set Sandbox Mode');
-      await visible(rows.first(), 'the sandbox / approval picker', 10_000);
+      await until('the sandbox / approval picker', 10_000, async () => (await rowTexts()).some((t) => t.includes('workspace-write')));
       const listed = await rowTexts();
       say(`  picker: ${listed.join(' | ')}`);
       const current = listed.filter((t) => t.includes('current'));
@@ -105,8 +108,7 @@ export const flow = {
       await until('"This session" to be the first row', 5_000, async () => (await rowTexts())[0]?.startsWith('This session'));
       await page.keyboard.press('Enter');
       await until('the indicator to show approval never', 10_000, async () => /approval: never/.test((await mode.textContent({ timeout: 2_000 })) ?? ''));
-      if (existsSync(settingsFile)) throw new Error(`"This session" wrote ${settingsFile}`);
-      if (existsSync(join(folder, '.vscode'))) throw new Error('"This session" created a .vscode folder in the workspace');
+      if (settingsText() !== settingsBefore) throw new Error(`"This session" wrote ${settingsFile}`);
     });
 
     await step('indicator-opens-picker-marking-never', 30_000, async () => {
@@ -116,7 +118,7 @@ export const flow = {
       if (!listed.some((t) => t.includes('approval: never') && t.includes('current'))) throw new Error(`approval never is not marked current: ${JSON.stringify(listed)}`);
       await page.keyboard.press('Escape');
       await rows.first().waitFor({ state: 'hidden', timeout: 5_000 });
-      if (existsSync(settingsFile)) throw new Error(`${settingsFile} appeared`);
+      if (settingsText() !== settingsBefore) throw new Error(`${settingsFile} changed`);
     });
 
     await step('new-conversation-is-lazy', 40_000, async () => {

@@ -41,7 +41,7 @@ export const flow = {
       return found.join('\n');
     };
     /** Changes a setting in the Settings editor, as a user would, and waits until Arbor has applied it. */
-    const changeSetting = async (key, value, expect) => {
+    const changeSetting = async (key, title, value, expect) => {
       const count = () => arborLog().split('\n').filter((l) => l.includes('model settings applied') && l.includes(expect)).length;
       const before = count();
       await command('Preferences: Open User Settings');
@@ -50,10 +50,10 @@ export const flow = {
       await sleep(500);
       await page.keyboard.press('ControlOrMeta+A');
       await page.keyboard.insertText(key);
-      const field = page.locator(`.settings-editor .setting-item-contents[data-key="${key}"] input, .settings-editor .setting-item[data-key="${key}"] input`).first();
-      const anyField = page.locator('.settings-editor .settings-body .setting-item-contents input.input').first();
-      await visible(anyField, `the ${key} field in the Settings editor`, 20_000);
-      const target = (await field.count()) > 0 ? field : anyField;
+      // The search is debounced: wait for the setting's own row (by its title), then its field.
+      const item = page.locator('.settings-editor .setting-item-contents', { has: page.locator('.setting-item-title', { hasText: title }) }).first();
+      await visible(item, `the ${key} setting ("${title}") in the Settings editor`, 20_000);
+      const target = item.locator('input').first();
       await target.fill(value, { timeout: 5_000 });
       await target.press('Tab');
       await until(`Arbor to apply ${key} = ${value}`, 20_000, async () => count() > before);
@@ -82,7 +82,7 @@ export const flow = {
     });
 
     await step('local-endpoint-refuses-wrong-key', 40_000, async () => {
-      await changeSetting('arbor.model.baseUrl', model.baseURL, model.baseURL);
+      await changeSetting('arbor.model.baseUrl', 'Base Url', model.baseURL, model.baseURL);
       await send('hello after settings');
       const failed = await visible(chat.locator('article.msg.turn-end.error'), 'the failed turn', 20_000);
       const text = (await failed.textContent({ timeout: 5_000 })) ?? '';
@@ -110,7 +110,7 @@ export const flow = {
 
     await step('change-model-name-then-chat', 40_000, async () => {
       const n0 = model.requests.length;
-      await changeSetting('arbor.model.name', 'renamed-model', 'renamed-model');
+      await changeSetting('arbor.model.name', 'Model: Name', 'renamed-model', 'renamed-model');
       const before = await answers.count();
       await send('and again');
       await until('a second answer', 20_000, async () => (await answers.count()) > before);
