@@ -2,7 +2,7 @@
 //   01 "start a long task": the root delegates a slow child and goes idle; the child runs
 //   02 right-click the *root* → Interrupt Agent: the running child under it stops (its subtree),
 //      the root's own state is untouched, and nothing resumes by itself
-//   03 another long task, then reload the window while the child runs: after the reload the
+//   03 another long task in the same conversation, then reload the window while the child runs: after the reload the
 //      tree shows the child interrupted (never settled) and the root's chat has its notice
 export const flow = {
   name: 'trust',
@@ -38,7 +38,7 @@ export const flow = {
       // Every long-task child reads interrupted after the reload; none reads settled or running.
       await until('both long-task children to read interrupted after the reload', 40_000, async () => (await rowWith('long-task', 'interrupted').count()) === 2);
       if ((await rowWith('long-task', 'settled').count()) > 0) throw new Error('a child that died with the window reads settled');
-      await row('start a long task again').first().click({ timeout: 10_000 });
+      // The message went to the same (selected) conversation: its chat shows the notice.
       await visible(chat.locator('article.msg.settled', { hasText: 'long-task' }).last(), "the root's notice that its child was interrupted", 20_000);
       const notice = (await chat.locator('article.msg.settled', { hasText: 'long-task' }).last().textContent({ timeout: 5_000 })) ?? '';
       if (!/interrupted/.test(notice)) throw new Error(`the notice says ${JSON.stringify(notice.slice(0, 200))}`);
