@@ -8,13 +8,14 @@ import * as os from 'node:os';
 import { runModules } from './run-modules';
 import { type BenchModule, fmt, formatFigure, now } from './support';
 import * as agent from './agent.bench';
+import * as panel from './panel.bench';
 import * as extension from './extension.bench';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
 import * as webview from './webview.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
