@@ -1,3 +1,4 @@
+import { storedStatus } from '../session/status';
 import type { Agent } from '../agent/agent';
 import { descriptorOf } from '../session/folds';
 import type { Session } from '../session/session';
@@ -54,6 +55,12 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
   return out;
 }
 
+/** A child no process runs: its own log decides; an open or interrupted last turn never reads settled. */
+function storedListingStatus(s: Session): AgentListing['status'] {
+  const { status } = storedStatus(s.header, s.events);
+  return status === 'interrupted' ? 'interrupted' : status === 'error' ? 'failed' : 'settled';
+}
+
 function summarize(rt: SubagentRuntime, s: Session): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
   const d = descriptorOf(s.header, s.events);
   let lastStopReason: AgentListing['lastStopReason'];
@@ -74,9 +81,7 @@ function summarize(rt: SubagentRuntime, s: Session): Omit<AgentListing, 'id' | '
       ? 'running'
       : agent && (rt.residency.isActive(s.id) || rt.residency.isOneShot(s.id)) && !agent.isDisposed
         ? 'waiting'
-        : lastStopReason === 'error'
-          ? 'failed'
-          : 'settled';
+        : storedListingStatus(s);
   return {
     ...(d ? { provider: d.provider, mode: d.mode, ...(d.label ? { label: d.label } : {}) } : {}),
     status,

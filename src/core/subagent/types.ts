@@ -108,7 +108,7 @@ export type InterruptOutcome =
   | { accepted: true; effect: 'interrupted' | 'noop'; reason?: 'unknown' | 'one-shot' | 'not-running' }
   | { accepted: false; reason: 'self' | 'not-ancestor' | 'stale-handle' };
 
-export type AgentStatus = 'running' | 'waiting' | 'settled' | 'failed';
+export type AgentStatus = 'running' | 'waiting' | 'settled' | 'failed' | 'interrupted';
 
 export interface AgentListing {
   id: string;

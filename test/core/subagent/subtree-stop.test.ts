@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { listAgents } from '../../../src/core/subagent/control';
 import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
 
 // "Interrupt" on a node stops that agent's turn and the turns of all its running descendants;
@@ -27,6 +28,10 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(new Set(stopped), new Set([ids.c, g]));
     assert.deepEqual(stopReasons(await evs(ids.c)), ['interrupted']);
     assert.deepEqual(stopReasons(await evs(g)), ['interrupted']);
+    // list_agents says so too, once the child is released: interrupted, never settled.
+    await waitFor(() => !w.t.h.subagents.residency.isActive(ids.c), 'c to be released');
+    const listed = await listAgents(w.t.h.subagents, w.root.id);
+    assert.equal(listed.find((a) => a.id === ids.c)?.status, 'interrupted');
     assert.equal(w.t.h.resident(ids.s)?.status, 'running', 'the sibling runs on');
     w.gates.release('s');
     await w.t.h.settle();
