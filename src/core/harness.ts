@@ -92,7 +92,9 @@ export class Harness {
     }
     const store = await Store.open(config.storeDir, config.store);
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
-    h.recovered = await h.recoverInterrupted();
+    // After a clean close no stored turn is open; only after a crash is every log read.
+    if (!store.closedCleanly) h.recovered = await h.recoverInterrupted();
+    await store.markRunning();
     return h;
   }
 
@@ -442,12 +444,16 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
-    const running = [...this.agents.values()].filter((a) => a.status === 'running');
+    const resident = [...this.agents.values()];
+    const running = resident.filter((a) => a.status === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });
     for (const a of running) await a.idle();
     await this.subagents.dispose();
     for (const a of this.agents.values()) await a.dispose();
     this.agents.clear();
+    // Every turn has ended (its turn/end is in the log): the next open need not look for open
+    // turns in every log. A turn/end that failed to append leaves the marker out.
+    if (resident.every((a) => a.session.openTurnId === null)) this.store.markCleanOnClose();
     await this.store.close();
   }
 }

@@ -7,7 +7,11 @@ import { Catalog, type CatalogOp } from './catalog';
 import { StoreError, type Quarantine } from './errors';
 import type { JournaledDbOptions } from './journaled-db';
 import { describe } from './journaled-db';
+import { fsyncDir } from './fsutil';
 import { acquireLock } from './lock';
+
+/** Left by a harness that closed with every turn ended (see `closedCleanly`). */
+export const CLEAN_MARKER = 'closed-cleanly';
 import { TreeFile } from './tree';
 
 export interface StoreOptions extends JournaledDbOptions {
@@ -32,6 +36,8 @@ export class Store {
   private recovering = false;
   private readonly problemList: Quarantine[] = [];
   private closed = false;
+  /** Write CLEAN_MARKER at close: the harness says every turn has ended. */
+  private cleanOnClose = false;
 
   private constructor(
     readonly dir: string,
@@ -66,6 +72,27 @@ export class Store {
       unlock();
       throw err;
     }
+  }
+
+  /**
+   * True when the last process that ran turns on this store closed it with every turn ended
+   * (the marker Harness.close leaves): no stored session has a turn open, so crash recovery
+   * need not read every log. Absent after a crash, or for a store older than the marker.
+   */
+  get closedCleanly(): boolean {
+    return fs.existsSync(path.join(this.dir, CLEAN_MARKER));
+  }
+
+  /** Turns may run from now on: the marker goes (durably) until a clean close writes it again. */
+  async markRunning(): Promise<void> {
+    this.cleanOnClose = false;
+    await fs.promises.rm(path.join(this.dir, CLEAN_MARKER), { force: true });
+    await fsyncDir(this.dir);
+  }
+
+  /** Every turn has ended: `close` leaves the marker (after its files are closed). */
+  markCleanOnClose(): void {
+    this.cleanOnClose = true;
   }
 
   /** Files moved aside since this store was opened, with why. */
@@ -181,6 +208,10 @@ export class Store {
       for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
       await Promise.all(this.closing.values());
       await this.catalog.close();
+      if (this.cleanOnClose) {
+        await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
+        await fsyncDir(this.dir);
+      }
     } finally {
       this.unlock();
     }
