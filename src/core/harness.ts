@@ -6,6 +6,7 @@ import { withdrawQueued } from './agent/withdraw';
 import { SessionWriter } from './agent/session-writer';
 import { OpenAICompatibleClient } from './model/openai-client';
 import { ModelSwitch } from './model/switch';
+import { recoverInterrupted } from './recovery';
 import type { ModelClient } from './model/types';
 import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
@@ -93,61 +94,13 @@ export class Harness {
     const store = await Store.open(config.storeDir, config.store);
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
     // After a clean close no stored turn is open; only after a crash is every log read.
-    if (!store.closedCleanly) h.recovered = await h.recoverInterrupted();
+    if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
     await store.markRunning();
     return h;
   }
 
   /** Sessions whose turn a crash left open, closed at this open as `interrupted`. */
   recovered: string[] = [];
-
-  /**
-   * After a crash, every session whose last turn is open is closed as `interrupted` ("the
-   * process ended during this turn"), and each direct parent of an interrupted subagent gets
-   * exactly one settlement notice for it, recorded as history: nothing runs by itself; the
-   * user or the parent decides. Runs at open, before any agent is resident.
-   */
-  private async recoverInterrupted(): Promise<string[]> {
-    const closed: { id: string; parent?: string; label: string; text: string }[] = [];
-    for (const header of this.store.list()) {
-      let s: Session;
-      try {
-        s = await this.store.inspect(header.id);
-      } catch {
-        continue; // an unreadable log is reported where it is read; recovery skips it
-      }
-      if (!s.openTurnId) continue;
-      const w = new SessionWriter(s, this.store);
-      const compaction = s.openCompactionId;
-      if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
-      await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
-      const d = descriptorOf(s.header, s.events);
-      let text = '';
-      for (let i = s.events.length - 1; i >= s.firstLiveSeq; i--) {
-        const e = s.events[i];
-        if (e.type === 'assistant/message' && e.text) {
-          text = e.text;
-          break;
-        }
-      }
-      closed.push({ id: header.id, ...(d && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text });
-    }
-    // One notice per interrupted child, in its parent's log (fresh read: the parent may have
-    // had a turn of its own closed above).
-    const byParent = new Map<string, typeof closed>();
-    for (const c of closed) if (c.parent && this.store.has(c.parent)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
-    for (const [parent, kids] of byParent) {
-      const w = new SessionWriter(await this.store.inspect(parent), this.store);
-      for (const k of kids) {
-        await w.append({
-          type: 'user/message',
-          text: `[subagent ${k.label} settled: interrupted]\n${CRASHED_DURING_TURN}${k.text ? `\n${k.text}` : ''}`,
-          source: { kind: 'subagent-settled', fromSession: k.id, stopReason: 'interrupted' },
-        });
-      }
-    }
-    return closed.map((c) => c.id);
-  }
 
   /**
    * A new key, endpoint or model name (the user changed a setting): every agent, running or
@@ -229,14 +182,14 @@ export class Harness {
   /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */
   async setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
     // A resident agent's writer keeps its in-memory log current; otherwise append through a writer of its own.
-    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    const writer = await this.writerFor(id);
     if (policy.sandbox) await writer.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
     if (policy.approval) await writer.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
   }
 
   /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
   async withdraw(id: string, messageId: string): Promise<void> {
-    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    const writer = await this.writerFor(id);
     await withdrawQueued(writer, messageId);
   }
 
@@ -265,7 +218,7 @@ export class Harness {
 
   /** The user revokes a grant: the next matching request asks again. Unknown or revoked grant ids are an error. */
   async revokeGrant(id: string, grantId: string): Promise<void> {
-    const writer = this.agents.get(id)?.cfg.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+    const writer = await this.writerFor(id);
     const g = activeGrants(writer.session.header, writer.session.events).find((x) => x.grantId === grantId);
     if (!g) throw new Error(`Session ${id} has no active grant ${grantId}; it may already be revoked.`);
     await writer.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
@@ -307,6 +260,14 @@ export class Harness {
     }
     for (const x of stopped) await this.agents.get(x)?.idle();
     return stopped.reverse();
+  }
+
+  /**
+   * The writer for a control event (a policy switch, a withdrawal, a grant): the resident
+   * agent's own, so its in-memory log stays current; else one over the stored log.
+   */
+  private async writerFor(id: string): Promise<SessionWriter> {
+    return this.agents.get(id)?.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
   }
 
   private listDescendants(id: string): string[] {
@@ -459,7 +420,6 @@ export class Harness {
 }
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
-export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
 function clientFor(model: ModelConfig): ModelClient {
   return 'client' in model ? model.client : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { ApprovalGrant } from '../core/policy/grants';
-import type { ApprovalPrompt, GrantView } from '../protocol';
+import type { ApprovalPrompt, GrantView, TreeNode } from '../protocol';
 
 export interface DeskEvents {
   /** A request is waiting: views show it, the host badges and notifies. */
@@ -60,6 +60,13 @@ export class ApprovalDesk {
 
   get size(): number {
     return this.pending.size;
+  }
+
+  /** The node with its "needs you" count (approvals waiting in it or below it), when it has one. */
+  mark(node: TreeNode, parentOf: (id: string) => string | undefined): TreeNode {
+    if (this.pending.size === 0) return node;
+    const n = this.countAt(node.id, parentOf);
+    return n > 0 ? { ...node, pendingApprovals: n } : node;
   }
 
   /** Approvals waiting in `id` itself or in a session below it. */

@@ -5,10 +5,9 @@ import * as vscode from 'vscode';
 import type { SandboxMode, TreeNode } from '../protocol';
 import { showEventLog } from './event-log';
 import type { ArborHost } from './host';
-import { isCompactable } from './controller';
 import { pickPolicy } from './policy-picker';
 import { exportFileName, quoted } from './presenter/names';
-import { countUnder, sessionPicks } from './presenter/session-picks';
+import { countUnder, isCompactable, sessionPicks } from './presenter/session-picks';
 
 /** What `webview/context` menus pass: the `data-vscode-context` of the node or message. */
 export interface CommandArgs {

@@ -1,44 +1,21 @@
 import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
-import { activeGrants } from '../core/policy/grants';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
 import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
-import { ApprovalDesk, grantView } from './approvals';
+import { ApprovalDesk } from './approvals';
 import { nodeName } from './presenter/names';
-import { PartialReplies } from './presenter/partial-replies';
-import { queueView } from './presenter/queue-view';
+import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 import { retryText } from './presenter/retry';
-import { page, toEntry } from './presenter/transcript';
-import { StreamThrottle } from './presenter/stream-throttle';
 import { TreeModel } from './presenter/tree-model';
+import { SessionFeed } from './session-feed';
 
-/** One connected webview: the side panel or a transcript tab. */
-export interface ViewPort {
-  readonly view: 'panel' | 'transcript';
-  /** The session a transcript tab shows; the panel's selection otherwise. */
-  sessionId?: string;
-  post(msg: HostToWebview): void;
-}
+export type { ControllerHooks, ViewPort } from './view-port';
 
-export interface ControllerHooks {
-  settings(): PanelSettings;
-  openTranscript(sessionId: string): void;
-  log(level: 'info' | 'warn' | 'error', text: string): void;
-  /** Wrap long work (a cold resume) in host progress UI. */
-  progress<T>(title: string, work: () => Promise<T>): Promise<T>;
-  /** Run one of Arbor's commands for a notice's button (absent where there is no editor). */
-  runCommand?(command: HostCommand): Promise<void>;
-  /** Pending approvals changed (`added` when one was just asked): the host badges and notifies. */
-  approvalsChanged?(pending: ApprovalPrompt[], added?: ApprovalPrompt): void;
-  /** Show the sandbox / approval picker (for one session when given). */
-  pickPolicy?(sessionId: string | undefined): void;
-}
 
-const PAGE = 200;
+/** The success answer to a request that carried `id`. */
+const done = (port: ViewPort, id: string, sessionId?: string): void => port.post({ type: 'request/done', id, ok: true, ...(sessionId ? { sessionId } : {}) });
 
-/** As the tree's context key: a conversation you own (not a subagent) that has had a turn. */
-export const isCompactable = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined && n.lastStopReason !== undefined;
 type Handlers = { [K in WebviewToHost['type']]: (port: ViewPort, msg: Extract<WebviewToHost, { type: K }>) => Promise<void> | void };
 
 /**
@@ -47,11 +24,9 @@ type Handlers = { [K in WebviewToHost['type']]: (port: ViewPort, msg: Extract<We
  * It knows no VS Code API (hooks do), so it is tested without a VS Code.
  */
 export class PanelController implements ApprovalPort {
-  private readonly ports = new Set<ViewPort>();
+  private readonly views = new ViewPorts();
   private readonly tree: TreeModel;
-  private readonly throttle: StreamThrottle;
-  /** Each session's reply in progress, for views that open it mid-stream. */
-  private readonly partials = new PartialReplies();
+  private readonly feed: SessionFeed;
   private readonly desk: ApprovalDesk;
   private harness: Harness | undefined;
   private selected: string | undefined;
@@ -81,7 +56,7 @@ export class PanelController implements ApprovalPort {
         this.hooks.approvalsChanged?.(this.desk.prompts());
       },
     });
-    this.throttle = new StreamThrottle((sessionId, kind, delta) => this.toSession(sessionId, { type: 'stream/delta', sessionId, kind, delta }));
+    this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log: (level, text) => this.hooks.log(level, text) });
   }
 
   /** Running agents, for the status bar. */
@@ -90,8 +65,7 @@ export class PanelController implements ApprovalPort {
   }
 
   connect(port: ViewPort): () => void {
-    this.ports.add(port);
-    return () => this.ports.delete(port);
+    return this.views.add(port);
   }
 
   /** Entry point for every message from a webview. Bad input gets an error reply, never a crash. */
@@ -116,19 +90,19 @@ export class PanelController implements ApprovalPort {
       if (m.view === 'transcript') port.sessionId = m.sessionId;
       else port.sessionId = this.selected;
       port.post({ type: 'state/snapshot', nodes: this.tree.nodes().map((n) => this.marks(n)), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: this.desk.prompts() });
-      if (port.sessionId && h.store.has(port.sessionId)) await this.sendTranscript(port, port.sessionId);
+      if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
     },
     'session/select': async (port, m) => {
       const h = await this.ensure();
       if (!h.store.has(m.sessionId)) throw new Error(`No session ${m.sessionId}.`);
       if (port.view === 'panel') this.selected = m.sessionId;
       port.sessionId = m.sessionId;
-      await this.sendTranscript(port, m.sessionId);
+      await this.feed.reset(port, m.sessionId);
     },
     'session/new': (port, m) => {
       // Lazily: an empty conversation is never stored; `chat/send` without a session creates it.
       if (port.view === 'panel') this.newDraft();
-      port.post({ type: 'request/done', id: m.id, ok: true });
+      done(port, m.id);
     },
     'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
     'chat/send': async (port, m) => {
@@ -141,26 +115,25 @@ export class PanelController implements ApprovalPort {
       const target = id;
       const cold = !h.resident(target) && (await h.isSubagent(target));
       await (cold ? this.hooks.progress(`Resuming ${await this.nameOf(target)}…`, () => h.send(target, m.text)) : h.send(target, m.text));
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: target });
+      done(port, m.id, target);
     },
     'agent/interrupt': async (port, m) => {
       await this.interrupt(m.sessionId);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+      done(port, m.id, m.sessionId);
     },
     'session/fork': async (port, m) => {
       const fork = await this.forkAndShow(m.sessionId, m.seq, port.view);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: fork });
+      done(port, m.id, fork);
     },
     'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
     'transcript/more': async (port, m) => {
-      const s = await this.sessionOf(m.sessionId);
-      const p = page(s.events, m.beforeSeq, PAGE);
+      const p = await this.feed.older(m.sessionId, m.beforeSeq);
       port.post({ type: 'transcript/page', id: m.id, sessionId: m.sessionId, entries: p.entries, hasMore: p.hasMore });
     },
     'chat/retry': async (port, m) => {
       const text = retryText(await this.events(m.sessionId), m.seq);
       await this.send(m.sessionId, text);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+      done(port, m.id, m.sessionId);
     },
     'command/run': async (_port, m) => {
       if (!this.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
@@ -173,20 +146,20 @@ export class PanelController implements ApprovalPort {
     'approval/revoke': async (port, m) => {
       await (await this.ensure()).revokeGrant(m.sessionId, m.grantId);
       // A session that is not resident appended through a writer of its own (no event reaches us).
-      await this.sendGrants(m.sessionId);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+      await this.feed.grants(m.sessionId);
+      done(port, m.id, m.sessionId);
     },
     'queue/withdraw': async (port, m) => {
       const h = await this.ensure();
       await h.withdraw(m.sessionId, m.messageId);
       // A session not resident was written through a writer of its own: no event reaches us.
-      await this.sendQueue(m.sessionId);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+      await this.feed.queue(m.sessionId);
+      done(port, m.id, m.sessionId);
     },
     'queue/run': async (port, m) => {
       await (await this.ensure()).runQueue(m.sessionId);
-      await this.sendQueue(m.sessionId);
-      port.post({ type: 'request/done', id: m.id, ok: true, sessionId: m.sessionId });
+      await this.feed.queue(m.sessionId);
+      done(port, m.id, m.sessionId);
     },
   };
 
@@ -214,17 +187,12 @@ export class PanelController implements ApprovalPort {
     return stopped;
   }
 
-  async fork(sessionId: string, seq: number): Promise<string> {
-    const agent = await (await this.ensure()).forkSession(sessionId, seq);
-    return agent.id;
-  }
-
   /**
    * Fork and show the fork the same way wherever it was asked for (the message's button or its
    * "Fork Conversation" menu): from a transcript tab in a tab of its own, and selected in the panel.
    */
   async forkAndShow(sessionId: string, seq: number, from: 'panel' | 'transcript'): Promise<string> {
-    const fork = await this.fork(sessionId, seq);
+    const fork = (await (await this.ensure()).forkSession(sessionId, seq)).id;
     if (from === 'transcript') this.hooks.openTranscript(fork);
     this.selectEverywhere(fork);
     return fork;
@@ -251,15 +219,10 @@ export class PanelController implements ApprovalPort {
     const ids = await (await this.ensure()).deleteSession(sessionId);
     for (const id of ids) {
       this.tree.remove(id);
-      this.partials.forget(id);
+      this.feed.forget(id);
       this.broadcast({ type: 'tree/removed', id });
     }
     return ids;
-  }
-
-  /** Ids and names for quick picks. */
-  async sessions(): Promise<{ id: string; label: string; running: boolean; compactable: boolean }[]> {
-    return (await this.nodes()).map((n) => ({ id: n.id, label: nodeName(n), running: n.status === 'running', compactable: isCompactable(n) }));
   }
 
   /** Every tree node, once every log has been folded (labels and statuses known). */
@@ -288,8 +251,7 @@ export class PanelController implements ApprovalPort {
   /** "+": nothing selected, the input focused; the conversation is created by its first message. */
   newDraft(): void {
     this.selected = undefined;
-    for (const p of this.ports) {
-      if (p.view !== 'panel') continue;
+    for (const p of this.views.panels()) {
       p.sessionId = undefined;
       p.post({ type: 'draft/start' });
     }
@@ -310,16 +272,16 @@ export class PanelController implements ApprovalPort {
   }
 
   focusInput(): void {
-    for (const p of this.ports) if (p.view === 'panel') p.post({ type: 'input/focus' });
+    for (const p of this.views.panels()) p.post({ type: 'input/focus' });
   }
 
   selectEverywhere(sessionId: string): void {
     this.track(sessionId);
-    for (const p of this.ports) if (p.view === 'panel') this.select(p, sessionId);
+    for (const p of this.views.panels()) this.select(p, sessionId);
   }
 
   async dispose(): Promise<void> {
-    this.throttle.dispose();
+    this.feed.dispose();
     for (const off of this.offs) off();
     this.desk.denyAll();
   }
@@ -335,8 +297,7 @@ export class PanelController implements ApprovalPort {
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
     this.offs.push(
       h.onDelta((id, kind, delta) => {
-        this.partials.push(id, kind, delta);
-        this.throttle.push(id, kind, delta);
+        this.feed.delta(id, kind, delta);
         this.tree.streamed(id, delta.length);
         const doing = kind === 'text' ? 'streaming' : 'reasoning';
         if (this.tree.node(id)?.activity !== doing) {
@@ -349,7 +310,7 @@ export class PanelController implements ApprovalPort {
       h.onIdle((id) => {
         this.pushNode(id);
         // An interrupted turn turns queued messages into waiting ones only once the loop stops.
-        void this.sendQueue(id);
+        void this.feed.queue(id);
         const parent = this.tree.node(id)?.parentId;
         if (parent) this.pushNode(parent);
       }),
@@ -378,13 +339,7 @@ export class PanelController implements ApprovalPort {
       if (header) this.tree.addHeader(header);
     }
     this.tree.apply(sessionId, e);
-    this.partials.apply(sessionId, e);
-    if (e.type === 'inbox/accepted' || e.type === 'inbox/claimed' || e.type === 'inbox/withdrawn') void this.sendQueue(sessionId);
-    // The stream is superseded by the message it produced: flush deltas first, in order.
-    if (e.type === 'assistant/message') this.throttle.flush(sessionId);
-    if (e.type === 'approval/grant') void this.sendGrants(sessionId).catch((err) => this.hooks.log('warn', String(err)));
-    const entry = toEntry(e);
-    if (entry) this.toSession(sessionId, { type: 'transcript/append', sessionId, entries: [entry] });
+    this.feed.event(sessionId, e);
     this.pushNode(sessionId);
     const parent = this.tree.node(sessionId)?.parentId;
     if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.pushNode(parent);
@@ -397,11 +352,8 @@ export class PanelController implements ApprovalPort {
     if (node) this.broadcast({ type: 'tree/node', node: this.marks(node) });
   }
 
-  /** The node with its "needs you" count: approvals waiting in it or below it. */
   private marks(node: TreeNode): TreeNode {
-    if (this.desk.size === 0) return node;
-    const n = this.desk.countAt(node.id, this.parentOf);
-    return n > 0 ? { ...node, pendingApprovals: n } : node;
+    return this.desk.mark(node, this.parentOf);
   }
 
   private readonly parentOf = (id: string): string | undefined => this.tree.node(id)?.parentId;
@@ -409,35 +361,6 @@ export class PanelController implements ApprovalPort {
   /** Re-send every node that marks a request (the asker and its ancestors). */
   private pushMarked(prompt: ApprovalPrompt): void {
     for (const id of this.desk.marked(prompt, this.parentOf)) this.pushNode(id);
-  }
-
-  /** The session's active grants, to every view showing it. */
-  private async sendGrants(sessionId: string): Promise<void> {
-    const grants = (await (await this.ensure()).grants(sessionId)).map(grantView);
-    this.toSession(sessionId, { type: 'grants/list', sessionId, grants });
-  }
-
-  private async sendTranscript(port: ViewPort, sessionId: string): Promise<void> {
-    const s = await this.sessionOf(sessionId);
-    const p = page(s.events, s.events.length, PAGE);
-    // From here to the post nothing awaits: deltas still in the throttle go out first (the
-    // reset then replaces them with the whole partial), later ones continue it, none twice.
-    this.throttle.flush(sessionId);
-    const partial = this.partials.get(sessionId);
-    port.post({ type: 'transcript/reset', sessionId, entries: p.entries, hasMore: p.hasMore, ...(partial ? { partial } : {}) });
-    port.post({ type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map(grantView) });
-    port.post(queueView(s, this.harness?.resident(sessionId)));
-  }
-
-  /** The session's queue to every view showing it (only those: a queue is per conversation). */
-  private async sendQueue(sessionId: string): Promise<void> {
-    if (![...this.ports].some((p) => p.sessionId === sessionId)) return;
-    try {
-      const s = await this.sessionOf(sessionId);
-      this.toSession(sessionId, queueView(s, this.harness?.resident(sessionId)));
-    } catch (err) {
-      this.hooks.log('warn', `could not read the queue of ${sessionId}: ${err instanceof Error ? err.message : String(err)}`);
-    }
   }
 
   private async sessionOf(id: string) {
@@ -471,14 +394,10 @@ export class PanelController implements ApprovalPort {
     this.selected = sessionId;
     port.sessionId = sessionId;
     port.post({ type: 'session/selected', sessionId });
-    void this.sendTranscript(port, sessionId).catch((err) => this.hooks.log('warn', String(err)));
-  }
-
-  private toSession(sessionId: string, msg: HostToWebview): void {
-    for (const p of this.ports) if (p.sessionId === sessionId) p.post(msg);
+    void this.feed.reset(port, sessionId).catch((err) => this.hooks.log('warn', String(err)));
   }
 
   private broadcast(msg: HostToWebview): void {
-    for (const p of this.ports) p.post(msg);
+    this.views.broadcast(msg);
   }
 }

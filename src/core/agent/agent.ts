@@ -8,6 +8,9 @@ import { withdrawQueued } from './withdraw';
 
 export type AgentStatus = 'idle' | 'running';
 
+/** Why a turn a crash left open ends `interrupted` (turn/end.error). */
+export const CRASHED_DURING_TURN = 'The process ended during this turn.';
+
 /** Message sources that never wake an interrupted (paused) agent. */
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-report']);
 
@@ -42,6 +45,10 @@ export class Agent {
   }
   get session() {
     return this.cfg.writer.session;
+  }
+  /** Its log's writer: control events (policy, withdrawals, grants) go through it to stay in order. */
+  get writer() {
+    return this.cfg.writer;
   }
   get status(): AgentStatus {
     return this.running ? 'running' : 'idle';
@@ -82,7 +89,7 @@ export class Agent {
    */
   async recover(): Promise<void> {
     const open = this.session.openTurnId;
-    if (open) await this.cfg.writer.append({ type: 'turn/end', turnId: open, stopReason: 'interrupted', error: 'The process ended during this turn.' });
+    if (open) await this.cfg.writer.append({ type: 'turn/end', turnId: open, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const compaction = this.session.openCompactionId;
     if (compaction) await this.cfg.writer.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
   }

@@ -3,7 +3,7 @@ import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { ApprovalPort } from '../policy/approval';
 import type { ScopeRegistry } from '../scope/registry';
-import type { MessageSource, SessionHeader } from '../session/events';
+import type { MessageSource, SessionEvent, SessionHeader } from '../session/events';
 import { descriptorOf } from '../session/folds';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -243,7 +243,11 @@ export class SubagentRuntime {
 }
 
 export function lastAssistantText(agent: Agent): string {
-  const evs = agent.session.events;
+  return lastTurnText(agent.session.events);
+}
+
+/** The last assistant text of the last turn in `evs` ('' when it said nothing). */
+export function lastTurnText(evs: readonly SessionEvent[]): string {
   for (let i = evs.length - 1; i >= 0; i--) {
     const e = evs[i];
     if (e.type === 'assistant/message' && e.text) return e.text;

@@ -1,0 +1,47 @@
+import { CRASHED_DURING_TURN } from './agent/agent';
+import { SessionWriter } from './agent/session-writer';
+import { descriptorOf } from './session/folds';
+import type { Session } from './session/session';
+import type { Store } from './store/store';
+import { lastTurnText } from './subagent/runtime';
+
+/**
+ * After a crash, every session whose last turn is open is closed as `interrupted` ("the
+ * process ended during this turn"), and each direct parent of an interrupted subagent gets
+ * exactly one settlement notice for it, recorded as history: nothing runs by itself; the
+ * user or the parent decides. Runs at open, before any agent is resident; returns the ids
+ * whose turn it closed.
+ */
+export async function recoverInterrupted(store: Store): Promise<string[]> {
+  const closed: { id: string; parent?: string; label: string; text: string }[] = [];
+  for (const header of store.list()) {
+    let s: Session;
+    try {
+      s = await store.inspect(header.id);
+    } catch {
+      continue; // an unreadable log is reported where it is read; recovery skips it
+    }
+    if (!s.openTurnId) continue;
+    const w = new SessionWriter(s, store);
+    const compaction = s.openCompactionId;
+    if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
+    await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
+    const d = descriptorOf(s.header, s.events);
+    closed.push({ id: header.id, ...(d && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text: lastTurnText(s.events) });
+  }
+  // One notice per interrupted child, in its parent's log (fresh read: the parent may have
+  // had a turn of its own closed above).
+  const byParent = new Map<string, typeof closed>();
+  for (const c of closed) if (c.parent && store.has(c.parent)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
+  for (const [parent, kids] of byParent) {
+    const w = new SessionWriter(await store.inspect(parent), store);
+    for (const k of kids) {
+      await w.append({
+        type: 'user/message',
+        text: `[subagent ${k.label} settled: interrupted]\n${CRASHED_DURING_TURN}${k.text ? `\n${k.text}` : ''}`,
+        source: { kind: 'subagent-settled', fromSession: k.id, stopReason: 'interrupted' },
+      });
+    }
+  }
+  return closed.map((c) => c.id);
+}

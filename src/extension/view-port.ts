@@ -1,0 +1,53 @@
+// What the panel controller talks to: connected views, and the host's hooks (VS Code lives
+// behind them, so the controller is tested without one).
+import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../protocol';
+
+/** One connected webview: the side panel or a transcript tab. */
+export interface ViewPort {
+  readonly view: 'panel' | 'transcript';
+  /** The session a transcript tab shows; the panel's selection otherwise. */
+  sessionId?: string;
+  post(msg: HostToWebview): void;
+}
+
+export interface ControllerHooks {
+  settings(): PanelSettings;
+  openTranscript(sessionId: string): void;
+  log(level: 'info' | 'warn' | 'error', text: string): void;
+  /** Wrap long work (a cold resume) in host progress UI. */
+  progress<T>(title: string, work: () => Promise<T>): Promise<T>;
+  /** Run one of Arbor's commands for a notice's button (absent where there is no editor). */
+  runCommand?(command: HostCommand): Promise<void>;
+  /** Pending approvals changed (`added` when one was just asked): the host badges and notifies. */
+  approvalsChanged?(pending: ApprovalPrompt[], added?: ApprovalPrompt): void;
+  /** Show the sandbox / approval picker (for one session when given). */
+  pickPolicy?(sessionId: string | undefined): void;
+}
+
+/** The connected views and who sees what: a session's messages go to the views showing it. */
+export class ViewPorts {
+  private readonly ports = new Set<ViewPort>();
+
+  add(port: ViewPort): () => void {
+    this.ports.add(port);
+    return () => this.ports.delete(port);
+  }
+
+  /** The side panel's views (a window has one; tests may connect more). */
+  panels(): ViewPort[] {
+    return [...this.ports].filter((p) => p.view === 'panel');
+  }
+
+  showing(sessionId: string): boolean {
+    for (const p of this.ports) if (p.sessionId === sessionId) return true;
+    return false;
+  }
+
+  toSession(sessionId: string, msg: HostToWebview): void {
+    for (const p of this.ports) if (p.sessionId === sessionId) p.post(msg);
+  }
+
+  broadcast(msg: HostToWebview): void {
+    for (const p of this.ports) p.post(msg);
+  }
+}
