@@ -11,7 +11,7 @@
 //   08 badge contrast ≥ 4.5:1 from computed styles in Light Modern, Dark Modern, High Contrast
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pickRow, SEL } from '../lib/flow.mjs';
+import { pickRow, SEL, typeInPalette } from '../lib/flow.mjs';
 
 const THEMES = [
   // The picker's labels (the settings ids are "Default Light Modern", …, the labels are not).
@@ -57,10 +57,7 @@ export const flow = {
       // Best effort: on a loaded machine the click can be slow to be acknowledged; F1 still works.
       if ((await activeTab.count()) > 0) await activeTab.first().click({ timeout: 15_000 }).catch(() => undefined);
       else await page.locator('.part.editor').click({ position: { x: 30, y: 300 }, timeout: 15_000 }).catch(() => undefined);
-      await page.keyboard.press('F1');
-      const box = page.locator(SEL.quickInput);
-      await visible(box, 'the command palette', 10_000);
-      await box.fill(`>${title}`, { timeout: 5_000 });
+      await typeInPalette(page, `>${title}`);
       await pickRow(page, title);
     }
     const tabNamed = (name) => page.locator(`${SEL.editorTab} .label-name`, { hasText: new RegExp(`^${name.replace(/[()]/g, '\\$&')}$`) });

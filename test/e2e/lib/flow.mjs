@@ -232,6 +232,26 @@ export async function pickRow(page, title) {
   await row.click({ timeout: 10_000 });
 }
 
+/**
+ * Opens the command palette with `>text` typed in it. On a loaded machine F1 can land while
+ * the workbench is still busy and the box is not ready for input: press it again (≤ 3 times).
+ */
+export async function typeInPalette(page, text) {
+  const box = page.locator(SEL.quickInput);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press('F1');
+      await visible(box, 'the command palette', 10_000);
+      await box.fill(text, { timeout: 5_000 });
+      return box;
+    } catch (err) {
+      if (attempt === 3) throw err;
+      await page.keyboard.press('Escape').catch(() => undefined);
+      await sleep(500);
+    }
+  }
+}
+
 /** Locators and actions shared by the flows. */
 function makeContext({ page, model, server, folder, outDir }) {
   const panel = page.frameLocator(SEL.panelFrame).frameLocator('#active-frame');
@@ -323,10 +343,7 @@ function makeContext({ page, model, server, folder, outDir }) {
 
   /** Runs a command from the palette (F1) by its full title, e.g. "Arbor: Set API Key". */
   async function command(title) {
-    await page.keyboard.press('F1');
-    const box = page.locator(SEL.quickInput);
-    await visible(box, 'the command palette', 10_000);
-    await box.fill(`>${title}`, { timeout: 5_000 });
+    await typeInPalette(page, `>${title}`);
     await pickRow(page, title);
   }
 
