@@ -20,7 +20,7 @@ export const versions = Object.freeze({
 });
 
 /** Debian packages: chromium for the UI, the -dev ones for code-server's native modules. */
-export const aptPackages = Object.freeze(['chromium', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev']);
+export const aptPackages = Object.freeze(['chromium', 'bubblewrap', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev']);
 
 export const codeServerToolDir = join(toolsDir, 'code-server');
 export const driverDir = join(toolsDir, 'driver');
