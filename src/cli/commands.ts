@@ -1,4 +1,4 @@
-import { storedStatus } from '../core/session/status';
+import { sessionStatus } from '../core/session/status';
 import { Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
@@ -75,9 +75,10 @@ const sessions: Command = async (args, io) => {
   try {
     const list = [];
     for (const h of store.list()) {
-      // No process runs a session here: a turn left open reads `interrupted` (a crash), never settled.
-      const s = await store.inspect(h.id).catch(() => undefined);
-      list.push({ ...h, events: s ? s.length : null, ...(s ? storedStatus(h, s.events) : { status: 'unreadable' }) });
+      // No process runs a session here: a turn left open reads `interrupted` (a crash), never
+      // settled. The store's summary (the one fold, kept with every append) — no log is read.
+      const s = await store.summary(h.id).catch(() => undefined);
+      list.push({ ...h, events: s ? s.length : null, ...(s ? { status: sessionStatus(s), ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}), tokens: s.tokens, reports: s.reports } : { status: 'unreadable' }) });
     }
     if (args.options.has('json')) io.out(JSON.stringify(list));
     else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);

@@ -17,6 +17,9 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
   for (const header of store.list()) {
     let s: Session;
     try {
+      // The summary says whether a turn is open; folding it here (one read of each log) also
+      // leaves every summary known, so the panel opening next reads no log again.
+      if (!(await store.summary(header.id)).openTurn) continue;
       s = await store.inspect(header.id);
     } catch {
       continue; // an unreadable log is reported where it is read; recovery skips it

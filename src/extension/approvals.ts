@@ -69,6 +69,12 @@ export class ApprovalDesk {
     return n > 0 ? { ...node, pendingApprovals: n } : node;
   }
 
+  /** An approval asked by `id` itself is waiting (its turn is blocked on a human). */
+  waitingIn(id: string): boolean {
+    for (const { prompt } of this.pending.values()) if (prompt.sessionId === id) return true;
+    return false;
+  }
+
   /** Approvals waiting in `id` itself or in a session below it. */
   countAt(id: string, parentOf: (id: string) => string | undefined): number {
     let n = 0;

@@ -2,7 +2,7 @@ import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
+import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type NodeStatus, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { nodeName } from './presenter/names';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
@@ -41,6 +41,7 @@ export class PanelController implements ApprovalPort {
     this.tree = new TreeModel({
       isRunning: (id) => this.harness?.resident(id)?.status === 'running',
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
+      awaitingApproval: (id) => this.desk.waitingIn(id),
     });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
@@ -59,9 +60,14 @@ export class PanelController implements ApprovalPort {
     this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log: (level, text) => this.hooks.log(level, text) });
   }
 
-  /** Running agents, for the status bar. */
-  get runningCount(): number {
-    return this.tree.nodes().filter((n) => n.status === 'running').length;
+  /** Sessions per status (the tree's one fold), for the status bar. */
+  statusCounts(): Partial<Record<NodeStatus, number>> {
+    const out: Partial<Record<NodeStatus, number>> = {};
+    for (const id of this.tree.ids()) {
+      const st = this.tree.status(id);
+      if (st) out[st] = (out[st] ?? 0) + 1;
+    }
+    return out;
   }
 
   connect(port: ViewPort): () => void {
@@ -261,8 +267,8 @@ export class PanelController implements ApprovalPort {
   async setPolicy(sessionId: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
     const h = await this.ensure();
     await h.setPolicy(sessionId, policy);
-    // A session that is not resident is written through a writer of its own (no event fired): refold.
-    this.tree.foldAll(sessionId, (await this.sessionOf(sessionId)).events);
+    // A session that is not resident is written through a writer of its own (no event fired): reload.
+    this.tree.load(sessionId, await h.store.summary(sessionId));
     this.pushNode(sessionId);
   }
 
@@ -319,12 +325,15 @@ export class PanelController implements ApprovalPort {
     return h;
   }
 
-  /** Fill tokens, stops and labels for every node after the first snapshot, tree by tree. */
+  /**
+   * Fill tokens, stops and labels for every node after the first snapshot: the store's
+   * summaries (kept with every append, no log read), or one fold of a log the store cannot
+   * summarise without reading it (after a crash, an older store).
+   */
   private async foldAll(h: Harness): Promise<void> {
     for (const header of h.store.list()) {
       try {
-        const s = h.resident(header.id)?.session ?? (await h.store.inspect(header.id));
-        this.tree.foldAll(header.id, s.events);
+        this.tree.load(header.id, await h.store.summary(header.id));
         this.pushNode(header.id);
       } catch (err) {
         this.hooks.log('warn', `could not read ${header.id}: ${err instanceof Error ? err.message : String(err)}`);
@@ -379,7 +388,9 @@ export class PanelController implements ApprovalPort {
     const header = agent?.session.header ?? h.store.header(id);
     if (!header) return;
     this.tree.addHeader(header);
-    if (agent) this.tree.foldAll(id, agent.session.events);
+    const summary = h.store.summaryOf(id);
+    if (summary) this.tree.load(id, summary);
+    else if (agent) this.tree.foldAll(id, agent.session.events);
     this.pushNode(id);
   }
 

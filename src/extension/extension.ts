@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ArborHost } from './host';
+import { statusBarView } from './presenter/status-bar';
 
 // Activation stays cheap (measured, logged, and returned for tests): nothing from
 // src/core, no sql.js and no openai is loaded here. The host bundle is required on the
@@ -33,8 +34,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   const log = vscode.window.createOutputChannel('Arbor', { log: true });
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.command = 'arbor.chat.focus';
-  status.text = '$(type-hierarchy) Arbor';
-  status.tooltip = 'Arbor: no agent running. Click to open the panel.';
+  ({ text: status.text, tooltip: status.tooltip } = statusBarView({}));
   status.show();
 
   let host: ArborHost | undefined;
@@ -44,9 +44,10 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
     const t = performance.now();
     // A path esbuild does not follow: the host is its own bundle, loaded on demand.
     const mod = require(path.join(__dirname, 'host.js')) as typeof import('./host');
-    host = mod.createHost(context, log, (n) => {
-      status.text = n > 0 ? `$(sync~spin) Arbor: ${n} running` : '$(type-hierarchy) Arbor';
-      status.tooltip = n > 0 ? `Arbor: ${n} agent(s) running. Click to open the panel.` : 'Arbor: no agent running. Click to open the panel.';
+    host = mod.createHost(context, log, (counts) => {
+      const view = statusBarView(counts);
+      status.text = view.text;
+      status.tooltip = view.tooltip;
     });
     host.logFeed.onDidChange((uri) => logChanged.fire(uri));
     log.info(`host loaded in ${(performance.now() - t).toFixed(1)} ms`);

@@ -1,3 +1,4 @@
+import type { StatusCounts } from './presenter/status-bar';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -48,7 +49,7 @@ export class ArborHost {
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
-    private readonly onRunning: (n: number) => void,
+    private readonly onStatus: (counts: StatusCounts) => void,
   ) {
     setSqlJsWasmDir(path.join(context.extensionUri.fsPath, 'dist'));
     this.controller = new PanelController(() => this.getHarness(), {
@@ -60,7 +61,10 @@ export class ArborHost {
         if (command === 'setApiKey') await vscode.commands.executeCommand('arbor.setApiKey');
         else await vscode.commands.executeCommand('workbench.action.openSettings', 'arbor.model');
       },
-      approvalsChanged: (pending, added) => this.notifier.changed(pending, added),
+      approvalsChanged: (pending, added) => {
+        this.notifier.changed(pending, added);
+        this.onStatus(this.controller.statusCounts());
+      },
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
     });
     this.notifier = new ApprovalNotifier(
@@ -129,10 +133,10 @@ export class ArborHost {
     // The count changes when a turn starts and when an agent goes idle (a turn's end event
     // comes while its agent still counts as running).
     h.onEvent((id, e) => {
-      if (e.type === 'turn/start') this.onRunning(this.controller.runningCount);
+      if (e.type === 'turn/start') this.onStatus(this.controller.statusCounts());
       this.logFeed.changed(id);
     });
-    h.onIdle(() => this.onRunning(this.controller.runningCount));
+    h.onIdle(() => this.onStatus(this.controller.statusCounts()));
     return h;
   }
 
@@ -239,6 +243,6 @@ export class ArborHost {
   }
 }
 
-export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onRunning: (n: number) => void): ArborHost {
-  return new ArborHost(context, log, onRunning);
+export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onStatus: (counts: StatusCounts) => void): ArborHost {
+  return new ArborHost(context, log, onStatus);
 }

@@ -1,3 +1,5 @@
+import { listAgents } from '../../src/core/subagent/control';
+import { statusBarView } from '../../src/extension/presenter/status-bar';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -136,9 +138,17 @@ describe('extension: approvals in the panel', () => {
     assert.ok(child && root && child !== root);
     await until(() => port.lastNode(root)?.pendingApprovals === 1 && port.lastNode(child)?.pendingApprovals === 1);
     assert.equal(port.lastNode(child)?.activity, 'waiting for approval');
+    // One status fold for every reader: the tree, list_agents and the status bar agree.
+    assert.equal(port.lastNode(child)?.status, 'approval');
+    assert.equal(port.lastNode(root)?.status, 'running', 'its turn runs: the subagent call is its tool call');
+    const listed = await listAgents(t.h.subagents, root);
+    assert.deepEqual(listed.map((l) => [l.id, l.status]), [[child, 'approval']]);
+    assert.deepEqual(c.statusCounts(), { approval: 1, running: 1 });
+    assert.equal(statusBarView(c.statusCounts()).text, '$(shield) Arbor: 2 running · 1 needs you');
     await c.receive(port, { type: 'approval/answer', requestId: p.requestId, decision: 'allow', remember: true });
     await t.h.settle();
     await until(() => port.lastNode(root)?.pendingApprovals === undefined && port.lastNode(child)?.pendingApprovals === undefined);
+    assert.equal(c.statusCounts().approval, undefined);
     // The grant belongs to the child that asked, not to its parent.
     assert.equal((await t.h.grants(child)).length, 1);
     assert.equal((await t.h.grants(root)).length, 0);

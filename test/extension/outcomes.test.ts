@@ -128,7 +128,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     await until(() => t.h.resident(child)?.status !== 'running' && port.node(child)?.lastStopReason === 'completed', 10_000);
     assert.ok(t.h.subagents.residency.isActive(child), 'still resident (release delay not over)');
     assert.equal(port.node(child)?.status, 'settled');
-    assert.equal(c.runningCount, 0);
+    assert.equal(c.statusCounts().running ?? 0, 0);
   });
 
   it('counts tokens of a running request and of an interrupted one (no usage reported)', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { queuedMessages, type QueuedMessage } from '../session/folds';
 import type { AgentConfig } from './config';
+import type { ApprovalPort } from '../policy/approval';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { InterruptReason, runTurn, type TurnOutcome } from './turn';
 import { withdrawQueued } from './withdraw';
@@ -37,6 +38,19 @@ export class Agent {
   private lastOutcome: TurnReport | undefined;
   /** Accepted messages already in the log but not yet durable: each will pump once it lands. */
   private readonly accepting = new Set<Promise<unknown>>();
+  /** Approval questions of this agent's turn still waiting for their answer. */
+  private asking = 0;
+  /** The configured approval port, counting the questions under way (`awaitingApproval`). */
+  private readonly countingPort: ApprovalPort = {
+    ask: async (request, signal) => {
+      this.asking++;
+      try {
+        return await this.cfg.approval!.ask(request, signal);
+      } finally {
+        this.asking--;
+      }
+    },
+  };
 
   constructor(readonly cfg: AgentConfig) {}
 
@@ -52,6 +66,10 @@ export class Agent {
   }
   get status(): AgentStatus {
     return this.running ? 'running' : 'idle';
+  }
+  /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
+  get awaitingApproval(): boolean {
+    return this.asking > 0;
   }
   /** The model this agent's next request uses (children inherit it at delegation). */
   get modelName(): string {
@@ -233,7 +251,7 @@ export class Agent {
       }
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());
+        outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());
       } catch (err) {
         // Only the store can throw here (validation and I/O); the log is left as it was.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };

@@ -1,29 +1,34 @@
-import type { SessionEvent, SessionHeader, StopReason } from './events';
-
-/** What a session's own log says about it, when no process is running it. */
-export type StoredStatus = 'idle' | 'settled' | 'interrupted' | 'error';
+import type { SessionSummary } from './summary';
 
 /**
- * The status a stored (non-resident) session reads as, from its log alone. A turn left open
- * means the process that ran it is gone: `interrupted`, never `settled`. Only events the
- * session produced itself count (a fork's seed is its parent's history).
+ * A session's status, one vocabulary for every reader (tree, `list_agents`, `arbor sessions`,
+ * the status bar): running a turn; running but blocked on a human's approval; waiting for its
+ * own live children; idle (a conversation between turns); settled (a delegated child whose
+ * last turn completed); interrupted (stopped, or its process died during the turn); failed.
  */
-export function storedStatus(header: SessionHeader, events: readonly SessionEvent[]): { status: StoredStatus; lastStopReason?: StopReason } {
-  const from = header.seedLength === undefined ? 0 : header.seedLength + 1;
-  let open = false;
-  let last: StopReason | undefined;
-  let subagent = header.origin === 'subagent';
-  for (let i = from; i < events.length; i++) {
-    const e = events[i];
-    if (e.type === 'turn/start') open = true;
-    else if (e.type === 'turn/end') {
-      open = false;
-      last = e.stopReason;
-    } else if (e.type === 'subagent/descriptor') subagent = true;
-  }
-  if (open) return { status: 'interrupted', ...(last ? { lastStopReason: last } : {}) };
-  if (last === 'interrupted' || last === 'cancelled') return { status: 'interrupted', lastStopReason: last };
-  if (last === 'error') return { status: 'error', lastStopReason: last };
-  if (!last) return { status: 'idle' };
-  return { status: subagent ? 'settled' : 'idle', lastStopReason: last };
+export type SessionStatus = 'running' | 'approval' | 'waiting' | 'idle' | 'settled' | 'interrupted' | 'failed';
+
+/** What only the live process knows. Absent: nothing runs the session (CLI, after a crash). */
+export interface LiveState {
+  /** A turn of this session runs in this process. */
+  running: boolean;
+  /** That turn waits for a human's answer to an approval. */
+  awaitingApproval?: boolean;
+  /** It has resident children that are still working (running or waiting themselves). */
+  waitingForChildren: boolean;
+}
+
+/**
+ * The one status fold. A turn the log shows open that no live process runs means the
+ * process that ran it is gone: `interrupted`, never `settled`.
+ */
+export function sessionStatus(s: SessionSummary, live?: LiveState): SessionStatus {
+  if (live?.running) return live.awaitingApproval ? 'approval' : 'running';
+  if (live?.waitingForChildren) return 'waiting';
+  if (s.openTurn) return 'interrupted';
+  const last = s.lastStopReason;
+  if (last === 'interrupted' || last === 'cancelled') return 'interrupted';
+  if (last === 'error') return 'failed';
+  if (last && s.delegated) return 'settled';
+  return 'idle';
 }

@@ -1,13 +1,34 @@
 import type { SessionHeader } from '../session/events';
+import type { SessionSummary } from '../session/summary';
+import type { Database } from 'sql.js';
 import { JournaledDb, type JournaledDbOptions } from './journaled-db';
 import { CATALOG_SCHEMA } from './schema';
 
-export type CatalogOp = { op: 'session'; header: SessionHeader; tree: string } | { op: 'delete'; id: string };
+export type CatalogOp =
+  | { op: 'session'; header: SessionHeader; tree: string }
+  | { op: 'delete'; id: string }
+  /** Session summaries (`reset`: every earlier row goes first) and whether they are exact now. */
+  | { op: 'summaries'; rows: [string, SessionSummary][]; reset?: boolean; current: boolean };
 
 interface Entry {
   header: SessionHeader;
   tree: string;
 }
+
+type Apply<K extends CatalogOp['op']> = (db: Database, p: Extract<CatalogOp, { op: K }>) => void;
+
+const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
+  session: (db, p) => db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
+  delete: (db, p) => {
+    db.run('DELETE FROM sessions WHERE id = ?', [p.id]);
+    db.run('DELETE FROM summaries WHERE id = ?', [p.id]);
+  },
+  summaries: (db, p) => {
+    if (p.reset) db.run('DELETE FROM summaries');
+    for (const [id, s] of p.rows) db.run('INSERT OR REPLACE INTO summaries (id, summary) VALUES (?, ?)', [id, JSON.stringify(s)]);
+    db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('summaries', ?)", [p.current ? 'current' : 'stale']);
+  },
+};
 
 /** Every session header and the tree file holding its events; small, kept in memory. */
 export class Catalog {
@@ -19,13 +40,20 @@ export class Catalog {
     for (const [tree, header] of res[0]?.values ?? []) this.index({ op: 'session', tree: String(tree), header: JSON.parse(String(header)) });
   }
 
+  /** The stored summaries, when the last close left them exact; else none (fold the logs). */
+  storedSummaries(): Map<string, SessionSummary> | undefined {
+    const db = this.jdb.db;
+    if (db.exec("SELECT value FROM meta WHERE key = 'summaries'")[0]?.values[0]?.[0] !== 'current') return undefined;
+    const out = new Map<string, SessionSummary>();
+    for (const [id, summary] of db.exec('SELECT id, summary FROM summaries')[0]?.values ?? [])
+      if (this.entries.has(String(id))) out.set(String(id), JSON.parse(String(summary)) as SessionSummary);
+    return out;
+  }
+
   static async open(dir: string, opts: JournaledDbOptions): Promise<Catalog> {
     const jdb = await JournaledDb.open<CatalogOp>(dir, 'catalog', {
       schema: CATALOG_SCHEMA,
-      apply: (db, p) =>
-        p.op === 'delete'
-          ? db.run('DELETE FROM sessions WHERE id = ?', [p.id])
-          : db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
+      apply: (db, p) => APPLY[p.op](db, p as never),
     }, opts);
     return new Catalog(jdb);
   }
@@ -48,6 +76,7 @@ export class Catalog {
   }
 
   private index(op: CatalogOp): void {
+    if (op.op === 'summaries') return;
     if (op.op === 'delete') {
       const parent = this.entries.get(op.id)?.header.parentSession;
       this.entries.delete(op.id);

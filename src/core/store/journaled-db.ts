@@ -343,7 +343,7 @@ function encode(lsn: number, ops: unknown[], dbFile: string): Buffer {
  * (the application_id field, which SQLite keeps as is), computed with those bytes zeroed.
  */
 const CRC_AT = 68;
-function seal(bytes: Uint8Array): void {
+export function seal(bytes: Uint8Array): void {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   b.writeUInt32BE(0, CRC_AT);
   b.writeUInt32BE(crc32(b), CRC_AT);

@@ -20,13 +20,20 @@ export const TREE_SCHEMA: Schema = {
   migrations: {},
 };
 
+// Version 2 adds each session's summary (session/summary.ts), exact only while the meta row
+// `summaries` says 'current' (a clean close wrote them; the first write after open clears it).
+const SUMMARIES = 'CREATE TABLE summaries (id TEXT PRIMARY KEY, summary TEXT NOT NULL)';
+
 export const CATALOG_SCHEMA: Schema = {
   kind: 'catalog',
-  version: 1,
+  version: 2,
   create(db) {
     db.run(META);
     db.run('CREATE TABLE sessions (id TEXT PRIMARY KEY, tree TEXT NOT NULL, parent TEXT, header TEXT NOT NULL)');
     db.run('CREATE INDEX sessions_parent ON sessions (parent)');
+    db.run(SUMMARIES);
   },
-  migrations: {},
+  migrations: {
+    1: (db) => db.run(SUMMARIES),
+  },
 };

@@ -9,6 +9,8 @@ import type { JournaledDbOptions } from './journaled-db';
 import { describe } from './journaled-db';
 import { fsyncDir } from './fsutil';
 import { acquireLock } from './lock';
+import { SummaryBook } from './summaries';
+import { summarize, type SessionSummary } from '../session/summary';
 
 /** Left by a harness that closed with every turn ended (see `closedCleanly`). */
 export const CLEAN_MARKER = 'closed-cleanly';
@@ -38,6 +40,7 @@ export class Store {
   private closed = false;
   /** Write CLEAN_MARKER at close: the harness says every turn has ended. */
   private cleanOnClose = false;
+  private readonly summaries: SummaryBook;
 
   private constructor(
     readonly dir: string,
@@ -46,6 +49,7 @@ export class Store {
     private readonly unlock: () => void,
   ) {
     this.problemList.push(...catalog.quarantined);
+    this.summaries = new SummaryBook(catalog);
   }
 
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
@@ -133,6 +137,7 @@ export class Store {
     // tree is next opened (or, for a new tree, added back by reconcile) — never a listed
     // session without data. A stray still there (the catalog write failed in this process)
     // is replaced in the same journal record, so creating the id again succeeds.
+    await this.summaries.beforeWrite();
     this.creating.add(header.id);
     try {
       await this.withTree(treeName, (tree) =>
@@ -143,6 +148,7 @@ export class Store {
         ]),
       );
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+      this.summaries.created(header, events);
     } finally {
       this.creating.delete(header.id);
     }
@@ -151,7 +157,26 @@ export class Store {
   /** Durably append events (contiguous with what is stored); resolves once on disk. */
   async append(id: string, events: readonly SessionEvent[]): Promise<void> {
     this.assertOpen();
+    const clearing = this.summaries.beforeWrite();
+    if (clearing) await clearing;
     await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
+    this.summaries.appended(id, events);
+  }
+
+  /** The session's summary if known without reading its log (kept with every append), else undefined. */
+  summaryOf(id: string): SessionSummary | undefined {
+    return this.summaries.get(id);
+  }
+
+  /** The session's summary: kept with every append, or folded from its log once (a stale catalog). */
+  async summary(id: string): Promise<SessionSummary> {
+    const known = this.summaries.get(id);
+    if (known) return known;
+    const header = this.catalog.get(id)?.header;
+    if (!header) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    const s = summarize(header, await this.readEvents(id));
+    this.summaries.learn(id, s);
+    return s;
   }
 
   /**
@@ -164,7 +189,9 @@ export class Store {
     const entry = this.catalog.get(id);
     if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
     const ids = this.catalog.subtree(id).reverse(); // children before parents
+    await this.summaries.beforeWrite();
     await this.catalog.add(ids.map((x) => ({ op: 'delete' as const, id: x })));
+    this.summaries.deleted(ids);
     await this.withTree(entry.tree, (tree) => tree.write(ids.filter((x) => tree.has(x)).map((x) => ({ op: 'delete' as const, session: x }))));
     return ids;
   }
@@ -187,7 +214,10 @@ export class Store {
 
   /** Number of stored events of a session. */
   async length(id: string): Promise<number> {
-    return this.withTreeOf(id, (tree) => tree.length(id));
+    return this.withTreeOf(id, (tree) => {
+      if (!tree.has(id)) throw this.missing(id, tree);
+      return this.guardRead(tree, () => tree.length(id));
+    });
   }
 
   /** Fold every journal into its database file now. */
@@ -207,6 +237,8 @@ export class Store {
     try {
       for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
       await Promise.all(this.closing.values());
+      // A failed write leaves them marked stale: the next open folds the logs it needs.
+      await this.summaries.persist().catch(() => undefined);
       await this.catalog.close();
       if (this.cleanOnClose) {
         await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);

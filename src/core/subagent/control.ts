@@ -1,7 +1,6 @@
-import { storedStatus } from '../session/status';
+import { sessionStatus } from '../session/status';
+import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
-import { descriptorOf } from '../session/folds';
-import type { Session } from '../session/session';
 import type { SubagentRuntime } from './runtime';
 import { SubagentError, type AgentListing, type InterruptOutcome } from './types';
 
@@ -43,51 +42,38 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
     const h = queue.shift()!;
     queue.push(...store.children(h.id));
     const base = { id: h.id, parent: h.parentSession!, depth: Math.max(h.delegationDepth ?? 0, rt.residency.depthOf(h.id)) };
-    let session: Session;
+    let summary: SessionSummary;
     try {
-      session = rt.deps.resident(h.id)?.session ?? (await store.inspect(h.id));
+      // Descendants share their caller's tree file, open already: checking that the log still
+      // reads costs nothing, and a damaged one is said instead of its last known summary.
+      await store.length(h.id);
+      summary = await store.summary(h.id);
     } catch (err) {
       out.push({ ...base, diagnostic: `log unreadable: ${err instanceof Error ? err.message : String(err)}` });
       continue;
     }
-    out.push({ ...base, ...summarize(rt, session) });
+    out.push({ ...base, ...describeChild(rt, h.id, summary) });
   }
   return out;
 }
 
-/** A child no process runs: its own log decides; an open or interrupted last turn never reads settled. */
-function storedListingStatus(s: Session): AgentListing['status'] {
-  const { status } = storedStatus(s.header, s.events);
-  return status === 'interrupted' ? 'interrupted' : status === 'error' ? 'failed' : 'settled';
-}
-
-function summarize(rt: SubagentRuntime, s: Session): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
-  const d = descriptorOf(s.header, s.events);
-  let lastStopReason: AgentListing['lastStopReason'];
-  const tokens = { prompt: 0, completion: 0, cacheHit: 0 };
-  let reports = 0;
-  for (let i = s.firstLiveSeq; i < s.events.length; i++) {
-    const e = s.events[i];
-    if (e.type === 'turn/end') lastStopReason = e.stopReason;
-    else if (e.type === 'assistant/message' && e.usage) {
-      tokens.prompt += e.usage.promptTokens;
-      tokens.completion += e.usage.completionTokens;
-      tokens.cacheHit += e.usage.cacheHitTokens ?? 0;
-    } else if (e.type === 'tool/result' && e.name === 'report' && !e.isError) reports++;
-  }
-  const agent = rt.deps.resident(s.id);
-  const status: AgentListing['status'] =
-    agent && agent.status === 'running'
-      ? 'running'
-      : agent && (rt.residency.isActive(s.id) || rt.residency.isOneShot(s.id)) && !agent.isDisposed
-        ? 'waiting'
-        : storedListingStatus(s);
+/** One child as list_agents shows it: the store's summary and the one status fold. */
+function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
+  const agent = rt.deps.resident(id);
+  const live = agent && !agent.isDisposed;
+  const status = sessionStatus(s, {
+    running: !!live && agent.status === 'running',
+    awaitingApproval: !!live && agent.awaitingApproval,
+    // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
+    waitingForChildren: !!live && (rt.residency.isActive(id) || rt.residency.isOneShot(id)),
+  });
   return {
-    ...(d ? { provider: d.provider, mode: d.mode, ...(d.label ? { label: d.label } : {}) } : {}),
+    ...(s.provider ? { provider: s.provider, ...(s.mode ? { mode: s.mode } : {}), ...(s.label ? { label: s.label } : {}) } : {}),
     status,
-    ...(lastStopReason ? { lastStopReason } : {}),
-    inbox: s.unclaimedInbox.length,
-    tokens,
-    reports,
+    ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}),
+    inbox: s.inbox,
+    tokens: { ...s.tokens },
+    ...(s.estimated ? { tokensEstimated: true } : {}),
+    reports: s.reports,
   };
 }

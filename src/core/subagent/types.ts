@@ -1,3 +1,4 @@
+import type { SessionStatus } from '../session/status';
 import type { Agent } from '../agent/agent';
 import type { Persona } from '../scope/prompt';
 import type { SessionEvent, StopReason } from '../session/events';
@@ -108,8 +109,6 @@ export type InterruptOutcome =
   | { accepted: true; effect: 'interrupted' | 'noop'; reason?: 'unknown' | 'one-shot' | 'not-running' }
   | { accepted: false; reason: 'self' | 'not-ancestor' | 'stale-handle' };
 
-export type AgentStatus = 'running' | 'waiting' | 'settled' | 'failed' | 'interrupted';
-
 export interface AgentListing {
   id: string;
   parent: string;
@@ -117,10 +116,12 @@ export interface AgentListing {
   provider?: string;
   label?: string;
   mode?: 'one-shot' | 'continuable';
-  status?: AgentStatus;
+  status?: SessionStatus;
   lastStopReason?: StopReason;
   inbox?: number;
   tokens?: { prompt: number; completion: number; cacheHit: number };
+  /** Some tokens are estimated: a request ended (failed, interrupted) before reporting its usage. */
+  tokensEstimated?: true;
   reports?: number;
   /** Set instead of the fields above when the child's log could not be read. */
   diagnostic?: string;

@@ -17,6 +17,7 @@ export interface SessionPick {
 /** The same icons as the panel's status badges. */
 export const STATUS_ICONS: Record<NodeStatus, string> = {
   running: 'pulse',
+  approval: 'shield',
   waiting: 'watch',
   settled: 'pass',
   failed: 'error',

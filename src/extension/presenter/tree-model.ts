@@ -1,46 +1,33 @@
 import type { SessionEvent, SessionHeader } from '../../core/session/events';
+import { sessionStatus, type SessionStatus } from '../../core/session/status';
+import { emptySummary, estimateTokens, foldSummary, summarize, type SessionSummary } from '../../core/session/summary';
 import type { NodeStatus, TreeNode } from '../../protocol';
 
-/** What the runtime knows now that the log does not say: residency and running turns. */
+// The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const statusesMatch: Same<NodeStatus, SessionStatus> = true;
+void statusesMatch;
+
+/** What the runtime knows now that the log does not say: residency, running turns, approvals. */
 export interface LiveProbe {
   isRunning(id: string): boolean;
   /** Has children that are resident (running or waiting). */
   hasLiveChildren(id: string): boolean;
-}
-
-interface Folded {
-  lastStopReason?: TreeNode['lastStopReason'];
-  tokens: TreeNode['tokens'];
-  /** Some of `tokens` are estimates (a request without reported usage: running, interrupted, failed). */
-  estimated: boolean;
-  /** The request under way: its prompt estimated from its bytes, its completion from streamed characters. */
-  inflight?: { prompt: number; completionChars: number };
-  /** Actions refused for want of approval (tool/result with a refusal mark). */
-  refused: number;
-  policy: NonNullable<TreeNode['policy']>;
-  reports: number;
-  label?: string;
-  provider?: string;
-  mode?: TreeNode['mode'];
-  seedLength: number;
-}
-
-/** Providers count roughly 4 characters per token; used only where no usage was reported. */
-const CHARS_PER_TOKEN = 4;
-const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
-
-function emptyFold(h: SessionHeader): Folded {
-  return { tokens: { prompt: 0, completion: 0, cacheHit: 0 }, estimated: false, refused: 0, policy: {}, reports: 0, seedLength: h.seedLength ?? 0 };
+  /** Its running turn waits for a human's answer to an approval. */
+  awaitingApproval?(id: string): boolean;
 }
 
 /**
- * The delegation tree as the UI shows it: headers plus a fold of each session's log
- * (tokens, cache hits, reports, last stop reason, descriptor), updated per event.
+ * The delegation tree as the UI shows it: headers plus each session's summary — the one
+ * fold of `core/session/summary.ts`, seeded from the store (no log read) and moved per
+ * event — and its status from the one status fold (`core/session/status.ts`).
  */
 export class TreeModel {
-  private readonly folds = new Map<string, Folded>();
+  private readonly folds = new Map<string, SessionSummary>();
   private readonly headers = new Map<string, SessionHeader>();
   private readonly activity = new Map<string, { text: string; since: number }>();
+  /** Characters streamed for the request under way (its completion estimate until usage arrives). */
+  private readonly streamedChars = new Map<string, number>();
 
   constructor(private readonly probe: LiveProbe) {}
 
@@ -50,88 +37,55 @@ export class TreeModel {
 
   addHeader(h: SessionHeader): void {
     this.headers.set(h.id, h);
-    if (!this.folds.has(h.id)) this.folds.set(h.id, emptyFold(h));
+    if (!this.folds.has(h.id)) this.folds.set(h.id, emptySummary(h));
   }
 
   remove(id: string): void {
     this.headers.delete(id);
     this.folds.delete(id);
     this.activity.delete(id);
+    this.streamedChars.delete(id);
   }
 
-  /** Replace a session's fold with one over its whole log (on first load). */
+  /** Replace a session's summary (the store's, or one folded from its whole log); a copy is kept. */
+  load(id: string, summary: SessionSummary): void {
+    if (!this.headers.has(id)) return;
+    this.folds.set(id, structuredClone(summary));
+  }
+
+  /** Replace a session's summary with one over its whole log. */
   foldAll(id: string, events: readonly SessionEvent[]): void {
     const h = this.headers.get(id);
-    if (!h) return;
-    this.folds.set(id, emptyFold(h));
-    for (const e of events) this.apply(id, e);
+    if (h) this.folds.set(id, summarize(h, events));
   }
 
   /** Fold one new event; returns true when the node's view changed. */
   apply(id: string, e: SessionEvent): boolean {
     const f = this.folds.get(id);
     if (!f) return false;
-    // A fork's seed is the parent's history: its usage and stops are not this node's.
-    if (e.seq < f.seedLength) return false;
+    const changed = foldSummary(f, e);
     switch (e.type) {
-      case 'assistant/message':
-        if (e.usage) {
-          f.tokens.prompt += e.usage.promptTokens;
-          f.tokens.completion += e.usage.completionTokens;
-          f.tokens.cacheHit += e.usage.cacheHitTokens ?? 0;
-        } else {
-          // No usage: the stream was cut (interrupt, error) before the provider's final usage chunk.
-          const chars = e.text.length + (e.reasoning?.length ?? 0) + (e.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0);
-          f.tokens.prompt += f.inflight?.prompt ?? 0;
-          f.tokens.completion += estimateTokens(chars);
-          f.estimated = true;
-        }
-        f.inflight = undefined;
-        this.setActivity(id, e.toolCalls?.length ? `tool ${e.toolCalls.map((c) => c.name).join(', ')}` : undefined);
-        return true;
       case 'request/header':
-        f.inflight = { prompt: estimateTokens(e.bytes), completionChars: 0 };
-        this.setActivity(id, 'thinking');
-        return true;
       case 'turn/start':
+        this.streamedChars.delete(id);
         this.setActivity(id, 'thinking');
-        return true;
+        break;
+      case 'assistant/message':
+        this.streamedChars.delete(id);
+        this.setActivity(id, e.toolCalls?.length ? `tool ${e.toolCalls.map((c) => c.name).join(', ')}` : undefined);
+        break;
       case 'turn/end':
-        // A request that got no message at all still cost its prompt.
-        if (f.inflight) {
-          f.tokens.prompt += f.inflight.prompt;
-          f.estimated = true;
-          f.inflight = undefined;
-        }
-        f.lastStopReason = e.stopReason;
+        this.streamedChars.delete(id);
         this.setActivity(id, undefined);
-        return true;
-      case 'tool/result':
-        if (e.refusal) f.refused++;
-        if (e.name === 'report' && !e.isError) f.reports++;
-        return e.name === 'report' || !!e.refusal;
-      case 'sandbox/mode':
-        f.policy.sandbox = e.mode;
-        return true;
-      case 'approval/policy':
-        f.policy.approval = e.policy;
-        return true;
-      case 'subagent/descriptor':
-        f.label = e.label;
-        f.provider = e.provider;
-        f.mode = e.mode;
-        return true;
-      case 'user/message':
-        return e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-report';
-      default:
-        return false;
+        break;
     }
+    return changed;
   }
 
   /** Characters streamed for the request under way (counted into its estimate until usage arrives). */
   streamed(id: string, chars: number): void {
     const f = this.folds.get(id);
-    if (f?.inflight) f.inflight.completionChars += chars;
+    if (f?.inflightPrompt !== undefined) this.streamedChars.set(id, (this.streamedChars.get(id) ?? 0) + chars);
   }
 
   setActivity(id: string, text: string | undefined): void {
@@ -139,12 +93,19 @@ export class TreeModel {
     else if (this.activity.get(id)?.text !== text) this.activity.set(id, { text, since: Date.now() });
   }
 
+  /** The one status fold over the summary and what the runtime knows now. */
+  status(id: string): NodeStatus | undefined {
+    const f = this.folds.get(id);
+    if (!f) return undefined;
+    return sessionStatus(f, { running: this.probe.isRunning(id), waitingForChildren: this.probe.hasLiveChildren(id), awaitingApproval: this.probe.awaitingApproval?.(id) ?? false });
+  }
+
   node(id: string): TreeNode | undefined {
     const h = this.headers.get(id);
     const f = this.folds.get(id);
     if (!h || !f) return undefined;
-    const status = this.status(h, f);
-    const act = status === 'running' ? this.activity.get(id) : this.probe.hasLiveChildren(id) ? { text: 'waiting for children', since: this.activity.get(id)?.since ?? Date.now() } : undefined;
+    const status = this.status(id)!;
+    const act = status === 'running' || status === 'approval' ? this.activity.get(id) : this.probe.hasLiveChildren(id) ? { text: 'waiting for children', since: this.activity.get(id)?.since ?? Date.now() } : undefined;
     return {
       id,
       ...(h.parentSession ? { parentId: h.parentSession } : {}),
@@ -157,15 +118,20 @@ export class TreeModel {
       status,
       ...(act ? { activity: act.text, activeSince: act.since } : {}),
       ...(f.lastStopReason ? { lastStopReason: f.lastStopReason } : {}),
-      tokens: f.inflight
-        ? { prompt: f.tokens.prompt + f.inflight.prompt, completion: f.tokens.completion + estimateTokens(f.inflight.completionChars), cacheHit: f.tokens.cacheHit }
-        : { ...f.tokens },
-      ...(f.estimated || f.inflight ? { tokensEstimated: true } : {}),
+      tokens:
+        f.inflightPrompt !== undefined
+          ? { prompt: f.tokens.prompt + f.inflightPrompt, completion: f.tokens.completion + estimateTokens(this.streamedChars.get(id) ?? 0), cacheHit: f.tokens.cacheHit }
+          : { ...f.tokens },
+      ...(f.estimated || f.inflightPrompt !== undefined ? { tokensEstimated: true } : {}),
       ...(f.refused ? { refused: f.refused } : {}),
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
       createdAt: h.createdAt,
     };
+  }
+
+  ids(): IterableIterator<string> {
+    return this.headers.keys();
   }
 
   nodes(): TreeNode[] {
@@ -175,16 +141,5 @@ export class TreeModel {
       if (n) out.push(n);
     }
     return out;
-  }
-
-  private status(h: SessionHeader, f: Folded): NodeStatus {
-    if (this.probe.isRunning(h.id)) return 'running';
-    // Waiting means waiting for someone: its own live children. A child that finished and is
-    // only kept resident until its release reads by its last stop, like a released one.
-    if (this.probe.hasLiveChildren(h.id)) return 'waiting';
-    if (f.lastStopReason === 'interrupted' || f.lastStopReason === 'cancelled') return 'interrupted';
-    if (f.lastStopReason === 'error') return 'failed';
-    if (h.origin === 'subagent' || f.mode) return 'settled';
-    return 'idle';
   }
 }

@@ -26,7 +26,12 @@ export function elapsed(ms: number): string {
 
 /** A turn is in progress: the session can be interrupted. */
 export function isActive(status: NodeStatus | undefined): boolean {
-  return status === 'running' || status === 'waiting';
+  return status === 'running' || status === 'approval' || status === 'waiting';
+}
+
+/** A status as words (the badge, labels, tooltips). */
+export function statusWord(status: NodeStatus): string {
+  return status === 'approval' ? 'needs approval' : status;
 }
 
 /** The last segment of a dotted child id (`s-…-ab12cd34.3f9a1c` → `3f9a1c`). */

@@ -1,0 +1,149 @@
+import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader, StopReason } from './events';
+
+/**
+ * What every reader needs of a session without its log (DESIGN §4, issue 9.8): one fold,
+ * kept incrementally by the store with each append and persisted in the catalog, so the
+ * panel, `list_agents`, `arbor sessions` and the status bar never read every log to show a
+ * tree. Plain JSON: it is stored as is.
+ */
+export interface SessionSummary {
+  /** Events folded so far (the session's next seq). */
+  length: number;
+  /** Events before this seq are a fork's seed (the parent's history): not this session's. */
+  seedLength: number;
+  /** A turn started and not ended (by a live process, or by one that died: interrupted). */
+  openTurn: boolean;
+  lastStopReason?: StopReason;
+  /** Reported usage, plus estimates where a request reported none (see `estimated`). */
+  tokens: { prompt: number; completion: number; cacheHit: number };
+  /** Some of `tokens` are estimates (a request cut before its usage: interrupted, failed). */
+  estimated: boolean;
+  /** The request under way: its prompt estimated from its bytes (absent between requests). */
+  inflightPrompt?: number;
+  /** Actions refused for want of approval (tool/result with a refusal mark). */
+  refused: number;
+  reports: number;
+  /** Messages accepted and neither claimed nor withdrawn. */
+  inbox: number;
+  policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy };
+  /** From the session's own `subagent/descriptor`. */
+  label?: string;
+  provider?: string;
+  mode?: 'one-shot' | 'continuable';
+  /** A delegated child (by origin or descriptor): a finished one reads `settled`, not `idle`. */
+  delegated: boolean;
+}
+
+/** Providers count roughly 4 characters per token; used only where no usage was reported. */
+const CHARS_PER_TOKEN = 4;
+export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
+
+export function emptySummary(h: SessionHeader): SessionSummary {
+  return {
+    length: 0,
+    seedLength: h.seedLength ?? 0,
+    openTurn: false,
+    tokens: { prompt: 0, completion: 0, cacheHit: 0 },
+    estimated: false,
+    refused: 0,
+    reports: 0,
+    inbox: 0,
+    policy: {},
+    delegated: h.origin === 'subagent',
+  };
+}
+
+type Folder<T extends SessionEvent['type']> = (s: SessionSummary, e: Extract<SessionEvent, { type: T }>) => boolean;
+type Folders = { [T in SessionEvent['type']]?: Folder<T> };
+
+/** Per event type: how it moves the summary; true when what a reader shows changed. */
+const FOLDERS: Folders = {
+  'turn/start': (s) => {
+    s.openTurn = true;
+    return true;
+  },
+  'turn/end': (s, e) => {
+    // A request that got no message at all still cost its prompt.
+    if (s.inflightPrompt !== undefined) {
+      s.tokens.prompt += s.inflightPrompt;
+      s.estimated = true;
+      delete s.inflightPrompt;
+    }
+    s.openTurn = false;
+    s.lastStopReason = e.stopReason;
+    return true;
+  },
+  'request/header': (s, e) => {
+    s.inflightPrompt = estimateTokens(e.bytes);
+    return true;
+  },
+  'assistant/message': (s, e) => {
+    if (e.usage) {
+      s.tokens.prompt += e.usage.promptTokens;
+      s.tokens.completion += e.usage.completionTokens;
+      s.tokens.cacheHit += e.usage.cacheHitTokens ?? 0;
+    } else {
+      // No usage: the stream was cut (interrupt, error) before the provider's final usage chunk.
+      const chars = e.text.length + (e.reasoning?.length ?? 0) + (e.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+      s.tokens.prompt += s.inflightPrompt ?? 0;
+      s.tokens.completion += estimateTokens(chars);
+      s.estimated = true;
+    }
+    delete s.inflightPrompt;
+    return true;
+  },
+  'tool/result': (s, e) => {
+    if (e.refusal) s.refused++;
+    if (e.name === 'report' && !e.isError) s.reports++;
+    return e.name === 'report' || !!e.refusal;
+  },
+  'sandbox/mode': (s, e) => {
+    s.policy.sandbox = e.mode;
+    return true;
+  },
+  'approval/policy': (s, e) => {
+    s.policy.approval = e.policy;
+    return true;
+  },
+  'subagent/descriptor': (s, e) => {
+    s.delegated = true;
+    s.provider = e.provider;
+    s.mode = e.mode;
+    if (e.label) s.label = e.label;
+    else delete s.label;
+    return true;
+  },
+  'inbox/accepted': (s) => {
+    s.inbox++;
+    return false;
+  },
+  'inbox/claimed': (s) => {
+    s.inbox = Math.max(0, s.inbox - 1);
+    return false;
+  },
+  'inbox/withdrawn': (s) => {
+    s.inbox = Math.max(0, s.inbox - 1);
+    return false;
+  },
+  // A settlement or report notice changes what the parent's row shows (its chat, its count).
+  'user/message': (_s, e) => e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-report',
+};
+
+/**
+ * Fold one event (in seq order). Events of a fork's seed, and the seed's end marker, are the
+ * parent's history and move nothing. Returns true when what a reader shows changed.
+ */
+export function foldSummary(s: SessionSummary, e: SessionEvent): boolean {
+  if (e.seq < s.length) return false; // already folded (a replayed or resent batch)
+  s.length = e.seq + 1;
+  if (s.seedLength > 0 && e.seq <= s.seedLength) return false;
+  const f = FOLDERS[e.type] as Folder<typeof e.type> | undefined;
+  return f ? f(s, e) : false;
+}
+
+/** The summary of a whole log. */
+export function summarize(h: SessionHeader, events: readonly SessionEvent[]): SessionSummary {
+  const s = emptySummary(h);
+  for (const e of events) foldSummary(s, e);
+  return s;
+}

@@ -1,0 +1,83 @@
+import type { SessionEvent, SessionHeader } from '../session/events';
+import { foldSummary, summarize, type SessionSummary } from '../session/summary';
+import type { Catalog } from './catalog';
+
+/**
+ * Every session's summary, kept incrementally: each durable append is folded in memory (no
+ * extra write on the append path), and a clean close persists them in the catalog marked
+ * `current`. The first write after an open clears that mark durably, before anything else is
+ * written, so a crash leaves them marked stale and the next open folds logs instead (the
+ * recovery scan a crash needs anyway). A session whose summary is unknown (a stale catalog,
+ * an older store) is folded from its log once, on demand. Decision 0021.
+ */
+export class SummaryBook {
+  private readonly known: Map<string, SessionSummary>;
+  private readonly dirty = new Set<string>();
+  /** The catalog's rows are exact; cleared (durably) by the first write. */
+  private current: boolean;
+  /** Rows the catalog holds may be stale: the close rewrites the table instead of patching it. */
+  private reset: boolean;
+  private clearing: Promise<void> | undefined;
+
+  constructor(private readonly catalog: Catalog) {
+    const stored = catalog.storedSummaries();
+    this.known = stored ?? new Map();
+    this.current = stored !== undefined;
+    this.reset = stored === undefined;
+  }
+
+  /** The summary, if known without reading the log (a copy). */
+  get(id: string): SessionSummary | undefined {
+    const s = this.known.get(id);
+    return s && structuredClone(s);
+  }
+
+  /** Remember a summary folded from a whole log (a copy is kept). */
+  learn(id: string, s: SessionSummary): void {
+    this.known.set(id, structuredClone(s));
+    this.dirty.add(id);
+  }
+
+  /** Before any write: the catalog's rows stop being exact, durably, once per open. */
+  beforeWrite(): Promise<void> | undefined {
+    if (!this.current) return this.clearing;
+    this.current = false;
+    this.clearing = this.catalog.add([{ op: 'summaries', rows: [], current: false }]);
+    return this.clearing;
+  }
+
+  /** A session was published with these events. */
+  created(h: SessionHeader, events: readonly SessionEvent[]): void {
+    this.known.set(h.id, summarize(h, events));
+    this.dirty.add(h.id);
+  }
+
+  /** Events were appended durably; an unknown summary stays unknown (it is folded from the log). */
+  appended(id: string, events: readonly SessionEvent[]): void {
+    const s = this.known.get(id);
+    if (!s) return;
+    for (const e of events) foldSummary(s, e);
+    this.dirty.add(id);
+  }
+
+  deleted(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.known.delete(id);
+      this.dirty.delete(id);
+    }
+  }
+
+  /** At a clean close: write what changed (or everything, over stale rows) and mark it exact. */
+  async persist(): Promise<void> {
+    if (this.current && this.dirty.size === 0) return;
+    const ids = this.reset ? [...this.known.keys()] : [...this.dirty];
+    const rows = ids.flatMap((id): [string, SessionSummary][] => {
+      const s = this.known.get(id);
+      return s ? [[id, s]] : [];
+    });
+    await this.catalog.add([{ op: 'summaries', rows, ...(this.reset ? { reset: true } : {}), current: true }]);
+    this.current = true;
+    this.reset = false;
+    this.dirty.clear();
+  }
+}

@@ -1,0 +1,21 @@
+import type { NodeStatus } from '../../protocol';
+
+export type StatusCounts = Partial<Record<NodeStatus, number>>;
+
+/**
+ * The status bar item, from the tree's one status fold: how many agents run, and how many
+ * wait for you (an approval). Never claims work is running that the tree shows stopped.
+ */
+export function statusBarView(counts: StatusCounts): { text: string; tooltip: string } {
+  const running = (counts.running ?? 0) + (counts.approval ?? 0) + (counts.waiting ?? 0);
+  const asking = counts.approval ?? 0;
+  if (running === 0) return { text: '$(type-hierarchy) Arbor', tooltip: 'Arbor: no agent running. Click to open the panel.' };
+  const parts = [`${running} running`, ...(asking ? [`${asking} need${asking === 1 ? 's' : ''} you`] : [])];
+  const icon = asking ? '$(shield)' : '$(sync~spin)';
+  const detail = [
+    `${counts.running ?? 0} running a turn`,
+    ...(counts.waiting ? [`${counts.waiting} waiting for children`] : []),
+    ...(asking ? [`${asking} waiting for your approval`] : []),
+  ].join(', ');
+  return { text: `${icon} Arbor: ${parts.join(' · ')}`, tooltip: `Arbor: ${detail}. Click to open the panel.` };
+}
