@@ -264,10 +264,13 @@ describe('webview panel in chromium (scripted host)', function () {
     const preview = { kind: 'diff' as const, text: '--- a/.vscode/settings.json\n+++ b/.vscode/settings.json\n@@ -1,3 +1,3 @@\n {\n-  "a": 1\n+  "a": 2\n }' };
     const write = { requestId: 'w1', sessionId: ROOT, lineage: [ROOT], tool: 'write_file', summary: 'write_file: overwrite .vscode/settings.json (14 bytes)', reason: 'protected path', preview, grant: { kind: 'path' as const, value: '/ws/.vscode/settings.json' } };
     const cmd = { requestId: 'c1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: '$ npm test', reason: 'commands', grant: { kind: 'command-prefix' as const, value: 'npm test' } };
-    const marked = [node(ROOT, undefined, { title: 'Root conversation', pendingApprovals: 2 }), node(CHILD, ROOT, { label: 'child-worker', pendingApprovals: 1 }), node(GRAND, CHILD, { label: 'grand-worker', pendingApprovals: 1, status: 'running', activity: 'waiting for approval' })];
+    const marked = [node(ROOT, undefined, { title: 'Root conversation', pendingApprovals: 2 }), node(CHILD, ROOT, { label: 'child-worker', pendingApprovals: 1 }), node(GRAND, CHILD, { label: 'grand-worker', pendingApprovals: 1, status: 'approval', activity: 'waiting for approval' })];
     await send(snapshot({ selected: ROOT, nodes: [...marked, NODES[3]] }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt: write }, { type: 'approval/requested', prompt: cmd });
     assert.equal(await count('.needs-you'), 3, 'the asker and each ancestor carry the mark');
     assert.equal(await textOf(`[data-row-id="${CHILD}"] .needs-you`), '1');
+    // The asker's status says what it waits for, in words, and it can still be stopped.
+    assert.equal(await textOf(`[data-row-id="${GRAND}"] .status .word`), 'needs approval');
+    assert.match(String(await page.evaluate(`document.querySelector('[data-row-id="${GRAND}"]').getAttribute('aria-label')`)), /needs approval/);
     const card = '.approval:has(.preview)';
     assert.equal(await count(`${card} .pl.del`), 1);
     assert.equal(await count(`${card} .pl.add`), 1);
