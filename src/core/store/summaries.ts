@@ -8,7 +8,7 @@ import type { Catalog } from './catalog';
  * `current`. The first write after an open clears that mark durably, before anything else is
  * written, so a crash leaves them marked stale and the next open folds logs instead (the
  * recovery scan a crash needs anyway). A session whose summary is unknown (a stale catalog,
- * an older store) is folded from its log once, on demand. Decision 0021.
+ * an older store) is folded from its log once, on demand. Decision 0025.
  */
 export class SummaryBook {
   private readonly known: Map<string, SessionSummary>;
