@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { tempDir, cleanupTemps } from './support';
-import { buildWebview, openBrowser, openHarness, repoRoot, serve, type Page } from './webview-page';
+import { buildWebview, openBrowser, openHarness, repoRoot, serve, type Page } from '../test/support/webview-page';
 
 async function settle(page: Page): Promise<void> {
   await page.evaluate(`window.__host.frame().then(() => window.__host.frame())`);

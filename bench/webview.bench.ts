@@ -10,7 +10,7 @@ import type { HostToWebview, NodeStatus, TranscriptEntry, TreeNode } from '../sr
 import type { SessionEvent } from '../src/core/session/events';
 import { ensureE2ETools } from './e2e-tools';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvent, median, missed, percentile, rng, tempDir } from './support';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from './webview-page';
+import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../test/support/webview-page';
 
 export const name = 'webview';
 

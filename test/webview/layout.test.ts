@@ -5,9 +5,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { HostToWebview, TranscriptEntry, TreeNode, WebviewToHost } from '../../src/protocol';
-import { cleanupTemps, tempDir } from '../../bench/support';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../../bench/webview-page';
+import type { TranscriptEntry, TreeNode } from '../../src/protocol';
+import { webviewFixture } from '../support/webview-fixture';
 
 const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T = '2025-06-01T09:00:00.000Z';
@@ -30,49 +29,10 @@ const NODES = [
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts', 'webview-layout');
 
 describe('webview layout for a new user (chromium, scripted host)', function () {
-  let session: BrowserSession | undefined;
-  let server: { url: string; close(): Promise<void> } | undefined;
-  let page: Page | undefined;
-
-  before(async function () {
-    this.timeout(120_000);
-    const s = await openBrowser();
-    if (typeof s === 'string') throw new Error(`The webview tests need Chromium and playwright-core: ${s}. Run "npm run setup:e2e" (npm test does).`);
-    session = s;
-    const dir = tempDir('arbor-webview-layout-');
-    await buildWebview(dir);
-    server = await serve(dir);
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-  });
-  after(async () => {
-    await server?.close();
-    await session?.browser.close();
-    cleanupTemps();
-  });
-  afterEach(async () => {
-    if (!page) return;
-    const health = await page.evaluate<string[]>(`[...window.__csp, ...window.__errors]`).catch(() => []);
-    await page.close().catch(() => undefined);
-    page = undefined;
-    assert.deepEqual(health, [], 'no CSP violations or page errors');
-  });
-
-  async function open(width = 420, height = 900): Promise<Page> {
-    page = await openHarness(session!, server!.url, { theme: 'dark', view: 'panel' }, { width, height });
-    await page.evaluate(`window.__host.clearState()`);
-    return page;
-  }
-  const send = (...msgs: HostToWebview[]) => page!.evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); await window.__host.frame(); })()`);
-  const posted = () => page!.evaluate<WebviewToHost[]>(`window.__posted`);
-  /** Polls an expression (waitForFunction would need eval, which the page's CSP forbids). */
-  async function waitFor(expr: string, what: string, ms = 5_000): Promise<void> {
-    const end = Date.now() + ms;
-    while (!(await page!.evaluate<boolean>(expr))) {
-      if (Date.now() > end) throw new Error(`${what} (not within ${ms} ms)`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  const textOf = (selector: string) => page!.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
+  const w = webviewFixture('arbor-webview-layout-');
+  const { send, posted, textOf, waitFor } = w;
+  const open = (width = 420, height = 900) => w.open({ view: 'panel' }, { viewport: { width, height } });
+  before(() => fs.mkdirSync(ARTIFACTS, { recursive: true }));
 
   it('at 300 px, no card cuts its text: notices, tool calls, tables and approval cards fit or scroll', async () => {
     await open(300, 900);
@@ -91,7 +51,7 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     ];
     const prompt = { requestId: 'r1', sessionId: ROOT, lineage: [ROOT], tool: 'run_command', summary: '$ npm test --workspace packages/a-rather-long-package-name -- --grep "refusal outcomes"', reason: 'commands are not confined to the workspace' };
     await send({ type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [prompt] }, { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
-    await page!.screenshot({ path: path.join(ARTIFACTS, 'cards-300px.png'), fullPage: true });
+    await w.page.screenshot({ path: path.join(ARTIFACTS, 'cards-300px.png'), fullPage: true });
 
     // The notice states the refusal in full (wrapped, not cut), in the warning style.
     const refusal = await textOf('article.settled .refusal');
@@ -99,7 +59,7 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     assert.match(await textOf('article.settled .fact'), /settled:\s*completed\s*·\s*1 refused/);
     // Every card lies inside the chat's width, and every text inside a card is either whole
     // (wraps) or inside a box that scrolls (code, tables): nothing is clipped away unseen.
-    const problems = await page!.evaluate<string[]>(`(() => {
+    const problems = await w.page.evaluate<string[]>(`(() => {
       const out = [];
       const scroller = document.querySelector('.chat .scroller');
       if (scroller.scrollWidth > scroller.clientWidth + 1) out.push('the chat scrolls sideways: ' + scroller.scrollWidth + ' > ' + scroller.clientWidth);
@@ -125,7 +85,7 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     })()`);
     assert.deepEqual(problems, []);
     // A markdown table is a real table (no {@html}): header, alignment, rows.
-    const table = await page!.evaluate<{ head: string[]; rows: string[][]; align: string }>(`(() => {
+    const table = await w.page.evaluate<{ head: string[]; rows: string[][]; align: string }>(`(() => {
       const t = document.querySelector('article.assistant table');
       return { head: [...t.querySelectorAll('th')].map((x) => x.textContent.trim()), rows: [...t.querySelectorAll('tbody tr')].map((r) => [...r.children].map((x) => x.textContent.trim())), align: t.querySelector('tbody td:nth-child(2)').style.textAlign };
     })()`);
@@ -137,7 +97,7 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     assert.equal(table.align, 'right');
     // The refused child's node says so, in words.
     assert.match(await textOf(`[data-row-id="${CHILD}"] .refused`), /completed · 1 refused/);
-    assert.match(String(await page!.evaluate(`document.querySelector('[data-row-id="${CHILD}"]').getAttribute('aria-label')`)), /^tester, settled, 1 refused/);
+    assert.match(String(await w.page.evaluate(`document.querySelector('[data-row-id="${CHILD}"]').getAttribute('aria-label')`)), /^tester, settled, 1 refused/);
   });
 
   it('the jump-to-newest button sits below the text, never on it', async () => {
@@ -147,16 +107,16 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     );
     await send({ type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [] }, { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
     // At the bottom first (a scroll event there), then up: the user leaves the newest message.
-    await page!.evaluate(`(async () => {
+    await w.page.evaluate(`(async () => {
       const s = document.querySelector('.chat .scroller');
       s.scrollTop = s.scrollHeight;
       await window.__host.frame(); await window.__host.frame();
       for (let k = 0; k < 5; k++) { s.scrollTop -= 150; await window.__host.frame(); await window.__host.frame(); }
     })()`);
-    const where = await page!.evaluate<string>(`(() => { const s = document.querySelector('.chat .scroller'); return [s.scrollTop, s.scrollHeight, s.clientHeight, document.querySelectorAll('article').length].join(' '); })()`);
+    const where = await w.page.evaluate<string>(`(() => { const s = document.querySelector('.chat .scroller'); return [s.scrollTop, s.scrollHeight, s.clientHeight, document.querySelectorAll('article').length].join(' '); })()`);
     await waitFor(`!!document.querySelector('.jump')`, `the jump button after scrolling up (scrollTop scrollHeight clientHeight articles: ${where})`);
-    await page!.screenshot({ path: path.join(ARTIFACTS, 'jump-button.png') });
-    const geo = await page!.evaluate<{ jumpTop: number; scrollerBottom: number; covered: number }>(`(() => {
+    await w.page.screenshot({ path: path.join(ARTIFACTS, 'jump-button.png') });
+    const geo = await w.page.evaluate<{ jumpTop: number; scrollerBottom: number; covered: number }>(`(() => {
       const j = document.querySelector('.jump').getBoundingClientRect();
       const s = document.querySelector('.chat .scroller').getBoundingClientRect();
       // Any text element of the transcript under the button's box?
@@ -169,7 +129,7 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     })()`);
     assert.ok(geo.jumpTop >= geo.scrollerBottom - 0.5, `the button (top ${geo.jumpTop}) is below the scrolled text (bottom ${geo.scrollerBottom})`);
     assert.equal(geo.covered, 0);
-    await page!.click('.jump');
+    await w.page.click('.jump');
     await waitFor(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 4; })()`, 'the chat at the newest message after the jump');
   });
 
@@ -177,10 +137,10 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     await open();
     const prompts = ['survey the workspace', 'fork a reviewer', 'start a long task'];
     await send({ type: 'state/snapshot', nodes: [], settings: { ...SETTINGS, examplePrompts: prompts }, approvals: [] });
-    const shown = await page!.evaluate<string[]>(`[...document.querySelectorAll('.examples button')].map((b) => b.textContent.trim())`);
+    const shown = await w.page.evaluate<string[]>(`[...document.querySelectorAll('.examples button')].map((b) => b.textContent.trim())`);
     assert.deepEqual(shown, prompts);
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: ask/);
-    await page!.click('.examples button:has-text("fork a reviewer")');
+    await w.page.click('.examples button:has-text("fork a reviewer")');
     const sent = (await posted()).filter((m) => m.type === 'chat/send');
     assert.equal(sent.length, 1);
     assert.equal(sent[0].type === 'chat/send' && sent[0].text, 'fork a reviewer');
@@ -189,10 +149,10 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     // A session's own switch wins over the settings; the indicator opens the picker for it.
     await send({ type: 'tree/node', node: node(ROOT, { title: 'Root conversation', policy: { approval: 'never' } }) }, { type: 'session/selected', sessionId: ROOT });
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: never/);
-    await page!.click('.composer .mode');
+    await w.page.click('.composer .mode');
     assert.deepEqual((await posted()).at(-1), { type: 'policy/pick', sessionId: ROOT });
     // "+" (draft/start): nothing selected, the examples are back.
     await send({ type: 'draft/start' });
-    assert.equal((await page!.evaluate<number>(`document.querySelectorAll('.examples button').length`)), 3);
+    assert.equal((await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`)), 3);
   });
 });

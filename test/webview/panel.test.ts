@@ -3,8 +3,7 @@
 // host message. Skipped, with the reason, when chromium or playwright-core is missing.
 import * as assert from 'node:assert/strict';
 import type { HostToWebview, TranscriptEntry, TreeNode, WebviewToHost } from '../../src/protocol';
-import { cleanupTemps, tempDir } from '../../bench/support';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../../bench/webview-page';
+import { webviewFixture } from '../support/webview-fixture';
 
 const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T = '2025-06-01T09:00:00.000Z';
@@ -38,45 +37,10 @@ const user = (seq: number, text: string, extra: Partial<Extract<TranscriptEntry,
 const assistant = (seq: number, text: string): TranscriptEntry => ({ kind: 'assistant', seq, at: T, text });
 
 describe('webview panel in chromium (scripted host)', function () {
-  let session: BrowserSession | undefined;
-  let server: { url: string; close(): Promise<void> } | undefined;
-  let page: Page;
+  const w = webviewFixture('arbor-webview-test-');
+  const { send, posted, lastPosted, count, textOf } = w;
+  const open = (query?: Record<string, string>) => w.open(query);
 
-  before(async function () {
-    this.timeout(120_000);
-    const s = await openBrowser();
-    // Not a skip: without Chromium this tier proves nothing. `npm test` installs it first.
-    if (typeof s === 'string') throw new Error(`The webview tests need Chromium and playwright-core: ${s}. Run "npm run setup:e2e" (npm test does).`);
-    session = s;
-    const dir = tempDir('arbor-webview-test-');
-    await buildWebview(dir);
-    server = await serve(dir);
-  });
-
-  after(async () => {
-    await server?.close();
-    await session?.browser.close();
-    cleanupTemps();
-  });
-
-  async function open(query: Record<string, string> = { view: 'panel' }): Promise<Page> {
-    page = await openHarness(session!, server!.url, { theme: 'dark', ...query });
-    await page.evaluate(`window.__host.clearState()`);
-    return page;
-  }
-
-  afterEach(async () => {
-    if (!page) return;
-    const health = await page.evaluate<string[]>(`[...window.__csp, ...window.__errors]`).catch(() => []);
-    await page.close().catch(() => undefined);
-    assert.deepEqual(health, [], 'no CSP violations or page errors');
-  });
-
-  const send = (...msgs: HostToWebview[]) => page.evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); })()`);
-  const posted = () => page.evaluate<WebviewToHost[]>(`window.__posted`);
-  const lastPosted = async () => (await posted()).at(-1);
-  const count = (selector: string) => page.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
-  const textOf = (selector: string) => page.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
   const snapshot = (extra: Partial<Extract<HostToWebview, { type: 'state/snapshot' }>> = {}): HostToWebview => ({
     type: 'state/snapshot',
     nodes: NODES,
@@ -88,23 +52,21 @@ describe('webview panel in chromium (scripted host)', function () {
   it('announces itself with its view, and a transcript tab with its session', async () => {
     await open();
     assert.deepEqual((await posted())[0], { type: 'webview/ready', view: 'panel' });
-    await page.close();
     await open({ view: 'transcript', session: CHILD });
     assert.deepEqual((await posted())[0], { type: 'webview/ready', view: 'transcript', sessionId: CHILD });
     assert.equal(await count('[role=tree]'), 0, 'a transcript tab has no tree');
     // Its saved state names the session: VS Code gives it to the WebviewPanelSerializer after a
     // reload. (A fresh page, not open(): that clears the state the tab saves as it starts.)
-    await page.close();
-    page = await openHarness(session!, server!.url, { theme: 'dark', view: 'transcript', session: CHILD });
+    await w.open({ view: 'transcript', session: CHILD }, { keepState: true });
     await new Promise((r) => setTimeout(r, 300)); // saveState coalesces writes for 150 ms
-    const state = await page.evaluate<{ sessionId?: string } | null>(`JSON.parse(sessionStorage.getItem('arbor-harness-state:transcript:${CHILD}') ?? 'null')`);
+    const state = await w.page.evaluate<{ sessionId?: string } | null>(`JSON.parse(sessionStorage.getItem('arbor-harness-state:transcript:${CHILD}') ?? 'null')`);
     assert.equal(state?.sessionId, CHILD);
   });
 
   it('draws every session under its parent with a context-menu payload', async () => {
     await open();
     await send(snapshot());
-    const rows = await page.evaluate<{ id: string; level: string; ctx: string }[]>(
+    const rows = await w.page.evaluate<{ id: string; level: string; ctx: string }[]>(
       `[...document.querySelectorAll('[role=treeitem]')].map((r) => ({ id: r.dataset.rowId, level: r.getAttribute('aria-level'), ctx: r.dataset.vscodeContext }))`,
     );
     assert.deepEqual(
@@ -134,52 +96,51 @@ describe('webview panel in chromium (scripted host)', function () {
   it('moves through the tree with the keyboard and selects with Enter', async () => {
     await open();
     await send(snapshot());
-    await page.focus(`[data-row-id="${ROOT}"]`);
-    await page.keyboard.press('ArrowDown');
-    await page.keyboard.press('ArrowDown');
-    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), GRAND);
-    await page.keyboard.press('ArrowLeft'); // a leaf: to its parent
-    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), CHILD);
-    await page.keyboard.press('ArrowLeft'); // collapse
-    assert.equal(await page.evaluate(`document.activeElement.getAttribute('aria-expanded')`), 'false');
+    await w.page.focus(`[data-row-id="${ROOT}"]`);
+    await w.page.keyboard.press('ArrowDown');
+    await w.page.keyboard.press('ArrowDown');
+    assert.equal(await w.page.evaluate(`document.activeElement.dataset.rowId`), GRAND);
+    await w.page.keyboard.press('ArrowLeft'); // a leaf: to its parent
+    assert.equal(await w.page.evaluate(`document.activeElement.dataset.rowId`), CHILD);
+    await w.page.keyboard.press('ArrowLeft'); // collapse
+    assert.equal(await w.page.evaluate(`document.activeElement.getAttribute('aria-expanded')`), 'false');
     assert.equal(await count(`[data-row-id="${GRAND}"]`), 0);
-    await page.keyboard.press('ArrowRight'); // expand
+    await w.page.keyboard.press('ArrowRight'); // expand
     assert.equal(await count(`[data-row-id="${GRAND}"]`), 1);
-    await page.keyboard.press('End');
-    assert.equal(await page.evaluate(`document.activeElement.dataset.rowId`), OTHER);
-    await page.keyboard.press('Home');
-    await page.keyboard.press('Enter');
+    await w.page.keyboard.press('End');
+    assert.equal(await w.page.evaluate(`document.activeElement.dataset.rowId`), OTHER);
+    await w.page.keyboard.press('Home');
+    await w.page.keyboard.press('Enter');
     assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: ROOT });
-    assert.equal(await page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), ROOT);
+    assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), ROOT);
     assert.equal(await count('[role=treeitem][tabindex="0"]'), 1, 'one tab stop (roving tabindex)');
   });
 
   it('sends with Enter (not Shift+Enter) to the selected session, and to a new conversation when none is', async () => {
     await open();
     await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [user(0, 'hi')], hasMore: false });
-    await page.focus('vscode-textarea');
-    await page.keyboard.type('first line');
-    await page.keyboard.press('Shift+Enter');
+    await w.page.focus('vscode-textarea');
+    await w.page.keyboard.type('first line');
+    await w.page.keyboard.press('Shift+Enter');
     assert.equal((await posted()).filter((m) => m.type === 'chat/send').length, 0);
-    await page.keyboard.type('second line');
-    await page.keyboard.press('Enter');
+    await w.page.keyboard.type('second line');
+    await w.page.keyboard.press('Enter');
     const sent = (await lastPosted()) as Extract<WebviewToHost, { type: 'chat/send' }>;
     assert.equal(sent.type, 'chat/send');
     assert.equal(sent.sessionId, ROOT);
     assert.equal(sent.text, 'first line\nsecond line');
     assert.match(sent.id, /^[0-9a-f-]{36}$/);
-    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').value`), '');
+    assert.equal(await w.page.evaluate(`document.querySelector('vscode-textarea').value`), '');
     // The host's error comes back in words under the input, and the text is restored.
     await send({ type: 'request/done', id: sent.id, ok: false, error: 'Restricted Mode: Arbor is read-only.' });
     assert.match(await textOf('.composer [role=alert]'), /Sending your message failed: Restricted Mode/);
-    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').value`), 'first line\nsecond line');
-    await page.close();
+    assert.equal(await w.page.evaluate(`document.querySelector('vscode-textarea').value`), 'first line\nsecond line');
 
     await open();
     await send(snapshot());
-    await page.focus('vscode-textarea');
-    await page.keyboard.type('start something');
-    await page.keyboard.press('Enter');
+    await w.page.focus('vscode-textarea');
+    await w.page.keyboard.type('start something');
+    await w.page.keyboard.press('Enter');
     const fresh = (await lastPosted()) as Extract<WebviewToHost, { type: 'chat/send' }>;
     assert.equal(fresh.type, 'chat/send');
     assert.equal('sessionId' in fresh, false, 'no session: a new conversation');
@@ -188,18 +149,18 @@ describe('webview panel in chromium (scripted host)', function () {
   it('stops a running session, forks from a message, and tags messages for the context menu', async () => {
     await open();
     await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [user(0, 'question'), assistant(1, 'answer')], hasMore: false });
-    await page.click('vscode-button:has-text("Stop")');
+    await w.page.click('vscode-button:has-text("Stop")');
     const stop = (await lastPosted()) as Extract<WebviewToHost, { type: 'agent/interrupt' }>;
     assert.equal(stop.type, 'agent/interrupt');
     assert.equal(stop.sessionId, ROOT);
-    await page.click('article[data-seq="1"] button.fork');
+    await w.page.click('article[data-seq="1"] button.fork');
     const fork = (await lastPosted()) as Extract<WebviewToHost, { type: 'session/fork' }>;
     assert.deepEqual([fork.type, fork.sessionId, fork.seq], ['session/fork', ROOT, 1]);
-    const ctx = await page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
+    const ctx = await w.page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
     assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, arborView: 'panel', preventDefaultContextMenuItems: true });
     // An idle session cannot be stopped.
     await send({ type: 'tree/node', node: { ...NODES[0], status: 'idle' } });
-    assert.equal(await page.evaluate(`document.querySelector('vscode-button[title^="Stop"]').disabled`), true);
+    assert.equal(await w.page.evaluate(`document.querySelector('vscode-button[title^="Stop"]').disabled`), true);
   });
 
   it('shows reports, settlements and runtime notices by provenance, and streams a live bubble', async () => {
@@ -233,8 +194,8 @@ describe('webview panel in chromium (scripted host)', function () {
     // Each append lands after the frame that scrolled to the previous one, before that
     // scroll's event is handled: growth below is not the user scrolling away.
     for (let seq = 6; seq < 14; seq++) await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(seq, `late answer ${seq}\n\n${'more '.repeat(40)}`)] });
-    for (let i = 0; i < 3; i++) await page.evaluate(`window.__host.frame()`);
-    const fromBottom = await page.evaluate<number>(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight; })()`);
+    for (let i = 0; i < 3; i++) await w.page.evaluate(`window.__host.frame()`);
+    const fromBottom = await w.page.evaluate<number>(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight; })()`);
     assert.ok(fromBottom < 24, `the chat stays at the bottom (${fromBottom}px above it)`);
   });
 
@@ -243,8 +204,8 @@ describe('webview panel in chromium (scripted host)', function () {
     const evil = '<img src=x onerror="window.__pwned=1"> [click](javascript:window.__pwned=2) [ok](https://example.com) <script>window.__pwned=3</script>';
     await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [assistant(0, evil)], hasMore: false });
     assert.equal(await count('.md img, .md script'), 0);
-    assert.deepEqual(await page.evaluate(`[...document.querySelectorAll('.md a')].map((a) => a.getAttribute('href'))`), ['https://example.com/']);
-    assert.equal(await page.evaluate(`window.__pwned ?? null`), null);
+    assert.deepEqual(await w.page.evaluate(`[...document.querySelectorAll('.md a')].map((a) => a.getAttribute('href'))`), ['https://example.com/']);
+    assert.equal(await w.page.evaluate(`window.__pwned ?? null`), null);
     assert.match(await textOf('article[data-seq="0"] .md'), /<img src=x onerror=/);
   });
 
@@ -253,7 +214,7 @@ describe('webview panel in chromium (scripted host)', function () {
     const prompt = { requestId: 'r1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: 'npm test', reason: 'needs approval' };
     await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt });
     assert.match(await textOf('.approval'), /asked by grand-worker[\s\S]*Root conversation[\s\S]*child-worker[\s\S]*grand-worker/);
-    await page.click('.approval vscode-button:has-text("Allow")');
+    await w.page.click('.approval vscode-button:has-text("Allow")');
     assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'r1', decision: 'allow' });
     await send({ type: 'approval/resolved', requestId: 'r1', decision: 'allow' });
     assert.equal(await count('.approval'), 0);
@@ -270,22 +231,22 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.equal(await textOf(`[data-row-id="${CHILD}"] .needs-you`), '1');
     // The asker's status says what it waits for, in words, and it can still be stopped.
     assert.equal(await textOf(`[data-row-id="${GRAND}"] .status .word`), 'needs approval');
-    assert.match(String(await page.evaluate(`document.querySelector('[data-row-id="${GRAND}"]').getAttribute('aria-label')`)), /needs approval/);
+    assert.match(String(await w.page.evaluate(`document.querySelector('[data-row-id="${GRAND}"]').getAttribute('aria-label')`)), /needs approval/);
     const card = '.approval:has(.preview)';
     assert.equal(await count(`${card} .pl.del`), 1);
     assert.equal(await count(`${card} .pl.add`), 1);
     assert.match(await textOf(`${card} .pl.add`), /"a": 2/);
     assert.match(await textOf(`${card} .scope`), /write_file[\s\S]*\/ws\/.vscode\/settings.json/);
-    await page.focus(`${card} .deny-reason`);
-    await page.keyboard.type('keep tabs at 2');
-    await page.click(`${card} .deny-button`);
+    await w.page.focus(`${card} .deny-reason`);
+    await w.page.keyboard.type('keep tabs at 2');
+    await w.page.click(`${card} .deny-button`);
     assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'w1', decision: 'deny', reason: 'keep tabs at 2' });
-    await page.click('.approval:not(:has(.preview)) .allow-conversation');
+    await w.page.click('.approval:not(:has(.preview)) .allow-conversation');
     assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'c1', decision: 'allow', remember: true });
     const grant = { grantId: 'g1', tool: 'run_command', scope: { kind: 'command-prefix' as const, value: 'npm test' }, at: T };
     await send({ type: 'grants/list', sessionId: ROOT, grants: [grant] });
     assert.match(await textOf('.grants'), /Allowed for this conversation \(1\)[\s\S]*run_command[\s\S]*npm test/);
-    await page.click('.grants .grant button:has-text("Revoke")');
+    await w.page.click('.grants .grant button:has-text("Revoke")');
     const revoke = (await lastPosted()) as Extract<WebviewToHost, { type: 'approval/revoke' }>;
     assert.deepEqual({ type: revoke.type, sessionId: revoke.sessionId, grantId: revoke.grantId }, { type: 'approval/revoke', sessionId: ROOT, grantId: 'g1' });
     await send({ type: 'grants/list', sessionId: ROOT, grants: [] });
@@ -297,11 +258,11 @@ describe('webview panel in chromium (scripted host)', function () {
     await send(snapshot({ selected: ROOT, settings: { ...SETTINGS, restricted: true } }));
     assert.match(await textOf('.notice'), /Restricted Mode: Arbor is read-only/);
     assert.match(await textOf('.notice'), /not write\s+them or run commands/);
-    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
-    assert.match(String(await page.evaluate(`document.querySelector('vscode-textarea').placeholder`)), /Restricted Mode/);
+    assert.equal(await w.page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
+    assert.match(String(await w.page.evaluate(`document.querySelector('vscode-textarea').placeholder`)), /Restricted Mode/);
     await send({ type: 'settings/changed', settings: { ...SETTINGS, hasApiKey: false, modelSource: 'none' } });
     assert.match(await textOf('.notice'), /Arbor: Set API Key/);
-    assert.equal(await page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
+    assert.equal(await w.page.evaluate(`document.querySelector('vscode-textarea').disabled`), false);
   });
 
   it('renders a window of a long transcript and pages back on scroll-up', async () => {
@@ -312,8 +273,8 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.ok(rendered > 0 && rendered <= 160, `${rendered} of 600 rendered`);
     // Scroll to the top until the window has reached the first held entry and asked for more.
     for (let i = 0; i < 40; i++) {
-      await page.evaluate(`document.querySelector('.scroller [role=log]').closest('.scroller').scrollTop = 0`);
-      await page.evaluate(`window.__host.frame().then(() => window.__host.frame())`);
+      await w.page.evaluate(`document.querySelector('.scroller [role=log]').closest('.scroller').scrollTop = 0`);
+      await w.page.evaluate(`window.__host.frame().then(() => window.__host.frame())`);
       if ((await posted()).some((m) => m.type === 'transcript/more')) break;
     }
     const more = (await posted()).find((m) => m.type === 'transcript/more') as Extract<WebviewToHost, { type: 'transcript/more' }>;
@@ -321,21 +282,21 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.equal(more.beforeSeq, 1000);
     assert.ok((await count('article[data-seq]')) <= 160, 'the window stays bounded');
     await send({ type: 'transcript/page', id: more.id, sessionId: ROOT, entries: [user(998, 'older question'), assistant(999, 'older answer')], hasMore: false });
-    await page.evaluate(`window.__host.frame()`);
+    await w.page.evaluate(`window.__host.frame()`);
     assert.equal(await count('article[data-seq="998"]'), 1, 'the older page is shown');
   });
 
   it('restores selection and collapsed nodes after being hidden (reloaded)', async () => {
     await open();
     await send(snapshot());
-    await page.click(`[data-row-id="${CHILD}"] .twisty`);
-    await page.click(`[data-row-id="${OTHER}"]`);
-    await page.evaluate(`new Promise((r) => setTimeout(r, 300))`); // the state write is coalesced
-    await page.reload({ waitUntil: 'load' });
-    await page.waitForFunction(`window.__posted && window.__posted.some((m) => m.type === 'webview/ready')`);
+    await w.page.click(`[data-row-id="${CHILD}"] .twisty`);
+    await w.page.click(`[data-row-id="${OTHER}"]`);
+    await w.page.evaluate(`new Promise((r) => setTimeout(r, 300))`); // the state write is coalesced
+    await w.page.reload({ waitUntil: 'load' });
+    await w.page.waitForFunction(`window.__posted && window.__posted.some((m) => m.type === 'webview/ready')`);
     await send(snapshot());
     assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: OTHER });
     assert.equal(await count(`[data-row-id="${GRAND}"]`), 0, 'still collapsed');
-    assert.equal(await page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), OTHER);
+    assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), OTHER);
   });
 });

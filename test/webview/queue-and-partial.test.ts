@@ -2,9 +2,8 @@
 // carries a partial reply fills the live bubble at once (decision 0010), and the session's
 // queue shows above the composer with Cancel / Send now (decision 0011).
 import * as assert from 'node:assert/strict';
-import type { HostToWebview, TreeNode, WebviewToHost } from '../../src/protocol';
-import { cleanupTemps, tempDir } from '../../bench/support';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../../bench/webview-page';
+import type { TreeNode, WebviewToHost } from '../../src/protocol';
+import { webviewFixture } from '../support/webview-fixture';
 
 const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T = '2025-06-01T09:00:00.000Z';
@@ -12,42 +11,9 @@ const ROOT = 's-root-1';
 const NODE: TreeNode = { id: ROOT, origin: 'user', depth: 0, status: 'running', title: 'Root', tokens: { prompt: 0, completion: 0, cacheHit: 0 }, reports: 0, createdAt: T };
 
 describe('webview in chromium: partial replies and the queue', function () {
-  let session: BrowserSession | undefined;
-  let server: { url: string; close(): Promise<void> } | undefined;
-  let page: Page;
-
-  before(async function () {
-    this.timeout(120_000);
-    const s = await openBrowser();
-    if (typeof s === 'string') throw new Error(`The webview tests need Chromium and playwright-core: ${s}. Run "npm run setup:e2e" (npm test does).`);
-    session = s;
-    const dir = tempDir('arbor-webview-queue-');
-    await buildWebview(dir);
-    server = await serve(dir);
-  });
-
-  after(async () => {
-    await server?.close();
-    await session?.browser.close();
-    cleanupTemps();
-  });
-
-  afterEach(async () => {
-    if (!page) return;
-    const health = await page.evaluate<string[]>(`[...window.__csp, ...window.__errors]`).catch(() => []);
-    await page.close().catch(() => undefined);
-    assert.deepEqual(health, [], 'no CSP violations or page errors');
-  });
-
-  const open = async (query: Record<string, string>) => {
-    page = await openHarness(session!, server!.url, { theme: 'dark', ...query });
-    await page.evaluate(`window.__host.clearState()`);
-  };
-  const send = (...msgs: HostToWebview[]) => page.evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); })()`);
-  const posted = () => page.evaluate<WebviewToHost[]>(`window.__posted`);
-  const textOf = (selector: string) => page.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`);
-  const count = (selector: string) => page.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
-  const click = (selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
+  const w = webviewFixture('arbor-webview-queue-');
+  const { send, posted, textOf, count, click } = w;
+  const open = (query: Record<string, string>) => w.open(query);
 
   it('a transcript tab opened mid-stream shows the partial reply at once, then continues it; deltas before the reset are not doubled', async () => {
     await open({ view: 'transcript', session: ROOT });
@@ -78,7 +44,7 @@ describe('webview in chromium: partial replies and the queue', function () {
 
     await send({ type: 'queue/changed', sessionId: ROOT, state: 'waiting', messages: [{ messageId: 'm2', text: 'second queued', source: 'user', at: T }] });
     assert.match(await textOf('section.queue header'), /Waiting \(1\)[\s\S]*runs first when you send/);
-    const buttons = await page.evaluate<string[]>(`[...document.querySelectorAll('section.queue li button')].map((b) => b.textContent.trim())`);
+    const buttons = await w.page.evaluate<string[]>(`[...document.querySelectorAll('section.queue li button')].map((b) => b.textContent.trim())`);
     assert.deepEqual(buttons, ['Send now', 'Cancel']);
     await click('section.queue li[data-message-id="m2"] button');
     const run = (await posted()).at(-1) as Extract<WebviewToHost, { type: 'queue/run' }>;

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../test/support/repo-root';
+import { repoRoot } from './repo-root';
 
 export { repoRoot };
 
