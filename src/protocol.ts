@@ -29,6 +29,8 @@ export interface TreeNode {
   mode?: 'one-shot' | 'continuable';
   depth: number;
   status: NodeStatus;
+  /** With status `running`: its turn waits for a free slot (the limit on subagents running at once) and has made no request yet. */
+  queued?: boolean;
   /** What it is doing now: 'thinking', 'streaming', 'tool read_file', 'waiting for approval', 'waiting for children'. */
   activity?: string;
   /** Epoch ms when the current activity began (the UI shows elapsed time). */

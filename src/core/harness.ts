@@ -42,6 +42,8 @@ export interface HarnessConfig {
   childApproval?: 'never' | 'escalate';
   /** How long a settled continuable child stays resident before release (ms); default 1000. */
   releaseDelayMs?: number;
+  /** Children running at once, harness-wide; the rest queue in FIFO order (default 8). Live: `subagents.fanout.limit`. */
+  maxConcurrentChildren?: number;
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
 }
@@ -82,6 +84,7 @@ export class Harness {
       defaultApproval: config.approval,
       childApproval: config.childApproval ?? 'never',
       releaseDelayMs: config.releaseDelayMs ?? 1000,
+      ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
@@ -376,6 +379,7 @@ export class Harness {
       approval: comp.approval ?? this.config.approvalPort,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
+      ...(comp.admission ? { admission: comp.admission } : {}),
       onDelta: (kind, delta) => {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },

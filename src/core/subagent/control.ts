@@ -85,6 +85,7 @@ function summarize(rt: SubagentRuntime, s: Session): Omit<AgentListing, 'id' | '
   return {
     ...(d ? { provider: d.provider, mode: d.mode, ...(d.label ? { label: d.label } : {}) } : {}),
     status,
+    ...(rt.fanout.isQueued(s.id) ? { queued: true } : {}),
     ...(lastStopReason ? { lastStopReason } : {}),
     inbox: s.unclaimedInbox.length,
     tokens,

@@ -118,6 +118,8 @@ export interface AgentListing {
   label?: string;
   mode?: 'one-shot' | 'continuable';
   status?: AgentStatus;
+  /** Its turn waits for a free slot (the limit on children running at once): no request made yet. */
+  queued?: boolean;
   lastStopReason?: StopReason;
   inbox?: number;
   tokens?: { prompt: number; completion: number; cacheHit: number };

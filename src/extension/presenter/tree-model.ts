@@ -6,6 +6,8 @@ export interface LiveProbe {
   isRunning(id: string): boolean;
   /** Has children that are resident (running or waiting). */
   hasLiveChildren(id: string): boolean;
+  /** Its turn waits for a free slot under the limit on subagents running at once. */
+  isQueued?(id: string): boolean;
 }
 
 interface Folded {
@@ -144,7 +146,8 @@ export class TreeModel {
     const f = this.folds.get(id);
     if (!h || !f) return undefined;
     const status = this.status(h, f);
-    const act = status === 'running' ? this.activity.get(id) : this.probe.hasLiveChildren(id) ? { text: 'waiting for children', since: this.activity.get(id)?.since ?? Date.now() } : undefined;
+    const queued = status === 'running' && !!this.probe.isQueued?.(id);
+    const act = queued ? { text: 'queued: waiting for a free slot', since: this.activity.get(id)?.since ?? Date.now() } : status === 'running' ? this.activity.get(id) : this.probe.hasLiveChildren(id) ? { text: 'waiting for children', since: this.activity.get(id)?.since ?? Date.now() } : undefined;
     return {
       id,
       ...(h.parentSession ? { parentId: h.parentSession } : {}),
@@ -155,6 +158,7 @@ export class TreeModel {
       ...(f.mode ? { mode: f.mode } : {}),
       depth: h.delegationDepth ?? 0,
       status,
+      ...(queued ? { queued: true } : {}),
       ...(act ? { activity: act.text, activeSince: act.since } : {}),
       ...(f.lastStopReason ? { lastStopReason: f.lastStopReason } : {}),
       tokens: f.inflight

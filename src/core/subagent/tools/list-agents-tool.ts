@@ -8,7 +8,7 @@ export function createListAgentsTool(rt: SubagentRuntime): Tool {
   return {
     name: 'list_agents',
     description:
-      'List your subagents and theirs: id, parent, depth, provider, label, status (running, waiting, settled, failed, interrupted), last stop reason, queued messages, tokens and cache hits.',
+      'List your subagents and theirs: id, parent, depth, provider, label, status (running, waiting, settled, failed, interrupted; queued: true for one waiting for a free slot), last stop reason, queued messages, tokens and cache hits.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx) {
       try {
