@@ -128,6 +128,29 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
       assert.deepEqual(fanout.queued(), []);
     });
 
+    it("stopping the parent's subtree (the tree's Stop) stops its queued continuable children before they ask the model", async () => {
+      await w.setup({ maxConcurrentChildren: 1 });
+      const fanout = w.t.h.subagents.fanout;
+      w.script.on('root', { toolCalls: [spawn('c1', 'continuable'), spawn('c2', 'continuable'), spawn('c3', 'background')] }, { toolCalls: [hold('r')] }, { text: 'never reached' });
+      w.script.on('c1', { toolCalls: [hold('c1')] }, { text: 'c1 done' });
+      await w.root.accept('[[root]] start three');
+      await w.gates.whenHeld('c1');
+      await w.gates.whenHeld('r');
+      await waitFor(() => fanout.queued().length === 2, 'c2 and c3 to queue');
+
+      const stopped = await w.t.h.interruptSubtree(w.root.id);
+      assert.deepEqual([...stopped].sort(), [w.root.id, idOf('c1'), idOf('c2'), idOf('c3')].sort());
+      await w.t.h.settle();
+      for (const t of ['c1', 'c2', 'c3']) {
+        const evs = await w.t.h.store.readEvents(idOf(t));
+        assert.deepEqual(stopReasons(evs), ['interrupted'], t);
+        if (t !== 'c1') assert.equal(requestsOf(evs), 0, `${t} made no request`);
+      }
+      assert.equal(w.script.bodies('c2').length + w.script.bodies('c3').length, 0);
+      assert.equal(fanout.running, 0);
+      assert.deepEqual(fanout.queued(), []);
+    });
+
     it('children that wait on their own children lend them their slot: nested waits finish under a limit of 1', async () => {
       await w.setup({ maxConcurrentChildren: 1 });
       w.script.on('root', { toolCalls: [spawn('p1'), spawn('p2')] }, { text: 'root done' });
