@@ -7,8 +7,12 @@
 // ── shared shapes ─────────────────────────────────────────────────────────────
 
 export type Origin = 'user' | 'subagent' | 'fork';
-/** A session's status (the core's SessionStatus word for word): 'approval' is a running turn waiting for a human. */
-export type NodeStatus = 'running' | 'approval' | 'waiting' | 'settled' | 'failed' | 'interrupted' | 'idle';
+/**
+ * A session's status (the core's SessionStatus word for word): 'queued' is a turn waiting for a
+ * free slot (the limit on subagents running at once, no request made yet); 'approval' a
+ * running turn waiting for a human.
+ */
+export type NodeStatus = 'running' | 'queued' | 'approval' | 'waiting' | 'settled' | 'failed' | 'interrupted' | 'idle';
 export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled';
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
 export type ApprovalPolicy = 'ask' | 'never';

@@ -120,6 +120,7 @@ Options:
   --sandbox MODE     read-only | workspace-write (default) | full-access
   --approval MODE    never (default: actions needing approval are refused) | auto (allowed)
   --max-steps N      model calls per turn before giving up (default 50)
+  --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply
   --timeout MS       per-request timeout
   --json             every event as one JSON line on stdout

@@ -35,6 +35,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxTokens = positiveInt('max-tokens', args.options.get('max-tokens'));
   const timeoutMs = positiveInt('timeout', args.options.get('timeout'));
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
+  const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   return {
     storeDir: storeDirOf(args, env),
     workspace: [workspaceOf(args)],
@@ -49,5 +50,6 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     approval: approval === 'auto' ? 'ask' : 'never',
     approvalPort: approval === 'auto' ? autoApprove : neverApprove,
     maxSteps,
+    ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
   };
 }

@@ -14,7 +14,7 @@ import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
 import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
-import { descriptorOf } from './session/folds';
+import { descriptorOf, policyOverrides } from './session/folds';
 import { distinctName, nameFromLog } from './session/names';
 import { activeGrants, type ApprovalGrant } from './policy/grants';
 import { Session } from './session/session';
@@ -42,6 +42,8 @@ export interface HarnessConfig {
   childApproval?: 'never' | 'escalate';
   /** How long a settled continuable child stays resident before release (ms); default 1000. */
   releaseDelayMs?: number;
+  /** Children running at once, harness-wide; the rest queue in FIFO order (default 8). Live: `subagents.fanout.limit`. */
+  maxConcurrentChildren?: number;
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
 }
@@ -82,6 +84,7 @@ export class Harness {
       defaultApproval: config.approval,
       childApproval: config.childApproval ?? 'never',
       releaseDelayMs: config.releaseDelayMs ?? 1000,
+      ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
@@ -149,11 +152,14 @@ export class Harness {
 
   /**
    * The user forks a conversation: a new root-level session (origin `fork`) seeded with the
-   * log up to the end of the turn holding `seq`, which the user then chats with.
+   * log up to the end of the turn holding `seq`, which the user then chats with. It runs under
+   * the source's policy as it is now, never the one in force at the fork point (decision 0024).
    */
   async forkSession(sourceId: string, seq: number, opts: { title?: string } = {}): Promise<Agent> {
     const source = this.agents.get(sourceId)?.session ?? (await this.store.inspect(sourceId));
     const events = source.events;
+    // Read synchronously with the events: a switch after this call belongs to the source only.
+    const current = policyOverrides(events);
     if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new Error(`Session ${sourceId} has no event ${seq}.`);
     let end = -1;
     for (let i = seq; i < events.length; i++) {
@@ -175,6 +181,10 @@ export class Harness {
       ...(source.header.agentPreset ? { agentPreset: source.header.agentPreset } : {}),
     };
     const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.store, { published: false });
+    // After the seed (a seed may hold a looser switch the source has since taken back), in
+    // the same durable write as the seed: the fork never runs a moment under the old policy.
+    if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
+    if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
     await writer.publish();
     return this.adopt(writer);
   }
@@ -369,6 +379,7 @@ export class Harness {
       approval: comp.approval ?? this.config.approvalPort,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
+      ...(comp.admission ? { admission: comp.admission } : {}),
       onDelta: (kind, delta) => {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },

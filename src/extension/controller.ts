@@ -42,6 +42,7 @@ export class PanelController implements ApprovalPort {
       isRunning: (id) => this.harness?.resident(id)?.status === 'running',
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
       awaitingApproval: (id) => this.desk.waitingIn(id),
+      isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
     });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
@@ -301,6 +302,8 @@ export class PanelController implements ApprovalPort {
     this.harness = h;
     for (const header of h.store.list()) this.tree.addHeader(header);
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
+    // A subagent joined or left the queue for a slot: no event of its own says so.
+    this.offs.push(h.subagents.fanout.onChange((id) => this.pushNode(id)));
     this.offs.push(
       h.onDelta((id, kind, delta) => {
         this.feed.delta(id, kind, delta);

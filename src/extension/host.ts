@@ -125,6 +125,7 @@ export class ArborHost {
       maxDepth: s.maxDepth,
       childApproval: s.childApproval,
       releaseDelayMs: s.releaseDelayMs,
+      maxConcurrentChildren: s.maxConcurrent,
     };
     const t0 = Date.now();
     const h = await Harness.open(config);
@@ -170,6 +171,8 @@ export class ArborHost {
       const p = this.panelSettings();
       h.config.sandbox = p.sandbox;
       h.config.approval = p.approval;
+      // A higher limit admits queued subagents now; a lower one lets running ones finish.
+      h.subagents.fanout.limit = readSettings().maxConcurrent;
     }
     this.controller.settingsChanged();
   }

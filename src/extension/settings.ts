@@ -11,6 +11,8 @@ export interface ArborSettings {
   approval: ApprovalPolicy;
   childApproval: 'never' | 'escalate';
   releaseDelayMs: number;
+  /** Subagents running at once, harness-wide (the rest queue). */
+  maxConcurrent: number;
   /** Offered as buttons by an empty panel. */
   examplePrompts: string[];
 }
@@ -29,6 +31,7 @@ export function readSettings(): ArborSettings {
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
+    maxConcurrent: Math.max(1, Math.floor(c.get<number>('subagents.maxConcurrent', 8)) || 8),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }

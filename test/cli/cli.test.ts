@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { arbor } from '../support/cli';
 import { ModelServer } from '../support/model-server';
+import { Script } from '../core/subagent/helpers';
 
 describe('cli: arbor run / send / sessions / log in real processes', () => {
   let server: ModelServer;
@@ -164,5 +165,20 @@ describe('cli: a delegation tree driven to settlement', () => {
     assert.equal(childLines[childLines.length - 1].text, 'CHILD-FOLLOWUP: done too');
     const req = server.requests.find((q) => q.body.messages[q.body.messages.length - 1].content === 'and one more thing')!;
     assert.ok(req.body.messages.some((m) => String(m.content).startsWith('CHILD-TASK')), 'the resumed child sees its whole history');
+  });
+  it('--max-children bounds the subagents asking the model at once; the rest wait their turn and all answer', async () => {
+    const script = new Script(server);
+    const tags = Array.from({ length: 12 }, (_, i) => `c${i}`);
+    script.on('root', { toolCalls: tags.map((t) => ({ name: 'subagent', arguments: { prompt: `[[${t}]] part ${t}` } })) }, { text: 'ROOT: all parts done' });
+    for (const t of tags) script.on(t, { text: `${t} done`, delayMs: 30 });
+    const r = await arbor(['run', ...common, '--max-children', '2', '[[root]] do twelve parts']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /ROOT: all parts done/);
+    assert.ok(server.maxInFlight <= 2, `${server.maxInFlight} requests in flight at once`);
+    for (const t of tags) assert.equal(script.bodies(t).length, 1, t);
+    const bad = await arbor(['run', ...common, '--max-children', '0', 'x']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--max-children must be a positive integer/);
+    assert.match((await arbor(['--help'])).stdout, /--max-children N/);
   });
 });

@@ -66,6 +66,10 @@ export class ModelServer {
   private server: http.Server;
   /** Require this bearer token (401 otherwise) when set. */
   apiKey?: string;
+  /** Chat requests being answered now (from the request read to the response's end or its connection's close). */
+  inFlight = 0;
+  /** The most `inFlight` reached since the last reset. */
+  maxInFlight = 0;
 
   private constructor() {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -102,6 +106,7 @@ export class ModelServer {
     this.script = [];
     this.requests.length = 0;
     this.blocks = new Set();
+    this.maxInFlight = this.inFlight;
   }
   get pending(): number {
     return this.script.length;
@@ -124,6 +129,16 @@ export class ModelServer {
     } catch {
       return this.error(res, 400, 'Request body is not JSON');
     }
+    // Counted until the response is done or its connection goes (a client that cancels).
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.inFlight--;
+      counted = false;
+    };
+    res.once('finish', uncount);
+    res.once('close', uncount);
     const { hit, prompt } = this.cache(body);
     const index = this.requests.length;
     this.requests.push({ raw, body, headers: req.headers, cacheHitTokens: hit, promptTokens: prompt });

@@ -93,6 +93,19 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.match(await textOf(`[data-row-id="${CHILD}"]`), /failed/);
   });
 
+  it('shows a subagent waiting for a free slot as queued, and as running once it has one', async () => {
+    await open();
+    await send(snapshot(), { type: 'tree/node', node: { ...NODES[1], status: 'queued', activity: 'waiting for a free slot', activeSince: Date.now() } });
+    const row = `[data-row-id="${CHILD}"]`;
+    assert.equal(await textOf(`${row} .status .word`), 'queued');
+    assert.equal(await count(`${row} .status .codicon-clock`), 1);
+    assert.match(await w.page.evaluate<string>(`document.querySelector('${row}').getAttribute('aria-label')`), /, queued/);
+    assert.match(await textOf(`${row} .activity`), /waiting for a free slot/);
+    await send({ type: 'tree/node', node: { ...NODES[1], status: 'running', activity: 'thinking', activeSince: Date.now() } });
+    assert.equal(await textOf(`${row} .status .word`), 'running');
+    assert.match(await w.page.evaluate<string>(`document.querySelector('${row}').getAttribute('aria-label')`), /, running/);
+  });
+
   it('moves through the tree with the keyboard and selects with Enter', async () => {
     await open();
     await send(snapshot());

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { queuedMessages, type QueuedMessage } from '../session/folds';
 import type { AgentConfig } from './config';
@@ -249,12 +250,23 @@ export class Agent {
         this.controller.abort(this.cancelPending);
         this.cancelPending = undefined;
       }
+      const signal = this.controller.signal;
+      // Every tool call of a step may listen (300 `subagent` calls in one message): not a leak.
+      setMaxListeners(0, signal);
+      // A safe point before each request: a child first waits for its slot (the fan-out limit),
+      // then quiet messages (reports) join the history.
+      const beforeStep = async () => {
+        await this.cfg.admission?.enter(signal);
+        await this.drainInjections();
+      };
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());
+        outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
         // Only the store can throw here (validation and I/O); the log is left as it was.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
+      } finally {
+        this.cfg.admission?.leave();
       }
       this.controller = null;
       await this.drainInjections().catch(() => undefined);

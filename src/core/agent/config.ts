@@ -21,8 +21,20 @@ export interface AgentConfig {
   maxSteps?: number;
   /** Compact before a turn once the last prompt reached this many tokens. */
   compaction?: { thresholdTokens: number; keepTurns?: number };
+  /** A child's slot under the harness-wide limit on children running at once; roots have none. */
+  admission?: Admission;
   /** Streamed text and reasoning, for live views (not persisted until the message ends). */
   onDelta?: (kind: 'text' | 'reasoning', delta: string) => void;
 }
 
 export const DEFAULT_MAX_STEPS = 50;
+
+/**
+ * A slot a turn holds while it runs (the subagent runtime's fan-out limit). `enter` comes
+ * before each model request and resolves once the turn holds a slot, or at once when `signal`
+ * is aborted (then the turn ends before any request); `leave` when the turn has ended.
+ */
+export interface Admission {
+  enter(signal: AbortSignal): Promise<void>;
+  leave(): void;
+}

@@ -49,6 +49,8 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
     if (signal.aborted) return end(stopped(), whyStopped(signal));
     if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
     await beforeStep?.(); // a safe point: quiet messages (reports) join the history here
+    // The safe point may have waited (a child's fan-out slot): stopped meanwhile, no request is made.
+    if (signal.aborted) return end(stopped(), whyStopped(signal));
     const tools = cfg.tools();
     const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);

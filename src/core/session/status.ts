@@ -2,16 +2,19 @@ import type { SessionSummary } from './summary';
 
 /**
  * A session's status, one vocabulary for every reader (tree, `list_agents`, `arbor sessions`,
- * the status bar): running a turn; running but blocked on a human's approval; waiting for its
+ * the status bar): running a turn; its turn queued for a free slot (the limit on children
+ * running at once: no request made yet); running but blocked on a human's approval; waiting for its
  * own live children; idle (a conversation between turns); settled (a delegated child whose
  * last turn completed); interrupted (stopped, or its process died during the turn); failed.
  */
-export type SessionStatus = 'running' | 'approval' | 'waiting' | 'idle' | 'settled' | 'interrupted' | 'failed';
+export type SessionStatus = 'running' | 'queued' | 'approval' | 'waiting' | 'idle' | 'settled' | 'interrupted' | 'failed';
 
 /** What only the live process knows. Absent: nothing runs the session (CLI, after a crash). */
 export interface LiveState {
   /** A turn of this session runs in this process. */
   running: boolean;
+  /** That turn waits for a free slot before its first request (the fan-out limit). */
+  queued?: boolean;
   /** That turn waits for a human's answer to an approval. */
   awaitingApproval?: boolean;
   /** It has resident children that are still working (running or waiting themselves). */
@@ -23,7 +26,7 @@ export interface LiveState {
  * process that ran it is gone: `interrupted`, never `settled`.
  */
 export function sessionStatus(s: SessionSummary, live?: LiveState): SessionStatus {
-  if (live?.running) return live.awaitingApproval ? 'approval' : 'running';
+  if (live?.running) return live.queued ? 'queued' : live.awaitingApproval ? 'approval' : 'running';
   if (live?.waitingForChildren) return 'waiting';
   if (s.openTurn) return 'interrupted';
   const last = s.lastStopReason;

@@ -1,4 +1,5 @@
 import type { Agent } from '../agent/agent';
+import type { Admission } from '../agent/config';
 import type { SessionWriter } from '../agent/session-writer';
 import type { ApprovalPort } from '../policy/approval';
 import type { Persona } from '../scope/prompt';
@@ -15,6 +16,8 @@ export interface ChildComposition {
   maxTokens?: number;
   /** Replaces the deployment's approval port (the escalate wrapper). */
   approval?: ApprovalPort;
+  /** Its slot under the harness-wide limit on children running at once. */
+  admission?: Admission;
 }
 
 /** The composition root's port: build an Agent over a writer; `release` forgets it. */

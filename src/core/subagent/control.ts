@@ -63,6 +63,7 @@ function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
     running: !!live && agent.status === 'running',
+    queued: rt.fanout.isQueued(id),
     awaitingApproval: !!live && agent.awaitingApproval,
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
     waitingForChildren: !!live && (rt.residency.isActive(id) || rt.residency.isOneShot(id)),

@@ -11,6 +11,7 @@ import type { Tool } from '../tools/tool';
 import { checkStart } from './checks';
 import { delegationNotice, ownScopeOf, type AgentFactory, type ChildComposition } from './composition';
 import { escalatingPort } from './escalate';
+import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { capturePolicy } from './policy-snapshot';
 import { Residency } from './residency';
@@ -44,6 +45,8 @@ export interface RuntimeDeps {
   childApproval: 'never' | 'escalate';
   /** How long a settled Activation stays resident before it is released. */
   releaseDelayMs: number;
+  /** Children running at once, harness-wide (the rest queue); default 8. */
+  maxConcurrentChildren?: number;
   escalateTimeoutMs?: number;
   providers?: SubagentProvider[];
 }
@@ -54,10 +57,13 @@ type Mode = 'one-shot' | 'continuable';
 export class SubagentRuntime {
   readonly providers: ReadonlyMap<string, SubagentProvider>;
   readonly residency: Residency;
+  /** The bound on children running at once; `fanout.limit` follows the setting. */
+  readonly fanout: FanoutLimiter;
 
   constructor(readonly deps: RuntimeDeps) {
     this.providers = new Map((deps.providers ?? [spawnProvider, forkProvider]).map((p) => [p.name, p]));
     this.residency = new Residency(this);
+    this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN);
   }
 
   /** One-shot: the child runs one turn; `result` never rejects for a model failure; the caller disposes. */
@@ -177,6 +183,7 @@ export class SubagentRuntime {
     return {
       ...(header.agentPreset ? { preset: header.agentPreset } : {}),
       ownScope: ownScopeOf(header.id),
+      admission: this.fanout.admission(header.id),
       ...(request.toolFilter ? { toolFilter: request.toolFilter } : {}),
       ...(request.persona ? { persona: request.persona } : {}),
       ...(request.model ? { model: request.model } : {}),

@@ -18,6 +18,7 @@ export interface SessionPick {
 export const STATUS_ICONS: Record<NodeStatus, string> = {
   running: 'pulse',
   approval: 'shield',
+  queued: 'clock',
   waiting: 'watch',
   settled: 'pass',
   failed: 'error',

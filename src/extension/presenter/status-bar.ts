@@ -9,12 +9,14 @@ export type StatusCounts = Partial<Record<NodeStatus, number>>;
 export function statusBarView(counts: StatusCounts): { text: string; tooltip: string } {
   const running = (counts.running ?? 0) + (counts.approval ?? 0) + (counts.waiting ?? 0);
   const asking = counts.approval ?? 0;
-  if (running === 0) return { text: '$(type-hierarchy) Arbor', tooltip: 'Arbor: no agent running. Click to open the panel.' };
-  const parts = [`${running} running`, ...(asking ? [`${asking} need${asking === 1 ? 's' : ''} you`] : [])];
+  const queued = counts.queued ?? 0;
+  if (running + queued === 0) return { text: '$(type-hierarchy) Arbor', tooltip: 'Arbor: no agent running. Click to open the panel.' };
+  const parts = [...(running ? [`${running} running`] : []), ...(queued ? [`${queued} queued`] : []), ...(asking ? [`${asking} need${asking === 1 ? 's' : ''} you`] : [])];
   const icon = asking ? '$(shield)' : '$(sync~spin)';
   const detail = [
     `${counts.running ?? 0} running a turn`,
     ...(counts.waiting ? [`${counts.waiting} waiting for children`] : []),
+    ...(queued ? [`${queued} queued for a free slot`] : []),
     ...(asking ? [`${asking} waiting for your approval`] : []),
   ].join(', ');
   return { text: `${icon} Arbor: ${parts.join(' · ')}`, tooltip: `Arbor: ${detail}. Click to open the panel.` };

@@ -15,6 +15,8 @@ export interface LiveProbe {
   hasLiveChildren(id: string): boolean;
   /** Its running turn waits for a human's answer to an approval. */
   awaitingApproval?(id: string): boolean;
+  /** Its turn waits for a free slot under the limit on subagents running at once. */
+  isQueued?(id: string): boolean;
 }
 
 /**
@@ -97,7 +99,12 @@ export class TreeModel {
   status(id: string): NodeStatus | undefined {
     const f = this.folds.get(id);
     if (!f) return undefined;
-    return sessionStatus(f, { running: this.probe.isRunning(id), waitingForChildren: this.probe.hasLiveChildren(id), awaitingApproval: this.probe.awaitingApproval?.(id) ?? false });
+    return sessionStatus(f, {
+      running: this.probe.isRunning(id),
+      queued: this.probe.isQueued?.(id) ?? false,
+      waitingForChildren: this.probe.hasLiveChildren(id),
+      awaitingApproval: this.probe.awaitingApproval?.(id) ?? false,
+    });
   }
 
   node(id: string): TreeNode | undefined {
@@ -105,7 +112,15 @@ export class TreeModel {
     const f = this.folds.get(id);
     if (!h || !f) return undefined;
     const status = this.status(id)!;
-    const act = status === 'running' || status === 'approval' ? this.activity.get(id) : this.probe.hasLiveChildren(id) ? { text: 'waiting for children', since: this.activity.get(id)?.since ?? Date.now() } : undefined;
+    const since = () => this.activity.get(id)?.since ?? Date.now();
+    const act =
+      status === 'queued'
+        ? { text: 'waiting for a free slot', since: since() }
+        : status === 'running' || status === 'approval'
+          ? this.activity.get(id)
+          : this.probe.hasLiveChildren(id)
+            ? { text: 'waiting for children', since: since() }
+            : undefined;
     return {
       id,
       ...(h.parentSession ? { parentId: h.parentSession } : {}),

@@ -26,7 +26,7 @@ export function elapsed(ms: number): string {
 
 /** A turn is in progress: the session can be interrupted. */
 export function isActive(status: NodeStatus | undefined): boolean {
-  return status === 'running' || status === 'approval' || status === 'waiting';
+  return status === 'running' || status === 'queued' || status === 'approval' || status === 'waiting';
 }
 
 /** A status as words (the badge, labels, tooltips). */

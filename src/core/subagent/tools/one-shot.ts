@@ -47,7 +47,8 @@ export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: s
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) onAbort(); // aborted while the child was being published
   try {
-    const r = await run.result;
+    // Waiting on its child, a child caller lends its fan-out slot: nested waits cannot deadlock.
+    const r = await rt.fanout.lend(caller.id, run.result);
     const text = render(r, refusalsOf(run.localAgent));
     return r.stopReason === 'completed' ? ok(text) : fail('SUBAGENT', text);
   } finally {
