@@ -120,7 +120,8 @@ Options:
   --approval MODE    never (default: actions needing approval are refused) | auto (allowed)
   --max-steps N      model calls per turn before giving up (default 50)
   --max-tokens N     max tokens per model reply
-  --timeout MS       per-request timeout
+  --timeout MS       how long the model may take to start answering, and to send its
+                     next chunk once it has begun (default 120000)
   --json             every event as one JSON line on stdout
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).

@@ -235,7 +235,7 @@ export class Agent {
       try {
         outcome = await runTurn(this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, this.controller.signal, () => this.drainInjections());
       } catch (err) {
-        // Only the store can throw here (validation and I/O); the log is left as it was.
+        // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
       }
       this.controller = null;
