@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Agent } from '../../../src/core/agent/agent';
 import { OpenAICompatibleClient } from '../../../src/core/model/openai-client';
+import type { ModelClient } from '../../../src/core/model/types';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness } from '../../support/harness';
 import { rawChunk, type Reply } from '../../support/model-server';
@@ -107,6 +108,37 @@ describe('agent: a reply that breaks the wire contract ends its turn, and the ne
     assert.deepEqual(call.toolCalls, [{ id: 'c1', name: 'list_files', arguments: '{}' }]);
     const result = agent.session.events.find((e) => e.type === 'tool/result');
     assert.ok(result?.type === 'tool/result' && !result.isError && result.name === 'list_files', JSON.stringify(result));
+  });
+});
+
+describe('agent: any failure after turn/start closes the turn', () => {
+  const w = harnessPerTest();
+
+  it('a client whose stream throws (breaking its never-throw contract) ends the turn error, and the next message works', async () => {
+    await w.t.cleanup();
+    const real = new OpenAICompatibleClient({ baseURL: w.server.baseURL, apiKey: 'test', maxRetries: 0 });
+    let throwOnce = true;
+    const client: ModelClient = {
+      provider: 'throws-once',
+      describe: (req) => real.describe(req),
+      async *stream(req) {
+        if (!throwOnce) return yield* real.stream(req);
+        throwOnce = false;
+        yield { type: 'text', delta: 'so far' };
+        throw new Error('socket exploded');
+      },
+    };
+    w.t = await makeHarness(w.server, { model: { client, name: 'test-model' } });
+    w.server.enqueue({ text: 'fine again' });
+    const agent = await w.t.h.createSession();
+    await agent.accept('first');
+    await agent.idle();
+    const end = lastOf(agent.session.events);
+    assert.ok(end.type === 'turn/end' && end.stopReason === 'error' && end.errorCode === 'internal', JSON.stringify(end));
+    assert.match(end.error ?? '', /Arbor could not finish this turn: socket exploded/);
+    await agent.accept('second');
+    await agent.idle();
+    assert.equal(agent.lastTurn?.stopReason, 'completed');
   });
 });
 
