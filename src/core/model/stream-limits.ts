@@ -20,8 +20,9 @@ export class Watchdog {
   ) {}
 
   reset(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(this.onIdle, this.ms);
+    // refresh() re-arms the same timer: no allocation per chunk.
+    if (this.timer) this.timer.refresh();
+    else this.timer = setTimeout(this.onIdle, this.ms);
   }
 
   stop(): void {
