@@ -122,7 +122,8 @@ Options:
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply
-  --timeout MS       per-request timeout
+  --timeout MS       how long the model may take to start answering, and to send its
+                     next chunk once it has begun (default 120000)
   --json             every event as one JSON line on stdout
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).

@@ -93,13 +93,14 @@ export class ArborHost {
     const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
     const demo = process.env[DEMO_URL_ENV];
     const max = s.maxTokens ? { maxTokens: s.maxTokens } : {};
+    const timeoutMs = s.timeoutMs;
     if (key !== '' || isLocalUrl(s.baseUrl)) {
       this.source = 'endpoint';
-      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', ...max };
+      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', timeoutMs, ...max };
     }
     if (demo) {
       this.source = 'demo';
-      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', ...max };
+      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', timeoutMs, ...max };
     }
     this.source = 'none';
     return { client: new MissingKeyClient(s.baseUrl), name: s.model, ...max };

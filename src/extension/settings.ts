@@ -6,6 +6,8 @@ export interface ArborSettings {
   baseUrl: string;
   model: string;
   maxTokens?: number;
+  /** How long the model may take to start answering, and to send its next chunk. */
+  timeoutMs: number;
   maxDepth: number;
   sandbox: SandboxMode;
   approval: ApprovalPolicy;
@@ -26,6 +28,7 @@ export function readSettings(): ArborSettings {
     baseUrl,
     model: c.get<string>('model.name', 'deepseek-chat'),
     ...(maxTokens > 0 ? { maxTokens } : {}),
+    timeoutMs: Math.max(1, c.get<number>('model.timeoutSeconds', 120)) * 1000,
     maxDepth: c.get<number>('subagents.maxDepth', 3),
     sandbox: c.get<SandboxMode>('policy.sandbox', 'workspace-write'),
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),

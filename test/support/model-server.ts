@@ -18,6 +18,11 @@ export type Fault =
   | { kind: 'status'; status: number; message?: string }
   /** Send `afterChunks` content chunks, then cut the connection. */
   | { kind: 'disconnect'; afterChunks: number }
+  /**
+   * Send `afterChunks` content chunks, then go silent (or, with `dripEveryMs`, send an empty
+   * delta that often) and never finish: the connection stays open until the client leaves.
+   */
+  | { kind: 'stall'; afterChunks: number; dripEveryMs?: number }
   | { kind: 'malformed-sse' };
 
 export interface Reply {
@@ -32,6 +37,17 @@ export interface Reply {
   chunkDelayMs?: number;
   /** Split text into chunks of this many characters (default 8). */
   chunkSize?: number;
+  /**
+   * Send exactly these SSE events instead of the scripted reply (no finish, usage or [DONE]
+   * added): an object is one `data:` event, a string is written as is. For replies no
+   * well-behaved server sends (a numeric call id, a fractional token count, no finish reason).
+   */
+  raw?: (object | string)[];
+}
+
+/** One streamed chunk as the server would send it, for `Reply.raw`. */
+export function rawChunk(delta: object, finishReason: string | null = null, extra: object = {}): object {
+  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra };
 }
 
 export type ReplyFn = (body: ChatBody, index: number) => Reply;
@@ -201,6 +217,11 @@ export class ModelServer {
 
   private async streamReply(res: http.ServerResponse, body: ChatBody, reply: Reply, usage: object): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    if (reply.raw) {
+      for (const r of reply.raw) res.write(typeof r === 'string' ? r : `data: ${JSON.stringify(r)}\n\n`);
+      res.end();
+      return;
+    }
     const send = async (delta: object, finish: string | null = null) => {
       res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
@@ -208,9 +229,10 @@ export class ModelServer {
     const size = reply.chunkSize ?? 8;
     const pieces = (s: string) => (s.length === 0 ? [] : s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []);
     let sent = 0;
-    const cut = reply.fault?.kind === 'disconnect' ? reply.fault.afterChunks : Infinity;
+    const fault = reply.fault;
+    const cut = fault?.kind === 'disconnect' || fault?.kind === 'stall' ? fault.afterChunks : Infinity;
     const chunk = async (delta: object) => {
-      if (sent >= cut) throw new Cut();
+      if (sent >= cut) throw fault?.kind === 'stall' ? new Stall(fault.dripEveryMs) : new Cut();
       await send(delta);
       sent++;
     };
@@ -229,12 +251,13 @@ export class ModelServer {
         await chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
         for (const p of pieces(c.function.arguments)) await chunk({ tool_calls: [{ index: i, function: { arguments: p } }] });
       }
-      if (sent >= cut) throw new Cut();
+      if (sent >= cut) throw fault?.kind === 'stall' ? new Stall(fault.dripEveryMs) : new Cut();
       await send({}, finishOf(reply));
       if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`);
       res.write('data: [DONE]\n\n');
       res.end();
     } catch (err) {
+      if (err instanceof Stall) return stall(res, err.dripEveryMs, () => (res.destroyed ? Promise.resolve() : send({})));
       if (!(err instanceof Cut)) throw err;
       // Let the chunks already written reach the client, then cut the connection mid-body.
       await new Promise<void>((r) => res.write('', () => r()));
@@ -245,6 +268,19 @@ export class ModelServer {
 }
 
 class Cut extends Error {}
+class Stall extends Error {
+  constructor(readonly dripEveryMs?: number) {
+    super('stall');
+  }
+}
+
+/** Keep the response open without finishing it (dripping empty deltas if asked) until the client goes away. */
+async function stall(res: http.ServerResponse, dripEveryMs: number | undefined, drip: () => Promise<void>): Promise<void> {
+  const gone = new Promise<void>((r) => res.once('close', () => r()));
+  const timer = dripEveryMs ? setInterval(() => void drip(), dripEveryMs) : undefined;
+  await gone;
+  clearInterval(timer);
+}
 
 function toolCallsOf(reply: Reply, request: number) {
   return (reply.toolCalls ?? []).map((c, i) => ({

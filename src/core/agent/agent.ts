@@ -263,7 +263,7 @@ export class Agent {
       try {
         outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
-        // Only the store can throw here (validation and I/O); the log is left as it was.
+        // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
       } finally {
         this.cfg.admission?.leave();

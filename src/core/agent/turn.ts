@@ -35,11 +35,27 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   const turnId = randomUUID();
   await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
   await w.append({ type: 'turn/start', turnId });
-  await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
   const end = async (stopReason: StopReason, error?: string, errorCode?: string): Promise<TurnOutcome> => {
     await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}), ...(error && errorCode ? { errorCode } : {}) });
     return { stopReason, error };
   };
+  try {
+    await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
+    return await steps(cfg, signal, end, beforeStep);
+  } catch (err) {
+    // Whatever failed once the turn was open (an event the log refused, a tool that threw
+    // past its guard), the turn closes: an open turn would refuse every later message.
+    const why = err instanceof Error ? err.message : String(err);
+    if (w.session.openTurnId !== turnId) throw err;
+    return end('error', `Arbor could not finish this turn: ${why}. Retry the message.`, 'internal');
+  }
+}
+
+type End = (stopReason: StopReason, error?: string, errorCode?: string) => Promise<TurnOutcome>;
+
+/** The model/tool loop of one open turn; every way out goes through `end`. */
+async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
+  const w = cfg.writer;
 
   // The abort reason tells an interrupt (the turn stops, the agent stays) from a disposal.
   const stopped = (): StopReason => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
@@ -63,7 +79,9 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       usedCallIds.add((c.id = id));
     }
     const interrupted = signal.aborted || out.error?.code === 'aborted';
-    // A failed or interrupted stream keeps what arrived, without its (incomplete) tool calls.
+    // A failed or interrupted stream keeps what arrived, without its (incomplete) tool calls,
+    // unless it is too large to carry in the history (decision 0023).
+    if (out.error?.discardPartial) out.text = out.reasoning = '';
     const keepCalls = !out.error && !interrupted;
     if (out.text || out.reasoning || keepCalls || out.usage) {
       await w.append({

@@ -1,10 +1,30 @@
 import OpenAI from 'openai';
 import type { ModelError } from './types';
+import { ReplyAnomaly } from './wire-chunk';
+
+const KEPT = 'The partial answer was kept; retry the message.';
+
+/** A reply that broke the wire contract (decision 0023): the turn ends `error`, naming what was wrong. */
+export function replyAnomaly(what: string, midStream = true, discardPartial = false): ModelError {
+  if (discardPartial) return { code: 'bad-response', message: `The model sent a reply Arbor cannot accept: ${what}. Nothing of it was kept; retry the message.`, midStream, discardPartial };
+  return { code: 'bad-response', message: `The model sent a reply Arbor cannot accept: ${what}. ${KEPT}`, midStream };
+}
+
+/** The stream ended without a finish reason: the reply was cut, not completed. */
+export function replyCut(midStream: boolean): ModelError {
+  return { code: 'cut', message: `The model's stream ended without a finish reason, so the reply was cut off. ${KEPT}`, midStream };
+}
+
+/** Nothing arrived for the whole timeout once the response had begun. */
+export function replyStalled(timeoutMs: number, midStream: boolean): ModelError {
+  return { code: 'stalled', message: `The model stopped sending for ${timeoutMs / 1000} s. ${KEPT} If the model is just slow, raise the timeout.`, midStream };
+}
 
 /** Turn whatever the SDK threw into a ModelError that says what happened and what to do. */
 export function classifyError(err: unknown, ctx: { baseURL: string; model: string; midStream: boolean }): ModelError {
   const { baseURL, model, midStream } = ctx;
   const e = (code: ModelError['code'], message: string, status?: number): ModelError => ({ code, message, status, midStream });
+  if (err instanceof ReplyAnomaly) return replyAnomaly(err.what, midStream, err.discardPartial);
   if (err instanceof OpenAI.APIUserAbortError || (err instanceof Error && err.name === 'AbortError')) return e('aborted', 'The request was cancelled.');
   if (err instanceof OpenAI.APIConnectionTimeoutError) return e('timeout', `The model at ${baseURL} did not answer in time. Check the server, or raise the request timeout.`);
   if (err instanceof OpenAI.APIConnectionError)

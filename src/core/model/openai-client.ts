@@ -1,38 +1,30 @@
 import OpenAI from 'openai';
-import type { Usage } from '../session/events';
-import { classifyError } from './errors';
+import { classifyError, replyCut, replyStalled } from './errors';
 import { buildRequest } from './request';
+import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
+import { normalizeUsage, readChunk } from './wire-chunk';
 
 export interface OpenAIClientOptions {
   baseURL: string;
   apiKey: string;
-  /** Per-request timeout in ms (the SDK's; covers waiting for the first byte). */
+  /**
+   * Timeout in ms, both for the response head (the SDK's, per attempt) and for the longest
+   * gap without progress once the stream has begun (ours). Default 120 s.
+   */
   timeoutMs?: number;
   /** SDK retries: only before the body starts (connection errors, 408/409/429/5xx). */
   maxRetries?: number;
   provider?: string;
+  /** Bytes one response may carry on the wire before it is refused (default 64 MiB). */
+  maxReplyBytes?: number;
 }
 
-interface RawUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_cache_hit_tokens?: number;
-  prompt_cache_miss_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
-}
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** Far above any real reply (128k tokens at ~250 bytes of SSE per token chunk is ~32 MB). */
+export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
-/** DeepSeek reports prompt_cache_hit/miss_tokens; OpenAI prompt_tokens_details.cached_tokens. */
-export function normalizeUsage(u: RawUsage): Usage {
-  const prompt = u.prompt_tokens ?? 0;
-  const hit = u.prompt_cache_hit_tokens ?? u.prompt_tokens_details?.cached_tokens;
-  const out: Usage = { promptTokens: prompt, completionTokens: u.completion_tokens ?? 0 };
-  if (hit !== undefined) {
-    out.cacheHitTokens = hit;
-    out.cacheMissTokens = u.prompt_cache_miss_tokens ?? Math.max(0, prompt - hit);
-  }
-  return out;
-}
+export { normalizeUsage };
 
 const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop', tool_calls: 'tool_calls', length: 'length', function_call: 'tool_calls' };
 
@@ -40,12 +32,20 @@ const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop',
 export class OpenAICompatibleClient implements ModelClient {
   readonly provider: string;
   private readonly client: OpenAI;
+  private readonly timeoutMs: number;
   /** The body built by describe() for the request about to stream: built once, sent as is. */
   private lastBuilt: { req: ModelRequest; built: ReturnType<typeof buildRequest> } | undefined;
 
   constructor(private readonly opts: OpenAIClientOptions) {
     this.provider = opts.provider ?? 'openai-compatible';
-    this.client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 2 });
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.client = new OpenAI({
+      baseURL: opts.baseURL,
+      apiKey: opts.apiKey,
+      timeout: this.timeoutMs,
+      maxRetries: opts.maxRetries ?? 2,
+      fetch: byteLimitedFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
+    });
   }
 
   describe(req: ModelRequest): RequestInfo {
@@ -54,30 +54,42 @@ export class OpenAICompatibleClient implements ModelClient {
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
 
+  /**
+   * Every way a stream can end is one last event (decision 0023): `done` only with a finish
+   * reason; a stream that ends without one is `cut`, one that goes quiet `stalled`, a chunk
+   * that breaks the wire contract `bad-response`, naming what was wrong.
+   */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
     const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true);
     this.lastBuilt = undefined;
+    const own = new AbortController();
+    const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;
+    const watchdog = new Watchdog(this.timeoutMs, () => own.abort(STALLED));
+    const stalled = () => own.signal.reason === STALLED && !req.signal?.aborted;
     let started = false;
-    let finish: 'stop' | 'tool_calls' | 'length' | 'other' = 'other';
+    let finish: 'stop' | 'tool_calls' | 'length' | 'other' | undefined;
     try {
-      const stream = await this.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming, { signal: req.signal });
+      const stream = await this.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming, { signal });
+      watchdog.reset();
       for await (const chunk of stream) {
         started = true;
-        if (chunk.usage) yield { type: 'usage', usage: normalizeUsage(chunk.usage as RawUsage) };
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = choice.delta as { content?: string | null; reasoning_content?: string | null; tool_calls?: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] };
-        if (delta?.reasoning_content) yield { type: 'reasoning', delta: delta.reasoning_content };
-        if (delta?.content) yield { type: 'text', delta: delta.content };
-        for (const tc of delta?.tool_calls ?? []) {
-          yield { type: 'tool-call', index: tc.index, id: tc.id ?? undefined, name: tc.function?.name ?? undefined, argumentsDelta: tc.function?.arguments ?? '' };
-        }
-        if (choice.finish_reason) finish = FINISH[choice.finish_reason] ?? 'other';
+        const read = readChunk(chunk);
+        // Empty deltas and keep-alives are not progress: a drip of them ends like silence.
+        if (read.events.length > 0 || read.finish) watchdog.reset();
+        yield* read.events;
+        if (read.finish) finish = FINISH[read.finish] ?? 'other';
       }
-      if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
-      yield { type: 'done', finishReason: finish };
+      // The SDK ends an aborted stream quietly: say why it ended.
+      if (stalled()) yield { type: 'error', error: replyStalled(this.timeoutMs, started) };
+      else if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
+      else if (finish === undefined) yield { type: 'error', error: replyCut(started) };
+      else yield { type: 'done', finishReason: finish };
     } catch (err) {
-      yield { type: 'error', error: classifyError(err, { baseURL: this.opts.baseURL, model: req.model, midStream: started }) };
+      const error = stalled() ? replyStalled(this.timeoutMs, started) : classifyError(err, { baseURL: this.opts.baseURL, model: req.model, midStream: started });
+      yield { type: 'error', error };
+    } finally {
+      watchdog.stop();
+      own.abort(); // a consumer that stopped early (or an error) closes the connection
     }
   }
 }

@@ -17,7 +17,12 @@ export interface ModelRequest {
   signal?: AbortSignal;
 }
 
-export type ModelErrorCode = 'auth' | 'model-not-found' | 'rate-limit' | 'server' | 'connection' | 'timeout' | 'aborted' | 'bad-response' | 'bad-request';
+/**
+ * `timeout`: no response head in time; `stalled`: the stream began, then nothing came for the
+ * timeout; `cut`: it ended without a finish reason; `bad-response`: it could not be read or
+ * broke the wire contract (the message names how).
+ */
+export type ModelErrorCode = 'auth' | 'model-not-found' | 'rate-limit' | 'server' | 'connection' | 'timeout' | 'stalled' | 'cut' | 'aborted' | 'bad-response' | 'bad-request';
 
 export interface ModelError {
   code: ModelErrorCode;
@@ -26,6 +31,8 @@ export interface ModelError {
   message: string;
   /** True when the stream had begun: partial output was already delivered. */
   midStream: boolean;
+  /** What arrived must not be kept (a reply too large to carry in the history). */
+  discardPartial?: boolean;
 }
 
 /** What a model stream yields. It never throws: failures arrive as an `error` event, last. */

@@ -123,6 +123,12 @@ describe('model: OpenAI-compatible client against the test server', () => {
     assert.deepEqual(normalizeUsage({ prompt_tokens: 10, completion_tokens: 1 }), { promptTokens: 10, completionTokens: 1 });
   });
 
+  it('refuses token counts that are not whole and non-negative, naming the field', () => {
+    assert.throws(() => normalizeUsage({ prompt_tokens: 1.5, completion_tokens: 1 }), /usage\.prompt_tokens = 1\.5/);
+    assert.throws(() => normalizeUsage({ prompt_tokens: 10, completion_tokens: -1 }), /usage\.completion_tokens = -1/);
+    assert.throws(() => normalizeUsage({ prompt_tokens: 10, completion_tokens: 1, prompt_tokens_details: { cached_tokens: '5' } }), /cached_tokens = "5"/);
+  });
+
   it('serialises requests deterministically: tools sorted, equal input gives equal bytes', async () => {
     const tools: ToolSpec[] = [
       { name: 'write_file', description: 'w', parameters: { type: 'object' as const, properties: { b: { type: 'string' }, a: { type: 'string' } } } },
