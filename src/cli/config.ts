@@ -49,5 +49,6 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     approval: approval === 'auto' ? 'ask' : 'never',
     approvalPort: approval === 'auto' ? autoApprove : neverApprove,
     maxSteps,
+    commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
   };
 }

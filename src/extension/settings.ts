@@ -11,6 +11,8 @@ export interface ArborSettings {
   approval: ApprovalPolicy;
   childApproval: 'never' | 'escalate';
   releaseDelayMs: number;
+  /** Sandboxed commands may use the network. */
+  network: boolean;
   /** Offered as buttons by an empty panel. */
   examplePrompts: string[];
 }
@@ -29,6 +31,8 @@ export function readSettings(): ArborSettings {
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
+    // Like the base URL, a workspace must not open the network to its own commands.
+    network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }
