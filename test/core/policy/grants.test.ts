@@ -214,7 +214,7 @@ describe('approval grants', () => {
       // The parent delegates; the child runs the same command: it must ask (escalated).
       server.enqueue(
         { toolCalls: [{ name: 'subagent', arguments: { prompt: 'run it', label: 'kid' } }] },
-        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo parent' } }] },
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo parent', outsideSandbox: true } }] },
         { text: 'child done' },
         { text: 'parent done' },
       );
