@@ -12,10 +12,11 @@ import * as panel from './panel.bench';
 import * as extension from './extension.bench';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
+import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -118,6 +118,16 @@ export interface PanelSettings {
   model: string;
   /** Example prompts an empty panel offers as buttons (the demo lists its scenes; `arbor.chat.examplePrompts`). */
   examplePrompts?: string[];
+  /** Whether commands run in an OS sandbox here (absent until probed): the mode indicator warns when none can start. */
+  osSandbox?: OsSandboxView;
+}
+
+export interface OsSandboxView {
+  active: boolean;
+  /** One sentence: what confines commands, or why nothing does and what to install. */
+  detail: string;
+  /** Whether sandboxed commands may use the network (`arbor.policy.network`). */
+  network: boolean;
 }
 
 /** A message accepted by a session's inbox that has not run yet (decision 0011). */

@@ -41,11 +41,20 @@ async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> 
   return last === 'completed' ? 0 : 1;
 }
 
+/** Once per process: where no OS sandbox can start, say so, and what commands do instead. */
+async function warnUnconfined(h: Harness, io: Io): Promise<void> {
+  const status = await h.sandboxStatus();
+  if (status.available || h.config.sandbox === 'full-access') return;
+  const instead = h.config.approval === 'never' ? 'every command is refused (--approval never)' : 'every command runs unconfined, approved by --approval auto';
+  io.err(`arbor: no OS sandbox: ${status.reason}; ${instead}. To run commands confined, ${status.remedy}.`);
+}
+
 const run: Command = async (args, io) => {
   const prompt = args.positionals.join(' ').trim();
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
+    await warnUnconfined(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80) });
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });
@@ -62,6 +71,7 @@ const send: Command = async (args, io) => {
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
+    await warnUnconfined(h, io);
     wireOutput(h, id, args, io);
     await h.send(id, msg);
     return await settleAndReport(h, id, io);
@@ -103,28 +113,3 @@ const log: Command = async (args, io) => {
 };
 
 export const COMMANDS: Record<string, Command> = { run, send, sessions, log };
-
-export const HELP = `arbor — a coding agent whose subagents form a tree you can steer
-
-Usage:
-  arbor run [options] PROMPT      run a new conversation until it settles
-  arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
-  arbor sessions [--json]         list sessions in the store
-  arbor log ID                    print a session's events as JSON lines
-
-Options:
-  --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)
-  --workspace DIR    workspace folder (default: current folder)
-  --base-url URL     OpenAI-compatible endpoint (default: $ARBOR_BASE_URL or ${'https://api.deepseek.com'})
-  --model NAME       model name (default: $ARBOR_MODEL or deepseek-chat)
-  --sandbox MODE     read-only | workspace-write (default) | full-access
-  --approval MODE    never (default: actions needing approval are refused) | auto (allowed)
-  --max-steps N      model calls per turn before giving up (default 50)
-  --max-children N   subagents running at once (default 8); the rest wait in order, queued
-  --max-tokens N     max tokens per model reply
-  --timeout MS       how long the model may take to start answering, and to send its
-                     next chunk once it has begun (default 120000)
-  --json             every event as one JSON line on stdout
-
-API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
-Exit codes: 0 done, 1 the turn failed, 2 bad usage.`;

@@ -51,5 +51,6 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     approvalPort: approval === 'auto' ? autoApprove : neverApprove,
     maxSteps,
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
+    commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
   };
 }

@@ -1,6 +1,8 @@
 import { StoreError } from '../core/store/errors';
 import { parseArgs, UsageError } from './args';
-import { COMMANDS, HELP, type Io } from './commands';
+import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
+import { COMMANDS, type Io } from './commands';
+import { helpText } from './help';
 
 /** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -8,7 +10,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const args = parseArgs(argv);
     const [name, ...rest] = args.positionals;
     if (!name || args.options.has('help') || name === 'help') {
-      io.out(HELP);
+      io.out(helpText(await sandboxStatus(io.env.ARBOR_BWRAP || DEFAULT_BWRAP)));
       return name || args.options.has('help') ? 0 : 2;
     }
     const cmd = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;

@@ -21,6 +21,8 @@ import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
 import type { ApprovalPort, Tool } from './tools/tool';
 import { workspaceTools } from './tools/workspace';
+import { CommandSandbox } from './tools/sandbox/command-sandbox';
+import type { SandboxStatus } from './tools/sandbox/detect';
 
 /** A deployment as a plain object: which store, model, workspace, policies and limits. */
 export interface HarnessConfig {
@@ -46,6 +48,8 @@ export interface HarnessConfig {
   maxConcurrentChildren?: number;
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
+  /** The OS sandbox of `run_command` (decision 0005): whether confined commands get the network (default no), which bubblewrap. */
+  commands?: { network?: boolean; bwrapPath?: string };
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -64,6 +68,8 @@ export class Harness {
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
+  /** Confines `run_command` in read-only and workspace-write. */
+  readonly commandSandbox: CommandSandbox;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -71,7 +77,14 @@ export class Harness {
     readonly model: ModelSwitch,
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
-    for (const t of workspaceTools()) this.tools.register(t);
+    this.commandSandbox = new CommandSandbox({
+      ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
+      // Read at each command: a settings change applies to the next one.
+      network: () => this.config.commands?.network ?? false,
+      protectedPaths: () => [this.config.storeDir],
+    });
+    const runCommand = { sandbox: this.commandSandbox, secrets: () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []) };
+    for (const t of workspaceTools({ runCommand })) this.tools.register(t);
     for (const s of DEFAULT_SECTIONS) this.prompts.register(s);
     this.subagents = new SubagentRuntime({
       store,
@@ -100,6 +113,11 @@ export class Harness {
     if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
     await store.markRunning();
     return h;
+  }
+
+  /** Whether commands can run in an OS sandbox here (probed once per process), for hosts to show and warn. */
+  sandboxStatus(): Promise<SandboxStatus> {
+    return this.commandSandbox.status();
   }
 
   /** Sessions whose turn a crash left open, closed at this open as `interrupted`. */

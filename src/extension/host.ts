@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
+import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
 import type { ModelSource, PanelSettings } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
 import { buildCommands, type CommandArgs } from './commands';
@@ -41,6 +42,8 @@ export class ArborHost {
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
   private source: ModelSource = 'none';
+  /** Whether commands run in an OS sandbox here; probed once, when the harness opens. */
+  private sandbox: SandboxStatus | undefined;
   private readonly notifier: ApprovalNotifier;
   readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
   /** Open raw event log documents follow their session (onDidChange). */
@@ -127,11 +130,17 @@ export class ArborHost {
       childApproval: s.childApproval,
       releaseDelayMs: s.releaseDelayMs,
       maxConcurrentChildren: s.maxConcurrent,
+      commands: { network: s.network },
     };
     const t0 = Date.now();
     const h = await Harness.open(config);
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
+    // Said once: where no OS sandbox can start, every command asks (or is refused under never).
+    this.sandbox = await h.sandboxStatus();
+    if (this.sandbox.available) this.log.info(describeSandboxStatus(this.sandbox));
+    else this.log.warn(`${describeSandboxStatus(this.sandbox)}. Until then every command needs your approval.`);
+    this.controller.settingsChanged();
     // The count changes when a turn starts and when an agent goes idle (a turn's end event
     // comes while its agent still counts as running).
     h.onEvent((id, e) => {
@@ -153,6 +162,7 @@ export class ArborHost {
       hasApiKey: this.source !== 'none',
       modelSource: this.source,
       model,
+      ...(this.sandbox ? { osSandbox: { active: this.sandbox.available, detail: describeSandboxStatus(this.sandbox), network: s.network } } : {}),
       ...(s.examplePrompts.length ? { examplePrompts: s.examplePrompts } : {}),
     };
   }
@@ -174,6 +184,7 @@ export class ArborHost {
       h.config.approval = p.approval;
       // A higher limit admits queued subagents now; a lower one lets running ones finish.
       h.subagents.fanout.limit = readSettings().maxConcurrent;
+      h.config.commands = { ...h.config.commands, network: readSettings().network };
     }
     this.controller.settingsChanged();
   }

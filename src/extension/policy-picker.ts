@@ -16,13 +16,13 @@ type Scope = 'session' | 'user' | 'workspace';
 type ScopeItem = vscode.QuickPickItem & { scope: Scope };
 
 const SANDBOX: { value: SandboxMode; detail: string }[] = [
-  { value: 'read-only', detail: 'No writes; commands need approval.' },
-  { value: 'workspace-write', detail: 'Writes inside the workspace folders; commands need approval.' },
-  { value: 'full-access', detail: 'Writes anywhere and runs commands without approval.' },
+  { value: 'read-only', detail: 'Nothing is written; commands run in the OS sandbox with the file system read-only and no network.' },
+  { value: 'workspace-write', detail: 'Writes inside the workspace folders (not .git, .vscode, .arbor); commands run in the OS sandbox, no network.' },
+  { value: 'full-access', detail: 'No OS sandbox: writes anywhere; commands run unconfined, without approval.' },
 ];
 const APPROVAL: { value: ApprovalPolicy; detail: string }[] = [
-  { value: 'ask', detail: 'You decide each action that needs approval.' },
-  { value: 'never', detail: 'Anything that needs approval is refused without asking.' },
+  { value: 'ask', detail: 'You decide what the sandbox does not allow: protected writes, commands outside the OS sandbox.' },
+  { value: 'never', detail: 'What the sandbox does not allow is refused without asking.' },
 ];
 
 /** What is in force for `sessionId` (its own switches over the settings), or the settings alone. */

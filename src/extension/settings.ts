@@ -15,6 +15,8 @@ export interface ArborSettings {
   releaseDelayMs: number;
   /** Subagents running at once, harness-wide (the rest queue). */
   maxConcurrent: number;
+  /** Sandboxed commands may use the network. */
+  network: boolean;
   /** Offered as buttons by an empty panel. */
   examplePrompts: string[];
 }
@@ -35,6 +37,8 @@ export function readSettings(): ArborSettings {
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
     maxConcurrent: Math.max(1, Math.floor(c.get<number>('subagents.maxConcurrent', 8)) || 8),
+    // Like the base URL, a workspace must not open the network to its own commands.
+    network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }

@@ -65,7 +65,7 @@ describe('extension: approvals in the panel', () => {
   }
 
   it('allow for this conversation: the grant is listed, the next matching command does not ask, revoke makes it ask again', async () => {
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run' } }] }, { text: 'ran' });
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run', outsideSandbox: true } }] }, { text: 'ran' });
     await c.receive(port, { type: 'chat/send', id: 'r1', text: 'run the tests' });
     const p1 = await nextPrompt(1);
     const id = p1.sessionId;
@@ -81,7 +81,7 @@ describe('extension: approvals in the panel', () => {
     assert.ok(markers.some((e) => e.kind === 'marker' && e.text === 'Allowed for this conversation: run_command on "echo first-run …".'), 'the chat shows the grant where it was given');
     assert.deepEqual({ tool: g.tool, scope: g.scope }, { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo first-run' } });
 
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run --again' } }] }, { text: 'ran again' });
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run --again', outsideSandbox: true } }] }, { text: 'ran again' });
     await c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'run the tests again' });
     await t.h.settle();
     assert.equal(port.of('approval/requested').length, 1, 'the second matching request did not ask');
@@ -92,7 +92,7 @@ describe('extension: approvals in the panel', () => {
     assert.ok(port.of('request/done').some((m) => m.id === 'rv' && m.ok));
     assert.deepEqual(port.lastGrants(id), []);
     assert.ok(t.h.resident(id)!.session.events.some((e) => e.type === 'approval/grant' && e.revoked === true), 'the revoke is in the log');
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run' } }] }, { text: 'asked' });
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run', outsideSandbox: true } }] }, { text: 'asked' });
     await c.receive(port, { type: 'chat/send', id: 'r3', sessionId: id, text: 'once more' });
     const p3 = await nextPrompt(2);
     await c.receive(port, { type: 'approval/answer', requestId: p3.requestId, decision: 'allow' });
@@ -101,7 +101,7 @@ describe('extension: approvals in the panel', () => {
   });
 
   it('deny with a reason: the model reads the reason in the tool result', async () => {
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] }, { text: 'understood' });
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] }, { text: 'understood' });
     await c.receive(port, { type: 'chat/send', id: 'r1', text: 'run the tests' });
     const p = await nextPrompt(1);
     await c.receive(port, { type: 'approval/answer', requestId: p.requestId, decision: 'deny', reason: 'not now, the CI is running' });
@@ -128,7 +128,7 @@ describe('extension: approvals in the panel', () => {
   it("a child's request marks the child and every ancestor until it is answered", async () => {
     server.enqueue(
       { toolCalls: [{ name: 'subagent', arguments: { prompt: 'run it', label: 'kid' } }] },
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo from-child' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo from-child', outsideSandbox: true } }] },
       { text: 'child done' },
       { text: 'parent done' },
     );

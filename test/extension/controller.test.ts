@@ -115,7 +115,7 @@ describe('extension: panel controller over a real harness', () => {
     const b = new FakePort('transcript');
     c.connect(a);
     c.connect(b);
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved-run' } }] }, { text: 'ran it' });
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved-run', outsideSandbox: true } }] }, { text: 'ran it' });
     await c.receive(a, { type: 'chat/send', id: 'r1', text: 'run echo' });
     await until(() => a.of('approval/requested').length === 1);
     const prompt = a.of('approval/requested')[0].prompt;

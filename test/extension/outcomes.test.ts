@@ -31,7 +31,7 @@ function testerScript(body: ChatBody): Reply {
   const last = body.messages[body.messages.length - 1];
   if (isChild(body)) {
     if (last.role === 'tool') return { text: 'I could not run the tests.' };
-    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] };
   }
   if (last.role === 'tool') return { text: 'Started the tester.' };
   if (String(last.content ?? '').startsWith('[subagent')) return { text: 'Noted.' };
@@ -99,7 +99,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     await setup(5);
     server.setFallback((body) => {
       const last = body.messages[body.messages.length - 1];
-      if (isChild(body)) return last.role === 'tool' ? { text: 'Could not run them.' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+      if (isChild(body)) return last.role === 'tool' ? { text: 'Could not run them.' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] };
       if (last.role === 'tool') return { text: 'ok' };
       return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'Run the tests.', label: 'once', mode: 'wait' } }] };
     });

@@ -20,7 +20,7 @@ export const DEMO_HELP =
   'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
-  'Approvals: "run the tests" (asks to run npm test) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
+  'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
 
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */
 export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
@@ -55,9 +55,11 @@ export function demoReply(body: ChatBody): Reply {
   if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
   if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
   const lower = said.toLowerCase();
-  // The approval scene: a command (run_command always asks outside full-access) and a write
-  // to a protected path (.vscode), whose card shows the diff against the current file.
-  if (lower.includes('run the tests')) return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+  // The approval scene: a command asked to run outside the OS sandbox (the only commands that
+  // ask) and a write to a protected path (.vscode), whose card shows the diff against the current file.
+  if (lower.includes('run the tests')) {
+    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true, justification: 'the tests download fixtures, and the sandbox has no network' } }] };
+  }
   if (lower.includes('edit the settings')) return { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: DEMO_SETTINGS } }] };
   if (lower.includes('survey')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } }] };
   if (lower.includes('fork')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'REVIEW: review the plan so far.', label: 'reviewer' } }] };

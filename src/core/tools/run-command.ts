@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { decideApproval, describeDenial } from '../policy/approval';
-import { OutputBuffer } from './output-buffer';
+import { runInGroup, type Outcome, type ProcessSpec } from './command-process';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, fail, guard, ok, refused } from './result';
+import { CommandSandbox, type Confinement } from './sandbox/command-sandbox';
+import type { SandboxStatus } from './sandbox/detect';
+import { commandEnv } from './sandbox/env';
 import type { Tool, ToolContext, ToolResult } from './tool';
 
 export interface RunCommandOptions {
@@ -14,10 +16,14 @@ export interface RunCommandOptions {
   killGraceMs?: number;
   /** After the shell exits, how long to wait for background processes to release its output (default 1 s). */
   lingerMs?: number;
-  /** Environment of the command (default: this process's). */
+  /** Environment of the command (default: this process's), always without the API key. */
   env?: NodeJS.ProcessEnv;
+  /** Secret values no variable of the command's environment may hold (the model's API key in use). */
+  secrets?: () => readonly string[];
   /** The POSIX shell (default /bin/sh). */
   shell?: string;
+  /** The OS sandbox for read-only and workspace-write (default: bubblewrap on PATH, no network). */
+  sandbox?: CommandSandbox;
 }
 
 const NAME = 'run_command';
@@ -26,12 +32,17 @@ export const MAX_TIMEOUT_MS = 600_000;
 export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
   const cap = options.maxOutputBytes ?? 32 * 1024;
   const defaultTimeout = Math.min(options.defaultTimeoutMs ?? 60_000, MAX_TIMEOUT_MS);
+  const sandbox = options.sandbox ?? new CommandSandbox();
+  const shell = options.shell ?? '/bin/sh';
   return {
     name: NAME,
     description:
       'Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr (long output keeps ' +
-      'its beginning and end). Stdin is closed: the command must not wait for input. Unless the sandbox is full-access, ' +
-      'the user approves each command first.',
+      'its beginning and end). Stdin is closed: the command must not wait for input. Unless the sandbox mode is full-access, ' +
+      'the command runs in an OS sandbox that enforces the mode: in read-only nothing on disk can be written, in ' +
+      'workspace-write only the workspace folders (not .git, .vscode or .arbor); there is no network, /tmp is private and ' +
+      'emptied afterwards, and every process it started ends with it. If a command cannot work there (it needs the network ' +
+      'or to write elsewhere), set outsideSandbox with a justification: the user must approve that.',
     parameters: {
       type: 'object',
       properties: {
@@ -43,6 +54,11 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           maximum: MAX_TIMEOUT_MS,
           description: `milliseconds before the command and its child processes are killed (default ${defaultTimeout})`,
         },
+        outsideSandbox: {
+          type: 'boolean',
+          description: 'run without the OS sandbox (default false); needs the user\'s approval, so only when the sandbox is why it fails',
+        },
+        justification: { type: 'string', description: 'with outsideSandbox: one sentence telling the user why the command needs it' },
       },
       required: ['command'],
       additionalProperties: false,
@@ -60,161 +76,69 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           return fail(r.kind === 'missing' ? 'NOT_FOUND' : 'NOT_A_DIRECTORY', `${NAME}: cwd '${where}' is not an existing directory`);
         }
 
-        // No OS sandbox confines a process, so the sandbox mode cannot: outside full-access
-        // a human approves every command, and in read-only the request says so.
+        // The sandbox mode is enforced by the OS; approval decides only whether a command may
+        // run outside it: when the model asks to, or when no sandbox can start here.
+        let confinement: Confinement | undefined;
         if (ctx.sandbox !== 'full-access') {
-          const summary = `$ ${command}${where === '.' ? '' : `   (in ${where})`}`;
-          const answer = await decideApproval(ctx, { tool: NAME, summary, reason: approvalReason(ctx), target: { kind: 'command', command } });
-          if (!answer.approved) {
-            return refused(
-              `${NAME}: ${describeDenial(answer.outcome, answer.reason)}, so the command did not run. ` +
-                'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.',
-              { outcome: answer.outcome, summary },
-            );
+          const wantsOut = args.outsideSandbox === true;
+          const status = await sandbox.status();
+          if (status.available && !wantsOut) {
+            confinement = await sandbox.confine(ctx.sandbox, ctx.roots, r.realPath);
+          }
+          if (!confinement) {
+            const summary = `$ ${command}${where === '.' ? '' : `   (in ${where})`}`;
+            const reason = unconfinedReason(ctx, status, wantsOut, args.justification as string | undefined);
+            const answer = await decideApproval(ctx, { tool: NAME, summary, reason, target: { kind: 'command', command } });
+            if (!answer.approved) {
+              return refused(
+                `${NAME}: ${describeDenial(answer.outcome, answer.reason)}, so the command did not run. ` +
+                  (wantsOut && status.available
+                    ? 'Run it without outsideSandbox (confined), or tell the user what you wanted to run and why.'
+                    : 'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.'),
+                { outcome: answer.outcome, summary },
+              );
+            }
           }
         }
-        if (ctx.signal.aborted) return cancelled(NAME);
+        if (ctx.signal.aborted) {
+          confinement?.release();
+          return cancelled(NAME);
+        }
 
-        const outcome = await runInGroup(command, r.realPath, timeoutMs, ctx.signal, {
-          cap,
-          killGraceMs: options.killGraceMs ?? 2000,
-          lingerMs: options.lingerMs ?? 1000,
-          env: { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', PAGER: 'cat', GIT_PAGER: 'cat' },
-          shell: options.shell ?? '/bin/sh',
+        const env = commandEnv(options.env ?? process.env, options.secrets?.() ?? [], {
+          GIT_TERMINAL_PROMPT: '0',
+          PAGER: 'cat',
+          GIT_PAGER: 'cat',
+          // The sandbox's /tmp is private and writable; a TMPDIR elsewhere would be read-only there.
+          ...(confinement ? { TMPDIR: '/tmp' } : {}),
         });
-        return toResult(outcome, timeoutMs);
+        const spec: ProcessSpec = confinement
+          ? { file: confinement.file, args: [...confinement.args, '--', shell, '-c', command], command, cwd: r.realPath, env, namespaced: true }
+          : { file: shell, args: ['-c', command], command, cwd: r.realPath, env, namespaced: false };
+        try {
+          const outcome = await runInGroup(spec, { timeoutMs, cap, killGraceMs: options.killGraceMs ?? 2000, lingerMs: options.lingerMs ?? 1000 }, ctx.signal);
+          return toResult(outcome, timeoutMs, confinement ? `${ctx.sandbox}${confinement.network ? '' : ', no network'}` : undefined);
+        } finally {
+          confinement?.release();
+        }
       }),
   };
 }
 
-function approvalReason(ctx: ToolContext): string {
-  return ctx.sandbox === 'read-only'
-    ? 'the sandbox is read-only, but a command is not confined by it and could change files: approve only commands that change nothing'
-    : "commands are not confined to the workspace: it runs with the user's permissions";
-}
-
-interface Outcome {
-  end: 'exited' | 'timeout' | 'aborted' | 'spawn-error';
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: OutputBuffer;
-  stderr: OutputBuffer;
-  /** Background processes kept the output open after the shell exited and were killed. */
-  lingered: boolean;
-  error?: string;
-}
-
-interface RunOptions {
-  cap: number;
-  killGraceMs: number;
-  lingerMs: number;
-  env: NodeJS.ProcessEnv;
-  shell: string;
-}
-
-/**
- * Spawn the shell as the leader of a new process group so that a timeout or an abort
- * can kill everything it started (the group), not just the shell.
- */
-function runInGroup(command: string, cwd: string, timeoutMs: number, signal: AbortSignal, o: RunOptions): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const stdout = new OutputBuffer(o.cap);
-    const stderr = new OutputBuffer(o.cap);
-    const win = process.platform === 'win32';
-    let child: ChildProcess;
-    try {
-      child = win
-        ? spawn(command, { cwd, env: o.env, shell: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
-        : spawn(o.shell, ['-c', command], { cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (e) {
-      resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
-      return;
-    }
-    const pid = child.pid;
-    child.stdout!.on('data', (d: Buffer) => stdout.push(d));
-    child.stderr!.on('data', (d: Buffer) => stderr.push(d));
-
-    let stopReason: 'timeout' | 'aborted' | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let spawnError: string | undefined;
-    let lingered = false;
-    let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let lingerTimer: NodeJS.Timeout | undefined;
-
-    const stop = (why: 'timeout' | 'aborted'): void => {
-      if (stopReason || settled) return;
-      stopReason = why;
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), o.killGraceMs);
-    };
-    const timer = setTimeout(() => stop('timeout'), timeoutMs);
-    const onAbort = (): void => stop('aborted');
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-
-    const finish = (): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(lingerTimer);
-      signal.removeEventListener('abort', onAbort);
-      // Keep the SIGKILL follow-up only while the group still has members (a process that
-      // ignored SIGTERM); once it is gone its id may be reused, so never signal it again.
-      if (killTimer && !groupAlive(pid)) clearTimeout(killTimer);
-      const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
-      resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError });
-    };
-
-    child.on('error', (e) => {
-      spawnError = e.message;
-      // A failed spawn emits no 'exit'; a running child that errors still closes.
-      if (pid === undefined) finish();
-    });
-    child.on('exit', (code, sig) => {
-      exit = { code, signal: sig };
-      lingerTimer = setTimeout(() => {
-        // The shell is gone but something it started still holds stdout/stderr open.
-        lingered = true;
-        killGroup(pid, 'SIGKILL');
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish();
-      }, o.lingerMs);
-    });
-    child.on('close', finish);
-  });
-}
-
-function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  if (process.platform === 'win32') {
-    // No process groups: taskkill /T walks the tree.
-    try {
-      spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
-    } catch {
-      // Nothing left to kill, or no taskkill: the tree may outlive the call.
-    }
-    return;
+/** Why a command needs approval: it would run with the user's full permissions. */
+function unconfinedReason(ctx: ToolContext, status: SandboxStatus, wantsOut: boolean, justification: string | undefined): string {
+  const why = justification?.trim() ? ` because: "${justification.trim().slice(0, 500)}"` : '';
+  if (wantsOut && status.available) {
+    return `the model asks to run this command outside the OS sandbox (${ctx.sandbox})${why}; it would run unconfined, with your permissions and the network`;
   }
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
+  return (
+    `no OS sandbox can confine this command here (${status.available ? 'unavailable' : status.reason}), so it would run unconfined, ` +
+    `with your permissions and the network, although the sandbox mode is ${ctx.sandbox}` +
+    (status.available ? '' : `; to run commands confined without asking, ${status.remedy}`)
+  );
 }
 
-function groupAlive(pid: number | undefined): boolean {
-  if (pid === undefined || process.platform === 'win32') return false;
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function toResult(o: Outcome, timeoutMs: number): ToolResult {
+function toResult(o: Outcome, timeoutMs: number, confined: string | undefined): ToolResult {
   const sections: string[] = [];
   let status: string;
   switch (o.end) {
@@ -237,6 +161,10 @@ function toResult(o: Outcome, timeoutMs: number): ToolResult {
   if (out) sections.push(`--- stdout ---\n${out.replace(/\n$/, '')}`);
   if (err) sections.push(`--- stderr ---\n${err.replace(/\n$/, '')}`);
   if (!out && !err) sections.push('(no output)');
+  // A failure in the sandbox may be the sandbox: say where it ran, so the model can tell.
+  if (confined && o.end === 'exited' && o.code !== 0) {
+    sections.push(`[It ran in the OS sandbox (${confined}): "Read-only file system" or a network error means the sandbox refused it.]`);
+  }
   const content = sections.join('\n');
   if (o.end === 'timeout') return fail('TIMEOUT', content);
   if (o.end === 'aborted') return fail('CANCELLED', content);

@@ -112,7 +112,7 @@ describe('approval grants', () => {
     it('allow for this conversation records a grant; the next matching command runs without asking, across a reopen', async () => {
       const id = (await t.h.createSession()).id;
       answers.push({ decision: 'allow', remember: true });
-      const first = await turn(t.h, id, 'run_command', { command: 'echo granted' });
+      const first = await turn(t.h, id, 'run_command', { command: 'echo granted', outsideSandbox: true });
       assert.equal(first.isError, false, first.content);
       assert.equal(asked.length, 1);
       assert.deepEqual(asked[0].grant, { kind: 'command-prefix', value: 'echo granted' });
@@ -120,7 +120,7 @@ describe('approval grants', () => {
       assert.equal(grants.length, 1);
       assert.deepEqual({ tool: grants[0].tool, scope: grants[0].scope, sandbox: grants[0].sandbox }, { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo granted' }, sandbox: 'workspace-write' });
 
-      const second = await turn(t.h, id, 'run_command', { command: 'echo granted again' });
+      const second = await turn(t.h, id, 'run_command', { command: 'echo granted again', outsideSandbox: true });
       assert.equal(second.isError, false, second.content);
       assert.match(second.content, /granted again/);
       assert.equal(asked.length, 1, 'the second matching request did not ask');
@@ -129,15 +129,15 @@ describe('approval grants', () => {
       await t.h.close();
       const h2 = await Harness.open({ ...t.h.config, approvalPort: port() });
       t.h = h2; // cleaned up by afterEach
-      const third = await turn(h2, id, 'run_command', { command: 'echo granted after restart' });
+      const third = await turn(h2, id, 'run_command', { command: 'echo granted after restart', outsideSandbox: true });
       assert.equal(third.isError, false, third.content);
       assert.equal(asked.length, 1, 'the grant held after reopening');
 
       // Scoped exactly: another sub-command asks (and is denied by default here).
-      const other = await turn(h2, id, 'run_command', { command: 'echo other' });
+      const other = await turn(h2, id, 'run_command', { command: 'echo other', outsideSandbox: true });
       assert.equal(other.isError, true);
       assert.equal(asked.length, 2);
-      const chained = await turn(h2, id, 'run_command', { command: 'echo granted && touch pwned' });
+      const chained = await turn(h2, id, 'run_command', { command: 'echo granted && touch pwned', outsideSandbox: true });
       assert.equal(chained.isError, true);
       assert.equal(asked.length, 3);
       assert.equal(asked[2].grant, undefined, 'a chained command is never offered a grant');
@@ -147,19 +147,19 @@ describe('approval grants', () => {
     it('a revoked grant asks again; policy never still denies despite a grant', async () => {
       const id = (await t.h.createSession()).id;
       answers.push({ decision: 'allow', remember: true });
-      await turn(t.h, id, 'run_command', { command: 'echo hi' });
+      await turn(t.h, id, 'run_command', { command: 'echo hi', outsideSandbox: true });
       const [g] = await t.h.grants(id);
       await t.h.revokeGrant(id, g.grantId);
       assert.deepEqual(await t.h.grants(id), []);
       await assert.rejects(t.h.revokeGrant(id, g.grantId), /no active grant/);
-      const again = await turn(t.h, id, 'run_command', { command: 'echo hi' });
+      const again = await turn(t.h, id, 'run_command', { command: 'echo hi', outsideSandbox: true });
       assert.equal(again.isError, true);
       assert.equal(asked.length, 2, 'asked again after the revoke');
 
       answers.push({ decision: 'allow', remember: true });
-      await turn(t.h, id, 'run_command', { command: 'echo hi' });
+      await turn(t.h, id, 'run_command', { command: 'echo hi', outsideSandbox: true });
       await t.h.setPolicy(id, { approval: 'never' });
-      const never = await turn(t.h, id, 'run_command', { command: 'echo hi' });
+      const never = await turn(t.h, id, 'run_command', { command: 'echo hi', outsideSandbox: true });
       assert.equal(never.isError, true);
       assert.match(never.content, /approval policy is "never"/);
     });
@@ -196,7 +196,7 @@ describe('approval grants', () => {
     it("a denial's reason reaches the model in the tool result", async () => {
       const id = (await t.h.createSession()).id;
       answers.push({ decision: 'deny', reason: 'use the fast test script instead' });
-      const r = await turn(t.h, id, 'run_command', { command: 'npm test' });
+      const r = await turn(t.h, id, 'run_command', { command: 'npm test', outsideSandbox: true });
       assert.equal(r.isError, true);
       const last = server.requests[server.requests.length - 1].body.messages;
       const tool = last.find((m) => m.role === 'tool');
@@ -209,12 +209,12 @@ describe('approval grants', () => {
       t = await makeHarness(server, { approval: 'ask', approvalPort: port(), childApproval: 'escalate' });
       const id = (await t.h.createSession()).id;
       answers.push({ decision: 'allow', remember: true });
-      await turn(t.h, id, 'run_command', { command: 'echo parent' });
+      await turn(t.h, id, 'run_command', { command: 'echo parent', outsideSandbox: true });
       assert.equal(asked.length, 1);
       // The parent delegates; the child runs the same command: it must ask (escalated).
       server.enqueue(
         { toolCalls: [{ name: 'subagent', arguments: { prompt: 'run it', label: 'kid' } }] },
-        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo parent' } }] },
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo parent', outsideSandbox: true } }] },
         { text: 'child done' },
         { text: 'parent done' },
       );

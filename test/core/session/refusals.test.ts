@@ -12,7 +12,7 @@ describe('refused actions (decision 0015)', () => {
   it('run_command marks a refusal with the approval outcome and what was asked', async () => {
     const ws = makeWorkspace();
     try {
-      const r = await call(createRunCommandTool(), { command: 'npm test' }, ws.ctx({ approvalPolicy: 'never' }));
+      const r = await call(createRunCommandTool(), { command: 'npm test', outsideSandbox: true }, ws.ctx({ approvalPolicy: 'never' }));
       assert.equal(r.code, 'APPROVAL_DENIED');
       assert.deepEqual(r.refusal, { outcome: 'policy-never', summary: '$ npm test' });
       const ok = await call(createRunCommandTool(), { command: 'true' }, ws.ctx({ sandbox: 'full-access', approvalPolicy: 'never' }));

@@ -5,7 +5,8 @@ import type { HarnessConfig } from '../../../src/core/harness';
 import { scriptedApproval, type ApprovalDecision, type ApprovalRequest, type ScriptedApproval } from '../../../src/core/policy/approval';
 import { ofType, subagentWorld } from './helpers';
 
-const run = (command: string) => ({ name: 'run_command', arguments: { command } });
+// Outside the OS sandbox: the one thing a command needs approval for (decision 0005).
+const run = (command: string) => ({ name: 'run_command', arguments: { command, outsideSandbox: true } });
 
 /** allow / deny by the command text; `hang` never answers. */
 function decide(req: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision> {

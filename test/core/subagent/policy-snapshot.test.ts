@@ -100,8 +100,8 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
   it('with an approval service in the deployment, children get approval/policy never and are refused without asking', async () => {
     const port: ScriptedApproval = scriptedApproval(() => 'allow');
     await w.setup({ approval: 'ask', approvalPort: port });
-    w.script.on('root', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo root-ran' } }, { name: 'subagent', arguments: { prompt: '[[c]] run' } }] }, { text: 'root done' });
-    w.script.on('c', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo child-ran > child.txt' } }] }, { text: 'c done' });
+    w.script.on('root', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo root-ran', outsideSandbox: true } }, { name: 'subagent', arguments: { prompt: '[[c]] run' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo child-ran > child.txt', outsideSandbox: true } }] }, { text: 'c done' });
     await w.root.accept('[[root]] go');
     await w.t.h.settle();
     const [child] = w.t.h.store.children(w.root.id);

@@ -17,37 +17,43 @@ const posix = process.platform !== 'win32';
 
   const pidIn = (rel: string): number => Number(fs.readFileSync(ws.at(rel), 'utf8').trim());
 
-  describe('approval', () => {
+  // Approval decides only whether a command may run outside the OS sandbox (decision 0005):
+  // when the model asks for it, or when no sandbox can start (command-sandbox.test.ts).
+  describe('approval to run outside the OS sandbox', () => {
+    const out = (command: string) => ({ command, outsideSandbox: true, justification: 'it needs the network' });
+
     it('asks the approval port, then runs in the workspace root with exit code and output', async () => {
       const port = allow();
-      const r = await call(tool, { command: 'echo hello; pwd; echo oops >&2' }, ws.ctx({ approvalPolicy: 'ask', approval: port }));
+      const r = await call(tool, out('echo hello; pwd; echo oops >&2'), ws.ctx({ approvalPolicy: 'ask', approval: port }));
       assert.deepEqual(r, { isError: false, content: `Exit code: 0\n--- stdout ---\nhello\n${ws.root}\n--- stderr ---\noops` });
       assert.equal(port.requests.length, 1);
       assert.deepEqual(port.requests[0], {
         sessionId: 'S1',
         tool: 'run_command',
         summary: '$ echo hello; pwd; echo oops >&2',
-        reason: "commands are not confined to the workspace: it runs with the user's permissions",
+        reason:
+          'the model asks to run this command outside the OS sandbox (workspace-write) because: "it needs the network"; ' +
+          'it would run unconfined, with your permissions and the network',
         target: { kind: 'command', command: 'echo hello; pwd; echo oops >&2' },
       });
     });
 
-    it('does not run the command when the user denies', async () => {
+    it('does not run the command when the user denies, and says it can run confined instead', async () => {
       const port = scriptedApproval(['deny']);
-      const r = await call(tool, { command: 'touch ran.txt' }, ws.ctx({ approvalPolicy: 'ask', approval: port }));
+      const r = await call(tool, out('touch ran.txt'), ws.ctx({ approvalPolicy: 'ask', approval: port }));
       assert.equal(r.code, 'APPROVAL_DENIED');
-      assert.match(r.content, /^run_command: approval was refused by the user, so the command did not run/);
+      assert.match(r.content, /^run_command: approval was refused by the user, so the command did not run\. Run it without outsideSandbox \(confined\)/);
       assert.equal(port.requests.length, 1);
       assert.ok(!fs.existsSync(ws.at('ran.txt')));
     });
 
     it('does not ask, and does not run, under policy never or without a port', async () => {
       const port = allow();
-      const never = await call(tool, { command: 'touch ran.txt' }, ws.ctx({ approvalPolicy: 'never', approval: port }));
+      const never = await call(tool, out('touch ran.txt'), ws.ctx({ approvalPolicy: 'never', approval: port }));
       assert.equal(never.code, 'APPROVAL_DENIED');
       assert.match(never.content, /approval policy is "never"/);
       assert.equal(port.requests.length, 0);
-      const noPort = await call(tool, { command: 'touch ran.txt' }, ws.ctx({ approvalPolicy: 'ask' }));
+      const noPort = await call(tool, out('touch ran.txt'), ws.ctx({ approvalPolicy: 'ask' }));
       assert.equal(noPort.code, 'APPROVAL_DENIED');
       assert.ok(!fs.existsSync(ws.at('ran.txt')));
     });
@@ -56,24 +62,25 @@ const posix = process.platform !== 'win32';
       const port = scriptedApproval([], 'deny');
       const r = await call(tool, { command: 'echo free' }, ws.ctx({ sandbox: 'full-access', approvalPolicy: 'ask', approval: port }));
       assert.equal(r.content, 'Exit code: 0\n--- stdout ---\nfree');
+      const asked = await call(tool, out('echo free'), ws.ctx({ sandbox: 'full-access', approvalPolicy: 'ask', approval: port }));
+      assert.equal(asked.content, 'Exit code: 0\n--- stdout ---\nfree');
       assert.equal(port.requests.length, 0);
     });
 
-    it('in read-only still runs only with approval, and the request says the sandbox does not confine it', async () => {
-      const port = allow();
-      const r = await call(tool, { command: 'echo ro' }, ws.ctx({ sandbox: 'read-only', approvalPolicy: 'ask', approval: port }));
-      assert.equal(r.isError, false);
-      assert.match(port.requests[0].reason, /sandbox is read-only, but a command is not confined by it/);
-      const denied = await call(tool, { command: 'touch ran.txt' }, ws.ctx({ sandbox: 'read-only', approvalPolicy: 'never' }));
-      assert.equal(denied.code, 'APPROVAL_DENIED');
-      assert.ok(!fs.existsSync(ws.at('ran.txt')));
+    it('in read-only and workspace-write a confined command runs without asking, under policy never too', async () => {
+      const port = scriptedApproval([], 'deny');
+      for (const sandbox of ['read-only', 'workspace-write'] as const) {
+        const r = await call(tool, { command: 'echo confined' }, ws.ctx({ sandbox, approvalPolicy: 'never', approval: port }));
+        assert.equal(r.content, 'Exit code: 0\n--- stdout ---\nconfined', sandbox);
+      }
+      assert.equal(port.requests.length, 0);
     });
 
     it('an abort while the approval is pending denies it and runs nothing', async () => {
       const ac = new AbortController();
       const port = scriptedApproval(() => new Promise(() => undefined)); // never answers
       setTimeout(() => ac.abort(), 50);
-      const r = await call(tool, { command: 'touch ran.txt' }, ws.ctx({ approvalPolicy: 'ask', approval: port, signal: ac.signal }));
+      const r = await call(tool, out('touch ran.txt'), ws.ctx({ approvalPolicy: 'ask', approval: port, signal: ac.signal }));
       assert.equal(r.isError, true);
       assert.ok(!fs.existsSync(ws.at('ran.txt')));
     });

@@ -30,7 +30,7 @@ function script(body) {
   const task = String([...msgs].reverse().find((m) => m.role === 'user')?.content ?? '');
   if (child && task.startsWith('TESTS')) {
     if (last.role === 'tool') return { text: 'I could not run the tests: the command was refused.' };
-    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test' } }] };
+    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] };
   }
   if (!child && last.role === 'user' && String(last.content ?? '') === ROOT) {
     return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'TESTS: run the test suite and say what failed.', label: 'tester', mode: 'continuable' } }] };

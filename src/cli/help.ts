@@ -1,0 +1,53 @@
+import type { SandboxStatus } from '../core/tools/sandbox/detect';
+
+/** `arbor --help`: usage, then exactly what each sandbox mode and approval policy allow, and whether the OS sandbox works here. */
+export function helpText(status: SandboxStatus): string {
+  const here = status.available
+    ? `active here (bubblewrap, ${status.bwrap})`
+    : `NOT available here: ${status.reason}. Commands then need approval (never: refused; auto: run unconfined). To fix it, ${status.remedy}`;
+  return `arbor — a coding agent whose subagents form a tree you can steer
+
+Usage:
+  arbor run [options] PROMPT      run a new conversation until it settles
+  arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
+  arbor sessions [--json]         list sessions in the store
+  arbor log ID                    print a session's events as JSON lines
+
+Options:
+  --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)
+  --workspace DIR    workspace folder (default: current folder)
+  --base-url URL     OpenAI-compatible endpoint (default: $ARBOR_BASE_URL or https://api.deepseek.com)
+  --model NAME       model name (default: $ARBOR_MODEL or deepseek-chat)
+  --sandbox MODE     read-only | workspace-write (default) | full-access (see below)
+  --approval MODE    never (default) | auto (see below)
+  --network          let sandboxed commands use the network (default: none)
+  --max-steps N      model calls per turn before giving up (default 50)
+  --max-children N   subagents running at once (default 8); the rest wait in order, queued
+  --max-tokens N     max tokens per model reply
+  --timeout MS       how long the model may take to start answering, and to send its
+                     next chunk once it has begun (default 120000)
+  --json             every event as one JSON line on stdout
+
+Sandbox modes (--sandbox). File tools read only inside the workspace, except in full-access.
+  read-only        file tools write nothing; commands run in the OS sandbox with the whole
+                   file system read-only
+  workspace-write  file tools and commands write only inside the workspace folder; .git,
+                   .vscode, .arbor and *.code-workspace in it stay read-only for commands, and
+                   file tools write them only with approval
+  full-access      no OS sandbox: file tools write anywhere (protected paths with approval),
+                   commands run unconfined with your permissions and network, without asking
+  In read-only and workspace-write every command has no network (unless --network) and a
+  private /tmp emptied when it ends, and every process it started is killed with it (timeout
+  or interrupt). In every mode a command's environment holds no API key.
+  OS sandbox: ${here}.
+
+Approval policies (--approval) decide only what the sandbox does not allow by itself:
+  never   refused, without asking: a write to a protected path, a command the model asks to
+          run outside the OS sandbox, and every command when no OS sandbox can start
+  auto    allowed, without asking: the same actions run (commands outside the sandbox run
+          unconfined); the OS sandbox still confines every other command
+
+API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
+Bubblewrap: bwrap on PATH, or $ARBOR_BWRAP.
+Exit codes: 0 done, 1 the turn failed, 2 bad usage.`;
+}
