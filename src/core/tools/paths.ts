@@ -1,5 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { pathKey } from './path-lock';
 import type { ToolContext, ToolErrorCode } from './tool';
 
 // Workspace path resolution on the real file system (DESIGN §6). Every path a file tool
@@ -105,6 +106,16 @@ export async function resolveForWrite(ctx: PathContext, p: unknown): Promise<Pat
     if (reason) return { ...r, protectedReason: reason };
   }
   return r;
+}
+
+/**
+ * The real file a path argument names, as a key two names of one file share (symlinks,
+ * `..` and `./` resolved; case folded where the file system folds it), whatever the sandbox
+ * would say of it; undefined when it names nothing resolvable.
+ */
+export async function fileKey(ctx: PathContext, p: unknown): Promise<string | undefined> {
+  const r = await resolve(ctx, p);
+  return r.ok ? pathKey(r.realPath) : undefined;
 }
 
 /** Why a root-relative path is protected, or undefined. Case-insensitive, like the file systems VS Code runs on. */

@@ -21,6 +21,7 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
   const maxLineLength = options.maxLineLength ?? 2000;
   return {
     name: NAME,
+    pathArguments: ['path'],
     description:
       'Read a text file of the workspace. Each line comes back prefixed with its 1-based number and a tab ' +
       '(the prefix is not part of the file). Long files are cut at ' +

@@ -68,6 +68,12 @@ export interface Tool {
   name: string;
   description: string;
   parameters: JsonSchema;
+  /**
+   * Arguments naming a file the call reads or writes. Calls of one step whose such
+   * arguments reach the same real file run one after another, in call order (the rest
+   * still run in parallel), so each sees the file as the calls before it left it.
+   */
+  pathArguments?: readonly string[];
   /** Run with arguments already parsed and checked against `parameters`. Never throws across this boundary: failures are results. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
