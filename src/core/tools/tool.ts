@@ -41,6 +41,7 @@ export type ToolErrorCode =
   | 'CANCELLED'
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
+  | 'TOO_LARGE'
   | 'SUBAGENT';
 
 export interface ToolResult {
