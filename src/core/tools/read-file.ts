@@ -1,7 +1,7 @@
 import { looksBinary, openForRead, readHead } from './fsio';
 import { LineReader, type Stop } from './line-reader';
 import { displayPath, resolveForRead } from './paths';
-import { cancelled, describeError, fail, guard, ok } from './result';
+import { cancelled, describeError, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 
 export interface ReadFileOptions {
@@ -20,17 +20,6 @@ export interface ReadFileOptions {
 const DEFAULT_SCAN_BYTES = 256 * 1024 * 1024;
 const DEFAULT_COUNT_BYTES = 16 * 1024 * 1024;
 
-/** 1536 → "1.5 KB", 1610612736 → "1.5 GB". */
-export function formatBytes(n: number): string {
-  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} bytes` : `${v >= 10 ? Math.round(v) : Math.round(v * 10) / 10} ${units[u]}`;
-}
 
 const NAME = 'read_file';
 

@@ -72,4 +72,26 @@ describe('big files (issue 10.6)', function () {
     const r = await call(createReadFileTool({ maxLineLength: 10 }), { path: 'small.txt', endLine: 2 }, ws.ctx());
     assert.equal(r.content, `1\t${'é'.repeat(10)}… [line cut: 3000 characters]\n2\tb\n\n[Lines 1–2 of 3.]\n[1 long line(s) cut at 10 characters.]`);
   });
+
+  it('search_files streams a named 1.5 GB file up to its budget, with line numbers, says what it left, and skips it in a folder search', async () => {
+    gigantic(ws, 'huge.log');
+    const { value: r, bytes } = await bytesReadBy(() => call(createSearchFilesTool(), { pattern: 'line (7|299) |gigantic', path: 'huge.log' }, ws.ctx()));
+    assert.equal(r.isError, false, r.content);
+    const lines = r.content.split('\n');
+    assert.ok(lines[2].startsWith('huge.log:301: start of a gigantic line \0'), JSON.stringify(lines[2].slice(0, 50)));
+    assert.deepEqual([...lines.slice(0, 2), ...lines.slice(3)], [
+      `huge.log:7: ${text(7)}`,
+      `huge.log:299: ${text(299)}`,
+      '',
+      '[Searched the first 64 MB of huge.log (1.5 GB); search the rest with run_command (e.g. grep -n).]',
+      '[1 line(s) longer than 16384 characters were searched only in their first 16384.]',
+    ]);
+    assert.ok(bytes <= 65 * 1024 * 1024, `read ${bytes} bytes`);
+
+    // In a folder search the big file is skipped (a log or a bundle is noise there) without reading it.
+    ws.write('small.log', 'a gigantic mistake\n');
+    const { value: all, bytes: walked } = await bytesReadBy(() => call(createSearchFilesTool(), { pattern: 'gigantic' }, ws.ctx()));
+    assert.equal(all.content, 'small.log:1: a gigantic mistake\n\n[Skipped 1 file(s) larger than 2048 KB.]');
+    assert.ok(walked < 1024 * 1024, `read ${walked} bytes`);
+  });
 });
