@@ -81,6 +81,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
     const ctx: ToolContext = {
       sessionId: w.id,
       roots: cfg.roots,
+      ...(cfg.protectedPaths ? { protectedPaths: cfg.protectedPaths } : {}),
       sandbox: effectiveSandbox(overrides, cfg.defaults.sandbox),
       approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
       approval: cfg.approval,

@@ -62,7 +62,15 @@ export interface ToolContext {
   approval?: ApprovalPort;
   /** This session's "allow for this conversation" grants (absent: nothing is remembered). */
   grants?: GrantBook;
+  /** More paths a write needs approval for, with why (the host's session store, kept wherever it is). */
+  protectedPaths?: readonly ProtectedPath[];
   signal: AbortSignal;
+}
+
+export interface ProtectedPath {
+  path: string;
+  /** Said to the user and the model, e.g. "'store' holds Arbor's session logs; …". */
+  reason: string;
 }
 
 export interface Tool {

@@ -12,8 +12,8 @@ describe('agent: parallel tool calls on one file (issue 10.2)', () => {
     const lines = Array.from({ length: 7 }, (_, i) => `line ${i + 1}: todo`);
     fs.writeFileSync(path.join(w.t.workspace, 'notes.txt'), `${lines.join('\n')}\n`);
     fs.mkdirSync(path.join(w.t.workspace, 'sub'));
-    const first = 'A'.repeat(3 * 1024 * 1024);
-    const second = 'B'.repeat(1024 * 1024);
+    const first = 'A'.repeat(512 * 1024);
+    const second = 'B'.repeat(128 * 1024);
     w.server.enqueue(
       {
         toolCalls: [
