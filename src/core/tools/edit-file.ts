@@ -1,7 +1,8 @@
+import * as fsp from 'node:fs/promises';
 import { isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
-import { cancelled, describeError, fail, guard, ok } from './result';
+import { cancelled, describeError, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite } from './write-guard';
 
@@ -12,6 +13,8 @@ const MAX_LISTED = 10;
 export interface EditFileOptions {
   /** The file-system calls of the atomic write (tests simulate a full disk with them). */
   writeOps?: WriteOps;
+  /** Files larger than this are not edited (default 64 MB): the whole text is held twice while it changes. */
+  maxFileBytes?: number;
 }
 
 interface Change {
@@ -21,6 +24,7 @@ interface Change {
 }
 
 export function createEditFileTool(options: EditFileOptions = {}): Tool {
+  const maxFileBytes = options.maxFileBytes ?? 64 * 1024 * 1024;
   // Runs under the file's lock: the text is read, changed and written back with no other
   // write to this file in between, so a parallel edit is never computed from stale text.
   const edit = async (r: ResolvedPath, change: Change, ctx: ToolContext): Promise<ToolResult> => {
@@ -28,6 +32,14 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
     const shown = displayPath(r);
     let buf: Buffer;
     try {
+      const { size } = await fsp.stat(r.realPath);
+      if (size > maxFileBytes) {
+        return fail(
+          'TOO_LARGE',
+          `${NAME}: '${shown}' is ${formatBytes(size)}, more than the ${formatBytes(maxFileBytes)} edit_file changes; nothing was changed. ` +
+            'Use run_command (e.g. sed -i) for huge files.',
+        );
+      }
       buf = await readWhole(r.realPath);
     } catch (e) {
       return fail('IO_ERROR', `${NAME}: cannot read '${shown}': ${describeError(e)}`);

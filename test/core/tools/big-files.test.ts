@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { createEditFileTool } from '../../../src/core/tools/edit-file';
 import { createReadFileTool } from '../../../src/core/tools/read-file';
 import { createSearchFilesTool } from '../../../src/core/tools/search-files';
 import { call, makeWorkspace, type Workspace } from './fixture';
@@ -93,5 +94,16 @@ describe('big files (issue 10.6)', function () {
     const { value: all, bytes: walked } = await bytesReadBy(() => call(createSearchFilesTool(), { pattern: 'gigantic' }, ws.ctx()));
     assert.equal(all.content, 'small.log:1: a gigantic mistake\n\n[Skipped 1 file(s) larger than 2048 KB.]');
     assert.ok(walked < 1024 * 1024, `read ${walked} bytes`);
+  });
+
+  it('edit_file refuses a 1.5 GB file without reading it, and leaves it as it was', async () => {
+    const p = gigantic(ws, 'huge.log');
+    const before = fs.statSync(p);
+    const { value: r, bytes } = await bytesReadBy(() => call(createEditFileTool(), { path: 'huge.log', oldText: 'line 7 ', newText: 'LINE 7 ' }, ws.ctx()));
+    assert.equal(r.code, 'TOO_LARGE', r.content);
+    assert.equal(r.content, "edit_file: 'huge.log' is 1.5 GB, more than the 64 MB edit_file changes; nothing was changed. Use run_command (e.g. sed -i) for huge files.");
+    assert.ok(bytes < 1024 * 1024, `read ${bytes} bytes`);
+    const after = fs.statSync(p);
+    assert.deepEqual([after.ino, after.size, after.mtimeMs], [before.ino, before.size, before.mtimeMs]);
   });
 });
