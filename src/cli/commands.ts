@@ -81,7 +81,7 @@ const send: Command = async (args, io) => {
 };
 
 const sessions: Command = async (args, io) => {
-  const store = await Store.open(storeDirOf(args, io.env));
+  const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
   try {
     const list = [];
     for (const h of store.list()) {
@@ -102,7 +102,7 @@ const sessions: Command = async (args, io) => {
 const log: Command = async (args, io) => {
   const [id] = args.positionals;
   if (!id) throw new UsageError('arbor log needs a session ID');
-  const store = await Store.open(storeDirOf(args, io.env));
+  const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
   try {
     if (!store.has(id)) throw new UsageError(`No session ${id} in ${store.dir}; see 'arbor sessions'.`);
     for (const e of await store.readEvents(id)) io.out(JSON.stringify(e));

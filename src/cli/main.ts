@@ -21,7 +21,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.err(`arbor: ${err.message}\nRun 'arbor --help' for usage.`);
       return 2;
     }
-    if (err instanceof StoreError && err.code === 'LOCKED') {
+    if (err instanceof StoreError && (err.code === 'LOCKED' || err.code === 'NO_STORE')) {
       io.err(`arbor: ${err.message}`);
       return 2;
     }

@@ -24,6 +24,9 @@ import { workspaceTools } from './tools/workspace';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 
+/** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
+const STORE_REASON = "it is Arbor's session store (every conversation's log and settings); an agent must not rewrite its own history or permissions";
+
 /** A deployment as a plain object: which store, model, workspace, policies and limits. */
 export interface HarnessConfig {
   storeDir: string;
@@ -391,6 +394,7 @@ export class Harness {
       tools: () => this.tools.view(view),
       system: () => assemblePrompt(this.prompts, view, comp.persona),
       roots: this.roots,
+      protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
       // The live config object: a host that changes its defaults (trust granted, settings
       // edited) reaches agents at their next tool call.
       defaults: this.config,

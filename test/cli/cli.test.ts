@@ -79,6 +79,22 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
     assert.equal((await arbor(['send', ...common, 'nope', 'hi'])).code, 2);
   });
 
+  it('sessions and log on a folder that holds no store say so, exit 2, and create nothing there (issue 10.7)', async () => {
+    const empty = path.join(dir, 'not-a-store');
+    fs.mkdirSync(empty);
+    for (const args of [['sessions', '--store', empty], ['log', 'S1', '--store', empty], ['sessions', '--store', path.join(dir, 'missing')]]) {
+      const r = await arbor(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^arbor: No Arbor session store at .*; give the store with --store or \$ARBOR_STORE, or start one with 'arbor run'\./);
+    }
+    assert.deepEqual(fs.readdirSync(empty), []);
+    assert.equal(fs.existsSync(path.join(dir, 'missing')), false);
+    // Without --store, the default under the workspace is not created either.
+    const r = await arbor(['sessions', '--workspace', ws]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(fs.existsSync(path.join(ws, '.arbor')), false);
+  });
+
   it('exits 1 when the turn fails, with the reason on stderr', async () => {
     server.enqueue({ fault: { kind: 'status', status: 401 } });
     const r = await arbor(['run', ...common, 'hello']);

@@ -161,13 +161,13 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     const active = { active: true, detail: 'commands run in an OS sandbox (bubblewrap, bwrap)', network: false };
     await send({ type: 'state/snapshot', nodes: [], settings: { ...SETTINGS, osSandbox: active }, approvals: [] });
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: ask\s*·\s*OS sandbox\s*$/);
-    assert.match(await page!.evaluate<string>(`document.querySelector('.composer .mode').title`), /Commands run in the OS sandbox, without network/);
-    assert.equal(await page!.evaluate<number>(`document.querySelectorAll('.composer .mode .unconfined').length`), 0);
+    assert.match(await w.page.evaluate<string>(`document.querySelector('.composer .mode').title`), /Commands run in the OS sandbox, without network/);
+    assert.equal(await w.page.evaluate<number>(`document.querySelectorAll('.composer .mode .unconfined').length`), 0);
 
     const missing = { active: false, detail: 'no OS sandbox: bubblewrap (bwrap) is not installed; install bubblewrap', network: false };
     await send({ type: 'settings/changed', settings: { ...SETTINGS, osSandbox: missing } });
     assert.match(await textOf('.composer .mode .unconfined'), /^no OS sandbox$/);
-    assert.match(await page!.evaluate<string>(`document.querySelector('.composer .mode').title`), /bubblewrap \(bwrap\) is not installed; install bubblewrap\. Every command needs approval/);
+    assert.match(await w.page.evaluate<string>(`document.querySelector('.composer .mode').title`), /bubblewrap \(bwrap\) is not installed; install bubblewrap\. Every command needs approval/);
 
     // full-access runs commands unconfined by choice: nothing to warn about.
     await send({ type: 'settings/changed', settings: { ...SETTINGS, sandbox: 'full-access', osSandbox: missing } });

@@ -1,6 +1,6 @@
 import type { ModelClient } from '../model/types';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
-import type { ApprovalPort, Tool } from '../tools/tool';
+import type { ApprovalPort, ProtectedPath, Tool } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
 
 export interface AgentConfig {
@@ -14,6 +14,8 @@ export interface AgentConfig {
   system: () => string;
   /** Real paths of the workspace folders. */
   roots: readonly string[];
+  /** Paths writes need approval for besides the protected names (the session store). */
+  protectedPaths?: readonly ProtectedPath[];
   /** Deployment defaults; the session's own policy events override them. */
   defaults: { sandbox: SandboxMode; approval: ApprovalPolicy };
   approval?: ApprovalPort;

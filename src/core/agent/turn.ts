@@ -101,6 +101,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, beforeStep
     const ctx: ToolContext = {
       sessionId: w.id,
       roots: cfg.roots,
+      ...(cfg.protectedPaths ? { protectedPaths: cfg.protectedPaths } : {}),
       sandbox: effectiveSandbox(overrides, cfg.defaults.sandbox),
       approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
       approval: cfg.approval,

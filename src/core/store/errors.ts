@@ -1,6 +1,7 @@
 export type StoreErrorCode =
   | 'CORRUPT'
   | 'LOCKED'
+  | 'NO_STORE'
   | 'UNKNOWN_SESSION'
   | 'DUPLICATE_SESSION'
   | 'UNKNOWN_PARENT'

@@ -19,6 +19,8 @@ import { TreeFile } from './tree';
 export interface StoreOptions extends JournaledDbOptions {
   /** Tree files kept in memory at once; the least recently used idle one is closed past this. */
   maxOpenTrees?: number;
+  /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */
+  mustExist?: boolean;
 }
 
 /**
@@ -53,6 +55,9 @@ export class Store {
   }
 
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
+    if (opts.mustExist && !(await Store.exists(dir))) {
+      throw new StoreError('NO_STORE', `No Arbor session store at ${dir} (no catalog.db there); give the store with --store or $ARBOR_STORE, or start one with 'arbor run'.`, dir);
+    }
     await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
     const unlock = acquireLock(dir);
     try {
@@ -76,6 +81,18 @@ export class Store {
       unlock();
       throw err;
     }
+  }
+
+  /** Whether `dir` holds a store: its catalog (database or journal) is there. */
+  static async exists(dir: string): Promise<boolean> {
+    for (const name of ['catalog.db', 'catalog.wal']) {
+      try {
+        if ((await fs.promises.stat(path.join(dir, name))).isFile()) return true;
+      } catch {
+        // Not this one.
+      }
+    }
+    return false;
   }
 
   /**

@@ -32,9 +32,7 @@ export function parseToolArguments(tool: Pick<Tool, 'name' | 'parameters'>, rawJ
   checkObject(tool.parameters, value, '', problems);
   if (problems.length) return fail(tool, problems);
   // Tools see an omitted optional argument the same way whether it was left out or sent as null.
-  const args: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) args[k] = v;
-  return { ok: true, args };
+  return { ok: true, args: ownCopy(value) };
 }
 
 function fail(tool: Pick<Tool, 'name' | 'parameters'>, problems: string[]): ParsedArguments {
@@ -44,15 +42,36 @@ function fail(tool: Pick<Tool, 'name' | 'parameters'>, problems: string[]): Pars
   return { ok: false, message: `${tool.name}: ${shown.join('; ')}${more}.${sig ? ` Expected arguments: ${sig}.` : ''}` };
 }
 
+// Lookups go through own properties only: JSON.parse makes `"__proto__"` an own key, and a
+// plain `props[name]` would find Object.prototype for it (or a function for "constructor"),
+// which reads as a schema without a type, so the key (and whatever it holds) passed unchecked.
+function own<T>(obj: Record<string, T> | undefined, key: string): T | undefined {
+  return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+/**
+ * The checked arguments as a fresh object of own data properties, nulls dropped. Defined,
+ * never assigned: assigning `args["__proto__"] = v` would make `v` the prototype, and every
+ * key of `v` would then read as an argument no check ever saw.
+ */
+function ownCopy(value: Record<string, unknown>): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v !== null) Object.defineProperty(args, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return args;
+}
+
 function checkObject(schema: JsonSchema, value: Record<string, unknown>, at: string, problems: string[]): void {
   const props = schema.properties ?? {};
   for (const name of schema.required ?? []) {
-    if (value[name] === undefined || value[name] === null) {
-      problems.push(`${quote(join(at, name))} is required (${expected(props[name] ?? {})})`);
+    const v = own(value, name);
+    if (v === undefined || v === null) {
+      problems.push(`${quote(join(at, name))} is required (${expected(own(props, name) ?? {})})`);
     }
   }
   for (const [name, v] of Object.entries(value)) {
-    const sub = props[name];
+    const sub = own(props, name);
     if (!sub) {
       if (schema.additionalProperties === false) {
         const known = Object.keys(props);

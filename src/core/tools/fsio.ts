@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
 
 // Opening the resolved real path: O_NOFOLLOW makes a symlink swapped in at the last
 // component after resolution fail (ELOOP) instead of being followed out of the
@@ -67,10 +69,108 @@ export async function readWhole(realPath: string): Promise<Buffer> {
   }
 }
 
-export async function writeWhole(realPath: string, data: string, create: boolean, singleLink = false): Promise<void> {
-  const fh = await openForWrite(realPath, create, singleLink);
+/**
+ * The file-system calls an atomic write makes, handed in so a test can make the disk fill
+ * up (ENOSPC) where no small file system can be mounted. Tools default to `realWriteOps`.
+ */
+export interface WriteOps {
+  open(file: string, flags: number, mode: number): Promise<fsp.FileHandle>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(file: string): Promise<void>;
+}
+
+export const realWriteOps: WriteOps = {
+  open: (file, flags, mode) => fsp.open(file, flags, mode),
+  rename: (from, to) => fsp.rename(from, to),
+  unlink: (file) => fsp.unlink(file),
+};
+
+export interface WriteOptions {
+  /** Make the file when it is missing (else ENOENT). */
+  create: boolean;
+  /** Refuse a file with other names (EHARDLINK); see `openForWrite`. */
+  singleLink?: boolean;
+  ops?: WriteOps;
+}
+
+/** Characters of the target's name kept in its temp file's name (names are at most 255 bytes). */
+const TEMP_NAME_KEEP = 100;
+
+/**
+ * Replace a file's content so that it is at every moment either the old content or the new
+ * one: the new bytes go to a temp file in the same folder (same file system), are fsynced,
+ * take the old file's mode, and are renamed over it; the folder is fsynced after. A failure
+ * (a full disk) removes the temp file and leaves the original whole. `realPath` must be
+ * symlink-free (resolved); a symlink found there now is refused (ELOOP), never followed, and
+ * the rename replaces the entry itself, so the bytes never land outside the folder.
+ *
+ * A file with several hard links (only reachable when `singleLink` is off, i.e. full-access)
+ * is written in place instead: a rename would give this name new bytes and leave the other
+ * names on the old ones, silently splitting what the user linked on purpose.
+ */
+export async function writeAtomic(realPath: string, data: string, opts: WriteOptions): Promise<void> {
+  const ops = opts.ops ?? realWriteOps;
+  let st: fs.Stats | undefined;
+  try {
+    st = await fsp.lstat(realPath);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
+  }
+  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
+  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+  if (st && st.nlink > 1) {
+    if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
+    return writeInPlace(realPath, data);
+  }
+
+  const dir = path.dirname(realPath);
+  const temp = path.join(dir, `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}.arbor-tmp`);
+  // O_EXCL: never reuse (or follow) something already at the temp name.
+  const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
+  let renamed = false;
+  try {
+    try {
+      if (st) {
+        await fh.chmod(st.mode & 0o7777);
+        await keepOwner(fh, st);
+      }
+      await fh.writeFile(data, 'utf8');
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await ops.rename(temp, realPath);
+    renamed = true;
+  } finally {
+    if (!renamed) await ops.unlink(temp).catch(() => undefined);
+  }
+  await syncDir(dir);
+}
+
+/** Root writing another user's file gives the new file that owner back; anyone else cannot, and need not. */
+async function keepOwner(fh: fsp.FileHandle, st: fs.Stats): Promise<void> {
+  if (process.getuid?.() !== 0 || (st.uid === 0 && st.gid === 0)) return;
+  await fh.chown(st.uid, st.gid).catch(() => undefined);
+}
+
+/** Make the rename durable; a folder cannot be opened for fsync everywhere (Windows), so best effort. */
+async function syncDir(dir: string): Promise<void> {
+  let dh: fsp.FileHandle | undefined;
+  try {
+    dh = await fsp.open(dir, C.O_RDONLY);
+    await dh.sync();
+  } catch {
+    // The data itself is synced; only the rename's durability is left to the OS.
+  } finally {
+    await dh?.close().catch(() => undefined);
+  }
+}
+
+async function writeInPlace(realPath: string, data: string): Promise<void> {
+  const fh = await openForWrite(realPath, false);
   try {
     await fh.writeFile(data, 'utf8');
+    await fh.sync();
   } finally {
     await fh.close();
   }

@@ -1,12 +1,18 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { pathKey } from './path-lock';
+import { protectionOf } from './protected-paths';
+import { isWithin, physicalPath } from './real-path';
+
+export { isWithin, physicalPath } from './real-path';
+export { protectedReason } from './protected-paths';
 import type { ToolContext, ToolErrorCode } from './tool';
 
 // Workspace path resolution on the real file system (DESIGN §6). Every path a file tool
 // touches goes through here; the tools then act on `realPath`, never on what the model
 // typed, so the check and the action see the same file.
 
-export type PathContext = Pick<ToolContext, 'roots' | 'sandbox'>;
+export type PathContext = Pick<ToolContext, 'roots' | 'sandbox' | 'protectedPaths'>;
 
 export type PathKind = 'file' | 'directory' | 'other' | 'missing';
 
@@ -31,21 +37,7 @@ export interface PathError {
 
 export type PathResolution = ResolvedPath | PathError;
 
-/** Symlinks followed while resolving one path before giving up (Linux uses 40 for ELOOP). */
-const MAX_SYMLINKS = 40;
 const MAX_PATH_LENGTH = 4096;
-
-/** Directories inside a root whose contents configure the editor, git or Arbor itself. */
-const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
-  ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
-  ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
-  ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
-]);
-const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-const WORKSPACE_FILE_REASON =
-  "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
-
-const CASE_INSENSITIVE_FS = process.platform === 'win32' || process.platform === 'darwin';
 
 function err(code: ToolErrorCode, message: string): PathError {
   return { ok: false, code, message };
@@ -100,51 +92,18 @@ export async function resolveForWrite(ctx: PathContext, p: unknown): Promise<Pat
     const linked = await hardLinkCount(r.realPath);
     if (linked > 1) return err('OUTSIDE_WORKSPACE', hardLinkRefusal(show(p), linked));
   }
-  if (r.root) {
-    const reason = protectedReason(r.relative) ?? (await aliasOfProtected(r.realPath, r.root));
-    if (reason) return { ...r, protectedReason: reason };
-  }
-  return r;
-}
-
-/** Why a root-relative path is protected, or undefined. Case-insensitive, like the file systems VS Code runs on. */
-export function protectedReason(relative: string): string | undefined {
-  const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
-  for (const part of parts) {
-    const reason = PROTECTED_DIRS.get(fold(part));
-    if (reason) return reason;
-  }
-  const last = parts.length ? fold(parts[parts.length - 1]) : '';
-  if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
-  return undefined;
-}
-
-/** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
-function fold(name: string): string {
-  return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
+  const reason = await protectionOf(ctx, r);
+  return reason ? { ...r, protectedReason: reason } : r;
 }
 
 /**
- * A protected entry of the root may itself be a symlink (`.vscode -> config/editor`):
- * then writing `config/editor/settings.json` changes the settings VS Code reads even
- * though the real path names no protected directory.
+ * The real file a path argument names, as a key two names of one file share (symlinks,
+ * `..` and `./` resolved; case folded where the file system folds it), whatever the sandbox
+ * would say of it; undefined when it names nothing resolvable.
  */
-async function aliasOfProtected(realPath: string, root: string): Promise<string | undefined> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fsp.readdir(root, { withFileTypes: true });
-  } catch {
-    return undefined;
-  }
-  for (const entry of entries) {
-    if (!entry.isSymbolicLink()) continue;
-    const name = fold(entry.name);
-    const reason = PROTECTED_DIRS.get(name) ?? (name.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
-    if (!reason) continue;
-    const target = await physicalPath(path.join(root, entry.name));
-    if (target.ok && isWithin(realPath, target.path)) return reason;
-  }
-  return undefined;
+export async function fileKey(ctx: PathContext, p: unknown): Promise<string | undefined> {
+  const r = await resolve(ctx, p);
+  return r.ok ? pathKey(r.realPath) : undefined;
 }
 
 async function resolve(ctx: PathContext, p: unknown): Promise<PathResolution> {
@@ -194,64 +153,6 @@ function containingRoot(target: string, roots: readonly string[]): string | unde
   let best: string | undefined;
   for (const r of roots) if (isWithin(target, r) && (!best || r.length > best.length)) best = r;
   return best;
-}
-
-export function isWithin(target: string, dir: string): boolean {
-  const t = CASE_INSENSITIVE_FS ? target.toLowerCase() : target;
-  const d = CASE_INSENSITIVE_FS ? dir.toLowerCase() : dir;
-  if (t === d) return true;
-  return t.startsWith(d.endsWith(path.sep) ? d : d + path.sep);
-}
-
-/**
- * The path the kernel would reach, component by component: `.` dropped, `..` climbs
- * the real parent, every symlink (dangling ones too) is replaced by its target, and
- * components that do not exist yet are appended as they are. So a dangling link to
- * `/tmp/outside.txt` resolves to `/tmp/outside.txt`, which a create would have made.
- */
-export async function physicalPath(absolute: string): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
-  const parsed = path.parse(absolute);
-  let current = parsed.root;
-  const pending = split(absolute.slice(parsed.root.length));
-  let links = 0;
-  while (pending.length) {
-    const part = pending.shift()!;
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      current = path.dirname(current);
-      continue;
-    }
-    const next = path.join(current, part);
-    let isLink = false;
-    try {
-      isLink = (await fsp.lstat(next)).isSymbolicLink();
-    } catch {
-      // Missing (or unreadable): nothing to follow; a create would make it right here.
-    }
-    if (!isLink) {
-      current = next;
-      continue;
-    }
-    if (++links > MAX_SYMLINKS) return { ok: false, message: `too many symbolic links (more than ${MAX_SYMLINKS}; a loop?)` };
-    let target: string;
-    try {
-      target = await fsp.readlink(next);
-    } catch (e) {
-      return { ok: false, message: `cannot read the symbolic link ${next}: ${(e as Error).message}` };
-    }
-    if (path.isAbsolute(target)) {
-      const t = path.parse(target);
-      current = t.root;
-      pending.unshift(...split(target.slice(t.root.length)));
-    } else {
-      pending.unshift(...split(target));
-    }
-  }
-  return { ok: true, path: current };
-}
-
-function split(rest: string): string[] {
-  return rest.split(process.platform === 'win32' ? /[\\/]/ : '/');
 }
 
 async function kindOf(p: string): Promise<PathKind> {

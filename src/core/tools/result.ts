@@ -55,3 +55,15 @@ export function describeError(err: unknown): string {
   }
   return err instanceof Error ? err.message : String(err);
 }
+
+/** 1536 → "1.5 KB", 1610612736 → "1.5 GB". */
+export function formatBytes(n: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} bytes` : `${v >= 10 ? Math.round(v) : Math.round(v * 10) / 10} ${units[u]}`;
+}

@@ -1,9 +1,11 @@
 import * as path from 'node:path';
-import { looksBinary, openForRead } from './fsio';
+import type { FileHandle } from 'node:fs/promises';
+import { looksBinary, openForRead, readHead } from './fsio';
+import { LineReader } from './line-reader';
 import { LineMatcher } from './line-matcher';
 import { globMatches, globToRegExp } from './glob';
 import { displayPath, resolveForRead } from './paths';
-import { cancelled, fail, guard, ok } from './result';
+import { cancelled, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 import { SKIPPED_DIRS, joinRel, sortedEntries } from './walk';
 
@@ -18,7 +20,12 @@ export interface SearchFilesOptions {
   maxFiles?: number;
   /** Time the pattern may take on one batch of files before the search is stopped (default 5000 ms). */
   timeLimitMs?: number;
+  /** Bytes of one file named by `path` searched when it is larger than maxFileBytes (default 64 MB); the rest is left, and said so. */
+  maxScanBytes?: number;
 }
+
+/** Characters of one line handed to the pattern when a big file is streamed; a match past them is not seen. */
+const STREAMED_LINE_CHARS = 16 * 1024;
 
 /** Text handed to the matcher at once: large enough to amortise a message, small enough to stop early. */
 const BATCH_CHARS = 1024 * 1024;
@@ -32,6 +39,7 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
   const maxFileBytes = options.maxFileBytes ?? 2 * 1024 * 1024;
   const maxFiles = options.maxFiles ?? 20000;
   const timeLimitMs = options.timeLimitMs ?? 5000;
+  const maxScanBytes = options.maxScanBytes ?? 64 * 1024 * 1024;
   return {
     name: NAME,
     description:
@@ -86,7 +94,9 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         let stopped: 'matches' | 'files' | 'too-slow' | undefined;
         const base = r.root ? r.relative : r.realPath;
         const matcher = new LineMatcher(re.source, re.flags, timeLimitMs, ctx.signal);
-        let batch: { rel: string; text: string }[] = [];
+        /** `first`: the line number (0-based) the text starts at, for a part of a streamed file. */
+        let batch: { rel: string; text: string; first: number }[] = [];
+        let streamed: { rel: string; scanned: number; size: number; cutLines: number } | undefined;
         let batchChars = 0;
 
         // Matching runs in a worker, a batch at a time, so a pathological pattern stops at the time limit.
@@ -110,11 +120,11 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
             let lines = split.get(f);
             if (!lines) split.set(f, (lines = texts[f].text.split(/\r?\n/)));
             const text = lines[line];
-            matches.push(`${texts[f].rel}:${line + 1}: ${excerpt(text, index, maxLineLength)}`);
+            matches.push(`${texts[f].rel}:${texts[f].first + line + 1}: ${excerpt(text, index, maxLineLength)}`);
           }
         };
 
-        const searchFile = async (abs: string, rel: string, fromSearchDir: string): Promise<void> => {
+        const searchFile = async (abs: string, rel: string, fromSearchDir: string, named = false): Promise<void> => {
           if (includeRe && !globMatches(includeRe, include!, [fromSearchDir, rel])) return;
           if (++files > maxFiles) {
             stopped = 'files';
@@ -125,11 +135,14 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
             const fh = await openForRead(abs);
             try {
               const { size } = await fh.stat();
-              if (size > maxFileBytes) {
+              if (size > maxFileBytes && named) return await streamFile(fh, rel, size);
+              // Read at most one byte past the limit, whatever the size said: a file that grows
+              // (a log) or lies about its size (/proc) is not read to its end.
+              const buf = size > maxFileBytes ? undefined : await readAtMost(fh, maxFileBytes + 1, size);
+              if (!buf || buf.length > maxFileBytes) {
                 skippedLarge++;
                 return;
               }
-              const buf = await fh.readFile();
               if (looksBinary(buf)) {
                 skippedBinary++;
                 return;
@@ -141,9 +154,43 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
           } catch {
             return; // unreadable files are not matches
           }
-          batch.push({ rel, text });
+          batch.push({ rel, text, first: 0 });
           batchChars += text.length;
           if (batchChars >= BATCH_CHARS || batch.length >= BATCH_FILES) await flush();
+        };
+
+        // A file the call names that is too big to read whole: its lines are read a batch at
+        // a time, each cut to STREAMED_LINE_CHARS, up to maxScanBytes of it.
+        const streamFile = async (fh: FileHandle, rel: string, size: number): Promise<void> => {
+          if (looksBinary(await readHead(fh))) {
+            skippedBinary++;
+            return;
+          }
+          const reader = new LineReader(fh, maxScanBytes, ctx.signal);
+          const state = { rel, scanned: 0, size, cutLines: 0 };
+          streamed = state;
+          let lines: string[] = [];
+          let first = 0;
+          let chars = 0;
+          const send = async (): Promise<void> => {
+            if (lines.length) batch.push({ rel, text: lines.join('\n'), first });
+            first += lines.length;
+            lines = [];
+            chars = 0;
+            await flush();
+          };
+          for (;;) {
+            if (stopped || ctx.signal.aborted) break;
+            const line = await reader.readLine(STREAMED_LINE_CHARS);
+            if (typeof line === 'string') break;
+            if (line.chars === undefined || line.chars > STREAMED_LINE_CHARS || !line.complete) state.cutLines++;
+            const t = line.text.length > STREAMED_LINE_CHARS ? line.text.slice(0, STREAMED_LINE_CHARS) : line.text;
+            lines.push(t);
+            chars += t.length;
+            if (chars >= BATCH_CHARS) await send();
+          }
+          await send();
+          state.scanned = reader.scanned;
         };
 
         const walk = async (dirAbs: string, dirRel: string, fromSearchDir: string): Promise<void> => {
@@ -168,7 +215,7 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         };
 
         try {
-          if (r.kind === 'file') await searchFile(r.realPath, base, path.basename(r.realPath));
+          if (r.kind === 'file') await searchFile(r.realPath, base, path.basename(r.realPath), true);
           else await walk(r.realPath, base, '');
           await flush();
         } finally {
@@ -188,6 +235,13 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         const notes: string[] = [];
         if (stopped === 'matches') notes.push(`[Stopped at ${maxMatches} matches; narrow the pattern, the path or the include filter.]`);
         if (stopped === 'files') notes.push(`[Stopped after ${maxFiles} files; search a subdirectory.]`);
+        if (streamed && streamed.scanned < streamed.size && !stopped) {
+          notes.push(
+            `[Searched the first ${formatBytes(streamed.scanned)} of ${streamed.rel} (${formatBytes(streamed.size)}); ` +
+              'search the rest with run_command (e.g. grep -n).]',
+          );
+        }
+        if (streamed?.cutLines) notes.push(`[${streamed.cutLines} line(s) longer than ${STREAMED_LINE_CHARS} characters were searched only in their first ${STREAMED_LINE_CHARS}.]`);
         if (skippedLarge) notes.push(`[Skipped ${skippedLarge} file(s) larger than ${Math.round(maxFileBytes / 1024)} KB.]`);
         if (skippedBinary) notes.push(`[Skipped ${skippedBinary} binary file(s).]`);
         const where = `${shown}${include ? ` (files matching ${include})` : ''}`;
@@ -197,6 +251,22 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         return ok(body + (notes.length ? `\n\n${notes.join('\n')}` : ''));
       }),
   };
+}
+
+/** Up to `max` bytes from the start of the file, however long it is (its size is only the first guess). */
+async function readAtMost(fh: FileHandle, max: number, size: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let got = 0;
+  let want = Math.min(max, size + 1);
+  while (got < max) {
+    const part = Buffer.allocUnsafe(Math.max(1, want));
+    const { bytesRead } = await fh.read(part, 0, part.length, got);
+    if (bytesRead === 0) break;
+    parts.push(part.subarray(0, bytesRead));
+    got += bytesRead;
+    want = Math.min(max - got, 64 * 1024);
+  }
+  return Buffer.concat(parts, got);
 }
 
 /** The line, or a window of it around the match when it is long. */

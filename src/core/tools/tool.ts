@@ -41,6 +41,7 @@ export type ToolErrorCode =
   | 'CANCELLED'
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
+  | 'TOO_LARGE'
   | 'SUBAGENT';
 
 export interface ToolResult {
@@ -61,13 +62,27 @@ export interface ToolContext {
   approval?: ApprovalPort;
   /** This session's "allow for this conversation" grants (absent: nothing is remembered). */
   grants?: GrantBook;
+  /** More paths a write needs approval for, with why (the host's session store, kept wherever it is). */
+  protectedPaths?: readonly ProtectedPath[];
   signal: AbortSignal;
+}
+
+export interface ProtectedPath {
+  path: string;
+  /** Said to the user and the model, e.g. "'store' holds Arbor's session logs; …". */
+  reason: string;
 }
 
 export interface Tool {
   name: string;
   description: string;
   parameters: JsonSchema;
+  /**
+   * Arguments naming a file the call reads or writes. Calls of one step whose such
+   * arguments reach the same real file run one after another, in call order (the rest
+   * still run in parallel), so each sees the file as the calls before it left it.
+   */
+  pathArguments?: readonly string[];
   /** Run with arguments already parsed and checked against `parameters`. Never throws across this boundary: failures are results. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }

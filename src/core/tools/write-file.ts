@@ -1,14 +1,49 @@
-import { countLines, isHardLinkError, looksBinary, readWhole, writeWhole } from './fsio';
-import { displayPath, hardLinkRefusal, resolveForWrite } from './paths';
+import * as fsp from 'node:fs/promises';
+import { countLines, isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
+import { withPathLock } from './path-lock';
+import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
 import { cancelled, describeError, fail, guard, ok } from './result';
-import type { Tool, ToolResult } from './tool';
+import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite, prepareParent } from './write-guard';
 
 const NAME = 'write_file';
 
-export function createWriteFileTool(): Tool {
+export interface WriteFileOptions {
+  /** The file-system calls of the atomic write (tests simulate a full disk with them). */
+  writeOps?: WriteOps;
+}
+
+export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
+  const write = async (r: ResolvedPath, content: string, ctx: ToolContext): Promise<ToolResult> => {
+    const shown = displayPath(r);
+    // Looked at again under the lock: a write queued before this one may have created it.
+    const existed = await isFile(r.realPath);
+    const bytes = Buffer.byteLength(content);
+
+    const denied = r.protectedReason
+      ? await approveProtectedWrite(ctx, NAME, r, `${existed ? 'overwrite' : 'create'} ${r.relative} (${bytes} bytes)`, {
+          before: existed ? await currentText(r.realPath) : undefined,
+          after: content,
+        })
+      : undefined;
+    if (denied) return denied;
+    if (ctx.signal.aborted) return cancelled(NAME);
+
+    try {
+      const moved = await prepareParent(NAME, r);
+      if (moved) return moved;
+      await writeAtomic(r.realPath, content, { create: true, singleLink: ctx.sandbox !== 'full-access', ops: options.writeOps });
+    } catch (e) {
+      if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
+      const kept = existed ? `'${shown}' was left as it was` : 'nothing was created';
+      return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}; ${kept}`);
+    }
+    return ok(`${existed ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${countLines(content)} lines).`);
+  };
+
   return {
     name: NAME,
+    pathArguments: ['path'],
     description:
       'Create or overwrite a text file in the workspace with the given content, creating missing parent directories. ' +
       'To change part of an existing file prefer edit_file. Protected paths (.git, .vscode, .arbor, *.code-workspace) need the user\'s approval.',
@@ -23,33 +58,20 @@ export function createWriteFileTool(): Tool {
     },
     execute: (args, ctx) =>
       guard(NAME, ctx.signal, async (): Promise<ToolResult> => {
-        const content = args.content as string;
         const r = await resolveForWrite(ctx, args.path);
         if (!r.ok) return fail(r.code, `${NAME}: ${r.message}`);
-        const shown = displayPath(r);
-        const existed = r.kind === 'file';
-        const bytes = Buffer.byteLength(content);
-
-        const denied = r.protectedReason
-          ? await approveProtectedWrite(ctx, NAME, r, `${existed ? 'overwrite' : 'create'} ${r.relative} (${bytes} bytes)`, {
-              before: existed ? await currentText(r.realPath) : undefined,
-              after: content,
-            })
-          : undefined;
-        if (denied) return denied;
-        if (ctx.signal.aborted) return cancelled(NAME);
-
-        try {
-          const moved = await prepareParent(NAME, r);
-          if (moved) return moved;
-          await writeWhole(r.realPath, content, true, ctx.sandbox !== 'full-access');
-        } catch (e) {
-          if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
-          return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}`);
-        }
-        return ok(`${existed ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${countLines(content)} lines).`);
+        // Held from the approval to the rename: another agent's write to this file waits its turn.
+        return withPathLock(r.realPath, () => write(r, args.content as string, ctx));
       }),
   };
+}
+
+async function isFile(realPath: string): Promise<boolean> {
+  try {
+    return (await fsp.lstat(realPath)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The file's text for a diff; a binary or unreadable file is shown as a placeholder line. */

@@ -1,6 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { parseToolArguments } from '../../../src/core/tools/args';
 import type { Tool } from '../../../src/core/tools/tool';
+import * as fs from 'node:fs';
+import { createListFilesTool } from '../../../src/core/tools/list-files';
+import { createReadFileTool } from '../../../src/core/tools/read-file';
+import { createWriteFileTool } from '../../../src/core/tools/write-file';
+import { call, makeWorkspace, type Workspace } from './fixture';
 
 const readFile: Pick<Tool, 'name' | 'parameters'> = {
   name: 'read_file',
@@ -84,5 +89,50 @@ describe('parseToolArguments: model arguments against the tool schema', () => {
     assert.deepEqual(parseToolArguments(noArgs, ''), { ok: true, args: {} });
     assert.deepEqual(parseToolArguments(readFile, '{"path":"a","startLine":null}'), { ok: true, args: { path: 'a' } });
     assert.match(message('{"path":null}'), /'path' is required/);
+  });
+});
+
+// JSON.parse makes "__proto__" an own key; a check that looks it up as `props[name]` finds
+// Object.prototype, and a copy that assigns it sets the prototype of the arguments, so its
+// contents would reach the tool as arguments no check ever saw.
+describe('argument checks cannot be bypassed with "__proto__" (issue 10.11)', () => {
+  let ws: Workspace;
+  beforeEach(() => {
+    ws = makeWorkspace();
+    ws.write('a.txt', 'one\ntwo\nthree\n');
+    ws.write('d/e/f/g.txt', 'deep\n');
+  });
+  afterEach(() => ws.cleanup());
+
+  it('read_file refuses a "__proto__" key and reads nothing through it', async () => {
+    const r = await call(createReadFileTool(), '{"path":"a.txt","__proto__":{"startLine":"three","endLine":-4}}', ws.ctx());
+    assert.equal(r.isError, true, r.content);
+    assert.equal(r.code, 'INVALID_ARGUMENTS');
+    assert.match(r.content, /'__proto__' is not an argument of this tool/);
+  });
+
+  it('list_files cannot get an unchecked depth past its maximum', async () => {
+    const r = await call(createListFilesTool(), '{"recursive":true,"__proto__":{"depth":100000}}', ws.ctx());
+    assert.equal(r.code, 'INVALID_ARGUMENTS', r.content);
+    assert.match(r.content, /'__proto__' is not an argument/);
+  });
+
+  it('other keys of Object.prototype ("constructor", "toString") are unknown arguments too', async () => {
+    for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
+      const r = await call(createWriteFileTool(), JSON.stringify({ path: 'b.txt', content: 'x', [key]: { type: 'string' } }), ws.ctx());
+      assert.equal(r.code, 'INVALID_ARGUMENTS', `${key}: ${r.content}`);
+      assert.match(r.content, new RegExp(`'${key}' is not an argument`));
+    }
+    assert.equal(fs.existsSync(ws.at('b.txt')), false);
+  });
+
+  it('a schema that allows unknown keys keeps "__proto__" as a plain key: nothing is inherited', () => {
+    const loose = { name: 't', parameters: { type: 'object' as const, properties: { n: { type: 'integer' as const } } } };
+    const r = parseToolArguments(loose, '{"__proto__":{"n":"not a number","polluted":true}}');
+    assert.ok(r.ok);
+    assert.equal(Object.getPrototypeOf(r.args), Object.prototype);
+    assert.equal(r.args.n, undefined, 'n is not inherited from "__proto__"');
+    assert.equal(r.args.polluted, undefined);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
   });
 });

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { createEditFileTool } from '../../../src/core/tools/edit-file';
 import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 
@@ -64,5 +65,27 @@ describe('edit_file', () => {
     assert.equal(r.code, 'READ_ONLY');
     assert.match(r.content, /^edit_file: the sandbox is read-only/);
     assert.deepEqual(snapshot(ws.base), before);
+  });
+});
+
+// Two agents (a parent and its child, say) editing one file at once: each read-modify-write
+// holds the file's lock, so neither edit is computed from text the other replaced.
+describe('edit_file: concurrent edits of one file from separate callers (issue 10.2)', () => {
+  let ws: Workspace;
+  beforeEach(() => {
+    ws = makeWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  it('keeps all twenty edits made at once, through different names of the file', async () => {
+    const n = 20;
+    ws.write('f.txt', Array.from({ length: n }, (_, i) => `k${i}=old`).join('\n'));
+    fs.symlinkSync('f.txt', ws.at('alias.txt'));
+    const tool = createEditFileTool();
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) => call(tool, { path: i % 2 ? 'alias.txt' : 'f.txt', oldText: `k${i}=old`, newText: `k${i}=new` }, ws.ctx({ sessionId: `S${i % 3}` }))),
+    );
+    for (const r of results) assert.equal(r.isError, false, r.content);
+    assert.equal(ws.read('f.txt'), Array.from({ length: n }, (_, i) => `k${i}=new`).join('\n'));
   });
 });

@@ -1,0 +1,30 @@
+// One writer at a time per file, across every agent of the process: a parent and its
+// children (or two children) that edit the same file run their read-modify-write one after
+// another, in the order they asked, so no edit is computed from text another one replaced.
+
+const CASE_INSENSITIVE_FS = process.platform === 'win32' || process.platform === 'darwin';
+
+/** The last holder's release per real path; an entry is removed when its queue empties. */
+const tails = new Map<string, Promise<void>>();
+
+/** The key two names of one file share once resolved: the real path, folded where the file system folds case. */
+export function pathKey(realPath: string): string {
+  return CASE_INSENSITIVE_FS ? realPath.toLowerCase() : realPath;
+}
+
+/** Run `fn` holding the lock of `realPath` (FIFO); the lock is released however `fn` ends. */
+export async function withPathLock<T>(realPath: string, fn: () => Promise<T>): Promise<T> {
+  const key = pathKey(realPath);
+  const before = tails.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  const tail = before.then(() => mine);
+  tails.set(key, tail);
+  await before;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (tails.get(key) === tail) tails.delete(key);
+  }
+}
