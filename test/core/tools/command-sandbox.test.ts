@@ -149,6 +149,15 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     assert.equal(ws.read('state/free.txt'), 'x\n', 'the rest of the workspace stays writable');
   });
 
+  it("protects the repository's configured hooks folder (core.hooksPath) like .git/hooks", async () => {
+    fs.writeFileSync(ws.at('.git/config'), '[core]\n\thooksPath = .husky\n');
+    fs.mkdirSync(ws.at('.husky'));
+    const r = await call(tool, { command: 'echo evil > .husky/pre-commit; echo x > free.txt; echo done' }, ws.ctx());
+    assert.match(r.content, /done/);
+    assert.equal(fs.existsSync(ws.at('.husky/pre-commit')), false, 'the hook was not written');
+    assert.equal(ws.read('free.txt'), 'x\n');
+  });
+
   for (const sandbox of ['workspace-write', 'full-access'] as const) {
     it(`${sandbox}: a setsid child of a timed-out command is killed with it`, async () => {
       const marker = `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { hooksPathOf } from '../protected-paths';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
 // `tools/paths.ts`): `.git`, `.vscode`, `.arbor` and `*.code-workspace` at the top of each
@@ -86,6 +87,11 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       if (name === '.git') for (const d of await gitDirsOf(abs)) if (inRoots(d)) readOnly.add(d);
     }
     for (const name of PROTECTED_DIRS) if (!present.has(name)) shadow.add(path.join(root, name));
+    // The repository's configured hooks folder (`core.hooksPath`, e.g. `.husky`) runs code on
+    // the next git command, like `.git/hooks`: the file tools ask for it, commands cannot write it.
+    const hooks = await hooksPathOf(root);
+    const hooksReal = hooks && (await real(hooks));
+    if (hooksReal && inRoots(hooksReal)) readOnly.add(hooksReal);
   }
   for (const p of extra) {
     const r = await real(p);
