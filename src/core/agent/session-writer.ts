@@ -36,17 +36,28 @@ export class SessionWriter {
   }
 
   async append(draft: EventDraft): Promise<SessionEvent> {
+    return this.stage(draft);
+  }
+
+  /**
+   * Validate and apply the event now — a refused event throws here, synchronously, and
+   * changes nothing — and return a promise that resolves once it is on disk. Events staged
+   * back to back share one group commit (one fdatasync); the log's order is the call order.
+   * A caller that acts on the event (runs a tool, answers a parent) awaits it first.
+   */
+  stage(draft: EventDraft): Promise<SessionEvent> {
     const e = this.session.append(draft);
-    if (!this.published) return e;
+    if (!this.published) return Promise.resolve(e);
     this.emit(e);
-    if (this.store) {
-      // Appends are ordered by the store's single writer queue; keep the promise chain so
-      // `flush()` can wait for everything issued so far.
-      const p = this.store.append(this.session.id, [e]);
-      this.tail = this.tail.then(() => p, () => p);
-      await p;
-    }
-    return e;
+    if (!this.store) return Promise.resolve(e);
+    // Appends are ordered by the store's single writer queue; keep the promise chain so
+    // `flush()` can wait for everything issued so far.
+    const p = this.store.append(this.session.id, [e]);
+    this.tail = this.tail.then(() => p, () => p);
+    const durable = p.then(() => e);
+    // Awaited later (after other staged events): a failure is reported there, not as unhandled.
+    durable.catch(() => undefined);
+    return durable;
   }
 
   /** Wait until every append issued so far is durable. */

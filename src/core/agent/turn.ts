@@ -28,20 +28,25 @@ export interface TurnOutcome {
 
 /**
  * One turn (DESIGN §4): claim → turn/start → user/message → (request/header → stream →
- * assistant/message → tool/results)* → turn/end. Every fact is durable before the next step.
+ * assistant/message → tool/results)* → turn/end. Every fact is durable before anything acts
+ * on it (a request, a tool, the turn's outcome); facts written back to back are staged
+ * together and share one group commit, and the request header's write overlaps the request.
  */
 export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
   const w = cfg.writer;
   const turnId = randomUUID();
-  await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
-  await w.append({ type: 'turn/start', turnId });
+  const claimed = w.stage({ type: 'inbox/claimed', messageId: msg.messageId });
+  const started = w.stage({ type: 'turn/start', turnId });
+  /** Staged events not yet known durable: the turn's outcome waits for them. */
+  const pending: Promise<unknown>[] = [claimed, started];
   const end = async (stopReason: StopReason, error?: string, errorCode?: string): Promise<TurnOutcome> => {
-    await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}), ...(error && errorCode ? { errorCode } : {}) });
+    const ended = w.stage({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}), ...(error && errorCode ? { errorCode } : {}) });
+    await Promise.all([...pending.splice(0), ended]);
     return { stopReason, error };
   };
   try {
-    await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
-    return await steps(cfg, signal, end, beforeStep);
+    pending.push(w.stage({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId }));
+    return await steps(cfg, signal, end, pending, beforeStep);
   } catch (err) {
     // Whatever failed once the turn was open (an event the log refused, a tool that threw
     // past its guard), the turn closes: an open turn would refuse every later message.
@@ -53,8 +58,11 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
 
 type End = (stopReason: StopReason, error?: string, errorCode?: string) => Promise<TurnOutcome>;
 
-/** The model/tool loop of one open turn; every way out goes through `end`. */
-async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
+/**
+ * The model/tool loop of one open turn; every way out goes through `end`. `pending` holds
+ * staged events not yet awaited: a request waits for them, a tool for its call's message.
+ */
+async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: Promise<unknown>[], beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
   const w = cfg.writer;
 
   // The abort reason tells an interrupt (the turn stops, the agent stays) from a disposal.
@@ -70,7 +78,10 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, beforeStep
     const tools = cfg.tools();
     const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);
-    await w.append({ type: 'request/header', model: info.model, provider: info.provider, bytes: info.bytes, headBytes: info.headBytes, headHash: info.headHash, prefixHash: info.prefixHash });
+    // What the turn said so far is on disk before the model hears it; the header's own write
+    // runs while the request does (it describes the request, it does not gate it).
+    await Promise.all(pending.splice(0));
+    pending.push(w.stage({ type: 'request/header', model: info.model, provider: info.provider, bytes: info.bytes, headBytes: info.headBytes, headHash: info.headHash, prefixHash: info.prefixHash }));
     const out = await collect(cfg.model.stream(req), cfg.onDelta);
     // Some servers reuse call ids across steps; the log needs them unique within a turn.
     for (const c of out.toolCalls) {
@@ -84,18 +95,19 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, beforeStep
     if (out.error?.discardPartial) out.text = out.reasoning = '';
     const keepCalls = !out.error && !interrupted;
     if (out.text || out.reasoning || keepCalls || out.usage) {
-      await w.append({
+      pending.push(w.stage({
         type: 'assistant/message',
         text: out.text,
         model: req.model,
         ...(out.reasoning ? { reasoning: out.reasoning } : {}),
         ...(keepCalls && out.toolCalls.length ? { toolCalls: out.toolCalls } : {}),
         ...(out.usage ? { usage: out.usage } : {}),
-      });
+      }));
     }
     if (interrupted) return end(stopped(), whyStopped(signal));
     if (out.error) return end('error', out.error.message, out.error.code);
     if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
+    await Promise.all(pending.splice(0)); // the calls are on disk before any of them acts
 
     const overrides = policyOverrides(w.session.events);
     const ctx: ToolContext = {
