@@ -26,6 +26,8 @@ export interface TurnReport extends TurnOutcome {
  */
 export class Agent {
   private running: Promise<void> | null = null;
+  /** The loop has started (set synchronously, before `running` is assigned). */
+  private looping = false;
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
@@ -66,7 +68,7 @@ export class Agent {
     return this.cfg.writer;
   }
   get status(): AgentStatus {
-    return this.running ? 'running' : 'idle';
+    return this.running || this.looping ? 'running' : 'idle';
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
   get awaitingApproval(): boolean {
@@ -236,6 +238,17 @@ export class Agent {
   }
 
   private async loop(): Promise<void> {
+    // A turn's first events are emitted synchronously, before `running` is assigned: their
+    // listeners (the tree, the fan-out queue) must already see the agent running.
+    this.looping = true;
+    try {
+      await this.turns();
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  private async turns(): Promise<void> {
     while (!this.disposed) {
       let next = this.nextMessage();
       if (!next) return;
