@@ -21,6 +21,8 @@ import { Session } from './session/session';
 import { Store, type StoreOptions } from './store/store';
 import type { ApprovalPort, Tool } from './tools/tool';
 import { workspaceTools } from './tools/workspace';
+import type { WorkflowDeployment } from './workflow/limits';
+import { wireWorkflows } from './workflow/wire';
 
 /** A deployment as a plain object: which store, model, workspace, policies and limits. */
 export interface HarnessConfig {
@@ -44,6 +46,8 @@ export interface HarnessConfig {
   releaseDelayMs?: number;
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
+  /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
+  workflow?: Partial<WorkflowDeployment>;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -62,6 +66,7 @@ export class Harness {
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
+  readonly workflows: ReturnType<typeof wireWorkflows>;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -85,6 +90,7 @@ export class Harness {
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
+    this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -304,6 +310,7 @@ export class Harness {
       const session = await this.store.inspect(id);
       const agent = this.adopt(new SessionWriter(session, this.store));
       await agent.recover();
+      await this.workflows.closeOutlived(agent.writer);
       agent.pump(); // messages accepted before a restart were promised: work through them
       return agent;
     })().finally(() => this.opening.delete(id));
@@ -405,6 +412,8 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
+    // Workflows first: their script processes and children end before any turn or agent does.
+    await this.workflows.close(CLOSED_DURING_TURN);
     const resident = [...this.agents.values()];
     const running = resident.filter((a) => a.status === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });

@@ -41,7 +41,8 @@ export type ToolErrorCode =
   | 'CANCELLED'
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
-  | 'SUBAGENT';
+  | 'SUBAGENT'
+  | 'WORKFLOW';
 
 export interface ToolResult {
   content: string;
@@ -62,6 +63,8 @@ export interface ToolContext {
   /** This session's "allow for this conversation" grants (absent: nothing is remembered). */
   grants?: GrantBook;
   signal: AbortSignal;
+  /** The id of the model's tool call being run (set per call; the workflow engine records it). */
+  callId?: string;
 }
 
 export interface Tool {
