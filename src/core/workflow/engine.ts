@@ -5,6 +5,7 @@ import { WorkflowError } from './errors';
 import { openRuns } from './events';
 import { checkInput, type WorkflowInput } from './input';
 import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
+import { Isolate } from './isolate';
 import { Run, type RunOutcome } from './run';
 
 /** Written as the `error` of a run a crash or reload left open, closed at the next open. */
@@ -76,6 +77,11 @@ export class WorkflowEngine {
   /** Runs going now, for views (the tree's live probe) and leak checks. */
   active(): { runId: string; parentId: string; agents: number; running: number }[] {
     return [...this.runs.values()].map((r) => ({ runId: r.id, parentId: r.parent.id, ...r.counts }));
+  }
+
+  /** Leak checks: runs going, script processes alive, timers armed (wall clocks and memory watchdogs) — all 0 when idle. */
+  stats(): { runs: number; processes: number; timers: number } {
+    return { runs: this.runs.size, processes: Isolate.alive, timers: Run.wallClocks + Isolate.watchdogs };
   }
 
   isRunning(runId: string): boolean {

@@ -24,17 +24,22 @@ export function childScriptPath(): string {
 /**
  * The permission flags of this Node: `--permission` from 22, `--experimental-permission`
  * on 20–21; the process may read its own entry file and nothing else, and start no process
- * or worker. An engine without the model (or whose child refuses the flag) runs without it.
+ * (one worker: its orphan watchdog). An engine without the model (or whose child refuses the flag) runs without it.
  */
 export function permissionFlags(entry: string, version = process.versions.node): string[] {
   const major = Number(version.split('.')[0]);
-  if (major >= 22) return ['--permission', `--allow-fs-read=${entry}`];
-  if (major >= 20) return ['--experimental-permission', `--allow-fs-read=${entry}`];
+  // --allow-worker: the orphan watchdog thread of workflow-child.ts (it needs no file).
+  if (major >= 22) return ['--permission', `--allow-fs-read=${entry}`, '--allow-worker'];
+  if (major >= 20) return ['--experimental-permission', `--allow-fs-read=${entry}`, '--allow-worker'];
   return [];
 }
 
 /** One script process: messages in and out, and one `ended` promise whatever happens. */
 export class Isolate {
+  /** Script processes alive in this host (leak checks: back to zero after every run). */
+  static alive = 0;
+  /** Armed memory watchdogs (leak checks). */
+  static watchdogs = 0;
   private readonly proc: ChildProcess;
   private readonly watchdog?: NodeJS.Timeout;
   private stderr = '';
@@ -58,6 +63,7 @@ export class Isolate {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'json',
     });
+    Isolate.alive++;
     this.proc.stderr?.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString('utf8')).slice(-2000);
     });
@@ -69,10 +75,17 @@ export class Isolate {
       if (m.op === 'ready') return readyResolve(true);
       onMessage(m);
     });
-    if (process.platform === 'linux') this.watchdog = setInterval(() => this.checkRss(limits.rssMb), 100);
+    if (process.platform === 'linux') {
+      this.watchdog = setInterval(() => this.checkRss(limits.rssMb), 100);
+      Isolate.watchdogs++;
+    }
     this.ended = new Promise((resolve) => {
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
-        if (this.watchdog) clearInterval(this.watchdog);
+        Isolate.alive--;
+        if (this.watchdog) {
+          clearInterval(this.watchdog);
+          Isolate.watchdogs--;
+        }
         readyResolve(false);
         const cause: ExitCause =
           this.cause ?? (code === EXIT_STALLED ? 'stalled' : signal === 'SIGABRT' || code === 134 || /heap out of memory|Allocation failed/i.test(this.stderr) ? 'oom' : 'exited');

@@ -38,6 +38,8 @@ const tokensOf = (events: readonly SessionEvent[]): number =>
  * events in the parent's log. `end()` is the one way out, whatever the cause.
  */
 export class Run {
+  /** Armed wall clocks in this host (leak checks). */
+  static wallClocks = 0;
   readonly outcome: Promise<RunOutcome>;
   private resolveOutcome!: (o: RunOutcome) => void;
   private isolate?: Isolate;
@@ -76,6 +78,7 @@ export class Run {
 
   async start(script: string, args: unknown): Promise<void> {
     this.wallTimer = setTimeout(() => void this.end('failed', 'WALL_CLOCK', `The workflow ran past its wall clock (${Math.round(this.limits.wallClockMs / 1000)} s).`), this.limits.wallClockMs);
+    Run.wallClocks++;
     let isolate = this.spawn(true);
     if (!(await isolate.ready) && !this.ended) {
       // A Node that refuses the permission flags: run without them (still a process of its own, empty env).
@@ -194,7 +197,10 @@ export class Run {
   async end(status: WorkflowStatus, code?: WorkflowErrorCode, error?: string, resultJson?: string, line?: number): Promise<RunOutcome> {
     if (this.ended) return this.outcome;
     this.ended = true;
-    if (this.wallTimer) clearTimeout(this.wallTimer);
+    if (this.wallTimer) {
+      clearTimeout(this.wallTimer);
+      Run.wallClocks--;
+    }
     this.abort.abort('cancelled');
     this.isolate?.kill();
     this.slots.close();

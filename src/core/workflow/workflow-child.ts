@@ -8,6 +8,7 @@
 // it imports nothing at run time but Node built-ins, so the permission model need only let
 // it read itself.
 import * as vm from 'node:vm';
+import { Worker } from 'node:worker_threads';
 import type { FromChild, ToChild } from './bridge';
 
 const EXIT_STALLED = 3; // bridge.EXIT_STALLED, kept literal: this file imports no module of ours
@@ -127,6 +128,16 @@ const withLine = (err: unknown) => {
   const line = lineOf(err);
   return line !== undefined ? { line } : {};
 };
+
+// Dies with its host: if the host is killed (kill -9, a crashed extension host) this
+// process is re-parented; a watchdog thread notices even while the script spins in a
+// synchronous loop, and ends the process.
+const ORPHAN_WATCH = `const ppid = process.ppid; setInterval(() => { if (process.ppid !== ppid) process.kill(${process.pid}, 'SIGKILL'); }, 250);`;
+try {
+  new Worker(ORPHAN_WATCH, { eval: true, env: {}, resourceLimits: { maxOldGenerationSizeMb: 8 } }).unref();
+} catch {
+  // no worker (permission model without --allow-worker): the host's wall clock still applies while it lives
+}
 
 process.on('message', (raw: unknown) => {
   const m = raw as ToChild;
