@@ -14,9 +14,10 @@ import * as store from './store.bench';
 import * as subagent from './subagent.bench';
 import * as tools from './tools.bench';
 import * as webview from './webview.bench';
+import * as workflow from './workflow.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -49,9 +49,28 @@ export interface TreeNode {
   reports: number;
   /** Slot for a goal phase ('active', 'paused', 'blocked', 'complete'); empty until goals exist. */
   goalPhase?: string;
+  /** A workflow run's node (id `wf.<runId>`, under its parent; its agents are its children in the tree). */
+  kind?: 'session' | 'workflow';
+  workflow?: WorkflowNodeView;
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
+}
+
+/** What a workflow run's node shows: its phases, its latest log lines, its agents. */
+export interface WorkflowNodeView {
+  runId: string;
+  name: string;
+  description: string;
+  /** The latest phase; `phases` are all of them, in order. */
+  phase?: string;
+  phases: string[];
+  /** The last few log lines. */
+  logs: string[];
+  agents: number;
+  running: number;
+  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  code?: string;
 }
 
 export interface ToolCallView {
@@ -160,6 +179,8 @@ export type WebviewToHost =
   | { type: 'chat/send'; id: string; sessionId?: string; text: string }
   /** Stop the session's running turn (its inbox is kept). */
   | { type: 'agent/interrupt'; id: string; sessionId: string }
+  /** A human's "Cancel workflow" on a run's node: the script stops, its running agents are cancelled. */
+  | { type: 'workflow/cancel'; id: string; runId: string }
   /** Fork a session from the end of the turn holding `seq`. */
   | { type: 'session/fork'; id: string; sessionId: string; seq: number }
   /** Open (or reveal) a session's transcript in an editor tab. */
@@ -240,6 +261,7 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
   'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
   'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
+  'workflow/cancel': (x) => str(x.id) && id(x.runId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'transcript/open': (x) => id(x.sessionId),
   'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),

@@ -26,6 +26,8 @@ import type { SandboxStatus } from './tools/sandbox/detect';
 
 /** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
 const STORE_REASON = "it is Arbor's session store (every conversation's log and settings); an agent must not rewrite its own history or permissions";
+import type { WorkflowDeployment } from './workflow/limits';
+import { wireWorkflows } from './workflow/wire';
 
 /** A deployment as a plain object: which store, model, workspace, policies and limits. */
 export interface HarnessConfig {
@@ -53,6 +55,8 @@ export interface HarnessConfig {
   escalateTimeoutMs?: number;
   /** The OS sandbox of `run_command` (decision 0005): whether confined commands get the network (default no), which bubblewrap. */
   commands?: { network?: boolean; bwrapPath?: string };
+  /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
+  workflow?: Partial<WorkflowDeployment>;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -73,6 +77,7 @@ export class Harness {
   readonly subagents: SubagentRuntime;
   /** Confines `run_command` in read-only and workspace-write. */
   readonly commandSandbox: CommandSandbox;
+  readonly workflows: ReturnType<typeof wireWorkflows>;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -104,6 +109,7 @@ export class Harness {
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
+    this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -335,6 +341,7 @@ export class Harness {
       const session = await this.store.inspect(id);
       const agent = this.adopt(new SessionWriter(session, this.store));
       await agent.recover();
+      await this.workflows.closeOutlived(agent.writer);
       agent.pump(); // messages accepted before a restart were promised: work through them
       return agent;
     })().finally(() => this.opening.delete(id));
@@ -438,6 +445,8 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
+    // Workflows first: their script processes and children end before any turn or agent does.
+    await this.workflows.close(CLOSED_DURING_TURN);
     const resident = [...this.agents.values()];
     const running = resident.filter((a) => a.status === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });

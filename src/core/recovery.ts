@@ -4,6 +4,7 @@ import { descriptorOf } from './session/folds';
 import type { Session } from './session/session';
 import type { Store } from './store/store';
 import { lastTurnText } from './subagent/runtime';
+import { WorkflowEngine } from './workflow/engine';
 
 /**
  * After a crash, every session whose last turn is open is closed as `interrupted` ("the
@@ -28,9 +29,11 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     const w = new SessionWriter(s, store);
     const compaction = s.openCompactionId;
     if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
+    await WorkflowEngine.closeOutlived(w); // never re-run: closed as interrupted
     await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const d = descriptorOf(s.header, s.events);
-    closed.push({ id: header.id, ...(d && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text: lastTurnText(s.events) });
+    // A workflow's child gets no notice of its own: its run's workflow/end speaks for all of them.
+    closed.push({ id: header.id, ...(d && !d.workflow && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text: lastTurnText(s.events) });
   }
   // One notice per interrupted child, in its parent's log (fresh read: the parent may have
   // had a turn of its own closed above).

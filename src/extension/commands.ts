@@ -15,6 +15,8 @@ export interface CommandArgs {
   arborSeq?: number;
   /** Which webview the menu was opened in (chat messages): the fork opens where the button would open it. */
   arborView?: 'panel' | 'transcript';
+  /** A workflow run's node (`webviewSection == workflowNode`). */
+  arborRunId?: string;
 }
 
 type Command = (args?: CommandArgs) => Promise<void>;
@@ -73,6 +75,19 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       if (!id) return;
       const stopped = await c.interrupt(id);
       if (stopped.length > 1) void vscode.window.showInformationMessage(`Arbor: stopped ${quoted(await nameOf(host, id))} and ${stopped.length - 1} subagent(s) under it.`);
+    },
+    'arbor.cancelWorkflow': async (args) => {
+      let runId = args?.arborRunId;
+      if (!runId) {
+        const runs = (await c.nodes()).filter((n) => n.kind === 'workflow' && n.workflow?.status === 'running');
+        if (runs.length === 0) return void vscode.window.showInformationMessage('Arbor: no workflow is running.');
+        const pick = await vscode.window.showQuickPick(
+          runs.map((n) => ({ label: n.workflow!.name, description: `${n.workflow!.running} running · ${n.workflow!.agents} agents`, runId: n.workflow!.runId })),
+          { title: 'Cancel which workflow?' },
+        );
+        runId = pick?.runId;
+      }
+      if (runId) await c.cancelWorkflow(runId);
     },
     'arbor.openTranscript': async (args) => {
       const id = await pickSession(host, args, 'Open the transcript of which session?');

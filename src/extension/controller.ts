@@ -43,6 +43,7 @@ export class PanelController implements ApprovalPort {
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
       awaitingApproval: (id) => this.desk.waitingIn(id),
       isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
+      workflowRunning: (runId) => !!this.harness?.workflows.engine.isRunning(runId),
     });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
@@ -128,6 +129,10 @@ export class PanelController implements ApprovalPort {
       await this.interrupt(m.sessionId);
       done(port, m.id, m.sessionId);
     },
+    'workflow/cancel': async (port, m) => {
+      await this.cancelWorkflow(m.runId);
+      done(port, m.id);
+    },
     'session/fork': async (port, m) => {
       const fork = await this.forkAndShow(m.sessionId, m.seq, port.view);
       done(port, m.id, fork);
@@ -186,6 +191,12 @@ export class PanelController implements ApprovalPort {
    * Stop a subtree (the tree's Interrupt, the chat's Stop, the command): the session's turn
    * and the turns of all its running descendants; inboxes are kept and nothing resumes by itself.
    */
+  /** A human's "Cancel workflow": the run ends `cancelled` (its script stopped, its running agents cancelled). */
+  async cancelWorkflow(runId: string): Promise<void> {
+    const h = await this.ensure();
+    if (!(await h.workflows.engine.cancel(runId))) throw new Error(`Workflow ${runId} is not running.`);
+  }
+
   async interrupt(sessionId: string): Promise<string[]> {
     const h = await this.ensure();
     const stopped = await h.interruptSubtree(sessionId);
@@ -353,6 +364,8 @@ export class PanelController implements ApprovalPort {
     this.tree.apply(sessionId, e);
     this.feed.event(sessionId, e);
     this.pushNode(sessionId);
+    for (const id of this.tree.applyWorkflow(sessionId, e)) this.pushNode(id);
+    if (e.type === 'turn/end') for (const id of this.tree.runs.of(sessionId)) this.pushNode(id);
     const parent = this.tree.node(sessionId)?.parentId;
     if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.pushNode(parent);
     // A settlement notice means the child was released: its status changed without an event of its own.

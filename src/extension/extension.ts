@@ -12,6 +12,7 @@ const COMMANDS = [
   'arbor.fork',
   'arbor.sendMessage',
   'arbor.interrupt',
+  'arbor.cancelWorkflow',
   'arbor.openTranscript',
   'arbor.openEventLog',
   'arbor.setApiKey',

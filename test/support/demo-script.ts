@@ -13,14 +13,25 @@ const lastUser = (msgs: Msg[]) => [...msgs].reverse().find((m) => m.role === 'us
 const SLOW = 'I am working through a long analysis, one careful step at a time. '.repeat(40);
 
 /** The demo's scenes, listed up front: an empty panel offers them as buttons (`arbor.chat.examplePrompts`). */
-export const DEMO_PROMPTS: readonly string[] = ['survey the workspace', 'fork a reviewer', 'start a long task'];
+export const DEMO_PROMPTS: readonly string[] = ['survey the workspace', 'fork a reviewer', 'start a long task', 'run a workflow'];
 
 // Menu names as in package.json (`Fork Conversation`, `Interrupt Agent`, `Send Message to Agent`).
 export const DEMO_HELP =
   'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
+  '"run a workflow" (a script fans out four children in two phases under a workflow node: right-click it → Cancel Workflow), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
   'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
+
+/** The workflow scene's script: two phases, four children (three in parallel, then a summary). */
+export const DEMO_WORKFLOW = [
+  'phase("review");',
+  'log("reviewing " + args.parts.length + " parts");',
+  'const notes = await parallel(args.parts.map((p) => () => agent("WORKFLOW: review the " + p, { label: p })));',
+  'phase("summarise");',
+  'const summary = await agent("WORKFLOW: summarise these notes: " + notes.join(" | "), { label: "summary" });',
+  'return { parts: args.parts, notes, summary };',
+].join('\n');
 
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */
 export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
@@ -38,11 +49,13 @@ export function demoReply(body: ChatBody): Reply {
     const task = text(lastUser(msgs));
     if (task.startsWith('SURVEY')) return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }] };
     if (task.startsWith('LONG')) return { text: SLOW, chunkSize: 4, chunkDelayMs: 60 };
+    if (task.startsWith('WORKFLOW')) return { text: `Checked: ${task.slice(10, 60)} — no issues found.`, chunkSize: 4, chunkDelayMs: 40 };
     if (task.startsWith('REVIEW')) return { text: 'Review (from a fork that already knew the conversation): the plan is sound; add a test for the edge case.', chunkSize: 6, chunkDelayMs: 20 };
     return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
   }
 
   if (last.role === 'tool') {
+    if (said.includes('"runId"')) return { text: 'The workflow finished: its node in the tree shows the phases, the log and the four agents it ran.' };
     const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
     if (refused) return { text: `Understood, I left it as it is. You said: "${refused[1]}".` };
     if (said.includes('approval was refused')) return { text: 'Understood, I did not do it.' };
@@ -61,6 +74,8 @@ export function demoReply(body: ChatBody): Reply {
     return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true, justification: 'the tests download fixtures, and the sandbox has no network' } }] };
   }
   if (lower.includes('edit the settings')) return { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: DEMO_SETTINGS } }] };
+  if (lower.includes('workflow'))
+    return { toolCalls: [{ name: 'workflow', arguments: { script: DEMO_WORKFLOW, meta: { name: 'review-parts', description: 'Review three parts in parallel, then summarise.' }, args: { parts: ['parser', 'store', 'webview'] }, concurrency: 3 } }] };
   if (lower.includes('survey')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } }] };
   if (lower.includes('fork')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'REVIEW: review the plan so far.', label: 'reviewer' } }] };
   if (lower.includes('long')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'LONG: analyse everything slowly.', label: 'long-task', mode: 'continuable' } }] };

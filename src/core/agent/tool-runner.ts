@@ -36,7 +36,7 @@ export async function runToolCalls(calls: readonly ToolCall[], tools: readonly T
         }
         if (!parsed!.ok) return { isError: true, content: parsed!.message };
         try {
-          return await tool.execute(parsed!.args, ctx);
+          return await tool.execute(parsed!.args, { ...ctx, callId: call.id });
         } catch (err) {
           // A tool must not throw; if one does, the model still gets an answer it can act on.
           return { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };

@@ -171,6 +171,8 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   /** The persona is the whole system prompt. */
   personaComplete?: boolean;
   toolFilter?: string[];
+  /** The child is agent number `index` of workflow run `runId` in its parent's log (the tree puts it under the run). */
+  workflow?: { runId: string; index: number };
 }
 
 export interface EndSeedEvent extends Base<'session/end-seed'> {
@@ -208,6 +210,25 @@ export type WorkflowEventType =
   | 'workflow/log'
   | 'workflow/agent'
   | 'workflow/end';
+
+/** How a workflow run ended: its script returned, failed (a code says why), was cancelled by a human, or was cut by an interrupt / close / crash. */
+export type WorkflowStatus = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/** `data` of each `workflow/*` type (validated at append: a script that escapes its sandbox can post anything). */
+export interface WorkflowData {
+  'workflow/start': {
+    callId?: string;
+    name: string;
+    description: string;
+    scriptSha256: string;
+    scriptBytes: number;
+    limits: { maxTotalAgents: number; concurrency: number; wallClockMs: number };
+  };
+  'workflow/phase': { index: number; title: string };
+  'workflow/log': { message: string; truncated?: boolean };
+  'workflow/agent': { index: number; childId: string; label?: string; status: 'started' | 'done'; stopReason?: StopReason };
+  'workflow/end': { status: WorkflowStatus; code?: string; error?: string; agents: number; tokens: number; resultBytes: number; logsDropped: number };
+}
 
 export interface WorkflowEvent extends Base<WorkflowEventType> {
   runId: string;

@@ -38,7 +38,22 @@ const grantScope: Check = (v) => record(v) && oneOf('command-prefix', 'path')(v.
 
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
-const workflow = [r('runId', nonEmpty, 'a non-empty string'), r('data', record, 'an object', true)];
+// Each workflow/* type pins its data's required keys and their shapes.
+const has = (spec: Record<string, Check>, optional: Record<string, Check> = {}): Check => (v) =>
+  record(v) && Object.entries(spec).every(([k, c]) => c(v[k])) && Object.entries(optional).every(([k, c]) => v[k] === undefined || c(v[k]));
+const STOPS = ['completed', 'interrupted', 'error', 'max-tokens', 'cancelled'];
+const limits: Check = (v) => record(v) && natural(v.maxTotalAgents) && natural(v.concurrency) && natural(v.wallClockMs);
+const WORKFLOW_DATA = {
+  'workflow/start': has({ name: str, description: str, scriptSha256: nonEmpty, scriptBytes: natural, limits }, { callId: nonEmpty }),
+  'workflow/phase': has({ index: natural, title: str }),
+  'workflow/log': has({ message: str }, { truncated: bool }),
+  'workflow/agent': has({ index: natural, childId: nonEmpty, status: oneOf('started', 'done') }, { label: str, stopReason: oneOf(...STOPS) }),
+  'workflow/end': has(
+    { status: oneOf('completed', 'failed', 'cancelled', 'interrupted'), agents: natural, tokens: natural, resultBytes: natural, logsDropped: natural },
+    { code: nonEmpty, error: str },
+  ),
+};
+const workflow = (t: keyof typeof WORKFLOW_DATA): FieldRule[] => [r('runId', nonEmpty, 'a non-empty string'), r('data', WORKFLOW_DATA[t], `the ${t} data (see WorkflowData)`)];
 
 export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'user/message': [
@@ -104,6 +119,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('persona', str, 'a string', true),
     r('personaComplete', bool, 'a boolean', true),
     r('toolFilter', strings, 'an array of tool names', true),
+    r('workflow', (v) => record(v) && nonEmpty(v.runId) && natural(v.index), '{runId, index}', true),
   ],
   'session/end-seed': [
     r('seedLength', natural, 'a non-negative integer'),
@@ -113,11 +129,11 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
   'goal/change': [r('goal', (v) => v === null || record(v), 'an object or null')],
-  'workflow/start': workflow,
-  'workflow/phase': workflow,
-  'workflow/log': workflow,
-  'workflow/agent': workflow,
-  'workflow/end': workflow,
+  'workflow/start': workflow('workflow/start'),
+  'workflow/phase': workflow('workflow/phase'),
+  'workflow/log': workflow('workflow/log'),
+  'workflow/agent': workflow('workflow/agent'),
+  'workflow/end': workflow('workflow/end'),
 };
 
 export function isEventType(t: unknown): t is EventType {

@@ -143,6 +143,7 @@ export class SubagentRuntime {
       ...(request.model ? { model: request.model } : {}),
       ...(request.persona ? { persona: request.persona.text, ...(request.persona.complete ? { personaComplete: true } : {}) } : {}),
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),
+      ...(request.workflow ? { workflow: { ...request.workflow } } : {}),
     });
     const refused = approval === 'never';
     await writer.append({

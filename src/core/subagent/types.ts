@@ -25,6 +25,8 @@ export interface SubagentRequest {
   persona?: Persona;
   model?: string;
   maxTokens?: number;
+  /** Set by the workflow engine: the child is agent `index` of run `runId` (written into its descriptor). */
+  workflow?: { runId: string; index: number };
 }
 
 /**

@@ -42,7 +42,8 @@ export type ToolErrorCode =
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
   | 'TOO_LARGE'
-  | 'SUBAGENT';
+  | 'SUBAGENT'
+  | 'WORKFLOW';
 
 export interface ToolResult {
   content: string;
@@ -65,6 +66,8 @@ export interface ToolContext {
   /** More paths a write needs approval for, with why (the host's session store, kept wherever it is). */
   protectedPaths?: readonly ProtectedPath[];
   signal: AbortSignal;
+  /** The id of the model's tool call being run (set per call; the workflow engine records it). */
+  callId?: string;
 }
 
 export interface ProtectedPath {

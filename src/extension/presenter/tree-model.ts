@@ -2,6 +2,7 @@ import type { SessionEvent, SessionHeader } from '../../core/session/events';
 import { sessionStatus, type SessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, summarize, type SessionSummary } from '../../core/session/summary';
 import type { NodeStatus, TreeNode } from '../../protocol';
+import { isRunNode, WorkflowRuns } from './workflow-runs';
 
 // The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -17,6 +18,8 @@ export interface LiveProbe {
   awaitingApproval?(id: string): boolean;
   /** Its turn waits for a free slot under the limit on subagents running at once. */
   isQueued?(id: string): boolean;
+  /** The workflow run is going in this process. */
+  workflowRunning?(runId: string): boolean;
 }
 
 /**
@@ -30,6 +33,8 @@ export class TreeModel {
   private readonly activity = new Map<string, { text: string; since: number }>();
   /** Characters streamed for the request under way (its completion estimate until usage arrives). */
   private readonly streamedChars = new Map<string, number>();
+  /** Workflow runs: virtual nodes under their parents, over their agents. */
+  readonly runs = new WorkflowRuns();
 
   constructor(private readonly probe: LiveProbe) {}
 
@@ -47,6 +52,7 @@ export class TreeModel {
     this.folds.delete(id);
     this.activity.delete(id);
     this.streamedChars.delete(id);
+    this.runs.forget(id);
   }
 
   /** Replace a session's summary (the store's, or one folded from its whole log); a copy is kept. */
@@ -59,6 +65,7 @@ export class TreeModel {
   foldAll(id: string, events: readonly SessionEvent[]): void {
     const h = this.headers.get(id);
     if (h) this.folds.set(id, summarize(h, events));
+    for (const e of events) this.runs.apply(id, e);
   }
 
   /** Fold one new event; returns true when the node's view changed. */
@@ -108,6 +115,10 @@ export class TreeModel {
   }
 
   node(id: string): TreeNode | undefined {
+    if (isRunNode(id)) {
+      const run = this.runs.node(id, undefined, false);
+      return run && this.runs.node(id, this.node(run.parentId!), this.probe.isRunning(run.parentId!) || (this.probe.workflowRunning?.(run.workflow!.runId) ?? false));
+    }
     const h = this.headers.get(id);
     const f = this.folds.get(id);
     if (!h || !f) return undefined;
@@ -123,7 +134,8 @@ export class TreeModel {
             : undefined;
     return {
       id,
-      ...(h.parentSession ? { parentId: h.parentSession } : {}),
+      // A workflow's agent hangs under its run's node; its header keeps the real parent.
+      ...(h.parentSession ? { parentId: this.runs.parentOf(id) ?? h.parentSession } : {}),
       origin: h.origin,
       ...(h.title ? { title: h.title } : {}),
       ...(f.label ? { label: f.label } : {}),
@@ -149,9 +161,14 @@ export class TreeModel {
     return this.headers.keys();
   }
 
+  /** Fold a `workflow/*` event of `sessionId`: the node ids to re-send (the run's, a re-parented agent's). */
+  applyWorkflow(sessionId: string, e: SessionEvent): string[] {
+    return this.runs.apply(sessionId, e);
+  }
+
   nodes(): TreeNode[] {
     const out: TreeNode[] = [];
-    for (const id of this.headers.keys()) {
+    for (const id of [...this.headers.keys(), ...this.runs.ids()]) {
       const n = this.node(id);
       if (n) out.push(n);
     }

@@ -66,6 +66,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       persona: 'a careful tester',
       personaComplete: true,
       toolFilter: ['read', 'grep'],
+      workflow: { runId: 'r1', index: 0 },
     },
   },
   // Only Session.fromSeed writes it; checked through Session.restore below.
@@ -74,11 +75,14 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
   'goal/change': { before: [], event: { type: 'goal/change', goal: { objective: 'ship', phase: 'plan' } } },
-  'workflow/start': { before: [], event: { type: 'workflow/start', runId: 'r1', data: { name: 'review' } } },
-  'workflow/phase': { before: [], event: { type: 'workflow/phase', runId: 'r1', data: { phase: 2 } } },
-  'workflow/log': { before: [], event: { type: 'workflow/log', runId: 'r1', data: { line: 'x' } } },
-  'workflow/agent': { before: [], event: { type: 'workflow/agent', runId: 'r1', data: { agent: 'a' } } },
-  'workflow/end': { before: [], event: { type: 'workflow/end', runId: 'r1', data: {} } },
+  'workflow/start': {
+    before: [],
+    event: { type: 'workflow/start', runId: 'r1', data: { callId: 'c1', name: 'review', description: 'd', scriptSha256: 'ab', scriptBytes: 9, limits: { maxTotalAgents: 5, concurrency: 2, wallClockMs: 1000 } } },
+  },
+  'workflow/phase': { before: [], event: { type: 'workflow/phase', runId: 'r1', data: { index: 0, title: 'scan' } } },
+  'workflow/log': { before: [], event: { type: 'workflow/log', runId: 'r1', data: { message: 'x', truncated: true } } },
+  'workflow/agent': { before: [], event: { type: 'workflow/agent', runId: 'r1', data: { index: 0, childId: 's.a', label: 'a', status: 'done', stopReason: 'completed' } } },
+  'workflow/end': { before: [], event: { type: 'workflow/end', runId: 'r1', data: { status: 'failed', code: 'AGENT_CAP', error: 'e', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 } } },
 };
 
 /** These three come together or not at all (see compaction.test.ts). */
@@ -206,6 +210,13 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a goal that is an array', 'goal/change', 'goal', []],
     ['an empty workflow runId', 'workflow/log', 'runId', ''],
     ['workflow data that is an array', 'workflow/end', 'data', [1]],
+    ['a workflow/end with an unknown status', 'workflow/end', 'data', { status: 'done', agents: 0, tokens: 0, resultBytes: 0, logsDropped: 0 }],
+    ['a workflow/end without its agent count', 'workflow/end', 'data', { status: 'completed', tokens: 0, resultBytes: 0, logsDropped: 0 }],
+    ['a workflow/agent with a fractional index', 'workflow/agent', 'data', { index: 1.5, childId: 'c', status: 'started' }],
+    ['a workflow/agent with an unknown stopReason', 'workflow/agent', 'data', { index: 1, childId: 'c', status: 'done', stopReason: 'ok' }],
+    ['a workflow/log whose message is not text', 'workflow/log', 'data', { message: { html: 'x' } }],
+    ['a workflow/start without limits', 'workflow/start', 'data', { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1 }],
+    ['a descriptor whose workflow has no run id', 'subagent/descriptor', 'workflow', { index: 0 }],
   ];
 
   for (const [what, type, field, value] of cases) {

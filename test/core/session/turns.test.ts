@@ -56,7 +56,7 @@ describe('turns and tool calls', () => {
         ev.approval('ask', 'user'),
         ev.descriptor('x'),
         { type: 'goal/change', goal: null },
-        { type: 'workflow/log', runId: 'r1' },
+        { type: 'workflow/log', runId: 'r1', data: { message: 'm' } },
         ev.compactionStart('c1'),
         ev.compactionEnd('c1', 'aborted'),
       ]);

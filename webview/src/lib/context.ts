@@ -4,6 +4,9 @@ import type { TreeNode } from '../../../src/protocol';
 import { isActive } from './format';
 
 export function treeNodeContext(node: TreeNode): string {
+  // A workflow run's node is no session: its menu offers Cancel Workflow, not the session actions.
+  if (node.kind === 'workflow' && node.workflow)
+    return JSON.stringify({ webviewSection: 'workflowNode', arborRunId: node.workflow.runId, arborRunning: isActive(node.status), preventDefaultContextMenuItems: true });
   return JSON.stringify({
     webviewSection: 'treeNode',
     arborSessionId: node.id,

@@ -196,6 +196,13 @@ export class AppState {
     post({ type: 'agent/interrupt', id, sessionId });
   }
 
+  /** "Cancel workflow" on a run's node. */
+  cancelWorkflow(runId: string): void {
+    const id = requestId();
+    this.#pending.set(id, { what: 'Cancelling the workflow' });
+    post({ type: 'workflow/cancel', id, runId });
+  }
+
   fork(sessionId: string, seq: number): void {
     if (this.readOnly) return;
     const id = requestId();

@@ -1,0 +1,153 @@
+// Workflow figures (issue 12, decision 0027): the cost of an agent() against a plain one-shot
+// child, how a fan-out scales, how well slots are used, and how little a spinning script
+// disturbs the host's event loop. The model is the real test server through the real client.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Harness } from '../src/core/harness';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, missed, now, tempDir } from './support';
+
+export const name = 'workflow';
+
+const VS_ONESHOT: FigureSpec = { id: 'workflow.agent.vs_oneshot', op: '<=', target: 1.5 };
+const SCALE: FigureSpec = { id: 'workflow.fanout.scale', op: '<=', target: 1.5 };
+const EFFICIENCY: FigureSpec = { id: 'workflow.parallel.efficiency', op: '>=', target: 0.8 };
+const HOST_LAG: FigureSpec = { id: 'workflow.host_lag.ratio', op: '<=', target: 3 };
+export const figures: readonly FigureSpec[] = [VS_ONESHOT, SCALE, EFFICIENCY, HOST_LAG];
+
+async function open(server: ModelServer, extra: Parameters<typeof Harness.open>[0]['workflow'] = {}): Promise<Harness> {
+  const dir = tempDir('arbor-bench-wf-');
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws, { recursive: true });
+  return Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { baseURL: server.baseURL, name: 'bench', apiKey: 'k', maxRetries: 0 },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    releaseDelayMs: 0,
+    workflow: extra,
+  });
+}
+
+async function runScript(h: Harness, sessionId: string, script: string, concurrency: number): Promise<number> {
+  const t = now();
+  const o = await h.workflows.engine.run({ script, meta: { name: 'bench', description: 'bench' }, concurrency }, { sessionId, signal: new AbortController().signal });
+  if (o.status !== 'completed') throw new Error(`the bench workflow ended ${o.status}: ${o.code} ${o.error}`);
+  return now() - t;
+}
+
+/** 200 sequential agent() calls ÷ 200 sequential one-shot children started directly (same harness, zero-latency model). */
+async function vsOneshot(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  server.setFallback(() => ({ text: 'ok' }));
+  const h = await open(server);
+  try {
+    const parent = await h.createSession();
+    const n = 200;
+    const direct = async () => {
+      const t = now();
+      for (let i = 0; i < n; i++) {
+        const run = await h.subagents.start(parent, 'spawn', { prompt: `task ${i}` });
+        await run.result;
+        await run.dispose();
+      }
+      return now() - t;
+    };
+    const script = `for (let i = 0; i < ${n}; i++) await agent("task " + i); return 1;`;
+    await direct(); // warm-up of both paths
+    await runScript(h, parent.id, script, 1);
+    const reps = opts.quick ? 1 : 3;
+    let wf = 0;
+    let one = 0;
+    for (let r = 0; r < reps; r++) {
+      one += await direct();
+      wf += await runScript(h, parent.id, script, 1);
+    }
+    opts.note(`workflow: ${n} agent() ${(wf / reps / n).toFixed(2)} ms each, one-shot child ${(one / reps / n).toFixed(2)} ms each`);
+    return { ...VS_ONESHOT, value: wf / one };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Per-agent wall time at 1,000 agents ÷ at 100, concurrency 16. */
+async function fanoutScale(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  server.setFallback(() => ({ text: 'ok' }));
+  const h = await open(server);
+  try {
+    const parent = await h.createSession();
+    const fan = (n: number) => `return (await parallel(Array.from({ length: ${n} }, (_, i) => () => agent("t" + i)))).length;`;
+    await runScript(h, parent.id, fan(50), 16);
+    const small = (await runScript(h, parent.id, fan(100), 16)) / 100;
+    const large = (await runScript(h, parent.id, fan(1000), 16)) / 1000;
+    opts.note(`workflow: fan-out per agent ${small.toFixed(2)} ms at 100, ${large.toFixed(2)} ms at 1000 (concurrency 16)`);
+    return { ...SCALE, value: large / small };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Ideal ÷ measured wall time: 64 agents, 50 ms model latency, concurrency 8 (ideal 8 waves × 50 ms). */
+async function parallelEfficiency(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  server.setFallback(() => ({ text: 'ok', delayMs: 50 }));
+  const h = await open(server);
+  try {
+    const parent = await h.createSession();
+    const script = 'return (await parallel(Array.from({ length: 64 }, (_, i) => () => agent("t" + i)))).length;';
+    await runScript(h, parent.id, script, 8);
+    const reps = opts.quick ? 1 : 3;
+    const times: number[] = [];
+    for (let r = 0; r < reps; r++) times.push(await runScript(h, parent.id, script, 8));
+    const measured = Math.min(...times);
+    opts.note(`workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms)`);
+    return { ...EFFICIENCY, value: 400 / measured };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Host p99 event-loop delay while a script spins (`while(true){}` until its wall clock) ÷ the same window idle. */
+async function hostLag(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  const windowMs = opts.quick ? 1500 : 3000;
+  const h = await open(server, { wallClockMs: windowMs });
+  try {
+    const parent = await h.createSession();
+    const p99 = async (during: () => Promise<unknown>) => {
+      const m = monitorEventLoopDelay({ resolution: 5 });
+      m.enable();
+      await during();
+      m.disable();
+      return m.percentile(99) / 1e6;
+    };
+    const idle = await p99(() => new Promise((r) => setTimeout(r, windowMs)));
+    const spinning = await p99(() => h.workflows.engine.run({ script: 'while (true) {}', meta: { name: 'spin', description: 'spin' } }, { sessionId: parent.id, signal: new AbortController().signal }));
+    opts.note(`workflow: host event-loop p99 ${idle.toFixed(1)} ms idle, ${spinning.toFixed(1)} ms while a script spins`);
+    return { ...HOST_LAG, value: spinning / idle };
+  } finally {
+    await h.close();
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const server = await ModelServer.start();
+  const out: Figure[] = [];
+  try {
+    for (const [spec, f] of [
+      [VS_ONESHOT, vsOneshot],
+      [SCALE, fanoutScale],
+      [EFFICIENCY, parallelEfficiency],
+      [HOST_LAG, hostLag],
+    ] as const) {
+      server.reset();
+      try {
+        out.push(await f(opts, server));
+      } catch (err) {
+        out.push(missed(spec, err instanceof Error ? err.message : String(err)));
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionWriter } from '../agent/session-writer';
+import type { SubagentRuntime } from '../subagent/runtime';
+import { WorkflowError } from './errors';
+import { openRuns } from './events';
+import { checkInput, type WorkflowInput } from './input';
+import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
+import { Isolate } from './isolate';
+import { Run, type RunOutcome } from './run';
+
+/** Written as the `error` of a run a crash or reload left open, closed at the next open. */
+export const RUN_OUTLIVED = 'The process ended during this workflow (a crash or a reload); it was not re-run.';
+
+/**
+ * Runs workflow scripts (DESIGN §8, decision 0027): each in a process of its own, fanning
+ * out real one-shot children of the live parent through the subagent runtime. Every cause
+ * of an end (the script returned or failed, the parent's turn was interrupted, a human
+ * cancelled the run, the harness closed) goes through `Run.end`.
+ */
+export class WorkflowEngine {
+  readonly deployment: WorkflowDeployment;
+  private readonly runs = new Map<string, Run>();
+  private closing = false;
+
+  constructor(
+    private readonly rt: SubagentRuntime,
+    deployment: Partial<WorkflowDeployment> = {},
+  ) {
+    this.deployment = { ...DEFAULT_DEPLOYMENT, ...deployment };
+  }
+
+  /** Run a script for the parent session's current tool call; resolves when the run has ended (never rejects). */
+  async run(input: WorkflowInput, ctx: { sessionId: string; signal: AbortSignal; callId?: string }): Promise<RunOutcome> {
+    const failed = (e: WorkflowError): RunOutcome => ({ runId: '', status: 'failed', code: e.code, error: e.message, agents: 0, ...(e.line ? { line: e.line } : {}) });
+    let checked: { sha256: string; bytes: number };
+    try {
+      checked = checkInput(input, this.deployment);
+    } catch (err) {
+      if (err instanceof WorkflowError) return failed(err);
+      throw err;
+    }
+    const parent = this.rt.deps.resident(ctx.sessionId);
+    if (!parent || parent.isDisposed || this.closing) return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
+    if (ctx.signal.aborted) return failed(new WorkflowError('CANCELLED', 'The turn was interrupted before the workflow started.'));
+    const limits = runLimits(this.deployment, input);
+    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment);
+    this.runs.set(run.id, run);
+    void run.outcome.then(() => this.runs.delete(run.id));
+    await run.append('workflow/start', {
+      ...(ctx.callId ? { callId: ctx.callId } : {}),
+      name: input.meta.name.slice(0, 100),
+      description: input.meta.description.slice(0, 1000),
+      scriptSha256: checked.sha256,
+      scriptBytes: checked.bytes,
+      limits: { maxTotalAgents: limits.maxTotalAgents, concurrency: limits.concurrency, wallClockMs: limits.wallClockMs },
+    });
+    // runTurn abandons a tool whose turn is interrupted: the run cleans up from the signal itself.
+    const onAbort = () => void run.end('interrupted', 'CANCELLED', "The parent's turn was interrupted.");
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
+    void run.start(input.script, input.args);
+    try {
+      return await run.outcome;
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A human's "Cancel workflow" (status `cancelled`); false when no such run is going. */
+  async cancel(runId: string): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (!run) return false;
+    await run.end('cancelled', 'CANCELLED', 'The workflow was cancelled by the user.');
+    return true;
+  }
+
+  /** Runs going now, for views (the tree's live probe) and leak checks. */
+  active(): { runId: string; parentId: string; agents: number; running: number }[] {
+    return [...this.runs.values()].map((r) => ({ runId: r.id, parentId: r.parent.id, ...r.counts }));
+  }
+
+  /** Leak checks: runs going, script processes alive, timers armed (wall clocks and memory watchdogs) — all 0 when idle. */
+  stats(): { runs: number; processes: number; timers: number } {
+    return { runs: this.runs.size, processes: Isolate.alive, timers: Run.wallClocks + Isolate.watchdogs };
+  }
+
+  isRunning(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  /** Harness close: every run ends `interrupted`, before any agent is disposed. */
+  async closeAll(why: string): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.runs.values()].map((r) => r.end('interrupted', 'CANCELLED', why)));
+  }
+
+  /**
+   * A run a crash or reload left open (no `workflow/end`) is closed as `interrupted` in the
+   * parent's log and never re-run: its script may have had side effects, and children answer
+   * differently a second time. Returns the run ids it closed.
+   */
+  static async closeOutlived(writer: SessionWriter, live: (runId: string) => boolean = () => false): Promise<string[]> {
+    const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
+    for (const r of open) {
+      await writer.append({ type: 'workflow/end', runId: r.runId, data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 } });
+    }
+    return open.map((r) => r.runId);
+  }
+}

@@ -1,0 +1,121 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
+
+/** How the script process is bounded (decision 0027). */
+export interface IsolateLimits {
+  /** V8 heap of the script process (`--max-old-space-size`). */
+  heapMb: number;
+  /** Resident memory the host lets the process reach (ArrayBuffers are outside the heap); Linux only, polled. */
+  rssMb: number;
+}
+
+export const DEFAULT_ISOLATE: IsolateLimits = { heapMb: 256, rssMb: 768 };
+
+/** Why the process ended without a result. */
+export type ExitCause = 'oom' | 'stalled' | 'exited' | 'killed';
+
+/** Path of the child entry: beside this file in out/ (tsc) and in dist/ (esbuild entry of its own). */
+export function childScriptPath(): string {
+  return path.join(__dirname, 'workflow-child.js');
+}
+
+/**
+ * The permission flags of this Node: `--permission` from 22, `--experimental-permission`
+ * on 20–21; the process may read its own entry file and nothing else, and start no process
+ * (one worker: its orphan watchdog). An engine without the model (or whose child refuses the flag) runs without it.
+ */
+export function permissionFlags(entry: string, version = process.versions.node): string[] {
+  const major = Number(version.split('.')[0]);
+  // --allow-worker: the orphan watchdog thread of workflow-child.ts (it needs no file).
+  if (major >= 22) return ['--permission', `--allow-fs-read=${entry}`, '--allow-worker'];
+  if (major >= 20) return ['--experimental-permission', `--allow-fs-read=${entry}`, '--allow-worker'];
+  return [];
+}
+
+/** One script process: messages in and out, and one `ended` promise whatever happens. */
+export class Isolate {
+  /** Script processes alive in this host (leak checks: back to zero after every run). */
+  static alive = 0;
+  /** Armed memory watchdogs (leak checks). */
+  static watchdogs = 0;
+  private readonly proc: ChildProcess;
+  private readonly watchdog?: NodeJS.Timeout;
+  private stderr = '';
+  private cause: ExitCause | undefined;
+  readonly ended: Promise<{ cause: ExitCause; detail: string }>;
+  /** Resolves when the child said it is ready (its flags were accepted). */
+  readonly ready: Promise<boolean>;
+
+  constructor(
+    onMessage: (m: FromChild) => void,
+    onBadMessage: () => void,
+    limits: IsolateLimits = DEFAULT_ISOLATE,
+    permission = true,
+  ) {
+    const entry = childScriptPath();
+    // The script never sees this process's environment (API keys): only what Electron needs to run as Node.
+    const env: NodeJS.ProcessEnv = process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+    this.proc = fork(entry, [], {
+      env,
+      execArgv: [`--max-old-space-size=${limits.heapMb}`, ...(permission ? permissionFlags(entry) : [])],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    Isolate.alive++;
+    this.proc.stderr?.on('data', (d: Buffer) => {
+      this.stderr = (this.stderr + d.toString('utf8')).slice(-2000);
+    });
+    let readyResolve!: (ok: boolean) => void;
+    this.ready = new Promise((r) => (readyResolve = r));
+    this.proc.on('message', (raw) => {
+      const m = checkFromChild(raw);
+      if (!m) return onBadMessage();
+      if (m.op === 'ready') return readyResolve(true);
+      onMessage(m);
+    });
+    if (process.platform === 'linux') {
+      this.watchdog = setInterval(() => this.checkRss(limits.rssMb), 100);
+      Isolate.watchdogs++;
+    }
+    this.ended = new Promise((resolve) => {
+      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+        Isolate.alive--;
+        if (this.watchdog) {
+          clearInterval(this.watchdog);
+          Isolate.watchdogs--;
+        }
+        readyResolve(false);
+        const cause: ExitCause =
+          this.cause ?? (code === EXIT_STALLED ? 'stalled' : signal === 'SIGABRT' || code === 134 || /heap out of memory|Allocation failed/i.test(this.stderr) ? 'oom' : 'exited');
+        resolve({ cause, detail: code !== null ? `exit code ${code}` : `signal ${signal}` });
+      };
+      this.proc.once('exit', done);
+      this.proc.once('error', () => this.kill('exited'));
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  send(m: ToChild): void {
+    if (this.proc.connected) this.proc.send(m, (err) => err && this.kill('exited'));
+  }
+
+  /** Ends the process at once (SIGKILL also stops a synchronous `while(true){}`). */
+  kill(cause: ExitCause = 'killed'): void {
+    this.cause ??= cause;
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
+  }
+
+  private checkRss(limitMb: number): void {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${this.proc.pid}/status`, 'utf8'))?.[1] ?? 0);
+      if (kb > limitMb * 1024) this.kill('oom');
+    } catch {
+      // the process is gone; its exit handler runs
+    }
+  }
+}

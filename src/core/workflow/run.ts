@@ -1,0 +1,231 @@
+import type { Agent } from '../agent/agent';
+import type { SessionEvent, WorkflowData, WorkflowStatus } from '../session/events';
+import type { SubagentRuntime } from '../subagent/runtime';
+import { SubagentError, type SubagentRun } from '../subagent/types';
+import type { FromChild } from './bridge';
+import { WorkflowError, type WorkflowErrorCode } from './errors';
+import { agentRequest } from './input';
+import { Isolate, type ExitCause } from './isolate';
+import type { RunLimits, WorkflowDeployment } from './limits';
+import { Slots } from './slots';
+
+/** How a run ended, as the tool reports it. */
+export interface RunOutcome {
+  runId: string;
+  status: WorkflowStatus;
+  /** The script's return value as JSON text (completed runs). */
+  resultJson?: string;
+  code?: WorkflowErrorCode;
+  error?: string;
+  line?: number;
+  agents: number;
+}
+
+const EXIT_CODES: Record<ExitCause, WorkflowErrorCode> = { oom: 'SCRIPT_OOM', stalled: 'SCRIPT_STALLED', exited: 'SCRIPT_EXITED', killed: 'CANCELLED' };
+const EXIT_TEXT: Record<ExitCause, string> = {
+  oom: 'The script ran out of memory and its process was ended.',
+  stalled: 'The script awaited a promise that nothing can settle (no agent() call was pending); it was ended.',
+  exited: 'The script process exited before the script returned (process.exit() or a crash).',
+  killed: 'The script process was ended.',
+};
+
+const tokensOf = (events: readonly SessionEvent[]): number =>
+  events.reduce((n, e) => n + (e.type === 'assistant/message' && e.usage ? e.usage.promptTokens + e.usage.completionTokens : 0), 0);
+
+/**
+ * One workflow run: its script process, its `agent()` children (real one-shot children of
+ * the parent through the subagent runtime), its limits, and its durable `workflow/*`
+ * events in the parent's log. `end()` is the one way out, whatever the cause.
+ */
+export class Run {
+  /** Armed wall clocks in this host (leak checks). */
+  static wallClocks = 0;
+  readonly outcome: Promise<RunOutcome>;
+  private resolveOutcome!: (o: RunOutcome) => void;
+  private isolate?: Isolate;
+  private readonly slots: Slots;
+  private readonly abort = new AbortController();
+  private readonly running = new Map<number, SubagentRun>();
+  private readonly tasks = new Set<Promise<void>>();
+  private wallTimer?: NodeJS.Timeout;
+  private ended = false;
+  private requested = 0;
+  private children = 0;
+  private phases = 0;
+  private logs = 0;
+  private logsDropped = 0;
+  private tokens = 0;
+
+  constructor(
+    readonly id: string,
+    readonly parent: Agent,
+    private readonly rt: SubagentRuntime,
+    readonly limits: RunLimits,
+    private readonly d: WorkflowDeployment,
+  ) {
+    this.slots = new Slots(limits.concurrency);
+    this.outcome = new Promise((r) => (this.resolveOutcome = r));
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Agents started and running now (for views and leak checks). */
+  get counts(): { agents: number; running: number } {
+    return { agents: this.children, running: this.running.size };
+  }
+
+  async start(script: string, args: unknown): Promise<void> {
+    this.wallTimer = setTimeout(() => void this.end('failed', 'WALL_CLOCK', `The workflow ran past its wall clock (${Math.round(this.limits.wallClockMs / 1000)} s).`), this.limits.wallClockMs);
+    Run.wallClocks++;
+    let isolate = this.spawn(true);
+    if (!(await isolate.ready) && !this.ended) {
+      // A Node that refuses the permission flags: run without them (still a process of its own, empty env).
+      isolate = this.spawn(false);
+      if (!(await isolate.ready)) return void this.end('failed', 'SCRIPT_EXITED', 'The script process could not start.');
+    }
+    if (this.ended) return isolate.kill();
+    isolate.send({ op: 'start', script, args: args ?? null });
+  }
+
+  private spawn(permission: boolean): Isolate {
+    const iso = new Isolate(
+      (m) => this.onMessage(m),
+      () => void this.end('failed', 'SCRIPT_PROTOCOL', 'The script process sent a message outside the workflow protocol.'),
+      this.d.isolate,
+      permission,
+    );
+    this.isolate = iso;
+    void iso.ended.then(async ({ cause, detail }) => {
+      if (this.isolate !== iso || this.ended) return;
+      if (!(await iso.ready)) return; // never started: start() decides
+      void this.end('failed', EXIT_CODES[cause], `${EXIT_TEXT[cause]} (${detail})`);
+    });
+    return iso;
+  }
+
+  private onMessage(m: FromChild): void {
+    if (this.ended) return;
+    if (m.op === 'phase') return this.phase(m.title);
+    if (m.op === 'log') return this.log(m.message);
+    if (m.op === 'agent') {
+      const t = this.agentCall(m.id, m.prompt, m.opts).finally(() => this.tasks.delete(t));
+      this.tasks.add(t);
+      return;
+    }
+    if (m.op === 'done') {
+      if (!m.ok) return void this.end('failed', (m.code as WorkflowErrorCode) ?? 'SCRIPT_ERROR', m.message, undefined, m.line);
+      if (m.json === null) return void this.end('failed', 'RESULT_NOT_JSON', 'The script returned nothing JSON can hold (end it with `return <json>`).');
+      const bytes = Buffer.byteLength(m.json, 'utf8');
+      if (bytes > this.d.maxResultBytes) return void this.end('failed', 'RESULT_TOO_LARGE', `The script's result is ${bytes} bytes; the limit is ${this.d.maxResultBytes}. Return a summary and let agents write files.`);
+      void this.end('completed', undefined, undefined, m.json);
+    }
+  }
+
+  private phase(title: string): void {
+    if (this.phases >= this.d.maxPhases) return void this.logsDropped++;
+    void this.append('workflow/phase', { index: this.phases++, title: title.slice(0, 200) });
+  }
+
+  private log(message: string): void {
+    if (this.logs >= this.d.maxLogEvents) return void this.logsDropped++;
+    this.logs++;
+    const cut = Buffer.byteLength(message, 'utf8') > this.d.maxLogBytes;
+    void this.append('workflow/log', { message: cut ? Buffer.from(message, 'utf8').subarray(0, this.d.maxLogBytes).toString('utf8') : message, ...(cut ? { truncated: true } : {}) });
+  }
+
+  private async agentCall(id: number, prompt: unknown, opts: unknown): Promise<void> {
+    try {
+      const value = await this.runAgent(prompt, opts);
+      this.isolate?.send({ op: 'agent-result', id, ok: true, value: value ?? null });
+    } catch (err) {
+      const e = err instanceof WorkflowError ? err : new WorkflowError('BAD_AGENT_REQUEST', err instanceof Error ? err.message : String(err));
+      this.isolate?.send({ op: 'agent-result', id, ok: false, code: e.code, message: e.message });
+    }
+  }
+
+  private cancelled(): WorkflowError {
+    return new WorkflowError('CANCELLED', 'The workflow has ended; no agent starts after that.');
+  }
+
+  /** One `agent()`: checks, a FIFO slot, a real one-shot child, its answer or null. */
+  private async runAgent(prompt: unknown, opts: unknown): Promise<unknown> {
+    if (this.ended || this.parent.isDisposed) throw this.cancelled();
+    const { provider, request } = agentRequest(prompt, opts);
+    const index = this.requested++;
+    if (index >= this.limits.maxTotalAgents)
+      throw new WorkflowError('AGENT_CAP', `This run may start at most ${this.limits.maxTotalAgents} agents (agent number ${index + 1} was refused); do the rest in fewer, larger agents.`);
+    if (!(await this.slots.acquire())) throw this.cancelled();
+    try {
+      if (this.ended) throw this.cancelled();
+      let sub: SubagentRun;
+      try {
+        sub = await this.rt.start(this.parent, provider ?? 'spawn', { ...request, workflow: { runId: this.id, index } }, { signal: this.abort.signal });
+      } catch (err) {
+        if (this.ended) throw this.cancelled();
+        const code = err instanceof SubagentError ? `${err.code}: ` : '';
+        throw new WorkflowError('BAD_AGENT_REQUEST', `agent(): ${code}${err instanceof Error ? err.message : String(err)}`);
+      }
+      this.children++;
+      this.running.set(index, sub);
+      const label = request.label;
+      if (!this.ended) void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'started' });
+      if (this.ended) void sub.localAgent.cancel('cancelled', { keepInbox: false });
+      const r = await sub.result;
+      this.tokens += tokensOf(sub.localAgent.session.events);
+      this.running.delete(index);
+      await sub.dispose();
+      if (this.ended) throw this.cancelled();
+      void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
+      if (this.d.overBudget?.(this.tokens)) {
+        void this.end('failed', 'BUDGET', `The workflow's children used ${this.tokens} tokens, past its budget.`);
+        throw new WorkflowError('BUDGET', 'The workflow is over its token budget.');
+      }
+      if (r.stopReason !== 'completed') return null;
+      return request.outputSchema ? (r.output ?? null) : r.text;
+    } finally {
+      this.slots.release();
+    }
+  }
+
+  /**
+   * The one way a run ends: the script process is killed, waiting `agent()` calls get no
+   * slot, running children are cancelled and disposed, then `workflow/end` is appended.
+   * Idempotent; resolves with the outcome.
+   */
+  async end(status: WorkflowStatus, code?: WorkflowErrorCode, error?: string, resultJson?: string, line?: number): Promise<RunOutcome> {
+    if (this.ended) return this.outcome;
+    this.ended = true;
+    if (this.wallTimer) {
+      clearTimeout(this.wallTimer);
+      Run.wallClocks--;
+    }
+    this.abort.abort('cancelled');
+    this.isolate?.kill();
+    this.slots.close();
+    const kids = [...this.running.values()];
+    for (const k of kids) await k.localAgent.cancel('cancelled', { keepInbox: false }).catch(() => undefined);
+    await Promise.allSettled([...this.tasks]);
+    for (const k of kids) await k.dispose().catch(() => undefined);
+    if (this.isolate) await this.isolate.ended;
+    const data: WorkflowData['workflow/end'] = {
+      status,
+      ...(code ? { code } : {}),
+      ...(error ? { error: error.slice(0, 2000) } : {}),
+      agents: this.children,
+      tokens: this.tokens,
+      resultBytes: resultJson ? Buffer.byteLength(resultJson, 'utf8') : 0,
+      logsDropped: this.logsDropped,
+    };
+    await this.append('workflow/end', data);
+    const outcome: RunOutcome = { runId: this.id, status, agents: data.agents, ...(resultJson !== undefined ? { resultJson } : {}), ...(code ? { code } : {}), ...(error ? { error } : {}), ...(line ? { line } : {}) };
+    this.resolveOutcome(outcome);
+    return outcome;
+  }
+
+  async append<T extends keyof WorkflowData>(type: T, data: WorkflowData[T]): Promise<void> {
+    // The parent's own writer (its in-memory log stays current); a parent already closed keeps what it had.
+    await this.parent.writer.append({ type, runId: this.id, data: data as unknown as Record<string, unknown> }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { Harness } from '../../../src/core/harness';
+import { Isolate } from '../../../src/core/workflow/isolate';
+import { until } from '../../support/harness';
+import type { ChatBody, Reply } from '../../support/model-server';
+import { dataOf, promptOf, workflowWorld } from './helpers';
+
+const isChild = (b: ChatBody) => b.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+const FANOUT = 'phase("fan out"); return await parallel([1,2,3,4,5,6].map((i) => () => agent("slow " + i, { label: "s" + i })));';
+
+/** The root calls `workflow` once (children are slow), then says done. */
+function scripted(body: ChatBody): Reply {
+  if (isChild(body)) return { text: `did ${promptOf(body)}`, delayMs: 1500 };
+  if (body.messages[body.messages.length - 1].role === 'tool') return { text: 'done' };
+  return { toolCalls: [{ name: 'workflow', arguments: { script: FANOUT, meta: { name: 'fan', description: 'six slow children' }, concurrency: 3 } }] };
+}
+
+
+describe('workflow cancellation: interrupt, Cancel workflow, harness close — nothing left behind', () => {
+  const x = workflowWorld();
+  let baseline: { resident: number };
+  beforeEach(() => {
+    x.replies((_p, body) => scripted(body));
+    baseline = { resident: x.w.t.h.residentCount };
+  });
+
+  async function startAndWait(): Promise<string> {
+    await x.root.accept('fan out please', { kind: 'user' });
+    await until(() => x.events('workflow/agent').length >= 3, 10_000);
+    return (x.events('workflow/start')[0] as unknown as { runId: string }).runId;
+  }
+
+  function assertClean(): void {
+    assert.deepEqual(x.engine.active(), [], 'no run is going');
+    assert.deepEqual(x.engine.stats(), { runs: 0, processes: 0, timers: 0 }, 'no run, script process, wall clock or watchdog is left');
+    assert.deepEqual(x.w.t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 }, 'no child is resident');
+    assert.equal(x.w.t.h.residentCount, baseline.resident, 'only the root is resident');
+  }
+
+  it("the parent's interrupt ends the run as interrupted and cancels its children", async () => {
+    await startAndWait();
+    await x.w.t.h.interruptSubtree(x.root.id);
+    await until(() => x.events('workflow/end').length === 1, 10_000);
+    await x.w.t.h.settle();
+    const end = dataOf(x.events('workflow/end')[0]);
+    assert.equal(end.status, 'interrupted');
+    assert.equal(end.agents, 3);
+    assertClean();
+    for (const c of x.w.t.h.store.children(x.root.id)) {
+      const s = await x.w.t.h.store.inspect(c.id);
+      assert.equal(s.openTurnId, null, `${c.id}'s turn ended`);
+    }
+  });
+
+  it('a human "Cancel workflow" ends the run as cancelled; the parent’s turn goes on with the failure', async () => {
+    const runId = await startAndWait();
+    assert.equal(await x.engine.cancel(runId), true);
+    await x.w.t.h.settle();
+    const end = dataOf(x.events('workflow/end')[0]);
+    assert.equal(end.status, 'cancelled');
+    const result = x.root.session.events.find((e) => e.type === 'tool/result');
+    assert.match((result as { content: string }).content, /CANCELLED/);
+    assert.equal(x.root.lastTurn?.stopReason, 'completed', 'the parent read the failure and answered');
+    assertClean();
+    assert.equal(await x.engine.cancel(runId), false, 'a second cancel finds nothing');
+  });
+
+  it('harness close ends the run as interrupted, durably, before the store closes', async () => {
+    await startAndWait();
+    await x.w.t.h.close();
+    assert.equal(Isolate.alive, 0);
+    const h = await Harness.open({ ...x.w.t.h.config });
+    try {
+      const s = await h.store.inspect(x.root.id);
+      const ends = s.events.filter((e) => e.type === 'workflow/end').map(dataOf);
+      assert.equal(ends.length, 1);
+      assert.equal(ends[0].status, 'interrupted');
+      assert.equal(h.recovered.length, 0, 'a clean close left nothing for recovery');
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import type { SessionEvent } from '../../../src/core/session/events';
+import { dataOf, workflowWorld } from './helpers';
+
+const agentEvents = (events: readonly SessionEvent[]) => events.filter((e) => e.type === 'workflow/agent').map(dataOf);
+
+describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
+  const x = workflowWorld();
+
+  it('parallel() keeps the thunks’ order whatever finishes first, runs at most `concurrency` children at once, and starts them FIFO', async () => {
+    // Later tasks answer sooner: completion order is the reverse of call order.
+    x.replies((p) => ({ text: `did ${p}`, delayMs: (8 - Number(p.split(' ')[1])) * 15 }));
+    const o = await x.run('return await parallel([0,1,2,3,4,5,6,7].map((i) => () => agent("task " + i, { label: "t" + i })));', { concurrency: 3 });
+    assert.equal(o.status, 'completed', o.error);
+    assert.deepEqual(JSON.parse(o.resultJson!), [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `did task ${i}`));
+    let running = 0;
+    let most = 0;
+    for (const d of agentEvents(x.root.session.events)) {
+      running += d.status === 'started' ? 1 : -1;
+      most = Math.max(most, running);
+    }
+    assert.equal(most, 3, 'never more than 3 children at once, and the slots were used');
+    const starts = agentEvents(x.root.session.events).filter((d) => d.status === 'started').map((d) => d.index);
+    assert.deepEqual(starts, [0, 1, 2, 3, 4, 5, 6, 7], 'children start in call order (FIFO slots)');
+    assert.equal(x.w.t.h.store.children(x.root.id).length, 8, 'each agent() is a real child of the parent');
+  });
+
+  it('pipeline() sends each item through the stages in order and returns the last stage’s values in item order', async () => {
+    const o = await x.run(
+      'return await pipeline(["a", "b", "c"], (v) => agent("one " + v, { label: "1" + v.slice(-1) }), (v, i) => agent("two " + v + " #" + i, { label: "2" + v.slice(-1) }), async (v) => v.toUpperCase());',
+      { concurrency: 2 },
+    );
+    assert.equal(o.status, 'completed', o.error);
+    assert.deepEqual(JSON.parse(o.resultJson!), ['DID TWO DID ONE A #0', 'DID TWO DID ONE B #1', 'DID TWO DID ONE C #2']);
+    // Per item, its stage-one child finished before its stage-two child started.
+    const order = agentEvents(x.root.session.events).map((d) => `${String(d.status)}:${String(d.label)}`);
+    for (const item of ['a', 'b', 'c']) assert.ok(order.indexOf(`done:1${item}`) < order.indexOf(`started:2${item}`), order.join(' '));
+    assert.equal(x.w.t.h.store.children(x.root.id).length, 6);
+  });
+
+  it('agent() at cap + 1 throws AGENT_CAP: the cap’s children ran to the end and none started after', async () => {
+    const o = await x.run('const out = []; for (let i = 0; i < 5; i++) out.push(await agent("task " + i)); return out;', { maxTotalAgents: 3 });
+    assert.equal(o.status, 'failed');
+    assert.equal(o.code, 'AGENT_CAP');
+    assert.equal(o.agents, 3);
+    const done = agentEvents(x.root.session.events).filter((d) => d.status === 'done');
+    assert.deepEqual(done.map((d) => d.stopReason), ['completed', 'completed', 'completed']);
+    assert.equal(x.w.t.h.store.children(x.root.id).length, 3, 'no fourth child was created');
+    const end = dataOf(x.events('workflow/end')[0]);
+    assert.equal(end.code, 'AGENT_CAP');
+  });
+
+  it('the model may lower maxTotalAgents, never raise it past the deployment’s ceiling', async () => {
+    const o = await x.run('return 1;', { maxTotalAgents: 1e6 });
+    assert.equal(o.status, 'completed');
+    assert.equal((dataOf(x.events('workflow/start')[0]).limits as { maxTotalAgents: number }).maxTotalAgents, 1000);
+  });
+
+  it('a syntax error is SCRIPT_PARSE with the script’s line, before anything starts', async () => {
+    const o = await x.run('const a = 1;\nconst b = 2;\nconst c = ;\nreturn a;');
+    assert.equal(o.code, 'SCRIPT_PARSE');
+    assert.equal(o.line, 3);
+    assert.equal(x.root.session.length, 0, 'nothing was written: no run started');
+    assert.deepEqual(x.engine.active(), []);
+  });
+
+  it('a fatal error passes up through nested combinators instead of becoming null', async () => {
+    const o = await x.run(
+      'const r = await parallel([() => agent("fine"), () => pipeline([1], async () => parallel([() => agent("x", { bogus: true })]))]);\nreturn r;',
+    );
+    assert.equal(o.status, 'failed');
+    assert.equal(o.code, 'BAD_AGENT_REQUEST');
+    assert.match(o.error!, /unknown option bogus/);
+  });
+
+  it('a child that ends in error resolves to null; the run goes on', async () => {
+    x.replies((p) => (p.includes('bad') ? { fault: { kind: 'status', status: 400, message: 'nope' } } : { text: `did ${p}` }));
+    const o = await x.run('return await parallel([() => agent("good"), () => agent("bad")]);');
+    assert.equal(o.status, 'completed', o.error);
+    assert.deepEqual(JSON.parse(o.resultJson!), ['did good', null]);
+  });
+
+  it('schema maps to a structured result: agent() resolves to what the child submitted', async () => {
+    x.replies((p, body) =>
+      body.messages[body.messages.length - 1].role === 'tool' ? { text: 'submitted' } : { toolCalls: [{ name: 'submit_result', arguments: { verdict: `ok ${p}` } }] },
+    );
+    const o = await x.run('return await agent("check", { schema: { type: "object", properties: { verdict: { type: "string" } }, required: ["verdict"] } });');
+    assert.equal(o.status, 'completed', o.error);
+    assert.deepEqual(JSON.parse(o.resultJson!), { verdict: 'ok check' });
+  });
+
+  it('children carry their run in their descriptor (the tree puts them under the run node)', async () => {
+    const o = await x.run('return await agent("one", { label: "solo" });');
+    const child = x.w.t.h.store.children(x.root.id)[0];
+    const s = await x.w.t.h.store.inspect(child.id);
+    const d = s.events.find((e) => e.type === 'subagent/descriptor') as unknown as { workflow: unknown; mode: string };
+    assert.deepEqual(d.workflow, { runId: o.runId, index: 0 });
+    assert.equal(d.mode, 'one-shot');
+  });
+});

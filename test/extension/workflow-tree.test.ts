@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
+import { TreeModel } from '../../src/extension/presenter/tree-model';
+
+const AT = '2026-01-01T00:00:00.000Z';
+const header = (id: string, parent?: string): SessionHeader => ({ id, createdAt: AT, origin: parent ? 'subagent' : 'user', delegationDepth: parent ? 1 : 0, ...(parent ? { parentSession: parent } : {}) });
+let seq = 0;
+const wf = (type: string, runId: string, data: Record<string, unknown>) => ({ seq: seq++, at: AT, type, runId, data }) as unknown as SessionEvent;
+const START = { name: 'review', description: 'review many files', scriptSha256: 'ab', scriptBytes: 10, limits: { maxTotalAgents: 1000, concurrency: 16, wallClockMs: 1000 } };
+
+// The panel's tree (decision 0027 §tree): a run is a node of its own under its parent, its
+// agents hang under it (their headers keep the real parent), live from workflow/* events.
+describe('tree: workflow runs as nodes of their own', () => {
+  let running = true;
+  let model: TreeModel;
+  beforeEach(() => {
+    running = true;
+    model = new TreeModel({ isRunning: (id) => id === 'root' && running, hasLiveChildren: () => false, workflowRunning: () => running });
+    model.addHeader(header('root'));
+  });
+
+  function start(n: number): void {
+    model.apply('root', wf('workflow/start', 'r1', START));
+    model.applyWorkflow('root', wf('workflow/start', 'r1', START));
+    model.applyWorkflow('root', wf('workflow/phase', 'r1', { index: 0, title: 'scan' }));
+    model.applyWorkflow('root', wf('workflow/log', 'r1', { message: 'found files' }));
+    for (let i = 0; i < n; i++) {
+      model.addHeader(header(`root.c${i}`, 'root'));
+      const changed = model.applyWorkflow('root', wf('workflow/agent', 'r1', { index: i, childId: `root.c${i}`, status: 'started' }));
+      assert.deepEqual(changed, ['wf.r1', `root.c${i}`], 'the run and the re-parented agent are re-sent');
+    }
+  }
+
+  it('shows the run under its parent with its phase, log and agents, and its agents under it', () => {
+    start(3);
+    model.applyWorkflow('root', wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' }));
+    const run = model.node('wf.r1')!;
+    assert.equal(run.parentId, 'root');
+    assert.equal(run.kind, 'workflow');
+    assert.equal(run.status, 'running');
+    assert.deepEqual({ phase: run.workflow!.phase, logs: run.workflow!.logs, agents: run.workflow!.agents, running: run.workflow!.running }, { phase: 'scan', logs: ['found files'], agents: 3, running: 2 });
+    assert.equal(model.node('root.c1')!.parentId, 'wf.r1');
+    assert.ok(model.nodes().some((n) => n.id === 'wf.r1'));
+  });
+
+  it('ends as the log says; a run a crash left open reads interrupted once its parent is not running', () => {
+    start(1);
+    running = false;
+    assert.equal(model.node('wf.r1')!.status, 'interrupted');
+    running = true;
+    model.applyWorkflow('root', wf('workflow/end', 'r1', { status: 'failed', code: 'AGENT_CAP', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 }));
+    const run = model.node('wf.r1')!;
+    assert.equal(run.status, 'failed');
+    assert.equal(run.workflow!.code, 'AGENT_CAP');
+  });
+
+  it('stays readable with 1,000 agents: the parent’s own level holds one node, the run holds the thousand', () => {
+    start(1000);
+    const nodes = model.nodes();
+    assert.equal(nodes.filter((n) => n.parentId === 'root').length, 1);
+    assert.equal(nodes.filter((n) => n.parentId === 'wf.r1').length, 1000);
+    assert.equal(model.node('wf.r1')!.workflow!.agents, 1000);
+  });
+});
