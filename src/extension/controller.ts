@@ -280,7 +280,7 @@ export class PanelController implements ApprovalPort {
     const h = await this.ensure();
     await h.setPolicy(sessionId, policy);
     // A session that is not resident is written through a writer of its own (no event fired): reload.
-    this.tree.load(sessionId, await h.store.summary(sessionId));
+    for (const id of this.tree.load(sessionId, await h.store.summary(sessionId))) this.pushNode(id);
     this.pushNode(sessionId);
   }
 
@@ -347,8 +347,9 @@ export class PanelController implements ApprovalPort {
   private async foldAll(h: Harness): Promise<void> {
     for (const header of h.store.list()) {
       try {
-        this.tree.load(header.id, await h.store.summary(header.id));
+        const also = this.tree.load(header.id, await h.store.summary(header.id));
         this.pushNode(header.id);
+        for (const id of also) this.pushNode(id);
       } catch (err) {
         this.hooks.log('warn', `could not read ${header.id}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -405,7 +406,7 @@ export class PanelController implements ApprovalPort {
     if (!header) return;
     this.tree.addHeader(header);
     const summary = h.store.summaryOf(id);
-    if (summary) this.tree.load(id, summary);
+    if (summary) for (const x of this.tree.load(id, summary)) if (x !== id) this.pushNode(x);
     else if (agent) this.tree.foldAll(id, agent.session.events);
     this.pushNode(id);
   }

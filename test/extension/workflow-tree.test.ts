@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
+import { summarize } from '../../src/core/session/summary';
 import { TreeModel } from '../../src/extension/presenter/tree-model';
 
 const AT = '2026-01-01T00:00:00.000Z';
@@ -19,21 +20,33 @@ describe('tree: workflow runs as nodes of their own', () => {
     model.addHeader(header('root'));
   });
 
+  /** The root's log so far (a reload folds it from the store's summary). */
+  let log: SessionEvent[] = [];
+  beforeEach(() => {
+    seq = 0;
+    log = [];
+  });
+  /** One event of the root, as the controller feeds it: the summary fold, then the run nodes. */
+  function feed(e: SessionEvent): string[] {
+    log.push(e);
+    model.apply('root', e);
+    return model.applyWorkflow('root', e);
+  }
+
   function start(n: number): void {
-    model.apply('root', wf('workflow/start', 'r1', START));
-    model.applyWorkflow('root', wf('workflow/start', 'r1', START));
-    model.applyWorkflow('root', wf('workflow/phase', 'r1', { index: 0, title: 'scan' }));
-    model.applyWorkflow('root', wf('workflow/log', 'r1', { message: 'found files' }));
+    feed(wf('workflow/start', 'r1', START));
+    feed(wf('workflow/phase', 'r1', { index: 0, title: 'scan' }));
+    feed(wf('workflow/log', 'r1', { message: 'found files' }));
     for (let i = 0; i < n; i++) {
       model.addHeader(header(`root.c${i}`, 'root'));
-      const changed = model.applyWorkflow('root', wf('workflow/agent', 'r1', { index: i, childId: `root.c${i}`, status: 'started' }));
+      const changed = feed(wf('workflow/agent', 'r1', { index: i, childId: `root.c${i}`, status: 'started' }));
       assert.deepEqual(changed, ['wf.r1', `root.c${i}`], 'the run and the re-parented agent are re-sent');
     }
   }
 
   it('shows the run under its parent with its phase, log and agents, and its agents under it', () => {
     start(3);
-    model.applyWorkflow('root', wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' }));
+    feed(wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' }));
     const run = model.node('wf.r1')!;
     assert.equal(run.parentId, 'root');
     assert.equal(run.kind, 'workflow');
@@ -48,10 +61,27 @@ describe('tree: workflow runs as nodes of their own', () => {
     running = false;
     assert.equal(model.node('wf.r1')!.status, 'interrupted');
     running = true;
-    model.applyWorkflow('root', wf('workflow/end', 'r1', { status: 'failed', code: 'AGENT_CAP', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 }));
+    feed(wf('workflow/end', 'r1', { status: 'failed', code: 'AGENT_CAP', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 }));
     const run = model.node('wf.r1')!;
     assert.equal(run.status, 'failed');
     assert.equal(run.workflow!.code, 'AGENT_CAP');
+  });
+
+  it('survives a reload: the run node comes back from the summaries alone (no log read), its agents under it', () => {
+    start(2);
+    feed(wf('workflow/end', 'r1', { status: 'completed', agents: 2, tokens: 0, resultBytes: 0, logsDropped: 0 }));
+    const child = (i: number): SessionEvent[] => [{ seq: 0, at: AT, type: 'subagent/descriptor', provider: 'spawn', mode: 'one-shot', label: `c${i}`, workflow: { runId: 'r1', index: i } } as SessionEvent];
+    const again = new TreeModel({ isRunning: () => false, hasLiveChildren: () => false });
+    again.addHeader(header('root'));
+    const reloaded = again.load('root', summarize(header('root'), log));
+    assert.deepEqual(reloaded, ['wf.r1']);
+    for (const i of [0, 1]) {
+      again.addHeader(header(`root.c${i}`, 'root'));
+      assert.deepEqual(again.load(`root.c${i}`, summarize(header(`root.c${i}`, 'root'), child(i))), [`root.c${i}`], 'the agent is re-hung under its run');
+    }
+    const run = again.node('wf.r1')!;
+    assert.deepEqual([run.parentId, run.status, run.workflow!.phases, run.workflow!.logs, run.workflow!.agents], ['root', 'settled', ['scan'], ['found files'], 2]);
+    assert.equal(again.node('root.c1')!.parentId, 'wf.r1');
   });
 
   it('stays readable with 1,000 agents: the parent’s own level holds one node, the run holds the thousand', () => {

@@ -1,4 +1,5 @@
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader, StopReason } from './events';
+import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent } from './events';
+import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
 /**
  * What every reader needs of a session without its log (DESIGN §4, issue 9.8): one fold,
@@ -32,6 +33,10 @@ export interface SessionSummary {
   mode?: 'one-shot' | 'continuable';
   /** A delegated child (by origin or descriptor): a finished one reads `settled`, not `idle`. */
   delegated: boolean;
+  /** Its workflow runs (newest last), when it ran any. */
+  workflows?: WorkflowRunSummary[];
+  /** This child is agent `index` of run `runId` in its parent's log (from its descriptor). */
+  workflowRun?: { runId: string; index: number };
 }
 
 /** Providers count roughly 4 characters per token; used only where no usage was reported. */
@@ -111,8 +116,14 @@ const FOLDERS: Folders = {
     s.mode = e.mode;
     if (e.label) s.label = e.label;
     else delete s.label;
+    if (e.workflow) s.workflowRun = { ...e.workflow };
     return true;
   },
+  'workflow/start': (s, e) => foldWorkflow((s.workflows ??= []), e),
+  'workflow/phase': (s, e) => foldWorkflow((s.workflows ??= []), e),
+  'workflow/log': (s, e) => foldWorkflow((s.workflows ??= []), e),
+  'workflow/agent': (s, e) => foldWorkflow((s.workflows ??= []), e),
+  'workflow/end': (s, e) => foldWorkflow((s.workflows ??= []), e as WorkflowEvent),
   'inbox/accepted': (s) => {
     s.inbox++;
     return false;

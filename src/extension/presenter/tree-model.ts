@@ -2,7 +2,7 @@ import type { SessionEvent, SessionHeader } from '../../core/session/events';
 import { sessionStatus, type SessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, summarize, type SessionSummary } from '../../core/session/summary';
 import type { NodeStatus, TreeNode } from '../../protocol';
-import { isRunNode, WorkflowRuns } from './workflow-runs';
+import { isRunNode, runIdOf, WorkflowRuns } from './workflow-runs';
 
 // The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -34,7 +34,7 @@ export class TreeModel {
   /** Characters streamed for the request under way (its completion estimate until usage arrives). */
   private readonly streamedChars = new Map<string, number>();
   /** Workflow runs: virtual nodes under their parents, over their agents. */
-  readonly runs = new WorkflowRuns();
+  readonly runs = new WorkflowRuns((id) => this.folds.get(id));
 
   constructor(private readonly probe: LiveProbe) {}
 
@@ -55,17 +55,21 @@ export class TreeModel {
     this.runs.forget(id);
   }
 
-  /** Replace a session's summary (the store's, or one folded from its whole log); a copy is kept. */
-  load(id: string, summary: SessionSummary): void {
-    if (!this.headers.has(id)) return;
-    this.folds.set(id, structuredClone(summary));
+  /**
+   * Replace a session's summary (the store's, or one folded from its whole log); a copy is
+   * kept. Returns the other node ids whose view changed (its workflow runs, itself re-hung).
+   */
+  load(id: string, summary: SessionSummary): string[] {
+    if (!this.headers.has(id)) return [];
+    const copy = structuredClone(summary);
+    this.folds.set(id, copy);
+    return this.runs.loaded(id, copy);
   }
 
   /** Replace a session's summary with one over its whole log. */
-  foldAll(id: string, events: readonly SessionEvent[]): void {
+  foldAll(id: string, events: readonly SessionEvent[]): string[] {
     const h = this.headers.get(id);
-    if (h) this.folds.set(id, summarize(h, events));
-    for (const e of events) this.runs.apply(id, e);
+    return h ? this.load(id, summarize(h, events)) : [];
   }
 
   /** Fold one new event; returns true when the node's view changed. */
@@ -116,8 +120,9 @@ export class TreeModel {
 
   node(id: string): TreeNode | undefined {
     if (isRunNode(id)) {
-      const run = this.runs.node(id, undefined, false);
-      return run && this.runs.node(id, this.node(run.parentId!), this.probe.isRunning(run.parentId!) || (this.probe.workflowRunning?.(run.workflow!.runId) ?? false));
+      const parent = this.runs.parentSessionOf(id);
+      if (!parent) return undefined;
+      return this.runs.node(id, this.node(parent), this.probe.isRunning(parent) || (this.probe.workflowRunning?.(runIdOf(id)) ?? false));
     }
     const h = this.headers.get(id);
     const f = this.folds.get(id);

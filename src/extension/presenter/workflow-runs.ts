@@ -1,68 +1,59 @@
-import type { SessionEvent, WorkflowData } from '../../core/session/events';
+import type { SessionEvent, WorkflowData, WorkflowEvent } from '../../core/session/events';
+import type { SessionSummary } from '../../core/session/summary';
 import type { NodeStatus, TreeNode, WorkflowNodeView } from '../../protocol';
 
 const PREFIX = 'wf.';
-const MAX_LOGS = 20;
-
-interface RunState {
-  parentId: string;
-  at: string;
-  view: WorkflowNodeView;
-  live: Set<number>;
-}
 
 /** The tree id of a run's node. */
 export const runNodeId = (runId: string): string => `${PREFIX}${runId}`;
 export const isRunNode = (id: string): boolean => id.startsWith(PREFIX);
+export const runIdOf = (nodeId: string): string => nodeId.slice(PREFIX.length);
 
 const END_STATUS: Record<WorkflowNodeView['status'], NodeStatus> = { running: 'running', completed: 'settled', failed: 'failed', cancelled: 'interrupted', interrupted: 'interrupted' };
 
 /**
- * Workflow runs as virtual tree nodes (`wf.<runId>`), folded from their parent's
- * `workflow/*` events. A run's agents hang under its node (the parent's `workflow/agent`
- * events name them), so 1,000 children stay out of the parent's own level; their headers
- * keep the real parent. A child the panel met only through a store summary (no log read)
- * stays under its session parent.
+ * Workflow runs as virtual tree nodes (`wf.<runId>`). What a run shows is its parent's
+ * summary (`core/session/workflow-fold.ts`, part of the one fold: it survives a reload); this
+ * class only knows where nodes hang. A run's agents hang under its node (from the parent's
+ * `workflow/agent` events live, from each child's descriptor after a reload), so 1,000
+ * children stay out of the parent's own level; their headers keep the real parent.
  */
 export class WorkflowRuns {
-  private readonly runs = new Map<string, RunState>();
+  /** runId → the session that ran it. */
+  private readonly parents = new Map<string, string>();
+  /** child session id → the run it is an agent of. */
   private readonly childRun = new Map<string, string>();
 
-  /** Fold one event of `sessionId`; returns the node ids whose view changed (the run's, and a re-parented child's). */
-  apply(sessionId: string, e: SessionEvent): string[] {
-    if (!e.type.startsWith('workflow/')) return [];
-    const w = e as Extract<SessionEvent, { runId: string }>;
-    const data = w.data as never;
-    if (w.type === 'workflow/start') {
-      const d = data as WorkflowData['workflow/start'];
-      this.runs.set(w.runId, { parentId: sessionId, at: w.at, live: new Set(), view: { runId: w.runId, name: d.name, description: d.description, phases: [], logs: [], agents: 0, running: 0, status: 'running' } });
-      return [runNodeId(w.runId)];
+  constructor(private readonly summaryOf: (id: string) => SessionSummary | undefined) {}
+
+  /** A session's summary was (re)loaded: its runs, and the run it is an agent of. Returns node ids to re-send. */
+  loaded(id: string, s: SessionSummary): string[] {
+    const changed: string[] = [];
+    for (const run of s.workflows ?? []) {
+      this.parents.set(run.runId, id);
+      changed.push(runNodeId(run.runId));
     }
-    const run = this.runs.get(w.runId);
-    if (!run) return [];
-    const v = run.view;
+    if (s.workflowRun && this.childRun.get(id) !== s.workflowRun.runId) {
+      this.childRun.set(id, s.workflowRun.runId);
+      changed.push(id);
+    }
+    return changed;
+  }
+
+  /** One event of `sessionId`, already folded into its summary: the node ids whose view changed. */
+  apply(sessionId: string, e: SessionEvent): string[] {
+    if (e.type === 'subagent/descriptor') return e.workflow ? this.loaded(sessionId, { workflowRun: e.workflow } as SessionSummary) : [];
+    if (!e.type.startsWith('workflow/')) return [];
+    const w = e as WorkflowEvent;
+    if (w.type === 'workflow/start') this.parents.set(w.runId, sessionId);
+    if (!this.parents.has(w.runId)) return [];
     const changed = [runNodeId(w.runId)];
-    if (w.type === 'workflow/phase') {
-      v.phase = (data as WorkflowData['workflow/phase']).title;
-      v.phases.push(v.phase);
-    } else if (w.type === 'workflow/log') {
-      v.logs.push((data as WorkflowData['workflow/log']).message);
-      if (v.logs.length > MAX_LOGS) v.logs.shift();
-    } else if (w.type === 'workflow/agent') {
-      const d = data as WorkflowData['workflow/agent'];
-      if (d.status === 'started') {
-        v.agents++;
-        run.live.add(d.index);
-        if (!this.childRun.has(d.childId)) changed.push(d.childId);
+    if (w.type === 'workflow/agent') {
+      const d = w.data as unknown as WorkflowData['workflow/agent'];
+      if (d.status === 'started' && this.childRun.get(d.childId) !== w.runId) {
         this.childRun.set(d.childId, w.runId);
-      } else run.live.delete(d.index);
-      v.running = run.live.size;
-    } else if (w.type === 'workflow/end') {
-      const d = data as WorkflowData['workflow/end'];
-      v.status = d.status;
-      v.running = 0;
-      run.live.clear();
-      if (d.code) v.code = d.code;
+        changed.push(d.childId);
+      }
     }
     return changed;
   }
@@ -70,31 +61,50 @@ export class WorkflowRuns {
   /** The run node a child hangs under, if the panel knows it. */
   parentOf(childId: string): string | undefined {
     const run = this.childRun.get(childId);
-    return run ? runNodeId(run) : undefined;
+    return run && this.parents.has(run) ? runNodeId(run) : undefined;
   }
 
   /** The runs of one parent session (their node ids), for refreshes when the parent's status changes. */
   of(parentId: string): string[] {
-    return [...this.runs.entries()].filter(([, r]) => r.parentId === parentId).map(([id]) => runNodeId(id));
+    return [...this.parents.entries()].filter(([, p]) => p === parentId).map(([id]) => runNodeId(id));
   }
 
-  forget(parentId: string): void {
-    for (const [id, r] of this.runs) if (r.parentId === parentId) this.runs.delete(id);
+  forget(sessionId: string): void {
+    for (const [id, p] of this.parents) if (p === sessionId) this.parents.delete(id);
+    this.childRun.delete(sessionId);
   }
 
   ids(): string[] {
-    return [...this.runs.keys()].map(runNodeId);
+    return [...this.parents.keys()].map(runNodeId);
+  }
+
+  /** The session that ran this run node, if known. */
+  parentSessionOf(id: string): string | undefined {
+    return this.parents.get(runIdOf(id));
   }
 
   /** The run's node; `parentRunning` tells an open run from one a crash left open (shown interrupted). */
   node(id: string, parent: TreeNode | undefined, parentRunning: boolean): TreeNode | undefined {
-    const run = this.runs.get(id.slice(PREFIX.length));
-    if (!run) return undefined;
-    const view: WorkflowNodeView = { ...run.view, phases: [...run.view.phases], logs: [...run.view.logs] };
+    const runId = runIdOf(id);
+    const parentId = this.parents.get(runId);
+    const run = parentId ? this.summaryOf(parentId)?.workflows?.find((r) => r.runId === runId) : undefined;
+    if (!parentId || !run) return undefined;
+    const view: WorkflowNodeView = {
+      runId,
+      name: run.name,
+      description: run.description,
+      ...(run.phase !== undefined ? { phase: run.phase } : {}),
+      phases: [...run.phases],
+      logs: [...run.logs],
+      agents: run.agents,
+      running: run.live.length,
+      status: run.status,
+      ...(run.code ? { code: run.code } : {}),
+    };
     if (view.status === 'running' && !parentRunning) view.status = 'interrupted';
     return {
       id,
-      parentId: run.parentId,
+      parentId,
       origin: 'subagent',
       title: view.name,
       label: view.name,

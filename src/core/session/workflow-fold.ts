@@ -1,0 +1,70 @@
+import type { WorkflowData, WorkflowEvent, WorkflowStatus } from './events';
+
+/** A session's workflow run as every reader shows it (part of its summary, so it survives a reload). */
+export interface WorkflowRunSummary {
+  runId: string;
+  name: string;
+  description: string;
+  at: string;
+  /** The latest phase; `phases` are all of them, in order (bounded). */
+  phase?: string;
+  phases: string[];
+  /** The last few log lines. */
+  logs: string[];
+  /** Agents started so far. */
+  agents: number;
+  /** Indexes of the agents started and not done. */
+  live: number[];
+  status: 'running' | WorkflowStatus;
+  code?: string;
+}
+
+const MAX_RUNS = 50;
+const MAX_PHASES = 100;
+const MAX_LOGS = 20;
+
+const keepLast = <T>(list: T[], max: number): void => {
+  if (list.length > max) list.splice(0, list.length - max);
+};
+
+type RunFolder<T extends keyof WorkflowData> = (run: WorkflowRunSummary, d: WorkflowData[T]) => void;
+
+const RUN_FOLDERS: { [T in Exclude<keyof WorkflowData, 'workflow/start'>]: RunFolder<T> } = {
+  'workflow/phase': (run, d) => {
+    run.phase = d.title;
+    run.phases.push(d.title);
+    keepLast(run.phases, MAX_PHASES);
+  },
+  'workflow/log': (run, d) => {
+    run.logs.push(d.message);
+    keepLast(run.logs, MAX_LOGS);
+  },
+  'workflow/agent': (run, d) => {
+    if (d.status === 'started') {
+      run.agents++;
+      if (!run.live.includes(d.index)) run.live.push(d.index);
+    } else run.live = run.live.filter((i) => i !== d.index);
+  },
+  'workflow/end': (run, d) => {
+    run.status = d.status;
+    run.live = [];
+    if (d.code) run.code = d.code;
+  },
+};
+
+/**
+ * Fold one `workflow/*` event into a session's runs (the newest `MAX_RUNS` are kept). Data
+ * was validated at append; an event for an unknown run changes nothing.
+ */
+export function foldWorkflow(runs: WorkflowRunSummary[], e: WorkflowEvent): boolean {
+  if (e.type === 'workflow/start') {
+    const d = e.data as unknown as WorkflowData['workflow/start'];
+    runs.push({ runId: e.runId, name: d.name, description: d.description, at: e.at, phases: [], logs: [], agents: 0, live: [], status: 'running' });
+    keepLast(runs, MAX_RUNS);
+    return true;
+  }
+  const run = runs.find((r) => r.runId === e.runId);
+  if (!run) return false;
+  (RUN_FOLDERS[e.type] as RunFolder<typeof e.type>)(run, e.data as never);
+  return true;
+}
