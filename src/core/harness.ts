@@ -10,10 +10,12 @@ import { recoverInterrupted } from './recovery';
 import type { ModelClient } from './model/types';
 import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
+import type { GoalService } from './goal/service';
+import { wireGoals } from './goal/wire';
 import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
 import { delegationTools } from './subagent/tools';
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
+import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { descriptorOf } from './session/folds';
 import { distinctName, nameFromLog } from './session/names';
 import { activeGrants, type ApprovalGrant } from './policy/grants';
@@ -44,6 +46,8 @@ export interface HarnessConfig {
   releaseDelayMs?: number;
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
+  /** A goal's round limit when the human gives none; default 10. */
+  goalMaxRounds?: number;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -62,6 +66,9 @@ export class Harness {
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
+  /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
+  readonly goals: GoalService;
+  private readonly admitGoal: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -85,6 +92,10 @@ export class Harness {
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
+    const goals = wireGoals(this, config.goalMaxRounds);
+    this.goals = goals.service;
+    this.admitGoal = goals.admit;
+    this.tools.register(goals.tool);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -328,7 +339,9 @@ export class Harness {
     for (let round = 0; ; round++) {
       for (const a of [...this.agents.values()]) await a.idle();
       await this.subagents.whenQuiet();
-      if ([...this.agents.values()].every((a) => a.isSettled)) return;
+      // A goal round planned in an idle callback is on its way into the inbox: never return between two rounds.
+      await this.goals.whenQuiet();
+      if (this.goals.isQuiet && [...this.agents.values()].every((a) => a.isSettled)) return;
       if (round > 100_000) throw new Error('settle: agents keep waking each other');
       // An agent that is built but not yet published (a child being created) has work that
       // waits on I/O: let it happen instead of spinning on resolved promises.
@@ -372,6 +385,7 @@ export class Harness {
       onDelta: (kind, delta) => {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },
+      admit: (msg) => this.admitGoal(writer.id, msg),
     };
     const agent = new Agent(cfg);
     const offEvents = writer.onEvent((e) => {
@@ -405,6 +419,7 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
+    await this.goals.close(); // no round starts or is admitted from here on; armed goals end with the process
     const resident = [...this.agents.values()];
     const running = resident.filter((a) => a.status === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });

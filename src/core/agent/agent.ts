@@ -88,6 +88,14 @@ export class Agent {
   }
 
   /**
+   * The last turn was interrupted: queued messages stay until a waking message or `resume()`.
+   * Nothing automatic (a goal round) may start then, or it would replay what the human kept.
+   */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
    * True when queued messages wait for a human (the last turn was interrupted with its inbox
    * kept): nothing runs until `resume()` or a new message. False while they are merely queued
    * behind a running turn.
@@ -244,6 +252,12 @@ export class Agent {
         next = this.nextMessage();
         if (!next) return;
       }
+      if (this.cfg.admit && !(await this.admitted(next))) {
+        // Refused just before it ran (a stale goal round): claimed, no turn. A message the
+        // human withdrew meanwhile is already out of the inbox.
+        if (this.session.unclaimedInbox[0] === next.messageId) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: next.messageId });
+        continue;
+      }
       this.controller = new AbortController();
       if (this.cancelPending) {
         this.controller.abort(this.cancelPending);
@@ -262,6 +276,15 @@ export class Agent {
       if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.paused = true;
       for (const fn of this.turnListeners) fn(this.lastOutcome);
       if (this.paused) return;
+    }
+  }
+
+  /** The admit hook's answer; a throw counts as a refusal (fail closed). */
+  private async admitted(msg: InboxAcceptedEvent): Promise<boolean> {
+    try {
+      return (await this.cfg.admit!(msg)) === true;
+    } catch {
+      return false;
     }
   }
 

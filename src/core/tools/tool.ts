@@ -41,7 +41,9 @@ export type ToolErrorCode =
   | 'CANCELLED'
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
-  | 'SUBAGENT';
+  | 'SUBAGENT'
+  /** A goal operation was refused (the message names the GoalError code). */
+  | 'GOAL';
 
 export interface ToolResult {
   content: string;
