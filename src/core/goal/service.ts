@@ -113,9 +113,7 @@ export class GoalService {
   /** The tombstone: the goal is gone (its history stays in the log). */
   clear(id: string): Promise<null> {
     return this.human(id, { open: false, needGoal: true }, async (agent, _g, writer) => {
-      const c = agent ? this.sync(agent.session) : undefined;
-      const revision = (c ? c.fold.revision : fold(writer.session.events).revision) + 1;
-      await this.append(agent, writer, { goal: null, revision }, false);
+      await this.append(agent, writer, null, false);
       return null;
     });
   }
@@ -248,17 +246,17 @@ export class GoalService {
   }
 
   private async write(agent: Agent | undefined, snapshot: GoalSnapshot, armed: boolean, writer?: SessionWriter): Promise<GoalSnapshot> {
-    await this.append(agent, writer ?? agent!.writer, { goal: snapshot }, armed);
+    await this.append(agent, writer ?? agent!.writer, snapshot, armed);
     return snapshot;
   }
 
-  private async append(agent: Agent | undefined, writer: SessionWriter, body: { goal: GoalSnapshot | null; revision?: number }, armed: boolean): Promise<void> {
+  private async append(agent: Agent | undefined, writer: SessionWriter, goal: GoalSnapshot | null, armed: boolean): Promise<void> {
     if (agent) {
       // The intent is recorded against the seq this append takes (appends assign it synchronously).
       const c = this.sync(agent.session);
       c.pending = { seq: agent.session.length, armed };
     }
-    await writer.append({ type: 'goal/change', ...body });
+    await writer.append({ type: 'goal/change', goal });
     if (agent) this.sync(agent.session);
     for (const fn of this.changeListeners) fn(writer.id);
   }

@@ -43,7 +43,7 @@ export function emptyGoalFold(): GoalFold {
 export function foldGoalEvent(f: GoalFold, e: SessionEvent): boolean {
   if (e.type !== 'goal/change') return false;
   f.goal = e.goal ? structuredClone(e.goal) : null;
-  f.revision = e.goal?.revision ?? e.revision ?? f.revision + 1;
+  f.revision = e.goal?.revision ?? f.revision + 1;
   return true;
 }
 

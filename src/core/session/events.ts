@@ -224,10 +224,8 @@ export interface GoalSnapshot {
 }
 
 export interface GoalChangeEvent extends Base<'goal/change'> {
-  /** null: the goal was cleared (the tombstone). */
+  /** null: the goal was cleared (the tombstone; it takes the next revision). */
   goal: GoalSnapshot | null;
-  /** With a tombstone: the revision the clear took (so revisions keep growing). */
-  revision?: number;
 }
 
 export type WorkflowEventType =

@@ -136,7 +136,6 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
   'goal/change': [
     r('goal', (v) => v === null || goalSnapshot(v), `null (cleared) or a goal snapshot {objective (1..${GOAL_LIMITS.objectiveChars} chars), phase, maxGoalRounds (1..${GOAL_LIMITS.maxRounds}), roundsStarted (<= maxGoalRounds), revision, operation, blocked? (only when blocked), note?}`),
-    r('revision', positive, 'a positive integer', true),
   ],
   'workflow/start': workflow,
   'workflow/phase': workflow,
