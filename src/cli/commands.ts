@@ -4,6 +4,7 @@ import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
 import { UsageError, type ParsedArgs } from './args';
 import { harnessConfig, storeDirOf } from './config';
+import { goal } from './goal';
 
 export interface Io {
   out(line: string): void;
@@ -14,7 +15,7 @@ export interface Io {
 export type Command = (args: ParsedArgs, io: Io) => Promise<number>;
 
 /** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
-function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
+export function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
   if (args.options.has('json')) {
     h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
     return;
@@ -102,7 +103,7 @@ const log: Command = async (args, io) => {
   }
 };
 
-export const COMMANDS: Record<string, Command> = { run, send, sessions, log };
+export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal };
 
 export const HELP = `arbor — a coding agent whose subagents form a tree you can steer
 
@@ -111,6 +112,12 @@ Usage:
   arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
   arbor sessions [--json]         list sessions in the store
   arbor log ID                    print a session's events as JSON lines
+  arbor goal set ID OBJECTIVE [--max-rounds N]
+                                  give a conversation a goal, armed in this process: rounds run
+                                  until it completes (exit 0), blocks or hits its limit (exit 1)
+  arbor goal resume ID            arm it again and drive rounds (refused while rounds are used up)
+  arbor goal pause|clear ID       pause the goal, or clear it
+  arbor goal limit ID N           set its round limit (1-1000, not below the rounds started)
 
 Options:
   --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)
