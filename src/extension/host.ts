@@ -125,6 +125,7 @@ export class ArborHost {
       maxDepth: s.maxDepth,
       childApproval: s.childApproval,
       releaseDelayMs: s.releaseDelayMs,
+      goalMaxRounds: s.goalMaxRounds,
     };
     const t0 = Date.now();
     const h = await Harness.open(config);
@@ -170,6 +171,7 @@ export class ArborHost {
       const p = this.panelSettings();
       h.config.sandbox = p.sandbox;
       h.config.approval = p.approval;
+      h.config.goalMaxRounds = readSettings().goalMaxRounds;
     }
     this.controller.settingsChanged();
   }

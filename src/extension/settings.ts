@@ -13,6 +13,8 @@ export interface ArborSettings {
   releaseDelayMs: number;
   /** Offered as buttons by an empty panel. */
   examplePrompts: string[];
+  /** A goal's round limit when none is given. */
+  goalMaxRounds: number;
 }
 
 export function readSettings(): ArborSettings {
@@ -29,6 +31,7 @@ export function readSettings(): ArborSettings {
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
+    goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }

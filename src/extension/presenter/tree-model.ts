@@ -15,6 +15,8 @@ export interface LiveProbe {
   hasLiveChildren(id: string): boolean;
   /** Its running turn waits for a human's answer to an approval. */
   awaitingApproval?(id: string): boolean;
+  /** Its goal is armed in this process (activation is never in the log). */
+  goalArmed?(id: string): boolean;
 }
 
 /**
@@ -126,6 +128,7 @@ export class TreeModel {
       ...(f.refused ? { refused: f.refused } : {}),
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
+      ...(f.goal ? { goal: { ...f.goal, armed: this.probe.goalArmed?.(id) ?? false } } : {}),
       createdAt: h.createdAt,
     };
   }
