@@ -20,7 +20,11 @@ export const DEMO_HELP =
   'Arbor demo (scripted model). Try: "survey the workspace" (a continuable subagent reports, then settles), ' +
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
-  'Approvals: "run the tests" (asks to run npm test) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
+  'Approvals: "run the tests" (asks to run npm test) and "edit the settings" (asks to write .vscode/settings.json, with a diff). ' +
+  'Goals: right-click this conversation → Set Goal (limit 2): two rounds run by themselves, then it blocks at round-limit; Raise limit and Resume in the goal bar.';
+
+/** The goal scene: each round notes its progress with the `goal` tool, then answers. */
+export const DEMO_GOAL_ROUND = /^\[Goal round (\d+) of (\d+)\]/;
 
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */
 export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
@@ -42,6 +46,10 @@ export function demoReply(body: ChatBody): Reply {
     return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
   }
 
+  if (last.role === 'tool' && said.startsWith('Progress noted')) {
+    const round = DEMO_GOAL_ROUND.exec(text(lastUser(msgs)));
+    return { text: `Round ${round?.[1] ?? '?'} done: one more step toward the goal.`, chunkSize: 6, chunkDelayMs: 30 };
+  }
   if (last.role === 'tool') {
     const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
     if (refused) return { text: `Understood, I left it as it is. You said: "${refused[1]}".` };
@@ -54,6 +62,8 @@ export function demoReply(body: ChatBody): Reply {
   }
   if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
   if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
+  const round = DEMO_GOAL_ROUND.exec(said);
+  if (round) return { reasoning: `Goal round ${round[1]}: pick the next step.`, toolCalls: [{ name: 'goal', arguments: { action: 'progress', note: `round ${round[1]}: took the next step` } }] };
   const lower = said.toLowerCase();
   // The approval scene: a command (run_command always asks outside full-access) and a write
   // to a protected path (.vscode), whose card shows the diff against the current file.
