@@ -13,9 +13,10 @@ import * as extension from './extension.bench';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
 import * as webview from './webview.bench';
+import * as goal from './goal.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, goal, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -54,8 +54,11 @@ export class GoalDriver {
       plan.seq = agent.session.length;
       plan.revision = round.revision;
       plan.round = round.roundsStarted;
-      await this.goals.writeFor(agent, round, true);
-      await agent.accept(roundText(round), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
+      // Both appends are issued at once (one group commit, not two): the store keeps their
+      // order, so the round's message is never durable without the goal/change before it.
+      const written = this.goals.writeFor(agent, round, true);
+      const accepted = agent.accept(roundText(round), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
+      await Promise.all([written, accepted]);
       return true;
     });
     // Until the round is admitted (or the planning gave up) no second round is planned.
