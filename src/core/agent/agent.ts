@@ -252,11 +252,17 @@ export class Agent {
         next = this.nextMessage();
         if (!next) return;
       }
-      if (this.cfg.admit && !(await this.admitted(next))) {
-        // Refused just before it ran (a stale goal round): claimed, no turn. A message the
-        // human withdrew meanwhile is already out of the inbox.
-        if (this.session.unclaimedInbox[0] === next.messageId) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: next.messageId });
-        continue;
+      if (this.cfg.admit) {
+        // A synchronous answer adds no await here: the turn claims its message at once, as without a hook.
+        const verdict = this.admitted(next);
+        const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
+        // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.
+        if (this.session.unclaimedInbox[0] !== next.messageId) continue;
+        if (!admitted) {
+          // Refused just before it ran (a stale goal round): claimed, no turn.
+          await this.cfg.writer.append({ type: 'inbox/claimed', messageId: next.messageId });
+          continue;
+        }
       }
       this.controller = new AbortController();
       if (this.cancelPending) {
@@ -279,10 +285,11 @@ export class Agent {
     }
   }
 
-  /** The admit hook's answer; a throw counts as a refusal (fail closed). */
-  private async admitted(msg: InboxAcceptedEvent): Promise<boolean> {
+  /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */
+  private admitted(msg: InboxAcceptedEvent): boolean | Promise<boolean> {
     try {
-      return (await this.cfg.admit!(msg)) === true;
+      const r = this.cfg.admit!(msg);
+      return typeof r === 'boolean' ? r : Promise.resolve(r).then((v) => v === true, () => false);
     } catch {
       return false;
     }

@@ -22,7 +22,7 @@ export const flow = {
       const reply = demoReply(body);
       return last?.role === 'user' && DEMO_GOAL_ROUND.test(String(last.content ?? '')) ? { ...reply, delayMs: 700 } : reply;
     }),
-  async run({ page, panel, chat, row, send, contextMenu, openPanel, step, until, visible, say }) {
+  async run({ page, chat, row, send, contextMenu, openPanel, step, until, visible, say, outDir }) {
     const ROOT = 'hello goal';
     const badge = () => row(ROOT).locator('.goal');
     const badgeText = async () => ((await badge().textContent({ timeout: 2_000 })) ?? '').replace(/\s+/g, ' ').trim();
@@ -70,6 +70,8 @@ export const flow = {
       await bar.locator('button', { hasText: /^Raise limit$/ }).click({ timeout: 5_000 });
       await watchUntil('blocked · 2/7', 10_000);
       await visible(bar.locator('button', { hasText: /^Resume$/ }), 'Resume in the goal bar', 5_000);
+      // The side bar alone, for the README.
+      await page.screenshot({ path: join(outDir, 'goal-side-bar.png'), clip: { x: 0, y: 36, width: 348, height: 700 }, timeout: 15_000 });
     });
 
     await step('resume-runs-to-the-new-limit', 90_000, async () => {
