@@ -15,9 +15,10 @@ import * as subagent from './subagent.bench';
 import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
+import * as goal from './goal.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

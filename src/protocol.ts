@@ -47,11 +47,11 @@ export interface TreeNode {
   /** The session's own policy switches (last event wins); absent fields follow the panel defaults. */
   policy?: { sandbox?: SandboxMode; approval?: ApprovalPolicy };
   reports: number;
-  /** Slot for a goal phase ('active', 'paused', 'blocked', 'complete'); empty until goals exist. */
-  goalPhase?: string;
   /** A workflow run's node (id `wf.<runId>`, under its parent; its agents are its children in the tree). */
   kind?: 'session' | 'workflow';
   workflow?: WorkflowNodeView;
+  /** The conversation's goal, if it has one (decision 0029); `armed`: it runs rounds by itself in this window. */
+  goal?: GoalView;
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
@@ -71,6 +71,20 @@ export interface WorkflowNodeView {
   running: number;
   status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
   code?: string;
+}
+
+export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete';
+
+/** What the tree row and the goal bar show of a goal. */
+export interface GoalView {
+  phase: GoalPhase;
+  roundsStarted: number;
+  maxGoalRounds: number;
+  armed: boolean;
+  /** Trimmed to 300 characters. */
+  objective: string;
+  /** Only when blocked: `round-limit`, `prompt-rejected`, `model`, `round-error`. */
+  blocked?: { code: string; message: string };
 }
 
 export interface ToolCallView {
@@ -198,7 +212,13 @@ export type WebviewToHost =
   /** "Send now": a session waiting after an interrupt works through its queue (FIFO, from the head). */
   | { type: 'queue/run'; id: string; sessionId: string }
   /** Revoke an "allow for this conversation" grant of a session. */
-  | { type: 'approval/revoke'; id: string; sessionId: string; grantId: string };
+  | { type: 'approval/revoke'; id: string; sessionId: string; grantId: string }
+  /** Goals (a human action: set and resume arm the goal in this window). */
+  | { type: 'goal/set'; id: string; sessionId: string; objective: string; maxRounds?: number }
+  | { type: 'goal/pause'; id: string; sessionId: string }
+  | { type: 'goal/resume'; id: string; sessionId: string }
+  | { type: 'goal/clear'; id: string; sessionId: string }
+  | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -275,6 +295,12 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
   'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
   'queue/run': (x) => str(x.id) && id(x.sessionId),
+  // Round limits are range-checked by the goal service (its error names the range).
+  'goal/set': (x) => str(x.id) && id(x.sessionId) && typeof x.objective === 'string' && x.objective.length <= 100_000 && (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
+  'goal/pause': (x) => str(x.id) && id(x.sessionId),
+  'goal/resume': (x) => str(x.id) && id(x.sessionId),
+  'goal/clear': (x) => str(x.id) && id(x.sessionId),
+  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

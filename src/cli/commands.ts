@@ -4,6 +4,7 @@ import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
 import { UsageError, type ParsedArgs } from './args';
 import { harnessConfig, storeDirOf } from './config';
+import { goal } from './goal';
 
 export interface Io {
   out(line: string): void;
@@ -14,7 +15,7 @@ export interface Io {
 export type Command = (args: ParsedArgs, io: Io) => Promise<number>;
 
 /** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
-function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
+export function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
   if (args.options.has('json')) {
     h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
     return;
@@ -113,4 +114,4 @@ const log: Command = async (args, io) => {
   }
 };
 
-export const COMMANDS: Record<string, Command> = { run, send, sessions, log };
+export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal };

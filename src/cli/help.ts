@@ -12,6 +12,12 @@ Usage:
   arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
   arbor sessions [--json]         list sessions in the store
   arbor log ID                    print a session's events as JSON lines
+  arbor goal set ID OBJECTIVE [--max-rounds N]
+                                  give a conversation a goal, armed in this process: rounds run
+                                  until it completes (exit 0), blocks or hits its limit (exit 1)
+  arbor goal resume ID            arm it again and drive rounds (refused while rounds are used up)
+  arbor goal pause|clear ID       pause the goal, or clear it
+  arbor goal limit ID N           set its round limit (1-1000, not below the rounds started)
 
 Options:
   --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)

@@ -10,10 +10,12 @@ import { recoverInterrupted } from './recovery';
 import type { ModelClient } from './model/types';
 import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
+import type { GoalService } from './goal/service';
+import { wireGoals } from './goal/wire';
 import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
 import { delegationTools } from './subagent/tools';
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
+import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { descriptorOf, policyOverrides } from './session/folds';
 import { distinctName, nameFromLog } from './session/names';
 import { activeGrants, type ApprovalGrant } from './policy/grants';
@@ -57,6 +59,8 @@ export interface HarnessConfig {
   commands?: { network?: boolean; bwrapPath?: string };
   /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
   workflow?: Partial<WorkflowDeployment>;
+  /** A goal's round limit when the human gives none; default 10. */
+  goalMaxRounds?: number;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -78,6 +82,9 @@ export class Harness {
   /** Confines `run_command` in read-only and workspace-write. */
   readonly commandSandbox: CommandSandbox;
   readonly workflows: ReturnType<typeof wireWorkflows>;
+  /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
+  readonly goals: GoalService;
+  private readonly admitGoal: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -110,6 +117,10 @@ export class Harness {
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
     this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow);
+    const goals = wireGoals(this, config.goalMaxRounds);
+    this.goals = goals.service;
+    this.admitGoal = goals.admit;
+    this.tools.register(goals.tool);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -366,7 +377,9 @@ export class Harness {
     for (let round = 0; ; round++) {
       for (const a of [...this.agents.values()]) await a.idle();
       await this.subagents.whenQuiet();
-      if ([...this.agents.values()].every((a) => a.isSettled)) return;
+      // A goal round planned in an idle callback is on its way into the inbox: never return between two rounds.
+      await this.goals.whenQuiet();
+      if (this.goals.isQuiet && [...this.agents.values()].every((a) => a.isSettled)) return;
       if (round > 100_000) throw new Error('settle: agents keep waking each other');
       // An agent that is built but not yet published (a child being created) has work that
       // waits on I/O: let it happen instead of spinning on resolved promises.
@@ -412,6 +425,7 @@ export class Harness {
       onDelta: (kind, delta) => {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },
+      admit: (msg) => this.admitGoal(writer.id, msg),
     };
     const agent = new Agent(cfg);
     const offEvents = writer.onEvent((e) => {
@@ -445,6 +459,7 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
+    await this.goals.close(); // no round starts or is admitted from here on; armed goals end with the process
     // Workflows first: their script processes and children end before any turn or agent does.
     await this.workflows.close(CLOSED_DURING_TURN);
     const resident = [...this.agents.values()];

@@ -6,6 +6,7 @@ import type { SandboxMode, TreeNode } from '../protocol';
 import { showEventLog } from './event-log';
 import type { ArborHost } from './host';
 import { pickPolicy } from './policy-picker';
+import { readSettings } from './settings';
 import { exportFileName, quoted } from './presenter/names';
 import { countUnder, isCompactable, sessionPicks } from './presenter/session-picks';
 
@@ -45,6 +46,45 @@ function nameOf(host: ArborHost, id: string): Promise<string> {
 function exportTarget(fileName: string): vscode.Uri {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   return folder ? vscode.Uri.joinPath(folder, fileName) : vscode.Uri.file(path.join(os.homedir(), fileName));
+}
+
+/** A conversation you own (goals live on root conversations and forks, never on subagents). */
+const ownsGoals = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined;
+
+/** Set / Pause / Resume / Clear Goal: human actions (set and resume arm the goal in this window). */
+function goalCommands(host: ArborHost): Record<string, Command> {
+  const c = host.controller;
+  return {
+    'arbor.setGoal': async (args) => {
+      const id = await pickSession(host, args, 'Set a goal on which conversation?', ownsGoals);
+      if (!id) return;
+      const name = await nameOf(host, id);
+      const objective = await vscode.window.showInputBox({ title: `Goal for ${name}`, prompt: 'What should this conversation achieve? It works on it round by round while the goal is armed.', ignoreFocusOut: true });
+      if (!objective?.trim()) return;
+      const fallback = readSettings().goalMaxRounds;
+      const rounds = await vscode.window.showInputBox({
+        title: `Round limit for ${name}`,
+        prompt: 'At most this many rounds start by themselves (1-1000); then the goal blocks until you raise the limit.',
+        value: String(fallback),
+        validateInput: (v) => (/^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 1000 ? undefined : 'A whole number from 1 to 1000'),
+        ignoreFocusOut: true,
+      });
+      if (rounds === undefined) return;
+      await c.goals.set(id, objective, Number(rounds.trim()));
+    },
+    'arbor.pauseGoal': async (args) => {
+      const id = await pickSession(host, args, 'Pause the goal of which conversation?', (n) => n.goal?.phase === 'active' || n.goal?.phase === 'blocked');
+      if (id) await c.goals.pause(id);
+    },
+    'arbor.resumeGoal': async (args) => {
+      const id = await pickSession(host, args, 'Resume the goal of which conversation?', (n) => !!n.goal && n.goal.phase !== 'complete');
+      if (id) await c.goals.resume(id);
+    },
+    'arbor.clearGoal': async (args) => {
+      const id = await pickSession(host, args, 'Clear the goal of which conversation?', (n) => !!n.goal);
+      if (id) await c.goals.clear(id);
+    },
+  };
 }
 
 /** Every Arbor command, one handler each (a map, not a switch). */
@@ -140,6 +180,7 @@ export function buildCommands(host: ArborHost): Record<string, Command> {
       const id = await pickSession(host, args, 'Copy the id of which session?');
       if (id) await vscode.env.clipboard.writeText(id);
     },
+    ...goalCommands(host),
     'arbor.focusInput': async () => {
       await vscode.commands.executeCommand('arbor.chat.focus');
       c.focusInput();

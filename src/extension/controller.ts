@@ -4,6 +4,7 @@ import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
 import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type NodeStatus, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
 import { ApprovalDesk } from './approvals';
+import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 import { retryText } from './presenter/retry';
@@ -33,6 +34,8 @@ export class PanelController implements ApprovalPort {
   private readonly offs: (() => void)[] = [];
   /** Settles when the first fold of every log is done (it never rejects). */
   private folded: Promise<void> = Promise.resolve();
+  /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
+  readonly goals = new GoalActions(() => this.ensure(), (id) => this.reload(id));
 
   constructor(
     private readonly getHarness: () => Promise<Harness>,
@@ -44,6 +47,10 @@ export class PanelController implements ApprovalPort {
       awaitingApproval: (id) => this.desk.waitingIn(id),
       isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
       workflowRunning: (runId) => !!this.harness?.workflows.engine.isRunning(runId),
+      goalArmed: (id) => {
+        const a = this.harness?.resident(id);
+        return !!a && this.harness!.goals.liveState(a).armed;
+      },
     });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
@@ -173,6 +180,26 @@ export class PanelController implements ApprovalPort {
       await this.feed.queue(m.sessionId);
       done(port, m.id, m.sessionId);
     },
+    'goal/set': async (port, m) => {
+      await this.goals.set(m.sessionId, m.objective, m.maxRounds);
+      done(port, m.id, m.sessionId);
+    },
+    'goal/pause': async (port, m) => {
+      await this.goals.pause(m.sessionId);
+      done(port, m.id, m.sessionId);
+    },
+    'goal/resume': async (port, m) => {
+      await this.goals.resume(m.sessionId);
+      done(port, m.id, m.sessionId);
+    },
+    'goal/clear': async (port, m) => {
+      await this.goals.clear(m.sessionId);
+      done(port, m.id, m.sessionId);
+    },
+    'goal/limit': async (port, m) => {
+      await this.goals.limit(m.sessionId, m.maxRounds);
+      done(port, m.id, m.sessionId);
+    },
   };
 
   /** The human's approval port: every view shows the request; the first answer wins. */
@@ -280,7 +307,13 @@ export class PanelController implements ApprovalPort {
     const h = await this.ensure();
     await h.setPolicy(sessionId, policy);
     // A session that is not resident is written through a writer of its own (no event fired): reload.
-    for (const id of this.tree.load(sessionId, await h.store.summary(sessionId))) this.pushNode(id);
+    await this.reload(sessionId);
+  }
+
+  /** Re-read a session's summary from the store and push its node (a write no event reported). */
+  private async reload(sessionId: string): Promise<void> {
+    const h = await this.ensure();
+    for (const id of this.tree.load(sessionId, await h.store.summary(sessionId))) if (id !== sessionId) this.pushNode(id);
     this.pushNode(sessionId);
   }
 

@@ -22,6 +22,10 @@ const COMMANDS = [
   'arbor.compact',
   'arbor.copyId',
   'arbor.focusInput',
+  'arbor.setGoal',
+  'arbor.pauseGoal',
+  'arbor.resumeGoal',
+  'arbor.clearGoal',
 ];
 
 export interface ArborApi {

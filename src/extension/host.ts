@@ -131,6 +131,7 @@ export class ArborHost {
       releaseDelayMs: s.releaseDelayMs,
       maxConcurrentChildren: s.maxConcurrent,
       commands: { network: s.network },
+      goalMaxRounds: s.goalMaxRounds,
     };
     const t0 = Date.now();
     const h = await Harness.open(config);
@@ -185,6 +186,7 @@ export class ArborHost {
       // A higher limit admits queued subagents now; a lower one lets running ones finish.
       h.subagents.fanout.limit = readSettings().maxConcurrent;
       h.config.commands = { ...h.config.commands, network: readSettings().network };
+      h.config.goalMaxRounds = readSettings().goalMaxRounds;
     }
     this.controller.settingsChanged();
   }

@@ -19,6 +19,8 @@ export interface ArborSettings {
   network: boolean;
   /** Offered as buttons by an empty panel. */
   examplePrompts: string[];
+  /** A goal's round limit when none is given. */
+  goalMaxRounds: number;
 }
 
 export function readSettings(): ArborSettings {
@@ -39,6 +41,7 @@ export function readSettings(): ArborSettings {
     maxConcurrent: Math.max(1, Math.floor(c.get<number>('subagents.maxConcurrent', 8)) || 8),
     // Like the base URL, a workspace must not open the network to its own commands.
     network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
+    goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }

@@ -21,7 +21,8 @@ export const DEMO_HELP =
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
   '"run a workflow" (a script fans out four children in two phases under a workflow node: right-click it → Cancel Workflow), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
-  'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff).';
+  'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff). ' +
+  'Goals: right-click this conversation → Set Goal (limit 2): two rounds run by themselves, then it blocks at round-limit; Raise limit and Resume in the goal bar.';
 
 /** The workflow scene's script: two phases, four children (three in parallel, then a summary). */
 export const DEMO_WORKFLOW = [
@@ -32,6 +33,9 @@ export const DEMO_WORKFLOW = [
   'const summary = await agent("WORKFLOW: summarise these notes: " + notes.join(" | "), { label: "summary" });',
   'return { parts: args.parts, notes, summary };',
 ].join('\n');
+
+/** The goal scene: each round notes its progress with the `goal` tool, then answers. */
+export const DEMO_GOAL_ROUND = /^\[Goal round (\d+) of (\d+)\]/;
 
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */
 export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
@@ -54,6 +58,10 @@ export function demoReply(body: ChatBody): Reply {
     return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
   }
 
+  if (last.role === 'tool' && said.startsWith('Progress noted')) {
+    const round = DEMO_GOAL_ROUND.exec(text(lastUser(msgs)));
+    return { text: `Round ${round?.[1] ?? '?'} done: one more step toward the goal.`, chunkSize: 6, chunkDelayMs: 30 };
+  }
   if (last.role === 'tool') {
     if (said.includes('"runId"')) return { text: 'The workflow finished: its node in the tree shows the phases, the log and the four agents it ran.' };
     const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
@@ -67,6 +75,8 @@ export function demoReply(body: ChatBody): Reply {
   }
   if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
   if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
+  const round = DEMO_GOAL_ROUND.exec(said);
+  if (round) return { reasoning: `Goal round ${round[1]}: pick the next step.`, toolCalls: [{ name: 'goal', arguments: { action: 'progress', note: `round ${round[1]}: took the next step` } }] };
   const lower = said.toLowerCase();
   // The approval scene: a command asked to run outside the OS sandbox (the only commands that
   // ask) and a write to a protected path (.vscode), whose card shows the diff against the current file.

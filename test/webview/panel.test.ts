@@ -84,9 +84,11 @@ describe('webview panel in chromium (scripted host)', function () {
       arborRunning: true,
       arborContinuable: true,
       arborCompactable: false,
+      arborGoalOwner: true,
       preventDefaultContextMenuItems: true,
     });
     assert.equal(JSON.parse(rows[2].ctx).arborCompactable, false, 'a subagent is not compacted from the panel');
+    assert.equal(JSON.parse(rows[2].ctx).arborGoalOwner, false, 'a subagent holds no goal');
     assert.equal(JSON.parse(rows[2].ctx).arborContinuable, false, 'a one-shot child takes no follow-up');
     // A delta replaces one node.
     await send({ type: 'tree/node', node: { ...NODES[1], status: 'failed', lastStopReason: 'error' } });

@@ -28,6 +28,7 @@ export function demoNodes(now: number): TreeNode[] {
       id: ROOT, origin: 'user', depth: 0, status: 'running', title: 'Fix the flaky store test', provider: 'deepseek',
       activity: 'waiting for children', activeSince: now - 95_000, createdAt: at(30),
       tokens: { prompt: 48_210, completion: 3_120, cacheHit: 41_900 }, reports: 0,
+      goal: { phase: 'active', roundsStarted: 3, maxGoalRounds: 10, armed: true, objective: 'Make the store test pass 100 times in a row' },
     }),
     node({
       id: B, parentId: ROOT, origin: 'subagent', depth: 1, status: 'settled', label: 'investigate-journal', provider: 'spawn',
@@ -40,7 +41,7 @@ export function demoNodes(now: number): TreeNode[] {
     node({
       id: D, parentId: ROOT, origin: 'subagent', depth: 1, status: 'running', label: 'write-test', provider: 'spawn', mode: 'continuable',
       activity: 'waiting for children', activeSince: now - 42_000, createdAt: at(12), tokens: { prompt: 23_800, completion: 1_900, cacheHit: 17_000 },
-      reports: 1, goalPhase: 'active',
+      reports: 1,
     }),
     node({
       id: E, parentId: D, origin: 'subagent', depth: 2, status: 'waiting', label: 'check-fsync', provider: 'spawn', mode: 'one-shot',

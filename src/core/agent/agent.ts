@@ -91,6 +91,14 @@ export class Agent {
   }
 
   /**
+   * The last turn was interrupted: queued messages stay until a waking message or `resume()`.
+   * Nothing automatic (a goal round) may start then, or it would replay what the human kept.
+   */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
    * True when queued messages wait for a human (the last turn was interrupted with its inbox
    * kept): nothing runs until `resume()` or a new message. False while they are merely queued
    * behind a running turn.
@@ -258,6 +266,18 @@ export class Agent {
         next = this.nextMessage();
         if (!next) return;
       }
+      if (this.cfg.admit) {
+        // A synchronous answer adds no await here: the turn claims its message at once, as without a hook.
+        const verdict = this.admitted(next);
+        const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
+        // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.
+        if (this.session.unclaimedInbox[0] !== next.messageId) continue;
+        if (!admitted) {
+          // Refused just before it ran (a stale goal round): claimed, no turn.
+          await this.cfg.writer.append({ type: 'inbox/claimed', messageId: next.messageId });
+          continue;
+        }
+      }
       this.controller = new AbortController();
       if (this.cancelPending) {
         this.controller.abort(this.cancelPending);
@@ -287,6 +307,16 @@ export class Agent {
       if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.paused = true;
       for (const fn of this.turnListeners) fn(this.lastOutcome);
       if (this.paused) return;
+    }
+  }
+
+  /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */
+  private admitted(msg: InboxAcceptedEvent): boolean | Promise<boolean> {
+    try {
+      const r = this.cfg.admit!(msg);
+      return typeof r === 'boolean' ? r : Promise.resolve(r).then((v) => v === true, () => false);
+    } catch {
+      return false;
     }
   }
 

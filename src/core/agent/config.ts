@@ -1,5 +1,5 @@
 import type { ModelClient } from '../model/types';
-import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
 
@@ -27,6 +27,15 @@ export interface AgentConfig {
   admission?: Admission;
   /** Streamed text and reasoning, for live views (not persisted until the message ends). */
   onDelta?: (kind: 'text' | 'reasoning', delta: string) => void;
+  /**
+   * Checked just before a claimed message would run (after any compaction): false means the
+   * message is claimed (`inbox/claimed`) and no turn runs for it. Goal rounds use it so a queued
+   * round is checked again when it reaches the head (decision 0029). Contract: it must not
+   * throw (a throw or a rejection counts as false: fail closed) and should answer quickly, as
+   * the agent's loop waits for it; it is called for every message, so it answers true at once
+   * for the kinds it does not judge.
+   */
+  admit?: (msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
 }
 
 export const DEFAULT_MAX_STEPS = 50;

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent } from './events';
+import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent } from './events';
 import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
 /**
@@ -37,7 +37,15 @@ export interface SessionSummary {
   workflows?: WorkflowRunSummary[];
   /** This child is agent `index` of run `runId` in its parent's log (from its descriptor). */
   workflowRun?: { runId: string; index: number };
+  /** The goal's last snapshot (absent: none, or cleared); its activation is the live process's, never here. */
+  goal?: GoalSummary;
 }
+
+/** What the tree shows of a goal: phase, rounds, the block reason, the objective (trimmed). */
+export type GoalSummary = Pick<GoalSnapshot, 'phase' | 'roundsStarted' | 'maxGoalRounds' | 'blocked'> & { objective: string };
+
+/** The longest objective a summary keeps (the whole one is in the log). */
+export const GOAL_OBJECTIVE_SUMMARY_CHARS = 300;
 
 /** Providers count roughly 4 characters per token; used only where no usage was reported. */
 const CHARS_PER_TOKEN = 4;
@@ -136,6 +144,12 @@ const FOLDERS: Folders = {
     s.inbox = Math.max(0, s.inbox - 1);
     return false;
   },
+  'goal/change': (s, e) => {
+    const g = e.goal;
+    if (!g) delete s.goal;
+    else s.goal = { phase: g.phase, roundsStarted: g.roundsStarted, maxGoalRounds: g.maxGoalRounds, objective: g.objective.slice(0, GOAL_OBJECTIVE_SUMMARY_CHARS), ...(g.blocked ? { blocked: { ...g.blocked } } : {}) };
+    return true;
+  },
   // A settlement or report notice changes what the parent's row shows (its chat, its count).
   'user/message': (_s, e) => e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-report',
 };
@@ -147,7 +161,8 @@ const FOLDERS: Folders = {
 export function foldSummary(s: SessionSummary, e: SessionEvent): boolean {
   if (e.seq < s.length) return false; // already folded (a replayed or resent batch)
   s.length = e.seq + 1;
-  if (s.seedLength > 0 && e.seq <= s.seedLength) return false;
+  // A goal is the one thing a fork's seed hands on (disarmed: activation is never in the log).
+  if (s.seedLength > 0 && e.seq <= s.seedLength) return e.type === 'goal/change' ? FOLDERS['goal/change']!(s, e) : false;
   const f = FOLDERS[e.type] as Folder<typeof e.type> | undefined;
   return f ? f(s, e) : false;
 }

@@ -36,6 +36,28 @@ const range: Check = (v) => record(v) && natural(v.fromSeq) && natural(v.toSeq) 
 
 const grantScope: Check = (v) => record(v) && oneOf('command-prefix', 'path')(v.kind) && nonEmpty(v.value);
 
+/** Bounds of a goal snapshot (decision 0029): `maxGoalRounds` is a whole number 1..maxRounds. */
+export const GOAL_LIMITS = { maxRounds: 1000, objectiveChars: 4000, noteChars: 2000, messageChars: 1000 } as const;
+const GOAL_PHASES = ['active', 'paused', 'blocked', 'complete'];
+const GOAL_OPERATIONS = ['set', 'pause', 'resume', 'limit', 'round', 'interrupt', 'progress', 'complete', 'block'];
+const GOAL_BLOCK_CODES = ['round-limit', 'prompt-rejected', 'model', 'round-error'];
+const text = (max: number): Check => (v) => typeof v === 'string' && v.length > 0 && v.length <= max;
+const positive: Check = (v) => natural(v) && (v as number) >= 1;
+/** A whole goal snapshot: phase enum, counts in range, `blocked` exactly when the phase is blocked, no unknown keys. */
+export const goalSnapshot: Check = (v) => {
+  if (!record(v)) return false;
+  const known = new Set(['objective', 'phase', 'maxGoalRounds', 'roundsStarted', 'revision', 'operation', 'blocked', 'note']);
+  if (Object.keys(v).some((k) => !known.has(k))) return false;
+  if (!text(GOAL_LIMITS.objectiveChars)(v.objective) || !oneOf(...GOAL_PHASES)(v.phase) || !oneOf(...GOAL_OPERATIONS)(v.operation)) return false;
+  if (!positive(v.maxGoalRounds) || (v.maxGoalRounds as number) > GOAL_LIMITS.maxRounds) return false;
+  if (!natural(v.roundsStarted) || (v.roundsStarted as number) > (v.maxGoalRounds as number)) return false;
+  if (!positive(v.revision)) return false;
+  if (v.note !== undefined && !(typeof v.note === 'string' && v.note.length <= GOAL_LIMITS.noteChars)) return false;
+  const b = v.blocked;
+  if ((v.phase === 'blocked') !== (b !== undefined)) return false;
+  return b === undefined || (record(b) && oneOf(...GOAL_BLOCK_CODES)(b.code) && typeof b.message === 'string' && b.message.length <= GOAL_LIMITS.messageChars);
+};
+
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
 // Each workflow/* type pins its data's required keys and their shapes.
@@ -128,7 +150,9 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'compaction/start': [r('compactionId', nonEmpty, 'a non-empty string'), r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'")],
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
-  'goal/change': [r('goal', (v) => v === null || record(v), 'an object or null')],
+  'goal/change': [
+    r('goal', (v) => v === null || goalSnapshot(v), `null (cleared) or a goal snapshot {objective (1..${GOAL_LIMITS.objectiveChars} chars), phase, maxGoalRounds (1..${GOAL_LIMITS.maxRounds}), roundsStarted (<= maxGoalRounds), revision, operation, blocked? (only when blocked), note?}`),
+  ],
   'workflow/start': workflow('workflow/start'),
   'workflow/phase': workflow('workflow/phase'),
   'workflow/log': workflow('workflow/log'),

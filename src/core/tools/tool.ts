@@ -43,7 +43,9 @@ export type ToolErrorCode =
   | 'IO_ERROR'
   | 'TOO_LARGE'
   | 'SUBAGENT'
-  | 'WORKFLOW';
+  | 'WORKFLOW'
+  /** A goal operation was refused (the message names the GoalError code). */
+  | 'GOAL';
 
 export interface ToolResult {
   content: string;

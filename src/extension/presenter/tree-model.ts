@@ -20,6 +20,8 @@ export interface LiveProbe {
   isQueued?(id: string): boolean;
   /** The workflow run is going in this process. */
   workflowRunning?(runId: string): boolean;
+  /** Its goal is armed in this process (activation is never in the log). */
+  goalArmed?(id: string): boolean;
 }
 
 /**
@@ -158,6 +160,7 @@ export class TreeModel {
       ...(f.refused ? { refused: f.refused } : {}),
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
+      ...(f.goal ? { goal: { ...f.goal, armed: this.probe.goalArmed?.(id) ?? false } } : {}),
       createdAt: h.createdAt,
     };
   }

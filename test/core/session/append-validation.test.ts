@@ -74,7 +74,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
-  'goal/change': { before: [], event: { type: 'goal/change', goal: { objective: 'ship', phase: 'plan' } } },
+  'goal/change': { before: [], event: { type: 'goal/change', goal: { objective: 'ship', phase: 'active', maxGoalRounds: 3, roundsStarted: 0, revision: 1, operation: 'set' } } },
   'workflow/start': {
     before: [],
     event: { type: 'workflow/start', runId: 'r1', data: { callId: 'c1', name: 'review', description: 'd', scriptSha256: 'ab', scriptBytes: 9, limits: { maxTotalAgents: 5, concurrency: 2, wallClockMs: 1000 } } },

@@ -66,7 +66,7 @@ describe('deriveMessages', () => {
       ev.sandbox('read-only', 'user'),
       ev.approval('never', 'delegation'),
       ev.descriptor('kid'),
-      { type: 'goal/change', goal: { objective: 'x' } },
+      { type: 'goal/change', goal: { objective: 'x', phase: 'active', maxGoalRounds: 2, roundsStarted: 0, revision: 1, operation: 'set' } },
       { type: 'workflow/start', runId: 'r1', data: { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1, limits: { maxTotalAgents: 1, concurrency: 1, wallClockMs: 1 } } },
       { type: 'workflow/phase', runId: 'r1', data: { index: 0, title: 'p' } },
       { type: 'workflow/log', runId: 'r1', data: { message: 'm' } },

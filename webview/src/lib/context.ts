@@ -16,6 +16,9 @@ export function treeNodeContext(node: TreeNode): string {
     arborContinuable: node.mode !== 'one-shot',
     // Compact only what can be compacted: a conversation you own (not a subagent) that has had a turn.
     arborCompactable: node.origin !== 'subagent' && node.mode === undefined && node.lastStopReason !== undefined,
+    // Goals: only conversations you own hold one; the phase picks Pause / Resume / Clear.
+    arborGoalOwner: node.origin !== 'subagent' && node.mode === undefined,
+    ...(node.goal ? { arborGoalPhase: node.goal.phase } : {}),
     preventDefaultContextMenuItems: true,
   });
 }

@@ -1,5 +1,14 @@
 // Small, pure formatting helpers shared by the tree and the chat.
-import type { NodeStatus, TreeNode } from '../../../src/protocol';
+import type { GoalView, NodeStatus, TreeNode } from '../../../src/protocol';
+
+/** A goal's hover text: objective, phase, rounds, whether it runs by itself here, why it is blocked. */
+export function goalTitle(g: GoalView): string {
+  return [
+    `Goal: ${g.objective}`,
+    `${g.phase} · ${g.roundsStarted} of ${g.maxGoalRounds} rounds started${g.phase === 'active' ? (g.armed ? ' · armed (rounds run by themselves)' : ' · not armed here: resume it to run rounds') : ''}`,
+    ...(g.blocked ? [`Blocked (${g.blocked.code}): ${g.blocked.message}`] : []),
+  ].join('\n');
+}
 
 /** 950 → "950", 12_345 → "12.3k", 2_400_000 → "2.4M". */
 export function compact(n: number): string {

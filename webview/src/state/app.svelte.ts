@@ -237,6 +237,16 @@ export class AppState {
     post({ type: 'queue/run', id, sessionId });
   }
 
+  /** The goal bar's actions on the shown conversation (human actions: resume arms the goal). */
+  goal(action: 'pause' | 'resume' | 'clear' | 'limit', maxRounds?: number): void {
+    const sessionId = this.target;
+    if (sessionId === undefined || this.readOnly) return;
+    const id = requestId();
+    this.#pending.set(id, { what: action === 'limit' ? 'Raising the round limit' : `${action[0].toUpperCase()}${action.slice(1)} the goal` });
+    if (action === 'limit') post({ type: 'goal/limit', id, sessionId, maxRounds: maxRounds ?? 0 });
+    else post({ type: `goal/${action}`, id, sessionId });
+  }
+
   /** The sandbox / approval picker, for the session the chat talks to. */
   pickPolicy(): void {
     const sessionId = this.target;

@@ -1,0 +1,64 @@
+// goal.round.vs_turn: what a goal round costs ÷ what a human turn costs, with a zero-latency
+// model (the real test server through the real client). A round is the interval between two
+// consecutive round starts of an armed goal (the driver's idle callback, its goal/change, the
+// round's message and the turn); a human turn the interval between two consecutive turn starts
+// of a loop that sends the next message as soon as the agent is idle. Blocks of each alternate
+// so both halves see the same machine load.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+
+export const name = 'goal';
+
+const VS_TURN: FigureSpec = { id: 'goal.round.vs_turn', op: '<=', target: 1.2 };
+export const figures: readonly FigureSpec[] = [VS_TURN];
+
+/** Intervals between consecutive `turn/start`s of one session. */
+function intervals(starts: number[]): number[] {
+  return starts.slice(1).map((t, i) => t - starts[i]);
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const server = await ModelServer.start();
+  server.setFallback(() => ({ text: 'done' }));
+  const dir = tempDir('arbor-bench-goal-');
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws);
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const h = await Harness.open({ storeDir: path.join(dir, 'store'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never' });
+  const starts = new Map<string, number[]>();
+  h.onEvent((id, e) => {
+    if (e.type === 'turn/start') starts.get(id)?.push(now());
+  });
+  const blocks = opts.quick ? 3 : 6;
+  const perBlock = 60;
+  const turnMs: number[] = [];
+  const roundMs: number[] = [];
+  try {
+    const human = await h.createSession();
+    const goal = await h.createSession();
+    for (let b = 0; b < blocks; b++) {
+      server.reset();
+      starts.set(human.id, []);
+      for (let i = 0; i < perBlock; i++) {
+        await human.accept(`turn ${b}.${i}`);
+        await human.idle();
+      }
+      starts.set(goal.id, []);
+      await h.goals.set(goal.id, `objective ${b}`, perBlock);
+      await h.settle();
+      // The first interval of each block warms up (a new goal, a new block).
+      turnMs.push(...intervals(starts.get(human.id)!).slice(1));
+      roundMs.push(...intervals(starts.get(goal.id)!).slice(1));
+    }
+    const value = median(roundMs) / median(turnMs);
+    opts.note(`goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`);
+    return [{ ...VS_TURN, value }];
+  } finally {
+    await h.close();
+    await server.stop();
+  }
+}

@@ -1,0 +1,149 @@
+import type { Agent, TurnReport } from '../agent/agent';
+import type { InboxAcceptedEvent } from '../session/events';
+import { roundText } from './snapshot';
+import { blocked, next, type GoalService } from './service';
+
+/** Rounds in a row that ended in a model error before the goal blocks with `round-error`. */
+export const ROUND_ERROR_STREAK = 3;
+
+/** A round the driver decided to start: its `goal/change` seq once appended (-1 before). */
+interface Plan {
+  seq: number;
+  revision: number;
+  round: number;
+}
+
+/**
+ * The round driver (seed 002, decision 0029): when an armed, active goal's agent goes idle it
+ * starts the next round — a `goal/change` with `roundsStarted + 1`, then the round's message
+ * (source `goal`) in the inbox. The decision and the mark "planned" are synchronous in the
+ * idle callback; the queued round is checked again by the agent's admit hook just before it
+ * runs, and a human prompt that came meanwhile wins (the goal blocks as `prompt-rejected`).
+ */
+export class GoalDriver {
+  private readonly planned = new Map<string, Plan>();
+  /** Consecutive rounds that ended in error, per session. */
+  private readonly errorStreak = new Map<string, number>();
+
+  constructor(private readonly goals: GoalService) {}
+
+  /**
+   * Start the next round if everything holds: the harness open, the agent resident, not
+   * disposed, idle, not paused (an interrupt's kept queue is the human's), its inbox empty, no
+   * round already planned, the goal active and armed. At the limit, block with `round-limit`.
+   */
+  kick(id: string): void {
+    if (this.goals.closing || this.planned.has(id)) return;
+    const agent = this.goals.host.resident(id);
+    if (!agent || !this.ready(agent)) return;
+    const { goal, armed } = this.goals.liveState(agent);
+    if (!goal || goal.phase !== 'active' || !armed) return;
+    const plan: Plan = { seq: -1, revision: goal.revision, round: goal.roundsStarted };
+    this.planned.set(id, plan);
+    const work = this.goals.exclusive(id, async () => {
+      // Checked again in order with every other goal operation: a pause or a block asked for
+      // before this point wins.
+      const now = this.goals.liveState(agent);
+      const g = now.goal;
+      if (this.goals.closing || !g || g.phase !== 'active' || !now.armed || g.revision !== plan.revision || !this.ready(agent)) return false;
+      if (g.roundsStarted >= g.maxGoalRounds) {
+        await this.goals.writeFor(agent, blocked(g, 'round-limit'), false);
+        return false;
+      }
+      const round = next(g, 'round', { roundsStarted: g.roundsStarted + 1 });
+      plan.seq = agent.session.length;
+      plan.revision = round.revision;
+      plan.round = round.roundsStarted;
+      // Both appends are issued at once (one group commit, not two): the store keeps their
+      // order, so the round's message is never durable without the goal/change before it.
+      const written = this.goals.writeFor(agent, round, true);
+      const accepted = agent.accept(roundText(round), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
+      await Promise.all([written, accepted]);
+      return true;
+    });
+    // Until the round is admitted (or the planning gave up) no second round is planned.
+    const cleared = work.then(
+      (queued) => {
+        if (!queued && this.planned.get(id) === plan) this.planned.delete(id);
+      },
+      () => {
+        if (this.planned.get(id) === plan) this.planned.delete(id);
+      },
+    );
+    this.goals.track(cleared);
+  }
+
+  /**
+   * The agent's admit hook (contract in `AgentConfig.admit`: never throws). Every message but
+   * a goal round passes at once. A round passes only when it is the one planned in this
+   * process (revision and round number), the goal is still active and armed, the harness is
+   * open and no human prompt came since it was planned. A round refused because a human
+   * prompt came blocks the goal (`prompt-rejected`: fail closed); any other stale round (from
+   * before a restart, or superseded) is dropped and the goal is left as it is.
+   */
+  admit(id: string, msg: InboxAcceptedEvent): boolean | Promise<boolean> {
+    if (msg.source.kind !== 'goal') return true;
+    const plan = this.planned.get(id);
+    const agent = this.goals.host.resident(id);
+    if (plan) this.planned.delete(id);
+    if (!agent) return false;
+    const { goal, armed } = this.goals.liveState(agent);
+    const live = !this.goals.closing && !!goal && goal.phase === 'active' && armed;
+    const current = !!plan && plan.seq >= 0 && msg.source.revision === plan.revision && msg.source.round === plan.round && goal?.revision === plan.revision;
+    const human = !!plan && plan.seq >= 0 && humanSince(agent, plan.seq);
+    if (live && current && !human) {
+      this.watch(id, agent, msg.messageId);
+      return true;
+    }
+    // Dropped without a trace on the goal; when the agent goes idle the driver plans afresh if it still may.
+    if (!(live && human)) return false;
+    return this.goals.exclusive(id, async () => {
+      const now = this.goals.liveState(agent);
+      if (now.goal && now.goal.phase === 'active' && now.armed && !this.goals.closing) await this.goals.writeFor(agent, blocked(now.goal, 'prompt-rejected'), false);
+      return false;
+    }).catch(() => false);
+  }
+
+  /** The agent may take a round now. */
+  private ready(agent: Agent): boolean {
+    return !agent.isDisposed && agent.status === 'idle' && agent.inboxSize === 0 && !agent.isPaused;
+  }
+
+  /** After an admitted round: a human interrupt pauses the goal; rounds that keep failing block it. */
+  private watch(id: string, agent: Agent, messageId: string): void {
+    const off = agent.onTurnEnd((r: TurnReport) => {
+      if (r.messageId !== messageId) return;
+      off();
+      // Enqueued synchronously, before the idle callback's kick: the kick's re-check sees it.
+      this.goals.track(this.goals.exclusive(id, () => this.ended(id, agent, r)));
+    });
+  }
+
+  private async ended(id: string, agent: Agent, r: TurnReport): Promise<void> {
+    if (this.goals.closing) return;
+    const { goal } = this.goals.liveState(agent);
+    if (!goal || goal.phase !== 'active') return;
+    if (r.stopReason === 'interrupted' || r.stopReason === 'cancelled') {
+      this.errorStreak.delete(id);
+      await this.goals.writeFor(agent, next(goal, 'interrupt', { phase: 'paused' }), false);
+      return;
+    }
+    const streak = r.stopReason === 'error' ? (this.errorStreak.get(id) ?? 0) + 1 : 0;
+    if (streak === 0) this.errorStreak.delete(id);
+    else this.errorStreak.set(id, streak);
+    if (streak >= ROUND_ERROR_STREAK) {
+      this.errorStreak.delete(id);
+      await this.goals.writeFor(agent, blocked(goal, 'round-error', `${streak} goal rounds in a row ended in an error (last: ${(r.error ?? 'unknown').slice(0, 300)}); check the model, then resume.`), false);
+    }
+  }
+}
+
+/** A human prompt was accepted after `seq` (the round's plan). */
+function humanSince(agent: Agent, seq: number): boolean {
+  const events = agent.session.events;
+  for (let i = events.length - 1; i > seq; i--) {
+    const e = events[i];
+    if (e.type === 'inbox/accepted' && e.source.kind === 'user') return true;
+  }
+  return false;
+}
