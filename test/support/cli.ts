@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ModelServer } from './model-server';
 
 const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
 
@@ -25,4 +28,48 @@ export function arbor(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 3
       resolve({ code: code ?? -1, stdout, stderr });
     });
   });
+}
+
+/**
+ * The set-up every CLI process test shares: one model server for the suite, a fresh folder per
+ * test with a workspace (`ws`) and a store path (`store`), and `common`, the flags that point
+ * `arbor` at them. Registers its mocha hooks in the calling describe.
+ */
+export interface CliWorld {
+  readonly server: ModelServer;
+  readonly dir: string;
+  readonly ws: string;
+  readonly store: string;
+  readonly common: string[];
+}
+
+export function cliWorld(prefix: string, opts: { realDir?: boolean; extraFlags?: string[] } = {}): CliWorld {
+  let server: ModelServer;
+  let dir = '';
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(() => {
+    server.reset();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    if (opts.realDir) dir = fs.realpathSync(dir);
+    fs.mkdirSync(path.join(dir, 'ws'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return {
+    get server() {
+      return server;
+    },
+    get dir() {
+      return dir;
+    },
+    get ws() {
+      return path.join(dir, 'ws');
+    },
+    get store() {
+      return path.join(dir, 'store');
+    },
+    get common() {
+      return ['--store', path.join(dir, 'store'), '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, '--model', 'test-model', ...(opts.extraFlags ?? [])];
+    },
+  };
 }
