@@ -38,13 +38,13 @@ async function main(): Promise<void> {
       await page.close();
     }
 
-    // Everything at once: the ten-node tree sized to fit, then the chat with a tool call,
+    // Everything at once: the fourteen-node tree sized to fit, then the chat with a tool call,
     // a report, a settlement notice, an interrupted turn, live text and an approval.
     const all = await openHarness(session, server.url, { view: 'panel', theme: 'dark', demo: '1' }, { width: 460, height: 1800 });
     await settle(all);
     await all.focus('[role=separator]');
     await all.keyboard.press('Home');
-    for (let i = 0; i < 18; i++) await all.keyboard.press('ArrowDown');
+    for (let i = 0; i < 26; i++) await all.keyboard.press('ArrowDown');
     await all.evaluate(`document.activeElement.blur()`);
     await all.evaluate(`document.querySelectorAll('article')[0].scrollIntoView({ block: 'start' })`);
     await shoot(all, 'panel-dark-all');

@@ -132,6 +132,7 @@ export class ArborHost {
       maxConcurrentChildren: s.maxConcurrent,
       commands: { network: s.network },
       goalMaxRounds: s.goalMaxRounds,
+      workflow: s.workflow,
     };
     const t0 = Date.now();
     const h = await Harness.open(config);
@@ -187,6 +188,8 @@ export class ArborHost {
       h.subagents.fanout.limit = readSettings().maxConcurrent;
       h.config.commands = { ...h.config.commands, network: readSettings().network };
       h.config.goalMaxRounds = readSettings().goalMaxRounds;
+      // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
+      Object.assign(h.workflows.engine.deployment, readSettings().workflow);
     }
     this.controller.settingsChanged();
   }

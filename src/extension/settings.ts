@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -21,6 +22,25 @@ export interface ArborSettings {
   examplePrompts: string[];
   /** A goal's round limit when none is given. */
   goalMaxRounds: number;
+  /** Workflow limits (`arbor.workflow.*`), read at each run's start. */
+  workflow: WorkflowSettings;
+}
+
+export type WorkflowSettings = Pick<WorkflowDeployment, 'maxTotalAgents' | 'concurrency' | 'maxConcurrency' | 'wallClockMs'>;
+
+/** A positive whole number from a setting, or `fallback` when it is not one (a hand-edited settings.json). */
+const count = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) && v >= 1 ? Math.floor(v) : fallback);
+
+function readWorkflow(c: vscode.WorkspaceConfiguration): WorkflowSettings {
+  const maxConcurrency = count(c.get('workflow.maxConcurrency'), 16);
+  const minutes = c.get<unknown>('workflow.wallClockMinutes');
+  return {
+    maxTotalAgents: count(c.get('workflow.maxTotalAgents'), 1000),
+    // The ceiling wins: a default above it would be cut at every run anyway.
+    concurrency: Math.min(count(c.get('workflow.concurrency'), 4), maxConcurrency),
+    maxConcurrency,
+    wallClockMs: Math.round((typeof minutes === 'number' && Number.isFinite(minutes) && minutes > 0 ? minutes : 30) * 60_000),
+  };
 }
 
 export function readSettings(): ArborSettings {
@@ -42,6 +62,7 @@ export function readSettings(): ArborSettings {
     // Like the base URL, a workspace must not open the network to its own commands.
     network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
+    workflow: readWorkflow(c),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
   };
 }

@@ -67,6 +67,13 @@ describe('tree: workflow runs as nodes of their own', () => {
     assert.equal(run.workflow!.code, 'AGENT_CAP');
   });
 
+  it('re-sends an agent when it is done and every agent when the run ends (their disposal has no event of its own)', () => {
+    start(3);
+    assert.deepEqual(feed(wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' })), ['wf.r1', 'root.c0']);
+    // Cancelled: the two still running were cancelled and disposed before the end was written.
+    assert.deepEqual(feed(wf('workflow/end', 'r1', { status: 'cancelled', code: 'CANCELLED', agents: 3, tokens: 0, resultBytes: 0, logsDropped: 0 })), ['wf.r1', 'root.c0', 'root.c1', 'root.c2']);
+  });
+
   it('survives a reload: the run node comes back from the summaries alone (no log read), its agents under it', () => {
     start(2);
     feed(wf('workflow/end', 'r1', { status: 'completed', agents: 2, tokens: 0, resultBytes: 0, logsDropped: 0 }));

@@ -5,6 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
+import * as vscode from 'vscode';
+import type { ArborApi } from '../../src/extension/extension';
 
 function testFiles(dir: string): string[] {
   return fs
@@ -19,6 +21,13 @@ function testFiles(dir: string): string[] {
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false });
+  // Every file shares one extension host, so it is disposed (its harness closed) once, last.
+  mocha.rootHooks({
+    afterAll: async () => {
+      const api = vscode.extensions.getExtension<ArborApi>('arbor-dev.arbor')?.exports;
+      if (api) await (await api.host()).dispose();
+    },
+  });
   const grep = process.env.ARBOR_HOST_TEST_GREP;
   if (grep) mocha.grep(grep);
   for (const file of testFiles(__dirname)) mocha.addFile(file);

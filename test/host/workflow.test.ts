@@ -44,4 +44,41 @@ describe('Arbor host: a workflow from the packaged layout', () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
     assert.ok(require.resolve(path.join(ext.extensionPath, 'dist', 'workflow-child.js')));
   });
+
+  // Issue 12: the deployment's limits are the `arbor.workflow.*` settings, applied at the next
+  // run without a reload.
+  it('takes its limits from the arbor.workflow settings, changed live', async () => {
+    server.setFallback((body) => {
+      if (isChild(body)) return { text: 'child answer' };
+      if (body.messages[body.messages.length - 1].role === 'tool') return { text: 'workflow ended' };
+      return { toolCalls: [{ name: 'workflow', arguments: { script: 'return await parallel([1, 2, 3].map((i) => () => agent("task " + i)));', meta: { name: 'capped', description: 'three children, two allowed' } } }] };
+    });
+    const host = await api.host();
+    const h = await host.getHarness();
+    const config = vscode.workspace.getConfiguration('arbor');
+    const set = { 'workflow.maxTotalAgents': 2, 'workflow.concurrency': 3, 'workflow.maxConcurrency': 5, 'workflow.wallClockMinutes': 2 };
+    try {
+      for (const [k, v] of Object.entries(set)) await config.update(k, v, vscode.ConfigurationTarget.Global);
+      // The host applies a change from onDidChangeConfiguration; give it its turn.
+      const d = h.workflows.engine.deployment;
+      for (const deadline = Date.now() + 10_000; d.maxTotalAgents !== 2 || d.wallClockMs !== 120_000; ) {
+        if (Date.now() > deadline) assert.fail(`the settings did not reach the engine: ${JSON.stringify({ maxTotalAgents: d.maxTotalAgents, concurrency: d.concurrency, maxConcurrency: d.maxConcurrency, wallClockMs: d.wallClockMs })}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const got: HostToWebview[] = [];
+      const port = { view: 'panel' as const, post: (m: HostToWebview) => got.push(m) };
+      host.controller.connect(port);
+      await host.controller.receive(port, { type: 'chat/send', id: 'wf2', text: 'run a capped workflow' });
+      await h.settle();
+      const done = got.find((m) => m.type === 'request/done' && m.id === 'wf2') as { sessionId: string };
+      const events = await h.store.readEvents(done.sessionId);
+      const start = events.filter((e) => e.type === 'workflow/start').at(-1) as unknown as { data: { limits: object } };
+      const end = events.filter((e) => e.type === 'workflow/end').at(-1) as unknown as { data: { status: string; code?: string; agents: number } };
+      assert.deepEqual(start.data.limits, { maxTotalAgents: 2, concurrency: 3, wallClockMs: 120_000 });
+      assert.deepEqual([end.data.status, end.data.code, end.data.agents], ['failed', 'AGENT_CAP', 2]);
+      assert.equal(d.maxConcurrency, 5);
+    } finally {
+      for (const k of Object.keys(set)) await config.update(k, undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
 });

@@ -1,6 +1,7 @@
 // A small, realistic scene for the harness: two conversations with subagents, a fork, a
-// failed child; the root's chat holds a tool call, a report, a settlement notice, an
-// interrupted turn, live streamed text and a grandchild's approval.
+// failed child, a workflow run under way (its node over its agents); the root's chat holds
+// a tool call, a report, a settlement notice, an interrupted turn, live streamed text and a
+// grandchild's approval.
 import type { HostToWebview, TranscriptEntry, TreeNode, WebviewToHost } from '../../src/protocol';
 
 const ROOT = 's-m3k9x2a1-7f3c9e21';
@@ -13,6 +14,13 @@ const G = `${ROOT}.e02b6d`;
 const H = 's-m3k7q0b8-2c4d6e8f';
 const I = `${H}.b3f1aa`;
 const J = `${H}.f7c21de`;
+// A workflow run of ROOT: its node (`wf.<runId>`, as the extension names it) and its agents,
+// which hang under the run's node while their headers keep ROOT as their parent.
+const RUN = 'wf-3b9e1c20';
+const W = `wf.${RUN}`;
+const W1 = `${ROOT}.b81f0e`;
+const W2 = `${ROOT}.4c2a9d`;
+const W3 = `${ROOT}.e6d730`;
 
 export const DEMO_ROOT = ROOT;
 export const DEMO_CHILD = D;
@@ -54,6 +62,26 @@ export function demoNodes(now: number): TreeNode[] {
     node({
       id: G, parentId: ROOT, origin: 'subagent', depth: 1, status: 'failed', label: 'bisect-commits', provider: 'spawn', mode: 'one-shot',
       lastStopReason: 'error', createdAt: at(8), tokens: { prompt: 5_000, completion: 120, cacheHit: 0 },
+    }),
+    node({
+      id: W, parentId: ROOT, origin: 'subagent', depth: 1, status: 'running', title: 'review-store-modules', label: 'review-store-modules',
+      activity: 'phase: review', activeSince: now - 64_000, createdAt: at(6), kind: 'workflow',
+      workflow: {
+        runId: RUN, name: 'review-store-modules', description: 'Review each store module for the crash window, then summarise.',
+        phase: 'review', phases: ['scan', 'review'], logs: ['found 3 modules', 'journal.ts: reviewed'], agents: 3, running: 2, status: 'running',
+      },
+    }),
+    node({
+      id: W1, parentId: W, origin: 'subagent', depth: 1, status: 'settled', label: 'journal.ts', provider: 'spawn', mode: 'one-shot',
+      lastStopReason: 'completed', createdAt: at(5.9), tokens: { prompt: 7_300, completion: 420, cacheHit: 6_400 },
+    }),
+    node({
+      id: W2, parentId: W, origin: 'subagent', depth: 1, status: 'running', label: 'catalog.ts', provider: 'spawn', mode: 'one-shot',
+      activity: 'tool read_file', activeSince: now - 20_000, createdAt: at(5.9), tokens: { prompt: 6_900, completion: 150, cacheHit: 6_100 },
+    }),
+    node({
+      id: W3, parentId: W, origin: 'subagent', depth: 1, status: 'running', label: 'reconcile.ts', provider: 'spawn', mode: 'one-shot',
+      activity: 'thinking', activeSince: now - 8_000, createdAt: at(5.9), tokens: { prompt: 7_100, completion: 60, cacheHit: 6_300 },
     }),
     node({
       id: H, origin: 'user', depth: 0, status: 'idle', title: 'Explain the CLI options', provider: 'deepseek', lastStopReason: 'completed',
@@ -160,6 +188,8 @@ export function demoRespond(msg: WebviewToHost, now: number): HostToWebview[] {
       ];
     case 'agent/interrupt':
       return [{ type: 'request/done', id: msg.id, ok: false, error: `Session ${msg.sessionId} is not running.` }];
+    case 'workflow/cancel':
+      return [{ type: 'request/done', id: msg.id, ok: false, error: 'The demo host runs no workflows.' }];
     case 'session/fork':
     case 'session/new':
       return [{ type: 'request/done', id: msg.id, ok: false, error: 'The demo host cannot create sessions.' }];

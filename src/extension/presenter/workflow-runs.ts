@@ -54,7 +54,12 @@ export class WorkflowRuns {
         this.childRun.set(d.childId, w.runId);
         changed.push(d.childId);
       }
+      // `done` is written after the agent was disposed, which has no event of its own (no
+      // settlement notice either): its node changes from running to its outcome here.
+      if (d.status === 'done') changed.push(d.childId);
     }
+    // An end disposes the agents still running first (cancel, interrupt, close): re-send them all.
+    if (w.type === 'workflow/end') for (const [child, run] of this.childRun) if (run === w.runId) changed.push(child);
     return changed;
   }
 
