@@ -1,4 +1,5 @@
-import { addSpend, spendOf, totalTokens, zeroSpend, type Spend } from '../cost/spend';
+import { subtreeTotals } from '../cost/rollup';
+import { spendOf, totalTokens, type Spend } from '../cost/spend';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
@@ -65,19 +66,13 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
  * tree shows it collapsed) and its budget: the same fold and prices as the tree (decision 0033).
  */
 function withCosts(rt: SubagentRuntime, out: AgentListing[], own: Map<string, Spend>): AgentListing[] {
-  const subtree = new Map<string, Spend>();
-  // Breadth-first order: children come after their parents, so walking it backwards sums leaves first.
-  for (let i = out.length - 1; i >= 0; i--) {
-    const l = out[i];
-    const mine = own.get(l.id);
-    if (!mine) continue;
-    const total = addSpend(mine, subtree.get(l.id) ?? zeroSpend());
-    subtree.set(l.id, total);
-    if (own.has(l.parent)) subtree.set(l.parent, addSpend(subtree.get(l.parent) ?? zeroSpend(), total));
-  }
+  const totals = subtreeTotals(out.flatMap((l) => {
+    const spend = own.get(l.id);
+    return spend ? [{ id: l.id, parent: l.parent, delegated: true, spend }] : [];
+  }));
   for (const l of out) {
     const mine = own.get(l.id);
-    const total = subtree.get(l.id);
+    const total = totals.get(l.id);
     if (mine?.costUsd !== undefined) l.costUsd = round6(mine.costUsd);
     if (total) l.subtree = { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) };
     const budget = rt.deps.store.summaryRef(l.id)?.budget;
