@@ -13,7 +13,8 @@ export type Origin = 'user' | 'subagent' | 'fork';
  * running turn waiting for a human.
  */
 export type NodeStatus = 'running' | 'queued' | 'approval' | 'waiting' | 'settled' | 'failed' | 'interrupted' | 'idle';
-export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled';
+/** `budget`: the next request did not fit the remaining budget of the session or an ancestor (a stop, shown as `interrupted`). */
+export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled' | 'budget';
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
 export type ApprovalPolicy = 'ask' | 'never';
 /** Where requests go: the configured endpoint (a key or a local URL), `npm start`'s bundled demo model, or nowhere (no key). */
@@ -42,6 +43,14 @@ export interface TreeNode {
   tokens: { prompt: number; completion: number; cacheHit: number };
   /** Part of `tokens` is estimated (a running request, or one cut off before the provider reported usage). */
   tokensEstimated?: boolean;
+  /** Its own cost in USD at the deployment's prices; absent when a model with no price served it (tokens only). */
+  costUsd?: number;
+  /** What cache hits saved against paying them as misses (USD); with `costUsd`. */
+  savedUsd?: number;
+  /** The node and its delegated descendants together (shown when collapsed); absent without children. */
+  subtree?: SpendView;
+  /** The budget on its subtree and what the subtree spent against it. */
+  budget?: BudgetView;
   /** Actions refused for want of approval (decision 0015); absent when none. */
   refused?: number;
   /** The session's own policy switches (last event wins); absent fields follow the panel defaults. */
@@ -55,6 +64,23 @@ export interface TreeNode {
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
+}
+
+/** Tokens (prompt + completion) and, when every model has a price, dollars. */
+export interface SpendView {
+  tokens: number;
+  cacheHit: number;
+  costUsd?: number;
+  savedUsd?: number;
+}
+
+/** A budget and what its subtree spent (the bar: spent / limit, a warning from 80 %). */
+export interface BudgetView {
+  maxTokens?: number;
+  maxCostUsd?: number;
+  spentTokens: number;
+  /** Absent: a model with no price spent under it. */
+  spentUsd?: number;
 }
 
 /** What a workflow run's node shows: its phases, its latest log lines, its agents. */
@@ -213,6 +239,10 @@ export type WebviewToHost =
   | { type: 'queue/run'; id: string; sessionId: string }
   /** Revoke an "allow for this conversation" grant of a session. */
   | { type: 'approval/revoke'; id: string; sessionId: string; grantId: string }
+  /** A human's budget on a session's subtree (`null` removes it); checked again by the host. */
+  | { type: 'budget/set'; id: string; sessionId: string; budget: { maxTokens?: number; maxCostUsd?: number } | null }
+  /** "Set Budget" on a node: the host asks for the amount (an input box). */
+  | { type: 'budget/pick'; sessionId: string }
   /** Goals (a human action: set and resume arm the goal in this window). */
   | { type: 'goal/set'; id: string; sessionId: string; objective: string; maxRounds?: number }
   | { type: 'goal/pause'; id: string; sessionId: string }
@@ -297,6 +327,9 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'queue/run': (x) => str(x.id) && id(x.sessionId),
   // Round limits are range-checked by the goal service (its error names the range).
   'goal/set': (x) => str(x.id) && id(x.sessionId) && typeof x.objective === 'string' && x.objective.length <= 100_000 && (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
+  // The amounts are checked by the host with the core's rules (its error says what is wrong).
+  'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || isRecord(x.budget)),
+  'budget/pick': (x) => id(x.sessionId),
   'goal/pause': (x) => str(x.id) && id(x.sessionId),
   'goal/resume': (x) => str(x.id) && id(x.sessionId),
   'goal/clear': (x) => str(x.id) && id(x.sessionId),

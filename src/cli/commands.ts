@@ -3,7 +3,11 @@ import { Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
 import { UsageError, type ParsedArgs } from './args';
-import { harnessConfig, storeDirOf } from './config';
+import { PriceBook } from '../core/cost/prices';
+import { subtreeTotals } from '../core/cost/rollup';
+import { spendOf, totalTokens, type Spend } from '../core/cost/spend';
+import type { SessionSummary } from '../core/session/summary';
+import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
 
 export interface Io {
@@ -54,10 +58,12 @@ async function warnUnconfined(h: Harness, io: Io): Promise<void> {
 const run: Command = async (args, io) => {
   const prompt = args.positionals.join(' ').trim();
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
+  const budget = budgetOf(args);
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
     await warnUnconfined(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80) });
+    if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });
     return await settleAndReport(h, agent.id, io);
@@ -70,9 +76,12 @@ const send: Command = async (args, io) => {
   const [id, ...rest] = args.positionals;
   const msg = rest.join(' ').trim();
   if (!id || !msg) throw new UsageError('arbor send needs a session ID and a MESSAGE');
+  const budget = budgetOf(args);
   const h = await Harness.open(harnessConfig(args, io.env));
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
+    // The human raises (or, with "none", removes) the budget before the message goes on.
+    if (budget !== undefined) await h.setBudget(id, budget);
     await warnUnconfined(h, io);
     wireOutput(h, id, args, io);
     await h.send(id, msg);
@@ -83,14 +92,23 @@ const send: Command = async (args, io) => {
 };
 
 const sessions: Command = async (args, io) => {
+  const prices = new PriceBook(pricesOf(args, io.env) ?? {});
   const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
   try {
     const list = [];
+    const sums = new Map<string, SessionSummary>();
+    for (const h of store.list()) {
+      const s = await store.summary(h.id).catch(() => undefined);
+      if (s) sums.set(h.id, s);
+    }
+    // The same fold and prices as the tree and list_agents: own cost, subtree total, budget (decision 0033).
+    const own = new Map([...sums].map(([id, s]) => [id, spendOf(s, prices)] as [string, Spend]));
+    const totals = subtreeTotals(store.list().flatMap((h) => (own.has(h.id) ? [{ id: h.id, parent: h.parentSession, delegated: sums.get(h.id)!.delegated, spend: own.get(h.id)! }] : [])));
     for (const h of store.list()) {
       // No process runs a session here: a turn left open reads `interrupted` (a crash), never
       // settled. The store's summary (the one fold, kept with every append) — no log is read.
-      const s = await store.summary(h.id).catch(() => undefined);
-      list.push({ ...h, events: s ? s.length : null, ...(s ? { status: sessionStatus(s), ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}), tokens: s.tokens, reports: s.reports } : { status: 'unreadable' }) });
+      const s = sums.get(h.id);
+      list.push({ ...h, events: s ? s.length : null, ...(s ? { status: sessionStatus(s), ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}), tokens: s.tokens, ...costFields(own.get(h.id)!, totals.get(h.id)!, s), reports: s.reports } : { status: 'unreadable' }) });
     }
     if (args.options.has('json')) io.out(JSON.stringify(list));
     else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
@@ -100,6 +118,17 @@ const sessions: Command = async (args, io) => {
     await store.close();
   }
 };
+
+const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+/** `costUsd`/`savedUsd` (absent for a model with no price), the subtree total and the budget with what it spent. */
+function costFields(own: Spend, total: Spend, s: SessionSummary) {
+  return {
+    ...(own.costUsd !== undefined ? { costUsd: round6(own.costUsd), savedUsd: round6(own.savedUsd ?? 0) } : {}),
+    subtree: { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) },
+    ...(s.budget ? { budget: { ...s.budget, spentTokens: totalTokens(total), ...(total.costUsd !== undefined ? { spentUsd: round6(total.costUsd) } : {}) } } : {}),
+  };
+}
 
 const log: Command = async (args, io) => {
   const [id] = args.positionals;

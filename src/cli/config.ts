@@ -1,4 +1,7 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkPriceOverrides, PriceError, type ModelPrice } from '../core/cost/prices';
+import { BudgetInputError, parseBudgetText, type Budget } from '../core/session/budget';
 import type { HarnessConfig } from '../core/harness';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, positiveInt, UsageError, type ParsedArgs } from './args';
@@ -36,6 +39,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const timeoutMs = positiveInt('timeout', args.options.get('timeout'));
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
+  const prices = pricesOf(args, env);
   return {
     storeDir: storeDirOf(args, env),
     workspace: [workspaceOf(args)],
@@ -52,5 +56,41 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     maxSteps,
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
     commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
+    ...(prices ? { prices } : {}),
   };
+}
+
+/**
+ * Price overrides from `--prices FILE` or `$ARBOR_PRICES` (a JSON file: model → {input, cacheHit,
+ * output} in USD per million tokens, or null to remove a default); decision 0033.
+ */
+export function pricesOf(args: ParsedArgs, env: NodeJS.ProcessEnv): Record<string, ModelPrice | null> | undefined {
+  const file = args.options.get('prices') ?? env.ARBOR_PRICES;
+  if (file === undefined || file === '') return undefined;
+  if (file === true) throw new UsageError('--prices needs a JSON file');
+  let data: unknown;
+  try {
+    data = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--prices ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return checkPriceOverrides(data, path.basename(file));
+  } catch (err) {
+    if (err instanceof PriceError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `--budget "50k, $2"`: the budget for the session's subtree (decision 0034); absent: none given. */
+export function budgetOf(args: ParsedArgs): Budget | null | undefined {
+  const v = args.options.get('budget');
+  if (v === undefined) return undefined;
+  if (v === true) throw new UsageError('--budget needs an amount, e.g. --budget 50000 or --budget "$2" or --budget "50k, $2"');
+  try {
+    return parseBudgetText(v);
+  } catch (err) {
+    if (err instanceof BudgetInputError) throw new UsageError(`--budget: ${err.message}`);
+    throw err;
+  }
 }

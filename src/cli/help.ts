@@ -30,6 +30,11 @@ Options:
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply
+  --budget AMOUNT    run (or, with send, raise) a budget on the session and everything it
+                     delegates: tokens (50000, 50k) and/or dollars ($2), e.g. "50k, $2";
+                     "none" removes it. A request that does not fit stops the turn: budget
+  --prices FILE      JSON of model → {input, cacheHit, output} USD per million tokens over
+                     the defaults (null removes one); also $ARBOR_PRICES
   --timeout MS       how long the model may take to start answering, and to send its
                      next chunk once it has begun (default 120000)
   --json             every event as one JSON line on stdout

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
+import { BudgetGuard } from './cost/guard';
+import { checkPriceOverrides, PriceBook, type ModelPrice } from './cost/prices';
+import { spendOf, type Spend } from './cost/spend';
+import { BudgetInputError, checkBudget, type Budget } from './session/budget';
 import type { AgentConfig } from './agent/config';
 import { withdrawQueued } from './agent/withdraw';
 import { SessionWriter } from './agent/session-writer';
@@ -61,6 +65,8 @@ export interface HarnessConfig {
   workflow?: Partial<WorkflowDeployment>;
   /** A goal's round limit when the human gives none; default 10. */
   goalMaxRounds?: number;
+  /** Price overrides over the defaults (`null` removes one): settings `arbor.prices`, `arbor run --prices` (decision 0033). */
+  prices?: Record<string, ModelPrice | null>;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -85,6 +91,10 @@ export class Harness {
   /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
   readonly goals: GoalService;
   private readonly admitGoal: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+  /** Prices per model (defaults + the deployment's overrides); live: `setPrices`. */
+  prices: PriceBook;
+  /** Subtree budgets, checked before every model request (decision 0034). */
+  readonly budgets: BudgetGuard;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -92,6 +102,8 @@ export class Harness {
     readonly model: ModelSwitch,
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
+    this.prices = new PriceBook(config.prices ? checkPriceOverrides(config.prices) : {});
+    this.budgets = new BudgetGuard(store, () => this.prices, (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? id);
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
@@ -114,9 +126,16 @@ export class Harness {
       releaseDelayMs: config.releaseDelayMs ?? 1000,
       ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
+      checkChildBudget: (parentId, budget) => this.checkChildBudget(parentId, budget),
+      prices: () => this.prices,
+      budgetSpent: (id) => this.budgets.spent(id),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
-    this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow);
+    this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow, {
+      check: (parentId, budget) => this.checkChildBudget(parentId, budget),
+      open: (runId, budget) => this.budgets.openRun(runId, budget),
+      close: (runId) => this.budgets.closeRun(runId),
+    });
     const goals = wireGoals(this, config.goalMaxRounds);
     this.goals = goals.service;
     this.admitGoal = goals.admit;
@@ -193,7 +212,8 @@ export class Harness {
    * log up to the end of the turn holding `seq`, which the user then chats with. It runs under
    * the source's policy as it is now, never the one in force at the fork point (decision 0024).
    */
-  async forkSession(sourceId: string, seq: number, opts: { title?: string } = {}): Promise<Agent> {
+  async forkSession(sourceId: string, seq: number, opts: { title?: string; budget?: Budget } = {}): Promise<Agent> {
+    const budget = opts.budget ? checkBudget(opts.budget) : undefined;
     const source = this.agents.get(sourceId)?.session ?? (await this.store.inspect(sourceId));
     const events = source.events;
     // Read synchronously with the events: a switch after this call belongs to the source only.
@@ -223,6 +243,8 @@ export class Harness {
     // the same durable write as the seed: the fork never runs a moment under the old policy.
     if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
     if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
+    // A fork starts with no budget and none of the source's spending: only an explicit one carries (decision 0034).
+    if (budget) await writer.append({ type: 'budget/set', budget, source: 'fork' });
     await writer.publish();
     return this.adopt(writer);
   }
@@ -233,6 +255,43 @@ export class Harness {
     const writer = await this.writerFor(id);
     if (policy.sandbox) await writer.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
     if (policy.approval) await writer.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+  }
+
+  /**
+   * The human sets (or, with null, removes) the budget of a session's subtree (decision 0034).
+   * Durable as a `budget/set` event; raising it resumes nothing: a message goes on from there.
+   */
+  async setBudget(id: string, budget: Budget | null): Promise<void> {
+    const checked = budget === null ? null : checkBudget(budget);
+    const writer = await this.writerFor(id);
+    await writer.append({ type: 'budget/set', budget: checked, source: 'user' });
+  }
+
+  /** New prices (a settings change): every reader and every budget counts at them from now. */
+  setPrices(overrides: Record<string, ModelPrice | null>): void {
+    this.prices = new PriceBook(checkPriceOverrides(overrides));
+    this.config.prices = overrides;
+    this.budgets.repriced();
+  }
+
+  /** A session's own spend at today's prices (tokens; dollars only when every model has a price). */
+  async spend(id: string): Promise<Spend> {
+    return spendOf(await this.store.summary(id), this.prices);
+  }
+
+  /**
+   * A delegating parent may hand a child (or a workflow run) at most what it has left: a
+   * budget over the least remaining of its budgeted ancestors is refused with what is left.
+   */
+  private checkChildBudget(parentId: string, budget: Budget): void {
+    const left = this.budgets.remaining(parentId);
+    if (!left) return;
+    if (budget.maxTokens !== undefined && left.tokens !== undefined && budget.maxTokens > left.tokens)
+      throw new BudgetInputError(`budget.maxTokens ${budget.maxTokens} is more than the ${left.tokens} tokens your budget has left; give at most ${left.tokens}.`);
+    if (budget.maxCostUsd !== undefined && left.costLimited) {
+      if (left.usd === undefined) throw new BudgetInputError('budget.maxCostUsd cannot be checked: a model with no price spent under your budget; give a token budget instead.');
+      if (budget.maxCostUsd > left.usd) throw new BudgetInputError(`budget.maxCostUsd ${budget.maxCostUsd} is more than the $${left.usd.toFixed(4)} your budget has left; give at most that.`);
+    }
   }
 
   /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
@@ -426,6 +485,10 @@ export class Harness {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },
       admit: (msg) => this.admitGoal(writer.id, msg),
+      beforeRequest: (req) => {
+        const r = this.budgets.check(writer.id, req);
+        return r ? { refuse: r.message } : undefined;
+      },
     };
     const agent = new Agent(cfg);
     const offEvents = writer.onEvent((e) => {

@@ -6,6 +6,7 @@ import type { SandboxMode, TreeNode } from '../protocol';
 import { showEventLog } from './event-log';
 import type { ArborHost } from './host';
 import { pickPolicy } from './policy-picker';
+import { parseBudgetText } from '../core/session/budget';
 import { readSettings } from './settings';
 import { exportFileName, quoted } from './presenter/names';
 import { countUnder, isCompactable, sessionPicks } from './presenter/session-picks';
@@ -71,6 +72,29 @@ function goalCommands(host: ArborHost): Record<string, Command> {
       });
       if (rounds === undefined) return;
       await c.goals.set(id, objective, Number(rounds.trim()));
+    },
+    'arbor.setBudget': async (args) => {
+      const id = await pickSession(host, args, 'Set the budget of which session (it covers everything it delegates)?');
+      if (!id) return;
+      const name = await nameOf(host, id);
+      const node = (await host.controller.nodes()).find((n) => n.id === id);
+      const now = node?.budget;
+      const text = await vscode.window.showInputBox({
+        title: `Budget for ${name} and everything it delegates`,
+        prompt: 'Tokens (50000, 50k, 1.5M) and/or dollars ($2), e.g. "200k, $1.50"; "none" removes it. Raising it resumes nothing: send a message to go on.',
+        value: now ? [now.maxTokens !== undefined ? String(now.maxTokens) : '', now.maxCostUsd !== undefined ? `$${now.maxCostUsd}` : ''].filter(Boolean).join(', ') : '',
+        validateInput: (v) => {
+          try {
+            parseBudgetText(v);
+            return undefined;
+          } catch (err) {
+            return err instanceof Error ? err.message : String(err);
+          }
+        },
+        ignoreFocusOut: true,
+      });
+      if (text === undefined) return;
+      await c.setBudget(id, parseBudgetText(text));
     },
     'arbor.pauseGoal': async (args) => {
       const id = await pickSession(host, args, 'Pause the goal of which conversation?', (n) => n.goal?.phase === 'active' || n.goal?.phase === 'blocked');

@@ -2,7 +2,7 @@ import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type NodeStatus, type PanelSettings, type TreeNode, type WebviewToHost } from '../protocol';
+import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type NodeStatus, type PanelSettings, type SpendView, type TreeNode, type WebviewToHost } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
@@ -180,6 +180,11 @@ export class PanelController implements ApprovalPort {
       await this.feed.queue(m.sessionId);
       done(port, m.id, m.sessionId);
     },
+    'budget/set': async (port, m) => {
+      await this.setBudget(m.sessionId, m.budget);
+      done(port, m.id, m.sessionId);
+    },
+    'budget/pick': (_port, m) => this.hooks.pickBudget?.(m.sessionId),
     'goal/set': async (port, m) => {
       await this.goals.set(m.sessionId, m.objective, m.maxRounds);
       done(port, m.id, m.sessionId);
@@ -317,6 +322,29 @@ export class PanelController implements ApprovalPort {
     this.pushNode(sessionId);
   }
 
+  /**
+   * A human sets (null: removes) a session's subtree budget (decision 0034); checked by the core
+   * (a bad amount is refused with what is wrong). Raising it resumes nothing by itself.
+   */
+  async setBudget(sessionId: string, budget: { maxTokens?: number; maxCostUsd?: number } | null): Promise<void> {
+    const h = await this.ensure();
+    await h.setBudget(sessionId, budget);
+    await this.reload(sessionId);
+    for (const p of this.tree.costs.changed(sessionId)) this.pushNode(p);
+  }
+
+  /** Prices changed (settings): every node's cost is recomputed and re-sent. */
+  async pricesChanged(): Promise<void> {
+    const h = await this.ensure();
+    this.tree.setPrices(h.prices);
+    for (const id of this.tree.ids()) this.pushNode(id);
+  }
+
+  /** Every conversation's subtree together (tokens, and dollars when every model has a price), for the status bar. */
+  totalSpend(): SpendView {
+    return this.tree.totalSpend();
+  }
+
   /** The panel's selected session, if any (the picker's "this session"). */
   get selectedSession(): string | undefined {
     return this.selected;
@@ -344,6 +372,7 @@ export class PanelController implements ApprovalPort {
     const h = await this.getHarness();
     if (this.harness) return this.harness;
     this.harness = h;
+    this.tree.setPrices(h.prices);
     for (const header of h.store.list()) this.tree.addHeader(header);
     this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
     // A subagent joined or left the queue for a slot: no event of its own says so.
@@ -402,6 +431,8 @@ export class PanelController implements ApprovalPort {
     if (e.type === 'turn/end') for (const id of this.tree.runs.of(sessionId)) this.pushNode(id);
     const parent = this.tree.node(sessionId)?.parentId;
     if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.pushNode(parent);
+    // Spending moves every ancestor's subtree total and budget bar.
+    for (const id of this.tree.spendMoved(sessionId, e)) if (id !== parent || e.type === 'assistant/message' || e.type === 'budget/set') this.pushNode(id);
     // A settlement notice means the child was released: its status changed without an event of its own.
     if (e.type === 'user/message' && e.source.kind === 'subagent-settled' && typeof e.source.fromSession === 'string') this.pushNode(e.source.fromSession);
   }

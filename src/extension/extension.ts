@@ -26,6 +26,7 @@ const COMMANDS = [
   'arbor.pauseGoal',
   'arbor.resumeGoal',
   'arbor.clearGoal',
+  'arbor.setBudget',
 ];
 
 export interface ArborApi {
@@ -49,8 +50,8 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
     const t = performance.now();
     // A path esbuild does not follow: the host is its own bundle, loaded on demand.
     const mod = require(path.join(__dirname, 'host.js')) as typeof import('./host');
-    host = mod.createHost(context, log, (counts) => {
-      const view = statusBarView(counts);
+    host = mod.createHost(context, log, (counts, spend) => {
+      const view = statusBarView(counts, spend);
       status.text = view.text;
       status.tooltip = view.tooltip;
     });

@@ -6,7 +6,7 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
-import type { ModelSource, PanelSettings } from '../protocol';
+import type { ModelSource, PanelSettings, SpendView } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
@@ -52,7 +52,7 @@ export class ArborHost {
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
-    private readonly onStatus: (counts: StatusCounts) => void,
+    private readonly onStatusCounts: (counts: StatusCounts, spend?: SpendView) => void,
   ) {
     setSqlJsWasmDir(path.join(context.extensionUri.fsPath, 'dist'));
     this.controller = new PanelController(() => this.getHarness(), {
@@ -69,12 +69,18 @@ export class ArborHost {
         this.onStatus(this.controller.statusCounts());
       },
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
+      pickBudget: (id) => void this.commands['arbor.setBudget']({ arborSessionId: id }).catch((err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${err instanceof Error ? err.message : String(err)}`)),
     });
     this.notifier = new ApprovalNotifier(
       (requestId, reply) => this.controller.answer(requestId, reply),
       (id) => this.controller.knownName(id) ?? id,
     );
     this.commands = buildCommands(this);
+  }
+
+  /** The status bar: the tree's status counts and every conversation's spend (the one fold). */
+  private onStatus(counts: StatusCounts): void {
+    this.onStatusCounts(counts, this.controller.totalSpend());
   }
 
   /** The harness, created on first need: store under workspace storage, key from SecretStorage. */
@@ -133,7 +139,9 @@ export class ArborHost {
       commands: { network: s.network },
       goalMaxRounds: s.goalMaxRounds,
       workflow: s.workflow,
+      prices: s.prices,
     };
+    if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);
     const t0 = Date.now();
     const h = await Harness.open(config);
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
@@ -146,7 +154,7 @@ export class ArborHost {
     // The count changes when a turn starts and when an agent goes idle (a turn's end event
     // comes while its agent still counts as running).
     h.onEvent((id, e) => {
-      if (e.type === 'turn/start') this.onStatus(this.controller.statusCounts());
+      if (e.type === 'turn/start' || e.type === 'assistant/message') this.onStatus(this.controller.statusCounts());
       this.logFeed.changed(id);
     });
     h.onIdle(() => this.onStatus(this.controller.statusCounts()));
@@ -190,6 +198,12 @@ export class ArborHost {
       h.config.goalMaxRounds = readSettings().goalMaxRounds;
       // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
       Object.assign(h.workflows.engine.deployment, readSettings().workflow);
+      const { prices, pricesError } = readSettings();
+      if (pricesError) this.log.warn(`${pricesError} The default prices apply until it is fixed.`);
+      if (JSON.stringify(prices) !== JSON.stringify(h.config.prices ?? {})) {
+        h.setPrices(prices);
+        await this.controller.pricesChanged();
+      }
     }
     this.controller.settingsChanged();
   }
@@ -263,6 +277,6 @@ export class ArborHost {
   }
 }
 
-export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onStatus: (counts: StatusCounts) => void): ArborHost {
+export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onStatus: (counts: StatusCounts, spend?: SpendView) => void): ArborHost {
   return new ArborHost(context, log, onStatus);
 }

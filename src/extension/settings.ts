@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { WorkflowDeployment } from '../core/workflow/limits';
+import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -24,6 +25,10 @@ export interface ArborSettings {
   goalMaxRounds: number;
   /** Workflow limits (`arbor.workflow.*`), read at each run's start. */
   workflow: WorkflowSettings;
+  /** Price overrides (`arbor.prices`) over the defaults; a bad table is reported and ignored. */
+  prices: Record<string, ModelPrice | null>;
+  /** Why `arbor.prices` was ignored, if it was. */
+  pricesError?: string;
 }
 
 export type WorkflowSettings = Pick<WorkflowDeployment, 'maxTotalAgents' | 'concurrency' | 'maxConcurrency' | 'wallClockMs'>;
@@ -64,7 +69,17 @@ export function readSettings(): ArborSettings {
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     workflow: readWorkflow(c),
     examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
+    ...readPrices(c.get<unknown>('prices', {})),
   };
+}
+
+/** `arbor.prices`, checked: a bad table is ignored (defaults apply) and the reason kept for the log. */
+function readPrices(v: unknown): { prices: Record<string, ModelPrice | null>; pricesError?: string } {
+  try {
+    return { prices: checkPriceOverrides(v ?? {}, 'arbor.prices') };
+  } catch (err) {
+    return { prices: {}, pricesError: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 export const isLocalUrl = (u: string): boolean => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(u);

@@ -22,6 +22,8 @@ export interface ControllerHooks {
   approvalsChanged?(pending: ApprovalPrompt[], added?: ApprovalPrompt): void;
   /** Show the sandbox / approval picker (for one session when given). */
   pickPolicy?(sessionId: string | undefined): void;
+  /** Ask the human for a session's budget (an input box) and set it. */
+  pickBudget?(sessionId: string): void;
 }
 
 /** The connected views and who sees what: a session's messages go to the views showing it. */

@@ -36,6 +36,20 @@ export interface AgentConfig {
    * for the kinds it does not judge.
    */
   admit?: (msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+  /**
+   * Checked before each model request, after the fan-out slot is taken and before anything of
+   * the request is written: a refusal ends the turn with stop reason `budget` and its message,
+   * and no request is made (issue 15, decision 0034). Contract: synchronous, must not throw (a
+   * throw is a refusal: fail closed), and cheap — it runs at every step of every agent.
+   */
+  beforeRequest?: (req: RequestBound) => { refuse: string } | undefined;
+}
+
+/** What a request is about to be, for a budget check: its model, body size and completion cap. */
+export interface RequestBound {
+  model: string;
+  bytes: number;
+  maxTokens?: number;
 }
 
 export const DEFAULT_MAX_STEPS = 50;

@@ -78,6 +78,8 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     const tools = cfg.tools();
     const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);
+    const refused = budgetRefusal(cfg, req.model, info.bytes, req.maxTokens);
+    if (refused) return end('budget', refused, 'budget');
     // What the turn said so far is on disk before the model hears it; the header's own write
     // runs while the request does (it describes the request, it does not gate it).
     await Promise.all(pending.splice(0));
@@ -127,6 +129,16 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       const res = results[i];
       await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: res.content, isError: res.isError, ...(res.refusal ? { refusal: res.refusal } : {}) });
     }
+  }
+}
+
+/** The `beforeRequest` hook's refusal, if any; a hook that throws refuses (fail closed). */
+function budgetRefusal(cfg: AgentConfig, model: string, bytes: number, maxTokens: number | undefined): string | undefined {
+  if (!cfg.beforeRequest) return undefined;
+  try {
+    return cfg.beforeRequest({ model, bytes, ...(maxTokens !== undefined ? { maxTokens } : {}) })?.refuse;
+  } catch (err) {
+    return `The budget check failed (${err instanceof Error ? err.message : String(err)}); no request was made.`;
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Budget } from './budget';
+
 // The session log's vocabulary (DESIGN §2). Event `type` names are a contract with
 // the store, the CLI, the webview and tests; shapes may grow, names may not change.
 
@@ -32,7 +34,8 @@ export interface MessageSource {
   [extra: string]: unknown;
 }
 
-export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled';
+/** `budget`: the next request could not fit the remaining budget of the session or an ancestor (decision 0034). */
+export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled' | 'budget';
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
 export type ApprovalPolicy = 'ask' | 'never';
 export type PolicySource = 'user' | 'delegation';
@@ -50,6 +53,8 @@ export interface Usage {
   /** Prompt tokens served from the provider's prefix cache. */
   cacheHitTokens?: number;
   cacheMissTokens?: number;
+  /** What the provider itself said the request cost (USD), where it says (remote programs); it wins over the price table. */
+  costUsd?: number;
 }
 
 interface Base<T extends string> {
@@ -230,6 +235,18 @@ export interface GoalChangeEvent extends Base<'goal/change'> {
   goal: GoalSnapshot | null;
 }
 
+/** Who set a budget: the human, a parent delegating, or a fork told explicitly to carry one. */
+export type BudgetSource = 'user' | 'delegation' | 'fork';
+
+/**
+ * A budget on this session's delegation subtree (decision 0034); last event wins, `null`
+ * removes it. A fork's seed never hands one on: only an explicit `source: 'fork'` event does.
+ */
+export interface BudgetSetEvent extends Base<'budget/set'> {
+  budget: Budget | null;
+  source: BudgetSource;
+}
+
 export type WorkflowEventType =
   | 'workflow/start'
   | 'workflow/phase'
@@ -249,6 +266,8 @@ export interface WorkflowData {
     scriptSha256: string;
     scriptBytes: number;
     limits: { maxTotalAgents: number; concurrency: number; wallClockMs: number };
+    /** The run's own budget, when the call gave one. */
+    budget?: Budget;
   };
   'workflow/phase': { index: number; title: string };
   'workflow/log': { message: string; truncated?: boolean };
@@ -280,6 +299,7 @@ export type SessionEvent =
   | CompactionSummaryEvent
   | CompactionEndEvent
   | GoalChangeEvent
+  | BudgetSetEvent
   | WorkflowEvent;
 
 export type EventType = SessionEvent['type'];

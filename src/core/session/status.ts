@@ -5,7 +5,8 @@ import type { SessionSummary } from './summary';
  * the status bar): running a turn; its turn queued for a free slot (the limit on children
  * running at once: no request made yet); running but blocked on a human's approval; waiting for its
  * own live children; idle (a conversation between turns); settled (a delegated child whose
- * last turn completed); interrupted (stopped, or its process died during the turn); failed.
+ * last turn completed); interrupted (stopped — by a human, or by its subtree's budget — or its
+ * process died during the turn); failed.
  */
 export type SessionStatus = 'running' | 'queued' | 'approval' | 'waiting' | 'idle' | 'settled' | 'interrupted' | 'failed';
 
@@ -30,7 +31,9 @@ export function sessionStatus(s: SessionSummary, live?: LiveState): SessionStatu
   if (live?.waitingForChildren) return 'waiting';
   if (s.openTurn) return 'interrupted';
   const last = s.lastStopReason;
-  if (last === 'interrupted' || last === 'cancelled') return 'interrupted';
+  // A budget stop is a stop, not a failure (decision 0034): nothing went wrong, the work was
+  // cut where the budget said, and a message after the budget is raised goes on from there.
+  if (last === 'interrupted' || last === 'cancelled' || last === 'budget') return 'interrupted';
   if (last === 'error') return 'failed';
   if (last && s.delegated) return 'settled';
   return 'idle';

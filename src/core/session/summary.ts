@@ -1,3 +1,4 @@
+import type { Budget } from './budget';
 import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent } from './events';
 import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
@@ -21,6 +22,18 @@ export interface SessionSummary {
   estimated: boolean;
   /** The request under way: its prompt estimated from its bytes (absent between requests). */
   inflightPrompt?: number;
+  /** The model of the request under way (its estimate is that model's, for cost). */
+  inflightModel?: string;
+  /**
+   * `tokens` split by the model that served them (the cost fold, decision 0033): readers price
+   * them with the deployment's table. Tokens whose provider reported its own cost are not here.
+   * Absent in summaries stored before issue 15: their cost is unknown (tokens only).
+   */
+  models?: ModelTokens[];
+  /** USD the provider itself reported for requests (remote programs); added to the priced cost. */
+  reportedCostUsd?: number;
+  /** The budget on this session's subtree (its own last `budget/set`; a fork's seed never hands one on). */
+  budget?: Budget;
   /** Actions refused for want of approval (tool/result with a refusal mark). */
   refused: number;
   reports: number;
@@ -41,6 +54,22 @@ export interface SessionSummary {
   goal?: GoalSummary;
 }
 
+/** Tokens one model served (reported usage plus estimates, as in `tokens`). */
+export interface ModelTokens {
+  model: string;
+  prompt: number;
+  completion: number;
+  cacheHit: number;
+}
+
+/** The model's row of the summary's per-model tokens (created at first use). */
+function modelRow(s: SessionSummary, model: string): ModelTokens {
+  const rows = (s.models ??= []);
+  let row = rows.find((r) => r.model === model);
+  if (!row) rows.push((row = { model, prompt: 0, completion: 0, cacheHit: 0 }));
+  return row;
+}
+
 /** What the tree shows of a goal: phase, rounds, the block reason, the objective (trimmed). */
 export type GoalSummary = Pick<GoalSnapshot, 'phase' | 'roundsStarted' | 'maxGoalRounds' | 'blocked'> & { objective: string };
 
@@ -58,6 +87,7 @@ export function emptySummary(h: SessionHeader): SessionSummary {
     openTurn: false,
     tokens: { prompt: 0, completion: 0, cacheHit: 0 },
     estimated: false,
+    models: [],
     refused: 0,
     reports: 0,
     inbox: 0,
@@ -79,8 +109,10 @@ const FOLDERS: Folders = {
     // A request that got no message at all still cost its prompt.
     if (s.inflightPrompt !== undefined) {
       s.tokens.prompt += s.inflightPrompt;
+      modelRow(s, s.inflightModel ?? '').prompt += s.inflightPrompt;
       s.estimated = true;
       delete s.inflightPrompt;
+      delete s.inflightModel;
     }
     s.openTurn = false;
     s.lastStopReason = e.stopReason;
@@ -88,21 +120,32 @@ const FOLDERS: Folders = {
   },
   'request/header': (s, e) => {
     s.inflightPrompt = estimateTokens(e.bytes);
+    s.inflightModel = e.model;
     return true;
   },
   'assistant/message': (s, e) => {
+    let add: { prompt: number; completion: number; cacheHit: number };
     if (e.usage) {
-      s.tokens.prompt += e.usage.promptTokens;
-      s.tokens.completion += e.usage.completionTokens;
-      s.tokens.cacheHit += e.usage.cacheHitTokens ?? 0;
+      add = { prompt: e.usage.promptTokens, completion: e.usage.completionTokens, cacheHit: e.usage.cacheHitTokens ?? 0 };
     } else {
       // No usage: the stream was cut (interrupt, error) before the provider's final usage chunk.
       const chars = e.text.length + (e.reasoning?.length ?? 0) + (e.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0);
-      s.tokens.prompt += s.inflightPrompt ?? 0;
-      s.tokens.completion += estimateTokens(chars);
+      add = { prompt: s.inflightPrompt ?? 0, completion: estimateTokens(chars), cacheHit: 0 };
       s.estimated = true;
     }
+    s.tokens.prompt += add.prompt;
+    s.tokens.completion += add.completion;
+    s.tokens.cacheHit += add.cacheHit;
+    // Priced by the model that served it, unless the provider said what it cost.
+    if (e.usage?.costUsd !== undefined) s.reportedCostUsd = (s.reportedCostUsd ?? 0) + e.usage.costUsd;
+    else {
+      const row = modelRow(s, e.model);
+      row.prompt += add.prompt;
+      row.completion += add.completion;
+      row.cacheHit += add.cacheHit;
+    }
     delete s.inflightPrompt;
+    delete s.inflightModel;
     return true;
   },
   'tool/result': (s, e) => {
@@ -148,6 +191,11 @@ const FOLDERS: Folders = {
     const g = e.goal;
     if (!g) delete s.goal;
     else s.goal = { phase: g.phase, roundsStarted: g.roundsStarted, maxGoalRounds: g.maxGoalRounds, objective: g.objective.slice(0, GOAL_OBJECTIVE_SUMMARY_CHARS), ...(g.blocked ? { blocked: { ...g.blocked } } : {}) };
+    return true;
+  },
+  'budget/set': (s, e) => {
+    if (e.budget) s.budget = { ...e.budget };
+    else delete s.budget;
     return true;
   },
   // A settlement or report notice changes what the parent's row shows (its chat, its count).

@@ -1,4 +1,5 @@
 import { SessionValidationError } from './errors';
+import { isBudget } from './budget';
 import type { EventType, SessionHeader } from './events';
 
 // Field rules per event type, as data: one entry per type, no switch. Each rule
@@ -31,7 +32,8 @@ const usage: Check = (v) =>
   natural(v.promptTokens) &&
   natural(v.completionTokens) &&
   (v.cacheHitTokens === undefined || natural(v.cacheHitTokens)) &&
-  (v.cacheMissTokens === undefined || natural(v.cacheMissTokens));
+  (v.cacheMissTokens === undefined || natural(v.cacheMissTokens)) &&
+  (v.costUsd === undefined || (typeof v.costUsd === 'number' && Number.isFinite(v.costUsd) && v.costUsd >= 0));
 const range: Check = (v) => record(v) && natural(v.fromSeq) && natural(v.toSeq) && (v.fromSeq as number) <= (v.toSeq as number);
 
 const grantScope: Check = (v) => record(v) && oneOf('command-prefix', 'path')(v.kind) && nonEmpty(v.value);
@@ -63,10 +65,10 @@ const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'deleg
 // Each workflow/* type pins its data's required keys and their shapes.
 const has = (spec: Record<string, Check>, optional: Record<string, Check> = {}): Check => (v) =>
   record(v) && Object.entries(spec).every(([k, c]) => c(v[k])) && Object.entries(optional).every(([k, c]) => v[k] === undefined || c(v[k]));
-const STOPS = ['completed', 'interrupted', 'error', 'max-tokens', 'cancelled'];
+const STOPS = ['completed', 'interrupted', 'error', 'max-tokens', 'cancelled', 'budget'];
 const limits: Check = (v) => record(v) && natural(v.maxTotalAgents) && natural(v.concurrency) && natural(v.wallClockMs);
 const WORKFLOW_DATA = {
-  'workflow/start': has({ name: str, description: str, scriptSha256: nonEmpty, scriptBytes: natural, limits }, { callId: nonEmpty }),
+  'workflow/start': has({ name: str, description: str, scriptSha256: nonEmpty, scriptBytes: natural, limits }, { callId: nonEmpty, budget: isBudget }),
   'workflow/phase': has({ index: natural, title: str }),
   'workflow/log': has({ message: str }, { truncated: bool }),
   'workflow/agent': has({ index: natural, childId: nonEmpty, status: oneOf('started', 'done') }, { label: str, stopReason: oneOf(...STOPS) }),
@@ -91,7 +93,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('model', str, 'a string'),
     r('reasoning', str, 'a string', true),
     r('toolCalls', toolCalls, 'an array of {id, name, arguments} with unique ids', true),
-    r('usage', usage, '{promptTokens, completionTokens, cacheHitTokens?, cacheMissTokens?} of non-negative integers', true),
+    r('usage', usage, '{promptTokens, completionTokens, cacheHitTokens?, cacheMissTokens?} of non-negative integers, costUsd? a non-negative number', true),
   ],
   'tool/result': [
     r('callId', nonEmpty, 'a non-empty string'),
@@ -103,7 +105,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'turn/start': [r('turnId', nonEmpty, 'a non-empty string')],
   'turn/end': [
     r('turnId', nonEmpty, 'a non-empty string'),
-    r('stopReason', oneOf('completed', 'interrupted', 'error', 'max-tokens', 'cancelled'), 'completed | interrupted | error | max-tokens | cancelled'),
+    r('stopReason', oneOf(...STOPS), STOPS.join(' | ')),
     r('error', str, 'a string', true),
     r('errorCode', nonEmpty, 'a non-empty string', true),
   ],
@@ -152,6 +154,10 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
   'goal/change': [
     r('goal', (v) => v === null || goalSnapshot(v), `null (cleared) or a goal snapshot {objective (1..${GOAL_LIMITS.objectiveChars} chars), phase, maxGoalRounds (1..${GOAL_LIMITS.maxRounds}), roundsStarted (<= maxGoalRounds), revision, operation, blocked? (only when blocked), note?}`),
+  ],
+  'budget/set': [
+    r('budget', (v) => v === null || isBudget(v), 'null (removed) or {maxTokens?: 1..1e12 tokens, maxCostUsd?: 0..1e6 USD} with at least one limit'),
+    r('source', oneOf('user', 'delegation', 'fork'), "'user', 'delegation' or 'fork'"),
   ],
   'workflow/start': workflow('workflow/start'),
   'workflow/phase': workflow('workflow/phase'),

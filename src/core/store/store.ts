@@ -43,6 +43,7 @@ export class Store {
   /** Write CLEAN_MARKER at close: the harness says every turn has ended. */
   private cleanOnClose = false;
   private readonly summaries: SummaryBook;
+  private readonly appendListeners = new Set<(id: string, events: readonly SessionEvent[]) => void>();
 
   private constructor(
     readonly dir: string,
@@ -166,6 +167,7 @@ export class Store {
       );
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
       this.summaries.created(header, events);
+      this.appended(header.id, events);
     } finally {
       this.creating.delete(header.id);
     }
@@ -178,6 +180,32 @@ export class Store {
     if (clearing) await clearing;
     await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
     this.summaries.appended(id, events);
+    this.appended(id, events);
+  }
+
+  /**
+   * Called after every durable write of a session's events (its creation included), once its
+   * summary has folded them: the budget guard keeps its subtree totals with it. A listener
+   * must not throw (a throw is swallowed: the write is already durable).
+   */
+  onAppended(fn: (id: string, events: readonly SessionEvent[]) => void): () => void {
+    this.appendListeners.add(fn);
+    return () => this.appendListeners.delete(fn);
+  }
+
+  private appended(id: string, events: readonly SessionEvent[]): void {
+    for (const fn of this.appendListeners) {
+      try {
+        fn(id, events);
+      } catch {
+        // the append is durable; a reader's failure is its own
+      }
+    }
+  }
+
+  /** The kept summary without a copy (read-only; undefined when unknown without a log read). */
+  summaryRef(id: string): Readonly<SessionSummary> | undefined {
+    return this.summaries.peek(id);
   }
 
   /** The session's summary if known without reading its log (kept with every append), else undefined. */

@@ -32,6 +32,11 @@ export class SummaryBook {
     return s && structuredClone(s);
   }
 
+  /** The kept summary itself, read-only, without a copy (per-step readers: the budget guard). */
+  peek(id: string): Readonly<SessionSummary> | undefined {
+    return this.known.get(id);
+  }
+
   /** Remember a summary folded from a whole log (a copy is kept). */
   learn(id: string, s: SessionSummary): void {
     this.known.set(id, structuredClone(s));

@@ -1,3 +1,5 @@
+import { subtreeTotals } from '../cost/rollup';
+import { spendOf, totalTokens, type Spend } from '../cost/spend';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
@@ -37,6 +39,7 @@ export async function reportToParent(rt: SubagentRuntime, childId: string, text:
 export async function listAgents(rt: SubagentRuntime, callerId: string): Promise<AgentListing[]> {
   const { store } = rt.deps;
   const out: AgentListing[] = [];
+  const spends = new Map<string, Spend>();
   const queue = store.children(callerId);
   while (queue.length > 0) {
     const h = queue.shift()!;
@@ -53,9 +56,33 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
       continue;
     }
     out.push({ ...base, ...describeChild(rt, h.id, summary) });
+    if (summary.delegated) spends.set(h.id, rt.deps.prices ? spendOf(summary, rt.deps.prices()) : { tokens: { ...summary.tokens } });
+  }
+  return withCosts(rt, out, spends);
+}
+
+/**
+ * Each listing's own cost, its subtree's total (itself and its delegated descendants, as the
+ * tree shows it collapsed) and its budget: the same fold and prices as the tree (decision 0033).
+ */
+function withCosts(rt: SubagentRuntime, out: AgentListing[], own: Map<string, Spend>): AgentListing[] {
+  const totals = subtreeTotals(out.flatMap((l) => {
+    const spend = own.get(l.id);
+    return spend ? [{ id: l.id, parent: l.parent, delegated: true, spend }] : [];
+  }));
+  for (const l of out) {
+    const mine = own.get(l.id);
+    const total = totals.get(l.id);
+    if (mine?.costUsd !== undefined) l.costUsd = round6(mine.costUsd);
+    if (total) l.subtree = { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) };
+    const budget = rt.deps.store.summaryRef(l.id)?.budget;
+    const spent = budget ? rt.deps.budgetSpent?.(l.id) : undefined;
+    if (budget && spent) l.budget = { ...budget, spentTokens: totalTokens(spent), ...(spent.costUsd !== undefined ? { spentUsd: round6(spent.costUsd) } : {}) };
   }
   return out;
 }
+
+const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
 
 /** One child as list_agents shows it: the store's summary and the one status fold. */
 function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {

@@ -276,7 +276,9 @@ export class Residency {
       // A refused action is part of the outcome: the parent must not read "completed" as "done as asked".
       const refused = refusedActions(a.agent.session.events, Math.max(a.fromSeq, a.agent.session.header.seedLength ?? 0));
       const head = `[subagent ${label} settled: ${stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]`;
-      const body = [refusalSentence(refused), text].filter(Boolean).join('\n');
+      // A budget stop says which budget and how to go on: the parent cannot raise it, a human can.
+      const budgetLine = stopReason === 'budget' ? `Stopped by its budget: ${a.agent.lastTurn?.error ?? 'the next request did not fit what was left'}` : '';
+      const body = [budgetLine, refusalSentence(refused), text].filter(Boolean).join('\n');
       await this.rt
         .deliver(a.parentId, `${head}\n${body}`, { kind: 'subagent-settled', fromSession: a.id, stopReason, ...(refused.length ? { refused: refused.length } : {}) }, notify === 'quiet')
         .catch(() => undefined);

@@ -3,6 +3,9 @@ import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { ApprovalPort } from '../policy/approval';
 import type { ScopeRegistry } from '../scope/registry';
+import type { PriceBook } from '../cost/prices';
+import type { Spend } from '../cost/spend';
+import type { Budget } from '../session/budget';
 import type { MessageSource, SessionEvent, SessionHeader } from '../session/events';
 import { descriptorOf } from '../session/folds';
 import { Session } from '../session/session';
@@ -49,6 +52,12 @@ export interface RuntimeDeps {
   maxConcurrentChildren?: number;
   escalateTimeoutMs?: number;
   providers?: SubagentProvider[];
+  /** Throws (a `BudgetInputError`) when a child's budget is more than the parent has left (decision 0034). */
+  checkChildBudget?: (parentId: string, budget: Budget) => void;
+  /** Prices for the cost `list_agents` shows (absent: tokens only). */
+  prices?: () => PriceBook;
+  /** What a budgeted subtree has spent, from the budget guard (absent: not budgeted). */
+  budgetSpent?: (id: string) => Spend | undefined;
 }
 
 type Mode = 'one-shot' | 'continuable';
@@ -110,6 +119,7 @@ export class SubagentRuntime {
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
     const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth, mode);
+    if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
@@ -145,6 +155,8 @@ export class SubagentRuntime {
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),
       ...(request.workflow ? { workflow: { ...request.workflow } } : {}),
     });
+    // The child's budget is its own fact, after any seed: a fork's seed never hands one on.
+    if (request.budget) await writer.append({ type: 'budget/set', budget: { ...request.budget }, source: 'delegation' });
     const refused = approval === 'never';
     await writer.append({
       type: 'user/message',

@@ -1,3 +1,4 @@
+import type { Budget } from '../session/budget';
 import type { SessionStatus } from '../session/status';
 import type { Agent } from '../agent/agent';
 import type { Persona } from '../scope/prompt';
@@ -25,6 +26,8 @@ export interface SubagentRequest {
   persona?: Persona;
   model?: string;
   maxTokens?: number;
+  /** A budget on the child's subtree (never more than the caller has left; decision 0034). */
+  budget?: Budget;
   /** Set by the workflow engine: the child is agent `index` of run `runId` (written into its descriptor). */
   workflow?: { runId: string; index: number };
 }
@@ -122,6 +125,12 @@ export interface AgentListing {
   lastStopReason?: StopReason;
   inbox?: number;
   tokens?: { prompt: number; completion: number; cacheHit: number };
+  /** Its own cost in USD at the deployment's prices (absent: a model with no price served it). */
+  costUsd?: number;
+  /** Its subtree's total (itself and everything below it), as the tree shows it collapsed. */
+  subtree?: { tokens: number; costUsd?: number };
+  /** The budget on its subtree and what the subtree has spent against it. */
+  budget?: { maxTokens?: number; maxCostUsd?: number; spentTokens: number; spentUsd?: number };
   /** Some tokens are estimated: a request ended (failed, interrupted) before reporting its usage. */
   tokensEstimated?: true;
   reports?: number;

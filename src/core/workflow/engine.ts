@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionWriter } from '../agent/session-writer';
 import type { SubagentRuntime } from '../subagent/runtime';
+import { checkBudget, type Budget } from '../session/budget';
 import { WorkflowError } from './errors';
 import { openRuns } from './events';
 import { checkInput, type WorkflowInput } from './input';
 import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
 import { Isolate } from './isolate';
 import { Run, type RunOutcome } from './run';
+
+/**
+ * A run's own budget (issue 15, decision 0034), from the harness's budget guard: `check`
+ * throws when the budget is more than the parent has left; `open` makes the run a budget
+ * scope its agents count against; `close` drops it when the run ends.
+ */
+export interface WorkflowBudgets {
+  check(parentId: string, budget: Budget): void;
+  open(runId: string, budget: Budget): void;
+  close(runId: string): void;
+}
 
 /** Written as the `error` of a run a crash or reload left open, closed at the next open. */
 export const RUN_OUTLIVED = 'The process ended during this workflow (a crash or a reload); it was not re-run.';
@@ -25,6 +37,7 @@ export class WorkflowEngine {
   constructor(
     private readonly rt: SubagentRuntime,
     deployment: Partial<WorkflowDeployment> = {},
+    private readonly budgets?: WorkflowBudgets,
   ) {
     this.deployment = { ...DEFAULT_DEPLOYMENT, ...deployment };
   }
@@ -42,10 +55,23 @@ export class WorkflowEngine {
     const parent = this.rt.deps.resident(ctx.sessionId);
     if (!parent || parent.isDisposed || this.closing) return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
     if (ctx.signal.aborted) return failed(new WorkflowError('CANCELLED', 'The turn was interrupted before the workflow started.'));
+    let budget: Budget | undefined;
+    try {
+      if (input.budget !== undefined) {
+        budget = checkBudget(input.budget);
+        this.budgets?.check(parent.id, budget);
+      }
+    } catch (err) {
+      return failed(new WorkflowError('BAD_INPUT', err instanceof Error ? err.message : String(err)));
+    }
     const limits = runLimits(this.deployment, input);
     const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment);
     this.runs.set(run.id, run);
-    void run.outcome.then(() => this.runs.delete(run.id));
+    if (budget) this.budgets?.open(run.id, budget);
+    void run.outcome.then(() => {
+      this.runs.delete(run.id);
+      this.budgets?.close(run.id);
+    });
     await run.append('workflow/start', {
       ...(ctx.callId ? { callId: ctx.callId } : {}),
       name: input.meta.name.slice(0, 100),
@@ -53,6 +79,7 @@ export class WorkflowEngine {
       scriptSha256: checked.sha256,
       scriptBytes: checked.bytes,
       limits: { maxTotalAgents: limits.maxTotalAgents, concurrency: limits.concurrency, wallClockMs: limits.wallClockMs },
+      ...(budget ? { budget } : {}),
     });
     // runTurn abandons a tool whose turn is interrupted: the run cleans up from the signal itself.
     const onAbort = () => void run.end('interrupted', 'CANCELLED', "The parent's turn was interrupted.");

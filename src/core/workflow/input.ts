@@ -11,6 +11,8 @@ export interface WorkflowInput {
   args?: unknown;
   maxTotalAgents?: number;
   concurrency?: number;
+  /** The run's own budget: its agents together may spend at most this (and never more than the parent has left). */
+  budget?: unknown;
 }
 
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;

@@ -178,6 +178,11 @@ export class Run {
       await sub.dispose();
       if (this.ended) throw this.cancelled();
       void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
+      // An agent its budget stopped (the run's own, or an ancestor's): the run ends with BUDGET.
+      if (r.stopReason === 'budget') {
+        void this.end('failed', 'BUDGET', `Agent ${index} was stopped by its budget: ${r.error ?? 'no request fits what is left'}`);
+        throw new WorkflowError('BUDGET', 'The workflow is over its budget.');
+      }
       if (this.d.overBudget?.(this.tokens)) {
         void this.end('failed', 'BUDGET', `The workflow's children used ${this.tokens} tokens, past its budget.`);
         throw new WorkflowError('BUDGET', 'The workflow is over its token budget.');

@@ -28,6 +28,12 @@ const PARAMS = {
     args: { description: 'Optional JSON value the script reads as `args`.' },
     maxTotalAgents: { type: 'integer' as const, minimum: 1, description: 'Most agent() calls this run may make (the deployment caps it).' },
     concurrency: { type: 'integer' as const, minimum: 1, description: 'Most agents running at once (default 4).' },
+    budget: {
+      type: 'object' as const,
+      description: "Optional budget for the run's agents together: {maxTokens?, maxCostUsd?}; at most what your own budget has left. Past it, agent() throws BUDGET and the run ends.",
+      properties: { maxTokens: { type: 'integer' as const, minimum: 1 }, maxCostUsd: { type: 'number' as const, minimum: 0 } },
+      additionalProperties: false,
+    },
   },
   required: ['script', 'meta'],
   additionalProperties: false,

@@ -2,7 +2,7 @@ import type { SessionWriter } from '../agent/session-writer';
 import type { ScopeRegistry } from '../scope/registry';
 import type { SubagentRuntime } from '../subagent/runtime';
 import type { Tool } from '../tools/tool';
-import { WorkflowEngine } from './engine';
+import { WorkflowEngine, type WorkflowBudgets } from './engine';
 import type { WorkflowDeployment } from './limits';
 import { createWorkflowTool } from './tool';
 
@@ -11,8 +11,8 @@ import { createWorkflowTool } from './tool';
  * tool, and the two lifecycle hooks the harness calls — at open (close runs a crash or
  * reload left open) and at close (end every run before any agent is disposed).
  */
-export function wireWorkflows(rt: SubagentRuntime, tools: ScopeRegistry<Tool>, deployment: Partial<WorkflowDeployment> = {}) {
-  const engine = new WorkflowEngine(rt, deployment);
+export function wireWorkflows(rt: SubagentRuntime, tools: ScopeRegistry<Tool>, deployment: Partial<WorkflowDeployment> = {}, budgets?: WorkflowBudgets) {
+  const engine = new WorkflowEngine(rt, deployment, budgets);
   tools.register(createWorkflowTool(engine));
   return {
     engine,

@@ -2,6 +2,10 @@ import type { SessionEvent, SessionHeader } from '../../core/session/events';
 import { sessionStatus, type SessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, summarize, type SessionSummary } from '../../core/session/summary';
 import type { NodeStatus, TreeNode } from '../../protocol';
+import type { PriceBook } from '../../core/cost/prices';
+import { addSpend, zeroSpend } from '../../core/cost/spend';
+import type { SpendView } from '../../protocol';
+import { CostRollup, spendView } from './cost-rollup';
 import { isRunNode, runIdOf, WorkflowRuns } from './workflow-runs';
 
 // The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
@@ -37,6 +41,8 @@ export class TreeModel {
   private readonly streamedChars = new Map<string, number>();
   /** Workflow runs: virtual nodes under their parents, over their agents. */
   readonly runs = new WorkflowRuns((id) => this.folds.get(id));
+  /** Own cost, subtree totals and budget bars (decision 0033). */
+  readonly costs = new CostRollup((id) => this.headers.get(id), (id) => this.folds.get(id));
 
   constructor(private readonly probe: LiveProbe) {}
 
@@ -47,9 +53,33 @@ export class TreeModel {
   addHeader(h: SessionHeader): void {
     this.headers.set(h.id, h);
     if (!this.folds.has(h.id)) this.folds.set(h.id, emptySummary(h));
+    this.costs.added(h);
+  }
+
+  /** New prices: every node's cost is recomputed (the controller re-sends the nodes). */
+  setPrices(prices: PriceBook): void {
+    this.costs.setPrices(prices);
+  }
+
+  /** Every conversation's subtree together, for the status bar. */
+  totalSpend(): SpendView {
+    let total = zeroSpend();
+    for (const [id, h] of this.headers) {
+      if (h.parentSession && this.folds.get(id)?.delegated) continue; // counted in its parent's subtree
+      const t = this.costs.subtree(id);
+      if (t) total = addSpend(total, t);
+    }
+    return spendView(total);
+  }
+
+  /** The ancestors whose subtree total an event of `id` moved (nearest first); empty when it spent nothing. */
+  spendMoved(id: string, e: SessionEvent): string[] {
+    if (e.type !== 'assistant/message' && e.type !== 'turn/end' && e.type !== 'budget/set') return [];
+    return this.costs.changed(id);
   }
 
   remove(id: string): void {
+    this.costs.removed(id);
     this.headers.delete(id);
     this.folds.delete(id);
     this.activity.delete(id);
@@ -65,6 +95,7 @@ export class TreeModel {
     if (!this.headers.has(id)) return [];
     const copy = structuredClone(summary);
     this.folds.set(id, copy);
+    this.costs.changed(id);
     return this.runs.loaded(id, copy);
   }
 
@@ -79,6 +110,7 @@ export class TreeModel {
     const f = this.folds.get(id);
     if (!f) return false;
     const changed = foldSummary(f, e);
+    if (e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'budget/set') this.costs.changed(id);
     switch (e.type) {
       case 'request/header':
       case 'turn/start':
@@ -157,6 +189,7 @@ export class TreeModel {
           ? { prompt: f.tokens.prompt + f.inflightPrompt, completion: f.tokens.completion + estimateTokens(this.streamedChars.get(id) ?? 0), cacheHit: f.tokens.cacheHit }
           : { ...f.tokens },
       ...(f.estimated || f.inflightPrompt !== undefined ? { tokensEstimated: true } : {}),
+      ...this.costs.view(id),
       ...(f.refused ? { refused: f.refused } : {}),
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,

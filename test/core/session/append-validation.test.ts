@@ -75,6 +75,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
   'goal/change': { before: [], event: { type: 'goal/change', goal: { objective: 'ship', phase: 'active', maxGoalRounds: 3, roundsStarted: 0, revision: 1, operation: 'set' } } },
+  'budget/set': { before: [], event: { type: 'budget/set', budget: { maxTokens: 50_000, maxCostUsd: 2.5 }, source: 'user' } },
   'workflow/start': {
     before: [],
     event: { type: 'workflow/start', runId: 'r1', data: { callId: 'c1', name: 'review', description: 'd', scriptSha256: 'ab', scriptBytes: 9, limits: { maxTotalAgents: 5, concurrency: 2, wallClockMs: 1000 } } },
@@ -217,6 +218,14 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a workflow/log whose message is not text', 'workflow/log', 'data', { message: { html: 'x' } }],
     ['a workflow/start without limits', 'workflow/start', 'data', { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1 }],
     ['a descriptor whose workflow has no run id', 'subagent/descriptor', 'workflow', { index: 0 }],
+    ['a negative token budget', 'budget/set', 'budget', { maxTokens: -5 }],
+    ['a NaN dollar budget', 'budget/set', 'budget', { maxCostUsd: Number.NaN }],
+    ['a 1e308 dollar budget', 'budget/set', 'budget', { maxCostUsd: 1e308 }],
+    ['a token budget as a string', 'budget/set', 'budget', { maxTokens: '5000' }],
+    ['a budget with no limit', 'budget/set', 'budget', {}],
+    ['a budget with an unknown limit', 'budget/set', 'budget', { maxTokens: 10, maxRequests: 3 }],
+    ['a budget set by the model itself', 'budget/set', 'source', 'model'],
+    ['a negative reported cost', 'assistant/message', 'usage', { promptTokens: 1, completionTokens: 0, costUsd: -0.1 }],
   ];
 
   for (const [what, type, field, value] of cases) {
@@ -237,11 +246,11 @@ describe('append validation: values of the right type that are still wrong', () 
   it('accepts every message source kind and every stop reason', () => {
     const s = Session.create(header());
     for (const kind of ['user', 'followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'] as const) s.append(ev.user('x', kind));
-    for (const [i, reason] of (['completed', 'interrupted', 'error', 'max-tokens', 'cancelled'] as const).entries()) {
+    for (const [i, reason] of (['completed', 'interrupted', 'error', 'max-tokens', 'cancelled', 'budget'] as const).entries()) {
       s.append(ev.turnStart(`t${i}`));
       s.append(ev.turnEnd(`t${i}`, reason));
     }
-    assert.equal(s.length, 16);
+    assert.equal(s.length, 18);
   });
 });
 

@@ -1,5 +1,5 @@
 // Small, pure formatting helpers shared by the tree and the chat.
-import type { GoalView, NodeStatus, TreeNode } from '../../../src/protocol';
+import type { BudgetView, GoalView, NodeStatus, TreeNode } from '../../../src/protocol';
 
 /** A goal's hover text: objective, phase, rounds, whether it runs by itself here, why it is blocked. */
 export function goalTitle(g: GoalView): string {
@@ -101,4 +101,52 @@ export function clockTime(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+}
+
+/** 0.4123 → "$0.41"; under a cent, 4 decimals ("$0.0031"), so a cheap child does not read $0.00. */
+export function usd(n: number): string {
+  if (n === 0) return '$0.00';
+  if (n < 0.01) return `$${n.toFixed(4)}`;
+  return `$${n.toFixed(2)}`;
+}
+
+/**
+ * What a row shows as its cost: its own, or — collapsed with children below — its subtree's
+ * total; dollars when every model has a price, else tokens only (never a made-up cost).
+ */
+export function costBadge(node: TreeNode, collapsed: boolean): { text: string; subtree: boolean } {
+  const total = collapsed && node.subtree ? node.subtree : undefined;
+  if (total) return { text: total.costUsd !== undefined ? usd(total.costUsd) : compact(total.tokens), subtree: true };
+  const own = node.tokens.prompt + node.tokens.completion;
+  return { text: node.costUsd !== undefined ? usd(node.costUsd) : `${node.tokensEstimated ? '≈' : ''}${compact(own)}`, subtree: false };
+}
+
+/** The hover lines of a node's spending: tokens in / cached / out, its cost and what the cache saved, its subtree, its budget. */
+export function costLines(node: TreeNode): string[] {
+  const t = node.tokens;
+  const est = node.tokensEstimated ? ' (partly estimated)' : '';
+  return [
+    `tokens in ${t.prompt.toLocaleString('en-US')} / cached ${t.cacheHit.toLocaleString('en-US')} / out ${t.completion.toLocaleString('en-US')}${est}`,
+    node.costUsd !== undefined
+      ? `cost ${usd(node.costUsd)}${node.savedUsd ? ` · saved ${usd(node.savedUsd)} by cache hits` : ''}`
+      : 'cost unknown: a model with no price served it (tokens only)',
+    ...(node.subtree ? [`with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${node.subtree.tokens.toLocaleString('en-US')} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`] : []),
+    ...(node.budget ? [budgetLine(node.budget)] : []),
+  ];
+}
+
+/** Share of the budget spent (the larger of its token and dollar shares), 0..1+. */
+export function budgetShare(b: BudgetView): number {
+  const tok = b.maxTokens !== undefined ? b.spentTokens / b.maxTokens : 0;
+  // A dollar budget whose spending cannot be priced is treated as used up: its requests are refused.
+  const money = b.maxCostUsd !== undefined ? (b.spentUsd === undefined ? 1 : b.spentUsd / b.maxCostUsd) : 0;
+  return Math.max(tok, money);
+}
+
+/** "budget: 41,200 of 50,000 tokens · $0.31 of $0.50" */
+export function budgetLine(b: BudgetView): string {
+  return `budget: ${[
+    ...(b.maxTokens !== undefined ? [`${b.spentTokens.toLocaleString('en-US')} of ${b.maxTokens.toLocaleString('en-US')} tokens`] : []),
+    ...(b.maxCostUsd !== undefined ? [`${b.spentUsd !== undefined ? usd(b.spentUsd) : 'unknown (no price)'} of ${usd(b.maxCostUsd)}`] : []),
+  ].join(' · ')}`;
 }

@@ -253,6 +253,12 @@ export class AppState {
     post({ type: 'policy/pick', ...(sessionId ? { sessionId } : {}) });
   }
 
+  /** "Set Budget" on a node (the budget bar, the budget stop's button): the host asks for the amount. */
+  pickBudget(sessionId = this.target): void {
+    if (sessionId === undefined || this.readOnly) return;
+    post({ type: 'budget/pick', sessionId });
+  }
+
   /** An example prompt from the empty panel: sent as a new conversation. */
   sendExample(text: string): void {
     if (this.readOnly) return;

@@ -1,5 +1,6 @@
 import type { Tool } from '../../tools/tool';
 import type { SubagentRuntime } from '../runtime';
+import { BUDGET_PARAM } from './shared';
 import { startFromTool } from './subagent-tool';
 
 /**
@@ -19,6 +20,7 @@ export function createForkTool(rt: SubagentRuntime): Tool {
         prompt: { type: 'string', description: 'What the fork should do now (it does not see your current turn).' },
         label: { type: 'string', description: 'A short name shown in the agent tree.' },
         mode: { type: 'string', enum: ['wait', 'background'], description: "'wait' (default) for its answer now, or 'background'." },
+        budget: BUDGET_PARAM,
       },
       required: ['prompt'],
       additionalProperties: false,

@@ -1,8 +1,9 @@
+import { checkBudget } from '../../session/budget';
 import { ok } from '../../tools/result';
 import type { Tool, ToolContext } from '../../tools/tool';
 import type { SubagentRuntime } from '../runtime';
 import type { SubagentRequest } from '../types';
-import { json, subagentFailure } from './shared';
+import { BUDGET_PARAM, json, subagentFailure } from './shared';
 import { runOneShot } from './one-shot';
 
 const PARAMS = {
@@ -20,6 +21,7 @@ const PARAMS = {
     tools: { type: 'array' as const, items: { type: 'string' as const }, description: 'Optional allow-list of your tools the child may use.' },
     persona: { type: 'string' as const, description: 'Optional role instructions for the child.' },
     outputSchema: { type: 'object' as const, description: "Optional JSON schema (type object) of a structured result ('wait' and 'background' only)." },
+    budget: BUDGET_PARAM,
   },
   required: ['prompt'],
   additionalProperties: false,
@@ -48,6 +50,7 @@ export async function startFromTool(rt: SubagentRuntime, provider: string, args:
   if (typeof args.persona === 'string') request.persona = { text: args.persona };
   if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
   try {
+    if (args.budget !== undefined) request.budget = checkBudget(args.budget);
     if (args.mode === 'continuable') {
       const r = await rt.startContinuable(caller, provider, request, { signal: ctx.signal });
       return ok(json({ childId: r.childId, status: 'started', next: 'It works on its own; you get a settlement notice when it goes idle. Use send_message to follow up, interrupt_agent to stop its turn.' }));

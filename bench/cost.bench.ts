@@ -1,0 +1,151 @@
+// budget.overshoot: tokens a budgeted subtree spent ÷ its token budget, with 20 parallel
+// children at depth 2 that keep asking a zero-latency model (the real test server through the
+// real client) until the budget stops them; the budget falls mid-run (about 8 steps a child).
+//
+// budget.check.vs_step: what the budget guard costs per model step (the check before the
+// request, and the fold of the step's answer into the subtree totals) at a 1,000-node tree,
+// ÷ the agent's own per-step overhead (a step's wall time minus the model's stream) measured
+// on the same machine with a zero-latency model.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BudgetGuard } from '../src/core/cost/guard';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { SessionEvent, SessionHeader } from '../src/core/session/events';
+import type { Tool } from '../src/core/tools/tool';
+import { ModelServer, type ChatBody } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+import { TimedClient } from './timed-client';
+
+export const name = 'cost';
+
+const OVERSHOOT: FigureSpec = { id: 'budget.overshoot', op: '<=', target: 1.1 };
+const CHECK_VS_STEP: FigureSpec = { id: 'budget.check.vs_step', op: '<=', target: 0.05 };
+export const figures: readonly FigureSpec[] = [OVERSHOOT, CHECK_VS_STEP];
+
+const NOOP: Tool = { name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {}, additionalProperties: false }, execute: async () => ({ content: 'ok', isError: false }) };
+const noop = { toolCalls: [{ name: 'noop', arguments: {} }] };
+const said = (body: ChatBody, tag: string) => body.messages.some((m) => m.role === 'user' && String(m.content ?? '').includes(tag));
+const answered = (body: ChatBody) => body.messages.some((m) => m.role === 'tool');
+
+async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): Promise<number> {
+  const children = 20;
+  server.reset();
+  server.setFallback((body) => {
+    if (said(body, '[[leaf]]')) return noop;
+    if (said(body, '[[mid]]')) return answered(body) ? { text: 'mid done' } : { toolCalls: Array.from({ length: children }, (_, i) => ({ name: 'subagent', arguments: { prompt: `[[leaf]] part ${i}`, label: `leaf ${i}` } })) };
+    return answered(body) ? { text: 'root done' } : { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[mid]] split it', label: 'mid' } }] };
+  });
+  const ws = path.join(dir, 'ws-overshoot');
+  fs.mkdirSync(ws);
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const h = await Harness.open({ storeDir: path.join(dir, 'store-overshoot'), workspace: [ws], model: { client, name: 'bench', maxTokens: 64 }, sandbox: 'workspace-write', approval: 'never', maxConcurrentChildren: children, maxSteps: 50 });
+  h.tools.register(NOOP);
+  try {
+    const root = await h.createSession();
+    const step = Math.ceil(h.model.describe({ model: 'bench', system: 'x', tools: h.tools.view({ own: 'agent:x' }), messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }] }).bytes / 4);
+    const budget = step * children * 8;
+    await h.setBudget(root.id, { maxTokens: budget });
+    await root.accept('[[root]] fan out');
+    await h.settle();
+    const ids = [root.id, ...h.store.list().filter((x) => x.id.startsWith(`${root.id}.`)).map((x) => x.id)];
+    let spent = 0;
+    let stopped = 0;
+    for (const id of ids) {
+      const s = await h.store.summary(id);
+      spent += s.tokens.prompt + s.tokens.completion;
+      if (s.lastStopReason === 'budget') stopped++;
+    }
+    opts.note(`budget.overshoot: ${spent} tokens spent of a ${budget}-token budget by ${ids.length} sessions (${stopped} stopped by it), ${server.requests.length} requests, at most ${server.maxInFlight} at once`);
+    if (stopped < children) throw new Error(`only ${stopped} sessions stopped on the budget: it did not fall mid-run`);
+    return spent / budget;
+  } finally {
+    await h.close();
+  }
+}
+
+/** A 1,000-node tree: a budgeted root, 9 budgeted children, 990 grandchildren (each with a spent step). */
+async function bigTree(h: Harness): Promise<string[]> {
+  const at = new Date().toISOString();
+  const ev = (seq: number, d: object) => ({ seq, at, ...d }) as SessionEvent;
+  const root: SessionHeader = { id: 'big', createdAt: at, origin: 'user', delegationDepth: 0 };
+  await h.store.createSession(root, [ev(0, { type: 'budget/set', budget: { maxTokens: 1e11, maxCostUsd: 1e5 }, source: 'user' })]);
+  const leaves: string[] = [];
+  for (let i = 0; i < 9; i++) {
+    const mid: SessionHeader = { id: `big.m${i}`, createdAt: at, origin: 'subagent', parentSession: 'big', delegationDepth: 1 };
+    await h.store.createSession(mid, [ev(0, { type: 'budget/set', budget: { maxTokens: 1e10 }, source: 'delegation' })]);
+    for (let j = 0; j < 110; j++) {
+      const id = `big.m${i}.l${j}`;
+      await h.store.createSession({ id, createdAt: at, origin: 'subagent', parentSession: mid.id, delegationDepth: 2 }, [
+        ev(0, { type: 'turn/start', turnId: 't' }),
+        ev(1, { type: 'assistant/message', text: 'x', model: 'deepseek-chat', usage: { promptTokens: 1000, completionTokens: 50, cacheHitTokens: 800 } }),
+      ]);
+      leaves.push(id);
+    }
+  }
+  return leaves;
+}
+
+async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string): Promise<number> {
+  const ws = path.join(dir, 'ws-check');
+  fs.mkdirSync(ws);
+  const client = new TimedClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
+  const h = await Harness.open({ storeDir: path.join(dir, 'store-check'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never', maxSteps: 1000 });
+  h.tools.register(NOOP);
+  try {
+    // The agent's own per-step overhead: steps of a turn that calls a no-op tool, minus the model's stream.
+    const steps = opts.quick ? 100 : 300;
+    let n = 0;
+    server.reset();
+    server.setFallback(() => (++n % (steps + 1) === 0 ? { text: 'done' } : noop));
+    const agent = await h.createSession();
+    const perStep: number[] = [];
+    for (let block = 0; block < 3; block++) {
+      client.modelMs = 0;
+      const t = now();
+      await agent.accept(`block ${block}`);
+      await agent.idle();
+      if (block > 0) perStep.push((now() - t - client.modelMs) / (steps + 1));
+    }
+    const stepMs = median(perStep);
+
+    // The guard at a 1,000-node tree: the check before a leaf's request and the fold of its answer.
+    const leaves = await bigTree(h);
+    // `appended` is the guard's store listener (private): called directly to time it alone.
+    const guard = h.budgets as unknown as { check: BudgetGuard['check']; appended(id: string, events: readonly SessionEvent[]): void };
+    const answer = [{ seq: 2, at: new Date().toISOString(), type: 'assistant/message', text: 'x', model: 'deepseek-chat', usage: { promptTokens: 1000, completionTokens: 50, cacheHitTokens: 800 } }] as SessionEvent[];
+    const rounds = opts.quick ? 20_000 : 100_000;
+    const once = (i: number) => {
+      const id = leaves[i % leaves.length];
+      if (guard.check(id, { model: 'deepseek-chat', bytes: 40_000, maxTokens: 4096 })) throw new Error('the bench budget refused a request');
+      guard.appended(id, answer);
+    };
+    for (let i = 0; i < 2000; i++) once(i); // warm up (and count the tree's scopes once)
+    const samples: number[] = [];
+    for (let b = 0; b < 10; b++) {
+      const t = now();
+      for (let i = 0; i < rounds / 10; i++) once(i);
+      samples.push((now() - t) / (rounds / 10));
+    }
+    const checkMs = median(samples);
+    opts.note(`budget.check.vs_step: guard ${fmt(checkMs * 1000)} µs per step (check + fold, 1,000-node tree, 2 budgeted ancestors) vs the agent's own ${fmt(stepMs)} ms per step (zero-latency model, model stream excluded)`);
+    return checkMs / stepMs;
+  } finally {
+    await h.close();
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const server = await ModelServer.start();
+  const dir = tempDir('arbor-bench-cost-');
+  try {
+    const over = await overshoot(opts, server, dir);
+    const check = await checkVsStep(opts, server, dir);
+    return [
+      { ...OVERSHOOT, value: over },
+      { ...CHECK_VS_STEP, value: check },
+    ];
+  } finally {
+    await server.stop();
+  }
+}

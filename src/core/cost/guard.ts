@@ -1,0 +1,287 @@
+import type { Budget } from '../session/budget';
+import { describeBudget } from '../session/budget';
+import type { SessionEvent } from '../session/events';
+import { estimateTokens, type SessionSummary } from '../session/summary';
+import type { Store } from '../store/store';
+import type { PriceBook } from './prices';
+import { formatUsd, spendOf, totalTokens, zeroSpend, type Spend } from './spend';
+
+/** What a request is about to cost at most: its prompt (from its bytes) plus its completion cap. */
+export interface RequestNeed {
+  model: string;
+  /** Bytes of the request body (the prompt estimate is a quarter of it, as everywhere). */
+  bytes: number;
+  /** The request's `max_tokens`; absent: `DEFAULT_COMPLETION_RESERVE`. */
+  maxTokens?: number;
+}
+
+/** Why a request may not be made: the turn ends with stop reason `budget` and this text. */
+export interface BudgetRefusal {
+  /** The budgeted session (or `wf:<runId>`) whose budget it would break. */
+  scope: string;
+  message: string;
+}
+
+/** What a delegating parent may still hand on: the least remaining over its budgeted scopes. */
+export interface Remaining {
+  tokens?: number;
+  /** Absent with a cost budget: a model with no price spent here, so no dollars can be counted. */
+  usd?: number;
+  /** Some scope has a cost budget. */
+  costLimited: boolean;
+}
+
+/**
+ * The completion a request may produce when no `max_tokens` is set: a provider's usual
+ * default output cap. A deployment that wants budgets to hold tightly sets `max_tokens`.
+ */
+export const DEFAULT_COMPLETION_RESERVE = 4096;
+
+interface Scope {
+  budget: Budget;
+  /** Spent by every session under it (reported usage and estimates, as the summaries say). */
+  spent: Spend;
+  /** In-flight requests' upper bounds (prompt estimate + max_tokens) under it. */
+  reservedTokens: number;
+  reservedUsd: number;
+  /** A display name for messages. */
+  name: string;
+}
+
+interface Reservation {
+  scopes: string[];
+  tokens: number;
+  usd: number;
+}
+
+/**
+ * The budget guard (decision 0034): the harness asks it before each model request, and it
+ * answers from totals it keeps with every durable append — never by reading logs — so a check
+ * costs a walk up the lineage (a few lookups), whatever the size of the tree.
+ *
+ * A budget covers a session and its delegated descendants (the human's conversations and user
+ * forks start a budget lineage of their own). A request is allowed only if, in every budgeted
+ * scope above it, spent + reserved + this request's bound fits; its bound is then reserved until
+ * its `assistant/message` (or the turn's end) is durable, when the real usage replaces it. So
+ * parallel children cannot all take the last of a budget at once: what a subtree spends past
+ * its budget is bounded by how far in-flight requests exceed their own bounds (a prompt above
+ * its bytes/4 estimate; a completion past `max_tokens` when none is set).
+ */
+export class BudgetGuard {
+  private readonly scopes = new Map<string, Scope>();
+  /** Own spend last counted per session under some scope (deltas are taken against it). */
+  private readonly own = new Map<string, Spend>();
+  private readonly inflight = new Map<string, Reservation>();
+  /** Workflow runs with a budget of their own: `wf:<runId>`. */
+  private readonly runs = new Map<string, Budget>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly prices: () => PriceBook,
+    private readonly nameOf: (id: string) => string = (id) => id,
+  ) {
+    store.onAppended((id, events) => this.appended(id, events));
+  }
+
+  /** Prices changed: every total is recounted at the new prices when next needed. */
+  repriced(): void {
+    this.scopes.clear();
+    this.own.clear();
+  }
+
+  /**
+   * Before a model request of `sessionId`: a refusal, or undefined (the request's bound is then
+   * reserved in every budgeted scope above it). Synchronous and never throws.
+   */
+  check(sessionId: string, need: RequestNeed): BudgetRefusal | undefined {
+    this.release(sessionId);
+    const scopes = this.scopesOf(sessionId);
+    if (scopes.length === 0) return undefined;
+    const prompt = estimateTokens(need.bytes);
+    const completion = need.maxTokens ?? DEFAULT_COMPLETION_RESERVE;
+    const tokens = prompt + completion;
+    const price = this.prices().of(need.model);
+    const usd = price ? (prompt * price.input + completion * price.output) / 1_000_000 : undefined;
+    for (const key of scopes) {
+      const s = this.scopes.get(key)!;
+      const why = this.wontFit(s, { prompt, completion }, usd, need.model);
+      if (why) {
+        return {
+          scope: key,
+          message: `The budget of ${s.name} (${describeBudget(s.budget)}) cannot take the next request: ${why}. Nothing was sent. A human can raise the budget (Set Budget on its node, or 'arbor run --budget'); then a message goes on from here.`,
+        };
+      }
+    }
+    for (const key of scopes) {
+      const s = this.scopes.get(key)!;
+      s.reservedTokens += tokens;
+      s.reservedUsd += usd ?? 0;
+    }
+    this.inflight.set(sessionId, { scopes, tokens, usd: usd ?? 0 });
+    return undefined;
+  }
+
+  private wontFit(s: Scope, need: { prompt: number; completion: number }, usd: number | undefined, model: string): string | undefined {
+    const b = s.budget;
+    if (b.maxTokens !== undefined) {
+      const left = b.maxTokens - totalTokens(s.spent) - s.reservedTokens;
+      const tokens = need.prompt + need.completion;
+      if (tokens > left)
+        return `${Math.max(0, left)} tokens are left${s.reservedTokens ? ` (besides ${s.reservedTokens} held by requests in flight)` : ''} and this request may take ${tokens} (a prompt of about ${need.prompt} plus a completion cap of ${need.completion})`;
+    }
+    if (b.maxCostUsd !== undefined) {
+      if (usd === undefined) return `model ${model} has no price, so its cost cannot be counted against a dollar budget (add its price in settings, or use a token budget)`;
+      if (s.spent.costUsd === undefined) return 'a model with no price already spent under it, so its cost is unknown (add the price in settings, or use a token budget)';
+      const left = b.maxCostUsd - s.spent.costUsd - s.reservedUsd;
+      if (usd > left) return `${formatUsd(Math.max(0, left))} is left${s.reservedUsd ? ' beside what requests in flight hold' : ''} and this request may cost ${formatUsd(usd)}`;
+    }
+    return undefined;
+  }
+
+  /** The least a parent has left to hand on (undefined: no budget above it). */
+  remaining(sessionId: string): Remaining | undefined {
+    const scopes = this.scopesOf(sessionId);
+    if (scopes.length === 0) return undefined;
+    const out: Remaining = { costLimited: false };
+    let usdKnown = true;
+    for (const key of scopes) {
+      const s = this.scopes.get(key)!;
+      if (s.budget.maxTokens !== undefined) {
+        const left = Math.max(0, s.budget.maxTokens - totalTokens(s.spent) - s.reservedTokens);
+        out.tokens = out.tokens === undefined ? left : Math.min(out.tokens, left);
+      }
+      if (s.budget.maxCostUsd !== undefined) {
+        out.costLimited = true;
+        if (s.spent.costUsd === undefined) usdKnown = false;
+        else {
+          const left = Math.max(0, s.budget.maxCostUsd - s.spent.costUsd - s.reservedUsd);
+          out.usd = out.usd === undefined ? left : Math.min(out.usd, left);
+        }
+      }
+    }
+    if (!usdKnown) delete out.usd;
+    return out;
+  }
+
+  /** What a budgeted scope has spent (tokens and dollars), or undefined when it has no budget. */
+  spent(key: string): (Spend & { reservedTokens: number }) | undefined {
+    if (!this.scopeKnown(key)) return undefined;
+    const s = this.scopes.get(key)!;
+    return { ...s.spent, tokens: { ...s.spent.tokens }, reservedTokens: s.reservedTokens };
+  }
+
+  /** A workflow run's own budget: its agents' spending counts against it (and their ancestors'). */
+  openRun(runId: string, budget: Budget): void {
+    const key = `wf:${runId}`;
+    this.runs.set(key, budget);
+    this.scopes.set(key, { budget, spent: zeroSpend(), reservedTokens: 0, reservedUsd: 0, name: `workflow run ${runId}` });
+  }
+
+  closeRun(runId: string): void {
+    this.runs.delete(`wf:${runId}`);
+    this.scopes.delete(`wf:${runId}`);
+  }
+
+  // ── internals ──────────────────────────────────────────────────────────────
+
+  /** A request's bound goes when its answer (or its turn's end) is durable. */
+  private release(id: string): void {
+    const r = this.inflight.get(id);
+    if (!r) return;
+    this.inflight.delete(id);
+    for (const key of r.scopes) {
+      const s = this.scopes.get(key);
+      if (!s) continue;
+      s.reservedTokens = Math.max(0, s.reservedTokens - r.tokens);
+      s.reservedUsd = Math.max(0, s.reservedUsd - r.usd);
+    }
+  }
+
+  private appended(id: string, events: readonly SessionEvent[]): void {
+    let spends = false;
+    let budgetChanged = false;
+    for (const e of events) {
+      if (e.type === 'assistant/message' || e.type === 'turn/end') spends = true;
+      else if (e.type === 'budget/set') budgetChanged = true;
+    }
+    if (spends) this.release(id);
+    if (budgetChanged) {
+      const b = this.summary(id)?.budget;
+      const s = this.scopes.get(id);
+      if (!b) this.scopes.delete(id);
+      else if (s) s.budget = { ...b };
+      // else: counted from the summaries when first needed
+    }
+    if (!spends || this.scopes.size === 0) return;
+    const scopes = this.scopesOf(id);
+    if (scopes.length === 0) return;
+    const sum = this.summary(id);
+    if (!sum) return;
+    const now = spendOf(sum as SessionSummary, this.prices());
+    const before = this.own.get(id) ?? zeroSpend();
+    this.own.set(id, now);
+    for (const key of scopes) {
+      const s = this.scopes.get(key)!;
+      s.spent = {
+        tokens: {
+          prompt: s.spent.tokens.prompt + now.tokens.prompt - before.tokens.prompt,
+          completion: s.spent.tokens.completion + now.tokens.completion - before.tokens.completion,
+          cacheHit: s.spent.tokens.cacheHit + now.tokens.cacheHit - before.tokens.cacheHit,
+        },
+        ...(s.spent.costUsd !== undefined && now.costUsd !== undefined && before.costUsd !== undefined ? { costUsd: s.spent.costUsd + now.costUsd - before.costUsd } : {}),
+      };
+    }
+  }
+
+  private summary(id: string): Readonly<SessionSummary> | undefined {
+    return this.store.summaryRef(id);
+  }
+
+  /** Does the session start a budget lineage of its own (a root or a user fork), or is it a delegated child? */
+  private delegated(id: string): boolean {
+    const s = this.summary(id);
+    if (s) return s.delegated;
+    return this.store.header(id)?.origin === 'subagent';
+  }
+
+  /** Keys of the budgeted scopes covering the session: itself, its delegating ancestors, its workflow run. */
+  private scopesOf(id: string): string[] {
+    const out: string[] = [];
+    for (let cur: string | undefined = id, n = 0; cur && n < 1000; n++) {
+      if (this.scopeKnown(cur)) out.push(cur);
+      const run = this.summary(cur)?.workflowRun;
+      if (run && this.scopes.has(`wf:${run.runId}`)) out.push(`wf:${run.runId}`);
+      if (!this.delegated(cur)) break;
+      cur = this.store.header(cur)?.parentSession;
+    }
+    return out;
+  }
+
+  /** A session's scope, counted from the summaries the first time its budget is needed. */
+  private scopeKnown(key: string): boolean {
+    if (this.scopes.has(key)) return true;
+    if (key.startsWith('wf:')) return false;
+    const budget = this.summary(key)?.budget;
+    if (!budget) return false;
+    const prices = this.prices();
+    let spent = zeroSpend();
+    for (const x of this.subtree(key)) {
+      const sum = this.summary(x);
+      const own = sum ? spendOf(sum as SessionSummary, prices) : zeroSpend();
+      this.own.set(x, own);
+      spent = {
+        tokens: { prompt: spent.tokens.prompt + own.tokens.prompt, completion: spent.tokens.completion + own.tokens.completion, cacheHit: spent.tokens.cacheHit + own.tokens.cacheHit },
+        ...(spent.costUsd !== undefined && own.costUsd !== undefined ? { costUsd: spent.costUsd + own.costUsd } : {}),
+      };
+    }
+    this.scopes.set(key, { budget: { ...budget }, spent, reservedTokens: 0, reservedUsd: 0, name: this.nameOf(key) });
+    return true;
+  }
+
+  /** The session and its delegated descendants (a user fork below starts its own lineage). */
+  private subtree(id: string): string[] {
+    const out = [id];
+    for (let i = 0; i < out.length; i++) for (const h of this.store.children(out[i])) if (this.delegated(h.id)) out.push(h.id);
+    return out;
+  }
+}
