@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import type { StatusCounts } from './presenter/status-bar';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -68,7 +69,7 @@ export class ArborHost {
         this.notifier.changed(pending, added);
         this.onStatus(this.controller.statusCounts());
       },
-      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
+      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
     });
     this.notifier = new ApprovalNotifier(
       (requestId, reply) => this.controller.answer(requestId, reply),

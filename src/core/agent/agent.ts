@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
@@ -297,7 +298,7 @@ export class Agent {
         outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
         // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
-        outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
+        outcome = { stopReason: 'error', error: describeError(err) };
       } finally {
         this.cfg.admission?.leave();
       }

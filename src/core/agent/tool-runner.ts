@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { ToolCall } from '../session/events';
 import { parseToolArguments } from '../tools/args';
 import { fileKey } from '../tools/paths';
@@ -39,7 +40,7 @@ export async function runToolCalls(calls: readonly ToolCall[], tools: readonly T
           return await tool.execute(parsed!.args, { ...ctx, callId: call.id });
         } catch (err) {
           // A tool must not throw; if one does, the model still gets an answer it can act on.
-          return { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
+          return { isError: true, content: `${call.name} failed: ${describeError(err)}` };
         }
       });
       for (const k of keys[i]) queue.set(k, run);

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
@@ -50,7 +51,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   } catch (err) {
     // Whatever failed once the turn was open (an event the log refused, a tool that threw
     // past its guard), the turn closes: an open turn would refuse every later message.
-    const why = err instanceof Error ? err.message : String(err);
+    const why = describeError(err);
     if (w.session.openTurnId !== turnId) throw err;
     return end('error', `Arbor could not finish this turn: ${why}. Retry the message.`, 'internal');
   }

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
@@ -49,7 +50,7 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
       await store.length(h.id);
       summary = await store.summary(h.id);
     } catch (err) {
-      out.push({ ...base, diagnostic: `log unreadable: ${err instanceof Error ? err.message : String(err)}` });
+      out.push({ ...base, diagnostic: `log unreadable: ${describeError(err)}` });
       continue;
     }
     out.push({ ...base, ...describeChild(rt, h.id, summary) });

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import { descriptorOf } from '../session/folds';
@@ -204,7 +205,7 @@ export class Residency {
     try {
       session = await store.inspect(childId);
     } catch (err) {
-      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${err instanceof Error ? err.message : String(err)}); it cannot be resumed.`);
+      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${describeError(err)}); it cannot be resumed.`);
     }
     const d = descriptorOf(session.header, session.events);
     if (!d) throw new SubagentError('DESCRIPTOR', `${childId} has no subagent descriptor after its seed; its log is damaged or it is not a subagent.`);

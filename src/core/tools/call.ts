@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { parseToolArguments } from './args';
 import { fail } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
@@ -12,6 +13,6 @@ export async function callTool(tool: Tool, rawArguments: string, ctx: ToolContex
   try {
     return await tool.execute(parsed.args, ctx);
   } catch (e) {
-    return fail('IO_ERROR', `${tool.name} failed: ${e instanceof Error ? e.message : String(e)}`);
+    return fail('IO_ERROR', `${tool.name} failed: ${describeError(e)}`);
   }
 }
