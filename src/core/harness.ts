@@ -275,7 +275,7 @@ export class Harness {
   /** Delete a session and its descendants (none may be running). */
   async deleteSession(id: string): Promise<string[]> {
     const ids = [id, ...this.listDescendants(id)];
-    for (const x of ids) if (this.agents.get(x)?.status === 'running') throw new Error(`Session ${x} is running; interrupt it before deleting.`);
+    for (const x of ids) if (this.agents.get(x)?.activity === 'running') throw new Error(`Session ${x} is running; interrupt it before deleting.`);
     // Children first: resident subagents are released without a settlement notice (their
     // parent is going too), then any root agent left is disposed.
     for (const x of [...ids].reverse()) {
@@ -302,7 +302,7 @@ export class Harness {
     const stopped: string[] = [];
     for (const x of ids) {
       const a = this.agents.get(x);
-      if (a?.status !== 'running') continue;
+      if (a?.activity !== 'running') continue;
       stopped.push(x);
       await a.cancel('interrupted', { keepInbox: true });
     }
@@ -463,7 +463,7 @@ export class Harness {
     // Workflows first: their script processes and children end before any turn or agent does.
     await this.workflows.close(CLOSED_DURING_TURN);
     const resident = [...this.agents.values()];
-    const running = resident.filter((a) => a.status === 'running');
+    const running = resident.filter((a) => a.activity === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });
     for (const a of running) await a.idle();
     await this.subagents.dispose();

@@ -43,7 +43,7 @@ export class PanelController implements ApprovalPort {
     private readonly hooks: ControllerHooks,
   ) {
     this.tree = new TreeModel({
-      isRunning: (id) => this.harness?.resident(id)?.status === 'running',
+      isRunning: (id) => this.harness?.resident(id)?.activity === 'running',
       hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
       awaitingApproval: (id) => this.desk.waitingIn(id),
       isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),

@@ -227,7 +227,7 @@ describe('extension: deleting a session from the panel', () => {
     server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
     const other = await t.h.createSession();
     await other.accept('long');
-    await until(() => other.status === 'running');
+    await until(() => other.activity === 'running');
     await assert.rejects(c.deleteSession(other.id), /running; interrupt it before deleting/);
     await other.cancel();
 

@@ -125,7 +125,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
       child = t.h.store.list().find((h) => h.parentSession === root)?.id ?? '';
       return child !== '';
     });
-    await until(() => t.h.resident(child)?.status !== 'running' && port.node(child)?.lastStopReason === 'completed', 10_000);
+    await until(() => t.h.resident(child)?.activity !== 'running' && port.node(child)?.lastStopReason === 'completed', 10_000);
     assert.ok(t.h.subagents.residency.isActive(child), 'still resident (release delay not over)');
     assert.equal(port.node(child)?.status, 'settled');
     assert.equal(c.statusCounts().running ?? 0, 0);

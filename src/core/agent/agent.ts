@@ -9,7 +9,8 @@ import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { InterruptReason, runTurn, type TurnOutcome } from './turn';
 import { withdrawQueued } from './withdraw';
 
-export type AgentStatus = 'idle' | 'running';
+/** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
+export type AgentActivity = 'idle' | 'running';
 
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
@@ -68,7 +69,7 @@ export class Agent {
   get writer() {
     return this.cfg.writer;
   }
-  get status(): AgentStatus {
+  get activity(): AgentActivity {
     return this.running || this.looping ? 'running' : 'idle';
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */

@@ -17,7 +17,7 @@ export async function interruptAgent(rt: SubagentRuntime, caller: Agent, targetI
   if (!rt.lineage(targetId).slice(1).includes(caller.id)) return { accepted: false, reason: 'not-ancestor' };
   if (rt.residency.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
   const target = rt.deps.resident(targetId);
-  if (!target || !rt.residency.isActive(targetId) || target.status !== 'running') {
+  if (!target || !rt.residency.isActive(targetId) || target.activity !== 'running') {
     if ((await rt.modeOf(targetId).catch(() => undefined)) === 'one-shot') return { accepted: true, effect: 'noop', reason: 'one-shot' };
     return { accepted: true, effect: 'noop', reason: 'not-running' };
   }
@@ -63,7 +63,7 @@ function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit
   const agent = rt.deps.resident(id);
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
-    running: !!live && agent.status === 'running',
+    running: !!live && agent.activity === 'running',
     queued: rt.fanout.isQueued(id),
     awaitingApproval: !!live && agent.awaitingApproval,
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).

@@ -127,7 +127,7 @@ export class Residency {
     const live = this.activations.get(childId);
     if (live && !live.released) {
       // Later FIFO turns: never joins a running turn, never calls the provider again.
-      const path: FollowupPath = live.agent.status === 'running' ? 'inbox' : 'wake';
+      const path: FollowupPath = live.agent.activity === 'running' ? 'inbox' : 'wake';
       clearTimeout(live.timer);
       live.timer = undefined;
       const messageId = await live.agent.accept(text, source);

@@ -187,7 +187,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     const agent = await w.t.h.createSession();
     w.server.enqueue({ text: 'a long answer '.repeat(200), chunkSize: 4, chunkDelayMs: 20 });
     await w.t.h.goals.set(agent.id, 'think long', 5);
-    await until(() => agent.status === 'running' && agent.session.events.some((e) => e.type === 'request/header'));
+    await until(() => agent.activity === 'running' && agent.session.events.some((e) => e.type === 'request/header'));
     await w.t.h.interruptSubtree(agent.id);
     await w.t.h.settle();
     const g = last(agent.session.events)!;

@@ -36,7 +36,7 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
     const start = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     await w.gates.whenHeld('c');
     const child = w.t.h.resident(start.childId)!;
-    assert.equal(child.status, 'running');
+    assert.equal(child.activity, 'running');
     const sessions = w.t.h.store.list().length;
 
     const f1 = await w.t.h.subagents.followup(w.root.id, start.childId, '[[c]] f1');
