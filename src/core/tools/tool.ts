@@ -1,3 +1,4 @@
+import type { JsonSchema } from '../model/json-schema';
 import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 import type { ApprovalPort } from '../policy/approval';
 import type { GrantBook } from '../policy/grants';
@@ -6,19 +7,7 @@ import type { GrantBook } from '../policy/grants';
 // re-exported here so `import { ApprovalPort } from '../tools/tool'` keeps working.
 export type { ApprovalDecision, ApprovalPort, ApprovalReply, ApprovalRequest } from '../policy/approval';
 
-/** JSON schema of a tool's arguments (the subset the argument checker understands). */
-export interface JsonSchema {
-  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array';
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  enum?: (string | number)[];
-  minimum?: number;
-  /** Inclusive upper bound for numbers; checked like `minimum`. */
-  maximum?: number;
-  additionalProperties?: boolean;
-}
+export type { JsonSchema };
 
 /**
  * Why a tool call failed, for hosts and tests; the model reads `content`, not this.
