@@ -251,8 +251,7 @@ export class Harness {
     const agent = this.agents.get(id);
     if (await this.isSubagent(id)) {
       // A released continuable child is rebuilt from its own log, like a follow-up.
-      if (agent && this.subagents.residency.isOneShot(id)) return agent.resume();
-      return this.subagents.residency.wake(id);
+      return this.subagents.wake(id);
     }
     if (agent) return agent.resume();
     await this.openSession(id);
@@ -279,7 +278,7 @@ export class Harness {
     // Children first: resident subagents are released without a settlement notice (their
     // parent is going too), then any root agent left is disposed.
     for (const x of [...ids].reverse()) {
-      await this.subagents.residency.forget(x);
+      await this.subagents.forget(x);
       const a = this.agents.get(x);
       if (a) {
         await a.dispose();

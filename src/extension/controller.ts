@@ -44,7 +44,7 @@ export class PanelController implements ApprovalPort {
   ) {
     this.tree = new TreeModel({
       isRunning: (id) => this.harness?.resident(id)?.activity === 'running',
-      hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
+      hasLiveChildren: (id) => !!this.harness && this.harness.subagents.hasLiveChildren(id),
       awaitingApproval: (id) => this.desk.waitingIn(id),
       isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
       workflowRunning: (runId) => !!this.harness?.workflows.engine.isRunning(runId),

@@ -127,6 +127,10 @@ export class Store {
   children(id: string): SessionHeader[] {
     return this.catalog.children(id);
   }
+  /** Every descendant of a session (not itself), breadth-first: children before grandchildren. */
+  descendants(id: string): SessionHeader[] {
+    return this.catalog.subtree(id).slice(1).map((x) => this.header(x)!);
+  }
   header(id: string): SessionHeader | undefined {
     const e = this.catalog.get(id);
     return e && structuredClone(e.header);

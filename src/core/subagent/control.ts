@@ -2,7 +2,7 @@ import { describeError } from '../errors';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
-import type { SubagentRuntime } from './runtime';
+import type { SubagentControl } from './surface';
 import { SubagentError, type AgentListing, type InterruptOutcome } from './types';
 
 /**
@@ -10,14 +10,14 @@ import { SubagentError, type AgentListing, type InterruptOutcome } from './types
  * strangers and stale handles are refused; unknown, one-shot and finished children are
  * accepted no-ops. Interrupt is not dispose: the turn ends, the inbox and the child stay.
  */
-export async function interruptAgent(rt: SubagentRuntime, caller: Agent, targetId: string): Promise<InterruptOutcome> {
-  if (rt.deps.resident(caller.id) !== caller || caller.isDisposed) return { accepted: false, reason: 'stale-handle' };
+export async function interruptAgent(rt: SubagentControl, caller: Agent, targetId: string): Promise<InterruptOutcome> {
+  if (rt.resident(caller.id) !== caller || caller.isDisposed) return { accepted: false, reason: 'stale-handle' };
   if (targetId === caller.id) return { accepted: false, reason: 'self' };
-  if (!rt.deps.store.header(targetId)) return { accepted: true, effect: 'noop', reason: 'unknown' };
+  if (!rt.header(targetId)) return { accepted: true, effect: 'noop', reason: 'unknown' };
   if (!rt.lineage(targetId).slice(1).includes(caller.id)) return { accepted: false, reason: 'not-ancestor' };
-  if (rt.residency.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
-  const target = rt.deps.resident(targetId);
-  if (!target || !rt.residency.isActive(targetId) || target.activity !== 'running') {
+  if (rt.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
+  const target = rt.resident(targetId);
+  if (!target || !rt.isActive(targetId) || target.activity !== 'running') {
     if ((await rt.modeOf(targetId).catch(() => undefined)) === 'one-shot') return { accepted: true, effect: 'noop', reason: 'one-shot' };
     return { accepted: true, effect: 'noop', reason: 'not-running' };
   }
@@ -26,8 +26,8 @@ export async function interruptAgent(rt: SubagentRuntime, caller: Agent, targetI
 }
 
 /** report: child → its direct parent (derived from the durable header), quiet or wakeup. */
-export async function reportToParent(rt: SubagentRuntime, childId: string, text: string, mode: 'quiet' | 'wakeup'): Promise<string> {
-  const header = rt.deps.store.header(childId);
+export async function reportToParent(rt: SubagentControl, childId: string, text: string, mode: 'quiet' | 'wakeup'): Promise<string> {
+  const header = rt.header(childId);
   if (!header?.parentSession) throw new SubagentError('UNKNOWN_PARENT', `${childId} has no parent to report to.`);
   const label = header.title ?? childId;
   await rt.deliver(header.parentSession, `[report from subagent ${label}]\n${text}`, { kind: 'subagent-report', fromSession: childId, mode }, mode === 'quiet');
@@ -35,20 +35,13 @@ export async function reportToParent(rt: SubagentRuntime, childId: string, text:
 }
 
 /** list_agents: the caller's descendants; an unreadable child is listed with a diagnostic. */
-export async function listAgents(rt: SubagentRuntime, callerId: string): Promise<AgentListing[]> {
-  const { store } = rt.deps;
+export async function listAgents(rt: SubagentControl, callerId: string): Promise<AgentListing[]> {
   const out: AgentListing[] = [];
-  const queue = store.children(callerId);
-  while (queue.length > 0) {
-    const h = queue.shift()!;
-    queue.push(...store.children(h.id));
-    const base = { id: h.id, parent: h.parentSession!, depth: Math.max(h.delegationDepth ?? 0, rt.residency.depthOf(h.id)) };
+  for (const h of rt.descendants(callerId)) {
+    const base = { id: h.id, parent: h.parentSession!, depth: Math.max(h.delegationDepth ?? 0, rt.depthOf(h.id)) };
     let summary: SessionSummary;
     try {
-      // Descendants share their caller's tree file, open already: checking that the log still
-      // reads costs nothing, and a damaged one is said instead of its last known summary.
-      await store.length(h.id);
-      summary = await store.summary(h.id);
+      summary = await rt.readSummary(h.id);
     } catch (err) {
       out.push({ ...base, diagnostic: `log unreadable: ${describeError(err)}` });
       continue;
@@ -59,15 +52,15 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
 }
 
 /** One child as list_agents shows it: the store's summary and the one status fold. */
-function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
-  const agent = rt.deps.resident(id);
+function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
+  const agent = rt.resident(id);
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
     running: !!live && agent.activity === 'running',
     queued: rt.fanout.isQueued(id),
     awaitingApproval: !!live && agent.awaitingApproval,
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
-    waitingForChildren: !!live && (rt.residency.isActive(id) || rt.residency.isOneShot(id)),
+    waitingForChildren: !!live && (rt.isActive(id) || rt.isOneShot(id)),
   });
   return {
     ...(s.provider ? { provider: s.provider, ...(s.mode ? { mode: s.mode } : {}), ...(s.label ? { label: s.label } : {}) } : {}),

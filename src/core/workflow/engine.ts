@@ -39,7 +39,7 @@ export class WorkflowEngine {
       if (err instanceof WorkflowError) return failed(err);
       throw err;
     }
-    const parent = this.rt.deps.resident(ctx.sessionId);
+    const parent = this.rt.resident(ctx.sessionId);
     if (!parent || parent.isDisposed || this.closing) return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
     if (ctx.signal.aborted) return failed(new WorkflowError('CANCELLED', 'The turn was interrupted before the workflow started.'));
     const limits = runLimits(this.deployment, input);

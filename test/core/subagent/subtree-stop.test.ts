@@ -29,7 +29,7 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(stopReasons(await evs(ids.c)), ['interrupted']);
     assert.deepEqual(stopReasons(await evs(g)), ['interrupted']);
     // list_agents says so too, once the child is released: interrupted, never settled.
-    await waitFor(() => !w.t.h.subagents.residency.isActive(ids.c), 'c to be released');
+    await waitFor(() => !w.t.h.subagents.isActive(ids.c), 'c to be released');
     const listed = await listAgents(w.t.h.subagents, w.root.id);
     assert.equal(listed.find((a) => a.id === ids.c)?.status, 'interrupted');
     assert.equal(w.t.h.resident(ids.s)?.activity, 'running', 'the sibling runs on');
