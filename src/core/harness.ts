@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
 import type { AgentConfig } from './agent/config';
 import { withdrawQueued } from './agent/withdraw';
-import { SessionWriter } from './agent/session-writer';
+import { SessionWriter, type SessionLog } from './agent/session-writer';
 import { OpenAICompatibleClient } from './model/openai-client';
 import { ModelSwitch } from './model/switch';
 import { recoverInterrupted } from './recovery';
@@ -313,8 +313,8 @@ export class Harness {
    * The writer for a control event (a policy switch, a withdrawal, a grant): the resident
    * agent's own, so its in-memory log stays current; else one over the stored log.
    */
-  private async writerFor(id: string): Promise<SessionWriter> {
-    return this.agents.get(id)?.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
+  private async writerFor(id: string): Promise<SessionLog> {
+    return this.agents.get(id) ?? new SessionWriter(await this.store.inspect(id), this.store);
   }
 
   private listDescendants(id: string): string[] {
@@ -351,7 +351,7 @@ export class Harness {
       const session = await this.store.inspect(id);
       const agent = this.adopt(new SessionWriter(session, this.store));
       await agent.recover();
-      await this.workflows.closeOutlived(agent.writer);
+      await this.workflows.closeOutlived(agent);
       agent.pump(); // messages accepted before a restart were promised: work through them
       return agent;
     })().finally(() => this.opening.delete(id));

@@ -121,7 +121,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       grants: grantBookOf(w),
       signal,
     };
-    const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx), aborted(signal)]);
+    const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx, cfg), aborted(signal)]);
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];

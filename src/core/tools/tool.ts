@@ -31,6 +31,9 @@ export type ToolErrorCode =
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
   | 'TOO_LARGE'
+  | 'UNKNOWN_TOOL'
+  /** A `beforeToolCall` hook answered instead of the tool (or failed: fail closed). */
+  | 'BLOCKED'
   | 'SUBAGENT'
   | 'WORKFLOW'
   /** A goal operation was refused (the message names the GoalError code). */
@@ -59,6 +62,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The id of the model's tool call being run (set per call; the workflow engine records it). */
   callId?: string;
+  /**
+   * Say how a long call is going (a phase, a count): surfaced to hosts as the agent's
+   * `onProgress` event, never written to the log nor shown to the model. Set per call by the
+   * agent (absent when a tool is called outside an agent's turn: call it as `ctx.progress?.(…)`).
+   * Cheap and synchronous; it never throws.
+   */
+  progress?: (text: string) => void;
 }
 
 export interface ProtectedPath {

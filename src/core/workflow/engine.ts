@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionWriter } from '../agent/session-writer';
+import type { SessionLog } from '../agent/session-writer';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { WorkflowError } from './errors';
 import { openRuns } from './events';
@@ -99,7 +99,7 @@ export class WorkflowEngine {
    * parent's log and never re-run: its script may have had side effects, and children answer
    * differently a second time. Returns the run ids it closed.
    */
-  static async closeOutlived(writer: SessionWriter, live: (runId: string) => boolean = () => false): Promise<string[]> {
+  static async closeOutlived(writer: SessionLog, live: (runId: string) => boolean = () => false): Promise<string[]> {
     const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
     for (const r of open) {
       await writer.append({ type: 'workflow/end', runId: r.runId, data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 } });

@@ -227,6 +227,6 @@ export class Run {
 
   async append<T extends keyof WorkflowData>(type: T, data: WorkflowData[T]): Promise<void> {
     // The parent's own writer (its in-memory log stays current); a parent already closed keeps what it had.
-    await this.parent.writer.append({ type, runId: this.id, data: data as unknown as Record<string, unknown> }).catch(() => undefined);
+    await this.parent.append({ type, runId: this.id, data: data as unknown as Record<string, unknown> }).catch(() => undefined);
   }
 }

@@ -1,4 +1,4 @@
-import type { SessionWriter } from '../agent/session-writer';
+import type { SessionLog } from '../agent/session-writer';
 import type { ScopeRegistry } from '../scope/registry';
 import type { SubagentRuntime } from '../subagent/runtime';
 import type { Tool } from '../tools/tool';
@@ -17,7 +17,7 @@ export function wireWorkflows(rt: SubagentRuntime, tools: ScopeRegistry<Tool>, d
   return {
     engine,
     /** After a session is opened or recovered: its runs without an end are closed `interrupted`. */
-    closeOutlived: (writer: SessionWriter) => WorkflowEngine.closeOutlived(writer, (id) => engine.isRunning(id)),
+    closeOutlived: (writer: SessionLog) => WorkflowEngine.closeOutlived(writer, (id) => engine.isRunning(id)),
     close: (why: string) => engine.closeAll(why),
   };
 }

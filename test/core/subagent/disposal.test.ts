@@ -9,7 +9,7 @@ const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
 /** Listener counts of an agent and its writer (internals: the leak this spec is about has no public face). */
 function listeners(agent: Agent): { writer: number; turn: number; idle: number } {
   const a = agent as unknown as { turnListeners: Set<unknown>; idleListeners: Set<unknown> };
-  const w = agent.cfg.writer as unknown as { listeners: Set<unknown> };
+  const w = (agent as unknown as { cfg: { writer: { listeners: Set<unknown> } } }).cfg.writer;
   return { writer: w.listeners.size, turn: a.turnListeners.size, idle: a.idleListeners.size };
 }
 
@@ -79,7 +79,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     // A write through a disposed child's writer is no longer forwarded by the harness.
     const stale = runs[0].localAgent;
     const count = seen.length;
-    await stale.cfg.writer.append({ type: 'goal/change', goal: null });
+    await stale.append({ type: 'goal/change', goal: null });
     assert.equal(seen.length, count);
     // Each Activation still told the root, once.
     for (const s of starts) assert.equal(delivered(w.root.session.events, 'subagent-settled', s.childId).length, 1);
