@@ -1,3 +1,4 @@
+import { envApiKey } from '../core/model/endpoint';
 import { describeError } from '../core/errors';
 import type { StatusCounts } from './presenter/status-bar';
 import * as fs from 'node:fs';
@@ -94,7 +95,7 @@ export class ArborHost {
    */
   private async modelConfig(): Promise<ModelConfig> {
     const s = readSettings();
-    const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
+    const key = (await this.context.secrets.get(SECRET_KEY)) || envApiKey(process.env) || '';
     const demo = process.env[DEMO_URL_ENV];
     const max = s.maxTokens ? { maxTokens: s.maxTokens } : {};
     const timeoutMs = s.timeoutMs;

@@ -6,6 +6,7 @@ import type { ScopeRegistry } from '../scope/registry';
 import type { MessageSource, SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
 import { descriptorOf, lastTurnText } from '../session/folds';
+import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
@@ -188,16 +189,7 @@ export class SubagentRuntime implements SubagentControl {
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
     const childId = `${parent.id}.${randomUUID().slice(0, 6)}`;
-    const header: SessionHeader = {
-      id: childId,
-      createdAt: new Date().toISOString(),
-      origin: seed ? 'fork' : 'subagent',
-      parentSession: parent.id,
-      delegationDepth: depth,
-      ...(request.label ? { title: request.label } : {}),
-      ...(parent.header.cwd ? { cwd: parent.header.cwd } : {}),
-      ...(parent.header.agentPreset ? { agentPreset: parent.header.agentPreset } : {}),
-    };
+    const header = headerFrom(parent.header, { id: childId, origin: seed ? 'fork' : 'subagent', parentSession: parent.id, delegationDepth: depth, title: request.label });
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
 
