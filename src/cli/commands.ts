@@ -1,7 +1,7 @@
 import { sessionStatus } from '../core/session/status';
 import { Harness } from '../core/harness';
 import { Store } from '../core/store/store';
-import { UsageError, type ParsedArgs } from './args';
+import { UsageError } from './args';
 import { harnessConfig, storeDirOf } from './config';
 import { goal } from './goal';
 import { wireOutput, type Command, type Io } from './output';
@@ -11,7 +11,7 @@ export type { Command, Io };
 /** Drive the session and every descendant until all have settled; the exit code follows the session's own last turn. */
 async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> {
   await h.settle();
-  const session = h.resident(id)?.session ?? (await h.store.inspect(id));
+  const session = await h.readSession(id);
   let last: string | undefined;
   for (const e of session.events) if (e.type === 'turn/end') last = e.stopReason;
   io.err(`session ${id}`);

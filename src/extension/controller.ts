@@ -425,7 +425,7 @@ export class PanelController implements ApprovalPort {
 
   private async sessionOf(id: string) {
     const h = await this.ensure();
-    return h.resident(id)?.session ?? (await h.store.inspect(id));
+    return h.readSession(id);
   }
 
   /**

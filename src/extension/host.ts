@@ -183,12 +183,8 @@ export class ArborHost {
     }
     if (h) {
       const p = this.panelSettings();
-      h.config.sandbox = p.sandbox;
-      h.config.approval = p.approval;
-      // A higher limit admits queued subagents now; a lower one lets running ones finish.
-      h.subagents.fanout.limit = readSettings().maxConcurrent;
-      h.config.commands = { ...h.config.commands, network: readSettings().network };
-      h.config.goalMaxRounds = readSettings().goalMaxRounds;
+      const s = readSettings();
+      h.setDefaults({ sandbox: p.sandbox, approval: p.approval, maxConcurrentChildren: s.maxConcurrent, network: s.network, goalMaxRounds: s.goalMaxRounds });
     }
     this.controller.settingsChanged();
   }

@@ -110,7 +110,7 @@ describe('extension: panel controller over a real harness', () => {
   });
 
   it('routes approvals to every view, tagged with the asking session; the first answer wins', async () => {
-    t.h.config.sandbox = 'workspace-write';
+    t.h.setDefaults({ sandbox: 'workspace-write' });
     const a = new FakePort('panel');
     const b = new FakePort('transcript');
     c.connect(a);

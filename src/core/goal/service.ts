@@ -47,7 +47,7 @@ export class GoalService {
 
   constructor(
     readonly host: GoalHost,
-    readonly defaultMaxRounds = 10,
+    public defaultMaxRounds = 10,
   ) {}
 
   get closing(): boolean {

@@ -39,6 +39,8 @@ export interface RuntimeDeps {
   resident(id: string): Agent | undefined;
   /** The resident agent, or a cold resume of a root session (settlement notices wake parents). */
   resolve(id: string): Promise<Agent>;
+  /** The resident agent's session, else the stored one read from the store. */
+  read(id: string): Promise<Session>;
   maxDepth: number;
   /** The deployment has a human approval service (a port). */
   approvalPort?: ApprovalPort;
@@ -302,7 +304,7 @@ export class SubagentRuntime implements SubagentControl {
 
   /** The descriptor mode of a stored child, if it has one. */
   async modeOf(childId: string): Promise<Mode | undefined> {
-    const s = this.deps.resident(childId)?.session ?? (await this.deps.store.inspect(childId));
+    const s = await this.deps.read(childId);
     return descriptorOf(s.header, s.events)?.mode;
   }
 
