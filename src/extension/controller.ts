@@ -425,7 +425,7 @@ export class PanelController implements ApprovalPort {
 
   private async sessionOf(id: string) {
     const h = await this.ensure();
-    return h.readSession(id);
+    return await h.readSession(id);
   }
 
   /**

@@ -36,8 +36,9 @@ export class SessionsService {
   constructor(private readonly h: SessionsHost) {}
 
   /** The resident agent's session (its log as it is now), else the stored one read from the store. */
-  async read(id: string): Promise<Session> {
-    return this.h.resident(id)?.session ?? (await this.h.store.inspect(id));
+  read(id: string): Promise<Session> {
+    const resident = this.h.resident(id)?.session;
+    return resident ? Promise.resolve(resident) : this.h.store.inspect(id);
   }
 
   /**
