@@ -90,8 +90,7 @@ export class Harness {
       store,
       subagents: this.subagents,
       resident: (id) => this.agents.get(id),
-      residents: () => [...this.agents.values()],
-      adopt: (writer) => this.adopt(writer),
+      makeResident: (writer) => this.makeResident(writer),
       openSession: (id) => this.openSession(id),
       drop: async (id) => {
         const a = this.agents.get(id);
@@ -244,7 +243,7 @@ export class Harness {
     if (this.config.preset) header.agentPreset = this.config.preset;
     const writer = new SessionWriter(Session.create(header), this.store, { published: false });
     await writer.publish();
-    return this.adopt(writer);
+    return this.makeResident(writer);
   }
 
   /**
@@ -258,7 +257,7 @@ export class Harness {
     if (pending) return pending;
     const p = (async () => {
       const session = await this.store.inspect(id);
-      const agent = this.adopt(new SessionWriter(session, this.store));
+      const agent = this.makeResident(new SessionWriter(session, this.store));
       await agent.recover();
       await this.hooks.opened(agent); // e.g. workflow runs a crash or reload left open are closed
       agent.pump(); // messages accepted before a restart were promised: work through them
@@ -287,8 +286,8 @@ export class Harness {
     return this.agents.get(id);
   }
 
-  /** A root agent over a writer with this deployment's model, tools, prompt and policy. */
-  adopt(writer: SessionWriter): Agent {
+  /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
+  makeResident(writer: SessionWriter): Agent {
     return this.build(writer, { ...(this.config.preset ? { preset: this.config.preset } : {}), ownScope: `agent:${writer.id}` }).agent;
   }
 

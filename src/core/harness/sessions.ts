@@ -12,13 +12,12 @@ import type { Store } from '../store/store';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { HarnessError } from './errors';
 
-/** What the sessions service needs of the harness (its resident agents, how it adopts one). */
+/** What the sessions service needs of the harness (its resident agents, how it makes one resident). */
 export interface SessionsHost {
   readonly store: Store;
   readonly subagents: SubagentRuntime;
   resident(id: string): Agent | undefined;
-  residents(): Agent[];
-  adopt(writer: SessionWriter): Agent;
+  makeResident(writer: SessionWriter): Agent;
   openSession(id: string): Promise<Agent>;
   /** Dispose a resident root agent and forget it (its session is being deleted). */
   drop(id: string): Promise<void>;
@@ -86,7 +85,7 @@ export class SessionsService {
     if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
     if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
     await writer.publish();
-    return this.h.adopt(writer);
+    return this.h.makeResident(writer);
   }
 
   /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */

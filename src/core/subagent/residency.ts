@@ -86,7 +86,7 @@ export class Residency {
     const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined, fromSeq: agent.session.events.length };
     a.offIdle = agent.onIdle(() => {
       a.lastStop = agent.lastTurn?.stopReason;
-      this.check(a);
+      this.armReleaseIfSettled(a);
     });
     this.activations.set(id, a);
   }
@@ -245,7 +245,8 @@ export class Residency {
     return built.agent;
   }
 
-  private check(a: Activation): void {
+  /** Arm the release timer of a settled activation (no live children either); disarm it if it woke. */
+  private armReleaseIfSettled(a: Activation): void {
     if (a.released) return;
     const settled = a.agent.isSettled && !this.ownsLive(a.id);
     if (!settled) {
@@ -300,7 +301,7 @@ export class Residency {
 
   private recheckParent(parentId: string): void {
     const p = this.activations.get(parentId);
-    if (p) this.check(p);
+    if (p) this.armReleaseIfSettled(p);
   }
 
   /** Dispose a session's live children (and theirs) without notices: the owner is going away. */

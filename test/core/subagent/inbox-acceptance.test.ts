@@ -109,7 +109,7 @@ describe('subagent: a continuable start resolves once the first message is durab
   });
 
   it('a parent the store does not know (UNKNOWN_PARENT) creates nothing', async () => {
-    const ghost = w.t.h.adopt(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
+    const ghost = w.t.h.makeResident(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
     const before = w.t.h.residentCount;
     await assert.rejects(w.t.h.subagents.startContinuable(ghost, 'spawn', { prompt: 'x' }), assertCode('UNKNOWN_PARENT'));
     assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
