@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   checkLayers,
+  CORE_ORDER,
+  coreRank,
   findImports,
   isCoreSource,
   isWebviewSource,
@@ -70,6 +72,37 @@ describe('layer check (DESIGN §1) on sample sources', () => {
         `const ok = 1; // import '../../extension/x'`,
       ].join('\n');
       assert.deepEqual(kinds([core(text)]), []);
+    });
+
+    it('rejects a core layer importing one above it, types included', () => {
+      const at = (file: string, text: string): SourceFile => ({ path: file, text });
+      const cases: SourceFile[] = [
+        at('src/core/model/types.ts', `import type { JsonSchema } from '../tools/tool';`),
+        at('src/core/session/events.ts', `import { Store } from '../store/store';`),
+        at('src/core/agent/agent.ts', `import type { SubagentRuntime } from '../subagent/runtime';`),
+        at('src/core/subagent/runtime.ts', `import { Harness } from '../harness';`),
+        at('src/core/tools/x.ts', `import { sessionsOf } from '../harness/sessions';`),
+        at('src/core/errors.ts', `import type { SessionEvent } from './session/events';`),
+        // Peers on one rank stay independent of each other.
+        at('src/core/goal/service.ts', `import { WorkflowEngine } from '../workflow/engine';`),
+      ];
+      for (const file of cases) assert.deepEqual(kinds([file]), ['core-imports-higher-layer'], `${file.path}: ${file.text}`);
+    });
+
+    it('allows a core layer to import its own and lower layers', () => {
+      const files: SourceFile[] = [
+        { path: 'src/core/tools/tool.ts', text: `import type { JsonSchema } from '../model/json-schema';\nimport { describeError } from '../errors';` },
+        { path: 'src/core/subagent/tools/report-tool.ts', text: `import { ok } from '../../tools/result';\nimport type { SubagentRuntime } from '../runtime';` },
+        { path: 'src/core/harness.ts', text: `import { Agent } from './agent/agent';\nimport { SessionsService } from './harness/sessions';` },
+        { path: 'src/core/harness/sessions.ts', text: `import { Harness } from '../harness';` },
+      ];
+      assert.deepEqual(checkLayers(files), []);
+    });
+
+    it('rejects a core file in a layer the order does not place', () => {
+      assert.deepEqual(checkLayers([{ path: 'src/core/misc/util.ts', text: '' }]), [
+        { file: 'src/core/misc/util.ts', kind: 'core-layer-unplaced', specifier: 'misc', line: 1 },
+      ]);
     });
 
     it('reports file, specifier and line', () => {
@@ -206,9 +239,13 @@ function format(violations: Violation[]): string {
 describe('layer rule on the real tree', () => {
   const root = repoRoot();
 
-  it('src/core imports nothing from vscode, src/extension, src/cli or webview', () => {
+  it('src/core imports nothing from vscode, src/extension, src/cli or webview, and each layer only lower ones', () => {
     assert.ok(fs.statSync(path.join(root, 'src/core')).isDirectory(), 'src/core exists');
-    const violations = checkLayers(readTree(root, 'src/core', isCoreSource));
+    const files = readTree(root, 'src/core', isCoreSource);
+    // Every layer of the order is there: a renamed folder must be renamed in CORE_ORDER too.
+    const layers = new Set(files.map((f) => coreRank(f.path)?.layer));
+    for (const layer of CORE_ORDER.flat()) assert.ok(layers.has(layer), `src/core has layer ${layer}`);
+    const violations = checkLayers(files);
     assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
   });
 

@@ -1,6 +1,5 @@
 import { sessionStatus } from '../core/session/status';
 import { Harness } from '../core/harness';
-import type { SessionEvent } from '../core/session/events';
 import { Store } from '../core/store/store';
 import { UsageError, type ParsedArgs } from './args';
 import { PriceBook } from '../core/cost/prices';
@@ -9,38 +8,14 @@ import { spendOf, totalTokens, type Spend } from '../core/cost/spend';
 import type { SessionSummary } from '../core/session/summary';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
+import { wireOutput, type Command, type Io } from './output';
 
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-  env: NodeJS.ProcessEnv;
-}
-
-export type Command = (args: ParsedArgs, io: Io) => Promise<number>;
-
-/** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
-export function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
-  if (args.options.has('json')) {
-    h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
-    return;
-  }
-  h.onEvent((session, e) => describeEvent(session === id, e, io));
-}
-
-function describeEvent(own: boolean, e: SessionEvent, io: Io): void {
-  const tag = own ? '' : '  ';
-  if (e.type === 'assistant/message') {
-    if (e.text) io.out(`${tag}${e.text}`);
-    for (const c of e.toolCalls ?? []) io.err(`${tag}→ ${c.name} ${c.arguments.length > 200 ? `${c.arguments.slice(0, 200)}…` : c.arguments}`);
-  } else if (e.type === 'tool/result' && e.isError) io.err(`${tag}✗ ${e.name}: ${e.content.split('\n')[0]}`);
-  else if (e.type === 'turn/end' && e.stopReason !== 'completed') io.err(`${tag}turn ended: ${e.stopReason}${e.error ? ` — ${e.error}` : ''}`);
-  else if (e.type === 'workflow/phase' || e.type === 'workflow/end') io.err(`${tag}workflow ${e.runId}: ${e.type === 'workflow/phase' ? String(e.data?.title) : `${String(e.data?.status)}${e.data?.code ? ` (${String(e.data.code)})` : ''}`}`);
-}
+export type { Command, Io };
 
 /** Drive the session and every descendant until all have settled; the exit code follows the session's own last turn. */
 async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> {
   await h.settle();
-  const session = h.resident(id)?.session ?? (await h.store.inspect(id));
+  const session = await h.readSession(id);
   let last: string | undefined;
   for (const e of session.events) if (e.type === 'turn/end') last = e.stopReason;
   io.err(`session ${id}`);

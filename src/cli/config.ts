@@ -3,17 +3,17 @@ import * as path from 'node:path';
 import { checkPriceOverrides, PriceError, type ModelPrice } from '../core/cost/prices';
 import { BudgetInputError, parseBudgetText, type Budget } from '../core/session/budget';
 import type { HarnessConfig } from '../core/harness';
+import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, positiveInt, UsageError, type ParsedArgs } from './args';
 
-export const DEFAULT_BASE_URL = 'https://api.deepseek.com';
-export const DEFAULT_MODEL = 'deepseek-chat';
+export { DEFAULT_BASE_URL, DEFAULT_MODEL };
 
 /** API key from ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY. Local servers need none. */
 export function apiKeyFor(baseURL: string, env: NodeJS.ProcessEnv): string {
-  const key = env.ARBOR_API_KEY || env.DEEPSEEK_API_KEY || env.OPENAI_API_KEY;
+  const key = envApiKey(env);
   if (key) return key;
-  if (/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(baseURL)) return 'local';
+  if (isLocalUrl(baseURL)) return 'local';
   throw new UsageError(`No API key for ${baseURL}. Set ARBOR_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY), or point --base-url at a local server.`);
 }
 

@@ -1,8 +1,7 @@
 import { Harness } from '../core/harness';
 import { GoalError, type GoalSnapshot } from '../core/goal/snapshot';
 import { UsageError, type ParsedArgs } from './args';
-import type { Command, Io } from './commands';
-import { wireOutput } from './commands';
+import { wireOutput, type Command, type Io } from './output';
 import { harnessConfig } from './config';
 
 /** One line for a goal: `active · 2/10`, the block reason, the note. */

@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import { StoreError } from '../core/store/errors';
 import { parseArgs, UsageError } from './args';
 import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
@@ -25,7 +26,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.err(`arbor: ${err.message}`);
       return 2;
     }
-    io.err(`arbor: ${err instanceof Error ? err.message : String(err)}`);
+    io.err(`arbor: ${describeError(err)}`);
     return 1;
   }
 }

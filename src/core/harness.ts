@@ -1,80 +1,49 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
-import { BudgetGuard } from './cost/guard';
-import { checkPriceOverrides, PriceBook, type ModelPrice } from './cost/prices';
-import { spendOf, type Spend } from './cost/spend';
-import { BudgetInputError, checkBudget, type Budget } from './session/budget';
 import type { AgentConfig } from './agent/config';
-import { withdrawQueued } from './agent/withdraw';
 import { SessionWriter } from './agent/session-writer';
+import { CostService } from './cost/service';
+import type { BudgetGuard } from './cost/guard';
+import type { ModelPrice, PriceBook } from './cost/prices';
+import type { Spend } from './cost/spend';
+import type { Budget } from './session/budget';
+import type { GoalService } from './goal/service';
+import { goalRow } from './goal/wire';
+import { HarnessError } from './harness/errors';
+import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
+import { SessionsService } from './harness/sessions';
 import { OpenAICompatibleClient } from './model/openai-client';
 import { ModelSwitch } from './model/switch';
-import { recoverInterrupted } from './recovery';
 import type { ModelClient } from './model/types';
-import { assemblePrompt, DEFAULT_SECTIONS, type PromptSection } from './scope/prompt';
+import type { ApprovalGrant } from './policy/grants';
+import { recoverInterrupted } from './recovery';
+import { assemblePrompt, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
-import type { GoalService } from './goal/service';
-import { wireGoals } from './goal/wire';
-import type { ChildComposition } from './subagent/composition';
-import { SubagentRuntime } from './subagent/runtime';
-import { delegationTools } from './subagent/tools';
-import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, SessionEvent, SessionHeader } from './session/events';
-import { descriptorOf, policyOverrides } from './session/folds';
-import { distinctName, nameFromLog } from './session/names';
-import { activeGrants, type ApprovalGrant } from './policy/grants';
+import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
-import { Store, type StoreOptions } from './store/store';
-import type { ApprovalPort, Tool } from './tools/tool';
-import { workspaceTools } from './tools/workspace';
+import { Store } from './store/store';
+import type { ChildComposition } from './subagent/composition';
+import type { FeatureHooks, FeatureRow, RowContext } from './subagent/rows';
+import { SubagentRuntime } from './subagent/runtime';
+import type { Tool } from './tools/tool';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
+import { workflowRow, type WorkflowWiring } from './workflow/wire';
+
+export { HarnessError, type HarnessErrorCode } from './harness/errors';
+export type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
+import type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
 
 /** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
 const STORE_REASON = "it is Arbor's session store (every conversation's log and settings); an agent must not rewrite its own history or permissions";
-import type { WorkflowDeployment } from './workflow/limits';
-import { wireWorkflows } from './workflow/wire';
 
-/** A deployment as a plain object: which store, model, workspace, policies and limits. */
-export interface HarnessConfig {
-  storeDir: string;
-  /** Workspace folders; the first is the default cwd. */
-  workspace: string[];
-  model: { baseURL: string; name: string; apiKey: string; timeoutMs?: number; maxRetries?: number; maxTokens?: number } | { client: ModelClient; name: string; maxTokens?: number };
-  sandbox: SandboxMode;
-  approval: ApprovalPolicy;
-  approvalPort?: ApprovalPort;
-  maxSteps?: number;
-  compaction?: { thresholdTokens: number; keepTurns?: number };
-  store?: StoreOptions;
-  /** Standing scope key of this deployment's preset. */
-  preset?: string;
-  /** Deepest delegation allowed (root = 0); default 3. */
-  maxDepth?: number;
-  /** What a delegated child does with actions needing approval: refuse (default) or ask the human, tagged. */
-  childApproval?: 'never' | 'escalate';
-  /** How long a settled continuable child stays resident before release (ms); default 1000. */
-  releaseDelayMs?: number;
-  /** Children running at once, harness-wide; the rest queue in FIFO order (default 8). Live: `subagents.fanout.limit`. */
-  maxConcurrentChildren?: number;
-  /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
-  escalateTimeoutMs?: number;
-  /** The OS sandbox of `run_command` (decision 0005): whether confined commands get the network (default no), which bubblewrap. */
-  commands?: { network?: boolean; bwrapPath?: string };
-  /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
-  workflow?: Partial<WorkflowDeployment>;
-  /** A goal's round limit when the human gives none; default 10. */
-  goalMaxRounds?: number;
-  /** Price overrides over the defaults (`null` removes one): settings `arbor.prices`, `arbor run --prices` (decision 0033). */
-  prices?: Record<string, ModelPrice | null>;
-}
-
-export type ModelConfig = HarnessConfig['model'];
-
-export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
-export type DeltaListener = (sessionId: string, kind: 'text' | 'reasoning', delta: string) => void;
-
-/** The composition root: wires store, model, tools, prompts and policy from a config. */
+/**
+ * The composition root: wires store, model, tools, prompts and policy from a config. Tool
+ * sets, prompt sections and features (delegation, workflows, goals, a remote provider) are
+ * rows, each from its own wiring file; session operations live in `harness/sessions.ts`.
+ * Refusals are `HarnessError`s with a code.
+ */
 export class Harness {
   readonly tools = new ScopeRegistry<Tool>();
   readonly prompts = new ScopeRegistry<PromptSection>();
@@ -82,19 +51,20 @@ export class Harness {
   private readonly listeners = new Set<HarnessListener>();
   private readonly deltaListeners = new Set<DeltaListener>();
   private readonly idleListeners = new Set<(sessionId: string) => void>();
+  private readonly progressListeners = new Set<ProgressListener>();
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
   /** Confines `run_command` in read-only and workspace-write. */
   readonly commandSandbox: CommandSandbox;
-  readonly workflows: ReturnType<typeof wireWorkflows>;
+  readonly workflows: WorkflowWiring;
   /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
   readonly goals: GoalService;
-  private readonly admitGoal: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
-  /** Prices per model (defaults + the deployment's overrides); live: `setPrices`. */
-  prices: PriceBook;
-  /** Subtree budgets, checked before every model request (decision 0034). */
-  readonly budgets: BudgetGuard;
+  /** Fork, delete, send, set policy, withdraw, grants, stop a subtree (the façade's methods delegate here). */
+  readonly sessions: SessionsService;
+  private readonly hooks: ReturnType<typeof composeHooks>;
+  /** Prices and subtree budgets (decisions 0033, 0034). */
+  readonly cost: CostService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -102,23 +72,20 @@ export class Harness {
     readonly model: ModelSwitch,
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
-    this.prices = new PriceBook(config.prices ? checkPriceOverrides(config.prices) : {});
-    this.budgets = new BudgetGuard(store, () => this.prices, (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? id);
+    this.cost = new CostService(store, config.prices);
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
       network: () => this.config.commands?.network ?? false,
       protectedPaths: () => [this.config.storeDir],
     });
-    const runCommand = { sandbox: this.commandSandbox, secrets: () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []) };
-    for (const t of workspaceTools({ runCommand })) this.tools.register(t);
-    for (const s of DEFAULT_SECTIONS) this.prompts.register(s);
     this.subagents = new SubagentRuntime({
       store,
       tools: this.tools,
       build: (writer, comp) => this.build(writer, comp),
       resident: (id) => this.agents.get(id),
       resolve: (id) => this.openSession(id),
+      read: (id) => this.readSession(id),
       maxDepth: config.maxDepth ?? 3,
       approvalPort: config.approvalPort,
       defaultApproval: config.approval,
@@ -126,25 +93,49 @@ export class Harness {
       releaseDelayMs: config.releaseDelayMs ?? 1000,
       ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
-      checkChildBudget: (parentId, budget) => this.checkChildBudget(parentId, budget),
-      prices: () => this.prices,
-      budgetSpent: (id) => this.budgets.spent(id),
+      checkChildBudget: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
+      prices: () => this.cost.prices,
+      budgetSpent: (id) => this.cost.budgets.spent(id),
     });
-    for (const t of delegationTools(this.subagents)) this.tools.register(t);
-    this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow, {
-      check: (parentId, budget) => this.checkChildBudget(parentId, budget),
-      open: (runId, budget) => this.budgets.openRun(runId, budget),
-      close: (runId) => this.budgets.closeRun(runId),
+    this.sessions = new SessionsService({
+      store,
+      subagents: this.subagents,
+      resident: (id) => this.agents.get(id),
+      makeResident: (writer) => this.makeResident(writer),
+      openSession: (id) => this.openSession(id),
+      drop: async (id) => {
+        const a = this.agents.get(id);
+        if (!a) return;
+        await a.dispose();
+        this.agents.delete(id);
+      },
     });
-    const goals = wireGoals(this, config.goalMaxRounds);
-    this.goals = goals.service;
-    this.admitGoal = goals.admit;
-    this.tools.register(goals.tool);
+    const ctx: RowContext = { tools: this.tools, prompts: this.prompts, subagents: this.subagents, registerProvider: (p) => this.subagents.registerProvider(p), host: this };
+    const hooks: FeatureHooks[] = [];
+    const wire = <S>(row: FeatureRow<S>): S => {
+      const out = row.wire(ctx);
+      if (out.hooks) hooks.push(out.hooks);
+      return out.service;
+    };
+    const runCommand = { sandbox: this.commandSandbox, secrets: () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []) };
+    wire(workspaceRow({ runCommand }));
+    wire(promptRow);
+    wire(delegationRow);
+    this.workflows = wire(
+      workflowRow(config.workflow, {
+        check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
+        open: (runId, budget) => this.cost.budgets.openRun(runId, budget),
+        close: (runId) => this.cost.budgets.closeRun(runId),
+      }),
+    );
+    this.goals = wire(goalRow(config.goalMaxRounds));
+    for (const row of config.rows ?? []) wire(row);
+    this.hooks = composeHooks(hooks);
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
     for (const w of config.workspace) {
-      if (!fs.existsSync(w) || !fs.statSync(w).isDirectory()) throw new Error(`Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
+      if (!fs.existsSync(w) || !fs.statSync(w).isDirectory()) throw new HarnessError('NO_WORKSPACE', `Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
     }
     const store = await Store.open(config.storeDir, config.store);
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
@@ -171,6 +162,19 @@ export class Harness {
     this.config.model = model;
   }
 
+  /**
+   * New deployment defaults (settings edited, trust granted): agents read them at their next
+   * tool call, confined commands at their next command, goals at their next set; sessions
+   * with their own policy keep it.
+   */
+  setDefaults(d: HarnessDefaults): void {
+    if (d.sandbox) this.config.sandbox = d.sandbox;
+    if (d.approval) this.config.approval = d.approval;
+    if (d.network !== undefined) this.config.commands = { ...this.config.commands, network: d.network };
+    if (d.maxConcurrentChildren !== undefined) this.subagents.fanout.limit = d.maxConcurrentChildren;
+    if (d.goalMaxRounds !== undefined) this.config.goalMaxRounds = this.goals.defaultMaxRounds = d.goalMaxRounds;
+  }
+
   onEvent(fn: HarnessListener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
@@ -182,79 +186,46 @@ export class Harness {
     return () => this.deltaListeners.delete(fn);
   }
 
+  /** A running tool's progress note in any resident agent (`ToolContext.progress`): for views; never in the log. */
+  onProgress(fn: ProgressListener): () => void {
+    this.progressListeners.add(fn);
+    return () => this.progressListeners.delete(fn);
+  }
+
   /** An agent stopped working (its loop ended): views refresh its status. */
   onIdle(fn: (sessionId: string) => void): () => void {
     this.idleListeners.add(fn);
     return () => this.idleListeners.delete(fn);
   }
 
-  /**
-   * A session is a subagent (reached through follow-up) when its own log holds a descriptor.
-   * The origin answers for `user` and `subagent`; only a fork (the user's, or a subagent's)
-   * needs its log read, once: the descriptor is written at creation and never changes.
-   */
-  async isSubagent(id: string): Promise<boolean> {
-    const origin = (this.agents.get(id)?.session.header ?? this.store.header(id))?.origin;
-    if (origin === 'user') return false;
-    if (origin === 'subagent') return true;
-    let known = this.forkKinds.get(id);
-    if (known === undefined) {
-      const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
-      known = descriptorOf(s.header, s.events) !== undefined;
-      this.forkKinds.set(id, known);
-    }
-    return known;
+  /** The resident agent's session, else the stored one read from the store. */
+  readSession(id: string): Promise<Session> {
+    return this.sessions.read(id);
   }
-  private readonly forkKinds = new Map<string, boolean>();
 
-  /**
-   * The user forks a conversation: a new root-level session (origin `fork`) seeded with the
-   * log up to the end of the turn holding `seq`, which the user then chats with. It runs under
-   * the source's policy as it is now, never the one in force at the fork point (decision 0024).
-   */
-  async forkSession(sourceId: string, seq: number, opts: { title?: string; budget?: Budget } = {}): Promise<Agent> {
-    const budget = opts.budget ? checkBudget(opts.budget) : undefined;
-    const source = this.agents.get(sourceId)?.session ?? (await this.store.inspect(sourceId));
-    const events = source.events;
-    // Read synchronously with the events: a switch after this call belongs to the source only.
-    const current = policyOverrides(events);
-    if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new Error(`Session ${sourceId} has no event ${seq}.`);
-    let end = -1;
-    for (let i = seq; i < events.length; i++) {
-      if (events[i].type === 'turn/end') {
-        end = i;
-        break;
-      }
-    }
-    if (end < 0) throw new Error('That message is in a turn that has not finished yet; fork after it ends.');
-    const header: SessionHeader = {
-      id: `${sourceId.split('.')[0]}.f${randomUUID().slice(0, 6)}`,
-      createdAt: new Date().toISOString(),
-      origin: 'fork',
-      parentSession: sourceId,
-      delegationDepth: source.header.delegationDepth ?? 0,
-      // Named after what the user sees (the label or title), distinct from earlier forks' names.
-      title: opts.title ?? distinctName(`Fork of ${nameFromLog(source.header, events)}`, this.store.list().map((h) => h.title)),
-      ...(source.header.cwd ? { cwd: source.header.cwd } : {}),
-      ...(source.header.agentPreset ? { agentPreset: source.header.agentPreset } : {}),
-    };
-    const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.store, { published: false });
-    // After the seed (a seed may hold a looser switch the source has since taken back), in
-    // the same durable write as the seed: the fork never runs a moment under the old policy.
-    if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
-    if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
-    // A fork starts with no budget and none of the source's spending: only an explicit one carries (decision 0034).
-    if (budget) await writer.append({ type: 'budget/set', budget, source: 'fork' });
-    await writer.publish();
-    return this.adopt(writer);
+  /** A session is a subagent (reached through follow-up) when its own log holds a descriptor. */
+  isSubagent(id: string): Promise<boolean> {
+    return this.sessions.isSubagent(id);
+  }
+
+  /** The user forks a conversation at the end of the turn holding `seq` (see SessionsService.fork). */
+  forkSession(sourceId: string, seq: number, opts: { title?: string; budget?: Budget } = {}): Promise<Agent> {
+    return this.sessions.fork(sourceId, seq, opts);
   }
 
   /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */
-  async setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
-    // A resident agent's writer keeps its in-memory log current; otherwise append through a writer of its own.
-    const writer = await this.writerFor(id);
-    if (policy.sandbox) await writer.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
-    if (policy.approval) await writer.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+  setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
+    return this.sessions.setPolicy(id, policy);
+  }
+
+  /** Prices per model now (defaults + overrides). */
+  get prices(): PriceBook {
+    return this.cost.prices;
+  }
+
+  /** The subtree budgets' guard. */
+  get budgets(): BudgetGuard {
+    return this.cost.budgets;
   }
 
   /**
@@ -262,130 +233,53 @@ export class Harness {
    * Durable as a `budget/set` event; raising it resumes nothing: a message goes on from there.
    */
   async setBudget(id: string, budget: Budget | null): Promise<void> {
-    const checked = budget === null ? null : checkBudget(budget);
-    const writer = await this.writerFor(id);
-    await writer.append({ type: 'budget/set', budget: checked, source: 'user' });
+    await this.sessions.setBudget(id, budget === null ? null : this.cost.check(budget));
   }
 
   /** New prices (a settings change): every reader and every budget counts at them from now. */
   setPrices(overrides: Record<string, ModelPrice | null>): void {
-    this.prices = new PriceBook(checkPriceOverrides(overrides));
+    this.cost.setPrices(overrides);
     this.config.prices = overrides;
-    this.budgets.repriced();
   }
 
   /** A session's own spend at today's prices (tokens; dollars only when every model has a price). */
-  async spend(id: string): Promise<Spend> {
-    return spendOf(await this.store.summary(id), this.prices);
+  spend(id: string): Promise<Spend> {
+    return this.cost.spend(id);
   }
 
-  /**
-   * A delegating parent may hand a child (or a workflow run) at most what it has left: a
-   * budget over the least remaining of its budgeted ancestors is refused with what is left.
-   */
-  private checkChildBudget(parentId: string, budget: Budget): void {
-    const left = this.budgets.remaining(parentId);
-    if (!left) return;
-    if (budget.maxTokens !== undefined && left.tokens !== undefined && budget.maxTokens > left.tokens)
-      throw new BudgetInputError(`budget.maxTokens ${budget.maxTokens} is more than the ${left.tokens} tokens your budget has left; give at most ${left.tokens}.`);
-    if (budget.maxCostUsd !== undefined && left.costLimited) {
-      if (left.usd === undefined) throw new BudgetInputError('budget.maxCostUsd cannot be checked: a model with no price spent under your budget; give a token budget instead.');
-      if (budget.maxCostUsd > left.usd) throw new BudgetInputError(`budget.maxCostUsd ${budget.maxCostUsd} is more than the $${left.usd.toFixed(4)} your budget has left; give at most that.`);
-    }
+  /** Cancel a queued message of any session. */
+  withdraw(id: string, messageId: string): Promise<void> {
+    return this.sessions.withdraw(id, messageId);
   }
 
-  /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
-  async withdraw(id: string, messageId: string): Promise<void> {
-    const writer = await this.writerFor(id);
-    await withdrawQueued(writer, messageId);
+  /** "Send now" for messages kept after an interrupt. */
+  runQueue(id: string): Promise<void> {
+    return this.sessions.runQueue(id);
   }
 
-  /**
-   * "Send now" for messages kept after an interrupt: the agent works through its queue in
-   * FIFO order. A root not resident opens (which runs its queue); a released subagent is
-   * cold-resumed.
-   */
-  async runQueue(id: string): Promise<void> {
-    if (!this.store.header(id)) throw new Error(`No session ${id} in ${this.store.dir}.`);
-    const agent = this.agents.get(id);
-    if (await this.isSubagent(id)) {
-      // A released continuable child is rebuilt from its own log, like a follow-up.
-      if (agent && this.subagents.residency.isOneShot(id)) return agent.resume();
-      return this.subagents.residency.wake(id);
-    }
-    if (agent) return agent.resume();
-    await this.openSession(id);
+  /** The session's active "allow for this conversation" grants. */
+  grants(id: string): Promise<ApprovalGrant[]> {
+    return this.sessions.grants(id);
   }
 
-  /** The session's active "allow for this conversation" grants (its own, never an ancestor's). */
-  async grants(id: string): Promise<ApprovalGrant[]> {
-    const s = this.agents.get(id)?.session ?? (await this.store.inspect(id));
-    return activeGrants(s.header, s.events);
-  }
-
-  /** The user revokes a grant: the next matching request asks again. Unknown or revoked grant ids are an error. */
-  async revokeGrant(id: string, grantId: string): Promise<void> {
-    const writer = await this.writerFor(id);
-    const g = activeGrants(writer.session.header, writer.session.events).find((x) => x.grantId === grantId);
-    if (!g) throw new Error(`Session ${id} has no active grant ${grantId}; it may already be revoked.`);
-    await writer.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
+  /** The user revokes a grant: the next matching request asks again. */
+  revokeGrant(id: string, grantId: string): Promise<void> {
+    return this.sessions.revokeGrant(id, grantId);
   }
 
   /** Delete a session and its descendants (none may be running). */
-  async deleteSession(id: string): Promise<string[]> {
-    const ids = [id, ...this.listDescendants(id)];
-    for (const x of ids) if (this.agents.get(x)?.status === 'running') throw new Error(`Session ${x} is running; interrupt it before deleting.`);
-    // Children first: resident subagents are released without a settlement notice (their
-    // parent is going too), then any root agent left is disposed.
-    for (const x of [...ids].reverse()) {
-      await this.subagents.residency.forget(x);
-      const a = this.agents.get(x);
-      if (a) {
-        await a.dispose();
-        this.agents.delete(x);
-      }
-      this.forkKinds.delete(x);
-    }
-    return this.store.deleteSession(id);
+  deleteSession(id: string): Promise<string[]> {
+    return this.sessions.delete(id);
   }
 
-  /**
-   * Stop a subtree: the turns of every running descendant (deepest first), then the
-   * session's own. Inboxes are kept and nothing resumes by itself: a notice from a stopped
-   * child waits in its parent's inbox until the human or the parent decides.
-   * Returns the ids whose running turn was stopped.
-   */
-  async interruptSubtree(id: string): Promise<string[]> {
-    if (!this.store.header(id) && !this.agents.has(id)) throw new Error(`No session ${id}.`);
-    const ids = [id, ...this.listDescendants(id)].reverse();
-    const stopped: string[] = [];
-    for (const x of ids) {
-      const a = this.agents.get(x);
-      if (a?.status !== 'running') continue;
-      stopped.push(x);
-      await a.cancel('interrupted', { keepInbox: true });
-    }
-    for (const x of stopped) await this.agents.get(x)?.idle();
-    return stopped.reverse();
+  /** Stop a subtree, deepest first; returns the ids whose running turn was stopped. */
+  interruptSubtree(id: string): Promise<string[]> {
+    return this.sessions.interruptSubtree(id);
   }
 
-  /**
-   * The writer for a control event (a policy switch, a withdrawal, a grant): the resident
-   * agent's own, so its in-memory log stays current; else one over the stored log.
-   */
-  private async writerFor(id: string): Promise<SessionWriter> {
-    return this.agents.get(id)?.writer ?? new SessionWriter(await this.store.inspect(id), this.store);
-  }
-
-  private listDescendants(id: string): string[] {
-    const out: string[] = [];
-    const queue = this.store.children(id).map((h) => h.id);
-    while (queue.length > 0) {
-      const cur = queue.shift()!;
-      out.push(cur);
-      queue.push(...this.store.children(cur).map((h) => h.id));
-    }
-    return out;
+  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
+  send(id: string, text: string): Promise<Agent> {
+    return this.sessions.send(id, text);
   }
 
   /** A new root conversation. */
@@ -395,7 +289,7 @@ export class Harness {
     if (this.config.preset) header.agentPreset = this.config.preset;
     const writer = new SessionWriter(Session.create(header), this.store, { published: false });
     await writer.publish();
-    return this.adopt(writer);
+    return this.makeResident(writer);
   }
 
   /**
@@ -409,26 +303,14 @@ export class Harness {
     if (pending) return pending;
     const p = (async () => {
       const session = await this.store.inspect(id);
-      const agent = this.adopt(new SessionWriter(session, this.store));
+      const agent = this.makeResident(new SessionWriter(session, this.store));
       await agent.recover();
-      await this.workflows.closeOutlived(agent.writer);
+      await this.hooks.opened(agent); // e.g. workflow runs a crash or reload left open are closed
       agent.pump(); // messages accepted before a restart were promised: work through them
       return agent;
     })().finally(() => this.opening.delete(id));
     this.opening.set(id, p);
     return p;
-  }
-
-  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
-  async send(id: string, text: string): Promise<Agent> {
-    if (!this.store.header(id)) throw new Error(`No session ${id} in ${this.store.dir}.`);
-    if (!(await this.isSubagent(id))) {
-      const agent = await this.openSession(id);
-      await agent.accept(text, { kind: 'user' });
-      return agent;
-    }
-    await this.subagents.followup(null, id, text);
-    return this.agents.get(id)!;
   }
 
   /** Wait until every resident agent has settled and no child is resident or pending. */
@@ -437,9 +319,9 @@ export class Harness {
       for (const a of [...this.agents.values()]) await a.idle();
       await this.subagents.whenQuiet();
       // A goal round planned in an idle callback is on its way into the inbox: never return between two rounds.
-      await this.goals.whenQuiet();
-      if (this.goals.isQuiet && [...this.agents.values()].every((a) => a.isSettled)) return;
-      if (round > 100_000) throw new Error('settle: agents keep waking each other');
+      await this.hooks.whenQuiet();
+      if (this.hooks.isQuiet() && [...this.agents.values()].every((a) => a.isSettled)) return;
+      if (round > 100_000) throw new HarnessError('NOT_SETTLING', 'settle: agents keep waking each other');
       // An agent that is built but not yet published (a child being created) has work that
       // waits on I/O: let it happen instead of spinning on resolved promises.
       await new Promise((r) => setImmediate(r));
@@ -450,8 +332,8 @@ export class Harness {
     return this.agents.get(id);
   }
 
-  /** A root agent over a writer with this deployment's model, tools, prompt and policy. */
-  adopt(writer: SessionWriter): Agent {
+  /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
+  makeResident(writer: SessionWriter): Agent {
     return this.build(writer, { ...(this.config.preset ? { preset: this.config.preset } : {}), ownScope: `agent:${writer.id}` }).agent;
   }
 
@@ -459,6 +341,7 @@ export class Harness {
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
+    const { admit, beforeToolCall, afterToolCall } = this.hooks;
     const cfg: AgentConfig = {
       writer,
       model: this.model,
@@ -474,8 +357,7 @@ export class Harness {
       system: () => assemblePrompt(this.prompts, view, comp.persona),
       roots: this.roots,
       protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
-      // The live config object: a host that changes its defaults (trust granted, settings
-      // edited) reaches agents at their next tool call.
+      // The live config object: `setDefaults` reaches agents at their next tool call.
       defaults: this.config,
       approval: comp.approval ?? this.config.approvalPort,
       maxSteps: this.config.maxSteps,
@@ -484,9 +366,14 @@ export class Harness {
       onDelta: (kind, delta) => {
         for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
       },
-      admit: (msg) => this.admitGoal(writer.id, msg),
+      onProgress: (p) => {
+        for (const fn of this.progressListeners) fn(writer.id, p);
+      },
+      ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
+      ...(beforeToolCall ? { beforeToolCall } : {}),
+      ...(afterToolCall ? { afterToolCall } : {}),
       beforeRequest: (req) => {
-        const r = this.budgets.check(writer.id, req);
+        const r = this.cost.budgets.check(writer.id, req);
         return r ? { refuse: r.message } : undefined;
       },
     };
@@ -497,15 +384,12 @@ export class Harness {
     const offIdle = agent.onIdle(() => {
       for (const fn of this.idleListeners) fn(writer.id);
     });
-    const off = () => {
-      offEvents();
-      offIdle();
-    };
     this.agents.set(writer.id, agent);
     return {
       agent,
       release: () => {
-        off();
+        offEvents();
+        offIdle();
         if (this.agents.get(writer.id) === agent) this.agents.delete(writer.id);
       },
     };
@@ -522,11 +406,11 @@ export class Harness {
    * nothing runs) before the store closes — the same notices a crash recovery delivers.
    */
   async close(): Promise<void> {
-    await this.goals.close(); // no round starts or is admitted from here on; armed goals end with the process
-    // Workflows first: their script processes and children end before any turn or agent does.
-    await this.workflows.close(CLOSED_DURING_TURN);
+    // Rows close in reverse: goals first (no round starts or is admitted from here on), then
+    // workflows (their script processes and children end before any turn or agent does).
+    await this.hooks.close(CLOSED_DURING_TURN);
     const resident = [...this.agents.values()];
-    const running = resident.filter((a) => a.status === 'running');
+    const running = resident.filter((a) => a.activity === 'running');
     for (const a of running) await a.cancel('interrupted', { keepInbox: true, why: CLOSED_DURING_TURN });
     for (const a of running) await a.idle();
     await this.subagents.dispose();

@@ -1,9 +1,8 @@
 import { CRASHED_DURING_TURN } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
-import { descriptorOf } from './session/folds';
+import { descriptorOf, lastTurnText } from './session/folds';
 import type { Session } from './session/session';
 import type { Store } from './store/store';
-import { lastTurnText } from './subagent/runtime';
 import { WorkflowEngine } from './workflow/engine';
 
 /**

@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
@@ -42,8 +43,8 @@ export class PanelController implements ApprovalPort {
     private readonly hooks: ControllerHooks,
   ) {
     this.tree = new TreeModel({
-      isRunning: (id) => this.harness?.resident(id)?.status === 'running',
-      hasLiveChildren: (id) => !!this.harness && this.harness.subagents.residency.ownsLive(id),
+      isRunning: (id) => this.harness?.resident(id)?.activity === 'running',
+      hasLiveChildren: (id) => !!this.harness && this.harness.subagents.hasLiveChildren(id),
       awaitingApproval: (id) => this.desk.waitingIn(id),
       isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
       workflowRunning: (runId) => !!this.harness?.workflows.engine.isRunning(runId),
@@ -93,7 +94,7 @@ export class PanelController implements ApprovalPort {
     try {
       await (this.handlers[msg.type] as (p: ViewPort, m: WebviewToHost) => Promise<void> | void)(port, msg);
     } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
+      const text = describeError(err);
       this.hooks.log('error', `${msg.type} failed: ${text}`);
       if ('id' in msg && typeof msg.id === 'string') port.post({ type: 'request/done', id: msg.id, ok: false, error: text });
     }
@@ -413,7 +414,7 @@ export class PanelController implements ApprovalPort {
         this.pushNode(header.id);
         for (const id of also) this.pushNode(id);
       } catch (err) {
-        this.hooks.log('warn', `could not read ${header.id}: ${err instanceof Error ? err.message : String(err)}`);
+        this.hooks.log('warn', `could not read ${header.id}: ${describeError(err)}`);
       }
     }
   }
@@ -455,7 +456,7 @@ export class PanelController implements ApprovalPort {
 
   private async sessionOf(id: string) {
     const h = await this.ensure();
-    return h.resident(id)?.session ?? (await h.store.inspect(id));
+    return await h.readSession(id);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ArborHost } from './host';
@@ -60,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
     return host;
   };
   const report = (what: string) => (err: unknown) => {
-    const text = err instanceof Error ? err.message : String(err);
+    const text = describeError(err);
     log.error(`${what}: ${text}`);
     void vscode.window.showErrorMessage(`Arbor: ${text}`);
   };

@@ -1,3 +1,5 @@
+import { envApiKey } from '../core/model/endpoint';
+import { describeError } from '../core/errors';
 import type { StatusCounts } from './presenter/status-bar';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -68,8 +70,8 @@ export class ArborHost {
         this.notifier.changed(pending, added);
         this.onStatus(this.controller.statusCounts());
       },
-      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${err instanceof Error ? err.message : String(err)}`)),
-      pickBudget: (id) => void this.commands['arbor.setBudget']({ arborSessionId: id }).catch((err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${err instanceof Error ? err.message : String(err)}`)),
+      pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
+      pickBudget: (id) => void this.commands['arbor.setBudget']({ arborSessionId: id }).catch((err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`)),
     });
     this.notifier = new ApprovalNotifier(
       (requestId, reply) => this.controller.answer(requestId, reply),
@@ -99,7 +101,7 @@ export class ArborHost {
    */
   private async modelConfig(): Promise<ModelConfig> {
     const s = readSettings();
-    const key = (await this.context.secrets.get(SECRET_KEY)) || process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY || '';
+    const key = (await this.context.secrets.get(SECRET_KEY)) || envApiKey(process.env) || '';
     const demo = process.env[DEMO_URL_ENV];
     const max = s.maxTokens ? { maxTokens: s.maxTokens } : {};
     const timeoutMs = s.timeoutMs;
@@ -190,18 +192,13 @@ export class ArborHost {
     }
     if (h) {
       const p = this.panelSettings();
-      h.config.sandbox = p.sandbox;
-      h.config.approval = p.approval;
-      // A higher limit admits queued subagents now; a lower one lets running ones finish.
-      h.subagents.fanout.limit = readSettings().maxConcurrent;
-      h.config.commands = { ...h.config.commands, network: readSettings().network };
-      h.config.goalMaxRounds = readSettings().goalMaxRounds;
+      const s = readSettings();
+      h.setDefaults({ sandbox: p.sandbox, approval: p.approval, maxConcurrentChildren: s.maxConcurrent, network: s.network, goalMaxRounds: s.goalMaxRounds });
       // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
-      Object.assign(h.workflows.engine.deployment, readSettings().workflow);
-      const { prices, pricesError } = readSettings();
-      if (pricesError) this.log.warn(`${pricesError} The default prices apply until it is fixed.`);
-      if (JSON.stringify(prices) !== JSON.stringify(h.config.prices ?? {})) {
-        h.setPrices(prices);
+      Object.assign(h.workflows.engine.deployment, s.workflow);
+      if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);
+      if (JSON.stringify(s.prices) !== JSON.stringify(h.config.prices ?? {})) {
+        h.setPrices(s.prices);
         await this.controller.pricesChanged();
       }
     }

@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import type { Agent } from '../core/agent/agent';
 import { activeGrants } from '../core/policy/grants';
 import type { SessionEvent } from '../core/session/events';
@@ -75,7 +76,7 @@ export class SessionFeed {
       const s = await this.source.session(sessionId);
       this.views.toSession(sessionId, queueView(s, this.source.resident(sessionId)));
     } catch (err) {
-      this.source.log('warn', `could not read the queue of ${sessionId}: ${err instanceof Error ? err.message : String(err)}`);
+      this.source.log('warn', `could not read the queue of ${sessionId}: ${describeError(err)}`);
     }
   }
 
@@ -86,7 +87,7 @@ export class SessionFeed {
       const s = await this.source.session(sessionId);
       this.views.toSession(sessionId, { type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map(grantView) });
     } catch (err) {
-      this.source.log('warn', `could not read the grants of ${sessionId}: ${err instanceof Error ? err.message : String(err)}`);
+      this.source.log('warn', `could not read the grants of ${sessionId}: ${describeError(err)}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { WorkflowDeployment } from '../core/workflow/limits';
 import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
+import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -51,11 +52,11 @@ function readWorkflow(c: vscode.WorkspaceConfiguration): WorkflowSettings {
 export function readSettings(): ArborSettings {
   const c = vscode.workspace.getConfiguration('arbor');
   // An untrusted workspace must not redirect requests (and the API key) to its own server.
-  const baseUrl = vscode.workspace.isTrusted ? c.get<string>('model.baseUrl', 'https://api.deepseek.com') : (c.inspect<string>('model.baseUrl')?.globalValue ?? 'https://api.deepseek.com');
+  const baseUrl = vscode.workspace.isTrusted ? c.get<string>('model.baseUrl', DEFAULT_BASE_URL) : (c.inspect<string>('model.baseUrl')?.globalValue ?? DEFAULT_BASE_URL);
   const maxTokens = c.get<number>('model.maxTokens', 0);
   return {
     baseUrl,
-    model: c.get<string>('model.name', 'deepseek-chat'),
+    model: c.get<string>('model.name', DEFAULT_MODEL),
     ...(maxTokens > 0 ? { maxTokens } : {}),
     timeoutMs: Math.max(1, c.get<number>('model.timeoutSeconds', 120)) * 1000,
     maxDepth: c.get<number>('subagents.maxDepth', 3),
@@ -82,4 +83,4 @@ function readPrices(v: unknown): { prices: Record<string, ModelPrice | null>; pr
   }
 }
 
-export const isLocalUrl = (u: string): boolean => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(u);
+export { isLocalUrl } from '../core/model/endpoint';

@@ -110,7 +110,7 @@ describe('extension: panel controller over a real harness', () => {
   });
 
   it('routes approvals to every view, tagged with the asking session; the first answer wins', async () => {
-    t.h.config.sandbox = 'workspace-write';
+    t.h.setDefaults({ sandbox: 'workspace-write' });
     const a = new FakePort('panel');
     const b = new FakePort('transcript');
     c.connect(a);
@@ -222,18 +222,18 @@ describe('extension: deleting a session from the panel', () => {
     server.enqueue({ text: 'child answer' });
     const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: 'stay resident' });
     await until(() => t.h.resident(childId)?.isSettled === true && t.h.resident(childId)!.session.events.some((e) => e.type === 'turn/end'));
-    assert.equal(t.h.subagents.residency.stats().activations, 1, 'the child waits for its (long) release delay');
+    assert.equal(t.h.subagents.stats().activations, 1, 'the child waits for its (long) release delay');
 
     server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
     const other = await t.h.createSession();
     await other.accept('long');
-    await until(() => other.status === 'running');
+    await until(() => other.activity === 'running');
     await assert.rejects(c.deleteSession(other.id), /running; interrupt it before deleting/);
     await other.cancel();
 
     const gone = await c.deleteSession(root.id);
     assert.deepEqual(gone.sort(), [root.id, childId].sort());
-    assert.deepEqual(t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    assert.deepEqual(t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
     assert.equal(t.h.resident(childId), undefined);
     assert.deepEqual(port.of('tree/removed').map((m) => m.id).sort(), [root.id, childId].sort());
     assert.ok(!t.h.store.list().some((h) => h.id === root.id || h.id === childId));

@@ -77,7 +77,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
       return child !== '';
     });
     await t.h.settle();
-    await t.h.subagents.residency.whenQuiet();
+    await t.h.subagents.whenQuiet();
     await t.h.settle();
 
     const childEvents = await c.events(child);
@@ -105,7 +105,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     });
     const root = await sendNew('run the tests once', 'r1');
     await t.h.settle();
-    await t.h.subagents.residency.whenQuiet();
+    await t.h.subagents.whenQuiet();
     const answer = (await c.events(root)).find((e) => e.type === 'tool/result' && e.name === 'subagent');
     assert.ok(answer && answer.type === 'tool/result');
     assert.ok(answer.content.startsWith('{'), answer.content);
@@ -125,8 +125,8 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
       child = t.h.store.list().find((h) => h.parentSession === root)?.id ?? '';
       return child !== '';
     });
-    await until(() => t.h.resident(child)?.status !== 'running' && port.node(child)?.lastStopReason === 'completed', 10_000);
-    assert.ok(t.h.subagents.residency.isActive(child), 'still resident (release delay not over)');
+    await until(() => t.h.resident(child)?.activity !== 'running' && port.node(child)?.lastStopReason === 'completed', 10_000);
+    assert.ok(t.h.subagents.isActive(child), 'still resident (release delay not over)');
     assert.equal(port.node(child)?.status, 'settled');
     assert.equal(c.statusCounts().running ?? 0, 0);
   });

@@ -114,7 +114,7 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     server.enqueue({ text: 'b'.repeat(300), chunkSize: 2, chunkDelayMs: 5 }, { text: 'answer to the kept one' });
     await c.receive(port, { type: 'chat/send', id: 'r1', text: 'busy work' });
     const id = sessionIdOf(port, 'r1');
-    await until(() => t.h.resident(id)?.status === 'running' && t.h.resident(id)!.inboxSize === 0);
+    await until(() => t.h.resident(id)?.activity === 'running' && t.h.resident(id)!.inboxSize === 0);
     await c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'CANCEL-ME' });
     await c.receive(port, { type: 'chat/send', id: 'r3', sessionId: id, text: 'KEEP-ME' });
     await until(() => port.of('queue/changed').some((q) => q.messages.length === 2));

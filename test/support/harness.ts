@@ -1,7 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Harness, type HarnessConfig } from '../../src/core/harness';
+import type { AgentConfig } from '../../src/core/agent/config';
+import { SessionWriter } from '../../src/core/agent/session-writer';
+import { Harness, newSessionId, type HarnessConfig } from '../../src/core/harness';
+import type { SessionHeader } from '../../src/core/session/events';
+import { Session } from '../../src/core/session/session';
 import { ModelServer } from './model-server';
 
 export interface TestHarness {
@@ -79,4 +83,17 @@ export async function until(pred: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not reached');
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * An agent's config over a new published root session of `h`, from the harness's public
+ * parts (store, model, tools, defaults): for specs of the agent's own hooks, which build an
+ * `Agent` themselves with `extra` added.
+ */
+export async function agentConfigOf(h: Harness, extra: Partial<AgentConfig> = {}): Promise<AgentConfig> {
+  const root = fs.realpathSync(h.config.workspace[0]);
+  const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: root };
+  const writer = new SessionWriter(Session.create(header), h.store, { published: false });
+  await writer.publish();
+  return { writer, model: h.model, modelName: h.config.model.name, tools: () => h.tools.view({}), system: () => 'You are a test agent.', roots: [root], defaults: h.config, ...extra };
 }

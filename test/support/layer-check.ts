@@ -7,6 +7,10 @@ export type ViolationKind =
   | 'core-imports-vscode'
   /** src/core reaches into src/extension, src/cli or webview. */
   | 'core-imports-outer-layer'
+  /** A src/core layer imports one above it, or a peer on its own rank (see CORE_ORDER). */
+  | 'core-imports-higher-layer'
+  /** A src/core file sits in a layer CORE_ORDER does not place. */
+  | 'core-layer-unplaced'
   /** webview/src imports src/core, src/extension, src/cli or `vscode`. */
   | 'webview-imports-host-layer'
   /** webview/src reaches outside webview/ for anything but src/protocol.ts. */
@@ -36,6 +40,35 @@ export interface Violation {
 
 const posix = path.posix;
 
+/**
+ * The order inside src/core, lowest first: a layer imports only layers on earlier ranks
+ * (types too: a type import ties the layers as much as a value import). A layer is the
+ * first path segment under src/core (a folder, or a file at the root without its
+ * extension). Layers on one rank are peers that stay independent of each other.
+ */
+export const CORE_ORDER: readonly (readonly string[])[] = [
+  ['errors'],
+  ['session'],
+  ['store'],
+  ['model', 'cost'],
+  ['policy'],
+  ['tools'],
+  ['scope'],
+  ['agent'],
+  ['subagent'],
+  ['workflow', 'goal'],
+  ['recovery'],
+  ['harness'],
+];
+
+/** The rank of a src/core path in CORE_ORDER (undefined: not placed, or not in src/core). */
+export function coreRank(file: string): { layer: string; rank: number | undefined } | undefined {
+  if (!within(file, 'src/core') || file === 'src/core') return undefined;
+  const layer = file.slice('src/core/'.length).split('/')[0]!.replace(/\.(ts|mts|cts|js)$/, '');
+  const rank = CORE_ORDER.findIndex((r) => r.includes(layer));
+  return { layer, rank: rank < 0 ? undefined : rank };
+}
+
 /** True for `webview/src/...` sources the rule covers (TypeScript, JavaScript, Svelte). */
 export function isWebviewSource(file: string): boolean {
   return file.startsWith('webview/src/') && /\.(ts|js|mjs|svelte)$/.test(file);
@@ -53,6 +86,8 @@ export function checkLayers(files: readonly SourceFile[]): Violation[] {
     const core = isCoreSource(file.path);
     const webview = isWebviewSource(file.path);
     if (!core && !webview) continue;
+    const own = core ? coreRank(file.path) : undefined;
+    if (own && own.rank === undefined) violations.push({ file: file.path, kind: 'core-layer-unplaced', specifier: own.layer, line: 1 });
     for (const ref of findImports(file.text, file.path.endsWith('.svelte'))) {
       const kind = core ? classifyCoreImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
       if (kind) violations.push({ file: file.path, kind, specifier: ref.specifier, line: ref.line });
@@ -67,6 +102,9 @@ function classifyCoreImport(file: string, specifier: string): ViolationKind | un
   if (target && (within(target, 'src/extension') || within(target, 'src/cli') || within(target, 'webview'))) {
     return 'core-imports-outer-layer';
   }
+  const from = coreRank(file);
+  const to = target === undefined ? undefined : coreRank(target);
+  if (from?.rank !== undefined && to?.rank !== undefined && from.layer !== to.layer && to.rank >= from.rank) return 'core-imports-higher-layer';
   return undefined;
 }
 

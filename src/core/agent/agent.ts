@@ -1,14 +1,17 @@
+import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { queuedMessages, type QueuedMessage } from '../session/folds';
-import type { AgentConfig } from './config';
+import type { AgentConfig, ToolProgress } from './config';
 import type { ApprovalPort } from '../policy/approval';
 import { compact, compactIfNeeded, type CompactionResult } from './compaction';
 import { InterruptReason, runTurn, type TurnOutcome } from './turn';
 import { withdrawQueued } from './withdraw';
+import type { SessionLog } from './session-writer';
 
-export type AgentStatus = 'idle' | 'running';
+/** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
+export type AgentActivity = 'idle' | 'running';
 
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
@@ -24,7 +27,7 @@ export interface TurnReport extends TurnOutcome {
  * One session, one FIFO inbox, at most one running turn (DESIGN §4). Messages are accepted
  * durably and claimed in order; `cancel` ends the running turn and keeps (or drops) the rest.
  */
-export class Agent {
+export class Agent implements SessionLog {
   private running: Promise<void> | null = null;
   /** The loop has started (set synchronously, before `running` is assigned). */
   private looping = false;
@@ -38,6 +41,7 @@ export class Agent {
   private injections: { text: string; source: MessageSource }[] = [];
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
   private readonly idleListeners = new Set<() => void>();
+  private readonly progressListeners = new Set<(p: ToolProgress) => void>();
   private lastOutcome: TurnReport | undefined;
   /** Accepted messages already in the log but not yet durable: each will pump once it lands. */
   private readonly accepting = new Set<Promise<unknown>>();
@@ -55,7 +59,7 @@ export class Agent {
     },
   };
 
-  constructor(readonly cfg: AgentConfig) {}
+  constructor(private readonly cfg: AgentConfig) {}
 
   get id(): string {
     return this.cfg.writer.id;
@@ -63,11 +67,15 @@ export class Agent {
   get session() {
     return this.cfg.writer.session;
   }
-  /** Its log's writer: control events (policy, withdrawals, grants) go through it to stay in order. */
-  get writer() {
-    return this.cfg.writer;
+  /**
+   * Append a control event (a policy switch, a withdrawal, a grant, a goal or workflow fact)
+   * through this agent's own writer, so it stays in order with its turn's events and its
+   * in-memory log stays current. Resolves once the event is durable.
+   */
+  append(draft: EventDraft): Promise<SessionEvent> {
+    return this.cfg.writer.append(draft);
   }
-  get status(): AgentStatus {
+  get activity(): AgentActivity {
     return this.running || this.looping ? 'running' : 'idle';
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
@@ -221,6 +229,15 @@ export class Agent {
     return () => this.turnListeners.delete(fn);
   }
 
+  /**
+   * A running tool's progress note (`ToolContext.progress`): for views, not in the log nor
+   * shown to the model. Listeners must not throw (a throw is dropped).
+   */
+  onProgress(fn: (p: ToolProgress) => void): () => void {
+    this.progressListeners.add(fn);
+    return () => this.progressListeners.delete(fn);
+  }
+
   /** Called each time the agent stops working (its loop ended and nothing restarted it). */
   onIdle(fn: () => void): () => void {
     this.idleListeners.add(fn);
@@ -243,6 +260,7 @@ export class Agent {
     await this.cfg.writer.flush();
     this.turnListeners.clear();
     this.idleListeners.clear();
+    this.progressListeners.clear();
   }
 
   private async loop(): Promise<void> {
@@ -294,10 +312,10 @@ export class Agent {
       };
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
+        outcome = await runTurn(this.turnConfig(), { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
         // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
-        outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };
+        outcome = { stopReason: 'error', error: describeError(err) };
       } finally {
         this.cfg.admission?.leave();
       }
@@ -308,6 +326,27 @@ export class Agent {
       for (const fn of this.turnListeners) fn(this.lastOutcome);
       if (this.paused) return;
     }
+  }
+
+  /**
+   * The config a turn runs with: approvals counted (`awaitingApproval`), progress fanned out
+   * to listeners. The configured object stays its prototype, so its live getters (a model name
+   * changed in settings) still answer at each step.
+   */
+  private turnConfig(): AgentConfig {
+    const onProgress = (p: ToolProgress): void => {
+      for (const fn of [this.cfg.onProgress, ...this.progressListeners]) {
+        try {
+          fn?.(p);
+        } catch {
+          // a view's bug is not the tool's failure
+        }
+      }
+    };
+    return Object.create(this.cfg, {
+      onProgress: { value: onProgress },
+      ...(this.cfg.approval ? { approval: { value: this.countingPort } } : {}),
+    }) as AgentConfig;
   }
 
   /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */

@@ -1,9 +1,10 @@
 import type { ModelClient } from '../model/types';
+import type { ToolCall } from '../session/events';
 import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode } from '../session/events';
-import type { ApprovalPort, ProtectedPath, Tool } from '../tools/tool';
+import type { ApprovalPort, ProtectedPath, Tool, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
 
-export interface AgentConfig {
+export interface AgentConfig extends ToolCallHooks {
   writer: SessionWriter;
   model: ModelClient;
   modelName: string;
@@ -53,6 +54,36 @@ export interface RequestBound {
 }
 
 export const DEFAULT_MAX_STEPS = 50;
+
+/** A tool's progress note, as hosts receive it (never in the log, never seen by the model). */
+export interface ToolProgress {
+  callId: string;
+  tool: string;
+  text: string;
+}
+
+/**
+ * The points around each tool call a layer above plugs into (pi-mono's `beforeToolCall`).
+ * Contracts: none may throw (a throw is caught: see each); all are awaited by the call they
+ * wrap, so they answer quickly. Calls of one step run in parallel, and so do their hooks.
+ */
+export interface ToolCallHooks {
+  /**
+   * Just before a known tool runs with arguments that parsed and passed the schema (unknown
+   * tools and bad arguments are answered without hooks). Return a result to answer the call
+   * instead of running the tool (a block: say why in `content`, code it), or nothing to run it.
+   * A throw or a rejection blocks the call with code BLOCKED (fail closed).
+   */
+  beforeToolCall?: (c: { call: ToolCall; args: Record<string, unknown> }) => ToolResult | undefined | void | Promise<ToolResult | undefined | void>;
+  /**
+   * After a call was answered (by the tool or by `beforeToolCall`), before the result is
+   * written: return a result to replace it, or nothing to keep it. A throw or a rejection
+   * keeps the result as it was. `args` is absent when the arguments did not parse.
+   */
+  afterToolCall?: (c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult }) => ToolResult | undefined | void | Promise<ToolResult | undefined | void>;
+  /** A tool said how it is going (`ToolContext.progress`). Must not throw (a throw is dropped). */
+  onProgress?: (p: ToolProgress) => void;
+}
 
 /**
  * A slot a turn holds while it runs (the subagent runtime's fan-out limit). `enter` comes

@@ -7,7 +7,18 @@ import type { Store } from '../store/store';
  * durable; `append` resolves only once the event is on disk. Until `publish()` the session
  * is unpublished: events are held in memory and land with the first durable batch.
  */
-export class SessionWriter {
+/**
+ * A session's log as control code writes to it (a policy switch, a withdrawal, a grant, a
+ * goal or workflow fact): its events so far and a durable append. A resident `Agent` is one
+ * (its appends stay in order with its turn's); a `SessionWriter` over the stored log is the other.
+ */
+export interface SessionLog {
+  readonly id: string;
+  readonly session: Session;
+  append(draft: EventDraft): Promise<SessionEvent>;
+}
+
+export class SessionWriter implements SessionLog {
   private published: boolean;
   private readonly listeners = new Set<(e: SessionEvent, s: Session) => void>();
   private tail: Promise<void> = Promise.resolve();

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
@@ -50,7 +51,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   } catch (err) {
     // Whatever failed once the turn was open (an event the log refused, a tool that threw
     // past its guard), the turn closes: an open turn would refuse every later message.
-    const why = err instanceof Error ? err.message : String(err);
+    const why = describeError(err);
     if (w.session.openTurnId !== turnId) throw err;
     return end('error', `Arbor could not finish this turn: ${why}. Retry the message.`, 'internal');
   }
@@ -122,7 +123,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       grants: grantBookOf(w),
       signal,
     };
-    const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx), aborted(signal)]);
+    const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx, cfg), aborted(signal)]);
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];

@@ -1,6 +1,6 @@
 import { inboxFate } from '../session/folds';
 import { InboxError } from './inbox-error';
-import type { SessionWriter } from './session-writer';
+import type { SessionLog } from './session-writer';
 
 /**
  * Cancel a queued message before it runs: appends `inbox/withdrawn`, resolved once durable,
@@ -8,7 +8,7 @@ import type { SessionWriter } from './session-writer';
  * are one synchronous step (the session validates before the first await), so a turn
  * cannot claim the message in between.
  */
-export async function withdrawQueued(writer: SessionWriter, messageId: string): Promise<void> {
+export async function withdrawQueued(writer: SessionLog, messageId: string): Promise<void> {
   const s = writer.session;
   if (!s.unclaimedInbox.includes(messageId)) {
     const fate = inboxFate(s.events, messageId);

@@ -106,7 +106,7 @@ export class GoalDriver {
 
   /** The agent may take a round now. */
   private ready(agent: Agent): boolean {
-    return !agent.isDisposed && agent.status === 'idle' && agent.inboxSize === 0 && !agent.isPaused;
+    return !agent.isDisposed && agent.activity === 'idle' && agent.inboxSize === 0 && !agent.isPaused;
   }
 
   /** After an admitted round: a human interrupt pauses the goal; rounds that keep failing block it. */

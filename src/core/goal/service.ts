@@ -1,5 +1,5 @@
 import type { Agent } from '../agent/agent';
-import { SessionWriter } from '../agent/session-writer';
+import { SessionWriter, type SessionLog } from '../agent/session-writer';
 import type { GoalBlockCode, GoalOperation, GoalSnapshot, SessionEvent } from '../session/events';
 import type { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -47,7 +47,7 @@ export class GoalService {
 
   constructor(
     readonly host: GoalHost,
-    readonly defaultMaxRounds = 10,
+    public defaultMaxRounds = 10,
   ) {}
 
   get closing(): boolean {
@@ -222,13 +222,13 @@ export class GoalService {
    * A human operation: refused for subagents; set and resume open the session (they arm, and
    * rounds need the agent resident); every operation but set needs a goal.
    */
-  private async human<T>(id: string, opts: { open: boolean; needGoal: boolean }, fn: (agent: Agent | undefined, g: GoalSnapshot, writer: SessionWriter) => Promise<T>): Promise<T> {
+  private async human<T>(id: string, opts: { open: boolean; needGoal: boolean }, fn: (agent: Agent | undefined, g: GoalSnapshot, writer: SessionLog) => Promise<T>): Promise<T> {
     if (this.closingFlag) throw new GoalError('CLOSED', 'Arbor is closing; change the goal after it starts again.');
     if (!this.host.store.header(id) && !this.host.resident(id)) throw new GoalError('NO_GOAL', `No session ${id}.`);
     if (await this.host.isSubagent(id)) throw new GoalError('NOT_ROOT', 'Goals belong to conversations you own; a subagent cannot hold one. Set the goal on a root conversation.');
     const agent = opts.open ? await this.host.openSession(id) : this.host.resident(id);
     return this.exclusive(id, async () => {
-      const writer = agent?.writer ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
+      const writer = agent ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
       const g = agent ? this.sync(agent.session).fold.goal : fold(writer.session.events).goal;
       if (!g && opts.needGoal) throw new GoalError('NO_GOAL', 'This conversation has no goal; set one first.');
       return fn(agent, g as GoalSnapshot, writer);
@@ -245,12 +245,12 @@ export class GoalService {
     });
   }
 
-  private async write(agent: Agent | undefined, snapshot: GoalSnapshot, armed: boolean, writer?: SessionWriter): Promise<GoalSnapshot> {
-    await this.append(agent, writer ?? agent!.writer, snapshot, armed);
+  private async write(agent: Agent | undefined, snapshot: GoalSnapshot, armed: boolean, writer?: SessionLog): Promise<GoalSnapshot> {
+    await this.append(agent, writer ?? agent!, snapshot, armed);
     return snapshot;
   }
 
-  private async append(agent: Agent | undefined, writer: SessionWriter, goal: GoalSnapshot | null, armed: boolean): Promise<void> {
+  private async append(agent: Agent | undefined, writer: SessionLog, goal: GoalSnapshot | null, armed: boolean): Promise<void> {
     if (agent) {
       // The intent is recorded against the seq this append takes (appends assign it synchronously).
       const c = this.sync(agent.session);

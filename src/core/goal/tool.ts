@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { fail, ok } from '../tools/result';
 import type { Tool } from '../tools/tool';
 import type { GoalService } from './service';
@@ -50,7 +51,7 @@ export function createGoalTool(goals: GoalService): Tool {
         return ok('Goal blocked: no more rounds start until the user resumes it.');
       } catch (err) {
         if (err instanceof GoalError) return fail('GOAL', `goal: ${err.code}: ${err.message}`);
-        return fail('GOAL', `goal: failed: ${err instanceof Error ? err.message : String(err)}`);
+        return fail('GOAL', `goal: failed: ${describeError(err)}`);
       }
     },
   };

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import OpenAI from 'openai';
 import type { ModelError } from './types';
 import { ReplyAnomaly } from './wire-chunk';
@@ -41,7 +42,7 @@ export function classifyError(err: unknown, ctx: { baseURL: string; model: strin
     if (status === undefined) return e('bad-response', `The model stream broke off: ${err.message}. The partial answer was kept; retry the message.`);
     return e('server', `The model provider answered ${status}.${detail}`, status);
   }
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = describeError(err);
   return e('bad-response', `The model's response could not be read (${msg}). The partial answer was kept; retry the message.`);
 }
 

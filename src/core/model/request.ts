@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DerivedMessage } from '../session/derive';
-import type { JsonSchema } from '../tools/tool';
+import type { JsonSchema } from './json-schema';
 import type { ModelRequest, ToolSpec } from './types';
 
 // Provider prefix caches key on bytes: the same head must serialize to the same bytes

@@ -1,6 +1,6 @@
 import type { DerivedMessage } from '../session/derive';
 import type { Usage } from '../session/events';
-import type { JsonSchema } from '../tools/tool';
+import type { JsonSchema } from './json-schema';
 
 export interface ToolSpec {
   name: string;

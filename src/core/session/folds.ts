@@ -78,3 +78,13 @@ export function inboxFate(events: readonly SessionEvent[], messageId: string): '
   }
   return 'unknown';
 }
+
+/** The last assistant text of the last turn in `evs` ('' when it said nothing). */
+export function lastTurnText(evs: readonly SessionEvent[]): string {
+  for (let i = evs.length - 1; i >= 0; i--) {
+    const e = evs[i];
+    if (e.type === 'assistant/message' && e.text) return e.text;
+    if (e.type === 'turn/start') break;
+  }
+  return '';
+}

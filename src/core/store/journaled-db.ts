@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -94,7 +95,7 @@ export class JournaledDb<P extends object> {
         ({ db, lsn: dbLsn, migrated } = loadVerified(SQL, bytes, hooks.schema));
       } catch (err) {
         if (err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW') throw new StoreError(err.code, `${dbFile}: ${err.message}`, dbFile);
-        throw await quarantineAll(dbFile, walFile, describe(err), err);
+        throw await quarantineAll(dbFile, walFile, describeError(err), err);
       }
     } else {
       db = new SQL.Database();
@@ -124,7 +125,7 @@ export class JournaledDb<P extends object> {
       db.run('COMMIT');
     } catch (err) {
       db.close();
-      throw await quarantineAll(dbFile, walFile, `the journal does not replay: ${describe(err)}`, err);
+      throw await quarantineAll(dbFile, walFile, `the journal does not replay: ${describeError(err)}`, err);
     }
 
     const journal = await JournalFile.open(walFile, wal.length);
@@ -224,7 +225,7 @@ export class JournaledDb<P extends object> {
       try {
         await this.journal.append(bufs.length === 1 ? bufs[0] : Buffer.concat(bufs), apply);
       } catch (err) {
-        const what = `Could not write to ${this.journal.file}: ${describe(err)}. Nothing acknowledged was lost; free disk space or check permissions`;
+        const what = `Could not write to ${this.journal.file}: ${describeError(err)}. Nothing acknowledged was lost; free disk space or check permissions`;
         if (!applied) {
           const e = new StoreError('IO', `${what} and retry.`, this.journal.file, err);
           for (const item of accepted) item.reject(e);
@@ -241,7 +242,7 @@ export class JournaledDb<P extends object> {
       if (applyError !== undefined) {
         // Durable but not applied: refuse further writes; reopening replays the journal.
         this.closed = true;
-        const e = new StoreError('IO', `Applying a durable record to ${this.dbFile} failed: ${describe(applyError)}. Reopen the store to replay it.`, this.dbFile, applyError);
+        const e = new StoreError('IO', `Applying a durable record to ${this.dbFile} failed: ${describeError(applyError)}. Reopen the store to replay it.`, this.dbFile, applyError);
         for (const item of [...accepted, ...this.queue.splice(0)]) item.reject(e);
         return;
       }
@@ -333,7 +334,7 @@ function encode(lsn: number, ops: unknown[], dbFile: string): Buffer {
   try {
     return encodeRecord({ lsn, ops });
   } catch (err) {
-    throw new StoreError('BAD_EVENT', `A record for ${dbFile} cannot be stored as JSON (${describe(err)}); remove that value and retry.`, dbFile, err);
+    throw new StoreError('BAD_EVENT', `A record for ${dbFile} cannot be stored as JSON (${describeError(err)}); remove that value and retry.`, dbFile, err);
   }
 }
 
@@ -404,10 +405,6 @@ async function quarantineAll(dbFile: string, walFile: string, reason: string, ca
     ...(movedWal ? [{ file: walFile, movedTo: movedWal, reason, at: new Date().toISOString() }] : []),
   ];
   return err;
-}
-
-export function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export type { JournalRecord };

@@ -6,7 +6,7 @@ import { checkHeader } from '../session/validate';
 import { Catalog, type CatalogOp } from './catalog';
 import { StoreError, type Quarantine } from './errors';
 import type { JournaledDbOptions } from './journaled-db';
-import { describe } from './journaled-db';
+import { describeError } from '../errors';
 import { fsyncDir } from './fsutil';
 import { acquireLock } from './lock';
 import { SummaryBook } from './summaries';
@@ -127,6 +127,10 @@ export class Store {
   }
   children(id: string): SessionHeader[] {
     return this.catalog.children(id);
+  }
+  /** Every descendant of a session (not itself), breadth-first: children before grandchildren. */
+  descendants(id: string): SessionHeader[] {
+    return this.catalog.subtree(id).slice(1).map((x) => this.header(x)!);
   }
   header(id: string): SessionHeader | undefined {
     const e = this.catalog.get(id);
@@ -415,7 +419,7 @@ export class Store {
       return read();
     } catch (err) {
       if (err instanceof StoreError) throw err; // already says what happened and what to do
-      throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describe(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
+      throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describeError(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
     }
   }
 

@@ -1,9 +1,10 @@
 import { subtreeTotals } from '../cost/rollup';
 import { spendOf, totalTokens, type Spend } from '../cost/spend';
+import { describeError } from '../errors';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
 import type { Agent } from '../agent/agent';
-import type { SubagentRuntime } from './runtime';
+import type { SubagentControl } from './surface';
 import { SubagentError, type AgentListing, type InterruptOutcome } from './types';
 
 /**
@@ -11,14 +12,14 @@ import { SubagentError, type AgentListing, type InterruptOutcome } from './types
  * strangers and stale handles are refused; unknown, one-shot and finished children are
  * accepted no-ops. Interrupt is not dispose: the turn ends, the inbox and the child stay.
  */
-export async function interruptAgent(rt: SubagentRuntime, caller: Agent, targetId: string): Promise<InterruptOutcome> {
-  if (rt.deps.resident(caller.id) !== caller || caller.isDisposed) return { accepted: false, reason: 'stale-handle' };
+export async function interruptAgent(rt: SubagentControl, caller: Agent, targetId: string): Promise<InterruptOutcome> {
+  if (rt.resident(caller.id) !== caller || caller.isDisposed) return { accepted: false, reason: 'stale-handle' };
   if (targetId === caller.id) return { accepted: false, reason: 'self' };
-  if (!rt.deps.store.header(targetId)) return { accepted: true, effect: 'noop', reason: 'unknown' };
+  if (!rt.header(targetId)) return { accepted: true, effect: 'noop', reason: 'unknown' };
   if (!rt.lineage(targetId).slice(1).includes(caller.id)) return { accepted: false, reason: 'not-ancestor' };
-  if (rt.residency.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
-  const target = rt.deps.resident(targetId);
-  if (!target || !rt.residency.isActive(targetId) || target.status !== 'running') {
+  if (rt.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
+  const target = rt.resident(targetId);
+  if (!target || !rt.isActive(targetId) || target.activity !== 'running') {
     if ((await rt.modeOf(targetId).catch(() => undefined)) === 'one-shot') return { accepted: true, effect: 'noop', reason: 'one-shot' };
     return { accepted: true, effect: 'noop', reason: 'not-running' };
   }
@@ -27,8 +28,8 @@ export async function interruptAgent(rt: SubagentRuntime, caller: Agent, targetI
 }
 
 /** report: child → its direct parent (derived from the durable header), quiet or wakeup. */
-export async function reportToParent(rt: SubagentRuntime, childId: string, text: string, mode: 'quiet' | 'wakeup'): Promise<string> {
-  const header = rt.deps.store.header(childId);
+export async function reportToParent(rt: SubagentControl, childId: string, text: string, mode: 'quiet' | 'wakeup'): Promise<string> {
+  const header = rt.header(childId);
   if (!header?.parentSession) throw new SubagentError('UNKNOWN_PARENT', `${childId} has no parent to report to.`);
   const label = header.title ?? childId;
   await rt.deliver(header.parentSession, `[report from subagent ${label}]\n${text}`, { kind: 'subagent-report', fromSession: childId, mode }, mode === 'quiet');
@@ -36,27 +37,21 @@ export async function reportToParent(rt: SubagentRuntime, childId: string, text:
 }
 
 /** list_agents: the caller's descendants; an unreadable child is listed with a diagnostic. */
-export async function listAgents(rt: SubagentRuntime, callerId: string): Promise<AgentListing[]> {
-  const { store } = rt.deps;
+export async function listAgents(rt: SubagentControl, callerId: string): Promise<AgentListing[]> {
   const out: AgentListing[] = [];
   const spends = new Map<string, Spend>();
-  const queue = store.children(callerId);
-  while (queue.length > 0) {
-    const h = queue.shift()!;
-    queue.push(...store.children(h.id));
-    const base = { id: h.id, parent: h.parentSession!, depth: Math.max(h.delegationDepth ?? 0, rt.residency.depthOf(h.id)) };
+  for (const h of rt.descendants(callerId)) {
+    const base = { id: h.id, parent: h.parentSession!, depth: Math.max(h.delegationDepth ?? 0, rt.depthOf(h.id)) };
     let summary: SessionSummary;
     try {
-      // Descendants share their caller's tree file, open already: checking that the log still
-      // reads costs nothing, and a damaged one is said instead of its last known summary.
-      await store.length(h.id);
-      summary = await store.summary(h.id);
+      summary = await rt.readSummary(h.id);
     } catch (err) {
-      out.push({ ...base, diagnostic: `log unreadable: ${err instanceof Error ? err.message : String(err)}` });
+      out.push({ ...base, diagnostic: `log unreadable: ${describeError(err)}` });
       continue;
     }
     out.push({ ...base, ...describeChild(rt, h.id, summary) });
-    if (summary.delegated) spends.set(h.id, rt.deps.prices ? spendOf(summary, rt.deps.prices()) : { tokens: { ...summary.tokens } });
+    const prices = rt.priceBook();
+    if (summary.delegated) spends.set(h.id, prices ? spendOf(summary, prices) : { tokens: { ...summary.tokens } });
   }
   return withCosts(rt, out, spends);
 }
@@ -65,7 +60,7 @@ export async function listAgents(rt: SubagentRuntime, callerId: string): Promise
  * Each listing's own cost, its subtree's total (itself and its delegated descendants, as the
  * tree shows it collapsed) and its budget: the same fold and prices as the tree (decision 0033).
  */
-function withCosts(rt: SubagentRuntime, out: AgentListing[], own: Map<string, Spend>): AgentListing[] {
+function withCosts(rt: SubagentControl, out: AgentListing[], own: Map<string, Spend>): AgentListing[] {
   const totals = subtreeTotals(out.flatMap((l) => {
     const spend = own.get(l.id);
     return spend ? [{ id: l.id, parent: l.parent, delegated: true, spend }] : [];
@@ -75,9 +70,11 @@ function withCosts(rt: SubagentRuntime, out: AgentListing[], own: Map<string, Sp
     const total = totals.get(l.id);
     if (mine?.costUsd !== undefined) l.costUsd = round6(mine.costUsd);
     if (total) l.subtree = { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) };
-    const budget = rt.deps.store.summaryRef(l.id)?.budget;
-    const spent = budget ? rt.deps.budgetSpent?.(l.id) : undefined;
-    if (budget && spent) l.budget = { ...budget, spentTokens: totalTokens(spent), ...(spent.costUsd !== undefined ? { spentUsd: round6(spent.costUsd) } : {}) };
+    const state = rt.budgetState(l.id);
+    if (state) {
+      const { budget, spent } = state;
+      l.budget = { ...budget, spentTokens: totalTokens(spent), ...(spent.costUsd !== undefined ? { spentUsd: round6(spent.costUsd) } : {}) };
+    }
   }
   return out;
 }
@@ -85,15 +82,15 @@ function withCosts(rt: SubagentRuntime, out: AgentListing[], own: Map<string, Sp
 const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
 
 /** One child as list_agents shows it: the store's summary and the one status fold. */
-function describeChild(rt: SubagentRuntime, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
-  const agent = rt.deps.resident(id);
+function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
+  const agent = rt.resident(id);
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
-    running: !!live && agent.status === 'running',
+    running: !!live && agent.activity === 'running',
     queued: rt.fanout.isQueued(id),
     awaitingApproval: !!live && agent.awaitingApproval,
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
-    waitingForChildren: !!live && (rt.residency.isActive(id) || rt.residency.isOneShot(id)),
+    waitingForChildren: !!live && (rt.isActive(id) || rt.isOneShot(id)),
   });
   return {
     ...(s.provider ? { provider: s.provider, ...(s.mode ? { mode: s.mode } : {}), ...(s.label ? { label: s.label } : {}) } : {}),

@@ -1,3 +1,4 @@
+import { forkPoint } from '../session/fork';
 import { SubagentError, type SubagentProvider } from './types';
 
 /**
@@ -10,13 +11,7 @@ export const forkProvider: SubagentProvider = {
   inheritsParentContext: true,
   prepare(parent) {
     const events = parent.events;
-    let last = -1;
-    for (let i = events.length - 1; i >= 0; i--) {
-      if (events[i].type === 'turn/end') {
-        last = i;
-        break;
-      }
-    }
+    const last = forkPoint(events);
     if (last < 0) throw new SubagentError('BAD_REQUEST', 'Nothing to fork yet: the conversation has no finished turn. Use a spawned subagent instead.');
     return { seed: events.slice(0, last + 1) };
   },

@@ -1,10 +1,23 @@
+import { describeError } from '../errors';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
-import { descriptorOf } from '../session/folds';
+import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
-import type { MessageSource, StopReason } from '../session/events';
-import { lastAssistantText, type SubagentRuntime } from './runtime';
-import { SubagentError, type FollowupPath } from './types';
+import type { MessageSource, SessionHeader, StopReason } from '../session/events';
+import type { Store } from '../store/store';
+import type { AgentFactory, ChildComposition } from './composition';
+import { SubagentError, type FollowupPath, type SubagentRequest } from './types';
+
+/** What residency needs of its runtime (handed in, so neither file imports the other). */
+export interface ResidencyPort {
+  store: Store;
+  build: AgentFactory;
+  childApproval: 'never' | 'escalate';
+  releaseDelayMs: number;
+  composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition;
+  registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
+  deliver(parentId: string, text: string, source: MessageSource, quiet: boolean): Promise<void>;
+}
 
 /** A continuable child's process-local residency: its Agent, inbox and owned children. */
 interface Activation {
@@ -41,7 +54,7 @@ export class Residency {
   private background = 0;
   private readonly quietWaiters = new Set<() => void>();
 
-  constructor(private readonly rt: SubagentRuntime) {}
+  constructor(private readonly rt: ResidencyPort) {}
 
   depthOf(id: string): number {
     return this.depths.get(id) ?? 0;
@@ -73,7 +86,7 @@ export class Residency {
     const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined, fromSeq: agent.session.events.length };
     a.offIdle = agent.onIdle(() => {
       a.lastStop = agent.lastTurn?.stopReason;
-      this.check(a);
+      this.armReleaseIfSettled(a);
     });
     this.activations.set(id, a);
   }
@@ -112,7 +125,7 @@ export class Residency {
   }
 
   async followup(callerId: string | null, childId: string, text: string): Promise<{ messageId: string; path: FollowupPath }> {
-    const store = this.rt.deps.store;
+    const store = this.rt.store;
     const header = store.header(childId);
     if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
     if (callerId !== null && header.parentSession !== callerId)
@@ -126,7 +139,7 @@ export class Residency {
     const live = this.activations.get(childId);
     if (live && !live.released) {
       // Later FIFO turns: never joins a running turn, never calls the provider again.
-      const path: FollowupPath = live.agent.status === 'running' ? 'inbox' : 'wake';
+      const path: FollowupPath = live.agent.activity === 'running' ? 'inbox' : 'wake';
       clearTimeout(live.timer);
       live.timer = undefined;
       const messageId = await live.agent.accept(text, source);
@@ -188,7 +201,7 @@ export class Residency {
       await pending.catch(() => undefined);
       return this.deliverToReleased(id, text, source, quiet, mode);
     }
-    const { store } = this.rt.deps;
+    const { store } = this.rt;
     const write = (async () => {
       await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
     })();
@@ -199,12 +212,12 @@ export class Residency {
 
   /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
   private async coldResume(childId: string): Promise<Agent> {
-    const { store } = this.rt.deps;
+    const { store } = this.rt;
     let session;
     try {
       session = await store.inspect(childId);
     } catch (err) {
-      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${err instanceof Error ? err.message : String(err)}); it cannot be resumed.`);
+      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${describeError(err)}); it cannot be resumed.`);
     }
     const d = descriptorOf(session.header, session.events);
     if (!d) throw new SubagentError('DESCRIPTOR', `${childId} has no subagent descriptor after its seed; its log is damaged or it is not a subagent.`);
@@ -212,7 +225,7 @@ export class Residency {
     const parentId = session.header.parentSession!;
     this.setDepth(childId, session.header.delegationDepth ?? 0);
     const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
-    const escalate = this.rt.deps.childApproval === 'escalate' && approval === 'ask';
+    const escalate = this.rt.childApproval === 'escalate' && approval === 'ask';
     const comp = this.rt.composition(
       session.header,
       {
@@ -223,7 +236,7 @@ export class Residency {
       escalate,
     );
     const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
-    const built = this.rt.deps.build(new SessionWriter(session, store), comp);
+    const built = this.rt.build(new SessionWriter(session, store), comp);
     await built.agent.recover();
     this.addActivation(childId, parentId, built.agent, () => {
       built.release();
@@ -232,7 +245,8 @@ export class Residency {
     return built.agent;
   }
 
-  private check(a: Activation): void {
+  /** Arm the release timer of a settled activation (no live children either); disarm it if it woke. */
+  private armReleaseIfSettled(a: Activation): void {
     if (a.released) return;
     const settled = a.agent.isSettled && !this.ownsLive(a.id);
     if (!settled) {
@@ -241,7 +255,7 @@ export class Residency {
       return;
     }
     if (a.timer) return;
-    a.timer = setTimeout(() => void this.release(a, true), this.rt.deps.releaseDelayMs);
+    a.timer = setTimeout(() => void this.release(a, true), this.rt.releaseDelayMs);
   }
 
   /** The session has resident children (continuable activations or one-shots). */
@@ -271,7 +285,7 @@ export class Residency {
     if (notify) {
       // Exactly once per Activation: the runtime's fact, distinct from the child's own reports.
       const stopReason = a.agent.lastTurn?.stopReason ?? a.lastStop ?? 'completed';
-      const text = lastAssistantText(a.agent);
+      const text = lastTurnText(a.agent.session.events);
       const label = (descriptorOf(a.agent.session.header, a.agent.session.events)?.label ?? '') || a.id;
       // A refused action is part of the outcome: the parent must not read "completed" as "done as asked".
       const refused = refusedActions(a.agent.session.events, Math.max(a.fromSeq, a.agent.session.header.seedLength ?? 0));
@@ -289,7 +303,7 @@ export class Residency {
 
   private recheckParent(parentId: string): void {
     const p = this.activations.get(parentId);
-    if (p) this.check(p);
+    if (p) this.armReleaseIfSettled(p);
   }
 
   /** Dispose a session's live children (and theirs) without notices: the owner is going away. */

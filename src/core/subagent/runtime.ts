@@ -7,7 +7,9 @@ import type { PriceBook } from '../cost/prices';
 import type { Spend } from '../cost/spend';
 import type { Budget } from '../session/budget';
 import type { MessageSource, SessionEvent, SessionHeader } from '../session/events';
-import { descriptorOf } from '../session/folds';
+import type { SessionSummary } from '../session/summary';
+import { descriptorOf, lastTurnText } from '../session/folds';
+import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
@@ -18,6 +20,7 @@ import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { capturePolicy } from './policy-snapshot';
 import { Residency } from './residency';
+import type { SubagentControl } from './surface';
 import { spawnProvider } from './spawn-provider';
 import { createReportTool } from './tools/report-tool';
 import { createSubmitResultTool } from './tools/submit-result-tool';
@@ -39,6 +42,8 @@ export interface RuntimeDeps {
   resident(id: string): Agent | undefined;
   /** The resident agent, or a cold resume of a root session (settlement notices wake parents). */
   resolve(id: string): Promise<Agent>;
+  /** The resident agent's session, else the stored one read from the store. */
+  read(id: string): Promise<Session>;
   maxDepth: number;
   /** The deployment has a human approval service (a port). */
   approvalPort?: ApprovalPort;
@@ -60,19 +65,99 @@ export interface RuntimeDeps {
   budgetSpent?: (id: string) => Spend | undefined;
 }
 
-type Mode = 'one-shot' | 'continuable';
+export type Mode = 'one-shot' | 'continuable';
 
-/** The in-process subagent runtime (DESIGN §7): starts children, owns their residency. */
-export class SubagentRuntime {
-  readonly providers: ReadonlyMap<string, SubagentProvider>;
-  readonly residency: Residency;
+/**
+ * The in-process subagent runtime (DESIGN §7): starts children, owns their residency. Its
+ * dependencies and residency are its own: tools, workflows, the harness and hosts use the
+ * public methods (`SubagentControl` and the few below it).
+ */
+export class SubagentRuntime implements SubagentControl {
+  private readonly providers: Map<string, SubagentProvider>;
+  private readonly residency: Residency;
   /** The bound on children running at once; `fanout.limit` follows the setting. */
   readonly fanout: FanoutLimiter;
 
-  constructor(readonly deps: RuntimeDeps) {
+  constructor(private readonly deps: RuntimeDeps) {
     this.providers = new Map((deps.providers ?? [spawnProvider, forkProvider]).map((p) => [p.name, p]));
-    this.residency = new Residency(this);
+    this.residency = new Residency({
+      store: deps.store,
+      build: deps.build,
+      childApproval: deps.childApproval,
+      releaseDelayMs: deps.releaseDelayMs,
+      composition: (header, request, escalate) => this.composition(header, request, escalate),
+      registerLocalTools: (childId, mode, request) => this.registerLocalTools(childId, mode, request),
+      deliver: (parentId, text, source, quiet) => this.deliver(parentId, text, source, quiet),
+    });
     this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN);
+  }
+
+  /** Add a provider (a harness row's), or replace the one of the same name. */
+  registerProvider(provider: SubagentProvider): void {
+    this.providers.set(provider.name, provider);
+  }
+
+  /** The names of the providers a start may name. */
+  get providerNames(): string[] {
+    return [...this.providers.keys()];
+  }
+
+  resident(id: string): Agent | undefined {
+    return this.deps.resident(id);
+  }
+  header(id: string): SessionHeader | undefined {
+    return this.deps.store.header(id);
+  }
+  descendants(id: string): SessionHeader[] {
+    return this.deps.store.descendants(id);
+  }
+  async readSummary(id: string): Promise<SessionSummary> {
+    // Descendants share their caller's tree file, open already: checking that the log still
+    // reads costs nothing, and a damaged one is said instead of its last known summary.
+    await this.deps.store.length(id);
+    return this.deps.store.summary(id);
+  }
+  isOneShot(id: string): boolean {
+    return this.residency.isOneShot(id);
+  }
+  priceBook(): PriceBook | undefined {
+    return this.deps.prices?.();
+  }
+  budgetState(id: string): { budget: Budget; spent: Spend } | undefined {
+    const budget = this.deps.store.summaryRef(id)?.budget;
+    const spent = budget ? this.deps.budgetSpent?.(id) : undefined;
+    return budget && spent ? { budget, spent } : undefined;
+  }
+  isActive(id: string): boolean {
+    return this.residency.isActive(id);
+  }
+  depthOf(id: string): number {
+    return this.residency.depthOf(id);
+  }
+  hasLiveChildren(id: string): boolean {
+    return this.residency.ownsLive(id);
+  }
+  trackBackground<T>(p: Promise<T>): Promise<T> {
+    return this.residency.trackBackground(p);
+  }
+  /** Counts for leak checks: resident children, armed release timers, pending background results. */
+  stats(): { activations: number; oneShots: number; timers: number; background: number } {
+    return this.residency.stats();
+  }
+
+  /**
+   * "Send now" for a subagent's kept queue (after an interrupt): a resident one-shot resumes
+   * its one turn; a continuable child resumes, or is cold-resumed from its log if released.
+   */
+  async wake(id: string): Promise<void> {
+    const oneShot = this.residency.isOneShot(id) ? this.deps.resident(id) : undefined;
+    if (oneShot) return oneShot.resume();
+    return this.residency.wake(id);
+  }
+
+  /** A session is being deleted: its resident children go without settlement notices, its own residency with them. */
+  forget(id: string): Promise<void> {
+    return this.residency.forget(id);
   }
 
   /** One-shot: the child runs one turn; `result` never rejects for a model failure; the caller disposes. */
@@ -83,7 +168,7 @@ export class SubagentRuntime {
     const result = new Promise<OneShotResult>((resolve) => {
       const off = agent.onTurnEnd((r) => {
         off();
-        resolve({ childId, stopReason: r.stopReason, text: lastAssistantText(agent), ...(output !== undefined ? { output } : {}), ...(r.error ? { error: r.error } : {}) });
+        resolve({ childId, stopReason: r.stopReason, text: lastTurnText(agent.session.events), ...(output !== undefined ? { output } : {}), ...(r.error ? { error: r.error } : {}) });
       });
     });
     this.residency.addOneShot(childId, caller.id, created.release, agent);
@@ -124,16 +209,7 @@ export class SubagentRuntime {
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
     const childId = `${parent.id}.${randomUUID().slice(0, 6)}`;
-    const header: SessionHeader = {
-      id: childId,
-      createdAt: new Date().toISOString(),
-      origin: seed ? 'fork' : 'subagent',
-      parentSession: parent.id,
-      delegationDepth: depth,
-      ...(request.label ? { title: request.label } : {}),
-      ...(parent.header.cwd ? { cwd: parent.header.cwd } : {}),
-      ...(parent.header.agentPreset ? { agentPreset: parent.header.agentPreset } : {}),
-    };
+    const header = headerFrom(parent.header, { id: childId, origin: seed ? 'fork' : 'subagent', parentSession: parent.id, delegationDepth: depth, title: request.label });
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
 
@@ -192,7 +268,7 @@ export class SubagentRuntime {
   }
 
   /** The composition of a child, from its request (start) or its own log (cold resume). */
-  composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition {
+  private composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition {
     return {
       ...(header.agentPreset ? { preset: header.agentPreset } : {}),
       ownScope: ownScopeOf(header.id),
@@ -209,7 +285,7 @@ export class SubagentRuntime {
   }
 
   /** Child-local tools live in the child's own scope: never removed by its filter, gone with it. */
-  registerLocalTools(childId: string, mode: Mode, request: Pick<SubagentRequest, 'outputSchema'>, onOutput?: (v: unknown) => void): () => void {
+  private registerLocalTools(childId: string, mode: Mode, request: Pick<SubagentRequest, 'outputSchema'>, onOutput?: (v: unknown) => void): () => void {
     const scope = ownScopeOf(childId);
     if (mode === 'continuable') this.deps.tools.register(createReportTool(this), scope);
     if (request.outputSchema) this.deps.tools.register(createSubmitResultTool(request.outputSchema, (v) => onOutput?.(v)), scope);
@@ -248,7 +324,7 @@ export class SubagentRuntime {
 
   /** The descriptor mode of a stored child, if it has one. */
   async modeOf(childId: string): Promise<Mode | undefined> {
-    const s = this.deps.resident(childId)?.session ?? (await this.deps.store.inspect(childId));
+    const s = await this.deps.read(childId);
     return descriptorOf(s.header, s.events)?.mode;
   }
 
@@ -260,18 +336,4 @@ export class SubagentRuntime {
   async dispose(): Promise<void> {
     await this.residency.disposeAll();
   }
-}
-
-export function lastAssistantText(agent: Agent): string {
-  return lastTurnText(agent.session.events);
-}
-
-/** The last assistant text of the last turn in `evs` ('' when it said nothing). */
-export function lastTurnText(evs: readonly SessionEvent[]): string {
-  for (let i = evs.length - 1; i >= 0; i--) {
-    const e = evs[i];
-    if (e.type === 'assistant/message' && e.text) return e.text;
-    if (e.type === 'turn/start') break;
-  }
-  return '';
 }

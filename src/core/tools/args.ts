@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { JsonSchema, Tool } from './tool';
 
 export type ParsedArguments = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
@@ -21,7 +22,7 @@ export function parseToolArguments(tool: Pick<Tool, 'name' | 'parameters'>, rawJ
     try {
       value = JSON.parse(text);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = describeError(err);
       return fail(tool, [`the arguments are not valid JSON (${why}): ${preview(text)}`]);
     }
   }

@@ -2,7 +2,7 @@ import * as fsp from 'node:fs/promises';
 import { isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
-import { cancelled, describeError, fail, formatBytes, guard, ok } from './result';
+import { cancelled, describeIoError, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite } from './write-guard';
 
@@ -42,7 +42,7 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
       }
       buf = await readWhole(r.realPath);
     } catch (e) {
-      return fail('IO_ERROR', `${NAME}: cannot read '${shown}': ${describeError(e)}`);
+      return fail('IO_ERROR', `${NAME}: cannot read '${shown}': ${describeIoError(e)}`);
     }
     if (looksBinary(buf)) return fail('BINARY_FILE', `${NAME}: '${shown}' is a binary file; edit_file changes text files only`);
     const text = buf.toString('utf8');
@@ -80,7 +80,7 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
       await writeAtomic(r.realPath, updated, { create: false, singleLink: ctx.sandbox !== 'full-access', ops: options.writeOps });
     } catch (e) {
       if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
-      return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}; '${shown}' was left as it was`);
+      return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeIoError(e)}; '${shown}' was left as it was`);
     }
     const where = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, MAX_LISTED).join(', ')}${lines.length > MAX_LISTED ? ', …' : ''}`;
     return ok(`Edited ${shown}: replaced ${at.length} occurrence${at.length === 1 ? '' : 's'} (${where}).`);

@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { displayPath, resolveForRead } from './paths';
-import { cancelled, describeError, fail, guard, ok } from './result';
+import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 import { SKIPPED_DIRS, joinRel, sortedEntries } from './walk';
 
@@ -61,7 +61,7 @@ export function createListFilesTool(options: ListFilesOptions = {}): Tool {
           try {
             entries = await sortedEntries(dirReal);
           } catch (e) {
-            unreadable.push(`${dirRel}: ${describeError(e)}`);
+            unreadable.push(`${dirRel}: ${describeIoError(e)}`);
             return;
           }
           for (const entry of entries) {

@@ -1,7 +1,7 @@
 import { looksBinary, openForRead, readHead } from './fsio';
 import { LineReader, type Stop } from './line-reader';
 import { displayPath, resolveForRead } from './paths';
-import { cancelled, describeError, fail, formatBytes, guard, ok } from './result';
+import { cancelled, describeIoError, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
 
 export interface ReadFileOptions {
@@ -152,7 +152,7 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
         try {
           fh = await openForRead(r.realPath);
         } catch (e) {
-          return fail('IO_ERROR', `${NAME}: cannot open '${shown}': ${describeError(e)}`);
+          return fail('IO_ERROR', `${NAME}: cannot open '${shown}': ${describeIoError(e)}`);
         }
         try {
           const head = await readHead(fh);

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { Refusal } from '../session/events';
 import type { ToolErrorCode, ToolResult } from './tool';
 
@@ -29,12 +30,12 @@ export async function guard(tool: string, signal: AbortSignal, body: () => Promi
     return await body();
   } catch (err) {
     if (signal.aborted) return cancelled(tool);
-    return fail('IO_ERROR', `${tool}: failed: ${describeError(err)}`);
+    return fail('IO_ERROR', `${tool}: failed: ${describeIoError(err)}`);
   }
 }
 
 /** "ENOENT: no such file…" → a short reason without the errno noise when we know it. */
-export function describeError(err: unknown): string {
+export function describeIoError(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   switch (e?.code) {
     case 'ENOENT':
@@ -53,7 +54,7 @@ export function describeError(err: unknown): string {
     case 'EROFS':
       return 'the file system is read-only';
   }
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
 
 /** 1536 → "1.5 KB", 1610612736 → "1.5 GB". */

@@ -1,3 +1,4 @@
+import type { JsonSchema } from '../model/json-schema';
 import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 import type { ApprovalPort } from '../policy/approval';
 import type { GrantBook } from '../policy/grants';
@@ -6,19 +7,7 @@ import type { GrantBook } from '../policy/grants';
 // re-exported here so `import { ApprovalPort } from '../tools/tool'` keeps working.
 export type { ApprovalDecision, ApprovalPort, ApprovalReply, ApprovalRequest } from '../policy/approval';
 
-/** JSON schema of a tool's arguments (the subset the argument checker understands). */
-export interface JsonSchema {
-  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array';
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  enum?: (string | number)[];
-  minimum?: number;
-  /** Inclusive upper bound for numbers; checked like `minimum`. */
-  maximum?: number;
-  additionalProperties?: boolean;
-}
+export type { JsonSchema };
 
 /**
  * Why a tool call failed, for hosts and tests; the model reads `content`, not this.
@@ -42,6 +31,9 @@ export type ToolErrorCode =
   | 'EXIT_NONZERO'
   | 'IO_ERROR'
   | 'TOO_LARGE'
+  | 'UNKNOWN_TOOL'
+  /** A `beforeToolCall` hook answered instead of the tool (or failed: fail closed). */
+  | 'BLOCKED'
   | 'SUBAGENT'
   | 'WORKFLOW'
   /** A goal operation was refused (the message names the GoalError code). */
@@ -70,6 +62,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The id of the model's tool call being run (set per call; the workflow engine records it). */
   callId?: string;
+  /**
+   * Say how a long call is going (a phase, a count): surfaced to hosts as the agent's
+   * `onProgress` event, never written to the log nor shown to the model. Set per call by the
+   * agent (absent when a tool is called outside an agent's turn: call it as `ctx.progress?.(…)`).
+   * Cheap and synchronous; it never throws.
+   */
+  progress?: (text: string) => void;
 }
 
 export interface ProtectedPath {

@@ -2,7 +2,7 @@ import * as fsp from 'node:fs/promises';
 import { countLines, isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
-import { cancelled, describeError, fail, guard, ok } from './result';
+import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite, prepareParent } from './write-guard';
 
@@ -36,7 +36,7 @@ export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
     } catch (e) {
       if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
       const kept = existed ? `'${shown}' was left as it was` : 'nothing was created';
-      return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeError(e)}; ${kept}`);
+      return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeIoError(e)}; ${kept}`);
     }
     return ok(`${existed ? 'Overwrote' : 'Created'} ${shown} (${bytes} bytes, ${countLines(content)} lines).`);
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionWriter } from '../agent/session-writer';
+import type { SessionLog } from '../agent/session-writer';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { checkBudget, type Budget } from '../session/budget';
 import { WorkflowError } from './errors';
@@ -52,7 +52,7 @@ export class WorkflowEngine {
       if (err instanceof WorkflowError) return failed(err);
       throw err;
     }
-    const parent = this.rt.deps.resident(ctx.sessionId);
+    const parent = this.rt.resident(ctx.sessionId);
     if (!parent || parent.isDisposed || this.closing) return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
     if (ctx.signal.aborted) return failed(new WorkflowError('CANCELLED', 'The turn was interrupted before the workflow started.'));
     let budget: Budget | undefined;
@@ -126,7 +126,7 @@ export class WorkflowEngine {
    * parent's log and never re-run: its script may have had side effects, and children answer
    * differently a second time. Returns the run ids it closed.
    */
-  static async closeOutlived(writer: SessionWriter, live: (runId: string) => boolean = () => false): Promise<string[]> {
+  static async closeOutlived(writer: SessionLog, live: (runId: string) => boolean = () => false): Promise<string[]> {
     const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
     for (const r of open) {
       await writer.append({ type: 'workflow/end', runId: r.runId, data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 } });

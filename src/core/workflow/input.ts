@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { createHash } from 'node:crypto';
 import * as vm from 'node:vm';
 import type { SubagentRequest } from '../subagent/types';
@@ -50,7 +51,7 @@ export function checkInput(input: WorkflowInput, d: WorkflowDeployment): { sha25
   } catch (err) {
     const m = /workflow\.js:(\d+)/.exec(String((err as Error)?.stack ?? ''));
     const line = m ? Math.max(1, Number(m[1]) - 1) : undefined;
-    throw new WorkflowError('SCRIPT_PARSE', `The script does not parse${line ? ` (line ${line})` : ''}: ${(err as Error)?.message ?? String(err)}`, line);
+    throw new WorkflowError('SCRIPT_PARSE', `The script does not parse${line ? ` (line ${line})` : ''}: ${describeError(err)}`, line);
   }
   return { sha256: createHash('sha256').update(input.script).digest('hex'), bytes };
 }

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { Agent } from '../agent/agent';
 import type { SessionEvent, WorkflowData, WorkflowStatus } from '../session/events';
 import type { SubagentRuntime } from '../subagent/runtime';
@@ -140,7 +141,7 @@ export class Run {
       const value = await this.runAgent(prompt, opts);
       this.isolate?.send({ op: 'agent-result', id, ok: true, value: value ?? null });
     } catch (err) {
-      const e = err instanceof WorkflowError ? err : new WorkflowError('BAD_AGENT_REQUEST', err instanceof Error ? err.message : String(err));
+      const e = err instanceof WorkflowError ? err : new WorkflowError('BAD_AGENT_REQUEST', describeError(err));
       this.isolate?.send({ op: 'agent-result', id, ok: false, code: e.code, message: e.message });
     }
   }
@@ -165,7 +166,7 @@ export class Run {
       } catch (err) {
         if (this.ended) throw this.cancelled();
         const code = err instanceof SubagentError ? `${err.code}: ` : '';
-        throw new WorkflowError('BAD_AGENT_REQUEST', `agent(): ${code}${err instanceof Error ? err.message : String(err)}`);
+        throw new WorkflowError('BAD_AGENT_REQUEST', `agent(): ${code}${describeError(err)}`);
       }
       this.children++;
       this.running.set(index, sub);
@@ -231,6 +232,6 @@ export class Run {
 
   async append<T extends keyof WorkflowData>(type: T, data: WorkflowData[T]): Promise<void> {
     // The parent's own writer (its in-memory log stays current); a parent already closed keeps what it had.
-    await this.parent.writer.append({ type, runId: this.id, data: data as unknown as Record<string, unknown> }).catch(() => undefined);
+    await this.parent.append({ type, runId: this.id, data: data as unknown as Record<string, unknown> }).catch(() => undefined);
   }
 }

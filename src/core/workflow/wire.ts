@@ -1,23 +1,35 @@
-import type { SessionWriter } from '../agent/session-writer';
-import type { ScopeRegistry } from '../scope/registry';
-import type { SubagentRuntime } from '../subagent/runtime';
-import type { Tool } from '../tools/tool';
+import type { SessionLog } from '../agent/session-writer';
+import type { FeatureRow } from '../subagent/rows';
 import { WorkflowEngine, type WorkflowBudgets } from './engine';
 import type { WorkflowDeployment } from './limits';
 import { createWorkflowTool } from './tool';
 
+/** Workflows as the harness holds them: the engine, and closing the runs a crash or reload left open. */
+export interface WorkflowWiring {
+  engine: WorkflowEngine;
+  /** After a session is opened or recovered: its runs without an end are closed `interrupted`. */
+  closeOutlived(writer: SessionLog): Promise<string[]>;
+  /** End every run before any agent is disposed. */
+  close(why: string): Promise<void>;
+}
+
 /**
- * The harness's workflow wiring (kept out of harness.ts): the engine, the global `workflow`
- * tool, and the two lifecycle hooks the harness calls — at open (close runs a crash or
- * reload left open) and at close (end every run before any agent is disposed).
+ * The harness row of workflows (kept out of harness.ts): the engine, the global `workflow`
+ * tool, and two lifecycle hooks — at open (close runs a crash or reload left open) and at
+ * close (end every run before any turn or agent does).
  */
-export function wireWorkflows(rt: SubagentRuntime, tools: ScopeRegistry<Tool>, deployment: Partial<WorkflowDeployment> = {}, budgets?: WorkflowBudgets) {
-  const engine = new WorkflowEngine(rt, deployment, budgets);
-  tools.register(createWorkflowTool(engine));
+export function workflowRow(deployment: Partial<WorkflowDeployment> = {}, budgets?: WorkflowBudgets): FeatureRow<WorkflowWiring> {
   return {
-    engine,
-    /** After a session is opened or recovered: its runs without an end are closed `interrupted`. */
-    closeOutlived: (writer: SessionWriter) => WorkflowEngine.closeOutlived(writer, (id) => engine.isRunning(id)),
-    close: (why: string) => engine.closeAll(why),
+    name: 'workflow',
+    wire({ subagents, tools }) {
+      const engine = new WorkflowEngine(subagents, deployment, budgets);
+      tools.register(createWorkflowTool(engine));
+      const service: WorkflowWiring = {
+        engine,
+        closeOutlived: (writer) => WorkflowEngine.closeOutlived(writer, (id) => engine.isRunning(id)),
+        close: (why) => engine.closeAll(why),
+      };
+      return { service, hooks: { opened: (agent) => service.closeOutlived(agent).then(() => undefined), close: service.close } };
+    },
   };
 }

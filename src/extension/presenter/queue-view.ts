@@ -15,7 +15,7 @@ export function queueView(session: Session, agent: Agent | undefined): QueueChan
   const state = agent && !agent.isWaiting ? 'queued' : 'waiting';
   // An idle agent that is not waiting is about to claim what it was just sent: that message
   // is "sending", not queued, and flashing a queue for every message would be noise.
-  const starting = agent !== undefined && agent.status === 'idle' && !agent.isWaiting && !agent.isDisposed;
+  const starting = agent !== undefined && agent.activity === 'idle' && !agent.isWaiting && !agent.isDisposed;
   const messages = starting
     ? []
     : queuedMessages(session.events, session.unclaimedInbox).map((m) => ({ messageId: m.messageId, text: m.text, source: m.source.kind, at: m.at }));

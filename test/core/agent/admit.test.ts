@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import { Agent } from '../../../src/core/agent/agent';
 import type { InboxAcceptedEvent } from '../../../src/core/session/events';
-import { harnessPerTest } from '../../support/harness';
+import { agentConfigOf, harnessPerTest } from '../../support/harness';
 
 describe('agent: the admit hook checks a message just before it runs', () => {
   const w = harnessPerTest();
 
   it('a refused message is claimed without a turn; the next one runs; a throwing hook refuses (fail closed)', async () => {
-    const root = await w.t.h.createSession();
     const seen: string[] = [];
     const agent = new Agent({
-      ...root.cfg,
+      ...(await agentConfigOf(w.t.h)),
       admit: (msg: InboxAcceptedEvent) => {
         seen.push(msg.text);
         if (msg.text === 'boom') throw new Error('hook bug');

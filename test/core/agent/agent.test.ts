@@ -49,7 +49,7 @@ describe('agent: turns against the test model server', () => {
       },
       { text: 'ok' },
     );
-    w.t.h.config.sandbox = 'full-access';
+    w.t.h.setDefaults({ sandbox: 'full-access' });
     const agent = await w.t.h.createSession();
     await agent.accept('go');
     await agent.idle();
@@ -130,7 +130,7 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('interrupts mid-tool: the running command is killed and its call is left unanswered', async () => {
-    w.t.h.config.sandbox = 'full-access';
+    w.t.h.setDefaults({ sandbox: 'full-access' });
     w.server.enqueue({ toolCalls: [{ id: 'long', name: 'run_command', arguments: { command: 'sleep 30' } }] }, { text: 'next' });
     const agent = await w.t.h.createSession();
     await agent.accept('first');

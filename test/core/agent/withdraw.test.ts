@@ -13,7 +13,7 @@ describe('agent: withdrawing a queued message', () => {
     w.server.enqueue(SLOW, { text: 'answer to the kept one' });
     const agent = await w.t.h.createSession();
     await agent.accept('first');
-    await until(() => agent.status === 'running');
+    await until(() => agent.activity === 'running');
     const dropped = await agent.accept('DROPPED please do not run');
     const kept = await agent.accept('KEPT run me');
     assert.deepEqual(agent.queue.map((m) => m.text), ['DROPPED please do not run', 'KEPT run me']);
@@ -32,7 +32,7 @@ describe('agent: withdrawing a queued message', () => {
     w.server.enqueue(SLOW);
     const agent = await w.t.h.createSession();
     await agent.accept('long one');
-    await until(() => agent.status === 'running');
+    await until(() => agent.activity === 'running');
     const a = await agent.accept('AAA withdrawn before the restart');
     await agent.accept('BBB kept across the restart');
     await agent.cancel('interrupted', { keepInbox: true });
@@ -63,7 +63,7 @@ describe('agent: withdrawing a queued message', () => {
     w.server.enqueue(SLOW);
     const agent = await w.t.h.createSession();
     const running = await agent.accept('running now');
-    await until(() => agent.status === 'running' && agent.inboxSize === 0);
+    await until(() => agent.activity === 'running' && agent.inboxSize === 0);
     await assert.rejects(agent.withdraw(running), (e: unknown) => e instanceof InboxError && e.code === 'ALREADY_CLAIMED' && /interrupt the turn instead/.test(e.message));
     const q = await agent.accept('queued');
     await agent.withdraw(q);

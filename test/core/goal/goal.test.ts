@@ -187,7 +187,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     const agent = await w.t.h.createSession();
     w.server.enqueue({ text: 'a long answer '.repeat(200), chunkSize: 4, chunkDelayMs: 20 });
     await w.t.h.goals.set(agent.id, 'think long', 5);
-    await until(() => agent.status === 'running' && agent.session.events.some((e) => e.type === 'request/header'));
+    await until(() => agent.activity === 'running' && agent.session.events.some((e) => e.type === 'request/header'));
     await w.t.h.interruptSubtree(agent.id);
     await w.t.h.settle();
     const g = last(agent.session.events)!;
@@ -237,14 +237,14 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     await w.t.h.settle();
     const g = last(agent.session.events)!;
     const requests = w.server.requests.length;
-    await agent.writer.append({ type: 'goal/change', goal: { ...g, phase: 'active', operation: 'round', roundsStarted: g.roundsStarted + 1, revision: g.revision + 1 } });
+    await agent.append({ type: 'goal/change', goal: { ...g, phase: 'active', operation: 'round', roundsStarted: g.roundsStarted + 1, revision: g.revision + 1 } });
     const id = agent.id;
     const store = w.t.storeDir;
     await w.t.h.close();
     const again = await makeHarness(w.server, { storeDir: store, workspace: [w.t.workspace] });
     try {
       const stale = (await again.h.store.inspect(id)).length;
-      const writer = (await again.h.openSession(id)).writer;
+      const writer = (await again.h.openSession(id));
       await writer.append({ type: 'inbox/accepted', messageId: 'stale-round', text: 'round', source: { kind: 'goal', revision: g.revision + 1, round: g.roundsStarted + 1 } });
       again.h.resident(id)!.pump();
       await again.h.settle();

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { SubagentRuntime } from '../../../src/core/subagent/runtime';
-import { spawnProvider } from '../../../src/core/subagent/spawn-provider';
+import type { SubagentRuntime } from '../../../src/core/subagent/runtime';
 import { SubagentError, type SubagentProvider, type SubagentRequest } from '../../../src/core/subagent/types';
 import { Script, subagentWorld } from './helpers';
 
@@ -22,11 +21,12 @@ function bareProvider(): SubagentProvider & { prepared: number } {
 describe('subagent: capability gating and request checks, in order, before anything is created', () => {
   let rt: SubagentRuntime;
   let bare: ReturnType<typeof bareProvider>;
-  const w = subagentWorld({}, { gates: false, beforeCleanup: () => rt.dispose() });
+  const w = subagentWorld({}, { gates: false });
   beforeEach(() => {
     bare = bareProvider();
     // The harness's runtime, with a provider that declares no capabilities added to it.
-    rt = new SubagentRuntime({ ...w.t.h.subagents.deps, providers: [spawnProvider, bare] });
+    rt = w.t.h.subagents;
+    rt.registerProvider(bare);
   });
 
   /** Start both ways; both must fail with `code` and leave the store, residency and registry as they were. */
@@ -42,7 +42,7 @@ describe('subagent: capability gating and request checks, in order, before anyth
       });
       assert.deepEqual(w.t.h.store.list().map((h) => h.id).sort(), before, 'no session was created');
       assert.equal(w.t.h.residentCount, resident, 'no agent became resident');
-      assert.deepEqual(rt.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+      assert.deepEqual(rt.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
       assert.deepEqual(w.t.h.tools.view({}).map((x) => x.name), tools);
       assert.equal(w.root.session.length, 0, 'nothing was written to the parent');
     }
@@ -90,7 +90,7 @@ describe('subagent: capability gating and request checks, in order, before anyth
     assert.equal(bare.prepared, 1);
     assert.ok(w.t.h.store.has(run.id));
     await run.dispose();
-    assert.deepEqual(rt.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    assert.deepEqual(rt.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
   });
 
   it('the same checks reach the model through the subagent tool as a SUBAGENT error result', async () => {

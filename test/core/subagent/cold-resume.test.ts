@@ -23,7 +23,7 @@ describe('subagent: cold resume of a released continuable child from its own log
     const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', REQUEST);
     await w.t.h.settle();
     assert.equal(w.t.h.resident(childId), undefined, 'released after settling');
-    assert.equal(w.t.h.subagents.residency.isActive(childId), false);
+    assert.equal(w.t.h.subagents.isActive(childId), false);
     return childId;
   }
 
@@ -143,6 +143,6 @@ describe('subagent: cold resume of a released continuable child from its own log
     await assert.rejects(w.t.h.subagents.followup(w.root.id, run.id, 'more'), assertCode('NOT_CONTINUABLE'));
     assert.equal((await w.t.h.store.readEvents(run.id)).length, before);
     assert.equal(w.t.h.resident(run.id), undefined);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    assert.deepEqual(w.t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
   });
 });

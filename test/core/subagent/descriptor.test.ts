@@ -16,7 +16,7 @@ describe('subagent: the descriptor is folded from the child log suffix after its
   async function untouched(id: string, length: number): Promise<void> {
     assert.equal((await w.t.h.store.readEvents(id)).length, length);
     assert.equal(w.t.h.resident(id), undefined);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.deepEqual(w.t.h.tools.view({ own: ownScopeOf(id) }).map((x) => x.name), w.t.h.tools.view({}).map((x) => x.name));
   }
 

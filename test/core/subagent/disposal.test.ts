@@ -9,7 +9,7 @@ const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
 /** Listener counts of an agent and its writer (internals: the leak this spec is about has no public face). */
 function listeners(agent: Agent): { writer: number; turn: number; idle: number } {
   const a = agent as unknown as { turnListeners: Set<unknown>; idleListeners: Set<unknown> };
-  const w = agent.cfg.writer as unknown as { listeners: Set<unknown> };
+  const w = (agent as unknown as { cfg: { writer: { listeners: Set<unknown> } } }).cfg.writer;
   return { writer: w.listeners.size, turn: a.turnListeners.size, idle: a.idleListeners.size };
 }
 
@@ -37,7 +37,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
         return dispose();
       };
     }
-    assert.equal(w.t.h.subagents.residency.stats().activations, 1);
+    assert.equal(w.t.h.subagents.stats().activations, 1);
 
     await once.dispose();
     assert.deepEqual(order, [gId, once.id], 'the grandchild went first');
@@ -46,7 +46,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     assert.deepEqual(stopReasons(await w.t.h.store.readEvents(once.id)), ['cancelled']);
     assert.equal(delivered(await w.t.h.store.readEvents(once.id), 'subagent-settled').length, 0);
     assert.equal(delivered(w.root.session.events, 'subagent-settled').length, 0);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.equal(w.t.h.residentCount, 1);
     assert.equal(w.t.h.resident(gId), undefined);
     await w.t.h.settle();
@@ -55,12 +55,12 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
   });
 
   it('20 one-shots started and disposed, 5 Activations released: nothing resident, no listeners, no scopes', async () => {
-    const before = { stats: w.t.h.subagents.residency.stats(), resident: w.t.h.residentCount, tools: w.t.h.tools.view({}).map((x) => x.name) };
+    const before = { stats: w.t.h.subagents.stats(), resident: w.t.h.residentCount, tools: w.t.h.tools.view({}).map((x) => x.name) };
     assert.deepEqual(before.stats, idle);
     const runs = await Promise.all(
       Array.from({ length: 20 }, (_, i) => w.t.h.subagents.start(w.root, 'spawn', { prompt: `[[o${i}]] task`, outputSchema: { type: 'object' } })),
     );
-    assert.equal(w.t.h.subagents.residency.stats().oneShots, 20);
+    assert.equal(w.t.h.subagents.stats().oneShots, 20);
     const results = await Promise.all(runs.map((r) => r.result));
     assert.ok(results.every((r) => r.stopReason === 'completed'));
     await Promise.all(runs.map((r) => r.dispose()));
@@ -68,7 +68,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     const activations = starts.map((s) => w.t.h.resident(s.childId)!);
     await w.t.h.settle();
 
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.equal(w.t.h.residentCount, before.resident);
     for (const a of [...runs.map((r) => r.localAgent), ...activations]) {
       assert.ok(a.isDisposed);
@@ -79,7 +79,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     // A write through a disposed child's writer is no longer forwarded by the harness.
     const stale = runs[0].localAgent;
     const count = seen.length;
-    await stale.cfg.writer.append({ type: 'goal/change', goal: null });
+    await stale.append({ type: 'goal/change', goal: null });
     assert.equal(seen.length, count);
     // Each Activation still told the root, once.
     for (const s of starts) assert.equal(delivered(w.root.session.events, 'subagent-settled', s.childId).length, 1);
@@ -96,7 +96,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
       assert.equal(r.childId, run.id);
       await run.dispose();
     }
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.equal(ofType(w.root.session.events, 'turn/start').length, 0);
   });
 
@@ -117,7 +117,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     const [n] = delivered(w.root.session.events, 'subagent-settled') as { text: string; source: { stopReason?: string } }[];
     assert.equal(n.source.stopReason, 'error');
     assert.match(n.text, /finished: error/);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.equal(w.t.h.residentCount, 1);
   });
 });

@@ -91,7 +91,7 @@ describe('subagent: childApproval escalate — a child asks the human through th
 
   it("never widens: a parent whose own policy is 'never' has children that never ask", async () => {
     await setup();
-    await w.root.cfg.writer.append({ type: 'approval/policy', policy: 'never', source: 'user' });
+    await w.root.append({ type: 'approval/policy', policy: 'never', source: 'user' });
     w.script.on('c', { toolCalls: [run('echo allowed > n.txt')] }, { text: 'refused' });
     const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] run' });
     await once.result;

@@ -27,7 +27,7 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
     await w.setup({ releaseDelayMs });
     prepared = 0;
     const counting: SubagentProvider = { ...spawnProvider, prepare: (p) => (prepared++, spawnProvider.prepare(p)) };
-    (w.t.h.subagents.providers as Map<string, SubagentProvider>).set('spawn', counting);
+    w.t.h.subagents.registerProvider(counting);
   }
 
   it('queues follow-ups in the inbox while the child runs; each runs as its own later turn, in order', async () => {
@@ -36,7 +36,7 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
     const start = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     await w.gates.whenHeld('c');
     const child = w.t.h.resident(start.childId)!;
-    assert.equal(child.status, 'running');
+    assert.equal(child.activity, 'running');
     const sessions = w.t.h.store.list().length;
 
     const f1 = await w.t.h.subagents.followup(w.root.id, start.childId, '[[c]] f1');
@@ -106,12 +106,12 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
     const start = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     const child = w.t.h.resident(start.childId)!;
     await turnsEnded(child, 1);
-    await waitFor(() => w.t.h.subagents.residency.stats().timers === 1, 'the release timer');
+    await waitFor(() => w.t.h.subagents.stats().timers === 1, 'the release timer');
     const r = await w.t.h.subagents.followup(w.root.id, start.childId, '[[c]] more');
     assert.equal(r.path, 'wake');
     assert.equal(w.t.h.resident(start.childId), child, 'the same Agent, not a resume');
     await w.gates.whenHeld('c2');
-    assert.equal(w.t.h.subagents.residency.stats().timers, 0, 'the release timer was disarmed');
+    assert.equal(w.t.h.subagents.stats().timers, 0, 'the release timer was disarmed');
     w.gates.release('c2');
     await turnsEnded(child, 2);
     assert.deepEqual(turns(child.session.events), [['[[c]] task'], ['[[c]] more']]);

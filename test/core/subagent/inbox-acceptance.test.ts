@@ -74,7 +74,7 @@ describe('subagent: a continuable start resolves once the first message is durab
       assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
       assert.equal(w.t.h.resident(childId), undefined);
       assert.equal(w.t.h.residentCount, 1);
-      assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+      assert.deepEqual(w.t.h.subagents.stats(), idle);
       assert.deepEqual(
         w.t.h.tools.view({ own: ownScopeOf(childId) }).map((x) => x.name),
         w.t.h.tools.view({}).map((x) => x.name),
@@ -105,22 +105,22 @@ describe('subagent: a continuable start resolves once the first message is durab
     assert.deepEqual(await w.t.h.store.readEvents(clashId), []);
     assert.equal(w.t.h.resident(clashId), undefined);
     assert.equal(w.t.h.residentCount, 1);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
   });
 
   it('a parent the store does not know (UNKNOWN_PARENT) creates nothing', async () => {
-    const ghost = w.t.h.adopt(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
+    const ghost = w.t.h.makeResident(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
     const before = w.t.h.residentCount;
     await assert.rejects(w.t.h.subagents.startContinuable(ghost, 'spawn', { prompt: 'x' }), assertCode('UNKNOWN_PARENT'));
     assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
     assert.equal(w.t.h.residentCount, before);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
   });
 
   it('a closed store refuses the start and no child stays resident', async () => {
     await w.t.h.store.close();
     await assert.rejects(w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' }), assertCode('CLOSED'));
     assert.equal(w.t.h.residentCount, 1);
-    assert.deepEqual(w.t.h.subagents.residency.stats(), idle);
+    assert.deepEqual(w.t.h.subagents.stats(), idle);
   });
 });

@@ -42,7 +42,7 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
     assert.deepEqual(await interruptAgent(rt(), w.root, g.id), { accepted: true, effect: 'interrupted' });
     await g.idle();
     assert.deepEqual(stopReasons(g.session.events), ['interrupted']);
-    assert.equal(c.status, 'running');
+    assert.equal(c.activity, 'running');
     assert.ok(w.gates.isHeld('c'));
   });
 
@@ -55,8 +55,8 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
     assert.deepEqual(await interruptAgent(rt(), a, a.id), { accepted: false, reason: 'self' });
     assert.deepEqual(await interruptAgent(rt(), w.root, w.root.id), { accepted: false, reason: 'self' });
     assert.deepEqual(await interruptAgent(rt(), a, w.root.id), { accepted: false, reason: 'not-ancestor' });
-    assert.equal(a.status, 'running');
-    assert.equal(b.status, 'running');
+    assert.equal(a.activity, 'running');
+    assert.equal(b.activity, 'running');
     assert.ok(w.gates.isHeld('a') && w.gates.isHeld('b'));
     assert.equal(ofType(a.session.events, 'turn/end').length + ofType(b.session.events, 'turn/end').length, 0);
   });
@@ -73,7 +73,7 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
     assert.notEqual(fresh, stale);
     const g = await heldChild(fresh, 'g');
     assert.deepEqual(await interruptAgent(rt(), stale, g.id), { accepted: false, reason: 'stale-handle' });
-    assert.equal(g.status, 'running');
+    assert.equal(g.activity, 'running');
     assert.deepEqual(await interruptAgent(rt(), fresh, g.id), { accepted: true, effect: 'interrupted' });
 
     const once = await rt().start(w.root, 'spawn', { prompt: '[[o]] once' });
@@ -89,7 +89,7 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
     const once = await rt().start(w.root, 'spawn', { prompt: '[[o]] once' });
     await w.gates.whenHeld('o');
     assert.deepEqual(await interruptAgent(rt(), w.root, once.id), { accepted: true, effect: 'noop', reason: 'one-shot' });
-    assert.equal(once.localAgent.status, 'running');
+    assert.equal(once.localAgent.activity, 'running');
     w.gates.release('o');
     assert.equal((await once.result).stopReason, 'completed');
     await once.dispose();

@@ -21,7 +21,7 @@ describe('subagent: one-shot means one turn', () => {
     // Wait until g has settled and was released: its notice has gone to c, still in its one turn.
     await waitFor(() => w.t.h.store.children(c.id).length === 1, 'g to exist');
     const g = w.t.h.store.children(c.id)[0];
-    await waitFor(() => w.t.h.resident(g.id) === undefined && !w.t.h.subagents.residency.isActive(g.id), 'g to settle and be released');
+    await waitFor(() => w.t.h.resident(g.id) === undefined && !w.t.h.subagents.isActive(g.id), 'g to settle and be released');
     await new Promise((r) => setTimeout(r, 50));
     w.gates.release('c-busy');
     await w.t.h.settle();

@@ -29,7 +29,7 @@ function delegationEvents(h: TestHarness['h'], id: string, evs: SessionEvent[]) 
 describe('subagent: the parent policy snapshot, enforced for real in children', () => {
   const w = subagentWorld({ sandbox: 'workspace-write' }, { perTest: true });
 
-  const readOnly = (a: Agent) => a.cfg.writer.append({ type: 'sandbox/mode', mode: 'read-only', source: 'user' });
+  const readOnly = (a: Agent) => a.append({ type: 'sandbox/mode', mode: 'read-only', source: 'user' });
   const exists = (f: string) => fs.existsSync(path.join(w.t.workspace, f));
 
   it('a read-only parent: its child and grandchild cannot write, though the deployment allows writes', async () => {
@@ -69,7 +69,7 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
     await readOnly(w.root);
     w.script.on('c', { toolCalls: [write('c.txt')] }, { text: 'c done' });
     const started = w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] write' });
-    const switched = w.root.cfg.writer.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
+    const switched = w.root.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
     const [{ childId }] = await Promise.all([started, switched]);
     await w.t.h.settle();
     const evs = await w.t.h.store.readEvents(childId);
@@ -85,7 +85,7 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
     w.script.on('root', { toolCalls: [write('root.txt')] }, { text: 'root wrote' });
     const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] wait, then write' });
     await w.gates.whenHeld('c');
-    await w.root.cfg.writer.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
+    await w.root.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
     await w.root.accept('[[root]] write root.txt');
     await w.root.idle();
     assert.equal(exists('root.txt'), true, 'the switch is real for the parent');
@@ -119,7 +119,7 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
 
   it("a fork's delegation events sit after its seed, and override the seed's switches", async () => {
     await w.setup();
-    await w.root.cfg.writer.append({ type: 'sandbox/mode', mode: 'full-access', source: 'user' });
+    await w.root.append({ type: 'sandbox/mode', mode: 'full-access', source: 'user' });
     w.script.on('root', { text: 'first turn done' }, { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[f]] write f.txt' } }] }, { text: 'root done' });
     w.script.on('f', { toolCalls: [write('f.txt')] }, { text: 'f done' });
     await w.root.accept('[[root]] first');

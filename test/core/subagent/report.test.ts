@@ -20,11 +20,11 @@ describe('subagent: report — child to its direct parent, quiet or wakeup, not 
     assert.equal(r.text, '[report from subagent worker]\nhalf way');
     assert.equal(ofType(w.root.session.events, 'inbox/accepted').length, 0, 'not queued');
     assert.equal(ofType(w.root.session.events, 'turn/start').length, 0, 'no parent turn');
-    assert.equal(w.root.status, 'idle');
+    assert.equal(w.root.activity, 'idle');
 
     // The child's turn did not end at the report: it made another request in the same turn.
     const child = w.t.h.resident(childId)!;
-    assert.equal(child.status, 'running');
+    assert.equal(child.activity, 'running');
     assert.equal(ofType(child.session.events, 'turn/end').length, 0);
     const rep = ofType(child.session.events, 'tool/result').find((e) => e.name === 'report')!;
     assert.ok(!rep.isError, rep.content);
@@ -81,7 +81,7 @@ describe('subagent: report — child to its direct parent, quiet or wakeup, not 
     assert.deepEqual(r.source, { kind: 'subagent-report', fromSession: childId, mode: 'wakeup' });
     const [body] = w.script.bodies(undefined);
     assert.equal(contents(body).at(-1), '[report from subagent worker]\nneed a decision');
-    assert.equal(w.t.h.resident(childId)!.status, 'running', 'the child is still in its turn');
+    assert.equal(w.t.h.resident(childId)!.activity, 'running', 'the child is still in its turn');
     w.gates.release('c');
     await w.t.h.settle();
   });

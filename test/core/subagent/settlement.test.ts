@@ -93,7 +93,7 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     await waitFor(() => held, 'the notice to reach the store');
     // The notice is in the parent's log but not durable yet: nothing runs, yet a turn is coming.
-    assert.equal(w.root.status, 'idle');
+    assert.equal(w.root.activity, 'idle');
     assert.equal(w.root.isSettled, false);
     const settled = w.t.h.settle();
     setImmediate(open); // only after the event loop turns: settle must wait, not spin

@@ -29,10 +29,10 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(stopReasons(await evs(ids.c)), ['interrupted']);
     assert.deepEqual(stopReasons(await evs(g)), ['interrupted']);
     // list_agents says so too, once the child is released: interrupted, never settled.
-    await waitFor(() => !w.t.h.subagents.residency.isActive(ids.c), 'c to be released');
+    await waitFor(() => !w.t.h.subagents.isActive(ids.c), 'c to be released');
     const listed = await listAgents(w.t.h.subagents, w.root.id);
     assert.equal(listed.find((a) => a.id === ids.c)?.status, 'interrupted');
-    assert.equal(w.t.h.resident(ids.s)?.status, 'running', 'the sibling runs on');
+    assert.equal(w.t.h.resident(ids.s)?.activity, 'running', 'the sibling runs on');
     w.gates.release('s');
     await w.t.h.settle();
     assert.deepEqual(stopReasons(await evs(ids.s)), ['completed']);
@@ -53,7 +53,7 @@ describe('subagent: stop a subtree', () => {
     // The child's settlement notice reached the root's inbox but did not wake it.
     await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
     await new Promise((r) => setTimeout(r, 100));
-    assert.equal(w.root.status, 'idle');
+    assert.equal(w.root.activity, 'idle');
     assert.equal(w.server.requests.length, requests, 'no model request after the stop');
     assert.deepEqual(stopReasons(w.root.session.events), ['interrupted']);
     assert.deepEqual(stopReasons(await evs(c.id)), ['interrupted']);

@@ -33,7 +33,7 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
   function assertClean(): void {
     assert.deepEqual(x.engine.active(), [], 'no run is going');
     assert.deepEqual(x.engine.stats(), { runs: 0, processes: 0, timers: 0 }, 'no run, script process, wall clock or watchdog is left');
-    assert.deepEqual(x.w.t.h.subagents.residency.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 }, 'no child is resident');
+    assert.deepEqual(x.w.t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 }, 'no child is resident');
     assert.equal(x.w.t.h.residentCount, baseline.resident, 'only the root is resident');
   }
 

@@ -1,5 +1,5 @@
 import type { Tool } from '../../tools/tool';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import { BUDGET_PARAM } from './shared';
 import { startFromTool } from './subagent-tool';
 
@@ -8,7 +8,7 @@ import { startFromTool } from './subagent-tool';
  * finished turn). Bound to one-shot: a continuable child's report tool would change the
  * request head and lose the prompt-cache reuse that is the point of forking.
  */
-export function createForkTool(rt: SubagentRuntime): Tool {
+export function createForkTool(rt: SubagentControl): Tool {
   return {
     name: 'subagent_fork',
     description:

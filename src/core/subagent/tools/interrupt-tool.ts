@@ -1,7 +1,7 @@
 import { fail, ok } from '../../tools/result';
 import type { Tool } from '../../tools/tool';
 import { interruptAgent } from '../control';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import { json, subagentFailure } from './shared';
 
 const WHY: Record<string, string> = {
@@ -10,7 +10,7 @@ const WHY: Record<string, string> = {
   'stale-handle': 'this agent handle is no longer live',
 };
 
-export function createInterruptTool(rt: SubagentRuntime): Tool {
+export function createInterruptTool(rt: SubagentControl): Tool {
   return {
     name: 'interrupt_agent',
     description:
@@ -22,7 +22,7 @@ export function createInterruptTool(rt: SubagentRuntime): Tool {
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      const caller = rt.deps.resident(ctx.sessionId);
+      const caller = rt.resident(ctx.sessionId);
       if (!caller) return subagentFailure('interrupt_agent', new Error(`session ${ctx.sessionId} is not live`));
       const r = await interruptAgent(rt, caller, String(args.agentId));
       if (!r.accepted) return fail('SUBAGENT', `interrupt_agent: refused: ${WHY[r.reason]}.`);

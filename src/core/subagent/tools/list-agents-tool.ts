@@ -1,10 +1,10 @@
 import { ok } from '../../tools/result';
 import type { Tool } from '../../tools/tool';
 import { listAgents } from '../control';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import { json, subagentFailure } from './shared';
 
-export function createListAgentsTool(rt: SubagentRuntime): Tool {
+export function createListAgentsTool(rt: SubagentControl): Tool {
   return {
     name: 'list_agents',
     description:

@@ -2,7 +2,7 @@ import type { Agent } from '../../agent/agent';
 import { describeRefused, refusedActions } from '../../session/refusals';
 import { fail, ok } from '../../tools/result';
 import type { ToolResult } from '../../tools/tool';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import type { OneShotResult, SubagentRequest } from '../types';
 import { json } from './shared';
 
@@ -27,10 +27,10 @@ function render(r: OneShotResult, refused: readonly string[]): string {
  * turn cancels the child) and answer with its result. Background: answer at once; the
  * result reaches the parent later as a runtime notice. Either way the child is disposed.
  */
-export async function runOneShot(rt: SubagentRuntime, caller: Agent, provider: string, request: SubagentRequest, background: boolean, signal: AbortSignal): Promise<ToolResult> {
+export async function runOneShot(rt: SubagentControl, caller: Agent, provider: string, request: SubagentRequest, background: boolean, signal: AbortSignal): Promise<ToolResult> {
   const run = await rt.start(caller, provider, request, { signal });
   if (background) {
-    void rt.residency.trackBackground(
+    void rt.trackBackground(
       run.result.then(async (r) => {
         const refused = refusalsOf(run.localAgent);
         await run.dispose();

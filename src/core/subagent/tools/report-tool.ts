@@ -1,14 +1,14 @@
 import { ok } from '../../tools/result';
 import type { Tool } from '../../tools/tool';
 import { reportToParent } from '../control';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import { subagentFailure } from './shared';
 
 /**
  * Registered only in a continuable child's own scope. The recipient is derived from the
  * durable parentSession and the sender from the calling session: neither can be named.
  */
-export function createReportTool(rt: SubagentRuntime): Tool {
+export function createReportTool(rt: SubagentControl): Tool {
   return {
     name: 'report',
     description:

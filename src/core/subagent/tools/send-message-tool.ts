@@ -1,9 +1,9 @@
 import { ok } from '../../tools/result';
 import type { Tool } from '../../tools/tool';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import { json, subagentFailure } from './shared';
 
-export function createSendMessageTool(rt: SubagentRuntime): Tool {
+export function createSendMessageTool(rt: SubagentControl): Tool {
   return {
     name: 'send_message',
     description:

@@ -1,3 +1,4 @@
+import { describeError } from '../../errors';
 import { fail } from '../../tools/result';
 import type { ToolResult } from '../../tools/tool';
 import { BudgetInputError } from '../../session/budget';
@@ -15,7 +16,7 @@ export const BUDGET_PARAM = {
 export function subagentFailure(tool: string, err: unknown): ToolResult {
   if (err instanceof SubagentError) return fail('SUBAGENT', `${tool}: ${err.code}: ${err.message}`);
   if (err instanceof BudgetInputError) return fail('SUBAGENT', `${tool}: BAD_BUDGET: ${err.message}`);
-  return fail('SUBAGENT', `${tool}: failed: ${err instanceof Error ? err.message : String(err)}`);
+  return fail('SUBAGENT', `${tool}: failed: ${describeError(err)}`);
 }
 
 export const json = (v: unknown): string => JSON.stringify(v, null, 2);

@@ -1,7 +1,7 @@
 import { checkBudget } from '../../session/budget';
 import { ok } from '../../tools/result';
 import type { Tool, ToolContext } from '../../tools/tool';
-import type { SubagentRuntime } from '../runtime';
+import type { SubagentControl } from '../surface';
 import type { SubagentRequest } from '../types';
 import { BUDGET_PARAM, json, subagentFailure } from './shared';
 import { runOneShot } from './one-shot';
@@ -28,7 +28,7 @@ const PARAMS = {
 };
 
 /** `subagent`: delegate to a fresh child (empty history) — one-shot or continuable. */
-export function createSubagentTool(rt: SubagentRuntime): Tool {
+export function createSubagentTool(rt: SubagentControl): Tool {
   return {
     name: 'subagent',
     description:
@@ -41,8 +41,8 @@ export function createSubagentTool(rt: SubagentRuntime): Tool {
   };
 }
 
-export async function startFromTool(rt: SubagentRuntime, provider: string, args: Record<string, unknown>, ctx: ToolContext, tool: string) {
-  const caller = rt.deps.resident(ctx.sessionId);
+export async function startFromTool(rt: SubagentControl, provider: string, args: Record<string, unknown>, ctx: ToolContext, tool: string) {
+  const caller = rt.resident(ctx.sessionId);
   if (!caller) return subagentFailure(tool, new Error(`session ${ctx.sessionId} is not live`));
   const request: SubagentRequest = { prompt: String(args.prompt) };
   if (typeof args.label === 'string') request.label = args.label;

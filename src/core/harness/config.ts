@@ -1,0 +1,61 @@
+import type { ModelPrice } from '../cost/prices';
+import type { ToolProgress } from '../agent/config';
+import type { ModelClient } from '../model/types';
+import type { ApprovalPolicy, SandboxMode, SessionEvent } from '../session/events';
+import type { StoreOptions } from '../store/store';
+import type { FeatureRow } from '../subagent/rows';
+import type { ApprovalPort } from '../tools/tool';
+import type { WorkflowDeployment } from '../workflow/limits';
+
+/** A deployment as a plain object: which store, model, workspace, policies and limits. */
+export interface HarnessConfig {
+  storeDir: string;
+  /** Workspace folders; the first is the default cwd. */
+  workspace: string[];
+  model: { baseURL: string; name: string; apiKey: string; timeoutMs?: number; maxRetries?: number; maxTokens?: number } | { client: ModelClient; name: string; maxTokens?: number };
+  sandbox: SandboxMode;
+  approval: ApprovalPolicy;
+  approvalPort?: ApprovalPort;
+  maxSteps?: number;
+  compaction?: { thresholdTokens: number; keepTurns?: number };
+  store?: StoreOptions;
+  /** Standing scope key of this deployment's preset. */
+  preset?: string;
+  /** Deepest delegation allowed (root = 0); default 3. */
+  maxDepth?: number;
+  /** What a delegated child does with actions needing approval: refuse (default) or ask the human, tagged. */
+  childApproval?: 'never' | 'escalate';
+  /** How long a settled continuable child stays resident before release (ms); default 1000. */
+  releaseDelayMs?: number;
+  /** Children running at once, harness-wide; the rest queue in FIFO order (default 8). Live: `subagents.fanout.limit`. */
+  maxConcurrentChildren?: number;
+  /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
+  escalateTimeoutMs?: number;
+  /** The OS sandbox of `run_command` (decision 0005): whether confined commands get the network (default no), which bubblewrap. */
+  commands?: { network?: boolean; bwrapPath?: string };
+  /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
+  workflow?: Partial<WorkflowDeployment>;
+  /** A goal's round limit when the human gives none; default 10. */
+  goalMaxRounds?: number;
+  /** Price overrides over the defaults (`null` removes one): settings `arbor.prices`, `arbor run --prices` (decision 0033). */
+  prices?: Record<string, ModelPrice | null>;
+  /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
+  rows?: FeatureRow[];
+}
+
+/** The deployment defaults a host may change while running (settings edited, trust granted): `setDefaults`. */
+export interface HarnessDefaults {
+  sandbox?: SandboxMode;
+  approval?: ApprovalPolicy;
+  /** Confined commands may use the network. */
+  network?: boolean;
+  /** Children running at once: a higher limit admits queued ones now; a lower one lets running ones finish. */
+  maxConcurrentChildren?: number;
+  goalMaxRounds?: number;
+}
+
+export type ModelConfig = HarnessConfig['model'];
+
+export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
+export type DeltaListener = (sessionId: string, kind: 'text' | 'reasoning', delta: string) => void;
+export type ProgressListener = (sessionId: string, progress: ToolProgress) => void;

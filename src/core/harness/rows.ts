@@ -1,0 +1,86 @@
+import { DEFAULT_SECTIONS } from '../scope/prompt';
+import type { FeatureHooks, FeatureRow, RowContext } from '../subagent/rows';
+import { delegationTools } from '../subagent/tools';
+import type { InboxAcceptedEvent } from '../session/events';
+import type { ToolCallHooks } from '../agent/config';
+import type { Tool, ToolResult } from '../tools/tool';
+import { workspaceTools, type WorkspaceToolOptions } from '../tools/workspace';
+
+/** The workspace tool set (files, search, commands under the OS sandbox). */
+export function workspaceRow(options: WorkspaceToolOptions): FeatureRow<void> {
+  return { name: 'workspace', wire: ({ tools }) => register(tools, workspaceTools(options)) };
+}
+
+function register(tools: RowContext['tools'], list: readonly Tool[]): { service: void } {
+  for (const t of list) tools.register(t);
+  return { service: undefined };
+}
+
+/** The default prompt sections every agent's system prompt is assembled from. */
+export const promptRow: FeatureRow<void> = {
+  name: 'prompt',
+  wire({ prompts }) {
+    for (const s of DEFAULT_SECTIONS) prompts.register(s);
+    return { service: undefined };
+  },
+};
+
+/** Delegation: the tools every agent sees (the spawn and fork providers are the runtime's defaults). */
+export const delegationRow: FeatureRow<void> = {
+  name: 'delegation',
+  wire: ({ tools, subagents }) => register(tools, delegationTools(subagents)),
+};
+
+/** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
+export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> & {
+  admit?: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+  beforeToolCall?: ToolCallHooks['beforeToolCall'];
+  afterToolCall?: ToolCallHooks['afterToolCall'];
+} {
+  const admits = all.flatMap((h) => (h.admit ? [h.admit] : []));
+  const befores = all.flatMap((h) => (h.beforeToolCall ? [h.beforeToolCall] : []));
+  const afters = all.flatMap((h) => (h.afterToolCall ? [h.afterToolCall] : []));
+  return {
+    ...(admits.length ? { admit: (id: string, msg: InboxAcceptedEvent) => allAdmit(admits, id, msg) } : {}),
+    ...(befores.length
+      ? {
+          beforeToolCall: async (c: Parameters<NonNullable<ToolCallHooks['beforeToolCall']>>[0]) => {
+            for (const fn of befores) {
+              const r = await fn(c);
+              if (r) return r;
+            }
+            return undefined;
+          },
+        }
+      : {}),
+    ...(afters.length
+      ? {
+          afterToolCall: async (c: Parameters<NonNullable<ToolCallHooks['afterToolCall']>>[0]) => {
+            let result: ToolResult = c.result;
+            for (const fn of afters) result = (await fn({ ...c, result })) ?? result;
+            return result;
+          },
+        }
+      : {}),
+    opened: async (agent) => {
+      for (const h of all) await h.opened?.(agent);
+    },
+    close: async (why) => {
+      for (const h of [...all].reverse()) await h.close?.(why);
+    },
+    whenQuiet: async () => {
+      for (const h of all) await h.whenQuiet?.();
+    },
+    isQuiet: () => all.every((h) => h.isQuiet?.() ?? true),
+  };
+}
+
+/** Synchronous while every answer is (the agent then claims its message without an await). */
+function allAdmit(admits: readonly NonNullable<FeatureHooks['admit']>[], id: string, msg: InboxAcceptedEvent, from = 0): boolean | Promise<boolean> {
+  for (let i = from; i < admits.length; i++) {
+    const r = admits[i](id, msg);
+    if (typeof r !== 'boolean') return Promise.resolve(r).then((v) => (v === true ? allAdmit(admits, id, msg, i + 1) : false));
+    if (!r) return false;
+  }
+  return true;
+}

@@ -1,0 +1,196 @@
+import { checkBudget, type Budget } from '../session/budget';
+import { randomUUID } from 'node:crypto';
+import type { Agent } from '../agent/agent';
+import { SessionWriter, type SessionLog } from '../agent/session-writer';
+import { withdrawQueued } from '../agent/withdraw';
+import { activeGrants, type ApprovalGrant } from '../policy/grants';
+import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import { forkPoint, headerFrom } from '../session/fork';
+import { descriptorOf, policyOverrides } from '../session/folds';
+import { distinctName, nameFromLog } from '../session/names';
+import { Session } from '../session/session';
+import type { Store } from '../store/store';
+import type { SubagentRuntime } from '../subagent/runtime';
+import { HarnessError } from './errors';
+
+/** What the sessions service needs of the harness (its resident agents, how it makes one resident). */
+export interface SessionsHost {
+  readonly store: Store;
+  readonly subagents: SubagentRuntime;
+  resident(id: string): Agent | undefined;
+  makeResident(writer: SessionWriter): Agent;
+  openSession(id: string): Promise<Agent>;
+  /** Dispose a resident root agent and forget it (its session is being deleted). */
+  drop(id: string): Promise<void>;
+}
+
+/**
+ * The operations on sessions the human asks for (fork, delete, send, set policy, withdraw,
+ * send now, grants, stop a subtree), over resident agents or the stored logs. The harness
+ * façade delegates here; errors are `HarnessError`s with a code.
+ */
+export class SessionsService {
+  /** Whether a session with origin `fork` is a subagent (its log holds a descriptor); never changes. */
+  private readonly forkKinds = new Map<string, boolean>();
+
+  constructor(private readonly h: SessionsHost) {}
+
+  /** The resident agent's session (its log as it is now), else the stored one read from the store. */
+  read(id: string): Promise<Session> {
+    const resident = this.h.resident(id)?.session;
+    return resident ? Promise.resolve(resident) : this.h.store.inspect(id);
+  }
+
+  /**
+   * A session is a subagent (reached through follow-up) when its own log holds a descriptor.
+   * The origin answers for `user` and `subagent`; only a fork (the user's, or a subagent's)
+   * needs its log read, once: the descriptor is written at creation and never changes.
+   */
+  async isSubagent(id: string): Promise<boolean> {
+    const origin = (this.h.resident(id)?.session.header ?? this.h.store.header(id))?.origin;
+    if (origin === 'user') return false;
+    if (origin === 'subagent') return true;
+    let known = this.forkKinds.get(id);
+    if (known === undefined) {
+      const s = await this.read(id);
+      known = descriptorOf(s.header, s.events) !== undefined;
+      this.forkKinds.set(id, known);
+    }
+    return known;
+  }
+
+  /**
+   * The user forks a conversation: a new root-level session (origin `fork`) seeded with the
+   * log up to the end of the turn holding `seq`, which the user then chats with. It runs under
+   * the source's policy as it is now, never the one in force at the fork point (decision 0024).
+   */
+  async fork(sourceId: string, seq: number, opts: { title?: string; budget?: Budget } = {}): Promise<Agent> {
+    const budget = opts.budget ? checkBudget(opts.budget) : undefined;
+    const source = await this.read(sourceId);
+    const events = source.events;
+    // Read synchronously with the events: a switch after this call belongs to the source only.
+    const current = policyOverrides(events);
+    if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new HarnessError('NO_SUCH_EVENT', `Session ${sourceId} has no event ${seq}.`);
+    const end = forkPoint(events, seq);
+    if (end < 0) throw new HarnessError('TURN_NOT_ENDED', 'That message is in a turn that has not finished yet; fork after it ends.');
+    const header = headerFrom(source.header, {
+      id: `${sourceId.split('.')[0]}.f${randomUUID().slice(0, 6)}`,
+      origin: 'fork',
+      parentSession: sourceId,
+      delegationDepth: source.header.delegationDepth ?? 0,
+      // Named after what the user sees (the label or title), distinct from earlier forks' names.
+      title: opts.title ?? distinctName(`Fork of ${nameFromLog(source.header, events)}`, this.h.store.list().map((x) => x.title)),
+    });
+    const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.h.store, { published: false });
+    // After the seed (a seed may hold a looser switch the source has since taken back), in
+    // the same durable write as the seed: the fork never runs a moment under the old policy.
+    if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
+    if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
+    // A fork starts with no budget and none of the source's spending: only an explicit one carries (decision 0034).
+    if (budget) await writer.append({ type: 'budget/set', budget, source: 'fork' });
+    await writer.publish();
+    return this.h.makeResident(writer);
+  }
+
+  /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */
+  async setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
+    const log = await this.logOf(id);
+    if (policy.sandbox) await log.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
+    if (policy.approval) await log.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+  }
+
+  /** The budget of a session's subtree (checked by the caller), as a durable `budget/set`; null removes it. */
+  async setBudget(id: string, budget: Budget | null): Promise<void> {
+    await (await this.logOf(id)).append({ type: 'budget/set', budget, source: 'user' });
+  }
+
+  /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
+  async withdraw(id: string, messageId: string): Promise<void> {
+    await withdrawQueued(await this.logOf(id), messageId);
+  }
+
+  /**
+   * "Send now" for messages kept after an interrupt: the agent works through its queue in
+   * FIFO order. A root not resident opens (which runs its queue); a released subagent is
+   * cold-resumed.
+   */
+  async runQueue(id: string): Promise<void> {
+    this.known(id);
+    if (await this.isSubagent(id)) return this.h.subagents.wake(id);
+    const agent = this.h.resident(id);
+    if (agent) return agent.resume();
+    await this.h.openSession(id);
+  }
+
+  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
+  async send(id: string, text: string): Promise<Agent> {
+    this.known(id);
+    if (!(await this.isSubagent(id))) {
+      const agent = await this.h.openSession(id);
+      await agent.accept(text, { kind: 'user' });
+      return agent;
+    }
+    await this.h.subagents.followup(null, id, text);
+    return this.h.resident(id)!;
+  }
+
+  /** The session's active "allow for this conversation" grants (its own, never an ancestor's). */
+  async grants(id: string): Promise<ApprovalGrant[]> {
+    const s = await this.read(id);
+    return activeGrants(s.header, s.events);
+  }
+
+  /** The user revokes a grant: the next matching request asks again. Unknown or revoked grant ids are an error. */
+  async revokeGrant(id: string, grantId: string): Promise<void> {
+    const log = await this.logOf(id);
+    const g = activeGrants(log.session.header, log.session.events).find((x) => x.grantId === grantId);
+    if (!g) throw new HarnessError('UNKNOWN_GRANT', `Session ${id} has no active grant ${grantId}; it may already be revoked.`);
+    await log.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
+  }
+
+  /** Delete a session and its descendants (none may be running). */
+  async delete(id: string): Promise<string[]> {
+    const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)];
+    for (const x of ids) if (this.h.resident(x)?.activity === 'running') throw new HarnessError('RUNNING', `Session ${x} is running; interrupt it before deleting.`);
+    // Children first: resident subagents are released without a settlement notice (their
+    // parent is going too), then any root agent left is disposed.
+    for (const x of [...ids].reverse()) {
+      await this.h.subagents.forget(x);
+      await this.h.drop(x);
+      this.forkKinds.delete(x);
+    }
+    return this.h.store.deleteSession(id);
+  }
+
+  /**
+   * Stop a subtree: the turns of every running descendant (deepest first), then the
+   * session's own. Inboxes are kept and nothing resumes by itself: a notice from a stopped
+   * child waits in its parent's inbox until the human or the parent decides.
+   * Returns the ids whose running turn was stopped.
+   */
+  async interruptSubtree(id: string): Promise<string[]> {
+    if (!this.h.store.header(id) && !this.h.resident(id)) throw new HarnessError('UNKNOWN_SESSION', `No session ${id}.`);
+    const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)].reverse();
+    const stopped: string[] = [];
+    for (const x of ids) {
+      const a = this.h.resident(x);
+      if (a?.activity !== 'running') continue;
+      stopped.push(x);
+      await a.cancel('interrupted', { keepInbox: true });
+    }
+    for (const x of stopped) await this.h.resident(x)?.idle();
+    return stopped.reverse();
+  }
+
+  private known(id: string): void {
+    if (!this.h.store.header(id)) throw new HarnessError('UNKNOWN_SESSION', `No session ${id} in ${this.h.store.dir}.`);
+  }
+
+  /**
+   * Where a control event (a policy switch, a withdrawal, a grant) is written: the resident
+   * agent, so its in-memory log stays current; else a writer over the stored log.
+   */
+  private async logOf(id: string): Promise<SessionLog> {
+    return this.h.resident(id) ?? new SessionWriter(await this.h.store.inspect(id), this.h.store);
+  }
+}

@@ -1,0 +1,53 @@
+import type { Agent } from '../agent/agent';
+import type { ToolCallHooks } from '../agent/config';
+import type { PromptSection } from '../scope/prompt';
+import type { ScopeRegistry } from '../scope/registry';
+import type { InboxAcceptedEvent } from '../session/events';
+import type { Store } from '../store/store';
+import type { Tool } from '../tools/tool';
+import type { SubagentRuntime } from './runtime';
+import type { SubagentProvider } from './types';
+
+/**
+ * What a feature's wiring gets from the harness: the registries it adds rows to, the subagent
+ * runtime, and the harness's sessions as features reach them. (Defined in the subagent layer,
+ * the lowest that can name the runtime, so workflow, goal and a remote provider's wiring —
+ * all above it — can each export a row.)
+ */
+export interface RowContext {
+  tools: ScopeRegistry<Tool>;
+  prompts: ScopeRegistry<PromptSection>;
+  subagents: SubagentRuntime;
+  /** Add a subagent provider (or replace the one of its name). */
+  registerProvider(provider: SubagentProvider): void;
+  host: {
+    readonly store: Store;
+    resident(id: string): Agent | undefined;
+    openSession(id: string): Promise<Agent>;
+    isSubagent(id: string): Promise<boolean>;
+    onIdle(fn: (sessionId: string) => void): () => void;
+  };
+}
+
+/**
+ * The lifecycle points a feature may take part in. Contracts: none may throw; `admit`,
+ * `beforeToolCall` and `afterToolCall` keep the agent's contracts (see AgentConfig), and the
+ * harness composes the rows' answers (every admit must say yes; the first block wins; each
+ * after-hook sees the result the previous one left).
+ */
+export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'afterToolCall'> {
+  admit?(sessionId: string, msg: InboxAcceptedEvent): boolean | Promise<boolean>;
+  /** A root session was opened from its log (recovered, before its queue runs). */
+  opened?(agent: Agent): Promise<void>;
+  /** The harness is closing: rows close in reverse order, before any turn is cancelled. */
+  close?(why: string): Promise<void>;
+  /** `settle` waits for this, and is done only when `isQuiet` holds. */
+  whenQuiet?(): Promise<void>;
+  isQuiet?(): boolean;
+}
+
+/** One feature's wiring file exports one row: a name, and what wiring it returns. */
+export interface FeatureRow<S = unknown> {
+  name: string;
+  wire(ctx: RowContext): { service: S; hooks?: FeatureHooks };
+}
