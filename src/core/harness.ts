@@ -14,6 +14,11 @@ import type { GoalService } from './goal/service';
 import { wireGoals } from './goal/wire';
 import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
+import { forkProvider } from './subagent/fork-provider';
+import { spawnProvider } from './subagent/spawn-provider';
+import type { RemoteSettings } from './remote/settings';
+import { remoteConfig } from './remote/turn';
+import { wireRemote } from './remote/wire';
 import { delegationTools } from './subagent/tools';
 import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { descriptorOf, policyOverrides } from './session/folds';
@@ -61,6 +66,8 @@ export interface HarnessConfig {
   workflow?: Partial<WorkflowDeployment>;
   /** A goal's round limit when the human gives none; default 10. */
   goalMaxRounds?: number;
+  /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
+  remote?: RemoteSettings;
 }
 
 export type ModelConfig = HarnessConfig['model'];
@@ -98,7 +105,9 @@ export class Harness {
       network: () => this.config.commands?.network ?? false,
       protectedPaths: () => [this.config.storeDir],
     });
-    const runCommand = { sandbox: this.commandSandbox, secrets: () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []) };
+    const secrets = () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []);
+    const runCommand = { sandbox: this.commandSandbox, secrets };
+    const remote = wireRemote(config.remote, secrets);
     for (const t of workspaceTools({ runCommand })) this.tools.register(t);
     for (const s of DEFAULT_SECTIONS) this.prompts.register(s);
     this.subagents = new SubagentRuntime({
@@ -114,8 +123,10 @@ export class Harness {
       releaseDelayMs: config.releaseDelayMs ?? 1000,
       ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
+      ...(remote.providers.length ? { providers: [spawnProvider, forkProvider, ...remote.providers] } : {}),
     });
     for (const t of delegationTools(this.subagents)) this.tools.register(t);
+    for (const t of remote.tools(this.subagents)) this.tools.register(t);
     this.workflows = wireWorkflows(this.subagents, this.tools, config.workflow);
     const goals = wireGoals(this, config.goalMaxRounds);
     this.goals = goals.service;
@@ -427,7 +438,8 @@ export class Harness {
       },
       admit: (msg) => this.admitGoal(writer.id, msg),
     };
-    const agent = new Agent(cfg);
+    // A remote child's turns run in its program; our model never compacts its log.
+    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program) : cfg);
     const offEvents = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });

@@ -294,7 +294,7 @@ export class Agent {
       };
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
+        outcome = await (this.cfg.runTurn ?? runTurn)(this.cfg.approval ? { ...this.cfg, approval: this.countingPort } : this.cfg, { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
         // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
         outcome = { stopReason: 'error', error: err instanceof Error ? err.message : String(err) };

@@ -2,6 +2,10 @@ import type { ModelClient } from '../model/types';
 import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
+import type { ClaimedMessage, TurnOutcome } from './turn';
+
+/** Runs one claimed message as a turn: `runTurn` (the model loop) or a remote program's driver. */
+export type TurnRunner = (cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>) => Promise<TurnOutcome>;
 
 export interface AgentConfig {
   writer: SessionWriter;
@@ -36,6 +40,8 @@ export interface AgentConfig {
    * for the kinds it does not judge.
    */
   admit?: (msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+  /** Replaces the model loop (a remote child, issue 13): the same claim → turn/start → … → turn/end contract. */
+  runTurn?: TurnRunner;
 }
 
 export const DEFAULT_MAX_STEPS = 50;

@@ -69,6 +69,10 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       workflow: { runId: 'r1', index: 0 },
     },
   },
+  'subagent/remote': {
+    before: [],
+    event: { type: 'subagent/remote', program: 'codex', version: 'codex-cli 0.171.0', externalId: 'thread-1', pgid: 4242, store: '/stores/remote/child' },
+  },
   // Only Session.fromSeed writes it; checked through Session.restore below.
   'session/end-seed': { before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')], event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] } },
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
@@ -217,6 +221,9 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a workflow/log whose message is not text', 'workflow/log', 'data', { message: { html: 'x' } }],
     ['a workflow/start without limits', 'workflow/start', 'data', { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1 }],
     ['a descriptor whose workflow has no run id', 'subagent/descriptor', 'workflow', { index: 0 }],
+    ['an empty external id', 'subagent/remote', 'externalId', ''],
+    ['process group 1 (init: never a child of ours)', 'subagent/remote', 'pgid', 1],
+    ['a fractional process group', 'subagent/remote', 'pgid', 42.5],
   ];
 
   for (const [what, type, field, value] of cases) {
