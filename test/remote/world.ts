@@ -51,7 +51,7 @@ export function remoteSettings(server: ModelServer, homes: { codex: string; clau
       command: CLAUDE_BIN,
       model: 'claude-sonnet-4-5',
       home: homes.claude,
-      env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`, ANTHROPIC_API_KEY: 'dummy' },
+      env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`, ANTHROPIC_API_KEY: 'dummy', CLAUDE_CODE_MAX_RETRIES: '0' },
       graceMs: 1500,
       ...extra.claudeCode,
     },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorBody, promptText, streamWire, wireOf, type Wire } from './wire-formats';
+import { errorBody, jsonWire, promptText, streamWire, wireOf, type Wire } from './wire-formats';
 
 // A real HTTP server speaking OpenAI chat-completions (SSE streaming and not) on
 // 127.0.0.1, with scripted replies, faults, a record of every request body, and a
@@ -174,7 +174,10 @@ export class ModelServer {
     const usage = usageOf(prompt, hit, reply);
     if (wire !== 'chat') {
       const calls = toolCallsOf(reply, index).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-      await streamWire(res, wire, String(body.model), { ...reply, calls, finish: finishOf(reply) as 'stop' }, { prompt, hit, completion: usage.completion_tokens });
+      const wr = { ...reply, calls, finish: finishOf(reply) as 'stop' };
+      const wu = { prompt, hit, completion: usage.completion_tokens };
+      if (body.stream === false) jsonWire(res, wire, String(body.model), wr, wu);
+      else await streamWire(res, wire, String(body.model), wr, wu);
     } else if (body.stream) await this.streamReply(res, body, reply, usage);
     else this.jsonReply(res, body, reply, usage);
   }

@@ -198,3 +198,26 @@ export function promptText(body: Record<string, unknown>): string {
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** A non-streamed reply (`stream` false: Claude Code's retry after a cut stream); a disconnect fault cuts it too. */
+export function jsonWire(res: http.ServerResponse, wire: 'responses' | 'messages', model: string, reply: WireReply, u: WireUsage): void {
+  if (reply.fault?.kind === 'disconnect' || reply.fault?.kind === 'stall') {
+    res.socket?.destroy();
+    return;
+  }
+  const body =
+    wire === 'messages'
+      ? {
+          id: 'msg_test', type: 'message', role: 'assistant', model,
+          content: [
+            ...(reply.reasoning ? [{ type: 'thinking', thinking: reply.reasoning, signature: 'sig-test' }] : []),
+            ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
+            ...reply.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.arguments || '{}') })),
+          ],
+          stop_reason: reply.finish === 'length' ? 'max_tokens' : reply.finish === 'tool_calls' ? 'tool_use' : 'end_turn', stop_sequence: null,
+          usage: { input_tokens: u.prompt - u.hit, cache_read_input_tokens: u.hit, cache_creation_input_tokens: 0, output_tokens: u.completion },
+        }
+      : { id: 'resp_test', object: 'response', status: 'completed', model, output: [...(reply.text ? [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: reply.text }] }] : [])], usage: { input_tokens: u.prompt, input_tokens_details: { cached_tokens: u.hit }, output_tokens: u.completion } };
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
