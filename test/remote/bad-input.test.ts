@@ -219,6 +219,11 @@ describe('remote: bad input and misbehaving programs (real processes)', function
       assert.equal(ofType(s.events, 'turn/end').at(-1)!.stopReason, 'interrupted');
     } finally {
       await h.close();
+      try {
+        process.kill(-Number(pgid), 'SIGKILL'); // never leave it behind, whatever failed above
+      } catch {
+        /* gone, as it should be */
+      }
     }
   });
 });
