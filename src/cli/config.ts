@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { HarnessConfig } from '../core/harness';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, positiveInt, UsageError, type ParsedArgs } from './args';
+import { remoteFromConfig } from './remote-config';
 
 export const DEFAULT_BASE_URL = 'https://api.deepseek.com';
 export const DEFAULT_MODEL = 'deepseek-chat';
@@ -36,6 +37,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const timeoutMs = positiveInt('timeout', args.options.get('timeout'));
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
+  const remote = remoteFromConfig(args, env);
   return {
     storeDir: storeDirOf(args, env),
     workspace: [workspaceOf(args)],
@@ -52,5 +54,6 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     maxSteps,
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
     commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
+    ...(remote ? { remote } : {}),
   };
 }
