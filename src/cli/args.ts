@@ -9,7 +9,7 @@ export class UsageError extends Error {
 }
 
 /** Flags that take a value; every other `--x` is a boolean switch. */
-const VALUED = new Set(['store', 'workspace', 'base-url', 'model', 'sandbox', 'approval', 'max-steps', 'max-tokens', 'timeout', 'max-children', 'max-rounds', 'budget', 'prices']);
+const VALUED = new Set(['store', 'workspace', 'base-url', 'model', 'sandbox', 'approval', 'max-steps', 'max-tokens', 'timeout', 'max-children', 'max-rounds', 'budget', 'prices', 'config']);
 const SWITCHES = new Set(['json', 'help', 'network']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {

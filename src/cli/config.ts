@@ -6,6 +6,7 @@ import type { HarnessConfig } from '../core/harness';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, positiveInt, UsageError, type ParsedArgs } from './args';
+import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };
 
@@ -40,6 +41,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   const prices = pricesOf(args, env);
+  const remote = remoteFromConfig(args, env);
   return {
     storeDir: storeDirOf(args, env),
     workspace: [workspaceOf(args)],
@@ -57,6 +59,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
     commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
     ...(prices ? { prices } : {}),
+    ...(remote ? { remote } : {}),
   };
 }
 

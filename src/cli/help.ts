@@ -27,6 +27,8 @@ Options:
   --sandbox MODE     read-only | workspace-write (default) | full-access (see below)
   --approval MODE    never (default) | auto (see below)
   --network          let sandboxed commands use the network (default: none)
+  --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
+                     {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"}}}
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply

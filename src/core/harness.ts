@@ -30,6 +30,8 @@ import type { Tool } from './tools/tool';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import { workflowRow, type WorkflowWiring } from './workflow/wire';
+import { remoteConfig } from './remote/turn';
+import { remoteRow } from './remote/wire';
 
 export { HarnessError, type HarnessErrorCode } from './harness/errors';
 export type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
@@ -121,6 +123,7 @@ export class Harness {
     wire(workspaceRow({ runCommand }));
     wire(promptRow);
     wire(delegationRow);
+    if (config.remote) wire(remoteRow(config.remote, () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : [])));
     this.workflows = wire(
       workflowRow(config.workflow, {
         check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
@@ -377,7 +380,8 @@ export class Harness {
         return r ? { refuse: r.message } : undefined;
       },
     };
-    const agent = new Agent(cfg);
+    // A remote child's turns run in its program; our model never compacts its log.
+    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program) : cfg);
     const offEvents = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });

@@ -3,6 +3,7 @@ import { SessionWriter } from './agent/session-writer';
 import { descriptorOf, lastTurnText } from './session/folds';
 import type { Session } from './session/session';
 import type { Store } from './store/store';
+import { reapOrphans } from './remote/reaper';
 import { WorkflowEngine } from './workflow/engine';
 
 /**
@@ -25,6 +26,7 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
       continue; // an unreadable log is reported where it is read; recovery skips it
     }
     if (!s.openTurnId) continue;
+    reapOrphans(s.events); // a remote child's program outlived the crash: its group goes first (issue 13)
     const w = new SessionWriter(s, store);
     const compaction = s.openCompactionId;
     if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });

@@ -56,7 +56,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['scope'],
   ['agent'],
   ['subagent'],
-  ['workflow', 'goal'],
+  ['workflow', 'goal', 'remote'],
   ['recovery'],
   ['harness'],
 ];

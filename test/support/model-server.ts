@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorBody, jsonWire, promptText, streamWire, wireOf, type Wire } from './wire-formats';
 
 // A real HTTP server speaking OpenAI chat-completions (SSE streaming and not) on
 // 127.0.0.1, with scripted replies, faults, a record of every request body, and a
 // DeepSeek-style prefix cache. Tests, benches and the demo reach it through the real
-// `openai` client.
+// `openai` client. The same script also answers OpenAI Responses (`/v1/responses`) and
+// Anthropic Messages (`/v1/messages`) streams for the real remote programs (wire-formats.ts).
 
 export interface ScriptedToolCall {
   id?: string;
@@ -67,6 +69,9 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   cacheHitTokens: number;
   promptTokens: number;
+  /** Which wire format the request spoke (its path). */
+  wire: Wire;
+  url: string;
 }
 
 /** Approximate tokens: 4 characters each. The cache counts whole blocks of 64 tokens. */
@@ -137,14 +142,18 @@ export class ModelServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return this.error(res, 404, `No route ${req.method} ${req.url}`);
-    if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`) return this.error(res, 401, 'Incorrect API key provided');
+    const wire = req.method === 'POST' && req.url ? wireOf(req.url) : undefined;
+    if (!wire) return this.error(res, 404, `No route ${req.method} ${req.url}`);
+    const key = req.headers.authorization ?? (req.headers['x-api-key'] ? `Bearer ${req.headers['x-api-key']}` : undefined);
+    if (this.apiKey && key !== `Bearer ${this.apiKey}`) return this.error(res, 401, 'Incorrect API key provided', wire);
     let body: ChatBody;
     try {
       body = JSON.parse(raw) as ChatBody;
     } catch {
-      return this.error(res, 400, 'Request body is not JSON');
+      return this.error(res, 400, 'Request body is not JSON', wire);
     }
+    // Token counting is no model turn: answered at once, not recorded, no script consumed.
+    if (wire === 'count_tokens') return this.json(res, { input_tokens: Math.ceil(promptText(body).length / CHARS_PER_TOKEN) });
     // Counted until the response is done or its connection goes (a client that cancels).
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -155,15 +164,21 @@ export class ModelServer {
     };
     res.once('finish', uncount);
     res.once('close', uncount);
-    const { hit, prompt } = this.cache(body);
+    const { hit, prompt } = this.cache(body, wire);
     const index = this.requests.length;
-    this.requests.push({ raw, body, headers: req.headers, cacheHitTokens: hit, promptTokens: prompt });
+    this.requests.push({ raw, body, headers: req.headers, cacheHitTokens: hit, promptTokens: prompt, wire, url: req.url! });
     const next = this.script.shift() ?? this.fallback;
     const reply = typeof next === 'function' ? next(body, index) : next;
     if (reply.delayMs) await sleep(reply.delayMs);
-    if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`);
+    if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`, wire);
     const usage = usageOf(prompt, hit, reply);
-    if (body.stream) await this.streamReply(res, body, reply, usage);
+    if (wire !== 'chat') {
+      const calls = toolCallsOf(reply, index).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+      const wr = { ...reply, calls, finish: finishOf(reply) as 'stop' };
+      const wu = { prompt, hit, completion: usage.completion_tokens };
+      if (body.stream === false) jsonWire(res, wire, String(body.model), wr, wu);
+      else await streamWire(res, wire, String(body.model), wr, wu);
+    } else if (body.stream) await this.streamReply(res, body, reply, usage);
     else this.jsonReply(res, body, reply, usage);
   }
 
@@ -172,8 +187,8 @@ export class ModelServer {
    * blocks of 64 tokens: like a provider cache, every block is keyed by the hash of the whole
    * prefix up to it, so a request hits as many leading blocks as some earlier one stored.
    */
-  private cache(body: ChatBody): { hit: number; prompt: number } {
-    const text = JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []);
+  private cache(body: ChatBody, wire: Wire): { hit: number; prompt: number } {
+    const text = wire === 'chat' ? JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []) : promptText(body);
     const block = CHARS_PER_TOKEN * CACHE_BLOCK_TOKENS;
     // Keyed by model, as a provider's cache is: the same prefix sent to another model misses.
     let h = createHash('sha1').update(String(body.model ?? '')).digest('base64');
@@ -189,9 +204,14 @@ export class ModelServer {
     return { hit: Math.min(hits * CACHE_BLOCK_TOKENS, prompt), prompt };
   }
 
-  private error(res: http.ServerResponse, status: number, message: string): void {
+  private error(res: http.ServerResponse, status: number, message: string, wire: Wire | 'count_tokens' = 'chat'): void {
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message, type: 'scripted_error', code: status } }));
+    res.end(JSON.stringify(errorBody(wire, status, message)));
+  }
+
+  private json(res: http.ServerResponse, body: object): void {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
   }
 
   private jsonReply(res: http.ServerResponse, body: ChatBody, reply: Reply, usage: object): void {

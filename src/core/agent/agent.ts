@@ -75,6 +75,10 @@ export class Agent implements SessionLog {
   append(draft: EventDraft): Promise<SessionEvent> {
     return this.cfg.writer.append(draft);
   }
+  /** Resolves once every event of this session issued so far is on disk. */
+  flush(): Promise<void> {
+    return this.cfg.writer.flush();
+  }
   get activity(): AgentActivity {
     return this.running || this.looping ? 'running' : 'idle';
   }
@@ -312,7 +316,7 @@ export class Agent implements SessionLog {
       };
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(this.turnConfig(), { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
+        outcome = await (this.cfg.runTurn ?? runTurn)(this.turnConfig(), { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
       } catch (err) {
         // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
         outcome = { stopReason: 'error', error: describeError(err) };

@@ -3,6 +3,10 @@ import type { ToolCall } from '../session/events';
 import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
+import type { ClaimedMessage, TurnOutcome } from './turn';
+
+/** Runs one claimed message as a turn: `runTurn` (the model loop) or a remote program's driver. */
+export type TurnRunner = (cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>) => Promise<TurnOutcome>;
 
 export interface AgentConfig extends ToolCallHooks {
   writer: SessionWriter;
@@ -44,6 +48,8 @@ export interface AgentConfig extends ToolCallHooks {
    * throw is a refusal: fail closed), and cheap — it runs at every step of every agent.
    */
   beforeRequest?: (req: RequestBound) => { refuse: string } | undefined;
+  /** Replaces the model loop (a remote child, issue 13): the same claim → turn/start → … → turn/end contract. */
+  runTurn?: TurnRunner;
 }
 
 /** What a request is about to be, for a budget check: its model, body size and completion cap. */

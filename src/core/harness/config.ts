@@ -1,3 +1,4 @@
+import type { RemoteSettings } from '../remote/settings';
 import type { ModelPrice } from '../cost/prices';
 import type { ToolProgress } from '../agent/config';
 import type { ModelClient } from '../model/types';
@@ -39,6 +40,8 @@ export interface HarnessConfig {
   goalMaxRounds?: number;
   /** Price overrides over the defaults (`null` removes one): settings `arbor.prices`, `arbor run --prices` (decision 0033). */
   prices?: Record<string, ModelPrice | null>;
+  /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
+  remote?: RemoteSettings;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }

@@ -180,6 +180,21 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   workflow?: { runId: string; index: number };
 }
 
+/**
+ * A remote child's other program (issue 13, decision 0035): which program ran its turn, the
+ * program's own session id (to find its transcript, or resume it later) and the process
+ * group it ran in (so a reaper can end it after a host crash). Not model history.
+ */
+export interface SubagentRemoteEvent extends Base<'subagent/remote'> {
+  program: string;
+  version?: string;
+  externalId: string;
+  /** The process group (= the leader's pid) the program runs in, while it runs. */
+  pgid?: number;
+  /** The program's own store (another Arbor's), when it has one. */
+  store?: string;
+}
+
 export interface EndSeedEvent extends Base<'session/end-seed'> {
   seedLength: number;
   /**
@@ -294,6 +309,7 @@ export type SessionEvent =
   | ApprovalPolicyEvent
   | ApprovalGrantEvent
   | SubagentDescriptorEvent
+  | SubagentRemoteEvent
   | EndSeedEvent
   | CompactionStartEvent
   | CompactionSummaryEvent

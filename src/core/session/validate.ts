@@ -145,6 +145,13 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('toolFilter', strings, 'an array of tool names', true),
     r('workflow', (v) => record(v) && nonEmpty(v.runId) && natural(v.index), '{runId, index}', true),
   ],
+  'subagent/remote': [
+    r('program', nonEmpty, 'a non-empty string'),
+    r('version', str, 'a string', true),
+    r('externalId', nonEmpty, 'a non-empty string'),
+    r('pgid', (v) => natural(v) && (v as number) > 1, 'a process group id (an integer > 1)', true),
+    r('store', nonEmpty, 'a non-empty string', true),
+  ],
   'session/end-seed': [
     r('seedLength', natural, 'a non-negative integer'),
     r('droppedInbox', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0), 'an array of message ids', true),

@@ -10,7 +10,7 @@ const CAPABILITY_OF: [keyof SubagentRequest, keyof SubagentProvider['capabilitie
 
 /**
  * Every check of a start, in the contract's order, before anything is created:
- * unknown provider → undeclared capability → bad maxDepth → bad outputSchema (or one for a
+ * unknown provider → unsupported mode → undeclared capability → bad maxDepth → bad outputSchema (or one for a
  * continuable child) → depth.
  */
 export function checkStart(
@@ -23,6 +23,8 @@ export function checkStart(
 ): { provider: SubagentProvider; depth: number } {
   const provider = providers.get(providerName);
   if (!provider) throw new SubagentError('UNKNOWN_PROVIDER', `Unknown subagent provider "${providerName}". Known: ${[...providers.keys()].join(', ')}.`);
+  if (provider.modes && !provider.modes.includes(mode))
+    throw new SubagentError('NOT_CONTINUABLE', `Provider "${provider.name}" runs ${provider.modes.join(' or ')} children only; start it with mode 'wait' or 'background'.`);
   for (const [field, cap] of CAPABILITY_OF) {
     if (request[field] !== undefined && !provider.capabilities[cap])
       throw new SubagentError('UNSUPPORTED_CAPABILITY', `Provider "${provider.name}" does not support ${field}; leave it out for this provider.`);

@@ -3,6 +3,7 @@ import type { Admission } from '../agent/config';
 import type { SessionWriter } from '../agent/session-writer';
 import type { ApprovalPort } from '../policy/approval';
 import type { Persona } from '../scope/prompt';
+import type { RemoteDriver } from '../remote/types';
 
 /** How a child is assembled; everything here is refolded from the child's own log on cold resume. */
 export interface ChildComposition {
@@ -18,6 +19,8 @@ export interface ChildComposition {
   approval?: ApprovalPort;
   /** Its slot under the harness-wide limit on children running at once. */
   admission?: Admission;
+  /** The child's turns run in another program (its provider's driver), not the model loop. */
+  remote?: RemoteDriver;
 }
 
 /** The composition root's port: build an Agent over a writer; `release` forgets it. */

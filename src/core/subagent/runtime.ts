@@ -242,7 +242,8 @@ export class SubagentRuntime implements SubagentControl {
     const messageId = randomUUID();
     await writer.append({ type: 'inbox/accepted', messageId, text: request.prompt, source: { kind: 'delegation', fromSession: parent.id } });
 
-    const comp = this.composition(header, request, escalate);
+    // Remote seam (issue 13): a remote provider's driver runs the child's turns.
+    const comp = { ...this.composition(header, request, escalate), ...(provider.remote ? { remote: provider.remote } : {}) };
     const unregister = this.registerLocalTools(childId, mode, request, onOutput);
     const built = this.deps.build(writer, comp);
     try {

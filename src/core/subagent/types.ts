@@ -5,6 +5,7 @@ import type { Persona } from '../scope/prompt';
 import type { SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
 import type { JsonSchema } from '../tools/tool';
+import type { RemoteDriver } from '../remote/types';
 
 /** What a provider lets a caller set at start. Remote providers declare none. */
 export interface Capabilities {
@@ -41,6 +42,11 @@ export interface SubagentProvider {
   capabilities: Capabilities;
   inheritsParentContext: boolean;
   prepare(parent: Session): { seed?: SessionEvent[] };
+  // ── remote seam (issue 13, decision 0035) ──
+  /** The modes it can run; absent = both. Remote providers: ['one-shot']. Checked before anything is created. */
+  modes?: readonly ('one-shot' | 'continuable')[];
+  /** Present when the child lives in another program: it runs the child's turn instead of the model loop. */
+  remote?: RemoteDriver;
 }
 
 /** How a start relates to its caller's turn. */
@@ -60,6 +66,7 @@ export type SubagentErrorCode =
   | 'UNKNOWN_CHILD'
   | 'NOT_PARENT'
   | 'NOT_CONTINUABLE'
+  | 'UNSUPPORTED_SANDBOX'
   | 'DESCRIPTOR'
   | 'STALE_HANDLE'
   | 'CANCELLED';

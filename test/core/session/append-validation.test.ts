@@ -69,6 +69,10 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       workflow: { runId: 'r1', index: 0 },
     },
   },
+  'subagent/remote': {
+    before: [],
+    event: { type: 'subagent/remote', program: 'codex', version: 'codex-cli 0.171.0', externalId: 'thread-1', pgid: 4242, store: '/stores/remote/child' },
+  },
   // Only Session.fromSeed writes it; checked through Session.restore below.
   'session/end-seed': { before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')], event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] } },
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
@@ -226,6 +230,9 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a budget with an unknown limit', 'budget/set', 'budget', { maxTokens: 10, maxRequests: 3 }],
     ['a budget set by the model itself', 'budget/set', 'source', 'model'],
     ['a negative reported cost', 'assistant/message', 'usage', { promptTokens: 1, completionTokens: 0, costUsd: -0.1 }],
+    ['an empty external id', 'subagent/remote', 'externalId', ''],
+    ['process group 1 (init: never a child of ours)', 'subagent/remote', 'pgid', 1],
+    ['a fractional process group', 'subagent/remote', 'pgid', 42.5],
   ];
 
   for (const [what, type, field, value] of cases) {

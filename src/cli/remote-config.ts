@@ -1,0 +1,36 @@
+import * as fs from 'node:fs';
+import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
+import { UsageError, type ParsedArgs } from './args';
+
+const PROGRAMS = ['codex', 'claudeCode'] as const;
+
+/**
+ * Remote programs (issue 13) from `--config FILE` or `$ARBOR_CONFIG`: a JSON file
+ * `{"remote": {"codex": {"command": …, "model"?, "env"?, "home"?, "overrides"?}, "claudeCode": {…}}}`.
+ * The user's own file (like VS Code's machine-scoped settings), never the workspace's.
+ */
+export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): RemoteSettings | undefined {
+  const opt = args.options.get('config');
+  const file = typeof opt === 'string' ? opt : env.ARBOR_CONFIG;
+  if (!file) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`Cannot read the config file ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const remote = (raw as { remote?: unknown } | null)?.remote;
+  if (remote === undefined) return undefined;
+  if (typeof remote !== 'object' || remote === null) throw new UsageError(`${file}: "remote" must be an object with "codex" and/or "claudeCode".`);
+  const out: RemoteSettings = {};
+  for (const key of PROGRAMS) {
+    const p = (remote as Record<string, unknown>)[key] as Partial<ProgramSettings> | undefined;
+    if (p === undefined) continue;
+    if (typeof p !== 'object' || p === null || typeof p.command !== 'string' || p.command === '')
+      throw new UsageError(`${file}: remote.${key}.command must name the program (a path or a command on PATH).`);
+    if (p.env !== undefined && (typeof p.env !== 'object' || p.env === null || Object.values(p.env).some((v) => typeof v !== 'string')))
+      throw new UsageError(`${file}: remote.${key}.env must map names to strings.`);
+    out[key] = p as ProgramSettings;
+  }
+  return out;
+}

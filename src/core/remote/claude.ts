@@ -1,0 +1,112 @@
+import type { SandboxMode } from '../session/events';
+import { programEnv } from './process';
+import { num, record, runProgram, str, type Json, type LineHandlers } from './run';
+import { programVersion, type ProgramSettings } from './settings';
+import type { RemoteDriver, RemoteOutcome, RemoteSink } from './types';
+
+/**
+ * `claude -p --output-format stream-json` (decision 0036). Policy never widens: read-only
+ * takes the edit tools away and keeps the default permission mode, in which `-p` refuses
+ * any Bash command that is not read-only; workspace-write accepts edits (in its working
+ * folder) and still refuses other writes; full-access skips permissions.
+ */
+const PERMISSIONS: Record<SandboxMode, string[]> = {
+  'read-only': ['--permission-mode', 'default', '--disallowedTools', 'Edit,Write,MultiEdit,NotebookEdit'],
+  'workspace-write': ['--permission-mode', 'acceptEdits'],
+  'full-access': ['--dangerously-skip-permissions'],
+};
+
+export function claudeDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => []): RemoteDriver {
+  return {
+    program: 'claude-code',
+    toolPrefix: 'claude',
+    supports: (mode) => mode in PERMISSIONS,
+    async runTurn(ctx, sink) {
+      const version = await programVersion(settings.command, settings.env);
+      const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...(settings.model ? ['--model', settings.model] : []), ...PERMISSIONS[ctx.sandbox], '--', ctx.prompt];
+      const env = programEnv(
+        {
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          ...(settings.home ? { CLAUDE_CONFIG_DIR: settings.home } : {}),
+          // As root, claude refuses to skip permissions unless told it runs in a sandbox.
+          ...(ctx.sandbox === 'full-access' && process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
+          ...settings.env,
+        },
+        process.env,
+        secrets(),
+      );
+      return runProgram(ctx, sink, {
+        label: 'Claude Code',
+        setting: 'arbor.remote.claudeCode.command',
+        spec: { command: settings.command, args, cwd: ctx.cwd, env, ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}), ...(settings.graceMs ? { graceMs: settings.graceMs } : {}) },
+        handlers: handlers(version),
+      });
+    },
+  };
+}
+
+/** The text of a tool result's content (a string, or blocks). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((b) => (record(b) ? str(b.text) || (b.type === 'image' ? '[image]' : '') : '')).join('\n');
+  return content == null ? '' : JSON.stringify(content);
+}
+
+const RESULT: Record<string, (r: Json, denials: string) => RemoteOutcome> = {
+  success: (r) => ({ stopReason: r.stop_reason === 'max_tokens' ? 'max-tokens' : 'completed' }),
+  error_max_turns: (_r, d) => ({ stopReason: 'error', error: `Claude Code reached its turn limit.${d}` }),
+  error_max_budget_usd: (_r, d) => ({ stopReason: 'error', error: `Claude Code reached its budget limit.${d}` }),
+  error_during_execution: (r, d) => ({ stopReason: 'error', error: `Claude Code failed during execution${str(r.result) ? `: ${str(r.result)}` : '.'}${d}` }),
+};
+
+function handlers(version: string | undefined): LineHandlers {
+  /** Lines of Claude's own sub-agents (Task) stay in its transcript; only the Task call and result are ours. */
+  const sub = (e: Json, sink: RemoteSink) => {
+    if (e.parent_tool_use_id == null) return false;
+    sink.skipped('subagent-line');
+    return true;
+  };
+  return {
+    system: async (e, st, sink) => {
+      if (e.subtype !== 'init') return;
+      sink.model(str(e.model));
+      const v = version ?? (str(e.claude_code_version) || undefined);
+      await sink.external({ program: 'claude-code', ...(v ? { version: v } : {}), externalId: str(e.session_id) || 'unknown', ...(st.proc.pid ? { pgid: st.proc.pid } : {}) });
+    },
+    stream_event: (e, _st, sink) => {
+      if (sub(e, sink)) return;
+      const ev = record(e.event) ? e.event : {};
+      const d = record(ev.delta) ? ev.delta : {};
+      if (ev.type !== 'content_block_delta') return;
+      if (d.type === 'text_delta') sink.delta('text', str(d.text));
+      else if (d.type === 'thinking_delta') sink.delta('reasoning', str(d.thinking));
+    },
+    assistant: async (e, _st, sink) => {
+      if (sub(e, sink)) return;
+      const m = record(e.message) ? e.message : {};
+      if (str(m.model)) sink.model(str(m.model));
+      for (const b of Array.isArray(m.content) ? m.content : []) {
+        if (!record(b)) continue;
+        if (b.type === 'text') sink.text(str(b.text));
+        else if (b.type === 'thinking') sink.reasoning(str(b.thinking));
+        else if (b.type === 'tool_use') await sink.toolCall(str(b.id), str(b.name), b.input ?? {});
+      }
+    },
+    user: async (e, _st, sink) => {
+      if (sub(e, sink)) return;
+      const m = record(e.message) ? e.message : {};
+      for (const b of Array.isArray(m.content) ? m.content : []) {
+        if (record(b) && b.type === 'tool_result') await sink.toolResult(str(b.tool_use_id), textOf(b.content), b.is_error === true);
+      }
+    },
+    result: (e, st, sink) => {
+      const u = record(e.usage) ? e.usage : {};
+      const read = num(u.cache_read_input_tokens);
+      sink.usage({ promptTokens: num(u.input_tokens) + read + num(u.cache_creation_input_tokens), completionTokens: num(u.output_tokens), cacheHitTokens: read });
+      const denials = Array.isArray(e.permission_denials) && e.permission_denials.length ? ` Refused by its permissions: ${e.permission_denials.map((p) => (record(p) ? str(p.tool_name) : '')).join(', ')}.` : '';
+      const map = RESULT[str(e.subtype)];
+      st.final = map ? map(e, denials) : { stopReason: 'error', error: `Claude Code ended with ${str(e.subtype) || 'an unknown result'}.${denials}` };
+      if (e.is_error === true && st.final.stopReason !== 'error') st.final = { stopReason: 'error', error: `Claude Code: ${str(e.result) || 'the run failed'}` };
+    },
+  };
+}

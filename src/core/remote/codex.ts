@@ -1,0 +1,100 @@
+import type { SandboxMode } from '../session/events';
+import { programEnv } from './process';
+import { num, record, runProgram, str, type Json, type LineHandlers } from './run';
+import type { RemoteDriver } from './types';
+import { programVersion, type ProgramSettings } from './settings';
+
+/** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
+const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
+
+export function codexDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => []): RemoteDriver {
+  return {
+    program: 'codex',
+    toolPrefix: 'codex',
+    supports: (mode) => mode in SANDBOX,
+    async runTurn(ctx, sink) {
+      const version = await programVersion(settings.command, settings.env);
+      const args = [
+        'exec', '--json', '--skip-git-repo-check', '--ephemeral', '-C', ctx.cwd, '-s', SANDBOX[ctx.sandbox],
+        // Nobody can answer a question from inside `exec`: every approval is refused by the program itself.
+        '-c', 'approval_policy="never"', '-c', 'analytics.enabled=false', '--disable', 'plugins', '--disable', 'remote_plugin',
+        ...(settings.model ? ['-m', settings.model] : []),
+        ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
+        '--', ctx.prompt,
+      ];
+      const env = programEnv({ ...(settings.home ? { CODEX_HOME: settings.home } : {}), ...settings.env }, process.env, secrets());
+      return runProgram(ctx, sink, {
+        label: 'Codex',
+        setting: 'arbor.remote.codex.command',
+        spec: { command: settings.command, args, cwd: ctx.cwd, env, gracefulSignal: 'SIGINT', ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}), ...(settings.graceMs ? { graceMs: settings.graceMs } : {}) },
+        handlers: handlers(version),
+      });
+    },
+  };
+}
+
+/** A command's output as the log shows it: what it printed, then how it ended. */
+function commandResult(item: Json): { content: string; isError: boolean } {
+  const exit = typeof item.exit_code === 'number' ? item.exit_code : undefined;
+  const status = str(item.status);
+  const out = str(item.aggregated_output);
+  const how = status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
+  return { content: out ? `${out.replace(/\n$/, '')}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
+}
+
+/** Items that are a call and its result at once (sent only completed). */
+const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unknown; content: string; isError: boolean }> = {
+  file_change: (i) => ({ name: 'apply_patch', args: { changes: i.changes }, content: JSON.stringify(i.changes ?? []), isError: str(i.status) === 'failed' }),
+  mcp_tool_call: (i) => ({ name: `mcp.${str(i.server)}.${str(i.tool)}`, args: i.arguments ?? {}, content: JSON.stringify(i.result ?? i.error ?? null), isError: str(i.status) === 'failed' || i.error != null }),
+  web_search: (i) => ({ name: 'web_search', args: { query: i.query }, content: str(i.query), isError: false }),
+};
+
+function handlers(version: string | undefined): LineHandlers {
+  const started = new Set<string>();
+  const onItem = async (e: Json, st: { errors: string[] }, sink: import('./types').RemoteSink, completed: boolean) => {
+    const item = record(e.item) ? e.item : {};
+    const id = str(item.id);
+    const type = str(item.type);
+    if (type === 'command_execution') {
+      if (!started.has(id)) {
+        started.add(id);
+        await sink.toolCall(id, 'shell', { command: str(item.command) });
+      }
+      if (completed) {
+        const r = commandResult(item);
+        await sink.toolResult(id, r.content, r.isError);
+      }
+      return;
+    }
+    if (!completed) return; // other items are read when completed
+    if (type === 'agent_message') {
+      sink.delta('text', str(item.text));
+      sink.text(str(item.text));
+    } else if (type === 'reasoning') {
+      sink.delta('reasoning', str(item.text));
+      sink.reasoning(str(item.text));
+    } else if (type === 'error') st.errors.push(str(item.message));
+    else if (ONE_SHOT_ITEMS[type]) {
+      const r = ONE_SHOT_ITEMS[type](item);
+      await sink.toolCall(id, r.name, r.args);
+      await sink.toolResult(id, r.content, r.isError);
+    } else sink.skipped(`item:${type}`); // todo_list, collab_tool_call (codex's own sub-agents: provider-managed)
+  };
+  return {
+    'thread.started': (e, st, sink) => sink.external({ program: 'codex', ...(version ? { version } : {}), externalId: str(e.thread_id) || 'unknown', ...(st.proc.pid ? { pgid: st.proc.pid } : {}) }),
+    'turn.started': () => undefined,
+    'item.started': (e, st, sink) => onItem(e, st, sink, false),
+    'item.updated': (e, st, sink) => onItem(e, st, sink, false),
+    'item.completed': (e, st, sink) => onItem(e, st, sink, true),
+    'turn.completed': (e, st, sink) => {
+      const u = record(e.usage) ? e.usage : {};
+      sink.usage({ promptTokens: num(u.input_tokens), completionTokens: num(u.output_tokens), cacheHitTokens: num(u.cached_input_tokens) });
+      st.final = { stopReason: 'completed' };
+    },
+    'turn.failed': (e, st) => {
+      const err = record(e.error) ? str(e.error.message) : '';
+      st.final = { stopReason: 'error', error: `Codex failed: ${err || st.errors[st.errors.length - 1] || 'no reason given'}` };
+    },
+    error: (e, st) => void st.errors.push(str(e.message)),
+  };
+}

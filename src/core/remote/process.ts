@@ -1,0 +1,232 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * A remote program's process, done the same way for every provider (decision 0036): its own
+ * process group; stdout read as lines with a length cap; a bounded stderr tail; an idle
+ * timeout; a stop that takes a graceful step, then SIGTERM to the group, then SIGKILL after
+ * a grace period, and returns only once the group is gone; an environment built from an
+ * allow-list, so no secret of Arbor's (its model key) reaches another vendor's program.
+ */
+export interface ProcessSpec {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** No line (stdout or stderr) for this long: the program is stopped as hung. Default 300 s. */
+  idleTimeoutMs?: number;
+  /** A longer stdout line is dropped (reported as too long), never buffered whole. Default 8 MiB. */
+  maxLineBytes?: number;
+  /** How much of stderr is kept for error messages. Default 20 KiB. */
+  stderrTailBytes?: number;
+  /** The first step of a stop (codex: SIGINT); absent = straight to SIGTERM. */
+  gracefulSignal?: NodeJS.Signals;
+  /** How long each step of a stop waits for the program to exit. Default 2 s. */
+  graceMs?: number;
+}
+
+export type Line = { text: string } | { tooLong: number };
+
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_IDLE_MS = 300_000;
+const DEFAULT_GRACE_MS = 2000;
+const DEFAULT_STDERR_TAIL = 20 * 1024;
+
+/** Variables a program may inherit from the host; everything else (API keys above all) is left out. */
+export const ENV_ALLOW = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TZ', 'TMPDIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_RUNTIME_DIR', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
+/** Never passed on, even when named in a provider's own env setting: Arbor's own model keys. */
+const ENV_DENY = /^(ARBOR_|DEEPSEEK_)/;
+
+/** The program's environment: the allow-listed host variables, then the provider's own (minus Arbor's secrets). */
+export function programEnv(extra: Record<string, string | undefined> = {}, host: NodeJS.ProcessEnv = process.env, secrets: readonly string[] = []): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ENV_ALLOW) if (host[k] !== undefined) env[k] = host[k]!;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined && !ENV_DENY.test(k) && !secrets.includes(v)) env[k] = v;
+  return env;
+}
+
+/** The executable a command names (a path, or a name on PATH), or undefined when there is none. */
+export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''): string | undefined {
+  const executable = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return executable(command) ? path.resolve(command) : undefined;
+  for (const dir of pathVar.split(':').filter(Boolean)) if (executable(path.join(dir, command))) return path.join(dir, command);
+  return undefined;
+}
+
+export class RemoteProcess {
+  readonly child: ChildProcess;
+  /** Resolves when the program has exited (or failed to start). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: string }>;
+  /** It produced no output for the idle timeout and was stopped. */
+  idledOut = false;
+  private stderrBuf = '';
+  private readonly queue: Line[] = [];
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** Bytes of the line being dropped (it passed the cap), or -1. */
+  private dropping = -1;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(readonly spec: ProcessSpec) {
+    // Its own process group (detached): a stop reaches everything it started.
+    this.child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = new Promise((resolve) => {
+      this.child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
+      this.child.once('close', (code, signal) => resolve({ code, signal }));
+      // The leader exited but something it started still holds its output open: stop waiting for it.
+      this.child.once('exit', () => {
+        setTimeout(() => {
+          this.child.stdout?.destroy();
+          this.child.stderr?.destroy();
+        }, 1000).unref();
+      });
+    });
+    void this.exited.then(() => {
+      clearTimeout(this.idleTimer);
+      this.flushPartial();
+      this.ended = true;
+      this.wake?.();
+    });
+    const max = spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.touch();
+      this.split(chunk, max);
+    });
+    const tail = spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL;
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (s: string) => {
+      this.touch();
+      this.stderrBuf = (this.stderrBuf + s).slice(-tail);
+    });
+    this.touch();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The last part of what the program wrote to stderr (bounded), trimmed. */
+  get stderrTail(): string {
+    return this.stderrBuf.trim();
+  }
+
+  /** Its stdout, line by line, until it closes. */
+  async *lines(): AsyncGenerator<Line> {
+    for (;;) {
+      const next = this.queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+    }
+  }
+
+  /**
+   * Stop it: the graceful signal (if any), then SIGTERM, then SIGKILL, each to the whole
+   * group with `graceMs` between; resolves once the group has no process left.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const grace = this.spec.graceMs ?? DEFAULT_GRACE_MS;
+      const steps: NodeJS.Signals[] = [...(this.spec.gracefulSignal ? [this.spec.gracefulSignal] : []), 'SIGTERM'];
+      for (const sig of steps) {
+        if (!this.groupAlive()) break;
+        this.signalGroup(sig);
+        if (await this.exitedWithin(grace)) break;
+      }
+      await this.reapGroup();
+    })();
+    return this.stopping;
+  }
+
+  /** After the leader exits, whatever it left in its group goes too (a command it ran in the background). */
+  async reapGroup(): Promise<void> {
+    this.signalGroup('SIGKILL');
+    for (let i = 0; i < 200 && this.groupAlive(); i++) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  groupAlive(): boolean {
+    if (!this.child.pid) return false;
+    try {
+      process.kill(-this.child.pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private signalGroup(sig: NodeJS.Signals): void {
+    if (!this.child.pid) return;
+    try {
+      process.kill(-this.child.pid, sig);
+    } catch {
+      /* the group is gone */
+    }
+  }
+
+  private async exitedWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([this.exited.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms)))]);
+    clearTimeout(timer);
+    return r;
+  }
+
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    if (this.ended) return;
+    this.idleTimer = setTimeout(() => {
+      this.idledOut = true;
+      void this.stop();
+    }, this.spec.idleTimeoutMs ?? DEFAULT_IDLE_MS);
+  }
+
+  private split(chunk: Buffer, max: number): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
+      if (this.dropping >= 0) this.dropping += piece.length;
+      else if (this.partialBytes + piece.length > max) {
+        this.dropping = this.partialBytes + piece.length;
+        this.partial = [];
+        this.partialBytes = 0;
+      } else if (piece.length) {
+        this.partial.push(Buffer.from(piece));
+        this.partialBytes += piece.length;
+      }
+      if (nl < 0) break;
+      this.endLine();
+      start = nl + 1;
+    }
+    this.wake?.();
+  }
+
+  private endLine(): void {
+    if (this.dropping >= 0) this.queue.push({ tooLong: this.dropping });
+    else {
+      const text = Buffer.concat(this.partial).toString('utf8');
+      if (text.trim()) this.queue.push({ text });
+    }
+    this.dropping = -1;
+    this.partial = [];
+    this.partialBytes = 0;
+  }
+
+  private flushPartial(): void {
+    if (this.partialBytes > 0 || this.dropping >= 0) this.endLine();
+  }
+}

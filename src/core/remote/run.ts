@@ -1,0 +1,80 @@
+import { RemoteProcess, resolveCommand, type ProcessSpec } from './process';
+import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
+
+export type Json = Record<string, unknown>;
+
+/** What a driver has read so far: the program's final word, and errors it reported on the way. */
+export interface StreamState {
+  final?: RemoteOutcome;
+  errors: string[];
+  proc: RemoteProcess;
+}
+
+/** A driver's reading of one JSON line; `type` picks the handler, unknown types are counted. */
+export type LineHandlers = Record<string, (e: Json, st: StreamState, sink: RemoteSink) => void | Promise<void>>;
+
+export interface ProgramRun {
+  /** How messages name the program ("Codex", "Claude Code"). */
+  label: string;
+  /** The setting that names its command, for a missing-binary error. */
+  setting: string;
+  spec: ProcessSpec;
+  handlers: LineHandlers;
+  /** The field holding an event's type (default `type`). */
+  typeOf?: (e: Json) => string | undefined;
+}
+
+export const record = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
+
+/**
+ * Run a program for one turn and feed its JSON lines to the driver's handlers. Non-JSON
+ * lines, over-long lines and unknown event types are counted, never fatal; the outcome is
+ * the program's final event, else an error naming how it ended and its stderr tail.
+ */
+export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: ProgramRun): Promise<RemoteOutcome> {
+  const command = resolveCommand(run.spec.command, run.spec.env.PATH ?? process.env.PATH);
+  if (!command)
+    return { stopReason: 'error', error: `REMOTE_NOT_FOUND: ${run.label} was not found: "${run.spec.command}" is not an executable file or a command on PATH. Install it, or set ${run.setting} to its path.` };
+  if (ctx.signal.aborted) return { stopReason: 'interrupted' };
+  const proc = new RemoteProcess({ ...run.spec, command });
+  const onAbort = () => void proc.stop();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const st: StreamState = { errors: [], proc };
+  const typeOf = run.typeOf ?? ((e: Json) => (typeof e.type === 'string' ? e.type : undefined));
+  try {
+    for await (const line of proc.lines()) {
+      if ('tooLong' in line) {
+        sink.skipped('line-too-long');
+        continue;
+      }
+      let e: unknown;
+      try {
+        e = JSON.parse(line.text);
+      } catch {
+        sink.skipped('non-json');
+        continue;
+      }
+      const handler = record(e) ? run.handlers[typeOf(e) ?? ''] : undefined;
+      if (!handler) {
+        sink.skipped(record(e) ? `unknown:${String(typeOf(e))}` : 'non-object');
+        continue;
+      }
+      await handler(e as Json, st, sink);
+    }
+    const exit = await proc.exited;
+    await proc.reapGroup();
+    if (ctx.signal.aborted) return { stopReason: 'interrupted' };
+    const tail = proc.stderrTail ? `\n${run.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
+    if (exit.spawnError) return { stopReason: 'error', error: `${run.label} could not start: ${exit.spawnError}` };
+    if (proc.idledOut) return { stopReason: 'error', error: `${run.label} produced no output for ${Math.round((run.spec.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}` };
+    if (st.final) return st.final.stopReason === 'error' && !st.final.error ? { ...st.final, error: `${run.label} failed.${tail}` } : st.final;
+    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+    const said = st.errors.length ? ` Last error: ${st.errors[st.errors.length - 1]}` : '';
+    return { stopReason: 'error', error: `${run.label} ended without finishing its turn (${how}).${said}${tail}` };
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    if (proc.groupAlive()) await proc.stop();
+  }
+}

@@ -1,0 +1,45 @@
+import { execFile } from 'node:child_process';
+import { programEnv, resolveCommand } from './process';
+
+/**
+ * One remote program as the deployment configures it (VS Code's machine-scoped
+ * `arbor.remote.*` settings, or the CLI's `--config` file): never from a workspace.
+ */
+export interface ProgramSettings {
+  /** The program: a path or a command on PATH. */
+  command: string;
+  /** Passed through to the program (`-m` / `--model`); absent = the program's own default. */
+  model?: string;
+  /** Extra variables for the program (its own key, base URL…); Arbor's own keys are never passed. */
+  env?: Record<string, string>;
+  /** The program's own state folder (codex `CODEX_HOME`, claude `CLAUDE_CONFIG_DIR`); absent = its default. */
+  home?: string;
+  /** codex: extra `-c key=value` overrides (e.g. a model provider). */
+  overrides?: string[];
+  /** Stop the program when it says nothing for this long (ms); default 300000. */
+  idleTimeoutMs?: number;
+  /** Each step of a stop waits this long (ms); default 2000. */
+  graceMs?: number;
+}
+
+export interface RemoteSettings {
+  codex?: ProgramSettings;
+  claudeCode?: ProgramSettings;
+}
+
+const versions = new Map<string, Promise<string | undefined>>();
+
+/** `<command> --version`, first line, once per command (undefined when it cannot run). */
+export function programVersion(command: string, env?: Record<string, string>): Promise<string | undefined> {
+  let v = versions.get(command);
+  if (!v) {
+    const exe = resolveCommand(command);
+    v = !exe
+      ? Promise.resolve(undefined)
+      : new Promise((resolve) =>
+          execFile(exe, ['--version'], { encoding: 'utf8', timeout: 30_000, env: programEnv(env) }, (err, stdout) => resolve(err ? undefined : stdout.trim().split('\n')[0] || undefined)),
+        );
+    versions.set(command, v);
+  }
+  return v;
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentConfig, TurnRunner } from '../agent/config';
+import { InterruptReason, type TurnOutcome } from '../agent/turn';
+import { effectiveApproval } from '../policy/approval';
+import { effectiveSandbox } from '../policy/sandbox';
+import type { SessionEvent, StopReason } from '../session/events';
+import { policyOverrides } from '../session/folds';
+import { SessionSink } from './sink';
+import type { RemoteDriver } from './types';
+
+/**
+ * A remote child's turn (decision 0035): the same frame as `runTurn` — claim, turn/start,
+ * the user message, …, turn/end — with the driver's program in place of the model loop.
+ * Every way out closes the turn; an abort ends it `interrupted` (or `cancelled` on disposal)
+ * whatever the program said last.
+ */
+export function remoteTurn(driver: RemoteDriver, model: string): TurnRunner {
+  return async (cfg, msg, signal, beforeStep) => {
+    const w = cfg.writer;
+    const turnId = randomUUID();
+    await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
+    await w.append({ type: 'turn/start', turnId });
+    const end = async (stopReason: StopReason, error?: string): Promise<TurnOutcome> => {
+      await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}) });
+      return { stopReason, ...(error ? { error } : {}) };
+    };
+    const stopped = (): Promise<TurnOutcome> => end(signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
+    const sink = new SessionSink(w, driver.toolPrefix, model, cfg.onDelta);
+    try {
+      await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
+      await beforeStep?.(); // the child's fan-out slot, like a model request's
+      if (signal.aborted) return await stopped();
+      const overrides = policyOverrides(w.session.events);
+      const sandbox = effectiveSandbox(overrides, cfg.defaults.sandbox);
+      if (!driver.supports(sandbox)) return await end('error', `UNSUPPORTED_SANDBOX: ${driver.program} cannot enforce the ${sandbox} sandbox here, so it was not started (it would run wider).`);
+      let outcome;
+      try {
+        outcome = await driver.runTurn(
+          { childId: w.id, prompt: remotePrompt(w.session.events, msg.text), cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(), sandbox, approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval), signal },
+          sink,
+        );
+      } catch (err) {
+        outcome = { stopReason: 'error' as const, error: err instanceof Error ? err.message : String(err) };
+      }
+      await sink.finish();
+      if (signal.aborted) return await stopped();
+      return await end(outcome.stopReason, outcome.error);
+    } catch (err) {
+      if (w.session.openTurnId !== turnId) throw err;
+      return end('error', `Arbor could not finish this turn: ${err instanceof Error ? err.message : String(err)}. Retry the message.`);
+    }
+  };
+}
+
+/** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */
+export function remotePrompt(events: readonly SessionEvent[], task: string): string {
+  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && e.source.runtime) return `${e.text}\n\n${task}`;
+  return task;
+}
+
+/** A remote child's config: its turns run the driver; our model never compacts (summarises) its log. */
+export function remoteConfig(cfg: AgentConfig, driver: RemoteDriver, model: string): AgentConfig {
+  return { ...cfg, runTurn: remoteTurn(driver, model), compaction: undefined };
+}

@@ -1,0 +1,99 @@
+import type { FeatureRow } from '../subagent/rows';
+import type { SubagentControl } from '../subagent/surface';
+import { runOneShot } from '../subagent/tools/one-shot';
+import { subagentFailure } from '../subagent/tools/shared';
+import { SubagentError, type SubagentProvider, type SubagentRequest } from '../subagent/types';
+import type { Tool } from '../tools/tool';
+import { claudeDriver } from './claude';
+import { codexDriver } from './codex';
+import type { ProgramSettings, RemoteSettings } from './settings';
+import type { RemoteDriver } from './types';
+
+/**
+ * The remote providers a deployment configured (decision 0035), and one global delegation
+ * tool each with a static description: registered only when configured, so request heads
+ * stay the same for everyone else (the model does not choose a provider; tool names do).
+ */
+interface Entry {
+  key: keyof RemoteSettings;
+  provider: string;
+  tool: string;
+  what: string;
+  driver: (s: ProgramSettings, secrets: () => readonly string[]) => RemoteDriver;
+}
+
+const ENTRIES: Entry[] = [
+  { key: 'codex', provider: 'codex', tool: 'delegate_codex', what: 'OpenAI Codex (the `codex` CLI)', driver: codexDriver },
+  { key: 'claudeCode', provider: 'claude-code', tool: 'delegate_claude_code', what: 'Claude Code (the `claude` CLI)', driver: claudeDriver },
+];
+
+/** A remote provider: one-shot only, no start capabilities, no inherited history. */
+export function remoteProvider(name: string, driver: RemoteDriver): SubagentProvider {
+  return {
+    name,
+    capabilities: { outputSchema: false, depthLimit: false, toolFilter: false, persona: false },
+    inheritsParentContext: false,
+    modes: ['one-shot'],
+    remote: driver,
+    prepare: () => ({}),
+  };
+}
+
+const PARAMS = {
+  type: 'object' as const,
+  properties: {
+    prompt: { type: 'string' as const, description: 'The whole task: the other agent sees none of your conversation.' },
+    label: { type: 'string' as const, description: 'A short name shown in the agent tree, e.g. "review".' },
+    mode: {
+      type: 'string' as const,
+      enum: ['wait', 'background'],
+      description: "'wait' (default): get its final answer as this tool's result. 'background': you go on; its answer arrives later as a notice.",
+    },
+  },
+  required: ['prompt'],
+  additionalProperties: false,
+};
+
+function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, model: string | undefined): Tool {
+  return {
+    name: e.tool,
+    description:
+      `Delegate a self-contained task to ${e.what}, run as a one-shot child in the agent tree. It works in the same folder under ` +
+      'your permissions (never wider) and cannot ask for approval; its final message is the result.',
+    parameters: PARAMS,
+    async execute(args, ctx) {
+      const caller = rt.resident(ctx.sessionId);
+      if (!caller) return subagentFailure(e.tool, new Error(`session ${ctx.sessionId} is not live`));
+      // Refused before anything is created: a program that cannot enforce the mode never runs wider.
+      if (!driver.supports(ctx.sandbox))
+        return subagentFailure(e.tool, new SubagentError('UNSUPPORTED_SANDBOX', `${e.what} cannot enforce the ${ctx.sandbox} sandbox here; do the work yourself.`));
+      const request: SubagentRequest = { prompt: String(args.prompt ?? ''), model: model ?? `${e.provider} default` };
+      if (typeof args.label === 'string') request.label = args.label;
+      try {
+        return await runOneShot(rt, caller, e.provider, request, args.mode === 'background', ctx.signal);
+      } catch (err) {
+        return subagentFailure(e.tool, err);
+      }
+    },
+  };
+}
+
+/**
+ * The harness row of the remote providers (decision 0035): for each configured program its
+ * provider and its global delegation tool; none configured, nothing at all.
+ */
+export function remoteRow(settings: RemoteSettings, secrets: () => readonly string[]): FeatureRow<void> {
+  return {
+    name: 'remote',
+    wire({ subagents, tools, registerProvider }) {
+      for (const e of ENTRIES) {
+        const s = settings[e.key];
+        if (!s?.command) continue;
+        const driver = e.driver(s, secrets);
+        registerProvider(remoteProvider(e.provider, driver));
+        tools.register(delegationTool(subagents, e, driver, s.model));
+      }
+      return { service: undefined };
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { listAgents } from '../../src/core/subagent/control';
+import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, remoteWorld } from './world';
+
+describe('remote: claude-code (the real program, offline)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  it('is the pinned version', () => {
+    assert.equal(execFileSync(CLAUDE_BIN, ['--version'], { encoding: 'utf8' }).trim(), `${PINNED.claude} (Claude Code)`);
+  });
+
+  it('a plain answer through delegate_claude_code: its own transcript, subagent/remote, usage with cache tokens in list_agents, no process left', async () => {
+    byWire(w.server, {
+      chat: [{ toolCalls: [{ name: 'delegate_claude_code', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
+      messages: [{ text: 'Hello from claude', reasoning: 'a short thought' }],
+    });
+    const root = await w.t.h.createSession();
+    await root.accept('delegate it');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(root.id);
+    assert.ok(child, 'a child in the tree');
+    const s = await w.t.h.store.inspect(child.id);
+    const remote = ofType(s.events, 'subagent/remote');
+    assert.equal(remote.length, 1);
+    assert.equal(remote[0].program, 'claude-code');
+    assert.equal(remote[0].version, `${PINNED.claude} (Claude Code)`);
+    assert.match(remote[0].externalId, /^[0-9a-f-]{36}$/);
+    assert.ok(remote[0].pgid && remote[0].pgid > 1);
+    assert.equal(groupAlive(remote[0].pgid!), false, 'no process left in its group');
+    const msgs = ofType(s.events, 'assistant/message');
+    assert.equal(msgs.map((m) => m.text).join(''), 'Hello from claude');
+    assert.equal(msgs[0].reasoning, 'a short thought');
+    const usage = msgs[msgs.length - 1].usage!;
+    const served = w.server.requests.filter((r) => r.wire === 'messages');
+    assert.equal(served.length, 1);
+    assert.deepEqual(usage, { promptTokens: served[0].promptTokens, completionTokens: usage.completionTokens, cacheHitTokens: served[0].cacheHitTokens });
+    assert.ok(usage.completionTokens > 0);
+    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
+    assertValidTurn(s.events);
+    // The parent got the answer as its tool result.
+    const parent = await w.t.h.store.inspect(root.id);
+    const result = ofType(parent.events, 'tool/result').find((r) => r.name === 'delegate_claude_code')!;
+    assert.equal(result.isError, false);
+    assert.match(result.content, /Hello from claude/);
+    const [listed] = await listAgents(w.t.h.subagents, root.id);
+    assert.equal(listed.provider, 'claude-code');
+    assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
+    // Remote children are never compacted and write no request header of ours.
+    assert.equal(ofType(s.events, 'request/header').length, 0);
+  });
+
+  it('a shell round trip shows in the child transcript as claude:Bash and its result', async () => {
+    byWire(w.server, { messages: [{ toolCalls: [{ name: 'Bash', arguments: { command: 'echo remote-ok', description: 'echo' } }] }, { text: 'ran it' }] });
+    const root = await w.t.h.createSession();
+    const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'run a command' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    assert.equal(r.text, 'ran it');
+    const s = await w.t.h.store.inspect(run.id);
+    const calls = ofType(s.events, 'assistant/message').flatMap((m) => m.toolCalls ?? []);
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].name, 'claude:Bash');
+    assert.match(JSON.parse(calls[0].arguments).command, /^echo remote-ok$/);
+    const [res] = ofType(s.events, 'tool/result');
+    assert.equal(res.callId, calls[0].id);
+    assert.equal(res.isError, false);
+    assert.match(res.content, /^remote-ok$/);
+    assertValidTurn(s.events);
+  });
+
+  it('a read-only child: the real program refuses the write and the file stays absent', async () => {
+    const t = await w.reopen({ sandbox: 'read-only' });
+    byWire(w.server, { messages: [{ toolCalls: [{ name: 'Write', arguments: { file_path: path.join(t.workspace, 'made-by-claude.txt'), content: 'x' } }, { name: 'Bash', arguments: { command: 'echo x > made-by-claude.txt', description: 'write' } }] }, { text: 'tried' }] });
+    const root = await t.h.createSession();
+    const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'write a file' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')), false, 'nothing written');
+    const s = await t.h.store.inspect(run.id);
+    const results = ofType(s.events, 'tool/result');
+    assert.deepEqual(results.map((x) => [x.name, x.isError]), [['claude:Write', true], ['claude:Bash', true]]);
+    assert.match(results[1].content, /needs approval|permission/i);
+  });
+
+  for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
+    it(`cancel from ${how}: interrupted, the process group gone, no process left`, async () => {
+      byWire(w.server, { messages: [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }] });
+      const root = await w.t.h.createSession();
+      const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'long task' });
+      const pgid = await pgidOf(() => w.t.h.resident(run.id)?.session.events ?? []);
+      await waitFor(() => w.server.requests.some((q) => q.wire === 'messages'));
+      if (how === 'the parent interrupt') void run.localAgent.cancel('interrupted', { keepInbox: false });
+      else await w.t.h.interruptSubtree(run.id);
+      const r = await run.result;
+      await run.dispose();
+      assert.equal(r.stopReason, 'interrupted');
+      assert.equal(groupAlive(pgid), false, 'the group is gone');
+      const s = await w.t.h.store.inspect(run.id);
+      assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
+    });
+  }
+
+  for (const [what, fault, pattern] of [
+    ['a model 500', { kind: 'status', status: 500, message: 'the mock model broke' }, /500|Internal Server Error|the mock model broke|high demand/i],
+    ['a cut stream', { kind: 'disconnect', afterChunks: 1 }, /ECONNRESET|stream|disconnect|closed|connection/i],
+  ] as const) {
+    it(`${what} ends the child as error with a readable message`, async () => {
+      // Claude Code retries a cut stream once without streaming: that answer is cut too.
+      byWire(w.server, { messages: [{ text: 'some words that are cut', fault }, { text: 'retry', fault }] });
+      const root = await w.t.h.createSession();
+      const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'fail please' });
+      const r = await run.result;
+      await run.dispose();
+      assert.equal(r.stopReason, 'error');
+      assert.match(r.error ?? '', /^Claude Code/);
+      assert.match(r.error ?? '', pattern);
+      const s = await w.t.h.store.inspect(run.id);
+      assertValidTurn(s.events);
+    });
+  }
+
+  it('a missing binary: an error naming the setting', async () => {
+    const t = await w.reopen({ remote: { claudeCode: { command: path.join(w.homes.claude, 'no-such-claude') } } });
+    const root = await t.h.createSession();
+    const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'hi' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'error');
+    assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Claude Code was not found: ".*no-such-claude".*arbor\.remote\.claudeCode\.command/);
+  });
+});
+
+async function waitFor(pred: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function pgidOf(events: () => readonly import('../../src/core/session/events').SessionEvent[]): Promise<number> {
+  let pgid: number | undefined;
+  await waitFor(() => (pgid = ofType(events(), 'subagent/remote')[0]?.pgid) !== undefined);
+  return pgid!;
+}
