@@ -187,7 +187,7 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     await sink.finish();
     await w.append({ type: 'turn/end', turnId: 't2', stopReason: 'completed' });
     assert.deepEqual(sink.skippedCounts, { 'result-for-unknown-call': 1 });
-    const evs = root.session.events.slice(-7);
+    const evs = w.session.events.slice(-7);
     const calls = ofType(evs, 'assistant/message').flatMap((m) => m.toolCalls ?? []);
     assert.deepEqual(calls.map((c) => [c.id, c.name]), [['c1', 'codex:shell'], ['c1#2', 'codex:shell']]);
     const results = ofType(evs, 'tool/result');

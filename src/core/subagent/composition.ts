@@ -3,7 +3,7 @@ import type { Admission } from '../agent/config';
 import type { SessionWriter } from '../agent/session-writer';
 import type { ApprovalPort } from '../policy/approval';
 import type { Persona } from '../scope/prompt';
-import type { RemoteDriver } from '../remote/types';
+import type { RemoteDriver } from './remote-driver';
 
 /** How a child is assembled; everything here is refolded from the child's own log on cold resume. */
 export interface ChildComposition {

@@ -5,7 +5,7 @@ import type { Persona } from '../scope/prompt';
 import type { SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
 import type { JsonSchema } from '../tools/tool';
-import type { RemoteDriver } from '../remote/types';
+import type { RemoteDriver } from './remote-driver';
 
 /** What a provider lets a caller set at start. Remote providers declare none. */
 export interface Capabilities {

@@ -1,0 +1,68 @@
+import type { ApprovalPolicy, SandboxMode, StopReason, Usage } from '../session/events';
+
+/**
+ * The remote seam (issue 13, decision 0035): a provider may carry a driver that runs a
+ * child's turn in another program (Codex, Claude Code, another Arbor) instead of Arbor's
+ * model loop. The runtime still owns the child's session, inbox, one-shot result, cancel,
+ * listing and disposal; the driver only turns the program's stream into sink calls.
+ */
+export interface RemoteDriver {
+  /** 'codex' | 'claude-code' | 'dsh-sdk' | … */
+  program: string;
+  /** Prefixes the program's tool names in the log (`codex:shell`), so no reader takes them for Arbor's own. */
+  toolPrefix: string;
+  /** Refuse a mode the program cannot enforce (UNSUPPORTED_SANDBOX) instead of running it wider. */
+  supports(sandbox: SandboxMode): boolean;
+  runTurn(ctx: RemoteTurnContext, sink: RemoteSink): Promise<RemoteOutcome>;
+}
+
+export interface RemoteTurnContext {
+  childId: string;
+  /** What the program is asked: the delegation notice the child was given, then the task. */
+  prompt: string;
+  cwd: string;
+  /** Effective policy, folded from the child's own log (its delegation events): never wider than the parent's. */
+  sandbox: SandboxMode;
+  approvalPolicy: ApprovalPolicy;
+  /** Aborted by an interrupt (reason 'interrupted' or an InterruptReason) or a disposal ('cancelled'). */
+  signal: AbortSignal;
+}
+
+/** How the program's turn ended, as the driver read it. The wrapper turns an abort into interrupted/cancelled. */
+export interface RemoteOutcome {
+  stopReason: StopReason;
+  error?: string;
+}
+
+/** Identity of the program's run: recorded once as `subagent/remote`. */
+export interface RemoteIdentity {
+  program: string;
+  version?: string;
+  externalId: string;
+  pgid?: number;
+  store?: string;
+}
+
+/**
+ * Where a driver sends what the program said and did. It keeps the session's rules:
+ * buffered text/reasoning become one `assistant/message` (before a tool call, or at the end),
+ * call ids are unique in the turn, results for unknown ids are dropped (counted), calls left
+ * unanswered are closed with error stand-ins, usage goes on the last assistant message.
+ */
+export interface RemoteSink {
+  /** Live only (the panel's streaming text); not persisted. */
+  delta(kind: 'text' | 'reasoning', text: string): void;
+  /** Content to persist with the next assistant message. */
+  text(text: string): void;
+  reasoning(text: string): void;
+  /** The model name the program reports (goes on the assistant messages). */
+  model(name: string): void;
+  /** A call the program made, under its own tool name (the sink prefixes it, e.g. `codex:shell`). */
+  toolCall(id: string, name: string, args: unknown): Promise<void>;
+  toolResult(id: string, content: string, isError: boolean): Promise<void>;
+  /** The turn's total usage (replaces any earlier report). */
+  usage(u: Usage): void;
+  external(info: RemoteIdentity): Promise<void>;
+  /** A line or event the driver skipped (non-JSON, unknown type, a sub-agent's line): counted, never fatal. */
+  skipped(kind: string): void;
+}
