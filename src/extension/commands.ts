@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SandboxMode, TreeNode } from '../protocol';
 import { showEventLog } from './event-log';
-import type { ArborHost } from './host';
+import type { CommandHost } from './command-host';
 import { pickPolicy } from './policy-picker';
 import { readSettings } from './settings';
 import { exportFileName, quoted } from './presenter/names';
@@ -26,7 +26,7 @@ type Command = (args?: CommandArgs) => Promise<void>;
  * Ask for a session when the command came from the palette (no context argument): every
  * session by name, in tree order, indented by nesting, with its status.
  */
-async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
+async function pickSession(host: CommandHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
   const items = sessionPicks(await host.controller.nodes(), filter);
   if (items.length === 0) {
@@ -38,7 +38,7 @@ async function pickSession(host: ArborHost, args: CommandArgs | undefined, title
 }
 
 /** The session's name for a title or sentence; its id when it cannot be read. */
-function nameOf(host: ArborHost, id: string): Promise<string> {
+function nameOf(host: CommandHost, id: string): Promise<string> {
   return host.controller.nameOf(id).catch(() => id);
 }
 
@@ -52,7 +52,7 @@ function exportTarget(fileName: string): vscode.Uri {
 const ownsGoals = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined;
 
 /** Set / Pause / Resume / Clear Goal: human actions (set and resume arm the goal in this window). */
-function goalCommands(host: ArborHost): Record<string, Command> {
+function goalCommands(host: CommandHost): Record<string, Command> {
   const c = host.controller;
   return {
     'arbor.setGoal': async (args) => {
@@ -88,7 +88,7 @@ function goalCommands(host: ArborHost): Record<string, Command> {
 }
 
 /** Every Arbor command, one handler each (a map, not a switch). */
-export function buildCommands(host: ArborHost): Record<string, Command> {
+export function buildCommands(host: CommandHost): Record<string, Command> {
   const c = host.controller;
   return {
     'arbor.newConversation': async () => {

@@ -8,6 +8,7 @@ import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
 import type { ModelSource, PanelSettings } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
+import type { CommandHost } from './command-host';
 import { buildCommands, type CommandArgs } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
@@ -37,7 +38,7 @@ class MissingKeyClient implements ModelClient {
  * Everything heavy, loaded on first use (never at activation): the harness with its store
  * in workspace storage, the panel controller, transcript tabs and the raw event log.
  */
-export class ArborHost {
+export class ArborHost implements CommandHost {
   readonly controller: PanelController;
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
