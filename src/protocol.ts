@@ -236,8 +236,6 @@ export type HostToWebview =
   | { type: 'tree/removed'; id: string }
   /** The transcript of a session from `firstSeq` (the newest page), replacing what was shown. */
   | { type: 'transcript/reset'; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean; partial?: PartialReply }
-  /** Older entries, answering `transcript/more`. */
-  | { type: 'transcript/page'; id: string; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean }
   | { type: 'transcript/append'; sessionId: string; entries: TranscriptEntry[] }
   /** Streamed text not yet in the log (throttled); cleared by the next assistant entry. */
   | { type: 'stream/delta'; sessionId: string; kind: 'text' | 'reasoning'; delta: string }
@@ -252,9 +250,8 @@ export type HostToWebview =
   | { type: 'draft/start' }
   /** The host selected a session (a fork was created, a tab opened). */
   | { type: 'session/selected'; sessionId: string }
-  /** Answer to a request carrying `id`. */
-  | { type: 'request/done'; id: string; ok: true; sessionId?: string }
-  | { type: 'request/done'; id: string; ok: false; error: string }
+  /** The answer to a request (a message carrying `id`): see `RequestResults`. */
+  | RequestDone
   /**
    * The session's queued messages, whole (a short list). `queued`: behind a running turn, they
    * run on their own; `waiting`: the last turn was interrupted (or the session is not loaded),
@@ -263,6 +260,57 @@ export type HostToWebview =
   | { type: 'queue/changed'; sessionId: string; state: 'queued' | 'waiting'; messages: QueuedMessageView[] }
   /** The host's answer to a message that failed validation. */
   | { type: 'message/rejected'; code: 'BAD_MESSAGE'; detail: string };
+
+// ── requests and their answers ────────────────────────────────────────────────
+
+/**
+ * The requests (the webview's messages that carry an `id`) and what the success answer to each
+ * carries besides `{ type: 'request/done', id, ok: true }`. Every request is answered once, by
+ * `request/done`: the webview's `request()` resolves with this, the host's request handlers
+ * return it. A failure answers `ok: false` with the error's text and its code, when it had one.
+ */
+export interface RequestResults {
+  /** The new conversation's session (created by its first message). */
+  'chat/send': { sessionId: string };
+  'session/new': NoResult;
+  'agent/interrupt': { sessionId: string };
+  'workflow/cancel': NoResult;
+  /** The fork. */
+  'session/fork': { sessionId: string };
+  /** Older entries (the page before `beforeSeq`). */
+  'transcript/more': { sessionId: string; entries: TranscriptEntry[]; hasMore: boolean };
+  'chat/retry': { sessionId: string };
+  'queue/withdraw': { sessionId: string };
+  'queue/run': { sessionId: string };
+  'approval/revoke': { sessionId: string };
+  'goal/set': { sessionId: string };
+  'goal/pause': { sessionId: string };
+  'goal/resume': { sessionId: string };
+  'goal/clear': { sessionId: string };
+  'goal/limit': { sessionId: string };
+}
+export type NoResult = Record<never, never>;
+export type RequestType = keyof RequestResults;
+export type RequestMessage<K extends RequestType = RequestType> = Extract<WebviewToHost, { type: K }>;
+/** A request as the webview writes it: `request()` adds the id. */
+export type RequestBody<K extends RequestType> = K extends RequestType ? Omit<RequestMessage<K>, 'id'> : never;
+
+/** The success answer to a request of type `K`. */
+export type RequestSucceeded<K extends RequestType = RequestType> = K extends RequestType ? { type: 'request/done'; id: string; ok: true } & RequestResults[K] : never;
+export interface RequestFailed {
+  type: 'request/done';
+  id: string;
+  ok: false;
+  /** What went wrong, in words. */
+  error: string;
+  /** The error's code (`HarnessError`, `StoreError`, `GoalError`, …), when it had one: the panel turns it into what to do. */
+  code?: string;
+}
+export type RequestDone<K extends RequestType = RequestType> = RequestSucceeded<K> | RequestFailed;
+
+/** Holds at compile time: the requests are exactly the messages with an `id`. */
+export const REQUESTS_ARE_THE_MESSAGES_WITH_AN_ID: Same<Extract<WebviewToHost, { id: string }>['type'], RequestType> = true;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 // ── commands and context menus ────────────────────────────────────────────────
 
