@@ -225,6 +225,17 @@ describe('layer rule on the real tree', () => {
     assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
   });
 
+  it('no test imports from bench/ (the bench tests its own machinery: bench/selftest.test.ts)', () => {
+    const files = readTree(root, 'test', (rel) => /\.(ts|mjs|js)$/.test(rel));
+    assert.ok(files.length > 50, 'the tests were scanned');
+    const bad = files.flatMap((f) =>
+      findImports(f.text)
+        .filter((ref) => ref.specifier.startsWith('.') && path.posix.normalize(path.posix.join(path.posix.dirname(f.path), ref.specifier)).startsWith('bench/'))
+        .map((ref) => `${f.path}:${ref.line} '${ref.specifier}'`),
+    );
+    assert.deepEqual(bad, []);
+  });
+
   it('webview/src imports only webview files, src/protocol.ts and packages', () => {
     const files = readTree(root, 'webview/src', isWebviewSource);
     // An empty scan would pass vacuously; the webview entry point must be among the files.
