@@ -3,8 +3,6 @@ import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/polic
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
 import {
-  describeInvalid,
-  isWebviewToHost,
   type ApprovalPolicy,
   type HostToWebview,
   type NodeStatus,
@@ -22,6 +20,7 @@ import { nodeName } from './presenter/names';
 import { retryText } from './presenter/retry';
 import { SessionFeed } from './session-feed';
 import { TreeSync } from './tree-sync';
+import { describeInvalid, isWebviewToHost } from './validate-message';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 
 export type { ControllerHooks, ViewPort } from './view-port';
