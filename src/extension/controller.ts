@@ -2,18 +2,7 @@ import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import {
-  type ApprovalPolicy,
-  type HostToWebview,
-  type NodeStatus,
-  type RequestFailed,
-  type RequestMessage,
-  type RequestResults,
-  type RequestType,
-  type SandboxMode,
-  type TreeNode,
-  type WebviewToHost,
-} from '../protocol';
+import type { ApprovalPolicy, HostToWebview, NodeStatus, RequestFailed, RequestMessage, RequestResults, RequestType, SandboxMode, TreeNode, WebviewToHost } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';

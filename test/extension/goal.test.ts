@@ -35,7 +35,6 @@ describe('extension: goals in the panel (goal/* messages, the node\'s goal)', ()
   });
 
   it('pauses a goal of a session that is not loaded (no event reaches the panel: the node is reloaded)', async () => {
-    const port = w.port;
     const id = (await w.t.h.createSession()).id;
     await w.t.h.goals.set(id, 'x', 1);
     await w.t.h.settle();
