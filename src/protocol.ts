@@ -1,6 +1,9 @@
-// The host ⇄ webview wire contract (DESIGN §9). A leaf module: it imports nothing, so
-// the webview type-checks against it without ever seeing core or the VS Code API.
-// One `type` key, `noun/verb` names; requests carry an `id` and replies echo it.
+// The host ⇄ webview wire contract (DESIGN §9). A leaf module: it imports nothing (the
+// layer check holds it so), so the webview takes its types, the command ids and a few pure
+// predicates from it without ever seeing core or the VS Code API (decision 0031).
+// One `type` key, `noun/verb` names; requests carry an `id` and are answered once, by
+// `request/done` (`RequestResults`). The host checks every incoming message against
+// src/extension/validate-message.ts before a handler sees it.
 // Updates are deltas (a node changed, entries appended), never whole-state dumps,
 // except the one snapshot answering `webview/ready`.
 
@@ -265,8 +268,6 @@ export type HostToWebview =
   | { type: 'tree/removed'; id: string }
   /** The transcript of a session from `firstSeq` (the newest page), replacing what was shown. */
   | { type: 'transcript/reset'; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean; partial?: PartialReply }
-  /** Older entries, answering `transcript/more`. */
-  | { type: 'transcript/page'; id: string; sessionId: string; entries: TranscriptEntry[]; hasMore: boolean }
   | { type: 'transcript/append'; sessionId: string; entries: TranscriptEntry[] }
   /** Streamed text not yet in the log (throttled); cleared by the next assistant entry. */
   | { type: 'stream/delta'; sessionId: string; kind: 'text' | 'reasoning'; delta: string }
@@ -281,9 +282,8 @@ export type HostToWebview =
   | { type: 'draft/start' }
   /** The host selected a session (a fork was created, a tab opened). */
   | { type: 'session/selected'; sessionId: string }
-  /** Answer to a request carrying `id`. */
-  | { type: 'request/done'; id: string; ok: true; sessionId?: string }
-  | { type: 'request/done'; id: string; ok: false; error: string }
+  /** The answer to a request (a message carrying `id`): see `RequestResults`. */
+  | RequestDone
   /**
    * The session's queued messages, whole (a short list). `queued`: behind a running turn, they
    * run on their own; `waiting`: the last turn was interrupted (or the session is not loaded),
@@ -293,64 +293,131 @@ export type HostToWebview =
   /** The host's answer to a message that failed validation. */
   | { type: 'message/rejected'; code: 'BAD_MESSAGE'; detail: string };
 
-// ── validation (the host checks every incoming message) ───────────────────────
+// ── requests and their answers ────────────────────────────────────────────────
 
-type Validators<U extends { type: string }> = {
-  [K in U['type']]: (x: Record<string, unknown>) => boolean;
-};
+/**
+ * The requests (the webview's messages that carry an `id`) and what the success answer to each
+ * carries besides `{ type: 'request/done', id, ok: true }`. Every request is answered once, by
+ * `request/done`: the webview's `request()` resolves with this, the host's request handlers
+ * return it. A failure answers `ok: false` with the error's text and its code, when it had one.
+ */
+export interface RequestResults {
+  /** The new conversation's session (created by its first message). */
+  'chat/send': { sessionId: string };
+  'session/new': NoResult;
+  'agent/interrupt': { sessionId: string };
+  'workflow/cancel': NoResult;
+  /** The fork. */
+  'session/fork': { sessionId: string };
+  /** Older entries (the page before `beforeSeq`). */
+  'transcript/more': { sessionId: string; entries: TranscriptEntry[]; hasMore: boolean };
+  'chat/retry': { sessionId: string };
+  'queue/withdraw': { sessionId: string };
+  'queue/run': { sessionId: string };
+  'approval/revoke': { sessionId: string };
+  'goal/set': { sessionId: string };
+  'budget/set': { sessionId: string };
+  'goal/pause': { sessionId: string };
+  'goal/resume': { sessionId: string };
+  'goal/clear': { sessionId: string };
+  'goal/limit': { sessionId: string };
+}
+export type NoResult = Record<never, never>;
+export type RequestType = keyof RequestResults;
+export type RequestMessage<K extends RequestType = RequestType> = Extract<WebviewToHost, { type: K }>;
+/** A request as the webview writes it: `request()` adds the id. */
+export type RequestBody<K extends RequestType> = K extends RequestType ? Omit<RequestMessage<K>, 'id'> : never;
 
-const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1_000_000;
-const id = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v);
-const seq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+/** The success answer to a request of type `K`. */
+export type RequestSucceeded<K extends RequestType = RequestType> = K extends RequestType ? { type: 'request/done'; id: string; ok: true } & RequestResults[K] : never;
+export interface RequestFailed {
+  type: 'request/done';
+  id: string;
+  ok: false;
+  /** What went wrong, in words. */
+  error: string;
+  /** The error's code (`HarnessError`, `StoreError`, `GoalError`, …), when it had one: the panel turns it into what to do. */
+  code?: string;
+}
+export type RequestDone<K extends RequestType = RequestType> = RequestSucceeded<K> | RequestFailed;
 
-// One validator per message type: adding a variant without one is a compile error.
-const webviewToHostValidators: Validators<WebviewToHost> = {
-  'webview/ready': (x) => (x.view === 'panel' || x.view === 'transcript') && (x.sessionId === undefined || id(x.sessionId)),
-  'session/select': (x) => id(x.sessionId),
-  'session/new': (x) => str(x.id),
-  'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
-  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
-  'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
-  'workflow/cancel': (x) => str(x.id) && id(x.runId),
-  'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
-  'transcript/open': (x) => id(x.sessionId),
-  'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),
-  'approval/answer': (x) =>
-    str(x.requestId) &&
-    (x.decision === 'allow' || x.decision === 'deny') &&
-    (x.remember === undefined || typeof x.remember === 'boolean') &&
-    (x.reason === undefined || (typeof x.reason === 'string' && x.reason.length <= 2000)),
-  'approval/revoke': (x) => str(x.id) && id(x.sessionId) && str(x.grantId),
-  'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
-  'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
-  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
-  'queue/run': (x) => str(x.id) && id(x.sessionId),
-  // Round limits are range-checked by the goal service (its error names the range).
-  'goal/set': (x) => str(x.id) && id(x.sessionId) && typeof x.objective === 'string' && x.objective.length <= 100_000 && (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
-  // The amounts are checked by the host with the core's rules (its error says what is wrong).
-  'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || isRecord(x.budget)),
-  'budget/pick': (x) => id(x.sessionId),
-  'goal/pause': (x) => str(x.id) && id(x.sessionId),
-  'goal/resume': (x) => str(x.id) && id(x.sessionId),
-  'goal/clear': (x) => str(x.id) && id(x.sessionId),
-  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
-};
+/** Holds at compile time: the requests are exactly the messages with an `id`. */
+export const REQUESTS_ARE_THE_MESSAGES_WITH_AN_ID: Same<Extract<WebviewToHost, { id: string }>['type'], RequestType> = true;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
+// ── commands and context menus ────────────────────────────────────────────────
+
+/** Every command Arbor contributes: package.json lists the same ids (a test holds the two equal). */
+export const COMMAND_IDS = [
+  'arbor.newConversation',
+  'arbor.fork',
+  'arbor.sendMessage',
+  'arbor.interrupt',
+  'arbor.cancelWorkflow',
+  'arbor.openTranscript',
+  'arbor.openEventLog',
+  'arbor.setApiKey',
+  'arbor.setSandbox',
+  'arbor.exportSession',
+  'arbor.deleteSession',
+  'arbor.compact',
+  'arbor.copyId',
+  'arbor.focusInput',
+  'arbor.setGoal',
+  'arbor.pauseGoal',
+  'arbor.resumeGoal',
+  'arbor.clearGoal',
+  'arbor.setBudget',
+] as const;
+export type CommandId = (typeof COMMAND_IDS)[number];
+
+/**
+ * The `data-vscode-context` of a tree node: VS Code reads it on right-click, the `when`
+ * clauses of package.json's `webview/context` menus test its keys, and the command chosen
+ * receives it as its argument.
+ */
+export interface TreeNodeMenuContext {
+  webviewSection: 'treeNode';
+  arborSessionId: string;
+  /** A turn is in progress: it can be interrupted. */
+  arborRunning: boolean;
+  /** It can take another message (everything but a one-shot child). */
+  arborContinuable: boolean;
+  arborCompactable: boolean;
+  arborGoalOwner: boolean;
+  /** Its goal's phase, when it has one (picks Pause / Resume / Clear). */
+  arborGoalPhase?: GoalPhase;
+  preventDefaultContextMenuItems: true;
 }
 
-/** True when `x` is a well-formed message the webview may send. */
-export function isWebviewToHost(x: unknown): x is WebviewToHost {
-  if (!isRecord(x) || typeof x.type !== 'string') return false;
-  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return false;
-  return webviewToHostValidators[x.type as WebviewToHost['type']](x);
+/** A workflow run's node: it is no session, its menu offers Cancel Workflow. */
+export interface WorkflowNodeMenuContext {
+  webviewSection: 'workflowNode';
+  arborRunId: string;
+  arborRunning: boolean;
+  preventDefaultContextMenuItems: true;
 }
 
-/** Why a message was refused, for the error reply and the log. */
-export function describeInvalid(x: unknown): string {
-  if (!isRecord(x)) return 'not an object';
-  if (typeof x.type !== 'string') return 'no string "type"';
-  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return `unknown type "${x.type}"`;
-  return `fields of "${x.type}" are missing or malformed`;
+/** A chat message: `arborView` lets "Fork Conversation" open the fork where the fork button would. */
+export interface ChatMessageMenuContext {
+  webviewSection: 'chatMessage';
+  arborSessionId: string;
+  arborSeq: number;
+  arborView: 'panel' | 'transcript';
+  preventDefaultContextMenuItems: true;
+}
+
+export type MenuContext = TreeNodeMenuContext | WorkflowNodeMenuContext | ChatMessageMenuContext;
+
+/** What a command receives: the context of the menu it was chosen in, nothing from the palette. */
+export type CommandArgs = Partial<Pick<TreeNodeMenuContext, 'arborSessionId'> & Pick<ChatMessageMenuContext, 'arborSeq' | 'arborView'> & Pick<WorkflowNodeMenuContext, 'arborRunId'>>;
+
+/** A conversation you own (a root or a fork, not a subagent): only these hold goals. */
+export function ownsGoals(node: Pick<TreeNode, 'origin' | 'mode'>): boolean {
+  return node.origin !== 'subagent' && node.mode === undefined;
+}
+
+/** What Compact is offered for: a conversation you own that has had a turn. */
+export function isCompactable(node: Pick<TreeNode, 'origin' | 'mode' | 'lastStopReason'>): boolean {
+  return ownsGoals(node) && node.lastStopReason !== undefined;
 }

@@ -7,6 +7,7 @@ import {
   coreRank,
   findImports,
   isCoreSource,
+  isProtocolSource,
   isWebviewSource,
   type SourceFile,
   type Violation,
@@ -168,16 +169,21 @@ describe('layer check (DESIGN §1) on sample sources', () => {
       assert.deepEqual(kinds(allowed), []);
     });
 
-    it('rejects value imports of src/protocol.ts: the webview sees its types only', () => {
+    it('allows values of src/protocol.ts too (a leaf: nothing of the host comes with them)', () => {
       const cases: SourceFile[] = [
-        ts(`import { isHostToWebview } from '../../../src/protocol';`),
-        ts(`import { type HostToWebview } from '../../../src/protocol';`),
+        ts(`import { isCompactable } from '../../../src/protocol';`),
+        ts(`import { type HostToWebview, COMMAND_IDS } from '../../../src/protocol';`),
         svelte(`import * as protocol from '../../src/protocol.ts';`),
-        ts(`export { isWebviewToHost } from '../../../src/protocol';`),
       ];
-      for (const file of cases) {
-        assert.deepEqual(kinds([file]), ['webview-imports-protocol-value'], file.text);
-      }
+      assert.deepEqual(kinds(cases), []);
+    });
+  });
+
+  describe('src/protocol.ts', () => {
+    it('imports nothing, not even a type', () => {
+      const cases = [`import type { Harness } from './core/harness';`, `export { x } from './y';`, `import 'node:fs';`];
+      for (const text of cases) assert.deepEqual(kinds([{ path: 'src/protocol.ts', text }]), ['protocol-imports'], text);
+      assert.deepEqual(kinds([{ path: 'src/protocol.ts', text: `export const COMMAND_IDS = ['arbor.fork'] as const;` }]), []);
     });
   });
 
@@ -247,6 +253,24 @@ describe('layer rule on the real tree', () => {
     for (const layer of CORE_ORDER.flat()) assert.ok(layers.has(layer), `src/core has layer ${layer}`);
     const violations = checkLayers(files);
     assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
+  });
+
+  it('src/protocol.ts imports nothing', () => {
+    const files = readTree(root, 'src', isProtocolSource);
+    assert.equal(files.length, 1, 'src/protocol.ts was scanned');
+    const violations = checkLayers(files);
+    assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
+  });
+
+  it('no test imports from bench/ (the bench tests its own machinery: bench/selftest.test.ts)', () => {
+    const files = readTree(root, 'test', (rel) => /\.(ts|mjs|js)$/.test(rel));
+    assert.ok(files.length > 50, 'the tests were scanned');
+    const bad = files.flatMap((f) =>
+      findImports(f.text)
+        .filter((ref) => ref.specifier.startsWith('.') && path.posix.normalize(path.posix.join(path.posix.dirname(f.path), ref.specifier)).startsWith('bench/'))
+        .map((ref) => `${f.path}:${ref.line} '${ref.specifier}'`),
+    );
+    assert.deepEqual(bad, []);
   });
 
   it('webview/src imports only webview files, src/protocol.ts and packages', () => {

@@ -2,32 +2,24 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { SandboxMode, TreeNode } from '../protocol';
+import { isCompactable, ownsGoals, type CommandArgs, type CommandId, type TreeNode } from '../protocol';
 import { showEventLog } from './event-log';
-import type { ArborHost } from './host';
+import type { CommandHost } from './command-host';
 import { pickPolicy } from './policy-picker';
 import { parseBudgetText } from '../core/session/budget';
 import { readSettings } from './settings';
 import { exportFileName, quoted } from './presenter/names';
-import { countUnder, isCompactable, sessionPicks } from './presenter/session-picks';
+import { countUnder, sessionPicks } from './presenter/session-picks';
 
-/** What `webview/context` menus pass: the `data-vscode-context` of the node or message. */
-export interface CommandArgs {
-  arborSessionId?: string;
-  arborSeq?: number;
-  /** Which webview the menu was opened in (chat messages): the fork opens where the button would open it. */
-  arborView?: 'panel' | 'transcript';
-  /** A workflow run's node (`webviewSection == workflowNode`). */
-  arborRunId?: string;
-}
+export type { CommandArgs } from '../protocol';
 
-type Command = (args?: CommandArgs) => Promise<void>;
+export type Command = (args?: CommandArgs) => Promise<void>;
 
 /**
  * Ask for a session when the command came from the palette (no context argument): every
  * session by name, in tree order, indented by nesting, with its status.
  */
-async function pickSession(host: ArborHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
+async function pickSession(host: CommandHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
   const items = sessionPicks(await host.controller.nodes(), filter);
   if (items.length === 0) {
@@ -39,7 +31,7 @@ async function pickSession(host: ArborHost, args: CommandArgs | undefined, title
 }
 
 /** The session's name for a title or sentence; its id when it cannot be read. */
-function nameOf(host: ArborHost, id: string): Promise<string> {
+function nameOf(host: CommandHost, id: string): Promise<string> {
   return host.controller.nameOf(id).catch(() => id);
 }
 
@@ -49,11 +41,8 @@ function exportTarget(fileName: string): vscode.Uri {
   return folder ? vscode.Uri.joinPath(folder, fileName) : vscode.Uri.file(path.join(os.homedir(), fileName));
 }
 
-/** A conversation you own (goals live on root conversations and forks, never on subagents). */
-const ownsGoals = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined;
-
 /** Set / Pause / Resume / Clear Goal: human actions (set and resume arm the goal in this window). */
-function goalCommands(host: ArborHost): Record<string, Command> {
+function goalCommands(host: CommandHost): Record<'arbor.setGoal' | 'arbor.pauseGoal' | 'arbor.resumeGoal' | 'arbor.clearGoal' | 'arbor.setBudget', Command> {
   const c = host.controller;
   return {
     'arbor.setGoal': async (args) => {
@@ -112,7 +101,7 @@ function goalCommands(host: ArborHost): Record<string, Command> {
 }
 
 /** Every Arbor command, one handler each (a map, not a switch). */
-export function buildCommands(host: ArborHost): Record<string, Command> {
+export function buildCommands(host: CommandHost): Record<CommandId, Command> {
   const c = host.controller;
   return {
     'arbor.newConversation': async () => {

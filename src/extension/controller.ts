@@ -3,22 +3,29 @@ import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import { describeInvalid, isWebviewToHost, type ApprovalPolicy, type ApprovalPrompt, type HostCommand, type SandboxMode, type HostToWebview, type NodeStatus, type PanelSettings, type SpendView, type TreeNode, type WebviewToHost } from '../protocol';
+import type { ApprovalPolicy, HostToWebview, NodeStatus, SpendView, RequestFailed, RequestMessage, RequestResults, RequestType, SandboxMode, TreeNode, WebviewToHost } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
-import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 import { retryText } from './presenter/retry';
-import { TreeModel } from './presenter/tree-model';
 import { SessionFeed } from './session-feed';
+import { TreeSync } from './tree-sync';
+import { describeInvalid, isWebviewToHost } from './validate-message';
+import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 
 export type { ControllerHooks, ViewPort } from './view-port';
 
+/** One handler per request: what it returns is the success answer's payload (`RequestResults`). */
+type RequestHandlers = { [K in RequestType]: (port: ViewPort, msg: RequestMessage<K>) => Promise<RequestResults[K]> };
+type NoticeType = Exclude<WebviewToHost['type'], RequestType>;
+/** One handler per message that expects no answer (a failure is logged). */
+type NoticeHandlers = { [K in NoticeType]: (port: ViewPort, msg: Extract<WebviewToHost, { type: K }>) => Promise<void> | void };
 
-/** The success answer to a request that carried `id`. */
-const done = (port: ViewPort, id: string, sessionId?: string): void => port.post({ type: 'request/done', id, ok: true, ...(sessionId ? { sessionId } : {}) });
-
-type Handlers = { [K in WebviewToHost['type']]: (port: ViewPort, msg: Extract<WebviewToHost, { type: K }>) => Promise<void> | void };
+/** The failure answer: the error's text, and its code when it has one (`HarnessError`, `StoreError`, `GoalError`, …). */
+function failed(id: string, err: unknown): RequestFailed {
+  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  return { type: 'request/done', id, ok: false, error: err instanceof Error ? err.message : String(err), ...(code ? { code } : {}) };
+}
 
 /**
  * The host side of the panel and transcript tabs: validates every message, answers with a
@@ -27,12 +34,11 @@ type Handlers = { [K in WebviewToHost['type']]: (port: ViewPort, msg: Extract<We
  */
 export class PanelController implements ApprovalPort {
   private readonly views = new ViewPorts();
-  private readonly tree: TreeModel;
+  private readonly sync: TreeSync;
   private readonly feed: SessionFeed;
   private readonly desk: ApprovalDesk;
   private harness: Harness | undefined;
   private selected: string | undefined;
-  private readonly offs: (() => void)[] = [];
   /** Settles when the first fold of every log is done (it never rejects). */
   private folded: Promise<void> = Promise.resolve();
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
@@ -42,42 +48,28 @@ export class PanelController implements ApprovalPort {
     private readonly getHarness: () => Promise<Harness>,
     private readonly hooks: ControllerHooks,
   ) {
-    this.tree = new TreeModel({
-      isRunning: (id) => this.harness?.resident(id)?.activity === 'running',
-      hasLiveChildren: (id) => !!this.harness && this.harness.subagents.hasLiveChildren(id),
-      awaitingApproval: (id) => this.desk.waitingIn(id),
-      isQueued: (id) => !!this.harness?.subagents.fanout.isQueued(id),
-      workflowRunning: (runId) => !!this.harness?.workflows.engine.isRunning(runId),
-      goalArmed: (id) => {
-        const a = this.harness?.resident(id);
-        return !!a && this.harness!.goals.liveState(a).armed;
-      },
-    });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
-        this.tree.setActivity(prompt.sessionId, 'waiting for approval');
-        this.pushMarked(prompt);
+        this.sync.tree.setActivity(prompt.sessionId, 'waiting for approval');
+        this.sync.pushMarked(prompt);
         this.broadcast({ type: 'approval/requested', prompt });
         this.hooks.approvalsChanged?.(this.desk.prompts(), prompt);
       },
       closed: (prompt, reply) => {
-        this.tree.setActivity(prompt.sessionId, undefined);
+        this.sync.tree.setActivity(prompt.sessionId, undefined);
         this.broadcast({ type: 'approval/resolved', requestId: prompt.requestId, decision: reply.decision });
-        this.pushMarked(prompt);
+        this.sync.pushMarked(prompt);
         this.hooks.approvalsChanged?.(this.desk.prompts());
       },
     });
-    this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log: (level, text) => this.hooks.log(level, text) });
+    const log = (level: 'info' | 'warn' | 'error', text: string): void => this.hooks.log(level, text);
+    this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log });
+    this.sync = new TreeSync({ harness: () => this.harness, views: this.views, feed: this.feed, desk: this.desk, log });
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
   statusCounts(): Partial<Record<NodeStatus, number>> {
-    const out: Partial<Record<NodeStatus, number>> = {};
-    for (const id of this.tree.ids()) {
-      const st = this.tree.status(id);
-      if (st) out[st] = (out[st] ?? 0) + 1;
-    }
-    return out;
+    return this.sync.statusCounts();
   }
 
   connect(port: ViewPort): () => void {
@@ -91,21 +83,32 @@ export class PanelController implements ApprovalPort {
       port.post({ type: 'message/rejected', code: 'BAD_MESSAGE', detail: describeInvalid(msg) });
       return;
     }
+    if (this.isRequest(msg)) return this.request(port, msg);
     try {
-      await (this.handlers[msg.type] as (p: ViewPort, m: WebviewToHost) => Promise<void> | void)(port, msg);
+      await (this.notices[msg.type] as (p: ViewPort, m: WebviewToHost) => Promise<void> | void)(port, msg);
     } catch (err) {
-      const text = describeError(err);
-      this.hooks.log('error', `${msg.type} failed: ${text}`);
-      if ('id' in msg && typeof msg.id === 'string') port.post({ type: 'request/done', id: msg.id, ok: false, error: text });
+      this.hooks.log('error', `${msg.type} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
-  private readonly handlers: Handlers = {
+  /** Run a request's handler and answer it once: its result, or its error with the error's code. */
+  private async request(port: ViewPort, msg: RequestMessage): Promise<void> {
+    try {
+      const result = await (this.requests[msg.type] as (p: ViewPort, m: RequestMessage) => Promise<object>)(port, msg);
+      port.post({ type: 'request/done', id: msg.id, ok: true, ...result } as HostToWebview);
+    } catch (err) {
+      const answer = failed(msg.id, err);
+      this.hooks.log('error', `${msg.type} failed: ${answer.error}${answer.code ? ` (${answer.code})` : ''}`);
+      port.post(answer);
+    }
+  }
+
+  private readonly notices: NoticeHandlers = {
     'webview/ready': async (port, m) => {
       const h = await this.ensure();
       if (m.view === 'transcript') port.sessionId = m.sessionId;
       else port.sessionId = this.selected;
-      port.post({ type: 'state/snapshot', nodes: this.tree.nodes().map((n) => this.marks(n)), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: this.desk.prompts() });
+      port.post({ type: 'state/snapshot', nodes: this.sync.nodes(), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: this.desk.prompts() });
       if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
     },
     'session/select': async (port, m) => {
@@ -115,12 +118,25 @@ export class PanelController implements ApprovalPort {
       port.sessionId = m.sessionId;
       await this.feed.reset(port, m.sessionId);
     },
-    'session/new': (port, m) => {
+    'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
+    'budget/pick': (_port, m) => this.hooks.pickBudget?.(m.sessionId),
+    'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
+    'command/run': async (_port, m) => {
+      if (!this.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
+      await this.hooks.runCommand(m.command);
+    },
+    'approval/answer': (_port, m) => {
+      // false: already answered (another view, a notification, or the turn was cancelled)
+      this.answer(m.requestId, { decision: m.decision, ...(m.remember ? { remember: true } : {}), ...(m.reason ? { reason: m.reason } : {}) });
+    },
+  };
+
+  private readonly requests: RequestHandlers = {
+    'session/new': async (port) => {
       // Lazily: an empty conversation is never stored; `chat/send` without a session creates it.
       if (port.view === 'panel') this.newDraft();
-      done(port, m.id);
+      return {};
     },
-    'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
     'chat/send': async (port, m) => {
       const h = await this.ensure();
       let id = m.sessionId;
@@ -131,82 +147,68 @@ export class PanelController implements ApprovalPort {
       const target = id;
       const cold = !h.resident(target) && (await h.isSubagent(target));
       await (cold ? this.hooks.progress(`Resuming ${await this.nameOf(target)}…`, () => h.send(target, m.text)) : h.send(target, m.text));
-      done(port, m.id, target);
+      return { sessionId: target };
     },
-    'agent/interrupt': async (port, m) => {
+    'agent/interrupt': async (_port, m) => {
       await this.interrupt(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'workflow/cancel': async (port, m) => {
+    'workflow/cancel': async (_port, m) => {
       await this.cancelWorkflow(m.runId);
-      done(port, m.id);
+      return {};
     },
-    'session/fork': async (port, m) => {
-      const fork = await this.forkAndShow(m.sessionId, m.seq, port.view);
-      done(port, m.id, fork);
+    'session/fork': async (port, m) => ({ sessionId: await this.forkAndShow(m.sessionId, m.seq, port.view) }),
+    'transcript/more': async (_port, m) => ({ sessionId: m.sessionId, ...(await this.feed.older(m.sessionId, m.beforeSeq)) }),
+    'chat/retry': async (_port, m) => {
+      await this.send(m.sessionId, retryText(await this.events(m.sessionId), m.seq));
+      return { sessionId: m.sessionId };
     },
-    'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
-    'transcript/more': async (port, m) => {
-      const p = await this.feed.older(m.sessionId, m.beforeSeq);
-      port.post({ type: 'transcript/page', id: m.id, sessionId: m.sessionId, entries: p.entries, hasMore: p.hasMore });
-    },
-    'chat/retry': async (port, m) => {
-      const text = retryText(await this.events(m.sessionId), m.seq);
-      await this.send(m.sessionId, text);
-      done(port, m.id, m.sessionId);
-    },
-    'command/run': async (_port, m) => {
-      if (!this.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
-      await this.hooks.runCommand(m.command);
-    },
-    'approval/answer': (_port, m) => {
-      // false: already answered (another view, a notification, or the turn was cancelled)
-      this.answer(m.requestId, { decision: m.decision, ...(m.remember ? { remember: true } : {}), ...(m.reason ? { reason: m.reason } : {}) });
-    },
-    'approval/revoke': async (port, m) => {
+    'approval/revoke': async (_port, m) => {
       await (await this.ensure()).revokeGrant(m.sessionId, m.grantId);
       // A session that is not resident appended through a writer of its own (no event reaches us).
       await this.feed.grants(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'queue/withdraw': async (port, m) => {
-      const h = await this.ensure();
-      await h.withdraw(m.sessionId, m.messageId);
+    'queue/withdraw': async (_port, m) => {
+      await (await this.ensure()).withdraw(m.sessionId, m.messageId);
       // A session not resident was written through a writer of its own: no event reaches us.
       await this.feed.queue(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'queue/run': async (port, m) => {
+    'queue/run': async (_port, m) => {
       await (await this.ensure()).runQueue(m.sessionId);
       await this.feed.queue(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'budget/set': async (port, m) => {
+    'budget/set': async (_port, m) => {
       await this.setBudget(m.sessionId, m.budget);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'budget/pick': (_port, m) => this.hooks.pickBudget?.(m.sessionId),
-    'goal/set': async (port, m) => {
+    'goal/set': async (_port, m) => {
       await this.goals.set(m.sessionId, m.objective, m.maxRounds);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'goal/pause': async (port, m) => {
+    'goal/pause': async (_port, m) => {
       await this.goals.pause(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'goal/resume': async (port, m) => {
+    'goal/resume': async (_port, m) => {
       await this.goals.resume(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'goal/clear': async (port, m) => {
+    'goal/clear': async (_port, m) => {
       await this.goals.clear(m.sessionId);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
-    'goal/limit': async (port, m) => {
+    'goal/limit': async (_port, m) => {
       await this.goals.limit(m.sessionId, m.maxRounds);
-      done(port, m.id, m.sessionId);
+      return { sessionId: m.sessionId };
     },
   };
+
+  private isRequest(msg: WebviewToHost): msg is RequestMessage {
+    return Object.prototype.hasOwnProperty.call(this.requests, msg.type);
+  }
 
   /** The human's approval port: every view shows the request; the first answer wins. */
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalReply> {
@@ -220,21 +222,22 @@ export class PanelController implements ApprovalPort {
 
   // ── commands shared with the VS Code command palette ───────────────────────
 
-  /**
-   * Stop a subtree (the tree's Interrupt, the chat's Stop, the command): the session's turn
-   * and the turns of all its running descendants; inboxes are kept and nothing resumes by itself.
-   */
   /** A human's "Cancel workflow": the run ends `cancelled` (its script stopped, its running agents cancelled). */
   async cancelWorkflow(runId: string): Promise<void> {
     const h = await this.ensure();
     if (!(await h.workflows.engine.cancel(runId))) throw new Error(`Workflow ${runId} is not running.`);
   }
 
+  /**
+   * Stop a subtree (the tree's Interrupt, the chat's Stop, the command): the session's turn
+   * and the turns of all its running descendants; inboxes are kept and nothing resumes by itself.
+   */
+
   async interrupt(sessionId: string): Promise<string[]> {
     const h = await this.ensure();
     const stopped = await h.interruptSubtree(sessionId);
     if (stopped.length === 0) throw new Error(`Nothing is running in ${this.knownName(sessionId) ?? sessionId} or under it.`);
-    for (const id of stopped) this.pushNode(id);
+    for (const id of stopped) this.sync.push(id);
     return stopped;
   }
 
@@ -268,11 +271,8 @@ export class PanelController implements ApprovalPort {
 
   async deleteSession(sessionId: string): Promise<string[]> {
     const ids = await (await this.ensure()).deleteSession(sessionId);
-    for (const id of ids) {
-      this.tree.remove(id);
-      this.feed.forget(id);
-      this.broadcast({ type: 'tree/removed', id });
-    }
+    for (const id of ids) this.feed.forget(id);
+    this.sync.removed(ids);
     return ids;
   }
 
@@ -280,12 +280,12 @@ export class PanelController implements ApprovalPort {
   async nodes(): Promise<TreeNode[]> {
     await this.ensure();
     await this.folded;
-    return this.tree.nodes();
+    return this.sync.tree.nodes();
   }
 
   /** What to call a session now, if the tree knows it (label ?? title ?? short fallback). */
   knownName(sessionId: string): string | undefined {
-    const n = this.tree.node(sessionId);
+    const n = this.sync.tree.node(sessionId);
     return n ? nodeName(n) : undefined;
   }
 
@@ -318,9 +318,7 @@ export class PanelController implements ApprovalPort {
 
   /** Re-read a session's summary from the store and push its node (a write no event reported). */
   private async reload(sessionId: string): Promise<void> {
-    const h = await this.ensure();
-    for (const id of this.tree.load(sessionId, await h.store.summary(sessionId))) if (id !== sessionId) this.pushNode(id);
-    this.pushNode(sessionId);
+    await this.sync.reload(await this.ensure(), sessionId);
   }
 
   /**
@@ -331,19 +329,19 @@ export class PanelController implements ApprovalPort {
     const h = await this.ensure();
     await h.setBudget(sessionId, budget);
     await this.reload(sessionId);
-    for (const p of this.tree.costs.changed(sessionId)) this.pushNode(p);
+    for (const p of this.sync.tree.costs.changed(sessionId)) this.sync.push(p);
   }
 
   /** Prices changed (settings): every node's cost is recomputed and re-sent. */
   async pricesChanged(): Promise<void> {
     const h = await this.ensure();
-    this.tree.setPrices(h.prices);
-    for (const id of this.tree.ids()) this.pushNode(id);
+    this.sync.tree.setPrices(h.prices);
+    for (const id of this.sync.tree.ids()) this.sync.push(id);
   }
 
   /** Every conversation's subtree together (tokens, and dollars when every model has a price), for the status bar. */
   totalSpend(): SpendView {
-    return this.tree.totalSpend();
+    return this.sync.tree.totalSpend();
   }
 
   /** The panel's selected session, if any (the picker's "this session"). */
@@ -356,13 +354,13 @@ export class PanelController implements ApprovalPort {
   }
 
   selectEverywhere(sessionId: string): void {
-    this.track(sessionId);
+    this.sync.track(sessionId);
     for (const p of this.views.panels()) this.select(p, sessionId);
   }
 
   async dispose(): Promise<void> {
     this.feed.dispose();
-    for (const off of this.offs) off();
+    this.sync.dispose();
     this.desk.denyAll();
   }
 
@@ -373,85 +371,8 @@ export class PanelController implements ApprovalPort {
     const h = await this.getHarness();
     if (this.harness) return this.harness;
     this.harness = h;
-    this.tree.setPrices(h.prices);
-    for (const header of h.store.list()) this.tree.addHeader(header);
-    this.offs.push(h.onEvent((id, e) => this.onEvent(id, e)));
-    // A subagent joined or left the queue for a slot: no event of its own says so.
-    this.offs.push(h.subagents.fanout.onChange((id) => this.pushNode(id)));
-    this.offs.push(
-      h.onDelta((id, kind, delta) => {
-        this.feed.delta(id, kind, delta);
-        this.tree.streamed(id, delta.length);
-        const doing = kind === 'text' ? 'streaming' : 'reasoning';
-        if (this.tree.node(id)?.activity !== doing) {
-          this.tree.setActivity(id, doing);
-          this.pushNode(id);
-        }
-      }),
-    );
-    this.offs.push(
-      h.onIdle((id) => {
-        this.pushNode(id);
-        // An interrupted turn turns queued messages into waiting ones only once the loop stops.
-        void this.feed.queue(id);
-        const parent = this.tree.node(id)?.parentId;
-        if (parent) this.pushNode(parent);
-      }),
-    );
-    this.folded = this.foldAll(h);
+    this.folded = this.sync.follow(h);
     return h;
-  }
-
-  /**
-   * Fill tokens, stops and labels for every node after the first snapshot: the store's
-   * summaries (kept with every append, no log read), or one fold of a log the store cannot
-   * summarise without reading it (after a crash, an older store).
-   */
-  private async foldAll(h: Harness): Promise<void> {
-    for (const header of h.store.list()) {
-      try {
-        const also = this.tree.load(header.id, await h.store.summary(header.id));
-        this.pushNode(header.id);
-        for (const id of also) this.pushNode(id);
-      } catch (err) {
-        this.hooks.log('warn', `could not read ${header.id}: ${describeError(err)}`);
-      }
-    }
-  }
-
-  private onEvent(sessionId: string, e: SessionEvent): void {
-    const h = this.harness!;
-    if (!this.tree.has(sessionId)) {
-      const header = h.store.header(sessionId) ?? h.resident(sessionId)?.session.header;
-      if (header) this.tree.addHeader(header);
-    }
-    this.tree.apply(sessionId, e);
-    this.feed.event(sessionId, e);
-    this.pushNode(sessionId);
-    for (const id of this.tree.applyWorkflow(sessionId, e)) this.pushNode(id);
-    if (e.type === 'turn/end') for (const id of this.tree.runs.of(sessionId)) this.pushNode(id);
-    const parent = this.tree.node(sessionId)?.parentId;
-    if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.pushNode(parent);
-    // Spending moves every ancestor's subtree total and budget bar.
-    for (const id of this.tree.spendMoved(sessionId, e)) if (id !== parent || e.type === 'assistant/message' || e.type === 'budget/set') this.pushNode(id);
-    // A settlement notice means the child was released: its status changed without an event of its own.
-    if (e.type === 'user/message' && e.source.kind === 'subagent-settled' && typeof e.source.fromSession === 'string') this.pushNode(e.source.fromSession);
-  }
-
-  private pushNode(id: string): void {
-    const node = this.tree.node(id);
-    if (node) this.broadcast({ type: 'tree/node', node: this.marks(node) });
-  }
-
-  private marks(node: TreeNode): TreeNode {
-    return this.desk.mark(node, this.parentOf);
-  }
-
-  private readonly parentOf = (id: string): string | undefined => this.tree.node(id)?.parentId;
-
-  /** Re-send every node that marks a request (the asker and its ancestors). */
-  private pushMarked(prompt: ApprovalPrompt): void {
-    for (const id of this.desk.marked(prompt, this.parentOf)) this.pushNode(id);
   }
 
   private async sessionOf(id: string) {
@@ -459,25 +380,8 @@ export class PanelController implements ApprovalPort {
     return await h.readSession(id);
   }
 
-  /**
-   * A session made without an event of its own yet (a fork, a new conversation): put its
-   * node in the tree now, before it is selected, not at its first event.
-   */
-  private track(id: string): void {
-    const h = this.harness;
-    if (!h || this.tree.has(id)) return;
-    const agent = h.resident(id);
-    const header = agent?.session.header ?? h.store.header(id);
-    if (!header) return;
-    this.tree.addHeader(header);
-    const summary = h.store.summaryOf(id);
-    if (summary) for (const x of this.tree.load(id, summary)) if (x !== id) this.pushNode(x);
-    else if (agent) this.tree.foldAll(id, agent.session.events);
-    this.pushNode(id);
-  }
-
   private select(port: ViewPort, sessionId: string): void {
-    this.track(sessionId);
+    this.sync.track(sessionId);
     if (port.view === 'transcript') {
       // A transcript tab stays on its session: a fork made there opens in a tab of its own.
       this.hooks.openTranscript(sessionId);

@@ -1,34 +1,13 @@
 import { describeError } from '../core/errors';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { COMMAND_IDS } from '../protocol';
 import type { ArborHost } from './host';
 import { statusBarView } from './presenter/status-bar';
 
 // Activation stays cheap (measured, logged, and returned for tests): nothing from
 // src/core, no sql.js and no openai is loaded here. The host bundle is required on the
 // first action that needs it.
-
-const COMMANDS = [
-  'arbor.newConversation',
-  'arbor.fork',
-  'arbor.sendMessage',
-  'arbor.interrupt',
-  'arbor.cancelWorkflow',
-  'arbor.openTranscript',
-  'arbor.openEventLog',
-  'arbor.setApiKey',
-  'arbor.setSandbox',
-  'arbor.exportSession',
-  'arbor.deleteSession',
-  'arbor.compact',
-  'arbor.copyId',
-  'arbor.focusInput',
-  'arbor.setGoal',
-  'arbor.pauseGoal',
-  'arbor.resumeGoal',
-  'arbor.clearGoal',
-  'arbor.setBudget',
-];
 
 export interface ArborApi {
   activationMs: number;
@@ -88,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
       onDidChange: logChanged.event,
       provideTextDocumentContent: (uri) => load().then((h) => h.eventLog(uri)),
     }),
-    ...COMMANDS.map((name) =>
+    ...COMMAND_IDS.map((name) =>
       vscode.commands.registerCommand(name, (args?: unknown) =>
         load()
           .then((h) => h.commands[name](args && typeof args === 'object' ? (args as Record<string, unknown>) : undefined))

@@ -8,9 +8,10 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
-import type { ModelSource, PanelSettings, SpendView } from '../protocol';
+import type { CommandId, ModelSource, PanelSettings, SpendView } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
-import { buildCommands, type CommandArgs } from './commands';
+import type { CommandHost } from './command-host';
+import { buildCommands, type Command } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
 import { pickPolicy } from './policy-picker';
@@ -39,7 +40,7 @@ class MissingKeyClient implements ModelClient {
  * Everything heavy, loaded on first use (never at activation): the harness with its store
  * in workspace storage, the panel controller, transcript tabs and the raw event log.
  */
-export class ArborHost {
+export class ArborHost implements CommandHost {
   readonly controller: PanelController;
   private harness: Promise<Harness> | undefined;
   private readonly panels = new Map<string, vscode.WebviewPanel>();
@@ -47,7 +48,7 @@ export class ArborHost {
   /** Whether commands run in an OS sandbox here; probed once, when the harness opens. */
   private sandbox: SandboxStatus | undefined;
   private readonly notifier: ApprovalNotifier;
-  readonly commands: Record<string, (args?: CommandArgs) => Promise<void>>;
+  readonly commands: Record<CommandId, Command>;
   /** Open raw event log documents follow their session (onDidChange). */
   readonly logFeed = new EventLogFeed();
 
@@ -63,7 +64,7 @@ export class ArborHost {
       log: (level, text) => this.log[level](text),
       progress: (title, work) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work)),
       runCommand: async (command) => {
-        if (command === 'setApiKey') await vscode.commands.executeCommand('arbor.setApiKey');
+        if (command === 'setApiKey') await vscode.commands.executeCommand('arbor.setApiKey' satisfies CommandId);
         else await vscode.commands.executeCommand('workbench.action.openSettings', 'arbor.model');
       },
       approvalsChanged: (pending, added) => {

@@ -3,7 +3,7 @@ import { effectiveApproval } from '../core/policy/approval';
 import { effectiveSandbox } from '../core/policy/sandbox';
 import { policyOverrides } from '../core/session/folds';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
-import type { ArborHost } from './host';
+import type { CommandHost } from './command-host';
 
 // The sandbox / approval picker (`arbor.setSandbox`, and the mode indicator beside the chat
 // input). It marks what is in force now and asks where a choice should apply: this session
@@ -26,7 +26,7 @@ const APPROVAL: { value: ApprovalPolicy; detail: string }[] = [
 ];
 
 /** What is in force for `sessionId` (its own switches over the settings), or the settings alone. */
-async function current(host: ArborHost, sessionId: string | undefined): Promise<{ sandbox: SandboxMode; approval: ApprovalPolicy }> {
+async function current(host: CommandHost, sessionId: string | undefined): Promise<{ sandbox: SandboxMode; approval: ApprovalPolicy }> {
   const defaults = host.panelSettings();
   if (!sessionId) return { sandbox: defaults.sandbox, approval: defaults.approval };
   const o = policyOverrides(await host.controller.events(sessionId));
@@ -43,7 +43,7 @@ export function modeItems(now: { sandbox: SandboxMode; approval: ApprovalPolicy 
   ];
 }
 
-export async function pickPolicy(host: ArborHost, sessionId: string | undefined): Promise<void> {
+export async function pickPolicy(host: CommandHost, sessionId: string | undefined): Promise<void> {
   const now = await current(host, sessionId);
   const items = modeItems(now);
   const picked = await vscode.window.showQuickPick(items, {

@@ -1,58 +1,21 @@
 import assert from 'node:assert/strict';
-import { PanelController } from '../../src/extension/controller';
-import type { PanelSettings } from '../../src/protocol';
 import { FakePort } from '../support/fake-port';
-import { makeHarness, type TestHarness, until } from '../support/harness';
-import { ModelServer } from '../support/model-server';
-
-const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'test-model' };
-
-function doneId(port: FakePort, id: string): string {
-  const d = port.of('request/done').find((m) => m.id === id);
-  if (!d || !d.ok || !d.sessionId) throw new Error(`request ${id} did not succeed: ${JSON.stringify(d)}`);
-  return d.sessionId;
-}
+import { until } from '../support/harness';
+import { PANEL_SETTINGS, panelPerTest } from '../support/panel';
 
 describe('extension: panel controller over a real harness', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let c: PanelController;
-  let logs: string[];
-  let commandsRun: string[];
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    logs = [];
-    commandsRun = [];
-    c = new PanelController(async () => t.h, {
-      settings: () => SETTINGS,
-      openTranscript: (id) => logs.push(`open ${id}`),
-      log: (level, text) => logs.push(`${level} ${text}`),
-      progress: (_title, work) => work(),
-      runCommand: async (command) => {
-        commandsRun.push(command);
-      },
-    });
-    t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5 });
-  });
-  afterEach(async () => {
-    await c.dispose();
-    await t.cleanup();
-  });
+  const w = panelPerTest({ panel: false });
 
   it('answers ready with a snapshot, then streams a conversation as deltas', async () => {
-    const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    const port = await w.view('panel');
     const snap = port.of('state/snapshot')[0];
     assert.deepEqual(snap.nodes, []);
-    assert.deepEqual(snap.settings, SETTINGS);
+    assert.deepEqual(snap.settings, PANEL_SETTINGS);
 
-    server.enqueue({ text: 'Hello there, streamed in small pieces.', chunkSize: 3, chunkDelayMs: 2 });
-    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'hi' });
-    const id = doneId(port, 'r1');
-    await t.h.settle();
+    w.server.enqueue({ text: 'Hello there, streamed in small pieces.', chunkSize: 3, chunkDelayMs: 2 });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'hi' });
+    const id = port.sessionOf('r1');
+    await w.t.h.settle();
     await until(() => port.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'turn' && e.phase === 'end')));
     const entries = port.of('transcript/append').flatMap((m) => m.entries);
     assert.deepEqual(entries.map((e) => e.kind), ['turn', 'user', 'assistant', 'turn']);
@@ -65,58 +28,56 @@ describe('extension: panel controller over a real harness', () => {
   });
 
   it('offers Retry for a failed turn: the same message is sent again and answered', async () => {
-    const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'webview/ready', view: 'panel' });
-    server.enqueue({ fault: { kind: 'status', status: 401, message: 'bad key' } }, { text: 'Now it works.' });
-    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'please answer' });
-    const id = doneId(port, 'r1');
-    await t.h.settle();
-    const end = [...t.h.resident(id)!.session.events].reverse().find((e) => e.type === 'turn/end')!;
+    const port = await w.view('panel');
+    w.server.enqueue({ fault: { kind: 'status', status: 401, message: 'bad key' } }, { text: 'Now it works.' });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'please answer' });
+    const id = port.sessionOf('r1');
+    await w.t.h.settle();
+    const end = [...w.t.h.resident(id)!.session.events].reverse().find((e) => e.type === 'turn/end')!;
     assert.ok(end.type === 'turn/end' && end.stopReason === 'error');
-    await c.receive(port, { type: 'chat/retry', id: 'r2', sessionId: id, seq: end.seq });
-    assert.equal(doneId(port, 'r2'), id);
-    await t.h.settle();
-    const last = server.requests[server.requests.length - 1].body.messages;
+    await w.c.receive(port, { type: 'chat/retry', id: 'r2', sessionId: id, seq: end.seq });
+    assert.equal(port.sessionOf('r2'), id);
+    await w.t.h.settle();
+    const last = w.server.requests[w.server.requests.length - 1].body.messages;
     assert.equal(last[last.length - 1].content, 'please answer');
-    const texts = t.h.resident(id)!.session.events.flatMap((e) => (e.type === 'assistant/message' ? [e.text] : []));
+    const texts = w.t.h.resident(id)!.session.events.flatMap((e) => (e.type === 'assistant/message' ? [e.text] : []));
     assert.deepEqual(texts, ['Now it works.']);
     // Retry of something that is not a failed turn says why, in words.
-    await c.receive(port, { type: 'chat/retry', id: 'r3', sessionId: id, seq: 0 });
+    await w.c.receive(port, { type: 'chat/retry', id: 'r3', sessionId: id, seq: 0 });
     const bad = port.of('request/done').find((m) => m.id === 'r3');
     assert.ok(bad && !bad.ok && /nothing to retry/.test(bad.error), JSON.stringify(bad));
   });
 
   it("runs a notice's command through the host (Set API Key from the banner)", async () => {
     const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'command/run', command: 'setApiKey' });
-    await c.receive(port, { type: 'command/run', command: 'openModelSettings' });
-    await c.receive(port, { type: 'command/run', command: 'workbench.action.quit' });
-    assert.deepEqual(commandsRun, ['setApiKey', 'openModelSettings']);
+    w.c.connect(port);
+    await w.c.receive(port, { type: 'command/run', command: 'setApiKey' });
+    await w.c.receive(port, { type: 'command/run', command: 'openModelSettings' });
+    await w.c.receive(port, { type: 'command/run', command: 'workbench.action.quit' });
+    assert.deepEqual(w.commandsRun, ['setApiKey', 'openModelSettings']);
     assert.equal(port.of('message/rejected').length, 1, 'a command outside the list is refused');
   });
 
   it('rejects malformed messages with an error reply and keeps working', async () => {
     const port = new FakePort('panel');
-    c.connect(port);
+    w.c.connect(port);
     for (const bad of [null, 'x', { type: 'nope' }, { type: 'chat/send', id: 'r', text: '' }, { type: 'session/fork', id: 'r', sessionId: '../x', seq: 1 }]) {
-      await c.receive(port, bad);
+      await w.c.receive(port, bad);
     }
     assert.equal(port.of('message/rejected').length, 5);
-    assert.ok(logs.filter((l) => l.startsWith('warn rejected')).length === 5);
-    await c.receive(port, { type: 'session/select', sessionId: 'unknown-id' });
-    assert.ok(logs.some((l) => l.startsWith('error session/select failed')));
+    assert.ok(w.logs.filter((l) => l.startsWith('warn rejected')).length === 5);
+    await w.c.receive(port, { type: 'session/select', sessionId: 'unknown-id' });
+    assert.ok(w.logs.some((l) => l.startsWith('error session/select failed')));
   });
 
   it('routes approvals to every view, tagged with the asking session; the first answer wins', async () => {
-    t.h.setDefaults({ sandbox: 'workspace-write' });
+    w.t.h.setDefaults({ sandbox: 'workspace-write' });
     const a = new FakePort('panel');
     const b = new FakePort('transcript');
-    c.connect(a);
-    c.connect(b);
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved-run', outsideSandbox: true } }] }, { text: 'ran it' });
-    await c.receive(a, { type: 'chat/send', id: 'r1', text: 'run echo' });
+    w.c.connect(a);
+    w.c.connect(b);
+    w.server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved-run', outsideSandbox: true } }] }, { text: 'ran it' });
+    await w.c.receive(a, { type: 'chat/send', id: 'r1', text: 'run echo' });
     await until(() => a.of('approval/requested').length === 1);
     const prompt = a.of('approval/requested')[0].prompt;
     assert.equal(b.of('approval/requested')[0].prompt.requestId, prompt.requestId);
@@ -124,30 +85,30 @@ describe('extension: panel controller over a real harness', () => {
     assert.match(prompt.summary, /echo approved-run/);
     const running = a.of('tree/node').filter((m) => m.node.id === prompt.sessionId).pop()!;
     assert.equal(running.node.activity, 'waiting for approval');
-    await c.receive(b, { type: 'approval/answer', requestId: prompt.requestId, decision: 'allow' });
-    await c.receive(a, { type: 'approval/answer', requestId: prompt.requestId, decision: 'deny' }); // too late: ignored
-    await t.h.settle();
+    await w.c.receive(b, { type: 'approval/answer', requestId: prompt.requestId, decision: 'allow' });
+    await w.c.receive(a, { type: 'approval/answer', requestId: prompt.requestId, decision: 'deny' }); // too late: ignored
+    await w.t.h.settle();
     assert.deepEqual(a.of('approval/resolved').map((m) => m.decision), ['allow']);
-    const result = t.h.resident(prompt.sessionId)!.session.events.find((e) => e.type === 'tool/result');
+    const result = w.t.h.resident(prompt.sessionId)!.session.events.find((e) => e.type === 'tool/result');
     assert.ok(result && result.type === 'tool/result' && !result.isError && /approved-run/.test(result.content));
   });
 
   it('forks from a message: a new session seeded to the end of that turn, selected in the view', async () => {
     const port = new FakePort('panel');
-    c.connect(port);
-    server.enqueue({ text: 'first answer' }, { text: 'second answer' });
-    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'one' });
-    const id = doneId(port, 'r1');
-    await t.h.settle();
-    await c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'two' });
-    await t.h.settle();
-    const firstAssistant = t.h.resident(id)!.session.events.find((e) => e.type === 'assistant/message')!;
-    await c.receive(port, { type: 'session/fork', id: 'r3', sessionId: id, seq: firstAssistant.seq });
-    const forkId = doneId(port, 'r3');
-    const header = t.h.store.header(forkId)!;
+    w.c.connect(port);
+    w.server.enqueue({ text: 'first answer' }, { text: 'second answer' });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'one' });
+    const id = port.sessionOf('r1');
+    await w.t.h.settle();
+    await w.c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'two' });
+    await w.t.h.settle();
+    const firstAssistant = w.t.h.resident(id)!.session.events.find((e) => e.type === 'assistant/message')!;
+    await w.c.receive(port, { type: 'session/fork', id: 'r3', sessionId: id, seq: firstAssistant.seq });
+    const forkId = port.sessionOf('r3');
+    const header = w.t.h.store.header(forkId)!;
     assert.equal(header.origin, 'fork');
     assert.equal(header.parentSession, id);
-    const forkSession = t.h.resident(forkId)!.session;
+    const forkSession = w.t.h.resident(forkId)!.session;
     assert.deepEqual(forkSession.deriveMessages().map((m) => m.content), ['one', 'first answer'], 'seeded up to the end of that turn only');
     assert.ok(port.of('session/selected').some((m) => m.sessionId === forkId));
     // The fork is in the tree before it is selected (it has no event of its own yet).
@@ -161,81 +122,68 @@ describe('extension: panel controller over a real harness', () => {
     const reset = port.of('transcript/reset').filter((m) => m.sessionId === forkId).pop()!;
     assert.ok(reset.entries.some((e) => e.kind === 'marker'));
     // Chatting with the fork reuses the parent's prefix at the provider.
-    server.enqueue({ text: 'fork answer' });
-    await c.receive(port, { type: 'chat/send', id: 'r4', sessionId: forkId, text: 'three' });
-    await t.h.settle();
-    assert.ok(server.requests[server.requests.length - 1].cacheHitTokens > 0);
+    w.server.enqueue({ text: 'fork answer' });
+    await w.c.receive(port, { type: 'chat/send', id: 'r4', sessionId: forkId, text: 'three' });
+    await w.t.h.settle();
+    assert.ok(w.server.requests[w.server.requests.length - 1].cacheHitTokens > 0);
   });
 
   it('interrupts a running session from the view and shows it in the tree', async () => {
     const port = new FakePort('panel');
-    c.connect(port);
-    server.enqueue({ text: 'x'.repeat(500), chunkSize: 2, chunkDelayMs: 5 });
-    await c.receive(port, { type: 'chat/send', id: 'r1', text: 'long' });
-    const id = doneId(port, 'r1');
+    w.c.connect(port);
+    w.server.enqueue({ text: 'x'.repeat(500), chunkSize: 2, chunkDelayMs: 5 });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'long' });
+    const id = port.sessionOf('r1');
     await until(() => port.of('tree/node').some((m) => m.node.id === id && m.node.status === 'running'));
-    await c.receive(port, { type: 'agent/interrupt', id: 'r2', sessionId: id });
-    await t.h.settle();
+    await w.c.receive(port, { type: 'agent/interrupt', id: 'r2', sessionId: id });
+    await w.t.h.settle();
     await until(() => port.of('tree/node').filter((m) => m.node.id === id).pop()!.node.status === 'interrupted');
   });
 
   it('pages a long transcript backwards', async () => {
     const port = new FakePort('panel');
-    c.connect(port);
-    const agent = await t.h.createSession();
+    w.c.connect(port);
+    const agent = await w.t.h.createSession();
     for (let i = 0; i < 120; i++) {
-      server.enqueue({ text: `a${i}` });
+      w.server.enqueue({ text: `a${i}` });
       await agent.accept(`q${i}`);
       await agent.idle();
     }
-    await c.receive(port, { type: 'session/select', sessionId: agent.id });
+    await w.c.receive(port, { type: 'session/select', sessionId: agent.id });
     const reset = port.of('transcript/reset')[0];
     assert.equal(reset.entries.length, 200);
     assert.equal(reset.hasMore, true);
-    await c.receive(port, { type: 'transcript/more', id: 'p1', sessionId: agent.id, beforeSeq: reset.entries[0].seq });
-    const pg = port.of('transcript/page')[0];
+    await w.c.receive(port, { type: 'transcript/more', id: 'p1', sessionId: agent.id, beforeSeq: reset.entries[0].seq });
+    const pg = port.done('p1');
+    assert.ok(pg?.ok && 'entries' in pg, JSON.stringify(pg));
     assert.ok(pg.entries.length > 0 && pg.entries[pg.entries.length - 1].seq < reset.entries[0].seq);
+    assert.equal(pg.sessionId, agent.id);
   });
 });
 
 describe('extension: deleting a session from the panel', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let c: PanelController;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_t, w) => w(), runCommand: async () => undefined });
-    t = await makeHarness(server, { releaseDelayMs: 60_000 });
-  });
-  afterEach(async () => {
-    await c.dispose();
-    await t.cleanup();
-  });
+  const w = panelPerTest({ panel: false, harness: { approval: 'never', releaseDelayMs: 60_000 } });
 
   it('removes the subtree, releases a resident child without a notice, and refuses a running session', async () => {
-    const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'webview/ready', view: 'panel' });
-    const root = await t.h.createSession();
-    server.enqueue({ text: 'child answer' });
-    const { childId } = await t.h.subagents.startContinuable(root, 'spawn', { prompt: 'stay resident' });
-    await until(() => t.h.resident(childId)?.isSettled === true && t.h.resident(childId)!.session.events.some((e) => e.type === 'turn/end'));
-    assert.equal(t.h.subagents.stats().activations, 1, 'the child waits for its (long) release delay');
+    const port = await w.view('panel');
+    const root = await w.t.h.createSession();
+    w.server.enqueue({ text: 'child answer' });
+    const { childId } = await w.t.h.subagents.startContinuable(root, 'spawn', { prompt: 'stay resident' });
+    await until(() => w.t.h.resident(childId)?.isSettled === true && w.t.h.resident(childId)!.session.events.some((e) => e.type === 'turn/end'));
+    assert.equal(w.t.h.subagents.stats().activations, 1, 'the child waits for its (long) release delay');
 
-    server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
-    const other = await t.h.createSession();
+    w.server.enqueue({ text: 'z'.repeat(400), chunkSize: 2, chunkDelayMs: 10 });
+    const other = await w.t.h.createSession();
     await other.accept('long');
     await until(() => other.activity === 'running');
-    await assert.rejects(c.deleteSession(other.id), /running; interrupt it before deleting/);
+    await assert.rejects(w.c.deleteSession(other.id), /running; interrupt it before deleting/);
     await other.cancel();
 
-    const gone = await c.deleteSession(root.id);
+    const gone = await w.c.deleteSession(root.id);
     assert.deepEqual(gone.sort(), [root.id, childId].sort());
-    assert.deepEqual(t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
-    assert.equal(t.h.resident(childId), undefined);
+    assert.deepEqual(w.t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
+    assert.equal(w.t.h.resident(childId), undefined);
     assert.deepEqual(port.of('tree/removed').map((m) => m.id).sort(), [root.id, childId].sort());
-    assert.ok(!t.h.store.list().some((h) => h.id === root.id || h.id === childId));
+    assert.ok(!w.t.h.store.list().some((h) => h.id === root.id || h.id === childId));
   });
 });

@@ -15,8 +15,11 @@ export type ViolationKind =
   | 'webview-imports-host-layer'
   /** webview/src reaches outside webview/ for anything but src/protocol.ts. */
   | 'webview-escapes-folder'
-  /** webview/src imports src/protocol.ts other than with `import type` (the arrow is types only). */
-  | 'webview-imports-protocol-value';
+  /**
+   * src/protocol.ts imports anything: it is a leaf, so what the webview takes from it (types,
+   * the command ids, a few pure predicates) can carry no host code along (decision 0031).
+   */
+  | 'protocol-imports';
 
 export interface SourceFile {
   /** Repository-relative path with `/` separators, e.g. `src/core/session/log.ts`. */
@@ -79,10 +82,19 @@ export function isCoreSource(file: string): boolean {
   return file.startsWith('src/core/') && /\.(ts|mts|cts)$/.test(file);
 }
 
-/** Checks every covered file; files outside src/core and webview/src are ignored. */
+/** True for the wire contract, src/protocol.ts. */
+export function isProtocolSource(file: string): boolean {
+  return file === 'src/protocol.ts';
+}
+
+/** Checks every covered file; files outside src/core, src/protocol.ts and webview/src are ignored. */
 export function checkLayers(files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const file of files) {
+    if (isProtocolSource(file.path)) {
+      for (const ref of findImports(file.text)) violations.push({ file: file.path, kind: 'protocol-imports', specifier: ref.specifier, line: ref.line });
+      continue;
+    }
     const core = isCoreSource(file.path);
     const webview = isWebviewSource(file.path);
     if (!core && !webview) continue;
@@ -108,7 +120,7 @@ function classifyCoreImport(file: string, specifier: string): ViolationKind | un
   return undefined;
 }
 
-function classifyWebviewImport(file: string, { specifier, typeOnly }: ImportRef): ViolationKind | undefined {
+function classifyWebviewImport(file: string, { specifier }: ImportRef): ViolationKind | undefined {
   if (isVscode(specifier)) return 'webview-imports-host-layer';
   const target = resolveInRepo(file, specifier);
   if (target === undefined) return undefined; // a package: svelte, @vscode-elements/…
@@ -116,9 +128,7 @@ function classifyWebviewImport(file: string, { specifier, typeOnly }: ImportRef)
     return 'webview-imports-host-layer';
   }
   if (within(target, 'webview')) return undefined;
-  if (target.replace(/\.(ts|js)$/, '') === 'src/protocol') {
-    return typeOnly ? undefined : 'webview-imports-protocol-value';
-  }
+  if (target.replace(/\.(ts|js)$/, '') === 'src/protocol') return undefined;
   return 'webview-escapes-folder';
 }
 

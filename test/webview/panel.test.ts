@@ -171,6 +171,10 @@ describe('webview panel in chromium (scripted host)', function () {
     await w.page.click('article[data-seq="1"] button.fork');
     const fork = (await lastPosted()) as Extract<WebviewToHost, { type: 'session/fork' }>;
     assert.deepEqual([fork.type, fork.sessionId, fork.seq], ['session/fork', ROOT, 1]);
+    // A failure with a code the panel knows says what to do, under the error's own words.
+    await send({ type: 'request/done', id: fork.id, ok: false, error: 'The store is locked by process 4242.', code: 'LOCKED' });
+    assert.match(await textOf('.composer [role=alert]'), /Forking the conversation failed: The store is locked by process 4242\./);
+    assert.match(await textOf('.composer [role=alert] .what-to-do'), /close it, then try again/);
     const ctx = await w.page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
     assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, arborView: 'panel', preventDefaultContextMenuItems: true });
     // An idle session cannot be stopped.
@@ -296,7 +300,7 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.ok(more, 'transcript/more was posted');
     assert.equal(more.beforeSeq, 1000);
     assert.ok((await count('article[data-seq]')) <= 160, 'the window stays bounded');
-    await send({ type: 'transcript/page', id: more.id, sessionId: ROOT, entries: [user(998, 'older question'), assistant(999, 'older answer')], hasMore: false });
+    await send({ type: 'request/done', id: more.id, ok: true, sessionId: ROOT, entries: [user(998, 'older question'), assistant(999, 'older answer')], hasMore: false });
     await w.page.evaluate(`window.__host.frame()`);
     assert.equal(await count('article[data-seq="998"]'), 1, 'the older page is shown');
   });

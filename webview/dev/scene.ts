@@ -196,7 +196,7 @@ export function demoRespond(msg: WebviewToHost, now: number): HostToWebview[] {
     case 'approval/answer':
       return [{ type: 'approval/resolved', requestId: msg.requestId, decision: msg.decision }];
     case 'transcript/more':
-      return [{ type: 'transcript/page', id: msg.id, sessionId: msg.sessionId, entries: [], hasMore: false }];
+      return [{ type: 'request/done', id: msg.id, ok: true, sessionId: msg.sessionId, entries: [], hasMore: false }];
     default:
       return [];
   }

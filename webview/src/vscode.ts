@@ -1,6 +1,7 @@
 // The one place that calls acquireVsCodeApi(): VS Code allows it once per webview.
 // Only types cross from src/protocol.ts (DESIGN §1); nothing of the host is bundled here.
-import type { HostToWebview, WebviewToHost } from '../../src/protocol';
+import type { HostToWebview, RequestBody, RequestDone, RequestResults, RequestType, WebviewToHost } from '../../src/protocol';
+import { Requests } from './lib/requests';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -20,6 +21,18 @@ export function post(msg: WebviewToHost): void {
 /** A fresh id for a request; the host echoes it in `request/done`. */
 export function requestId(): string {
   return crypto.randomUUID();
+}
+
+const requests = new Requests(post, requestId);
+
+/** Sends a request; `answer` resolves with its typed result or rejects with a `RequestError` (its code included). */
+export function request<K extends RequestType>(body: RequestBody<K> & { type: K }): { id: string; answer: Promise<RequestResults[K]> } {
+  return requests.send<K>(body);
+}
+
+/** A `request/done` arrived: settles its request. False when none here waits for it (a page reloaded meanwhile). */
+export function settleRequest(done: RequestDone): boolean {
+  return requests.settle(done);
 }
 
 /**

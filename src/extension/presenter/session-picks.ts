@@ -84,6 +84,3 @@ export function countUnder(nodes: readonly TreeNode[], id: string): number {
   }
   return seen.size - 1;
 }
-
-/** As the tree's context key: a conversation you own (not a subagent) that has had a turn. */
-export const isCompactable = (n: TreeNode): boolean => n.origin !== 'subagent' && n.mode === undefined && n.lastStopReason !== undefined;

@@ -1,10 +1,12 @@
 // The webview's whole state and the user's intents. Host messages are handled one
 // function per `type` (a mapped type makes a missing handler a compile error); intents
-// post typed messages, and requests remember their id so `request/done` errors can be
-// shown in words next to what failed.
-import type { ApprovalPrompt, GrantView, HostCommand, HostToWebview, PanelSettings } from '../../../src/protocol';
+// post typed messages; requests (`request()`) get their typed answer, and a failure is
+// shown in words next to what failed, with what to do when its code says.
+import type { ApprovalPrompt, GrantView, HostCommand, HostToWebview, PanelSettings, RequestBody, RequestResults, RequestType } from '../../../src/protocol';
+import { hintFor } from '../lib/error-hints';
 import { isActive } from '../lib/format';
-import { loadState, post, requestId, saveState, type ViewState } from '../vscode';
+import type { RequestError } from '../lib/requests';
+import { loadState, post, request, requestId, saveState, settleRequest, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
 import { TreeState } from './tree.svelte';
 
@@ -14,16 +16,11 @@ type Handlers = {
   [K in HostToWebview['type']]: (msg: Extract<HostToWebview, { type: K }>) => void;
 };
 
-interface Pending {
-  /** What the user asked for, in words: "Sending your message". */
-  what: string;
-  /** Put back in the input if sending failed and the input is still empty. */
-  text?: string;
-}
-
 export interface Problem {
   id: string;
   text: string;
+  /** What to do about it, when the error's code says (lib/error-hints). */
+  hint?: string;
 }
 
 export class AppState {
@@ -49,7 +46,6 @@ export class AppState {
   /** Bumped by `input/focus`: the composer takes the keyboard focus. */
   focusRequests = $state(0);
 
-  #pending = new Map<string, Pending>();
   #chatRestore: ViewState['chat'];
 
   readonly selectedNode = $derived(this.tree.get(this.selected));
@@ -99,7 +95,6 @@ export class AppState {
       if (m.id === this.selected && this.view === 'panel') this.#showSelected(undefined);
     },
     'transcript/reset': (m) => this.chat.reset(m.sessionId, m.entries, m.hasMore, m.partial),
-    'transcript/page': (m) => this.chat.page(m.sessionId, m.id, m.entries, m.hasMore),
     'transcript/append': (m) => this.chat.append(m.sessionId, m.entries),
     'stream/delta': (m) => this.chat.delta(m.sessionId, m.kind, m.delta),
     'settings/changed': (m) => {
@@ -132,18 +127,8 @@ export class AppState {
       if (this.view === 'panel') this.#showSelected(m.sessionId);
     },
     'request/done': (m) => {
-      const pending = this.#pending.get(m.id);
-      this.#pending.delete(m.id);
-      if (m.id === this.chat.pageRequest) {
-        if (!m.ok) {
-          this.chat.pageRequest = undefined;
-          this.chat.pageError = `Couldn't load earlier messages: ${m.error}`;
-        }
-        return;
-      }
-      if (m.ok) return;
-      this.report(m.id, `${pending?.what ?? 'The request'} failed: ${m.error}`);
-      if (pending?.text !== undefined && this.draft.trim() === '') this.setDraft(pending.text);
+      // Answers to requests of this page settle their promise; any other failure is still said.
+      if (!settleRequest(m) && !m.ok) this.report(m.id, `The request failed: ${m.error}`, hintFor(m.code));
     },
     'queue/changed': (m) => this.chat.setQueue(m.sessionId, m.state, m.messages),
     'message/rejected': (m) => {
@@ -181,70 +166,55 @@ export class AppState {
   send(): boolean {
     const text = this.draft.trim();
     if (text === '') return false;
-    const id = requestId();
     const sessionId = this.target;
-    this.#pending.set(id, { what: sessionId ? 'Sending your message' : 'Starting a new conversation', text: this.draft });
-    post({ type: 'chat/send', id, text, ...(sessionId ? { sessionId } : {}) });
+    this.#ask({ type: 'chat/send', text, ...(sessionId ? { sessionId } : {}) }, sessionId ? 'Sending your message' : 'Starting a new conversation', this.draft);
     this.setDraft('');
     return true;
   }
 
   interrupt(sessionId = this.target): void {
     if (sessionId === undefined) return;
-    const id = requestId();
-    this.#pending.set(id, { what: 'Stopping the session' });
-    post({ type: 'agent/interrupt', id, sessionId });
+    this.#ask({ type: 'agent/interrupt', sessionId }, 'Stopping the session');
   }
 
   /** "Cancel workflow" on a run's node. */
   cancelWorkflow(runId: string): void {
-    const id = requestId();
-    this.#pending.set(id, { what: 'Cancelling the workflow' });
-    post({ type: 'workflow/cancel', id, runId });
+    this.#ask({ type: 'workflow/cancel', runId }, 'Cancelling the workflow');
   }
 
   fork(sessionId: string, seq: number): void {
     if (this.readOnly) return;
-    const id = requestId();
-    this.#pending.set(id, { what: 'Forking the conversation' });
-    post({ type: 'session/fork', id, sessionId, seq });
+    this.#ask({ type: 'session/fork', sessionId, seq }, 'Forking the conversation');
   }
 
   newConversation(): void {
     if (this.readOnly) return;
     // Nothing is stored until the first message; the host only forgets its selection.
     this.#showSelected(undefined);
-    const id = requestId();
-    this.#pending.set(id, { what: 'Starting a new conversation' });
-    post({ type: 'session/new', id });
+    this.#ask({ type: 'session/new' }, 'Starting a new conversation');
   }
 
   /** Cancel a queued message of the shown session before it runs. */
   withdraw(messageId: string): void {
     const sessionId = this.target;
     if (sessionId === undefined) return;
-    const id = requestId();
-    this.#pending.set(id, { what: 'Cancelling the queued message' });
-    post({ type: 'queue/withdraw', id, sessionId, messageId });
+    this.#ask({ type: 'queue/withdraw', sessionId, messageId }, 'Cancelling the queued message');
   }
 
   /** "Send now": the waiting messages run, oldest first. */
   runQueue(): void {
     const sessionId = this.target;
     if (sessionId === undefined) return;
-    const id = requestId();
-    this.#pending.set(id, { what: 'Sending the waiting messages' });
-    post({ type: 'queue/run', id, sessionId });
+    this.#ask({ type: 'queue/run', sessionId }, 'Sending the waiting messages');
   }
 
   /** The goal bar's actions on the shown conversation (human actions: resume arms the goal). */
   goal(action: 'pause' | 'resume' | 'clear' | 'limit', maxRounds?: number): void {
     const sessionId = this.target;
     if (sessionId === undefined || this.readOnly) return;
-    const id = requestId();
-    this.#pending.set(id, { what: action === 'limit' ? 'Raising the round limit' : `${action[0].toUpperCase()}${action.slice(1)} the goal` });
-    if (action === 'limit') post({ type: 'goal/limit', id, sessionId, maxRounds: maxRounds ?? 0 });
-    else post({ type: `goal/${action}`, id, sessionId });
+    const what = action === 'limit' ? 'Raising the round limit' : `${action[0].toUpperCase()}${action.slice(1)} the goal`;
+    if (action === 'limit') this.#ask({ type: 'goal/limit', sessionId, maxRounds: maxRounds ?? 0 }, what);
+    else this.#ask({ type: `goal/${action}`, sessionId }, what);
   }
 
   /** The sandbox / approval picker, for the session the chat talks to. */
@@ -274,10 +244,17 @@ export class AppState {
   loadEarlier(): void {
     const { sessionId, entries, hasMore, pageRequest } = this.chat;
     if (!sessionId || !hasMore || pageRequest !== undefined || entries.length === 0) return;
-    const id = requestId();
+    const { id, answer } = request({ type: 'transcript/more', sessionId, beforeSeq: entries[0].seq });
     this.chat.pageRequest = id;
     this.chat.pageError = undefined;
-    post({ type: 'transcript/more', id, sessionId, beforeSeq: entries[0].seq });
+    answer.then(
+      (page) => this.chat.page(page.sessionId, id, page.entries, page.hasMore),
+      (err: RequestError) => {
+        if (this.chat.pageRequest !== id) return;
+        this.chat.pageRequest = undefined;
+        this.chat.pageError = `Couldn't load earlier messages: ${err.message}`;
+      },
+    );
   }
 
   /** `remember`: allow for this conversation; `reason`: why not, for the agent. */
@@ -289,16 +266,12 @@ export class AppState {
   }
 
   revokeGrant(sessionId: string, grantId: string): void {
-    const id = requestId();
-    this.#pending.set(id, { what: 'Revoking the permission' });
-    post({ type: 'approval/revoke', id, sessionId, grantId });
+    this.#ask({ type: 'approval/revoke', sessionId, grantId }, 'Revoking the permission');
   }
 
   /** Send the failed turn ending at `seq` again. */
   retry(sessionId: string, seq: number): void {
-    const id = requestId();
-    this.#pending.set(id, { what: 'Retrying' });
-    post({ type: 'chat/retry', id, sessionId, seq });
+    this.#ask({ type: 'chat/retry', sessionId, seq }, 'Retrying');
   }
 
   runCommand(command: HostCommand): void {
@@ -310,9 +283,22 @@ export class AppState {
     saveState({ draft: text });
   }
 
-  report(id: string, text: string): void {
+  report(id: string, text: string, hint?: string): void {
     // The newest few are enough; an error storm must not fill the panel.
-    this.problems = [...this.problems.filter((p) => p.text !== text), { id, text }].slice(-3);
+    this.problems = [...this.problems.filter((p) => p.text !== text), { id, text, ...(hint ? { hint } : {}) }].slice(-3);
+  }
+
+  /**
+   * Send a request; when it fails, say so in words (`what` failed: why, and what to do when
+   * its code says), and put `text` back in an empty input. Resolves with the result, or undefined.
+   */
+  #ask<K extends RequestType>(body: RequestBody<K> & { type: K }, what: string, text?: string): Promise<RequestResults[K] | undefined> {
+    const { id, answer } = request<K>(body);
+    return answer.catch((err: RequestError) => {
+      this.report(id, `${what} failed: ${err.message}`, hintFor(err.code));
+      if (text !== undefined && this.draft.trim() === '') this.setDraft(text);
+      return undefined;
+    });
   }
 
   dismiss(id: string): void {

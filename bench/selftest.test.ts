@@ -2,13 +2,13 @@
 // with its reason), a crashed module's figures do not vanish, disk waits are counted once,
 // and the bare request replays the very bytes a turn sent.
 import * as assert from 'node:assert/strict';
-import { DiskWait } from '../../bench/disk-wait';
-import { runModules } from '../../bench/run-modules';
-import { type BenchModule, type FigureSpec, formatFigure, missed } from '../../bench/support';
-import { bareRequestMs, TimedClient } from '../../bench/timed-client';
-import { OpenAICompatibleClient } from '../../src/core/model/openai-client';
-import type { ModelRequest } from '../../src/core/model/types';
-import { ModelServer } from '../support/model-server';
+import { DiskWait } from './disk-wait';
+import { runModules } from './run-modules';
+import { type BenchModule, type FigureSpec, formatFigure, missed } from './support';
+import { bareRequestMs, TimedClient } from './timed-client';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { ModelRequest } from '../src/core/model/types';
+import { ModelServer } from '../test/support/model-server';
 
 const A: FigureSpec = { id: 'x.a', op: '<=', target: 2 };
 const B: FigureSpec = { id: 'x.b', op: '>=', target: 50 };

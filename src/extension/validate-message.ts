@@ -1,0 +1,63 @@
+// The host checks every message a webview sends before a handler sees it (DESIGN §9): one
+// validator per message type of src/protocol.ts, so a variant without one is a compile error.
+import type { WebviewToHost } from '../protocol';
+
+type Validators<U extends { type: string }> = {
+  [K in U['type']]: (x: Record<string, unknown>) => boolean;
+};
+
+const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1_000_000;
+const id = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v);
+const seq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+// One validator per message type: adding a variant without one is a compile error.
+const webviewToHostValidators: Validators<WebviewToHost> = {
+  'webview/ready': (x) => (x.view === 'panel' || x.view === 'transcript') && (x.sessionId === undefined || id(x.sessionId)),
+  'session/select': (x) => id(x.sessionId),
+  'session/new': (x) => str(x.id),
+  'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
+  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
+  'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
+  'workflow/cancel': (x) => str(x.id) && id(x.runId),
+  'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
+  'transcript/open': (x) => id(x.sessionId),
+  'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),
+  'approval/answer': (x) =>
+    str(x.requestId) &&
+    (x.decision === 'allow' || x.decision === 'deny') &&
+    (x.remember === undefined || typeof x.remember === 'boolean') &&
+    (x.reason === undefined || (typeof x.reason === 'string' && x.reason.length <= 2000)),
+  'approval/revoke': (x) => str(x.id) && id(x.sessionId) && str(x.grantId),
+  'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
+  'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
+  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
+  'queue/run': (x) => str(x.id) && id(x.sessionId),
+  // Round limits are range-checked by the goal service (its error names the range).
+  // The amounts are checked by the host with the core's rules (its error says what is wrong).
+  'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || (typeof x.budget === 'object' && x.budget !== null && !Array.isArray(x.budget))),
+  'budget/pick': (x) => id(x.sessionId),
+  'goal/set': (x) => str(x.id) && id(x.sessionId) && typeof x.objective === 'string' && x.objective.length <= 100_000 && (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
+  'goal/pause': (x) => str(x.id) && id(x.sessionId),
+  'goal/resume': (x) => str(x.id) && id(x.sessionId),
+  'goal/clear': (x) => str(x.id) && id(x.sessionId),
+  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
+};
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** True when `x` is a well-formed message the webview may send. */
+export function isWebviewToHost(x: unknown): x is WebviewToHost {
+  if (!isRecord(x) || typeof x.type !== 'string') return false;
+  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return false;
+  return webviewToHostValidators[x.type as WebviewToHost['type']](x);
+}
+
+/** Why a message was refused, for the error reply and the log. */
+export function describeInvalid(x: unknown): string {
+  if (!isRecord(x)) return 'not an object';
+  if (typeof x.type !== 'string') return 'no string "type"';
+  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return `unknown type "${x.type}"`;
+  return `fields of "${x.type}" are missing or malformed`;
+}
