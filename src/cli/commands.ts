@@ -5,6 +5,7 @@ import { Store } from '../core/store/store';
 import { UsageError, type ParsedArgs } from './args';
 import { harnessConfig, storeDirOf } from './config';
 import { goal } from './goal';
+import { acpCommand } from './acp';
 
 export interface Io {
   out(line: string): void;
@@ -114,4 +115,4 @@ const log: Command = async (args, io) => {
   }
 };
 
-export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal };
+export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal, acp: acpCommand };
