@@ -90,3 +90,12 @@ export function agentText(updates: readonly acp.SessionNotification[], sessionId
     })
     .join('');
 }
+
+/** Every stdout line is one JSON-RPC 2.0 message (nothing else may reach stdout). */
+export function assertJsonRpcOnly(peer: AcpPeer): void {
+  if (peer.lines.length === 0) throw new Error('no stdout lines at all');
+  for (const l of peer.lines) {
+    const m = JSON.parse(l) as { jsonrpc?: string };
+    if (m.jsonrpc !== '2.0') throw new Error(`not JSON-RPC 2.0: ${l}`);
+  }
+}
