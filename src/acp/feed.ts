@@ -1,5 +1,5 @@
 import type { Harness } from '../core/harness';
-import type { SessionEvent } from '../core/session/events';
+import type { SessionEvent, StopReason } from '../core/session/events';
 import type { AcpSession, SessionTable } from './sessions';
 import { announcement, stateOf, statusOf, treeParent } from './tree';
 import { assistantUpdates, toolResultUpdate, userMessageUpdates, type Update } from './updates';
@@ -103,7 +103,7 @@ export class Feed {
       for (const r of runs) await this.send(id, chunk(r.kind, r.text));
       const cwd = this.h.store.header(id)?.cwd ?? this.root;
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
-      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end')) await this.refreshState(id);
+      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end')) await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
     });
   }
 
@@ -128,10 +128,10 @@ export class Feed {
     return child;
   }
 
-  private async refreshState(id: string): Promise<void> {
+  private async refreshState(id: string, ended?: StopReason): Promise<void> {
     const s = this.table.get(id);
     if (!s || s.parent === undefined) return;
-    const state = stateOf(await statusOf(this.h, id));
+    const state = stateOf(await statusOf(this.h, id, ended));
     const key = JSON.stringify(state);
     if (key === s.state) return;
     s.state = key;

@@ -1,5 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
+import type { StopReason } from '../core/session/events';
 import { sessionStatus, type SessionStatus } from '../core/session/status';
 
 // The delegation tree for ACP's (unstable) `subagent_update`: who a session's ancestors are,
@@ -19,11 +20,16 @@ export async function lineageOf(h: Harness, id: string): Promise<string[]> {
   return out;
 }
 
-/** The Arbor status of a session now: the store's summary plus what this process knows. */
-export async function statusOf(h: Harness, id: string): Promise<SessionStatus> {
-  const summary = await h.store.summary(id);
+/**
+ * The Arbor status of a session now: the store's summary plus what this process knows.
+ * `ended`: read at its turn/end, folded in here, since the agent's loop has not yet returned
+ * and a one-shot child is released right after (no idle signal follows).
+ */
+export async function statusOf(h: Harness, id: string, ended?: StopReason): Promise<SessionStatus> {
+  const stored = await h.store.summary(id);
+  const summary = ended ? { ...stored, openTurn: false, lastStopReason: ended } : stored;
   const agent = h.resident(id);
-  const live = !!agent && !agent.isDisposed;
+  const live = !!agent && !agent.isDisposed && !ended;
   return sessionStatus(summary, {
     running: live && agent.status === 'running',
     queued: h.subagents.fanout.isQueued(id),
