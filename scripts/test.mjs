@@ -1,6 +1,7 @@
 // `npm test`: every tier, on a fresh clone with nothing run before it. Installs the
 // dependencies when node_modules is missing or stale, builds, installs the real VS Code
-// (code-server) and Chromium into .tools/ (first time only), then runs, in order: the unit,
+// (code-server) and Chromium into .tools/ and the ACP test client (acpx) into .tools/acp/
+// (first time only), then runs, in order: the unit,
 // store, CLI and webview tests (mocha), the extension-host tests in code-server, and the UI
 // flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
 // Stops at the first tier that fails, naming it.
@@ -12,6 +13,7 @@ const started = Date.now();
 const tiers = [
   ['build', ['npm', ['run', 'build', '--silent']]],
   ['setup:e2e', ['npm', ['run', 'setup:e2e', '--silent']]],
+  ['setup:acp', ['npm', ['run', 'setup:acp', '--silent']]],
   ['unit', ['npx', ['mocha']]],
   ['host', ['npm', ['run', 'test:host', '--silent']]],
   ['ui', ['npm', ['run', 'test:ui', '--silent']]],
