@@ -16,9 +16,10 @@ import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 import * as goal from './goal.bench';
+import * as acpServe from './acp.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, acpServe, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
