@@ -12,7 +12,9 @@ export type ViolationKind =
   /** webview/src reaches outside webview/ for anything but src/protocol.ts. */
   | 'webview-escapes-folder'
   /** webview/src imports src/protocol.ts other than with `import type` (the arrow is types only). */
-  | 'webview-imports-protocol-value';
+  | 'webview-imports-protocol-value'
+  /** src/acp (the ACP agent face, a host like src/cli) imports the VS Code API, src/extension, src/cli or webview. */
+  | 'acp-imports-outer-layer';
 
 export interface SourceFile {
   /** Repository-relative path with `/` separators, e.g. `src/core/session/log.ts`. */
@@ -46,15 +48,21 @@ export function isCoreSource(file: string): boolean {
   return file.startsWith('src/core/') && /\.(ts|mts|cts)$/.test(file);
 }
 
-/** Checks every covered file; files outside src/core and webview/src are ignored. */
+/** True for `src/acp/...` TypeScript sources: a host over core, like src/cli (it may import core, nothing outer). */
+export function isAcpSource(file: string): boolean {
+  return file.startsWith('src/acp/') && /\.(ts|mts|cts)$/.test(file);
+}
+
+/** Checks every covered file; files outside src/core, src/acp and webview/src are ignored. */
 export function checkLayers(files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const file of files) {
     const core = isCoreSource(file.path);
+    const acp = isAcpSource(file.path);
     const webview = isWebviewSource(file.path);
-    if (!core && !webview) continue;
+    if (!core && !acp && !webview) continue;
     for (const ref of findImports(file.text, file.path.endsWith('.svelte'))) {
-      const kind = core ? classifyCoreImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
+      const kind = core ? classifyCoreImport(file.path, ref.specifier) : acp ? classifyAcpImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
       if (kind) violations.push({ file: file.path, kind, specifier: ref.specifier, line: ref.line });
     }
   }
@@ -67,6 +75,13 @@ function classifyCoreImport(file: string, specifier: string): ViolationKind | un
   if (target && (within(target, 'src/extension') || within(target, 'src/cli') || within(target, 'webview'))) {
     return 'core-imports-outer-layer';
   }
+  return undefined;
+}
+
+function classifyAcpImport(file: string, specifier: string): ViolationKind | undefined {
+  if (isVscode(specifier)) return 'acp-imports-outer-layer';
+  const target = resolveInRepo(file, specifier);
+  if (target && (within(target, 'src/extension') || within(target, 'src/cli') || within(target, 'webview'))) return 'acp-imports-outer-layer';
   return undefined;
 }
 
