@@ -57,7 +57,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   // The stream for bytes per token is scripted per reply: a second agent on an in-process server.
   const streamer = await startAcp(['--store', path.join(dir, 'store-bytes'), '--workspace', wsAcp, '--base-url', server.baseURL, '--model', 'bench']);
   const client = new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: 'k', maxRetries: 0 });
-  const h = await Harness.open({ storeDir: path.join(dir, 'store-in'), workspace: [wsIn], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never' });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store-in'),
+    workspace: [wsIn],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+  });
   try {
     const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: wsAcp, mcpServers: [] });
     const local = await h.createSession();

@@ -22,9 +22,16 @@ if (stamp.acpx === acpxVersion && existsSync(acpxEntry)) {
 } else {
   mkdirSync(acpToolsDir, { recursive: true });
   const pkg = join(acpToolsDir, 'package.json');
-  if (!existsSync(pkg)) writeFileSync(pkg, `${JSON.stringify({ name: 'arbor-acp-tools', private: true, description: 'ACP client for the arbor acp tests (written by scripts/acp/setup.mjs)' }, null, 2)}\n`);
+  if (!existsSync(pkg))
+    writeFileSync(
+      pkg,
+      `${JSON.stringify({ name: 'arbor-acp-tools', private: true, description: 'ACP client for the arbor acp tests (written by scripts/acp/setup.mjs)' }, null, 2)}\n`,
+    );
   console.log(`[setup:acp] $ npm install acpx@${acpxVersion}   (in ${acpToolsDir})`);
-  const r = spawnSync('npm', ['install', '--save-exact', '--no-audit', '--no-fund', '--no-update-notifier', `acpx@${acpxVersion}`], { cwd: acpToolsDir, stdio: 'inherit' });
+  const r = spawnSync('npm', ['install', '--save-exact', '--no-audit', '--no-fund', '--no-update-notifier', `acpx@${acpxVersion}`], {
+    cwd: acpToolsDir,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     console.error(`[setup:acp] npm install acpx@${acpxVersion} failed (exit ${r.status ?? r.signal}); check the npm registry is reachable.`);
     process.exit(1);

@@ -2,7 +2,7 @@ import type { Harness } from '../core/harness';
 import type { SessionEvent, StopReason } from '../core/session/events';
 import type { AcpSession, SessionTable } from './sessions';
 import { announcement, stateOf, statusOf, treeParent } from './tree';
-import { assistantUpdates, toolResultUpdate, userMessageUpdates, type Update } from './updates';
+import { assistantUpdates, toolResultUpdate, type Update, userMessageUpdates } from './updates';
 
 /** How long streamed text gathers before it goes out as one chunk (one notification per interval, not per token). */
 export const COALESCE_MS = 24;
@@ -103,7 +103,8 @@ export class Feed {
       for (const r of runs) await this.send(id, chunk(r.kind, r.text));
       const cwd = this.h.store.header(id)?.cwd ?? this.root;
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
-      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end')) await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
+      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end'))
+        await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
     });
   }
 

@@ -16,7 +16,15 @@ const OPTIONS: acp.PermissionOption[] = [
 export interface PermissionDeps {
   table: Pick<SessionTable, 'get'>;
   /** The connection's client context (undefined once it has closed). */
-  client(): { request(method: typeof methods.client.session.requestPermission, params: acp.RequestPermissionRequest, options?: { cancellationSignal?: AbortSignal; stopWaitingOnCancel?: boolean }): Promise<acp.RequestPermissionResponse> } | undefined;
+  client():
+    | {
+        request(
+          method: typeof methods.client.session.requestPermission,
+          params: acp.RequestPermissionRequest,
+          options?: { cancellationSignal?: AbortSignal; stopWaitingOnCancel?: boolean },
+        ): Promise<acp.RequestPermissionResponse>;
+      }
+    | undefined;
   harnessOf(sessionId: string): Harness | undefined;
   /** A child waits on the human: its announced state changes (requires_action and back). */
   touch(sessionId: string): Promise<void>;

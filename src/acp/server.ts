@@ -4,7 +4,7 @@ import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, unknownSession } from './errors';
 import { Feed } from './feed';
 import { promptText, settleSubtree, stopReasonOf } from './prompt';
-import { SessionTable, type AcpSession } from './sessions';
+import { type AcpSession, SessionTable } from './sessions';
 import { announcement, treeParent } from './tree';
 import { replayUpdates, type Update } from './updates';
 import type { Workspaces } from './workspaces';
@@ -83,7 +83,9 @@ export class AcpServer {
     }
     if (s.parent === undefined && s.prompt) s.prompt.cancelled = true;
     // The session's running turn and every running descendant's (a child alone when it is one).
-    await s.harness.interruptSubtree(sessionId).catch((err) => this.opts.warn(`arbor acp: cancel ${sessionId}: ${err instanceof Error ? err.message : String(err)}`));
+    await s.harness
+      .interruptSubtree(sessionId)
+      .catch((err) => this.opts.warn(`arbor acp: cancel ${sessionId}: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   private send(sessionId: string, update: Update): Promise<void> {
@@ -98,7 +100,17 @@ export class AcpServer {
     }
     const harness = await this.opts.workspaces.harness(root);
     if (!this.feeds.has(harness)) {
-      this.feeds.set(harness, new Feed(harness, root, this.table, (id, u) => this.send(id, u), this.subagents, (err) => this.opts.warn(`arbor acp: feed: ${err instanceof Error ? err.message : String(err)}`)));
+      this.feeds.set(
+        harness,
+        new Feed(
+          harness,
+          root,
+          this.table,
+          (id, u) => this.send(id, u),
+          this.subagents,
+          (err) => this.opts.warn(`arbor acp: feed: ${err instanceof Error ? err.message : String(err)}`),
+        ),
+      );
     }
     return { root, harness };
   }

@@ -1,7 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
 import type { StopReason } from '../core/session/events';
-import { sessionStatus, type SessionStatus } from '../core/session/status';
+import { type SessionStatus, sessionStatus } from '../core/session/status';
 
 // The delegation tree for ACP's (unstable) `subagent_update`: who a session's ancestors are,
 // and a child's work state from the one status fold (src/core/session/status.ts).

@@ -25,7 +25,7 @@ const TOOL_KINDS: Record<string, acp.ToolKind> = {
 };
 
 export function toolKind(name: string): acp.ToolKind {
-  return Object.prototype.hasOwnProperty.call(TOOL_KINDS, name) ? TOOL_KINDS[name] : 'other';
+  return Object.hasOwn(TOOL_KINDS, name) ? TOOL_KINDS[name] : 'other';
 }
 
 function parseArgs(raw: string): Record<string, unknown> | undefined {

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
-import { autoApprove, neverApprove } from '../core/policy/approval';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
-import { oneOf, positiveInt, type ParsedArgs } from './args';
+import { autoApprove, neverApprove } from '../core/policy/approval';
+import { oneOf, type ParsedArgs, positiveInt } from './args';
 import type { Command } from './commands';
 import { harnessConfig, workspaceOf } from './config';
 
@@ -67,7 +67,9 @@ export const acpCommand: Command = async (args, io) => {
   }, defaultRoot);
   server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
-  const conn = server.connect(ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+  const conn = server.connect(
+    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
+  );
   const sigterm = new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
   await Promise.race([conn.closed, sigterm]);
   await server.cancelAll();

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Script } from '../core/subagent/helpers';
 import { cliWorld } from '../support/cli';
 import { until } from '../support/harness';
 import { repoRoot } from '../support/repo-root';
-import { Script } from '../core/subagent/helpers';
 
 // `arbor acp` driven by a third-party ACP client: acpx (pinned; installed into .tools/acp by
 // `npm run setup:acp`, which `npm test` runs). Its `--format json` prints the raw JSON-RPC
@@ -23,7 +23,12 @@ interface Run {
 interface Msg {
   id?: number;
   method?: string;
-  params?: { sessionId?: string; update?: { sessionUpdate: string; sessionId?: string; toolCallId?: string; status?: string }; toolCall?: { title?: string }; options?: { kind: string }[] };
+  params?: {
+    sessionId?: string;
+    update?: { sessionUpdate: string; sessionId?: string; toolCallId?: string; status?: string };
+    toolCall?: { title?: string };
+    options?: { kind: string }[];
+  };
   result?: { stopReason?: string; outcome?: { optionId?: string } };
 }
 
@@ -34,7 +39,11 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
   const acpx = (args: string[], timeoutMs = 30_000): Promise<Run> =>
     new Promise((resolve, reject) => {
       if (!fs.existsSync(ACPX)) return reject(new Error(`acpx is not installed at ${ACPX}; run 'npm run setup:acp'`));
-      const child = spawn(process.execPath, [ACPX, ...args], { cwd: w.ws, env: { ...process.env, HOME: home(), ARBOR_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [ACPX, ...args], {
+        cwd: w.ws,
+        env: { ...process.env, HOME: home(), ARBOR_API_KEY: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -85,12 +94,17 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
   });
 
   it('a run_command outside the sandbox asks permission through ACP: --approve-all runs it, --deny-all does not', async () => {
-    const outside = (file: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command: `echo hi > ${file}`, outsideSandbox: true, justification: 'test' } }] });
+    const outside = (file: string) => ({
+      toolCalls: [{ name: 'run_command', arguments: { command: `echo hi > ${file}`, outsideSandbox: true, justification: 'test' } }],
+    });
     w.server.enqueue(outside('yes.txt'), { text: 'ran' });
     const allowed = messages(await acpx(['--agent', agentCmd(), '--cwd', w.ws, '--format', 'json', '--approve-all', 'exec', 'run it']));
     const ask = allowed.find((m) => m.method === 'session/request_permission');
     assert.match(String(ask?.params?.toolCall?.title), /echo hi > yes\.txt/);
-    assert.deepEqual(ask?.params?.options?.map((o) => o.kind), ['allow_once', 'reject_once']);
+    assert.deepEqual(
+      ask?.params?.options?.map((o) => o.kind),
+      ['allow_once', 'reject_once'],
+    );
     // acpx's answer (ids are per direction: the answer is the response that carries an outcome).
     assert.equal(allowed.find((m) => m.id === ask?.id && m.result?.outcome)?.result?.outcome?.optionId, 'allow_once');
     assert.ok(fs.existsSync(path.join(w.ws, 'yes.txt')));
@@ -105,7 +119,10 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     const created = await acpx([...base, 'sessions', 'new']);
     assert.equal(created.code, 0, created.stderr);
     const sessionId = created.stdout.trim().split('\n').at(-1)!;
-    w.server.enqueue({ toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }] }, { text: 'listed', chunkSize: 3, fault: { kind: 'stall', afterChunks: 1 } });
+    w.server.enqueue(
+      { toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }] },
+      { text: 'listed', chunkSize: 3, fault: { kind: 'stall', afterChunks: 1 } },
+    );
     const running = acpx([...base, '--format', 'json', 'prompt', 'list and wait']);
     await until(() => w.server.requests.length === 2, 20_000);
     const cancel = await acpx([...base, 'cancel']);
@@ -113,7 +130,9 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     const first = messages(await running);
     const prompt = first.find((m) => m.method === 'session/prompt')!;
     assert.equal(first.find((m) => m.id === prompt.id && m.result)?.result?.stopReason, 'cancelled');
-    const live = first.filter((m) => m.method === 'session/update' && m.params?.update?.sessionUpdate !== 'agent_message_chunk').map((m) => `${m.params!.update!.sessionUpdate}:${m.params!.update!.toolCallId}:${m.params!.update!.status}`);
+    const live = first
+      .filter((m) => m.method === 'session/update' && m.params?.update?.sessionUpdate !== 'agent_message_chunk')
+      .map((m) => `${m.params!.update!.sessionUpdate}:${m.params!.update!.toolCallId}:${m.params!.update!.status}`);
     assert.deepEqual(live, ['tool_call:c1:in_progress', 'tool_call_update:c1:completed']);
 
     // The queue owner and its agent go after the ttl; the next prompt starts both again.
@@ -122,18 +141,24 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     const second = messages(await acpx([...base, '--format', 'json', 'prompt', 'continue']));
     const load = second.find((m) => m.method === 'session/load')!;
     assert.equal(load.params?.sessionId, sessionId);
-    assert.ok(second.some((m) => m.id === load.id && m.result), 'loaded');
+    assert.ok(
+      second.some((m) => m.id === load.id && m.result),
+      'loaded',
+    );
     // acpx hides a load's replayed updates (it keeps its own history); the replay's order is
     // checked with the SDK client in serve.test.ts. Here: the model sees the loaded history.
     const prompt2 = second.find((m) => m.method === 'session/prompt')!;
     assert.equal(second.find((m) => m.id === prompt2.id && m.result)?.result?.stopReason, 'end_turn');
     const history = w.server.requests.at(-1)!.body.messages.slice(1);
-    assert.deepEqual(history.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
+    assert.deepEqual(
+      history.map((m) => m.role),
+      ['user', 'assistant', 'tool', 'assistant', 'user'],
+    );
     assert.equal(history[0].content, 'list and wait');
     assert.equal(history[4].content, 'continue');
   });
 
-  it('a delegating prompt (arbor acp --subagents, as acpx does not advertise them): subagent_update announcements and the child\'s updates', async () => {
+  it("a delegating prompt (arbor acp --subagents, as acpx does not advertise them): subagent_update announcements and the child's updates", async () => {
     const script = new Script(w.server);
     script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[kid]] count', label: 'counter' } }] }, { text: 'done' });
     script.on('kid', { text: 'one two three' });
@@ -146,6 +171,6 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     assert.equal((subs[0].params!.update as { title?: string }).title, 'counter');
     const kidUpdates = out.filter((m) => m.method === 'session/update' && m.params?.sessionId === kidId).map((m) => m.params!.update!.sessionUpdate);
     assert.ok(kidUpdates.includes('agent_message_chunk'));
-    assert.ok(out.findIndex((m) => m === subs[0]) < out.findIndex((m) => m.params?.sessionId === kidId));
+    assert.ok(out.indexOf(subs[0]) < out.findIndex((m) => m.params?.sessionId === kidId));
   });
 });

@@ -2,18 +2,23 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
 import { until } from '../support/harness';
-import { assertJsonRpcOnly, startAcp, type AcpPeer } from '../support/acp-peer';
 
 const text = (t: string): acp.ContentBlock[] => [{ type: 'text', text: t }];
-const outside = (command: string) => ({ toolCalls: [{ id: 'run1', name: 'run_command', arguments: { command, outsideSandbox: true, justification: 'test' } }] });
+const outside = (command: string) => ({
+  toolCalls: [{ id: 'run1', name: 'run_command', arguments: { command, outsideSandbox: true, justification: 'test' } }],
+});
 
 /** The session's stored events, read by another process (`arbor log`). */
 async function logOf(store: string, id: string): Promise<{ type: string; stopReason?: string; isError?: boolean; refusal?: { outcome: string } }[]> {
   const r = await arbor(['log', id, '--store', store]);
   assert.equal(r.code, 0, r.stderr);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 describe('acp: arbor acp turns, cancel, permissions and the end of the connection', () => {
@@ -33,7 +38,10 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     const sessionId = await open();
     const p = peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') });
     await until(() => peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
-    await assert.rejects(peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') }), (e: acp.RequestError) => e.code === -32600 && /PROMPT_RUNNING/.test(JSON.stringify(e.data)));
+    await assert.rejects(
+      peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') }),
+      (e: acp.RequestError) => e.code === -32600 && /PROMPT_RUNNING/.test(JSON.stringify(e.data)),
+    );
     await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     assert.equal((await p).stopReason, 'cancelled');
     // Idle now: a cancel changes nothing, and the next prompt runs.
@@ -56,7 +64,10 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     assert.equal(asked.toolCall.toolCallId, 'run1', 'the request names the tool call the client was shown');
     assert.equal(asked.toolCall.kind, 'execute');
     assert.match(String(asked.toolCall.title), /echo yes > allowed\.txt/);
-    assert.deepEqual(asked.options.map((o) => o.kind), ['allow_once', 'reject_once']);
+    assert.deepEqual(
+      asked.options.map((o) => o.kind),
+      ['allow_once', 'reject_once'],
+    );
     assert.equal(fs.readFileSync(path.join(w.ws, 'allowed.txt'), 'utf8'), 'yes\n');
 
     w.server.enqueue(outside('echo no > refused.txt'), { text: 'refused' });

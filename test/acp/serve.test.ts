@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { type AcpPeer, agentText, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
-import { agentText, assertJsonRpcOnly, startAcp, type AcpPeer } from '../support/acp-peer';
 
 /** The shape of a stream of updates, with text runs joined: what a client would render. */
 function shape(updates: readonly acp.SessionNotification[], sessionId: string): string[] {
@@ -38,7 +38,10 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
     assert.deepEqual(peer.init.agentCapabilities?.promptCapabilities, { image: false, audio: false, embeddedContext: true });
     const { sessionId, modes } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     assert.equal(modes?.currentModeId, 'workspace-write');
-    assert.deepEqual(modes?.availableModes.map((m) => m.id), ['read-only', 'workspace-write', 'full-access']);
+    assert.deepEqual(
+      modes?.availableModes.map((m) => m.id),
+      ['read-only', 'workspace-write', 'full-access'],
+    );
     const r = await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'say hello' }] });
     assert.equal(r.stopReason, 'end_turn');
     assert.equal(agentText(peer.updates, sessionId), 'Hello from Arbor, streamed in pieces.');
@@ -47,13 +50,22 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
     assert.equal(await peer.close(), 0);
     assertJsonRpcOnly(peer);
     const sessions = JSON.parse((await arbor(['sessions', '--json', '--store', w.store])).stdout) as { id: string; status: string }[];
-    assert.deepEqual(sessions.map((s) => [s.id, s.status]), [[sessionId, 'idle']]);
+    assert.deepEqual(
+      sessions.map((s) => [s.id, s.status]),
+      [[sessionId, 'idle']],
+    );
   });
 
   it('tool calls carry ACP kinds and their results; session/load in a new process replays the transcript in the same order', async () => {
     fs.writeFileSync(path.join(w.ws, 'README.md'), '# Demo\nhello\n');
     w.server.enqueue(
-      { reasoning: 'Look first.', toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }, { id: 'c2', name: 'read_file', arguments: { path: 'README.md' } }] },
+      {
+        reasoning: 'Look first.',
+        toolCalls: [
+          { id: 'c1', name: 'list_files', arguments: {} },
+          { id: 'c2', name: 'read_file', arguments: { path: 'README.md' } },
+        ],
+      },
       { toolCalls: [{ id: 'c3', name: 'edit_file', arguments: { path: 'README.md', oldText: 'hello', newText: 'hello, world' } }] },
       { toolCalls: [{ id: 'c4', name: 'read_file', arguments: { path: 'missing.md' } }] },
       { text: 'Edited README.md.' },
@@ -87,7 +99,10 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
 
     peer = await startAcp(w.common);
     const listed = await peer.agent.request(acp.methods.agent.session.list, { cwd: w.ws });
-    assert.deepEqual(listed.sessions.map((s) => [s.sessionId, s.cwd]), [[sessionId, w.ws]]);
+    assert.deepEqual(
+      listed.sessions.map((s) => [s.sessionId, s.cwd]),
+      [[sessionId, w.ws]],
+    );
     const loaded = await peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] });
     assert.equal(loaded.modes?.currentModeId, 'workspace-write');
     const replay = shape(peer.updates, sessionId);
@@ -100,14 +115,17 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
     assertJsonRpcOnly(peer);
   });
 
-  it('session/set_mode switches the sandbox (current_mode_update), and the mode holds for the model\'s next command', async () => {
+  it("session/set_mode switches the sandbox (current_mode_update), and the mode holds for the model's next command", async () => {
     w.server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo x > made.txt' } }] }, { text: 'tried' });
     peer = await startAcp(w.common);
     const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     await peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'read-only' });
     const modeUpdate = peer.updates.find((n) => n.update.sessionUpdate === 'current_mode_update');
     assert.deepEqual(modeUpdate?.update, { sessionUpdate: 'current_mode_update', currentModeId: 'read-only' });
-    await assert.rejects(peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'anything' }), (e: acp.RequestError) => e.code === -32602 && /UNKNOWN_MODE/.test(JSON.stringify(e.data)));
+    await assert.rejects(
+      peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'anything' }),
+      (e: acp.RequestError) => e.code === -32602 && /UNKNOWN_MODE/.test(JSON.stringify(e.data)),
+    );
     assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write' }] })).stopReason, 'end_turn');
     assert.equal(fs.existsSync(path.join(w.ws, 'made.txt')), false);
     const listed = await peer.agent.request(acp.methods.agent.session.list, {});
