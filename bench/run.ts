@@ -17,9 +17,10 @@ import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 import * as goal from './goal.bench';
 import * as cost from './cost.bench';
+import * as acpServe from './acp.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

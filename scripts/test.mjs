@@ -1,8 +1,9 @@
 // `npm test`: every tier, on a fresh clone with nothing run before it. Installs the
 // dependencies when node_modules is missing or stale, builds, installs the real VS Code
-// (code-server) and Chromium into .tools/ (first time only), and the pinned real remote agent
-// programs (codex, claude) into .tools/remote/, then runs, in order: the unit, store, CLI and
-// webview tests (mocha), the remote tier against the real programs (test/remote), the extension-host tests in code-server, and the UI
+// (code-server) and Chromium into .tools/ (first time only), the pinned real remote agent
+// programs (codex, claude) into .tools/remote/ and the ACP test client (acpx) into .tools/acp/,
+// then runs, in order: the unit, store, CLI and webview tests (mocha), the remote tier against
+// the real programs (test/remote), the extension-host tests in code-server, and the UI
 // flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
 // Stops at the first tier that fails, naming it.
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ const tiers = [
   ['build', ['npm', ['run', 'build', '--silent']]],
   ['setup:e2e', ['npm', ['run', 'setup:e2e', '--silent']]],
   ['setup:remote', ['npm', ['run', 'setup:remote', '--silent']]],
+  ['setup:acp', ['npm', ['run', 'setup:acp', '--silent']]],
   ['unit', ['npx', ['mocha']]],
   ['remote', ['npx', ['mocha', '--no-config', '--timeout', '120000', 'out/test/remote/**/*.test.js']]],
   ['host', ['npm', ['run', 'test:host', '--silent']]],

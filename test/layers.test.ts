@@ -6,6 +6,7 @@ import {
   CORE_ORDER,
   coreRank,
   findImports,
+  isAcpSource,
   isCoreSource,
   isProtocolSource,
   isWebviewSource,
@@ -187,7 +188,21 @@ describe('layer check (DESIGN §1) on sample sources', () => {
     });
   });
 
-  it('ignores files outside src/core and webview/src', () => {
+  describe('src/acp', () => {
+    const acpFile = (text: string): SourceFile => ({ path: 'src/acp/server.ts', text });
+
+    it('rejects vscode, src/extension, src/cli and webview', () => {
+      const forms = [`import * as vscode from 'vscode';`, `import { main } from '../cli/main';`, `import { x } from '../extension/host';`, `import type { A } from '../../webview/src/a';`];
+      for (const text of forms) assert.deepEqual(kinds([acpFile(text)]), ['acp-imports-outer-layer'], text);
+    });
+
+    it('allows core, its own files, node builtins and packages', () => {
+      const text = [`import { Harness } from '../core/harness';`, `import { Feed } from './feed';`, `import * as path from 'node:path';`, `import * as acp from '@agentclientprotocol/sdk/unstable';`].join('\n');
+      assert.deepEqual(kinds([acpFile(text)]), []);
+    });
+  });
+
+  it('ignores files outside src/core, src/acp and webview/src', () => {
     const files: SourceFile[] = [
       { path: 'src/extension/extension.ts', text: `import * as vscode from 'vscode';` },
       { path: 'src/cli/main.ts', text: `import { Harness } from '../core/harness';` },
@@ -271,6 +286,12 @@ describe('layer rule on the real tree', () => {
         .map((ref) => `${f.path}:${ref.line} '${ref.specifier}'`),
     );
     assert.deepEqual(bad, []);
+  });
+
+  it('src/acp imports nothing from vscode, src/extension, src/cli or webview', () => {
+    assert.ok(fs.statSync(path.join(root, 'src/acp')).isDirectory(), 'src/acp exists');
+    const violations = checkLayers(readTree(root, 'src/acp', isAcpSource));
+    assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
   });
 
   it('webview/src imports only webview files, src/protocol.ts and packages', () => {

@@ -9,6 +9,7 @@ import type { SessionSummary } from '../core/session/summary';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
 import { wireOutput, type Command, type Io } from './output';
+import { acpCommand } from './acp';
 
 export type { Command, Io };
 
@@ -118,4 +119,4 @@ const log: Command = async (args, io) => {
   }
 };
 
-export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal };
+export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal, acp: acpCommand };

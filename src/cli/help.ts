@@ -18,6 +18,9 @@ Usage:
   arbor goal resume ID            arm it again and drive rounds (refused while rounds are used up)
   arbor goal pause|clear ID       pause the goal, or clear it
   arbor goal limit ID N           set its round limit (1-1000, not below the rounds started)
+  arbor acp [options]             serve the Agent Client Protocol on stdio (an ACP client such as
+                                  Zed or acpx starts it): JSON-RPC only on stdout, logs on stderr;
+                                  stdin EOF or SIGTERM cancels running turns and exits 0
 
 Options:
   --store DIR        session store (default: $ARBOR_STORE or WORKSPACE/.arbor/store)
@@ -40,6 +43,16 @@ Options:
   --timeout MS       how long the model may take to start answering, and to send its
                      next chunk once it has begun (default 120000)
   --json             every event as one JSON line on stdout
+
+ACP options (arbor acp):
+  --approval MODE    ask (default: session/request_permission to the client) | never | auto
+  --child-approval M never (default) | escalate: a subagent's request goes to the client too,
+                     its label in the title, its lineage in _meta
+  --permission-timeout MS
+                     how long the client may take to answer before it is a denial (300000)
+  --subagents        announce the delegation tree (subagent_update) even to a client that did
+                     not advertise clientCapabilities.subagents
+  Sessions of a cwd inside --workspace use --store; any other cwd keeps its own CWD/.arbor/store.
 
 Sandbox modes (--sandbox). File tools read only inside the workspace, except in full-access.
   read-only        file tools write nothing; commands run in the OS sandbox with the whole

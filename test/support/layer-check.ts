@@ -15,11 +15,9 @@ export type ViolationKind =
   | 'webview-imports-host-layer'
   /** webview/src reaches outside webview/ for anything but src/protocol.ts. */
   | 'webview-escapes-folder'
-  /**
-   * src/protocol.ts imports anything: it is a leaf, so what the webview takes from it (types,
-   * the command ids, a few pure predicates) can carry no host code along (decision 0031).
-   */
-  | 'protocol-imports';
+  | 'protocol-imports'
+  /** src/acp (the ACP agent face, a host like src/cli) imports the VS Code API, src/extension, src/cli or webview. */
+  | 'acp-imports-outer-layer';
 
 export interface SourceFile {
   /** Repository-relative path with `/` separators, e.g. `src/core/session/log.ts`. */
@@ -87,7 +85,12 @@ export function isProtocolSource(file: string): boolean {
   return file === 'src/protocol.ts';
 }
 
-/** Checks every covered file; files outside src/core, src/protocol.ts and webview/src are ignored. */
+/** True for `src/acp/...` TypeScript sources: a host over core, like src/cli (it may import core, nothing outer). */
+export function isAcpSource(file: string): boolean {
+  return file.startsWith('src/acp/') && /\.(ts|mts|cts)$/.test(file);
+}
+
+/** Checks every covered file; files outside src/core, src/acp, src/protocol.ts and webview/src are ignored. */
 export function checkLayers(files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const file of files) {
@@ -96,12 +99,13 @@ export function checkLayers(files: readonly SourceFile[]): Violation[] {
       continue;
     }
     const core = isCoreSource(file.path);
+    const acp = isAcpSource(file.path);
     const webview = isWebviewSource(file.path);
-    if (!core && !webview) continue;
+    if (!core && !acp && !webview) continue;
     const own = core ? coreRank(file.path) : undefined;
     if (own && own.rank === undefined) violations.push({ file: file.path, kind: 'core-layer-unplaced', specifier: own.layer, line: 1 });
     for (const ref of findImports(file.text, file.path.endsWith('.svelte'))) {
-      const kind = core ? classifyCoreImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
+      const kind = core ? classifyCoreImport(file.path, ref.specifier) : acp ? classifyAcpImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
       if (kind) violations.push({ file: file.path, kind, specifier: ref.specifier, line: ref.line });
     }
   }
@@ -117,6 +121,13 @@ function classifyCoreImport(file: string, specifier: string): ViolationKind | un
   const from = coreRank(file);
   const to = target === undefined ? undefined : coreRank(target);
   if (from?.rank !== undefined && to?.rank !== undefined && from.layer !== to.layer && to.rank >= from.rank) return 'core-imports-higher-layer';
+  return undefined;
+}
+
+function classifyAcpImport(file: string, specifier: string): ViolationKind | undefined {
+  if (isVscode(specifier)) return 'acp-imports-outer-layer';
+  const target = resolveInRepo(file, specifier);
+  if (target && (within(target, 'src/extension') || within(target, 'src/cli') || within(target, 'webview'))) return 'acp-imports-outer-layer';
   return undefined;
 }
 

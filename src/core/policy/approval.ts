@@ -18,6 +18,8 @@ export interface ApprovalRequest {
   grant?: GrantScope;
   /** What will happen, for the human to read: a unified diff against the current file, or the new content. */
   preview?: { kind: 'diff' | 'content'; text: string };
+  /** The model's tool call that asks (from the tool context), so a host can tie the ask to the call it shows. */
+  callId?: string;
 }
 
 export type ApprovalDecision = 'allow' | 'deny';
@@ -62,6 +64,8 @@ export interface ApprovalContext {
   grants?: GrantBook;
   /** The sandbox mode now (a grant does not hold in a narrower mode than it was given in). */
   sandbox?: SandboxMode;
+  /** The tool call being run (a `ToolContext` carries it): passed on in the request. */
+  callId?: string;
 }
 
 export type ApprovalOutcome =
@@ -115,7 +119,7 @@ export async function decideApproval(
   if (!port) return deny('no-port');
 
   const offered = request.target && ctx.grants ? offeredScope(request.target) : undefined;
-  const full: ApprovalRequest = { ...request, sessionId: request.sessionId ?? ctx.sessionId, ...(offered ? { grant: offered } : {}) };
+  const full: ApprovalRequest = { ...request, sessionId: request.sessionId ?? ctx.sessionId, ...(offered ? { grant: offered } : {}), ...(ctx.callId && !request.callId ? { callId: ctx.callId } : {}) };
   const signal = ctx.signal;
   let onAbort: (() => void) | undefined;
   // An abort settles the wait at once even if the port ignores its signal; the port's

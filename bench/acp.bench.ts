@@ -1,0 +1,121 @@
+// acp.serve.vs_inprocess: a warm prompt round trip to `arbor acp` (a real child process, the
+// SDK's client over its stdio: session/prompt out, the streamed updates and the answer back)
+// ÷ the same turn in an in-process harness (accept, then settle), both on the zero-latency
+// test model server. Blocks of each alternate so both halves see the same machine load. The
+// model server runs in a process of its own, as a model always does: were it in the bench's
+// process, the in-process turn would never wait for another process to be scheduled while the
+// ACP one would, and on a loaded machine that wait, not Arbor, would be the figure.
+//
+// acp.serve.bytes_per_token: the bytes of `session/update` lines `arbor acp` writes to stdout
+// per streamed token, for a reply streamed one token (four characters) per chunk, a chunk
+// every 2 ms (a fast real model): what the coalescing saves a client over one notification
+// per token.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as acp from '@agentclientprotocol/sdk/unstable';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { startAcp } from '../test/support/acp-peer';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+
+export const name = 'acp';
+
+const VS_INPROCESS: FigureSpec = { id: 'acp.serve.vs_inprocess', op: '<=', target: 1.3 };
+const BYTES_PER_TOKEN: FigureSpec = { id: 'acp.serve.bytes_per_token', op: '<=', target: 200 };
+export const figures: readonly FigureSpec[] = [VS_INPROCESS, BYTES_PER_TOKEN];
+
+const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
+
+/** The test model server in a child process, answering every request with REPLY. */
+async function modelProcess(): Promise<{ baseURL: string; stop(): void }> {
+  const modulePath = require.resolve('../test/support/model-server');
+  const code = `const { ModelServer } = require(${JSON.stringify(modulePath)});
+ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(REPLY)} })); process.stdout.write(s.baseURL + '\\n'); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (c) => reject(new Error(`the model server process exited (${c})`)));
+  });
+  return { baseURL, stop: () => child.kill() };
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const model = await modelProcess();
+  const server = await ModelServer.start();
+  const dir = tempDir('arbor-bench-acp-');
+  const wsAcp = path.join(dir, 'ws-acp');
+  const wsIn = path.join(dir, 'ws-in');
+  fs.mkdirSync(wsAcp);
+  fs.mkdirSync(wsIn);
+  const peer = await startAcp(['--store', path.join(dir, 'store-acp'), '--workspace', wsAcp, '--base-url', model.baseURL, '--model', 'bench']);
+  // The stream for bytes per token is scripted per reply: a second agent on an in-process server.
+  const streamer = await startAcp(['--store', path.join(dir, 'store-bytes'), '--workspace', wsAcp, '--base-url', server.baseURL, '--model', 'bench']);
+  const client = new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: 'k', maxRetries: 0 });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store-in'),
+    workspace: [wsIn],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+  });
+  try {
+    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: wsAcp, mcpServers: [] });
+    const local = await h.createSession();
+    const prompt = (i: number) => peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: `turn ${i}` }] });
+    const blocks = opts.quick ? 4 : 8;
+    const perBlock = opts.quick ? 15 : 30;
+    const acpMs: number[] = [];
+    const inMs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await prompt(i); // warm: the child's modules, its store, the connection
+      await local.accept(`warm ${i}`);
+      await h.settle();
+    }
+    for (let b = 0; b < blocks; b++) {
+      for (let i = 0; i < perBlock; i++) {
+        const t = now();
+        await prompt(i);
+        acpMs.push(now() - t);
+      }
+      for (let i = 0; i < perBlock; i++) {
+        const t = now();
+        await local.accept(`turn ${i}`);
+        await h.settle();
+        inMs.push(now() - t);
+      }
+    }
+    const ratio = median(acpMs) / median(inMs);
+    opts.note(`acp prompt ${fmt(median(acpMs))} ms vs in-process turn ${fmt(median(inMs))} ms (medians of ${acpMs.length} each, ${blocks} alternating blocks)`);
+
+    // Bytes per token: one reply streamed a token per chunk, the notifications counted on stdout.
+    const chunkSize = 4;
+    const tokens = Math.ceil(REPLY.length / chunkSize);
+    const runs = opts.quick ? 3 : 6;
+    const streamed = (await streamer.agent.request(acp.methods.agent.session.new, { cwd: wsAcp, mcpServers: [] })).sessionId;
+    let bytes = 0;
+    for (let r = 0; r < runs; r++) {
+      server.enqueue({ text: REPLY, chunkSize, chunkDelayMs: 2 });
+      const from = streamer.lines.length;
+      await streamer.agent.request(acp.methods.agent.session.prompt, { sessionId: streamed, prompt: [{ type: 'text', text: `stream ${r}` }] });
+      for (const l of streamer.lines.slice(from)) if (l.includes('"method":"session/update"')) bytes += Buffer.byteLength(l) + 1;
+    }
+    const perToken = bytes / (tokens * runs);
+    opts.note(`${fmt(bytes / runs)} notification bytes per reply of ${tokens} tokens (${REPLY.length} characters)`);
+    return [
+      { ...VS_INPROCESS, value: ratio },
+      { ...BYTES_PER_TOKEN, value: perToken },
+    ];
+  } finally {
+    await peer.close();
+    await streamer.close();
+    await h.close();
+    await server.stop();
+    model.stop();
+  }
+}

@@ -1,0 +1,37 @@
+import { RequestError } from '@agentclientprotocol/sdk/unstable';
+
+// Every refusal `arbor acp` answers carries a code (in `data.code`) that says what happened
+// and what to do, on the JSON-RPC error the method calls for.
+
+export type AcpErrorCode =
+  | 'RELATIVE_CWD'
+  | 'NO_SUCH_FOLDER'
+  | 'UNKNOWN_SESSION'
+  | 'NOT_A_ROOT'
+  | 'PROMPT_RUNNING'
+  | 'UNSUPPORTED_CONTENT'
+  | 'EMPTY_PROMPT'
+  | 'UNKNOWN_MODE'
+  | 'TURN_FAILED';
+
+/** ACP's "resource not found" (not one of the SDK's named constructors). */
+const RESOURCE_NOT_FOUND = -32002;
+
+export function invalidParams(code: AcpErrorCode, message: string): RequestError {
+  return new RequestError(-32602, `Invalid params: ${message}`, { code, message });
+}
+
+export function invalidRequest(code: AcpErrorCode, message: string): RequestError {
+  return new RequestError(-32600, `Invalid request: ${message}`, { code, message });
+}
+
+export function unknownSession(id: string): RequestError {
+  return new RequestError(RESOURCE_NOT_FOUND, `Resource not found: session ${id}`, {
+    code: 'UNKNOWN_SESSION',
+    message: `No session ${id} on this connection; create it with session/new or open it with session/load first.`,
+  });
+}
+
+export function turnFailed(message: string): RequestError {
+  return new RequestError(-32603, `Internal error: the turn failed: ${message}`, { code: 'TURN_FAILED', message });
+}

@@ -1,0 +1,71 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness, type HarnessConfig } from '../core/harness';
+import { invalidParams } from './errors';
+
+/**
+ * One harness per workspace root (a store allows one writer, so sessions of one folder share
+ * its harness). A cwd inside the folder `arbor acp` was started for belongs to it; any other
+ * cwd is a root of its own, with its store in `<root>/.arbor/store`.
+ */
+export class Workspaces {
+  private readonly open = new Map<string, Promise<Harness>>();
+
+  constructor(
+    /** The harness deployment for a root (the CLI's flags and environment). */
+    private readonly configFor: (root: string) => HarnessConfig,
+    /** The folder the command was started for (`--workspace`, else its cwd). */
+    readonly defaultRoot: string,
+  ) {}
+
+  /** The workspace root of an ACP cwd; refuses a relative or missing folder (invalid params). */
+  rootOf(cwd: unknown): string {
+    if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) throw invalidParams('RELATIVE_CWD', `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+    let real: string;
+    try {
+      real = fs.realpathSync(cwd);
+    } catch {
+      throw invalidParams('NO_SUCH_FOLDER', `cwd ${cwd} does not exist`);
+    }
+    if (!fs.statSync(real).isDirectory()) throw invalidParams('NO_SUCH_FOLDER', `cwd ${cwd} is not a folder`);
+    const base = realOr(this.defaultRoot);
+    if (real === base || real.startsWith(base + path.sep)) return base;
+    for (const root of this.open.keys()) if (real === root || real.startsWith(root + path.sep)) return root;
+    return real;
+  }
+
+  harness(root: string): Promise<Harness> {
+    let h = this.open.get(root);
+    if (!h) {
+      h = Harness.open(this.configFor(root));
+      // A failed open is not cached: the next session/new tries again.
+      h.catch(() => this.open.delete(root));
+      this.open.set(root, h);
+    }
+    return h;
+  }
+
+  /** The harnesses opened so far, with their roots. */
+  async opened(): Promise<{ root: string; harness: Harness }[]> {
+    const out: { root: string; harness: Harness }[] = [];
+    for (const [root, p] of this.open) {
+      const harness = await p.catch(() => undefined);
+      if (harness) out.push({ root, harness });
+    }
+    return out;
+  }
+
+  /** Close every harness: running turns end interrupted, stores flush and close. */
+  async close(): Promise<void> {
+    for (const { harness } of await this.opened()) await harness.close();
+    this.open.clear();
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

@@ -1,0 +1,91 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { acpApprovalPort } from '../acp/permission';
+import { AcpServer } from '../acp/server';
+import { Workspaces } from '../acp/workspaces';
+import { autoApprove, neverApprove } from '../core/policy/approval';
+import { oneOf, type ParsedArgs, positiveInt } from './args';
+import type { Command } from './commands';
+import { harnessConfig, workspaceOf } from './config';
+
+/** How long a permission request waits for the client before it is a denial (ms). */
+const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
+
+function version(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/**
+ * `arbor acp`: Arbor as an ACP agent over stdio (decision 0037). Stdout carries JSON-RPC only
+ * (anything else goes to stderr); stdin EOF or SIGTERM cancels running turns, flushes the
+ * stores and exits 0.
+ */
+export const acpCommand: Command = async (args, io) => {
+  // Approvals default to asking the client; `never` refuses, `auto` allows, as for run.
+  const approval = oneOf('approval', args.options.get('approval'), ['ask', 'never', 'auto'] as const, 'ask');
+  const childApproval = oneOf('child-approval', args.options.get('child-approval'), ['never', 'escalate'] as const, 'never');
+  const timeoutMs = positiveInt('permission-timeout', args.options.get('permission-timeout')) ?? DEFAULT_PERMISSION_TIMEOUT_MS;
+  const rest: ParsedArgs = { positionals: args.positionals, options: new Map([...args.options].filter(([k]) => k !== 'approval')) };
+  const base = harnessConfig(rest, io.env); // validates every other flag before stdin is read
+  const defaultRoot = workspaceOf(args);
+  const explicitStore = args.options.has('store') || !!io.env.ARBOR_STORE;
+
+  // Nothing but JSON-RPC on stdout: a stray console.log would corrupt the stream.
+  console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
+
+  let server: AcpServer | undefined;
+  const port =
+    approval === 'ask'
+      ? acpApprovalPort({
+          table: { get: (id) => server?.table.get(id) },
+          client: () => server?.client(),
+          harnessOf: (id) => server?.harnessOf(id),
+          touch: (id) => server?.feedOf(id)?.touch(id) ?? Promise.resolve(),
+          timeoutMs,
+        })
+      : approval === 'auto'
+        ? autoApprove
+        : neverApprove;
+  const workspaces = new Workspaces((root) => {
+    const same = root === realOr(defaultRoot);
+    return {
+      ...base,
+      // The folder the command was started for keeps --store / $ARBOR_STORE; any other root has its own.
+      storeDir: same && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store'),
+      workspace: [root],
+      approval: approval === 'never' ? 'never' : 'ask',
+      approvalPort: port,
+      childApproval,
+      ...(childApproval === 'escalate' ? { escalateTimeoutMs: timeoutMs } : {}),
+    };
+  }, defaultRoot);
+  server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
+
+  const conn = server.connect(
+    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
+  );
+  const sigterm = new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
+  await Promise.race([conn.closed, sigterm]);
+  await server.cancelAll();
+  await workspaces.close();
+  server.dispose();
+  conn.close();
+  process.stdin.destroy();
+  // Whatever still holds the loop (a model socket being torn down) must not keep a closed agent alive.
+  setTimeout(() => process.exit(0), 2000).unref();
+  return 0;
+};
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as acp from '@agentclientprotocol/sdk/unstable';
+import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
+import { arbor, cliWorld } from '../support/cli';
+import { until } from '../support/harness';
+
+const text = (t: string): acp.ContentBlock[] => [{ type: 'text', text: t }];
+const outside = (command: string) => ({
+  toolCalls: [{ id: 'run1', name: 'run_command', arguments: { command, outsideSandbox: true, justification: 'test' } }],
+});
+
+/** The session's stored events, read by another process (`arbor log`). */
+async function logOf(store: string, id: string): Promise<{ type: string; stopReason?: string; isError?: boolean; refusal?: { outcome: string } }[]> {
+  const r = await arbor(['log', id, '--store', store]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+}
+
+describe('acp: arbor acp turns, cancel, permissions and the end of the connection', () => {
+  const w = cliWorld('arbor-acp-ctl-', { realDir: true });
+  let peer: AcpPeer | undefined;
+  afterEach(async () => {
+    if (peer && peer.child.exitCode === null) await peer.close();
+    peer = undefined;
+  });
+  const open = async (extra: string[] = []) => {
+    peer = await startAcp([...w.common, ...extra]);
+    return (await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] })).sessionId;
+  };
+
+  it('session/cancel mid-stream answers the prompt cancelled; a second prompt meanwhile is refused; cancel on an idle session is harmless', async () => {
+    w.server.enqueue({ text: 'partial answer', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });
+    const sessionId = await open();
+    const p = peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') });
+    await until(() => peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
+    await assert.rejects(
+      peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') }),
+      (e: acp.RequestError) => e.code === -32600 && /PROMPT_RUNNING/.test(JSON.stringify(e.data)),
+    );
+    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    assert.equal((await p).stopReason, 'cancelled');
+    // Idle now: a cancel changes nothing, and the next prompt runs.
+    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    w.server.enqueue({ text: 'fresh' });
+    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
+    assert.equal(await peer!.close(), 0);
+    const ends = (await logOf(w.store, sessionId)).filter((e) => e.type === 'turn/end').map((e) => e.stopReason);
+    assert.deepEqual(ends, ['interrupted', 'completed']);
+    assertJsonRpcOnly(peer!);
+  });
+
+  it('a command outside the sandbox asks the client (session/request_permission): allow_once runs it, reject_once refuses it', async () => {
+    w.server.enqueue(outside('echo yes > allowed.txt'), { text: 'ran' });
+    const sessionId = await open();
+    peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run it') })).stopReason, 'end_turn');
+    const asked = peer!.permissions[0];
+    assert.equal(asked.sessionId, sessionId);
+    assert.equal(asked.toolCall.toolCallId, 'run1', 'the request names the tool call the client was shown');
+    assert.equal(asked.toolCall.kind, 'execute');
+    assert.match(String(asked.toolCall.title), /echo yes > allowed\.txt/);
+    assert.deepEqual(
+      asked.options.map((o) => o.kind),
+      ['allow_once', 'reject_once'],
+    );
+    assert.equal(fs.readFileSync(path.join(w.ws, 'allowed.txt'), 'utf8'), 'yes\n');
+
+    w.server.enqueue(outside('echo no > refused.txt'), { text: 'refused' });
+    peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'reject_once' } });
+    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') })).stopReason, 'end_turn');
+    assert.equal(fs.existsSync(path.join(w.ws, 'refused.txt')), false);
+    const results = peer!.updates.filter((n) => n.update.sessionUpdate === 'tool_call_update').map((n) => (n.update as acp.ToolCallUpdate).status);
+    assert.deepEqual(results, ['completed', 'failed']);
+    assertJsonRpcOnly(peer!);
+  });
+
+  it('a client that never answers a permission request: denied at the timeout, the turn goes on', async () => {
+    w.server.enqueue(outside('echo late > never.txt'), { text: 'gave up' });
+    const sessionId = await open(['--permission-timeout', '300']);
+    peer!.onPermission = () => new Promise(() => undefined);
+    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') })).stopReason, 'end_turn');
+    assert.equal(peer!.permissions.length, 1);
+    assert.equal(fs.existsSync(path.join(w.ws, 'never.txt')), false);
+    await peer!.close();
+    const refused = (await logOf(w.store, sessionId)).find((e) => e.type === 'tool/result');
+    assert.equal(refused?.isError, true);
+    assert.equal(refused?.refusal?.outcome, 'denied');
+  });
+
+  it('a permission answer that comes after session/cancel authorises nothing', async () => {
+    w.server.enqueue(outside('echo late > after-cancel.txt'));
+    const sessionId = await open();
+    let answer: (r: acp.RequestPermissionResponse) => void = () => undefined;
+    peer!.onPermission = () => new Promise((resolve) => (answer = resolve));
+    const p = peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') });
+    await until(() => peer!.permissions.length === 1);
+    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    assert.equal((await p).stopReason, 'cancelled');
+    answer({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    w.server.enqueue({ text: 'next turn' });
+    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
+    assert.equal(fs.existsSync(path.join(w.ws, 'after-cancel.txt')), false);
+  });
+
+  for (const how of ['stdin EOF (the client disconnects)', 'SIGTERM'] as const) {
+    it(`${how} mid-turn: the turn ends interrupted, the store is flushed, exit 0`, async () => {
+      w.server.enqueue({ text: 'working on it', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });
+      const sessionId = await open();
+      void peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') }).catch(() => undefined);
+      await until(() => peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
+      if (how === 'SIGTERM') peer!.child.kill('SIGTERM');
+      else peer!.child.stdin!.end();
+      assert.equal(await peer!.exited, 0, peer!.stderr());
+      const log = await logOf(w.store, sessionId);
+      assert.equal(log.at(-1)?.type, 'turn/end');
+      assert.equal(log.at(-1)?.stopReason, 'interrupted');
+      assertJsonRpcOnly(peer!);
+    });
+  }
+});
