@@ -34,8 +34,7 @@ export default defineConfig({
         format: 'es',
         codeSplitting: false,
         entryFileNames: 'index.js',
-        assetFileNames: (asset) =>
-          asset.names.some((n) => n.endsWith('.css')) ? 'index.css' : 'assets/[name][extname]',
+        assetFileNames: (asset) => (asset.names.some((n) => n.endsWith('.css')) ? 'index.css' : 'assets/[name][extname]'),
       },
     },
   },

@@ -23,7 +23,8 @@ const VS_REQUEST: FigureSpec = { id: 'agent.turn.vs_request', op: '<=', target: 
 export const figures: readonly FigureSpec[] = [VS_REQUEST];
 
 /** The last message is a tool result: answer; otherwise ask for one read_file step. */
-const toolStep = (body: ChatBody) => (body.messages.at(-1)?.role === 'tool' ? { text: 'done' } : { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] });
+const toolStep = (body: ChatBody) =>
+  body.messages.at(-1)?.role === 'tool' ? { text: 'done' } : { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] };
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
@@ -34,7 +35,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   fs.mkdirSync(ws);
   fs.writeFileSync(path.join(ws, 'a.txt'), 'hello\n');
   const client = new TimedClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
-  const h = await Harness.open({ storeDir: path.join(dir, 'store'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never' });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+  });
   const disk = new DiskWait();
   disk.wrap(h.store, 'append');
   const warmup = 10;

@@ -13,7 +13,7 @@ import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import type { SessionEvent, SessionHeader } from '../src/core/session/events';
 import type { Tool } from '../src/core/tools/tool';
-import { ModelServer, type ChatBody } from '../test/support/model-server';
+import { type ChatBody, ModelServer } from '../test/support/model-server';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
 import { TimedClient } from './timed-client';
 
@@ -23,7 +23,12 @@ const OVERSHOOT: FigureSpec = { id: 'budget.overshoot', op: '<=', target: 1.1 };
 const CHECK_VS_STEP: FigureSpec = { id: 'budget.check.vs_step', op: '<=', target: 0.05 };
 export const figures: readonly FigureSpec[] = [OVERSHOOT, CHECK_VS_STEP];
 
-const NOOP: Tool = { name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {}, additionalProperties: false }, execute: async () => ({ content: 'ok', isError: false }) };
+const NOOP: Tool = {
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+  execute: async () => ({ content: 'ok', isError: false }),
+};
 const noop = { toolCalls: [{ name: 'noop', arguments: {} }] };
 const said = (body: ChatBody, tag: string) => body.messages.some((m) => m.role === 'user' && String(m.content ?? '').includes(tag));
 const answered = (body: ChatBody) => body.messages.some((m) => m.role === 'tool');
@@ -33,22 +38,46 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
   server.reset();
   server.setFallback((body) => {
     if (said(body, '[[leaf]]')) return noop;
-    if (said(body, '[[mid]]')) return answered(body) ? { text: 'mid done' } : { toolCalls: Array.from({ length: children }, (_, i) => ({ name: 'subagent', arguments: { prompt: `[[leaf]] part ${i}`, label: `leaf ${i}` } })) };
+    if (said(body, '[[mid]]'))
+      return answered(body)
+        ? { text: 'mid done' }
+        : { toolCalls: Array.from({ length: children }, (_, i) => ({ name: 'subagent', arguments: { prompt: `[[leaf]] part ${i}`, label: `leaf ${i}` } })) };
     return answered(body) ? { text: 'root done' } : { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[mid]] split it', label: 'mid' } }] };
   });
   const ws = path.join(dir, 'ws-overshoot');
   fs.mkdirSync(ws);
   const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
-  const h = await Harness.open({ storeDir: path.join(dir, 'store-overshoot'), workspace: [ws], model: { client, name: 'bench', maxTokens: 64 }, sandbox: 'workspace-write', approval: 'never', maxConcurrentChildren: children, maxSteps: 50 });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store-overshoot'),
+    workspace: [ws],
+    model: { client, name: 'bench', maxTokens: 64 },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    maxConcurrentChildren: children,
+    maxSteps: 50,
+  });
   h.tools.register(NOOP);
   try {
     const root = await h.createSession();
-    const step = Math.ceil(h.model.describe({ model: 'bench', system: 'x', tools: h.tools.view({ own: 'agent:x' }), messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }] }).bytes / 4);
+    const step = Math.ceil(
+      h.model.describe({
+        model: 'bench',
+        system: 'x',
+        tools: h.tools.view({ own: 'agent:x' }),
+        messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
+      }).bytes / 4,
+    );
     const budget = step * children * 8;
     await h.setBudget(root.id, { maxTokens: budget });
     await root.accept('[[root]] fan out');
     await h.settle();
-    const ids = [root.id, ...h.store.list().filter((x) => x.id.startsWith(`${root.id}.`)).map((x) => x.id)];
+    const ids = [
+      root.id,
+      ...h.store
+        .list()
+        .filter((x) => x.id.startsWith(`${root.id}.`))
+        .map((x) => x.id),
+    ];
     let spent = 0;
     let stopped = 0;
     for (const id of ids) {
@@ -56,7 +85,9 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
       spent += s.tokens.prompt + s.tokens.completion;
       if (s.lastStopReason === 'budget') stopped++;
     }
-    opts.note(`budget.overshoot: ${spent} tokens spent of a ${budget}-token budget by ${ids.length} sessions (${stopped} stopped by it), ${server.requests.length} requests, at most ${server.maxInFlight} at once`);
+    opts.note(
+      `budget.overshoot: ${spent} tokens spent of a ${budget}-token budget by ${ids.length} sessions (${stopped} stopped by it), ${server.requests.length} requests, at most ${server.maxInFlight} at once`,
+    );
     if (stopped < children) throw new Error(`only ${stopped} sessions stopped on the budget: it did not fall mid-run`);
     return spent / budget;
   } finally {
@@ -90,7 +121,14 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
   const ws = path.join(dir, 'ws-check');
   fs.mkdirSync(ws);
   const client = new TimedClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
-  const h = await Harness.open({ storeDir: path.join(dir, 'store-check'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never', maxSteps: 1000 });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store-check'),
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    maxSteps: 1000,
+  });
   h.tools.register(NOOP);
   try {
     // The agent's own per-step overhead: steps of a turn that calls a no-op tool, minus the model's stream.
@@ -113,7 +151,16 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
     const leaves = await bigTree(h);
     // `appended` is the guard's store listener (private): called directly to time it alone.
     const guard = h.budgets as unknown as { check: BudgetGuard['check']; appended(id: string, events: readonly SessionEvent[]): void };
-    const answer = [{ seq: 2, at: new Date().toISOString(), type: 'assistant/message', text: 'x', model: 'deepseek-chat', usage: { promptTokens: 1000, completionTokens: 50, cacheHitTokens: 800 } }] as SessionEvent[];
+    const answer = [
+      {
+        seq: 2,
+        at: new Date().toISOString(),
+        type: 'assistant/message',
+        text: 'x',
+        model: 'deepseek-chat',
+        usage: { promptTokens: 1000, completionTokens: 50, cacheHitTokens: 800 },
+      },
+    ] as SessionEvent[];
     const rounds = opts.quick ? 20_000 : 100_000;
     const once = (i: number) => {
       const id = leaves[i % leaves.length];
@@ -128,7 +175,9 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
       samples.push((now() - t) / (rounds / 10));
     }
     const checkMs = median(samples);
-    opts.note(`budget.check.vs_step: guard ${fmt(checkMs * 1000)} µs per step (check + fold, 1,000-node tree, 2 budgeted ancestors) vs the agent's own ${fmt(stepMs)} ms per step (zero-latency model, model stream excluded)`);
+    opts.note(
+      `budget.check.vs_step: guard ${fmt(checkMs * 1000)} µs per step (check + fold, 1,000-node tree, 2 budgeted ancestors) vs the agent's own ${fmt(stepMs)} ms per step (zero-latency model, model stream excluded)`,
+    );
     return checkMs / stepMs;
   } finally {
     await h.close();

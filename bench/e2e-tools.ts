@@ -42,7 +42,11 @@ export function ensureE2ETools(note: (line: string) => void): Promise<string | u
       child.on('exit', (c, signal) => resolve(c ?? `killed by ${signal}`));
     });
     // setup.mjs ends a failure with "[setup:e2e] FAILED at step …: <why>".
-    const failure = tail.split('\n').reverse().find((l) => l.includes('FAILED'))?.trim();
+    const failure = tail
+      .split('\n')
+      .reverse()
+      .find((l) => l.includes('FAILED'))
+      ?.trim();
     const after = missingTools();
     if (after.length === 0) {
       note('e2e tools installed');

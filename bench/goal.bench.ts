@@ -28,7 +28,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const ws = path.join(dir, 'ws');
   fs.mkdirSync(ws);
   const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
-  const h = await Harness.open({ storeDir: path.join(dir, 'store'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never' });
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+  });
   const starts = new Map<string, number[]>();
   h.onEvent((id, e) => {
     if (e.type === 'turn/start') starts.get(id)?.push(now());
@@ -55,7 +61,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       roundMs.push(...intervals(starts.get(goal.id)!).slice(1));
     }
     const value = median(roundMs) / median(turnMs);
-    opts.note(`goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`);
+    opts.note(
+      `goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`,
+    );
     return [{ ...VS_TURN, value }];
   } finally {
     await h.close();

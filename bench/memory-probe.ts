@@ -1,7 +1,8 @@
 // Child process of the memory figure: `node --expose-gc out/bench/memory-probe.js DIR ID`.
 // Prints one JSON line: resident memory before and after the store holds the session's tree.
-import { Store } from '../src/core/store/store';
+
 import { loadSqlJs } from '../src/core/store/sqljs';
+import { Store } from '../src/core/store/store';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const loaded = process.memoryUsage();
   session = undefined; // drop the folded Session: what remains is what the store holds
   const after = await settle();
-  process.stdout.write(JSON.stringify({ events, before, loaded, after }) + '\n');
+  process.stdout.write(`${JSON.stringify({ events, before, loaded, after })}\n`);
   await store.close();
 }
 

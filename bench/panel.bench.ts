@@ -38,7 +38,10 @@ async function crashedCopy(dir: string): Promise<string> {
   const copy = tempDir('arbor-panel-crash-');
   const store = await Store.open(path.join(dir, 'store'));
   const id = store.list()[0].id;
-  await store.append(id, makeEvents(await store.length(id), 5).map((e, i) => ({ ...e, seq: 100 + i })));
+  await store.append(
+    id,
+    makeEvents(await store.length(id), 5).map((e, i) => ({ ...e, seq: 100 + i })),
+  );
   fs.cpSync(dir, copy, { recursive: true, filter: (src) => path.basename(src) !== 'arbor.lock' });
   await store.close();
   return copy;

@@ -1,4 +1,4 @@
-import { type BenchModule, type BenchOptions, type Figure, cleanupTemps, completeFigures, fmt, now } from './support';
+import { type BenchModule, type BenchOptions, cleanupTemps, completeFigures, type Figure, fmt, now } from './support';
 
 /**
  * Runs bench modules one after another in this process. Every figure a module declares comes

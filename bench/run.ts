@@ -5,19 +5,19 @@
 // `bench <id> - <op><target> MISS (reason)`, and so does every declared figure of a module that
 // crashed or did not return it. The exit code is 0 unless a module crashed.
 import * as os from 'node:os';
-import { runModules } from './run-modules';
-import { type BenchModule, fmt, formatFigure, now } from './support';
+import * as acpServe from './acp.bench';
 import * as agent from './agent.bench';
-import * as panel from './panel.bench';
+import * as cost from './cost.bench';
 import * as extension from './extension.bench';
+import * as goal from './goal.bench';
+import * as panel from './panel.bench';
+import { runModules } from './run-modules';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
+import { type BenchModule, fmt, formatFigure, now } from './support';
 import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
-import * as goal from './goal.bench';
-import * as cost from './cost.bench';
-import * as acpServe from './acp.bench';
 
 /** Every bench module; later ones register here. */
 const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, panel, webview, extension];
@@ -34,7 +34,11 @@ async function main(): Promise<number> {
   const modules = names.length > 0 ? MODULES.filter((m) => names.includes(m.name)) : MODULES;
   const note = (line: string) => console.log(`# ${line}`);
   const t0 = now();
-  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
   note(`mode ${quick ? 'quick' : 'full'}, node ${process.version}, ${process.platform}/${process.arch}, ${os.cpus().length} cpus, load average ${load()}`);
   const { figures, crashed } = await runModules(modules, { quick, note });
   for (const f of figures) console.log(formatFigure(f));

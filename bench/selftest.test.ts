@@ -2,13 +2,13 @@
 // with its reason), a crashed module's figures do not vanish, disk waits are counted once,
 // and the bare request replays the very bytes a turn sent.
 import * as assert from 'node:assert/strict';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { ModelRequest } from '../src/core/model/types';
+import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
 import { runModules } from './run-modules';
 import { type BenchModule, type FigureSpec, formatFigure, missed } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
-import { OpenAICompatibleClient } from '../src/core/model/openai-client';
-import type { ModelRequest } from '../src/core/model/types';
-import { ModelServer } from '../test/support/model-server';
 
 const A: FigureSpec = { id: 'x.a', op: '<=', target: 2 };
 const B: FigureSpec = { id: 'x.b', op: '>=', target: 50 };
@@ -19,7 +19,10 @@ describe('bench figures', () => {
   it('prints a measured figure with its verdict, and one that could not be measured as MISS with the reason', () => {
     assert.equal(formatFigure({ ...A, value: 1.234 }), 'bench x.a 1.23 <=2 ok');
     assert.equal(formatFigure({ ...B, value: 12 }), 'bench x.b 12.0 >=50 MISS');
-    assert.equal(formatFigure(missed(A, 'chromium is not installed\n  (run npm run setup:e2e)')), 'bench x.a - <=2 MISS (chromium is not installed (run npm run setup:e2e))');
+    assert.equal(
+      formatFigure(missed(A, 'chromium is not installed\n  (run npm run setup:e2e)')),
+      'bench x.a - <=2 MISS (chromium is not installed (run npm run setup:e2e))',
+    );
     assert.equal(formatFigure({ ...A, value: Number.NaN }), 'bench x.a - <=2 MISS (not a number: NaN)');
   });
 
@@ -63,7 +66,12 @@ describe('bench figures', () => {
       const timed = new TimedClient(inner);
       server.reset();
       server.setFallback(() => ({ text: 'done' }));
-      const req: ModelRequest = { model: 'bench', system: 'be brief', tools: [], messages: [{ role: 'user', content: 'hello', source: { kind: 'user' }, seq: 1 }] };
+      const req: ModelRequest = {
+        model: 'bench',
+        system: 'be brief',
+        tools: [],
+        messages: [{ role: 'user', content: 'hello', source: { kind: 'user' }, seq: 1 }],
+      };
       for await (const _ of timed.stream(req)) {
         // read it all, as a turn does
       }

@@ -15,9 +15,9 @@ import {
   type Figure,
   fmt,
   header,
+  MB,
   makeEvents,
   mean,
-  MB,
   median,
   now,
   percentile,
@@ -86,13 +86,29 @@ interface RoundTimes {
  * blocks): an fsync issued right after the previous one returns is measurably faster here than
  * one issued after other work, so the interleaved floor (also printed) flattered the ratio.
  */
-async function appendRound(templates: { small: string; big: string }, dir: string, small: SessionEvent[][], big: SessionEvent[][], records: Buffer[], checkpoint: boolean): Promise<RoundTimes> {
+async function appendRound(
+  templates: { small: string; big: string },
+  dir: string,
+  small: SessionEvent[][],
+  big: SessionEvent[][],
+  records: Buffer[],
+  checkpoint: boolean,
+): Promise<RoundTimes> {
   await copyDirDurable(templates.small, path.join(dir, 'small'));
   await copyDirDurable(templates.big, path.join(dir, 'big'));
   const smallStore = await Store.open(path.join(dir, 'small'));
   const bigStore = await Store.open(path.join(dir, 'big'));
   const fh = await fs.promises.open(path.join(dir, 'floor.wal'), 'w');
-  const out: RoundTimes = { small: [], big: [], floor: [], floorSolo: [], bigSolo: [], first: { small: NaN, big: NaN }, checkpointMs: NaN, checkpointDbBytes: NaN };
+  const out: RoundTimes = {
+    small: [],
+    big: [],
+    floor: [],
+    floorSolo: [],
+    bigSolo: [],
+    first: { small: NaN, big: NaN },
+    checkpointMs: NaN,
+    checkpointDbBytes: NaN,
+  };
   let pos = 0;
   const floorAppend = async (buf: Buffer): Promise<void> => {
     let done = 0;
@@ -185,7 +201,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const bigDb = path.join(tplBig, 'trees', `${ID}.db`);
   const bigEvents = makeEvents(0, BIG);
   const rawBig = eventBytes(bigEvents);
-  note(`store: built 1k and 100k logs (${BUILD_BATCH}-event appends) in ${fmt(t.ms / 1000)} s; events average ${fmt(rawBig / BIG)} B of JSON, 100k = ${fmt(rawBig / MB)} MB, tree file ${fmt(fs.statSync(bigDb).size / MB)} MB`);
+  note(
+    `store: built 1k and 100k logs (${BUILD_BATCH}-event appends) in ${fmt(t.ms / 1000)} s; events average ${fmt(rawBig / BIG)} B of JSON, 100k = ${fmt(rawBig / MB)} MB, tree file ${fmt(fs.statSync(bigDb).size / MB)} MB`,
+  );
   t = await timed(() => buildStore(tplOpen, OPEN_EVENTS, BATCH));
   note(`store: built the 10k session with ${OPEN_EVENTS / BATCH} durable ${BATCH}-event appends in ${fmt(t.ms / 1000)} s`);
 
@@ -231,7 +249,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       `ratio ${fmt(median(floorRatios))} per round [${floorRatios.map((r) => fmt(r)).join(', ')}] (the floor figure; interleaved with store work the floor was ${us(median(floorMeans))})`,
   );
   const amortized = checkpointMs * (recordBytes / Math.max(8 * MB, dbBytesAtCheckpoint));
-  note(`store: checkpoint at 100k ${fmt(checkpointMs)} ms (export + write + fsync of ${fmt(dbBytesAtCheckpoint / MB)} MB), once per ${fmt(Math.max(8 * MB, dbBytesAtCheckpoint) / MB)} MB of journal = ${us(amortized)} per append amortized`);
+  note(
+    `store: checkpoint at 100k ${fmt(checkpointMs)} ms (export + write + fsync of ${fmt(dbBytesAtCheckpoint / MB)} MB), once per ${fmt(Math.max(8 * MB, dbBytesAtCheckpoint) / MB)} MB of journal = ${us(amortized)} per append amortized`,
+  );
   // sql.js keeps the file in a typed array grown by 12.5% (copying it) when a write passes its
   // end: the first append after a reopen pays one such growth (inside the warm-up), and then one
   // per 12.5% of file size appended — none falls inside a measured window at 100k.
@@ -261,7 +281,12 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
         const events = big[i];
         const { ms } = await timed(async () => {
           db.run('BEGIN');
-          db.run('INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)', [ID, events[0].seq, events[BATCH - 1].seq, events.map((e) => JSON.stringify(e)).join(',')]);
+          db.run('INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, ?)', [
+            ID,
+            events[0].seq,
+            events[BATCH - 1].seq,
+            events.map((e) => JSON.stringify(e)).join(','),
+          ]);
           db.run('UPDATE sessions SET next_seq = ? WHERE id = ?', [events[BATCH - 1].seq + 1, ID]);
           db.run('COMMIT');
           await writeDurable(file, db.export());
@@ -284,7 +309,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     }
   }
   await fs.promises.rm(naiveDir, { recursive: true, force: true });
-  note(`store: per 10-event batch at 100k, median of ${naiveReps}: sql.js export + write + fsync ${fmt(median(exportTimes))} ms, JSON.stringify + write + fsync ${fmt(median(jsonTimes))} ms, ours ${us(ours)}`);
+  note(
+    `store: per 10-event batch at 100k, median of ${naiveReps}: sql.js export + write + fsync ${fmt(median(exportTimes))} ms, JSON.stringify + write + fsync ${fmt(median(jsonTimes))} ms, ours ${us(ours)}`,
+  );
 
   // --- open + inspect vs JSON.parse -------------------------------------------------------
   // sql.js is already loaded in this process (loadSqlJs above), as it is in a running host;
@@ -307,11 +334,18 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       parseTimes.push(p.ms);
     }
   }
-  note(`store: open + inspect of a 10k-event session ${fmt(median(openTimes))} ms, JSON.parse of its ${fmt(Buffer.byteLength(text) / MB)} MB ${fmt(median(parseTimes))} ms (medians of ${openReps})`);
+  note(
+    `store: open + inspect of a 10k-event session ${fmt(median(openTimes))} ms, JSON.parse of its ${fmt(Buffer.byteLength(text) / MB)} MB ${fmt(median(parseTimes))} ms (medians of ${openReps})`,
+  );
 
   // --- memory, in a fresh process ---------------------------------------------------------
   const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', path.join(__dirname, 'memory-probe.js'), tplBig, ID], { maxBuffer: 1 << 20 });
-  const mem = JSON.parse(stdout.trim().split('\n').pop()!) as { events: number; before: NodeJS.MemoryUsage; loaded: NodeJS.MemoryUsage; after: NodeJS.MemoryUsage };
+  const mem = JSON.parse(stdout.trim().split('\n').pop()!) as {
+    events: number;
+    before: NodeJS.MemoryUsage;
+    loaded: NodeJS.MemoryUsage;
+    after: NodeJS.MemoryUsage;
+  };
   if (mem.events !== BIG) throw new Error(`memory probe inspected ${mem.events} events, expected ${BIG}`);
   const rssDelta = mem.after.rss - mem.before.rss;
   note(

@@ -8,8 +8,8 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
-import { bareRequestMs, TimedClient } from './timed-client';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvents, median, missed, now, tempDir } from './support';
+import { bareRequestMs, TimedClient } from './timed-client';
 
 export const name = 'subagent';
 
@@ -24,11 +24,18 @@ export const figures: readonly FigureSpec[] = [ONESHOT, RESUME, ...FORK];
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
-
-async function open(server: ModelServer, client: ModelClient, dir: string, extra: Partial<HarnessConfig> = {}): Promise<Harness> {
+async function open(_server: ModelServer, client: ModelClient, dir: string, extra: Partial<HarnessConfig> = {}): Promise<Harness> {
   const ws = path.join(dir, 'ws');
   fs.mkdirSync(ws, { recursive: true });
-  return Harness.open({ storeDir: path.join(dir, 'store'), workspace: [ws], model: { client, name: 'bench' }, sandbox: 'workspace-write', approval: 'never', releaseDelayMs: 0, ...extra });
+  return Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    releaseDelayMs: 0,
+    ...extra,
+  });
 }
 
 /**
@@ -123,7 +130,9 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
     JSON.parse(bytes);
     parse.push(now() - t2);
   }
-  opts.note(`cold resume of a 10k-event child: ${fmt(median(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(median(parse))} ms`);
+  opts.note(
+    `cold resume of a 10k-event child: ${fmt(median(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(median(parse))} ms`,
+  );
   return { ...RESUME, value: median(resume) / median(parse) };
 }
 
@@ -140,7 +149,11 @@ async function forkFigures(opts: BenchOptions, server: ModelServer): Promise<Fig
     await parent.accept(`question ${i}`);
     await parent.idle();
   }
-  server.enqueue({ toolCalls: [{ id: 'f1', name: 'subagent_fork', arguments: { prompt: 'FORK-TASK', label: 'fork' } }] }, { text: 'fork answer' }, { text: 'parent done' });
+  server.enqueue(
+    { toolCalls: [{ id: 'f1', name: 'subagent_fork', arguments: { prompt: 'FORK-TASK', label: 'fork' } }] },
+    { text: 'fork answer' },
+    { text: 'parent done' },
+  );
   await parent.accept('fork now');
   await h.settle();
   const childReq = server.requests.find((r) => r.body.messages.some((m) => m.content === 'FORK-TASK'));

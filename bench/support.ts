@@ -210,12 +210,15 @@ function slice(src: string, r: () => number, min: number, max: number): string {
   const len = Math.min(src.length, Math.floor(min + r() * (max - min)));
   const start = Math.floor(r() * (src.length - len));
   // Flatten (no sliced string pinning the corpus) so sizes and copies are realistic.
-  return (' ' + src.slice(start, start + len)).slice(1);
+  return ` ${src.slice(start, start + len)}`.slice(1);
 }
 
 function hex(r: () => number, n: number): string {
   let s = '';
-  while (s.length < n) s += Math.floor(r() * 0x100000000).toString(16).padStart(8, '0');
+  while (s.length < n)
+    s += Math.floor(r() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, n);
 }
 
@@ -241,7 +244,17 @@ export function makeEvent(seq: number): SessionEvent {
       return { seq, type: 'user/message', at, text: slice(PROSE, r, 180, 540), source: { kind: 'user' }, messageId: `msg-${turn}` };
     case 2:
     case 5:
-      return { seq, type: 'request/header', at, model, provider: 'deepseek', bytes: 30000 + Math.floor(r() * 90000), headBytes: 12000, headHash: hex(r, 64), prefixHash: hex(r, 64) };
+      return {
+        seq,
+        type: 'request/header',
+        at,
+        model,
+        provider: 'deepseek',
+        bytes: 30000 + Math.floor(r() * 90000),
+        headBytes: 12000,
+        headHash: hex(r, 64),
+        prefixHash: hex(r, 64),
+      };
     case 3:
     case 6: {
       const k = pos === 3 ? 0 : 1;

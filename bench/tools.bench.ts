@@ -25,7 +25,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   fs.mkdirSync(path.join(root, '.git', 'hooks'), { recursive: true });
   fs.mkdirSync(path.join(root, '.vscode'));
   const tool = createRunCommandTool();
-  const ctx = (sandbox: ToolContext['sandbox']): ToolContext => ({ sessionId: 'bench', roots: [fs.realpathSync(root)], sandbox, approvalPolicy: 'never', signal: new AbortController().signal });
+  const ctx = (sandbox: ToolContext['sandbox']): ToolContext => ({
+    sessionId: 'bench',
+    roots: [fs.realpathSync(root)],
+    sandbox,
+    approvalPolicy: 'never',
+    signal: new AbortController().signal,
+  });
   const once = async (sandbox: ToolContext['sandbox']): Promise<number> => {
     const t = now();
     const r = await callTool(tool, '{"command":"true"}', ctx(sandbox));

@@ -4,8 +4,8 @@
 // (webview/dev/scene.ts) in dark, light and high-contrast themes, and a few states.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { tempDir, cleanupTemps } from './support';
-import { buildWebview, openBrowser, openHarness, repoRoot, serve, type Page } from '../test/support/webview-page';
+import { buildWebview, openBrowser, openHarness, type Page, repoRoot, serve } from '../test/support/webview-page';
+import { cleanupTemps, tempDir } from './support';
 
 async function settle(page: Page): Promise<void> {
   await page.evaluate(`window.__host.frame().then(() => window.__host.frame())`);
@@ -76,14 +76,23 @@ async function main(): Promise<void> {
     // Restricted Mode and no API key.
     const restricted = await openHarness(session, server.url, { view: 'panel', theme: 'dark', demo: '1' }, { width: 460, height: 700 });
     await settle(restricted);
-    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: true, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`);
+    await restricted.evaluate(
+      `window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: true, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`,
+    );
     await shoot(restricted, 'panel-dark-restricted');
-    await restricted.evaluate(`window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: false, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`);
+    await restricted.evaluate(
+      `window.__host.send({ type: 'settings/changed', settings: { sandbox: 'read-only', approval: 'ask', restricted: false, hasApiKey: false, modelSource: 'none', model: 'deepseek-chat' } })`,
+    );
     await shoot(restricted, 'panel-dark-no-key');
     await restricted.close();
 
     // A transcript editor tab.
-    const tab = await openHarness(session, server.url, { view: 'transcript', session: 's-m3k9x2a1-7f3c9e21', theme: 'dark', demo: '1' }, { width: 1000, height: 1000 });
+    const tab = await openHarness(
+      session,
+      server.url,
+      { view: 'transcript', session: 's-m3k9x2a1-7f3c9e21', theme: 'dark', demo: '1' },
+      { width: 1000, height: 1000 },
+    );
     await shoot(tab, 'transcript-dark');
     await tab.close();
   } finally {

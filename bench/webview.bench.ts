@@ -6,11 +6,12 @@
 // Frame-timed figures start inside a requestAnimationFrame callback and stop in a task
 // posted from it, which runs after that frame's style, layout and paint: the work of the
 // update, without the wait for the next vsync.
-import type { HostToWebview, NodeStatus, TranscriptEntry, TreeNode } from '../src/protocol';
+
 import type { SessionEvent } from '../src/core/session/events';
+import type { HostToWebview, NodeStatus, TranscriptEntry, TreeNode } from '../src/protocol';
+import { type BrowserSession, buildWebview, openBrowser, openHarness, type Page, serve } from '../test/support/webview-page';
 import { ensureE2ETools } from './e2e-tools';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvent, median, missed, percentile, rng, tempDir } from './support';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from '../test/support/webview-page';
 
 export const name = 'webview';
 
@@ -42,7 +43,13 @@ export function makeNodes(n: number, now: number): TreeNode[] {
     }
     const fork = !isRoot && r() < 0.08;
     const status = statuses[Math.floor(r() * statuses.length)];
-    const id = parent ? `${parent.id}.${fork ? 'f' : ''}${Math.floor(r() * 0xffffff).toString(16).padStart(6, '0')}` : `s-m3k9x2a${i.toString(36)}-${Math.floor(r() * 0xffffffff).toString(16).padStart(8, '0')}`;
+    const id = parent
+      ? `${parent.id}.${fork ? 'f' : ''}${Math.floor(r() * 0xffffff)
+          .toString(16)
+          .padStart(6, '0')}`
+      : `s-m3k9x2a${i.toString(36)}-${Math.floor(r() * 0xffffffff)
+          .toString(16)
+          .padStart(8, '0')}`;
     const prompt = Math.floor(r() * 80_000);
     nodes.push({
       id,
@@ -52,7 +59,9 @@ export function makeNodes(n: number, now: number): TreeNode[] {
       provider: isRoot || fork ? 'deepseek' : 'spawn',
       depth: parent ? parent.depth + (fork ? 0 : 1) : 0,
       status,
-      ...(status === 'running' || status === 'waiting' ? { activity: status === 'running' ? 'tool read_file' : 'waiting for children', activeSince: now - Math.floor(r() * 600_000) } : {}),
+      ...(status === 'running' || status === 'waiting'
+        ? { activity: status === 'running' ? 'tool read_file' : 'waiting for children', activeSince: now - Math.floor(r() * 600_000) }
+        : {}),
       ...(status === 'failed' ? { lastStopReason: 'error' as const } : status === 'settled' ? { lastStopReason: 'completed' as const } : {}),
       tokens: { prompt, completion: Math.floor(prompt / 20), cacheHit: Math.floor(prompt * r()) },
       reports: Math.floor(r() * 3),
@@ -140,7 +149,16 @@ export function streamMessages(sessionId: string, node: TreeNode, reasoningToken
       },
     ],
   });
-  msgs.push({ type: 'tree/node', node: { ...node, status: 'running', activity: 'thinking', activeSince: T0 + clock, tokens: { prompt: 31_000, completion: tokens.length, cacheHit: 29_000 } } });
+  msgs.push({
+    type: 'tree/node',
+    node: {
+      ...node,
+      status: 'running',
+      activity: 'thinking',
+      activeSince: T0 + clock,
+      tokens: { prompt: 31_000, completion: tokens.length, cacheHit: 29_000 },
+    },
+  });
   return msgs;
 }
 
@@ -194,7 +212,9 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
   const problems = new Set<string>();
   try {
     const built = await buildWebview(dir);
-    note(`webview: built bundle in ${fmt(built.ms / 1000)} s: index.js ${fmt(built.jsBytes / 1024)} KB, index.css ${fmt(built.cssBytes / 1024)} KB; ${session.describe}`);
+    note(
+      `webview: built bundle in ${fmt(built.ms / 1000)} s: index.js ${fmt(built.jsBytes / 1024)} KB, index.css ${fmt(built.cssBytes / 1024)} KB; ${session.describe}`,
+    );
     const server = await serve(dir);
     try {
       const now = Date.now();
@@ -220,13 +240,23 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
       const entries = makeEntries(ENTRIES);
       const lastSeq = entries[entries.length - 1].seq;
       await call(page, SEND_ALL, [{ ...snapshot, selected: selected.id }] satisfies HostToWebview[]);
-      const resetMs = await call<number>(page, TIMED_SEND, { type: 'transcript/reset', sessionId: selected.id, entries, hasMore: false } satisfies HostToWebview);
+      const resetMs = await call<number>(page, TIMED_SEND, {
+        type: 'transcript/reset',
+        sessionId: selected.id,
+        entries,
+        hasMore: false,
+      } satisfies HostToWebview);
       await page.evaluate(`window.__host.frame()`);
       const shown = await page.evaluate<number>(`document.querySelectorAll('article[data-seq]').length`);
       note(`webview: a 10,000-entry transcript/reset renders in ${fmt(resetMs)} ms; ${shown} entries rendered (a window of the newest)`);
 
       const textTokens = tokenize(PROSE.repeat(8));
-      const delta = (i: number): HostToWebview => ({ type: 'stream/delta', sessionId: selected.id, kind: 'text', delta: textTokens.slice(i * 2, i * 2 + 2).join('') });
+      const delta = (i: number): HostToWebview => ({
+        type: 'stream/delta',
+        sessionId: selected.id,
+        kind: 'text',
+        delta: textTokens.slice(i * 2, i * 2 + 2).join(''),
+      });
       const warm = 30;
       const reps = quick ? 150 : 600;
       for (let i = 0; i < warm; i++) await call(page, TIMED_SEND, delta(i));
@@ -246,7 +276,13 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
       );
 
       // 3. Bytes per streamed token: one realistic answer (reasoning, then text) as the host sends it.
-      await call(page, SEND_ALL, [{ type: 'transcript/append', sessionId: selected.id, entries: [{ kind: 'turn', seq: lastSeq + 1, at: new Date(T0).toISOString(), phase: 'end', stopReason: 'completed' }] }] satisfies HostToWebview[]);
+      await call(page, SEND_ALL, [
+        {
+          type: 'transcript/append',
+          sessionId: selected.id,
+          entries: [{ kind: 'turn', seq: lastSeq + 1, at: new Date(T0).toISOString(), phase: 'end', stopReason: 'completed' }],
+        },
+      ] satisfies HostToWebview[]);
       const reasoning = tokenize(PROSE.slice(0, 420));
       const answer = tokenize(PROSE.repeat(2));
       const msgs = streamMessages(selected.id, selected, reasoning, answer, lastSeq + 2);

@@ -33,7 +33,10 @@ async function open(server: ModelServer, extra: Parameters<typeof Harness.open>[
 
 async function runScript(h: Harness, sessionId: string, script: string, concurrency: number): Promise<number> {
   const t = now();
-  const o = await h.workflows.engine.run({ script, meta: { name: 'bench', description: 'bench' }, concurrency }, { sessionId, signal: new AbortController().signal });
+  const o = await h.workflows.engine.run(
+    { script, meta: { name: 'bench', description: 'bench' }, concurrency },
+    { sessionId, signal: new AbortController().signal },
+  );
   if (o.status !== 'completed') throw new Error(`the bench workflow ended ${o.status}: ${o.code} ${o.error}`);
   return now() - t;
 }
@@ -121,7 +124,12 @@ async function hostLag(opts: BenchOptions, server: ModelServer): Promise<Figure>
       return m.percentile(99) / 1e6;
     };
     const idle = await p99(() => new Promise((r) => setTimeout(r, windowMs)));
-    const spinning = await p99(() => h.workflows.engine.run({ script: 'while (true) {}', meta: { name: 'spin', description: 'spin' } }, { sessionId: parent.id, signal: new AbortController().signal }));
+    const spinning = await p99(() =>
+      h.workflows.engine.run(
+        { script: 'while (true) {}', meta: { name: 'spin', description: 'spin' } },
+        { sessionId: parent.id, signal: new AbortController().signal },
+      ),
+    );
     opts.note(`workflow: host event-loop p99 ${idle.toFixed(1)} ms idle, ${spinning.toFixed(1)} ms while a script spins`);
     return { ...HOST_LAG, value: spinning / idle };
   } finally {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-'use strict';
+
 // Thin launcher over the compiled CLI (built by `npm run build`, which `npm install` runs via prepare).
 const path = require('node:path');
 let cli;

@@ -2,16 +2,26 @@
 // registrations, no core), dist/host.js (core, sql.js, openai: required on first use) and
 // dist/workflow-child.js (the workflow script process, forked by host.js).
 // `vscode` is provided by the editor at runtime. sql.js's WASM is copied beside them.
-import { build } from 'esbuild';
+
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
-const common = { absWorkingDir: root, bundle: true, format: 'cjs', platform: 'node', target: 'node20', external: ['vscode'], sourcemap: true, logLevel: 'warning' };
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: ['vscode'],
+  sourcemap: true,
+  logLevel: 'warning',
+};
 await build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', './host.js'] });
 await build({ ...common, entryPoints: ['src/extension/host.ts'], outfile: 'dist/host.js' });
 // The workflow script process (decision 0027): forked from host.js, found beside it.

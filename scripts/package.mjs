@@ -13,7 +13,19 @@ run('npm', ['run', 'build', '--silent']);
 run(process.execPath, [join(repoRoot, 'scripts', 'e2e', 'setup.mjs')]);
 const { version } = JSON.parse((await import('node:fs')).readFileSync(join(repoRoot, 'package.json'), 'utf8'));
 const out = join(repoRoot, `arbor-${version}.vsix`);
-run(node24, [vsceEntry, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license',
-  // The README's screenshots are relative (docs/screenshots): no repository URL to rewrite them to.
-  '--no-rewrite-relative-links', '-o', out], envWithNode24());
+run(
+  node24,
+  [
+    vsceEntry,
+    'package',
+    '--no-dependencies',
+    '--allow-missing-repository',
+    '--skip-license',
+    // The README's screenshots are relative (docs/screenshots): no repository URL to rewrite them to.
+    '--no-rewrite-relative-links',
+    '-o',
+    out,
+  ],
+  envWithNode24(),
+);
 console.log(`packaged ${out}: ${(statSync(out).size / 1048576).toFixed(2)} MB`);

@@ -94,14 +94,18 @@ try {
   server = await startCodeServer({ folder: workspace, port, userDataDir, extensionsDir: join(home, 'extensions'), smokeDriver: true, settings, env });
 } catch (err) {
   await model?.stop();
-  const busy = err.addressInUse ? ` Port ${port} is in use: is another \`npm start\` running? Stop it, or start on another port with \`npm start -- --port N\` (sessions are kept per port).` : '';
+  const busy = err.addressInUse
+    ? ` Port ${port} is in use: is another \`npm start\` running? Stop it, or start on another port with \`npm start -- --port N\` (sessions are kept per port).`
+    : '';
   console.error(`arbor start: code-server did not start: ${err.message}.${busy}`);
   process.exit(1);
 }
 writeFileSync(portFile, `${JSON.stringify({ port })}\n`);
 const url = workbenchUrl(server.url, { folder: workspace, devExtensionPath: repoRoot });
 writeFileSync(join(home, 'url.txt'), `${url}\n`);
-console.log(`\nArbor is running in VS Code (code-server, ${((Date.now() - started) / 1000).toFixed(0)} s). Open this URL in a browser on this machine:\n\n  ${url}\n`);
+console.log(
+  `\nArbor is running in VS Code (code-server, ${((Date.now() - started) / 1000).toFixed(0)} s). Open this URL in a browser on this machine:\n\n  ${url}\n`,
+);
 console.log('Click the Arbor icon in the activity bar to open the panel.');
 if (!demo && !hasKey) {
   console.log('No API key found: the bundled demo model answers until you set one. In VS Code run "Arbor: Set API Key" (the panel has a button),');

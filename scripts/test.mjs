@@ -2,16 +2,17 @@
 // dependencies when node_modules is missing or stale, builds, installs the real VS Code
 // (code-server) and Chromium into .tools/ (first time only), the pinned real remote agent
 // programs (codex, claude) into .tools/remote/ and the ACP test client (acpx) into .tools/acp/,
-// then runs, in order: the unit, store, CLI and webview tests (mocha), the remote tier against
+// then runs, in order: the linter and formatter check (biome), the unit, store, CLI and webview tests (mocha), the remote tier against
 // the real programs (test/remote), the extension-host tests in code-server, and the UI
 // flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
 // Stops at the first tier that fails, naming it.
 import { spawnSync } from 'node:child_process';
-import { ensureDeps } from './ensure-deps.mjs';
 import { repoRoot } from './e2e/paths.mjs';
+import { ensureDeps } from './ensure-deps.mjs';
 
 const started = Date.now();
 const tiers = [
+  ['lint', ['npm', ['run', 'lint', '--silent']]],
   ['build', ['npm', ['run', 'build', '--silent']]],
   ['setup:e2e', ['npm', ['run', 'setup:e2e', '--silent']]],
   ['setup:remote', ['npm', ['run', 'setup:remote', '--silent']]],

@@ -329,7 +329,9 @@ export type RequestMessage<K extends RequestType = RequestType> = Extract<Webvie
 export type RequestBody<K extends RequestType> = K extends RequestType ? Omit<RequestMessage<K>, 'id'> : never;
 
 /** The success answer to a request of type `K`. */
-export type RequestSucceeded<K extends RequestType = RequestType> = K extends RequestType ? { type: 'request/done'; id: string; ok: true } & RequestResults[K] : never;
+export type RequestSucceeded<K extends RequestType = RequestType> = K extends RequestType
+  ? { type: 'request/done'; id: string; ok: true } & RequestResults[K]
+  : never;
 export interface RequestFailed {
   type: 'request/done';
   id: string;
@@ -410,7 +412,9 @@ export interface ChatMessageMenuContext {
 export type MenuContext = TreeNodeMenuContext | WorkflowNodeMenuContext | ChatMessageMenuContext;
 
 /** What a command receives: the context of the menu it was chosen in, nothing from the palette. */
-export type CommandArgs = Partial<Pick<TreeNodeMenuContext, 'arborSessionId'> & Pick<ChatMessageMenuContext, 'arborSeq' | 'arborView'> & Pick<WorkflowNodeMenuContext, 'arborRunId'>>;
+export type CommandArgs = Partial<
+  Pick<TreeNodeMenuContext, 'arborSessionId'> & Pick<ChatMessageMenuContext, 'arborSeq' | 'arborView'> & Pick<WorkflowNodeMenuContext, 'arborRunId'>
+>;
 
 /** A conversation you own (a root or a fork, not a subagent): only these hold goals. */
 export function ownsGoals(node: Pick<TreeNode, 'origin' | 'mode'>): boolean {

@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  checkLayers,
   CORE_ORDER,
+  checkLayers,
   coreRank,
   findImports,
   isAcpSource,
@@ -69,6 +69,7 @@ describe('layer check (DESIGN §1) on sample sources', () => {
         `// import * as vscode from 'vscode';`,
         `/* const v = require('vscode'); */`,
         `const doc = "require('vscode') is forbidden here";`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the layer check must not take for an import
         'const tpl = `import x from ${"\'vscode\'"}`;',
         `const re = /import '\\.\\.\\/extension'/;`,
         `const ok = 1; // import '../../extension/x'`,
@@ -94,7 +95,10 @@ describe('layer check (DESIGN §1) on sample sources', () => {
     it('allows a core layer to import its own and lower layers', () => {
       const files: SourceFile[] = [
         { path: 'src/core/tools/tool.ts', text: `import type { JsonSchema } from '../model/json-schema';\nimport { describeError } from '../errors';` },
-        { path: 'src/core/subagent/tools/report-tool.ts', text: `import { ok } from '../../tools/result';\nimport type { SubagentRuntime } from '../runtime';` },
+        {
+          path: 'src/core/subagent/tools/report-tool.ts',
+          text: `import { ok } from '../../tools/result';\nimport type { SubagentRuntime } from '../runtime';`,
+        },
         { path: 'src/core/harness.ts', text: `import { Agent } from './agent/agent';\nimport { SessionsService } from './harness/sessions';` },
         { path: 'src/core/harness/sessions.ts', text: `import { Harness } from '../harness';` },
       ];
@@ -108,12 +112,8 @@ describe('layer check (DESIGN §1) on sample sources', () => {
     });
 
     it('reports file, specifier and line', () => {
-      const violations: Violation[] = checkLayers([
-        core(`import { a } from './a';\n\nimport * as vscode from 'vscode';\n`),
-      ]);
-      assert.deepEqual(violations, [
-        { file: 'src/core/agent/agent.ts', kind: 'core-imports-vscode', specifier: 'vscode', line: 3 },
-      ]);
+      const violations: Violation[] = checkLayers([core(`import { a } from './a';\n\nimport * as vscode from 'vscode';\n`)]);
+      assert.deepEqual(violations, [{ file: 'src/core/agent/agent.ts', kind: 'core-imports-vscode', specifier: 'vscode', line: 3 }]);
     });
   });
 
@@ -192,12 +192,22 @@ describe('layer check (DESIGN §1) on sample sources', () => {
     const acpFile = (text: string): SourceFile => ({ path: 'src/acp/server.ts', text });
 
     it('rejects vscode, src/extension, src/cli and webview', () => {
-      const forms = [`import * as vscode from 'vscode';`, `import { main } from '../cli/main';`, `import { x } from '../extension/host';`, `import type { A } from '../../webview/src/a';`];
+      const forms = [
+        `import * as vscode from 'vscode';`,
+        `import { main } from '../cli/main';`,
+        `import { x } from '../extension/host';`,
+        `import type { A } from '../../webview/src/a';`,
+      ];
       for (const text of forms) assert.deepEqual(kinds([acpFile(text)]), ['acp-imports-outer-layer'], text);
     });
 
     it('allows core, its own files, node builtins and packages', () => {
-      const text = [`import { Harness } from '../core/harness';`, `import { Feed } from './feed';`, `import * as path from 'node:path';`, `import * as acp from '@agentclientprotocol/sdk/unstable';`].join('\n');
+      const text = [
+        `import { Harness } from '../core/harness';`,
+        `import { Feed } from './feed';`,
+        `import * as path from 'node:path';`,
+        `import * as acp from '@agentclientprotocol/sdk/unstable';`,
+      ].join('\n');
       assert.deepEqual(kinds([acpFile(text)]), []);
     });
   });
@@ -212,15 +222,7 @@ describe('layer check (DESIGN §1) on sample sources', () => {
   });
 
   it('finds imports in multi-line and mixed sources', () => {
-    const text = [
-      `import {`,
-      `  a,`,
-      `  b,`,
-      `} from './ab';`,
-      `export * as c from "./c";`,
-      `const d = import('./d');`,
-      `import.meta.url;`,
-    ].join('\n');
+    const text = [`import {`, `  a,`, `  b,`, `} from './ab';`, `export * as c from "./c";`, `const d = import('./d');`, `import.meta.url;`].join('\n');
     assert.deepEqual(findImports(text), [
       { specifier: './ab', line: 4, typeOnly: false },
       { specifier: './c', line: 5, typeOnly: false },
@@ -297,7 +299,10 @@ describe('layer rule on the real tree', () => {
   it('webview/src imports only webview files, src/protocol.ts and packages', () => {
     const files = readTree(root, 'webview/src', isWebviewSource);
     // An empty scan would pass vacuously; the webview entry point must be among the files.
-    assert.ok(files.some((f) => f.path === 'webview/src/main.ts'), 'webview/src/main.ts was scanned');
+    assert.ok(
+      files.some((f) => f.path === 'webview/src/main.ts'),
+      'webview/src/main.ts was scanned',
+    );
     const violations = checkLayers(files);
     assert.equal(violations.length, 0, `layer violations:\n${format(violations)}`);
   });

@@ -12,8 +12,8 @@
 // (also print the workbench's own log lines), ARBOR_E2E_LOG_DIR (where code-server's
 // output and the workbench logs go; default test-artifacts/host-tests).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { format } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
+import { format } from 'node:util';
 import { openWorkbench, removeTempDir, startCodeServer, tempDir, withTimeout } from './code-server.mjs';
 import { artifactsDir } from './paths.mjs';
 

@@ -77,7 +77,11 @@ const npmFlags = ['--save-exact', '--no-audit', '--no-fund', '--no-update-notifi
 function npmEnv(base = process.env) {
   const env = { ...base };
   for (const key of Object.keys(env)) {
-    if (/^npm_(config_user_agent|config_local_prefix|config_nodedir|lifecycle_|package_|node_execpath$|execpath$|command$)/i.test(key) || key === 'NODE' || key === 'INIT_CWD') {
+    if (
+      /^npm_(config_user_agent|config_local_prefix|config_nodedir|lifecycle_|package_|node_execpath$|execpath$|command$)/i.test(key) ||
+      key === 'NODE' ||
+      key === 'INIT_CWD'
+    ) {
       delete env[key];
     }
   }
@@ -87,8 +91,8 @@ function npmEnv(base = process.env) {
 // 1. Debian packages ---------------------------------------------------------------------
 async function apt() {
   begin(`Debian packages: ${aptPackages.join(' ')}`);
-  const installed = (pkg) =>
-    spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed');
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax, not a JS template
+  const installed = (pkg) => spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed');
   const missing = aptPackages.filter((pkg) => !installed(pkg));
   if (missing.length === 0) {
     log('all present, skipping (no apt-get update)');
@@ -104,8 +108,16 @@ async function apt() {
   await run(
     cmd,
     aptArgs([
-      'install', '-y', '-q', ...lock, '-o', 'Dpkg::Use-Pty=0',
-      '-o', 'Dpkg::Options::=--force-confdef', '-o', 'Dpkg::Options::=--force-confold',
+      'install',
+      '-y',
+      '-q',
+      ...lock,
+      '-o',
+      'Dpkg::Use-Pty=0',
+      '-o',
+      'Dpkg::Options::=--force-confdef',
+      '-o',
+      'Dpkg::Options::=--force-confold',
       ...missing,
     ]),
     { env, what: `installing ${missing.join(' ')}` },
@@ -166,11 +178,11 @@ async function driver() {
   }
   ensurePackageJson(driverDir, 'arbor-e2e-driver', 'playwright-core and vsce for Arbor end-to-end tests (written by scripts/e2e/setup.mjs)');
   // Never `playwright`: its install downloads browsers. Debian's chromium is used instead.
-  await run(
-    'npm',
-    ['install', ...npmFlags, `playwright-core@${versions.playwrightCore}`, `@vscode/vsce@${versions.vsce}`],
-    { cwd: driverDir, env: envWithNode24(npmEnv()), what: 'installing playwright-core and vsce' },
-  );
+  await run('npm', ['install', ...npmFlags, `playwright-core@${versions.playwrightCore}`, `@vscode/vsce@${versions.vsce}`], {
+    cwd: driverDir,
+    env: envWithNode24(npmEnv()),
+    what: 'installing playwright-core and vsce',
+  });
   writeStamp(driverDir, { playwrightCore: versions.playwrightCore, vsce: versions.vsce });
 }
 

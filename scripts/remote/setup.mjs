@@ -24,7 +24,8 @@ function stamp() {
 /** Without what an outer `npm run` exported about itself (user settings such as the registry stay). */
 function npmEnv() {
   const env = { ...process.env };
-  for (const key of Object.keys(env)) if (/^npm_(config_user_agent|config_local_prefix|lifecycle_|package_|command$)/i.test(key) || key === 'INIT_CWD') delete env[key];
+  for (const key of Object.keys(env))
+    if (/^npm_(config_user_agent|config_local_prefix|lifecycle_|package_|command$)/i.test(key) || key === 'INIT_CWD') delete env[key];
   return env;
 }
 
@@ -45,7 +46,11 @@ try {
   else {
     mkdirSync(remoteDir, { recursive: true });
     const pj = join(remoteDir, 'package.json');
-    if (!existsSync(pj)) writeFileSync(pj, `${JSON.stringify({ name: 'arbor-remote-programs', private: true, description: 'Real agent programs for the remote tier (written by scripts/remote/setup.mjs)' }, null, 2)}\n`);
+    if (!existsSync(pj))
+      writeFileSync(
+        pj,
+        `${JSON.stringify({ name: 'arbor-remote-programs', private: true, description: 'Real agent programs for the remote tier (written by scripts/remote/setup.mjs)' }, null, 2)}\n`,
+      );
     const specs = Object.values(remotePackages).map((p) => `${p.pkg}@${p.version}`);
     await run('npm', ['install', '--save-exact', '--no-audit', '--no-fund', '--no-update-notifier', ...specs], remoteDir);
     writeFileSync(stampFile, `${JSON.stringify(wanted, null, 2)}\n`);
@@ -53,7 +58,8 @@ try {
   for (const [name, p] of Object.entries(remotePackages)) {
     const r = spawnSync(p.bin, ['--version'], { encoding: 'utf8', timeout: 60_000, stdin: 'ignore', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
     const out = `${r.stdout ?? ''}`.trim();
-    if (r.status !== 0 || !out.includes(p.version)) throw new Error(`${name} (${p.bin}) reports "${out || r.stderr || r.error?.message}", expected ${p.version}`);
+    if (r.status !== 0 || !out.includes(p.version))
+      throw new Error(`${name} (${p.bin}) reports "${out || r.stderr || r.error?.message}", expected ${p.version}`);
     log(`${name}: ${out}`);
   }
   log('done');

@@ -9,7 +9,24 @@ export class UsageError extends Error {
 }
 
 /** Flags that take a value; every other `--x` is a boolean switch. */
-const VALUED = new Set(['store', 'workspace', 'base-url', 'model', 'sandbox', 'approval', 'max-steps', 'max-tokens', 'timeout', 'max-children', 'max-rounds', 'budget', 'prices', 'config', 'child-approval', 'permission-timeout']);
+const VALUED = new Set([
+  'store',
+  'workspace',
+  'base-url',
+  'model',
+  'sandbox',
+  'approval',
+  'max-steps',
+  'max-tokens',
+  'timeout',
+  'max-children',
+  'max-rounds',
+  'budget',
+  'prices',
+  'config',
+  'child-approval',
+  'permission-timeout',
+]);
 const SWITCHES = new Set(['json', 'help', 'network', 'subagents']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {

@@ -1,15 +1,15 @@
-import { sessionStatus } from '../core/session/status';
-import { Harness } from '../core/harness';
-import { Store } from '../core/store/store';
-import { UsageError, type ParsedArgs } from './args';
 import { PriceBook } from '../core/cost/prices';
 import { subtreeTotals } from '../core/cost/rollup';
-import { spendOf, totalTokens, type Spend } from '../core/cost/spend';
+import { type Spend, spendOf, totalTokens } from '../core/cost/spend';
+import { Harness } from '../core/harness';
+import { sessionStatus } from '../core/session/status';
 import type { SessionSummary } from '../core/session/summary';
+import { Store } from '../core/store/store';
+import { acpCommand } from './acp';
+import { UsageError } from './args';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
-import { wireOutput, type Command, type Io } from './output';
-import { acpCommand } from './acp';
+import { type Command, type Io, wireOutput } from './output';
 
 export type { Command, Io };
 
@@ -79,15 +79,31 @@ const sessions: Command = async (args, io) => {
     }
     // The same fold and prices as the tree and list_agents: own cost, subtree total, budget (decision 0033).
     const own = new Map([...sums].map(([id, s]) => [id, spendOf(s, prices)] as [string, Spend]));
-    const totals = subtreeTotals(store.list().flatMap((h) => (own.has(h.id) ? [{ id: h.id, parent: h.parentSession, delegated: sums.get(h.id)!.delegated, spend: own.get(h.id)! }] : [])));
+    const totals = subtreeTotals(
+      store.list().flatMap((h) => (own.has(h.id) ? [{ id: h.id, parent: h.parentSession, delegated: sums.get(h.id)!.delegated, spend: own.get(h.id)! }] : [])),
+    );
     for (const h of store.list()) {
       // No process runs a session here: a turn left open reads `interrupted` (a crash), never
       // settled. The store's summary (the one fold, kept with every append) — no log is read.
       const s = sums.get(h.id);
-      list.push({ ...h, events: s ? s.length : null, ...(s ? { status: sessionStatus(s), ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}), tokens: s.tokens, ...costFields(own.get(h.id)!, totals.get(h.id)!, s), reports: s.reports } : { status: 'unreadable' }) });
+      list.push({
+        ...h,
+        events: s ? s.length : null,
+        ...(s
+          ? {
+              status: sessionStatus(s),
+              ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}),
+              tokens: s.tokens,
+              ...costFields(own.get(h.id)!, totals.get(h.id)!, s),
+              reports: s.reports,
+            }
+          : { status: 'unreadable' }),
+      });
     }
     if (args.options.has('json')) io.out(JSON.stringify(list));
-    else for (const s of list) io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
+    else
+      for (const s of list)
+        io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
     for (const p of store.problems) io.err(`warning: ${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     return 0;
   } finally {
@@ -102,7 +118,9 @@ function costFields(own: Spend, total: Spend, s: SessionSummary) {
   return {
     ...(own.costUsd !== undefined ? { costUsd: round6(own.costUsd), savedUsd: round6(own.savedUsd ?? 0) } : {}),
     subtree: { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) },
-    ...(s.budget ? { budget: { ...s.budget, spentTokens: totalTokens(total), ...(total.costUsd !== undefined ? { spentUsd: round6(total.costUsd) } : {}) } } : {}),
+    ...(s.budget
+      ? { budget: { ...s.budget, spentTokens: totalTokens(total), ...(total.costUsd !== undefined ? { spentUsd: round6(total.costUsd) } : {}) } }
+      : {}),
   };
 }
 

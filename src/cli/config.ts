@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkPriceOverrides, PriceError, type ModelPrice } from '../core/cost/prices';
-import { BudgetInputError, parseBudgetText, type Budget } from '../core/session/budget';
+import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
 import type { HarnessConfig } from '../core/harness';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
-import { oneOf, positiveInt, UsageError, type ParsedArgs } from './args';
+import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
+import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };

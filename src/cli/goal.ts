@@ -1,8 +1,8 @@
-import { Harness } from '../core/harness';
 import { GoalError, type GoalSnapshot } from '../core/goal/snapshot';
-import { UsageError, type ParsedArgs } from './args';
-import { wireOutput, type Command, type Io } from './output';
+import { Harness } from '../core/harness';
+import { type ParsedArgs, UsageError } from './args';
 import { harnessConfig } from './config';
+import { type Command, type Io, wireOutput } from './output';
 
 /** One line for a goal: `active · 2/10`, the block reason, the note. */
 export function describeGoal(g: GoalSnapshot | null): string {
@@ -25,7 +25,7 @@ type Sub = (h: Harness, id: string, rest: string[], args: ParsedArgs, io: Io) =>
  * set and resume arm the goal in this process and drive its rounds (settle never returns
  * between two) until it completes (exit 0), or blocks, pauses or hits its limit (exit 1).
  */
-const drive = async (h: Harness, id: string, args: ParsedArgs, io: Io): Promise<number> => {
+const drive = async (h: Harness, id: string, _args: ParsedArgs, io: Io): Promise<number> => {
   await h.settle();
   const { goal } = await h.goals.state(id);
   io.err(describeGoal(goal));
@@ -63,7 +63,7 @@ const SUBS: Record<string, Sub> = {
 
 export const goal: Command = async (args, io) => {
   const [sub, id, ...rest] = args.positionals;
-  const fn = sub && Object.prototype.hasOwnProperty.call(SUBS, sub) ? SUBS[sub] : undefined;
+  const fn = sub && Object.hasOwn(SUBS, sub) ? SUBS[sub] : undefined;
   if (!fn) throw new UsageError(`arbor goal needs one of ${Object.keys(SUBS).join(', ')}`);
   if (!id) throw new UsageError(`arbor goal ${sub} needs a session ID`);
   const h = await Harness.open(harnessConfig(args, io.env));

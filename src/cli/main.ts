@@ -1,7 +1,7 @@
 import { describeError } from '../core/errors';
 import { StoreError } from '../core/store/errors';
-import { parseArgs, UsageError } from './args';
 import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
+import { parseArgs, UsageError } from './args';
 import { COMMANDS, type Io } from './commands';
 import { helpText } from './help';
 
@@ -14,7 +14,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(helpText(await sandboxStatus(io.env.ARBOR_BWRAP || DEFAULT_BWRAP)));
       return name || args.options.has('help') ? 0 : 2;
     }
-    const cmd = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+    const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!cmd) throw new UsageError(`Unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}.`);
     return await cmd({ positionals: rest, options: args.options }, io);
   } catch (err) {

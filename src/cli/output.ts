@@ -26,5 +26,8 @@ function describeEvent(own: boolean, e: SessionEvent, io: Io): void {
     for (const c of e.toolCalls ?? []) io.err(`${tag}→ ${c.name} ${c.arguments.length > 200 ? `${c.arguments.slice(0, 200)}…` : c.arguments}`);
   } else if (e.type === 'tool/result' && e.isError) io.err(`${tag}✗ ${e.name}: ${e.content.split('\n')[0]}`);
   else if (e.type === 'turn/end' && e.stopReason !== 'completed') io.err(`${tag}turn ended: ${e.stopReason}${e.error ? ` — ${e.error}` : ''}`);
-  else if (e.type === 'workflow/phase' || e.type === 'workflow/end') io.err(`${tag}workflow ${e.runId}: ${e.type === 'workflow/phase' ? String(e.data?.title) : `${String(e.data?.status)}${e.data?.code ? ` (${String(e.data.code)})` : ''}`}`);
+  else if (e.type === 'workflow/phase' || e.type === 'workflow/end')
+    io.err(
+      `${tag}workflow ${e.runId}: ${e.type === 'workflow/phase' ? String(e.data?.title) : `${String(e.data?.status)}${e.data?.code ? ` (${String(e.data.code)})` : ''}`}`,
+    );
 }

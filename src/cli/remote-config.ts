@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
-import { UsageError, type ParsedArgs } from './args';
+import { type ParsedArgs, UsageError } from './args';
 
 const PROGRAMS = ['codex', 'claudeCode'] as const;
 

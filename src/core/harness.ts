@@ -3,11 +3,10 @@ import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
 import type { AgentConfig } from './agent/config';
 import { SessionWriter } from './agent/session-writer';
-import { CostService } from './cost/service';
 import type { BudgetGuard } from './cost/guard';
 import type { ModelPrice, PriceBook } from './cost/prices';
+import { CostService } from './cost/service';
 import type { Spend } from './cost/spend';
-import type { Budget } from './session/budget';
 import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { HarnessError } from './harness/errors';
@@ -18,23 +17,25 @@ import { ModelSwitch } from './model/switch';
 import type { ModelClient } from './model/types';
 import type { ApprovalGrant } from './policy/grants';
 import { recoverInterrupted } from './recovery';
+import { remoteConfig } from './remote/turn';
+import { remoteRow } from './remote/wire';
 import { assemblePrompt, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
+import type { Budget } from './session/budget';
 import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import { Store } from './store/store';
 import type { ChildComposition } from './subagent/composition';
 import type { FeatureHooks, FeatureRow, RowContext } from './subagent/rows';
 import { SubagentRuntime } from './subagent/runtime';
-import type { Tool } from './tools/tool';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
-import { workflowRow, type WorkflowWiring } from './workflow/wire';
-import { remoteConfig } from './remote/turn';
-import { remoteRow } from './remote/wire';
+import type { Tool } from './tools/tool';
+import { type WorkflowWiring, workflowRow } from './workflow/wire';
 
-export { HarnessError, type HarnessErrorCode } from './harness/errors';
 export type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
+export { HarnessError, type HarnessErrorCode } from './harness/errors';
+
 import type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
 
 /** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
@@ -112,7 +113,13 @@ export class Harness {
         this.agents.delete(id);
       },
     });
-    const ctx: RowContext = { tools: this.tools, prompts: this.prompts, subagents: this.subagents, registerProvider: (p) => this.subagents.registerProvider(p), host: this };
+    const ctx: RowContext = {
+      tools: this.tools,
+      prompts: this.prompts,
+      subagents: this.subagents,
+      registerProvider: (p) => this.subagents.registerProvider(p),
+      host: this,
+    };
     const hooks: FeatureHooks[] = [];
     const wire = <S>(row: FeatureRow<S>): S => {
       const out = row.wire(ctx);
@@ -138,7 +145,8 @@ export class Harness {
 
   static async open(config: HarnessConfig): Promise<Harness> {
     for (const w of config.workspace) {
-      if (!fs.existsSync(w) || !fs.statSync(w).isDirectory()) throw new HarnessError('NO_WORKSPACE', `Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
+      if (!fs.existsSync(w) || !fs.statSync(w).isDirectory())
+        throw new HarnessError('NO_WORKSPACE', `Workspace folder ${w} does not exist; pass an existing folder with --workspace.`);
     }
     const store = await Store.open(config.storeDir, config.store);
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
@@ -430,7 +438,9 @@ export class Harness {
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 
 function clientFor(model: ModelConfig): ModelClient {
-  return 'client' in model ? model.client : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
+  return 'client' in model
+    ? model.client
+    : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
 }
 
 /** Sortable, unique, file-name safe: time prefix + random suffix. */

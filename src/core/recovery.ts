@@ -1,9 +1,9 @@
 import { CRASHED_DURING_TURN } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
+import { reapOrphans } from './remote/reaper';
 import { descriptorOf, lastTurnText } from './session/folds';
 import type { Session } from './session/session';
 import type { Store } from './store/store';
-import { reapOrphans } from './remote/reaper';
 import { WorkflowEngine } from './workflow/engine';
 
 /**
@@ -34,7 +34,12 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const d = descriptorOf(s.header, s.events);
     // A workflow's child gets no notice of its own: its run's workflow/end speaks for all of them.
-    closed.push({ id: header.id, ...(d && !d.workflow && header.parentSession ? { parent: header.parentSession } : {}), label: d?.label || header.id, text: lastTurnText(s.events) });
+    closed.push({
+      id: header.id,
+      ...(d && !d.workflow && header.parentSession ? { parent: header.parentSession } : {}),
+      label: d?.label || header.id,
+      text: lastTurnText(s.events),
+    });
   }
   // One notice per interrupted child, in its parent's log (fresh read: the parent may have
   // had a turn of its own closed above).

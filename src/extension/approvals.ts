@@ -50,7 +50,11 @@ export class ApprovalDesk {
     const a = this.pending.get(requestId);
     if (!a) return false;
     // "Remember" means nothing for a request that offered no grant; keep the reply honest.
-    a.resolve({ decision: reply.decision, ...(reply.decision === 'allow' && reply.remember && a.prompt.grant ? { remember: true } : {}), ...(reply.decision === 'deny' && reply.reason?.trim() ? { reason: reply.reason.trim() } : {}) });
+    a.resolve({
+      decision: reply.decision,
+      ...(reply.decision === 'allow' && reply.remember && a.prompt.grant ? { remember: true } : {}),
+      ...(reply.decision === 'deny' && reply.reason?.trim() ? { reason: reply.reason.trim() } : {}),
+    });
     return true;
   }
 

@@ -2,14 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { isCompactable, ownsGoals, type CommandArgs, type CommandId, type TreeNode } from '../protocol';
-import { showEventLog } from './event-log';
-import type { CommandHost } from './command-host';
-import { pickPolicy } from './policy-picker';
 import { parseBudgetText } from '../core/session/budget';
-import { readSettings } from './settings';
+import { type CommandArgs, type CommandId, isCompactable, ownsGoals, type TreeNode } from '../protocol';
+import type { CommandHost } from './command-host';
+import { showEventLog } from './event-log';
+import { pickPolicy } from './policy-picker';
 import { exportFileName, quoted } from './presenter/names';
 import { countUnder, sessionPicks } from './presenter/session-picks';
+import { readSettings } from './settings';
 
 export type { CommandArgs } from '../protocol';
 
@@ -23,7 +23,9 @@ async function pickSession(host: CommandHost, args: CommandArgs | undefined, tit
   if (args?.arborSessionId) return args.arborSessionId;
   const items = sessionPicks(await host.controller.nodes(), filter);
   if (items.length === 0) {
-    void vscode.window.showInformationMessage(filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.');
+    void vscode.window.showInformationMessage(
+      filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.',
+    );
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(items, { title, matchOnDescription: true });
@@ -49,7 +51,11 @@ function goalCommands(host: CommandHost): Record<'arbor.setGoal' | 'arbor.pauseG
       const id = await pickSession(host, args, 'Set a goal on which conversation?', ownsGoals);
       if (!id) return;
       const name = await nameOf(host, id);
-      const objective = await vscode.window.showInputBox({ title: `Goal for ${name}`, prompt: 'What should this conversation achieve? It works on it round by round while the goal is armed.', ignoreFocusOut: true });
+      const objective = await vscode.window.showInputBox({
+        title: `Goal for ${name}`,
+        prompt: 'What should this conversation achieve? It works on it round by round while the goal is armed.',
+        ignoreFocusOut: true,
+      });
       if (!objective?.trim()) return;
       const fallback = readSettings().goalMaxRounds;
       const rounds = await vscode.window.showInputBox({
@@ -71,7 +77,9 @@ function goalCommands(host: CommandHost): Record<'arbor.setGoal' | 'arbor.pauseG
       const text = await vscode.window.showInputBox({
         title: `Budget for ${name} and everything it delegates`,
         prompt: 'Tokens (50000, 50k, 1.5M) and/or dollars ($2), e.g. "200k, $1.50"; "none" removes it. Raising it resumes nothing: send a message to go on.',
-        value: now ? [now.maxTokens !== undefined ? String(now.maxTokens) : '', now.maxCostUsd !== undefined ? `$${now.maxCostUsd}` : ''].filter(Boolean).join(', ') : '',
+        value: now
+          ? [now.maxTokens !== undefined ? String(now.maxTokens) : '', now.maxCostUsd !== undefined ? `$${now.maxCostUsd}` : ''].filter(Boolean).join(', ')
+          : '',
         validateInput: (v) => {
           try {
             parseBudgetText(v);
@@ -119,7 +127,10 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
       if (!id) return;
-      const text = await vscode.window.showInputBox({ title: `Message to ${await nameOf(host, id)}`, prompt: 'Queued after its current work; a settled subagent is resumed from its log.' });
+      const text = await vscode.window.showInputBox({
+        title: `Message to ${await nameOf(host, id)}`,
+        prompt: 'Queued after its current work; a settled subagent is resumed from its log.',
+      });
       if (text) await c.send(id, text);
     },
     'arbor.interrupt': async (args) => {
@@ -127,7 +138,8 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       const id = await pickSession(host, args, 'Stop which agent (and the subagents under it)?', (n) => n.status === 'running' || n.status === 'waiting');
       if (!id) return;
       const stopped = await c.interrupt(id);
-      if (stopped.length > 1) void vscode.window.showInformationMessage(`Arbor: stopped ${quoted(await nameOf(host, id))} and ${stopped.length - 1} subagent(s) under it.`);
+      if (stopped.length > 1)
+        void vscode.window.showInformationMessage(`Arbor: stopped ${quoted(await nameOf(host, id))} and ${stopped.length - 1} subagent(s) under it.`);
     },
     'arbor.cancelWorkflow': async (args) => {
       let runId = args?.arborRunId;
@@ -135,7 +147,11 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
         const runs = (await c.nodes()).filter((n) => n.kind === 'workflow' && n.workflow?.status === 'running');
         if (runs.length === 0) return void vscode.window.showInformationMessage('Arbor: no workflow is running.');
         const pick = await vscode.window.showQuickPick(
-          runs.map((n) => ({ label: n.workflow!.name, description: `${n.workflow!.running} running · ${n.workflow!.agents} agents`, runId: n.workflow!.runId })),
+          runs.map((n) => ({
+            label: n.workflow!.name,
+            description: `${n.workflow!.running} running · ${n.workflow!.agents} agents`,
+            runId: n.workflow!.runId,
+          })),
           { title: 'Cancel which workflow?' },
         );
         runId = pick?.runId;
@@ -152,7 +168,12 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       await showEventLog(id);
     },
     'arbor.setApiKey': async () => {
-      const key = await vscode.window.showInputBox({ title: 'Arbor: API key', prompt: 'Stored in VS Code SecretStorage; never in settings, logs or sessions.', password: true, ignoreFocusOut: true });
+      const key = await vscode.window.showInputBox({
+        title: 'Arbor: API key',
+        prompt: 'Stored in VS Code SecretStorage; never in settings, logs or sessions.',
+        password: true,
+        ignoreFocusOut: true,
+      });
       if (key === undefined) return;
       await host.setApiKey(key.trim());
       void vscode.window.showInformationMessage(key.trim() ? 'Arbor: API key saved.' : 'Arbor: API key cleared.');
@@ -164,11 +185,15 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       const id = await pickSession(host, args, 'Export which session as JSON Lines?');
       if (!id) return;
       const name = await nameOf(host, id);
-      const target = await vscode.window.showSaveDialog({ defaultUri: exportTarget(exportFileName(name)), filters: { 'JSON Lines': ['jsonl'] }, title: `Export ${name} (${id})` });
+      const target = await vscode.window.showSaveDialog({
+        defaultUri: exportTarget(exportFileName(name)),
+        filters: { 'JSON Lines': ['jsonl'] },
+        title: `Export ${name} (${id})`,
+      });
       if (!target) return;
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${name}…` }, async () => {
         const events = await c.events(id);
-        await fs.promises.writeFile(target.fsPath, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+        await fs.promises.writeFile(target.fsPath, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
       });
       void vscode.window.showInformationMessage(`Arbor: exported ${quoted(name)} to ${target.fsPath}.`);
     },
@@ -178,7 +203,11 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       const nodes = await c.nodes();
       const under = countUnder(nodes, id);
       const what = under > 0 ? ` and the ${under} session${under === 1 ? '' : 's'} under it (subagents and forks)` : '';
-      const ok = await vscode.window.showWarningMessage(`Delete ${quoted(await nameOf(host, id))}${what}? This cannot be undone.`, { modal: true, detail: `Session id: ${id}` }, 'Delete');
+      const ok = await vscode.window.showWarningMessage(
+        `Delete ${quoted(await nameOf(host, id))}${what}? This cannot be undone.`,
+        { modal: true, detail: `Session id: ${id}` },
+        'Delete',
+      );
       if (ok !== 'Delete') return;
       const ids = await c.deleteSession(id);
       void vscode.window.showInformationMessage(`Arbor: deleted ${ids.length} session(s).`);
@@ -186,7 +215,9 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
     'arbor.compact': async (args) => {
       const id = await pickSession(host, args, 'Compact which conversation?', isCompactable);
       if (!id) return;
-      const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${await nameOf(host, id)}…` }, () => c.compact(id));
+      const text = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Compacting ${await nameOf(host, id)}…` }, () =>
+        c.compact(id),
+      );
       void vscode.window.showInformationMessage(`Arbor: ${text}`);
     },
     'arbor.copyId': async (args) => {

@@ -1,9 +1,20 @@
-import { describeError } from '../core/errors';
 import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import type { ApprovalPolicy, HostToWebview, NodeStatus, SpendView, RequestFailed, RequestMessage, RequestResults, RequestType, SandboxMode, TreeNode, WebviewToHost } from '../protocol';
+import type {
+  ApprovalPolicy,
+  HostToWebview,
+  NodeStatus,
+  RequestFailed,
+  RequestMessage,
+  RequestResults,
+  RequestType,
+  SandboxMode,
+  SpendView,
+  TreeNode,
+  WebviewToHost,
+} from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
@@ -42,7 +53,10 @@ export class PanelController implements ApprovalPort {
   /** Settles when the first fold of every log is done (it never rejects). */
   private folded: Promise<void> = Promise.resolve();
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
-  readonly goals = new GoalActions(() => this.ensure(), (id) => this.reload(id));
+  readonly goals = new GoalActions(
+    () => this.ensure(),
+    (id) => this.reload(id),
+  );
 
   constructor(
     private readonly getHarness: () => Promise<Harness>,
@@ -108,7 +122,13 @@ export class PanelController implements ApprovalPort {
       const h = await this.ensure();
       if (m.view === 'transcript') port.sessionId = m.sessionId;
       else port.sessionId = this.selected;
-      port.post({ type: 'state/snapshot', nodes: this.sync.nodes(), ...(port.sessionId ? { selected: port.sessionId } : {}), settings: this.hooks.settings(), approvals: this.desk.prompts() });
+      port.post({
+        type: 'state/snapshot',
+        nodes: this.sync.nodes(),
+        ...(port.sessionId ? { selected: port.sessionId } : {}),
+        settings: this.hooks.settings(),
+        approvals: this.desk.prompts(),
+      });
       if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
     },
     'session/select': async (port, m) => {
@@ -207,7 +227,7 @@ export class PanelController implements ApprovalPort {
   };
 
   private isRequest(msg: WebviewToHost): msg is RequestMessage {
-    return Object.prototype.hasOwnProperty.call(this.requests, msg.type);
+    return Object.hasOwn(this.requests, msg.type);
   }
 
   /** The human's approval port: every view shows the request; the first answer wins. */
@@ -266,7 +286,9 @@ export class PanelController implements ApprovalPort {
     const h = await this.ensure();
     if (await h.isSubagent(sessionId)) throw new Error('Compact a subagent from its parent; Arbor compacts conversations you own.');
     const r = await (await h.openSession(sessionId)).compact();
-    return r.outcome === 'committed' ? 'Compacted: the earlier conversation is now a summary (the raw log keeps everything).' : `Not compacted (${r.outcome}${r.error ? `: ${r.error}` : ''}).`;
+    return r.outcome === 'committed'
+      ? 'Compacted: the earlier conversation is now a summary (the raw log keeps everything).'
+      : `Not compacted (${r.outcome}${r.error ? `: ${r.error}` : ''}).`;
   }
 
   async deleteSession(sessionId: string): Promise<string[]> {

@@ -1,6 +1,6 @@
-import { describeError } from '../core/errors';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { describeError } from '../core/errors';
 import { COMMAND_IDS } from '../protocol';
 import type { ArborHost } from './host';
 import { statusBarView } from './presenter/status-bar';

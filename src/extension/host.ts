@@ -1,10 +1,9 @@
-import { envApiKey } from '../core/model/endpoint';
-import { describeError } from '../core/errors';
-import type { StatusCounts } from './presenter/status-bar';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
+import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
@@ -15,6 +14,7 @@ import { buildCommands, type Command } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
 import { pickPolicy } from './policy-picker';
+import type { StatusCounts } from './presenter/status-bar';
 import { isLocalUrl, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 
@@ -32,7 +32,14 @@ class MissingKeyClient implements ModelClient {
     return { provider: this.provider, model: req.model, bytes: 0, headBytes: 0, headHash: 'none', prefixHash: 'none' };
   }
   async *stream(): AsyncIterable<ModelStreamEvent> {
-    yield { type: 'error', error: { code: 'auth', midStream: false, message: `No API key for ${this.baseUrl}. Run "Arbor: Set API Key" (or set ARBOR_API_KEY / DEEPSEEK_API_KEY / OPENAI_API_KEY), then send again.` } };
+    yield {
+      type: 'error',
+      error: {
+        code: 'auth',
+        midStream: false,
+        message: `No API key for ${this.baseUrl}. Run "Arbor: Set API Key" (or set ARBOR_API_KEY / DEEPSEEK_API_KEY / OPENAI_API_KEY), then send again.`,
+      },
+    };
   }
 }
 
@@ -72,7 +79,10 @@ export class ArborHost implements CommandHost {
         this.onStatus(this.controller.statusCounts());
       },
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
-      pickBudget: (id) => void this.commands['arbor.setBudget']({ arborSessionId: id }).catch((err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`)),
+      pickBudget: (id) =>
+        void this.commands['arbor.setBudget']({ arborSessionId: id }).catch(
+          (err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`),
+        ),
     });
     this.notifier = new ApprovalNotifier(
       (requestId, reply) => this.controller.answer(requestId, reply),
@@ -189,7 +199,9 @@ export class ArborHost implements CommandHost {
     if (modelChanged) {
       const model = await this.modelConfig();
       if (h) h.setModel(model);
-      this.log.info(`model settings applied (${this.source === 'endpoint' ? `${'baseURL' in model ? model.baseURL : ''} ${model.name}` : this.source}); they take effect at each agent's next request`);
+      this.log.info(
+        `model settings applied (${this.source === 'endpoint' ? `${'baseURL' in model ? model.baseURL : ''} ${model.name}` : this.source}); they take effect at each agent's next request`,
+      );
     }
     if (h) {
       const p = this.panelSettings();
@@ -224,7 +236,12 @@ export class ArborHost implements CommandHost {
       open.reveal();
       return;
     }
-    const panel = vscode.window.createWebviewPanel(TRANSCRIPT_VIEW, this.controller.knownName(sessionId) ?? 'Arbor transcript', vscode.ViewColumn.Active, webviewOptions(this.context.extensionUri));
+    const panel = vscode.window.createWebviewPanel(
+      TRANSCRIPT_VIEW,
+      this.controller.knownName(sessionId) ?? 'Arbor transcript',
+      vscode.ViewColumn.Active,
+      webviewOptions(this.context.extensionUri),
+    );
     this.adoptTranscript(panel, sessionId);
   }
 
@@ -264,7 +281,7 @@ export class ArborHost implements CommandHost {
   async eventLog(uri: vscode.Uri): Promise<string> {
     const id = logSessionId(uri);
     const events = await this.controller.events(id);
-    return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+    return `${events.map((e) => JSON.stringify(e)).join('\n')}\n`;
   }
 
   async dispose(): Promise<void> {
@@ -275,6 +292,10 @@ export class ArborHost implements CommandHost {
   }
 }
 
-export function createHost(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, onStatus: (counts: StatusCounts, spend?: SpendView) => void): ArborHost {
+export function createHost(
+  context: vscode.ExtensionContext,
+  log: vscode.LogOutputChannel,
+  onStatus: (counts: StatusCounts, spend?: SpendView) => void,
+): ArborHost {
   return new ArborHost(context, log, onStatus);
 }

@@ -37,9 +37,19 @@ export function modeItems(now: { sandbox: SandboxMode; approval: ApprovalPolicy 
   const mark = (on: boolean) => (on ? '$(check) ' : '$(blank) ');
   return [
     { label: 'Sandbox', kind: vscode.QuickPickItemKind.Separator },
-    ...SANDBOX.map((m) => ({ label: `${mark(m.value === now.sandbox)}${m.value}`, description: m.value === now.sandbox ? 'current' : undefined, detail: m.detail, choice: { kind: 'sandbox', value: m.value } as Choice })),
+    ...SANDBOX.map((m) => ({
+      label: `${mark(m.value === now.sandbox)}${m.value}`,
+      description: m.value === now.sandbox ? 'current' : undefined,
+      detail: m.detail,
+      choice: { kind: 'sandbox', value: m.value } as Choice,
+    })),
     { label: 'Approval', kind: vscode.QuickPickItemKind.Separator },
-    ...APPROVAL.map((m) => ({ label: `${mark(m.value === now.approval)}approval: ${m.value}`, description: m.value === now.approval ? 'current' : undefined, detail: m.detail, choice: { kind: 'approval', value: m.value } as Choice })),
+    ...APPROVAL.map((m) => ({
+      label: `${mark(m.value === now.approval)}approval: ${m.value}`,
+      description: m.value === now.approval ? 'current' : undefined,
+      detail: m.detail,
+      choice: { kind: 'approval', value: m.value } as Choice,
+    })),
   ];
 }
 
@@ -47,15 +57,29 @@ export async function pickPolicy(host: CommandHost, sessionId: string | undefine
   const now = await current(host, sessionId);
   const items = modeItems(now);
   const picked = await vscode.window.showQuickPick(items, {
-    title: sessionId ? `Sandbox and approval (now ${now.sandbox}, approval ${now.approval})` : `Default sandbox and approval (now ${now.sandbox}, approval ${now.approval})`,
+    title: sessionId
+      ? `Sandbox and approval (now ${now.sandbox}, approval ${now.approval})`
+      : `Default sandbox and approval (now ${now.sandbox}, approval ${now.approval})`,
   });
   if (!picked?.choice) return;
   const choice = picked.choice;
   const setting = choice.kind === 'sandbox' ? 'policy.sandbox' : 'policy.approval';
   const scopes: ScopeItem[] = [
-    ...(sessionId ? [{ label: 'This session', description: sessionId, detail: 'Recorded in its log; its running children keep theirs.', scope: 'session' as const }] : []),
-    { label: 'All sessions (user setting)', description: `arbor.${setting}`, detail: 'Your user settings; sessions with their own switch keep it.', scope: 'user' },
-    { label: 'This workspace (.vscode/settings.json)', description: `arbor.${setting}`, detail: "Writes the workspace's settings file, shared with everyone who opens it.", scope: 'workspace' },
+    ...(sessionId
+      ? [{ label: 'This session', description: sessionId, detail: 'Recorded in its log; its running children keep theirs.', scope: 'session' as const }]
+      : []),
+    {
+      label: 'All sessions (user setting)',
+      description: `arbor.${setting}`,
+      detail: 'Your user settings; sessions with their own switch keep it.',
+      scope: 'user',
+    },
+    {
+      label: 'This workspace (.vscode/settings.json)',
+      description: `arbor.${setting}`,
+      detail: "Writes the workspace's settings file, shared with everyone who opens it.",
+      scope: 'workspace',
+    },
   ];
   const where = await vscode.window.showQuickPick(scopes, { title: `Apply ${choice.kind === 'sandbox' ? choice.value : `approval ${choice.value}`} to…` });
   if (!where) return;

@@ -1,14 +1,14 @@
-import { describeError } from '../core/errors';
 import type { Agent } from '../core/agent/agent';
+import { describeError } from '../core/errors';
 import { activeGrants } from '../core/policy/grants';
 import type { SessionEvent } from '../core/session/events';
 import type { Session } from '../core/session/session';
-import type { ViewPort, ViewPorts } from './view-port';
 import { grantView } from './approvals';
 import { PartialReplies } from './presenter/partial-replies';
 import { queueView } from './presenter/queue-view';
 import { StreamThrottle } from './presenter/stream-throttle';
 import { page, toEntry } from './presenter/transcript';
+import type { ViewPort, ViewPorts } from './view-port';
 
 const PAGE = 200;
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import type { WorkflowDeployment } from '../core/workflow/limits';
 import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
+import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -52,7 +52,9 @@ function readWorkflow(c: vscode.WorkspaceConfiguration): WorkflowSettings {
 export function readSettings(): ArborSettings {
   const c = vscode.workspace.getConfiguration('arbor');
   // An untrusted workspace must not redirect requests (and the API key) to its own server.
-  const baseUrl = vscode.workspace.isTrusted ? c.get<string>('model.baseUrl', DEFAULT_BASE_URL) : (c.inspect<string>('model.baseUrl')?.globalValue ?? DEFAULT_BASE_URL);
+  const baseUrl = vscode.workspace.isTrusted
+    ? c.get<string>('model.baseUrl', DEFAULT_BASE_URL)
+    : (c.inspect<string>('model.baseUrl')?.globalValue ?? DEFAULT_BASE_URL);
   const maxTokens = c.get<number>('model.maxTokens', 0);
   return {
     baseUrl,

@@ -1,5 +1,5 @@
-import type { Harness } from '../core/harness';
 import { describeError } from '../core/errors';
+import type { Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import type { ApprovalPrompt, NodeStatus, TreeNode } from '../protocol';
 import type { ApprovalDesk } from './approvals';

@@ -36,7 +36,12 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   // The amounts are checked by the host with the core's rules (its error says what is wrong).
   'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || (typeof x.budget === 'object' && x.budget !== null && !Array.isArray(x.budget))),
   'budget/pick': (x) => id(x.sessionId),
-  'goal/set': (x) => str(x.id) && id(x.sessionId) && typeof x.objective === 'string' && x.objective.length <= 100_000 && (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
+  'goal/set': (x) =>
+    str(x.id) &&
+    id(x.sessionId) &&
+    typeof x.objective === 'string' &&
+    x.objective.length <= 100_000 &&
+    (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
   'goal/pause': (x) => str(x.id) && id(x.sessionId),
   'goal/resume': (x) => str(x.id) && id(x.sessionId),
   'goal/clear': (x) => str(x.id) && id(x.sessionId),
@@ -50,7 +55,7 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 /** True when `x` is a well-formed message the webview may send. */
 export function isWebviewToHost(x: unknown): x is WebviewToHost {
   if (!isRecord(x) || typeof x.type !== 'string') return false;
-  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return false;
+  if (!Object.hasOwn(webviewToHostValidators, x.type)) return false;
   return webviewToHostValidators[x.type as WebviewToHost['type']](x);
 }
 
@@ -58,6 +63,6 @@ export function isWebviewToHost(x: unknown): x is WebviewToHost {
 export function describeInvalid(x: unknown): string {
   if (!isRecord(x)) return 'not an object';
   if (typeof x.type !== 'string') return 'no string "type"';
-  if (!Object.prototype.hasOwnProperty.call(webviewToHostValidators, x.type)) return `unknown type "${x.type}"`;
+  if (!Object.hasOwn(webviewToHostValidators, x.type)) return `unknown type "${x.type}"`;
   return `fields of "${x.type}" are missing or malformed`;
 }

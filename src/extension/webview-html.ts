@@ -20,7 +20,13 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, v
   const root = webviewRoot(extensionUri);
   const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'index.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(root, 'index.css'));
-  const csp = [`default-src 'none'`, `style-src ${webview.cspSource}`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`, `script-src 'nonce-${nonce}'`].join('; ');
+  const csp = [
+    `default-src 'none'`,
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
   const data = `data-view="${view}"${sessionId ? ` data-session="${attr(sessionId)}"` : ''}`;
   return `<!DOCTYPE html>
 <html lang="en">

@@ -56,7 +56,11 @@ describe('cli: budgets and cost in real processes', () => {
     assert.deepEqual({ ...s.budget, spentUsd: undefined }, { maxTokens: 50_000, maxCostUsd: 1, spentTokens: prompt + completion, spentUsd: undefined });
 
     // Without the price file the same session shows tokens only: test-model has no default price.
-    const bare = JSON.parse((await arbor(['sessions', '--json', '--store', store])).stdout) as { id: string; costUsd?: number; subtree: { costUsd?: number } }[];
+    const bare = JSON.parse((await arbor(['sessions', '--json', '--store', store])).stdout) as {
+      id: string;
+      costUsd?: number;
+      subtree: { costUsd?: number };
+    }[];
     assert.equal(bare.find((x) => x.id === id)!.costUsd, undefined);
     assert.equal(bare.find((x) => x.id === id)!.subtree.costUsd, undefined);
   });

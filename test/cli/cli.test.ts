@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { arbor, cliWorld } from '../support/cli';
 import { Script } from '../core/subagent/helpers';
+import { arbor, cliWorld } from '../support/cli';
 
 describe('cli: arbor run / send / sessions / log in real processes', () => {
   const w = cliWorld('arbor-cli-');
@@ -24,16 +24,27 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
   it('runs a real multi-tool turn with --json: every event one JSON line, tagged with its session', async () => {
     fs.writeFileSync(path.join(w.ws, 'README.md'), '# Demo\nhello\n');
     w.server.enqueue(
-      { toolCalls: [{ name: 'list_files', arguments: {} }, { name: 'read_file', arguments: { path: 'README.md' } }] },
+      {
+        toolCalls: [
+          { name: 'list_files', arguments: {} },
+          { name: 'read_file', arguments: { path: 'README.md' } },
+        ],
+      },
       { toolCalls: [{ name: 'edit_file', arguments: { path: 'README.md', oldText: 'hello', newText: 'hello, world' } }] },
       { text: 'Edited README.md.' },
     );
     const r = await arbor(['run', ...w.common, '--json', 'greet the world in README.md']);
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { session: string; type: string; seq: number });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { session: string; type: string; seq: number });
     const id = lines[0].session;
     assert.ok(lines.every((l) => l.session === id && typeof l.seq === 'number'));
-    assert.deepEqual(lines.map((l) => l.seq), lines.map((_, i) => i));
+    assert.deepEqual(
+      lines.map((l) => l.seq),
+      lines.map((_, i) => i),
+    );
     assert.equal(lines.filter((l) => l.type === 'tool/result').length, 3);
     assert.equal(lines[lines.length - 1].type, 'turn/end');
     assert.equal(fs.readFileSync(path.join(w.ws, 'README.md'), 'utf8'), '# Demo\nhello, world\n');
@@ -41,11 +52,20 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
     const list = await arbor(['sessions', '--json', '--store', w.store]);
     assert.equal(list.code, 0);
     const sessions = JSON.parse(list.stdout) as { id: string; events: number; origin: string }[];
-    assert.deepEqual(sessions.map((s) => [s.id, s.origin, s.events]), [[id, 'user', lines.length]]);
+    assert.deepEqual(
+      sessions.map((s) => [s.id, s.origin, s.events]),
+      [[id, 'user', lines.length]],
+    );
 
     const log = await arbor(['log', id, '--store', w.store]);
     assert.equal(log.code, 0);
-    assert.deepEqual(log.stdout.trim().split('\n').map((l) => JSON.parse(l).type), lines.map((l) => l.type));
+    assert.deepEqual(
+      log.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).type),
+      lines.map((l) => l.type),
+    );
   });
 
   it('a new process continues an old session with send and the model sees the whole history', async () => {
@@ -65,7 +85,11 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
   it('sessions and log on a folder that holds no store say so, exit 2, and create nothing there (issue 10.7)', async () => {
     const empty = path.join(w.dir, 'not-a-store');
     fs.mkdirSync(empty);
-    for (const args of [['sessions', '--store', empty], ['log', 'S1', '--store', empty], ['sessions', '--store', path.join(w.dir, 'missing')]]) {
+    for (const args of [
+      ['sessions', '--store', empty],
+      ['log', 'S1', '--store', empty],
+      ['sessions', '--store', path.join(w.dir, 'missing')],
+    ]) {
       const r = await arbor(args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^arbor: No Arbor session store at .*; give the store with --store or \$ARBOR_STORE, or start one with 'arbor run'\./);
@@ -89,7 +113,11 @@ describe('cli: arbor run / send / sessions / log in real processes', () => {
     w.server.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'x.txt', content: 'no' } }] }, { text: 'I could not write.' });
     const r = await arbor(['run', ...w.common, '--sandbox', 'read-only', '--json', 'write x.txt']);
     assert.equal(r.code, 0, r.stderr);
-    const res = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'tool/result');
+    const res = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === 'tool/result');
     assert.equal(res.isError, true);
     assert.match(res.content, /read-only/);
     assert.equal(fs.existsSync(path.join(w.ws, 'x.txt')), false);
@@ -112,7 +140,8 @@ describe('cli: a delegation tree driven to settlement', () => {
       if (last.role === 'user' && text.startsWith('CHILD-TASK') && toolNames.includes('report'))
         return { toolCalls: [{ name: 'report', arguments: { message: 'docs look fine so far', mode: 'quiet' } }] };
       if (last.role === 'tool' && text.startsWith('Reported to')) return { text: 'CHILD-FINAL: docs are fine' };
-      if (last.role === 'user' && text.startsWith('[subagent docs settled')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'FORK-TASK: double-check', label: 'checker' } }] };
+      if (last.role === 'user' && text.startsWith('[subagent docs settled'))
+        return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'FORK-TASK: double-check', label: 'checker' } }] };
       if (last.role === 'user' && text.startsWith('FORK-TASK')) return { text: 'FORK-FINAL: checked' };
       if (last.role === 'tool' && text.includes('FORK-FINAL')) return { text: 'ROOT-FINAL: all done' };
       if (last.role === 'user' && text === 'and one more thing') return { text: 'CHILD-FOLLOWUP: done too' };
@@ -125,10 +154,18 @@ describe('cli: a delegation tree driven to settlement', () => {
     script();
     const r = await arbor(['run', ...w.common, '--json', 'build the tree']);
     assert.equal(r.code, 0, r.stderr);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { session: string; type: string; text?: string; source?: { kind: string } });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; source?: { kind: string } });
     const sessions = new Set(events.map((e) => e.session));
     assert.equal(sessions.size, 3, 'root, child and fork all emitted events');
-    const list = JSON.parse((await arbor(['sessions', '--json', '--store', w.common[1]])).stdout) as { id: string; origin: string; parentSession?: string; delegationDepth?: number }[];
+    const list = JSON.parse((await arbor(['sessions', '--json', '--store', w.common[1]])).stdout) as {
+      id: string;
+      origin: string;
+      parentSession?: string;
+      delegationDepth?: number;
+    }[];
     const root = list.find((s) => s.origin === 'user')!;
     const child = list.find((s) => s.origin === 'subagent')!;
     const fork = list.find((s) => s.origin === 'fork')!;
@@ -149,10 +186,17 @@ describe('cli: a delegation tree driven to settlement', () => {
     // A new process reaches the child through cold resume.
     const s = await arbor(['send', ...w.common, '--json', child.id, 'and one more thing']);
     assert.equal(s.code, 0, s.stderr);
-    const childLines = s.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.session === child.id && e.type === 'assistant/message');
+    const childLines = s.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.session === child.id && e.type === 'assistant/message');
     assert.equal(childLines[childLines.length - 1].text, 'CHILD-FOLLOWUP: done too');
     const req = w.server.requests.find((q) => q.body.messages[q.body.messages.length - 1].content === 'and one more thing')!;
-    assert.ok(req.body.messages.some((m) => String(m.content).startsWith('CHILD-TASK')), 'the resumed child sees its whole history');
+    assert.ok(
+      req.body.messages.some((m) => String(m.content).startsWith('CHILD-TASK')),
+      'the resumed child sees its whole history',
+    );
   });
   it('--max-children bounds the subagents asking the model at once; the rest wait their turn and all answer', async () => {
     const script = new Script(w.server);

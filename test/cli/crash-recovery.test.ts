@@ -69,11 +69,20 @@ describe('cli: recovery after a crash (kill -9 while a child runs)', () => {
     assert.equal(next.code, 0, next.stderr);
     const again = await arbor(['send', ...common, root.id, 'and once more after the crash']);
     assert.equal(again.code, 0, again.stderr);
-    const childLog = (await arbor(['log', '--store', store, child.id])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const childLog = (await arbor(['log', '--store', store, child.id])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const ends = childLog.filter((e) => e.type === 'turn/end');
-    assert.deepEqual(ends.map((e) => e.stopReason), ['interrupted']);
+    assert.deepEqual(
+      ends.map((e) => e.stopReason),
+      ['interrupted'],
+    );
     assert.match(ends[0].error, /process ended during this turn/);
-    const rootLog = (await arbor(['log', '--store', store, root.id])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rootLog = (await arbor(['log', '--store', store, root.id])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const notices = rootLog.filter((e) => e.type === 'user/message' && e.source.kind === 'subagent-settled' && e.source.fromSession === child.id);
     assert.equal(notices.length, 1, 'exactly one settlement notice for the interrupted child');
     assert.equal(notices[0].source.stopReason, 'interrupted');

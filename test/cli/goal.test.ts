@@ -12,7 +12,10 @@ describe('cli: arbor goal set / resume / pause / clear / limit in real processes
   }
   async function goalOf(id: string): Promise<GoalSnapshot | null | undefined> {
     const r = await arbor(['log', ...w.common.slice(0, 4), id]);
-    const evs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as SessionEvent);
+    const evs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SessionEvent);
     return evs.flatMap((e) => (e.type === 'goal/change' ? [e.goal] : [])).at(-1);
   }
 

@@ -9,7 +9,13 @@ describe('cli: a broken or silent model reply ends the turn with a printed reaso
   const w = cliWorld('arbor-cli-anomaly-');
 
   it('prints the anomaly (a numeric tool-call id), exits 1, and the session takes the next message', async () => {
-    w.server.enqueue({ raw: [rawChunk({ tool_calls: [{ index: 0, id: 123, type: 'function', function: { name: 'list_files', arguments: '{}' } }] }), rawChunk({}, 'tool_calls'), 'data: [DONE]\n\n'] });
+    w.server.enqueue({
+      raw: [
+        rawChunk({ tool_calls: [{ index: 0, id: 123, type: 'function', function: { name: 'list_files', arguments: '{}' } }] }),
+        rawChunk({}, 'tool_calls'),
+        'data: [DONE]\n\n',
+      ],
+    });
     const r = await arbor(['run', ...w.common, 'list the files']);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /turn ended: error — The model sent a reply Arbor cannot accept: a tool call id that is not text \(123\)/);

@@ -40,9 +40,15 @@ describe('cli: commands in the OS sandbox', () => {
     const help = await arbor(['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /read-only {8}file tools write nothing; commands run in the OS sandbox with the whole\n {19}file system read-only/);
-    assert.match(help.stdout, /workspace-write {2}file tools and commands write only inside the workspace folder; \.git,\n {19}\.vscode, \.arbor and \*\.code-workspace in it stay read-only for commands/);
+    assert.match(
+      help.stdout,
+      /workspace-write {2}file tools and commands write only inside the workspace folder; \.git,\n {19}\.vscode, \.arbor and \*\.code-workspace in it stay read-only for commands/,
+    );
     assert.match(help.stdout, /full-access {6}no OS sandbox: file tools write anywhere/);
-    assert.match(help.stdout, /never {3}refused, without asking: a write to a protected path, a command the model asks to\n {10}run outside the OS sandbox, and every command when no OS sandbox can start/);
+    assert.match(
+      help.stdout,
+      /never {3}refused, without asking: a write to a protected path, a command the model asks to\n {10}run outside the OS sandbox, and every command when no OS sandbox can start/,
+    );
     assert.match(help.stdout, /auto {4}allowed, without asking/);
     assert.match(help.stdout, /OS sandbox: active here \(bubblewrap, bwrap\)\./);
     const none = await arbor(['--help'], { ARBOR_BWRAP: path.join(dir, 'no-bwrap') });
@@ -63,7 +69,11 @@ describe('cli: commands in the OS sandbox', () => {
 
   it("the API key the CLI uses is not in a command's environment", async () => {
     server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'env > env.txt' } }] }, { text: 'listed' });
-    const r = await arbor(['run', ...common, 'list the environment'], { ARBOR_API_KEY: 'sk-cli-secret-value', OPENAI_API_KEY: 'sk-other-secret-value', KEEP_ME: 'yes' });
+    const r = await arbor(['run', ...common, 'list the environment'], {
+      ARBOR_API_KEY: 'sk-cli-secret-value',
+      OPENAI_API_KEY: 'sk-other-secret-value',
+      KEEP_ME: 'yes',
+    });
     assert.equal(r.code, 0, r.stderr);
     const env = fs.readFileSync(path.join(ws, 'env.txt'), 'utf8');
     assert.match(env, /^KEEP_ME=yes$/m);
@@ -71,7 +81,15 @@ describe('cli: commands in the OS sandbox', () => {
   });
 
   it('where no OS sandbox can start, says so once and refuses every command under --approval never', async () => {
-    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo ran > ran.txt' } }, { name: 'run_command', arguments: { command: 'echo ran > ran2.txt' } }] }, { text: 'could not' });
+    server.enqueue(
+      {
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo ran > ran.txt' } },
+          { name: 'run_command', arguments: { command: 'echo ran > ran2.txt' } },
+        ],
+      },
+      { text: 'could not' },
+    );
     const r = await arbor(['run', ...common, 'run two commands'], { ARBOR_BWRAP: path.join(dir, 'no-bwrap') });
     assert.equal(r.code, 0, r.stderr);
     const notices = r.stderr.split('\n').filter((l) => l.startsWith('arbor: no OS sandbox'));
@@ -79,7 +97,10 @@ describe('cli: commands in the OS sandbox', () => {
       `arbor: no OS sandbox: bubblewrap (${path.join(dir, 'no-bwrap')}) is not installed; every command is refused (--approval never). ` +
         'To run commands confined, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap).',
     ]);
-    assert.deepEqual(toolResults(r.stdout).map((e) => e.isError), [true, true]);
+    assert.deepEqual(
+      toolResults(r.stdout).map((e) => e.isError),
+      [true, true],
+    );
     assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false);
     assert.equal(fs.existsSync(path.join(ws, 'ran2.txt')), false);
   });

@@ -4,11 +4,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { arbor } from '../support/cli';
-import { ModelServer, type ChatBody } from '../support/model-server';
+import { type ChatBody, ModelServer } from '../support/model-server';
 
 const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
 const CHILD_ENTRY = path.resolve(__dirname, '..', '..', 'src', 'core', 'workflow', 'workflow-child.js');
-const SCRIPT = 'phase("review"); const r = await parallel(args.files.map((f) => () => agent("WFTASK review " + f, { label: f }))); return { reviewed: r.length, r };';
+const SCRIPT =
+  'phase("review"); const r = await parallel(args.files.map((f) => () => agent("WFTASK review " + f, { label: f }))); return { reviewed: r.length, r };';
 
 const isChild = (b: ChatBody) => b.messages.some((m) => String(m.content ?? '').includes('WFTASK'));
 const scriptProcesses = () =>
@@ -40,11 +41,22 @@ describe('cli: workflows under arbor run', () => {
       const last = body.messages[body.messages.length - 1];
       if (last.role === 'tool') return { text: `root read: ${String(last.content).slice(0, 60)}` };
       if (String(last.content).includes('what happened')) return { text: 'the workflow was interrupted' };
-      return { toolCalls: [{ name: 'workflow', arguments: { script: SCRIPT, meta: { name: 'review', description: 'review three files' }, args: { files: ['a.ts', 'b.ts', 'c.ts'] } } }] };
+      return {
+        toolCalls: [
+          {
+            name: 'workflow',
+            arguments: { script: SCRIPT, meta: { name: 'review', description: 'review three files' }, args: { files: ['a.ts', 'b.ts', 'c.ts'] } },
+          },
+        ],
+      };
     });
   }
 
-  const logOf = async (id: string) => (await arbor(['log', '--store', store, id])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const logOf = async (id: string) =>
+    (await arbor(['log', '--store', store, id])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
 
   it('runs the script to the end: three children, workflow/end completed, the result in the tool answer, exit 0', async () => {
     root(() => ({ text: 'looks fine' }));

@@ -40,7 +40,9 @@ describe('harness: a user fork never revives a looser policy', () => {
 
     const own = fork.session.events.slice(fork.session.firstLiveSeq);
     assert.deepEqual(
-      own.filter((e) => e.type === 'sandbox/mode' || e.type === 'approval/policy').map((e) => (e.type === 'sandbox/mode' ? e.mode : e.type === 'approval/policy' ? e.policy : '')),
+      own
+        .filter((e) => e.type === 'sandbox/mode' || e.type === 'approval/policy')
+        .map((e) => (e.type === 'sandbox/mode' ? e.mode : e.type === 'approval/policy' ? e.policy : '')),
       ['workspace-write', 'never'],
       "the source's current policy is the fork's own fact, after its seed",
     );

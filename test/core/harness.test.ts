@@ -22,7 +22,13 @@ describe('harness: the composition root and its public surface', () => {
   it('opens only over existing workspace folders (NO_WORKSPACE)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-hx-'));
     try {
-      const open = Harness.open({ storeDir: path.join(dir, 'store'), workspace: [path.join(dir, 'missing')], model: { baseURL: w.server.baseURL, name: 'm', apiKey: 'k' }, sandbox: 'workspace-write', approval: 'never' });
+      const open = Harness.open({
+        storeDir: path.join(dir, 'store'),
+        workspace: [path.join(dir, 'missing')],
+        model: { baseURL: w.server.baseURL, name: 'm', apiKey: 'k' },
+        sandbox: 'workspace-write',
+        approval: 'never',
+      });
       await refusedWith(open, 'NO_WORKSPACE');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -124,7 +130,12 @@ describe('harness: the composition root and its public surface', () => {
             return ok('probed');
           },
         });
-        registerProvider({ name: 'probe-provider', capabilities: { outputSchema: false, depthLimit: false, toolFilter: false, persona: false }, inheritsParentContext: false, prepare: () => ({}) });
+        registerProvider({
+          name: 'probe-provider',
+          capabilities: { outputSchema: false, depthLimit: false, toolFilter: false, persona: false },
+          inheritsParentContext: false,
+          prepare: () => ({}),
+        });
         return {
           service: { name: 'probe' },
           hooks: {
@@ -142,7 +153,15 @@ describe('harness: the composition root and its public surface', () => {
       assert.ok(t.h.subagents.providerNames.includes('probe-provider'));
       const progress: string[] = [];
       t.h.onProgress((id, p) => progress.push(`${id}:${p.tool}:${p.text}`));
-      w.server.enqueue({ toolCalls: [{ id: 'p', name: 'probe', arguments: {} }, { id: 'l', name: 'list_files', arguments: {} }] }, { text: 'done' });
+      w.server.enqueue(
+        {
+          toolCalls: [
+            { id: 'p', name: 'probe', arguments: {} },
+            { id: 'l', name: 'list_files', arguments: {} },
+          ],
+        },
+        { text: 'done' },
+      );
       const a = await t.h.createSession();
       await a.accept('skip me');
       await a.accept('run me');

@@ -38,11 +38,7 @@ try {
     vscodeExecutablePath: launcher,
     extensionDevelopmentPath: repoRoot,
     extensionTestsPath: testsEntry,
-    launchArgs: [
-      join(scratch, 'workspace'),
-      `--user-data-dir=${join(scratch, 'user-data')}`,
-      `--extensions-dir=${join(scratch, 'extensions')}`,
-    ],
+    launchArgs: [join(scratch, 'workspace'), `--user-data-dir=${join(scratch, 'user-data')}`, `--extensions-dir=${join(scratch, 'extensions')}`],
   });
 } catch (err) {
   console.error(`test:host: ${err.message}`);

@@ -2,13 +2,12 @@
 // and the panel says how to switch; a conversation started there is still in the tree after
 // `npm start` is stopped (Ctrl+C) and started again.
 // Usage: node test/e2e/start-restart.mjs   (after npm run build and npm run setup:e2e)
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openWorkbench, removeTempDir, tempDir, withTimeout } from '../../scripts/e2e/code-server.mjs';
 import { artifactsDir, repoRoot } from '../../scripts/e2e/paths.mjs';
-import { SEL, say, sleep, until, visible } from './lib/flow.mjs';
-import { mkdirSync } from 'node:fs';
+import { SEL, say, sleep, visible } from './lib/flow.mjs';
 
 const outDir = join(artifactsDir, 'start-restart');
 mkdirSync(outDir, { recursive: true });
@@ -18,7 +17,12 @@ for (const k of ['ARBOR_API_KEY', 'DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'ARBOR_D
 
 /** Runs `npm start`'s script until it prints its URL; returns the process and the URL. */
 async function start() {
-  const child = spawn(process.execPath, [join(repoRoot, 'scripts', 'start.mjs'), '--skip-build'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [join(repoRoot, 'scripts', 'start.mjs'), '--skip-build'], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

@@ -26,7 +26,9 @@ async function main() {
   }
   const dir = join(repoRoot, 'test', 'e2e', 'flows');
   const wanted = process.argv.slice(2);
-  const files = readdirSync(dir).filter((f) => f.endsWith('.mjs')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.mjs'))
+    .sort();
   const flows = [];
   for (const f of files) {
     const { flow } = await import(pathToFileURL(join(dir, f)).href);

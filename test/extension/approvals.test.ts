@@ -1,8 +1,8 @@
-import { listAgents } from '../../src/core/subagent/control';
-import { statusBarView } from '../../src/extension/presenter/status-bar';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { listAgents } from '../../src/core/subagent/control';
+import { statusBarView } from '../../src/extension/presenter/status-bar';
 import type { ApprovalPrompt } from '../../src/protocol';
 import { until } from '../support/harness';
 import { panelPerTest } from '../support/panel';
@@ -31,8 +31,14 @@ describe('extension: approvals in the panel', () => {
     assert.equal(w.approvalChanges.at(-1)?.pending, 0, 'the badge clears once answered');
     await until(() => (w.port.grants(id)?.length ?? 0) === 1);
     const [g] = w.port.grants(id)!;
-    const markers = w.port.of('transcript/append').flatMap((m) => m.entries).filter((e) => e.kind === 'marker');
-    assert.ok(markers.some((e) => e.kind === 'marker' && e.text === 'Allowed for this conversation: run_command on "echo first-run …".'), 'the chat shows the grant where it was given');
+    const markers = w.port
+      .of('transcript/append')
+      .flatMap((m) => m.entries)
+      .filter((e) => e.kind === 'marker');
+    assert.ok(
+      markers.some((e) => e.kind === 'marker' && e.text === 'Allowed for this conversation: run_command on "echo first-run …".'),
+      'the chat shows the grant where it was given',
+    );
     assert.deepEqual({ tool: g.tool, scope: g.scope }, { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo first-run' } });
 
     w.server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run --again', outsideSandbox: true } }] }, { text: 'ran again' });
@@ -45,7 +51,10 @@ describe('extension: approvals in the panel', () => {
     await w.c.receive(w.port, { type: 'approval/revoke', id: 'rv', sessionId: id, grantId: g.grantId });
     assert.ok(w.port.of('request/done').some((m) => m.id === 'rv' && m.ok));
     assert.deepEqual(w.port.grants(id), []);
-    assert.ok(w.t.h.resident(id)!.session.events.some((e) => e.type === 'approval/grant' && e.revoked === true), 'the revoke is in the log');
+    assert.ok(
+      w.t.h.resident(id)!.session.events.some((e) => e.type === 'approval/grant' && e.revoked === true),
+      'the revoke is in the log',
+    );
     w.server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo first-run', outsideSandbox: true } }] }, { text: 'asked' });
     await w.c.receive(w.port, { type: 'chat/send', id: 'r3', sessionId: id, text: 'once more' });
     const p3 = await nextPrompt(2);
@@ -67,12 +76,15 @@ describe('extension: approvals in the panel', () => {
   it('a protected write shows the diff against the current file in the prompt', async () => {
     fs.mkdirSync(path.join(w.t.workspace, '.vscode'));
     fs.writeFileSync(path.join(w.t.workspace, '.vscode', 'settings.json'), '{\n  "editor.tabSize": 2\n}\n');
-    w.server.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{\n  "editor.tabSize": 4\n}\n' } }] }, { text: 'ok' });
+    w.server.enqueue(
+      { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{\n  "editor.tabSize": 4\n}\n' } }] },
+      { text: 'ok' },
+    );
     await w.c.receive(w.port, { type: 'chat/send', id: 'r1', text: 'edit the settings' });
     const p = await nextPrompt(1);
     assert.equal(p.preview?.kind, 'diff');
-    assert.match(p.preview!.text, /^-  "editor.tabSize": 2$/m);
-    assert.match(p.preview!.text, /^\+  "editor.tabSize": 4$/m);
+    assert.match(p.preview!.text, /^- {2}"editor.tabSize": 2$/m);
+    assert.match(p.preview!.text, /^\+ {2}"editor.tabSize": 4$/m);
     assert.equal(p.grant?.kind, 'path');
     await w.c.receive(w.port, { type: 'approval/answer', requestId: p.requestId, decision: 'deny' });
     await w.t.h.settle();
@@ -96,7 +108,10 @@ describe('extension: approvals in the panel', () => {
     assert.equal(w.port.node(child)?.status, 'approval');
     assert.equal(w.port.node(root)?.status, 'running', 'its turn runs: the subagent call is its tool call');
     const listed = await listAgents(w.t.h.subagents, root);
-    assert.deepEqual(listed.map((l) => [l.id, l.status]), [[child, 'approval']]);
+    assert.deepEqual(
+      listed.map((l) => [l.id, l.status]),
+      [[child, 'approval']],
+    );
     assert.deepEqual(w.c.statusCounts(), { approval: 1, running: 1 });
     assert.equal(statusBarView(w.c.statusCounts()).text, '$(shield) Arbor: 2 running · 1 needs you');
     await w.c.receive(w.port, { type: 'approval/answer', requestId: p.requestId, decision: 'allow', remember: true });

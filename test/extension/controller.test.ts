@@ -18,11 +18,20 @@ describe('extension: panel controller over a real harness', () => {
     await w.t.h.settle();
     await until(() => port.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'turn' && e.phase === 'end')));
     const entries = port.of('transcript/append').flatMap((m) => m.entries);
-    assert.deepEqual(entries.map((e) => e.kind), ['turn', 'user', 'assistant', 'turn']);
-    const deltas = port.of('stream/delta').map((d) => d.delta).join('');
+    assert.deepEqual(
+      entries.map((e) => e.kind),
+      ['turn', 'user', 'assistant', 'turn'],
+    );
+    const deltas = port
+      .of('stream/delta')
+      .map((d) => d.delta)
+      .join('');
     assert.ok('Hello there, streamed in small pieces.'.startsWith(deltas) && deltas.length > 0, 'streamed text arrived before the message');
     assert.ok(port.of('stream/delta').length < 13, 'deltas are coalesced, not one message per chunk');
-    const last = port.of('tree/node').filter((m) => m.node.id === id).pop()!;
+    const last = port
+      .of('tree/node')
+      .filter((m) => m.node.id === id)
+      .pop()!;
     assert.equal(last.node.status, 'idle');
     assert.ok(last.node.tokens.prompt > 0);
   });
@@ -83,12 +92,18 @@ describe('extension: panel controller over a real harness', () => {
     assert.equal(b.of('approval/requested')[0].prompt.requestId, prompt.requestId);
     assert.deepEqual(prompt.lineage, [prompt.sessionId]);
     assert.match(prompt.summary, /echo approved-run/);
-    const running = a.of('tree/node').filter((m) => m.node.id === prompt.sessionId).pop()!;
+    const running = a
+      .of('tree/node')
+      .filter((m) => m.node.id === prompt.sessionId)
+      .pop()!;
     assert.equal(running.node.activity, 'waiting for approval');
     await w.c.receive(b, { type: 'approval/answer', requestId: prompt.requestId, decision: 'allow' });
     await w.c.receive(a, { type: 'approval/answer', requestId: prompt.requestId, decision: 'deny' }); // too late: ignored
     await w.t.h.settle();
-    assert.deepEqual(a.of('approval/resolved').map((m) => m.decision), ['allow']);
+    assert.deepEqual(
+      a.of('approval/resolved').map((m) => m.decision),
+      ['allow'],
+    );
     const result = w.t.h.resident(prompt.sessionId)!.session.events.find((e) => e.type === 'tool/result');
     assert.ok(result && result.type === 'tool/result' && !result.isError && /approved-run/.test(result.content));
   });
@@ -109,7 +124,11 @@ describe('extension: panel controller over a real harness', () => {
     assert.equal(header.origin, 'fork');
     assert.equal(header.parentSession, id);
     const forkSession = w.t.h.resident(forkId)!.session;
-    assert.deepEqual(forkSession.deriveMessages().map((m) => m.content), ['one', 'first answer'], 'seeded up to the end of that turn only');
+    assert.deepEqual(
+      forkSession.deriveMessages().map((m) => m.content),
+      ['one', 'first answer'],
+      'seeded up to the end of that turn only',
+    );
     assert.ok(port.of('session/selected').some((m) => m.sessionId === forkId));
     // The fork is in the tree before it is selected (it has no event of its own yet).
     const nodeAt = port.got.findIndex((m) => m.type === 'tree/node' && m.node.id === forkId);
@@ -119,7 +138,10 @@ describe('extension: panel controller over a real harness', () => {
     assert.equal(node.origin, 'fork');
     assert.equal(node.parentId, id);
     assert.deepEqual(node.tokens, { prompt: 0, completion: 0, cacheHit: 0 }, "the parent's seed is not the fork's usage");
-    const reset = port.of('transcript/reset').filter((m) => m.sessionId === forkId).pop()!;
+    const reset = port
+      .of('transcript/reset')
+      .filter((m) => m.sessionId === forkId)
+      .pop()!;
     assert.ok(reset.entries.some((e) => e.kind === 'marker'));
     // Chatting with the fork reuses the parent's prefix at the provider.
     w.server.enqueue({ text: 'fork answer' });
@@ -137,7 +159,13 @@ describe('extension: panel controller over a real harness', () => {
     await until(() => port.of('tree/node').some((m) => m.node.id === id && m.node.status === 'running'));
     await w.c.receive(port, { type: 'agent/interrupt', id: 'r2', sessionId: id });
     await w.t.h.settle();
-    await until(() => port.of('tree/node').filter((m) => m.node.id === id).pop()!.node.status === 'interrupted');
+    await until(
+      () =>
+        port
+          .of('tree/node')
+          .filter((m) => m.node.id === id)
+          .pop()!.node.status === 'interrupted',
+    );
   });
 
   it('pages a long transcript backwards', async () => {
@@ -183,7 +211,13 @@ describe('extension: deleting a session from the panel', () => {
     assert.deepEqual(gone.sort(), [root.id, childId].sort());
     assert.deepEqual(w.t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
     assert.equal(w.t.h.resident(childId), undefined);
-    assert.deepEqual(port.of('tree/removed').map((m) => m.id).sort(), [root.id, childId].sort());
+    assert.deepEqual(
+      port
+        .of('tree/removed')
+        .map((m) => m.id)
+        .sort(),
+      [root.id, childId].sort(),
+    );
     assert.ok(!w.t.h.store.list().some((h) => h.id === root.id || h.id === childId));
   });
 });

@@ -7,7 +7,14 @@ import { FakePort } from '../support/fake-port';
 import { makeHarness, type TestHarness } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 
-const SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'test-model' };
+const SETTINGS: PanelSettings = {
+  sandbox: 'workspace-write',
+  approval: 'ask',
+  restricted: false,
+  hasApiKey: true,
+  modelSource: 'endpoint',
+  model: 'test-model',
+};
 const PRICE = { input: 1, cacheHit: 0.1, output: 2 };
 const usd = (t: TreeNode['tokens']) => ((t.prompt - t.cacheHit) * PRICE.input + t.cacheHit * PRICE.cacheHit + t.completion * PRICE.output) / 1e6;
 const near = (a: number | undefined, b: number, what: string) => assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
@@ -24,7 +31,12 @@ describe('extension: cost and budgets in the tree', () => {
   beforeEach(async () => {
     server.reset();
     script = new Script(server);
-    c = new PanelController(async () => t.h, { settings: () => SETTINGS, openTranscript: () => undefined, log: () => undefined, progress: (_title, work) => work() });
+    c = new PanelController(async () => t.h, {
+      settings: () => SETTINGS,
+      openTranscript: () => undefined,
+      log: () => undefined,
+      progress: (_title, work) => work(),
+    });
     t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5, prices: { 'test-model': PRICE } });
   });
   afterEach(async () => {
@@ -44,7 +56,11 @@ describe('extension: cost and budgets in the tree', () => {
     const root = t.h.store.list().find((h) => !h.parentSession)!.id;
     await c.receive(port, { type: 'budget/set', id: 'b1', sessionId: root, budget: { maxTokens: 1_000_000, maxCostUsd: 5 } });
     assert.ok(port.of('request/done').some((m) => m.id === 'b1' && m.ok));
-    const last = (id: string): TreeNode => port.of('tree/node').filter((m) => m.node.id === id).pop()!.node;
+    const last = (id: string): TreeNode =>
+      port
+        .of('tree/node')
+        .filter((m) => m.node.id === id)
+        .pop()!.node;
     const child = t.h.store.list().find((h) => h.title === 'child')!.id;
     const grand = t.h.store.list().find((h) => h.title === 'grand')!.id;
     await waitFor(() => last(root)?.budget !== undefined, 'the budget bar');

@@ -1,5 +1,5 @@
-import { statusBarView } from '../../src/extension/presenter/status-bar';
 import assert from 'node:assert/strict';
+import { statusBarView } from '../../src/extension/presenter/status-bar';
 import type { TreeNode } from '../../src/protocol';
 import { Gates, hold, Script, waitFor } from '../core/subagent/helpers';
 import { panelPerTest } from '../support/panel';

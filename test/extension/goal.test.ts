@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { FakePort } from '../support/fake-port';
 import { panelPerTest } from '../support/panel';
 
-describe('extension: goals in the panel (goal/* messages, the node\'s goal)', () => {
+describe("extension: goals in the panel (goal/* messages, the node's goal)", () => {
   const w = panelPerTest({ harness: { approval: 'never' } });
 
   it('set from the panel arms the goal: the node shows active · n/2 while armed, then blocked round-limit; raise and resume run one more round', async () => {
@@ -11,7 +11,10 @@ describe('extension: goals in the panel (goal/* messages, the node\'s goal)', ()
     await w.c.receive(port, { type: 'goal/set', id: 'g1', sessionId: id, objective: 'keep going', maxRounds: 2 });
     assert.equal(port.done('g1')?.ok, true);
     await w.t.h.settle();
-    const seen = port.of('tree/node').filter((m) => m.node.id === id && m.node.goal).map((m) => `${m.node.goal!.phase}:${m.node.goal!.roundsStarted}/${m.node.goal!.maxGoalRounds}:${m.node.goal!.armed}`);
+    const seen = port
+      .of('tree/node')
+      .filter((m) => m.node.id === id && m.node.goal)
+      .map((m) => `${m.node.goal!.phase}:${m.node.goal!.roundsStarted}/${m.node.goal!.maxGoalRounds}:${m.node.goal!.armed}`);
     assert.ok(seen.includes('active:1/2:true') && seen.includes('active:2/2:true'), seen.join(' '));
     let g = port.node(id)!.goal!;
     assert.equal(g.phase, 'blocked');
@@ -58,7 +61,8 @@ describe('extension: goals in the panel (goal/* messages, the node\'s goal)', ()
       { type: 'goal/set', id: 'b2', sessionId: id },
       { type: 'goal/limit', id: 'b3', sessionId: id },
       { type: 'goal/pause', id: 'b4', sessionId: '../etc' },
-    ]) await w.c.receive(port, bad);
+    ])
+      await w.c.receive(port, bad);
     assert.equal(port.of('message/rejected').length, 4);
     for (const maxRounds of [0, -1, 1.5, 1e12]) {
       await w.c.receive(port, { type: 'goal/set', id: `m${maxRounds}`, sessionId: id, objective: 'x', maxRounds });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { distinctName, nameFromLog, sessionName, shortId } from '../../src/core/session/names';
 import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
+import { distinctName, nameFromLog, sessionName, shortId } from '../../src/core/session/names';
 import { exportFileName, nodeName } from '../../src/extension/presenter/names';
 import { countUnder, sessionPicks } from '../../src/extension/presenter/session-picks';
 import type { TreeNode } from '../../src/protocol';
@@ -31,9 +31,17 @@ describe('names: what a session is called in the host UI', () => {
     assert.equal(shortId('s-lx2-12345678'), 's-lx2-12345678');
   });
 
-  it('reads the label from the session\'s own descriptor, not from a fork seed', () => {
+  it("reads the label from the session's own descriptor, not from a fork seed", () => {
     const child: SessionHeader = { id: 's-1.aaaaaa', createdAt: T(1), origin: 'subagent', parentSession: 's-1', delegationDepth: 1 };
-    const descriptor = { seq: 0, at: T(1), type: 'subagent/descriptor', version: 2, mode: 'continuable', provider: 'spawn', label: 'surveyor' } as unknown as SessionEvent;
+    const descriptor = {
+      seq: 0,
+      at: T(1),
+      type: 'subagent/descriptor',
+      version: 2,
+      mode: 'continuable',
+      provider: 'spawn',
+      label: 'surveyor',
+    } as unknown as SessionEvent;
     assert.equal(nameFromLog(child, [descriptor]), 'surveyor');
     const fork: SessionHeader = { id: 's-1.fzzzzzz', createdAt: T(2), origin: 'fork', parentSession: 's-1.aaaaaa', seedLength: 1, title: 'Fork of surveyor' };
     assert.equal(nameFromLog(fork, [descriptor]), 'Fork of surveyor');
@@ -87,7 +95,7 @@ describe('session quick picks: names in tree order, indented, with status and re
     assert.equal(by.get('s-new')!.description, 'waiting');
     assert.equal(by.get('s-new.a')!.label, '\u2007\u2007\u2007$(pass) surveyor');
     assert.equal(by.get('s-new.a')!.description, 'settled · subagent of hello Arbor');
-    assert.equal(by.get('s-new.a.g')!.label, '\u2007'.repeat(6) + '$(pulse) grand');
+    assert.equal(by.get('s-new.a.g')!.label, `${'\u2007'.repeat(6)}$(pulse) grand`);
     assert.equal(by.get('s-new.fx')!.description, 'idle · fork of surveyor');
     assert.equal(by.get('s-new.b')!.label.endsWith('$(debug-pause) long-task'), true);
     // A node whose parent is gone is shown as a root, without a relation.
@@ -101,7 +109,10 @@ describe('session quick picks: names in tree order, indented, with status and re
       [['s-new.a.g', 2]],
     );
     const cyclic = [node('a', { parentId: 'b', createdAt: T(1) }), node('b', { parentId: 'a', createdAt: T(2) })];
-    assert.deepEqual(sessionPicks(cyclic).map((p) => p.id), []);
+    assert.deepEqual(
+      sessionPicks(cyclic).map((p) => p.id),
+      [],
+    );
   });
 
   it('counts what a delete also removes: subagents and forks at any depth', () => {

@@ -7,8 +7,6 @@ import { panelPerTest } from '../support/panel';
 // Honest outcomes (issue 8, point 8) and the lazy "+" (point 9), through the controller over
 // a real harness, the real store and the model server speaking the OpenAI wire format.
 
-
-
 const isChild = (b: ChatBody) => b.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
 
 /** Root: delegate "run the tests" to a continuable child; child: run_command npm test, then say so. */
@@ -46,7 +44,11 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     const childEvents = await w.c.events(child);
     const refusal = childEvents.find((e) => e.type === 'tool/result' && e.name === 'run_command');
     assert.ok(refusal && refusal.type === 'tool/result');
-    assert.deepEqual(refusal.refusal, { outcome: 'policy-never', summary: '$ npm test' }, 'the refusal is marked on the event (children run under approval never)');
+    assert.deepEqual(
+      refusal.refusal,
+      { outcome: 'policy-never', summary: '$ npm test' },
+      'the refusal is marked on the event (children run under approval never)',
+    );
 
     const notice = (await w.c.events(root)).find((e) => e.type === 'user/message' && e.source.kind === 'subagent-settled');
     assert.ok(notice && notice.type === 'user/message');
@@ -61,7 +63,10 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
   it("a one-shot child's answer to its parent lists what it was refused", async () => {
     w.server.setFallback((body) => {
       const last = body.messages[body.messages.length - 1];
-      if (isChild(body)) return last.role === 'tool' ? { text: 'Could not run them.' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] };
+      if (isChild(body))
+        return last.role === 'tool'
+          ? { text: 'Could not run them.' }
+          : { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true } }] };
       if (last.role === 'tool') return { text: 'ok' };
       return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'Run the tests.', label: 'once', mode: 'wait' } }] };
     });
@@ -116,7 +121,10 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
   it('"+" stores nothing; the first message creates the conversation and titles it', async () => {
     w.server.setFallback(() => ({ text: 'hi' }));
     await w.c.receive(w.port, { type: 'session/new', id: 'n1' });
-    assert.deepEqual(w.port.of('request/done').find((m) => m.id === 'n1'), { type: 'request/done', id: 'n1', ok: true });
+    assert.deepEqual(
+      w.port.of('request/done').find((m) => m.id === 'n1'),
+      { type: 'request/done', id: 'n1', ok: true },
+    );
     assert.equal(w.port.of('draft/start').length, 1, 'the panel is told to clear its selection');
     assert.equal(w.t.h.store.list().length, 0, 'no empty conversation was stored');
     await w.c.receive(w.port, { type: 'session/new', id: 'n2' });

@@ -16,7 +16,14 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     w.server.enqueue({ text: FULL, reasoning: 'Thinking it over first.', chunkSize: 4, chunkDelayMs: 4 });
     await w.c.receive(sender, { type: 'chat/send', id: 'r1', text: 'talk slowly' });
     const id = sender.sessionOf('r1');
-    await until(() => sender.of('stream/delta').filter((d) => d.kind === 'text').map((d) => d.delta).join('').length > 40);
+    await until(
+      () =>
+        sender
+          .of('stream/delta')
+          .filter((d) => d.kind === 'text')
+          .map((d) => d.delta)
+          .join('').length > 40,
+    );
 
     // A transcript tab opens now: its reset holds what was said so far.
     const tab = await w.view('transcript', id);
@@ -25,17 +32,30 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     const panel = await w.view('panel');
     await w.c.receive(panel, { type: 'session/select', sessionId: id });
     await w.t.h.settle();
-    await until(() => tab.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'assistant')) && panel.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'assistant')));
+    await until(
+      () =>
+        tab.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'assistant')) &&
+        panel.of('transcript/append').some((m) => m.entries.some((e) => e.kind === 'assistant')),
+    );
 
-    for (const [name, port] of [['tab', tab], ['panel', panel]] as const) {
-      const reset = port.of('transcript/reset').filter((m) => m.sessionId === id).pop()!;
+    for (const [name, port] of [
+      ['tab', tab],
+      ['panel', panel],
+    ] as const) {
+      const reset = port
+        .of('transcript/reset')
+        .filter((m) => m.sessionId === id)
+        .pop()!;
       assert.ok(reset.partial && reset.partial.text.length > 40, `${name}: the reset carries the text streamed so far`);
       assert.equal(reset.partial.reasoning, 'Thinking it over first.', `${name}: and the reasoning`);
       assert.ok(FULL.startsWith(reset.partial.text) && reset.partial.text.length < FULL.length, `${name}: a true prefix of the reply`);
       assert.ok(reset.entries.some((e) => e.kind === 'user' && e.text === 'talk slowly'));
       // Everything after the reset continues the partial exactly: no word lost, none twice.
       const after = port.got.slice(port.got.indexOf(port.got.find((m) => m === reset)!) + 1);
-      const more = after.filter((m) => m.type === 'stream/delta' && m.kind === 'text').map((m) => (m.type === 'stream/delta' ? m.delta : '')).join('');
+      const more = after
+        .filter((m) => m.type === 'stream/delta' && m.kind === 'text')
+        .map((m) => (m.type === 'stream/delta' ? m.delta : ''))
+        .join('');
       assert.equal(reset.partial.text + more, FULL, `${name}: partial + later deltas = the whole reply`);
     }
 
@@ -81,14 +101,26 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     await w.c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'CANCEL-ME' });
     await w.c.receive(port, { type: 'chat/send', id: 'r3', sessionId: id, text: 'KEEP-ME' });
     await until(() => port.of('queue/changed').some((q) => q.messages.length === 2));
-    const queued = port.of('queue/changed').filter((q) => q.messages.length === 2).pop()!;
+    const queued = port
+      .of('queue/changed')
+      .filter((q) => q.messages.length === 2)
+      .pop()!;
     assert.equal(queued.state, 'queued');
-    assert.deepEqual(queued.messages.map((m) => [m.text, m.source]), [['CANCEL-ME', 'user'], ['KEEP-ME', 'user']]);
+    assert.deepEqual(
+      queued.messages.map((m) => [m.text, m.source]),
+      [
+        ['CANCEL-ME', 'user'],
+        ['KEEP-ME', 'user'],
+      ],
+    );
 
     await w.c.receive(port, { type: 'queue/withdraw', id: 'r4', sessionId: id, messageId: queued.messages[0].messageId });
     assert.equal(port.done('r4')?.ok, true);
     const afterCancel = port.of('queue/changed').pop()!;
-    assert.deepEqual(afterCancel.messages.map((m) => m.text), ['KEEP-ME']);
+    assert.deepEqual(
+      afterCancel.messages.map((m) => m.text),
+      ['KEEP-ME'],
+    );
     await w.t.h.settle();
     await until(() => port.of('queue/changed').pop()!.messages.length === 0);
     const texts = sentTexts(w.server);
@@ -112,7 +144,10 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     await w.t.h.settle();
     await until(() => port.of('queue/changed').pop()!.state === 'waiting');
     const waiting = port.of('queue/changed').pop()!;
-    assert.deepEqual(waiting.messages.map((m) => m.text), ['WAITING-ONE']);
+    assert.deepEqual(
+      waiting.messages.map((m) => m.text),
+      ['WAITING-ONE'],
+    );
     assert.equal(w.server.requests.length, 1, 'nothing ran on its own');
 
     // A view selecting the session now sees the waiting message at once.
@@ -123,7 +158,10 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     await w.c.receive(port, { type: 'queue/run', id: 'r4', sessionId: id });
     assert.equal(port.done('r4')?.ok, true);
     await w.t.h.settle();
-    const users = w.t.h.resident(id)!.session.events.filter((e) => e.type === 'user/message').map((e) => (e.type === 'user/message' ? e.text : ''));
+    const users = w.t.h
+      .resident(id)!
+      .session.events.filter((e) => e.type === 'user/message')
+      .map((e) => (e.type === 'user/message' ? e.text : ''));
     assert.deepEqual(users, ['long work', 'WAITING-ONE']);
     await until(() => port.of('queue/changed').pop()!.messages.length === 0);
 
@@ -137,7 +175,11 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     w.server.enqueue({ text: 'first' }, { text: 'second' });
     await w.c.receive(port, { type: 'chat/send', id: 'r8', sessionId: id, text: 'NEW-AFTER' });
     await w.t.h.settle();
-    const order = w.t.h.resident(id)!.session.events.filter((e) => e.type === 'user/message').map((e) => (e.type === 'user/message' ? e.text : '')).slice(-3);
+    const order = w.t.h
+      .resident(id)!
+      .session.events.filter((e) => e.type === 'user/message')
+      .map((e) => (e.type === 'user/message' ? e.text : ''))
+      .slice(-3);
     assert.deepEqual(order, ['long again', 'KEPT-FIRST', 'NEW-AFTER']);
   });
 
@@ -157,7 +199,10 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     await w.c.receive(port, { type: 'queue/run', id: 'r2', sessionId: childId });
     assert.equal(port.done('r2')?.ok, true, JSON.stringify(port.done('r2')));
     await w.t.h.settle();
-    assert.ok(sentTexts(w.server).some((x) => x.includes('CHILD-KEPT')), 'the kept message ran in the resumed child');
+    assert.ok(
+      sentTexts(w.server).some((x) => x.includes('CHILD-KEPT')),
+      'the kept message ran in the resumed child',
+    );
   });
 
   it('rejects malformed queue messages', async () => {

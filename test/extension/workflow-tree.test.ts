@@ -4,27 +4,36 @@ import { summarize } from '../../src/core/session/summary';
 import { TreeModel } from '../../src/extension/presenter/tree-model';
 
 const AT = '2026-01-01T00:00:00.000Z';
-const header = (id: string, parent?: string): SessionHeader => ({ id, createdAt: AT, origin: parent ? 'subagent' : 'user', delegationDepth: parent ? 1 : 0, ...(parent ? { parentSession: parent } : {}) });
+const header = (id: string, parent?: string): SessionHeader => ({
+  id,
+  createdAt: AT,
+  origin: parent ? 'subagent' : 'user',
+  delegationDepth: parent ? 1 : 0,
+  ...(parent ? { parentSession: parent } : {}),
+});
 let seq = 0;
 const wf = (type: string, runId: string, data: Record<string, unknown>) => ({ seq: seq++, at: AT, type, runId, data }) as unknown as SessionEvent;
-const START = { name: 'review', description: 'review many files', scriptSha256: 'ab', scriptBytes: 10, limits: { maxTotalAgents: 1000, concurrency: 16, wallClockMs: 1000 } };
+const START = {
+  name: 'review',
+  description: 'review many files',
+  scriptSha256: 'ab',
+  scriptBytes: 10,
+  limits: { maxTotalAgents: 1000, concurrency: 16, wallClockMs: 1000 },
+};
 
 // The panel's tree (decision 0027 §tree): a run is a node of its own under its parent, its
 // agents hang under it (their headers keep the real parent), live from workflow/* events.
 describe('tree: workflow runs as nodes of their own', () => {
   let running = true;
   let model: TreeModel;
-  beforeEach(() => {
-    running = true;
-    model = new TreeModel({ isRunning: (id) => id === 'root' && running, hasLiveChildren: () => false, workflowRunning: () => running });
-    model.addHeader(header('root'));
-  });
-
   /** The root's log so far (a reload folds it from the store's summary). */
   let log: SessionEvent[] = [];
   beforeEach(() => {
+    running = true;
     seq = 0;
     log = [];
+    model = new TreeModel({ isRunning: (id) => id === 'root' && running, hasLiveChildren: () => false, workflowRunning: () => running });
+    model.addHeader(header('root'));
   });
   /** One event of the root, as the controller feeds it: the summary fold, then the run nodes. */
   function feed(e: SessionEvent): string[] {
@@ -51,7 +60,10 @@ describe('tree: workflow runs as nodes of their own', () => {
     assert.equal(run.parentId, 'root');
     assert.equal(run.kind, 'workflow');
     assert.equal(run.status, 'running');
-    assert.deepEqual({ phase: run.workflow!.phase, logs: run.workflow!.logs, agents: run.workflow!.agents, running: run.workflow!.running }, { phase: 'scan', logs: ['found files'], agents: 3, running: 2 });
+    assert.deepEqual(
+      { phase: run.workflow!.phase, logs: run.workflow!.logs, agents: run.workflow!.agents, running: run.workflow!.running },
+      { phase: 'scan', logs: ['found files'], agents: 3, running: 2 },
+    );
     assert.equal(model.node('root.c1')!.parentId, 'wf.r1');
     assert.ok(model.nodes().some((n) => n.id === 'wf.r1'));
   });
@@ -71,13 +83,20 @@ describe('tree: workflow runs as nodes of their own', () => {
     start(3);
     assert.deepEqual(feed(wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' })), ['wf.r1', 'root.c0']);
     // Cancelled: the two still running were cancelled and disposed before the end was written.
-    assert.deepEqual(feed(wf('workflow/end', 'r1', { status: 'cancelled', code: 'CANCELLED', agents: 3, tokens: 0, resultBytes: 0, logsDropped: 0 })), ['wf.r1', 'root.c0', 'root.c1', 'root.c2']);
+    assert.deepEqual(feed(wf('workflow/end', 'r1', { status: 'cancelled', code: 'CANCELLED', agents: 3, tokens: 0, resultBytes: 0, logsDropped: 0 })), [
+      'wf.r1',
+      'root.c0',
+      'root.c1',
+      'root.c2',
+    ]);
   });
 
   it('survives a reload: the run node comes back from the summaries alone (no log read), its agents under it', () => {
     start(2);
     feed(wf('workflow/end', 'r1', { status: 'completed', agents: 2, tokens: 0, resultBytes: 0, logsDropped: 0 }));
-    const child = (i: number): SessionEvent[] => [{ seq: 0, at: AT, type: 'subagent/descriptor', provider: 'spawn', mode: 'one-shot', label: `c${i}`, workflow: { runId: 'r1', index: i } } as SessionEvent];
+    const child = (i: number): SessionEvent[] => [
+      { seq: 0, at: AT, type: 'subagent/descriptor', provider: 'spawn', mode: 'one-shot', label: `c${i}`, workflow: { runId: 'r1', index: i } } as SessionEvent,
+    ];
     const again = new TreeModel({ isRunning: () => false, hasLiveChildren: () => false });
     again.addHeader(header('root'));
     const reloaded = again.load('root', summarize(header('root'), log));
@@ -87,7 +106,10 @@ describe('tree: workflow runs as nodes of their own', () => {
       assert.deepEqual(again.load(`root.c${i}`, summarize(header(`root.c${i}`, 'root'), child(i))), [`root.c${i}`], 'the agent is re-hung under its run');
     }
     const run = again.node('wf.r1')!;
-    assert.deepEqual([run.parentId, run.status, run.workflow!.phases, run.workflow!.logs, run.workflow!.agents], ['root', 'settled', ['scan'], ['found files'], 2]);
+    assert.deepEqual(
+      [run.parentId, run.status, run.workflow!.phases, run.workflow!.logs, run.workflow!.agents],
+      ['root', 'settled', ['scan'], ['found files'], 2],
+    );
     assert.equal(again.node('root.c1')!.parentId, 'wf.r1');
   });
 

@@ -55,7 +55,11 @@ describe('Arbor host: store, settings and a conversation in the real extension h
     assert.equal(server.requests[0].body.model, 'host-test-model');
     // The raw event log opens as a read-only JSON Lines document.
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'arbor-log', path: `/${id}.jsonl` }));
-    const lines = doc.getText().trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const lines = doc
+      .getText()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     assert.equal(lines.length, events.length);
   });
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ArborApi } from '../../src/extension/extension';
 import type { HostToWebview } from '../../src/protocol';
-import { ModelServer, type ChatBody } from '../support/model-server';
+import { type ChatBody, ModelServer } from '../support/model-server';
 
 const EXTENSION_ID = 'arbor-dev.arbor';
 const isChild = (b: ChatBody) => b.messages.some((m) => String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
@@ -27,7 +27,17 @@ describe('Arbor host: a workflow from the packaged layout', () => {
     server.setFallback((body) => {
       if (isChild(body)) return { text: 'child answer' };
       if (body.messages[body.messages.length - 1].role === 'tool') return { text: 'workflow finished' };
-      return { toolCalls: [{ name: 'workflow', arguments: { script: 'phase("fan"); return await parallel([1, 2, 3].map((i) => () => agent("task " + i)));', meta: { name: 'host', description: 'three children' } } }] };
+      return {
+        toolCalls: [
+          {
+            name: 'workflow',
+            arguments: {
+              script: 'phase("fan"); return await parallel([1, 2, 3].map((i) => () => agent("task " + i)));',
+              meta: { name: 'host', description: 'three children' },
+            },
+          },
+        ],
+      };
     });
     const host = await api.host();
     const h = await host.getHarness();
@@ -51,7 +61,17 @@ describe('Arbor host: a workflow from the packaged layout', () => {
     server.setFallback((body) => {
       if (isChild(body)) return { text: 'child answer' };
       if (body.messages[body.messages.length - 1].role === 'tool') return { text: 'workflow ended' };
-      return { toolCalls: [{ name: 'workflow', arguments: { script: 'return await parallel([1, 2, 3].map((i) => () => agent("task " + i)));', meta: { name: 'capped', description: 'three children, two allowed' } } }] };
+      return {
+        toolCalls: [
+          {
+            name: 'workflow',
+            arguments: {
+              script: 'return await parallel([1, 2, 3].map((i) => () => agent("task " + i)));',
+              meta: { name: 'capped', description: 'three children, two allowed' },
+            },
+          },
+        ],
+      };
     });
     const host = await api.host();
     const h = await host.getHarness();
@@ -62,7 +82,10 @@ describe('Arbor host: a workflow from the packaged layout', () => {
       // The host applies a change from onDidChangeConfiguration; give it its turn.
       const d = h.workflows.engine.deployment;
       for (const deadline = Date.now() + 10_000; d.maxTotalAgents !== 2 || d.wallClockMs !== 120_000; ) {
-        if (Date.now() > deadline) assert.fail(`the settings did not reach the engine: ${JSON.stringify({ maxTotalAgents: d.maxTotalAgents, concurrency: d.concurrency, maxConcurrency: d.maxConcurrency, wallClockMs: d.wallClockMs })}`);
+        if (Date.now() > deadline)
+          assert.fail(
+            `the settings did not reach the engine: ${JSON.stringify({ maxTotalAgents: d.maxTotalAgents, concurrency: d.concurrency, maxConcurrency: d.maxConcurrency, wallClockMs: d.wallClockMs })}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
       const got: HostToWebview[] = [];

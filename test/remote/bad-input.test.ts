@@ -1,8 +1,8 @@
-import { SessionWriter } from '../../src/core/agent/session-writer';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SessionWriter } from '../../src/core/agent/session-writer';
 import { Harness, type HarnessConfig } from '../../src/core/harness';
 import { SessionSink } from '../../src/core/remote/sink';
 import { SubagentError } from '../../src/core/subagent/types';
@@ -64,7 +64,10 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     fs.rmSync(home, { recursive: true, force: true });
   });
   const open = async (mode: string, extra: Record<string, unknown> = {}, overrides: Partial<HarnessConfig> = {}) => {
-    t = await makeHarness(server, { remote: { codex: { command: fake, env: { FAKE_MODE: mode, FAKE_ENV_OUT: path.join(home, 'env.json') }, graceMs: 300, ...extra } }, ...overrides });
+    t = await makeHarness(server, {
+      remote: { codex: { command: fake, env: { FAKE_MODE: mode, FAKE_ENV_OUT: path.join(home, 'env.json') }, graceMs: 300, ...extra } },
+      ...overrides,
+    });
     return t;
   };
   const runChild = async () => {
@@ -114,7 +117,8 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     const root = await t.h.createSession();
     const run = await t.h.subagents.start(root, 'codex', { prompt: 'go' });
     let pgid: number | undefined;
-    for (let i = 0; i < 500 && !(pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && !(pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid); i++)
+      await new Promise((r) => setTimeout(r, 10));
     assert.ok(pgid);
     await t.h.interruptSubtree(run.id);
     const r = await run.result;
@@ -162,9 +166,15 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     const root = await t.h.createSession();
     const asks = [{ persona: { text: 'p' } }, { toolFilter: ['read_file'] }, { outputSchema: { type: 'object' as const } }, { maxDepth: 3 }];
     for (const extra of asks) {
-      await assert.rejects(t.h.subagents.start(root, 'codex', { prompt: 'go', ...extra }), (e: unknown) => e instanceof SubagentError && e.code === 'UNSUPPORTED_CAPABILITY');
+      await assert.rejects(
+        t.h.subagents.start(root, 'codex', { prompt: 'go', ...extra }),
+        (e: unknown) => e instanceof SubagentError && e.code === 'UNSUPPORTED_CAPABILITY',
+      );
     }
-    await assert.rejects(t.h.subagents.startContinuable(root, 'codex', { prompt: 'go' }), (e: unknown) => e instanceof SubagentError && e.code === 'NOT_CONTINUABLE');
+    await assert.rejects(
+      t.h.subagents.startContinuable(root, 'codex', { prompt: 'go' }),
+      (e: unknown) => e instanceof SubagentError && e.code === 'NOT_CONTINUABLE',
+    );
     assert.deepEqual(t.h.store.children(root.id), [], 'nothing was created');
   });
 
@@ -189,9 +199,21 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     assert.deepEqual(sink.skippedCounts, { 'result-for-unknown-call': 1 });
     const evs = w.session.events.slice(-7);
     const calls = ofType(evs, 'assistant/message').flatMap((m) => m.toolCalls ?? []);
-    assert.deepEqual(calls.map((c) => [c.id, c.name]), [['c1', 'codex:shell'], ['c1#2', 'codex:shell']]);
+    assert.deepEqual(
+      calls.map((c) => [c.id, c.name]),
+      [
+        ['c1', 'codex:shell'],
+        ['c1#2', 'codex:shell'],
+      ],
+    );
     const results = ofType(evs, 'tool/result');
-    assert.deepEqual(results.map((x) => [x.callId, x.isError]), [['c1', false], ['c1#2', true]]);
+    assert.deepEqual(
+      results.map((x) => [x.callId, x.isError]),
+      [
+        ['c1', false],
+        ['c1#2', true],
+      ],
+    );
   });
 
   it('kill -9 of the host mid-child, then reopen: the reaper kills the recorded group, the turn ends interrupted', async () => {
@@ -212,7 +234,13 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     host.kill('SIGKILL');
     await new Promise((r) => host.once('exit', r));
     assert.equal(groupAlive(Number(pgid)), true, 'the detached program outlived its host');
-    const h = await Harness.open({ storeDir, workspace: [ws], model: { baseURL: server.baseURL, name: 'm', apiKey: 'k' }, sandbox: 'read-only', approval: 'never' });
+    const h = await Harness.open({
+      storeDir,
+      workspace: [ws],
+      model: { baseURL: server.baseURL, name: 'm', apiKey: 'k' },
+      sandbox: 'read-only',
+      approval: 'never',
+    });
     try {
       for (let i = 0; i < 200 && groupAlive(Number(pgid)); i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(groupAlive(Number(pgid)), false, 'reaped on reopen');

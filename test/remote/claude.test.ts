@@ -75,7 +75,17 @@ describe('remote: claude-code (the real program, offline)', function () {
 
   it('a read-only child: the real program refuses the write and the file stays absent', async () => {
     const t = await w.reopen({ sandbox: 'read-only' });
-    byWire(w.server, { messages: [{ toolCalls: [{ name: 'Write', arguments: { file_path: path.join(t.workspace, 'made-by-claude.txt'), content: 'x' } }, { name: 'Bash', arguments: { command: 'echo x > made-by-claude.txt', description: 'write' } }] }, { text: 'tried' }] });
+    byWire(w.server, {
+      messages: [
+        {
+          toolCalls: [
+            { name: 'Write', arguments: { file_path: path.join(t.workspace, 'made-by-claude.txt'), content: 'x' } },
+            { name: 'Bash', arguments: { command: 'echo x > made-by-claude.txt', description: 'write' } },
+          ],
+        },
+        { text: 'tried' },
+      ],
+    });
     const root = await t.h.createSession();
     const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'write a file' });
     const r = await run.result;
@@ -84,7 +94,13 @@ describe('remote: claude-code (the real program, offline)', function () {
     assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')), false, 'nothing written');
     const s = await t.h.store.inspect(run.id);
     const results = ofType(s.events, 'tool/result');
-    assert.deepEqual(results.map((x) => [x.name, x.isError]), [['claude:Write', true], ['claude:Bash', true]]);
+    assert.deepEqual(
+      results.map((x) => [x.name, x.isError]),
+      [
+        ['claude:Write', true],
+        ['claude:Bash', true],
+      ],
+    );
     assert.match(results[1].content, /needs approval|permission/i);
   });
 
@@ -112,7 +128,12 @@ describe('remote: claude-code (the real program, offline)', function () {
   ] as const) {
     it(`${what} ends the child as error with a readable message`, async () => {
       // Claude Code retries a cut stream once without streaming: that answer is cut too.
-      byWire(w.server, { messages: [{ text: 'some words that are cut', fault }, { text: 'retry', fault }] });
+      byWire(w.server, {
+        messages: [
+          { text: 'some words that are cut', fault },
+          { text: 'retry', fault },
+        ],
+      });
       const root = await w.t.h.createSession();
       const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'fail please' });
       const r = await run.result;

@@ -31,9 +31,16 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
       responses: [{ text: 'Hello from codex via the CLI' }],
     });
     const store = path.join(dir, 'store');
-    const r = await arbor(['run', '--json', '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'], { ARBOR_CONFIG: cfg }, 90_000);
+    const r = await arbor(
+      ['run', '--json', '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'],
+      { ARBOR_CONFIG: cfg },
+      90_000,
+    );
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string });
     const remote = lines.find((l) => l.type === 'subagent/remote');
     assert.equal(remote?.program, 'codex');
     assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === 'Hello from codex via the CLI'));
@@ -45,7 +52,18 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
   it('a config naming no command is a usage error (exit 2) that says what to set', async () => {
     const cfg = path.join(dir, 'config.json');
     fs.writeFileSync(cfg, JSON.stringify({ remote: { codex: { model: 'x' } } }));
-    const r = await arbor(['run', '--config', cfg, '--store', path.join(dir, 'store'), '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'hi']);
+    const r = await arbor([
+      'run',
+      '--config',
+      cfg,
+      '--store',
+      path.join(dir, 'store'),
+      '--workspace',
+      path.join(dir, 'ws'),
+      '--base-url',
+      server.baseURL,
+      'hi',
+    ]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /remote\.codex\.command must name the program/);
     assert.ok(fs.existsSync(CODEX_BIN));

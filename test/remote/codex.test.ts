@@ -75,7 +75,9 @@ describe('remote: codex (the real program, offline)', function () {
 
   it('a read-only child: the real program refuses the write and the file stays absent', async () => {
     const t = await w.reopen({ sandbox: 'read-only' });
-    byWire(w.server, { responses: [{ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'sleep 0.3; echo x > made-by-codex.txt' } }] }, { text: 'tried' }] });
+    byWire(w.server, {
+      responses: [{ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'sleep 0.3; echo x > made-by-codex.txt' } }] }, { text: 'tried' }],
+    });
     const root = await t.h.createSession();
     const run = await t.h.subagents.start(root, 'codex', { prompt: 'write a file' });
     const r = await run.result;

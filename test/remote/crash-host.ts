@@ -8,14 +8,27 @@ import { ModelServer } from '../support/model-server';
 void (async () => {
   const [storeDir, workspace, command] = process.argv.slice(2);
   const server = await ModelServer.start();
-  const h = await Harness.open({ storeDir, workspace: [workspace], model: { baseURL: server.baseURL, name: 'm', apiKey: 'k', maxRetries: 0 }, sandbox: 'read-only', approval: 'never', remote: { codex: { command, env: { FAKE_MODE: 'stubborn' } } } });
+  const h = await Harness.open({
+    storeDir,
+    workspace: [workspace],
+    model: { baseURL: server.baseURL, name: 'm', apiKey: 'k', maxRetries: 0 },
+    sandbox: 'read-only',
+    approval: 'never',
+    remote: { codex: { command, env: { FAKE_MODE: 'stubborn' } } },
+  });
   const root = await h.createSession();
   const run = await h.subagents.start(root, 'codex', { prompt: 'go' });
   const off = h.onEvent((id, e) => {
     if (id === run.id && e.type === 'subagent/remote') {
       off();
       // Once the event is durable: the reaper reads it from disk.
-      setImmediate(() => void h.resident(run.id)!.flush().then(() => process.stdout.write(`pgid ${e.pgid} child ${run.id}\n`)));
+      setImmediate(
+        () =>
+          void h
+            .resident(run.id)!
+            .flush()
+            .then(() => process.stdout.write(`pgid ${e.pgid} child ${run.id}\n`)),
+      );
     }
   });
   setInterval(() => undefined, 1000);

@@ -28,7 +28,11 @@ export function programHome(tag: string): string {
 }
 
 /** Settings for both real programs against `server`. */
-export function remoteSettings(server: ModelServer, homes: { codex: string; claude: string }, extra: Partial<Record<keyof RemoteSettings, object>> = {}): RemoteSettings {
+export function remoteSettings(
+  server: ModelServer,
+  homes: { codex: string; claude: string },
+  extra: Partial<Record<keyof RemoteSettings, object>> = {},
+): RemoteSettings {
   return {
     codex: {
       command: CODEX_BIN,
@@ -116,7 +120,8 @@ export function groupAlive(pgid: number): boolean {
   return false;
 }
 
-export const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) => events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
+export const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
+  events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
 
 export function assertValidTurn(events: readonly SessionEvent[]): void {
   const starts = ofType(events, 'turn/start').length;

@@ -8,7 +8,13 @@ import { Harness } from '../../src/core/harness';
 
 async function main(): Promise<void> {
   const [storeDir, workspace, baseURL] = process.argv.slice(2);
-  const h = await Harness.open({ storeDir, workspace: [workspace], model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, maxTokens: 64 }, sandbox: 'read-only', approval: 'never' });
+  const h = await Harness.open({
+    storeDir,
+    workspace: [workspace],
+    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, maxTokens: 64 },
+    sandbox: 'read-only',
+    approval: 'never',
+  });
   const agent = await h.createSession({ title: 'budgeted' });
   await h.setBudget(agent.id, { maxTokens: 40 });
   process.stdout.write(`budget ${agent.id}\n`);

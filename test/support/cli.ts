@@ -69,7 +69,17 @@ export function cliWorld(prefix: string, opts: { realDir?: boolean; extraFlags?:
       return path.join(dir, 'store');
     },
     get common() {
-      return ['--store', path.join(dir, 'store'), '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, '--model', 'test-model', ...(opts.extraFlags ?? [])];
+      return [
+        '--store',
+        path.join(dir, 'store'),
+        '--workspace',
+        path.join(dir, 'ws'),
+        '--base-url',
+        server.baseURL,
+        '--model',
+        'test-model',
+        ...(opts.extraFlags ?? []),
+      ];
     },
   };
 }

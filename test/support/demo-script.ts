@@ -48,13 +48,21 @@ export function demoReply(body: ChatBody): Reply {
   if (system.startsWith('You compact')) return { text: 'Summary: the user explored the Arbor demo (subagents, forks, reports).' };
 
   if (isChild(msgs)) {
-    if (last.role === 'tool' && said.startsWith('Reported to')) return { text: 'Survey done: the workspace has a README and a src folder; nothing looks broken.', chunkSize: 6, chunkDelayMs: 25 };
-    if (last.role === 'tool' && last.tool_call_id?.startsWith('call_')) return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }] };
+    if (last.role === 'tool' && said.startsWith('Reported to'))
+      return { text: 'Survey done: the workspace has a README and a src folder; nothing looks broken.', chunkSize: 6, chunkDelayMs: 25 };
+    if (last.role === 'tool' && last.tool_call_id?.startsWith('call_'))
+      return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }] };
     const task = text(lastUser(msgs));
-    if (task.startsWith('SURVEY')) return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }] };
+    if (task.startsWith('SURVEY'))
+      return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }] };
     if (task.startsWith('LONG')) return { text: SLOW, chunkSize: 4, chunkDelayMs: 60 };
     if (task.startsWith('WORKFLOW')) return { text: `Checked: ${task.slice(10, 60)} — no issues found.`, chunkSize: 4, chunkDelayMs: 40 };
-    if (task.startsWith('REVIEW')) return { text: 'Review (from a fork that already knew the conversation): the plan is sound; add a test for the edge case.', chunkSize: 6, chunkDelayMs: 20 };
+    if (task.startsWith('REVIEW'))
+      return {
+        text: 'Review (from a fork that already knew the conversation): the plan is sound; add a test for the edge case.',
+        chunkSize: 6,
+        chunkDelayMs: 20,
+      };
     return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
   }
 
@@ -69,25 +77,56 @@ export function demoReply(body: ChatBody): Reply {
     if (said.includes('approval was refused')) return { text: 'Understood, I did not do it.' };
     if (said.startsWith('Exit code:')) return { text: `The tests ran (${said.split('\n')[0]}); the output is in the tool result above.` };
     if (said.startsWith('Overwrote') || said.startsWith('Created')) return { text: `Done: ${said}` };
-    if (said.includes('"status": "started"')) return { text: 'Started it. It works on its own; you will see its report and its settlement notice here, and its node in the tree.' };
+    if (said.includes('"status": "started"'))
+      return { text: 'Started it. It works on its own; you will see its report and its settlement notice here, and its node in the tree.' };
     if (said.includes('"answer"')) return { text: 'The fork answered (see its node in the tree, and the cache-hit % on it).' };
     return { text: 'Done.' };
   }
-  if (said.startsWith('[subagent') && said.includes('settled')) return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
+  if (said.startsWith('[subagent') && said.includes('settled'))
+    return { text: 'A subagent settled. Its final answer is above; message it from its tree node to resume it from its log.' };
   if (said.startsWith('[report from subagent')) return { text: 'Noted the report.' };
   const round = DEMO_GOAL_ROUND.exec(said);
-  if (round) return { reasoning: `Goal round ${round[1]}: pick the next step.`, toolCalls: [{ name: 'goal', arguments: { action: 'progress', note: `round ${round[1]}: took the next step` } }] };
+  if (round)
+    return {
+      reasoning: `Goal round ${round[1]}: pick the next step.`,
+      toolCalls: [{ name: 'goal', arguments: { action: 'progress', note: `round ${round[1]}: took the next step` } }],
+    };
   const lower = said.toLowerCase();
   // The approval scene: a command asked to run outside the OS sandbox (the only commands that
   // ask) and a write to a protected path (.vscode), whose card shows the diff against the current file.
   if (lower.includes('run the tests')) {
-    return { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test', outsideSandbox: true, justification: 'the tests download fixtures, and the sandbox has no network' } }] };
+    return {
+      toolCalls: [
+        {
+          name: 'run_command',
+          arguments: { command: 'npm test', outsideSandbox: true, justification: 'the tests download fixtures, and the sandbox has no network' },
+        },
+      ],
+    };
   }
   if (lower.includes('edit the settings')) return { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: DEMO_SETTINGS } }] };
   if (lower.includes('workflow'))
-    return { toolCalls: [{ name: 'workflow', arguments: { script: DEMO_WORKFLOW, meta: { name: 'review-parts', description: 'Review three parts in parallel, then summarise.' }, args: { parts: ['parser', 'store', 'webview'] }, concurrency: 3 } }] };
-  if (lower.includes('survey')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } }] };
+    return {
+      toolCalls: [
+        {
+          name: 'workflow',
+          arguments: {
+            script: DEMO_WORKFLOW,
+            meta: { name: 'review-parts', description: 'Review three parts in parallel, then summarise.' },
+            args: { parts: ['parser', 'store', 'webview'] },
+            concurrency: 3,
+          },
+        },
+      ],
+    };
+  if (lower.includes('survey'))
+    return {
+      toolCalls: [
+        { name: 'subagent', arguments: { prompt: 'SURVEY: list the workspace files and report what you find.', label: 'surveyor', mode: 'continuable' } },
+      ],
+    };
   if (lower.includes('fork')) return { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: 'REVIEW: review the plan so far.', label: 'reviewer' } }] };
-  if (lower.includes('long')) return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'LONG: analyse everything slowly.', label: 'long-task', mode: 'continuable' } }] };
+  if (lower.includes('long'))
+    return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'LONG: analyse everything slowly.', label: 'long-task', mode: 'continuable' } }] };
   return { text: DEMO_HELP, chunkSize: 8, chunkDelayMs: 15 };
 }

@@ -29,10 +29,14 @@ export class FakePort implements ViewPort {
   }
   /** The node as last sent. */
   node(id: string): TreeNode | undefined {
-    return this.of('tree/node').filter((m) => m.node.id === id).pop()?.node;
+    return this.of('tree/node')
+      .filter((m) => m.node.id === id)
+      .pop()?.node;
   }
   /** A session's grants as last sent. */
   grants(id: string): GrantView[] | undefined {
-    return this.of('grants/list').filter((m) => m.sessionId === id).pop()?.grants;
+    return this.of('grants/list')
+      .filter((m) => m.sessionId === id)
+      .pop()?.grants;
   }
 }

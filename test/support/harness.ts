@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentConfig } from '../../src/core/agent/config';
 import { SessionWriter } from '../../src/core/agent/session-writer';
-import { Harness, newSessionId, type HarnessConfig } from '../../src/core/harness';
+import { Harness, type HarnessConfig, newSessionId } from '../../src/core/harness';
 import type { SessionHeader } from '../../src/core/session/events';
 import { Session } from '../../src/core/session/session';
 import { ModelServer } from './model-server';
@@ -95,5 +95,14 @@ export async function agentConfigOf(h: Harness, extra: Partial<AgentConfig> = {}
   const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: root };
   const writer = new SessionWriter(Session.create(header), h.store, { published: false });
   await writer.publish();
-  return { writer, model: h.model, modelName: h.config.model.name, tools: () => h.tools.view({}), system: () => 'You are a test agent.', roots: [root], defaults: h.config, ...extra };
+  return {
+    writer,
+    model: h.model,
+    modelName: h.config.model.name,
+    tools: () => h.tools.view({}),
+    system: () => 'You are a test agent.',
+    roots: [root],
+    defaults: h.config,
+    ...extra,
+  };
 }

@@ -65,7 +65,10 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
 /** The rank of a src/core path in CORE_ORDER (undefined: not placed, or not in src/core). */
 export function coreRank(file: string): { layer: string; rank: number | undefined } | undefined {
   if (!within(file, 'src/core') || file === 'src/core') return undefined;
-  const layer = file.slice('src/core/'.length).split('/')[0]!.replace(/\.(ts|mts|cts|js)$/, '');
+  const layer = file
+    .slice('src/core/'.length)
+    .split('/')[0]!
+    .replace(/\.(ts|mts|cts|js)$/, '');
   const rank = CORE_ORDER.findIndex((r) => r.includes(layer));
   return { layer, rank: rank < 0 ? undefined : rank };
 }
@@ -105,7 +108,11 @@ export function checkLayers(files: readonly SourceFile[]): Violation[] {
     const own = core ? coreRank(file.path) : undefined;
     if (own && own.rank === undefined) violations.push({ file: file.path, kind: 'core-layer-unplaced', specifier: own.layer, line: 1 });
     for (const ref of findImports(file.text, file.path.endsWith('.svelte'))) {
-      const kind = core ? classifyCoreImport(file.path, ref.specifier) : acp ? classifyAcpImport(file.path, ref.specifier) : classifyWebviewImport(file.path, ref);
+      const kind = core
+        ? classifyCoreImport(file.path, ref.specifier)
+        : acp
+          ? classifyAcpImport(file.path, ref.specifier)
+          : classifyWebviewImport(file.path, ref);
       if (kind) violations.push({ file: file.path, kind, specifier: ref.specifier, line: ref.line });
     }
   }
@@ -157,12 +164,12 @@ function resolveInRepo(file: string, specifier: string): string | undefined {
     return posix.normalize(posix.join(posix.dirname(file), specifier));
   }
   if (/^(src|webview)(\/|$)/.test(specifier)) return posix.normalize(specifier);
-  if (specifier.startsWith('/')) return '../' + specifier; // absolute: outside every folder
+  if (specifier.startsWith('/')) return `../${specifier}`; // absolute: outside every folder
   return undefined;
 }
 
 function within(target: string, folder: string): boolean {
-  return target === folder || target.startsWith(folder + '/');
+  return target === folder || target.startsWith(`${folder}/`);
 }
 
 // ── finding imports ───────────────────────────────────────────────────────────
@@ -217,10 +224,7 @@ function countNewlines(s: string, end: number): number {
 }
 
 // Keywords after which a `/` starts a regex literal rather than a division.
-const REGEX_AFTER_WORD = new Set([
-  'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw',
-  'case', 'do', 'else', 'yield', 'await',
-]);
+const REGEX_AFTER_WORD = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
 
 /**
  * Replaces each string or template literal by `'#N'` (N indexes `literals`), each
@@ -277,9 +281,14 @@ export function maskLiterals(text: string): { code: string; literals: string[] }
       else if (c === '/' && text[j + 1] === '*') j = blockEnd(j);
       else if (c === '"' || c === "'") j = skipQuoted(j);
       else if (c === '`') j = skipTemplate(j);
-      else if (c === '{') { depth++; j++; }
-      else if (c === close && depth === 0) return j + 1;
-      else { if (c === '}') depth--; j++; }
+      else if (c === '{') {
+        depth++;
+        j++;
+      } else if (c === close && depth === 0) return j + 1;
+      else {
+        if (c === '}') depth--;
+        j++;
+      }
     }
     return n;
   };
@@ -297,10 +306,16 @@ export function maskLiterals(text: string): { code: string; literals: string[] }
     let inClass = false;
     while (j < n && text[j] !== '\n') {
       const c = text[j];
-      if (c === '\\') { j += 2; continue; }
+      if (c === '\\') {
+        j += 2;
+        continue;
+      }
       if (c === '[') inClass = true;
       else if (c === ']') inClass = false;
-      else if (c === '/' && !inClass) { j++; break; }
+      else if (c === '/' && !inClass) {
+        j++;
+        break;
+      }
       j++;
     }
     while (j < n && /[a-z]/i.test(text[j]!)) j++;
@@ -321,11 +336,11 @@ export function maskLiterals(text: string): { code: string; literals: string[] }
       const e = c === '`' ? skipTemplate(i) : skipQuoted(i);
       const raw = text.slice(i, e);
       literals.push(raw.slice(1, raw.endsWith(c) && raw.length > 1 ? -1 : undefined));
-      out += `${c}#${literals.length - 1}${c}` + newlinesIn(raw);
+      out += `${c}#${literals.length - 1}${c}${newlinesIn(raw)}`;
       i = e;
     } else if (c === '/' && regexAllowed()) {
       const e = skipRegex(i);
-      out += '/r/' + newlinesIn(text.slice(i, e));
+      out += `/r/${newlinesIn(text.slice(i, e))}`;
       i = e;
     } else {
       out += c;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorBody, jsonWire, promptText, streamWire, wireOf, type Wire } from './wire-formats';
+import { errorBody, jsonWire, promptText, streamWire, type Wire, wireOf } from './wire-formats';
 
 // A real HTTP server speaking OpenAI chat-completions (SSE streaming and not) on
 // 127.0.0.1, with scripted replies, faults, a record of every request body, and a
@@ -49,7 +49,14 @@ export interface Reply {
 
 /** One streamed chunk as the server would send it, for `Reply.raw`. */
 export function rawChunk(delta: object, finishReason: string | null = null, extra: object = {}): object {
-  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra };
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'test-model',
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    ...extra,
+  };
 }
 
 export type ReplyFn = (body: ChatBody, index: number) => Reply;
@@ -191,11 +198,16 @@ export class ModelServer {
     const text = wire === 'chat' ? JSON.stringify(body.tools ?? []) + JSON.stringify(body.messages ?? []) : promptText(body);
     const block = CHARS_PER_TOKEN * CACHE_BLOCK_TOKENS;
     // Keyed by model, as a provider's cache is: the same prefix sent to another model misses.
-    let h = createHash('sha1').update(String(body.model ?? '')).digest('base64');
+    let h = createHash('sha1')
+      .update(String(body.model ?? ''))
+      .digest('base64');
     let hits = 0;
     let missed = false;
     for (let off = 0; off + block <= text.length; off += block) {
-      h = createHash('sha1').update(h).update(text.slice(off, off + block)).digest('base64');
+      h = createHash('sha1')
+        .update(h)
+        .update(text.slice(off, off + block))
+        .digest('base64');
       if (!missed && this.blocks.has(h)) hits++;
       else missed = true;
       this.blocks.add(h);
@@ -243,11 +255,13 @@ export class ModelServer {
       return;
     }
     const send = async (delta: object, finish: string | null = null) => {
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+      );
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
     };
     const size = reply.chunkSize ?? 8;
-    const pieces = (s: string) => (s.length === 0 ? [] : s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []);
+    const pieces = (s: string) => (s.length === 0 ? [] : (s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []));
     let sent = 0;
     const fault = reply.fault;
     const cut = fault?.kind === 'disconnect' || fault?.kind === 'stall' ? fault.afterChunks : Infinity;
@@ -273,7 +287,8 @@ export class ModelServer {
       }
       if (sent >= cut) throw fault?.kind === 'stall' ? new Stall(fault.dripEveryMs) : new Cut();
       await send({}, finishOf(reply));
-      if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`);
+      if (body.stream_options?.include_usage)
+        res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`);
       res.write('data: [DONE]\n\n');
       res.end();
     } catch (err) {

@@ -5,7 +5,14 @@ import { FakePort } from './fake-port';
 import { makeHarness, type TestHarness } from './harness';
 import { ModelServer } from './model-server';
 
-export const PANEL_SETTINGS: PanelSettings = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'test-model' };
+export const PANEL_SETTINGS: PanelSettings = {
+  sandbox: 'workspace-write',
+  approval: 'ask',
+  restricted: false,
+  hasApiKey: true,
+  modelSource: 'endpoint',
+  model: 'test-model',
+};
 
 export interface PanelOptions {
   /** Harness overrides; the controller is always its approval port. Default: approval ask, releaseDelayMs 5. */

@@ -30,7 +30,24 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
-const WORDS = ['arbor', 'tree', 'fork', 'leaf', 'journal', 'fsync', 'état', 'ñandú', '木', '枝', '🌳', 'kill -9', 'quote"', 'back\\slash', 'tab\t', 'line\nbreak'];
+const WORDS = [
+  'arbor',
+  'tree',
+  'fork',
+  'leaf',
+  'journal',
+  'fsync',
+  'état',
+  'ñandú',
+  '木',
+  '枝',
+  '🌳',
+  'kill -9',
+  'quote"',
+  'back\\slash',
+  'tab\t',
+  'line\nbreak',
+];
 
 /** Text of about `approx` characters, a pure function of `key` (multi-byte and escaped characters included). */
 export function textFor(key: string, approx = 500): string {
@@ -84,7 +101,15 @@ export function rootHeader(id: string, extra: Partial<SessionHeader> = {}): Sess
 }
 
 export function childHeader(id: string, parent: string, depth = 1, extra: Partial<SessionHeader> = {}): SessionHeader {
-  return { id, createdAt: new Date(T0 + 1000).toISOString(), origin: 'subagent', parentSession: parent, delegationDepth: depth, agentPreset: 'explorer', ...extra };
+  return {
+    id,
+    createdAt: new Date(T0 + 1000).toISOString(),
+    origin: 'subagent',
+    parentSession: parent,
+    delegationDepth: depth,
+    agentPreset: 'explorer',
+    ...extra,
+  };
 }
 
 /** A fresh folder under the OS temp dir; `remove()` deletes it. */

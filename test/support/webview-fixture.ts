@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HostToWebview, WebviewToHost } from '../../src/protocol';
-import { buildWebview, type BrowserSession, openBrowser, openHarness, type Page, serve } from './webview-page';
+import { type BrowserSession, buildWebview, openBrowser, openHarness, type Page, serve } from './webview-page';
 
 export type { Page };
 
@@ -75,7 +75,8 @@ export function webviewFixture(prefix: string): WebviewFixture {
       return page;
     },
     // Two frames: Svelte's update, then layout that depends on it (scroll positions, sizes).
-    send: (...msgs) => evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); await window.__host.frame(); })()`),
+    send: (...msgs) =>
+      evaluate(`(async () => { for (const m of ${JSON.stringify(msgs)}) window.__host.send(m); await window.__host.frame(); await window.__host.frame(); })()`),
     posted: () => evaluate<WebviewToHost[]>(`window.__posted`),
     lastPosted: async () => (await evaluate<WebviewToHost[]>(`window.__posted`)).at(-1),
     count: (selector) => evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`),

@@ -59,7 +59,10 @@ function loadPlaywright(root: string): { pw: Playwright; from: string } | undefi
 function findChromium(): { path: string } | { missing: string } {
   for (const name of ['ARBOR_CHROMIUM', 'ARBOR_E2E_CHROMIUM'] as const) {
     const set = process.env[name];
-    if (set) return fs.existsSync(set) ? { path: set } : { missing: `${name}=${set} does not exist (unset it to use /usr/bin/chromium, or point it at a chromium binary)` };
+    if (set)
+      return fs.existsSync(set)
+        ? { path: set }
+        : { missing: `${name}=${set} does not exist (unset it to use /usr/bin/chromium, or point it at a chromium binary)` };
   }
   const found = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
   return found ? { path: found } : { missing: 'chromium is not installed (npm run setup:e2e installs it, or set ARBOR_CHROMIUM)' };
@@ -75,7 +78,11 @@ export async function buildWebview(dir: string): Promise<{ jsBytes: number; cssB
   const vite = path.join(path.dirname(require.resolve('vite/package.json', { paths: [root] })), 'bin', 'vite.js');
   const t0 = Date.now();
   await run(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', path.join(dir, 'webview'), '--emptyOutDir'], { cwd: root });
-  await run(process.execPath, [vite, 'build', '-c', 'vite.harness.config.ts', '--logLevel', 'warn', '--outDir', path.join(dir, 'webview-harness'), '--emptyOutDir'], { cwd: root });
+  await run(
+    process.execPath,
+    [vite, 'build', '-c', 'vite.harness.config.ts', '--logLevel', 'warn', '--outDir', path.join(dir, 'webview-harness'), '--emptyOutDir'],
+    { cwd: root },
+  );
   return {
     jsBytes: fs.statSync(path.join(dir, 'webview', 'index.js')).size,
     cssBytes: fs.statSync(path.join(dir, 'webview', 'index.css')).size,

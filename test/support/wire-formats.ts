@@ -62,7 +62,15 @@ function responsesFormat(): Format {
   let index = -1;
   const output: object[] = [];
   const itemId = () => `item_${index}`;
-  const response = (model: string, status: string, extra: object = {}) => ({ id: 'resp_test', object: 'response', created_at: 0, status, model, output, ...extra });
+  const response = (model: string, status: string, extra: object = {}) => ({
+    id: 'resp_test',
+    object: 'response',
+    created_at: 0,
+    status,
+    model,
+    output,
+    ...extra,
+  });
   const done = (item: object) => {
     output.push(item);
     return sse('response.output_item.done', { output_index: index, item });
@@ -72,17 +80,32 @@ function responsesFormat(): Format {
     reasoningStart: () => sse('response.output_item.added', { output_index: ++index, item: { id: itemId(), type: 'reasoning', summary: [] } }),
     reasoning: (piece) => sse('response.reasoning_summary_text.delta', { item_id: itemId(), output_index: index, summary_index: 0, delta: piece }),
     reasoningEnd: (full) => done({ id: itemId(), type: 'reasoning', summary: [{ type: 'summary_text', text: full }] }),
-    textStart: () => sse('response.output_item.added', { output_index: ++index, item: { id: itemId(), type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
+    textStart: () =>
+      sse('response.output_item.added', {
+        output_index: ++index,
+        item: { id: itemId(), type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+      }),
     text: (piece) => sse('response.output_text.delta', { item_id: itemId(), output_index: index, content_index: 0, delta: piece }),
-    textEnd: (full) => done({ id: itemId(), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: full, annotations: [] }] }),
-    callStart: (c) => sse('response.output_item.added', { output_index: ++index, item: { id: itemId(), type: 'function_call', status: 'in_progress', call_id: c.id, name: c.name, arguments: '' } }),
+    textEnd: (full) =>
+      done({ id: itemId(), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: full, annotations: [] }] }),
+    callStart: (c) =>
+      sse('response.output_item.added', {
+        output_index: ++index,
+        item: { id: itemId(), type: 'function_call', status: 'in_progress', call_id: c.id, name: c.name, arguments: '' },
+      }),
     callArgs: (_c, piece) => sse('response.function_call_arguments.delta', { item_id: itemId(), output_index: index, delta: piece }),
     callEnd: (c) => done({ id: itemId(), type: 'function_call', status: 'completed', call_id: c.id, name: c.name, arguments: c.arguments }),
     finish: (model, reply, u) =>
       sse('response.completed', {
         response: response(model, reply.finish === 'length' ? 'incomplete' : 'completed', {
           ...(reply.finish === 'length' ? { incomplete_details: { reason: 'max_output_tokens' } } : {}),
-          usage: { input_tokens: u.prompt, input_tokens_details: { cached_tokens: u.hit }, output_tokens: u.completion, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.prompt + u.completion },
+          usage: {
+            input_tokens: u.prompt,
+            input_tokens_details: { cached_tokens: u.hit },
+            output_tokens: u.completion,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: u.prompt + u.completion,
+          },
         }),
       }),
   };
@@ -97,7 +120,13 @@ function messagesFormat(): Format {
     start: (model, u) =>
       sse('message_start', {
         message: {
-          id: 'msg_test', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
+          id: 'msg_test',
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
           usage: { input_tokens: u.prompt - u.hit, cache_read_input_tokens: u.hit, cache_creation_input_tokens: 0, output_tokens: 1 },
         },
       }),
@@ -186,7 +215,8 @@ export async function streamWire(res: http.ServerResponse, wire: 'responses' | '
 
 /** The error body each wire's clients parse. */
 export function errorBody(wire: Wire | 'count_tokens', status: number, message: string): object {
-  if (wire === 'messages' || wire === 'count_tokens') return { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error', message } };
+  if (wire === 'messages' || wire === 'count_tokens')
+    return { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error', message } };
   return { error: { message, type: 'scripted_error', code: status } };
 }
 
@@ -208,16 +238,27 @@ export function jsonWire(res: http.ServerResponse, wire: 'responses' | 'messages
   const body =
     wire === 'messages'
       ? {
-          id: 'msg_test', type: 'message', role: 'assistant', model,
+          id: 'msg_test',
+          type: 'message',
+          role: 'assistant',
+          model,
           content: [
             ...(reply.reasoning ? [{ type: 'thinking', thinking: reply.reasoning, signature: 'sig-test' }] : []),
             ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
             ...reply.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.arguments || '{}') })),
           ],
-          stop_reason: reply.finish === 'length' ? 'max_tokens' : reply.finish === 'tool_calls' ? 'tool_use' : 'end_turn', stop_sequence: null,
+          stop_reason: reply.finish === 'length' ? 'max_tokens' : reply.finish === 'tool_calls' ? 'tool_use' : 'end_turn',
+          stop_sequence: null,
           usage: { input_tokens: u.prompt - u.hit, cache_read_input_tokens: u.hit, cache_creation_input_tokens: 0, output_tokens: u.completion },
         }
-      : { id: 'resp_test', object: 'response', status: 'completed', model, output: [...(reply.text ? [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: reply.text }] }] : [])], usage: { input_tokens: u.prompt, input_tokens_details: { cached_tokens: u.hit }, output_tokens: u.completion } };
+      : {
+          id: 'resp_test',
+          object: 'response',
+          status: 'completed',
+          model,
+          output: [...(reply.text ? [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: reply.text }] }] : [])],
+          usage: { input_tokens: u.prompt, input_tokens_details: { cached_tokens: u.hit }, output_tokens: u.completion },
+        };
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }

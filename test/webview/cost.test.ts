@@ -33,10 +33,16 @@ const NODES = [
   node(CHILD, ROOT, { label: 'child-worker', tokens: { prompt: 1_200_000, completion: 1000, cacheHit: 900_000 }, costUsd: 1.4688, savedUsd: 0.41 }),
 ];
 
-describe('webview: cost and budgets (scripted host)', function () {
+describe('webview: cost and budgets (scripted host)', () => {
   const w = webviewFixture('arbor-webview-cost-');
   const { send, lastPosted, count, textOf } = w;
-  const snapshot = (extra: Partial<Extract<HostToWebview, { type: 'state/snapshot' }>> = {}): HostToWebview => ({ type: 'state/snapshot', nodes: NODES, settings: SETTINGS, approvals: [], ...extra });
+  const snapshot = (extra: Partial<Extract<HostToWebview, { type: 'state/snapshot' }>> = {}): HostToWebview => ({
+    type: 'state/snapshot',
+    nodes: NODES,
+    settings: SETTINGS,
+    approvals: [],
+    ...extra,
+  });
   const attr = (sel: string, name: string) => w.page.evaluate<string>(`document.querySelector('${sel}').getAttribute('${name}')`);
 
   it("shows each node's cost, and on hover tokens in / cached / out and what cache hits saved", async () => {
@@ -87,7 +93,14 @@ describe('webview: cost and budgets (scripted host)', function () {
       sessionId: ROOT,
       entries: [
         { kind: 'user', seq: 0, at: T, text: 'do it', source: 'user' },
-        { kind: 'turn', seq: 1, at: T, phase: 'end', stopReason: 'budget', error: 'The budget of Root conversation (1400000 tokens) cannot take the next request.' },
+        {
+          kind: 'turn',
+          seq: 1,
+          at: T,
+          phase: 'end',
+          stopReason: 'budget',
+          error: 'The budget of Root conversation (1400000 tokens) cannot take the next request.',
+        },
       ],
       hasMore: false,
     });

@@ -24,11 +24,20 @@ const node = (id: string, extra: Partial<TreeNode> = {}): TreeNode => ({
 });
 const NODES = [
   node(ROOT, { title: 'Root conversation', lastStopReason: 'completed' }),
-  node(CHILD, { parentId: ROOT, origin: 'subagent', depth: 1, label: 'tester', mode: 'continuable', status: 'settled', lastStopReason: 'completed', refused: 1 }),
+  node(CHILD, {
+    parentId: ROOT,
+    origin: 'subagent',
+    depth: 1,
+    label: 'tester',
+    mode: 'continuable',
+    status: 'settled',
+    lastStopReason: 'completed',
+    refused: 1,
+  }),
 ];
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts', 'webview-layout');
 
-describe('webview layout for a new user (chromium, scripted host)', function () {
+describe('webview layout for a new user (chromium, scripted host)', () => {
   const w = webviewFixture('arbor-webview-layout-');
   const { send, posted, textOf, waitFor } = w;
   const open = (width = 420, height = 900) => w.open({ view: 'panel' }, { viewport: { width, height } });
@@ -46,11 +55,36 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
         text: 'Results:\n\n| package | tests | status | notes |\n| --- | ---: | :---: | --- |\n| core | 412 | pass | all green |\n| webview | 37 | fail | layout at 300 px |\n',
         toolCalls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ command: 'npm test --workspace packages/a-rather-long-package-name' }) }],
       },
-      { kind: 'tool', seq: 3, at: T, callId: 'c1', name: 'run_command', content: 'run_command: approval was refused: the approval policy is "never"', isError: true },
-      { kind: 'user', seq: 4, at: T, text: `[subagent tester settled: completed · 1 refused]\nFinished, but 1 action was refused: ${long}.\nI could not run the tests.`, source: 'subagent-settled', fromSession: CHILD },
+      {
+        kind: 'tool',
+        seq: 3,
+        at: T,
+        callId: 'c1',
+        name: 'run_command',
+        content: 'run_command: approval was refused: the approval policy is "never"',
+        isError: true,
+      },
+      {
+        kind: 'user',
+        seq: 4,
+        at: T,
+        text: `[subagent tester settled: completed · 1 refused]\nFinished, but 1 action was refused: ${long}.\nI could not run the tests.`,
+        source: 'subagent-settled',
+        fromSession: CHILD,
+      },
     ];
-    const prompt = { requestId: 'r1', sessionId: ROOT, lineage: [ROOT], tool: 'run_command', summary: '$ npm test --workspace packages/a-rather-long-package-name -- --grep "refusal outcomes"', reason: 'commands are not confined to the workspace' };
-    await send({ type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [prompt] }, { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
+    const prompt = {
+      requestId: 'r1',
+      sessionId: ROOT,
+      lineage: [ROOT],
+      tool: 'run_command',
+      summary: '$ npm test --workspace packages/a-rather-long-package-name -- --grep "refusal outcomes"',
+      reason: 'commands are not confined to the workspace',
+    };
+    await send(
+      { type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [prompt] },
+      { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false },
+    );
     await w.page.screenshot({ path: path.join(ARTIFACTS, 'cards-300px.png'), fullPage: true });
 
     // The notice states the refusal in full (wrapped, not cut), in the warning style.
@@ -103,9 +137,14 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
   it('the jump-to-newest button sits below the text, never on it', async () => {
     await open(300, 500);
     const entries: TranscriptEntry[] = Array.from({ length: 60 }, (_, i) =>
-      i % 2 ? { kind: 'assistant', seq: i + 1, at: T, text: `answer ${i}: ${'words that wrap across the narrow panel '.repeat(3)}` } : { kind: 'user', seq: i + 1, at: T, text: `question ${i}`, source: 'user' },
+      i % 2
+        ? { kind: 'assistant', seq: i + 1, at: T, text: `answer ${i}: ${'words that wrap across the narrow panel '.repeat(3)}` }
+        : { kind: 'user', seq: i + 1, at: T, text: `question ${i}`, source: 'user' },
     );
-    await send({ type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [] }, { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
+    await send(
+      { type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [] },
+      { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false },
+    );
     // At the bottom first (a scroll event there), then up: the user leaves the newest message.
     await w.page.evaluate(`(async () => {
       const s = document.querySelector('.chat .scroller');
@@ -113,7 +152,9 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
       await window.__host.frame(); await window.__host.frame();
       for (let k = 0; k < 5; k++) { s.scrollTop -= 150; await window.__host.frame(); await window.__host.frame(); }
     })()`);
-    const where = await w.page.evaluate<string>(`(() => { const s = document.querySelector('.chat .scroller'); return [s.scrollTop, s.scrollHeight, s.clientHeight, document.querySelectorAll('article').length].join(' '); })()`);
+    const where = await w.page.evaluate<string>(
+      `(() => { const s = document.querySelector('.chat .scroller'); return [s.scrollTop, s.scrollHeight, s.clientHeight, document.querySelectorAll('article').length].join(' '); })()`,
+    );
     await waitFor(`!!document.querySelector('.jump')`, `the jump button after scrolling up (scrollTop scrollHeight clientHeight articles: ${where})`);
     await w.page.screenshot({ path: path.join(ARTIFACTS, 'jump-button.png') });
     const geo = await w.page.evaluate<{ jumpTop: number; scrollerBottom: number; covered: number }>(`(() => {
@@ -130,7 +171,10 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     assert.ok(geo.jumpTop >= geo.scrollerBottom - 0.5, `the button (top ${geo.jumpTop}) is below the scrolled text (bottom ${geo.scrollerBottom})`);
     assert.equal(geo.covered, 0);
     await w.page.click('.jump');
-    await waitFor(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 4; })()`, 'the chat at the newest message after the jump');
+    await waitFor(
+      `(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 4; })()`,
+      'the chat at the newest message after the jump',
+    );
   });
 
   it('an empty panel offers the example prompts; the input shows the mode in force and opens the picker', async () => {
@@ -147,13 +191,16 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     assert.equal(sent[0].type === 'chat/send' && sent[0].sessionId, undefined, 'an example starts a new conversation');
 
     // A session's own switch wins over the settings; the indicator opens the picker for it.
-    await send({ type: 'tree/node', node: node(ROOT, { title: 'Root conversation', policy: { approval: 'never' } }) }, { type: 'session/selected', sessionId: ROOT });
+    await send(
+      { type: 'tree/node', node: node(ROOT, { title: 'Root conversation', policy: { approval: 'never' } }) },
+      { type: 'session/selected', sessionId: ROOT },
+    );
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: never/);
     await w.page.click('.composer .mode');
     assert.deepEqual((await posted()).at(-1), { type: 'policy/pick', sessionId: ROOT });
     // "+" (draft/start): nothing selected, the examples are back.
     await send({ type: 'draft/start' });
-    assert.equal((await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`)), 3);
+    assert.equal(await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`), 3);
   });
 
   it('the mode indicator says whether the OS sandbox confines commands, and warns when none can start', async () => {
@@ -167,7 +214,10 @@ describe('webview layout for a new user (chromium, scripted host)', function () 
     const missing = { active: false, detail: 'no OS sandbox: bubblewrap (bwrap) is not installed; install bubblewrap', network: false };
     await send({ type: 'settings/changed', settings: { ...SETTINGS, osSandbox: missing } });
     assert.match(await textOf('.composer .mode .unconfined'), /^no OS sandbox$/);
-    assert.match(await w.page.evaluate<string>(`document.querySelector('.composer .mode').title`), /bubblewrap \(bwrap\) is not installed; install bubblewrap\. Every command needs approval/);
+    assert.match(
+      await w.page.evaluate<string>(`document.querySelector('.composer .mode').title`),
+      /bubblewrap \(bwrap\) is not installed; install bubblewrap\. Every command needs approval/,
+    );
 
     // full-access runs commands unconfined by choice: nothing to warn about.
     await send({ type: 'settings/changed', settings: { ...SETTINGS, sandbox: 'full-access', osSandbox: missing } });

@@ -44,7 +44,9 @@ describe('webview markdown (model text is untrusted)', () => {
   });
 
   it('reads fences, lists, headings, quotes and inline styles', () => {
-    const blocks = parseMarkdown('# Title\n\nSome *em* and **strong** and `code` and ~~gone~~.\n\n- one\n- two\n  - nested\n\n3. three\n4. four\n\n> quoted\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n---');
+    const blocks = parseMarkdown(
+      '# Title\n\nSome *em* and **strong** and `code` and ~~gone~~.\n\n- one\n- two\n  - nested\n\n3. three\n4. four\n\n> quoted\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n---',
+    );
     assert.deepEqual(
       blocks.map((b) => b.t),
       ['h', 'p', 'list', 'list', 'quote', 'code', 'hr'],
@@ -79,7 +81,14 @@ describe('webview markdown (model text is untrusted)', () => {
   });
 
   it('stays fast on hostile input', () => {
-    const hostile = ['*'.repeat(50_000), '_a'.repeat(25_000), '['.repeat(20_000) + ']('.repeat(10_000), '`'.repeat(30_000), '> '.repeat(5_000) + 'x', '- '.repeat(5_000) + 'x'];
+    const hostile = [
+      '*'.repeat(50_000),
+      '_a'.repeat(25_000),
+      '['.repeat(20_000) + ']('.repeat(10_000),
+      '`'.repeat(30_000),
+      `${'> '.repeat(5_000)}x`,
+      `${'- '.repeat(5_000)}x`,
+    ];
     for (const src of hostile) {
       const t0 = performance.now();
       parseMarkdown(src);

@@ -33,10 +33,17 @@ const NODES = [
   node(OTHER, undefined, { title: 'Other conversation', createdAt: '2025-06-01T08:00:00.000Z' }),
 ];
 
-const user = (seq: number, text: string, extra: Partial<Extract<TranscriptEntry, { kind: 'user' }>> = {}): TranscriptEntry => ({ kind: 'user', seq, at: T, text, source: 'user', ...extra });
+const user = (seq: number, text: string, extra: Partial<Extract<TranscriptEntry, { kind: 'user' }>> = {}): TranscriptEntry => ({
+  kind: 'user',
+  seq,
+  at: T,
+  text,
+  source: 'user',
+  ...extra,
+});
 const assistant = (seq: number, text: string): TranscriptEntry => ({ kind: 'assistant', seq, at: T, text });
 
-describe('webview panel in chromium (scripted host)', function () {
+describe('webview panel in chromium (scripted host)', () => {
   const w = webviewFixture('arbor-webview-test-');
   const { send, posted, lastPosted, count, textOf } = w;
   const open = (query?: Record<string, string>) => w.open(query);
@@ -59,7 +66,9 @@ describe('webview panel in chromium (scripted host)', function () {
     // reload. (A fresh page, not open(): that clears the state the tab saves as it starts.)
     await w.open({ view: 'transcript', session: CHILD }, { keepState: true });
     await new Promise((r) => setTimeout(r, 300)); // saveState coalesces writes for 150 ms
-    const state = await w.page.evaluate<{ sessionId?: string } | null>(`JSON.parse(sessionStorage.getItem('arbor-harness-state:transcript:${CHILD}') ?? 'null')`);
+    const state = await w.page.evaluate<{ sessionId?: string } | null>(
+      `JSON.parse(sessionStorage.getItem('arbor-harness-state:transcript:${CHILD}') ?? 'null')`,
+    );
     assert.equal(state?.sessionId, CHILD);
   });
 
@@ -163,7 +172,12 @@ describe('webview panel in chromium (scripted host)', function () {
 
   it('stops a running session, forks from a message, and tags messages for the context menu', async () => {
     await open();
-    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [user(0, 'question'), assistant(1, 'answer')], hasMore: false });
+    await send(snapshot({ selected: ROOT }), {
+      type: 'transcript/reset',
+      sessionId: ROOT,
+      entries: [user(0, 'question'), assistant(1, 'answer')],
+      hasMore: false,
+    });
     await w.page.click('vscode-button:has-text("Stop")');
     const stop = (await lastPosted()) as Extract<WebviewToHost, { type: 'agent/interrupt' }>;
     assert.equal(stop.type, 'agent/interrupt');
@@ -176,7 +190,13 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.match(await textOf('.composer [role=alert]'), /Forking the conversation failed: The store is locked by process 4242\./);
     assert.match(await textOf('.composer [role=alert] .what-to-do'), /close it, then try again/);
     const ctx = await w.page.evaluate<string>(`document.querySelector('article[data-seq="1"]').dataset.vscodeContext`);
-    assert.deepEqual(JSON.parse(ctx), { webviewSection: 'chatMessage', arborSessionId: ROOT, arborSeq: 1, arborView: 'panel', preventDefaultContextMenuItems: true });
+    assert.deepEqual(JSON.parse(ctx), {
+      webviewSection: 'chatMessage',
+      arborSessionId: ROOT,
+      arborSeq: 1,
+      arborView: 'panel',
+      preventDefaultContextMenuItems: true,
+    });
     // An idle session cannot be stopped.
     await send({ type: 'tree/node', node: { ...NODES[0], status: 'idle' } });
     assert.equal(await w.page.evaluate(`document.querySelector('vscode-button[title^="Stop"]').disabled`), true);
@@ -199,7 +219,11 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.match(await textOf('article.settled'), /Runtime notice[\s\S]*child-worker[\s\S]*settled: completed/);
     assert.equal(await count('article.delegation'), 1);
     assert.match(await textOf('article.turn-end'), /Turn ended: Interrupted/);
-    await send({ type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: 'Hello ' }, { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: '**world**' }, { type: 'stream/delta', sessionId: OTHER, kind: 'text', delta: 'not here' });
+    await send(
+      { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: 'Hello ' },
+      { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: '**world**' },
+      { type: 'stream/delta', sessionId: OTHER, kind: 'text', delta: 'not here' },
+    );
     assert.match(await textOf('article.live'), /Hello world/);
     assert.doesNotMatch(await textOf('article.live'), /not here/);
     await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(4, 'Hello world')] });
@@ -212,9 +236,12 @@ describe('webview panel in chromium (scripted host)', function () {
     await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false });
     // Each append lands after the frame that scrolled to the previous one, before that
     // scroll's event is handled: growth below is not the user scrolling away.
-    for (let seq = 6; seq < 14; seq++) await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(seq, `late answer ${seq}\n\n${'more '.repeat(40)}`)] });
+    for (let seq = 6; seq < 14; seq++)
+      await send({ type: 'transcript/append', sessionId: ROOT, entries: [assistant(seq, `late answer ${seq}\n\n${'more '.repeat(40)}`)] });
     for (let i = 0; i < 3; i++) await w.page.evaluate(`window.__host.frame()`);
-    const fromBottom = await w.page.evaluate<number>(`(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight; })()`);
+    const fromBottom = await w.page.evaluate<number>(
+      `(() => { const s = document.querySelector('.chat .scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight; })()`,
+    );
     assert.ok(fromBottom < 24, `the chat stays at the bottom (${fromBottom}px above it)`);
   });
 
@@ -231,7 +258,11 @@ describe('webview panel in chromium (scripted host)', function () {
   it('answers approvals inline, tagged with the asking session and its lineage', async () => {
     await open();
     const prompt = { requestId: 'r1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: 'npm test', reason: 'needs approval' };
-    await send(snapshot({ selected: ROOT }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt });
+    await send(
+      snapshot({ selected: ROOT }),
+      { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false },
+      { type: 'approval/requested', prompt },
+    );
     assert.match(await textOf('.approval'), /asked by grand-worker[\s\S]*Root conversation[\s\S]*child-worker[\s\S]*grand-worker/);
     await w.page.click('.approval vscode-button:has-text("Allow")');
     assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'r1', decision: 'allow' });
@@ -242,10 +273,36 @@ describe('webview panel in chromium (scripted host)', function () {
   it('shows the diff and the scope of a grant; allows for the conversation, denies with a reason, marks ancestors, revokes', async () => {
     await open();
     const preview = { kind: 'diff' as const, text: '--- a/.vscode/settings.json\n+++ b/.vscode/settings.json\n@@ -1,3 +1,3 @@\n {\n-  "a": 1\n+  "a": 2\n }' };
-    const write = { requestId: 'w1', sessionId: ROOT, lineage: [ROOT], tool: 'write_file', summary: 'write_file: overwrite .vscode/settings.json (14 bytes)', reason: 'protected path', preview, grant: { kind: 'path' as const, value: '/ws/.vscode/settings.json' } };
-    const cmd = { requestId: 'c1', sessionId: GRAND, lineage: [GRAND, CHILD, ROOT], tool: 'run_command', summary: '$ npm test', reason: 'commands', grant: { kind: 'command-prefix' as const, value: 'npm test' } };
-    const marked = [node(ROOT, undefined, { title: 'Root conversation', pendingApprovals: 2 }), node(CHILD, ROOT, { label: 'child-worker', pendingApprovals: 1 }), node(GRAND, CHILD, { label: 'grand-worker', pendingApprovals: 1, status: 'approval', activity: 'waiting for approval' })];
-    await send(snapshot({ selected: ROOT, nodes: [...marked, NODES[3]] }), { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false }, { type: 'approval/requested', prompt: write }, { type: 'approval/requested', prompt: cmd });
+    const write = {
+      requestId: 'w1',
+      sessionId: ROOT,
+      lineage: [ROOT],
+      tool: 'write_file',
+      summary: 'write_file: overwrite .vscode/settings.json (14 bytes)',
+      reason: 'protected path',
+      preview,
+      grant: { kind: 'path' as const, value: '/ws/.vscode/settings.json' },
+    };
+    const cmd = {
+      requestId: 'c1',
+      sessionId: GRAND,
+      lineage: [GRAND, CHILD, ROOT],
+      tool: 'run_command',
+      summary: '$ npm test',
+      reason: 'commands',
+      grant: { kind: 'command-prefix' as const, value: 'npm test' },
+    };
+    const marked = [
+      node(ROOT, undefined, { title: 'Root conversation', pendingApprovals: 2 }),
+      node(CHILD, ROOT, { label: 'child-worker', pendingApprovals: 1 }),
+      node(GRAND, CHILD, { label: 'grand-worker', pendingApprovals: 1, status: 'approval', activity: 'waiting for approval' }),
+    ];
+    await send(
+      snapshot({ selected: ROOT, nodes: [...marked, NODES[3]] }),
+      { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false },
+      { type: 'approval/requested', prompt: write },
+      { type: 'approval/requested', prompt: cmd },
+    );
     assert.equal(await count('.needs-you'), 3, 'the asker and each ancestor carry the mark');
     assert.equal(await textOf(`[data-row-id="${CHILD}"] .needs-you`), '1');
     // The asker's status says what it waits for, in words, and it can still be stopped.
@@ -300,7 +357,14 @@ describe('webview panel in chromium (scripted host)', function () {
     assert.ok(more, 'transcript/more was posted');
     assert.equal(more.beforeSeq, 1000);
     assert.ok((await count('article[data-seq]')) <= 160, 'the window stays bounded');
-    await send({ type: 'request/done', id: more.id, ok: true, sessionId: ROOT, entries: [user(998, 'older question'), assistant(999, 'older answer')], hasMore: false });
+    await send({
+      type: 'request/done',
+      id: more.id,
+      ok: true,
+      sessionId: ROOT,
+      entries: [user(998, 'older question'), assistant(999, 'older answer')],
+      hasMore: false,
+    });
     await w.page.evaluate(`window.__host.frame()`);
     assert.equal(await count('article[data-seq="998"]'), 1, 'the older page is shown');
   });

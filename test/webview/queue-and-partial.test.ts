@@ -8,9 +8,18 @@ import { webviewFixture } from '../support/webview-fixture';
 const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
 const T = '2025-06-01T09:00:00.000Z';
 const ROOT = 's-root-1';
-const NODE: TreeNode = { id: ROOT, origin: 'user', depth: 0, status: 'running', title: 'Root', tokens: { prompt: 0, completion: 0, cacheHit: 0 }, reports: 0, createdAt: T };
+const NODE: TreeNode = {
+  id: ROOT,
+  origin: 'user',
+  depth: 0,
+  status: 'running',
+  title: 'Root',
+  tokens: { prompt: 0, completion: 0, cacheHit: 0 },
+  reports: 0,
+  createdAt: T,
+};
 
-describe('webview in chromium: partial replies and the queue', function () {
+describe('webview in chromium: partial replies and the queue', () => {
   const w = webviewFixture('arbor-webview-queue-');
   const { send, posted, textOf, count, click } = w;
   const open = (query: Record<string, string>) => w.open(query);
@@ -21,7 +30,13 @@ describe('webview in chromium: partial replies and the queue', function () {
       { type: 'state/snapshot', nodes: [NODE], settings: SETTINGS, approvals: [] },
       // A delta the host flushed just before the reset: the reset's partial already holds it.
       { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: 'said so far' },
-      { type: 'transcript/reset', sessionId: ROOT, entries: [{ kind: 'user', seq: 0, at: T, text: 'go', source: 'user' }], hasMore: false, partial: { text: 'Everything said so far', reasoning: 'Why: because' } },
+      {
+        type: 'transcript/reset',
+        sessionId: ROOT,
+        entries: [{ kind: 'user', seq: 0, at: T, text: 'go', source: 'user' }],
+        hasMore: false,
+        partial: { text: 'Everything said so far', reasoning: 'Why: because' },
+      },
       { type: 'stream/delta', sessionId: ROOT, kind: 'text', delta: ', and more.' },
     );
     assert.match(await textOf('article.live'), /Everything said so far, and more\./);
@@ -31,9 +46,20 @@ describe('webview in chromium: partial replies and the queue', function () {
 
   it('shows queued messages with Cancel, waiting ones with Send now and "runs first", and posts the intents', async () => {
     await open({ view: 'panel' });
-    await send({ type: 'state/snapshot', nodes: [NODE], settings: SETTINGS, approvals: [], selected: ROOT }, { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false });
+    await send(
+      { type: 'state/snapshot', nodes: [NODE], settings: SETTINGS, approvals: [], selected: ROOT },
+      { type: 'transcript/reset', sessionId: ROOT, entries: [], hasMore: false },
+    );
     assert.equal(await count('section.queue'), 0, 'no section without queued messages');
-    await send({ type: 'queue/changed', sessionId: ROOT, state: 'queued', messages: [{ messageId: 'm1', text: 'first queued', source: 'user', at: T }, { messageId: 'm2', text: 'second queued', source: 'followup', at: T }] });
+    await send({
+      type: 'queue/changed',
+      sessionId: ROOT,
+      state: 'queued',
+      messages: [
+        { messageId: 'm1', text: 'first queued', source: 'user', at: T },
+        { messageId: 'm2', text: 'second queued', source: 'followup', at: T },
+      ],
+    });
     assert.match(await textOf('section.queue header'), /Queued \(2\)[\s\S]*after the current turn/);
     assert.equal(await count('section.queue li'), 2);
     assert.equal(await count('section.queue li button'), 2, 'queued: Cancel only');

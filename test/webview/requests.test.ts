@@ -7,7 +7,13 @@ describe('webview requests: typed answers by id', () => {
   const make = () => {
     const sent: WebviewToHost[] = [];
     let n = 0;
-    return { sent, requests: new Requests((m) => sent.push(m), () => `r${++n}`) };
+    return {
+      sent,
+      requests: new Requests(
+        (m) => sent.push(m),
+        () => `r${++n}`,
+      ),
+    };
   };
 
   it('posts the request with a fresh id and resolves with what its answer carries', async () => {
@@ -24,7 +30,10 @@ describe('webview requests: typed answers by id', () => {
     const { id, answer } = requests.send({ type: 'goal/resume', sessionId: 's-1' });
     assert.equal(requests.settle({ type: 'request/done', id: 'other', ok: false, error: 'x' }), false);
     requests.settle({ type: 'request/done', id, ok: false, error: 'Every round is used.', code: 'ROUNDS_EXHAUSTED' });
-    const err = await answer.then(() => undefined, (e: unknown) => e);
+    const err = await answer.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof RequestError);
     assert.deepEqual([err.message, err.code], ['Every round is used.', 'ROUNDS_EXHAUSTED']);
     assert.equal(requests.settle({ type: 'request/done', id, ok: true }), false, 'answered once');

@@ -1,7 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { buildChildren, ROOT, visibleRows } from '../../webview/src/lib/tree-rows';
 
-const n = (id: string, parentId: string | undefined, minute: number) => ({ id, parentId, createdAt: `2025-06-01T09:${String(minute).padStart(2, '0')}:00.000Z` });
+const n = (id: string, parentId: string | undefined, minute: number) => ({
+  id,
+  parentId,
+  createdAt: `2025-06-01T09:${String(minute).padStart(2, '0')}:00.000Z`,
+});
 
 describe('webview tree rows', () => {
   const nodes = [n('a', undefined, 0), n('b', undefined, 5), n('a.1', 'a', 1), n('a.2', 'a', 2), n('a.1.x', 'a.1', 3), n('orphan', 'gone', 4)];

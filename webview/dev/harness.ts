@@ -71,7 +71,10 @@ window.acquireVsCodeApi = () => {
       const msg = JSON.parse(JSON.stringify(m)) as WebviewToHost;
       window.__posted.push(msg);
       // In demo mode a tiny host answers, asynchronously like the real one.
-      if (demo) setTimeout(() => demoRespond(msg, Date.now()).forEach((r) => window.__host.send(r)), 0);
+      if (demo)
+        setTimeout(() => {
+          for (const r of demoRespond(msg, Date.now())) window.__host.send(r);
+        }, 0);
     },
     getState() {
       const s = sessionStorage.getItem(stateKey);

@@ -1,14 +1,14 @@
-import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
-import { queuedMessages, type QueuedMessage } from '../session/folds';
-import type { AgentConfig, ToolProgress } from './config';
+import { describeError } from '../errors';
 import type { ApprovalPort } from '../policy/approval';
-import { compact, compactIfNeeded, type CompactionResult } from './compaction';
+import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import { type QueuedMessage, queuedMessages } from '../session/folds';
+import { type CompactionResult, compact, compactIfNeeded } from './compaction';
+import type { AgentConfig, ToolProgress } from './config';
+import type { SessionLog } from './session-writer';
 import { InterruptReason, runTurn, type TurnOutcome } from './turn';
 import { withdrawQueued } from './withdraw';
-import type { SessionLog } from './session-writer';
 
 /** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
 export type AgentActivity = 'idle' | 'running';
@@ -316,7 +316,12 @@ export class Agent implements SessionLog {
       };
       let outcome: TurnOutcome;
       try {
-        outcome = await (this.cfg.runTurn ?? runTurn)(this.turnConfig(), { messageId: next.messageId, text: next.text, source: next.source }, signal, beforeStep);
+        outcome = await (this.cfg.runTurn ?? runTurn)(
+          this.turnConfig(),
+          { messageId: next.messageId, text: next.text, source: next.source },
+          signal,
+          beforeStep,
+        );
       } catch (err) {
         // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
         outcome = { stopReason: 'error', error: describeError(err) };
@@ -357,7 +362,12 @@ export class Agent implements SessionLog {
   private admitted(msg: InboxAcceptedEvent): boolean | Promise<boolean> {
     try {
       const r = this.cfg.admit!(msg);
-      return typeof r === 'boolean' ? r : Promise.resolve(r).then((v) => v === true, () => false);
+      return typeof r === 'boolean'
+        ? r
+        : Promise.resolve(r).then(
+            (v) => v === true,
+            () => false,
+          );
     } catch {
       return false;
     }

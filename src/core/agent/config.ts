@@ -1,6 +1,5 @@
 import type { ModelClient } from '../model/types';
-import type { ToolCall } from '../session/events';
-import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode } from '../session/events';
+import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, ToolCall } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
 import type { ClaimedMessage, TurnOutcome } from './turn';
@@ -80,13 +79,17 @@ export interface ToolCallHooks {
    * instead of running the tool (a block: say why in `content`, code it), or nothing to run it.
    * A throw or a rejection blocks the call with code BLOCKED (fail closed).
    */
-  beforeToolCall?: (c: { call: ToolCall; args: Record<string, unknown> }) => ToolResult | undefined | void | Promise<ToolResult | undefined | void>;
+  beforeToolCall?: (c: { call: ToolCall; args: Record<string, unknown> }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
   /**
    * After a call was answered (by the tool or by `beforeToolCall`), before the result is
    * written: return a result to replace it, or nothing to keep it. A throw or a rejection
    * keeps the result as it was. `args` is absent when the arguments did not parse.
    */
-  afterToolCall?: (c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult }) => ToolResult | undefined | void | Promise<ToolResult | undefined | void>;
+  afterToolCall?: (c: {
+    call: ToolCall;
+    args?: Record<string, unknown>;
+    result: ToolResult;
+  }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
   /** A tool said how it is going (`ToolContext.progress`). Must not throw (a throw is dropped). */
   onProgress?: (p: ToolProgress) => void;
 }

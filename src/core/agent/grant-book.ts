@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { activeGrants, grantCovers, type GrantBook } from '../policy/grants';
+import { activeGrants, type GrantBook, grantCovers } from '../policy/grants';
 import type { SessionWriter } from './session-writer';
 
 /**

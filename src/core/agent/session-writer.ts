@@ -64,7 +64,10 @@ export class SessionWriter implements SessionLog {
     // Appends are ordered by the store's single writer queue; keep the promise chain so
     // `flush()` can wait for everything issued so far.
     const p = this.store.append(this.session.id, [e]);
-    this.tail = this.tail.then(() => p, () => p);
+    this.tail = this.tail.then(
+      () => p,
+      () => p,
+    );
     const durable = p.then(() => e);
     // Awaited later (after other staged events): a failure is reported there, not as unhandled.
     durable.catch(() => undefined);

@@ -25,7 +25,8 @@ export function nestingDepth(json: string, limit = MAX_ARGUMENT_DEPTH): number {
   for (let i = 0; i < json.length; i++) {
     const ch = json.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) inString = true;
     else if (ch === 0x5b || ch === 0x7b) {

@@ -1,6 +1,6 @@
 import { describeError } from '../errors';
 import type { ToolCall } from '../session/events';
-import { parseToolArguments, type ParsedArguments } from '../tools/args';
+import { type ParsedArguments, parseToolArguments } from '../tools/args';
 import { callTool } from '../tools/call';
 import { fileKey } from '../tools/paths';
 import { fail } from '../tools/result';
@@ -45,7 +45,14 @@ export async function runToolCalls(calls: readonly ToolCall[], tools: readonly T
 }
 
 /** One call's answer: unknown tool, bad arguments, a block by `beforeToolCall`, or the tool's own result (through `callTool`). */
-async function answer(call: ToolCall, tool: Tool | undefined, parsed: ParsedArguments | undefined, ctx: ToolContext, hooks: ToolCallHooks, byName: Map<string, Tool>): Promise<ToolResult> {
+async function answer(
+  call: ToolCall,
+  tool: Tool | undefined,
+  parsed: ParsedArguments | undefined,
+  ctx: ToolContext,
+  hooks: ToolCallHooks,
+  byName: Map<string, Tool>,
+): Promise<ToolResult> {
   if (!tool || !parsed) {
     const names = [...byName.keys()].join(', ');
     return fail('UNKNOWN_TOOL', `Unknown tool "${call.name}". Available tools: ${names || 'none'}.`);
@@ -56,7 +63,10 @@ async function answer(call: ToolCall, tool: Tool | undefined, parsed: ParsedArgu
 }
 
 /** A `beforeToolCall` answer; a throw or a rejection blocks the call (fail closed). */
-async function checkBefore(hook: NonNullable<ToolCallHooks['beforeToolCall']>, c: { call: ToolCall; args: Record<string, unknown> }): Promise<ToolResult | undefined> {
+async function checkBefore(
+  hook: NonNullable<ToolCallHooks['beforeToolCall']>,
+  c: { call: ToolCall; args: Record<string, unknown> },
+): Promise<ToolResult | undefined> {
   try {
     return (await hook(c)) ?? undefined;
   } catch (err) {
@@ -65,7 +75,10 @@ async function checkBefore(hook: NonNullable<ToolCallHooks['beforeToolCall']>, c
 }
 
 /** An `afterToolCall` replacement; a throw or a rejection keeps the tool's own result. */
-async function checkAfter(hook: NonNullable<ToolCallHooks['afterToolCall']>, c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult }): Promise<ToolResult> {
+async function checkAfter(
+  hook: NonNullable<ToolCallHooks['afterToolCall']>,
+  c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult },
+): Promise<ToolResult> {
   try {
     return (await hook(c)) ?? c.result;
   } catch {

@@ -1,11 +1,11 @@
-import { describeError } from '../errors';
 import { randomUUID } from 'node:crypto';
+import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
-import { DEFAULT_MAX_STEPS, type AgentConfig } from './config';
+import { type AgentConfig, DEFAULT_MAX_STEPS } from './config';
 import { grantBookOf } from './grant-book';
 import { collect } from './stream-collector';
 import { runToolCalls } from './tool-runner';
@@ -84,7 +84,17 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     // What the turn said so far is on disk before the model hears it; the header's own write
     // runs while the request does (it describes the request, it does not gate it).
     await Promise.all(pending.splice(0));
-    pending.push(w.stage({ type: 'request/header', model: info.model, provider: info.provider, bytes: info.bytes, headBytes: info.headBytes, headHash: info.headHash, prefixHash: info.prefixHash }));
+    pending.push(
+      w.stage({
+        type: 'request/header',
+        model: info.model,
+        provider: info.provider,
+        bytes: info.bytes,
+        headBytes: info.headBytes,
+        headHash: info.headHash,
+        prefixHash: info.prefixHash,
+      }),
+    );
     const out = await collect(cfg.model.stream(req), cfg.onDelta);
     // Some servers reuse call ids across steps; the log needs them unique within a turn.
     for (const c of out.toolCalls) {
@@ -98,14 +108,16 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     if (out.error?.discardPartial) out.text = out.reasoning = '';
     const keepCalls = !out.error && !interrupted;
     if (out.text || out.reasoning || keepCalls || out.usage) {
-      pending.push(w.stage({
-        type: 'assistant/message',
-        text: out.text,
-        model: req.model,
-        ...(out.reasoning ? { reasoning: out.reasoning } : {}),
-        ...(keepCalls && out.toolCalls.length ? { toolCalls: out.toolCalls } : {}),
-        ...(out.usage ? { usage: out.usage } : {}),
-      }));
+      pending.push(
+        w.stage({
+          type: 'assistant/message',
+          text: out.text,
+          model: req.model,
+          ...(out.reasoning ? { reasoning: out.reasoning } : {}),
+          ...(keepCalls && out.toolCalls.length ? { toolCalls: out.toolCalls } : {}),
+          ...(out.usage ? { usage: out.usage } : {}),
+        }),
+      );
     }
     if (interrupted) return end(stopped(), whyStopped(signal));
     if (out.error) return end('error', out.error.message, out.error.code);
@@ -128,7 +140,14 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
       const res = results[i];
-      await w.append({ type: 'tool/result', callId: call.id, name: call.name, content: res.content, isError: res.isError, ...(res.refusal ? { refusal: res.refusal } : {}) });
+      await w.append({
+        type: 'tool/result',
+        callId: call.id,
+        name: call.name,
+        content: res.content,
+        isError: res.isError,
+        ...(res.refusal ? { refusal: res.refusal } : {}),
+      });
     }
   }
 }

@@ -4,7 +4,7 @@ import type { SessionEvent } from '../session/events';
 import { estimateTokens, type SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
 import type { PriceBook } from './prices';
-import { formatUsd, spendOf, totalTokens, zeroSpend, type Spend } from './spend';
+import { formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
 
 /** What a request is about to cost at most: its prompt (from its bytes) plus its completion cap. */
 export interface RequestNeed {
@@ -130,10 +130,13 @@ export class BudgetGuard {
         return `${Math.max(0, left)} tokens are left${s.reservedTokens ? ` (besides ${s.reservedTokens} held by requests in flight)` : ''} and this request may take ${tokens} (a prompt of about ${need.prompt} plus a completion cap of ${need.completion})`;
     }
     if (b.maxCostUsd !== undefined) {
-      if (usd === undefined) return `model ${model} has no price, so its cost cannot be counted against a dollar budget (add its price in settings, or use a token budget)`;
-      if (s.spent.costUsd === undefined) return 'a model with no price already spent under it, so its cost is unknown (add the price in settings, or use a token budget)';
+      if (usd === undefined)
+        return `model ${model} has no price, so its cost cannot be counted against a dollar budget (add its price in settings, or use a token budget)`;
+      if (s.spent.costUsd === undefined)
+        return 'a model with no price already spent under it, so its cost is unknown (add the price in settings, or use a token budget)';
       const left = b.maxCostUsd - s.spent.costUsd - s.reservedUsd;
-      if (usd > left) return `${formatUsd(Math.max(0, left))} is left${s.reservedUsd ? ' beside what requests in flight hold' : ''} and this request may cost ${formatUsd(usd)}`;
+      if (usd > left)
+        return `${formatUsd(Math.max(0, left))} is left${s.reservedUsd ? ' beside what requests in flight hold' : ''} and this request may cost ${formatUsd(usd)}`;
     }
     return undefined;
   }
@@ -228,7 +231,9 @@ export class BudgetGuard {
           completion: s.spent.tokens.completion + now.tokens.completion - before.tokens.completion,
           cacheHit: s.spent.tokens.cacheHit + now.tokens.cacheHit - before.tokens.cacheHit,
         },
-        ...(s.spent.costUsd !== undefined && now.costUsd !== undefined && before.costUsd !== undefined ? { costUsd: s.spent.costUsd + now.costUsd - before.costUsd } : {}),
+        ...(s.spent.costUsd !== undefined && now.costUsd !== undefined && before.costUsd !== undefined
+          ? { costUsd: s.spent.costUsd + now.costUsd - before.costUsd }
+          : {}),
       };
     }
   }
@@ -270,7 +275,11 @@ export class BudgetGuard {
       const own = sum ? spendOf(sum as SessionSummary, prices) : zeroSpend();
       this.own.set(x, own);
       spent = {
-        tokens: { prompt: spent.tokens.prompt + own.tokens.prompt, completion: spent.tokens.completion + own.tokens.completion, cacheHit: spent.tokens.cacheHit + own.tokens.cacheHit },
+        tokens: {
+          prompt: spent.tokens.prompt + own.tokens.prompt,
+          completion: spent.tokens.completion + own.tokens.completion,
+          cacheHit: spent.tokens.cacheHit + own.tokens.cacheHit,
+        },
         ...(spent.costUsd !== undefined && own.costUsd !== undefined ? { costUsd: spent.costUsd + own.costUsd } : {}),
       };
     }

@@ -61,10 +61,15 @@ export function checkPriceOverrides(v: unknown, where = 'prices'): Record<string
     const unknown = Object.keys(row).filter((k) => !['input', 'cacheHit', 'output'].includes(k));
     if (unknown.length) throw new PriceError(`${where}.${model} has unknown field ${unknown.join(', ')}; known: input, cacheHit, output.`);
     for (const k of ['input', 'output'] as const) {
-      if (!price(row[k])) throw new PriceError(`${where}.${model}.${k} must be a number from 0 to ${MAX_PRICE_PER_MILLION} (USD per million tokens); got ${JSON.stringify(row[k])}.`);
+      if (!price(row[k]))
+        throw new PriceError(
+          `${where}.${model}.${k} must be a number from 0 to ${MAX_PRICE_PER_MILLION} (USD per million tokens); got ${JSON.stringify(row[k])}.`,
+        );
     }
     if (row.cacheHit !== undefined && !price(row.cacheHit))
-      throw new PriceError(`${where}.${model}.cacheHit must be a number from 0 to ${MAX_PRICE_PER_MILLION} (USD per million tokens); got ${JSON.stringify(row.cacheHit)}.`);
+      throw new PriceError(
+        `${where}.${model}.cacheHit must be a number from 0 to ${MAX_PRICE_PER_MILLION} (USD per million tokens); got ${JSON.stringify(row.cacheHit)}.`,
+      );
     out[model] = { input: row.input as number, output: row.output as number, cacheHit: (row.cacheHit as number | undefined) ?? (row.input as number) };
   }
   return out;

@@ -1,8 +1,8 @@
-import { BudgetInputError, checkBudget, type Budget } from '../session/budget';
+import { type Budget, BudgetInputError, checkBudget } from '../session/budget';
 import type { Store } from '../store/store';
 import { BudgetGuard } from './guard';
-import { checkPriceOverrides, PriceBook, type ModelPrice } from './prices';
-import { spendOf, type Spend } from './spend';
+import { checkPriceOverrides, type ModelPrice, PriceBook } from './prices';
+import { type Spend, spendOf } from './spend';
 
 /**
  * Prices and budgets of one harness (decisions 0033, 0034): the price book readers count
@@ -19,7 +19,11 @@ export class CostService {
     overrides: Record<string, ModelPrice | null> | undefined,
   ) {
     this.prices = new PriceBook(overrides ? checkPriceOverrides(overrides) : {});
-    this.budgets = new BudgetGuard(store, () => this.prices, (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? id);
+    this.budgets = new BudgetGuard(
+      store,
+      () => this.prices,
+      (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? id,
+    );
   }
 
   /** New prices (a settings change): every reader and every budget counts at them from now. */
@@ -46,10 +50,14 @@ export class CostService {
     const left = this.budgets.remaining(parentId);
     if (!left) return;
     if (budget.maxTokens !== undefined && left.tokens !== undefined && budget.maxTokens > left.tokens)
-      throw new BudgetInputError(`budget.maxTokens ${budget.maxTokens} is more than the ${left.tokens} tokens your budget has left; give at most ${left.tokens}.`);
+      throw new BudgetInputError(
+        `budget.maxTokens ${budget.maxTokens} is more than the ${left.tokens} tokens your budget has left; give at most ${left.tokens}.`,
+      );
     if (budget.maxCostUsd !== undefined && left.costLimited) {
-      if (left.usd === undefined) throw new BudgetInputError('budget.maxCostUsd cannot be checked: a model with no price spent under your budget; give a token budget instead.');
-      if (budget.maxCostUsd > left.usd) throw new BudgetInputError(`budget.maxCostUsd ${budget.maxCostUsd} is more than the $${left.usd.toFixed(4)} your budget has left; give at most that.`);
+      if (left.usd === undefined)
+        throw new BudgetInputError('budget.maxCostUsd cannot be checked: a model with no price spent under your budget; give a token budget instead.');
+      if (budget.maxCostUsd > left.usd)
+        throw new BudgetInputError(`budget.maxCostUsd ${budget.maxCostUsd} is more than the $${left.usd.toFixed(4)} your budget has left; give at most that.`);
     }
   }
 }

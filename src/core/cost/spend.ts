@@ -45,7 +45,11 @@ export function spendOf(s: SessionSummary, prices: PriceBook): Spend {
 /** `a + b` (a cost stays known only when both are known). */
 export function addSpend(a: Spend, b: Spend): Spend {
   const out: Spend = {
-    tokens: { prompt: a.tokens.prompt + b.tokens.prompt, completion: a.tokens.completion + b.tokens.completion, cacheHit: a.tokens.cacheHit + b.tokens.cacheHit },
+    tokens: {
+      prompt: a.tokens.prompt + b.tokens.prompt,
+      completion: a.tokens.completion + b.tokens.completion,
+      cacheHit: a.tokens.cacheHit + b.tokens.cacheHit,
+    },
     ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
   if (a.costUsd !== undefined && b.costUsd !== undefined) {

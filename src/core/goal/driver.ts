@@ -1,7 +1,7 @@
 import type { Agent, TurnReport } from '../agent/agent';
 import type { InboxAcceptedEvent } from '../session/events';
+import { blocked, type GoalService, next } from './service';
 import { roundText } from './snapshot';
-import { blocked, next, type GoalService } from './service';
 
 /** Rounds in a row that ended in a model error before the goal blocks with `round-error`. */
 export const ROUND_ERROR_STREAK = 3;
@@ -37,7 +37,7 @@ export class GoalDriver {
     const agent = this.goals.host.resident(id);
     if (!agent || !this.ready(agent)) return;
     const { goal, armed } = this.goals.liveState(agent);
-    if (!goal || goal.phase !== 'active' || !armed) return;
+    if (goal?.phase !== 'active' || !armed) return;
     const plan: Plan = { seq: -1, revision: goal.revision, round: goal.roundsStarted };
     this.planned.set(id, plan);
     const work = this.goals.exclusive(id, async () => {
@@ -97,11 +97,14 @@ export class GoalDriver {
     }
     // Dropped without a trace on the goal; when the agent goes idle the driver plans afresh if it still may.
     if (!(live && human)) return false;
-    return this.goals.exclusive(id, async () => {
-      const now = this.goals.liveState(agent);
-      if (now.goal && now.goal.phase === 'active' && now.armed && !this.goals.closing) await this.goals.writeFor(agent, blocked(now.goal, 'prompt-rejected'), false);
-      return false;
-    }).catch(() => false);
+    return this.goals
+      .exclusive(id, async () => {
+        const now = this.goals.liveState(agent);
+        if (now.goal && now.goal.phase === 'active' && now.armed && !this.goals.closing)
+          await this.goals.writeFor(agent, blocked(now.goal, 'prompt-rejected'), false);
+        return false;
+      })
+      .catch(() => false);
   }
 
   /** The agent may take a round now. */
@@ -122,7 +125,7 @@ export class GoalDriver {
   private async ended(id: string, agent: Agent, r: TurnReport): Promise<void> {
     if (this.goals.closing) return;
     const { goal } = this.goals.liveState(agent);
-    if (!goal || goal.phase !== 'active') return;
+    if (goal?.phase !== 'active') return;
     if (r.stopReason === 'interrupted' || r.stopReason === 'cancelled') {
       this.errorStreak.delete(id);
       await this.goals.writeFor(agent, next(goal, 'interrupt', { phase: 'paused' }), false);
@@ -133,7 +136,15 @@ export class GoalDriver {
     else this.errorStreak.set(id, streak);
     if (streak >= ROUND_ERROR_STREAK) {
       this.errorStreak.delete(id);
-      await this.goals.writeFor(agent, blocked(goal, 'round-error', `${streak} goal rounds in a row ended in an error (last: ${(r.error ?? 'unknown').slice(0, 300)}); check the model, then resume.`), false);
+      await this.goals.writeFor(
+        agent,
+        blocked(
+          goal,
+          'round-error',
+          `${streak} goal rounds in a row ended in an error (last: ${(r.error ?? 'unknown').slice(0, 300)}); check the model, then resume.`,
+        ),
+        false,
+      );
     }
   }
 }

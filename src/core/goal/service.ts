@@ -1,5 +1,5 @@
 import type { Agent } from '../agent/agent';
-import { SessionWriter, type SessionLog } from '../agent/session-writer';
+import { type SessionLog, SessionWriter } from '../agent/session-writer';
 import type { GoalBlockCode, GoalOperation, GoalSnapshot, SessionEvent } from '../session/events';
 import type { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -85,14 +85,19 @@ export class GoalService {
     const max = checkMaxRounds(maxRounds);
     return this.human(id, { open: true, needGoal: false }, async (agent) => {
       const c = this.sync(agent!.session);
-      return this.write(agent!, { objective: text, phase: 'active', maxGoalRounds: max, roundsStarted: 0, revision: c.fold.revision + 1, operation: 'set' }, true);
+      return this.write(
+        agent!,
+        { objective: text, phase: 'active', maxGoalRounds: max, roundsStarted: 0, revision: c.fold.revision + 1, operation: 'set' },
+        true,
+      );
     });
   }
 
   /** Active (or blocked) → paused, disarmed. */
   pause(id: string): Promise<GoalSnapshot> {
     return this.human(id, { open: false, needGoal: true }, async (agent, g, writer) => {
-      if (g.phase !== 'active' && g.phase !== 'blocked') throw new GoalError('BAD_PHASE', `The goal is ${g.phase}; only an active or blocked goal can be paused.`);
+      if (g.phase !== 'active' && g.phase !== 'blocked')
+        throw new GoalError('BAD_PHASE', `The goal is ${g.phase}; only an active or blocked goal can be paused.`);
       return this.write(agent, next(g, 'pause', { phase: 'paused' }), false, writer);
     });
   }
@@ -102,7 +107,10 @@ export class GoalService {
     return this.human(id, { open: true, needGoal: true }, async (agent, g) => {
       if (g.phase === 'complete') throw new GoalError('BAD_PHASE', 'The goal is complete; set a new goal to go on.');
       if (g.roundsStarted >= g.maxGoalRounds)
-        throw new GoalError('ROUNDS_EXHAUSTED', `All ${g.maxGoalRounds} rounds of this goal have started; raise the limit above ${g.roundsStarted} first, then resume.`);
+        throw new GoalError(
+          'ROUNDS_EXHAUSTED',
+          `All ${g.maxGoalRounds} rounds of this goal have started; raise the limit above ${g.roundsStarted} first, then resume.`,
+        );
       // An interrupt left the agent paused: with nothing kept in its inbox, the resume wakes it
       // (a kept queue stays the human's to send; rounds wait until it is empty).
       if (agent!.isPaused && agent!.inboxSize === 0) agent!.resume();
@@ -147,8 +155,13 @@ export class GoalService {
 
   block(id: string, reason: string): Promise<GoalSnapshot> {
     return this.model(id, (agent, g) => {
-      if (g.phase !== 'active' && g.phase !== 'paused') throw new GoalError('BAD_PHASE', `The goal is ${g.phase}; only an active or paused goal can be blocked.`);
-      return this.write(agent, next(g, 'block', { phase: 'blocked', blocked: { code: 'model', message: clip(reason, GOAL_LIMITS.messageChars) || blockMessage('model', g) } }), false);
+      if (g.phase !== 'active' && g.phase !== 'paused')
+        throw new GoalError('BAD_PHASE', `The goal is ${g.phase}; only an active or paused goal can be blocked.`);
+      return this.write(
+        agent,
+        next(g, 'block', { phase: 'blocked', blocked: { code: 'model', message: clip(reason, GOAL_LIMITS.messageChars) || blockMessage('model', g) } }),
+        false,
+      );
     });
   }
 
@@ -222,10 +235,15 @@ export class GoalService {
    * A human operation: refused for subagents; set and resume open the session (they arm, and
    * rounds need the agent resident); every operation but set needs a goal.
    */
-  private async human<T>(id: string, opts: { open: boolean; needGoal: boolean }, fn: (agent: Agent | undefined, g: GoalSnapshot, writer: SessionLog) => Promise<T>): Promise<T> {
+  private async human<T>(
+    id: string,
+    opts: { open: boolean; needGoal: boolean },
+    fn: (agent: Agent | undefined, g: GoalSnapshot, writer: SessionLog) => Promise<T>,
+  ): Promise<T> {
     if (this.closingFlag) throw new GoalError('CLOSED', 'Arbor is closing; change the goal after it starts again.');
     if (!this.host.store.header(id) && !this.host.resident(id)) throw new GoalError('NO_GOAL', `No session ${id}.`);
-    if (await this.host.isSubagent(id)) throw new GoalError('NOT_ROOT', 'Goals belong to conversations you own; a subagent cannot hold one. Set the goal on a root conversation.');
+    if (await this.host.isSubagent(id))
+      throw new GoalError('NOT_ROOT', 'Goals belong to conversations you own; a subagent cannot hold one. Set the goal on a root conversation.');
     const agent = opts.open ? await this.host.openSession(id) : this.host.resident(id);
     return this.exclusive(id, async () => {
       const writer = agent ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);

@@ -64,7 +64,8 @@ export function checkMaxRounds(n: unknown): number {
 export function checkObjective(s: unknown): string {
   const t = typeof s === 'string' ? s.trim() : '';
   if (t.length === 0) throw new GoalError('BAD_OBJECTIVE', 'A goal needs an objective: say what the conversation should achieve.');
-  if (t.length > GOAL_LIMITS.objectiveChars) throw new GoalError('BAD_OBJECTIVE', `The objective is ${t.length} characters; keep it under ${GOAL_LIMITS.objectiveChars}.`);
+  if (t.length > GOAL_LIMITS.objectiveChars)
+    throw new GoalError('BAD_OBJECTIVE', `The objective is ${t.length} characters; keep it under ${GOAL_LIMITS.objectiveChars}.`);
   return t;
 }
 

@@ -32,7 +32,8 @@ export function createGoalTool(goals: GoalService): Tool {
       const note = typeof args.note === 'string' ? args.note.trim() : '';
       const reason = typeof args.reason === 'string' ? args.reason.trim() : '';
       try {
-        if (await goals.host.isSubagent(ctx.sessionId)) return fail('GOAL', 'goal: NOT_ROOT: goals belong to conversations the user owns; a subagent has none. Report to your parent instead.');
+        if (await goals.host.isSubagent(ctx.sessionId))
+          return fail('GOAL', 'goal: NOT_ROOT: goals belong to conversations the user owns; a subagent has none. Report to your parent instead.');
         if (action === 'status') {
           const s = await goals.state(ctx.sessionId);
           return ok(JSON.stringify(s.goal ? { ...s.goal, armed: s.armed } : { goal: null }, null, 2));

@@ -1,7 +1,7 @@
-import type { RemoteSettings } from '../remote/settings';
-import type { ModelPrice } from '../cost/prices';
 import type { ToolProgress } from '../agent/config';
+import type { ModelPrice } from '../cost/prices';
 import type { ModelClient } from '../model/types';
+import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode, SessionEvent } from '../session/events';
 import type { StoreOptions } from '../store/store';
 import type { FeatureRow } from '../subagent/rows';
@@ -13,7 +13,9 @@ export interface HarnessConfig {
   storeDir: string;
   /** Workspace folders; the first is the default cwd. */
   workspace: string[];
-  model: { baseURL: string; name: string; apiKey: string; timeoutMs?: number; maxRetries?: number; maxTokens?: number } | { client: ModelClient; name: string; maxTokens?: number };
+  model:
+    | { baseURL: string; name: string; apiKey: string; timeoutMs?: number; maxRetries?: number; maxTokens?: number }
+    | { client: ModelClient; name: string; maxTokens?: number };
   sandbox: SandboxMode;
   approval: ApprovalPolicy;
   approvalPort?: ApprovalPort;

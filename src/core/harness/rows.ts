@@ -1,17 +1,17 @@
+import type { ToolCallHooks } from '../agent/config';
 import { DEFAULT_SECTIONS } from '../scope/prompt';
+import type { InboxAcceptedEvent } from '../session/events';
 import type { FeatureHooks, FeatureRow, RowContext } from '../subagent/rows';
 import { delegationTools } from '../subagent/tools';
-import type { InboxAcceptedEvent } from '../session/events';
-import type { ToolCallHooks } from '../agent/config';
 import type { Tool, ToolResult } from '../tools/tool';
-import { workspaceTools, type WorkspaceToolOptions } from '../tools/workspace';
+import { type WorkspaceToolOptions, workspaceTools } from '../tools/workspace';
 
 /** The workspace tool set (files, search, commands under the OS sandbox). */
 export function workspaceRow(options: WorkspaceToolOptions): FeatureRow<void> {
   return { name: 'workspace', wire: ({ tools }) => register(tools, workspaceTools(options)) };
 }
 
-function register(tools: RowContext['tools'], list: readonly Tool[]): { service: void } {
+function register(tools: RowContext['tools'], list: readonly Tool[]): { service: undefined } {
   for (const t of list) tools.register(t);
   return { service: undefined };
 }

@@ -1,12 +1,12 @@
-import { checkBudget, type Budget } from '../session/budget';
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../agent/agent';
-import { SessionWriter, type SessionLog } from '../agent/session-writer';
+import { type SessionLog, SessionWriter } from '../agent/session-writer';
 import { withdrawQueued } from '../agent/withdraw';
-import { activeGrants, type ApprovalGrant } from '../policy/grants';
+import { type ApprovalGrant, activeGrants } from '../policy/grants';
+import { type Budget, checkBudget } from '../session/budget';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
-import { forkPoint, headerFrom } from '../session/fork';
 import { descriptorOf, policyOverrides } from '../session/folds';
+import { forkPoint, headerFrom } from '../session/fork';
 import { distinctName, nameFromLog } from '../session/names';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -79,7 +79,12 @@ export class SessionsService {
       parentSession: sourceId,
       delegationDepth: source.header.delegationDepth ?? 0,
       // Named after what the user sees (the label or title), distinct from earlier forks' names.
-      title: opts.title ?? distinctName(`Fork of ${nameFromLog(source.header, events)}`, this.h.store.list().map((x) => x.title)),
+      title:
+        opts.title ??
+        distinctName(
+          `Fork of ${nameFromLog(source.header, events)}`,
+          this.h.store.list().map((x) => x.title),
+        ),
     });
     const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.h.store, { published: false });
     // After the seed (a seed may hold a looser switch the source has since taken back), in
@@ -151,7 +156,8 @@ export class SessionsService {
   /** Delete a session and its descendants (none may be running). */
   async delete(id: string): Promise<string[]> {
     const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)];
-    for (const x of ids) if (this.h.resident(x)?.activity === 'running') throw new HarnessError('RUNNING', `Session ${x} is running; interrupt it before deleting.`);
+    for (const x of ids)
+      if (this.h.resident(x)?.activity === 'running') throw new HarnessError('RUNNING', `Session ${x} is running; interrupt it before deleting.`);
     // Children first: resident subagents are released without a settlement notice (their
     // parent is going too), then any root agent left is disposed.
     for (const x of [...ids].reverse()) {

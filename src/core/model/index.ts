@@ -1,5 +1,5 @@
-export * from './types';
-export { OpenAICompatibleClient, normalizeUsage, type OpenAIClientOptions } from './openai-client';
-export { buildRequest, canonical, type BuiltRequest } from './request';
 export { classifyError } from './errors';
+export { normalizeUsage, type OpenAIClientOptions, OpenAICompatibleClient } from './openai-client';
+export { type BuiltRequest, buildRequest, canonical } from './request';
 export { ModelSwitch } from './switch';
+export * from './types';

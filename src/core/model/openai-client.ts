@@ -85,7 +85,9 @@ export class OpenAICompatibleClient implements ModelClient {
       else if (finish === undefined) yield { type: 'error', error: replyCut(started) };
       else yield { type: 'done', finishReason: finish };
     } catch (err) {
-      const error = stalled() ? replyStalled(this.timeoutMs, started) : classifyError(err, { baseURL: this.opts.baseURL, model: req.model, midStream: started });
+      const error = stalled()
+        ? replyStalled(this.timeoutMs, started)
+        : classifyError(err, { baseURL: this.opts.baseURL, model: req.model, midStream: started });
       yield { type: 'error', error };
     } finally {
       watchdog.stop();

@@ -22,7 +22,18 @@ export interface ModelRequest {
  * timeout; `cut`: it ended without a finish reason; `bad-response`: it could not be read or
  * broke the wire contract (the message names how).
  */
-export type ModelErrorCode = 'auth' | 'model-not-found' | 'rate-limit' | 'server' | 'connection' | 'timeout' | 'stalled' | 'cut' | 'aborted' | 'bad-response' | 'bad-request';
+export type ModelErrorCode =
+  | 'auth'
+  | 'model-not-found'
+  | 'rate-limit'
+  | 'server'
+  | 'connection'
+  | 'timeout'
+  | 'stalled'
+  | 'cut'
+  | 'aborted'
+  | 'bad-response'
+  | 'bad-request';
 
 export interface ModelError {
   code: ModelErrorCode;

@@ -77,7 +77,8 @@ function toolCallEvents(calls: unknown): ModelStreamEvent[] {
     if (!record(tc)) throw new ReplyAnomaly(`a tool call that is not an object (${shown(tc)})`);
     // Some servers leave the index out when they send one call per chunk: its place stands in.
     const index = absent(tc.index) ? position : tc.index;
-    if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) throw new ReplyAnomaly(`a tool call index that is not a whole number (${shown(index)})`);
+    if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0)
+      throw new ReplyAnomaly(`a tool call index that is not a whole number (${shown(index)})`);
     const fn = absent(tc.function) ? {} : tc.function;
     if (!record(fn)) throw new ReplyAnomaly(`a tool call function that is not an object (${shown(fn)})`);
     const id = text(tc.id, 'a tool call id');

@@ -1,6 +1,6 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { PolicyOverrides } from '../session/folds';
-import { offeredScope, type ApprovalTarget, type GrantBook, type GrantScope } from './grants';
+import { type ApprovalTarget, type GrantBook, type GrantScope, offeredScope } from './grants';
 import type { Effective } from './sandbox';
 
 /** A request for a human (or an approval service) to allow one action. */
@@ -105,10 +105,7 @@ function normalise(reply: unknown): ApprovalReply | undefined {
  * Ask for approval under the context's policy. Fails closed: anything but an explicit
  * `allow` from the port, before the signal aborts, is a denial. Never throws.
  */
-export async function decideApproval(
-  ctx: ApprovalContext,
-  request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string },
-): Promise<ApprovalAnswer> {
+export async function decideApproval(ctx: ApprovalContext, request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string }): Promise<ApprovalAnswer> {
   const deny = (outcome: ApprovalOutcome): ApprovalAnswer => ({ approved: false, outcome });
   if (ctx.signal?.aborted) return deny('aborted');
   if (ctx.approvalPolicy !== 'ask') return deny('policy-never');
@@ -119,7 +116,12 @@ export async function decideApproval(
   if (!port) return deny('no-port');
 
   const offered = request.target && ctx.grants ? offeredScope(request.target) : undefined;
-  const full: ApprovalRequest = { ...request, sessionId: request.sessionId ?? ctx.sessionId, ...(offered ? { grant: offered } : {}), ...(ctx.callId && !request.callId ? { callId: ctx.callId } : {}) };
+  const full: ApprovalRequest = {
+    ...request,
+    sessionId: request.sessionId ?? ctx.sessionId,
+    ...(offered ? { grant: offered } : {}),
+    ...(ctx.callId && !request.callId ? { callId: ctx.callId } : {}),
+  };
   const signal = ctx.signal;
   let onAbort: (() => void) | undefined;
   // An abort settles the wait at once even if the port ignores its signal; the port's
@@ -156,10 +158,7 @@ export async function decideApproval(
 }
 
 /** `decideApproval` reduced to yes/no. */
-export async function requestApproval(
-  ctx: ApprovalContext,
-  request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string },
-): Promise<boolean> {
+export async function requestApproval(ctx: ApprovalContext, request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string }): Promise<boolean> {
   return (await decideApproval(ctx, request)).approved;
 }
 

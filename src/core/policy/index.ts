@@ -1,3 +1,3 @@
-export * from './sandbox';
 export * from './approval';
 export * from './grants';
+export * from './sandbox';

@@ -1,7 +1,7 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
-import { num, record, runProgram, str, type Json, type LineHandlers } from './run';
-import { programVersion, type ProgramSettings } from './settings';
+import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
+import { type ProgramSettings, programVersion } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink } from './types';
 
 /**
@@ -23,7 +23,17 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
     supports: (mode) => mode in PERMISSIONS,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
-      const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...(settings.model ? ['--model', settings.model] : []), ...PERMISSIONS[ctx.sandbox], '--', ctx.prompt];
+      const args = [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--include-partial-messages',
+        ...(settings.model ? ['--model', settings.model] : []),
+        ...PERMISSIONS[ctx.sandbox],
+        '--',
+        ctx.prompt,
+      ];
       const env = programEnv(
         {
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -38,7 +48,14 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
       return runProgram(ctx, sink, {
         label: 'Claude Code',
         setting: 'arbor.remote.claudeCode.command',
-        spec: { command: settings.command, args, cwd: ctx.cwd, env, ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}), ...(settings.graceMs ? { graceMs: settings.graceMs } : {}) },
+        spec: {
+          command: settings.command,
+          args,
+          cwd: ctx.cwd,
+          env,
+          ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
+          ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+        },
         handlers: handlers(version),
       });
     },
@@ -71,7 +88,12 @@ function handlers(version: string | undefined): LineHandlers {
       if (e.subtype !== 'init') return;
       sink.model(str(e.model));
       const v = version ?? (str(e.claude_code_version) || undefined);
-      await sink.external({ program: 'claude-code', ...(v ? { version: v } : {}), externalId: str(e.session_id) || 'unknown', ...(st.proc.pid ? { pgid: st.proc.pid } : {}) });
+      await sink.external({
+        program: 'claude-code',
+        ...(v ? { version: v } : {}),
+        externalId: str(e.session_id) || 'unknown',
+        ...(st.proc.pid ? { pgid: st.proc.pid } : {}),
+      });
     },
     stream_event: (e, _st, sink) => {
       if (sub(e, sink)) return;
@@ -102,11 +124,19 @@ function handlers(version: string | undefined): LineHandlers {
     result: (e, st, sink) => {
       const u = record(e.usage) ? e.usage : {};
       const read = num(u.cache_read_input_tokens);
-      sink.usage({ promptTokens: num(u.input_tokens) + read + num(u.cache_creation_input_tokens), completionTokens: num(u.output_tokens), cacheHitTokens: read });
-      const denials = Array.isArray(e.permission_denials) && e.permission_denials.length ? ` Refused by its permissions: ${e.permission_denials.map((p) => (record(p) ? str(p.tool_name) : '')).join(', ')}.` : '';
+      sink.usage({
+        promptTokens: num(u.input_tokens) + read + num(u.cache_creation_input_tokens),
+        completionTokens: num(u.output_tokens),
+        cacheHitTokens: read,
+      });
+      const denials =
+        Array.isArray(e.permission_denials) && e.permission_denials.length
+          ? ` Refused by its permissions: ${e.permission_denials.map((p) => (record(p) ? str(p.tool_name) : '')).join(', ')}.`
+          : '';
       const map = RESULT[str(e.subtype)];
       st.final = map ? map(e, denials) : { stopReason: 'error', error: `Claude Code ended with ${str(e.subtype) || 'an unknown result'}.${denials}` };
-      if (e.is_error === true && st.final.stopReason !== 'error') st.final = { stopReason: 'error', error: `Claude Code: ${str(e.result) || 'the run failed'}` };
+      if (e.is_error === true && st.final.stopReason !== 'error')
+        st.final = { stopReason: 'error', error: `Claude Code: ${str(e.result) || 'the run failed'}` };
     },
   };
 }

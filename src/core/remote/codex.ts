@@ -1,8 +1,8 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
-import { num, record, runProgram, str, type Json, type LineHandlers } from './run';
+import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
+import { type ProgramSettings, programVersion } from './settings';
 import type { RemoteDriver } from './types';
-import { programVersion, type ProgramSettings } from './settings';
 
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
 const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
@@ -15,18 +15,41 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
       const args = [
-        'exec', '--json', '--skip-git-repo-check', '--ephemeral', '-C', ctx.cwd, '-s', SANDBOX[ctx.sandbox],
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '--ephemeral',
+        '-C',
+        ctx.cwd,
+        '-s',
+        SANDBOX[ctx.sandbox],
         // Nobody can answer a question from inside `exec`: every approval is refused by the program itself.
-        '-c', 'approval_policy="never"', '-c', 'analytics.enabled=false', '--disable', 'plugins', '--disable', 'remote_plugin',
+        '-c',
+        'approval_policy="never"',
+        '-c',
+        'analytics.enabled=false',
+        '--disable',
+        'plugins',
+        '--disable',
+        'remote_plugin',
         ...(settings.model ? ['-m', settings.model] : []),
         ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
-        '--', ctx.prompt,
+        '--',
+        ctx.prompt,
       ];
       const env = programEnv({ ...(settings.home ? { CODEX_HOME: settings.home } : {}), ...settings.env }, process.env, secrets());
       return runProgram(ctx, sink, {
         label: 'Codex',
         setting: 'arbor.remote.codex.command',
-        spec: { command: settings.command, args, cwd: ctx.cwd, env, gracefulSignal: 'SIGINT', ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}), ...(settings.graceMs ? { graceMs: settings.graceMs } : {}) },
+        spec: {
+          command: settings.command,
+          args,
+          cwd: ctx.cwd,
+          env,
+          gracefulSignal: 'SIGINT',
+          ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
+          ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+        },
         handlers: handlers(version),
       });
     },
@@ -38,14 +61,20 @@ function commandResult(item: Json): { content: string; isError: boolean } {
   const exit = typeof item.exit_code === 'number' ? item.exit_code : undefined;
   const status = str(item.status);
   const out = str(item.aggregated_output);
-  const how = status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
+  const how =
+    status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
   return { content: out ? `${out.replace(/\n$/, '')}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
 }
 
 /** Items that are a call and its result at once (sent only completed). */
 const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unknown; content: string; isError: boolean }> = {
   file_change: (i) => ({ name: 'apply_patch', args: { changes: i.changes }, content: JSON.stringify(i.changes ?? []), isError: str(i.status) === 'failed' }),
-  mcp_tool_call: (i) => ({ name: `mcp.${str(i.server)}.${str(i.tool)}`, args: i.arguments ?? {}, content: JSON.stringify(i.result ?? i.error ?? null), isError: str(i.status) === 'failed' || i.error != null }),
+  mcp_tool_call: (i) => ({
+    name: `mcp.${str(i.server)}.${str(i.tool)}`,
+    args: i.arguments ?? {},
+    content: JSON.stringify(i.result ?? i.error ?? null),
+    isError: str(i.status) === 'failed' || i.error != null,
+  }),
   web_search: (i) => ({ name: 'web_search', args: { query: i.query }, content: str(i.query), isError: false }),
 };
 
@@ -81,7 +110,13 @@ function handlers(version: string | undefined): LineHandlers {
     } else sink.skipped(`item:${type}`); // todo_list, collab_tool_call (codex's own sub-agents: provider-managed)
   };
   return {
-    'thread.started': (e, st, sink) => sink.external({ program: 'codex', ...(version ? { version } : {}), externalId: str(e.thread_id) || 'unknown', ...(st.proc.pid ? { pgid: st.proc.pid } : {}) }),
+    'thread.started': (e, st, sink) =>
+      sink.external({
+        program: 'codex',
+        ...(version ? { version } : {}),
+        externalId: str(e.thread_id) || 'unknown',
+        ...(st.proc.pid ? { pgid: st.proc.pid } : {}),
+      }),
     'turn.started': () => undefined,
     'item.started': (e, st, sink) => onItem(e, st, sink, false),
     'item.updated': (e, st, sink) => onItem(e, st, sink, false),

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -34,12 +34,42 @@ const DEFAULT_GRACE_MS = 2000;
 const DEFAULT_STDERR_TAIL = 20 * 1024;
 
 /** Variables a program may inherit from the host; everything else (API keys above all) is left out. */
-export const ENV_ALLOW = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TZ', 'TMPDIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_RUNTIME_DIR', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
+export const ENV_ALLOW = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TERM',
+  'TZ',
+  'TMPDIR',
+  'XDG_CONFIG_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_DATA_HOME',
+  'XDG_RUNTIME_DIR',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+];
 /** Never passed on, even when named in a provider's own env setting: Arbor's own model keys. */
 const ENV_DENY = /^(ARBOR_|DEEPSEEK_)/;
 
 /** The program's environment: the allow-listed host variables, then the provider's own (minus Arbor's secrets). */
-export function programEnv(extra: Record<string, string | undefined> = {}, host: NodeJS.ProcessEnv = process.env, secrets: readonly string[] = []): Record<string, string> {
+export function programEnv(
+  extra: Record<string, string | undefined> = {},
+  host: NodeJS.ProcessEnv = process.env,
+  secrets: readonly string[] = [],
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const k of ENV_ALLOW) if (host[k] !== undefined) env[k] = host[k]!;
   for (const [k, v] of Object.entries(extra)) if (v !== undefined && !ENV_DENY.test(k) && !secrets.includes(v)) env[k] = v;

@@ -1,4 +1,4 @@
-import { RemoteProcess, resolveCommand, type ProcessSpec } from './process';
+import { type ProcessSpec, RemoteProcess, resolveCommand } from './process';
 import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 export type Json = Record<string, unknown>;
@@ -36,7 +36,10 @@ export const num = (v: unknown): number => (typeof v === 'number' && Number.isFi
 export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: ProgramRun): Promise<RemoteOutcome> {
   const command = resolveCommand(run.spec.command, run.spec.env.PATH ?? process.env.PATH);
   if (!command)
-    return { stopReason: 'error', error: `REMOTE_NOT_FOUND: ${run.label} was not found: "${run.spec.command}" is not an executable file or a command on PATH. Install it, or set ${run.setting} to its path.` };
+    return {
+      stopReason: 'error',
+      error: `REMOTE_NOT_FOUND: ${run.label} was not found: "${run.spec.command}" is not an executable file or a command on PATH. Install it, or set ${run.setting} to its path.`,
+    };
   if (ctx.signal.aborted) return { stopReason: 'interrupted' };
   const proc = new RemoteProcess({ ...run.spec, command });
   const onAbort = () => void proc.stop();
@@ -68,7 +71,11 @@ export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: 
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const tail = proc.stderrTail ? `\n${run.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
     if (exit.spawnError) return { stopReason: 'error', error: `${run.label} could not start: ${exit.spawnError}` };
-    if (proc.idledOut) return { stopReason: 'error', error: `${run.label} produced no output for ${Math.round((run.spec.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}` };
+    if (proc.idledOut)
+      return {
+        stopReason: 'error',
+        error: `${run.label} produced no output for ${Math.round((run.spec.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
+      };
     if (st.final) return st.final.stopReason === 'error' && !st.final.error ? { ...st.final, error: `${run.label} failed.${tail}` } : st.final;
     const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
     const said = st.errors.length ? ` Last error: ${st.errors[st.errors.length - 1]}` : '';

@@ -37,7 +37,9 @@ export function programVersion(command: string, env?: Record<string, string>): P
     v = !exe
       ? Promise.resolve(undefined)
       : new Promise((resolve) =>
-          execFile(exe, ['--version'], { encoding: 'utf8', timeout: 30_000, env: programEnv(env) }, (err, stdout) => resolve(err ? undefined : stdout.trim().split('\n')[0] || undefined)),
+          execFile(exe, ['--version'], { encoding: 'utf8', timeout: 30_000, env: programEnv(env) }, (err, stdout) =>
+            resolve(err ? undefined : stdout.trim().split('\n')[0] || undefined),
+          ),
         );
     versions.set(command, v);
   }

@@ -24,7 +24,8 @@ export function remoteTurn(driver: RemoteDriver, model: string): TurnRunner {
       await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}) });
       return { stopReason, ...(error ? { error } : {}) };
     };
-    const stopped = (): Promise<TurnOutcome> => end(signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
+    const stopped = (): Promise<TurnOutcome> =>
+      end(signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
     const sink = new SessionSink(w, driver.toolPrefix, model, cfg.onDelta);
     try {
       await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
@@ -32,11 +33,22 @@ export function remoteTurn(driver: RemoteDriver, model: string): TurnRunner {
       if (signal.aborted) return await stopped();
       const overrides = policyOverrides(w.session.events);
       const sandbox = effectiveSandbox(overrides, cfg.defaults.sandbox);
-      if (!driver.supports(sandbox)) return await end('error', `UNSUPPORTED_SANDBOX: ${driver.program} cannot enforce the ${sandbox} sandbox here, so it was not started (it would run wider).`);
-      let outcome;
+      if (!driver.supports(sandbox))
+        return await end(
+          'error',
+          `UNSUPPORTED_SANDBOX: ${driver.program} cannot enforce the ${sandbox} sandbox here, so it was not started (it would run wider).`,
+        );
+      let outcome: Awaited<ReturnType<typeof driver.runTurn>>;
       try {
         outcome = await driver.runTurn(
-          { childId: w.id, prompt: remotePrompt(w.session.events, msg.text), cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(), sandbox, approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval), signal },
+          {
+            childId: w.id,
+            prompt: remotePrompt(w.session.events, msg.text),
+            cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(),
+            sandbox,
+            approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
+            signal,
+          },
           sink,
         );
       } catch (err) {

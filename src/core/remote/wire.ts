@@ -66,7 +66,10 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
       if (!caller) return subagentFailure(e.tool, new Error(`session ${ctx.sessionId} is not live`));
       // Refused before anything is created: a program that cannot enforce the mode never runs wider.
       if (!driver.supports(ctx.sandbox))
-        return subagentFailure(e.tool, new SubagentError('UNSUPPORTED_SANDBOX', `${e.what} cannot enforce the ${ctx.sandbox} sandbox here; do the work yourself.`));
+        return subagentFailure(
+          e.tool,
+          new SubagentError('UNSUPPORTED_SANDBOX', `${e.what} cannot enforce the ${ctx.sandbox} sandbox here; do the work yourself.`),
+        );
       const request: SubagentRequest = { prompt: String(args.prompt ?? ''), model: model ?? `${e.provider} default` };
       if (typeof args.label === 'string') request.label = args.label;
       try {

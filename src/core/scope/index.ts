@@ -1,2 +1,2 @@
-export { ScopeRegistry, GLOBAL, type ViewSpec } from './registry';
-export { assemblePrompt, DEFAULT_SECTIONS, PERSONA_SECTION, type PromptSection, type Persona } from './prompt';
+export { assemblePrompt, DEFAULT_SECTIONS, PERSONA_SECTION, type Persona, type PromptSection } from './prompt';
+export { GLOBAL, ScopeRegistry, type ViewSpec } from './registry';

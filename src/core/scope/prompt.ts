@@ -1,4 +1,4 @@
-import { ScopeRegistry, type ViewSpec } from './registry';
+import type { ScopeRegistry, ViewSpec } from './registry';
 
 export interface PromptSection {
   /** Sections shadow by name, like tools; `deployment:persona` is the persona slot. */
@@ -37,11 +37,11 @@ export const DEFAULT_SECTIONS: PromptSection[] = [
   {
     name: PERSONA_SECTION,
     order: 0,
-    text: 'You are Arbor, a careful coding agent working in the user\'s workspace. Use the tools to read before you change; make small, exact edits; say what you did.',
+    text: "You are Arbor, a careful coding agent working in the user's workspace. Use the tools to read before you change; make small, exact edits; say what you did.",
   },
   {
     name: 'deployment:tools',
     order: 10,
-    text: 'Paths are relative to the first workspace folder. Writes outside the workspace, and to .git, .vscode or Arbor settings, are refused or need the user\'s approval; when a tool refuses, explain the limit instead of working around it.',
+    text: "Paths are relative to the first workspace folder. Writes outside the workspace, and to .git, .vscode or Arbor settings, are refused or need the user's approval; when a tool refuses, explain the limit instead of working around it.",
   },
 ];

@@ -24,20 +24,25 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * NaN, infinite, absurdly large, a string, an unknown key, or no limit at all.
  */
 export function checkBudget(v: unknown, where = 'budget'): Budget {
-  if (!isRecord(v)) throw new BudgetInputError(`${where} must be an object {maxTokens?, maxCostUsd?} with at least one limit; got ${JSON.stringify(v) ?? String(v)}.`);
+  if (!isRecord(v))
+    throw new BudgetInputError(`${where} must be an object {maxTokens?, maxCostUsd?} with at least one limit; got ${JSON.stringify(v) ?? String(v)}.`);
   const unknown = Object.keys(v).filter((k) => k !== 'maxTokens' && k !== 'maxCostUsd');
   if (unknown.length) throw new BudgetInputError(`${where} has unknown field ${unknown.join(', ')}; known: maxTokens, maxCostUsd.`);
   const out: Budget = {};
   if (v.maxTokens !== undefined) {
     const n = v.maxTokens;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > BUDGET_LIMITS.maxTokens)
-      throw new BudgetInputError(`${where}.maxTokens must be a whole number of tokens from 1 to ${BUDGET_LIMITS.maxTokens}; got ${JSON.stringify(n) ?? String(n)}.`);
+      throw new BudgetInputError(
+        `${where}.maxTokens must be a whole number of tokens from 1 to ${BUDGET_LIMITS.maxTokens}; got ${JSON.stringify(n) ?? String(n)}.`,
+      );
     out.maxTokens = n;
   }
   if (v.maxCostUsd !== undefined) {
     const n = v.maxCostUsd;
     if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0 || n > BUDGET_LIMITS.maxCostUsd)
-      throw new BudgetInputError(`${where}.maxCostUsd must be a number of US dollars above 0 and at most ${BUDGET_LIMITS.maxCostUsd}; got ${JSON.stringify(n) ?? String(n)}.`);
+      throw new BudgetInputError(
+        `${where}.maxCostUsd must be a number of US dollars above 0 and at most ${BUDGET_LIMITS.maxCostUsd}; got ${JSON.stringify(n) ?? String(n)}.`,
+      );
     out.maxCostUsd = n;
   }
   if (out.maxTokens === undefined && out.maxCostUsd === undefined) throw new BudgetInputError(`${where} sets no limit: give maxTokens, maxCostUsd or both.`);

@@ -19,13 +19,7 @@ export interface SessionHeader {
   agentPreset?: string;
 }
 
-export type MessageSourceKind =
-  | 'user'
-  | 'followup'
-  | 'subagent-report'
-  | 'subagent-settled'
-  | 'goal'
-  | 'delegation';
+export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'goal' | 'delegation';
 
 export interface MessageSource {
   kind: MessageSourceKind;
@@ -262,12 +256,7 @@ export interface BudgetSetEvent extends Base<'budget/set'> {
   source: BudgetSource;
 }
 
-export type WorkflowEventType =
-  | 'workflow/start'
-  | 'workflow/phase'
-  | 'workflow/log'
-  | 'workflow/agent'
-  | 'workflow/end';
+export type WorkflowEventType = 'workflow/start' | 'workflow/phase' | 'workflow/log' | 'workflow/agent' | 'workflow/end';
 
 /** How a workflow run ended: its script returned, failed (a code says why), was cancelled by a human, or was cut by an interrupt / close / crash. */
 export type WorkflowStatus = 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -321,10 +310,6 @@ export type SessionEvent =
 export type EventType = SessionEvent['type'];
 
 /** What a caller hands to `append`: `seq` and `at` are filled in when absent. */
-export type EventDraft = SessionEvent extends infer E
-  ? E extends SessionEvent
-    ? Omit<E, 'seq' | 'at'> & { seq?: number; at?: string }
-    : never
-  : never;
+export type EventDraft = SessionEvent extends infer E ? (E extends SessionEvent ? Omit<E, 'seq' | 'at'> & { seq?: number; at?: string } : never) : never;
 
 export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;

@@ -1,12 +1,4 @@
-import type {
-  ApprovalPolicy,
-  MessageSource,
-  PolicySource,
-  SandboxMode,
-  SessionEvent,
-  SessionHeader,
-  SubagentDescriptorEvent,
-} from './events';
+import type { ApprovalPolicy, MessageSource, PolicySource, SandboxMode, SessionEvent, SessionHeader, SubagentDescriptorEvent } from './events';
 
 export interface Override<T> {
   value: T;

@@ -1,6 +1,6 @@
-export * from './events';
+export { type DerivedMessage, deriveMessages, MISSING_RESULT } from './derive';
 export * from './errors';
-export { checkHeader, checkEventShape, isSessionId, isEventType } from './validate';
+export * from './events';
+export { descriptorOf, type Override, type PolicyOverrides, policyOverrides } from './folds';
 export { Session, type SessionOptions } from './session';
-export { deriveMessages, MISSING_RESULT, type DerivedMessage } from './derive';
-export { policyOverrides, descriptorOf, type Override, type PolicyOverrides } from './folds';
+export { checkEventShape, checkHeader, isEventType, isSessionId } from './validate';

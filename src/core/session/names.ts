@@ -27,7 +27,13 @@ export function sessionName(s: NameParts): string {
 /** The name of a session read from its log (the descriptor's label is in its own suffix). */
 export function nameFromLog(header: SessionHeader, events: readonly SessionEvent[]): string {
   const label = descriptorOf(header, events)?.label;
-  return sessionName({ id: header.id, origin: header.origin, ...(label ? { label } : {}), ...(header.title ? { title: header.title } : {}), ...(header.parentSession ? { parentId: header.parentSession } : {}) });
+  return sessionName({
+    id: header.id,
+    origin: header.origin,
+    ...(label ? { label } : {}),
+    ...(header.title ? { title: header.title } : {}),
+    ...(header.parentSession ? { parentId: header.parentSession } : {}),
+  });
 }
 
 /** `base`, or `base (n)` with the smallest n ≥ 2 that no name in `taken` has yet. */

@@ -1,6 +1,6 @@
+import { type DerivedMessage, SurfaceFold } from './derive';
 import { SessionValidationError } from './errors';
 import type { EventDraft, SessionEvent, SessionHeader } from './events';
-import { SurfaceFold, type DerivedMessage } from './derive';
 import { checkEventShape, checkHeader } from './validate';
 
 interface OpenTurn {
@@ -55,8 +55,7 @@ export class Session {
   static fromSeed(header: Omit<SessionHeader, 'seedLength'>, seed: readonly SessionEvent[]): Session {
     if (seed.length === 0) throw new SessionValidationError('BAD_SEED', 'A fork seed must hold at least one whole turn');
     const last = seed[seed.length - 1];
-    if (last.type !== 'turn/end')
-      throw new SessionValidationError('BAD_SEED', `A fork seed must end at a turn/end, not ${last.type}`, 'type', last.seq);
+    if (last.type !== 'turn/end') throw new SessionValidationError('BAD_SEED', `A fork seed must end at a turn/end, not ${last.type}`, 'type', last.seq);
     const s = new Session({ ...header, seedLength: seed.length });
     for (let i = 0; i < seed.length; i++) {
       const e = seed[i];
@@ -64,12 +63,14 @@ export class Session {
         throw new SessionValidationError('BAD_SEED', `A fork seed must be contiguous from seq 0 (position ${i} holds seq ${String(e?.seq)})`, 'seq', i);
       s.push(structuredClone(e), false);
     }
-    if (s.state.compactionId !== null)
-      throw new SessionValidationError('BAD_SEED', 'A fork seed must not end inside a compaction', 'type', last.seq);
+    if (s.state.compactionId !== null) throw new SessionValidationError('BAD_SEED', 'A fork seed must not end inside a compaction', 'type', last.seq);
     // The parent's queue (accepted, not claimed) stays the parent's: a fork answers its own
     // task, never a message typed to the parent mid-turn, a settlement notice or a wakeup report.
     const queued = [...s.state.inbox];
-    s.push({ seq: seed.length, type: 'session/end-seed', at: new Date().toISOString(), seedLength: seed.length, ...(queued.length ? { droppedInbox: queued } : {}) }, false);
+    s.push(
+      { seq: seed.length, type: 'session/end-seed', at: new Date().toISOString(), seedLength: seed.length, ...(queued.length ? { droppedInbox: queued } : {}) },
+      false,
+    );
     return s;
   }
 
@@ -175,7 +176,12 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
     if (t.turnId !== e.turnId)
       throw new SessionValidationError('TURN_MISMATCH', `turn/end names turn ${e.turnId} but turn ${t.turnId} is open`, 'turnId', e.seq);
     if (e.stopReason === 'completed' && t.pending.size > 0)
-      throw new SessionValidationError('PENDING_CALLS', `a completed turn cannot end with unanswered tool calls (${[...t.pending.keys()].join(', ')})`, 'stopReason', e.seq);
+      throw new SessionValidationError(
+        'PENDING_CALLS',
+        `a completed turn cannot end with unanswered tool calls (${[...t.pending.keys()].join(', ')})`,
+        'stopReason',
+        e.seq,
+      );
     st.turn = null;
   },
   'assistant/message': (st, e) => {
@@ -209,7 +215,12 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
   // A withdrawn message leaves the inbox exactly like a claimed one, but no turn follows.
   'inbox/withdrawn': (st, e) => {
     if (!st.inbox.delete(e.messageId))
-      throw new SessionValidationError('INBOX_STATE', `inbox message ${e.messageId} is not waiting in the inbox (already claimed or withdrawn)`, 'messageId', e.seq);
+      throw new SessionValidationError(
+        'INBOX_STATE',
+        `inbox message ${e.messageId} is not waiting in the inbox (already claimed or withdrawn)`,
+        'messageId',
+        e.seq,
+      );
   },
   'compaction/start': (st, e) => {
     if (st.compactionId) throw new SessionValidationError('COMPACTION_STATE', `compaction ${st.compactionId} is still open`, 'type', e.seq);
@@ -225,19 +236,24 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
     if (e.surfaceOp !== 'replace' || !e.replaces || !e.compactionId)
       throw new SessionValidationError('BAD_FIELD', "a surface replacement needs surfaceOp 'replace', replaces and compactionId together", 'surfaceOp', e.seq);
     needCompaction(st, e.compactionId, e.seq);
-    if (e.replaces.toSeq >= e.seq)
-      throw new SessionValidationError('BAD_FIELD', 'replaces must name earlier events only', 'replaces', e.seq);
+    if (e.replaces.toSeq >= e.seq) throw new SessionValidationError('BAD_FIELD', 'replaces must name earlier events only', 'replaces', e.seq);
   },
   'session/end-seed': (st, e) => {
     if (e.seedLength !== e.seq)
       throw new SessionValidationError('BAD_SEED', `session/end-seed must sit at seq seedLength (${e.seedLength})`, 'seedLength', e.seq);
     for (const id of e.droppedInbox ?? []) {
-      if (!st.inbox.delete(id)) throw new SessionValidationError('INBOX_STATE', `droppedInbox names ${id}, which is not waiting in the seeded inbox`, 'droppedInbox', e.seq);
+      if (!st.inbox.delete(id))
+        throw new SessionValidationError('INBOX_STATE', `droppedInbox names ${id}, which is not waiting in the seeded inbox`, 'droppedInbox', e.seq);
     }
   },
 };
 
 function needCompaction(st: LogState, id: string, seq: number): void {
   if (st.compactionId !== id)
-    throw new SessionValidationError('COMPACTION_STATE', st.compactionId ? `compaction ${st.compactionId} is open, not ${id}` : `no compaction ${id} is open`, 'compactionId', seq);
+    throw new SessionValidationError(
+      'COMPACTION_STATE',
+      st.compactionId ? `compaction ${st.compactionId} is open, not ${id}` : `no compaction ${id} is open`,
+      'compactionId',
+      seq,
+    );
 }

@@ -190,7 +190,14 @@ const FOLDERS: Folders = {
   'goal/change': (s, e) => {
     const g = e.goal;
     if (!g) delete s.goal;
-    else s.goal = { phase: g.phase, roundsStarted: g.roundsStarted, maxGoalRounds: g.maxGoalRounds, objective: g.objective.slice(0, GOAL_OBJECTIVE_SUMMARY_CHARS), ...(g.blocked ? { blocked: { ...g.blocked } } : {}) };
+    else
+      s.goal = {
+        phase: g.phase,
+        roundsStarted: g.roundsStarted,
+        maxGoalRounds: g.maxGoalRounds,
+        objective: g.objective.slice(0, GOAL_OBJECTIVE_SUMMARY_CHARS),
+        ...(g.blocked ? { blocked: { ...g.blocked } } : {}),
+      };
     return true;
   },
   'budget/set': (s, e) => {

@@ -1,5 +1,5 @@
-import { SessionValidationError } from './errors';
 import { isBudget } from './budget';
+import { SessionValidationError } from './errors';
 import type { EventType, SessionHeader } from './events';
 
 // Field rules per event type, as data: one entry per type, no switch. Each rule
@@ -17,7 +17,10 @@ const str: Check = (v) => typeof v === 'string';
 const nonEmpty: Check = (v) => typeof v === 'string' && v.length > 0;
 const bool: Check = (v) => typeof v === 'boolean';
 const natural: Check = (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const oneOf = (...values: string[]): Check => (v) => typeof v === 'string' && values.includes(v);
+const oneOf =
+  (...values: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && values.includes(v);
 const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
@@ -43,7 +46,10 @@ export const GOAL_LIMITS = { maxRounds: 1000, objectiveChars: 4000, noteChars: 2
 const GOAL_PHASES = ['active', 'paused', 'blocked', 'complete'];
 const GOAL_OPERATIONS = ['set', 'pause', 'resume', 'limit', 'round', 'interrupt', 'progress', 'complete', 'block'];
 const GOAL_BLOCK_CODES = ['round-limit', 'prompt-rejected', 'model', 'round-error'];
-const text = (max: number): Check => (v) => typeof v === 'string' && v.length > 0 && v.length <= max;
+const text =
+  (max: number): Check =>
+  (v) =>
+    typeof v === 'string' && v.length > 0 && v.length <= max;
 const positive: Check = (v) => natural(v) && (v as number) >= 1;
 /** A whole goal snapshot: phase enum, counts in range, `blocked` exactly when the phase is blocked, no unknown keys. */
 export const goalSnapshot: Check = (v) => {
@@ -63,8 +69,10 @@ export const goalSnapshot: Check = (v) => {
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
 // Each workflow/* type pins its data's required keys and their shapes.
-const has = (spec: Record<string, Check>, optional: Record<string, Check> = {}): Check => (v) =>
-  record(v) && Object.entries(spec).every(([k, c]) => c(v[k])) && Object.entries(optional).every(([k, c]) => v[k] === undefined || c(v[k]));
+const has =
+  (spec: Record<string, Check>, optional: Record<string, Check> = {}): Check =>
+  (v) =>
+    record(v) && Object.entries(spec).every(([k, c]) => c(v[k])) && Object.entries(optional).every(([k, c]) => v[k] === undefined || c(v[k]));
 const STOPS = ['completed', 'interrupted', 'error', 'max-tokens', 'cancelled', 'budget'];
 const limits: Check = (v) => record(v) && natural(v.maxTotalAgents) && natural(v.concurrency) && natural(v.wallClockMs);
 const WORKFLOW_DATA = {
@@ -77,7 +85,10 @@ const WORKFLOW_DATA = {
     { code: nonEmpty, error: str },
   ),
 };
-const workflow = (t: keyof typeof WORKFLOW_DATA): FieldRule[] => [r('runId', nonEmpty, 'a non-empty string'), r('data', WORKFLOW_DATA[t], `the ${t} data (see WorkflowData)`)];
+const workflow = (t: keyof typeof WORKFLOW_DATA): FieldRule[] => [
+  r('runId', nonEmpty, 'a non-empty string'),
+  r('data', WORKFLOW_DATA[t], `the ${t} data (see WorkflowData)`),
+];
 
 export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'user/message': [
@@ -160,7 +171,11 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
   'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
   'goal/change': [
-    r('goal', (v) => v === null || goalSnapshot(v), `null (cleared) or a goal snapshot {objective (1..${GOAL_LIMITS.objectiveChars} chars), phase, maxGoalRounds (1..${GOAL_LIMITS.maxRounds}), roundsStarted (<= maxGoalRounds), revision, operation, blocked? (only when blocked), note?}`),
+    r(
+      'goal',
+      (v) => v === null || goalSnapshot(v),
+      `null (cleared) or a goal snapshot {objective (1..${GOAL_LIMITS.objectiveChars} chars), phase, maxGoalRounds (1..${GOAL_LIMITS.maxRounds}), roundsStarted (<= maxGoalRounds), revision, operation, blocked? (only when blocked), note?}`,
+    ),
   ],
   'budget/set': [
     r('budget', (v) => v === null || isBudget(v), 'null (removed) or {maxTokens?: 1..1e12 tokens, maxCostUsd?: 0..1e6 USD} with at least one limit'),
@@ -174,7 +189,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
 };
 
 export function isEventType(t: unknown): t is EventType {
-  return typeof t === 'string' && Object.prototype.hasOwnProperty.call(EVENT_RULES, t);
+  return typeof t === 'string' && Object.hasOwn(EVENT_RULES, t);
 }
 
 /** Shape check of one event: envelope (`seq`, `type`, `at`) and the fields its type requires. */
@@ -184,8 +199,7 @@ export function checkEventShape(e: unknown, expectedSeq: number): void {
   if (!natural(ev.seq)) throw new SessionValidationError('BAD_FIELD', 'seq must be a non-negative integer', 'seq', expectedSeq);
   if (ev.seq !== expectedSeq)
     throw new SessionValidationError('SEQ_GAP', `seq ${String(ev.seq)} does not follow the log (expected ${expectedSeq})`, 'seq', expectedSeq);
-  if (!isEventType(ev.type))
-    throw new SessionValidationError('UNKNOWN_TYPE', `Unknown event type ${JSON.stringify(ev.type)}`, 'type', expectedSeq);
+  if (!isEventType(ev.type)) throw new SessionValidationError('UNKNOWN_TYPE', `Unknown event type ${JSON.stringify(ev.type)}`, 'type', expectedSeq);
   if (!nonEmpty(ev.at) || Number.isNaN(Date.parse(ev.at as string)))
     throw new SessionValidationError('BAD_FIELD', 'at must be an ISO-8601 time', 'at', expectedSeq);
   for (const rule of EVENT_RULES[ev.type]) {
@@ -194,8 +208,7 @@ export function checkEventShape(e: unknown, expectedSeq: number): void {
       if (rule.optional) continue;
       throw new SessionValidationError('MISSING_FIELD', `${ev.type} needs ${rule.field}`, rule.field, expectedSeq);
     }
-    if (!rule.check(v))
-      throw new SessionValidationError('BAD_FIELD', `${ev.type}.${rule.field} must be ${rule.expect}`, rule.field, expectedSeq);
+    if (!rule.check(v)) throw new SessionValidationError('BAD_FIELD', `${ev.type}.${rule.field} must be ${rule.expect}`, rule.field, expectedSeq);
   }
 }
 

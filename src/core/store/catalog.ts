@@ -1,6 +1,6 @@
+import type { Database } from 'sql.js';
 import type { SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
-import type { Database } from 'sql.js';
 import { JournaledDb, type JournaledDbOptions } from './journaled-db';
 import { CATALOG_SCHEMA } from './schema';
 
@@ -18,7 +18,13 @@ interface Entry {
 type Apply<K extends CatalogOp['op']> = (db: Database, p: Extract<CatalogOp, { op: K }>) => void;
 
 const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
-  session: (db, p) => db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [p.header.id, p.tree, p.header.parentSession ?? null, JSON.stringify(p.header)]),
+  session: (db, p) =>
+    db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [
+      p.header.id,
+      p.tree,
+      p.header.parentSession ?? null,
+      JSON.stringify(p.header),
+    ]),
   delete: (db, p) => {
     db.run('DELETE FROM sessions WHERE id = ?', [p.id]);
     db.run('DELETE FROM summaries WHERE id = ?', [p.id]);
@@ -51,10 +57,15 @@ export class Catalog {
   }
 
   static async open(dir: string, opts: JournaledDbOptions): Promise<Catalog> {
-    const jdb = await JournaledDb.open<CatalogOp>(dir, 'catalog', {
-      schema: CATALOG_SCHEMA,
-      apply: (db, p) => APPLY[p.op](db, p as never),
-    }, opts);
+    const jdb = await JournaledDb.open<CatalogOp>(
+      dir,
+      'catalog',
+      {
+        schema: CATALOG_SCHEMA,
+        apply: (db, p) => APPLY[p.op](db, p as never),
+      },
+      opts,
+    );
     return new Catalog(jdb);
   }
 
@@ -81,7 +92,11 @@ export class Catalog {
       const parent = this.entries.get(op.id)?.header.parentSession;
       this.entries.delete(op.id);
       this.kids.delete(op.id);
-      if (parent) this.kids.set(parent, (this.kids.get(parent) ?? []).filter((k) => k !== op.id));
+      if (parent)
+        this.kids.set(
+          parent,
+          (this.kids.get(parent) ?? []).filter((k) => k !== op.id),
+        );
       return;
     }
     const known = this.entries.has(op.header.id);

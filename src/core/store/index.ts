@@ -1,5 +1,5 @@
+export { type Quarantine, StoreError, type StoreErrorCode } from './errors';
+export { encodeRecord, type ScanResult, scanJournal } from './journal';
+export { type DbHooks, JournaledDb, type JournaledDbOptions, type Schema } from './journaled-db';
+export { loadSqlJs, setSqlJsWasmDir } from './sqljs';
 export { Store, type StoreOptions } from './store';
-export { StoreError, type StoreErrorCode, type Quarantine } from './errors';
-export { JournaledDb, type Schema, type DbHooks, type JournaledDbOptions } from './journaled-db';
-export { scanJournal, encodeRecord, type ScanResult } from './journal';
-export { setSqlJsWasmDir, loadSqlJs } from './sqljs';

@@ -1,11 +1,11 @@
-import { describeError } from '../errors';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
-import { StoreError, type Quarantine } from './errors';
+import { describeError } from '../errors';
+import { type Quarantine, StoreError } from './errors';
 import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
-import { encodeRecord, JournalFile, scanJournal, type JournalRecord } from './journal';
+import { encodeRecord, JournalFile, type JournalRecord, scanJournal } from './journal';
 import { loadSqlJs } from './sqljs';
 
 export interface Schema {
@@ -242,7 +242,12 @@ export class JournaledDb<P extends object> {
       if (applyError !== undefined) {
         // Durable but not applied: refuse further writes; reopening replays the journal.
         this.closed = true;
-        const e = new StoreError('IO', `Applying a durable record to ${this.dbFile} failed: ${describeError(applyError)}. Reopen the store to replay it.`, this.dbFile, applyError);
+        const e = new StoreError(
+          'IO',
+          `Applying a durable record to ${this.dbFile} failed: ${describeError(applyError)}. Reopen the store to replay it.`,
+          this.dbFile,
+          applyError,
+        );
         for (const item of [...accepted, ...this.queue.splice(0)]) item.reject(e);
         return;
       }

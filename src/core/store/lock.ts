@@ -69,7 +69,8 @@ function createFrom(source: string, target: string): boolean {
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, 'arbor.lock');
   const key = path.resolve(file);
-  if (held.has(key)) throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
+  if (held.has(key))
+    throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
   const mine = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(mine, String(process.pid));
   try {
@@ -82,7 +83,11 @@ export function acquireLock(dir: string): () => void {
         throw new StoreError('LOCKED', `The store at ${dir} is in use by process ${owner}. Close that Arbor (or pass another --store) and retry.`, file);
       if (takeOver(file, text, mine)) break;
       if (Date.now() > deadline)
-        throw new StoreError('LOCKED', `The store at ${dir} has a stale lock (${file}) that could not be taken over in ${TAKEOVER_WAIT_MS / 1000} s. If no Arbor uses this folder, delete that file and retry.`, file);
+        throw new StoreError(
+          'LOCKED',
+          `The store at ${dir} has a stale lock (${file}) that could not be taken over in ${TAKEOVER_WAIT_MS / 1000} s. If no Arbor uses this folder, delete that file and retry.`,
+          file,
+        );
       sleepSync(5); // another process is taking it over: look again once it is done
     }
   } finally {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import initSqlJs from 'sql.js';
 import type { SqlJsStatic } from 'sql.js';
+import initSqlJs from 'sql.js';
 
 let loading: Promise<SqlJsStatic> | undefined;
 let wasmDir: string | undefined;

@@ -1,19 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Session } from '../session/session';
+import { describeError } from '../errors';
 import type { SessionEvent, SessionHeader } from '../session/events';
+import { Session } from '../session/session';
+import { type SessionSummary, summarize } from '../session/summary';
 import { checkHeader } from '../session/validate';
 import { Catalog, type CatalogOp } from './catalog';
-import { StoreError, type Quarantine } from './errors';
-import type { JournaledDbOptions } from './journaled-db';
-import { describeError } from '../errors';
+import { type Quarantine, StoreError } from './errors';
 import { fsyncDir } from './fsutil';
+import type { JournaledDbOptions } from './journaled-db';
 import { acquireLock } from './lock';
 import { SummaryBook } from './summaries';
-import { summarize, type SessionSummary } from '../session/summary';
 
 /** Left by a harness that closed with every turn ended (see `closedCleanly`). */
 export const CLEAN_MARKER = 'closed-cleanly';
+
 import { TreeFile } from './tree';
 
 export interface StoreOptions extends JournaledDbOptions {
@@ -57,7 +58,11 @@ export class Store {
 
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
     if (opts.mustExist && !(await Store.exists(dir))) {
-      throw new StoreError('NO_STORE', `No Arbor session store at ${dir} (no catalog.db there); give the store with --store or $ARBOR_STORE, or start one with 'arbor run'.`, dir);
+      throw new StoreError(
+        'NO_STORE',
+        `No Arbor session store at ${dir} (no catalog.db there); give the store with --store or $ARBOR_STORE, or start one with 'arbor run'.`,
+        dir,
+      );
     }
     await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
     const unlock = acquireLock(dir);
@@ -130,7 +135,10 @@ export class Store {
   }
   /** Every descendant of a session (not itself), breadth-first: children before grandchildren. */
   descendants(id: string): SessionHeader[] {
-    return this.catalog.subtree(id).slice(1).map((x) => this.header(x)!);
+    return this.catalog
+      .subtree(id)
+      .slice(1)
+      .map((x) => this.header(x)!);
   }
   header(id: string): SessionHeader | undefined {
     const e = this.catalog.get(id);
@@ -151,7 +159,8 @@ export class Store {
     let treeName = header.id;
     if (header.parentSession !== undefined) {
       const parent = this.catalog.get(header.parentSession);
-      if (!parent) throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
+      if (!parent)
+        throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
       treeName = parent.tree;
     }
     // Tree first, catalog second: the catalog write is the commit point (decision 0018). A
@@ -273,7 +282,13 @@ export class Store {
   async checkpoint(): Promise<void> {
     this.assertOpen();
     for (const [name, p] of [...this.trees]) {
-      if (!(await p.then(() => true, () => false))) continue; // unreadable: recorded in problems
+      if (
+        !(await p.then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue; // unreadable: recorded in problems
       // Evicted meanwhile? Its close folded the journal; otherwise hold it open while folding.
       if (this.trees.has(name)) await this.withTree(name, (tree) => tree.checkpoint());
     }
@@ -328,21 +343,23 @@ export class Store {
     }
     // After an eviction's close (checkpoint, journal reset): two instances must never share the files.
     const closed = this.closing.get(name) ?? Promise.resolve();
-    p = closed.then(() => TreeFile.open(path.join(this.dir, 'trees'), name, this.opts)).then(
-      async (t) => {
-        this.problemList.push(...t.quarantined);
-        await this.dropStrays(t);
-        return t;
-      },
-      (err: unknown) => {
-        this.trees.delete(name);
-        if (err instanceof StoreError && err.code === 'CORRUPT') {
-          this.broken.set(name, err);
-          this.problemList.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
-        }
-        throw err;
-      },
-    );
+    p = closed
+      .then(() => TreeFile.open(path.join(this.dir, 'trees'), name, this.opts))
+      .then(
+        async (t) => {
+          this.problemList.push(...t.quarantined);
+          await this.dropStrays(t);
+          return t;
+        },
+        (err: unknown) => {
+          this.trees.delete(name);
+          if (err instanceof StoreError && err.code === 'CORRUPT') {
+            this.broken.set(name, err);
+            this.problemList.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
+          }
+          throw err;
+        },
+      );
     this.trees.set(name, p);
     this.evict();
     return p;
@@ -419,12 +436,21 @@ export class Store {
       return read();
     } catch (err) {
       if (err instanceof StoreError) throw err; // already says what happened and what to do
-      throw new StoreError('CORRUPT', `Reading ${tree.file} failed: ${describeError(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`, tree.file, err);
+      throw new StoreError(
+        'CORRUPT',
+        `Reading ${tree.file} failed: ${describeError(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`,
+        tree.file,
+        err,
+      );
     }
   }
 
   private missing(id: string, tree: TreeFile): StoreError {
-    return new StoreError('MISSING_DATA', `Session ${id} is listed but its events are missing from ${tree.file}; if that file was quarantined, they are in its *.corrupt-* copy.`, tree.file);
+    return new StoreError(
+      'MISSING_DATA',
+      `Session ${id} is listed but its events are missing from ${tree.file}; if that file was quarantined, they are in its *.corrupt-* copy.`,
+      tree.file,
+    );
   }
 
   private assertOpen(): void {

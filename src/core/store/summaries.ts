@@ -1,5 +1,5 @@
 import type { SessionEvent, SessionHeader } from '../session/events';
-import { foldSummary, summarize, type SessionSummary } from '../session/summary';
+import { foldSummary, type SessionSummary, summarize } from '../session/summary';
 import type { Catalog } from './catalog';
 
 /**

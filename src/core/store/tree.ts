@@ -1,15 +1,12 @@
 import type { Database } from 'sql.js';
 import { SessionValidationError } from '../session/errors';
-import { checkEventShape } from '../session/validate';
 import type { SessionEvent, SessionHeader } from '../session/events';
+import { checkEventShape } from '../session/validate';
 import { StoreError } from './errors';
-import { JournaledDb, prepared, type JournaledDbOptions } from './journaled-db';
+import { JournaledDb, type JournaledDbOptions, prepared } from './journaled-db';
 import { TREE_SCHEMA } from './schema';
 
-export type TreeOp =
-  | { op: 'session'; header: SessionHeader }
-  | { op: 'events'; session: string; events: SessionEvent[] }
-  | { op: 'delete'; session: string };
+export type TreeOp = { op: 'session'; header: SessionHeader } | { op: 'events'; session: string; events: SessionEvent[] } | { op: 'delete'; session: string };
 
 /** The events of one conversation tree (a root and its descendants) in one journaled sql.js file. */
 export class TreeFile {
@@ -105,7 +102,11 @@ export class TreeFile {
     }
     let seq = next(p.session);
     if (seq === undefined)
-      throw new StoreError('MISSING_DATA', `Session ${p.session} has no data in ${this.file} (if that file was quarantined, its sessions are in the *.corrupt-* copy)`, this.file);
+      throw new StoreError(
+        'MISSING_DATA',
+        `Session ${p.session} has no data in ${this.file} (if that file was quarantined, its sessions are in the *.corrupt-* copy)`,
+        this.file,
+      );
     if (p.events.length === 0) return;
     for (const e of p.events) {
       try {

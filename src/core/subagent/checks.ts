@@ -24,7 +24,10 @@ export function checkStart(
   const provider = providers.get(providerName);
   if (!provider) throw new SubagentError('UNKNOWN_PROVIDER', `Unknown subagent provider "${providerName}". Known: ${[...providers.keys()].join(', ')}.`);
   if (provider.modes && !provider.modes.includes(mode))
-    throw new SubagentError('NOT_CONTINUABLE', `Provider "${provider.name}" runs ${provider.modes.join(' or ')} children only; start it with mode 'wait' or 'background'.`);
+    throw new SubagentError(
+      'NOT_CONTINUABLE',
+      `Provider "${provider.name}" runs ${provider.modes.join(' or ')} children only; start it with mode 'wait' or 'background'.`,
+    );
   for (const [field, cap] of CAPABILITY_OF) {
     if (request[field] !== undefined && !provider.capabilities[cap])
       throw new SubagentError('UNSUPPORTED_CAPABILITY', `Provider "${provider.name}" does not support ${field}; leave it out for this provider.`);

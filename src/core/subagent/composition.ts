@@ -33,7 +33,9 @@ export function delegationNotice(opts: { parentId: string; depth: number; contin
   return [
     `[Arbor runtime] You are a subagent (depth ${opts.depth}) working for session ${opts.parentId}.`,
     'Your permissions were fixed when you were started; they cannot be widened.',
-    opts.approvalRefused ? 'Actions that need approval will be refused: do not ask for them; say in your reply what you could not do and why.' : 'Actions that need approval go to the user, tagged with your id.',
+    opts.approvalRefused
+      ? 'Actions that need approval will be refused: do not ask for them; say in your reply what you could not do and why.'
+      : 'Actions that need approval go to the user, tagged with your id.',
     opts.continuable
       ? 'Your final message is delivered to your parent when you settle; use the report tool for progress your parent should see earlier.'
       : 'Your final message is your result: make it complete and self-contained.',

@@ -1,11 +1,11 @@
+import type { Agent } from '../agent/agent';
 import { subtreeTotals } from '../cost/rollup';
-import { spendOf, totalTokens, type Spend } from '../cost/spend';
+import { type Spend, spendOf, totalTokens } from '../cost/spend';
 import { describeError } from '../errors';
 import { sessionStatus } from '../session/status';
 import type { SessionSummary } from '../session/summary';
-import type { Agent } from '../agent/agent';
 import type { SubagentControl } from './surface';
-import { SubagentError, type AgentListing, type InterruptOutcome } from './types';
+import { type AgentListing, type InterruptOutcome, SubagentError } from './types';
 
 /**
  * interrupt_agent: the direct parent or any live ancestor may interrupt; self, siblings,
@@ -61,10 +61,12 @@ export async function listAgents(rt: SubagentControl, callerId: string): Promise
  * tree shows it collapsed) and its budget: the same fold and prices as the tree (decision 0033).
  */
 function withCosts(rt: SubagentControl, out: AgentListing[], own: Map<string, Spend>): AgentListing[] {
-  const totals = subtreeTotals(out.flatMap((l) => {
-    const spend = own.get(l.id);
-    return spend ? [{ id: l.id, parent: l.parent, delegated: true, spend }] : [];
-  }));
+  const totals = subtreeTotals(
+    out.flatMap((l) => {
+      const spend = own.get(l.id);
+      return spend ? [{ id: l.id, parent: l.parent, delegated: true, spend }] : [];
+    }),
+  );
   for (const l of out) {
     const mine = own.get(l.id);
     const total = totals.get(l.id);

@@ -3,7 +3,6 @@ import type { Admission } from '../agent/config';
 /** The default bound on children running at once, harness-wide. */
 export const DEFAULT_MAX_CONCURRENT_CHILDREN = 8;
 
-
 interface Holder {
   /** Holds a slot now (false while lent to its own children). */
   slot: boolean;

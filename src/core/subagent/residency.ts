@@ -1,12 +1,12 @@
-import { describeError } from '../errors';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
+import { describeError } from '../errors';
+import type { MessageSource, SessionHeader, StopReason } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
-import type { MessageSource, SessionHeader, StopReason } from '../session/events';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
-import { SubagentError, type FollowupPath, type SubagentRequest } from './types';
+import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
 
 /** What residency needs of its runtime (handed in, so neither file imports the other). */
 export interface ResidencyPort {
@@ -130,7 +130,8 @@ export class Residency {
     if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
     if (callerId !== null && header.parentSession !== callerId)
       throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
-    if (this.oneShots.has(childId)) throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
+    if (this.oneShots.has(childId))
+      throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
     return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' });
   }
 
@@ -213,7 +214,7 @@ export class Residency {
   /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
   private async coldResume(childId: string): Promise<Agent> {
     const { store } = this.rt;
-    let session;
+    let session: Awaited<ReturnType<typeof store.inspect>>;
     try {
       session = await store.inspect(childId);
     } catch (err) {
@@ -294,7 +295,12 @@ export class Residency {
       const budgetLine = stopReason === 'budget' ? `Stopped by its budget: ${a.agent.lastTurn?.error ?? 'the next request did not fit what was left'}` : '';
       const body = [budgetLine, refusalSentence(refused), text].filter(Boolean).join('\n');
       await this.rt
-        .deliver(a.parentId, `${head}\n${body}`, { kind: 'subagent-settled', fromSession: a.id, stopReason, ...(refused.length ? { refused: refused.length } : {}) }, notify === 'quiet')
+        .deliver(
+          a.parentId,
+          `${head}\n${body}`,
+          { kind: 'subagent-settled', fromSession: a.id, stopReason, ...(refused.length ? { refused: refused.length } : {}) },
+          notify === 'quiet',
+        )
         .catch(() => undefined);
     }
     this.recheckParent(a.parentId);

@@ -1,36 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
-import type { ApprovalPort } from '../policy/approval';
-import type { ScopeRegistry } from '../scope/registry';
 import type { PriceBook } from '../cost/prices';
 import type { Spend } from '../cost/spend';
+import type { ApprovalPort } from '../policy/approval';
+import type { ScopeRegistry } from '../scope/registry';
 import type { Budget } from '../session/budget';
-import type { MessageSource, SessionEvent, SessionHeader } from '../session/events';
-import type { SessionSummary } from '../session/summary';
+import type { MessageSource, SessionHeader } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
+import type { SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
 import { checkStart } from './checks';
-import { delegationNotice, ownScopeOf, type AgentFactory, type ChildComposition } from './composition';
+import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf } from './composition';
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { capturePolicy } from './policy-snapshot';
 import { Residency } from './residency';
-import type { SubagentControl } from './surface';
 import { spawnProvider } from './spawn-provider';
+import type { SubagentControl } from './surface';
 import { createReportTool } from './tools/report-tool';
 import { createSubmitResultTool } from './tools/submit-result-tool';
 import {
-  SubagentError,
   type ContinuableStart,
   type OneShotResult,
+  type StartOptions,
+  SubagentError,
   type SubagentProvider,
   type SubagentRequest,
-  type StartOptions,
   type SubagentRun,
 } from './types';
 
@@ -168,7 +168,13 @@ export class SubagentRuntime implements SubagentControl {
     const result = new Promise<OneShotResult>((resolve) => {
       const off = agent.onTurnEnd((r) => {
         off();
-        resolve({ childId, stopReason: r.stopReason, text: lastTurnText(agent.session.events), ...(output !== undefined ? { output } : {}), ...(r.error ? { error: r.error } : {}) });
+        resolve({
+          childId,
+          stopReason: r.stopReason,
+          text: lastTurnText(agent.session.events),
+          ...(output !== undefined ? { output } : {}),
+          ...(r.error ? { error: r.error } : {}),
+        });
       });
     });
     this.residency.addOneShot(childId, caller.id, created.release, agent);
@@ -193,7 +199,14 @@ export class SubagentRuntime implements SubagentControl {
    * before the first await; the session is published (header, seed, setup, first inbox
    * message) in one durable write, so a failure before that leaves nothing behind.
    */
-  private async create(caller: Agent, providerName: string, asked: SubagentRequest, mode: Mode, signal: AbortSignal | undefined, onOutput?: (v: unknown) => void) {
+  private async create(
+    caller: Agent,
+    providerName: string,
+    asked: SubagentRequest,
+    mode: Mode,
+    signal: AbortSignal | undefined,
+    onOutput?: (v: unknown) => void,
+  ) {
     if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
     // A child runs on its parent's model unless the request names one: recorded in its
@@ -209,7 +222,13 @@ export class SubagentRuntime implements SubagentControl {
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
     const childId = `${parent.id}.${randomUUID().slice(0, 6)}`;
-    const header = headerFrom(parent.header, { id: childId, origin: seed ? 'fork' : 'subagent', parentSession: parent.id, delegationDepth: depth, title: request.label });
+    const header = headerFrom(parent.header, {
+      id: childId,
+      origin: seed ? 'fork' : 'subagent',
+      parentSession: parent.id,
+      delegationDepth: depth,
+      title: request.label,
+    });
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
 
@@ -269,7 +288,11 @@ export class SubagentRuntime implements SubagentControl {
   }
 
   /** The composition of a child, from its request (start) or its own log (cold resume). */
-  private composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition {
+  private composition(
+    header: SessionHeader,
+    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>,
+    escalate: boolean,
+  ): ChildComposition {
     return {
       ...(header.agentPreset ? { preset: header.agentPreset } : {}),
       ownScope: ownScopeOf(header.id),
@@ -280,7 +303,13 @@ export class SubagentRuntime implements SubagentControl {
       ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
       // From the header, not the store: at start the child is not published yet.
       ...(escalate && this.deps.approvalPort
-        ? { approval: escalatingPort(this.deps.approvalPort, [header.id, ...(header.parentSession ? this.lineage(header.parentSession) : [])], this.deps.escalateTimeoutMs ?? 300_000) }
+        ? {
+            approval: escalatingPort(
+              this.deps.approvalPort,
+              [header.id, ...(header.parentSession ? this.lineage(header.parentSession) : [])],
+              this.deps.escalateTimeoutMs ?? 300_000,
+            ),
+          }
         : {}),
     };
   }
@@ -289,7 +318,11 @@ export class SubagentRuntime implements SubagentControl {
   private registerLocalTools(childId: string, mode: Mode, request: Pick<SubagentRequest, 'outputSchema'>, onOutput?: (v: unknown) => void): () => void {
     const scope = ownScopeOf(childId);
     if (mode === 'continuable') this.deps.tools.register(createReportTool(this), scope);
-    if (request.outputSchema) this.deps.tools.register(createSubmitResultTool(request.outputSchema, (v) => onOutput?.(v)), scope);
+    if (request.outputSchema)
+      this.deps.tools.register(
+        createSubmitResultTool(request.outputSchema, (v) => onOutput?.(v)),
+        scope,
+      );
     return () => this.deps.tools.dropScope(scope);
   }
 

@@ -1,9 +1,9 @@
 import type { Agent } from '../agent/agent';
-import type { MessageSource, SessionHeader } from '../session/events';
-import type { SessionSummary } from '../session/summary';
 import type { PriceBook } from '../cost/prices';
 import type { Spend } from '../cost/spend';
 import type { Budget } from '../session/budget';
+import type { MessageSource, SessionHeader } from '../session/events';
+import type { SessionSummary } from '../session/summary';
 import type { FanoutLimiter } from './fanout';
 import type { ContinuableStart, FollowupPath, StartOptions, SubagentRequest, SubagentRun } from './types';
 

@@ -1,9 +1,9 @@
-import type { Budget } from '../session/budget';
-import type { SessionStatus } from '../session/status';
 import type { Agent } from '../agent/agent';
 import type { Persona } from '../scope/prompt';
+import type { Budget } from '../session/budget';
 import type { SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
+import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
 import type { RemoteDriver } from './remote-driver';
 
@@ -88,7 +88,10 @@ export class SubagentDepthError extends SubagentError {
     readonly depth: number,
     readonly maxDepth: number,
   ) {
-    super('DEPTH_EXCEEDED', `A subagent at depth ${depth} would exceed the delegation limit (${maxDepth}); do this work yourself or ask the user to raise arbor.subagents.maxDepth.`);
+    super(
+      'DEPTH_EXCEEDED',
+      `A subagent at depth ${depth} would exceed the delegation limit (${maxDepth}); do this work yourself or ask the user to raise arbor.subagents.maxDepth.`,
+    );
   }
 }
 

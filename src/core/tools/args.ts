@@ -47,7 +47,7 @@ function fail(tool: Pick<Tool, 'name' | 'parameters'>, problems: string[]): Pars
 // plain `props[name]` would find Object.prototype for it (or a function for "constructor"),
 // which reads as a schema without a type, so the key (and whatever it holds) passed unchecked.
 function own<T>(obj: Record<string, T> | undefined, key: string): T | undefined {
-  return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+  return obj && Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
 /**
@@ -76,10 +76,7 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, at: str
     if (!sub) {
       if (schema.additionalProperties === false) {
         const known = Object.keys(props);
-        problems.push(
-          `${quote(join(at, name))} is not an argument of this tool` +
-            (known.length ? ` (known: ${known.join(', ')})` : ' (it takes no arguments)'),
-        );
+        problems.push(`${quote(join(at, name))} is not an argument of this tool${known.length ? ` (known: ${known.join(', ')})` : ' (it takes no arguments)'}`);
       }
       continue;
     }
@@ -108,7 +105,7 @@ function checkValue(schema: JsonSchema, value: unknown, at: string, problems: st
       break;
     case 'array':
       if (!Array.isArray(value)) return bad();
-      if (schema.items) value.forEach((item, i) => checkValue(schema.items!, item, `${at}[${i}]`, problems));
+      if (schema.items) for (const [i, item] of value.entries()) checkValue(schema.items, item, `${at}[${i}]`, problems);
       break;
     case 'object':
       if (!isPlainObject(value)) return bad();

@@ -1,5 +1,5 @@
 import { describeError } from '../errors';
-import { parseToolArguments, type ParsedArguments } from './args';
+import { type ParsedArguments, parseToolArguments } from './args';
 import { fail } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 

@@ -34,7 +34,8 @@ function ops(a: string[], b: string[]): Op[] {
     const n = am.length;
     const m = bm.length;
     const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = am[i] === bm[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (let i = n - 1; i >= 0; i--)
+      for (let j = m - 1; j >= 0; j--) lcs[i][j] = am[i] === bm[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
     let i = 0;
     let j = 0;
     while (i < n || j < m) {

@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
-import { isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
+import { isHardLinkError, looksBinary, readWhole, type WriteOps, writeAtomic } from './fsio';
 import { withPathLock } from './path-lock';
-import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
+import { displayPath, hardLinkRefusal, type ResolvedPath, resolveForWrite } from './paths';
 import { cancelled, describeIoError, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite } from './write-guard';
@@ -72,7 +72,10 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
 
     // split/join and slicing, never String.replace: `$&` in newText must stay literal.
     const updated = change.replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
-    const denied = await approveProtectedWrite(ctx, NAME, r, `replace ${at.length} occurrence${at.length === 1 ? '' : 's'} in ${r.relative}`, { before: text, after: updated });
+    const denied = await approveProtectedWrite(ctx, NAME, r, `replace ${at.length} occurrence${at.length === 1 ? '' : 's'} in ${r.relative}`, {
+      before: text,
+      after: updated,
+    });
     if (denied) return denied;
     if (ctx.signal.aborted) return cancelled(NAME);
 
@@ -91,7 +94,7 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
     pathArguments: ['path'],
     description:
       'Replace exact text in an existing file of the workspace. oldText must match the file exactly (whitespace and ' +
-      'indentation included, without read_file\'s line-number prefixes) and, unless replaceAll is true, exactly once.',
+      "indentation included, without read_file's line-number prefixes) and, unless replaceAll is true, exactly once.",
     parameters: {
       type: 'object',
       properties: {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
-import { SKIPPED_DIRS, joinRel, sortedEntries } from './walk';
+import { joinRel, SKIPPED_DIRS, sortedEntries } from './walk';
 
 export interface ListFilesOptions {
   /** Entries returned by one call (default 1000). */
@@ -57,7 +57,7 @@ export function createListFilesTool(options: ListFilesOptions = {}): Tool {
         const base = r.root ? r.relative : r.realPath;
 
         const walk = async (dirReal: string, dirRel: string, level: number): Promise<void> => {
-          let entries;
+          let entries: Awaited<ReturnType<typeof sortedEntries>>;
           try {
             entries = await sortedEntries(dirReal);
           } catch (e) {

@@ -4,8 +4,9 @@ import { pathKey } from './path-lock';
 import { protectionOf } from './protected-paths';
 import { isWithin, physicalPath } from './real-path';
 
-export { isWithin, physicalPath } from './real-path';
 export { protectedReason } from './protected-paths';
+export { isWithin, physicalPath } from './real-path';
+
 import type { ToolContext, ToolErrorCode } from './tool';
 
 // Workspace path resolution on the real file system (DESIGN §6). Every path a file tool

@@ -18,8 +18,7 @@ const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
   ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
 ]);
 const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-const WORKSPACE_FILE_REASON =
-  "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
+const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
 
 const HOOKS_PATH_REASON = "the repository's hooks folder (git config core.hooksPath): a hook runs code on the next git command";
 

@@ -20,7 +20,6 @@ export interface ReadFileOptions {
 const DEFAULT_SCAN_BYTES = 256 * 1024 * 1024;
 const DEFAULT_COUNT_BYTES = 16 * 1024 * 1024;
 
-
 const NAME = 'read_file';
 
 export function createReadFileTool(options: ReadFileOptions = {}): Tool {
@@ -38,7 +37,7 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
       fail(
         'TOO_LARGE',
         `${NAME}: stopped after reading ${formatBytes(reader.scanned)} of '${shown}' (${formatBytes(size)}) ${where}; ` +
-          'read_file reads at most that much per call. Use run_command (e.g. sed -n \'N,Mp\', tail, head -c) for far parts of huge files.',
+          "read_file reads at most that much per call. Use run_command (e.g. sed -n 'N,Mp', tail, head -c) for far parts of huge files.",
       );
     while (reader.lines < start - 1) {
       const s = await reader.skipLine();
@@ -68,7 +67,8 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
       let text = line.text;
       if (line.chars === undefined || line.chars > maxLineLength || !line.complete) {
         longLines++;
-        const length = line.chars !== undefined && line.complete ? `${line.chars} characters` : `${line.complete ? '' : 'more than '}${formatBytes(line.bytes)}`;
+        const length =
+          line.chars !== undefined && line.complete ? `${line.chars} characters` : `${line.complete ? '' : 'more than '}${formatBytes(line.bytes)}`;
         text = `${text.slice(0, maxLineLength)}… [line cut: ${length}]`;
       }
       const entry = `${reader.lines}\t${text}`;
@@ -148,7 +148,7 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
         if (r.kind === 'directory') return fail('NOT_A_FILE', `${NAME}: '${shown}' is a directory; use list_files to see its contents`);
         if (r.kind === 'other') return fail('NOT_A_FILE', `${NAME}: '${shown}' is not a regular file`);
 
-        let fh;
+        let fh: Awaited<ReturnType<typeof openForRead>>;
         try {
           fh = await openForRead(r.realPath);
         } catch (e) {

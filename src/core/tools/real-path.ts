@@ -66,4 +66,3 @@ export async function physicalPath(absolute: string): Promise<{ ok: true; path: 
 function split(rest: string): string[] {
   return rest.split(process.platform === 'win32' ? /[\\/]/ : '/');
 }
-

@@ -1,5 +1,5 @@
 import { decideApproval, describeDenial } from '../policy/approval';
-import { runInGroup, type Outcome, type ProcessSpec } from './command-process';
+import { type Outcome, type ProcessSpec, runInGroup } from './command-process';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, fail, guard, ok, refused } from './result';
 import { CommandSandbox, type Confinement } from './sandbox/command-sandbox';
@@ -56,7 +56,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
         },
         outsideSandbox: {
           type: 'boolean',
-          description: 'run without the OS sandbox (default false); needs the user\'s approval, so only when the sandbox is why it fails',
+          description: "run without the OS sandbox (default false); needs the user's approval, so only when the sandbox is why it fails",
         },
         justification: { type: 'string', description: 'with outsideSandbox: one sentence telling the user why the command needs it' },
       },

@@ -1,13 +1,13 @@
-import * as path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
+import * as path from 'node:path';
 import { looksBinary, openForRead, readHead } from './fsio';
-import { LineReader } from './line-reader';
-import { LineMatcher } from './line-matcher';
 import { globMatches, globToRegExp } from './glob';
+import { LineMatcher } from './line-matcher';
+import { LineReader } from './line-reader';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, fail, formatBytes, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
-import { SKIPPED_DIRS, joinRel, sortedEntries } from './walk';
+import { joinRel, SKIPPED_DIRS, sortedEntries } from './walk';
 
 export interface SearchFilesOptions {
   /** Matching lines returned by one call (default 200). */
@@ -106,7 +106,10 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
           batch = [];
           batchChars = 0;
           const budget = maxMatches - matches.length + 1; // one more than allowed says "there were more"
-          const outcome = await matcher.match(texts.map((t) => t.text), budget);
+          const outcome = await matcher.match(
+            texts.map((t) => t.text),
+            budget,
+          );
           if (outcome.kind !== 'hits') {
             if (outcome.kind === 'too-slow') stopped = 'too-slow';
             return;
@@ -194,7 +197,7 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
         };
 
         const walk = async (dirAbs: string, dirRel: string, fromSearchDir: string): Promise<void> => {
-          let entries;
+          let entries: Awaited<ReturnType<typeof sortedEntries>>;
           try {
             entries = await sortedEntries(dirAbs);
           } catch {
@@ -241,7 +244,8 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): Tool {
               'search the rest with run_command (e.g. grep -n).]',
           );
         }
-        if (streamed?.cutLines) notes.push(`[${streamed.cutLines} line(s) longer than ${STREAMED_LINE_CHARS} characters were searched only in their first ${STREAMED_LINE_CHARS}.]`);
+        if (streamed?.cutLines)
+          notes.push(`[${streamed.cutLines} line(s) longer than ${STREAMED_LINE_CHARS} characters were searched only in their first ${STREAMED_LINE_CHARS}.]`);
         if (skippedLarge) notes.push(`[Skipped ${skippedLarge} file(s) larger than ${Math.round(maxFileBytes / 1024)} KB.]`);
         if (skippedBinary) notes.push(`[Skipped ${skippedBinary} binary file(s).]`);
         const where = `${shown}${include ? ` (files matching ${include})` : ''}`;

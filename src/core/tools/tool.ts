@@ -1,7 +1,7 @@
 import type { JsonSchema } from '../model/json-schema';
-import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 import type { ApprovalPort } from '../policy/approval';
 import type { GrantBook } from '../policy/grants';
+import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 
 // The approval vocabulary lives in policy (it sits below tools in the layer order);
 // re-exported here so `import { ApprovalPort } from '../tools/tool'` keeps working.

@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
-import { countLines, isHardLinkError, looksBinary, readWhole, writeAtomic, type WriteOps } from './fsio';
+import { countLines, isHardLinkError, looksBinary, readWhole, type WriteOps, writeAtomic } from './fsio';
 import { withPathLock } from './path-lock';
-import { displayPath, hardLinkRefusal, resolveForWrite, type ResolvedPath } from './paths';
+import { displayPath, hardLinkRefusal, type ResolvedPath, resolveForWrite } from './paths';
 import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite, prepareParent } from './write-guard';
@@ -46,7 +46,7 @@ export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
     pathArguments: ['path'],
     description:
       'Create or overwrite a text file in the workspace with the given content, creating missing parent directories. ' +
-      'To change part of an existing file prefer edit_file. Protected paths (.git, .vscode, .arbor, *.code-workspace) need the user\'s approval.',
+      "To change part of an existing file prefer edit_file. Protected paths (.git, .vscode, .arbor, *.code-workspace) need the user's approval.",
     parameters: {
       type: 'object',
       properties: {

@@ -1,6 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { decideApproval, describeDenial, type ApprovalRequest } from '../policy/approval';
+import { type ApprovalRequest, decideApproval, describeDenial } from '../policy/approval';
 import { cap, unifiedDiff } from './diff';
 import { physicalPath, type ResolvedPath } from './paths';
 import { fail, refused } from './result';

@@ -24,13 +24,14 @@ const CHECKS: Record<string, (m: Record<string, unknown>) => boolean> = {
   agent: (m) => Number.isSafeInteger(m.id) && (m.id as number) >= 0,
   phase: (m) => str(m.title),
   log: (m) => str(m.message),
-  done: (m) => (m.ok === true ? m.json === null || str(m.json) : m.ok === false && str(m.code) && str(m.message) && (m.line === undefined || Number.isSafeInteger(m.line))),
+  done: (m) =>
+    m.ok === true ? m.json === null || str(m.json) : m.ok === false && str(m.code) && str(m.message) && (m.line === undefined || Number.isSafeInteger(m.line)),
 };
 
 /** The message if it is one the child may send, else undefined (the host then ends the run: SCRIPT_PROTOCOL). */
 export function checkFromChild(m: unknown): FromChild | undefined {
   if (!rec(m) || !str(m.op)) return undefined;
-  const check = Object.prototype.hasOwnProperty.call(CHECKS, m.op) ? CHECKS[m.op] : undefined;
+  const check = Object.hasOwn(CHECKS, m.op) ? CHECKS[m.op] : undefined;
   return check?.(m) ? (m as unknown as FromChild) : undefined;
 }
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionLog } from '../agent/session-writer';
+import { type Budget, checkBudget } from '../session/budget';
 import type { SubagentRuntime } from '../subagent/runtime';
-import { checkBudget, type Budget } from '../session/budget';
 import { WorkflowError } from './errors';
 import { openRuns } from './events';
 import { checkInput, type WorkflowInput } from './input';
-import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
 import { Isolate } from './isolate';
+import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
 import { Run, type RunOutcome } from './run';
 
 /**
@@ -44,7 +44,14 @@ export class WorkflowEngine {
 
   /** Run a script for the parent session's current tool call; resolves when the run has ended (never rejects). */
   async run(input: WorkflowInput, ctx: { sessionId: string; signal: AbortSignal; callId?: string }): Promise<RunOutcome> {
-    const failed = (e: WorkflowError): RunOutcome => ({ runId: '', status: 'failed', code: e.code, error: e.message, agents: 0, ...(e.line ? { line: e.line } : {}) });
+    const failed = (e: WorkflowError): RunOutcome => ({
+      runId: '',
+      status: 'failed',
+      code: e.code,
+      error: e.message,
+      agents: 0,
+      ...(e.line ? { line: e.line } : {}),
+    });
     let checked: { sha256: string; bytes: number };
     try {
       checked = checkInput(input, this.deployment);
@@ -53,7 +60,8 @@ export class WorkflowEngine {
       throw err;
     }
     const parent = this.rt.resident(ctx.sessionId);
-    if (!parent || parent.isDisposed || this.closing) return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
+    if (!parent || parent.isDisposed || this.closing)
+      return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
     if (ctx.signal.aborted) return failed(new WorkflowError('CANCELLED', 'The turn was interrupted before the workflow started.'));
     let budget: Budget | undefined;
     try {
@@ -129,7 +137,11 @@ export class WorkflowEngine {
   static async closeOutlived(writer: SessionLog, live: (runId: string) => boolean = () => false): Promise<string[]> {
     const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
     for (const r of open) {
-      await writer.append({ type: 'workflow/end', runId: r.runId, data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 } });
+      await writer.append({
+        type: 'workflow/end',
+        runId: r.runId,
+        data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 },
+      });
     }
     return open.map((r) => r.runId);
   }

@@ -25,7 +25,17 @@ export function foldRuns(events: readonly SessionEvent[], maxLogs = 200): RunVie
     const w = e as Extract<SessionEvent, { runId: string }>;
     if (w.type === 'workflow/start') {
       const d = w.data as unknown as WorkflowData['workflow/start'];
-      runs.set(w.runId, { runId: w.runId, name: d.name, description: d.description, seq: w.seq, phases: [], logs: [], agents: 0, running: 0, status: 'running' });
+      runs.set(w.runId, {
+        runId: w.runId,
+        name: d.name,
+        description: d.description,
+        seq: w.seq,
+        phases: [],
+        logs: [],
+        agents: 0,
+        running: 0,
+        status: 'running',
+      });
       kids.set(w.runId, new Set());
       continue;
     }

@@ -1,6 +1,6 @@
-import { describeError } from '../errors';
 import { createHash } from 'node:crypto';
 import * as vm from 'node:vm';
+import { describeError } from '../errors';
 import type { SubagentRequest } from '../subagent/types';
 import { WorkflowError } from './errors';
 import type { WorkflowDeployment } from './limits';
@@ -40,7 +40,8 @@ export function checkInput(input: WorkflowInput, d: WorkflowDeployment): { sha25
   };
   if (typeof input.script !== 'string' || input.script.trim() === '') bad('The script is empty: write plain JavaScript that ends with `return <json>`.');
   const bytes = Buffer.byteLength(input.script, 'utf8');
-  if (bytes > d.maxScriptBytes) bad(`The script is ${bytes} bytes; the limit is ${d.maxScriptBytes}. Keep the script short: put data in args or let the agents read files.`);
+  if (bytes > d.maxScriptBytes)
+    bad(`The script is ${bytes} bytes; the limit is ${d.maxScriptBytes}. Keep the script short: put data in args or let the agents read files.`);
   if (!isPlain(input.meta) || typeof input.meta.name !== 'string' || input.meta.name.trim() === '' || typeof input.meta.description !== 'string')
     bad('meta must be {name: a non-empty string, description: a string}.');
   if (input.args !== undefined && !isJson(input.args)) bad('args must be plain JSON (objects, arrays, strings, finite numbers, booleans, null).');
@@ -70,8 +71,11 @@ export function agentRequest(prompt: unknown, opts: unknown): { provider?: strin
   if (unknown.length) bad(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${OPTS.join(', ')}.`);
   const request: SubagentRequest = { prompt: prompt as string };
   if (o.label !== undefined) request.label = typeof o.label === 'string' ? o.label.slice(0, 80) : bad('opts.label must be a string.');
-  if (o.schema !== undefined) request.outputSchema = isPlain(o.schema) ? (o.schema as SubagentRequest['outputSchema']) : bad('opts.schema must be a JSON schema object.');
-  if (o.tools !== undefined) request.toolFilter = Array.isArray(o.tools) && o.tools.every((t) => typeof t === 'string') ? (o.tools as string[]) : bad('opts.tools must be an array of tool names.');
+  if (o.schema !== undefined)
+    request.outputSchema = isPlain(o.schema) ? (o.schema as SubagentRequest['outputSchema']) : bad('opts.schema must be a JSON schema object.');
+  if (o.tools !== undefined)
+    request.toolFilter =
+      Array.isArray(o.tools) && o.tools.every((t) => typeof t === 'string') ? (o.tools as string[]) : bad('opts.tools must be an array of tool names.');
   if (o.persona !== undefined) request.persona = typeof o.persona === 'string' ? { text: o.persona } : bad('opts.persona must be a string.');
   if (o.provider !== undefined && typeof o.provider !== 'string') bad('opts.provider must be a provider name (spawn or fork).');
   return { ...(typeof o.provider === 'string' ? { provider: o.provider } : {}), request };

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
@@ -48,12 +48,7 @@ export class Isolate {
   /** Resolves when the child said it is ready (its flags were accepted). */
   readonly ready: Promise<boolean>;
 
-  constructor(
-    onMessage: (m: FromChild) => void,
-    onBadMessage: () => void,
-    limits: IsolateLimits = DEFAULT_ISOLATE,
-    permission = true,
-  ) {
+  constructor(onMessage: (m: FromChild) => void, onBadMessage: () => void, limits: IsolateLimits = DEFAULT_ISOLATE, permission = true) {
     const entry = childScriptPath();
     // The script never sees this process's environment (API keys): only what Electron needs to run as Node.
     const env: NodeJS.ProcessEnv = process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
@@ -88,7 +83,12 @@ export class Isolate {
         }
         readyResolve(false);
         const cause: ExitCause =
-          this.cause ?? (code === EXIT_STALLED ? 'stalled' : signal === 'SIGABRT' || code === 134 || /heap out of memory|Allocation failed/i.test(this.stderr) ? 'oom' : 'exited');
+          this.cause ??
+          (code === EXIT_STALLED
+            ? 'stalled'
+            : signal === 'SIGABRT' || code === 134 || /heap out of memory|Allocation failed/i.test(this.stderr)
+              ? 'oom'
+              : 'exited');
         resolve({ cause, detail: code !== null ? `exit code ${code}` : `signal ${signal}` });
       };
       this.proc.once('exit', done);

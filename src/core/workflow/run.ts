@@ -1,12 +1,12 @@
-import { describeError } from '../errors';
 import type { Agent } from '../agent/agent';
+import { describeError } from '../errors';
 import type { SessionEvent, WorkflowData, WorkflowStatus } from '../session/events';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { SubagentError, type SubagentRun } from '../subagent/types';
 import type { FromChild } from './bridge';
 import { WorkflowError, type WorkflowErrorCode } from './errors';
 import { agentRequest } from './input';
-import { Isolate, type ExitCause } from './isolate';
+import { type ExitCause, Isolate } from './isolate';
 import type { RunLimits, WorkflowDeployment } from './limits';
 import { Slots } from './slots';
 
@@ -78,7 +78,10 @@ export class Run {
   }
 
   async start(script: string, args: unknown): Promise<void> {
-    this.wallTimer = setTimeout(() => void this.end('failed', 'WALL_CLOCK', `The workflow ran past its wall clock (${Math.round(this.limits.wallClockMs / 1000)} s).`), this.limits.wallClockMs);
+    this.wallTimer = setTimeout(
+      () => void this.end('failed', 'WALL_CLOCK', `The workflow ran past its wall clock (${Math.round(this.limits.wallClockMs / 1000)} s).`),
+      this.limits.wallClockMs,
+    );
     Run.wallClocks++;
     let isolate = this.spawn(true);
     if (!(await isolate.ready) && !this.ended) {
@@ -119,7 +122,12 @@ export class Run {
       if (!m.ok) return void this.end('failed', (m.code as WorkflowErrorCode) ?? 'SCRIPT_ERROR', m.message, undefined, m.line);
       if (m.json === null) return void this.end('failed', 'RESULT_NOT_JSON', 'The script returned nothing JSON can hold (end it with `return <json>`).');
       const bytes = Buffer.byteLength(m.json, 'utf8');
-      if (bytes > this.d.maxResultBytes) return void this.end('failed', 'RESULT_TOO_LARGE', `The script's result is ${bytes} bytes; the limit is ${this.d.maxResultBytes}. Return a summary and let agents write files.`);
+      if (bytes > this.d.maxResultBytes)
+        return void this.end(
+          'failed',
+          'RESULT_TOO_LARGE',
+          `The script's result is ${bytes} bytes; the limit is ${this.d.maxResultBytes}. Return a summary and let agents write files.`,
+        );
       void this.end('completed', undefined, undefined, m.json);
     }
   }
@@ -133,7 +141,10 @@ export class Run {
     if (this.logs >= this.d.maxLogEvents) return void this.logsDropped++;
     this.logs++;
     const cut = Buffer.byteLength(message, 'utf8') > this.d.maxLogBytes;
-    void this.append('workflow/log', { message: cut ? Buffer.from(message, 'utf8').subarray(0, this.d.maxLogBytes).toString('utf8') : message, ...(cut ? { truncated: true } : {}) });
+    void this.append('workflow/log', {
+      message: cut ? Buffer.from(message, 'utf8').subarray(0, this.d.maxLogBytes).toString('utf8') : message,
+      ...(cut ? { truncated: true } : {}),
+    });
   }
 
   private async agentCall(id: number, prompt: unknown, opts: unknown): Promise<void> {
@@ -156,7 +167,10 @@ export class Run {
     const { provider, request } = agentRequest(prompt, opts);
     const index = this.requested++;
     if (index >= this.limits.maxTotalAgents)
-      throw new WorkflowError('AGENT_CAP', `This run may start at most ${this.limits.maxTotalAgents} agents (agent number ${index + 1} was refused); do the rest in fewer, larger agents.`);
+      throw new WorkflowError(
+        'AGENT_CAP',
+        `This run may start at most ${this.limits.maxTotalAgents} agents (agent number ${index + 1} was refused); do the rest in fewer, larger agents.`,
+      );
     if (!(await this.slots.acquire())) throw this.cancelled();
     try {
       if (this.ended) throw this.cancelled();
@@ -225,7 +239,15 @@ export class Run {
       logsDropped: this.logsDropped,
     };
     await this.append('workflow/end', data);
-    const outcome: RunOutcome = { runId: this.id, status, agents: data.agents, ...(resultJson !== undefined ? { resultJson } : {}), ...(code ? { code } : {}), ...(error ? { error } : {}), ...(line ? { line } : {}) };
+    const outcome: RunOutcome = {
+      runId: this.id,
+      status,
+      agents: data.agents,
+      ...(resultJson !== undefined ? { resultJson } : {}),
+      ...(code ? { code } : {}),
+      ...(error ? { error } : {}),
+      ...(line ? { line } : {}),
+    };
     this.resolveOutcome(outcome);
     return outcome;
   }

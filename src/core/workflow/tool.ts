@@ -12,6 +12,7 @@ const DESCRIPTION = [
   '- parallel([() => agent(...), ...]) runs thunks at once (bounded by `concurrency`); pipeline(items, stage1, stage2, ...) sends each item through the stages in order.',
   '- phase(title) and log(message) show progress in the agent tree; args is the `args` you pass.',
   'No files, network, timers or require: agents do the work. The script runs in a separate process as containment, not a security boundary.',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: an example script for the model, shown as text
   'Example: const r = await parallel(args.files.map((f) => () => agent(`Review ${f}`, {label: f}))); return r;',
 ].join('\n');
 
@@ -22,7 +23,10 @@ const PARAMS = {
     meta: {
       type: 'object' as const,
       description: 'What the run is, shown in the tree.',
-      properties: { name: { type: 'string' as const, description: 'Short name, e.g. "review-files".' }, description: { type: 'string' as const, description: 'One sentence.' } },
+      properties: {
+        name: { type: 'string' as const, description: 'Short name, e.g. "review-files".' },
+        description: { type: 'string' as const, description: 'One sentence.' },
+      },
       required: ['name', 'description'],
     },
     args: { description: 'Optional JSON value the script reads as `args`.' },
@@ -30,7 +34,8 @@ const PARAMS = {
     concurrency: { type: 'integer' as const, minimum: 1, description: 'Most agents running at once (default 4).' },
     budget: {
       type: 'object' as const,
-      description: "Optional budget for the run's agents together: {maxTokens?, maxCostUsd?}; at most what your own budget has left. Past it, agent() throws BUDGET and the run ends.",
+      description:
+        "Optional budget for the run's agents together: {maxTokens?, maxCostUsd?}; at most what your own budget has left. Past it, agent() throws BUDGET and the run ends.",
       properties: { maxTokens: { type: 'integer' as const, minimum: 1 }, maxCostUsd: { type: 'number' as const, minimum: 0 } },
       additionalProperties: false,
     },

@@ -1,6 +1,6 @@
 import type { SessionLog } from '../agent/session-writer';
 import type { FeatureRow } from '../subagent/rows';
-import { WorkflowEngine, type WorkflowBudgets } from './engine';
+import { type WorkflowBudgets, WorkflowEngine } from './engine';
 import type { WorkflowDeployment } from './limits';
 import { createWorkflowTool } from './tool';
 

@@ -35,7 +35,7 @@ process.on('beforeExit', () => {
   if (!finished) process.exit(EXIT_STALLED);
 });
 
-const PRELUDE = String.raw`(function (bridge, argsJson) {
+const PRELUDE = `(function (bridge, argsJson) {
   'use strict';
   class WorkflowError extends Error {
     constructor(code, message) { super(message); this.name = 'WorkflowError'; this.code = code; }
@@ -112,13 +112,19 @@ function start(script: string, args: unknown): void {
       try {
         json = JSON.stringify(value) ?? null;
       } catch (err) {
-        return finish({ op: 'done', ok: false, code: 'RESULT_NOT_JSON', message: `The script's return value is not JSON: ${String((err as Error)?.message ?? err)}` });
+        return finish({
+          op: 'done',
+          ok: false,
+          code: 'RESULT_NOT_JSON',
+          message: `The script's return value is not JSON: ${String((err as Error)?.message ?? err)}`,
+        });
       }
       finish({ op: 'done', ok: true, json });
     },
     (err: unknown) => {
       const e = err as { name?: unknown; code?: unknown; message?: unknown } | undefined;
-      if (e?.name === 'WorkflowError' && typeof e.code === 'string' && FATAL.includes(e.code)) return finish({ op: 'done', ok: false, code: e.code, message: String(e.message) });
+      if (e?.name === 'WorkflowError' && typeof e.code === 'string' && FATAL.includes(e.code))
+        return finish({ op: 'done', ok: false, code: e.code, message: String(e.message) });
       finish({ op: 'done', ok: false, code: 'SCRIPT_ERROR', message: String(e?.message ?? err), ...withLine(err) });
     },
   );

@@ -1,5 +1,5 @@
 import { PriceBook } from '../../core/cost/prices';
-import { addSpend, spendOf, type Spend } from '../../core/cost/spend';
+import { addSpend, type Spend, spendOf } from '../../core/cost/spend';
 import type { SessionHeader } from '../../core/session/events';
 import type { SessionSummary } from '../../core/session/summary';
 import type { BudgetView, SpendView } from '../../protocol';
@@ -83,7 +83,15 @@ export class CostRollup {
     return {
       ...(own.costUsd !== undefined ? { costUsd: own.costUsd, savedUsd: own.savedUsd ?? 0 } : {}),
       ...(hasKids && total ? { subtree: spendView(total) } : {}),
-      ...(budget && total ? { budget: { ...budget, spentTokens: total.tokens.prompt + total.tokens.completion, ...(total.costUsd !== undefined ? { spentUsd: total.costUsd } : {}) } } : {}),
+      ...(budget && total
+        ? {
+            budget: {
+              ...budget,
+              spentTokens: total.tokens.prompt + total.tokens.completion,
+              ...(total.costUsd !== undefined ? { spentUsd: total.costUsd } : {}),
+            },
+          }
+        : {}),
     };
   }
 }

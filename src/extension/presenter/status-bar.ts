@@ -27,7 +27,11 @@ function statusWords(counts: StatusCounts): { text: string; tooltip: string } {
   const asking = counts.approval ?? 0;
   const queued = counts.queued ?? 0;
   if (running + queued === 0) return { text: '$(type-hierarchy) Arbor', tooltip: 'Arbor: no agent running. Click to open the panel.' };
-  const parts = [...(running ? [`${running} running`] : []), ...(queued ? [`${queued} queued`] : []), ...(asking ? [`${asking} need${asking === 1 ? 's' : ''} you`] : [])];
+  const parts = [
+    ...(running ? [`${running} running`] : []),
+    ...(queued ? [`${queued} queued`] : []),
+    ...(asking ? [`${asking} need${asking === 1 ? 's' : ''} you`] : []),
+  ];
   const icon = asking ? '$(shield)' : '$(sync~spin)';
   const detail = [
     `${counts.running ?? 0} running a turn`,

@@ -22,18 +22,36 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
         text: e.text,
         ...(e.reasoning ? { reasoning: e.reasoning } : {}),
         ...(e.toolCalls?.length ? { toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
-        ...(e.usage ? { usage: { promptTokens: e.usage.promptTokens, completionTokens: e.usage.completionTokens, ...(e.usage.cacheHitTokens !== undefined ? { cacheHitTokens: e.usage.cacheHitTokens } : {}) } } : {}),
+        ...(e.usage
+          ? {
+              usage: {
+                promptTokens: e.usage.promptTokens,
+                completionTokens: e.usage.completionTokens,
+                ...(e.usage.cacheHitTokens !== undefined ? { cacheHitTokens: e.usage.cacheHitTokens } : {}),
+              },
+            }
+          : {}),
       };
     case 'tool/result':
       return { kind: 'tool', seq: e.seq, at: e.at, callId: e.callId, name: e.name, content: e.content, isError: e.isError };
     case 'turn/start':
       return { kind: 'turn', seq: e.seq, at: e.at, phase: 'start' };
     case 'turn/end':
-      return { kind: 'turn', seq: e.seq, at: e.at, phase: 'end', stopReason: e.stopReason, ...(e.error ? { error: e.error } : {}), ...(e.errorCode ? { errorCode: e.errorCode } : {}) };
+      return {
+        kind: 'turn',
+        seq: e.seq,
+        at: e.at,
+        phase: 'end',
+        stopReason: e.stopReason,
+        ...(e.error ? { error: e.error } : {}),
+        ...(e.errorCode ? { errorCode: e.errorCode } : {}),
+      };
     case 'session/end-seed':
       return { kind: 'marker', seq: e.seq, at: e.at, text: `Forked here: ${e.seedLength} events above came from the parent.` };
     case 'compaction/end':
-      return e.outcome === 'committed' ? { kind: 'marker', seq: e.seq, at: e.at, text: 'Earlier conversation compacted into a summary (the raw log keeps everything).' } : undefined;
+      return e.outcome === 'committed'
+        ? { kind: 'marker', seq: e.seq, at: e.at, text: 'Earlier conversation compacted into a summary (the raw log keeps everything).' }
+        : undefined;
     case 'approval/grant': {
       const what = `${e.tool} on ${e.scope.kind === 'command-prefix' ? `"${e.scope.value} …"` : e.scope.value}`;
       return { kind: 'marker', seq: e.seq, at: e.at, text: e.revoked ? `Revoked: ${what} asks again.` : `Allowed for this conversation: ${what}.` };

@@ -1,10 +1,9 @@
-import type { SessionEvent, SessionHeader } from '../../core/session/events';
-import { sessionStatus, type SessionStatus } from '../../core/session/status';
-import { emptySummary, estimateTokens, foldSummary, summarize, type SessionSummary } from '../../core/session/summary';
-import type { NodeStatus, TreeNode } from '../../protocol';
 import type { PriceBook } from '../../core/cost/prices';
 import { addSpend, zeroSpend } from '../../core/cost/spend';
-import type { SpendView } from '../../protocol';
+import type { SessionEvent, SessionHeader } from '../../core/session/events';
+import { type SessionStatus, sessionStatus } from '../../core/session/status';
+import { emptySummary, estimateTokens, foldSummary, type SessionSummary, summarize } from '../../core/session/summary';
+import type { NodeStatus, SpendView, TreeNode } from '../../protocol';
 import { CostRollup, spendView } from './cost-rollup';
 import { isRunNode, runIdOf, WorkflowRuns } from './workflow-runs';
 
@@ -42,7 +41,10 @@ export class TreeModel {
   /** Workflow runs: virtual nodes under their parents, over their agents. */
   readonly runs = new WorkflowRuns((id) => this.folds.get(id));
   /** Own cost, subtree totals and budget bars (decision 0033). */
-  readonly costs = new CostRollup((id) => this.headers.get(id), (id) => this.folds.get(id));
+  readonly costs = new CostRollup(
+    (id) => this.headers.get(id),
+    (id) => this.folds.get(id),
+  );
 
   constructor(private readonly probe: LiveProbe) {}
 
@@ -186,7 +188,11 @@ export class TreeModel {
       ...(f.lastStopReason ? { lastStopReason: f.lastStopReason } : {}),
       tokens:
         f.inflightPrompt !== undefined
-          ? { prompt: f.tokens.prompt + f.inflightPrompt, completion: f.tokens.completion + estimateTokens(this.streamedChars.get(id) ?? 0), cacheHit: f.tokens.cacheHit }
+          ? {
+              prompt: f.tokens.prompt + f.inflightPrompt,
+              completion: f.tokens.completion + estimateTokens(this.streamedChars.get(id) ?? 0),
+              cacheHit: f.tokens.cacheHit,
+            }
           : { ...f.tokens },
       ...(f.estimated || f.inflightPrompt !== undefined ? { tokensEstimated: true } : {}),
       ...this.costs.view(id),

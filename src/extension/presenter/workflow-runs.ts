@@ -9,7 +9,13 @@ export const runNodeId = (runId: string): string => `${PREFIX}${runId}`;
 export const isRunNode = (id: string): boolean => id.startsWith(PREFIX);
 export const runIdOf = (nodeId: string): string => nodeId.slice(PREFIX.length);
 
-const END_STATUS: Record<WorkflowNodeView['status'], NodeStatus> = { running: 'running', completed: 'settled', failed: 'failed', cancelled: 'interrupted', interrupted: 'interrupted' };
+const END_STATUS: Record<WorkflowNodeView['status'], NodeStatus> = {
+  running: 'running',
+  completed: 'settled',
+  failed: 'failed',
+  cancelled: 'interrupted',
+  interrupted: 'interrupted',
+};
 
 /**
  * Workflow runs as virtual tree nodes (`wf.<runId>`). What a run shows is its parent's

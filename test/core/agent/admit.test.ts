@@ -26,7 +26,10 @@ describe('agent: the admit hook checks a message just before it runs', () => {
     const evs = agent.session.events;
     assert.equal(evs.filter((e) => e.type === 'turn/start').length, 1);
     assert.equal(evs.filter((e) => e.type === 'inbox/claimed').length, 3);
-    assert.deepEqual(evs.flatMap((e) => (e.type === 'user/message' ? [e.text] : [])), ['run']);
+    assert.deepEqual(
+      evs.flatMap((e) => (e.type === 'user/message' ? [e.text] : [])),
+      ['run'],
+    );
     assert.equal(w.server.requests.length, 1);
     assert.equal(agent.inboxSize, 0);
   });

@@ -23,10 +23,19 @@ describe('agent: turns against the test model server', () => {
     assert.equal(fs.readFileSync(path.join(w.t.workspace, 'out.txt'), 'utf8'), 'ALPHA');
     const evs = agent.session.events;
     assert.deepEqual(types(evs), [
-      'inbox/accepted', 'inbox/claimed', 'turn/start', 'user/message',
-      'request/header', 'assistant/message', 'tool/result',
-      'request/header', 'assistant/message', 'tool/result',
-      'request/header', 'assistant/message', 'turn/end',
+      'inbox/accepted',
+      'inbox/claimed',
+      'turn/start',
+      'user/message',
+      'request/header',
+      'assistant/message',
+      'tool/result',
+      'request/header',
+      'assistant/message',
+      'tool/result',
+      'request/header',
+      'assistant/message',
+      'turn/end',
     ]);
     const read = evs.find((e) => e.type === 'tool/result' && e.callId === 'c1');
     assert.ok(read && read.type === 'tool/result' && /alpha/.test(read.content) && !read.isError);
@@ -54,12 +63,21 @@ describe('agent: turns against the test model server', () => {
     await agent.accept('go');
     await agent.idle();
     const results = agent.session.events.filter((e) => e.type === 'tool/result');
-    assert.deepEqual(results.map((e) => e.type === 'tool/result' && e.callId), ['slow', 'fast']);
+    assert.deepEqual(
+      results.map((e) => e.type === 'tool/result' && e.callId),
+      ['slow', 'fast'],
+    );
   });
 
   it('turns bad model arguments into error results the model can act on', async () => {
     w.server.enqueue(
-      { toolCalls: [{ id: 'x1', name: 'read_file', arguments: '{"path": ' }, { id: 'x2', name: 'read_file', arguments: { path: 7 } }, { id: 'x3', name: 'no_such_tool', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 'x1', name: 'read_file', arguments: '{"path": ' },
+          { id: 'x2', name: 'read_file', arguments: { path: 7 } },
+          { id: 'x3', name: 'no_such_tool', arguments: {} },
+        ],
+      },
       { text: 'sorry' },
     );
     const agent = await w.t.h.createSession();
@@ -93,7 +111,7 @@ describe('agent: turns against the test model server', () => {
       await agent.accept('go');
       await agent.idle();
       const end = agent.session.events[agent.session.length - 1];
-      assert.ok(end.type === 'turn/end' && end.stopReason === 'error' && end.error && end.error.includes(String(status)));
+      assert.ok(end.type === 'turn/end' && end.stopReason === 'error' && end.error?.includes(String(status)));
     });
   }
 
@@ -201,7 +219,10 @@ describe('agent: turns against the test model server', () => {
     const contents = last.map((m) => `${m.role}:${String(m.content).slice(0, 40)}`);
     assert.match(contents[1], /^user:Summary of the earlier conversation/);
     assert.ok(!contents.some((c) => c.startsWith('user:first question')), 'the compacted turn is gone from the surface');
-    assert.ok(contents.some((c) => c === 'user:second question'), 'the retained tail stays');
+    assert.ok(
+      contents.some((c) => c === 'user:second question'),
+      'the retained tail stays',
+    );
     assert.equal(contents[contents.length - 1], 'user:third question');
     // The raw log still holds everything.
     assert.ok(evs.some((e) => e.type === 'user/message' && e.text.startsWith('first question')));
@@ -265,6 +286,9 @@ describe('agent: manual compaction', () => {
     w.server.enqueue({ fault: { kind: 'status', status: 500 } });
     const r = await agent.compact(1);
     assert.equal(r.outcome, 'aborted');
-    assert.deepEqual(agent.session.deriveMessages().map((m) => m.content), before);
+    assert.deepEqual(
+      agent.session.deriveMessages().map((m) => m.content),
+      before,
+    );
   });
 });

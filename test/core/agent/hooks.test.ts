@@ -62,7 +62,12 @@ describe('agent: hooks around each tool call, and progress from a running tool',
   it('a throwing beforeToolCall blocks the call (BLOCKED, fail closed); a throwing afterToolCall keeps the result', async () => {
     fs.writeFileSync(path.join(w.t.workspace, 'a.txt'), 'alpha\n');
     w.server.enqueue(
-      { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }, { id: 'r1', name: 'read_file', arguments: { path: 'a.txt' } }] },
+      {
+        toolCalls: [
+          { id: 'w1', name: 'write_file', arguments: { path: 'out.txt', content: 'x' } },
+          { id: 'r1', name: 'read_file', arguments: { path: 'a.txt' } },
+        ],
+      },
       { text: 'done' },
     );
     const codes: (ToolErrorCode | undefined)[] = [];

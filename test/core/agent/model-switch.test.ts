@@ -56,7 +56,12 @@ describe('harness: changing the model while agents live', () => {
   });
 
   it('lets a request already streaming finish on the old client; the next step of that turn uses the new one', async () => {
-    a.enqueue({ text: 'slow answer from A that streams for a while', chunkSize: 2, chunkDelayMs: 15, toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] });
+    a.enqueue({
+      text: 'slow answer from A that streams for a while',
+      chunkSize: 2,
+      chunkDelayMs: 15,
+      toolCalls: [{ name: 'list_files', arguments: { path: '.' } }],
+    });
     b.enqueue({ text: 'B finished the turn' });
     const agent = await t.h.createSession();
     await agent.accept('go');

@@ -18,7 +18,11 @@ describe('agent: parallel tool calls on one file (issue 10.2)', () => {
       {
         toolCalls: [
           // Six independent edits, then one that only matches once the first has been applied.
-          ...[1, 2, 3, 4, 5, 6].map((n) => ({ id: `e${n}`, name: 'edit_file', arguments: { path: 'notes.txt', oldText: `line ${n}: todo`, newText: `line ${n}: done` } })),
+          ...[1, 2, 3, 4, 5, 6].map((n) => ({
+            id: `e${n}`,
+            name: 'edit_file',
+            arguments: { path: 'notes.txt', oldText: `line ${n}: todo`, newText: `line ${n}: done` },
+          })),
           { id: 'e7', name: 'edit_file', arguments: { path: './sub/../notes.txt', oldText: 'line 1: done', newText: 'line 1: done twice' } },
           // Two names of one file: the second call's content must be the file, whole.
           { id: 'w1', name: 'write_file', arguments: { path: 'big.txt', content: first } },
@@ -33,7 +37,10 @@ describe('agent: parallel tool calls on one file (issue 10.2)', () => {
     assert.equal(agent.lastTurn?.stopReason, 'completed');
 
     const results = agent.session.events.filter((e) => e.type === 'tool/result');
-    assert.deepEqual(results.map((e) => e.type === 'tool/result' && e.callId), ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'w1', 'w2']);
+    assert.deepEqual(
+      results.map((e) => e.type === 'tool/result' && e.callId),
+      ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'w1', 'w2'],
+    );
     for (const r of results) assert.ok(r.type === 'tool/result' && !r.isError, r.type === 'tool/result' ? r.content : '');
     const edited = fs.readFileSync(path.join(w.t.workspace, 'notes.txt'), 'utf8');
     const expected = ['line 1: done twice', ...[2, 3, 4, 5, 6].map((n) => `line ${n}: done`), 'line 7: todo'];

@@ -4,7 +4,7 @@ import { OpenAICompatibleClient } from '../../../src/core/model/openai-client';
 import type { ModelClient } from '../../../src/core/model/types';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness } from '../../support/harness';
-import { rawChunk, type Reply } from '../../support/model-server';
+import { type Reply, rawChunk } from '../../support/model-server';
 
 // Issue 10.4 and 10.5 (decision 0023): no reply can wedge a session. Each anomaly ends its
 // turn `error` with a message that names it and a closed turn in the log (on disk too), and
@@ -41,14 +41,27 @@ describe('agent: a reply that breaks the wire contract ends its turn, and the ne
 
   it('a numeric tool-call id', async () => {
     await anomalyThenNextWorks(
-      { raw: [rawChunk({ tool_calls: [{ index: 0, id: 123, type: 'function', function: { name: 'list_files', arguments: '{}' } }] }), rawChunk({}, 'tool_calls'), DONE] },
+      {
+        raw: [
+          rawChunk({ tool_calls: [{ index: 0, id: 123, type: 'function', function: { name: 'list_files', arguments: '{}' } }] }),
+          rawChunk({}, 'tool_calls'),
+          DONE,
+        ],
+      },
       /cannot accept: a tool call id that is not text \(123\)/,
     );
   });
 
   it('a fractional token count in usage', async () => {
     const end = await anomalyThenNextWorks(
-      { raw: [rawChunk({ content: 'the answer' }), rawChunk({}, 'stop'), `data: ${JSON.stringify(usageChunk({ prompt_tokens: 12.5, completion_tokens: 3 }))}\n\n`, DONE] },
+      {
+        raw: [
+          rawChunk({ content: 'the answer' }),
+          rawChunk({}, 'stop'),
+          `data: ${JSON.stringify(usageChunk({ prompt_tokens: 12.5, completion_tokens: 3 }))}\n\n`,
+          DONE,
+        ],
+      },
       /token count .*usage\.prompt_tokens = 12\.5/,
     );
     assert.equal(end.errorCode, 'bad-response');
@@ -56,7 +69,14 @@ describe('agent: a reply that breaks the wire contract ends its turn, and the ne
 
   it('a negative token count in usage', async () => {
     await anomalyThenNextWorks(
-      { raw: [rawChunk({ content: 'the answer' }), rawChunk({}, 'stop'), `data: ${JSON.stringify(usageChunk({ prompt_tokens: 10, completion_tokens: -4 }))}\n\n`, DONE] },
+      {
+        raw: [
+          rawChunk({ content: 'the answer' }),
+          rawChunk({}, 'stop'),
+          `data: ${JSON.stringify(usageChunk({ prompt_tokens: 10, completion_tokens: -4 }))}\n\n`,
+          DONE,
+        ],
+      },
       /token count .*usage\.completion_tokens = -4/,
     );
   });
@@ -64,8 +84,15 @@ describe('agent: a reply that breaks the wire contract ends its turn, and the ne
   it('tool arguments nested 200,000 deep: refused, never run', async () => {
     const deep = `{"path":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
     const agent = await w.t.h.createSession();
-    await anomalyThenNextWorks({ toolCalls: [{ id: 'deep', name: 'read_file', arguments: deep }], chunkSize: 1 << 20 }, /arguments of read_file nested deeper than 64 levels/, agent);
-    assert.ok(!agent.session.events.some((e) => e.type === 'tool/result' || (e.type === 'assistant/message' && e.toolCalls)), 'the call is neither recorded nor run');
+    await anomalyThenNextWorks(
+      { toolCalls: [{ id: 'deep', name: 'read_file', arguments: deep }], chunkSize: 1 << 20 },
+      /arguments of read_file nested deeper than 64 levels/,
+      agent,
+    );
+    assert.ok(
+      !agent.session.events.some((e) => e.type === 'tool/result' || (e.type === 'assistant/message' && e.toolCalls)),
+      'the call is neither recorded nor run',
+    );
   });
 
   it('an oversized stream: cut at the byte limit, nothing of it kept', async () => {
@@ -80,7 +107,11 @@ describe('agent: a reply that breaks the wire contract ends its turn, and the ne
 
   it('a stream that ends without a finish reason is recorded as cut, not completed', async () => {
     const agent = await w.t.h.createSession();
-    const end = await anomalyThenNextWorks({ raw: [rawChunk({ role: 'assistant', content: '' }), rawChunk({ content: 'half an ans' }), DONE] }, /ended without a finish reason/, agent);
+    const end = await anomalyThenNextWorks(
+      { raw: [rawChunk({ role: 'assistant', content: '' }), rawChunk({ content: 'half an ans' }), DONE] },
+      /ended without a finish reason/,
+      agent,
+    );
     assert.equal(end.errorCode, 'cut');
     const kept = agent.session.events.find((e) => e.type === 'assistant/message');
     assert.ok(kept?.type === 'assistant/message' && kept.text === 'half an ans', 'the partial answer is kept');

@@ -16,10 +16,16 @@ describe('agent: withdrawing a queued message', () => {
     await until(() => agent.activity === 'running');
     const dropped = await agent.accept('DROPPED please do not run');
     const kept = await agent.accept('KEPT run me');
-    assert.deepEqual(agent.queue.map((m) => m.text), ['DROPPED please do not run', 'KEPT run me']);
+    assert.deepEqual(
+      agent.queue.map((m) => m.text),
+      ['DROPPED please do not run', 'KEPT run me'],
+    );
     assert.equal(agent.isWaiting, false, 'queued behind a running turn is not waiting');
     await agent.withdraw(dropped);
-    assert.deepEqual(agent.queue.map((m) => m.messageId), [kept]);
+    assert.deepEqual(
+      agent.queue.map((m) => m.messageId),
+      [kept],
+    );
     await w.t.h.settle();
     const texts = sentTexts(w.server.requests);
     assert.ok(texts.includes('KEPT run me'));
@@ -64,7 +70,10 @@ describe('agent: withdrawing a queued message', () => {
     const agent = await w.t.h.createSession();
     const running = await agent.accept('running now');
     await until(() => agent.activity === 'running' && agent.inboxSize === 0);
-    await assert.rejects(agent.withdraw(running), (e: unknown) => e instanceof InboxError && e.code === 'ALREADY_CLAIMED' && /interrupt the turn instead/.test(e.message));
+    await assert.rejects(
+      agent.withdraw(running),
+      (e: unknown) => e instanceof InboxError && e.code === 'ALREADY_CLAIMED' && /interrupt the turn instead/.test(e.message),
+    );
     const q = await agent.accept('queued');
     await agent.withdraw(q);
     await assert.rejects(agent.withdraw(q), (e: unknown) => e instanceof InboxError && e.code === 'ALREADY_WITHDRAWN');

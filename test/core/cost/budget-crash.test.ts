@@ -35,7 +35,13 @@ describe('cost: a budget survives kill -9', () => {
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
 
-    const h = await Harness.open({ storeDir, workspace: [workspace], model: { baseURL: server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, maxTokens: 64 }, sandbox: 'read-only', approval: 'never' });
+    const h = await Harness.open({
+      storeDir,
+      workspace: [workspace],
+      model: { baseURL: server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, maxTokens: 64 },
+      sandbox: 'read-only',
+      approval: 'never',
+    });
     try {
       assert.equal(h.store.closedCleanly, false, 'the writer never closed');
       assert.deepEqual((await h.store.summary(id)).budget, { maxTokens: 40 });

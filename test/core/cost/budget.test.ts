@@ -9,16 +9,24 @@ import { eventsOf, hold, ofType, stopReasons, subagentWorld } from '../subagent/
 // turn with stop reason `budget`, and nothing restarts by itself.
 
 const PRICES = { 'test-model': { input: 1, cacheHit: 0.1, output: 2 } };
-const spawn = (tag: string, extra: Record<string, unknown> = {}) => ({ name: 'subagent', arguments: { prompt: `[[${tag}]] task ${tag}`, label: tag, ...extra } });
+const spawn = (tag: string, extra: Record<string, unknown> = {}) => ({
+  name: 'subagent',
+  arguments: { prompt: `[[${tag}]] task ${tag}`, label: tag, ...extra },
+});
 const loop = (key: string, n: number) => Array.from({ length: n }, () => ({ toolCalls: [hold(key)] }));
 
 describe('cost: budgets that hold', () => {
   const w = subagentWorld({}, { perTest: true });
   /** A harness whose requests carry max_tokens 64 (the completion cap a budget check reserves). */
   const setup = (more: Partial<HarnessConfig> = {}) =>
-    w.setup({ model: { baseURL: w.server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 10_000, maxTokens: 64 }, prices: PRICES, ...more });
+    w.setup({
+      model: { baseURL: w.server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 10_000, maxTokens: 64 },
+      prices: PRICES,
+      ...more,
+    });
   const idOf = (label: string) => w.t.h.store.list().find((h) => h.title === label)!.id;
-  const subtreeTokens = (ids: string[]) => ids.reduce((n, id) => n + (w.t.h.store.summaryRef(id)!.tokens.prompt + w.t.h.store.summaryRef(id)!.tokens.completion), 0);
+  const subtreeTokens = (ids: string[]) =>
+    ids.reduce((n, id) => n + (w.t.h.store.summaryRef(id)!.tokens.prompt + w.t.h.store.summaryRef(id)!.tokens.completion), 0);
 
   it('a turn whose next request cannot fit ends with stop reason budget before asking the model; raising the budget resumes nothing until a message', async () => {
     await setup();
@@ -50,19 +58,32 @@ describe('cost: budgets that hold', () => {
     w.script.on('m2', { toolCalls: [spawn('l3'), spawn('l4')] }, { text: 'm2 done' });
     for (const l of ['l1', 'l2', 'l3', 'l4']) w.script.on(l, ...loop('go', 49));
     // Room for the root, the two middles and a few steps of each leaf: the budget falls mid-run.
-    const probe = w.t.h.model.describe({ model: 'test-model', system: 'x', tools: w.t.h.tools.view({ own: 'agent:x' }), messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }] }).bytes;
+    const probe = w.t.h.model.describe({
+      model: 'test-model',
+      system: 'x',
+      tools: w.t.h.tools.view({ own: 'agent:x' }),
+      messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
+    }).bytes;
     const budget = Math.ceil(probe / 4) * 20;
     await w.t.h.setBudget(w.root.id, { maxTokens: budget });
     await w.root.accept('[[root]] fan out');
     await w.t.h.settle();
 
     const all = [w.root.id, ...['m1', 'm2', 'l1', 'l2', 'l3', 'l4'].map(idOf)];
-    for (const id of all) assert.equal(stopReasons(await eventsOf(w.t.h, id)).pop(), 'budget', `${w.t.h.store.header(id)!.title ?? 'root'} stopped on the budget`);
+    for (const id of all)
+      assert.equal(stopReasons(await eventsOf(w.t.h, id)).pop(), 'budget', `${w.t.h.store.header(id)!.title ?? 'root'} stopped on the budget`);
     const spent = subtreeTokens(all);
     assert.ok(spent <= budget, `spent ${spent} of a ${budget}-token budget`);
     assert.ok(spent > budget / 2, `the budget was used (${spent} of ${budget})`);
-    assert.equal(w.t.h.budgets.spent(w.root.id)!.tokens.prompt + w.t.h.budgets.spent(w.root.id)!.tokens.completion, spent, 'the guard counts what the summaries say');
-    assert.ok(['l1', 'l2', 'l3', 'l4'].some((l) => w.script.bodies(l).length >= 2), 'leaves worked for some steps');
+    assert.equal(
+      w.t.h.budgets.spent(w.root.id)!.tokens.prompt + w.t.h.budgets.spent(w.root.id)!.tokens.completion,
+      spent,
+      'the guard counts what the summaries say',
+    );
+    assert.ok(
+      ['l1', 'l2', 'l3', 'l4'].some((l) => w.script.bodies(l).length >= 2),
+      'leaves worked for some steps',
+    );
 
     // Within one step: after the first budget stop, no session made more than one more request.
     const first = events.findIndex(({ e }) => e.type === 'turn/end' && e.stopReason === 'budget');
@@ -71,7 +92,11 @@ describe('cost: budgets that hold', () => {
     for (const [id, n] of after) assert.ok(n <= 1, `${id} made ${n} requests after the first budget stop`);
 
     // Every parent heard once per child, and heard "budget".
-    for (const [parent, kids] of [[w.root.id, 2], [idOf('m1'), 2], [idOf('m2'), 2]] as const) {
+    for (const [parent, kids] of [
+      [w.root.id, 2],
+      [idOf('m1'), 2],
+      [idOf('m2'), 2],
+    ] as const) {
       const results = ofType(await eventsOf(w.t.h, parent), 'tool/result').filter((r) => r.name === 'subagent');
       assert.equal(results.length, kids);
       for (const r of results) assert.match(r.content, /"stopReason": "budget"/);
@@ -107,8 +132,15 @@ describe('cost: budgets that hold', () => {
     assert.ok(results[4].isError);
     assert.equal(w.t.h.store.list().filter((h) => ['big', 'huge', 'text', 'neg', 'grand'].includes(h.title ?? '')).length, 0, 'no refused child was created');
     const ok = await eventsOf(w.t.h, idOf('ok'));
-    assert.deepEqual(ofType(ok, 'budget/set').map((e) => [e.budget, e.source]), [[{ maxTokens: 300_000 }, 'delegation']]);
-    assert.match(ofType(ok, 'tool/result')[0].content, /budget\.maxTokens 400000 is more than the \d+ tokens your budget has left/, "a grandchild is held to its parent's budget");
+    assert.deepEqual(
+      ofType(ok, 'budget/set').map((e) => [e.budget, e.source]),
+      [[{ maxTokens: 300_000 }, 'delegation']],
+    );
+    assert.match(
+      ofType(ok, 'tool/result')[0].content,
+      /budget\.maxTokens 400000 is more than the \d+ tokens your budget has left/,
+      "a grandchild is held to its parent's budget",
+    );
     await assert.rejects(w.t.h.setBudget(w.root.id, { maxCostUsd: Number.NaN }), BudgetInputError);
     await assert.rejects(w.t.h.setBudget(w.root.id, { maxTokens: '5000' } as never), BudgetInputError);
   });
@@ -129,7 +161,10 @@ describe('cost: budgets that hold', () => {
     assert.deepEqual(stopReasons(free.session.events.slice(s.seedLength)), ['completed'], "the source's budget does not hold a user fork");
 
     const held = await w.t.h.forkSession(w.root.id, end, { budget: { maxTokens: 10 } });
-    assert.deepEqual(ofType(held.session.events.slice(held.session.header.seedLength), 'budget/set').map((e) => e.source), ['fork']);
+    assert.deepEqual(
+      ofType(held.session.events.slice(held.session.header.seedLength), 'budget/set').map((e) => e.source),
+      ['fork'],
+    );
     await held.accept('[[fork]] work');
     await w.t.h.settle();
     assert.deepEqual(stopReasons(held.session.events.slice(held.session.header.seedLength ?? 0)), ['budget']);
@@ -137,9 +172,30 @@ describe('cost: budgets that hold', () => {
 
   it('a workflow with a budget ends with BUDGET once its agents cannot fit', async () => {
     await setup();
-    const probe = w.t.h.model.describe({ model: 'test-model', system: 'x', tools: w.t.h.tools.view({ own: 'agent:x' }), messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }] }).bytes;
+    const probe = w.t.h.model.describe({
+      model: 'test-model',
+      system: 'x',
+      tools: w.t.h.tools.view({ own: 'agent:x' }),
+      messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
+    }).bytes;
     const budget = Math.ceil(probe / 4) * 3;
-    w.script.on('root', { toolCalls: [{ name: 'workflow', arguments: { script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;', meta: { name: 'steps', description: 'one after another' }, budget: { maxTokens: budget } } }] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      {
+        toolCalls: [
+          {
+            name: 'workflow',
+            arguments: {
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: the workflow script's own template, run in its process
+              script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;',
+              meta: { name: 'steps', description: 'one after another' },
+              budget: { maxTokens: budget },
+            },
+          },
+        ],
+      },
+      { text: 'root done' },
+    );
     await w.root.accept('[[root]] run the workflow');
     await w.t.h.settle();
     const result = ofType(w.root.session.events, 'tool/result').find((r) => r.name === 'workflow')!;
@@ -152,7 +208,11 @@ describe('cost: budgets that hold', () => {
     assert.deepEqual(start.data.budget, { maxTokens: budget });
     // The run's own budget is more than the root has left: refused before anything starts.
     await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
-    w.script.on('root', { toolCalls: [{ name: 'workflow', arguments: { script: 'return 1;', meta: { name: 'x', description: 'y' }, budget: { maxTokens: 2_000_000 } } }] }, { text: 'ok' });
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'workflow', arguments: { script: 'return 1;', meta: { name: 'x', description: 'y' }, budget: { maxTokens: 2_000_000 } } }] },
+      { text: 'ok' },
+    );
     await w.root.accept('[[root]] again');
     await w.t.h.settle();
     const second = ofType(w.root.session.events, 'tool/result').filter((r) => r.name === 'workflow')[1];

@@ -34,7 +34,9 @@ describe('cost: prices and the cost fold', () => {
   });
 
   it('finds a model by its dated or suffixed name, case-insensitively; overrides win and null removes a default', () => {
-    const book = new PriceBook(checkPriceOverrides({ 'gpt-4o': { input: 9, cacheHit: 1, output: 9 }, 'deepseek-reasoner': null, 'my-local': { input: 0.1, output: 0.2 } }));
+    const book = new PriceBook(
+      checkPriceOverrides({ 'gpt-4o': { input: 9, cacheHit: 1, output: 9 }, 'deepseek-reasoner': null, 'my-local': { input: 0.1, output: 0.2 } }),
+    );
     assert.deepEqual(book.of('GPT-4o-2024-08-06'), { input: 9, cacheHit: 1, output: 9 });
     assert.equal(book.of('gpt-4o-mini')?.input, 0.15, 'the longer default row wins over its stem');
     assert.equal(book.of('deepseek-reasoner'), undefined);
@@ -52,11 +54,19 @@ describe('cost: prices and the cost fold', () => {
       [{ m: { input: 1, output: 1, perRequest: 2 } }, /unknown field perRequest/],
       [{ m: 3 }, /m must be \{input, cacheHit, output\}/],
     ];
-    for (const [v, re] of bad) assert.throws(() => checkPriceOverrides(v), (e: unknown) => e instanceof PriceError && re.test(e.message), JSON.stringify(v));
+    for (const [v, re] of bad)
+      assert.throws(
+        () => checkPriceOverrides(v),
+        (e: unknown) => e instanceof PriceError && re.test(e.message),
+        JSON.stringify(v),
+      );
   });
 
   it('a summary is priced per model that served it; a model with no price leaves the cost unknown, never invented', () => {
-    const priced = summarize(H, log([{ type: 'turn/start', turnId: 't' }, msg('deepseek-chat', 1_000_000, 100_000, 800_000), msg('gpt-4o-mini', 1000, 1000, 0)]));
+    const priced = summarize(
+      H,
+      log([{ type: 'turn/start', turnId: 't' }, msg('deepseek-chat', 1_000_000, 100_000, 800_000), msg('gpt-4o-mini', 1000, 1000, 0)]),
+    );
     const s = spendOf(priced, new PriceBook());
     close(s.costUsd!, 0.1204 + (1000 * 0.15 + 1000 * 0.6) / 1e6);
     close(s.savedUsd!, 0.2016);
@@ -75,7 +85,14 @@ describe('cost: prices and the cost fold', () => {
   });
 
   it('an estimated request (no usage) is priced at its model, and marked estimated', () => {
-    const s = summarize(H, log([{ type: 'turn/start', turnId: 't' }, { type: 'request/header', model: 'deepseek-chat', provider: 'p', bytes: 4_000_000, headBytes: 1, headHash: 'h', prefixHash: 'p' }, { type: 'turn/end', turnId: 't', stopReason: 'interrupted' }]));
+    const s = summarize(
+      H,
+      log([
+        { type: 'turn/start', turnId: 't' },
+        { type: 'request/header', model: 'deepseek-chat', provider: 'p', bytes: 4_000_000, headBytes: 1, headHash: 'h', prefixHash: 'p' },
+        { type: 'turn/end', turnId: 't', stopReason: 'interrupted' },
+      ]),
+    );
     const sp = spendOf(s, new PriceBook());
     assert.equal(sp.estimated, true);
     close(sp.costUsd!, 0.28);
@@ -121,7 +138,12 @@ describe('cost: budgets as input', () => {
       ['5000', /must be an object/],
       [{ maxTokens: 5, requests: 2 }, /unknown field requests/],
     ];
-    for (const [v, re] of bad) assert.throws(() => checkBudget(v), (e: unknown) => e instanceof BudgetInputError && re.test(e.message), JSON.stringify(v));
+    for (const [v, re] of bad)
+      assert.throws(
+        () => checkBudget(v),
+        (e: unknown) => e instanceof BudgetInputError && re.test(e.message),
+        JSON.stringify(v),
+      );
     for (const text of ['-5', 'lots', '$-1', '5k, 6k', '$1e308']) assert.throws(() => parseBudgetText(text), BudgetInputError, text);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { GoalSnapshot, SessionEvent } from '../../../src/core/session/events';
-import { GoalError } from '../../../src/core/goal/snapshot';
 import { ROUND_ERROR_STREAK } from '../../../src/core/goal/driver';
+import { GoalError } from '../../../src/core/goal/snapshot';
+import type { GoalSnapshot, SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness, until } from '../../support/harness';
 
 const goals = (evs: readonly SessionEvent[]): (GoalSnapshot | null)[] => evs.flatMap((e) => (e.type === 'goal/change' ? [e.goal] : []));
@@ -21,7 +21,10 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     await w.t.h.goals.set(agent.id, 'Make the README say hello', 2);
     await w.t.h.settle();
     const evs = agent.session.events;
-    assert.deepEqual(goals(evs).map((g) => g && `${g.operation}:${g.phase}:${g.roundsStarted}/${g.maxGoalRounds}`), ['set:active:0/2', 'round:active:1/2', 'round:active:2/2', 'block:blocked:2/2']);
+    assert.deepEqual(
+      goals(evs).map((g) => g && `${g.operation}:${g.phase}:${g.roundsStarted}/${g.maxGoalRounds}`),
+      ['set:active:0/2', 'round:active:1/2', 'round:active:2/2', 'block:blocked:2/2'],
+    );
     assert.equal(last(evs)?.blocked?.code, 'round-limit');
     assert.equal(rounds(evs).length, 2);
     assert.equal(turns(evs), 2);
@@ -96,8 +99,13 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     await g.set(agent.id, 'again', 1);
     await w.t.h.settle();
     // Revisions keep growing across the clear; every snapshot passed validation at append.
-    const revs = goals(agent.session.events).filter((x): x is GoalSnapshot => x !== null).map((x) => x.revision);
-    assert.deepEqual(revs, [...revs].sort((a, b) => a - b));
+    const revs = goals(agent.session.events)
+      .filter((x): x is GoalSnapshot => x !== null)
+      .map((x) => x.revision);
+    assert.deepEqual(
+      revs,
+      [...revs].sort((a, b) => a - b),
+    );
     assert.equal(new Set(revs).size, revs.length);
     assert.equal(last(agent.session.events)?.objective, 'again');
   });
@@ -164,7 +172,8 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     // the round's message not yet in the inbox).
     w.t.h.onEvent((id, e) => {
       // (Not from inside the listener: an append there would overtake the one being emitted.)
-      if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !human) human = Promise.resolve().then(() => agent.accept('stop, do this instead', { kind: 'user' }));
+      if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !human)
+        human = Promise.resolve().then(() => agent.accept('stop, do this instead', { kind: 'user' }));
     });
     w.server.enqueue({ text: 'doing what the human asked' });
     await w.t.h.goals.set(agent.id, 'long objective', 5);
@@ -237,15 +246,23 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     await w.t.h.settle();
     const g = last(agent.session.events)!;
     const requests = w.server.requests.length;
-    await agent.append({ type: 'goal/change', goal: { ...g, phase: 'active', operation: 'round', roundsStarted: g.roundsStarted + 1, revision: g.revision + 1 } });
+    await agent.append({
+      type: 'goal/change',
+      goal: { ...g, phase: 'active', operation: 'round', roundsStarted: g.roundsStarted + 1, revision: g.revision + 1 },
+    });
     const id = agent.id;
     const store = w.t.storeDir;
     await w.t.h.close();
     const again = await makeHarness(w.server, { storeDir: store, workspace: [w.t.workspace] });
     try {
       const stale = (await again.h.store.inspect(id)).length;
-      const writer = (await again.h.openSession(id));
-      await writer.append({ type: 'inbox/accepted', messageId: 'stale-round', text: 'round', source: { kind: 'goal', revision: g.revision + 1, round: g.roundsStarted + 1 } });
+      const writer = await again.h.openSession(id);
+      await writer.append({
+        type: 'inbox/accepted',
+        messageId: 'stale-round',
+        text: 'round',
+        source: { kind: 'goal', revision: g.revision + 1, round: g.roundsStarted + 1 },
+      });
       again.h.resident(id)!.pump();
       await again.h.settle();
       const evs = again.h.resident(id)!.session.events.slice(stale);
@@ -280,7 +297,12 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
 
   it(`blocks with round-error after ${ROUND_ERROR_STREAK} failing rounds in a row, not after one failure followed by a good round`, async () => {
     const agent = await w.t.h.createSession();
-    w.server.enqueue({ fault: { kind: 'status', status: 500 } }, { text: 'recovered' }, { fault: { kind: 'status', status: 500 } }, { fault: { kind: 'status', status: 500 } });
+    w.server.enqueue(
+      { fault: { kind: 'status', status: 500 } },
+      { text: 'recovered' },
+      { fault: { kind: 'status', status: 500 } },
+      { fault: { kind: 'status', status: 500 } },
+    );
     w.server.setFallback(() => ({ fault: { kind: 'status', status: 500 } }));
     await w.t.h.goals.set(agent.id, 'flaky model', 10);
     await w.t.h.settle();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
+import { foldGoal } from '../../../src/core/goal/snapshot';
 import { SessionValidationError } from '../../../src/core/session/errors';
 import type { GoalSnapshot } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
-import { foldGoal } from '../../../src/core/goal/snapshot';
 
 const header = () => ({ id: 's1', createdAt: new Date().toISOString(), origin: 'user' as const });
 const good: GoalSnapshot = { objective: 'ship it', phase: 'active', maxGoalRounds: 3, roundsStarted: 1, revision: 2, operation: 'round' };
@@ -28,7 +28,10 @@ describe('goal snapshots: a corrupt goal/change is refused at append', () => {
   for (const [what, patch] of bad) {
     it(`refuses ${what}`, () => {
       const s = Session.create(header());
-      assert.throws(() => s.append({ type: 'goal/change', goal: { ...good, ...patch } as GoalSnapshot }), (e: unknown) => e instanceof SessionValidationError && e.code === 'BAD_FIELD' && e.field === 'goal');
+      assert.throws(
+        () => s.append({ type: 'goal/change', goal: { ...good, ...patch } as GoalSnapshot }),
+        (e: unknown) => e instanceof SessionValidationError && e.code === 'BAD_FIELD' && e.field === 'goal',
+      );
       assert.equal(s.length, 0);
     });
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { OpenAICompatibleClient, normalizeUsage } from '../../../src/core/model/openai-client';
+import { normalizeUsage, OpenAICompatibleClient } from '../../../src/core/model/openai-client';
 import type { ModelRequest, ModelStreamEvent, ToolSpec } from '../../../src/core/model/types';
 import { ModelServer } from '../../support/model-server';
 
@@ -28,7 +28,13 @@ describe('model: OpenAI-compatible client against the test server', () => {
     server.enqueue({ text: 'hello world, streamed', reasoning: 'thinking...' });
     const evs = await drain(client.stream(base));
     assert.equal(text(evs), 'hello world, streamed');
-    assert.equal(evs.filter((e) => e.type === 'reasoning').map((e) => (e as { delta: string }).delta).join(''), 'thinking...');
+    assert.equal(
+      evs
+        .filter((e) => e.type === 'reasoning')
+        .map((e) => (e as { delta: string }).delta)
+        .join(''),
+      'thinking...',
+    );
     const usage = evs.find((e) => e.type === 'usage');
     assert.ok(usage && usage.type === 'usage' && usage.usage.promptTokens > 0 && usage.usage.cacheHitTokens === 0);
     assert.deepEqual(last(evs), { type: 'done', finishReason: 'stop' });
@@ -37,11 +43,19 @@ describe('model: OpenAI-compatible client against the test server', () => {
   });
 
   it('streams parallel tool calls as indexed deltas', async () => {
-    server.enqueue({ toolCalls: [{ id: 'a', name: 'read_file', arguments: { path: 'x' } }, { id: 'b', name: 'list_files', arguments: {} }] });
+    server.enqueue({
+      toolCalls: [
+        { id: 'a', name: 'read_file', arguments: { path: 'x' } },
+        { id: 'b', name: 'list_files', arguments: {} },
+      ],
+    });
     const evs = await drain(client.stream(base));
     const calls = new Map<number, string>();
     for (const e of evs) if (e.type === 'tool-call') calls.set(e.index, (calls.get(e.index) ?? '') + e.argumentsDelta);
-    assert.deepEqual([...calls.values()].map((a) => JSON.parse(a)), [{ path: 'x' }, {}]);
+    assert.deepEqual(
+      [...calls.values()].map((a) => JSON.parse(a)),
+      [{ path: 'x' }, {}],
+    );
     assert.deepEqual(last(evs), { type: 'done', finishReason: 'tool_calls' });
   });
 
@@ -115,10 +129,16 @@ describe('model: OpenAI-compatible client against the test server', () => {
 
   it('normalises DeepSeek and OpenAI cache usage', () => {
     assert.deepEqual(normalizeUsage({ prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }), {
-      promptTokens: 100, completionTokens: 5, cacheHitTokens: 64, cacheMissTokens: 36,
+      promptTokens: 100,
+      completionTokens: 5,
+      cacheHitTokens: 64,
+      cacheMissTokens: 36,
     });
     assert.deepEqual(normalizeUsage({ prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 80 } }), {
-      promptTokens: 100, completionTokens: 5, cacheHitTokens: 80, cacheMissTokens: 20,
+      promptTokens: 100,
+      completionTokens: 5,
+      cacheHitTokens: 80,
+      cacheMissTokens: 20,
     });
     assert.deepEqual(normalizeUsage({ prompt_tokens: 10, completion_tokens: 1 }), { promptTokens: 10, completionTokens: 1 });
   });

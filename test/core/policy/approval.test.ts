@@ -1,13 +1,13 @@
 import * as assert from 'node:assert/strict';
 import {
+  type ApprovalContext,
+  type ApprovalPort,
   approvalPortForFlag,
   autoApprove,
   decideApproval,
   neverApprove,
   requestApproval,
   scriptedApproval,
-  type ApprovalContext,
-  type ApprovalPort,
 } from '../../../src/core/policy/approval';
 
 const request = { tool: 'run_command', summary: '$ rm -rf build', reason: 'commands are not confined' };
@@ -28,7 +28,10 @@ describe('requestApproval', () => {
     const port = scriptedApproval(['allow', 'deny']);
     assert.equal(await requestApproval(ctx({ approval: port }), request), true);
     assert.equal(await requestApproval(ctx({ approval: port }), request), false);
-    assert.deepEqual(port.requests, [{ sessionId: 'S1', ...request }, { sessionId: 'S1', ...request }]);
+    assert.deepEqual(port.requests, [
+      { sessionId: 'S1', ...request },
+      { sessionId: 'S1', ...request },
+    ]);
   });
 
   it('denies when there is no port to ask', async () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../../../src/core/harness';
-import { activeGrants, commandPrefix, grantCovers, scriptedApproval, type ApprovalReply, type ApprovalRequest } from '../../../src/core/policy';
+import { type ApprovalReply, type ApprovalRequest, activeGrants, commandPrefix, grantCovers, scriptedApproval } from '../../../src/core/policy';
 import type { ApprovalGrantEvent, SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { unifiedDiff } from '../../../src/core/tools/diff';
 import { makeHarness, type TestHarness } from '../../support/harness';
@@ -57,16 +57,31 @@ describe('approval grants', () => {
     });
 
     it('folds last event per grant id; a revoke ends it; a fork seed does not carry grants', () => {
-      const events: SessionEvent[] = [grantEv(0, 'g1'), grantEv(1, 'g2', { scope: { kind: 'command-prefix', value: 'git status' } }), grantEv(2, 'g1', { revoked: true })];
-      assert.deepEqual(activeGrants(header, events).map((g) => g.grantId), ['g2']);
-      assert.deepEqual(activeGrants({ ...header, origin: 'fork', parentSession: 'p', seedLength: 2 }, events).map((g) => g.grantId), []);
+      const events: SessionEvent[] = [
+        grantEv(0, 'g1'),
+        grantEv(1, 'g2', { scope: { kind: 'command-prefix', value: 'git status' } }),
+        grantEv(2, 'g1', { revoked: true }),
+      ];
+      assert.deepEqual(
+        activeGrants(header, events).map((g) => g.grantId),
+        ['g2'],
+      );
+      assert.deepEqual(
+        activeGrants({ ...header, origin: 'fork', parentSession: 'p', seedLength: 2 }, events).map((g) => g.grantId),
+        [],
+      );
     });
 
     it('a diff preview shows the changed lines with context and hunk headers', () => {
-      const before = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+      const before = `${Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n')}\n`;
       const after = before.replace('line 10\n', 'line ten\n');
       const d = unifiedDiff(before, after, 'f.txt');
-      assert.equal(d, ['--- a/f.txt', '+++ b/f.txt', '@@ -7,7 +7,7 @@', 'line 7', 'line 8', 'line 9', '-line 10', '+line ten', 'line 11', 'line 12', 'line 13'].map((l, i) => (i > 2 && !/^[-+]/.test(l) ? ` ${l}` : l)).join('\n'));
+      assert.equal(
+        d,
+        ['--- a/f.txt', '+++ b/f.txt', '@@ -7,7 +7,7 @@', 'line 7', 'line 8', 'line 9', '-line 10', '+line ten', 'line 11', 'line 12', 'line 13']
+          .map((l, i) => (i > 2 && !/^[-+]/.test(l) ? ` ${l}` : l))
+          .join('\n'),
+      );
       assert.equal(unifiedDiff('a\n', 'a\n'), '');
       assert.equal(unifiedDiff('', 'x\ny\n', 'n'), '--- a/n\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y');
     });
@@ -118,7 +133,10 @@ describe('approval grants', () => {
       assert.deepEqual(asked[0].grant, { kind: 'command-prefix', value: 'echo granted' });
       const grants = await t.h.grants(id);
       assert.equal(grants.length, 1);
-      assert.deepEqual({ tool: grants[0].tool, scope: grants[0].scope, sandbox: grants[0].sandbox }, { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo granted' }, sandbox: 'workspace-write' });
+      assert.deepEqual(
+        { tool: grants[0].tool, scope: grants[0].scope, sandbox: grants[0].sandbox },
+        { tool: 'run_command', scope: { kind: 'command-prefix', value: 'echo granted' }, sandbox: 'workspace-write' },
+      );
 
       const second = await turn(t.h, id, 'run_command', { command: 'echo granted again', outsideSandbox: true });
       assert.equal(second.isError, false, second.content);
@@ -172,7 +190,7 @@ describe('approval grants', () => {
       const w1 = await turn(t.h, id, 'write_file', { path: '.vscode/settings.json', content: '{\n  "a": 2\n}\n' });
       assert.equal(w1.isError, false, w1.content);
       assert.equal(asked[0].preview?.kind, 'diff');
-      assert.match(asked[0].preview!.text, /-  "a": 1\n\+  "a": 2/);
+      assert.match(asked[0].preview!.text, /- {2}"a": 1\n\+ {2}"a": 2/);
       assert.deepEqual(asked[0].grant, { kind: 'path', value: fs.realpathSync(path.join(t.workspace, '.vscode', 'settings.json')) });
 
       const w2 = await turn(t.h, id, 'write_file', { path: '.vscode/settings.json', content: '{}\n' });

@@ -25,22 +25,33 @@ describe('scope: flat registry with global → preset → own', () => {
   it('shadows by name, nearer wins, and sorts by name for stable requests', () => {
     assert.deepEqual(view(r, {}), ['read_file@global', 'run_command@global', 'write_file@global']);
     assert.deepEqual(view(r, { preset: 'preset:coder' }), ['lint@preset', 'read_file@preset', 'run_command@global', 'write_file@global']);
-    assert.deepEqual(view(r, { preset: 'preset:coder', own: 'agent:c1' }), ['lint@preset', 'read_file@preset', 'report@own', 'run_command@global', 'write_file@own']);
-  });
-
-  it('filters restrict inherited entries only, and several filters intersect', () => {
-    assert.deepEqual(view(r, { preset: 'preset:coder', own: 'agent:c1', filters: [['read_file', 'lint', 'run_command'], ['read_file', 'run_command']] }), [
+    assert.deepEqual(view(r, { preset: 'preset:coder', own: 'agent:c1' }), [
+      'lint@preset',
       'read_file@preset',
       'report@own',
       'run_command@global',
       'write_file@own',
     ]);
+  });
+
+  it('filters restrict inherited entries only, and several filters intersect', () => {
+    assert.deepEqual(
+      view(r, {
+        preset: 'preset:coder',
+        own: 'agent:c1',
+        filters: [
+          ['read_file', 'lint', 'run_command'],
+          ['read_file', 'run_command'],
+        ],
+      }),
+      ['read_file@preset', 'report@own', 'run_command@global', 'write_file@own'],
+    );
     // The child's own tools survive a filter that does not name them.
     assert.ok(view(r, { own: 'agent:c1', filters: [[]] }).includes('report@own'));
     assert.deepEqual(view(r, { filters: [[]] }), []);
   });
 
-  it('a child joins the preset standing scope, never another agent\'s own scope', () => {
+  it("a child joins the preset standing scope, never another agent's own scope", () => {
     r.register(item('secret', 'parent-own'), 'agent:parent');
     assert.ok(!view(r, { preset: 'preset:coder', own: 'agent:c1' }).some((x) => x.startsWith('secret')));
   });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { type EventDraft, type EventType, Session, type SessionEvent } from '../../../src/core/session';
 import { EVENT_RULES } from '../../../src/core/session/validate';
-import { Session, type EventDraft, type EventType, type SessionEvent } from '../../../src/core/session';
 import { ev, expectError, expectRefusal, header, raw, sessionWith, T0 } from './fixtures';
 
 /**
@@ -33,7 +33,14 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   },
   'tool/result': {
     before: [ev.turnStart('t1'), ev.assistant('', [['c1', 'read']])],
-    event: { type: 'tool/result', callId: 'c1', name: 'read', content: 'file text', isError: false, refusal: { outcome: 'policy-never', summary: '$ npm test' } },
+    event: {
+      type: 'tool/result',
+      callId: 'c1',
+      name: 'read',
+      content: 'file text',
+      isError: false,
+      refusal: { outcome: 'policy-never', summary: '$ npm test' },
+    },
   },
   'turn/start': { before: [], event: { type: 'turn/start', turnId: 't1' } },
   'turn/end': {
@@ -51,7 +58,14 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'approval/policy': { before: [], event: { type: 'approval/policy', policy: 'never', source: 'delegation' } },
   'approval/grant': {
     before: [],
-    event: { type: 'approval/grant', grantId: 'g1', tool: 'run_command', scope: { kind: 'command-prefix', value: 'npm test' }, sandbox: 'workspace-write', revoked: true },
+    event: {
+      type: 'approval/grant',
+      grantId: 'g1',
+      tool: 'run_command',
+      scope: { kind: 'command-prefix', value: 'npm test' },
+      sandbox: 'workspace-write',
+      revoked: true,
+    },
   },
   'subagent/descriptor': {
     before: [],
@@ -74,20 +88,47 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
     event: { type: 'subagent/remote', program: 'codex', version: 'codex-cli 0.171.0', externalId: 'thread-1', pgid: 4242, store: '/stores/remote/child' },
   },
   // Only Session.fromSeed writes it; checked through Session.restore below.
-  'session/end-seed': { before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')], event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] } },
+  'session/end-seed': {
+    before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')],
+    event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] },
+  },
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
-  'goal/change': { before: [], event: { type: 'goal/change', goal: { objective: 'ship', phase: 'active', maxGoalRounds: 3, roundsStarted: 0, revision: 1, operation: 'set' } } },
+  'goal/change': {
+    before: [],
+    event: { type: 'goal/change', goal: { objective: 'ship', phase: 'active', maxGoalRounds: 3, roundsStarted: 0, revision: 1, operation: 'set' } },
+  },
   'budget/set': { before: [], event: { type: 'budget/set', budget: { maxTokens: 50_000, maxCostUsd: 2.5 }, source: 'user' } },
   'workflow/start': {
     before: [],
-    event: { type: 'workflow/start', runId: 'r1', data: { callId: 'c1', name: 'review', description: 'd', scriptSha256: 'ab', scriptBytes: 9, limits: { maxTotalAgents: 5, concurrency: 2, wallClockMs: 1000 } } },
+    event: {
+      type: 'workflow/start',
+      runId: 'r1',
+      data: {
+        callId: 'c1',
+        name: 'review',
+        description: 'd',
+        scriptSha256: 'ab',
+        scriptBytes: 9,
+        limits: { maxTotalAgents: 5, concurrency: 2, wallClockMs: 1000 },
+      },
+    },
   },
   'workflow/phase': { before: [], event: { type: 'workflow/phase', runId: 'r1', data: { index: 0, title: 'scan' } } },
   'workflow/log': { before: [], event: { type: 'workflow/log', runId: 'r1', data: { message: 'x', truncated: true } } },
-  'workflow/agent': { before: [], event: { type: 'workflow/agent', runId: 'r1', data: { index: 0, childId: 's.a', label: 'a', status: 'done', stopReason: 'completed' } } },
-  'workflow/end': { before: [], event: { type: 'workflow/end', runId: 'r1', data: { status: 'failed', code: 'AGENT_CAP', error: 'e', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 } } },
+  'workflow/agent': {
+    before: [],
+    event: { type: 'workflow/agent', runId: 'r1', data: { index: 0, childId: 's.a', label: 'a', status: 'done', stopReason: 'completed' } },
+  },
+  'workflow/end': {
+    before: [],
+    event: {
+      type: 'workflow/end',
+      runId: 'r1',
+      data: { status: 'failed', code: 'AGENT_CAP', error: 'e', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 },
+    },
+  },
 };
 
 /** These three come together or not at all (see compaction.test.ts). */
@@ -183,10 +224,15 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a replaced range with a negative seq', 'user/message', 'replaces', { fromSeq: -1, toSeq: 0 }],
     ['an empty compactionId', 'user/message', 'compactionId', ''],
     ['an empty messageId', 'user/message', 'messageId', ''],
-    ['tool call ids repeated in one message', 'assistant/message', 'toolCalls', [
-      { id: 'c1', name: 'read', arguments: '{}' },
-      { id: 'c1', name: 'grep', arguments: '{}' },
-    ]],
+    [
+      'tool call ids repeated in one message',
+      'assistant/message',
+      'toolCalls',
+      [
+        { id: 'c1', name: 'read', arguments: '{}' },
+        { id: 'c1', name: 'grep', arguments: '{}' },
+      ],
+    ],
     ['a tool call without a name', 'assistant/message', 'toolCalls', [{ id: 'c1', arguments: '{}' }]],
     ['a tool call with an empty id', 'assistant/message', 'toolCalls', [{ id: '', name: 'read', arguments: '{}' }]],
     ['tool call arguments as an object, not raw JSON text', 'assistant/message', 'toolCalls', [{ id: 'c1', name: 'read', arguments: {} }]],

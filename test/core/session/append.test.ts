@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { Session, type SessionEvent, type UserMessageEvent, type AssistantMessageEvent } from '../../../src/core/session';
+import { type AssistantMessageEvent, Session, type SessionEvent, type UserMessageEvent } from '../../../src/core/session';
 import { ev, expectRefusal, header, sessionWith, T0, wholeTurn } from './fixtures';
 
 describe('Session.append: seq, time and ownership', () => {

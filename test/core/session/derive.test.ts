@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { deriveMessages, MISSING_RESULT, Session, type DerivedMessage, type EventDraft } from '../../../src/core/session';
+import { type DerivedMessage, deriveMessages, type EventDraft, MISSING_RESULT, Session } from '../../../src/core/session';
 import { appendAll, ev, forkHeader, sessionWith, wholeTurn } from './fixtures';
 
 /** Just role and content, for specs about which messages there are and in what order. */
@@ -67,7 +67,11 @@ describe('deriveMessages', () => {
       ev.approval('never', 'delegation'),
       ev.descriptor('kid'),
       { type: 'goal/change', goal: { objective: 'x', phase: 'active', maxGoalRounds: 2, roundsStarted: 0, revision: 1, operation: 'set' } },
-      { type: 'workflow/start', runId: 'r1', data: { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1, limits: { maxTotalAgents: 1, concurrency: 1, wallClockMs: 1 } } },
+      {
+        type: 'workflow/start',
+        runId: 'r1',
+        data: { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1, limits: { maxTotalAgents: 1, concurrency: 1, wallClockMs: 1 } },
+      },
       { type: 'workflow/phase', runId: 'r1', data: { index: 0, title: 'p' } },
       { type: 'workflow/log', runId: 'r1', data: { message: 'm' } },
       { type: 'workflow/agent', runId: 'r1', data: { index: 0, childId: 'c', status: 'started' } },
@@ -91,7 +95,11 @@ describe('deriveMessages', () => {
       const s = sessionWith([
         ev.turnStart('t1'),
         ev.user('go'),
-        ev.assistant('', [['c1', 'read'], ['c2', 'grep'], ['c3', 'run']]),
+        ev.assistant('', [
+          ['c1', 'read'],
+          ['c2', 'grep'],
+          ['c3', 'run'],
+        ]),
         ev.result('c2', 'grep', 'found'),
         ev.turnEnd('t1', 'interrupted'),
       ]);
@@ -172,12 +180,25 @@ describe('deriveMessages', () => {
     });
 
     it('a range holding no message puts the summary where the range was', () => {
-      const s = sessionWith([ev.user('u0'), ev.sandbox('read-only', 'user'), ev.user('u2'), ev.compactionStart('c1'), ev.replacement('c1', 1, 1, 'S'), ev.compactionEnd('c1')]);
+      const s = sessionWith([
+        ev.user('u0'),
+        ev.sandbox('read-only', 'user'),
+        ev.user('u2'),
+        ev.compactionStart('c1'),
+        ev.replacement('c1', 1, 1, 'S'),
+        ev.compactionEnd('c1'),
+      ]);
       assert.deepEqual(brief(s), ['user:u0', 'user:S', 'user:u2']);
     });
 
     it('removes the synthetic results of a replaced turn with it', () => {
-      const s = sessionWith([ev.turnStart('t1'), ev.user('u1'), ev.assistant('', [['c1', 'read']]), ev.turnEnd('t1', 'interrupted'), ...wholeTurn('t2', 'u2', 'a2')]);
+      const s = sessionWith([
+        ev.turnStart('t1'),
+        ev.user('u1'),
+        ev.assistant('', [['c1', 'read']]),
+        ev.turnEnd('t1', 'interrupted'),
+        ...wholeTurn('t2', 'u2', 'a2'),
+      ]);
       appendAll(s, [ev.compactionStart('c1'), ev.replacement('c1', 0, 3, 'S1'), ev.compactionEnd('c1')]);
       assert.deepEqual(brief(s), ['user:S1', 'user:u2', 'assistant:a2']);
     });

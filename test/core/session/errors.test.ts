@@ -1,10 +1,5 @@
 import * as assert from 'node:assert/strict';
-import {
-  Session,
-  SessionValidationError,
-  type SessionErrorCode,
-  type SessionEvent,
-} from '../../../src/core/session';
+import { Session, type SessionErrorCode, type SessionEvent, SessionValidationError } from '../../../src/core/session';
 import { ev, expectError, forkHeader, header, raw, sessionWith } from './fixtures';
 
 describe('SessionValidationError', () => {
@@ -39,8 +34,7 @@ describe('every error code the session raises', () => {
     TURN_ALREADY_OPEN: () => sessionWith([ev.turnStart('t1')]).append(ev.turnStart('t2')),
     TURN_MISMATCH: () => sessionWith([ev.turnStart('t1')]).append(ev.turnEnd('t2')),
     UNKNOWN_CALL: () => sessionWith([ev.turnStart('t1')]).append(ev.result('c1', 'read')),
-    DUPLICATE_RESULT: () =>
-      sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read']]), ev.result('c1', 'read')]).append(ev.result('c1', 'read')),
+    DUPLICATE_RESULT: () => sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read']]), ev.result('c1', 'read')]).append(ev.result('c1', 'read')),
     PENDING_CALLS: () => sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read']])]).append(ev.turnEnd('t1')),
     COMPACTION_STATE: () => Session.create(header()).append(ev.compactionEnd('c1')),
     INBOX_STATE: () => Session.create(header()).append(ev.claimed('m1')),

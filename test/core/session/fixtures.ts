@@ -1,13 +1,13 @@
 // Shared builders and assertions for the session specs. Not a spec itself.
 import * as assert from 'node:assert/strict';
 import {
-  Session,
-  SessionValidationError,
   type EventDraft,
   type MessageSourceKind,
+  Session,
   type SessionErrorCode,
   type SessionEvent,
   type SessionHeader,
+  SessionValidationError,
   type StopReason,
 } from '../../../src/core/session';
 

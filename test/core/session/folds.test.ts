@@ -29,23 +29,35 @@ describe('policyOverrides', () => {
   it("in a fork: the seed's user switch, then a delegation event after the seed, then the child's own switch", () => {
     const parent = sessionWith([ev.sandbox('full-access', 'user'), ev.approval('never', 'user'), ...wholeTurn('t1')]); // 0–5
     const child = Session.fromSeed(forkHeader(), parent.events); // end-seed at 6
-    assert.deepEqual(policyOverrides(child.events), {
-      sandbox: { value: 'full-access', source: 'user', seq: 0 },
-      approval: { value: 'never', source: 'user', seq: 1 },
-    }, 'a fork inherits the seed switches');
+    assert.deepEqual(
+      policyOverrides(child.events),
+      {
+        sandbox: { value: 'full-access', source: 'user', seq: 0 },
+        approval: { value: 'never', source: 'user', seq: 1 },
+      },
+      'a fork inherits the seed switches',
+    );
 
     child.append(ev.sandbox('read-only', 'delegation')); // 7
     child.append(ev.approval('ask', 'delegation')); // 8
-    assert.deepEqual(policyOverrides(child.events), {
-      sandbox: { value: 'read-only', source: 'delegation', seq: 7 },
-      approval: { value: 'ask', source: 'delegation', seq: 8 },
-    }, 'the delegation overrides the seed');
+    assert.deepEqual(
+      policyOverrides(child.events),
+      {
+        sandbox: { value: 'read-only', source: 'delegation', seq: 7 },
+        approval: { value: 'ask', source: 'delegation', seq: 8 },
+      },
+      'the delegation overrides the seed',
+    );
 
     child.append(ev.sandbox('workspace-write', 'user')); // 9
-    assert.deepEqual(policyOverrides(child.events), {
-      sandbox: { value: 'workspace-write', source: 'user', seq: 9 },
-      approval: { value: 'ask', source: 'delegation', seq: 8 },
-    }, "the child's later switch overrides the delegation");
+    assert.deepEqual(
+      policyOverrides(child.events),
+      {
+        sandbox: { value: 'workspace-write', source: 'user', seq: 9 },
+        approval: { value: 'ask', source: 'delegation', seq: 8 },
+      },
+      "the child's later switch overrides the delegation",
+    );
   });
 });
 
@@ -87,7 +99,7 @@ describe('descriptorOf', () => {
   it('reads the seed boundary from the header, as a restored session has it', () => {
     const ancestor = sessionWith([ev.descriptor('ancestor'), ...wholeTurn('t1')]);
     const fork = Session.fromSeed(forkHeader(), ancestor.events);
-    const back = Session.restore(structuredClone(fork.header), structuredClone(fork.events) as typeof fork.events[number][]);
+    const back = Session.restore(structuredClone(fork.header), structuredClone(fork.events) as (typeof fork.events)[number][]);
     assert.equal(descriptorOf(back.header, back.events), undefined);
     assert.equal(descriptorOf(header(), back.events)?.label, 'ancestor', 'without the seed boundary it would be mistaken for its own');
   });

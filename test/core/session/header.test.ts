@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { checkHeader, isSessionId, Session, type SessionHeader } from '../../../src/core/session';
-import { expectError, forkHeader, header, T0, wholeTurn, sessionWith } from './fixtures';
+import { expectError, forkHeader, header, sessionWith, T0, wholeTurn } from './fixtures';
 
 describe('session header (DESIGN §2)', () => {
   it('accepts a minimal user header and one with every optional field', () => {

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { refusalSentence, refusedActions } from '../../../src/core/session/refusals';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { refusalSentence, refusedActions } from '../../../src/core/session/refusals';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { call, makeWorkspace } from '../tools/fixture';
 

@@ -9,7 +9,10 @@ describe('Session.restore', () => {
       ...wholeTurn('t1'),
       ev.compactionStart('c1'),
       ev.turnStart('t2'),
-      ev.assistant('', [['c1', 'read'], ['c2', 'grep']]),
+      ev.assistant('', [
+        ['c1', 'read'],
+        ['c2', 'grep'],
+      ]),
       ev.result('c1', 'read'),
     ]);
     const back = Session.restore(live.header, structuredClone(live.events) as SessionEvent[]);
@@ -45,10 +48,18 @@ describe('Session.restore', () => {
     it('still refuses a gap and still applies ordering rules', () => {
       const events = sessionWith(wholeTurn('t1')).events;
       expectError(() => Session.restore(header(), [events[0], events[2]], { trusted: true }), { code: 'SEQ_GAP', field: 'seq', seq: 1 });
-      expectError(() => Session.restore(header(), [events[0], events[1], events[2], events[0]].map((e, i) => ({ ...e, seq: i })), { trusted: true }), {
-        code: 'TURN_ALREADY_OPEN',
-        seq: 3,
-      });
+      expectError(
+        () =>
+          Session.restore(
+            header(),
+            [events[0], events[1], events[2], events[0]].map((e, i) => ({ ...e, seq: i })),
+            { trusted: true },
+          ),
+        {
+          code: 'TURN_ALREADY_OPEN',
+          seq: 3,
+        },
+      );
     });
   });
 });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { Session, type SessionEvent, type UserMessageEvent, type EndSeedEvent } from '../../../src/core/session';
+import { type EndSeedEvent, Session, type SessionEvent, type UserMessageEvent } from '../../../src/core/session';
 import { ev, expectError, expectRefusal, forkHeader, header, raw, sessionWith, wholeTurn } from './fixtures';
 
 /** A parent with two whole turns (seq 0–7) and its events as the seed. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SessionHeader } from '../../../src/core/session/events';
-import { sessionStatus, type LiveState, type SessionStatus } from '../../../src/core/session/status';
-import { summarize, type SessionSummary } from '../../../src/core/session/summary';
+import { type LiveState, type SessionStatus, sessionStatus } from '../../../src/core/session/status';
+import { type SessionSummary, summarize } from '../../../src/core/session/summary';
 import { statusBarView } from '../../../src/extension/presenter/status-bar';
 
 // The one status fold (issue 9.8): every reader gets its status from sessionStatus over the

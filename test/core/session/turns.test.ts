@@ -66,15 +66,34 @@ describe('turns and tool calls', () => {
 
   describe('request/header', () => {
     it('is accepted inside a turn, any number of times', () => {
-      const s = sessionWith([ev.turnStart('t1'), ev.user('hi'), ev.requestHeader(), ev.assistant('', [['c1', 'read']]), ev.result('c1', 'read'), ev.requestHeader()]);
+      const s = sessionWith([
+        ev.turnStart('t1'),
+        ev.user('hi'),
+        ev.requestHeader(),
+        ev.assistant('', [['c1', 'read']]),
+        ev.result('c1', 'read'),
+        ev.requestHeader(),
+      ]);
       assert.equal(s.events[5].type, 'request/header');
     });
   });
 
   describe('tool calls of the open turn', () => {
     it('tracks pending calls from the assistant until each is answered', () => {
-      const s = sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read'], ['c2', 'grep']])]);
-      assert.deepEqual([...s.pendingCalls], [['c1', 'read'], ['c2', 'grep']]);
+      const s = sessionWith([
+        ev.turnStart('t1'),
+        ev.assistant('', [
+          ['c1', 'read'],
+          ['c2', 'grep'],
+        ]),
+      ]);
+      assert.deepEqual(
+        [...s.pendingCalls],
+        [
+          ['c1', 'read'],
+          ['c2', 'grep'],
+        ],
+      );
       s.append(ev.result('c2', 'grep'));
       assert.deepEqual([...s.pendingCalls], [['c1', 'read']]);
       s.append(ev.result('c1', 'read', 'no such file', true));
@@ -89,12 +108,7 @@ describe('turns and tool calls', () => {
     });
 
     it("refuses a result for a previous turn's call: UNKNOWN_CALL", () => {
-      const s = sessionWith([
-        ev.turnStart('t1'),
-        ev.assistant('', [['c1', 'read']]),
-        ev.turnEnd('t1', 'interrupted'),
-        ev.turnStart('t2'),
-      ]);
+      const s = sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read']]), ev.turnEnd('t1', 'interrupted'), ev.turnStart('t2')]);
       assert.deepEqual([...s.pendingCalls], [], 'a new turn starts with no pending calls');
       expectRefusal(s, (x) => x.append(ev.result('c1', 'read')), { code: 'UNKNOWN_CALL', field: 'callId', seq: 4 });
     });
@@ -122,7 +136,17 @@ describe('turns and tool calls', () => {
     it('leaves no call of a refused assistant message pending', () => {
       // c2 is new, c1 is a reuse: the whole message is refused, c2 included.
       const s = sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read']])]);
-      expectRefusal(s, (x) => x.append(ev.assistant('', [['c2', 'grep'], ['c1', 'read']])), { code: 'BAD_FIELD', field: 'toolCalls', seq: 2 });
+      expectRefusal(
+        s,
+        (x) =>
+          x.append(
+            ev.assistant('', [
+              ['c2', 'grep'],
+              ['c1', 'read'],
+            ]),
+          ),
+        { code: 'BAD_FIELD', field: 'toolCalls', seq: 2 },
+      );
       assert.deepEqual([...s.pendingCalls], [['c1', 'read']]);
       s.append(ev.result('c1', 'read'));
       expectRefusal(s, (x) => x.append(ev.result('c2', 'grep')), { code: 'UNKNOWN_CALL' });
@@ -146,7 +170,14 @@ describe('turns and tool calls', () => {
 
   describe('ending a turn with calls still pending', () => {
     it('refuses a completed turn: PENDING_CALLS on stopReason, listing the calls', () => {
-      const s = sessionWith([ev.turnStart('t1'), ev.assistant('', [['c1', 'read'], ['c2', 'grep']]), ev.result('c1', 'read')]);
+      const s = sessionWith([
+        ev.turnStart('t1'),
+        ev.assistant('', [
+          ['c1', 'read'],
+          ['c2', 'grep'],
+        ]),
+        ev.result('c1', 'read'),
+      ]);
       const err = expectRefusal(s, (x) => x.append(ev.turnEnd('t1', 'completed')), { code: 'PENDING_CALLS', field: 'stopReason', seq: 3 });
       assert.match(err.message, /unanswered tool calls \(c2\)/);
       assert.equal(s.openTurnId, 't1', 'the turn is still open');

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Database } from 'sql.js';
-import { JournaledDb, loadSqlJs, Store, StoreError, type Schema } from '../../../src/core/store';
+import { JournaledDb, loadSqlJs, type Schema, Store, StoreError } from '../../../src/core/store';
 import { CATALOG_SCHEMA, TREE_SCHEMA } from '../../../src/core/store/schema';
 import { childHeader, closeAsIfKilled, eventsFor, rootHeader, sizeOf, storeFolderPerTest, tempDir } from '../../support/store-fixtures';
 
@@ -43,7 +43,7 @@ describe('store: checkpoints', () => {
     assert.deepEqual(again.problems, []);
   });
 
-  it('checkpoint() folds every journal, the catalog\'s included, into its database file', async () => {
+  it("checkpoint() folds every journal, the catalog's included, into its database file", async () => {
     const store = await openStore();
     await store.createSession(rootHeader('a'), eventsFor('a', 0, 5));
     await store.createSession(childHeader('a-1', 'a'), eventsFor('a-1', 0, 3));
@@ -54,7 +54,13 @@ describe('store: checkpoints', () => {
     await closeAsIfKilled(store);
 
     const again = await openStore();
-    assert.deepEqual(again.list().map((h) => h.id).sort(), ['a', 'a-1', 'b']);
+    assert.deepEqual(
+      again
+        .list()
+        .map((h) => h.id)
+        .sort(),
+      ['a', 'a-1', 'b'],
+    );
     assert.deepEqual((await again.inspect('a-1')).events, eventsFor('a-1', 0, 3));
   });
 
@@ -102,8 +108,17 @@ describe('store: checkpoints', () => {
 
     const again = await openStore();
     assert.deepEqual(again.problems, []);
-    assert.deepEqual(again.list().map((h) => h.id).sort(), ['c', 'r']);
-    assert.deepEqual(again.children('r').map((h) => h.id), ['c']);
+    assert.deepEqual(
+      again
+        .list()
+        .map((h) => h.id)
+        .sort(),
+      ['c', 'r'],
+    );
+    assert.deepEqual(
+      again.children('r').map((h) => h.id),
+      ['c'],
+    );
     assert.deepEqual((await again.inspect('r')).events, eventsFor('r', 0, 12));
     assert.deepEqual((await again.inspect('c')).events, eventsFor('c', 0, 4));
     // New records follow the stale ones and are replayed exactly once too.
@@ -113,7 +128,10 @@ describe('store: checkpoints', () => {
 
     const third = await openStore();
     assert.deepEqual(third.problems, []);
-    assert.deepEqual(third.children('r').map((h) => h.id), ['c', 'd']);
+    assert.deepEqual(
+      third.children('r').map((h) => h.id),
+      ['c', 'd'],
+    );
     assert.deepEqual((await third.inspect('r')).events, eventsFor('r', 0, 15));
     assert.deepEqual((await third.inspect('d')).events, eventsFor('d', 0, 1));
   });
@@ -140,6 +158,7 @@ describe('store: schema versions', () => {
   beforeEach(() => {
     tmp = tempDir();
     dbs = [];
+    migrations = 0;
   });
   afterEach(async () => {
     for (const db of dbs) await db.close().catch(() => undefined);
@@ -182,7 +201,9 @@ describe('store: schema versions', () => {
       {
         schema,
         apply: (d: Database, n: Note) =>
-          schema.version === 1 ? d.run('INSERT INTO notes (id, text) VALUES (?, ?)', [n.id, n.text]) : d.run('INSERT INTO notes (id, text, tag) VALUES (?, ?, ?)', [n.id, n.text, n.tag ?? null]),
+          schema.version === 1
+            ? d.run('INSERT INTO notes (id, text) VALUES (?, ?)', [n.id, n.text])
+            : d.run('INSERT INTO notes (id, text, tag) VALUES (?, ?, ?)', [n.id, n.text, n.tag ?? null]),
       },
       {},
     );
@@ -200,7 +221,6 @@ describe('store: schema versions', () => {
       raw.close();
     }
   };
-  beforeEach(() => (migrations = 0));
 
   it('upgrades a v1 file once, with the migration hook, and records version 2 in the file', async () => {
     const v1 = await openNotes(V1);
@@ -286,7 +306,10 @@ describe('store: schema versions', () => {
         await assert.rejects(again.inspect('new'), (err: unknown) => err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW' && /new\.db/.test(err.message));
         await assert.rejects(again.append('new', eventsFor('new', 5, 6)), (err: unknown) => err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW');
         assert.deepEqual(again.problems, []);
-        assert.deepEqual(fs.readdirSync(path.join(tmp.dir, 'trees')).filter((f) => f.includes('.corrupt-')), []);
+        assert.deepEqual(
+          fs.readdirSync(path.join(tmp.dir, 'trees')).filter((f) => f.includes('.corrupt-')),
+          [],
+        );
         assert.deepEqual((await again.inspect('old')).events, eventsFor('old', 0, 5));
         await again.append('old', eventsFor('old', 5, 7));
         assert.equal(await again.length('old'), 7);
@@ -301,8 +324,14 @@ describe('store: schema versions', () => {
       await store.close();
       await fromTheFuture(tmp.dir, 'catalog', CATALOG_SCHEMA);
 
-      await assert.rejects(Store.open(tmp.dir), (err: unknown) => err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW' && /catalog\.db/.test(err.message));
-      assert.deepEqual(fs.readdirSync(tmp.dir).filter((f) => f.includes('.corrupt-') || f === 'arbor.lock'), []);
+      await assert.rejects(
+        Store.open(tmp.dir),
+        (err: unknown) => err instanceof StoreError && err.code === 'SCHEMA_TOO_NEW' && /catalog\.db/.test(err.message),
+      );
+      assert.deepEqual(
+        fs.readdirSync(tmp.dir).filter((f) => f.includes('.corrupt-') || f === 'arbor.lock'),
+        [],
+      );
     });
   });
 });

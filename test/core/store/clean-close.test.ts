@@ -19,7 +19,13 @@ describe('store: the clean-close marker', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
   const open = () =>
-    Harness.open({ storeDir: path.join(dir, 'store'), workspace: [path.join(dir, 'ws')], model: { baseURL: server.baseURL, name: 'm', apiKey: 'k', maxRetries: 0 }, sandbox: 'workspace-write', approval: 'never' });
+    Harness.open({
+      storeDir: path.join(dir, 'store'),
+      workspace: [path.join(dir, 'ws')],
+      model: { baseURL: server.baseURL, name: 'm', apiKey: 'k', maxRetries: 0 },
+      sandbox: 'workspace-write',
+      approval: 'never',
+    });
   const marker = () => fs.existsSync(path.join(dir, 'store', CLEAN_MARKER));
 
   it('is gone while a harness runs and back after a clean close; a store-only open leaves it as it was', async () => {

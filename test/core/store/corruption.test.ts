@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
-import { encodeRecord, scanJournal, Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
+import { encodeRecord, Store, StoreError, type StoreErrorCode, scanJournal } from '../../../src/core/store';
 import { childHeader, closeAsIfKilled, eventsFor, prng, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // DESIGN §3: "quarantine a corrupt file with a clear message and keep the other sessions
@@ -83,7 +83,10 @@ describe('store: damaged files', () => {
   const { openStore } = tmp;
   const file = (rel: string) => path.join(tmp.dir, rel);
   const quarantinedCopies = (rel: string) =>
-    fs.readdirSync(path.dirname(file(rel))).filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`)).map((f) => path.join(path.dirname(file(rel)), f));
+    fs
+      .readdirSync(path.dirname(file(rel)))
+      .filter((f) => f.startsWith(`${path.basename(rel)}.corrupt-`))
+      .map((f) => path.join(path.dirname(file(rel)), f));
 
   beforeEach(() => populate(tmp.dir));
 
@@ -122,7 +125,13 @@ describe('store: damaged files', () => {
         assert.ok(problem.reason.length > 0);
 
         assert.deepEqual(store.list().sort(byId), Object.values(HEADERS).sort(byId));
-        assert.deepEqual(store.children('one').map((h) => h.id).sort(), ['one-kid', 'one-late']);
+        assert.deepEqual(
+          store
+            .children('one')
+            .map((h) => h.id)
+            .sort(),
+          ['one-kid', 'one-late'],
+        );
         await assertTreeWhole(store, 'one');
         await assertTreeWhole(store, 'two');
         await store.close();
@@ -171,7 +180,13 @@ describe('store: damaged files', () => {
         assert.deepEqual(store.problems, []);
         assert.deepEqual(quarantinedCopies('catalog.wal'), []);
         assert.deepEqual(store.list().sort(byId), Object.values(HEADERS).sort(byId));
-        assert.deepEqual(store.children('two').map((h) => h.id).sort(), ['two-kid', 'two-late']);
+        assert.deepEqual(
+          store
+            .children('two')
+            .map((h) => h.id)
+            .sort(),
+          ['two-kid', 'two-late'],
+        );
         await assertTreeWhole(store, 'one');
         await assertTreeWhole(store, 'two');
       });
@@ -224,7 +239,7 @@ describe('store: damaged files', () => {
   });
 
   describe('a tree journal', () => {
-    it('garbage: the database file\'s state is kept, the journal moved aside and reported; the other tree is untouched', async () => {
+    it("garbage: the database file's state is kept, the journal moved aside and reported; the other tree is untouched", async () => {
       damage(file('trees/one.wal'), 'garbage');
       const store = await openStore();
       assert.deepEqual((await store.inspect('one')).events, eventsFor('one', 0, IN_DB.one), 'the good prefix');
@@ -304,7 +319,10 @@ describe('store: damaged files', () => {
         const wal = file('trees/one.wal');
         const good = fs.readFileSync(wal);
         const records = scanJournal(good).records;
-        const next = encodeRecord({ lsn: records[records.length - 1].lsn + 1, ops: [{ op: 'events', session: 'one', events: eventsFor('one', ALL.one, ALL.one + 1) }] });
+        const next = encodeRecord({
+          lsn: records[records.length - 1].lsn + 1,
+          ops: [{ op: 'events', session: 'one', events: eventsFor('one', ALL.one, ALL.one + 1) }],
+        });
         fs.appendFileSync(wal, tail(next));
 
         const store = await openStore();

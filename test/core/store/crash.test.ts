@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
 import { checkEventShape } from '../../../src/core/session/validate';
-import { scanJournal, Store } from '../../../src/core/store';
+import { Store, scanJournal } from '../../../src/core/store';
 import { CRASH_SESSIONS, childHeader, eventAt, prng, restoreFiles, rootHeader, snapshotFiles, tempDir } from '../../support/store-fixtures';
 
 // DESIGN §3: "survive kill -9 at any instant: after reopening, every acknowledged event is
@@ -26,9 +26,13 @@ interface Kill {
 /** Run the writer until it has acknowledged something, let it run 20–400 ms more, SIGKILL it. */
 function runAndKill(dir: string, seed: number, killAfterMs: number): Promise<Kill> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, dir, '--checkpoint-bytes', String(CHECKPOINT_BYTES), '--pause-ms', '30', '--checkpoint-ms', '100', '--seed', String(seed)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [WRITER, dir, '--checkpoint-bytes', String(CHECKPOINT_BYTES), '--pause-ms', '30', '--checkpoint-ms', '100', '--seed', String(seed)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const acked = new Map<string, number>();
     let acks = 0;
     let killed = false;
@@ -92,7 +96,13 @@ describe('store: kill -9 at any instant (DESIGN §3)', function () {
       // What the kill left behind: a checkpoint's temp file, journals ending in a torn record.
       const trees = path.join(tmp.dir, 'trees');
       if (fs.readdirSync(trees).some((f) => f.includes('.tmp-'))) midCheckpoint++;
-      for (const wal of [path.join(tmp.dir, 'catalog.wal'), ...fs.readdirSync(trees).filter((f) => f.endsWith('.wal')).map((f) => path.join(trees, f))]) {
+      for (const wal of [
+        path.join(tmp.dir, 'catalog.wal'),
+        ...fs
+          .readdirSync(trees)
+          .filter((f) => f.endsWith('.wal'))
+          .map((f) => path.join(trees, f)),
+      ]) {
         if (fs.existsSync(wal) && scanJournal(fs.readFileSync(wal)).tail !== 'clean') tornTails++;
       }
       // Every other trial the folder is put back as the kill left it after checking, so the

@@ -15,9 +15,16 @@ describe('store: deleting a session deletes its subtree, durably, and nothing el
 
     const gone = await s.deleteSession('r1.a');
     assert.deepEqual(gone.sort(), ['r1.a', 'r1.a.b']);
-    const ids = () => s.list().map((h) => h.id).sort();
+    const ids = () =>
+      s
+        .list()
+        .map((h) => h.id)
+        .sort();
     assert.deepEqual(ids(), ['r1', 'r1.c', 'r2']);
-    assert.deepEqual(s.children('r1').map((h) => h.id), ['r1.c']);
+    assert.deepEqual(
+      s.children('r1').map((h) => h.id),
+      ['r1.c'],
+    );
     await assert.rejects(s.readEvents('r1.a.b'), (e: unknown) => e instanceof StoreError && e.code === 'UNKNOWN_SESSION');
     assert.equal((await s.readEvents('r1.c')).length, 5, 'a sibling in the same tree file is untouched');
 

@@ -50,7 +50,10 @@ async function killBetweenWrites(dir: string, when: 'create' | 'delete'): Promis
 async function treeSessions(dir: string, name: string): Promise<string[]> {
   const tree = await TreeFile.open(path.join(dir, 'trees'), name, {});
   try {
-    return tree.headers().map((h) => h.id).sort();
+    return tree
+      .headers()
+      .map((h) => h.id)
+      .sort();
   } finally {
     await tree.close({ checkpoint: false });
   }
@@ -59,14 +62,17 @@ async function treeSessions(dir: string, name: string): Promise<string[]> {
 describe('store: a crash between the tree write and the catalog write', () => {
   const tmp = storeFolderPerTest();
 
-  it('kill -9 after a child\'s tree write: no invisible child stays, and creating the id again succeeds', async function () {
+  it("kill -9 after a child's tree write: no invisible child stays, and creating the id again succeeds", async function () {
     this.timeout(30_000);
     await killBetweenWrites(tmp.dir, 'create');
     assert.deepEqual(await treeSessions(tmp.dir, 'r'), ['done', 'kid', 'r'], 'the crash left the unlisted child in the tree file');
 
     let store = await tmp.openStore();
     assert.equal(store.has('kid'), false, 'never acknowledged, so never listed');
-    assert.deepEqual(store.children('r').map((h) => h.id), ['done']);
+    assert.deepEqual(
+      store.children('r').map((h) => h.id),
+      ['done'],
+    );
     assert.deepEqual(await store.readEvents('r'), eventsFor('r', 0, 5)); // opens the tree file
     await store.close();
     assert.deepEqual(await treeSessions(tmp.dir, 'r'), ['done', 'r'], 'opening the tree dropped the stray');
@@ -76,7 +82,13 @@ describe('store: a crash between the tree write and the catalog write', () => {
     assert.deepEqual(await store.readEvents('kid'), eventsFor('kid', 0, 2));
     await store.close();
     store = await tmp.openStore();
-    assert.deepEqual(store.children('r').map((h) => h.id).sort(), ['done', 'kid']);
+    assert.deepEqual(
+      store
+        .children('r')
+        .map((h) => h.id)
+        .sort(),
+      ['done', 'kid'],
+    );
     assert.deepEqual(await store.readEvents('kid'), eventsFor('kid', 0, 2));
     assert.deepEqual(await store.readEvents('done'), eventsFor('done', 0, 3));
   });
@@ -87,10 +99,16 @@ describe('store: a crash between the tree write and the catalog write', () => {
     const store = await tmp.openStore();
     await store.createSession(childHeader('kid', 'r'), eventsFor('kid', 0, 1));
     assert.deepEqual(await store.readEvents('kid'), eventsFor('kid', 0, 1), 'the new session, not the stray');
-    assert.deepEqual(store.children('r').map((h) => h.id).sort(), ['done', 'kid']);
+    assert.deepEqual(
+      store
+        .children('r')
+        .map((h) => h.id)
+        .sort(),
+      ['done', 'kid'],
+    );
   });
 
-  it('kill -9 after a child\'s catalog delete: it stays deleted, and its id can be created again', async function () {
+  it("kill -9 after a child's catalog delete: it stays deleted, and its id can be created again", async function () {
     this.timeout(30_000);
     await killBetweenWrites(tmp.dir, 'delete');
     assert.deepEqual(await treeSessions(tmp.dir, 'r'), ['done', 'kid', 'r'], 'the crash left the deleted child in the tree file');

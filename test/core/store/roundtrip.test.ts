@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Session } from '../../../src/core/session/session';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
+import { Session } from '../../../src/core/session/session';
 import { Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
 import { CRASH_SESSIONS, childHeader, closeAsIfKilled, eventAt, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
@@ -114,7 +114,7 @@ describe('store: round trip', () => {
       assert.deepEqual(again.problems, []);
     });
 
-    it('stores a child in its root\'s tree file, so one file holds a whole conversation', async () => {
+    it("stores a child in its root's tree file, so one file holds a whole conversation", async () => {
       const store = await openStore();
       await populate(store);
       await store.close();
@@ -237,7 +237,10 @@ describe('store: round trip', () => {
       await closeAsIfKilled(store);
       const again = await openStore();
       assert.deepEqual(await again.readEvents('r'), eventsFor('r', 0, 6));
-      assert.deepEqual(again.children('r').map((h) => h.id), ['first', 'x']);
+      assert.deepEqual(
+        again.children('r').map((h) => h.id),
+        ['first', 'x'],
+      );
     });
   });
 
@@ -277,7 +280,14 @@ describe('store: round trip', () => {
       await rejectsWith(store.append('r', bad({ type: 'user/message', text: undefined, source: { kind: 'user' } })), 'BAD_EVENT', /text/);
       await rejectsWith(store.append('r', bad({ at: 'yesterday' })), 'BAD_EVENT', /\bat\b/);
       await rejectsWith(store.append('r', [good, null as unknown as SessionEvent]), 'BAD_EVENT');
-      await rejectsWith(store.createSession(childHeader('c2', 'r'), bad({ type: 'nope' }).map((e, i) => ({ ...e, seq: i }))), 'BAD_EVENT', /c2/);
+      await rejectsWith(
+        store.createSession(
+          childHeader('c2', 'r'),
+          bad({ type: 'nope' }).map((e, i) => ({ ...e, seq: i })),
+        ),
+        'BAD_EVENT',
+        /c2/,
+      );
       assert.equal(store.has('c2'), false, 'a refused creation publishes nothing');
       await assertNothingLost();
     });

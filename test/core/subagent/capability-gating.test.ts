@@ -31,7 +31,10 @@ describe('subagent: capability gating and request checks, in order, before anyth
 
   /** Start both ways; both must fail with `code` and leave the store, residency and registry as they were. */
   async function refused(provider: string, request: SubagentRequest, code: string): Promise<void> {
-    const before = w.t.h.store.list().map((h) => h.id).sort();
+    const before = w.t.h.store
+      .list()
+      .map((h) => h.id)
+      .sort();
     const resident = w.t.h.residentCount;
     const tools = w.t.h.tools.view({}).map((x) => x.name);
     for (const start of [() => rt.start(w.root, provider, request), () => rt.startContinuable(w.root, provider, request)]) {
@@ -40,10 +43,20 @@ describe('subagent: capability gating and request checks, in order, before anyth
         assert.equal(err.code, code, err.message);
         return true;
       });
-      assert.deepEqual(w.t.h.store.list().map((h) => h.id).sort(), before, 'no session was created');
+      assert.deepEqual(
+        w.t.h.store
+          .list()
+          .map((h) => h.id)
+          .sort(),
+        before,
+        'no session was created',
+      );
       assert.equal(w.t.h.residentCount, resident, 'no agent became resident');
       assert.deepEqual(rt.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 });
-      assert.deepEqual(w.t.h.tools.view({}).map((x) => x.name), tools);
+      assert.deepEqual(
+        w.t.h.tools.view({}).map((x) => x.name),
+        tools,
+      );
       assert.equal(w.root.session.length, 0, 'nothing was written to the parent');
     }
     assert.equal(bare.prepared, 0, 'the provider was never asked to prepare a seed');
@@ -95,11 +108,7 @@ describe('subagent: capability gating and request checks, in order, before anyth
 
   it('the same checks reach the model through the subagent tool as a SUBAGENT error result', async () => {
     const script = new Script(w.server);
-    script.on(
-      'root',
-      { toolCalls: [{ name: 'subagent', arguments: { prompt: 'x', outputSchema: { type: 'array' } } }] },
-      { text: 'gave up' },
-    );
+    script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: 'x', outputSchema: { type: 'array' } } }] }, { text: 'gave up' });
     const before = w.t.h.store.list().length;
     await w.root.accept('[[root]] delegate');
     await w.t.h.settle();

@@ -9,7 +9,11 @@ describe('subagent: closing the harness delivers the settlement notices', () => 
   const w = subagentWorld();
 
   it('a running continuable child ends interrupted on close and its parent gets one notice; reopening adds none', async () => {
-    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] long', label: 'long', mode: 'continuable' } }] }, { text: 'root started it' });
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] long', label: 'long', mode: 'continuable' } }] },
+      { text: 'root started it' },
+    );
     w.script.on('c', { toolCalls: [hold('c')] });
     await w.root.accept('[[root]] go');
     await w.gates.whenHeld('c');

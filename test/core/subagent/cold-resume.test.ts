@@ -52,7 +52,9 @@ describe('subagent: cold resume of a released continuable child from its own log
     ]);
     assertComposition(second, first);
     const evs = await eventsOf(w.t.h, childId);
-    assert.ok(evs.some((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId && e.source.kind === 'followup' && e.source.fromSession === w.root.id));
+    assert.ok(
+      evs.some((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId && e.source.kind === 'followup' && e.source.fromSession === w.root.id),
+    );
     assert.equal(ofType(evs, 'assistant/message').at(-1)?.text, 'the word was PLUM');
     // Each Activation told the parent once.
     assert.equal(delivered(w.root.session.events, 'subagent-settled', childId).length, 2);
@@ -81,7 +83,23 @@ describe('subagent: cold resume of a released continuable child from its own log
     await w.t.h.close();
     w.script.on('c', { text: 'PLUM, from another process' });
     const before = w.server.requests.length;
-    const run = await arbor(['send', childId, '[[c]] which word, again?', '--store', w.t.storeDir, '--workspace', w.t.workspace, '--base-url', w.server.baseURL, '--model', 'test-model'], {}, 45_000);
+    const run = await arbor(
+      [
+        'send',
+        childId,
+        '[[c]] which word, again?',
+        '--store',
+        w.t.storeDir,
+        '--workspace',
+        w.t.workspace,
+        '--base-url',
+        w.server.baseURL,
+        '--model',
+        'test-model',
+      ],
+      {},
+      45_000,
+    );
     assert.equal(run.code, 0, run.stderr);
     const childReqs = w.script.log.filter((l) => l.index >= before && l.tag === 'c').map((l) => l.body);
     assert.equal(childReqs.length, 1);
@@ -116,8 +134,14 @@ describe('subagent: cold resume of a released continuable child from its own log
     const evs = await w.t.h.store.readEvents(childId);
     const users = ofType(evs, 'user/message').map((e) => e.text);
     assert.deepEqual(users.slice(-2), ['[[c]] first', '[[c]] second']);
-    assert.deepEqual(ofType(evs, 'turn/end').map((e) => e.stopReason), ['completed', 'completed', 'completed']);
-    assert.deepEqual(evs.map((e) => e.seq), evs.map((_, i) => i));
+    assert.deepEqual(
+      ofType(evs, 'turn/end').map((e) => e.stopReason),
+      ['completed', 'completed', 'completed'],
+    );
+    assert.deepEqual(
+      evs.map((e) => e.seq),
+      evs.map((_, i) => i),
+    );
     assert.ok(b.path === 'inbox' || b.path === 'wake', b.path);
     // One Activation served both: one more settlement notice, not two.
     assert.equal(delivered(w.root.session.events, 'subagent-settled', childId).length, 2);

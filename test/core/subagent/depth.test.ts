@@ -49,7 +49,10 @@ describe('subagent: delegation depth is absolute, persisted and limited', () => 
     const c1 = await oneShot(w.root, 'c1');
     const c2 = await oneShot(c1.localAgent, 'c2');
     const c3 = await oneShot(c2.localAgent, 'c3');
-    assert.deepEqual([c1, c2, c3].map((r) => w.t.h.store.header(r.id)?.delegationDepth), [1, 2, 3]);
+    assert.deepEqual(
+      [c1, c2, c3].map((r) => w.t.h.store.header(r.id)?.delegationDepth),
+      [1, 2, 3],
+    );
     const before = w.t.h.store.list().length;
     await assert.rejects(w.t.h.subagents.start(c3.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(4, 3));
     await assert.rejects(w.t.h.subagents.startContinuable(c3.localAgent, 'fork', { prompt: 'x' }), assertDepthError(4, 3));
@@ -94,7 +97,7 @@ describe('subagent: delegation depth is absolute, persisted and limited', () => 
       await g2.whenHeld('c3');
       const agent = h2.resident(c3)!;
       const refusal = ofType(agent.session.events, 'tool/result').find((e) => e.name === 'subagent');
-      assert.ok(refusal && refusal.isError);
+      assert.ok(refusal?.isError);
       assert.match(refusal.content, /DEPTH_EXCEEDED/);
       await assert.rejects(h2.subagents.start(agent, 'spawn', { prompt: 'x' }), assertDepthError(4, 3));
       assert.equal(h2.store.children(c3).length, 0);

@@ -17,11 +17,20 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     assert.equal((await w.t.h.store.readEvents(id)).length, length);
     assert.equal(w.t.h.resident(id), undefined);
     assert.deepEqual(w.t.h.subagents.stats(), idle);
-    assert.deepEqual(w.t.h.tools.view({ own: ownScopeOf(id) }).map((x) => x.name), w.t.h.tools.view({}).map((x) => x.name));
+    assert.deepEqual(
+      w.t.h.tools.view({ own: ownScopeOf(id) }).map((x) => x.name),
+      w.t.h.tools.view({}).map((x) => x.name),
+    );
   }
 
   it('a child log without a descriptor cannot be followed up: a clear DESCRIPTOR error, nothing resumed', async () => {
-    const header: SessionHeader = { id: `${w.root.id}.nodesc`, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: w.root.id, delegationDepth: 1 };
+    const header: SessionHeader = {
+      id: `${w.root.id}.nodesc`,
+      createdAt: new Date().toISOString(),
+      origin: 'subagent',
+      parentSession: w.root.id,
+      delegationDepth: 1,
+    };
     const s = Session.create(header);
     s.append({ type: 'inbox/accepted', messageId: 'm1', text: 'task', source: { kind: 'delegation', fromSession: w.root.id } });
     s.append({ type: 'inbox/claimed', messageId: 'm1' });

@@ -74,7 +74,11 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
       assert.ok(a.isDisposed);
       assert.equal(w.t.h.resident(a.id), undefined);
       assert.deepEqual(listeners(a), { writer: 0, turn: 0, idle: 0 }, `listeners left on ${a.id}`);
-      assert.deepEqual(w.t.h.tools.view({ own: ownScopeOf(a.id) }).map((x) => x.name), before.tools, `scope of ${a.id} left behind`);
+      assert.deepEqual(
+        w.t.h.tools.view({ own: ownScopeOf(a.id) }).map((x) => x.name),
+        before.tools,
+        `scope of ${a.id} left behind`,
+      );
     }
     // A write through a disposed child's writer is no longer forwarded by the harness.
     const stale = runs[0].localAgent;
@@ -103,7 +107,12 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
   it('through the tool: a failed foreground child is an error result; a background one reports its failure', async () => {
     w.script.on(
       'root',
-      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[w]] wait' } }, { name: 'subagent', arguments: { prompt: '[[b]] bg', mode: 'background' } }] },
+      {
+        toolCalls: [
+          { name: 'subagent', arguments: { prompt: '[[w]] wait' } },
+          { name: 'subagent', arguments: { prompt: '[[b]] bg', mode: 'background' } },
+        ],
+      },
       { text: 'root saw' },
     );
     w.script.on('w', { fault: { kind: 'status', status: 500 } });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
-import { scriptedApproval, type ApprovalDecision, type ApprovalRequest, type ScriptedApproval } from '../../../src/core/policy/approval';
+import { type ApprovalDecision, type ApprovalRequest, type ScriptedApproval, scriptedApproval } from '../../../src/core/policy/approval';
 import { ofType, subagentWorld } from './helpers';
 
 // Outside the OS sandbox: the one thing a command needs approval for (decision 0005).
@@ -46,7 +46,10 @@ describe('subagent: childApproval escalate — a child asks the human through th
     assert.ok(denied.isError);
     assert.match(denied.content, /refused by the user/);
     const policy = ofType(await w.t.h.store.readEvents(child.id), 'approval/policy');
-    assert.deepEqual(policy.map((e) => [e.policy, e.source]), [['ask', 'delegation']]);
+    assert.deepEqual(
+      policy.map((e) => [e.policy, e.source]),
+      [['ask', 'delegation']],
+    );
   });
 
   it('a grandchild is tagged with its whole lineage', async () => {
@@ -58,7 +61,10 @@ describe('subagent: childApproval escalate — a child asks the human through th
     await w.t.h.settle();
     const [child] = w.t.h.store.children(w.root.id);
     const [grand] = w.t.h.store.children(child.id);
-    assert.deepEqual(port.requests.map((r) => r.lineage), [[grand.id, child.id, w.root.id]]);
+    assert.deepEqual(
+      port.requests.map((r) => r.lineage),
+      [[grand.id, child.id, w.root.id]],
+    );
     assert.equal(exists('g.txt'), true);
   });
 
@@ -85,7 +91,10 @@ describe('subagent: childApproval escalate — a child asks the human through th
     const r = await w.t.h.subagents.followup(w.root.id, childId, '[[c]] now run it');
     assert.equal(r.path, 'cold-resume');
     await w.t.h.settle();
-    assert.deepEqual(port.requests.map((q) => [q.sessionId, q.lineage]), [[childId, [childId, w.root.id]]]);
+    assert.deepEqual(
+      port.requests.map((q) => [q.sessionId, q.lineage]),
+      [[childId, [childId, w.root.id]]],
+    );
     assert.equal(exists('later.txt'), true);
   });
 
@@ -97,7 +106,10 @@ describe('subagent: childApproval escalate — a child asks the human through th
     await once.result;
     assert.equal(port.requests.length, 0);
     assert.equal(exists('n.txt'), false);
-    assert.deepEqual(ofType(await w.t.h.store.readEvents(once.id), 'approval/policy').map((e) => e.policy), ['never']);
+    assert.deepEqual(
+      ofType(await w.t.h.store.readEvents(once.id), 'approval/policy').map((e) => e.policy),
+      ['never'],
+    );
     await once.dispose();
   });
 
@@ -108,11 +120,17 @@ describe('subagent: childApproval escalate — a child asks the human through th
     await w.root.accept('[[root]] go');
     await w.t.h.settle();
     const [child] = w.t.h.store.children(w.root.id);
-    assert.deepEqual(port.requests.map((r) => [r.sessionId, r.lineage]), [[w.root.id, undefined]]);
+    assert.deepEqual(
+      port.requests.map((r) => [r.sessionId, r.lineage]),
+      [[w.root.id, undefined]],
+    );
     assert.equal(exists('root.txt'), true);
     assert.equal(exists('child.txt'), false);
     const [res] = await childResults(child.id);
     assert.match(res.content, /approval policy is "never"/);
-    assert.deepEqual(ofType(await w.t.h.store.readEvents(child.id), 'approval/policy').map((e) => e.policy), ['never']);
+    assert.deepEqual(
+      ofType(await w.t.h.store.readEvents(child.id), 'approval/policy').map((e) => e.policy),
+      ['never'],
+    );
   });
 });

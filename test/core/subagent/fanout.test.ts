@@ -7,7 +7,10 @@ import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
 // order with their turn open and no request made; a queued child that is stopped never asks
 // the model; a child waiting on its own children lends them its slot.
 
-const spawn = (tag: string, mode: 'wait' | 'continuable' | 'background' = 'wait') => ({ name: 'subagent', arguments: { prompt: `[[${tag}]] task ${tag}`, label: tag, mode } });
+const spawn = (tag: string, mode: 'wait' | 'continuable' | 'background' = 'wait') => ({
+  name: 'subagent',
+  arguments: { prompt: `[[${tag}]] task ${tag}`, label: tag, mode },
+});
 const requestsOf = (evs: readonly SessionEvent[]) => ofType(evs, 'request/header').length;
 
 describe('subagent: bounded fan-out (a harness-wide limit on children running at once)', () => {
@@ -44,7 +47,13 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
     it('the rest queue in FIFO order, turn open and no request made, and list_agents shows them queued', async () => {
       await w.setup({ maxConcurrentChildren: 2 });
       const fanout = w.t.h.subagents.fanout;
-      w.script.on('root', { toolCalls: ['c1', 'c2', 'c3', 'c4'].map((t) => spawn(t, 'continuable')) }, { toolCalls: [hold('r')] }, { toolCalls: [{ name: 'list_agents', arguments: {} }] }, { text: 'listed' });
+      w.script.on(
+        'root',
+        { toolCalls: ['c1', 'c2', 'c3', 'c4'].map((t) => spawn(t, 'continuable')) },
+        { toolCalls: [hold('r')] },
+        { toolCalls: [{ name: 'list_agents', arguments: {} }] },
+        { text: 'listed' },
+      );
       for (const t of ['c1', 'c2', 'c3', 'c4']) w.script.on(t, { toolCalls: [hold(t)] }, { text: `${t} done` });
       await w.root.accept('[[root]] start four');
       await w.gates.whenHeld('r');
@@ -131,7 +140,12 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
     it("stopping the parent's subtree (the tree's Stop) stops its queued continuable children before they ask the model", async () => {
       await w.setup({ maxConcurrentChildren: 1 });
       const fanout = w.t.h.subagents.fanout;
-      w.script.on('root', { toolCalls: [spawn('c1', 'continuable'), spawn('c2', 'continuable'), spawn('c3', 'background')] }, { toolCalls: [hold('r')] }, { text: 'never reached' });
+      w.script.on(
+        'root',
+        { toolCalls: [spawn('c1', 'continuable'), spawn('c2', 'continuable'), spawn('c3', 'background')] },
+        { toolCalls: [hold('r')] },
+        { text: 'never reached' },
+      );
       w.script.on('c1', { toolCalls: [hold('c1')] }, { text: 'c1 done' });
       await w.root.accept('[[root]] start three');
       await w.gates.whenHeld('c1');

@@ -54,7 +54,10 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
       ofType(evs, 'inbox/claimed').map((e) => e.messageId),
       [start.messageId, f1.messageId, f2.messageId],
     );
-    assert.deepEqual(ofType(evs, 'turn/end').map((e) => e.stopReason), ['completed', 'completed', 'completed']);
+    assert.deepEqual(
+      ofType(evs, 'turn/end').map((e) => e.stopReason),
+      ['completed', 'completed', 'completed'],
+    );
 
     // The running turn never saw them: its second request (after the gate) holds neither.
     const bodies = w.script.bodies('c');
@@ -91,7 +94,10 @@ describe('subagent: follow-ups to a running child queue as later FIFO turns', ()
     await w.root.accept('[[root]] go');
     await w.gates.whenHeld('root');
     const sends = ofType(w.root.session.events, 'tool/result').filter((e) => e.name === 'send_message');
-    assert.deepEqual(sends.map((e) => JSON.parse(e.content).delivered), ['inbox', 'inbox']);
+    assert.deepEqual(
+      sends.map((e) => JSON.parse(e.content).delivered),
+      ['inbox', 'inbox'],
+    );
     w.gates.release('c');
     w.gates.release('root');
     await w.t.h.settle();

@@ -11,7 +11,11 @@ describe("subagent: a fork never inherits the parent's queue", () => {
     // Turn 1 holds on a gate so the user can type while it runs; turn 2 (the queued message)
     // forks a child; the child's own task is the only thing it answers.
     w.script.on('root', { toolCalls: [hold('t1')] }, { text: 'turn one done' });
-    w.script.on('queued', { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[f]] side task' } }] }, { text: 'parent handled the queued instruction' });
+    w.script.on(
+      'queued',
+      { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[f]] side task' } }] },
+      { text: 'parent handled the queued instruction' },
+    );
     w.script.on('f', { text: 'fork did the side task' });
     await w.root.accept('[[root]] start');
     await w.gates.whenHeld('t1');
@@ -30,8 +34,14 @@ describe("subagent: a fork never inherits the parent's queue", () => {
     const asked = ofType(live, 'user/message').map((e) => e.text);
     assert.ok(!asked.some((t) => t.includes('run the migration')), `the fork ran the parent's queued instruction: ${JSON.stringify(asked)}`);
     assert.ok(asked.includes('[[f]] side task'));
-    assert.deepEqual(ofType(live, 'turn/end').map((e) => e.stopReason), ['completed']);
-    assert.deepEqual(ofType(live, 'assistant/message').map((e) => e.text), ['fork did the side task']);
+    assert.deepEqual(
+      ofType(live, 'turn/end').map((e) => e.stopReason),
+      ['completed'],
+    );
+    assert.deepEqual(
+      ofType(live, 'assistant/message').map((e) => e.text),
+      ['fork did the side task'],
+    );
     // Every request the model saw for the fork ended with the fork's task, never the queued one.
     for (const body of w.script.bodies('f')) assert.ok(!String(body.messages.at(-1)?.content).includes('run the migration'));
     // The queued instruction ran exactly once, in the parent.

@@ -22,7 +22,13 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
 
   it('a fork called mid-turn gets the history up to the last finished turn, never the half turn', async () => {
     await w.setup();
-    w.script.on('root', { text: LONG_A }, { toolCalls: [{ name: 'list_files', arguments: {} }] }, { toolCalls: [fork('[[f]] side task')] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      { text: LONG_A },
+      { toolCalls: [{ name: 'list_files', arguments: {} }] },
+      { toolCalls: [fork('[[f]] side task')] },
+      { text: 'root done' },
+    );
     w.script.on('f', { text: 'fork answer' });
     await w.root.accept(LONG_Q);
     await w.root.idle();
@@ -54,7 +60,14 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
 
   it('a compaction before the fork: the fork sees the summary and the retained tail', async () => {
     await w.setup({ compaction: { thresholdTokens: 50, keepTurns: 1 } });
-    w.script.on('root', { text: LONG_A }, { text: 'second answer' }, { text: 'third answer' }, { toolCalls: [fork('[[f]] from compacted history')] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      { text: LONG_A },
+      { text: 'second answer' },
+      { text: 'third answer' },
+      { toolCalls: [fork('[[f]] from compacted history')] },
+      { text: 'root done' },
+    );
     for (const q of [LONG_Q, '[[root]] second question', '[[root]] third question']) {
       await w.root.accept(q);
       await w.root.idle();
@@ -64,7 +77,10 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
     await w.t.h.settle();
 
     const f = await forkSession();
-    assert.ok(ofType(f.events.slice(0, f.seedLength), 'compaction/end').some((e) => e.outcome === 'committed'), 'the seed holds a committed compaction');
+    assert.ok(
+      ofType(f.events.slice(0, f.seedLength), 'compaction/end').some((e) => e.outcome === 'committed'),
+      'the seed holds a committed compaction',
+    );
     const surface = f.deriveMessages().map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : m.role));
     assert.match(surface[0], /^Summary of the earlier conversation \(compacted\):\nSUMMARY of the earlier work/);
     assert.ok(!surface.some((s) => s.startsWith('[[root]] first question')), 'the compacted turn is gone from the surface');
@@ -108,6 +124,9 @@ describe('subagent: fork seeds — whole turns only, the live boundary, compacti
     await run.result;
     await run.dispose();
     const spawnHit = w.server.requests[w.script.indexes('s')[0]].cacheHitTokens;
-    assert.ok(served.cacheHitTokens - spawnHit >= Math.floor((LONG_Q.length + LONG_A.length) / 256) * 64 - 64, `fork ${served.cacheHitTokens} vs spawn ${spawnHit}`);
+    assert.ok(
+      served.cacheHitTokens - spawnHit >= Math.floor((LONG_Q.length + LONG_A.length) / 256) * 64 - 64,
+      `fork ${served.cacheHitTokens} vs spawn ${spawnHit}`,
+    );
   });
 });

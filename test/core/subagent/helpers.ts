@@ -4,7 +4,7 @@ import type { MessageSourceKind, SessionEvent } from '../../../src/core/session/
 import { fail, ok } from '../../../src/core/tools/result';
 import type { Tool } from '../../../src/core/tools/tool';
 import { makeHarness, type TestHarness } from '../../support/harness';
-import { ModelServer, type ChatBody, type Reply } from '../../support/model-server';
+import { type ChatBody, ModelServer, type Reply } from '../../support/model-server';
 
 // Shared support for the subagent specs: a reply router that tells agents apart by a
 // `[[tag]]` in their latest tagged user message (parent and children share one server),
@@ -208,7 +208,10 @@ export function ofType<T extends SessionEvent['type']>(evs: readonly SessionEven
 /** Runtime-delivered messages (inbox or quiet) of one kind, optionally from one session. */
 export function delivered(evs: readonly SessionEvent[], kind: MessageSourceKind, from?: string): SessionEvent[] {
   return evs.filter(
-    (e) => (e.type === 'inbox/accepted' || (e.type === 'user/message' && e.messageId === undefined)) && e.source.kind === kind && (from === undefined || e.source.fromSession === from),
+    (e) =>
+      (e.type === 'inbox/accepted' || (e.type === 'user/message' && e.messageId === undefined)) &&
+      e.source.kind === kind &&
+      (from === undefined || e.source.fromSession === from),
   );
 }
 
@@ -236,7 +239,8 @@ export function turnsEnded(agent: Agent, n: number): Promise<void> {
 
 export function assertCode(code: string) {
   return (err: unknown): boolean => {
-    if (!(err instanceof Error) || (err as { code?: string }).code !== code) throw new Error(`expected code ${code}, got ${err instanceof Error ? `${(err as { code?: string }).code}: ${err.message}` : String(err)}`);
+    if (!(err instanceof Error) || (err as { code?: string }).code !== code)
+      throw new Error(`expected code ${code}, got ${err instanceof Error ? `${(err as { code?: string }).code}: ${err.message}` : String(err)}`);
     return true;
   };
 }

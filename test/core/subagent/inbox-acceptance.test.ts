@@ -64,14 +64,20 @@ describe('subagent: a continuable start resolves once the first message is durab
     it(`${mode}: a publish failure rolls back: no session, no resident agent, no child-local tools`, async () => {
       const g = gatePublish();
       // A continuable child has `report` of its own (a schema is refused for it); a one-shot, submit_result.
-      const start = mode === 'continuable' ? w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' }) : w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
+      const start =
+        mode === 'continuable'
+          ? w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: 'x' })
+          : w.t.h.subagents.start(w.root, 'spawn', { prompt: 'x', outputSchema: { type: 'object' } });
       await waitFor(() => g.seen.header !== undefined, 'the publish to begin');
       const childId = g.seen.header!.id;
       // While unpublished the child is built (resident) with its own tools; the failure must undo both.
       assert.ok(w.t.h.tools.view({ own: ownScopeOf(childId) }).some((x) => x.name === (mode === 'continuable' ? 'report' : 'submit_result')));
       g.fail(new Error('disk full (scripted)'));
       await assert.rejects(start, /disk full/);
-      assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
+      assert.deepEqual(
+        w.t.h.store.list().map((h) => h.id),
+        [w.root.id],
+      );
       assert.equal(w.t.h.resident(childId), undefined);
       assert.equal(w.t.h.residentCount, 1);
       assert.deepEqual(w.t.h.subagents.stats(), idle);
@@ -101,7 +107,13 @@ describe('subagent: a continuable start resolves once the first message is durab
     }
     assert.ok(err, 'the start failed');
     assertCode('DUPLICATE_SESSION')(err);
-    assert.deepEqual(w.t.h.store.list().map((h) => h.id).sort(), [w.root.id, clashId].sort());
+    assert.deepEqual(
+      w.t.h.store
+        .list()
+        .map((h) => h.id)
+        .sort(),
+      [w.root.id, clashId].sort(),
+    );
     assert.deepEqual(await w.t.h.store.readEvents(clashId), []);
     assert.equal(w.t.h.resident(clashId), undefined);
     assert.equal(w.t.h.residentCount, 1);
@@ -109,10 +121,15 @@ describe('subagent: a continuable start resolves once the first message is durab
   });
 
   it('a parent the store does not know (UNKNOWN_PARENT) creates nothing', async () => {
-    const ghost = w.t.h.makeResident(new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store));
+    const ghost = w.t.h.makeResident(
+      new SessionWriter(Session.create({ id: 'ghost', createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0 }), w.t.h.store),
+    );
     const before = w.t.h.residentCount;
     await assert.rejects(w.t.h.subagents.startContinuable(ghost, 'spawn', { prompt: 'x' }), assertCode('UNKNOWN_PARENT'));
-    assert.deepEqual(w.t.h.store.list().map((h) => h.id), [w.root.id]);
+    assert.deepEqual(
+      w.t.h.store.list().map((h) => h.id),
+      [w.root.id],
+    );
     assert.equal(w.t.h.residentCount, before);
     assert.deepEqual(w.t.h.subagents.stats(), idle);
   });

@@ -43,13 +43,19 @@ describe('subagent: interrupt reaches a child being created, and every descendan
   it('interrupted before the publish: nothing is created (CANCELLED)', async () => {
     const ac = new AbortController();
     ac.abort('interrupted');
-    await assert.rejects(w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] x' }, { signal: ac.signal }), (e: Error & { code?: string }) => e.code === 'CANCELLED');
-    await assert.rejects(w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x' }, { signal: ac.signal }), (e: Error & { code?: string }) => e.code === 'CANCELLED');
+    await assert.rejects(
+      w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] x' }, { signal: ac.signal }),
+      (e: Error & { code?: string }) => e.code === 'CANCELLED',
+    );
+    await assert.rejects(
+      w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x' }, { signal: ac.signal }),
+      (e: Error & { code?: string }) => e.code === 'CANCELLED',
+    );
     assert.equal(w.t.h.store.children(w.root.id).length, 0);
     assert.equal(w.t.h.residentCount, 1);
   });
 
-  it("interrupting the root stops the child and the grandchild its turn waits on", async () => {
+  it('interrupting the root stops the child and the grandchild its turn waits on', async () => {
     w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] middle', label: 'c' } }] });
     w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] deep', label: 'g' } }] });
     w.script.on('g', { toolCalls: [hold('g')] });

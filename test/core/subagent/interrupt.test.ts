@@ -31,9 +31,19 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
     await rt().followup(w.root.id, c.id, '[[c]] new');
     await w.t.h.settle();
     const evs = await w.t.h.store.readEvents(c.id);
-    assert.deepEqual(ofType(evs, 'inbox/claimed').map((e) => e.messageId).slice(1, 2), [queued.messageId]);
+    assert.deepEqual(
+      ofType(evs, 'inbox/claimed')
+        .map((e) => e.messageId)
+        .slice(1, 2),
+      [queued.messageId],
+    );
     assert.deepEqual(stopReasons(evs), ['interrupted', 'completed', 'completed']);
-    assert.deepEqual(ofType(evs, 'user/message').slice(-2).map((e) => e.text), ['[[c]] queued while running', '[[c]] new']);
+    assert.deepEqual(
+      ofType(evs, 'user/message')
+        .slice(-2)
+        .map((e) => e.text),
+      ['[[c]] queued while running', '[[c]] new'],
+    );
   });
 
   it('a live grandparent interrupts a grandchild; the child in between keeps running', async () => {
@@ -115,7 +125,12 @@ describe('subagent: interrupt_agent — who may stop whose turn', () => {
         childId = lastToolJson<{ childId: string }>(body).childId;
         return { toolCalls: [hold('root')] };
       },
-      () => ({ toolCalls: [{ name: 'interrupt_agent', arguments: { agentId: childId } }, { name: 'interrupt_agent', arguments: { agentId: w.root.id } }] }),
+      () => ({
+        toolCalls: [
+          { name: 'interrupt_agent', arguments: { agentId: childId } },
+          { name: 'interrupt_agent', arguments: { agentId: w.root.id } },
+        ],
+      }),
       { text: 'stopped it' },
     );
     w.script.on('c', { toolCalls: [hold('c')] });

@@ -46,19 +46,79 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
       const l = by.get(id)!;
       return { status: l.status, provider: l.provider, mode: l.mode, label: l.label, depth: l.depth, parent: l.parent, last: l.lastStopReason, inbox: l.inbox };
     };
-    assert.deepEqual(pick(a.childId), { status: 'running', provider: 'spawn', mode: 'continuable', label: 'runner', depth: 1, parent: w.root.id, last: undefined, inbox: 1 });
-    assert.deepEqual(pick(bb.childId), { status: 'waiting', provider: 'spawn', mode: 'continuable', label: 'waiter', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
-    assert.deepEqual(pick(g.childId), { status: 'running', provider: 'spawn', mode: 'continuable', label: 'grand', depth: 2, parent: bb.childId, last: undefined, inbox: 0 });
-    assert.deepEqual(pick(c.childId), { status: 'settled', provider: 'spawn', mode: 'continuable', label: 'settler', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
-    assert.deepEqual(pick(d.childId), { status: 'failed', provider: 'spawn', mode: 'continuable', label: 'failer', depth: 1, parent: w.root.id, last: 'error', inbox: 0 });
-    assert.deepEqual(pick(o.id), { status: 'waiting', provider: 'spawn', mode: 'one-shot', label: 'once', depth: 1, parent: w.root.id, last: 'completed', inbox: 0 });
+    assert.deepEqual(pick(a.childId), {
+      status: 'running',
+      provider: 'spawn',
+      mode: 'continuable',
+      label: 'runner',
+      depth: 1,
+      parent: w.root.id,
+      last: undefined,
+      inbox: 1,
+    });
+    assert.deepEqual(pick(bb.childId), {
+      status: 'waiting',
+      provider: 'spawn',
+      mode: 'continuable',
+      label: 'waiter',
+      depth: 1,
+      parent: w.root.id,
+      last: 'completed',
+      inbox: 0,
+    });
+    assert.deepEqual(pick(g.childId), {
+      status: 'running',
+      provider: 'spawn',
+      mode: 'continuable',
+      label: 'grand',
+      depth: 2,
+      parent: bb.childId,
+      last: undefined,
+      inbox: 0,
+    });
+    assert.deepEqual(pick(c.childId), {
+      status: 'settled',
+      provider: 'spawn',
+      mode: 'continuable',
+      label: 'settler',
+      depth: 1,
+      parent: w.root.id,
+      last: 'completed',
+      inbox: 0,
+    });
+    assert.deepEqual(pick(d.childId), {
+      status: 'failed',
+      provider: 'spawn',
+      mode: 'continuable',
+      label: 'failer',
+      depth: 1,
+      parent: w.root.id,
+      last: 'error',
+      inbox: 0,
+    });
+    assert.deepEqual(pick(o.id), {
+      status: 'waiting',
+      provider: 'spawn',
+      mode: 'one-shot',
+      label: 'once',
+      depth: 1,
+      parent: w.root.id,
+      last: 'completed',
+      inbox: 0,
+    });
 
     // Tokens and cache hits are what the server counted for that child's requests.
     const served = w.script.indexes('c').map((i) => w.server.requests[i]);
     assert.equal(served.length, 2);
     const tokens = by.get(c.childId)!.tokens!;
-    assert.equal(tokens.prompt, served.reduce((n, r) => n + r.promptTokens, 0));
-    assert.equal(tokens.cacheHit, served.reduce((n, r) => n + r.cacheHitTokens, 0));
+    assert.equal(
+      tokens.prompt,
+      served.reduce((n, r) => n + r.promptTokens, 0),
+    );
+    assert.equal(
+      tokens.cacheHit,
+      served.reduce((n, r) => n + r.cacheHitTokens, 0),
+    );
     assert.ok(tokens.cacheHit > 0, 'the second request reused the first one prefix');
     assert.ok(tokens.completion > 0);
     // The failed request reported no usage: its prompt is estimated from its bytes, and said so.
@@ -75,10 +135,7 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
     const r = ofType(w.root.session.events, 'tool/result').find((e) => e.name === 'list_agents')!;
     assert.ok(!r.isError, r.content);
     const seen = JSON.parse(r.content) as AgentListing[];
-    assert.deepEqual(
-      seen.map((l) => [l.id, l.status]).sort(),
-      list.map((l) => [l.id, l.status]).sort(),
-    );
+    assert.deepEqual(seen.map((l) => [l.id, l.status]).sort(), list.map((l) => [l.id, l.status]).sort());
     await o.dispose();
     w.gates.releaseAll();
     await w.t.h.settle();
@@ -114,7 +171,10 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
           assert.equal(l.status, undefined);
         }
         const fine = await listAgents(h2.subagents, other.id);
-        assert.deepEqual(fine.map((l) => [l.id, l.status, l.label, l.diagnostic]), [[oc.childId, 'settled', 'elsewhere', undefined]]);
+        assert.deepEqual(
+          fine.map((l) => [l.id, l.status, l.label, l.diagnostic]),
+          [[oc.childId, 'settled', 'elsewhere', undefined]],
+        );
         // And a follow-up to an unreadable child says so instead of crashing.
         await assert.rejects(h2.subagents.followup(rootId, c.childId, 'hi'), /DESCRIPTOR|cannot be read/);
       } finally {

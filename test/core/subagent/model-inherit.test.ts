@@ -8,7 +8,17 @@ describe("subagent: children inherit the parent's model", () => {
 
   it("a child with its own model passes it on: its spawned child and its fork run on it, and the fork's head hits the cache", async () => {
     const LONG = `[[c]] study ${'the store journal and its checkpoint rules '.repeat(40)}`;
-    w.script.on('c', { text: `long study ${'observations '.repeat(80)}` }, { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] grandchild task', label: 'g' } }, { name: 'subagent_fork', arguments: { prompt: '[[f]] fork task' } }] }, { text: 'c done' });
+    w.script.on(
+      'c',
+      { text: `long study ${'observations '.repeat(80)}` },
+      {
+        toolCalls: [
+          { name: 'subagent', arguments: { prompt: '[[g]] grandchild task', label: 'g' } },
+          { name: 'subagent_fork', arguments: { prompt: '[[f]] fork task' } },
+        ],
+      },
+      { text: 'c done' },
+    );
     w.script.on('g', { text: 'g done' });
     w.script.on('f', { text: 'f done' });
     // The runtime's API names a model (a deployment's provider row or a workflow may).

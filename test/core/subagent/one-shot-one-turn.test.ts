@@ -28,7 +28,10 @@ describe('subagent: one-shot means one turn', () => {
 
     const cs = await w.t.h.store.inspect(c.id);
     assert.equal(ofType(cs.events, 'turn/start').length, 1, 'the one-shot child ran exactly one turn');
-    assert.deepEqual(ofType(cs.events, 'turn/end').map((e) => e.stopReason), ['completed']);
+    assert.deepEqual(
+      ofType(cs.events, 'turn/end').map((e) => e.stopReason),
+      ['completed'],
+    );
     const notice = ofType(cs.events, 'user/message').find((e) => e.source.kind === 'subagent-settled');
     assert.ok(notice, "g's settlement notice is kept in c's log");
     assert.ok(!ofType(cs.events, 'inbox/accepted').some((e) => e.source.kind === 'subagent-settled'), 'it never entered the inbox (nothing to run)');
@@ -39,7 +42,12 @@ describe('subagent: one-shot means one turn', () => {
   });
 
   it('a report that reaches a finished, still-resident one-shot is recorded, not run', async () => {
-    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] work', label: 'c', mode: 'background' } }] }, { text: 'root waits' }, { text: 'root saw the result' });
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] work', label: 'c', mode: 'background' } }] },
+      { text: 'root waits' },
+      { text: 'root saw the result' },
+    );
     w.script.on('c', { text: 'c done' });
     await w.root.accept('[[root]] go');
     await w.t.h.settle();
@@ -49,6 +57,9 @@ describe('subagent: one-shot means one turn', () => {
     await w.t.h.settle();
     const cs = await w.t.h.store.inspect(c.id);
     assert.equal(ofType(cs.events, 'turn/start').length, 1);
-    assert.ok(ofType(cs.events, 'user/message').some((e) => e.text.includes('late news')), 'kept as history');
+    assert.ok(
+      ofType(cs.events, 'user/message').some((e) => e.text.includes('late news')),
+      'kept as history',
+    );
   });
 });

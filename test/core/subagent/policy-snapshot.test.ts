@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Agent } from '../../../src/core/agent/agent';
-import { scriptedApproval, type ScriptedApproval } from '../../../src/core/policy/approval';
+import { type ScriptedApproval, scriptedApproval } from '../../../src/core/policy/approval';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { policyOverrides } from '../../../src/core/session/folds';
 import { Session } from '../../../src/core/session/session';
@@ -44,7 +44,10 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
 
     const [child] = w.t.h.store.children(w.root.id);
     const [grand] = w.t.h.store.children(child.id);
-    for (const [id, file] of [[child.id, 'c.txt'], [grand.id, 'g.txt']]) {
+    for (const [id, file] of [
+      [child.id, 'c.txt'],
+      [grand.id, 'g.txt'],
+    ]) {
       const evs = await w.t.h.store.readEvents(id);
       const [r] = results(evs, 'write_file');
       assert.ok(r.isError, `${file}: ${r.content}`);
@@ -100,19 +103,35 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
   it('with an approval service in the deployment, children get approval/policy never and are refused without asking', async () => {
     const port: ScriptedApproval = scriptedApproval(() => 'allow');
     await w.setup({ approval: 'ask', approvalPort: port });
-    w.script.on('root', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo root-ran', outsideSandbox: true } }, { name: 'subagent', arguments: { prompt: '[[c]] run' } }] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      {
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo root-ran', outsideSandbox: true } },
+          { name: 'subagent', arguments: { prompt: '[[c]] run' } },
+        ],
+      },
+      { text: 'root done' },
+    );
     w.script.on('c', { toolCalls: [{ name: 'run_command', arguments: { command: 'echo child-ran > child.txt', outsideSandbox: true } }] }, { text: 'c done' });
     await w.root.accept('[[root]] go');
     await w.t.h.settle();
     const [child] = w.t.h.store.children(w.root.id);
     const evs = await w.t.h.store.readEvents(child.id);
     const d = delegationEvents(w.t.h, child.id, evs);
-    assert.deepEqual(d.approval.map((e) => e.policy), ['never']);
+    assert.deepEqual(
+      d.approval.map((e) => e.policy),
+      ['never'],
+    );
     const [r] = results(evs, 'run_command');
     assert.ok(r.isError);
     assert.match(r.content, /approval policy is "never"/);
     assert.equal(exists('child.txt'), false);
-    assert.deepEqual(port.requests.map((q) => q.sessionId), [w.root.id], 'only the root asked');
+    assert.deepEqual(
+      port.requests.map((q) => q.sessionId),
+      [w.root.id],
+      'only the root asked',
+    );
     const rootRun = results(w.root.session.events, 'run_command')[0];
     assert.ok(!rootRun.isError, rootRun.content);
   });
@@ -120,7 +139,12 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
   it("a fork's delegation events sit after its seed, and override the seed's switches", async () => {
     await w.setup();
     await w.root.append({ type: 'sandbox/mode', mode: 'full-access', source: 'user' });
-    w.script.on('root', { text: 'first turn done' }, { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[f]] write f.txt' } }] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      { text: 'first turn done' },
+      { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[f]] write f.txt' } }] },
+      { text: 'root done' },
+    );
     w.script.on('f', { toolCalls: [write('f.txt')] }, { text: 'f done' });
     await w.root.accept('[[root]] first');
     await w.root.idle();
@@ -136,7 +160,11 @@ describe('subagent: the parent policy snapshot, enforced for real in children', 
     assert.equal(d.firstLive, session.firstLiveSeq);
     assert.equal(evs[session.seedLength].type, 'session/end-seed');
     const seedSwitches = ofType(evs.slice(0, session.seedLength), 'sandbox/mode');
-    assert.deepEqual(seedSwitches.map((e) => [e.mode, e.source]), [['full-access', 'user']], 'the seed carries the old switch as history');
+    assert.deepEqual(
+      seedSwitches.map((e) => [e.mode, e.source]),
+      [['full-access', 'user']],
+      'the seed carries the old switch as history',
+    );
     assert.equal(d.sandbox.length, 1);
     assert.ok(d.sandbox[0].seq >= session.firstLiveSeq, 'delegation facts are live, after the seed');
     assert.ok(ofType(evs, 'subagent/descriptor')[0].seq > d.sandbox[0].seq);

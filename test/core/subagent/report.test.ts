@@ -101,7 +101,10 @@ describe('subagent: report — child to its direct parent, quiet or wakeup, not 
     w.gates.release('c');
     await w.t.h.settle();
     const cEvents = await w.t.h.store.readEvents(c.childId);
-    assert.deepEqual(reports(cEvents, g.childId).map((e) => (e.type === 'user/message' ? e.text.split('\n')[1] : e.type)), ['to my parent']);
+    assert.deepEqual(
+      reports(cEvents, g.childId).map((e) => (e.type === 'user/message' ? e.text.split('\n')[1] : e.type)),
+      ['to my parent'],
+    );
     assert.equal(reports(w.root.session.events).length, 0, 'never the grandparent');
   });
 
@@ -125,7 +128,10 @@ describe('subagent: report — child to its direct parent, quiet or wakeup, not 
     assert.equal(notices.length, 2);
     assert.ok(r.seq < notices[1].seq, 'recorded before the settlement notice that woke the parent');
     assert.equal(w.script.bodies('c').length, cRequests + 1, 'only the notice gave the parent a turn');
-    assert.deepEqual(cLog.map((e) => e.seq), cLog.map((_, i) => i));
+    assert.deepEqual(
+      cLog.map((e) => e.seq),
+      cLog.map((_, i) => i),
+    );
   });
 
   it('is registered only in a continuable child scope: not for roots, one-shots or forks', async () => {

@@ -99,7 +99,10 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     setImmediate(open); // only after the event loop turns: settle must wait, not spin
     await settled;
     const [n] = notices(w.root.session.events, childId);
-    assert.ok(ofType(w.root.session.events, 'user/message').some((e) => e.messageId === n.messageId), 'the notice ran as a turn');
+    assert.ok(
+      ofType(w.root.session.events, 'user/message').some((e) => e.messageId === n.messageId),
+      'the notice ran as a turn',
+    );
     assert.ok(w.root.isSettled);
   });
 
@@ -120,7 +123,10 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     const childLog = await w.t.h.store.readEvents(c.childId);
     assert.equal(notices(childLog, g.childId).length, 2);
     const last = w.script.bodies('c').at(-1)!;
-    assert.ok(last.messages.some((m) => String(m.content).endsWith('G second')), 'this request answers the second notice');
+    assert.ok(
+      last.messages.some((m) => String(m.content).endsWith('G second')),
+      'this request answers the second notice',
+    );
     assert.deepEqual(toolNames(last), ['hold', 'read_file', 'report'], "the child's filter and report tool");
     assert.ok(systemOf(last).includes(persona), "the child's persona");
     assert.equal(notices(w.root.session.events, c.childId).length, 2, 'its Activation settled and told the root');
@@ -132,7 +138,10 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     assert.equal(r.path, 'cold-resume');
     await w.t.h.settle();
     const evs = await w.t.h.store.readEvents(c.childId);
-    assert.deepEqual(evs.map((e) => e.seq), evs.map((_, i) => i));
+    assert.deepEqual(
+      evs.map((e) => e.seq),
+      evs.map((_, i) => i),
+    );
     assert.equal(ofType(evs, 'assistant/message').at(-1)?.text, 'C answers root');
   });
 

@@ -11,7 +11,12 @@ describe('subagent: stop a subtree', () => {
   it('stops a child and its grandchild; the sibling runs on; the root is not interrupted', async () => {
     w.script.on(
       'root',
-      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] middle', label: 'c', mode: 'continuable' } }, { name: 'subagent', arguments: { prompt: '[[s]] sibling', label: 's', mode: 'continuable' } }] },
+      {
+        toolCalls: [
+          { name: 'subagent', arguments: { prompt: '[[c]] middle', label: 'c', mode: 'continuable' } },
+          { name: 'subagent', arguments: { prompt: '[[s]] sibling', label: 's', mode: 'continuable' } },
+        ],
+      },
       { text: 'root started both' },
     );
     w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] deep', label: 'g' } }] });

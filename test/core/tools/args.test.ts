@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { parseToolArguments } from '../../../src/core/tools/args';
-import type { Tool } from '../../../src/core/tools/tool';
 import * as fs from 'node:fs';
+import { parseToolArguments } from '../../../src/core/tools/args';
 import { createListFilesTool } from '../../../src/core/tools/list-files';
 import { createReadFileTool } from '../../../src/core/tools/read-file';
+import type { Tool } from '../../../src/core/tools/tool';
 import { createWriteFileTool } from '../../../src/core/tools/write-file';
 import { call, makeWorkspace, type Workspace } from './fixture';
 

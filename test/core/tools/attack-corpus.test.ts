@@ -8,8 +8,8 @@ import * as path from 'node:path';
 import { scriptedApproval } from '../../../src/core/policy';
 import type { ApprovalPolicy } from '../../../src/core/session/events';
 import { createEditFileTool } from '../../../src/core/tools/edit-file';
-import { createWriteFileTool } from '../../../src/core/tools/write-file';
 import type { ToolResult } from '../../../src/core/tools/tool';
+import { createWriteFileTool } from '../../../src/core/tools/write-file';
 import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 
 interface Attack {
@@ -23,9 +23,7 @@ const write = createWriteFileTool();
 const edit = createEditFileTool();
 
 function attempt(ws: Workspace, a: Attack, p: string, ctx = ws.ctx()): Promise<ToolResult> {
-  return a.tool === 'edit_file'
-    ? call(edit, { path: p, oldText: 'ORIGINAL', newText: 'PWNED' }, ctx)
-    : call(write, { path: p, content: 'PWNED' }, ctx);
+  return a.tool === 'edit_file' ? call(edit, { path: p, oldText: 'ORIGINAL', newText: 'PWNED' }, ctx) : call(write, { path: p, content: 'PWNED' }, ctx);
 }
 
 const ESCAPES: Attack[] = [
@@ -101,7 +99,11 @@ const PROTECTED: Protected[] = [
   { name: 'sub/../.vscode/tasks.json', setup: (ws) => (fs.mkdirSync(ws.at('sub')), 'sub/../.vscode/tasks.json'), created: (ws) => ws.at('.vscode/tasks.json') },
   { name: './.vscode//./settings.json', setup: () => './.vscode//./settings.json', created: (ws) => ws.at('.vscode/settings.json') },
   { name: 'absolute path to .git/config', setup: (ws) => ws.at('.git/config'), created: (ws) => ws.at('.git/config') },
-  { name: 'nested repository sub/.git/hooks/post-checkout', setup: () => 'sub/.git/hooks/post-checkout', created: (ws) => ws.at('sub/.git/hooks/post-checkout') },
+  {
+    name: 'nested repository sub/.git/hooks/post-checkout',
+    setup: () => 'sub/.git/hooks/post-checkout',
+    created: (ws) => ws.at('sub/.git/hooks/post-checkout'),
+  },
   {
     name: 'a symlink into .vscode',
     setup: (ws) => (fs.symlinkSync('.vscode', ws.at('cfg')), 'cfg/settings.json'),
@@ -202,7 +204,10 @@ describe('attack corpus: protected paths inside the workspace', () => {
       assert.equal(port.requests[0].sessionId, 'S1');
       assert.equal(port.requests[0].tool, a.tool ?? 'write_file');
       assert.match(port.requests[0].reason, /protected path/);
-      assert.match(port.requests[0].summary, a.tool === 'edit_file' ? /^edit_file: replace 1 occurrence in \S+$/ : /^write_file: (create|overwrite) \S+ \(5 bytes\)$/);
+      assert.match(
+        port.requests[0].summary,
+        a.tool === 'edit_file' ? /^edit_file: replace 1 occurrence in \S+$/ : /^write_file: (create|overwrite) \S+ \(5 bytes\)$/,
+      );
       assert.equal(fs.readFileSync(a.created(ws), 'utf8'), 'PWNED');
       assert.deepEqual(snapshot(ws.outside), outsideBefore);
     });

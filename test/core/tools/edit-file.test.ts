@@ -83,7 +83,9 @@ describe('edit_file: concurrent edits of one file from separate callers (issue 1
     fs.symlinkSync('f.txt', ws.at('alias.txt'));
     const tool = createEditFileTool();
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => call(tool, { path: i % 2 ? 'alias.txt' : 'f.txt', oldText: `k${i}=old`, newText: `k${i}=new` }, ws.ctx({ sessionId: `S${i % 3}` }))),
+      Array.from({ length: n }, (_, i) =>
+        call(tool, { path: i % 2 ? 'alias.txt' : 'f.txt', oldText: `k${i}=old`, newText: `k${i}=new` }, ws.ctx({ sessionId: `S${i % 3}` })),
+      ),
     );
     for (const r of results) assert.equal(r.isError, false, r.content);
     assert.equal(ws.read('f.txt'), Array.from({ length: n }, (_, i) => `k${i}=new`).join('\n'));

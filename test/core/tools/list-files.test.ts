@@ -30,7 +30,16 @@ describe('list_files', () => {
     assert.equal(r.content, 'src/core/\nsrc/core/x.ts\nsrc/index.ts');
     const all = await call(tool, { recursive: true }, ws.ctx());
     assert.deepEqual(all.content.split('\n\n')[0].split('\n'), [
-      '.vscode/', '.vscode/settings.json', 'a.txt', 'b.txt', 'src/', 'src/core/', 'src/core/x.ts', 'src/index.ts', 'src-extra/', 'src-extra/y.ts',
+      '.vscode/',
+      '.vscode/settings.json',
+      'a.txt',
+      'b.txt',
+      'src/',
+      'src/core/',
+      'src/core/x.ts',
+      'src/index.ts',
+      'src-extra/',
+      'src-extra/y.ts',
     ]);
   });
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { physicalPath, protectedReason, resolveForRead, resolveForWrite, type ResolvedPath } from '../../../src/core/tools/paths';
+import { physicalPath, protectedReason, type ResolvedPath, resolveForRead, resolveForWrite } from '../../../src/core/tools/paths';
 import { makeWorkspace, type Workspace } from './fixture';
 
 describe('workspace paths: resolution on the real file system', () => {
@@ -112,8 +112,18 @@ describe('workspace paths: resolution on the real file system', () => {
   });
 
   it('marks protected paths case-insensitively, at any depth, and through aliases', async () => {
-    const yes = ['.git/config', '.GIT/hooks/pre-commit', '.vscode/settings.json', '.VSCode/Settings.json', '.arbor/policy.json',
-      'team.code-workspace', 'Team.Code-Workspace', 'sub/.git/config', '.git./config', '.git'];
+    const yes = [
+      '.git/config',
+      '.GIT/hooks/pre-commit',
+      '.vscode/settings.json',
+      '.VSCode/Settings.json',
+      '.arbor/policy.json',
+      'team.code-workspace',
+      'Team.Code-Workspace',
+      'sub/.git/config',
+      '.git./config',
+      '.git',
+    ];
     for (const p of yes) assert.ok(protectedReason(p), p);
     const no = ['src/git.ts', '.github/workflows/ci.yml', 'vscode/settings.json', 'a.code-workspace.bak', '.gitignore', 'arbor/x'];
     for (const p of no) assert.equal(protectedReason(p), undefined, p);

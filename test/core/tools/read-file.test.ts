@@ -49,7 +49,10 @@ describe('read_file', () => {
     assert.equal(byLines.content.split('\n\n')[0].split('\n').length, 10);
     assert.match(byLines.content, /\[Output cut at 10 lines: showing lines 1–10 of 50\. Call read_file with startLine: 11 to read on\.\]$/);
     const byBytes = await call(createReadFileTool({ maxBytes: 40 }), { path: 'big.txt', startLine: 20 }, ws.ctx());
-    assert.match(byBytes.content, /^20\tline 20\n21\tline 21\n22\tline 22\n\n\[Output cut at 40 bytes: showing lines 20–22 of 50\. Call read_file with startLine: 23/);
+    assert.match(
+      byBytes.content,
+      /^20\tline 20\n21\tline 21\n22\tline 22\n\n\[Output cut at 40 bytes: showing lines 20–22 of 50\. Call read_file with startLine: 23/,
+    );
   });
 
   it('cuts very long lines and says so', async () => {

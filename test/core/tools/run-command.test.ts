@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { scriptedApproval } from '../../../src/core/policy';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
-import { call, isAlive, makeWorkspace, waitUntil, type Workspace } from './fixture';
+import { call, isAlive, makeWorkspace, type Workspace, waitUntil } from './fixture';
 
 const posix = process.platform !== 'win32';
 
@@ -149,7 +149,11 @@ const posix = process.platform !== 'win32';
 
     it('caps stdout and stderr, keeping the beginning and the end', async () => {
       const capped = createRunCommandTool({ maxOutputBytes: 1000 });
-      const r = await call(capped, { command: "printf 'BEGIN'; head -c 100000 /dev/zero | tr '\\0' a; printf 'END'; head -c 5000 /dev/zero | tr '\\0' e >&2" }, full());
+      const r = await call(
+        capped,
+        { command: "printf 'BEGIN'; head -c 100000 /dev/zero | tr '\\0' a; printf 'END'; head -c 5000 /dev/zero | tr '\\0' e >&2" },
+        full(),
+      );
       const stdout = r.content.split('--- stdout ---\n')[1].split('\n--- stderr ---')[0];
       assert.match(stdout, /^BEGINa+\n\[… 99008 bytes omitted \(output is capped at 1000 bytes: first and last halves kept\) …\]\na+END$/);
       assert.ok(r.content.length < 2 * 1000 + 400, `content is ${r.content.length} chars`);

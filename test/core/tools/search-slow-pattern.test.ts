@@ -14,14 +14,14 @@ describe('search_files: a catastrophic pattern cannot stall the host', () => {
   });
   afterEach(() => ws.cleanup());
 
-  it('(a+)+$ on a long run of a\'s then b stops at the limit with a clear message, while timers keep firing', async function () {
+  it("(a+)+$ on a long run of a's then b stops at the limit with a clear message, while timers keep firing", async function () {
     this.timeout(20_000);
     const limit = 1000;
     const tool = createSearchFilesTool({ timeLimitMs: limit });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 20);
     const started = Date.now();
-    let r;
+    let r: Awaited<ReturnType<typeof call>>;
     try {
       r = await call(tool, { pattern: '(a+)+$' }, ws.ctx());
     } finally {

@@ -67,17 +67,26 @@ describe('workflow: bad input fails with a code, before or without harm', () => 
     x.replies((p, body) => {
       if (isChild(body)) return { text: `did ${p}` };
       if (body.messages[body.messages.length - 1].role === 'tool') return { text: 'both done' };
-      const call = (n: string) => ({ name: 'workflow', arguments: { script: `return await parallel([() => agent("${n}1"), () => agent("${n}2")]);`, meta: { name: n, description: n } } });
+      const call = (n: string) => ({
+        name: 'workflow',
+        arguments: { script: `return await parallel([() => agent("${n}1"), () => agent("${n}2")]);`, meta: { name: n, description: n } },
+      });
       return { toolCalls: [call('A'), call('B')] };
     });
     await x.root.accept('two at once', { kind: 'user' });
     await x.w.t.h.settle();
     const ends = x.events('workflow/end').map(dataOf);
-    assert.deepEqual(ends.map((d) => d.status), ['completed', 'completed']);
+    assert.deepEqual(
+      ends.map((d) => d.status),
+      ['completed', 'completed'],
+    );
     const runs = new Set(x.events('workflow/start').map((e) => (e as unknown as { runId: string }).runId));
     assert.equal(runs.size, 2);
     const results = x.root.session.events.filter((e) => e.type === 'tool/result').map((e) => JSON.parse((e as { content: string }).content).result);
-    assert.deepEqual(results, [['did A1', 'did A2'], ['did B1', 'did B2']]);
+    assert.deepEqual(results, [
+      ['did A1', 'did A2'],
+      ['did B1', 'did B2'],
+    ]);
     const starts = x.events('workflow/start').map(dataOf);
     assert.notEqual(starts[0].callId, starts[1].callId, 'each run records its own tool call');
   });

@@ -15,7 +15,6 @@ function scripted(body: ChatBody): Reply {
   return { toolCalls: [{ name: 'workflow', arguments: { script: FANOUT, meta: { name: 'fan', description: 'six slow children' }, concurrency: 3 } }] };
 }
 
-
 describe('workflow cancellation: interrupt, Cancel workflow, harness close — nothing left behind', () => {
   const x = workflowWorld();
   let baseline: { resident: number };

@@ -12,7 +12,10 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
     x.replies((p) => ({ text: `did ${p}`, delayMs: (8 - Number(p.split(' ')[1])) * 15 }));
     const o = await x.run('return await parallel([0,1,2,3,4,5,6,7].map((i) => () => agent("task " + i, { label: "t" + i })));', { concurrency: 3 });
     assert.equal(o.status, 'completed', o.error);
-    assert.deepEqual(JSON.parse(o.resultJson!), [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `did task ${i}`));
+    assert.deepEqual(
+      JSON.parse(o.resultJson!),
+      [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `did task ${i}`),
+    );
     let running = 0;
     let most = 0;
     for (const d of agentEvents(x.root.session.events)) {
@@ -20,7 +23,9 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
       most = Math.max(most, running);
     }
     assert.equal(most, 3, 'never more than 3 children at once, and the slots were used');
-    const starts = agentEvents(x.root.session.events).filter((d) => d.status === 'started').map((d) => d.index);
+    const starts = agentEvents(x.root.session.events)
+      .filter((d) => d.status === 'started')
+      .map((d) => d.index);
     assert.deepEqual(starts, [0, 1, 2, 3, 4, 5, 6, 7], 'children start in call order (FIFO slots)');
     assert.equal(x.w.t.h.store.children(x.root.id).length, 8, 'each agent() is a real child of the parent');
   });
@@ -44,7 +49,10 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
     assert.equal(o.code, 'AGENT_CAP');
     assert.equal(o.agents, 3);
     const done = agentEvents(x.root.session.events).filter((d) => d.status === 'done');
-    assert.deepEqual(done.map((d) => d.stopReason), ['completed', 'completed', 'completed']);
+    assert.deepEqual(
+      done.map((d) => d.stopReason),
+      ['completed', 'completed', 'completed'],
+    );
     assert.equal(x.w.t.h.store.children(x.root.id).length, 3, 'no fourth child was created');
     const end = dataOf(x.events('workflow/end')[0]);
     assert.equal(end.code, 'AGENT_CAP');
@@ -82,7 +90,9 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
 
   it('schema maps to a structured result: agent() resolves to what the child submitted', async () => {
     x.replies((p, body) =>
-      body.messages[body.messages.length - 1].role === 'tool' ? { text: 'submitted' } : { toolCalls: [{ name: 'submit_result', arguments: { verdict: `ok ${p}` } }] },
+      body.messages[body.messages.length - 1].role === 'tool'
+        ? { text: 'submitted' }
+        : { toolCalls: [{ name: 'submit_result', arguments: { verdict: `ok ${p}` } }] },
     );
     const o = await x.run('return await agent("check", { schema: { type: "object", properties: { verdict: { type: "string" } }, required: ["verdict"] } });');
     assert.equal(o.status, 'completed', o.error);

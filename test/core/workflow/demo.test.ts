@@ -9,7 +9,10 @@ describe('workflow: the demo scene', () => {
     x.w.server.setFallback((body) => ({ ...demoReply(body), chunkDelayMs: 0 }));
     await x.root.accept('run a workflow', { kind: 'user' });
     await x.w.t.h.settle();
-    assert.deepEqual(x.events('workflow/phase').map((e) => dataOf(e).title), ['review', 'summarise']);
+    assert.deepEqual(
+      x.events('workflow/phase').map((e) => dataOf(e).title),
+      ['review', 'summarise'],
+    );
     const end = dataOf(x.events('workflow/end')[0]);
     assert.equal(end.status, 'completed', String(end.error));
     assert.equal(end.agents, 4);

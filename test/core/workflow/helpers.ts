@@ -38,7 +38,10 @@ export function workflowWorld(overrides: Partial<HarnessConfig> = {}) {
       reply = fn;
     },
     run(script: string, extra: Partial<WorkflowInput> = {}, signal = new AbortController().signal): Promise<RunOutcome> {
-      return w.t.h.workflows.engine.run({ script, meta: { name: 'test', description: 'a test run' }, ...extra }, { sessionId: root.id, signal, callId: 'call_1' });
+      return w.t.h.workflows.engine.run(
+        { script, meta: { name: 'test', description: 'a test run' }, ...extra },
+        { sessionId: root.id, signal, callId: 'call_1' },
+      );
     },
     events(type: string): SessionEvent[] {
       return root.session.events.filter((e) => e.type === type);

@@ -11,8 +11,9 @@
 //   06 the card shows the diff against .vscode/settings.json; deny with a reason: the
 //      model's next request carries the reason in the tool message; the file is unchanged
 //   07 Revoke the grant: "run the tests" asks again
-import { createRequire } from 'node:module';
+
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 
@@ -40,12 +41,15 @@ export const flow = {
     }
     const badge = page.locator('.activitybar .action-item:has(a.action-label[aria-label^="Arbor"]) .badge .badge-content');
     const cards = chat.locator('.approval');
-    const badgeText = async () => ((await badge.count()) > 0 && (await badge.first().isVisible()) ? ((await badge.first().textContent({ timeout: 2_000 })) ?? '').trim() : '');
+    const badgeText = async () =>
+      (await badge.count()) > 0 && (await badge.first().isVisible()) ? ((await badge.first().textContent({ timeout: 2_000 })) ?? '').trim() : '';
     const toolMessages = (n) => model.requests.slice(n).flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)));
 
     await step('open-panel', 60_000, async () => {
       await openPanel();
-      await until('the panel to be ready (snapshot received)', 15_000, async () => (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'));
+      await until('the panel to be ready (snapshot received)', 15_000, async () =>
+        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+      );
     });
 
     await step('command-asks-with-badge-and-mark', 40_000, async () => {
@@ -116,13 +120,15 @@ export const flow = {
       const card = shownCards.first();
       const del = (await card.locator('.preview .pl.del').allTextContents()).join('\n');
       const add = (await card.locator('.preview .pl.add').allTextContents()).join('\n');
-      if (!del.includes('"editor.tabSize": 2') || !add.includes('"editor.tabSize": 4')) throw new Error(`the diff shows -${JSON.stringify(del)} +${JSON.stringify(add)}`);
+      if (!del.includes('"editor.tabSize": 2') || !add.includes('"editor.tabSize": 4'))
+        throw new Error(`the diff shows -${JSON.stringify(del)} +${JSON.stringify(add)}`);
       const before = model.requests.length;
       await card.locator('.deny-reason').fill(REASON, { timeout: 5_000 });
       await card.locator('.deny-button').click({ timeout: 5_000 });
       await visible(shownChat.locator('article.msg.assistant', { hasText: 'Understood, I left it as it is' }), "the model's answer to the denial", 20_000);
       const seen = toolMessages(before);
-      if (!seen.some((c) => c.includes(`who said: "${REASON}"`))) throw new Error(`the model's request has no tool message with the reason: ${JSON.stringify(seen)}`);
+      if (!seen.some((c) => c.includes(`who said: "${REASON}"`)))
+        throw new Error(`the model's request has no tool message with the reason: ${JSON.stringify(seen)}`);
       const settings = readFileSync(join(folder, '.vscode', 'settings.json'), 'utf8');
       if (!settings.includes('"editor.tabSize": 2')) throw new Error(`the settings file changed: ${settings}`);
       await until('the badge to clear', 10_000, async () => (await badgeText()) === '');

@@ -41,7 +41,11 @@ export const flow = {
       await openPanel();
       await send(ROOT);
       await visible(row(ROOT), `the root "${ROOT}" in the tree`, 20_000);
-      await until('the first answer to end', 20_000, async () => (await chat.locator('.assistant').count()) > 0 || (await chat.textContent()).includes('Arbor demo'));
+      await until(
+        'the first answer to end',
+        20_000,
+        async () => (await chat.locator('.assistant').count()) > 0 || (await chat.textContent()).includes('Arbor demo'),
+      );
       await contextMenu(row(ROOT).first(), 'Set Goal');
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the objective input', 10_000);

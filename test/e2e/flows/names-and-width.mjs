@@ -40,11 +40,17 @@ export const flow = {
     /** Picks the quick pick row whose name (icons and indent aside) is exactly `name`. */
     async function pick(name) {
       let rows = [];
-      await until(`a quick pick row named ${JSON.stringify(name)} (rows: ${JSON.stringify(rows.map((r) => r.label.trim()))})`, 10_000, async () => (rows = await readPicks()).some((r) => r.label.trim() === name));
+      await until(`a quick pick row named ${JSON.stringify(name)} (rows: ${JSON.stringify(rows.map((r) => r.label.trim()))})`, 10_000, async () =>
+        (rows = await readPicks()).some((r) => r.label.trim() === name),
+      );
       const i = rows.findIndex((r) => r.label.trim() === name);
       // By keyboard: the first row is active; a click can land while the list re-renders.
       for (let k = 0; k < i; k++) await page.keyboard.press('ArrowDown');
-      await until(`the quick pick row "${name}" to be active`, 5_000, async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === name);
+      await until(
+        `the quick pick row "${name}" to be active`,
+        5_000,
+        async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === name,
+      );
       await page.keyboard.press('Enter');
     }
     /**
@@ -55,8 +61,16 @@ export const flow = {
     async function palette(title) {
       const activeTab = page.locator(`${SEL.editorTab}.active`);
       // Best effort: on a loaded machine the click can be slow to be acknowledged; F1 still works.
-      if ((await activeTab.count()) > 0) await activeTab.first().click({ timeout: 15_000 }).catch(() => undefined);
-      else await page.locator('.part.editor').click({ position: { x: 30, y: 300 }, timeout: 15_000 }).catch(() => undefined);
+      if ((await activeTab.count()) > 0)
+        await activeTab
+          .first()
+          .click({ timeout: 15_000 })
+          .catch(() => undefined);
+      else
+        await page
+          .locator('.part.editor')
+          .click({ position: { x: 30, y: 300 }, timeout: 15_000 })
+          .catch(() => undefined);
       await typeInPalette(page, `>${title}`);
       await pickRow(page, title);
     }
@@ -88,8 +102,10 @@ export const flow = {
       if (!root || !child) throw new Error(`the quick pick does not name "${ROOT}" and "surveyor": ${JSON.stringify(picks)}`);
       if (!/^idle$/.test(root.description.trim())) throw new Error(`the root's description is ${JSON.stringify(root.description)}, expected its status "idle"`);
       if (child.description.trim() !== `settled · subagent of ${ROOT}`) throw new Error(`surveyor's description is ${JSON.stringify(child.description)}`);
-      if (!(child.indent > root.indent) || !(child.top > root.top)) throw new Error(`surveyor is not indented under its parent (x ${child.indent} vs ${root.indent})`);
-      for (const p of picks) if (p.label.includes(ids.surveyor) || p.description.includes(ids.root)) throw new Error(`a quick pick row shows an id: ${JSON.stringify(p)}`);
+      if (!(child.indent > root.indent) || !(child.top > root.top))
+        throw new Error(`surveyor is not indented under its parent (x ${child.indent} vs ${root.indent})`);
+      for (const p of picks)
+        if (p.label.includes(ids.surveyor) || p.description.includes(ids.root)) throw new Error(`a quick pick row shows an id: ${JSON.stringify(p)}`);
       await pick('surveyor');
       await visible(row('Fork of surveyor'), 'the fork "Fork of surveyor" in the tree', 15_000);
       await palette('Arbor: Fork Conversation');
@@ -122,7 +138,12 @@ export const flow = {
       await pick(ROOT);
       const dialog = await visible(page.locator('.monaco-dialog-box'), 'the delete dialog', 10_000);
       const message = ((await dialog.locator('.dialog-message-text').textContent({ timeout: 5_000 })) ?? '').trim();
-      const detail = ((await dialog.locator('.dialog-message-detail').textContent({ timeout: 5_000 }).catch(() => '')) ?? '').trim();
+      const detail = (
+        (await dialog
+          .locator('.dialog-message-detail')
+          .textContent({ timeout: 5_000 })
+          .catch(() => '')) ?? ''
+      ).trim();
       say(`  dialog: ${message} / ${detail}`);
       const want = `Delete “${ROOT}” and the 3 sessions under it (subagents and forks)? This cannot be undone.`;
       if (message !== want) throw new Error(`the delete dialog says ${JSON.stringify(message)}, expected ${JSON.stringify(want)}`);
@@ -143,7 +164,8 @@ export const flow = {
         return v.endsWith('.jsonl') ? v : undefined;
       });
       say(`  export proposes ${value}`);
-      if (value !== join(folder, 'surveyor.jsonl')) throw new Error(`export proposes ${JSON.stringify(value)}, expected ${JSON.stringify(join(folder, 'surveyor.jsonl'))}`);
+      if (value !== join(folder, 'surveyor.jsonl'))
+        throw new Error(`export proposes ${JSON.stringify(value)}, expected ${JSON.stringify(join(folder, 'surveyor.jsonl'))}`);
       await page.keyboard.press('Escape');
     });
 
@@ -168,7 +190,10 @@ export const flow = {
         // The sash nearest the side bar's right edge (the floating editor leaves a gap).
         const edge = box.x + box.width;
         const sashes = await page.locator('.monaco-sash.vertical').evaluateAll((els) =>
-          els.map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 100).map((r) => r.left + r.width / 2),
+          els
+            .map((e) => e.getBoundingClientRect())
+            .filter((r) => r.width > 0 && r.height > 100)
+            .map((r) => r.left + r.width / 2),
         );
         const x = sashes.sort((a, b) => Math.abs(a - edge) - Math.abs(b - edge))[0] ?? edge;
         const y = box.y + box.height / 2;
@@ -212,17 +237,21 @@ export const flow = {
         await sleep(400);
         const rows = await measureRows();
         widths[width] = rows;
-        say(`  ${width} px: ${rows.map((r) => `${r.name}${r.truncated ? ' (TRUNCATED)' : ''} meta[${r.metaShown.join(',')}] word:${r.wordShown}`).join(' | ')}`);
+        say(
+          `  ${width} px: ${rows.map((r) => `${r.name}${r.truncated ? ' (TRUNCATED)' : ''} meta[${r.metaShown.join(',')}] word:${r.wordShown}`).join(' | ')}`,
+        );
         if (rows.length < 5) throw new Error(`expected at least 5 rows, saw ${rows.length}`);
         for (const r of rows) {
           // The name is the last thing truncated: a cut name means no metadata and no status word is left.
-          if (r.truncated && (r.metaShown.length > 0 || r.wordShown)) throw new Error(`at ${width} px "${r.name}" is truncated while ${JSON.stringify(r)} still shows metadata`);
+          if (r.truncated && (r.metaShown.length > 0 || r.wordShown))
+            throw new Error(`at ${width} px "${r.name}" is truncated while ${JSON.stringify(r)} still shows metadata`);
         }
         if (width === 300) {
           const cut = rows.filter((r) => r.truncated);
           if (cut.length) throw new Error(`at 300 px these names are truncated: ${cut.map((r) => r.name).join(', ')}`);
         }
-        if (width === 220 && rows.every((r) => r.metaShown.length === r.metaCount)) throw new Error('at 220 px no row gave up any metadata (the check saw nothing to drop)');
+        if (width === 220 && rows.every((r) => r.metaShown.length === r.metaCount))
+          throw new Error('at 220 px no row gave up any metadata (the check saw nothing to drop)');
         await page.screenshot({ path: join(outDir, `tree-${width}px.png`), clip: await page.locator('.part.sidebar').boundingBox() });
       });
     }
@@ -245,7 +274,11 @@ export const flow = {
         const box = page.locator(SEL.quickInput);
         await until('the theme picker', 10_000, async () => (await box.getAttribute('placeholder', { timeout: 1_000 }))?.toLowerCase().includes('theme'));
         await box.fill(theme, { timeout: 5_000 });
-        await until(`the theme "${theme}" to be the active row`, 10_000, async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === theme);
+        await until(
+          `the theme "${theme}" to be the active row`,
+          10_000,
+          async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === theme,
+        );
         await page.keyboard.press('Enter');
         await until(`the webview to be in ${theme}`, 20_000, async () => panel.locator(`body.${bodyClass}`).count());
         await sleep(500);
@@ -253,11 +286,14 @@ export const flow = {
         for (const m of measured) report.push(`${theme} ${m.where} ${m.status}: ${m.ratio.toFixed(2)} (${m.fg} on ${m.bg})`);
         say(`  ${theme}: ${measured.map((m) => `${m.where}/${m.status} ${m.ratio.toFixed(2)}`).join(', ')}`);
         const low = measured.filter((m) => !(m.ratio >= 4.5));
-        if (low.length) throw new Error(`badge contrast under 4.5:1 in ${theme}: ${low.map((m) => `${m.where} ${m.status} ${m.ratio.toFixed(2)} (${m.fg} on ${m.bg})`).join('; ')}`);
+        if (low.length)
+          throw new Error(
+            `badge contrast under 4.5:1 in ${theme}: ${low.map((m) => `${m.where} ${m.status} ${m.ratio.toFixed(2)} (${m.fg} on ${m.bg})`).join('; ')}`,
+          );
         await page.screenshot({ path: join(outDir, `tree-300px-${bodyClass}.png`), clip: await page.locator('.part.sidebar').boundingBox() });
       });
     }
-    writeFileSync(join(outDir, 'contrast.txt'), report.join('\n') + '\n');
+    writeFileSync(join(outDir, 'contrast.txt'), `${report.join('\n')}\n`);
   },
 };
 
@@ -280,7 +316,12 @@ function contrastProbe(_body, statuses) {
     probe.remove();
     return { r, g, b, a: a / 255 };
   };
-  const over = (top, under) => ({ r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1 });
+  const over = (top, under) => ({
+    r: top.r * top.a + under.r * (1 - top.a),
+    g: top.g * top.a + under.g * (1 - top.a),
+    b: top.b * top.a + under.b * (1 - top.a),
+    a: 1,
+  });
   const lum = ({ r, g, b }) => {
     const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
@@ -294,7 +335,10 @@ function contrastProbe(_body, statuses) {
       if (c.a > 0) layers.push(c);
       if (c.a === 1) break;
     }
-    let base = layers.length && layers[layers.length - 1].a === 1 ? layers.pop() : parse(getComputedStyle(document.documentElement).getPropertyValue('--vscode-sideBar-background').trim() || '#000');
+    let base =
+      layers.length && layers[layers.length - 1].a === 1
+        ? layers.pop()
+        : parse(getComputedStyle(document.documentElement).getPropertyValue('--vscode-sideBar-background').trim() || '#000');
     for (let i = layers.length - 1; i >= 0; i--) base = over(layers[i], base);
     return base;
   };

@@ -13,8 +13,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { SEL } from '../lib/flow.mjs';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { SEL } from '../lib/flow.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -65,7 +65,9 @@ export const flow = {
         const shown = (await panel.locator('.examples button').allTextContents()).map((s) => s.trim());
         return JSON.stringify(shown) === JSON.stringify(DEMO_PROMPTS) ? shown : false;
       });
-      await until('the mode beside the input', 10_000, async () => /workspace-write\s*·\s*approval: ask/.test((await mode.textContent({ timeout: 2_000 })) ?? ''));
+      await until('the mode beside the input', 10_000, async () =>
+        /workspace-write\s*·\s*approval: ask/.test((await mode.textContent({ timeout: 2_000 })) ?? ''),
+      );
     });
 
     await step('refused-child-says-so', 60_000, async () => {
@@ -74,8 +76,13 @@ export const flow = {
       await visible(rowWith('tester', 'settled, 1 refused'), "'tester' settled with 1 refused action", 25_000);
       const detail = (await row('tester').locator('.refused').textContent({ timeout: 15_000 }))?.trim();
       if (detail !== 'completed · 1 refused') throw new Error(`the tester's node says ${JSON.stringify(detail)}`);
-      const colour = await row('tester').locator('.refused').evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
-      const plain = await row('tester').locator('.meta').first().evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
+      const colour = await row('tester')
+        .locator('.refused')
+        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
+      const plain = await row('tester')
+        .locator('.meta')
+        .first()
+        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
       if (colour === plain) throw new Error(`the refusal is not in a warning colour (${colour})`);
       const notice = chat.locator('article.msg.settled', { hasText: 'tester' });
       await visible(notice, 'the settlement notice in the root chat', 15_000);
@@ -115,7 +122,8 @@ export const flow = {
       await mode.click({ timeout: 5_000 });
       await visible(rows.first(), 'the picker opened from the indicator', 10_000);
       const listed = await rowTexts();
-      if (!listed.some((t) => t.includes('approval: never') && t.includes('current'))) throw new Error(`approval never is not marked current: ${JSON.stringify(listed)}`);
+      if (!listed.some((t) => t.includes('approval: never') && t.includes('current')))
+        throw new Error(`approval never is not marked current: ${JSON.stringify(listed)}`);
       await page.keyboard.press('Escape');
       await rows.first().waitFor({ state: 'hidden', timeout: 5_000 });
       if (settingsText() !== settingsBefore) throw new Error(`${settingsFile} changed`);
@@ -124,7 +132,11 @@ export const flow = {
     await step('new-conversation-is-lazy', 40_000, async () => {
       const before = await rowIds();
       await command('Arbor: New Conversation');
-      await until('the chat to be empty with the example prompts', 10_000, async () => (await panel.locator('.examples button').count()) === DEMO_PROMPTS.length);
+      await until(
+        'the chat to be empty with the example prompts',
+        10_000,
+        async () => (await panel.locator('.examples button').count()) === DEMO_PROMPTS.length,
+      );
       await page.waitForTimeout(500);
       const after = await rowIds();
       if (after.length !== before.length) throw new Error(`"New Conversation" added a node before any message (${before.length} → ${after.length})`);

@@ -21,7 +21,7 @@ export const flow = {
   },
   async run({ page, panel, chat, server, model, openPanel, send, command, step, until, visible, sleep, say }) {
     const settingsFile = join(server.userDataDir, 'User', 'settings.json');
-    const setSetting = (key, value) => {
+    const _setSetting = (key, value) => {
       const s = JSON.parse(readFileSync(settingsFile, 'utf8'));
       s[key] = value;
       writeFileSync(settingsFile, JSON.stringify(s, null, 2));
@@ -42,7 +42,10 @@ export const flow = {
     };
     /** Changes a setting in the Settings editor, as a user would, and waits until Arbor has applied it. */
     const changeSetting = async (key, title, value, expect) => {
-      const count = () => arborLog().split('\n').filter((l) => l.includes('model settings applied') && l.includes(expect)).length;
+      const count = () =>
+        arborLog()
+          .split('\n')
+          .filter((l) => l.includes('model settings applied') && l.includes(expect)).length;
       const before = count();
       await command('Preferences: Open User Settings');
       // The Settings editor opens with the keyboard in its search box.
@@ -62,7 +65,9 @@ export const flow = {
     const enterKey = async (key) => {
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the API key input box', 10_000);
-      await until('the key prompt to be the Arbor one', 5_000, async () => ((await page.locator('.quick-input-widget').textContent({ timeout: 2_000 })) ?? '').includes('SecretStorage'));
+      await until('the key prompt to be the Arbor one', 5_000, async () =>
+        ((await page.locator('.quick-input-widget').textContent({ timeout: 2_000 })) ?? '').includes('SecretStorage'),
+      );
       await box.fill(key, { timeout: 5_000 });
       await page.keyboard.press('Enter');
       await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
@@ -72,7 +77,7 @@ export const flow = {
     await step('no-key-notice', 60_000, async () => {
       await openPanel();
       const notice = await visible(panel.locator('.notice.key'), 'the "No API key" notice', 20_000);
-      await visible(notice.locator('vscode-button', { hasText: 'Set API Key' }), 'the notice\'s Set API Key button', 5_000);
+      await visible(notice.locator('vscode-button', { hasText: 'Set API Key' }), "the notice's Set API Key button", 5_000);
     });
 
     await step('set-key-from-notice', 30_000, async () => {
@@ -105,7 +110,8 @@ export const flow = {
       if (last.headers.authorization !== `Bearer ${KEY}`) throw new Error(`the retried request carried ${last.headers.authorization}`);
       const userTexts = last.body.messages.filter((m) => m.role === 'user').map((m) => m.content);
       if (userTexts[userTexts.length - 1] !== 'hello after settings') throw new Error(`the retry sent ${JSON.stringify(userTexts)}`);
-      if ((await panel.locator('[role="alert"]').count()) > 0) throw new Error(`the panel shows an error: ${await panel.locator('[role="alert"]').allTextContents()}`);
+      if ((await panel.locator('[role="alert"]').count()) > 0)
+        throw new Error(`the panel shows an error: ${await panel.locator('[role="alert"]').allTextContents()}`);
     });
 
     await step('change-model-name-then-chat', 40_000, async () => {
@@ -124,7 +130,8 @@ export const flow = {
       await until('the chat to be empty (a new conversation)', 10_000, async () => (await chat.locator('article.msg').count()) === 0);
       await send('a new one');
       await visible(answers.first(), "the new conversation's answer", 20_000);
-      if ((await panel.locator('[role="alert"]').count()) > 0) throw new Error(`the panel shows an error: ${await panel.locator('[role="alert"]').allTextContents()}`);
+      if ((await panel.locator('[role="alert"]').count()) > 0)
+        throw new Error(`the panel shows an error: ${await panel.locator('[role="alert"]').allTextContents()}`);
     });
   },
 };

@@ -27,7 +27,7 @@ function reply(body) {
 export const flow = {
   name: 'stream-and-queue',
   model: (model) => model.setFallback(reply),
-  async run({ page, panel, tab, input, chat, openPanel, row, rowWith, send, contextMenu, selectRow, step, until, visible, sleep, say, model }) {
+  async run({ page, panel, tab, chat, openPanel, row, rowWith, send, contextMenu, selectRow, step, until, visible, sleep, say, model }) {
     const ROOT = 'start a long task';
     const live = chat.locator('article.live');
     const sent = () => model.requests.flatMap((r) => r.body.messages.filter((m) => m.role === 'user').map((m) => String(m.content ?? '')));
@@ -87,7 +87,9 @@ export const flow = {
       });
       say(`  transcript tab's live bubble at first sight: ${first.length} chars (the panel's: ${panelNow.length})`);
       if (first.length < 200 || first.length < panelNow.length - 150)
-        throw new Error(`the tab showed ${first.length} characters at first while the panel showed ${panelNow.length}: what was streamed before it opened is missing`);
+        throw new Error(
+          `the tab showed ${first.length} characters at first while the panel showed ${panelNow.length}: what was streamed before it opened is missing`,
+        );
       // And it keeps streaming from there, in order, without repeating itself.
       await sleep(1_500);
       const later = await liveText(tabLive);
@@ -112,7 +114,8 @@ export const flow = {
       await visible(item, 'the queued message above the composer', 10_000);
       const header = (await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? '';
       if (!/Queued \(1\)/.test(header)) throw new Error(`the section does not say Queued: ${JSON.stringify(header)}`);
-      if (await chat.locator('article.msg.user', { hasText: 'QUEUED-CANCEL' }).count()) throw new Error('the queued message is shown as sent in the transcript');
+      if (await chat.locator('article.msg.user', { hasText: 'QUEUED-CANCEL' }).count())
+        throw new Error('the queued message is shown as sent in the transcript');
       await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '04a-queued.png'), timeout: 15_000 });
       await item.locator('button', { hasText: 'Cancel' }).click({ timeout: 5_000 });
       await until('the queued message to disappear', 10_000, async () => (await item.count()) === 0);
@@ -130,7 +133,9 @@ export const flow = {
       await visible(item, 'the queued message', 10_000);
       await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: 10_000 });
       await visible(rowWith(ROOT, 'interrupted'), 'the root interrupted', 15_000);
-      await until('the section to say Waiting', 10_000, async () => /Waiting \(1\)/.test((await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? ''));
+      await until('the section to say Waiting', 10_000, async () =>
+        /Waiting \(1\)/.test((await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? ''),
+      );
       const note = (await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? '';
       if (!/first when you send/.test(note)) throw new Error(`the waiting section does not say it runs first: ${JSON.stringify(note)}`);
       await visible(item.locator('button', { hasText: 'Cancel' }), 'Cancel on the waiting message', 5_000);

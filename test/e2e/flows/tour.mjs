@@ -131,7 +131,9 @@ export const flow = {
       if ((await fork.getAttribute('aria-level')) !== '2') throw new Error(`the fork is not under its parent (level ${await fork.getAttribute('aria-level')})`);
       if (!title.includes(`fork of ${ROOT}`)) throw new Error(`the fork's parent is not the root: ${JSON.stringify(title)}`);
       await until('the fork to be selected', 10_000, async () => (await fork.getAttribute('aria-selected', { timeout: 2_000 })) === 'true');
-      await until('the chat to show the fork (its header says "fork of")', 10_000, async () => (await chat.locator('.head .of').textContent({ timeout: 2_000 }))?.includes('fork of'));
+      await until('the chat to show the fork (its header says "fork of")', 10_000, async () =>
+        (await chat.locator('.head .of').textContent({ timeout: 2_000 }))?.includes('fork of'),
+      );
       const answers = chat.locator('article.msg.assistant', { hasText: 'Arbor demo (scripted model)' });
       const n0 = await until("the fork's copied history", 10_000, async () => answers.count());
       await send('what can you do here?');
@@ -163,13 +165,16 @@ export const flow = {
       }
       await visible(input, 'the chat input after the reload', 45_000);
       for (const [name, status] of expectRows) {
-        await visible(status === 'root' ? row(name) : rowWith(name, status), `the node "${name}"${status === 'root' ? '' : ` (${status})`} after the reload`, 20_000);
+        await visible(
+          status === 'root' ? row(name) : rowWith(name, status),
+          `the node "${name}"${status === 'root' ? '' : ` (${status})`} after the reload`,
+          20_000,
+        );
       }
       await visible(panel.locator(`[role="treeitem"][data-row-id="${forkId}"] .origin.fork`), `the fork node ${forkId} after the reload`, 10_000);
       await visible(page.locator(SEL.editorTab, { hasText: /^surveyor$/ }), 'the transcript tab "surveyor" after the reload', 20_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Survey done' }), "the restored tab's content", 30_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Follow-up received' }), "the restored tab's follow-up answer", 10_000);
     });
-
   },
 };

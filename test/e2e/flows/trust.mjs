@@ -6,7 +6,7 @@
 //      tree shows the child interrupted (never settled) and the root's chat has its notice
 export const flow = {
   name: 'trust',
-  async run({ panel, chat, row, rowWith, send, contextMenu, reload, openPanel, step, until, visible, sleep, model, say }) {
+  async run({ chat, row, rowWith, send, contextMenu, reload, openPanel, step, until, visible, sleep, model, say }) {
     const ROOT = 'start a long task';
     await step('child-running-under-idle-root', 60_000, async () => {
       await openPanel();
@@ -25,7 +25,9 @@ export const flow = {
       if (/interrupted|running/.test(label.split(',')[1] ?? '')) throw new Error(`the root itself changed state: ${label}`);
       // The child's notice reached the root (it was idle, not interrupted): whatever it does,
       // the child is not resumed — no request carries the child's task after the stop.
-      const childAgain = model.requests.slice(before).filter((r) => r.body.messages.some((m) => String(m.content ?? '').startsWith('LONG:')) && r.body.messages.at(-1)?.role !== 'tool');
+      const childAgain = model.requests
+        .slice(before)
+        .filter((r) => r.body.messages.some((m) => String(m.content ?? '').startsWith('LONG:')) && r.body.messages.at(-1)?.role !== 'tool');
       if (childAgain.length > 1) throw new Error(`the stopped child asked the model again (${childAgain.length} requests)`);
     });
 
@@ -36,7 +38,11 @@ export const flow = {
       await reload();
       await openPanel();
       // Every long-task child reads interrupted after the reload; none reads settled or running.
-      await until('both long-task children to read interrupted after the reload', 40_000, async () => (await rowWith('long-task', 'interrupted').count()) === 2);
+      await until(
+        'both long-task children to read interrupted after the reload',
+        40_000,
+        async () => (await rowWith('long-task', 'interrupted').count()) === 2,
+      );
       if ((await rowWith('long-task', 'settled').count()) > 0) throw new Error('a child that died with the window reads settled');
       // The message went to the same (selected) conversation: its chat shows the notice.
       await visible(chat.locator('article.msg.settled', { hasText: 'long-task' }).last(), "the root's notice that its child was interrupted", 20_000);

@@ -42,7 +42,19 @@ export const flow = {
         return demoReply(body);
       }
       if (last?.role === 'user' && String(last.content ?? '').includes('slow workflow')) {
-        return { toolCalls: [{ name: 'workflow', arguments: { script: DEMO_WORKFLOW, meta: { name: SLOW_RUN, description: 'Review three parts slowly (to be cancelled).' }, args: { parts: SLOW_PARTS }, concurrency: 3 } }] };
+        return {
+          toolCalls: [
+            {
+              name: 'workflow',
+              arguments: {
+                script: DEMO_WORKFLOW,
+                meta: { name: SLOW_RUN, description: 'Review three parts slowly (to be cancelled).' },
+                args: { parts: SLOW_PARTS },
+                concurrency: 3,
+              },
+            },
+          ],
+        };
       }
       return demoReply(body);
     }),
@@ -84,7 +96,12 @@ export const flow = {
       const sash = panel.locator('[role="separator"][aria-label="Resize the tree and the chat"]');
       await sash.focus({ timeout: 10_000 });
       await sash.press('End', { timeout: 5_000 });
-      await until('the tree pane to grow', 10_000, async () => Number(await sash.getAttribute('aria-valuenow', { timeout: 2_000 })) >= 450 || notYet(`tree height ${await sash.getAttribute('aria-valuenow')}`));
+      await until(
+        'the tree pane to grow',
+        10_000,
+        async () =>
+          Number(await sash.getAttribute('aria-valuenow', { timeout: 2_000 })) >= 450 || notYet(`tree height ${await sash.getAttribute('aria-valuenow')}`),
+      );
       await send(ROOT);
       await visible(row(ROOT), `the conversation "${ROOT}" in the tree`, 20_000);
     });
@@ -107,9 +124,12 @@ export const flow = {
       if (states[0] !== 'absent') say('  (the run node was already there at the first look)');
       say(`  agents under the run node, as they appeared: ${agentCounts.join(' → ')}`);
       // Live: the review phase was seen with agents running, then the summary phase.
-      if (!states.some((s) => /^running \| review · [1-3]\/3 agents$/.test(s))) throw new Error(`the review phase was never seen with agents running (seen: ${states.join(' → ')})`);
-      if (!states.some((s) => /^running \| summarise · 1\/4 agents$/.test(s))) throw new Error(`the summarise phase was never seen running (seen: ${states.join(' → ')})`);
-      if (!agentCounts.some((n) => n > 0 && n < 4)) throw new Error(`the agents did not appear one phase at a time under the run node (counts seen: ${agentCounts.join(' → ')})`);
+      if (!states.some((s) => /^running \| review · [1-3]\/3 agents$/.test(s)))
+        throw new Error(`the review phase was never seen with agents running (seen: ${states.join(' → ')})`);
+      if (!states.some((s) => /^running \| summarise · 1\/4 agents$/.test(s)))
+        throw new Error(`the summarise phase was never seen running (seen: ${states.join(' → ')})`);
+      if (!agentCounts.some((n) => n > 0 && n < 4))
+        throw new Error(`the agents did not appear one phase at a time under the run node (counts seen: ${agentCounts.join(' → ')})`);
       const { all, run } = final;
       if (run.activity !== 'summarise · 0/4 agents') throw new Error(`the finished run reads "${run.activity}"`);
       for (const want of ['completed · 4 agents, 0 running', 'phases: review → summarise', 'log: reviewing 3 parts']) {
@@ -119,7 +139,7 @@ export const flow = {
       const names = agents.map((a) => a.name);
       for (const p of [...PARTS, 'summary']) if (!names.includes(p)) throw new Error(`agent "${p}" is not under the run node (under it: ${names.join(', ')})`);
       // Each agent ended (its node no longer reads running; a one-shot child is disposed without an event of its own).
-      await until('the run\'s agents to read ended', 20_000, async () => {
+      await until("the run's agents to read ended", 20_000, async () => {
         const still = agentsUnder(await rows(), RUN).filter((a) => a.status === 'running' || a.status === 'queued');
         return still.length === 0 || notYet(`still running: ${still.map((a) => a.name).join(', ')}`);
       });
@@ -146,7 +166,11 @@ export const flow = {
         const all = await rows();
         const run = find(all, SLOW_RUN);
         const agents = agentsUnder(all, SLOW_RUN);
-        const ended = run?.status === 'interrupted' && /^cancelled/m.test(run.title.split('\n')[1] ?? '') && agents.length === 3 && agents.every((a) => a.status !== 'running' && a.status !== 'queued');
+        const ended =
+          run?.status === 'interrupted' &&
+          /^cancelled/m.test(run.title.split('\n')[1] ?? '') &&
+          agents.length === 3 &&
+          agents.every((a) => a.status !== 'running' && a.status !== 'queued');
         return ended ? { all, run, agents } : notYet(`${show(run)}; agents: ${agents.map((a) => `${a.name} ${a.status}`).join(', ')}`);
       });
       say(`  cancelled run: ${show(final.run)}; agents: ${final.agents.map((a) => `${a.name} ${a.status}`).join(', ')}`);
@@ -172,7 +196,12 @@ export const flow = {
           /^cancelled/.test(cancelled.title.split('\n')[1] ?? '') &&
           cancelled.title.includes('phases: review') &&
           agentsUnder(all, SLOW_RUN).length === 3;
-        return ok || notYet(`${RUN}: ${show(done)} (${agentsUnder(all, RUN).length} agents); ${SLOW_RUN}: ${show(cancelled)} (${agentsUnder(all, SLOW_RUN).length} agents)`);
+        return (
+          ok ||
+          notYet(
+            `${RUN}: ${show(done)} (${agentsUnder(all, RUN).length} agents); ${SLOW_RUN}: ${show(cancelled)} (${agentsUnder(all, SLOW_RUN).length} agents)`,
+          )
+        );
       });
     });
   },

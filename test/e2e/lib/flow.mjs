@@ -137,7 +137,7 @@ export async function runFlow(flow) {
       'arbor.subagents.releaseDelayMs': RELEASE_DELAY_MS,
       'arbor.chat.examplePrompts': [...DEMO_PROMPTS],
       'workbench.editor.enablePreview': false,
-      ...(typeof flow.settings === 'function' ? flow.settings(model) : flow.settings ?? {}),
+      ...(typeof flow.settings === 'function' ? flow.settings(model) : (flow.settings ?? {})),
     };
     for (const [k, v] of Object.entries(settings)) if (v === undefined) delete settings[k];
     server = await startCodeServer({ folder, smokeDriver: true, logFile: serverLog, settings, ...(flow.userDataDir ? { userDataDir: flow.userDataDir } : {}) });
@@ -207,8 +207,10 @@ export async function runFlow(flow) {
     // Both at once: each waits for its process group to be gone (and reaped).
     await Promise.allSettled([workbench?.close(), server?.stop(), model?.stop()]);
     if (!flow.folder) removeTempDir(folder);
-    writeFileSync(consoleLog, consoleLines.join('\n') + '\n');
-    say(`[${flow.name}] stopped Chromium and code-server in ${Date.now() - stopping} ms; peak memory (PSS) ${peakMiB} MiB; flow took ${secs(Date.now() - t0run)} s`);
+    writeFileSync(consoleLog, `${consoleLines.join('\n')}\n`);
+    say(
+      `[${flow.name}] stopped Chromium and code-server in ${Date.now() - stopping} ms; peak memory (PSS) ${peakMiB} MiB; flow took ${secs(Date.now() - t0run)} s`,
+    );
     if (logs.length) say(`extension logs: ${logs.join(', ')}`);
     if (stepTimes.length) say(`step times: ${stepTimes.join('; ')}`);
     // Nothing may be left running: no member of either process group, nothing using their dirs.
@@ -217,6 +219,7 @@ export async function runFlow(flow) {
     if (browserPgid) left.push(...pgrep(['-g', String(browserPgid)]));
     if (server) left.push(...pgrep(['-f', server.userDataDir]));
     if (browserProfile) left.push(...pgrep(['-f', browserProfile]));
+    // biome-ignore lint/correctness/noUnsafeFinally: a process left behind fails the flow even when a step failed first (both are reported)
     if (left.length) throw new FlowFailure(`[${flow.name}] processes left running after the run: ${[...new Set(left)].join(' ')}`);
   }
 }
@@ -227,7 +230,10 @@ export async function runFlow(flow) {
  */
 export async function pickRow(page, title) {
   const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
-  const row = page.locator(SEL.quickRow).filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
+  const row = page
+    .locator(SEL.quickRow)
+    .filter({ has: page.locator('.label-name', { hasText: exact }) })
+    .first();
   await visible(row, `the command "${title}" in the palette`, 10_000);
   await row.click({ timeout: 10_000 });
 }
@@ -280,7 +286,12 @@ function makeContext({ page, model, server, folder, outDir }) {
     const item = page.locator(SEL.menuItem, { hasText: new RegExp(`^${label}$`) });
     await visible(item, `context-menu item "${label}"`, 10_000);
     const items = await page.locator(SEL.menuItem).allTextContents();
-    say(`  context menu: ${items.map((s) => s.trim()).filter(Boolean).join(' | ')}`);
+    say(
+      `  context menu: ${items
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .join(' | ')}`,
+    );
     // A click that lands while the menu is still settling can be swallowed (the menu stays
     // open, nothing runs). Point at the item first; click again only while the menu is
     // still open, so a command never runs twice.
@@ -309,7 +320,9 @@ function makeContext({ page, model, server, folder, outDir }) {
           const s = el.closest('.scroller');
           const r = el.getBoundingClientRect();
           const q = s.getBoundingClientRect();
-          return r.top < q.bottom && r.bottom > q.top ? true : `scrollTop ${s.scrollTop}, scrollHeight ${s.scrollHeight}, clientHeight ${s.clientHeight}, element at ${Math.round(r.top - q.top)}px`;
+          return r.top < q.bottom && r.bottom > q.top
+            ? true
+            : `scrollTop ${s.scrollTop}, scrollHeight ${s.scrollHeight}, clientHeight ${s.clientHeight}, element at ${Math.round(r.top - q.top)}px`;
         });
         if (v !== true) where = v;
         return v === true;
@@ -322,7 +335,11 @@ function makeContext({ page, model, server, folder, outDir }) {
   /** Clicks a tree row and waits until the chat shows that session. */
   async function selectRow(name) {
     await row(name).first().click({ timeout: 10_000 });
-    await until(`the chat header to show "${name}"`, 10_000, async () => (await chat.locator('.head .name').first().textContent({ timeout: 2_000 }))?.trim() === name);
+    await until(
+      `the chat header to show "${name}"`,
+      10_000,
+      async () => (await chat.locator('.head .name').first().textContent({ timeout: 2_000 }))?.trim() === name,
+    );
   }
 
   /** Opens the Arbor view from the activity bar and waits for its first snapshot. */
@@ -359,5 +376,30 @@ function makeContext({ page, model, server, folder, outDir }) {
     await visible(input, 'the chat input after the reload', 45_000);
   }
 
-  return { page, model, server, folder, outDir, panel, tab, input, chat, row, rowWith, rowIds, send, contextMenu, inView, selectRow, openPanel, command, reload, until, visible, sleep, say, SEL };
+  return {
+    page,
+    model,
+    server,
+    folder,
+    outDir,
+    panel,
+    tab,
+    input,
+    chat,
+    row,
+    rowWith,
+    rowIds,
+    send,
+    contextMenu,
+    inView,
+    selectRow,
+    openPanel,
+    command,
+    reload,
+    until,
+    visible,
+    sleep,
+    say,
+    SEL,
+  };
 }

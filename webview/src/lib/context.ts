@@ -1,12 +1,13 @@
 // `data-vscode-context` payloads: VS Code reads them on right-click to fill the
 // `webview/context` menus (`when: webviewSection == 'treeNode'`, `arborRunning`, …). Their
 // shapes, and the predicates the host's commands share, are defined in src/protocol.ts.
-import { isCompactable, ownsGoals, type ChatMessageMenuContext, type MenuContext, type TreeNode } from '../../../src/protocol';
+import { type ChatMessageMenuContext, isCompactable, type MenuContext, ownsGoals, type TreeNode } from '../../../src/protocol';
 import { isActive } from './format';
 
 export function treeNodeContext(node: TreeNode): string {
   // A workflow run's node is no session: its menu offers Cancel Workflow, not the session actions.
-  if (node.kind === 'workflow' && node.workflow) return menu({ webviewSection: 'workflowNode', arborRunId: node.workflow.runId, arborRunning: isActive(node.status), preventDefaultContextMenuItems: true });
+  if (node.kind === 'workflow' && node.workflow)
+    return menu({ webviewSection: 'workflowNode', arborRunId: node.workflow.runId, arborRunning: isActive(node.status), preventDefaultContextMenuItems: true });
   return menu({
     webviewSection: 'treeNode',
     arborSessionId: node.id,

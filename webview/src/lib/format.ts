@@ -130,7 +130,11 @@ export function costLines(node: TreeNode): string[] {
     node.costUsd !== undefined
       ? `cost ${usd(node.costUsd)}${node.savedUsd ? ` · saved ${usd(node.savedUsd)} by cache hits` : ''}`
       : 'cost unknown: a model with no price served it (tokens only)',
-    ...(node.subtree ? [`with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${node.subtree.tokens.toLocaleString('en-US')} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`] : []),
+    ...(node.subtree
+      ? [
+          `with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${node.subtree.tokens.toLocaleString('en-US')} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`,
+        ]
+      : []),
     ...(node.budget ? [budgetLine(node.budget)] : []),
   ];
 }

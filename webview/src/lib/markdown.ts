@@ -185,7 +185,9 @@ function tableAt(lines: string[], i: number): boolean {
 
 function parseTable(lines: string[], i: number, out: Block[]): number {
   const head = cells(lines[i]);
-  const align = cells(lines[i + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : undefined));
+  const align = cells(lines[i + 1]).map((c) =>
+    c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : undefined,
+  );
   i += 2;
   const rows: Inline[][][] = [];
   while (i < lines.length && !blank(lines[i]) && lines[i].includes('|') && !startsBlock(lines[i])) {

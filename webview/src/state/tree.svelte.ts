@@ -3,7 +3,7 @@
 // and the collapsed set are `$state.raw` too and are replaced only when the shape changes
 // (a node added, removed or moved, a branch toggled); the visible rows derive from them.
 import type { TreeNode } from '../../../src/protocol';
-import { buildChildren, ROOT, visibleRows, type Row } from '../lib/tree-rows';
+import { buildChildren, ROOT, type Row, visibleRows } from '../lib/tree-rows';
 
 class NodeCell {
   node: TreeNode;

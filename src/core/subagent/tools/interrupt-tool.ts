@@ -14,7 +14,7 @@ export function createInterruptTool(rt: SubagentControl): Tool {
   return {
     name: 'interrupt_agent',
     description:
-      "Stop the current turn of one of your descendants (child, grandchild…). Its queued messages are kept and it stays available for send_message; it is not deleted.",
+      'Stop the current turn of one of your descendants (child, grandchild…). Its queued messages are kept and it stays available for send_message; it is not deleted.',
     parameters: {
       type: 'object',
       properties: { agentId: { type: 'string', description: 'The id of the descendant to interrupt.' } },

@@ -27,19 +27,32 @@ function render(r: OneShotResult, refused: readonly string[]): string {
  * turn cancels the child) and answer with its result. Background: answer at once; the
  * result reaches the parent later as a runtime notice. Either way the child is disposed.
  */
-export async function runOneShot(rt: SubagentControl, caller: Agent, provider: string, request: SubagentRequest, background: boolean, signal: AbortSignal): Promise<ToolResult> {
+export async function runOneShot(
+  rt: SubagentControl,
+  caller: Agent,
+  provider: string,
+  request: SubagentRequest,
+  background: boolean,
+  signal: AbortSignal,
+): Promise<ToolResult> {
   const run = await rt.start(caller, provider, request, { signal });
   if (background) {
     void rt.trackBackground(
-      run.result.then(async (r) => {
-        const refused = refusalsOf(run.localAgent);
-        await run.dispose();
-        await rt.deliver(caller.id, `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]\n${render(r, refused)}`, {
-          kind: 'subagent-settled',
-          fromSession: r.childId,
-          stopReason: r.stopReason,
-        });
-      }).catch(() => undefined),
+      run.result
+        .then(async (r) => {
+          const refused = refusalsOf(run.localAgent);
+          await run.dispose();
+          await rt.deliver(
+            caller.id,
+            `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]\n${render(r, refused)}`,
+            {
+              kind: 'subagent-settled',
+              fromSession: r.childId,
+              stopReason: r.stopReason,
+            },
+          );
+        })
+        .catch(() => undefined),
     );
     return ok(json({ childId: run.id, status: 'started in background', next: 'Go on with your work; its answer arrives as a notice.' }));
   }

@@ -1,13 +1,14 @@
 import { describeError } from '../../errors';
+import { BudgetInputError } from '../../session/budget';
 import { fail } from '../../tools/result';
 import type { ToolResult } from '../../tools/tool';
-import { BudgetInputError } from '../../session/budget';
 import { SubagentError } from '../types';
 
 /** The `budget` argument of the delegation tools (checked by `checkBudget`, then against what the caller has left). */
 export const BUDGET_PARAM = {
   type: 'object' as const,
-  description: "Optional budget for the child and everything it delegates: {maxTokens?, maxCostUsd?}; at most what your own budget has left. Past it, the child's turn stops with 'budget'.",
+  description:
+    "Optional budget for the child and everything it delegates: {maxTokens?, maxCostUsd?}; at most what your own budget has left. Past it, the child's turn stops with 'budget'.",
   properties: { maxTokens: { type: 'integer' as const, minimum: 1 }, maxCostUsd: { type: 'number' as const, minimum: 0 } },
   additionalProperties: false,
 };

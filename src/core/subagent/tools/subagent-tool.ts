@@ -3,8 +3,8 @@ import { ok } from '../../tools/result';
 import type { Tool, ToolContext } from '../../tools/tool';
 import type { SubagentControl } from '../surface';
 import type { SubagentRequest } from '../types';
-import { BUDGET_PARAM, json, subagentFailure } from './shared';
 import { runOneShot } from './one-shot';
+import { BUDGET_PARAM, json, subagentFailure } from './shared';
 
 const PARAMS = {
   type: 'object' as const,
@@ -53,7 +53,13 @@ export async function startFromTool(rt: SubagentControl, provider: string, args:
     if (args.budget !== undefined) request.budget = checkBudget(args.budget);
     if (args.mode === 'continuable') {
       const r = await rt.startContinuable(caller, provider, request, { signal: ctx.signal });
-      return ok(json({ childId: r.childId, status: 'started', next: 'It works on its own; you get a settlement notice when it goes idle. Use send_message to follow up, interrupt_agent to stop its turn.' }));
+      return ok(
+        json({
+          childId: r.childId,
+          status: 'started',
+          next: 'It works on its own; you get a settlement notice when it goes idle. Use send_message to follow up, interrupt_agent to stop its turn.',
+        }),
+      );
     }
     return await runOneShot(rt, caller, provider, request, args.mode === 'background', ctx.signal);
   } catch (err) {

@@ -23,13 +23,18 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   const writable = plan.mode === 'workspace-write';
   const args = [
     // The whole file system, read-only (recursively, with every mount under /).
-    '--ro-bind', '/', '/',
+    '--ro-bind',
+    '/',
+    '/',
     // A minimal /dev of its own (null, zero, random, tty…): the host's block devices stay out of reach.
-    '--dev', '/dev',
+    '--dev',
+    '/dev',
     // A /proc for the new PID namespace: `ps` sees only this command's processes.
-    '--proc', '/proc',
+    '--proc',
+    '/proc',
     // A private, empty /tmp that vanishes with the command: scratch space that writes nothing to disk outside.
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
   ];
   // Roots are bound again after /tmp, so a workspace under /tmp stays visible.
   for (const root of plan.roots) args.push(writable ? '--bind' : '--ro-bind', root, root);
@@ -47,8 +52,10 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     // No controlling terminal to push keystrokes into (TIOCSTI).
     '--new-session',
     // Run as root, bwrap would keep every capability, and CAP_SYS_ADMIN can remount `/` read-write.
-    '--cap-drop', 'ALL',
-    '--chdir', plan.cwd,
+    '--cap-drop',
+    'ALL',
+    '--chdir',
+    plan.cwd,
   );
   return args;
 }

@@ -1,5 +1,5 @@
 import { bwrapArgs, type ConfinedMode } from './bwrap-args';
-import { DEFAULT_BWRAP, sandboxStatus, type SandboxStatus } from './detect';
+import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { holdShadows, protectedMounts } from './protected-mounts';
 
 export interface CommandSandboxOptions {

@@ -35,14 +35,18 @@ export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxSta
 
 async function probe(bwrap: string): Promise<SandboxStatus> {
   if (process.platform !== 'linux') {
-    return { available: false, reason: `Arbor has no OS sandbox for ${process.platform} yet (it uses bubblewrap on Linux)`, remedy: 'run Arbor on Linux with bubblewrap installed' };
+    return {
+      available: false,
+      reason: `Arbor has no OS sandbox for ${process.platform} yet (it uses bubblewrap on Linux)`,
+      remedy: 'run Arbor on Linux with bubblewrap installed',
+    };
   }
   // The probe runs the same confinement a command gets (read-only, no network, new PID
   // namespace), so "available" means a real command will start, not only that a file exists.
   const args = bwrapArgs({ mode: 'read-only', roots: [], readOnly: [], shadow: [], network: false, cwd: '/' });
   const r = await new Promise<{ code: number | null; error?: string; stderr: string }>((resolve) => {
     let stderr = '';
-    let child;
+    let child: ReturnType<typeof spawn>;
     try {
       child = spawn(bwrap, [...args, '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (e) {
@@ -69,7 +73,8 @@ async function probe(bwrap: string): Promise<SandboxStatus> {
     return {
       available: false,
       reason: `bubblewrap (${bwrap}) cannot create a sandbox here: ${said}`,
-      remedy: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or run outside a container that forbids them',
+      remedy:
+        'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or run outside a container that forbids them',
     };
   }
   return { available: true, kind: 'bubblewrap', bwrap };

@@ -1,5 +1,5 @@
+export { bwrapArgs, type ConfinedMode, type SandboxPlan } from './bwrap-args';
 export { CommandSandbox, type CommandSandboxOptions, type Confinement } from './command-sandbox';
-export { sandboxStatus, describeSandboxStatus, DEFAULT_BWRAP, type SandboxStatus } from './detect';
-export { bwrapArgs, type SandboxPlan, type ConfinedMode } from './bwrap-args';
-export { protectedMounts, type ProtectedMounts } from './protected-mounts';
+export { DEFAULT_BWRAP, describeSandboxStatus, type SandboxStatus, sandboxStatus } from './detect';
 export { commandEnv, KEY_VARIABLES } from './env';
+export { type ProtectedMounts, protectedMounts } from './protected-mounts';
