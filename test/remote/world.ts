@@ -38,7 +38,9 @@ export function remoteSettings(
       command: CODEX_BIN,
       model: 'gpt-5.5',
       home: homes.codex,
-      env: { MOCK_API_KEY: 'mock-key' },
+      // HOME is the test's own: the machine's dotfiles (a ~/.bashrc running `pyenv init`, which
+      // waits 60 s on a stale lock) must not run inside the program's shell commands.
+      env: { MOCK_API_KEY: 'mock-key', HOME: homes.codex },
       overrides: [
         'model_provider="mock"',
         'model_providers.mock.name="mock"',
@@ -55,7 +57,7 @@ export function remoteSettings(
       command: CLAUDE_BIN,
       model: 'claude-sonnet-4-5',
       home: homes.claude,
-      env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`, ANTHROPIC_API_KEY: 'dummy', CLAUDE_CODE_MAX_RETRIES: '0' },
+      env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`, ANTHROPIC_API_KEY: 'dummy', CLAUDE_CODE_MAX_RETRIES: '0', HOME: homes.claude },
       graceMs: 1500,
       ...extra.claudeCode,
     },
