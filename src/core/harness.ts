@@ -389,7 +389,9 @@ export class Harness {
       },
     };
     // A remote child's turns run in its program; our model never compacts its log.
-    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program) : cfg);
+    // Its program's requests are out of the budget check's sight: the turn watches its budgets instead.
+    const budget = { watch: (onSpent: (why: string) => void) => this.cost.budgets.watch(writer.id, onSpent) };
+    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program, budget) : cfg);
     const offEvents = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });
