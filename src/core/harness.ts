@@ -203,7 +203,7 @@ export class Harness {
     return () => this.progressListeners.delete(fn);
   }
 
-  /** An agent stopped working (its loop ended): views refresh its status. */
+  /** An agent stopped working (its loop ended, or it left residency while its loop ran): views refresh its status. */
   onIdle(fn: (sessionId: string) => void): () => void {
     this.idleListeners.add(fn);
     return () => this.idleListeners.delete(fn);
@@ -404,7 +404,11 @@ export class Harness {
       release: () => {
         offEvents();
         offIdle();
-        if (this.agents.get(writer.id) === agent) this.agents.delete(writer.id);
+        if (this.agents.get(writer.id) !== agent) return;
+        this.agents.delete(writer.id);
+        // Released before its loop reported idle (a one-shot child disposed as soon as its turn
+        // ended): views would keep it "running", so they hear it stopped now.
+        if (agent.activity === 'running') for (const fn of this.idleListeners) fn(writer.id);
       },
     };
   }
