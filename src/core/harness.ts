@@ -203,7 +203,7 @@ export class Harness {
     return () => this.progressListeners.delete(fn);
   }
 
-  /** An agent stopped working (its loop ended): views refresh its status. */
+  /** An agent stopped working (its loop ended, or it left residency while its loop ran): views refresh its status. */
   onIdle(fn: (sessionId: string) => void): () => void {
     this.idleListeners.add(fn);
     return () => this.idleListeners.delete(fn);
@@ -389,7 +389,9 @@ export class Harness {
       },
     };
     // A remote child's turns run in its program; our model never compacts its log.
-    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program) : cfg);
+    // Its program's requests are out of the budget check's sight: the turn watches its budgets instead.
+    const budget = { watch: (onSpent: (why: string) => void) => this.cost.budgets.watch(writer.id, onSpent) };
+    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program, budget) : cfg);
     const offEvents = writer.onEvent((e) => {
       for (const fn of this.listeners) fn(writer.id, e);
     });
@@ -402,7 +404,11 @@ export class Harness {
       release: () => {
         offEvents();
         offIdle();
-        if (this.agents.get(writer.id) === agent) this.agents.delete(writer.id);
+        if (this.agents.get(writer.id) !== agent) return;
+        this.agents.delete(writer.id);
+        // Released before its loop reported idle (a one-shot child disposed as soon as its turn
+        // ended): views would keep it "running", so they hear it stopped now.
+        if (agent.activity === 'running') for (const fn of this.idleListeners) fn(writer.id);
       },
     };
   }

@@ -74,6 +74,8 @@ export class BudgetGuard {
   private readonly inflight = new Map<string, Reservation>();
   /** Workflow runs with a budget of their own: `wf:<runId>`. */
   private readonly runs = new Map<string, Budget>();
+  /** Running remote turns, told when a budget above them is spent (they make no request we could check). */
+  private readonly watchers = new Map<string, Set<(why: string) => void>>();
 
   constructor(
     private readonly store: Store,
@@ -173,6 +175,48 @@ export class BudgetGuard {
     return { ...s.spent, tokens: { ...s.spent.tokens }, reservedTokens: s.reservedTokens };
   }
 
+  /**
+   * Tell `onSpent` (with why) when a budget above `sessionId` is spent — by anyone under it, or
+   * lowered below what was spent — while the watch lasts. A remote child's program makes its
+   * requests where no check runs, so its turn watches instead and stops the program when told.
+   * Called at most once per watch; the returned function ends the watch.
+   */
+  watch(sessionId: string, onSpent: (why: string) => void): () => void {
+    let fired = false;
+    const fn = (why: string) => {
+      if (fired) return;
+      fired = true;
+      onSpent(why);
+    };
+    let set = this.watchers.get(sessionId);
+    if (!set) this.watchers.set(sessionId, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0 && this.watchers.get(sessionId) === set) this.watchers.delete(sessionId);
+    };
+  }
+
+  /** Why no more can be spent under the session (a budget above it is used up), or undefined. */
+  spentOut(sessionId: string): string | undefined {
+    for (const key of this.scopesOf(sessionId)) {
+      const s = this.scopes.get(key)!;
+      const b = s.budget;
+      const used = totalTokens(s.spent);
+      const why =
+        b.maxTokens !== undefined && used >= b.maxTokens
+          ? `${used} tokens are spent`
+          : b.maxCostUsd !== undefined && s.spent.costUsd === undefined
+            ? 'a model with no price spent under it, so its cost is unknown'
+            : b.maxCostUsd !== undefined && s.spent.costUsd! >= b.maxCostUsd
+              ? `${formatUsd(s.spent.costUsd!)} is spent`
+              : undefined;
+      if (why)
+        return `The budget of ${s.name} (${describeBudget(b)}) is used up: ${why}. A human can raise the budget (Set Budget on its node, or 'arbor send --budget'); then a message goes on from here.`;
+    }
+    return undefined;
+  }
+
   /** A workflow run's own budget: its agents' spending counts against it (and their ancestors'). */
   openRun(runId: string, budget: Budget): void {
     const key = `wf:${runId}`;
@@ -215,7 +259,12 @@ export class BudgetGuard {
       else if (s) s.budget = { ...b };
       // else: counted from the summaries when first needed
     }
-    if (!spends || this.scopes.size === 0) return;
+    if (spends && this.scopes.size > 0) this.count(id);
+    if ((spends || budgetChanged) && this.watchers.size > 0) this.tellWatchers();
+  }
+
+  /** Move every budgeted scope above `id` by the delta of its own spend. */
+  private count(id: string): void {
     const scopes = this.scopesOf(id);
     if (scopes.length === 0) return;
     const sum = this.summary(id);
@@ -235,6 +284,13 @@ export class BudgetGuard {
           ? { costUsd: s.spent.costUsd + now.costUsd - before.costUsd }
           : {}),
       };
+    }
+  }
+
+  private tellWatchers(): void {
+    for (const [id, fns] of [...this.watchers]) {
+      const why = this.spentOut(id);
+      if (why) for (const fn of [...fns]) fn(why);
     }
   }
 

@@ -9,19 +9,39 @@ import { SessionSink } from './sink';
 import type { RemoteDriver } from './types';
 
 /**
+ * How a remote turn hears that a budget above it is spent (decision 0034): its program makes
+ * its requests where `beforeRequest` cannot check them, so the turn watches while it runs.
+ */
+export interface RemoteBudget {
+  /** Call `onSpent` (once, with why) when a budget above this child is used up; returns the end of the watch. */
+  watch(onSpent: (why: string) => void): () => void;
+}
+
+/**
  * A remote child's turn (decision 0035): the same frame as `runTurn` — claim, turn/start,
  * the user message, …, turn/end — with the driver's program in place of the model loop.
  * Every way out closes the turn; an abort ends it `interrupted` (or `cancelled` on disposal)
  * whatever the program said last.
+ *
+ * Budgets (decision 0034): before the program starts, the task is checked like a model request
+ * (its prompt plus the default completion reserve) and a turn that cannot fit ends `budget`
+ * with nothing started; while it runs, a budget above it used up stops the program through the
+ * same signal an interrupt uses, and the turn ends `budget`.
  */
-export function remoteTurn(driver: RemoteDriver, model: string): TurnRunner {
+export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteBudget): TurnRunner {
   return async (cfg, msg, signal, beforeStep) => {
     const w = cfg.writer;
     const turnId = randomUUID();
     await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
     await w.append({ type: 'turn/start', turnId });
     const end = async (stopReason: StopReason, error?: string): Promise<TurnOutcome> => {
-      await w.append({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}) });
+      await w.append({
+        type: 'turn/end',
+        turnId,
+        stopReason,
+        ...(error ? { error } : {}),
+        ...(error && stopReason === 'budget' ? { errorCode: 'budget' } : {}),
+      });
       return { stopReason, ...(error ? { error } : {}) };
     };
     const stopped = (): Promise<TurnOutcome> =>
@@ -38,30 +58,57 @@ export function remoteTurn(driver: RemoteDriver, model: string): TurnRunner {
           'error',
           `UNSUPPORTED_SANDBOX: ${driver.program} cannot enforce the ${sandbox} sandbox here, so it was not started (it would run wider).`,
         );
+      const prompt = remotePrompt(w.session.events, msg.text);
+      const refused = startRefusal(cfg, model, prompt);
+      if (refused) return await end('budget', `${refused} (${driver.program} was not started.)`);
+      // A spent budget stops the program the way an interrupt does: through the signal it runs under.
+      const spent = new AbortController();
+      let spentWhy: string | undefined;
+      const unwatch = budget?.watch((why) => {
+        spentWhy = why;
+        spent.abort(new InterruptReason(why));
+      });
       let outcome: Awaited<ReturnType<typeof driver.runTurn>>;
       try {
         outcome = await driver.runTurn(
           {
             childId: w.id,
-            prompt: remotePrompt(w.session.events, msg.text),
+            prompt,
             cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(),
             sandbox,
             approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
-            signal,
+            signal: AbortSignal.any([signal, spent.signal]),
           },
           sink,
         );
       } catch (err) {
         outcome = { stopReason: 'error' as const, error: err instanceof Error ? err.message : String(err) };
+      } finally {
+        unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
       await sink.finish();
       if (signal.aborted) return await stopped();
+      if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);
       return await end(outcome.stopReason, outcome.error);
     } catch (err) {
       if (w.session.openTurnId !== turnId) throw err;
       return end('error', `Arbor could not finish this turn: ${err instanceof Error ? err.message : String(err)}. Retry the message.`);
     }
   };
+}
+
+/**
+ * The budget check before a program starts, as for a model request: the prompt Arbor hands it
+ * plus the default completion reserve (the program's own requests are out of Arbor's sight).
+ * A check that throws refuses (fail closed).
+ */
+function startRefusal(cfg: AgentConfig, model: string, prompt: string): string | undefined {
+  if (!cfg.beforeRequest) return undefined;
+  try {
+    return cfg.beforeRequest({ model, bytes: Buffer.byteLength(prompt) })?.refuse;
+  } catch (err) {
+    return `The budget check failed (${err instanceof Error ? err.message : String(err)})`;
+  }
 }
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */
@@ -71,6 +118,6 @@ export function remotePrompt(events: readonly SessionEvent[], task: string): str
 }
 
 /** A remote child's config: its turns run the driver; our model never compacts (summarises) its log. */
-export function remoteConfig(cfg: AgentConfig, driver: RemoteDriver, model: string): AgentConfig {
-  return { ...cfg, runTurn: remoteTurn(driver, model), compaction: undefined };
+export function remoteConfig(cfg: AgentConfig, driver: RemoteDriver, model: string, budget?: RemoteBudget): AgentConfig {
+  return { ...cfg, runTurn: remoteTurn(driver, model, budget), compaction: undefined };
 }

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeHarness, type TestHarness } from '../support/harness';
+import { ModelServer } from '../support/model-server';
+import { assertValidTurn, groupAlive, ofType, programHome } from './world';
+
+// Issue 15.4: a remote child's program makes its requests where Arbor's budget check cannot
+// see them. Its subtree's budget still holds: a child that cannot fit is never started, and a
+// running one is stopped (its program's group gone) when the budget above it is used up.
+// Real processes through the codex driver: the script below plays `codex exec --json`, its
+// behaviour picked by a marker in the task.
+const FAKE = `#!/usr/bin/env node
+const fs = require('fs');
+const path = require('path');
+const dir = process.env.FAKE_DIR;
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+if (process.argv.includes('--version')) { console.log('fake-codex 1.0'); process.exit(0); }
+fs.appendFileSync(path.join(dir, 'runs.log'), 'run\\n');
+const task = process.argv[process.argv.length - 1];
+const start = () => out({ type: 'thread.started', thread_id: 'fake-' + process.pid });
+const finish = (text, input) => {
+  out({ type: 'item.completed', item: { id: 'm', type: 'agent_message', text } });
+  out({ type: 'turn.completed', usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: 100 } });
+};
+if (task.includes('[[hang]]')) {
+  start();
+  fs.writeFileSync(path.join(dir, 'hang-started'), String(process.pid));
+  setInterval(() => {}, 1000);
+} else if (task.includes('[[spend]]')) {
+  // Spends only once the hanging sibling runs, so the budget is used up under a running child.
+  const wait = () => (fs.existsSync(path.join(dir, 'hang-started')) ? (start(), finish('spent a lot', 30000)) : setTimeout(wait, 20));
+  wait();
+} else {
+  start();
+  finish('quick answer', 10);
+}
+`;
+
+describe('remote: a subtree budget holds for a remote child (real processes)', function () {
+  this.timeout(60_000);
+  let server: ModelServer;
+  let t: TestHarness;
+  let home: string;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    home = programHome('fake-budget');
+    const fake = path.join(home, 'fake-codex');
+    fs.writeFileSync(fake, FAKE, { mode: 0o755 });
+    t = await makeHarness(server, {
+      model: { baseURL: server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 10_000, maxTokens: 64 },
+      // Without the change the hanging child would run on: the idle timeout ends it (as an error) instead of mocha's.
+      remote: { codex: { command: fake, model: 'fake-model', env: { FAKE_DIR: home }, graceMs: 300, idleTimeoutMs: 15_000 } },
+    });
+  });
+  afterEach(async () => {
+    await t?.cleanup();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+  const runs = () => (fs.existsSync(path.join(home, 'runs.log')) ? fs.readFileSync(path.join(home, 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
+  const idOf = (label: string) => t.h.store.list().find((h) => h.title === label)!.id;
+  const lastEnd = async (id: string) => ofType((await t.h.store.inspect(id)).events, 'turn/end').at(-1)!;
+  const pgidOf = async (id: string) => ofType((await t.h.store.inspect(id)).events, 'subagent/remote')[0]?.pgid;
+
+  it('a remote child whose task cannot fit the budget left ends with budget, its program never started', async () => {
+    const root = await t.h.createSession();
+    await t.h.setBudget(root.id, { maxTokens: 2000 });
+    const run = await t.h.subagents.start(root, 'codex', { prompt: 'a quick task' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'budget', r.error);
+    assert.match(r.error ?? '', /\(2000 tokens\) cannot take the next request: 2000 tokens are left and this request may take \d+/);
+    assert.match(r.error ?? '', /codex was not started/);
+    const s = await t.h.store.inspect(run.id);
+    assertValidTurn(s.events);
+    assert.equal(ofType(s.events, 'turn/end')[0].errorCode, 'budget');
+    assert.equal(runs(), 0, 'the program never ran');
+    assert.equal(t.h.store.summaryRef(run.id)!.lastStopReason, 'budget');
+
+    // The same task under a budget it fits: the program runs (the check is what held it back).
+    await t.h.setBudget(root.id, { maxTokens: 100_000 });
+    const again = await t.h.subagents.start(root, 'codex', { prompt: 'a quick task' });
+    const r2 = await again.result;
+    await again.dispose();
+    assert.equal(r2.stopReason, 'completed', r2.error);
+    assert.equal(runs(), 1);
+  });
+
+  it("a running remote child is stopped when a sibling uses its subtree's budget up; the parent's notice says budget", async () => {
+    // The root delegates a hanging child in the background, then one that spends 30k tokens.
+    server.enqueue(
+      { toolCalls: [{ name: 'delegate_codex', arguments: { prompt: '[[hang]] keep working', label: 'hang', mode: 'background' } }] },
+      { toolCalls: [{ name: 'delegate_codex', arguments: { prompt: '[[spend]] spend it', label: 'spend' } }] },
+    );
+    const root = await t.h.createSession();
+    await t.h.setBudget(root.id, { maxTokens: 20_000 });
+    await root.accept('delegate');
+    for (let i = 0; i < 1000 && !fs.existsSync(path.join(home, 'hang-started')); i++) await new Promise((r) => setTimeout(r, 20));
+    await t.h.settle();
+
+    const hang = idOf('hang');
+    const spend = idOf('spend');
+    assert.equal((await lastEnd(spend)).stopReason, 'completed', 'the spending child finished its turn');
+    const end = await lastEnd(hang);
+    assert.equal(end.stopReason, 'budget', end.error);
+    assert.equal(end.errorCode, 'budget');
+    assert.match(end.error ?? '', /\(20000 tokens\) is used up: \d+ tokens are spent\. A human can raise the budget/);
+    assert.match(end.error ?? '', /codex was stopped/);
+    const pgid = await pgidOf(hang);
+    assert.ok(pgid, 'the program had started');
+    assert.equal(groupAlive(pgid), false, 'its process group is gone');
+    assertValidTurn((await t.h.store.inspect(hang)).events);
+
+    const notices = ofType(root.session.events, 'user/message').filter((m) => m.source.kind === 'subagent-settled' && m.source.fromSession === hang);
+    assert.equal(notices.length, 1, 'the parent is told once');
+    assert.equal(notices[0].source.kind === 'subagent-settled' && notices[0].source.stopReason, 'budget');
+    assert.match(notices[0].text, /finished: budget/);
+    assert.match(notices[0].text, /is used up/);
+    assert.equal(t.h.store.summaryRef(root.id)!.lastStopReason, 'budget', 'the root stops on the budget too');
+  });
+
+  it('a human lowering the budget below what was spent stops a running remote child', async () => {
+    const root = await t.h.createSession();
+    await root.accept('spend a little'); // the root's own request: a few hundred tokens under its budget
+    await t.h.settle();
+    await t.h.setBudget(root.id, { maxTokens: 1_000_000 });
+    const run = await t.h.subagents.start(root, 'codex', { prompt: '[[hang]] keep working' });
+    let pgid: number | undefined;
+    for (let i = 0; i < 1000 && !(pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.ok(pgid, 'the program started');
+    await t.h.setBudget(root.id, { maxTokens: 10 });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'budget', r.error);
+    assert.match(r.error ?? '', /\(10 tokens\) is used up/);
+    assert.equal(groupAlive(pgid), false);
+  });
+});
