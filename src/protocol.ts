@@ -36,6 +36,8 @@ export interface TreeNode {
   label?: string;
   provider?: string;
   mode?: 'one-shot' | 'continuable';
+  /** A remote child's program and its version as the program said it (`codex`, `codex-cli 0.171.0`). */
+  remote?: { program: string; version?: string };
   depth: number;
   status: NodeStatus;
   /** What it is doing now: 'thinking', 'streaming', 'tool read_file', 'waiting for approval', 'waiting for children'. */

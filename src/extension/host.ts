@@ -5,6 +5,7 @@ import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
+import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
 import type { CommandId, ModelSource, PanelSettings, SpendView } from '../protocol';
@@ -15,7 +16,7 @@ import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
 import { pickPolicy } from './policy-picker';
 import type { StatusCounts } from './presenter/status-bar';
-import { isLocalUrl, readSettings } from './settings';
+import { isLocalUrl, readRemote, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 
 export const SECRET_KEY = 'arbor.apiKey';
@@ -58,6 +59,8 @@ export class ArborHost implements CommandHost {
   readonly commands: Record<CommandId, Command>;
   /** Open raw event log documents follow their session (onDidChange). */
   readonly logFeed = new EventLogFeed();
+  /** The remote programs the open harness was wired with (JSON; they apply at the next open). */
+  private remoteWired: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -137,6 +140,9 @@ export class ArborHost implements CommandHost {
     const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
     const workspace = folders.length > 0 ? folders : [path.dirname(storeDir)];
     const restricted = !vscode.workspace.isTrusted;
+    // Remote programs: the user's machine-scoped settings only, none in Restricted Mode.
+    const { remote, problems } = readRemote();
+    for (const p of problems) this.log.warn(p);
     const config: HarnessConfig = {
       storeDir,
       workspace,
@@ -153,7 +159,10 @@ export class ArborHost implements CommandHost {
       goalMaxRounds: s.goalMaxRounds,
       workflow: s.workflow,
       prices: s.prices,
+      ...(remote ? { remote } : {}),
     };
+    this.remoteWired = JSON.stringify(remote ?? {});
+    if (remote) this.log.info(`remote programs: ${describeRemote(remote)}`);
     if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);
     const t0 = Date.now();
     const h = await Harness.open(config);
@@ -214,8 +223,26 @@ export class ArborHost implements CommandHost {
         h.setPrices(s.prices);
         await this.controller.pricesChanged();
       }
+      this.remoteChanged();
     }
     this.controller.settingsChanged();
+  }
+
+  /**
+   * The remote programs are wired into the harness when it opens (their tools are part of
+   * every request head), so a change is not applied live: it is said once, with a reload.
+   */
+  private remoteChanged(): void {
+    if (this.remoteWired === undefined) return;
+    const { remote } = readRemote();
+    const now = JSON.stringify(remote ?? {});
+    if (now === this.remoteWired) return;
+    this.remoteWired = now;
+    this.log.info(`remote program settings changed (${remote ? describeRemote(remote) : 'none'}); they apply when the window is reloaded`);
+    void vscode.window.showInformationMessage('Arbor: the remote program settings apply after a window reload.', 'Reload Window').then(
+      (pick) => pick && vscode.commands.executeCommand('workbench.action.reloadWindow'),
+      () => undefined,
+    );
   }
 
   async setApiKey(key: string): Promise<void> {
@@ -290,6 +317,13 @@ export class ArborHost implements CommandHost {
     const h = await this.harness?.catch(() => undefined);
     await h?.close();
   }
+}
+
+/** `codex (codex, model gpt-5.5), claudeCode (claude)` for the log. */
+function describeRemote(remote: RemoteSettings): string {
+  return Object.entries(remote)
+    .map(([k, p]) => `${k} (${p.command}${p.model ? `, model ${p.model}` : ''})`)
+    .join(', ');
 }
 
 export function createHost(

@@ -3,6 +3,7 @@ import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
 import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
+import { type RemoteRead, readRemoteSettings } from './remote-settings';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
 export interface ArborSettings {
@@ -83,6 +84,15 @@ function readPrices(v: unknown): { prices: Record<string, ModelPrice | null>; pr
   } catch (err) {
     return { prices: {}, pricesError: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/**
+ * The remote programs (`arbor.remote.*`, machine-scoped): the user's own values only, and
+ * none in Restricted Mode. Read when the harness opens; a change applies at the next open.
+ */
+export function readRemote(): RemoteRead {
+  const c = vscode.workspace.getConfiguration('arbor');
+  return readRemoteSettings((key) => c.inspect(key), vscode.workspace.isTrusted);
 }
 
 export { isLocalUrl } from '../core/model/endpoint';

@@ -24,8 +24,9 @@ export function run(): Promise<void> {
   // Every file shares one extension host, so it is disposed (its harness closed) once, last.
   mocha.rootHooks({
     afterAll: async () => {
-      const api = vscode.extensions.getExtension<ArborApi>('arbor-dev.arbor')?.exports;
-      if (api) await (await api.host()).dispose();
+      // A grep run may not have activated it (then there is nothing to close).
+      const ext = vscode.extensions.getExtension<ArborApi>('arbor-dev.arbor');
+      if (ext?.isActive) await (await ext.exports.host()).dispose();
     },
   });
   const grep = process.env.ARBOR_HOST_TEST_GREP;

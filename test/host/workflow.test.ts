@@ -20,6 +20,13 @@ describe('Arbor host: a workflow from the packaged layout', () => {
     const ext = vscode.extensions.getExtension<ArborApi>(EXTENSION_ID);
     assert.ok(ext);
     api = await ext.activate();
+    // The host applies a new endpoint from onDidChangeConfiguration, after other files' setting
+    // changes it may still be handling: wait for it, or the first request goes to a stopped server.
+    const h = await (await api.host()).getHarness();
+    for (const deadline = Date.now() + 10_000; !('baseURL' in h.config.model && h.config.model.baseURL === server.baseURL); ) {
+      if (Date.now() > deadline) assert.fail(`the harness still uses ${JSON.stringify(h.config.model)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   });
   after(() => server.stop());
 

@@ -48,6 +48,7 @@ describe('remote: codex (the real program, offline)', function () {
     assert.match(result.content, /Hello from codex/);
     const [listed] = await listAgents(w.t.h.subagents, root.id);
     assert.equal(listed.provider, 'codex');
+    assert.deepEqual(listed.remote, { program: 'codex', version: `codex-cli ${PINNED.codex}` }, 'list_agents names the program and its version');
     assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
     // Remote children are never compacted and write no request header of ours.
     assert.equal(ofType(s.events, 'request/header').length, 0);

@@ -44,6 +44,8 @@ export interface SessionSummary {
   label?: string;
   provider?: string;
   mode?: 'one-shot' | 'continuable';
+  /** A remote child's program and its version (its last `subagent/remote`); absent for Arbor's own agents. */
+  remote?: RemoteIdentity;
   /** A delegated child (by origin or descriptor): a finished one reads `settled`, not `idle`. */
   delegated: boolean;
   /** Its workflow runs (newest last), when it ran any. */
@@ -52,6 +54,13 @@ export interface SessionSummary {
   workflowRun?: { runId: string; index: number };
   /** The goal's last snapshot (absent: none, or cleared); its activation is the live process's, never here. */
   goal?: GoalSummary;
+}
+
+/** What the tree and `list_agents` show of a remote child: `codex` / `codex-cli 0.171.0`. */
+export interface RemoteIdentity {
+  program: string;
+  /** The program's `--version` line, as it said it. */
+  version?: string;
 }
 
 /** Tokens one model served (reported usage plus estimates, as in `tokens`). */
@@ -168,6 +177,10 @@ const FOLDERS: Folders = {
     if (e.label) s.label = e.label;
     else delete s.label;
     if (e.workflow) s.workflowRun = { ...e.workflow };
+    return true;
+  },
+  'subagent/remote': (s, e) => {
+    s.remote = { program: e.program, ...(e.version ? { version: e.version } : {}) };
     return true;
   },
   'workflow/start': (s, e) => foldWorkflow((s.workflows ??= []), e),

@@ -96,6 +96,7 @@ function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit
   });
   return {
     ...(s.provider ? { provider: s.provider, ...(s.mode ? { mode: s.mode } : {}), ...(s.label ? { label: s.label } : {}) } : {}),
+    ...(s.remote ? { remote: { ...s.remote } } : {}),
     status,
     ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}),
     inbox: s.inbox,

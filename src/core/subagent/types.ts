@@ -131,6 +131,8 @@ export interface AgentListing {
   provider?: string;
   label?: string;
   mode?: 'one-shot' | 'continuable';
+  /** A remote child's program and its version (`codex`, `codex-cli 0.171.0`). */
+  remote?: { program: string; version?: string };
   status?: SessionStatus;
   lastStopReason?: StopReason;
   inbox?: number;

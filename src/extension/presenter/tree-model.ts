@@ -182,6 +182,7 @@ export class TreeModel {
       ...(f.label ? { label: f.label } : {}),
       ...(f.provider ? { provider: f.provider } : {}),
       ...(f.mode ? { mode: f.mode } : {}),
+      ...(f.remote ? { remote: { ...f.remote } } : {}),
       depth: h.delegationDepth ?? 0,
       status,
       ...(act ? { activity: act.text, activeSince: act.since } : {}),

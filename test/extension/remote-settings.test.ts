@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type InspectSetting, readRemoteSettings } from '../../src/extension/remote-settings';
+import { repoRoot } from '../support/repo-root';
+
+/** Values by layer, as VS Code's `inspect` reports them. */
+type Layers = Record<string, { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }>;
+const inspectOf =
+  (layers: Layers, asked?: Set<string>): InspectSetting =>
+  (key) => {
+    asked?.add(key);
+    return layers[key];
+  };
+
+const properties = (
+  JSON.parse(fs.readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as {
+    contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+  }
+).contributes.configuration.properties;
+
+describe('extension: remote program settings (arbor.remote.*)', () => {
+  it('takes the user values, and never a workspace or folder value, even for the same key', () => {
+    const got = readRemoteSettings(
+      inspectOf({
+        'remote.codex.command': { workspaceValue: '/tmp/evil-codex', workspaceFolderValue: '/tmp/evil-codex' },
+        'remote.codex.env': { workspaceValue: { PATH: '/tmp/evil' } },
+        'remote.claudeCode.command': { globalValue: '/opt/claude/bin/claude', workspaceValue: '/tmp/evil-claude' },
+        'remote.claudeCode.model': { globalValue: 'sonnet', workspaceValue: 'evil-model' },
+        'remote.claudeCode.env': { globalValue: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, workspaceValue: { ANTHROPIC_BASE_URL: 'http://evil' } },
+        'remote.claudeCode.home': { workspaceValue: '/tmp/evil-home' },
+      }),
+      true,
+    );
+    assert.deepEqual(got, {
+      remote: { claudeCode: { command: '/opt/claude/bin/claude', model: 'sonnet', env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } } },
+      problems: [],
+    });
+  });
+
+  it('is off in Restricted Mode, even with user values', () => {
+    const layers: Layers = { 'remote.codex.command': { globalValue: 'codex' } };
+    assert.equal(readRemoteSettings(inspectOf(layers), true).remote?.codex?.command, 'codex');
+    assert.deepEqual(readRemoteSettings(inspectOf(layers), false), { problems: [] });
+  });
+
+  it('reads every program field, and reports hand-edited values of the wrong type instead of using them', () => {
+    const ok = readRemoteSettings(
+      inspectOf({
+        'remote.codex.command': { globalValue: ' codex ' },
+        'remote.codex.model': { globalValue: 'gpt-5.5' },
+        'remote.codex.home': { globalValue: '/home/u/.codex-arbor' },
+        'remote.codex.overrides': { globalValue: ['model_provider="mine"'] },
+        'remote.idleTimeoutSeconds': { globalValue: 90 },
+      }),
+      true,
+    );
+    assert.deepEqual(ok.remote, {
+      codex: { command: 'codex', model: 'gpt-5.5', home: '/home/u/.codex-arbor', overrides: ['model_provider="mine"'], idleTimeoutMs: 90_000 },
+    });
+    const bad = readRemoteSettings(
+      inspectOf({
+        'remote.codex.command': { globalValue: 'codex' },
+        'remote.codex.env': { globalValue: { N: 1 } },
+        'remote.codex.overrides': { globalValue: 'model="x"' },
+        'remote.claudeCode.command': { globalValue: 42 },
+        'remote.idleTimeoutSeconds': { globalValue: -1 },
+      }),
+      true,
+    );
+    assert.deepEqual(bad.remote, { codex: { command: 'codex' } });
+    assert.deepEqual(bad.problems.map((p) => p.split(' ')[0]).sort(), [
+      'arbor.remote.claudeCode.command',
+      'arbor.remote.codex.env',
+      'arbor.remote.codex.overrides',
+      'arbor.remote.idleTimeoutSeconds',
+    ]);
+  });
+
+  it('reads only settings package.json declares machine-scoped (a workspace cannot set them in VS Code either)', () => {
+    const asked = new Set<string>();
+    const every = { globalValue: 'x' };
+    readRemoteSettings(
+      inspectOf(
+        Object.fromEntries(['codex', 'claudeCode'].flatMap((p) => ['command', 'model', 'home', 'env', 'overrides'].map((f) => [`remote.${p}.${f}`, every]))),
+        asked,
+      ),
+      true,
+    );
+    assert.ok(asked.size >= 9, [...asked].join(', '));
+    for (const key of asked) assert.equal(properties[`arbor.${key}`]?.scope, 'machine', `arbor.${key} is not a machine-scoped setting in package.json`);
+    const declared = Object.keys(properties).filter((k) => k.startsWith('arbor.remote.'));
+    assert.deepEqual(declared.sort(), [...asked].map((k) => `arbor.${k}`).sort(), 'every arbor.remote.* setting is read, and only those');
+  });
+});

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { listAgents } from '../../src/core/subagent/control';
+import { panelPerTest } from '../support/panel';
+
+// A real process playing `codex exec --json` (a plain answer), so the tree's badge is tested in
+// the main suite without the pinned programs (their tier checks the real versions).
+const FAKE_CODEX = `#!/usr/bin/env node
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+if (process.argv.includes('--version')) { process.stdout.write('codex-cli 0.171.0\\n'); process.exit(0); }
+out({ type: 'thread.started', thread_id: 'thread-tree' });
+out({ type: 'turn.started' });
+out({ type: 'item.completed', item: { id: 'm', type: 'agent_message', text: 'done remotely' } });
+out({ type: 'turn.completed', usage: { input_tokens: 12, cached_input_tokens: 8, output_tokens: 3 } });
+`;
+
+describe("extension: a remote child's node names its program and version", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-remote-tree-'));
+  const fake = path.join(dir, 'codex');
+  fs.writeFileSync(fake, FAKE_CODEX, { mode: 0o755 });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const w = panelPerTest({ harness: { remote: { codex: { command: fake } } } });
+
+  it('the tree node and list_agents carry {program, version}; an own child has none', async () => {
+    const root = await w.t.h.createSession();
+    const run = await w.t.h.subagents.start(root, 'codex', { prompt: 'go', label: 'cx' });
+    const r = await run.result;
+    assert.equal(r.stopReason, 'completed', r.error);
+    w.server.enqueue({ text: 'own child done' });
+    const own = await w.t.h.subagents.start(root, 'spawn', { prompt: 'go too' });
+    await own.result;
+    await w.t.h.settle();
+
+    const last = (id: string) =>
+      w.port
+        .of('tree/node')
+        .filter((m) => m.node.id === id)
+        .pop()?.node;
+    assert.deepEqual(last(run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
+    assert.equal(last(run.id)?.provider, 'codex');
+    assert.equal(last(own.id)?.remote, undefined);
+
+    const listed = await listAgents(w.t.h.subagents, root.id);
+    assert.deepEqual(listed.find((l) => l.id === run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
+    assert.equal(listed.find((l) => l.id === own.id)?.remote, undefined);
+
+    // A reopened window reads it from the stored summary (no log read) and shows the same.
+    await run.dispose();
+    await own.dispose();
+    await w.reopen({ storeDir: w.t.storeDir });
+    const port = await w.view('panel');
+    const snap = port.of('state/snapshot')[0];
+    assert.deepEqual(snap.nodes.find((n) => n.id === run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
+  });
+});
