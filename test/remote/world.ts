@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
 import type { RemoteSettings } from '../../src/core/remote/settings';
@@ -19,10 +20,14 @@ export const PINNED = { codex: '0.171.0', claude: '2.1.332' };
 
 /**
  * A program's own state folder, outside the temp dir: codex refuses to set up its sandbox
- * helper (`codex-linux-sandbox`) under the temp dir, and every command then fails.
+ * helper (`codex-linux-sandbox`) under the temp dir, and every command then fails. Beside the
+ * programs in .tools/remote, unless the checkout itself is under the temp dir (a CI clone in
+ * /tmp): then /var/tmp, which is not.
  */
 export function programHome(tag: string): string {
-  const base = path.join(REMOTE_DIR, 'homes');
+  const tmp = fs.realpathSync(os.tmpdir());
+  const underTmp = (p: string) => p === tmp || p.startsWith(tmp + path.sep);
+  const base = underTmp(fs.realpathSync(repoRoot())) ? path.join('/var/tmp', 'arbor-remote-homes') : path.join(REMOTE_DIR, 'homes');
   fs.mkdirSync(base, { recursive: true });
   return fs.mkdtempSync(path.join(base, `${tag}-`));
 }
