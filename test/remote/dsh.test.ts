@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
+import { dshEnv } from '../../src/core/remote/dsh';
 import type { ProgramSettings } from '../../src/core/remote/settings';
 import type { SessionEvent } from '../../src/core/session/events';
 import { listAgents } from '../../src/core/subagent/control';
@@ -179,6 +180,43 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
       assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Arbor \(dsh-sdk\) was not found: ".*no-such-arbor.*arbor\.remote\.dshSdk\.command/);
     });
   }
+
+  it('arbor run delegates to another Arbor named in --config; a bad baseUrl is a usage error', async () => {
+    const cfg = path.join(t.dir, 'config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ remote: { dshSdk: { command: ARBOR_JS, model: CHILD_MODEL } } }));
+    script(
+      [{ toolCalls: [{ name: 'delegate_arbor', arguments: { prompt: 'Say hello', label: 'ar' } }] }, { text: 'parent done' }],
+      [{ text: 'Hello via the CLI' }],
+    );
+    const store = path.join(t.dir, 'cli-store');
+    const common = ['--store', store, '--workspace', t.workspace, '--base-url', server.baseURL, '--model', 'test-model'];
+    const r = await arbor(['run', '--json', '--config', cfg, ...common, 'delegate it'], {}, 90_000);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string; store?: string });
+    const remote = lines.find((l) => l.type === 'subagent/remote');
+    assert.equal(remote?.program, 'dsh-sdk');
+    assert.equal(remote?.store, path.join(store, 'remote', remote!.session));
+    assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === 'Hello via the CLI'));
+    fs.writeFileSync(cfg, JSON.stringify({ remote: { dshSdk: { command: ARBOR_JS, baseUrl: 'ftp://x' } } }));
+    const bad = await arbor(['run', '--config', cfg, ...common, 'hi']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /remote\.dshSdk\.baseUrl must be an http\(s\) URL/);
+  });
+
+  it("the parent's key goes only to the parent's own endpoint, never from env, never to another one", () => {
+    const ep = { baseURL: 'https://api.example.com/v1', apiKey: 'sk-parent' };
+    const host = { PATH: '/usr/bin', ARBOR_API_KEY: 'sk-host', DEEPSEEK_API_KEY: 'sk-ds', ARBOR_BWRAP: '/usr/bin/bwrap' };
+    assert.deepEqual(dshEnv({}, ep, 'https://api.example.com/v1/', ['sk-parent'], host), {
+      PATH: '/usr/bin',
+      ARBOR_API_KEY: 'sk-parent',
+      ARBOR_BWRAP: '/usr/bin/bwrap',
+    });
+    const other = dshEnv({ env: { ARBOR_API_KEY: 'sk-x', OPENAI_API_KEY: 'sk-parent', MY: 'v' } }, ep, 'http://127.0.0.1:9/v1', ['sk-parent'], host);
+    assert.deepEqual(other, { PATH: '/usr/bin', MY: 'v', ARBOR_BWRAP: '/usr/bin/bwrap' });
+  });
 
   it('arbor --version prints the package version', async () => {
     const r = await arbor(['--version']);

@@ -68,10 +68,7 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
         '--',
         ctx.prompt,
       ];
-      const env = programEnv(settings.env, process.env, secrets());
-      // Arbor's own program: its key only for its own endpoint (see above); bubblewrap as the parent found it.
-      if (ep.apiKey && ep.baseURL && sameEndpoint(baseURL, ep.baseURL)) env.ARBOR_API_KEY = ep.apiKey;
-      if (process.env.ARBOR_BWRAP) env.ARBOR_BWRAP = process.env.ARBOR_BWRAP;
+      const env = dshEnv(settings, ep, baseURL, secrets());
       if (launch.electron) env.ELECTRON_RUN_AS_NODE = '1';
       return runProgram(ctx, sink, {
         label: 'Arbor (dsh-sdk)',
@@ -89,6 +86,25 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
       });
     },
   };
+}
+
+/**
+ * The child Arbor's environment: the allow-list and its `env` setting (never an `ARBOR_*` name
+ * or a value equal to Arbor's key), then — Arbor's own program — `ARBOR_API_KEY` with the
+ * parent's key only when the child talks to the parent's own endpoint, and the parent's
+ * `ARBOR_BWRAP` (not a secret: where bubblewrap is).
+ */
+export function dshEnv(
+  settings: Pick<ProgramSettings, 'env'>,
+  ep: { baseURL?: string; apiKey?: string },
+  baseURL: string,
+  secrets: readonly string[],
+  host: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const env = programEnv(settings.env, host, secrets);
+  if (ep.apiKey && ep.baseURL && sameEndpoint(baseURL, ep.baseURL)) env.ARBOR_API_KEY = ep.apiKey;
+  if (host.ARBOR_BWRAP) env.ARBOR_BWRAP = host.ARBOR_BWRAP;
+  return env;
 }
 
 interface Launch {
