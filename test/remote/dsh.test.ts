@@ -155,6 +155,19 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.equal(groupAlive(pgid!), false, 'the group is gone');
     const s = await t.h.store.inspect(run.id);
     assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
+    // The child Arbor closed its harness on SIGTERM: its own log ends the turn too.
+    const [remote] = ofType(s.events, 'subagent/remote');
+    const log = await arbor(['log', remote.externalId, '--store', remote.store!]);
+    assert.equal(log.code, 0, log.stderr);
+    const ends = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SessionEvent)
+      .filter((e) => e.type === 'turn/end');
+    assert.deepEqual(
+      ends.map((e) => e.type === 'turn/end' && e.stopReason),
+      ['interrupted'],
+    );
   });
 
   it('a model 500 ends the child as error with a readable message', async () => {
