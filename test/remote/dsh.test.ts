@@ -141,46 +141,54 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.match(log.stdout, /read-only/);
   });
 
-  it('cancel from the parent interrupt: interrupted, the process group gone', async () => {
-    script([], [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }]);
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'long task' });
-    let pgid: number | undefined;
-    await waitFor(() => (pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid) !== undefined);
-    await waitFor(() => childRequests().length > 0);
-    void run.localAgent.cancel('interrupted', { keepInbox: false });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'interrupted');
-    assert.equal(groupAlive(pgid!), false, 'the group is gone');
-    const s = await t.h.store.inspect(run.id);
-    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
-    // The child Arbor closed its harness on SIGTERM: its own log ends the turn too.
-    const [remote] = ofType(s.events, 'subagent/remote');
-    const log = await arbor(['log', remote.externalId, '--store', remote.store!]);
-    assert.equal(log.code, 0, log.stderr);
-    const ends = log.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as SessionEvent)
-      .filter((e) => e.type === 'turn/end');
-    assert.deepEqual(
-      ends.map((e) => e.type === 'turn/end' && e.stopReason),
-      ['interrupted'],
-    );
-  });
+  for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
+    it(`cancel from ${how}: interrupted, the process group gone, the child's own log ends its turn`, async () => {
+      script([], [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }]);
+      const root = await t.h.createSession();
+      const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'long task' });
+      let pgid: number | undefined;
+      await waitFor(() => (pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid) !== undefined);
+      await waitFor(() => childRequests().length > 0);
+      if (how === 'the parent interrupt') void run.localAgent.cancel('interrupted', { keepInbox: false });
+      else await t.h.interruptSubtree(run.id);
+      const r = await run.result;
+      await run.dispose();
+      assert.equal(r.stopReason, 'interrupted');
+      assert.equal(groupAlive(pgid!), false, 'the group is gone');
+      const s = await t.h.store.inspect(run.id);
+      assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
+      // The child Arbor closed its harness on SIGTERM: its own log ends the turn too.
+      const [remote] = ofType(s.events, 'subagent/remote');
+      const log = await arbor(['log', remote.externalId, '--store', remote.store!]);
+      assert.equal(log.code, 0, log.stderr);
+      const ends = log.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as SessionEvent)
+        .filter((e) => e.type === 'turn/end');
+      assert.deepEqual(
+        ends.map((e) => e.type === 'turn/end' && e.stopReason),
+        ['interrupted'],
+      );
+    });
+  }
 
-  it('a model 500 ends the child as error with a readable message', async () => {
-    script([], () => ({ text: 'x', fault: { kind: 'status', status: 500, message: 'the mock model broke' } }));
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'fail please' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'error');
-    assert.match(r.error ?? '', /^Arbor \(dsh-sdk\) ended error: /);
-    assert.match(r.error ?? '', /500|the mock model broke/);
-    assertValidTurn((await t.h.store.inspect(run.id)).events);
-  });
+  for (const [what, fault, pattern] of [
+    ['a model 500', { kind: 'status', status: 500, message: 'the mock model broke' }, /500|the mock model broke/],
+    ['a cut stream', { kind: 'disconnect', afterChunks: 1 }, /stream|disconnect|closed|terminated|socket/i],
+  ] as const) {
+    it(`${what} ends the child as error with a readable message`, async () => {
+      script([], () => ({ text: 'some words that are cut', fault }));
+      const root = await t.h.createSession();
+      const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'fail please' });
+      const r = await run.result;
+      await run.dispose();
+      assert.equal(r.stopReason, 'error');
+      assert.match(r.error ?? '', /^Arbor \(dsh-sdk\) ended error: /);
+      assert.match(r.error ?? '', pattern);
+      assertValidTurn((await t.h.store.inspect(run.id)).events);
+    });
+  }
 
   for (const missing of ['no-such-arbor.js', 'no-such-arbor']) {
     it(`a missing launcher (${missing}): an error naming the setting`, async () => {
