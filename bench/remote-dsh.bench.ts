@@ -2,7 +2,7 @@
 // from start to result through Arbor — the provider's launch, the line mapping into the child's
 // session log through the shared sink, its turn frame — ÷ running the same `arbor run --json`
 // directly on the same model server and prompt (spawn to exit, every line read). Median of 5
-// each (3 in --quick), alternating, after one warm run of each. The model server runs in a
+// each (3 in --quick), alternating (and in alternating order), after one warm run of each. The model server runs in a
 // process of its own, as a model always does (see acp.bench.ts for why).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -95,9 +95,15 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const runs = opts.quick ? 3 : 5;
     const via: number[] = [];
     const own: number[] = [];
+    // The order alternates too, so neither half always runs right after the other's exit.
     for (let i = 0; i < runs; i++) {
-      via.push(await viaArbor());
-      own.push(await straight());
+      if (i % 2 === 0) {
+        via.push(await viaArbor());
+        own.push(await straight());
+      } else {
+        own.push(await straight());
+        via.push(await viaArbor());
+      }
     }
     opts.note(`dsh-sdk child ${fmt(median(via))} ms through Arbor vs ${fmt(median(own))} ms for arbor run --json directly (medians of ${runs})`);
     return [{ ...VS_DIRECT, value: median(via) / median(own) }];
