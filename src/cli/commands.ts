@@ -31,19 +31,39 @@ async function warnUnconfined(h: Harness, io: Io): Promise<void> {
   io.err(`arbor: no OS sandbox: ${status.reason}; ${instead}. To run commands confined, ${status.remedy}.`);
 }
 
+/**
+ * SIGTERM while a run settles (a parent Arbor stopping its dsh-sdk child, decision 0039): the
+ * harness closes, so every running turn ends `interrupted` in the log, then the process exits 1.
+ */
+function onSigterm(io: Io): { signalled: Promise<number>; dispose(): void } {
+  let handler: (() => void) | undefined;
+  const signalled = new Promise<number>((resolve) => {
+    handler = () => {
+      io.err('arbor: stopped by SIGTERM; closing the running turns');
+      // Whatever still holds the loop (a model socket being torn down) must not keep it alive.
+      setTimeout(() => process.exit(1), 3000).unref();
+      resolve(1);
+    };
+    process.once('SIGTERM', handler);
+  });
+  return { signalled, dispose: () => handler && process.off('SIGTERM', handler) };
+}
+
 const run: Command = async (args, io) => {
   const prompt = args.positionals.join(' ').trim();
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
   const budget = budgetOf(args);
   const h = await Harness.open(harnessConfig(args, io.env));
+  const term = onSigterm(io);
   try {
     await warnUnconfined(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80) });
     if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });
-    return await settleAndReport(h, agent.id, io);
+    return await Promise.race([settleAndReport(h, agent.id, io), term.signalled]);
   } finally {
+    term.dispose();
     await h.close();
   }
 };

@@ -12,6 +12,7 @@ Usage:
   arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
   arbor sessions [--json]         list sessions in the store
   arbor log ID                    print a session's events as JSON lines
+  arbor --version                 print Arbor's version
   arbor goal set ID OBJECTIVE [--max-rounds N]
                                   give a conversation a goal, armed in this process: rounds run
                                   until it completes (exit 0), blocks or hits its limit (exit 1)
@@ -31,7 +32,8 @@ Options:
   --approval MODE    never (default) | auto (see below)
   --network          let sandboxed commands use the network (default: none)
   --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
-                     {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"}}}
+                     {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"},
+                                 "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?}}}
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describeError } from '../core/errors';
 import { StoreError } from '../core/store/errors';
 import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
@@ -5,11 +7,25 @@ import { parseArgs, UsageError } from './args';
 import { COMMANDS, type Io } from './commands';
 import { helpText } from './help';
 
+/** The package's own version (out/src/cli → the package root), read when asked. */
+function arborVersion(): string {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     const args = parseArgs(argv);
     const [name, ...rest] = args.positionals;
+    // `arbor --version`: the package version (a parent Arbor records it for a dsh-sdk child).
+    if (args.options.has('version') && !name) {
+      io.out(`arbor ${arborVersion()}`);
+      return 0;
+    }
     if (!name || args.options.has('help') || name === 'help') {
       io.out(helpText(await sandboxStatus(io.env.ARBOR_BWRAP || DEFAULT_BWRAP)));
       return name || args.options.has('help') ? 0 : 2;

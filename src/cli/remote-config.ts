@@ -2,11 +2,12 @@ import * as fs from 'node:fs';
 import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
 import { type ParsedArgs, UsageError } from './args';
 
-const PROGRAMS = ['codex', 'claudeCode'] as const;
+const PROGRAMS = ['codex', 'claudeCode', 'dshSdk'] as const;
 
 /**
  * Remote programs (issue 13) from `--config FILE` or `$ARBOR_CONFIG`: a JSON file
- * `{"remote": {"codex": {"command": …, "model"?, "env"?, "home"?, "overrides"?}, "claudeCode": {…}}}`.
+ * `{"remote": {"codex": {"command": …, "model"?, "env"?, "home"?, "overrides"?}, "claudeCode": {…},
+ * "dshSdk": {"command": "…/bin/arbor.js", "baseUrl"?, "model"?, "env"?, "home"?}}}`.
  * The user's own file (like VS Code's machine-scoped settings), never the workspace's.
  */
 export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): RemoteSettings | undefined {
@@ -21,7 +22,7 @@ export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Remo
   }
   const remote = (raw as { remote?: unknown } | null)?.remote;
   if (remote === undefined) return undefined;
-  if (typeof remote !== 'object' || remote === null) throw new UsageError(`${file}: "remote" must be an object with "codex" and/or "claudeCode".`);
+  if (typeof remote !== 'object' || remote === null) throw new UsageError(`${file}: "remote" must be an object with "codex", "claudeCode" and/or "dshSdk".`);
   const out: RemoteSettings = {};
   for (const key of PROGRAMS) {
     const p = (remote as Record<string, unknown>)[key] as Partial<ProgramSettings> | undefined;
@@ -30,6 +31,8 @@ export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Remo
       throw new UsageError(`${file}: remote.${key}.command must name the program (a path or a command on PATH).`);
     if (p.env !== undefined && (typeof p.env !== 'object' || p.env === null || Object.values(p.env).some((v) => typeof v !== 'string')))
       throw new UsageError(`${file}: remote.${key}.env must map names to strings.`);
+    if (p.baseUrl !== undefined && (typeof p.baseUrl !== 'string' || !/^https?:\/\//.test(p.baseUrl)))
+      throw new UsageError(`${file}: remote.${key}.baseUrl must be an http(s) URL.`);
     out[key] = p as ProgramSettings;
   }
   return out;

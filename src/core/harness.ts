@@ -130,7 +130,7 @@ export class Harness {
     wire(workspaceRow({ runCommand }));
     wire(promptRow);
     wire(delegationRow);
-    if (config.remote) wire(remoteRow(config.remote, () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : [])));
+    if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...this.config.model })));
     this.workflows = wire(
       workflowRow(config.workflow, {
         check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),

@@ -4,9 +4,10 @@ import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
 export type InspectSetting = (key: string) => { globalValue?: unknown } | undefined;
 
 /** The programs and the settings under `arbor.remote.<key>` (package.json, all machine-scoped). */
-const PROGRAMS: { key: keyof RemoteSettings; overrides: boolean }[] = [
+const PROGRAMS: { key: keyof RemoteSettings; overrides: boolean; baseUrl?: boolean }[] = [
   { key: 'codex', overrides: true },
   { key: 'claudeCode', overrides: false },
+  { key: 'dshSdk', overrides: false, baseUrl: true },
 ];
 
 export interface RemoteRead {
@@ -47,6 +48,10 @@ export function readRemoteSettings(inspect: InspectSetting, trusted: boolean): R
     const s: ProgramSettings = { command };
     const model = text(`${p.key}.model`);
     if (model) s.model = model;
+    if (p.baseUrl) {
+      const url = text(`${p.key}.baseUrl`);
+      if (url) s.baseUrl = url;
+    }
     const home = text(`${p.key}.home`);
     if (home) s.home = home;
     const env = user(`${p.key}.env`);

@@ -77,12 +77,31 @@ describe('extension: remote program settings (arbor.remote.*)', () => {
     ]);
   });
 
+  it('dsh-sdk (another Arbor): its launcher, model, base URL, env and stores folder from the user only', () => {
+    const got = readRemoteSettings(
+      inspectOf({
+        'remote.dshSdk.command': { globalValue: '/opt/arbor/bin/arbor.js', workspaceValue: '/tmp/evil-arbor.js' },
+        'remote.dshSdk.model': { globalValue: 'deepseek-chat' },
+        'remote.dshSdk.baseUrl': { globalValue: 'http://127.0.0.1:9/v1', workspaceValue: 'http://evil/v1' },
+        'remote.dshSdk.env': { globalValue: { OPENAI_API_KEY: 'k' } },
+        'remote.dshSdk.home': { workspaceValue: '/tmp/evil-stores' },
+      }),
+      true,
+    );
+    assert.deepEqual(got, {
+      remote: { dshSdk: { command: '/opt/arbor/bin/arbor.js', model: 'deepseek-chat', baseUrl: 'http://127.0.0.1:9/v1', env: { OPENAI_API_KEY: 'k' } } },
+      problems: [],
+    });
+  });
+
   it('reads only settings package.json declares machine-scoped (a workspace cannot set them in VS Code either)', () => {
     const asked = new Set<string>();
     const every = { globalValue: 'x' };
     readRemoteSettings(
       inspectOf(
-        Object.fromEntries(['codex', 'claudeCode'].flatMap((p) => ['command', 'model', 'home', 'env', 'overrides'].map((f) => [`remote.${p}.${f}`, every]))),
+        Object.fromEntries(
+          ['codex', 'claudeCode', 'dshSdk'].flatMap((p) => ['command', 'model', 'home', 'env', 'overrides', 'baseUrl'].map((f) => [`remote.${p}.${f}`, every])),
+        ),
         asked,
       ),
       true,

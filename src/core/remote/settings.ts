@@ -12,8 +12,10 @@ export interface ProgramSettings {
   model?: string;
   /** Extra variables for the program (its own key, base URL…); Arbor's own keys are never passed. */
   env?: Record<string, string>;
-  /** The program's own state folder (codex `CODEX_HOME`, claude `CLAUDE_CONFIG_DIR`); absent = its default. */
+  /** The program's own state folder (codex `CODEX_HOME`, claude `CLAUDE_CONFIG_DIR`; dsh-sdk: the folder of its children's stores, absent = `<store>/remote`); absent = its default. */
   home?: string;
+  /** dsh-sdk: the child Arbor's model endpoint (`--base-url`); absent = the parent's. */
+  baseUrl?: string;
   /** codex: extra `-c key=value` overrides (e.g. a model provider). */
   overrides?: string[];
   /** Stop the program when it says nothing for this long (ms); default 300000. */
@@ -25,6 +27,8 @@ export interface ProgramSettings {
 export interface RemoteSettings {
   codex?: ProgramSettings;
   claudeCode?: ProgramSettings;
+  /** Another Arbor (`arbor run --json`): `command` is its launcher (`bin/arbor.js` or `arbor`). */
+  dshSdk?: ProgramSettings;
 }
 
 const versions = new Map<string, Promise<string | undefined>>();

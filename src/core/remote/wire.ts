@@ -6,6 +6,7 @@ import { SubagentError, type SubagentProvider, type SubagentRequest } from '../s
 import type { Tool } from '../tools/tool';
 import { claudeDriver } from './claude';
 import { codexDriver } from './codex';
+import { dshDriver, type ParentDeployment } from './dsh';
 import type { ProgramSettings, RemoteSettings } from './settings';
 import type { RemoteDriver } from './types';
 
@@ -19,12 +20,13 @@ interface Entry {
   provider: string;
   tool: string;
   what: string;
-  driver: (s: ProgramSettings, secrets: () => readonly string[]) => RemoteDriver;
+  driver: (s: ProgramSettings, secrets: () => readonly string[], parent: ParentDeployment) => RemoteDriver;
 }
 
 const ENTRIES: Entry[] = [
   { key: 'codex', provider: 'codex', tool: 'delegate_codex', what: 'OpenAI Codex (the `codex` CLI)', driver: codexDriver },
   { key: 'claudeCode', provider: 'claude-code', tool: 'delegate_claude_code', what: 'Claude Code (the `claude` CLI)', driver: claudeDriver },
+  { key: 'dshSdk', provider: 'dsh-sdk', tool: 'delegate_arbor', what: 'another Arbor (`arbor run`, its own store and sandbox)', driver: dshDriver },
 ];
 
 /** A remote provider: one-shot only, no start capabilities, no inherited history. */
@@ -85,14 +87,18 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
  * The harness row of the remote providers (decision 0035): for each configured program its
  * provider and its global delegation tool; none configured, nothing at all.
  */
-export function remoteRow(settings: RemoteSettings, secrets: () => readonly string[]): FeatureRow<void> {
+export function remoteRow(
+  settings: RemoteSettings,
+  secrets: () => readonly string[],
+  endpoint: ParentDeployment['endpoint'] = () => ({ name: 'default' }),
+): FeatureRow<void> {
   return {
     name: 'remote',
-    wire({ subagents, tools, registerProvider }) {
+    wire({ subagents, tools, registerProvider, host }) {
       for (const e of ENTRIES) {
         const s = settings[e.key];
         if (!s?.command) continue;
-        const driver = e.driver(s, secrets);
+        const driver = e.driver(s, secrets, { storeDir: host.store.dir, endpoint });
         registerProvider(remoteProvider(e.provider, driver));
         tools.register(delegationTool(subagents, e, driver, s.model));
       }

@@ -1,0 +1,114 @@
+// remote.dsh.vs_direct: a dsh-sdk child (another Arbor, `arbor run --json` on its own store)
+// from start to result through Arbor — the provider's launch, the line mapping into the child's
+// session log through the shared sink, its turn frame — ÷ running the same `arbor run --json`
+// directly on the same model server and prompt (spawn to exit, every line read). Median of 5
+// each (3 in --quick), alternating (and in alternating order), after one warm run of each. The model server runs in a
+// process of its own, as a model always does (see acp.bench.ts for why).
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness } from '../src/core/harness';
+import { repoRoot } from '../test/support/repo-root';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+
+export const name = 'remote-dsh';
+
+const VS_DIRECT: FigureSpec = { id: 'remote.dsh.vs_direct', op: '<=', target: 1.15 };
+export const figures: readonly FigureSpec[] = [VS_DIRECT];
+
+const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
+const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
+const PROMPT = 'Answer in one sentence.';
+
+/** The test model server in a child process, answering every request with REPLY. */
+async function modelProcess(): Promise<{ baseURL: string; stop(): void }> {
+  const modulePath = require.resolve('../test/support/model-server');
+  const code = `const { ModelServer } = require(${JSON.stringify(modulePath)});
+ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(REPLY)} })); process.stdout.write(s.baseURL + '\\n'); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (c) => reject(new Error(`the model server process exited (${c})`)));
+  });
+  return { baseURL, stop: () => child.kill() };
+}
+
+/** `arbor run --json` as a user would run it: spawn to exit, stdout read line by line. */
+function direct(baseURL: string, store: string, ws: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const args = [ARBOR_JS, 'run', '--json', '--store', store, '--workspace', ws, '--sandbox', 'workspace-write', '--approval', 'never'];
+    const child = spawn(process.execPath, [...args, '--base-url', baseURL, '--model', 'bench', '--', PROMPT], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBOR_API_KEY: 'local' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let buf = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      buf += d;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+    });
+    child.stderr.resume();
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`arbor run exited ${code}`))));
+  });
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const model = await modelProcess();
+  const dir = tempDir('arbor-bench-dsh-');
+  const ws = path.join(dir, 'ws');
+  fs.mkdirSync(ws);
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { baseURL: model.baseURL, name: 'bench', apiKey: 'local', maxRetries: 0 },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    remote: { dshSdk: { command: ARBOR_JS, model: 'bench' } },
+  });
+  try {
+    const root = await h.createSession();
+    let n = 0;
+    const viaArbor = async (): Promise<number> => {
+      const t = now();
+      const child = await h.subagents.start(root, 'dsh-sdk', { prompt: PROMPT });
+      const r = await child.result;
+      const ms = now() - t;
+      await child.dispose();
+      if (r.stopReason !== 'completed') throw new Error(`the dsh-sdk child ended ${r.stopReason}: ${r.error}`);
+      return ms;
+    };
+    const straight = async (): Promise<number> => {
+      const t = now();
+      await direct(model.baseURL, path.join(dir, `direct-${n++}`), ws);
+      return now() - t;
+    };
+    await viaArbor(); // warm: the version probe, the modules in the page cache
+    await straight();
+    const runs = opts.quick ? 3 : 5;
+    const via: number[] = [];
+    const own: number[] = [];
+    // The order alternates too, so neither half always runs right after the other's exit.
+    for (let i = 0; i < runs; i++) {
+      if (i % 2 === 0) {
+        via.push(await viaArbor());
+        own.push(await straight());
+      } else {
+        own.push(await straight());
+        via.push(await viaArbor());
+      }
+    }
+    opts.note(`dsh-sdk child ${fmt(median(via))} ms through Arbor vs ${fmt(median(own))} ms for arbor run --json directly (medians of ${runs})`);
+    return [{ ...VS_DIRECT, value: median(via) / median(own) }];
+  } finally {
+    await h.close();
+    model.stop();
+  }
+}
