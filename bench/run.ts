@@ -11,6 +11,7 @@ import * as cost from './cost.bench';
 import * as extension from './extension.bench';
 import * as goal from './goal.bench';
 import * as panel from './panel.bench';
+import * as remote from './remote.bench';
 import { runModules } from './run-modules';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
@@ -20,7 +21,7 @@ import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, remote, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
