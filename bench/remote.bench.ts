@@ -138,6 +138,14 @@ function runDirect(bin: string, args: string[], env: Record<string, string>, cwd
 
 const LINES = 10_000;
 
+/** What `grep -rn … | head -<n>` prints: the output the recorded commands above would give. */
+function grepOutput(n: number): string {
+  let out = '';
+  for (let k = 0; k < n; k++)
+    out += `src/core/remote/process.ts:${190 + 3 * k}:    if (!this.child.pid) return false; // the group of the program, line ${k}\n`;
+  return out;
+}
+
 /** What `codex exec --json` prints for a turn of shell calls and messages (shapes as recorded from 0.171.0). */
 function codexLines(n: number): string[] {
   const lines = [JSON.stringify({ type: 'thread.started', thread_id: '0199a3b1-6c1e-7d52-9f0b-3c2d1e0f4a5b' }), JSON.stringify({ type: 'turn.started' })];
@@ -159,8 +167,7 @@ function codexLines(n: number): string[] {
           id: `item_${4 * i + 1}`,
           type: 'command_execution',
           command,
-          aggregated_output:
-            "src/core/remote/process.ts:7: * A remote program's process, done the same way for every provider: its own\nsrc/core/remote/process.ts:193:    if (!this.child.pid) return false;\n",
+          aggregated_output: grepOutput((i % 20) + 1),
           exit_code: 0,
           status: 'completed',
         },
@@ -222,9 +229,7 @@ function claudeLines(n: number): string[] {
         type: 'user',
         message: {
           role: 'user',
-          content: [
-            { type: 'tool_result', tool_use_id: id, content: 'src/core/remote/process.ts:205:      process.kill(-this.child.pid, sig);', is_error: false },
-          ],
+          content: [{ type: 'tool_result', tool_use_id: id, content: grepOutput((i % 20) + 1), is_error: false }],
         },
         parent_tool_use_id: null,
         session_id,
