@@ -12,6 +12,7 @@ import * as extension from './extension.bench';
 import * as goal from './goal.bench';
 import * as panel from './panel.bench';
 import * as remoteDsh from './remote-dsh.bench';
+import * as remote from './remote.bench';
 import { runModules } from './run-modules';
 import * as store from './store.bench';
 import * as subagent from './subagent.bench';
@@ -21,7 +22,7 @@ import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, remoteDsh, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, remote, remoteDsh, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

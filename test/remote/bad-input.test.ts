@@ -8,43 +8,8 @@ import { SessionSink } from '../../src/core/remote/sink';
 import { SubagentError } from '../../src/core/subagent/types';
 import { makeHarness, type TestHarness } from '../support/harness';
 import { ModelServer } from '../support/model-server';
+import { FAKE_CODEX } from './fake-codex';
 import { assertValidTurn, groupAlive, ofType, programHome } from './world';
-
-// A program that misbehaves, run as a real process through the codex driver: the script
-// below plays `codex exec --json` in the mode FAKE_MODE names.
-const FAKE = `#!/usr/bin/env node
-const mode = process.env.FAKE_MODE;
-const out = (o) => process.stdout.write((typeof o === 'string' ? o : JSON.stringify(o)) + '\\n');
-if (process.argv.includes('--version')) { out('fake-codex 1.0'); process.exit(0); }
-const start = () => out({ type: 'thread.started', thread_id: 'fake-thread' });
-const msg = (text) => out({ type: 'item.completed', item: { id: 'm', type: 'agent_message', text } });
-const done = () => out({ type: 'turn.completed', usage: { input_tokens: 10, cached_input_tokens: 4, output_tokens: 2 } });
-const modes = {
-  junk() {
-    start();
-    out('this is not json');
-    out('x'.repeat(8 * 1024 * 1024 + 10));
-    out({ type: 'mystery.event', x: 1 });
-    out('[1, 2]');
-    msg('survived the junk');
-    done();
-  },
-  noFinal() { start(); msg('half an answer'); },
-  exit2() { process.stderr.write('usage: fake-codex [options]\\n'); process.exit(2); },
-  silent() { start(); setInterval(() => {}, 1000); },
-  stubborn() {
-    process.on('SIGTERM', () => {});
-    process.on('SIGINT', () => {});
-    start();
-    setInterval(() => {}, 1000);
-  },
-  env() {
-    require('fs').writeFileSync(process.env.FAKE_ENV_OUT, JSON.stringify(process.env));
-    start(); msg('env written'); done();
-  },
-};
-modes[mode]();
-`;
 
 describe('remote: bad input and misbehaving programs (real processes)', function () {
   this.timeout(60_000);
@@ -57,7 +22,7 @@ describe('remote: bad input and misbehaving programs (real processes)', function
   beforeEach(() => {
     home = programHome('fake');
     fake = path.join(home, 'fake-codex');
-    fs.writeFileSync(fake, FAKE, { mode: 0o755 });
+    fs.writeFileSync(fake, FAKE_CODEX, { mode: 0o755 });
   });
   afterEach(async () => {
     await t?.cleanup();

@@ -2,7 +2,7 @@ import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion } from './settings';
-import type { RemoteDriver, RemoteOutcome, RemoteSink } from './types';
+import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 /**
  * `claude -p --output-format stream-json` (decision 0036). Policy never widens: read-only
@@ -23,28 +23,7 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
     supports: (mode) => mode in PERMISSIONS,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
-      const args = [
-        '-p',
-        '--output-format',
-        'stream-json',
-        '--verbose',
-        '--include-partial-messages',
-        ...(settings.model ? ['--model', settings.model] : []),
-        ...PERMISSIONS[ctx.sandbox],
-        '--',
-        ctx.prompt,
-      ];
-      const env = programEnv(
-        {
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          ...(settings.home ? { CLAUDE_CONFIG_DIR: settings.home } : {}),
-          // As root, claude refuses to skip permissions unless told it runs in a sandbox.
-          ...(ctx.sandbox === 'full-access' && process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
-          ...settings.env,
-        },
-        process.env,
-        secrets(),
-      );
+      const { args, env } = claudeInvocation(settings, ctx, secrets());
       return runProgram(ctx, sink, {
         label: 'Claude Code',
         setting: 'arbor.remote.claudeCode.command',
@@ -56,10 +35,41 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
           ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
           ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
         },
-        handlers: handlers(version),
+        handlers: claudeHandlers(version),
       });
     },
   };
+}
+
+/** The command line and environment of one `claude -p` turn (the bench runs the same one directly). */
+export function claudeInvocation(
+  settings: ProgramSettings,
+  ctx: Pick<RemoteTurnContext, 'sandbox' | 'prompt'>,
+  secrets: readonly string[] = [],
+): { args: string[]; env: Record<string, string> } {
+  const args = [
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--include-partial-messages',
+    ...(settings.model ? ['--model', settings.model] : []),
+    ...PERMISSIONS[ctx.sandbox],
+    '--',
+    ctx.prompt,
+  ];
+  const env = programEnv(
+    {
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      ...(settings.home ? { CLAUDE_CONFIG_DIR: settings.home } : {}),
+      // As root, claude refuses to skip permissions unless told it runs in a sandbox.
+      ...(ctx.sandbox === 'full-access' && process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
+      ...settings.env,
+    },
+    process.env,
+    secrets,
+  );
+  return { args, env };
 }
 
 /** The text of a tool result's content (a string, or blocks). */
@@ -76,7 +86,8 @@ const RESULT: Record<string, (r: Json, denials: string) => RemoteOutcome> = {
   error_during_execution: (r, d) => ({ stopReason: 'error', error: `Claude Code failed during execution${str(r.result) ? `: ${str(r.result)}` : '.'}${d}` }),
 };
 
-function handlers(version: string | undefined): LineHandlers {
+/** How `claude -p --output-format stream-json` lines become sink calls (exported for the bench's mapping figure). */
+export function claudeHandlers(version: string | undefined): LineHandlers {
   /** Lines of Claude's own sub-agents (Task) stay in its transcript; only the Task call and result are ours. */
   const sub = (e: Json, sink: RemoteSink) => {
     if (e.parent_tool_use_id == null) return false;

@@ -2,7 +2,7 @@ import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion } from './settings';
-import type { RemoteDriver } from './types';
+import type { RemoteDriver, RemoteTurnContext } from './types';
 
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
 const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
@@ -14,30 +14,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
     supports: (mode) => mode in SANDBOX,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
-      const args = [
-        'exec',
-        '--json',
-        '--skip-git-repo-check',
-        '--ephemeral',
-        '-C',
-        ctx.cwd,
-        '-s',
-        SANDBOX[ctx.sandbox],
-        // Nobody can answer a question from inside `exec`: every approval is refused by the program itself.
-        '-c',
-        'approval_policy="never"',
-        '-c',
-        'analytics.enabled=false',
-        '--disable',
-        'plugins',
-        '--disable',
-        'remote_plugin',
-        ...(settings.model ? ['-m', settings.model] : []),
-        ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
-        '--',
-        ctx.prompt,
-      ];
-      const env = programEnv({ ...(settings.home ? { CODEX_HOME: settings.home } : {}), ...settings.env }, process.env, secrets());
+      const { args, env } = codexInvocation(settings, ctx, secrets());
       return runProgram(ctx, sink, {
         label: 'Codex',
         setting: 'arbor.remote.codex.command',
@@ -50,10 +27,43 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
           ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
           ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
         },
-        handlers: handlers(version),
+        handlers: codexHandlers(version),
       });
     },
   };
+}
+
+/** The command line and environment of one `codex exec` turn (the bench runs the same one directly). */
+export function codexInvocation(
+  settings: ProgramSettings,
+  ctx: Pick<RemoteTurnContext, 'cwd' | 'sandbox' | 'prompt'>,
+  secrets: readonly string[] = [],
+): { args: string[]; env: Record<string, string> } {
+  const args = [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '--ephemeral',
+    '-C',
+    ctx.cwd,
+    '-s',
+    SANDBOX[ctx.sandbox],
+    // Nobody can answer a question from inside `exec`: every approval is refused by the program itself.
+    '-c',
+    'approval_policy="never"',
+    '-c',
+    'analytics.enabled=false',
+    '--disable',
+    'plugins',
+    '--disable',
+    'remote_plugin',
+    ...(settings.model ? ['-m', settings.model] : []),
+    ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
+    '--',
+    ctx.prompt,
+  ];
+  const env = programEnv({ ...(settings.home ? { CODEX_HOME: settings.home } : {}), ...settings.env }, process.env, secrets);
+  return { args, env };
 }
 
 /** A command's output as the log shows it: what it printed, then how it ended. */
@@ -78,7 +88,8 @@ const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unkno
   web_search: (i) => ({ name: 'web_search', args: { query: i.query }, content: str(i.query), isError: false }),
 };
 
-function handlers(version: string | undefined): LineHandlers {
+/** How `codex exec --json` lines become sink calls (exported for the bench's mapping figure). */
+export function codexHandlers(version: string | undefined): LineHandlers {
   const started = new Set<string>();
   const onItem = async (e: Json, st: { errors: string[] }, sink: import('./types').RemoteSink, completed: boolean) => {
     const item = record(e.item) ? e.item : {};

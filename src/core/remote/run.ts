@@ -7,7 +7,8 @@ export type Json = Record<string, unknown>;
 export interface StreamState {
   final?: RemoteOutcome;
   errors: string[];
-  proc: RemoteProcess;
+  /** The program's process: its pid is its group (handlers record it). */
+  proc: Pick<RemoteProcess, 'pid'>;
 }
 
 /** A driver's reading of one JSON line; `type` picks the handler, unknown types are counted. */
@@ -28,6 +29,31 @@ export const record = (v: unknown): v is Json => typeof v === 'object' && v !== 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
 
+const typeField = (e: Json) => (typeof e.type === 'string' ? e.type : undefined);
+
+/**
+ * One line of a program's stream into sink calls: parsed, its handler picked by type. A
+ * non-JSON line or an unknown type is counted, never fatal. (The bench's mapping figure runs
+ * recorded lines through this same step.)
+ */
+export async function mapLine(
+  text: string,
+  handlers: LineHandlers,
+  st: StreamState,
+  sink: RemoteSink,
+  typeOf: (e: Json) => string | undefined = typeField,
+): Promise<void> {
+  let e: unknown;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return sink.skipped('non-json');
+  }
+  const handler = record(e) ? handlers[typeOf(e) ?? ''] : undefined;
+  if (!handler) return sink.skipped(record(e) ? `unknown:${String(typeOf(e))}` : 'non-object');
+  await handler(e as Json, st, sink);
+}
+
 /**
  * Run a program for one turn and feed its JSON lines to the driver's handlers. Non-JSON
  * lines, over-long lines and unknown event types are counted, never fatal; the outcome is
@@ -45,26 +71,10 @@ export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: 
   const onAbort = () => void proc.stop();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const st: StreamState = { errors: [], proc };
-  const typeOf = run.typeOf ?? ((e: Json) => (typeof e.type === 'string' ? e.type : undefined));
   try {
     for await (const line of proc.lines()) {
-      if ('tooLong' in line) {
-        sink.skipped('line-too-long');
-        continue;
-      }
-      let e: unknown;
-      try {
-        e = JSON.parse(line.text);
-      } catch {
-        sink.skipped('non-json');
-        continue;
-      }
-      const handler = record(e) ? run.handlers[typeOf(e) ?? ''] : undefined;
-      if (!handler) {
-        sink.skipped(record(e) ? `unknown:${String(typeOf(e))}` : 'non-object');
-        continue;
-      }
-      await handler(e as Json, st, sink);
+      if ('tooLong' in line) sink.skipped('line-too-long');
+      else await mapLine(line.text, run.handlers, st, sink, run.typeOf);
     }
     const exit = await proc.exited;
     await proc.reapGroup();
