@@ -150,7 +150,7 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
     // The guard at a 1,000-node tree: the check before a leaf's request and the fold of its answer.
     const leaves = await bigTree(h);
     // `appended` is the guard's store listener (private): called directly to time it alone.
-    const guard = h.budgets as unknown as { check: BudgetGuard['check']; appended(id: string, events: readonly SessionEvent[]): void };
+    const guard = h.cost.budgets as unknown as { check: BudgetGuard['check']; appended(id: string, events: readonly SessionEvent[]): void };
     const answer = [
       {
         seq: 2,

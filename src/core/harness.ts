@@ -3,10 +3,8 @@ import * as fs from 'node:fs';
 import { Agent } from './agent/agent';
 import type { AgentConfig } from './agent/config';
 import { SessionWriter } from './agent/session-writer';
-import type { BudgetGuard } from './cost/guard';
-import type { ModelPrice, PriceBook } from './cost/prices';
+import type { ModelPrice } from './cost/prices';
 import { CostService } from './cost/service';
-import type { Spend } from './cost/spend';
 import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { HarnessError } from './harness/errors';
@@ -229,16 +227,6 @@ export class Harness {
     return this.sessions.setPolicy(id, policy);
   }
 
-  /** Prices per model now (defaults + overrides). */
-  get prices(): PriceBook {
-    return this.cost.prices;
-  }
-
-  /** The subtree budgets' guard. */
-  get budgets(): BudgetGuard {
-    return this.cost.budgets;
-  }
-
   /**
    * The human sets (or, with null, removes) the budget of a session's subtree (decision 0034).
    * Durable as a `budget/set` event; raising it resumes nothing: a message goes on from there.
@@ -251,11 +239,6 @@ export class Harness {
   setPrices(overrides: Record<string, ModelPrice | null>): void {
     this.cost.setPrices(overrides);
     this.config.prices = overrides;
-  }
-
-  /** A session's own spend at today's prices (tokens; dollars only when every model has a price). */
-  spend(id: string): Promise<Spend> {
-    return this.cost.spend(id);
   }
 
   /** Cancel a queued message of any session. */

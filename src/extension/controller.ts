@@ -357,7 +357,7 @@ export class PanelController implements ApprovalPort {
   /** Prices changed (settings): every node's cost is recomputed and re-sent. */
   async pricesChanged(): Promise<void> {
     const h = await this.ensure();
-    this.sync.tree.setPrices(h.prices);
+    this.sync.tree.setPrices(h.cost.prices);
     for (const id of this.sync.tree.ids()) this.sync.push(id);
   }
 

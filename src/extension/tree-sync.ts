@@ -46,7 +46,7 @@ export class TreeSync {
    * returned promise settles (never rejects) when every log's first fold is done.
    */
   follow(h: Harness): Promise<void> {
-    this.tree.setPrices(h.prices);
+    this.tree.setPrices(h.cost.prices);
     for (const header of h.store.list()) this.tree.addHeader(header);
     this.offs.push(h.onEvent((id, e) => this.onEvent(h, id, e)));
     // A subagent joined or left the queue for a slot: no event of its own says so.

@@ -2,7 +2,6 @@ import { type Budget, BudgetInputError, checkBudget } from '../session/budget';
 import type { Store } from '../store/store';
 import { BudgetGuard } from './guard';
 import { checkPriceOverrides, type ModelPrice, PriceBook } from './prices';
-import { type Spend, spendOf } from './spend';
 
 /**
  * Prices and budgets of one harness (decisions 0033, 0034): the price book readers count
@@ -15,7 +14,7 @@ export class CostService {
   readonly budgets: BudgetGuard;
 
   constructor(
-    private readonly store: Store,
+    readonly store: Store,
     overrides: Record<string, ModelPrice | null> | undefined,
   ) {
     this.prices = new PriceBook(overrides ? checkPriceOverrides(overrides) : {});
@@ -30,11 +29,6 @@ export class CostService {
   setPrices(overrides: Record<string, ModelPrice | null>): void {
     this.prices = new PriceBook(checkPriceOverrides(overrides));
     this.budgets.repriced();
-  }
-
-  /** A session's own spend at today's prices (tokens; dollars only when every model has a price). */
-  async spend(id: string): Promise<Spend> {
-    return spendOf(await this.store.summary(id), this.prices);
   }
 
   /** A budget as given by a human or a tool, checked (throws `BudgetInputError` saying what is wrong). */

@@ -8,20 +8,17 @@ import { checkHeader } from '../session/validate';
 import { Catalog, type CatalogOp } from './catalog';
 import { type Quarantine, StoreError } from './errors';
 import { fsyncDir } from './fsutil';
-import type { JournaledDbOptions } from './journaled-db';
 import { acquireLock } from './lock';
 import { SummaryBook } from './summaries';
+
+import type { TreeFile } from './tree';
+import { TreeCache, type TreeCacheOptions } from './tree-cache';
 
 /** Left by a harness that closed with every turn ended (see `closedCleanly`). */
 export const CLEAN_MARKER = 'closed-cleanly';
 
-import { TreeFile } from './tree';
-
-export interface StoreOptions extends JournaledDbOptions {
-  /** Tree files kept in memory at once; the least recently used idle one is closed past this. */
-  maxOpenTrees?: number;
-  /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */
-  mustExist?: boolean;
+export interface StoreOptions extends TreeCacheOptions {
+  /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */ mustExist?: boolean;
 }
 
 /**
@@ -29,12 +26,7 @@ export interface StoreOptions extends JournaledDbOptions {
  * sql.js file per conversation tree under `trees/`. One writer per folder (a lock file).
  */
 export class Store {
-  private readonly trees = new Map<string, Promise<TreeFile>>();
-  /** Operations under way per tree: an evicted tree is one no operation is using. */
-  private readonly users = new Map<string, number>();
-  /** Evicted trees still closing (folding their journal): reopening waits for it. */
-  private readonly closing = new Map<string, Promise<void>>();
-  private readonly broken = new Map<string, StoreError>();
+  private readonly openTrees: TreeCache;
   /** Sessions between their tree write and their catalog write: not strays, whatever a tree says. */
   private readonly creating = new Set<string>();
   /** While open() rebuilds a catalog from the tree files, a tree's unlisted sessions are kept. */
@@ -49,11 +41,17 @@ export class Store {
   private constructor(
     readonly dir: string,
     private readonly catalog: Catalog,
-    private readonly opts: StoreOptions,
+    opts: StoreOptions,
     private readonly unlock: () => void,
   ) {
     this.problemList.push(...catalog.quarantined);
     this.summaries = new SummaryBook(catalog);
+    this.openTrees = new TreeCache(
+      dir,
+      opts,
+      (q) => this.problemList.push(...q),
+      (t) => this.dropStrays(t),
+    );
   }
 
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
@@ -281,17 +279,7 @@ export class Store {
   /** Fold every journal into its database file now. */
   async checkpoint(): Promise<void> {
     this.assertOpen();
-    for (const [name, p] of [...this.trees]) {
-      if (
-        !(await p.then(
-          () => true,
-          () => false,
-        ))
-      )
-        continue; // unreadable: recorded in problems
-      // Evicted meanwhile? Its close folded the journal; otherwise hold it open while folding.
-      if (this.trees.has(name)) await this.withTree(name, (tree) => tree.checkpoint());
-    }
+    await this.openTrees.checkpoint();
     await this.catalog.checkpoint();
   }
 
@@ -299,8 +287,7 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     try {
-      for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
-      await Promise.all(this.closing.values());
+      await this.openTrees.close();
       // A failed write leaves them marked stale: the next open folds the logs it needs.
       await this.summaries.persist().catch(() => undefined);
       await this.catalog.close();
@@ -319,67 +306,8 @@ export class Store {
     return this.withTree(entry.tree, fn);
   }
 
-  /** Run `fn` on a tree that stays open until `fn` settles: eviction skips trees in use. */
-  private async withTree<T>(name: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
-    this.users.set(name, (this.users.get(name) ?? 0) + 1);
-    try {
-      return await fn(await this.tree(name));
-    } finally {
-      const left = this.users.get(name)! - 1;
-      if (left > 0) this.users.set(name, left);
-      else this.users.delete(name);
-      this.evict(); // a tree kept open past the limit because it was in use may go now
-    }
-  }
-
-  private tree(name: string): Promise<TreeFile> {
-    const failed = this.broken.get(name);
-    if (failed) return Promise.reject(failed);
-    let p = this.trees.get(name);
-    if (p) {
-      this.trees.delete(name); // re-insert: Map order is the LRU order
-      this.trees.set(name, p);
-      return p;
-    }
-    // After an eviction's close (checkpoint, journal reset): two instances must never share the files.
-    const closed = this.closing.get(name) ?? Promise.resolve();
-    p = closed
-      .then(() => TreeFile.open(path.join(this.dir, 'trees'), name, this.opts))
-      .then(
-        async (t) => {
-          this.problemList.push(...t.quarantined);
-          await this.dropStrays(t);
-          return t;
-        },
-        (err: unknown) => {
-          this.trees.delete(name);
-          if (err instanceof StoreError && err.code === 'CORRUPT') {
-            this.broken.set(name, err);
-            this.problemList.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
-          }
-          throw err;
-        },
-      );
-    this.trees.set(name, p);
-    this.evict();
-    return p;
-  }
-
-  /** Close least recently used trees not in use past the limit; reopening one waits for its close. */
-  private evict(): void {
-    const max = this.opts.maxOpenTrees ?? 16;
-    for (const [name, p] of this.trees) {
-      if (this.trees.size <= max) break;
-      if (this.users.has(name)) continue;
-      this.trees.delete(name);
-      const done: Promise<void> = p
-        .then((t) => t.close())
-        .catch(() => undefined)
-        .finally(() => {
-          if (this.closing.get(name) === done) this.closing.delete(name);
-        });
-      this.closing.set(name, done);
-    }
+  private withTree<T>(name: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
+    return this.openTrees.with(name, fn);
   }
 
   /**

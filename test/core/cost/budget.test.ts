@@ -76,7 +76,7 @@ describe('cost: budgets that hold', () => {
     assert.ok(spent <= budget, `spent ${spent} of a ${budget}-token budget`);
     assert.ok(spent > budget / 2, `the budget was used (${spent} of ${budget})`);
     assert.equal(
-      w.t.h.budgets.spent(w.root.id)!.tokens.prompt + w.t.h.budgets.spent(w.root.id)!.tokens.completion,
+      w.t.h.cost.budgets.spent(w.root.id)!.tokens.prompt + w.t.h.cost.budgets.spent(w.root.id)!.tokens.completion,
       spent,
       'the guard counts what the summaries say',
     );
