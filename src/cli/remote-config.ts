@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { readAcpAgents } from '../core/remote/acp-settings';
 import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
 import { type ParsedArgs, UsageError } from './args';
 
@@ -22,7 +23,8 @@ export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Remo
   }
   const remote = (raw as { remote?: unknown } | null)?.remote;
   if (remote === undefined) return undefined;
-  if (typeof remote !== 'object' || remote === null) throw new UsageError(`${file}: "remote" must be an object with "codex", "claudeCode" and/or "dshSdk".`);
+  if (typeof remote !== 'object' || remote === null)
+    throw new UsageError(`${file}: "remote" must be an object with "codex", "claudeCode", "dshSdk" and/or "acp".`);
   const out: RemoteSettings = {};
   for (const key of PROGRAMS) {
     const p = (remote as Record<string, unknown>)[key] as Partial<ProgramSettings> | undefined;
@@ -35,5 +37,8 @@ export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Remo
       throw new UsageError(`${file}: remote.${key}.baseUrl must be an http(s) URL.`);
     out[key] = p as ProgramSettings;
   }
+  const acp = readAcpAgents((remote as Record<string, unknown>).acp, `${file}: remote.acp`);
+  if (acp.problems.length) throw new UsageError(acp.problems.join('\n'));
+  if (acp.agents.length) out.acp = acp.agents;
   return out;
 }

@@ -1,10 +1,11 @@
+import { readAcpAgents } from '../core/remote/acp-settings';
 import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
 
 /** A setting's values by layer: the shape of `vscode.WorkspaceConfiguration.inspect` (only the user's layer is read). */
 export type InspectSetting = (key: string) => { globalValue?: unknown } | undefined;
 
 /** The programs and the settings under `arbor.remote.<key>` (package.json, all machine-scoped). */
-const PROGRAMS: { key: keyof RemoteSettings; overrides: boolean; baseUrl?: boolean }[] = [
+const PROGRAMS: { key: 'codex' | 'claudeCode' | 'dshSdk'; overrides: boolean; baseUrl?: boolean }[] = [
   { key: 'codex', overrides: true },
   { key: 'claudeCode', overrides: false },
   { key: 'dshSdk', overrides: false, baseUrl: true },
@@ -67,5 +68,9 @@ export function readRemoteSettings(inspect: InspectSetting, trusted: boolean): R
     if (idleTimeoutMs !== undefined) s.idleTimeoutMs = idleTimeoutMs;
     remote[p.key] = s;
   }
+  const acp = readAcpAgents(user('acp'), 'arbor.remote.acp');
+  problems.push(...acp.problems);
+  for (const a of acp.agents) if (idleTimeoutMs !== undefined && a.idleTimeoutMs === undefined) a.idleTimeoutMs = idleTimeoutMs;
+  if (acp.agents.length > 0) remote.acp = acp.agents;
   return Object.keys(remote).length > 0 ? { remote, problems } : { problems };
 }

@@ -24,6 +24,8 @@ export interface ProcessSpec {
   gracefulSignal?: NodeJS.Signals;
   /** How long each step of a stop waits for the program to exit. Default 2 s. */
   graceMs?: number;
+  /** A pipe to write to (ACP speaks JSON-RPC both ways); default: no stdin. */
+  stdin?: 'pipe';
 }
 
 export type Line = { text: string } | { tooLong: number };
@@ -110,7 +112,7 @@ export class RemoteProcess {
 
   constructor(readonly spec: ProcessSpec) {
     // Its own process group (detached): a stop reaches everything it started.
-    this.child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => {
       this.child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
       this.child.once('close', (code, signal) => resolve({ code, signal }));
@@ -128,6 +130,8 @@ export class RemoteProcess {
       this.ended = true;
       this.wake?.();
     });
+    // A program that dies while we write to it: EPIPE is its exit's business, not a crash of ours.
+    this.child.stdin?.on('error', () => undefined);
     const max = spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.child.stdout!.on('data', (chunk: Buffer) => {
       this.touch();
@@ -140,6 +144,14 @@ export class RemoteProcess {
       this.stderrBuf = (this.stderrBuf + s).slice(-tail);
     });
     this.touch();
+  }
+
+  /** Write one line to its stdin (a stdin pipe only); false once it is closed. */
+  writeLine(text: string): boolean {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return false;
+    stdin.write(`${text}\n`);
+    return true;
   }
 
   get pid(): number | undefined {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { SandboxMode } from '../session/events';
 import { programEnv, resolveCommand } from './process';
 
 /**
@@ -24,11 +25,33 @@ export interface ProgramSettings {
   graceMs?: number;
 }
 
+/**
+ * One ACP agent (issue 14): any program that speaks the Agent Client Protocol over stdio,
+ * run as a one-shot child through the provider `acp:<name>` and the tool `delegate_acp_<name>`.
+ */
+export interface AcpAgentSettings extends ProgramSettings {
+  /** Names the provider and the tool: letters, digits and `_` (e.g. `claude`, `gemini`). */
+  name: string;
+  /** Arguments after the command (e.g. `["--acp"]`). */
+  args?: string[];
+  /** What the agent is, for the model choosing a tool ("Gemini CLI over ACP"); default: the name. */
+  description?: string;
+  /**
+   * The agent's own session mode to set for each Arbor sandbox (`session/set_mode`), e.g.
+   * `{"read-only": "read-only", "workspace-write": "auto"}`. A sandbox missing from a table that
+   * is given is refused (never run wider); without a table the agent runs in its default mode
+   * and every permission it asks for is answered by the child's approval policy.
+   */
+  modes?: Partial<Record<SandboxMode, string>>;
+}
+
 export interface RemoteSettings {
   codex?: ProgramSettings;
   claudeCode?: ProgramSettings;
   /** Another Arbor (`arbor run --json`): `command` is its launcher (`bin/arbor.js` or `arbor`). */
   dshSdk?: ProgramSettings;
+  /** ACP agents, each its own provider and delegation tool. */
+  acp?: AcpAgentSettings[];
 }
 
 const versions = new Map<string, Promise<string | undefined>>();

@@ -77,6 +77,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
             cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(),
             sandbox,
             approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
+            ...(cfg.approval ? { approval: cfg.approval } : {}),
             signal: AbortSignal.any([signal, spent.signal]),
           },
           sink,

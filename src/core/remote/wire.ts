@@ -4,6 +4,7 @@ import { runOneShot } from '../subagent/tools/one-shot';
 import { subagentFailure } from '../subagent/tools/shared';
 import { SubagentError, type SubagentProvider, type SubagentRequest } from '../subagent/types';
 import type { Tool } from '../tools/tool';
+import { type AcpChildrenFactory, acpDriver } from './acp';
 import { claudeDriver } from './claude';
 import { codexDriver } from './codex';
 import { dshDriver, type ParentDeployment } from './dsh';
@@ -16,14 +17,19 @@ import type { RemoteDriver } from './types';
  * stay the same for everyone else (the model does not choose a provider; tool names do).
  */
 interface Entry {
-  key: keyof RemoteSettings;
   provider: string;
   tool: string;
   what: string;
+  /** It may ask before acting (ACP's permission requests): under `escalate` the human answers. */
+  asks?: boolean;
+}
+
+interface ProgramEntry extends Entry {
+  key: 'codex' | 'claudeCode' | 'dshSdk';
   driver: (s: ProgramSettings, secrets: () => readonly string[], parent: ParentDeployment) => RemoteDriver;
 }
 
-const ENTRIES: Entry[] = [
+const ENTRIES: ProgramEntry[] = [
   { key: 'codex', provider: 'codex', tool: 'delegate_codex', what: 'OpenAI Codex (the `codex` CLI)', driver: codexDriver },
   { key: 'claudeCode', provider: 'claude-code', tool: 'delegate_claude_code', what: 'Claude Code (the `claude` CLI)', driver: claudeDriver },
   { key: 'dshSdk', provider: 'dsh-sdk', tool: 'delegate_arbor', what: 'another Arbor (`arbor run`, its own store and sandbox)', driver: dshDriver },
@@ -61,7 +67,7 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
     name: e.tool,
     description:
       `Delegate a self-contained task to ${e.what}, run as a one-shot child in the agent tree. It works in the same folder under ` +
-      'your permissions (never wider) and cannot ask for approval; its final message is the result.',
+      `your permissions (never wider) and ${e.asks ? 'what it asks permission for is refused unless a human allows it' : 'cannot ask for approval'}; its final message is the result.`,
     parameters: PARAMS,
     async execute(args, ctx) {
       const caller = rt.resident(ctx.sessionId);
@@ -91,6 +97,7 @@ export function remoteRow(
   settings: RemoteSettings,
   secrets: () => readonly string[],
   endpoint: ParentDeployment['endpoint'] = () => ({ name: 'default' }),
+  acpChildren?: AcpChildrenFactory,
 ): FeatureRow<void> {
   return {
     name: 'remote',
@@ -101,6 +108,17 @@ export function remoteRow(
         const driver = e.driver(s, secrets, { storeDir: host.store.dir, endpoint });
         registerProvider(remoteProvider(e.provider, driver));
         tools.register(delegationTool(subagents, e, driver, s.model));
+      }
+      for (const a of settings.acp ?? []) {
+        const e: Entry = {
+          provider: `acp:${a.name}`,
+          tool: `delegate_acp_${a.name}`,
+          what: `the ACP agent "${a.name}"${a.description ? ` (${a.description})` : ''}`,
+          asks: true,
+        };
+        const driver = acpDriver(a, secrets, acpChildren);
+        registerProvider(remoteProvider(e.provider, driver));
+        tools.register(delegationTool(subagents, e, driver, a.model));
       }
       return { service: undefined };
     },

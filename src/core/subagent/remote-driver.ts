@@ -1,3 +1,4 @@
+import type { ApprovalPort } from '../policy/approval';
 import type { ApprovalPolicy, SandboxMode, StopReason, Usage } from '../session/events';
 
 /**
@@ -24,6 +25,12 @@ export interface RemoteTurnContext {
   /** Effective policy, folded from the child's own log (its delegation events): never wider than the parent's. */
   sandbox: SandboxMode;
   approvalPolicy: ApprovalPolicy;
+  /**
+   * Where a program that asks before acting (ACP's `session/request_permission`) is answered
+   * under approval `ask`: the escalating port (the human, the child's lineage shown, a timeout
+   * that denies). Absent: nobody can answer, every such question is refused.
+   */
+  approval?: ApprovalPort;
   /** Aborted by an interrupt (reason 'interrupted' or an InterruptReason) or a disposal ('cancelled'). */
   signal: AbortSignal;
 }

@@ -1,0 +1,71 @@
+import type * as acp from '@agentclientprotocol/sdk/unstable';
+import type { ApprovalPort } from '../policy/approval';
+import type { ApprovalPolicy } from '../session/events';
+
+/**
+ * An ACP agent's `session/request_permission`, answered so permissions never widen
+ * (decision 0040): under approval `never` (or with nobody to ask) the `reject_once` option;
+ * under `ask` (the opt-in `escalate` child policy) the human decides through the escalating
+ * port (child lineage shown, a timeout that denies) and the answer is `allow_once` or
+ * `reject_once` — never `allow_always`, so nothing outlives the one call; after a cancel,
+ * `cancelled`. An agent that offers no once-option gets the narrowest one it offers.
+ */
+export interface PermissionContext {
+  childId: string;
+  approvalPolicy: ApprovalPolicy;
+  approval?: ApprovalPort;
+  /** The child's turn is being stopped: every question still open is answered `cancelled`. */
+  signal: AbortSignal;
+  /** The agent's name, for the human ("acp:claude asks…"). */
+  program: string;
+}
+
+/** Option kinds in the order each answer takes them: a rejection may be wider in scope, an allow never. */
+const REJECT: readonly acp.PermissionOptionKind[] = ['reject_once', 'reject_always'];
+const ALLOW: readonly acp.PermissionOptionKind[] = ['allow_once'];
+
+const cancelled = (): acp.RequestPermissionResponse => ({ outcome: { outcome: 'cancelled' } });
+
+function pick(options: readonly acp.PermissionOption[], kinds: readonly acp.PermissionOptionKind[]): acp.RequestPermissionResponse | undefined {
+  for (const kind of kinds) {
+    const o = options.find((x) => x.kind === kind);
+    if (o) return { outcome: { outcome: 'selected', optionId: o.optionId } };
+  }
+  return undefined;
+}
+
+/** No rejection offered: `cancelled` is the one answer that allows nothing. */
+const reject = (options: readonly acp.PermissionOption[]) => pick(options, REJECT) ?? cancelled();
+
+/** One line a human can judge: the call's title, then what it would run or touch. */
+function summaryOf(tc: acp.ToolCallUpdate): string {
+  const raw = tc.rawInput && typeof tc.rawInput === 'object' ? (tc.rawInput as Record<string, unknown>) : {};
+  const detail = ['command', 'cmd', 'path', 'file_path', 'url'].map((k) => raw[k]).find((v) => typeof v === 'string' || Array.isArray(v));
+  const where = tc.locations?.map((l) => l.path).join(', ');
+  const what = Array.isArray(detail) ? detail.join(' ') : (detail as string | undefined);
+  return [tc.title ?? tc.kind ?? 'a tool call', what ?? where].filter(Boolean).join(': ');
+}
+
+export async function answerPermission(req: acp.RequestPermissionRequest, ctx: PermissionContext): Promise<acp.RequestPermissionResponse> {
+  if (ctx.signal.aborted) return cancelled();
+  if (ctx.approvalPolicy !== 'ask' || !ctx.approval) return reject(req.options);
+  const tc = req.toolCall;
+  let allowed: boolean;
+  try {
+    const answer = await ctx.approval.ask(
+      {
+        sessionId: ctx.childId,
+        tool: `acp:${tc.kind ?? 'other'}`,
+        summary: summaryOf(tc),
+        reason: `${ctx.program} asks before it acts; allowing answers this one call only (allow_once).`,
+        callId: tc.toolCallId,
+      },
+      ctx.signal,
+    );
+    allowed = (typeof answer === 'string' ? answer : answer.decision) === 'allow';
+  } catch {
+    allowed = false; // a port that fails denies
+  }
+  if (ctx.signal.aborted) return cancelled();
+  return allowed ? (pick(req.options, ALLOW) ?? reject(req.options)) : reject(req.options);
+}

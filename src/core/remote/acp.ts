@@ -1,0 +1,234 @@
+import * as path from 'node:path';
+import * as acp from '@agentclientprotocol/sdk/unstable';
+import type { SandboxMode } from '../session/events';
+import type { AcpChildren } from './acp-children';
+import { ChunkBuffer, mapUpdate, outcomeOf, usageOf } from './acp-map';
+import { answerPermission } from './acp-permission';
+import { processStream } from './acp-stream';
+import { programEnv, RemoteProcess, resolveCommand } from './process';
+import type { AcpAgentSettings } from './settings';
+import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
+
+/** What opens a child's view of the agent's own sub-sessions (`subagent_update`); absent, they are counted and skipped. */
+export type AcpChildrenFactory = (ctx: RemoteTurnContext, cancel: (externalId: string) => Promise<void>) => AcpChildren;
+
+const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
+
+/**
+ * The `acp` provider's driver (issue 14, decision 0040): any configured ACP agent, spawned
+ * in its own process group for one turn. `initialize` advertises no `fs` or `terminal`
+ * capability (such requests are answered method-not-found by the SDK: nothing is registered
+ * for them), `session/new` gets the child's absolute cwd and no MCP servers, the sandbox goes
+ * to the agent's own mode through the configured mode table, then `session/prompt`. Its
+ * updates become the child's log through the sink; a cancel sends `session/cancel`, waits
+ * briefly for `cancelled`, then kills the group.
+ */
+export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly string[] = () => [], children?: AcpChildrenFactory): RemoteDriver {
+  const program = `acp:${settings.name}`;
+  return {
+    program,
+    toolPrefix: 'acp',
+    // A table that is given must name the mode: the agent is never run wider than the child may.
+    supports: (mode) => !settings.modes || (SANDBOXES.includes(mode) && typeof settings.modes[mode] === 'string'),
+    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children).run(),
+  };
+}
+
+class AcpTurn {
+  private readonly label: string;
+  private readonly buf: ChunkBuffer;
+  private proc: RemoteProcess | undefined;
+  private sessionId: string | undefined;
+  /** Updates are applied one after another, in the order they arrived. */
+  private chain: Promise<void> = Promise.resolve();
+  private chainError: unknown;
+  private kids: AcpChildren | undefined;
+
+  constructor(
+    private readonly settings: AcpAgentSettings,
+    private readonly program: string,
+    private readonly ctx: RemoteTurnContext,
+    private readonly sink: RemoteSink,
+    private readonly secrets: readonly string[],
+    private readonly children?: AcpChildrenFactory,
+  ) {
+    this.label = `The ACP agent "${settings.name}"`;
+    this.buf = new ChunkBuffer(sink);
+  }
+
+  async run(): Promise<RemoteOutcome> {
+    const { ctx, settings } = this;
+    const env = programEnv({ ...settings.env }, process.env, this.secrets);
+    const command = resolveCommand(settings.command, env.PATH);
+    if (!command)
+      return {
+        stopReason: 'error',
+        error: `REMOTE_NOT_FOUND: ${this.label} was not found: "${settings.command}" is not an executable file or a command on PATH. Install it, or fix its "command" in arbor.remote.acp.`,
+      };
+    if (ctx.signal.aborted) return { stopReason: 'interrupted' };
+    const proc = new RemoteProcess({
+      command,
+      args: settings.args ?? [],
+      cwd: ctx.cwd,
+      env,
+      stdin: 'pipe',
+      ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
+      ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+    });
+    this.proc = proc;
+    const conn = this.connect(proc);
+    const onAbort = () => void this.cancel(conn);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.converse(conn, proc);
+    } catch (err) {
+      return await this.failure(err, proc);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      await this.chain;
+      this.buf.flush();
+      await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
+      conn.close();
+      proc.child.stdin?.end();
+      // It may leave on its own once stdin closes; whatever is left of its group goes.
+      if (!(await Promise.race([proc.exited.then(() => true), delay(300).then(() => false)]))) await proc.stop();
+      else await proc.reapGroup();
+    }
+  }
+
+  private connect(proc: RemoteProcess): acp.ClientConnection {
+    const app = acp
+      .client({ name: 'arbor' })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        this.chain = this.chain.then(() => this.onUpdate(params)).catch((err) => void (this.chainError ??= err));
+        return undefined;
+      })
+      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+        await this.chain; // the tool call it asks about is in the log first
+        return answerPermission(params, {
+          childId: this.ctx.childId,
+          approvalPolicy: this.ctx.approvalPolicy,
+          ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
+          signal: this.ctx.signal,
+          program: this.program,
+        });
+      });
+    return app.connect(processStream(proc, (kind) => this.sink.skipped(kind)));
+  }
+
+  private async converse(conn: acp.ClientConnection, proc: RemoteProcess): Promise<RemoteOutcome> {
+    const { ctx, sink } = this;
+    const agent = conn.agent;
+    const init = await this.untilExit(
+      agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...(this.children ? { subagents: {} } : {}) },
+        clientInfo: { name: 'arbor', version: '1' },
+      }),
+      proc,
+    );
+    const created = await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd: path.resolve(ctx.cwd), mcpServers: [] }), proc);
+    this.sessionId = created.sessionId;
+    await sink.external({
+      program: this.program,
+      ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
+      externalId: created.sessionId,
+      ...(proc.pid ? { pgid: proc.pid } : {}),
+    });
+    if (this.children) this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }));
+    const refused = await this.setMode(conn, created);
+    if (refused) return refused;
+    if (ctx.signal.aborted) return { stopReason: 'interrupted' };
+    const resp = await this.untilExit(
+      agent.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [{ type: 'text', text: ctx.prompt }] }),
+      proc,
+    );
+    await this.chain;
+    if (this.chainError) throw this.chainError;
+    this.buf.flush();
+    const usage = usageOf(resp.usage);
+    if (usage) sink.usage(usage);
+    return outcomeOf(resp, this.label);
+  }
+
+  /** The child's sandbox as the agent's own mode, when a table names one; a mode it does not offer refuses the turn. */
+  private async setMode(conn: acp.ClientConnection, created: acp.NewSessionResponse): Promise<RemoteOutcome | undefined> {
+    const modeId = this.settings.modes?.[this.ctx.sandbox];
+    if (!modeId) return undefined;
+    const offered = created.modes?.availableModes.map((m) => m.id) ?? [];
+    if (!offered.includes(modeId))
+      return {
+        stopReason: 'error',
+        error: `UNSUPPORTED_SANDBOX: ${this.label} does not offer the mode "${modeId}" that arbor.remote.acp maps the ${this.ctx.sandbox} sandbox to (it offers: ${offered.join(', ') || 'no modes'}), so the task was not run. Fix the agent's "modes" table.`,
+      };
+    if (created.modes?.currentModeId !== modeId)
+      await this.untilExit(conn.agent.request(acp.methods.agent.session.setMode, { sessionId: created.sessionId, modeId }), this.proc!);
+    return undefined;
+  }
+
+  private async onUpdate(n: acp.SessionNotification): Promise<void> {
+    if (n.sessionId !== this.sessionId) {
+      if (this.kids) await this.kids.update(n.sessionId, n.update);
+      else this.sink.skipped('other-session');
+      return;
+    }
+    if (n.update.sessionUpdate === 'subagent_update') {
+      if (this.kids) await this.kids.announce(n.update);
+      else this.sink.skipped('subagent_update');
+      return;
+    }
+    await mapUpdate(n.update, this.sink, this.buf);
+  }
+
+  /** `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed. */
+  private async cancel(conn: acp.ClientConnection): Promise<void> {
+    if (this.sessionId) await conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
+    await delay(this.settings.graceMs ?? 2000);
+    await this.proc?.stop();
+  }
+
+  /** A request's answer, or the agent's exit (it crashed, or never answered before leaving) as an error. */
+  private async untilExit<T>(p: Promise<T>, proc: RemoteProcess): Promise<T> {
+    let settled = false;
+    const exited = proc.exited.then(async (exit) => {
+      await delay(50); // an answer written just before the exit is read first
+      if (settled) return undefined as never;
+      throw new AgentExit(
+        exit.spawnError ? `could not start: ${exit.spawnError}` : `exited (${exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`})`,
+      );
+    });
+    try {
+      return await Promise.race([p, exited]);
+    } finally {
+      settled = true;
+      exited.catch(() => undefined);
+    }
+  }
+
+  private async failure(err: unknown, proc: RemoteProcess): Promise<RemoteOutcome> {
+    if (this.ctx.signal.aborted) return { stopReason: 'interrupted' };
+    await Promise.race([proc.exited, delay(500)]);
+    const tail = proc.stderrTail ? `\n${this.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
+    if (proc.idledOut)
+      return {
+        stopReason: 'error',
+        error: `${this.label} produced no output for ${Math.round((this.settings.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
+      };
+    if (err instanceof acp.RequestError && err.code === -32000)
+      return {
+        stopReason: 'error',
+        error: `ACP_AUTH_REQUIRED: ${this.label} wants to be authenticated before it works (${err.message}). Arbor does not log in for it: sign in with the agent's own command once, or give it its credentials in the "env" of its arbor.remote.acp entry.${tail}`,
+      };
+    const what = err instanceof AgentExit ? `${this.label} ${err.message} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
+    return { stopReason: 'error', error: `${what}${tail}` };
+  }
+}
+
+class AgentExit extends Error {}
+
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
+
+function describe(err: unknown): string {
+  if (err instanceof acp.RequestError) return `${err.message} (JSON-RPC error ${err.code})`;
+  return err instanceof Error ? err.message : String(err);
+}
