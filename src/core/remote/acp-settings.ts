@@ -26,34 +26,40 @@ export function readAcpAgents(raw: unknown, where: string): AcpAgentsRead {
   }
   const names = new Set<string>();
   raw.forEach((entry, i) => {
-    const at = `${where}[${i}]`;
-    const bad = (what: string) => void out.problems.push(`${at}: ${what}; this agent is left out.`);
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return bad('must be an object with "name" and "command"');
-    const e = entry as Record<string, unknown>;
-    if (typeof e.name !== 'string' || !NAME.test(e.name))
-      return bad('"name" must be 1–40 letters, digits or "_", starting with a letter or digit (it names the tool delegate_acp_<name>)');
-    if (names.has(e.name)) return bad(`the name "${e.name}" is used twice`);
-    if (typeof e.command !== 'string' || e.command.trim() === '') return bad('"command" must name the agent program (a path or a command on PATH)');
-    if (e.args !== undefined && (!Array.isArray(e.args) || e.args.some((a) => typeof a !== 'string'))) return bad('"args" must be a list of strings');
-    if (e.env !== undefined && !isStringMap(e.env)) return bad('"env" must map names to strings');
-    if (e.modes !== undefined) {
-      if (!isStringMap(e.modes)) return bad('"modes" must map Arbor sandboxes (read-only, workspace-write, full-access) to the agent\'s mode ids');
-      const unknown = Object.keys(e.modes).filter((k) => !SANDBOXES.includes(k as SandboxMode));
-      if (unknown.length) return bad(`"modes" has keys that are not Arbor sandboxes: ${unknown.join(', ')} (use read-only, workspace-write, full-access)`);
+    const read = readOne(entry, names);
+    if (typeof read === 'string') out.problems.push(`${where}[${i}]: ${read}; this agent is left out.`);
+    else {
+      names.add(read.name);
+      out.agents.push(read);
     }
-    for (const k of ['idleTimeoutMs', 'graceMs'] as const)
-      if (e[k] !== undefined && !positive(e[k])) return bad(`"${k}" must be a positive number of milliseconds`);
-    for (const k of ['model', 'description'] as const) if (e[k] !== undefined && typeof e[k] !== 'string') return bad(`"${k}" must be a string`);
-    names.add(e.name);
-    const a: AcpAgentSettings = { name: e.name, command: e.command.trim() };
-    if (e.args) a.args = [...(e.args as string[])];
-    if (e.env) a.env = { ...(e.env as Record<string, string>) };
-    if (e.modes) a.modes = { ...(e.modes as Record<string, string>) };
-    if (e.model) a.model = e.model as string;
-    if (e.description) a.description = e.description as string;
-    if (e.idleTimeoutMs) a.idleTimeoutMs = Math.round(e.idleTimeoutMs as number);
-    if (e.graceMs) a.graceMs = Math.round(e.graceMs as number);
-    out.agents.push(a);
   });
   return out;
+}
+
+/** One entry, or what is wrong with it. */
+function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings | string {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return 'must be an object with "name" and "command"';
+  const e = entry as Record<string, unknown>;
+  if (typeof e.name !== 'string' || !NAME.test(e.name))
+    return '"name" must be 1–40 letters, digits or "_", starting with a letter or digit (it names the tool delegate_acp_<name>)';
+  if (names.has(e.name)) return `the name "${e.name}" is used twice`;
+  if (typeof e.command !== 'string' || e.command.trim() === '') return '"command" must name the agent program (a path or a command on PATH)';
+  if (e.args !== undefined && (!Array.isArray(e.args) || e.args.some((a) => typeof a !== 'string'))) return '"args" must be a list of strings';
+  if (e.env !== undefined && !isStringMap(e.env)) return '"env" must map names to strings';
+  if (e.modes !== undefined) {
+    if (!isStringMap(e.modes)) return '"modes" must map Arbor sandboxes (read-only, workspace-write, full-access) to the agent\'s mode ids';
+    const unknown = Object.keys(e.modes).filter((k) => !SANDBOXES.includes(k as SandboxMode));
+    if (unknown.length) return `"modes" has keys that are not Arbor sandboxes: ${unknown.join(', ')} (use read-only, workspace-write, full-access)`;
+  }
+  for (const k of ['idleTimeoutMs', 'graceMs'] as const) if (e[k] !== undefined && !positive(e[k])) return `"${k}" must be a positive number of milliseconds`;
+  for (const k of ['model', 'description'] as const) if (e[k] !== undefined && typeof e[k] !== 'string') return `"${k}" must be a string`;
+  const a: AcpAgentSettings = { name: e.name, command: e.command.trim() };
+  if (e.args) a.args = [...(e.args as string[])];
+  if (e.env) a.env = { ...(e.env as Record<string, string>) };
+  if (e.modes) a.modes = { ...(e.modes as Record<string, string>) };
+  if (e.model) a.model = e.model as string;
+  if (e.description) a.description = e.description as string;
+  if (e.idleTimeoutMs) a.idleTimeoutMs = Math.round(e.idleTimeoutMs as number);
+  if (e.graceMs) a.graceMs = Math.round(e.graceMs as number);
+  return a;
 }
