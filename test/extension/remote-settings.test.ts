@@ -111,4 +111,48 @@ describe('extension: remote program settings (arbor.remote.*)', () => {
     const declared = Object.keys(properties).filter((k) => k.startsWith('arbor.remote.'));
     assert.deepEqual(declared.sort(), [...asked].map((k) => `arbor.${k}`).sort(), 'every arbor.remote.* setting is read, and only those');
   });
+  it('arbor.remote.acp: agents from the user layer only, each bad entry left out with a reason that says what to do', () => {
+    const read = readRemoteSettings(
+      inspectOf({
+        'remote.acp': {
+          globalValue: [
+            { name: 'claude', command: 'claude-agent-acp', env: { ANTHROPIC_API_KEY: 'k' }, modes: { 'read-only': 'plan', 'workspace-write': 'acceptEdits' } },
+            { name: 'gemini', command: 'gemini', args: ['--acp'] },
+            { name: 'claude', command: 'other' },
+            { name: 'bad name', command: 'x' },
+            { name: 'nocmd' },
+            { name: 'm', command: 'x', modes: { 'read-write': 'y' } },
+            'just a string',
+          ],
+          workspaceValue: [{ name: 'evil', command: '/tmp/evil' }],
+        },
+        'remote.idleTimeoutSeconds': { globalValue: 30 },
+      }),
+      true,
+    );
+    assert.deepEqual(read.remote?.acp, [
+      {
+        name: 'claude',
+        command: 'claude-agent-acp',
+        env: { ANTHROPIC_API_KEY: 'k' },
+        modes: { 'read-only': 'plan', 'workspace-write': 'acceptEdits' },
+        idleTimeoutMs: 30_000,
+      },
+      { name: 'gemini', command: 'gemini', args: ['--acp'], idleTimeoutMs: 30_000 },
+    ]);
+    assert.deepEqual(
+      read.problems.map((p) => p.replace(/:.*/, '')),
+      ['arbor.remote.acp[2]', 'arbor.remote.acp[3]', 'arbor.remote.acp[4]', 'arbor.remote.acp[5]', 'arbor.remote.acp[6]'],
+    );
+    assert.match(read.problems[0], /the name "claude" is used twice; this agent is left out/);
+    assert.match(read.problems[3], /not Arbor sandboxes: read-write \(use read-only, workspace-write, full-access\)/);
+    assert.deepEqual(readRemoteSettings(inspectOf({ 'remote.acp': { globalValue: { name: 'x' } } }), true).problems, [
+      'arbor.remote.acp must be a list of agents like [{"name": "claude", "command": "claude-agent-acp"}]; it is ignored.',
+    ]);
+    assert.equal(
+      readRemoteSettings(inspectOf({ 'remote.acp': { globalValue: [{ name: 'a', command: 'b' }] } }), false).remote,
+      undefined,
+      'off in Restricted Mode',
+    );
+  });
 });

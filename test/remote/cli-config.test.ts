@@ -68,4 +68,28 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
     assert.match(r.stderr, /remote\.codex\.command must name the program/);
     assert.ok(fs.existsSync(CODEX_BIN));
   });
+  it('arbor run delegates to an ACP agent named in --config remote.acp; a bad acp entry is a usage error (exit 2) saying what is wrong', async () => {
+    const fixture = path.join(__dirname, '..', 'support', 'acp-fixture-agent.js');
+    const cfg = path.join(dir, 'config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ remote: { acp: [{ name: 'fix', command: process.execPath, args: [fixture], env: { ACP_SCENARIO: 'plain' } }] } }));
+    server.setFallback((_b, i) => (i === 0 ? { toolCalls: [{ name: 'delegate_acp_fix', arguments: { prompt: 'Say hello' } }] } : { text: 'parent done' }));
+    const store = path.join(dir, 'store');
+    const r = await arbor(
+      ['run', '--json', '--config', cfg, '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'],
+      {},
+      60_000,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string });
+    const remote = lines.find((l) => l.type === 'subagent/remote');
+    assert.equal(remote?.program, 'acp:fix');
+    assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === 'Hello from the fixture'));
+    fs.writeFileSync(cfg, JSON.stringify({ remote: { acp: [{ name: 'has space', command: 'x' }] } }));
+    const bad = await arbor(['run', '--config', cfg, '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'hi']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /remote\.acp\[0\]: "name" must be 1–40 letters, digits or "_"/);
+  });
 });

@@ -51,8 +51,14 @@ export async function answerPermission(req: acp.RequestPermissionRequest, ctx: P
   if (ctx.approvalPolicy !== 'ask' || !ctx.approval) return reject(req.options);
   const tc = req.toolCall;
   let allowed: boolean;
+  // A stop answers at once (`cancelled`), whether or not the port heeds the signal.
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<'deny'>((resolve) => {
+    onAbort = () => resolve('deny');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  });
   try {
-    const answer = await ctx.approval.ask(
+    const asked = ctx.approval.ask(
       {
         sessionId: ctx.childId,
         tool: `acp:${tc.kind ?? 'other'}`,
@@ -62,9 +68,12 @@ export async function answerPermission(req: acp.RequestPermissionRequest, ctx: P
       },
       ctx.signal,
     );
+    const answer = await Promise.race([asked, stopped]);
     allowed = (typeof answer === 'string' ? answer : answer.decision) === 'allow';
   } catch {
     allowed = false; // a port that fails denies
+  } finally {
+    if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
   }
   if (ctx.signal.aborted) return cancelled();
   return allowed ? (pick(req.options, ALLOW) ?? reject(req.options)) : reject(req.options);

@@ -207,7 +207,7 @@ class AcpTurn {
 
   private async failure(err: unknown, proc: RemoteProcess): Promise<RemoteOutcome> {
     if (this.ctx.signal.aborted) return { stopReason: 'interrupted' };
-    await Promise.race([proc.exited, delay(500)]);
+    const exit = await Promise.race([proc.exited, delay(500).then(() => undefined)]);
     const tail = proc.stderrTail ? `\n${this.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
     if (proc.idledOut)
       return {
@@ -219,7 +219,14 @@ class AcpTurn {
         stopReason: 'error',
         error: `ACP_AUTH_REQUIRED: ${this.label} wants to be authenticated before it works (${err.message}). Arbor does not log in for it: sign in with the agent's own command once, or give it its credentials in the "env" of its arbor.remote.acp entry.${tail}`,
       };
-    const what = err instanceof AgentExit ? `${this.label} ${err.message} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
+    // The connection closing is how an exit shows first: the exit is the story.
+    const exited =
+      err instanceof AgentExit
+        ? err.message
+        : exit && !exit.spawnError
+          ? `exited (${exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`})`
+          : undefined;
+    const what = exited ? `${this.label} ${exited} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
     return { stopReason: 'error', error: `${what}${tail}` };
   }
 }
