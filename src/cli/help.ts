@@ -33,7 +33,9 @@ Options:
   --network          let sandboxed commands use the network (default: none)
   --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
                      {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"},
-                                 "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?}}}
+                                 "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?},
+                                 "acp": [{"name": "claude", "command": "claude-agent-acp", "args"?, "env"?,
+                                          "modes"?: {"read-only": "plan", "workspace-write": "acceptEdits"}}]}}
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
   --max-tokens N     max tokens per model reply
