@@ -104,7 +104,7 @@ async function vsDirect(opts: BenchOptions): Promise<Figure> {
     // Warm both: the agent's files in the page cache, Codex's first-run state in its home.
     await viaArbor();
     await direct();
-    const n = opts.quick ? 4 : 8;
+    const n = opts.quick ? 6 : 10;
     const arbor: number[] = [];
     const plain: number[] = [];
     for (let i = 0; i < n; i++) {
