@@ -6,6 +6,7 @@
 // crashed or did not return it. The exit code is 0 unless a module crashed.
 import * as os from 'node:os';
 import * as acpServe from './acp.bench';
+import * as acpClient from './acp-client.bench';
 import * as agent from './agent.bench';
 import * as cost from './cost.bench';
 import * as extension from './extension.bench';
@@ -22,7 +23,7 @@ import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, remote, remoteDsh, panel, webview, extension];
+const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, cost, acpServe, acpClient, remote, remoteDsh, panel, webview, extension];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -13,6 +13,12 @@ import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from 
 export type AcpChildrenFactory = (ctx: RemoteTurnContext, cancel: (externalId: string) => Promise<void>) => AcpChildren;
 
 const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
+/**
+ * How long an agent may take to exit by itself once its stdin is closed, before its group gets
+ * SIGTERM. acpx 0.19.1 waits 100 ms; claude-agent-acp leaves in ~30 ms, codex-acp takes 2 s
+ * (and leaves at once on SIGTERM), so a longer wait is paid by every turn of such an agent.
+ */
+const EOF_GRACE_MS = 100;
 
 /**
  * The `acp` provider's driver (issue 14, decision 0040): any configured ACP agent, spawned
@@ -90,8 +96,8 @@ class AcpTurn {
       await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
       conn.close();
       proc.child.stdin?.end();
-      // It may leave on its own once stdin closes; whatever is left of its group goes.
-      if (!(await Promise.race([proc.exited.then(() => true), delay(300).then(() => false)]))) await proc.stop();
+      // It may leave on its own once stdin closes (briefly awaited, as acpx does); whatever is left of its group goes.
+      if (!(await Promise.race([proc.exited.then(() => true), delay(EOF_GRACE_MS).then(() => false)]))) await proc.stop();
       else await proc.reapGroup();
     }
   }

@@ -93,6 +93,33 @@ export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''
   return undefined;
 }
 
+/**
+ * Whether group `pgid` has a member that is not a zombie. A killed program's helpers are
+ * reparented to init and stay zombies until init reaps them, which some inits (a container's
+ * or a micro-VM's) do only now and then or never; signal 0 still finds them, yet they run
+ * nothing and hold nothing but a pid. Where /proc cannot be read, signal 0's answer stands.
+ */
+export function groupHasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const d of entries) {
+    if (d.charCodeAt(0) < 48 || d.charCodeAt(0) > 57) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'latin1');
+      // pid (comm) state ppid pgrp …: the comm may hold spaces and parentheses, so read after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return false;
+}
+
 export class RemoteProcess {
   readonly child: ChildProcess;
   /** Resolves when the program has exited (or failed to start). */
@@ -201,14 +228,15 @@ export class RemoteProcess {
     for (let i = 0; i < 200 && this.groupAlive(); i++) await new Promise((r) => setTimeout(r, 10));
   }
 
+  /** Whether a process of its group still runs (zombies waiting for init to reap them do not count). */
   groupAlive(): boolean {
     if (!this.child.pid) return false;
     try {
       process.kill(-this.child.pid, 0);
-      return true;
     } catch {
       return false;
     }
+    return groupHasLiveMember(this.child.pid);
   }
 
   private signalGroup(sig: NodeJS.Signals): void {
