@@ -240,6 +240,7 @@ describe('remote: real ACP agents through a bare SDK client (offline)', function
       const res = await turn;
       assert.equal(res.stopReason, 'cancelled');
       assert.deepEqual(res.usage, { inputTokens: 0, outputTokens: 0, cachedReadTokens: 0, cachedWriteTokens: 0, totalTokens: 0 });
+      assert.ok(await eventually(() => server.inFlight === 0, 3000), 'the held model stream is dropped');
       assert.equal((await p.prompt(sid, 'Go on please')).stopReason, 'end_turn');
       assert.match(agentText(p.updates, sid), /after cancel$/);
     });
@@ -378,6 +379,7 @@ describe('remote: real ACP agents through a bare SDK client (offline)', function
       const res = await turn;
       assert.equal(res.stopReason, 'cancelled');
       assert.equal(res.usage, null);
+      assert.ok(await eventually(() => server.inFlight === 0, 3000), 'the held model stream is dropped');
     });
 
     it('cancel mid-command: cancelled, but the command keeps running (its call never completes) until the agent exits on stdin EOF', async () => {
