@@ -1,7 +1,8 @@
 // `npm test`: every tier, on a fresh clone with nothing run before it. Installs the
 // dependencies when node_modules is missing or stale, builds, installs the real VS Code
 // (code-server) and Chromium into .tools/ (first time only), the pinned real remote agent
-// programs (codex, claude) into .tools/remote/ and the ACP test client (acpx) into .tools/acp/,
+// programs (codex, claude) into .tools/remote/, the ACP test client (acpx) into .tools/acp/ and
+// the real ACP agents (claude-agent-acp, codex-acp, the SDK example agent) into .tools/acp-agents/,
 // then runs, in order: the linter and formatter check (biome), the unit, store, CLI and webview tests (mocha), the remote tier against
 // the real programs (test/remote), the extension-host tests in code-server, and the UI
 // flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
