@@ -1,6 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { StopReason, Usage } from '../session/events';
-import { num, record, str } from './run';
+import { blockText, type ToolCalls } from './acp-calls';
+import { num, record } from './run';
 import type { RemoteOutcome, RemoteSink } from './types';
 
 // How an ACP agent's `session/update` notifications and its prompt answer become the child's
@@ -33,32 +34,13 @@ export class ChunkBuffer {
 }
 
 type Update = acp.SessionUpdate;
-type Handler = (u: Update, sink: RemoteSink, buf: ChunkBuffer) => void | Promise<void>;
-
-/** The text of a content block (text as is; anything else named, never dropped silently). */
-export function blockText(c: acp.ContentBlock | undefined): string {
-  if (!c) return '';
-  if (c.type === 'text') return c.text;
-  if (c.type === 'resource_link') return `[${c.name}](${c.uri})`;
-  if (c.type === 'resource') return 'text' in c.resource ? c.resource.text : `[resource ${c.resource.uri}]`;
-  return `[${c.type}]`;
+/** What a handler works with: the sink, the chunk buffer, the calls on their way. */
+export interface MapState {
+  sink: RemoteSink;
+  buf: ChunkBuffer;
+  calls: ToolCalls;
 }
-
-/** A finished tool call's result: its content blocks, then a terminal's output in `_meta`, then `rawOutput`. */
-export function toolResultText(u: { content?: acp.ToolCallContent[] | null; rawOutput?: unknown; _meta?: Record<string, unknown> | null }): string {
-  const parts: string[] = [];
-  for (const c of u.content ?? []) {
-    if (c.type === 'content') parts.push(blockText(c.content));
-    else if (c.type === 'diff') parts.push(`diff ${c.path}`);
-    else if (c.type === 'terminal') parts.push(`terminal ${c.terminalId}`);
-  }
-  const meta = record(u._meta) ? u._meta : {};
-  const terminal = record(meta.terminal_output) ? str(meta.terminal_output.data) : str(meta.terminal_output);
-  if (terminal) parts.push(terminal);
-  if (!parts.length && u.rawOutput !== undefined && u.rawOutput !== null)
-    parts.push(typeof u.rawOutput === 'string' ? u.rawOutput : JSON.stringify(u.rawOutput));
-  return parts.filter(Boolean).join('\n');
-}
+type Handler = (u: Update, st: MapState) => void | Promise<void>;
 
 /** Claude's adapter tags chatter about itself (not the model's answer) this way: never part of the answer. */
 const informational = (u: { _meta?: Record<string, unknown> | null }): boolean => {
@@ -66,11 +48,12 @@ const informational = (u: { _meta?: Record<string, unknown> | null }): boolean =
   return cc?.kind === 'informational';
 };
 
-async function callOf(u: acp.ToolCall, sink: RemoteSink, buf: ChunkBuffer): Promise<void> {
-  buf.flush();
-  const input = record(u.rawInput) ? u.rawInput : u.rawInput === undefined || u.rawInput === null ? {} : { input: u.rawInput };
-  await sink.toolCall(u.toolCallId, u.kind ?? 'other', { title: u.title, ...input });
-  if (u.status === 'completed' || u.status === 'failed') await sink.toolResult(u.toolCallId, toolResultText(u), u.status === 'failed');
+/** A chunk comes after every call announced so far (their input is as complete as it gets). */
+async function chunk(kind: 'text' | 'reasoning', u: Update, st: MapState): Promise<void> {
+  const c = u as acp.ContentChunk;
+  if (kind === 'text' && informational(c)) return st.sink.skipped('informational');
+  await st.calls.writeAll();
+  st.buf.add(kind, blockText(c.content));
 }
 
 /** Kinds that carry nothing for the log (the agent's plan, its usage so far, its commands, mode and info changes). */
@@ -85,28 +68,18 @@ const IGNORED = [
 ];
 
 export const UPDATE_HANDLERS: Record<string, Handler> = {
-  agent_message_chunk: (u, sink, buf) => {
-    const c = u as acp.ContentChunk;
-    if (informational(c)) return sink.skipped('informational');
-    buf.add('text', blockText(c.content));
-  },
-  agent_thought_chunk: (u, _sink, buf) => buf.add('reasoning', blockText((u as acp.ContentChunk).content)),
-  tool_call: (u, sink, buf) => callOf(u as acp.ToolCall, sink, buf),
-  tool_call_update: async (u, sink, buf) => {
-    const t = u as acp.ToolCallUpdate;
-    // Only a finished call has a result; updates on the way (title, input, progress) are not history.
-    if (t.status !== 'completed' && t.status !== 'failed') return;
-    buf.flush();
-    await sink.toolResult(t.toolCallId, toolResultText(t), t.status === 'failed');
-  },
-  ...Object.fromEntries(IGNORED.map((k) => [k, (_u: Update, sink: RemoteSink) => sink.skipped(`ignored:${k}`)])),
+  agent_message_chunk: (u, st) => chunk('text', u, st),
+  agent_thought_chunk: (u, st) => chunk('reasoning', u, st),
+  tool_call: (u, st) => st.calls.start(u as acp.ToolCall),
+  tool_call_update: (u, st) => st.calls.update(u as acp.ToolCallUpdate),
+  ...Object.fromEntries(IGNORED.map((k) => [k, (_u: Update, st: MapState) => st.sink.skipped(`ignored:${k}`)])),
 };
 
 /** One `session/update` of the child's own session into sink calls; an unknown kind is counted, never fatal. */
-export async function mapUpdate(u: Update, sink: RemoteSink, buf: ChunkBuffer): Promise<void> {
+export async function mapUpdate(u: Update, st: MapState): Promise<void> {
   const handler = UPDATE_HANDLERS[u.sessionUpdate];
-  if (!handler) return sink.skipped(`unknown:${u.sessionUpdate}`);
-  await handler(u, sink, buf);
+  if (!handler) return st.sink.skipped(`unknown:${u.sessionUpdate}`);
+  await handler(u, st);
 }
 
 /** ACP's stop reasons as Arbor's, with what to tell the parent when it is a failure. */

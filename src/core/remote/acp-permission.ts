@@ -28,7 +28,8 @@ const cancelled = (): acp.RequestPermissionResponse => ({ outcome: { outcome: 'c
 
 function pick(options: readonly acp.PermissionOption[], kinds: readonly acp.PermissionOptionKind[]): acp.RequestPermissionResponse | undefined {
   for (const kind of kinds) {
-    const o = options.find((x) => x.kind === kind);
+    // Codex's adapter may offer "decline" (go on without it) beside "cancel" (end the turn): the turn goes on.
+    const o = options.find((x) => x.kind === kind && x.optionId === 'decline') ?? options.find((x) => x.kind === kind);
     if (o) return { outcome: { outcome: 'selected', optionId: o.optionId } };
   }
   return undefined;

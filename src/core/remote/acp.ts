@@ -1,8 +1,9 @@
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { SandboxMode } from '../session/events';
+import { ToolCalls } from './acp-calls';
 import type { AcpChildren } from './acp-children';
-import { ChunkBuffer, mapUpdate, outcomeOf, usageOf } from './acp-map';
+import { ChunkBuffer, type MapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { answerPermission } from './acp-permission';
 import { processStream } from './acp-stream';
 import { programEnv, RemoteProcess, resolveCommand } from './process';
@@ -43,6 +44,9 @@ export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly st
 class AcpTurn {
   private readonly label: string;
   private readonly buf: ChunkBuffer;
+  private readonly state: MapState;
+  /** What the agent asked and was refused (its summary), for a turn it then cancels itself. */
+  private refused: string | undefined;
   private proc: RemoteProcess | undefined;
   private sessionId: string | undefined;
   /** Updates are applied one after another, in the order they arrived. */
@@ -60,6 +64,7 @@ class AcpTurn {
   ) {
     this.label = `The ACP agent "${settings.name}"`;
     this.buf = new ChunkBuffer(sink);
+    this.state = { sink, buf: this.buf, calls: new ToolCalls(sink, this.buf) };
   }
 
   async run(): Promise<RemoteOutcome> {
@@ -92,6 +97,7 @@ class AcpTurn {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       await this.chain;
+      await this.state.calls.writeAll().catch(() => undefined);
       this.buf.flush();
       await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
       conn.close();
@@ -111,13 +117,18 @@ class AcpTurn {
       })
       .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
         await this.chain; // the tool call it asks about is in the log first
-        return answerPermission(params, {
+        await this.state.calls.asked(params.toolCall);
+        const answer = await answerPermission(params, {
           childId: this.ctx.childId,
           approvalPolicy: this.ctx.approvalPolicy,
           ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
           signal: this.ctx.signal,
           program: this.program,
         });
+        const chosen =
+          answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
+        if (!this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) this.refused = params.toolCall.title ?? params.toolCall.kind ?? 'a tool call';
+        return answer;
       });
     return app.connect(processStream(proc, (kind) => this.sink.skipped(kind)));
   }
@@ -151,9 +162,18 @@ class AcpTurn {
     );
     await this.chain;
     if (this.chainError) throw this.chainError;
+    await this.state.calls.writeAll();
     this.buf.flush();
     const usage = usageOf(resp.usage);
     if (usage) sink.usage(usage);
+    // Codex's adapter ends the whole turn `cancelled` when a permission is refused: a refusal, not an interrupt of ours.
+    if (resp.stopReason === 'cancelled' && !ctx.signal.aborted)
+      return {
+        stopReason: 'error',
+        error: this.refused
+          ? `${this.label} stopped its turn after Arbor refused what it asked permission for ("${this.refused}"); the child may not do that under its approval policy.`
+          : `${this.label} cancelled its own turn.`,
+      };
     return outcomeOf(resp, this.label);
   }
 
@@ -183,7 +203,7 @@ class AcpTurn {
       else this.sink.skipped('subagent_update');
       return;
     }
-    await mapUpdate(n.update, this.sink, this.buf);
+    await mapUpdate(n.update, this.state);
   }
 
   /** `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed. */
