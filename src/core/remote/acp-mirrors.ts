@@ -197,11 +197,16 @@ class AcpMirrors implements AcpChildren {
   private async open(m: Mirror, state: 'running' | 'approval'): Promise<void> {
     this.live(m, state);
     if (m.turn) return;
-    await this.flushUser(m);
+    // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
-    await m.writer.append({ type: 'turn/start', turnId: id });
     const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta);
     m.turn = { id, sink, buf: new ChunkBuffer(sink) };
+    const user = m.user;
+    m.user = undefined;
+    // Appends are applied in call order (each validated at once), then awaited together.
+    const writes = user?.text ? [m.writer.append({ type: 'user/message', text: user.text, source: user.source })] : [];
+    writes.push(m.writer.append({ type: 'turn/start', turnId: id }));
+    await Promise.all(writes);
   }
 
   /** The open turn ends: what is buffered is written, calls left open are closed, then `turn/end`. */
