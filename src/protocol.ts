@@ -37,7 +37,12 @@ export interface TreeNode {
   provider?: string;
   mode?: 'one-shot' | 'continuable';
   /** A remote child's program and its version as the program said it (`codex`, `codex-cli 0.171.0`). */
-  remote?: { program: string; version?: string };
+  remote?: {
+    program: string;
+    version?: string;
+    /** A mirror (decision 0041): one of the program's own sub-sessions, announced by this remote child; read-only. */
+    announcedBy?: string;
+  };
   depth: number;
   status: NodeStatus;
   /** What it is doing now: 'thinking', 'streaming', 'tool read_file', 'waiting for approval', 'waiting for children'. */

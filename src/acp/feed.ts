@@ -37,6 +37,8 @@ export class Feed {
     this.offs.push(h.onEvent((id, e) => this.event(id, e)));
     this.offs.push(h.onDelta((id, kind, delta) => this.delta(id, kind, delta)));
     this.offs.push(h.onIdle((id) => this.enqueue(async () => this.refreshState(id))));
+    // A mirror's state moved without an event (it waits for a human, or it was closed).
+    this.offs.push(h.subagents.mirrors.onChange((id) => void this.touch(id)));
     table.onAdd(() => this.unknown.clear());
   }
 

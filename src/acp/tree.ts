@@ -30,10 +30,11 @@ export async function statusOf(h: Harness, id: string, ended?: StopReason): Prom
   const summary = ended ? { ...stored, openTurn: false, lastStopReason: ended } : stored;
   const agent = h.resident(id);
   const live = !!agent && !agent.isDisposed && !ended;
+  const mirrors = h.subagents.mirrors; // an ACP agent's own sub-sessions (decision 0041)
   return sessionStatus(summary, {
-    running: live && agent.activity === 'running',
+    running: (live && agent.activity === 'running') || (!ended && mirrors.isRunning(id)),
     queued: h.subagents.fanout.isQueued(id),
-    awaitingApproval: live && agent.awaitingApproval,
+    awaitingApproval: (live && agent.awaitingApproval) || (!ended && mirrors.awaitingApproval(id)),
     waitingForChildren: h.subagents.hasLiveChildren(id), // as the panel's tree reads it
   });
 }

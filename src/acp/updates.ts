@@ -86,9 +86,11 @@ const text = (t: string): acp.ContentBlock => ({ type: 'text', text: t });
  */
 export function userMessageUpdates(e: UserMessageEvent, live: boolean): Update[] {
   if (e.surfaceOp) return []; // a compaction summary: the model's surface, not something said
-  if (e.source.kind === 'user') return live ? [] : [{ sessionUpdate: 'user_message_chunk', content: text(e.text) }];
+  // Each message its own id (live and replayed alike): two notices in a row stay two messages.
+  const messageId = `user-${e.seq}`;
+  if (e.source.kind === 'user') return live ? [] : [{ sessionUpdate: 'user_message_chunk', content: text(e.text), messageId }];
   const meta = { arbor: { source: e.source.kind, ...(e.source.fromSession ? { fromSession: e.source.fromSession } : {}) } };
-  return [{ sessionUpdate: 'user_message_chunk', content: text(e.text), _meta: meta }];
+  return [{ sessionUpdate: 'user_message_chunk', content: text(e.text), messageId, _meta: meta }];
 }
 
 /** Text and reasoning not yet streamed, then one `tool_call` per call. */

@@ -336,6 +336,7 @@ export class Harness {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
     const { admit, beforeToolCall, afterToolCall } = this.hooks;
+    const shown = this.show(writer);
     const cfg: AgentConfig = {
       writer,
       model: this.model,
@@ -357,9 +358,7 @@ export class Harness {
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
-      onDelta: (kind, delta) => {
-        for (const fn of this.deltaListeners) fn(writer.id, kind, delta);
-      },
+      onDelta: shown.delta,
       onProgress: (p) => {
         for (const fn of this.progressListeners) fn(writer.id, p);
       },
@@ -375,9 +374,6 @@ export class Harness {
     // Its program's requests are out of the budget check's sight: the turn watches its budgets instead.
     const budget = { watch: (onSpent: (why: string) => void) => this.cost.budgets.watch(writer.id, onSpent) };
     const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program, budget) : cfg);
-    const offEvents = writer.onEvent((e) => {
-      for (const fn of this.listeners) fn(writer.id, e);
-    });
     const offIdle = agent.onIdle(() => {
       for (const fn of this.idleListeners) fn(writer.id);
     });
@@ -385,7 +381,7 @@ export class Harness {
     return {
       agent,
       release: () => {
-        offEvents();
+        shown.off();
         offIdle();
         if (this.agents.get(writer.id) !== agent) return;
         this.agents.delete(writer.id);
@@ -394,6 +390,20 @@ export class Harness {
         if (agent.activity === 'running') for (const fn of this.idleListeners) fn(writer.id);
       },
     };
+  }
+
+  /**
+   * A session's events reach `onEvent` listeners and `delta` reaches `onDelta` ones, until
+   * `off`: every resident agent's, and a mirror's (an ACP agent's own sub-session, decision 0041).
+   */
+  show(writer: SessionWriter): { delta: (kind: 'text' | 'reasoning', text: string) => void; off: () => void } {
+    const off = writer.onEvent((e) => {
+      for (const fn of this.listeners) fn(writer.id, e);
+    });
+    const delta = (kind: 'text' | 'reasoning', text: string) => {
+      for (const fn of this.deltaListeners) fn(writer.id, kind, text);
+    };
+    return { delta, off };
   }
 
   /** Resident agents (roots and children), for views and leak checks. */

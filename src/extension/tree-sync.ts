@@ -28,9 +28,10 @@ export class TreeSync {
   constructor(private readonly deps: TreeSyncDeps) {
     const live = deps.harness;
     this.tree = new TreeModel({
-      isRunning: (id) => live()?.resident(id)?.activity === 'running',
+      // A mirror (an ACP agent's own sub-session, decision 0041) works when its agent says so.
+      isRunning: (id) => live()?.resident(id)?.activity === 'running' || !!live()?.subagents.mirrors.isRunning(id),
       hasLiveChildren: (id) => !!live()?.subagents.hasLiveChildren(id),
-      awaitingApproval: (id) => deps.desk.waitingIn(id),
+      awaitingApproval: (id) => deps.desk.waitingIn(id) || !!live()?.subagents.mirrors.awaitingApproval(id),
       isQueued: (id) => !!live()?.subagents.fanout.isQueued(id),
       workflowRunning: (runId) => !!live()?.workflows.engine.isRunning(runId),
       goalArmed: (id) => {
@@ -51,6 +52,14 @@ export class TreeSync {
     this.offs.push(h.onEvent((id, e) => this.onEvent(h, id, e)));
     // A subagent joined or left the queue for a slot: no event of its own says so.
     this.offs.push(h.subagents.fanout.onChange((id) => this.push(id)));
+    // A mirror's agent says it waits for a human, or its mirror closed: no event says so either.
+    this.offs.push(
+      h.subagents.mirrors.onChange((id) => {
+        this.push(id);
+        const parent = this.tree.node(id)?.parentId;
+        if (parent) this.push(parent);
+      }),
+    );
     this.offs.push(
       h.onDelta((id, kind, delta) => {
         this.deps.feed.delta(id, kind, delta);

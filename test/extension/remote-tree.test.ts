@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type * as acp from '@agentclientprotocol/sdk/unstable';
+import { acpMirrors } from '../../src/core/remote/acp-mirrors';
 import { listAgents } from '../../src/core/subagent/control';
+import { until } from '../support/harness';
 import { panelPerTest } from '../support/panel';
 
 // A real process playing `codex exec --json` (a plain answer), so the tree's badge is tested in
@@ -53,5 +56,55 @@ describe("extension: a remote child's node names its program and version", () =>
     const port = await w.view('panel');
     const snap = port.of('state/snapshot')[0];
     assert.deepEqual(snap.nodes.find((n) => n.id === run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
+  });
+});
+
+describe("extension: an ACP agent's own sub-sessions (mirrors) in the tree", () => {
+  const w = panelPerTest();
+
+  it('a mirror is a node under its remote child: running, approval, settled as its agent says; Stop cancels it alone', async () => {
+    const child = await w.t.h.createSession({ title: 'stands in for the ACP child' });
+    const cancelled: string[] = [];
+    const ctx = {
+      childId: child.id,
+      prompt: 'p',
+      cwd: w.t.workspace,
+      sandbox: 'workspace-write' as const,
+      approvalPolicy: 'never' as const,
+      signal: new AbortController().signal,
+    };
+    const kids = acpMirrors({ store: w.t.h.store, registry: w.t.h.subagents.mirrors, show: (x) => w.t.h.show(x) })(
+      ctx,
+      async (id) => {
+        cancelled.push(id);
+      },
+      'acp:claude',
+    );
+    const announce = (state: acp.StateUpdate) =>
+      kids.announce({ sessionId: 'ext-1', title: 'explorer', capabilities: { cancel: {} }, state } as acp.SubagentUpdate);
+    const node = () =>
+      w.port
+        .of('tree/node')
+        .map((m) => m.node)
+        .filter((n) => n.parentId === child.id)
+        .pop();
+    await announce({ state: 'running' });
+    await until(() => node()?.status === 'running');
+    assert.equal(node()?.label, 'explorer');
+    assert.deepEqual(node()?.remote, { program: 'acp:claude', announcedBy: child.id });
+    await announce({ state: 'requires_action' });
+    await until(() => node()?.status === 'approval');
+    await announce({ state: 'running' });
+    // The panel's Stop: session/cancel for it alone; the agent confirms.
+    const stop = w.c.interrupt(node()!.id);
+    await until(() => cancelled.length === 1);
+    assert.deepEqual(cancelled, ['ext-1']);
+    await announce({ state: 'idle', stopReason: 'cancelled' } as acp.StateUpdate);
+    assert.deepEqual(await stop, [node()!.id]);
+    await until(() => node()?.status === 'interrupted');
+    await announce({ state: 'running' });
+    await announce({ state: 'idle', stopReason: 'end_turn' } as acp.StateUpdate);
+    await until(() => node()?.status === 'settled');
+    await kids.close('completed');
   });
 });

@@ -10,6 +10,7 @@ import { forkPoint, headerFrom } from '../session/fork';
 import { distinctName, nameFromLog } from '../session/names';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
+import { mirrorRefusal } from '../subagent/mirrors';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { HarnessError } from './errors';
 
@@ -66,6 +67,9 @@ export class SessionsService {
    */
   async fork(sourceId: string, seq: number, opts: { title?: string; budget?: Budget } = {}): Promise<Agent> {
     const budget = opts.budget ? checkBudget(opts.budget) : undefined;
+    // A remote program's own sub-session (decision 0041) is only shown here: nothing of Arbor's can continue it.
+    const mirror = mirrorRefusal(sourceId, await this.h.store.summary(sourceId).catch(() => undefined), 'fork');
+    if (mirror) throw mirror;
     const source = await this.read(sourceId);
     const events = source.events;
     // Read synchronously with the events: a switch after this call belongs to the source only.
@@ -171,20 +175,31 @@ export class SessionsService {
   /**
    * Stop a subtree: the turns of every running descendant (deepest first), then the
    * session's own. Inboxes are kept and nothing resumes by itself: a notice from a stopped
-   * child waits in its parent's inbox until the human or the parent decides.
+   * child waits in its parent's inbox until the human or the parent decides. A mirror (a
+   * remote program's own sub-session, decision 0041) is stopped alone through its program
+   * (`session/cancel`); the program and its other sub-sessions go on.
    * Returns the ids whose running turn was stopped.
    */
   async interruptSubtree(id: string): Promise<string[]> {
     if (!this.h.store.header(id) && !this.h.resident(id)) throw new HarnessError('UNKNOWN_SESSION', `No session ${id}.`);
     const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)].reverse();
     const stopped: string[] = [];
+    const mirrorsEnded: Promise<void>[] = [];
     for (const x of ids) {
       const a = this.h.resident(x);
-      if (a?.activity !== 'running') continue;
+      if (a?.activity !== 'running') {
+        const ended = this.h.subagents.mirrors.cancel(x, x === id);
+        if (ended) {
+          stopped.push(x);
+          mirrorsEnded.push(ended);
+        }
+        continue;
+      }
       stopped.push(x);
       await a.cancel('interrupted', { keepInbox: true });
     }
     for (const x of stopped) await this.h.resident(x)?.idle();
+    await Promise.all(mirrorsEnded);
     return stopped.reverse();
   }
 

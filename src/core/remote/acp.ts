@@ -10,8 +10,12 @@ import { programEnv, RemoteProcess, resolveCommand } from './process';
 import type { AcpAgentSettings } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
-/** What opens a child's view of the agent's own sub-sessions (`subagent_update`); absent, they are counted and skipped. */
-export type AcpChildrenFactory = (ctx: RemoteTurnContext, cancel: (externalId: string) => Promise<void>) => AcpChildren;
+/**
+ * What opens a child's view of the agent's own sub-sessions (`subagent_update`, decision 0041):
+ * `cancel` sends `session/cancel` for one of them, `program` is the provider (`acp:<name>`).
+ * Absent, they are counted and skipped, and the agent is not told the client understands them.
+ */
+export type AcpChildrenFactory = (ctx: RemoteTurnContext, cancel: (externalId: string) => Promise<void>, program: string) => AcpChildren;
 
 const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 /**
@@ -152,7 +156,7 @@ class AcpTurn {
       externalId: created.sessionId,
       ...(proc.pid ? { pgid: proc.pid } : {}),
     });
-    if (this.children) this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }));
+    if (this.children) this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program);
     const refused = await this.setMode(conn, created);
     if (refused) return refused;
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };

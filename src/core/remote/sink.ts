@@ -84,6 +84,11 @@ export class SessionSink implements RemoteSink {
     this.skippedCounts[kind] = (this.skippedCounts[kind] ?? 0) + 1;
   }
 
+  /** Write the text and reasoning buffered so far as one assistant message now (something else goes in the log next). */
+  async flush(): Promise<void> {
+    if (this.textBuf || this.reasoningBuf) await this.write();
+  }
+
   /** Close every unanswered call, then write what is buffered with the turn's usage. */
   async finish(): Promise<void> {
     for (const [id, name] of [...this.pending]) {

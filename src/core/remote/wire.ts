@@ -5,6 +5,7 @@ import { subagentFailure } from '../subagent/tools/shared';
 import { SubagentError, type SubagentProvider, type SubagentRequest } from '../subagent/types';
 import type { Tool } from '../tools/tool';
 import { type AcpChildrenFactory, acpDriver } from './acp';
+import { acpMirrors } from './acp-mirrors';
 import { claudeDriver } from './claude';
 import { codexDriver } from './codex';
 import { dshDriver, type ParentDeployment } from './dsh';
@@ -91,7 +92,8 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
 
 /**
  * The harness row of the remote providers (decision 0035): for each configured program its
- * provider and its global delegation tool; none configured, nothing at all.
+ * provider and its global delegation tool; none configured, nothing at all. An ACP agent's
+ * own sub-sessions are mirrored into the tree (decision 0041) unless `acpChildren` says otherwise.
  */
 export function remoteRow(
   settings: RemoteSettings,
@@ -102,6 +104,7 @@ export function remoteRow(
   return {
     name: 'remote',
     wire({ subagents, tools, registerProvider, host }) {
+      const children = acpChildren ?? acpMirrors({ store: host.store, registry: subagents.mirrors, show: (w) => host.show(w) });
       for (const e of ENTRIES) {
         const s = settings[e.key];
         if (!s?.command) continue;
@@ -116,7 +119,7 @@ export function remoteRow(
           what: `the ACP agent "${a.name}"${a.description ? ` (${a.description})` : ''}`,
           asks: true,
         };
-        const driver = acpDriver(a, secrets, acpChildren);
+        const driver = acpDriver(a, secrets, children);
         registerProvider(remoteProvider(e.provider, driver));
         tools.register(delegationTool(subagents, e, driver, a.model));
       }

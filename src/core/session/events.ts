@@ -187,6 +187,11 @@ export interface SubagentRemoteEvent extends Base<'subagent/remote'> {
   pgid?: number;
   /** The program's own store (another Arbor's), when it has one. */
   store?: string;
+  /**
+   * Set on a mirror (decision 0041): a sub-session the program of this remote child announced
+   * (ACP `subagent_update`), shown in the tree. Arbor runs nothing in it: read-only.
+   */
+  announcedBy?: string;
 }
 
 export interface EndSeedEvent extends Base<'session/end-seed'> {

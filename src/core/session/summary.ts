@@ -61,6 +61,8 @@ export interface RemoteIdentity {
   program: string;
   /** The program's `--version` line, as it said it. */
   version?: string;
+  /** A mirror of one of the program's own sub-sessions, announced by this remote child (decision 0041): read-only. */
+  announcedBy?: string;
 }
 
 /** Tokens one model served (reported usage plus estimates, as in `tokens`). */
@@ -180,7 +182,7 @@ const FOLDERS: Folders = {
     return true;
   },
   'subagent/remote': (s, e) => {
-    s.remote = { program: e.program, ...(e.version ? { version: e.version } : {}) };
+    s.remote = { program: e.program, ...(e.version ? { version: e.version } : {}), ...(e.announcedBy ? { announcedBy: e.announcedBy } : {}) };
     return true;
   },
   'workflow/start': (s, e) => foldWorkflow((s.workflows ??= []), e),

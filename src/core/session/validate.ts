@@ -162,6 +162,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('externalId', nonEmpty, 'a non-empty string'),
     r('pgid', (v) => natural(v) && (v as number) > 1, 'a process group id (an integer > 1)', true),
     r('store', nonEmpty, 'a non-empty string', true),
+    r('announcedBy', isSessionId, 'a session id', true),
   ],
   'session/end-seed': [
     r('seedLength', natural, 'a non-negative integer'),

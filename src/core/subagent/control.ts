@@ -88,9 +88,10 @@ function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit
   const agent = rt.resident(id);
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
-    running: !!live && agent.activity === 'running',
+    // A mirror (an ACP agent's own sub-session) works when its agent says so (decision 0041).
+    running: (!!live && agent.activity === 'running') || rt.mirrors.isRunning(id),
     queued: rt.fanout.isQueued(id),
-    awaitingApproval: !!live && agent.awaitingApproval,
+    awaitingApproval: (!!live && agent.awaitingApproval) || rt.mirrors.awaitingApproval(id),
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
     waitingForChildren: !!live && (rt.isActive(id) || rt.isOneShot(id)),
   });

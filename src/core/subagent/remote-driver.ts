@@ -48,6 +48,7 @@ export interface RemoteIdentity {
   externalId: string;
   pgid?: number;
   store?: string;
+  announcedBy?: string;
 }
 
 /**

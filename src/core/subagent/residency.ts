@@ -6,6 +6,7 @@ import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
+import { mirrorRefusal } from './mirrors';
 import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
 
 /** What residency needs of its runtime (handed in, so neither file imports the other). */
@@ -132,6 +133,8 @@ export class Residency {
       throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
     if (this.oneShots.has(childId))
       throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
+    const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
+    if (mirror) throw mirror;
     return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' });
   }
 

@@ -1,5 +1,6 @@
 import type { Agent } from '../agent/agent';
 import type { ToolCallHooks } from '../agent/config';
+import type { SessionWriter } from '../agent/session-writer';
 import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
@@ -26,6 +27,8 @@ export interface RowContext {
     openSession(id: string): Promise<Agent>;
     isSubagent(id: string): Promise<boolean>;
     onIdle(fn: (sessionId: string) => void): () => void;
+    /** A session no agent here runs (a mirror) reaches the views: its events, and its streamed text through `delta`. */
+    show(writer: SessionWriter): { delta: (kind: 'text' | 'reasoning', text: string) => void; off: () => void };
   };
 }
 

@@ -18,6 +18,7 @@ import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf 
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
+import { MirrorRegistry } from './mirrors';
 import { capturePolicy } from './policy-snapshot';
 import { Residency } from './residency';
 import { spawnProvider } from './spawn-provider';
@@ -77,6 +78,8 @@ export class SubagentRuntime implements SubagentControl {
   private readonly residency: Residency;
   /** The bound on children running at once; `fanout.limit` follows the setting. */
   readonly fanout: FanoutLimiter;
+  /** A remote program's own sub-sessions shown in the tree, and whether they work now (decision 0041). */
+  readonly mirrors = new MirrorRegistry();
 
   constructor(private readonly deps: RuntimeDeps) {
     this.providers = new Map((deps.providers ?? [spawnProvider, forkProvider]).map((p) => [p.name, p]));
@@ -135,7 +138,7 @@ export class SubagentRuntime implements SubagentControl {
     return this.residency.depthOf(id);
   }
   hasLiveChildren(id: string): boolean {
-    return this.residency.ownsLive(id);
+    return this.residency.ownsLive(id) || this.mirrors.hasRunningChildren(id);
   }
   trackBackground<T>(p: Promise<T>): Promise<T> {
     return this.residency.trackBackground(p);

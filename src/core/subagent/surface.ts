@@ -5,6 +5,7 @@ import type { Budget } from '../session/budget';
 import type { MessageSource, SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
 import type { FanoutLimiter } from './fanout';
+import type { MirrorRegistry } from './mirrors';
 import type { ContinuableStart, FollowupPath, StartOptions, SubagentRequest, SubagentRun } from './types';
 
 /**
@@ -49,4 +50,6 @@ export interface SubagentControl {
   budgetState(id: string): { budget: Budget; spent: Spend } | undefined;
   /** The bound on children running at once (`fanout.limit` follows the setting). */
   readonly fanout: FanoutLimiter;
+  /** A remote program's own sub-sessions shown in the tree: whether they work now, how to stop one (decision 0041). */
+  readonly mirrors: MirrorRegistry;
 }

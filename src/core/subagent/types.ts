@@ -69,7 +69,9 @@ export type SubagentErrorCode =
   | 'UNSUPPORTED_SANDBOX'
   | 'DESCRIPTOR'
   | 'STALE_HANDLE'
-  | 'CANCELLED';
+  | 'CANCELLED'
+  | 'READ_ONLY'
+  | 'NOT_CANCELLABLE';
 
 export class SubagentError extends Error {
   override readonly name: string = 'SubagentError';

@@ -85,7 +85,15 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   },
   'subagent/remote': {
     before: [],
-    event: { type: 'subagent/remote', program: 'codex', version: 'codex-cli 0.171.0', externalId: 'thread-1', pgid: 4242, store: '/stores/remote/child' },
+    event: {
+      type: 'subagent/remote',
+      program: 'codex',
+      version: 'codex-cli 0.171.0',
+      externalId: 'thread-1',
+      pgid: 4242,
+      store: '/stores/remote/child',
+      announcedBy: 'root.c1',
+    },
   },
   // Only Session.fromSeed writes it; checked through Session.restore below.
   'session/end-seed': {
@@ -279,6 +287,7 @@ describe('append validation: values of the right type that are still wrong', () 
     ['an empty external id', 'subagent/remote', 'externalId', ''],
     ['process group 1 (init: never a child of ours)', 'subagent/remote', 'pgid', 1],
     ['a fractional process group', 'subagent/remote', 'pgid', 42.5],
+    ['an announcer that is no session id', 'subagent/remote', 'announcedBy', '../x'],
   ];
 
   for (const [what, type, field, value] of cases) {

@@ -34,6 +34,11 @@ describe('session summary: a remote child names its program and version', () => 
     assert.deepEqual(s.remote, { program: 'claude-code', version: '2.1.332 (Claude Code)' });
   });
 
+  it('a mirror (an ACP agent’s own sub-session, decision 0041) keeps who announced it: it is read-only', () => {
+    const s = summarize(child, [descriptor, remote(1, { program: 'acp:claude', version: undefined, pgid: undefined, announcedBy: 'r.acp' })]);
+    assert.deepEqual(s.remote, { program: 'acp:claude', announcedBy: 'r.acp' });
+  });
+
   it("a fork's seed hands none on (the program ran the parent's turn, not the fork's); Arbor's own children have none", () => {
     const parent = summarize(child, [descriptor, remote(1)]);
     assert.equal(parent.remote?.program, 'codex');
