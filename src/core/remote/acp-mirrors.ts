@@ -8,8 +8,9 @@ import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
 import type { AcpChildrenFactory } from './acp';
+import { blockText, ToolCalls } from './acp-calls';
 import type { AcpChildren } from './acp-children';
-import { blockText, ChunkBuffer, mapUpdate, STOP_REASONS } from './acp-map';
+import { ChunkBuffer, type MapState, mapUpdate, STOP_REASONS } from './acp-map';
 import { record, str } from './run';
 import { SessionSink } from './sink';
 import type { RemoteOutcome, RemoteTurnContext } from './types';
@@ -44,7 +45,7 @@ interface Mirror {
   title?: string;
   cancellable: boolean;
   /** The open turn, its sink and chunk buffer (a new sink per turn: call ids are unique per turn). */
-  turn?: { id: string; sink: SessionSink; buf: ChunkBuffer };
+  turn?: { id: string; sink: SessionSink; buf: ChunkBuffer; st: MapState };
   /** User message chunks gathered (one message until something else arrives), and where they came from. */
   user?: { text: string; source: MessageSource; messageId?: string };
   /** Called when the open turn ends (a cancel waits for it). */
@@ -157,7 +158,7 @@ class AcpMirrors implements AcpChildren {
     await this.flushUser(m);
     if (!m.turn && WORK.has(u.sessionUpdate)) await this.open(m, 'running');
     if (!m.turn) return this.count('update-outside-a-turn');
-    await mapUpdate(u, m.turn.sink, m.turn.buf);
+    await mapUpdate(u, m.turn.st);
   }
 
   /**
@@ -171,6 +172,7 @@ class AcpMirrors implements AcpChildren {
     if (m.user && (messageId !== m.user.messageId || JSON.stringify(source) !== JSON.stringify(m.user.source))) await this.flushUser(m);
     if (!m.user) {
       if (m.turn) {
+        await m.turn.st.calls.writeAll();
         m.turn.buf.flush();
         await m.turn.sink.flush(); // what the agent said before stays before it
       }
@@ -200,7 +202,8 @@ class AcpMirrors implements AcpChildren {
     // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
     const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta);
-    m.turn = { id, sink, buf: new ChunkBuffer(sink) };
+    const buf = new ChunkBuffer(sink);
+    m.turn = { id, sink, buf, st: { sink, buf, calls: new ToolCalls(sink, buf) } };
     const user = m.user;
     m.user = undefined;
     // Appends are applied in call order (each validated at once), then awaited together.
@@ -214,6 +217,7 @@ class AcpMirrors implements AcpChildren {
     await this.flushUser(m);
     const t = m.turn;
     if (!t || t.id !== turnId) return;
+    await t.st.calls.writeAll();
     t.buf.flush();
     await t.sink.finish();
     m.turn = undefined;
