@@ -22,11 +22,9 @@ import * as acp from '@agentclientprotocol/sdk/unstable';
 import { programEnv } from '../src/core/remote/process';
 import type { AcpAgentSettings } from '../src/core/remote/settings';
 import { remotePrompt } from '../src/core/remote/turn';
-import type { SandboxMode } from '../src/core/session/events';
-import { programHome } from '../test/remote/world';
+import { ACP_AGENTS, agentHome, codexLaunch, SANDBOX_MODE_IDS } from '../test/support/acp-agents';
 import { makeHarness } from '../test/support/harness';
 import { ModelServer } from '../test/support/model-server';
-import { repoRoot } from '../test/support/repo-root';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
 
 export const name = 'acp-client';
@@ -34,11 +32,9 @@ export const name = 'acp-client';
 const VS_DIRECT: FigureSpec = { id: 'acp.client.vs_direct', op: '<=', target: 1.15 };
 export const figures: readonly FigureSpec[] = [VS_DIRECT];
 
-const CODEX_ACP = path.join(repoRoot(), '.tools', 'acp-agents', 'node_modules', '.bin', 'codex-acp');
+const CODEX_ACP = ACP_AGENTS.codex.entry;
 const TASK = 'Answer in one sentence: what is a process group?';
 const ANSWER = 'A process group is a set of processes that receive the same signals, so a whole program can be stopped at once.';
-/** codex-acp's own modes (2.6.0 offers read-only, workspace-write, agent, agent-full-access). */
-const MODES: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'agent-full-access' };
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   try {
@@ -48,36 +44,14 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   }
 }
 
-/** A CODEX_HOME whose config.toml points Codex at the test model server (Responses API). */
-function codexHome(server: ModelServer): string {
-  const home = programHome('bench-codex-acp');
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      'model = "gpt-5.5"',
-      'model_provider = "mock"',
-      '[analytics]',
-      'enabled = false',
-      '[model_providers.mock]',
-      'name = "mock"',
-      `base_url = "${server.baseURL}"`,
-      'wire_api = "responses"',
-      'env_key = "MOCK_API_KEY"',
-      'request_max_retries = 0',
-      'stream_max_retries = 0',
-      '',
-    ].join('\n'),
-  );
-  return home;
-}
-
 async function vsDirect(opts: BenchOptions): Promise<Figure> {
   if (!fs.existsSync(CODEX_ACP)) return missed(VS_DIRECT, `${CODEX_ACP} is not installed (the ACP agents in .tools/acp-agents)`);
   const server = await ModelServer.start();
   server.setFallback(() => ({ text: ANSWER }));
-  const home = codexHome(server);
-  // HOME is the bench's own: the machine's dotfiles must not run inside the agent's shells.
-  const agent: AcpAgentSettings = { name: 'codex', command: CODEX_ACP, env: { CODEX_HOME: home, HOME: home, MOCK_API_KEY: 'mock-key' }, modes: MODES };
+  // The tests' own launch (config.toml at the server, no plugins or analytics; HOME the bench's own).
+  const home = agentHome('bench-codex-acp');
+  const launch = codexLaunch(server, home);
+  const agent: AcpAgentSettings = { name: 'codex', command: launch.command, args: launch.args, env: launch.env, modes: SANDBOX_MODE_IDS.codex };
   const t = await makeHarness(server, { remote: { acp: [agent] } });
   try {
     const root = await t.h.createSession();
@@ -96,7 +70,7 @@ async function vsDirect(opts: BenchOptions): Promise<Figure> {
     const env = programEnv({ ...agent.env }, process.env);
     const direct = async (): Promise<number> => {
       const t0 = now();
-      const answer = await bareClient(CODEX_ACP, env, t.workspace, prompt, MODES['workspace-write']);
+      const answer = await bareClient(launch.command, launch.args, env, t.workspace, prompt, SANDBOX_MODE_IDS.codex['workspace-write']);
       const ms = now() - t0;
       if (!answer.includes(ANSWER.slice(0, 30))) throw new Error(`codex-acp driven directly answered ${JSON.stringify(answer.slice(0, 120))}`);
       return ms;
@@ -130,8 +104,8 @@ async function vsDirect(opts: BenchOptions): Promise<Figure> {
 }
 
 /** One prompt to the agent with the SDK's client and nothing else; resolves with the answer once the agent is gone. */
-async function bareClient(command: string, env: Record<string, string>, cwd: string, text: string, modeId: string): Promise<string> {
-  const child = spawn(command, [], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+async function bareClient(command: string, args: string[], env: Record<string, string>, cwd: string, text: string, modeId: string): Promise<string> {
+  const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const closed = new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', () => resolve());

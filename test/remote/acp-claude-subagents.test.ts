@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { listAgents } from '../../src/core/subagent/control';
+import { agentHome, claudeLaunch, SANDBOX_MODE_IDS } from '../support/acp-agents';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer, type Reply } from '../support/model-server';
-import { repoRoot } from '../support/repo-root';
-import { assertValidTurn, ofType, programHome } from './world';
+import { assertValidTurn, ofType } from './world';
 
-const ADAPTER = path.join(repoRoot(), '.tools', 'acp-agents', 'node_modules', '.bin', 'claude-agent-acp');
+/** The tests' own offline launch of the adapter (test/support/acp-agents.ts). */
+function launchOf(server: ModelServer, home: string) {
+  const l = claudeLaunch(server, home);
+  return { command: l.command, args: l.args, env: l.env };
+}
 
 /** The text of a Messages request's first user message (a subagent's conversation starts with its task). */
 function firstUserText(body: unknown): string {
@@ -29,22 +32,15 @@ describe('remote: acp provider vs claude-agent-acp 0.101.0 — its native subage
   after(() => server.stop());
   beforeEach(async () => {
     server.reset();
-    home = programHome('claude-acp');
+    home = agentHome('claude-acp');
     t = await makeHarness(server, {
       remote: {
         acp: [
           {
             name: 'claude',
-            command: ADAPTER,
-            env: {
-              ANTHROPIC_BASE_URL: `http://127.0.0.1:${server.port}`,
-              ANTHROPIC_API_KEY: 'dummy',
-              CLAUDE_CODE_MAX_RETRIES: '0',
-              HOME: home,
-              CLAUDE_CONFIG_DIR: home,
-            },
+            ...launchOf(server, home),
             // acceptEdits: its default "auto" mode asks a model classifier before the Agent tool runs.
-            modes: { 'read-only': 'default', 'workspace-write': 'acceptEdits', 'full-access': 'bypassPermissions' },
+            modes: SANDBOX_MODE_IDS.claude,
             graceMs: 1500,
           },
         ],
