@@ -161,6 +161,18 @@ describe('remote: acp provider — edges and bad input (a scripted ACP agent)', 
     });
   }
 
+  it("a permission request from the agent's own sub-session names that mirror as the asker, first in the lineage", async () => {
+    port = scriptedApproval(() => 'allow' as ApprovalDecision);
+    const { id, t } = await runChild('sub-permission', { approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 20_000 });
+    const [mirror] = t.h.store.children(id);
+    assert.ok(mirror, 'the sub-session is mirrored under the child');
+    assert.equal(port.requests.length, 1);
+    assert.equal(port.requests[0].sessionId, mirror.id);
+    assert.deepEqual(port.requests[0].lineage?.slice(0, 2), [mirror.id, id]);
+    assert.equal(port.requests[0].tool, 'acp:delete');
+    assert.deepEqual(agentLog().find((e) => e.permission)?.permission, { outcome: 'selected', optionId: 'once' });
+  });
+
   it('no answer by the escalate timeout is a denial', async () => {
     port = scriptedApproval(() => new Promise<ApprovalDecision>(() => undefined));
     await runChild('permission', { approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 300 });

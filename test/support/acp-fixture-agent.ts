@@ -121,6 +121,30 @@ const PROMPTS: Record<string, (client: Client, sessionId: string) => Promise<acp
     await say(client, sessionId, 'cut sh');
     return { stopReason: 'max_tokens' };
   },
+  // Announces a sub-session of its own (unstable subagent_update), which then asks permission itself.
+  'sub-permission': async (client, sessionId) => {
+    const sub = 'fixture-sub-1';
+    await client.notify(acp.methods.client.session.update, {
+      sessionId,
+      update: { sessionUpdate: 'subagent_update', sessionId: sub, title: 'helper', capabilities: { cancel: {} }, state: { state: 'running' } },
+    });
+    await say(client, sub, 'sub working');
+    const answer = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId: sub,
+      toolCall: { toolCallId: 's1', title: 'Delete the cache', kind: 'delete', rawInput: { path: 'cache' } },
+      options: [
+        { optionId: 'once', name: 'Allow once', kind: 'allow_once' },
+        { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+      ],
+    });
+    log({ permission: answer.outcome });
+    await client.notify(acp.methods.client.session.update, {
+      sessionId,
+      update: { sessionUpdate: 'subagent_update', sessionId: sub, state: { state: 'idle', stopReason: 'end_turn' } },
+    });
+    await say(client, sessionId, 'parent done');
+    return { stopReason: 'end_turn' };
+  },
   modes: async (client, sessionId) => {
     await say(client, sessionId, 'in mode');
     return { stopReason: 'end_turn' };

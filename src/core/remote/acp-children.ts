@@ -10,6 +10,8 @@ export interface AcpChildren {
   announce(update: acp.SubagentUpdate): Promise<void>;
   /** One update of a sub-session's own session (an id never announced is counted, not shown). */
   update(externalId: string, update: acp.SessionUpdate): Promise<void>;
+  /** The Arbor session that mirrors this ACP sub-session, once announced (who asks, when it asks permission). */
+  sessionOf(externalId: string): string | undefined;
   /** The child's turn is over: every sub-session still open is closed (interrupted when the turn was stopped). */
   close(how: 'completed' | 'interrupted'): Promise<void>;
 }

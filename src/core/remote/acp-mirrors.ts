@@ -92,6 +92,10 @@ class AcpMirrors implements AcpChildren {
     return this.serial(() => this.onClose(how));
   }
 
+  sessionOf(externalId: string): string | undefined {
+    return this.mirrors.get(externalId)?.id;
+  }
+
   private serial(task: () => Promise<void>): Promise<void> {
     const p = this.chain.then(task);
     this.chain = p.catch(() => undefined);

@@ -121,9 +121,11 @@ class AcpTurn {
       })
       .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
         await this.chain; // the tool call it asks about is in the log first
-        await this.state.calls.asked(params.toolCall);
+        // One of the agent's own sub-sessions may ask: the human sees that mirror as the asker.
+        const own = params.sessionId === this.sessionId;
+        if (own) await this.state.calls.asked(params.toolCall);
         const answer = await answerPermission(params, {
-          childId: this.ctx.childId,
+          childId: (own ? undefined : this.kids?.sessionOf(params.sessionId)) ?? this.ctx.childId,
           approvalPolicy: this.ctx.approvalPolicy,
           ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
           signal: this.ctx.signal,
@@ -131,7 +133,7 @@ class AcpTurn {
         });
         const chosen =
           answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
-        if (!this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) this.refused = params.toolCall.title ?? params.toolCall.kind ?? 'a tool call';
+        if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) this.refused = params.toolCall.title ?? params.toolCall.kind ?? 'a tool call';
         return answer;
       });
     return app.connect(processStream(proc, (kind) => this.sink.skipped(kind)));

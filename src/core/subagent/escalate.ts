@@ -13,7 +13,9 @@ export function escalatingPort(host: ApprovalPort, lineage: string[], timeoutMs:
         timer = setTimeout(() => resolve('deny'), timeoutMs);
       });
       try {
-        return await Promise.race([host.ask({ ...request, lineage }, signal), timeout]);
+        // A descendant the child runs itself (an ACP agent's own sub-session) asks through it: it leads the lineage.
+        const chain = request.sessionId === lineage[0] ? lineage : [request.sessionId, ...lineage];
+        return await Promise.race([host.ask({ ...request, lineage: chain }, signal), timeout]);
       } catch {
         return 'deny';
       } finally {
