@@ -160,6 +160,8 @@ export interface ApprovalPrompt {
   grant?: GrantScopeView;
   /** What will happen: a unified diff against the current file, or a new file's content. */
   preview?: { kind: 'diff' | 'content'; text: string };
+  /** False: a denial's reason would reach nobody (an ACP agent hears only `reject_once`), so none is asked for. */
+  reasonHeard?: false;
 }
 
 /** The scope of a grant: a command prefix (`npm test`) or one exact real path. */

@@ -30,6 +30,7 @@ export class ApprovalDesk {
       reason: request.reason,
       ...(request.grant ? { grant: request.grant } : {}),
       ...(request.preview ? { preview: request.preview } : {}),
+      ...(request.reasonHeard === false ? { reasonHeard: false as const } : {}),
     };
     return new Promise<ApprovalReply>((resolve) => {
       const onAbort = () => done({ decision: 'deny' });

@@ -158,6 +158,7 @@ describe('remote: acp provider — edges and bad input (a scripted ACP agent)', 
       assert.equal(port.requests[0].tool, 'acp:execute');
       assert.match(port.requests[0].summary, /rm -rf build/);
       assert.equal(port.requests[0].grant, undefined, 'no "allow for this conversation" is offered');
+      assert.equal(port.requests[0].reasonHeard, false, 'the panel asks for no reason the agent would never hear');
     });
   }
 

@@ -327,6 +327,23 @@ describe('webview panel in chromium (scripted host)', () => {
     assert.deepEqual({ type: revoke.type, sessionId: revoke.sessionId, grantId: revoke.grantId }, { type: 'approval/revoke', sessionId: ROOT, grantId: 'g1' });
     await send({ type: 'grants/list', sessionId: ROOT, grants: [] });
     assert.equal(await count('.grants'), 0);
+    // An ACP agent hears only reject_once: no reason is asked for that would reach nobody.
+    const acpAsk = {
+      requestId: 'a1',
+      sessionId: CHILD,
+      lineage: [CHILD, ROOT],
+      tool: 'acp:edit',
+      summary: 'Modify config',
+      reason: 'asks first',
+      reasonHeard: false as const,
+    };
+    await send({ type: 'approval/requested', prompt: acpAsk });
+    const acpCard = '.approval:has(.no-reason)';
+    assert.equal(await count(acpCard), 1);
+    assert.equal(await count(`${acpCard} .deny-reason`), 0);
+    assert.match(await textOf(`${acpCard} .no-reason`), /hears only that it was refused/);
+    await w.page.click(`${acpCard} .deny-button`);
+    assert.deepEqual(await lastPosted(), { type: 'approval/answer', requestId: 'a1', decision: 'deny' });
   });
 
   it('says so in Restricted Mode (the agent still chats, read-only) and hints at the API key', async () => {

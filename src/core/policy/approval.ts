@@ -20,6 +20,8 @@ export interface ApprovalRequest {
   preview?: { kind: 'diff' | 'content'; text: string };
   /** The model's tool call that asks (from the tool context), so a host can tie the ask to the call it shows. */
   callId?: string;
+  /** False when a denial's reason reaches nobody (an ACP agent is told only `reject_once`): a host does not ask for one. */
+  reasonHeard?: false;
 }
 
 export type ApprovalDecision = 'allow' | 'deny';

@@ -66,6 +66,8 @@ export async function answerPermission(req: acp.RequestPermissionRequest, ctx: P
         summary: summaryOf(tc),
         reason: `${ctx.program} asks before it acts; allowing answers this one call only (allow_once).`,
         callId: tc.toolCallId,
+        // ACP's answer is an option id: the agent never hears why.
+        reasonHeard: false,
       },
       ctx.signal,
     );
