@@ -124,6 +124,9 @@ export const flow = {
       if (!reason.includes('acp:example') || !reason.includes('allow_once')) throw new Error(`the card's reason is ${JSON.stringify(reason)}`);
       if ((await card.locator('.allow-conversation').count()) !== 0)
         throw new Error('the card offers "Allow for this conversation" for an agent that may only be allowed once');
+      // The agent hears only reject_once: the card asks for no reason that would reach nobody.
+      if ((await card.locator('.deny-reason').count()) !== 0) throw new Error('the card asks for a deny reason the ACP agent would never hear');
+      await visible(card.locator('.no-reason'), 'the note that the agent hears only the refusal', 5_000);
       await visible(rowWith(LABEL, 'needs approval'), `'${LABEL}' needing approval in the tree`, 10_000);
       await visible(row(LABEL).first().locator('.needs-you'), 'the "needs you" mark on the asking row', 5_000);
     });
