@@ -23,17 +23,11 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
     for (const d of [dir, homes.codex, homes.claude]) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  it('arbor run delegates to the real codex named in ARBOR_CONFIG; the child is in the log with its subagent/remote', async () => {
-    const cfg = path.join(dir, 'config.json');
-    fs.writeFileSync(cfg, JSON.stringify({ remote: { codex: remoteSettings(server, homes).codex } }));
-    byWire(server, {
-      chat: [{ toolCalls: [{ name: 'delegate_codex', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
-      responses: [{ text: 'Hello from codex via the CLI' }],
-    });
-    const store = path.join(dir, 'store');
+  /** `arbor run --json` that delegates once: the child's subagent/remote names `program`, and the child said `said`. */
+  async function runDelegating(store: string, extra: string[], env: Record<string, string>, program: string, said: string) {
     const r = await arbor(
-      ['run', '--json', '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'],
-      { ARBOR_CONFIG: cfg },
+      ['run', '--json', ...extra, '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'],
+      env,
       90_000,
     );
     assert.equal(r.code, 0, r.stderr);
@@ -42,8 +36,20 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
       .split('\n')
       .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string });
     const remote = lines.find((l) => l.type === 'subagent/remote');
-    assert.equal(remote?.program, 'codex');
-    assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === 'Hello from codex via the CLI'));
+    assert.equal(remote?.program, program);
+    assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === said));
+    return remote!;
+  }
+
+  it('arbor run delegates to the real codex named in ARBOR_CONFIG; the child is in the log with its subagent/remote', async () => {
+    const cfg = path.join(dir, 'config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ remote: { codex: remoteSettings(server, homes).codex } }));
+    byWire(server, {
+      chat: [{ toolCalls: [{ name: 'delegate_codex', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
+      responses: [{ text: 'Hello from codex via the CLI' }],
+    });
+    const store = path.join(dir, 'store');
+    const remote = await runDelegating(store, [], { ARBOR_CONFIG: cfg }, 'codex', 'Hello from codex via the CLI');
     const log = await arbor(['log', remote!.session, '--store', store, '--workspace', path.join(dir, 'ws')]);
     assert.equal(log.code, 0, log.stderr);
     assert.match(log.stdout, /Hello from codex via the CLI/);
@@ -74,19 +80,7 @@ describe('remote: the CLI reads remote programs from --config / ARBOR_CONFIG', f
     fs.writeFileSync(cfg, JSON.stringify({ remote: { acp: [{ name: 'fix', command: process.execPath, args: [fixture], env: { ACP_SCENARIO: 'plain' } }] } }));
     server.setFallback((_b, i) => (i === 0 ? { toolCalls: [{ name: 'delegate_acp_fix', arguments: { prompt: 'Say hello' } }] } : { text: 'parent done' }));
     const store = path.join(dir, 'store');
-    const r = await arbor(
-      ['run', '--json', '--config', cfg, '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'delegate it'],
-      {},
-      60_000,
-    );
-    assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { session: string; type: string; text?: string; program?: string });
-    const remote = lines.find((l) => l.type === 'subagent/remote');
-    assert.equal(remote?.program, 'acp:fix');
-    assert.ok(lines.some((l) => l.session === remote!.session && l.type === 'assistant/message' && l.text === 'Hello from the fixture'));
+    await runDelegating(store, ['--config', cfg], {}, 'acp:fix', 'Hello from the fixture');
     fs.writeFileSync(cfg, JSON.stringify({ remote: { acp: [{ name: 'has space', command: 'x' }] } }));
     const bad = await arbor(['run', '--config', cfg, '--store', store, '--workspace', path.join(dir, 'ws'), '--base-url', server.baseURL, 'hi']);
     assert.equal(bad.code, 2);
