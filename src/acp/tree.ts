@@ -28,13 +28,10 @@ export async function lineageOf(h: Harness, id: string): Promise<string[]> {
 export async function statusOf(h: Harness, id: string, ended?: StopReason): Promise<SessionStatus> {
   const stored = await h.store.summary(id);
   const summary = ended ? { ...stored, openTurn: false, lastStopReason: ended } : stored;
-  const agent = h.resident(id);
-  const live = !!agent && !agent.isDisposed && !ended;
-  const mirrors = h.subagents.mirrors; // an ACP agent's own sub-sessions (decision 0041)
   return sessionStatus(summary, {
-    running: (live && agent.activity === 'running') || (!ended && mirrors.isRunning(id)),
+    running: !ended && h.subagents.isRunning(id),
     queued: h.subagents.fanout.isQueued(id),
-    awaitingApproval: (live && agent.awaitingApproval) || (!ended && mirrors.awaitingApproval(id)),
+    awaitingApproval: !ended && h.subagents.awaitsApproval(id),
     waitingForChildren: h.subagents.hasLiveChildren(id), // as the panel's tree reads it
   });
 }

@@ -28,10 +28,9 @@ export class TreeSync {
   constructor(private readonly deps: TreeSyncDeps) {
     const live = deps.harness;
     this.tree = new TreeModel({
-      // A mirror (an ACP agent's own sub-session, decision 0041) works when its agent says so.
-      isRunning: (id) => live()?.resident(id)?.activity === 'running' || !!live()?.subagents.mirrors.isRunning(id),
+      isRunning: (id) => !!live()?.subagents.isRunning(id),
       hasLiveChildren: (id) => !!live()?.subagents.hasLiveChildren(id),
-      awaitingApproval: (id) => deps.desk.waitingIn(id) || !!live()?.subagents.mirrors.awaitingApproval(id),
+      awaitingApproval: (id) => deps.desk.waitingIn(id) || !!live()?.subagents.awaitsApproval(id),
       isQueued: (id) => !!live()?.subagents.fanout.isQueued(id),
       workflowRunning: (runId) => !!live()?.workflows.engine.isRunning(runId),
       goalArmed: (id) => {

@@ -1,6 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { StopReason, Usage } from '../session/events';
-import { blockText, type ToolCalls } from './acp-calls';
+import { blockText, ToolCalls } from './acp-calls';
 import { num, record } from './run';
 import type { RemoteOutcome, RemoteSink } from './types';
 
@@ -41,6 +41,18 @@ export interface MapState {
   calls: ToolCalls;
 }
 type Handler = (u: Update, st: MapState) => void | Promise<void>;
+
+/** A fresh mapping state over a sink (one per turn: call ids are unique per turn). */
+export function mapState(sink: RemoteSink): MapState {
+  const buf = new ChunkBuffer(sink);
+  return { sink, buf, calls: new ToolCalls(sink, buf) };
+}
+
+/** What is held back goes to the sink now: calls still open (with what is known of them), then the joined chunks. */
+export async function flushState(st: MapState): Promise<void> {
+  await st.calls.writeAll();
+  st.buf.flush();
+}
 
 /** Claude's adapter tags chatter about itself (not the model's answer) this way: never part of the answer. */
 const informational = (u: { _meta?: Record<string, unknown> | null }): boolean => {
@@ -91,10 +103,20 @@ export const STOP_REASONS: Record<acp.StopReason, { stopReason: StopReason; erro
   cancelled: { stopReason: 'interrupted' },
 };
 
+/** An ACP stop reason as an outcome (a failure says `<who>: <why>.`), or undefined for one ACP does not define. */
+export function stopOutcome(reason: unknown, who: string): RemoteOutcome | undefined {
+  const m = typeof reason === 'string' && Object.hasOwn(STOP_REASONS, reason) ? STOP_REASONS[reason as acp.StopReason] : undefined;
+  if (!m) return undefined;
+  return m.error ? { stopReason: m.stopReason, error: `${who}: ${m.error}.` } : { stopReason: m.stopReason };
+}
+
 export function outcomeOf(resp: acp.PromptResponse, label: string): RemoteOutcome {
-  const m = STOP_REASONS[resp.stopReason];
-  if (!m) return { stopReason: 'error', error: `${label} ended its turn with an unknown stop reason "${String(resp.stopReason)}".` };
-  return m.error ? { stopReason: m.stopReason, error: `${label} stopped: ${m.error}.` } : { stopReason: m.stopReason };
+  return (
+    stopOutcome(resp.stopReason, `${label} stopped`) ?? {
+      stopReason: 'error',
+      error: `${label} ended its turn with an unknown stop reason "${String(resp.stopReason)}".`,
+    }
+  );
 }
 
 /**

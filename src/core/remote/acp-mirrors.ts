@@ -8,9 +8,9 @@ import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
 import type { AcpChildrenFactory } from './acp';
-import { blockText, ToolCalls } from './acp-calls';
+import { blockText } from './acp-calls';
 import type { AcpChildren } from './acp-children';
-import { ChunkBuffer, type MapState, mapUpdate, STOP_REASONS } from './acp-map';
+import { flushState, type MapState, mapState, mapUpdate, stopOutcome } from './acp-map';
 import { record, str } from './run';
 import { SessionSink } from './sink';
 import type { RemoteOutcome, RemoteTurnContext } from './types';
@@ -45,7 +45,7 @@ interface Mirror {
   title?: string;
   cancellable: boolean;
   /** The open turn, its sink and chunk buffer (a new sink per turn: call ids are unique per turn). */
-  turn?: { id: string; sink: SessionSink; buf: ChunkBuffer; st: MapState };
+  turn?: { id: string; sink: SessionSink; st: MapState };
   /** User message chunks gathered (one message until something else arrives), and where they came from. */
   user?: { text: string; source: MessageSource; messageId?: string };
   /** Called when the open turn ends (a cancel waits for it). */
@@ -176,8 +176,7 @@ class AcpMirrors implements AcpChildren {
     if (m.user && (messageId !== m.user.messageId || JSON.stringify(source) !== JSON.stringify(m.user.source))) await this.flushUser(m);
     if (!m.user) {
       if (m.turn) {
-        await m.turn.st.calls.writeAll();
-        m.turn.buf.flush();
+        await flushState(m.turn.st);
         await m.turn.sink.flush(); // what the agent said before stays before it
       }
       m.user = { text: '', source, ...(messageId ? { messageId } : {}) };
@@ -206,8 +205,7 @@ class AcpMirrors implements AcpChildren {
     // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
     const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta);
-    const buf = new ChunkBuffer(sink);
-    m.turn = { id, sink, buf, st: { sink, buf, calls: new ToolCalls(sink, buf) } };
+    m.turn = { id, sink, st: mapState(sink) };
     const user = m.user;
     m.user = undefined;
     // Appends are applied in call order (each validated at once), then awaited together.
@@ -221,8 +219,7 @@ class AcpMirrors implements AcpChildren {
     await this.flushUser(m);
     const t = m.turn;
     if (!t || t.id !== turnId) return;
-    await t.st.calls.writeAll();
-    t.buf.flush();
+    await flushState(t.st);
     await t.sink.finish();
     m.turn = undefined;
     await m.writer.append({ type: 'turn/end', turnId: t.id, stopReason: outcome.stopReason, ...(outcome.error ? { error: outcome.error } : {}) });
@@ -288,7 +285,5 @@ function idleOutcome(state: acp.StateUpdate, owner: string): RemoteOutcome {
     const msg = record(err) ? str(err.message) : '';
     return { stopReason: 'error', error: `${owner} reported that this sub-session failed${msg ? `: ${msg}` : ''}.` };
   }
-  const m = Object.hasOwn(STOP_REASONS, reason) ? STOP_REASONS[reason as acp.StopReason] : undefined;
-  if (!m) return { stopReason: 'completed' };
-  return m.error ? { stopReason: m.stopReason, error: `${owner} stopped this sub-session: ${m.error}.` } : { stopReason: m.stopReason };
+  return stopOutcome(reason, `${owner} stopped this sub-session`) ?? { stopReason: 'completed' };
 }

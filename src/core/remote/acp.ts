@@ -1,12 +1,12 @@
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { SandboxMode } from '../session/events';
-import { ToolCalls } from './acp-calls';
 import type { AcpChildren } from './acp-children';
-import { ChunkBuffer, type MapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
+import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { answerPermission } from './acp-permission';
 import { processStream } from './acp-stream';
 import { programEnv, RemoteProcess, resolveCommand } from './process';
+import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import type { AcpAgentSettings } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
@@ -47,7 +47,6 @@ export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly st
 
 class AcpTurn {
   private readonly label: string;
-  private readonly buf: ChunkBuffer;
   private readonly state: MapState;
   /** What the agent asked and was refused (its summary), for a turn it then cancels itself. */
   private refused: string | undefined;
@@ -67,19 +66,14 @@ class AcpTurn {
     private readonly children?: AcpChildrenFactory,
   ) {
     this.label = `The ACP agent "${settings.name}"`;
-    this.buf = new ChunkBuffer(sink);
-    this.state = { sink, buf: this.buf, calls: new ToolCalls(sink, this.buf) };
+    this.state = mapState(sink);
   }
 
   async run(): Promise<RemoteOutcome> {
     const { ctx, settings } = this;
     const env = programEnv({ ...settings.env }, process.env, this.secrets);
     const command = resolveCommand(settings.command, env.PATH);
-    if (!command)
-      return {
-        stopReason: 'error',
-        error: `REMOTE_NOT_FOUND: ${this.label} was not found: "${settings.command}" is not an executable file or a command on PATH. Install it, or fix its "command" in arbor.remote.acp.`,
-      };
+    if (!command) return notFound(this.label, settings.command, 'fix its "command" in arbor.remote.acp');
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const proc = new RemoteProcess({
       command,
@@ -101,8 +95,7 @@ class AcpTurn {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       await this.chain;
-      await this.state.calls.writeAll().catch(() => undefined);
-      this.buf.flush();
+      await flushState(this.state).catch(() => undefined);
       await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
       conn.close();
       proc.child.stdin?.end();
@@ -168,8 +161,6 @@ class AcpTurn {
     );
     await this.chain;
     if (this.chainError) throw this.chainError;
-    await this.state.calls.writeAll();
-    this.buf.flush();
     const usage = usageOf(resp.usage);
     if (usage) sink.usage(usage);
     // Codex's adapter ends the whole turn `cancelled` when a permission is refused: a refusal, not an interrupt of ours.
@@ -225,9 +216,7 @@ class AcpTurn {
     const exited = proc.exited.then(async (exit) => {
       await delay(50); // an answer written just before the exit is read first
       if (settled) return undefined as never;
-      throw new AgentExit(
-        exit.spawnError ? `could not start: ${exit.spawnError}` : `exited (${exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`})`,
-      );
+      throw new AgentExit(exit.spawnError ? `could not start: ${exit.spawnError}` : `exited (${exitPhrase(exit)})`);
     });
     try {
       return await Promise.race([p, exited]);
@@ -240,24 +229,15 @@ class AcpTurn {
   private async failure(err: unknown, proc: RemoteProcess): Promise<RemoteOutcome> {
     if (this.ctx.signal.aborted) return { stopReason: 'interrupted' };
     const exit = await Promise.race([proc.exited, delay(500).then(() => undefined)]);
-    const tail = proc.stderrTail ? `\n${this.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
-    if (proc.idledOut)
-      return {
-        stopReason: 'error',
-        error: `${this.label} produced no output for ${Math.round((this.settings.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
-      };
+    const tail = stderrNote(this.label, proc);
+    if (proc.idledOut) return idledOut(this.label, this.settings.idleTimeoutMs, tail);
     if (err instanceof acp.RequestError && err.code === -32000)
       return {
         stopReason: 'error',
         error: `ACP_AUTH_REQUIRED: ${this.label} wants to be authenticated before it works (${err.message}). Arbor does not log in for it: sign in with the agent's own command once, or give it its credentials in the "env" of its arbor.remote.acp entry.${tail}`,
       };
     // The connection closing is how an exit shows first: the exit is the story.
-    const exited =
-      err instanceof AgentExit
-        ? err.message
-        : exit && !exit.spawnError
-          ? `exited (${exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`})`
-          : undefined;
+    const exited = err instanceof AgentExit ? err.message : exit && !exit.spawnError ? `exited (${exitPhrase(exit)})` : undefined;
     const what = exited ? `${this.label} ${exited} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
     return { stopReason: 'error', error: `${what}${tail}` };
   }

@@ -29,6 +29,26 @@ export const record = (v: unknown): v is Json => typeof v === 'object' && v !== 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
 
+/** How a program's process ended, in words: `killed by SIGTERM` or `exit code 3`. */
+export const exitPhrase = (exit: { code: number | null; signal: NodeJS.Signals | null }): string =>
+  exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+
+/** The end of what it wrote to stderr, for an error message (empty when it wrote nothing). */
+export const stderrNote = (label: string, proc: Pick<RemoteProcess, 'stderrTail'>): string =>
+  proc.stderrTail ? `\n${label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
+
+/** The program is not where its setting says: what to do about it. */
+export const notFound = (label: string, command: string, fix: string): RemoteOutcome => ({
+  stopReason: 'error',
+  error: `REMOTE_NOT_FOUND: ${label} was not found: "${command}" is not an executable file or a command on PATH. Install it, or ${fix}.`,
+});
+
+/** It said nothing for the idle timeout and was stopped. */
+export const idledOut = (label: string, idleTimeoutMs: number | undefined, tail: string): RemoteOutcome => ({
+  stopReason: 'error',
+  error: `${label} produced no output for ${Math.round((idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
+});
+
 const typeField = (e: Json) => (typeof e.type === 'string' ? e.type : undefined);
 
 /**
@@ -61,11 +81,7 @@ export async function mapLine(
  */
 export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: ProgramRun): Promise<RemoteOutcome> {
   const command = resolveCommand(run.spec.command, run.spec.env.PATH ?? process.env.PATH);
-  if (!command)
-    return {
-      stopReason: 'error',
-      error: `REMOTE_NOT_FOUND: ${run.label} was not found: "${run.spec.command}" is not an executable file or a command on PATH. Install it, or set ${run.setting} to its path.`,
-    };
+  if (!command) return notFound(run.label, run.spec.command, `set ${run.setting} to its path`);
   if (ctx.signal.aborted) return { stopReason: 'interrupted' };
   const proc = new RemoteProcess({ ...run.spec, command });
   const onAbort = () => void proc.stop();
@@ -79,15 +95,11 @@ export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: 
     const exit = await proc.exited;
     await proc.reapGroup();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
-    const tail = proc.stderrTail ? `\n${run.label} said (stderr): ${proc.stderrTail.slice(-2000)}` : '';
+    const tail = stderrNote(run.label, proc);
     if (exit.spawnError) return { stopReason: 'error', error: `${run.label} could not start: ${exit.spawnError}` };
-    if (proc.idledOut)
-      return {
-        stopReason: 'error',
-        error: `${run.label} produced no output for ${Math.round((run.spec.idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
-      };
+    if (proc.idledOut) return idledOut(run.label, run.spec.idleTimeoutMs, tail);
     if (st.final) return st.final.stopReason === 'error' && !st.final.error ? { ...st.final, error: `${run.label} failed.${tail}` } : st.final;
-    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+    const how = exitPhrase(exit);
     const said = st.errors.length ? ` Last error: ${st.errors[st.errors.length - 1]}` : '';
     return { stopReason: 'error', error: `${run.label} ended without finishing its turn (${how}).${said}${tail}` };
   } finally {

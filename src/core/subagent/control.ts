@@ -88,10 +88,9 @@ function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit
   const agent = rt.resident(id);
   const live = agent && !agent.isDisposed;
   const status = sessionStatus(s, {
-    // A mirror (an ACP agent's own sub-session) works when its agent says so (decision 0041).
-    running: (!!live && agent.activity === 'running') || rt.mirrors.isRunning(id),
+    running: rt.isRunning(id),
     queued: rt.fanout.isQueued(id),
-    awaitingApproval: (!!live && agent.awaitingApproval) || rt.mirrors.awaitingApproval(id),
+    awaitingApproval: rt.awaitsApproval(id),
     // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
     waitingForChildren: !!live && (rt.isActive(id) || rt.isOneShot(id)),
   });

@@ -140,6 +140,14 @@ export class SubagentRuntime implements SubagentControl {
   hasLiveChildren(id: string): boolean {
     return this.residency.ownsLive(id) || this.mirrors.hasRunningChildren(id);
   }
+  isRunning(id: string): boolean {
+    const a = this.resident(id);
+    return (!!a && !a.isDisposed && a.activity === 'running') || this.mirrors.isRunning(id);
+  }
+  awaitsApproval(id: string): boolean {
+    const a = this.resident(id);
+    return (!!a && !a.isDisposed && a.awaitingApproval) || this.mirrors.awaitingApproval(id);
+  }
   trackBackground<T>(p: Promise<T>): Promise<T> {
     return this.residency.trackBackground(p);
   }

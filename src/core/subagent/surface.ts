@@ -42,6 +42,13 @@ export interface SubagentControl {
   depthOf(id: string): number;
   /** The session has resident children (continuable activations or one-shots). */
   hasLiveChildren(id: string): boolean;
+  /**
+   * A turn of the session runs now: its resident agent's, or a mirror's (an ACP agent's own
+   * sub-session, decision 0041, which works when its agent says so). What every status reader asks.
+   */
+  isRunning(id: string): boolean;
+  /** That turn waits for a human's answer (a resident agent's approval, or a mirror's `requires_action`). */
+  awaitsApproval(id: string): boolean;
   /** A background one-shot result is on its way to the parent: `whenQuiet` waits for it. */
   trackBackground<T>(p: Promise<T>): Promise<T>;
   /** Prices per model now, when the deployment counts cost (decision 0033). */
