@@ -98,7 +98,8 @@ export class Feed {
     // Taken now, synchronously: deltas that arrive later belong after this event.
     const runs = this.take(id);
     const streamed = this.streamed.get(id) ?? { text: '', reasoning: '' };
-    if (e.type === 'assistant/message') this.streamed.delete(id);
+    // What streamed belongs to the reply now written, or to none when the turn ended without one (a dropped partial).
+    if (e.type === 'assistant/message' || e.type === 'turn/end') this.streamed.delete(id);
     this.enqueue(async () => {
       const target = await this.resolve(id);
       if (!target) return;
