@@ -10,7 +10,6 @@
 // per streamed token, for a reply streamed one token (four characters) per chunk, a chunk
 // every 2 ms (a fast real model): what the coalescing saves a client over one notification
 // per token.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
@@ -18,7 +17,7 @@ import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { startAcp } from '../test/support/acp-peer';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
 
 export const name = 'acp';
 
@@ -28,25 +27,8 @@ export const figures: readonly FigureSpec[] = [VS_INPROCESS, BYTES_PER_TOKEN];
 
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 
-/** The test model server in a child process, answering every request with REPLY. */
-async function modelProcess(): Promise<{ baseURL: string; stop(): void }> {
-  const modulePath = require.resolve('../test/support/model-server');
-  const code = `const { ModelServer } = require(${JSON.stringify(modulePath)});
-ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(REPLY)} })); process.stdout.write(s.baseURL + '\\n'); });`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.trim());
-    });
-    child.on('exit', (c) => reject(new Error(`the model server process exited (${c})`)));
-  });
-  return { baseURL, stop: () => child.kill() };
-}
-
 export async function run(opts: BenchOptions): Promise<Figure[]> {
-  const model = await modelProcess();
+  const model = await modelProcess(REPLY);
   const server = await ModelServer.start();
   const dir = tempDir('arbor-bench-acp-');
   const wsAcp = path.join(dir, 'ws-acp');

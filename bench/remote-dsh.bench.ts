@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { repoRoot } from '../test/support/repo-root';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
 
 export const name = 'remote-dsh';
 
@@ -19,23 +19,6 @@ export const figures: readonly FigureSpec[] = [VS_DIRECT];
 const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 const PROMPT = 'Answer in one sentence.';
-
-/** The test model server in a child process, answering every request with REPLY. */
-async function modelProcess(): Promise<{ baseURL: string; stop(): void }> {
-  const modulePath = require.resolve('../test/support/model-server');
-  const code = `const { ModelServer } = require(${JSON.stringify(modulePath)});
-ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(REPLY)} })); process.stdout.write(s.baseURL + '\\n'); });`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.trim());
-    });
-    child.on('exit', (c) => reject(new Error(`the model server process exited (${c})`)));
-  });
-  return { baseURL, stop: () => child.kill() };
-}
 
 /** `arbor run --json` as a user would run it: spawn to exit, stdout read line by line. */
 function direct(baseURL: string, store: string, ws: string): Promise<void> {
@@ -61,7 +44,7 @@ function direct(baseURL: string, store: string, ws: string): Promise<void> {
 }
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
-  const model = await modelProcess();
+  const model = await modelProcess(REPLY);
   const dir = tempDir('arbor-bench-dsh-');
   const ws = path.join(dir, 'ws');
   fs.mkdirSync(ws);

@@ -1,5 +1,6 @@
 // Shared helpers of the benchmark: the figure type, a realistic event generator,
-// statistics, timing and temp folders.
+// statistics, timing, temp folders and the model server in a process of its own.
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -298,4 +299,24 @@ export function eventBytes(events: readonly SessionEvent[]): number {
 
 export function header(id: string): SessionHeader {
   return { id, createdAt: new Date(T0).toISOString(), origin: 'user', title: 'bench session', cwd: '/work/project' };
+}
+
+/**
+ * The test model server in a child process of its own, as a model always runs, answering every
+ * request with `reply`.
+ */
+export async function modelProcess(reply: string): Promise<{ baseURL: string; stop(): void }> {
+  const modulePath = require.resolve('../test/support/model-server');
+  const code = `const { ModelServer } = require(${JSON.stringify(modulePath)});
+ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(reply)} })); process.stdout.write(s.baseURL + '\\n'); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (c) => reject(new Error(`the model server process exited (${c})`)));
+  });
+  return { baseURL, stop: () => child.kill() };
 }

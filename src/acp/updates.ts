@@ -38,7 +38,7 @@ function parseArgs(raw: string): Record<string, unknown> | undefined {
 }
 
 /** One line a human reads in a client's tool list: the tool and what it acts on. */
-export function toolTitle(name: string, args: Record<string, unknown> | undefined): string {
+function toolTitle(name: string, args: Record<string, unknown> | undefined): string {
   const s = (k: string): string | undefined => (typeof args?.[k] === 'string' ? (args[k] as string) : undefined);
   const subject = s('command') ?? s('path') ?? s('label') ?? s('pattern') ?? s('query') ?? s('to');
   const one = subject?.split('\n')[0];
@@ -52,7 +52,7 @@ function locations(args: Record<string, unknown> | undefined, cwd: string | unde
   return [{ path: path.resolve(cwd, p) }];
 }
 
-export function toolCallUpdate(call: ToolCall, cwd: string | undefined): Update {
+function toolCallUpdate(call: ToolCall, cwd: string | undefined): Update {
   const args = parseArgs(call.arguments);
   const locs = locations(args, cwd);
   return {

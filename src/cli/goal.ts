@@ -5,7 +5,7 @@ import { harnessConfig } from './config';
 import { type Command, type Io, wireOutput } from './output';
 
 /** One line for a goal: `active · 2/10`, the block reason, the note. */
-export function describeGoal(g: GoalSnapshot | null): string {
+function describeGoal(g: GoalSnapshot | null): string {
   if (!g) return 'goal: none (cleared)';
   const why = g.blocked ? ` (${g.blocked.code}: ${g.blocked.message})` : '';
   return `goal: ${g.phase} · ${g.roundsStarted}/${g.maxGoalRounds}${why}${g.note ? ` — ${g.note}` : ''}`;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Script } from '../core/subagent/helpers';
-import { cliWorld } from '../support/cli';
+import { type CliRun, cliWorld, runProcess } from '../support/cli';
 import { until } from '../support/harness';
 import { repoRoot } from '../support/repo-root';
 
@@ -15,11 +14,6 @@ const ACPX = path.join(repoRoot(), '.tools', 'acp', 'node_modules', 'acpx', 'dis
 const BIN = path.join(repoRoot(), 'bin', 'arbor.js');
 const ACPX_VERSION = '0.19.1';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 interface Msg {
   id?: number;
   method?: string;
@@ -36,26 +30,11 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
   const w = cliWorld('arbor-acpx-', { realDir: true });
   const home = () => path.join(w.dir, 'home');
   const agentCmd = (extra: string[] = []) => [process.execPath, BIN, 'acp', ...w.common, ...extra].join(' ');
-  const acpx = (args: string[], timeoutMs = 30_000): Promise<Run> =>
-    new Promise((resolve, reject) => {
-      if (!fs.existsSync(ACPX)) return reject(new Error(`acpx is not installed at ${ACPX}; run 'npm run setup:acp'`));
-      const child = spawn(process.execPath, [ACPX, ...args], {
-        cwd: w.ws,
-        env: { ...process.env, HOME: home(), ARBOR_API_KEY: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
-  const messages = (r: Run): Msg[] =>
+  const acpx = async (args: string[], timeoutMs = 30_000): Promise<CliRun> => {
+    if (!fs.existsSync(ACPX)) throw new Error(`acpx is not installed at ${ACPX}; run 'npm run setup:acp'`);
+    return runProcess(process.execPath, [ACPX, ...args], { cwd: w.ws, env: { ...process.env, HOME: home(), ARBOR_API_KEY: '' }, timeoutMs });
+  };
+  const messages = (r: CliRun): Msg[] =>
     r.stdout
       .trim()
       .split('\n')

@@ -28,12 +28,9 @@ describe('extension: panel controller over a real harness', () => {
       .join('');
     assert.ok('Hello there, streamed in small pieces.'.startsWith(deltas) && deltas.length > 0, 'streamed text arrived before the message');
     assert.ok(port.of('stream/delta').length < 13, 'deltas are coalesced, not one message per chunk');
-    const last = port
-      .of('tree/node')
-      .filter((m) => m.node.id === id)
-      .pop()!;
-    assert.equal(last.node.status, 'idle');
-    assert.ok(last.node.tokens.prompt > 0);
+    const last = port.node(id)!;
+    assert.equal(last.status, 'idle');
+    assert.ok(last.tokens.prompt > 0);
   });
 
   it('offers Retry for a failed turn: the same message is sent again and answered', async () => {
@@ -92,11 +89,7 @@ describe('extension: panel controller over a real harness', () => {
     assert.equal(b.of('approval/requested')[0].prompt.requestId, prompt.requestId);
     assert.deepEqual(prompt.lineage, [prompt.sessionId]);
     assert.match(prompt.summary, /echo approved-run/);
-    const running = a
-      .of('tree/node')
-      .filter((m) => m.node.id === prompt.sessionId)
-      .pop()!;
-    assert.equal(running.node.activity, 'waiting for approval');
+    assert.equal(a.node(prompt.sessionId)!.activity, 'waiting for approval');
     await w.c.receive(b, { type: 'approval/answer', requestId: prompt.requestId, decision: 'allow' });
     await w.c.receive(a, { type: 'approval/answer', requestId: prompt.requestId, decision: 'deny' }); // too late: ignored
     await w.t.h.settle();
@@ -159,13 +152,7 @@ describe('extension: panel controller over a real harness', () => {
     await until(() => port.of('tree/node').some((m) => m.node.id === id && m.node.status === 'running'));
     await w.c.receive(port, { type: 'agent/interrupt', id: 'r2', sessionId: id });
     await w.t.h.settle();
-    await until(
-      () =>
-        port
-          .of('tree/node')
-          .filter((m) => m.node.id === id)
-          .pop()!.node.status === 'interrupted',
-    );
+    await until(() => port.node(id)!.status === 'interrupted');
   });
 
   it('pages a long transcript backwards', async () => {

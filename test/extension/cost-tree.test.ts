@@ -1,20 +1,9 @@
 import assert from 'node:assert/strict';
-import { PanelController } from '../../src/extension/controller';
 import { statusBarView } from '../../src/extension/presenter/status-bar';
-import type { PanelSettings, TreeNode } from '../../src/protocol';
+import type { TreeNode } from '../../src/protocol';
 import { Script, waitFor } from '../core/subagent/helpers';
-import { FakePort } from '../support/fake-port';
-import { makeHarness, type TestHarness } from '../support/harness';
-import { ModelServer } from '../support/model-server';
+import { panelPerTest } from '../support/panel';
 
-const SETTINGS: PanelSettings = {
-  sandbox: 'workspace-write',
-  approval: 'ask',
-  restricted: false,
-  hasApiKey: true,
-  modelSource: 'endpoint',
-  model: 'test-model',
-};
 const PRICE = { input: 1, cacheHit: 0.1, output: 2 };
 const usd = (t: TreeNode['tokens']) => ((t.prompt - t.cacheHit) * PRICE.input + t.cacheHit * PRICE.cacheHit + t.completion * PRICE.output) / 1e6;
 const near = (a: number | undefined, b: number, what: string) => assert.ok(a !== undefined && Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
@@ -22,32 +11,14 @@ const near = (a: number | undefined, b: number, what: string) => assert.ok(a !==
 // Issue 15.2 and 15.5: each node's own cost, its subtree's total, its budget bar — from the
 // one summary fold, priced once — and the status bar carrying the same figures.
 describe('extension: cost and budgets in the tree', () => {
-  let server: ModelServer;
-  let t: TestHarness;
-  let c: PanelController;
+  const w = panelPerTest({ harness: { prices: { 'test-model': PRICE } } });
   let script: Script;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(async () => {
-    server.reset();
-    script = new Script(server);
-    c = new PanelController(async () => t.h, {
-      settings: () => SETTINGS,
-      openTranscript: () => undefined,
-      log: () => undefined,
-      progress: (_title, work) => work(),
-    });
-    t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5, prices: { 'test-model': PRICE } });
-  });
-  afterEach(async () => {
-    await c.dispose();
-    await t.cleanup();
+  beforeEach(() => {
+    script = new Script(w.server);
   });
 
   it('each node shows its own cost and cache saving, ancestors their subtree total, a budgeted node its bar; the status bar sums it all', async () => {
-    const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    const { c, port, t } = w;
     const spawn = (tag: string) => ({ name: 'subagent', arguments: { prompt: `[[${tag}]] go`, label: tag } });
     script.on('root', { toolCalls: [spawn('child')] }, { text: 'root done' });
     script.on('child', { toolCalls: [spawn('grand')] }, { text: 'child done' });
@@ -56,16 +27,11 @@ describe('extension: cost and budgets in the tree', () => {
     const root = t.h.store.list().find((h) => !h.parentSession)!.id;
     await c.receive(port, { type: 'budget/set', id: 'b1', sessionId: root, budget: { maxTokens: 1_000_000, maxCostUsd: 5 } });
     assert.ok(port.of('request/done').some((m) => m.id === 'b1' && m.ok));
-    const last = (id: string): TreeNode =>
-      port
-        .of('tree/node')
-        .filter((m) => m.node.id === id)
-        .pop()!.node;
     const child = t.h.store.list().find((h) => h.title === 'child')!.id;
     const grand = t.h.store.list().find((h) => h.title === 'grand')!.id;
-    await waitFor(() => last(root)?.budget !== undefined, 'the budget bar');
+    await waitFor(() => port.node(root)?.budget !== undefined, 'the budget bar');
 
-    const [r, ch, g] = [last(root), last(child), last(grand)];
+    const [r, ch, g] = [port.node(root)!, port.node(child)!, port.node(grand)!];
     for (const n of [r, ch, g]) {
       near(n.costUsd, usd(n.tokens), `${n.id} own cost`);
       near(n.savedUsd, (n.tokens.cacheHit * (PRICE.input - PRICE.cacheHit)) / 1e6, `${n.id} saving`);
@@ -92,11 +58,8 @@ describe('extension: cost and budgets in the tree', () => {
   });
 
   it('a model with no price shows tokens only, never a made-up cost', async () => {
-    await t.cleanup();
-    t = await makeHarness(server, { approvalPort: c, approval: 'ask', releaseDelayMs: 5 });
-    const port = new FakePort('panel');
-    c.connect(port);
-    await c.receive(port, { type: 'webview/ready', view: 'panel' });
+    await w.reopen({ prices: undefined });
+    const { c, port, t } = w;
     script.on('root', { text: 'hi' });
     await c.receive(port, { type: 'chat/send', id: 'r1', text: '[[root]] hello' });
     await t.h.settle();

@@ -36,14 +36,9 @@ describe("extension: a remote child's node names its program and version", () =>
     await own.result;
     await w.t.h.settle();
 
-    const last = (id: string) =>
-      w.port
-        .of('tree/node')
-        .filter((m) => m.node.id === id)
-        .pop()?.node;
-    assert.deepEqual(last(run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
-    assert.equal(last(run.id)?.provider, 'codex');
-    assert.equal(last(own.id)?.remote, undefined);
+    assert.deepEqual(w.port.node(run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });
+    assert.equal(w.port.node(run.id)?.provider, 'codex');
+    assert.equal(w.port.node(own.id)?.remote, undefined);
 
     const listed = await listAgents(w.t.h.subagents, root.id);
     assert.deepEqual(listed.find((l) => l.id === run.id)?.remote, { program: 'codex', version: 'codex-cli 0.171.0' });

@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listAgents } from '../../src/core/subagent/control';
-import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, remoteWorld } from './world';
+import { until } from '../support/harness';
+import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, pgidOf, remoteWorld } from './world';
 
 describe('remote: claude-code (the real program, offline)', function () {
   this.timeout(120_000);
@@ -111,7 +112,7 @@ describe('remote: claude-code (the real program, offline)', function () {
       const root = await w.t.h.createSession();
       const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'long task' });
       const pgid = await pgidOf(() => w.t.h.resident(run.id)?.session.events ?? []);
-      await waitFor(() => w.server.requests.some((q) => q.wire === 'messages'));
+      await until(() => w.server.requests.some((q) => q.wire === 'messages'), 30_000);
       if (how === 'the parent interrupt') void run.localAgent.cancel('interrupted', { keepInbox: false });
       else await w.t.h.interruptSubtree(run.id);
       const r = await run.result;
@@ -157,17 +158,3 @@ describe('remote: claude-code (the real program, offline)', function () {
     assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Claude Code was not found: ".*no-such-claude".*arbor\.remote\.claudeCode\.command/);
   });
 });
-
-async function waitFor(pred: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function pgidOf(events: () => readonly import('../../src/core/session/events').SessionEvent[]): Promise<number> {
-  let pgid: number | undefined;
-  await waitFor(() => (pgid = ofType(events(), 'subagent/remote')[0]?.pgid) !== undefined);
-  return pgid!;
-}

@@ -7,10 +7,10 @@ import type { ProgramSettings } from '../../src/core/remote/settings';
 import type { SessionEvent } from '../../src/core/session/events';
 import { listAgents } from '../../src/core/subagent/control';
 import { arbor } from '../support/cli';
-import { makeHarness, type TestHarness } from '../support/harness';
+import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer, type Reply } from '../support/model-server';
 import { repoRoot } from '../support/repo-root';
-import { assertValidTurn, groupAlive, ofType } from './world';
+import { assertValidTurn, groupAlive, ofType, pgidOf } from './world';
 
 /** The child Arbor's launcher: this checkout's own CLI (built by tsc). */
 const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
@@ -146,15 +146,14 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
       script([], [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }]);
       const root = await t.h.createSession();
       const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'long task' });
-      let pgid: number | undefined;
-      await waitFor(() => (pgid = ofType(t.h.resident(run.id)?.session.events ?? [], 'subagent/remote')[0]?.pgid) !== undefined);
-      await waitFor(() => childRequests().length > 0);
+      const pgid = await pgidOf(() => t.h.resident(run.id)?.session.events ?? []);
+      await until(() => childRequests().length > 0, 30_000);
       if (how === 'the parent interrupt') void run.localAgent.cancel('interrupted', { keepInbox: false });
       else await t.h.interruptSubtree(run.id);
       const r = await run.result;
       await run.dispose();
       assert.equal(r.stopReason, 'interrupted');
-      assert.equal(groupAlive(pgid!), false, 'the group is gone');
+      assert.equal(groupAlive(pgid), false, 'the group is gone');
       const s = await t.h.store.inspect(run.id);
       assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
       // The child Arbor closed its harness on SIGTERM: its own log ends the turn too.
@@ -245,11 +244,3 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.equal(r.stdout.trim(), VERSION);
   });
 });
-
-async function waitFor(pred: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

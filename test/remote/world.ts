@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
 import type { RemoteSettings } from '../../src/core/remote/settings';
 import type { SessionEvent } from '../../src/core/session/events';
-import { makeHarness, type TestHarness } from '../support/harness';
+import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 import { repoRoot } from '../support/repo-root';
 
@@ -129,6 +129,13 @@ export function groupAlive(pgid: number): boolean {
 
 export const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
   events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
+
+/** The process group of the first `subagent/remote` event in `events()`, waited for up to 30 s. */
+export async function pgidOf(events: () => readonly SessionEvent[]): Promise<number> {
+  let pgid: number | undefined;
+  await until(() => (pgid = ofType(events(), 'subagent/remote')[0]?.pgid) !== undefined, 30_000);
+  return pgid!;
+}
 
 export function assertValidTurn(events: readonly SessionEvent[]): void {
   const starts = ofType(events, 'turn/start').length;

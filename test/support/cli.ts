@@ -12,22 +12,27 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Run the real CLI in a new process (as a user would), with no API key in the environment; killed after `timeoutMs`. */
-export function arbor(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<CliRun> {
+/** Run `file` with `args` in a new process, collecting its output; killed (SIGKILL) after `timeoutMs`. */
+export function runProcess(file: string, args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number }): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const clean = { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '', ...env };
-    const child = spawn(process.execPath, [BIN, ...args], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { env: opts.env, ...(opts.cwd ? { cwd: opts.cwd } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
     });
   });
+}
+
+/** Run the real CLI in a new process (as a user would), with no API key in the environment; killed after `timeoutMs`. */
+export function arbor(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<CliRun> {
+  const clean = { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '', ...env };
+  return runProcess(process.execPath, [BIN, ...args], { env: clean, timeoutMs });
 }
 
 /**

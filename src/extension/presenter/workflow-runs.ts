@@ -5,7 +5,7 @@ import type { NodeStatus, TreeNode, WorkflowNodeView } from '../../protocol';
 const PREFIX = 'wf.';
 
 /** The tree id of a run's node. */
-export const runNodeId = (runId: string): string => `${PREFIX}${runId}`;
+const runNodeId = (runId: string): string => `${PREFIX}${runId}`;
 export const isRunNode = (id: string): boolean => id.startsWith(PREFIX);
 export const runIdOf = (nodeId: string): string => nodeId.slice(PREFIX.length);
 

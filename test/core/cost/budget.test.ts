@@ -24,6 +24,16 @@ describe('cost: budgets that hold', () => {
       prices: PRICES,
       ...more,
     });
+  /** The tokens (bytes / 4, rounded up) of a one-message request with an agent's tools: the unit the budgets below are sized in. */
+  const probeTokens = () =>
+    Math.ceil(
+      w.t.h.model.describe({
+        model: 'test-model',
+        system: 'x',
+        tools: w.t.h.tools.view({ own: 'agent:x' }),
+        messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
+      }).bytes / 4,
+    );
   const idOf = (label: string) => w.t.h.store.list().find((h) => h.title === label)!.id;
   const subtreeTokens = (ids: string[]) =>
     ids.reduce((n, id) => n + (w.t.h.store.summaryRef(id)!.tokens.prompt + w.t.h.store.summaryRef(id)!.tokens.completion), 0);
@@ -58,13 +68,7 @@ describe('cost: budgets that hold', () => {
     w.script.on('m2', { toolCalls: [spawn('l3'), spawn('l4')] }, { text: 'm2 done' });
     for (const l of ['l1', 'l2', 'l3', 'l4']) w.script.on(l, ...loop('go', 49));
     // Room for the root, the two middles and a few steps of each leaf: the budget falls mid-run.
-    const probe = w.t.h.model.describe({
-      model: 'test-model',
-      system: 'x',
-      tools: w.t.h.tools.view({ own: 'agent:x' }),
-      messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
-    }).bytes;
-    const budget = Math.ceil(probe / 4) * 20;
+    const budget = probeTokens() * 20;
     await w.t.h.setBudget(w.root.id, { maxTokens: budget });
     await w.root.accept('[[root]] fan out');
     await w.t.h.settle();
@@ -172,13 +176,7 @@ describe('cost: budgets that hold', () => {
 
   it('a workflow with a budget ends with BUDGET once its agents cannot fit', async () => {
     await setup();
-    const probe = w.t.h.model.describe({
-      model: 'test-model',
-      system: 'x',
-      tools: w.t.h.tools.view({ own: 'agent:x' }),
-      messages: [{ role: 'user', content: 'x', source: { kind: 'user' }, seq: 0 }],
-    }).bytes;
-    const budget = Math.ceil(probe / 4) * 3;
+    const budget = probeTokens() * 3;
     w.script.on(
       'root',
       {

@@ -41,6 +41,18 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
   describe('under a small limit', () => {
     const w = subagentWorld({}, { perTest: true });
     const idOf = (label: string) => w.t.h.store.list().find((h) => h.title === label)!.id;
+    /** c1 (running) and the queued c2 and c3 all ended interrupted, the queued two without a request or a model call; the fan-out is empty. */
+    const assertStoppedWhileQueued = async () => {
+      const fanout = w.t.h.subagents.fanout;
+      for (const t of ['c1', 'c2', 'c3']) {
+        const evs = await w.t.h.store.readEvents(idOf(t));
+        assert.deepEqual(stopReasons(evs), ['interrupted'], t);
+        if (t !== 'c1') assert.equal(requestsOf(evs), 0, `${t} made no request`);
+      }
+      assert.equal(w.script.bodies('c2').length + w.script.bodies('c3').length, 0);
+      assert.equal(fanout.running, 0);
+      assert.deepEqual(fanout.queued(), []);
+    };
     const labelOf = (id: string) => w.t.h.store.header(id)!.title!;
     const eventsOf = (label: string) => w.t.h.resident(idOf(label))?.session.events ?? [];
 
@@ -127,14 +139,7 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
       await w.root.cancel('interrupted');
       await w.t.h.settle();
       assert.deepEqual(stopReasons(w.root.session.events), ['interrupted']);
-      for (const t of ['c1', 'c2', 'c3']) {
-        const evs = await w.t.h.store.readEvents(idOf(t));
-        assert.deepEqual(stopReasons(evs), ['interrupted'], t);
-        if (t !== 'c1') assert.equal(requestsOf(evs), 0, `${t} made no request`);
-      }
-      assert.equal(w.script.bodies('c2').length + w.script.bodies('c3').length, 0);
-      assert.equal(fanout.running, 0);
-      assert.deepEqual(fanout.queued(), []);
+      await assertStoppedWhileQueued();
     });
 
     it("stopping the parent's subtree (the tree's Stop) stops its queued continuable children before they ask the model", async () => {
@@ -155,14 +160,7 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
       const stopped = await w.t.h.interruptSubtree(w.root.id);
       assert.deepEqual([...stopped].sort(), [w.root.id, idOf('c1'), idOf('c2'), idOf('c3')].sort());
       await w.t.h.settle();
-      for (const t of ['c1', 'c2', 'c3']) {
-        const evs = await w.t.h.store.readEvents(idOf(t));
-        assert.deepEqual(stopReasons(evs), ['interrupted'], t);
-        if (t !== 'c1') assert.equal(requestsOf(evs), 0, `${t} made no request`);
-      }
-      assert.equal(w.script.bodies('c2').length + w.script.bodies('c3').length, 0);
-      assert.equal(fanout.running, 0);
-      assert.deepEqual(fanout.queued(), []);
+      await assertStoppedWhileQueued();
     });
 
     it('children that wait on their own children lend them their slot: nested waits finish under a limit of 1', async () => {
