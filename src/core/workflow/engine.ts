@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionLog } from '../agent/session-writer';
 import { type Budget, checkBudget } from '../session/budget';
+import { openRuns } from '../session/workflow-fold';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { WorkflowError } from './errors';
-import { openRuns } from './events';
 import { checkInput, type WorkflowInput } from './input';
 import { Isolate } from './isolate';
 import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
