@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { describeError } from '../errors';
 import type { SandboxMode } from '../session/events';
 import type { AcpChildren } from './acp-children';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
@@ -249,5 +250,5 @@ const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.
 
 function describe(err: unknown): string {
   if (err instanceof acp.RequestError) return `${err.message} (JSON-RPC error ${err.code})`;
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }
