@@ -5,7 +5,7 @@ import { effectiveSandbox } from '../policy/sandbox';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
-import { type AgentConfig, DEFAULT_MAX_STEPS } from './config';
+import { type AgentConfig, DEFAULT_MAX_STEPS, type RequestBound } from './config';
 import { grantBookOf } from './grant-book';
 import { collect } from './stream-collector';
 import { runToolCalls } from './tool-runner';
@@ -79,7 +79,8 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     const tools = cfg.tools();
     const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
     const info = cfg.model.describe(req);
-    const refused = budgetRefusal(cfg, req.model, info.bytes, req.maxTokens);
+    const need = { model: req.model, bytes: info.bytes, ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}) };
+    const refused = budgetRefusal(cfg, need, '; no request was made.');
     if (refused) return end('budget', refused, 'budget');
     // What the turn said so far is on disk before the model hears it; the header's own write
     // runs while the request does (it describes the request, it does not gate it).
@@ -152,13 +153,16 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
   }
 }
 
-/** The `beforeRequest` hook's refusal, if any; a hook that throws refuses (fail closed). */
-function budgetRefusal(cfg: AgentConfig, model: string, bytes: number, maxTokens: number | undefined): string | undefined {
+/**
+ * The `beforeRequest` hook's refusal, if any (a model request's, or a remote program's start);
+ * a hook that throws refuses (fail closed), its message followed by `thrownTail`.
+ */
+export function budgetRefusal(cfg: AgentConfig, need: RequestBound, thrownTail = ''): string | undefined {
   if (!cfg.beforeRequest) return undefined;
   try {
-    return cfg.beforeRequest({ model, bytes, ...(maxTokens !== undefined ? { maxTokens } : {}) })?.refuse;
+    return cfg.beforeRequest(need)?.refuse;
   } catch (err) {
-    return `The budget check failed (${err instanceof Error ? err.message : String(err)}); no request was made.`;
+    return `The budget check failed (${describeError(err)})${thrownTail}`;
   }
 }
 

@@ -4,7 +4,7 @@ import type { SessionEvent } from '../session/events';
 import { estimateTokens, type SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
 import type { PriceBook } from './prices';
-import { formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
+import { addSpend, formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
 
 /** What a request is about to cost at most: its prompt (from its bytes) plus its completion cap. */
 export interface RequestNeed {
@@ -72,8 +72,6 @@ export class BudgetGuard {
   /** Own spend last counted per session under some scope (deltas are taken against it). */
   private readonly own = new Map<string, Spend>();
   private readonly inflight = new Map<string, Reservation>();
-  /** Workflow runs with a budget of their own: `wf:<runId>`. */
-  private readonly runs = new Map<string, Budget>();
   /** Running remote turns, told when a budget above them is spent (they make no request we could check). */
   private readonly watchers = new Map<string, Set<(why: string) => void>>();
 
@@ -220,12 +218,10 @@ export class BudgetGuard {
   /** A workflow run's own budget: its agents' spending counts against it (and their ancestors'). */
   openRun(runId: string, budget: Budget): void {
     const key = `wf:${runId}`;
-    this.runs.set(key, budget);
     this.scopes.set(key, { budget, spent: zeroSpend(), reservedTokens: 0, reservedUsd: 0, name: `workflow run ${runId}` });
   }
 
   closeRun(runId: string): void {
-    this.runs.delete(`wf:${runId}`);
     this.scopes.delete(`wf:${runId}`);
   }
 
@@ -330,14 +326,7 @@ export class BudgetGuard {
       const sum = this.summary(x);
       const own = sum ? spendOf(sum as SessionSummary, prices) : zeroSpend();
       this.own.set(x, own);
-      spent = {
-        tokens: {
-          prompt: spent.tokens.prompt + own.tokens.prompt,
-          completion: spent.tokens.completion + own.tokens.completion,
-          cacheHit: spent.tokens.cacheHit + own.tokens.cacheHit,
-        },
-        ...(spent.costUsd !== undefined && own.costUsd !== undefined ? { costUsd: spent.costUsd + own.costUsd } : {}),
-      };
+      spent = addSpend(spent, own);
     }
     this.scopes.set(key, { budget: { ...budget }, spent, reservedTokens: 0, reservedUsd: 0, name: this.nameOf(key) });
     return true;

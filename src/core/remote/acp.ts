@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { describeError } from '../errors';
 import type { SandboxMode } from '../session/events';
 import type { AcpChildren } from './acp-children';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { answerPermission } from './acp-permission';
 import { processStream } from './acp-stream';
-import { programEnv, RemoteProcess, resolveCommand } from './process';
+import { DEFAULT_GRACE_MS, programEnv, RemoteProcess, resolveCommand } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
-import type { AcpAgentSettings } from './settings';
+import { type AcpAgentSettings, stopTiming } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 /**
@@ -81,8 +82,7 @@ class AcpTurn {
       cwd: ctx.cwd,
       env,
       stdin: 'pipe',
-      ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
-      ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+      ...stopTiming(settings),
     });
     this.proc = proc;
     const conn = this.connect(proc);
@@ -206,7 +206,7 @@ class AcpTurn {
   /** `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed. */
   private async cancel(conn: acp.ClientConnection): Promise<void> {
     if (this.sessionId) await conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
-    await delay(this.settings.graceMs ?? 2000);
+    await delay(this.settings.graceMs ?? DEFAULT_GRACE_MS);
     await this.proc?.stop();
   }
 
@@ -249,5 +249,5 @@ const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.
 
 function describe(err: unknown): string {
   if (err instanceof acp.RequestError) return `${err.message} (JSON-RPC error ${err.code})`;
-  return err instanceof Error ? err.message : String(err);
+  return describeError(err);
 }

@@ -1,7 +1,7 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
-import { type ProgramSettings, programVersion } from './settings';
+import { type ProgramSettings, programVersion, stopTiming } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 /**
@@ -32,8 +32,7 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
           args,
           cwd: ctx.cwd,
           env,
-          ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
-          ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+          ...stopTiming(settings),
         },
         handlers: claudeHandlers(version),
       });

@@ -1,7 +1,7 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
-import { type ProgramSettings, programVersion } from './settings';
+import { type ProgramSettings, programVersion, stopTiming } from './settings';
 import type { RemoteDriver, RemoteTurnContext } from './types';
 
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
@@ -24,8 +24,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
           cwd: ctx.cwd,
           env,
           gracefulSignal: 'SIGINT',
-          ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
-          ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+          ...stopTiming(settings),
         },
         handlers: codexHandlers(version),
       });

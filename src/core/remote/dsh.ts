@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, type StreamState, str } from './run';
-import type { ProgramSettings } from './settings';
+import { type ProgramSettings, stopTiming } from './settings';
 import type { RemoteDriver, RemoteSink } from './types';
 
 /** What the dsh-sdk driver needs from the parent deployment: its store folder and its model endpoint. */
@@ -78,8 +78,7 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
           args,
           cwd: ctx.cwd,
           env,
-          ...(settings.idleTimeoutMs ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
-          ...(settings.graceMs ? { graceMs: settings.graceMs } : {}),
+          ...stopTiming(settings),
         },
         handlers: handlers(version, store),
         typeOf: () => 'line',

@@ -31,8 +31,8 @@ export interface ProcessSpec {
 export type Line = { text: string } | { tooLong: number };
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
-const DEFAULT_IDLE_MS = 300_000;
-const DEFAULT_GRACE_MS = 2000;
+export const DEFAULT_IDLE_MS = 300_000;
+export const DEFAULT_GRACE_MS = 2000;
 const DEFAULT_STDERR_TAIL = 20 * 1024;
 
 /** Variables a program may inherit from the host; everything else (API keys above all) is left out. */

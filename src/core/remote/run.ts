@@ -1,4 +1,4 @@
-import { type ProcessSpec, RemoteProcess, resolveCommand } from './process';
+import { DEFAULT_IDLE_MS, type ProcessSpec, RemoteProcess, resolveCommand } from './process';
 import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 export type Json = Record<string, unknown>;
@@ -46,7 +46,7 @@ export const notFound = (label: string, command: string, fix: string): RemoteOut
 /** It said nothing for the idle timeout and was stopped. */
 export const idledOut = (label: string, idleTimeoutMs: number | undefined, tail: string): RemoteOutcome => ({
   stopReason: 'error',
-  error: `${label} produced no output for ${Math.round((idleTimeoutMs ?? 300_000) / 1000)} s and was stopped (idle timeout).${tail}`,
+  error: `${label} produced no output for ${Math.round((idleTimeoutMs ?? DEFAULT_IDLE_MS) / 1000)} s and was stopped (idle timeout).${tail}`,
 });
 
 const typeField = (e: Json) => (typeof e.type === 'string' ? e.type : undefined);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { SandboxMode } from '../session/events';
-import { programEnv, resolveCommand } from './process';
+import { type ProcessSpec, programEnv, resolveCommand } from './process';
 
 /**
  * One remote program as the deployment configures it (VS Code's machine-scoped
@@ -52,6 +52,11 @@ export interface RemoteSettings {
   dshSdk?: ProgramSettings;
   /** ACP agents, each its own provider and delegation tool. */
   acp?: AcpAgentSettings[];
+}
+
+/** The stop timing a program's settings give its process; what they leave out keeps the process defaults. */
+export function stopTiming(s: ProgramSettings): Pick<ProcessSpec, 'idleTimeoutMs' | 'graceMs'> {
+  return { ...(s.idleTimeoutMs ? { idleTimeoutMs: s.idleTimeoutMs } : {}), ...(s.graceMs ? { graceMs: s.graceMs } : {}) };
 }
 
 const versions = new Map<string, Promise<string | undefined>>();

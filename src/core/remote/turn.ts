@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TurnRunner } from '../agent/config';
-import { InterruptReason, type TurnOutcome } from '../agent/turn';
+import { budgetRefusal, InterruptReason, type TurnOutcome } from '../agent/turn';
+import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
 import type { SessionEvent, StopReason } from '../session/events';
@@ -59,7 +60,9 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
           `UNSUPPORTED_SANDBOX: ${driver.program} cannot enforce the ${sandbox} sandbox here, so it was not started (it would run wider).`,
         );
       const prompt = remotePrompt(w.session.events, msg.text);
-      const refused = startRefusal(cfg, model, prompt);
+      // Checked like a model request: the prompt Arbor hands the program plus the default
+      // completion reserve (the program's own requests are out of Arbor's sight).
+      const refused = budgetRefusal(cfg, { model, bytes: Buffer.byteLength(prompt) });
       if (refused) return await end('budget', `${refused} (${driver.program} was not started.)`);
       // A spent budget stops the program the way an interrupt does: through the signal it runs under.
       const spent = new AbortController();
@@ -83,7 +86,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
           sink,
         );
       } catch (err) {
-        outcome = { stopReason: 'error' as const, error: err instanceof Error ? err.message : String(err) };
+        outcome = { stopReason: 'error' as const, error: describeError(err) };
       } finally {
         unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
@@ -93,23 +96,9 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       return await end(outcome.stopReason, outcome.error);
     } catch (err) {
       if (w.session.openTurnId !== turnId) throw err;
-      return end('error', `Arbor could not finish this turn: ${err instanceof Error ? err.message : String(err)}. Retry the message.`);
+      return end('error', `Arbor could not finish this turn: ${describeError(err)}. Retry the message.`);
     }
   };
-}
-
-/**
- * The budget check before a program starts, as for a model request: the prompt Arbor hands it
- * plus the default completion reserve (the program's own requests are out of Arbor's sight).
- * A check that throws refuses (fail closed).
- */
-function startRefusal(cfg: AgentConfig, model: string, prompt: string): string | undefined {
-  if (!cfg.beforeRequest) return undefined;
-  try {
-    return cfg.beforeRequest({ model, bytes: Buffer.byteLength(prompt) })?.refuse;
-  } catch (err) {
-    return `The budget check failed (${err instanceof Error ? err.message : String(err)})`;
-  }
 }
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */

@@ -1,4 +1,4 @@
-import type { WorkflowData, WorkflowEvent, WorkflowStatus } from './events';
+import type { SessionEvent, WorkflowData, WorkflowEvent, WorkflowStatus } from './events';
 
 /** A session's workflow run as every reader shows it (part of its summary, so it survives a reload). */
 export interface WorkflowRunSummary {
@@ -67,4 +67,21 @@ export function foldWorkflow(runs: WorkflowRunSummary[], e: WorkflowEvent): bool
   if (!run) return false;
   (RUN_FOLDERS[e.type] as RunFolder<typeof e.type>)(run, e.data as never);
   return true;
+}
+
+/**
+ * The runs a log started and never ended, in start order (recovery closes them). Each run is
+ * folded on its own, so the `MAX_RUNS` cap of a summary's list never hides an open run.
+ */
+export function openRuns(events: readonly SessionEvent[]): WorkflowRunSummary[] {
+  const runs = new Map<string, WorkflowRunSummary[]>();
+  for (const e of events) {
+    if (!e.type.startsWith('workflow/')) continue;
+    const w = e as WorkflowEvent;
+    const own = w.type === 'workflow/start' ? [] : runs.get(w.runId);
+    if (!own) continue;
+    foldWorkflow(own, w);
+    runs.set(w.runId, own);
+  }
+  return [...runs.values()].flat().filter((r) => r.status === 'running');
 }

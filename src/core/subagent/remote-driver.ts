@@ -1,5 +1,5 @@
 import type { ApprovalPort } from '../policy/approval';
-import type { ApprovalPolicy, SandboxMode, StopReason, Usage } from '../session/events';
+import type { ApprovalPolicy, SandboxMode, StopReason, SubagentRemoteEvent, Usage } from '../session/events';
 
 /**
  * The remote seam (issue 13, decision 0035): a provider may carry a driver that runs a
@@ -41,15 +41,8 @@ export interface RemoteOutcome {
   error?: string;
 }
 
-/** Identity of the program's run: recorded once as `subagent/remote`. */
-export interface RemoteIdentity {
-  program: string;
-  version?: string;
-  externalId: string;
-  pgid?: number;
-  store?: string;
-  announcedBy?: string;
-}
+/** Identity of the program's run: recorded once as `subagent/remote` (its payload). */
+export type RemoteIdentity = Omit<SubagentRemoteEvent, 'seq' | 'type' | 'at'>;
 
 /**
  * Where a driver sends what the program said and did. It keeps the session's rules:

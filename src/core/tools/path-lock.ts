@@ -2,7 +2,7 @@
 // children (or two children) that edit the same file run their read-modify-write one after
 // another, in the order they asked, so no edit is computed from text another one replaced.
 
-const CASE_INSENSITIVE_FS = process.platform === 'win32' || process.platform === 'darwin';
+import { CASE_INSENSITIVE_FS } from './real-path';
 
 /** The last holder's release per real path; an entry is removed when its queue empties. */
 const tails = new Map<string, Promise<void>>();

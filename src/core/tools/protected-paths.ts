@@ -17,7 +17,9 @@ const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
   ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
   ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
 ]);
-const WORKSPACE_FILE_SUFFIX = '.code-workspace';
+/** The protected directory names, folded (the OS sandbox protects the same ones). */
+export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
+export const WORKSPACE_FILE_SUFFIX = '.code-workspace';
 const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
 
 const HOOKS_PATH_REASON = "the repository's hooks folder (git config core.hooksPath): a hook runs code on the next git command";
@@ -52,16 +54,16 @@ export async function protectionOf(ctx: ProtectContext, r: { realPath: string; r
 export function protectedReason(relative: string): string | undefined {
   const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
   for (const part of parts) {
-    const reason = PROTECTED_DIRS.get(fold(part));
+    const reason = PROTECTED_DIRS.get(foldName(part));
     if (reason) return reason;
   }
-  const last = parts.length ? fold(parts[parts.length - 1]) : '';
+  const last = parts.length ? foldName(parts[parts.length - 1]) : '';
   if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
   return undefined;
 }
 
 /** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
-function fold(name: string): string {
+export function foldName(name: string): string {
   return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
 }
 
@@ -83,7 +85,7 @@ async function aliasOfProtected(realPath: string, rootGiven: string): Promise<st
   }
   const folders: { dir: string; reason: string; git: boolean }[] = [];
   for (const entry of entries) {
-    const name = fold(entry.name);
+    const name = foldName(entry.name);
     const reason = PROTECTED_DIRS.get(name) ?? (name.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
     if (!reason) continue;
     const target = await physicalPath(path.join(root, entry.name));

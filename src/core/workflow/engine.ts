@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionLog } from '../agent/session-writer';
+import { describeError } from '../errors';
 import { type Budget, checkBudget } from '../session/budget';
+import { openRuns } from '../session/workflow-fold';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { WorkflowError } from './errors';
-import { openRuns } from './events';
 import { checkInput, type WorkflowInput } from './input';
 import { Isolate } from './isolate';
 import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
@@ -70,7 +71,7 @@ export class WorkflowEngine {
         this.budgets?.check(parent.id, budget);
       }
     } catch (err) {
-      return failed(new WorkflowError('BAD_INPUT', err instanceof Error ? err.message : String(err)));
+      return failed(new WorkflowError('BAD_INPUT', describeError(err)));
     }
     const limits = runLimits(this.deployment, input);
     const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment);

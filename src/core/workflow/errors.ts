@@ -1,8 +1,9 @@
 /**
  * Why a workflow run (or one `agent()` call in it) failed. The first five are fatal inside
  * the script: `agent()` throws them and the combinators pass them up instead of turning
- * them into `null` (seed 002). `BUDGET` is reserved for the token budget (a later issue):
- * the engine already ends a run with it when `WorkflowLimits.overBudget` says so.
+ * them into `null` (seed 002; the list is `FATAL` in `workflow-child.ts`, which imports no
+ * module of ours). `BUDGET` ends a run whose agent a budget stopped (the run's own or an
+ * ancestor's).
  */
 export type WorkflowErrorCode =
   | 'AGENT_CAP'
@@ -20,9 +21,6 @@ export type WorkflowErrorCode =
   | 'SCRIPT_PROTOCOL'
   | 'RESULT_NOT_JSON'
   | 'RESULT_TOO_LARGE';
-
-/** Thrown to the script by `agent()`, and never turned into `null` by a combinator. */
-export const FATAL_CODES: ReadonlySet<string> = new Set(['AGENT_CAP', 'CANCELLED', 'WALL_CLOCK', 'BUDGET', 'BAD_AGENT_REQUEST']);
 
 export class WorkflowError extends Error {
   override readonly name = 'WorkflowError';

@@ -17,11 +17,6 @@ export interface WorkflowDeployment {
   maxScriptBytes: number;
   maxResultBytes: number;
   isolate: IsolateLimits;
-  /**
-   * The token-budget seam (a later issue): called after each child with the run's tokens so
-   * far; `true` ends the run with the fatal `BUDGET`. Absent: no budget.
-   */
-  overBudget?: (tokens: number) => boolean;
 }
 
 export const DEFAULT_DEPLOYMENT: WorkflowDeployment = {

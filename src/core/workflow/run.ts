@@ -198,10 +198,6 @@ export class Run {
         void this.end('failed', 'BUDGET', `Agent ${index} was stopped by its budget: ${r.error ?? 'no request fits what is left'}`);
         throw new WorkflowError('BUDGET', 'The workflow is over its budget.');
       }
-      if (this.d.overBudget?.(this.tokens)) {
-        void this.end('failed', 'BUDGET', `The workflow's children used ${this.tokens} tokens, past its budget.`);
-        throw new WorkflowError('BUDGET', 'The workflow is over its token budget.');
-      }
       if (r.stopReason !== 'completed') return null;
       return request.outputSchema ? (r.output ?? null) : r.text;
     } finally {

@@ -27,8 +27,4 @@ export class Slots {
     for (const w of this.waiting.splice(0)) w(false);
     this.free = 0;
   }
-
-  get queued(): number {
-    return this.waiting.length;
-  }
 }

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { hooksPathOf } from '../protected-paths';
+import { foldName, hooksPathOf, PROTECTED_DIR_NAMES, WORKSPACE_FILE_SUFFIX } from '../protected-paths';
+import { isWithin } from '../real-path';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
 // `tools/paths.ts`): `.git`, `.vscode`, `.arbor` and `*.code-workspace` at the top of each
@@ -9,20 +10,12 @@ import { hooksPathOf } from '../protected-paths';
 // store). A protected directory that does not exist gets an empty read-only stand-in, so a
 // command cannot create `.vscode/settings.json` or a fake `.git` with hooks either.
 
-/** Protected directory names, compared case-insensitively (as `tools/paths.ts` does). */
-const PROTECTED_DIRS = ['.git', '.vscode', '.arbor'];
-const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-
 export interface ProtectedMounts {
   /** Existing protected paths (real paths) to mount read-only. */
   readOnly: string[];
   /** Missing protected directories to cover with an empty read-only directory. */
   shadow: string[];
 }
-
-const fold = (name: string): string => name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
-
-const isWithin = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
 
 async function real(p: string): Promise<string | undefined> {
   try {
@@ -74,8 +67,8 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     }
     const present = new Set<string>();
     for (const e of entries) {
-      const name = fold(e.name);
-      const isDir = PROTECTED_DIRS.includes(name);
+      const name = foldName(e.name);
+      const isDir = PROTECTED_DIR_NAMES.includes(name);
       if (!isDir && !name.endsWith(WORKSPACE_FILE_SUFFIX)) continue;
       const abs = path.join(root, e.name);
       // Another running command's stand-in is not a real directory: share the stand-in (and its count).
@@ -86,7 +79,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       if (target && inRoots(target)) readOnly.add(target);
       if (name === '.git') for (const d of await gitDirsOf(abs)) if (inRoots(d)) readOnly.add(d);
     }
-    for (const name of PROTECTED_DIRS) if (!present.has(name)) shadow.add(path.join(root, name));
+    for (const name of PROTECTED_DIR_NAMES) if (!present.has(name)) shadow.add(path.join(root, name));
     // The repository's configured hooks folder (`core.hooksPath`, e.g. `.husky`) runs code on
     // the next git command, like `.git/hooks`: the file tools ask for it, commands cannot write it.
     const hooks = await hooksPathOf(root);
