@@ -5,9 +5,9 @@ import { COMMAND_IDS } from '../protocol';
 import type { ArborHost } from './host';
 import { statusBarView } from './presenter/status-bar';
 
-// Activation stays cheap (measured, logged, and returned for tests): nothing from
-// src/core, no sql.js and no openai is loaded here. The host bundle is required on the
-// first action that needs it.
+// Activation stays cheap (measured, logged, and returned for tests): no store, runtime,
+// sql.js or openai is loaded here — of src/core only pure helpers (error text, the status
+// bar's spend and price formatting). The host bundle is required on the first action that needs it.
 
 export interface ArborApi {
   activationMs: number;
