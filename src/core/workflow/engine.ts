@@ -4,6 +4,7 @@ import { describeError } from '../errors';
 import { type Budget, checkBudget } from '../session/budget';
 import { openRuns } from '../session/workflow-fold';
 import type { SubagentRuntime } from '../subagent/runtime';
+import { type Confinement, scriptConfinement } from './confine';
 import { WorkflowError } from './errors';
 import { checkInput, type WorkflowInput } from './input';
 import { Isolate } from './isolate';
@@ -73,8 +74,17 @@ export class WorkflowEngine {
     } catch (err) {
       return failed(new WorkflowError('BAD_INPUT', describeError(err)));
     }
+    const confinement = await this.confinement();
+    if (confinement.kind === 'none' && !this.deployment.allowUnconfined)
+      return failed(
+        new WorkflowError(
+          'NO_SANDBOX',
+          `Workflow scripts run only inside an OS sandbox, and none can start here: ${confinement.reason}. ` +
+            'Do the work with subagents directly instead; the user can allow unconfined scripts (setting arbor.workflow.allowUnconfinedScripts, or arbor run --unconfined-workflows).',
+        ),
+      );
     const limits = runLimits(this.deployment, input);
-    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment);
+    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment, confinement);
     this.runs.set(run.id, run);
     if (budget) this.budgets?.open(run.id, budget);
     void run.outcome.then(() => {
@@ -100,6 +110,11 @@ export class WorkflowEngine {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Where the next script runs: inside bubblewrap when it starts here (probed once per process), else unconfined. */
+  private async confinement(): Promise<Confinement> {
+    return (await scriptConfinement(this.deployment.bwrapPath)).confinement;
   }
 
   /** A human's "Cancel workflow" (status `cancelled`); false when no such run is going. */

@@ -1,9 +1,9 @@
 /**
  * Why a workflow run (or one `agent()` call in it) failed. The first five are fatal inside
  * the script: `agent()` throws them and the combinators pass them up instead of turning
- * them into `null` (seed 002; the list is `FATAL` in `workflow-child.ts`, which imports no
- * module of ours). `BUDGET` ends a run whose agent a budget stopped (the run's own or an
- * ancestor's).
+ * them into `null` (seed 002). A script that ends by throwing one of them ends the run with
+ * that code; any other throw is `SCRIPT_ERROR` (the host decides: `SCRIPT_CODES`). `BUDGET`
+ * ends a run whose agent a budget stopped (the run's own or an ancestor's).
  */
 export type WorkflowErrorCode =
   | 'AGENT_CAP'
@@ -13,6 +13,7 @@ export type WorkflowErrorCode =
   | 'BAD_AGENT_REQUEST'
   | 'BAD_INPUT'
   | 'NOT_LIVE'
+  | 'NO_SANDBOX'
   | 'SCRIPT_PARSE'
   | 'SCRIPT_ERROR'
   | 'SCRIPT_OOM'
@@ -33,3 +34,16 @@ export class WorkflowError extends Error {
     super(message);
   }
 }
+
+/** The codes a script's own failure may end a run with; anything else it names reads as `SCRIPT_ERROR`. */
+export const SCRIPT_CODES: ReadonlySet<string> = new Set<WorkflowErrorCode>([
+  'AGENT_CAP',
+  'CANCELLED',
+  'WALL_CLOCK',
+  'BUDGET',
+  'BAD_AGENT_REQUEST',
+  'RESULT_NOT_JSON',
+]);
+
+/** The run's code for a script's failure that named `code`. */
+export const scriptCode = (code: string): WorkflowErrorCode => (SCRIPT_CODES.has(code) ? (code as WorkflowErrorCode) : 'SCRIPT_ERROR');

@@ -1,7 +1,8 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
+import { type Confinement, confinedArgv } from './confine';
 
 /** How the script process is bounded (decision 0027). */
 export interface IsolateLimits {
@@ -21,17 +22,55 @@ export function childScriptPath(): string {
   return path.join(__dirname, 'workflow-child.js');
 }
 
+/** The files the child reads: its entry, and under tsc the prelude it requires (esbuild inlines it). */
+export function childFiles(entry = childScriptPath()): string[] {
+  const prelude = path.join(path.dirname(entry), 'prelude.js');
+  return fs.existsSync(prelude) ? [fs.realpathSync(entry), fs.realpathSync(prelude)] : [fs.realpathSync(entry)];
+}
+
 /**
  * The permission flags of this Node: `--permission` from 22, `--experimental-permission`
- * on 20–21; the process may read its own entry file and nothing else, and start no process
+ * on 20–21; the process may read its own files and nothing else, and start no process
  * (one worker: its orphan watchdog). An engine without the model (or whose child refuses the flag) runs without it.
  */
-export function permissionFlags(entry: string, version = process.versions.node): string[] {
+export function permissionFlags(files: readonly string[], version = process.versions.node): string[] {
   const major = Number(version.split('.')[0]);
+  const reads = files.map((f) => `--allow-fs-read=${f}`);
   // --allow-worker: the orphan watchdog thread of workflow-child.ts (it needs no file).
-  if (major >= 22) return ['--permission', `--allow-fs-read=${entry}`, '--allow-worker'];
-  if (major >= 20) return ['--experimental-permission', `--allow-fs-read=${entry}`, '--allow-worker'];
+  if (major >= 22) return ['--permission', ...reads, '--allow-worker'];
+  if (major >= 20) return ['--experimental-permission', ...reads, '--allow-worker'];
   return [];
+}
+
+/**
+ * Starts `node <execArgv> <entry>` with an IPC channel: inside bubblewrap when confined
+ * (`confine.ts`), else as a plain fork. The environment is empty either way (under Electron
+ * only what makes it run as Node).
+ */
+export function startProcess(entry: string, execArgv: readonly string[], confinement: Confinement): ChildProcess {
+  const env: NodeJS.ProcessEnv = process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+  const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
+  if (confinement.kind === 'none') return fork(entry, [], { env, execArgv: [...execArgv], stdio, serialization: 'json' });
+  return spawn(confinement.bwrap, confinedArgv(process.execPath, execArgv, entry, childFiles(entry)), { env, stdio, serialization: 'json' });
+}
+
+/** Resident memory of a process and everything under it (bubblewrap's own and its init are a few MB), in kB. */
+export function treeRssKb(pid: number, depth = 0): number {
+  let kb = 0;
+  try {
+    kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+  if (depth >= 4) return kb;
+  let kids: string[] = [];
+  try {
+    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    // no children file (an old kernel): the leader's own figure
+  }
+  for (const k of kids) kb += treeRssKb(Number(k), depth + 1);
+  return kb;
 }
 
 /** One script process: messages in and out, and one `ended` promise whatever happens. */
@@ -48,16 +87,16 @@ export class Isolate {
   /** Resolves when the child said it is ready (its flags were accepted). */
   readonly ready: Promise<boolean>;
 
-  constructor(onMessage: (m: FromChild) => void, onBadMessage: () => void, limits: IsolateLimits = DEFAULT_ISOLATE, permission = true) {
+  constructor(
+    onMessage: (m: FromChild) => void,
+    onBadMessage: () => void,
+    limits: IsolateLimits = DEFAULT_ISOLATE,
+    permission = true,
+    readonly confinement: Confinement = { kind: 'none', reason: 'not asked for' },
+  ) {
     const entry = childScriptPath();
     // The script never sees this process's environment (API keys): only what Electron needs to run as Node.
-    const env: NodeJS.ProcessEnv = process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
-    this.proc = fork(entry, [], {
-      env,
-      execArgv: [`--max-old-space-size=${limits.heapMb}`, ...(permission ? permissionFlags(entry) : [])],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'json',
-    });
+    this.proc = startProcess(entry, [`--max-old-space-size=${limits.heapMb}`, ...(permission ? permissionFlags(childFiles(entry)) : [])], confinement);
     Isolate.alive++;
     this.proc.stderr?.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString('utf8')).slice(-2000);
@@ -96,6 +135,11 @@ export class Isolate {
     });
   }
 
+  /** The last line the process wrote to stderr (why bubblewrap or Node refused to start). */
+  get stderrTail(): string {
+    return this.stderr.trim().split('\n').pop()?.slice(0, 300) ?? '';
+  }
+
   get pid(): number | undefined {
     return this.proc.pid;
   }
@@ -111,11 +155,7 @@ export class Isolate {
   }
 
   private checkRss(limitMb: number): void {
-    try {
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${this.proc.pid}/status`, 'utf8'))?.[1] ?? 0);
-      if (kb > limitMb * 1024) this.kill('oom');
-    } catch {
-      // the process is gone; its exit handler runs
-    }
+    // Confined, the pid held is bubblewrap's: the script's Node is two levels down.
+    if (this.proc.pid !== undefined && treeRssKb(this.proc.pid) > limitMb * 1024) this.kill('oom');
   }
 }

@@ -17,6 +17,14 @@ export interface WorkflowDeployment {
   maxScriptBytes: number;
   maxResultBytes: number;
   isolate: IsolateLimits;
+  /** bubblewrap for the script process (default: `bwrap` on PATH); the commands' `bwrapPath`. */
+  bwrapPath?: string;
+  /**
+   * Run scripts unconfined (a plain child process) where no OS sandbox can start. Off by
+   * default: without a sandbox the `workflow` tool refuses (NO_SANDBOX). Only the user sets it
+   * (`arbor.workflow.allowUnconfinedScripts`, machine-scoped; `arbor run --unconfined-workflows`).
+   */
+  allowUnconfined: boolean;
 }
 
 export const DEFAULT_DEPLOYMENT: WorkflowDeployment = {
@@ -30,6 +38,7 @@ export const DEFAULT_DEPLOYMENT: WorkflowDeployment = {
   maxScriptBytes: 256 * 1024,
   maxResultBytes: 256 * 1024,
   isolate: DEFAULT_ISOLATE,
+  allowUnconfined: false,
 };
 
 /** What one run gets: the deployment's limits, lowered where the call asked. */

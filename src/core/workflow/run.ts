@@ -4,7 +4,8 @@ import type { SessionEvent, WorkflowData, WorkflowStatus } from '../session/even
 import type { SubagentRuntime } from '../subagent/runtime';
 import { SubagentError, type SubagentRun } from '../subagent/types';
 import type { FromChild } from './bridge';
-import { WorkflowError, type WorkflowErrorCode } from './errors';
+import type { Confinement } from './confine';
+import { scriptCode, WorkflowError, type WorkflowErrorCode } from './errors';
 import { agentRequest } from './input';
 import { type ExitCause, Isolate } from './isolate';
 import type { RunLimits, WorkflowDeployment } from './limits';
@@ -63,6 +64,7 @@ export class Run {
     private readonly rt: SubagentRuntime,
     readonly limits: RunLimits,
     private readonly d: WorkflowDeployment,
+    private readonly confinement: Confinement = { kind: 'none', reason: 'not asked for' },
   ) {
     this.slots = new Slots(limits.concurrency);
     this.outcome = new Promise((r) => (this.resolveOutcome = r));
@@ -87,7 +89,8 @@ export class Run {
     if (!(await isolate.ready) && !this.ended) {
       // A Node that refuses the permission flags: run without them (still a process of its own, empty env).
       isolate = this.spawn(false);
-      if (!(await isolate.ready)) return void this.end('failed', 'SCRIPT_EXITED', 'The script process could not start.');
+      if (!(await isolate.ready))
+        return void this.end('failed', 'SCRIPT_EXITED', `The script process could not start${isolate.stderrTail ? `: ${isolate.stderrTail}` : '.'}`);
     }
     if (this.ended) return isolate.kill();
     isolate.send({ op: 'start', script, args: args ?? null });
@@ -99,6 +102,7 @@ export class Run {
       () => void this.end('failed', 'SCRIPT_PROTOCOL', 'The script process sent a message outside the workflow protocol.'),
       this.d.isolate,
       permission,
+      this.confinement,
     );
     this.isolate = iso;
     void iso.ended.then(async ({ cause, detail }) => {
@@ -119,7 +123,7 @@ export class Run {
       return;
     }
     if (m.op === 'done') {
-      if (!m.ok) return void this.end('failed', (m.code as WorkflowErrorCode) ?? 'SCRIPT_ERROR', m.message, undefined, m.line);
+      if (!m.ok) return void this.end('failed', scriptCode(m.code), m.message, undefined, m.line);
       if (m.json === null) return void this.end('failed', 'RESULT_NOT_JSON', 'The script returned nothing JSON can hold (end it with `return <json>`).');
       const bytes = Buffer.byteLength(m.json, 'utf8');
       if (bytes > this.d.maxResultBytes)

@@ -1,23 +1,28 @@
-// The script process (decision 0027): forked by `isolate.ts` with an empty environment, a
-// heap limit and Node's permission flags, it runs one workflow script in a fresh `vm`
-// context whose only globals are agent, parallel, pipeline, phase, log and args. Everything
-// the script does outside itself is a JSON message to the host. Containment, not a security
-// boundary: the process, not the vm, is what keeps the host (the extension host) alive.
+// The script process (decisions 0027 and 0042): started by `isolate.ts` inside bubblewrap (no
+// network, its own PID namespace, nothing of the file system but what Node needs to start),
+// with an empty environment, a heap limit and Node's permission flags. It runs one workflow
+// script in a fresh `vm` context whose only globals are agent, parallel, pipeline, phase, log
+// and args (made by `prelude.ts`). Everything the script does outside itself is a JSON
+// message to the host over the IPC pipe.
+//
+// What crosses between this file's realm and the context is primitives only: the prelude
+// calls `bridge(kind, text)` (strings in, a string out, never a throw), and this file calls
+// the prelude's `run` and `deliver` with strings and numbers and reads nothing they return.
 //
 // This file is an entry point of its own (out/…/workflow-child.js, dist/workflow-child.js):
-// it imports nothing at run time but Node built-ins, so the permission model need only let
-// it read itself.
+// it imports nothing at run time but Node built-ins (`prelude.ts` is a string constant the
+// bundler inlines), so the permission model need only let it read itself.
 import * as vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import type { FromChild, ToChild } from './bridge';
+import { PRELUDE } from './prelude';
 
 const EXIT_STALLED = 3; // bridge.EXIT_STALLED, kept literal: this file imports no module of ours
-const FATAL = ['AGENT_CAP', 'CANCELLED', 'WALL_CLOCK', 'BUDGET', 'BAD_AGENT_REQUEST'];
+const MAX_STACK_CHARS = 4000;
 
 let finished = false;
 let outstanding = 0;
-let nextId = 0;
-const replies = new Map<number, (json: string) => void>();
+let deliver: ((id: number, text: string) => void) | undefined;
 
 const send = (m: FromChild, cb?: () => void) => {
   if (!process.send || !process.connected) return;
@@ -35,109 +40,97 @@ process.on('beforeExit', () => {
   if (!finished) process.exit(EXIT_STALLED);
 });
 
-const PRELUDE = `(function (bridge, argsJson) {
-  'use strict';
-  class WorkflowError extends Error {
-    constructor(code, message) { super(message); this.name = 'WorkflowError'; this.code = code; }
-  }
-  const deepFreeze = (v) => { if (v && typeof v === 'object') { Object.values(v).forEach(deepFreeze); Object.freeze(v); } return v; };
-  const agent = (prompt, opts) => new Promise((resolve, reject) => {
-    let payload;
-    try { payload = JSON.stringify({ prompt, opts: opts === undefined ? {} : opts }); }
-    catch (e) { return reject(new WorkflowError('BAD_AGENT_REQUEST', 'agent(prompt, opts): prompt and opts must be JSON (' + e.message + ')')); }
-    bridge('agent', payload, (json) => {
-      const r = JSON.parse(json);
-      if (r.ok) resolve(r.value); else reject(new WorkflowError(r.code, r.message));
-    });
-  });
-  const fns = (what, v) => {
-    if (!Array.isArray(v) || v.some((f) => typeof f !== 'function')) throw new TypeError(what + ' takes an array of functions, e.g. parallel(items.map((x) => () => agent(x)))');
-  };
-  // Fatal errors pass straight up: Promise.all rejects with the first one.
-  const parallel = async (thunks) => { fns('parallel()', thunks); return Promise.all(thunks.map((t) => Promise.resolve().then(t))); };
-  const pipeline = async (items, ...stages) => {
-    if (!Array.isArray(items)) throw new TypeError('pipeline(items, ...stages) takes an array of items');
-    fns('pipeline() stages', stages);
-    return Promise.all(items.map(async (item, i) => { let v = item; for (const s of stages) v = await s(v, i); return v; }));
-  };
-  const text = (v) => { if (typeof v === 'string') return v; try { return JSON.stringify(v) ?? String(v); } catch { return String(v); } };
-  const phase = (title) => { bridge('phase', JSON.stringify(text(title))); };
-  const log = (message) => { bridge('log', JSON.stringify(text(message))); };
-  const globals = { agent, parallel, pipeline, phase, log, args: deepFreeze(JSON.parse(argsJson)) };
-  for (const [k, v] of Object.entries(globals)) {
-    Object.defineProperty(globalThis, k, { value: typeof v === 'function' ? Object.freeze(v) : v, writable: false, configurable: false, enumerable: true });
-  }
-})`;
+type Body = Record<string, unknown>;
+const isBody = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The only way out of the context: strings in, strings out. */
-function bridge(kind: string, payload: string, onReply?: (json: string) => void): void {
-  if (finished) return;
-  const v = JSON.parse(payload) as unknown;
-  if (kind === 'phase') return send({ op: 'phase', title: v as string });
-  if (kind === 'log') return send({ op: 'log', message: v as string });
-  const id = nextId++;
-  replies.set(id, onReply!);
-  outstanding++;
-  hold();
-  const { prompt, opts } = v as { prompt: unknown; opts: unknown };
-  send({ op: 'agent', id, prompt, opts });
+/** What each kind of bridge call does with its (already parsed, own-realm) body; '' = done. */
+const KINDS: Record<string, (b: Body) => string> = {
+  phase: (b) => (typeof b.title === 'string' ? (send({ op: 'phase', title: b.title }), '') : 'a phase title is text'),
+  log: (b) => (typeof b.message === 'string' ? (send({ op: 'log', message: b.message }), '') : 'a log message is text'),
+  agent: (b) => {
+    if (!Number.isSafeInteger(b.id)) return 'bad call id';
+    outstanding++;
+    hold();
+    send({ op: 'agent', id: b.id as number, prompt: b.prompt, opts: b.opts });
+    return '';
+  },
+  done: (b) => {
+    if (b.ok === true) return finish({ op: 'done', ok: true, json: typeof b.json === 'string' ? b.json : null });
+    const stack = typeof b.stack === 'string' ? b.stack.slice(0, MAX_STACK_CHARS) : '';
+    const line = lineOf(stack);
+    return finish({
+      op: 'done',
+      ok: false,
+      code: typeof b.code === 'string' ? b.code : 'SCRIPT_ERROR',
+      message: typeof b.message === 'string' ? b.message : 'The script failed.',
+      ...(line !== undefined ? { line } : {}),
+    });
+  },
+};
+
+/**
+ * The only way out of the context. Strings in, a string out; it never throws, so no error
+ * of this realm (whose constructor chain leads to `process`) can reach the script.
+ */
+function bridge(kind: unknown, text: unknown): string {
+  try {
+    if (finished) return 'the workflow has ended';
+    if (typeof kind !== 'string' || typeof text !== 'string') return 'bad bridge call';
+    const handler = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
+    if (!handler) return 'bad bridge call';
+    const body: unknown = JSON.parse(text);
+    return isBody(body) ? handler(body) : 'bad bridge call';
+  } catch {
+    return 'bad bridge call';
+  }
 }
 
-function lineOf(err: unknown): number | undefined {
-  const m = /workflow\.js:(\d+)/.exec(String((err as { stack?: unknown })?.stack ?? ''));
+function lineOf(stack: string): number | undefined {
+  const m = /workflow\.js:(\d+)/.exec(stack);
   return m ? Math.max(1, Number(m[1]) - 1) : undefined; // the wrapper adds one line
 }
 
-function finish(m: FromChild): void {
-  if (finished) return;
+function finish(m: FromChild): string {
+  if (finished) return '';
   finished = true;
   hold();
   send(m, () => process.exit(0));
+  return '';
 }
 
 function start(script: string, args: unknown): void {
-  const ctx = vm.createContext({}, { name: 'workflow', codeGeneration: { strings: true, wasm: false } });
-  const install = new vm.Script(PRELUDE, { filename: 'prelude.js' }).runInContext(ctx) as (b: typeof bridge, a: string) => void;
-  install(bridge, JSON.stringify(args ?? null));
-  let p: Promise<unknown>;
+  // A null-prototype sandbox: the global's own lookups never fall through to an object of this realm.
+  const ctx = vm.createContext(Object.create(null), { name: 'workflow', codeGeneration: { strings: true, wasm: false } });
+  const install = new vm.Script(PRELUDE, { filename: 'prelude.js' }).runInContext(ctx) as (
+    b: typeof bridge,
+    a: string,
+  ) => {
+    run: (fn: unknown) => void;
+    deliver: (id: number, text: string) => void;
+  };
+  const api = install(bridge, JSON.stringify(args ?? null));
+  deliver = api.deliver;
+  let fn: unknown;
   try {
-    p = new vm.Script(`(async function () {\n${script}\n})()`, { filename: 'workflow.js' }).runInContext(ctx) as Promise<unknown>;
+    fn = new vm.Script(`(async function () {\n${script}\n})`, { filename: 'workflow.js' }).runInContext(ctx);
   } catch (err) {
-    return finish({ op: 'done', ok: false, code: 'SCRIPT_ERROR', message: String((err as Error)?.message ?? err), ...withLine(err) });
+    // A syntax error: made by V8 for the context, its message and stack are read here as text.
+    const stack = String((err as Error)?.stack ?? '');
+    const line = lineOf(stack);
+    finish({ op: 'done', ok: false, code: 'SCRIPT_ERROR', message: String((err as Error)?.message ?? err), ...(line !== undefined ? { line } : {}) });
+    return;
+  }
+  try {
+    api.run(fn);
+  } catch {
+    finish({ op: 'done', ok: false, code: 'SCRIPT_ERROR', message: 'The script could not be started.' });
   }
   letGo();
-  p.then(
-    (value) => {
-      let json: string | null = null;
-      try {
-        json = JSON.stringify(value) ?? null;
-      } catch (err) {
-        return finish({
-          op: 'done',
-          ok: false,
-          code: 'RESULT_NOT_JSON',
-          message: `The script's return value is not JSON: ${String((err as Error)?.message ?? err)}`,
-        });
-      }
-      finish({ op: 'done', ok: true, json });
-    },
-    (err: unknown) => {
-      const e = err as { name?: unknown; code?: unknown; message?: unknown } | undefined;
-      if (e?.name === 'WorkflowError' && typeof e.code === 'string' && FATAL.includes(e.code))
-        return finish({ op: 'done', ok: false, code: e.code, message: String(e.message) });
-      finish({ op: 'done', ok: false, code: 'SCRIPT_ERROR', message: String(e?.message ?? err), ...withLine(err) });
-    },
-  );
 }
 
-const withLine = (err: unknown) => {
-  const line = lineOf(err);
-  return line !== undefined ? { line } : {};
-};
-
-// Dies with its host: if the host is killed (kill -9, a crashed extension host) this
-// process is re-parented; a watchdog thread notices even while the script spins in a
-// synchronous loop, and ends the process.
+// Dies with its host where no PID namespace does it: if the host is killed (kill -9, a crashed
+// extension host) this process is re-parented; a watchdog thread notices even while the
+// script spins in a synchronous loop, and ends the process.
 const ORPHAN_WATCH = `const ppid = process.ppid; setInterval(() => { if (process.ppid !== ppid) process.kill(${process.pid}, 'SIGKILL'); }, 250);`;
 try {
   new Worker(ORPHAN_WATCH, { eval: true, env: {}, resourceLimits: { maxOldGenerationSizeMb: 8 } }).unref();
@@ -148,12 +141,14 @@ try {
 process.on('message', (raw: unknown) => {
   const m = raw as ToChild;
   if (m?.op === 'start') return start(m.script, m.args);
-  if (m?.op === 'agent-result') {
-    const reply = replies.get(m.id);
-    if (!reply) return;
-    replies.delete(m.id);
-    outstanding--;
-    reply(JSON.stringify(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message }));
+  if (m?.op === 'agent-result' && deliver && Number.isSafeInteger(m.id)) {
+    outstanding = Math.max(0, outstanding - 1);
+    const text = JSON.stringify(m.ok ? { ok: true, value: m.value ?? null } : { ok: false, code: String(m.code), message: String(m.message) });
+    try {
+      deliver(m.id, text);
+    } catch {
+      // the prelude never throws; whatever it did is the script's own business
+    }
     letGo();
   }
 });

@@ -29,7 +29,9 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     return (x.events('workflow/start')[0] as unknown as { runId: string }).runId;
   }
 
-  function assertClean(): void {
+  async function assertClean(): Promise<void> {
+    // A run leaves the engine's table once its outcome is out, just after `workflow/end` is written.
+    await until(() => x.engine.active().length === 0, 5_000).catch(() => undefined);
     assert.deepEqual(x.engine.active(), [], 'no run is going');
     assert.deepEqual(x.engine.stats(), { runs: 0, processes: 0, timers: 0 }, 'no run, script process, wall clock or watchdog is left');
     assert.deepEqual(x.w.t.h.subagents.stats(), { activations: 0, oneShots: 0, timers: 0, background: 0 }, 'no child is resident');
@@ -44,7 +46,7 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     const end = dataOf(x.events('workflow/end')[0]);
     assert.equal(end.status, 'interrupted');
     assert.equal(end.agents, 3);
-    assertClean();
+    await assertClean();
     for (const c of x.w.t.h.store.children(x.root.id)) {
       const s = await x.w.t.h.store.inspect(c.id);
       assert.equal(s.openTurnId, null, `${c.id}'s turn ended`);
@@ -60,7 +62,7 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     const result = x.root.session.events.find((e) => e.type === 'tool/result');
     assert.match((result as { content: string }).content, /CANCELLED/);
     assert.equal(x.root.lastTurn?.stopReason, 'completed', 'the parent read the failure and answered');
-    assertClean();
+    await assertClean();
     assert.equal(await x.engine.cancel(runId), false, 'a second cancel finds nothing');
   });
 

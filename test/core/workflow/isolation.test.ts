@@ -5,7 +5,7 @@ import { workflowWorld } from './helpers';
 // Decision 0027: the five runaway scripts of issue 12 end their own process, never the host.
 // The host stays responsive throughout: its own timer keeps firing while the script runs.
 describe('workflow isolation: runaway scripts end, the host lives', () => {
-  const x = workflowWorld({ workflow: { wallClockMs: 2000, isolate: { heapMb: 64, rssMb: 256 } } });
+  const x = workflowWorld({ workflow: { wallClockMs: 8000, isolate: { heapMb: 64, rssMb: 256 } } });
 
   const RUNAWAYS: [string, string, string][] = [
     ['new Array(1e8) filled by index', 'const a = new Array(1e8); for (let i = 0; i < 1e8; i++) a[i] = i + 0.5; return 1;', 'SCRIPT_OOM'],
