@@ -27,7 +27,7 @@ const VALUED = new Set([
   'child-approval',
   'permission-timeout',
 ]);
-const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version']);
+const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positionals: string[] = [];

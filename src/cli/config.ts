@@ -58,6 +58,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     maxSteps,
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
     commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
+    ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
   };

@@ -31,6 +31,9 @@ Options:
   --sandbox MODE     read-only | workspace-write (default) | full-access (see below)
   --approval MODE    never (default) | auto (see below)
   --network          let sandboxed commands use the network (default: none)
+  --unconfined-workflows
+                     where no OS sandbox can start, run workflow scripts as plain child
+                     processes (default: the workflow tool refuses there, NO_SANDBOX)
   --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
                      {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"},
                                  "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?},
@@ -78,6 +81,7 @@ Approval policies (--approval) decide only what the sandbox does not allow by it
           unconfined); the OS sandbox still confines every other command
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
+Workflow scripts run in bubblewrap too: no network, no files, their own PID namespace.
 Bubblewrap: bwrap on PATH, or $ARBOR_BWRAP.
 Exit codes: 0 done, 1 the turn failed, 2 bad usage.`;
 }

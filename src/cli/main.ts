@@ -16,8 +16,23 @@ function arborVersion(): string {
   }
 }
 
+let inspectorSignalIgnored = false;
+
+/**
+ * Node opens its inspector on 127.0.0.1:9229 when the process gets SIGUSR1, and anything that
+ * can signal Arbor could then attach and run code in it (issue 20). `--disable-sigusr1` exists
+ * only from Node 22.14; a listener of our own replaces Node's handler on every version (tested:
+ * test/cli/inspector-signal.test.ts). Installed once per process, for `arbor run` and `arbor acp` alike.
+ */
+export function ignoreInspectorSignal(): void {
+  if (inspectorSignalIgnored) return;
+  inspectorSignalIgnored = true;
+  process.on('SIGUSR1', () => undefined);
+}
+
 /** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  ignoreInspectorSignal();
   try {
     const args = parseArgs(argv);
     const [name, ...rest] = args.positionals;

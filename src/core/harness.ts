@@ -130,7 +130,7 @@ export class Harness {
     wire(delegationRow);
     if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...this.config.model })));
     this.workflows = wire(
-      // Scripts are confined by the same bubblewrap commands use (decision 0042).
+      // Scripts are confined by the same bubblewrap commands use (decision 0045).
       workflowRow({ ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}), ...config.workflow }, {
         check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
         open: (runId, budget) => this.cost.budgets.openRun(runId, budget),

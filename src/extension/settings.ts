@@ -33,7 +33,7 @@ export interface ArborSettings {
   pricesError?: string;
 }
 
-export type WorkflowSettings = Pick<WorkflowDeployment, 'maxTotalAgents' | 'concurrency' | 'maxConcurrency' | 'wallClockMs'>;
+export type WorkflowSettings = Pick<WorkflowDeployment, 'maxTotalAgents' | 'concurrency' | 'maxConcurrency' | 'wallClockMs' | 'allowUnconfined'>;
 
 /** A positive whole number from a setting, or `fallback` when it is not one (a hand-edited settings.json). */
 const count = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) && v >= 1 ? Math.floor(v) : fallback);
@@ -47,6 +47,8 @@ function readWorkflow(c: vscode.WorkspaceConfiguration): WorkflowSettings {
     concurrency: Math.min(count(c.get('workflow.concurrency'), 4), maxConcurrency),
     maxConcurrency,
     wallClockMs: Math.round((typeof minutes === 'number' && Number.isFinite(minutes) && minutes > 0 ? minutes : 30) * 60_000),
+    // Machine-scoped and read from the user's own settings only: a workspace cannot unconfine its scripts.
+    allowUnconfined: c.inspect<boolean>('workflow.allowUnconfinedScripts')?.globalValue === true,
   };
 }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from '../tools/sandbox/detect';
 
-// Where the script process runs (issue 20 point 1, decision 0042). `vm` is not a security
+// Where the script process runs (issue 20 point 1, decision 0045). `vm` is not a security
 // boundary, so the process around it is confined as commands are, tighter: bubblewrap with
 // every namespace of its own (no network at all: no IP, no abstract Unix sockets; its own PID
 // namespace, so it can neither see nor signal the host or any other process), all

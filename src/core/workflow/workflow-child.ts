@@ -1,4 +1,4 @@
-// The script process (decisions 0027 and 0042): started by `isolate.ts` inside bubblewrap (no
+// The script process (decisions 0027 and 0045): started by `isolate.ts` inside bubblewrap (no
 // network, its own PID namespace, nothing of the file system but what Node needs to start),
 // with an empty environment, a heap limit and Node's permission flags. It runs one workflow
 // script in a fresh `vm` context whose only globals are agent, parallel, pipeline, phase, log
