@@ -5,8 +5,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Harness } from '../src/core/harness';
+import { type Confinement, scriptConfinement } from '../src/core/workflow/confine';
+import { DEFAULT_ISOLATE, Isolate } from '../src/core/workflow/isolate';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, missed, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, median, missed, now, tempDir } from './support';
 
 export const name = 'workflow';
 
@@ -14,7 +16,8 @@ const VS_ONESHOT: FigureSpec = { id: 'workflow.agent.vs_oneshot', op: '<=', targ
 const SCALE: FigureSpec = { id: 'workflow.fanout.scale', op: '<=', target: 1.5 };
 const EFFICIENCY: FigureSpec = { id: 'workflow.parallel.efficiency', op: '>=', target: 0.8 };
 const HOST_LAG: FigureSpec = { id: 'workflow.host_lag.ratio', op: '<=', target: 3 };
-export const figures: readonly FigureSpec[] = [VS_ONESHOT, SCALE, EFFICIENCY, HOST_LAG];
+const CONFINED_START: FigureSpec = { id: 'workflow.confined_start.vs_bare', op: '<=', target: 1.5 };
+export const figures: readonly FigureSpec[] = [VS_ONESHOT, SCALE, EFFICIENCY, HOST_LAG, CONFINED_START];
 
 async function open(server: ModelServer, extra: Parameters<typeof Harness.open>[0]['workflow'] = {}): Promise<Harness> {
   const dir = tempDir('arbor-bench-wf-');
@@ -137,6 +140,42 @@ async function hostLag(opts: BenchOptions, server: ModelServer): Promise<Figure>
   }
 }
 
+/** One script process from spawn to its first message (`ready`), then ended. */
+async function startToReady(confinement: Confinement): Promise<number> {
+  const t = now();
+  const iso = new Isolate(
+    () => undefined,
+    () => undefined,
+    DEFAULT_ISOLATE,
+    true,
+    confinement,
+  );
+  const ok = await iso.ready;
+  const ms = now() - t;
+  iso.kill();
+  await iso.ended;
+  if (!ok) throw new Error(`the ${confinement.kind} script process did not start: ${iso.stderrTail}`);
+  return ms;
+}
+
+/** Median start-to-first-message of the bubblewrap-confined script process ÷ the plain child process (interleaved). */
+async function confinedStart(opts: BenchOptions): Promise<Figure> {
+  const { confinement } = await scriptConfinement(undefined);
+  if (confinement.kind !== 'bubblewrap') return missed(CONFINED_START, `no bubblewrap here: ${confinement.reason}`);
+  const bare: Confinement = { kind: 'none', reason: 'bench baseline' };
+  await startToReady(confinement);
+  await startToReady(bare);
+  const n = opts.quick ? 10 : 30;
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < n; i++) {
+    a.push(await startToReady(confinement));
+    b.push(await startToReady(bare));
+  }
+  opts.note(`workflow: script process start-to-ready median ${median(a).toFixed(1)} ms confined, ${median(b).toFixed(1)} ms bare (n=${n})`);
+  return { ...CONFINED_START, value: median(a) / median(b) };
+}
+
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const server = await ModelServer.start();
   const out: Figure[] = [];
@@ -146,6 +185,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       [SCALE, fanoutScale],
       [EFFICIENCY, parallelEfficiency],
       [HOST_LAG, hostLag],
+      [CONFINED_START, (o: BenchOptions) => confinedStart(o)],
     ] as const) {
       server.reset();
       try {
