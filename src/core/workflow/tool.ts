@@ -11,7 +11,7 @@ const DESCRIPTION = [
   '- agent(prompt, {label?, schema?, tools?, persona?, provider?}): a new child with an empty history; resolves to its final text (or the object it submitted when `schema` is given), or null if it failed or was interrupted. Throws for fatal errors (AGENT_CAP, CANCELLED, WALL_CLOCK, BUDGET, BAD_AGENT_REQUEST).',
   '- parallel([() => agent(...), ...]) runs thunks at once (bounded by `concurrency`); pipeline(items, stage1, stage2, ...) sends each item through the stages in order.',
   '- phase(title) and log(message) show progress in the agent tree; args is the `args` you pass.',
-  'No files, network, timers or require: agents do the work. The script runs in a separate process as containment, not a security boundary.',
+  'No files, network, timers or require: agents do the work. The script runs in its own OS-sandboxed process (no network, no files, no other process visible); where no sandbox can start the tool refuses (NO_SANDBOX) unless the user allowed unconfined scripts.',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: an example script for the model, shown as text
   'Example: const r = await parallel(args.files.map((f) => () => agent(`Review ${f}`, {label: f}))); return r;',
 ].join('\n');
