@@ -108,8 +108,11 @@ console.log(
 );
 console.log('Click the Arbor icon in the activity bar to open the panel.');
 if (!demo && !hasKey) {
-  console.log('No API key found: the bundled demo model answers until you set one. In VS Code run "Arbor: Set API Key" (the panel has a button),');
-  console.log('or restart with DEEPSEEK_API_KEY set, or point arbor.model.baseUrl at a local OpenAI-compatible endpoint (Ollama, vLLM, LM Studio).');
+  // A key stored in VS Code (SecretStorage) is not visible from here: say only what this script knows.
+  console.log('No API key in the environment. Unless you stored one in VS Code ("Arbor: Set API Key"; the panel has a button), the bundled');
+  console.log(
+    'demo model answers. Or restart with DEEPSEEK_API_KEY set, or point arbor.model.baseUrl at a local OpenAI-compatible endpoint (Ollama, vLLM, LM Studio).',
+  );
 }
 console.log('Press Ctrl+C to stop. Your sessions are kept for the next npm start.');
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { assertToolsInstalled, chromium as chromiumPath, codeServerEntry, envWithNode24, loadPlaywright, node24 } from './paths.mjs';
+import { mergeSettingsText } from './settings-file.mjs';
 
 const HOST = '127.0.0.1';
 
@@ -218,15 +219,15 @@ function serverEnv(extraEnv, xdgRoot) {
 function seedSettings(userDataDir, settings) {
   const file = join(userDataDir, 'User', 'settings.json');
   mkdirSync(dirname(file), { recursive: true });
-  let existing = {};
-  if (existsSync(file)) {
-    try {
-      existing = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {
-      existing = {}; // JSONC with comments: replaced, the run's settings are what matter
-    }
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  const merged = mergeSettingsText(before, { ...defaultSettings, ...settings });
+  if (!merged.ok) {
+    console.warn(
+      `  ${file} was left as it is: it does not parse (${merged.why}). Arbor's start settings (${Object.keys(settings).join(', ') || 'none'}) are not applied this time; fix the file to have them.`,
+    );
+    return;
   }
-  writeFileSync(file, `${JSON.stringify({ ...existing, ...defaultSettings, ...settings }, null, 2)}\n`);
+  if (merged.text !== before) writeFileSync(file, merged.text);
 }
 
 /**

@@ -131,11 +131,14 @@ export class Harness {
     if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...this.config.model })));
     this.workflows = wire(
       // Scripts are confined by the same bubblewrap commands use (decision 0045).
-      workflowRow({ ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}), ...config.workflow }, {
-        check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
-        open: (runId, budget) => this.cost.budgets.openRun(runId, budget),
-        close: (runId) => this.cost.budgets.closeRun(runId),
-      }),
+      workflowRow(
+        { ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}), ...config.workflow },
+        {
+          check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
+          open: (runId, budget) => this.cost.budgets.openRun(runId, budget),
+          close: (runId) => this.cost.budgets.closeRun(runId),
+        },
+      ),
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
     for (const row of config.rows ?? []) wire(row);

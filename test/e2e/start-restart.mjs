@@ -3,7 +3,7 @@
 // `npm start` is stopped (Ctrl+C) and started again.
 // Usage: node test/e2e/start-restart.mjs   (after npm run build and npm run setup:e2e)
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openWorkbench, removeTempDir, tempDir, withTimeout } from '../../scripts/e2e/code-server.mjs';
 import { artifactsDir, repoRoot } from '../../scripts/e2e/paths.mjs';
@@ -91,8 +91,22 @@ try {
   });
   await sleep(1_000); // the store's journal is fsync'd per append; give the webview state a moment too
   await stop(s);
+  // The user edits settings.json between starts, JSONC as the README's examples are (issue 21.1):
+  // the next start must keep every key and comment of theirs.
+  const settingsFile = join(home, 'user-data', 'User', 'settings.json');
+  const mine = readFileSync(settingsFile, 'utf8').replace(
+    /^\{/,
+    `{
+  // my own settings, with a comment as the README's jsonc examples have
+  "arbor.subagents.childApproval": "escalate", /* kept */
+  "arbor.remote.acp": [{ "name": "mine", "command": "my-acp-agent", "args": ["--acp"] },],`,
+  );
+  writeFileSync(settingsFile, mine);
   say('start-restart: stopped; starting again');
   s = await start();
+  const after = readFileSync(settingsFile, 'utf8');
+  for (const kept of ['// my own settings, with a comment', '"arbor.subagents.childApproval": "escalate"', '/* kept */', '"my-acp-agent"', '"--acp"'])
+    if (!after.includes(kept)) throw new Error(`the second npm start dropped ${kept} from settings.json:\n${after}`);
   const port2 = new URL(s.url).port;
   if (port1 !== port2) throw new Error(`the second npm start used port ${port2}, the first ${port1}: the workbench would not find the workspace's storage`);
   await panelOf(s.url, '02-second-start-tree-kept.png', async (panel) => {

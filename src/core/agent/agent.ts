@@ -188,6 +188,15 @@ export class Agent implements SessionLog {
     return !this.running && (this.paused || this.inboxSize === 0);
   }
 
+  /**
+   * Stop as an interrupt would, without a turn to end: the agent is paused, so a runtime notice
+   * (a child settled, a report) waits in its inbox until someone decides (issue 21.2: Stop on a
+   * conversation that waits on its children). A running turn is ended with `cancel` instead.
+   */
+  pause(): void {
+    this.paused = true;
+  }
+
   /** Wake a paused agent so it works through the queued messages. */
   resume(): void {
     this.paused = false;

@@ -70,6 +70,31 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(texts.slice(-2), ['subagent-settled', 'user']);
   });
 
+  it('stopping a root whose turn ended while its child runs: the child stops, its notice waits, no model call follows (issue 21.2)', async () => {
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
+    w.script.on('c', { toolCalls: [hold('c')] });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('c');
+    await w.root.idle();
+    assert.deepEqual(stopReasons(w.root.session.events), ['completed'], "the root's own turn ended; it waits on its child");
+    const [c] = w.t.h.store.children(w.root.id);
+    const requests = w.server.requests.length;
+    const stopped = await w.t.h.interruptSubtree(w.root.id);
+    assert.deepEqual(stopped, [c.id]);
+    await w.t.h.settle();
+    await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(w.root.activity, 'idle');
+    assert.equal(w.server.requests.length, requests, 'no model request after the stop');
+    assert.deepEqual(stopReasons(w.root.session.events), ['completed'], 'no turn started by the notice');
+    // The human decides: the next message runs, the notice first (FIFO).
+    w.script.on('root', { text: 'after the notice' }, { text: 'after the user' });
+    await w.root.accept('[[root]] carry on');
+    await w.t.h.settle();
+    const kinds = ofType(w.root.session.events, 'user/message').map((e) => e.source.kind);
+    assert.deepEqual(kinds.slice(-2), ['subagent-settled', 'user']);
+  });
+
   it('refuses an unknown session with a clear error', async () => {
     await assert.rejects(w.t.h.interruptSubtree('s-nope'), /No session s-nope/);
   });
