@@ -89,8 +89,9 @@ export class Harness {
       read: (id) => this.readSession(id),
       maxDepth: config.maxDepth ?? 3,
       approvalPort: config.approvalPort,
-      defaultApproval: config.approval,
-      childApproval: config.childApproval ?? 'never',
+      // Read live: `setDefaults` reaches the next child that starts or resumes.
+      defaultApproval: () => this.config.approval,
+      childApproval: () => this.config.childApproval ?? 'never',
       releaseDelayMs: config.releaseDelayMs ?? 1000,
       ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
@@ -183,6 +184,7 @@ export class Harness {
   setDefaults(d: HarnessDefaults): void {
     if (d.sandbox) this.config.sandbox = d.sandbox;
     if (d.approval) this.config.approval = d.approval;
+    if (d.childApproval) this.config.childApproval = d.childApproval;
     if (d.network !== undefined) this.config.commands = { ...this.config.commands, network: d.network };
     if (d.maxConcurrentChildren !== undefined) this.subagents.fanout.limit = d.maxConcurrentChildren;
     if (d.goalMaxRounds !== undefined) this.config.goalMaxRounds = this.goals.defaultMaxRounds = d.goalMaxRounds;

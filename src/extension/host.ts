@@ -215,7 +215,14 @@ export class ArborHost implements CommandHost {
     if (h) {
       const p = this.panelSettings();
       const s = readSettings();
-      h.setDefaults({ sandbox: p.sandbox, approval: p.approval, maxConcurrentChildren: s.maxConcurrent, network: s.network, goalMaxRounds: s.goalMaxRounds });
+      h.setDefaults({
+        sandbox: p.sandbox,
+        approval: p.approval,
+        childApproval: s.childApproval,
+        maxConcurrentChildren: s.maxConcurrent,
+        network: s.network,
+        goalMaxRounds: s.goalMaxRounds,
+      });
       // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
       Object.assign(h.workflows.engine.deployment, s.workflow);
       if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);

@@ -52,6 +52,8 @@ export interface HarnessConfig {
 export interface HarnessDefaults {
   sandbox?: SandboxMode;
   approval?: ApprovalPolicy;
+  /** What the next child started or resumed does with requests needing approval. */
+  childApproval?: 'never' | 'escalate';
   /** Confined commands may use the network. */
   network?: boolean;
   /** Children running at once: a higher limit admits queued ones now; a lower one lets running ones finish. */

@@ -13,7 +13,8 @@ import { type FollowupPath, SubagentError, type SubagentRequest } from './types'
 export interface ResidencyPort {
   store: Store;
   build: AgentFactory;
-  childApproval: 'never' | 'escalate';
+  /** Read at each resume: a settings change reaches the next one. */
+  childApproval: () => 'never' | 'escalate';
   releaseDelayMs: number;
   composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition;
   registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
@@ -229,7 +230,7 @@ export class Residency {
     const parentId = session.header.parentSession!;
     this.setDepth(childId, session.header.delegationDepth ?? 0);
     const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
-    const escalate = this.rt.childApproval === 'escalate' && approval === 'ask';
+    const escalate = this.rt.childApproval() === 'escalate' && approval === 'ask';
     const comp = this.rt.composition(
       session.header,
       {

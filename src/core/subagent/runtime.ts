@@ -48,10 +48,13 @@ export interface RuntimeDeps {
   maxDepth: number;
   /** The deployment has a human approval service (a port). */
   approvalPort?: ApprovalPort;
-  /** The deployment's approval policy (what a session without an override runs under). */
-  defaultApproval: 'ask' | 'never';
-  /** What a delegated child does with requests needing approval: refuse (default) or ask the human. */
-  childApproval: 'never' | 'escalate';
+  /** The deployment's approval policy (what a session without an override runs under); read at each child's start. */
+  defaultApproval: () => 'ask' | 'never';
+  /**
+   * What a delegated child does with requests needing approval: refuse (default) or ask the
+   * human. Read when a child starts or resumes, so a settings change reaches the next one.
+   */
+  childApproval: () => 'never' | 'escalate';
   /** How long a settled Activation stays resident before it is released. */
   releaseDelayMs: number;
   /** Children running at once, harness-wide (the rest queue); default 8. */
@@ -245,8 +248,8 @@ export class SubagentRuntime implements SubagentControl {
 
     // Unpublished setup, after any seed: these are the child's own (live) facts.
     // Approval never widens: a parent that may not ask has children that may not either.
-    const parentMayAsk = (snapshot.approval ?? this.deps.defaultApproval) === 'ask';
-    const escalate = this.deps.childApproval === 'escalate' && this.deps.approvalPort !== undefined && parentMayAsk;
+    const parentMayAsk = (snapshot.approval ?? this.deps.defaultApproval()) === 'ask';
+    const escalate = this.deps.childApproval() === 'escalate' && this.deps.approvalPort !== undefined && parentMayAsk;
     if (snapshot.sandbox) await writer.append({ type: 'sandbox/mode', mode: snapshot.sandbox, source: 'delegation' });
     const approval = escalate ? 'ask' : this.deps.approvalPort ? 'never' : snapshot.approval;
     if (approval) await writer.append({ type: 'approval/policy', policy: approval, source: 'delegation' });

@@ -52,6 +52,23 @@ describe('subagent: childApproval escalate — a child asks the human through th
     );
   });
 
+  it('childApproval changed live (setDefaults, as a settings change does): the next child uses it, no reopen (issue 21.4)', async () => {
+    await setup({ childApproval: 'never' });
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] run one' } }] }, { text: 'root done' });
+    w.script.on('c', { toolCalls: [run('echo allowed > first.txt')] }, { text: 'c done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    assert.equal(port.requests.length, 0, 'under never, nothing reaches the human');
+    assert.equal(exists('first.txt'), false);
+    w.t.h.setDefaults({ childApproval: 'escalate' });
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c2]] run one' } }] }, { text: 'root done again' });
+    w.script.on('c2', { toolCalls: [run('echo allowed > second.txt')] }, { text: 'c2 done' });
+    await w.root.accept('[[root]] again');
+    await w.t.h.settle();
+    assert.equal(port.requests.length, 1, 'the next child asks the human');
+    assert.equal(exists('second.txt'), true);
+  });
+
   it('a grandchild is tagged with its whole lineage', async () => {
     await setup();
     w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] delegate' } }] }, { text: 'root done' });
