@@ -164,7 +164,7 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
     const rounds = opts.quick ? 20_000 : 100_000;
     const once = (i: number) => {
       const id = leaves[i % leaves.length];
-      if (guard.check(id, { model: 'deepseek-chat', bytes: 40_000, maxTokens: 4096 })) throw new Error('the bench budget refused a request');
+      if ('refusal' in guard.check(id, { model: 'deepseek-chat', bytes: 40_000, maxTokens: 4096 })) throw new Error('the bench budget refused a request');
       guard.appended(id, answer);
     };
     for (let i = 0; i < 2000; i++) once(i); // warm up (and count the tree's scopes once)

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
 import { buildRequest } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
@@ -18,6 +19,8 @@ export interface OpenAIClientOptions {
   provider?: string;
   /** Bytes one response may carry on the wire before it is refused (default 64 MiB). */
   maxReplyBytes?: number;
+  /** The body field of the completion cap: `auto` (default) decides by model name (cap-field.ts). */
+  capField?: CapFieldSetting;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -49,7 +52,7 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   describe(req: ModelRequest): RequestInfo {
-    const b = buildRequest(req, true);
+    const b = buildRequest(req, true, this.opts.capField);
     this.lastBuilt = { req, built: b };
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
@@ -60,7 +63,7 @@ export class OpenAICompatibleClient implements ModelClient {
    * that breaks the wire contract `bad-response`, naming what was wrong.
    */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true);
+    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = undefined;
     const own = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DerivedMessage } from '../session/derive';
+import { type CapFieldSetting, capFieldFor } from './cap-field';
 import type { JsonSchema } from './json-schema';
 import type { ModelRequest, ToolSpec } from './types';
 
@@ -35,6 +36,12 @@ function messageJson(m: DerivedMessage): Json {
   return out;
 }
 
+/**
+ * The most bytes a completion cap adds to a body (`,"max_completion_tokens":` and 13 digits):
+ * a budget check measures a body before its cap is known and counts this much on top.
+ */
+export const MAX_CAP_FIELD_BYTES = 39;
+
 export interface BuiltRequest {
   /** The chat-completions body, keys in wire order. */
   body: { [k: string]: Json };
@@ -48,13 +55,14 @@ export interface BuiltRequest {
  * Build the wire body: model, then the stable head (tools, system message), then the
  * conversation, then per-call options. Reasoning text is not sent back (providers reject it).
  */
-export function buildRequest(req: ModelRequest, stream: boolean): BuiltRequest {
+export function buildRequest(req: ModelRequest, stream: boolean, capField: CapFieldSetting = 'auto'): BuiltRequest {
   const tools = [...req.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
   const system: Json = { role: 'system', content: req.system };
   const body: { [k: string]: Json } = { model: req.model };
   if (tools.length > 0) body.tools = tools;
   body.messages = [system, ...req.messages.map(messageJson)];
-  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  // After the conversation: a cap that changes per step (a budget's) leaves the prefix as it was.
+  if (req.maxTokens !== undefined) body[capFieldFor(req.model, capField)] = req.maxTokens;
   body.stream = stream;
   if (stream) body.stream_options = { include_usage: true };
   const head = JSON.stringify({ model: req.model, tools, system });
