@@ -50,7 +50,7 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
   const h = await Harness.open({
     storeDir: path.join(dir, 'store-overshoot'),
     workspace: [ws],
-    model: { client, name: 'bench', maxTokens: 64 },
+    model: { client, name: 'bench', maxTokens: 1024 },
     sandbox: 'workspace-write',
     approval: 'never',
     maxConcurrentChildren: children,
