@@ -363,7 +363,11 @@ export function capReply(reply: Reply, cap: number | undefined): Reply {
   for (const c of reply.toolCalls ?? []) {
     if (room <= c.name.length) break;
     room -= c.name.length;
-    toolCalls.push({ ...(c.id ? { id: c.id } : {}), name: c.name, arguments: take(typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)) });
+    toolCalls.push({
+      ...(c.id ? { id: c.id } : {}),
+      name: c.name,
+      arguments: take(typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)),
+    });
   }
   return {
     ...reply,
