@@ -168,7 +168,8 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
       await w.t.h.setBudget(w.root.id, { maxTokens: budget });
       const tags = Array.from({ length: 8 }, (_, i) => `c${i}`);
       w.script.on('root', { toolCalls: tags.map(spawn) }, { text: 'root done' });
-      for (const t of tags) w.script.on(t, longReply(30_000), longReply(30_000));
+      // Each reply's head waits, so the children's requests are in flight together.
+      for (const t of tags) w.script.on(t, { ...longReply(30_000), delayMs: 200 }, longReply(30_000));
       let worst = 0;
       w.t.h.onEvent((_id, e: SessionEvent) => {
         if (e.type !== 'request/header') return;
@@ -190,6 +191,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
       assert.ok(spent <= 1.1 * budget, `spent ${spent} of a ${budget}-token budget (${(spent / budget).toFixed(2)}×)`);
       assert.ok(spent > budget / 2, `the budget was used (${spent})`);
       assert.ok(worst <= budget, `spent + reserved reached ${worst} of ${budget}`);
+      if (own === undefined) assert.ok(w.server.maxInFlight > 1, `children's requests overlapped (${w.server.maxInFlight} at once)`);
       const childRequests = w.server.requests.filter((r) => /\[\[c\d\]\]/.test(JSON.stringify(r.body.messages)));
       assert.ok(childRequests.length > 0);
       for (const r of childRequests) assert.ok((r.body.max_tokens as number) <= (own ?? DEFAULT_COMPLETION_RESERVE), 'every child request carries its cap');
