@@ -6,7 +6,8 @@
 // children, each asked by the model for a 30,000-token reply, under a 40,000-token budget. The
 // requests carry the cap the guard reserved (decision 0043) and the test server stops a reply
 // there, as real endpoints do. Run with the deployment's maxTokens unset (the 4,096 default cap)
-// and set to 32,000; the figure is the worse of the two.
+// and set to 32,000; the figure is the worse of the two. For context, a note prints the same case
+// with the cap reserved but not sent (the behaviour before decision 0043).
 //
 // budget.check.vs_step: what the budget guard costs per model step (the check before the
 // request, and the fold of the step's answer into the subtree totals) at a 1,000-node tree,
@@ -17,6 +18,7 @@ import * as path from 'node:path';
 import type { BudgetGuard } from '../src/core/cost/guard';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from '../src/core/model/types';
 import type { SessionEvent, SessionHeader } from '../src/core/session/events';
 import type { Tool } from '../src/core/tools/tool';
 import { type ChatBody, ModelServer } from '../test/support/model-server';
@@ -102,7 +104,25 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
   }
 }
 
-async function overshootLong(opts: BenchOptions, server: ModelServer, dir: string, maxTokens: number | undefined): Promise<number> {
+/**
+ * The behaviour before decision 0043, for comparison only: the guard reserves a cap, but the
+ * request goes out without it (the provider writes as long a reply as it likes).
+ */
+class CapDroppingClient implements ModelClient {
+  constructor(private readonly inner: ModelClient) {}
+  get provider(): string {
+    return this.inner.provider;
+  }
+  describe(req: ModelRequest): RequestInfo {
+    return this.inner.describe(req);
+  }
+  stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    const { maxTokens: _dropped, ...rest } = req;
+    return this.inner.stream(rest);
+  }
+}
+
+async function overshootLong(opts: BenchOptions, server: ModelServer, dir: string, maxTokens: number | undefined, dropCap = false): Promise<number> {
   const children = 8;
   const budget = 40_000;
   server.reset();
@@ -118,12 +138,13 @@ async function overshootLong(opts: BenchOptions, server: ModelServer, dir: strin
           })),
         };
   });
-  const tag = maxTokens ?? 'unset';
-  const ws = path.join(dir, `ws-long-${tag}`);
+  const tag = `${maxTokens ?? 'unset'}${dropCap ? ', cap not sent (before decision 0043)' : ''}`;
+  const ws = path.join(dir, `ws-long-${maxTokens ?? 'unset'}${dropCap ? '-dropped' : ''}`);
   fs.mkdirSync(ws);
-  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const real = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const client = dropCap ? new CapDroppingClient(real) : real;
   const h = await Harness.open({
-    storeDir: path.join(dir, `store-long-${tag}`),
+    storeDir: `${ws}-store`,
     workspace: [ws],
     model: { client, name: 'bench', ...(maxTokens ? { maxTokens } : {}) },
     sandbox: 'workspace-write',
@@ -255,6 +276,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   try {
     const over = await overshoot(opts, server, dir);
     const long = Math.max(await overshootLong(opts, server, dir, undefined), await overshootLong(opts, server, dir, 32_000));
+    const before = await overshootLong(opts, server, dir, undefined, true);
+    opts.note(`budget.overshoot.long_replies: ${fmt(before)}× when the reserved cap is not sent (the behaviour before decision 0043), ${fmt(long)}× with it`);
     const check = await checkVsStep(opts, server, dir);
     return [
       { ...OVERSHOOT, value: over },
