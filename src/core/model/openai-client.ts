@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
-import { buildRequest } from './request';
+import { buildRequest, withCap } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
@@ -29,6 +29,9 @@ export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
 export { normalizeUsage };
 
+const sameButCap = (a: ModelRequest, b: ModelRequest): boolean =>
+  a.model === b.model && a.system === b.system && a.tools === b.tools && a.messages === b.messages;
+
 const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop', tool_calls: 'tool_calls', length: 'length', function_call: 'tool_calls' };
 
 /** Any OpenAI-compatible chat-completions endpoint (DeepSeek, OpenAI, Ollama, vLLM, LM Studio). */
@@ -52,7 +55,10 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   describe(req: ModelRequest): RequestInfo {
-    const b = buildRequest(req, true, this.opts.capField);
+    // The same request again with only its cap changed (a budget's grant): not serialised twice.
+    const prev = this.lastBuilt;
+    const b =
+      prev && sameButCap(prev.req, req) ? withCap(prev.built, req.model, req.maxTokens, this.opts.capField) : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = { req, built: b };
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }

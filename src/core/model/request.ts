@@ -81,6 +81,26 @@ export function buildRequest(req: ModelRequest, stream: boolean, capField: CapFi
   };
 }
 
+/**
+ * The same request with another completion cap (a budget's), without serialising the
+ * conversation again: the cap sits after it, so the head and prefix hashes stay, and the
+ * body's bytes move by the cap field's own. Equal to `buildRequest` of the capped request.
+ */
+export function withCap(built: BuiltRequest, model: string, maxTokens: number | undefined, capField: CapFieldSetting = 'auto'): BuiltRequest {
+  const field = capFieldFor(model, capField);
+  const fieldBytes = (b: BuiltRequest['body']) => {
+    const key = 'max_tokens' in b ? 'max_tokens' : 'max_completion_tokens' in b ? 'max_completion_tokens' : undefined;
+    return key === undefined ? 0 : Buffer.byteLength(`,${JSON.stringify(key)}:${JSON.stringify(b[key])}`);
+  };
+  const body: { [k: string]: Json } = {};
+  for (const [k, v] of Object.entries(built.body)) {
+    if (k === 'max_tokens' || k === 'max_completion_tokens') continue;
+    if (k === 'stream' && maxTokens !== undefined) body[field] = maxTokens;
+    body[k] = v;
+  }
+  return { ...built, body, bytes: built.bytes - fieldBytes(built.body) + fieldBytes(body) };
+}
+
 function sha256(s: string): string {
   return createHash('sha256').update(s).digest('hex').slice(0, 32);
 }

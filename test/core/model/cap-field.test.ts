@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { capFieldFor } from '../../../src/core/model/cap-field';
-import { buildRequest } from '../../../src/core/model/request';
+import { buildRequest, withCap } from '../../../src/core/model/request';
 
 // Decision 0043: which field carries a request's completion cap. OpenAI's reasoning models
 // refuse `max_tokens` and want `max_completion_tokens`; every other chat-completions endpoint
@@ -49,5 +49,26 @@ describe('model: the completion cap field', () => {
     assert.equal(a.prefixHash, none.prefixHash);
     assert.equal(a.bytes, Buffer.byteLength(JSON.stringify(a.body)));
     assert.equal(a.bytes - none.bytes, Buffer.byteLength(',"max_completion_tokens":4096'));
+  });
+
+  it('withCap gives the same body, bytes and hashes as building the capped request afresh', () => {
+    const base = {
+      system: 'sys',
+      tools: [{ name: 'b', description: 'B', parameters: { type: 'object' as const } }],
+      messages: [{ role: 'user' as const, content: 'hi', source: { kind: 'user' as const }, seq: 0 }],
+    };
+    for (const model of ['deepseek-chat', 'gpt-5'])
+      for (const [from, to] of [
+        [undefined, 4096],
+        [32_000, 700],
+        [700, undefined],
+      ] as const) {
+        const fresh = buildRequest({ ...base, model, maxTokens: to }, true);
+        const moved = withCap(buildRequest({ ...base, model, maxTokens: from }, true), model, to);
+        assert.equal(JSON.stringify(moved.body), JSON.stringify(fresh.body), `${model} ${from}→${to}`);
+        assert.equal(moved.bytes, fresh.bytes);
+        assert.equal(moved.prefixHash, fresh.prefixHash);
+        assert.equal(moved.headHash, fresh.headHash);
+      }
   });
 });
