@@ -8,11 +8,11 @@ import type { ToolContext } from '../tools/tool';
 import { type AgentConfig, DEFAULT_MAX_STEPS } from './config';
 import { grantBookOf } from './grant-book';
 import { budgetedRequest, cutByCap } from './request-budget';
-
-export { budgetRefusal } from './request-budget';
-
 import { collect } from './stream-collector';
 import { runToolCalls } from './tool-runner';
+
+/** Remote turns check their program's start with it (src/core/remote/turn.ts imports it from here). */
+export { budgetRefusal } from './request-budget';
 
 export interface ClaimedMessage {
   messageId: string;

@@ -243,7 +243,7 @@ export class BudgetGuard {
 
   // ── internals ──────────────────────────────────────────────────────────────
 
-  /** A request's bound goes when its answer (or its turn's end) is durable. */
+  /** A request's bound goes when its answer (or its turn's end, or its compaction's end) is durable. */
   private release(id: string): void {
     const r = this.inflight.get(id);
     if (!r) return;
@@ -260,7 +260,8 @@ export class BudgetGuard {
     let spends = false;
     let budgetChanged = false;
     for (const e of events) {
-      if (e.type === 'assistant/message' || e.type === 'turn/end') spends = true;
+      // A compaction's summary request ends with its compaction/end (it writes no assistant/message).
+      if (e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'compaction/end') spends = true;
       else if (e.type === 'budget/set') budgetChanged = true;
     }
     if (spends) this.release(id);

@@ -161,6 +161,29 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
     assert.match(end.error ?? '', /raise the budget/);
   });
 
+  it("a compaction's summary request is checked too: it carries its cap, and its reservation ends with compaction/end", async () => {
+    await setup();
+    await w.root.accept('[[root]] first question');
+    await w.root.accept('[[root]] second question');
+    await w.t.h.settle();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    const r = await w.root.compact(1);
+    assert.equal(r.outcome, 'committed', r.error);
+    const summary = w.server.requests.at(-1)!;
+    assert.match(String(summary.body.messages[0].content), /You compact a coding-agent conversation/);
+    assert.equal(summary.body.max_tokens, DEFAULT_COMPLETION_RESERVE);
+    assert.equal(budgets().spent(w.root.id)!.reservedTokens, 0, 'nothing stays held once the compaction ended');
+
+    await w.t.h.setBudget(w.root.id, { maxTokens: tokensOf(w.root.id) + 10 });
+    const before = w.server.requests.length;
+    await w.root.accept('[[root]] third question');
+    await w.t.h.settle();
+    const refused = await w.root.compact(1);
+    assert.equal(refused.outcome, 'aborted');
+    assert.match(refused.error ?? '', /cannot take the next request/);
+    assert.equal(w.server.requests.length, before, 'neither the turn nor the compaction sent anything');
+  });
+
   for (const own of [undefined, 32_000]) {
     it(`8 parallel children each asked for 30k-token replies against a 40k budget spend at most 1.10 × 40k (maxTokens ${own ?? 'unset'}); what is reserved never exceeds what is left`, async () => {
       await setup(own ? { maxTokens: own } : {});
