@@ -2,6 +2,13 @@
 // children at depth 2 that keep asking a zero-latency model (the real test server through the
 // real client) until the budget stops them; the budget falls mid-run (about 8 steps a child).
 //
+// budget.overshoot.long_replies: the same ratio when the replies are long and parallel: 8
+// children, each asked by the model for a 30,000-token reply, under a 40,000-token budget. The
+// requests carry the cap the guard reserved (decision 0043) and the test server stops a reply
+// there, as real endpoints do. Run with the deployment's maxTokens unset (the 4,096 default cap)
+// and set to 32,000; the figure is the worse of the two. For context, a note prints the same case
+// with the cap reserved but not sent (the behaviour before decision 0043).
+//
 // budget.check.vs_step: what the budget guard costs per model step (the check before the
 // request, and the fold of the step's answer into the subtree totals) at a 1,000-node tree,
 // ÷ the agent's own per-step overhead (a step's wall time minus the model's stream) measured
@@ -11,6 +18,7 @@ import * as path from 'node:path';
 import type { BudgetGuard } from '../src/core/cost/guard';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from '../src/core/model/types';
 import type { SessionEvent, SessionHeader } from '../src/core/session/events';
 import type { Tool } from '../src/core/tools/tool';
 import { type ChatBody, ModelServer } from '../test/support/model-server';
@@ -20,8 +28,9 @@ import { TimedClient } from './timed-client';
 export const name = 'cost';
 
 const OVERSHOOT: FigureSpec = { id: 'budget.overshoot', op: '<=', target: 1.1 };
+const OVERSHOOT_LONG: FigureSpec = { id: 'budget.overshoot.long_replies', op: '<=', target: 1.1 };
 const CHECK_VS_STEP: FigureSpec = { id: 'budget.check.vs_step', op: '<=', target: 0.05 };
-export const figures: readonly FigureSpec[] = [OVERSHOOT, CHECK_VS_STEP];
+export const figures: readonly FigureSpec[] = [OVERSHOOT, OVERSHOOT_LONG, CHECK_VS_STEP];
 
 const NOOP: Tool = {
   name: 'noop',
@@ -50,7 +59,7 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
   const h = await Harness.open({
     storeDir: path.join(dir, 'store-overshoot'),
     workspace: [ws],
-    model: { client, name: 'bench', maxTokens: 64 },
+    model: { client, name: 'bench', maxTokens: 1024 },
     sandbox: 'workspace-write',
     approval: 'never',
     maxConcurrentChildren: children,
@@ -89,6 +98,83 @@ async function overshoot(opts: BenchOptions, server: ModelServer, dir: string): 
       `budget.overshoot: ${spent} tokens spent of a ${budget}-token budget by ${ids.length} sessions (${stopped} stopped by it), ${server.requests.length} requests, at most ${server.maxInFlight} at once`,
     );
     if (stopped < children) throw new Error(`only ${stopped} sessions stopped on the budget: it did not fall mid-run`);
+    return spent / budget;
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * The behaviour before decision 0043, for comparison only: the guard reserves a cap, but the
+ * request goes out without it (the provider writes as long a reply as it likes).
+ */
+class CapDroppingClient implements ModelClient {
+  constructor(private readonly inner: ModelClient) {}
+  get provider(): string {
+    return this.inner.provider;
+  }
+  describe(req: ModelRequest): RequestInfo {
+    return this.inner.describe(req);
+  }
+  stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    const { maxTokens: _dropped, ...rest } = req;
+    return this.inner.stream(rest);
+  }
+}
+
+async function overshootLong(opts: BenchOptions, server: ModelServer, dir: string, maxTokens: number | undefined, dropCap = false): Promise<number> {
+  const children = 8;
+  const budget = 40_000;
+  server.reset();
+  server.setFallback((body) => {
+    // The reply's head waits a little, so the children's requests are in flight together.
+    if (said(body, '[[long]]')) return { text: 'x'.repeat(30_000 * 4), chunkSize: 4096, delayMs: 100 };
+    return answered(body)
+      ? { text: 'root done' }
+      : {
+          toolCalls: Array.from({ length: children }, (_, i) => ({
+            name: 'subagent',
+            arguments: { prompt: `[[long]] write report ${i}`, label: `long ${i}` },
+          })),
+        };
+  });
+  const tag = `${maxTokens ?? 'unset'}${dropCap ? ', cap not sent (before decision 0043)' : ''}`;
+  const ws = path.join(dir, `ws-long-${maxTokens ?? 'unset'}${dropCap ? '-dropped' : ''}`);
+  fs.mkdirSync(ws);
+  const real = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const client = dropCap ? new CapDroppingClient(real) : real;
+  const h = await Harness.open({
+    storeDir: `${ws}-store`,
+    workspace: [ws],
+    model: { client, name: 'bench', ...(maxTokens ? { maxTokens } : {}) },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    maxConcurrentChildren: children,
+  });
+  try {
+    const root = await h.createSession();
+    await h.setBudget(root.id, { maxTokens: budget });
+    await root.accept('[[root]] fan out long reports');
+    await h.settle();
+    const ids = [
+      root.id,
+      ...h.store
+        .list()
+        .filter((x) => x.parentSession === root.id)
+        .map((x) => x.id),
+    ];
+    let spent = 0;
+    const ends = new Map<string, number>();
+    for (const id of ids) {
+      const s = await h.store.summary(id);
+      spent += s.tokens.prompt + s.tokens.completion;
+      if (id !== root.id) ends.set(s.lastStopReason ?? 'none', (ends.get(s.lastStopReason ?? 'none') ?? 0) + 1);
+    }
+    if (ids.length !== children + 1) throw new Error(`${ids.length - 1} children ran, not ${children}`);
+    const caps = server.requests.map((r) => r.body.max_tokens).filter((c) => c !== undefined);
+    opts.note(
+      `budget.overshoot.long_replies (maxTokens ${tag}): ${spent} tokens spent of a ${budget}-token budget by ${children} children asked for 30,000-token replies; children ended ${[...ends].map(([r, n]) => `${r} ×${n}`).join(', ')}; caps sent ${caps.join(' ')}; ${server.requests.length} requests, at most ${server.maxInFlight} at once`,
+    );
     return spent / budget;
   } finally {
     await h.close();
@@ -164,7 +250,7 @@ async function checkVsStep(opts: BenchOptions, server: ModelServer, dir: string)
     const rounds = opts.quick ? 20_000 : 100_000;
     const once = (i: number) => {
       const id = leaves[i % leaves.length];
-      if (guard.check(id, { model: 'deepseek-chat', bytes: 40_000, maxTokens: 4096 })) throw new Error('the bench budget refused a request');
+      if ('refusal' in guard.check(id, { model: 'deepseek-chat', bytes: 40_000, maxTokens: 4096 })) throw new Error('the bench budget refused a request');
       guard.appended(id, answer);
     };
     for (let i = 0; i < 2000; i++) once(i); // warm up (and count the tree's scopes once)
@@ -189,9 +275,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const dir = tempDir('arbor-bench-cost-');
   try {
     const over = await overshoot(opts, server, dir);
+    const long = Math.max(await overshootLong(opts, server, dir, undefined), await overshootLong(opts, server, dir, 32_000));
+    const before = await overshootLong(opts, server, dir, undefined, true);
+    opts.note(`budget.overshoot.long_replies: ${fmt(before)}× when the reserved cap is not sent (the behaviour before decision 0043), ${fmt(long)}× with it`);
     const check = await checkVsStep(opts, server, dir);
     return [
       { ...OVERSHOOT, value: over },
+      { ...OVERSHOOT_LONG, value: long },
       { ...CHECK_VS_STEP, value: check },
     ];
   } finally {

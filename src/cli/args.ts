@@ -18,6 +18,7 @@ const VALUED = new Set([
   'approval',
   'max-steps',
   'max-tokens',
+  'cap-field',
   'timeout',
   'max-children',
   'max-rounds',

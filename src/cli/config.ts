@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
 import type { HarnessConfig } from '../core/harness';
+import { CAP_FIELD_SETTINGS } from '../core/model/cap-field';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
@@ -37,6 +38,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const approval = oneOf('approval', args.options.get('approval'), ['never', 'auto'] as const, 'never');
   const sandbox = oneOf('sandbox', args.options.get('sandbox'), ['read-only', 'workspace-write', 'full-access'] as const, 'workspace-write');
   const maxTokens = positiveInt('max-tokens', args.options.get('max-tokens'));
+  const capField = oneOf('cap-field', args.options.get('cap-field'), CAP_FIELD_SETTINGS, 'auto');
   const timeoutMs = positiveInt('timeout', args.options.get('timeout'));
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
@@ -51,6 +53,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
       apiKey: apiKeyFor(baseURL, env),
       maxTokens,
       timeoutMs,
+      capField,
     },
     sandbox,
     approval: approval === 'auto' ? 'ask' : 'never',

@@ -41,7 +41,10 @@ Options:
                                           "modes"?: {"read-only": "plan", "workspace-write": "acceptEdits"}}]}}
   --max-steps N      model calls per turn before giving up (default 50)
   --max-children N   subagents running at once (default 8); the rest wait in order, queued
-  --max-tokens N     max tokens per model reply
+  --max-tokens N     max tokens per model reply (under a budget every request carries a
+                     cap anyway: this, or 4096, lowered to what the budget has left)
+  --cap-field F      auto (default) | max_tokens | max_completion_tokens: the field that
+                     carries the cap (auto: max_completion_tokens for o1/o3/o4/gpt-5 models)
   --budget AMOUNT    run (or, with send, raise) a budget on the session and everything it
                      delegates: tokens (50000, 50k) and/or dollars ($2), e.g. "50k, $2";
                      "none" removes it. A request that does not fit stops the turn: budget

@@ -373,7 +373,8 @@ export class Harness {
       ...(afterToolCall ? { afterToolCall } : {}),
       beforeRequest: (req) => {
         const r = this.cost.budgets.check(writer.id, req);
-        return r ? { refuse: r.message } : undefined;
+        if ('refusal' in r) return { refuse: r.refusal.message };
+        return 'grant' in r ? r.grant : undefined;
       },
     };
     // A remote child's turns run in its program; our model never compacts its log.
@@ -445,7 +446,13 @@ export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was
 function clientFor(model: ModelConfig): ModelClient {
   return 'client' in model
     ? model.client
-    : new OpenAICompatibleClient({ baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
+    : new OpenAICompatibleClient({
+        baseURL: model.baseURL,
+        apiKey: model.apiKey,
+        timeoutMs: model.timeoutMs,
+        maxRetries: model.maxRetries,
+        ...(model.capField ? { capField: model.capField } : {}),
+      });
 }
 
 /** Sortable, unique, file-name safe: time prefix + random suffix. */

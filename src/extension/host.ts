@@ -121,11 +121,11 @@ export class ArborHost implements CommandHost {
     const timeoutMs = s.timeoutMs;
     if (key !== '' || isLocalUrl(s.baseUrl)) {
       this.source = 'endpoint';
-      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', timeoutMs, ...max };
+      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', timeoutMs, capField: s.capField, ...max };
     }
     if (demo) {
       this.source = 'demo';
-      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', timeoutMs, ...max };
+      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', timeoutMs, capField: s.capField, ...max };
     }
     this.source = 'none';
     return { client: new MissingKeyClient(s.baseUrl), name: s.model, ...max };

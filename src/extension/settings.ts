@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
+import { CAP_FIELD_SETTINGS, type CapFieldSetting } from '../core/model/cap-field';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
 import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
@@ -10,6 +11,8 @@ export interface ArborSettings {
   baseUrl: string;
   model: string;
   maxTokens?: number;
+  /** Which request field carries the reply cap (`arbor.model.completionCapField`). */
+  capField: CapFieldSetting;
   /** How long the model may take to start answering, and to send its next chunk. */
   timeoutMs: number;
   maxDepth: number;
@@ -52,6 +55,9 @@ function readWorkflow(c: vscode.WorkspaceConfiguration): WorkflowSettings {
   };
 }
 
+/** A hand-edited settings.json may hold anything: an unknown value is `auto`. */
+const capFieldSetting = (v: unknown): CapFieldSetting => (CAP_FIELD_SETTINGS.includes(v as CapFieldSetting) ? (v as CapFieldSetting) : 'auto');
+
 export function readSettings(): ArborSettings {
   const c = vscode.workspace.getConfiguration('arbor');
   // An untrusted workspace must not redirect requests (and the API key) to its own server.
@@ -63,6 +69,7 @@ export function readSettings(): ArborSettings {
     baseUrl,
     model: c.get<string>('model.name', DEFAULT_MODEL),
     ...(maxTokens > 0 ? { maxTokens } : {}),
+    capField: capFieldSetting(c.get<unknown>('model.completionCapField')),
     timeoutMs: Math.max(1, c.get<number>('model.timeoutSeconds', 120)) * 1000,
     maxDepth: c.get<number>('subagents.maxDepth', 3),
     sandbox: c.get<SandboxMode>('policy.sandbox', 'workspace-write'),

@@ -45,6 +45,8 @@ export interface Reply {
    * well-behaved server sends (a numeric call id, a fractional token count, no finish reason).
    */
   raw?: (object | string)[];
+  /** Completion tokens to report (set when the server stopped the reply at its cap); default: counted from the reply. */
+  completionTokens?: number;
 }
 
 /** One streamed chunk as the server would send it, for `Reply.raw`. */
@@ -175,7 +177,9 @@ export class ModelServer {
     const index = this.requests.length;
     this.requests.push({ raw, body, headers: req.headers, cacheHitTokens: hit, promptTokens: prompt, wire, url: req.url! });
     const next = this.script.shift() ?? this.fallback;
-    const reply = typeof next === 'function' ? next(body, index) : next;
+    const asked = typeof next === 'function' ? next(body, index) : next;
+    // A chat endpoint stops a reply at its cap, as real ones do (finish_reason "length").
+    const reply = wire === 'chat' ? capReply(asked, capOf(body)) : asked;
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`, wire);
     const usage = usageOf(prompt, hit, reply);
@@ -329,8 +333,54 @@ function finishOf(reply: Reply): string {
   return reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
 }
 
+/** The completion cap a chat body carries (`max_completion_tokens` wins, as on OpenAI), if any. */
+export function capOf(body: ChatBody): number | undefined {
+  const cap = body.max_completion_tokens ?? body.max_tokens;
+  return typeof cap === 'number' && Number.isInteger(cap) && cap > 0 ? cap : undefined;
+}
+
+/** The tokens a reply's completion counts (4 characters a token: reasoning, text, tool calls). */
+function completionTokens(reply: Reply): number {
+  return Math.ceil(((reply.text ?? '').length + (reply.reasoning ?? '').length + JSON.stringify(reply.toolCalls ?? []).length) / CHARS_PER_TOKEN);
+}
+
+/**
+ * A reply stopped at `cap` completion tokens: reasoning first, then text, then tool calls (a call
+ * cut mid-arguments keeps its raw prefix, as a real stream leaves it), finish reason `length`.
+ * A reply within its cap, a fault or a raw script is sent as it is.
+ */
+export function capReply(reply: Reply, cap: number | undefined): Reply {
+  if (cap === undefined || reply.raw || reply.fault || completionTokens(reply) <= cap) return reply;
+  let room = cap * CHARS_PER_TOKEN;
+  const take = (s: string | undefined) => {
+    const out = (s ?? '').slice(0, Math.max(0, room));
+    room -= out.length;
+    return out;
+  };
+  const reasoning = take(reply.reasoning);
+  const text = take(reply.text);
+  const toolCalls: ScriptedToolCall[] = [];
+  for (const c of reply.toolCalls ?? []) {
+    if (room <= c.name.length) break;
+    room -= c.name.length;
+    toolCalls.push({
+      ...(c.id ? { id: c.id } : {}),
+      name: c.name,
+      arguments: take(typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments)),
+    });
+  }
+  return {
+    ...reply,
+    ...(reply.reasoning !== undefined ? { reasoning } : {}),
+    text,
+    ...(toolCalls.length ? { toolCalls } : { toolCalls: undefined }),
+    finishReason: 'length',
+    completionTokens: cap,
+  };
+}
+
 function usageOf(prompt: number, hit: number, reply: Reply) {
-  const completion = Math.ceil(((reply.text ?? '').length + (reply.reasoning ?? '').length + JSON.stringify(reply.toolCalls ?? []).length) / CHARS_PER_TOKEN);
+  const completion = reply.completionTokens ?? completionTokens(reply);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deriveMessages } from '../session/derive';
 import type { AgentConfig } from './config';
+import { budgetedRequest, cutByCap } from './request-budget';
 import { collect } from './stream-collector';
 
 const SUMMARY_SYSTEM =
@@ -42,17 +43,24 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
 
   const compactionId = randomUUID();
   await w.append({ type: 'compaction/start', compactionId, reason });
-  const out = await collect(
-    cfg.model.stream({
-      model: cfg.modelName,
-      system: SUMMARY_SYSTEM,
-      tools: [],
-      messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
-    }),
-  );
-  if (out.error || !out.text.trim()) {
+  // A model request like any other: under a budget it is checked and carries the cap it reserved.
+  const ready = budgetedRequest(cfg, {
+    model: cfg.modelName,
+    system: SUMMARY_SYSTEM,
+    tools: [],
+    messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
+    ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens } : {}),
+  });
+  if ('refused' in ready) {
     await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
-    return { outcome: 'aborted', error: out.error?.message ?? 'The model returned an empty summary.' };
+    return { outcome: 'aborted', error: ready.refused };
+  }
+  const out = await collect(cfg.model.stream(ready.req));
+  // A summary cut at a budget's cap would drop context silently: the history stays as it was.
+  const cut = ready.cap !== undefined && out.finishReason === 'length' ? cutByCap(ready.cap, cfg.maxTokens) : undefined;
+  if (out.error || cut || !out.text.trim()) {
+    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
+    return { outcome: 'aborted', error: out.error?.message ?? cut ?? 'The model returned an empty summary.' };
   }
   await w.append({ type: 'compaction/summary', compactionId, text: out.text });
   await w.append({

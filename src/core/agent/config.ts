@@ -43,10 +43,12 @@ export interface AgentConfig extends ToolCallHooks {
   /**
    * Checked before each model request, after the fan-out slot is taken and before anything of
    * the request is written: a refusal ends the turn with stop reason `budget` and its message,
-   * and no request is made (issue 15, decision 0034). Contract: synchronous, must not throw (a
-   * throw is a refusal: fail closed), and cheap — it runs at every step of every agent.
+   * and no request is made (issue 15, decision 0034); a grant's `maxTokens` is the completion
+   * cap the request then carries — the same number the budget reserved (decision 0043).
+   * Contract: synchronous, must not throw (a throw is a refusal: fail closed), and cheap — it
+   * runs at every step of every agent.
    */
-  beforeRequest?: (req: RequestBound) => { refuse: string } | undefined;
+  beforeRequest?: (req: RequestBound) => RequestVerdict;
   /** Replaces the model loop (a remote child, issue 13): the same claim → turn/start → … → turn/end contract. */
   runTurn?: TurnRunner;
 }
@@ -55,8 +57,14 @@ export interface AgentConfig extends ToolCallHooks {
 export interface RequestBound {
   model: string;
   bytes: number;
+  /** The deployment's own cap: the most the request may carry. */
   maxTokens?: number;
+  /** The request cannot carry a cap (a remote program's): all of it must fit, or it is refused. */
+  fixed?: boolean;
 }
+
+/** A budget check's answer: refused, allowed with the cap the request must carry, or no budget applies. */
+export type RequestVerdict = { refuse: string } | { maxTokens: number; loweredBy?: string } | undefined;
 
 export const DEFAULT_MAX_STEPS = 50;
 

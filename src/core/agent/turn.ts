@@ -5,10 +5,14 @@ import { effectiveSandbox } from '../policy/sandbox';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
-import { type AgentConfig, DEFAULT_MAX_STEPS, type RequestBound } from './config';
+import { type AgentConfig, DEFAULT_MAX_STEPS } from './config';
 import { grantBookOf } from './grant-book';
+import { budgetedRequest, cutByCap } from './request-budget';
 import { collect } from './stream-collector';
 import { runToolCalls } from './tool-runner';
+
+/** Remote turns check their program's start with it (src/core/remote/turn.ts imports it from here). */
+export { budgetRefusal } from './request-budget';
 
 export interface ClaimedMessage {
   messageId: string;
@@ -77,11 +81,10 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     // The safe point may have waited (a child's fan-out slot): stopped meanwhile, no request is made.
     if (signal.aborted) return end(stopped(), whyStopped(signal));
     const tools = cfg.tools();
-    const req = { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: cfg.maxTokens, signal };
-    const info = cfg.model.describe(req);
-    const need = { model: req.model, bytes: info.bytes, ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}) };
-    const refused = budgetRefusal(cfg, need, '; no request was made.');
-    if (refused) return end('budget', refused, 'budget');
+    const ownCap = cfg.maxTokens;
+    const ready = budgetedRequest(cfg, { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: ownCap, signal });
+    if ('refused' in ready) return end('budget', ready.refused, 'budget');
+    const { req, info, cap } = ready;
     // What the turn said so far is on disk before the model hears it; the header's own write
     // runs while the request does (it describes the request, it does not gate it).
     await Promise.all(pending.splice(0));
@@ -104,10 +107,12 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       usedCallIds.add((c.id = id));
     }
     const interrupted = signal.aborted || out.error?.code === 'aborted';
+    // Cut at a budget's cap: its tool calls are cut too (never run), and the turn says why.
+    const cut = cap !== undefined && out.finishReason === 'length' && !out.error && !interrupted;
     // A failed or interrupted stream keeps what arrived, without its (incomplete) tool calls,
     // unless it is too large to carry in the history (decision 0023).
     if (out.error?.discardPartial) out.text = out.reasoning = '';
-    const keepCalls = !out.error && !interrupted;
+    const keepCalls = !out.error && !interrupted && !cut;
     if (out.text || out.reasoning || keepCalls || out.usage) {
       pending.push(
         w.stage({
@@ -122,6 +127,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     }
     if (interrupted) return end(stopped(), whyStopped(signal));
     if (out.error) return end('error', out.error.message, out.error.code);
+    if (cut) return end('max-tokens', cutByCap(cap, ownCap), 'max-tokens');
     if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
     await Promise.all(pending.splice(0)); // the calls are on disk before any of them acts
 
@@ -150,19 +156,6 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
         ...(res.refusal ? { refusal: res.refusal } : {}),
       });
     }
-  }
-}
-
-/**
- * The `beforeRequest` hook's refusal, if any (a model request's, or a remote program's start);
- * a hook that throws refuses (fail closed), its message followed by `thrownTail`.
- */
-export function budgetRefusal(cfg: AgentConfig, need: RequestBound, thrownTail = ''): string | undefined {
-  if (!cfg.beforeRequest) return undefined;
-  try {
-    return cfg.beforeRequest(need)?.refuse;
-  } catch (err) {
-    return `The budget check failed (${describeError(err)})${thrownTail}`;
   }
 }
 

@@ -3,16 +3,24 @@ import { describeBudget } from '../session/budget';
 import type { SessionEvent } from '../session/events';
 import { estimateTokens, type SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
+import { DEFAULT_COMPLETION_RESERVE, decideCap, roomIn } from './completion-cap';
 import type { PriceBook } from './prices';
 import { addSpend, formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
 
-/** What a request is about to cost at most: its prompt (from its bytes) plus its completion cap. */
+export { DEFAULT_COMPLETION_RESERVE, MIN_COMPLETION_CAP } from './completion-cap';
+
+/** A model request about to be made: its prompt (from its bytes) and the cap its reply may take. */
 export interface RequestNeed {
   model: string;
   /** Bytes of the request body (the prompt estimate is a quarter of it, as everywhere). */
   bytes: number;
-  /** The request's `max_tokens`; absent: `DEFAULT_COMPLETION_RESERVE`. */
+  /** The deployment's own completion cap, the most a reply may take; absent: `DEFAULT_COMPLETION_RESERVE`. */
   maxTokens?: number;
+  /**
+   * The request cannot carry a cap (a remote program makes it): all of `maxTokens` (or the
+   * default reserve) must fit, nothing is lowered. Otherwise the cap is lowered to what is left.
+   */
+  fixed?: boolean;
 }
 
 /** Why a request may not be made: the turn ends with stop reason `budget` and this text. */
@@ -21,6 +29,19 @@ export interface BudgetRefusal {
   scope: string;
   message: string;
 }
+
+/**
+ * A request may go, and what it holds: `maxTokens` is both the completion reserved in every
+ * budgeted scope above it and the cap the request must carry (decision 0043).
+ */
+export interface BudgetGrant {
+  maxTokens: number;
+  /** When a budget's remainder lowered the cap below what was asked: which budget, for the human. */
+  loweredBy?: string;
+}
+
+/** The guard's answer: no budget applies (nothing reserved, no cap needed), a grant, or a refusal. */
+export type BudgetAnswer = { free: true } | { grant: BudgetGrant } | { refusal: BudgetRefusal };
 
 /** What a delegating parent may still hand on: the least remaining over its budgeted scopes. */
 export interface Remaining {
@@ -31,17 +52,11 @@ export interface Remaining {
   costLimited: boolean;
 }
 
-/**
- * The completion a request may produce when no `max_tokens` is set: a provider's usual
- * default output cap. A deployment that wants budgets to hold tightly sets `max_tokens`.
- */
-export const DEFAULT_COMPLETION_RESERVE = 4096;
-
 interface Scope {
   budget: Budget;
   /** Spent by every session under it (reported usage and estimates, as the summaries say). */
   spent: Spend;
-  /** In-flight requests' upper bounds (prompt estimate + max_tokens) under it. */
+  /** In-flight requests' upper bounds (prompt estimate + the cap each carries) under it. */
   reservedTokens: number;
   reservedUsd: number;
   /** A display name for messages. */
@@ -63,9 +78,10 @@ interface Reservation {
  * forks start a budget lineage of their own). A request is allowed only if, in every budgeted
  * scope above it, spent + reserved + this request's bound fits; its bound is then reserved until
  * its `assistant/message` (or the turn's end) is durable, when the real usage replaces it. So
- * parallel children cannot all take the last of a budget at once: what a subtree spends past
- * its budget is bounded by how far in-flight requests exceed their own bounds (a prompt above
- * its bytes/4 estimate; a completion past `max_tokens` when none is set).
+ * parallel children cannot all take the last of a budget at once. The completion part of that
+ * bound is the cap the request carries (lowered to what is left; decision 0043), so the
+ * provider enforces it: what a subtree spends past its budget is bounded by how far prompts
+ * exceed their bytes/4 estimate (and by remote programs, which carry no cap).
  */
 export class BudgetGuard {
   private readonly scopes = new Map<string, Scope>();
@@ -90,55 +106,55 @@ export class BudgetGuard {
   }
 
   /**
-   * Before a model request of `sessionId`: a refusal, or undefined (the request's bound is then
-   * reserved in every budgeted scope above it). Synchronous and never throws.
+   * Before a model request of `sessionId`: free (no budget above it), a grant (its bound —
+   * prompt estimate + the granted cap — is then reserved in every budgeted scope above it, and
+   * the request must carry that cap), or a refusal. Synchronous and never throws: checks of
+   * parallel children run one after another, so what they reserve together never exceeds
+   * what is left.
    */
-  check(sessionId: string, need: RequestNeed): BudgetRefusal | undefined {
+  check(sessionId: string, need: RequestNeed): BudgetAnswer {
     this.release(sessionId);
     const scopes = this.scopesOf(sessionId);
-    if (scopes.length === 0) return undefined;
+    if (scopes.length === 0) return { free: true };
     const prompt = estimateTokens(need.bytes);
-    const completion = need.maxTokens ?? DEFAULT_COMPLETION_RESERVE;
-    const tokens = prompt + completion;
     const price = this.prices().of(need.model);
-    const usd = price ? (prompt * price.input + completion * price.output) / 1_000_000 : undefined;
-    for (const key of scopes) {
+    const rooms = scopes.map((key) => {
       const s = this.scopes.get(key)!;
-      const why = this.wontFit(s, { prompt, completion }, usd, need.model);
-      if (why) {
-        return {
-          scope: key,
-          message: `The budget of ${s.name} (${describeBudget(s.budget)}) cannot take the next request: ${why}. Nothing was sent. A human can raise the budget (Set Budget on its node, or 'arbor run --budget'); then a message goes on from here.`,
-        };
-      }
+      const state = {
+        budget: s.budget,
+        spentTokens: totalTokens(s.spent),
+        spentUsd: s.spent.costUsd,
+        reservedTokens: s.reservedTokens,
+        reservedUsd: s.reservedUsd,
+      };
+      return { key, room: roomIn(state, prompt, price, need.model) };
+    });
+    const decided = decideCap(need.maxTokens ?? DEFAULT_COMPLETION_RESERVE, rooms, need.fixed === true);
+    if ('short' in decided) {
+      const s = this.scopes.get(decided.short.key)!;
+      return {
+        refusal: {
+          scope: decided.short.key,
+          message: `The budget of ${s.name} (${describeBudget(s.budget)}) cannot take the next request: ${decided.short.why}. Nothing was sent. A human can raise the budget (Set Budget on its node, or 'arbor run --budget'); then a message goes on from here.`,
+        },
+      };
     }
+    const { cap, by } = decided.ok;
+    const tokens = prompt + cap;
+    const usd = price ? (prompt * price.input + cap * price.output) / 1_000_000 : 0;
     for (const key of scopes) {
       const s = this.scopes.get(key)!;
       s.reservedTokens += tokens;
-      s.reservedUsd += usd ?? 0;
+      s.reservedUsd += usd;
     }
-    this.inflight.set(sessionId, { scopes, tokens, usd: usd ?? 0 });
-    return undefined;
-  }
-
-  private wontFit(s: Scope, need: { prompt: number; completion: number }, usd: number | undefined, model: string): string | undefined {
-    const b = s.budget;
-    if (b.maxTokens !== undefined) {
-      const left = b.maxTokens - totalTokens(s.spent) - s.reservedTokens;
-      const tokens = need.prompt + need.completion;
-      if (tokens > left)
-        return `${Math.max(0, left)} tokens are left${s.reservedTokens ? ` (besides ${s.reservedTokens} held by requests in flight)` : ''} and this request may take ${tokens} (a prompt of about ${need.prompt} plus a completion cap of ${need.completion})`;
-    }
-    if (b.maxCostUsd !== undefined) {
-      if (usd === undefined)
-        return `model ${model} has no price, so its cost cannot be counted against a dollar budget (add its price in settings, or use a token budget)`;
-      if (s.spent.costUsd === undefined)
-        return 'a model with no price already spent under it, so its cost is unknown (add the price in settings, or use a token budget)';
-      const left = b.maxCostUsd - s.spent.costUsd - s.reservedUsd;
-      if (usd > left)
-        return `${formatUsd(Math.max(0, left))} is left${s.reservedUsd ? ' beside what requests in flight hold' : ''} and this request may cost ${formatUsd(usd)}`;
-    }
-    return undefined;
+    this.inflight.set(sessionId, { scopes, tokens, usd });
+    const lowered = by === undefined ? undefined : this.scopes.get(by)!;
+    return {
+      grant: {
+        maxTokens: cap,
+        ...(lowered ? { loweredBy: `the budget of ${lowered.name} (${describeBudget(lowered.budget)}) had room for only ${cap} reply tokens` } : {}),
+      },
+    };
   }
 
   /** The least a parent has left to hand on (undefined: no budget above it). */
@@ -227,7 +243,7 @@ export class BudgetGuard {
 
   // ── internals ──────────────────────────────────────────────────────────────
 
-  /** A request's bound goes when its answer (or its turn's end) is durable. */
+  /** A request's bound goes when its answer (or its turn's end, or its compaction's end) is durable. */
   private release(id: string): void {
     const r = this.inflight.get(id);
     if (!r) return;
@@ -244,7 +260,8 @@ export class BudgetGuard {
     let spends = false;
     let budgetChanged = false;
     for (const e of events) {
-      if (e.type === 'assistant/message' || e.type === 'turn/end') spends = true;
+      // A compaction's summary request ends with its compaction/end (it writes no assistant/message).
+      if (e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'compaction/end') spends = true;
       else if (e.type === 'budget/set') budgetChanged = true;
     }
     if (spends) this.release(id);

@@ -1,5 +1,6 @@
 import type { ToolProgress } from '../agent/config';
 import type { ModelPrice } from '../cost/prices';
+import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode, SessionEvent } from '../session/events';
@@ -14,7 +15,16 @@ export interface HarnessConfig {
   /** Workspace folders; the first is the default cwd. */
   workspace: string[];
   model:
-    | { baseURL: string; name: string; apiKey: string; timeoutMs?: number; maxRetries?: number; maxTokens?: number }
+    | {
+        baseURL: string;
+        name: string;
+        apiKey: string;
+        timeoutMs?: number;
+        maxRetries?: number;
+        maxTokens?: number;
+        /** Which field carries the completion cap (`arbor.model.completionCapField`, decision 0043); default `auto`. */
+        capField?: CapFieldSetting;
+      }
     | { client: ModelClient; name: string; maxTokens?: number };
   sandbox: SandboxMode;
   approval: ApprovalPolicy;

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
+import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
-import { buildRequest } from './request';
+import { buildRequest, withCap } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
@@ -18,6 +19,8 @@ export interface OpenAIClientOptions {
   provider?: string;
   /** Bytes one response may carry on the wire before it is refused (default 64 MiB). */
   maxReplyBytes?: number;
+  /** The body field of the completion cap: `auto` (default) decides by model name (cap-field.ts). */
+  capField?: CapFieldSetting;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -25,6 +28,9 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
 export { normalizeUsage };
+
+const sameButCap = (a: ModelRequest, b: ModelRequest): boolean =>
+  a.model === b.model && a.system === b.system && a.tools === b.tools && a.messages === b.messages;
 
 const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop', tool_calls: 'tool_calls', length: 'length', function_call: 'tool_calls' };
 
@@ -49,7 +55,10 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   describe(req: ModelRequest): RequestInfo {
-    const b = buildRequest(req, true);
+    // The same request again with only its cap changed (a budget's grant): not serialised twice.
+    const prev = this.lastBuilt;
+    const b =
+      prev && sameButCap(prev.req, req) ? withCap(prev.built, req.model, req.maxTokens, this.opts.capField) : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = { req, built: b };
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
@@ -60,7 +69,7 @@ export class OpenAICompatibleClient implements ModelClient {
    * that breaks the wire contract `bad-response`, naming what was wrong.
    */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true);
+    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = undefined;
     const own = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DerivedMessage } from '../session/derive';
+import { type CapFieldSetting, capFieldFor } from './cap-field';
 import type { JsonSchema } from './json-schema';
 import type { ModelRequest, ToolSpec } from './types';
 
@@ -35,6 +36,12 @@ function messageJson(m: DerivedMessage): Json {
   return out;
 }
 
+/**
+ * The most bytes a completion cap adds to a body (`,"max_completion_tokens":` and 13 digits):
+ * a budget check measures a body before its cap is known and counts this much on top.
+ */
+export const MAX_CAP_FIELD_BYTES = 39;
+
 export interface BuiltRequest {
   /** The chat-completions body, keys in wire order. */
   body: { [k: string]: Json };
@@ -48,13 +55,14 @@ export interface BuiltRequest {
  * Build the wire body: model, then the stable head (tools, system message), then the
  * conversation, then per-call options. Reasoning text is not sent back (providers reject it).
  */
-export function buildRequest(req: ModelRequest, stream: boolean): BuiltRequest {
+export function buildRequest(req: ModelRequest, stream: boolean, capField: CapFieldSetting = 'auto'): BuiltRequest {
   const tools = [...req.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
   const system: Json = { role: 'system', content: req.system };
   const body: { [k: string]: Json } = { model: req.model };
   if (tools.length > 0) body.tools = tools;
   body.messages = [system, ...req.messages.map(messageJson)];
-  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  // After the conversation: a cap that changes per step (a budget's) leaves the prefix as it was.
+  if (req.maxTokens !== undefined) body[capFieldFor(req.model, capField)] = req.maxTokens;
   body.stream = stream;
   if (stream) body.stream_options = { include_usage: true };
   const head = JSON.stringify({ model: req.model, tools, system });
@@ -71,6 +79,26 @@ export function buildRequest(req: ModelRequest, stream: boolean): BuiltRequest {
     headHash: sha256(head),
     prefixHash: createHash('sha256').update(head).update('\n').update(messages).digest('hex').slice(0, 32),
   };
+}
+
+/**
+ * The same request with another completion cap (a budget's), without serialising the
+ * conversation again: the cap sits after it, so the head and prefix hashes stay, and the
+ * body's bytes move by the cap field's own. Equal to `buildRequest` of the capped request.
+ */
+export function withCap(built: BuiltRequest, model: string, maxTokens: number | undefined, capField: CapFieldSetting = 'auto'): BuiltRequest {
+  const field = capFieldFor(model, capField);
+  const fieldBytes = (b: BuiltRequest['body']) => {
+    const key = 'max_tokens' in b ? 'max_tokens' : 'max_completion_tokens' in b ? 'max_completion_tokens' : undefined;
+    return key === undefined ? 0 : Buffer.byteLength(`,${JSON.stringify(key)}:${JSON.stringify(b[key])}`);
+  };
+  const body: { [k: string]: Json } = {};
+  for (const [k, v] of Object.entries(built.body)) {
+    if (k === 'max_tokens' || k === 'max_completion_tokens') continue;
+    if (k === 'stream' && maxTokens !== undefined) body[field] = maxTokens;
+    body[k] = v;
+  }
+  return { ...built, body, bytes: built.bytes - fieldBytes(built.body) + fieldBytes(body) };
 }
 
 function sha256(s: string): string {

@@ -17,10 +17,10 @@ const loop = (key: string, n: number) => Array.from({ length: n }, () => ({ tool
 
 describe('cost: budgets that hold', () => {
   const w = subagentWorld({}, { perTest: true });
-  /** A harness whose requests carry max_tokens 64 (the completion cap a budget check reserves). */
+  /** A harness whose requests carry max_tokens 256 (the completion cap a budget check reserves and the server honours). */
   const setup = (more: Partial<HarnessConfig> = {}) =>
     w.setup({
-      model: { baseURL: w.server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 10_000, maxTokens: 64 },
+      model: { baseURL: w.server.baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 10_000, maxTokens: 256 },
       prices: PRICES,
       ...more,
     });
