@@ -244,16 +244,14 @@ export class RemoteProcess {
   /**
    * A signal to the group. In a namespace, a graceful one skips bwrap itself: it would die of
    * it without passing it on, and its death kills the program before it could use the grace.
+   * While bwrap is alone (the program not started yet) there is no grace to give: it gets it.
    */
   private signalGroup(sig: NodeJS.Signals): void {
     const pid = this.child.pid;
     if (!pid) return;
-    const members = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid) : undefined;
-    if (members) {
-      for (const m of members) if (m.pid !== pid) signal(m.pid, sig);
-      return;
-    }
-    signal(-pid, sig);
+    const others = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid)?.filter((m) => m.pid !== pid) : undefined;
+    if (others?.length) for (const m of others) signal(m.pid, sig);
+    else signal(-pid, sig);
   }
 
   private async exitedWithin(ms: number): Promise<boolean> {
