@@ -9,9 +9,9 @@ import { Store } from '../core/store/store';
 import { acpCommand } from './acp';
 import { UsageError } from './args';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
-import { onStopSignals } from './stop-signals';
 import { goal } from './goal';
 import { type Command, type Io, wireOutput } from './output';
+import { onStopSignals } from './stop-signals';
 
 export type { Command, Io };
 

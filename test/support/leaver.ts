@@ -32,7 +32,7 @@ function leaveSleepers(): void {
     { role: 'same-group sleeper', pid: same.pid },
     { role: 'setsid sleeper', pid: own.pid },
   ];
-  fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
 }
 
 if (process.env.LEAVER_WIRE === 'acp') {

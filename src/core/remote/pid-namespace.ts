@@ -51,7 +51,10 @@ function probe(bwrap: string): Promise<PidNamespace> {
     });
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve({ available: false, reason: e.code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${e.message}` });
+      resolve({
+        available: false,
+        reason: e.code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${e.message}`,
+      });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -7,7 +7,7 @@ import { pidNamespace } from '../../../src/core/remote/pid-namespace';
 import { groupHasLiveMember } from '../../../src/core/remote/proc-stat';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { makeHarness, type TestHarness } from '../../support/harness';
-import { goneWithin, type Leaver, killLeftovers, leaver, living, sleepersRunning } from '../../support/leftovers';
+import { goneWithin, killLeftovers, type Leaver, leaver, living, sleepersRunning } from '../../support/leftovers';
 import { ModelServer } from '../../support/model-server';
 
 const remoteOf = (events: readonly SessionEvent[]) => events.find((e): e is Extract<SessionEvent, { type: 'subagent/remote' }> => e.type === 'subagent/remote');

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { namespaceSpec, pidNamespace } from '../../../src/core/remote/pid-namespace';
-import { RemoteProcess } from '../../../src/core/remote/process';
 import { bootId, readStat } from '../../../src/core/remote/proc-stat';
+import { RemoteProcess } from '../../../src/core/remote/process';
 import { goneWithin, killLeftovers } from '../../support/leftovers';
 
 // A program in its own PID namespace (decision 0036): bwrap does not pass signals on, so the

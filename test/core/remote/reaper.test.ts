@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { reapOrphans } from '../../../src/core/remote/reaper';
 import { bootId, groupHasLiveMember, groupIdentity, liveMembers, readStat } from '../../../src/core/remote/proc-stat';
+import { reapOrphans } from '../../../src/core/remote/reaper';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { killLeftovers, living } from '../../support/leftovers';
 
@@ -74,7 +74,10 @@ describe('remote: the reaper after a crash', function () {
 
   it('a turn that ended leaves its group alone', async () => {
     const { pgid, leaderStart } = await leaderless();
-    const events = [...openTurn({ pgid, startTime: leaderStart, bootId: bootId() }), { seq: 2, at: '', type: 'turn/end', turnId: 't', stopReason: 'completed' } as SessionEvent];
+    const events = [
+      ...openTurn({ pgid, startTime: leaderStart, bootId: bootId() }),
+      { seq: 2, at: '', type: 'turn/end', turnId: 't', stopReason: 'completed' } as SessionEvent,
+    ];
     assert.deepEqual(reapOrphans(events), []);
     assert.equal(groupHasLiveMember(pgid), true);
   });
