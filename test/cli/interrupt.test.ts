@@ -103,24 +103,38 @@ describe('cli: Ctrl+C and kill -9 of arbor run leave no remote program behind', 
     assert.deepEqual(await goneWithin(l.token, 1000), []);
   });
 
-  for (const kind of ['namespace', 'process group only'] as const)
-    it(`kill -9 of arbor run (${kind}), then the next start: no process of the program is left`, async () => {
-      const fallback: Record<string, string> = kind === 'namespace' ? {} : { ARBOR_BWRAP: path.join(dir, 'no-bwrap') };
-      const r = await startRun('delegate_codex', { codex: l.codex }, fallback);
-      r.child.kill('SIGKILL');
-      await r.exited;
-      if (kind === 'namespace') assert.deepEqual(await goneWithin(l.token, 2000), [], 'bwrap --die-with-parent took it down with the host');
-      else {
-        assert.match(r.stderr(), /remote programs run without their own PID namespace \(bubblewrap \(.*no-bwrap\) is not installed\)/);
-        assert.equal(living(`${l.token}1`).length, 1, 'its group outlived the host');
-      }
-      server.setFallback(() => ({ text: 'hello again' }));
-      const next = await arbor(['run', ...common(), 'hello'], fallback);
-      assert.equal(next.code, 0, next.stderr);
-      assert.deepEqual(await goneWithin(`${l.token}1`, 2000), [], 'the same-group sleeper is gone');
-      const left = living(l.token);
-      if (kind === 'namespace') assert.deepEqual(left, []);
-      // The fallback's documented gap: a helper that left the group (setsid) is out of reach.
-      else assert.deepEqual(left, living(`${l.token}2`), 'only the setsid helper is left (killed by the test)');
-    });
+  /** Until the store's files hold the child's `subagent/remote` (what the reaper reads after a crash). */
+  async function recorded(ms = 10_000): Promise<void> {
+    const files = (d: string): string[] =>
+      fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(d, e.name)) : [path.join(d, e.name)]));
+    for (const end = Date.now() + ms; Date.now() < end; await new Promise((res) => setTimeout(res, 20)))
+      if (files(path.join(dir, 'store')).some((f) => fs.readFileSync(f).includes('subagent/remote'))) return;
+    throw new Error(`subagent/remote did not reach the store within ${ms} ms`);
+  }
+
+  for (const [what, tool, remote] of [
+    ['codex', 'delegate_codex', () => ({ codex: l.codex })],
+    ['acp:<name>', 'delegate_acp_leaver', () => ({ acp: [l.acp] })],
+  ] as const)
+    for (const kind of ['namespace', 'process group only'] as const)
+      it(`kill -9 of arbor run with ${what} running (${kind}), then the next start: no process of the program is left`, async () => {
+        const fallback: Record<string, string> = kind === 'namespace' ? {} : { ARBOR_BWRAP: path.join(dir, 'no-bwrap') };
+        const r = await startRun(tool, remote(), fallback);
+        await recorded();
+        r.child.kill('SIGKILL');
+        await r.exited;
+        if (kind === 'namespace') assert.deepEqual(await goneWithin(l.token, 2000), [], 'bwrap --die-with-parent took it down with the host');
+        else {
+          assert.match(r.stderr(), /remote programs run without their own PID namespace \(bubblewrap \(.*no-bwrap\) is not installed\)/);
+          assert.equal(living(`${l.token}1`).length, 1, 'its group outlived the host');
+        }
+        server.setFallback(() => ({ text: 'hello again' }));
+        const next = await arbor(['run', ...common(), 'hello'], fallback);
+        assert.equal(next.code, 0, next.stderr);
+        assert.deepEqual(await goneWithin(`${l.token}1`, 2000), [], 'the same-group sleeper is gone');
+        const left = living(l.token);
+        if (kind === 'namespace') assert.deepEqual(left, []);
+        // The fallback's documented gap: a helper that left the group (setsid) is out of reach.
+        else assert.deepEqual(left, living(`${l.token}2`), 'only the setsid helper is left (killed by the test)');
+      });
 });
