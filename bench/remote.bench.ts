@@ -265,7 +265,7 @@ function turnWriter(): SessionWriter {
 async function mapAll(lines: readonly string[], handlers: () => LineHandlers, prefix: string): Promise<number> {
   const w = turnWriter();
   const sink = new SessionSink(w, prefix, 'bench-model', () => undefined);
-  const st: StreamState = { errors: [], proc: { pid: 4242 } };
+  const st: StreamState = { errors: [], proc: { pid: 4242, identity: { pgid: 4242 } } };
   const h = handlers();
   for (const l of lines) await mapLine(l, h, st, sink);
   await sink.finish();

@@ -9,6 +9,7 @@ import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, type ParsedArgs, positiveInt } from './args';
 import type { Command } from './commands';
 import { harnessConfig, workspaceOf } from './config';
+import { onStopSignals } from './stop-signals';
 
 /** How long a permission request waits for the client before it is a denial (ms). */
 const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
@@ -24,7 +25,7 @@ function version(): string {
 /**
  * `arbor acp`: Arbor as an ACP agent over stdio (decision 0037). Stdout carries JSON-RPC only
  * (anything else goes to stderr); stdin EOF or SIGTERM cancels running turns, flushes the
- * stores and exits 0.
+ * stores and exits 0; Ctrl+C does the same, its remote programs stopped within a bound, and exits 130.
  */
 export const acpCommand: Command = async (args, io) => {
   // Approvals default to asking the client; `never` refuses, `auto` allows, as for run.
@@ -70,16 +71,19 @@ export const acpCommand: Command = async (args, io) => {
   const conn = server.connect(
     ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
   );
-  const sigterm = new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
-  await Promise.race([conn.closed, sigterm]);
+  // SIGTERM ends the agent as the client closing does (exit 0); Ctrl+C stops its remote programs, bounded, then exits 130.
+  const stop = onStopSignals(io, { sigtermCode: 0 });
+  const code = await Promise.race([conn.closed.then(() => 0), stop.signalled]);
   await server.cancelAll();
   await workspaces.close();
   server.dispose();
   conn.close();
   process.stdin.destroy();
+  stop.finish();
+  stop.dispose();
   // Whatever still holds the loop (a model socket being torn down) must not keep a closed agent alive.
-  setTimeout(() => process.exit(0), 2000).unref();
-  return 0;
+  setTimeout(() => process.exit(code), 2000).unref();
+  return code;
 };
 
 function realOr(p: string): string {

@@ -2,6 +2,7 @@ import { PriceBook } from '../core/cost/prices';
 import { subtreeTotals } from '../core/cost/rollup';
 import { type Spend, spendOf, totalTokens } from '../core/cost/spend';
 import { Harness } from '../core/harness';
+import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import { sessionStatus } from '../core/session/status';
 import type { SessionSummary } from '../core/session/summary';
 import { Store } from '../core/store/store';
@@ -10,6 +11,7 @@ import { UsageError } from './args';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
 import { type Command, type Io, wireOutput } from './output';
+import { onStopSignals } from './stop-signals';
 
 export type { Command, Io };
 
@@ -23,30 +25,20 @@ async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> 
   return last === 'completed' ? 0 : 1;
 }
 
-/** Once per process: where no OS sandbox can start, say so, and what commands do instead. */
+/**
+ * Once per process: where no OS sandbox can start, say so, and what commands do instead; where
+ * remote programs are configured but get no PID namespace, say what a stop cannot reach.
+ */
 async function warnUnconfined(h: Harness, io: Io): Promise<void> {
+  const remote = h.config.remote;
+  if (remote && (remote.codex || remote.claudeCode || remote.dshSdk || remote.acp?.length)) {
+    const ns = await pidNamespace();
+    if (!ns.available) io.err(`arbor: ${describePidNamespace(ns)}.`);
+  }
   const status = await h.sandboxStatus();
   if (status.available || h.config.sandbox === 'full-access') return;
   const instead = h.config.approval === 'never' ? 'every command is refused (--approval never)' : 'every command runs unconfined, approved by --approval auto';
   io.err(`arbor: no OS sandbox: ${status.reason}; ${instead}. To run commands confined, ${status.remedy}.`);
-}
-
-/**
- * SIGTERM while a run settles (a parent Arbor stopping its dsh-sdk child, decision 0039): the
- * harness closes, so every running turn ends `interrupted` in the log, then the process exits 1.
- */
-function onSigterm(io: Io): { signalled: Promise<number>; dispose(): void } {
-  let handler: (() => void) | undefined;
-  const signalled = new Promise<number>((resolve) => {
-    handler = () => {
-      io.err('arbor: stopped by SIGTERM; closing the running turns');
-      // Whatever still holds the loop (a model socket being torn down) must not keep it alive.
-      setTimeout(() => process.exit(1), 3000).unref();
-      resolve(1);
-    };
-    process.once('SIGTERM', handler);
-  });
-  return { signalled, dispose: () => handler && process.off('SIGTERM', handler) };
 }
 
 const run: Command = async (args, io) => {
@@ -54,17 +46,19 @@ const run: Command = async (args, io) => {
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
   const budget = budgetOf(args);
   const h = await Harness.open(harnessConfig(args, io.env));
-  const term = onSigterm(io);
+  const stop = onStopSignals(io);
   try {
     await warnUnconfined(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80) });
     if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });
-    return await Promise.race([settleAndReport(h, agent.id, io), term.signalled]);
+    return await Promise.race([settleAndReport(h, agent.id, io), stop.signalled]);
   } finally {
-    term.dispose();
+    // Closing ends every running turn and stops every remote program (Ctrl+C: bounded, then killed).
     await h.close();
+    stop.finish();
+    stop.dispose();
   }
 };
 
@@ -74,6 +68,7 @@ const send: Command = async (args, io) => {
   if (!id || !msg) throw new UsageError('arbor send needs a session ID and a MESSAGE');
   const budget = budgetOf(args);
   const h = await Harness.open(harnessConfig(args, io.env));
+  const stop = onStopSignals(io);
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
     // The human raises (or, with "none", removes) the budget before the message goes on.
@@ -81,9 +76,11 @@ const send: Command = async (args, io) => {
     await warnUnconfined(h, io);
     wireOutput(h, id, args, io);
     await h.send(id, msg);
-    return await settleAndReport(h, id, io);
+    return await Promise.race([settleAndReport(h, id, io), stop.signalled]);
   } finally {
     await h.close();
+    stop.finish();
+    stop.dispose();
   }
 };
 

@@ -85,6 +85,8 @@ Approval policies (--approval) decide only what the sandbox does not allow by it
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
 Workflow scripts run in bubblewrap too: no network, no files, their own PID namespace.
-Bubblewrap: bwrap on PATH, or $ARBOR_BWRAP.
-Exit codes: 0 done, 1 the turn failed, 2 bad usage.`;
+Bubblewrap: bwrap on PATH, or $ARBOR_BWRAP (also gives remote programs their own PID namespace).
+Ctrl+C: the running turns end interrupted, remote programs get up to 5 s to stop, then are killed
+(a second Ctrl+C kills them at once).
+Exit codes: 0 done, 1 the turn failed, 2 bad usage, 130 interrupted (Ctrl+C).`;
 }

@@ -5,6 +5,7 @@ import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
+import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
@@ -162,7 +163,12 @@ export class ArborHost implements CommandHost {
       ...(remote ? { remote } : {}),
     };
     this.remoteWired = JSON.stringify(remote ?? {});
-    if (remote) this.log.info(`remote programs: ${describeRemote(remote)}`);
+    if (remote) {
+      this.log.info(`remote programs: ${describeRemote(remote)}`);
+      // Said once: whether what a program starts dies with it (decision 0036).
+      const ns = await pidNamespace();
+      this.log[ns.available ? 'info' : 'warn'](describePidNamespace(ns));
+    }
     if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);
     const t0 = Date.now();
     const h = await Harness.open(config);

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SessionWriter } from '../../src/core/agent/session-writer';
 import { Harness, type HarnessConfig } from '../../src/core/harness';
+import { pidNamespace } from '../../src/core/remote/pid-namespace';
 import { SessionSink } from '../../src/core/remote/sink';
 import { SubagentError } from '../../src/core/subagent/types';
 import { makeHarness, type TestHarness } from '../support/harness';
@@ -70,10 +71,11 @@ describe('remote: bad input and misbehaving programs (real processes)', function
   });
 
   it('one that hangs silent: stopped by the idle timeout, its group gone', async () => {
-    await open('silent', { idleTimeoutMs: 400 });
+    // Long enough for a loaded machine to start node (and bwrap) before the idle timer bites.
+    await open('silent', { idleTimeoutMs: 1500 });
     const { r, s } = await runChild();
     assert.equal(r.stopReason, 'error');
-    assert.match(r.error!, /no output for 0 s and was stopped \(idle timeout\)/);
+    assert.match(r.error!, /no output for 2 s and was stopped \(idle timeout\)/);
     assert.equal(groupAlive(ofType(s.events, 'subagent/remote')[0].pgid!), false);
   });
 
@@ -181,44 +183,55 @@ describe('remote: bad input and misbehaving programs (real processes)', function
     );
   });
 
-  it('kill -9 of the host mid-child, then reopen: the reaper kills the recorded group, the turn ends interrupted', async () => {
-    const dir = fs.mkdtempSync(path.join(home, 'crash-'));
-    const storeDir = path.join(dir, 'store');
-    const ws = path.join(dir, 'ws');
-    fs.mkdirSync(ws);
-    const host = spawn(process.execPath, [path.join(__dirname, 'crash-host.js'), storeDir, ws, fake], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      let buf = '';
-      host.stdout!.on('data', (d) => {
-        buf += d;
-        if (buf.includes('\n')) resolve(buf.trim());
-      });
-      host.once('exit', (c) => reject(new Error(`host exited ${c} before the child ran`)));
-    });
-    const [, pgid, , childId] = line.split(' ');
-    host.kill('SIGKILL');
-    await new Promise((r) => host.once('exit', r));
-    assert.equal(groupAlive(Number(pgid)), true, 'the detached program outlived its host');
-    const h = await Harness.open({
-      storeDir,
-      workspace: [ws],
-      model: { baseURL: server.baseURL, name: 'm', apiKey: 'k' },
-      sandbox: 'read-only',
-      approval: 'never',
-    });
-    try {
-      for (let i = 0; i < 200 && groupAlive(Number(pgid)); i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(groupAlive(Number(pgid)), false, 'reaped on reopen');
-      assert.ok(h.recovered.includes(childId));
-      const s = await h.store.inspect(childId);
-      assert.equal(ofType(s.events, 'turn/end').at(-1)!.stopReason, 'interrupted');
-    } finally {
-      await h.close();
-      try {
-        process.kill(-Number(pgid), 'SIGKILL'); // never leave it behind, whatever failed above
-      } catch {
-        /* gone, as it should be */
+  // With its own PID namespace the program dies with the host (bwrap --die-with-parent); without
+  // one (bwrap made unusable for the host) the group outlives it and the reaper kills it on reopen.
+  for (const kind of ['namespace', 'process group only'] as const)
+    it(`kill -9 of the host mid-child (${kind}), then reopen: no process of the program is left, the turn ends interrupted`, async () => {
+      if (kind === 'namespace') {
+        const ns = await pidNamespace();
+        if (!ns.available) throw new Error(`This test needs bubblewrap, and ${ns.reason}. Run "npm run setup:e2e" (it installs bubblewrap).`);
       }
-    }
-  });
+      const dir = fs.mkdtempSync(path.join(home, 'crash-'));
+      const storeDir = path.join(dir, 'store');
+      const ws = path.join(dir, 'ws');
+      fs.mkdirSync(ws);
+      const env = { ...process.env, ...(kind === 'namespace' ? {} : { ARBOR_BWRAP: path.join(dir, 'no-bwrap') }) };
+      const host = spawn(process.execPath, [path.join(__dirname, 'crash-host.js'), storeDir, ws, fake], { stdio: ['ignore', 'pipe', 'inherit'], env });
+      const line = await new Promise<string>((resolve, reject) => {
+        let buf = '';
+        host.stdout!.on('data', (d) => {
+          buf += d;
+          if (buf.includes('\n')) resolve(buf.trim());
+        });
+        host.once('exit', (c) => reject(new Error(`host exited ${c} before the child ran`)));
+      });
+      const [, pgid, , childId] = line.split(' ');
+      host.kill('SIGKILL');
+      await new Promise((r) => host.once('exit', r));
+      if (kind === 'namespace') {
+        for (let i = 0; i < 200 && groupAlive(Number(pgid)); i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(groupAlive(Number(pgid)), false, 'the program died with its host');
+      } else assert.equal(groupAlive(Number(pgid)), true, 'the detached program outlived its host');
+      const h = await Harness.open({
+        storeDir,
+        workspace: [ws],
+        model: { baseURL: server.baseURL, name: 'm', apiKey: 'k' },
+        sandbox: 'read-only',
+        approval: 'never',
+      });
+      try {
+        for (let i = 0; i < 200 && groupAlive(Number(pgid)); i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(groupAlive(Number(pgid)), false, 'reaped on reopen');
+        assert.ok(h.recovered.includes(childId));
+        const s = await h.store.inspect(childId);
+        assert.equal(ofType(s.events, 'turn/end').at(-1)!.stopReason, 'interrupted');
+      } finally {
+        await h.close();
+        try {
+          process.kill(-Number(pgid), 'SIGKILL'); // never leave it behind, whatever failed above
+        } catch {
+          /* gone, as it should be */
+        }
+      }
+    });
 });

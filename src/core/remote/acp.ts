@@ -6,6 +6,7 @@ import type { AcpChildren } from './acp-children';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { answerPermission } from './acp-permission';
 import { processStream } from './acp-stream';
+import { namespaceSpec } from './pid-namespace';
 import { DEFAULT_GRACE_MS, programEnv, RemoteProcess, resolveCommand } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import { type AcpAgentSettings, stopTiming } from './settings';
@@ -75,6 +76,7 @@ class AcpTurn {
     const env = programEnv({ ...settings.env }, process.env, this.secrets);
     const command = resolveCommand(settings.command, env.PATH);
     if (!command) return notFound(this.label, settings.command, 'fix its "command" in arbor.remote.acp');
+    const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const proc = new RemoteProcess({
       command,
@@ -83,6 +85,7 @@ class AcpTurn {
       env,
       stdin: 'pipe',
       ...stopTiming(settings),
+      ...ns,
     });
     this.proc = proc;
     const conn = this.connect(proc);
@@ -149,7 +152,7 @@ class AcpTurn {
       program: this.program,
       ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
       externalId: created.sessionId,
-      ...(proc.pid ? { pgid: proc.pid } : {}),
+      ...proc.identity,
     });
     if (this.children) this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program);
     const refused = await this.setMode(conn, created);

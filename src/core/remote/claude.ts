@@ -102,7 +102,7 @@ export function claudeHandlers(version: string | undefined): LineHandlers {
         program: 'claude-code',
         ...(v ? { version: v } : {}),
         externalId: str(e.session_id) || 'unknown',
-        ...(st.proc.pid ? { pgid: st.proc.pid } : {}),
+        ...st.proc.identity,
       });
     },
     stream_event: (e, _st, sink) => {

@@ -125,7 +125,7 @@ export function codexHandlers(version: string | undefined): LineHandlers {
         program: 'codex',
         ...(version ? { version } : {}),
         externalId: str(e.thread_id) || 'unknown',
-        ...(st.proc.pid ? { pgid: st.proc.pid } : {}),
+        ...st.proc.identity,
       }),
     'turn.started': () => undefined,
     'item.started': (e, st, sink) => onItem(e, st, sink, false),

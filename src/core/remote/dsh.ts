@@ -190,7 +190,7 @@ function handlers(version: string | undefined, store: string): LineHandlers {
       const type = str(e.type);
       if (!root && session) {
         root = session;
-        await sink.external({ program: 'dsh-sdk', ...(version ? { version } : {}), externalId: root, ...(st.proc.pid ? { pgid: st.proc.pid } : {}), store });
+        await sink.external({ program: 'dsh-sdk', ...(version ? { version } : {}), externalId: root, ...st.proc.identity, store });
       }
       // Usage of the whole remote tree: what the delegation cost, its children included.
       if (type === 'assistant/message' && record(e.usage)) {

@@ -1,13 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { trackGroup, untrackGroup } from './live-groups';
+import { namespaceArgs } from './pid-namespace';
+import { type GroupIdentity, groupHasLiveMember, groupIdentity, liveMembers } from './proc-stat';
+
+export { groupHasLiveMember } from './proc-stat';
 
 /**
  * A remote program's process, done the same way for every provider (decision 0036): its own
- * process group; stdout read as lines with a length cap; a bounded stderr tail; an idle
- * timeout; a stop that takes a graceful step, then SIGTERM to the group, then SIGKILL after
- * a grace period, and returns only once the group is gone; an environment built from an
- * allow-list, so no secret of Arbor's (its model key) reaches another vendor's program.
+ * process group, and its own PID namespace where bubblewrap works (`pid-namespace.ts`); stdout
+ * read as lines with a length cap; a bounded stderr tail; an idle timeout; a stop that takes a
+ * graceful step, then SIGTERM to the group, then SIGKILL after a grace period, and returns only
+ * once the group is gone; an environment built from an allow-list, so no secret of Arbor's (its
+ * model key) reaches another vendor's program.
  */
 export interface ProcessSpec {
   command: string;
@@ -26,6 +33,8 @@ export interface ProcessSpec {
   graceMs?: number;
   /** A pipe to write to (ACP speaks JSON-RPC both ways); default: no stdin. */
   stdin?: 'pipe';
+  /** Run it in its own PID namespace through this bubblewrap (`pidNamespace()` said it works); absent = a process group only. */
+  bwrap?: string;
 }
 
 export type Line = { text: string } | { tooLong: number };
@@ -93,33 +102,6 @@ export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''
   return undefined;
 }
 
-/**
- * Whether group `pgid` has a member that is not a zombie. A killed program's helpers are
- * reparented to init and stay zombies until init reaps them, which some inits (a container's
- * or a micro-VM's) do only now and then or never; signal 0 still finds them, yet they run
- * nothing and hold nothing but a pid. Where /proc cannot be read, signal 0's answer stands.
- */
-export function groupHasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const d of entries) {
-    if (d.charCodeAt(0) < 48 || d.charCodeAt(0) > 57) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'latin1');
-      // pid (comm) state ppid pgrp …: the comm may hold spaces and parentheses, so read after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return false;
-}
-
 export class RemoteProcess {
   readonly child: ChildProcess;
   /** Resolves when the program has exited (or failed to start). */
@@ -136,13 +118,20 @@ export class RemoteProcess {
   private dropping = -1;
   private idleTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  /** The group as the reaper will know it (leader's start time, boot), read right after the spawn. */
+  private readonly group: GroupIdentity | undefined;
 
   constructor(readonly spec: ProcessSpec) {
-    // Its own process group (detached): a stop reaches everything it started.
-    this.child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
+    // Its own process group (detached): a stop reaches everything it started. In its own PID
+    // namespace too where bwrap works: the pid held is then bwrap's, which leads the group.
+    const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(), spec.command, ...spec.args]] : [spec.command, spec.args];
+    this.child = spawn(file, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
+    this.group = this.child.pid ? groupIdentity(this.child.pid) : undefined;
+    if (this.child.pid) trackGroup(this);
     this.exited = new Promise((resolve) => {
       this.child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
-      this.child.once('close', (code, signal) => resolve({ code, signal }));
+      // bwrap reports a program killed by a signal as 128 + its number, as a shell does.
+      this.child.once('close', (code, signal) => resolve(spec.bwrap && !signal ? unwrapExit(code) : { code, signal }));
       // The leader exited but something it started still holds its output open: stop waiting for it.
       this.child.once('exit', () => {
         setTimeout(() => {
@@ -185,6 +174,12 @@ export class RemoteProcess {
     return this.child.pid;
   }
 
+  /** What `subagent/remote` records so a reaper can find this group after a host crash, and only this one. */
+  get identity(): { pgid?: number; startTime?: number; bootId?: string } {
+    if (!this.group) return this.child.pid ? { pgid: this.child.pid } : {};
+    return { pgid: this.group.pgid, startTime: this.group.startTime, ...(this.group.bootId ? { bootId: this.group.bootId } : {}) };
+  }
+
   /** The last part of what the program wrote to stderr (bounded), trimmed. */
   get stderrTail(): string {
     return this.stderrBuf.trim();
@@ -206,7 +201,8 @@ export class RemoteProcess {
 
   /**
    * Stop it: the graceful signal (if any), then SIGTERM, then SIGKILL, each to the whole
-   * group with `graceMs` between; resolves once the group has no process left.
+   * group with `graceMs` between; resolves once the group has no process left (and with it
+   * the PID namespace: its init is a member and leaves last).
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
@@ -226,6 +222,12 @@ export class RemoteProcess {
   async reapGroup(): Promise<void> {
     this.signalGroup('SIGKILL');
     for (let i = 0; i < 200 && this.groupAlive(); i++) await new Promise((r) => setTimeout(r, 10));
+    if (!this.groupAlive()) untrackGroup(this);
+  }
+
+  /** SIGKILL to the group now (a front end that must leave at once). */
+  kill(): void {
+    this.signalGroup('SIGKILL');
   }
 
   /** Whether a process of its group still runs (zombies waiting for init to reap them do not count). */
@@ -239,13 +241,17 @@ export class RemoteProcess {
     return groupHasLiveMember(this.child.pid);
   }
 
+  /**
+   * A signal to the group. In a namespace, a graceful one skips bwrap itself: it would die of
+   * it without passing it on, and its death kills the program before it could use the grace.
+   * While bwrap is alone (the program not started yet) there is no grace to give: it gets it.
+   */
   private signalGroup(sig: NodeJS.Signals): void {
-    if (!this.child.pid) return;
-    try {
-      process.kill(-this.child.pid, sig);
-    } catch {
-      /* the group is gone */
-    }
+    const pid = this.child.pid;
+    if (!pid) return;
+    const others = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid)?.filter((m) => m.pid !== pid) : undefined;
+    if (others?.length) for (const m of others) signal(m.pid, sig);
+    else signal(-pid, sig);
   }
 
   private async exitedWithin(ms: number): Promise<boolean> {
@@ -299,4 +305,21 @@ export class RemoteProcess {
   private flushPartial(): void {
     if (this.partialBytes > 0 || this.dropping >= 0) this.endLine();
   }
+}
+
+function signal(target: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(target, sig);
+  } catch {
+    /* gone */
+  }
+}
+
+/** bwrap's exit status as the program's: 128 + N is "killed by signal N". */
+function unwrapExit(code: number | null): { code: number | null; signal: NodeJS.Signals | null } {
+  if (code !== null && code > 128) {
+    const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];
+    if (name) return { code: null, signal: name as NodeJS.Signals };
+  }
+  return { code, signal: null };
 }

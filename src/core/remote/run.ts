@@ -1,3 +1,4 @@
+import { namespaceSpec } from './pid-namespace';
 import { DEFAULT_IDLE_MS, type ProcessSpec, RemoteProcess, resolveCommand } from './process';
 import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
@@ -7,8 +8,8 @@ export type Json = Record<string, unknown>;
 export interface StreamState {
   final?: RemoteOutcome;
   errors: string[];
-  /** The program's process: its pid is its group (handlers record it). */
-  proc: Pick<RemoteProcess, 'pid'>;
+  /** The program's process: its group and the leader's start time (handlers record `identity`). */
+  proc: Pick<RemoteProcess, 'pid' | 'identity'>;
 }
 
 /** A driver's reading of one JSON line; `type` picks the handler, unknown types are counted. */
@@ -82,8 +83,9 @@ export async function mapLine(
 export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: ProgramRun): Promise<RemoteOutcome> {
   const command = resolveCommand(run.spec.command, run.spec.env.PATH ?? process.env.PATH);
   if (!command) return notFound(run.label, run.spec.command, `set ${run.setting} to its path`);
+  const ns = await namespaceSpec();
   if (ctx.signal.aborted) return { stopReason: 'interrupted' };
-  const proc = new RemoteProcess({ ...run.spec, command });
+  const proc = new RemoteProcess({ ...run.spec, command, ...ns });
   const onAbort = () => void proc.stop();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const st: StreamState = { errors: [], proc };

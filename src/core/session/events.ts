@@ -185,6 +185,13 @@ export interface SubagentRemoteEvent extends Base<'subagent/remote'> {
   externalId: string;
   /** The process group (= the leader's pid) the program runs in, while it runs. */
   pgid?: number;
+  /**
+   * The leader's start time (clock ticks after boot, /proc/<pid>/stat field 22) and the boot's
+   * id: with them the reaper tells this group from a later one that reused the number. Absent
+   * in logs written before they were recorded.
+   */
+  startTime?: number;
+  bootId?: string;
   /** The program's own store (another Arbor's), when it has one. */
   store?: string;
   /**

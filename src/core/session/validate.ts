@@ -161,6 +161,8 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('version', str, 'a string', true),
     r('externalId', nonEmpty, 'a non-empty string'),
     r('pgid', (v) => natural(v) && (v as number) > 1, 'a process group id (an integer > 1)', true),
+    r('startTime', natural, 'a start time in clock ticks (a non-negative integer)', true),
+    r('bootId', nonEmpty, 'a non-empty string', true),
     r('store', nonEmpty, 'a non-empty string', true),
     r('announcedBy', isSessionId, 'a session id', true),
   ],

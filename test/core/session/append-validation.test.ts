@@ -91,6 +91,8 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       version: 'codex-cli 0.171.0',
       externalId: 'thread-1',
       pgid: 4242,
+      startTime: 123456,
+      bootId: '5f2c8e0a-0000-4000-8000-000000000000',
       store: '/stores/remote/child',
       announcedBy: 'root.c1',
     },
@@ -287,6 +289,8 @@ describe('append validation: values of the right type that are still wrong', () 
     ['an empty external id', 'subagent/remote', 'externalId', ''],
     ['process group 1 (init: never a child of ours)', 'subagent/remote', 'pgid', 1],
     ['a fractional process group', 'subagent/remote', 'pgid', 42.5],
+    ['a negative start time', 'subagent/remote', 'startTime', -1],
+    ['an empty boot id', 'subagent/remote', 'bootId', ''],
     ['an announcer that is no session id', 'subagent/remote', 'announcedBy', '../x'],
   ];
 

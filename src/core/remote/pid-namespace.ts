@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * A remote program's own PID namespace (decision 0036), made by bubblewrap: the program is the
+ * first child of the namespace's init (bwrap's own), so when the program ends or is stopped the
+ * init leaves and the kernel kills everything else in the namespace — `setsid` helpers and
+ * daemons included, which a process-group kill misses. `--die-with-parent` takes the namespace
+ * down when the host dies (kill -9). Only the PID namespace is new: `/` is bound as it is and
+ * the network is shared, so the program sees the files and the network it would see anyway
+ * (its own sandbox, if it has one, still applies inside).
+ *
+ * Signals sent to the bwrap process are not forwarded (bwrap 0.8 dies of SIGTERM and SIGINT,
+ * and its death kills the namespace at once): a graceful step signals the group's other
+ * members, which bwrap's children keep (it makes no session of its own).
+ */
+export type PidNamespace = { available: true; bwrap: string } | { available: false; reason: string };
+
+/** The arguments bwrap gets before the program's own command line. */
+export function namespaceArgs(): string[] {
+  return ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--'];
+}
+
+/** Where bubblewrap is found: $ARBOR_BWRAP, or `bwrap` on PATH (as for Arbor's own commands). */
+export const bwrapCommand = (env: NodeJS.ProcessEnv = process.env): string => env.ARBOR_BWRAP || 'bwrap';
+
+const PROBE_TIMEOUT_MS = 10_000;
+const cache = new Map<string, Promise<PidNamespace>>();
+
+/**
+ * Whether programs can get their own PID namespace here: probed once per bwrap path by running
+ * `true` exactly as a program would be run. Unavailable (no bwrap, a kernel or container that
+ * forbids namespaces), programs run in a process group only.
+ */
+export function pidNamespace(bwrap: string = bwrapCommand()): Promise<PidNamespace> {
+  let p = cache.get(bwrap);
+  if (!p) {
+    p = probe(bwrap);
+    cache.set(bwrap, p);
+  }
+  return p;
+}
+
+function probe(bwrap: string): Promise<PidNamespace> {
+  if (process.platform !== 'linux') return Promise.resolve({ available: false, reason: `bubblewrap exists only on Linux, not ${process.platform}` });
+  return new Promise((resolve) => {
+    let stderr = '';
+    const child = spawn(bwrap, [...namespaceArgs(), '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    child.stderr.on('data', (d: Buffer) => {
+      if (stderr.length < 2000) stderr += d.toString();
+    });
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({
+        available: false,
+        reason: e.code === 'ENOENT' ? `bubblewrap (${bwrap}) is not installed` : `bubblewrap (${bwrap}) could not start: ${e.message}`,
+      });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ available: true, bwrap });
+      else
+        resolve({
+          available: false,
+          reason: `bubblewrap (${bwrap}) cannot make a PID namespace here: ${stderr.trim().split('\n')[0] || (signal ? `killed by ${signal}` : `exit code ${code}`)}`,
+        });
+    });
+  });
+}
+
+/** One line for a log: what stops a program's leftovers here. */
+export function describePidNamespace(ns: PidNamespace): string {
+  return ns.available
+    ? `remote programs run in their own PID namespace (bubblewrap, ${ns.bwrap}): nothing they start outlives them`
+    : `remote programs run without their own PID namespace (${ns.reason}): a stop kills their process group, but a helper that leaves the group (setsid) can outlive them. Install bubblewrap (or set $ARBOR_BWRAP) where user namespaces are allowed to close that gap`;
+}
+
+/** The `bwrap` a program's ProcessSpec gets: set where the namespace works, absent where it falls back to a process group. */
+export async function namespaceSpec(): Promise<{ bwrap?: string }> {
+  const ns = await pidNamespace();
+  return ns.available ? { bwrap: ns.bwrap } : {};
+}
