@@ -43,6 +43,9 @@ function measured(args: string[], timeoutMs: number): Promise<CliRun & { peak: n
 }
 
 const MiB = 1024 * 1024;
+/** What a terminal acts on (newline and tab aside). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the attack is control characters
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe('remote: a hostile ACP agent behind arbor run (real processes)', function () {
   this.timeout(300_000);
@@ -81,9 +84,7 @@ describe('remote: a hostile ACP agent behind arbor run (real processes)', functi
     const r = await runHostile('subs', { ACP_SUBS: '3', ACP_TITLE_BYTES: '10' });
     const list = await arbor(['sessions', '--store', w.store]);
     assert.equal(list.code, 0, list.stderr);
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the attack is control characters
-    for (const out of [list.stdout, list.stderr, r.stdout, r.stderr])
-      assert.doesNotMatch(out, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, JSON.stringify(out.slice(0, 400)));
+    for (const out of [list.stdout, list.stderr, r.stdout, r.stderr]) assert.doesNotMatch(out, CONTROLS, JSON.stringify(out.slice(0, 400)));
     assert.match(list.stdout, /\\u001b\]0;owned\\u0007\\u001b\[2J\\u009b31m\\u202eevil/, 'the title is shown, its controls escaped');
     // --json stays JSON, with the same title.
     const json = await arbor(['sessions', '--json', '--store', w.store]);
