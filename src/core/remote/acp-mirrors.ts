@@ -7,7 +7,7 @@ import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
-import { REMOTE_BOUNDS, TurnBounds } from '../subagent/remote-bounds';
+import { countSkipped, REMOTE_BOUNDS, TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildrenFactory } from './acp';
 import { blockText } from './acp-calls';
 import type { AcpChildren } from './acp-children';
@@ -109,7 +109,7 @@ class AcpMirrors implements AcpChildren {
   }
 
   private count(kind: string): void {
-    this.skipped[kind] = (this.skipped[kind] ?? 0) + 1;
+    countSkipped(this.skipped, kind);
   }
 
   /** A state snapshot as the mirror's turn: working opens it, idle ends it with the reported stop reason. */

@@ -1,6 +1,6 @@
 import type { SessionWriter } from '../agent/session-writer';
 import type { Refusal, ToolCall, Usage } from '../session/events';
-import { cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
+import { countSkipped, cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
 
 /** What an unanswered call is closed with, so the log stays whole (the program never said how it ended). */
@@ -145,7 +145,7 @@ export class SessionSink implements RemoteSink {
   }
 
   skipped(kind: string): void {
-    this.skippedCounts[kind] = (this.skippedCounts[kind] ?? 0) + 1;
+    countSkipped(this.skippedCounts, kind);
   }
 
   /** Write the text and reasoning buffered so far as one assistant message now (something else goes in the log next). */

@@ -23,7 +23,17 @@ export const REMOTE_BOUNDS = {
   titleChars: 200,
   /** Bytes of a child's answer in its parent's tool result or notice (its head and its tail are kept). */
   answerBytes: 256 * 1024,
+  /** Kinds of skipped lines and events counted apart (the program names them: `unknown:<type>`); the rest count as `other`. */
+  skippedKinds: 100,
 } as const;
+
+/** Count one skipped line or event by kind, in a table of bounded size (kinds a program names are cut to 100 characters). */
+export function countSkipped(counts: Record<string, number>, kind: string): void {
+  let k = kind.length > 100 ? `${kind.slice(0, 100)}…` : kind;
+  if (!Object.hasOwn(counts, k) && Object.keys(counts).length >= REMOTE_BOUNDS.skippedKinds) k = 'other';
+  // Defined, not assigned: a kind named `__proto__` is a count like any other, never the prototype.
+  Object.defineProperty(counts, k, { value: (Object.hasOwn(counts, k) ? counts[k] : 0) + 1, enumerable: true, writable: true, configurable: true });
+}
 
 /** How much of the turn's budget is left, what was dropped: shared by the child's sink and its sub-sessions' sinks. */
 export class TurnBounds {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { boundAnswer, cutBytes, REMOTE_BOUNDS, TurnBounds } from '../../../src/core/subagent/remote-bounds';
+import { boundAnswer, countSkipped, cutBytes, REMOTE_BOUNDS, TurnBounds } from '../../../src/core/subagent/remote-bounds';
 
 // The bounds of one remote turn (decision 0044): what is kept is charged, what does not fit is
 // dropped and counted; a child's answer for its parent keeps its head and its end.
@@ -39,5 +39,18 @@ describe('remote bounds: what one remote turn keeps', () => {
     assert.ok(note, 'the answer says what was left out');
     assert.ok(Number(note[1]) >= 700 && Number(note[1]) <= 800, `${note[1]} KiB left out`);
     assert.equal(boundAnswer('a short answer'), 'a short answer');
+  });
+
+  it('skipped kinds a program names are counted in a table of bounded size, "__proto__" included', () => {
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < 10_000; i++) countSkipped(counts, `unknown:${i}${'k'.repeat(1000)}`);
+    countSkipped(counts, '__proto__');
+    assert.equal(Object.keys(counts).length, REMOTE_BOUNDS.skippedKinds + 1);
+    assert.equal(counts.other, 10_000 - REMOTE_BOUNDS.skippedKinds + 1);
+    assert.ok(Object.keys(counts).every((k) => k.length <= 101));
+    const fresh: Record<string, number> = {};
+    countSkipped(fresh, '__proto__');
+    countSkipped(fresh, '__proto__');
+    assert.equal(Object.getOwnPropertyDescriptor(fresh, '__proto__')?.value, 2);
   });
 });
