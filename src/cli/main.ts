@@ -6,6 +6,7 @@ import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
 import { parseArgs, UsageError } from './args';
 import { COMMANDS, type Io } from './commands';
 import { helpText } from './help';
+import { terminalIo } from './output';
 
 /** The package's own version (out/src/cli → the package root), read when asked. */
 function arborVersion(): string {
@@ -31,8 +32,10 @@ export function ignoreInspectorSignal(): void {
 }
 
 /** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
-export async function main(argv: readonly string[], io: Io): Promise<number> {
+export async function main(argv: readonly string[], raw: Io): Promise<number> {
   ignoreInspectorSignal();
+  // Text from the store and from remote programs reaches the terminal: never as control sequences.
+  const io = terminalIo(raw);
   try {
     const args = parseArgs(argv);
     const [name, ...rest] = args.positionals;

@@ -42,6 +42,9 @@ export function readRemoteSettings(inspect: InspectSetting, trusted: boolean): R
   const idle = user('idleTimeoutSeconds');
   const idleTimeoutMs = typeof idle === 'number' && Number.isFinite(idle) && idle > 0 ? Math.round(idle * 1000) : undefined;
   if (idle !== undefined && idleTimeoutMs === undefined) problems.push('arbor.remote.idleTimeoutSeconds must be a positive number; the default (300) applies.');
+  const wall = user('turnTimeoutMinutes');
+  const turnTimeoutMs = typeof wall === 'number' && Number.isFinite(wall) && wall > 0 ? Math.round(wall * 60_000) : undefined;
+  if (wall !== undefined && turnTimeoutMs === undefined) problems.push('arbor.remote.turnTimeoutMinutes must be a positive number; the default (60) applies.');
   const remote: RemoteSettings = {};
   for (const p of PROGRAMS) {
     const command = text(`${p.key}.command`);
@@ -66,11 +69,15 @@ export function readRemoteSettings(inspect: InspectSetting, trusted: boolean): R
       } else if (o !== undefined) problems.push(`arbor.remote.${p.key}.overrides must be a list of strings; it is ignored.`);
     }
     if (idleTimeoutMs !== undefined) s.idleTimeoutMs = idleTimeoutMs;
+    if (turnTimeoutMs !== undefined) s.turnTimeoutMs = turnTimeoutMs;
     remote[p.key] = s;
   }
   const acp = readAcpAgents(user('acp'), 'arbor.remote.acp');
   problems.push(...acp.problems);
-  for (const a of acp.agents) if (idleTimeoutMs !== undefined && a.idleTimeoutMs === undefined) a.idleTimeoutMs = idleTimeoutMs;
+  for (const a of acp.agents) {
+    if (idleTimeoutMs !== undefined && a.idleTimeoutMs === undefined) a.idleTimeoutMs = idleTimeoutMs;
+    if (turnTimeoutMs !== undefined && a.turnTimeoutMs === undefined) a.turnTimeoutMs = turnTimeoutMs;
+  }
   if (acp.agents.length > 0) remote.acp = acp.agents;
   return Object.keys(remote).length > 0 ? { remote, problems } : { problems };
 }

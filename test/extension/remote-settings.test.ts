@@ -77,6 +77,36 @@ describe('extension: remote program settings (arbor.remote.*)', () => {
     ]);
   });
 
+  it('arbor.remote.turnTimeoutMinutes: the wall clock of one remote turn, for every program and every ACP agent without its own', () => {
+    const read = readRemoteSettings(
+      inspectOf({
+        'remote.codex.command': { globalValue: 'codex' },
+        'remote.turnTimeoutMinutes': { globalValue: 2.5 },
+        'remote.acp': {
+          globalValue: [
+            { name: 'a', command: 'a' },
+            { name: 'b', command: 'b', turnTimeoutMs: 5000 },
+          ],
+        },
+      }),
+      true,
+    );
+    assert.deepEqual(read.remote, {
+      codex: { command: 'codex', turnTimeoutMs: 150_000 },
+      acp: [
+        { name: 'a', command: 'a', turnTimeoutMs: 150_000 },
+        { name: 'b', command: 'b', turnTimeoutMs: 5000 },
+      ],
+    });
+    const bad = readRemoteSettings(inspectOf({ 'remote.codex.command': { globalValue: 'codex' }, 'remote.turnTimeoutMinutes': { globalValue: 0 } }), true);
+    assert.deepEqual(bad.remote, { codex: { command: 'codex' } });
+    assert.deepEqual(bad.problems, ['arbor.remote.turnTimeoutMinutes must be a positive number; the default (60) applies.']);
+    assert.match(
+      readRemoteSettings(inspectOf({ 'remote.acp': { globalValue: [{ name: 'a', command: 'a', turnTimeoutMs: -1 }] } }), true).problems[0],
+      /"turnTimeoutMs" must be a positive number of milliseconds/,
+    );
+  });
+
   it('dsh-sdk (another Arbor): its launcher, model, base URL, env and stores folder from the user only', () => {
     const got = readRemoteSettings(
       inspectOf({

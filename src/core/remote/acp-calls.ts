@@ -1,4 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
+import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import type { ChunkBuffer } from './acp-map';
 import { record, str } from './run';
 import type { RemoteSink } from './types';
@@ -15,7 +16,15 @@ interface OpenCall {
   /** A terminal's output streamed in `_meta` (codex-acp's `terminal_output_delta`), and its exit code. */
   output: string;
   exit?: number;
+  /** Bytes of input merged so far (at most REMOTE_BOUNDS.itemBytes are kept). */
+  inputBytes: number;
 }
+
+/** Where a merge reports what it dropped (decision 0044). */
+type Cut = (what: string, bytes: number) => void;
+
+/** The result a call is closed with when too many are open at once. */
+export const EVICTED = `Arbor closed this call here: the agent had more than ${REMOTE_BOUNDS.openCalls} calls open at once (decision 0044).`;
 
 type CallFields = Pick<acp.ToolCallUpdate, 'title' | 'kind' | 'rawInput' | 'content' | 'rawOutput' | '_meta'>;
 
@@ -52,6 +61,9 @@ export function resultText(c: Pick<OpenCall, 'content' | 'rawOutput' | 'output' 
  * status-less updates; Codex's streams a command's output and exit code in `_meta`. So a call
  * is merged from every update and written when it finishes — or earlier, when something must
  * follow it in the log (a message chunk, another call, a permission question about it).
+ * What an open call holds is bounded (decision 0044): at most REMOTE_BOUNDS.openCalls are open
+ * at once (a new one closes the oldest), and each keeps at most REMOTE_BOUNDS.itemBytes of
+ * input, content, raw output and streamed output.
  */
 export class ToolCalls {
   private readonly open = new Map<string, OpenCall>();
@@ -61,11 +73,20 @@ export class ToolCalls {
     private readonly buf: ChunkBuffer,
   ) {}
 
+  private readonly cut: Cut = (what, bytes) => this.sink.cut(what, bytes);
+
   async start(u: acp.ToolCall): Promise<void> {
     await this.writeAll();
-    const c: OpenCall = { kind: u.kind ?? 'other', title: u.title, input: {}, written: false, content: [], rawOutput: undefined, output: '' };
+    if (!this.open.has(u.toolCallId) && this.open.size >= REMOTE_BOUNDS.openCalls) {
+      const oldest = this.open.keys().next().value as string;
+      await this.write(oldest);
+      this.open.delete(oldest);
+      await this.sink.toolResult(oldest, EVICTED, true);
+    }
+    const title = typeof u.title === 'string' ? u.title.slice(0, TITLE_CHARS) : '';
+    const c: OpenCall = { kind: u.kind ?? 'other', title, input: {}, written: false, content: [], rawOutput: undefined, output: '', inputBytes: 0 };
     this.open.set(u.toolCallId, c);
-    merge(c, u);
+    merge(c, u, this.cut);
     if (u.status === 'completed' || u.status === 'failed') await this.finish(u.toolCallId, c, u.status === 'failed');
   }
 
@@ -78,7 +99,7 @@ export class ToolCalls {
       else this.sink.skipped('update-for-unknown-call');
       return;
     }
-    merge(c, u);
+    merge(c, u, this.cut);
     if (done) await this.finish(u.toolCallId, c, u.status === 'failed');
   }
 
@@ -90,7 +111,9 @@ export class ToolCalls {
   /** A permission question about a call: what it says of the call (often its whole input) is merged, and the call goes in the log first. */
   async asked(u: acp.ToolCallUpdate): Promise<void> {
     const c = this.open.get(u.toolCallId);
-    if (c) merge(c, u);
+    // Asked about a call it never announced: it is announced here, so its refusal has a place in the log.
+    if (!c) await this.start({ ...u, title: u.title ?? u.kind ?? 'a tool call', status: 'pending' } as acp.ToolCall);
+    else merge(c, u, this.cut);
     await this.write(u.toolCallId);
   }
 
@@ -110,18 +133,58 @@ export class ToolCalls {
   }
 }
 
-function merge(c: OpenCall, u: CallFields): void {
-  if (typeof u.title === 'string' && u.title) c.title = u.title;
-  if (typeof u.kind === 'string') c.kind = u.kind;
-  if (record(u.rawInput)) Object.assign(c.input, u.rawInput);
-  else if (u.rawInput !== undefined && u.rawInput !== null) c.input.input = u.rawInput;
-  if (Array.isArray(u.content)) c.content = u.content; // ACP: an update's content replaces the collection
-  if (u.rawOutput !== undefined) c.rawOutput = u.rawOutput;
+/** A call's title is a label: this long at most. */
+const TITLE_CHARS = 500;
+
+/** Bytes of a value as JSON (what it costs to keep). */
+const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');
+
+function merge(c: OpenCall, u: CallFields, cut: Cut): void {
+  const max = REMOTE_BOUNDS.itemBytes;
+  if (typeof u.title === 'string' && u.title) c.title = u.title.slice(0, TITLE_CHARS);
+  if (typeof u.kind === 'string') c.kind = u.kind.slice(0, TITLE_CHARS);
+  if (u.rawInput !== undefined && u.rawInput !== null) {
+    const bytes = jsonBytes(u.rawInput);
+    if (c.inputBytes + bytes > max) cut('tool call arguments', bytes);
+    else {
+      c.inputBytes += bytes;
+      if (record(u.rawInput)) Object.assign(c.input, u.rawInput);
+      else c.input.input = u.rawInput;
+    }
+  }
+  if (Array.isArray(u.content)) {
+    // ACP: an update's content replaces the collection. Too big, it is kept as its text, cut.
+    const bytes = jsonBytes(u.content);
+    if (bytes <= max) c.content = u.content;
+    else {
+      const text = cutBytes(resultText({ content: u.content, rawOutput: undefined, output: '' }), max);
+      cut('tool results', bytes - Buffer.byteLength(text));
+      c.content = [{ type: 'content', content: { type: 'text', text } }];
+    }
+  }
+  if (u.rawOutput !== undefined) {
+    const bytes = jsonBytes(u.rawOutput);
+    if (bytes <= max) c.rawOutput = u.rawOutput;
+    else {
+      c.rawOutput = cutBytes(typeof u.rawOutput === 'string' ? u.rawOutput : JSON.stringify(u.rawOutput), max);
+      cut('tool results', bytes - max);
+    }
+  }
   const meta = record(u._meta) ? u._meta : {};
   const delta = record(meta.terminal_output_delta) ? str(meta.terminal_output_delta.data) : '';
-  if (delta) c.output += delta;
+  if (delta) c.output = keepOutput(c.output, delta, cut);
   const whole = record(meta.terminal_output) ? str(meta.terminal_output.data) : str(meta.terminal_output);
-  if (whole) c.output = whole;
+  if (whole) c.output = keepOutput('', whole, cut);
   const exit = record(meta.terminal_exit) ? meta.terminal_exit.exit_code : undefined;
   if (typeof exit === 'number') c.exit = exit;
+}
+
+/** A terminal's output so far plus more of it, at most REMOTE_BOUNDS.itemBytes (the rest is cut). */
+function keepOutput(sofar: string, more: string, cut: Cut): string {
+  const room = REMOTE_BOUNDS.itemBytes - Buffer.byteLength(sofar);
+  const bytes = Buffer.byteLength(more);
+  if (bytes <= room) return sofar + more;
+  const kept = cutBytes(more, room);
+  cut('tool output', bytes - Buffer.byteLength(kept));
+  return sofar + kept;
 }

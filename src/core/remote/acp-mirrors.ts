@@ -7,6 +7,7 @@ import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
+import { countSkipped, REMOTE_BOUNDS, TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildrenFactory } from './acp';
 import { blockText } from './acp-calls';
 import type { AcpChildren } from './acp-children';
@@ -32,7 +33,7 @@ export interface MirrorHost {
  * and `announcedBy`, and a transcript mapped from its updates the way the child's own are.
  */
 export function acpMirrors(host: MirrorHost): AcpChildrenFactory {
-  return (ctx, cancel, program) => new AcpMirrors(host, ctx, cancel, program);
+  return (ctx, cancel, program, bounds) => new AcpMirrors(host, ctx, cancel, program, bounds ?? new TurnBounds());
 }
 
 /** One sub-session shown in the tree. */
@@ -57,6 +58,9 @@ const WORK = new Set(['agent_message_chunk', 'agent_thought_chunk', 'tool_call']
 /** Updates a mirror's log takes (the rest are counted, as for the child itself). */
 const TAKEN = new Set([...WORK, 'tool_call_update']);
 
+/** An ACP session id is a name: longer ones are not announcements Arbor takes. */
+const MAX_ID_CHARS = 200;
+
 const SOURCE_KINDS: readonly MessageSourceKind[] = ['followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'];
 
 type StateHandler = (m: Mirror, state: acp.StateUpdate) => Promise<void>;
@@ -76,6 +80,8 @@ class AcpMirrors implements AcpChildren {
     private readonly ctx: RemoteTurnContext,
     private readonly cancelExternal: (externalId: string) => Promise<void>,
     private readonly program: string,
+    /** The child's turn's bounds: what its sub-sessions keep counts against it (decision 0044). */
+    private readonly bounds: TurnBounds,
   ) {
     this.owner = `the ACP agent "${program.replace(/^acp:/, '')}"`;
   }
@@ -103,11 +109,11 @@ class AcpMirrors implements AcpChildren {
   }
 
   private count(kind: string): void {
-    this.skipped[kind] = (this.skipped[kind] ?? 0) + 1;
+    countSkipped(this.skipped, kind);
   }
 
   /** A state snapshot as the mirror's turn: working opens it, idle ends it with the reported stop reason. */
-  private readonly states: Record<string, StateHandler | undefined> = {
+  private readonly states: Record<string, StateHandler> = {
     running: (m) => this.open(m, 'running'),
     requires_action: (m) => this.open(m, 'approval'),
     idle: async (m, state) => {
@@ -117,16 +123,22 @@ class AcpMirrors implements AcpChildren {
   };
 
   private async onAnnounce(u: acp.SubagentUpdate, parentId: string): Promise<void> {
-    if (this.closed || typeof u.sessionId !== 'string' || !u.sessionId) return this.count('bad-announcement');
+    if (this.closed || typeof u.sessionId !== 'string' || !u.sessionId || u.sessionId.length > MAX_ID_CHARS) return this.count('bad-announcement');
     let m = this.mirrors.get(u.sessionId);
-    if (!m) m = await this.create(u, parentId);
-    else if (typeof u.title === 'string' && u.title && u.title !== m.title) {
+    const title = titleOf(u.title);
+    if (!m) {
+      // A bounded tree (decision 0044): past the cap, a new sub-session is counted, not shown (its updates are skipped).
+      if (this.mirrors.size >= REMOTE_BOUNDS.subSessions) return this.count('too-many-sub-sessions');
+      m = await this.create(u, parentId);
+    } else if (title && title !== m.title) {
       // The label is the descriptor's (the last one wins): a renamed sub-session is relabelled.
-      m.title = u.title;
-      await m.writer.append({ type: 'subagent/descriptor', version: 2, mode: 'one-shot', provider: this.program, label: u.title });
+      m.title = title;
+      await m.writer.append({ type: 'subagent/descriptor', version: 2, mode: 'one-shot', provider: this.program, label: title });
     }
     if (u.capabilities !== undefined) m.cancellable = !!u.capabilities?.cancel;
-    const handler = u.state ? this.states[u.state.state] : undefined;
+    // The agent names the state: an own property of the table, or unknown (`__proto__` is not a state).
+    const name = record(u.state) ? u.state.state : undefined;
+    const handler = typeof name === 'string' && Object.hasOwn(this.states, name) ? this.states[name] : undefined;
     if (handler) await handler(m, u.state!);
     else this.live(m); // capabilities may have changed; an unknown or cleared state asserts nothing
   }
@@ -135,8 +147,9 @@ class AcpMirrors implements AcpChildren {
   private async create(u: acp.SubagentUpdate, parentId: string): Promise<Mirror> {
     const parent = this.host.store.header(parentId);
     if (!parent) throw new Error(`the session ${parentId} a sub-session was announced under is not in the store`);
-    const id = `${parentId}.${randomUUID().slice(0, 6)}`;
-    const title = typeof u.title === 'string' && u.title ? u.title : undefined;
+    // Full width (122 random bits): an agent announcing sub-sessions by the thousand never gets two the same id.
+    const id = `${parentId}.${randomUUID()}`;
+    const title = titleOf(u.title);
     const cwd = typeof u.cwd === 'string' && path.isAbsolute(u.cwd) ? { cwd: u.cwd } : {};
     const header = headerFrom(
       { ...parent, ...cwd },
@@ -181,7 +194,10 @@ class AcpMirrors implements AcpChildren {
       }
       m.user = { text: '', source, ...(messageId ? { messageId } : {}) };
     }
-    m.user.text += blockText(u.content);
+    // What was said to it counts against the turn too (decision 0044).
+    const { kept, dropped } = this.bounds.take(blockText(u.content));
+    if (dropped) this.count('user-text-cut');
+    m.user.text += kept;
   }
 
   private sourceOf(m: Mirror, u: acp.ContentChunk): MessageSource {
@@ -204,7 +220,7 @@ class AcpMirrors implements AcpChildren {
     if (m.turn) return;
     // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
-    const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta);
+    const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta, this.bounds);
     m.turn = { id, sink, st: mapState(sink) };
     const user = m.user;
     m.user = undefined;
@@ -277,13 +293,22 @@ class AcpMirrors implements AcpChildren {
   }
 }
 
+/** A sub-session's title as its label: one line of at most REMOTE_BOUNDS.titleChars characters, or none. */
+function titleOf(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const line = raw.replace(/\s+/g, ' ').trim();
+  if (!line) return undefined;
+  return line.length <= REMOTE_BOUNDS.titleChars ? line : `${line.slice(0, REMOTE_BOUNDS.titleChars - 1)}…`;
+}
+
 /** How an idle state ends the turn: ACP's stop reasons as for the child's own prompt; none reported reads as finished. */
 function idleOutcome(state: acp.StateUpdate, owner: string): RemoteOutcome {
   const reason = str((state as { stopReason?: unknown }).stopReason);
   if (reason === 'error') {
     const err = (state as { error?: unknown }).error;
     const msg = record(err) ? str(err.message) : '';
-    return { stopReason: 'error', error: `${owner} reported that this sub-session failed${msg ? `: ${msg}` : ''}.` };
+    const said = msg.length > 2000 ? `${msg.slice(0, 2000)}…` : msg;
+    return { stopReason: 'error', error: `${owner} reported that this sub-session failed${said ? `: ${said}` : ''}.` };
   }
   return stopOutcome(reason, `${owner} stopped this sub-session`) ?? { stopReason: 'completed' };
 }

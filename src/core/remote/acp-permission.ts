@@ -39,7 +39,7 @@ function pick(options: readonly acp.PermissionOption[], kinds: readonly acp.Perm
 const reject = (options: readonly acp.PermissionOption[]) => pick(options, REJECT) ?? cancelled();
 
 /** One line a human can judge: the call's title, then what it would run or touch. */
-function summaryOf(tc: acp.ToolCallUpdate): string {
+export function summaryOf(tc: acp.ToolCallUpdate): string {
   const raw = tc.rawInput && typeof tc.rawInput === 'object' ? (tc.rawInput as Record<string, unknown>) : {};
   const detail = ['command', 'cmd', 'path', 'file_path', 'url'].map((k) => raw[k]).find((v) => typeof v === 'string' || Array.isArray(v));
   const where = tc.locations?.map((l) => l.path).join(', ');
@@ -47,11 +47,24 @@ function summaryOf(tc: acp.ToolCallUpdate): string {
   return [tc.title ?? tc.kind ?? 'a tool call', what ?? where].filter(Boolean).join(': ');
 }
 
-export async function answerPermission(req: acp.RequestPermissionRequest, ctx: PermissionContext): Promise<acp.RequestPermissionResponse> {
-  if (ctx.signal.aborted) return cancelled();
-  if (ctx.approvalPolicy !== 'ask' || !ctx.approval) return reject(req.options);
+/**
+ * The answer, and why nothing was allowed when nothing was (the outcome a built-in tool's
+ * refusal carries, decision 0015: `policy-never`, `no-port`, `denied`, `port-failed`,
+ * `aborted`, or `no-allow-once` when the human allowed but the agent offered no once-option).
+ */
+export interface PermissionAnswer {
+  response: acp.RequestPermissionResponse;
+  refusal?: string;
+}
+
+export async function answerPermission(req: acp.RequestPermissionRequest, ctx: PermissionContext): Promise<PermissionAnswer> {
+  const no = (refusal: string, response: acp.RequestPermissionResponse = reject(req.options)): PermissionAnswer => ({ response, refusal });
+  if (ctx.signal.aborted) return no('aborted', cancelled());
+  if (ctx.approvalPolicy !== 'ask') return no('policy-never');
+  if (!ctx.approval) return no('no-port');
   const tc = req.toolCall;
   let allowed: boolean;
+  let failed = false;
   // A stop answers at once (`cancelled`), whether or not the port heeds the signal.
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<'deny'>((resolve) => {
@@ -75,9 +88,12 @@ export async function answerPermission(req: acp.RequestPermissionRequest, ctx: P
     allowed = (typeof answer === 'string' ? answer : answer.decision) === 'allow';
   } catch {
     allowed = false; // a port that fails denies
+    failed = true;
   } finally {
     if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
   }
-  if (ctx.signal.aborted) return cancelled();
-  return allowed ? (pick(req.options, ALLOW) ?? reject(req.options)) : reject(req.options);
+  if (ctx.signal.aborted) return no('aborted', cancelled());
+  if (!allowed) return no(failed ? 'port-failed' : 'denied');
+  const once = pick(req.options, ALLOW);
+  return once ? { response: once } : no('no-allow-once');
 }

@@ -51,7 +51,8 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
     const unknown = Object.keys(e.modes).filter((k) => !SANDBOXES.includes(k as SandboxMode));
     if (unknown.length) return `"modes" has keys that are not Arbor sandboxes: ${unknown.join(', ')} (use read-only, workspace-write, full-access)`;
   }
-  for (const k of ['idleTimeoutMs', 'graceMs'] as const) if (e[k] !== undefined && !positive(e[k])) return `"${k}" must be a positive number of milliseconds`;
+  for (const k of ['idleTimeoutMs', 'graceMs', 'turnTimeoutMs'] as const)
+    if (e[k] !== undefined && !positive(e[k])) return `"${k}" must be a positive number of milliseconds`;
   for (const k of ['model', 'description'] as const) if (e[k] !== undefined && typeof e[k] !== 'string') return `"${k}" must be a string`;
   const a: AcpAgentSettings = { name: e.name, command: e.command.trim() };
   if (e.args) a.args = [...(e.args as string[])];
@@ -61,5 +62,6 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
   if (e.description) a.description = e.description as string;
   if (e.idleTimeoutMs) a.idleTimeoutMs = Math.round(e.idleTimeoutMs as number);
   if (e.graceMs) a.graceMs = Math.round(e.graceMs as number);
+  if (e.turnTimeoutMs) a.turnTimeoutMs = Math.round(e.turnTimeoutMs as number);
   return a;
 }

@@ -2,9 +2,10 @@ import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { describeError } from '../errors';
 import type { SandboxMode } from '../session/events';
+import type { TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildren } from './acp-children';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
-import { answerPermission } from './acp-permission';
+import { answerPermission, summaryOf } from './acp-permission';
 import { processStream } from './acp-stream';
 import { namespaceSpec } from './pid-namespace';
 import { DEFAULT_GRACE_MS, programEnv, RemoteProcess, resolveCommand } from './process';
@@ -17,7 +18,16 @@ import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from 
  * `cancel` sends `session/cancel` for one of them, `program` is the provider (`acp:<name>`).
  * Absent, they are counted and skipped, and the agent is not told the client understands them.
  */
-export type AcpChildrenFactory = (ctx: RemoteTurnContext, cancel: (externalId: string) => Promise<void>, program: string) => AcpChildren;
+export type AcpChildrenFactory = (
+  ctx: RemoteTurnContext,
+  cancel: (externalId: string) => Promise<void>,
+  program: string,
+  /** The turn's bounds (decision 0044): the sub-sessions' output counts against the child's turn. */
+  bounds?: TurnBounds,
+) => AcpChildren;
+
+/** Updates received and not yet applied before Arbor stops reading the agent's stdout (it then waits on its pipe). */
+const MAX_PENDING_UPDATES = 256;
 
 const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 /**
@@ -41,6 +51,7 @@ export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly st
   return {
     program,
     toolPrefix: 'acp',
+    ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     // A table that is given must name the mode: the agent is never run wider than the child may.
     supports: (mode) => !settings.modes || (SANDBOXES.includes(mode) && typeof settings.modes[mode] === 'string'),
     runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children).run(),
@@ -57,6 +68,9 @@ class AcpTurn {
   /** Updates are applied one after another, in the order they arrived. */
   private chain: Promise<void> = Promise.resolve();
   private chainError: unknown;
+  /** Updates on the chain not yet applied; past MAX_PENDING_UPDATES the stream is not read (backpressure). */
+  private pending = 0;
+  private drained: (() => void) | undefined;
   private kids: AcpChildren | undefined;
 
   constructor(
@@ -112,7 +126,14 @@ class AcpTurn {
     const app = acp
       .client({ name: 'arbor' })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
-        this.chain = this.chain.then(() => this.onUpdate(params)).catch((err) => void (this.chainError ??= err));
+        this.pending++;
+        this.chain = this.chain
+          .then(() => this.onUpdate(params))
+          .catch((err) => void (this.chainError ??= err))
+          .finally(() => {
+            this.pending--;
+            if (this.pending < MAX_PENDING_UPDATES) this.drained?.();
+          });
         return undefined;
       })
       .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
@@ -120,7 +141,7 @@ class AcpTurn {
         // One of the agent's own sub-sessions may ask: the human sees that mirror as the asker.
         const own = params.sessionId === this.sessionId;
         if (own) await this.state.calls.asked(params.toolCall);
-        const answer = await answerPermission(params, {
+        const { response: answer, refusal } = await answerPermission(params, {
           childId: (own ? undefined : this.kids?.sessionOf(params.sessionId)) ?? this.ctx.childId,
           approvalPolicy: this.ctx.approvalPolicy,
           ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
@@ -129,10 +150,31 @@ class AcpTurn {
         });
         const chosen =
           answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
-        if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) this.refused = params.toolCall.title ?? params.toolCall.kind ?? 'a tool call';
+        if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) {
+          this.refused = (params.toolCall.title ?? params.toolCall.kind ?? 'a tool call').slice(0, 500);
+          // Recorded like a built-in tool's refusal (decision 0015): the outcome reads "completed · N refused".
+          this.sink.refused(params.toolCall.toolCallId, { outcome: refusal ?? 'denied', summary: summaryOf(params.toolCall).slice(0, 1000) });
+        }
         return answer;
       });
-    return app.connect(processStream(proc, (kind) => this.sink.skipped(kind)));
+    return app.connect(
+      processStream(
+        proc,
+        (kind) => this.sink.skipped(kind),
+        () => this.backlog(),
+      ),
+    );
+  }
+
+  /** Resolves once the updates received so far are few enough to read more (undefined: read on). */
+  private backlog(): Promise<void> | undefined {
+    if (this.pending < MAX_PENDING_UPDATES) return undefined;
+    return new Promise<void>((resolve) => {
+      this.drained = () => {
+        this.drained = undefined;
+        resolve();
+      };
+    });
   }
 
   private async converse(conn: acp.ClientConnection, proc: RemoteProcess): Promise<RemoteOutcome> {
@@ -154,7 +196,8 @@ class AcpTurn {
       externalId: created.sessionId,
       ...proc.identity,
     });
-    if (this.children) this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program);
+    if (this.children)
+      this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program, this.sink.bounds);
     const refused = await this.setMode(conn, created);
     if (refused) return refused;
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };

@@ -20,6 +20,7 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
   return {
     program: 'claude-code',
     toolPrefix: 'claude',
+    ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => mode in PERMISSIONS,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);

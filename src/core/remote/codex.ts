@@ -1,6 +1,6 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
-import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
+import { type Json, type LineHandlers, noteError, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
 import type { RemoteDriver, RemoteTurnContext } from './types';
 
@@ -11,6 +11,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
   return {
     program: 'codex',
     toolPrefix: 'codex',
+    ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => mode in SANDBOX,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
@@ -112,7 +113,7 @@ export function codexHandlers(version: string | undefined): LineHandlers {
     } else if (type === 'reasoning') {
       sink.delta('reasoning', str(item.text));
       sink.reasoning(str(item.text));
-    } else if (type === 'error') st.errors.push(str(item.message));
+    } else if (type === 'error') noteError(st, str(item.message));
     else if (ONE_SHOT_ITEMS[type]) {
       const r = ONE_SHOT_ITEMS[type](item);
       await sink.toolCall(id, r.name, r.args);
@@ -140,6 +141,6 @@ export function codexHandlers(version: string | undefined): LineHandlers {
       const err = record(e.error) ? str(e.error.message) : '';
       st.final = { stopReason: 'error', error: `Codex failed: ${err || st.errors[st.errors.length - 1] || 'no reason given'}` };
     },
-    error: (e, st) => void st.errors.push(str(e.message)),
+    error: (e, st) => noteError(st, str(e.message)),
   };
 }

@@ -33,6 +33,7 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
   return {
     program: 'dsh-sdk',
     toolPrefix: 'arbor',
+    ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => MODES.includes(mode),
     async runTurn(ctx, sink) {
       const launch = launcher(settings.command);

@@ -1,3 +1,4 @@
+import { REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import { namespaceSpec } from './pid-namespace';
 import { DEFAULT_IDLE_MS, type ProcessSpec, RemoteProcess, resolveCommand } from './process';
 import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
@@ -43,6 +44,11 @@ export const notFound = (label: string, command: string, fix: string): RemoteOut
   stopReason: 'error',
   error: `REMOTE_NOT_FOUND: ${label} was not found: "${command}" is not an executable file or a command on PATH. Install it, or ${fix}.`,
 });
+
+/** An error the program reported on its way: only the last is kept, cut to REMOTE_BOUNDS.errorBytes (decision 0044). */
+export function noteError(st: Pick<StreamState, 'errors'>, message: string): void {
+  st.errors.splice(0, st.errors.length, message.length > REMOTE_BOUNDS.errorBytes ? `${message.slice(0, REMOTE_BOUNDS.errorBytes)}…` : message);
+}
 
 /** It said nothing for the idle timeout and was stopped. */
 export const idledOut = (label: string, idleTimeoutMs: number | undefined, tail: string): RemoteOutcome => ({

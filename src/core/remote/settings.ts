@@ -23,6 +23,8 @@ export interface ProgramSettings {
   idleTimeoutMs?: number;
   /** Each step of a stop waits this long (ms); default 2000. */
   graceMs?: number;
+  /** Stop one turn of the program after this long (ms) of wall-clock time, however busy it is; default an hour (decision 0044). */
+  turnTimeoutMs?: number;
 }
 
 /**

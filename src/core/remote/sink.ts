@@ -1,9 +1,13 @@
 import type { SessionWriter } from '../agent/session-writer';
-import type { ToolCall, Usage } from '../session/events';
+import type { Refusal, ToolCall, Usage } from '../session/events';
+import { countSkipped, cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
 
 /** What an unanswered call is closed with, so the log stays whole (the program never said how it ended). */
 export const UNANSWERED = 'The remote program reported no result for this call.';
+
+/** A program's call id and tool name are names: this long at most in the log. */
+const ID_CHARS = 200;
 
 /**
  * The one sink every remote driver writes through (decision 0035): it turns a program's
@@ -12,6 +16,10 @@ export const UNANSWERED = 'The remote program reported no result for this call.'
  * are made unique within the turn; a result for an unknown (or already answered) call is
  * dropped and counted; the program's tool names carry its prefix; the turn's usage goes on
  * its last assistant message (an empty one when nothing else is left to say).
+ *
+ * It keeps a bounded turn (decision 0044, `REMOTE_BOUNDS`): text, reasoning, call arguments and
+ * results are charged to the turn's `bounds` (shared with the sinks of an ACP agent's
+ * sub-sessions), what does not fit is dropped, and the turn's last message says what was.
  */
 export class SessionSink implements RemoteSink {
   private textBuf = '';
@@ -23,6 +31,13 @@ export class SessionSink implements RemoteSink {
   private readonly used = new Set<string>();
   private readonly pending = new Map<string, string>();
   private identified = false;
+  /** Refusal marks for calls in the log (our id), put on their results. */
+  private readonly refusals = new Map<string, Refusal>();
+  /** Bytes streamed live so far (REMOTE_BOUNDS.streamBytes). */
+  private streamed = 0;
+  /** What this sink dropped, by what it was: bytes, and calls. */
+  private readonly cuts = new Map<string, number>();
+  private callsCut = 0;
   /** Skipped lines and events by kind (non-JSON, unknown type, result for an unknown call…). */
   readonly skippedCounts: Record<string, number> = {};
 
@@ -31,20 +46,46 @@ export class SessionSink implements RemoteSink {
     private readonly prefix: string,
     model: string,
     private readonly onDelta?: (kind: 'text' | 'reasoning', delta: string) => void,
+    readonly bounds: TurnBounds = new TurnBounds(),
   ) {
     this.modelName = model;
   }
 
   delta(kind: 'text' | 'reasoning', text: string): void {
-    if (text) this.onDelta?.(kind, text);
+    if (!text || !this.onDelta) return;
+    const room = REMOTE_BOUNDS.streamBytes - this.streamed;
+    if (room <= 0) return this.skipped('delta-over-limit');
+    const bytes = Buffer.byteLength(text);
+    const piece = bytes <= room ? text : cutBytes(text, room);
+    this.streamed += Math.min(bytes, room);
+    if (piece) this.onDelta(kind, piece);
   }
 
   text(text: string): void {
-    if (text) this.textBuf += this.textBuf ? `\n\n${text}` : text;
+    const kept = this.keep('text', text);
+    if (kept) this.textBuf += this.textBuf ? `\n\n${kept}` : kept;
   }
 
   reasoning(text: string): void {
-    if (text) this.reasoningBuf += this.reasoningBuf ? `\n\n${text}` : text;
+    const kept = this.keep('reasoning', text);
+    if (kept) this.reasoningBuf += this.reasoningBuf ? `\n\n${kept}` : kept;
+  }
+
+  cut(what: string, bytes: number): void {
+    if (bytes > 0) this.cuts.set(what, (this.cuts.get(what) ?? 0) + bytes);
+  }
+
+  refused(id: string, refusal: Refusal): void {
+    const local = this.ids.get(id.slice(0, ID_CHARS));
+    if (local !== undefined && this.pending.has(local)) this.refusals.set(local, refusal);
+  }
+
+  /** What fits of a piece (the turn's room, at most `max`); the rest is counted as cut. */
+  private keep(what: string, text: string, max?: number): string {
+    if (!text) return '';
+    const { kept, dropped } = this.bounds.take(text, max);
+    this.cut(what, dropped);
+    return kept;
   }
 
   model(name: string): void {
@@ -52,22 +93,39 @@ export class SessionSink implements RemoteSink {
   }
 
   async toolCall(id: string, name: string, args: unknown): Promise<void> {
-    const base = id || 'call';
+    if (!this.bounds.call()) {
+      this.callsCut++; // its result, when it comes, is for an unknown call: dropped
+      return;
+    }
+    const base = (id || 'call').slice(0, ID_CHARS);
     let local = base;
     for (let n = 2; this.used.has(local); n++) local = `${base}#${n}`;
     this.used.add(local);
     this.ids.set(base, local); // a reused id now names its latest call
-    const call: ToolCall = { id: local, name: `${this.prefix}:${name || 'tool'}`, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) };
+    const whole = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+    const kept = this.keep('tool call arguments', whole, REMOTE_BOUNDS.itemBytes);
+    // Cut arguments are no longer JSON: what is left of them goes in a JSON object of its own.
+    const argsText = kept === whole ? whole : JSON.stringify({ cut: kept, bytes: Buffer.byteLength(whole) });
+    const call: ToolCall = { id: local, name: `${this.prefix}:${(name || 'tool').slice(0, ID_CHARS)}`, arguments: argsText };
     await this.write([call]);
     this.pending.set(local, call.name);
   }
 
   async toolResult(id: string, content: string, isError: boolean): Promise<void> {
-    const local = this.ids.get(id);
+    const local = this.ids.get(id.slice(0, ID_CHARS));
     const name = local === undefined ? undefined : this.pending.get(local);
     if (local === undefined || name === undefined) return this.skipped('result-for-unknown-call');
     this.pending.delete(local);
-    await this.w.append({ type: 'tool/result', callId: local, name, content, isError });
+    const kept = this.keep('tool results', content, REMOTE_BOUNDS.itemBytes);
+    const gone = Buffer.byteLength(content) - Buffer.byteLength(kept);
+    const text = gone > 0 ? `${kept}\n[Arbor cut this result here: ${sizeOf(gone)} more were dropped (decision 0044).]` : content;
+    await this.append(local, name, text, isError);
+  }
+
+  private async append(callId: string, name: string, content: string, isError: boolean): Promise<void> {
+    const refusal = this.refusals.get(callId);
+    this.refusals.delete(callId);
+    await this.w.append({ type: 'tool/result', callId, name, content, isError: isError || !!refusal, ...(refusal ? { refusal } : {}) });
   }
 
   usage(u: Usage): void {
@@ -77,11 +135,17 @@ export class SessionSink implements RemoteSink {
   async external(info: RemoteIdentity): Promise<void> {
     if (this.identified) return;
     this.identified = true;
-    await this.w.append({ type: 'subagent/remote', ...info });
+    // The program names itself: a name, not a document.
+    const short = {
+      ...info,
+      ...(info.version ? { version: info.version.slice(0, ID_CHARS) } : {}),
+      ...(info.externalId ? { externalId: info.externalId.slice(0, ID_CHARS) } : {}),
+    };
+    await this.w.append({ type: 'subagent/remote', ...short });
   }
 
   skipped(kind: string): void {
-    this.skippedCounts[kind] = (this.skippedCounts[kind] ?? 0) + 1;
+    countSkipped(this.skippedCounts, kind);
   }
 
   /** Write the text and reasoning buffered so far as one assistant message now (something else goes in the log next). */
@@ -89,14 +153,26 @@ export class SessionSink implements RemoteSink {
     if (this.textBuf || this.reasoningBuf) await this.write();
   }
 
-  /** Close every unanswered call, then write what is buffered with the turn's usage. */
+  /** Close every unanswered call, then write what is buffered with the turn's usage (and what was cut, said). */
   async finish(): Promise<void> {
     for (const [id, name] of [...this.pending]) {
       this.pending.delete(id);
-      await this.w.append({ type: 'tool/result', callId: id, name, content: UNANSWERED, isError: true });
+      await this.append(id, name, UNANSWERED, true);
     }
+    const note = this.cutNote();
+    if (note) this.textBuf += this.textBuf ? `\n\n${note}` : note;
     if (this.textBuf || this.reasoningBuf || this.total) await this.write(undefined, this.total);
     this.total = undefined;
+  }
+
+  /** One sentence of what this turn dropped, or '' (it goes last in the turn, where the parent's answer ends). */
+  private cutNote(): string {
+    const parts = [...this.cuts].map(([what, bytes]) => `${sizeOf(bytes)} of ${what}`);
+    if (this.callsCut) parts.push(`${this.callsCut} tool call${this.callsCut === 1 ? '' : 's'} (after the first ${REMOTE_BOUNDS.toolCalls})`);
+    if (!parts.length) return '';
+    this.cuts.clear();
+    this.callsCut = 0;
+    return `[Arbor kept only part of this remote turn: a turn keeps at most ${sizeOf(REMOTE_BOUNDS.turnBytes)} of text, reasoning, tool calls and results (${sizeOf(REMOTE_BOUNDS.itemBytes)} per call or result, ${REMOTE_BOUNDS.toolCalls} calls), and ${parts.join(', ')} were dropped. The program itself saw everything; ask it for a shorter answer, or to write long output to a file.]`;
   }
 
   /** Buffered text and reasoning (and these calls) as one assistant message. */

@@ -6,8 +6,9 @@ import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
 import type { SessionEvent, StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
+import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import { SessionSink } from './sink';
-import type { RemoteDriver } from './types';
+import { DEFAULT_TURN_TIMEOUT_MS, type RemoteDriver } from './types';
 
 /**
  * How a remote turn hears that a budget above it is spent (decision 0034): its program makes
@@ -28,6 +29,11 @@ export interface RemoteBudget {
  * (its prompt plus the default completion reserve) and a turn that cannot fit ends `budget`
  * with nothing started; while it runs, a budget above it used up stops the program through the
  * same signal an interrupt uses, and the turn ends `budget`.
+ *
+ * Bounds (decision 0044): a turn runs for at most the driver's wall-clock limit (a program
+ * that keeps sending what Arbor ignores never idles out), then it is stopped through that same
+ * signal and the turn ends `error` (TURN_TIMEOUT); what it keeps is bounded by its sink, and the
+ * error it ends with is cut to REMOTE_BOUNDS.errorBytes.
  */
 export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteBudget): TurnRunner {
   return async (cfg, msg, signal, beforeStep) => {
@@ -35,7 +41,8 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
     const turnId = randomUUID();
     await w.append({ type: 'inbox/claimed', messageId: msg.messageId });
     await w.append({ type: 'turn/start', turnId });
-    const end = async (stopReason: StopReason, error?: string): Promise<TurnOutcome> => {
+    const end = async (stopReason: StopReason, whole?: string): Promise<TurnOutcome> => {
+      const error = whole && Buffer.byteLength(whole) > REMOTE_BOUNDS.errorBytes ? `${cutBytes(whole, REMOTE_BOUNDS.errorBytes)} […cut]` : whole;
       await w.append({
         type: 'turn/end',
         turnId,
@@ -71,6 +78,16 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
         spentWhy = why;
         spent.abort(new InterruptReason(why));
       });
+      // The wall clock stops it the same way: a flood of updates it ignores must not keep it alive.
+      const limitMs = driver.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+      let timedOut = false;
+      const clock = setTimeout(
+        () => {
+          timedOut = true;
+          spent.abort(new InterruptReason('turn timeout'));
+        },
+        Math.min(limitMs, 2_147_483_647),
+      );
       let outcome: Awaited<ReturnType<typeof driver.runTurn>>;
       try {
         outcome = await driver.runTurn(
@@ -88,17 +105,25 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       } catch (err) {
         outcome = { stopReason: 'error' as const, error: describeError(err) };
       } finally {
+        clearTimeout(clock);
         unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
       await sink.finish();
       if (signal.aborted) return await stopped();
       if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);
+      if (timedOut) return await end('error', turnTimeout(driver.program, limitMs));
       return await end(outcome.stopReason, outcome.error);
     } catch (err) {
       if (w.session.openTurnId !== turnId) throw err;
       return end('error', `Arbor could not finish this turn: ${describeError(err)}. Retry the message.`);
     }
   };
+}
+
+/** What a turn stopped by its wall clock ends with: what happened, and what to do. */
+export function turnTimeout(program: string, limitMs: number): string {
+  const span = limitMs >= 60_000 ? `${Math.round(limitMs / 60_000)} min` : `${Math.round(limitMs / 1000)} s`;
+  return `TURN_TIMEOUT: ${program} was still working after ${span}, the wall-clock limit of one remote turn, and was stopped. Give it a smaller task, or raise the limit (VS Code: arbor.remote.turnTimeoutMinutes; CLI config: remote.turnTimeoutMinutes, or "turnTimeoutMs" on the program).`;
 }
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */

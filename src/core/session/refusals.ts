@@ -34,6 +34,7 @@ const WHY: Record<string, string> = {
   'no-port': 'no one to approve it',
   aborted: 'cancelled while waiting for approval',
   'port-failed': 'the approval service failed',
+  'no-allow-once': 'allowed, but the agent offered no allow-once answer',
 };
 
 /** "run_command `npm test` (approval: never)". */

@@ -10,14 +10,22 @@ import { type AgentListing, type InterruptOutcome, SubagentError } from './types
 /**
  * interrupt_agent: the direct parent or any live ancestor may interrupt; self, siblings,
  * strangers and stale handles are refused; unknown, one-shot and finished children are
- * accepted no-ops. Interrupt is not dispose: the turn ends, the inbox and the child stay.
+ * accepted no-ops — except a running remote one-shot child (decision 0044): a program that
+ * floods or never ends must be stoppable by the agent that started it, so its one turn ends
+ * `interrupted` and its program is stopped the way any interrupt stops it (the run's signal).
+ * Interrupt is not dispose: the turn ends, the inbox and the child stay.
  */
 export async function interruptAgent(rt: SubagentControl, caller: Agent, targetId: string): Promise<InterruptOutcome> {
   if (rt.resident(caller.id) !== caller || caller.isDisposed) return { accepted: false, reason: 'stale-handle' };
   if (targetId === caller.id) return { accepted: false, reason: 'self' };
   if (!rt.header(targetId)) return { accepted: true, effect: 'noop', reason: 'unknown' };
   if (!rt.lineage(targetId).slice(1).includes(caller.id)) return { accepted: false, reason: 'not-ancestor' };
-  if (rt.isOneShot(targetId)) return { accepted: true, effect: 'noop', reason: 'one-shot' };
+  if (rt.isOneShot(targetId)) {
+    const once = rt.resident(targetId);
+    if (!rt.isRemote(targetId) || !once || once.activity !== 'running') return { accepted: true, effect: 'noop', reason: 'one-shot' };
+    await once.cancel('interrupted', { keepInbox: false, why: `Its parent ${caller.id} stopped it (interrupt_agent).` });
+    return { accepted: true, effect: 'interrupted' };
+  }
   const target = rt.resident(targetId);
   if (!target || !rt.isActive(targetId) || target.activity !== 'running') {
     if ((await rt.modeOf(targetId).catch(() => undefined)) === 'one-shot') return { accepted: true, effect: 'noop', reason: 'one-shot' };

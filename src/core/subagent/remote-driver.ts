@@ -1,5 +1,6 @@
 import type { ApprovalPort } from '../policy/approval';
-import type { ApprovalPolicy, SandboxMode, StopReason, SubagentRemoteEvent, Usage } from '../session/events';
+import type { ApprovalPolicy, Refusal, SandboxMode, StopReason, SubagentRemoteEvent, Usage } from '../session/events';
+import type { TurnBounds } from './remote-bounds';
 
 /**
  * The remote seam (issue 13, decision 0035): a provider may carry a driver that runs a
@@ -14,6 +15,8 @@ export interface RemoteDriver {
   toolPrefix: string;
   /** Refuse a mode the program cannot enforce (UNSUPPORTED_SANDBOX) instead of running it wider. */
   supports(sandbox: SandboxMode): boolean;
+  /** The wall-clock limit of one turn (ms); absent: DEFAULT_TURN_TIMEOUT_MS. Past it the program is stopped and the turn ends `error`. */
+  turnTimeoutMs?: number;
   runTurn(ctx: RemoteTurnContext, sink: RemoteSink): Promise<RemoteOutcome>;
 }
 
@@ -41,6 +44,9 @@ export interface RemoteOutcome {
   error?: string;
 }
 
+/** A remote turn's wall-clock limit when its settings give none: an hour (`arbor.remote.turnTimeoutMinutes`). */
+export const DEFAULT_TURN_TIMEOUT_MS = 60 * 60 * 1000;
+
 /** Identity of the program's run: recorded once as `subagent/remote` (its payload). */
 export type RemoteIdentity = Omit<SubagentRemoteEvent, 'seq' | 'type' | 'at'>;
 
@@ -66,4 +72,13 @@ export interface RemoteSink {
   external(info: RemoteIdentity): Promise<void>;
   /** A line or event the driver skipped (non-JSON, unknown type, a sub-agent's line): counted, never fatal. */
   skipped(kind: string): void;
+  /**
+   * What the turn may still keep (decision 0044): a driver that gathers pieces before handing
+   * them over (ACP's chunks, a call's streamed output) keeps no more than `bounds.room()`.
+   */
+  readonly bounds: TurnBounds;
+  /** The driver dropped this much of what the program sent (`what`: "text", "tool output"…): said in the transcript. */
+  cut(what: string, bytes: number): void;
+  /** The program was refused what it asked permission for, for this call: its result carries the refusal mark (decision 0015). */
+  refused(id: string, refusal: Refusal): void;
 }

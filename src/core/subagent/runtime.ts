@@ -126,6 +126,10 @@ export class SubagentRuntime implements SubagentControl {
   isOneShot(id: string): boolean {
     return this.residency.isOneShot(id);
   }
+  isRemote(id: string): boolean {
+    const provider = this.deps.store.summaryRef(id)?.provider;
+    return provider !== undefined && !!this.providers.get(provider)?.remote;
+  }
   priceBook(): PriceBook | undefined {
     return this.deps.prices?.();
   }

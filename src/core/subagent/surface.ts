@@ -36,6 +36,8 @@ export interface SubagentControl {
   modeOf(childId: string): Promise<'one-shot' | 'continuable' | undefined>;
   /** A resident one-shot child (its result not yet taken). */
   isOneShot(id: string): boolean;
+  /** A child whose turns a remote program runs (its provider has a driver, decision 0035). */
+  isRemote(id: string): boolean;
   /** A resident, not yet released continuable child. */
   isActive(id: string): boolean;
   /** The depth a session was started or resumed at in this process (0 when unknown). */

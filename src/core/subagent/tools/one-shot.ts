@@ -2,20 +2,28 @@ import type { Agent } from '../../agent/agent';
 import { describeRefused, refusedActions } from '../../session/refusals';
 import { fail, ok } from '../../tools/result';
 import type { ToolResult } from '../../tools/tool';
+import { boundAnswer } from '../remote-bounds';
 import type { SubagentControl } from '../surface';
 import type { OneShotResult, SubagentRequest } from '../types';
 import { json } from './shared';
 
 /** What the child was refused (decision 0015): a "completed" answer must not hide it. */
-function refusalsOf(agent: Agent): string[] {
-  return refusedActions(agent.session.events, agent.session.header.seedLength ?? 0).map(describeRefused);
+function refusalsOf(agent: Agent): { count: number; listed: string[] } {
+  const all = refusedActions(agent.session.events, agent.session.header.seedLength ?? 0);
+  // Listed up to a bound (a remote program may ask thousands of times), the rest counted.
+  const listed = all.slice(0, MAX_REFUSALS_LISTED).map(describeRefused);
+  if (all.length > MAX_REFUSALS_LISTED) listed.push(`… and ${all.length - MAX_REFUSALS_LISTED} more`);
+  return { count: all.length, listed };
 }
 
+const MAX_REFUSALS_LISTED = 20;
+
+/** The child's result for its parent: its answer bounded (decision 0044), whatever the child (a remote program) wrote. */
 function render(r: OneShotResult, refused: readonly string[]): string {
   return json({
     childId: r.childId,
     stopReason: r.stopReason,
-    answer: r.text,
+    answer: boundAnswer(r.text),
     ...(refused.length ? { refused } : {}),
     ...(r.output !== undefined ? { output: r.output } : {}),
     ...(r.error ? { error: r.error } : {}),
@@ -44,7 +52,7 @@ export async function runOneShot(
           await run.dispose();
           await rt.deliver(
             caller.id,
-            `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.length ? ` · ${refused.length} refused` : ''}]\n${render(r, refused)}`,
+            `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.count ? ` · ${refused.count} refused` : ''}]\n${render(r, refused.listed)}`,
             {
               kind: 'subagent-settled',
               fromSession: r.childId,
@@ -62,7 +70,7 @@ export async function runOneShot(
   try {
     // Waiting on its child, a child caller lends its fan-out slot: nested waits cannot deadlock.
     const r = await rt.fanout.lend(caller.id, run.result);
-    const text = render(r, refusalsOf(run.localAgent));
+    const text = render(r, refusalsOf(run.localAgent).listed);
     return r.stopReason === 'completed' ? ok(text) : fail('SUBAGENT', text);
   } finally {
     signal.removeEventListener('abort', onAbort);
