@@ -108,11 +108,18 @@ describe('remote: claude-code (the real program, offline)', function () {
 
   for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
     it(`cancel from ${how}: interrupted, the process group gone, no process left`, async () => {
-      byWire(w.server, { messages: [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }] });
+      byWire(w.server, { messages: [{ text: 'partial answer that never ends', chunkSize: 15, fault: { kind: 'stall', afterChunks: 1 } }] });
       const root = await w.t.h.createSession();
+      let streamed = '';
+      const off = w.t.h.onDelta((_id, kind, d) => {
+        if (kind === 'text') streamed += d;
+      });
       const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'long task' });
       const pgid = await pgidOf(() => w.t.h.resident(run.id)?.session.events ?? []);
       await until(() => w.server.requests.some((q) => q.wire === 'messages'), 30_000);
+      // What the user watched arrive before Stop (issue 21.3).
+      await until(() => streamed.length > 0, 30_000);
+      off();
       if (how === 'the parent interrupt') void run.localAgent.cancel('interrupted', { keepInbox: false });
       else await w.t.h.interruptSubtree(run.id);
       const r = await run.result;
@@ -121,6 +128,11 @@ describe('remote: claude-code (the real program, offline)', function () {
       assert.equal(groupAlive(pgid), false, 'the group is gone');
       const s = await w.t.h.store.inspect(run.id);
       assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'interrupted');
+      // The stopped child keeps what it streamed, written before its turn closed.
+      const said = ofType(s.events, 'assistant/message')
+        .map((m) => m.text)
+        .join('\n');
+      assert.ok(said.includes(streamed.trim()), `the streamed ${JSON.stringify(streamed)} is in the log: ${JSON.stringify(said)}`);
     });
   }
 

@@ -35,6 +35,12 @@ export class SessionSink implements RemoteSink {
   private readonly refusals = new Map<string, Refusal>();
   /** Bytes streamed live so far (REMOTE_BOUNDS.streamBytes). */
   private streamed = 0;
+  /**
+   * What streamed live since the program last gave a whole message (issue 21.3): a program
+   * stopped mid-message never sends that message, and what the user watched arrive is kept,
+   * as a built-in child keeps its partial reply. Bounded by the stream cap above.
+   */
+  private readonly unsaid = { text: '', reasoning: '' };
   /** What this sink dropped, by what it was: bytes, and calls. */
   private readonly cuts = new Map<string, number>();
   private callsCut = 0;
@@ -52,21 +58,25 @@ export class SessionSink implements RemoteSink {
   }
 
   delta(kind: 'text' | 'reasoning', text: string): void {
-    if (!text || !this.onDelta) return;
+    if (!text) return;
     const room = REMOTE_BOUNDS.streamBytes - this.streamed;
     if (room <= 0) return this.skipped('delta-over-limit');
     const bytes = Buffer.byteLength(text);
     const piece = bytes <= room ? text : cutBytes(text, room);
     this.streamed += Math.min(bytes, room);
-    if (piece) this.onDelta(kind, piece);
+    if (!piece) return;
+    this.unsaid[kind] += piece;
+    this.onDelta?.(kind, piece);
   }
 
   text(text: string): void {
+    this.unsaid.text = ''; // the whole message supersedes what streamed of it
     const kept = this.keep('text', text);
     if (kept) this.textBuf += this.textBuf ? `\n\n${kept}` : kept;
   }
 
   reasoning(text: string): void {
+    this.unsaid.reasoning = '';
     const kept = this.keep('reasoning', text);
     if (kept) this.reasoningBuf += this.reasoningBuf ? `\n\n${kept}` : kept;
   }
@@ -155,6 +165,9 @@ export class SessionSink implements RemoteSink {
 
   /** Close every unanswered call, then write what is buffered with the turn's usage (and what was cut, said). */
   async finish(): Promise<void> {
+    // A message cut short (Stop, a crash of the program) is kept as far as it streamed.
+    if (this.unsaid.reasoning) this.reasoning(this.unsaid.reasoning);
+    if (this.unsaid.text) this.text(this.unsaid.text);
     for (const [id, name] of [...this.pending]) {
       this.pending.delete(id);
       await this.append(id, name, UNANSWERED, true);
