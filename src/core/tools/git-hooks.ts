@@ -1,0 +1,103 @@
+import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { physicalPath } from './real-path';
+
+// Where a repository keeps the hooks git runs: its configured hooks folder (`core.hooksPath`,
+// e.g. `.husky`), and for husky v9 (`core.hooksPath = .husky/_`) the folder above it too: the
+// stubs in `.husky/_` only dispatch to `.husky/<hook>`, so the scripts that really run live one
+// level up. Both are protected like `.git/hooks` (by the file tools and by the OS sandbox).
+
+/**
+ * The real paths of the hooks folders of the repository holding `dir` (found as git finds it:
+ * the nearest `.git`, folder or `gitdir:` file, at or above `dir`); empty when none is set.
+ */
+export async function hooksPathOf(dir: string): Promise<string | undefined> {
+  return (await hooksDirsOf(dir))[0];
+}
+
+/** Like `hooksPathOf`, plus husky's dispatch folder (the parent of a hooks folder named `_`). */
+export async function hooksDirsOf(dir: string): Promise<string[]> {
+  for (let top = dir; ; top = path.dirname(top)) {
+    const gitDir = await gitDirAt(top);
+    if (gitDir) return repoHooksDirs(top, gitDir);
+    if (path.dirname(top) === top) return [];
+  }
+}
+
+/** The hooks folders of the repository whose work tree is `top` (it holds a `.git`); empty when it has none configured. */
+export async function repoHooksDirs(top: string, gitDir?: string): Promise<string[]> {
+  const dir = gitDir ?? (await gitDirAt(top));
+  if (!dir) return [];
+  let value: string | undefined;
+  for (const file of await configFiles(dir)) value = (await readHooksPath(file)) ?? value;
+  if (!value) return [];
+  const expanded = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
+  const real = await physicalPath(path.resolve(top, expanded));
+  if (!real.ok) return [];
+  return path.basename(real.path) === '_' ? [real.path, path.dirname(real.path)] : [real.path];
+}
+
+/** The git directory `dir/.git` names: itself when a folder, the `gitdir:` target when a file. */
+export async function gitDirAt(dir: string): Promise<string | undefined> {
+  const dotGit = path.join(dir, '.git');
+  try {
+    const st = await fsp.stat(dotGit);
+    if (st.isDirectory()) return dotGit;
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(await fsp.readFile(dotGit, 'utf8'));
+    return m ? path.resolve(dir, m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The repository config, then a worktree's own: later files override earlier ones, as in git. */
+async function configFiles(gitDir: string): Promise<string[]> {
+  let common = gitDir;
+  try {
+    common = path.resolve(gitDir, (await fsp.readFile(path.join(gitDir, 'commondir'), 'utf8')).trim());
+  } catch {
+    // Not a linked worktree: the git folder is the common one.
+  }
+  const files = [path.join(common, 'config')];
+  if (common !== gitDir) files.push(path.join(gitDir, 'config.worktree'));
+  return files;
+}
+
+/** `hooksPath` of the `[core]` section of one git config file (last one wins), or undefined. */
+async function readHooksPath(file: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  let inCore = false;
+  let value: string | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    const section = /^\[\s*([A-Za-z0-9.-]+)(\s+"[^"]*")?\s*\]/.exec(line);
+    if (section) {
+      inCore = section[1].toLowerCase() === 'core' && !section[2];
+      continue;
+    }
+    if (!inCore) continue;
+    const kv = /^hookspath\s*=\s*(.*)$/i.exec(line);
+    if (kv) value = unquote(kv[1]);
+  }
+  return value || undefined;
+}
+
+/** A git config value: quotes removed, a comment (`#`, `;`) outside quotes dropped. */
+function unquote(v: string): string {
+  let out = '';
+  let quoted = false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '#' || c === ';')) break;
+    else if (c === '\\' && i + 1 < v.length) out += v[++i];
+    else out += c;
+  }
+  return out.trim();
+}

@@ -1,0 +1,131 @@
+import type { BigIntStats, Dirent } from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { foldName, protectedNameReason } from './protected-names';
+
+// Every protected entry (`.git`, `.vscode`, `.arbor`, `*.code-workspace`) at any depth of a
+// root, found by a bounded walk (decision 0042). The OS sandbox mounts them read-only for each
+// command, and the file tools follow the symlinked ones and read the nested repositories' hooks
+// folders, so both protect the same set.
+//
+// The walk runs at every command start, but cheaply: each directory's listing is cached with
+// the directory's inode and ctime, and re-read only when they changed. The ctime is the sound
+// key: adding, removing or renaming an entry changes it, and unlike the mtime no process can
+// set it back (`touch -d` changes the ctime too; only the clock, which needs CAP_SYS_TIME,
+// could). A listing taken within CTIME_SLACK_MS of the directory's ctime is not trusted, since
+// a change in the same clock tick leaves the ctime as it was (git's "racy index" problem).
+// So a nested repository a command creates is found by the next command's walk, before its hooks
+// can be written.
+
+/** Directories looked at per root and walk, and how deep: past either, the walk stops and says so. */
+export const WALK_MAX_DIRS = 10_000;
+export const WALK_MAX_DEPTH = 24;
+/**
+ * Folders whose contents are not walked: package trees, huge and written by installers. A
+ * repository or `.vscode` inside one is not protected (said in decision 0042): nothing runs its
+ * hooks or reads its settings unless a user opens it as a workspace of its own.
+ */
+const NOT_WALKED = new Set(['node_modules']);
+const CTIME_SLACK_MS = 1000;
+
+export interface ProtectedEntry {
+  /** Absolute path (under the root as given, not resolved). */
+  path: string;
+  /** The directory holding it. */
+  dir: string;
+  kind: 'dir' | 'file' | 'link' | 'other';
+  /** Folded name: `.git`, `.vscode`, `.arbor` or one ending in `.code-workspace`. */
+  name: string;
+}
+
+export interface ProtectedTree {
+  entries: ProtectedEntry[];
+  /** Set when a bound stopped the walk: what was not looked at, in a sentence for the model and the log. */
+  truncated?: string;
+}
+
+interface Listing {
+  dev: bigint;
+  ino: bigint;
+  ctimeNs: bigint;
+  trusted: boolean;
+  subdirs: string[];
+  found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
+}
+
+/** Per root: directory → its last listing. */
+const cache = new Map<string, Map<string, Listing>>();
+
+/** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
+export async function protectedTree(root: string): Promise<ProtectedTree> {
+  const before = cache.get(root) ?? new Map<string, Listing>();
+  const after = new Map<string, Listing>();
+  const entries: ProtectedEntry[] = [];
+  let level = [root];
+  let visited = 0;
+  let truncated: string | undefined;
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > WALK_MAX_DEPTH) {
+      truncated = `folders deeper than ${WALK_MAX_DEPTH} levels (e.g. ${level[0]}) were not searched`;
+      break;
+    }
+    if (visited + level.length > WALK_MAX_DIRS) {
+      truncated = `only the first ${WALK_MAX_DIRS} folders were searched (the walk stopped ${depth} levels down)`;
+      level = level.slice(0, WALK_MAX_DIRS - visited);
+    }
+    visited += level.length;
+    const listings = await Promise.all(level.map((dir) => listing(dir, before.get(dir))));
+    const next: string[] = [];
+    level.forEach((dir, i) => {
+      const l = listings[i];
+      if (!l) return;
+      after.set(dir, l);
+      for (const f of l.found) entries.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
+      for (const sub of l.subdirs) next.push(path.join(dir, sub));
+    });
+    if (truncated) break;
+    level = next;
+  }
+  cache.set(root, after);
+  return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}, so commands can write any there` } : { entries };
+}
+
+async function listing(dir: string, cached: Listing | undefined): Promise<Listing | undefined> {
+  const started = Date.now();
+  let st: BigIntStats;
+  try {
+    st = await fsp.lstat(dir, { bigint: true });
+  } catch {
+    return undefined;
+  }
+  if (!st.isDirectory()) return undefined;
+  if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeNs === st.ctimeNs) return cached;
+  let dirents: Dirent[];
+  try {
+    dirents = await fsp.readdir(dir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  const subdirs: string[] = [];
+  const found: Listing['found'] = [];
+  for (const d of dirents) {
+    let kind: ProtectedEntry['kind'] = d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
+    if (kind === 'other' && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice()) {
+      // DT_UNKNOWN (some file systems): ask the inode.
+      try {
+        const s = await fsp.lstat(path.join(dir, d.name));
+        kind = s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
+      } catch {
+        continue;
+      }
+    }
+    if (protectedNameReason(d.name)) {
+      // Not descended: a protected folder is mounted read-only whole.
+      found.push({ name: foldName(d.name), raw: d.name, kind });
+    } else if (kind === 'dir' && !NOT_WALKED.has(d.name)) {
+      subdirs.push(d.name);
+    }
+  }
+  const ctimeMs = Number(st.ctimeNs / 1_000_000n);
+  return { dev: st.dev, ino: st.ino, ctimeNs: st.ctimeNs, trusted: ctimeMs < started - CTIME_SLACK_MS, subdirs, found };
+}
