@@ -50,7 +50,12 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     try {
       child = win
         ? spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
-        : spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])] });
+        : spawn(spec.file, spec.args, {
+            cwd: spec.cwd,
+            env: spec.env,
+            detached: true,
+            stdio: ['ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
+          });
     } catch (e) {
       resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
       return;

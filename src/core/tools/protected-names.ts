@@ -10,10 +10,9 @@ export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
 /** The protected directory names, folded (the OS sandbox protects the same ones). */
 export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
 export const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-export const WORKSPACE_FILE_REASON =
-  "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
+export const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
 export const HOOKS_PATH_REASON =
-  "the repository's hooks folder (git config core.hooksPath, or the folder husky's '_' stubs run hooks from): a hook runs code on the next git command";
+  "the repository's hooks folder (git config core.hooksPath) or, with husky's '.husky/_', the hook scripts its stubs run: a hook runs code on the next git command";
 
 /** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
 export function foldName(name: string): string {

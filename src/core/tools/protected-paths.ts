@@ -143,4 +143,3 @@ async function linkedOutOf(realPath: string, folder: { dir: string; reason: stri
   }
   return undefined;
 }
-

@@ -124,7 +124,9 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
-  return { readOnly: [...readOnly].sort(), shadow: [...shadow].sort(), pinned: [...pinned].sort(), guarded, notes };
+  // A guarded folder is read-only: nothing can be created in it, so it needs no stand-ins (and bwrap could not make them).
+  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p))).sort();
+  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
 }
 
 /** The entries of a guarded folder that can be bound writable again: folders and files (a symlink cannot be mounted on). */
