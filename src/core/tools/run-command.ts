@@ -40,7 +40,8 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
       'Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr (long output keeps ' +
       'its beginning and end). Stdin is closed: the command must not wait for input. Unless the sandbox mode is full-access, ' +
       'the command runs in an OS sandbox that enforces the mode: in read-only nothing on disk can be written, in ' +
-      'workspace-write only the workspace folders (not .git, .vscode or .arbor); there is no network, /tmp is private and ' +
+      'workspace-write only the workspace folders (not .git, .vscode, .arbor or hooks folders, at any depth); there is no network ' +
+      '(and no Unix sockets: the Docker socket, D-Bus and ssh-agent are out of reach), /tmp is private and ' +
       'emptied afterwards, and every process it started ends with it. If a command cannot work there (it needs the network ' +
       'or to write elsewhere), set outsideSandbox with a justification: the user must approve that.',
     parameters: {

@@ -11,8 +11,6 @@ export interface CommandSandboxOptions {
   network?: () => boolean;
   /** Paths protected besides the fixed names (the session store, …), read at each command. */
   protectedPaths?: () => readonly string[];
-  /** Where to say what the sandbox could not do for a command (a walk bound hit, no socket filter), besides its result. */
-  log?: (line: string) => void;
 }
 
 /** How to start one confined command: `file` with `args`, then `--` and the program; `release` after it ends. */
@@ -54,7 +52,6 @@ export class CommandSandbox {
     const network = this.networkAllowed();
     const notes = [...mounts.notes];
     if (status.unixSocketsOpen) notes.push(`Unix sockets on the host are not blocked: ${status.unixSocketsOpen}`);
-    for (const n of notes) this.options.log?.(`sandbox: ${n}`);
     const release = holdShadows(mounts.shadow);
     const args = bwrapArgs({
       mode,

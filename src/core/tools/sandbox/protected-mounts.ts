@@ -3,7 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { PROTECTED_DIR_NAMES } from '../protected-names';
-import { protectedTree } from '../protected-walk';
+import { type ProtectedEntry, protectedTree } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
 
@@ -88,19 +88,15 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     const tree = await protectedTree(root);
     if (tree.truncated) notes.push(tree.truncated);
     const presentAtTop = new Set<string>();
-    for (const e of tree.entries) {
-      // Another running command's stand-in is not a real directory: share the stand-in (and its count).
-      if (shadowUsers.has(e.path)) continue;
+    const entries = tree.entries.filter((e) => !shadowUsers.has(e.path));
+    for (const e of entries) {
       if (e.dir === root) presentAtTop.add(e.name);
       // A symlinked entry (`.vscode -> config/editor`) protects what it points at, and its folder guards the link.
       if (e.kind === 'link') guardedDirs.add(e.dir);
-      protect(await real(e.path));
-      if (e.name === '.git') {
-        for (const d of await gitDirsOf(e.path)) protect(d);
-        // A nested repository's hooks folders; the root's own (which may be configured above it) come below.
-        if (e.dir !== root) for (const d of await repoHooksDirs(e.dir)) protect(d);
-      }
     }
+    // In parallel: with many nested repositories these reads are most of the walk's cost.
+    const found = await Promise.all(entries.map((e) => protectedBy(e, root)));
+    for (const list of found) for (const p of list) protect(p);
     for (const name of PROTECTED_DIR_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
@@ -127,6 +123,22 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
   // A guarded folder is read-only: nothing can be created in it, so it needs no stand-ins (and bwrap could not make them).
   const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p))).sort();
   return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
+}
+
+/**
+ * What one protected entry makes read-only: itself (a symlink: its target), and for a `.git`
+ * the git directory a `gitdir:` file names and, below the root, the repository's hooks
+ * folders (the root's own, which may be configured above it, are read separately).
+ * The walk only descends real folders of a real root, so a non-link entry's path is real.
+ */
+async function protectedBy(e: ProtectedEntry, root: string): Promise<string[]> {
+  const out: string[] = [];
+  const self = e.kind === 'link' ? await real(e.path) : e.path;
+  if (self) out.push(self);
+  if (e.name !== '.git') return out;
+  if (e.kind !== 'dir') out.push(...(await gitDirsOf(e.path)));
+  if (e.dir !== root) out.push(...(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined)));
+  return out;
 }
 
 /** The entries of a guarded folder that can be bound writable again: folders and files (a symlink cannot be mounted on). */
