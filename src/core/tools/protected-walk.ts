@@ -18,8 +18,11 @@ import { foldName, protectedNameReason } from './protected-names';
 // can be written.
 
 /** Directories looked at per root and walk, and how deep: past either, the walk stops and says so. */
-export const WALK_MAX_DIRS = 10_000;
-export const WALK_MAX_DEPTH = 24;
+export interface WalkLimits {
+  maxDirs: number;
+  maxDepth: number;
+}
+export const WALK_LIMITS: WalkLimits = { maxDirs: 10_000, maxDepth: 24 };
 /**
  * Folders whose contents are not walked: package trees, huge and written by installers. A
  * repository or `.vscode` inside one is not protected (said in decision 0042): nothing runs its
@@ -57,7 +60,7 @@ interface Listing {
 const cache = new Map<string, Map<string, Listing>>();
 
 /** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
-export async function protectedTree(root: string): Promise<ProtectedTree> {
+export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS): Promise<ProtectedTree> {
   const before = cache.get(root) ?? new Map<string, Listing>();
   const after = new Map<string, Listing>();
   const entries: ProtectedEntry[] = [];
@@ -65,13 +68,13 @@ export async function protectedTree(root: string): Promise<ProtectedTree> {
   let visited = 0;
   let truncated: string | undefined;
   for (let depth = 0; level.length > 0; depth++) {
-    if (depth > WALK_MAX_DEPTH) {
-      truncated = `folders deeper than ${WALK_MAX_DEPTH} levels (e.g. ${level[0]}) were not searched`;
+    if (depth > limits.maxDepth) {
+      truncated = `folders deeper than ${limits.maxDepth} levels (e.g. ${level[0]}) were not searched`;
       break;
     }
-    if (visited + level.length > WALK_MAX_DIRS) {
-      truncated = `only the first ${WALK_MAX_DIRS} folders were searched (the walk stopped ${depth} levels down)`;
-      level = level.slice(0, WALK_MAX_DIRS - visited);
+    if (visited + level.length > limits.maxDirs) {
+      truncated = `only the first ${limits.maxDirs} folders were searched (the walk stopped ${depth} levels down; what earlier walks found there stays protected)`;
+      level = level.slice(0, limits.maxDirs - visited);
     }
     visited += level.length;
     const listings = await Promise.all(level.map((dir) => listing(dir, before.get(dir))));
@@ -86,8 +89,32 @@ export async function protectedTree(root: string): Promise<ProtectedTree> {
     if (truncated) break;
     level = next;
   }
+  // Past a bound, what an earlier walk found stays protected: a command cannot hide a known
+  // repository by making thousands of folders that use up the walk before it is reached.
+  if (truncated) for (const e of await carriedOver(before, after)) entries.push(e);
   cache.set(root, after);
   return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}, so commands can write any there` } : { entries };
+}
+
+/** The protected entries of folders an earlier walk listed and this one did not reach, where they still exist. */
+async function carriedOver(before: Map<string, Listing>, after: Map<string, Listing>): Promise<ProtectedEntry[]> {
+  const out: ProtectedEntry[] = [];
+  const checks: Promise<void>[] = [];
+  for (const [dir, l] of before) {
+    if (after.has(dir) || l.found.length === 0) continue;
+    after.set(dir, { ...l, trusted: false });
+    for (const f of l.found) {
+      const p = path.join(dir, f.raw);
+      checks.push(
+        fsp.lstat(p).then(
+          (st) => void out.push({ path: p, dir, kind: st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other', name: f.name }),
+          () => undefined,
+        ),
+      );
+    }
+  }
+  await Promise.all(checks);
+  return out;
 }
 
 async function listing(dir: string, cached: Listing | undefined): Promise<Listing | undefined> {

@@ -1,3 +1,4 @@
+import type { WalkLimits } from '../protected-walk';
 import { bwrapArgs, type ConfinedMode } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
@@ -11,6 +12,8 @@ export interface CommandSandboxOptions {
   network?: () => boolean;
   /** Paths protected besides the fixed names (the session store, …), read at each command. */
   protectedPaths?: () => readonly string[];
+  /** Bounds of the walk for nested protected paths (default `WALK_LIMITS`: 10,000 folders, 24 levels). */
+  walk?: WalkLimits;
 }
 
 /** How to start one confined command: `file` with `args`, then `--` and the program; `release` after it ends. */
@@ -47,7 +50,7 @@ export class CommandSandbox {
     if (!status.available) return undefined;
     const mounts: ProtectedMounts =
       mode === 'workspace-write'
-        ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [])
+        ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk)
         : { readOnly: [], shadow: [], pinned: [], guarded: [], notes: [] };
     const network = this.networkAllowed();
     const notes = [...mounts.notes];

@@ -3,7 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { PROTECTED_DIR_NAMES } from '../protected-names';
-import { type ProtectedEntry, protectedTree } from '../protected-walk';
+import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
 
@@ -75,7 +75,7 @@ async function gitDirsOf(dotGit: string): Promise<string[]> {
  * The protected mounts for `roots` (real paths), plus `extra` paths (e.g. the session store)
  * when they exist inside a root. Paths outside every root need nothing: they are read-only anyway.
  */
-export async function protectedMounts(roots: readonly string[], extra: readonly string[] = []): Promise<ProtectedMounts> {
+export async function protectedMounts(roots: readonly string[], extra: readonly string[] = [], limits?: WalkLimits): Promise<ProtectedMounts> {
   const readOnly = new Set<string>();
   const shadow = new Set<string>();
   const guardedDirs = new Set<string>();
@@ -85,7 +85,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     if (p && rootOf(p)) readOnly.add(p);
   };
   for (const root of roots) {
-    const tree = await protectedTree(root);
+    const tree = await protectedTree(root, limits);
     if (tree.truncated) notes.push(tree.truncated);
     const presentAtTop = new Set<string>();
     const entries = tree.entries.filter((e) => !shadowUsers.has(e.path));
