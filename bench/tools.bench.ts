@@ -46,7 +46,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     if (r.isError) throw new Error(`run_command true failed (${sandbox}, ${dir}): ${r.content}`);
     return ms;
   };
-  /** Medians of `a` and `b`, measured alternately. */
+  /** Medians of `a` and `b`, measured alternately, and the CPU time their child processes used (ms per run). */
+  const cpu = { a: 0, b: 0 };
   const pair = async (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> => {
     for (let i = 0; i < WARM; i++) {
       await a();
@@ -54,9 +55,15 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     }
     const as: number[] = [];
     const bs: number[] = [];
+    cpu.a = 0;
+    cpu.b = 0;
     for (let i = 0; i < RUNS; i++) {
+      let t = childCpuMs();
       as.push(await a());
+      cpu.a += (childCpuMs() - t) / RUNS;
+      t = childCpuMs();
       bs.push(await b());
+      cpu.b += (childCpuMs() - t) / RUNS;
     }
     return [median(as), median(bs)];
   };
@@ -70,6 +77,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     () => once('workspace-write', plain),
   );
   opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
+  // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
+  opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
   return [
     { ...VS_BARE, value: s / b },
     { ...NESTED, value: n / p },
@@ -91,4 +100,16 @@ function workspace(dir: string, folders: number, repos = false): string {
     }
   }
   return fs.realpathSync(dir);
+}
+
+/** User and system CPU time of this process's waited-for children so far (Linux `/proc/self/stat`; 0 elsewhere). */
+function childCpuMs(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 (cutime, cstime), counted from the state (field 3) here, in clock ticks (100 a second on Linux).
+    return ((Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
 }

@@ -1,5 +1,5 @@
 import type { BigIntStats, Dirent } from 'node:fs';
-import * as fsp from 'node:fs/promises';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { foldName, protectedNameReason } from './protected-names';
 
@@ -73,11 +73,11 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
       break;
     }
     if (visited + level.length > limits.maxDirs) {
-      truncated = `only the first ${limits.maxDirs} folders were searched (the walk stopped ${depth} levels down; what earlier walks found there stays protected)`;
+      truncated = `only the first ${limits.maxDirs} folders were searched (the walk stopped ${depth} levels down)`;
       level = level.slice(0, limits.maxDirs - visited);
     }
     visited += level.length;
-    const listings = await Promise.all(level.map((dir) => listing(dir, before.get(dir))));
+    const listings = level.map((dir) => listing(dir, before.get(dir)));
     const next: string[] = [];
     level.forEach((dir, i) => {
       const l = listings[i];
@@ -91,37 +91,46 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
   }
   // Past a bound, what an earlier walk found stays protected: a command cannot hide a known
   // repository by making thousands of folders that use up the walk before it is reached.
-  if (truncated) for (const e of await carriedOver(before, after)) entries.push(e);
+  if (truncated) for (const e of carriedOver(before, after)) entries.push(e);
   cache.set(root, after);
-  return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}, so commands can write any there` } : { entries };
+  const unseen = 'a .git, .vscode or .arbor there that no earlier walk found is writable by commands';
+  return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : { entries };
 }
 
 /** The protected entries of folders an earlier walk listed and this one did not reach, where they still exist. */
-async function carriedOver(before: Map<string, Listing>, after: Map<string, Listing>): Promise<ProtectedEntry[]> {
+function carriedOver(before: Map<string, Listing>, after: Map<string, Listing>): ProtectedEntry[] {
   const out: ProtectedEntry[] = [];
-  const checks: Promise<void>[] = [];
   for (const [dir, l] of before) {
     if (after.has(dir) || l.found.length === 0) continue;
     after.set(dir, { ...l, trusted: false });
     for (const f of l.found) {
       const p = path.join(dir, f.raw);
-      checks.push(
-        fsp.lstat(p).then(
-          (st) => void out.push({ path: p, dir, kind: st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other', name: f.name }),
-          () => undefined,
-        ),
-      );
+      const kind = kindOf(p);
+      if (kind) out.push({ path: p, dir, kind, name: f.name });
     }
   }
-  await Promise.all(checks);
   return out;
 }
 
-async function listing(dir: string, cached: Listing | undefined): Promise<Listing | undefined> {
+function kindOf(p: string): ProtectedEntry['kind'] | undefined {
+  try {
+    const s = fs.lstatSync(p);
+    return s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One folder's listing, from the cache when its inode and ctime are unchanged. Synchronous on
+ * purpose: an `lstat` costs microseconds, while a hop through libuv's thread pool per folder
+ * cost ~0.4 ms a folder on a loaded machine (a 100-folder workspace: 38 ms async).
+ */
+function listing(dir: string, cached: Listing | undefined): Listing | undefined {
   const started = Date.now();
   let st: BigIntStats;
   try {
-    st = await fsp.lstat(dir, { bigint: true });
+    st = fs.lstatSync(dir, { bigint: true });
   } catch {
     return undefined;
   }
@@ -129,7 +138,7 @@ async function listing(dir: string, cached: Listing | undefined): Promise<Listin
   if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeNs === st.ctimeNs) return cached;
   let dirents: Dirent[];
   try {
-    dirents = await fsp.readdir(dir, { withFileTypes: true });
+    dirents = fs.readdirSync(dir, { withFileTypes: true });
   } catch {
     return undefined;
   }
@@ -139,12 +148,9 @@ async function listing(dir: string, cached: Listing | undefined): Promise<Listin
     let kind: ProtectedEntry['kind'] = d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
     if (kind === 'other' && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice()) {
       // DT_UNKNOWN (some file systems): ask the inode.
-      try {
-        const s = await fsp.lstat(path.join(dir, d.name));
-        kind = s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
-      } catch {
-        continue;
-      }
+      const k = kindOf(path.join(dir, d.name));
+      if (!k) continue;
+      kind = k;
     }
     if (protectedNameReason(d.name)) {
       // Not descended: a protected folder is mounted read-only whole.

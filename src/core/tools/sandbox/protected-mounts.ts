@@ -1,4 +1,5 @@
 import type { Dirent } from 'node:fs';
+import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
@@ -84,6 +85,17 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
   const protect = (p: string | undefined): void => {
     if (p && rootOf(p)) readOnly.add(p);
   };
+  // A configured hooks folder not made yet: a stand-in, like a missing `.git`, where its parent exists
+  // (bwrap would make missing parents on the host, and nothing would remove them).
+  const protectHooks = (dirs: readonly string[]): void => {
+    for (const d of dirs) {
+      if (!rootOf(d)) continue;
+      if (shadowUsers.has(d))
+        shadow.add(d); // another command's stand-in: share it
+      else if (fs.existsSync(d)) readOnly.add(d);
+      else if (fs.existsSync(path.dirname(d))) shadow.add(d);
+    }
+  };
   for (const root of roots) {
     const tree = await protectedTree(root, limits);
     if (tree.truncated) notes.push(tree.truncated);
@@ -95,12 +107,13 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       if (e.kind === 'link') guardedDirs.add(e.dir);
     }
     // In parallel: with many nested repositories these reads are most of the walk's cost.
-    const found = await Promise.all(entries.map((e) => protectedBy(e, root)));
+    const found = await Promise.all(entries.map((e) => protectedBy(e)));
     for (const list of found) for (const p of list) protect(p);
+    for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
     for (const name of PROTECTED_DIR_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
-    for (const d of await hooksDirsOf(root)) protect(await real(d));
+    protectHooks(await hooksDirsOf(root));
   }
   for (const p of extra) protect(await real(p));
 
@@ -127,17 +140,15 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
 
 /**
  * What one protected entry makes read-only: itself (a symlink: its target), and for a `.git`
- * the git directory a `gitdir:` file names and, below the root, the repository's hooks
- * folders (the root's own, which may be configured above it, are read separately).
- * The walk only descends real folders of a real root, so a non-link entry's path is real.
+ * file the git directory it names. The walk only descends real folders of a real root, so a
+ * non-link entry's path is real.
  */
-async function protectedBy(e: ProtectedEntry, root: string): Promise<string[]> {
+async function protectedBy(e: ProtectedEntry): Promise<string[]> {
   const out: string[] = [];
   const self = e.kind === 'link' ? await real(e.path) : e.path;
   if (self) out.push(self);
   if (e.name !== '.git') return out;
   if (e.kind !== 'dir') out.push(...(await gitDirsOf(e.path)));
-  if (e.dir !== root) out.push(...(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined)));
   return out;
 }
 
@@ -149,8 +160,9 @@ async function writableChildren(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
+  // Another command's stand-in (an empty `.arbor` it mounted) stays read-only: writable, it could be filled before that command removes it.
   return entries
-    .filter((e) => e.isDirectory() || e.isFile())
+    .filter((e) => (e.isDirectory() || e.isFile()) && !shadowUsers.has(path.join(dir, e.name)))
     .map((e) => path.join(dir, e.name))
     .sort();
 }
