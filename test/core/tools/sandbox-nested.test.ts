@@ -108,6 +108,11 @@ describe('OS sandbox: protected paths at any depth (issue 20)', () => {
     assert.match(r.content, /Read-only file system/);
     assert.equal(fs.existsSync(ws.at('.githooks')), false, 'not even the stand-in is left');
     assert.equal(fs.existsSync(ws.at('lib/hooks')), false);
+    // Configured inside .git (read-only already), a missing hooks folder needs no stand-in, and commands still start.
+    git(ws.root, 'config', 'core.hooksPath', '.git/custom-hooks');
+    const after = await run('echo ok > free.txt');
+    assert.equal(after.isError, false, after.content);
+    assert.equal(ws.read('free.txt'), 'ok\n');
   });
 
   for (const where of ['', 'nested/'] as const) {

@@ -133,8 +133,11 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
-  // A guarded folder is read-only: nothing can be created in it, so it needs no stand-ins (and bwrap could not make them).
-  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p))).sort();
+  // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
+  // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
+  const shadows = [...shadow]
+    .filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro)))
+    .sort();
   return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
 }
 
