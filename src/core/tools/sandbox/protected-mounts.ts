@@ -135,9 +135,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
   }
   // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
   // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
-  const shadows = [...shadow]
-    .filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro)))
-    .sort();
+  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro))).sort();
   return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
 }
 
