@@ -1,4 +1,4 @@
-import type { BigIntStats, Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { foldName, protectedNameReason } from './protected-names';
@@ -28,7 +28,9 @@ export const WALK_LIMITS: WalkLimits = { maxDirs: 10_000, maxDepth: 24 };
  * repository or `.vscode` inside one is not protected (said in decision 0042): nothing runs its
  * hooks or reads its settings unless a user opens it as a workspace of its own.
  */
-const NOT_WALKED = new Set(['node_modules']);
+const NOT_WALKED = new Set(['node_modules', '.venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache', '.gradle', '.next', '.turbo']);
+/** Folders listed between two turns of the event loop (the walk is synchronous, see `listing`). */
+const YIELD_EVERY = 500;
 const CTIME_SLACK_MS = 1000;
 
 export interface ProtectedEntry {
@@ -48,9 +50,10 @@ export interface ProtectedTree {
 }
 
 interface Listing {
-  dev: bigint;
-  ino: bigint;
-  ctimeNs: bigint;
+  dev: number;
+  ino: number;
+  /** Milliseconds with the nanoseconds as a fraction (a double keeps them to a quarter of a microsecond). */
+  ctimeMs: number;
   trusted: boolean;
   subdirs: string[];
   found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
@@ -77,7 +80,11 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
       level = level.slice(0, limits.maxDirs - visited);
     }
     visited += level.length;
-    const listings = level.map((dir) => listing(dir, before.get(dir)));
+    const listings: (Listing | undefined)[] = [];
+    for (let i = 0; i < level.length; i++) {
+      if (i > 0 && i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
+      listings.push(listing(level[i], before.get(level[i])));
+    }
     const next: string[] = [];
     level.forEach((dir, i) => {
       const l = listings[i];
@@ -128,14 +135,14 @@ function kindOf(p: string): ProtectedEntry['kind'] | undefined {
  */
 function listing(dir: string, cached: Listing | undefined): Listing | undefined {
   const started = Date.now();
-  let st: BigIntStats;
+  let st: Stats;
   try {
-    st = fs.lstatSync(dir, { bigint: true });
+    st = fs.lstatSync(dir);
   } catch {
     return undefined;
   }
   if (!st.isDirectory()) return undefined;
-  if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeNs === st.ctimeNs) return cached;
+  if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeMs === st.ctimeMs) return cached;
   let dirents: Dirent[];
   try {
     dirents = fs.readdirSync(dir, { withFileTypes: true });
@@ -159,6 +166,5 @@ function listing(dir: string, cached: Listing | undefined): Listing | undefined 
       subdirs.push(d.name);
     }
   }
-  const ctimeMs = Number(st.ctimeNs / 1_000_000n);
-  return { dev: st.dev, ino: st.ino, ctimeNs: st.ctimeNs, trusted: ctimeMs < started - CTIME_SLACK_MS, subdirs, found };
+  return { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs, trusted: st.ctimeMs < started - CTIME_SLACK_MS, subdirs, found };
 }
