@@ -1,7 +1,8 @@
-// Tool figures: what the OS sandbox adds to a command (decision 0005). A sandboxed `true`
-// (workspace-write: bubblewrap, the protected mounts, no network) against a bare one
-// (full-access: the shell alone), both through run_command, alternated so that both see the
-// same load; medians of 50 each.
+// Tool figures: what the OS sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
+// (workspace-write: bubblewrap, the protected mounts, the seccomp filter, no network) against a
+// bare one (full-access: the shell alone), both through run_command, alternated so that both
+// see the same load; medians of 50 each. Then the walk for nested protected paths: the same
+// sandboxed `true` in a workspace of 50 nested repositories against one of 50 plain folders.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { callTool } from '../src/core/tools/call';
@@ -13,44 +14,102 @@ import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, n
 export const name = 'tools';
 
 const VS_BARE: FigureSpec = { id: 'tools.sandboxed_command.vs_bare', op: '<=', target: 1.5 };
-export const figures: readonly FigureSpec[] = [VS_BARE];
+const NESTED: FigureSpec = { id: 'tools.sandboxed_command.nested_repos', op: '<=', target: 1.2 };
+export const figures: readonly FigureSpec[] = [VS_BARE, NESTED];
 
 const RUNS = 50;
 const WARM = 5;
+const REPOS = 50;
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const status = await sandboxStatus();
-  if (!status.available) return [missed(VS_BARE, `${describeSandboxStatus(status)} (run npm run setup:e2e)`)];
-  const root = path.join(tempDir('arbor-bench-tools-'), 'ws');
-  fs.mkdirSync(path.join(root, '.git', 'hooks'), { recursive: true });
-  fs.mkdirSync(path.join(root, '.vscode'));
+  if (!status.available) {
+    const why = `${describeSandboxStatus(status)} (run npm run setup:e2e)`;
+    return [missed(VS_BARE, why), missed(NESTED, why)];
+  }
+  const base = tempDir('arbor-bench-tools-');
+  const root = workspace(path.join(base, 'ws'), 0);
+  const plain = workspace(path.join(base, 'plain'), REPOS, false);
+  const nested = workspace(path.join(base, 'nested'), REPOS, true);
   const tool = createRunCommandTool();
-  const ctx = (sandbox: ToolContext['sandbox']): ToolContext => ({
+  const ctx = (sandbox: ToolContext['sandbox'], dir: string): ToolContext => ({
     sessionId: 'bench',
-    roots: [fs.realpathSync(root)],
+    roots: [dir],
     sandbox,
     approvalPolicy: 'never',
     signal: new AbortController().signal,
   });
-  const once = async (sandbox: ToolContext['sandbox']): Promise<number> => {
+  const once = async (sandbox: ToolContext['sandbox'], dir: string): Promise<number> => {
     const t = now();
-    const r = await callTool(tool, '{"command":"true"}', ctx(sandbox));
+    const r = await callTool(tool, '{"command":"true"}', ctx(sandbox, dir));
     const ms = now() - t;
-    if (r.isError) throw new Error(`run_command true failed (${sandbox}): ${r.content}`);
+    if (r.isError) throw new Error(`run_command true failed (${sandbox}, ${dir}): ${r.content}`);
     return ms;
   };
-  for (let i = 0; i < WARM; i++) {
-    await once('workspace-write');
-    await once('full-access');
-  }
-  const sandboxed: number[] = [];
-  const bare: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    sandboxed.push(await once('workspace-write'));
-    bare.push(await once('full-access'));
-  }
-  const s = median(sandboxed);
-  const b = median(bare);
+  /** Medians of `a` and `b`, measured alternately, and the CPU time their child processes used (ms per run). */
+  const cpu = { a: 0, b: 0 };
+  const pair = async (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> => {
+    for (let i = 0; i < WARM; i++) {
+      await a();
+      await b();
+    }
+    const as: number[] = [];
+    const bs: number[] = [];
+    cpu.a = 0;
+    cpu.b = 0;
+    for (let i = 0; i < RUNS; i++) {
+      let t = childCpuMs();
+      as.push(await a());
+      cpu.a += (childCpuMs() - t) / RUNS;
+      t = childCpuMs();
+      bs.push(await b());
+      cpu.b += (childCpuMs() - t) / RUNS;
+    }
+    return [median(as), median(bs)];
+  };
+  const [s, b] = await pair(
+    () => once('workspace-write', root),
+    () => once('full-access', root),
+  );
   opts.note(`tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (bubblewrap, workspace-write), bare ${fmt(b)} ms (full-access)`);
-  return [{ ...VS_BARE, value: s / b }];
+  const [n, p] = await pair(
+    () => once('workspace-write', nested),
+    () => once('workspace-write', plain),
+  );
+  opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
+  // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
+  opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
+  return [
+    { ...VS_BARE, value: s / b },
+    { ...NESTED, value: n / p },
+  ];
+}
+
+/** A repository with `.git` and `.vscode`, and `folders` packages of a few files each, each a repository of its own when `repos`. */
+function workspace(dir: string, folders: number, repos = false): string {
+  fs.mkdirSync(path.join(dir, '.git', 'hooks'), { recursive: true });
+  fs.writeFileSync(path.join(dir, '.git', 'config'), '[core]\n');
+  fs.mkdirSync(path.join(dir, '.vscode'));
+  for (let i = 0; i < folders; i++) {
+    const pkg = path.join(dir, 'packages', `p${i}`);
+    fs.mkdirSync(path.join(pkg, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'src', 'index.ts'), 'export {};\n');
+    if (repos) {
+      fs.mkdirSync(path.join(pkg, '.git', 'hooks'), { recursive: true });
+      fs.writeFileSync(path.join(pkg, '.git', 'config'), '[core]\n');
+    }
+  }
+  return fs.realpathSync(dir);
+}
+
+/** User and system CPU time of this process's waited-for children so far (Linux `/proc/self/stat`; 0 elsewhere). */
+function childCpuMs(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 (cutime, cstime), counted from the state (field 3) here, in clock ticks (100 a second on Linux).
+    return ((Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
 }

@@ -30,7 +30,8 @@ Options:
   --model NAME       model name (default: $ARBOR_MODEL or deepseek-chat)
   --sandbox MODE     read-only | workspace-write (default) | full-access (see below)
   --approval MODE    never (default) | auto (see below)
-  --network          let sandboxed commands use the network (default: none)
+  --network          let sandboxed commands use the IP network (default: none; Unix sockets
+                     such as the Docker socket, D-Bus or ssh-agent stay out of reach)
   --unconfined-workflows
                      where no OS sandbox can start, run workflow scripts as plain child
                      processes (default: the workflow tool refuses there, NO_SANDBOX)
@@ -69,12 +70,12 @@ Sandbox modes (--sandbox). File tools read only inside the workspace, except in 
                    file system read-only
   workspace-write  file tools and commands write only inside the workspace folder; .git,
                    .vscode, .arbor and *.code-workspace in it stay read-only for commands, and
-                   file tools write them only with approval
+                   file tools write them only with approval (at any depth, and hooks folders)
   full-access      no OS sandbox: file tools write anywhere (protected paths with approval),
                    commands run unconfined with your permissions and network, without asking
-  In read-only and workspace-write every command has no network (unless --network) and a
-  private /tmp emptied when it ends, and every process it started is killed with it (timeout
-  or interrupt). In every mode a command's environment holds no API key.
+  In read-only and workspace-write every command has no network (unless --network), no Unix
+  sockets out of the sandbox (even with --network), and a private /tmp emptied when it ends,
+  and every process it started is killed with it (timeout or interrupt). In every mode a command's environment holds no API key.
   OS sandbox: ${here}.
 
 Approval policies (--approval) decide only what the sandbox does not allow by itself:

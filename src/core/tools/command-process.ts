@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Writable } from 'node:stream';
 import { OutputBuffer } from './output-buffer';
 
 // One command's process: spawned as the leader of a new process group, its output kept
@@ -29,6 +30,8 @@ export interface ProcessSpec {
   env: NodeJS.ProcessEnv;
   /** Confined in a PID namespace (bubblewrap): no descendant sweep is needed. */
   namespaced: boolean;
+  /** Bytes the program reads from its fd 3 (bubblewrap's `--seccomp 3`): written to a pipe, then closed. */
+  fd3?: Buffer;
 }
 
 export interface RunLimits {
@@ -47,12 +50,23 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     try {
       child = win
         ? spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
-        : spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        : spawn(spec.file, spec.args, {
+            cwd: spec.cwd,
+            env: spec.env,
+            detached: true,
+            stdio: ['ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
+          });
     } catch (e) {
       resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
       return;
     }
     const pid = child.pid;
+    const fd3 = child.stdio[3] as Writable | null | undefined;
+    if (fd3 && spec.fd3) {
+      // A program that exits before reading it (bubblewrap refusing its arguments) closes the pipe: its exit says why.
+      fd3.on('error', () => undefined);
+      fd3.end(spec.fd3);
+    }
     child.stdout!.on('data', (d: Buffer) => stdout.push(d));
     child.stderr!.on('data', (d: Buffer) => stderr.push(d));
 

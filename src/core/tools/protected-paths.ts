@@ -1,28 +1,21 @@
 import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { hooksDirsOf, repoHooksDirs } from './git-hooks';
+import { foldName, HOOKS_PATH_REASON, PROTECTED_DIRS, protectedNameReason, WORKSPACE_FILE_REASON, WORKSPACE_FILE_SUFFIX } from './protected-names';
+import { protectedTree } from './protected-walk';
 import { isWithin, physicalPath } from './real-path';
 import type { ToolContext } from './tool';
 
-// Which write targets need the user's approval in every sandbox mode (decision 0005, 0022):
-// files that configure the editor, git or Arbor, found by name, through the symlinks that
-// alias them, through the repository's configured hooks folder, and the host's own paths.
+export { hooksPathOf } from './git-hooks';
+export { foldName, PROTECTED_DIR_NAMES, WORKSPACE_FILE_SUFFIX } from './protected-names';
+
+// Which write targets need the user's approval in every sandbox mode (decision 0005, 0022, 0042):
+// files that configure the editor, git or Arbor, found by name at any depth, through the
+// symlinks that alias them (at any depth), through the hooks folders of the repository and of
+// the repositories nested in it (husky's dispatch folder included), and the host's own paths.
 
 export type ProtectContext = Pick<ToolContext, 'roots' | 'protectedPaths'>;
-
-/** Directories inside a root whose contents configure the editor, git or Arbor itself. */
-const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
-  ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
-  ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
-  ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
-]);
-/** The protected directory names, folded (the OS sandbox protects the same ones). */
-export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
-export const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
-
-const HOOKS_PATH_REASON = "the repository's hooks folder (git config core.hooksPath): a hook runs code on the next git command";
 
 /** Entries of a protected folder looked at for symlinks that lead out of it, per write. */
 const MAX_SCANNED = 2000;
@@ -44,8 +37,34 @@ export async function protectionOf(ctx: ProtectContext, r: { realPath: string; r
     if (real.ok && isWithin(r.realPath, real.path)) return extra.reason;
   }
   for (const root of ctx.roots) {
-    const reason = await aliasOfProtected(r.realPath, path.resolve(root));
+    const reason = (await aliasOfProtected(r.realPath, path.resolve(root))) ?? (await nestedAliasOf(r.realPath, path.resolve(root)));
     if (reason) return reason;
+  }
+  // The hooks folders of the repository holding the target (a nested one, or one above the root).
+  if (firstWithin(r.realPath, await hooksDirsOf(path.dirname(r.realPath)))) return HOOKS_PATH_REASON;
+  return undefined;
+}
+
+function firstWithin(p: string, dirs: readonly string[]): string | undefined {
+  return dirs.find((d) => isWithin(p, d));
+}
+
+/**
+ * Below the root (the walk the OS sandbox uses, decision 0042): a symlinked protected entry
+ * (`pkg/.vscode -> ../shared/editor`) protects its target, and each nested repository its
+ * hooks folders (husky's dispatch folder included).
+ */
+async function nestedAliasOf(realPath: string, rootGiven: string): Promise<string | undefined> {
+  const rootReal = await physicalPath(rootGiven);
+  const root = rootReal.ok ? rootReal.path : rootGiven;
+  const tree = await protectedTree(root);
+  for (const e of tree.entries) {
+    if (e.dir === root) continue; // aliasOfProtected looked at the root's own entries, links inside them too
+    if (e.kind === 'link') {
+      const target = await physicalPath(e.path);
+      if (target.ok && isWithin(realPath, target.path)) return protectedNameReason(e.name);
+    }
+    if (e.name === '.git' && firstWithin(realPath, await repoHooksDirs(e.dir))) return HOOKS_PATH_REASON;
   }
   return undefined;
 }
@@ -60,11 +79,6 @@ export function protectedReason(relative: string): string | undefined {
   const last = parts.length ? foldName(parts[parts.length - 1]) : '';
   if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
   return undefined;
-}
-
-/** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
-export function foldName(name: string): string {
-  return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
 }
 
 /**
@@ -86,15 +100,14 @@ async function aliasOfProtected(realPath: string, rootGiven: string): Promise<st
   const folders: { dir: string; reason: string; git: boolean }[] = [];
   for (const entry of entries) {
     const name = foldName(entry.name);
-    const reason = PROTECTED_DIRS.get(name) ?? (name.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+    const reason = protectedNameReason(entry.name);
     if (!reason) continue;
     const target = await physicalPath(path.join(root, entry.name));
     if (!target.ok) continue;
     if (isWithin(realPath, target.path)) return reason;
     folders.push({ dir: target.path, reason, git: name === '.git' });
   }
-  const hooks = await hooksPathOf(root);
-  if (hooks) {
+  for (const hooks of await hooksDirsOf(root)) {
     if (isWithin(realPath, hooks)) return HOOKS_PATH_REASON;
     folders.push({ dir: hooks, reason: HOOKS_PATH_REASON, git: false });
   }
@@ -129,88 +142,4 @@ async function linkedOutOf(realPath: string, folder: { dir: string; reason: stri
     }
   }
   return undefined;
-}
-
-/**
- * The real path of the hooks folder the repository holding `root` is configured with
- * (`core.hooksPath` in its config, e.g. `.husky`), or undefined when none is set. The
- * repository is found as git finds it: the nearest `.git` (folder, or file naming the git
- * folder of a worktree) at or above the root; a worktree reads its common config too.
- */
-export async function hooksPathOf(root: string): Promise<string | undefined> {
-  for (let top = root; ; top = path.dirname(top)) {
-    const gitDir = await gitDirAt(top);
-    if (gitDir) {
-      let value: string | undefined;
-      for (const file of await configFiles(gitDir)) value = (await readHooksPath(file)) ?? value;
-      if (!value) return undefined;
-      const expanded = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
-      const real = await physicalPath(path.resolve(top, expanded));
-      return real.ok ? real.path : undefined;
-    }
-    if (path.dirname(top) === top) return undefined;
-  }
-}
-
-async function gitDirAt(dir: string): Promise<string | undefined> {
-  const dotGit = path.join(dir, '.git');
-  try {
-    const st = await fsp.stat(dotGit);
-    if (st.isDirectory()) return dotGit;
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(await fsp.readFile(dotGit, 'utf8'));
-    return m ? path.resolve(dir, m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The repository config, then a worktree's own: later files override earlier ones, as in git. */
-async function configFiles(gitDir: string): Promise<string[]> {
-  let common = gitDir;
-  try {
-    common = path.resolve(gitDir, (await fsp.readFile(path.join(gitDir, 'commondir'), 'utf8')).trim());
-  } catch {
-    // Not a linked worktree: the git folder is the common one.
-  }
-  const files = [path.join(common, 'config')];
-  if (common !== gitDir) files.push(path.join(gitDir, 'config.worktree'));
-  return files;
-}
-
-/** `hooksPath` of the `[core]` section of one git config file (last one wins), or undefined. */
-async function readHooksPath(file: string): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  let inCore = false;
-  let value: string | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    const section = /^\[\s*([A-Za-z0-9.-]+)(\s+"[^"]*")?\s*\]/.exec(line);
-    if (section) {
-      inCore = section[1].toLowerCase() === 'core' && !section[2];
-      continue;
-    }
-    if (!inCore) continue;
-    const kv = /^hookspath\s*=\s*(.*)$/i.exec(line);
-    if (kv) value = unquote(kv[1]);
-  }
-  return value || undefined;
-}
-
-/** A git config value: quotes removed, a comment (`#`, `;`) outside quotes dropped. */
-function unquote(v: string): string {
-  let out = '';
-  let quoted = false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v[i];
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === '#' || c === ';')) break;
-    else if (c === '\\' && i + 1 < v.length) out += v[++i];
-    else out += c;
-  }
-  return out.trim();
 }

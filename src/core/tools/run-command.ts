@@ -40,7 +40,8 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
       'Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr (long output keeps ' +
       'its beginning and end). Stdin is closed: the command must not wait for input. Unless the sandbox mode is full-access, ' +
       'the command runs in an OS sandbox that enforces the mode: in read-only nothing on disk can be written, in ' +
-      'workspace-write only the workspace folders (not .git, .vscode or .arbor); there is no network, /tmp is private and ' +
+      'workspace-write only the workspace folders (not .git, .vscode, .arbor or hooks folders, at any depth); there is no network ' +
+      '(and no Unix sockets: the Docker socket, D-Bus and ssh-agent are out of reach), /tmp is private and ' +
       'emptied afterwards, and every process it started ends with it. If a command cannot work there (it needs the network ' +
       'or to write elsewhere), set outsideSandbox with a justification: the user must approve that.',
     parameters: {
@@ -113,11 +114,19 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           ...(confinement ? { TMPDIR: '/tmp' } : {}),
         });
         const spec: ProcessSpec = confinement
-          ? { file: confinement.file, args: [...confinement.args, '--', shell, '-c', command], command, cwd: r.realPath, env, namespaced: true }
+          ? {
+              file: confinement.file,
+              args: [...confinement.args, '--', shell, '-c', command],
+              command,
+              cwd: r.realPath,
+              env,
+              namespaced: true,
+              fd3: confinement.fd3,
+            }
           : { file: shell, args: ['-c', command], command, cwd: r.realPath, env, namespaced: false };
         try {
           const outcome = await runInGroup(spec, { timeoutMs, cap, killGraceMs: options.killGraceMs ?? 2000, lingerMs: options.lingerMs ?? 1000 }, ctx.signal);
-          return toResult(outcome, timeoutMs, confinement ? `${ctx.sandbox}${confinement.network ? '' : ', no network'}` : undefined);
+          return toResult(outcome, timeoutMs, confinement ? `${ctx.sandbox}${confinement.network ? '' : ', no network'}` : undefined, confinement?.notes ?? []);
         } finally {
           confinement?.release();
         }
@@ -138,7 +147,7 @@ function unconfinedReason(ctx: ToolContext, status: SandboxStatus, wantsOut: boo
   );
 }
 
-function toResult(o: Outcome, timeoutMs: number, confined: string | undefined): ToolResult {
+function toResult(o: Outcome, timeoutMs: number, confined: string | undefined, notes: readonly string[]): ToolResult {
   const sections: string[] = [];
   let status: string;
   switch (o.end) {
@@ -165,6 +174,7 @@ function toResult(o: Outcome, timeoutMs: number, confined: string | undefined): 
   if (confined && o.end === 'exited' && o.code !== 0) {
     sections.push(`[It ran in the OS sandbox (${confined}): "Read-only file system" or a network error means the sandbox refused it.]`);
   }
+  for (const n of notes) sections.push(`[Sandbox: ${n}.]`);
   const content = sections.join('\n');
   if (o.end === 'timeout') return fail('TIMEOUT', content);
   if (o.end === 'aborted') return fail('CANCELLED', content);

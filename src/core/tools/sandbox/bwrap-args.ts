@@ -12,6 +12,16 @@ export interface SandboxPlan {
   readOnly: readonly string[];
   /** Protected directories that do not exist: an empty read-only directory stands there, so none can be created. */
   shadow: readonly string[];
+  /** Folders above protected paths, bound onto themselves so they cannot be renamed or removed (default none). */
+  pinned?: readonly string[];
+  /** Folders holding a symlinked protected name: read-only, their `children` bound writable again (default none). */
+  guarded?: readonly { dir: string; children: readonly string[] }[];
+  /** Host folders of sockets and session secrets (`/run/user`): an empty tmpfs stands over each (default none). */
+  hidden?: readonly string[];
+  /** Host socket files (the Docker socket, the system bus): `/dev/null` is bound over each (default none). */
+  masked?: readonly string[];
+  /** The fd bubblewrap reads the seccomp filter from (`--seccomp`), when there is one. */
+  seccompFd?: number;
   /** Share the host's network (default: a network namespace with only a loopback of its own). */
   network: boolean;
   /** The real directory the command starts in. */
@@ -36,9 +46,16 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     '--tmpfs',
     '/tmp',
   ];
+  // Sockets and secrets of the user's session (D-Bus, ssh-agent, Docker): out of sight. The
+  // seccomp filter is what denies Unix sockets; these mounts also hide them where it cannot load.
+  for (const p of plan.hidden ?? []) args.push('--tmpfs', p);
+  for (const p of plan.masked ?? []) args.push('--ro-bind', '/dev/null', p);
   // Roots are bound again after /tmp, so a workspace under /tmp stays visible.
   for (const root of plan.roots) args.push(writable ? '--bind' : '--ro-bind', root, root);
   if (writable) {
+    // Parents before children (a prefix sorts first), all before the read-only protected paths:
+    // each bind copies the host's tree and would cover a protected mount made before it.
+    for (const [p, ro] of structure(plan)) args.push(ro ? '--ro-bind' : '--bind', p, p);
     for (const p of plan.readOnly) args.push('--ro-bind', p, p);
     for (const p of plan.shadow) args.push('--tmpfs', p, '--remount-ro', p);
   }
@@ -57,5 +74,15 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     '--chdir',
     plan.cwd,
   );
+  if (plan.seccompFd !== undefined) args.push('--seccomp', String(plan.seccompFd));
   return args;
+}
+
+/** Pinned and guarded folders and a guarded folder's children, sorted by path: path → read-only. */
+function structure(plan: SandboxPlan): [string, boolean][] {
+  const ops = new Map<string, boolean>();
+  for (const p of plan.pinned ?? []) ops.set(p, false);
+  for (const g of plan.guarded ?? []) for (const c of g.children) if (!ops.has(c)) ops.set(c, false);
+  for (const g of plan.guarded ?? []) ops.set(g.dir, true);
+  return [...ops].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -1,12 +1,23 @@
 import { spawn } from 'node:child_process';
+import * as os from 'node:os';
+import type { Writable } from 'node:stream';
 import { bwrapArgs } from './bwrap-args';
+import { SECCOMP_ARCHES, unixSocketFilter } from './seccomp';
 
 // Whether an OS sandbox can confine commands here. Probed once per process (per bwrap path)
 // and cached: a missing binary or a kernel without the namespaces it needs does not change
 // while Arbor runs, and every command would otherwise pay for the probe.
 
 export type SandboxStatus =
-  | { available: true; kind: 'bubblewrap'; bwrap: string }
+  | {
+      available: true;
+      kind: 'bubblewrap';
+      bwrap: string;
+      /** The seccomp filter that denies Unix sockets (undefined: none loads here, and `unixSocketsOpen` says why). */
+      filter?: Buffer;
+      /** Why confined commands can reach host Unix sockets here, in a sentence; undefined when they cannot. */
+      unixSocketsOpen?: string;
+    }
   | {
       available: false;
       /** What failed, in a sentence. */
@@ -42,16 +53,51 @@ async function probe(bwrap: string): Promise<SandboxStatus> {
     };
   }
   // The probe runs the same confinement a command gets (read-only, no network, new PID
-  // namespace), so "available" means a real command will start, not only that a file exists.
-  const args = bwrapArgs({ mode: 'read-only', roots: [], readOnly: [], shadow: [], network: false, cwd: '/' });
-  const r = await new Promise<{ code: number | null; error?: string; stderr: string }>((resolve) => {
+  // namespace, the seccomp filter), so "available" means a real command will start, not only
+  // that a file exists. A kernel that refuses the filter still confines files and network:
+  // available, and the status says Unix sockets stay reachable.
+  const filter = unixSocketFilter();
+  if (filter) {
+    const withFilter = await run(bwrap, filter);
+    if (withFilter.code === 0) return { available: true, kind: 'bubblewrap', bwrap, filter };
+    const plain = await run(bwrap);
+    if (plain.code === 0) {
+      const said = withFilter.stderr.trim().split('\n')[0] || `exit code ${withFilter.code}`;
+      return { available: true, kind: 'bubblewrap', bwrap, unixSocketsOpen: `the kernel refused the seccomp filter that denies Unix sockets (${said})` };
+    }
+    return verdict(bwrap, plain);
+  }
+  const r = await run(bwrap);
+  if (r.code !== 0) return verdict(bwrap, r);
+  return {
+    available: true,
+    kind: 'bubblewrap',
+    bwrap,
+    unixSocketsOpen: `Arbor has no seccomp filter for ${process.arch}${os.endianness() === 'LE' ? '' : ' (big-endian)'} (it has one for ${SECCOMP_ARCHES.join(', ')})`,
+  };
+}
+
+interface ProbeRun {
+  code: number | null;
+  error?: string;
+  stderr: string;
+}
+
+function run(bwrap: string, filter?: Buffer): Promise<ProbeRun> {
+  const args = bwrapArgs({ mode: 'read-only', roots: [], readOnly: [], shadow: [], network: false, cwd: '/', seccompFd: filter ? 3 : undefined });
+  return new Promise<ProbeRun>((resolve) => {
     let stderr = '';
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(bwrap, [...args, '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      child = spawn(bwrap, [...args, '--', '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe', ...(filter ? ['pipe' as const] : [])] });
     } catch (e) {
       resolve({ code: null, error: (e as Error).message, stderr });
       return;
+    }
+    const fd3 = child.stdio[3] as Writable | null | undefined;
+    if (fd3 && filter) {
+      fd3.on('error', () => undefined);
+      fd3.end(filter);
     }
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
     child.stderr!.on('data', (d: Buffer) => {
@@ -66,6 +112,10 @@ async function probe(bwrap: string): Promise<SandboxStatus> {
       resolve({ code, stderr });
     });
   });
+}
+
+/** A failed probe, as a status that says what to install or change. */
+function verdict(bwrap: string, r: ProbeRun): SandboxStatus {
   if (r.error === 'ENOENT') return { available: false, reason: `bubblewrap (${bwrap}) is not installed`, remedy: INSTALL };
   if (r.error !== undefined) return { available: false, reason: `bubblewrap (${bwrap}) could not be started: ${r.error}`, remedy: INSTALL };
   if (r.code !== 0) {
@@ -77,10 +127,12 @@ async function probe(bwrap: string): Promise<SandboxStatus> {
         'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or run outside a container that forbids them',
     };
   }
-  return { available: true, kind: 'bubblewrap', bwrap };
+  return { available: false, reason: `bubblewrap (${bwrap}) failed its probe`, remedy: INSTALL };
 }
 
 /** One line for logs and notices: what confines commands here, or why nothing does and what to install. */
 export function describeSandboxStatus(s: SandboxStatus): string {
-  return s.available ? `commands run in an OS sandbox (bubblewrap, ${s.bwrap})` : `no OS sandbox: ${s.reason}; ${s.remedy}`;
+  if (!s.available) return `no OS sandbox: ${s.reason}; ${s.remedy}`;
+  const sockets = s.unixSocketsOpen ? `; Unix sockets are NOT blocked: ${s.unixSocketsOpen}` : '';
+  return `commands run in an OS sandbox (bubblewrap, ${s.bwrap})${sockets}`;
 }

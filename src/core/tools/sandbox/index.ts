@@ -3,3 +3,4 @@ export { CommandSandbox, type CommandSandboxOptions, type Confinement } from './
 export { DEFAULT_BWRAP, describeSandboxStatus, type SandboxStatus, sandboxStatus } from './detect';
 export { commandEnv, KEY_VARIABLES } from './env';
 export { type ProtectedMounts, protectedMounts } from './protected-mounts';
+export { unixSocketFilter } from './seccomp';

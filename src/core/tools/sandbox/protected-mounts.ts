@@ -1,21 +1,43 @@
+import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { foldName, hooksPathOf, PROTECTED_DIR_NAMES, WORKSPACE_FILE_SUFFIX } from '../protected-paths';
+import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
+import { PROTECTED_DIR_NAMES } from '../protected-names';
+import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
+import { shadowUsers } from './shadows';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
-// `tools/paths.ts`): `.git`, `.vscode`, `.arbor` and `*.code-workspace` at the top of each
-// root, a worktree's or submodule's real git directory, and paths the deployment adds (the
-// store). A protected directory that does not exist gets an empty read-only stand-in, so a
-// command cannot create `.vscode/settings.json` or a fake `.git` with hooks either.
+// `tools/protected-paths.ts`, decision 0042): every `.git`, `.vscode`, `.arbor` and
+// `*.code-workspace` at any depth (the walk in `protected-walk.ts`), a worktree's or
+// submodule's real git directory, each repository's hooks folders (husky's dispatch folder
+// included), and paths the deployment adds (the store). A missing `.git`/`.vscode`/`.arbor` at
+// the top of a root gets an empty read-only stand-in, so a command cannot create one there.
+//
+// A read-only mount protects what is under it, not the name it stands at. A mount point itself
+// cannot be renamed or removed, but a folder *above* one can: `mv sub elsewhere; git init sub`
+// would leave the user's `git commit` in `sub` running a new repository's hooks. So every folder
+// between a root and a protected path is bound onto itself ("pinned"), which makes it a mount
+// point too. And a symlink (`.vscode -> cfg`) cannot be mounted on at all (bubblewrap follows
+// it and mounts on `cfg`), so the folder holding it is made read-only ("guarded") and its
+// other entries are bound writable again: the link cannot be removed or replaced.
 
 export interface ProtectedMounts {
   /** Existing protected paths (real paths) to mount read-only. */
   readOnly: string[];
   /** Missing protected directories to cover with an empty read-only directory. */
   shadow: string[];
+  /** Folders above protected paths, bound onto themselves (writable) so they cannot be renamed or removed. */
+  pinned: string[];
+  /** Folders holding a symlinked protected name: read-only, with `children` (their other entries) bound writable again. */
+  guarded: { dir: string; children: string[] }[];
+  /** What the command should be told: a bound the walk hit, a folder where new entries cannot be made. */
+  notes: string[];
 }
+
+/** Entries of a guarded folder bound writable again; past this the rest stay read-only (and a note says so). */
+export const MAX_GUARDED_CHILDREN = 1000;
 
 async function real(p: string): Promise<string | undefined> {
   try {
@@ -54,69 +76,94 @@ async function gitDirsOf(dotGit: string): Promise<string[]> {
  * The protected mounts for `roots` (real paths), plus `extra` paths (e.g. the session store)
  * when they exist inside a root. Paths outside every root need nothing: they are read-only anyway.
  */
-export async function protectedMounts(roots: readonly string[], extra: readonly string[] = []): Promise<ProtectedMounts> {
+export async function protectedMounts(roots: readonly string[], extra: readonly string[] = [], limits?: WalkLimits): Promise<ProtectedMounts> {
   const readOnly = new Set<string>();
   const shadow = new Set<string>();
-  const inRoots = (p: string): boolean => roots.some((r) => isWithin(p, r));
-  for (const root of roots) {
-    let entries: fs.Dirent[];
-    try {
-      entries = await fsp.readdir(root, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    const present = new Set<string>();
-    for (const e of entries) {
-      const name = foldName(e.name);
-      const isDir = PROTECTED_DIR_NAMES.includes(name);
-      if (!isDir && !name.endsWith(WORKSPACE_FILE_SUFFIX)) continue;
-      const abs = path.join(root, e.name);
-      // Another running command's stand-in is not a real directory: share the stand-in (and its count).
-      if (shadowUsers.has(abs)) continue;
-      if (isDir) present.add(name);
-      // A symlinked entry (`.vscode -> config/editor`) protects what it points at.
-      const target = await real(abs);
-      if (target && inRoots(target)) readOnly.add(target);
-      if (name === '.git') for (const d of await gitDirsOf(abs)) if (inRoots(d)) readOnly.add(d);
-    }
-    for (const name of PROTECTED_DIR_NAMES) if (!present.has(name)) shadow.add(path.join(root, name));
-    // The repository's configured hooks folder (`core.hooksPath`, e.g. `.husky`) runs code on
-    // the next git command, like `.git/hooks`: the file tools ask for it, commands cannot write it.
-    const hooks = await hooksPathOf(root);
-    const hooksReal = hooks && (await real(hooks));
-    if (hooksReal && inRoots(hooksReal)) readOnly.add(hooksReal);
-  }
-  for (const p of extra) {
-    const r = await real(p);
-    if (r && inRoots(r)) readOnly.add(r);
-  }
-  return { readOnly: [...readOnly].sort(), shadow: [...shadow].sort() };
-}
-
-// bwrap creates an empty directory on the host where a stand-in is mounted. It is removed
-// when the last command of this process that stands on it ends (rmdir: only while empty, so
-// a directory someone filled meanwhile stays). Counting users keeps one command's cleanup
-// from pulling the stand-in out from under another command still running.
-const shadowUsers = new Map<string, number>();
-
-export function holdShadows(paths: readonly string[]): () => void {
-  for (const p of paths) shadowUsers.set(p, (shadowUsers.get(p) ?? 0) + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    for (const p of paths) {
-      const n = (shadowUsers.get(p) ?? 1) - 1;
-      if (n > 0) {
-        shadowUsers.set(p, n);
-        continue;
-      }
-      shadowUsers.delete(p);
-      try {
-        fs.rmdirSync(p);
-      } catch {
-        // Not there (bwrap failed before mounting) or not empty (someone made it real): leave it.
-      }
+  const guardedDirs = new Set<string>();
+  const notes: string[] = [];
+  const rootOf = (p: string): string | undefined => roots.find((r) => isWithin(p, r));
+  const protect = (p: string | undefined): void => {
+    if (p && rootOf(p)) readOnly.add(p);
+  };
+  // A configured hooks folder not made yet: a stand-in, like a missing `.git`, where its parent exists
+  // (bwrap would make missing parents on the host, and nothing would remove them).
+  const protectHooks = (dirs: readonly string[]): void => {
+    for (const d of dirs) {
+      if (!rootOf(d)) continue;
+      if (shadowUsers.has(d))
+        shadow.add(d); // another command's stand-in: share it
+      else if (fs.existsSync(d)) readOnly.add(d);
+      else if (fs.existsSync(path.dirname(d))) shadow.add(d);
     }
   };
+  for (const root of roots) {
+    const tree = await protectedTree(root, limits);
+    if (tree.truncated) notes.push(tree.truncated);
+    const presentAtTop = new Set<string>();
+    const entries = tree.entries.filter((e) => !shadowUsers.has(e.path));
+    for (const e of entries) {
+      if (e.dir === root) presentAtTop.add(e.name);
+      // A symlinked entry (`.vscode -> config/editor`) protects what it points at, and its folder guards the link.
+      if (e.kind === 'link') guardedDirs.add(e.dir);
+    }
+    // In parallel: with many nested repositories these reads are most of the walk's cost.
+    const found = await Promise.all(entries.map((e) => protectedBy(e)));
+    for (const list of found) for (const p of list) protect(p);
+    for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
+    for (const name of PROTECTED_DIR_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
+    // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
+    // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
+    protectHooks(await hooksDirsOf(root));
+  }
+  for (const p of extra) protect(await real(p));
+
+  const guarded: ProtectedMounts['guarded'] = [];
+  for (const dir of [...guardedDirs].sort()) {
+    const children = await writableChildren(dir);
+    guarded.push({ dir, children: children.slice(0, MAX_GUARDED_CHILDREN) });
+    notes.push(
+      `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
+        (children.length > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
+        '; create files there with write_file',
+    );
+  }
+  const pinned = new Set<string>();
+  for (const p of [...readOnly, ...guardedDirs]) {
+    const root = rootOf(p);
+    if (!root) continue;
+    for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
+  }
+  // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
+  // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
+  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro))).sort();
+  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
+}
+
+/**
+ * What one protected entry makes read-only: itself (a symlink: its target), and for a `.git`
+ * file the git directory it names. The walk only descends real folders of a real root, so a
+ * non-link entry's path is real.
+ */
+async function protectedBy(e: ProtectedEntry): Promise<string[]> {
+  const out: string[] = [];
+  const self = e.kind === 'link' ? await real(e.path) : e.path;
+  if (self) out.push(self);
+  if (e.name !== '.git') return out;
+  if (e.kind !== 'dir') out.push(...(await gitDirsOf(e.path)));
+  return out;
+}
+
+/** The entries of a guarded folder that can be bound writable again: folders and files (a symlink cannot be mounted on). */
+async function writableChildren(dir: string): Promise<string[]> {
+  let entries: Dirent[];
+  try {
+    entries = await fsp.readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  // Another command's stand-in (an empty `.arbor` it mounted) stays read-only: writable, it could be filled before that command removes it.
+  return entries
+    .filter((e) => (e.isDirectory() || e.isFile()) && !shadowUsers.has(path.join(dir, e.name)))
+    .map((e) => path.join(dir, e.name))
+    .sort();
 }

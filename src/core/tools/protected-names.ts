@@ -1,0 +1,26 @@
+// The names that make a path protected (decision 0005, 0026, 0042): what a write needs the
+// user's approval for, and what the OS sandbox mounts read-only, at any depth of a root.
+
+/** Directories whose contents configure the editor, git or Arbor itself, with why. */
+export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
+  ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
+  ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
+  ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
+]);
+/** The protected directory names, folded (the OS sandbox protects the same ones). */
+export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
+export const WORKSPACE_FILE_SUFFIX = '.code-workspace';
+export const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
+export const HOOKS_PATH_REASON =
+  "the repository's hooks folder (git config core.hooksPath) or, with husky's '.husky/_', the hook scripts its stubs run: a hook runs code on the next git command";
+
+/** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
+export function foldName(name: string): string {
+  return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
+}
+
+/** Why an entry named `name` is protected (a protected folder or a workspace file), or undefined. */
+export function protectedNameReason(name: string): string | undefined {
+  const folded = foldName(name);
+  return PROTECTED_DIRS.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+}

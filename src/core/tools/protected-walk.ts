@@ -1,0 +1,170 @@
+import type { Dirent, Stats } from 'node:fs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { foldName, protectedNameReason } from './protected-names';
+
+// Every protected entry (`.git`, `.vscode`, `.arbor`, `*.code-workspace`) at any depth of a
+// root, found by a bounded walk (decision 0042). The OS sandbox mounts them read-only for each
+// command, and the file tools follow the symlinked ones and read the nested repositories' hooks
+// folders, so both protect the same set.
+//
+// The walk runs at every command start, but cheaply: each directory's listing is cached with
+// the directory's inode and ctime, and re-read only when they changed. The ctime is the sound
+// key: adding, removing or renaming an entry changes it, and unlike the mtime no process can
+// set it back (`touch -d` changes the ctime too; only the clock, which needs CAP_SYS_TIME,
+// could). A listing taken within CTIME_SLACK_MS of the directory's ctime is not trusted, since
+// a change in the same clock tick leaves the ctime as it was (git's "racy index" problem).
+// So a nested repository a command creates is found by the next command's walk, before its hooks
+// can be written.
+
+/** Directories looked at per root and walk, and how deep: past either, the walk stops and says so. */
+export interface WalkLimits {
+  maxDirs: number;
+  maxDepth: number;
+}
+export const WALK_LIMITS: WalkLimits = { maxDirs: 10_000, maxDepth: 24 };
+/**
+ * Folders whose contents are not walked: package trees, huge and written by installers. A
+ * repository or `.vscode` inside one is not protected (said in decision 0042): nothing runs its
+ * hooks or reads its settings unless a user opens it as a workspace of its own.
+ */
+const NOT_WALKED = new Set(['node_modules', '.venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache', '.gradle', '.next', '.turbo']);
+/** Folders listed between two turns of the event loop (the walk is synchronous, see `listing`). */
+const YIELD_EVERY = 500;
+const CTIME_SLACK_MS = 1000;
+
+export interface ProtectedEntry {
+  /** Absolute path (under the root as given, not resolved). */
+  path: string;
+  /** The directory holding it. */
+  dir: string;
+  kind: 'dir' | 'file' | 'link' | 'other';
+  /** Folded name: `.git`, `.vscode`, `.arbor` or one ending in `.code-workspace`. */
+  name: string;
+}
+
+export interface ProtectedTree {
+  entries: ProtectedEntry[];
+  /** Set when a bound stopped the walk: what was not looked at, in a sentence for the model and the log. */
+  truncated?: string;
+}
+
+interface Listing {
+  dev: number;
+  ino: number;
+  /** Milliseconds with the nanoseconds as a fraction (a double keeps them to a quarter of a microsecond). */
+  ctimeMs: number;
+  trusted: boolean;
+  subdirs: string[];
+  found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
+}
+
+/** Per root: directory → its last listing. */
+const cache = new Map<string, Map<string, Listing>>();
+
+/** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
+export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS): Promise<ProtectedTree> {
+  const before = cache.get(root) ?? new Map<string, Listing>();
+  const after = new Map<string, Listing>();
+  const entries: ProtectedEntry[] = [];
+  let level = [root];
+  let visited = 0;
+  let truncated: string | undefined;
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > limits.maxDepth) {
+      truncated = `folders deeper than ${limits.maxDepth} levels (e.g. ${level[0]}) were not searched`;
+      break;
+    }
+    if (visited + level.length > limits.maxDirs) {
+      truncated = `only the first ${limits.maxDirs} folders were searched (the walk stopped ${depth} levels down)`;
+      level = level.slice(0, limits.maxDirs - visited);
+    }
+    visited += level.length;
+    const listings: (Listing | undefined)[] = [];
+    for (let i = 0; i < level.length; i++) {
+      if (i > 0 && i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
+      listings.push(listing(level[i], before.get(level[i])));
+    }
+    const next: string[] = [];
+    level.forEach((dir, i) => {
+      const l = listings[i];
+      if (!l) return;
+      after.set(dir, l);
+      for (const f of l.found) entries.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
+      for (const sub of l.subdirs) next.push(path.join(dir, sub));
+    });
+    if (truncated) break;
+    level = next;
+  }
+  // Past a bound, what an earlier walk found stays protected: a command cannot hide a known
+  // repository by making thousands of folders that use up the walk before it is reached.
+  if (truncated) for (const e of carriedOver(before, after)) entries.push(e);
+  cache.set(root, after);
+  const unseen = 'a .git, .vscode or .arbor there that no earlier walk found is writable by commands';
+  return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : { entries };
+}
+
+/** The protected entries of folders an earlier walk listed and this one did not reach, where they still exist. */
+function carriedOver(before: Map<string, Listing>, after: Map<string, Listing>): ProtectedEntry[] {
+  const out: ProtectedEntry[] = [];
+  for (const [dir, l] of before) {
+    if (after.has(dir) || l.found.length === 0) continue;
+    after.set(dir, { ...l, trusted: false });
+    for (const f of l.found) {
+      const p = path.join(dir, f.raw);
+      const kind = kindOf(p);
+      if (kind) out.push({ path: p, dir, kind, name: f.name });
+    }
+  }
+  return out;
+}
+
+function kindOf(p: string): ProtectedEntry['kind'] | undefined {
+  try {
+    const s = fs.lstatSync(p);
+    return s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One folder's listing, from the cache when its inode and ctime are unchanged. Synchronous on
+ * purpose: an `lstat` costs microseconds, while a hop through libuv's thread pool per folder
+ * cost ~0.4 ms a folder on a loaded machine (a 100-folder workspace: 38 ms async).
+ */
+function listing(dir: string, cached: Listing | undefined): Listing | undefined {
+  const started = Date.now();
+  let st: Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  if (!st.isDirectory()) return undefined;
+  if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeMs === st.ctimeMs) return cached;
+  let dirents: Dirent[];
+  try {
+    dirents = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  const subdirs: string[] = [];
+  const found: Listing['found'] = [];
+  for (const d of dirents) {
+    let kind: ProtectedEntry['kind'] = d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
+    if (kind === 'other' && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice()) {
+      // DT_UNKNOWN (some file systems): ask the inode.
+      const k = kindOf(path.join(dir, d.name));
+      if (!k) continue;
+      kind = k;
+    }
+    if (protectedNameReason(d.name)) {
+      // Not descended: a protected folder is mounted read-only whole.
+      found.push({ name: foldName(d.name), raw: d.name, kind });
+    } else if (kind === 'dir' && !NOT_WALKED.has(d.name)) {
+      subdirs.push(d.name);
+    }
+  }
+  return { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs, trusted: st.ctimeMs < started - CTIME_SLACK_MS, subdirs, found };
+}
