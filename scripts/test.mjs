@@ -4,7 +4,8 @@
 // programs (codex, claude) into .tools/remote/, the ACP test client (acpx) into .tools/acp/ and
 // the real ACP agents (claude-agent-acp, codex-acp, the SDK example agent) into .tools/acp-agents/,
 // then runs, in order: the linter and formatter check (biome), the unit, store, CLI and webview tests (mocha), the remote tier against
-// the real programs (test/remote), the extension-host tests in code-server, and the UI
+// the real programs (test/remote), the extension-host tests in code-server (development mode,
+// then the packaged .vsix installed into a fresh extensions folder), and the UI
 // flows in headless Chromium (test/e2e/flows/*.mjs), and the `npm start` restart check.
 // Stops at the first tier that fails, naming it.
 import { spawnSync } from 'node:child_process';

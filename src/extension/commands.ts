@@ -8,7 +8,7 @@ import type { CommandHost } from './command-host';
 import { showEventLog } from './event-log';
 import { pickPolicy } from './policy-picker';
 import { exportFileName, quoted } from './presenter/names';
-import { countUnder, sessionPicks } from './presenter/session-picks';
+import { countUnder, isSessionNode, sessionPicks } from './presenter/session-picks';
 import { readSettings } from './settings';
 
 export type { CommandArgs } from '../protocol';
@@ -17,11 +17,13 @@ export type Command = (args?: CommandArgs) => Promise<void>;
 
 /**
  * Ask for a session when the command came from the palette (no context argument): every
- * session by name, in tree order, indented by nesting, with its status.
+ * session by name, in tree order, indented by nesting, with its status. Workflow run nodes
+ * (`wf.<runId>`) are drawn in the tree but are no session: they are never offered (their
+ * agents, hung under them, are).
  */
 async function pickSession(host: CommandHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
-  const items = sessionPicks(await host.controller.nodes(), filter);
+  const items = sessionPicks(await host.controller.nodes(), (n) => isSessionNode(n) && (!filter || filter(n)));
   if (items.length === 0) {
     void vscode.window.showInformationMessage(
       filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.',

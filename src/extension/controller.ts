@@ -1,3 +1,4 @@
+import { describeError } from '../core/errors';
 import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
@@ -295,6 +296,7 @@ export class PanelController implements ApprovalPort {
     const ids = await (await this.ensure()).deleteSession(sessionId);
     for (const id of ids) this.feed.forget(id);
     this.sync.removed(ids);
+    this.hooks.statusChanged?.();
     return ids;
   }
 
@@ -393,7 +395,12 @@ export class PanelController implements ApprovalPort {
     const h = await this.getHarness();
     if (this.harness) return this.harness;
     this.harness = h;
-    this.folded = this.sync.follow(h);
+    // The status bar's total comes from the stored summaries (the durable fold): once they are
+    // folded, after a reload too, it shows the same figure as before.
+    this.folded = this.sync
+      .follow(h)
+      .then(() => this.hooks.statusChanged?.())
+      .catch((err: unknown) => this.hooks.log('warn', `status bar: ${describeError(err)}`));
     return h;
   }
 

@@ -83,6 +83,7 @@ export class ArborHost implements CommandHost {
         this.onStatus(this.controller.statusCounts());
       },
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
+      statusChanged: () => this.onStatus(this.controller.statusCounts()),
       pickBudget: (id) =>
         void this.commands['arbor.setBudget']({ arborSessionId: id }).catch(
           (err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`),

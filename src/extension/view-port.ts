@@ -24,6 +24,11 @@ export interface ControllerHooks {
   pickPolicy?(sessionId: string | undefined): void;
   /** Ask the human for a session's budget (an input box) and set it. */
   pickBudget?(sessionId: string): void;
+  /**
+   * The status bar's figures (statusCounts, totalSpend) moved without an event of their own:
+   * the stored sessions' first fold after an open (a window reload), a deletion.
+   */
+  statusChanged?(): void;
 }
 
 /** The connected views and who sees what: a session's messages go to the views showing it. */

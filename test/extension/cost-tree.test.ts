@@ -57,6 +57,27 @@ describe('extension: cost and budgets in the tree', () => {
     assert.ok(refused && !refused.ok && /maxTokens must be a whole number/.test(refused.error));
   });
 
+  // Issue 21.7: a window reload keeps the status bar's total: it comes from the stored
+  // summaries (the durable fold), shown once they are folded, with no new turn.
+  it('after a reopen on the same store, the status bar shows the same total before any turn', async () => {
+    script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[child]] go', label: 'child' } }] }, { text: 'root done' });
+    script.on('child', { text: 'child done' });
+    await w.c.receive(w.port, { type: 'chat/send', id: 'r1', text: '[[root]] delegate' });
+    await w.t.h.settle();
+    const before = statusBarView(w.c.statusCounts(), w.c.totalSpend()).text;
+    assert.match(before, / · \$\d/);
+    const requests = w.server.requests.length;
+    await w.reopen({ storeDir: w.t.storeDir });
+    await waitFor(() => w.statusBar.length > 0, 'the status bar after the first fold');
+    assert.equal(w.statusBar.at(-1), before);
+    assert.equal(w.server.requests.length, requests, 'no request was made');
+
+    // A deletion moves it too, without an event.
+    const root = w.t.h.store.list().find((h) => !h.parentSession)!.id;
+    await w.c.deleteSession(root);
+    assert.equal(w.statusBar.at(-1), '$(type-hierarchy) Arbor');
+  });
+
   it('a model with no price shows tokens only, never a made-up cost', async () => {
     await w.reopen({ prices: undefined });
     const { c, port, t } = w;

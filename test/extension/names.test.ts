@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
 import { distinctName, nameFromLog, sessionName, shortId } from '../../src/core/session/names';
 import { exportFileName, nodeName } from '../../src/extension/presenter/names';
-import { countUnder, sessionPicks } from '../../src/extension/presenter/session-picks';
+import { countUnder, isSessionNode, sessionPicks } from '../../src/extension/presenter/session-picks';
 import type { TreeNode } from '../../src/protocol';
 import { nodeName as webviewNodeName } from '../../webview/src/lib/format';
 
@@ -119,5 +119,20 @@ describe('session quick picks: names in tree order, indented, with status and re
     assert.equal(countUnder(nodes, 's-new'), 4);
     assert.equal(countUnder(nodes, 's-new.a'), 2);
     assert.equal(countUnder(nodes, 's-old'), 0);
+  });
+
+  // Issue 21.7: a workflow run node (wf.<runId>) is drawn in the tree but is no session.
+  it('never offers a workflow run node, and counts its agents but not the run', () => {
+    const run = node('wf.r1', { kind: 'workflow', parentId: 's-old', createdAt: T(3), status: 'running' });
+    const agent = node('s-old.w1', { parentId: 'wf.r1', origin: 'subagent', createdAt: T(4) });
+    const withRun = [...nodes, run, agent];
+    const offered = sessionPicks(withRun, isSessionNode).map((p) => [p.id, p.level]);
+    assert.ok(!offered.some(([id]) => id === 'wf.r1'));
+    assert.deepEqual(offered.slice(-2), [
+      ['s-old', 0],
+      ['s-old.w1', 2],
+    ]);
+    assert.equal(countUnder(withRun, 's-old'), 1);
+    assert.equal(isSessionNode(node('s-1')), true);
   });
 });

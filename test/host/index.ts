@@ -1,41 +1,7 @@
-// Entry of the extension-host test run: VS Code (here code-server, see scripts/e2e/)
-// loads this file inside the extension host and awaits run(). It runs mocha over every
-// out/test/host/**/*.test.js. These tests need the `vscode` module, so the plain-Node
-// `mocha` run (.mocharc.json) ignores this folder.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import Mocha from 'mocha';
-import * as vscode from 'vscode';
-import type { ArborApi } from '../../src/extension/extension';
-
-function testFiles(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) return testFiles(full);
-      return entry.isFile() && entry.name.endsWith('.test.js') ? [full] : [];
-    })
-    .sort();
-}
+// Entry of the extension-host test run (npm run test:host): the extension in development mode
+// from this repository, every out/test/host/**/*.test.js (test/support/host-mocha.ts).
+import { runHostMocha } from '../support/host-mocha';
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false });
-  // Every file shares one extension host, so it is disposed (its harness closed) once, last.
-  mocha.rootHooks({
-    afterAll: async () => {
-      // A grep run may not have activated it (then there is nothing to close).
-      const ext = vscode.extensions.getExtension<ArborApi>('arbor-dev.arbor');
-      if (ext?.isActive) await (await ext.exports.host()).dispose();
-    },
-  });
-  const grep = process.env.ARBOR_HOST_TEST_GREP;
-  if (grep) mocha.grep(grep);
-  for (const file of testFiles(__dirname)) mocha.addFile(file);
-  return new Promise((resolve, reject) => {
-    mocha.run((failures) => {
-      if (failures > 0) reject(new Error(`${failures} extension-host test(s) failed`));
-      else resolve();
-    });
-  });
+  return runHostMocha(__dirname);
 }

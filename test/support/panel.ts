@@ -1,5 +1,6 @@
 import type { HarnessConfig } from '../../src/core/harness';
 import { PanelController } from '../../src/extension/controller';
+import { statusBarView } from '../../src/extension/presenter/status-bar';
 import type { ApprovalPrompt, PanelSettings } from '../../src/protocol';
 import { FakePort } from './fake-port';
 import { makeHarness, type TestHarness } from './harness';
@@ -34,6 +35,8 @@ export interface PanelWorld {
   readonly opened: string[];
   readonly commandsRun: string[];
   readonly approvalChanges: { pending: number; added?: ApprovalPrompt }[];
+  /** The status bar's text each time the controller said its figures moved without an event. */
+  readonly statusBar: string[];
   /** Another view, connected and ready. */
   view(kind: 'panel' | 'transcript', sessionId?: string): Promise<FakePort>;
   /**
@@ -57,6 +60,7 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
   const opened: string[] = [];
   const commandsRun: string[] = [];
   const approvalChanges: { pending: number; added?: ApprovalPrompt }[] = [];
+  const statusBar: string[] = [];
   const settings = options.settings ?? PANEL_SETTINGS;
 
   const view = async (kind: 'panel' | 'transcript', sessionId?: string): Promise<FakePort> => {
@@ -75,6 +79,7 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
         commandsRun.push(command);
       },
       approvalsChanged: (pending, added) => approvalChanges.push({ pending: pending.length, ...(added ? { added } : {}) }),
+      statusChanged: () => statusBar.push(statusBarView(controller.statusCounts(), controller.totalSpend()).text),
     });
     const harness = await makeHarness(server, { approval: 'ask', releaseDelayMs: 5, ...overrides, approvalPort: controller });
     c = controller;
@@ -95,7 +100,7 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
   after(() => server.stop());
   beforeEach(async () => {
     server.reset();
-    for (const list of [logs, opened, commandsRun, approvalChanges]) list.length = 0;
+    for (const list of [logs, opened, commandsRun, approvalChanges, statusBar]) list.length = 0;
     await open(options.harness ?? {});
   });
   afterEach(close);
@@ -117,6 +122,7 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
     opened,
     commandsRun,
     approvalChanges,
+    statusBar,
     view,
     reopen: async (overrides) => {
       await c?.dispose();

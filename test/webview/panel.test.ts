@@ -104,6 +104,16 @@ describe('webview panel in chromium (scripted host)', () => {
     assert.match(await textOf(`[data-row-id="${CHILD}"]`), /failed/);
   });
 
+  // Issue 21.7: a workflow run node is drawn in the tree but the Sessions badge leaves it out.
+  it('counts sessions, not workflow run nodes, in the Sessions badge', async () => {
+    await open();
+    const run = node('wf.r1', ROOT, { kind: 'workflow', origin: 'subagent', status: 'running' });
+    const agent = node(`${ROOT}.wwwwww`, 'wf.r1', { label: 'wf-agent' });
+    await send(snapshot({ nodes: [...NODES, run, agent] }));
+    assert.equal(await count('[role=treeitem][data-row-id="wf.r1"]'), 1, 'the run is drawn');
+    assert.equal((await textOf('vscode-badge[title="Sessions"]')).trim(), String(NODES.length + 1));
+  });
+
   it('shows a subagent waiting for a free slot as queued, and as running once it has one', async () => {
     await open();
     await send(snapshot(), { type: 'tree/node', node: { ...NODES[1], status: 'queued', activity: 'waiting for a free slot', activeSince: Date.now() } });

@@ -44,8 +44,15 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   const started = w.stage({ type: 'turn/start', turnId });
   /** Staged events not yet known durable: the turn's outcome waits for them. */
   const pending: Promise<unknown>[] = [claimed, started];
-  const end = async (stopReason: StopReason, error?: string, errorCode?: string): Promise<TurnOutcome> => {
-    const ended = w.stage({ type: 'turn/end', turnId, stopReason, ...(error ? { error } : {}), ...(error && errorCode ? { errorCode } : {}) });
+  const end = async (stopReason: StopReason, error?: string, errorCode?: string, unreached?: boolean): Promise<TurnOutcome> => {
+    const ended = w.stage({
+      type: 'turn/end',
+      turnId,
+      stopReason,
+      ...(error ? { error } : {}),
+      ...(error && errorCode ? { errorCode } : {}),
+      ...(unreached ? { unreached: true as const } : {}),
+    });
     await Promise.all([...pending.splice(0), ended]);
     return { stopReason, error };
   };
@@ -61,7 +68,7 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
   }
 }
 
-type End = (stopReason: StopReason, error?: string, errorCode?: string) => Promise<TurnOutcome>;
+type End = (stopReason: StopReason, error?: string, errorCode?: string, unreached?: boolean) => Promise<TurnOutcome>;
 
 /**
  * The model/tool loop of one open turn; every way out goes through `end`. `pending` holds
@@ -126,7 +133,8 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       );
     }
     if (interrupted) return end(stopped(), whyStopped(signal));
-    if (out.error) return end('error', out.error.message, out.error.code);
+    // A connection that failed before any response (offline, DNS): the provider never saw it.
+    if (out.error) return end('error', out.error.message, out.error.code, out.error.code === 'connection' && !out.error.midStream && !out.usage);
     if (cut) return end('max-tokens', cutByCap(cap, ownCap), 'max-tokens');
     if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
     await Promise.all(pending.splice(0)); // the calls are on disk before any of them acts

@@ -104,6 +104,11 @@ export interface TurnEndEvent extends Base<'turn/end'> {
   error?: string;
   /** With `error`: the model failure's code (`auth`, `connection`, …) so a view can offer the fix. */
   errorCode?: string;
+  /**
+   * The turn's last request failed before any byte came back (offline, a DNS failure, a
+   * refused connection): the provider never saw it, so its prompt estimate is not spent.
+   */
+  unreached?: true;
 }
 
 export interface RequestHeaderEvent extends Base<'request/header'> {

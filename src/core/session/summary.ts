@@ -117,14 +117,15 @@ const FOLDERS: Folders = {
     return true;
   },
   'turn/end': (s, e) => {
-    // A request that got no message at all still cost its prompt.
-    if (s.inflightPrompt !== undefined) {
+    // A request that got no message at all still cost its prompt, unless it never reached
+    // the provider (nothing came back: offline, DNS): that one cost nothing.
+    if (s.inflightPrompt !== undefined && !e.unreached) {
       s.tokens.prompt += s.inflightPrompt;
       modelRow(s, s.inflightModel ?? '').prompt += s.inflightPrompt;
       s.estimated = true;
-      delete s.inflightPrompt;
-      delete s.inflightModel;
     }
+    delete s.inflightPrompt;
+    delete s.inflightModel;
     s.openTurn = false;
     s.lastStopReason = e.stopReason;
     return true;

@@ -119,6 +119,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('stopReason', oneOf(...STOPS), STOPS.join(' | ')),
     r('error', str, 'a string', true),
     r('errorCode', nonEmpty, 'a non-empty string', true),
+    r('unreached', (v) => v === true, 'true', true),
   ],
   'request/header': [
     r('model', str, 'a string'),

@@ -65,7 +65,15 @@ export function sessionPicks(nodes: readonly TreeNode[], filter: (n: TreeNode) =
   return out;
 }
 
-/** How many sessions sit under `id` (subagents and forks, at any depth): what a delete also removes. */
+/** A stored session, not a workflow run node (`wf.<runId>`, drawn in the tree, with no log of its own). */
+export function isSessionNode(n: Pick<TreeNode, 'kind'>): boolean {
+  return n.kind !== 'workflow';
+}
+
+/**
+ * How many sessions sit under `id` (subagents and forks, at any depth): what a delete also
+ * removes. A workflow run node is walked through (its agents count) but is no session itself.
+ */
 export function countUnder(nodes: readonly TreeNode[], id: string): number {
   const children = new Map<string, string[]>();
   for (const n of nodes) {
@@ -74,13 +82,16 @@ export function countUnder(nodes: readonly TreeNode[], id: string): number {
     if (!list) children.set(n.parentId, (list = []));
     list.push(n.id);
   }
+  const runs = new Set(nodes.filter((n) => !isSessionNode(n)).map((n) => n.id));
   const seen = new Set<string>([id]);
   const queue = [...(children.get(id) ?? [])];
+  let count = 0;
   while (queue.length > 0) {
     const cur = queue.shift()!;
     if (seen.has(cur)) continue;
     seen.add(cur);
+    if (!runs.has(cur)) count++;
     queue.push(...(children.get(cur) ?? []));
   }
-  return seen.size - 1;
+  return count;
 }

@@ -45,7 +45,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'turn/start': { before: [], event: { type: 'turn/start', turnId: 't1' } },
   'turn/end': {
     before: [ev.turnStart('t1')],
-    event: { type: 'turn/end', turnId: 't1', stopReason: 'error', error: 'provider said no', errorCode: 'auth' },
+    event: { type: 'turn/end', turnId: 't1', stopReason: 'error', error: 'provider unreachable', errorCode: 'connection', unreached: true },
   },
   'request/header': {
     before: [ev.turnStart('t1')],
@@ -256,6 +256,7 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a refusal that is a string', 'tool/result', 'refusal', 'refused'],
     ['an empty turnId', 'turn/start', 'turnId', ''],
     ['an unknown stopReason', 'turn/end', 'stopReason', 'done'],
+    ['unreached as false (it is true or absent)', 'turn/end', 'unreached', false],
     ['a negative byte count', 'request/header', 'bytes', -1],
     ['a fractional head byte count', 'request/header', 'headBytes', 1.5],
     ['an empty prefix hash', 'request/header', 'prefixHash', ''],

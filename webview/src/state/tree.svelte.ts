@@ -30,6 +30,13 @@ export class TreeState {
     return this.#cells.size;
   }
 
+  /** Sessions, for the "Sessions" badge: a workflow run node (`wf.<runId>`) is drawn but is no session. */
+  get sessions(): number {
+    void this.children;
+    return this.#sessions;
+  }
+  #sessions = 0;
+
   /** The node, reactively: an unknown id re-reads when the tree's shape changes. */
   get(id: string | undefined): TreeNode | undefined {
     if (id === undefined) return undefined;
@@ -66,7 +73,10 @@ export class TreeState {
   }
 
   #rebuild(): void {
-    this.children = buildChildren([...this.#cells.values()].map((c) => c.node));
+    const nodes = [...this.#cells.values()].map((c) => c.node);
+    // A node's kind never changes, so the count moves only when the shape does (here).
+    this.#sessions = nodes.filter((n) => n.kind !== 'workflow').length;
+    this.children = buildChildren(nodes);
   }
 
   parentOf(id: string): string | undefined {
