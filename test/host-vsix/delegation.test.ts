@@ -3,10 +3,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ArborApi } from '../../src/extension/extension';
 import type { HostToWebview } from '../../src/protocol';
-import { type ChatBody, ModelServer } from '../support/model-server';
-
-const EXTENSION_ID = 'arbor-dev.arbor';
-const isChild = (b: ChatBody) => b.messages.some((m) => String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+import { arborOnServer, EXTENSION_ID, isChild } from '../host/arbor-on-server';
+import { ModelServer } from '../support/model-server';
 
 // Issue 21.7: the .vsix a user installs (not the repository in development mode) runs a
 // delegation end to end: a root that spawns a child against the local model server.
@@ -15,15 +13,7 @@ describe('Arbor from its .vsix: one delegation', () => {
   let api: ArborApi;
   before(async () => {
     server = await ModelServer.start();
-    await vscode.workspace.getConfiguration('arbor').update('model.baseUrl', server.baseURL, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ArborApi>(EXTENSION_ID);
-    assert.ok(ext, `${EXTENSION_ID} is installed`);
-    api = await ext.activate();
-    const h = await (await api.host()).getHarness();
-    for (const deadline = Date.now() + 10_000; !('baseURL' in h.config.model && h.config.model.baseURL === server.baseURL); ) {
-      if (Date.now() > deadline) assert.fail(`the harness still uses ${JSON.stringify(h.config.model)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    api = await arborOnServer(server);
   });
   after(() => server.stop());
 

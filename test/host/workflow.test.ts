@@ -3,10 +3,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ArborApi } from '../../src/extension/extension';
 import type { HostToWebview } from '../../src/protocol';
-import { type ChatBody, ModelServer } from '../support/model-server';
-
-const EXTENSION_ID = 'arbor-dev.arbor';
-const isChild = (b: ChatBody) => b.messages.some((m) => String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+import { ModelServer } from '../support/model-server';
+import { arborOnServer, EXTENSION_ID, isChild } from './arbor-on-server';
 
 // R8 of WORKFLOW.md: the packaged layout (dist/host.js forking dist/workflow-child.js, both on
 // the .vscodeignore allow-list) runs a workflow inside the real extension host.
@@ -15,18 +13,7 @@ describe('Arbor host: a workflow from the packaged layout', () => {
   let api: ArborApi;
   before(async () => {
     server = await ModelServer.start();
-    const config = vscode.workspace.getConfiguration('arbor');
-    await config.update('model.baseUrl', server.baseURL, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ArborApi>(EXTENSION_ID);
-    assert.ok(ext);
-    api = await ext.activate();
-    // The host applies a new endpoint from onDidChangeConfiguration, after other files' setting
-    // changes it may still be handling: wait for it, or the first request goes to a stopped server.
-    const h = await (await api.host()).getHarness();
-    for (const deadline = Date.now() + 10_000; !('baseURL' in h.config.model && h.config.model.baseURL === server.baseURL); ) {
-      if (Date.now() > deadline) assert.fail(`the harness still uses ${JSON.stringify(h.config.model)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    api = await arborOnServer(server);
   });
   after(() => server.stop());
 
