@@ -110,4 +110,39 @@ describe('webview: cost and budgets (scripted host)', () => {
     assert.deepEqual(await lastPosted(), { type: 'budget/pick', sessionId: ROOT });
     assert.equal(await textOf('.head .total'), '$1.50');
   });
+
+  it('never shows $0.00 for an unknown cost: nothing before a request finished, "billed by Claude Code" for a remote program (issue 21.6)', async () => {
+    const fresh = 's-root-2';
+    const remote = `${ROOT}.bbbbbb`;
+    const zero = { prompt: 0, completion: 0, cacheHit: 0 };
+    await w.open();
+    await send(
+      snapshot({
+        nodes: [
+          node(ROOT, undefined, { title: 'Root conversation' }),
+          node(remote, ROOT, {
+            label: 'reviewer',
+            tokens: { prompt: 30_000, completion: 900, cacheHit: 0 },
+            costUsd: 0,
+            remote: { program: 'claude-code', version: '2.1.332 (Claude Code)' },
+          }),
+          node(fresh, undefined, { title: 'A new conversation', status: 'running', tokens: zero, costUsd: 0 }),
+        ],
+        selected: fresh,
+      }),
+    );
+    // The first request is still under way: no figure on the row, none in the header.
+    assert.equal(await count(`[data-row-id="${fresh}"] .tokens`), 0);
+    assert.equal(await count('.head .total'), 0);
+    // A remote program bills its own account: said by its name, never "$0.00".
+    const row = `[data-row-id="${remote}"]`;
+    assert.equal(await textOf(`${row} .tokens`), 'billed by Claude Code');
+    assert.match(await attr(row, 'title'), /cost: billed by Claude Code/);
+    assert.doesNotMatch(await textOf(row), /\$0\.00/);
+    await send({ type: 'session/selected', sessionId: remote });
+    assert.equal(await textOf('.head .total'), 'billed by Claude Code');
+    // A remote program that reported its cost shows it.
+    await send({ type: 'tree/node', node: node(remote, ROOT, { label: 'reviewer', costUsd: 0.12, remote: { program: 'claude-code' } }) });
+    assert.equal(await textOf(`${row} .tokens`), '$0.12');
+  });
 });
