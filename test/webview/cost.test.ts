@@ -105,7 +105,7 @@ describe('webview: cost and budgets (scripted host)', () => {
       hasMore: false,
     });
     assert.match(await textOf('.turn-end'), /Turn ended: Stopped by its budget/);
-    assert.match(await textOf('.turn-end'), /Raise the budget, then send a message to go on/);
+    assert.match(await textOf('.turn-end'), /cannot take the next request\. Raise the budget to go on\. Once it is raised, send a message to go on from here/);
     await w.page.click('vscode-button:has-text("Set Budget")');
     assert.deepEqual(await lastPosted(), { type: 'budget/pick', sessionId: ROOT });
     assert.equal(await textOf('.head .total'), '$1.50');
@@ -144,5 +144,32 @@ describe('webview: cost and budgets (scripted host)', () => {
     // A remote program that reported its cost shows it.
     await send({ type: 'tree/node', node: node(remote, ROOT, { label: 'reviewer', costUsd: 0.12, remote: { program: 'claude-code' } }) });
     assert.equal(await textOf(`${row} .tokens`), '$0.12');
+  });
+
+  it("says a budget stop in people's words, with no command-line hint, and the bar reads full (issue 21.6)", async () => {
+    await w.open();
+    const budget = { maxTokens: 75_000, spentTokens: 69_000 };
+    await send(snapshot({ nodes: [node(ROOT, undefined, { title: 'Root conversation', budget, lastStopReason: 'budget' })], selected: ROOT }), {
+      type: 'transcript/reset',
+      sessionId: ROOT,
+      entries: [
+        { kind: 'user', seq: 0, at: T, text: 'do it', source: 'user' },
+        {
+          kind: 'turn',
+          seq: 1,
+          at: T,
+          phase: 'end',
+          stopReason: 'budget',
+          error:
+            "The budget of Root conversation (75000 tokens) cannot take the next request: 6000 tokens are left and this request may take 9000 (a prompt of about 8000 plus 1000 for the reply). Nothing was sent. A human can raise the budget (Set Budget on its node, or 'arbor run --budget'); then a message goes on from here.",
+        },
+      ],
+      hasMore: false,
+    });
+    assert.equal(await textOf('.turn-end .error-text'), 'Budget reached: 69k of 75k tokens used; the next step needs about 9k. Raise the budget to go on.');
+    assert.doesNotMatch(await textOf('.turn-end'), /arbor|--budget/);
+    const bar = `[data-row-id="${ROOT}"] .budget`;
+    assert.equal(await w.page.evaluate(`document.querySelector('${bar} .fill').style.width`), '100%');
+    assert.equal(await w.page.evaluate(`document.querySelector('${bar}').classList.contains('over')`), true);
   });
 });
