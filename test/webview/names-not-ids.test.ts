@@ -1,0 +1,58 @@
+// Issue 21.6 in the built webview (headless chromium, scripted host): what the user reads
+// names sessions, never by their raw ids. A child's first notices read "Started by <parent>"
+// and "Task from <parent>"; a message the user sent the child is the user's.
+import * as assert from 'node:assert/strict';
+import type { TranscriptEntry, TreeNode } from '../../src/protocol';
+import { webviewFixture } from '../support/webview-fixture';
+
+const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
+const T = '2025-06-01T09:00:00.000Z';
+const ROOT = 's-mx5bfxcz-2d979a23';
+const CHILD = `${ROOT}.32c1ba`;
+const node = (id: string, extra: Partial<TreeNode>): TreeNode => ({
+  id,
+  origin: 'user',
+  depth: 0,
+  status: 'idle',
+  tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
+  reports: 0,
+  createdAt: T,
+  ...extra,
+});
+const NODES = [
+  node(ROOT, { title: 'Survey the workspace' }),
+  node(CHILD, { parentId: ROOT, origin: 'subagent', depth: 1, label: 'surveyor', mode: 'continuable', status: 'settled', lastStopReason: 'completed' }),
+];
+
+describe('webview: names, not ids (issue 21.6)', () => {
+  const w = webviewFixture('arbor-webview-names-');
+  const { send, textOf } = w;
+
+  it("a child's first notices name its parent; the user's own message to it reads as the user's", async () => {
+    await w.open({ view: 'panel' }, { viewport: { width: 420, height: 900 } });
+    const entries: TranscriptEntry[] = [
+      {
+        kind: 'user',
+        seq: 0,
+        at: T,
+        source: 'delegation',
+        text: `[Arbor runtime] You are a subagent (depth 1) working for session ${ROOT}. Your permissions were fixed when you were started; they cannot be widened.`,
+      },
+      { kind: 'user', seq: 1, at: T, source: 'delegation', fromSession: ROOT, text: 'List the packages of the workspace.' },
+      { kind: 'assistant', seq: 2, at: T, text: 'There are three.' },
+      { kind: 'user', seq: 3, at: T, source: 'user', text: 'also check the docs' },
+    ];
+    await send(
+      { type: 'state/snapshot', nodes: NODES, selected: CHILD, settings: SETTINGS, approvals: [] },
+      { type: 'transcript/reset', sessionId: CHILD, entries, hasMore: false },
+    );
+    const who = await w.page.evaluate<string[]>(`[...document.querySelectorAll('.chat article .who')].map((e) => e.textContent.trim())`);
+    assert.equal(who.length, 4, JSON.stringify(who));
+    assert.match(who[0], /^Started by Survey the workspace/);
+    assert.match(who[1], /^Task from Survey the workspace/);
+    assert.match(who[3], /^You/);
+    const text = await textOf('.chat .scroller');
+    assert.ok(!text.includes(ROOT), `the chat shows no session id: ${text}`);
+    assert.match(text, /working for Survey the workspace\./);
+  });
+});
