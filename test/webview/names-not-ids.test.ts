@@ -53,6 +53,32 @@ describe('webview: names, not ids (issue 21.6)', () => {
     assert.match(who[3], /^You/);
     const text = await textOf('.chat .scroller');
     assert.ok(!text.includes(ROOT), `the chat shows no session id: ${text}`);
-    assert.match(text, /working for Survey the workspace\./);
+    assert.match(text, /working for “Survey the workspace”\./);
+  });
+
+  it('approval cards and error boxes name the sessions they speak of', async () => {
+    await w.open({ view: 'panel' }, { viewport: { width: 420, height: 900 } });
+    const prompt = {
+      requestId: 'r1',
+      sessionId: CHILD,
+      lineage: [CHILD, ROOT],
+      tool: 'message_agent',
+      summary: `message_agent ${CHILD}: also check the docs`,
+      reason: `agent ${CHILD} asks to write outside the workspace`,
+    };
+    const entries: TranscriptEntry[] = [
+      { kind: 'user', seq: 0, at: T, text: 'go', source: 'user' },
+      { kind: 'turn', seq: 1, at: T, phase: 'end', stopReason: 'error', error: `No agent ${CHILD} can take it: session ${CHILD} is settled.` },
+    ];
+    await send(
+      { type: 'state/snapshot', nodes: NODES, selected: ROOT, settings: SETTINGS, approvals: [prompt] },
+      { type: 'transcript/reset', sessionId: ROOT, entries, hasMore: false },
+    );
+    const card = await textOf('.approval');
+    assert.ok(!card.includes(ROOT) && !card.includes('32c1ba'), `the approval card shows no id: ${card}`);
+    assert.match(card, /asked by surveyor/);
+    assert.match(card, /message_agent “surveyor”: also check the docs/);
+    const error = await textOf('.turn-end .error-text');
+    assert.equal(error, 'No agent “surveyor” can take it: “surveyor” is settled.');
   });
 });
