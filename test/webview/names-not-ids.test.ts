@@ -81,4 +81,27 @@ describe('webview: names, not ids (issue 21.6)', () => {
     const error = await textOf('.turn-end .error-text');
     assert.equal(error, 'No agent “surveyor” can take it: “surveyor” is settled.');
   });
+
+  it('tells conversations of one name apart in the tree: the younger reads "(2)"', async () => {
+    await w.open({ view: 'panel' }, { viewport: { width: 420, height: 600 } });
+    const older = 's-aaaaaaaa-11111111';
+    const younger = 's-bbbbbbbb-22222222';
+    await send({
+      type: 'state/snapshot',
+      nodes: [
+        node(younger, { title: 'please survey the workspace', createdAt: '2025-06-01T10:00:00.000Z' }),
+        node(older, { title: 'please survey the workspace', createdAt: '2025-06-01T09:00:00.000Z' }),
+        node('s-cccccccc-33333333', { title: 'something else' }),
+      ],
+      settings: SETTINGS,
+      approvals: [],
+    });
+    assert.equal(await textOf(`[data-row-id="${older}"] .name`), 'please survey the workspace');
+    assert.equal(await textOf(`[data-row-id="${younger}"] .name`), 'please survey the workspace (2)');
+    assert.equal(await textOf('[data-row-id="s-cccccccc-33333333"] .name'), 'something else');
+    assert.match(
+      String(await w.page.evaluate(`document.querySelector('[data-row-id="${younger}"]').getAttribute('aria-label')`)),
+      /^please survey the workspace \(2\),/,
+    );
+  });
 });
