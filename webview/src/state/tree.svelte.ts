@@ -38,7 +38,7 @@ export class TreeState {
     for (const same of byName.values()) {
       if (same.length < 2) continue;
       same.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-      same.forEach((n, i) => i > 0 && out.set(n.id, i + 1));
+      for (let i = 1; i < same.length; i++) out.set(same[i].id, i + 1);
     }
     return out;
   });
