@@ -53,6 +53,21 @@ describe('webview: names, not ids (issue 21.6)', () => {
     assert.match(who[3], /^You/);
     const text = await textOf('.chat .scroller');
     assert.ok(!text.includes(ROOT), `the chat shows no session id: ${text}`);
+    // A settled child's notice, in its parent's chat, names the child without its id.
+    await send(
+      { type: 'session/selected', sessionId: ROOT },
+      {
+        type: 'transcript/reset',
+        sessionId: ROOT,
+        entries: [
+          { kind: 'user', seq: 5, at: T, source: 'subagent-settled', fromSession: CHILD, text: '[subagent surveyor settled: completed]\nThere are three.' },
+        ],
+        hasMore: false,
+      },
+    );
+    const notice = await textOf('article.settled .fact');
+    assert.match(notice, /surveyor\s+settled: completed/);
+    assert.ok(!notice.includes('32c1ba'), `the notice shows no id: ${notice}`);
     assert.match(text, /working for “Survey the workspace”\./);
   });
 
