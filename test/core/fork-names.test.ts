@@ -11,7 +11,7 @@ describe('harness: a user fork is named after what the user sees, distinct from 
     return end.seq;
   }
 
-  it('"Fork of <label>" for a subagent, then "(2)", "(3)"; a fork of a fork and of a titled conversation read the same way', async () => {
+  it('"Fork of <label>" for a subagent, then "(2)", "(3)"; a fork of a fork is "Fork 2 of <label>" (no stacking), a titled conversation reads the same way', async () => {
     const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] survey', label: 'surveyor' });
     await w.t.h.settle();
     const seq = await lastTurnEnd(c.childId);
@@ -22,7 +22,10 @@ describe('harness: a user fork is named after what the user sees, distinct from 
     // A fork carries its source's descriptor only in its seed: it is named by its own title.
     const first = w.t.h.store.list().find((h) => h.title === 'Fork of surveyor')!;
     const ff = await w.t.h.forkSession(first.id, await lastTurnEnd(first.id));
-    assert.equal(ff.session.header.title, 'Fork of Fork of surveyor');
+    // Names do not stack (issue 21.6): a fork of a fork is "Fork 2 of …", then "Fork 3 of …".
+    assert.equal(ff.session.header.title, 'Fork 2 of surveyor');
+    const fff = await w.t.h.forkSession(ff.session.header.id, await lastTurnEnd(ff.session.header.id));
+    assert.equal(fff.session.header.title, 'Fork 3 of surveyor');
 
     const titled = await w.t.h.createSession({ title: 'hello Arbor' });
     await titled.accept('[[t]] hi');

@@ -21,8 +21,9 @@ export interface Page {
   /** A string is evaluated as an expression (a function in it is not called: embed the call). */
   evaluate<R>(script: string): Promise<R>;
   waitForFunction(script: string, arg?: unknown, opts?: { timeout?: number }): Promise<unknown>;
-  screenshot(opts: { path: string; fullPage?: boolean }): Promise<unknown>;
+  screenshot(opts: { path: string; fullPage?: boolean; clip?: { x: number; y: number; width: number; height: number } }): Promise<unknown>;
   click(selector: string): Promise<void>;
+  hover(selector: string): Promise<void>;
   focus(selector: string): Promise<void>;
   keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
   reload(opts?: { waitUntil?: 'load' }): Promise<unknown>;

@@ -105,9 +105,71 @@ describe('webview: cost and budgets (scripted host)', () => {
       hasMore: false,
     });
     assert.match(await textOf('.turn-end'), /Turn ended: Stopped by its budget/);
-    assert.match(await textOf('.turn-end'), /Raise the budget, then send a message to go on/);
+    assert.match(await textOf('.turn-end'), /cannot take the next request\. Raise the budget to go on\. Once it is raised, send a message to go on from here/);
     await w.page.click('vscode-button:has-text("Set Budget")');
     assert.deepEqual(await lastPosted(), { type: 'budget/pick', sessionId: ROOT });
     assert.equal(await textOf('.head .total'), '$1.50');
+  });
+
+  it('never shows $0.00 for an unknown cost: nothing before a request finished, "billed by Claude Code" for a remote program (issue 21.6)', async () => {
+    const fresh = 's-root-2';
+    const remote = `${ROOT}.bbbbbb`;
+    const zero = { prompt: 0, completion: 0, cacheHit: 0 };
+    await w.open();
+    await send(
+      snapshot({
+        nodes: [
+          node(ROOT, undefined, { title: 'Root conversation' }),
+          node(remote, ROOT, {
+            label: 'reviewer',
+            tokens: { prompt: 30_000, completion: 900, cacheHit: 0 },
+            costUsd: 0,
+            remote: { program: 'claude-code', version: '2.1.332 (Claude Code)' },
+          }),
+          node(fresh, undefined, { title: 'A new conversation', status: 'running', tokens: zero, costUsd: 0 }),
+        ],
+        selected: fresh,
+      }),
+    );
+    // The first request is still under way: no figure on the row, none in the header.
+    assert.equal(await count(`[data-row-id="${fresh}"] .tokens`), 0);
+    assert.equal(await count('.head .total'), 0);
+    // A remote program bills its own account: said by its name, never "$0.00".
+    const row = `[data-row-id="${remote}"]`;
+    assert.equal(await textOf(`${row} .tokens`), 'billed by Claude Code');
+    assert.match(await attr(row, 'title'), /cost: billed by Claude Code/);
+    assert.doesNotMatch(await textOf(row), /\$0\.00/);
+    await send({ type: 'session/selected', sessionId: remote });
+    assert.equal(await textOf('.head .total'), 'billed by Claude Code');
+    // A remote program that reported its cost shows it.
+    await send({ type: 'tree/node', node: node(remote, ROOT, { label: 'reviewer', costUsd: 0.12, remote: { program: 'claude-code' } }) });
+    assert.equal(await textOf(`${row} .tokens`), '$0.12');
+  });
+
+  it("says a budget stop in people's words, with no command-line hint, and the bar reads full (issue 21.6)", async () => {
+    await w.open();
+    const budget = { maxTokens: 75_000, spentTokens: 69_000 };
+    await send(snapshot({ nodes: [node(ROOT, undefined, { title: 'Root conversation', budget, lastStopReason: 'budget' })], selected: ROOT }), {
+      type: 'transcript/reset',
+      sessionId: ROOT,
+      entries: [
+        { kind: 'user', seq: 0, at: T, text: 'do it', source: 'user' },
+        {
+          kind: 'turn',
+          seq: 1,
+          at: T,
+          phase: 'end',
+          stopReason: 'budget',
+          error:
+            "The budget of Root conversation (75000 tokens) cannot take the next request: 6000 tokens are left and this request may take 9000 (a prompt of about 8000 plus 1000 for the reply). Nothing was sent. A human can raise the budget (Set Budget on its node, or 'arbor run --budget'); then a message goes on from here.",
+        },
+      ],
+      hasMore: false,
+    });
+    assert.equal(await textOf('.turn-end .error-text'), 'Budget reached: 69k of 75k tokens used; the next step needs about 9k. Raise the budget to go on.');
+    assert.doesNotMatch(await textOf('.turn-end'), /arbor|--budget/);
+    const bar = `[data-row-id="${ROOT}"] .budget`;
+    assert.equal(await w.page.evaluate(`document.querySelector('${bar} .fill').style.width`), '100%');
+    assert.equal(await w.page.evaluate(`document.querySelector('${bar}').classList.contains('over')`), true);
   });
 });

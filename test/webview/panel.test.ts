@@ -315,8 +315,10 @@ describe('webview panel in chromium (scripted host)', () => {
     );
     assert.equal(await count('.needs-you'), 3, 'the asker and each ancestor carry the mark');
     assert.equal(await textOf(`[data-row-id="${CHILD}"] .needs-you`), '1');
-    // The asker's status says what it waits for, in words, and it can still be stopped.
-    assert.equal(await textOf(`[data-row-id="${GRAND}"] .status .word`), 'needs approval');
+    // The asker's status says what it waits for: its shield icon on the row (issue 21.5), the
+    // words for screen readers and on hover; and it can still be stopped.
+    assert.equal(await textOf(`[data-row-id="${GRAND}"] .status .visually-hidden`), 'needs approval');
+    assert.equal(await w.page.evaluate(`document.querySelector('[data-row-id="${GRAND}"] .status').title`), 'needs approval');
     assert.match(String(await w.page.evaluate(`document.querySelector('[data-row-id="${GRAND}"]').getAttribute('aria-label')`)), /needs approval/);
     const card = '.approval:has(.preview)';
     assert.equal(await count(`${card} .pl.del`), 1);

@@ -1,6 +1,6 @@
 // Issue 13 in the built webview (headless chromium, scripted host): a remote child's row
 // shows its program and version as a small badge, in place of the provider, and a narrow
-// side bar drops the badge before it cuts the name.
+// side bar drops the badge before it cuts a long name short.
 import * as assert from 'node:assert/strict';
 import type { HostToWebview, TreeNode } from '../../src/protocol';
 import { webviewFixture } from '../support/webview-fixture';
@@ -50,19 +50,25 @@ describe('webview: remote children (scripted host)', () => {
     assert.equal(await textOf(`[data-row-id="${OWN}"] .meta`), 'spawn');
   });
 
-  it('in a narrow side bar the badge wraps away before the name is cut', async () => {
+  it('in a narrow side bar the badge stays beside a short name and wraps away before a long name is cut short', async () => {
     await w.open({ view: 'panel' }, { viewport: { width: 150, height: 600 } });
     await send(snapshot);
-    const box = await w.page.evaluate<{ nameCut: boolean; badgeShown: boolean; badgeOverflows: boolean }>(`(() => {
-      const row = document.querySelector('[data-row-id="${CODEX}"]');
+    const measure = (id: string) =>
+      w.page.evaluate<{ nameCut: boolean; badgeShown: boolean; badgeOverflows: boolean }>(`(() => {
+      const row = document.querySelector('[data-row-id="${id}"]');
       const head = row.querySelector('.head').getBoundingClientRect();
       const name = row.querySelector('.name');
       const badge = row.querySelector('.meta.remote').getBoundingClientRect();
       const shown = badge.top < head.bottom;
       return { nameCut: name.scrollWidth > name.clientWidth, badgeShown: shown, badgeOverflows: shown && badge.right > head.right + 0.5 };
     })()`);
-    assert.equal(box.nameCut, false, 'the short name is whole');
-    assert.equal(box.badgeOverflows, false, 'a badge on the line fits the line');
-    assert.equal(box.badgeShown, false, 'at 150 px the badge has wrapped out of sight');
+    const short = await measure(CODEX);
+    assert.equal(short.nameCut, false, 'the short name is whole');
+    assert.equal(short.badgeOverflows, false, 'a badge on the line fits the line');
+    assert.equal(short.badgeShown, true, 'beside a short name the program badge stays (issue 21.5)');
+    // A long name: the badge leaves the line first, the name keeps the room there is.
+    await send({ type: 'tree/node', node: { ...NODES[1], label: 'a-reviewer-with-a-rather-long-name' } });
+    const long = await measure(CODEX);
+    assert.equal(long.badgeShown, false, 'at 150 px the badge beside a long name has wrapped out of sight');
   });
 });

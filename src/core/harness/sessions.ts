@@ -7,7 +7,7 @@ import { type Budget, checkBudget } from '../session/budget';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import { descriptorOf, policyOverrides } from '../session/folds';
 import { forkPoint, headerFrom } from '../session/fork';
-import { distinctName, nameFromLog } from '../session/names';
+import { distinctName, forkName, nameFromLog } from '../session/names';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import { mirrorRefusal } from '../subagent/mirrors';
@@ -86,7 +86,7 @@ export class SessionsService {
       title:
         opts.title ??
         distinctName(
-          `Fork of ${nameFromLog(source.header, events)}`,
+          forkName(nameFromLog(source.header, events)),
           this.h.store.list().map((x) => x.title),
         ),
     });

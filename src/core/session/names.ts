@@ -46,3 +46,13 @@ export function distinctName(base: string, taken: Iterable<string | undefined>):
     if (!used.has(candidate)) return candidate;
   }
 }
+
+/**
+ * What a fork is called (issue 21.6): "Fork of X"; a fork of a fork does not stack ("Fork of
+ * Fork of X" → "Fork 2 of X", then "Fork 3 of X"): the number counts the generations.
+ */
+export function forkName(sourceName: string): string {
+  const m = /^Fork (?:(\d+) )?of (.+)$/s.exec(sourceName);
+  if (!m) return `Fork of ${sourceName}`;
+  return `Fork ${(m[1] ? Number(m[1]) : 1) + 1} of ${m[2]}`;
+}

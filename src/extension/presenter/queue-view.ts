@@ -2,6 +2,7 @@ import type { Agent } from '../../core/agent/agent';
 import { queuedMessages } from '../../core/session/folds';
 import type { Session } from '../../core/session/session';
 import type { HostToWebview } from '../../protocol';
+import { shownSource } from './message-source';
 
 export type QueueChanged = Extract<HostToWebview, { type: 'queue/changed' }>;
 
@@ -18,6 +19,11 @@ export function queueView(session: Session, agent: Agent | undefined): QueueChan
   const starting = agent !== undefined && agent.activity === 'idle' && !agent.isWaiting && !agent.isDisposed;
   const messages = starting
     ? []
-    : queuedMessages(session.events, session.unclaimedInbox).map((m) => ({ messageId: m.messageId, text: m.text, source: m.source.kind, at: m.at }));
+    : queuedMessages(session.events, session.unclaimedInbox).map((m) => ({
+        messageId: m.messageId,
+        text: m.text,
+        source: shownSource(m.source).source,
+        at: m.at,
+      }));
   return { type: 'queue/changed', sessionId: session.id, state, messages };
 }

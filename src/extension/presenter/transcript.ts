@@ -1,5 +1,6 @@
 import type { SessionEvent } from '../../core/session/events';
 import type { TranscriptEntry } from '../../protocol';
+import { shownSource } from './message-source';
 
 /** What the chat shows of one event; runtime-only events (inbox, request headers, policy) show nothing. */
 export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
@@ -10,8 +11,7 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
         seq: e.seq,
         at: e.at,
         text: e.text,
-        source: e.source.kind,
-        ...(typeof e.source.fromSession === 'string' ? { fromSession: e.source.fromSession } : {}),
+        ...shownSource(e.source),
         ...(e.surfaceOp === 'replace' ? { compacted: true } : {}),
       };
     case 'assistant/message':

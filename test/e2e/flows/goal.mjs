@@ -3,7 +3,7 @@
 //   02 watch two rounds run by themselves (the node reads active · 1/2, active · 2/2; each
 //      round's answer lands in the chat), then the goal blocks at round-limit: the node reads
 //      blocked · 2/2 with the reason on hover, the goal bar shows round-limit
-//   03 Resume is not offered while the rounds are used up; Raise limit → blocked · 2/7
+//   03 Resume is not offered while the rounds are used up; Raise limit asks by how much, Raise (5) → blocked · 2/7
 //   04 Resume in the goal bar: rounds 3 to 7 run, then it blocks at round-limit again
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -72,6 +72,9 @@ export const flow = {
     await step('raise-limit', 20_000, async () => {
       if ((await bar.locator('button', { hasText: /^Resume$/ }).count()) > 0) throw new Error('Resume is offered while every round is used');
       await bar.locator('button', { hasText: /^Raise limit$/ }).click({ timeout: 5_000 });
+      // It asks by how much (five rounds unless changed); Raise sends it.
+      await visible(bar.locator('.raise input'), 'the "raise the limit by" box', 5_000);
+      await bar.locator('.raise button', { hasText: /^Raise$/ }).click({ timeout: 5_000 });
       await watchUntil('blocked · 2/7', 10_000);
       await visible(bar.locator('button', { hasText: /^Resume$/ }), 'Resume in the goal bar', 5_000);
       // The side bar alone, for the README.

@@ -110,15 +110,40 @@ export function usd(n: number): string {
   return `$${n.toFixed(2)}`;
 }
 
+/** How people call a remote agent program ("claude-code" → "Claude Code"); unknown ones as given. */
+const PROGRAM_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', 'gemini-cli': 'Gemini CLI', gemini: 'Gemini CLI' };
+export function programName(program: string): string {
+  return PROGRAM_NAMES[program] ?? program;
+}
+
+/** A remote program that reported no cost of its own: it bills its own account ("billed by Claude Code"). */
+export function billedBy(node: TreeNode): string | undefined {
+  return node.remote && !(node.costUsd !== undefined && node.costUsd > 0) ? `billed by ${programName(node.remote.program)}` : undefined;
+}
+
 /**
  * What a row shows as its cost: its own, or — collapsed with children below — its subtree's
- * total; dollars when every model has a price, else tokens only (never a made-up cost).
+ * total; dollars when every model has a price, else tokens only (never a made-up cost). No
+ * figure before anything was spent (never "$0.00" for a request still under way), and a remote
+ * program's own bill by its name (issue 21.6).
  */
-export function costBadge(node: TreeNode, collapsed: boolean): { text: string; subtree: boolean } {
+export function costBadge(node: TreeNode, collapsed: boolean): { text: string; subtree: boolean } | undefined {
   const total = collapsed && node.subtree ? node.subtree : undefined;
-  if (total) return { text: total.costUsd !== undefined ? usd(total.costUsd) : compact(total.tokens), subtree: true };
+  if (total && total.tokens > 0) return { text: total.costUsd !== undefined ? usd(total.costUsd) : compact(total.tokens), subtree: true };
+  const billed = billedBy(node);
+  if (billed) return { text: billed, subtree: false };
   const own = node.tokens.prompt + node.tokens.completion;
+  if (own === 0 && !node.costUsd) return undefined;
   return { text: node.costUsd !== undefined ? usd(node.costUsd) : `${node.tokensEstimated ? '≈' : ''}${compact(own)}`, subtree: false };
+}
+
+/** The conversation's running total in the chat header: itself and what it delegated, or nothing before any spending. */
+export function totalText(node: TreeNode): string | undefined {
+  const billed = billedBy(node);
+  if (billed && !node.subtree) return billed;
+  const total = node.subtree ?? { tokens: node.tokens.prompt + node.tokens.completion, costUsd: node.costUsd };
+  if (total.tokens <= 0) return undefined;
+  return total.costUsd !== undefined ? usd(total.costUsd) : `${total.tokens.toLocaleString('en-US')} tokens`;
 }
 
 /** The hover lines of a node's spending: tokens in / cached / out, its cost and what the cache saved, its subtree, its budget. */
@@ -127,9 +152,11 @@ export function costLines(node: TreeNode): string[] {
   const est = node.tokensEstimated ? ' (partly estimated)' : '';
   return [
     `tokens in ${t.prompt.toLocaleString('en-US')} / cached ${t.cacheHit.toLocaleString('en-US')} / out ${t.completion.toLocaleString('en-US')}${est}`,
-    node.costUsd !== undefined
-      ? `cost ${usd(node.costUsd)}${node.savedUsd ? ` · saved ${usd(node.savedUsd)} by cache hits` : ''}`
-      : 'cost unknown: a model with no price served it (tokens only)',
+    billedBy(node) !== undefined
+      ? `cost: ${billedBy(node)} (its own account, not priced here)`
+      : node.costUsd !== undefined
+        ? `cost ${usd(node.costUsd)}${node.savedUsd ? ` · saved ${usd(node.savedUsd)} by cache hits` : ''}`
+        : 'cost unknown: a model with no price served it (tokens only)',
     ...(node.subtree
       ? [
           `with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${node.subtree.tokens.toLocaleString('en-US')} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`,

@@ -7,10 +7,12 @@ import { costLines, statusWord } from './format';
  * `--version` line ("codex-cli 0.171.0" → "codex 0.171.0", "2.1.332 (Claude Code)" →
  * "claude-code 2.1.332"); the whole line is in the title.
  */
-export function remoteBadge(remote: NonNullable<TreeNode['remote']>): { text: string; title: string } {
+export function remoteBadge(remote: NonNullable<TreeNode['remote']>): { text: string; program: string; number?: string; title: string } {
   const number = remote.version?.match(/\d+(?:\.\d+)+(?:-[\w.]+)?/)?.[0] ?? remote.version?.slice(0, 16);
   return {
     text: number ? `${remote.program} ${number}` : remote.program,
+    program: remote.program,
+    ...(number ? { number } : {}),
     title: `Run by ${remote.program}${remote.version ? ` (${remote.version})` : ''}, another agent program`,
   };
 }

@@ -3,6 +3,7 @@
 // and the collapsed set are `$state.raw` too and are replaced only when the shape changes
 // (a node added, removed or moved, a branch toggled); the visible rows derive from them.
 import type { TreeNode } from '../../../src/protocol';
+import { nodeName } from '../lib/format';
 import { buildChildren, ROOT, type Row, visibleRows } from '../lib/tree-rows';
 
 class NodeCell {
@@ -19,6 +20,35 @@ export class TreeState {
   readonly rows: Row[] = $derived(visibleRows(this.children, this.collapsed));
   /** Position of each visible row, for keyboard navigation. */
   readonly rowIndex: Map<string, number> = $derived(new Map(this.rows.map((r, i) => [r.id, i])));
+
+  /**
+   * Conversations that share a name are told apart (issue 21.6): the second one by creation
+   * time reads "name (2)", the third "name (3)"; the first keeps its name. Only roots: a
+   * child is told apart by its place under its parent.
+   */
+  readonly #rootNumbers: Map<string, number> = $derived.by(() => {
+    const byName = new Map<string, TreeNode[]>();
+    for (const id of this.children.get(ROOT) ?? []) {
+      const node = this.get(id);
+      if (!node) continue;
+      const name = nodeName(node, id);
+      byName.set(name, [...(byName.get(name) ?? []), node]);
+    }
+    const out = new Map<string, number>();
+    for (const same of byName.values()) {
+      if (same.length < 2) continue;
+      same.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+      for (let i = 1; i < same.length; i++) out.set(same[i].id, i + 1);
+    }
+    return out;
+  });
+
+  /** What the tree calls a node: its name, with "(2)" on a conversation whose name an older one has. */
+  shownName(id: string): string {
+    const name = nodeName(this.get(id), id);
+    const n = this.#rootNumbers.get(id);
+    return n ? `${name} (${n})` : name;
+  }
 
   constructor(collapsed: readonly string[] = []) {
     this.collapsed = new Set(collapsed);
