@@ -133,7 +133,10 @@ export const flow = {
       const notice = chat.locator('.msg', { hasText: 'Turn ended: Stopped by its budget' }).last();
       await visible(notice, 'the budget stop in the chat', 10_000);
       const text = (await notice.textContent({ timeout: 2_000 })).replace(/\s+/g, ' ');
-      if (!/cannot take the next request/.test(text) || !/Raise the budget, then send a message/.test(text)) throw new Error(`the budget stop reads: ${text}`);
+      // In people's words (issue 21.6): what was used of what, what the next step needs, what to do.
+      if (!/Budget reached: [\d.]+k? of [\d.]+k? tokens used; the next step needs about [\d.]+k?\. Raise the budget to go on\./.test(text))
+        throw new Error(`the budget stop reads: ${text}`);
+      if (/arbor run|--budget|--max-tokens/.test(text)) throw new Error(`the budget stop gives a command-line hint inside VS Code: ${text}`);
       await visible(notice.locator('vscode-button', { hasText: 'Set Budget' }), 'Set Budget in the budget stop', 5_000);
       const v = await barValue();
       if (v.spent > v.limit) throw new Error(`the subtree spent ${v.spent} of a ${v.limit}-token budget`);
