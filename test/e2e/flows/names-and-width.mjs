@@ -52,6 +52,14 @@ export const flow = {
         async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === name,
       );
       await page.keyboard.press('Enter');
+      // On a busy workbench the Enter can land before the list accepts it: the pick is taken
+      // when the quick input closes; press once more if it is still open.
+      const closed = await page
+        .locator(SEL.quickInput)
+        .waitFor({ state: 'hidden', timeout: 5_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (!closed) await page.keyboard.press('Enter');
     }
     /**
      * Runs a palette command. (The shared `command` helper focuses the workbench by clicking
@@ -136,7 +144,7 @@ export const flow = {
     await step('delete-dialog-names', 30_000, async () => {
       await palette('Arbor: Delete Session');
       await pick(ROOT);
-      const dialog = await visible(page.locator('.monaco-dialog-box'), 'the delete dialog', 10_000);
+      const dialog = await visible(page.locator('.monaco-dialog-box'), 'the delete dialog', 20_000);
       const message = ((await dialog.locator('.dialog-message-text').textContent({ timeout: 5_000 })) ?? '').trim();
       const detail = (
         (await dialog
