@@ -7,12 +7,11 @@ import type { ModelPrice } from './cost/prices';
 import { CostService } from './cost/service';
 import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
+import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
-import { OpenAICompatibleClient } from './model/openai-client';
 import { ModelSwitch } from './model/switch';
-import type { ModelClient } from './model/types';
 import type { ApprovalGrant } from './policy/grants';
 import { recoverInterrupted } from './recovery';
 import { remoteConfig } from './remote/turn';
@@ -442,18 +441,6 @@ export class Harness {
 }
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
-
-function clientFor(model: ModelConfig): ModelClient {
-  return 'client' in model
-    ? model.client
-    : new OpenAICompatibleClient({
-        baseURL: model.baseURL,
-        apiKey: model.apiKey,
-        timeoutMs: model.timeoutMs,
-        maxRetries: model.maxRetries,
-        ...(model.capField ? { capField: model.capField } : {}),
-      });
-}
 
 /** Sortable, unique, file-name safe: time prefix + random suffix. */
 export function newSessionId(): string {
