@@ -45,7 +45,8 @@ export interface RuntimeDeps {
   resolve(id: string): Promise<Agent>;
   /** The resident agent's session, else the stored one read from the store. */
   read(id: string): Promise<Session>;
-  maxDepth: number;
+  /** The deployment's deepest delegation; read at each start, so a settings change reaches the next child. */
+  maxDepth: () => number;
   /** The deployment has a human approval service (a port). */
   approvalPort?: ApprovalPort;
   /** The deployment's approval policy (what a session without an override runs under); read at each child's start. */
@@ -55,8 +56,8 @@ export interface RuntimeDeps {
    * human. Read when a child starts or resumes, so a settings change reaches the next one.
    */
   childApproval: () => 'never' | 'escalate';
-  /** How long a settled Activation stays resident before it is released. */
-  releaseDelayMs: number;
+  /** How long a settled Activation stays resident before it is released; read each time one settles. */
+  releaseDelayMs: () => number;
   /** Children running at once, harness-wide (the rest queue); default 8. */
   maxConcurrentChildren?: number;
   escalateTimeoutMs?: number;
@@ -234,7 +235,7 @@ export class SubagentRuntime implements SubagentControl {
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
-    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth, mode);
+    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth(), mode);
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
     const { seed } = provider.prepare(parent);
 
