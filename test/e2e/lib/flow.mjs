@@ -364,10 +364,14 @@ function makeContext({ page, model, server, folder, outDir }) {
     await pickRow(page, title);
   }
 
-  /** Reloads the window and waits for the Arbor panel to be back. */
-  async function reload() {
+  /**
+   * Reloads the window and waits for the Arbor panel to be back. `trigger` reloads it the way
+   * a user would (e.g. a notification's Reload Window button); without it the page is reloaded.
+   */
+  async function reload(trigger) {
     await sleep(500); // let the views save their state (the webview coalesces writes for 150 ms)
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
+    if (trigger) await Promise.all([page.waitForEvent('domcontentloaded', { timeout: 60_000 }), trigger()]);
+    else await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
     await page.locator(SEL.workbench).waitFor({ state: 'visible', timeout: 60_000 });
     if (!(await page.locator(SEL.activityIconChecked).isVisible())) {
       await sleep(3_000);
