@@ -113,6 +113,25 @@ export function groupMemoryMiB(pgid) {
   return Math.round(kib / 1024);
 }
 
+/**
+ * CPU time (user + system, in clock ticks, usually 1/100 s) used so far by the live members of
+ * a process group; 0 where /proc is unavailable. Two readings apart tell how busy it was.
+ */
+export function groupCpuTicks(pgid) {
+  let ticks = 0;
+  for (const pid of groupMembers(pgid) ?? []) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After "pid (comm) ": state is field 3, utime field 14, stime field 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return ticks;
+}
+
 function groupAlive(pgid) {
   const members = groupMembers(pgid);
   if (members) return members.length > 0;
