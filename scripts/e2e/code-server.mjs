@@ -114,22 +114,31 @@ export function groupMemoryMiB(pgid) {
 }
 
 /**
- * CPU time (user + system, in clock ticks, usually 1/100 s) used so far by the live members of
- * a process group; 0 where /proc is unavailable. Two readings apart tell how busy it was.
+ * How much CPU a process group has wanted so far, in ms: time its threads ran plus time they
+ * waited, runnable, for a core (/proc/PID/task/TID/schedstat). Two readings apart tell how busy
+ * it was — on a loaded machine a starved group waits more than it runs, and is busy all the
+ * same. Where schedstat is missing, the CPU time alone (utime + stime); 0 without /proc.
  */
-export function groupCpuTicks(pgid) {
-  let ticks = 0;
+export function groupDemandMs(pgid) {
+  let ms = 0;
   for (const pid of groupMembers(pgid) ?? []) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After "pid (comm) ": state is field 3, utime field 14, stime field 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        ms += (run + wait) / 1e6;
+      }
     } catch {
-      // exited while we looked
+      try {
+        // After "pid (comm) ": utime is field 14, stime field 15 (clock ticks, 1/100 s).
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      } catch {
+        // exited while we looked
+      }
     }
   }
-  return ticks;
+  return ms;
 }
 
 function groupAlive(pgid) {

@@ -35,7 +35,9 @@ export function watchArborFrames(page, { everyMs = 250 } = {}) {
   async function pass() {
     const marks = [];
     for (const frame of page.frames()) {
-      if (frame.name() !== 'active-frame' || frame.isDetached()) continue;
+      // Our page is two frames deep. (Not by the inner frame's id: VS Code loads it as
+      // #pending-frame and renames it #active-frame, and Playwright keeps the first name.)
+      if (frame.isDetached()) continue;
       const host = frame.parentFrame();
       if (!host || host.parentFrame() !== page.mainFrame()) continue;
       let view = views.get(frame);

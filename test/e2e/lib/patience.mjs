@@ -2,22 +2,22 @@
 //
 // Every wait has a nominal time: what it takes on a quiet machine, with room. Past it, a wait
 // goes on only while the workbench is making progress — its processes (code-server with its
-// extension host, Chromium) keep using CPU, the model server keeps getting requests, or the
+// extension host, Chromium) keep wanting CPU (running, or runnable and waiting for a core on a
+// loaded machine), the model server keeps getting requests, or the
 // wait's own signature (e.g. how far the panel has come) keeps changing — and fails as soon as
 // all of that has been still for QUIET_MS, or at PATIENCE times its nominal time at the latest.
 // On a quiet machine a wait that will never succeed fails at about its nominal time (plus the
 // few seconds the workbench takes to go still); on a busy one a slow success is not a failure.
-import { groupCpuTicks } from '../../../scripts/e2e/code-server.mjs';
+import { groupDemandMs } from '../../../scripts/e2e/code-server.mjs';
 import { sleep } from './common.mjs';
 
 /** How many times its nominal time a wait may take while the workbench is busy (ARBOR_UI_PATIENCE). */
 export const PATIENCE = Number(process.env.ARBOR_UI_PATIENCE ?? 4);
 /** Past its nominal time, a wait fails once nothing has moved for this long. */
 export const QUIET_MS = 5_000;
-/** A process group counts as busy in a second it used at least this share of one core. */
+/** A process group counts as busy in a second it ran or waited to run for this share of one core. */
 const BUSY_SHARE = 0.15;
 const SAMPLE_MS = 1_000;
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** What the running flow's workbench is doing (one flow runs at a time). */
 class Activity {
@@ -28,7 +28,7 @@ class Activity {
   #timer;
   /** When the workbench last made progress; a wait started before any flow treats "now" as progress. */
   lastProgress = Date.now();
-  /** CPU share (of one core) the workbench used in each sample, for the flow's summary. */
+  /** CPU share (of one core) the busiest group ran or waited to run in each sample, for the flow's summary. */
   shares = [];
 
   /** Watches these process groups and signals (functions whose value changes as work is done). */
@@ -37,7 +37,7 @@ class Activity {
     this.#groups = groups.filter(Boolean);
     this.#signals = signals;
     this.#last = signals.map(() => undefined);
-    this.#ticks = new Map(this.#groups.map((g) => [g, groupCpuTicks(g)]));
+    this.#ticks = new Map(this.#groups.map((g) => [g, groupDemandMs(g)]));
     this.shares = [];
     this.lastProgress = Date.now();
     this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
@@ -65,9 +65,9 @@ class Activity {
   #sample() {
     let share = 0;
     for (const g of this.#groups) {
-      const now = groupCpuTicks(g);
-      // A member that exited takes its ticks with it: never count that as negative work.
-      share = Math.max(share, Math.max(0, now - (this.#ticks.get(g) ?? now)) / TICKS_PER_SECOND / (SAMPLE_MS / 1000));
+      const now = groupDemandMs(g);
+      // A member that exited takes its time with it: never count that as negative work.
+      share = Math.max(share, Math.max(0, now - (this.#ticks.get(g) ?? now)) / SAMPLE_MS);
       this.#ticks.set(g, now);
     }
     this.shares.push(share);
@@ -90,7 +90,7 @@ class Activity {
     if (!this.shares.length) return 'no samples';
     const s = [...this.shares].sort((a, b) => a - b);
     const at = (q) => Math.round(100 * s[Math.min(s.length - 1, Math.floor(q * s.length))]);
-    return `workbench CPU (busiest group, % of one core): median ${at(0.5)}%, 90th percentile ${at(0.9)}%, busy in ${Math.round((100 * s.filter((x) => x >= BUSY_SHARE).length) / s.length)}% of ${s.length} s`;
+    return `workbench CPU demand (run + wait, busiest group, % of one core): median ${at(0.5)}%, 90th percentile ${at(0.9)}%, busy in ${Math.round((100 * s.filter((x) => x >= BUSY_SHARE).length) / s.length)}% of ${s.length} s`;
   }
 }
 
@@ -124,6 +124,7 @@ export async function patiently(what, nominalMs, probe, { signature, pollMs = 20
       if (sig !== lastSig) {
         lastSig = sig;
         sigChanged = Date.now();
+        activity.progressed(); // the step around this wait sees it too
       }
     }
     const now = Date.now();
