@@ -2,10 +2,16 @@
 // actions the flows share (send, context menu, select a row, open the panel, reload, commands).
 import { SEL, say, sleep } from './common.mjs';
 import { anyArborFrame } from './frames.mjs';
-import { patiently, until, visible } from './patience.mjs';
+import { PATIENCE, patiently, until, visible } from './patience.mjs';
 import { pick, command as runCommand } from './quick-input.mjs';
 
 /** Locators and actions shared by the flows. */
+/**
+ * A Playwright action's timeout: its nominal time × PATIENCE. Playwright's own waits follow the
+ * page (an action goes as soon as its element is actionable), so only a slow page uses the room.
+ */
+const act = (ms) => ms * PATIENCE;
+
 export function makeContext({ page, model, server, folder, outDir }) {
   const panel = page.frameLocator(SEL.panelFrame).frameLocator('#active-frame');
   const tab = page.frameLocator(SEL.tabFrame).frameLocator('#active-frame');
@@ -36,18 +42,18 @@ export function makeContext({ page, model, server, folder, outDir }) {
   /** Types into the panel's chat input and sends with Enter (or the Send button). */
   async function send(text, { button = false } = {}) {
     await visible(input, 'the chat input', 10_000);
-    await input.click({ timeout: 10_000 });
-    await input.fill(text, { timeout: 10_000 });
-    if (button) await panel.locator('.composer vscode-button', { hasText: 'Send' }).click({ timeout: 10_000 });
-    else await input.press('Enter', { timeout: 10_000 });
+    await input.click({ timeout: act(10_000) });
+    await input.fill(text, { timeout: act(10_000) });
+    if (button) await panel.locator('.composer vscode-button', { hasText: 'Send' }).click({ timeout: act(10_000) });
+    else await input.press('Enter', { timeout: act(10_000) });
     // Sent: the input was cleared by the webview.
     await until(`the input to be cleared after sending ${JSON.stringify(text)}`, 10_000, async () => (await input.inputValue({ timeout: 2_000 })) === '');
   }
 
   /** Right-clicks `target` (in a webview) and picks `label` from VS Code's context menu. */
   async function contextMenu(target, label) {
-    await target.scrollIntoViewIfNeeded({ timeout: 10_000 });
-    await target.click({ button: 'right', timeout: 10_000 });
+    await target.scrollIntoViewIfNeeded({ timeout: act(10_000) });
+    await target.click({ button: 'right', timeout: act(10_000) });
     const item = page.locator(SEL.menuItem, { hasText: new RegExp(`^${label}$`) });
     await visible(item, `context-menu item "${label}"`, 10_000);
     const items = await page.locator(SEL.menuItem).allTextContents();
@@ -62,11 +68,11 @@ export function makeContext({ page, model, server, folder, outDir }) {
     // still open, so a command never runs twice.
     const menu = page.locator('.context-view .monaco-menu');
     for (let attempt = 1; ; attempt++) {
-      await item.hover({ timeout: 5_000 });
+      await item.hover({ timeout: act(5_000) });
       await sleep(150);
-      await item.click({ timeout: 5_000 });
+      await item.click({ timeout: act(5_000) });
       try {
-        await menu.waitFor({ state: 'hidden', timeout: 2_000 });
+        await patiently('the context menu to close', 2_000, () => menu.isHidden());
         break;
       } catch {
         if (attempt === 3) throw new Error(`the context menu stayed open after clicking "${label}" ${attempt} times`);
@@ -99,7 +105,9 @@ export function makeContext({ page, model, server, folder, outDir }) {
 
   /** Clicks a tree row and waits until the chat shows that session. */
   async function selectRow(name) {
-    await row(name).first().click({ timeout: 10_000 });
+    await row(name)
+      .first()
+      .click({ timeout: act(10_000) });
     await until(
       `the chat header to show "${name}"`,
       10_000,

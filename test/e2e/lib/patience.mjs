@@ -179,7 +179,8 @@ export async function withPatience(promise, nominalMs, what) {
     timer = setInterval(() => {
       const elapsed = Date.now() - t0;
       if (elapsed < nominalMs) return;
-      const quiet = activity.watching ? activity.quietMs() : Number.POSITIVE_INFINITY;
+      // Not watching (before a flow's workbench is up, or while it is torn down): only the cap.
+      const quiet = activity.watching ? activity.quietMs() : 0;
       if (quiet >= QUIET_MS || elapsed >= nominalMs * PATIENCE)
         reject(
           new Error(
