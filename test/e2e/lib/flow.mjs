@@ -5,6 +5,9 @@
 // so flows never depend on one another and any one can run alone:
 //   node test/e2e/ui-flows.mjs [flow-name …]
 // Every step is bounded, logged and photographed to test-artifacts/ui-flows/<flow>/NN-step.png.
+// Budgets and waits follow what the workbench is doing (patience.mjs, decision 0050); the
+// shared actions are in context.mjs, frames are found by content (frames.mjs), quick picks are
+// driven by keyboard (quick-input.mjs).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
