@@ -2,7 +2,7 @@
 // actions the flows share (send, context menu, select a row, open the panel, reload, commands).
 import { SEL, say, sleep } from './common.mjs';
 import { anyArborFrame } from './frames.mjs';
-import { PATIENCE, patiently, until, visible } from './patience.mjs';
+import { PATIENCE, patiently, STALL_MS, until, visible } from './patience.mjs';
 import { pick, command as runCommand } from './quick-input.mjs';
 
 /** Locators and actions shared by the flows. */
@@ -148,7 +148,9 @@ export function makeContext({ page, model, server, folder, outDir }) {
         return false;
       },
       {
-        signature: async () => [reached, await page.locator(anyArborFrame).count()],
+        // Stage, frames and the page's size: while they change the wait goes on (no cap).
+        signature: async () => [reached, await page.locator(anyArborFrame).count(), await page.evaluate(() => document.getElementsByTagName('*').length)],
+        stallMs: STALL_MS,
         describe: () => `the panel had come as far as: ${reached}`,
       },
     );

@@ -17,7 +17,7 @@ import { artifactsDir, repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { FlowFailure, RELEASE_DELAY_MS, SEL, say, secs } from './common.mjs';
 import { makeContext } from './context.mjs';
 import { watchArborFrames } from './frames.mjs';
-import { activity, visible, withPatience } from './patience.mjs';
+import { activity, STALL_MS, visible, withPatience } from './patience.mjs';
 
 export { EXTENSION_ID, FlowFailure, RELEASE_DELAY_MS, SEL, say, secs, sleep } from './common.mjs';
 export { activity, PATIENCE, patiently, until, visible, withPatience } from './patience.mjs';
@@ -146,7 +146,11 @@ export async function runFlow(flow) {
       stepTimes.push(`${current} ${secs(Date.now() - t0)} s`);
       say(`[${flow.name}] step ${n} ${name} passed in ${secs(Date.now() - t0)} s`);
     };
-    await visible(page.locator(SEL.workbench), 'the workbench', 60_000);
+    // The workbench loading: its page keeps growing until the activity bar shows.
+    await visible(page.locator(SEL.workbench), 'the workbench', 60_000, {
+      stallMs: STALL_MS,
+      signature: () => page.evaluate(() => document.getElementsByTagName('*').length),
+    });
     say(`[${flow.name}] workbench visible (title: ${JSON.stringify(await page.title())})`);
     await flow.run(ctx);
     say(`[${flow.name}] model requests served: ${model.requests.length}`);

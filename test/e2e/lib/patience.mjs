@@ -15,6 +15,10 @@ import { sleep } from './common.mjs';
 export const PATIENCE = Number(process.env.ARBOR_UI_PATIENCE ?? 4);
 /** Past its nominal time, a wait fails once nothing has moved for this long. */
 export const QUIET_MS = 5_000;
+/** How long a loading workbench or panel may show no new progress before its wait fails (no cap). */
+export const STALL_MS = 60_000;
+/** A budget past its cap still waits while a wait inside it reported progress this recently. */
+const STALL_GRACE_MS = 2_000;
 /** A process group counts as busy in a second it ran or waited to run for this share of one core. */
 const BUSY_SHARE = 0.15;
 const SAMPLE_MS = 1_000;
@@ -101,9 +105,11 @@ export const activity = new Activity();
  * workbench or `signature()` (any JSON value; a change is progress) moves; see the top of this file.
  * The error names `what`, the last value seen and why the wait gave up.
  */
-export async function patiently(what, nominalMs, probe, { signature, pollMs = 200, describe = (v) => JSON.stringify(v)?.slice(0, 300) } = {}) {
+export async function patiently(what, nominalMs, probe, { signature, stallMs, pollMs = 200, describe = (v) => JSON.stringify(v)?.slice(0, 300) } = {}) {
   const t0 = Date.now();
-  const cap = nominalMs * PATIENCE;
+  // With `stallMs` (waits whose signature shows real progress, such as a loading workbench),
+  // there is no cap: the wait fails only when the signature has not changed for that long.
+  const cap = stallMs ? Number.POSITIVE_INFINITY : nominalMs * PATIENCE;
   let last;
   let lastSig;
   let sigChanged = signature ? t0 : Number.NEGATIVE_INFINITY;
@@ -130,8 +136,8 @@ export async function patiently(what, nominalMs, probe, { signature, pollMs = 20
     const now = Date.now();
     const elapsed = now - t0;
     if (elapsed >= nominalMs) {
-      const still = Math.min(now - sigChanged, activity.watching ? activity.quietMs() : Number.POSITIVE_INFINITY);
-      if (still >= QUIET_MS || elapsed >= cap) {
+      const still = stallMs ? now - sigChanged : Math.min(now - sigChanged, activity.watching ? activity.quietMs() : Number.POSITIVE_INFINITY);
+      if (still >= (stallMs ?? QUIET_MS) || elapsed >= cap) {
         const why =
           elapsed >= cap
             ? `the workbench was still busy at ${PATIENCE}× that`
@@ -149,7 +155,7 @@ export function until(what, timeoutMs, probe) {
 }
 
 /** Waits for a locator to be visible, patiently; the message says what was expected. */
-export async function visible(locator, what, timeoutMs) {
+export async function visible(locator, what, timeoutMs, { signature, stallMs } = {}) {
   await patiently(
     `${what} did not appear`,
     timeoutMs,
@@ -158,6 +164,8 @@ export async function visible(locator, what, timeoutMs) {
       return true;
     },
     {
+      signature,
+      stallMs,
       pollMs: 0,
       describe: (v) =>
         String(v)
@@ -181,7 +189,7 @@ export async function withPatience(promise, nominalMs, what) {
       if (elapsed < nominalMs) return;
       // Not watching (before a flow's workbench is up, or while it is torn down): only the cap.
       const quiet = activity.watching ? activity.quietMs() : 0;
-      if (quiet >= QUIET_MS || elapsed >= nominalMs * PATIENCE)
+      if (quiet >= QUIET_MS || (elapsed >= nominalMs * PATIENCE && activity.quietMs() >= STALL_GRACE_MS))
         reject(
           new Error(
             `timed out after ${Math.round(elapsed / 1000)} s (budget ${nominalMs / 1000} s; ${elapsed >= nominalMs * PATIENCE ? `the workbench was still busy at ${PATIENCE}× that` : `nothing had moved for ${Math.round(quiet / 1000)} s`}): ${what}`,
