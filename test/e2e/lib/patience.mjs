@@ -178,7 +178,8 @@ export async function visible(locator, what, timeoutMs, { signature, stallMs } =
 
 /**
  * Resolves with `promise`, or rejects once `nominalMs` has passed and the workbench has been
- * still for QUIET_MS (or at PATIENCE × nominalMs): a step's or a flow's budget.
+ * still for STALL_MS, or past PATIENCE × nominalMs once even that progress has paused: a
+ * step's or a flow's budget.
  */
 export async function withPatience(promise, nominalMs, what) {
   const t0 = Date.now();
@@ -189,7 +190,9 @@ export async function withPatience(promise, nominalMs, what) {
       if (elapsed < nominalMs) return;
       // Not watching (before a flow's workbench is up, or while it is torn down): only the cap.
       const quiet = activity.watching ? activity.quietMs() : 0;
-      if (quiet >= QUIET_MS || (elapsed >= nominalMs * PATIENCE && activity.quietMs() >= STALL_GRACE_MS))
+      // A budget is a backstop (the waits inside it give the precise errors): it allows the
+      // same stall as a loading workbench, whose progress can pause for seconds at a time.
+      if (quiet >= STALL_MS || (elapsed >= nominalMs * PATIENCE && activity.quietMs() >= STALL_GRACE_MS))
         reject(
           new Error(
             `timed out after ${Math.round(elapsed / 1000)} s (budget ${nominalMs / 1000} s; ${elapsed >= nominalMs * PATIENCE ? `the workbench was still busy at ${PATIENCE}× that` : `nothing had moved for ${Math.round(quiet / 1000)} s`}): ${what}`,
