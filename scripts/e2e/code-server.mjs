@@ -113,6 +113,34 @@ export function groupMemoryMiB(pgid) {
   return Math.round(kib / 1024);
 }
 
+/**
+ * How much CPU a process group has wanted so far, in ms: time its threads ran plus time they
+ * waited, runnable, for a core (/proc/PID/task/TID/schedstat). Two readings apart tell how busy
+ * it was — on a loaded machine a starved group waits more than it runs, and is busy all the
+ * same. Where schedstat is missing, the CPU time alone (utime + stime); 0 without /proc.
+ */
+export function groupDemandMs(pgid) {
+  let ms = 0;
+  for (const pid of groupMembers(pgid) ?? []) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        ms += (run + wait) / 1e6;
+      }
+    } catch {
+      try {
+        // After "pid (comm) ": utime is field 14, stime field 15 (clock ticks, 1/100 s).
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      } catch {
+        // exited while we looked
+      }
+    }
+  }
+  return ms;
+}
+
 function groupAlive(pgid) {
   const members = groupMembers(pgid);
   if (members) return members.length > 0;
