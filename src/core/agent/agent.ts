@@ -90,6 +90,10 @@ export class Agent implements SessionLog {
   get modelName(): string {
     return this.cfg.modelName;
   }
+  /** Who serves this agent's model requests (its client's provider; a descriptor's `modelProvider`). */
+  get modelProvider(): string {
+    return this.cfg.model.provider;
+  }
   get lastTurn(): TurnReport | undefined {
     return this.lastOutcome;
   }
