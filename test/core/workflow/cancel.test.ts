@@ -34,13 +34,22 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
   function assertPaired(events: readonly SessionEvent[], stop: string): void {
     const end = events.find((e) => e.type === 'workflow/end')!;
     const agents = events.filter((e) => e.type === 'workflow/agent');
-    assert.ok(agents.every((e) => e.seq < end.seq), 'every agent event before the end');
+    assert.ok(
+      agents.every((e) => e.seq < end.seq),
+      'every agent event before the end',
+    );
     const started = agents.map(dataOf).filter((d) => d.status === 'started');
     const done = agents.map(dataOf).filter((d) => d.status === 'done');
     assert.equal(started.length, dataOf(end).agents);
     assert.deepEqual(done.map((d) => d.childId).sort(), started.map((d) => d.childId).sort());
-    assert.ok(done.every((d) => d.stopReason === stop || d.stopReason === 'completed'), done.map((d) => String(d.stopReason)).join(' '));
-    assert.ok(done.some((d) => d.stopReason === stop), `some agent was cut short (${stop})`);
+    assert.ok(
+      done.every((d) => d.stopReason === stop || d.stopReason === 'completed'),
+      done.map((d) => String(d.stopReason)).join(' '),
+    );
+    assert.ok(
+      done.some((d) => d.stopReason === stop),
+      `some agent was cut short (${stop})`,
+    );
   }
 
   async function assertClean(): Promise<void> {
