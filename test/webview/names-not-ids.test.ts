@@ -73,7 +73,9 @@ describe('webview: names, not ids (issue 21.6)', () => {
     await send({
       type: 'transcript/reset',
       sessionId: ROOT,
-      entries: [{ kind: 'user', seq: 6, at: T, source: 'subagent-result', fromSession: CHILD, text: `[background subagent surveyor finished: completed]\n${body}` }],
+      entries: [
+        { kind: 'user', seq: 6, at: T, source: 'subagent-result', fromSession: CHILD, text: `[background subagent surveyor finished: completed]\n${body}` },
+      ],
       hasMore: false,
     });
     assert.match(await textOf('article.settled .who'), /^Background result/);
