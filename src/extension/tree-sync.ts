@@ -175,8 +175,9 @@ export class TreeSync {
     if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.push(parent);
     // Spending moves every ancestor's subtree total and budget bar.
     for (const id of this.tree.spendMoved(sessionId, e)) if (id !== parent || e.type === 'assistant/message' || e.type === 'budget/set') this.push(id);
-    // A settlement notice means the child was released: its status changed without an event of its own.
-    if (e.type === 'user/message' && e.source.kind === 'subagent-settled' && typeof e.source.fromSession === 'string') this.push(e.source.fromSession);
+    // A settlement notice (or a background result) means the child was released: its status changed without an event of its own.
+    if (e.type === 'user/message' && (e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-result') && typeof e.source.fromSession === 'string')
+      this.push(e.source.fromSession);
   }
 
   private marks(node: TreeNode): TreeNode {

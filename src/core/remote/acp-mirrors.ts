@@ -61,7 +61,7 @@ const TAKEN = new Set([...WORK, 'tool_call_update']);
 /** An ACP session id is a name: longer ones are not announcements Arbor takes. */
 const MAX_ID_CHARS = 200;
 
-const SOURCE_KINDS: readonly MessageSourceKind[] = ['followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'];
+const SOURCE_KINDS: readonly MessageSourceKind[] = ['followup', 'subagent-report', 'subagent-settled', 'subagent-result', 'goal', 'delegation'];
 
 type StateHandler = (m: Mirror, state: acp.StateUpdate) => Promise<void>;
 

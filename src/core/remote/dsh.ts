@@ -33,6 +33,9 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
   return {
     program: 'dsh-sdk',
     toolPrefix: 'arbor',
+    // Another Arbor: an OpenAI-compatible client on its setting's endpoint, else the parent's (model included).
+    modelProvider: 'openai-compatible',
+    model: () => settings.model ?? parent.endpoint().name,
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => MODES.includes(mode),
     async runTurn(ctx, sink) {

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig, TurnRunner } from '../agent/config';
+import type { SessionWriter } from '../agent/session-writer';
 import { budgetRefusal, InterruptReason, type TurnOutcome } from '../agent/turn';
 import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
 import type { SessionEvent, StopReason } from '../session/events';
-import { policyOverrides } from '../session/folds';
+import { descriptorOf, policyOverrides } from '../session/folds';
 import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import { SessionSink } from './sink';
 import { DEFAULT_TURN_TIMEOUT_MS, type RemoteDriver } from './types';
@@ -109,6 +110,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
         unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
       await sink.finish();
+      await recordModel(w, sink.reportedModel);
       if (signal.aborted) return await stopped();
       if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);
       if (timedOut) return await end('error', turnTimeout(driver.program, limitMs));
@@ -118,6 +120,18 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       return end('error', `Arbor could not finish this turn: ${describeError(err)}. Retry the message.`);
     }
   };
+}
+
+/**
+ * The child's descriptor records the model it ran (seed 000 §六): a program that chose its own
+ * (no model set) says which while it runs; the descriptor is written again with it (the last
+ * one after the seed is the child's, `descriptorOf`). Nothing is written when it already says so.
+ */
+async function recordModel(w: SessionWriter, ran: string | undefined): Promise<void> {
+  const d = ran ? descriptorOf(w.session.header, w.session.events) : undefined;
+  if (!ran || !d || d.model === ran) return;
+  const { seq: _seq, at: _at, ...rest } = d;
+  await w.append({ ...rest, model: ran });
 }
 
 /** What a turn stopped by its wall clock ends with: what happened, and what to do. */

@@ -19,7 +19,12 @@ export interface SessionHeader {
   agentPreset?: string;
 }
 
-export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'goal' | 'delegation';
+/**
+ * Who put a message in. `subagent-settled` is the runtime's notice that a continuable child's
+ * Activation ended; `subagent-result` is a background one-shot child's result, an ordinary job
+ * result (seed 000 §二, decision 0052); `subagent-report` is a child's own report.
+ */
+export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation';
 
 export interface MessageSource {
   kind: MessageSourceKind;

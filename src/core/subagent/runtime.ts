@@ -228,14 +228,18 @@ export class SubagentRuntime implements SubagentControl {
   ) {
     if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
-    // A child runs on its parent's model unless the request names one: recorded in its
-    // descriptor, so a cold resume and its own forks (whose request head must equal its own,
-    // model included, for the prefix cache) keep it.
-    const request: SubagentRequest = { ...asked, model: asked.model ?? caller.modelName };
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
-    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth(), mode);
+    const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
+    // An in-process child runs on its parent's model (and the deployment's client) unless the
+    // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
+    // request head must equal its own, model included, for the prefix cache) keep it. A remote
+    // child runs what its program is told (its setting), or the program's own default — then
+    // the descriptor gets the model once the program says which (seed 000 §六, decision 0052).
+    const model = asked.model ?? (provider.remote ? provider.remote.model?.() : caller.modelName);
+    const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
+    const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
     const { seed } = provider.prepare(parent);
 
@@ -264,6 +268,7 @@ export class SubagentRuntime implements SubagentControl {
       mode,
       provider: provider.name,
       ...(request.label ? { label: request.label } : {}),
+      modelProvider,
       ...(request.model ? { model: request.model } : {}),
       ...(request.persona ? { persona: request.persona.text, ...(request.persona.complete ? { personaComplete: true } : {}) } : {}),
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),

@@ -192,6 +192,40 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
+  // Seed 002 追问四: any non-goal enqueue competes, not only a human's. The runtime's own
+  // deliveries (a child settled, a background child's result, a wakeup report) arrive through
+  // `deliver`, the path the residency, the one-shot tool and the report tool take.
+  for (const [kind, says] of [
+    ['subagent-settled', /settlement notice/],
+    ['subagent-result', /background subagent's result/],
+    ['subagent-report', /report/],
+  ] as const) {
+    it(`a runtime ${kind} message beats a queued round as a human prompt does: the goal blocks prompt-rejected`, async () => {
+      const agent = await w.t.h.createSession();
+      let notice: Promise<void> | undefined;
+      w.t.h.onEvent((id, e) => {
+        if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !notice)
+          notice = Promise.resolve().then(() => w.t.h.subagents.deliver(agent.id, `[from a child: ${kind}]`, { kind, fromSession: `${agent.id}.abc123` }));
+      });
+      w.server.enqueue({ text: 'read the notice' });
+      await w.t.h.goals.set(agent.id, 'long objective', 5);
+      await w.t.h.settle();
+      await notice;
+      const evs = agent.session.events;
+      const g = last(evs);
+      assert.equal(g?.blocked?.code, 'prompt-rejected');
+      assert.match(g?.blocked?.message ?? '', says);
+      // The notice's turn ran; the round was claimed and never became a turn.
+      assert.equal(turns(evs), 1);
+      assert.equal(rounds(evs).length, 0);
+      const roundMsg = evs.find((e) => e.type === 'inbox/accepted' && e.source.kind === 'goal');
+      assert.ok(roundMsg && roundMsg.type === 'inbox/accepted');
+      assert.ok(evs.some((e) => e.type === 'inbox/claimed' && e.messageId === roundMsg.messageId));
+      assert.equal(w.server.requests.length, 1);
+      assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
+    });
+  }
+
   it('a human interrupt of a round pauses the goal (disarmed, no further round)', async () => {
     const agent = await w.t.h.createSession();
     w.server.enqueue({ text: 'a long answer '.repeat(200), chunkSize: 4, chunkDelayMs: 20 });

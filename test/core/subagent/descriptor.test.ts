@@ -104,4 +104,20 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     w.gates.release('c');
     await w.t.h.settle();
   });
+
+  it("records the child's model provider and model (seed 000 §六): the deployment's client and the parent's model, or the one asked for", async () => {
+    w.script.on('o', { text: 'o done' });
+    w.script.on('c', { text: 'c done' });
+    const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] task' });
+    await once.result;
+    await once.dispose();
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', model: 'special-model' });
+    await w.t.h.settle();
+    const provider = w.root.modelProvider;
+    assert.equal(provider, 'openai-compatible', "the harness's own client");
+    const [o] = ofType(await w.t.h.store.readEvents(once.id), 'subagent/descriptor');
+    assert.deepEqual([o.modelProvider, o.model], [provider, w.root.modelName]);
+    const [d] = ofType(await w.t.h.store.readEvents(c.childId), 'subagent/descriptor');
+    assert.deepEqual([d.modelProvider, d.model], [provider, 'special-model']);
+  });
 });
