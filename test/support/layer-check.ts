@@ -49,6 +49,7 @@ const posix = path.posix;
  */
 export const CORE_ORDER: readonly (readonly string[])[] = [
   ['errors'],
+  ['process'],
   ['session'],
   ['store'],
   ['model', 'cost'],
