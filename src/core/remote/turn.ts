@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentConfig, TurnRunner } from '../agent/config';
-import { budgetRefusal, InterruptReason, type TurnOutcome } from '../agent/turn';
+import type { AgentConfig, TurnOutcome, TurnRunner } from '../agent/config';
+import { budgetRefusal, InterruptReason } from '../agent/turn';
 import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
