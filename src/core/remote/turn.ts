@@ -128,7 +128,7 @@ export function turnTimeout(program: string, limitMs: number): string {
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */
 export function remotePrompt(events: readonly SessionEvent[], task: string): string {
-  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && e.source.runtime) return `${e.text}\n\n${task}`;
+  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && 'runtime' in e.source) return `${e.text}\n\n${task}`;
   return task;
 }
 

@@ -35,7 +35,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
       assert.ok(String(r.body.messages.at(-1)?.content).includes('Make the README say hello'));
     }
     const src = rounds(evs)[1];
-    assert.ok(src.type === 'user/message' && src.source.round === 2 && typeof src.source.revision === 'number');
+    assert.ok(src.type === 'user/message' && src.source.kind === 'goal' && src.source.round === 2 && typeof src.source.revision === 'number');
     assert.deepEqual((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
