@@ -5,9 +5,9 @@ import type { ApprovalPort } from '../policy/approval';
 import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { type QueuedMessage, queuedMessages } from '../session/folds';
 import { type CompactionResult, compact, compactIfNeeded } from './compaction';
-import type { AgentConfig, ToolProgress } from './config';
+import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
 import type { SessionLog } from './session-writer';
-import { InterruptReason, runTurn, type TurnOutcome } from './turn';
+import { InterruptReason, runTurn } from './turn';
 import { withdrawQueued } from './withdraw';
 
 /** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentConfig, TurnRunner } from '../agent/config';
+import type { AgentConfig, TurnOutcome, TurnRunner } from '../agent/config';
 import type { SessionWriter } from '../agent/session-writer';
-import { budgetRefusal, InterruptReason, type TurnOutcome } from '../agent/turn';
+import { budgetRefusal, InterruptReason } from '../agent/turn';
 import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
@@ -142,7 +142,7 @@ export function turnTimeout(program: string, limitMs: number): string {
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */
 export function remotePrompt(events: readonly SessionEvent[], task: string): string {
-  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && e.source.runtime) return `${e.text}\n\n${task}`;
+  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && 'runtime' in e.source) return `${e.text}\n\n${task}`;
   return task;
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ROUND_ERROR_STREAK } from '../../../src/core/goal/driver';
 import { GoalError } from '../../../src/core/goal/snapshot';
-import type { GoalSnapshot, SessionEvent } from '../../../src/core/session/events';
+import type { GoalSnapshot, MessageSource, SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness, until } from '../../support/harness';
 
 const goals = (evs: readonly SessionEvent[]): (GoalSnapshot | null)[] => evs.flatMap((e) => (e.type === 'goal/change' ? [e.goal] : []));
@@ -35,7 +35,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
       assert.ok(String(r.body.messages.at(-1)?.content).includes('Make the README say hello'));
     }
     const src = rounds(evs)[1];
-    assert.ok(src.type === 'user/message' && src.source.round === 2 && typeof src.source.revision === 'number');
+    assert.ok(src.type === 'user/message' && src.source.kind === 'goal' && src.source.round === 2 && typeof src.source.revision === 'number');
     assert.deepEqual((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
@@ -195,6 +195,8 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
   // Seed 002 追问四: any non-goal enqueue competes, not only a human's. The runtime's own
   // deliveries (a child settled, a background child's result, a wakeup report) arrive through
   // `deliver`, the path the residency, the one-shot tool and the report tool take.
+  const sourceOf = (kind: 'subagent-settled' | 'subagent-result' | 'subagent-report', fromSession: string): MessageSource =>
+    kind === 'subagent-report' ? { kind, fromSession, mode: 'wakeup' } : { kind, fromSession, stopReason: 'completed' };
   for (const [kind, says] of [
     ['subagent-settled', /settlement notice/],
     ['subagent-result', /background subagent's result/],
@@ -205,7 +207,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
       let notice: Promise<void> | undefined;
       w.t.h.onEvent((id, e) => {
         if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !notice)
-          notice = Promise.resolve().then(() => w.t.h.subagents.deliver(agent.id, `[from a child: ${kind}]`, { kind, fromSession: `${agent.id}.abc123` }));
+          notice = Promise.resolve().then(() => w.t.h.subagents.deliver(agent.id, `[from a child: ${kind}]`, sourceOf(kind, `${agent.id}.abc123`)));
       });
       w.server.enqueue({ text: 'read the notice' });
       await w.t.h.goals.set(agent.id, 'long objective', 5);

@@ -35,7 +35,7 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     s.append({ type: 'inbox/accepted', messageId: 'm1', text: 'task', source: { kind: 'delegation', fromSession: w.root.id } });
     s.append({ type: 'inbox/claimed', messageId: 'm1' });
     s.append({ type: 'turn/start', turnId: 't1' });
-    s.append({ type: 'user/message', text: 'task', source: { kind: 'delegation' }, messageId: 'm1' });
+    s.append({ type: 'user/message', text: 'task', source: { kind: 'delegation', fromSession: 'parent' }, messageId: 'm1' });
     s.append({ type: 'assistant/message', text: 'did it', model: 'test-model' });
     s.append({ type: 'turn/end', turnId: 't1', stopReason: 'completed' });
     await w.t.h.store.createSession(header, s.events);
