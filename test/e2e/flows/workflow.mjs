@@ -228,8 +228,9 @@ export const flow = {
         throw new Error(`the tab's Σ "${t.sigma}" is not the row's "${rowSigma}" with its tokens`);
       if (await frame.getByText('Loading the transcript').count()) throw new Error('the run tab still says "Loading the transcript…"');
       await page.screenshot({ path: join(outDir, 'workflow-tab.png'), timeout: 15_000 });
-      // An agent's name opens that agent's transcript.
-      await frame.locator('.agent .open', { hasText: 'summary' }).click({ timeout: 10_000 });
+      // An agent's name opens that agent's transcript. Clicked from inside the page: the tab's
+      // frame is hidden the moment the new tab shows, and a pointer click would wait on it.
+      await frame.locator('.agent .open', { hasText: 'summary' }).evaluate((el) => el.click(), undefined, { timeout: 10_000 });
       await visible(page.locator(`${SEL.editorTab} .label-name`, { hasText: /^summary$/ }), 'an editor tab titled "summary" (the agent\'s transcript)', 20_000);
     });
 
