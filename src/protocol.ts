@@ -105,8 +105,55 @@ export interface WorkflowNodeView {
   logs: string[];
   agents: number;
   running: number;
-  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  /** Agents ended, by outcome (the run's end counts those it cancelled); absent for runs folded before issue 21.6. */
+  ended?: Partial<Record<AgentOutcome, number>>;
+  status: RunStatus;
   code?: string;
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+/** How one agent of a workflow run ended (the core's AgentOutcome word for word). */
+export type AgentOutcome = 'done' | 'failed' | 'over-budget' | 'cancelled';
+
+/** A workflow run's node id: `wf.<runId>` (a node of the tree, no session of its own). */
+export const RUN_NODE_PREFIX = 'wf.';
+export const isRunNodeId = (id: string): boolean => id.startsWith(RUN_NODE_PREFIX);
+
+/**
+ * A workflow run's tab (issue 21.6), folded from its parent's log: every phase with its state,
+ * the log, each agent with how it ended, the result or the error. The agents' live status and
+ * cost, and the run's Σ, come from their tree nodes.
+ */
+export interface WorkflowRunView {
+  runId: string;
+  /** The session that ran it. */
+  parentId: string;
+  name: string;
+  description: string;
+  status: RunStatus;
+  code?: string;
+  /** Why it failed, in the engine's words. */
+  error?: string;
+  startedAt: string;
+  endedAt?: string;
+  limits: { maxTotalAgents: number; concurrency: number; wallClockMs: number };
+  /** In order; the last is `running` while the run goes on, and takes the run's end otherwise. */
+  phases: { title: string; state: 'done' | RunStatus }[];
+  /** The newest log lines (bounded); `logsDropped` says how many are not here. */
+  logs: string[];
+  logsDropped: number;
+  agents: RunAgentView[];
+  /** The script's return value (JSON, pretty-printed), when it completed; cut at a bound. */
+  result?: { text: string; truncated: boolean };
+}
+
+export interface RunAgentView {
+  index: number;
+  childId: string;
+  label?: string;
+  /** The phase it started in. */
+  phase?: string;
+  outcome: 'running' | AgentOutcome;
 }
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete';
@@ -299,6 +346,9 @@ export type HostToWebview =
    * they wait for "Send now" or the next message, and run before it.
    */
   | { type: 'queue/changed'; sessionId: string; state: 'queued' | 'waiting'; messages: QueuedMessageView[] }
+  /** A workflow run tab's content; `null` with what happened and what to do when it cannot be shown (its conversation was deleted). */
+  | { type: 'workflow/view'; nodeId: string; view: WorkflowRunView }
+  | { type: 'workflow/view'; nodeId: string; view: null; problem: string }
   /** The host's answer to a message that failed validation. */
   | { type: 'message/rejected'; code: 'BAD_MESSAGE'; detail: string };
 

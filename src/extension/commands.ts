@@ -9,6 +9,7 @@ import { showEventLog } from './event-log';
 import { pickPolicy } from './policy-picker';
 import { exportFileName, quoted } from './presenter/names';
 import { countUnder, isSessionNode, sessionPicks } from './presenter/session-picks';
+import { runNodeId } from './presenter/workflow-runs';
 import { readSettings } from './settings';
 
 export type { CommandArgs } from '../protocol';
@@ -18,12 +19,20 @@ export type Command = (args?: CommandArgs) => Promise<void>;
 /**
  * Ask for a session when the command came from the palette (no context argument): every
  * session by name, in tree order, indented by nesting, with its status. Workflow run nodes
- * (`wf.<runId>`) are drawn in the tree but are no session: they are never offered (their
- * agents, hung under them, are).
+ * (`wf.<runId>`) are drawn in the tree but are no session: only Open Transcript, which opens a
+ * run's own tab, offers them (`runs`); the other pickers never do (their agents, hung under
+ * them, are offered).
  */
-async function pickSession(host: CommandHost, args: CommandArgs | undefined, title: string, filter?: (s: TreeNode) => boolean): Promise<string | undefined> {
+async function pickSession(
+  host: CommandHost,
+  args: CommandArgs | undefined,
+  title: string,
+  filter?: (s: TreeNode) => boolean,
+  runs = false,
+): Promise<string | undefined> {
   if (args?.arborSessionId) return args.arborSessionId;
-  const items = sessionPicks(await host.controller.nodes(), (n) => isSessionNode(n) && (!filter || filter(n)));
+  if (runs && args?.arborRunId) return runNodeId(args.arborRunId);
+  const items = sessionPicks(await host.controller.nodes(), (n) => (runs || isSessionNode(n)) && (!filter || filter(n)));
   if (items.length === 0) {
     void vscode.window.showInformationMessage(
       filter ? 'Arbor: no session fits (none is running?).' : 'Arbor: there are no sessions yet; start a conversation in the Arbor panel.',
@@ -161,7 +170,7 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       if (runId) await c.cancelWorkflow(runId);
     },
     'arbor.openTranscript': async (args) => {
-      const id = await pickSession(host, args, 'Open the transcript of which session?');
+      const id = await pickSession(host, args, 'Open the transcript of which session (or workflow run)?', undefined, true);
       if (id) host.openTranscript(id);
     },
     'arbor.openEventLog': async (args) => {

@@ -3,23 +3,25 @@ import type { Harness } from '../core/harness';
 import type { ApprovalPort, ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { SessionEvent } from '../core/session/events';
 import { nameFromLog } from '../core/session/names';
-import type {
-  ApprovalPolicy,
-  HostToWebview,
-  NodeStatus,
-  RequestFailed,
-  RequestMessage,
-  RequestResults,
-  RequestType,
-  SandboxMode,
-  SpendView,
-  TreeNode,
-  WebviewToHost,
+import {
+  type ApprovalPolicy,
+  type HostToWebview,
+  isRunNodeId,
+  type NodeStatus,
+  type RequestFailed,
+  type RequestMessage,
+  type RequestResults,
+  type RequestType,
+  type SandboxMode,
+  type SpendView,
+  type TreeNode,
+  type WebviewToHost,
 } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
 import { retryText } from './presenter/retry';
+import { RunFeed } from './run-feed';
 import { SessionFeed } from './session-feed';
 import { TreeSync } from './tree-sync';
 import { describeInvalid, isWebviewToHost } from './validate-message';
@@ -48,6 +50,8 @@ export class PanelController implements ApprovalPort {
   private readonly views = new ViewPorts();
   private readonly sync: TreeSync;
   private readonly feed: SessionFeed;
+  /** What workflow run tabs receive. */
+  private readonly runFeed: RunFeed;
   private readonly desk: ApprovalDesk;
   private harness: Harness | undefined;
   private selected: string | undefined;
@@ -79,7 +83,13 @@ export class PanelController implements ApprovalPort {
     });
     const log = (level: 'info' | 'warn' | 'error', text: string): void => this.hooks.log(level, text);
     this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log });
-    this.sync = new TreeSync({ harness: () => this.harness, views: this.views, feed: this.feed, desk: this.desk, log });
+    this.runFeed = new RunFeed(this.views, {
+      parentOf: (nodeId) => this.sync.tree.runs.parentSessionOf(nodeId),
+      session: (id) => this.sessionOf(id),
+      runOpen: (runId) => this.sync.tree.runOpen(runId),
+      log,
+    });
+    this.sync = new TreeSync({ harness: () => this.harness, views: this.views, feed: this.feed, runFeed: this.runFeed, desk: this.desk, log });
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -130,7 +140,11 @@ export class PanelController implements ApprovalPort {
         settings: this.hooks.settings(),
         approvals: this.desk.prompts(),
       });
-      if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
+      if (port.sessionId && isRunNodeId(port.sessionId)) {
+        // A run's parent is known once the stored summaries are folded (after a reload too).
+        await this.folded;
+        await this.runFeed.reset(port, port.sessionId);
+      } else if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
     },
     'session/select': async (port, m) => {
       const h = await this.ensure();
@@ -315,6 +329,11 @@ export class PanelController implements ApprovalPort {
 
   /** What to call a session, read from its own log when the tree has not folded it yet. */
   async nameOf(sessionId: string): Promise<string> {
+    if (isRunNodeId(sessionId)) {
+      await this.ensure();
+      await this.folded;
+      return this.knownName(sessionId) ?? 'Workflow run';
+    }
     const s = await this.sessionOf(sessionId);
     return nameFromLog(s.header, s.events);
   }
@@ -384,6 +403,7 @@ export class PanelController implements ApprovalPort {
 
   async dispose(): Promise<void> {
     this.feed.dispose();
+    this.runFeed.dispose();
     this.sync.dispose();
     this.desk.denyAll();
   }

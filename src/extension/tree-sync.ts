@@ -4,6 +4,7 @@ import type { SessionEvent } from '../core/session/events';
 import type { ApprovalPrompt, NodeStatus, TreeNode } from '../protocol';
 import type { ApprovalDesk } from './approvals';
 import { TreeModel } from './presenter/tree-model';
+import type { RunFeed } from './run-feed';
 import type { SessionFeed } from './session-feed';
 import type { ViewPorts } from './view-port';
 
@@ -12,6 +13,8 @@ export interface TreeSyncDeps {
   harness(): Harness | undefined;
   views: ViewPorts;
   feed: SessionFeed;
+  /** Workflow run tabs: refreshed by their parent's events. */
+  runFeed: RunFeed;
   desk: ApprovalDesk;
   log(level: 'warn', text: string): void;
 }
@@ -168,6 +171,7 @@ export class TreeSync {
     }
     this.tree.apply(sessionId, e);
     this.deps.feed.event(sessionId, e);
+    this.deps.runFeed.event(sessionId, e);
     this.push(sessionId);
     for (const id of this.tree.applyWorkflow(sessionId, e)) this.push(id);
     if (e.type === 'turn/end') for (const id of this.tree.runs.of(sessionId)) this.push(id);

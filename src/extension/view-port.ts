@@ -50,6 +50,13 @@ export class ViewPorts {
     return false;
   }
 
+  /** The sessions (and run nodes) some view shows. */
+  shown(): Set<string> {
+    const out = new Set<string>();
+    for (const p of this.ports) if (p.sessionId !== undefined) out.add(p.sessionId);
+    return out;
+  }
+
   toSession(sessionId: string, msg: HostToWebview): void {
     for (const p of this.ports) if (p.sessionId === sessionId) p.post(msg);
   }

@@ -113,6 +113,48 @@ describe('tree: workflow runs as nodes of their own', () => {
     assert.equal(again.node('root.c1')!.parentId, 'wf.r1');
   });
 
+  // Issue 21.6: the row reads how its agents ended, from the events ("3 done, 1 cancelled").
+  it('counts its agents by outcome: done ones by stop reason, the ones its end cancelled as cancelled', () => {
+    start(4);
+    for (const i of [0, 1, 2]) feed(wf('workflow/agent', 'r1', { index: i, childId: `root.c${i}`, status: 'done', stopReason: 'completed' }));
+    assert.deepEqual(model.node('wf.r1')!.workflow!.ended, { done: 3 });
+    feed(wf('workflow/end', 'r1', { status: 'cancelled', code: 'CANCELLED', agents: 4, tokens: 0, resultBytes: 0, logsDropped: 0 }));
+    const run = model.node('wf.r1')!.workflow!;
+    assert.deepEqual([run.ended, run.running], [{ done: 3, cancelled: 1 }, 0]);
+    // A repeated done (or one for an agent the run never started) is not counted twice.
+    feed(wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'completed' }));
+    assert.deepEqual(model.node('wf.r1')!.workflow!.ended, { done: 3, cancelled: 1 });
+  });
+
+  it('a run cut by a crash counts the agents it still had running as cancelled', () => {
+    start(2);
+    feed(wf('workflow/agent', 'r1', { index: 0, childId: 'root.c0', status: 'done', stopReason: 'error' }));
+    running = false;
+    const run = model.node('wf.r1')!.workflow!;
+    assert.deepEqual([run.status, run.ended, run.running], ['interrupted', { failed: 1, cancelled: 1 }, 0]);
+  });
+
+  it("shows its agents' spend together as its Σ, and is re-sent when an agent spends", () => {
+    start(2);
+    assert.equal(model.node('wf.r1')!.subtree?.tokens ?? 0, 0, 'nothing spent yet');
+    const spend = (id: string, prompt: number, completion: number): string[] => {
+      const e = {
+        seq: seq++,
+        at: AT,
+        type: 'assistant/message',
+        text: 'ok',
+        model: 'm',
+        usage: { promptTokens: prompt, completionTokens: completion },
+      } as unknown as SessionEvent;
+      model.apply(id, e);
+      return model.spendMoved(id, e);
+    };
+    assert.ok(spend('root.c0', 100, 10).includes('wf.r1'), "an agent's spending moves its run's Σ");
+    spend('root.c1', 200, 20);
+    assert.equal(model.node('wf.r1')!.subtree?.tokens, 330);
+    assert.equal(model.node('root')!.subtree?.tokens, 330, 'the parent’s subtree holds the same agents');
+  });
+
   it('stays readable with 1,000 agents: the parent’s own level holds one node, the run holds the thousand', () => {
     start(1000);
     const nodes = model.nodes();

@@ -1,4 +1,20 @@
-import type { SessionEvent, WorkflowData, WorkflowEvent, WorkflowStatus } from './events';
+import type { SessionEvent, StopReason, WorkflowData, WorkflowEvent, WorkflowStatus } from './events';
+
+/** How one agent of a run ended, as people say it (its `workflow/agent{done}` stop reason). */
+export type AgentOutcome = 'done' | 'failed' | 'over-budget' | 'cancelled';
+
+/**
+ * Each stop reason's outcome. An agent still running when its run ends was cancelled by the
+ * run (`Run.end` cancels and disposes it; no `done` event is written for it).
+ */
+export const AGENT_OUTCOME: Record<StopReason, AgentOutcome> = {
+  completed: 'done',
+  error: 'failed',
+  'max-tokens': 'failed',
+  budget: 'over-budget',
+  interrupted: 'cancelled',
+  cancelled: 'cancelled',
+};
 
 /** A session's workflow run as every reader shows it (part of its summary, so it survives a reload). */
 export interface WorkflowRunSummary {
@@ -15,6 +31,11 @@ export interface WorkflowRunSummary {
   agents: number;
   /** Indexes of the agents started and not done. */
   live: number[];
+  /**
+   * Agents ended, by outcome (those the run's end cancelled included). Absent in summaries
+   * stored before issue 21.6: readers then say only how many agents there were.
+   */
+  ended?: Partial<Record<AgentOutcome, number>>;
   status: 'running' | WorkflowStatus;
   code?: string;
 }
@@ -26,6 +47,11 @@ const MAX_LOGS = 20;
 const keepLast = <T>(list: T[], max: number): void => {
   if (list.length > max) list.splice(0, list.length - max);
 };
+
+function count(run: WorkflowRunSummary, outcome: AgentOutcome, n: number): void {
+  const ended = (run.ended ??= {});
+  ended[outcome] = (ended[outcome] ?? 0) + n;
+}
 
 type RunFolder<T extends keyof WorkflowData> = (run: WorkflowRunSummary, d: WorkflowData[T]) => void;
 
@@ -43,10 +69,14 @@ const RUN_FOLDERS: { [T in Exclude<keyof WorkflowData, 'workflow/start'>]: RunFo
     if (d.status === 'started') {
       run.agents++;
       if (!run.live.includes(d.index)) run.live.push(d.index);
-    } else run.live = run.live.filter((i) => i !== d.index);
+    } else if (run.live.includes(d.index)) {
+      run.live = run.live.filter((i) => i !== d.index);
+      count(run, AGENT_OUTCOME[d.stopReason ?? 'completed'] ?? 'failed', 1);
+    }
   },
   'workflow/end': (run, d) => {
     run.status = d.status;
+    if (run.live.length > 0) count(run, 'cancelled', run.live.length);
     run.live = [];
     if (d.code) run.code = d.code;
   },
@@ -59,7 +89,7 @@ const RUN_FOLDERS: { [T in Exclude<keyof WorkflowData, 'workflow/start'>]: RunFo
 export function foldWorkflow(runs: WorkflowRunSummary[], e: WorkflowEvent): boolean {
   if (e.type === 'workflow/start') {
     const d = e.data as unknown as WorkflowData['workflow/start'];
-    runs.push({ runId: e.runId, name: d.name, description: d.description, at: e.at, phases: [], logs: [], agents: 0, live: [], status: 'running' });
+    runs.push({ runId: e.runId, name: d.name, description: d.description, at: e.at, phases: [], logs: [], agents: 0, live: [], ended: {}, status: 'running' });
     keepLast(runs, MAX_RUNS);
     return true;
   }

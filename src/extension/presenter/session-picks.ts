@@ -56,7 +56,8 @@ export function sessionPicks(nodes: readonly TreeNode[], filter: (n: TreeNode) =
     seen.add(n.id);
     if (filter(n)) {
       const parent = n.parentId !== undefined ? byId.get(n.parentId) : undefined;
-      const relation = parent && level > 0 ? ` · ${n.origin === 'fork' ? 'fork' : 'subagent'} of ${nodeName(parent)}` : '';
+      const kind = n.kind === 'workflow' ? 'workflow run' : n.origin === 'fork' ? 'fork' : 'subagent';
+      const relation = parent && level > 0 ? ` · ${kind} of ${nodeName(parent)}` : '';
       out.push({ label: `${INDENT.repeat(level)}$(${STATUS_ICONS[n.status]}) ${nodeName(n)}`, description: `${n.status}${relation}`, id: n.id, level });
     }
     const kids = children.get(n.id) ?? [];

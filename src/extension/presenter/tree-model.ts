@@ -1,11 +1,11 @@
 import type { PriceBook } from '../../core/cost/prices';
-import { addSpend, zeroSpend } from '../../core/cost/spend';
+import { addSpend, type Spend, zeroSpend } from '../../core/cost/spend';
 import type { SessionEvent, SessionHeader } from '../../core/session/events';
 import { type SessionStatus, sessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, type SessionSummary, summarize } from '../../core/session/summary';
 import type { NodeStatus, SpendView, TreeNode } from '../../protocol';
 import { CostRollup, spendView } from './cost-rollup';
-import { isRunNode, runIdOf, WorkflowRuns } from './workflow-runs';
+import { isRunNode, runIdOf, runNodeId, WorkflowRuns } from './workflow-runs';
 
 // The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -74,10 +74,25 @@ export class TreeModel {
     return spendView(total);
   }
 
-  /** The ancestors whose subtree total an event of `id` moved (nearest first); empty when it spent nothing. */
+  /**
+   * The ancestors whose subtree total an event of `id` moved (nearest first), and the run node
+   * of any workflow agent among `id` and them (its Σ); empty when it spent nothing.
+   */
   spendMoved(id: string, e: SessionEvent): string[] {
     if (e.type !== 'assistant/message' && e.type !== 'turn/end' && e.type !== 'budget/set') return [];
-    return this.costs.changed(id);
+    const up = this.costs.changed(id);
+    const runs = [id, ...up].map((x) => this.runs.parentOf(x)).filter((r): r is string => r !== undefined);
+    return [...up, ...runs];
+  }
+
+  /** A run's agents' spend together (each with what it delegated): the run node's Σ; absent before any agent. */
+  private runSpend(runId: string): SpendView | undefined {
+    let total: Spend | undefined;
+    for (const agent of this.runs.agentsOf(runId)) {
+      const t = this.costs.subtree(agent);
+      if (t) total = total ? addSpend(total, t) : t;
+    }
+    return total && spendView(total);
   }
 
   remove(id: string): void {
@@ -158,7 +173,8 @@ export class TreeModel {
     if (isRunNode(id)) {
       const parent = this.runs.parentSessionOf(id);
       if (!parent) return undefined;
-      return this.runs.node(id, this.node(parent), this.probe.isRunning(parent) || (this.probe.workflowRunning?.(runIdOf(id)) ?? false));
+      const runId = runIdOf(id);
+      return this.runs.node(id, this.node(parent), this.runOpen(runId), this.runSpend(runId));
     }
     const h = this.headers.get(id);
     const f = this.folds.get(id);
@@ -203,6 +219,12 @@ export class TreeModel {
       ...(f.goal ? { goal: { ...f.goal, armed: this.probe.goalArmed?.(id) ?? false } } : {}),
       createdAt: h.createdAt,
     };
+  }
+
+  /** Whether a run can still be going: its parent runs, or the engine has it (else an open run was cut by a crash or reload). */
+  runOpen(runId: string): boolean {
+    const parent = this.runs.parentSessionOf(runNodeId(runId));
+    return (parent !== undefined && this.probe.isRunning(parent)) || (this.probe.workflowRunning?.(runId) ?? false);
   }
 
   ids(): IterableIterator<string> {

@@ -1,13 +1,11 @@
 import type { SessionEvent, WorkflowData, WorkflowEvent } from '../../core/session/events';
 import type { SessionSummary } from '../../core/session/summary';
-import type { NodeStatus, TreeNode, WorkflowNodeView } from '../../protocol';
-
-const PREFIX = 'wf.';
+import { isRunNodeId, type NodeStatus, RUN_NODE_PREFIX, type SpendView, type TreeNode, type WorkflowNodeView } from '../../protocol';
 
 /** The tree id of a run's node. */
-const runNodeId = (runId: string): string => `${PREFIX}${runId}`;
-export const isRunNode = (id: string): boolean => id.startsWith(PREFIX);
-export const runIdOf = (nodeId: string): string => nodeId.slice(PREFIX.length);
+export const runNodeId = (runId: string): string => `${RUN_NODE_PREFIX}${runId}`;
+export const isRunNode = isRunNodeId;
+export const runIdOf = (nodeId: string): string => nodeId.slice(RUN_NODE_PREFIX.length);
 
 const END_STATUS: Record<WorkflowNodeView['status'], NodeStatus> = {
   running: 'running',
@@ -75,6 +73,11 @@ export class WorkflowRuns {
     return run && this.parents.has(run) ? runNodeId(run) : undefined;
   }
 
+  /** The agents of a run known so far (their session ids). */
+  agentsOf(runId: string): string[] {
+    return [...this.childRun].filter(([, run]) => run === runId).map(([child]) => child);
+  }
+
   /** The runs of one parent session (their node ids), for refreshes when the parent's status changes. */
   of(parentId: string): string[] {
     return [...this.parents.entries()].filter(([, p]) => p === parentId).map(([id]) => runNodeId(id));
@@ -94,8 +97,11 @@ export class WorkflowRuns {
     return this.parents.get(runIdOf(id));
   }
 
-  /** The run's node; `parentRunning` tells an open run from one a crash left open (shown interrupted). */
-  node(id: string, parent: TreeNode | undefined, parentRunning: boolean): TreeNode | undefined {
+  /**
+   * The run's node; `parentRunning` tells an open run from one a crash left open (shown
+   * interrupted); `subtree` is its agents' spend together (the run's Σ).
+   */
+  node(id: string, parent: TreeNode | undefined, parentRunning: boolean, subtree?: SpendView): TreeNode | undefined {
     const runId = runIdOf(id);
     const parentId = this.parents.get(runId);
     const run = parentId ? this.summaryOf(parentId)?.workflows?.find((r) => r.runId === runId) : undefined;
@@ -109,10 +115,16 @@ export class WorkflowRuns {
       logs: [...run.logs],
       agents: run.agents,
       running: run.live.length,
+      ...(run.ended ? { ended: { ...run.ended } } : {}),
       status: run.status,
       ...(run.code ? { code: run.code } : {}),
     };
-    if (view.status === 'running' && !parentRunning) view.status = 'interrupted';
+    if (view.status === 'running' && !parentRunning) {
+      // Cut by a crash or reload: its agents still counted running were cut with it.
+      view.status = 'interrupted';
+      if (view.running > 0) view.ended = { ...view.ended, cancelled: (view.ended?.cancelled ?? 0) + view.running };
+      view.running = 0;
+    }
     return {
       id,
       parentId,
@@ -123,6 +135,7 @@ export class WorkflowRuns {
       status: END_STATUS[view.status],
       ...(view.status === 'running' ? { activity: view.phase ? `phase: ${view.phase}` : 'running', activeSince: Date.parse(run.at) } : {}),
       tokens: { prompt: 0, completion: 0, cacheHit: 0 },
+      ...(subtree ? { subtree } : {}),
       reports: 0,
       createdAt: run.at,
       kind: 'workflow',

@@ -1,14 +1,21 @@
-// Issue 12, points 1–3 and 6: a workflow run in the panel, on the real VS Code workbench.
+// Issue 12, points 1–3 and 6, and issue 21.6: a workflow run in the panel and in a tab of its
+// own, on the real VS Code workbench.
 //   01 "run a workflow": the scripted model calls the `workflow` tool (the demo scene: three
 //      parts reviewed in parallel, then a summary)
-//   02 watch a run node appear under the conversation and fill in live: phase review with agents running (n/3), its agents appearing under
-//      the run node, then phase summarise (4 agents), then completed with its phases and its log
-//      line in the node's hover, and its agents read ended
-//   03 "run a slow workflow": a second run whose three agents stream for minutes; all three run
-//   04 Cancel Workflow from the run node's context menu: the run ends cancelled, its agents are
-//      stopped (none running, no model request left open), the first run is untouched
-//   05 reload the window: both run nodes come back from the summaries, with their phases,
-//      statuses and agents
+//   02 watch a run node appear under the conversation and fill in live: phase review with agents
+//      running ("review · 2 running, 1 done"), its agents appearing under the run node, then
+//      phase summarise, then "4 agents · done" with its phases and its log line in the node's
+//      hover, its agents read ended, and its Σ (its agents' cost) on the row
+//   03 click the run node: a tab of its own opens (never "Loading the transcript…") with its
+//      phases (done), its four agents (done, each with its cost), its log, its result, "4 agents ·
+//      done" and the same Σ as the row, in tokens and dollars; an agent's name opens its transcript
+//   04 "run a slow workflow": a second run of four agents, three answer and one streams for
+//      minutes; its tab opened from the node's context menu (Open Transcript) follows it live
+//   05 Cancel Workflow from the run node's context menu: the run ends cancelled, the agent still
+//      running is stopped (no model request left open), the row and the tab read "3 done, 1
+//      cancelled", the first run is untouched
+//   06 reload the window: both run nodes come back from the summaries, with their phases,
+//      statuses, outcomes and agents, and the restored tab shows its run again
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
@@ -20,7 +27,9 @@ const ROOT = 'run a workflow';
 const RUN = 'review-parts';
 const PARTS = ['parser', 'store', 'webview'];
 const SLOW_RUN = 'slow-review';
-const SLOW_PARTS = ['api', 'cli', 'docs'];
+// Three answer (after a few seconds), the last streams for minutes until the run is cancelled.
+const SLOW_PARTS = ['api', 'cli', 'docs', 'tests'];
+const STREAMING_PART = 'tests';
 const SLOW_TEXT = 'Reading one line at a time. '.repeat(300);
 
 const isChild = (body) => body.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
@@ -28,6 +37,8 @@ const lastUserText = (body) => String([...body.messages].reverse().find((m) => m
 
 export const flow = {
   name: 'workflow',
+  // A price for the demo model (per million tokens), so the run's Σ is in dollars too.
+  settings: { 'arbor.prices': { 'arbor-demo': { input: 3, cacheHit: 0.3, output: 15 } } },
   // The demo scene, with each agent of the first run answering after 4 s (so a person, and this
   // flow, can watch the node fill in) and a second run ("slow workflow") whose agents stream for
   // minutes, to be cancelled.
@@ -36,7 +47,7 @@ export const flow = {
       const last = body.messages.at(-1);
       if (isChild(body)) {
         const task = lastUserText(body);
-        if (SLOW_PARTS.some((p) => task.startsWith(`WORKFLOW: review the ${p}`))) return { text: SLOW_TEXT, chunkSize: 4, chunkDelayMs: 100 };
+        if (task.startsWith(`WORKFLOW: review the ${STREAMING_PART}`)) return { text: SLOW_TEXT, chunkSize: 4, chunkDelayMs: 100 };
         if (task.startsWith('WORKFLOW')) return { ...demoReply(body), delayMs: 4_000 };
         return demoReply(body);
       }
@@ -47,9 +58,9 @@ export const flow = {
               name: 'workflow',
               arguments: {
                 script: DEMO_WORKFLOW,
-                meta: { name: SLOW_RUN, description: 'Review three parts slowly (to be cancelled).' },
+                meta: { name: SLOW_RUN, description: 'Review four parts, one of them slowly (to be cancelled).' },
                 args: { parts: SLOW_PARTS },
-                concurrency: 3,
+                concurrency: 4,
               },
             },
           ],
@@ -69,6 +80,7 @@ export const flow = {
             status: label.slice(comma + 2).split(',')[0],
             level: Number(e.getAttribute('aria-level')),
             activity: (e.querySelector('.detail .activity')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+            cost: (e.querySelector('.detail .tokens')?.textContent ?? '').trim(),
             title: e.getAttribute('title') ?? '',
           };
         }),
@@ -104,6 +116,40 @@ export const flow = {
       await visible(row(ROOT), `the conversation "${ROOT}" in the tree`, 20_000);
     });
 
+    /**
+     * The tab showing run `name`, found by what it shows (a run tab's heading), not by its
+     * iframe's URL: the workbench keeps several webview frames, and which one is which changes.
+     */
+    const runTab = async (name) => {
+      for (const f of page.frames()) {
+        try {
+          if ((await f.locator('.run h1').count()) === 0) continue;
+          if ((await f.locator('.run h1').first().textContent({ timeout: 1_000 }))?.trim() === name) return f;
+        } catch {
+          // a frame that went away while we looked
+        }
+      }
+      return notYet(`no tab shows the run "${name}" yet`);
+    };
+    /** Everything a run tab shows, in one round trip. */
+    const readTab = (frame) =>
+      frame.locator('.run').evaluate((el) => {
+        const text = (sel, root = el) => (root.querySelector(sel)?.textContent ?? '').replace(/\s+/g, ' ').trim();
+        return {
+          name: text('h1'),
+          status: el.querySelector('.title .status')?.getAttribute('title') ?? '',
+          summary: text('.summary'),
+          sigma: text('.sigma'),
+          phases: [...el.querySelectorAll('.phase')].map((p) => `${text('.phase-title', p)} ${text('.state', p)}`),
+          agents: [...el.querySelectorAll('.agent')].map((a) => ({ name: text('.agent-name', a), outcome: text('.outcome', a), cost: text('.agent-cost', a) })),
+          log: text('.log'),
+          result: text('.result'),
+          error: text('.error'),
+        };
+      });
+    const showTab = (t) =>
+      `${t.status} | ${t.summary} | ${t.sigma} | phases ${t.phases.join(', ')} | agents ${t.agents.map((a) => `${a.name} ${a.outcome}`).join(', ')}`;
+
     // Every state the run node showed, in order (consecutive repeats folded), and the agents seen under it.
     const states = [];
     const agentCounts = [];
@@ -122,15 +168,15 @@ export const flow = {
       if (states[0] !== 'absent') say('  (the run node was already there at the first look)');
       say(`  agents under the run node, as they appeared: ${agentCounts.join(' → ')}`);
       // Live: the review phase was seen with agents running, then the summary phase.
-      if (!states.some((s) => /^running \| review · [1-3]\/3 agents$/.test(s)))
+      if (!states.some((s) => /^running \| review · [1-3] running(, [1-2] done)?$/.test(s)))
         throw new Error(`the review phase was never seen with agents running (seen: ${states.join(' → ')})`);
-      if (!states.some((s) => /^running \| summarise · 1\/4 agents$/.test(s)))
+      if (!states.some((s) => /^running \| summarise · 1 running, 3 done$/.test(s)))
         throw new Error(`the summarise phase was never seen running (seen: ${states.join(' → ')})`);
       if (!agentCounts.some((n) => n > 0 && n < 4))
         throw new Error(`the agents did not appear one phase at a time under the run node (counts seen: ${agentCounts.join(' → ')})`);
       const { all, run } = final;
-      if (run.activity !== 'summarise · 0/4 agents') throw new Error(`the finished run reads "${run.activity}"`);
-      for (const want of ['completed · 4 agents, 0 running', 'phases: review → summarise', 'log: reviewing 3 parts']) {
+      if (run.activity !== '4 agents · done') throw new Error(`the finished run reads "${run.activity}", not "4 agents · done"`);
+      for (const want of ['completed · 4 agents, 0 running · 4 done', 'phases: review → summarise', 'log: reviewing 3 parts']) {
         if (!run.title.includes(want)) throw new Error(`the run node's hover lacks "${want}": ${run.title}`);
       }
       const agents = agentsUnder(all, RUN);
@@ -146,16 +192,71 @@ export const flow = {
       await until('the parent to answer after the run', 20_000, async () => (await chat.textContent({ timeout: 2_000 })).includes('The workflow finished'));
     });
 
+    let rowSigma = '';
+    await step('open-the-run-tab', 60_000, async () => {
+      // The row's Σ: its agents' cost together, in dollars (the demo model has a price here).
+      rowSigma = await until(`the run node's Σ`, 10_000, async () => {
+        const r = find(await rows(), RUN);
+        return /^Σ \$\d+\.\d+$/.test(r?.cost ?? '') ? r.cost : notYet(`the row's cost reads "${r?.cost}"`);
+      });
+      await row(RUN).first().click({ timeout: 10_000 });
+      const tabLabel = page.locator(`${SEL.editorTab} .label-name`, { hasText: new RegExp(`^${RUN}$`) });
+      await visible(tabLabel, `an editor tab titled "${RUN}"`, 20_000);
+      const frame = await until(`the tab to show the run "${RUN}"`, 30_000, () => runTab(RUN));
+      const t = await until('the tab to show the whole run', 20_000, async () => {
+        const v = await readTab(frame);
+        return v.result && v.agents.length === 4 && v.sigma ? v : notYet(showTab(v));
+      });
+      say(`  run tab: ${showTab(t)}`);
+      const want = {
+        status: 'settled',
+        summary: '4 agents · done',
+        phases: ['review done', 'summarise done'],
+        agents: [...PARTS, 'summary'].map((name) => `${name} done`),
+      };
+      const got = { status: t.status, summary: t.summary, phases: t.phases, agents: t.agents.map((a) => `${a.name} ${a.outcome}`) };
+      if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the run tab shows ${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+      if (!t.agents.every((a) => /^\$\d+\.\d+$/.test(a.cost))) throw new Error(`an agent in the tab shows no cost: ${JSON.stringify(t.agents)}`);
+      if (!t.log.includes('reviewing 3 parts')) throw new Error(`the tab's log reads "${t.log}"`);
+      for (const key of ['"parts"', '"notes"', '"summary"'])
+        if (!t.result.includes(key)) throw new Error(`the tab's result lacks ${key}: ${t.result.slice(0, 200)}`);
+      // Σ in tokens and dollars, the same dollars as the row.
+      const m = /^Σ (\$\d+\.\d+) · ([\d,]+) tokens$/.exec(t.sigma);
+      if (!m || `Σ ${m[1]}` !== rowSigma || Number(m[2].replace(/,/g, '')) <= 0)
+        throw new Error(`the tab's Σ "${t.sigma}" is not the row's "${rowSigma}" with its tokens`);
+      if (await frame.getByText('Loading the transcript').count()) throw new Error('the run tab still says "Loading the transcript…"');
+      await page.screenshot({ path: join(outDir, 'workflow-tab.png'), timeout: 15_000 });
+      // An agent's name opens that agent's transcript. Clicked from inside the page: the tab's
+      // frame is hidden the moment the new tab shows, and a pointer click would wait on it.
+      await frame.locator('.agent .open', { hasText: 'summary' }).evaluate((el) => el.click(), undefined, { timeout: 10_000 });
+      await visible(page.locator(`${SEL.editorTab} .label-name`, { hasText: /^summary$/ }), 'an editor tab titled "summary" (the agent\'s transcript)', 20_000);
+    });
+
     await step('start-a-slow-workflow', 60_000, async () => {
       await send('now run a slow workflow');
-      await until(`the run node "${SLOW_RUN}" to run its three agents`, 50_000, async () => {
+      await until(`the run node "${SLOW_RUN}" to have three agents done and one running`, 50_000, async () => {
         const all = await rows();
         const run = find(all, SLOW_RUN);
-        const running = agentsUnder(all, SLOW_RUN).filter((a) => a.status === 'running').length;
-        return run?.status === 'running' && run.activity === 'review · 3/3 agents' && running === 3 ? true : notYet(`${show(run)}; agents running: ${running}`);
+        const running = agentsUnder(all, SLOW_RUN)
+          .filter((a) => a.status === 'running')
+          .map((a) => a.name);
+        return run?.status === 'running' && run.activity === 'review · 1 running, 3 done' && running.join() === STREAMING_PART
+          ? true
+          : notYet(`${show(run)}; agents running: ${running.join(', ')}`);
       });
       // The side bar alone, for the README: a finished run and one under way.
       await page.screenshot({ path: join(outDir, 'workflow-side-bar.png'), clip: { x: 0, y: 36, width: 348, height: 500 }, timeout: 15_000 });
+      // Its tab, from the node's context menu, follows it live.
+      await contextMenu(row(SLOW_RUN).first(), 'Open Transcript');
+      const frame = await until(`a tab to show the run "${SLOW_RUN}"`, 30_000, () => runTab(SLOW_RUN));
+      await until(`the "${SLOW_RUN}" tab to show the run under way`, 20_000, async () => {
+        const t = await readTab(frame);
+        return t.summary === 'review · 1 running, 3 done' &&
+          t.phases.join() === 'review running' &&
+          t.agents.filter((a) => a.outcome === 'running').length === 1
+          ? true
+          : notYet(showTab(t));
+      });
     });
 
     await step('cancel-it', 60_000, async () => {
@@ -167,39 +268,57 @@ export const flow = {
         const ended =
           run?.status === 'interrupted' &&
           /^cancelled/m.test(run.title.split('\n')[1] ?? '') &&
-          agents.length === 3 &&
+          agents.length === 4 &&
           agents.every((a) => a.status !== 'running' && a.status !== 'queued');
         return ended ? { all, run, agents } : notYet(`${show(run)}; agents: ${agents.map((a) => `${a.name} ${a.status}`).join(', ')}`);
       });
       say(`  cancelled run: ${show(final.run)}; agents: ${final.agents.map((a) => `${a.name} ${a.status}`).join(', ')}`);
-      if (!/ · 0\/3 agents$/.test(final.run.activity)) throw new Error(`the cancelled run still counts running agents: ${final.run.activity}`);
+      if (final.run.activity !== '3 done, 1 cancelled') throw new Error(`the cancelled run reads "${final.run.activity}", not "3 done, 1 cancelled"`);
+      // The tab followed: the phase and the streaming agent cancelled, the run's error said.
+      const frame = await until(`the tab to show "${SLOW_RUN}"`, 10_000, () => runTab(SLOW_RUN));
+      const t = await until('the tab to show the cancelled run', 20_000, async () => {
+        const v = await readTab(frame);
+        return v.summary === '3 done, 1 cancelled' ? v : notYet(showTab(v));
+      });
+      say(`  cancelled run's tab: ${showTab(t)} | ${t.error}`);
+      const streaming = t.agents.find((a) => a.name === STREAMING_PART);
+      if (t.phases.join() !== 'review cancelled' || streaming?.outcome !== 'cancelled' || !/^CANCELLED/.test(t.error))
+        throw new Error(`the cancelled run's tab shows ${showTab(t)} | error "${t.error}"`);
       // Stopped means stopped: no agent's request is left streaming from the model server.
       await until('every model request to be closed', 20_000, async () => (model.inFlight === 0 ? true : notYet(`in flight: ${model.inFlight}`)));
       const first = find(final.all, RUN);
-      if (first?.status !== 'settled') throw new Error(`cancelling one run touched the other: ${show(first)}`);
+      if (first?.status !== 'settled' || first.activity !== '4 agents · done') throw new Error(`cancelling one run touched the other: ${show(first)}`);
     });
 
     await step('reload-and-find-both-runs', 150_000, async () => {
       await reload();
-      await until('both run nodes to come back with their phases, statuses and agents', 60_000, async () => {
+      await until('both run nodes to come back with their phases, statuses, outcomes and agents', 60_000, async () => {
         const all = await rows();
         const done = find(all, RUN);
         const cancelled = find(all, SLOW_RUN);
         const ok =
           done?.status === 'settled' &&
+          done.activity === '4 agents · done' &&
           done.title.includes('phases: review → summarise') &&
           done.title.includes('completed · 4 agents') &&
           agentsUnder(all, RUN).length === 4 &&
           cancelled?.status === 'interrupted' &&
+          cancelled.activity === '3 done, 1 cancelled' &&
           /^cancelled/.test(cancelled.title.split('\n')[1] ?? '') &&
           cancelled.title.includes('phases: review') &&
-          agentsUnder(all, SLOW_RUN).length === 3;
+          agentsUnder(all, SLOW_RUN).length === 4;
         return (
           ok ||
           notYet(
             `${RUN}: ${show(done)} (${agentsUnder(all, RUN).length} agents); ${SLOW_RUN}: ${show(cancelled)} (${agentsUnder(all, SLOW_RUN).length} agents)`,
           )
         );
+      });
+      // The run tab open before the reload is restored and shows its run again.
+      const frame = await until(`the restored tab to show "${SLOW_RUN}"`, 60_000, () => runTab(SLOW_RUN));
+      await until('the restored tab to show the cancelled run', 30_000, async () => {
+        const t = await readTab(frame);
+        return t.summary === '3 done, 1 cancelled' && t.agents.length === 4 && t.phases.join() === 'review cancelled' ? true : notYet(showTab(t));
       });
     });
   },

@@ -1,6 +1,7 @@
 // What a tree row says about itself beyond its name: the hover text and the remote badge.
 import type { TreeNode, WorkflowNodeView } from '../../../src/protocol';
 import { costLines, statusWord } from './format';
+import { outcomeCounts } from './run-words';
 
 /**
  * A remote child's badge: its program and the version number out of the program's
@@ -17,11 +18,11 @@ export function remoteBadge(remote: NonNullable<TreeNode['remote']>): { text: st
   };
 }
 
-/** A workflow run's hover text: its script, progress, phases and latest log lines. */
+/** A workflow run's hover text: its script, progress, phases and latest log lines; a click opens its tab. */
 export function runTitle(run: WorkflowNodeView): string {
   return [
     `workflow ${run.name}: ${run.description}`,
-    `${run.status}${run.code ? ` (${run.code})` : ''} · ${run.agents} agent${run.agents === 1 ? '' : 's'}, ${run.running} running`,
+    `${run.status}${run.code ? ` (${run.code})` : ''} · ${run.agents} agent${run.agents === 1 ? '' : 's'}, ${run.running} running${run.ended && outcomeCounts(run.ended) ? ` · ${outcomeCounts(run.ended)}` : ''}`,
     ...(run.phases.length ? [`phases: ${run.phases.join(' → ')}`] : []),
     ...run.logs.slice(-5).map((l) => `log: ${l.length > 120 ? `${l.slice(0, 120)}…` : l}`),
     run.runId,

@@ -2,7 +2,18 @@
 // function per `type` (a mapped type makes a missing handler a compile error); intents
 // post typed messages; requests (`request()`) get their typed answer, and a failure is
 // shown in words next to what failed, with what to do when its code says.
-import type { ApprovalPrompt, GrantView, HostCommand, HostToWebview, PanelSettings, RequestBody, RequestResults, RequestType } from '../../../src/protocol';
+import {
+  type ApprovalPrompt,
+  type GrantView,
+  type HostCommand,
+  type HostToWebview,
+  isRunNodeId,
+  type PanelSettings,
+  type RequestBody,
+  type RequestResults,
+  type RequestType,
+  type WorkflowRunView,
+} from '../../../src/protocol';
 import { hintFor } from '../lib/error-hints';
 import { isActive } from '../lib/format';
 import type { RequestError } from '../lib/requests';
@@ -45,6 +56,9 @@ export class AppState {
   ready = $state(false);
   /** Bumped by `input/focus`: the composer takes the keyboard focus. */
   focusRequests = $state(0);
+  /** A workflow run's tab: the run as its parent's log tells it, or why it cannot be shown. */
+  run: WorkflowRunView | undefined = $state.raw();
+  runProblem: string | undefined = $state();
 
   #chatRestore: ViewState['chat'];
 
@@ -131,6 +145,11 @@ export class AppState {
       if (!settleRequest(m) && !m.ok) this.report(m.id, `The request failed: ${m.error}`, hintFor(m.code));
     },
     'queue/changed': (m) => this.chat.setQueue(m.sessionId, m.state, m.messages),
+    'workflow/view': (m) => {
+      if (m.nodeId !== this.fixedSession) return;
+      this.run = m.view ?? undefined;
+      this.runProblem = m.view ? undefined : m.problem;
+    },
     'message/rejected': (m) => {
       this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
     },
@@ -145,7 +164,14 @@ export class AppState {
 
   // ── intents ────────────────────────────────────────────────────────────────
 
+  /** The tab shows a workflow run (`wf.<runId>`), not a conversation. */
+  get showsRun(): boolean {
+    return this.fixedSession !== undefined && isRunNodeId(this.fixedSession);
+  }
+
   select(id: string): void {
+    // A workflow run has no conversation to show in the chat: its view is its own tab.
+    if (isRunNodeId(id)) return this.openTranscript(id);
     if (this.view !== 'panel' || id === this.selected) return;
     this.#showSelected(id);
     post({ type: 'session/select', sessionId: id });
