@@ -1,4 +1,4 @@
-import type { Harness } from '../core/harness';
+import type { Change, Harness } from '../core/harness';
 import type { SessionEvent, StopReason } from '../core/session/events';
 import type { AcpSession, SessionTable } from './sessions';
 import { announcement, stateOf, statusOf, treeParent } from './tree';
@@ -34,13 +34,18 @@ export class Feed {
     private readonly subagents: boolean,
     private readonly onFailure: (err: unknown) => void,
   ) {
-    this.offs.push(h.onEvent((id, e) => this.event(id, e)));
-    this.offs.push(h.onDelta((id, kind, delta) => this.delta(id, kind, delta)));
-    this.offs.push(h.onIdle((id) => this.enqueue(async () => this.refreshState(id))));
-    // A mirror's state moved without an event (it waits for a human, or it was closed).
-    this.offs.push(h.subagents.mirrors.onChange((id) => void this.touch(id)));
+    this.offs.push(h.observe((c) => (this.handlers[c.type] as (c: Change) => void)(c)));
     table.onAdd(() => this.unknown.clear());
   }
+
+  /** The harness's one change stream (decision 0054) as ACP notifications: each kind of change has its mapping. */
+  private readonly handlers: { [K in Change['type']]: (c: Extract<Change, { type: K }>) => void } = {
+    event: (c) => this.event(c.sessionId, c.event),
+    delta: (c) => this.delta(c.sessionId, c.kind, c.text),
+    progress: () => undefined,
+    // Live state moved without an event (idle, queued, an approval, a mirror, a child): its state may have changed.
+    live: (c) => void this.touch(c.sessionId),
+  };
 
   /** Everything observed so far is on the wire (before a prompt's answer). */
   async drain(): Promise<void> {

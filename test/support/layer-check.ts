@@ -56,6 +56,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['tools'],
   ['scope'],
   ['agent'],
+  ['live'],
   ['subagent'],
   ['workflow', 'goal', 'remote'],
   ['recovery'],

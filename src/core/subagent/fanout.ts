@@ -28,9 +28,14 @@ export class FanoutLimiter {
   private active = 0;
   private readonly holders = new Map<string, Holder>();
   private readonly waiters: Waiter[] = [];
-  private readonly listeners = new Set<(id: string) => void>();
-
-  constructor(limit: number = DEFAULT_MAX_CONCURRENT_CHILDREN) {
+  /**
+   * @param changed told when a child starts or stops waiting for a slot (the harness's change
+   *   stream, decision 0054); must not throw.
+   */
+  constructor(
+    limit: number = DEFAULT_MAX_CONCURRENT_CHILDREN,
+    private readonly changed: (id: string) => void = () => undefined,
+  ) {
     this.max = checkLimit(limit);
   }
 
@@ -55,12 +60,6 @@ export class FanoutLimiter {
 
   isQueued(id: string): boolean {
     return this.waiters.some((w) => w.id === id);
-  }
-
-  /** A child started or stopped waiting for a slot (views refresh its node). */
-  onChange(fn: (id: string) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
   }
 
   /** The admission of one child session. */
@@ -136,7 +135,7 @@ export class FanoutLimiter {
   }
 
   private emit(id: string): void {
-    for (const fn of this.listeners) fn(id);
+    this.changed(id);
   }
 }
 

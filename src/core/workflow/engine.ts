@@ -40,6 +40,8 @@ export class WorkflowEngine {
     private readonly rt: SubagentRuntime,
     deployment: Partial<WorkflowDeployment> = {},
     private readonly budgets?: WorkflowBudgets,
+    /** Told when a run of a session starts or ends here (the harness's change stream, decision 0054); must not throw. */
+    private readonly report: (sessionId: string) => void = () => undefined,
   ) {
     this.deployment = { ...DEFAULT_DEPLOYMENT, ...deployment };
   }
@@ -86,10 +88,12 @@ export class WorkflowEngine {
     const limits = runLimits(this.deployment, input);
     const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment, confinement);
     this.runs.set(run.id, run);
+    this.report(parent.id);
     if (budget) this.budgets?.open(run.id, budget);
     void run.outcome.then(() => {
       this.runs.delete(run.id);
       this.budgets?.close(run.id);
+      this.report(parent.id);
     });
     await run.append('workflow/start', {
       ...(ctx.callId ? { callId: ctx.callId } : {}),
@@ -133,6 +137,11 @@ export class WorkflowEngine {
   /** Leak checks: runs going, script processes alive, timers armed (wall clocks and memory watchdogs) — all 0 when idle. */
   stats(): { runs: number; processes: number; timers: number } {
     return { runs: this.runs.size, processes: Isolate.alive, timers: Run.wallClocks + Isolate.watchdogs };
+  }
+
+  /** The runs of a session going now. */
+  runsOf(sessionId: string): string[] {
+    return [...this.runs.values()].filter((r) => r.parent.id === sessionId).map((r) => r.id);
   }
 
   isRunning(runId: string): boolean {
