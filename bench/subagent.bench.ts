@@ -105,7 +105,7 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
   const at = new Date().toISOString();
   const events: SessionEvent[] = [
     { seq: 0, at, type: 'subagent/descriptor', version: 2, mode: 'continuable', provider: 'spawn', label: 'big' },
-    { seq: 1, at, type: 'user/message', text: 'You are a subagent.', source: { kind: 'delegation' } },
+    { seq: 1, at, type: 'user/message', text: 'You are a subagent.', source: { kind: 'delegation', runtime: true } },
     ...body,
   ];
   await h.store.createSession({ id: childId, createdAt: at, origin: 'subagent', parentSession: parent.id, delegationDepth: 1 }, events);

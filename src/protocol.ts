@@ -129,7 +129,7 @@ export interface ToolCallView {
   arguments: string;
 }
 
-export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'goal' | 'delegation';
+export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation';
 
 /** One renderable item of a transcript (runtime-only events are not sent). */
 export type TranscriptEntry =

@@ -6,6 +6,8 @@ import {
   checkLayers,
   coreRank,
   findImports,
+  importCircles,
+  importGraph,
   isAcpSource,
   isCoreSource,
   isProtocolSource,
@@ -235,6 +237,60 @@ describe('layer check (DESIGN §1) on sample sources', () => {
   });
 });
 
+describe('import circles (strongly connected components) on sample sources', () => {
+  const f = (p: string, ...imports: string[]): SourceFile => ({ path: p, text: imports.join('\n') });
+
+  it('finds a circle of two files tied only by type imports', () => {
+    const files = [f('src/cli/acp.ts', `import type { Command } from './commands';`), f('src/cli/commands.ts', `import { acpCommand } from './acp';`)];
+    assert.deepEqual(importCircles(files), [['src/cli/acp.ts', 'src/cli/commands.ts']]);
+  });
+
+  it('finds a longer circle through every import form, and leaves the files outside it out', () => {
+    const files = [
+      f('src/core/agent/config.ts', `import type { TurnOutcome } from './turn';`),
+      f('src/core/agent/turn.ts', `import { budgetedRequest } from './request-budget';`, `import { runToolCalls } from './tool-runner';`),
+      f('src/core/agent/request-budget.ts', `type X = import('./config').AgentConfig;`),
+      f('src/core/agent/tool-runner.ts', `export type { ToolCallHooks } from './config';`),
+      f('src/core/agent/agent.ts', `import { runTurn } from './turn';`),
+      f('src/core/errors.ts'),
+    ];
+    assert.deepEqual(importCircles(files), [
+      ['src/core/agent/config.ts', 'src/core/agent/request-budget.ts', 'src/core/agent/tool-runner.ts', 'src/core/agent/turn.ts'],
+    ]);
+  });
+
+  it('finds separate circles separately, and a file that imports itself', () => {
+    const files = [
+      f('src/a.ts', `import './b';`),
+      f('src/b.ts', `import './a';`),
+      f('src/c/index.ts', `import { d } from '../d.js';`),
+      f('src/d.ts', `import { c } from './c';`),
+      f('src/e.ts', `import { e } from './e';`),
+    ];
+    assert.deepEqual(importCircles(files), [['src/a.ts', 'src/b.ts'], ['src/c/index.ts', 'src/d.ts'], ['src/e.ts']]);
+  });
+
+  it('finds none in a graph without a cycle (a diamond, packages, comments and strings)', () => {
+    const files = [
+      f('src/top.ts', `import { l } from './left';`, `import { r } from './right';`, `import * as fs from 'node:fs';`),
+      f('src/left.ts', `import { b } from './bottom';`, `// import { t } from './top';`),
+      f('src/right.ts', `import { b } from './bottom';`, `const s = "import { t } from './top'";`),
+      f('src/bottom.ts', `import OpenAI from 'openai';`),
+    ];
+    assert.deepEqual(importCircles(files), []);
+    assert.deepEqual(importGraph(files).get('src/top.ts'), ['src/left.ts', 'src/right.ts']);
+    assert.deepEqual(importGraph(files).get('src/left.ts'), ['src/bottom.ts']);
+  });
+
+  it('follows a chain longer than a call stack would hold', () => {
+    const n = 20_000;
+    const files = Array.from({ length: n }, (_, i) => f(`src/m${i}.ts`, `import './m${(i + 1) % n}';`));
+    const circles = importCircles(files);
+    assert.equal(circles.length, 1);
+    assert.equal(circles[0]!.length, n);
+  });
+});
+
 // ── the real tree ─────────────────────────────────────────────────────────────
 
 function readTree(root: string, folder: string, covered: (rel: string) => boolean): SourceFile[] {
@@ -288,6 +344,16 @@ describe('layer rule on the real tree', () => {
         .map((ref) => `${f.path}:${ref.line} '${ref.specifier}'`),
     );
     assert.deepEqual(bad, []);
+  });
+
+  it('no import circle among src/ modules (type imports included)', () => {
+    const files = readTree(root, 'src', (rel) => /\.(ts|mts|cts)$/.test(rel));
+    assert.ok(
+      files.some((file) => file.path === 'src/core/harness.ts') && files.some((file) => file.path === 'src/extension/extension.ts'),
+      'src/ was scanned',
+    );
+    const circles = importCircles(files);
+    assert.deepEqual(circles, [], `import circles:\n${circles.map((c) => c.join(' → ')).join('\n')}`);
   });
 
   it('src/acp imports nothing from vscode, src/extension, src/cli or webview', () => {

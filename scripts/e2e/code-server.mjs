@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { assertToolsInstalled, chromium as chromiumPath, codeServerEntry, envWithNode24, loadPlaywright, node24 } from './paths.mjs';
+import { groupMembers, pgidOf, signalGroup, waitGroupGone, waitGroupReaped } from './process-group.mjs';
 import { mergeSettingsText } from './settings-file.mjs';
 
 const HOST = '127.0.0.1';
@@ -70,27 +71,8 @@ export function freePort() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Process groups. code-server's helpers (extension host, file watcher, pty host) outlive
-// its main process, so the whole group is signalled and watched, not just the pid.
-
-/** Live (non-zombie, unless asked) pids in process group `pgid`; null where /proc is unavailable. */
-function groupMembers(pgid, { zombies = false } = {}) {
-  if (process.platform !== 'linux') return null;
-  const live = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && (zombies || fields[0] !== 'Z')) live.push(Number(name));
-  }
-  return live;
-}
+// Process groups (process-group.mjs). code-server's helpers (extension host, file watcher,
+// pty host) outlive its main process, so the whole group is signalled and watched, not just the pid.
 
 /**
  * Memory of a process group in MiB: PSS (shared pages split between sharers, so Chromium's
@@ -113,42 +95,32 @@ export function groupMemoryMiB(pgid) {
   return Math.round(kib / 1024);
 }
 
-function groupAlive(pgid) {
-  const members = groupMembers(pgid);
-  if (members) return members.length > 0;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
-function signalGroup(pgid, signal) {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
 /**
- * Helpers orphaned by their group leader become zombies of PID 1 until it reaps them
- * (about a second here). Nothing runs any more; waiting briefly just keeps a `pgrep`
- * right after a test run clean. Never fails.
+ * How much CPU a process group has wanted so far, in ms: time its threads ran plus time they
+ * waited, runnable, for a core (/proc/PID/task/TID/schedstat). Two readings apart tell how busy
+ * it was — on a loaded machine a starved group waits more than it runs, and is busy all the
+ * same. Where schedstat is missing, the CPU time alone (utime + stime); 0 without /proc.
  */
-async function waitGroupReaped(pgid, ms = 3_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && (groupMembers(pgid, { zombies: true })?.length ?? 0) > 0) await sleep(100);
-}
-
-async function waitGroupGone(pgid, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (!groupAlive(pgid)) return true;
-    await sleep(100);
+export function groupDemandMs(pgid) {
+  let ms = 0;
+  for (const pid of groupMembers(pgid) ?? []) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        ms += (run + wait) / 1e6;
+      }
+    } catch {
+      try {
+        // After "pid (comm) ": utime is field 14, stime field 15 (clock ticks, 1/100 s).
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      } catch {
+        // exited while we looked
+      }
+    }
   }
-  return !groupAlive(pgid);
+  return ms;
 }
 
 // A parent that is signalled, or exits without reaching its `finally`, must not leave
@@ -360,11 +332,6 @@ async function startOnce({ port, folder, userDataDir, extensionsDir, smokeDriver
     throw err;
   }
   return { url, port, pid: pgid, userDataDir: ud, extensionsDir: ext, output, stop };
-}
-
-function pgidOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
 /** The process group of the Chromium browser process using `profileDir` (Linux; else undefined). */

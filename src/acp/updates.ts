@@ -89,7 +89,9 @@ export function userMessageUpdates(e: UserMessageEvent, live: boolean): Update[]
   // Each message its own id (live and replayed alike): two notices in a row stay two messages.
   const messageId = `user-${e.seq}`;
   if (e.source.kind === 'user') return live ? [] : [{ sessionUpdate: 'user_message_chunk', content: text(e.text), messageId }];
-  const meta = { arbor: { source: e.source.kind, ...(e.source.fromSession ? { fromSession: e.source.fromSession } : {}) } };
+  // The whole source, so another Arbor mirroring this session keeps each kind's fields (a report's mode, a settlement's stop reason).
+  const { kind, ...fields } = e.source;
+  const meta = { arbor: { source: kind, ...fields } };
   return [{ sessionUpdate: 'user_message_chunk', content: text(e.text), messageId, _meta: meta }];
 }
 

@@ -7,8 +7,8 @@ import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, type ParsedArgs, positiveInt } from './args';
-import type { Command } from './commands';
 import { harnessConfig, workspaceOf } from './config';
+import type { Command } from './output';
 import { onStopSignals } from './stop-signals';
 
 /** How long a permission request waits for the client before it is a denial (ms). */

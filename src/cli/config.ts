@@ -5,6 +5,7 @@ import type { HarnessConfig } from '../core/harness';
 import { CAP_FIELD_SETTINGS } from '../core/model/cap-field';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
+import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { remoteFromConfig } from './remote-config';
@@ -36,7 +37,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const baseURL = (args.options.get('base-url') as string | undefined) ?? env.ARBOR_BASE_URL ?? DEFAULT_BASE_URL;
   // Flags first, so a typo is reported before anything about keys or folders.
   const approval = oneOf('approval', args.options.get('approval'), ['never', 'auto'] as const, 'never');
-  const sandbox = oneOf('sandbox', args.options.get('sandbox'), ['read-only', 'workspace-write', 'full-access'] as const, 'workspace-write');
+  const sandbox = oneOf('sandbox', args.options.get('sandbox'), SANDBOX_MODES, 'workspace-write');
   const maxTokens = positiveInt('max-tokens', args.options.get('max-tokens'));
   const capField = oneOf('cap-field', args.options.get('cap-field'), CAP_FIELD_SETTINGS, 'auto');
   const timeoutMs = positiveInt('timeout', args.options.get('timeout'));

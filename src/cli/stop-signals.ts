@@ -1,4 +1,4 @@
-import { killLiveGroups, liveGroupCount } from '../core/remote/live-groups';
+import { killLiveGroups, liveGroupCount } from '../core/process/live-groups';
 import type { Io } from './output';
 
 /** How long Ctrl+C waits for the remote programs to stop by themselves before they are killed. */

@@ -91,12 +91,13 @@ export class Harness {
       resident: (id) => this.agents.get(id),
       resolve: (id) => this.openSession(id),
       read: (id) => this.readSession(id),
-      maxDepth: config.maxDepth ?? 3,
+      // Read live: `setDefaults` reaches the next child that starts, and the next release.
+      maxDepth: () => this.config.maxDepth ?? 3,
       approvalPort: config.approvalPort,
       // Read live: `setDefaults` reaches the next child that starts or resumes.
       defaultApproval: () => this.config.approval,
       childApproval: () => this.config.childApproval ?? 'never',
-      releaseDelayMs: config.releaseDelayMs ?? 1000,
+      releaseDelayMs: () => this.config.releaseDelayMs ?? 1000,
       ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
       ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
       checkChildBudget: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
@@ -184,13 +185,16 @@ export class Harness {
 
   /**
    * New deployment defaults (settings edited, trust granted): agents read them at their next
-   * tool call, confined commands at their next command, goals at their next set; sessions
-   * with their own policy keep it.
+   * tool call, confined commands at their next command, children (depth limit, approval,
+   * release delay) at their next start or resume, goals at their next set; sessions with their
+   * own policy keep it.
    */
   setDefaults(d: HarnessDefaults): void {
     if (d.sandbox) this.config.sandbox = d.sandbox;
     if (d.approval) this.config.approval = d.approval;
     if (d.childApproval) this.config.childApproval = d.childApproval;
+    if (d.maxDepth !== undefined) this.config.maxDepth = d.maxDepth;
+    if (d.releaseDelayMs !== undefined) this.config.releaseDelayMs = d.releaseDelayMs;
     if (d.network !== undefined) this.config.commands = { ...this.config.commands, network: d.network };
     if (d.maxConcurrentChildren !== undefined) this.subagents.fanout.limit = d.maxConcurrentChildren;
     if (d.goalMaxRounds !== undefined) this.config.goalMaxRounds = this.goals.defaultMaxRounds = d.goalMaxRounds;

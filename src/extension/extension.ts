@@ -75,9 +75,9 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
       ),
     ),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (host && e.affectsConfiguration('arbor')) void host.settingsChanged(e.affectsConfiguration('arbor.model')).catch(report('settings'));
+      if (host && e.affectsConfiguration('arbor')) void host.settingsChanged((key) => e.affectsConfiguration(key)).catch(report('settings'));
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void host?.settingsChanged(true).catch(report('workspace trust'))),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void host?.settingsChanged().catch(report('workspace trust'))),
     { dispose: () => void host?.dispose() },
   );
 

@@ -17,6 +17,8 @@ import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
 import { pickPolicy } from './policy-picker';
 import type { StatusCounts } from './presenter/status-bar';
+import { ReloadPrompt } from './reload-prompt';
+import { changedBy, LIVE_PATHS, type LivePath, type SettingKey } from './setting-rules';
 import { isLocalUrl, readRemote, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 
@@ -60,8 +62,11 @@ export class ArborHost implements CommandHost {
   readonly commands: Record<CommandId, Command>;
   /** Open raw event log documents follow their session (onDidChange). */
   readonly logFeed = new EventLogFeed();
-  /** The remote programs the open harness was wired with (JSON; they apply at the next open). */
-  private remoteWired: string | undefined;
+  /** The remote programs are wired when the harness opens: a change asks for a reload, once. */
+  readonly reloadPrompt: ReloadPrompt;
+  private readonly applied = new vscode.EventEmitter<readonly SettingKey[]>();
+  /** Fired once a settings change has been applied (with the settings it touched), for tests and other extensions. */
+  readonly onDidApplySettings = this.applied.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -94,6 +99,7 @@ export class ArborHost implements CommandHost {
       (id) => this.controller.knownName(id) ?? id,
     );
     this.commands = buildCommands(this);
+    this.reloadPrompt = new ReloadPrompt(() => JSON.stringify(readRemote().remote ?? {}), log);
   }
 
   /** The status bar: the tree's status counts and every conversation's spend (the one fold). */
@@ -163,7 +169,7 @@ export class ArborHost implements CommandHost {
       prices: s.prices,
       ...(remote ? { remote } : {}),
     };
-    this.remoteWired = JSON.stringify(remote ?? {});
+    this.reloadPrompt.opened();
     if (remote) {
       this.log.info(`remote programs: ${describeRemote(remote)}`);
       // Said once: whether what a program starts dies with it (decision 0036).
@@ -208,61 +214,61 @@ export class ArborHost implements CommandHost {
   }
 
   /**
-   * Settings, the key or trust changed. Nothing is closed: new policy defaults reach agents
-   * at their next tool call, a new key, endpoint or model name at their next request.
+   * Settings, the key or trust changed (`affects`: which settings; all of them by default).
+   * Nothing is closed: each live path of SETTING_RULES applies what it carries to the next
+   * action that reads it; the reload-only settings ask for a window reload, once per change.
    */
-  async settingsChanged(modelChanged: boolean): Promise<void> {
+  async settingsChanged(affects: (key: SettingKey) => boolean = () => true): Promise<void> {
+    const { paths, reload, keys } = changedBy(affects);
     const h = await this.harness?.catch(() => undefined);
-    if (modelChanged) {
+    for (const path of LIVE_PATHS) if (paths.has(path)) await this.apply[path](h);
+    if (h) this.reloadPrompt.changed(reload);
+    this.controller.settingsChanged();
+    this.applied.fire(keys);
+  }
+
+  /** How each live path reaches the harness (a table: SETTING_RULES names the path of every setting). */
+  private readonly apply: Record<LivePath, (h: Harness | undefined) => Promise<void> | void> = {
+    model: async (h) => {
       const model = await this.modelConfig();
       if (h) h.setModel(model);
       this.log.info(
         `model settings applied (${this.source === 'endpoint' ? `${'baseURL' in model ? model.baseURL : ''} ${model.name}` : this.source}); they take effect at each agent's next request`,
       );
-    }
-    if (h) {
+    },
+    defaults: (h) => {
       const p = this.panelSettings();
       const s = readSettings();
-      h.setDefaults({
+      h?.setDefaults({
         sandbox: p.sandbox,
         approval: p.approval,
         childApproval: s.childApproval,
+        maxDepth: s.maxDepth,
+        releaseDelayMs: s.releaseDelayMs,
         maxConcurrentChildren: s.maxConcurrent,
         network: s.network,
         goalMaxRounds: s.goalMaxRounds,
       });
-      // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
-      Object.assign(h.workflows.engine.deployment, s.workflow);
+    },
+    // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
+    workflow: (h) => {
+      if (h) Object.assign(h.workflows.engine.deployment, readSettings().workflow);
+    },
+    prices: async (h) => {
+      const s = readSettings();
       if (s.pricesError) this.log.warn(`${s.pricesError} The default prices apply until it is fixed.`);
-      if (JSON.stringify(s.prices) !== JSON.stringify(h.config.prices ?? {})) {
+      if (h && JSON.stringify(s.prices) !== JSON.stringify(h.config.prices ?? {})) {
         h.setPrices(s.prices);
         await this.controller.pricesChanged();
       }
-      this.remoteChanged();
-    }
-    this.controller.settingsChanged();
-  }
-
-  /**
-   * The remote programs are wired into the harness when it opens (their tools are part of
-   * every request head), so a change is not applied live: it is said once, with a reload.
-   */
-  private remoteChanged(): void {
-    if (this.remoteWired === undefined) return;
-    const { remote } = readRemote();
-    const now = JSON.stringify(remote ?? {});
-    if (now === this.remoteWired) return;
-    this.remoteWired = now;
-    this.log.info(`remote program settings changed (${remote ? describeRemote(remote) : 'none'}); they apply when the window is reloaded`);
-    void vscode.window.showInformationMessage('Arbor: the remote program settings apply after a window reload.', 'Reload Window').then(
-      (pick) => pick && vscode.commands.executeCommand('workbench.action.reloadWindow'),
-      () => undefined,
-    );
-  }
+    },
+    // Every change re-sends the panel its settings (settingsChanged, last): the example prompts need nothing more.
+    panel: () => undefined,
+  };
 
   async setApiKey(key: string): Promise<void> {
     await this.context.secrets.store(SECRET_KEY, key);
-    await this.settingsChanged(true);
+    await this.settingsChanged((k) => k.startsWith('arbor.model.'));
   }
 
   attachPanel(view: vscode.WebviewView): void {
@@ -329,6 +335,8 @@ export class ArborHost implements CommandHost {
   async dispose(): Promise<void> {
     await this.controller.dispose();
     this.logFeed.dispose();
+    this.reloadPrompt.dispose();
+    this.applied.dispose();
     const h = await this.harness?.catch(() => undefined);
     await h?.close();
   }

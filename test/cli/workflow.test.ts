@@ -105,6 +105,13 @@ describe('cli: workflows under arbor run', () => {
     assert.equal(ends[0].data.status, 'interrupted');
     assert.match(ends[0].data.error, /not re-run/);
     assert.equal(log.filter((e) => e.type === 'workflow/start').length, 1, 'the run was not started again');
+    // Every agent the crash left running has its done (interrupted), written before the end.
+    const agents = log.filter((e) => e.type === 'workflow/agent');
+    const started = agents.filter((e) => e.data.status === 'started').map((e) => e.data.childId);
+    const done = agents.filter((e) => e.data.status === 'done');
+    assert.ok(started.length >= 1, 'children had started');
+    assert.deepEqual(done.map((e) => e.data.childId).sort(), [...started].sort());
+    assert.ok(done.every((e) => e.data.stopReason === 'interrupted' && e.seq < ends[0].seq));
     assert.equal(server.requests.filter((r) => isChild(r.body)).length, childRequests, 'no child asked the model again');
     const notices = log.filter((e) => e.type === 'user/message' && e.source.kind === 'subagent-settled');
     assert.equal(notices.length, 0, 'no per-child notices: the run’s end speaks for its children');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openWorkbench, removeTempDir, tempDir, withTimeout } from '../../scripts/e2e/code-server.mjs';
 import { artifactsDir, repoRoot } from '../../scripts/e2e/paths.mjs';
 import { SEL, say, sleep, visible } from './lib/flow.mjs';
+import { watchArborFrames } from './lib/frames.mjs';
 
 const outDir = join(artifactsDir, 'start-restart');
 mkdirSync(outDir, { recursive: true });
@@ -59,6 +60,7 @@ async function stop(s) {
 async function panelOf(url, shot, fn) {
   const u = new URL(url);
   const wb = await openWorkbench(u.origin, { folder: join(home, 'sample-workspace'), devExtensionPath: repoRoot });
+  const frames = watchArborFrames(wb.page);
   try {
     const page = wb.page;
     await page.locator(SEL.workbench).waitFor({ state: 'visible', timeout: 60_000 });
@@ -69,6 +71,7 @@ async function panelOf(url, shot, fn) {
     await fn(panel);
     await page.screenshot({ path: join(outDir, shot), timeout: 15_000 });
   } finally {
+    frames.stop();
     await wb.close();
   }
 }

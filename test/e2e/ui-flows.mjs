@@ -7,15 +7,27 @@
 // Artifacts: test-artifacts/ui-flows/<flow>/NN-step.png, and on failure failure-NN-step.png;
 // code-server.log, console.log and the extension's Arbor log are always kept.
 // ARBOR_E2E_HEADED=1 shows the browser (needs a display).
+// ARBOR_UI_LOAD=N runs N busy processes (one core each) beside the flows, to prove they hold on a
+// loaded machine: waits follow what the workbench is doing (lib/patience.mjs), not the clock.
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { withTimeout } from '../../scripts/e2e/code-server.mjs';
 import { artifactsDir, missingTools, repoRoot } from '../../scripts/e2e/paths.mjs';
-import { FlowFailure, runFlow, say, secs } from './lib/flow.mjs';
+import { FlowFailure, runFlow, say, secs, withPatience } from './lib/flow.mjs';
 
-/** Each flow's whole budget (its steps have smaller ones). */
+/** Each flow's whole budget (its steps have smaller ones); like theirs, it stretches while the workbench is busy. */
 const FLOW_TIMEOUT_MS = Number(process.env.ARBOR_UI_FLOWS_TIMEOUT_MS ?? 300_000);
+
+/** ARBOR_UI_LOAD=N: N processes that keep one core busy each, stopped when this process exits. */
+function startLoad(n) {
+  const hogs = [];
+  for (let i = 0; i < n; i++) hogs.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  process.on('exit', () => {
+    for (const h of hogs) h.kill('SIGKILL');
+  });
+  if (n > 0) say(`load: ${n} busy process(es) beside the flows (pids ${hogs.map((h) => h.pid).join(' ')})`);
+}
 
 async function main() {
   const missing = missingTools();
@@ -38,10 +50,11 @@ async function main() {
   const unknown = wanted.filter((w) => !flows.some((f) => f.name === w));
   if (unknown.length) throw new FlowFailure(`no flow named ${unknown.join(', ')} (flows: ${files.join(', ')})`);
   if (wanted.length === 0) rmSync(join(artifactsDir, 'ui-flows'), { recursive: true, force: true });
+  startLoad(Number(process.env.ARBOR_UI_LOAD ?? 0));
   const times = [];
   for (const flow of flows) {
     const t0 = Date.now();
-    await withTimeout(runFlow(flow), flow.timeoutMs ?? FLOW_TIMEOUT_MS, `flow ${flow.name}`);
+    await withPatience(runFlow(flow), flow.timeoutMs ?? FLOW_TIMEOUT_MS, `flow ${flow.name}`);
     times.push(`${flow.name} ${secs(Date.now() - t0)} s`);
   }
   say(`flows passed: ${times.join('; ')}`);

@@ -54,7 +54,7 @@ describe('extension: honest outcomes and the lazy new conversation', () => {
     assert.ok(notice && notice.type === 'user/message');
     assert.match(notice.text, /^\[subagent tester settled: completed · 1 refused\]\n/);
     assert.match(notice.text, /Finished, but 1 action was refused: run_command `npm test` \(approval: never\)\./);
-    assert.equal(notice.source.refused, 1);
+    assert.equal(notice.source.kind === 'subagent-settled' && notice.source.refused, 1);
 
     await until(() => w.port.node(child)?.refused === 1 && w.port.node(child)?.status === 'settled');
     assert.equal(w.port.node(child)?.lastStopReason, 'completed');

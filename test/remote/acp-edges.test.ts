@@ -3,12 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
-import { type ApprovalDecision, type ScriptedApproval, scriptedApproval } from '../../src/core/policy/approval';
+import type { ApprovalDecision } from '../../src/core/policy/approval';
 import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import { UNANSWERED } from '../../src/core/remote/sink';
 import type { SessionEvent } from '../../src/core/session/events';
 import { waitFor } from '../core/subagent/helpers';
 import type { TestHarness } from '../support/harness';
+import { type ScriptedApproval, scriptedApproval } from '../support/scripted-approval';
 import { assertValidTurn, groupAlive, ofType, remoteWorld } from './world';
 
 // The acp provider against a scripted ACP agent (test/support/acp-fixture-agent.ts, the real

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
-import { type ApprovalDecision, type ApprovalRequest, type ScriptedApproval, scriptedApproval } from '../../src/core/policy/approval';
+import type { ApprovalDecision, ApprovalRequest } from '../../src/core/policy/approval';
 import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import { repoRoot } from '../support/repo-root';
+import { type ScriptedApproval, scriptedApproval } from '../support/scripted-approval';
 import { assertValidTurn, byWire, groupAlive, ofType, remoteWorld } from './world';
 
 const EXAMPLE = path.join(repoRoot(), '.tools', 'acp-agents', 'node_modules', '@agentclientprotocol', 'sdk', 'dist', 'examples', 'agent.js');

@@ -126,7 +126,7 @@ describe('remote: acp provider — a hostile agent is bounded', function () {
     assert.equal(refused.length, 25);
     assert.deepEqual([refused[0].tool, refused[0].what, refused[0].outcome], ['acp:execute', 'Run step 0: step 0', 'policy-never']);
     assert.equal((await t.h.store.summary(child.id)).refused, 25);
-    const notice = ofType((await t.h.store.inspect(root.id)).events, 'user/message').find((m) => m.source.kind === 'subagent-settled');
+    const notice = ofType((await t.h.store.inspect(root.id)).events, 'user/message').find((m) => m.source.kind === 'subagent-result');
     assert.ok(notice, 'the background result reached the parent');
     assert.match(notice.text, /finished: completed · 25 refused\]/);
     const listed = JSON.parse(notice.text.slice(notice.text.indexOf('\n') + 1)).refused as string[];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
-import { type ApprovalDecision, type ScriptedApproval, scriptedApproval } from '../../src/core/policy/approval';
+import type { ApprovalDecision } from '../../src/core/policy/approval';
 import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import type { SandboxMode } from '../../src/core/session/events';
 import { waitFor } from '../core/subagent/helpers';
@@ -20,6 +20,7 @@ import {
   turnRequests,
 } from '../support/acp-agents';
 import type { TestHarness } from '../support/harness';
+import { type ScriptedApproval, scriptedApproval } from '../support/scripted-approval';
 import { assertValidTurn, groupAlive, ofType, remoteWorld } from './world';
 
 // The acp provider (issue 14.1, 14.2) against the real ACP adapters of Claude Code and Codex,

@@ -113,9 +113,10 @@ describe('remote: a subtree budget holds for a remote child (real processes)', f
     assert.equal(groupAlive(pgid), false, 'its process group is gone');
     assertValidTurn((await t.h.store.inspect(hang)).events);
 
-    const notices = ofType(root.session.events, 'user/message').filter((m) => m.source.kind === 'subagent-settled' && m.source.fromSession === hang);
+    // A background one-shot's answer is a job result (seed 000 §二), not a settlement notice.
+    const notices = ofType(root.session.events, 'user/message').filter((m) => m.source.kind === 'subagent-result' && m.source.fromSession === hang);
     assert.equal(notices.length, 1, 'the parent is told once');
-    assert.equal(notices[0].source.kind === 'subagent-settled' && notices[0].source.stopReason, 'budget');
+    assert.equal(notices[0].source.kind === 'subagent-result' && notices[0].source.stopReason, 'budget');
     assert.match(notices[0].text, /finished: budget/);
     assert.match(notices[0].text, /is used up/);
     assert.equal(t.h.store.summaryRef(root.id)!.lastStopReason, 'budget', 'the root stops on the budget too');

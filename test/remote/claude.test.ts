@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { descriptorOf } from '../../src/core/session/folds';
 import { listAgents } from '../../src/core/subagent/control';
 import { onDeltas } from '../support/changes';
 import { until } from '../support/harness';
-import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, pgidOf, remoteWorld } from './world';
+import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, pgidOf, remoteSettings, remoteWorld } from './world';
 
 describe('remote: claude-code (the real program, offline)', function () {
   this.timeout(120_000);
@@ -54,6 +55,29 @@ describe('remote: claude-code (the real program, offline)', function () {
     assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
     // Remote children are never compacted and write no request header of ours.
     assert.equal(ofType(s.events, 'request/header').length, 0);
+  });
+
+  it('no model set: the descriptor records the model Claude Code ran (its own default, as it reported it), never a placeholder (seed 000 §六)', async () => {
+    const t = await w.reopen({ remote: remoteSettings(w.server, w.homes, { claudeCode: { model: undefined } }) });
+    byWire(w.server, {
+      chat: [{ toolCalls: [{ name: 'delegate_claude_code', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
+      messages: [{ text: 'Hello from claude' }],
+    });
+    const root = await t.h.createSession();
+    await root.accept('delegate it');
+    await t.h.settle();
+    const [child] = t.h.store.children(root.id);
+    const s = await t.h.store.inspect(child.id);
+    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
+    const asked = w.server.requests.filter((r) => r.wire === 'messages').map((r) => r.body.model);
+    assert.ok(asked.length > 0 && asked.every((m) => m === asked[0]), `the one model it asked for: ${asked.join(', ')}`);
+    const ds = ofType(s.events, 'subagent/descriptor');
+    // Unknown at the start (no model of Arbor's is claimed for it), recorded once the program said.
+    assert.deepEqual([ds[0].provider, ds[0].modelProvider, ds[0].model], ['claude-code', 'anthropic', undefined]);
+    const own = descriptorOf(s.header, s.events)!;
+    assert.deepEqual([own.provider, own.modelProvider, own.model], ['claude-code', 'anthropic', asked[0]]);
+    assert.ok(ofType(s.events, 'assistant/message').every((m) => m.model === asked[0]));
+    assert.ok(!JSON.stringify(s.events).includes('claude-code default'));
   });
 
   it('a shell round trip shows in the child transcript as claude:Bash and its result', async () => {

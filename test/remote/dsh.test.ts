@@ -94,6 +94,31 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.ok(own.some((e) => e.type === 'user/message' && e.text.includes('Say hello')));
   });
 
+  it("no model set: the child Arbor runs the parent's model, and its descriptor records that model and its provider, no placeholder (seed 000 §六)", async () => {
+    const x = await open({ remote: { dshSdk: settings({ model: undefined }) } });
+    // The parent is the one that has the delegation tool; the child Arbor has none.
+    const isParent = (b: { tools?: unknown[] }) => JSON.stringify(b.tools ?? []).includes('delegate_arbor');
+    const parent = [{ toolCalls: [{ name: 'delegate_arbor', arguments: { prompt: 'Say hi', label: 'ar' } }] }, { text: 'parent done' }];
+    server.setFallback((body) => (isParent(body) ? (parent.shift() ?? { text: 'ok' }) : { text: 'hi from the child' }));
+    const root = await x.h.createSession();
+    await root.accept('delegate it');
+    await x.h.settle();
+    const [child] = x.h.store.children(root.id);
+    const s = await x.h.store.inspect(child.id);
+    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
+    const served = server.requests.filter((r) => !isParent(r.body));
+    assert.deepEqual(
+      served.map((r) => r.body.model),
+      ['test-model'],
+      "the child asked the parent's endpoint for the parent's model",
+    );
+    const ds = ofType(s.events, 'subagent/descriptor');
+    assert.equal(ds.length, 1, 'known at the start: written once');
+    assert.deepEqual([ds[0].provider, ds[0].modelProvider, ds[0].model], ['dsh-sdk', 'openai-compatible', 'test-model']);
+    assert.ok(ofType(s.events, 'assistant/message').every((m) => m.model === 'test-model'));
+    assert.ok(!JSON.stringify(s.events).includes('dsh-sdk default'), 'no placeholder model anywhere in its log');
+  });
+
   it('a tool round trip shows in the child transcript as arbor:read_file and its result', async () => {
     fs.writeFileSync(path.join(t.workspace, 'note.txt'), 'dsh-ok\n');
     script([], [{ toolCalls: [{ name: 'read_file', arguments: { path: 'note.txt' } }] }, { text: 'read it' }]);

@@ -112,20 +112,8 @@ export function remoteWorld(overrides: Partial<HarnessConfig> = {}): RemoteWorld
   };
 }
 
-/** Whether any process still runs in group `pgid` (scanning /proc). */
-export function groupAlive(pgid: number): boolean {
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
-    } catch {
-      /* gone */
-    }
-  }
-  return false;
-}
+/** Whether any process still runs in group `pgid`: the one zombie-aware answer every user of a group gets. */
+export { groupAlive } from '../../src/core/process/group';
 
 export const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
   events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);

@@ -49,6 +49,7 @@ const posix = path.posix;
  */
 export const CORE_ORDER: readonly (readonly string[])[] = [
   ['errors'],
+  ['process'],
   ['session'],
   ['store'],
   ['model', 'cost'],
@@ -171,6 +172,86 @@ function resolveInRepo(file: string, specifier: string): string | undefined {
 
 function within(target: string, folder: string): boolean {
   return target === folder || target.startsWith(`${folder}/`);
+}
+
+// ── import circles ────────────────────────────────────────────────────────────
+
+/**
+ * The import graph among `files`: each file's edges go to the files of the set its relative
+ * imports name (`x` → `x.ts`, `x/index.ts`; a `.js` specifier → its `.ts`). Every form counts,
+ * `import type` and `import('…')` in a type position too: a type import ties two files as much
+ * as a value import does (one cannot be read, moved or tested without the other).
+ */
+export function importGraph(files: readonly SourceFile[]): Map<string, string[]> {
+  const paths = new Set(files.map((f) => f.path));
+  const resolve = (from: string, specifier: string): string | undefined => {
+    const target = resolveInRepo(from, specifier);
+    if (target === undefined) return undefined;
+    const bare = target.replace(/\.(js|mjs|cjs)$/, '');
+    return [target, `${bare}.ts`, `${bare}.mts`, `${bare}/index.ts`].find((c) => paths.has(c));
+  };
+  const graph = new Map<string, string[]>();
+  for (const f of files) {
+    const to = new Set<string>();
+    for (const ref of findImports(f.text)) {
+      const t = resolve(f.path, ref.specifier);
+      if (t !== undefined) to.add(t);
+    }
+    graph.set(f.path, [...to].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every import circle among `files`: the strongly connected components of the import graph
+ * (Tarjan) with more than one file, or one file importing itself. Each circle is sorted, and
+ * the list by its first file; empty when the graph has no cycle.
+ */
+export function importCircles(files: readonly SourceFile[]): string[][] {
+  const graph = importGraph(files);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  let next = 0;
+  // Iterative, so a long chain of imports cannot overflow the call stack.
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: { node: string; edge: number }[] = [{ node: start, edge: 0 }];
+    index.set(start, next);
+    low.set(start, next++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const edges = graph.get(top.node)!;
+      if (top.edge < edges.length) {
+        const w = edges[top.edge++]!;
+        if (!index.has(w)) {
+          index.set(w, next);
+          low.set(w, next++);
+          stack.push(w);
+          onStack.add(w);
+          work.push({ node: w, edge: 0 });
+        } else if (onStack.has(w)) low.set(top.node, Math.min(low.get(top.node)!, index.get(w)!));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(top.node)!));
+      if (low.get(top.node) !== index.get(top.node)) continue;
+      const component: string[] = [];
+      for (;;) {
+        const w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+        if (w === top.node) break;
+      }
+      if (component.length > 1 || edges.includes(top.node)) circles.push(component.sort());
+    }
+  }
+  return circles.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
 }
 
 // ── finding imports ───────────────────────────────────────────────────────────

@@ -68,6 +68,21 @@ describe('webview: names, not ids (issue 21.6)', () => {
     const notice = await textOf('article.settled .fact');
     assert.match(notice, /surveyor\s+settled: completed/);
     assert.ok(!notice.includes('32c1ba'), `the notice shows no id: ${notice}`);
+    // A background one-shot's answer is its own kind (decision 0052): a result, named, its answer out of the JSON.
+    const body = JSON.stringify({ childId: CHILD, stopReason: 'completed', answer: 'Three packages.' });
+    await send({
+      type: 'transcript/reset',
+      sessionId: ROOT,
+      entries: [
+        { kind: 'user', seq: 6, at: T, source: 'subagent-result', fromSession: CHILD, text: `[background subagent surveyor finished: completed]\n${body}` },
+      ],
+      hasMore: false,
+    });
+    assert.match(await textOf('article.settled .who'), /^Background result/);
+    const result = await textOf('article.settled');
+    assert.match(result, /surveyor\s+finished: completed/);
+    assert.match(result, /Answer from surveyor/);
+    assert.ok(!result.includes('32c1ba') && !result.includes('childId'), `the result shows no id and no raw JSON: ${result}`);
     assert.match(text, /working for “Survey the workspace”\./);
   });
 

@@ -5,9 +5,9 @@ import type { ApprovalPort } from '../policy/approval';
 import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { type QueuedMessage, queuedMessages } from '../session/folds';
 import { type CompactionResult, compact, compactIfNeeded } from './compaction';
-import type { AgentConfig, ToolProgress } from './config';
+import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
 import type { SessionLog } from './session-writer';
-import { InterruptReason, runTurn, type TurnOutcome } from './turn';
+import { InterruptReason, runTurn } from './turn';
 import { withdrawQueued } from './withdraw';
 
 /** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
@@ -17,7 +17,7 @@ export type AgentActivity = 'idle' | 'running';
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
 /** Message sources that never wake an interrupted (paused) agent. */
-const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-report']);
+const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
 
 export interface TurnReport extends TurnOutcome {
   messageId: string;
@@ -100,6 +100,10 @@ export class Agent implements SessionLog {
   get modelName(): string {
     return this.cfg.modelName;
   }
+  /** Who serves this agent's model requests (its client's provider; a descriptor's `modelProvider`). */
+  get modelProvider(): string {
+    return this.cfg.model.provider;
+  }
   get lastTurn(): TurnReport | undefined {
     return this.lastOutcome;
   }
@@ -157,7 +161,7 @@ export class Agent implements SessionLog {
       this.accepting.delete(appended);
     }
     // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
-    // agent; a runtime notice (a child settled, a wakeup report) waits in the inbox with the
+    // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
     // rest, so nothing resurrects on its own.
     if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
     this.pump();

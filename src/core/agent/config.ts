@@ -1,8 +1,20 @@
 import type { ModelClient } from '../model/types';
-import type { ApprovalPolicy, InboxAcceptedEvent, SandboxMode, ToolCall } from '../session/events';
+import type { ApprovalPolicy, InboxAcceptedEvent, MessageSource, SandboxMode, StopReason, ToolCall } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
-import type { ClaimedMessage, TurnOutcome } from './turn';
+
+/** The inbox message a turn runs (claimed, with its text and where it came from). */
+export interface ClaimedMessage {
+  messageId: string;
+  text: string;
+  source: MessageSource;
+}
+
+/** How a turn ended. */
+export interface TurnOutcome {
+  stopReason: StopReason;
+  error?: string;
+}
 
 /** Runs one claimed message as a turn: `runTurn` (the model loop) or a remote program's driver. */
 export type TurnRunner = (cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>) => Promise<TurnOutcome>;

@@ -5,7 +5,7 @@ import { effectiveSandbox } from '../policy/sandbox';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
-import { type AgentConfig, DEFAULT_MAX_STEPS } from './config';
+import { type AgentConfig, type ClaimedMessage, DEFAULT_MAX_STEPS, type TurnOutcome } from './config';
 import { grantBookOf } from './grant-book';
 import { budgetedRequest, cutByCap } from './request-budget';
 import { collect } from './stream-collector';
@@ -14,22 +14,11 @@ import { runToolCalls } from './tool-runner';
 /** Remote turns check their program's start with it (src/core/remote/turn.ts imports it from here). */
 export { budgetRefusal } from './request-budget';
 
-export interface ClaimedMessage {
-  messageId: string;
-  text: string;
-  source: import('../session/events').MessageSource;
-}
-
 /** An interrupt may say why (the window closed); a plain interrupt says nothing. */
 export class InterruptReason {
   constructor(readonly why: string) {}
 }
 const whyStopped = (signal: AbortSignal): string | undefined => (signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
-
-export interface TurnOutcome {
-  stopReason: StopReason;
-  error?: string;
-}
 
 /**
  * One turn (DESIGN §4): claim → turn/start → user/message → (request/header → stream →

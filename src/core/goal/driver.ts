@@ -1,5 +1,5 @@
 import type { Agent, TurnReport } from '../agent/agent';
-import type { InboxAcceptedEvent } from '../session/events';
+import type { InboxAcceptedEvent, MessageSourceKind } from '../session/events';
 import { blocked, type GoalService, next } from './service';
 import { roundText } from './snapshot';
 
@@ -18,7 +18,7 @@ interface Plan {
  * starts the next round — a `goal/change` with `roundsStarted + 1`, then the round's message
  * (source `goal`) in the inbox. The decision and the mark "planned" are synchronous in the
  * idle callback; the queued round is checked again by the agent's admit hook just before it
- * runs, and a human prompt that came meanwhile wins (the goal blocks as `prompt-rejected`).
+ * runs, and any other message that came meanwhile wins (the goal blocks as `prompt-rejected`).
  */
 export class GoalDriver {
   private readonly planned = new Map<string, Plan>();
@@ -77,8 +77,10 @@ export class GoalDriver {
    * The agent's admit hook (contract in `AgentConfig.admit`: never throws). Every message but
    * a goal round passes at once. A round passes only when it is the one planned in this
    * process (revision and round number), the goal is still active and armed, the harness is
-   * open and no human prompt came since it was planned. A round refused because a human
-   * prompt came blocks the goal (`prompt-rejected`: fail closed); any other stale round (from
+   * open and no competing message came since it was planned. Any non-goal enqueue competes
+   * (seed 002 追问四): a human prompt, and equally a runtime one — a child's settlement notice,
+   * a background result, a wakeup report. A round refused because one came blocks the goal
+   * (`prompt-rejected`: fail closed, its message naming what came); any other stale round (from
    * before a restart, or superseded) is dropped and the goal is left as it is.
    */
   admit(id: string, msg: InboxAcceptedEvent): boolean | Promise<boolean> {
@@ -90,18 +92,18 @@ export class GoalDriver {
     const { goal, armed } = this.goals.liveState(agent);
     const live = !this.goals.closing && !!goal && goal.phase === 'active' && armed;
     const current = !!plan && plan.seq >= 0 && msg.source.revision === plan.revision && msg.source.round === plan.round && goal?.revision === plan.revision;
-    const human = !!plan && plan.seq >= 0 && humanSince(agent, plan.seq);
-    if (live && current && !human) {
+    const rival = plan && plan.seq >= 0 ? competingSince(agent, plan.seq) : undefined;
+    if (live && current && !rival) {
       this.watch(id, agent, msg.messageId);
       return true;
     }
     // Dropped without a trace on the goal; when the agent goes idle the driver plans afresh if it still may.
-    if (!(live && human)) return false;
+    if (!(live && rival)) return false;
     return this.goals
       .exclusive(id, async () => {
         const now = this.goals.liveState(agent);
         if (now.goal && now.goal.phase === 'active' && now.armed && !this.goals.closing)
-          await this.goals.writeFor(agent, blocked(now.goal, 'prompt-rejected'), false);
+          await this.goals.writeFor(agent, blocked(now.goal, 'prompt-rejected', rejectedBy(rival)), false);
         return false;
       })
       .catch(() => false);
@@ -149,12 +151,32 @@ export class GoalDriver {
   }
 }
 
-/** A human prompt was accepted after `seq` (the round's plan). */
-function humanSince(agent: Agent, seq: number): boolean {
+/** What a message that beat a planned round is, in the block reason's words. */
+const COMPETITOR: Record<Exclude<MessageSourceKind, 'goal'>, string> = {
+  user: 'A human message',
+  followup: 'A message',
+  delegation: 'A task',
+  'subagent-settled': "A subagent's settlement notice",
+  'subagent-result': "A background subagent's result",
+  'subagent-report': "A subagent's report",
+};
+
+/** The block reason of a round a competing message beat (the human's case keeps the default wording). */
+function rejectedBy(kind: Exclude<MessageSourceKind, 'goal'>): string | undefined {
+  if (kind === 'user') return undefined;
+  return `${COMPETITOR[kind]} came before the planned goal round; the round was dropped so it is answered first. Resume the goal to go on.`;
+}
+
+/**
+ * The first message other than a goal round accepted after `seq` (the round's plan): any
+ * non-goal enqueue is a competing prompt (seed 002 追问四), a runtime notice as much as a
+ * human's message. Quiet reports are history, not enqueued: they compete with nothing.
+ */
+function competingSince(agent: Agent, seq: number): Exclude<MessageSourceKind, 'goal'> | undefined {
   const events = agent.session.events;
-  for (let i = events.length - 1; i > seq; i--) {
+  for (let i = seq + 1; i < events.length; i++) {
     const e = events[i];
-    if (e.type === 'inbox/accepted' && e.source.kind === 'user') return true;
+    if (e.type === 'inbox/accepted' && e.source.kind !== 'goal') return e.source.kind;
   }
-  return false;
+  return undefined;
 }

@@ -47,12 +47,6 @@ export function foldGoalEvent(f: GoalFold, e: SessionEvent): boolean {
   return true;
 }
 
-export function foldGoal(events: readonly SessionEvent[]): GoalFold {
-  const f = emptyGoalFold();
-  for (const e of events) foldGoalEvent(f, e);
-  return f;
-}
-
 /** A round limit the human gave: a whole number from 1 to GOAL_LIMITS.maxRounds, else BAD_MAX_ROUNDS. */
 export function checkMaxRounds(n: unknown): number {
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > GOAL_LIMITS.maxRounds) {

@@ -65,6 +65,10 @@ export interface HarnessDefaults {
   childApproval?: 'never' | 'escalate';
   /** Confined commands may use the network. */
   network?: boolean;
+  /** The deepest delegation for the next child that starts (children already there keep their depth). */
+  maxDepth?: number;
+  /** How long the next settled continuable child stays resident (a timer already running keeps its delay). */
+  releaseDelayMs?: number;
   /** Children running at once: a higher limit admits queued ones now; a lower one lets running ones finish. */
   maxConcurrentChildren?: number;
   goalMaxRounds?: number;

@@ -40,8 +40,6 @@ export interface ApprovalPort {
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision | ApprovalReply>;
 }
 
-export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = ['ask', 'never'];
-
 /** The approval policy a session runs under now: its last `approval/policy` event, else the deployment default. */
 export function effectiveApproval(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy): ApprovalPolicy {
   return approvalWithSource(overrides, deploymentDefault).value;
@@ -50,10 +48,6 @@ export function effectiveApproval(overrides: PolicyOverrides, deploymentDefault:
 export function approvalWithSource(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy): Effective<ApprovalPolicy> {
   const o = overrides.approval;
   return o ? { value: o.value, source: o.source, seq: o.seq } : { value: deploymentDefault, source: 'deployment' };
-}
-
-export function isApprovalPolicy(value: unknown): value is ApprovalPolicy {
-  return typeof value === 'string' && (APPROVAL_POLICIES as readonly string[]).includes(value);
 }
 
 /** The slice of a tool context that approval needs (structurally a `ToolContext`). */
@@ -159,11 +153,6 @@ export async function decideApproval(ctx: ApprovalContext, request: Omit<Approva
   }
 }
 
-/** `decideApproval` reduced to yes/no. */
-export async function requestApproval(ctx: ApprovalContext, request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string }): Promise<boolean> {
-  return (await decideApproval(ctx, request)).approved;
-}
-
 /** A sentence for the model explaining a denial, so it stops retrying and tells the user; the user's reason is quoted. */
 export function describeDenial(outcome: ApprovalOutcome, reason?: string): string {
   if (outcome === 'denied' && reason) return `approval was refused by the user, who said: "${reason}"`;
@@ -193,34 +182,3 @@ export const neverApprove: ApprovalPort = {
 export const autoApprove: ApprovalPort = {
   ask: async () => 'allow',
 };
-
-export type ApprovalScript =
-  | readonly (ApprovalDecision | ApprovalReply)[]
-  | ((request: ApprovalRequest, signal?: AbortSignal) => ApprovalDecision | ApprovalReply | Promise<ApprovalDecision | ApprovalReply>);
-
-export interface ScriptedApproval extends ApprovalPort {
-  /** Every request asked, in order. */
-  readonly requests: ApprovalRequest[];
-}
-
-/**
- * A port that answers from a script (tests, replays): a list consumed in order (then
- * `fallback`, default deny), or a function. Records what it was asked.
- */
-export function scriptedApproval(script: ApprovalScript, fallback: ApprovalDecision = 'deny'): ScriptedApproval {
-  const requests: ApprovalRequest[] = [];
-  let next = 0;
-  return {
-    requests,
-    async ask(request, signal) {
-      requests.push(request);
-      if (typeof script === 'function') return script(request, signal);
-      return next < script.length ? script[next++] : fallback;
-    },
-  };
-}
-
-/** The port for a CLI `--approval` flag value. */
-export function approvalPortForFlag(flag: 'never' | 'auto'): ApprovalPort {
-  return flag === 'auto' ? autoApprove : neverApprove;
-}

@@ -94,8 +94,3 @@ export interface GrantBook {
   find(tool: string, target: ApprovalTarget, sandbox: SandboxMode): ApprovalGrant | undefined;
   record(tool: string, scope: GrantScope, sandbox: SandboxMode): Promise<void>;
 }
-
-/** A human-readable line for a grant: "run_command `npm test …`", "write_file .vscode/settings.json". */
-export function describeGrant(tool: string, scope: GrantScope): string {
-  return scope.kind === 'command-prefix' ? `${tool}: ${scope.value} …` : `${tool}: ${scope.value}`;
-}

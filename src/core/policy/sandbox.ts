@@ -23,12 +23,3 @@ export function sandboxWithSource(overrides: PolicyOverrides, deploymentDefault:
   const o = overrides.sandbox;
   return o ? { value: o.value, source: o.source, seq: o.seq } : { value: deploymentDefault, source: 'deployment' };
 }
-
-export function isSandboxMode(value: unknown): value is SandboxMode {
-  return typeof value === 'string' && (SANDBOX_MODES as readonly string[]).includes(value);
-}
-
-/** True when the mode lets file tools write somewhere (inside the workspace at least). */
-export function allowsWrites(mode: SandboxMode): boolean {
-  return mode !== 'read-only';
-}

@@ -1,6 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
-import type { ChunkBuffer } from './acp-map';
+import type { ChunkBuffer } from './acp-chunks';
 import { record, str } from './run';
 import type { RemoteSink } from './types';
 

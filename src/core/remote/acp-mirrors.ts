@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import { SessionWriter } from '../agent/session-writer';
-import type { MessageSource, MessageSourceKind, StopReason } from '../session/events';
+import type { MessageSource, StopReason } from '../session/events';
 import { headerFrom } from '../session/fork';
+import { readMessageSource } from '../session/message-source';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
@@ -60,8 +61,6 @@ const TAKEN = new Set([...WORK, 'tool_call_update']);
 
 /** An ACP session id is a name: longer ones are not announcements Arbor takes. */
 const MAX_ID_CHARS = 200;
-
-const SOURCE_KINDS: readonly MessageSourceKind[] = ['followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'];
 
 type StateHandler = (m: Mirror, state: acp.StateUpdate) => Promise<void>;
 
@@ -200,11 +199,17 @@ class AcpMirrors implements AcpChildren {
     m.user.text += kept;
   }
 
+  /**
+   * Where a mirrored message came from: what another Arbor says in `_meta.arbor` when it makes a
+   * whole source (never `user`: nobody types into a mirror), its author's id mapped to the
+   * mirror's (else the mirror's parent); anything else is a task from the parent.
+   */
   private sourceOf(m: Mirror, u: acp.ContentChunk): MessageSource {
     const meta = record(u._meta) && record(u._meta.arbor) ? u._meta.arbor : {};
-    const kind = SOURCE_KINDS.find((k) => k === meta.source) ?? 'delegation';
-    const from = str(meta.fromSession);
-    return { kind, fromSession: this.mirrors.get(from)?.id ?? m.parent };
+    const local = (id: unknown) => this.mirrors.get(str(id))?.id ?? m.parent;
+    const read = readMessageSource(meta.source, meta);
+    if (!read || read.kind === 'user') return { kind: 'delegation', fromSession: local(meta.fromSession) };
+    return 'fromSession' in read ? { ...read, fromSession: local(read.fromSession) } : read;
   }
 
   private async flushUser(m: Mirror): Promise<void> {

@@ -1,3 +1,4 @@
+import { SANDBOX_MODES } from '../policy/sandbox';
 import type { SandboxMode } from '../session/events';
 import type { AcpAgentSettings } from './settings';
 
@@ -6,7 +7,6 @@ import type { AcpAgentSettings } from './settings';
 // to do; the CLI refuses to start on one, VS Code ignores that entry and logs it.
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_]{0,39}$/;
-const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 const isStringMap = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
@@ -48,7 +48,7 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
   if (e.env !== undefined && !isStringMap(e.env)) return '"env" must map names to strings';
   if (e.modes !== undefined) {
     if (!isStringMap(e.modes)) return '"modes" must map Arbor sandboxes (read-only, workspace-write, full-access) to the agent\'s mode ids';
-    const unknown = Object.keys(e.modes).filter((k) => !SANDBOXES.includes(k as SandboxMode));
+    const unknown = Object.keys(e.modes).filter((k) => !SANDBOX_MODES.includes(k as SandboxMode));
     if (unknown.length) return `"modes" has keys that are not Arbor sandboxes: ${unknown.join(', ')} (use read-only, workspace-write, full-access)`;
   }
   for (const k of ['idleTimeoutMs', 'graceMs', 'turnTimeoutMs'] as const)

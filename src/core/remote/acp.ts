@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { describeError } from '../errors';
-import type { SandboxMode } from '../session/events';
+import { SANDBOX_MODES } from '../policy/sandbox';
 import type { TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildren } from './acp-children';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
@@ -29,7 +29,6 @@ export type AcpChildrenFactory = (
 /** Updates received and not yet applied before Arbor stops reading the agent's stdout (it then waits on its pipe). */
 const MAX_PENDING_UPDATES = 256;
 
-const SANDBOXES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 /**
  * How long an agent may take to exit by itself once its stdin is closed, before its group gets
  * SIGTERM. acpx 0.19.1 waits 100 ms; claude-agent-acp leaves in ~30 ms, codex-acp takes 2 s
@@ -53,7 +52,7 @@ export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly st
     toolPrefix: 'acp',
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     // A table that is given must name the mode: the agent is never run wider than the child may.
-    supports: (mode) => !settings.modes || (SANDBOXES.includes(mode) && typeof settings.modes[mode] === 'string'),
+    supports: (mode) => !settings.modes || (SANDBOX_MODES.includes(mode) && typeof settings.modes[mode] === 'string'),
     runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children).run(),
   };
 }

@@ -20,6 +20,9 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
   return {
     program: 'claude-code',
     toolPrefix: 'claude',
+    // Claude Code speaks only Anthropic's Messages API (to ANTHROPIC_BASE_URL when set).
+    modelProvider: 'anthropic',
+    model: () => settings.model,
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => mode in PERMISSIONS,
     async runTurn(ctx, sink) {

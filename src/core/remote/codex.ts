@@ -11,6 +11,8 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
   return {
     program: 'codex',
     toolPrefix: 'codex',
+    // Its model provider is its own configuration (`model_provider`): the descriptor names codex.
+    model: () => settings.model,
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => mode in SANDBOX,
     async runTurn(ctx, sink) {

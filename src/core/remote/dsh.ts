@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SandboxMode } from '../session/events';
+import { SANDBOX_MODES } from '../policy/sandbox';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, type StreamState, str } from './run';
 import { type ProgramSettings, stopTiming } from './settings';
@@ -15,7 +15,6 @@ export interface ParentDeployment {
 }
 
 const SETTING = 'arbor.remote.dshSdk.command';
-const MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 
 /**
  * `dsh-sdk`: another Arbor as a one-shot remote child (decision 0039): `arbor run --json` on a
@@ -33,8 +32,11 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
   return {
     program: 'dsh-sdk',
     toolPrefix: 'arbor',
+    // Another Arbor: an OpenAI-compatible client on its setting's endpoint, else the parent's (model included).
+    modelProvider: 'openai-compatible',
+    model: () => settings.model ?? parent.endpoint().name,
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
-    supports: (mode) => MODES.includes(mode),
+    supports: (mode) => SANDBOX_MODES.includes(mode),
     async runTurn(ctx, sink) {
       const launch = launcher(settings.command);
       if (!launch)

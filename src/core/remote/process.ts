@@ -2,15 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { trackGroup, untrackGroup } from './live-groups';
+import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/group';
+import { trackGroup, untrackGroup } from '../process/live-groups';
+import { type GroupIdentity, groupIdentity, liveMembers } from '../process/proc-stat';
 import { namespaceArgs } from './pid-namespace';
-import { type GroupIdentity, groupHasLiveMember, groupIdentity, liveMembers } from './proc-stat';
-
-export { groupHasLiveMember } from './proc-stat';
 
 /**
  * A remote program's process, done the same way for every provider (decision 0036): its own
- * process group, and its own PID namespace where bubblewrap works (`pid-namespace.ts`); stdout
+ * process group (`process/group.ts`), and its own PID namespace where bubblewrap works (`pid-namespace.ts`); stdout
  * read as lines with a length cap; a bounded stderr tail; an idle timeout; a stop that takes a
  * graceful step, then SIGTERM to the group, then SIGKILL after a grace period, and returns only
  * once the group is gone; an environment built from an allow-list, so no secret of Arbor's (its
@@ -221,8 +220,7 @@ export class RemoteProcess {
   /** After the leader exits, whatever it left in its group goes too (a command it ran in the background). */
   async reapGroup(): Promise<void> {
     this.signalGroup('SIGKILL');
-    for (let i = 0; i < 200 && this.groupAlive(); i++) await new Promise((r) => setTimeout(r, 10));
-    if (!this.groupAlive()) untrackGroup(this);
+    if (await waitGroupGone(this.child.pid, 2000)) untrackGroup(this);
   }
 
   /** SIGKILL to the group now (a front end that must leave at once). */
@@ -232,13 +230,7 @@ export class RemoteProcess {
 
   /** Whether a process of its group still runs (zombies waiting for init to reap them do not count). */
   groupAlive(): boolean {
-    if (!this.child.pid) return false;
-    try {
-      process.kill(-this.child.pid, 0);
-    } catch {
-      return false;
-    }
-    return groupHasLiveMember(this.child.pid);
+    return groupAlive(this.child.pid);
   }
 
   /**
@@ -250,8 +242,8 @@ export class RemoteProcess {
     const pid = this.child.pid;
     if (!pid) return;
     const others = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid)?.filter((m) => m.pid !== pid) : undefined;
-    if (others?.length) for (const m of others) signal(m.pid, sig);
-    else signal(-pid, sig);
+    if (others?.length) for (const m of others) sendSignal(m.pid, sig);
+    else signalGroup(pid, sig);
   }
 
   private async exitedWithin(ms: number): Promise<boolean> {
@@ -304,14 +296,6 @@ export class RemoteProcess {
 
   private flushPartial(): void {
     if (this.partialBytes > 0 || this.dropping >= 0) this.endLine();
-  }
-}
-
-function signal(target: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(target, sig);
-  } catch {
-    /* gone */
   }
 }
 

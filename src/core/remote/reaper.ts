@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
+import { signalGroup } from '../process/group';
+import { liveMembers, readStat, sameGroup } from '../process/proc-stat';
 import type { SessionEvent } from '../session/events';
-import { liveMembers, readStat, sameGroup } from './proc-stat';
 
 /** Logs written before start times were recorded: what the leader's command line holds. */
 const MARK: Record<string, string> = { codex: 'codex', 'claude-code': 'claude', 'dsh-sdk': 'arbor' };
@@ -51,10 +52,5 @@ function reapByCommandLine(last: RemoteEvent): number[] {
 }
 
 function kill(pgid: number): number[] {
-  try {
-    process.kill(-pgid, 'SIGKILL');
-    return [pgid];
-  } catch {
-    return [];
-  }
+  return signalGroup(pgid, 'SIGKILL') ? [pgid] : [];
 }

@@ -25,6 +25,8 @@ export class SessionSink implements RemoteSink {
   private textBuf = '';
   private reasoningBuf = '';
   private modelName: string;
+  /** The model the program said it runs (absent: it never said). */
+  private said: string | undefined;
   private total: Usage | undefined;
   /** The program's call id → the id in our log (made unique: `id#2`). */
   private readonly ids = new Map<string, string>();
@@ -99,7 +101,14 @@ export class SessionSink implements RemoteSink {
   }
 
   model(name: string): void {
-    if (name) this.modelName = name;
+    if (!name) return;
+    this.modelName = name;
+    this.said = name;
+  }
+
+  /** The model the program reported running, if it did (the child's descriptor records it). */
+  get reportedModel(): string | undefined {
+    return this.said;
   }
 
   async toolCall(id: string, name: string, args: unknown): Promise<void> {

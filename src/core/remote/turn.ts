@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentConfig, TurnRunner } from '../agent/config';
-import { budgetRefusal, InterruptReason, type TurnOutcome } from '../agent/turn';
+import type { AgentConfig, TurnOutcome, TurnRunner } from '../agent/config';
+import type { SessionWriter } from '../agent/session-writer';
+import { budgetRefusal, InterruptReason } from '../agent/turn';
 import { describeError } from '../errors';
 import { effectiveApproval } from '../policy/approval';
 import { effectiveSandbox } from '../policy/sandbox';
 import type { SessionEvent, StopReason } from '../session/events';
-import { policyOverrides } from '../session/folds';
+import { descriptorOf, policyOverrides } from '../session/folds';
 import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import { SessionSink } from './sink';
 import { DEFAULT_TURN_TIMEOUT_MS, type RemoteDriver } from './types';
@@ -109,6 +110,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
         unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
       await sink.finish();
+      await recordModel(w, sink.reportedModel);
       if (signal.aborted) return await stopped();
       if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);
       if (timedOut) return await end('error', turnTimeout(driver.program, limitMs));
@@ -120,6 +122,18 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
   };
 }
 
+/**
+ * The child's descriptor records the model it ran (seed 000 §六): a program that chose its own
+ * (no model set) says which while it runs; the descriptor is written again with it (the last
+ * one after the seed is the child's, `descriptorOf`). Nothing is written when it already says so.
+ */
+async function recordModel(w: SessionWriter, ran: string | undefined): Promise<void> {
+  const d = ran ? descriptorOf(w.session.header, w.session.events) : undefined;
+  if (!ran || !d || d.model === ran) return;
+  const { seq: _seq, at: _at, ...rest } = d;
+  await w.append({ ...rest, model: ran });
+}
+
 /** What a turn stopped by its wall clock ends with: what happened, and what to do. */
 export function turnTimeout(program: string, limitMs: number): string {
   const span = limitMs >= 60_000 ? `${Math.round(limitMs / 60_000)} min` : `${Math.round(limitMs / 1000)} s`;
@@ -128,7 +142,7 @@ export function turnTimeout(program: string, limitMs: number): string {
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */
 export function remotePrompt(events: readonly SessionEvent[], task: string): string {
-  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && e.source.runtime) return `${e.text}\n\n${task}`;
+  for (const e of events) if (e.type === 'user/message' && e.source.kind === 'delegation' && 'runtime' in e.source) return `${e.text}\n\n${task}`;
   return task;
 }
 

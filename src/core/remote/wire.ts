@@ -79,7 +79,8 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
           e.tool,
           new SubagentError('UNSUPPORTED_SANDBOX', `${e.what} cannot enforce the ${ctx.sandbox} sandbox here; do the work yourself.`),
         );
-      const request: SubagentRequest = { prompt: String(args.prompt ?? ''), model: model ?? `${e.provider} default` };
+      // No model set: the program runs its own default, and the child's descriptor records it once the program says (decision 0052).
+      const request: SubagentRequest = { prompt: String(args.prompt ?? ''), ...(model ? { model } : {}) };
       if (typeof args.label === 'string') request.label = args.label;
       try {
         return await runOneShot(rt, caller, e.provider, request, args.mode === 'background', ctx.signal);

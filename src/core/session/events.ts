@@ -19,14 +19,28 @@ export interface SessionHeader {
   agentPreset?: string;
 }
 
-export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'goal' | 'delegation';
+/**
+ * Where a `user/message` or inbox message came from, discriminated on `kind`; each kind carries
+ * exactly its fields (`message-source.ts` reads one from untrusted data by the same table).
+ */
+export type MessageSource =
+  /** A human typed it; `compacted`: the summary a compaction put in place of what it replaced. */
+  | { kind: 'user'; compacted?: true }
+  /** `send_message` or a human's message to a child: `fromSession` is the sender, `'user'` for a human. */
+  | { kind: 'followup'; fromSession: string }
+  /** A continuable child's `report` (`fromSession`: the child), `quiet` or `wakeup`. */
+  | { kind: 'subagent-report'; fromSession: string; mode: 'quiet' | 'wakeup' }
+  /** A continuable child's Activation ended: how, and how many actions it was refused. */
+  | { kind: 'subagent-settled'; fromSession: string; stopReason: StopReason; refused?: number }
+  /** A background one-shot child's result, an ordinary job result (seed 000 §二, decision 0052): how it ended, and its refusals. */
+  | { kind: 'subagent-result'; fromSession: string; stopReason: StopReason; refused?: number }
+  /** A goal round: the goal's revision and the round's number when it was planned. */
+  | { kind: 'goal'; revision: number; round: number }
+  /** The runtime's delegation notice at the head of a child (`runtime`), or the task its parent (`fromSession`) gave it. */
+  | { kind: 'delegation'; runtime: true }
+  | { kind: 'delegation'; fromSession: string };
 
-export interface MessageSource {
-  kind: MessageSourceKind;
-  /** The session that authored a runtime-delivered message (a child for reports). */
-  fromSession?: string;
-  [extra: string]: unknown;
-}
+export type MessageSourceKind = MessageSource['kind'];
 
 /** `budget`: the next request could not fit the remaining budget of the session or an ancestor (decision 0034). */
 export type StopReason = 'completed' | 'interrupted' | 'error' | 'max-tokens' | 'cancelled' | 'budget';

@@ -221,8 +221,8 @@ const FOLDERS: Folders = {
     else delete s.budget;
     return true;
   },
-  // A settlement or report notice changes what the parent's row shows (its chat, its count).
-  'user/message': (_s, e) => e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-report',
+  // A settlement notice, a background result or a report changes what the parent's row shows (its chat, its count).
+  'user/message': (_s, e) => e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-result' || e.source.kind === 'subagent-report',
 };
 
 /**

@@ -24,7 +24,7 @@ const oneOf =
 const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
-const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'];
+const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'subagent-result', 'goal', 'delegation'];
 const source: Check = (v) => record(v) && oneOf(...SOURCE_KINDS)((v as { kind: unknown }).kind);
 const toolCalls: Check = (v) =>
   Array.isArray(v) &&

@@ -13,6 +13,17 @@ export interface RemoteDriver {
   program: string;
   /** Prefixes the program's tool names in the log (`codex:shell`), so no reader takes them for Arbor's own. */
   toolPrefix: string;
+  /**
+   * Who serves the program's model requests, as Arbor knows it (the descriptor's
+   * `modelProvider`): 'anthropic' for Claude Code, 'openai-compatible' for another Arbor;
+   * absent, the program itself (its own configuration chooses, as Codex's and an ACP agent's do).
+   */
+  modelProvider?: string;
+  /**
+   * The model the program is told to run, read when a child starts (its setting; another
+   * Arbor's endpoint model). Undefined: the program's own default, recorded when it says which.
+   */
+  model?(): string | undefined;
   /** Refuse a mode the program cannot enforce (UNSUPPORTED_SANDBOX) instead of running it wider. */
   supports(sandbox: SandboxMode): boolean;
   /** The wall-clock limit of one turn (ms); absent: DEFAULT_TURN_TIMEOUT_MS. Past it the program is stopped and the turn ends `error`. */

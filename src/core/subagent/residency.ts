@@ -15,7 +15,8 @@ export interface ResidencyPort {
   build: AgentFactory;
   /** Read at each resume: a settings change reaches the next one. */
   childApproval: () => 'never' | 'escalate';
-  releaseDelayMs: number;
+  /** Read each time an Activation settles: a settings change reaches the next release. */
+  releaseDelayMs: () => number;
   composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition;
   registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
   deliver(parentId: string, text: string, source: MessageSource, quiet: boolean): Promise<void>;
@@ -260,7 +261,7 @@ export class Residency {
       return;
     }
     if (a.timer) return;
-    a.timer = setTimeout(() => void this.release(a, true), this.rt.releaseDelayMs);
+    a.timer = setTimeout(() => void this.release(a, true), this.rt.releaseDelayMs());
   }
 
   /** The session has resident children (continuable activations or one-shots). */

@@ -47,7 +47,8 @@ export interface RuntimeDeps {
   resolve(id: string): Promise<Agent>;
   /** The resident agent's session, else the stored one read from the store. */
   read(id: string): Promise<Session>;
-  maxDepth: number;
+  /** The deployment's deepest delegation; read at each start, so a settings change reaches the next child. */
+  maxDepth: () => number;
   /** The deployment has a human approval service (a port). */
   approvalPort?: ApprovalPort;
   /** The deployment's approval policy (what a session without an override runs under); read at each child's start. */
@@ -57,8 +58,8 @@ export interface RuntimeDeps {
    * human. Read when a child starts or resumes, so a settings change reaches the next one.
    */
   childApproval: () => 'never' | 'escalate';
-  /** How long a settled Activation stays resident before it is released. */
-  releaseDelayMs: number;
+  /** How long a settled Activation stays resident before it is released; read each time one settles. */
+  releaseDelayMs: () => number;
   /** Children running at once, harness-wide (the rest queue); default 8. */
   maxConcurrentChildren?: number;
   escalateTimeoutMs?: number;
@@ -256,14 +257,18 @@ export class SubagentRuntime implements SubagentControl {
   ) {
     if (this.deps.resident(caller.id) !== caller || caller.isDisposed)
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
-    // A child runs on its parent's model unless the request names one: recorded in its
-    // descriptor, so a cold resume and its own forks (whose request head must equal its own,
-    // model included, for the prefix cache) keep it.
-    const request: SubagentRequest = { ...asked, model: asked.model ?? caller.modelName };
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
-    const { provider, depth } = checkStart(this.providers, providerName, request, parentDepth, this.deps.maxDepth, mode);
+    const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
+    // An in-process child runs on its parent's model (and the deployment's client) unless the
+    // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
+    // request head must equal its own, model included, for the prefix cache) keep it. A remote
+    // child runs what its program is told (its setting), or the program's own default — then
+    // the descriptor gets the model once the program says which (seed 000 §六, decision 0052).
+    const model = asked.model ?? (provider.remote ? provider.remote.model?.() : caller.modelName);
+    const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
+    const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
     const { seed } = provider.prepare(parent);
 
@@ -292,6 +297,7 @@ export class SubagentRuntime implements SubagentControl {
       mode,
       provider: provider.name,
       ...(request.label ? { label: request.label } : {}),
+      modelProvider,
       ...(request.model ? { model: request.model } : {}),
       ...(request.persona ? { persona: request.persona.text, ...(request.persona.complete ? { personaComplete: true } : {}) } : {}),
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),

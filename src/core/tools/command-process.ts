@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import type { Writable } from 'node:stream';
+import { groupAlive, sendSignal, signalGroup } from '../process/group';
+import { descendantPids } from '../process/proc-stat';
 import { OutputBuffer } from './output-buffer';
 
 // One command's process: spawned as the leader of a new process group, its output kept
-// (head and tail), stopped on timeout or abort by signalling the group (SIGTERM, then SIGKILL).
+// (head and tail), stopped on timeout or abort by signalling the group (SIGTERM, then SIGKILL;
+// `process/group.ts`, the one way Arbor's programs are stopped and watched).
 // A confined command's leader is bubblewrap: killing it ends the command's PID namespace, so
 // every process inside dies, `setsid` ones included. An unconfined command has no namespace:
 // its descendants are found through /proc and killed with the group.
@@ -82,9 +84,9 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     // still names them as its children: once it dies they are orphans nobody can name.
     const strays = new Set<number>();
     const kill = (sig: NodeJS.Signals): void => {
-      if (!spec.namespaced && !exit) for (const p of descendants(pid)) strays.add(p);
-      killGroup(pid, sig);
-      for (const p of strays) killPid(p, sig);
+      if (!spec.namespaced && !exit) for (const p of descendantPids(pid)) strays.add(p);
+      signalGroup(pid, sig);
+      for (const p of strays) sendSignal(p, sig);
     };
     const stop = (why: 'timeout' | 'aborted'): void => {
       if (stopReason || settled) return;
@@ -103,8 +105,9 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       clearTimeout(timer);
       clearTimeout(lingerTimer);
       signal.removeEventListener('abort', onAbort);
-      // Keep the SIGKILL follow-up only while the group still has members (a process that
-      // ignored SIGTERM); once it is gone its id may be reused, so never signal it again.
+      // Keep the SIGKILL follow-up only while a member of the group still runs (a process that
+      // ignored SIGTERM; zombies waiting for init do not count): once it is gone its id may be
+      // reused, so never signal it again.
       if (killTimer && !groupAlive(pid)) clearTimeout(killTimer);
       const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
       resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError });
@@ -120,7 +123,7 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       lingerTimer = setTimeout(() => {
         // The shell is gone but something it started still holds stdout/stderr open.
         lingered = true;
-        killGroup(pid, 'SIGKILL');
+        signalGroup(pid, 'SIGKILL');
         child.stdout?.destroy();
         child.stderr?.destroy();
         finish();
@@ -128,71 +131,4 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     });
     child.on('close', finish);
   });
-}
-
-function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  if (process.platform === 'win32') {
-    // No process groups: taskkill /T walks the tree.
-    try {
-      spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
-    } catch {
-      // Nothing left to kill, or no taskkill: the tree may outlive the call.
-    }
-    return;
-  }
-  killPid(-pid, sig);
-}
-
-function killPid(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-function groupAlive(pid: number | undefined): boolean {
-  if (pid === undefined || process.platform === 'win32') return false;
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Every live descendant of `pid`, from /proc (Linux); empty where there is no /proc. */
-export function descendants(pid: number | undefined): number[] {
-  if (pid === undefined || process.platform !== 'linux') return [];
-  const children = new Map<number, number[]>();
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const list = children.get(ppid);
-    if (list) list.push(Number(name));
-    else children.set(ppid, [Number(name)]);
-  }
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const c of children.get(queue.shift()!) ?? []) {
-      out.push(c);
-      queue.push(c);
-    }
-  }
-  return out;
 }

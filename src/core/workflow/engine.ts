@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SessionLog } from '../agent/session-writer';
 import { describeError } from '../errors';
 import { type Budget, checkBudget } from '../session/budget';
+import type { SessionEvent, WorkflowData } from '../session/events';
 import { openRuns } from '../session/workflow-fold';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { type Confinement, scriptConfinement } from './confine';
@@ -157,11 +158,15 @@ export class WorkflowEngine {
   /**
    * A run a crash or reload left open (no `workflow/end`) is closed as `interrupted` in the
    * parent's log and never re-run: its script may have had side effects, and children answer
-   * differently a second time. Returns the run ids it closed.
+   * differently a second time. Each agent it left running gets its `workflow/agent{done}`
+   * (`interrupted`) first, so every child the end counts has both its events. Returns the run
+   * ids it closed.
    */
   static async closeOutlived(writer: SessionLog, live: (runId: string) => boolean = () => false): Promise<string[]> {
     const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
     for (const r of open) {
+      for (const a of unfinishedAgents(writer.session.events, r.runId))
+        await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'done', stopReason: 'interrupted' } });
       await writer.append({
         type: 'workflow/end',
         runId: r.runId,
@@ -170,4 +175,16 @@ export class WorkflowEngine {
     }
     return open.map((r) => r.runId);
   }
+}
+
+/** The agents of a run that have a `started` event and no `done` (what a crash left running). */
+function unfinishedAgents(events: readonly SessionEvent[], runId: string): { index: number; childId: string; label?: string }[] {
+  const open = new Map<number, { index: number; childId: string; label?: string }>();
+  for (const e of events) {
+    if (e.type !== 'workflow/agent' || e.runId !== runId) continue;
+    const d = e.data as unknown as WorkflowData['workflow/agent'];
+    if (d.status === 'started') open.set(d.index, { index: d.index, childId: d.childId, ...(d.label ? { label: d.label } : {}) });
+    else open.delete(d.index);
+  }
+  return [...open.values()];
 }

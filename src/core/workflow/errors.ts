@@ -21,7 +21,9 @@ export type WorkflowErrorCode =
   | 'SCRIPT_EXITED'
   | 'SCRIPT_PROTOCOL'
   | 'RESULT_NOT_JSON'
-  | 'RESULT_TOO_LARGE';
+  | 'RESULT_TOO_LARGE'
+  /** The script returned while agents it started still ran: they were cancelled (its result is kept). */
+  | 'AGENTS_UNFINISHED';
 
 export class WorkflowError extends Error {
   override readonly name = 'WorkflowError';

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { signalGroup, waitGroupGone } from '../process/group';
 import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
 import { type Confinement, confinedArgv } from './confine';
 
@@ -45,14 +46,19 @@ export function permissionFlags(files: readonly string[], version = process.vers
 /**
  * Starts `node <execArgv> <entry>` with an IPC channel: inside bubblewrap when confined
  * (`confine.ts`), else as a plain fork. The environment is empty either way (under Electron
- * only what makes it run as Node).
+ * only what makes it run as Node). Either way it leads a process group of its own, stopped as
+ * a whole like every program Arbor starts (`process/group.ts`).
  */
 export function startProcess(entry: string, execArgv: readonly string[], confinement: Confinement): ChildProcess {
   const env: NodeJS.ProcessEnv = process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {};
   const stdio: ['ignore', 'ignore', 'pipe', 'ipc'] = ['ignore', 'ignore', 'pipe', 'ipc'];
-  if (confinement.kind === 'none') return fork(entry, [], { env, execArgv: [...execArgv], stdio, serialization: 'json' });
-  return spawn(confinement.bwrap, confinedArgv(process.execPath, execArgv, entry, childFiles(entry)), { env, stdio, serialization: 'json' });
+  const common = { env, stdio, serialization: 'json' as const, detached: true };
+  if (confinement.kind === 'none') return fork(entry, [], { ...common, execArgv: [...execArgv] });
+  return spawn(confinement.bwrap, confinedArgv(process.execPath, execArgv, entry, childFiles(entry)), common);
 }
+
+/** How long `ended` waits, after the leader's exit, for the rest of its group to go. */
+const GROUP_GONE_MS = 2000;
 
 /** Resident memory of a process and everything under it (bubblewrap's own and its init are a few MB), in kB. */
 export function treeRssKb(pid: number, depth = 0): number {
@@ -114,7 +120,9 @@ export class Isolate {
       Isolate.watchdogs++;
     }
     this.ended = new Promise((resolve) => {
-      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+      const done = async (code: number | null, signal: NodeJS.Signals | null) => {
+        // Ended means nothing of the script runs any more: the leader, and whatever is left in its group.
+        if (!(await waitGroupGone(this.proc.pid, GROUP_GONE_MS))) signalGroup(this.proc.pid, 'SIGKILL');
         Isolate.alive--;
         if (this.watchdog) {
           clearInterval(this.watchdog);
@@ -130,7 +138,7 @@ export class Isolate {
               : 'exited');
         resolve({ cause, detail: code !== null ? `exit code ${code}` : `signal ${signal}` });
       };
-      this.proc.once('exit', done);
+      this.proc.once('exit', (code, signal) => void done(code, signal));
       this.proc.once('error', () => this.kill('exited'));
     });
   }
@@ -148,10 +156,10 @@ export class Isolate {
     if (this.proc.connected) this.proc.send(m, (err) => err && this.kill('exited'));
   }
 
-  /** Ends the process at once (SIGKILL also stops a synchronous `while(true){}`). */
+  /** Ends the process and its group at once (SIGKILL also stops a synchronous `while(true){}`). */
   kill(cause: ExitCause = 'killed'): void {
     this.cause ??= cause;
-    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
+    if (this.proc.exitCode === null && this.proc.signalCode === null && !signalGroup(this.proc.pid, 'SIGKILL')) this.proc.kill('SIGKILL');
   }
 
   private checkRss(limitMb: number): void {

@@ -15,7 +15,7 @@ import { Slots } from './slots';
 export interface RunOutcome {
   runId: string;
   status: WorkflowStatus;
-  /** The script's return value as JSON text (completed runs). */
+  /** The script's return value as JSON text (completed runs, and one that returned too early: AGENTS_UNFINISHED). */
   resultJson?: string;
   code?: WorkflowErrorCode;
   error?: string;
@@ -57,6 +57,8 @@ export class Run {
   private logs = 0;
   private logsDropped = 0;
   private tokens = 0;
+  /** Children still running when the run ended (cancelled by the end). */
+  private cutShort = 0;
 
   constructor(
     readonly id: string,
@@ -189,14 +191,17 @@ export class Run {
       this.children++;
       this.running.set(index, sub);
       const label = request.label;
-      if (!this.ended) void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'started' });
+      // Every child `workflow/end.agents` counts has both its events, even one published as the
+      // run ended: `end()` waits for this task before it writes `workflow/end`, so they come first.
+      void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'started' });
       if (this.ended) void sub.localAgent.cancel('cancelled', { keepInbox: false });
       const r = await sub.result;
+      if (this.ended) this.cutShort++; // still running when the run ended: it was cancelled
       this.tokens += tokensOf(sub.localAgent.session.events);
       this.running.delete(index);
       await sub.dispose();
-      if (this.ended) throw this.cancelled();
       void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
+      if (this.ended) throw this.cancelled();
       // An agent its budget stopped (the run's own, or an ancestor's): the run ends with BUDGET.
       if (r.stopReason === 'budget') {
         void this.end('failed', 'BUDGET', `Agent ${index} was stopped by its budget: ${r.error ?? 'no request fits what is left'}`);
@@ -211,8 +216,10 @@ export class Run {
 
   /**
    * The one way a run ends: the script process is killed, waiting `agent()` calls get no
-   * slot, running children are cancelled and disposed, then `workflow/end` is appended.
-   * Idempotent; resolves with the outcome.
+   * slot, running children are cancelled and disposed (each with its `workflow/agent{done}`),
+   * then `workflow/end` is appended. A script that returned while agents still ran did not
+   * complete: the run ends `failed` with `AGENTS_UNFINISHED` (its result kept). Idempotent;
+   * resolves with the outcome.
    */
   async end(status: WorkflowStatus, code?: WorkflowErrorCode, error?: string, resultJson?: string, line?: number): Promise<RunOutcome> {
     if (this.ended) return this.outcome;
@@ -229,6 +236,12 @@ export class Run {
     await Promise.allSettled([...this.tasks]);
     for (const k of kids) await k.dispose().catch(() => undefined);
     if (this.isolate) await this.isolate.ended;
+    if (status === 'completed' && this.cutShort > 0) {
+      const n = this.cutShort;
+      status = 'failed';
+      code = 'AGENTS_UNFINISHED';
+      error = `The script returned while ${n} agent${n === 1 ? ' was' : 's were'} still running; ${n === 1 ? 'it was' : 'they were'} cancelled. Await every agent() call (e.g. through parallel) before returning.`;
+    }
     const data: WorkflowData['workflow/end'] = {
       status,
       ...(code ? { code } : {}),

@@ -54,7 +54,9 @@ export function createWorkflowTool(engine: WorkflowEngine): Tool {
       const o = await engine.run(args as unknown as WorkflowInput, ctx);
       const head = { ...(o.runId ? { runId: o.runId } : {}), status: o.status, agents: o.agents };
       if (o.status === 'completed') return ok(JSON.stringify({ ...head, result: JSON.parse(o.resultJson ?? 'null') }, null, 2));
-      return fail('WORKFLOW', `workflow: ${o.code ?? 'FAILED'}: ${o.error ?? o.status}${o.line ? ` (script line ${o.line})` : ''}\n${JSON.stringify(head)}`);
+      // A script that returned too early (AGENTS_UNFINISHED) still gave a result: the model gets it with the failure.
+      const tail = o.resultJson !== undefined ? { ...head, result: JSON.parse(o.resultJson) } : head;
+      return fail('WORKFLOW', `workflow: ${o.code ?? 'FAILED'}: ${o.error ?? o.status}${o.line ? ` (script line ${o.line})` : ''}\n${JSON.stringify(tail)}`);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { MessageSource } from '../../core/session/events';
+import { fromSessionOf } from '../../core/session/message-source';
 import type { MessageSourceKind } from '../../protocol';
 
 /**
@@ -8,5 +9,6 @@ import type { MessageSourceKind } from '../../protocol';
  */
 export function shownSource(source: MessageSource): { source: MessageSourceKind; fromSession?: string } {
   if (source.kind === 'followup' && source.fromSession === 'user') return { source: 'user' };
-  return { source: source.kind, ...(typeof source.fromSession === 'string' ? { fromSession: source.fromSession } : {}) };
+  const fromSession = fromSessionOf(source);
+  return { source: source.kind, ...(fromSession !== undefined ? { fromSession } : {}) };
 }

@@ -61,15 +61,6 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
   }
 }
 
-export function toEntries(events: readonly SessionEvent[]): TranscriptEntry[] {
-  const out: TranscriptEntry[] = [];
-  for (const e of events) {
-    const x = toEntry(e);
-    if (x) out.push(x);
-  }
-  return out;
-}
-
 /** The newest `limit` entries before `beforeSeq` (paging backwards through a long transcript). */
 export function page(events: readonly SessionEvent[], beforeSeq: number, limit: number): { entries: TranscriptEntry[]; hasMore: boolean } {
   const out: TranscriptEntry[] = [];

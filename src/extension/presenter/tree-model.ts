@@ -8,10 +8,7 @@ import type { NodeStatus, SpendView, TreeNode } from '../../protocol';
 import { CostRollup, spendView } from './cost-rollup';
 import { isRunNode, runIdOf, WorkflowRuns } from './workflow-runs';
 
-// The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const statusesMatch: Same<NodeStatus, SessionStatus> = true;
-void statusesMatch;
+// The wire's status is the core's, word for word: `extension/wire-unions.ts` checks it at compile time.
 
 /** Where the tree asks what the process knows now: the harness's one assembler (`Harness.liveOf`, decision 0054). */
 export interface LiveSource {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ROUND_ERROR_STREAK } from '../../../src/core/goal/driver';
 import { GoalError } from '../../../src/core/goal/snapshot';
-import type { GoalSnapshot, SessionEvent } from '../../../src/core/session/events';
+import type { GoalSnapshot, MessageSource, SessionEvent } from '../../../src/core/session/events';
 import { onEvents } from '../../support/changes';
 import { harnessPerTest, makeHarness, until } from '../../support/harness';
 
@@ -36,7 +36,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
       assert.ok(String(r.body.messages.at(-1)?.content).includes('Make the README say hello'));
     }
     const src = rounds(evs)[1];
-    assert.ok(src.type === 'user/message' && src.source.round === 2 && typeof src.source.revision === 'number');
+    assert.ok(src.type === 'user/message' && src.source.kind === 'goal' && src.source.round === 2 && typeof src.source.revision === 'number');
     assert.deepEqual((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
@@ -192,6 +192,42 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     assert.equal(w.server.requests.length, 1);
     assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
   });
+
+  // Seed 002 追问四: any non-goal enqueue competes, not only a human's. The runtime's own
+  // deliveries (a child settled, a background child's result, a wakeup report) arrive through
+  // `deliver`, the path the residency, the one-shot tool and the report tool take.
+  const sourceOf = (kind: 'subagent-settled' | 'subagent-result' | 'subagent-report', fromSession: string): MessageSource =>
+    kind === 'subagent-report' ? { kind, fromSession, mode: 'wakeup' } : { kind, fromSession, stopReason: 'completed' };
+  for (const [kind, says] of [
+    ['subagent-settled', /settlement notice/],
+    ['subagent-result', /background subagent's result/],
+    ['subagent-report', /report/],
+  ] as const) {
+    it(`a runtime ${kind} message beats a queued round as a human prompt does: the goal blocks prompt-rejected`, async () => {
+      const agent = await w.t.h.createSession();
+      let notice: Promise<void> | undefined;
+      onEvents(w.t.h, (id, e) => {
+        if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !notice)
+          notice = Promise.resolve().then(() => w.t.h.subagents.deliver(agent.id, `[from a child: ${kind}]`, sourceOf(kind, `${agent.id}.abc123`)));
+      });
+      w.server.enqueue({ text: 'read the notice' });
+      await w.t.h.goals.set(agent.id, 'long objective', 5);
+      await w.t.h.settle();
+      await notice;
+      const evs = agent.session.events;
+      const g = last(evs);
+      assert.equal(g?.blocked?.code, 'prompt-rejected');
+      assert.match(g?.blocked?.message ?? '', says);
+      // The notice's turn ran; the round was claimed and never became a turn.
+      assert.equal(turns(evs), 1);
+      assert.equal(rounds(evs).length, 0);
+      const roundMsg = evs.find((e) => e.type === 'inbox/accepted' && e.source.kind === 'goal');
+      assert.ok(roundMsg && roundMsg.type === 'inbox/accepted');
+      assert.ok(evs.some((e) => e.type === 'inbox/claimed' && e.messageId === roundMsg.messageId));
+      assert.equal(w.server.requests.length, 1);
+      assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
+    });
+  }
 
   it('a human interrupt of a round pauses the goal (disarmed, no further round)', async () => {
     const agent = await w.t.h.createSession();

@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
-import { foldGoal } from '../../../src/core/goal/snapshot';
+import { emptyGoalFold, foldGoalEvent, type GoalFold } from '../../../src/core/goal/snapshot';
 import { SessionValidationError } from '../../../src/core/session/errors';
-import type { GoalSnapshot } from '../../../src/core/session/events';
+import type { GoalSnapshot, SessionEvent } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
+
+/** A whole log folded, as a session's summary folds it one event at a time. */
+function foldGoal(events: readonly SessionEvent[]): GoalFold {
+  const f = emptyGoalFold();
+  for (const e of events) foldGoalEvent(f, e);
+  return f;
+}
 
 const header = () => ({ id: 's1', createdAt: new Date().toISOString(), origin: 'user' as const });
 const good: GoalSnapshot = { objective: 'ship it', phase: 'active', maxGoalRounds: 3, roundsStarted: 1, revision: 2, operation: 'round' };

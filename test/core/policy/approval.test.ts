@@ -1,14 +1,6 @@
 import * as assert from 'node:assert/strict';
-import {
-  type ApprovalContext,
-  type ApprovalPort,
-  approvalPortForFlag,
-  autoApprove,
-  decideApproval,
-  neverApprove,
-  requestApproval,
-  scriptedApproval,
-} from '../../../src/core/policy/approval';
+import { type ApprovalContext, type ApprovalPort, autoApprove, decideApproval, neverApprove } from '../../../src/core/policy/approval';
+import { scriptedApproval } from '../../support/scripted-approval';
 
 const request = { tool: 'run_command', summary: '$ rm -rf build', reason: 'commands are not confined' };
 
@@ -16,18 +8,18 @@ function ctx(over: Partial<ApprovalContext> = {}): ApprovalContext {
   return { sessionId: 'S1', approvalPolicy: 'ask', signal: new AbortController().signal, ...over };
 }
 
-describe('requestApproval', () => {
+describe('decideApproval', () => {
   it('denies under policy never without asking the port', async () => {
     const port = scriptedApproval([], 'allow');
-    assert.equal(await requestApproval(ctx({ approvalPolicy: 'never', approval: port }), request), false);
+    assert.equal((await decideApproval(ctx({ approvalPolicy: 'never', approval: port }), request)).approved, false);
     assert.equal(port.requests.length, 0);
     assert.equal((await decideApproval(ctx({ approvalPolicy: 'never', approval: port }), request)).outcome, 'policy-never');
   });
 
   it('asks the port under policy ask, with the session id filled in', async () => {
     const port = scriptedApproval(['allow', 'deny']);
-    assert.equal(await requestApproval(ctx({ approval: port }), request), true);
-    assert.equal(await requestApproval(ctx({ approval: port }), request), false);
+    assert.equal((await decideApproval(ctx({ approval: port }), request)).approved, true);
+    assert.equal((await decideApproval(ctx({ approval: port }), request)).approved, false);
     assert.deepEqual(port.requests, [
       { sessionId: 'S1', ...request },
       { sessionId: 'S1', ...request },
@@ -62,7 +54,7 @@ describe('requestApproval', () => {
     const aborted = new AbortController();
     aborted.abort();
     const port = scriptedApproval([], 'allow');
-    assert.equal(await requestApproval(ctx({ approval: port, signal: aborted.signal }), request), false);
+    assert.equal((await decideApproval(ctx({ approval: port, signal: aborted.signal }), request)).approved, false);
     assert.equal(port.requests.length, 0);
 
     const ac = new AbortController();
@@ -75,10 +67,8 @@ describe('approval ports', () => {
   it('neverApprove denies and autoApprove allows (CLI --approval never|auto)', async () => {
     assert.equal(await neverApprove.ask({ sessionId: 'S', ...request }), 'deny');
     assert.equal(await autoApprove.ask({ sessionId: 'S', ...request }), 'allow');
-    assert.equal(approvalPortForFlag('never'), neverApprove);
-    assert.equal(approvalPortForFlag('auto'), autoApprove);
-    assert.equal(await requestApproval(ctx({ approval: autoApprove }), request), true);
-    assert.equal(await requestApproval(ctx({ approval: neverApprove }), request), false);
+    assert.equal((await decideApproval(ctx({ approval: autoApprove }), request)).approved, true);
+    assert.equal((await decideApproval(ctx({ approval: neverApprove }), request)).approved, false);
   });
 
   it('scriptedApproval answers in order, then the fallback, and records every request', async () => {

@@ -2,11 +2,12 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../../../src/core/harness';
-import { type ApprovalReply, type ApprovalRequest, activeGrants, commandPrefix, grantCovers, scriptedApproval } from '../../../src/core/policy';
+import { type ApprovalReply, type ApprovalRequest, activeGrants, commandPrefix, grantCovers } from '../../../src/core/policy';
 import type { ApprovalGrantEvent, SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { unifiedDiff } from '../../../src/core/tools/diff';
 import { makeHarness, type TestHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
+import { scriptedApproval } from '../../support/scripted-approval';
 
 // "Allow for this conversation" (decision 0012): a durable grant that skips the ask for one
 // tool within one scope, revocable, never wider than what was asked, never a child's.

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { bootId, readStat } from '../../../src/core/process/proc-stat';
 import { namespaceSpec, pidNamespace } from '../../../src/core/remote/pid-namespace';
-import { bootId, readStat } from '../../../src/core/remote/proc-stat';
 import { RemoteProcess } from '../../../src/core/remote/process';
 import { goneWithin, killLeftovers } from '../../support/leftovers';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { bootId, groupHasLiveMember, groupIdentity, liveMembers, readStat } from '../../../src/core/remote/proc-stat';
+import { bootId, groupHasLiveMember, groupIdentity, liveMembers, readStat } from '../../../src/core/process/proc-stat';
 import { reapOrphans } from '../../../src/core/remote/reaper';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { killLeftovers, living } from '../../support/leftovers';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { type EventDraft, type EventType, Session, type SessionEvent } from '../../../src/core/session';
 import { EVENT_RULES } from '../../../src/core/session/validate';
-import { ev, expectError, expectRefusal, header, raw, sessionWith, T0 } from './fixtures';
+import { ev, expectError, expectRefusal, header, raw, SOURCES, sessionWith, T0 } from './fixtures';
 
 /**
  * For every event type: the events that must come before it (so it is accepted) and a
@@ -312,12 +312,12 @@ describe('append validation: values of the right type that are still wrong', () 
 
   it('accepts every message source kind and every stop reason', () => {
     const s = Session.create(header());
-    for (const kind of ['user', 'followup', 'subagent-report', 'subagent-settled', 'goal', 'delegation'] as const) s.append(ev.user('x', kind));
+    for (const source of [...Object.values(SOURCES), { kind: 'delegation', runtime: true } as const]) s.append(ev.user('x', source));
     for (const [i, reason] of (['completed', 'interrupted', 'error', 'max-tokens', 'cancelled', 'budget'] as const).entries()) {
       s.append(ev.turnStart(`t${i}`));
       s.append(ev.turnEnd(`t${i}`, reason));
     }
-    assert.equal(s.length, 18);
+    assert.equal(s.length, 7 + 12, 'seven sources (two for delegation), six turns');
   });
 });
 

@@ -95,7 +95,7 @@ describe('Session.append: seq, time and ownership', () => {
 
     it('is not changed by mutating the returned event afterwards, nested fields included', () => {
       const s = Session.create(header());
-      const e = s.append({ type: 'user/message', text: 'hi', source: { kind: 'subagent-report', fromSession: 'child' } }) as UserMessageEvent;
+      const e = s.append({ type: 'user/message', text: 'hi', source: { kind: 'subagent-report', fromSession: 'child', mode: 'wakeup' } }) as UserMessageEvent;
       const stored = structuredClone(s.events[0]);
       e.text = 'mutated';
       e.source.kind = 'goal';

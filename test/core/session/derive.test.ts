@@ -41,14 +41,14 @@ describe('deriveMessages', () => {
 
   it('carries the source of runtime-delivered user messages and tool errors as they are', () => {
     const s = sessionWith([
-      { type: 'user/message', text: 'child done', source: { kind: 'subagent-report', fromSession: 'kid' } },
+      { type: 'user/message', text: 'child done', source: { kind: 'subagent-report', fromSession: 'kid', mode: 'quiet' } },
       ev.turnStart('t1'),
       ev.assistant('', [['c1', 'run']]),
       ev.result('c1', 'run', 'exit 1', true),
       ev.turnEnd('t1'),
     ]);
     const [report, , result] = deriveMessages(s.events);
-    assert.deepEqual(report, { role: 'user', content: 'child done', source: { kind: 'subagent-report', fromSession: 'kid' }, seq: 0 });
+    assert.deepEqual(report, { role: 'user', content: 'child done', source: { kind: 'subagent-report', fromSession: 'kid', mode: 'quiet' }, seq: 0 });
     assert.equal(result.role === 'tool' && result.isError, true);
   });
 

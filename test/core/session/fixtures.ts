@@ -2,6 +2,7 @@
 import * as assert from 'node:assert/strict';
 import {
   type EventDraft,
+  type MessageSource,
   type MessageSourceKind,
   Session,
   type SessionErrorCode,
@@ -26,9 +27,20 @@ export function raw(o: unknown): EventDraft {
   return o as EventDraft;
 }
 
+/** One source of each kind, with exactly its fields (the compiler holds the table to the union). */
+export const SOURCES: { [K in MessageSourceKind]: Extract<MessageSource, { kind: K }> } = {
+  user: { kind: 'user' },
+  followup: { kind: 'followup', fromSession: 'user' },
+  'subagent-report': { kind: 'subagent-report', fromSession: 'child', mode: 'quiet' },
+  'subagent-settled': { kind: 'subagent-settled', fromSession: 'child', stopReason: 'completed', refused: 1 },
+  'subagent-result': { kind: 'subagent-result', fromSession: 'child', stopReason: 'completed' },
+  goal: { kind: 'goal', revision: 1, round: 1 },
+  delegation: { kind: 'delegation', fromSession: 'parent' },
+};
+
 /** Draft builders, one per event the specs use most. */
 export const ev = {
-  user: (text: string, kind: MessageSourceKind = 'user'): EventDraft => ({ type: 'user/message', text, source: { kind } }),
+  user: (text: string, source: MessageSource = { kind: 'user' }): EventDraft => ({ type: 'user/message', text, source }),
   turnStart: (turnId: string): EventDraft => ({ type: 'turn/start', turnId }),
   turnEnd: (turnId: string, stopReason: StopReason = 'completed'): EventDraft => ({ type: 'turn/end', turnId, stopReason }),
   assistant: (text: string, calls: Array<[id: string, name: string]> = []): EventDraft => ({
@@ -53,7 +65,12 @@ export const ev = {
     headHash: 'h1',
     prefixHash: 'p1',
   }),
-  accepted: (messageId: string, text = 'queued'): EventDraft => ({ type: 'inbox/accepted', messageId, text, source: { kind: 'followup' } }),
+  accepted: (messageId: string, text = 'queued'): EventDraft => ({
+    type: 'inbox/accepted',
+    messageId,
+    text,
+    source: { kind: 'followup', fromSession: 'user' },
+  }),
   claimed: (messageId: string): EventDraft => ({ type: 'inbox/claimed', messageId }),
   compactionStart: (compactionId: string): EventDraft => ({ type: 'compaction/start', compactionId, reason: 'manual' }),
   compactionSummary: (compactionId: string, text = 'summary'): EventDraft => ({ type: 'compaction/summary', compactionId, text }),

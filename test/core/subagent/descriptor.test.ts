@@ -35,7 +35,7 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     s.append({ type: 'inbox/accepted', messageId: 'm1', text: 'task', source: { kind: 'delegation', fromSession: w.root.id } });
     s.append({ type: 'inbox/claimed', messageId: 'm1' });
     s.append({ type: 'turn/start', turnId: 't1' });
-    s.append({ type: 'user/message', text: 'task', source: { kind: 'delegation' }, messageId: 'm1' });
+    s.append({ type: 'user/message', text: 'task', source: { kind: 'delegation', fromSession: 'parent' }, messageId: 'm1' });
     s.append({ type: 'assistant/message', text: 'did it', model: 'test-model' });
     s.append({ type: 'turn/end', turnId: 't1', stopReason: 'completed' });
     await w.t.h.store.createSession(header, s.events);
@@ -103,5 +103,21 @@ describe('subagent: the descriptor is folded from the child log suffix after its
     assert.deepEqual([listed.provider, listed.mode, listed.label, listed.depth], ['fork', 'one-shot', 'F-label', 2]);
     w.gates.release('c');
     await w.t.h.settle();
+  });
+
+  it("records the child's model provider and model (seed 000 §六): the deployment's client and the parent's model, or the one asked for", async () => {
+    w.script.on('o', { text: 'o done' });
+    w.script.on('c', { text: 'c done' });
+    const once = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] task' });
+    await once.result;
+    await once.dispose();
+    const c = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task', model: 'special-model' });
+    await w.t.h.settle();
+    const provider = w.root.modelProvider;
+    assert.equal(provider, 'openai-compatible', "the harness's own client");
+    const [o] = ofType(await w.t.h.store.readEvents(once.id), 'subagent/descriptor');
+    assert.deepEqual([o.modelProvider, o.model], [provider, w.root.modelName]);
+    const [d] = ofType(await w.t.h.store.readEvents(c.childId), 'subagent/descriptor');
+    assert.deepEqual([d.modelProvider, d.model], [provider, 'special-model']);
   });
 });

@@ -109,7 +109,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     assert.equal(ofType(w.root.session.events, 'turn/start').length, 0);
   });
 
-  it('through the tool: a failed foreground child is an error result; a background one reports its failure', async () => {
+  it('through the tool: a failed foreground child is an error result; a background one reports its failure as a job result', async () => {
     w.script.on(
       'root',
       {
@@ -128,9 +128,13 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
     assert.ok(wait.isError);
     assert.equal(JSON.parse(wait.content).stopReason, 'error');
     assert.ok(!bg.isError);
-    const [n] = delivered(w.root.session.events, 'subagent-settled') as { text: string; source: { stopReason?: string } }[];
+    // Seed 000 §二: a background one-shot's answer is an ordinary job result, not a settlement
+    // notice (that one belongs to an Activation ending, and a one-shot has none).
+    assert.equal(delivered(w.root.session.events, 'subagent-settled').length, 0, 'no settlement notice for a one-shot');
+    const [n] = delivered(w.root.session.events, 'subagent-result') as { text: string; source: { stopReason?: string } }[];
     assert.equal(n.source.stopReason, 'error');
     assert.match(n.text, /finished: error/);
+    assert.equal(JSON.parse(n.text.slice(n.text.indexOf('\n') + 1)).stopReason, 'error');
     assert.deepEqual(w.t.h.subagents.stats(), idle);
     assert.equal(w.t.h.residentCount, 1);
   });

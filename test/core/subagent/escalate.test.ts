@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
-import { type ApprovalDecision, type ApprovalRequest, type ScriptedApproval, scriptedApproval } from '../../../src/core/policy/approval';
+import type { ApprovalDecision, ApprovalRequest } from '../../../src/core/policy/approval';
+import { type ScriptedApproval, scriptedApproval } from '../../support/scripted-approval';
 import { ofType, subagentWorld } from './helpers';
 
 // Outside the OS sandbox: the one thing a command needs approval for (decision 0005).

@@ -1,6 +1,7 @@
 import type { Agent } from '../../../src/core/agent/agent';
 import type { Harness, HarnessConfig } from '../../../src/core/harness';
 import type { MessageSourceKind, SessionEvent } from '../../../src/core/session/events';
+import { fromSessionOf } from '../../../src/core/session/message-source';
 import { fail, ok } from '../../../src/core/tools/result';
 import type { Tool } from '../../../src/core/tools/tool';
 import { makeHarness, type TestHarness } from '../../support/harness';
@@ -211,7 +212,7 @@ export function delivered(evs: readonly SessionEvent[], kind: MessageSourceKind,
     (e) =>
       (e.type === 'inbox/accepted' || (e.type === 'user/message' && e.messageId === undefined)) &&
       e.source.kind === kind &&
-      (from === undefined || e.source.fromSession === from),
+      (from === undefined || fromSessionOf(e.source) === from),
   );
 }
 

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Agent } from '../../../src/core/agent/agent';
-import { type ScriptedApproval, scriptedApproval } from '../../../src/core/policy/approval';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { policyOverrides } from '../../../src/core/session/folds';
 import { Session } from '../../../src/core/session/session';
 import type { TestHarness } from '../../support/harness';
+import { type ScriptedApproval, scriptedApproval } from '../../support/scripted-approval';
 import { hold, ofType, subagentWorld } from './helpers';
 
 const write = (file: string) => ({ name: 'write_file', arguments: { path: file, content: 'written' } });

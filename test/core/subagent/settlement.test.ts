@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import type { InboxAcceptedEvent, SessionEvent } from '../../../src/core/session/events';
+import type { InboxAcceptedEvent, SessionEvent, StopReason } from '../../../src/core/session/events';
 import { interruptAgent } from '../../../src/core/subagent/control';
 import { delivered, eventsOf, hold, ofType, subagentWorld, systemOf, toolNames, waitFor } from './helpers';
 
-const notices = (evs: readonly SessionEvent[], from: string) => delivered(evs, 'subagent-settled', from) as InboxAcceptedEvent[];
+type Notice = InboxAcceptedEvent & { source: { kind: 'subagent-settled' } & { stopReason: StopReason } };
+const notices = (evs: readonly SessionEvent[], from: string) => delivered(evs, 'subagent-settled', from) as Notice[];
 
 describe('subagent: one settlement notice per Activation, to the direct parent', () => {
   const w = subagentWorld();

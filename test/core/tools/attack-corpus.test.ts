@@ -5,11 +5,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { scriptedApproval } from '../../../src/core/policy';
 import type { ApprovalPolicy } from '../../../src/core/session/events';
 import { createEditFileTool } from '../../../src/core/tools/edit-file';
 import type { ToolResult } from '../../../src/core/tools/tool';
 import { createWriteFileTool } from '../../../src/core/tools/write-file';
+import { scriptedApproval } from '../../support/scripted-approval';
 import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 
 interface Attack {

@@ -4,11 +4,12 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { type ApprovalPort, scriptedApproval } from '../../../src/core/policy';
+import type { ApprovalPort } from '../../../src/core/policy';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../../../src/core/tools/tool';
+import { scriptedApproval } from '../../support/scripted-approval';
 import { call, makeWorkspace, type Workspace, waitUntil } from './fixture';
 
 /** Processes whose command line holds `marker` (a unique `sleep` duration). */

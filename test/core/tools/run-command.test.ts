@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { scriptedApproval } from '../../../src/core/policy';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
+import { scriptedApproval } from '../../support/scripted-approval';
 import { call, isAlive, makeWorkspace, type Workspace, waitUntil } from './fixture';
 
 const posix = process.platform !== 'win32';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { Harness } from '../../../src/core/harness';
+import type { SessionEvent } from '../../../src/core/session/events';
 import { Isolate } from '../../../src/core/workflow/isolate';
 import { until } from '../../support/harness';
 import type { ChatBody, Reply } from '../../support/model-server';
@@ -29,6 +30,28 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     return (x.events('workflow/start')[0] as unknown as { runId: string }).runId;
   }
 
+  /** Every child the run's end counts has its `started` and its `done` (cancelled by the end), both before the end. */
+  function assertPaired(events: readonly SessionEvent[], stop: string): void {
+    const end = events.find((e) => e.type === 'workflow/end')!;
+    const agents = events.filter((e) => e.type === 'workflow/agent');
+    assert.ok(
+      agents.every((e) => e.seq < end.seq),
+      'every agent event before the end',
+    );
+    const started = agents.map(dataOf).filter((d) => d.status === 'started');
+    const done = agents.map(dataOf).filter((d) => d.status === 'done');
+    assert.equal(started.length, dataOf(end).agents);
+    assert.deepEqual(done.map((d) => d.childId).sort(), started.map((d) => d.childId).sort());
+    assert.ok(
+      done.every((d) => d.stopReason === stop || d.stopReason === 'completed'),
+      done.map((d) => String(d.stopReason)).join(' '),
+    );
+    assert.ok(
+      done.some((d) => d.stopReason === stop),
+      `some agent was cut short (${stop})`,
+    );
+  }
+
   async function assertClean(): Promise<void> {
     // A run leaves the engine's table once its outcome is out, just after `workflow/end` is written.
     await until(() => x.engine.active().length === 0, 5_000).catch(() => undefined);
@@ -46,6 +69,8 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     const end = dataOf(x.events('workflow/end')[0]);
     assert.equal(end.status, 'interrupted');
     assert.equal(end.agents, 3);
+    // The stop reached the children too (a subtree stop): they read interrupted.
+    assertPaired(x.root.session.events, 'interrupted');
     await assertClean();
     for (const c of x.w.t.h.store.children(x.root.id)) {
       const s = await x.w.t.h.store.inspect(c.id);
@@ -59,6 +84,7 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     await x.w.t.h.settle();
     const end = dataOf(x.events('workflow/end')[0]);
     assert.equal(end.status, 'cancelled');
+    assertPaired(x.root.session.events, 'cancelled');
     const result = x.root.session.events.find((e) => e.type === 'tool/result');
     assert.match((result as { content: string }).content, /CANCELLED/);
     assert.equal(x.root.lastTurn?.stopReason, 'completed', 'the parent read the failure and answered');
@@ -76,6 +102,7 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
       const ends = s.events.filter((e) => e.type === 'workflow/end').map(dataOf);
       assert.equal(ends.length, 1);
       assert.equal(ends[0].status, 'interrupted');
+      assertPaired(s.events, 'cancelled');
       assert.equal(h.recovered.length, 0, 'a clean close left nothing for recovery');
     } finally {
       await h.close();

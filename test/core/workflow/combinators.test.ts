@@ -107,4 +107,29 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
     assert.deepEqual(d.workflow, { runId: o.runId, index: 0 });
     assert.equal(d.mode, 'one-shot');
   });
+
+  it('a script that returns while agents still run: each gets its workflow/agent done (cancelled) and the run reads AGENTS_UNFINISHED, not completed', async () => {
+    // Two slow agents are started and never awaited; the script returns once a fast one answered.
+    x.replies((p) => (p.startsWith('slow') ? { text: `did ${p}`, delayMs: 3000 } : { text: `did ${p}` }));
+    const o = await x.run('agent("slow 1", { label: "s1" }); agent("slow 2", { label: "s2" }); await agent("fast", { label: "f" }); return "early";', {
+      concurrency: 3,
+    });
+    assert.equal(o.status, 'failed');
+    assert.equal(o.code, 'AGENTS_UNFINISHED');
+    assert.match(o.error!, /2 agents were still running; they were cancelled/);
+    assert.equal(JSON.parse(o.resultJson!), 'early', 'the result the script gave is kept');
+    const end = dataOf(x.events('workflow/end')[0]);
+    assert.equal(end.status, 'failed');
+    assert.equal(end.agents, 3);
+    // Every child the end counts has both its events, written before the end.
+    const evs = agentEvents(x.root.session.events);
+    const byLabel = (label: string) => evs.filter((d) => d.label === label).map((d) => `${String(d.status)}:${String(d.stopReason ?? '')}`);
+    assert.deepEqual(byLabel('f'), ['started:', 'done:completed']);
+    assert.deepEqual(byLabel('s1'), ['started:', 'done:cancelled']);
+    assert.deepEqual(byLabel('s2'), ['started:', 'done:cancelled']);
+    const endSeq = x.events('workflow/end')[0].seq;
+    assert.ok(x.events('workflow/agent').every((e) => e.seq < endSeq));
+    const children = x.w.t.h.store.children(x.root.id).map((c) => c.id);
+    assert.deepEqual(new Set(evs.map((d) => d.childId)), new Set(children), 'one pair of events per child in the tree');
+  });
 });

@@ -25,20 +25,8 @@ const REASON = 'keep two-space tabs, the style guide says so';
 export const flow = {
   name: 'approvals',
   async run({ page, panel, chat, row, send, openPanel, command, model, folder, step, until, visible, sleep, say, SEL }) {
+    // From step 05 on the view has been hidden and shown again: `panel` and `chat` find it by its content.
     const ROOT = 'run the tests';
-    // After the view is hidden and shown again, its iframe's src no longer names its purpose
-    // (SEL.panelFrame needs it), so from step 05 on the panel is found as this extension's
-    // only webview (this flow opens no transcript tab).
-    const shown = page.frameLocator('iframe.webview.ready[src*="extensionId=arbor-dev.arbor"]').frameLocator('#active-frame');
-    const shownChat = shown.locator('.chat-pane');
-    const shownCards = shownChat.locator('.approval');
-    async function sendShown(text) {
-      const box = shown.locator('.composer vscode-textarea textarea');
-      await box.click({ timeout: 10_000 });
-      await box.fill(text, { timeout: 10_000 });
-      await box.press('Enter', { timeout: 10_000 });
-      await until(`the input to be cleared after sending ${JSON.stringify(text)}`, 10_000, async () => (await box.inputValue({ timeout: 2_000 })) === '');
-    }
     const badge = page.locator('.activitybar .action-item:has(a.action-label[aria-label^="Arbor"]) .badge .badge-content');
     const cards = chat.locator('.approval');
     const badgeText = async () =>
@@ -113,11 +101,11 @@ export const flow = {
       if (!message.includes('.vscode/settings.json')) throw new Error(`the notification does not say what is asked: ${JSON.stringify(message)}`);
       await item.locator('.monaco-button', { hasText: 'Show in Arbor' }).click({ timeout: 10_000 });
       await until('the Arbor view to be shown again', 10_000, async () => page.locator(SEL.activityIconChecked).isVisible());
-      await visible(shownCards.first(), 'the approval card after "Show in Arbor"', 20_000);
+      await visible(cards.first(), 'the approval card after "Show in Arbor"', 20_000);
     });
 
     await step('diff-card-deny-with-reason', 40_000, async () => {
-      const card = shownCards.first();
+      const card = cards.first();
       const del = (await card.locator('.preview .pl.del').allTextContents()).join('\n');
       const add = (await card.locator('.preview .pl.add').allTextContents()).join('\n');
       if (!del.includes('"editor.tabSize": 2') || !add.includes('"editor.tabSize": 4'))
@@ -125,7 +113,7 @@ export const flow = {
       const before = model.requests.length;
       await card.locator('.deny-reason').fill(REASON, { timeout: 5_000 });
       await card.locator('.deny-button').click({ timeout: 5_000 });
-      await visible(shownChat.locator('article.msg.assistant', { hasText: 'Understood, I left it as it is' }), "the model's answer to the denial", 20_000);
+      await visible(chat.locator('article.msg.assistant', { hasText: 'Understood, I left it as it is' }), "the model's answer to the denial", 20_000);
       const seen = toolMessages(before);
       if (!seen.some((c) => c.includes(`who said: "${REASON}"`)))
         throw new Error(`the model's request has no tool message with the reason: ${JSON.stringify(seen)}`);
@@ -135,12 +123,12 @@ export const flow = {
     });
 
     await step('revoke-asks-again', 40_000, async () => {
-      await shownChat.locator('.grants .grant button', { hasText: 'Revoke' }).click({ timeout: 10_000 });
-      await until('the grant list to empty', 10_000, async () => (await shownChat.locator('.grants').count()) === 0);
-      await sendShown('run the tests once more');
-      const card = await visible(shownCards.first(), 'the approval card again after the revoke', 20_000);
+      await chat.locator('.grants .grant button', { hasText: 'Revoke' }).click({ timeout: 10_000 });
+      await until('the grant list to empty', 10_000, async () => (await chat.locator('.grants').count()) === 0);
+      await send('run the tests once more');
+      const card = await visible(cards.first(), 'the approval card again after the revoke', 20_000);
       await card.locator('.deny-button').click({ timeout: 5_000 });
-      await visible(shownChat.locator('article.msg.assistant', { hasText: 'Understood, I did not do it' }), 'the answer to the plain denial', 20_000);
+      await visible(chat.locator('article.msg.assistant', { hasText: 'Understood, I did not do it' }), 'the answer to the plain denial', 20_000);
     });
   },
 };

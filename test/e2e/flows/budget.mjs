@@ -78,7 +78,6 @@ export const flow = {
     let limit = 0;
 
     await step('cost-on-the-node', 150_000, async () => {
-      await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 90_000);
       await openPanel();
       await send(ROOT);
       await visible(row(ROOT), `the root "${ROOT}" in the tree`, 20_000);

@@ -37,7 +37,6 @@ export const flow = {
       });
 
     await step('set-goal', 150_000, async () => {
-      await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 90_000);
       await openPanel();
       await send(ROOT);
       await visible(row(ROOT), `the root "${ROOT}" in the tree`, 20_000);

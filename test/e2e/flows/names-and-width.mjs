@@ -11,7 +11,7 @@
 //   08 badge contrast ≥ 4.5:1 from computed styles in Light Modern, Dark Modern, High Contrast
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pickRow, SEL, typeInPalette } from '../lib/flow.mjs';
+import { SEL } from '../lib/flow.mjs';
 
 const THEMES = [
   // The picker's labels (the settings ids are "Default Light Modern", …, the labels are not).
@@ -23,7 +23,7 @@ const STATUSES = ['running', 'waiting', 'settled', 'failed', 'interrupted', 'idl
 
 export const flow = {
   name: 'names-and-width',
-  async run({ page, panel, folder, outDir, row, rowWith, send, contextMenu, openPanel, selectRow, step, until, visible, sleep, say }) {
+  async run({ page, panel, folder, outDir, row, rowWith, send, contextMenu, openPanel, selectRow, command, pick, step, until, visible, sleep, say }) {
     const ROOT = 'hello Arbor';
     const ids = {};
     const quickRows = page.locator(SEL.quickRow);
@@ -37,34 +37,10 @@ export const flow = {
           top: Math.round(el.getBoundingClientRect().top),
         })),
       );
-    /** Picks the quick pick row whose name (icons and indent aside) is exactly `name`. */
-    async function pick(name) {
-      let rows = [];
-      await until(`a quick pick row named ${JSON.stringify(name)} (rows: ${JSON.stringify(rows.map((r) => r.label.trim()))})`, 10_000, async () =>
-        (rows = await readPicks()).some((r) => r.label.trim() === name),
-      );
-      const i = rows.findIndex((r) => r.label.trim() === name);
-      // By keyboard: the first row is active; a click can land while the list re-renders.
-      for (let k = 0; k < i; k++) await page.keyboard.press('ArrowDown');
-      await until(
-        `the quick pick row "${name}" to be active`,
-        5_000,
-        async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === name,
-      );
-      await page.keyboard.press('Enter');
-      // On a busy workbench the Enter can land before the list accepts it: the pick is taken
-      // when the quick input closes; press once more if it is still open.
-      const closed = await page
-        .locator(SEL.quickInput)
-        .waitFor({ state: 'hidden', timeout: 5_000 })
-        .then(() => true)
-        .catch(() => false);
-      if (!closed) await page.keyboard.press('Enter');
-    }
     /**
-     * Runs a palette command. (The shared `command` helper focuses the workbench by clicking
-     * the activity bar, which here lands on another view's icon and hides the Arbor panel;
-     * the active editor tab, or the empty editor area, is a safe place to click.)
+     * Runs a palette command with the keyboard in the workbench: the active editor tab, or the
+     * empty editor area, is a safe place to click (a click on the activity bar could land on
+     * another view's icon and hide the Arbor panel).
      */
     async function palette(title) {
       const activeTab = page.locator(`${SEL.editorTab}.active`);
@@ -79,15 +55,12 @@ export const flow = {
           .locator('.part.editor')
           .click({ position: { x: 30, y: 300 }, timeout: 15_000 })
           .catch(() => undefined);
-      await typeInPalette(page, `>${title}`);
-      await pickRow(page, title);
+      await command(title);
     }
     const tabNamed = (name) => page.locator(`${SEL.editorTab} .label-name`, { hasText: new RegExp(`^${name.replace(/[()]/g, '\\$&')}$`) });
 
     // ── 1 ────────────────────────────────────────────────────────────────────
     await step('child-settles', 150_000, async () => {
-      // A loaded machine can take a while to start the extension host.
-      await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 90_000);
       await openPanel();
       await send(ROOT);
       await visible(row(ROOT), `the root "${ROOT}" in the tree`, 20_000);
@@ -282,12 +255,7 @@ export const flow = {
         const box = page.locator(SEL.quickInput);
         await until('the theme picker', 10_000, async () => (await box.getAttribute('placeholder', { timeout: 1_000 }))?.toLowerCase().includes('theme'));
         await box.fill(theme, { timeout: 5_000 });
-        await until(
-          `the theme "${theme}" to be the active row`,
-          10_000,
-          async () => ((await page.locator(`${SEL.quickRow}.focused .label-name`).first().textContent({ timeout: 1_000 })) ?? '').trim() === theme,
-        );
-        await page.keyboard.press('Enter');
+        await pick(theme);
         await until(`the webview to be in ${theme}`, 20_000, async () => panel.locator(`body.${bodyClass}`).count());
         await sleep(500);
         const measured = await panel.locator('body').evaluate(contrastProbe, STATUSES);

@@ -41,21 +41,17 @@ function script(body) {
 export const flow = {
   name: 'outcomes',
   model: (model) => model.setFallback(script),
-  async run({ page, panel, chat, row, rowWith, rowIds, send, openPanel, contextMenu, step, until, visible, folder, say }) {
+  async run({ page, panel, chat, row, rowWith, rowIds, send, openPanel, contextMenu, command: runCommand, pick, step, until, visible, folder, say }) {
     const mode = panel.locator('.composer .mode');
     const settingsFile = join(folder, '.vscode', 'settings.json');
     // The sample workspace ships a settings file (the approval scene edits it): it must not change.
     const settingsText = () => (existsSync(settingsFile) ? readFileSync(settingsFile, 'utf8') : null);
     const settingsBefore = settingsText();
     const rows = page.locator(SEL.quickRow);
-    /** The command palette, focused from the editor area (a click on the activity bar would switch views). */
+    /** A palette command, with the keyboard in the editor area (a click on the activity bar would switch views). */
     async function command(title) {
       await page.locator('.part.editor').click({ position: { x: 200, y: 200 }, timeout: 5_000 });
-      await page.keyboard.press('F1');
-      await visible(page.locator(SEL.quickInput), 'the command palette', 10_000);
-      await page.locator(SEL.quickInput).fill(`>${title}`, { timeout: 5_000 });
-      await visible(page.locator(SEL.quickRow, { hasText: title }).first(), `the command "${title}" in the palette`, 10_000);
-      await page.keyboard.press('Enter');
+      await runCommand(title);
     }
     const rowTexts = async () => (await rows.allTextContents()).map((s) => s.replace(/\s+/g, ' ').trim());
 
@@ -102,18 +98,14 @@ export const flow = {
       if (current.length !== 2 || !current.some((t) => t.includes('workspace-write')) || !current.some((t) => t.includes('approval: ask'))) {
         throw new Error(`the picker does not mark workspace-write and approval: ask as current: ${JSON.stringify(listed)}`);
       }
-      await page.locator(SEL.quickInput).fill('approval: never', { timeout: 5_000 });
-      await until('"approval: never" to be the first row', 5_000, async () => (await rowTexts())[0]?.includes('approval: never'));
-      await page.keyboard.press('Enter');
+      await pick('approval: never');
       await until('the "apply to" choices', 10_000, async () => (await rowTexts()).some((t) => t.startsWith('This session')));
       const scopes = await rowTexts();
       say(`  scopes: ${scopes.join(' | ')}`);
       if (!scopes.some((t) => t.startsWith('All sessions (user setting)')) || !scopes.some((t) => t.startsWith('This workspace (.vscode/settings.json)'))) {
         throw new Error(`the scopes offered are ${JSON.stringify(scopes)}`);
       }
-      await page.locator(SEL.quickInput).fill('This session', { timeout: 5_000 });
-      await until('"This session" to be the first row', 5_000, async () => (await rowTexts())[0]?.startsWith('This session'));
-      await page.keyboard.press('Enter');
+      await pick('This session');
       await until('the indicator to show approval never', 10_000, async () => /approval: never/.test((await mode.textContent({ timeout: 2_000 })) ?? ''));
       if (settingsText() !== settingsBefore) throw new Error(`"This session" wrote ${settingsFile}`);
     });

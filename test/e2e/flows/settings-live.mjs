@@ -6,6 +6,10 @@
 //      Set API Key and Retry
 //   04 Set API Key from the failed turn (the right key), Retry: answered, same conversation
 //   05 the user changes arbor.model.name: the next message uses it; New Conversation works
+//   07 arbor.chat.examplePrompts edited in settings.json: the empty panel's buttons follow at once
+//   08 a remote program set (arbor.remote.claudeCode.command): a notification says it applies after
+//      a window reload, once; its Reload Window button reloads, and the next request offers its tool
+//   (every other setting is checked in a running window by test/host/settings-live.test.ts)
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
@@ -19,9 +23,9 @@ export const flow = {
   model: (model) => {
     model.apiKey = KEY;
   },
-  async run({ page, panel, chat, server, model, openPanel, send, command, step, until, visible, sleep, say }) {
+  async run({ page, panel, chat, server, model, openPanel, send, command, reload, step, until, visible, sleep, say }) {
     const settingsFile = join(server.userDataDir, 'User', 'settings.json');
-    const _setSetting = (key, value) => {
+    const setSetting = (key, value) => {
       const s = JSON.parse(readFileSync(settingsFile, 'utf8'));
       s[key] = value;
       writeFileSync(settingsFile, JSON.stringify(s, null, 2));
@@ -132,6 +136,48 @@ export const flow = {
       await visible(answers.first(), "the new conversation's answer", 20_000);
       if ((await panel.locator('[role="alert"]').count()) > 0)
         throw new Error(`the panel shows an error: ${await panel.locator('[role="alert"]').allTextContents()}`);
+    });
+
+    await step('example-prompts-follow-the-setting', 30_000, async () => {
+      // A new, empty conversation: the panel offers the example prompts (the flows seed the demo's).
+      await command('Arbor: New Conversation');
+      await until('the chat to be empty (a new conversation)', 10_000, async () => (await chat.locator('article.msg').count()) === 0);
+      const buttons = panel.locator('[aria-label="Example prompts"] button.example');
+      await visible(buttons.first(), 'the example prompts of an empty panel', 10_000);
+      setSetting('arbor.chat.examplePrompts', ['Summarise this workspace for me']);
+      await until('the panel to offer exactly the new example prompt', 15_000, async () => {
+        const texts = (await buttons.allTextContents()).map((t) => t.trim());
+        return texts.length === 1 && texts[0] === 'Summarise this workspace for me';
+      });
+    });
+
+    await step('remote-program-asks-for-a-reload', 150_000, async () => {
+      const n0 = model.requests.length;
+      setSetting('arbor.remote.claudeCode.command', 'claude');
+      await sleep(1_000);
+      await command('Notifications: Show Notifications');
+      const item = page.locator('.notifications-center .notification-list-item', { hasText: 'applies after a window reload' });
+      await visible(item, 'the reload notification in the notification center', 15_000);
+      const message = ((await item.locator('.notification-list-item-message').textContent({ timeout: 5_000 })) ?? '').trim();
+      say(`  notification: ${message}`);
+      if (message !== 'Arbor: arbor.remote.claudeCode.command applies after a window reload.')
+        throw new Error(`the notification says ${JSON.stringify(message)}`);
+      if ((await item.count()) !== 1) throw new Error('the reload was asked for more than once');
+      // Not rewired before the reload: the next request offers no Claude Code tool yet.
+      const answered = await answers.count();
+      await send('before the reload');
+      await until('the answer before the reload', 20_000, async () => (await answers.count()) > answered);
+      if (model.requests.length === n0) throw new Error('no request reached the model');
+      const toolsOf = (r) => (r.body.tools ?? []).map((t) => t.function.name);
+      if (toolsOf(model.requests.at(-1)).includes('delegate_claude_code')) throw new Error('the tool came before the reload');
+      await reload(() => item.locator('.monaco-button', { hasText: 'Reload Window' }).click({ timeout: 10_000 }));
+      const n1 = model.requests.length;
+      const answeredBefore = await answers.count();
+      await send('after the reload');
+      await until('the answer after the reload', 30_000, async () => (await answers.count()) > answeredBefore);
+      if (model.requests.length === n1) throw new Error('no request reached the model after the reload');
+      const tools = toolsOf(model.requests.at(-1));
+      if (!tools.includes('delegate_claude_code')) throw new Error(`the request after the reload offers ${JSON.stringify(tools)}`);
     });
   },
 };

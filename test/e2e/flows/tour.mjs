@@ -13,7 +13,7 @@ import { SEL } from '../lib/flow.mjs';
 
 export const flow = {
   name: 'tour',
-  async run({ page, panel, tab, input, chat, row, rowWith, rowIds, send, contextMenu, inView, selectRow, step, until, visible, sleep, say }) {
+  async run({ page, panel, tab, chat, row, rowWith, rowIds, send, contextMenu, inView, selectRow, openPanel, reload, step, until, visible, sleep, say }) {
     const ROOT = 'hello Arbor';
     let rootId;
     let surveyorId;
@@ -21,10 +21,7 @@ export const flow = {
 
     // ── 1 ────────────────────────────────────────────────────────────────────
     await step('open-panel', 60_000, async () => {
-      const icon = await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 30_000);
-      await icon.click({ timeout: 10_000 });
-      await visible(input, 'the chat input in the Arbor panel', 45_000);
-      await visible(panel.locator('[aria-label="Sessions"]'), 'the Sessions (tree) pane', 5_000);
+      await openPanel();
       await until('the panel to be ready (snapshot received)', 15_000, async () =>
         (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
       );
@@ -151,19 +148,7 @@ export const flow = {
       ['long-task', 'interrupted'],
     ];
     await step('reload-restores', 90_000, async () => {
-      // Let the views save their state (the webview coalesces writes for 150 ms).
-      await sleep(500);
-      await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
-      await page.locator(SEL.workbench).waitFor({ state: 'visible', timeout: 60_000 });
-      // The Arbor container stays open across a reload; open it only if it did not.
-      if (!(await page.locator(SEL.activityIconChecked).isVisible())) {
-        await sleep(3_000);
-        if (!(await page.locator(SEL.activityIconChecked).isVisible())) {
-          say('  the Arbor view was not open after the reload; clicking its icon');
-          await page.locator(SEL.activityIcon).click({ timeout: 30_000 });
-        }
-      }
-      await visible(input, 'the chat input after the reload', 45_000);
+      await reload();
       for (const [name, status] of expectRows) {
         await visible(
           status === 'root' ? row(name) : rowWith(name, status),

@@ -12,7 +12,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
-import { SEL } from '../lib/flow.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply, DEMO_WORKFLOW } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -90,7 +89,6 @@ export const flow = {
     };
 
     await step('start-a-workflow', 150_000, async () => {
-      await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 90_000);
       await openPanel();
       // Room for both runs and their seven agents: the tree takes the panel (its sash, by keyboard: End).
       const sash = panel.locator('[role="separator"][aria-label="Resize the tree and the chat"]');

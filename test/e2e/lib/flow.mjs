@@ -5,63 +5,23 @@
 // so flows never depend on one another and any one can run alone:
 //   node test/e2e/ui-flows.mjs [flow-name …]
 // Every step is bounded, logged and photographed to test-artifacts/ui-flows/<flow>/NN-step.png.
+// Budgets and waits follow what the workbench is doing (patience.mjs, decision 0050); the
+// shared actions are in context.mjs, frames are found by content (frames.mjs), quick picks are
+// driven by keyboard (quick-input.mjs).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
-import { groupMemoryMiB, openWorkbench, removeTempDir, startCodeServer, tempDir, withTimeout } from '../../../scripts/e2e/code-server.mjs';
+import { groupMemoryMiB, openWorkbench, removeTempDir, startCodeServer, tempDir } from '../../../scripts/e2e/code-server.mjs';
 import { artifactsDir, repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { FlowFailure, RELEASE_DELAY_MS, SEL, say, secs } from './common.mjs';
+import { makeContext } from './context.mjs';
+import { watchArborFrames } from './frames.mjs';
+import { activity, STALL_MS, visible, withPatience } from './patience.mjs';
 
-export const EXTENSION_ID = 'arbor-dev.arbor';
-export const RELEASE_DELAY_MS = 300;
-
-export const SEL = {
-  workbench: '.monaco-workbench .part.activitybar',
-  activityIcon: '.activitybar a.action-label[aria-label^="Arbor"]',
-  activityIconChecked: '.activitybar .action-item.checked a.action-label[aria-label^="Arbor"]',
-  // Webviews are two frames deep: VS Code's host iframe, then #active-frame with our page.
-  // The side panel is a webview *view*; a transcript tab is a webview *panel* (editor).
-  panelFrame: `iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"][src*="purpose=webviewView"]`,
-  tabFrame: `iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]:not([src*="purpose=webviewView"])`,
-  // VS Code's context menu is drawn in the main page (inside an open shadow root).
-  menuItem: '.context-view .monaco-menu .action-item .action-label',
-  editorTab: '.part.editor .tabs-container .tab',
-  quickInput: '.quick-input-widget input',
-  quickRow: '.quick-input-list .monaco-list-row',
-};
-
-const started = Date.now();
-export const secs = (ms = Date.now() - started) => (ms / 1000).toFixed(1);
-export const say = (msg) => console.log(`[ui-flows +${secs()} s] ${msg}`);
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-export class FlowFailure extends Error {}
-
-/** Polls `probe` until it returns a truthy value; the error names `what` and the last value seen. */
-export async function until(what, timeoutMs, probe) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await probe();
-      if (last) return last;
-    } catch (err) {
-      last = `error: ${err.message.split('\n')[0]}`;
-    }
-    if (Date.now() > deadline) throw new Error(`${what} (not within ${timeoutMs} ms; last seen: ${JSON.stringify(last)?.slice(0, 300)})`);
-    await sleep(200);
-  }
-}
-
-/** Waits for a locator to be visible, with a message that says what was expected. */
-export async function visible(locator, what, timeoutMs) {
-  try {
-    await locator.waitFor({ state: 'visible', timeout: timeoutMs });
-  } catch (err) {
-    throw new Error(`${what} did not appear within ${timeoutMs} ms (${err.message.split('\n')[0]})`);
-  }
-  return locator;
-}
+export { EXTENSION_ID, FlowFailure, RELEASE_DELAY_MS, SEL, say, secs, sleep } from './common.mjs';
+export { activity, PATIENCE, patiently, until, visible, withPatience } from './patience.mjs';
+export { command, pick, typeInPalette } from './quick-input.mjs';
 
 function copyArborLogs(userDataDir, outDir) {
   // The extension's LogOutputChannel lands under the user-data dir's logs, in a file named after it.
@@ -120,6 +80,7 @@ export async function runFlow(flow) {
   let page;
   let peakMiB = 0;
   let sampler;
+  let frames;
   let browserProfile;
   let current = 'setup';
   let stepNo = 0;
@@ -161,6 +122,9 @@ export async function runFlow(flow) {
         // not Linux, or gone
       }
     }
+    frames = watchArborFrames(page);
+    // Progress, for the patient waits: the workbench's CPU use, and model requests served.
+    activity.start({ groups: [server.pid, workbench.browserPgid], signals: [() => model.requests.length] });
     sampler = setInterval(() => {
       const total = groupMemoryMiB(server.pid) + (workbench.browserPgid ? groupMemoryMiB(workbench.browserPgid) : 0);
       peakMiB = Math.max(peakMiB, total);
@@ -173,15 +137,20 @@ export async function runFlow(flow) {
       const t0 = Date.now();
       say(`[${flow.name}] step ${n} ${name}…`);
       try {
-        await withTimeout(fn(), timeoutMs, `step ${n} ${name}`);
+        await withPatience(fn(), timeoutMs, `step ${n} ${name}`);
       } catch (err) {
         throw new FlowFailure(`[${flow.name}] step ${n} "${name}" failed: ${err.message}`);
       }
       await page.screenshot({ path: join(outDir, `${current}.png`), timeout: 15_000 });
+      activity.progressed();
       stepTimes.push(`${current} ${secs(Date.now() - t0)} s`);
       say(`[${flow.name}] step ${n} ${name} passed in ${secs(Date.now() - t0)} s`);
     };
-    await page.locator(SEL.workbench).waitFor({ state: 'visible', timeout: 60_000 });
+    // The workbench loading: its page keeps growing until the activity bar shows.
+    await visible(page.locator(SEL.workbench), 'the workbench', 60_000, {
+      stallMs: STALL_MS,
+      signature: () => page.evaluate(() => document.getElementsByTagName('*').length),
+    });
     say(`[${flow.name}] workbench visible (title: ${JSON.stringify(await page.title())})`);
     await flow.run(ctx);
     say(`[${flow.name}] model requests served: ${model.requests.length}`);
@@ -195,6 +164,8 @@ export async function runFlow(flow) {
     throw err instanceof FlowFailure ? err : new FlowFailure(`[${flow.name}] ${err.stack ?? err.message}`);
   } finally {
     clearInterval(sampler);
+    frames?.stop();
+    activity.stop();
     const stopping = Date.now();
     let logs = [];
     try {
@@ -213,6 +184,7 @@ export async function runFlow(flow) {
     );
     if (logs.length) say(`extension logs: ${logs.join(', ')}`);
     if (stepTimes.length) say(`step times: ${stepTimes.join('; ')}`);
+    say(`[${flow.name}] ${activity.summary()}`);
     // Nothing may be left running: no member of either process group, nothing using their dirs.
     const left = [];
     if (serverPgid) left.push(...pgrep(['-g', String(serverPgid)]));
@@ -222,184 +194,4 @@ export async function runFlow(flow) {
     // biome-ignore lint/correctness/noUnsafeFinally: a process left behind fails the flow even when a step failed first (both are reported)
     if (left.length) throw new FlowFailure(`[${flow.name}] processes left running after the run: ${[...new Set(left)].join(' ')}`);
   }
-}
-
-/**
- * Picks the quick-input row whose label is exactly `title` (a click, not Enter: the focused row
- * may be another match, such as "Browse Color Themes…" for "Color Theme").
- */
-export async function pickRow(page, title) {
-  const exact = new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
-  const row = page
-    .locator(SEL.quickRow)
-    .filter({ has: page.locator('.label-name', { hasText: exact }) })
-    .first();
-  await visible(row, `the command "${title}" in the palette`, 10_000);
-  await row.click({ timeout: 10_000 });
-}
-
-/**
- * Opens the command palette with `>text` typed in it. On a loaded machine F1 can land while
- * the workbench is still busy and the box is not ready for input: press it again (≤ 3 times).
- */
-export async function typeInPalette(page, text) {
-  const box = page.locator(SEL.quickInput);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.keyboard.press('F1');
-      await visible(box, 'the command palette', 10_000);
-      await box.fill(text, { timeout: 5_000 });
-      return box;
-    } catch (err) {
-      if (attempt === 3) throw err;
-      await page.keyboard.press('Escape').catch(() => undefined);
-      await sleep(500);
-    }
-  }
-}
-
-/** Locators and actions shared by the flows. */
-function makeContext({ page, model, server, folder, outDir }) {
-  const panel = page.frameLocator(SEL.panelFrame).frameLocator('#active-frame');
-  const tab = page.frameLocator(SEL.tabFrame).frameLocator('#active-frame');
-  const input = panel.locator('.composer vscode-textarea textarea');
-  const chat = panel.locator('.chat-pane');
-  const row = (name) => panel.locator(`[role="treeitem"][aria-label^="${name},"]`);
-  const rowWith = (name, status) => panel.locator(`[role="treeitem"][aria-label^="${name}, ${status}"]`);
-  const rowIds = () => panel.locator('[role="treeitem"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-row-id')));
-
-  /** Types into the panel's chat input and sends with Enter (or the Send button). */
-  async function send(text, { button = false } = {}) {
-    await visible(input, 'the chat input', 10_000);
-    await input.click({ timeout: 10_000 });
-    await input.fill(text, { timeout: 10_000 });
-    if (button) await panel.locator('.composer vscode-button', { hasText: 'Send' }).click({ timeout: 10_000 });
-    else await input.press('Enter', { timeout: 10_000 });
-    // Sent: the input was cleared by the webview.
-    await until(`the input to be cleared after sending ${JSON.stringify(text)}`, 10_000, async () => (await input.inputValue({ timeout: 2_000 })) === '');
-  }
-
-  /** Right-clicks `target` (in a webview) and picks `label` from VS Code's context menu. */
-  async function contextMenu(target, label) {
-    await target.scrollIntoViewIfNeeded({ timeout: 10_000 });
-    await target.click({ button: 'right', timeout: 10_000 });
-    const item = page.locator(SEL.menuItem, { hasText: new RegExp(`^${label}$`) });
-    await visible(item, `context-menu item "${label}"`, 10_000);
-    const items = await page.locator(SEL.menuItem).allTextContents();
-    say(
-      `  context menu: ${items
-        .map((s) => s.trim())
-        .filter(Boolean)
-        .join(' | ')}`,
-    );
-    // A click that lands while the menu is still settling can be swallowed (the menu stays
-    // open, nothing runs). Point at the item first; click again only while the menu is
-    // still open, so a command never runs twice.
-    const menu = page.locator('.context-view .monaco-menu');
-    for (let attempt = 1; ; attempt++) {
-      await item.hover({ timeout: 5_000 });
-      await sleep(150);
-      await item.click({ timeout: 5_000 });
-      try {
-        await menu.waitFor({ state: 'hidden', timeout: 2_000 });
-        break;
-      } catch {
-        if (attempt === 3) throw new Error(`the context menu stayed open after clicking "${label}" ${attempt} times`);
-        say(`  the menu is still open after clicking "${label}"; clicking again`);
-      }
-    }
-  }
-
-  /** The chat follows the newest message: `locator` must come into the transcript's scrolled viewport. */
-  async function inView(locator, what, timeoutMs = 5_000) {
-    await visible(locator, what, timeoutMs);
-    let where = '';
-    try {
-      await until(`${what} to be scrolled into the chat's view`, timeoutMs, async () => {
-        const v = await locator.evaluate((el) => {
-          const s = el.closest('.scroller');
-          const r = el.getBoundingClientRect();
-          const q = s.getBoundingClientRect();
-          return r.top < q.bottom && r.bottom > q.top
-            ? true
-            : `scrollTop ${s.scrollTop}, scrollHeight ${s.scrollHeight}, clientHeight ${s.clientHeight}, element at ${Math.round(r.top - q.top)}px`;
-        });
-        if (v !== true) where = v;
-        return v === true;
-      });
-    } catch (err) {
-      throw new Error(`${err.message}: ${where}`);
-    }
-  }
-
-  /** Clicks a tree row and waits until the chat shows that session. */
-  async function selectRow(name) {
-    await row(name).first().click({ timeout: 10_000 });
-    await until(
-      `the chat header to show "${name}"`,
-      10_000,
-      async () => (await chat.locator('.head .name').first().textContent({ timeout: 2_000 }))?.trim() === name,
-    );
-  }
-
-  /** Opens the Arbor view from the activity bar and waits for its first snapshot. */
-  async function openPanel() {
-    const icon = await visible(page.locator(SEL.activityIcon), 'the Arbor activity-bar icon (is the extension loading?)', 30_000);
-    // On a loaded machine the workbench can swallow the first click while it settles.
-    for (let attempt = 1; !(await page.locator(SEL.activityIconChecked).isVisible()); attempt++) {
-      try {
-        await icon.click({ timeout: 15_000 });
-        await page.locator(SEL.activityIconChecked).waitFor({ state: 'visible', timeout: 5_000 });
-      } catch (err) {
-        if (attempt === 3) throw new Error(`the Arbor view did not open after ${attempt} clicks on its icon (${err.message.split('\n')[0]})`);
-      }
-    }
-    await visible(input, 'the chat input in the Arbor panel', 45_000);
-    await visible(panel.locator('[aria-label="Sessions"]'), 'the Sessions (tree) pane', 10_000);
-  }
-
-  /** Runs a command from the palette (F1) by its full title, e.g. "Arbor: Set API Key". */
-  async function command(title) {
-    await typeInPalette(page, `>${title}`);
-    await pickRow(page, title);
-  }
-
-  /** Reloads the window and waits for the Arbor panel to be back. */
-  async function reload() {
-    await sleep(500); // let the views save their state (the webview coalesces writes for 150 ms)
-    await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
-    await page.locator(SEL.workbench).waitFor({ state: 'visible', timeout: 60_000 });
-    if (!(await page.locator(SEL.activityIconChecked).isVisible())) {
-      await sleep(3_000);
-      if (!(await page.locator(SEL.activityIconChecked).isVisible())) await page.locator(SEL.activityIcon).click({ timeout: 30_000 });
-    }
-    await visible(input, 'the chat input after the reload', 45_000);
-  }
-
-  return {
-    page,
-    model,
-    server,
-    folder,
-    outDir,
-    panel,
-    tab,
-    input,
-    chat,
-    row,
-    rowWith,
-    rowIds,
-    send,
-    contextMenu,
-    inView,
-    selectRow,
-    openPanel,
-    command,
-    reload,
-    until,
-    visible,
-    sleep,
-    say,
-    SEL,
-  };
 }

@@ -33,7 +33,9 @@ function render(r: OneShotResult, refused: readonly string[]): string {
 /**
  * Run a one-shot child for a tool call. Foreground: wait (an interrupt of the parent's
  * turn cancels the child) and answer with its result. Background: answer at once; the
- * result reaches the parent later as a runtime notice. Either way the child is disposed.
+ * result reaches the parent later as an ordinary job result (source `subagent-result`, seed
+ * 000 §二), not a settlement notice: that belongs to an Activation ending (decision 0052).
+ * Either way the child is disposed.
  */
 export async function runOneShot(
   rt: SubagentControl,
@@ -54,7 +56,7 @@ export async function runOneShot(
             caller.id,
             `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.count ? ` · ${refused.count} refused` : ''}]\n${render(r, refused.listed)}`,
             {
-              kind: 'subagent-settled',
+              kind: 'subagent-result',
               fromSession: r.childId,
               stopReason: r.stopReason,
             },

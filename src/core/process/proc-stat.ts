@@ -111,3 +111,24 @@ export function sameGroup(id: GroupIdentity, members: readonly ProcStat[], leade
   if (leader) return leader.pgrp === id.pgid && leader.startTime === id.startTime;
   return members.length > 0 && members.every((m) => m.pgrp === id.pgid && m.session === id.pgid && m.startTime >= id.startTime);
 }
+
+/** Every live descendant of `pid` (children first, then theirs), from /proc; empty where there is no /proc. */
+export function descendantPids(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  const children = new Map<number, number[]>();
+  for (const s of allStats() ?? []) {
+    if (s.state === 'Z') continue;
+    const list = children.get(s.ppid);
+    if (list) list.push(s.pid);
+    else children.set(s.ppid, [s.pid]);
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const c of children.get(queue.shift()!) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}

@@ -1,7 +1,9 @@
 /**
- * The remote programs this process has running, so a front end that must leave now (a second
- * Ctrl+C, a stop that took too long) can kill them all before it exits: a program in a PID
- * namespace dies with its group's bwrap anyway, one in a bare process group would not.
+ * The remote programs this process has running (`remote/process.ts` tracks each), so a front end
+ * that must leave now (a second Ctrl+C, a stop that took too long) can kill them all before it
+ * exits: a program in a PID namespace dies with its group's bwrap anyway, one in a bare process
+ * group would not. Commands and workflow scripts need no entry: a command dies with its turn's
+ * abort, a script process watches its parent and ends itself when it is orphaned.
  */
 export interface LiveGroup {
   /** SIGKILL to the whole group (and, through bwrap's death, its namespace). */

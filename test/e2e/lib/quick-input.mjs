@@ -1,0 +1,89 @@
+// The workbench's quick input (command palette and quick picks), driven by keyboard the way
+// that holds on a busy machine: F1 pressed again if the box did not take input, a row made
+// active before Enter (a click can land while the list re-renders), and the pick confirmed by
+// the quick input changing — an Enter the workbench dropped is pressed again, only once the
+// workbench has gone still with the same row still active (so a slow pick is never taken twice).
+import { SEL, say, sleep } from './common.mjs';
+import { patiently, visible } from './patience.mjs';
+
+const matches = (label, name) => (name instanceof RegExp ? name.test(label) : label === name);
+
+/** Each row's label as shown (icons and indent aside), and which row is active. */
+function readRows(page) {
+  return page.locator('.quick-input-widget').evaluate((w) => ({
+    shown: getComputedStyle(w).display !== 'none',
+    value: w.querySelector('input')?.value ?? '',
+    title: w.querySelector('.quick-input-title')?.textContent ?? '',
+    rows: [...w.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => ({
+      label: (r.querySelector('.label-name')?.textContent ?? '').trim(),
+      focused: r.classList.contains('focused'),
+    })),
+  }));
+}
+
+/**
+ * Opens the command palette with `>text` typed in it. On a loaded machine F1 can land while
+ * the workbench is still busy and the box is not ready for input: press it again (≤ 3 times).
+ */
+export async function typeInPalette(page, text) {
+  const box = page.locator(SEL.quickInput);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press('F1');
+      await visible(box, 'the command palette', 10_000);
+      await box.fill(text, { timeout: 5_000 });
+      return box;
+    } catch (err) {
+      if (attempt === 3) throw err;
+      await page.keyboard.press('Escape').catch(() => undefined);
+      await sleep(500);
+    }
+  }
+}
+
+/**
+ * Picks the row of the open quick input whose label is `name` (a string: exactly; a RegExp:
+ * matching), by keyboard, and waits until the pick is taken (the quick input closed or moved on).
+ */
+export async function pick(page, name) {
+  let state;
+  const where = () => `rows: ${JSON.stringify(state?.rows.map((r) => r.label))}`;
+  await patiently(`a quick pick row named ${name}`, 10_000, async () => (state = await readRows(page)).rows.some((r) => matches(r.label, name)), {
+    describe: where,
+  });
+  const target = state.rows.findIndex((r) => matches(r.label, name));
+  const active = Math.max(
+    0,
+    state.rows.findIndex((r) => r.focused),
+  );
+  const key = target > active ? 'ArrowDown' : 'ArrowUp';
+  for (let k = 0; k < Math.abs(target - active); k++) await page.keyboard.press(key);
+  const label = state.rows[target].label;
+  await patiently(
+    `the quick pick row "${label}" to be active`,
+    5_000,
+    async () => (state = await readRows(page)).rows.find((r) => r.focused)?.label === label,
+    { describe: where },
+  );
+  const before = JSON.stringify(state);
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Enter');
+    try {
+      await patiently(`the pick "${label}" to be taken`, 5_000, async () => {
+        const now = await readRows(page).catch(() => ({ shown: false }));
+        return !now.shown || JSON.stringify(now) !== before;
+      });
+      return;
+    } catch (err) {
+      // Still the same list with the same row active, and the workbench has gone still: the Enter was dropped.
+      if (attempt === 3) throw err;
+      say(`  the quick input did not take "${label}"; pressing Enter again`);
+    }
+  }
+}
+
+/** Runs a command from the palette (F1) by its full title, e.g. "Arbor: Set API Key". */
+export async function command(page, title) {
+  await typeInPalette(page, `>${title}`);
+  await pick(page, title);
+}
