@@ -2,7 +2,6 @@ import type { PriceBook } from '../../core/cost/prices';
 import { addSpend, zeroSpend } from '../../core/cost/spend';
 import { AT_REST, type SessionLive, viewOf } from '../../core/live/state';
 import type { SessionEvent, SessionHeader } from '../../core/session/events';
-import type { SessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, type SessionSummary, summarize } from '../../core/session/summary';
 import type { NodeStatus, SpendView, TreeNode } from '../../protocol';
 import { CostRollup, spendView } from './cost-rollup';
