@@ -63,8 +63,8 @@ export class Harness {
   readonly workflows: WorkflowWiring;
   /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
   readonly goals: GoalService;
-  /** Fork, delete, send, set policy, withdraw, grants, stop a subtree (the façade's methods delegate here). */
-  readonly sessions: SessionsService;
+  /** Fork, delete, send, set policy, withdraw, grants, stop a subtree: reached only through the façade's methods. */
+  private readonly sessions: SessionsService;
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
@@ -198,6 +198,7 @@ export class Harness {
     if (d.network !== undefined) this.config.commands = { ...this.config.commands, network: d.network };
     if (d.maxConcurrentChildren !== undefined) this.subagents.fanout.limit = d.maxConcurrentChildren;
     if (d.goalMaxRounds !== undefined) this.config.goalMaxRounds = this.goals.defaultMaxRounds = d.goalMaxRounds;
+    if (d.workflow) this.workflows.engine.setDeployment(d.workflow);
   }
 
   /**

@@ -252,7 +252,7 @@ export class ArborHost implements CommandHost {
     },
     // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
     workflow: (h) => {
-      if (h) Object.assign(h.workflows.engine.deployment, readSettings().workflow);
+      h?.setDefaults({ workflow: readSettings().workflow });
     },
     prices: async (h) => {
       const s = readSettings();

@@ -72,6 +72,8 @@ export interface HarnessDefaults {
   /** Children running at once: a higher limit admits queued ones now; a lower one lets running ones finish. */
   maxConcurrentChildren?: number;
   goalMaxRounds?: number;
+  /** Workflow limits for the next run (runs under way keep theirs). */
+  workflow?: Partial<WorkflowDeployment>;
 }
 
 export type ModelConfig = HarnessConfig['model'];
