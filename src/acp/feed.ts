@@ -23,6 +23,8 @@ export class Feed {
   /** What was streamed of the assistant message under way, per session (its log event then sends only the rest). */
   private readonly streamed = new Map<string, { text: string; reasoning: string }>();
   private readonly unknown = new Set<string>();
+  /** The goal each known session was last said to have (its JSON), so only changes are sent. */
+  private readonly goals = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly offs: (() => void)[] = [];
 
@@ -44,7 +46,10 @@ export class Feed {
     delta: (c) => this.delta(c.sessionId, c.kind, c.text),
     progress: () => undefined,
     // Live state moved without an event (idle, queued, an approval, a mirror, a child): its state may have changed.
-    live: (c) => void this.touch(c.sessionId),
+    live: (c) => {
+      void this.touch(c.sessionId);
+      if (c.what === 'goal') void this.enqueue(() => this.goalInfo(c.sessionId));
+    },
   };
 
   /** Everything observed so far is on the wire (before a prompt's answer). */
@@ -113,6 +118,7 @@ export class Feed {
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
       if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end'))
         await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
+      if (e.type === 'goal/change') await this.goalInfo(id);
     });
   }
 
@@ -135,6 +141,21 @@ export class Feed {
     const child = this.table.add({ id, harness: this.h, root: this.root, owner: parent.owner, parent: parent.id, state: JSON.stringify(ann.state) });
     await this.send(parent.id, { sessionUpdate: 'subagent_update', ...ann });
     return child;
+  }
+
+  /**
+   * A session's goal and whether it is armed here, as `session_info_update` `_meta.arbor.goal`
+   * (ACP has no goal of its own): sent when either moved (a `goal/change`, or arming, which no
+   * event records), `null` once cleared.
+   */
+  private async goalInfo(id: string): Promise<void> {
+    if (!this.table.get(id)) return;
+    const view = await this.h.viewOf(id);
+    const goal = view.summary.goal ? { ...view.summary.goal, armed: view.live.goalArmed } : null;
+    const key = JSON.stringify(goal);
+    if ((this.goals.get(id) ?? 'null') === key) return;
+    this.goals.set(id, key);
+    await this.send(id, { sessionUpdate: 'session_info_update', _meta: { arbor: { goal } } });
   }
 
   private async refreshState(id: string, ended?: StopReason): Promise<void> {
