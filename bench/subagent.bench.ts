@@ -205,29 +205,49 @@ async function observeFanout(opts: BenchOptions, server: ModelServer): Promise<F
     await Promise.all(runs.map((r) => r.dispose()));
     return now() - t;
   };
-  const rounds = opts.quick ? 6 : 12;
+  const rounds = opts.quick ? 10 : 20;
   const withMs: number[] = [];
   const withoutMs: number[] = [];
+  const ratios: number[] = [];
   let delivered = 0;
+  const observed = async (): Promise<number> => {
+    const offs = [0, 1, 2].map(() =>
+      h.observe((c) => {
+        delivered++;
+        if (c.type === 'event' || c.type === 'live') h.statusOf(c.sessionId);
+      }),
+    );
+    try {
+      return await fanout();
+    } finally {
+      for (const off of offs) off();
+    }
+  };
   try {
     await fanout(); // warm-up
     for (let i = 0; i < rounds; i++) {
-      withoutMs.push(await fanout());
-      const offs = [0, 1, 2].map(() =>
-        h.observe((c) => {
-          delivered++;
-          if (c.type === 'event' || c.type === 'live') h.statusOf(c.sessionId);
-        }),
-      );
-      withMs.push(await fanout());
-      for (const off of offs) off();
+      // Pairs side by side, their order alternating, so drifting load falls on both alike.
+      let without: number;
+      let withThree: number;
+      if (i % 2 === 0) {
+        without = await fanout();
+        withThree = await observed();
+      } else {
+        withThree = await observed();
+        without = await fanout();
+      }
+      withMs.push(withThree);
+      withoutMs.push(without);
+      ratios.push(withThree / without);
     }
   } finally {
     await h.close();
   }
-  const ratio = median(withMs) / median(withoutMs);
-  const perSecond = delivered / (withMs.reduce((a, b) => a + b, 0) / 1000);
-  opts.note(`observe.fanout_ms: 64 children in ${fmt(median(withMs))} ms with three subscribers, ${fmt(median(withoutMs))} ms without; ${fmt(perSecond)} changes/s delivered`);
+  const ratio = median(ratios);
+  const perSecond = delivered / (withMs.reduce((x, y) => x + y, 0) / 1000);
+  opts.note(
+    `observe.fanout_ms: 64 children in ${fmt(median(withMs))} ms with three subscribers, ${fmt(median(withoutMs))} ms without (median of ${rounds} side-by-side pairs); ${fmt(perSecond)} changes/s delivered`,
+  );
   return { ...OBSERVE, value: ratio };
 }
 

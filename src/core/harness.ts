@@ -234,7 +234,7 @@ export class Harness {
    * keeps folded ahead of it), what this process knows of it now, and the status folded from both.
    * Undefined for a session the store does not know without reading its log.
    */
-  statusOf(id: string, summary: SessionSummary | undefined = this.store.summaryOf(id)): SessionView | undefined {
+  statusOf(id: string, summary: Readonly<SessionSummary> | undefined = this.store.summaryRef(id)): SessionView | undefined {
     return summary ? viewOf(id, summary, this.liveOf(id)) : undefined;
   }
 

@@ -33,12 +33,13 @@ export const AT_REST: SessionLive = Object.freeze({
 /** A session as every face shows it: what it did (the summary), what it does now, and the one status. */
 export interface SessionView {
   id: string;
-  summary: SessionSummary;
+  /** Read-only: the store's own copy when the caller passed none. */
+  summary: Readonly<SessionSummary>;
   live: SessionLive;
   status: SessionStatus;
 }
 
 /** The one status question, over a summary and the live state. */
-export function viewOf(id: string, summary: SessionSummary, live: SessionLive = AT_REST): SessionView {
+export function viewOf(id: string, summary: Readonly<SessionSummary>, live: SessionLive = AT_REST): SessionView {
   return { id, summary, live, status: sessionStatus(summary, live) };
 }

@@ -28,6 +28,8 @@ export class FanoutLimiter {
   private active = 0;
   private readonly holders = new Map<string, Holder>();
   private readonly waiters: Waiter[] = [];
+  /** How many waiters each id has in `waiters` (`isQueued` without a scan: every status question asks it). */
+  private readonly queuedCount = new Map<string, number>();
   /**
    * @param changed told when a child starts or stops waiting for a slot (the harness's change
    *   stream, decision 0054); must not throw.
@@ -59,7 +61,7 @@ export class FanoutLimiter {
   }
 
   isQueued(id: string): boolean {
-    return this.waiters.some((w) => w.id === id);
+    return this.queuedCount.has(id);
   }
 
   /** The admission of one child session. */
@@ -77,7 +79,7 @@ export class FanoutLimiter {
     return new Promise<void>((resolve) => {
       const onAbort = () => {
         const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
+        if (i >= 0) this.dequeued(this.waiters.splice(i, 1)[0].id);
         this.emit(id);
         resolve(); // no slot: the turn sees its aborted signal and ends before any request
       };
@@ -94,6 +96,7 @@ export class FanoutLimiter {
       const at = waiter.resuming ? this.waiters.findIndex((w) => !w.resuming) : -1;
       if (at < 0) this.waiters.push(waiter);
       else this.waiters.splice(at, 0, waiter);
+      this.queuedCount.set(id, (this.queuedCount.get(id) ?? 0) + 1);
       signal.addEventListener('abort', onAbort, { once: true });
       this.emit(id);
     });
@@ -131,7 +134,17 @@ export class FanoutLimiter {
   }
 
   private pump(): void {
-    while (this.active < this.max && this.waiters.length > 0) this.waiters.shift()!.grant();
+    while (this.active < this.max && this.waiters.length > 0) {
+      const w = this.waiters.shift()!;
+      this.dequeued(w.id);
+      w.grant();
+    }
+  }
+
+  private dequeued(id: string): void {
+    const n = (this.queuedCount.get(id) ?? 1) - 1;
+    if (n > 0) this.queuedCount.set(id, n);
+    else this.queuedCount.delete(id);
   }
 
   private emit(id: string): void {
