@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { onEvents } from '../test/support/changes';
 import { ModelServer } from '../test/support/model-server';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
 
@@ -36,7 +37,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     approval: 'never',
   });
   const starts = new Map<string, number[]>();
-  h.onEvent((id, e) => {
+  onEvents(h, (id, e) => {
     if (e.type === 'turn/start') starts.get(id)?.push(now());
   });
   const blocks = opts.quick ? 3 : 6;

@@ -20,7 +20,8 @@ const FORK: readonly FigureSpec[] = [
   { id: 'fork.head_identical', op: '>=', target: 1 },
   { id: 'spawn.head_shared', op: '>=', target: 1 },
 ];
-export const figures: readonly FigureSpec[] = [ONESHOT, RESUME, ...FORK];
+const OBSERVE: FigureSpec = { id: 'observe.fanout_ms', op: '<=', target: 1.1 };
+export const figures: readonly FigureSpec[] = [ONESHOT, RESUME, ...FORK, OBSERVE];
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
@@ -184,6 +185,72 @@ async function forkFigures(opts: BenchOptions, server: ModelServer): Promise<Fig
   ];
 }
 
+/**
+ * observe.fanout_ms: a 64-child fan-out (one-shot children, eight at once) with three
+ * subscribers on the change stream, each asking the one status question (`statusOf`) for every
+ * change that names a session as a face does ÷ the same fan-out with none. Rounds alternate
+ * (with, without) on one harness, so both see the same load; the changes per second the three
+ * subscribers received are printed as context (decision 0054).
+ */
+async function observeFanout(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const h = await open(server, client, tempDir('arbor-bench-observe-'), { maxConcurrentChildren: 8 });
+  server.setFallback(() => ({ text: 'child done' }));
+  server.reset();
+  const parent = await h.createSession();
+  const fanout = async (): Promise<number> => {
+    const t = now();
+    const runs = await Promise.all(Array.from({ length: 64 }, (_, i) => h.subagents.start(parent, 'spawn', { prompt: `task ${i}` })));
+    await Promise.all(runs.map((r) => r.result));
+    await Promise.all(runs.map((r) => r.dispose()));
+    return now() - t;
+  };
+  const rounds = opts.quick ? 10 : 20;
+  const withMs: number[] = [];
+  const withoutMs: number[] = [];
+  const ratios: number[] = [];
+  let delivered = 0;
+  const observed = async (): Promise<number> => {
+    const offs = [0, 1, 2].map(() =>
+      h.observe((c) => {
+        delivered++;
+        if (c.type === 'event' || c.type === 'live') h.statusOf(c.sessionId);
+      }),
+    );
+    try {
+      return await fanout();
+    } finally {
+      for (const off of offs) off();
+    }
+  };
+  try {
+    await fanout(); // warm-up
+    for (let i = 0; i < rounds; i++) {
+      // Pairs side by side, their order alternating, so drifting load falls on both alike.
+      let without: number;
+      let withThree: number;
+      if (i % 2 === 0) {
+        without = await fanout();
+        withThree = await observed();
+      } else {
+        withThree = await observed();
+        without = await fanout();
+      }
+      withMs.push(withThree);
+      withoutMs.push(without);
+      ratios.push(withThree / without);
+    }
+  } finally {
+    await h.close();
+  }
+  const ratio = median(ratios);
+  const perSecond = delivered / (withMs.reduce((x, y) => x + y, 0) / 1000);
+  opts.note(
+    `observe.fanout_ms: 64 children in ${fmt(median(withMs))} ms with three subscribers, ${fmt(median(withoutMs))} ms without (median of ${rounds} side-by-side pairs); ${fmt(perSecond)} changes/s delivered`,
+  );
+  return { ...OBSERVE, value: ratio };
+}
+
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const server = await ModelServer.start();
   try {
@@ -203,6 +270,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       ...(await group([ONESHOT], () => oneShotVsRequest(opts, server))),
       ...(await group([RESUME], () => resumeVsParse(opts, server))),
       ...(await group(FORK, () => forkFigures(opts, server))),
+      ...(await group([OBSERVE], () => observeFanout(opts, server))),
     ];
   } finally {
     await server.stop();

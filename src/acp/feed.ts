@@ -1,4 +1,4 @@
-import type { Harness } from '../core/harness';
+import type { Change, Harness } from '../core/harness';
 import type { SessionEvent, StopReason } from '../core/session/events';
 import type { AcpSession, SessionTable } from './sessions';
 import { announcement, stateOf, statusOf, treeParent } from './tree';
@@ -23,6 +23,8 @@ export class Feed {
   /** What was streamed of the assistant message under way, per session (its log event then sends only the rest). */
   private readonly streamed = new Map<string, { text: string; reasoning: string }>();
   private readonly unknown = new Set<string>();
+  /** The goal each known session was last said to have (its JSON), so only changes are sent. */
+  private readonly goals = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly offs: (() => void)[] = [];
 
@@ -34,13 +36,21 @@ export class Feed {
     private readonly subagents: boolean,
     private readonly onFailure: (err: unknown) => void,
   ) {
-    this.offs.push(h.onEvent((id, e) => this.event(id, e)));
-    this.offs.push(h.onDelta((id, kind, delta) => this.delta(id, kind, delta)));
-    this.offs.push(h.onIdle((id) => this.enqueue(async () => this.refreshState(id))));
-    // A mirror's state moved without an event (it waits for a human, or it was closed).
-    this.offs.push(h.subagents.mirrors.onChange((id) => void this.touch(id)));
+    this.offs.push(h.observe((c) => (this.handlers[c.type] as (c: Change) => void)(c)));
     table.onAdd(() => this.unknown.clear());
   }
+
+  /** The harness's one change stream (decision 0054) as ACP notifications: each kind of change has its mapping. */
+  private readonly handlers: { [K in Change['type']]: (c: Extract<Change, { type: K }>) => void } = {
+    event: (c) => this.event(c.sessionId, c.event),
+    delta: (c) => this.delta(c.sessionId, c.kind, c.text),
+    progress: () => undefined,
+    // Live state moved without an event (idle, queued, an approval, a mirror, a child): its state may have changed.
+    live: (c) => {
+      void this.touch(c.sessionId);
+      if (c.what === 'goal') void this.enqueue(() => this.goalInfo(c.sessionId));
+    },
+  };
 
   /** Everything observed so far is on the wire (before a prompt's answer). */
   async drain(): Promise<void> {
@@ -108,6 +118,7 @@ export class Feed {
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
       if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end'))
         await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
+      if (e.type === 'goal/change') await this.goalInfo(id);
     });
   }
 
@@ -130,6 +141,21 @@ export class Feed {
     const child = this.table.add({ id, harness: this.h, root: this.root, owner: parent.owner, parent: parent.id, state: JSON.stringify(ann.state) });
     await this.send(parent.id, { sessionUpdate: 'subagent_update', ...ann });
     return child;
+  }
+
+  /**
+   * A session's goal and whether it is armed here, as `session_info_update` `_meta.arbor.goal`
+   * (ACP has no goal of its own): sent when either moved (a `goal/change`, or arming, which no
+   * event records), `null` once cleared.
+   */
+  private async goalInfo(id: string): Promise<void> {
+    if (!this.table.get(id)) return;
+    const view = await this.h.viewOf(id);
+    const goal = view.summary.goal ? { ...view.summary.goal, armed: view.live.goalArmed } : null;
+    const key = JSON.stringify(goal);
+    if ((this.goals.get(id) ?? 'null') === key) return;
+    this.goals.set(id, key);
+    await this.send(id, { sessionUpdate: 'session_info_update', _meta: { arbor: { goal } } });
   }
 
   private async refreshState(id: string, ended?: StopReason): Promise<void> {

@@ -1,7 +1,8 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
+import { viewOf } from '../core/live/state';
 import type { StopReason } from '../core/session/events';
-import { type SessionStatus, sessionStatus } from '../core/session/status';
+import type { SessionStatus } from '../core/session/status';
 
 // The delegation tree for ACP's (unstable) `subagent_update`: who a session's ancestors are,
 // and a child's work state from the one status fold (src/core/session/status.ts).
@@ -21,19 +22,14 @@ export async function lineageOf(h: Harness, id: string): Promise<string[]> {
 }
 
 /**
- * The Arbor status of a session now: the store's summary plus what this process knows.
- * `ended`: read at its turn/end, folded in here, since the agent's loop has not yet returned
- * and a one-shot child is released right after (no idle signal follows).
+ * The Arbor status of a session now: the harness's one status question (decision 0054).
+ * `ended`: read at its turn/end, whose agent loop has not yet returned: the status as of just
+ * after that event (a `released` or `idle` change follows and says the same).
  */
 export async function statusOf(h: Harness, id: string, ended?: StopReason): Promise<SessionStatus> {
-  const stored = await h.store.summary(id);
-  const summary = ended ? { ...stored, openTurn: false, lastStopReason: ended } : stored;
-  return sessionStatus(summary, {
-    running: !ended && h.subagents.isRunning(id),
-    queued: h.subagents.fanout.isQueued(id),
-    awaitingApproval: !ended && h.subagents.awaitsApproval(id),
-    waitingForChildren: h.subagents.hasLiveChildren(id), // as the panel's tree reads it
-  });
+  const view = await h.viewOf(id);
+  if (!ended) return view.status;
+  return viewOf(id, { ...view.summary, openTurn: false, lastStopReason: ended }, { ...view.live, running: false, awaitingApproval: false }).status;
 }
 
 /** ACP's state snapshot for an Arbor status. */

@@ -1,16 +1,13 @@
 import { PriceBook } from '../core/cost/prices';
-import { subtreeTotals } from '../core/cost/rollup';
-import { type Spend, spendOf, totalTokens } from '../core/cost/spend';
 import { Harness } from '../core/harness';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
-import { sessionStatus } from '../core/session/status';
-import type { SessionSummary } from '../core/session/summary';
 import { Store } from '../core/store/store';
 import { acpCommand } from './acp';
 import { UsageError } from './args';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
 import { type Command, type Io, wireOutput } from './output';
+import { sessionListing } from './sessions';
 import { onStopSignals } from './stop-signals';
 
 export type { Command, Io };
@@ -88,35 +85,7 @@ const sessions: Command = async (args, io) => {
   const prices = new PriceBook(pricesOf(args, io.env) ?? {});
   const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
   try {
-    const list = [];
-    const sums = new Map<string, SessionSummary>();
-    for (const h of store.list()) {
-      const s = await store.summary(h.id).catch(() => undefined);
-      if (s) sums.set(h.id, s);
-    }
-    // The same fold and prices as the tree and list_agents: own cost, subtree total, budget (decision 0033).
-    const own = new Map([...sums].map(([id, s]) => [id, spendOf(s, prices)] as [string, Spend]));
-    const totals = subtreeTotals(
-      store.list().flatMap((h) => (own.has(h.id) ? [{ id: h.id, parent: h.parentSession, delegated: sums.get(h.id)!.delegated, spend: own.get(h.id)! }] : [])),
-    );
-    for (const h of store.list()) {
-      // No process runs a session here: a turn left open reads `interrupted` (a crash), never
-      // settled. The store's summary (the one fold, kept with every append) — no log is read.
-      const s = sums.get(h.id);
-      list.push({
-        ...h,
-        events: s ? s.length : null,
-        ...(s
-          ? {
-              status: sessionStatus(s),
-              ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}),
-              tokens: s.tokens,
-              ...costFields(own.get(h.id)!, totals.get(h.id)!, s),
-              reports: s.reports,
-            }
-          : { status: 'unreadable' }),
-      });
-    }
+    const list = await sessionListing(store, prices);
     if (args.options.has('json')) io.out(JSON.stringify(list));
     else
       for (const s of list)
@@ -127,19 +96,6 @@ const sessions: Command = async (args, io) => {
     await store.close();
   }
 };
-
-const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
-
-/** `costUsd`/`savedUsd` (absent for a model with no price), the subtree total and the budget with what it spent. */
-function costFields(own: Spend, total: Spend, s: SessionSummary) {
-  return {
-    ...(own.costUsd !== undefined ? { costUsd: round6(own.costUsd), savedUsd: round6(own.savedUsd ?? 0) } : {}),
-    subtree: { tokens: totalTokens(total), ...(total.costUsd !== undefined ? { costUsd: round6(total.costUsd) } : {}) },
-    ...(s.budget
-      ? { budget: { ...s.budget, spentTokens: totalTokens(total), ...(total.costUsd !== undefined ? { spentUsd: round6(total.costUsd) } : {}) } }
-      : {}),
-  };
-}
 
 const log: Command = async (args, io) => {
   const [id] = args.positionals;

@@ -36,11 +36,12 @@ export function terminalIo(io: Io): Io {
 
 /** `--json`: every event as one JSON line tagged with its session; otherwise readable progress. */
 export function wireOutput(h: Harness, id: string, args: ParsedArgs, io: Io): void {
-  if (args.options.has('json')) {
-    h.onEvent((session, e) => io.out(JSON.stringify({ session, ...e })));
-    return;
-  }
-  h.onEvent((session, e) => describeEvent(session === id, e, io));
+  const json = args.options.has('json');
+  h.observe((c) => {
+    if (c.type !== 'event') return;
+    if (json) io.out(JSON.stringify({ session: c.sessionId, ...c.event }));
+    else describeEvent(c.sessionId === id, c.event, io);
+  });
 }
 
 function describeEvent(own: boolean, e: SessionEvent, io: Io): void {

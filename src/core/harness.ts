@@ -11,6 +11,8 @@ import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
+import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
+import { type SessionLive, type SessionView, viewOf } from './live/state';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
 import { recoverInterrupted } from './recovery';
@@ -19,8 +21,9 @@ import { remoteRow } from './remote/wire';
 import { assemblePrompt, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
 import type { Budget } from './session/budget';
-import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
+import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
 import { Session } from './session/session';
+import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
 import type { ChildComposition } from './subagent/composition';
 import type { FeatureHooks, FeatureRow, RowContext } from './subagent/rows';
@@ -30,10 +33,12 @@ import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
 import { type WorkflowWiring, workflowRow } from './workflow/wire';
 
-export type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
+export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
 export { HarnessError, type HarnessErrorCode } from './harness/errors';
+export type { Change, LiveWhat, Observer } from './live/changes';
+export type { SessionLive, SessionView } from './live/state';
 
-import type { DeltaListener, HarnessConfig, HarnessDefaults, HarnessListener, ModelConfig, ProgressListener } from './harness/config';
+import type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
 
 /** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
 const STORE_REASON = "it is Arbor's session store (every conversation's log and settings); an agent must not rewrite its own history or permissions";
@@ -48,10 +53,8 @@ export class Harness {
   readonly tools = new ScopeRegistry<Tool>();
   readonly prompts = new ScopeRegistry<PromptSection>();
   private readonly agents = new Map<string, Agent>();
-  private readonly listeners = new Set<HarnessListener>();
-  private readonly deltaListeners = new Set<DeltaListener>();
-  private readonly idleListeners = new Set<(sessionId: string) => void>();
-  private readonly progressListeners = new Set<ProgressListener>();
+  /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
+  private readonly changes = new ChangeStream();
   private readonly opening = new Map<string, Promise<Agent>>();
   private readonly roots: string[];
   readonly subagents: SubagentRuntime;
@@ -60,8 +63,8 @@ export class Harness {
   readonly workflows: WorkflowWiring;
   /** Goals of root conversations (decision 0029): durable snapshots, in-memory activation, the round driver. */
   readonly goals: GoalService;
-  /** Fork, delete, send, set policy, withdraw, grants, stop a subtree (the façade's methods delegate here). */
-  readonly sessions: SessionsService;
+  /** Fork, delete, send, set policy, withdraw, grants, stop a subtree: reached only through the façade's methods. */
+  private readonly sessions: SessionsService;
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
@@ -73,6 +76,8 @@ export class Harness {
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     this.cost = new CostService(store, config.prices);
+    // Every writer of every session (resident or not) stages through the store: one source of events.
+    store.onStaged((id, e) => this.staged(id, e));
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
@@ -98,6 +103,8 @@ export class Harness {
       checkChildBudget: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
       prices: () => this.cost.prices,
       budgetSpent: (id) => this.cost.budgets.spent(id),
+      report: (id, what) => this.report(id, what),
+      liveOf: (id) => this.liveOf(id),
     });
     this.sessions = new SessionsService({
       store,
@@ -191,29 +198,63 @@ export class Harness {
     if (d.network !== undefined) this.config.commands = { ...this.config.commands, network: d.network };
     if (d.maxConcurrentChildren !== undefined) this.subagents.fanout.limit = d.maxConcurrentChildren;
     if (d.goalMaxRounds !== undefined) this.config.goalMaxRounds = this.goals.defaultMaxRounds = d.goalMaxRounds;
+    if (d.workflow) this.workflows.engine.setDeployment(d.workflow);
   }
 
-  onEvent(fn: HarnessListener): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+  /**
+   * The one ordered stream of changes (decision 0054): every event any writer stages, of every
+   * session, resident or not; streamed deltas and tool progress; and live transitions the log
+   * does not show. A view folds events and, for an `event` or `live` change of a session,
+   * re-reads `statusOf` (a child's live change also reaches its parent, as `children`).
+   */
+  observe(fn: Observer): () => void {
+    return this.changes.observe(fn);
   }
 
-  /** Streamed text and reasoning of any resident agent, before it is in the log. */
-  onDelta(fn: DeltaListener): () => void {
-    this.deltaListeners.add(fn);
-    return () => this.deltaListeners.delete(fn);
+  /** Live state the log does not show moved: observers hear it for the session, and for its parent as `children`. */
+  report(id: string, what: LiveWhat): void {
+    if (!this.changes.observed) return;
+    this.changes.emit({ type: 'live', sessionId: id, what });
+    const parent = this.parentOf(id);
+    if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
   }
 
-  /** A running tool's progress note in any resident agent (`ToolContext.progress`): for views; never in the log. */
-  onProgress(fn: ProgressListener): () => void {
-    this.progressListeners.add(fn);
-    return () => this.progressListeners.delete(fn);
+  /** What only this process knows of a session now: the one assembler every face asks (decision 0054). */
+  liveOf(id: string): SessionLive {
+    const agent = this.agents.get(id);
+    return {
+      ...this.subagents.ownLive(id),
+      goalArmed: !!agent && !agent.isDisposed && this.goals.liveState(agent).armed,
+      workflows: this.workflows.engine.runsOf(id),
+    };
   }
 
-  /** An agent stopped working (its loop ended, or it left residency while its loop ran): views refresh its status. */
-  onIdle(fn: (sessionId: string) => void): () => void {
-    this.idleListeners.add(fn);
-    return () => this.idleListeners.delete(fn);
+  /**
+   * The one status question (decision 0054): the session's summary (the store's, or one a view
+   * keeps folded ahead of it), what this process knows of it now, and the status folded from both.
+   * Undefined for a session the store does not know without reading its log.
+   */
+  statusOf(id: string, summary: Readonly<SessionSummary> | undefined = this.store.summaryRef(id)): SessionView | undefined {
+    return summary ? viewOf(id, summary, this.liveOf(id)) : undefined;
+  }
+
+  /** `statusOf`, reading the log once when the store keeps no summary of it. */
+  async viewOf(id: string): Promise<SessionView> {
+    return viewOf(id, await this.store.summary(id), this.liveOf(id));
+  }
+
+  private parentOf(id: string): string | undefined {
+    return this.store.header(id)?.parentSession ?? this.agents.get(id)?.session.header.parentSession;
+  }
+
+  /** A writer staged an event: observers hear it; a child's turn starting or ending moves its parent's waiting. */
+  private staged(id: string, e: SessionEvent): void {
+    if (!this.changes.observed) return;
+    this.changes.emit({ type: 'event', sessionId: id, event: e });
+    if (e.type === 'turn/start' || e.type === 'turn/end') {
+      const parent = this.parentOf(id);
+      if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
+    }
   }
 
   /** The resident agent's session, else the stored one read from the store. */
@@ -345,7 +386,6 @@ export class Harness {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
     const { admit, beforeToolCall, afterToolCall } = this.hooks;
-    const shown = this.show(writer);
     const cfg: AgentConfig = {
       writer,
       model: this.model,
@@ -367,10 +407,9 @@ export class Harness {
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
-      onDelta: shown.delta,
-      onProgress: (p) => {
-        for (const fn of this.progressListeners) fn(writer.id, p);
-      },
+      onDelta: this.streamOf(writer.id),
+      onProgress: (progress) => this.changes.emit({ type: 'progress', sessionId: writer.id, progress }),
+      onApprovalChange: () => this.report(writer.id, 'approval'),
       ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),
@@ -384,36 +423,25 @@ export class Harness {
     // Its program's requests are out of the budget check's sight: the turn watches its budgets instead.
     const budget = { watch: (onSpent: (why: string) => void) => this.cost.budgets.watch(writer.id, onSpent) };
     const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program, budget) : cfg);
-    const offIdle = agent.onIdle(() => {
-      for (const fn of this.idleListeners) fn(writer.id);
-    });
+    const offIdle = agent.onIdle(() => this.report(writer.id, 'idle'));
     this.agents.set(writer.id, agent);
+    this.report(writer.id, 'resident');
     return {
       agent,
       release: () => {
-        shown.off();
         offIdle();
         if (this.agents.get(writer.id) !== agent) return;
         this.agents.delete(writer.id);
-        // Released before its loop reported idle (a one-shot child disposed as soon as its turn
-        // ended): views would keep it "running", so they hear it stopped now.
-        if (agent.activity === 'running') for (const fn of this.idleListeners) fn(writer.id);
+        // Released, perhaps before its loop reported idle (a one-shot child disposed as soon as
+        // its turn ended): views hear it left, and re-read its status.
+        this.report(writer.id, 'released');
       },
     };
   }
 
-  /**
-   * A session's events reach `onEvent` listeners and `delta` reaches `onDelta` ones, until
-   * `off`: every resident agent's, and a mirror's (an ACP agent's own sub-session, decision 0041).
-   */
-  show(writer: SessionWriter): { delta: (kind: 'text' | 'reasoning', text: string) => void; off: () => void } {
-    const off = writer.onEvent((e) => {
-      for (const fn of this.listeners) fn(writer.id, e);
-    });
-    const delta = (kind: 'text' | 'reasoning', text: string) => {
-      for (const fn of this.deltaListeners) fn(writer.id, kind, text);
-    };
-    return { delta, off };
+  /** Where a session's streamed text and reasoning go: the change stream (a resident agent's, a mirror's). */
+  streamOf(id: string): (kind: 'text' | 'reasoning', text: string) => void {
+    return (kind, text) => this.changes.emit({ type: 'delta', sessionId: id, kind, text });
   }
 
   /** Resident agents (roots and children), for views and leak checks. */

@@ -58,10 +58,7 @@ export class PanelController implements ApprovalPort {
   /** Settles when the first fold of every log is done (it never rejects). */
   private folded: Promise<void> = Promise.resolve();
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
-  readonly goals = new GoalActions(
-    () => this.ensure(),
-    (id) => this.reload(id),
-  );
+  readonly goals = new GoalActions(() => this.ensure());
 
   constructor(
     private readonly getHarness: () => Promise<Harness>,
@@ -354,14 +351,8 @@ export class PanelController implements ApprovalPort {
   /** Set a session's own sandbox / approval (appended to its log) and show it on its node. */
   async setPolicy(sessionId: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
     const h = await this.ensure();
+    // Resident or not, the policy event reaches the tree on the change stream (decision 0054).
     await h.setPolicy(sessionId, policy);
-    // A session that is not resident is written through a writer of its own (no event fired): reload.
-    await this.reload(sessionId);
-  }
-
-  /** Re-read a session's summary from the store and push its node (a write no event reported). */
-  private async reload(sessionId: string): Promise<void> {
-    await this.sync.reload(await this.ensure(), sessionId);
   }
 
   /**
@@ -370,9 +361,8 @@ export class PanelController implements ApprovalPort {
    */
   async setBudget(sessionId: string, budget: { maxTokens?: number; maxCostUsd?: number } | null): Promise<void> {
     const h = await this.ensure();
+    // The `budget/set` event moves the node and its ancestors' totals on the change stream.
     await h.setBudget(sessionId, budget);
-    await this.reload(sessionId);
-    for (const p of this.sync.tree.costs.changed(sessionId)) this.sync.push(p);
   }
 
   /** Prices changed (settings): every node's cost is recomputed and re-sent. */

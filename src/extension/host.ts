@@ -186,13 +186,14 @@ export class ArborHost implements CommandHost {
     if (this.sandbox.available) this.log.info(describeSandboxStatus(this.sandbox));
     else this.log.warn(`${describeSandboxStatus(this.sandbox)}. Until then every command needs your approval.`);
     this.controller.settingsChanged();
-    // The count changes when a turn starts and when an agent goes idle (a turn's end event
-    // comes while its agent still counts as running).
-    h.onEvent((id, e) => {
-      if (e.type === 'turn/start' || e.type === 'assistant/message') this.onStatus(this.controller.statusCounts());
-      this.logFeed.changed(id);
+    // The count changes when a turn starts, when usage arrives, and with every live change (an
+    // agent went idle, was queued, asked for approval): one subscription to the change stream.
+    h.observe((c) => {
+      if (c.type === 'event') {
+        if (c.event.type === 'turn/start' || c.event.type === 'assistant/message') this.onStatus(this.controller.statusCounts());
+        this.logFeed.changed(c.sessionId);
+      } else if (c.type === 'live') this.onStatus(this.controller.statusCounts());
     });
-    h.onIdle(() => this.onStatus(this.controller.statusCounts()));
     return h;
   }
 
@@ -251,7 +252,7 @@ export class ArborHost implements CommandHost {
     },
     // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
     workflow: (h) => {
-      if (h) Object.assign(h.workflows.engine.deployment, readSettings().workflow);
+      h?.setDefaults({ workflow: readSettings().workflow });
     },
     prices: async (h) => {
       const s = readSettings();

@@ -1,5 +1,5 @@
 import { describeError } from '../core/errors';
-import type { Harness } from '../core/harness';
+import type { Change, Harness } from '../core/harness';
 import type { SessionEvent } from '../core/session/events';
 import type { ApprovalPrompt, NodeStatus, TreeNode } from '../protocol';
 import type { ApprovalDesk } from './approvals';
@@ -19,30 +19,45 @@ export interface TreeSyncDeps {
   log(level: 'warn', text: string): void;
 }
 
+type ChangeHandlers = { [K in Change['type']]: (h: Harness, c: Extract<Change, { type: K }>) => void };
+
 /**
- * The delegation tree kept in step with the harness: its events, stream deltas, idle agents
- * and fan-out queue fold into the tree model, and every node that changed goes to every view
- * (marked with the approvals waiting in or under it).
+ * The delegation tree kept in step with the harness: a mapping from the harness's one change
+ * stream (decision 0054) to `tree/node` messages. Events fold into the tree model; a live
+ * change re-sends the node it names (its status is the harness's one answer, `liveOf`); every
+ * node goes to every view marked with the approvals waiting in or under it.
  */
 export class TreeSync {
   readonly tree: TreeModel;
   private readonly offs: (() => void)[] = [];
 
   constructor(private readonly deps: TreeSyncDeps) {
-    const live = deps.harness;
-    this.tree = new TreeModel({
-      isRunning: (id) => !!live()?.subagents.isRunning(id),
-      hasLiveChildren: (id) => !!live()?.subagents.hasLiveChildren(id),
-      awaitingApproval: (id) => deps.desk.waitingIn(id) || !!live()?.subagents.awaitsApproval(id),
-      isQueued: (id) => !!live()?.subagents.fanout.isQueued(id),
-      workflowRunning: (runId) => !!live()?.workflows.engine.isRunning(runId),
-      goalArmed: (id) => {
-        const h = live();
-        const a = h?.resident(id);
-        return !!a && h!.goals.liveState(a).armed;
-      },
-    });
+    this.tree = new TreeModel(deps.harness);
   }
+
+  /** What each kind of change does to the tree (the compiler checks every kind has one). */
+  private readonly handlers: ChangeHandlers = {
+    event: (h, c) => this.onEvent(h, c.sessionId, c.event),
+    delta: (_h, c) => {
+      this.deps.feed.delta(c.sessionId, c.kind, c.text);
+      this.tree.streamed(c.sessionId, c.text.length);
+      const doing = c.kind === 'text' ? 'streaming' : 'reasoning';
+      if (this.tree.node(c.sessionId)?.activity !== doing) {
+        this.tree.setActivity(c.sessionId, doing);
+        this.push(c.sessionId);
+      }
+    },
+    progress: () => undefined,
+    live: (h, c) => {
+      // A session made without an event yet (a new conversation, a child being built) is a node from its first change.
+      this.known(h, c.sessionId);
+      this.push(c.sessionId);
+      // A workflow run's node reads its parent's live state.
+      for (const run of this.tree.runs.of(c.sessionId)) this.push(run);
+      // An interrupted turn turns queued messages into waiting ones only once the loop stops.
+      if (c.what === 'idle') void this.deps.feed.queue(c.sessionId);
+    },
+  };
 
   /**
    * Start following an open harness: every stored session becomes a node now, and the
@@ -51,37 +66,7 @@ export class TreeSync {
   follow(h: Harness): Promise<void> {
     this.tree.setPrices(h.cost.prices);
     for (const header of h.store.list()) this.tree.addHeader(header);
-    this.offs.push(h.onEvent((id, e) => this.onEvent(h, id, e)));
-    // A subagent joined or left the queue for a slot: no event of its own says so.
-    this.offs.push(h.subagents.fanout.onChange((id) => this.push(id)));
-    // A mirror's agent says it waits for a human, or its mirror closed: no event says so either.
-    this.offs.push(
-      h.subagents.mirrors.onChange((id) => {
-        this.push(id);
-        const parent = this.tree.node(id)?.parentId;
-        if (parent) this.push(parent);
-      }),
-    );
-    this.offs.push(
-      h.onDelta((id, kind, delta) => {
-        this.deps.feed.delta(id, kind, delta);
-        this.tree.streamed(id, delta.length);
-        const doing = kind === 'text' ? 'streaming' : 'reasoning';
-        if (this.tree.node(id)?.activity !== doing) {
-          this.tree.setActivity(id, doing);
-          this.push(id);
-        }
-      }),
-    );
-    this.offs.push(
-      h.onIdle((id) => {
-        this.push(id);
-        // An interrupted turn turns queued messages into waiting ones only once the loop stops.
-        void this.deps.feed.queue(id);
-        const parent = this.tree.node(id)?.parentId;
-        if (parent) this.push(parent);
-      }),
-    );
+    this.offs.push(h.observe((c) => (this.handlers[c.type] as (h: Harness, c: Change) => void)(h, c)));
     return this.foldAll(h);
   }
 
@@ -109,12 +94,6 @@ export class TreeSync {
   /** Re-send every node that marks a request (the asker and its ancestors). */
   pushMarked(prompt: ApprovalPrompt): void {
     for (const id of this.deps.desk.marked(prompt, this.parentOf)) this.push(id);
-  }
-
-  /** Re-read a session's summary from the store and push its node (a write no event reported). */
-  async reload(h: Harness, sessionId: string): Promise<void> {
-    for (const id of this.tree.load(sessionId, await h.store.summary(sessionId))) if (id !== sessionId) this.push(id);
-    this.push(sessionId);
   }
 
   /**
@@ -164,24 +143,23 @@ export class TreeSync {
     }
   }
 
+  /** Put a session the tree has not seen yet into it (its header: the store's, or its resident agent's). */
+  private known(h: Harness, sessionId: string): void {
+    if (this.tree.has(sessionId)) return;
+    const header = h.store.header(sessionId) ?? h.resident(sessionId)?.session.header;
+    if (header) this.tree.addHeader(header);
+  }
+
   private onEvent(h: Harness, sessionId: string, e: SessionEvent): void {
-    if (!this.tree.has(sessionId)) {
-      const header = h.store.header(sessionId) ?? h.resident(sessionId)?.session.header;
-      if (header) this.tree.addHeader(header);
-    }
+    this.known(h, sessionId);
     this.tree.apply(sessionId, e);
     this.deps.feed.event(sessionId, e);
     this.deps.runFeed.event(sessionId, e);
     this.push(sessionId);
     for (const id of this.tree.applyWorkflow(sessionId, e)) this.push(id);
     if (e.type === 'turn/end') for (const id of this.tree.runs.of(sessionId)) this.push(id);
-    const parent = this.tree.node(sessionId)?.parentId;
-    if (parent && (e.type === 'turn/start' || e.type === 'turn/end')) this.push(parent);
     // Spending moves every ancestor's subtree total and budget bar.
-    for (const id of this.tree.spendMoved(sessionId, e)) if (id !== parent || e.type === 'assistant/message' || e.type === 'budget/set') this.push(id);
-    // A settlement notice (or a background result) means the child was released: its status changed without an event of its own.
-    if (e.type === 'user/message' && (e.source.kind === 'subagent-settled' || e.source.kind === 'subagent-result') && typeof e.source.fromSession === 'string')
-      this.push(e.source.fromSession);
+    for (const id of this.tree.spendMoved(sessionId, e)) if (id !== sessionId) this.push(id);
   }
 
   private marks(node: TreeNode): TreeNode {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { Harness, HarnessError, type HarnessErrorCode } from '../../src/core/harness';
 import type { FeatureRow } from '../../src/core/subagent/rows';
 import { fail, ok } from '../../src/core/tools/result';
+import { onProgress } from '../support/changes';
 import { harnessPerTest, makeHarness } from '../support/harness';
 
 /** Rejects with a HarnessError of `code`. */
@@ -152,7 +153,7 @@ describe('harness: the composition root and its public surface', () => {
     try {
       assert.ok(t.h.subagents.providerNames.includes('probe-provider'));
       const progress: string[] = [];
-      t.h.onProgress((id, p) => progress.push(`${id}:${p.tool}:${p.text}`));
+      onProgress(t.h, (id, p) => progress.push(`${id}:${p.tool}:${p.text}`));
       w.server.enqueue(
         {
           toolCalls: [

@@ -68,7 +68,7 @@ describe("extension: an ACP agent's own sub-sessions (mirrors) in the tree", () 
       approvalPolicy: 'never' as const,
       signal: new AbortController().signal,
     };
-    const kids = acpMirrors({ store: w.t.h.store, registry: w.t.h.subagents.mirrors, show: (x) => w.t.h.show(x) })(
+    const kids = acpMirrors({ store: w.t.h.store, registry: w.t.h.subagents.mirrors, streamOf: (id) => w.t.h.streamOf(id) })(
       ctx,
       async (id) => {
         cancelled.push(id);

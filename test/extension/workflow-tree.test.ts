@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AT_REST } from '../../src/core/live/state';
 import type { SessionEvent, SessionHeader } from '../../src/core/session/events';
 import { summarize } from '../../src/core/session/summary';
 import { TreeModel } from '../../src/extension/presenter/tree-model';
@@ -32,7 +33,7 @@ describe('tree: workflow runs as nodes of their own', () => {
     running = true;
     seq = 0;
     log = [];
-    model = new TreeModel({ isRunning: (id) => id === 'root' && running, hasLiveChildren: () => false, workflowRunning: () => running });
+    model = new TreeModel(() => ({ liveOf: (id) => ({ ...AT_REST, running: id === 'root' && running, workflows: id === 'root' && running ? ['r1'] : [] }) }));
     model.addHeader(header('root'));
   });
   /** One event of the root, as the controller feeds it: the summary fold, then the run nodes. */
@@ -97,7 +98,7 @@ describe('tree: workflow runs as nodes of their own', () => {
     const child = (i: number): SessionEvent[] => [
       { seq: 0, at: AT, type: 'subagent/descriptor', provider: 'spawn', mode: 'one-shot', label: `c${i}`, workflow: { runId: 'r1', index: i } } as SessionEvent,
     ];
-    const again = new TreeModel({ isRunning: () => false, hasLiveChildren: () => false });
+    const again = new TreeModel(() => undefined);
     again.addHeader(header('root'));
     const reloaded = again.load('root', summarize(header('root'), log));
     assert.deepEqual(reloaded, ['wf.r1']);

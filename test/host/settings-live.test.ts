@@ -245,17 +245,16 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
     },
     'arbor.workflow.allowUnconfinedScripts': async () => {
       // It matters only where no OS sandbox can start: this run's engine is pointed at a bubblewrap that is not there.
-      const d = h.workflows.engine.deployment;
-      const bwrap = d.bwrapPath;
-      d.bwrapPath = path.join(folder(), 'no-bubblewrap-here');
+      const engine = h.workflows.engine;
+      const bwrap = engine.deployment.bwrapPath;
+      engine.setDeployment({ bwrapPath: path.join(folder(), 'no-bubblewrap-here') });
       try {
         const call = { name: 'workflow', arguments: { script: 'return 1;', meta: { name: 'unconfined', description: 'no sandbox here' } } };
         rootCalls(server, 'no sandbox before', [call]);
         assert.match(toolResult((await chat(host, h, 'no sandbox before')).events).content, /NO_SANDBOX/);
         assert.equal((await workflowAfter('arbor.workflow.allowUnconfinedScripts', true)).status, 'completed');
       } finally {
-        if (bwrap === undefined) delete d.bwrapPath;
-        else d.bwrapPath = bwrap;
+        engine.setDeployment({ bwrapPath: bwrap });
       }
     },
     'arbor.prices': async () => {

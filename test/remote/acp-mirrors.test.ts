@@ -5,6 +5,7 @@ import { acpMirrors } from '../../src/core/remote/acp-mirrors';
 import type { RemoteTurnContext } from '../../src/core/remote/types';
 import type { SessionEvent } from '../../src/core/session/events';
 import { listAgents } from '../../src/core/subagent/control';
+import { onDeltas, onEvents } from '../support/changes';
 import { harnessPerTest } from '../support/harness';
 import { assertValidTurn, ofType } from './world';
 
@@ -29,7 +30,7 @@ describe('remote: acp mirrors (an ACP agent’s own sub-sessions as sessions of 
       approvalPolicy: 'never',
       signal: abort.signal,
     };
-    const factory = acpMirrors({ store: w.t.h.store, registry: w.t.h.subagents.mirrors, show: (x) => w.t.h.show(x), cancelWaitMs });
+    const factory = acpMirrors({ store: w.t.h.store, registry: w.t.h.subagents.mirrors, streamOf: (id) => w.t.h.streamOf(id), cancelWaitMs });
     return factory(
       ctx,
       async (id) => {
@@ -57,7 +58,7 @@ describe('remote: acp mirrors (an ACP agent’s own sub-sessions as sessions of 
   it('maps announcements, states and updates into valid logs: task, text, a call and its result, a nested child waiting for approval, an error', async () => {
     const seen: string[] = [];
     const deltas: string[] = [];
-    const offs = [w.t.h.onEvent((id, e) => seen.push(`${id}:${e.type}`)), w.t.h.onDelta((id, _k, d) => deltas.push(`${id}:${d}`))];
+    const offs = [onEvents(w.t.h, (id, e) => seen.push(`${id}:${e.type}`)), onDeltas(w.t.h, (id, _k, d) => deltas.push(`${id}:${d}`))];
     const kids = await open();
     await kids.announce(sub({ sessionId: 'ext-1', title: 'explorer', capabilities: { cancel: {} }, state: { state: 'running' } }));
     await kids.update('ext-1', chunk('user_message_chunk', 'find the ', { messageId: 'm1' }));

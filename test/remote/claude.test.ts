@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { descriptorOf } from '../../src/core/session/folds';
 import { listAgents } from '../../src/core/subagent/control';
+import { onDeltas } from '../support/changes';
 import { until } from '../support/harness';
 import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, pgidOf, remoteSettings, remoteWorld } from './world';
 
@@ -135,7 +136,7 @@ describe('remote: claude-code (the real program, offline)', function () {
       byWire(w.server, { messages: [{ text: 'partial answer that never ends', chunkSize: 15, fault: { kind: 'stall', afterChunks: 1 } }] });
       const root = await w.t.h.createSession();
       let streamed = '';
-      const off = w.t.h.onDelta((_id, kind, d) => {
+      const off = onDeltas(w.t.h, (_id, kind, d) => {
         if (kind === 'text') streamed += d;
       });
       const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'long task' });

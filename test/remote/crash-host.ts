@@ -3,6 +3,7 @@
 // program runs, then waits to be killed with -9.
 //   node crash-host.js <storeDir> <workspace> <fakeCommand>
 import { Harness } from '../../src/core/harness';
+import { onEvents } from '../support/changes';
 import { ModelServer } from '../support/model-server';
 
 void (async () => {
@@ -18,7 +19,7 @@ void (async () => {
   });
   const root = await h.createSession();
   const run = await h.subagents.start(root, 'codex', { prompt: 'go' });
-  const off = h.onEvent((id, e) => {
+  const off = onEvents(h, (id, e) => {
     if (id === run.id && e.type === 'subagent/remote') {
       off();
       // Once the event is durable: the reaper reads it from disk.

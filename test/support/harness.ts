@@ -19,9 +19,10 @@ export interface TestHarness {
 /** A harness on real temp folders (store + workspace) talking to the test model server. */
 export async function makeHarness(server: ModelServer, overrides: Partial<HarnessConfig> = {}): Promise<TestHarness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-h-'));
-  const workspace = path.join(dir, 'ws');
-  const storeDir = path.join(dir, 'store');
-  fs.mkdirSync(workspace);
+  // A reopen passes the closed harness's folders: they are what this one reports too.
+  const workspace = overrides.workspace?.[0] ?? path.join(dir, 'ws');
+  const storeDir = overrides.storeDir ?? path.join(dir, 'store');
+  fs.mkdirSync(workspace, { recursive: true });
   const h = await Harness.open({
     storeDir,
     workspace: [workspace],

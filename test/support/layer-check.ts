@@ -57,6 +57,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['tools'],
   ['scope'],
   ['agent'],
+  ['live'],
   ['subagent'],
   ['workflow', 'goal', 'remote'],
   ['recovery'],

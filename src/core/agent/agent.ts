@@ -51,15 +51,25 @@ export class Agent implements SessionLog {
   private readonly countingPort: ApprovalPort = {
     ask: async (request, signal) => {
       this.asking++;
+      this.approvalChanged();
       try {
         return await this.cfg.approval!.ask(request, signal);
       } finally {
         this.asking--;
+        this.approvalChanged();
       }
     },
   };
 
   constructor(private readonly cfg: AgentConfig) {}
+
+  private approvalChanged(): void {
+    try {
+      this.cfg.onApprovalChange?.();
+    } catch {
+      // a view's failure is its own
+    }
+  }
 
   get id(): string {
     return this.cfg.writer.id;

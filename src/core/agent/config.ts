@@ -112,6 +112,11 @@ export interface ToolCallHooks {
   }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
   /** A tool said how it is going (`ToolContext.progress`). Must not throw (a throw is dropped). */
   onProgress?: (p: ToolProgress) => void;
+  /**
+   * Called when `Agent.awaitingApproval` changes: a question of its turn was asked, or answered
+   * (or abandoned). Contract: synchronous, must not throw (a throw is dropped); for views.
+   */
+  onApprovalChange?: () => void;
 }
 
 /**

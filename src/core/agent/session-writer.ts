@@ -86,5 +86,6 @@ export class SessionWriter implements SessionLog {
 
   private emit(e: SessionEvent): void {
     for (const fn of this.listeners) fn(e, this.session);
+    this.store?.staged(this.session.id, e);
   }
 }

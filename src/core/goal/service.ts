@@ -11,6 +11,8 @@ export interface GoalHost {
   resident(id: string): Agent | undefined;
   openSession(id: string): Promise<Agent>;
   isSubagent(id: string): Promise<boolean>;
+  /** A goal change was written here (the harness's change stream, decision 0054): views and the round driver hear it. */
+  report(id: string, what: 'goal'): void;
 }
 
 /** A goal as readers see it: the durable snapshot plus this process's activation. */
@@ -43,7 +45,6 @@ export class GoalService {
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly inflight = new Set<Promise<unknown>>();
   private closingFlag = false;
-  private readonly changeListeners = new Set<(id: string) => void>();
 
   constructor(
     readonly host: GoalHost,
@@ -69,12 +70,6 @@ export class GoalService {
   liveState(agent: Agent): GoalState {
     const c = this.sync(agent.session);
     return { goal: c.fold.goal, armed: c.armed };
-  }
-
-  /** A goal change was written in this process (views refresh the goal bar's activation). */
-  onChange(fn: (id: string) => void): () => void {
-    this.changeListeners.add(fn);
-    return () => this.changeListeners.delete(fn);
   }
 
   // ── the human's operations (panel, commands, CLI) ─────────────────────────
@@ -276,7 +271,7 @@ export class GoalService {
     }
     await writer.append({ type: 'goal/change', goal });
     if (agent) this.sync(agent.session);
-    for (const fn of this.changeListeners) fn(writer.id);
+    this.host.report(writer.id, 'goal');
   }
 }
 

@@ -6,7 +6,7 @@ import { createGoalTool } from './tool';
 /**
  * The harness row of goals (keeps `harness.ts` to a few lines): the service, the global
  * `goal` tool, and the driver's admit hook. The driver runs when an agent goes idle and after
- * every goal change written in this process (a set or resume arms while the agent is already
+ * every goal change written in this process (both `live` changes on the harness's stream) (a set or resume arms while the agent is already
  * idle: no idle callback would come).
  */
 export function goalRow(defaultMaxRounds?: number): FeatureRow<GoalService> {
@@ -15,8 +15,10 @@ export function goalRow(defaultMaxRounds?: number): FeatureRow<GoalService> {
     wire({ host, tools }) {
       const service = new GoalService(host, defaultMaxRounds);
       const driver = new GoalDriver(service);
-      host.onIdle((id) => driver.kick(id));
-      service.onChange((id) => driver.kick(id));
+      // An agent went idle, or a goal change was written: the driver looks whether a round is due.
+      host.observe((c) => {
+        if (c.type === 'live' && (c.what === 'idle' || c.what === 'goal')) driver.kick(c.sessionId);
+      });
       tools.register(createGoalTool(service));
       return {
         service,

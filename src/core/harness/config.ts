@@ -1,9 +1,8 @@
-import type { ToolProgress } from '../agent/config';
 import type { ModelPrice } from '../cost/prices';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
-import type { ApprovalPolicy, SandboxMode, SessionEvent } from '../session/events';
+import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { StoreOptions } from '../store/store';
 import type { FeatureRow } from '../subagent/rows';
 import type { ApprovalPort } from '../tools/tool';
@@ -73,10 +72,8 @@ export interface HarnessDefaults {
   /** Children running at once: a higher limit admits queued ones now; a lower one lets running ones finish. */
   maxConcurrentChildren?: number;
   goalMaxRounds?: number;
+  /** Workflow limits for the next run (runs under way keep theirs). */
+  workflow?: Partial<WorkflowDeployment>;
 }
 
 export type ModelConfig = HarnessConfig['model'];
-
-export type HarnessListener = (sessionId: string, event: SessionEvent) => void;
-export type DeltaListener = (sessionId: string, kind: 'text' | 'reasoning', delta: string) => void;
-export type ProgressListener = (sessionId: string, progress: ToolProgress) => void;

@@ -21,8 +21,8 @@ import type { RemoteOutcome, RemoteTurnContext } from './types';
 export interface MirrorHost {
   store: Store;
   registry: MirrorRegistry;
-  /** The mirror's events reach the harness's listeners, its streamed text through `delta`, until `off`. */
-  show(writer: SessionWriter): { delta: (kind: 'text' | 'reasoning', text: string) => void; off: () => void };
+  /** Where a mirror's streamed text goes (the harness's change stream); its events reach it through the store. */
+  streamOf(id: string): (kind: 'text' | 'reasoning', text: string) => void;
   /** How long a cancelled sub-session may take to say it stopped before its turn is closed here (default 3 s). */
   cancelWaitMs?: number;
 }
@@ -43,7 +43,7 @@ interface Mirror {
   externalId: string;
   parent: string;
   writer: SessionWriter;
-  view: ReturnType<MirrorHost['show']>;
+  delta: ReturnType<MirrorHost['streamOf']>;
   title?: string;
   cancellable: boolean;
   /** The open turn, its sink and chunk buffer (a new sink per turn: call ids are unique per turn). */
@@ -157,9 +157,9 @@ class AcpMirrors implements AcpChildren {
     const writer = new SessionWriter(Session.create(header), this.host.store, { published: false });
     await writer.append({ type: 'subagent/descriptor', version: 2, mode: 'one-shot', provider: this.program, ...(title ? { label: title } : {}) });
     await writer.append({ type: 'subagent/remote', program: this.program, externalId: u.sessionId, announcedBy: this.ctx.childId });
-    const view = this.host.show(writer);
+    const delta = this.host.streamOf(id);
     await writer.publish();
-    const m: Mirror = { id, externalId: u.sessionId, parent: parentId, writer, view, ...(title ? { title } : {}), cancellable: false, waiters: [] };
+    const m: Mirror = { id, externalId: u.sessionId, parent: parentId, writer, delta, ...(title ? { title } : {}), cancellable: false, waiters: [] };
     this.mirrors.set(u.sessionId, m);
     this.live(m);
     return m;
@@ -225,7 +225,7 @@ class AcpMirrors implements AcpChildren {
     if (m.turn) return;
     // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
-    const sink = new SessionSink(m.writer, 'acp', this.program, m.view.delta, this.bounds);
+    const sink = new SessionSink(m.writer, 'acp', this.program, m.delta, this.bounds);
     m.turn = { id, sink, st: mapState(sink) };
     const user = m.user;
     m.user = undefined;
@@ -293,7 +293,6 @@ class AcpMirrors implements AcpChildren {
     for (const m of this.mirrors.values()) {
       await this.end(m, { stopReason, ...(error ? { error } : {}) });
       this.host.registry.delete(m.id);
-      m.view.off();
     }
   }
 }

@@ -105,7 +105,7 @@ export function remoteRow(
   return {
     name: 'remote',
     wire({ subagents, tools, registerProvider, host }) {
-      const children = acpChildren ?? acpMirrors({ store: host.store, registry: subagents.mirrors, show: (w) => host.show(w) });
+      const children = acpChildren ?? acpMirrors({ store: host.store, registry: subagents.mirrors, streamOf: (id) => host.streamOf(id) });
       for (const e of ENTRIES) {
         const s = settings[e.key];
         if (!s?.command) continue;

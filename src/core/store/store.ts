@@ -37,6 +37,7 @@ export class Store {
   private cleanOnClose = false;
   private readonly summaries: SummaryBook;
   private readonly appendListeners = new Set<(id: string, events: readonly SessionEvent[]) => void>();
+  private readonly stagedListeners = new Set<(id: string, event: SessionEvent) => void>();
 
   private constructor(
     readonly dir: string,
@@ -202,6 +203,29 @@ export class Store {
   onAppended(fn: (id: string, events: readonly SessionEvent[]) => void): () => void {
     this.appendListeners.add(fn);
     return () => this.appendListeners.delete(fn);
+  }
+
+  /**
+   * Called for every event a writer over this store applies, in its log's order, when it is
+   * staged: validated and in the writer's in-memory log, its durable append under way (a new
+   * session's events when it is published). Every writer of every session, resident or not,
+   * reports here, so a view built on it misses no write (decision 0054). A listener must not
+   * throw (a throw is swallowed: the writer's append goes on).
+   */
+  onStaged(fn: (id: string, event: SessionEvent) => void): () => void {
+    this.stagedListeners.add(fn);
+    return () => this.stagedListeners.delete(fn);
+  }
+
+  /** A writer staged an event (see `onStaged`). */
+  staged(id: string, event: SessionEvent): void {
+    for (const fn of this.stagedListeners) {
+      try {
+        fn(id, event);
+      } catch {
+        // a view's failure is its own
+      }
+    }
   }
 
   private appended(id: string, events: readonly SessionEvent[]): void {

@@ -2,7 +2,7 @@ import type { Agent } from '../agent/agent';
 import { subtreeTotals } from '../cost/rollup';
 import { type Spend, spendOf, totalTokens } from '../cost/spend';
 import { describeError } from '../errors';
-import { sessionStatus } from '../session/status';
+import { viewOf } from '../live/state';
 import type { SessionSummary } from '../session/summary';
 import type { SubagentControl } from './surface';
 import { type AgentListing, type InterruptOutcome, SubagentError } from './types';
@@ -91,21 +91,16 @@ function withCosts(rt: SubagentControl, out: AgentListing[], own: Map<string, Sp
 
 const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
 
-/** One child as list_agents shows it: the store's summary and the one status fold. */
+/** One child as list_agents shows it: the store's summary and the one status question (decision 0054). */
 function describeChild(rt: SubagentControl, id: string, s: SessionSummary): Omit<AgentListing, 'id' | 'parent' | 'depth'> {
-  const agent = rt.resident(id);
-  const live = agent && !agent.isDisposed;
-  const status = sessionStatus(s, {
-    running: rt.isRunning(id),
-    queued: rt.fanout.isQueued(id),
-    awaitingApproval: rt.awaitsApproval(id),
-    // Resident and not released: its parent may still hear from it (a one-shot child until its result is taken).
-    waitingForChildren: !!live && (rt.isActive(id) || rt.isOneShot(id)),
-  });
+  const view = viewOf(id, s, rt.liveOf(id));
+  const status = view.status;
   return {
     ...(s.provider ? { provider: s.provider, ...(s.mode ? { mode: s.mode } : {}), ...(s.label ? { label: s.label } : {}) } : {}),
     ...(s.remote ? { remote: { ...s.remote } } : {}),
     status,
+    // In memory and not released: its parent may still hear from it (a one-shot child until its result is taken).
+    resident: view.live.resident,
     ...(s.lastStopReason ? { lastStopReason: s.lastStopReason } : {}),
     inbox: s.inbox,
     tokens: { ...s.tokens },

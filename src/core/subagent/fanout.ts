@@ -28,9 +28,16 @@ export class FanoutLimiter {
   private active = 0;
   private readonly holders = new Map<string, Holder>();
   private readonly waiters: Waiter[] = [];
-  private readonly listeners = new Set<(id: string) => void>();
-
-  constructor(limit: number = DEFAULT_MAX_CONCURRENT_CHILDREN) {
+  /** How many waiters each id has in `waiters` (`isQueued` without a scan: every status question asks it). */
+  private readonly queuedCount = new Map<string, number>();
+  /**
+   * @param changed told when a child starts or stops waiting for a slot (the harness's change
+   *   stream, decision 0054); must not throw.
+   */
+  constructor(
+    limit: number = DEFAULT_MAX_CONCURRENT_CHILDREN,
+    private readonly changed: (id: string) => void = () => undefined,
+  ) {
     this.max = checkLimit(limit);
   }
 
@@ -54,13 +61,7 @@ export class FanoutLimiter {
   }
 
   isQueued(id: string): boolean {
-    return this.waiters.some((w) => w.id === id);
-  }
-
-  /** A child started or stopped waiting for a slot (views refresh its node). */
-  onChange(fn: (id: string) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    return this.queuedCount.has(id);
   }
 
   /** The admission of one child session. */
@@ -78,7 +79,7 @@ export class FanoutLimiter {
     return new Promise<void>((resolve) => {
       const onAbort = () => {
         const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
+        if (i >= 0) this.dequeued(this.waiters.splice(i, 1)[0].id);
         this.emit(id);
         resolve(); // no slot: the turn sees its aborted signal and ends before any request
       };
@@ -95,6 +96,7 @@ export class FanoutLimiter {
       const at = waiter.resuming ? this.waiters.findIndex((w) => !w.resuming) : -1;
       if (at < 0) this.waiters.push(waiter);
       else this.waiters.splice(at, 0, waiter);
+      this.queuedCount.set(id, (this.queuedCount.get(id) ?? 0) + 1);
       signal.addEventListener('abort', onAbort, { once: true });
       this.emit(id);
     });
@@ -132,11 +134,21 @@ export class FanoutLimiter {
   }
 
   private pump(): void {
-    while (this.active < this.max && this.waiters.length > 0) this.waiters.shift()!.grant();
+    while (this.active < this.max && this.waiters.length > 0) {
+      const w = this.waiters.shift()!;
+      this.dequeued(w.id);
+      w.grant();
+    }
+  }
+
+  private dequeued(id: string): void {
+    const n = (this.queuedCount.get(id) ?? 1) - 1;
+    if (n > 0) this.queuedCount.set(id, n);
+    else this.queuedCount.delete(id);
   }
 
   private emit(id: string): void {
-    for (const fn of this.listeners) fn(id);
+    this.changed(id);
   }
 }
 

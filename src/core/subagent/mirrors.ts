@@ -25,7 +25,9 @@ export interface MirrorLive {
  */
 export class MirrorRegistry {
   private readonly live = new Map<string, MirrorLive>();
-  private readonly listeners = new Set<(id: string) => void>();
+
+  /** @param changed told when a mirror's state changes (the harness's change stream, decision 0054); must not throw. */
+  constructor(private readonly changed: (id: string) => void = () => undefined) {}
 
   /** Its state now (announced, changed); listeners hear it. */
   set(id: string, state: MirrorLive): void {
@@ -69,24 +71,8 @@ export class MirrorRegistry {
     );
   }
 
-  /** A mirror's state changed (views refresh its status). */
-  onChange(fn: (id: string) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
-  }
-
   get size(): number {
     return this.live.size;
-  }
-
-  private changed(id: string): void {
-    for (const fn of this.listeners) {
-      try {
-        fn(id);
-      } catch {
-        // a view's failure is its own
-      }
-    }
   }
 }
 

@@ -51,6 +51,8 @@ interface OneShot {
 export class Residency {
   private readonly activations = new Map<string, Activation>();
   private readonly oneShots = new Map<string, OneShot>();
+  /** Per parent, its resident children: activations not released, and one-shots (`ownsLive`). */
+  private readonly owned = new Map<string, Set<string>>();
   private readonly depths = new Map<string, number>();
   /** Cold resumes and log writes under way per non-resident child. */
   private readonly busy = new Map<string, Promise<unknown>>();
@@ -92,10 +94,12 @@ export class Residency {
       this.armReleaseIfSettled(a);
     });
     this.activations.set(id, a);
+    this.own(parentId, id);
   }
 
   addOneShot(id: string, parentId: string, release: () => void, agent: Agent): void {
     const off = agent.onIdle(() => this.notifyQuiet());
+    this.own(parentId, id);
     this.oneShots.set(id, {
       id,
       parentId,
@@ -120,6 +124,7 @@ export class Residency {
     const o = this.oneShots.get(id);
     if (!o) return;
     this.oneShots.delete(id);
+    this.disown(o.parentId, id);
     await this.disposeOwned(id); // child-first: its own children go before it
     o.release();
     await o.agent.dispose();
@@ -266,9 +271,20 @@ export class Residency {
 
   /** The session has resident children (continuable activations or one-shots). */
   ownsLive(id: string): boolean {
-    for (const c of this.activations.values()) if (c.parentId === id && !c.released) return true;
-    for (const o of this.oneShots.values()) if (o.parentId === id) return true;
-    return false;
+    return (this.owned.get(id)?.size ?? 0) > 0;
+  }
+
+  /** Keep the per-parent index `ownsLive` reads (every status question asks it: no scan of all children). */
+  private own(parentId: string, id: string): void {
+    const set = this.owned.get(parentId) ?? new Set<string>();
+    set.add(id);
+    this.owned.set(parentId, set);
+  }
+
+  private disown(parentId: string, id: string): void {
+    const set = this.owned.get(parentId);
+    if (!set?.delete(id)) return;
+    if (set.size === 0) this.owned.delete(parentId);
   }
 
   /**
@@ -286,6 +302,7 @@ export class Residency {
     a.timer = undefined;
     a.offIdle();
     this.activations.delete(a.id);
+    this.disown(a.parentId, a.id);
     a.release();
     await a.agent.dispose();
     if (notify) {

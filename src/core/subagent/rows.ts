@@ -1,6 +1,6 @@
 import type { Agent } from '../agent/agent';
 import type { ToolCallHooks } from '../agent/config';
-import type { SessionWriter } from '../agent/session-writer';
+import type { LiveWhat, Observer } from '../live/changes';
 import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
@@ -26,9 +26,12 @@ export interface RowContext {
     resident(id: string): Agent | undefined;
     openSession(id: string): Promise<Agent>;
     isSubagent(id: string): Promise<boolean>;
-    onIdle(fn: (sessionId: string) => void): () => void;
-    /** A session no agent here runs (a mirror) reaches the views: its events, and its streamed text through `delta`. */
-    show(writer: SessionWriter): { delta: (kind: 'text' | 'reasoning', text: string) => void; off: () => void };
+    /** The one change stream (decision 0054). */
+    observe(fn: Observer): () => void;
+    /** Live state the log does not show moved: observers hear it (and the session's parent, as `children`). */
+    report(id: string, what: LiveWhat): void;
+    /** Where the streamed text of a session no agent here runs (a mirror) goes: the change stream. Its events get there through the store. */
+    streamOf(id: string): (kind: 'text' | 'reasoning', text: string) => void;
   };
 }
 

@@ -3,6 +3,8 @@ import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { PriceBook } from '../cost/prices';
 import type { Spend } from '../cost/spend';
+import type { LiveWhat } from '../live/changes';
+import type { SessionLive } from '../live/state';
 import type { ApprovalPort } from '../policy/approval';
 import type { ScopeRegistry } from '../scope/registry';
 import type { Budget } from '../session/budget';
@@ -68,6 +70,10 @@ export interface RuntimeDeps {
   prices?: () => PriceBook;
   /** What a budgeted subtree has spent, from the budget guard (absent: not budgeted). */
   budgetSpent?: (id: string) => Spend | undefined;
+  /** Live state the log does not show moved (the harness's change stream, decision 0054); must not throw. */
+  report?: (id: string, what: LiveWhat) => void;
+  /** The one live-state assembler (`Harness.liveOf`), for `list_agents`; absent: what the runtime knows alone. */
+  liveOf?: (id: string) => SessionLive;
 }
 
 export type Mode = 'one-shot' | 'continuable';
@@ -83,7 +89,7 @@ export class SubagentRuntime implements SubagentControl {
   /** The bound on children running at once; `fanout.limit` follows the setting. */
   readonly fanout: FanoutLimiter;
   /** A remote program's own sub-sessions shown in the tree, and whether they work now (decision 0041). */
-  readonly mirrors = new MirrorRegistry();
+  readonly mirrors: MirrorRegistry;
 
   constructor(private readonly deps: RuntimeDeps) {
     this.providers = new Map((deps.providers ?? [spawnProvider, forkProvider]).map((p) => [p.name, p]));
@@ -96,7 +102,9 @@ export class SubagentRuntime implements SubagentControl {
       registerLocalTools: (childId, mode, request) => this.registerLocalTools(childId, mode, request),
       deliver: (parentId, text, source, quiet) => this.deliver(parentId, text, source, quiet),
     });
-    this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN);
+    const report = deps.report ?? (() => undefined);
+    this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN, (id) => report(id, 'queued'));
+    this.mirrors = new MirrorRegistry((id) => report(id, 'mirror'));
   }
 
   /** Add a provider (a harness row's), or replace the one of the same name. */
@@ -155,6 +163,27 @@ export class SubagentRuntime implements SubagentControl {
   awaitsApproval(id: string): boolean {
     const a = this.resident(id);
     return (!!a && !a.isDisposed && a.awaitingApproval) || this.mirrors.awaitingApproval(id);
+  }
+  /**
+   * A session's live state (decision 0054): the harness's one assembler when wired (it adds
+   * goals and workflows to `ownLive`), else what the runtime knows alone.
+   */
+  liveOf(id: string): SessionLive {
+    return this.deps.liveOf?.(id) ?? this.ownLive(id);
+  }
+  /** What the runtime knows of a session now: residency, slots, approvals, mirrors. */
+  ownLive(id: string): SessionLive {
+    const a = this.resident(id);
+    return {
+      running: this.isRunning(id),
+      queued: this.fanout.isQueued(id),
+      awaitingApproval: this.awaitsApproval(id),
+      waitingForChildren: this.hasLiveChildren(id),
+      resident: !!a && !a.isDisposed,
+      goalArmed: false,
+      workflows: [],
+      mirrorRunning: this.mirrors.isRunning(id),
+    };
   }
   trackBackground<T>(p: Promise<T>): Promise<T> {
     return this.residency.trackBackground(p);

@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/agent';
 import type { PriceBook } from '../cost/prices';
 import type { Spend } from '../cost/spend';
+import type { SessionLive } from '../live/state';
 import type { Budget } from '../session/budget';
 import type { MessageSource, SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
@@ -51,6 +52,8 @@ export interface SubagentControl {
   isRunning(id: string): boolean;
   /** That turn waits for a human's answer (a resident agent's approval, or a mirror's `requires_action`). */
   awaitsApproval(id: string): boolean;
+  /** The session's live state, from the one assembler (decision 0054): what every status reader asks. */
+  liveOf(id: string): SessionLive;
   /** A background one-shot result is on its way to the parent: `whenQuiet` waits for it. */
   trackBackground<T>(p: Promise<T>): Promise<T>;
   /** Prices per model now, when the deployment counts cost (decision 0033). */

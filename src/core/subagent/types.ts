@@ -136,6 +136,8 @@ export interface AgentListing {
   /** A remote child's program and its version (`codex`, `codex-cli 0.171.0`). */
   remote?: { program: string; version?: string };
   status?: SessionStatus;
+  /** In memory and not released: it may still report, and a follow-up reaches it without a cold resume. */
+  resident?: boolean;
   lastStopReason?: StopReason;
   inbox?: number;
   tokens?: { prompt: number; completion: number; cacheHit: number };

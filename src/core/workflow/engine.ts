@@ -33,7 +33,7 @@ export const RUN_OUTLIVED = 'The process ended during this workflow (a crash or 
  * cancelled the run, the harness closed) goes through `Run.end`.
  */
 export class WorkflowEngine {
-  readonly deployment: WorkflowDeployment;
+  private deploymentNow: WorkflowDeployment;
   private readonly runs = new Map<string, Run>();
   private closing = false;
 
@@ -41,8 +41,20 @@ export class WorkflowEngine {
     private readonly rt: SubagentRuntime,
     deployment: Partial<WorkflowDeployment> = {},
     private readonly budgets?: WorkflowBudgets,
+    /** Told when a run of a session starts or ends here (the harness's change stream, decision 0054); must not throw. */
+    private readonly report: (sessionId: string) => void = () => undefined,
   ) {
-    this.deployment = { ...DEFAULT_DEPLOYMENT, ...deployment };
+    this.deploymentNow = { ...DEFAULT_DEPLOYMENT, ...deployment };
+  }
+
+  /** The limits the next run starts with (a run under way keeps its own). */
+  get deployment(): Readonly<WorkflowDeployment> {
+    return this.deploymentNow;
+  }
+
+  /** New limits (settings edited): the next run starts with them; a run under way keeps its own. */
+  setDeployment(d: Partial<WorkflowDeployment>): void {
+    this.deploymentNow = { ...this.deploymentNow, ...d };
   }
 
   /** Run a script for the parent session's current tool call; resolves when the run has ended (never rejects). */
@@ -57,7 +69,7 @@ export class WorkflowEngine {
     });
     let checked: { sha256: string; bytes: number };
     try {
-      checked = checkInput(input, this.deployment);
+      checked = checkInput(input, this.deploymentNow);
     } catch (err) {
       if (err instanceof WorkflowError) return failed(err);
       throw err;
@@ -76,7 +88,7 @@ export class WorkflowEngine {
       return failed(new WorkflowError('BAD_INPUT', describeError(err)));
     }
     const confinement = await this.confinement();
-    if (confinement.kind === 'none' && !this.deployment.allowUnconfined)
+    if (confinement.kind === 'none' && !this.deploymentNow.allowUnconfined)
       return failed(
         new WorkflowError(
           'NO_SANDBOX',
@@ -84,13 +96,15 @@ export class WorkflowEngine {
             'Do the work with subagents directly instead; the user can allow unconfined scripts (setting arbor.workflow.allowUnconfinedScripts, or arbor run --unconfined-workflows).',
         ),
       );
-    const limits = runLimits(this.deployment, input);
-    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deployment, confinement);
+    const limits = runLimits(this.deploymentNow, input);
+    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deploymentNow, confinement);
     this.runs.set(run.id, run);
+    this.report(parent.id);
     if (budget) this.budgets?.open(run.id, budget);
     void run.outcome.then(() => {
       this.runs.delete(run.id);
       this.budgets?.close(run.id);
+      this.report(parent.id);
     });
     await run.append('workflow/start', {
       ...(ctx.callId ? { callId: ctx.callId } : {}),
@@ -115,7 +129,7 @@ export class WorkflowEngine {
 
   /** Where the next script runs: inside bubblewrap when it starts here (probed once per process), else unconfined. */
   private async confinement(): Promise<Confinement> {
-    return (await scriptConfinement(this.deployment.bwrapPath)).confinement;
+    return (await scriptConfinement(this.deploymentNow.bwrapPath)).confinement;
   }
 
   /** A human's "Cancel workflow" (status `cancelled`); false when no such run is going. */
@@ -134,6 +148,11 @@ export class WorkflowEngine {
   /** Leak checks: runs going, script processes alive, timers armed (wall clocks and memory watchdogs) — all 0 when idle. */
   stats(): { runs: number; processes: number; timers: number } {
     return { runs: this.runs.size, processes: Isolate.alive, timers: Run.wallClocks + Isolate.watchdogs };
+  }
+
+  /** The runs of a session going now. */
+  runsOf(sessionId: string): string[] {
+    return [...this.runs.values()].filter((r) => r.parent.id === sessionId).map((r) => r.id);
   }
 
   isRunning(runId: string): boolean {

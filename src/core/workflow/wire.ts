@@ -21,8 +21,8 @@ export interface WorkflowWiring {
 export function workflowRow(deployment: Partial<WorkflowDeployment> = {}, budgets?: WorkflowBudgets): FeatureRow<WorkflowWiring> {
   return {
     name: 'workflow',
-    wire({ subagents, tools }) {
-      const engine = new WorkflowEngine(subagents, deployment, budgets);
+    wire({ subagents, tools, host }) {
+      const engine = new WorkflowEngine(subagents, deployment, budgets, (id) => host.report(id, 'workflow'));
       tools.register(createWorkflowTool(engine));
       const service: WorkflowWiring = {
         engine,

@@ -1,31 +1,21 @@
 import type { PriceBook } from '../../core/cost/prices';
 import { addSpend, type Spend, zeroSpend } from '../../core/cost/spend';
+import { AT_REST, type SessionLive, viewOf } from '../../core/live/state';
 import type { SessionEvent, SessionHeader } from '../../core/session/events';
-import { type SessionStatus, sessionStatus } from '../../core/session/status';
 import { emptySummary, estimateTokens, foldSummary, type SessionSummary, summarize } from '../../core/session/summary';
 import type { NodeStatus, SpendView, TreeNode } from '../../protocol';
 import { CostRollup, spendView } from './cost-rollup';
 import { isRunNode, runIdOf, runNodeId, WorkflowRuns } from './workflow-runs';
 
-// The wire's status is the core's, word for word (the protocol is a leaf module: it cannot import it).
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const statusesMatch: Same<NodeStatus, SessionStatus> = true;
-void statusesMatch;
+// The wire's status is the core's, word for word: `extension/wire-unions.ts` checks it at compile time.
 
-/** What the runtime knows now that the log does not say: residency, running turns, approvals. */
-export interface LiveProbe {
-  isRunning(id: string): boolean;
-  /** Has children that are resident (running or waiting). */
-  hasLiveChildren(id: string): boolean;
-  /** Its running turn waits for a human's answer to an approval. */
-  awaitingApproval?(id: string): boolean;
-  /** Its turn waits for a free slot under the limit on subagents running at once. */
-  isQueued?(id: string): boolean;
-  /** The workflow run is going in this process. */
-  workflowRunning?(runId: string): boolean;
-  /** Its goal is armed in this process (activation is never in the log). */
-  goalArmed?(id: string): boolean;
+/** Where the tree asks what the process knows now: the harness's one assembler (`Harness.liveOf`, decision 0054). */
+export interface LiveSource {
+  liveOf(id: string): SessionLive;
 }
+
+/** Before the harness is open nothing runs. */
+const NOTHING_LIVE: LiveSource = { liveOf: () => AT_REST };
 
 /**
  * The delegation tree as the UI shows it: headers plus each session's summary — the one
@@ -46,7 +36,11 @@ export class TreeModel {
     (id) => this.folds.get(id),
   );
 
-  constructor(private readonly probe: LiveProbe) {}
+  constructor(private readonly source: () => LiveSource | undefined) {}
+
+  private liveOf(id: string): SessionLive {
+    return (this.source() ?? NOTHING_LIVE).liveOf(id);
+  }
 
   has(id: string): boolean {
     return this.headers.has(id);
@@ -157,16 +151,10 @@ export class TreeModel {
     else if (this.activity.get(id)?.text !== text) this.activity.set(id, { text, since: Date.now() });
   }
 
-  /** The one status fold over the summary and what the runtime knows now. */
+  /** The one status question (core's `viewOf`) over this tree's fold and what the process knows now. */
   status(id: string): NodeStatus | undefined {
     const f = this.folds.get(id);
-    if (!f) return undefined;
-    return sessionStatus(f, {
-      running: this.probe.isRunning(id),
-      queued: this.probe.isQueued?.(id) ?? false,
-      waitingForChildren: this.probe.hasLiveChildren(id),
-      awaitingApproval: this.probe.awaitingApproval?.(id) ?? false,
-    });
+    return f ? viewOf(id, f, this.liveOf(id)).status : undefined;
   }
 
   node(id: string): TreeNode | undefined {
@@ -179,14 +167,15 @@ export class TreeModel {
     const h = this.headers.get(id);
     const f = this.folds.get(id);
     if (!h || !f) return undefined;
-    const status = this.status(id)!;
+    const live = this.liveOf(id);
+    const status = viewOf(id, f, live).status;
     const since = () => this.activity.get(id)?.since ?? Date.now();
     const act =
       status === 'queued'
         ? { text: 'waiting for a free slot', since: since() }
         : status === 'running' || status === 'approval'
           ? this.activity.get(id)
-          : this.probe.hasLiveChildren(id)
+          : live.waitingForChildren
             ? { text: 'waiting for children', since: since() }
             : undefined;
     return {
@@ -216,7 +205,7 @@ export class TreeModel {
       ...(f.refused ? { refused: f.refused } : {}),
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
-      ...(f.goal ? { goal: { ...f.goal, armed: this.probe.goalArmed?.(id) ?? false } } : {}),
+      ...(f.goal ? { goal: { ...f.goal, armed: live.goalArmed } } : {}),
       createdAt: h.createdAt,
     };
   }
@@ -224,7 +213,9 @@ export class TreeModel {
   /** Whether a run can still be going: its parent runs, or the engine has it (else an open run was cut by a crash or reload). */
   runOpen(runId: string): boolean {
     const parent = this.runs.parentSessionOf(runNodeId(runId));
-    return (parent !== undefined && this.probe.isRunning(parent)) || (this.probe.workflowRunning?.(runId) ?? false);
+    if (parent === undefined) return false;
+    const live = this.liveOf(parent);
+    return live.running || live.workflows.includes(runId);
   }
 
   ids(): IterableIterator<string> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { HarnessConfig } from '../../../src/core/harness';
 import { BudgetInputError } from '../../../src/core/session/budget';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { onEvents } from '../../support/changes';
 import { eventsOf, hold, ofType, stopReasons, subagentWorld } from '../subagent/helpers';
 
 // Issue 15.3–15.4: budgets on a delegation subtree, set by the human or a delegating parent,
@@ -62,7 +63,7 @@ describe('cost: budgets that hold', () => {
     await setup();
     w.gates.release('go'); // the leaves' tool answers at once: they just keep asking the model
     const events: { id: string; e: SessionEvent }[] = [];
-    w.t.h.onEvent((id, e) => events.push({ id, e }));
+    onEvents(w.t.h, (id, e) => events.push({ id, e }));
     w.script.on('root', { toolCalls: [spawn('m1'), spawn('m2')] }, { text: 'root done' });
     w.script.on('m1', { toolCalls: [spawn('l1'), spawn('l2')] }, { text: 'm1 done' });
     w.script.on('m2', { toolCalls: [spawn('l3'), spawn('l4')] }, { text: 'm2 done' });

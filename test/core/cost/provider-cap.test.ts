@@ -3,6 +3,7 @@ import { DEFAULT_COMPLETION_RESERVE, MIN_COMPLETION_CAP } from '../../../src/cor
 import type { HarnessConfig } from '../../../src/core/harness';
 import { MAX_CAP_FIELD_BYTES } from '../../../src/core/model/request';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { onEvents } from '../../support/changes';
 import type { RecordedRequest } from '../../support/model-server';
 import { eventsOf, ofType, stopReasons, subagentWorld, waitFor } from '../subagent/helpers';
 
@@ -194,7 +195,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
       // Each reply's head waits, so the children's requests are in flight together.
       for (const t of tags) w.script.on(t, { ...longReply(30_000), delayMs: 200 }, longReply(30_000));
       let worst = 0;
-      w.t.h.onEvent((_id, e: SessionEvent) => {
+      onEvents(w.t.h, (_id, e: SessionEvent) => {
         if (e.type !== 'request/header') return;
         const s = budgets().spent(w.root.id)!;
         worst = Math.max(worst, s.tokens.prompt + s.tokens.completion + s.reservedTokens);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { ROUND_ERROR_STREAK } from '../../../src/core/goal/driver';
 import { GoalError } from '../../../src/core/goal/snapshot';
 import type { GoalSnapshot, MessageSource, SessionEvent } from '../../../src/core/session/events';
+import { onEvents } from '../../support/changes';
 import { harnessPerTest, makeHarness, until } from '../../support/harness';
 
 const goals = (evs: readonly SessionEvent[]): (GoalSnapshot | null)[] => evs.flatMap((e) => (e.type === 'goal/change' ? [e.goal] : []));
@@ -170,7 +171,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     let human: Promise<string> | undefined;
     // The human speaks the moment the driver has planned round 1 (its goal/change is appended,
     // the round's message not yet in the inbox).
-    w.t.h.onEvent((id, e) => {
+    onEvents(w.t.h, (id, e) => {
       // (Not from inside the listener: an append there would overtake the one being emitted.)
       if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !human)
         human = Promise.resolve().then(() => agent.accept('stop, do this instead', { kind: 'user' }));
@@ -205,7 +206,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     it(`a runtime ${kind} message beats a queued round as a human prompt does: the goal blocks prompt-rejected`, async () => {
       const agent = await w.t.h.createSession();
       let notice: Promise<void> | undefined;
-      w.t.h.onEvent((id, e) => {
+      onEvents(w.t.h, (id, e) => {
         if (id === agent.id && e.type === 'goal/change' && e.goal?.operation === 'round' && !notice)
           notice = Promise.resolve().then(() => w.t.h.subagents.deliver(agent.id, `[from a child: ${kind}]`, sourceOf(kind, `${agent.id}.abc123`)));
       });

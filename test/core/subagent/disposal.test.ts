@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Agent } from '../../../src/core/agent/agent';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { ownScopeOf } from '../../../src/core/subagent/composition';
+import { onEvents } from '../../support/changes';
 import { delivered, hold, ofType, stopReasons, subagentWorld } from './helpers';
 
 const idle = { activations: 0, oneShots: 0, timers: 0, background: 0 };
@@ -18,7 +19,7 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
   let seen: { session: string; event: SessionEvent }[];
   beforeEach(() => {
     seen = [];
-    w.t.h.onEvent((session, event) => seen.push({ session, event }));
+    onEvents(w.t.h, (session, event) => seen.push({ session, event }));
   });
 
   it('disposing a one-shot disposes its live continuable grandchild first, and nobody is notified', async () => {
@@ -80,11 +81,15 @@ describe('subagent: disposal is child-first and leaves nothing behind', () => {
         `scope of ${a.id} left behind`,
       );
     }
-    // A write through a disposed child's writer is no longer forwarded by the harness.
+    // A write through a disposed child's writer still reaches the change stream, once: every
+    // write to a log is reported, resident or not (decision 0054) — and nothing else was left on it.
     const stale = runs[0].localAgent;
     const count = seen.length;
     await stale.append({ type: 'goal/change', goal: null });
-    assert.equal(seen.length, count);
+    assert.deepEqual(
+      seen.slice(count).map((s) => [s.session, s.event.type]),
+      [[stale.id, 'goal/change']],
+    );
     // Each Activation still told the root, once.
     for (const s of starts) assert.equal(delivered(w.root.session.events, 'subagent-settled', s.childId).length, 1);
   });

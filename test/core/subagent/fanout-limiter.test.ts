@@ -19,10 +19,9 @@ describe('subagent: the fan-out limiter', () => {
   });
 
   it('admits up to the limit, then queues in FIFO order; each leave admits the head', async () => {
-    const l = new FanoutLimiter(2);
-    const granted: string[] = [];
     const changed: string[] = [];
-    l.onChange((id) => changed.push(id));
+    const l = new FanoutLimiter(2, (id) => changed.push(id));
+    const granted: string[] = [];
     for (const id of ['a', 'b', 'c', 'd', 'e']) void enter(l, id, granted);
     await tick();
     assert.deepEqual(granted, ['a', 'b']);

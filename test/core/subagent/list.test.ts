@@ -96,8 +96,10 @@ describe('subagent: list_agents shows descendants and survives unreadable logs',
       last: 'error',
       inbox: 0,
     });
+    // Resident (its result not yet taken) is not waiting: it has no children (decision 0054).
+    assert.equal(by.get(o.id)!.resident, true);
     assert.deepEqual(pick(o.id), {
-      status: 'waiting',
+      status: 'settled',
       provider: 'spawn',
       mode: 'one-shot',
       label: 'once',
