@@ -2,7 +2,17 @@
 // function per `type` (a mapped type makes a missing handler a compile error); intents
 // post typed messages; requests (`request()`) get their typed answer, and a failure is
 // shown in words next to what failed, with what to do when its code says.
-import type { ApprovalPrompt, GrantView, HostCommand, HostToWebview, PanelSettings, RequestBody, RequestResults, RequestType } from '../../../src/protocol';
+import type {
+  ApprovalPrompt,
+  ExamplePrompt,
+  GrantView,
+  HostCommand,
+  HostToWebview,
+  PanelSettings,
+  RequestBody,
+  RequestResults,
+  RequestType,
+} from '../../../src/protocol';
 import { hintFor } from '../lib/error-hints';
 import { isActive } from '../lib/format';
 import type { RequestError } from '../lib/requests';
@@ -229,11 +239,15 @@ export class AppState {
     post({ type: 'budget/pick', sessionId });
   }
 
-  /** An example prompt from the empty panel: sent as a new conversation. */
-  sendExample(text: string): void {
+  /** An example prompt from the empty panel: sent as a new conversation, or set as a new conversation's goal (armed). */
+  sendExample(example: ExamplePrompt): void {
     if (this.readOnly) return;
     this.#showSelected(undefined);
-    this.setDraft(text);
+    if (example.goalRounds !== undefined) {
+      this.#ask({ type: 'goal/start', objective: example.text, maxRounds: example.goalRounds }, 'Starting a conversation with this goal');
+      return;
+    }
+    this.setDraft(example.text);
     this.send();
   }
 
