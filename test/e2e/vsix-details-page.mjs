@@ -113,7 +113,7 @@ export async function checkDetailsPage({ extensionsDir, scratch, displayName = '
             if (imgs.some((i) => i.getAttribute('src') && !i.complete)) return 'loading';
             return {
               title: document.querySelector('h1')?.textContent?.trim(),
-              text: document.body.innerText,
+              text: document.body.textContent ?? '',
               images: imgs.map((i) => ({ src: i.getAttribute('src'), alt: i.alt, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight })),
             };
           })
