@@ -42,7 +42,9 @@ const installed = ensureDeps('arbor start');
 say(installed || skipBuild ? 'built by npm ci (or --skip-build)' : 'building the extension (tsc, esbuild, vite)…');
 if (!installed && !skipBuild) run('npm', ['run', 'build', '--silent'], 'the build');
 
-say('installing the real VS Code (code-server + Node 24) and Chromium libraries into .tools/ — the first time takes minutes (code-server's install: 5 min to well over 30, see the README's "The first start")…');
+say(
+  'installing the real VS Code (code-server + Node 24) and Chromium libraries into .tools/ — the first time takes minutes (mostly the code-server install: 5 min to well over 30, see "The first start" in the README)…',
+);
 run(process.execPath, [join(repoRoot, 'scripts', 'e2e', 'setup.mjs')], 'the installer');
 
 say('preparing the sample workspace and the demo model…');
