@@ -42,7 +42,9 @@ const installed = ensureDeps('arbor start');
 say(installed || skipBuild ? 'built by npm ci (or --skip-build)' : 'building the extension (tsc, esbuild, vite)…');
 if (!installed && !skipBuild) run('npm', ['run', 'build', '--silent'], 'the build');
 
-say('installing the real VS Code (code-server + Node 24) and Chromium libraries into .tools/ — the first time takes a few minutes…');
+say(
+  'installing the real VS Code (code-server + Node 24) and Chromium libraries into .tools/ — the first time takes minutes (mostly the code-server install: 5 min to well over 30, see "The first start" in the README)…',
+);
 run(process.execPath, [join(repoRoot, 'scripts', 'e2e', 'setup.mjs')], 'the installer');
 
 say('preparing the sample workspace and the demo model…');
@@ -59,9 +61,12 @@ let model;
 if (demo || !hasKey) {
   const require = createRequire(import.meta.url);
   const { ModelServer } = require(join(repoRoot, 'out', 'test', 'support', 'model-server.js'));
-  const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
+  const { demoResponder, DEMO_PROMPTS, DEMO_STEP_MS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
   model = await ModelServer.start();
-  model.setFallback((body) => demoReply(body));
+  // Paced for a person (workflow agents and goal rounds take a few seconds each, so they can be
+  // watched and stopped); ARBOR_DEMO_STEP_MS changes the pace, 0 answers at the tests' speed.
+  const stepMs = process.env.ARBOR_DEMO_STEP_MS !== undefined ? Number(process.env.ARBOR_DEMO_STEP_MS) : DEMO_STEP_MS;
+  model.setFallback(demoResponder({ stepMs: Number.isFinite(stepMs) && stepMs > 0 ? stepMs : 0 }));
   // The empty panel lists the demo's prompts (as buttons) while the demo model answers.
   settings['arbor.chat.examplePrompts'] = [...DEMO_PROMPTS];
   if (demo) Object.assign(settings, { 'arbor.model.baseUrl': model.baseURL, 'arbor.model.name': 'arbor-demo', 'arbor.subagents.releaseDelayMs': 1500 });

@@ -235,9 +235,16 @@ export interface PanelSettings {
   modelSource: ModelSource;
   model: string;
   /** Example prompts an empty panel offers as buttons (the demo lists its scenes; `arbor.chat.examplePrompts`). */
-  examplePrompts?: string[];
+  examplePrompts?: ExamplePrompt[];
   /** Whether commands run in an OS sandbox here (absent until probed): the mode indicator warns when none can start. */
   osSandbox?: OsSandboxView;
+}
+
+/** An empty panel's button: `text` sent as a new conversation, or (with `goalRounds`) set as a new conversation's goal. */
+export interface ExamplePrompt {
+  text: string;
+  /** A goal button: the new conversation's goal, armed, with this round limit. */
+  goalRounds?: number;
 }
 
 export interface OsSandboxView {
@@ -304,6 +311,8 @@ export type WebviewToHost =
   | { type: 'budget/pick'; sessionId: string }
   /** Goals (a human action: set and resume arm the goal in this window). */
   | { type: 'goal/set'; id: string; sessionId: string; objective: string; maxRounds?: number }
+  /** A goal on a new conversation titled by its objective (an example prompt's goal button). */
+  | { type: 'goal/start'; id: string; objective: string; maxRounds: number }
   | { type: 'goal/pause'; id: string; sessionId: string }
   | { type: 'goal/resume'; id: string; sessionId: string }
   | { type: 'goal/clear'; id: string; sessionId: string }
@@ -375,6 +384,8 @@ export interface RequestResults {
   'queue/run': { sessionId: string };
   'approval/revoke': { sessionId: string };
   'goal/set': { sessionId: string };
+  /** The new conversation. */
+  'goal/start': { sessionId: string };
   'budget/set': { sessionId: string };
   'goal/pause': { sessionId: string };
   'goal/resume': { sessionId: string };

@@ -412,6 +412,7 @@ export function workbenchUrl(serverUrl, { folder, devExtensionPath, testsPath } 
  * @param {boolean} [opts.headless]          default true
  * @param {number} [opts.timeoutMs]          launch and navigation timeout, default 60 s
  * @param {(msg: import('playwright-core').ConsoleMessage) => void} [opts.onConsole]
+ * @param {boolean} [opts.ignoreHTTPSErrors]  accept self-signed certificates (a test's local https server)
  */
 export async function openWorkbench(serverUrl, opts = {}) {
   const { chromium } = await loadPlaywright();
@@ -448,6 +449,7 @@ export async function openWorkbench(serverUrl, opts = {}) {
       env: { ...process.env, XDG_CONFIG_HOME: join(profileDir, '.config') },
       viewport,
       timeout: timeoutMs,
+      ignoreHTTPSErrors: opts.ignoreHTTPSErrors === true,
     });
     // Playwright starts Chromium in a process group of its own; find it by the profile dir.
     browserGroup = browserProcessGroup(profileDir);

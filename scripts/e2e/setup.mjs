@@ -144,7 +144,9 @@ async function node() {
 
 // 3. code-server -------------------------------------------------------------------------
 async function codeServer() {
-  begin(`code-server@${versions.codeServer} into ${codeServerToolDir} (Node 24 first on PATH; ~2 min, ~800 MB)`);
+  begin(
+    `code-server@${versions.codeServer} into ${codeServerToolDir} (Node 24 first on PATH; ~600 MB; 5 min on a warm npm cache, much longer on a cold one or a busy machine)`,
+  );
   const stamp = readStamp(codeServerToolDir);
   if (stamp.node === versions.node && stamp.codeServer === versions.codeServer && existsSync(codeServerEntry)) {
     log('already installed, skipping');

@@ -220,6 +220,13 @@ export class PanelController implements ApprovalPort {
       await this.goals.set(m.sessionId, m.objective, m.maxRounds);
       return { sessionId: m.sessionId };
     },
+    'goal/start': async (port, m) => {
+      const h = await this.ensure();
+      const id = (await h.createSession({ title: m.objective.slice(0, 80) })).id;
+      this.select(port, id);
+      await this.goals.set(id, m.objective, m.maxRounds);
+      return { sessionId: id };
+    },
     'goal/pause': async (_port, m) => {
       await this.goals.pause(m.sessionId);
       return { sessionId: m.sessionId };

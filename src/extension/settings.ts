@@ -3,7 +3,8 @@ import { checkPriceOverrides, type ModelPrice } from '../core/cost/prices';
 import { CAP_FIELD_SETTINGS, type CapFieldSetting } from '../core/model/cap-field';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
 import type { WorkflowDeployment } from '../core/workflow/limits';
-import type { ApprovalPolicy, SandboxMode } from '../protocol';
+import type { ApprovalPolicy, ExamplePrompt, SandboxMode } from '../protocol';
+import { readExamplePrompts } from './example-prompts';
 import { type RemoteRead, readRemoteSettings } from './remote-settings';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -25,7 +26,7 @@ export interface ArborSettings {
   /** Sandboxed commands may use the network. */
   network: boolean;
   /** Offered as buttons by an empty panel. */
-  examplePrompts: string[];
+  examplePrompts: ExamplePrompt[];
   /** A goal's round limit when none is given. */
   goalMaxRounds: number;
   /** Workflow limits (`arbor.workflow.*`), read at each run's start. */
@@ -81,7 +82,7 @@ export function readSettings(): ArborSettings {
     network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     workflow: readWorkflow(c),
-    examplePrompts: (c.get<unknown[]>('chat.examplePrompts', []) ?? []).filter((p): p is string => typeof p === 'string' && p.trim() !== '').slice(0, 8),
+    examplePrompts: readExamplePrompts(c.get<unknown>('chat.examplePrompts', [])),
     ...readPrices(c.get<unknown>('prices', {})),
   };
 }

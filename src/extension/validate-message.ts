@@ -42,6 +42,15 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
     typeof x.objective === 'string' &&
     x.objective.length <= 100_000 &&
     (x.maxRounds === undefined || typeof x.maxRounds === 'number'),
+  // A new conversation is made only for a goal that can be set: the limit is checked here.
+  'goal/start': (x) =>
+    str(x.id) &&
+    typeof x.objective === 'string' &&
+    x.objective.trim() !== '' &&
+    x.objective.length <= 100_000 &&
+    Number.isInteger(x.maxRounds) &&
+    (x.maxRounds as number) >= 1 &&
+    (x.maxRounds as number) <= 1000,
   'goal/pause': (x) => str(x.id) && id(x.sessionId),
   'goal/resume': (x) => str(x.id) && id(x.sessionId),
   'goal/clear': (x) => str(x.id) && id(x.sessionId),

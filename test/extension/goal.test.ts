@@ -37,6 +37,34 @@ describe("extension: goals in the panel (goal/* messages, the node's goal)", () 
     assert.equal(port.node(id)!.goal, undefined);
   });
 
+  it("an example prompt's goal button starts a new conversation titled by the objective, selected, with the goal armed", async () => {
+    const port = w.port;
+    await w.c.receive(port, { type: 'goal/start', id: 's1', objective: 'tidy the workspace', maxRounds: 2 });
+    const done = port.done('s1');
+    assert.ok(done?.ok, JSON.stringify(done));
+    const roots = w.t.h.store.list().filter((s) => !s.parentSession);
+    assert.equal(roots.length, 1, 'one new conversation');
+    const id = roots[0].id;
+    assert.ok(
+      port.of('session/selected').some((m) => m.sessionId === id),
+      'the panel shows it',
+    );
+    await w.t.h.settle();
+    const g = port.node(id)!.goal!;
+    assert.equal(port.node(id)!.title, 'tidy the workspace');
+    assert.equal(`${g.objective}:${g.phase}:${g.roundsStarted}/${g.maxGoalRounds}`, 'tidy the workspace:blocked:2/2', 'both rounds ran by themselves');
+
+    // A limit no goal takes is refused before any conversation is made.
+    for (const bad of [
+      { type: 'goal/start', id: 'b1', objective: 'x', maxRounds: 0 },
+      { type: 'goal/start', id: 'b2', objective: ' ', maxRounds: 2 },
+      { type: 'goal/start', id: 'b3', objective: 'x' },
+    ])
+      await w.c.receive(port, bad);
+    assert.equal(port.of('message/rejected').length, 3);
+    assert.equal(w.t.h.store.list().filter((s) => !s.parentSession).length, 1);
+  });
+
   it('pauses a goal of a session that is not loaded (no event reaches the panel: the node is reloaded)', async () => {
     const id = (await w.t.h.createSession()).id;
     await w.t.h.goals.set(id, 'x', 1);

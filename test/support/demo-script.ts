@@ -3,6 +3,12 @@ import type { ChatBody, Reply } from './model-server';
 // The demo's scripted model: `npm start -- --demo` points the extension at the test model
 // server with this responder, so anyone can see the tree grow (spawn, report, settlement,
 // fork, follow-up, interrupt) without an API key. It reacts to what the last message says.
+//
+// Pacing is the demo's alone: `demoResponder({ stepMs })` (what `npm start` serves) spreads the
+// steps a person watches — a workflow agent's answer, a goal round, a surveyor's step — over
+// about `stepMs` each, so they can be followed and stopped mid-way. `demoReply(body)` (the tests
+// and UI flows) answers at the scripted speed. The model server stops streaming as soon as the
+// client leaves (a Stop), so the next prompt is answered at once.
 
 type Msg = ChatBody['messages'][number];
 
@@ -12,8 +18,31 @@ const lastUser = (msgs: Msg[]) => [...msgs].reverse().find((m) => m.role === 'us
 
 const SLOW = 'I am working through a long analysis, one careful step at a time. '.repeat(40);
 
-/** The demo's scenes, listed up front: an empty panel offers them as buttons (`arbor.chat.examplePrompts`). */
-export const DEMO_PROMPTS: readonly string[] = ['survey the workspace', 'fork a reviewer', 'start a long task', 'run a workflow'];
+/** A goal scene's button: a new conversation with this objective as its goal, armed (`arbor.chat.examplePrompts`). */
+export interface DemoGoalPrompt {
+  prompt: string;
+  goalRounds: number;
+}
+
+/** The goal scene: a new conversation whose goal runs two rounds by itself, then blocks at round-limit. */
+export const DEMO_GOAL: DemoGoalPrompt = { prompt: 'tidy the workspace', goalRounds: 2 };
+
+/**
+ * The demo's scenes, listed up front: an empty panel offers them as buttons
+ * (`arbor.chat.examplePrompts`): children, fork, interrupt, workflow, both approvals, goal.
+ */
+export const DEMO_PROMPTS: readonly (string | DemoGoalPrompt)[] = [
+  'survey the workspace',
+  'fork a reviewer',
+  'start a long task',
+  'run a workflow',
+  'run the tests',
+  'edit the settings',
+  DEMO_GOAL,
+];
+
+/** What each example button reads (the webview's label for a goal prompt, see ExamplePrompts.svelte). */
+export const DEMO_PROMPT_LABELS: readonly string[] = DEMO_PROMPTS.map((p) => (typeof p === 'string' ? p : `Goal: ${p.prompt} (${p.goalRounds} rounds)`));
 
 // Menu names as in package.json (`Fork Conversation`, `Interrupt Agent`, `Send Message to Agent`).
 export const DEMO_HELP =
@@ -22,7 +51,8 @@ export const DEMO_HELP =
   '"run a workflow" (a script fans out four children in two phases under a workflow node: right-click it → Cancel Workflow), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
   'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff). ' +
-  'Goals: right-click this conversation → Set Goal (limit 2): two rounds run by themselves, then it blocks at round-limit; Raise limit and Resume in the goal bar.';
+  'Goals: the "Goal: tidy the workspace" button of an empty panel (or right-click a conversation → Set Goal, limit 2): two rounds run by themselves, ' +
+  'then it blocks at round-limit; Raise limit and Resume in the goal bar. Stop (or Pause) halts any scene; the next message is answered as usual.';
 
 /** The workflow scene's script: two phases, four children (three in parallel, then a summary). */
 export const DEMO_WORKFLOW = [
@@ -40,7 +70,47 @@ export const DEMO_GOAL_ROUND = /^\[Goal round (\d+) of (\d+)\]/;
 /** The approval scene's protected write: the sample workspace's settings, one value changed. */
 export const DEMO_SETTINGS = '{\n  "editor.tabSize": 4,\n  "files.trimTrailingWhitespace": true\n}\n';
 
-export function demoReply(body: ChatBody): Reply {
+/** A scripted step and how much of the demo's pace it takes (1: one `stepMs`; none: unpaced). */
+type Step = Reply & { pace?: number };
+
+export interface DemoPacing {
+  /** About how long a paced step takes, in ms; 0 (the default) answers at the scripted speed. */
+  stepMs?: number;
+}
+
+/** The demo's pace for `npm start` (ms per paced step); `ARBOR_DEMO_STEP_MS` changes it, 0 turns it off. */
+export const DEMO_STEP_MS = 2500;
+
+/** The scripted reply to `body`, paced as `pacing` says (unpaced by default). */
+export function demoReply(body: ChatBody, pacing: DemoPacing = {}): Reply {
+  const { pace, ...reply } = scripted(body);
+  return pace && pacing.stepMs ? paced(reply, pace * pacing.stepMs) : reply;
+}
+
+/** A model-server responder for the demo with its pacing (see the top of this file). */
+export function demoResponder(pacing: DemoPacing = {}): (body: ChatBody) => Reply {
+  return (body) => demoReply(body, pacing);
+}
+
+/**
+ * `reply` stretched over about `ms`: streamed text and reasoning get the chunk delay that makes
+ * the whole stream last `ms`; a reply that streams nothing (tool calls only) waits `ms` first.
+ */
+export function paced(reply: Reply, ms: number): Reply {
+  const size = reply.chunkSize ?? 8;
+  const chunks = Math.ceil((reply.text ?? '').length / size) + Math.ceil((reply.reasoning ?? '').length / size);
+  if (chunks === 0) return { ...reply, delayMs: Math.max(reply.delayMs ?? 0, ms) };
+  return { ...reply, chunkDelayMs: Math.max(reply.chunkDelayMs ?? 0, Math.round(ms / chunks)) };
+}
+
+/** How long `reply` takes to stream, by its own delays (what the pacing tests measure). */
+export function streamMs(reply: Reply): number {
+  const size = reply.chunkSize ?? 8;
+  const chunks = Math.ceil((reply.text ?? '').length / size) + Math.ceil((reply.reasoning ?? '').length / size);
+  return (reply.delayMs ?? 0) + chunks * (reply.chunkDelayMs ?? 0);
+}
+
+function scripted(body: ChatBody): Step {
   const msgs = body.messages;
   const last = msgs[msgs.length - 1];
   const said = text(last);
@@ -49,26 +119,27 @@ export function demoReply(body: ChatBody): Reply {
 
   if (isChild(msgs)) {
     if (last.role === 'tool' && said.startsWith('Reported to'))
-      return { text: 'Survey done: the workspace has a README and a src folder; nothing looks broken.', chunkSize: 6, chunkDelayMs: 25 };
+      return { text: 'Survey done: the workspace has a README and a src folder; nothing looks broken.', chunkSize: 6, chunkDelayMs: 25, pace: 0.5 };
     if (last.role === 'tool' && last.tool_call_id?.startsWith('call_'))
-      return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }] };
+      return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }], pace: 0.5 };
     const task = text(lastUser(msgs));
     if (task.startsWith('SURVEY'))
-      return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }] };
+      return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }], pace: 0.5 };
     if (task.startsWith('LONG')) return { text: SLOW, chunkSize: 4, chunkDelayMs: 60 };
-    if (task.startsWith('WORKFLOW')) return { text: `Checked: ${task.slice(10, 60)} — no issues found.`, chunkSize: 4, chunkDelayMs: 40 };
+    if (task.startsWith('WORKFLOW')) return { text: `Checked: ${task.slice(10, 60)} — no issues found.`, chunkSize: 4, chunkDelayMs: 40, pace: 1 };
     if (task.startsWith('REVIEW'))
       return {
         text: 'Review (from a fork that already knew the conversation): the plan is sound; add a test for the edge case.',
         chunkSize: 6,
         chunkDelayMs: 20,
+        pace: 0.5,
       };
     return { text: `Follow-up received: "${task.slice(0, 80)}". Done.`, chunkSize: 6, chunkDelayMs: 20 };
   }
 
   if (last.role === 'tool' && said.startsWith('Progress noted')) {
     const round = DEMO_GOAL_ROUND.exec(text(lastUser(msgs)));
-    return { text: `Round ${round?.[1] ?? '?'} done: one more step toward the goal.`, chunkSize: 6, chunkDelayMs: 30 };
+    return { text: `Round ${round?.[1] ?? '?'} done: one more step toward the goal.`, chunkSize: 6, chunkDelayMs: 30, pace: 0.5 };
   }
   if (last.role === 'tool') {
     if (said.includes('"runId"')) return { text: 'The workflow finished: its node in the tree shows the phases, the log and the four agents it ran.' };
@@ -90,6 +161,7 @@ export function demoReply(body: ChatBody): Reply {
     return {
       reasoning: `Goal round ${round[1]}: pick the next step.`,
       toolCalls: [{ name: 'goal', arguments: { action: 'progress', note: `round ${round[1]}: took the next step` } }],
+      pace: 0.5,
     };
   const lower = said.toLowerCase();
   // The approval scene: a command asked to run outside the OS sandbox (the only commands that

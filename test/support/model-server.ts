@@ -100,6 +100,11 @@ export class ModelServer {
   inFlight = 0;
   /** The most `inFlight` reached since the last reset. */
   maxInFlight = 0;
+  /**
+   * Replies still being produced (waiting out `delayMs` or streaming). A reply stops as soon as
+   * its client leaves (a Stop closes the connection), so this drops with `inFlight`, not later.
+   */
+  streaming = 0;
 
   private constructor() {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -180,17 +185,22 @@ export class ModelServer {
     const asked = typeof next === 'function' ? next(body, index) : next;
     // A chat endpoint stops a reply at its cap, as real ones do (finish_reason "length").
     const reply = wire === 'chat' ? capReply(asked, capOf(body)) : asked;
-    if (reply.delayMs) await sleep(reply.delayMs);
-    if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`, wire);
-    const usage = usageOf(prompt, hit, reply);
-    if (wire !== 'chat') {
-      const calls = toolCallsOf(reply, index).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-      const wr = { ...reply, calls, finish: finishOf(reply) as 'stop' };
-      const wu = { prompt, hit, completion: usage.completion_tokens };
-      if (body.stream === false) jsonWire(res, wire, String(body.model), wr, wu);
-      else await streamWire(res, wire, String(body.model), wr, wu);
-    } else if (body.stream) await this.streamReply(res, body, reply, usage);
-    else this.jsonReply(res, body, reply, usage);
+    this.streaming++;
+    try {
+      if (reply.delayMs && !(await waitUnlessGone(res, reply.delayMs))) return;
+      if (reply.fault?.kind === 'status') return this.error(res, reply.fault.status, reply.fault.message ?? `scripted ${reply.fault.status}`, wire);
+      const usage = usageOf(prompt, hit, reply);
+      if (wire !== 'chat') {
+        const calls = toolCallsOf(reply, index).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+        const wr = { ...reply, calls, finish: finishOf(reply) as 'stop' };
+        const wu = { prompt, hit, completion: usage.completion_tokens };
+        if (body.stream === false) jsonWire(res, wire, String(body.model), wr, wu);
+        else await streamWire(res, wire, String(body.model), wr, wu);
+      } else if (body.stream) await this.streamReply(res, body, reply, usage);
+      else this.jsonReply(res, body, reply, usage);
+    } finally {
+      this.streaming--;
+    }
   }
 
   /**
@@ -258,11 +268,13 @@ export class ModelServer {
       res.end();
       return;
     }
+    // A client that left (a Stop) ends the reply: nothing more is written or waited for.
     const send = async (delta: object, finish: string | null = null) => {
+      if (res.destroyed) throw new Gone();
       res.write(
         `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
       );
-      if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+      if (reply.chunkDelayMs && !(await waitUnlessGone(res, reply.chunkDelayMs))) throw new Gone();
     };
     const size = reply.chunkSize ?? 8;
     const pieces = (s: string) => (s.length === 0 ? [] : (s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []));
@@ -296,6 +308,7 @@ export class ModelServer {
       res.write('data: [DONE]\n\n');
       res.end();
     } catch (err) {
+      if (err instanceof Gone) return;
       if (err instanceof Stall) return stall(res, err.dripEveryMs, () => (res.destroyed ? Promise.resolve() : send({})));
       if (!(err instanceof Cut)) throw err;
       // Let the chunks already written reach the client, then cut the connection mid-body.
@@ -307,6 +320,24 @@ export class ModelServer {
 }
 
 class Cut extends Error {}
+/** The client left mid-reply. */
+class Gone extends Error {}
+
+/** Waits `ms`; resolves false at once when the client has left (or leaves meanwhile), true otherwise. */
+function waitUnlessGone(res: http.ServerResponse, ms: number): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const gone = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      res.off('close', gone);
+      resolve(!res.destroyed);
+    }, ms);
+    res.once('close', gone);
+  });
+}
 class Stall extends Error {
   constructor(readonly dripEveryMs?: number) {
     super('stall');

@@ -180,15 +180,25 @@ describe('webview layout for a new user (chromium, scripted host)', () => {
   it('an empty panel offers the example prompts; the input shows the mode in force and opens the picker', async () => {
     await open();
     const prompts = ['survey the workspace', 'fork a reviewer', 'start a long task'];
-    await send({ type: 'state/snapshot', nodes: [], settings: { ...SETTINGS, examplePrompts: prompts }, approvals: [] });
+    const goal = { text: 'tidy the workspace', goalRounds: 2 };
+    await send({ type: 'state/snapshot', nodes: [], settings: { ...SETTINGS, examplePrompts: [...prompts.map((text) => ({ text })), goal] }, approvals: [] });
     const shown = await w.page.evaluate<string[]>(`[...document.querySelectorAll('.examples button')].map((b) => b.textContent.trim())`);
-    assert.deepEqual(shown, prompts);
+    assert.deepEqual(shown, [...prompts, 'Goal: tidy the workspace (2 rounds)']);
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: ask/);
     await w.page.click('.examples button:has-text("fork a reviewer")');
     const sent = (await posted()).filter((m) => m.type === 'chat/send');
     assert.equal(sent.length, 1);
     assert.equal(sent[0].type === 'chat/send' && sent[0].text, 'fork a reviewer');
     assert.equal(sent[0].type === 'chat/send' && sent[0].sessionId, undefined, 'an example starts a new conversation');
+    // A goal button asks for a new conversation with that goal (armed by the host: a human's click).
+    await w.page.click('.examples button:has-text("Goal: tidy the workspace")');
+    const started = (await posted()).filter((m) => m.type === 'goal/start');
+    assert.equal(started.length, 1);
+    assert.deepEqual(started[0].type === 'goal/start' && { objective: started[0].objective, maxRounds: started[0].maxRounds }, {
+      objective: 'tidy the workspace',
+      maxRounds: 2,
+    });
+    assert.equal((await posted()).filter((m) => m.type === 'chat/send').length, 1, 'a goal button sends no chat message');
 
     // A session's own switch wins over the settings; the indicator opens the picker for it.
     await send(
@@ -200,7 +210,7 @@ describe('webview layout for a new user (chromium, scripted host)', () => {
     assert.deepEqual((await posted()).at(-1), { type: 'policy/pick', sessionId: ROOT });
     // "+" (draft/start): nothing selected, the examples are back.
     await send({ type: 'draft/start' });
-    assert.equal(await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`), 3);
+    assert.equal(await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`), 4);
   });
 
   it('the mode indicator says whether the OS sandbox confines commands, and warns when none can start', async () => {

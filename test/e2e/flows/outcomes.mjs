@@ -17,7 +17,7 @@ import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { SEL } from '../lib/flow.mjs';
 
 const require = createRequire(import.meta.url);
-const { demoReply, DEMO_PROMPTS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
+const { demoReply, DEMO_PROMPTS, DEMO_PROMPT_LABELS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
 
 const ROOT = 'run the tests';
 const REFUSAL = 'Finished, but 1 action was refused: run_command `npm test` (approval: never).';
@@ -59,7 +59,7 @@ export const flow = {
       await openPanel();
       await until('the example prompts in the empty panel', 15_000, async () => {
         const shown = (await panel.locator('.examples button').allTextContents()).map((s) => s.trim());
-        return JSON.stringify(shown) === JSON.stringify(DEMO_PROMPTS) ? shown : false;
+        return JSON.stringify(shown) === JSON.stringify(DEMO_PROMPT_LABELS) ? shown : false;
       });
       await until('the mode beside the input', 10_000, async () =>
         /workspace-write\s*·\s*approval: ask/.test((await mode.textContent({ timeout: 2_000 })) ?? ''),

@@ -4,6 +4,7 @@
 // shown in words next to what failed, with what to do when its code says.
 import {
   type ApprovalPrompt,
+  type ExamplePrompt,
   type GrantView,
   type HostCommand,
   type HostToWebview,
@@ -255,11 +256,15 @@ export class AppState {
     post({ type: 'budget/pick', sessionId });
   }
 
-  /** An example prompt from the empty panel: sent as a new conversation. */
-  sendExample(text: string): void {
+  /** An example prompt from the empty panel: sent as a new conversation, or set as a new conversation's goal (armed). */
+  sendExample(example: ExamplePrompt): void {
     if (this.readOnly) return;
     this.#showSelected(undefined);
-    this.setDraft(text);
+    if (example.goalRounds !== undefined) {
+      this.#ask({ type: 'goal/start', objective: example.text, maxRounds: example.goalRounds }, 'Starting a conversation with this goal');
+      return;
+    }
+    this.setDraft(example.text);
     this.send();
   }
 
