@@ -14,8 +14,8 @@ import { panelPerTest } from '../support/panel';
 
 // Issue 22.3: the faces agree, by test. Random sequences of what changes live state (children
 // started, held, queued for a slot, settled inside their release delay, followed up,
-// interrupted one by one or as a subtree, an approval waiting, a goal armed and paused, the
-// harness closed and reopened) and, at each checkpoint, every face gives every session the
+// interrupted one by one or as a subtree, an approval waiting, a goal armed and paused, a
+// workflow run with an agent held, the harness closed and reopened) and, at each checkpoint, every face gives every session the
 // same status: the panel's tree (the nodes it was sent), `list_agents`, `arbor acp`'s
 // `subagent_update` states (as its feed sent them, and asked now) and — where nothing runs —
 // `arbor sessions --json`.
@@ -57,7 +57,7 @@ describe('live state: every face gives every session the same status (issue 22.3
 
   /** Operations that ran in some seed (the last test checks every one did). */
   const ran = new Set<string>();
-  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
     it(`seed ${seed}: panel, list_agents, arbor acp and arbor sessions agree at every checkpoint`, async function () {
       this.timeout(120_000);
       const rand = rng(seed);
@@ -215,6 +215,24 @@ describe('live state: every face gives every session the same status (issue 22.3
           await h.goals.pause(root.id).catch(() => undefined);
           await settle(`goal ${tag} paused`);
         },
+        /** A workflow run of the root: two agents, one held (the run and its agents live), then let go. */
+        async workflow() {
+          if (h.subagents.isRunning(root.id)) return;
+          const tag = `w${++n}`;
+          script.on(`${tag}a`, { toolCalls: [hold(`${tag}a`)] }, { text: `${tag}a done` });
+          const script_ = `return await parallel([() => agent("[[${tag}a]] task", { label: "${tag}a" }), () => agent("[[${tag}b]] task", { label: "${tag}b" })]);`;
+          const run = h.workflows.engine.run(
+            { script: script_, meta: { name: tag, description: 'a run of two' } },
+            { sessionId: root.id, signal: new AbortController().signal },
+          );
+          await waitFor(() => gates.isHeld(`${tag}a`), `${tag}a to hold`, 20_000);
+          for (const c of h.store.children(root.id)) if (!children.includes(c.id)) children.push(c.id);
+          await check(`workflow ${tag} running`, false);
+          gates.release(`${tag}a`);
+          const outcome = await run;
+          assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
+          await settle(`workflow ${tag} done`);
+        },
         /** The window reloads: the harness closes (running turns end interrupted) and opens again. */
         async reopen() {
           acpSide.feed.dispose();
@@ -231,7 +249,8 @@ describe('live state: every face gives every session the same status (issue 22.3
       };
       const names = Object.keys(ops);
       for (let step = 0; step < 10; step++) {
-        const op = pick(names)!;
+        // Each seed opens with a different operation, so together they run every one; then at random.
+        const op = step === 0 ? names[(seed - 1) % names.length] : pick(names)!;
         ran.add(op);
         if (process.env.ARBOR_TRACE) console.log(`  [seed ${seed}] op ${op}`);
         await ops[op]();
@@ -254,6 +273,7 @@ describe('live state: every face gives every session the same status (issue 22.3
       'reopen',
       'settledChild',
       'stopAll',
+      'workflow',
     ]);
   });
 });
