@@ -53,7 +53,8 @@ export class Harness {
   private readonly idleListeners = new Set<(sessionId: string) => void>();
   private readonly progressListeners = new Set<ProgressListener>();
   private readonly opening = new Map<string, Promise<Agent>>();
-  private readonly roots: string[];
+  /** The workspace folders' real paths (faces show paths relative to them). */
+  readonly roots: readonly string[];
   readonly subagents: SubagentRuntime;
   /** Confines `run_command` in read-only and workspace-write. */
   readonly commandSandbox: CommandSandbox;
