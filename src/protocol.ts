@@ -203,8 +203,10 @@ export interface ApprovalPrompt {
   tool: string;
   summary: string;
   reason: string;
-  /** What "allow for this conversation" would cover; absent when it is not offered. */
+  /** What "allow for this conversation" would cover (paths relative to the workspace); absent when it is not offered. */
   grant?: GrantScopeView;
+  /** Why "allow for this conversation" is not offered, when the card should say so. */
+  noGrant?: string;
   /** What will happen: a unified diff against the current file, or a new file's content. */
   preview?: { kind: 'diff' | 'content'; text: string };
   /** False: a denial's reason would reach nobody (an ACP agent hears only `reject_once`), so none is asked for. */

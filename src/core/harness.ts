@@ -56,7 +56,8 @@ export class Harness {
   /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
   private readonly changes = new ChangeStream();
   private readonly opening = new Map<string, Promise<Agent>>();
-  private readonly roots: string[];
+  /** The workspace folders' real paths (faces show paths relative to them). */
+  readonly roots: readonly string[];
   readonly subagents: SubagentRuntime;
   /** Confines `run_command` in read-only and workspace-write. */
   readonly commandSandbox: CommandSandbox;

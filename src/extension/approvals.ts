@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalReply, ApprovalRequest } from '../core/policy/approval';
 import type { ApprovalGrant } from '../core/policy/grants';
 import type { ApprovalPrompt, GrantView, TreeNode } from '../protocol';
+import { scopeView } from './shown-paths';
 
 export interface DeskEvents {
   /** A request is waiting: views show it, the host badges and notifies. */
@@ -29,6 +30,7 @@ export class ApprovalDesk {
       summary: request.summary,
       reason: request.reason,
       ...(request.grant ? { grant: request.grant } : {}),
+      ...(request.noGrant ? { noGrant: request.noGrant } : {}),
       ...(request.preview ? { preview: request.preview } : {}),
       ...(request.reasonHeard === false ? { reasonHeard: false as const } : {}),
     };
@@ -103,6 +105,7 @@ export class ApprovalDesk {
   }
 }
 
-export function grantView(g: ApprovalGrant): GrantView {
-  return { grantId: g.grantId, tool: g.tool, scope: g.scope, at: g.at };
+/** A grant as the views list it (a path relative to the workspace `roots`). */
+export function grantView(g: ApprovalGrant, roots: readonly string[] = []): GrantView {
+  return { grantId: g.grantId, tool: g.tool, scope: scopeView(g.scope, roots), at: g.at };
 }

@@ -23,6 +23,7 @@ import { nodeName } from './presenter/names';
 import { retryText } from './presenter/retry';
 import { RunFeed } from './run-feed';
 import { SessionFeed } from './session-feed';
+import { requestForView } from './shown-paths';
 import { TreeSync } from './tree-sync';
 import { describeInvalid, isWebviewToHost } from './validate-message';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
@@ -79,7 +80,12 @@ export class PanelController implements ApprovalPort {
       },
     });
     const log = (level: 'info' | 'warn' | 'error', text: string): void => this.hooks.log(level, text);
-    this.feed = new SessionFeed(this.views, { session: (id) => this.sessionOf(id), resident: (id) => this.harness?.resident(id), log });
+    this.feed = new SessionFeed(this.views, {
+      session: (id) => this.sessionOf(id),
+      resident: (id) => this.harness?.resident(id),
+      roots: () => this.harness?.roots ?? [],
+      log,
+    });
     this.runFeed = new RunFeed(this.views, {
       parentOf: (nodeId) => this.sync.tree.runs.parentSessionOf(nodeId),
       session: (id) => this.sessionOf(id),
@@ -251,7 +257,7 @@ export class PanelController implements ApprovalPort {
 
   /** The human's approval port: every view shows the request; the first answer wins. */
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalReply> {
-    return this.desk.ask(request, signal);
+    return this.desk.ask(requestForView(request, this.harness?.roots ?? []), signal);
   }
 
   /** Answer a pending approval (a view, or the host's notification); false when already answered. */

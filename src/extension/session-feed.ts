@@ -16,6 +16,8 @@ const PAGE = 200;
 export interface FeedSource {
   session(id: string): Promise<Session>;
   resident(id: string): Agent | undefined;
+  /** The workspace folders' real paths: grants list their paths relative to them. */
+  roots(): readonly string[];
   log(level: 'warn', text: string): void;
 }
 
@@ -60,7 +62,7 @@ export class SessionFeed {
     this.throttle.flush(sessionId);
     const partial = this.partials.get(sessionId);
     port.post({ type: 'transcript/reset', sessionId, entries: p.entries, hasMore: p.hasMore, ...(partial ? { partial } : {}) });
-    port.post({ type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map(grantView) });
+    port.post({ type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map((g) => grantView(g, this.source.roots())) });
     port.post(queueView(s, this.source.resident(sessionId)));
   }
 
@@ -85,7 +87,11 @@ export class SessionFeed {
     if (!this.views.showing(sessionId)) return;
     try {
       const s = await this.source.session(sessionId);
-      this.views.toSession(sessionId, { type: 'grants/list', sessionId, grants: activeGrants(s.header, s.events).map(grantView) });
+      this.views.toSession(sessionId, {
+        type: 'grants/list',
+        sessionId,
+        grants: activeGrants(s.header, s.events).map((g) => grantView(g, this.source.roots())),
+      });
     } catch (err) {
       this.source.log('warn', `could not read the grants of ${sessionId}: ${describeError(err)}`);
     }

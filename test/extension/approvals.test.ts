@@ -85,10 +85,32 @@ describe('extension: approvals in the panel', () => {
     assert.equal(p.preview?.kind, 'diff');
     assert.match(p.preview!.text, /^- {2}"editor.tabSize": 2$/m);
     assert.match(p.preview!.text, /^\+ {2}"editor.tabSize": 4$/m);
-    assert.equal(p.grant?.kind, 'path');
+    // The card names the file as the workspace does (core keeps the real, absolute path).
+    assert.deepEqual(p.grant, { kind: 'path', value: '.vscode/settings.json' });
     await w.c.receive(w.port, { type: 'approval/answer', requestId: p.requestId, decision: 'deny' });
     await w.t.h.settle();
     assert.equal(fs.readFileSync(path.join(w.t.workspace, '.vscode', 'settings.json'), 'utf8'), '{\n  "editor.tabSize": 2\n}\n');
+  });
+
+  it('a path grant is listed relative to the workspace; a compound command says why it can be allowed only once', async () => {
+    fs.mkdirSync(path.join(w.t.workspace, '.vscode'));
+    w.server.enqueue(
+      { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/tasks.json', content: '{}\n' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'npm test && npm run lint', outsideSandbox: true } }] },
+      { text: 'done' },
+    );
+    await w.c.receive(w.port, { type: 'chat/send', id: 'r1', text: 'set up the tasks' });
+    const p = await nextPrompt(1);
+    assert.deepEqual(p.grant, { kind: 'path', value: '.vscode/tasks.json' });
+    assert.equal(p.noGrant, undefined);
+    await w.c.receive(w.port, { type: 'approval/answer', requestId: p.requestId, decision: 'allow', remember: true });
+    await until(() => (w.port.grants(p.sessionId)?.length ?? 0) === 1);
+    assert.deepEqual(w.port.grants(p.sessionId)![0].scope, { kind: 'path', value: '.vscode/tasks.json' });
+    const chained = await nextPrompt(2);
+    assert.equal(chained.grant, undefined, 'a chained command is never offered for the conversation');
+    assert.match(chained.noGrant ?? '', /^Only once: this command chains, pipes, redirects or substitutes/);
+    await w.c.receive(w.port, { type: 'approval/answer', requestId: chained.requestId, decision: 'deny' });
+    await w.t.h.settle();
   });
 
   it("a child's request marks the child and every ancestor until it is answered", async () => {

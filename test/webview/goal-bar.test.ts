@@ -36,17 +36,23 @@ describe('webview: the goal bar (issue 21.6)', () => {
 
   before(() => fs.mkdirSync(path.join(__dirname, '..', '..', '..', 'test-artifacts', 'webview-layout'), { recursive: true }));
 
-  it('fits 300 px: nothing leaves the bar, its state and actions stay on one line', async () => {
-    await w.open({ view: 'panel' }, { viewport: { width: 300, height: 700 } });
-    await send({
-      type: 'state/snapshot',
-      nodes: [root({ ...blocked, phase: 'active', armed: true, blocked: undefined })],
-      selected: ROOT,
-      settings: SETTINGS,
-      approvals: [],
-    });
-    await send({ type: 'tree/node', node: root(blocked) });
-    const out = await w.page.evaluate<string[]>(`(() => {
+  // At its limit (Raise limit, Clear), and raised so it offers Resume too (Resume, Raise limit, Clear).
+  for (const [what, goal, want] of [
+    ['at its round limit', blocked, ['Raise limit', 'Clear']],
+    ['raised, offering Resume', { ...blocked, maxGoalRounds: 7 }, ['Resume', 'Raise limit', 'Clear']],
+  ] as const)
+    it(`fits 300 px blocked ${what}: nothing leaves the bar, its state and actions stay on one line`, async () => {
+      await w.open({ view: 'panel' }, { viewport: { width: 300, height: 700 } });
+      await send({
+        type: 'state/snapshot',
+        nodes: [root({ ...blocked, phase: 'active', armed: true, blocked: undefined })],
+        selected: ROOT,
+        settings: SETTINGS,
+        approvals: [],
+      });
+      await send({ type: 'tree/node', node: root(goal) });
+      assert.deepEqual(await buttons(), want);
+      const out = await w.page.evaluate<string[]>(`(() => {
       const bar = document.querySelector('.goal-bar');
       const b = bar.getBoundingClientRect();
       const problems = [];
@@ -58,12 +64,13 @@ describe('webview: the goal bar (issue 21.6)', () => {
       }
       // One line of state and actions: nothing wrapped below it.
       const mids = [...bar.querySelectorAll('.meta > *')].filter((el) => el.getBoundingClientRect().width > 0).map((el) => { const r = el.getBoundingClientRect(); return (r.top + r.bottom) / 2; });
-      if (Math.max(...mids) - Math.min(...mids) > 4) problems.push('the state and actions wrap: centres ' + mids.map(Math.round).join(', '));
+      if (Math.max(...mids) - Math.min(...mids) > 4)
+        problems.push('the state and actions wrap: centres ' + mids.map(Math.round).join(', ') + ' of ' + [...bar.querySelectorAll('.meta > *')].map((el) => el.className.split(' ')[0] + ':' + Math.round(el.getBoundingClientRect().width)).join(' ') + ' in ' + Math.round(bar.querySelector('.meta').getBoundingClientRect().width));
       return problems;
     })()`);
-    await w.page.screenshot({ path: path.join(__dirname, '..', '..', '..', 'test-artifacts', 'webview-layout', 'goal-bar-300px.png') });
-    assert.deepEqual(out, []);
-  });
+      await w.page.screenshot({ path: path.join(__dirname, '..', '..', '..', 'test-artifacts', 'webview-layout', `goal-bar-300px-${want.length}.png`) });
+      assert.deepEqual(out, []);
+    });
 
   it('a blocked goal offers no Pause; Raise limit asks by how much and sends the new limit', async () => {
     await w.open({ view: 'panel' }, { viewport: { width: 300, height: 700 } });

@@ -50,25 +50,32 @@ describe('webview: remote children (scripted host)', () => {
     assert.equal(await textOf(`[data-row-id="${OWN}"] .meta`), 'spawn');
   });
 
-  it('in a narrow side bar the badge stays beside a short name and wraps away before a long name is cut short', async () => {
+  it('in a narrow side bar the badge stays beside a short name and gives way before a long name is cut below ~12 characters', async () => {
     await w.open({ view: 'panel' }, { viewport: { width: 150, height: 600 } });
     await send(snapshot);
     const measure = (id: string) =>
-      w.page.evaluate<{ nameCut: boolean; badgeShown: boolean; badgeOverflows: boolean }>(`(() => {
+      w.page.evaluate<{ nameCut: boolean; badgeShown: boolean; badgeOverflows: boolean; nameWidth: number; twelve: number }>(`(() => {
       const row = document.querySelector('[data-row-id="${id}"]');
       const head = row.querySelector('.head').getBoundingClientRect();
       const name = row.querySelector('.name');
       const badge = row.querySelector('.meta.remote').getBoundingClientRect();
       const shown = badge.top < head.bottom;
-      return { nameCut: name.scrollWidth > name.clientWidth, badgeShown: shown, badgeOverflows: shown && badge.right > head.right + 0.5 };
+      const probe = document.createElement('span');
+      probe.style.cssText = 'position:absolute;visibility:hidden;width:12ch;font:' + getComputedStyle(name).font;
+      document.body.append(probe);
+      const twelve = probe.getBoundingClientRect().width;
+      probe.remove();
+      return { nameCut: name.scrollWidth > name.clientWidth, badgeShown: shown, badgeOverflows: shown && badge.right > head.right + 0.5, nameWidth: name.getBoundingClientRect().width, twelve };
     })()`);
     const short = await measure(CODEX);
     assert.equal(short.nameCut, false, 'the short name is whole');
     assert.equal(short.badgeOverflows, false, 'a badge on the line fits the line');
     assert.equal(short.badgeShown, true, 'beside a short name the program badge stays (issue 21.5)');
-    // A long name: the badge leaves the line first, the name keeps the room there is.
+    // A long name keeps ~12 characters (12ch) beside the badge: the badge gives way first
+    // (a stub, or clipped at the line's end at this width; its tooltip has it all).
     await send({ type: 'tree/node', node: { ...NODES[1], label: 'a-reviewer-with-a-rather-long-name' } });
     const long = await measure(CODEX);
-    assert.equal(long.badgeShown, false, 'at 150 px the badge beside a long name has wrapped out of sight');
+    assert.equal(long.nameCut, true, 'the long name does not fit at 150 px');
+    assert.ok(long.nameWidth >= long.twelve - 0.5, `the long name keeps 12ch (${long.nameWidth} of ${long.twelve} px)`);
   });
 });

@@ -1,6 +1,6 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { PolicyOverrides } from '../session/folds';
-import { type ApprovalTarget, type GrantBook, type GrantScope, offeredScope } from './grants';
+import { type ApprovalTarget, type GrantBook, type GrantScope, offeredScope, whyNoGrant } from './grants';
 import type { Effective } from './sandbox';
 
 /** A request for a human (or an approval service) to allow one action. */
@@ -16,6 +16,8 @@ export interface ApprovalRequest {
   target?: ApprovalTarget;
   /** What "allow for this conversation" would record; absent when it is not offered. */
   grant?: GrantScope;
+  /** Why "allow for this conversation" is not offered (a compound command, an agent that asks call by call), for the card. */
+  noGrant?: string;
   /** What will happen, for the human to read: a unified diff against the current file, or the new content. */
   preview?: { kind: 'diff' | 'content'; text: string };
   /** The model's tool call that asks (from the tool context), so a host can tie the ask to the call it shows. */
@@ -112,10 +114,12 @@ export async function decideApproval(ctx: ApprovalContext, request: Omit<Approva
   if (!port) return deny('no-port');
 
   const offered = request.target && ctx.grants ? offeredScope(request.target) : undefined;
+  const noGrant = request.target && ctx.grants && !offered ? whyNoGrant(request.target) : undefined;
   const full: ApprovalRequest = {
     ...request,
     sessionId: request.sessionId ?? ctx.sessionId,
     ...(offered ? { grant: offered } : {}),
+    ...(noGrant ? { noGrant } : {}),
     ...(ctx.callId && !request.callId ? { callId: ctx.callId } : {}),
   };
   const signal = ctx.signal;

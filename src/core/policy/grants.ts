@@ -75,6 +75,17 @@ export function offeredScope(target: ApprovalTarget): GrantScope | undefined {
   return prefix ? { kind: 'command-prefix', value: prefix } : undefined;
 }
 
+/**
+ * Why "allow for this conversation" is not offered for a target, in words for the person
+ * deciding (the card says it instead of leaving the button out silently); undefined when it is.
+ */
+export function whyNoGrant(target: ApprovalTarget): string | undefined {
+  if (offeredScope(target)) return undefined;
+  return SHELL_CONTROL.test(target.kind === 'command' ? target.command : '')
+    ? 'Only once: this command chains, pipes, redirects or substitutes (;, &&, |, >, $ …), so a rule for its first words would allow more than you see here.'
+    : 'Only once: this command has characters a rule for its first words cannot match safely.';
+}
+
 const RANK: Record<SandboxMode, number> = { 'read-only': 0, 'workspace-write': 1, 'full-access': 2 };
 
 /** True when the grant covers this tool and target under the current sandbox mode. */

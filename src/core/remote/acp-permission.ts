@@ -81,6 +81,7 @@ export async function answerPermission(req: acp.RequestPermissionRequest, ctx: P
         callId: tc.toolCallId,
         // ACP's answer is an option id: the agent never hears why.
         reasonHeard: false,
+        noGrant: `Only once: ${ctx.program} asks before each of its actions, and Arbor answers it one call at a time.`,
       },
       ctx.signal,
     );

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../../../src/core/harness';
 import { type ApprovalReply, type ApprovalRequest, activeGrants, commandPrefix, grantCovers } from '../../../src/core/policy';
+import { whyNoGrant } from '../../../src/core/policy/grants';
 import type { ApprovalGrantEvent, SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { unifiedDiff } from '../../../src/core/tools/diff';
 import { makeHarness, type TestHarness } from '../../support/harness';
@@ -47,6 +48,14 @@ describe('approval grants', () => {
       assert.equal(covers('npm test', 'full-access'), true);
       assert.equal(covers('npm test', 'read-only'), false);
       assert.equal(grantCovers(g, 'write_file', { kind: 'command', command: 'npm test' }, 'workspace-write'), false);
+    });
+
+    it('what is not offered says why: a compound command, odd characters; an offered one has no reason', () => {
+      assert.equal(whyNoGrant({ kind: 'command', command: 'npm test -- --grep x' }), undefined);
+      assert.equal(whyNoGrant({ kind: 'path', path: '/w/.vscode/settings.json' }), undefined);
+      for (const c of ['npm test && rm -rf ~', 'ls | head', 'echo $(id)', 'make > log'])
+        assert.match(whyNoGrant({ kind: 'command', command: c }) ?? '', /^Only once: this command chains, pipes, redirects or substitutes/, c);
+      assert.match(whyNoGrant({ kind: 'command', command: 'cp a^ b' }) ?? '', /^Only once: this command has characters/);
     });
 
     it('a path grant covers that tool and that exact path only', () => {

@@ -15,8 +15,10 @@ import {
   type RequestType,
   type WorkflowRunView,
 } from '../../../src/protocol';
+import { type ClosedTarget, closedTarget } from '../lib/closed-target';
 import { hintFor } from '../lib/error-hints';
-import { isActive } from '../lib/format';
+import { isActive, nodeName } from '../lib/format';
+import { namesForIds } from '../lib/names-in-text';
 import type { RequestError } from '../lib/requests';
 import { loadState, post, request, requestId, saveState, settleRequest, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
@@ -66,6 +68,8 @@ export class AppState {
   readonly selectedNode = $derived(this.tree.get(this.selected));
   readonly running = $derived(isActive(this.selectedNode?.status));
   readonly readOnly = $derived(this.settings?.restricted === true);
+  /** The shown session takes no messages (one-shot, mirrored): why, and where to go instead. */
+  readonly closed: ClosedTarget | undefined = $derived.by(() => closedTarget(this.tree.get(this.target), (id) => this.tree.get(id)));
 
   constructor(view: View, fixedSession: string | undefined) {
     this.view = view;
@@ -192,11 +196,26 @@ export class AppState {
 
   send(): boolean {
     const text = this.draft.trim();
-    if (text === '') return false;
+    if (text === '' || this.closed) return false;
     const sessionId = this.target;
     this.#ask({ type: 'chat/send', text, ...(sessionId ? { sessionId } : {}) }, sessionId ? 'Sending your message' : 'Starting a new conversation', this.draft);
     this.setDraft('');
     return true;
+  }
+
+  /**
+   * "Message the parent" on a session that takes no messages: the nearest session above it
+   * that does is shown and its composer takes the focus (what was typed stays in the input).
+   */
+  messageParent(): void {
+    const id = this.closed?.parentId;
+    if (id === undefined) return;
+    if (this.view !== 'panel') {
+      this.openTranscript(id);
+      return;
+    }
+    this.select(id);
+    this.focusRequests++;
   }
 
   interrupt(sessionId = this.target): void {
@@ -326,8 +345,20 @@ export class AppState {
   #ask<K extends RequestType>(body: RequestBody<K> & { type: K }, what: string, text?: string): Promise<RequestResults[K] | undefined> {
     const { id, answer } = request<K>(body);
     return answer.catch((err: RequestError) => {
-      this.report(id, `${what} failed: ${err.message}`, hintFor(err.code));
-      if (text !== undefined && this.draft.trim() === '') this.setDraft(text);
+      // The host's words may name sessions by id, or speak to the model: the panel says it in names.
+      const target = 'sessionId' in body && typeof body.sessionId === 'string' ? body.sessionId : undefined;
+      const closed = err.code === 'NOT_CONTINUABLE' && target !== undefined;
+      const message = closed ? `“${nodeName(this.tree.get(target), target)}” takes no messages.` : namesForIds(err.message, (i) => this.tree.get(i));
+      this.report(id, `${what} failed: ${message}`, hintFor(err.code));
+      // The text goes back into an empty input. A message refused because its session takes
+      // none is kept for this view's life only (it can go to the parent), never saved: it is
+      // not left behind in the input after a restart.
+      if (text !== undefined && this.draft.trim() === '') {
+        if (closed) {
+          this.draft = text;
+          saveState({ draft: '' });
+        } else this.setDraft(text);
+      }
       return undefined;
     });
   }
