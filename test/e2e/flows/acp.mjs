@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const EXAMPLE = join(repoRoot, '.tools', 'acp-agents', 'node_modules', '@agentclientprotocol', 'sdk', 'dist', 'examples', 'agent.js');
 const ROOT = 'ask the example agent to fix the config';
@@ -78,12 +79,12 @@ export const flow = {
     }),
   async run({ panel, chat, row, rowWith, send, openPanel, selectRow, step, until, visible, say }) {
     const cards = chat.locator('.approval');
-    const chatText = async () => (await chat.locator('[role="log"]').textContent({ timeout: 2_000 })) ?? '';
+    const chatText = async () => (await chat.locator('[role="log"]').textContent({ timeout: slack(2_000) })) ?? '';
 
     await step('open-panel', 120_000, async () => {
       await openPanel();
       await until('the panel to be ready (snapshot received)', 60_000, async () =>
-        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+        (await panel.locator('.tree-body').textContent({ timeout: slack(2_000) }))?.includes('No conversations yet'),
       );
     });
 
@@ -91,7 +92,7 @@ export const flow = {
       await send(ROOT);
       await visible(row(LABEL).first(), `'${LABEL}' in the tree`, 60_000);
       const badge = row(LABEL).first().locator('.meta.remote');
-      await until('the acp:example badge on the node', 30_000, async () => (await badge.textContent({ timeout: 2_000 }))?.trim() === 'acp:example');
+      await until('the acp:example badge on the node', 30_000, async () => (await badge.textContent({ timeout: slack(2_000) }))?.trim() === 'acp:example');
       say(`  badge: ${JSON.stringify(await badge.textContent())} (hover: ${JSON.stringify(await badge.getAttribute('title'))})`);
       await selectRow(LABEL);
       const first = await until("the agent's first text in the child's chat", 30_000, async () => {
@@ -111,16 +112,16 @@ export const flow = {
 
     await step('permission-request-in-panel', 60_000, async () => {
       const card = await visible(cards.first(), "the approval card for the agent's permission request", 30_000);
-      const label = (await card.getAttribute('aria-label', { timeout: 5_000 })) ?? '';
+      const label = (await card.getAttribute('aria-label', { timeout: slack(5_000) })) ?? '';
       if (label !== `Approval requested by ${LABEL}: acp:edit`) throw new Error(`the card is labelled ${JSON.stringify(label)}`);
-      const who = ((await card.locator('.who strong').textContent({ timeout: 5_000 })) ?? '').trim();
+      const who = ((await card.locator('.who strong').textContent({ timeout: slack(5_000) })) ?? '').trim();
       if (who !== LABEL) throw new Error(`the card says it was asked by ${JSON.stringify(who)}`);
       const crumbs = (await card.locator('.lineage .crumb').allTextContents()).map((s) => s.trim());
       say(`  lineage: ${crumbs.join(' › ')}`);
       if (crumbs.length !== 2 || crumbs[1] !== LABEL) throw new Error(`the card's lineage is ${JSON.stringify(crumbs)} (want the conversation › ${LABEL})`);
-      const summary = (await card.locator('.summary').textContent({ timeout: 5_000 })) ?? '';
+      const summary = (await card.locator('.summary').textContent({ timeout: slack(5_000) })) ?? '';
       if (!summary.includes('Modifying critical configuration file')) throw new Error(`the card's summary is ${JSON.stringify(summary)}`);
-      const reason = (await card.locator('.reason').textContent({ timeout: 5_000 })) ?? '';
+      const reason = (await card.locator('.reason').textContent({ timeout: slack(5_000) })) ?? '';
       if (!reason.includes('acp:example') || !reason.includes('allow_once')) throw new Error(`the card's reason is ${JSON.stringify(reason)}`);
       if ((await card.locator('.allow-conversation').count()) !== 0)
         throw new Error('the card offers "Allow for this conversation" for an agent that may only be allowed once');
@@ -132,7 +133,10 @@ export const flow = {
     });
 
     await step('allow-from-the-panel', 60_000, async () => {
-      await cards.first().locator('.allow-once').click({ timeout: 10_000 });
+      await cards
+        .first()
+        .locator('.allow-once')
+        .click({ timeout: slack(10_000) });
       await until('the agent to say it updated the configuration', 30_000, async () =>
         (await chatText()).includes("I've successfully updated the configuration"),
       );

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -30,35 +31,38 @@ export const flow = {
     const badge = page.locator('.activitybar .action-item:has(a.action-label[aria-label^="Arbor"]) .badge .badge-content');
     const cards = chat.locator('.approval');
     const badgeText = async () =>
-      (await badge.count()) > 0 && (await badge.first().isVisible()) ? ((await badge.first().textContent({ timeout: 2_000 })) ?? '').trim() : '';
+      (await badge.count()) > 0 && (await badge.first().isVisible()) ? ((await badge.first().textContent({ timeout: slack(2_000) })) ?? '').trim() : '';
     const toolMessages = (n) => model.requests.slice(n).flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)));
 
     await step('open-panel', 60_000, async () => {
       await openPanel();
       await until('the panel to be ready (snapshot received)', 15_000, async () =>
-        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+        (await panel.locator('.tree-body').textContent({ timeout: slack(2_000) }))?.includes('No conversations yet'),
       );
     });
 
     await step('command-asks-with-badge-and-mark', 40_000, async () => {
       await send(ROOT);
       const card = await visible(cards.first(), 'the approval card for run_command', 20_000);
-      const text = (await card.textContent({ timeout: 5_000 })) ?? '';
+      const text = (await card.textContent({ timeout: slack(5_000) })) ?? '';
       if (!text.includes('$ npm test')) throw new Error(`the card does not show the command: ${JSON.stringify(text)}`);
       await visible(card.locator('.allow-conversation'), 'the "Allow for this conversation" button', 5_000);
-      const scope = (await card.locator('.scope').textContent({ timeout: 5_000 })) ?? '';
+      const scope = (await card.locator('.scope').textContent({ timeout: slack(5_000) })) ?? '';
       if (!/run_command[\s\S]*npm test/.test(scope)) throw new Error(`the card does not say what the grant covers: ${JSON.stringify(scope)}`);
       await until('the badge "1" on the Arbor activity-bar icon', 10_000, async () => (await badgeText()) === '1');
       await visible(row(ROOT).locator('.needs-you'), 'the "needs you" mark on the asking row', 5_000);
     });
 
     await step('allow-for-this-conversation', 40_000, async () => {
-      await cards.first().locator('.allow-conversation').click({ timeout: 10_000 });
+      await cards
+        .first()
+        .locator('.allow-conversation')
+        .click({ timeout: slack(10_000) });
       await visible(chat.locator('article.msg.assistant', { hasText: 'The tests ran' }), 'the answer after the command ran', 30_000);
       await until('no approval card left', 10_000, async () => (await cards.count()) === 0);
       await until('the badge to clear', 10_000, async () => (await badgeText()) === '');
       const grants = await visible(chat.locator('.grants'), 'the list of what is allowed for this conversation', 10_000);
-      const listed = (await grants.textContent({ timeout: 5_000 })) ?? '';
+      const listed = (await grants.textContent({ timeout: slack(5_000) })) ?? '';
       if (!/run_command[\s\S]*npm test/.test(listed)) throw new Error(`the grant list says ${JSON.stringify(listed)}`);
       if ((await row(ROOT).locator('.needs-you').count()) !== 0) throw new Error('the tree row still shows the "needs you" mark');
     });
@@ -89,17 +93,17 @@ export const flow = {
       // Slow the model's next answer so the panel is hidden before the request arrives.
       model.enqueue((body) => ({ ...demoReply(body), delayMs: 4_000 }));
       await send('edit the settings');
-      await page.locator('.activitybar a.action-label[aria-label^="Explorer"]').click({ timeout: 10_000 });
+      await page.locator('.activitybar a.action-label[aria-label^="Explorer"]').click({ timeout: slack(10_000) });
       await until('the Arbor view to be hidden (another view container shown)', 10_000, async () => !(await page.locator(SEL.activityIconChecked).isVisible()));
       await until('the badge "1" on the Arbor icon while the Explorer is shown', 20_000, async () => (await badgeText()) === '1');
       await sleep(500);
       await command('Notifications: Show Notifications');
       const item = page.locator('.notifications-center .notification-list-item', { hasText: 'asks for approval: write_file' });
       await visible(item, 'the approval notification in the notification center', 15_000);
-      const message = (await item.locator('.notification-list-item-message').textContent({ timeout: 5_000 })) ?? '';
+      const message = (await item.locator('.notification-list-item-message').textContent({ timeout: slack(5_000) })) ?? '';
       say(`  notification: ${message}`);
       if (!message.includes('.vscode/settings.json')) throw new Error(`the notification does not say what is asked: ${JSON.stringify(message)}`);
-      await item.locator('.monaco-button', { hasText: 'Show in Arbor' }).click({ timeout: 10_000 });
+      await item.locator('.monaco-button', { hasText: 'Show in Arbor' }).click({ timeout: slack(10_000) });
       await until('the Arbor view to be shown again', 10_000, async () => page.locator(SEL.activityIconChecked).isVisible());
       await visible(cards.first(), 'the approval card after "Show in Arbor"', 20_000);
     });
@@ -111,8 +115,8 @@ export const flow = {
       if (!del.includes('"editor.tabSize": 2') || !add.includes('"editor.tabSize": 4'))
         throw new Error(`the diff shows -${JSON.stringify(del)} +${JSON.stringify(add)}`);
       const before = model.requests.length;
-      await card.locator('.deny-reason').fill(REASON, { timeout: 5_000 });
-      await card.locator('.deny-button').click({ timeout: 5_000 });
+      await card.locator('.deny-reason').fill(REASON, { timeout: slack(5_000) });
+      await card.locator('.deny-button').click({ timeout: slack(5_000) });
       await visible(chat.locator('article.msg.assistant', { hasText: 'Understood, I left it as it is' }), "the model's answer to the denial", 20_000);
       const seen = toolMessages(before);
       if (!seen.some((c) => c.includes(`who said: "${REASON}"`)))
@@ -123,11 +127,11 @@ export const flow = {
     });
 
     await step('revoke-asks-again', 40_000, async () => {
-      await chat.locator('.grants .grant button', { hasText: 'Revoke' }).click({ timeout: 10_000 });
+      await chat.locator('.grants .grant button', { hasText: 'Revoke' }).click({ timeout: slack(10_000) });
       await until('the grant list to empty', 10_000, async () => (await chat.locator('.grants').count()) === 0);
       await send('run the tests once more');
       const card = await visible(cards.first(), 'the approval card again after the revoke', 20_000);
-      await card.locator('.deny-button').click({ timeout: 5_000 });
+      await card.locator('.deny-button').click({ timeout: slack(5_000) });
       await visible(chat.locator('article.msg.assistant', { hasText: 'Understood, I did not do it' }), 'the answer to the plain denial', 20_000);
     });
   },

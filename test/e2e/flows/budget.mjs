@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -56,7 +57,7 @@ export const flow = {
     const bar = () => row(ROOT).first().locator('button.budget');
     /** "budget: 12,345 of 60,000 tokens. Set the budget" → { spent, limit } */
     const barValue = async () => {
-      const label = (await bar().getAttribute('aria-label', { timeout: 2_000 })) ?? '';
+      const label = (await bar().getAttribute('aria-label', { timeout: slack(2_000) })) ?? '';
       const m = /budget: ([\d,]+) of ([\d,]+) tokens/.exec(label);
       return m ? { spent: Number(m[1].replace(/,/g, '')), limit: Number(m[2].replace(/,/g, '')) } : undefined;
     };
@@ -74,7 +75,7 @@ export const flow = {
           };
         }),
       );
-    const sideBar = (name) => page.screenshot({ path: join(outDir, name), clip: { x: 0, y: 36, width: 348, height: 560 }, timeout: 15_000 });
+    const sideBar = (name) => page.screenshot({ path: join(outDir, name), clip: { x: 0, y: 36, width: 348, height: 560 }, timeout: slack(15_000) });
     let limit = 0;
 
     await step('cost-on-the-node', 150_000, async () => {
@@ -97,7 +98,7 @@ export const flow = {
       await contextMenu(row(ROOT).first(), 'Set Budget');
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the budget input', 10_000);
-      await box.fill(`${limit / 1000}k`, { timeout: 5_000 });
+      await box.fill(`${limit / 1000}k`, { timeout: slack(5_000) });
       await box.press('Enter');
       await visible(bar(), "the budget bar on the root's node", 10_000);
       const v = await until('the bar to read the new budget', 10_000, barValue);
@@ -131,7 +132,7 @@ export const flow = {
       await until('the root to stop on the budget', 20_000, async () => (await rows()).find((r) => r.name === ROOT)?.activity === 'stopped: budget');
       const notice = chat.locator('.msg', { hasText: 'Turn ended: Stopped by its budget' }).last();
       await visible(notice, 'the budget stop in the chat', 10_000);
-      const text = (await notice.textContent({ timeout: 2_000 })).replace(/\s+/g, ' ');
+      const text = (await notice.textContent({ timeout: slack(2_000) })).replace(/\s+/g, ' ');
       // In people's words (issue 21.6): what was used of what, what the next step needs, what to do.
       if (!/Budget reached: [\d.]+k? of [\d.]+k? tokens used; the next step needs about [\d.]+k?\. Raise the budget to go on\./.test(text))
         throw new Error(`the budget stop reads: ${text}`);
@@ -139,14 +140,14 @@ export const flow = {
       await visible(notice.locator('vscode-button', { hasText: 'Set Budget' }), 'Set Budget in the budget stop', 5_000);
       const v = await barValue();
       if (v.spent > v.limit) throw new Error(`the subtree spent ${v.spent} of a ${v.limit}-token budget`);
-      const cls = (await bar().getAttribute('class', { timeout: 2_000 })) ?? '';
+      const cls = (await bar().getAttribute('class', { timeout: slack(2_000) })) ?? '';
       if (!/\bwarn\b|\bover\b/.test(cls)) throw new Error(`the bar is not at its warning (${v.spent} of ${v.limit}; class ${cls})`);
       // Stopped, not running: a one-shot child released as its turn ended must not keep its running badge.
       await until('every node to read interrupted (a stop, not a failure)', 10_000, async () => (await rows()).every((r) => r.status === 'interrupted'));
       const root = (await rows()).find((r) => r.name === ROOT);
       if (!/saved \$[\d.]+ by cache hits/.test(root.title)) throw new Error(`the root's hover says nothing of the cache saving: ${root.title}`);
       say(`  spent ${v.spent} of ${v.limit} tokens; root hover: ${root.title.split('\n').slice(3).join(' | ')}`);
-      await page.screenshot({ path: join(outDir, 'budget-stop.png'), clip: { x: 0, y: 36, width: 348, height: 720 }, timeout: 15_000 });
+      await page.screenshot({ path: join(outDir, 'budget-stop.png'), clip: { x: 0, y: 36, width: 348, height: 720 }, timeout: slack(15_000) });
     });
 
     await step('raise-it-nothing-restarts', 30_000, async () => {
@@ -155,11 +156,11 @@ export const flow = {
         .locator('.msg', { hasText: 'Turn ended: Stopped by its budget' })
         .last()
         .locator('vscode-button', { hasText: 'Set Budget' })
-        .click({ timeout: 5_000 });
+        .click({ timeout: slack(5_000) });
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the budget input', 10_000);
-      await until('the input to hold the current budget', 5_000, async () => (await box.inputValue({ timeout: 1_000 })) === String(limit));
-      await box.fill('1M', { timeout: 5_000 });
+      await until('the input to hold the current budget', 5_000, async () => (await box.inputValue({ timeout: slack(1_000) })) === String(limit));
+      await box.fill('1M', { timeout: slack(5_000) });
       await box.press('Enter');
       await until('the bar to read the raised budget', 10_000, async () => (await barValue())?.limit === 1_000_000);
       await new Promise((r) => setTimeout(r, 2_000));
@@ -168,7 +169,7 @@ export const flow = {
 
     await step('send-and-continue', 30_000, async () => {
       await send('go on');
-      await until('the conversation to continue', 20_000, async () => (await chat.textContent({ timeout: 2_000 })).includes(CONTINUED));
+      await until('the conversation to continue', 20_000, async () => (await chat.textContent({ timeout: slack(2_000) })).includes(CONTINUED));
       await until('the root to settle without a stop', 10_000, async () => {
         const r = (await rows()).find((x) => x.name === ROOT);
         return r && r.activity === '' && /last stop: completed/.test(r.title);

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoResponder, DEMO_GOAL, DEMO_PROMPT_LABELS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -48,7 +49,7 @@ export const flow = {
     });
 
     await step('paced-workflow-stopped-mid-way', 90_000, async () => {
-      await button(WORKFLOW).click({ timeout: 10_000 });
+      await button(WORKFLOW).click({ timeout: slack(10_000) });
       await visible(row(WORKFLOW), `the conversation "${WORKFLOW}" in the tree`, 20_000);
       // Mid-way: a review agent is streaming (paced: each takes about STEP_MS), the summary not yet asked.
       const asked = (task) => model.requests.map(taskOf).filter((t) => t.startsWith(task)).length;
@@ -58,7 +59,7 @@ export const flow = {
       });
       say(`  stopping with ${model.streaming} repl(y/ies) streaming, ${asked('WORKFLOW: review')} review agent(s) asked`);
       if (asked('WORKFLOW: summarise') > 0) throw new Error('the review phase was over before Stop could be clicked (the pace is too fast for this machine)');
-      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: 10_000 });
+      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: slack(10_000) });
       const stopped = Date.now();
       await until('the scripted model to stop streaming', 10_000, async () => model.streaming === 0 || notYet(`still streaming: ${model.streaming}`));
       say(`  the model stopped streaming ${Date.now() - stopped} ms after Stop`);
@@ -81,12 +82,12 @@ export const flow = {
     await step('goal-button', 90_000, async () => {
       await command('Arbor: New Conversation');
       await visible(button(GOAL_LABEL), `the "${GOAL_LABEL}" button in the empty panel`, 10_000);
-      await button(GOAL_LABEL).click({ timeout: 10_000 });
+      await button(GOAL_LABEL).click({ timeout: slack(10_000) });
       const goalRow = row(DEMO_GOAL.prompt).first();
       await visible(goalRow, `the conversation "${DEMO_GOAL.prompt}"`, 20_000);
       const seen = new Set();
       await until(`the goal to run ${DEMO_GOAL.goalRounds} rounds and block at its limit`, 60_000, async () => {
-        const t = ((await goalRow.locator('.goal').textContent({ timeout: 2_000 })) ?? '').replace(/\s+/g, ' ').trim();
+        const t = ((await goalRow.locator('.goal').textContent({ timeout: slack(2_000) })) ?? '').replace(/\s+/g, ' ').trim();
         if (t) seen.add(t);
         return t === `blocked · ${DEMO_GOAL.goalRounds}/${DEMO_GOAL.goalRounds}` || notYet(`goal badge seen: ${[...seen].join(', ')}`);
       });

@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const THEMES = [
   // The picker's labels (the settings ids are "Default Light Modern", …, the labels are not).
@@ -48,12 +49,12 @@ export const flow = {
       if ((await activeTab.count()) > 0)
         await activeTab
           .first()
-          .click({ timeout: 15_000 })
+          .click({ timeout: slack(15_000) })
           .catch(() => undefined);
       else
         await page
           .locator('.part.editor')
-          .click({ position: { x: 30, y: 300 }, timeout: 15_000 })
+          .click({ position: { x: 30, y: 300 }, timeout: slack(15_000) })
           .catch(() => undefined);
       await command(title);
     }
@@ -66,8 +67,8 @@ export const flow = {
       await visible(row(ROOT), `the root "${ROOT}" in the tree`, 20_000);
       await send('survey the workspace');
       await visible(rowWith('surveyor', 'settled'), "'surveyor' settled", 30_000);
-      ids.root = await row(ROOT).getAttribute('data-row-id', { timeout: 5_000 });
-      ids.surveyor = await row('surveyor').getAttribute('data-row-id', { timeout: 5_000 });
+      ids.root = await row(ROOT).getAttribute('data-row-id', { timeout: slack(5_000) });
+      ids.surveyor = await row('surveyor').getAttribute('data-row-id', { timeout: slack(5_000) });
     });
 
     // ── 2 ────────────────────────────────────────────────────────────────────
@@ -92,11 +93,11 @@ export const flow = {
       await palette('Arbor: Fork Conversation');
       await pick('surveyor');
       await visible(row('Fork of surveyor (2)'), 'the second fork "Fork of surveyor (2)" in the tree', 15_000);
-      ids.fork2 = await row('Fork of surveyor (2)').getAttribute('data-row-id', { timeout: 5_000 });
+      ids.fork2 = await row('Fork of surveyor (2)').getAttribute('data-row-id', { timeout: slack(5_000) });
       // The notices (toasts are hidden in smoke-test mode: read the notification center).
       await palette('Notifications: Show Notifications');
       const notice = page.locator('.notifications-center .notification-list-item-message', { hasText: 'Fork of surveyor (2)' });
-      const text = (await (await visible(notice, 'the fork notice in the notification center', 10_000)).textContent({ timeout: 5_000 })) ?? '';
+      const text = (await (await visible(notice, 'the fork notice in the notification center', 10_000)).textContent({ timeout: slack(5_000) })) ?? '';
       say(`  notice: ${text}`);
       if (text.trim() !== 'Arbor: forked “surveyor” into “Fork of surveyor (2)”.') throw new Error(`the fork notice reads ${JSON.stringify(text)}`);
       await page.keyboard.press('Escape');
@@ -118,19 +119,19 @@ export const flow = {
       await palette('Arbor: Delete Session');
       await pick(ROOT);
       const dialog = await visible(page.locator('.monaco-dialog-box'), 'the delete dialog', 20_000);
-      const message = ((await dialog.locator('.dialog-message-text').textContent({ timeout: 5_000 })) ?? '').trim();
+      const message = ((await dialog.locator('.dialog-message-text').textContent({ timeout: slack(5_000) })) ?? '').trim();
       const detail = (
         (await dialog
           .locator('.dialog-message-detail')
-          .textContent({ timeout: 5_000 })
+          .textContent({ timeout: slack(5_000) })
           .catch(() => '')) ?? ''
       ).trim();
       say(`  dialog: ${message} / ${detail}`);
       const want = `Delete “${ROOT}” and the 3 sessions under it (subagents and forks)? This cannot be undone.`;
       if (message !== want) throw new Error(`the delete dialog says ${JSON.stringify(message)}, expected ${JSON.stringify(want)}`);
       if (!detail.includes(ids.root)) throw new Error(`the dialog's detail does not give the id for reference: ${JSON.stringify(detail)}`);
-      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click({ timeout: 5_000 });
-      await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden', timeout: 5_000 });
+      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click({ timeout: slack(5_000) });
+      await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden', timeout: slack(5_000) });
       await visible(row(ROOT), 'the root still in the tree after Cancel', 5_000);
     });
 
@@ -141,7 +142,7 @@ export const flow = {
       // code-server's save dialog is VS Code's own (a quick input holding the path).
       const box = page.locator(SEL.quickInput);
       const value = await until('the save dialog with a proposed path', 10_000, async () => {
-        const v = await box.inputValue({ timeout: 2_000 });
+        const v = await box.inputValue({ timeout: slack(2_000) });
         return v.endsWith('.jsonl') ? v : undefined;
       });
       say(`  export proposes ${value}`);
@@ -166,7 +167,7 @@ export const flow = {
     async function sideBarWidth(width) {
       const bar = page.locator('.part.sidebar');
       for (let attempt = 0; attempt < 3; attempt++) {
-        const box = await bar.boundingBox({ timeout: 5_000 });
+        const box = await bar.boundingBox({ timeout: slack(5_000) });
         if (Math.abs(box.width - width) <= 1) return;
         // The sash nearest the side bar's right edge (the floating editor leaves a gap).
         const edge = box.x + box.width;
@@ -185,7 +186,7 @@ export const flow = {
         await page.mouse.up();
         await sleep(300);
       }
-      const got = (await bar.boundingBox({ timeout: 5_000 })).width;
+      const got = (await bar.boundingBox({ timeout: slack(5_000) })).width;
       if (Math.abs(got - width) > 2) throw new Error(`the side bar is ${got} px wide, wanted ${width}`);
     }
     /** Per row: is the name whole, which metadata is visible, is the status word shown. */
@@ -253,8 +254,10 @@ export const flow = {
         // Through the theme picker, as a user would (it writes workbench.colorTheme).
         await palette('Preferences: Color Theme');
         const box = page.locator(SEL.quickInput);
-        await until('the theme picker', 10_000, async () => (await box.getAttribute('placeholder', { timeout: 1_000 }))?.toLowerCase().includes('theme'));
-        await box.fill(theme, { timeout: 5_000 });
+        await until('the theme picker', 10_000, async () =>
+          (await box.getAttribute('placeholder', { timeout: slack(1_000) }))?.toLowerCase().includes('theme'),
+        );
+        await box.fill(theme, { timeout: slack(5_000) });
         await pick(theme);
         await until(`the webview to be in ${theme}`, 20_000, async () => panel.locator(`body.${bodyClass}`).count());
         await sleep(500);

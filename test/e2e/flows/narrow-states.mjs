@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { CLAUDE_PINNED, claudeFlowDirs, claudeSettings } from '../lib/claude-code.mjs';
+import { slack } from '../lib/patience.mjs';
 import { measureRows, sideBarWidth } from '../lib/side-bar.mjs';
 
 const require = createRequire(import.meta.url);
@@ -90,7 +91,11 @@ export const flow = {
       await newConversation(REMOTE);
       await visible(rowWith(LABEL, 'running'), `'${LABEL}' running`, 60_000);
       const badge = row(LABEL).first().locator('.meta.remote');
-      await until('the program/version badge', 60_000, async () => (await badge.textContent({ timeout: 2_000 }))?.trim() === `claude-code ${CLAUDE_PINNED}`);
+      await until(
+        'the program/version badge',
+        60_000,
+        async () => (await badge.textContent({ timeout: slack(2_000) }))?.trim() === `claude-code ${CLAUDE_PINNED}`,
+      );
     });
 
     for (const width of [300, 220]) {
@@ -127,7 +132,7 @@ export const flow = {
     await step('approval-card-at-220px', 30_000, async () => {
       await selectRow(APPROVAL);
       const card = await visible(chat.locator('.approval'), 'the approval card', 10_000);
-      await card.locator('.allow-conversation').waitFor({ state: 'visible', timeout: 5_000 });
+      await card.locator('.allow-conversation').waitFor({ state: 'visible', timeout: slack(5_000) });
       const problems = await chat.evaluate((c) => {
         const out = [];
         const scroller = c.querySelector('.scroller');
@@ -144,7 +149,7 @@ export const flow = {
         return out;
       });
       if (problems.length) throw new Error(`at 220 px: ${problems.join('; ')}`);
-      const summary = (await card.locator('.summary').textContent({ timeout: 5_000 })) ?? '';
+      const summary = (await card.locator('.summary').textContent({ timeout: slack(5_000) })) ?? '';
       if (!summary.includes('$ npm test')) throw new Error(`the card's command reads ${JSON.stringify(summary)}`);
       await page.screenshot({ path: join(outDir, 'approval-card-220px.png'), clip: await page.locator('.part.sidebar').boundingBox() });
     });
@@ -152,7 +157,7 @@ export const flow = {
     await step('one-shot-child-composer', 30_000, async () => {
       await selectRow(LABEL);
       const note = (
-        (await (await visible(panel.locator('.composer .closed'), 'the note that it takes no messages', 10_000)).textContent({ timeout: 5_000 })) ?? ''
+        (await (await visible(panel.locator('.composer .closed'), 'the note that it takes no messages', 10_000)).textContent({ timeout: slack(5_000) })) ?? ''
       )
         .replace(/\s+/g, ' ')
         .trim();
@@ -162,11 +167,17 @@ export const flow = {
       if (/\bs-[a-z0-9]+-|continuable|follow-ups/.test(note))
         throw new Error(`the composer shows an id or advice meant for the model: ${JSON.stringify(note)}`);
       if ((await panel.locator('.composer vscode-textarea').count()) !== 0) throw new Error('the composer still offers an input');
-      await panel.locator('.composer vscode-button.message-parent').click({ timeout: 10_000 });
+      await panel.locator('.composer vscode-button.message-parent').click({ timeout: slack(10_000) });
       await until(
         `the chat header to show "${REMOTE}"`,
         10_000,
-        async () => (await chat.locator('.head .name').first().textContent({ timeout: 2_000 }))?.trim() === REMOTE,
+        async () =>
+          (
+            await chat
+              .locator('.head .name')
+              .first()
+              .textContent({ timeout: slack(2_000) })
+          )?.trim() === REMOTE,
       );
       await until("the keyboard in the conversation's input", 10_000, async () =>
         panel.locator('body').evaluate(() => document.activeElement?.tagName === 'VSCODE-TEXTAREA'),
@@ -180,23 +191,23 @@ export const flow = {
       await contextMenu(row(GOAL).first(), 'Set Goal');
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the objective input', 10_000);
-      await box.fill('write the release notes for every change since the last tag', { timeout: 5_000 });
+      await box.fill('write the release notes for every change since the last tag', { timeout: slack(5_000) });
       await box.press('Enter');
-      await until('the round limit input (prefilled with 10)', 10_000, async () => (await box.inputValue({ timeout: 1_000 })) === '10');
-      await box.fill('1', { timeout: 5_000 });
+      await until('the round limit input (prefilled with 10)', 10_000, async () => (await box.inputValue({ timeout: slack(1_000) })) === '10');
+      await box.fill('1', { timeout: slack(5_000) });
       await box.press('Enter');
       const badge = row(GOAL).first().locator('.goal');
       await until(
         'the goal to block at its limit (blocked · 1/1)',
         60_000,
-        async () => (await badge.textContent({ timeout: 2_000 }))?.trim() === 'blocked · 1/1',
+        async () => (await badge.textContent({ timeout: slack(2_000) }))?.trim() === 'blocked · 1/1',
       );
       const bar = chat.locator('.goal-bar');
-      await bar.locator('button', { hasText: /^Raise limit$/ }).click({ timeout: 5_000 });
+      await bar.locator('button', { hasText: /^Raise limit$/ }).click({ timeout: slack(5_000) });
       const more = await visible(bar.locator('.raise input'), 'the "raise the limit by" box', 5_000);
-      if ((await more.inputValue({ timeout: 2_000 })) !== '5') throw new Error('Raise limit does not ask by how much (five unless changed)');
-      await bar.locator('.raise button', { hasText: /^Raise$/ }).click({ timeout: 5_000 });
-      await until('the raised goal (blocked · 1/6)', 15_000, async () => (await badge.textContent({ timeout: 2_000 }))?.trim() === 'blocked · 1/6');
+      if ((await more.inputValue({ timeout: slack(2_000) })) !== '5') throw new Error('Raise limit does not ask by how much (five unless changed)');
+      await bar.locator('.raise button', { hasText: /^Raise$/ }).click({ timeout: slack(5_000) });
+      await until('the raised goal (blocked · 1/6)', 15_000, async () => (await badge.textContent({ timeout: slack(2_000) }))?.trim() === 'blocked · 1/6');
       const buttons = (await bar.locator('.meta button').allTextContents()).map((s) => s.trim());
       if (JSON.stringify(buttons) !== JSON.stringify(['Resume', 'Raise limit', 'Clear'])) throw new Error(`the blocked goal offers ${JSON.stringify(buttons)}`);
       const fit = await bar.evaluate((b) => {

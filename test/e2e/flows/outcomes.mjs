@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply, DEMO_PROMPTS, DEMO_PROMPT_LABELS } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -50,7 +51,7 @@ export const flow = {
     const rows = page.locator(SEL.quickRow);
     /** A palette command, with the keyboard in the editor area (a click on the activity bar would switch views). */
     async function command(title) {
-      await page.locator('.part.editor').click({ position: { x: 200, y: 200 }, timeout: 5_000 });
+      await page.locator('.part.editor').click({ position: { x: 200, y: 200 }, timeout: slack(5_000) });
       await runCommand(title);
     }
     const rowTexts = async () => (await rows.allTextContents()).map((s) => s.replace(/\s+/g, ' ').trim());
@@ -62,7 +63,7 @@ export const flow = {
         return JSON.stringify(shown) === JSON.stringify(DEMO_PROMPT_LABELS) ? shown : false;
       });
       await until('the mode beside the input', 10_000, async () =>
-        /workspace-write\s*·\s*approval: ask/.test((await mode.textContent({ timeout: 2_000 })) ?? ''),
+        /workspace-write\s*·\s*approval: ask/.test((await mode.textContent({ timeout: slack(2_000) })) ?? ''),
       );
     });
 
@@ -70,19 +71,23 @@ export const flow = {
       await send(ROOT);
       await visible(row('tester'), "the 'tester' node", 20_000);
       await visible(rowWith('tester', 'settled, 1 refused'), "'tester' settled with 1 refused action", 25_000);
-      const detail = (await row('tester').locator('.refused').textContent({ timeout: 15_000 }))?.trim();
+      const detail = (
+        await row('tester')
+          .locator('.refused')
+          .textContent({ timeout: slack(15_000) })
+      )?.trim();
       if (detail !== 'completed · 1 refused') throw new Error(`the tester's node says ${JSON.stringify(detail)}`);
       const colour = await row('tester')
         .locator('.refused')
-        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
+        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: slack(15_000) });
       const plain = await row('tester')
         .locator('.meta')
         .first()
-        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: 15_000 });
+        .evaluate((el) => getComputedStyle(el).color, undefined, { timeout: slack(15_000) });
       if (colour === plain) throw new Error(`the refusal is not in a warning colour (${colour})`);
       const notice = chat.locator('article.msg.settled', { hasText: 'tester' });
       await visible(notice, 'the settlement notice in the root chat', 15_000);
-      const text = ((await notice.textContent({ timeout: 15_000 })) ?? '').replace(/\s+/g, ' ');
+      const text = ((await notice.textContent({ timeout: slack(15_000) })) ?? '').replace(/\s+/g, ' ');
       say(`  notice: ${text.slice(0, 200)}`);
       if (!text.includes('1 refused') || !text.includes(REFUSAL)) throw new Error(`the notice does not say what was refused: ${JSON.stringify(text)}`);
       // Titled by its first message (the root row's name).
@@ -106,18 +111,20 @@ export const flow = {
         throw new Error(`the scopes offered are ${JSON.stringify(scopes)}`);
       }
       await pick('This session');
-      await until('the indicator to show approval never', 10_000, async () => /approval: never/.test((await mode.textContent({ timeout: 2_000 })) ?? ''));
+      await until('the indicator to show approval never', 10_000, async () =>
+        /approval: never/.test((await mode.textContent({ timeout: slack(2_000) })) ?? ''),
+      );
       if (settingsText() !== settingsBefore) throw new Error(`"This session" wrote ${settingsFile}`);
     });
 
     await step('indicator-opens-picker-marking-never', 30_000, async () => {
-      await mode.click({ timeout: 5_000 });
+      await mode.click({ timeout: slack(5_000) });
       await visible(rows.first(), 'the picker opened from the indicator', 10_000);
       const listed = await rowTexts();
       if (!listed.some((t) => t.includes('approval: never') && t.includes('current')))
         throw new Error(`approval never is not marked current: ${JSON.stringify(listed)}`);
       await page.keyboard.press('Escape');
-      await rows.first().waitFor({ state: 'hidden', timeout: 5_000 });
+      await rows.first().waitFor({ state: 'hidden', timeout: slack(5_000) });
       if (settingsText() !== settingsBefore) throw new Error(`${settingsFile} changed`);
     });
 
@@ -140,11 +147,11 @@ export const flow = {
 
     await step('menus-and-wrapped-event-log', 40_000, async () => {
       const menuOf = async (target) => {
-        await target.click({ button: 'right', timeout: 10_000 });
+        await target.click({ button: 'right', timeout: slack(10_000) });
         await visible(page.locator(SEL.menuItem).first(), 'the context menu', 10_000);
         const items = (await page.locator(SEL.menuItem).allTextContents()).map((t) => t.trim()).filter(Boolean);
         await page.keyboard.press('Escape');
-        await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: 5_000 });
+        await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: slack(5_000) });
         return items;
       };
       const childMenu = await menuOf(row('tester'));

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const CLAUDE_BIN = join(repoRoot, '.tools', 'remote', 'node_modules', '.bin', 'claude');
 const PINNED = '2.1.332';
@@ -110,7 +111,7 @@ export const flow = {
     await step('open-panel', 120_000, async () => {
       await openPanel();
       await until('the panel to be ready (snapshot received)', 60_000, async () =>
-        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+        (await panel.locator('.tree-body').textContent({ timeout: slack(2_000) }))?.includes('No conversations yet'),
       );
     });
 
@@ -121,9 +122,9 @@ export const flow = {
       await until(
         'the program/version badge on the node',
         60_000,
-        async () => (await badge.textContent({ timeout: 2_000 }))?.trim() === `claude-code ${PINNED}`,
+        async () => (await badge.textContent({ timeout: slack(2_000) }))?.trim() === `claude-code ${PINNED}`,
       );
-      const title = (await badge.getAttribute('title', { timeout: 2_000 })) ?? '';
+      const title = (await badge.getAttribute('title', { timeout: slack(2_000) })) ?? '';
       say(`  badge: ${JSON.stringify(await badge.textContent())} (hover: ${JSON.stringify(title)})`);
       if (!title.includes('claude-code')) throw new Error(`the badge's hover does not name the program: ${JSON.stringify(title)}`);
       groups = await until('the claude process to run', 30_000, async () => {

@@ -13,6 +13,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const KEY = 'sk-arbor-test-key';
 
@@ -61,7 +62,7 @@ export const flow = {
       const item = page.locator('.settings-editor .setting-item-contents', { has: page.locator('.setting-item-title', { hasText: title }) }).first();
       await visible(item, `the ${key} setting ("${title}") in the Settings editor`, 20_000);
       const target = item.locator('input').first();
-      await target.fill(value, { timeout: 5_000 });
+      await target.fill(value, { timeout: slack(5_000) });
       await target.press('Tab');
       await until(`Arbor to apply ${key} = ${value}`, 20_000, async () => count() > before);
       await page.keyboard.press('ControlOrMeta+W'); // close the Settings editor
@@ -70,11 +71,11 @@ export const flow = {
       const box = page.locator(SEL.quickInput);
       await visible(box, 'the API key input box', 10_000);
       await until('the key prompt to be the Arbor one', 5_000, async () =>
-        ((await page.locator('.quick-input-widget').textContent({ timeout: 2_000 })) ?? '').includes('SecretStorage'),
+        ((await page.locator('.quick-input-widget').textContent({ timeout: slack(2_000) })) ?? '').includes('SecretStorage'),
       );
-      await box.fill(key, { timeout: 5_000 });
+      await box.fill(key, { timeout: slack(5_000) });
       await page.keyboard.press('Enter');
-      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: slack(10_000) });
     };
     const answers = chat.locator('article.msg.assistant', { hasText: 'Arbor demo' });
 
@@ -85,16 +86,16 @@ export const flow = {
     });
 
     await step('set-key-from-notice', 30_000, async () => {
-      await panel.locator('.notice.key vscode-button', { hasText: 'Set API Key' }).click({ timeout: 10_000 });
+      await panel.locator('.notice.key vscode-button', { hasText: 'Set API Key' }).click({ timeout: slack(10_000) });
       await enterKey('sk-wrong-key');
-      await panel.locator('.notice.key').waitFor({ state: 'hidden', timeout: 10_000 });
+      await panel.locator('.notice.key').waitFor({ state: 'hidden', timeout: slack(10_000) });
     });
 
     await step('local-endpoint-refuses-wrong-key', 40_000, async () => {
       await changeSetting('arbor.model.baseUrl', 'Base Url', model.baseURL, model.baseURL);
       await send('hello after settings');
       const failed = await visible(chat.locator('article.msg.turn-end.error'), 'the failed turn', 20_000);
-      const text = (await failed.textContent({ timeout: 5_000 })) ?? '';
+      const text = (await failed.textContent({ timeout: slack(5_000) })) ?? '';
       if (!/refused the API key \(401\)/.test(text)) throw new Error(`the failed turn says ${JSON.stringify(text.slice(0, 300))}`);
       if (/is closed|Loading the transcript/.test(text)) throw new Error('the store was closed under the panel');
       await visible(failed.locator('vscode-button', { hasText: 'Retry' }), 'Retry on the failed turn', 5_000);
@@ -106,9 +107,9 @@ export const flow = {
 
     await step('set-key-then-retry', 40_000, async () => {
       const failed = chat.locator('article.msg.turn-end.error').last();
-      await failed.locator('vscode-button', { hasText: 'Set API Key' }).click({ timeout: 10_000 });
+      await failed.locator('vscode-button', { hasText: 'Set API Key' }).click({ timeout: slack(10_000) });
       await enterKey(KEY);
-      await failed.locator('vscode-button', { hasText: 'Retry' }).click({ timeout: 10_000 });
+      await failed.locator('vscode-button', { hasText: 'Retry' }).click({ timeout: slack(10_000) });
       await visible(answers.first(), 'the answer after Retry', 20_000);
       const last = model.requests[model.requests.length - 1];
       if (last.headers.authorization !== `Bearer ${KEY}`) throw new Error(`the retried request carried ${last.headers.authorization}`);
@@ -158,7 +159,7 @@ export const flow = {
       await command('Notifications: Show Notifications');
       const item = page.locator('.notifications-center .notification-list-item', { hasText: 'applies after a window reload' });
       await visible(item, 'the reload notification in the notification center', 15_000);
-      const message = ((await item.locator('.notification-list-item-message').textContent({ timeout: 5_000 })) ?? '').trim();
+      const message = ((await item.locator('.notification-list-item-message').textContent({ timeout: slack(5_000) })) ?? '').trim();
       say(`  notification: ${message}`);
       if (message !== 'Arbor: arbor.remote.claudeCode.command applies after a window reload.')
         throw new Error(`the notification says ${JSON.stringify(message)}`);
@@ -170,7 +171,7 @@ export const flow = {
       if (model.requests.length === n0) throw new Error('no request reached the model');
       const toolsOf = (r) => (r.body.tools ?? []).map((t) => t.function.name);
       if (toolsOf(model.requests.at(-1)).includes('delegate_claude_code')) throw new Error('the tool came before the reload');
-      await reload(() => item.locator('.monaco-button', { hasText: 'Reload Window' }).click({ timeout: 10_000 }));
+      await reload(() => item.locator('.monaco-button', { hasText: 'Reload Window' }).click({ timeout: slack(10_000) }));
       const n1 = model.requests.length;
       const answeredBefore = await answers.count();
       await send('after the reload');

@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
 import { RELEASE_DELAY_MS } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -54,13 +55,15 @@ export const flow = {
       before = model.requests.length;
       // A dispatched click: with the chat re-rendering a stream on a loaded machine, a pointer
       // click can wait on frames that never settle.
-      await stop.dispatchEvent('click', {}, { timeout: 15_000 });
+      await stop.dispatchEvent('click', {}, { timeout: slack(15_000) });
       await visible(rowWith(child, 'interrupted'), `the child '${child}' interrupted`, 20_000);
       // The child's notice reached the conversation and waits for the human; it woke nothing.
       await visible(waiting.locator('li', { hasText: 'settlement notice' }), `${child}'s settlement notice waiting above the composer`, 20_000);
       await sleep(RELEASE_DELAY_MS * 10);
       const after = model.requests.slice(before);
-      const label = await row(ROOT).first().getAttribute('aria-label', { timeout: 5_000 });
+      const label = await row(ROOT)
+        .first()
+        .getAttribute('aria-label', { timeout: slack(5_000) });
       say(`  requests after Stop: ${after.length}; the conversation reads "${label}"`);
       if (after.length)
         throw new Error(

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -35,7 +36,7 @@ export const flow = {
     await step('open-panel', 120_000, async () => {
       await openPanel();
       await until('the panel to be ready (snapshot received)', 60_000, async () =>
-        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+        (await panel.locator('.tree-body').textContent({ timeout: slack(2_000) }))?.includes('No conversations yet'),
       );
     });
 
@@ -58,7 +59,9 @@ export const flow = {
         });
         w.__arborMo.observe(document.body, { subtree: true, childList: true, characterData: true });
       });
-      await row('long-task').first().click({ timeout: 10_000 });
+      await row('long-task')
+        .first()
+        .click({ timeout: slack(10_000) });
       await visible(live, "the child's live reply bubble after selecting it", 10_000);
       await sleep(300);
       const sizes = await panel.locator('body').evaluate(() => {
@@ -100,7 +103,7 @@ export const flow = {
       // The panel shows long-task: its Stop button interrupts it.
       // A dispatched click: with two webviews re-rendering a stream on a loaded machine, a
       // pointer click can wait on frames that never settle.
-      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: 15_000 });
+      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: slack(15_000) });
       await visible(rowWith('long-task', 'interrupted'), "'long-task' interrupted", 20_000);
     });
 
@@ -112,12 +115,12 @@ export const flow = {
       await send('QUEUED-CANCEL do not run this');
       const item = panel.locator('section.queue li', { hasText: 'QUEUED-CANCEL' });
       await visible(item, 'the queued message above the composer', 10_000);
-      const header = (await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? '';
+      const header = (await panel.locator('section.queue header').textContent({ timeout: slack(2_000) })) ?? '';
       if (!/Queued \(1\)/.test(header)) throw new Error(`the section does not say Queued: ${JSON.stringify(header)}`);
       if (await chat.locator('article.msg.user', { hasText: 'QUEUED-CANCEL' }).count())
         throw new Error('the queued message is shown as sent in the transcript');
-      await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '04a-queued.png'), timeout: 15_000 });
-      await item.locator('button', { hasText: 'Cancel' }).click({ timeout: 5_000 });
+      await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '04a-queued.png'), timeout: slack(15_000) });
+      await item.locator('button', { hasText: 'Cancel' }).click({ timeout: slack(5_000) });
       await until('the queued message to disappear', 10_000, async () => (await item.count()) === 0);
       await visible(rowWith(ROOT, 'idle'), 'the root idle after its busy turn', 120_000);
       await sleep(500);
@@ -131,20 +134,20 @@ export const flow = {
       await send('WAITING-SEND run me after the stop');
       const item = panel.locator('section.queue li', { hasText: 'WAITING-SEND' });
       await visible(item, 'the queued message', 10_000);
-      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: 10_000 });
+      await panel.locator('.composer vscode-button', { hasText: 'Stop' }).dispatchEvent('click', {}, { timeout: slack(10_000) });
       await visible(rowWith(ROOT, 'interrupted'), 'the root interrupted', 15_000);
       await until('the section to say Waiting', 10_000, async () =>
-        /Waiting \(1\)/.test((await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? ''),
+        /Waiting \(1\)/.test((await panel.locator('section.queue header').textContent({ timeout: slack(2_000) })) ?? ''),
       );
-      const note = (await panel.locator('section.queue header').textContent({ timeout: 2_000 })) ?? '';
+      const note = (await panel.locator('section.queue header').textContent({ timeout: slack(2_000) })) ?? '';
       if (!/first when you send/.test(note)) throw new Error(`the waiting section does not say it runs first: ${JSON.stringify(note)}`);
       await visible(item.locator('button', { hasText: 'Cancel' }), 'Cancel on the waiting message', 5_000);
       const sendNow = item.locator('button', { hasText: 'Send now' });
       await visible(sendNow, 'Send now on the waiting message', 5_000);
       await sleep(800);
       if (sent().some((t) => t.includes('WAITING-SEND'))) throw new Error('the waiting message ran without the user asking');
-      await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '05a-waiting.png'), timeout: 15_000 });
-      await sendNow.click({ timeout: 5_000 });
+      await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'ui-flows', 'stream-and-queue', '05a-waiting.png'), timeout: slack(15_000) });
+      await sendNow.click({ timeout: slack(5_000) });
       await visible(chat.locator('article.msg.user', { hasText: 'WAITING-SEND' }), 'the waiting message, now sent, in the transcript', 15_000);
       await until('the waiting section to be gone', 10_000, async () => (await panel.locator('section.queue').count()) === 0);
       await until('the model to get the message', 10_000, async () => sent().some((t) => t.includes('WAITING-SEND')));

@@ -10,6 +10,7 @@
 //      the root, selected; a message sent to it is answered
 //   08 reload the window: the tree (every node above) and the transcript tab come back
 import { SEL } from '../lib/flow.mjs';
+import { slack } from '../lib/patience.mjs';
 
 export const flow = {
   name: 'tour',
@@ -23,7 +24,7 @@ export const flow = {
     await step('open-panel', 60_000, async () => {
       await openPanel();
       await until('the panel to be ready (snapshot received)', 15_000, async () =>
-        (await panel.locator('.tree-body').textContent({ timeout: 2_000 }))?.includes('No conversations yet'),
+        (await panel.locator('.tree-body').textContent({ timeout: slack(2_000) }))?.includes('No conversations yet'),
       );
       const alerts = await panel.locator('[role="alert"]').allTextContents();
       if (alerts.length) throw new Error(`the panel shows an error: ${alerts.join(' / ')}`);
@@ -54,7 +55,7 @@ export const flow = {
       say(`  streaming bubble seen at ${distinct.size} sizes (${[...distinct].slice(0, 8).join(', ')}…)`);
       if (distinct.size < 2) throw new Error(`the answer did not stream in (the live bubble was seen at ${distinct.size} size(s))`);
       await visible(rowWith(ROOT, 'idle'), `the root node "${ROOT}" in the tree`, 10_000);
-      rootId = await row(ROOT).getAttribute('data-row-id', { timeout: 5_000 });
+      rootId = await row(ROOT).getAttribute('data-row-id', { timeout: slack(5_000) });
       if (!rootId) throw new Error('the root row has no data-row-id');
     });
 
@@ -62,11 +63,11 @@ export const flow = {
     await step('child-appears-and-settles', 40_000, async () => {
       await send('survey the workspace');
       await visible(row('surveyor'), "the 'surveyor' node in the tree", 15_000);
-      const level = await row('surveyor').getAttribute('aria-level', { timeout: 5_000 });
+      const level = await row('surveyor').getAttribute('aria-level', { timeout: slack(5_000) });
       if (level !== '2') throw new Error(`'surveyor' is at tree level ${level}, expected 2 (under the root)`);
-      surveyorId = await row('surveyor').getAttribute('data-row-id', { timeout: 5_000 });
+      surveyorId = await row('surveyor').getAttribute('data-row-id', { timeout: slack(5_000) });
       // Its tooltip's second line is "ORIGIN · depth N · …"; a child's id extends its parent's.
-      const origin = ((await row('surveyor').getAttribute('title', { timeout: 5_000 })) ?? '').split('\n')[1] ?? '';
+      const origin = ((await row('surveyor').getAttribute('title', { timeout: slack(5_000) })) ?? '').split('\n')[1] ?? '';
       if (!surveyorId?.startsWith(`${rootId}.`) || !origin.startsWith('subagent · depth 1')) {
         throw new Error(`'surveyor' (${surveyorId}, "${origin}") is not a subagent of the root (${rootId})`);
       }
@@ -74,7 +75,11 @@ export const flow = {
       await visible(chat.locator('article.msg.report', { hasText: 'Listed the files' }), "the surveyor's report in the root's chat", 10_000);
       await visible(chat.locator('article.msg.settled', { hasText: 'surveyor' }), 'the settlement notice in the root chat', 10_000);
       await inView(chat.locator('article.msg.settled', { hasText: 'surveyor' }), 'the settlement notice');
-      const notice = (await chat.locator('article.msg.settled').first().textContent({ timeout: 5_000 })) ?? '';
+      const notice =
+        (await chat
+          .locator('article.msg.settled')
+          .first()
+          .textContent({ timeout: slack(5_000) })) ?? '';
       if (!/settled/.test(notice)) throw new Error(`the settlement notice says ${JSON.stringify(notice)}`);
     });
 
@@ -86,7 +91,7 @@ export const flow = {
       await visible(tab.locator('.transcript-view'), 'the transcript webview in the tab', 20_000);
       await visible(tab.locator('article.msg.assistant', { hasText: 'Survey done' }), "the child's final answer in the tab", 15_000);
       await visible(tab.locator('article.msg', { hasText: 'SURVEY: list the workspace files' }), "the child's task in the tab", 5_000);
-      const head = (await tab.locator('.head .name').textContent({ timeout: 5_000 }))?.trim();
+      const head = (await tab.locator('.head .name').textContent({ timeout: slack(5_000) }))?.trim();
       if (head !== 'surveyor') throw new Error(`the tab's header names ${JSON.stringify(head)}, expected "surveyor"`);
     });
 
@@ -123,13 +128,13 @@ export const flow = {
       forkId = await until('a new node in the tree', 15_000, async () => (await rowIds()).find((id) => !before.has(id)));
       const fork = panel.locator(`[role="treeitem"][data-row-id="${forkId}"]`);
       await visible(fork.locator('.origin.fork'), 'the new node with the fork icon', 5_000);
-      const title = (await fork.getAttribute('title', { timeout: 5_000 })) ?? '';
+      const title = (await fork.getAttribute('title', { timeout: slack(5_000) })) ?? '';
       if (!/^fork of /m.test(title.split('\n')[1] ?? '')) throw new Error(`the new node is not a fork: ${JSON.stringify(title)}`);
       if ((await fork.getAttribute('aria-level')) !== '2') throw new Error(`the fork is not under its parent (level ${await fork.getAttribute('aria-level')})`);
       if (!title.includes(`fork of ${ROOT}`)) throw new Error(`the fork's parent is not the root: ${JSON.stringify(title)}`);
-      await until('the fork to be selected', 10_000, async () => (await fork.getAttribute('aria-selected', { timeout: 2_000 })) === 'true');
+      await until('the fork to be selected', 10_000, async () => (await fork.getAttribute('aria-selected', { timeout: slack(2_000) })) === 'true');
       await until('the chat to show the fork (its header says "fork of")', 10_000, async () =>
-        (await chat.locator('.head .of').textContent({ timeout: 2_000 }))?.includes('fork of'),
+        (await chat.locator('.head .of').textContent({ timeout: slack(2_000) }))?.includes('fork of'),
       );
       const answers = chat.locator('article.msg.assistant', { hasText: 'Arbor demo (scripted model)' });
       const n0 = await until("the fork's copied history", 10_000, async () => answers.count());
@@ -137,7 +142,7 @@ export const flow = {
       await visible(chat.locator('article.msg.user', { hasText: 'what can you do here?' }), 'the message sent to the fork', 10_000);
       await until("the fork's answer", 20_000, async () => (await answers.count()) > n0);
       const last = chat.locator('article.msg').last();
-      if (!((await last.textContent({ timeout: 5_000 })) ?? '').includes('Arbor demo')) throw new Error("the fork's chat does not end with its answer");
+      if (!((await last.textContent({ timeout: slack(5_000) })) ?? '').includes('Arbor demo')) throw new Error("the fork's chat does not end with its answer");
       await inView(last, "the fork's answer");
     });
 

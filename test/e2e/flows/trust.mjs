@@ -4,6 +4,7 @@
 //      the root's own state is untouched, and nothing resumes by itself
 //   03 another long task in the same conversation, then reload the window while the child runs: after the reload the
 //      tree shows the child interrupted (never settled) and the root's chat has its notice
+import { slack } from '../lib/patience.mjs';
 export const flow = {
   name: 'trust',
   async run({ chat, row, rowWith, send, contextMenu, reload, openPanel, step, until, visible, sleep, model, say }) {
@@ -20,7 +21,10 @@ export const flow = {
       await contextMenu(row(ROOT).first(), 'Interrupt Agent');
       await visible(rowWith('long-task', 'interrupted'), "'long-task' interrupted by stopping its parent's subtree", 20_000);
       await sleep(1_500);
-      const label = (await row(ROOT).first().getAttribute('aria-label', { timeout: 5_000 })) ?? '';
+      const label =
+        (await row(ROOT)
+          .first()
+          .getAttribute('aria-label', { timeout: slack(5_000) })) ?? '';
       say(`  root after the subtree stop: ${label}`);
       if (/interrupted|running/.test(label.split(',')[1] ?? '')) throw new Error(`the root itself changed state: ${label}`);
       // The child's notice reached the root (it was idle, not interrupted): whatever it does,
@@ -46,7 +50,11 @@ export const flow = {
       if ((await rowWith('long-task', 'settled').count()) > 0) throw new Error('a child that died with the window reads settled');
       // The message went to the same (selected) conversation: its chat shows the notice.
       await visible(chat.locator('article.msg.settled', { hasText: 'long-task' }).last(), "the root's notice that its child was interrupted", 20_000);
-      const notice = (await chat.locator('article.msg.settled', { hasText: 'long-task' }).last().textContent({ timeout: 5_000 })) ?? '';
+      const notice =
+        (await chat
+          .locator('article.msg.settled', { hasText: 'long-task' })
+          .last()
+          .textContent({ timeout: slack(5_000) })) ?? '';
       if (!/interrupted/.test(notice)) throw new Error(`the notice says ${JSON.stringify(notice.slice(0, 200))}`);
     });
   },

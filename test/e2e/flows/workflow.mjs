@@ -19,6 +19,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
 const { demoReply, DEMO_WORKFLOW } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
@@ -104,13 +105,14 @@ export const flow = {
       await openPanel();
       // Room for both runs and their seven agents: the tree takes the panel (its sash, by keyboard: End).
       const sash = panel.locator('[role="separator"][aria-label="Resize the tree and the chat"]');
-      await sash.focus({ timeout: 10_000 });
-      await sash.press('End', { timeout: 5_000 });
+      await sash.focus({ timeout: slack(10_000) });
+      await sash.press('End', { timeout: slack(5_000) });
       await until(
         'the tree pane to grow',
         10_000,
         async () =>
-          Number(await sash.getAttribute('aria-valuenow', { timeout: 2_000 })) >= 450 || notYet(`tree height ${await sash.getAttribute('aria-valuenow')}`),
+          Number(await sash.getAttribute('aria-valuenow', { timeout: slack(2_000) })) >= 450 ||
+          notYet(`tree height ${await sash.getAttribute('aria-valuenow')}`),
       );
       await send(ROOT);
       await visible(row(ROOT), `the conversation "${ROOT}" in the tree`, 20_000);
@@ -124,7 +126,15 @@ export const flow = {
       for (const f of page.frames()) {
         try {
           if ((await f.locator('.run h1').count()) === 0) continue;
-          if ((await f.locator('.run h1').first().textContent({ timeout: 1_000 }))?.trim() === name) return f;
+          if (
+            (
+              await f
+                .locator('.run h1')
+                .first()
+                .textContent({ timeout: slack(1_000) })
+            )?.trim() === name
+          )
+            return f;
         } catch {
           // a frame that went away while we looked
         }
@@ -189,7 +199,9 @@ export const flow = {
       });
       const root = find(all, ROOT);
       if (!root || find(all, RUN).level !== root.level + 1) throw new Error('the run node is not one level under its conversation');
-      await until('the parent to answer after the run', 20_000, async () => (await chat.textContent({ timeout: 2_000 })).includes('The workflow finished'));
+      await until('the parent to answer after the run', 20_000, async () =>
+        (await chat.textContent({ timeout: slack(2_000) })).includes('The workflow finished'),
+      );
     });
 
     let rowSigma = '';
@@ -199,7 +211,9 @@ export const flow = {
         const r = find(await rows(), RUN);
         return /^Σ \$\d+\.\d+$/.test(r?.cost ?? '') ? r.cost : notYet(`the row's cost reads "${r?.cost}"`);
       });
-      await row(RUN).first().click({ timeout: 10_000 });
+      await row(RUN)
+        .first()
+        .click({ timeout: slack(10_000) });
       const tabLabel = page.locator(`${SEL.editorTab} .label-name`, { hasText: new RegExp(`^${RUN}$`) });
       await visible(tabLabel, `an editor tab titled "${RUN}"`, 20_000);
       const frame = await until(`the tab to show the run "${RUN}"`, 30_000, () => runTab(RUN));
@@ -225,10 +239,10 @@ export const flow = {
       if (!m || `Σ ${m[1]}` !== rowSigma || Number(m[2].replace(/,/g, '')) <= 0)
         throw new Error(`the tab's Σ "${t.sigma}" is not the row's "${rowSigma}" with its tokens`);
       if (await frame.getByText('Loading the transcript').count()) throw new Error('the run tab still says "Loading the transcript…"');
-      await page.screenshot({ path: join(outDir, 'workflow-tab.png'), timeout: 15_000 });
+      await page.screenshot({ path: join(outDir, 'workflow-tab.png'), timeout: slack(15_000) });
       // An agent's name opens that agent's transcript. Clicked from inside the page: the tab's
       // frame is hidden the moment the new tab shows, and a pointer click would wait on it.
-      await frame.locator('.agent .open', { hasText: 'summary' }).evaluate((el) => el.click(), undefined, { timeout: 10_000 });
+      await frame.locator('.agent .open', { hasText: 'summary' }).evaluate((el) => el.click(), undefined, { timeout: slack(10_000) });
       await visible(page.locator(`${SEL.editorTab} .label-name`, { hasText: /^summary$/ }), 'an editor tab titled "summary" (the agent\'s transcript)', 20_000);
     });
 
@@ -245,7 +259,7 @@ export const flow = {
           : notYet(`${show(run)}; agents running: ${running.join(', ')}`);
       });
       // The side bar alone, for the README: a finished run and one under way.
-      await page.screenshot({ path: join(outDir, 'workflow-side-bar.png'), clip: { x: 0, y: 36, width: 348, height: 500 }, timeout: 15_000 });
+      await page.screenshot({ path: join(outDir, 'workflow-side-bar.png'), clip: { x: 0, y: 36, width: 348, height: 500 }, timeout: slack(15_000) });
       // Its tab, from the node's context menu, follows it live.
       await contextMenu(row(SLOW_RUN).first(), 'Open Transcript');
       const frame = await until(`a tab to show the run "${SLOW_RUN}"`, 30_000, () => runTab(SLOW_RUN));

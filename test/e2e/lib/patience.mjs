@@ -15,6 +15,12 @@ import { sleep } from './common.mjs';
 export const PATIENCE = Number(process.env.ARBOR_UI_PATIENCE ?? 4);
 /** Past its nominal time, a wait fails once nothing has moved for this long. */
 export const QUIET_MS = 5_000;
+/**
+ * A Playwright action's own timeout (a click, a read of an attribute) stretched by PATIENCE:
+ * such a timeout only fails when the element never comes, so on a busy workbench it may take
+ * PATIENCE times its nominal time (decision 0050).
+ */
+export const slack = (ms) => ms * PATIENCE;
 /** How long a loading workbench or panel may show no new progress before its wait fails (no cap). */
 export const STALL_MS = 60_000;
 /** A budget past its cap still waits while a wait inside it reported progress this recently. */
