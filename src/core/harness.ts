@@ -26,7 +26,7 @@ import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
 import type { ChildComposition } from './subagent/composition';
-import type { FeatureHooks, FeatureRow, RowContext } from './subagent/rows';
+import type { FeatureHooks, FeatureRow, RowContext } from './feature/rows';
 import { SubagentRuntime } from './subagent/runtime';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';

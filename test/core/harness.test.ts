@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Harness, HarnessError, type HarnessErrorCode } from '../../src/core/harness';
-import type { FeatureRow } from '../../src/core/subagent/rows';
+import type { FeatureRow } from '../../src/core/feature/rows';
 import { fail, ok } from '../../src/core/tools/result';
 import { onProgress } from '../support/changes';
 import { harnessPerTest, makeHarness } from '../support/harness';

@@ -59,6 +59,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['agent'],
   ['live'],
   ['subagent'],
+  ['feature'],
   ['workflow', 'goal', 'remote'],
   ['recovery'],
   ['harness'],

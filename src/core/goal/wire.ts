@@ -1,4 +1,4 @@
-import type { FeatureRow } from '../subagent/rows';
+import type { FeatureRow } from '../feature/rows';
 import { GoalDriver } from './driver';
 import { GoalService } from './service';
 import { createGoalTool } from './tool';

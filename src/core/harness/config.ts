@@ -4,7 +4,7 @@ import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { StoreOptions } from '../store/store';
-import type { FeatureRow } from '../subagent/rows';
+import type { FeatureRow } from '../feature/rows';
 import type { ApprovalPort } from '../tools/tool';
 import type { WorkflowDeployment } from '../workflow/limits';
 

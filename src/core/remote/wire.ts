@@ -1,4 +1,4 @@
-import type { FeatureRow } from '../subagent/rows';
+import type { FeatureRow } from '../feature/rows';
 import type { SubagentControl } from '../subagent/surface';
 import { runOneShot } from '../subagent/tools/one-shot';
 import { subagentFailure } from '../subagent/tools/shared';

@@ -1,5 +1,5 @@
 import type { SessionLog } from '../agent/session-writer';
-import type { FeatureRow } from '../subagent/rows';
+import type { FeatureRow } from '../feature/rows';
 import { type WorkflowBudgets, WorkflowEngine } from './engine';
 import type { WorkflowDeployment } from './limits';
 import { createWorkflowTool } from './tool';

@@ -6,14 +6,14 @@ import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
 import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
-import type { SubagentRuntime } from './runtime';
-import type { SubagentProvider } from './types';
+import type { SubagentRuntime } from '../subagent/runtime';
+import type { SubagentProvider } from '../subagent/types';
 
 /**
  * What a feature's wiring gets from the harness: the registries it adds rows to, the subagent
- * runtime, and the harness's sessions as features reach them. (Defined in the subagent layer,
- * the lowest that can name the runtime, so workflow, goal and a remote provider's wiring —
- * all above it — can each export a row.)
+ * runtime, and the harness's sessions as features reach them. (The `feature` layer ranks right
+ * after `subagent`, the lowest that can name the runtime, so workflow, goal and a remote
+ * provider's wiring — all above it — can each export a row.)
  */
 export interface RowContext {
   tools: ScopeRegistry<Tool>;
