@@ -52,12 +52,17 @@ describe('webview tree rows', () => {
     );
   });
 
-  it('flattens 2,000 nodes in a few milliseconds', () => {
+  // How fast is the bench's (webview.tree2000.render_ms), never a timed unit test.
+  it('flattens 2,000 nodes: every node once, each after its parent', () => {
     const many = Array.from({ length: 2000 }, (_, i) => n(`n${i}`, i < 20 ? undefined : `n${Math.floor(i / 3)}`, i % 60));
-    const t0 = performance.now();
     const rows = visibleRows(buildChildren(many), new Set());
-    const ms = performance.now() - t0;
     assert.equal(rows.length, 2000);
-    assert.ok(ms < 50, `${ms.toFixed(1)} ms`);
+    assert.equal(new Set(rows.map((r) => r.id)).size, 2000, 'no node twice');
+    const at = new Map(rows.map((r, i) => [r.id, i]));
+    const parentOf = new Map(many.map((x) => [x.id, x.parentId]));
+    for (const r of rows) {
+      const parent = parentOf.get(r.id);
+      if (parent) assert.ok(at.get(parent)! < at.get(r.id)!, `${r.id} after its parent`);
+    }
   });
 });

@@ -5,9 +5,9 @@ import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
 import type { Store } from '../store/store';
-import type { Tool } from '../tools/tool';
 import type { SubagentRuntime } from '../subagent/runtime';
 import type { SubagentProvider } from '../subagent/types';
+import type { Tool } from '../tools/tool';
 
 /**
  * What a feature's wiring gets from the harness: the registries it adds rows to, the subagent

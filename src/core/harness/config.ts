@@ -1,10 +1,10 @@
 import type { ModelPrice } from '../cost/prices';
+import type { FeatureRow } from '../feature/rows';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { StoreOptions } from '../store/store';
-import type { FeatureRow } from '../feature/rows';
 import type { ApprovalPort } from '../tools/tool';
 import type { WorkflowDeployment } from '../workflow/limits';
 

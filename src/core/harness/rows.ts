@@ -1,7 +1,7 @@
 import type { ToolCallHooks } from '../agent/config';
+import type { FeatureHooks, FeatureRow, RowContext } from '../feature/rows';
 import { DEFAULT_SECTIONS } from '../scope/prompt';
 import type { InboxAcceptedEvent } from '../session/events';
-import type { FeatureHooks, FeatureRow, RowContext } from '../feature/rows';
 import { delegationTools } from '../subagent/tools';
 import type { Tool, ToolResult } from '../tools/tool';
 import { type WorkspaceToolOptions, workspaceTools } from '../tools/workspace';

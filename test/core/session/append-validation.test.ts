@@ -317,7 +317,8 @@ describe('append validation: values of the right type that are still wrong', () 
       s.append(ev.turnStart(`t${i}`));
       s.append(ev.turnEnd(`t${i}`, reason));
     }
-    assert.equal(s.length, 7 + 12, 'seven sources (two for delegation), six turns');
+    const sources = Object.keys(SOURCES).length + 1;
+    assert.equal(s.length, sources + 12, `${sources} sources (one per kind, two for delegation), six turns`);
   });
 });
 
