@@ -113,6 +113,7 @@ describe('webview: cost and budgets (scripted host)', () => {
 
   it('never shows $0.00 for an unknown cost: nothing before a request finished, "billed by Claude Code" for a remote program (issue 21.6)', async () => {
     const fresh = 's-root-2';
+    const streaming = 's-root-3';
     const remote = `${ROOT}.bbbbbb`;
     const zero = { prompt: 0, completion: 0, cacheHit: 0 };
     await w.open();
@@ -127,6 +128,8 @@ describe('webview: cost and budgets (scripted host)', () => {
             remote: { program: 'claude-code', version: '2.1.332 (Claude Code)' },
           }),
           node(fresh, undefined, { title: 'A new conversation', status: 'running', tokens: zero, costUsd: 0 }),
+          // Its first request under way: the prompt's estimate counts in its tokens, no request is priced yet.
+          node(streaming, undefined, { title: 'Streaming', status: 'running', tokens: { prompt: 3400, completion: 12, cacheHit: 0 }, tokensEstimated: true, costUsd: 0 }),
         ],
         selected: fresh,
       }),
@@ -134,6 +137,7 @@ describe('webview: cost and budgets (scripted host)', () => {
     // The first request is still under way: no figure on the row, none in the header.
     assert.equal(await count(`[data-row-id="${fresh}"] .tokens`), 0);
     assert.equal(await count('.head .total'), 0);
+    assert.equal(await count(`[data-row-id="${streaming}"] .tokens`), 0, 'no $0.00 while the first request streams');
     // A remote program bills its own account: said by its name, never "$0.00".
     const row = `[data-row-id="${remote}"]`;
     assert.equal(await textOf(`${row} .tokens`), 'billed by Claude Code');

@@ -134,6 +134,8 @@ export function costBadge(node: TreeNode, collapsed: boolean): { text: string; s
   if (billed) return { text: billed, subtree: false };
   const own = node.tokens.prompt + node.tokens.completion;
   if (own === 0 && !node.costUsd) return undefined;
+  // Only estimates so far (the first request under way), and nothing priced: no figure, never "$0.00".
+  if (node.costUsd === 0 && node.tokensEstimated) return undefined;
   return { text: node.costUsd !== undefined ? usd(node.costUsd) : `${node.tokensEstimated ? '≈' : ''}${compact(own)}`, subtree: false };
 }
 
@@ -143,6 +145,8 @@ export function totalText(node: TreeNode): string | undefined {
   if (billed && !node.subtree) return billed;
   const total = node.subtree ?? { tokens: node.tokens.prompt + node.tokens.completion, costUsd: node.costUsd };
   if (total.tokens <= 0) return undefined;
+  // Nothing priced yet (the first request under way): no "$0.00".
+  if (total.costUsd === 0 && node.tokensEstimated) return undefined;
   return total.costUsd !== undefined ? usd(total.costUsd) : `${total.tokens.toLocaleString('en-US')} tokens`;
 }
 
