@@ -11,6 +11,7 @@ import type { Harness } from '../../src/core/harness';
 import { listAgents } from '../../src/core/subagent/control';
 import { Gates, hold, Script, waitFor } from '../core/subagent/helpers';
 import { panelPerTest } from '../support/panel';
+import { prng } from '../support/store-fixtures';
 
 // Issue 22.3: the faces agree, by test. Random sequences of what changes live state (children
 // started, held, queued for a slot, settled inside their release delay, followed up,
@@ -19,18 +20,6 @@ import { panelPerTest } from '../support/panel';
 // same status: the panel's tree (the nodes it was sent), `list_agents`, `arbor acp`'s
 // `subagent_update` states (as its feed sent them, and asked now) and — where nothing runs —
 // `arbor sessions --json`.
-
-/** A small seeded generator (mulberry32): a failing seed replays exactly. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Faces = Record<string, Record<string, string | undefined>>;
 
@@ -60,7 +49,7 @@ describe('live state: every face gives every session the same status (issue 22.3
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
     it(`seed ${seed}: panel, list_agents, arbor acp and arbor sessions agree at every checkpoint`, async function () {
       this.timeout(120_000);
-      const rand = rng(seed);
+      const rand = prng(seed); // a failing seed replays exactly
       const pick = <T>(xs: readonly T[]): T | undefined => (xs.length ? xs[Math.floor(rand() * xs.length)] : undefined);
       script = new Script(w.server);
       gates = new Gates().install(w.t.h);

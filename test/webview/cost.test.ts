@@ -129,7 +129,13 @@ describe('webview: cost and budgets (scripted host)', () => {
           }),
           node(fresh, undefined, { title: 'A new conversation', status: 'running', tokens: zero, costUsd: 0 }),
           // Its first request under way: the prompt's estimate counts in its tokens, no request is priced yet.
-          node(streaming, undefined, { title: 'Streaming', status: 'running', tokens: { prompt: 3400, completion: 12, cacheHit: 0 }, tokensEstimated: true, costUsd: 0 }),
+          node(streaming, undefined, {
+            title: 'Streaming',
+            status: 'running',
+            tokens: { prompt: 3400, completion: 12, cacheHit: 0 },
+            tokensEstimated: true,
+            costUsd: 0,
+          }),
         ],
         selected: fresh,
       }),

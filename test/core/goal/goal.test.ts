@@ -184,14 +184,19 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     assert.equal(last(evs)?.blocked?.code, 'prompt-rejected');
     assert.equal(last(evs)?.phase, 'blocked');
     // The human's turn ran; the round's message was claimed and never became a turn.
+    await roundRejected(agent.id, evs);
+  });
+
+  /** The competing message's turn ran alone: the round was claimed, never became a turn, and the goal is disarmed. */
+  async function roundRejected(id: string, evs: readonly SessionEvent[]): Promise<void> {
     assert.equal(turns(evs), 1);
     assert.equal(rounds(evs).length, 0);
     const roundMsg = evs.find((e) => e.type === 'inbox/accepted' && e.source.kind === 'goal');
     assert.ok(roundMsg && roundMsg.type === 'inbox/accepted');
     assert.ok(evs.some((e) => e.type === 'inbox/claimed' && e.messageId === roundMsg.messageId));
     assert.equal(w.server.requests.length, 1);
-    assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
-  });
+    assert.equal((await w.t.h.goals.state(id)).armed, false);
+  }
 
   // Seed 002 追问四: any non-goal enqueue competes, not only a human's. The runtime's own
   // deliveries (a child settled, a background child's result, a wakeup report) arrive through
@@ -219,13 +224,7 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
       assert.equal(g?.blocked?.code, 'prompt-rejected');
       assert.match(g?.blocked?.message ?? '', says);
       // The notice's turn ran; the round was claimed and never became a turn.
-      assert.equal(turns(evs), 1);
-      assert.equal(rounds(evs).length, 0);
-      const roundMsg = evs.find((e) => e.type === 'inbox/accepted' && e.source.kind === 'goal');
-      assert.ok(roundMsg && roundMsg.type === 'inbox/accepted');
-      assert.ok(evs.some((e) => e.type === 'inbox/claimed' && e.messageId === roundMsg.messageId));
-      assert.equal(w.server.requests.length, 1);
-      assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
+      await roundRejected(agent.id, evs);
     });
   }
 
