@@ -51,19 +51,21 @@ export async function pick(page, name) {
   await patiently(`a quick pick row named ${name}`, 10_000, async () => (state = await readRows(page)).rows.some((r) => matches(r.label, name)), {
     describe: where,
   });
-  const target = state.rows.findIndex((r) => matches(r.label, name));
-  const active = Math.max(
-    0,
-    state.rows.findIndex((r) => r.focused),
-  );
-  const key = target > active ? 'ArrowDown' : 'ArrowUp';
-  for (let k = 0; k < Math.abs(target - active); k++) await page.keyboard.press(key);
-  const label = state.rows[target].label;
+  const label = state.rows[state.rows.findIndex((r) => matches(r.label, name))].label;
+  // Step the focus one key at a time, reading where it is after each: a busy workbench can
+  // render the rows before it focuses the first one, or drop a key press.
   await patiently(
     `the quick pick row "${label}" to be active`,
     5_000,
-    async () => (state = await readRows(page)).rows.find((r) => r.focused)?.label === label,
-    { describe: where },
+    async () => {
+      state = await readRows(page);
+      const target = state.rows.findIndex((r) => r.label === label);
+      const active = state.rows.findIndex((r) => r.focused);
+      if (target >= 0 && active === target) return true;
+      if (target >= 0) await page.keyboard.press(active < 0 || active < target ? 'ArrowDown' : 'ArrowUp');
+      return false;
+    },
+    { describe: where, pollMs: 250 },
   );
   const before = JSON.stringify(state);
   for (let attempt = 1; ; attempt++) {
