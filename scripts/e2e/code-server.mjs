@@ -135,7 +135,14 @@ function installExitHook() {
   exitHookInstalled = true;
   process.on('exit', () => {
     for (const g of running.keys()) signalGroup(g, 'SIGKILL');
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of tempDirs) {
+      try {
+        // A Chromium just SIGKILLed may still be writing its profile: a folder left behind is not worth a crash at exit.
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      } catch {
+        // left in the temp folder
+      }
+    }
   });
   let signalled = false;
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
