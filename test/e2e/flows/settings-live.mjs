@@ -62,9 +62,16 @@ export const flow = {
       const item = page.locator('.settings-editor .setting-item-contents', { has: page.locator('.setting-item-title', { hasText: title }) }).first();
       await visible(item, `the ${key} setting ("${title}") in the Settings editor`, 20_000);
       const target = item.locator('input').first();
-      await target.fill(value, { timeout: slack(5_000) });
-      await target.press('Tab');
-      await until(`Arbor to apply ${key} = ${value}`, 20_000, async () => count() > before);
+      // A busy Settings editor can re-render the row and drop what was typed: type it again
+      // whenever the field does not hold it, until Arbor says it applied the value.
+      await until(`Arbor to apply ${key} = ${value}`, 20_000, async () => {
+        if (count() > before) return true;
+        if ((await target.inputValue({ timeout: slack(2_000) }).catch(() => '')) !== value) {
+          await target.fill(value, { timeout: slack(5_000) });
+          await target.press('Tab');
+        }
+        return false;
+      });
       await page.keyboard.press('ControlOrMeta+W'); // close the Settings editor
     };
     const enterKey = async (key) => {
