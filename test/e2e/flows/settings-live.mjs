@@ -10,10 +10,11 @@
 //   08 a remote program set (arbor.remote.claudeCode.command): a notification says it applies after
 //      a window reload, once; its Reload Window button reloads, and the next request offers its tool
 //   (every other setting is checked in a running window by test/host/settings-live.test.ts)
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
 import { slack } from '../lib/patience.mjs';
+import { pick, typeInPalette } from '../lib/quick-input.mjs';
 
 const KEY = 'sk-arbor-test-key';
 
@@ -26,10 +27,35 @@ export const flow = {
   },
   async run({ page, panel, chat, server, model, openPanel, send, command, reload, step, until, visible, sleep, say }) {
     const settingsFile = join(server.userDataDir, 'User', 'settings.json');
-    const setSetting = (key, value) => {
-      const s = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    /**
+     * Sets one key the way a user edits settings.json: "Preferences: Open User Settings (JSON)",
+     * the whole text replaced, saved. (A write from outside the workbench is not reliably
+     * noticed here: its file watcher can miss it on a busy machine.)
+     */
+    const setSetting = async (key, value, { remote = false } = {}) => {
+      // Machine-scoped settings (arbor.remote.*) live in the remote's settings here (code-server).
+      const file = remote ? join(server.userDataDir, 'Machine', 'settings.json') : settingsFile;
+      const s = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
       s[key] = value;
-      writeFileSync(settingsFile, JSON.stringify(s, null, 2));
+      if (remote) {
+        await typeInPalette(page, '>Preferences: Open Remote Settings (JSON)');
+        await pick(page, /^Preferences: Open Remote Settings \(JSON\)/);
+      } else await command('Preferences: Open User Settings (JSON)');
+      const editor = page.locator('.editor-instance .monaco-editor').first();
+      await visible(editor, 'the settings.json editor', 20_000);
+      await editor.click({ timeout: slack(5_000) });
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(JSON.stringify(s));
+      await page.keyboard.press('ControlOrMeta+S');
+      await until(`${remote ? 'the remote' : 'the user'} settings.json to be saved with the new value`, 10_000, async () => {
+        try {
+          return JSON.stringify(JSON.parse(readFileSync(file, 'utf8'))[key]) === JSON.stringify(value);
+        } catch {
+          return false; // not written yet (or mid-write)
+        }
+      });
+      await page.keyboard.press('ControlOrMeta+W');
     };
     /** The extension's own log (Arbor.log under the profile's logs). */
     const arborLog = () => {
@@ -152,16 +178,17 @@ export const flow = {
       await until('the chat to be empty (a new conversation)', 10_000, async () => (await chat.locator('article.msg').count()) === 0);
       const buttons = panel.locator('[aria-label="Example prompts"] button.example');
       await visible(buttons.first(), 'the example prompts of an empty panel', 10_000);
-      setSetting('arbor.chat.examplePrompts', ['Summarise this workspace for me']);
+      const want = ['Summarise this workspace for me'];
+      await setSetting('arbor.chat.examplePrompts', want);
       await until('the panel to offer exactly the new example prompt', 15_000, async () => {
         const texts = (await buttons.allTextContents()).map((t) => t.trim());
-        return texts.length === 1 && texts[0] === 'Summarise this workspace for me';
+        return texts.length === 1 && texts[0] === want[0];
       });
     });
 
     await step('remote-program-asks-for-a-reload', 150_000, async () => {
       const n0 = model.requests.length;
-      setSetting('arbor.remote.claudeCode.command', 'claude');
+      await setSetting('arbor.remote.claudeCode.command', 'claude', { remote: true });
       await sleep(1_000);
       await command('Notifications: Show Notifications');
       const item = page.locator('.notifications-center .notification-list-item', { hasText: 'applies after a window reload' });
