@@ -19,6 +19,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
+import { SEL } from '../lib/flow.mjs';
 import { slack } from '../lib/patience.mjs';
 
 const require = createRequire(import.meta.url);
