@@ -145,7 +145,8 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
       assert.equal(fs.existsSync(file), false, 'read-only: nothing written');
     },
     'arbor.policy.network': async () => {
-      const probe = `'${process.execPath}' -e 'require("net").connect(${server.port}, "127.0.0.1").on("connect", () => { console.log("CONNECTED"); process.exit(0); }).on("error", (e) => { console.log("NO-NETWORK " + e.code); process.exit(0); })'`;
+      // The system's node (under /usr, which the sandbox mounts), not this host's: its binary may live where the sandbox hides.
+      const probe = `node -e 'require("net").connect(${server.port}, "127.0.0.1").on("connect", () => { console.log("CONNECTED"); process.exit(0); }).on("error", (e) => { console.log("NO-NETWORK " + e.code); process.exit(0); })'`;
       const command = { name: 'run_command', arguments: { command: probe } };
       assert.equal((await h.sandboxStatus()).available, true, 'commands run in the OS sandbox here');
       rootCalls(server, 'probe before', [command]);
@@ -209,7 +210,7 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
           got.some(
             (m) =>
               (m as { type: string }).type === 'settings/changed' &&
-              JSON.stringify((m as { settings: { examplePrompts?: string[] } }).settings.examplePrompts) === '["Explain this repository"]',
+              JSON.stringify((m as { settings: { examplePrompts?: unknown[] } }).settings.examplePrompts) === '[{"text":"Explain this repository"}]',
           ),
           'the panel was sent the new prompts',
         );
