@@ -74,8 +74,10 @@ describe('Arbor host: a workflow from the packaged layout', () => {
     try {
       for (const [k, v] of Object.entries(set)) await config.update(k, v, vscode.ConfigurationTarget.Global);
       // The host applies a change from onDidChangeConfiguration; give it its turn.
-      const d = h.workflows.engine.deployment;
-      for (const deadline = Date.now() + 10_000; d.maxTotalAgents !== 2 || d.wallClockMs !== 120_000; ) {
+      // Read again each time: a change replaces the engine's limits (`setDeployment`), it does not edit them.
+      const now = () => h.workflows.engine.deployment;
+      for (const deadline = Date.now() + 10_000; now().maxTotalAgents !== 2 || now().wallClockMs !== 120_000; ) {
+        const d = now();
         if (Date.now() > deadline)
           assert.fail(
             `the settings did not reach the engine: ${JSON.stringify({ maxTotalAgents: d.maxTotalAgents, concurrency: d.concurrency, maxConcurrency: d.maxConcurrency, wallClockMs: d.wallClockMs })}`,
@@ -93,7 +95,7 @@ describe('Arbor host: a workflow from the packaged layout', () => {
       const end = events.filter((e) => e.type === 'workflow/end').at(-1) as unknown as { data: { status: string; code?: string; agents: number } };
       assert.deepEqual(start.data.limits, { maxTotalAgents: 2, concurrency: 3, wallClockMs: 120_000 });
       assert.deepEqual([end.data.status, end.data.code, end.data.agents], ['failed', 'AGENT_CAP', 2]);
-      assert.equal(d.maxConcurrency, 5);
+      assert.equal(now().maxConcurrency, 5);
     } finally {
       for (const k of Object.keys(set)) await config.update(k, undefined, vscode.ConfigurationTarget.Global);
     }
