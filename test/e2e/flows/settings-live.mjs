@@ -25,7 +25,7 @@ export const flow = {
   model: (model) => {
     model.apiKey = KEY;
   },
-  async run({ page, panel, chat, server, model, openPanel, send, command, reload, step, until, visible, sleep, say }) {
+  async run({ page, panel, chat, server, model, openPanel, send, command, step, until, visible, sleep, say }) {
     const settingsFile = join(server.userDataDir, 'User', 'settings.json');
     /**
      * Sets one key the way a user edits settings.json: "Preferences: Open User Settings (JSON)",
