@@ -24,6 +24,7 @@ describe('remote: acp provider — edges and bad input (a scripted ACP agent)', 
   beforeEach(() => {
     logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-fix-')), 'log.jsonl');
   });
+  afterEach(() => fs.rmSync(path.dirname(logFile), { recursive: true, force: true }));
   const agentLog = (): Record<string, unknown>[] =>
     fs.existsSync(logFile)
       ? fs

@@ -52,8 +52,10 @@ export async function pick(page, name) {
     describe: where,
   });
   const label = state.rows[state.rows.findIndex((r) => matches(r.label, name))].label;
-  // Step the focus one key at a time, reading where it is after each: a busy workbench can
-  // render the rows before it focuses the first one, or drop a key press.
+  // Step the focus one key at a time, reading where it is after each and pressing the next key
+  // only once the last one has shown (or plainly been dropped): a busy workbench can render the
+  // rows before it focuses the first one, drop a key press, or show a press late — and pressing
+  // on a stale reading overshoots and can swing past the row for ever.
   await patiently(
     `the quick pick row "${label}" to be active`,
     5_000,
@@ -62,10 +64,17 @@ export async function pick(page, name) {
       const target = state.rows.findIndex((r) => r.label === label);
       const active = state.rows.findIndex((r) => r.focused);
       if (target >= 0 && active === target) return true;
-      if (target >= 0) await page.keyboard.press(active < 0 || active < target ? 'ArrowDown' : 'ArrowUp');
+      if (target < 0) return false;
+      await page.keyboard.press(active < 0 || active < target ? 'ArrowDown' : 'ArrowUp');
+      const t0 = Date.now();
+      while (Date.now() - t0 < 1_500) {
+        await sleep(100);
+        const now = await readRows(page).catch(() => undefined);
+        if (now && now.rows.findIndex((r) => r.focused) !== active) break;
+      }
       return false;
     },
-    { describe: where, pollMs: 250 },
+    { describe: where, pollMs: 100 },
   );
   const before = JSON.stringify(state);
   for (let attempt = 1; ; attempt++) {
