@@ -10,12 +10,14 @@ import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
+import { rootAgentOf } from './harness/root-agent';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
 import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
 import { type SessionLive, type SessionView, viewOf } from './live/state';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
+import { ProjectFiles } from './project/project-files';
 import { recoverInterrupted } from './recovery';
 import { remoteConfig } from './remote/turn';
 import { remoteRow } from './remote/wire';
@@ -69,6 +71,8 @@ export class Harness {
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
+  /** Project instructions and agents defined in files, as global prompt sections (decision 0056). */
+  readonly project: ProjectFiles;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -77,6 +81,7 @@ export class Harness {
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     this.cost = new CostService(store, config.prices);
+    this.project = new ProjectFiles({ root: this.roots[0], ...config.project }, this.prompts);
     // Every writer of every session (resident or not) stages through the store: one source of events.
     store.onStaged((id, e) => this.staged(id, e));
     this.commandSandbox = new CommandSandbox({
@@ -93,7 +98,7 @@ export class Harness {
       resolve: (id) => this.openSession(id),
       read: (id) => this.readSession(id),
       // Read live: `setDefaults` reaches the next child that starts, and the next release.
-      maxDepth: () => this.config.maxDepth ?? 3,
+      maxDepth: () => this.config.maxDepth ?? DEFAULT_MAX_DEPTH,
       approvalPort: config.approvalPort,
       // Read live: `setDefaults` reaches the next child that starts or resumes.
       defaultApproval: () => this.config.approval,
@@ -106,6 +111,8 @@ export class Harness {
       budgetSpent: (id) => this.cost.budgets.spent(id),
       report: (id, what) => this.report(id, what),
       liveOf: (id) => this.liveOf(id),
+      agents: this.project,
+      defaultSandbox: () => this.config.sandbox,
     });
     this.sessions = new SessionsService({
       store,
@@ -327,12 +334,18 @@ export class Harness {
     return this.sessions.send(id, text);
   }
 
-  /** A new root conversation. */
-  async createSession(opts: { title?: string } = {}): Promise<Agent> {
+  /** A new root conversation; with `agent`, one with an agent defined in a file (its sandbox only narrows the deployment's). */
+  async createSession(opts: { title?: string; agent?: string } = {}): Promise<Agent> {
     const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: this.roots[0] };
     if (opts.title) header.title = opts.title;
     if (this.config.preset) header.agentPreset = this.config.preset;
+    const root = opts.agent === undefined ? undefined : rootAgentOf(this.project, opts.agent, this.config.sandbox);
+    if (root) {
+      header.agent = root.agent;
+      header.title ??= root.agent.name;
+    }
     const writer = new SessionWriter(Session.create(header), this.store, { published: false });
+    if (root?.sandbox) await writer.append({ type: 'sandbox/mode', mode: root.sandbox, source: 'user' });
     await writer.publish();
     return this.makeResident(writer);
   }
@@ -379,13 +392,22 @@ export class Harness {
 
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
-    return this.build(writer, { ...(this.config.preset ? { preset: this.config.preset } : {}), ownScope: `agent:${writer.id}` }).agent;
+    const a = writer.session.header.agent;
+    return this.build(writer, {
+      ...(this.config.preset ? { preset: this.config.preset } : {}),
+      ownScope: `agent:${writer.id}`,
+      ...(a?.persona ? { persona: { text: a.persona } } : {}),
+      ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
+      ...(a?.model ? { model: a.model } : {}),
+    }).agent;
   }
 
   /** The agent factory the subagent runtime uses; roots use it too. */
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
+    const promptView: ViewSpec = { ...view, filters: undefined };
+    const persona = comp.persona;
     const { admit, beforeToolCall, afterToolCall } = this.hooks;
     const cfg: AgentConfig = {
       writer,
@@ -399,7 +421,12 @@ export class Harness {
         return comp.maxTokens ?? config.model.maxTokens;
       },
       tools: () => this.tools.view(view),
-      system: () => assemblePrompt(this.prompts, view, comp.persona),
+      // Prompt sections are not tools: a tool filter never takes the instructions away (decision 0056).
+      // The project files are checked before each request; a change is seen by the next one.
+      system: () => {
+        this.project.refresh();
+        return assemblePrompt(this.prompts, promptView, persona);
+      },
       roots: this.roots,
       protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
       // The live config object: `setDefaults` reaches agents at their next tool call.
@@ -472,6 +499,9 @@ export class Harness {
     await this.store.close();
   }
 }
+
+/** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
+export const DEFAULT_MAX_DEPTH = 5;
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 
