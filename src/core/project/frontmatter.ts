@@ -74,8 +74,14 @@ export function parseFrontmatter(text: string): Parsed {
 function scalar(v: string, line: number): string {
   const q = v[0];
   if (q === '"' || q === "'") {
-    if (v.length < 2 || v[v.length - 1] !== q) throw new FrontmatterError(line, `unterminated ${q === '"' ? 'double' : 'single'}-quoted value`);
-    return v.slice(1, -1);
+    const close = v.indexOf(q, 1);
+    const after = close < 0 ? '' : v.slice(close + 1).trim();
+    if (close < 0 || (after !== '' && !after.startsWith('#')))
+      throw new FrontmatterError(
+        line,
+        close < 0 ? `unterminated ${q === '"' ? 'double' : 'single'}-quoted value` : `unexpected "${after}" after the quoted value`,
+      );
+    return v.slice(1, close);
   }
   // An unquoted value ends at a comment.
   const hash = v.search(/\s#/);

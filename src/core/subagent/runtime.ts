@@ -268,9 +268,10 @@ export class SubagentRuntime implements SubagentControl {
     const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
     // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
     if (asked.agent !== undefined) asked = resolveAgentRequest(asked, this.deps.agents, caller.toolNames());
-    // A requested sandbox only narrows: never wider than the caller's own (its override, else the deployment's).
-    // (Without a known deployment default the caller counts as read-only: unknown never widens.)
-    const childSandbox = asked.sandbox ? narrowest(asked.sandbox, snapshot.sandbox ?? this.deps.defaultSandbox?.() ?? 'read-only') : snapshot.sandbox;
+    // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
+    // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
+    const callerSandbox = snapshot.sandbox ?? this.deps.defaultSandbox?.() ?? 'read-only';
+    const childSandbox = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
     // An in-process child runs on its parent's model (and the deployment's client) unless the
     // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
     // request head must equal its own, model included, for the prefix cache) keep it. A remote
