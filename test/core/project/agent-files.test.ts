@@ -123,7 +123,8 @@ describe('agents defined in files: frontmatter, Claude Code tool names, errors w
       const a = sectionFor(['b', 'c', 'a']);
       const b = sectionFor(['c', 'a', 'b']);
       assert.equal(a, b);
-      assert.ok(a?.indexOf('- a: Does a.')! < a?.indexOf('- b: Does b.')!);
+      const text = a ?? '';
+      assert.ok(text.indexOf('- a: Does a.') > 0 && text.indexOf('- a: Does a.') < text.indexOf('- b: Does b.'), text);
       assert.equal(catalogueText([]), '', 'no agents: no section');
     });
   });
