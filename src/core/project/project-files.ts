@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import { type AgentCatalogue, agentFilesIn, agentFolders, readAgentCatalogue } from './agent-catalogue';
@@ -132,4 +133,9 @@ export function catalogueText(agents: readonly AgentDefinition[]): string {
     'To delegate to one of these, call `subagent` with `agent` set to its name; its role, tools and model come from its file, and it never gets more permission than you have.',
     ...agents.map((a) => `- ${a.name}: ${a.description}`),
   ].join('\n');
+}
+
+/** The user-level instructions file and agent folder under a user folder (hosts pass ~/.arbor). */
+export function userProjectFiles(userDir: string): Pick<ProjectFilesOptions, 'userInstructions' | 'userAgents'> {
+  return { userInstructions: path.join(userDir, 'AGENTS.md'), userAgents: path.join(userDir, 'agents') };
 }
