@@ -50,10 +50,9 @@ run(process.execPath, [join(repoRoot, 'scripts', 'e2e', 'setup.mjs')], 'the inst
 say('preparing the sample workspace and the demo model…');
 mkdirSync(home, { recursive: true });
 const workspace = join(home, 'sample-workspace');
-if (!existsSync(workspace)) {
-  mkdirSync(workspace, { recursive: true });
-  cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true });
-}
+// Files the sample gained since this copy was made (AGENTS.md, an agent file) are added; the user's edits are kept.
+mkdirSync(workspace, { recursive: true });
+cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true, force: false });
 const hasKey = Boolean(process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY);
 const settings = { 'workbench.startupEditor': 'none' };
 const env = {};
