@@ -93,6 +93,25 @@ describe('subagent: delegation to agents defined in files — persona, tools, mo
     assert.deepEqual(toolNames(body), ['read_file'], "run_command and write_file were not the caller's to give");
   });
 
+  it('a continuable agent child keeps what its file said when it started: the file edited, a cold resume reapplies the old composition', async () => {
+    await w.setup();
+    put('.arbor/agents/keeper.md', agentFile('keeper', 'tools: Read\nmodel: keeper-model\n', 'You are KEEPER-ONE.'));
+    w.script.on('k', { text: 'first answer' }, { text: 'second answer' });
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[k]] remember', agent: 'keeper' });
+    await w.t.h.settle();
+    assert.equal(w.t.h.resident(childId), undefined, 'released');
+    put('.arbor/agents/keeper.md', agentFile('keeper', 'tools: Bash, Read, Write\nmodel: other-model\n', 'You are KEEPER-TWO, longer now.'));
+    const r = await w.t.h.subagents.followup(w.root.id, childId, '[[k]] and now?');
+    assert.equal(r.path, 'cold-resume');
+    await w.t.h.settle();
+    const [first, second] = w.script.bodies('k');
+    for (const body of [first, second]) {
+      assert.deepEqual(toolNames(body), ['read_file', 'report']);
+      assert.equal(body.model, 'keeper-model');
+      assert.ok(systemOf(body).includes('You are KEEPER-ONE.') && !systemOf(body).includes('KEEPER-TWO'));
+    }
+  });
+
   it('a root conversation started with an agent: its persona and tools, its narrower sandbox; a fork keeps them', async () => {
     await w.setup();
     put('.arbor/agents/planner.md', agentFile('planner', 'tools: Read, Glob\nsandbox: read-only\n', 'You are PLANNER-3.'));
