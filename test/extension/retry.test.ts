@@ -26,7 +26,10 @@ describe('presenter: retry a failed turn', () => {
       [{ kind: 'delegation', fromSession: 'p' }, /started by a task/],
     ];
     for (const [source, words] of cases) {
-      assert.throws(() => retryText(turn(source), 2), (err: Error) => words.test(err.message) && !/subagent-/.test(err.message));
+      assert.throws(
+        () => retryText(turn(source), 2),
+        (err: Error) => words.test(err.message) && !/subagent-/.test(err.message),
+      );
     }
   });
 
