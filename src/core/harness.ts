@@ -10,11 +10,12 @@ import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
+import { LiveHub } from './harness/live';
 import { rootAgentOf } from './harness/root-agent';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
-import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
-import { type SessionLive, type SessionView, viewOf } from './live/state';
+import type { LiveWhat, Observer } from './live/changes';
+import type { SessionLive, SessionView } from './live/state';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
 import { ProjectFiles } from './project/project-files';
@@ -24,7 +25,7 @@ import { remoteRow } from './remote/wire';
 import { assemblePrompt, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
 import type { Budget } from './session/budget';
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
+import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
@@ -56,7 +57,7 @@ export class Harness {
   readonly prompts = new ScopeRegistry<PromptSection>();
   private readonly agents = new Map<string, Agent>();
   /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
-  private readonly changes = new ChangeStream();
+  private readonly live: LiveHub;
   private readonly opening = new Map<string, Promise<Agent>>();
   /** The workspace folders' real paths (faces show paths relative to them). */
   readonly roots: readonly string[];
@@ -82,8 +83,7 @@ export class Harness {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     this.cost = new CostService(store, config.prices);
     this.project = new ProjectFiles({ root: this.roots[0], ...config.project }, this.prompts);
-    // Every writer of every session (resident or not) stages through the store: one source of events.
-    store.onStaged((id, e) => this.staged(id, e));
+    this.live = new LiveHub({ store, parentOf: (id) => this.parentOf(id), liveOf: (id) => this.liveOf(id) });
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
@@ -216,15 +216,12 @@ export class Harness {
    * re-reads `statusOf` (a child's live change also reaches its parent, as `children`).
    */
   observe(fn: Observer): () => void {
-    return this.changes.observe(fn);
+    return this.live.observe(fn);
   }
 
   /** Live state the log does not show moved: observers hear it for the session, and for its parent as `children`. */
   report(id: string, what: LiveWhat): void {
-    if (!this.changes.observed) return;
-    this.changes.emit({ type: 'live', sessionId: id, what });
-    const parent = this.parentOf(id);
-    if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
+    this.live.report(id, what);
   }
 
   /** What only this process knows of a session now: the one assembler every face asks (decision 0054). */
@@ -243,26 +240,16 @@ export class Harness {
    * Undefined for a session the store does not know without reading its log.
    */
   statusOf(id: string, summary: Readonly<SessionSummary> | undefined = this.store.summaryRef(id)): SessionView | undefined {
-    return summary ? viewOf(id, summary, this.liveOf(id)) : undefined;
+    return this.live.statusOf(id, summary);
   }
 
   /** `statusOf`, reading the log once when the store keeps no summary of it. */
   async viewOf(id: string): Promise<SessionView> {
-    return viewOf(id, await this.store.summary(id), this.liveOf(id));
+    return this.live.viewOf(id);
   }
 
   private parentOf(id: string): string | undefined {
     return this.store.header(id)?.parentSession ?? this.agents.get(id)?.session.header.parentSession;
-  }
-
-  /** A writer staged an event: observers hear it; a child's turn starting or ending moves its parent's waiting. */
-  private staged(id: string, e: SessionEvent): void {
-    if (!this.changes.observed) return;
-    this.changes.emit({ type: 'event', sessionId: id, event: e });
-    if (e.type === 'turn/start' || e.type === 'turn/end') {
-      const parent = this.parentOf(id);
-      if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
-    }
   }
 
   /** The resident agent's session, else the stored one read from the store. */
@@ -436,7 +423,7 @@ export class Harness {
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
       onDelta: this.streamOf(writer.id),
-      onProgress: (progress) => this.changes.emit({ type: 'progress', sessionId: writer.id, progress }),
+      onProgress: (progress) => this.live.progress(writer.id, progress),
       onApprovalChange: () => this.report(writer.id, 'approval'),
       ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
@@ -469,7 +456,7 @@ export class Harness {
 
   /** Where a session's streamed text and reasoning go: the change stream (a resident agent's, a mirror's). */
   streamOf(id: string): (kind: 'text' | 'reasoning', text: string) => void {
-    return (kind, text) => this.changes.emit({ type: 'delta', sessionId: id, kind, text });
+    return this.live.streamOf(id);
   }
 
   /** Resident agents (roots and children), for views and leak checks. */
