@@ -50,9 +50,13 @@ run(process.execPath, [join(repoRoot, 'scripts', 'e2e', 'setup.mjs')], 'the inst
 say('preparing the sample workspace and the demo model…');
 mkdirSync(home, { recursive: true });
 const workspace = join(home, 'sample-workspace');
-// Files the sample gained since this copy was made (AGENTS.md, an agent file) are added; the user's edits are kept.
-mkdirSync(workspace, { recursive: true });
-cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true, force: false });
+if (!existsSync(workspace)) {
+  mkdirSync(workspace, { recursive: true });
+  cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true });
+}
+// The demo's project files (issue 23: an AGENTS.md and one agent file), added to a workspace made
+// before them too; the user's own edits are kept. UI flows copy the sample without them.
+cpSync(join(repoRoot, 'media', 'demo-project'), workspace, { recursive: true, force: false });
 const hasKey = Boolean(process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY);
 const settings = { 'workbench.startupEditor': 'none' };
 const env = {};

@@ -1,12 +1,13 @@
 // Agents defined in files and project instructions (issue 23, decision 0056), in real VS Code:
-//   01 the Project section lists the sample workspace's AGENTS.md and its 'reviewer' agent file
+//   01 the demo's project files (media/demo-project: an AGENTS.md and a 'reviewer' agent file, what
+//      `npm start` adds to the sample workspace) copied in: the Project section lists both
 //   02 a second agent file, 'lead' (tools Task, Read, Grep, Glob), written into the workspace:
 //      the list shows it without a reload (the host's file watcher)
 //   03 Start on 'lead': a new conversation named 'lead' is selected; asked for a review, lead
 //      delegates to 'reviewer' by name; the tree shows 'reviewer' under 'lead'; the reviewer's
 //      request carried its persona, the instructions, and only the read tools both files allow
 //   (The lead will add a hook blocking one command here.)
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
@@ -47,7 +48,8 @@ export const flow = {
     const project = panel.locator('section.project');
     const agentRow = (name) => project.locator('.agents li', { has: panel.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
 
-    await step('project-section-lists-the-sample-files', 60_000, async () => {
+    await step('project-section-lists-the-demo-files', 60_000, async () => {
+      cpSync(join(repoRoot, 'media', 'demo-project'), folder, { recursive: true });
       await openPanel();
       await visible(project, 'the Project section (the sample has an AGENTS.md and an agent file)', 20_000);
       await project.locator('button.head').click();
