@@ -176,7 +176,7 @@ export interface ToolCallView {
   arguments: string;
 }
 
-export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation';
+export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation' | 'hook';
 
 /** One renderable item of a transcript (runtime-only events are not sent). */
 export type TranscriptEntry =

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
 import type { HarnessConfig } from '../core/harness';
@@ -65,7 +66,20 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
+    ...(args.options.has('no-hooks') ? {} : { hooks: hooksOf(args, env) }),
   };
+}
+
+/**
+ * Hooks (decision 0057): the user's file (`--hooks-file FILE`, else `$ARBOR_USER_SETTINGS`, else
+ * `~/.arbor/settings.json`), the workspace's `.arbor/settings.json`, and with `--claude-hooks` its
+ * `.claude/settings.json`. The folder the CLI runs in counts as trusted, as `claude -p` treats it.
+ */
+export function hooksOf(args: ParsedArgs, env: NodeJS.ProcessEnv): NonNullable<HarnessConfig['hooks']> {
+  const file = args.options.get('hooks-file');
+  if (file === true) throw new UsageError('--hooks-file needs a settings file (JSON with a "hooks" key)');
+  const userFile = file ?? env.ARBOR_USER_SETTINGS ?? path.join(os.homedir(), '.arbor', 'settings.json');
+  return { workspaceRoot: workspaceOf(args), userFile: path.resolve(userFile), readClaudeSettings: args.options.has('claude-hooks'), trusted: () => true };
 }
 
 /**

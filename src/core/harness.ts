@@ -12,9 +12,12 @@ import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
+import type { HookService } from './hooks/service';
+import { hooksRow } from './hooks/wire';
 import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
 import { type SessionLive, type SessionView, viewOf } from './live/state';
 import { ModelSwitch } from './model/switch';
+import type { ApprovalPort, ApprovalRequest } from './policy/approval';
 import type { ApprovalGrant } from './policy/grants';
 import { recoverInterrupted } from './recovery';
 import { remoteConfig } from './remote/turn';
@@ -69,6 +72,8 @@ export class Harness {
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
+  /** Hooks from the settings files (decision 0057), when the deployment configured them. */
+  readonly hookService?: HookService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -106,6 +111,8 @@ export class Harness {
       budgetSpent: (id) => this.cost.budgets.spent(id),
       report: (id, what) => this.report(id, what),
       liveOf: (id) => this.liveOf(id),
+      // Read when a child starts: the rows are wired after the runtime is built.
+      beforeStart: async (c) => this.hooks.subagentStarting?.(c),
     });
     this.sessions = new SessionsService({
       store,
@@ -150,6 +157,7 @@ export class Harness {
       ),
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
+    if (config.hooks) this.hookService = wire(hooksRow(config.hooks, { budgetLeft: (id) => this.cost.budgets.remaining(id) }));
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }
@@ -386,7 +394,8 @@ export class Harness {
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
-    const { admit, beforeToolCall, afterToolCall } = this.hooks;
+    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked } = this.hooks;
+    const port = comp.approval ?? this.config.approvalPort;
     const cfg: AgentConfig = {
       writer,
       model: this.model,
@@ -404,7 +413,7 @@ export class Harness {
       protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
       // The live config object: `setDefaults` reaches agents at their next tool call.
       defaults: this.config,
-      approval: comp.approval ?? this.config.approvalPort,
+      approval: port && approvalAsked ? noticing(port, approvalAsked) : port,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
@@ -414,6 +423,8 @@ export class Harness {
       ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),
+      ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
+      ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason) } : {}),
       beforeRequest: (req) => {
         const r = this.cost.budgets.check(writer.id, req);
         if ('refusal' in r) return { refuse: r.refusal.message };
@@ -471,6 +482,20 @@ export class Harness {
     if (resident.every((a) => a.session.openTurnId === null)) this.store.markCleanOnClose();
     await this.store.close();
   }
+}
+
+/** An approval port that tells `notice` (the Notification hook) of each ask before asking; a throwing notice is dropped. */
+function noticing(port: ApprovalPort, notice: (req: ApprovalRequest) => void): ApprovalPort {
+  return {
+    ask(req, signal) {
+      try {
+        notice(req);
+      } catch {
+        // an observer's failure is not the ask's
+      }
+      return port.ask(req, signal);
+    },
+  };
 }
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';

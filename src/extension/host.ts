@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from '../core/errors';
@@ -168,6 +169,13 @@ export class ArborHost implements CommandHost {
       workflow: s.workflow,
       prices: s.prices,
       ...(remote ? { remote } : {}),
+      // Hooks run outside the sandbox: the workspace's files only while it is trusted (read at each firing).
+      hooks: {
+        workspaceRoot: workspace[0],
+        userFile: path.join(os.homedir(), '.arbor', 'settings.json'),
+        readClaudeSettings: s.hooksReadClaude,
+        trusted: () => vscode.workspace.isTrusted,
+      },
     };
     this.reloadPrompt.opened();
     if (remote) {
@@ -249,6 +257,11 @@ export class ArborHost implements CommandHost {
         network: s.network,
         goalMaxRounds: s.goalMaxRounds,
       });
+    },
+    // The hooks' files are read again: the next hook that fires uses what they say now.
+    hooks: (h) => {
+      const problems = h?.hookService?.reload({ readClaudeSettings: readSettings().hooksReadClaude }) ?? [];
+      for (const p of problems) this.log.warn(p);
     },
     // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
     workflow: (h) => {

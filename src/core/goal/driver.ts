@@ -159,6 +159,7 @@ const COMPETITOR: Record<Exclude<MessageSourceKind, 'goal'>, string> = {
   'subagent-settled': "A subagent's settlement notice",
   'subagent-result': "A background subagent's result",
   'subagent-report': "A subagent's report",
+  hook: "A Stop hook's reason to go on",
 };
 
 /** The block reason of a round a competing message beat (the human's case keeps the default wording). */

@@ -1,5 +1,6 @@
 import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
+import type { HooksOptions } from '../hooks/service';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
@@ -53,6 +54,8 @@ export interface HarnessConfig {
   prices?: Record<string, ModelPrice | null>;
   /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
   remote?: RemoteSettings;
+  /** Hooks in Claude Code's schema (decision 0057): which settings files, and whether the workspace is trusted. Absent: no hooks. */
+  hooks?: HooksOptions;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }

@@ -74,6 +74,22 @@ export interface RuntimeDeps {
   report?: (id: string, what: LiveWhat) => void;
   /** The one live-state assembler (`Harness.liveOf`), for `list_agents`; absent: what the runtime knows alone. */
   liveOf?: (id: string) => SessionLive;
+  /**
+   * Asked before a child is created, after every other check (Claude Code's `SubagentStart`
+   * hook): a returned reason vetoes the start (`HOOK_BLOCKED`, nothing is created). Contract:
+   * must not throw (a throw or a rejection vetoes: fail closed).
+   */
+  beforeStart?: (c: ChildStart) => Promise<string | undefined>;
+}
+
+/** A child about to start, as a `beforeStart` check sees it. */
+export interface ChildStart {
+  parentId: string;
+  depth: number;
+  provider: string;
+  mode: 'one-shot' | 'continuable';
+  label?: string;
+  prompt: string;
 }
 
 export type Mode = 'one-shot' | 'continuable';
@@ -233,6 +249,21 @@ export class SubagentRuntime implements SubagentControl {
     return { id: childId, localAgent: agent, result, dispose: () => this.residency.disposeOneShot(childId) };
   }
 
+  /** A `beforeStart` veto (or its failure: fail closed) as the refusal the delegation tools show. */
+  private async vetoCheck(c: ChildStart): Promise<void> {
+    let why: string | undefined;
+    try {
+      why = await this.deps.beforeStart!(c);
+    } catch (err) {
+      why = `the check before it failed (${err instanceof Error ? err.message : String(err)})`;
+    }
+    if (why)
+      throw new SubagentError(
+        'HOOK_BLOCKED',
+        `A SubagentStart hook refused to start this subagent: ${why}. Nothing was started; do the work yourself or change the request.`,
+      );
+  }
+
   /** Continuable: resolves once the first message is durably in the child's inbox. */
   async startContinuable(caller: Agent, providerName: string, request: SubagentRequest, opts: StartOptions = {}): Promise<ContinuableStart> {
     const created = await this.create(caller, providerName, request, 'continuable', opts.signal);
@@ -270,6 +301,8 @@ export class SubagentRuntime implements SubagentControl {
     const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
     const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
+    if (this.deps.beforeStart)
+      await this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
