@@ -66,7 +66,7 @@ export function parseHooksSettings(text: string, file: string, source: HookSourc
       out.problems.push(`${at} must be an array of {matcher, hooks}; skipped.`);
       continue;
     }
-    groups.forEach((g, i) => readGroup(g, `${at}[${i}]`, event as HookEventName, file, source, out));
+    for (const [i, g] of groups.entries()) readGroup(g, `${at}[${i}]`, event as HookEventName, file, source, out);
   }
   return out;
 }
@@ -85,23 +85,24 @@ function readGroup(g: unknown, at: string, event: HookEventName, file: string, s
     out.problems.push(`${at}.matcher ${JSON.stringify(matcher)} is not a valid regular expression; skipped.`);
     return;
   }
-  g.hooks.forEach((h, j) => {
+  for (const [j, h] of (g.hooks as unknown[]).entries()) {
     const where = `${at}.hooks[${j}]`;
     if (!isRecord(h) || h.type !== 'command' || typeof h.command !== 'string' || h.command.trim() === '') {
       out.problems.push(`${where} must be {"type": "command", "command": "…"} (Arbor runs command hooks only); skipped.`);
-      return;
+      continue;
     }
     const t = h.timeout;
     if (t !== undefined && !(typeof t === 'number' && t > 0 && Number.isFinite(t))) {
       out.problems.push(`${where}.timeout must be a positive number of seconds; skipped.`);
-      return;
+      continue;
     }
-    const seconds = Math.min(t ?? DEFAULT_HOOK_TIMEOUT_S, MAX_HOOK_TIMEOUT_S);
+    const seconds = Math.min((t as number | undefined) ?? DEFAULT_HOOK_TIMEOUT_S, MAX_HOOK_TIMEOUT_S);
     out.hooks.push({ event, matcher, command: h.command, timeoutMs: Math.round(seconds * 1000), source, file });
-  });
+  }
 }
 
 function matcherCompiles(m: string): boolean {
+  if (m === '*') return true; // Claude Code's "everything", not a regular expression
   try {
     new RegExp(m);
     return true;
