@@ -54,6 +54,11 @@ if (!existsSync(workspace)) {
   mkdirSync(workspace, { recursive: true });
   cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true });
 }
+// The demo's hook (a PreToolUse hook that blocks `rm -rf`, decision 0057), also into a sample
+// workspace made before it shipped.
+if (!existsSync(join(workspace, '.arbor', 'settings.json'))) {
+  cpSync(join(repoRoot, 'media', 'sample-workspace', '.arbor'), join(workspace, '.arbor'), { recursive: true });
+}
 const hasKey = Boolean(process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY);
 const settings = { 'workbench.startupEditor': 'none' };
 const env = {};

@@ -108,7 +108,7 @@ export class HookService {
           ...(req.signal ? { signal: req.signal } : {}),
         });
         const v = readVerdict(run);
-        await this.record(req, h, {
+        this.record(req, h, {
           outcome: v.outcome,
           durationMs: run.durationMs,
           ...(v.exitCode !== undefined ? { exitCode: v.exitCode } : {}),
@@ -156,24 +156,20 @@ export class HookService {
   }
 
   /** The run as a durable event of the session it fired for (a session no longer resident here is not written to). */
-  private async record(
-    req: FireRequest,
-    h: HookCommand,
-    run: Omit<HookRunEvent, 'seq' | 'at' | 'type' | 'event' | 'command' | 'source' | 'tool'>,
-  ): Promise<void> {
+  private record(req: FireRequest, h: HookCommand, run: Omit<HookRunEvent, 'seq' | 'at' | 'type' | 'event' | 'command' | 'source' | 'tool'>): void {
     const agent = this.host.resident(req.sessionId);
     if (!agent || agent.isDisposed) return;
-    try {
-      await agent.append({
+    // Staged now, in log order, and not awaited: the record gates nothing, and the call's own
+    // result, written after it, is durable only once this is (one journal, appended in order).
+    agent
+      .append({
         type: 'hook/run',
         event: req.event,
         command: clip(h.command, COMMAND_CHARS),
         source: h.source,
         ...(req.tool ? { tool: req.tool } : {}),
         ...run,
-      });
-    } catch {
-      // a log that refuses the record (a store closing) does not change what the hook decided
-    }
+      })
+      .catch(() => undefined); // a log that refuses the record (a store closing) does not change what the hook decided
   }
 }
