@@ -142,7 +142,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     assert.equal(r.refusal?.outcome, 'policy-never');
   });
 
-  it('PostToolUse context reaches the model; UserPromptSubmit exit 2 drops the prompt before any request', async () => {
+  it('UserPromptSubmit exit 2 drops the prompt before any request, and the run says why', async () => {
     w = await hookWorld(server, {
       workspace: (t) => ({
         hooks: {
