@@ -394,7 +394,7 @@ export class Harness {
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
-    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked } = this.hooks;
+    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked, stepAnswered } = this.hooks;
     const port = comp.approval ?? this.config.approvalPort;
     const cfg: AgentConfig = {
       writer,
@@ -425,6 +425,7 @@ export class Harness {
       ...(afterToolCall ? { afterToolCall } : {}),
       ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
       ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason) } : {}),
+      ...(stepAnswered ? { beforeResults: () => stepAnswered(writer.id) } : {}),
       beforeRequest: (req) => {
         const r = this.cost.budgets.check(writer.id, req);
         if ('refusal' in r) return { refuse: r.refusal.message };

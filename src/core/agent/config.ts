@@ -76,6 +76,12 @@ export interface AgentConfig extends ToolCallHooks {
    * cannot stop one. Contract: must not throw (a throw is dropped).
    */
   beforeCompaction?: (c: { reason: 'manual' | 'threshold' }) => Promise<void>;
+  /**
+   * Called synchronously once every call of a step was answered, just before the step's
+   * `tool/result`s are staged: a layer stages its own records of the step here (hook runs), so
+   * they share the results' group commit. Contract: synchronous, must not throw (a throw is dropped).
+   */
+  beforeResults?: () => void;
 }
 
 /** How many times one turn goes on with a `beforeTurnEnd` reason before it ends anyway. */

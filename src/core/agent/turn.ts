@@ -149,18 +149,28 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     };
     const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx, cfg), aborted(signal)]);
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
+    // The step's own records (hook runs) and its results are staged back to back: one group commit.
+    try {
+      cfg.beforeResults?.();
+    } catch {
+      // a layer's records are not the turn's results
+    }
+    const written: Promise<unknown>[] = [];
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
       const res = results[i];
-      await w.append({
-        type: 'tool/result',
-        callId: call.id,
-        name: call.name,
-        content: res.content,
-        isError: res.isError,
-        ...(res.refusal ? { refusal: res.refusal } : {}),
-      });
+      written.push(
+        w.stage({
+          type: 'tool/result',
+          callId: call.id,
+          name: call.name,
+          content: res.content,
+          isError: res.isError,
+          ...(res.refusal ? { refusal: res.refusal } : {}),
+        }),
+      );
     }
+    await Promise.all(written);
   }
 }
 

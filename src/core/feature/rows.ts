@@ -53,6 +53,8 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
    * `beforeTurnEnd`, bounded there). The first row with a reason wins. Must not throw.
    */
   turnEnding?(sessionId: string, c: { text: string; continued: number }): Promise<string | undefined>;
+  /** Every call of a step of `sessionId` was answered; its results are staged next, synchronously after this (the agent's `beforeResults`). */
+  stepAnswered?(sessionId: string): void;
   /** A compaction of `sessionId` is about to start (observe only). Must not throw. */
   compacting?(sessionId: string, reason: 'manual' | 'threshold'): Promise<void>;
   /** A child is about to be created: a returned reason vetoes it (the runtime's `beforeStart`). The first veto wins. */

@@ -33,7 +33,7 @@ export const delegationRow: FeatureRow<void> = {
 
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
 export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> &
-  Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked'> & {
+  Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered'> & {
     admit?: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
     beforeToolCall?: ToolCallHooks['beforeToolCall'];
     afterToolCall?: ToolCallHooks['afterToolCall'];
@@ -69,6 +69,13 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       ? {
           compacting: async (id: string, reason: 'manual' | 'threshold') => {
             for (const h of all) await h.compacting?.(id, reason);
+          },
+        }
+      : {}),
+    ...(all.some((h) => h.stepAnswered)
+      ? {
+          stepAnswered: (id: string) => {
+            for (const h of all) h.stepAnswered?.(id);
           },
         }
       : {}),

@@ -57,6 +57,8 @@ const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n -
 
 export class HookService {
   private snapshot: ParsedHooks;
+  /** Runs of tool hooks not yet staged, per session (see `record`). */
+  private readonly held = new Map<string, HookDraft[]>();
 
   constructor(
     readonly options: HooksOptions,
@@ -155,21 +157,37 @@ export class HookService {
     };
   }
 
-  /** The run as a durable event of the session it fired for (a session no longer resident here is not written to). */
+  /**
+   * The run as a durable event of the session it fired for (a session no longer resident here is
+   * not written to). A tool hook's run is held until the step's calls are all answered
+   * (`flushRecords`, just before the results are staged) so it shares their group commit; any
+   * other run is staged at once. Neither is awaited: a record gates nothing, and what is written
+   * after it is durable only once it is (one journal, appended in order).
+   */
   private record(req: FireRequest, h: HookCommand, run: Omit<HookRunEvent, 'seq' | 'at' | 'type' | 'event' | 'command' | 'source' | 'tool'>): void {
-    const agent = this.host.resident(req.sessionId);
+    const draft: HookDraft = {
+      type: 'hook/run',
+      event: req.event,
+      command: clip(h.command, COMMAND_CHARS),
+      source: h.source,
+      ...(req.tool ? { tool: req.tool } : {}),
+      ...run,
+    };
+    const held = this.held.get(req.sessionId) ?? [];
+    held.push(draft);
+    this.held.set(req.sessionId, held);
+    if (!req.tool) this.flushRecords(req.sessionId);
+  }
+
+  /** Stage the held runs of a session, in the order they ended (a step's calls are all answered: the agent's `beforeResults`). */
+  flushRecords(sessionId: string): void {
+    const held = this.held.get(sessionId);
+    if (!held) return;
+    this.held.delete(sessionId);
+    const agent = this.host.resident(sessionId);
     if (!agent || agent.isDisposed) return;
-    // Staged now, in log order, and not awaited: the record gates nothing, and the call's own
-    // result, written after it, is durable only once this is (one journal, appended in order).
-    agent
-      .append({
-        type: 'hook/run',
-        event: req.event,
-        command: clip(h.command, COMMAND_CHARS),
-        source: h.source,
-        ...(req.tool ? { tool: req.tool } : {}),
-        ...run,
-      })
-      .catch(() => undefined); // a log that refuses the record (a store closing) does not change what the hook decided
+    for (const d of held) agent.append(d).catch(() => undefined); // a log that refuses the record (a store closing) changes nothing decided
   }
 }
+
+type HookDraft = Omit<HookRunEvent, 'seq' | 'at'>;

@@ -64,6 +64,7 @@ function hooksOf(s: HookService): FeatureHooks {
       });
       return r.block;
     },
+    stepAnswered: (id) => s.flushRecords(id),
     approvalAsked: (req) => {
       if (!s.has('Notification')) return;
       const message = `Arbor needs your permission to use ${req.tool}: ${req.summary}`;
