@@ -57,7 +57,7 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
       return { kind: 'marker', seq: e.seq, at: e.at, text: e.revoked ? `Revoked: ${what} asks again.` : `Allowed for this conversation: ${what}.` };
     }
     case 'hook/run':
-      return { kind: 'marker', seq: e.seq, at: e.at, text: hookLine(e) };
+      return { kind: 'hook', seq: e.seq, at: e.at, text: hookLine(e), outcome: e.outcome };
     default:
       return undefined;
   }
