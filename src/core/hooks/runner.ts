@@ -1,5 +1,6 @@
 import type { HookOutcome } from '../session/events';
 import { runInGroup } from '../tools/command-process';
+import { commandEnv } from '../tools/sandbox/env';
 import type { HookCommand } from './schema';
 
 // One hook command: `sh -c COMMAND` (Claude Code runs hooks through the shell), outside the OS
@@ -38,8 +39,9 @@ export async function runHook(hook: HookCommand, input: object, opts: RunOptions
       args: win ? ['/d', '/s', '/c', hook.command] : ['-c', hook.command],
       command: hook.command,
       cwd: opts.cwd,
-      // Claude Code's variable, so hook scripts written for it find the project unchanged.
-      env: { ...process.env, ...opts.env, CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd },
+      // The host's environment without the model's API key (what a hook prints can reach the
+      // model); Claude Code's variable, so hook scripts written for it find the project unchanged.
+      env: commandEnv({ ...process.env, ...opts.env }, [], { CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd }),
       namespaced: false,
       stdin: Buffer.from(`${JSON.stringify(input)}\n`),
     },

@@ -59,6 +59,23 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     assert.equal(hookLine(run), 'hook PreToolUse blocked run_command: rm -rf is not allowed in this workspace');
   });
 
+  it("a hook runs in the workspace with CLAUDE_PROJECT_DIR set and without the model's API key in its environment", async () => {
+    w = await hookWorld(server, { workspace: (t) => one('PreToolUse', 'LS', hookCommand(t, 'env', 'env.log')) });
+    server.enqueue({ toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }] }, { text: 'ok' });
+    const saved = process.env.ARBOR_API_KEY;
+    process.env.ARBOR_API_KEY = 'sk-test-secret-key-123';
+    try {
+      const a = await w.h.createSession();
+      await a.accept('list');
+      await w.h.settle();
+      const said = JSON.parse(w.hookRuns(a.session.events)[0].reason ?? '{}');
+      assert.deepEqual(said, { key: null, project: fs.realpathSync(w.workspace) });
+    } finally {
+      if (saved === undefined) delete process.env.ARBOR_API_KEY;
+      else process.env.ARBOR_API_KEY = saved;
+    }
+  });
+
   it('a JSON decision "block" blocks write_file (matcher "Write|Edit"); a matcher for another tool does not fire', async () => {
     w = await hookWorld(server, {
       workspace: (t) => ({
