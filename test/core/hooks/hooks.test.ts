@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResultEvent, UserMessageEvent } from '../../../src/core/session/events';
 import { hookLine } from '../../../src/extension/presenter/transcript';
+import { until } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
 import { type HookWorld, hookCommand, hookWorld, one } from './fixture';
 
@@ -365,7 +366,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     await a.accept('more');
     await w.h.settle();
     assert.deepEqual(asked, ['write_file']);
-    await new Promise((r) => setTimeout(r, 300)); // the Notification hook is not awaited by the ask
+    await until(() => w!.inputs('note.log').length > 0, 10_000); // the Notification hook is not awaited by the ask
     const [note] = w.inputs('note.log');
     assert.equal(note.notification_type, 'permission_prompt');
     assert.match(String(note.message), /Arbor needs your permission to use write_file/);
