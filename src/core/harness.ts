@@ -112,7 +112,7 @@ export class Harness {
       report: (id, what) => this.report(id, what),
       liveOf: (id) => this.liveOf(id),
       // Read when a child starts: the rows are wired after the runtime is built.
-      beforeStart: async (c) => this.hooks.subagentStarting?.(c),
+      beforeStart: (c) => this.hooks.subagentStarting?.(c),
     });
     this.sessions = new SessionsService({
       store,

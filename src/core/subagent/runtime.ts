@@ -76,10 +76,11 @@ export interface RuntimeDeps {
   liveOf?: (id: string) => SessionLive;
   /**
    * Asked before a child is created, after every other check (Claude Code's `SubagentStart`
-   * hook): a returned reason vetoes the start (`HOOK_BLOCKED`, nothing is created). Contract:
+   * hook): a returned reason vetoes the start (`HOOK_BLOCKED`, nothing is created); undefined
+   * instead of a promise means no check applies (the start goes on without an await). Contract:
    * must not throw (a throw or a rejection vetoes: fail closed).
    */
-  beforeStart?: (c: ChildStart) => Promise<string | undefined>;
+  beforeStart?: (c: ChildStart) => Promise<string | undefined> | undefined;
 }
 
 /** A child about to start, as a `beforeStart` check sees it. */
@@ -250,10 +251,20 @@ export class SubagentRuntime implements SubagentControl {
   }
 
   /** A `beforeStart` veto (or its failure: fail closed) as the refusal the delegation tools show. */
-  private async vetoCheck(c: ChildStart): Promise<void> {
+  private vetoCheck(c: ChildStart): Promise<void> | undefined {
+    let asked: Promise<string | undefined> | undefined;
+    try {
+      asked = this.deps.beforeStart?.(c);
+    } catch (err) {
+      asked = Promise.reject(err);
+    }
+    return asked && this.vetoed(asked);
+  }
+
+  private async vetoed(asked: Promise<string | undefined>): Promise<void> {
     let why: string | undefined;
     try {
-      why = await this.deps.beforeStart!(c);
+      why = await asked;
     } catch (err) {
       why = `the check before it failed (${err instanceof Error ? err.message : String(err)})`;
     }
@@ -301,8 +312,9 @@ export class SubagentRuntime implements SubagentControl {
     const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
     const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
-    if (this.deps.beforeStart)
-      await this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
+    // No await unless a check applies: without hooks the start runs exactly as before.
+    const veto = this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
+    if (veto) await veto;
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
