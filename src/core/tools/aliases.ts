@@ -10,7 +10,7 @@ export const CLAUDE_CODE_TOOL_ALIASES: Readonly<Record<string, readonly string[]
   MultiEdit: ['edit_file'],
   Read: ['read_file'],
   Grep: ['search_files'],
-  Glob: ['list_files'],
+  Glob: ['list_files', 'glob'],
   LS: ['list_files'],
   Task: ['subagent'],
 };
