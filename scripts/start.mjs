@@ -57,6 +57,11 @@ if (!existsSync(workspace)) {
 // The demo's project files (issue 23: an AGENTS.md and one agent file), added to a workspace made
 // before them too; the user's own edits are kept. UI flows copy the sample without them.
 cpSync(join(repoRoot, 'media', 'demo-project'), workspace, { recursive: true, force: false });
+// The demo's hook (a PreToolUse hook that blocks `rm -rf`, decision 0057), also into a sample
+// workspace made before it shipped.
+if (!existsSync(join(workspace, '.arbor', 'settings.json'))) {
+  cpSync(join(repoRoot, 'media', 'sample-workspace', '.arbor'), join(workspace, '.arbor'), { recursive: true });
+}
 const hasKey = Boolean(process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY);
 const settings = { 'workbench.startupEditor': 'none' };
 const env = {};

@@ -176,7 +176,7 @@ export interface ToolCallView {
   arguments: string;
 }
 
-export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation';
+export type MessageSourceKind = 'user' | 'followup' | 'subagent-report' | 'subagent-settled' | 'subagent-result' | 'goal' | 'delegation' | 'hook';
 
 /** One renderable item of a transcript (runtime-only events are not sent). */
 export type TranscriptEntry =
@@ -192,7 +192,9 @@ export type TranscriptEntry =
     }
   | { kind: 'tool'; seq: number; at: string; callId: string; name: string; content: string; isError: boolean }
   | { kind: 'turn'; seq: number; at: string; phase: 'start' | 'end'; stopReason?: StopReason; error?: string; errorCode?: string }
-  | { kind: 'marker'; seq: number; at: string; text: string };
+  | { kind: 'marker'; seq: number; at: string; text: string }
+  /** One hook run (decision 0057), as one compact line: "hook PreToolUse blocked run_command: reason". */
+  | { kind: 'hook'; seq: number; at: string; text: string; outcome: 'ok' | 'blocked' | 'error' | 'timeout' };
 
 /** A pending approval, tagged with the asking session and its lineage. */
 export interface ApprovalPrompt {

@@ -64,6 +64,9 @@ export const acpCommand: Command = async (args, io) => {
       approvalPort: port,
       childApproval,
       ...(childApproval === 'escalate' ? { escalateTimeoutMs: timeoutMs } : {}),
+      // Hooks (decision 0057) read this root's files; only the folder the command was started for
+      // counts as trusted (another root is one the client named): elsewhere only the user's own run.
+      ...(base.hooks ? { hooks: { ...base.hooks, workspaceRoot: root, trusted: () => same } } : {}),
     };
   }, defaultRoot);
   server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });

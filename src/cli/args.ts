@@ -28,8 +28,9 @@ const VALUED = new Set([
   'config',
   'child-approval',
   'permission-timeout',
+  'hooks-file',
 ]);
-const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows']);
+const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows', 'claude-hooks', 'no-hooks']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positionals: string[] = [];

@@ -69,7 +69,20 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(remote ? { remote } : {}),
     // The user's own instructions and agents (decision 0056); $ARBOR_USER_DIR moves the folder.
     project: userProjectFiles(env.ARBOR_USER_DIR ?? path.join(os.homedir(), '.arbor')),
+    ...(args.options.has('no-hooks') ? {} : { hooks: hooksOf(args, env) }),
   };
+}
+
+/**
+ * Hooks (decision 0057): the user's file (`--hooks-file FILE`, else `$ARBOR_USER_SETTINGS`, else
+ * `~/.arbor/settings.json`), the workspace's `.arbor/settings.json`, and with `--claude-hooks` its
+ * `.claude/settings.json`. The folder the CLI runs in counts as trusted, as `claude -p` treats it.
+ */
+export function hooksOf(args: ParsedArgs, env: NodeJS.ProcessEnv): NonNullable<HarnessConfig['hooks']> {
+  const file = args.options.get('hooks-file');
+  if (file === true) throw new UsageError('--hooks-file needs a settings file (JSON with a "hooks" key)');
+  const userFile = file ?? env.ARBOR_USER_SETTINGS ?? path.join(os.homedir(), '.arbor', 'settings.json');
+  return { workspaceRoot: workspaceOf(args), userFile: path.resolve(userFile), readClaudeSettings: args.options.has('claude-hooks'), trusted: () => true };
 }
 
 /**

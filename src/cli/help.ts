@@ -35,6 +35,11 @@ Options:
   --unconfined-workflows
                      where no OS sandbox can start, run workflow scripts as plain child
                      processes (default: the workflow tool refuses there, NO_SANDBOX)
+  --hooks-file FILE  your own hooks, in Claude Code's settings format (default: $ARBOR_USER_SETTINGS
+                     or ~/.arbor/settings.json); the workspace's .arbor/settings.json hooks run too
+                     (the folder the CLI runs in counts as trusted)
+  --claude-hooks     also run the hooks of the workspace's .claude/settings.json (and .local.json)
+  --no-hooks         run no hooks at all
   --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
                      {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"},
                                  "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?},

@@ -14,9 +14,12 @@ import { LiveHub } from './harness/live';
 import { rootAgentOf } from './harness/root-agent';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
+import type { HookService } from './hooks/service';
+import { hooksRow } from './hooks/wire';
 import type { LiveWhat, Observer } from './live/changes';
 import type { SessionLive, SessionView } from './live/state';
 import { ModelSwitch } from './model/switch';
+import type { ApprovalPort, ApprovalRequest } from './policy/approval';
 import type { ApprovalGrant } from './policy/grants';
 import { ProjectFiles } from './project/project-files';
 import { recoverInterrupted } from './recovery';
@@ -74,6 +77,8 @@ export class Harness {
   readonly cost: CostService;
   /** Project instructions and agents defined in files, as global prompt sections (decision 0056). */
   readonly project: ProjectFiles;
+  /** Hooks from the settings files (decision 0057), when the deployment configured them. */
+  readonly hookService?: HookService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -113,6 +118,8 @@ export class Harness {
       liveOf: (id) => this.liveOf(id),
       agents: this.project,
       defaultSandbox: () => this.config.sandbox,
+      // Read when a child starts: the rows are wired after the runtime is built.
+      beforeStart: (c) => this.hooks.subagentStarting?.(c),
     });
     this.sessions = new SessionsService({
       store,
@@ -157,6 +164,7 @@ export class Harness {
       ),
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
+    if (config.hooks) this.hookService = wire(hooksRow(config.hooks, { budgetLeft: (id) => this.cost.budgets.remaining(id) }));
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }
@@ -395,7 +403,8 @@ export class Harness {
     const config = this.config;
     const promptView: ViewSpec = { ...view, filters: undefined };
     const persona = comp.persona;
-    const { admit, beforeToolCall, afterToolCall } = this.hooks;
+    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked, stepAnswered } = this.hooks;
+    const port = comp.approval ?? this.config.approvalPort;
     const cfg: AgentConfig = {
       writer,
       model: this.model,
@@ -418,7 +427,7 @@ export class Harness {
       protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
       // The live config object: `setDefaults` reaches agents at their next tool call.
       defaults: this.config,
-      approval: comp.approval ?? this.config.approvalPort,
+      approval: port && approvalAsked ? noticing(port, approvalAsked) : port,
       maxSteps: this.config.maxSteps,
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
@@ -428,6 +437,9 @@ export class Harness {
       ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),
+      ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
+      ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason) } : {}),
+      ...(stepAnswered ? { beforeResults: () => stepAnswered(writer.id) } : {}),
       beforeRequest: (req) => {
         const r = this.cost.budgets.check(writer.id, req);
         if ('refusal' in r) return { refuse: r.refusal.message };
@@ -489,6 +501,20 @@ export class Harness {
 
 /** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
 export const DEFAULT_MAX_DEPTH = 5;
+
+/** An approval port that tells `notice` (the Notification hook) of each ask before asking; a throwing notice is dropped. */
+function noticing(port: ApprovalPort, notice: (req: ApprovalRequest) => void): ApprovalPort {
+  return {
+    ask(req, signal) {
+      try {
+        notice(req);
+      } catch {
+        // an observer's failure is not the ask's
+      }
+      return port.ask(req, signal);
+    },
+  };
+}
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 

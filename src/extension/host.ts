@@ -172,6 +172,13 @@ export class ArborHost implements CommandHost {
       ...(remote ? { remote } : {}),
       // The user's own instructions and agents (decision 0056).
       project: userProjectFiles(path.join(os.homedir(), '.arbor')),
+      // Hooks run outside the sandbox: the workspace's files only while it is trusted (read at each firing).
+      hooks: {
+        workspaceRoot: workspace[0],
+        userFile: path.join(os.homedir(), '.arbor', 'settings.json'),
+        readClaudeSettings: s.hooksReadClaude,
+        trusted: () => vscode.workspace.isTrusted,
+      },
     };
     this.reloadPrompt.opened();
     if (remote) {
@@ -253,6 +260,11 @@ export class ArborHost implements CommandHost {
         network: s.network,
         goalMaxRounds: s.goalMaxRounds,
       });
+    },
+    // The hooks' files are read again: the next hook that fires uses what they say now.
+    hooks: (h) => {
+      const problems = h?.hookService?.reload({ readClaudeSettings: readSettings().hooksReadClaude }) ?? [];
+      for (const p of problems) this.log.warn(p);
     },
     // The engine reads its limits when a run starts: runs under way keep theirs, the next one gets these.
     workflow: (h) => {

@@ -15,7 +15,9 @@ export type LivePath =
   /** `Harness.setPrices`: every cost reader at once, the tree re-sent. */
   | 'prices'
   /** `PanelSettings`: re-sent to the open panels. */
-  | 'panel';
+  | 'panel'
+  /** `HookService.reload`: the settings files read again; the next hook that fires uses them (decision 0057). */
+  | 'hooks';
 
 /**
  * `live`: the next action uses the new value, through `via`. `reload`: the value is wired when
@@ -49,6 +51,7 @@ export const SETTING_RULES = {
   'arbor.workflow.wallClockMinutes': live('workflow'),
   'arbor.workflow.allowUnconfinedScripts': live('workflow'),
   'arbor.prices': live('prices'),
+  'arbor.hooks.readClaudeSettings': live('hooks'),
   'arbor.remote.codex.command': remote,
   'arbor.remote.codex.model': remote,
   'arbor.remote.codex.env': remote,
@@ -72,7 +75,7 @@ export type SettingKey = keyof typeof SETTING_RULES;
 export const SETTING_KEYS = Object.keys(SETTING_RULES) as SettingKey[];
 
 /** The order live paths are applied in: the model first (the panel shows which model answers). */
-export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel'];
+export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks'];
 
 /** What a change touched: the live paths to apply and the reload-only settings it named. */
 export function changedBy(affects: (key: SettingKey) => boolean): { paths: Set<LivePath>; reload: SettingKey[]; keys: SettingKey[] } {

@@ -29,6 +29,8 @@ export interface ArborSettings {
   examplePrompts: ExamplePrompt[];
   /** A goal's round limit when none is given. */
   goalMaxRounds: number;
+  /** `arbor.hooks.readClaudeSettings`: hooks from `.claude/settings.json` too. */
+  hooksReadClaude: boolean;
   /** Workflow limits (`arbor.workflow.*`), read at each run's start. */
   workflow: WorkflowSettings;
   /** Price overrides (`arbor.prices`) over the defaults; a bad table is reported and ignored. */
@@ -81,6 +83,7 @@ export function readSettings(): ArborSettings {
     // Like the base URL, a workspace must not open the network to its own commands.
     network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
+    hooksReadClaude: c.get<boolean>('hooks.readClaudeSettings', false),
     workflow: readWorkflow(c),
     examplePrompts: readExamplePrompts(c.get<unknown>('chat.examplePrompts', [])),
     ...readPrices(c.get<unknown>('prices', {})),

@@ -274,6 +274,11 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
         off();
       }
     },
+    'arbor.hooks.readClaudeSettings': async () => {
+      assert.equal(h.hookService?.options.readClaudeSettings, false);
+      await settings.set('arbor.hooks.readClaudeSettings', true);
+      assert.equal(h.hookService?.options.readClaudeSettings, true, "the hooks' files are read again, .claude/settings.json with them");
+    },
     'arbor.remote.codex.command': () => asksReload(...CODEX),
     'arbor.remote.codex.model': () => asksReload('arbor.remote.codex.model', 'gpt-live', CODEX),
     'arbor.remote.codex.env': () => asksReload('arbor.remote.codex.env', { LIVE: '1' }, CODEX),

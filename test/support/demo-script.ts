@@ -146,6 +146,8 @@ function scripted(body: ChatBody): Step {
     const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
     if (refused) return { text: `Understood, I left it as it is. You said: "${refused[1]}".` };
     if (said.includes('approval was refused')) return { text: 'Understood, I did not do it.' };
+    if (said.includes('PreToolUse hook blocked'))
+      return { text: "The workspace's hook refused `rm -rf` (see the hook line above); I left the build folder as it is." };
     if (said.startsWith('Exit code:')) return { text: `The tests ran (${said.split('\n')[0]}); the output is in the tool result above.` };
     if (said.startsWith('Overwrote') || said.startsWith('Created')) return { text: `Done: ${said}` };
     if (said.includes('"status": "started"'))
@@ -176,6 +178,8 @@ function scripted(body: ChatBody): Step {
       ],
     };
   }
+  // The hook scene (decision 0057): the sample workspace's PreToolUse hook blocks `rm -rf`.
+  if (lower.includes('clean the build')) return { toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] };
   if (lower.includes('edit the settings')) return { toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: DEMO_SETTINGS } }] };
   if (lower.includes('workflow'))
     return {

@@ -61,7 +61,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['live'],
   ['subagent'],
   ['feature'],
-  ['workflow', 'goal', 'remote'],
+  ['workflow', 'goal', 'remote', 'hooks'],
   ['recovery'],
   ['harness'],
 ];

@@ -41,6 +41,11 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
   if (boundary <= 0 || surface.length === 0) return { outcome: 'skipped' };
   const replaced = { fromSeq: 0, toSeq: boundary - 1 };
 
+  try {
+    await cfg.beforeCompaction?.({ reason });
+  } catch {
+    // an observer's failure is not the compaction's
+  }
   const compactionId = randomUUID();
   await w.append({ type: 'compaction/start', compactionId, reason });
   // A model request like any other: under a budget it is checked and carries the cap it reserved.

@@ -1,6 +1,6 @@
 import type { ModelClient } from '../model/types';
 import type { ApprovalPolicy, InboxAcceptedEvent, MessageSource, SandboxMode, StopReason, ToolCall } from '../session/events';
-import type { ApprovalPort, ProtectedPath, Tool, ToolResult } from '../tools/tool';
+import type { ApprovalPort, ProtectedPath, Tool, ToolContext, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
 
 /** The inbox message a turn runs (claimed, with its text and where it came from). */
@@ -63,7 +63,29 @@ export interface AgentConfig extends ToolCallHooks {
   beforeRequest?: (req: RequestBound) => RequestVerdict;
   /** Replaces the model loop (a remote child, issue 13): the same claim → turn/start → … → turn/end contract. */
   runTurn?: TurnRunner;
+  /**
+   * Asked when the model answered with no tool call and the turn would end `completed`
+   * (Claude Code's `Stop` hook): a returned reason is appended as a `hook` message and the turn
+   * goes on with it; undefined ends the turn. `continued` counts the reasons this turn already
+   * went on with: the turn asks at most `MAX_STOP_CONTINUES` times, so a hook cannot loop forever.
+   * Contract: must not throw (a throw or a rejection ends the turn as if it said nothing).
+   */
+  beforeTurnEnd?: (c: { text: string; continued: number }) => Promise<string | undefined>;
+  /**
+   * Awaited just before a compaction starts (Claude Code's `PreCompact`), to observe it: it
+   * cannot stop one. Contract: must not throw (a throw is dropped).
+   */
+  beforeCompaction?: (c: { reason: 'manual' | 'threshold' }) => Promise<void>;
+  /**
+   * Called synchronously once every call of a step was answered, just before the step's
+   * `tool/result`s are staged: a layer stages its own records of the step here (hook runs), so
+   * they share the results' group commit. Contract: synchronous, must not throw (a throw is dropped).
+   */
+  beforeResults?: () => void;
 }
+
+/** How many times one turn goes on with a `beforeTurnEnd` reason before it ends anyway. */
+export const MAX_STOP_CONTINUES = 3;
 
 /** What a request is about to be, for a budget check: its model, body size and completion cap. */
 export interface RequestBound {
@@ -97,9 +119,14 @@ export interface ToolCallHooks {
    * Just before a known tool runs with arguments that parsed and passed the schema (unknown
    * tools and bad arguments are answered without hooks). Return a result to answer the call
    * instead of running the tool (a block: say why in `content`, code it), or nothing to run it.
-   * A throw or a rejection blocks the call with code BLOCKED (fail closed).
+   * A throw or a rejection blocks the call with code BLOCKED (fail closed). `ctx` is the
+   * call's context: a hook may ask the human through its approval port, never widen it.
    */
-  beforeToolCall?: (c: { call: ToolCall; args: Record<string, unknown> }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
+  beforeToolCall?: (c: {
+    call: ToolCall;
+    args: Record<string, unknown>;
+    ctx: ToolContext;
+  }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
   /**
    * After a call was answered (by the tool or by `beforeToolCall`), before the result is
    * written: return a result to replace it, or nothing to keep it. A throw or a rejection
@@ -109,6 +136,8 @@ export interface ToolCallHooks {
     call: ToolCall;
     args?: Record<string, unknown>;
     result: ToolResult;
+    /** The call's context (session, policy, approval port): a hook may ask with it, never widen it. */
+    ctx: ToolContext;
   }) => ToolResult | undefined | undefined | Promise<ToolResult | undefined | undefined>;
   /** A tool said how it is going (`ToolContext.progress`). Must not throw (a throw is dropped). */
   onProgress?: (p: ToolProgress) => void;

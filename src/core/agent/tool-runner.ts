@@ -36,7 +36,7 @@ export async function runToolCalls(calls: readonly ToolCall[], tools: readonly T
       const run = Promise.all(before).then(async (): Promise<ToolResult> => {
         const args = parsed?.ok ? parsed.args : undefined;
         const result = await answer(call, tool, parsed, ctx, hooks, byName);
-        return hooks.afterToolCall ? checkAfter(hooks.afterToolCall, { call, args, result }) : result;
+        return hooks.afterToolCall ? checkAfter(hooks.afterToolCall, { call, args, result, ctx }) : result;
       });
       for (const k of keys[i]) queue.set(k, run);
       return run;
@@ -57,7 +57,8 @@ async function answer(
     const names = [...byName.keys()].join(', ');
     return fail('UNKNOWN_TOOL', `Unknown tool "${call.name}". Available tools: ${names || 'none'}.`);
   }
-  const blocked = parsed.ok && hooks.beforeToolCall ? await checkBefore(hooks.beforeToolCall, { call, args: parsed.args }) : undefined;
+  const blocked =
+    parsed.ok && hooks.beforeToolCall ? await checkBefore(hooks.beforeToolCall, { call, args: parsed.args, ctx: { ...ctx, callId: call.id } }) : undefined;
   if (blocked) return blocked;
   return callTool(tool, parsed, { ...ctx, callId: call.id, ...(hooks.onProgress ? { progress: progressOf(hooks.onProgress, call) } : {}) });
 }
@@ -65,7 +66,7 @@ async function answer(
 /** A `beforeToolCall` answer; a throw or a rejection blocks the call (fail closed). */
 async function checkBefore(
   hook: NonNullable<ToolCallHooks['beforeToolCall']>,
-  c: { call: ToolCall; args: Record<string, unknown> },
+  c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext },
 ): Promise<ToolResult | undefined> {
   try {
     return (await hook(c)) ?? undefined;
@@ -77,7 +78,7 @@ async function checkBefore(
 /** An `afterToolCall` replacement; a throw or a rejection keeps the tool's own result. */
 async function checkAfter(
   hook: NonNullable<ToolCallHooks['afterToolCall']>,
-  c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult },
+  c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult; ctx: ToolContext },
 ): Promise<ToolResult> {
   try {
     return (await hook(c)) ?? c.result;

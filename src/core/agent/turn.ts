@@ -5,7 +5,7 @@ import { effectiveSandbox } from '../policy/sandbox';
 import type { StopReason } from '../session/events';
 import { policyOverrides } from '../session/folds';
 import type { ToolContext } from '../tools/tool';
-import { type AgentConfig, type ClaimedMessage, DEFAULT_MAX_STEPS, type TurnOutcome } from './config';
+import { type AgentConfig, type ClaimedMessage, DEFAULT_MAX_STEPS, MAX_STOP_CONTINUES, type TurnOutcome } from './config';
 import { grantBookOf } from './grant-book';
 import { budgetedRequest, cutByCap } from './request-budget';
 import { collect } from './stream-collector';
@@ -70,6 +70,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
   const stopped = (): StopReason => (signal.reason === 'cancelled' ? 'cancelled' : 'interrupted');
   const maxSteps = cfg.maxSteps ?? DEFAULT_MAX_STEPS;
   const usedCallIds = new Set<string>();
+  let continued = 0; // reasons a `beforeTurnEnd` hook kept this turn going with
   for (let step = 0; ; step++) {
     if (signal.aborted) return end(stopped(), whyStopped(signal));
     if (step >= maxSteps) return end('error', `The turn reached its step limit (${maxSteps} model calls) before finishing.`);
@@ -125,7 +126,14 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     // A connection that failed before any response (offline, DNS): the provider never saw it.
     if (out.error) return end('error', out.error.message, out.error.code, out.error.code === 'connection' && !out.error.midStream && !out.usage);
     if (cut) return end('max-tokens', cutByCap(cap, ownCap), 'max-tokens');
-    if (out.toolCalls.length === 0) return end(out.finishReason === 'length' ? 'max-tokens' : 'completed');
+    if (out.toolCalls.length === 0) {
+      if (out.finishReason === 'length') return end('max-tokens');
+      const more = continued < MAX_STOP_CONTINUES ? await goOn(cfg, out.text, continued) : undefined;
+      if (!more || signal.aborted) return end(signal.aborted ? stopped() : 'completed', signal.aborted ? whyStopped(signal) : undefined);
+      continued++;
+      pending.push(w.stage({ type: 'user/message', text: more.text, source: { kind: 'hook', event: more.event } }));
+      continue;
+    }
     await Promise.all(pending.splice(0)); // the calls are on disk before any of them acts
 
     const overrides = policyOverrides(w.session.events);
@@ -141,18 +149,39 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     };
     const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx, cfg), aborted(signal)]);
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
+    // The step's own records (hook runs) and its results are staged back to back: one group commit.
+    try {
+      cfg.beforeResults?.();
+    } catch {
+      // a layer's records are not the turn's results
+    }
+    const written: Promise<unknown>[] = [];
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
       const res = results[i];
-      await w.append({
-        type: 'tool/result',
-        callId: call.id,
-        name: call.name,
-        content: res.content,
-        isError: res.isError,
-        ...(res.refusal ? { refusal: res.refusal } : {}),
-      });
+      written.push(
+        w.stage({
+          type: 'tool/result',
+          callId: call.id,
+          name: call.name,
+          content: res.content,
+          isError: res.isError,
+          ...(res.refusal ? { refusal: res.refusal } : {}),
+        }),
+      );
     }
+    await Promise.all(written);
+  }
+}
+
+/** A `beforeTurnEnd` reason to go on with (as a `hook` message), or nothing; a throw says nothing. */
+async function goOn(cfg: AgentConfig, text: string, continued: number): Promise<{ text: string; event: string } | undefined> {
+  if (!cfg.beforeTurnEnd) return undefined;
+  try {
+    const reason = await cfg.beforeTurnEnd({ text, continued });
+    return reason ? { text: reason, event: cfg.writer.session.header.parentSession ? 'SubagentStop' : 'Stop' } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

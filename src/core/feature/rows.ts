@@ -1,11 +1,12 @@
 import type { Agent } from '../agent/agent';
 import type { ToolCallHooks } from '../agent/config';
 import type { LiveWhat, Observer } from '../live/changes';
+import type { ApprovalRequest } from '../policy/approval';
 import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
 import type { Store } from '../store/store';
-import type { SubagentRuntime } from '../subagent/runtime';
+import type { ChildStart, SubagentRuntime } from '../subagent/runtime';
 import type { SubagentProvider } from '../subagent/types';
 import type { Tool } from '../tools/tool';
 
@@ -47,6 +48,19 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
   opened?(agent: Agent): Promise<void>;
   /** The harness is closing: rows close in reverse order, before any turn is cancelled. */
   close?(why: string): Promise<void>;
+  /**
+   * A turn of `sessionId` would end `completed`: a returned reason makes it go on (the agent's
+   * `beforeTurnEnd`, bounded there). The first row with a reason wins. Must not throw.
+   */
+  turnEnding?(sessionId: string, c: { text: string; continued: number }): Promise<string | undefined>;
+  /** Every call of a step of `sessionId` was answered; its results are staged next, synchronously after this (the agent's `beforeResults`). */
+  stepAnswered?(sessionId: string): void;
+  /** A compaction of `sessionId` is about to start (observe only). Must not throw. */
+  compacting?(sessionId: string, reason: 'manual' | 'threshold'): Promise<void>;
+  /** A child is about to be created: a returned reason vetoes it (the runtime's `beforeStart`). The first veto wins. */
+  subagentStarting?(c: ChildStart): Promise<string | undefined>;
+  /** A human is being asked to approve an action (observe only: not awaited by the ask). Must not throw. */
+  approvalAsked?(request: ApprovalRequest): void;
   /** `settle` waits for this, and is done only when `isQuiet` holds. */
   whenQuiet?(): Promise<void>;
   isQuiet?(): boolean;

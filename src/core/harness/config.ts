@@ -1,5 +1,6 @@
 import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
+import type { HooksOptions } from '../hooks/service';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { ProjectFilesOptions } from '../project/project-files';
@@ -60,6 +61,8 @@ export interface HarnessConfig {
    * only when given (hosts pass ~/.arbor/AGENTS.md and ~/.arbor/agents).
    */
   project?: Omit<ProjectFilesOptions, 'root'>;
+  /** Hooks in Claude Code's schema (decision 0057): which settings files, and whether the workspace is trusted. Absent: no hooks. */
+  hooks?: HooksOptions;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }

@@ -32,11 +32,12 @@ export const delegationRow: FeatureRow<void> = {
 };
 
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
-export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> & {
-  admit?: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
-  beforeToolCall?: ToolCallHooks['beforeToolCall'];
-  afterToolCall?: ToolCallHooks['afterToolCall'];
-} {
+export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> &
+  Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered'> & {
+    admit?: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+    beforeToolCall?: ToolCallHooks['beforeToolCall'];
+    afterToolCall?: ToolCallHooks['afterToolCall'];
+  } {
   const admits = all.flatMap((h) => (h.admit ? [h.admit] : []));
   const befores = all.flatMap((h) => (h.beforeToolCall ? [h.beforeToolCall] : []));
   const afters = all.flatMap((h) => (h.afterToolCall ? [h.afterToolCall] : []));
@@ -62,6 +63,29 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
           },
         }
       : {}),
+    ...firstAnswer(all, 'turnEnding'),
+    ...firstAnswer(all, 'subagentStarting'),
+    ...(all.some((h) => h.compacting)
+      ? {
+          compacting: async (id: string, reason: 'manual' | 'threshold') => {
+            for (const h of all) await h.compacting?.(id, reason);
+          },
+        }
+      : {}),
+    ...(all.some((h) => h.stepAnswered)
+      ? {
+          stepAnswered: (id: string) => {
+            for (const h of all) h.stepAnswered?.(id);
+          },
+        }
+      : {}),
+    ...(all.some((h) => h.approvalAsked)
+      ? {
+          approvalAsked: (req) => {
+            for (const h of all) h.approvalAsked?.(req);
+          },
+        }
+      : {}),
     opened: async (agent) => {
       for (const h of all) await h.opened?.(agent);
     },
@@ -73,6 +97,20 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
     },
     isQuiet: () => all.every((h) => h.isQuiet?.() ?? true),
   };
+}
+
+/** A hook whose rows answer in turn until one gives a reason (the first reason wins); absent when no row has it. */
+function firstAnswer<K extends 'turnEnding' | 'subagentStarting'>(all: readonly FeatureHooks[], key: K): Pick<FeatureHooks, K> {
+  const fns = all.flatMap((h) => (h[key] ? [h[key].bind(h)] : [])) as ((...a: unknown[]) => Promise<string | undefined>)[];
+  if (fns.length === 0) return {} as Pick<FeatureHooks, K>;
+  const composed = async (...a: unknown[]) => {
+    for (const fn of fns) {
+      const r = await fn(...a);
+      if (r) return r;
+    }
+    return undefined;
+  };
+  return { [key]: composed } as Pick<FeatureHooks, K>;
 }
 
 /** Synchronous while every answer is (the agent then claims its message without an await). */

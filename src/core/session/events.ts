@@ -48,7 +48,9 @@ export type MessageSource =
   | { kind: 'goal'; revision: number; round: number }
   /** The runtime's delegation notice at the head of a child (`runtime`), or the task its parent (`fromSession`) gave it. */
   | { kind: 'delegation'; runtime: true }
-  | { kind: 'delegation'; fromSession: string };
+  | { kind: 'delegation'; fromSession: string }
+  /** A `Stop` / `SubagentStop` hook said the turn must go on (exit 2 or `decision: "block"`): its reason, as the next instruction. */
+  | { kind: 'hook'; event: string };
 
 export type MessageSourceKind = MessageSource['kind'];
 
@@ -327,6 +329,34 @@ export interface WorkflowEvent extends Base<WorkflowEventType> {
   data?: Record<string, unknown>;
 }
 
+/** How one hook run ended: it ran and let things be, blocked (exit 2 or a JSON block/deny), failed (another exit code, no start) or ran out of time. */
+export type HookOutcome = 'ok' | 'blocked' | 'error' | 'timeout';
+/** Where a hook was configured: the user's own settings file, the workspace's `.arbor/settings.json`, or its `.claude/settings.json`. */
+export type HookSource = 'user' | 'workspace' | 'claude';
+
+/**
+ * One hook command ran (issue 23, decision 0057): which event fired it, the command as
+ * configured, how it ended and the reason it gave. Shown in the transcript; not model history
+ * (what a hook says to the model travels in a tool result or a `hook` message).
+ */
+export interface HookRunEvent extends Base<'hook/run'> {
+  /** The hook event, in Claude Code's names: `PreToolUse`, `Stop`, … */
+  event: string;
+  command: string;
+  source: HookSource;
+  outcome: HookOutcome;
+  /** The tool (Arbor's name) a PreToolUse / PostToolUse hook ran for. */
+  tool?: string;
+  exitCode?: number;
+  durationMs: number;
+  /** The block reason (stderr with exit 2, or the JSON `reason`), the error, or what the hook printed. */
+  reason?: string;
+  /** The JSON `permissionDecision` of a PreToolUse hook. */
+  decision?: 'allow' | 'deny' | 'ask';
+  /** Its output went past the cap and was cut. */
+  truncated?: true;
+}
+
 export type SessionEvent =
   | UserMessageEvent
   | AssistantMessageEvent
@@ -348,7 +378,8 @@ export type SessionEvent =
   | CompactionEndEvent
   | GoalChangeEvent
   | BudgetSetEvent
-  | WorkflowEvent;
+  | WorkflowEvent
+  | HookRunEvent;
 
 export type EventType = SessionEvent['type'];
 

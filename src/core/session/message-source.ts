@@ -30,6 +30,7 @@ const READERS: { [K in MessageSourceKind]: (f: Fields) => Extract<MessageSource,
       ? { kind: 'subagent-result', fromSession: f.fromSession, stopReason: f.stopReason, ...(natural(f.refused) ? { refused: f.refused } : {}) }
       : undefined,
   goal: (f) => (natural(f.revision) && natural(f.round) ? { kind: 'goal', revision: f.revision, round: f.round } : undefined),
+  hook: (f) => (name(f.event) ? { kind: 'hook', event: f.event } : undefined),
   delegation: (f) =>
     f.runtime === true ? { kind: 'delegation', runtime: true } : name(f.fromSession) ? { kind: 'delegation', fromSession: f.fromSession } : undefined,
 };
@@ -48,6 +49,7 @@ export const SOURCE_WORDS: Record<MessageSourceKind, string> = {
   'subagent-settled': "a subagent's settlement notice",
   'subagent-result': "a background subagent's result",
   'subagent-report': "a subagent's report",
+  hook: "a Stop hook's reason to go on",
 };
 
 export const capitalised = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

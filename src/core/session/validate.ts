@@ -24,7 +24,7 @@ const oneOf =
 const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
-const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'subagent-result', 'goal', 'delegation'];
+const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'subagent-result', 'goal', 'delegation', 'hook'];
 const source: Check = (v) => record(v) && oneOf(...SOURCE_KINDS)((v as { kind: unknown }).kind);
 const toolCalls: Check = (v) =>
   Array.isArray(v) &&
@@ -191,6 +191,18 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   'workflow/log': workflow('workflow/log'),
   'workflow/agent': workflow('workflow/agent'),
   'workflow/end': workflow('workflow/end'),
+  'hook/run': [
+    r('event', nonEmpty, 'a non-empty string'),
+    r('command', str, 'a string'),
+    r('source', oneOf('user', 'workspace', 'claude'), "'user', 'workspace' or 'claude'"),
+    r('outcome', oneOf('ok', 'blocked', 'error', 'timeout'), 'ok | blocked | error | timeout'),
+    r('tool', nonEmpty, 'a non-empty string', true),
+    r('exitCode', (v) => typeof v === 'number' && Number.isSafeInteger(v), 'an integer', true),
+    r('durationMs', natural, 'a non-negative integer'),
+    r('reason', str, 'a string', true),
+    r('decision', oneOf('allow', 'deny', 'ask'), 'allow | deny | ask', true),
+    r('truncated', (v) => v === true, 'true', true),
+  ],
 };
 
 export function isEventType(t: unknown): t is EventType {

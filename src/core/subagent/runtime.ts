@@ -79,6 +79,23 @@ export interface RuntimeDeps {
   agents?: AgentLookup;
   /** The deployment's sandbox (what a session without an override runs under); read at each start. */
   defaultSandbox?: () => SandboxMode;
+  /**
+   * Asked before a child is created, after every other check (Claude Code's `SubagentStart`
+   * hook): a returned reason vetoes the start (`HOOK_BLOCKED`, nothing is created); undefined
+   * instead of a promise means no check applies (the start goes on without an await). Contract:
+   * must not throw (a throw or a rejection vetoes: fail closed).
+   */
+  beforeStart?: (c: ChildStart) => Promise<string | undefined> | undefined;
+}
+
+/** A child about to start, as a `beforeStart` check sees it. */
+export interface ChildStart {
+  parentId: string;
+  depth: number;
+  provider: string;
+  mode: 'one-shot' | 'continuable';
+  label?: string;
+  prompt: string;
 }
 
 export type Mode = 'one-shot' | 'continuable';
@@ -238,6 +255,31 @@ export class SubagentRuntime implements SubagentControl {
     return { id: childId, localAgent: agent, result, dispose: () => this.residency.disposeOneShot(childId) };
   }
 
+  /** A `beforeStart` veto (or its failure: fail closed) as the refusal the delegation tools show. */
+  private vetoCheck(c: ChildStart): Promise<void> | undefined {
+    let asked: Promise<string | undefined> | undefined;
+    try {
+      asked = this.deps.beforeStart?.(c);
+    } catch (err) {
+      asked = Promise.reject(err);
+    }
+    return asked && this.vetoed(asked);
+  }
+
+  private async vetoed(asked: Promise<string | undefined>): Promise<void> {
+    let why: string | undefined;
+    try {
+      why = await asked;
+    } catch (err) {
+      why = `the check before it failed (${err instanceof Error ? err.message : String(err)})`;
+    }
+    if (why)
+      throw new SubagentError(
+        'HOOK_BLOCKED',
+        `A SubagentStart hook refused to start this subagent: ${why}. Nothing was started; do the work yourself or change the request.`,
+      );
+  }
+
   /** Continuable: resolves once the first message is durably in the child's inbox. */
   async startContinuable(caller: Agent, providerName: string, request: SubagentRequest, opts: StartOptions = {}): Promise<ContinuableStart> {
     const created = await this.create(caller, providerName, request, 'continuable', opts.signal);
@@ -281,6 +323,9 @@ export class SubagentRuntime implements SubagentControl {
     const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
     const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
+    // No await unless a check applies: without hooks the start runs exactly as before.
+    const veto = this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
+    if (veto) await veto;
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.

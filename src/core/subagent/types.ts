@@ -76,7 +76,9 @@ export type SubagentErrorCode =
   | 'STALE_HANDLE'
   | 'CANCELLED'
   | 'READ_ONLY'
-  | 'NOT_CANCELLABLE';
+  | 'NOT_CANCELLABLE'
+  /** A `SubagentStart` hook vetoed the start (decision 0057). */
+  | 'HOOK_BLOCKED';
 
 export class SubagentError extends Error {
   override readonly name: string = 'SubagentError';

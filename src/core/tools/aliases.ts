@@ -1,7 +1,7 @@
 /**
  * Claude Code's tool names and the Arbor tools they mean, so agent files (`tools:`) and hook
  * matchers written for Claude Code work unchanged (issue 23). One table, shared by every reader.
- * A name with several meanings (`Glob`) stands for all of them.
+ * A Claude Code name may stand for more than one Arbor tool.
  */
 export const CLAUDE_TOOL_ALIASES: Readonly<Record<string, readonly string[]>> = {
   Bash: ['run_command'],
@@ -23,4 +23,11 @@ export function arborToolNames(name: string): readonly string[] {
 /** Every Arbor name of a list, aliases expanded, duplicates dropped, in first-seen order. */
 export function expandToolNames(names: readonly string[]): string[] {
   return [...new Set(names.flatMap((n) => arborToolNames(n)))];
+}
+
+/** The Claude Code names that stand for Arbor tool `tool` (empty when none does), in table order. */
+export function claudeCodeNamesOf(tool: string): string[] {
+  return Object.entries(CLAUDE_TOOL_ALIASES)
+    .filter(([, arbor]) => arbor.includes(tool))
+    .map(([claude]) => claude);
 }

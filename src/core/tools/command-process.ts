@@ -34,6 +34,8 @@ export interface ProcessSpec {
   namespaced: boolean;
   /** Bytes the program reads from its fd 3 (bubblewrap's `--seccomp 3`): written to a pipe, then closed. */
   fd3?: Buffer;
+  /** Bytes the program reads on stdin (a hook's JSON input): written to a pipe, then closed; absent: stdin is closed. */
+  stdin?: Buffer;
 }
 
 export interface RunLimits {
@@ -51,12 +53,12 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     let child: ChildProcess;
     try {
       child = win
-        ? spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
+        ? spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], windowsHide: true })
         : spawn(spec.file, spec.args, {
             cwd: spec.cwd,
             env: spec.env,
             detached: true,
-            stdio: ['ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
+            stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
           });
     } catch (e) {
       resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
@@ -68,6 +70,11 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       // A program that exits before reading it (bubblewrap refusing its arguments) closes the pipe: its exit says why.
       fd3.on('error', () => undefined);
       fd3.end(spec.fd3);
+    }
+    if (spec.stdin && child.stdin) {
+      // A program that exits without reading its input closes the pipe: its exit says what happened.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(spec.stdin);
     }
     child.stdout!.on('data', (d: Buffer) => stdout.push(d));
     child.stderr!.on('data', (d: Buffer) => stderr.push(d));

@@ -5,7 +5,11 @@
 export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
   ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
   ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
-  ['.arbor', "'.arbor' holds Arbor's own settings; an agent must not change its own permissions"],
+  ['.arbor', "'.arbor' holds Arbor's own settings and hooks; an agent must not change its own permissions or what runs outside the sandbox"],
+  [
+    '.claude',
+    "'.claude' holds Claude Code settings Arbor can read: hooks run their commands outside the sandbox, agent files set tools; an agent must not change them",
+  ],
 ]);
 /** The protected directory names, folded (the OS sandbox protects the same ones). */
 export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../../core/session/events';
+import type { HookRunEvent, SessionEvent } from '../../core/session/events';
 import type { TranscriptEntry } from '../../protocol';
 import { shownSource } from './message-source';
 
@@ -56,9 +56,20 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
       const what = `${e.tool} on ${e.scope.kind === 'command-prefix' ? `"${e.scope.value} …"` : e.scope.value}`;
       return { kind: 'marker', seq: e.seq, at: e.at, text: e.revoked ? `Revoked: ${what} asks again.` : `Allowed for this conversation: ${what}.` };
     }
+    case 'hook/run':
+      return { kind: 'hook', seq: e.seq, at: e.at, text: hookLine(e), outcome: e.outcome };
     default:
       return undefined;
   }
+}
+
+const HOOK_VERBS: Record<HookRunEvent['outcome'], string> = { ok: 'ran', blocked: 'blocked', error: 'failed', timeout: 'timed out' };
+
+/** One hook run as a compact line: "hook PreToolUse blocked run_command: rm -rf is not allowed". */
+export function hookLine(e: HookRunEvent): string {
+  const head = `hook ${e.event} ${HOOK_VERBS[e.outcome]}${e.tool ? ` ${e.tool}` : ''}`;
+  const said = e.reason ? `: ${e.reason.length > 300 ? `${e.reason.slice(0, 299)}…` : e.reason}` : ` (${e.durationMs} ms)`;
+  return `${head}${e.decision && e.outcome === 'ok' ? ` (${e.decision})` : ''}${said}`;
 }
 
 /** The newest `limit` entries before `beforeSeq` (paging backwards through a long transcript). */

@@ -140,6 +140,22 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       data: { status: 'failed', code: 'AGENT_CAP', error: 'e', agents: 1, tokens: 0, resultBytes: 0, logsDropped: 0 },
     },
   },
+  'hook/run': {
+    before: [],
+    event: {
+      type: 'hook/run',
+      event: 'PreToolUse',
+      command: './block.sh',
+      source: 'workspace',
+      outcome: 'blocked',
+      tool: 'run_command',
+      exitCode: 2,
+      durationMs: 12,
+      reason: 'rm -rf is not allowed here',
+      decision: 'deny',
+      truncated: true,
+    },
+  },
 };
 
 /** These three come together or not at all (see compaction.test.ts). */

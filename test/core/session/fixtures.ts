@@ -36,6 +36,7 @@ export const SOURCES: { [K in MessageSourceKind]: Extract<MessageSource, { kind:
   'subagent-result': { kind: 'subagent-result', fromSession: 'child', stopReason: 'completed' },
   goal: { kind: 'goal', revision: 1, round: 1 },
   delegation: { kind: 'delegation', fromSession: 'parent' },
+  hook: { kind: 'hook', event: 'Stop' },
 };
 
 /** Draft builders, one per event the specs use most. */

@@ -1,0 +1,98 @@
+// hooks.pre_tool.overhead: a turn whose one tool call passes a no-op PreToolUse hook ÷ (the same
+// turn with no hook + the hook's process alone, spawned bare). The hook is `cat >/dev/null` (it
+// reads its JSON input and says nothing); what the ratio holds down is what Arbor adds around
+// it: matching, the JSON input, the process group, the verdict and the durable `hook/run` event.
+// Blocks of each alternate so all three see the same machine load.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+
+export const name = 'hooks';
+
+const OVERHEAD: FigureSpec = { id: 'hooks.pre_tool.overhead', op: '<=', target: 1.2 };
+export const figures: readonly FigureSpec[] = [OVERHEAD];
+
+const HOOK = 'cat >/dev/null';
+
+/** The hook's process alone: `sh -c HOOK` with a JSON input of the same size on stdin, until it exits. */
+function bareHook(cwd: string, input: string): Promise<number> {
+  const t0 = now();
+  return new Promise((resolve, reject) => {
+    const c = spawn('/bin/sh', ['-c', HOOK], { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    c.stdout.resume();
+    c.stderr.resume();
+    c.on('error', reject);
+    c.on('close', () => resolve(now() - t0));
+    c.stdin.end(input);
+  });
+}
+
+async function open(dir: string, ws: string, server: ModelServer, hooked: boolean): Promise<Harness> {
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  return Harness.open({
+    storeDir: path.join(dir, hooked ? 'store-hooked' : 'store-plain'),
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    hooks: { workspaceRoot: ws, userFile: path.join(dir, hooked ? 'hooks.json' : 'none.json'), trusted: () => true },
+  });
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const server = await ModelServer.start();
+  let step = 0;
+  // Every odd request reads a file, every even one answers: one tool call per turn.
+  server.setFallback(() => (step++ % 2 === 0 ? { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] } : { text: 'done' }));
+  const dir = tempDir('arbor-bench-hooks-');
+  fs.mkdirSync(path.join(dir, 'ws'));
+  const ws = fs.realpathSync(path.join(dir, 'ws'));
+  fs.writeFileSync(path.join(ws, 'a.txt'), 'hello\n');
+  fs.writeFileSync(path.join(dir, 'hooks.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: HOOK }] }] } }));
+  const plain = await open(dir, ws, server, false);
+  const hooked = await open(dir, ws, server, true);
+  const input = JSON.stringify({
+    session_id: 's-x',
+    cwd: ws,
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Read',
+    tool_input: { path: 'a.txt' },
+    parent_id: null,
+    depth: 0,
+  });
+  const blocks = opts.quick ? 3 : 6;
+  const perBlock = 20;
+  const plainMs: number[] = [];
+  const hookedMs: number[] = [];
+  const bareMs: number[] = [];
+  try {
+    const a = await plain.createSession();
+    const b = await hooked.createSession();
+    const turn = async (agent: typeof a, out: number[], i: number) => {
+      const t0 = now();
+      await agent.accept(`read ${i}`);
+      await agent.idle();
+      out.push(now() - t0);
+    };
+    for (let k = 0; k < blocks; k++) {
+      for (let i = 0; i < perBlock; i++) await turn(a, plainMs, i);
+      for (let i = 0; i < perBlock; i++) await turn(b, hookedMs, i);
+      for (let i = 0; i < perBlock; i++) bareMs.push(await bareHook(ws, input));
+    }
+    const ran = b.session.events.filter((e) => e.type === 'hook/run').length;
+    if (ran !== blocks * perBlock) throw new Error(`the hook ran ${ran} times, not ${blocks * perBlock}`);
+    const value = median(hookedMs) / (median(plainMs) + median(bareMs));
+    opts.note(
+      `turn with a no-op PreToolUse hook ${fmt(median(hookedMs))} ms vs turn ${fmt(median(plainMs))} ms + bare hook process ${fmt(median(bareMs))} ms (medians of ${hookedMs.length})`,
+    );
+    return [{ ...OVERHEAD, value }];
+  } finally {
+    await plain.close();
+    await hooked.close();
+    await server.stop();
+  }
+}
