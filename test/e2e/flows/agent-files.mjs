@@ -6,8 +6,10 @@
 //   03 Start on 'lead': a new conversation named 'lead' is selected; asked for a review, lead
 //      delegates to 'reviewer' by name; the tree shows 'reviewer' under 'lead'; the reviewer's
 //      request carried its persona, the instructions, and only the read tools both files allow
-//   (The lead will add a hook blocking one command here.)
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+//   04 the sample workspace's PreToolUse hook (.arbor/settings.json) blocks the command lead then
+//      runs (`rm -rf build`): the hook's line in lead's chat, the reason in lead's next request,
+//      the folder still there
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repoRoot } from '../../../scripts/e2e/paths.mjs';
@@ -19,7 +21,7 @@ const LEAD = [
   '---',
   'name: lead',
   'description: Leads a change in this workspace and asks the reviewer agent to check it.',
-  'tools: Task, Read, Grep, Glob',
+  'tools: Task, Read, Grep, Glob, Bash',
   '---',
   'You are LEAD-1: plan the change, then ask the reviewer agent (subagent with agent "reviewer") to check it.',
   '',
@@ -35,7 +37,9 @@ function reply(body) {
   const last = body.messages.at(-1);
   if (system(body).includes('You are the reviewer of this small workspace')) return { text: REVIEW, chunkSize: 6, chunkDelayMs: 15 };
   if (system(body).includes('You are LEAD-1')) {
-    if (last.role === 'tool') return { text: 'The reviewer answered: add a test for an empty name.' };
+    if (last.role === 'tool' && String(last.content).includes('is blocked in this workspace'))
+      return { text: 'The hook refused to clear the build folder; the reviewer answered: add a test for an empty name.' };
+    if (last.role === 'tool') return { toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] };
     return { toolCalls: [{ name: 'subagent', arguments: { agent: 'reviewer', prompt: 'Review src/greet.js for bugs and missing tests.' } }] };
   }
   return demoReply(body);
@@ -48,6 +52,7 @@ export const flow = {
     const project = panel.locator('section.project');
     const agentRow = (name) => project.locator('.agents li', { has: panel.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
 
+    mkdirSync(join(folder, 'build'), { recursive: true });
     await step('project-section-lists-the-demo-files', 60_000, async () => {
       cpSync(join(repoRoot, 'media', 'demo-project'), folder, { recursive: true });
       await openPanel();
@@ -72,7 +77,7 @@ export const flow = {
       );
       await send(ASK);
       await visible(row('reviewer'), "the child 'reviewer' in the tree", 30_000);
-      await visible(chat.locator('article', { hasText: 'The reviewer answered' }).last(), "lead's answer after the reviewer's", 30_000);
+      await visible(chat.locator('article', { hasText: 'the reviewer answered' }).last(), "lead's answer after the reviewer's", 30_000);
       const ids = await rowIds();
       const lead = ids.find((id) => id && !id.includes('.'));
       const child = ids.find((id) => id?.startsWith(`${lead}.`));
@@ -84,8 +89,20 @@ export const flow = {
       if (tools.join(',') !== 'list_files,read_file,search_files') throw new Error(`the reviewer got tools ${tools.join(', ')}`);
       if (!system(reviewerReq.body).includes('Sample workspace rules')) throw new Error("the reviewer's system prompt lacks the workspace's AGENTS.md");
       const leadReq = model.requests.find((r) => system(r.body).includes('You are LEAD-1'));
-      if (!toolNames(leadReq.body).includes('subagent') || toolNames(leadReq.body).includes('run_command'))
+      if (!toolNames(leadReq.body).includes('subagent') || toolNames(leadReq.body).includes('write_file'))
         throw new Error(`lead's tools: ${toolNames(leadReq.body).join(', ')}`);
+    });
+
+    await step('a-hook-blocks-leads-command', 40_000, async () => {
+      const line = chat.locator('.hook.blocked', { hasText: 'hook PreToolUse blocked run_command' }).first();
+      await visible(line, "the hook's line in lead's chat", 20_000);
+      const blocked = model.requests.some(
+        (r) =>
+          system(r.body).includes('You are LEAD-1') &&
+          r.body.messages.some((m) => m.role === 'tool' && String(m.content).includes("'rm -rf' is blocked in this workspace")),
+      );
+      if (!blocked) throw new Error("lead's next request did not carry the hook's reason");
+      if (!existsSync(join(folder, 'build'))) throw new Error('the build folder was deleted: the hook did not block');
     });
   },
 };
