@@ -14,6 +14,8 @@ import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/
 import { SessionsService } from './harness/sessions';
 import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
 import { type SessionLive, type SessionView, viewOf } from './live/state';
+import type { McpManager } from './mcp/manager';
+import { mcpRow } from './mcp/row';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
 import { recoverInterrupted } from './recovery';
@@ -69,6 +71,8 @@ export class Harness {
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
+  /** MCP servers, their state and their `mcp__…` tools (decision 0055). */
+  readonly mcp: McpManager;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -150,6 +154,8 @@ export class Harness {
       ),
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
+    this.mcp = wire(mcpRow(config.mcp, this.roots));
+    this.mcp.onChange(() => this.changes.emit({ type: 'mcp' }));
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }

@@ -60,7 +60,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['live'],
   ['subagent'],
   ['feature'],
-  ['workflow', 'goal', 'remote'],
+  ['workflow', 'goal', 'remote', 'mcp'],
   ['recovery'],
   ['harness'],
 ];

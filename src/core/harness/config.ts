@@ -1,5 +1,6 @@
 import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
+import type { McpDeployment } from '../mcp/manager';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { RemoteSettings } from '../remote/settings';
@@ -53,6 +54,8 @@ export interface HarnessConfig {
   prices?: Record<string, ModelPrice | null>;
   /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
   remote?: RemoteSettings;
+  /** MCP servers and who may start and call them (decision 0055); `harness.mcp.setServers` changes them live. */
+  mcp?: McpDeployment;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }
