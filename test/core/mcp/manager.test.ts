@@ -142,8 +142,12 @@ describe('mcp: the server manager against the real reference servers', function 
   });
 
   it('restarts are bounded: a server that keeps dying ends failed, saying so', async () => {
-    // server-everything that exits a second after its first message (initialize): up, gone, up, gone …
-    const code = `import(${JSON.stringify(EVERYTHING)}); process.stdin.once('data', () => setTimeout(() => process.exit(3), 1000))`;
+    // server-everything that exits a second after its first answer (to initialize): up, gone, up, gone …
+    const code = [
+      'const write = process.stdout.write.bind(process.stdout); let armed = false;',
+      'process.stdout.write = (...a) => { if (!armed) { armed = true; setTimeout(() => process.exit(3), 1000); } return write(...a); };',
+      `import(${JSON.stringify(EVERYTHING)});`,
+    ].join(' ');
     const flaky = { name: 'flaky', source: 'user' as const, transport: { kind: 'stdio' as const, command: process.execPath, args: ['-e', code], env: {} } };
     m = new McpManager({ tools, roots: [dir] }, { servers: [flaky], maxRestarts: 2, backoffMs: 20 });
     await until(() => m!.states()[0].phase === 'failed', 30_000);
