@@ -1,7 +1,8 @@
 // server-everything over streamable HTTP on 127.0.0.1 and a free port (its own launcher binds
 // every interface on a fixed port): prints `port <n>` once listening; ends on SIGTERM.
-import { createServer as createHttpServer } from 'node:http';
+
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createServer } from '@modelcontextprotocol/server-everything/dist/server/index.js';
 

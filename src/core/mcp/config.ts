@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { expandVariables } from './expand';
+import { type ExpandContext, expandVariables } from './expand';
+
+export type { ExpandContext };
 
 // Where MCP servers come from, in the formats users already have (decision 0055): Claude
 // Code's `.mcp.json`, VS Code's `.vscode/mcp.json`, a user-level list (the extension's
@@ -37,11 +39,6 @@ export interface McpConfigRead {
 
 /** A server name that makes a tool name the model wire accepts, and never contains the `__` separator. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
-
-export interface ExpandContext {
-  workspaceFolder: string;
-  env: NodeJS.ProcessEnv;
-}
 
 /** Workspace sources need the user's allow before they start (Claude Code asks the same). */
 export function needsAllow(source: McpSource): boolean {

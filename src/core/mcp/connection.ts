@@ -3,8 +3,8 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, ListRootsRequestSchema, type Tool as McpToolDef, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { descendantPids } from '../process/proc-stat';
 import { type LiveGroup, trackGroup, untrackGroup } from '../process/live-groups';
+import { descendantPids } from '../process/proc-stat';
 import type { McpServerConfig } from './config';
 
 export type { CallToolResult, McpToolDef };
@@ -110,7 +110,10 @@ export class McpConnection {
       resetTimeoutOnProgress: true,
       timeout: 10 * 60_000,
       ...(onProgress
-        ? { onprogress: (p: { progress: number; total?: number; message?: string }) => onProgress(p.message ?? (p.total ? `${p.progress}/${p.total}` : `${p.progress}`)) }
+        ? {
+            onprogress: (p: { progress: number; total?: number; message?: string }) =>
+              onProgress(p.message ?? (p.total ? `${p.progress}/${p.total}` : `${p.progress}`)),
+          }
         : {}),
     });
     return r as CallToolResult;

@@ -1,4 +1,7 @@
-import type { ExpandContext } from './config';
+export interface ExpandContext {
+  workspaceFolder: string;
+  env: NodeJS.ProcessEnv;
+}
 
 // The variables VS Code expands in mcp.json (`${workspaceFolder}`, `${env:NAME}`,
 // `${userHome}`) and Claude Code's `${NAME}` / `${NAME:-default}` in .mcp.json. An unknown

@@ -18,7 +18,10 @@ const BLOCK: { [K in Block['type']]: (b: Extract<Block, { type: K }>) => string 
   image: (b) => `[image ${b.mimeType}, ${formatBytes(Math.floor((b.data.length * 3) / 4))}: not shown to the model]`,
   audio: (b) => `[audio ${b.mimeType}, ${formatBytes(Math.floor((b.data.length * 3) / 4))}: not shown to the model]`,
   resource_link: (b) => `[${b.name || b.uri}](${b.uri})${b.description ? ` — ${b.description}` : ''}`,
-  resource: (b) => ('text' in b.resource && typeof b.resource.text === 'string' ? `Resource ${b.resource.uri}:\n${b.resource.text}` : `[resource ${b.resource.uri}${b.resource.mimeType ? `, ${b.resource.mimeType}` : ''}: binary, not shown]`),
+  resource: (b) =>
+    'text' in b.resource && typeof b.resource.text === 'string'
+      ? `Resource ${b.resource.uri}:\n${b.resource.text}`
+      : `[resource ${b.resource.uri}${b.resource.mimeType ? `, ${b.resource.mimeType}` : ''}: binary, not shown]`,
 };
 
 /** The text the model and the transcript get for a server's answer; secrets of the server's config redacted. */

@@ -31,7 +31,5 @@ export function redact(text: string, secrets: readonly string[]): string {
 export function publicTransport(server: McpServerConfig): Record<string, unknown> {
   const t = server.transport;
   const hide = (m: Record<string, string>) => Object.fromEntries(Object.keys(m).map((k) => [k, '[redacted]']));
-  return t.kind === 'stdio'
-    ? { kind: 'stdio', command: t.command, args: t.args, env: hide(t.env) }
-    : { kind: 'http', url: t.url, headers: hide(t.headers) };
+  return t.kind === 'stdio' ? { kind: 'stdio', command: t.command, args: t.args, env: hide(t.env) } : { kind: 'http', url: t.url, headers: hide(t.headers) };
 }

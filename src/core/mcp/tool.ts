@@ -39,7 +39,10 @@ export function mcpTool(server: string, name: string, def: McpToolDef, port: Mcp
             target: { kind: 'command', command: name },
           });
           if (!answer.approved)
-            return refused(`${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.`, { outcome: answer.outcome, summary });
+            return refused(`${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.`, {
+              outcome: answer.outcome,
+              summary,
+            });
         }
         if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled before the call was made`);
         return port.call(server, def, args, ctx);

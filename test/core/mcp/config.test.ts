@@ -23,7 +23,7 @@ describe('mcp: server config in the formats users have', () => {
           docs: { command: 'node', args: ['server.js'], env: { TOKEN: 'abc123' } },
           web: { type: 'http', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer xyz789' } },
           broken: { args: ['no command'] },
-          'bad__name': { command: 'x' },
+          bad__name: { command: 'x' },
         },
       }),
     );
@@ -37,11 +37,14 @@ describe('mcp: server config in the formats users have', () => {
     );
     assert.equal(r.errors.length, 2);
     const lines = r.errors.map(describeConfigError);
-    assert.ok(lines[0].includes(path.join(dir, '.mcp.json')) && lines[0].includes('"broken"') && lines[0].includes('"command" must be a non-empty string'), lines[0]);
+    assert.ok(
+      lines[0].includes(path.join(dir, '.mcp.json')) && lines[0].includes('"broken"') && lines[0].includes('"command" must be a non-empty string'),
+      lines[0],
+    );
     assert.match(lines[1], /server name "bad__name" must be/);
   });
 
-  it('.vscode/mcp.json (VS Code servers, JSONC): ${workspaceFolder} and ${env:X} expanded; a name taken by .mcp.json is refused', () => {
+  it('.vscode/mcp.json (VS Code servers, JSONC): workspaceFolder and env:X variables expanded; a name taken by .mcp.json is refused', () => {
     write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'a' } } }));
     write(
       '.vscode/mcp.json',

@@ -73,7 +73,10 @@ describe('mcp: the server manager against the real reference servers', function 
     try {
       m = new McpManager(
         { tools, roots: [dir] },
-        { servers: [{ name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: `Bearer ${token}` } } }], allowTools: ALLOW },
+        {
+          servers: [{ name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: `Bearer ${token}` } } }],
+          allowTools: ALLOW,
+        },
       );
       await m.whenSettled();
       assert.equal(m.states()[0].phase, 'ready', m.states()[0].why);
@@ -93,7 +96,10 @@ describe('mcp: the server manager against the real reference servers', function 
       m = new McpManager(
         { tools, roots: [dir] },
         {
-          servers: [{ name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: 'Bearer wrong-token' } } }, everythingStdio()],
+          servers: [
+            { name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: 'Bearer wrong-token' } } },
+            everythingStdio(),
+          ],
           allowTools: ALLOW,
         },
       );

@@ -61,7 +61,11 @@ describe('mcp: tools through the policy and the tree', function () {
     await w.t.h.mcp.whenSettled();
     // root (all tools) → c (read_file and subagent only) → g (asks for the MCP tool, and gets only what c had).
     w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] go', tools: ['read_file', 'subagent'] } }] }, { text: 'root done' });
-    w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] go', tools: ['mcp__everything__echo', 'read_file'] } }] }, { text: 'c done' });
+    w.script.on(
+      'c',
+      { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] go', tools: ['mcp__everything__echo', 'read_file'] } }] },
+      { text: 'c done' },
+    );
     w.script.on('g', { toolCalls: [echo('smuggled')] }, { text: 'g done' });
     w.script.on('open', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[o]] go' } }] }, { text: 'open done' });
     w.script.on('o', { toolCalls: [echo('child call')] }, { text: 'o done' });
@@ -111,7 +115,16 @@ describe('mcp: tools through the policy and the tree', function () {
   });
 
   it('in an untrusted workspace a workspace server cannot be allowed at all', async () => {
-    await w.setup(mcp({ servers: [everythingStdio('everything', {}, 'workspace')], workspaceTrusted: false, trust: new MemoryTrust(() => ({}), () => undefined) }));
+    await w.setup(
+      mcp({
+        servers: [everythingStdio('everything', {}, 'workspace')],
+        workspaceTrusted: false,
+        trust: new MemoryTrust(
+          () => ({}),
+          () => undefined,
+        ),
+      }),
+    );
     assert.equal(w.t.h.mcp.states()[0].phase, 'needs-allow');
     assert.match(w.t.h.mcp.states()[0].why ?? '', /not trusted/);
     await assert.rejects(w.t.h.mcp.allow('everything'), /not trusted: trust the workspace first/);
