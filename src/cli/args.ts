@@ -27,7 +27,12 @@ const VALUED = new Set([
   'config',
   'child-approval',
   'permission-timeout',
+  'mcp-config',
+  'allow-mcp',
+  'mcp-allow-tools',
 ]);
+/** Valued flags that may be given more than once: their values join with commas. */
+const REPEATABLE = new Set(['mcp-config', 'allow-mcp', 'mcp-allow-tools']);
 const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -51,7 +56,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (VALUED.has(name)) {
       const v = inline ?? argv[++i];
       if (v === undefined || (inline === undefined && v.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
-      options.set(name, v);
+      const before = options.get(name);
+      options.set(name, REPEATABLE.has(name) && typeof before === 'string' ? `${before},${v}` : v);
     } else if (SWITCHES.has(name)) {
       options.set(name, true);
     } else {

@@ -1,3 +1,4 @@
+import { mcpDeployment } from './mcp';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
@@ -45,8 +46,9 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   const prices = pricesOf(args, env);
   const remote = remoteFromConfig(args, env);
+  const storeDir = storeDirOf(args, env);
   return {
-    storeDir: storeDirOf(args, env),
+    storeDir,
     workspace: [workspaceOf(args)],
     model: {
       baseURL,
@@ -65,6 +67,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
+    mcp: mcpDeployment(args, env, storeDir, workspaceOf(args)),
   };
 }
 
