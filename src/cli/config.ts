@@ -1,4 +1,3 @@
-import { mcpDeployment } from './mcp';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
@@ -9,6 +8,7 @@ import { autoApprove, neverApprove } from '../core/policy/approval';
 import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
+import { mcpDeployment } from './mcp';
 import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };

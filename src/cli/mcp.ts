@@ -12,7 +12,13 @@ import { printable } from './output';
 // start; the workspace's `.mcp.json` / `.vscode/mcp.json` servers start only once allowed
 // (`--allow-mcp NAME`, or `arbor mcp allow NAME`, remembered in the store folder per workspace).
 
-const list = (v: string | true | undefined): string[] => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+const list = (v: string | true | undefined): string[] =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 
 /** The deployment a CLI command runs with: the workspace's servers, any `--mcp-config` file's, who may start them. */
 export function mcpDeployment(args: ParsedArgs, env: NodeJS.ProcessEnv, storeDir: string, workspace: string): McpDeployment {
@@ -53,7 +59,8 @@ export async function mcpReady(h: Harness, io: Io): Promise<void> {
   await h.mcp.whenSettled();
   for (const e of h.mcp.configErrors()) io.err(printable(`arbor: ${describeConfigError(e)}`));
   for (const s of h.mcp.states()) {
-    if (s.phase === 'needs-allow') io.err(`arbor: MCP server "${s.name}" not started: ${s.why}. Allow it with 'arbor mcp allow ${s.name}' or --allow-mcp ${s.name}.`);
+    if (s.phase === 'needs-allow')
+      io.err(`arbor: MCP server "${s.name}" not started: ${s.why}. Allow it with 'arbor mcp allow ${s.name}' or --allow-mcp ${s.name}.`);
     else if (s.phase === 'failed') io.err(printable(`arbor: MCP server "${s.name}" failed: ${s.why ?? 'no reason given'}`));
   }
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { arbor, cliWorld } from '../support/cli';
 import { EVERYTHING } from '../core/mcp/support';
+import { arbor, cliWorld } from '../support/cli';
 
 const server = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
 
@@ -22,7 +22,10 @@ describe('cli: MCP servers (arbor mcp, --mcp-config, --allow-mcp)', function () 
     assert.match(allowed.stdout, /^everything {2}ready \d+ tools/m);
 
     const after = await arbor(['mcp', 'list', '--json', ...w.common]);
-    const [state] = after.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const [state] = after.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(state.phase, 'ready');
     assert.ok(state.toolCount >= 10);
 

@@ -127,6 +127,13 @@ export class McpManager {
     this.changed();
   }
 
+  /** More servers next to the ones configured (an ACP client's): one of the same name is replaced. */
+  addServers(servers: readonly McpServerConfig[]): void {
+    if (servers.length === 0) return;
+    const names = new Set(servers.map((s) => s.name));
+    this.setServers({ ...this.deployment, servers: [...this.deployment.servers.filter((s) => !names.has(s.name)), ...servers] });
+  }
+
   /** The user allowed a workspace server: remember it, and start it. */
   async allow(name: string): Promise<McpServerState> {
     const e = this.entries.get(name);
