@@ -104,6 +104,20 @@ export class McpConnection {
   }
 
   async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (text: string) => void): Promise<CallToolResult> {
+    // The SDK leaves its abort listener on the signal it is given; the turn's signal lives for
+    // many calls, so each call gets a signal of its own, linked for just as long as the call.
+    const own = new AbortController();
+    const abort = () => own.abort(signal.reason);
+    if (signal.aborted) own.abort(signal.reason);
+    else signal.addEventListener('abort', abort, { once: true });
+    try {
+      return await this.request(name, args, own.signal, onProgress);
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+  }
+
+  private async request(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (text: string) => void): Promise<CallToolResult> {
     const r = await this.client.callTool({ name, arguments: args }, undefined, {
       signal,
       // A long call that reports progress keeps going; the clock restarts at each report.

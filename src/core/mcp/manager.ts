@@ -280,11 +280,10 @@ export class McpManager {
 
   private readonly port = {
     preAllowed: (server: string, toolName: string) => (this.deployment.allowTools ?? []).some((a) => allowCovers(a, server, toolName)),
-    call: (server: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext) => this.call(server, def, args, ctx),
+    call: (server: string, name: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext) => this.call(server, name, def, args, ctx),
   };
 
-  private async call(server: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-    const name = mcpToolName(server, def.name);
+  private async call(server: string, name: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const e = this.entries.get(server);
     if (!e) return fail('UNKNOWN_TOOL', `${name}: MCP server "${server}" is no longer configured.`);
     const conn = e.conn;

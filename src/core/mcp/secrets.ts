@@ -22,6 +22,7 @@ function headerSecrets(v: string): string[] {
 
 /** Replace every occurrence of a secret by `[redacted]` (longest first, so a prefix never leaves a tail). */
 export function redact(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
   let out = text;
   for (const s of [...secrets].sort((a, b) => b.length - a.length)) if (s && out.includes(s)) out = out.split(s).join('[redacted]');
   return out;

@@ -6,7 +6,7 @@ import type { McpToolDef } from './connection';
 /** What a tool needs of its server's session, handed in (tools take their I/O). */
 export interface McpToolPort {
   /** Call the tool now, or answer why the server cannot (not allowed, restarting, failed). */
-  call(server: string, tool: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+  call(server: string, name: string, tool: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
   /** True when the user allowed this server or this tool up front (no ask). */
   preAllowed(server: string, toolName: string): boolean;
 }
@@ -45,7 +45,7 @@ export function mcpTool(server: string, name: string, def: McpToolDef, port: Mcp
             });
         }
         if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled before the call was made`);
-        return port.call(server, def, args, ctx);
+        return port.call(server, name, def, args, ctx);
       }),
   };
 }
