@@ -112,7 +112,10 @@ export class McpManager {
       }
     }
     for (const s of d.servers) {
-      if (this.entries.has(s.name)) continue;
+      const known = this.entries.get(s.name);
+      // Allowed meanwhile (trust granted, an allow remembered elsewhere): it starts now.
+      if (known?.state.phase === 'needs-allow' && this.mayStart(s)) void this.start(known);
+      if (known) continue;
       const e: Entry = {
         config: s,
         state: { name: s.name, source: s.source, ...(s.file ? { file: s.file } : {}), phase: 'starting', toolCount: 0, restarts: 0 },
