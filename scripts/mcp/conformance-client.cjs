@@ -10,7 +10,10 @@ const { ScopeRegistry } = require(path.join(out, 'scope', 'registry'));
 async function main() {
   const url = process.argv[process.argv.length - 1];
   const tools = new ScopeRegistry();
-  const m = new McpManager({ tools, roots: [process.cwd()] }, { servers: [{ name: 'conf', source: 'cli', transport: { kind: 'http', url, headers: {} } }], allowTools: ['conf'] });
+  const m = new McpManager(
+    { tools, roots: [process.cwd()] },
+    { servers: [{ name: 'conf', source: 'cli', transport: { kind: 'http', url, headers: {} } }], allowTools: ['conf'] },
+  );
   await m.whenSettled();
   const [state] = m.states();
   console.error(`state: ${JSON.stringify(state)}`);
