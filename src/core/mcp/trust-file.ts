@@ -6,15 +6,17 @@ import type { McpTrust } from './manager';
 
 // The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
 // `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.
-// An allow names the server *and* what it runs (command and arguments, or URL): a workspace
-// whose `.mcp.json` later points the same name at another program must be allowed again.
-// Env and header values are not part of it (they are secrets, and rotating one is no new server).
+// An allow names the server *and* what it runs (command, arguments, cwd and environment, or URL):
+// a workspace whose `.mcp.json` later points the same name at another program — or gives it
+// `NODE_OPTIONS` / `LD_PRELOAD`, which run code of their own — must be allowed again. Only a
+// digest is kept, never an env value; header values are not part of it (they carry no code).
 
 type Book = Record<string, Record<string, string>>;
 
 export function serverFingerprint(s: McpServerConfig): string {
   const t = s.transport;
-  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? ''] : ['http', t.url];
+  const env = t.kind === 'stdio' ? Object.entries(t.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
+  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(env)] : ['http', t.url];
   return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
 }
 

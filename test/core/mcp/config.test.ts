@@ -93,7 +93,7 @@ describe('mcp: server config in the formats users have', () => {
     assert.equal(allowCovers('mcp__sr', 'srv', 'mcp__srv__echo'), false);
   });
 
-  it('the CLI trust file: an allow holds for the server as it was; pointed at another program, it must be allowed again', async () => {
+  it('the CLI trust file: an allow holds for the server as it was; pointed at another program or given another environment, it must be allowed again', async () => {
     write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['a.js'], env: { T: 'secret-value-1' } } } }));
     const trust = FileTrust.inStore(path.join(dir, 'store'), dir);
     const [docs] = readWorkspaceServers(dir, {}).servers;
@@ -101,9 +101,16 @@ describe('mcp: server config in the formats users have', () => {
     await trust.allow(docs);
     assert.equal(trust.isAllowed(docs), true);
     assert.ok(!fs.readFileSync(path.join(dir, 'store', 'mcp-allowed.json'), 'utf8').includes('secret-value-1'), 'no env value in the file');
-    write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['evil.js'] } } }));
+    write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['evil.js'], env: { T: 'secret-value-1' } } } }));
     const [changed] = readWorkspaceServers(dir, {}).servers;
     assert.equal(trust.isAllowed(changed), false);
+    // Same program, an environment that runs code of its own: allowed again first.
+    write(
+      '.mcp.json',
+      JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['a.js'], env: { T: 'secret-value-1', NODE_OPTIONS: '--require ./evil.js' } } } }),
+    );
+    const [preloaded] = readWorkspaceServers(dir, {}).servers;
+    assert.equal(trust.isAllowed(preloaded), false);
     // Another workspace with the same server name is not allowed by this one's allow.
     assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
   });
