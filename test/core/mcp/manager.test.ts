@@ -31,7 +31,7 @@ describe('mcp: the server manager against the real reference servers', function 
   });
   const named = (n: string) => tools.view().find((t) => t.name === n);
 
-  it('stdio: lists tools as mcp__<server>__<tool>, calls them, maps images and resource links, follows list_changed', async () => {
+  it('stdio: lists tools as mcp__<server>__<tool>, calls them, maps images, resource links and embedded resources, follows list_changed', async () => {
     m = new McpManager({ tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
     await m.whenSettled();
     const [s] = m.states();
@@ -50,6 +50,13 @@ describe('mcp: the server manager against the real reference servers', function 
 
     const links = await named('mcp__everything__get-resource-links')!.execute({ count: 2 }, ctx());
     assert.match(links.content, /\]\((demo|test|https?|file):\/\/[^)]+\)/);
+
+    // An embedded resource: its text; a binary one: a line naming it.
+    const text = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Text', resourceId: 1 }, ctx());
+    assert.equal(text.isError, false, text.content);
+    assert.match(text.content, /Resource demo:\/\/resource\/\S+:\n/);
+    const blob = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Blob', resourceId: 2 }, ctx());
+    assert.match(blob.content, /\[resource demo:\/\/resource\/\S+(, [^:]+)?: binary, not shown\]/);
 
     // The client declares roots: the server registers get-roots-list after initialize and says so.
     await until(() => !!named('mcp__everything__get-roots-list'), 10_000);
