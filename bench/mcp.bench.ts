@@ -43,7 +43,7 @@ async function arborManager(dir: string): Promise<{ m: McpManager; tools: ScopeR
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const dir = tempDir('arbor-bench-mcp-');
-  const starts = opts.quick ? 3 : 6;
+  const starts = opts.quick ? 3 : 10;
   const startArbor: number[] = [];
   const startBare: number[] = [];
   const startOne = async (side: 'arbor' | 'bare') => {
