@@ -54,6 +54,9 @@ if (!existsSync(workspace)) {
   mkdirSync(workspace, { recursive: true });
   cpSync(join(repoRoot, 'media', 'sample-workspace'), workspace, { recursive: true });
 }
+// The demo's project files (issue 23: an AGENTS.md and one agent file), added to a workspace made
+// before them too; the user's own edits are kept. UI flows copy the sample without them.
+cpSync(join(repoRoot, 'media', 'demo-project'), workspace, { recursive: true, force: false });
 // One stdio MCP server from npm (server-everything, installed in node_modules): the panel asks
 // once to allow it (decision 0055). Written only where the workspace has no .mcp.json of its own.
 const mcpJson = join(workspace, '.mcp.json');

@@ -237,6 +237,21 @@ export interface GrantView {
   at: string;
 }
 
+/**
+ * The project files in effect (decision 0056): instruction files (AGENTS.md / CLAUDE.md, the
+ * user's), the agents defined in files, and the files that are not agents with why. Paths are
+ * workspace-relative (the user's files: "~/…").
+ */
+export interface ProjectFilesView {
+  instructions: { path: string; level: 'user' | 'workspace'; bytes: number; included: number }[];
+  skipped: { path: string; why: string }[];
+  /** Bytes the size cap left out of the prompt (0: none). */
+  cutBytes: number;
+  maxBytes: number;
+  agents: { name: string; description: string; path: string; tools?: string[]; model?: string; sandbox?: SandboxMode }[];
+  errors: { path: string; line: number; message: string }[];
+}
+
 export interface PanelSettings {
   sandbox: SandboxMode;
   approval: ApprovalPolicy;
@@ -328,7 +343,9 @@ export type WebviewToHost =
   | { type: 'goal/pause'; id: string; sessionId: string }
   | { type: 'goal/resume'; id: string; sessionId: string }
   | { type: 'goal/clear'; id: string; sessionId: string }
-  | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number };
+  | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number }
+  /** Start a new conversation with an agent defined in a file (its persona, tools, model; its sandbox only narrows). */
+  | { type: 'agent/start'; id: string; agent: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -372,6 +389,8 @@ export type HostToWebview =
   /** A workflow run tab's content; `null` with what happened and what to do when it cannot be shown (its conversation was deleted). */
   | { type: 'workflow/view'; nodeId: string; view: WorkflowRunView }
   | { type: 'workflow/view'; nodeId: string; view: null; problem: string }
+  /** The project files in effect: sent after the snapshot and whenever one changes. */
+  | { type: 'project/files'; files: ProjectFilesView }
   /** The host's answer to a message that failed validation. */
   | { type: 'message/rejected'; code: 'BAD_MESSAGE'; detail: string };
 
@@ -405,6 +424,8 @@ export interface RequestResults {
   'goal/resume': { sessionId: string };
   'goal/clear': { sessionId: string };
   'goal/limit': { sessionId: string };
+  /** The new conversation. */
+  'agent/start': { sessionId: string };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;
@@ -454,6 +475,7 @@ export const COMMAND_IDS = [
   'arbor.resumeGoal',
   'arbor.clearGoal',
   'arbor.setBudget',
+  'arbor.startAgent',
 ] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 

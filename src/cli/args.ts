@@ -23,6 +23,7 @@ const VALUED = new Set([
   'max-children',
   'max-rounds',
   'budget',
+  'agent',
   'prices',
   'config',
   'child-approval',

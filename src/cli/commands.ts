@@ -43,12 +43,14 @@ const run: Command = async (args, io) => {
   const prompt = args.positionals.join(' ').trim();
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
   const budget = budgetOf(args);
+  // (A bare --agent is refused by the parser: it takes a value.)
+  const named = args.options.get('agent') as string | undefined;
   const h = await Harness.open(harnessConfig(args, io.env));
   const stop = onStopSignals(io);
   try {
     await warnUnconfined(h, io);
     await mcpReady(h, io);
-    const agent = await h.createSession({ title: prompt.slice(0, 80) });
+    const agent = await h.createSession({ title: prompt.slice(0, 80), ...(named ? { agent: named } : {}) });
     if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkPriceOverrides, type ModelPrice, PriceError } from '../core/cost/prices';
 import type { HarnessConfig } from '../core/harness';
@@ -6,6 +7,7 @@ import { CAP_FIELD_SETTINGS } from '../core/model/cap-field';
 import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/model/endpoint';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { SANDBOX_MODES } from '../core/policy/sandbox';
+import { userProjectFiles } from '../core/project/project-files';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { mcpDeployment } from './mcp';
@@ -68,6 +70,8 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
     mcp: mcpDeployment(args, env, storeDir, workspaceOf(args)),
+    // The user's own instructions and agents (decision 0056); $ARBOR_USER_DIR moves the folder.
+    project: userProjectFiles(env.ARBOR_USER_DIR ?? path.join(os.homedir(), '.arbor')),
   };
 }
 

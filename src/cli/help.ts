@@ -52,6 +52,8 @@ Options:
   --budget AMOUNT    run (or, with send, raise) a budget on the session and everything it
                      delegates: tokens (50000, 50k) and/or dollars ($2), e.g. "50k, $2";
                      "none" removes it. A request that does not fit stops the turn: budget
+  --agent NAME       run: talk to an agent defined in a file (.arbor/agents/NAME.md,
+                     .claude/agents, $ARBOR_USER_DIR/agents; default ~/.arbor/agents)
   --prices FILE      JSON of model → {input, cacheHit, output} USD per million tokens over
                      the defaults (null removes one); also $ARBOR_PRICES
   --timeout MS       how long the model may take to start answering, and to send its

@@ -10,21 +10,24 @@ import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
+import { LiveHub } from './harness/live';
+import { rootAgentOf } from './harness/root-agent';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
 import { SessionsService } from './harness/sessions';
-import { ChangeStream, type LiveWhat, type Observer } from './live/changes';
-import { type SessionLive, type SessionView, viewOf } from './live/state';
+import type { LiveWhat, Observer } from './live/changes';
+import type { SessionLive, SessionView } from './live/state';
 import type { McpManager } from './mcp/manager';
 import { mcpRow } from './mcp/row';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
+import { ProjectFiles } from './project/project-files';
 import { recoverInterrupted } from './recovery';
 import { remoteConfig } from './remote/turn';
 import { remoteRow } from './remote/wire';
 import { assemblePrompt, type PromptSection } from './scope/prompt';
 import { ScopeRegistry, type ViewSpec } from './scope/registry';
 import type { Budget } from './session/budget';
-import type { ApprovalPolicy, SandboxMode, SessionEvent, SessionHeader } from './session/events';
+import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
@@ -56,7 +59,7 @@ export class Harness {
   readonly prompts = new ScopeRegistry<PromptSection>();
   private readonly agents = new Map<string, Agent>();
   /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
-  private readonly changes = new ChangeStream();
+  private readonly live: LiveHub;
   private readonly opening = new Map<string, Promise<Agent>>();
   /** The workspace folders' real paths (faces show paths relative to them). */
   readonly roots: readonly string[];
@@ -71,6 +74,8 @@ export class Harness {
   private readonly hooks: ReturnType<typeof composeHooks>;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
+  /** Project instructions and agents defined in files, as global prompt sections (decision 0056). */
+  readonly project: ProjectFiles;
   /** MCP servers, their state and their `mcp__…` tools (decision 0055). */
   readonly mcp: McpManager;
 
@@ -81,8 +86,8 @@ export class Harness {
   ) {
     this.roots = config.workspace.map((w) => fs.realpathSync(w));
     this.cost = new CostService(store, config.prices);
-    // Every writer of every session (resident or not) stages through the store: one source of events.
-    store.onStaged((id, e) => this.staged(id, e));
+    this.project = new ProjectFiles({ root: this.roots[0], ...config.project }, this.prompts);
+    this.live = new LiveHub({ store, parentOf: (id) => this.parentOf(id), liveOf: (id) => this.liveOf(id) });
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
@@ -97,7 +102,7 @@ export class Harness {
       resolve: (id) => this.openSession(id),
       read: (id) => this.readSession(id),
       // Read live: `setDefaults` reaches the next child that starts, and the next release.
-      maxDepth: () => this.config.maxDepth ?? 3,
+      maxDepth: () => this.config.maxDepth ?? DEFAULT_MAX_DEPTH,
       approvalPort: config.approvalPort,
       // Read live: `setDefaults` reaches the next child that starts or resumes.
       defaultApproval: () => this.config.approval,
@@ -110,6 +115,8 @@ export class Harness {
       budgetSpent: (id) => this.cost.budgets.spent(id),
       report: (id, what) => this.report(id, what),
       liveOf: (id) => this.liveOf(id),
+      agents: this.project,
+      defaultSandbox: () => this.config.sandbox,
     });
     this.sessions = new SessionsService({
       store,
@@ -155,7 +162,7 @@ export class Harness {
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
     this.mcp = wire(mcpRow(config.mcp, this.roots));
-    this.mcp.onChange(() => this.changes.emit({ type: 'mcp' }));
+    this.mcp.onChange(() => this.live.mcpChanged());
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }
@@ -215,15 +222,12 @@ export class Harness {
    * re-reads `statusOf` (a child's live change also reaches its parent, as `children`).
    */
   observe(fn: Observer): () => void {
-    return this.changes.observe(fn);
+    return this.live.observe(fn);
   }
 
   /** Live state the log does not show moved: observers hear it for the session, and for its parent as `children`. */
   report(id: string, what: LiveWhat): void {
-    if (!this.changes.observed) return;
-    this.changes.emit({ type: 'live', sessionId: id, what });
-    const parent = this.parentOf(id);
-    if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
+    this.live.report(id, what);
   }
 
   /** What only this process knows of a session now: the one assembler every face asks (decision 0054). */
@@ -242,26 +246,16 @@ export class Harness {
    * Undefined for a session the store does not know without reading its log.
    */
   statusOf(id: string, summary: Readonly<SessionSummary> | undefined = this.store.summaryRef(id)): SessionView | undefined {
-    return summary ? viewOf(id, summary, this.liveOf(id)) : undefined;
+    return this.live.statusOf(id, summary);
   }
 
   /** `statusOf`, reading the log once when the store keeps no summary of it. */
   async viewOf(id: string): Promise<SessionView> {
-    return viewOf(id, await this.store.summary(id), this.liveOf(id));
+    return this.live.viewOf(id);
   }
 
   private parentOf(id: string): string | undefined {
     return this.store.header(id)?.parentSession ?? this.agents.get(id)?.session.header.parentSession;
-  }
-
-  /** A writer staged an event: observers hear it; a child's turn starting or ending moves its parent's waiting. */
-  private staged(id: string, e: SessionEvent): void {
-    if (!this.changes.observed) return;
-    this.changes.emit({ type: 'event', sessionId: id, event: e });
-    if (e.type === 'turn/start' || e.type === 'turn/end') {
-      const parent = this.parentOf(id);
-      if (parent) this.changes.emit({ type: 'live', sessionId: parent, what: 'children' });
-    }
   }
 
   /** The resident agent's session, else the stored one read from the store. */
@@ -333,12 +327,18 @@ export class Harness {
     return this.sessions.send(id, text);
   }
 
-  /** A new root conversation. */
-  async createSession(opts: { title?: string } = {}): Promise<Agent> {
+  /** A new root conversation; with `agent`, one with an agent defined in a file (its sandbox only narrows the deployment's). */
+  async createSession(opts: { title?: string; agent?: string } = {}): Promise<Agent> {
     const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: this.roots[0] };
     if (opts.title) header.title = opts.title;
     if (this.config.preset) header.agentPreset = this.config.preset;
+    const root = opts.agent === undefined ? undefined : rootAgentOf(this.project, opts.agent, this.config.sandbox);
+    if (root) {
+      header.agent = root.agent;
+      header.title ??= root.agent.name;
+    }
     const writer = new SessionWriter(Session.create(header), this.store, { published: false });
+    if (root?.sandbox) await writer.append({ type: 'sandbox/mode', mode: root.sandbox, source: 'user' });
     await writer.publish();
     return this.makeResident(writer);
   }
@@ -385,13 +385,22 @@ export class Harness {
 
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
-    return this.build(writer, { ...(this.config.preset ? { preset: this.config.preset } : {}), ownScope: `agent:${writer.id}` }).agent;
+    const a = writer.session.header.agent;
+    return this.build(writer, {
+      ...(this.config.preset ? { preset: this.config.preset } : {}),
+      ownScope: `agent:${writer.id}`,
+      ...(a?.persona ? { persona: { text: a.persona } } : {}),
+      ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
+      ...(a?.model ? { model: a.model } : {}),
+    }).agent;
   }
 
   /** The agent factory the subagent runtime uses; roots use it too. */
   private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const config = this.config;
+    const promptView: ViewSpec = { ...view, filters: undefined };
+    const persona = comp.persona;
     const { admit, beforeToolCall, afterToolCall } = this.hooks;
     const cfg: AgentConfig = {
       writer,
@@ -405,7 +414,12 @@ export class Harness {
         return comp.maxTokens ?? config.model.maxTokens;
       },
       tools: () => this.tools.view(view),
-      system: () => assemblePrompt(this.prompts, view, comp.persona),
+      // Prompt sections are not tools: a tool filter never takes the instructions away (decision 0056).
+      // The project files are checked before each request; a change is seen by the next one.
+      system: () => {
+        this.project.refresh();
+        return assemblePrompt(this.prompts, promptView, persona);
+      },
       roots: this.roots,
       protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
       // The live config object: `setDefaults` reaches agents at their next tool call.
@@ -415,7 +429,7 @@ export class Harness {
       compaction: this.config.compaction,
       ...(comp.admission ? { admission: comp.admission } : {}),
       onDelta: this.streamOf(writer.id),
-      onProgress: (progress) => this.changes.emit({ type: 'progress', sessionId: writer.id, progress }),
+      onProgress: (progress) => this.live.progress(writer.id, progress),
       onApprovalChange: () => this.report(writer.id, 'approval'),
       ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
@@ -448,7 +462,7 @@ export class Harness {
 
   /** Where a session's streamed text and reasoning go: the change stream (a resident agent's, a mirror's). */
   streamOf(id: string): (kind: 'text' | 'reasoning', text: string) => void {
-    return (kind, text) => this.changes.emit({ type: 'delta', sessionId: id, kind, text });
+    return this.live.streamOf(id);
   }
 
   /** Resident agents (roots and children), for views and leak checks. */
@@ -478,6 +492,9 @@ export class Harness {
     await this.store.close();
   }
 }
+
+/** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
+export const DEFAULT_MAX_DEPTH = 5;
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 

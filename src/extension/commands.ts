@@ -128,6 +128,22 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       await vscode.commands.executeCommand('arbor.chat.focus');
       c.newDraft();
     },
+    'arbor.startAgent': async () => {
+      const agents = await c.agents();
+      if (agents.length === 0) {
+        void vscode.window.showInformationMessage(
+          'Arbor: no agents are defined in files. Add one as .arbor/agents/<name>.md (frontmatter name, description, tools), or in .claude/agents.',
+        );
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        agents.map((a) => ({ label: a.name, description: a.description, detail: a.path, name: a.name })),
+        { title: 'Start a conversation with which agent?', matchOnDescription: true },
+      );
+      if (!pick) return;
+      await vscode.commands.executeCommand('arbor.chat.focus');
+      await c.startAgent(pick.name);
+    },
     'arbor.fork': async (args) => {
       const id = await pickSession(host, args, 'Fork which conversation?');
       if (!id) return;

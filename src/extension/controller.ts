@@ -8,6 +8,7 @@ import {
   type HostToWebview,
   isRunNodeId,
   type NodeStatus,
+  type ProjectFilesView,
   type RequestFailed,
   type RequestMessage,
   type RequestResults,
@@ -20,6 +21,7 @@ import {
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import { nodeName } from './presenter/names';
+import { projectView } from './presenter/project-view';
 import { retryText } from './presenter/retry';
 import { RunFeed } from './run-feed';
 import { SessionFeed } from './session-feed';
@@ -152,6 +154,7 @@ export class PanelController implements ApprovalPort {
         approvals: this.desk.prompts(),
       });
       if (port.view === 'panel') port.post(this.mcpServers());
+      port.post(this.projectFiles(h));
       if (port.sessionId && isRunNodeId(port.sessionId)) {
         // A run's parent is known once the stored summaries are folded (after a reload too).
         await this.folded;
@@ -258,6 +261,7 @@ export class PanelController implements ApprovalPort {
       await this.goals.limit(m.sessionId, m.maxRounds);
       return { sessionId: m.sessionId };
     },
+    'agent/start': async (port, m) => ({ sessionId: await this.startAgent(m.agent, port) }),
   };
 
   private isRequest(msg: WebviewToHost): msg is RequestMessage {
@@ -304,6 +308,30 @@ export class PanelController implements ApprovalPort {
     if (from === 'transcript') this.hooks.openTranscript(fork);
     this.selectEverywhere(fork);
     return fork;
+  }
+
+  /** A new conversation with an agent defined in a file (decision 0056), shown where it was asked for. */
+  async startAgent(agent: string, port?: ViewPort): Promise<string> {
+    const id = (await (await this.ensure()).createSession({ agent })).id;
+    if (port) this.select(port, id);
+    else this.selectEverywhere(id);
+    return id;
+  }
+
+  /** The agents defined in files now (the command's picker). */
+  async agents(): Promise<ProjectFilesView['agents']> {
+    const h = await this.ensure();
+    h.project.refresh();
+    return this.projectFiles(h).files.agents;
+  }
+
+  /** A project file may have changed (the host's file watcher): re-read; views hear it if it did. */
+  async projectChanged(): Promise<void> {
+    (await this.ensure()).project.refresh();
+  }
+
+  private projectFiles(h: Harness): Extract<HostToWebview, { type: 'project/files' }> {
+    return { type: 'project/files', files: projectView(h.project.snapshot(), h.roots[0]) };
   }
 
   async send(sessionId: string, text: string): Promise<void> {
@@ -439,6 +467,8 @@ export class PanelController implements ApprovalPort {
     const h = await this.getHarness();
     if (this.harness) return this.harness;
     this.harness = h;
+    // Instruction and agent files re-read (at a request, or the host's watcher): every view hears it.
+    h.project.onChange(() => this.broadcast(this.projectFiles(h)));
     // The status bar's total comes from the stored summaries (the durable fold): once they are
     // folded, after a reload too, it shows the same figure as before.
     this.folded = this.sync

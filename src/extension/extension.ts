@@ -45,7 +45,14 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
     void vscode.window.showErrorMessage(`Arbor: ${text}`);
   };
 
+  // Instruction and agent files (decision 0056): the panel's list follows edits without waiting for a request.
+  const projectFiles = vscode.workspace.createFileSystemWatcher('**/{AGENTS.md,CLAUDE.md,.arbor/agents/*.md,.claude/agents/*.md}');
+  const projectChanged = () => void host?.controller.projectChanged().catch(report('project files'));
   context.subscriptions.push(
+    projectFiles,
+    projectFiles.onDidChange(projectChanged),
+    projectFiles.onDidCreate(projectChanged),
+    projectFiles.onDidDelete(projectChanged),
     log,
     status,
     logChanged,

@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
+import { userProjectFiles } from '../core/project/project-files';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
@@ -172,6 +174,8 @@ export class ArborHost implements CommandHost {
       workflow: s.workflow,
       prices: s.prices,
       ...(remote ? { remote } : {}),
+      // The user's own instructions and agents (decision 0056).
+      project: userProjectFiles(path.join(os.homedir(), '.arbor')),
       mcp: this.mcp.deployment(folders),
     };
     this.reloadPrompt.opened();

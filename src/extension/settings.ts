@@ -72,7 +72,7 @@ export function readSettings(): ArborSettings {
     ...(maxTokens > 0 ? { maxTokens } : {}),
     capField: capFieldSetting(c.get<unknown>('model.completionCapField')),
     timeoutMs: Math.max(1, c.get<number>('model.timeoutSeconds', 120)) * 1000,
-    maxDepth: c.get<number>('subagents.maxDepth', 3),
+    maxDepth: c.get<number>('subagents.maxDepth', 5),
     sandbox: c.get<SandboxMode>('policy.sandbox', 'workspace-write'),
     approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),

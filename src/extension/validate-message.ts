@@ -55,6 +55,7 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'goal/resume': (x) => str(x.id) && id(x.sessionId),
   'goal/clear': (x) => str(x.id) && id(x.sessionId),
   'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
+  'agent/start': (x) => str(x.id) && typeof x.agent === 'string' && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(x.agent),
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import { Feed } from '../../src/acp/feed';
 import { SessionTable } from '../../src/acp/sessions';
@@ -16,7 +18,7 @@ import { prng } from '../support/store-fixtures';
 // Issue 22.3: the faces agree, by test. Random sequences of what changes live state (children
 // started, held, queued for a slot, settled inside their release delay, followed up,
 // interrupted one by one or as a subtree, an approval waiting, a goal armed and paused, a
-// workflow run with an agent held, the harness closed and reopened) and, at each checkpoint, every face gives every session the
+// workflow run with an agent held, the harness closed and reopened, the host killed with -9 mid-turn and the store reopened) and, at each checkpoint, every face gives every session the
 // same status: the panel's tree (the nodes it was sent), `list_agents`, `arbor acp`'s
 // `subagent_update` states (as its feed sent them, and asked now) and — where nothing runs —
 // `arbor sessions --json`.
@@ -44,9 +46,33 @@ describe('live state: every face gives every session the same status (issue 22.3
     return { feed: new Feed(h, h.config.workspace[0], table, send, true, (err) => assert.fail(String(err))), sent };
   }
 
+  /** Runs the crash host on the (closed) store until the child's request is at the model, then kills it with -9. */
+  async function crashTree(storeDir: string, ws: string, baseURL: string, rootId: string, tag: string, asked: () => boolean): Promise<string> {
+    const host = spawn(process.execPath, [path.join(__dirname, '..', 'support', 'crash-tree-host.js'), storeDir, ws, baseURL, rootId, tag], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const childId = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        host.stdout.on('data', (b: Buffer) => {
+          out += b.toString();
+          const m = /child (\S+)\n/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        host.once('exit', (code) => reject(new Error(`the crash host exited (${code}) before its child ran: ${out}`)));
+      });
+      await waitFor(asked, `${tag}'s request to reach the model`, 20_000);
+      return childId;
+    } finally {
+      const gone = new Promise((r) => (host.exitCode === null ? host.once('exit', r) : r(undefined)));
+      host.kill('SIGKILL');
+      await gone;
+    }
+  }
+
   /** Operations that ran in some seed (the last test checks every one did). */
   const ran = new Set<string>();
-  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]) {
     it(`seed ${seed}: panel, list_agents, arbor acp and arbor sessions agree at every checkpoint`, async function () {
       this.timeout(120_000);
       const rand = prng(seed); // a failing seed replays exactly
@@ -222,6 +248,30 @@ describe('live state: every face gives every session the same status (issue 22.3
           assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
           await settle(`workflow ${tag} done`);
         },
+        /**
+         * The host crashes: another process opens the store, starts a child whose model reply
+         * stalls, and is killed with -9 mid-turn; the panel's harness opens the store after it.
+         */
+        async crash() {
+          const tag = `k${++n}`;
+          script.on(tag, { fault: { kind: 'stall', afterChunks: 1 } });
+          acpSide.feed.dispose();
+          gates.releaseAll();
+          held.clear();
+          let crashed = '';
+          await w.reopen({ storeDir: w.t.storeDir }, async () => {
+            crashed = await crashTree(w.t.storeDir, w.t.workspace, w.server.baseURL, root.id, tag, () => script.bodies(tag).length > 0);
+          });
+          children.push(crashed);
+          h = w.t.h;
+          gates = new Gates().install(h);
+          script = new Script(w.server);
+          root = await h.openSession(root.id);
+          acpSide = acpFeed(h, root.id);
+          await settle(`crashed with ${tag} mid-turn, reopened`);
+          assert.equal(h.store.summaryOf(crashed)?.openTurn, false, `${tag}: the turn the crash cut is closed on reopen`);
+          assert.equal(h.statusOf(crashed)?.status, 'interrupted', `${tag}: a child the crash cut reads interrupted`);
+        },
         /** The window reloads: the harness closes (running turns end interrupted) and opens again. */
         async reopen() {
           acpSide.feed.dispose();
@@ -253,6 +303,7 @@ describe('live state: every face gives every session the same status (issue 22.3
   it('the seeds together ran every operation', () => {
     assert.deepEqual([...ran].sort(), [
       'approval',
+      'crash',
       'followup',
       'goal',
       'heldChild',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SessionEvent } from '../../src/core/session/events';
 import { TAB_LOG_LINES, TAB_RESULT_CHARS, workflowRunView } from '../../src/extension/presenter/workflow-view';
+import { assertDemoRunDone } from '../support/demo-run';
 
 // Issue 21.6: a workflow run's tab is a fold of its parent's log — the run's `workflow/*`
 // events and the tool result that answered the call that started it.
@@ -48,20 +49,7 @@ describe('workflow run tab: the view folded from the parent log', () => {
     assert.equal(v.name, 'review-parts');
     assert.equal(v.parentId, 'root');
     assert.equal(v.status, 'completed');
-    assert.deepEqual(v.phases, [
-      { title: 'review', state: 'done' },
-      { title: 'summarise', state: 'done' },
-    ]);
-    assert.deepEqual(
-      v.agents.map((a) => [a.label, a.phase, a.outcome]),
-      [
-        ['parser', 'review', 'done'],
-        ['store', 'review', 'done'],
-        ['webview', 'review', 'done'],
-        ['summary', 'summarise', 'done'],
-      ],
-    );
-    assert.deepEqual(v.logs, ['reviewing 3 parts']);
+    assertDemoRunDone(v);
     assert.deepEqual(v.result, { text: '{\n  "parts": 3\n}', truncated: false }, 'the script’s return value, not the tool’s envelope');
     assert.equal(v.error, undefined);
     assert.ok(v.endedAt);

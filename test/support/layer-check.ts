@@ -56,6 +56,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['policy'],
   ['tools'],
   ['scope'],
+  ['project'],
   ['agent'],
   ['live'],
   ['subagent'],

@@ -42,8 +42,9 @@ export interface PanelWorld {
   /**
    * Close this test's controller and harness and open new ones on other harness overrides (the
    * closed harness's folders stay until the test ends: `{ storeDir: w.t.storeDir }` reopens its store).
+   * `between` runs once both are closed and before the new ones open (another process may use the store then).
    */
-  reopen(harness: Partial<HarnessConfig>): Promise<void>;
+  reopen(harness: Partial<HarnessConfig>, between?: () => Promise<void>): Promise<void>;
 }
 
 /**
@@ -124,10 +125,11 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
     approvalChanges,
     statusBar,
     view,
-    reopen: async (overrides) => {
+    reopen: async (overrides, between) => {
       await c?.dispose();
       await t?.h.close();
       if (t) retired.push(t);
+      await between?.();
       await open({ ...options.harness, ...overrides });
     },
   };

@@ -397,7 +397,10 @@ export function demoRespond(msg: WebviewToHost, now: number): HostToWebview[] {
     case 'transcript/more':
       return [{ type: 'request/done', id: msg.id, ok: true, sessionId: msg.sessionId, entries: [], hasMore: false }];
     default:
-      return [];
+      // Every other request (goal/start, …) is answered, so no promise in the webview waits for ever.
+      return 'id' in msg && typeof msg.id === 'string'
+        ? [{ type: 'request/done', id: msg.id, ok: false, error: `The demo host does not do “${msg.type}”; run the extension for that.` }]
+        : [];
   }
 }
 

@@ -96,6 +96,10 @@ export class Agent implements SessionLog {
   get awaitingApproval(): boolean {
     return this.asking > 0;
   }
+  /** The names of the tools this agent sees now (a child started from an agent file never gets more, decision 0056). */
+  toolNames(): string[] {
+    return this.cfg.tools().map((t) => t.name);
+  }
   /** The model this agent's next request uses (children inherit it at delegation). */
   get modelName(): string {
     return this.cfg.modelName;

@@ -1,5 +1,6 @@
 import type { Agent, TurnReport } from '../agent/agent';
 import type { InboxAcceptedEvent, MessageSourceKind } from '../session/events';
+import { capitalised, SOURCE_WORDS } from '../session/message-source';
 import { blocked, type GoalService, next } from './service';
 import { roundText } from './snapshot';
 
@@ -151,20 +152,10 @@ export class GoalDriver {
   }
 }
 
-/** What a message that beat a planned round is, in the block reason's words. */
-const COMPETITOR: Record<Exclude<MessageSourceKind, 'goal'>, string> = {
-  user: 'A human message',
-  followup: 'A message',
-  delegation: 'A task',
-  'subagent-settled': "A subagent's settlement notice",
-  'subagent-result': "A background subagent's result",
-  'subagent-report': "A subagent's report",
-};
-
 /** The block reason of a round a competing message beat (the human's case keeps the default wording). */
 function rejectedBy(kind: Exclude<MessageSourceKind, 'goal'>): string | undefined {
   if (kind === 'user') return undefined;
-  return `${COMPETITOR[kind]} came before the planned goal round; the round was dropped so it is answered first. Resume the goal to go on.`;
+  return `${capitalised(SOURCE_WORDS[kind])} came before the planned goal round; the round was dropped so it is answered first. Resume the goal to go on.`;
 }
 
 /**

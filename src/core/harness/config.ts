@@ -3,6 +3,7 @@ import type { FeatureRow } from '../feature/rows';
 import type { McpDeployment } from '../mcp/manager';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
+import type { ProjectFilesOptions } from '../project/project-files';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { StoreOptions } from '../store/store';
@@ -34,7 +35,7 @@ export interface HarnessConfig {
   store?: StoreOptions;
   /** Standing scope key of this deployment's preset. */
   preset?: string;
-  /** Deepest delegation allowed (root = 0); default 3. */
+  /** Deepest delegation allowed (root = 0); default 5 (`DEFAULT_MAX_DEPTH`). */
   maxDepth?: number;
   /** What a delegated child does with actions needing approval: refuse (default) or ask the human, tagged. */
   childApproval?: 'never' | 'escalate';
@@ -56,6 +57,12 @@ export interface HarnessConfig {
   remote?: RemoteSettings;
   /** MCP servers and who may start and call them (decision 0055); `harness.mcp.setServers` changes them live. */
   mcp?: McpDeployment;
+  /**
+   * Project instructions and agents defined in files (decision 0056). The workspace's AGENTS.md /
+   * CLAUDE.md and `.arbor/agents`, `.claude/agents` are always read; the user-level file and folder
+   * only when given (hosts pass ~/.arbor/AGENTS.md and ~/.arbor/agents).
+   */
+  project?: Omit<ProjectFilesOptions, 'root'>;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }

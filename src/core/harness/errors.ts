@@ -13,7 +13,9 @@ export type HarnessErrorCode =
   /** No active grant with that id (revoked already, or never given). */
   | 'UNKNOWN_GRANT'
   /** Agents keep waking each other: settle gave up. */
-  | 'NOT_SETTLING';
+  | 'NOT_SETTLING'
+  /** No agent file defines that name. */
+  | 'UNKNOWN_AGENT';
 
 /** A refusal of the harness façade, with a code hosts map to advice (like `SubagentError`). */
 export class HarnessError extends Error {

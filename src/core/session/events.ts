@@ -17,6 +17,16 @@ export interface SessionHeader {
   seedLength?: number;
   cwd?: string;
   agentPreset?: string;
+  /** A root conversation started with an agent defined in a file (decision 0056): its composition as read then. */
+  agent?: RootAgent;
+}
+
+/** The composition a root conversation took from an agent file; a user fork keeps it, a child does not. */
+export interface RootAgent {
+  name: string;
+  persona?: string;
+  toolFilter?: string[];
+  model?: string;
 }
 
 /**
@@ -189,6 +199,8 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   /** The persona is the whole system prompt. */
   personaComplete?: boolean;
   toolFilter?: string[];
+  /** The agent file it was started from (its name; persona, tools and model above are the file's, as read then). */
+  agent?: string;
   /** The child is agent number `index` of workflow run `runId` in its parent's log (the tree puts it under the run). */
   workflow?: { runId: string; index: number };
 }

@@ -25,5 +25,7 @@ export function headerFrom(source: SessionHeader, own: Pick<SessionHeader, 'id' 
     ...(own.title ? { title: own.title } : {}),
     ...(source.cwd ? { cwd: source.cwd } : {}),
     ...(source.agentPreset ? { agentPreset: source.agentPreset } : {}),
+    // A fork is the same agent (its request head must stay the source's); a spawned child is not.
+    ...(source.agent && own.origin === 'fork' ? { agent: { ...source.agent } } : {}),
   };
 }

@@ -38,3 +38,16 @@ const READERS: { [K in MessageSourceKind]: (f: Fields) => Extract<MessageSource,
 export function readMessageSource(kind: unknown, fields: Fields): MessageSource | undefined {
   return typeof kind === 'string' && Object.hasOwn(READERS, kind) ? READERS[kind as MessageSourceKind](fields) : undefined;
 }
+
+/** Each kind of message in words, for errors and notices ("a goal round"; never the raw kind). */
+export const SOURCE_WORDS: Record<MessageSourceKind, string> = {
+  user: 'a human message',
+  followup: 'a message',
+  delegation: 'a task',
+  goal: 'a goal round',
+  'subagent-settled': "a subagent's settlement notice",
+  'subagent-result': "a background subagent's result",
+  'subagent-report': "a subagent's report",
+};
+
+export const capitalised = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

@@ -155,6 +155,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('persona', str, 'a string', true),
     r('personaComplete', bool, 'a boolean', true),
     r('toolFilter', strings, 'an array of tool names', true),
+    r('agent', nonEmpty, 'an agent name', true),
     r('workflow', (v) => record(v) && nonEmpty(v.runId) && natural(v.index), '{runId, index}', true),
   ],
   'subagent/remote': [
@@ -239,4 +240,12 @@ export function checkHeader(h: unknown): asserts h is SessionHeader {
   if (h.seedLength !== undefined && !natural(h.seedLength)) bad('seedLength', 'must be a non-negative safe integer');
   if (h.cwd !== undefined && !str(h.cwd)) bad('cwd', 'must be a string');
   if (h.agentPreset !== undefined && !str(h.agentPreset)) bad('agentPreset', 'must be a string');
+  if (h.agent !== undefined && !rootAgent(h.agent)) bad('agent', 'must be {name, persona?, toolFilter?, model?}');
+}
+
+function rootAgent(v: unknown): boolean {
+  if (!record(v) || !nonEmpty(v.name)) return false;
+  if (v.persona !== undefined && !str(v.persona)) return false;
+  if (v.model !== undefined && !str(v.model)) return false;
+  return v.toolFilter === undefined || strings(v.toolFilter);
 }

@@ -6,6 +6,7 @@ const CAPABILITY_OF: [keyof SubagentRequest, keyof SubagentProvider['capabilitie
   ['maxDepth', 'depthLimit'],
   ['toolFilter', 'toolFilter'],
   ['persona', 'persona'],
+  ['agent', 'persona'],
 ];
 
 /**

@@ -8,13 +8,14 @@ import type { SessionLive } from '../live/state';
 import type { ApprovalPort } from '../policy/approval';
 import type { ScopeRegistry } from '../scope/registry';
 import type { Budget } from '../session/budget';
-import type { MessageSource, SessionHeader } from '../session/events';
+import type { MessageSource, SandboxMode, SessionHeader } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import type { SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
+import { type AgentLookup, narrowest, resolveAgentRequest } from './agent-request';
 import { checkStart } from './checks';
 import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf } from './composition';
 import { escalatingPort } from './escalate';
@@ -74,6 +75,10 @@ export interface RuntimeDeps {
   report?: (id: string, what: LiveWhat) => void;
   /** The one live-state assembler (`Harness.liveOf`), for `list_agents`; absent: what the runtime knows alone. */
   liveOf?: (id: string) => SessionLive;
+  /** Agents defined in files (decision 0056); absent: a request naming one fails with UNKNOWN_AGENT. */
+  agents?: AgentLookup;
+  /** The deployment's sandbox (what a session without an override runs under); read at each start. */
+  defaultSandbox?: () => SandboxMode;
 }
 
 export type Mode = 'one-shot' | 'continuable';
@@ -262,6 +267,12 @@ export class SubagentRuntime implements SubagentControl {
     const ceiling = captureToolCeiling(parent);
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
     const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
+    // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
+    if (asked.agent !== undefined) asked = resolveAgentRequest(asked, this.deps.agents, caller.toolNames());
+    // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
+    // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
+    const callerSandbox = snapshot.sandbox ?? this.deps.defaultSandbox?.() ?? 'read-only';
+    const childSandbox = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
     // An in-process child runs on its parent's model (and the deployment's client) unless the
     // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
     // request head must equal its own, model included, for the prefix cache) keep it. A remote
@@ -290,7 +301,7 @@ export class SubagentRuntime implements SubagentControl {
     // Approval never widens: a parent that may not ask has children that may not either.
     const parentMayAsk = (snapshot.approval ?? this.deps.defaultApproval()) === 'ask';
     const escalate = this.deps.childApproval() === 'escalate' && this.deps.approvalPort !== undefined && parentMayAsk;
-    if (snapshot.sandbox) await writer.append({ type: 'sandbox/mode', mode: snapshot.sandbox, source: 'delegation' });
+    if (childSandbox) await writer.append({ type: 'sandbox/mode', mode: childSandbox, source: 'delegation' });
     const approval = escalate ? 'ask' : this.deps.approvalPort ? 'never' : snapshot.approval;
     if (approval) await writer.append({ type: 'approval/policy', policy: approval, source: 'delegation' });
     await writer.append({
@@ -303,6 +314,7 @@ export class SubagentRuntime implements SubagentControl {
       ...(request.model ? { model: request.model } : {}),
       ...(request.persona ? { persona: request.persona.text, ...(request.persona.complete ? { personaComplete: true } : {}) } : {}),
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),
+      ...(request.agent ? { agent: request.agent } : {}),
       ...(request.workflow ? { workflow: { ...request.workflow } } : {}),
     });
     // The child's budget is its own fact, after any seed: a fork's seed never hands one on.

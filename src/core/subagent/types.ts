@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/agent';
 import type { Persona } from '../scope/prompt';
 import type { Budget } from '../session/budget';
-import type { SessionEvent, StopReason } from '../session/events';
+import type { SandboxMode, SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
 import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
@@ -29,6 +29,10 @@ export interface SubagentRequest {
   maxTokens?: number;
   /** A budget on the child's subtree (never more than the caller has left; decision 0034). */
   budget?: Budget;
+  /** An agent defined in a file (`.arbor/agents/<name>.md`, decision 0056): persona, tools, model and sandbox from it. */
+  agent?: string;
+  /** Narrow the child's sandbox to this; the runtime never lets it be wider than the caller's. */
+  sandbox?: SandboxMode;
   /** Set by the workflow engine: the child is agent `index` of run `runId` (written into its descriptor). */
   workflow?: { runId: string; index: number };
 }
@@ -57,6 +61,7 @@ export interface StartOptions {
 
 export type SubagentErrorCode =
   | 'UNKNOWN_PROVIDER'
+  | 'UNKNOWN_AGENT'
   | 'UNSUPPORTED_CAPABILITY'
   | 'BAD_MAX_DEPTH'
   | 'BAD_OUTPUT_SCHEMA'

@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../../core/session/events';
+import { SOURCE_WORDS } from '../../core/session/message-source';
 
 /**
  * The text to send again for "Retry" on the failed turn that ends at `seq`: the user's
@@ -14,7 +15,7 @@ export function retryText(events: readonly SessionEvent[], seq: number): string 
     const e = events[i];
     if (e.type !== 'user/message') continue;
     if (e.source.kind !== 'user' && e.source.kind !== 'followup')
-      throw new Error(`That turn was started by a ${e.source.kind} message, not by you; send a message to continue.`);
+      throw new Error(`That turn was started by ${SOURCE_WORDS[e.source.kind]}, not by you; send a message to continue.`);
     return e.text;
   }
   throw new Error('That turn has no message of yours to send again; send a new message instead.');

@@ -15,6 +15,7 @@ describe('session header (DESIGN §2)', () => {
       seedLength: 4,
       cwd: '/tmp/ws',
       agentPreset: 'reviewer',
+      agent: { name: 'planner', persona: 'You plan.', toolFilter: ['read_file'], model: 'm' },
     };
     assert.doesNotThrow(() => checkHeader(full));
   });
@@ -45,6 +46,8 @@ describe('session header (DESIGN §2)', () => {
     ['a seedLength that is not a number', { seedLength: '3' }, 'seedLength'],
     ['a cwd that is not a string', { cwd: ['/'] }, 'cwd'],
     ['an agentPreset that is not a string', { agentPreset: {} }, 'agentPreset'],
+    ['an agent without a name', { agent: { persona: 'x' } }, 'agent'],
+    ['an agent whose tool filter holds a non-string', { agent: { name: 'a', toolFilter: [1] } }, 'agent'],
   ];
   for (const [what, over, field] of bad) {
     it(`refuses ${what} with BAD_HEADER naming '${field}'`, () => {

@@ -44,19 +44,31 @@ describe('subagent: delegation depth is absolute, persisted and limited', () => 
     assert.match(notice.text, /depth 2/);
   });
 
-  it('default maxDepth 3: a fourth level is refused with SubagentDepthError and nothing is created', async () => {
+  it('default maxDepth 5: a sixth level is refused with SubagentDepthError and nothing is created', async () => {
     await w.setup();
+    const chain: SubagentRun[] = [];
+    let parent = w.root;
+    for (let i = 1; i <= 5; i++) {
+      const run = await oneShot(parent, `c${i}`);
+      chain.push(run);
+      parent = run.localAgent;
+    }
+    assert.deepEqual(
+      chain.map((r) => w.t.h.store.header(r.id)?.delegationDepth),
+      [1, 2, 3, 4, 5],
+    );
+    const before = w.t.h.store.list().length;
+    await assert.rejects(w.t.h.subagents.start(parent, 'spawn', { prompt: 'x' }), assertDepthError(6, 5));
+    await assert.rejects(w.t.h.subagents.startContinuable(parent, 'fork', { prompt: 'x' }), assertDepthError(6, 5));
+    assert.equal(w.t.h.store.list().length, before);
+  });
+
+  it('the setting still caps the default (3: a fourth level is refused)', async () => {
+    await w.setup({ maxDepth: 3 });
     const c1 = await oneShot(w.root, 'c1');
     const c2 = await oneShot(c1.localAgent, 'c2');
     const c3 = await oneShot(c2.localAgent, 'c3');
-    assert.deepEqual(
-      [c1, c2, c3].map((r) => w.t.h.store.header(r.id)?.delegationDepth),
-      [1, 2, 3],
-    );
-    const before = w.t.h.store.list().length;
     await assert.rejects(w.t.h.subagents.start(c3.localAgent, 'spawn', { prompt: 'x' }), assertDepthError(4, 3));
-    await assert.rejects(w.t.h.subagents.startContinuable(c3.localAgent, 'fork', { prompt: 'x' }), assertDepthError(4, 3));
-    assert.equal(w.t.h.store.list().length, before);
   });
 
   it('the deployment maxDepth applies (1: no grandchildren; 0: no subagents)', async () => {
@@ -79,7 +91,7 @@ describe('subagent: delegation depth is absolute, persisted and limited', () => 
   });
 
   it('depth survives a cold resume in a new harness: a resumed depth-3 child cannot delegate under maxDepth 3', async () => {
-    await w.setup();
+    await w.setup({ maxDepth: 3 });
     const c1 = await oneShot(w.root, 'c1');
     const c2 = await oneShot(c1.localAgent, 'c2');
     const { childId: c3 } = await w.t.h.subagents.startContinuable(c2.localAgent, 'spawn', { prompt: '[[c3]] first' });

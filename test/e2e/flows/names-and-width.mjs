@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SEL } from '../lib/flow.mjs';
 import { slack } from '../lib/patience.mjs';
+import { sideBarWidth } from '../lib/side-bar.mjs';
 
 const THEMES = [
   // The picker's labels (the settings ids are "Default Light Modern", …, the labels are not).
@@ -163,32 +164,6 @@ export const flow = {
     });
 
     // ── 7 ────────────────────────────────────────────────────────────────────
-    /** Drags the side bar's sash until the side bar is `width` px wide. */
-    async function sideBarWidth(width) {
-      const bar = page.locator('.part.sidebar');
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const box = await bar.boundingBox({ timeout: slack(5_000) });
-        if (Math.abs(box.width - width) <= 1) return;
-        // The sash nearest the side bar's right edge (the floating editor leaves a gap).
-        const edge = box.x + box.width;
-        const sashes = await page.locator('.monaco-sash.vertical').evaluateAll((els) =>
-          els
-            .map((e) => e.getBoundingClientRect())
-            .filter((r) => r.width > 0 && r.height > 100)
-            .map((r) => r.left + r.width / 2),
-        );
-        const x = sashes.sort((a, b) => Math.abs(a - edge) - Math.abs(b - edge))[0] ?? edge;
-        const y = box.y + box.height / 2;
-        await page.mouse.move(x, y);
-        await page.mouse.down();
-        await page.mouse.move(x + (width - box.width) / 2, y, { steps: 4 });
-        await page.mouse.move(x + (width - box.width), y, { steps: 4 });
-        await page.mouse.up();
-        await sleep(300);
-      }
-      const got = (await bar.boundingBox({ timeout: slack(5_000) })).width;
-      if (Math.abs(got - width) > 2) throw new Error(`the side bar is ${got} px wide, wanted ${width}`);
-    }
     /** Per row: is the name whole, which metadata is visible, is the status word shown. */
     const measureRows = () =>
       panel.locator('[role="treeitem"]').evaluateAll((rows) =>
@@ -215,7 +190,7 @@ export const flow = {
     const widths = {};
     for (const width of [300, 220]) {
       await step(`side-bar-${width}px`, 30_000, async () => {
-        await sideBarWidth(width);
+        await sideBarWidth(page, width, sleep);
         await sleep(400);
         const rows = await measureRows();
         widths[width] = rows;
@@ -247,7 +222,7 @@ export const flow = {
     });
 
     // ── 8 ────────────────────────────────────────────────────────────────────
-    await sideBarWidth(300);
+    await sideBarWidth(page, 300, sleep);
     const report = [];
     for (const [theme, bodyClass] of THEMES) {
       await step(`contrast-${bodyClass}`, 40_000, async () => {

@@ -1,11 +1,12 @@
 // The side bar's width and what its tree rows show, measured in the real workbench: shared by
 // the flows that check the panel at 300 px (VS Code's default) and 220 px.
+import { slack } from './patience.mjs';
 
 /** Drags the side bar's sash until the side bar is `width` px wide. */
 export async function sideBarWidth(page, width, sleep) {
   const bar = page.locator('.part.sidebar');
   for (let attempt = 0; attempt < 3; attempt++) {
-    const box = await bar.boundingBox({ timeout: 5_000 });
+    const box = await bar.boundingBox({ timeout: slack(5_000) });
     if (Math.abs(box.width - width) <= 1) return;
     // The sash nearest the side bar's right edge (the floating editor leaves a gap).
     const edge = box.x + box.width;
@@ -24,7 +25,7 @@ export async function sideBarWidth(page, width, sleep) {
     await page.mouse.up();
     await sleep(300);
   }
-  const got = (await bar.boundingBox({ timeout: 5_000 })).width;
+  const got = (await bar.boundingBox({ timeout: slack(5_000) })).width;
   if (Math.abs(got - width) > 2) throw new Error(`the side bar is ${got} px wide, wanted ${width}`);
 }
 

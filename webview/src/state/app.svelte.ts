@@ -11,6 +11,7 @@ import {
   isRunNodeId,
   type McpServerView,
   type PanelSettings,
+  type ProjectFilesView,
   type RequestBody,
   type RequestResults,
   type RequestType,
@@ -65,6 +66,8 @@ export class AppState {
   /** A workflow run's tab: the run as its parent's log tells it, or why it cannot be shown. */
   run: WorkflowRunView | undefined = $state.raw();
   runProblem: string | undefined = $state();
+  /** The instruction files in effect and the agents defined in files (decision 0056). */
+  project: ProjectFilesView | undefined = $state.raw();
 
   #chatRestore: ViewState['chat'];
 
@@ -160,6 +163,9 @@ export class AppState {
       if (m.nodeId !== this.fixedSession) return;
       this.run = m.view ?? undefined;
       this.runProblem = m.view ? undefined : m.problem;
+    },
+    'project/files': (m) => {
+      this.project = m.files;
     },
     'message/rejected': (m) => {
       this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
@@ -291,6 +297,14 @@ export class AppState {
     }
     this.setDraft(example.text);
     this.send();
+  }
+
+  /** A new conversation with an agent defined in a file: the host creates and selects it; the input takes the focus. */
+  startAgent(agent: string): void {
+    if (this.readOnly || this.view !== 'panel') return;
+    void this.#ask({ type: 'agent/start', agent }, `Starting a conversation with ${agent}`).then((r) => {
+      if (r) this.focusRequests++;
+    });
   }
 
   openTranscript(sessionId: string): void {

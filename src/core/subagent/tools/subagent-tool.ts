@@ -20,6 +20,10 @@ const PARAMS = {
     },
     tools: { type: 'array' as const, items: { type: 'string' as const }, description: 'Optional allow-list of your tools the child may use.' },
     persona: { type: 'string' as const, description: 'Optional role instructions for the child.' },
+    agent: {
+      type: 'string' as const,
+      description: 'Optional name of an agent defined in a file (see "Agents defined in files"): the child takes its role, tools and model.',
+    },
     outputSchema: { type: 'object' as const, description: "Optional JSON schema (type object) of a structured result ('wait' and 'background' only)." },
     budget: BUDGET_PARAM,
   },
@@ -48,6 +52,7 @@ export async function startFromTool(rt: SubagentControl, provider: string, args:
   if (typeof args.label === 'string') request.label = args.label;
   if (Array.isArray(args.tools)) request.toolFilter = args.tools.map(String);
   if (typeof args.persona === 'string') request.persona = { text: args.persona };
+  if (typeof args.agent === 'string') request.agent = args.agent;
   if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
   try {
     if (args.budget !== undefined) request.budget = checkBudget(args.budget);

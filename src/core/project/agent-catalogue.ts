@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type AgentDefinition, type AgentFileError, type AgentOrigin, isAgentFileError, parseAgentFile } from './agent-file';
+
+/** Where agent files are looked for, nearest first: the first definition of a name wins. */
+export interface AgentFolders {
+  root: string;
+  /** The user's own folder (e.g. ~/.arbor/agents); none when absent. */
+  userDir?: string;
+}
+
+export interface AgentCatalogue {
+  /** Sorted by name: the catalogue's bytes do not depend on the order a folder lists its files in. */
+  agents: AgentDefinition[];
+  /** Files that are not agents, and why; the others load regardless. */
+  errors: AgentFileError[];
+}
+
+/** An agent file larger than this is an error, not a persona. */
+export const MAX_AGENT_FILE_BYTES = 64 * 1024;
+
+export function agentFolders(f: AgentFolders): { dir: string; origin: AgentOrigin }[] {
+  return [
+    { dir: path.join(f.root, '.arbor', 'agents'), origin: 'workspace' },
+    { dir: path.join(f.root, '.claude', 'agents'), origin: 'claude' },
+    ...(f.userDir ? [{ dir: f.userDir, origin: 'user' as const }] : []),
+  ];
+}
+
+/** The `.md` files of a folder, sorted (none when it does not exist). */
+export function agentFilesIn(dir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.endsWith('.md'))
+    .sort()
+    .map((n) => path.join(dir, n));
+}
+
+export function readAgentCatalogue(f: AgentFolders): AgentCatalogue {
+  const byName = new Map<string, AgentDefinition>();
+  const errors: AgentFileError[] = [];
+  for (const { dir, origin } of agentFolders(f)) {
+    for (const file of agentFilesIn(dir)) {
+      const def = readOne(file, origin);
+      if (isAgentFileError(def)) {
+        errors.push(def);
+        continue;
+      }
+      const first = byName.get(def.name);
+      if (first) {
+        errors.push({ file, line: 1, message: `agent "${def.name}" is already defined in ${first.file}; this file is ignored (rename one of them)` });
+        continue;
+      }
+      byName.set(def.name, def);
+    }
+  }
+  return { agents: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), errors };
+}
+
+function readOne(file: string, origin: AgentOrigin): AgentDefinition | AgentFileError {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return { file, line: 1, message: 'not a regular file' };
+    if (st.size > MAX_AGENT_FILE_BYTES) return { file, line: 1, message: `the file is ${st.size} bytes; an agent file may be at most ${MAX_AGENT_FILE_BYTES}` };
+    return parseAgentFile(file, fs.readFileSync(file, 'utf8'), origin);
+  } catch (err) {
+    return { file, line: 1, message: `could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  }
+}

@@ -1,0 +1,138 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Project instructions (issue 23.2): `AGENTS.md` at each level from the workspace root down
+ * to the working folder (`CLAUDE.md` where a level has none), after the user's own file. The
+ * agents.md convention says the nearest file wins a conflict: we concatenate farthest first,
+ * nearest last, and say so in the prompt. The whole is capped; the cut is stated.
+ */
+
+export interface InstructionFile {
+  /** Absolute path. */
+  path: string;
+  /** What the prompt and the panel call it: workspace-relative, or "user". */
+  shown: string;
+  level: 'user' | 'workspace';
+  /** Bytes of the file on disk. */
+  bytes: number;
+  /** Bytes of it in the prompt (less than `bytes` when the cap cut it). */
+  included: number;
+}
+
+export interface InstructionsSource {
+  root: string;
+  /** The folder the task is about (inside root); default the root. */
+  cwd?: string;
+  /** The user-level file (e.g. ~/.arbor/AGENTS.md); none when absent. */
+  userFile?: string;
+  maxBytes: number;
+}
+
+export interface Instructions {
+  files: InstructionFile[];
+  /** Files found but not used, and why (a symlink out of the workspace, unreadable). */
+  skipped: { path: string; why: string }[];
+  /** The prompt section's text ('' when there are no files). */
+  text: string;
+  /** Bytes cut by the cap (0: nothing cut). */
+  cutBytes: number;
+}
+
+export const DEFAULT_INSTRUCTION_BYTES = 32 * 1024;
+const NAMES = ['AGENTS.md', 'CLAUDE.md'] as const;
+
+/** The candidate files in order (user, then root → cwd), each level's first name that exists; what a change check stats. */
+export function instructionCandidates(src: InstructionsSource): { level: 'user' | 'workspace'; paths: string[] }[] {
+  const out: { level: 'user' | 'workspace'; paths: string[] }[] = [];
+  if (src.userFile) out.push({ level: 'user', paths: [src.userFile] });
+  for (const dir of levels(src.root, src.cwd)) out.push({ level: 'workspace', paths: NAMES.map((n) => path.join(dir, n)) });
+  return out;
+}
+
+/** The root, then each folder down to cwd (a cwd outside the root counts as the root). */
+function levels(root: string, cwd: string | undefined): string[] {
+  const rel = cwd ? path.relative(root, cwd) : '';
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return [root];
+  const out = [root];
+  let cur = root;
+  for (const part of rel.split(path.sep)) out.push((cur = path.join(cur, part)));
+  return out;
+}
+
+export function readInstructions(src: InstructionsSource): Instructions {
+  const files: InstructionFile[] = [];
+  const skipped: Instructions['skipped'] = [];
+  const texts: string[] = [];
+  let left = src.maxBytes;
+  let cutBytes = 0;
+  const realRoot = realOr(src.root);
+  for (const { level, paths } of instructionCandidates(src)) {
+    const p = paths.find((c) => isFile(c));
+    if (!p) continue;
+    // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not an instruction.
+    if (level === 'workspace' && !inside(realRoot, realOr(p))) {
+      skipped.push({ path: p, why: 'it links outside the workspace' });
+      continue;
+    }
+    let data: Buffer;
+    try {
+      data = readUpTo(p, left);
+    } catch (err) {
+      skipped.push({ path: p, why: `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
+      continue;
+    }
+    const bytes = fs.statSync(p).size;
+    const shown = level === 'user' ? `user ${path.basename(p)}` : path.relative(src.root, p).split(path.sep).join('/');
+    // Cut at a character boundary: drop a partial UTF-8 sequence at the end.
+    const body = data.toString('utf8').replace(/\uFFFD$/, '');
+    const included = Math.min(bytes, data.length);
+    files.push({ path: p, shown, level, bytes, included });
+    cutBytes += bytes - included;
+    left -= included;
+    texts.push(`## ${shown}\n\n${body.trim()}`);
+  }
+  if (files.length === 0) return { files, skipped, text: '', cutBytes: 0 };
+  const head =
+    "# Project instructions\n\nThese come from instruction files, farthest first: the user's own, then the workspace root down to the working folder. " +
+    'Where they conflict, the later (nearer) file wins. Follow them unless the user says otherwise.';
+  const cut = files.filter((f) => f.included < f.bytes).map((f) => f.shown);
+  const note = cutBytes
+    ? `\n\n[Arbor: project instructions are capped at ${src.maxBytes} bytes; ${cutBytes} bytes were left out (${cut.join(', ')}). Tell the user if something you need seems missing.]`
+    : '';
+  return { files, skipped, text: `${head}\n\n${texts.join('\n\n')}${note}`, cutBytes };
+}
+
+function readUpTo(p: string, max: number): Buffer {
+  if (max <= 0) return Buffer.alloc(0);
+  const fd = fs.openSync(p, 'r');
+  try {
+    const buf = Buffer.alloc(max);
+    let n = 0;
+    while (n < max) {
+      const r = fs.readSync(fd, buf, n, max - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function isFile(p: string): boolean {
+  return fs.statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
+}
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function inside(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}

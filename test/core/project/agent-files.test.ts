@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readAgentCatalogue } from '../../../src/core/project/agent-catalogue';
+import { isAgentFileError, parseAgentFile } from '../../../src/core/project/agent-file';
+import { AGENTS_SECTION, catalogueText, ProjectFiles } from '../../../src/core/project/project-files';
+import type { PromptSection } from '../../../src/core/scope/prompt';
+import { ScopeRegistry } from '../../../src/core/scope/registry';
+import { arborToolNames, CLAUDE_TOOL_ALIASES } from '../../../src/core/tools/aliases';
+
+const REVIEWER = `---
+name: reviewer
+description: Reviews a diff for bugs.
+tools: Read, Grep, Glob, Bash
+model: inherit
+---
+You review code. Be terse.
+`;
+
+describe('agents defined in files: frontmatter, Claude Code tool names, errors with file and line', () => {
+  it('parses name, description, tools (Claude Code names mapped), model, sandbox; the body is the persona', () => {
+    const def = parseAgentFile('/x/reviewer.md', REVIEWER, 'claude');
+    assert.ok(!isAgentFileError(def));
+    assert.equal(def.name, 'reviewer');
+    assert.equal(def.description, 'Reviews a diff for bugs.');
+    assert.deepEqual(def.tools, ['read_file', 'search_files', 'list_files', 'run_command']);
+    assert.equal(def.model, undefined, "'inherit' (and Claude's sonnet/opus/haiku) mean the caller's model");
+    assert.equal(def.persona, 'You review code. Be terse.');
+
+    const list = parseAgentFile(
+      '/x/w.md',
+      '---\nname: writer\ndescription: "Writes: docs" # a comment\ntools:\n  - read_file\n  - Write\nmodel: small-model\nsandbox: read-only\n---\nbody',
+      'workspace',
+    );
+    assert.ok(!isAgentFileError(list));
+    assert.deepEqual([list.description, list.tools, list.model, list.sandbox], ['Writes: docs', ['read_file', 'write_file'], 'small-model', 'read-only']);
+  });
+
+  it('one alias table: every Claude Code name maps to Arbor tools; other names pass through', () => {
+    assert.deepEqual(arborToolNames('Bash'), ['run_command']);
+    assert.deepEqual(arborToolNames('Task'), ['subagent']);
+    assert.deepEqual(arborToolNames('mcp__db__query'), ['mcp__db__query']);
+    assert.deepEqual(arborToolNames('toString'), ['toString'], 'no prototype name is an alias');
+    for (const targets of Object.values(CLAUDE_TOOL_ALIASES)) assert.ok(targets.length > 0);
+  });
+
+  const bad: [string, string, number, RegExp][] = [
+    ['no frontmatter', 'just text', 1, /must start with a "---" line/],
+    ['unclosed', '---\nname: a\ndescription: b\n', 1, /never closed/],
+    [
+      'bad sandbox',
+      '---\nname: a\ndescription: b\n\nsandbox: everything\n---\n',
+      5,
+      /sandbox "everything" must be one of read-only, workspace-write, full-access/,
+    ],
+    ['unknown key', '---\nname: a\ndescription: b\ncolour: red\n---\n', 4, /unknown key "colour"/],
+    ['bad name', '---\nname: Big Name\ndescription: b\n---\n', 2, /lower-case/],
+    ['missing description', '---\nname: a\n---\n', 1, /missing "description"/],
+    ['twice', '---\nname: a\nname: b\ndescription: c\n---\n', 3, /set twice \(first on line 2\)/],
+    ['unreadable line', '---\nname: a\ndescription: b\n  indented: x\n---\n', 4, /expected "key: value"/],
+    ['bad quote', '---\nname: a\ndescription: "open\n---\n', 3, /unterminated double-quoted/],
+    ['list as name', '---\nname: [a, b]\ndescription: c\n---\n', 2, /must be one value/],
+  ];
+  for (const [what, text, line, message] of bad) {
+    it(`a bad file (${what}) is an error naming the file and line ${line}`, () => {
+      const r = parseAgentFile('/w/.arbor/agents/a.md', text, 'workspace');
+      assert.ok(isAgentFileError(r), JSON.stringify(r));
+      assert.equal(r.file, '/w/.arbor/agents/a.md');
+      assert.equal(r.line, line);
+      assert.match(r.message, message);
+    });
+  }
+
+  describe('the catalogue: three folders, first definition wins, bad files never break the others, stable order', () => {
+    let dir: string;
+    const put = (rel: string, text: string) => {
+      const p = path.join(dir, rel);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, text);
+    };
+    const agent = (name: string, description: string) => `---\nname: ${name}\ndescription: ${description}\n---\nYou are ${name}.\n`;
+    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-agents-'))));
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it('loads .arbor/agents, .claude/agents and the user folder; reports bad and duplicate files by file and line', () => {
+      put('ws/.arbor/agents/zeta.md', agent('zeta', 'Last by name.'));
+      put('ws/.arbor/agents/broken.md', '---\nname: broken\ndescription: x\nsandbox: root\n---\n');
+      put('ws/.claude/agents/reviewer.md', REVIEWER);
+      put('ws/.claude/agents/zeta-again.md', agent('zeta', 'A second zeta.'));
+      put('ws/.claude/agents/notes.txt', 'not an agent file');
+      put('home/agents/alpha.md', agent('alpha', 'First by name.'));
+      const c = readAgentCatalogue({ root: path.join(dir, 'ws'), userDir: path.join(dir, 'home', 'agents') });
+      assert.deepEqual(
+        c.agents.map((a) => [a.name, a.origin]),
+        [
+          ['alpha', 'user'],
+          ['reviewer', 'claude'],
+          ['zeta', 'workspace'],
+        ],
+      );
+      assert.equal(c.agents[2].description, 'Last by name.', '.arbor/agents wins over .claude/agents');
+      assert.deepEqual(
+        c.errors.map((e) => [path.relative(dir, e.file), e.line]),
+        [
+          ['ws/.arbor/agents/broken.md', 4],
+          ['ws/.claude/agents/zeta-again.md', 1],
+        ],
+      );
+      assert.match(c.errors[1].message, /already defined in .*zeta\.md; this file is ignored/);
+    });
+
+    it('the catalogue section is the same bytes whatever order the files were written in, and changes only with the files', () => {
+      const sectionFor = (order: string[]) => {
+        fs.rmSync(path.join(dir, 'ws'), { recursive: true, force: true });
+        for (const n of order) put(`ws/.arbor/agents/${n}.md`, agent(n, `Does ${n}.`));
+        const prompts = new ScopeRegistry<PromptSection>();
+        const p = new ProjectFiles({ root: path.join(dir, 'ws') }, prompts);
+        const text = prompts.view().find((s) => s.name === AGENTS_SECTION)?.text;
+        p.dispose();
+        return text;
+      };
+      const a = sectionFor(['b', 'c', 'a']);
+      const b = sectionFor(['c', 'a', 'b']);
+      assert.equal(a, b);
+      const text = a ?? '';
+      assert.ok(text.indexOf('- a: Does a.') > 0 && text.indexOf('- a: Does a.') < text.indexOf('- b: Does b.'), text);
+      assert.equal(catalogueText([]), '', 'no agents: no section');
+    });
+  });
+});

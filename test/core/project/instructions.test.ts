@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readInstructions } from '../../../src/core/project/instructions';
+import { INSTRUCTIONS_SECTION, ProjectFiles } from '../../../src/core/project/project-files';
+import type { PromptSection } from '../../../src/core/scope/prompt';
+import { ScopeRegistry } from '../../../src/core/scope/registry';
+
+describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a level has none, the user file first', () => {
+  let dir: string;
+  let root: string;
+  const write = (rel: string, text: string) => {
+    const p = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, text);
+    return p;
+  };
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-instr-'));
+    root = path.join(dir, 'ws');
+    fs.mkdirSync(root);
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('concatenates farthest first, nearest last, and says the nearer wins; CLAUDE.md only where no AGENTS.md', () => {
+    const user = write('home/.arbor/AGENTS.md', 'USER: prefer tabs');
+    write('ws/AGENTS.md', 'ROOT: use spaces');
+    write('ws/CLAUDE.md', 'ROOT-CLAUDE: never read when AGENTS.md is there');
+    write('ws/pkg/CLAUDE.md', 'PKG-CLAUDE: run npm test');
+    write('ws/pkg/lib/AGENTS.md', 'LIB: two spaces here');
+    write('ws/other/AGENTS.md', 'OTHER: not on the path');
+    const r = readInstructions({ root, cwd: path.join(root, 'pkg', 'lib'), userFile: user, maxBytes: 10_000 });
+    assert.deepEqual(
+      r.files.map((f) => f.shown),
+      ['user AGENTS.md', 'AGENTS.md', 'pkg/CLAUDE.md', 'pkg/lib/AGENTS.md'],
+    );
+    const order = ['USER:', 'ROOT:', 'PKG-CLAUDE:', 'LIB:'].map((s) => r.text.indexOf(s));
+    assert.ok(
+      order.every((v, i) => v > 0 && (i === 0 || v > order[i - 1])),
+      `order ${order}`,
+    );
+    assert.ok(!r.text.includes('ROOT-CLAUDE') && !r.text.includes('OTHER:'));
+    assert.match(r.text, /later \(nearer\) file wins/);
+    assert.equal(r.cutBytes, 0);
+    assert.ok(!r.text.includes('capped'));
+  });
+
+  it('a cwd outside the workspace reads the root only; no files, no section', () => {
+    write('ws/AGENTS.md', 'ROOT');
+    write('elsewhere/AGENTS.md', 'OUTSIDE');
+    const r = readInstructions({ root, cwd: path.join(dir, 'elsewhere'), maxBytes: 1000 });
+    assert.deepEqual(
+      r.files.map((f) => f.shown),
+      ['AGENTS.md'],
+    );
+    fs.rmSync(path.join(root, 'AGENTS.md'));
+    const none = readInstructions({ root, maxBytes: 1000 });
+    assert.deepEqual([none.files, none.text], [[], '']);
+  });
+
+  it('the cap cuts the text, counts what was left out and says so in the prompt', () => {
+    write('ws/AGENTS.md', `ROOT ${'r'.repeat(300)}`);
+    write('ws/sub/AGENTS.md', `SUB ${'s'.repeat(300)}`);
+    const r = readInstructions({ root, cwd: path.join(root, 'sub'), maxBytes: 400 });
+    assert.deepEqual(
+      r.files.map((f) => [f.shown, f.bytes, f.included]),
+      [
+        ['AGENTS.md', 305, 305],
+        ['sub/AGENTS.md', 304, 95],
+      ],
+    );
+    assert.equal(r.cutBytes, 209);
+    assert.match(r.text, /capped at 400 bytes; 209 bytes were left out \(sub\/AGENTS\.md\)/);
+    assert.ok(!r.text.includes('s'.repeat(96)));
+  });
+
+  it('a workspace AGENTS.md that links outside the workspace is not read (a secret never reaches the prompt)', () => {
+    const secret = write('secret.txt', 'SECRET-TOKEN-123');
+    fs.symlinkSync(secret, path.join(root, 'AGENTS.md'));
+    write('ws/sub/AGENTS.md', 'SUB rules');
+    fs.symlinkSync(secret, path.join(root, 'sub', 'CLAUDE.md'));
+    const r = readInstructions({ root, cwd: path.join(root, 'sub'), maxBytes: 1000 });
+    assert.ok(!r.text.includes('SECRET-TOKEN-123'));
+    assert.deepEqual(
+      r.skipped.map((s) => [path.basename(s.path), s.why]),
+      [['AGENTS.md', 'it links outside the workspace']],
+    );
+    assert.deepEqual(
+      r.files.map((f) => f.shown),
+      ['sub/AGENTS.md'],
+    );
+  });
+
+  it('ProjectFiles re-reads only when a file changed, and replaces the section', () => {
+    const prompts = new ScopeRegistry<PromptSection>();
+    const p = write('ws/AGENTS.md', 'version one');
+    const project = new ProjectFiles({ root }, prompts);
+    let heard = 0;
+    project.onChange(() => heard++);
+    const section = () => prompts.view().find((s) => s.name === INSTRUCTIONS_SECTION)?.text ?? '';
+    assert.match(section(), /version one/);
+    assert.equal(project.refresh(), false, 'nothing changed: not re-read');
+    fs.writeFileSync(p, 'version two, longer');
+    assert.equal(project.refresh(), true);
+    assert.match(section(), /version two/);
+    assert.equal(heard, 1);
+    fs.rmSync(p);
+    project.refresh();
+    assert.equal(section(), '', 'the file is gone: so is the section');
+    project.dispose();
+  });
+});

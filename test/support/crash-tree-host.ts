@@ -1,0 +1,27 @@
+// A host meant to be killed (the agreement test's crash): opens a harness on an existing store,
+// opens the root session it is given, starts a continuable child whose model reply stalls (the
+// test's model server scripts `[[tag]]` so), and prints `child <id>` once the child's turn is
+// on disk and its request reached the model. Then it waits to be killed with -9.
+//   node crash-tree-host.js <storeDir> <workspace> <baseURL> <rootId> <tag>
+import { Harness } from '../../src/core/harness';
+
+void (async () => {
+  const [storeDir, workspace, baseURL, rootId, tag] = process.argv.slice(2);
+  const h = await Harness.open({
+    storeDir,
+    workspace: [workspace],
+    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    maxConcurrentChildren: 2,
+    releaseDelayMs: 150,
+  });
+  const root = await h.openSession(rootId);
+  const { childId } = await h.subagents.startContinuable(root, 'spawn', { prompt: `[[${tag}]] task`, label: tag });
+  // Once the child's turn has started, make what it wrote durable, then say so.
+  const until = Date.now() + 30_000;
+  while (!h.store.summaryOf(childId)?.openTurn && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  await h.resident(childId)?.flush();
+  process.stdout.write(`child ${childId}\n`);
+  setInterval(() => undefined, 1000);
+})();
