@@ -12,6 +12,7 @@ import * as cost from './cost.bench';
 import * as extension from './extension.bench';
 import * as goal from './goal.bench';
 import * as hooks from './hooks.bench';
+import * as mcp from './mcp.bench';
 import * as panel from './panel.bench';
 import * as remote from './remote.bench';
 import * as remoteDsh from './remote-dsh.bench';
@@ -24,7 +25,24 @@ import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
 
 /** Every bench module; later ones register here. */
-const MODULES: BenchModule[] = [store, agent, subagent, tools, workflow, goal, hooks, cost, acpServe, acpClient, remote, remoteDsh, panel, webview, extension];
+const MODULES: BenchModule[] = [
+  store,
+  agent,
+  subagent,
+  tools,
+  workflow,
+  goal,
+  hooks,
+  cost,
+  acpServe,
+  acpClient,
+  remote,
+  remoteDsh,
+  panel,
+  webview,
+  extension,
+  mcp,
+];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

@@ -62,6 +62,13 @@ cpSync(join(repoRoot, 'media', 'demo-project'), workspace, { recursive: true, fo
 if (!existsSync(join(workspace, '.arbor', 'settings.json'))) {
   cpSync(join(repoRoot, 'media', 'sample-workspace', '.arbor'), join(workspace, '.arbor'), { recursive: true });
 }
+// One stdio MCP server from npm (server-everything, installed in node_modules): the panel asks
+// once to allow it (decision 0055). Written only where the workspace has no .mcp.json of its own.
+const mcpJson = join(workspace, '.mcp.json');
+if (!existsSync(mcpJson)) {
+  const everything = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+  writeFileSync(mcpJson, `${JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } }, null, 2)}\n`);
+}
 const hasKey = Boolean(process.env.ARBOR_API_KEY || process.env.DEEPSEEK_API_KEY || process.env.OPENAI_API_KEY);
 const settings = { 'workbench.startupEditor': 'none' };
 const env = {};

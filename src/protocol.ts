@@ -221,6 +221,16 @@ export interface GrantScopeView {
   value: string;
 }
 
+/** One MCP server as the panel lists it (decision 0055): where it came from, its state, why, its tools. */
+export interface McpServerView {
+  name: string;
+  /** `workspace` (.mcp.json), `vscode` (.vscode/mcp.json), `user` (the setting), `cli`, `acp`. */
+  source: string;
+  phase: 'needs-allow' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
+  why?: string;
+  toolCount: number;
+}
+
 /** An active "allow for this conversation" grant of a session. */
 export interface GrantView {
   grantId: string;
@@ -362,6 +372,8 @@ export type HostToWebview =
   | { type: 'approval/resolved'; requestId: string; decision: 'allow' | 'deny' }
   /** The active grants of a session (sent with its transcript and whenever they change). */
   | { type: 'grants/list'; sessionId: string; grants: GrantView[] }
+  /** The MCP servers and their state, whole (a handful of rows): on ready and whenever one moves. */
+  | { type: 'mcp/servers'; servers: McpServerView[] }
   /** Put the keyboard focus in the chat input (the "focus chat input" keybinding). */
   | { type: 'input/focus' }
   /** A new conversation is being started ("+"): nothing selected, the input takes the focus; it is created at its first message. */

@@ -45,6 +45,8 @@ export class Feed {
     event: (c) => this.event(c.sessionId, c.event),
     delta: (c) => this.delta(c.sessionId, c.kind, c.text),
     progress: () => undefined,
+    // MCP server states are the host's to show, not a session's update.
+    mcp: () => undefined,
     // Live state moved without an event (idle, queued, an approval, a mirror, a child): its state may have changed.
     live: (c) => {
       void this.touch(c.sessionId);

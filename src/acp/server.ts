@@ -1,8 +1,10 @@
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
+import { describeConfigError } from '../core/mcp/config';
 import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, unknownSession } from './errors';
 import { Feed } from './feed';
+import { acpMcpServers } from './mcp-servers';
 import { promptText, settleSubtree, stopReasonOf } from './prompt';
 import { type AcpSession, SessionTable } from './sessions';
 import { announcement, treeParent } from './tree';
@@ -95,10 +97,17 @@ export class AcpServer {
 
   private async open(cwd: unknown, mcpServers: unknown): Promise<{ root: string; harness: Harness }> {
     const root = this.opts.workspaces.rootOf(cwd);
-    if (Array.isArray(mcpServers) && mcpServers.length > 0) {
-      this.opts.warn(`arbor acp: ${mcpServers.length} MCP server(s) ignored: Arbor has no MCP client yet`);
-    }
     const harness = await this.opts.workspaces.harness(root);
+    if (Array.isArray(mcpServers) && mcpServers.length > 0) {
+      // The client's servers join this workspace's harness (its tools are every session's there), ready before the answer.
+      const read = acpMcpServers(mcpServers);
+      for (const e of read.errors) this.opts.warn(`arbor acp: ${describeConfigError(e)}`);
+      harness.mcp.addServers(read.servers);
+      await harness.mcp.whenSettled();
+      for (const st of harness.mcp.states())
+        if (st.phase === 'failed' && read.servers.some((x) => x.name === st.name))
+          this.opts.warn(`arbor acp: MCP server "${st.name}" failed: ${st.why ?? 'no reason given'}`);
+    }
     if (!this.feeds.has(harness)) {
       this.feeds.set(
         harness,
@@ -135,7 +144,7 @@ export class AcpServer {
           agentCapabilities: {
             loadSession: true,
             promptCapabilities: { image: false, audio: false, embeddedContext: true },
-            mcpCapabilities: { http: false, sse: false },
+            mcpCapabilities: { http: true, sse: false },
             sessionCapabilities: { list: {} },
           },
           agentInfo: { name: 'arbor', title: 'Arbor', version: this.opts.version },

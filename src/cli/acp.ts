@@ -8,6 +8,7 @@ import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { oneOf, type ParsedArgs, positiveInt } from './args';
 import { harnessConfig, workspaceOf } from './config';
+import { mcpDeployment } from './mcp';
 import type { Command } from './output';
 import { onStopSignals } from './stop-signals';
 
@@ -60,6 +61,17 @@ export const acpCommand: Command = async (args, io) => {
       // The folder the command was started for keeps --store / $ARBOR_STORE; any other root has its own.
       storeDir: same && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store'),
       workspace: [root],
+      // Another root's own .mcp.json (its servers wait for their allow, as the default root's do).
+      ...(same
+        ? {}
+        : {
+            mcp: mcpDeployment(
+              { ...rest, options: new Map([...rest.options].filter(([k]) => k !== 'allow-mcp')) },
+              io.env,
+              path.join(root, '.arbor', 'store'),
+              root,
+            ),
+          }),
       approval: approval === 'never' ? 'never' : 'ask',
       approvalPort: port,
       childApproval,

@@ -29,7 +29,12 @@ const VALUED = new Set([
   'child-approval',
   'permission-timeout',
   'hooks-file',
+  'mcp-config',
+  'allow-mcp',
+  'mcp-allow-tools',
 ]);
+/** Valued flags that may be given more than once: their values join with commas. */
+const REPEATABLE = new Set(['mcp-config', 'allow-mcp', 'mcp-allow-tools']);
 const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows', 'claude-hooks', 'no-hooks']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -53,7 +58,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (VALUED.has(name)) {
       const v = inline ?? argv[++i];
       if (v === undefined || (inline === undefined && v.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
-      options.set(name, v);
+      const before = options.get(name);
+      options.set(name, REPEATABLE.has(name) && typeof before === 'string' ? `${before},${v}` : v);
     } else if (SWITCHES.has(name)) {
       options.set(name, true);
     } else {

@@ -6,6 +6,7 @@ import { acpCommand } from './acp';
 import { UsageError } from './args';
 import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
+import { mcpCommand, mcpReady } from './mcp';
 import { type Command, type Io, wireOutput } from './output';
 import { sessionListing } from './sessions';
 import { onStopSignals } from './stop-signals';
@@ -48,6 +49,7 @@ const run: Command = async (args, io) => {
   const stop = onStopSignals(io);
   try {
     await warnUnconfined(h, io);
+    await mcpReady(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80), ...(named ? { agent: named } : {}) });
     if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
@@ -73,6 +75,7 @@ const send: Command = async (args, io) => {
     // The human raises (or, with "none", removes) the budget before the message goes on.
     if (budget !== undefined) await h.setBudget(id, budget);
     await warnUnconfined(h, io);
+    await mcpReady(h, io);
     wireOutput(h, id, args, io);
     await h.send(id, msg);
     return await Promise.race([settleAndReport(h, id, io), stop.signalled]);
@@ -112,4 +115,13 @@ const log: Command = async (args, io) => {
   }
 };
 
-export const COMMANDS: Record<string, Command> = { run, send, sessions, log, goal, acp: acpCommand };
+export const COMMANDS: Record<string, Command> = {
+  run,
+  send,
+  sessions,
+  log,
+  goal,
+  acp: acpCommand,
+  // Listing and allowing servers never calls the model: no API key needed.
+  mcp: mcpCommand((args, io) => Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-mcp' }))),
+};

@@ -10,6 +10,7 @@ import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
+import { mcpDeployment } from './mcp';
 import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };
@@ -47,8 +48,9 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   const prices = pricesOf(args, env);
   const remote = remoteFromConfig(args, env);
+  const storeDir = storeDirOf(args, env);
   return {
-    storeDir: storeDirOf(args, env),
+    storeDir,
     workspace: [workspaceOf(args)],
     model: {
       baseURL,
@@ -67,6 +69,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
+    mcp: mcpDeployment(args, env, storeDir, workspaceOf(args)),
     // The user's own instructions and agents (decision 0056); $ARBOR_USER_DIR moves the folder.
     project: userProjectFiles(env.ARBOR_USER_DIR ?? path.join(os.homedir(), '.arbor')),
     ...(args.options.has('no-hooks') ? {} : { hooks: hooksOf(args, env) }),

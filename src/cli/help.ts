@@ -19,6 +19,9 @@ Usage:
   arbor goal resume ID            arm it again and drive rounds (refused while rounds are used up)
   arbor goal pause|clear ID       pause the goal, or clear it
   arbor goal limit ID N           set its round limit (1-1000, not below the rounds started)
+  arbor mcp list [--json]         the MCP servers (.mcp.json, .vscode/mcp.json, --mcp-config),
+                                  started to show their state and tool count
+  arbor mcp allow NAME            let the workspace's MCP server NAME start (remembered per workspace)
   arbor acp [options]             serve the Agent Client Protocol on stdio (an ACP client such as
                                   Zed or acpx starts it): JSON-RPC only on stdout, logs on stderr;
                                   stdin EOF or SIGTERM cancels running turns and exits 0
@@ -60,6 +63,12 @@ Options:
                      the defaults (null removes one); also $ARBOR_PRICES
   --timeout MS       how long the model may take to start answering, and to send its
                      next chunk once it has begun (default 120000)
+  --mcp-config FILE  MCP servers of your own (Claude Code's {"mcpServers": {...}}); they start.
+                     Servers in the workspace's .mcp.json start only once allowed:
+  --allow-mcp NAME   for this run (or 'arbor mcp allow NAME' for good); both repeatable
+  --mcp-allow-tools LIST
+                     MCP servers or tools called without asking (everything, mcp__everything__echo);
+                     other MCP calls need approval (--approval auto allows them)
   --json             every event as one JSON line on stdout
 
 ACP options (arbor acp):

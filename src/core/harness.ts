@@ -18,6 +18,8 @@ import type { HookService } from './hooks/service';
 import { hooksRow } from './hooks/wire';
 import type { LiveWhat, Observer } from './live/changes';
 import type { SessionLive, SessionView } from './live/state';
+import type { McpManager } from './mcp/manager';
+import { mcpRow } from './mcp/row';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalPort, ApprovalRequest } from './policy/approval';
 import type { ApprovalGrant } from './policy/grants';
@@ -79,6 +81,8 @@ export class Harness {
   readonly project: ProjectFiles;
   /** Hooks from the settings files (decision 0057), when the deployment configured them. */
   readonly hookService?: HookService;
+  /** MCP servers, their state and their `mcp__…` tools (decision 0055). */
+  readonly mcp: McpManager;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -165,6 +169,8 @@ export class Harness {
     );
     this.goals = wire(goalRow(config.goalMaxRounds));
     if (config.hooks) this.hookService = wire(hooksRow(config.hooks, { budgetLeft: (id) => this.cost.budgets.remaining(id) }));
+    this.mcp = wire(mcpRow(config.mcp, this.roots));
+    this.mcp.onChange(() => this.live.mcpChanged());
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }

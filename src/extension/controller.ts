@@ -94,7 +94,15 @@ export class PanelController implements ApprovalPort {
       runOpen: (runId) => this.sync.tree.runOpen(runId),
       log,
     });
-    this.sync = new TreeSync({ harness: () => this.harness, views: this.views, feed: this.feed, runFeed: this.runFeed, desk: this.desk, log });
+    this.sync = new TreeSync({
+      harness: () => this.harness,
+      views: this.views,
+      feed: this.feed,
+      runFeed: this.runFeed,
+      desk: this.desk,
+      log,
+      mcpChanged: () => this.broadcast(this.mcpServers()),
+    });
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -145,6 +153,7 @@ export class PanelController implements ApprovalPort {
         settings: this.hooks.settings(),
         approvals: this.desk.prompts(),
       });
+      if (port.view === 'panel') port.post(this.mcpServers());
       port.post(this.projectFiles(h));
       if (port.sessionId && isRunNodeId(port.sessionId)) {
         // A run's parent is known once the stored summaries are folded (after a reload too).
@@ -374,6 +383,18 @@ export class PanelController implements ApprovalPort {
     }
     const s = await this.sessionOf(sessionId);
     return nameFromLog(s.header, s.events);
+  }
+
+  /** The MCP servers' states as the panel lists them (decision 0055). */
+  private mcpServers(): HostToWebview {
+    const servers = (this.harness?.mcp.states() ?? []).map((s) => ({
+      name: s.name,
+      source: s.source,
+      phase: s.phase,
+      toolCount: s.toolCount,
+      ...(s.why ? { why: s.why } : {}),
+    }));
+    return { type: 'mcp/servers', servers };
   }
 
   settingsChanged(): void {

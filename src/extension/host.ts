@@ -17,6 +17,7 @@ import type { CommandHost } from './command-host';
 import { buildCommands, type Command } from './commands';
 import { PanelController, type ViewPort } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
+import { McpHost } from './mcp-host';
 import { pickPolicy } from './policy-picker';
 import type { StatusCounts } from './presenter/status-bar';
 import { ReloadPrompt } from './reload-prompt';
@@ -69,6 +70,8 @@ export class ArborHost implements CommandHost {
   private readonly applied = new vscode.EventEmitter<readonly SettingKey[]>();
   /** Fired once a settings change has been applied (with the settings it touched), for tests and other extensions. */
   readonly onDidApplySettings = this.applied.event;
+  /** MCP servers: the workspace's and the user's, the allow prompt, file watching (decision 0055). */
+  private readonly mcp: McpHost;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -102,6 +105,7 @@ export class ArborHost implements CommandHost {
     );
     this.commands = buildCommands(this);
     this.reloadPrompt = new ReloadPrompt(() => JSON.stringify(readRemote().remote ?? {}), log);
+    this.mcp = new McpHost(context, log);
   }
 
   /** The status bar: the tree's status counts and every conversation's spend (the one fold). */
@@ -179,6 +183,7 @@ export class ArborHost implements CommandHost {
         readClaudeSettings: s.hooksReadClaude,
         trusted: () => vscode.workspace.isTrusted,
       },
+      mcp: this.mcp.deployment(folders),
     };
     this.reloadPrompt.opened();
     if (remote) {
@@ -197,6 +202,7 @@ export class ArborHost implements CommandHost {
     if (this.sandbox.available) this.log.info(describeSandboxStatus(this.sandbox));
     else this.log.warn(`${describeSandboxStatus(this.sandbox)}. Until then every command needs your approval.`);
     this.controller.settingsChanged();
+    this.mcp.follow(h, folders);
     // The count changes when a turn starts, when usage arrives, and with every live change (an
     // agent went idle, was queued, asked for approval): one subscription to the change stream.
     h.observe((c) => {
@@ -280,6 +286,7 @@ export class ArborHost implements CommandHost {
     },
     // Every change re-sends the panel its settings (settingsChanged, last): the example prompts need nothing more.
     panel: () => undefined,
+    mcp: (h) => this.mcp.reread(h),
   };
 
   async setApiKey(key: string): Promise<void> {
@@ -352,6 +359,7 @@ export class ArborHost implements CommandHost {
     await this.controller.dispose();
     this.logFeed.dispose();
     this.reloadPrompt.dispose();
+    this.mcp.dispose();
     this.applied.dispose();
     const h = await this.harness?.catch(() => undefined);
     await h?.close();

@@ -17,7 +17,9 @@ export type LivePath =
   /** `PanelSettings`: re-sent to the open panels. */
   | 'panel'
   /** `HookService.reload`: the settings files read again; the next hook that fires uses them (decision 0057). */
-  | 'hooks';
+  | 'hooks'
+  /** `harness.mcp.setServers`: servers added, changed or removed start or stop now (decision 0055). */
+  | 'mcp';
 
 /**
  * `live`: the next action uses the new value, through `via`. `reload`: the value is wired when
@@ -52,6 +54,8 @@ export const SETTING_RULES = {
   'arbor.workflow.allowUnconfinedScripts': live('workflow'),
   'arbor.prices': live('prices'),
   'arbor.hooks.readClaudeSettings': live('hooks'),
+  'arbor.mcp.servers': live('mcp'),
+  'arbor.mcp.allowTools': live('mcp'),
   'arbor.remote.codex.command': remote,
   'arbor.remote.codex.model': remote,
   'arbor.remote.codex.env': remote,
@@ -75,7 +79,7 @@ export type SettingKey = keyof typeof SETTING_RULES;
 export const SETTING_KEYS = Object.keys(SETTING_RULES) as SettingKey[];
 
 /** The order live paths are applied in: the model first (the panel shows which model answers). */
-export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks'];
+export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks', 'mcp'];
 
 /** What a change touched: the live paths to apply and the reload-only settings it named. */
 export function changedBy(affects: (key: SettingKey) => boolean): { paths: Set<LivePath>; reload: SettingKey[]; keys: SettingKey[] } {

@@ -17,6 +17,8 @@ export interface TreeSyncDeps {
   runFeed: RunFeed;
   desk: ApprovalDesk;
   log(level: 'warn', text: string): void;
+  /** An MCP server's state moved (the panel re-reads the list). */
+  mcpChanged?(): void;
 }
 
 type ChangeHandlers = { [K in Change['type']]: (h: Harness, c: Extract<Change, { type: K }>) => void };
@@ -48,6 +50,8 @@ export class TreeSync {
       }
     },
     progress: () => undefined,
+    // An MCP server's state moved: the panel's server list is re-read (decision 0055).
+    mcp: () => this.deps.mcpChanged?.(),
     live: (h, c) => {
       // A session made without an event yet (a new conversation, a child being built) is a node from its first change.
       this.known(h, c.sessionId);

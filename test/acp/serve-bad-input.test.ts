@@ -57,14 +57,18 @@ describe('acp: arbor acp refuses bad input with JSON-RPC errors and keeps servin
     assertJsonRpcOnly(peer);
   });
 
-  it('MCP servers are accepted and ignored, with a warning on stderr', async () => {
+  it('MCP servers that cannot start, or are malformed, are said on stderr; the session opens all the same', async () => {
     peer = await startAcp(w.common);
     const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, {
       cwd: w.ws,
-      mcpServers: [{ name: 'fs', command: '/bin/true', args: [], env: [] }],
+      mcpServers: [
+        { name: 'fs', command: '/bin/true', args: [], env: [] },
+        { name: 'bad name', command: '/bin/true', args: [], env: [] },
+      ],
     });
     assert.match(sessionId, /^s-/);
-    await until(() => /1 MCP server\(s\) ignored: Arbor has no MCP client yet/.test(peer!.stderr()));
+    await until(() => /MCP server "fs" failed: it did not start/.test(peer!.stderr()));
+    assert.match(peer.stderr(), /MCP config ACP session\/new mcpServers, server "bad name": server name "bad name" must be/);
     assertJsonRpcOnly(peer);
   });
 

@@ -7,8 +7,11 @@ import type { ArborHost } from '../../src/extension/host';
 import { SETTING_KEYS, SETTING_RULES, type SettingKey } from '../../src/extension/setting-rules';
 import type { TreeNode } from '../../src/protocol';
 import { ModelServer } from '../support/model-server';
+import { repoRoot } from '../support/repo-root';
 import { arborOnServer } from './arbor-on-server';
 import { chat, next, ofType, rootCalls, toolResult, UserSettings } from './live-settings-kit';
+
+const EVERYTHING = path.join(repoRoot(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 // Issue 21.4 (decision 0049): every arbor.* setting, changed in a running window, reaches the
 // next action that reads it — or, for the few wired when the harness opens, the window says once
@@ -278,6 +281,27 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
       assert.equal(h.hookService?.options.readClaudeSettings, false);
       await settings.set('arbor.hooks.readClaudeSettings', true);
       assert.equal(h.hookService?.options.readClaudeSettings, true, "the hooks' files are read again, .claude/settings.json with them");
+    },
+    'arbor.mcp.servers': async () => {
+      await settings.set('arbor.mcp.servers', { live: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+      await h.mcp.whenSettled();
+      const live = h.mcp.states().find((x) => x.name === 'live');
+      assert.equal(live?.phase, 'ready', live?.why);
+      assert.ok(
+        h.tools.view().some((t) => t.name === 'mcp__live__echo'),
+        'its tools are registered at once',
+      );
+    },
+    'arbor.mcp.allowTools': async () => {
+      await settings.set('arbor.mcp.servers', { live: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+      await h.mcp.whenSettled();
+      const echo = () => h.tools.view().find((t) => t.name === 'mcp__live__echo')!;
+      // No one to ask here: without an allow the call is refused, with one it goes through.
+      const ctx = { sessionId: 's', roots: [], sandbox: 'workspace-write' as const, approvalPolicy: 'ask' as const, signal: new AbortController().signal };
+      assert.equal((await echo().execute({ message: 'a' }, ctx)).isError, true);
+      await settings.set('arbor.mcp.allowTools', ['mcp__live__echo']);
+      const r = await echo().execute({ message: 'allowed now' }, ctx);
+      assert.match(r.content, /allowed now/);
     },
     'arbor.remote.codex.command': () => asksReload(...CODEX),
     'arbor.remote.codex.model': () => asksReload('arbor.remote.codex.model', 'gpt-live', CODEX),

@@ -1,6 +1,7 @@
 import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
 import type { HooksOptions } from '../hooks/service';
+import type { McpDeployment } from '../mcp/manager';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { ProjectFilesOptions } from '../project/project-files';
@@ -55,6 +56,8 @@ export interface HarnessConfig {
   prices?: Record<string, ModelPrice | null>;
   /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
   remote?: RemoteSettings;
+  /** MCP servers and who may start and call them (decision 0055); `harness.mcp.setServers` changes them live. */
+  mcp?: McpDeployment;
   /**
    * Project instructions and agents defined in files (decision 0056). The workspace's AGENTS.md /
    * CLAUDE.md and `.arbor/agents`, `.claude/agents` are always read; the user-level file and folder

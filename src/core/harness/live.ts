@@ -38,6 +38,11 @@ export class LiveHub {
     this.toParent(id);
   }
 
+  /** An MCP server's state or tool count moved (decision 0055): views re-read `harness.mcp.states()`. */
+  mcpChanged(): void {
+    this.changes.emit({ type: 'mcp' });
+  }
+
   progress(id: string, progress: ToolProgress): void {
     this.changes.emit({ type: 'progress', sessionId: id, progress });
   }

@@ -20,7 +20,9 @@ export type Change =
   | { type: 'event'; sessionId: string; event: SessionEvent }
   | { type: 'delta'; sessionId: string; kind: 'text' | 'reasoning'; text: string }
   | { type: 'progress'; sessionId: string; progress: ToolProgress }
-  | { type: 'live'; sessionId: string; what: LiveWhat };
+  | { type: 'live'; sessionId: string; what: LiveWhat }
+  /** An MCP server's state or tool count moved (decision 0055): a view re-reads `harness.mcp.states()`. */
+  | { type: 'mcp' };
 
 export type Observer = (change: Change) => void;
 

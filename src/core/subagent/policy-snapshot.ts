@@ -1,5 +1,5 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
-import { policyOverrides } from '../session/folds';
+import { descriptorOf, policyOverrides } from '../session/folds';
 import type { Session } from '../session/session';
 
 export interface PolicySnapshot {
@@ -18,4 +18,22 @@ export function capturePolicy(parent: Session): PolicySnapshot {
   if (o.sandbox) snap.sandbox = o.sandbox.value;
   if (o.approval) snap.approval = o.approval.value;
   return snap;
+}
+
+/**
+ * The tools a child may inherit at most: the parent's own filter (its descriptor's, itself
+ * already narrowed by its parent's at its start), or undefined for an unfiltered parent. Read
+ * synchronously with `capturePolicy`. A child's filter is intersected with it, so no child —
+ * MCP tools included (decision 0055) — gets a tool its parent could not call.
+ */
+export function captureToolCeiling(parent: Session): readonly string[] | undefined {
+  return descriptorOf(parent.header, parent.events)?.toolFilter;
+}
+
+/** A child's requested filter under its parent's ceiling: the intersection (or the ceiling itself when it asked for none). */
+export function narrowFilter(asked: readonly string[] | undefined, ceiling: readonly string[] | undefined): string[] | undefined {
+  if (!ceiling) return asked ? [...asked] : undefined;
+  if (!asked) return [...ceiling];
+  const allowed = new Set(ceiling);
+  return asked.filter((n) => allowed.has(n));
 }

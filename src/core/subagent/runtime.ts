@@ -22,7 +22,7 @@ import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { MirrorRegistry } from './mirrors';
-import { capturePolicy } from './policy-snapshot';
+import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import { Residency } from './residency';
 import { spawnProvider } from './spawn-provider';
 import type { SubagentControl } from './surface';
@@ -306,6 +306,7 @@ export class SubagentRuntime implements SubagentControl {
       throw new SubagentError('STALE_HANDLE', `Agent ${caller.id} is no longer live; it cannot start subagents.`);
     const parent = caller.session;
     const snapshot = capturePolicy(parent); // synchronous: before any await
+    const ceiling = captureToolCeiling(parent);
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
     const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
     // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
@@ -321,7 +322,8 @@ export class SubagentRuntime implements SubagentControl {
     // the descriptor gets the model once the program says which (seed 000 §六, decision 0052).
     const model = asked.model ?? (provider.remote ? provider.remote.model?.() : caller.modelName);
     const modelProvider = provider.remote ? (provider.remote.modelProvider ?? provider.remote.program) : caller.modelProvider;
-    const request: SubagentRequest = { ...asked, ...(model ? { model } : {}) };
+    const toolFilter = provider.capabilities.toolFilter ? narrowFilter(asked.toolFilter, ceiling) : asked.toolFilter;
+    const request: SubagentRequest = { ...asked, ...(model ? { model } : {}), ...(toolFilter ? { toolFilter } : {}) };
     if (request.budget) this.deps.checkChildBudget?.(parent.id, request.budget);
     // No await unless a check applies: without hooks the start runs exactly as before.
     const veto = this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });

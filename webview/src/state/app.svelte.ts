@@ -9,6 +9,7 @@ import {
   type HostCommand,
   type HostToWebview,
   isRunNodeId,
+  type McpServerView,
   type PanelSettings,
   type ProjectFilesView,
   type RequestBody,
@@ -53,6 +54,8 @@ export class AppState {
   answering: ReadonlySet<string> = $state.raw(new Set());
   /** Active "allow for this conversation" grants of the sessions this view was sent. */
   grants: ReadonlyMap<string, GrantView[]> = $state.raw(new Map());
+  /** The MCP servers and their state (decision 0055). */
+  mcpServers: McpServerView[] = $state.raw([]);
   selected: string | undefined = $state();
   problems: Problem[] = $state.raw([]);
   draft = $state('');
@@ -136,6 +139,9 @@ export class AppState {
     },
     'grants/list': (m) => {
       this.grants = new Map(this.grants).set(m.sessionId, m.grants);
+    },
+    'mcp/servers': (m) => {
+      this.mcpServers = m.servers;
     },
     'input/focus': () => {
       this.focusRequests++;

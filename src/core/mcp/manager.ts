@@ -1,0 +1,326 @@
+import { describeError } from '../errors';
+import type { ScopeRegistry } from '../scope/registry';
+import { fail } from '../tools/result';
+import type { Tool, ToolContext, ToolResult } from '../tools/tool';
+import { type McpConfigError, type McpServerConfig, needsAllow } from './config';
+import { McpConnection, type McpToolDef } from './connection';
+import { allowCovers, mcpToolName } from './names';
+import { mapResult } from './result';
+import { redact, secretsOf } from './secrets';
+import { type McpServerState, notReadyMessage } from './state';
+import { mcpTool } from './tool';
+
+/** Which workspace servers the user allowed to start (remembered per workspace by the host). */
+export interface McpTrust {
+  isAllowed(server: McpServerConfig): boolean;
+  /** Remember the allow (the extension: workspaceState; the CLI: a file in the store folder). */
+  allow(server: McpServerConfig): Promise<void>;
+}
+
+export interface McpDeployment {
+  servers: McpServerConfig[];
+  /** Problems reading the config, shown with the servers (a bad entry never stops the others). */
+  errors?: McpConfigError[];
+  /** Servers or tools the user allowed to be called without asking: `srv`, `mcp__srv`, `mcp__srv__tool`. */
+  allowTools?: string[];
+  /** Who may start workspace servers; without it none starts (nobody could have allowed it). */
+  trust?: McpTrust;
+  /** Whether workspace servers may start at all (the extension: a trusted workspace); default true. */
+  workspaceTrusted?: boolean;
+  /** How long a start may take (ms); default 30000. */
+  startTimeoutMs?: number;
+  /** Restarts after a server goes away, before it is `failed` for good; default 5. */
+  maxRestarts?: number;
+  /** The first restart's delay (ms), doubled each time; default 500. */
+  backoffMs?: number;
+}
+
+interface Entry {
+  config: McpServerConfig;
+  state: McpServerState;
+  secrets: string[];
+  conn?: McpConnection;
+  tools: Map<string, { def: McpToolDef; unregister: () => void }>;
+  timer?: NodeJS.Timeout;
+  /** Bumped by every start and stop: a late answer of an older start is dropped. */
+  generation: number;
+  starting?: Promise<void>;
+  lastStderr?: string;
+  /** When it last became ready: a server that stayed up a while has its restart count start over. */
+  readyAt?: number;
+}
+
+/** Up this long, a server that goes away again counts its restarts from zero. */
+const STABLE_MS = 60_000;
+
+/**
+ * The MCP client side of a deployment (decision 0055): one entry per configured server, its
+ * connection, its state, and its tools registered as `mcp__<server>__<tool>` in the global
+ * tool scope (so every view, filters and policy apply as to any tool). A server that goes away
+ * restarts with a doubling backoff, a bounded number of times; its tools answer with a clear
+ * error meanwhile. Every change of a server's state reaches `onChange` listeners (the harness
+ * puts it on its change stream).
+ */
+export class McpManager {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<() => void>();
+  private errors: McpConfigError[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly deps: { tools: ScopeRegistry<Tool>; roots: readonly string[] },
+    private deployment: McpDeployment = { servers: [] },
+  ) {
+    this.setServers(deployment);
+  }
+
+  private get maxRestarts(): number {
+    return this.deployment.maxRestarts ?? 5;
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  states(): McpServerState[] {
+    return [...this.entries.values()].map((e) => ({ ...e.state }));
+  }
+
+  configErrors(): McpConfigError[] {
+    return [...this.errors];
+  }
+
+  /** A server's pid while it runs over stdio (tests kill it). */
+  pidOf(name: string): number | undefined {
+    return this.entries.get(name)?.conn?.pid;
+  }
+
+  /**
+   * Take a new server list (settings edited, a config file changed, an ACP session's servers):
+   * servers gone or changed stop, new ones start (workspace ones only once allowed).
+   */
+  setServers(d: McpDeployment): void {
+    this.deployment = d;
+    this.errors = [...(d.errors ?? [])];
+    const next = new Map(d.servers.map((s) => [s.name, s]));
+    for (const [name, e] of this.entries) {
+      const n = next.get(name);
+      if (!n || JSON.stringify(n) !== JSON.stringify(e.config)) {
+        void this.stop(e);
+        this.entries.delete(name);
+      }
+    }
+    for (const s of d.servers) {
+      const known = this.entries.get(s.name);
+      // Allowed meanwhile (trust granted, an allow remembered elsewhere): it starts now.
+      if (known?.state.phase === 'needs-allow' && this.mayStart(s)) void this.start(known);
+      if (known) continue;
+      const e: Entry = {
+        config: s,
+        state: { name: s.name, source: s.source, ...(s.file ? { file: s.file } : {}), phase: 'starting', toolCount: 0, restarts: 0 },
+        secrets: secretsOf(s),
+        tools: new Map(),
+        generation: 0,
+      };
+      this.entries.set(s.name, e);
+      if (this.mayStart(s)) void this.start(e);
+      else this.set(e, { phase: 'needs-allow', why: this.whyNotStarted(s) });
+    }
+    this.changed();
+  }
+
+  /** More servers next to the ones configured (an ACP client's): one of the same name is replaced. */
+  addServers(servers: readonly McpServerConfig[]): void {
+    if (servers.length === 0) return;
+    const names = new Set(servers.map((s) => s.name));
+    this.setServers({ ...this.deployment, servers: [...this.deployment.servers.filter((s) => !names.has(s.name)), ...servers] });
+  }
+
+  /** The user allowed a workspace server: remember it, and start it. */
+  async allow(name: string): Promise<McpServerState> {
+    const e = this.entries.get(name);
+    if (!e) throw new Error(`There is no MCP server named "${name}"; the configured ones are: ${[...this.entries.keys()].join(', ') || 'none'}.`);
+    if (needsAllow(e.config.source) && this.deployment.workspaceTrusted === false)
+      throw new Error(`MCP server "${name}" comes from the workspace, and this workspace is not trusted: trust the workspace first.`);
+    await this.deployment.trust?.allow(e.config);
+    if (e.state.phase === 'needs-allow') await this.start(e);
+    return { ...e.state };
+  }
+
+  /** Wait until no server is starting (tests, the CLI before its first turn, a bench). */
+  async whenSettled(): Promise<void> {
+    for (let i = 0; i < 1000; i++) {
+      const pending = [...this.entries.values()].flatMap((e) => (e.starting ? [e.starting] : []));
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.entries.values()].map((e) => this.stop(e)));
+    this.entries.clear();
+  }
+
+  private mayStart(s: McpServerConfig): boolean {
+    if (!needsAllow(s.source)) return true;
+    return this.deployment.workspaceTrusted !== false && !!this.deployment.trust?.isAllowed(s);
+  }
+
+  private whyNotStarted(s: McpServerConfig): string {
+    if (this.deployment.workspaceTrusted === false) return 'the workspace is not trusted, so its MCP servers do not start';
+    return `defined in ${s.file ?? 'the workspace'}; it starts once you allow it`;
+  }
+
+  private start(e: Entry): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const gen = ++e.generation;
+    e.conn = undefined;
+    this.set(e, { phase: e.state.restarts > 0 ? 'restarting' : 'starting' });
+    const p = (async () => {
+      let conn: McpConnection | undefined;
+      try {
+        conn = await McpConnection.open(
+          e.config,
+          { roots: this.deps.roots, timeoutMs: this.deployment.startTimeoutMs ?? 30_000 },
+          {
+            toolsChanged: () => {
+              if (e.generation === gen) void this.refreshTools(e, gen);
+            },
+            // Only a server that was up is lost: a failed start is the catch's to handle.
+            closed: (why) => {
+              if (e.generation === gen && e.conn) this.lost(e, why);
+            },
+            stderr: (line) => {
+              e.lastStderr = line.slice(0, 300);
+            },
+          },
+        );
+        if (e.generation !== gen || this.closed) {
+          await conn.close();
+          return;
+        }
+        e.conn = conn;
+        await this.refreshTools(e, gen);
+        if (e.generation !== gen) return;
+        e.readyAt = Date.now();
+        this.set(e, { phase: 'ready', why: undefined });
+      } catch (err) {
+        if (e.generation !== gen) return;
+        const why = this.say(e, `it did not start: ${describeError(err)}${e.lastStderr ? ` (stderr: ${e.lastStderr})` : ''}`);
+        if (conn) await conn.close();
+        e.conn = undefined;
+        if (e.state.restarts > 0) this.lost(e, why);
+        else this.set(e, { phase: 'failed', why });
+      }
+    })().finally(() => {
+      if (e.starting === p) e.starting = undefined;
+    });
+    e.starting = p;
+    return p;
+  }
+
+  /** It went away: its tools stay listed (and answer an error) while a restart is due after a backoff. */
+  private lost(e: Entry, why: string): void {
+    e.conn = undefined;
+    if (this.closed) return;
+    const reason = this.say(e, why);
+    if (e.readyAt !== undefined && Date.now() - e.readyAt > STABLE_MS) e.state.restarts = 0;
+    e.readyAt = undefined;
+    if (e.state.restarts >= this.maxRestarts) {
+      this.set(e, { phase: 'failed', why: `${reason}; gave up after ${e.state.restarts} restarts` });
+      return;
+    }
+    const delay = (this.deployment.backoffMs ?? 500) * 2 ** e.state.restarts;
+    this.set(e, { phase: 'restarting', why: reason, restarts: e.state.restarts + 1 });
+    e.timer = setTimeout(() => {
+      e.timer = undefined;
+      void this.start(e);
+    }, delay);
+    e.timer.unref?.();
+  }
+
+  private async stop(e: Entry): Promise<void> {
+    e.generation++;
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = undefined;
+    for (const t of e.tools.values()) t.unregister();
+    e.tools.clear();
+    const conn = e.conn;
+    e.conn = undefined;
+    e.state = { ...e.state, phase: 'stopped', toolCount: 0 };
+    await conn?.close();
+  }
+
+  /** Follow `notifications/tools/list_changed` (and the first listing): register what is new, drop what is gone. */
+  private async refreshTools(e: Entry, gen: number): Promise<void> {
+    const conn = e.conn;
+    if (!conn) return;
+    let defs: McpToolDef[];
+    try {
+      defs = await conn.listTools();
+    } catch (err) {
+      if (e.generation === gen) e.lastStderr = this.say(e, `tools/list failed: ${describeError(err)}`);
+      return;
+    }
+    if (e.generation !== gen) return;
+    const want = new Map(defs.map((d) => [mcpToolName(e.config.name, d.name), d]));
+    for (const [name, t] of e.tools) {
+      if (want.has(name)) continue;
+      t.unregister();
+      e.tools.delete(name);
+    }
+    for (const [name, def] of want) {
+      const old = e.tools.get(name);
+      if (old && JSON.stringify(old.def) === JSON.stringify(def)) continue;
+      old?.unregister();
+      const unregister = this.deps.tools.register(mcpTool(e.config.name, name, def, this.port));
+      e.tools.set(name, { def, unregister });
+    }
+    this.set(e, { toolCount: e.tools.size });
+  }
+
+  private readonly port = {
+    preAllowed: (server: string, toolName: string) => (this.deployment.allowTools ?? []).some((a) => allowCovers(a, server, toolName)),
+    call: (server: string, name: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext) => this.call(server, name, def, args, ctx),
+  };
+
+  private async call(server: string, name: string, def: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const e = this.entries.get(server);
+    if (!e) return fail('UNKNOWN_TOOL', `${name}: MCP server "${server}" is no longer configured.`);
+    const conn = e.conn;
+    if (!conn || e.state.phase !== 'ready') return fail('IO_ERROR', notReadyMessage(name, e.state, this.maxRestarts));
+    try {
+      const r = await conn.callTool(def.name, args, ctx.signal, ctx.progress);
+      return mapResult(server, r, e.secrets);
+    } catch (err) {
+      if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled while MCP server "${server}" was working on it`);
+      if (e.conn !== conn) return fail('IO_ERROR', notReadyMessage(name, e.state, this.maxRestarts));
+      return fail('IO_ERROR', `${name}: MCP server "${server}" failed to answer: ${this.say(e, describeError(err))}`);
+    }
+  }
+
+  /** A text about a server as it may be shown: its secrets redacted. */
+  private say(e: Entry, text: string): string {
+    return redact(text, e.secrets);
+  }
+
+  private set(e: Entry, patch: Partial<McpServerState>): void {
+    const next = { ...e.state, ...patch };
+    if (patch.why === undefined && 'why' in patch) delete next.why;
+    e.state = next;
+    this.changed();
+  }
+
+  private changed(): void {
+    if (this.closed) return;
+    for (const fn of [...this.listeners]) {
+      try {
+        fn();
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { decideApproval, describeDenial } from '../policy/approval';
+import { fail, guard, refused } from '../tools/result';
+import type { JsonSchema, Tool, ToolContext, ToolResult } from '../tools/tool';
+import type { McpToolDef } from './connection';
+
+/** What a tool needs of its server's session, handed in (tools take their I/O). */
+export interface McpToolPort {
+  /** Call the tool now, or answer why the server cannot (not allowed, restarting, failed). */
+  call(server: string, name: string, tool: McpToolDef, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+  /** True when the user allowed this server or this tool up front (no ask). */
+  preAllowed(server: string, toolName: string): boolean;
+}
+
+const MAX_ARGS_SHOWN = 400;
+
+/**
+ * One MCP tool as an Arbor tool. A call is an action outside the sandbox (decision 0055): the
+ * server runs with the user's rights, not under bubblewrap, so it needs approval unless the
+ * user allowed the server or the tool; the policy `never` (a delegated child by default) is
+ * refused, and "allow for this conversation" records a grant for this one tool.
+ */
+export function mcpTool(server: string, name: string, def: McpToolDef, port: McpToolPort): Tool {
+  const description = `[MCP server "${server}"] ${def.description ?? def.title ?? def.name}`.slice(0, 2000);
+  const parameters = (def.inputSchema ?? { type: 'object' }) as JsonSchema;
+  return {
+    name,
+    description,
+    parameters,
+    execute: (args, ctx) =>
+      guard(name, ctx.signal, async () => {
+        if (!port.preAllowed(server, name)) {
+          const shown = JSON.stringify(args);
+          const summary = `Call ${def.name} on MCP server "${server}" with ${shown.length > MAX_ARGS_SHOWN ? `${shown.slice(0, MAX_ARGS_SHOWN)}…` : shown}`;
+          const answer = await decideApproval(ctx, {
+            tool: name,
+            summary,
+            reason: `MCP server "${server}" runs outside Arbor's sandbox with your rights; this call may read or change anything the server can reach.`,
+            // A tool name is one word: a grant covers this tool of this server, for this conversation.
+            target: { kind: 'command', command: name },
+          });
+          if (!answer.approved)
+            return refused(`${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.`, {
+              outcome: answer.outcome,
+              summary,
+            });
+        }
+        if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled before the call was made`);
+        return port.call(server, name, def, args, ctx);
+      }),
+  };
+}

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { McpServerConfig } from './config';
+import type { McpTrust } from './manager';
+
+// The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
+// `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.
+// An allow names the server *and* what it runs (command, arguments, cwd and environment, or URL):
+// a workspace whose `.mcp.json` later points the same name at another program — or gives it
+// `NODE_OPTIONS` / `LD_PRELOAD`, which run code of their own — must be allowed again. Only a
+// digest is kept, never an env value; header values are not part of it (they carry no code).
+
+type Book = Record<string, Record<string, string>>;
+
+export function serverFingerprint(s: McpServerConfig): string {
+  const t = s.transport;
+  const env = t.kind === 'stdio' ? Object.entries(t.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
+  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(env)] : ['http', t.url];
+  return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
+}
+
+export class FileTrust implements McpTrust {
+  constructor(
+    private readonly file: string,
+    private readonly workspace: string,
+  ) {}
+
+  static inStore(storeDir: string, workspace: string): FileTrust {
+    return new FileTrust(path.join(storeDir, 'mcp-allowed.json'), workspace);
+  }
+
+  isAllowed(s: McpServerConfig): boolean {
+    return this.read()[this.workspace]?.[s.name] === serverFingerprint(s);
+  }
+
+  async allow(s: McpServerConfig): Promise<void> {
+    const book = this.read();
+    book[this.workspace] = { ...book[this.workspace], [s.name]: serverFingerprint(s) };
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
+    fs.renameSync(tmp, this.file);
+  }
+
+  private read(): Book {
+    try {
+      const v = JSON.parse(fs.readFileSync(this.file, 'utf8'));
+      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Book) : {};
+    } catch {
+      return {};
+    }
+  }
+}
+
+/** The extension's kind: allows kept in a key-value memory (workspaceState), same fingerprints. */
+export class MemoryTrust implements McpTrust {
+  constructor(
+    private readonly get: () => Record<string, string> | undefined,
+    private readonly put: (v: Record<string, string>) => Promise<void> | void,
+  ) {}
+
+  isAllowed(s: McpServerConfig): boolean {
+    return this.get()?.[s.name] === serverFingerprint(s);
+  }
+
+  async allow(s: McpServerConfig): Promise<void> {
+    await this.put({ ...this.get(), [s.name]: serverFingerprint(s) });
+  }
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describeConfigError, merge, parseServerMap, readServerFile, readWorkspaceServers } from '../../../src/core/mcp/config';
+import { allowCovers, mcpToolName, serverOfTool } from '../../../src/core/mcp/names';
+import { FileTrust } from '../../../src/core/mcp/trust-file';
+
+describe('mcp: server config in the formats users have', () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-mcpcfg-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const write = (rel: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  };
+
+  it(".mcp.json (Claude Code's mcpServers): stdio and http entries; a bad entry is an error naming file and server, the rest load", () => {
+    write(
+      '.mcp.json',
+      JSON.stringify({
+        mcpServers: {
+          docs: { command: 'node', args: ['server.js'], env: { TOKEN: 'abc123' } },
+          web: { type: 'http', url: 'https://example.test/mcp', headers: { Authorization: 'Bearer xyz789' } },
+          broken: { args: ['no command'] },
+          bad__name: { command: 'x' },
+        },
+      }),
+    );
+    const r = readWorkspaceServers(dir, {});
+    assert.deepEqual(
+      r.servers.map((s) => [s.name, s.source, s.transport.kind]),
+      [
+        ['docs', 'workspace', 'stdio'],
+        ['web', 'workspace', 'http'],
+      ],
+    );
+    assert.equal(r.errors.length, 2);
+    const lines = r.errors.map(describeConfigError);
+    assert.ok(
+      lines[0].includes(path.join(dir, '.mcp.json')) && lines[0].includes('"broken"') && lines[0].includes('"command" must be a non-empty string'),
+      lines[0],
+    );
+    assert.match(lines[1], /server name "bad__name" must be/);
+  });
+
+  it('.vscode/mcp.json (VS Code servers, JSONC): workspaceFolder and env:X variables expanded; a name taken by .mcp.json is refused', () => {
+    write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'a' } } }));
+    write(
+      '.vscode/mcp.json',
+      `{
+        // comments are fine here
+        "servers": {
+          "files": { "type": "stdio", "command": "node", "args": ["\${workspaceFolder}/srv.js"], "env": { "KEY": "\${env:MY_KEY}" } },
+          "docs": { "command": "b" },
+        }
+      }`,
+    );
+    const r = readWorkspaceServers(dir, { MY_KEY: 'k-1' });
+    const files = r.servers.find((s) => s.name === 'files')!;
+    assert.equal(files.source, 'vscode');
+    assert.deepEqual(files.transport, { kind: 'stdio', command: 'node', args: [`${dir}/srv.js`], env: { KEY: 'k-1' } });
+    assert.equal(r.errors.length, 1);
+    assert.match(describeConfigError(r.errors[0]), /"docs" is already defined in .*\.mcp\.json/);
+  });
+
+  it('a file that is not JSON is one clear error; a missing file is no servers and no error', () => {
+    write('.mcp.json', '{ "mcpServers": ');
+    const r = readServerFile(path.join(dir, '.mcp.json'), 'mcpServers', 'cli');
+    assert.equal(r.servers.length, 0);
+    assert.match(describeConfigError(r.errors[0]), /\.mcp\.json is not valid JSON: .*fix it and reload/);
+    assert.deepEqual(readServerFile(path.join(dir, 'none.json'), 'mcpServers', 'cli'), { servers: [], errors: [] });
+  });
+
+  it('a user-level list and sse: refused with what to use instead; merge keeps the first of a name', () => {
+    const user = parseServerMap({ old: { type: 'sse', url: 'http://x/sse' }, ok: { command: 'y' } }, 'user', 'setting arbor.mcp.servers', 'arbor.mcp.servers');
+    assert.match(user.errors[0].message, /sse.*not supported.*"type": "http"/);
+    const m = merge([user, parseServerMap({ ok: { command: 'z' } }, 'cli', 'f.json', 'mcpServers')]);
+    assert.equal(m.servers.length, 1);
+    assert.equal((m.servers[0].transport as { command: string }).command, 'y');
+  });
+
+  it('tool names: mcp__<server>__<tool>, wire-safe and at most 64 characters; allow entries as Claude Code writes them', () => {
+    assert.equal(mcpToolName('everything', 'echo'), 'mcp__everything__echo');
+    const odd = mcpToolName('srv', 'a.b c');
+    assert.match(odd, /^mcp__srv__a_b_c_[0-9a-f]{6}$/);
+    const long = mcpToolName('srv', 'x'.repeat(100));
+    assert.equal(long.length, 64);
+    assert.equal(serverOfTool('mcp__my_srv__do__it'), 'my_srv');
+    assert.equal(serverOfTool('read_file'), undefined);
+    for (const entry of ['srv', 'mcp__srv', 'mcp__srv__*', 'mcp__srv__echo']) assert.ok(allowCovers(entry, 'srv', 'mcp__srv__echo'), entry);
+    assert.equal(allowCovers('mcp__srv__other', 'srv', 'mcp__srv__echo'), false);
+    assert.equal(allowCovers('mcp__sr', 'srv', 'mcp__srv__echo'), false);
+  });
+
+  it('the CLI trust file: an allow holds for the server as it was; pointed at another program or given another environment, it must be allowed again', async () => {
+    write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['a.js'], env: { T: 'secret-value-1' } } } }));
+    const trust = FileTrust.inStore(path.join(dir, 'store'), dir);
+    const [docs] = readWorkspaceServers(dir, {}).servers;
+    assert.equal(trust.isAllowed(docs), false);
+    await trust.allow(docs);
+    assert.equal(trust.isAllowed(docs), true);
+    assert.ok(!fs.readFileSync(path.join(dir, 'store', 'mcp-allowed.json'), 'utf8').includes('secret-value-1'), 'no env value in the file');
+    write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['evil.js'], env: { T: 'secret-value-1' } } } }));
+    const [changed] = readWorkspaceServers(dir, {}).servers;
+    assert.equal(trust.isAllowed(changed), false);
+    // Same program, an environment that runs code of its own: allowed again first.
+    write(
+      '.mcp.json',
+      JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['a.js'], env: { T: 'secret-value-1', NODE_OPTIONS: '--require ./evil.js' } } } }),
+    );
+    const [preloaded] = readWorkspaceServers(dir, {}).servers;
+    assert.equal(trust.isAllowed(preloaded), false);
+    // Another workspace with the same server name is not allowed by this one's allow.
+    assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
+  });
+});

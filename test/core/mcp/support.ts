@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import type { McpServerConfig } from '../../../src/core/mcp/config';
+import { repoRoot } from '../../support/repo-root';
+
+// The real reference servers from node_modules (offline): server-everything over stdio, or over
+// streamable HTTP through a fixture bound to 127.0.0.1; server-filesystem over stdio.
+
+export const EVERYTHING = path.join(repoRoot(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const FILESYSTEM = path.join(repoRoot(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+
+export function everythingStdio(name = 'everything', env: Record<string, string> = {}, source: McpServerConfig['source'] = 'user'): McpServerConfig {
+  return { name, source, transport: { kind: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env } };
+}
+
+export function filesystemStdio(dir: string, name = 'fs'): McpServerConfig {
+  return { name, source: 'user', transport: { kind: 'stdio', command: process.execPath, args: [FILESYSTEM, dir], env: {} } };
+}
+
+export interface HttpFixture {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** server-everything over streamable HTTP on 127.0.0.1 (a token required when given). */
+export async function everythingHttp(token?: string): Promise<HttpFixture> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot(), 'test/support/mcp-http-server.mjs')], {
+    env: { ...process.env, ...(token ? { MCP_TEST_TOKEN: token } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /port (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the HTTP fixture exited (${code}) before listening`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
