@@ -159,6 +159,30 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     assert.equal(ws.read('state/free.txt'), 'x\n', 'the rest of the workspace stays writable');
   });
 
+  it('a command cannot plant hooks or agent files: .claude and .arbor stay read-only at any depth (issue 23)', async () => {
+    for (const dir of ['.claude/agents', '.arbor/agents', 'pkg/.claude']) fs.mkdirSync(ws.at(dir), { recursive: true });
+    const evil = `'{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}'`;
+    const r = await call(
+      tool,
+      {
+        command: `echo ${evil} > .claude/settings.json; echo ${evil} > .claude/settings.local.json; echo x > .claude/agents/evil.md; echo ${evil} > .arbor/settings.json; echo x > .arbor/agents/evil.md; echo x > pkg/.claude/settings.json; mv .claude gone 2>&1; echo x > free.txt; echo done`,
+      },
+      ws.ctx(),
+    );
+    assert.match(r.content, /done/);
+    for (const f of [
+      '.claude/settings.json',
+      '.claude/settings.local.json',
+      '.claude/agents/evil.md',
+      '.arbor/settings.json',
+      '.arbor/agents/evil.md',
+      'pkg/.claude/settings.json',
+    ])
+      assert.equal(fs.existsSync(ws.at(f)), false, `${f} was written`);
+    assert.equal(fs.existsSync(ws.at('gone')), false, '.claude was renamed away');
+    assert.equal(ws.read('free.txt'), 'x\n', 'the rest of the workspace stays writable');
+  });
+
   it("protects the repository's configured hooks folder (core.hooksPath) like .git/hooks", async () => {
     fs.writeFileSync(ws.at('.git/config'), '[core]\n\thooksPath = .husky\n');
     fs.mkdirSync(ws.at('.husky'));
