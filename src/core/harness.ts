@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { Agent } from './agent/agent';
-import type { AgentConfig } from './agent/config';
+import type { Agent } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
 import type { ModelPrice } from './cost/prices';
 import { CostService } from './cost/service';
 import type { FeatureHooks, FeatureRow, RowContext } from './feature/rows';
 import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
+import { AgentFactory } from './harness/agent-factory';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import { LiveHub } from './harness/live';
@@ -21,20 +21,17 @@ import type { SessionLive, SessionView } from './live/state';
 import type { McpManager } from './mcp/manager';
 import { mcpRow } from './mcp/row';
 import { ModelSwitch } from './model/switch';
-import type { ApprovalPort, ApprovalRequest } from './policy/approval';
 import type { ApprovalGrant } from './policy/grants';
 import { ProjectFiles } from './project/project-files';
 import { recoverInterrupted } from './recovery';
-import { remoteConfig } from './remote/turn';
 import { remoteRow } from './remote/wire';
-import { assemblePrompt, type PromptSection } from './scope/prompt';
-import { ScopeRegistry, type ViewSpec } from './scope/registry';
+import type { PromptSection } from './scope/prompt';
+import { ScopeRegistry } from './scope/registry';
 import type { Budget } from './session/budget';
 import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
-import type { ChildComposition } from './subagent/composition';
 import { SubagentRuntime } from './subagent/runtime';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
@@ -47,9 +44,6 @@ export type { Change, LiveWhat, Observer } from './live/changes';
 export type { SessionLive, SessionView } from './live/state';
 
 import type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
-
-/** Why the store folder is protected wherever it is kept (inside the workspace under any name, or outside in full-access). */
-const STORE_REASON = "it is Arbor's session store (every conversation's log and settings); an agent must not rewrite its own history or permissions";
 
 /**
  * The composition root: wires store, model, tools, prompts and policy from a config. Tool
@@ -75,6 +69,8 @@ export class Harness {
   /** Fork, delete, send, set policy, withdraw, grants, stop a subtree: reached only through the façade's methods. */
   private readonly sessions: SessionsService;
   private readonly hooks: ReturnType<typeof composeHooks>;
+  /** Builds every agent, root or child, over a writer. */
+  private readonly factory: AgentFactory;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
   /** Project instructions and agents defined in files, as global prompt sections (decision 0056). */
@@ -93,6 +89,20 @@ export class Harness {
     this.cost = new CostService(store, config.prices);
     this.project = new ProjectFiles({ root: this.roots[0], ...config.project }, this.prompts);
     this.live = new LiveHub({ store, parentOf: (id) => this.parentOf(id), liveOf: (id) => this.liveOf(id) });
+    this.factory = new AgentFactory({
+      config,
+      model,
+      tools: this.tools,
+      prompts: this.prompts,
+      project: this.project,
+      roots: this.roots,
+      cost: this.cost,
+      live: this.live,
+      report: (id, what) => this.report(id, what),
+      // Read at each build: the rows are wired at the end of this constructor.
+      hooks: () => this.hooks,
+      residents: this.agents,
+    });
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
       // Read at each command: a settings change applies to the next one.
@@ -102,7 +112,7 @@ export class Harness {
     this.subagents = new SubagentRuntime({
       store,
       tools: this.tools,
-      build: (writer, comp) => this.build(writer, comp),
+      build: (writer, comp) => this.factory.build(writer, comp),
       resident: (id) => this.agents.get(id),
       resolve: (id) => this.openSession(id),
       read: (id) => this.readSession(id),
@@ -394,82 +404,13 @@ export class Harness {
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
     const a = writer.session.header.agent;
-    return this.build(writer, {
+    return this.factory.build(writer, {
       ...(this.config.preset ? { preset: this.config.preset } : {}),
       ownScope: `agent:${writer.id}`,
       ...(a?.persona ? { persona: { text: a.persona } } : {}),
       ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
       ...(a?.model ? { model: a.model } : {}),
     }).agent;
-  }
-
-  /** The agent factory the subagent runtime uses; roots use it too. */
-  private build(writer: SessionWriter, comp: ChildComposition): { agent: Agent; release(): void } {
-    const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
-    const config = this.config;
-    const promptView: ViewSpec = { ...view, filters: undefined };
-    const persona = comp.persona;
-    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked, stepAnswered } = this.hooks;
-    const port = comp.approval ?? this.config.approvalPort;
-    const cfg: AgentConfig = {
-      writer,
-      model: this.model,
-      // Read at each request: a model name or token limit changed in settings reaches
-      // running agents at their next step (a child's own model stays its own).
-      get modelName() {
-        return comp.model ?? config.model.name;
-      },
-      get maxTokens() {
-        return comp.maxTokens ?? config.model.maxTokens;
-      },
-      tools: () => this.tools.view(view),
-      // Prompt sections are not tools: a tool filter never takes the instructions away (decision 0056).
-      // The project files are checked before each request; a change is seen by the next one.
-      system: () => {
-        this.project.refresh();
-        return assemblePrompt(this.prompts, promptView, persona);
-      },
-      roots: this.roots,
-      protectedPaths: [{ path: this.config.storeDir, reason: STORE_REASON }],
-      // The live config object: `setDefaults` reaches agents at their next tool call.
-      defaults: this.config,
-      approval: port && approvalAsked ? noticing(port, approvalAsked) : port,
-      maxSteps: this.config.maxSteps,
-      compaction: this.config.compaction,
-      ...(comp.admission ? { admission: comp.admission } : {}),
-      onDelta: this.streamOf(writer.id),
-      onProgress: (progress) => this.live.progress(writer.id, progress),
-      onApprovalChange: () => this.report(writer.id, 'approval'),
-      ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
-      ...(beforeToolCall ? { beforeToolCall } : {}),
-      ...(afterToolCall ? { afterToolCall } : {}),
-      ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
-      ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason) } : {}),
-      ...(stepAnswered ? { beforeResults: () => stepAnswered(writer.id) } : {}),
-      beforeRequest: (req) => {
-        const r = this.cost.budgets.check(writer.id, req);
-        if ('refusal' in r) return { refuse: r.refusal.message };
-        return 'grant' in r ? r.grant : undefined;
-      },
-    };
-    // A remote child's turns run in its program; our model never compacts its log.
-    // Its program's requests are out of the budget check's sight: the turn watches its budgets instead.
-    const budget = { watch: (onSpent: (why: string) => void) => this.cost.budgets.watch(writer.id, onSpent) };
-    const agent = new Agent(comp.remote ? remoteConfig(cfg, comp.remote, comp.model ?? comp.remote.program, budget) : cfg);
-    const offIdle = agent.onIdle(() => this.report(writer.id, 'idle'));
-    this.agents.set(writer.id, agent);
-    this.report(writer.id, 'resident');
-    return {
-      agent,
-      release: () => {
-        offIdle();
-        if (this.agents.get(writer.id) !== agent) return;
-        this.agents.delete(writer.id);
-        // Released, perhaps before its loop reported idle (a one-shot child disposed as soon as
-        // its turn ended): views hear it left, and re-read its status.
-        this.report(writer.id, 'released');
-      },
-    };
   }
 
   /** Where a session's streamed text and reasoning go: the change stream (a resident agent's, a mirror's). */
@@ -507,20 +448,6 @@ export class Harness {
 
 /** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
 export const DEFAULT_MAX_DEPTH = 5;
-
-/** An approval port that tells `notice` (the Notification hook) of each ask before asking; a throwing notice is dropped. */
-function noticing(port: ApprovalPort, notice: (req: ApprovalRequest) => void): ApprovalPort {
-  return {
-    ask(req, signal) {
-      try {
-        notice(req);
-      } catch {
-        // an observer's failure is not the ask's
-      }
-      return port.ask(req, signal);
-    },
-  };
-}
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 

@@ -11,8 +11,6 @@ import {
   type ProjectFilesView,
   type RequestFailed,
   type RequestMessage,
-  type RequestResults,
-  type RequestType,
   type SandboxMode,
   type SpendView,
   type TreeNode,
@@ -20,9 +18,12 @@ import {
 } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
+import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers/context';
+import { goalRequests } from './handlers/goal-requests';
+import { noticeHandlers } from './handlers/notices';
+import { sessionRequests } from './handlers/session-requests';
 import { nodeName } from './presenter/names';
 import { projectView } from './presenter/project-view';
-import { retryText } from './presenter/retry';
 import { RunFeed } from './run-feed';
 import { SessionFeed } from './session-feed';
 import { requestForView } from './shown-paths';
@@ -31,12 +32,6 @@ import { describeInvalid, isWebviewToHost } from './validate-message';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 
 export type { ControllerHooks, ViewPort } from './view-port';
-
-/** One handler per request: what it returns is the success answer's payload (`RequestResults`). */
-type RequestHandlers = { [K in RequestType]: (port: ViewPort, msg: RequestMessage<K>) => Promise<RequestResults[K]> };
-type NoticeType = Exclude<WebviewToHost['type'], RequestType>;
-/** One handler per message that expects no answer (a failure is logged). */
-type NoticeHandlers = { [K in NoticeType]: (port: ViewPort, msg: Extract<WebviewToHost, { type: K }>) => Promise<void> | void };
 
 /** The failure answer: the error's text, and its code when it has one (`HarnessError`, `StoreError`, `GoalError`, …). */
 function failed(id: string, err: unknown): RequestFailed {
@@ -62,6 +57,10 @@ export class PanelController implements ApprovalPort {
   private folded: Promise<void> = Promise.resolve();
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
   readonly goals = new GoalActions(() => this.ensure());
+  /** One handler per message that expects no answer (`handlers/notices.ts`). */
+  private readonly notices: NoticeHandlers;
+  /** One handler per request (`handlers/session-requests.ts`, `handlers/goal-requests.ts`). */
+  private readonly requests: RequestHandlers;
 
   constructor(
     private readonly getHarness: () => Promise<Harness>,
@@ -103,6 +102,35 @@ export class PanelController implements ApprovalPort {
       log,
       mcpChanged: () => this.broadcast(this.mcpServers()),
     });
+    const ctx: HandlerContext = {
+      ensure: () => this.ensure(),
+      hooks: this.hooks,
+      feed: this.feed,
+      runFeed: this.runFeed,
+      goals: this.goals,
+      selected: () => this.selected,
+      setSelected: (id) => {
+        this.selected = id;
+      },
+      select: (port, id) => this.select(port, id),
+      folded: () => this.folded,
+      nodes: () => this.sync.nodes(),
+      approvals: () => this.desk.prompts(),
+      mcpServers: () => this.mcpServers(),
+      projectFiles: (h) => this.projectFiles(h),
+      answer: (requestId, reply) => this.answer(requestId, reply),
+      newDraft: () => this.newDraft(),
+      nameOf: (id) => this.nameOf(id),
+      interrupt: (id) => this.interrupt(id),
+      cancelWorkflow: (runId) => this.cancelWorkflow(runId),
+      forkAndShow: (id, seq, from) => this.forkAndShow(id, seq, from),
+      send: (id, text) => this.send(id, text),
+      events: (id) => this.events(id),
+      setBudget: (id, budget) => this.setBudget(id, budget),
+      startAgent: (agent, port) => this.startAgent(agent, port),
+    };
+    this.notices = noticeHandlers(ctx);
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -140,129 +168,6 @@ export class PanelController implements ApprovalPort {
       port.post(answer);
     }
   }
-
-  private readonly notices: NoticeHandlers = {
-    'webview/ready': async (port, m) => {
-      const h = await this.ensure();
-      if (m.view === 'transcript') port.sessionId = m.sessionId;
-      else port.sessionId = this.selected;
-      port.post({
-        type: 'state/snapshot',
-        nodes: this.sync.nodes(),
-        ...(port.sessionId ? { selected: port.sessionId } : {}),
-        settings: this.hooks.settings(),
-        approvals: this.desk.prompts(),
-      });
-      if (port.view === 'panel') port.post(this.mcpServers());
-      port.post(this.projectFiles(h));
-      if (port.sessionId && isRunNodeId(port.sessionId)) {
-        // A run's parent is known once the stored summaries are folded (after a reload too).
-        await this.folded;
-        await this.runFeed.reset(port, port.sessionId);
-      } else if (port.sessionId && h.store.has(port.sessionId)) await this.feed.reset(port, port.sessionId);
-    },
-    'session/select': async (port, m) => {
-      const h = await this.ensure();
-      if (!h.store.has(m.sessionId)) throw new Error(`No session ${m.sessionId}.`);
-      if (port.view === 'panel') this.selected = m.sessionId;
-      port.sessionId = m.sessionId;
-      await this.feed.reset(port, m.sessionId);
-    },
-    'policy/pick': (_port, m) => this.hooks.pickPolicy?.(m.sessionId),
-    'budget/pick': (_port, m) => this.hooks.pickBudget?.(m.sessionId),
-    'transcript/open': (_port, m) => this.hooks.openTranscript(m.sessionId),
-    'command/run': async (_port, m) => {
-      if (!this.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
-      await this.hooks.runCommand(m.command);
-    },
-    'approval/answer': (_port, m) => {
-      // false: already answered (another view, a notification, or the turn was cancelled)
-      this.answer(m.requestId, { decision: m.decision, ...(m.remember ? { remember: true } : {}), ...(m.reason ? { reason: m.reason } : {}) });
-    },
-  };
-
-  private readonly requests: RequestHandlers = {
-    'session/new': async (port) => {
-      // Lazily: an empty conversation is never stored; `chat/send` without a session creates it.
-      if (port.view === 'panel') this.newDraft();
-      return {};
-    },
-    'chat/send': async (port, m) => {
-      const h = await this.ensure();
-      let id = m.sessionId;
-      if (!id) {
-        id = (await h.createSession({ title: m.text.slice(0, 80) })).id;
-        this.select(port, id);
-      }
-      const target = id;
-      const cold = !h.resident(target) && (await h.isSubagent(target));
-      await (cold ? this.hooks.progress(`Resuming ${await this.nameOf(target)}…`, () => h.send(target, m.text)) : h.send(target, m.text));
-      return { sessionId: target };
-    },
-    'agent/interrupt': async (_port, m) => {
-      await this.interrupt(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'workflow/cancel': async (_port, m) => {
-      await this.cancelWorkflow(m.runId);
-      return {};
-    },
-    'session/fork': async (port, m) => ({ sessionId: await this.forkAndShow(m.sessionId, m.seq, port.view) }),
-    'transcript/more': async (_port, m) => ({ sessionId: m.sessionId, ...(await this.feed.older(m.sessionId, m.beforeSeq)) }),
-    'chat/retry': async (_port, m) => {
-      await this.send(m.sessionId, retryText(await this.events(m.sessionId), m.seq));
-      return { sessionId: m.sessionId };
-    },
-    'approval/revoke': async (_port, m) => {
-      await (await this.ensure()).revokeGrant(m.sessionId, m.grantId);
-      // A session that is not resident appended through a writer of its own (no event reaches us).
-      await this.feed.grants(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'queue/withdraw': async (_port, m) => {
-      await (await this.ensure()).withdraw(m.sessionId, m.messageId);
-      // A session not resident was written through a writer of its own: no event reaches us.
-      await this.feed.queue(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'queue/run': async (_port, m) => {
-      await (await this.ensure()).runQueue(m.sessionId);
-      await this.feed.queue(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'budget/set': async (_port, m) => {
-      await this.setBudget(m.sessionId, m.budget);
-      return { sessionId: m.sessionId };
-    },
-    'goal/set': async (_port, m) => {
-      await this.goals.set(m.sessionId, m.objective, m.maxRounds);
-      return { sessionId: m.sessionId };
-    },
-    'goal/start': async (port, m) => {
-      const h = await this.ensure();
-      const id = (await h.createSession({ title: m.objective.slice(0, 80) })).id;
-      this.select(port, id);
-      await this.goals.set(id, m.objective, m.maxRounds);
-      return { sessionId: id };
-    },
-    'goal/pause': async (_port, m) => {
-      await this.goals.pause(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'goal/resume': async (_port, m) => {
-      await this.goals.resume(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'goal/clear': async (_port, m) => {
-      await this.goals.clear(m.sessionId);
-      return { sessionId: m.sessionId };
-    },
-    'goal/limit': async (_port, m) => {
-      await this.goals.limit(m.sessionId, m.maxRounds);
-      return { sessionId: m.sessionId };
-    },
-    'agent/start': async (port, m) => ({ sessionId: await this.startAgent(m.agent, port) }),
-  };
 
   private isRequest(msg: WebviewToHost): msg is RequestMessage {
     return Object.hasOwn(this.requests, msg.type);

@@ -1,0 +1,45 @@
+import { isRunNodeId } from '../../protocol';
+import type { HandlerContext, NoticeHandlers } from './context';
+
+/** The handlers of the webview messages that expect no answer: ready, select, pickers, commands, approval answers. */
+export function noticeHandlers(c: HandlerContext): NoticeHandlers {
+  return {
+    'webview/ready': async (port, m) => {
+      const h = await c.ensure();
+      if (m.view === 'transcript') port.sessionId = m.sessionId;
+      else port.sessionId = c.selected();
+      port.post({
+        type: 'state/snapshot',
+        nodes: c.nodes(),
+        ...(port.sessionId ? { selected: port.sessionId } : {}),
+        settings: c.hooks.settings(),
+        approvals: c.approvals(),
+      });
+      if (port.view === 'panel') port.post(c.mcpServers());
+      port.post(c.projectFiles(h));
+      if (port.sessionId && isRunNodeId(port.sessionId)) {
+        // A run's parent is known once the stored summaries are folded (after a reload too).
+        await c.folded();
+        await c.runFeed.reset(port, port.sessionId);
+      } else if (port.sessionId && h.store.has(port.sessionId)) await c.feed.reset(port, port.sessionId);
+    },
+    'session/select': async (port, m) => {
+      const h = await c.ensure();
+      if (!h.store.has(m.sessionId)) throw new Error(`No session ${m.sessionId}.`);
+      if (port.view === 'panel') c.setSelected(m.sessionId);
+      port.sessionId = m.sessionId;
+      await c.feed.reset(port, m.sessionId);
+    },
+    'policy/pick': (_port, m) => c.hooks.pickPolicy?.(m.sessionId),
+    'budget/pick': (_port, m) => c.hooks.pickBudget?.(m.sessionId),
+    'transcript/open': (_port, m) => c.hooks.openTranscript(m.sessionId),
+    'command/run': async (_port, m) => {
+      if (!c.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
+      await c.hooks.runCommand(m.command);
+    },
+    'approval/answer': (_port, m) => {
+      // false: already answered (another view, a notification, or the turn was cancelled)
+      c.answer(m.requestId, { decision: m.decision, ...(m.remember ? { remember: true } : {}), ...(m.reason ? { reason: m.reason } : {}) });
+    },
+  };
+}
