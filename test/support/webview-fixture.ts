@@ -6,10 +6,36 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { HostToWebview, WebviewToHost } from '../../src/protocol';
+import type { HostToWebview, TreeNode, WebviewToHost } from '../../src/protocol';
 import { type BrowserSession, buildWebview, openBrowser, openHarness, type Page, serve } from './webview-page';
 
 export type { Page };
+
+/** The panel settings a scripted host's snapshot carries, and a fixed time for entries. */
+export const FIXTURE_SETTINGS = {
+  sandbox: 'workspace-write',
+  approval: 'ask',
+  restricted: false,
+  hasApiKey: true,
+  modelSource: 'endpoint',
+  model: 'deepseek-chat',
+} as const;
+export const FIXTURE_AT = '2025-06-01T09:00:00.000Z';
+
+/** A user-started root node at rest, with what a test changes on top. */
+export function rootNode(id: string, over: Partial<TreeNode> = {}): TreeNode {
+  return {
+    id,
+    origin: 'user',
+    depth: 0,
+    status: 'idle',
+    tokens: { prompt: 1, completion: 1, cacheHit: 0 },
+    reports: 0,
+    createdAt: FIXTURE_AT,
+    title: 'Root',
+    ...over,
+  };
+}
 
 export interface WebviewFixture {
   /** The page of the running test (opened by `open`). */

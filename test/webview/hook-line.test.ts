@@ -2,22 +2,13 @@
 // compact line, a block in the warning colour, a quiet run muted; a Stop hook's reason to go on
 // is its own message, "Hook: go on", never one the user typed.
 import * as assert from 'node:assert/strict';
-import type { TranscriptEntry, TreeNode } from '../../src/protocol';
-import { webviewFixture } from '../support/webview-fixture';
+import type { TranscriptEntry } from '../../src/protocol';
+import { FIXTURE_AT, FIXTURE_SETTINGS, rootNode, webviewFixture } from '../support/webview-fixture';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
-const T = '2025-06-01T09:00:00.000Z';
+const SETTINGS = FIXTURE_SETTINGS;
+const T = FIXTURE_AT;
 const ROOT = 's-mx5bfxcz-2d979a23';
-const NODE: TreeNode = {
-  id: ROOT,
-  origin: 'user',
-  depth: 0,
-  status: 'idle',
-  tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
-  reports: 0,
-  createdAt: T,
-  title: 'clean the build',
-};
+const NODE = rootNode(ROOT, { tokens: { prompt: 1000, completion: 100, cacheHit: 0 }, title: 'clean the build' });
 
 describe('webview: hook runs in the chat (decision 0057)', () => {
   const w = webviewFixture('arbor-webview-hooks-');

@@ -1,22 +1,13 @@
 // The MCP pieces of the panel (decision 0055), in the built webview in headless chromium: the
 // server list with states and tool counts, and an MCP call in the transcript showing its server.
 import * as assert from 'node:assert/strict';
-import type { HostToWebview, TreeNode } from '../../src/protocol';
-import { webviewFixture } from '../support/webview-fixture';
+import type { HostToWebview } from '../../src/protocol';
+import { FIXTURE_AT, FIXTURE_SETTINGS, rootNode, webviewFixture } from '../support/webview-fixture';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
-const T = '2025-06-01T09:00:00.000Z';
+const SETTINGS = FIXTURE_SETTINGS;
+const T = FIXTURE_AT;
 const ROOT = 's-root-1';
-const NODE: TreeNode = {
-  id: ROOT,
-  origin: 'user',
-  depth: 0,
-  status: 'idle',
-  tokens: { prompt: 1, completion: 1, cacheHit: 0 },
-  reports: 0,
-  createdAt: T,
-  title: 'Root',
-};
+const NODE = rootNode(ROOT);
 
 describe('webview: MCP servers and calls', () => {
   const w = webviewFixture('arbor-webview-mcp-');
