@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
+import { checkpointRow } from './checkpoint/row';
+import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
 import { CostService } from './cost/service';
 import type { FeatureHooks, FeatureRow, RowContext } from './feature/rows';
@@ -79,6 +81,8 @@ export class Harness {
   readonly hookService?: HookService;
   /** MCP servers, their state and their `mcp__…` tools (decision 0055). */
   readonly mcp: McpManager;
+  /** Checkpoints per node and rewind (issue 24, decision 0059): `plan`, `apply`, `planUndo`. */
+  readonly checkpoints: CheckpointService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -181,6 +185,7 @@ export class Harness {
     if (config.hooks) this.hookService = wire(hooksRow(config.hooks, { budgetLeft: (id) => this.cost.budgets.remaining(id) }));
     this.mcp = wire(mcpRow(config.mcp, this.roots));
     this.mcp.onChange(() => this.live.mcpChanged());
+    this.checkpoints = wire(checkpointRow({ storeDir: config.storeDir, ...config.checkpoints }));
     for (const row of config.rows ?? []) wire(row);
     this.hooks = composeHooks(hooks);
   }

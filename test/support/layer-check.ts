@@ -61,7 +61,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['live'],
   ['subagent'],
   ['feature'],
-  ['workflow', 'goal', 'remote', 'hooks', 'mcp'],
+  ['workflow', 'goal', 'remote', 'hooks', 'mcp', 'checkpoint'],
   ['recovery'],
   ['harness'],
 ];

@@ -1,4 +1,5 @@
 import type { ModelPrice } from '../cost/prices';
+import type { CheckpointOptions } from '../checkpoint/service';
 import type { FeatureRow } from '../feature/rows';
 import type { HooksOptions } from '../hooks/service';
 import type { McpDeployment } from '../mcp/manager';
@@ -66,6 +67,8 @@ export interface HarnessConfig {
   project?: Omit<ProjectFilesOptions, 'root'>;
   /** Hooks in Claude Code's schema (decision 0057): which settings files, and whether the workspace is trusted. Absent: no hooks. */
   hooks?: HooksOptions;
+  /** Checkpoints per node (issue 24, decision 0059): on unless `enabled: false` (`--no-checkpoints`, `arbor.checkpoints.enabled`). */
+  checkpoints?: CheckpointOptions;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */
   rows?: FeatureRow[];
 }

@@ -357,6 +357,37 @@ export interface HookRunEvent extends Base<'hook/run'> {
   truncated?: true;
 }
 
+/** One file a step changed (decision 0059): absolute path, git blob ids in the root's shadow repository (null: absent), the call that changed it. */
+export interface CheckpointChange {
+  path: string;
+  /** The real workspace root holding it: its shadow repository holds the blobs. */
+  root: string;
+  before: string | null;
+  after: string | null;
+  callId: string;
+  /** The tool that changed it (`write_file`, `edit_file`, `run_command`), or `rewind`. */
+  tool: string;
+}
+
+/** A file left out of checkpoints (said once per session): ignored by the root's `.gitignore`, or over the size cap. */
+export interface CheckpointSkip {
+  path: string;
+  reason: 'ignored' | 'too-large';
+}
+
+/**
+ * What one step of a turn changed in the workspace (issue 24, decision 0059), staged with the
+ * step's results. A rewind records one too (tool `rewind`, with `rewind`), so it can be undone.
+ * Not model history.
+ */
+export interface CheckpointEvent extends Base<'checkpoint'> {
+  turnId?: string;
+  changes: CheckpointChange[];
+  skipped?: CheckpointSkip[];
+  /** Set on a rewind's own record: the point it went back to (or the rewind it undid), and which sessions' changes. */
+  rewind?: { toSeq?: number; undoes?: number; subtree: boolean; sessions: string[] };
+}
+
 export type SessionEvent =
   | UserMessageEvent
   | AssistantMessageEvent
@@ -379,7 +410,8 @@ export type SessionEvent =
   | GoalChangeEvent
   | BudgetSetEvent
   | WorkflowEvent
-  | HookRunEvent;
+  | HookRunEvent
+  | CheckpointEvent;
 
 export type EventType = SessionEvent['type'];
 

@@ -66,6 +66,10 @@ export const goalSnapshot: Check = (v) => {
   return b === undefined || (record(b) && oneOf(...GOAL_BLOCK_CODES)(b.code) && typeof b.message === 'string' && b.message.length <= GOAL_LIMITS.messageChars);
 };
 
+const blobOrNull: Check = (v) => v === null || (typeof v === 'string' && /^[0-9a-f]{40}$/.test(v));
+const checkpointChange: Check = (v) =>
+  record(v) && nonEmpty(v.path) && nonEmpty(v.root) && blobOrNull(v.before) && blobOrNull(v.after) && nonEmpty(v.callId) && nonEmpty(v.tool);
+
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
 // Each workflow/* type pins its data's required keys and their shapes.
@@ -202,6 +206,17 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('reason', str, 'a string', true),
     r('decision', oneOf('allow', 'deny', 'ask'), 'allow | deny | ask', true),
     r('truncated', (v) => v === true, 'true', true),
+  ],
+  checkpoint: [
+    r('turnId', nonEmpty, 'a non-empty string', true),
+    r('changes', (v) => Array.isArray(v) && v.every(checkpointChange), 'a list of {path, root, before, after, callId, tool}'),
+    r('skipped', (v) => Array.isArray(v) && v.every((x) => record(x) && nonEmpty(x.path) && oneOf('ignored', 'too-large')(x.reason)), 'a list of {path, reason}', true),
+    r(
+      'rewind',
+      (v) => record(v) && bool(v.subtree) && strings(v.sessions) && (v.toSeq === undefined || natural(v.toSeq)) && (v.undoes === undefined || natural(v.undoes)),
+      '{subtree, sessions, toSeq?, undoes?}',
+      true,
+    ),
   ],
 };
 

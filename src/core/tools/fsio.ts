@@ -108,7 +108,7 @@ const TEMP_NAME_KEEP = 100;
  * is written in place instead: a rename would give this name new bytes and leave the other
  * names on the old ones, silently splitting what the user linked on purpose.
  */
-export async function writeAtomic(realPath: string, data: string, opts: WriteOptions): Promise<void> {
+export async function writeAtomic(realPath: string, data: string | Uint8Array, opts: WriteOptions): Promise<void> {
   const ops = opts.ops ?? realWriteOps;
   let st: fs.Stats | undefined;
   try {
@@ -134,7 +134,7 @@ export async function writeAtomic(realPath: string, data: string, opts: WriteOpt
         await fh.chmod(st.mode & 0o7777);
         await keepOwner(fh, st);
       }
-      await fh.writeFile(data, 'utf8');
+      await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
       await fh.sync();
     } finally {
       await fh.close();
@@ -166,10 +166,10 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-async function writeInPlace(realPath: string, data: string): Promise<void> {
+async function writeInPlace(realPath: string, data: string | Uint8Array): Promise<void> {
   const fh = await openForWrite(realPath, false);
   try {
-    await fh.writeFile(data, 'utf8');
+    await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
     await fh.sync();
   } finally {
     await fh.close();

@@ -156,6 +156,16 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       truncated: true,
     },
   },
+  checkpoint: {
+    before: [],
+    event: {
+      type: 'checkpoint',
+      turnId: 't1',
+      changes: [{ path: '/w/a.ts', root: '/w', before: null, after: 'a'.repeat(40), callId: 'c1', tool: 'write_file' }],
+      skipped: [{ path: '/w/big.bin', reason: 'too-large' }],
+      rewind: { toSeq: 3, subtree: false, sessions: ['s-1'] },
+    },
+  },
 };
 
 /** These three come together or not at all (see compaction.test.ts). */

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import type { EventDraft, SessionEvent } from '../session/events';
+import { readWhole, writeAtomic } from '../tools/fsio';
+import { blobId } from './objects';
+import { RewindError, type RewindFile, type RewindPlan } from './plan';
+import type { Shadows } from './shadow';
+
+// Applying a rewind plan (decision 0059): all or nothing up front — an unresolved conflict or a
+// file that changed since the preview refuses the whole apply before anything is written —
+// then each file is written atomically (the tools' own `writeAtomic`), and the rewind is
+// recorded in the node's log as a `checkpoint` of tool `rewind` whose befores are what it
+// overwrote (stored as blobs first), so the rewind itself can be undone.
+
+export type RewindChoice = 'restore' | 'keep';
+
+export interface ApplyHost {
+  shadows: Shadows;
+  log(id: string): Promise<{ append(draft: EventDraft): Promise<SessionEvent> }>;
+}
+
+export interface RewindOutcome {
+  /** Files written back (absolute paths). */
+  restored: string[];
+  /** Files left as they are (a conflict the caller chose to keep, or content no longer stored). */
+  kept: string[];
+  /** The seq of the rewind's own record in the node's log (undo it with `planUndo`); absent when nothing was written. */
+  seq?: number;
+}
+
+export async function applyRewind(
+  h: ApplyHost,
+  plan: RewindPlan,
+  choices: Readonly<Record<string, RewindChoice>> = {},
+  onConflict?: RewindChoice,
+): Promise<RewindOutcome> {
+  const unresolved = plan.files.filter((f) => f.conflict && f.conflict.reason !== 'unavailable' && !(choices[f.path] ?? onConflict));
+  if (unresolved.length) {
+    throw new RewindError(
+      'CONFLICT',
+      `Nothing was changed: ${unresolved.length} file(s) need a choice first (restore or keep): ${unresolved.map((f) => f.relative).join(', ')}.`,
+    );
+  }
+  const restore = (f: RewindFile) => f.conflict?.reason !== 'unavailable' && (!f.conflict || (choices[f.path] ?? onConflict) === 'restore');
+  const chosen = plan.files.filter(restore);
+  const kept = plan.files.filter((f) => !restore(f)).map((f) => f.path);
+  // What is there now, checked against the preview: a file changed since is never overwritten unseen.
+  const now = await Promise.all(chosen.map((f) => bytesOf(f.path)));
+  const moved = chosen.filter((f, i) => (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
+  if (moved.length) {
+    throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);
+  }
+  const blobs = await Promise.all(
+    chosen.map(async (f, i) => {
+      const shadow = await h.shadows.of(f.root);
+      const bytes = f.restore === null ? null : await shadow.blob(f.restore);
+      if (f.restore !== null && !bytes) throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
+      const cur = now[i];
+      if (cur) await shadow.storeBlob(cur); // what the rewind overwrites, kept for its undo
+      return bytes;
+    }),
+  );
+  const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  for (const [i, f] of chosen.entries()) {
+    const bytes = blobs[i];
+    if (!bytes) await fsp.rm(f.path, { force: true });
+    else {
+      await fsp.mkdir(path.dirname(f.path), { recursive: true });
+      await writeAtomic(f.path, bytes, { create: true });
+    }
+  }
+  if (chosen.length === 0) return { restored: [], kept };
+  const log = await h.log(plan.sessionId);
+  const e = await log.append({
+    type: 'checkpoint',
+    changes: chosen.map((f) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' })),
+    rewind: {
+      ...(plan.toSeq !== undefined ? { toSeq: plan.toSeq } : {}),
+      ...(plan.undoes !== undefined ? { undoes: plan.undoes } : {}),
+      subtree: plan.subtree,
+      sessions: plan.sessions,
+    },
+  });
+  return { restored: chosen.map((f) => f.path), kept, seq: e.seq };
+}
+
+async function bytesOf(file: string): Promise<Buffer | null> {
+  try {
+    return await readWhole(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw e;
+  }
+}

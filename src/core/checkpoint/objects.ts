@@ -1,0 +1,62 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
+
+// Git blobs written and read in-process (decision 0059): a blob's id is
+// sha1("blob <len>\0" + bytes) and it is stored zlib-deflated at objects/xx/yyyy… — exactly
+// what `git hash-object -w` writes, so the shadow repository's git reads them as its own. A
+// turn that writes twenty files thus costs no git process at all.
+
+const deflate = promisify(zlib.deflate);
+const inflate = promisify(zlib.inflate);
+
+/** The id git gives these bytes as a blob. */
+export function blobId(bytes: Buffer): string {
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+}
+
+function objectPath(gitDir: string, id: string): string {
+  return path.join(gitDir, 'objects', id.slice(0, 2), id.slice(2));
+}
+
+/**
+ * Store bytes as a loose blob (once: an existing object is left alone) and return its id. Written
+ * to a temp name and renamed, as git does; not fsynced (git does not either by default): see
+ * decision 0059 on what an OS crash can lose and how a rewind says so.
+ */
+export async function writeBlob(gitDir: string, bytes: Buffer): Promise<string> {
+  const id = blobId(bytes);
+  const file = objectPath(gitDir, id);
+  try {
+    await fsp.access(file);
+    return id;
+  } catch {
+    // not there yet
+  }
+  const packed = await deflate(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]), { level: 1 });
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await fsp.writeFile(temp, packed, { mode: 0o444 });
+  await fsp.rename(temp, file).catch(async (e) => {
+    await fsp.unlink(temp).catch(() => undefined);
+    throw e;
+  });
+  return id;
+}
+
+/** A loose blob's bytes; undefined when it is not there (or not a blob). The id is checked against the bytes. */
+export async function readBlob(gitDir: string, id: string): Promise<Buffer | undefined> {
+  if (!/^[0-9a-f]{40}$/.test(id)) return undefined;
+  let raw: Buffer;
+  try {
+    raw = await inflate(await fsp.readFile(objectPath(gitDir, id)));
+  } catch {
+    return undefined;
+  }
+  const nul = raw.indexOf(0);
+  if (nul < 0 || !raw.subarray(0, nul).toString('latin1').startsWith('blob ')) return undefined;
+  const bytes = raw.subarray(nul + 1);
+  return blobId(bytes) === id ? bytes : undefined;
+}

@@ -1,0 +1,175 @@
+import * as path from 'node:path';
+import type { CheckpointChange, CheckpointEvent, SessionEvent } from '../session/events';
+import { unifiedDiff } from '../tools/diff';
+import { looksBinary, readWhole } from '../tools/fsio';
+import { blobId } from './objects';
+import type { Shadows } from './shadow';
+
+// Planning a rewind (decision 0059): which files go back, to what, and where a human must choose.
+// Nothing is written here. The rewound set is the node (and with `subtree` its descendants); a
+// file goes back to what it was before the set's first change after the point. A file that a
+// node outside the set changed after that first change, or whose content is not what the set
+// last left (the user edited it), is a conflict: the plan shows it and the caller chooses.
+
+export type ConflictReason = 'changed-by-other' | 'edited-since' | 'unavailable';
+
+export interface RewindFile {
+  path: string;
+  root: string;
+  /** `path` relative to its root, `/`-separated: what a human is shown. */
+  relative: string;
+  /** Blob id of the content now (null: absent). */
+  current: string | null;
+  /** Blob id it goes back to (null: it is removed). */
+  restore: string | null;
+  /** Unified diff current → restored (a placeholder line for binary content). */
+  diff: string;
+  conflict?: { reason: ConflictReason; text: string; by?: string[] };
+}
+
+export interface RewindPlan {
+  sessionId: string;
+  /** The point rewound to (a seq of the node's log); absent for an undo. */
+  toSeq?: number;
+  /** The seq of the rewind record this plan undoes. */
+  undoes?: number;
+  subtree: boolean;
+  /** The rewound set: the node, then its descendants with `subtree`. */
+  sessions: string[];
+  files: RewindFile[];
+}
+
+export interface PlanHost {
+  shadows: Shadows;
+  events(id: string): Promise<readonly SessionEvent[]>;
+  /** Descendants of a session, breadth-first (the store's tree). */
+  descendants(id: string): string[];
+  /** Every session of the conversation tree `id` belongs to. */
+  treeOf(id: string): string[];
+  /** A session's name for a human (never a raw id). */
+  nameOf(id: string): string;
+}
+
+export class RewindError extends Error {
+  constructor(
+    readonly code: 'NO_SUCH_SEQ' | 'NOT_A_REWIND' | 'CONFLICT' | 'STALE_PLAN' | 'DISABLED' | 'NO_SESSION',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Dated {
+  at: string;
+  sessionId: string;
+  seq: number;
+  change: CheckpointChange;
+}
+
+const checkpoints = (events: readonly SessionEvent[]): CheckpointEvent[] => events.filter((e): e is CheckpointEvent => e.type === 'checkpoint');
+
+export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: number; subtree: boolean }): Promise<RewindPlan> {
+  const own = await h.events(req.sessionId);
+  const point = own.find((e) => e.seq === req.toSeq);
+  if (!point) {
+    throw new RewindError('NO_SUCH_SEQ', `This conversation has no event ${req.toSeq} (its log ends at ${own.length - 1}); pick a seq that \`arbor log\` prints.`);
+  }
+  const sessions = [req.sessionId, ...(req.subtree ? h.descendants(req.sessionId) : [])];
+  const inSet = new Set(sessions);
+  const mine: Dated[] = [];
+  for (const id of sessions) {
+    const events = id === req.sessionId ? own : await h.events(id);
+    for (const e of checkpoints(events)) {
+      // The node's own log is ordered by seq; a descendant's changes count from the point's time on.
+      const after = id === req.sessionId ? e.seq > req.toSeq : e.at >= point.at;
+      if (after) for (const change of e.changes) mine.push({ at: e.at, sessionId: id, seq: e.seq, change });
+    }
+  }
+  const others: Dated[] = [];
+  for (const id of h.treeOf(req.sessionId)) {
+    if (inSet.has(id)) continue;
+    for (const e of checkpoints(await h.events(id))) {
+      if (e.at >= point.at) for (const change of e.changes) others.push({ at: e.at, sessionId: id, seq: e.seq, change });
+    }
+  }
+  const order = (a: Dated, b: Dated) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.sessionId === b.sessionId ? a.seq - b.seq : 0);
+  mine.sort(order);
+  const byPath = new Map<string, Dated[]>();
+  for (const d of mine) byPath.set(d.change.path, [...(byPath.get(d.change.path) ?? []), d]);
+
+  const files: RewindFile[] = [];
+  for (const [file, list] of byPath) {
+    const first = list[0];
+    const last = list[list.length - 1];
+    const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
+    const planned = await fileOf(h, first.change.root, file, first.change.before, last.change.after);
+    if (!planned) continue;
+    if (planned.conflict?.reason !== 'unavailable' && by.length) {
+      planned.conflict = {
+        reason: 'changed-by-other',
+        by,
+        text: `${by.map((id) => h.nameOf(id)).join(', ')} also changed ${planned.relative} after this point; restoring it would undo their change too.`,
+      };
+    }
+    files.push(planned);
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : 1));
+  return { sessionId: req.sessionId, toSeq: req.toSeq, subtree: req.subtree, sessions, files };
+}
+
+/** Undo a rewind: every file it restored goes back to what the rewind found there. */
+export async function planUndo(h: PlanHost, req: { sessionId: string; seq: number }): Promise<RewindPlan> {
+  const e = (await h.events(req.sessionId)).find((x) => x.seq === req.seq);
+  if (!e || e.type !== 'checkpoint' || !e.rewind) {
+    throw new RewindError('NOT_A_REWIND', `Event ${req.seq} of this conversation is not a rewind, so there is nothing to undo; pick the rewind's own event.`);
+  }
+  const files: RewindFile[] = [];
+  for (const c of e.changes) {
+    const planned = await fileOf(h, c.root, c.path, c.before, c.after);
+    if (planned) files.push(planned);
+  }
+  return { sessionId: req.sessionId, undoes: req.seq, subtree: e.rewind.subtree, sessions: e.rewind.sessions, files };
+}
+
+/** One file's entry: undefined when it already is what it would go back to. */
+async function fileOf(h: PlanHost, root: string, file: string, restore: string | null, lastLeft: string | null): Promise<RewindFile | undefined> {
+  const shadow = await h.shadows.of(root);
+  const relative = shadow.relative(file) ?? path.basename(file);
+  const now = await currentBytes(file);
+  const current = now === null ? null : blobId(now);
+  if (current === restore) return undefined;
+  const restored = restore === null ? null : await shadow.blob(restore);
+  const entry: RewindFile = { path: file, root, relative, current, restore, diff: '' };
+  if (restore !== null && !restored) {
+    entry.conflict = { reason: 'unavailable', text: `The earlier content of ${relative} is no longer in the checkpoint store, so it cannot be restored; keep it as it is.` };
+    return entry;
+  }
+  entry.diff = diffOf(now, restored ?? null, relative);
+  if (current !== lastLeft) {
+    entry.conflict = {
+      reason: 'edited-since',
+      text: `${relative} was changed after the rewound agents last wrote it (by you or another program); restoring it would discard that change.`,
+    };
+  }
+  return entry;
+}
+
+async function currentBytes(file: string): Promise<Buffer | null> {
+  try {
+    return await readWhole(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw e;
+  }
+}
+
+function diffOf(now: Buffer | null, restored: Buffer | null, name: string): string {
+  if ((now && looksBinary(now)) || (restored && looksBinary(restored))) {
+    return `Binary file ${name}: ${now ? `${now.length} bytes` : 'absent'} → ${restored ? `${restored.length} bytes` : 'removed'}`;
+  }
+  const d = unifiedDiff(now?.toString('utf8') ?? '', restored?.toString('utf8') ?? '', name);
+  if (restored === null) return `${name} is removed (it did not exist at that point)\n${d}`;
+  if (now === null) return `${name} is created again\n${d}`;
+  return d;
+}

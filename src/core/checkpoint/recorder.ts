@@ -1,0 +1,163 @@
+import * as path from 'node:path';
+import type { Agent } from '../agent/agent';
+import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
+import { readWhole } from '../tools/fsio';
+import { resolveForWrite } from '../tools/paths';
+import type { ToolContext } from '../tools/tool';
+import type { ShadowRepo, Shadows } from './shadow';
+
+// What each step of a turn changed, per node (decision 0059). The file tools name their file,
+// so its bytes are read just before the tool writes and just after, hashed and stored
+// in-process; a command can change anything inside its writable roots (the call's own
+// `ctx.roots`: a child in a worktree has other roots than the harness), so those roots are
+// snapshotted before and after it and the two trees compared. The step's changes are staged
+// as one `checkpoint` event just before its results, sharing their group commit.
+
+/** How each tool that writes is recorded: the file it names, or its whole writable roots. */
+const RECORDED: Readonly<Record<string, { kind: 'file'; arg: string } | { kind: 'roots' }>> = {
+  write_file: { kind: 'file', arg: 'path' },
+  edit_file: { kind: 'file', arg: 'path' },
+  run_command: { kind: 'roots' },
+};
+
+export interface RecorderOptions {
+  shadows: Shadows;
+  resident(id: string): Agent | undefined;
+  /** Read at each call: the setting may change while running. */
+  enabled(): boolean;
+  maxFileBytes: number;
+  /** Whether git runs here (the recorder stays silent when not). */
+  gitReady(): Promise<boolean>;
+}
+
+type Inflight =
+  | { kind: 'file'; shadow: ShadowRepo; path: string; before: string | null; skip?: CheckpointSkip['reason'] }
+  | { kind: 'roots'; trees: { shadow: ShadowRepo; tree: string }[] };
+
+interface Pending {
+  changes: CheckpointChange[];
+  skipped: CheckpointSkip[];
+}
+
+export class CheckpointRecorder {
+  private readonly inflight = new Map<string, Promise<Inflight | undefined>>();
+  private readonly pending = new Map<string, Pending>();
+  /** Skipped paths already said, per session: said once, not per step. */
+  private readonly said = new Map<string, Set<string>>();
+
+  constructor(private readonly o: RecorderOptions) {}
+
+  /** `beforeToolCall`: remember what the call may change, as it is now. Never blocks a call. */
+  async before(c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext }): Promise<undefined> {
+    const how = RECORDED[c.call.name];
+    if (!how || !this.o.enabled() || c.ctx.sandbox === 'read-only') return undefined;
+    const p = (async () => ((await this.o.gitReady()) ? this.capture(how, c.args, c.ctx) : undefined))().catch(() => undefined);
+    this.inflight.set(key(c.ctx.sessionId, c.call.id), p);
+    await p;
+    return undefined;
+  }
+
+  /** `afterToolCall`: what the call changed, held for the step's record. Never changes the result. */
+  async after(c: { call: ToolCall; ctx: ToolContext }): Promise<undefined> {
+    const k = key(c.ctx.sessionId, c.call.id);
+    const started = this.inflight.get(k);
+    if (!started) return undefined;
+    this.inflight.delete(k);
+    try {
+      const was = await started;
+      if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call));
+    } catch {
+      // A checkpoint that cannot be taken is missing from the log, never a failed call.
+    }
+    return undefined;
+  }
+
+  /** Every call of the step was answered: stage its changes as one `checkpoint` event (the agent's `beforeResults`). */
+  flush(sessionId: string): void {
+    const p = this.pending.get(sessionId);
+    if (!p) return;
+    this.pending.delete(sessionId);
+    const agent = this.o.resident(sessionId);
+    if (!agent || agent.isDisposed || (p.changes.length === 0 && p.skipped.length === 0)) return;
+    const turnId = agent.session.openTurnId ?? undefined;
+    agent
+      .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes: p.changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
+      .catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided
+  }
+
+  private async capture(how: (typeof RECORDED)[string], args: Record<string, unknown>, ctx: ToolContext): Promise<Inflight | undefined> {
+    if (how.kind === 'roots') {
+      const trees = await Promise.all(
+        ctx.roots.map(async (root) => {
+          const shadow = await this.o.shadows.of(root);
+          return { shadow, tree: (await shadow.snapshot(this.o.maxFileBytes)).tree };
+        }),
+      );
+      return { kind: 'roots', trees };
+    }
+    const r = await resolveForWrite(ctx, args[how.arg]);
+    if (!r.ok || !r.root) return undefined; // refused by the tool anyway, or outside every root (full-access): not recorded
+    const shadow = await this.o.shadows.of(r.root);
+    const rel = shadow.relative(r.realPath);
+    if (!rel) return undefined;
+    const [ignored, before] = await Promise.all([shadow.ignored(rel), this.read(shadow, r.realPath)]);
+    if (ignored) return { kind: 'file', shadow, path: r.realPath, before: null, skip: 'ignored' };
+    if (before === 'large') return { kind: 'file', shadow, path: r.realPath, before: null, skip: 'too-large' };
+    return { kind: 'file', shadow, path: r.realPath, before };
+  }
+
+  private async compare(was: Inflight, call: ToolCall): Promise<Pending> {
+    const out: Pending = { changes: [], skipped: [] };
+    if (was.kind === 'file') {
+      if (was.skip) {
+        out.skipped.push({ path: was.path, reason: was.skip });
+        return out;
+      }
+      const after = await this.read(was.shadow, was.path);
+      if (after === 'large') out.skipped.push({ path: was.path, reason: 'too-large' });
+      else if (after !== was.before) out.changes.push(change(was.shadow, was.path, was.before, after, call));
+      if (path.basename(was.path) === '.gitignore') was.shadow.forgetIgnores();
+      return out;
+    }
+    for (const { shadow, tree } of was.trees) {
+      const now = await shadow.snapshot(this.o.maxFileBytes);
+      for (const d of await shadow.diff(tree, now.tree)) {
+        out.changes.push(change(shadow, d.path, d.before, d.after, call));
+        if (path.basename(d.path) === '.gitignore') shadow.forgetIgnores();
+      }
+      for (const p of now.large) out.skipped.push({ path: p, reason: 'too-large' });
+    }
+    return out;
+  }
+
+  /** The file's blob id (stored), null when absent, 'large' over the cap. */
+  private async read(shadow: ShadowRepo, file: string): Promise<string | null | 'large'> {
+    let bytes: Buffer;
+    try {
+      bytes = await readWhole(file);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw e;
+    }
+    if (bytes.length > this.o.maxFileBytes) return 'large';
+    return shadow.storeBlob(bytes);
+  }
+
+  private hold(sessionId: string, p: Pending): void {
+    const said = this.said.get(sessionId) ?? new Set<string>();
+    this.said.set(sessionId, said);
+    const skipped = p.skipped.filter((s) => !said.has(s.path) && said.add(s.path));
+    if (p.changes.length === 0 && skipped.length === 0) return;
+    const held = this.pending.get(sessionId) ?? { changes: [], skipped: [] };
+    held.changes.push(...p.changes);
+    held.skipped.push(...skipped);
+    this.pending.set(sessionId, held);
+  }
+}
+
+const key = (sessionId: string, callId: string): string => `${sessionId}\0${callId}`;
+
+function change(shadow: ShadowRepo, file: string, before: string | null, after: string | null, call: ToolCall): CheckpointChange {
+  return { path: file, root: shadow.root, before, after, callId: call.id, tool: call.name };
+}

@@ -1,0 +1,133 @@
+import type { Agent } from '../agent/agent';
+import { SessionWriter } from '../agent/session-writer';
+import type { SessionEvent } from '../session/events';
+import type { Store } from '../store/store';
+import { type RewindChoice, type RewindOutcome, applyRewind } from './apply';
+import { gitAvailable } from './git';
+import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
+import { CheckpointRecorder } from './recorder';
+import { DEFAULT_MAX_FILE_BYTES, Shadows } from './shadow';
+
+// The checkpoints façade (issue 24 part 1, decision 0059): the recorder the harness's row plugs
+// into every agent, and rewind — plan (a preview, nothing written), apply, undo — for the
+// panel, the CLI and tests. Layers above reach it only through these methods.
+
+export interface CheckpointOptions {
+  /** Record checkpoints (default true): `arbor.checkpoints.enabled`, `--no-checkpoints`. */
+  enabled?: boolean;
+  /** Files larger than this are left out and said once (default 10 MiB). */
+  maxFileBytes?: number;
+}
+
+export interface CheckpointHost {
+  storeDir: string;
+  store: Store;
+  resident(id: string): Agent | undefined;
+}
+
+export const GIT_MISSING_NOTICE =
+  'Checkpoints are off: git was not found on PATH, so file changes cannot be recorded or rewound. Everything else works; install git and restart to turn them on.';
+
+export class CheckpointService {
+  readonly recorder: CheckpointRecorder;
+  private readonly shadows: Shadows;
+  private on: boolean;
+  private gitOk: boolean | undefined;
+
+  constructor(
+    options: CheckpointOptions,
+    private readonly host: CheckpointHost,
+  ) {
+    this.on = options.enabled ?? true;
+    this.shadows = new Shadows(host.storeDir);
+    this.recorder = new CheckpointRecorder({
+      shadows: this.shadows,
+      resident: (id) => host.resident(id),
+      enabled: () => this.on,
+      maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      gitReady: () => this.gitReady(),
+    });
+  }
+
+  get enabled(): boolean {
+    return this.on;
+  }
+
+  /** The setting changed: recording follows from the next tool call. */
+  setEnabled(on: boolean): void {
+    this.on = on;
+  }
+
+  /** Whether git runs here (probed once); when not, `notice` says so and nothing is recorded. */
+  async gitReady(): Promise<boolean> {
+    this.gitOk ??= await gitAvailable();
+    return this.gitOk;
+  }
+
+  /** What a host shows once: checkpoints are on but cannot work here (git missing); undefined otherwise. */
+  async notice(): Promise<string | undefined> {
+    return this.on && !(await this.gitReady()) ? GIT_MISSING_NOTICE : undefined;
+  }
+
+  /** A preview: the files the node (with `subtree`, and its descendants) changed after `toSeq`, what they go back to, and the conflicts. Writes nothing. */
+  async plan(req: { sessionId: string; toSeq: number; subtree?: boolean }): Promise<RewindPlan> {
+    await this.ready();
+    return planRewind(this.planHost(), { sessionId: req.sessionId, toSeq: req.toSeq, subtree: req.subtree ?? false });
+  }
+
+  /** A preview of undoing the rewind recorded at `seq` of the node's log. */
+  async planUndo(sessionId: string, seq: number): Promise<RewindPlan> {
+    await this.ready();
+    return planUndo(this.planHost(), { sessionId, seq });
+  }
+
+  /** Write the plan (conflicts per `choices`, else `onConflict`; none given for a conflict: refused, nothing written). */
+  async apply(plan: RewindPlan, choices: Readonly<Record<string, RewindChoice>> = {}, onConflict?: RewindChoice): Promise<RewindOutcome> {
+    await this.ready();
+    return applyRewind({ shadows: this.shadows, log: (id) => this.log(id) }, plan, choices, onConflict);
+  }
+
+  /** The seq of the node's last rewind not undone since, for "Undo rewind"; undefined when there is none. */
+  async lastRewind(sessionId: string): Promise<number | undefined> {
+    const events = await this.events(sessionId);
+    const undone = new Set<number>();
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i];
+      if (e.type !== 'checkpoint' || !e.rewind) continue;
+      if (e.rewind.undoes !== undefined) {
+        undone.add(e.rewind.undoes);
+        continue;
+      }
+      if (!undone.has(e.seq)) return e.seq;
+    }
+    return undefined;
+  }
+
+  private async ready(): Promise<void> {
+    if (!(await this.gitReady())) throw new RewindError('DISABLED', GIT_MISSING_NOTICE);
+  }
+
+  private async events(id: string): Promise<readonly SessionEvent[]> {
+    if (!this.host.store.has(id) && !this.host.resident(id)) throw new RewindError('NO_SESSION', 'There is no such conversation in this store; pick one `arbor sessions` lists.');
+    return (this.host.resident(id)?.session ?? (await this.host.store.inspect(id))).events;
+  }
+
+  private async log(id: string) {
+    return this.host.resident(id) ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
+  }
+
+  private planHost(): PlanHost {
+    const store = this.host.store;
+    return {
+      shadows: this.shadows,
+      events: (id) => this.events(id),
+      descendants: (id) => store.descendants(id).map((h) => h.id),
+      treeOf: (id) => {
+        let root = id;
+        for (let p = store.header(root)?.parentSession; p; p = store.header(root)?.parentSession) root = p;
+        return [root, ...store.descendants(root).map((h) => h.id)];
+      },
+      nameOf: (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? 'another agent',
+    };
+  }
+}
