@@ -78,7 +78,11 @@ export class CheckpointRecorder {
     if (!p) return;
     this.pending.delete(sessionId);
     const agent = this.o.resident(sessionId);
-    if (!agent || agent.isDisposed || (p.changes.length === 0 && p.skipped.length === 0)) return;
+    if (!agent || agent.isDisposed) return;
+    // A command's snapshot also sees what a file tool of the same step wrote while it ran: that change is the file tool's.
+    const byTool = new Set(p.changes.filter((c) => RECORDED[c.tool]?.kind === 'file').map((c) => `${c.path}\0${c.after}`));
+    p.changes = p.changes.filter((c) => RECORDED[c.tool]?.kind !== 'roots' || !byTool.has(`${c.path}\0${c.after}`));
+    if (p.changes.length === 0 && p.skipped.length === 0) return;
     const turnId = agent.session.openTurnId ?? undefined;
     agent
       .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes: p.changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
