@@ -32,10 +32,28 @@ const VALUED = new Set([
   'mcp-config',
   'allow-mcp',
   'mcp-allow-tools',
+  'to',
+  'undo',
+  'on-conflict',
 ]);
 /** Valued flags that may be given more than once: their values join with commas. */
 const REPEATABLE = new Set(['mcp-config', 'allow-mcp', 'mcp-allow-tools']);
-const SWITCHES = new Set(['json', 'help', 'network', 'subagents', 'version', 'unconfined-workflows', 'claude-hooks', 'no-hooks']);
+const SWITCHES = new Set([
+  'json',
+  'help',
+  'network',
+  'subagents',
+  'version',
+  'unconfined-workflows',
+  'claude-hooks',
+  'no-hooks',
+  'no-checkpoints',
+  'files',
+  'conversation',
+  'both',
+  'subtree',
+  'dry-run',
+]);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positionals: string[] = [];

@@ -8,6 +8,7 @@ import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
 import { goal } from './goal';
 import { mcpCommand, mcpReady } from './mcp';
 import { type Command, type Io, wireOutput } from './output';
+import { rewindCommand } from './rewind';
 import { sessionListing } from './sessions';
 import { onStopSignals } from './stop-signals';
 
@@ -33,6 +34,8 @@ async function warnUnconfined(h: Harness, io: Io): Promise<void> {
     const ns = await pidNamespace();
     if (!ns.available) io.err(`arbor: ${describePidNamespace(ns)}.`);
   }
+  const checkpoints = await h.checkpoints.notice();
+  if (checkpoints) io.err(`arbor: ${checkpoints}`);
   const status = await h.sandboxStatus();
   if (status.available || h.config.sandbox === 'full-access') return;
   const instead = h.config.approval === 'never' ? 'every command is refused (--approval never)' : 'every command runs unconfined, approved by --approval auto';
@@ -120,6 +123,7 @@ export const COMMANDS: Record<string, Command> = {
   send,
   sessions,
   log,
+  rewind: rewindCommand,
   goal,
   acp: acpCommand,
   // Listing and allowing servers never calls the model: no API key needed.

@@ -73,6 +73,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     // The user's own instructions and agents (decision 0056); $ARBOR_USER_DIR moves the folder.
     project: userProjectFiles(env.ARBOR_USER_DIR ?? path.join(os.homedir(), '.arbor')),
     ...(args.options.has('no-hooks') ? {} : { hooks: hooksOf(args, env) }),
+    ...(args.options.has('no-checkpoints') ? { checkpoints: { enabled: false } } : {}),
   };
 }
 

@@ -12,6 +12,14 @@ Usage:
   arbor send [options] ID MESSAGE send a follow-up to a session (resumed from its log)
   arbor sessions [--json]         list sessions in the store
   arbor log ID                    print a session's events as JSON lines
+  arbor rewind ID --to SEQ [--files|--conversation|--both] [--subtree] [--dry-run]
+               [--on-conflict keep|restore]
+                                  put back the files session ID (with --subtree: and its
+                                  descendants) changed after event SEQ of its log, showing a diff
+                                  per file first (--conversation: fork it there; --both: both);
+                                  a file someone else changed too is a conflict: without
+                                  --on-conflict nothing is written and it exits 1
+  arbor rewind ID --undo SEQ      undo the rewind recorded as event SEQ
   arbor --version                 print Arbor's version
   arbor goal set ID OBJECTIVE [--max-rounds N]
                                   give a conversation a goal, armed in this process: rounds run
@@ -43,6 +51,8 @@ Options:
                      (the folder the CLI runs in counts as trusted)
   --claude-hooks     also run the hooks of the workspace's .claude/settings.json (and .local.json)
   --no-hooks         run no hooks at all
+  --no-checkpoints   record no checkpoints (what each step changed, for 'arbor rewind'); they are
+                     kept in a shadow git repository in the store, never in the workspace's .git
   --config FILE      JSON settings (default: $ARBOR_CONFIG), e.g. remote programs to delegate to:
                      {"remote": {"codex": {"command": "codex"}, "claudeCode": {"command": "claude"},
                                  "dshSdk": {"command": "/path/to/arbor/bin/arbor.js", "baseUrl"?, "model"?},

@@ -55,7 +55,8 @@ export async function applyRewind(
     chosen.map(async (f, i) => {
       const shadow = await h.shadows.of(f.root);
       const bytes = f.restore === null ? null : await shadow.blob(f.restore);
-      if (f.restore !== null && !bytes) throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
+      if (f.restore !== null && !bytes)
+        throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
       const cur = now[i];
       if (cur) await shadow.storeBlob(cur); // what the rewind overwrites, kept for its undo
       return bytes;

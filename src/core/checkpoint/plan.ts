@@ -72,7 +72,10 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   const own = await h.events(req.sessionId);
   const point = own.find((e) => e.seq === req.toSeq);
   if (!point) {
-    throw new RewindError('NO_SUCH_SEQ', `This conversation has no event ${req.toSeq} (its log ends at ${own.length - 1}); pick a seq that \`arbor log\` prints.`);
+    throw new RewindError(
+      'NO_SUCH_SEQ',
+      `This conversation has no event ${req.toSeq} (its log ends at ${own.length - 1}); pick a seq that \`arbor log\` prints.`,
+    );
   }
   const sessions = [req.sessionId, ...(req.subtree ? h.descendants(req.sessionId) : [])];
   const inSet = new Set(sessions);
@@ -141,7 +144,10 @@ async function fileOf(h: PlanHost, root: string, file: string, restore: string |
   const restored = restore === null ? null : await shadow.blob(restore);
   const entry: RewindFile = { path: file, root, relative, current, restore, diff: '' };
   if (restore !== null && !restored) {
-    entry.conflict = { reason: 'unavailable', text: `The earlier content of ${relative} is no longer in the checkpoint store, so it cannot be restored; keep it as it is.` };
+    entry.conflict = {
+      reason: 'unavailable',
+      text: `The earlier content of ${relative} is no longer in the checkpoint store, so it cannot be restored; keep it as it is.`,
+    };
     return entry;
   }
   entry.diff = diffOf(now, restored ?? null, relative);

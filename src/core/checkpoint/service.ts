@@ -2,7 +2,7 @@ import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
-import { type RewindChoice, type RewindOutcome, applyRewind } from './apply';
+import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
 import { gitAvailable } from './git';
 import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
 import { CheckpointRecorder } from './recorder';
@@ -108,7 +108,8 @@ export class CheckpointService {
   }
 
   private async events(id: string): Promise<readonly SessionEvent[]> {
-    if (!this.host.store.has(id) && !this.host.resident(id)) throw new RewindError('NO_SESSION', 'There is no such conversation in this store; pick one `arbor sessions` lists.');
+    if (!this.host.store.has(id) && !this.host.resident(id))
+      throw new RewindError('NO_SESSION', 'There is no such conversation in this store; pick one `arbor sessions` lists.');
     return (this.host.resident(id)?.session ?? (await this.host.store.inspect(id))).events;
   }
 

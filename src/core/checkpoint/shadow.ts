@@ -54,7 +54,11 @@ export class ShadowRepo {
     const gitDir = shadowDirOf(storeDir, root);
     const inside = path.relative(root, storeDir);
     // The store inside the root (a CLI `--store .arbor-store`) is never recorded.
-    const excludes = ['.git', '/.arbor/checkpoints/', ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : [])];
+    const excludes = [
+      '.git',
+      '/.arbor/checkpoints/',
+      ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
+    ];
     const repo = new ShadowRepo(root, gitDir, excludes);
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });

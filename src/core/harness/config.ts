@@ -1,5 +1,5 @@
-import type { ModelPrice } from '../cost/prices';
 import type { CheckpointOptions } from '../checkpoint/service';
+import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
 import type { HooksOptions } from '../hooks/service';
 import type { McpDeployment } from '../mcp/manager';

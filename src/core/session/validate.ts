@@ -210,10 +210,16 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   checkpoint: [
     r('turnId', nonEmpty, 'a non-empty string', true),
     r('changes', (v) => Array.isArray(v) && v.every(checkpointChange), 'a list of {path, root, before, after, callId, tool}'),
-    r('skipped', (v) => Array.isArray(v) && v.every((x) => record(x) && nonEmpty(x.path) && oneOf('ignored', 'too-large')(x.reason)), 'a list of {path, reason}', true),
+    r(
+      'skipped',
+      (v) => Array.isArray(v) && v.every((x) => record(x) && nonEmpty(x.path) && oneOf('ignored', 'too-large')(x.reason)),
+      'a list of {path, reason}',
+      true,
+    ),
     r(
       'rewind',
-      (v) => record(v) && bool(v.subtree) && strings(v.sessions) && (v.toSeq === undefined || natural(v.toSeq)) && (v.undoes === undefined || natural(v.undoes)),
+      (v) =>
+        record(v) && bool(v.subtree) && strings(v.sessions) && (v.toSeq === undefined || natural(v.toSeq)) && (v.undoes === undefined || natural(v.undoes)),
       '{subtree, sessions, toSeq?, undoes?}',
       true,
     ),

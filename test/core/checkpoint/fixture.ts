@@ -4,7 +4,10 @@ import { eventsOf, ofType } from '../subagent/helpers';
 
 export const write = (path: string, content: string) => ({ name: 'write_file', arguments: { path, content } });
 export const run = (command: string) => ({ name: 'run_command', arguments: { command } });
-export const delegate = (tag: string, more: Record<string, unknown> = {}) => ({ name: 'subagent', arguments: { prompt: `[[${tag}]] work`, label: tag, ...more } });
+export const delegate = (tag: string, more: Record<string, unknown> = {}) => ({
+  name: 'subagent',
+  arguments: { prompt: `[[${tag}]] work`, label: tag, ...more },
+});
 
 export const checkpointsOf = (events: readonly SessionEvent[]): CheckpointEvent[] => ofType(events, 'checkpoint');
 

@@ -94,7 +94,13 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
     const rel = path.relative(ws, shadow);
     w.script.on(
       'root',
-      { toolCalls: [write(`${rel}/HEAD`, 'ref: refs/heads/evil\n'), write(`${rel}/info/exclude`, '*\n'), write(`${rel}/hooks/post-index-change`, '#!/bin/sh\n')] },
+      {
+        toolCalls: [
+          write(`${rel}/HEAD`, 'ref: refs/heads/evil\n'),
+          write(`${rel}/info/exclude`, '*\n'),
+          write(`${rel}/hooks/post-index-change`, '#!/bin/sh\n'),
+        ],
+      },
       { toolCalls: [run(`echo evil > '${head}'; echo '*' > '${exclude}'; rm -rf '${shadow}/objects'; echo done`)] },
       { text: 'tried' },
     );

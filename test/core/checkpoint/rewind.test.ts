@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RewindError } from '../../../src/core/checkpoint/plan';
+import type { RewindError } from '../../../src/core/checkpoint/plan';
 import { eventsOf, subagentWorld } from '../subagent/helpers';
 import { checkpointsOf, childNamed, delegate, run, startOf, write } from './fixture';
 
