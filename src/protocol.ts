@@ -299,6 +299,27 @@ export interface PartialReply {
   reasoning: string;
 }
 
+/** What a rewind brings back: the files, the conversation (a fork at that point), or both (decision 0059). */
+export type RewindWhat = 'files' | 'conversation' | 'both';
+export type RewindChoiceView = 'restore' | 'keep';
+
+/** One file of a rewind's preview: what happens to it, its diff (current → restored), and a conflict that needs the human's choice. */
+export interface RewindFileView {
+  /** Relative to its workspace folder. */
+  path: string;
+  action: 'restore' | 'remove' | 'create';
+  diff: string;
+  conflict?: { reason: 'changed-by-other' | 'edited-since' | 'unavailable'; text: string };
+}
+
+/** A rewind's preview: nothing is written until it is applied with its `token`. */
+export interface RewindPreview {
+  token: string;
+  /** An undo of an earlier rewind. */
+  undo: boolean;
+  files: RewindFileView[];
+}
+
 // ── webview → host ────────────────────────────────────────────────────────────
 
 export type WebviewToHost =
@@ -318,6 +339,10 @@ export type WebviewToHost =
   | { type: 'workflow/cancel'; id: string; runId: string }
   /** Fork a session from the end of the turn holding `seq`. */
   | { type: 'session/fork'; id: string; sessionId: string; seq: number }
+  /** Preview a rewind of the files `sessionId` (with `subtree`, and its descendants) changed after `seq`; with `undo`, of undoing the rewind recorded at `seq`. Writes nothing. */
+  | { type: 'rewind/preview'; id: string; sessionId: string; seq: number; subtree: boolean; undo?: boolean }
+  /** Apply a previewed rewind (`token`; `choices` per file of the preview, a conflict needs one), fork the conversation at `seq`, or both. */
+  | { type: 'rewind/apply'; id: string; sessionId: string; seq: number; what: RewindWhat; token?: string; choices: (RewindChoiceView | null)[] }
   /** Open (or reveal) a session's transcript in an editor tab. */
   | { type: 'transcript/open'; sessionId: string }
   /** Earlier entries of a long transcript (paging backwards). */
@@ -412,6 +437,9 @@ export interface RequestResults {
   'workflow/cancel': NoResult;
   /** The fork. */
   'session/fork': { sessionId: string };
+  'rewind/preview': { preview: RewindPreview };
+  /** Files written back and left; `undoSeq`: the rewind's record, for "Undo rewind"; `forkId`: the conversation's fork. */
+  'rewind/apply': { restored: number; kept: number; undoSeq?: number; forkId?: string };
   /** Older entries (the page before `beforeSeq`). */
   'transcript/more': { sessionId: string; entries: TranscriptEntry[]; hasMore: boolean };
   'chat/retry': { sessionId: string };

@@ -20,6 +20,7 @@ import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
 import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers/context';
 import { goalRequests } from './handlers/goal-requests';
+import { rewindRequests } from './handlers/rewind-requests';
 import { noticeHandlers } from './handlers/notices';
 import { sessionRequests } from './handlers/session-requests';
 import { nodeName } from './presenter/names';
@@ -130,7 +131,7 @@ export class PanelController implements ApprovalPort {
       startAgent: (agent, port) => this.startAgent(agent, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx) };
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */

@@ -20,6 +20,16 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
   'workflow/cancel': (x) => str(x.id) && id(x.runId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
+  'rewind/preview': (x) => str(x.id) && id(x.sessionId) && seq(x.seq) && typeof x.subtree === 'boolean' && (x.undo === undefined || typeof x.undo === 'boolean'),
+  'rewind/apply': (x) =>
+    str(x.id) &&
+    id(x.sessionId) &&
+    seq(x.seq) &&
+    (x.what === 'files' || x.what === 'conversation' || x.what === 'both') &&
+    (x.token === undefined || id(x.token)) &&
+    Array.isArray(x.choices) &&
+    x.choices.length <= 10_000 &&
+    x.choices.every((c) => c === null || c === 'restore' || c === 'keep'),
   'transcript/open': (x) => id(x.sessionId),
   'transcript/more': (x) => str(x.id) && id(x.sessionId) && seq(x.beforeSeq),
   'approval/answer': (x) =>

@@ -123,7 +123,7 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
 /** Undo a rewind: every file it restored goes back to what the rewind found there. */
 export async function planUndo(h: PlanHost, req: { sessionId: string; seq: number }): Promise<RewindPlan> {
   const e = (await h.events(req.sessionId)).find((x) => x.seq === req.seq);
-  if (!e || e.type !== 'checkpoint' || !e.rewind) {
+  if (e?.type !== 'checkpoint' || !e.rewind) {
     throw new RewindError('NOT_A_REWIND', `Event ${req.seq} of this conversation is not a rewind, so there is nothing to undo; pick the rewind's own event.`);
   }
   const files: RewindFile[] = [];

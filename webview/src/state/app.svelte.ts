@@ -24,6 +24,7 @@ import { namesForIds } from '../lib/names-in-text';
 import type { RequestError } from '../lib/requests';
 import { loadState, post, request, requestId, saveState, settleRequest, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
+import { RewindFlow } from './rewind.svelte';
 import { TreeState } from './tree.svelte';
 
 export type View = 'panel' | 'transcript';
@@ -48,6 +49,9 @@ export class AppState {
 
   tree = new TreeState(this.saved.collapsed ?? []);
   chat = new ChatState();
+  /** "Rewind…" from a message: its steps, preview and result (decision 0059). */
+  // The flow asks through this view's one request path (failures reported in names); the generic passes through unchanged.
+  readonly rewind = new RewindFlow((body, what) => this.#ask(body as never, what) as never);
   settings: PanelSettings | undefined = $state.raw();
   approvals: ApprovalPrompt[] = $state.raw([]);
   /** Approvals the user answered, until the host confirms (buttons stay disabled). */
