@@ -184,6 +184,7 @@ export class ArborHost implements CommandHost {
         trusted: () => vscode.workspace.isTrusted,
       },
       mcp: this.mcp.deployment(folders),
+      checkpoints: { enabled: s.checkpoints },
     };
     this.reloadPrompt.opened();
     if (remote) {
@@ -199,6 +200,12 @@ export class ArborHost implements CommandHost {
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     // Said once: where no OS sandbox can start, every command asks (or is refused under never).
     this.sandbox = await h.sandboxStatus();
+    // Said once: without git there are no checkpoints (nothing else changes).
+    const noCheckpoints = await h.checkpoints.notice();
+    if (noCheckpoints) {
+      this.log.warn(noCheckpoints);
+      void vscode.window.showWarningMessage(noCheckpoints);
+    }
     if (this.sandbox.available) this.log.info(describeSandboxStatus(this.sandbox));
     else this.log.warn(`${describeSandboxStatus(this.sandbox)}. Until then every command needs your approval.`);
     this.controller.settingsChanged();
@@ -287,6 +294,7 @@ export class ArborHost implements CommandHost {
     // Every change re-sends the panel its settings (settingsChanged, last): the example prompts need nothing more.
     panel: () => undefined,
     mcp: (h) => this.mcp.reread(h),
+    checkpoints: (h) => h?.checkpoints.setEnabled(readSettings().checkpoints),
   };
 
   async setApiKey(key: string): Promise<void> {

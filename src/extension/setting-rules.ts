@@ -19,7 +19,9 @@ export type LivePath =
   /** `HookService.reload`: the settings files read again; the next hook that fires uses them (decision 0057). */
   | 'hooks'
   /** `harness.mcp.setServers`: servers added, changed or removed start or stop now (decision 0055). */
-  | 'mcp';
+  | 'mcp'
+  /** `harness.checkpoints.setEnabled`: recording follows from the next tool call (decision 0059). */
+  | 'checkpoints';
 
 /**
  * `live`: the next action uses the new value, through `via`. `reload`: the value is wired when
@@ -54,6 +56,7 @@ export const SETTING_RULES = {
   'arbor.workflow.allowUnconfinedScripts': live('workflow'),
   'arbor.prices': live('prices'),
   'arbor.hooks.readClaudeSettings': live('hooks'),
+  'arbor.checkpoints.enabled': live('checkpoints'),
   'arbor.mcp.servers': live('mcp'),
   'arbor.mcp.allowTools': live('mcp'),
   'arbor.remote.codex.command': remote,
@@ -79,7 +82,7 @@ export type SettingKey = keyof typeof SETTING_RULES;
 export const SETTING_KEYS = Object.keys(SETTING_RULES) as SettingKey[];
 
 /** The order live paths are applied in: the model first (the panel shows which model answers). */
-export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks', 'mcp'];
+export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks', 'mcp', 'checkpoints'];
 
 /** What a change touched: the live paths to apply and the reload-only settings it named. */
 export function changedBy(affects: (key: SettingKey) => boolean): { paths: Set<LivePath>; reload: SettingKey[]; keys: SettingKey[] } {

@@ -31,6 +31,8 @@ export interface ArborSettings {
   goalMaxRounds: number;
   /** `arbor.hooks.readClaudeSettings`: hooks from `.claude/settings.json` too. */
   hooksReadClaude: boolean;
+  /** `arbor.checkpoints.enabled`: record checkpoints for Rewind… (decision 0059). */
+  checkpoints: boolean;
   /** Workflow limits (`arbor.workflow.*`), read at each run's start. */
   workflow: WorkflowSettings;
   /** Price overrides (`arbor.prices`) over the defaults; a bad table is reported and ignored. */
@@ -84,6 +86,7 @@ export function readSettings(): ArborSettings {
     network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     hooksReadClaude: c.get<boolean>('hooks.readClaudeSettings', false),
+    checkpoints: c.get<boolean>('checkpoints.enabled', true),
     workflow: readWorkflow(c),
     examplePrompts: readExamplePrompts(c.get<unknown>('chat.examplePrompts', [])),
     ...readPrices(c.get<unknown>('prices', {})),

@@ -282,6 +282,13 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
       await settings.set('arbor.hooks.readClaudeSettings', true);
       assert.equal(h.hookService?.options.readClaudeSettings, true, "the hooks' files are read again, .claude/settings.json with them");
     },
+    'arbor.checkpoints.enabled': async () => {
+      assert.equal(h.checkpoints.enabled, true);
+      await settings.set('arbor.checkpoints.enabled', false);
+      assert.equal(h.checkpoints.enabled, false, 'the next tool call records nothing');
+      await settings.set('arbor.checkpoints.enabled', true);
+      assert.equal(h.checkpoints.enabled, true);
+    },
     'arbor.mcp.servers': async () => {
       await settings.set('arbor.mcp.servers', { live: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
       await h.mcp.whenSettled();
