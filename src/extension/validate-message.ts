@@ -20,7 +20,8 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
   'workflow/cancel': (x) => str(x.id) && id(x.runId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
-  'rewind/preview': (x) => str(x.id) && id(x.sessionId) && seq(x.seq) && typeof x.subtree === 'boolean' && (x.undo === undefined || typeof x.undo === 'boolean'),
+  'rewind/preview': (x) =>
+    str(x.id) && id(x.sessionId) && seq(x.seq) && typeof x.subtree === 'boolean' && (x.undo === undefined || typeof x.undo === 'boolean'),
   'rewind/apply': (x) =>
     str(x.id) &&
     id(x.sessionId) &&

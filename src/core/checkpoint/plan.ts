@@ -174,8 +174,6 @@ function diffOf(now: Buffer | null, restored: Buffer | null, name: string): stri
   if ((now && looksBinary(now)) || (restored && looksBinary(restored))) {
     return `Binary file ${name}: ${now ? `${now.length} bytes` : 'absent'} → ${restored ? `${restored.length} bytes` : 'removed'}`;
   }
-  const d = unifiedDiff(now?.toString('utf8') ?? '', restored?.toString('utf8') ?? '', name);
-  if (restored === null) return `${name} is removed (it did not exist at that point)\n${d}`;
-  if (now === null) return `${name} is created again\n${d}`;
-  return d;
+  // Whether the file is removed or created again is the entry's action (restore null, current null), not the diff's.
+  return unifiedDiff(now?.toString('utf8') ?? '', restored?.toString('utf8') ?? '', name);
 }

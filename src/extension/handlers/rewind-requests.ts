@@ -13,7 +13,9 @@ export function rewindRequests(c: HandlerContext): Pick<RequestHandlers, 'rewind
   return {
     'rewind/preview': async (_port, m) => {
       const h = await c.ensure();
-      const plan = m.undo ? await h.checkpoints.planUndo(m.sessionId, m.seq) : await h.checkpoints.plan({ sessionId: m.sessionId, toSeq: m.seq, subtree: m.subtree });
+      const plan = m.undo
+        ? await h.checkpoints.planUndo(m.sessionId, m.seq)
+        : await h.checkpoints.plan({ sessionId: m.sessionId, toSeq: m.seq, subtree: m.subtree });
       const token = randomUUID();
       plans.set(token, plan);
       for (const k of plans.keys()) if (plans.size > KEPT_PREVIEWS) plans.delete(k);
@@ -26,7 +28,8 @@ export function rewindRequests(c: HandlerContext): Pick<RequestHandlers, 'rewind
       let undoSeq: number | undefined;
       if (m.what !== 'conversation') {
         const plan = m.token ? plans.get(m.token) : undefined;
-        if (!plan || plan.sessionId !== m.sessionId) throw new Error('This preview is no longer kept (another was opened since); choose Rewind… again to see a fresh one.');
+        if (!plan || plan.sessionId !== m.sessionId)
+          throw new Error('This preview is no longer kept (another was opened since); choose Rewind… again to see a fresh one.');
         const choices: Record<string, RewindChoice> = {};
         for (const [i, f] of plan.files.entries()) {
           const choice = m.choices[i];
