@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as acpServe from './acp.bench';
 import * as acpClient from './acp-client.bench';
 import * as agent from './agent.bench';
+import * as checkpoint from './checkpoint.bench';
 import * as cost from './cost.bench';
 import * as extension from './extension.bench';
 import * as goal from './goal.bench';
@@ -42,6 +43,7 @@ const MODULES: BenchModule[] = [
   webview,
   extension,
   mcp,
+  checkpoint,
 ];
 
 async function main(): Promise<number> {

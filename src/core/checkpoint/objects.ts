@@ -28,10 +28,16 @@ function objectPath(gitDir: string, id: string): string {
  */
 export async function writeBlob(gitDir: string, bytes: Buffer): Promise<string> {
   const id = blobId(bytes);
+  await writeBlobAs(gitDir, id, bytes);
+  return id;
+}
+
+/** Write the loose object of `bytes`, whose id the caller already has. */
+export async function writeBlobAs(gitDir: string, id: string, bytes: Buffer): Promise<void> {
   const file = objectPath(gitDir, id);
   try {
     await fsp.access(file);
-    return id;
+    return;
   } catch {
     // not there yet
   }
@@ -43,7 +49,6 @@ export async function writeBlob(gitDir: string, bytes: Buffer): Promise<string> 
     await fsp.unlink(temp).catch(() => undefined);
     throw e;
   });
-  return id;
 }
 
 /** A loose blob's bytes; undefined when it is not there (or not a blob). The id is checked against the bytes. */

@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
 import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
+import * as fs from 'node:fs';
 import { readWhole } from '../tools/fsio';
-import { resolveForWrite } from '../tools/paths';
-import type { ToolContext } from '../tools/tool';
+import { isWithin } from '../tools/paths';
+import type { ToolContext, ToolResult } from '../tools/tool';
 import type { ShadowRepo, Shadows } from './shadow';
 
 // What each step of a turn changed, per node (decision 0059). The file tools name their file,
@@ -58,14 +59,15 @@ export class CheckpointRecorder {
   }
 
   /** `afterToolCall`: what the call changed, held for the step's record. Never changes the result. */
-  async after(c: { call: ToolCall; ctx: ToolContext }): Promise<undefined> {
+  async after(c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult; ctx: ToolContext }): Promise<undefined> {
     const k = key(c.ctx.sessionId, c.call.id);
     const started = this.inflight.get(k);
     if (!started) return undefined;
     this.inflight.delete(k);
     try {
       const was = await started;
-      if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call));
+      const written = c.call.name === 'write_file' && !c.result.isError && typeof c.args?.content === 'string' ? c.args.content : undefined;
+      if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call, written));
     } catch {
       // A checkpoint that cannot be taken is missing from the log, never a failed call.
     }
@@ -83,6 +85,7 @@ export class CheckpointRecorder {
     const byTool = new Set(p.changes.filter((c) => RECORDED[c.tool]?.kind === 'file').map((c) => `${c.path}\0${c.after}`));
     p.changes = p.changes.filter((c) => RECORDED[c.tool]?.kind !== 'roots' || !byTool.has(`${c.path}\0${c.after}`));
     if (p.changes.length === 0 && p.skipped.length === 0) return;
+    for (const c of p.changes) this.o.shadows.kick(c.root);
     const turnId = agent.session.openTurnId ?? undefined;
     agent
       .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes: p.changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
@@ -99,25 +102,43 @@ export class CheckpointRecorder {
       );
       return { kind: 'roots', trees };
     }
-    const r = await resolveForWrite(ctx, args[how.arg]);
-    if (!r.ok || !r.root) return undefined; // refused by the tool anyway, or outside every root (full-access): not recorded
-    const shadow = await this.o.shadows.of(r.root);
-    const rel = shadow.relative(r.realPath);
+    // Synchronous on purpose: a step's calls run in parallel, and the tools' own file operations
+    // (fsyncs among them) fill libuv's few threads; a read queued behind them would hold the call.
+    const at = locate(ctx.roots, args[how.arg]);
+    if (!at) return undefined; // refused by the tool anyway, or outside every root (full-access): not recorded
+    const shadow = await this.o.shadows.of(at.root);
+    const rel = shadow.relative(at.realPath);
     if (!rel) return undefined;
-    const [ignored, before] = await Promise.all([shadow.ignored(rel), this.read(shadow, r.realPath)]);
-    if (ignored) return { kind: 'file', shadow, path: r.realPath, before: null, skip: 'ignored' };
-    if (before === 'large') return { kind: 'file', shadow, path: r.realPath, before: null, skip: 'too-large' };
-    return { kind: 'file', shadow, path: r.realPath, before };
+    if (shadow.ignored(rel)) return { kind: 'file', shadow, path: at.realPath, before: null, skip: 'ignored' };
+    const before = this.readNow(shadow, at.realPath);
+    if (before === undefined) return undefined;
+    if (before === 'large') return { kind: 'file', shadow, path: at.realPath, before: null, skip: 'too-large' };
+    return { kind: 'file', shadow, path: at.realPath, before };
   }
 
-  private async compare(was: Inflight, call: ToolCall): Promise<Pending> {
+  /** The file's blob id now (stored in the background), null when absent, 'large' over the cap, undefined when not a regular file. */
+  private readNow(shadow: ShadowRepo, file: string): string | null | 'large' | undefined {
+    try {
+      const st = fs.statSync(file);
+      if (!st.isFile()) return undefined;
+      if (st.size > this.o.maxFileBytes) return 'large';
+      return this.keep(shadow, fs.readFileSync(file));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw e;
+    }
+  }
+
+  private async compare(was: Inflight, call: ToolCall, written?: string): Promise<Pending> {
     const out: Pending = { changes: [], skipped: [] };
     if (was.kind === 'file') {
       if (was.skip) {
         out.skipped.push({ path: was.path, reason: was.skip });
         return out;
       }
-      const after = await this.read(was.shadow, was.path);
+      // write_file wrote exactly its `content` when it succeeded: no need to read it back.
+      const after = written !== undefined ? this.keep(was.shadow, Buffer.from(written, 'utf8')) : await this.read(was.shadow, was.path);
       if (after === 'large') out.skipped.push({ path: was.path, reason: 'too-large' });
       else if (after !== was.before) out.changes.push(change(was.shadow, was.path, was.before, after, call));
       if (path.basename(was.path) === '.gitignore') was.shadow.forgetIgnores();
@@ -144,8 +165,12 @@ export class CheckpointRecorder {
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;
       throw e;
     }
-    if (bytes.length > this.o.maxFileBytes) return 'large';
-    return shadow.storeBlob(bytes);
+    return this.keep(shadow, bytes);
+  }
+
+  /** The blob id of these bytes, stored in the background; 'large' over the cap. */
+  private keep(shadow: ShadowRepo, bytes: Buffer): string | 'large' {
+    return bytes.length > this.o.maxFileBytes ? 'large' : shadow.storeLater(bytes);
   }
 
   private hold(sessionId: string, p: Pending): void {
@@ -161,6 +186,34 @@ export class CheckpointRecorder {
 }
 
 const key = (sessionId: string, callId: string): string => `${sessionId}\0${callId}`;
+
+/**
+ * The real path a file tool's path argument names, and the root holding it (the longest): the
+ * file's own real path when it exists, else its nearest existing folder's plus the rest.
+ * Undefined when it is not a string or lies outside every root.
+ */
+export function locate(roots: readonly string[], p: unknown): { realPath: string; root: string } | undefined {
+  if (typeof p !== 'string' || p === '' || p.includes('\0') || roots.length === 0) return undefined;
+  const abs = path.resolve(roots[0], p);
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync.native(abs);
+  } catch {
+    const rest = [path.basename(abs)];
+    for (let dir = path.dirname(abs); real === undefined; ) {
+      try {
+        real = path.join(fs.realpathSync.native(dir), ...rest);
+      } catch {
+        const up = path.dirname(dir);
+        if (up === dir) return undefined;
+        rest.unshift(path.basename(dir));
+        dir = up;
+      }
+    }
+  }
+  const root = roots.filter((r) => isWithin(real, r)).sort((a, b) => b.length - a.length)[0];
+  return root ? { realPath: real, root } : undefined;
+}
 
 function change(shadow: ShadowRepo, file: string, before: string | null, after: string | null, call: ToolCall): CheckpointChange {
   return { path: file, root: shadow.root, before, after, callId: call.id, tool: call.name };

@@ -14,6 +14,7 @@ export function checkpointRow(options: CheckpointOptions & { storeDir: string })
           beforeToolCall: (c) => r.before(c),
           afterToolCall: (c) => r.after(c),
           stepAnswered: (id) => r.flush(id),
+          close: () => service.close(),
         },
       };
     },

@@ -103,6 +103,11 @@ export class CheckpointService {
     return undefined;
   }
 
+  /** Every blob queued is written (the harness is closing). */
+  close(): Promise<void> {
+    return this.shadows.settled();
+  }
+
   private async ready(): Promise<void> {
     if (!(await this.gitReady())) throw new RewindError('DISABLED', GIT_MISSING_NOTICE);
   }

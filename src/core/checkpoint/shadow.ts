@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { type GitPlace, git, gitOk } from './git';
-import { readBlob, writeBlob } from './objects';
+import { type GitPlace, gitOk } from './git';
+import { IgnoreRules } from './ignore';
+import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
@@ -36,9 +37,9 @@ export class ShadowRepo {
   readonly place: GitPlace;
   /** Index operations one after another: two snapshots at once would fight over index.lock. */
   private chain: Promise<unknown> = Promise.resolve();
-  /** check-ignore answers by relative path; dropped whenever a `.gitignore` changes. */
-  private ignoredCache = new Map<string, boolean>();
-  private batch: { paths: Set<string>; run: Promise<Set<string>> } | undefined;
+  private readonly rules: IgnoreRules;
+  private readonly writing = new Set<Promise<void>>();
+  private readonly queued = new Map<string, Buffer>();
 
   private constructor(
     readonly root: string,
@@ -47,6 +48,7 @@ export class ShadowRepo {
     readonly excludes: readonly string[],
   ) {
     this.place = { gitDir, workTree: root };
+    this.rules = new IgnoreRules(root, excludes);
   }
 
   /** Open (creating on first use) the shadow repository of `root` under `storeDir`. */
@@ -76,38 +78,53 @@ export class ShadowRepo {
     return rel.split(path.sep).join('/');
   }
 
+  /** Store bytes as a blob and wait until it is written. */
   storeBlob(bytes: Buffer): Promise<string> {
     return writeBlob(this.place.gitDir, bytes);
   }
 
+  /**
+   * A blob's id at once; its object is written later, when the step's calls are all answered
+   * (`kick`), so a tool call never waits for it nor competes with it for the disk. `blob` and
+   * `settled` write what is queued and wait. A write that fails leaves the id without content:
+   * a rewind then says that file's earlier content is unavailable.
+   */
+  storeLater(bytes: Buffer): string {
+    const id = blobId(bytes);
+    this.queued.set(id, bytes);
+    return id;
+  }
+
+  /** Start writing the queued blobs. */
+  kick(): void {
+    for (const [id, bytes] of this.queued) {
+      const w = writeBlobAs(this.place.gitDir, id, bytes).catch(() => undefined);
+      this.writing.add(w);
+      void w.finally(() => this.writing.delete(w));
+    }
+    this.queued.clear();
+  }
+
+  /** Every blob queued so far is written. */
+  async settled(): Promise<void> {
+    this.kick();
+    while (this.writing.size) await Promise.all([...this.writing]);
+  }
+
   /** A blob's bytes, read in-process (the shadow never packs: gc is off, files over the cap are left out); undefined when gone. */
-  blob(id: string): Promise<Buffer | undefined> {
+  async blob(id: string): Promise<Buffer | undefined> {
+    await this.settled();
     return readBlob(this.place.gitDir, id);
   }
 
-  /** Whether the root's ignore rules (its `.gitignore`s and the shadow's excludes) leave a path out; calls close together share one git. */
-  async ignored(rel: string): Promise<boolean> {
-    const known = this.ignoredCache.get(rel);
-    if (known !== undefined) return known;
-    if (!this.batch) {
-      const paths = new Set<string>();
-      // Started on the next turn of the event loop: every call of a step asks before it runs.
-      const run = new Promise<void>((r) => setImmediate(r)).then(async () => {
-        this.batch = undefined;
-        const out = await git(this.place, ['check-ignore', '--no-index', '-z', '--stdin'], Buffer.from([...paths].map((p) => `${p}\0`).join('')));
-        const hit = new Set(out.stdout.split('\0').filter(Boolean));
-        for (const p of paths) this.ignoredCache.set(p, hit.has(p));
-        return hit;
-      });
-      this.batch = { paths, run };
-    }
-    this.batch.paths.add(rel);
-    return (await this.batch.run).has(rel);
+  /** Whether the root's ignore rules (its `.gitignore`s and the shadow's excludes) leave a path out; read in-process. */
+  ignored(rel: string): boolean {
+    return this.rules.ignored(rel);
   }
 
-  /** A `.gitignore` changed: ignore answers are asked again. */
+  /** A `.gitignore` changed: ignore answers are read again. */
   forgetIgnores(): void {
-    this.ignoredCache.clear();
+    this.rules.forget();
   }
 
   /**
@@ -157,6 +174,16 @@ export class Shadows {
   private readonly open = new Map<string, Promise<ShadowRepo>>();
 
   constructor(readonly storeDir: string) {}
+
+  /** Write the blobs queued for a root's shadow (see `ShadowRepo.storeLater`). */
+  kick(root: string): void {
+    void this.open.get(root)?.then((s) => s.kick());
+  }
+
+  /** Every queued blob of every shadow written (a closing harness). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.open.values()].map(async (p) => (await p.catch(() => undefined))?.settled()));
+  }
 
   of(root: string): Promise<ShadowRepo> {
     let p = this.open.get(root);

@@ -1,0 +1,171 @@
+// checkpoint.turn.vs_write: a turn that writes 20 new files with checkpoints on ÷ the same turn
+// with them off, on a 5,000-file workspace, scripted model server (turns of the two harnesses
+// alternate in blocks, so both see the same machine load). What the ratio holds down is what
+// recording adds per write: two in-process reads, hashes and deflated blobs, one batched
+// `git check-ignore` per step, and the `checkpoint` event in the step's group commit.
+//
+// rewind.subtree.vs_checkout: rewinding a subtree (a child and its grandchild) that changed 200
+// files — plan (logs read, current files hashed, diffs) and apply (atomic writes, the rewind's
+// own record) — ÷ a plain `git checkout -- <the 200 files>` in an ordinary repository of the
+// same files. Each rewind is undone (untimed) before the next, and the checkout's files are
+// changed again (untimed) before each checkout.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { ChatBody } from '../test/support/model-server';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+
+export const name = 'checkpoint';
+
+const TURN: FigureSpec = { id: 'checkpoint.turn.vs_write', op: '<=', target: 1.3 };
+const REWIND: FigureSpec = { id: 'rewind.subtree.vs_checkout', op: '<=', target: 2 };
+export const figures: readonly FigureSpec[] = [TURN, REWIND];
+
+const WRITES = 20;
+const WORKSPACE_FILES = 5000;
+const SUBTREE_FILES = 200;
+
+function fill(ws: string, n: number): void {
+  for (let d = 0; d < n / 100; d++) {
+    const dir = path.join(ws, 'src', `m${d}`);
+    fs.mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < 100; f++) fs.writeFileSync(path.join(dir, `f${f}.ts`), `export const v${d}_${f} = ${d * 100 + f};\n`.repeat(20));
+  }
+}
+
+async function open(storeDir: string, ws: string, server: ModelServer, checkpoints: boolean): Promise<Harness> {
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  return Harness.open({
+    storeDir,
+    workspace: [ws],
+    model: { client, name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    releaseDelayMs: 5,
+    checkpoints: { enabled: checkpoints },
+  });
+}
+
+const lastText = (body: ChatBody) => String(body.messages.at(-1)?.content ?? '');
+
+async function turnFigure(opts: BenchOptions): Promise<Figure> {
+  const server = await ModelServer.start();
+  const dir = tempDir('arbor-bench-ckpt-');
+  const make = (label: string) => {
+    const ws = path.join(dir, label);
+    fill(ws, WORKSPACE_FILES);
+    return fs.realpathSync(ws);
+  };
+  const wsOn = make('ws-on');
+  const wsOff = make('ws-off');
+  let n = 0;
+  // A turn: one step of 20 write_file calls to new files, then an answer.
+  server.setFallback((body) => {
+    if (body.messages.at(-1)?.role === 'tool') return { text: 'done' };
+    const turn = /turn (\d+)/.exec(lastText(body))?.[1] ?? String(n++);
+    return { toolCalls: Array.from({ length: WRITES }, (_, k) => ({ name: 'write_file', arguments: { path: `out/t${turn}/f${k}.ts`, content: `// turn ${turn} file ${k}\n`.repeat(40) } })) };
+  });
+  const on = await open(path.join(dir, 'store-on'), wsOn, server, true);
+  const off = await open(path.join(dir, 'store-off'), wsOff, server, false);
+  const onMs: number[] = [];
+  const offMs: number[] = [];
+  try {
+    const a = await on.createSession();
+    const b = await off.createSession();
+    let turn = 0;
+    const run = async (agent: typeof a, out: number[] | undefined) => {
+      const t0 = now();
+      await agent.accept(`turn ${turn++}`);
+      await agent.idle();
+      out?.push(now() - t0);
+    };
+    await run(a, undefined); // the shadow repository is created on the first write
+    await run(b, undefined);
+    const blocks = opts.quick ? 3 : 6;
+    for (let k = 0; k < blocks; k++) {
+      for (let i = 0; i < 5; i++) await run(a, onMs);
+      for (let i = 0; i < 5; i++) await run(b, offMs);
+    }
+    const recorded = a.session.events.filter((e) => e.type === 'checkpoint').length;
+    if (recorded !== blocks * 5 + 1) throw new Error(`${recorded} checkpoint events for ${blocks * 5 + 1} turns`);
+    opts.note(
+      `turn writing ${WRITES} files (${WORKSPACE_FILES}-file workspace): with checkpoints ${fmt(median(onMs))} ms vs without ${fmt(median(offMs))} ms (medians of ${onMs.length})`,
+    );
+    return { ...TURN, value: median(onMs) / median(offMs) };
+  } finally {
+    await on.close();
+    await off.close();
+    await server.stop();
+  }
+}
+
+async function rewindFigure(opts: BenchOptions): Promise<Figure> {
+  const server = await ModelServer.start();
+  const dir = tempDir('arbor-bench-rewind-');
+  const ws = path.join(dir, 'ws');
+  fill(ws, SUBTREE_FILES);
+  const real = fs.realpathSync(ws);
+  const files = fs.readdirSync(path.join(real, 'src')).flatMap((d) => fs.readdirSync(path.join(real, 'src', d)).map((f) => `src/${d}/${f}`));
+  const half = files.length / 2;
+  const isChild = (body: ChatBody) => body.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+  const task = (body: ChatBody) => String([...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+  const writes = (list: string[]) => ({ toolCalls: list.map((p) => ({ name: 'write_file', arguments: { path: p, content: `changed ${p}\n`.repeat(30) } })) });
+  server.setFallback((body) => {
+    const last = body.messages.at(-1);
+    const all = body.messages.map((m) => String(m.content ?? '')).join('\n');
+    if (isChild(body)) {
+      if (task(body).includes('GRAND')) return last?.role === 'tool' ? { text: 'grand done' } : writes(files.slice(half));
+      if (last?.role === 'tool' && all.includes('grand done')) return { text: 'child done' };
+      if (last?.role === 'tool') return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'GRAND: the second half', label: 'grand' } }] };
+      return writes(files.slice(0, half));
+    }
+    if (last?.role === 'tool') return { text: 'root done' };
+    return { toolCalls: [{ name: 'subagent', arguments: { prompt: 'CHILD: the first half', label: 'child' } }] };
+  });
+  const h = await open(path.join(dir, 'store'), real, server, true);
+  // The ordinary repository: the same files committed, changed before each checkout.
+  const repo = path.join(dir, 'repo');
+  fill(repo, SUBTREE_FILES);
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', ...args], { cwd: repo, stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  const rewindMs: number[] = [];
+  const checkoutMs: number[] = [];
+  try {
+    const root = await h.createSession();
+    await root.accept('go');
+    await h.settle();
+    const child = h.store.children(root.id)[0].id;
+    const point = (await h.readSession(child)).events.find((e) => e.type === 'user/message')!.seq;
+    const reps = opts.quick ? 3 : 7;
+    for (let r = 0; r < reps; r++) {
+      const t0 = now();
+      const plan = await h.checkpoints.plan({ sessionId: child, toSeq: point, subtree: true });
+      const out = await h.checkpoints.apply(plan);
+      rewindMs.push(now() - t0);
+      if (out.restored.length !== SUBTREE_FILES) throw new Error(`rewound ${out.restored.length} files, not ${SUBTREE_FILES}`);
+      await h.checkpoints.apply(await h.checkpoints.planUndo(child, out.seq!));
+      for (const f of files) fs.writeFileSync(path.join(repo, f), `changed ${f}\n`.repeat(30));
+      const t1 = now();
+      git('checkout', '--', ...files);
+      checkoutMs.push(now() - t1);
+    }
+    opts.note(
+      `rewinding a subtree that changed ${SUBTREE_FILES} files (plan + apply) ${fmt(median(rewindMs))} ms vs git checkout of them ${fmt(median(checkoutMs))} ms (medians of ${reps})`,
+    );
+    return { ...REWIND, value: median(rewindMs) / median(checkoutMs) };
+  } finally {
+    await h.close();
+    await server.stop();
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  if (process.env.CK_ONLY === "turn") return [await turnFigure(opts)];
+  if (process.env.CK_ONLY === "rewind") return [await rewindFigure(opts)];
+  return [await turnFigure(opts), await rewindFigure(opts)];
+}
