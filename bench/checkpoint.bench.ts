@@ -66,7 +66,12 @@ async function turnFigure(opts: BenchOptions): Promise<Figure> {
   server.setFallback((body) => {
     if (body.messages.at(-1)?.role === 'tool') return { text: 'done' };
     const turn = /turn (\d+)/.exec(lastText(body))?.[1] ?? String(n++);
-    return { toolCalls: Array.from({ length: WRITES }, (_, k) => ({ name: 'write_file', arguments: { path: `out/t${turn}/f${k}.ts`, content: `// turn ${turn} file ${k}\n`.repeat(40) } })) };
+    return {
+      toolCalls: Array.from({ length: WRITES }, (_, k) => ({
+        name: 'write_file',
+        arguments: { path: `out/t${turn}/f${k}.ts`, content: `// turn ${turn} file ${k}\n`.repeat(40) },
+      })),
+    };
   });
   const on = await open(path.join(dir, 'store-on'), wsOn, server, true);
   const off = await open(path.join(dir, 'store-off'), wsOff, server, false);
@@ -134,6 +139,7 @@ async function rewindFigure(opts: BenchOptions): Promise<Figure> {
   git('add', '-A');
   git('commit', '-qm', 'base');
   const rewindMs: number[] = [];
+  const planMs: number[] = [];
   const checkoutMs: number[] = [];
   try {
     const root = await h.createSession();
@@ -145,6 +151,7 @@ async function rewindFigure(opts: BenchOptions): Promise<Figure> {
     for (let r = 0; r < reps; r++) {
       const t0 = now();
       const plan = await h.checkpoints.plan({ sessionId: child, toSeq: point, subtree: true });
+      planMs.push(now() - t0);
       const out = await h.checkpoints.apply(plan);
       rewindMs.push(now() - t0);
       if (out.restored.length !== SUBTREE_FILES) throw new Error(`rewound ${out.restored.length} files, not ${SUBTREE_FILES}`);
@@ -155,7 +162,7 @@ async function rewindFigure(opts: BenchOptions): Promise<Figure> {
       checkoutMs.push(now() - t1);
     }
     opts.note(
-      `rewinding a subtree that changed ${SUBTREE_FILES} files (plan + apply) ${fmt(median(rewindMs))} ms vs git checkout of them ${fmt(median(checkoutMs))} ms (medians of ${reps})`,
+      `rewinding a subtree that changed ${SUBTREE_FILES} files (plan + apply) ${fmt(median(rewindMs))} ms (the plan ${fmt(median(planMs))} ms) vs git checkout of them ${fmt(median(checkoutMs))} ms (medians of ${reps})`,
     );
     return { ...REWIND, value: median(rewindMs) / median(checkoutMs) };
   } finally {
@@ -165,7 +172,7 @@ async function rewindFigure(opts: BenchOptions): Promise<Figure> {
 }
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
-  if (process.env.CK_ONLY === "turn") return [await turnFigure(opts)];
-  if (process.env.CK_ONLY === "rewind") return [await rewindFigure(opts)];
+  if (process.env.CK_ONLY === 'turn') return [await turnFigure(opts)];
+  if (process.env.CK_ONLY === 'rewind') return [await rewindFigure(opts)];
   return [await turnFigure(opts), await rewindFigure(opts)];
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
-import { readWhole, writeAtomic } from '../tools/fsio';
+import { readWhole, syncDir, writeAtomic } from '../tools/fsio';
 import { blobId } from './objects';
 import { RewindError, type RewindFile, type RewindPlan } from './plan';
 import type { Shadows } from './shadow';
@@ -62,15 +62,29 @@ export async function applyRewind(
       return bytes;
     }),
   );
-  const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-  for (const [i, f] of chosen.entries()) {
-    const bytes = blobs[i];
-    if (!bytes) await fsp.rm(f.path, { force: true });
-    else {
-      await fsp.mkdir(path.dirname(f.path), { recursive: true });
-      await writeAtomic(f.path, bytes, { create: true });
-    }
+  // A folder on a file's path that became a link since it was recorded (to somewhere outside the
+  // workspace, say) would carry the write there: such a file is refused before anything is written.
+  const linked = (await Promise.all(chosen.map(async (f) => ((await realFolder(f.path)) ? undefined : f.relative)))).filter((x) => x !== undefined);
+  if (linked.length) {
+    throw new RewindError(
+      'STALE_PLAN',
+      `Nothing was changed: a folder on the path of ${linked.join(', ')} is now a symbolic link; fix the folder, then preview the rewind again.`,
+    );
   }
+  const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  // Each file is written atomically (temp, fsync, rename); files at once, so their fsyncs overlap;
+  // then each folder is fsynced once, which makes the renames in it durable.
+  await Promise.all(
+    chosen.map(async (f, i) => {
+      const bytes = blobs[i];
+      if (!bytes) await fsp.rm(f.path, { force: true });
+      else {
+        await fsp.mkdir(path.dirname(f.path), { recursive: true });
+        await writeAtomic(f.path, bytes, { create: true, deferDirSync: true });
+      }
+    }),
+  );
+  await Promise.all([...new Set(chosen.map((f) => path.dirname(f.path)))].map((dir) => syncDir(dir)));
   if (chosen.length === 0) return { restored: [], kept };
   const log = await h.log(plan.sessionId);
   const e = await log.append({
@@ -93,5 +107,18 @@ async function bytesOf(file: string): Promise<Buffer | null> {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     throw e;
+  }
+}
+
+/** Whether the nearest existing folder on the file's path is its own real path (no link on the way). */
+async function realFolder(file: string): Promise<boolean> {
+  for (let dir = path.dirname(file); ; ) {
+    try {
+      return (await fsp.realpath(dir)) === dir;
+    } catch {
+      const up = path.dirname(dir);
+      if (up === dir) return false;
+      dir = up;
+    }
   }
 }

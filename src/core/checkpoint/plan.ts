@@ -100,22 +100,24 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   const byPath = new Map<string, Dated[]>();
   for (const d of mine) byPath.set(d.change.path, [...(byPath.get(d.change.path) ?? []), d]);
 
-  const files: RewindFile[] = [];
-  for (const [file, list] of byPath) {
-    const first = list[0];
-    const last = list[list.length - 1];
-    const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
-    const planned = await fileOf(h, first.change.root, file, first.change.before, last.change.after);
-    if (!planned) continue;
-    if (planned.conflict?.reason !== 'unavailable' && by.length) {
-      planned.conflict = {
-        reason: 'changed-by-other',
-        by,
-        text: `${by.map((id) => h.nameOf(id)).join(', ')} also changed ${planned.relative} after this point; restoring it would undo their change too.`,
-      };
-    }
-    files.push(planned);
-  }
+  // Files at once: each is a read, a hash, a blob read and a diff, independent of the others.
+  const planned = await Promise.all(
+    [...byPath].map(async ([file, list]) => {
+      const first = list[0];
+      const last = list[list.length - 1];
+      const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
+      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after);
+      if (entry && entry.conflict?.reason !== 'unavailable' && by.length) {
+        entry.conflict = {
+          reason: 'changed-by-other',
+          by,
+          text: `${by.map((id) => h.nameOf(id)).join(', ')} also changed ${entry.relative} after this point; restoring it would undo their change too.`,
+        };
+      }
+      return entry;
+    }),
+  );
+  const files = planned.filter((f): f is RewindFile => f !== undefined);
   files.sort((a, b) => (a.path < b.path ? -1 : 1));
   return { sessionId: req.sessionId, toSeq: req.toSeq, subtree: req.subtree, sessions, files };
 }
@@ -126,11 +128,7 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
   if (e?.type !== 'checkpoint' || !e.rewind) {
     throw new RewindError('NOT_A_REWIND', `Event ${req.seq} of this conversation is not a rewind, so there is nothing to undo; pick the rewind's own event.`);
   }
-  const files: RewindFile[] = [];
-  for (const c of e.changes) {
-    const planned = await fileOf(h, c.root, c.path, c.before, c.after);
-    if (planned) files.push(planned);
-  }
+  const files = (await Promise.all(e.changes.map((c) => fileOf(h, c.root, c.path, c.before, c.after)))).filter((f): f is RewindFile => f !== undefined);
   return { sessionId: req.sessionId, undoes: req.seq, subtree: e.rewind.subtree, sessions: e.rewind.sessions, files };
 }
 

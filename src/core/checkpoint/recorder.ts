@@ -1,7 +1,7 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
 import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
-import * as fs from 'node:fs';
 import { readWhole } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
 import type { ToolContext, ToolResult } from '../tools/tool';
