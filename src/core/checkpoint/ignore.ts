@@ -51,13 +51,13 @@ export function compilePattern(line: string): Rule | undefined {
         re += `[${body}]`;
         i = end;
       }
-    } else if (c === '\\' && i + 1 < p.length) re += escape(p[++i]);
-    else re += escape(c);
+    } else if (c === '\\' && i + 1 < p.length) re += literal(p[++i]);
+    else re += literal(c);
   }
   return { re: new RegExp(`^${anchored ? '' : '(?:.*/)?'}${re}$`), negate, dirOnly };
 }
 
-const escape = (c: string): string => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const literal = (c: string): string => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 export class IgnoreRules {
   /** Rules per folder (relative, '' for the root), from its `.gitignore`; the root's start with the excludes. */
