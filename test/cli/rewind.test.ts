@@ -80,4 +80,19 @@ describe('cli: arbor rewind (decision 0059)', () => {
     assert.equal(none.code, 2);
     assert.match(none.stderr, /needs --to SEQ/);
   });
+
+  it('without git on PATH: one notice, no checkpoints, and the run itself works', async () => {
+    const bare = path.join(w.dir, 'no-git-bin');
+    fs.mkdirSync(bare);
+    w.server.enqueue({ toolCalls: [{ id: 'c1', name: 'write_file', arguments: { path: 'a.txt', content: 'a1\n' } }] }, { text: 'done' });
+    const r = await arbor(['run', ...w.common, '--json', 'edit'], { PATH: bare });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr.match(/Checkpoints are off: git was not found on PATH/g)?.length, 1, r.stderr);
+    assert.equal(read('a.txt'), 'a1\n', 'the write happened');
+    assert.ok(!r.stdout.includes('"type":"checkpoint"'), 'nothing recorded');
+    const id = /session (\S+)/.exec(r.stderr)?.[1] ?? '';
+    const rw = await arbor(['rewind', ...w.common, id, '--to', '0'], { PATH: bare });
+    assert.equal(rw.code, 1);
+    assert.match(rw.stderr, /Checkpoints are off: git was not found on PATH.*install git/);
+  });
 });
