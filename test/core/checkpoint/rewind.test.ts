@@ -150,4 +150,28 @@ describe('checkpoints: what each step changed, and rewind per node or subtree', 
     assert.equal(read('u.txt'), 'v1\n', 'undone');
     assert.equal(await w.t.h.checkpoints.lastRewind(w.root.id), undefined, 'nothing left to undo');
   });
+
+  it("records a workflow agent's writes in its own log, and rewinds them", async () => {
+    const script = 'return await agent("[[wa]] write it", { label: "wa" });';
+    w.script.on('root', { toolCalls: [{ name: 'workflow', arguments: { script, meta: { name: 'one', description: 'one agent' } } }] }, { text: 'root done' });
+    w.script.on('wa', { toolCalls: [write('wf.txt', 'from the workflow agent\n')] }, { text: 'wa done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    assert.equal(read('wf.txt'), 'from the workflow agent\n');
+    const wa = childNamed(w.t.h, w.root.id, 'wa');
+    const [cp] = checkpointsOf(await eventsOf(w.t.h, wa));
+    assert.deepEqual(
+      cp?.changes.map((c) => [path.basename(c.path), c.tool]),
+      [['wf.txt', 'write_file']],
+    );
+    assert.equal(checkpointsOf(w.root.session.events).length, 0, "not in the parent's log");
+    // From the root, with its subtree: the workflow agent's file goes back too.
+    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id), subtree: true });
+    assert.deepEqual(
+      plan.files.map((f) => f.relative),
+      ['wf.txt'],
+    );
+    await w.t.h.checkpoints.apply(plan);
+    assert.equal(read('wf.txt'), null);
+  });
 });
