@@ -5,6 +5,8 @@
 //      both files are listed with their diff; nothing is written yet
 //   03 Apply rewind: the helper's two files are gone, the root's root.txt stays
 //   04 Undo rewind: its preview, then apply: the helper's files are back
+//   05 the helper's transcript tab (Open Transcript): Rewind… on its task message there, the same
+//      preview, applied: the helper's files are gone again, the root's stays
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -30,7 +32,7 @@ function reply(body) {
 export const flow = {
   name: 'rewind',
   model: (model) => model.setFallback(reply),
-  async run({ panel, chat, row, send, openPanel, selectRow, step, until, visible, say, folder }) {
+  async run({ panel, tab, chat, row, send, openPanel, selectRow, contextMenu, step, until, visible, say, folder }) {
     const file = (name) => join(folder, name);
     const rewind = panel.locator('section.rewind');
 
@@ -74,6 +76,22 @@ export const flow = {
       await rewind.locator('vscode-button.apply').click();
       await visible(rewind.locator('.done', { hasText: '2 file(s) put back' }), 'the undo done', 15_000);
       await until("the helper's files to be back", 5_000, async () => existsSync(file('helper-a.txt')) && existsSync(file('helper-b.txt')));
+    });
+
+    await step('rewind-from-the-helpers-transcript-tab', 45_000, async () => {
+      await contextMenu(row('helper'), 'Open Transcript');
+      const task = tab.locator('article', { hasText: TASK }).first();
+      await visible(task, "the helper's task in its transcript tab", 20_000);
+      await task.hover();
+      await task.locator('button.rewind').click();
+      const inTab = tab.locator('section.rewind');
+      await visible(inTab, 'the rewind panel in the tab', 10_000);
+      await inTab.locator('vscode-button', { hasText: 'Preview' }).click();
+      await visible(inTab.locator('li.file[data-path="helper-b.txt"]'), 'helper-b.txt in the tab preview', 15_000);
+      await inTab.locator('vscode-button.apply').click();
+      await visible(inTab.locator('.done', { hasText: '2 file(s) rewound' }), 'the rewind done in the tab', 15_000);
+      await until("the helper's files to be gone again", 5_000, async () => !existsSync(file('helper-a.txt')) && !existsSync(file('helper-b.txt')));
+      if (readFileSync(file('root.txt'), 'utf8') !== 'from the root\n') throw new Error("the root's file changed");
     });
   },
 };
