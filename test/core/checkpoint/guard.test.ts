@@ -129,4 +129,27 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
     const recorded = checkpointsOf(w.root.session.events).flatMap((c) => c.changes.map((x) => x.path));
     assert.ok(!recorded.some((p) => p.startsWith(path.join(ws, '.store'))), 'the store is never recorded');
   });
+
+  it('every root of the call has its own shadow: a command and a file tool in a second root are recorded against it', async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-ckpt-'));
+    const one = fs.realpathSync(fs.mkdtempSync(path.join(tmp, 'one-')));
+    const two = fs.realpathSync(fs.mkdtempSync(path.join(tmp, 'two-')));
+    await w.setup({ workspace: [one, two] });
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo x > made.txt', cwd: two } }, write(path.join(two, 'w.txt'), 'w')] },
+      { text: 'done' },
+    );
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const changes = checkpointsOf(w.root.session.events).flatMap((c) => c.changes);
+    assert.deepEqual(changes.map((c) => [path.relative(two, c.path), c.root, c.tool]).sort(), [
+      ['made.txt', two, 'run_command'],
+      ['w.txt', two, 'write_file'],
+    ]);
+    assert.ok(fs.existsSync(path.join(shadowDirOf(w.t.storeDir, two), 'HEAD')), "the second root's shadow");
+    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: ofType(w.root.session.events, 'user/message')[0].seq });
+    await w.t.h.checkpoints.apply(plan);
+    assert.deepEqual([fs.existsSync(path.join(two, 'made.txt')), fs.existsSync(path.join(two, 'w.txt'))], [false, false]);
+  });
 });
