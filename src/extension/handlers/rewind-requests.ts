@@ -29,7 +29,7 @@ export function rewindRequests(c: HandlerContext): Pick<RequestHandlers, 'rewind
       if (m.what !== 'conversation') {
         const plan = m.token ? plans.get(m.token) : undefined;
         if (!plan || plan.sessionId !== m.sessionId)
-          throw new Error('This preview is no longer kept (another was opened since); choose Rewind… again to see a fresh one.');
+          throw new Error('This preview was applied already or is no longer kept; choose Rewind… again to see a fresh one.');
         const choices: Record<string, RewindChoice> = {};
         for (const [i, f] of plan.files.entries()) {
           const choice = m.choices[i];
