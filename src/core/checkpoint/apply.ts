@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
 import { readWhole, syncDir, writeAtomic } from '../tools/fsio';
 import { blobId } from './objects';
-import { RewindError, type RewindFile, type RewindPlan } from './plan';
+import { RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
 
 // Applying a rewind plan (decision 0059): all or nothing up front — an unresolved conflict or a
@@ -54,7 +54,7 @@ export async function applyRewind(
   const blobs = await Promise.all(
     chosen.map(async (f, i) => {
       const shadow = await h.shadows.of(f.root);
-      const bytes = f.restore === null ? null : await shadow.blob(f.restore);
+      const bytes = f.restore === null ? null : (restoredBytes.get(f) ?? (await shadow.blob(f.restore)));
       if (f.restore !== null && !bytes)
         throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
       const cur = now[i];
@@ -64,7 +64,14 @@ export async function applyRewind(
   );
   // A folder on a file's path that became a link since it was recorded (to somewhere outside the
   // workspace, say) would carry the write there: such a file is refused before anything is written.
-  const linked = (await Promise.all(chosen.map(async (f) => ((await realFolder(f.path)) ? undefined : f.relative)))).filter((x) => x !== undefined);
+  const folders = new Map<string, Promise<boolean>>();
+  const folderOk = (f: RewindFile) => {
+    const dir = path.dirname(f.path);
+    let ok = folders.get(dir);
+    if (!ok) folders.set(dir, (ok = realFolder(f.path)));
+    return ok;
+  };
+  const linked = (await Promise.all(chosen.map(async (f) => ((await folderOk(f)) ? undefined : f.relative)))).filter((x) => x !== undefined);
   if (linked.length) {
     throw new RewindError(
       'STALE_PLAN',

@@ -50,6 +50,9 @@ export interface PlanHost {
   nameOf(id: string): string;
 }
 
+/** The bytes each planned file goes back to, read while planning: apply reuses them (a plan applied later from JSON reads them again). */
+export const restoredBytes = new WeakMap<RewindFile, Buffer>();
+
 export class RewindError extends Error {
   constructor(
     readonly code: 'NO_SUCH_SEQ' | 'NOT_A_REWIND' | 'CONFLICT' | 'STALE_PLAN' | 'DISABLED' | 'NO_SESSION',
@@ -148,6 +151,7 @@ async function fileOf(h: PlanHost, root: string, file: string, restore: string |
     };
     return entry;
   }
+  if (restored) restoredBytes.set(entry, restored);
   entry.diff = diffOf(now, restored ?? null, relative);
   if (current !== lastLeft) {
     entry.conflict = {
