@@ -403,6 +403,8 @@ export type HostToWebview =
   | { type: 'input/focus' }
   /** A new conversation is being started ("+"): nothing selected, the input takes the focus; it is created at its first message. */
   | { type: 'draft/start' }
+  /** "Rewind…" from a message's context menu: the view showing the session opens its rewind at `seq` (decision 0059). */
+  | { type: 'rewind/open'; sessionId: string; seq: number }
   /** The host selected a session (a fork was created, a tab opened). */
   | { type: 'session/selected'; sessionId: string }
   /** The answer to a request (a message carrying `id`): see `RequestResults`. */
@@ -488,6 +490,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const COMMAND_IDS = [
   'arbor.newConversation',
   'arbor.fork',
+  'arbor.rewind',
   'arbor.sendMessage',
   'arbor.interrupt',
   'arbor.cancelWorkflow',

@@ -151,6 +151,11 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       const fork = await c.forkAndShow(id, seq, args?.arborView === 'transcript' ? 'transcript' : 'panel');
       void vscode.window.showInformationMessage(`Arbor: forked ${quoted(await nameOf(host, id))} into ${quoted(await nameOf(host, fork))}.`);
     },
+    // From a message's context menu only (hidden in the palette): the view shows the rewind's steps and preview.
+    'arbor.rewind': async (args) => {
+      if (!args?.arborSessionId || args.arborSeq === undefined) return;
+      c.openRewind(args.arborSessionId, args.arborSeq, args.arborView === 'transcript' ? 'transcript' : 'panel');
+    },
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
       if (!id) return;

@@ -403,6 +403,11 @@ export class PanelController implements ApprovalPort {
     void this.feed.reset(port, sessionId).catch((err) => this.hooks.log('warn', String(err)));
   }
 
+  /** "Rewind…" from a message's context menu: the view it came from opens its rewind there. */
+  openRewind(sessionId: string, seq: number, from: 'panel' | 'transcript'): void {
+    this.views.toView(from, sessionId, { type: 'rewind/open', sessionId, seq });
+  }
+
   private broadcast(msg: HostToWebview): void {
     this.views.broadcast(msg);
   }

@@ -61,6 +61,11 @@ export class ViewPorts {
     for (const p of this.ports) if (p.sessionId === sessionId) p.post(msg);
   }
 
+  /** To the views of one kind (the panel, or transcript tabs) showing a session. */
+  toView(view: ViewPort['view'], sessionId: string, msg: HostToWebview): void {
+    for (const p of this.ports) if (p.view === view && p.sessionId === sessionId) p.post(msg);
+  }
+
   broadcast(msg: HostToWebview): void {
     for (const p of this.ports) p.post(msg);
   }

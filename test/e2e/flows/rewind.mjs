@@ -5,8 +5,8 @@
 //      both files are listed with their diff; nothing is written yet
 //   03 Apply rewind: the helper's two files are gone, the root's root.txt stays
 //   04 Undo rewind: its preview, then apply: the helper's files are back
-//   05 the helper's transcript tab (Open Transcript): Rewind… on its task message there, the same
-//      preview, applied: the helper's files are gone again, the root's stays
+//   05 the helper's transcript tab (Open Transcript): right-click its task message → Rewind…, the
+//      same preview, applied: the helper's files are gone again, the root's stays
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -82,8 +82,8 @@ export const flow = {
       await contextMenu(row('helper'), 'Open Transcript');
       const task = tab.locator('article', { hasText: TASK }).first();
       await visible(task, "the helper's task in its transcript tab", 20_000);
-      await task.hover();
-      await task.locator('button.rewind').click();
+      // This time from the message's context menu (VS Code's, through data-vscode-context).
+      await contextMenu(task, 'Rewind…');
       const inTab = tab.locator('section.rewind');
       await visible(inTab, 'the rewind panel in the tab', 10_000);
       await inTab.locator('vscode-button', { hasText: 'Preview' }).click();

@@ -163,6 +163,9 @@ export class AppState {
       if (!settleRequest(m) && !m.ok) this.report(m.id, `The request failed: ${m.error}`, hintFor(m.code));
     },
     'queue/changed': (m) => this.chat.setQueue(m.sessionId, m.state, m.messages),
+    'rewind/open': (m) => {
+      if (m.sessionId === this.chat.sessionId && !this.readOnly) this.rewind.open(m.sessionId, m.seq);
+    },
     'workflow/view': (m) => {
       if (m.nodeId !== this.fixedSession) return;
       this.run = m.view ?? undefined;
