@@ -54,7 +54,8 @@ export class ShadowRepo {
   /** Open (creating on first use) the shadow repository of `root` under `storeDir`. */
   static async open(storeDir: string, root: string): Promise<ShadowRepo> {
     const gitDir = shadowDirOf(storeDir, root);
-    const inside = path.relative(root, storeDir);
+    // Compared as real paths: the root is one, the store's folder may be named through a link.
+    const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
     // The store inside the root (a CLI `--store .arbor-store`) is never recorded.
     const excludes = [
       '.git',
