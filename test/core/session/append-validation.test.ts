@@ -156,6 +156,21 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       truncated: true,
     },
   },
+  worktree: {
+    before: [],
+    event: {
+      type: 'worktree',
+      state: 'applied',
+      repo: '/work/repo',
+      path: '/work/.arbor/worktrees/s-1.abc123',
+      root: '/work/.arbor/worktrees/s-1.abc123',
+      branch: 'arbor/tests-abc123',
+      base: 'a'.repeat(40),
+      owner: 's-1.abc123',
+      head: 'b'.repeat(40),
+      files: 2,
+    },
+  },
 };
 
 /** These three come together or not at all (see compaction.test.ts). */

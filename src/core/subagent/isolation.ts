@@ -1,0 +1,51 @@
+import type { EventDraft, SessionEvent, SessionHeader } from '../session/events';
+import { worktreeOf } from '../session/folds';
+import type { Session } from '../session/session';
+import type { WorktreePort } from './types';
+
+// A child's roots (decision 0060): its own worktree when it asked for isolation, else its
+// caller's worktree when the caller works in one (inherited: never wider), else the
+// deployment's. Both cases are a `worktree` event in the child's own log, so a cold resume
+// roots it again from that log alone.
+
+export interface Isolation {
+  /** The event for the child's unpublished setup (absent: deployment roots). */
+  event?: EventDraft;
+  /** The child's roots (absent: the deployment's). */
+  roots?: readonly string[];
+  /** Remove a worktree made for a child that was never published (a no-op otherwise). */
+  undo(): Promise<void>;
+}
+
+export async function isolationOf(o: {
+  caller: Session;
+  callerRoots: readonly string[];
+  childId: string;
+  label?: string;
+  isolated: boolean;
+  worktrees?: WorktreePort;
+}): Promise<Isolation> {
+  if (o.isolated && o.worktrees) {
+    const place = await o.worktrees.create(o.childId, o.label, o.callerRoots[0] ?? '.');
+    const wt = o.worktrees;
+    return {
+      event: { type: 'worktree', state: 'open', ...place },
+      roots: [place.root],
+      undo: () => wt.remove(place).catch(() => undefined),
+    };
+  }
+  const own = worktreeOf(o.caller.header, o.caller.events);
+  if (!own) return { undo: async () => undefined };
+  const { repo, path, root, branch, base } = own;
+  return {
+    event: { type: 'worktree', state: 'inherited', repo, path, root, branch, base, owner: own.owner ?? o.caller.header.id },
+    roots: [root],
+    undo: async () => undefined,
+  };
+}
+
+/** The roots a stored child is rebuilt with: its worktree's, whatever state it is in (never wider), else none (the deployment's). */
+export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]): readonly string[] | undefined {
+  const w = worktreeOf(header, events);
+  return w ? [w.root] : undefined;
+}
