@@ -3,10 +3,10 @@ import { SessionWriter } from '../agent/session-writer';
 import { describeError } from '../errors';
 import type { MessageSource, SessionHeader, StopReason } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
-import { rootsOf } from './isolation';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
+import { rootsOf } from './isolation';
 import { mirrorRefusal } from './mirrors';
 import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
 

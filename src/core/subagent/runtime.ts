@@ -21,6 +21,7 @@ import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf 
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
+import { isolationOf } from './isolation';
 import { MirrorRegistry } from './mirrors';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import { Residency } from './residency';
@@ -38,7 +39,6 @@ import {
   type SubagentRun,
   type WorktreePort,
 } from './types';
-import { isolationOf } from './isolation';
 
 export interface RuntimeDeps {
   store: Store;
@@ -358,7 +358,14 @@ export class SubagentRuntime implements SubagentControl {
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
     // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
-    const isolation = await isolationOf({ caller: parent, callerRoots, childId, label: request.label, isolated: request.isolation === 'worktree', worktrees: this.deps.worktrees });
+    const isolation = await isolationOf({
+      caller: parent,
+      callerRoots,
+      childId,
+      label: request.label,
+      isolated: request.isolation === 'worktree',
+      worktrees: this.deps.worktrees,
+    });
     // (Setup appends go to the unpublished writer's memory: nothing is on disk until `publish`.)
     // Unpublished setup, after any seed: these are the child's own (live) facts.
     // Approval never widens: a parent that may not ask has children that may not either.

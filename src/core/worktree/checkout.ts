@@ -66,7 +66,11 @@ export async function branchHead(repo: string, branch: string): Promise<string |
  * Remove the worktree folder (and git's record of it) and, unless `keepBranch`, its branch.
  * Safe to repeat: what is already gone is skipped. Only a folder inside `within` is ever deleted.
  */
-export async function removeWorktree(place: Pick<WorktreePlace, 'repo' | 'path' | 'branch'>, within: string, opts: { keepBranch?: boolean } = {}): Promise<void> {
+export async function removeWorktree(
+  place: Pick<WorktreePlace, 'repo' | 'path' | 'branch'>,
+  within: string,
+  opts: { keepBranch?: boolean } = {},
+): Promise<void> {
   if (!isInside(place.path, within) || place.path === within)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
   if (fs.existsSync(place.repo)) {

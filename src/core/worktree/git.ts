@@ -6,15 +6,7 @@ import { execFile } from 'node:child_process';
 // identity of its own for the commits it makes on `arbor/*` branches, a time bound, and
 // failures as `WorktreeError`s that say what to do.
 
-export type WorktreeErrorCode =
-  | 'NO_GIT'
-  | 'NOT_A_REPO'
-  | 'GIT_FAILED'
-  | 'UNKNOWN_WORKTREE'
-  | 'NOT_OPEN'
-  | 'CONFLICT'
-  | 'UNSUPPORTED'
-  | 'UNSAFE_PATH';
+export type WorktreeErrorCode = 'NO_GIT' | 'NOT_A_REPO' | 'GIT_FAILED' | 'UNKNOWN_WORKTREE' | 'NOT_OPEN' | 'CONFLICT' | 'UNSUPPORTED' | 'UNSAFE_PATH';
 
 export class WorktreeError extends Error {
   override readonly name = 'WorktreeError';
@@ -76,7 +68,12 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
         if (!err) return resolve({ stdout: out, bytes, code: 0 });
         const e = err as NodeJS.ErrnoException & { code?: string | number };
         if (e.code === 'ENOENT')
-          return reject(new WorktreeError('NO_GIT', 'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.'));
+          return reject(
+            new WorktreeError(
+              'NO_GIT',
+              'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.',
+            ),
+          );
         const code = typeof e.code === 'number' ? e.code : -1;
         if (opts.okCodes?.includes(code)) return resolve({ stdout: out, bytes, code });
         const said = (Buffer.isBuffer(stderr) ? stderr.toString('utf8') : String(stderr)).trim().split('\n').slice(-3).join(' ');

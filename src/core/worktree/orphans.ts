@@ -66,14 +66,25 @@ export async function findOrphans(q: OrphanQuery): Promise<Orphan[]> {
                 ? 'no-node'
                 : undefined;
     if (!reason) continue;
-    out.push({ id, path: e.path, ...(e.branch ? { branch: e.branch } : {}), ...(e.repo ? { repo: e.repo } : {}), ...(state ? { state } : {}), reason, why: WHY[reason] });
+    out.push({
+      id,
+      path: e.path,
+      ...(e.branch ? { branch: e.branch } : {}),
+      ...(e.repo ? { repo: e.repo } : {}),
+      ...(state ? { state } : {}),
+      reason,
+      why: WHY[reason],
+    });
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 function safeList(dir: string): string[] {
   try {
-    return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
   } catch {
     return [];
   }

@@ -9,8 +9,8 @@ import { branchHead, commitWorktree, createWorktree, removeWorktree, type Worktr
 import { changedPaths, diffTrees, type FileChange } from './diff';
 import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
-import { type Orphan, findOrphans } from './orphans';
 import { branchOf, worktreesDirOf } from './names';
+import { findOrphans, type Orphan } from './orphans';
 import { snapshot } from './snapshot';
 
 export interface WorktreeDeps {
@@ -66,7 +66,13 @@ export class WorktreeService {
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
   create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace> {
-    return createWorktree({ parentRoot, dir: path.join(this.dir, childId), branch: branchOf(childId, label), excludes: this.excludes, note: `subagent ${label ?? childId}` });
+    return createWorktree({
+      parentRoot,
+      dir: path.join(this.dir, childId),
+      branch: branchOf(childId, label),
+      excludes: this.excludes,
+      note: `subagent ${label ?? childId}`,
+    });
   }
 
   /** Undo a `create` whose child was never published. */
@@ -184,7 +190,9 @@ export class WorktreeService {
     const o = (await this.orphans()).find((x) => x.id === id);
     if (!o) throw new WorktreeError('UNKNOWN_WORKTREE', `No orphaned worktree ${id}; \`arbor worktree list\` shows the orphans.`);
     if (o.state === 'open') return this.discard(id);
-    await removeWorktree({ repo: o.repo ?? this.deps.roots[0], path: o.path, branch: o.branch ?? '' }, this.dir, { keepBranch: o.state === 'kept' || !o.branch });
+    await removeWorktree({ repo: o.repo ?? this.deps.roots[0], path: o.path, branch: o.branch ?? '' }, this.dir, {
+      keepBranch: o.state === 'kept' || !o.branch,
+    });
     if (!o.repo) await fsp.rm(o.path, { recursive: true, force: true });
   }
 
@@ -213,8 +221,10 @@ export class WorktreeService {
   /** The event of a child whose worktree may change now: in one of `states`, and not running. */
   private async changeable(id: string, states: readonly WorktreeState[]): Promise<WorktreeEvent> {
     const e = await this.eventOf(id);
-    if (!states.includes(e.state)) throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
-    if (this.deps.isRunning(id)) throw new WorktreeError('NOT_OPEN', `${this.name(id)} is still working in its worktree; wait until it settles, or stop it first.`);
+    if (!states.includes(e.state))
+      throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
+    if (this.deps.isRunning(id))
+      throw new WorktreeError('NOT_OPEN', `${this.name(id)} is still working in its worktree; wait until it settles, or stop it first.`);
     return e;
   }
 

@@ -17,7 +17,11 @@ describe('worktree isolation: the child writes only its worktree', () => {
   });
 
   it('starts from the parent state (uncommitted and untracked included) without touching its index, HEAD or files', async () => {
-    const before = { status: gitIn(w.ws, 'status', '--porcelain'), head: gitIn(w.ws, 'rev-parse', 'HEAD'), index: fs.readFileSync(path.join(w.ws, '.git', 'index')) };
+    const before = {
+      status: gitIn(w.ws, 'status', '--porcelain'),
+      head: gitIn(w.ws, 'rev-parse', 'HEAD'),
+      index: fs.readFileSync(path.join(w.ws, '.git', 'index')),
+    };
     const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] look', label: 'look', isolation: 'worktree' });
     await run.result;
     await run.dispose();
@@ -79,7 +83,12 @@ describe('worktree isolation: the child writes only its worktree', () => {
 
   it('a child of a worktree child works in the same worktree (inherited, never wider)', async () => {
     w.script.on('c', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[g]] write', label: 'grand' } }] }, { text: 'c done' });
-    w.script.on('g', { toolCalls: [{ name: 'write_file', arguments: { path: path.join(w.ws, 'a.txt'), content: 'HACK\n' } }] }, { toolCalls: [{ name: 'write_file', arguments: { path: 'g.txt', content: 'grand\n' } }] }, { text: 'g done' });
+    w.script.on(
+      'g',
+      { toolCalls: [{ name: 'write_file', arguments: { path: path.join(w.ws, 'a.txt'), content: 'HACK\n' } }] },
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'g.txt', content: 'grand\n' } }] },
+      { text: 'g done' },
+    );
     const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] delegate', isolation: 'worktree' });
     await run.result;
     await w.t.h.settle();
@@ -90,17 +99,23 @@ describe('worktree isolation: the child writes only its worktree', () => {
     assert.equal(inherited.state, 'inherited');
     assert.equal(inherited.owner, run.id);
     assert.equal(inherited.root, place.root);
-    assert.deepEqual((await results(w, grand)).map((x) => x.isError), [true, false]);
+    assert.deepEqual(
+      (await results(w, grand)).map((x) => x.isError),
+      [true, false],
+    );
     assert.equal(read(path.join(place.root, 'g.txt')), 'grand\n');
     assert.equal(read(path.join(w.ws, 'a.txt')), 'one\ntwo\n');
-    assert.deepEqual((await w.t.h.worktrees.list()).map((l) => l.id), [run.id], 'only the owner is a worktree child');
+    assert.deepEqual(
+      (await w.t.h.worktrees.list()).map((l) => l.id),
+      [run.id],
+      'only the owner is a worktree child',
+    );
   });
 
   it('refuses isolation outside a git repository, saying what to do, and creates nothing', async () => {
     fs.rmSync(path.join(w.ws, '.git'), { recursive: true, force: true });
-    await assert.rejects(
-      w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x', isolation: 'worktree' }),
-      (err: Error) => /not inside a git repository.*git init/.test(err.message),
+    await assert.rejects(w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x', isolation: 'worktree' }), (err: Error) =>
+      /not inside a git repository.*git init/.test(err.message),
     );
     assert.equal(w.t.h.store.descendants(w.root.id).length, 0);
   });

@@ -96,10 +96,19 @@ describe('worktree lifecycle: review, apply, discard, keep', () => {
     assert.equal(gitIn(w.ws, 'show', `${k.branch}:y.txt`), 'y\n');
     assert.equal(gitIn(w.ws, 'rev-parse', `${k.branch}^`).trim(), k.base, 'the kept work sits on the base');
     const list = await w.t.h.worktrees.list();
-    assert.deepEqual(list.map((l) => [l.id, l.state]).sort(), [[gone, 'discarded'], [kept, 'kept']].sort());
+    assert.deepEqual(
+      list.map((l) => [l.id, l.state]).sort(),
+      [
+        [gone, 'discarded'],
+        [kept, 'kept'],
+      ].sort(),
+    );
     assert.equal(list.find((l) => l.id === kept)?.filesChanged, 1);
     // A kept branch can still be reviewed and applied.
-    assert.deepEqual((await w.t.h.worktrees.diff(kept)).files.map((f) => f.path), ['y.txt']);
+    assert.deepEqual(
+      (await w.t.h.worktrees.diff(kept)).files.map((f) => f.path),
+      ['y.txt'],
+    );
     assert.deepEqual(await w.t.h.worktrees.apply(kept), { applied: true, files: ['y.txt'] });
     assert.equal(read(path.join(w.ws, 'y.txt')), 'y\n');
   });
@@ -127,7 +136,10 @@ describe('worktree lifecycle: review, apply, discard, keep', () => {
       assert.ok(r);
       await t2.h.settle();
       const res = ofType(await t2.h.store.readEvents(childId), 'tool/result');
-      assert.deepEqual(res.map((x) => x.isError), [false, true, false]);
+      assert.deepEqual(
+        res.map((x) => x.isError),
+        [false, true, false],
+      );
       assert.equal(read(path.join(place.root, 'second.txt')), '2\n');
       assert.equal(read(path.join(w.ws, 'a.txt')), 'one\ntwo\n');
       assert.equal(fs.existsSync(path.join(w.ws, 'second.txt')), false);
@@ -147,7 +159,11 @@ describe('worktree lifecycle: review, apply, discard, keep', () => {
     assert.equal(read(path.join((await placeOf(w, run.id)).root, 'from-file.txt')), 'f\n');
 
     const script = "const r = await agent('[[wa]] go', { label: 'wf', isolation: 'worktree' }); return r;";
-    w.script.on('root', { toolCalls: [{ name: 'workflow', arguments: { script, meta: { name: 'iso', description: 'one isolated agent' } } }] }, { text: 'root done' });
+    w.script.on(
+      'root',
+      { toolCalls: [{ name: 'workflow', arguments: { script, meta: { name: 'iso', description: 'one isolated agent' } } }] },
+      { text: 'root done' },
+    );
     w.script.on('wa', write('from-wf.txt', 'w\n'), { text: 'wf agent done' });
     await w.root.accept('[[root]] run it');
     await w.t.h.settle();
