@@ -82,6 +82,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       toolFilter: ['read', 'grep'],
       agent: 'tester',
       workflow: { runId: 'r1', index: 0 },
+      isolation: 'worktree',
     },
   },
   'subagent/remote': {
