@@ -71,6 +71,8 @@ export interface TreeNode {
   workflow?: WorkflowNodeView;
   /** The conversation's goal, if it has one (decision 0029); `armed`: it runs rounds by itself in this window. */
   goal?: GoalView;
+  /** It works in a git worktree (decision 0060): its own (`owner` absent) or an ancestor's. */
+  worktree?: WorktreeView;
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
@@ -157,6 +159,23 @@ export interface RunAgentView {
 }
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete';
+
+/** What became of a worktree child's worktree (decision 0060); `inherited`: it works in an ancestor's. */
+export type WorktreeState = 'open' | 'applied' | 'discarded' | 'kept' | 'inherited';
+
+/** What the tree row and the worktree bar show of a node's worktree. */
+export interface WorktreeView {
+  state: WorktreeState;
+  branch: string;
+  /** The ancestor whose worktree it works in. */
+  owner?: string;
+}
+
+/** A file a worktree child's apply could not merge: nothing was changed. */
+export interface WorktreeConflictView {
+  path: string;
+  message: string;
+}
 
 /** What the tree row and the goal bar show of a goal. */
 export interface GoalView {
@@ -347,7 +366,13 @@ export type WebviewToHost =
   | { type: 'goal/clear'; id: string; sessionId: string }
   | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number }
   /** Start a new conversation with an agent defined in a file (its persona, tools, model; its sandbox only narrows). */
-  | { type: 'agent/start'; id: string; agent: string };
+  | { type: 'agent/start'; id: string; agent: string }
+  /** A worktree child's changes in VS Code's diff editor (decision 0060). */
+  | { type: 'worktree/review'; id: string; sessionId: string }
+  /** Merge a worktree child's changes into the workspace's files; a conflict changes nothing. */
+  | { type: 'worktree/apply'; id: string; sessionId: string }
+  | { type: 'worktree/discard'; id: string; sessionId: string }
+  | { type: 'worktree/keep'; id: string; sessionId: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -428,6 +453,13 @@ export interface RequestResults {
   'goal/limit': { sessionId: string };
   /** The new conversation. */
   'agent/start': { sessionId: string };
+  /** How many files the diff editor shows. */
+  'worktree/review': { files: number };
+  /** `applied: false`: the conflicts, and nothing was changed. */
+  'worktree/apply': { applied: boolean; files: string[]; conflicts: WorktreeConflictView[] };
+  'worktree/discard': NoResult;
+  /** The branch its work stays on. */
+  'worktree/keep': { branch: string };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;

@@ -22,6 +22,7 @@ import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers
 import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
 import { sessionRequests } from './handlers/session-requests';
+import { worktreeRequests } from './handlers/worktree-requests';
 import { nodeName } from './presenter/names';
 import { projectView } from './presenter/project-view';
 import { RunFeed } from './run-feed';
@@ -130,7 +131,7 @@ export class PanelController implements ApprovalPort {
       startAgent: (agent, port) => this.startAgent(agent, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx) };
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...worktreeRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */

@@ -1,0 +1,27 @@
+import { openWorktreeReview } from '../worktree-review';
+import type { HandlerContext, RequestHandlers } from './context';
+
+type WorktreeRequest = 'worktree/review' | 'worktree/apply' | 'worktree/discard' | 'worktree/keep';
+
+/** The worktree bar's requests (decision 0060): review in the diff editor, apply, discard, keep the branch. */
+export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, WorktreeRequest> {
+  return {
+    'worktree/review': async (_port, m) => {
+      const h = await c.ensure();
+      const { files } = await h.worktrees.diff(m.sessionId);
+      return { files: await openWorktreeReview(m.sessionId, await c.nameOf(m.sessionId), files) };
+    },
+    'worktree/apply': async (_port, m) => {
+      const r = await (await c.ensure()).worktrees.apply(m.sessionId);
+      return r.applied ? { applied: true, files: r.files, conflicts: [] } : { applied: false, files: [], conflicts: r.conflicts };
+    },
+    'worktree/discard': async (_port, m) => {
+      await (await c.ensure()).worktrees.discard(m.sessionId);
+      return {};
+    },
+    'worktree/keep': async (_port, m) => {
+      const { branch } = await (await c.ensure()).worktrees.keep(m.sessionId);
+      return { branch };
+    },
+  };
+}
