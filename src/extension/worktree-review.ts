@@ -28,8 +28,9 @@ export function disposeWorktreeReviews(): void {
   documents.clear();
 }
 
+// The path is the file's own (what the editor shows); which review and which side are in the query.
 function side(sessionId: string, which: 'base' | 'child', file: FileChange, text: string | undefined): vscode.Uri {
-  const uri = vscode.Uri.from({ scheme: WORKTREE_SCHEME, path: `/${sessionId}/${which}/${file.path}` });
+  const uri = vscode.Uri.from({ scheme: WORKTREE_SCHEME, path: `/${file.path}`, query: new URLSearchParams({ session: sessionId, side: which }).toString() });
   documents.set(uri.toString(), file.binary ? '(a binary file: compare it with git)' : (text ?? ''));
   changed.fire(uri);
   return uri;
@@ -42,12 +43,12 @@ export async function openWorktreeReview(sessionId: string, name: string, files:
     return 0;
   }
   ensureProvider();
-  for (const k of [...documents.keys()]) if (k.startsWith(`${WORKTREE_SCHEME}:/${sessionId}/`)) documents.delete(k);
+  for (const k of [...documents.keys()]) if (vscode.Uri.parse(k).query.includes(`session=${encodeURIComponent(sessionId)}&`)) documents.delete(k);
   const triples = files.map((f) => {
     const after = side(sessionId, 'child', f, f.after);
     return [after, side(sessionId, 'base', f, f.before), after] as const;
   });
-  const title = `${name}: changes in its worktree (${files.length} file${files.length === 1 ? '' : 's'})`;
+  const title = `${name}: changes in its worktree`;
   try {
     await vscode.commands.executeCommand('vscode.changes', title, triples);
   } catch {
