@@ -23,6 +23,7 @@ import { type BenchModule, fmt, formatFigure, now } from './support';
 import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
+import * as worktree from './worktree.bench';
 
 /** Every bench module; later ones register here. */
 const MODULES: BenchModule[] = [
@@ -42,6 +43,7 @@ const MODULES: BenchModule[] = [
   webview,
   extension,
   mcp,
+  worktree,
 ];
 
 async function main(): Promise<number> {

@@ -1,4 +1,3 @@
-import { openWorktreeReview } from '../worktree-review';
 import type { HandlerContext, RequestHandlers } from './context';
 
 type WorktreeRequest = 'worktree/review' | 'worktree/apply' | 'worktree/discard' | 'worktree/keep';
@@ -9,7 +8,8 @@ export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, Workt
     'worktree/review': async (_port, m) => {
       const h = await c.ensure();
       const { files } = await h.worktrees.diff(m.sessionId);
-      return { files: await openWorktreeReview(m.sessionId, await c.nameOf(m.sessionId), files) };
+      if (!c.hooks.reviewWorktree) throw new Error('There is no editor here to show the changes in; run `arbor worktree diff ID` instead.');
+      return { files: await c.hooks.reviewWorktree(m.sessionId, await c.nameOf(m.sessionId), files) };
     },
     'worktree/apply': async (_port, m) => {
       const r = await (await c.ensure()).worktrees.apply(m.sessionId);

@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
 
 const ASK = 'WT-PARENT: add a farewell helper, in a worktree';
-const FAREWELL = "export const farewell = (name) => `Goodbye, ${name}!`;\n";
+const FAREWELL = 'export const farewell = (name) => `Goodbye, ${name}!`;\n';
 const text = (m) => String(m?.content ?? '');
 
 /** The parent delegates to a worktree child; the child writes one file; anything else is the demo's. */
