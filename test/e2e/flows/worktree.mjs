@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
 const { demoReply } = require(join(repoRoot, 'out', 'test', 'support', 'demo-script.js'));
 
 const ASK = 'WT-PARENT: add a farewell helper, in a worktree';
-const FAREWELL = 'export const farewell = (name) => `Goodbye, ${name}!`;\n';
+const FAREWELL = "export const farewell = (name) => 'Goodbye, ' + name + '!';\n";
 const text = (m) => String(m?.content ?? '');
 
 /** The parent delegates to a worktree child; the child writes one file; anything else is the demo's. */
@@ -49,7 +49,7 @@ function git(folder, ...args) {
 export const flow = {
   name: 'worktree',
   model: (model) => model.setFallback(reply),
-  async run({ page, panel, chat, row, rowWith, send, openPanel, step, until, visible, folder }) {
+  async run({ page, chat, row, rowWith, send, openPanel, step, until, visible, folder }) {
     const bar = chat.locator('.worktree-bar');
     const target = join(folder, 'src', 'farewell.js');
 
