@@ -171,6 +171,15 @@ export interface WorktreeView {
   owner?: string;
 }
 
+/** A worktree nothing live owns (a crash, a start cut short): named by its branch, never by a session id. */
+export interface WorktreeOrphanView {
+  /** For the clean request only. */
+  id: string;
+  name: string;
+  /** Why it is an orphan, in words. */
+  why: string;
+}
+
 /** A file a worktree child's apply could not merge: nothing was changed. */
 export interface WorktreeConflictView {
   path: string;
@@ -372,7 +381,9 @@ export type WebviewToHost =
   /** Merge a worktree child's changes into the workspace's files; a conflict changes nothing. */
   | { type: 'worktree/apply'; id: string; sessionId: string }
   | { type: 'worktree/discard'; id: string; sessionId: string }
-  | { type: 'worktree/keep'; id: string; sessionId: string };
+  | { type: 'worktree/keep'; id: string; sessionId: string }
+  /** Remove every orphaned worktree the panel's notice lists. */
+  | { type: 'worktree/clean'; id: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -416,6 +427,8 @@ export type HostToWebview =
   /** A workflow run tab's content; `null` with what happened and what to do when it cannot be shown (its conversation was deleted). */
   | { type: 'workflow/view'; nodeId: string; view: WorkflowRunView }
   | { type: 'workflow/view'; nodeId: string; view: null; problem: string }
+  /** Worktrees nothing live owns (decision 0060): sent to the panel after the snapshot and after a clean; empty: none. */
+  | { type: 'worktree/orphans'; orphans: WorktreeOrphanView[] }
   /** The project files in effect: sent after the snapshot and whenever one changes. */
   | { type: 'project/files'; files: ProjectFilesView }
   /** The host's answer to a message that failed validation. */
@@ -460,6 +473,8 @@ export interface RequestResults {
   'worktree/discard': NoResult;
   /** The branch its work stays on. */
   'worktree/keep': { branch: string };
+  /** How many orphaned worktrees were removed. */
+  'worktree/clean': { cleaned: number };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;

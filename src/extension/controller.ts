@@ -22,7 +22,7 @@ import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers
 import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
 import { sessionRequests } from './handlers/session-requests';
-import { worktreeRequests } from './handlers/worktree-requests';
+import { worktreeOrphans, worktreeRequests } from './handlers/worktree-requests';
 import { nodeName } from './presenter/names';
 import { projectView } from './presenter/project-view';
 import { RunFeed } from './run-feed';
@@ -119,6 +119,8 @@ export class PanelController implements ApprovalPort {
       approvals: () => this.desk.prompts(),
       mcpServers: () => this.mcpServers(),
       projectFiles: (h) => this.projectFiles(h),
+      worktreeOrphans: (h) => worktreeOrphans(h),
+      broadcast: (msg) => this.broadcast(msg),
       answer: (requestId, reply) => this.answer(requestId, reply),
       newDraft: () => this.newDraft(),
       nameOf: (id) => this.nameOf(id),

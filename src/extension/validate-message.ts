@@ -59,6 +59,7 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'worktree/apply': (x) => str(x.id) && id(x.sessionId),
   'worktree/discard': (x) => str(x.id) && id(x.sessionId),
   'worktree/keep': (x) => str(x.id) && id(x.sessionId),
+  'worktree/clean': (x) => str(x.id),
   'agent/start': (x) => str(x.id) && typeof x.agent === 'string' && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(x.agent),
 };
 

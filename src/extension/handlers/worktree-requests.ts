@@ -1,6 +1,14 @@
+import type { Harness } from '../../core/harness';
+import type { HostToWebview } from '../../protocol';
 import type { HandlerContext, RequestHandlers } from './context';
 
-type WorktreeRequest = 'worktree/review' | 'worktree/apply' | 'worktree/discard' | 'worktree/keep';
+type WorktreeRequest = 'worktree/review' | 'worktree/apply' | 'worktree/discard' | 'worktree/keep' | 'worktree/clean';
+
+/** The orphans as the panel's notice shows them: by branch (no session ids), with why. A failure to look is no orphan. */
+export async function worktreeOrphans(h: Harness): Promise<HostToWebview> {
+  const found = await h.worktrees.orphans().catch(() => []);
+  return { type: 'worktree/orphans', orphans: found.map((o) => ({ id: o.id, name: o.branch ?? 'a worktree folder', why: o.why })) };
+}
 
 /** The worktree bar's requests (decision 0060): review in the diff editor, apply, discard, keep the branch. */
 export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, WorktreeRequest> {
@@ -18,6 +26,13 @@ export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, Workt
     'worktree/discard': async (_port, m) => {
       await (await c.ensure()).worktrees.discard(m.sessionId);
       return {};
+    },
+    'worktree/clean': async () => {
+      const h = await c.ensure();
+      const orphans = await h.worktrees.orphans();
+      for (const o of orphans) await h.worktrees.clean(o.id);
+      c.broadcast(await worktreeOrphans(h));
+      return { cleaned: orphans.length };
     },
     'worktree/keep': async (_port, m) => {
       const { branch } = await (await c.ensure()).worktrees.keep(m.sessionId);

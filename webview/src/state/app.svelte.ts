@@ -17,6 +17,7 @@ import {
   type RequestType,
   type WorkflowRunView,
   type WorktreeConflictView,
+  type WorktreeOrphanView,
 } from '../../../src/protocol';
 import { type ClosedTarget, closedTarget } from '../lib/closed-target';
 import { hintFor } from '../lib/error-hints';
@@ -59,6 +60,8 @@ export class AppState {
   mcpServers: McpServerView[] = $state.raw([]);
   /** Per worktree child, the conflicts of its last refused apply (nothing was changed); cleared by its next action. */
   worktreeConflicts: ReadonlyMap<string, WorktreeConflictView[]> = $state.raw(new Map());
+  /** Worktrees a crash left that nothing owns (decision 0060): the notice offers to clean them. */
+  worktreeOrphans: WorktreeOrphanView[] = $state.raw([]);
   selected: string | undefined = $state();
   problems: Problem[] = $state.raw([]);
   draft = $state('');
@@ -169,6 +172,9 @@ export class AppState {
     },
     'project/files': (m) => {
       this.project = m.files;
+    },
+    'worktree/orphans': (m) => {
+      this.worktreeOrphans = m.orphans;
     },
     'message/rejected': (m) => {
       this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
@@ -291,6 +297,12 @@ export class AppState {
       const r = await this.#ask({ type: 'worktree/apply', sessionId }, 'Applying its changes');
       if (r && !r.applied) this.worktreeConflicts = new Map(this.worktreeConflicts).set(sessionId, r.conflicts);
     }
+  }
+
+  /** "Clean up" on the orphaned-worktrees notice: the host removes them and sends the list again. */
+  cleanWorktrees(): void {
+    if (this.readOnly) return;
+    void this.#ask({ type: 'worktree/clean' }, 'Removing the left-over worktrees');
   }
 
   /** The sandbox / approval picker, for the session the chat talks to. */
