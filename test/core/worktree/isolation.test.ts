@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
+import { ofType } from '../subagent/helpers';
 import { gitIn, placeOf, read, results, worktreeWorld } from './fixture';
+
+const write = (p: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path: p, content } }] });
 
 describe('worktree isolation: the child writes only its worktree', () => {
   const w = worktreeWorld();
@@ -110,6 +113,64 @@ describe('worktree isolation: the child writes only its worktree', () => {
       [run.id],
       'only the owner is a worktree child',
     );
+  });
+
+  it('subagent_fork takes isolation too: the fork works in its own worktree', async () => {
+    w.script.on(
+      'root',
+      { text: 'first turn' },
+      { toolCalls: [{ name: 'subagent_fork', arguments: { prompt: '[[fk]] write', label: 'fk', isolation: 'worktree' } }] },
+      { text: 'root done' },
+    );
+    w.script.on('fk', write('forked.txt', 'fork\n'), { text: 'fork done' });
+    await w.root.accept('[[root]] one');
+    await w.t.h.settle();
+    await w.root.accept('[[root]] two');
+    await w.t.h.settle();
+    const [fork] = w.t.h.store.descendants(w.root.id);
+    assert.equal(fork.origin, 'fork');
+    const place = await placeOf(w, fork.id);
+    assert.equal(place.state, 'open');
+    assert.equal(read(path.join(place.root, 'forked.txt')), 'fork\n');
+    assert.equal(fs.existsSync(path.join(w.ws, 'forked.txt')), false);
+  });
+
+  it('a remote provider is refused isolation with what to do, and nothing is created', async () => {
+    w.t.h.subagents.registerProvider({
+      name: 'elsewhere',
+      capabilities: { outputSchema: false, depthLimit: false, toolFilter: false, persona: false },
+      inheritsParentContext: false,
+      modes: ['one-shot'],
+      prepare: () => ({}),
+      remote: {} as never,
+    });
+    await assert.rejects(w.t.h.subagents.start(w.root, 'elsewhere', { prompt: 'x', isolation: 'worktree' }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'UNSUPPORTED_CAPABILITY');
+      assert.match(err.message, /cannot be isolated in a worktree\. Leave isolation out/);
+      return true;
+    });
+    assert.equal(w.t.h.store.descendants(w.root.id).length, 0);
+    assert.equal(fs.existsSync(w.t.h.worktrees.dir), false, 'no worktree was made');
+  });
+
+  it('under full-access the worktree child is clamped to workspace-write: the parent checkout stays read-only to it', async () => {
+    await w.t.h.setPolicy(w.root.id, { sandbox: 'full-access' });
+    w.script.on(
+      'c',
+      write(path.join(w.ws, 'a.txt'), 'HACK\n'),
+      { toolCalls: [{ name: 'run_command', arguments: { command: `echo HACK > ${path.join(w.ws, 'a.txt')}` } }] },
+      { text: 'done' },
+    );
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] try', isolation: 'worktree' });
+    await run.result;
+    await run.dispose();
+    const modes = ofType((await w.t.h.readSession(run.id)).events, 'sandbox/mode').map((e) => e.mode);
+    assert.deepEqual(modes, ['workspace-write']);
+    assert.deepEqual(
+      (await results(w, run.id)).map((x) => x.isError),
+      [true, true],
+    );
+    assert.equal(read(path.join(w.ws, 'a.txt')), 'one\ntwo\n');
   });
 
   it('refuses isolation outside a git repository, saying what to do, and creates nothing', async () => {
