@@ -18,7 +18,8 @@ export interface Isolation {
 }
 
 export async function isolationOf(o: {
-  caller: Session;
+  /** The caller, when it works in a worktree (absent: it does not; nothing to inherit). */
+  caller: Session | undefined;
   callerRoots: readonly string[];
   childId: string;
   label?: string;
@@ -34,8 +35,8 @@ export async function isolationOf(o: {
       undo: () => wt.remove(place).catch(() => undefined),
     };
   }
-  const own = worktreeOf(o.caller.header, o.caller.events);
-  if (!own) return { undo: async () => undefined };
+  const own = o.caller && worktreeOf(o.caller.header, o.caller.events);
+  if (!o.caller || !own) return { undo: async () => undefined };
   const { repo, path, root, branch, base } = own;
   return {
     event: { type: 'worktree', state: 'inherited', repo, path, root, branch, base, owner: own.owner ?? o.caller.header.id },

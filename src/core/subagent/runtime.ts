@@ -358,8 +358,10 @@ export class SubagentRuntime implements SubagentControl {
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
     // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
+    // The caller's summary says whether it works in a worktree: its log is read only then.
+    const callerWorks = this.deps.store.summaryRef(parent.id)?.worktree !== undefined;
     const isolation = await isolationOf({
-      caller: parent,
+      caller: callerWorks ? parent : undefined,
       callerRoots,
       childId,
       label: request.label,
