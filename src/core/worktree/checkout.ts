@@ -71,7 +71,8 @@ export async function removeWorktree(
   within: string,
   opts: { keepBranch?: boolean } = {},
 ): Promise<void> {
-  if (!isInside(place.path, within) || place.path === within)
+  const dir = fs.existsSync(within) ? fs.realpathSync(within) : within;
+  if (!(isInside(place.path, within) || isInside(place.path, dir)) || place.path === within || place.path === dir)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
   if (fs.existsSync(place.repo)) {
     await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);

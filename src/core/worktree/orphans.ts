@@ -40,7 +40,9 @@ const WHY: Record<OrphanReason, string> = {
   'missing-folder': 'git still lists it but its folder is gone',
 };
 
-export async function findOrphans(q: OrphanQuery): Promise<Orphan[]> {
+export async function findOrphans(query: OrphanQuery): Promise<Orphan[]> {
+  // git lists real paths: compare with the folder's real path (a store under a symlinked folder).
+  const q = { ...query, dir: fs.existsSync(query.dir) ? fs.realpathSync(query.dir) : query.dir };
   const entries = new Map<string, { path: string; branch?: string; repo?: string }>();
   for (const name of safeList(q.dir)) entries.set(name, { path: path.join(q.dir, name) });
   const listed = q.repoRoot ? await gitWorktrees(q.repoRoot).catch(() => []) : [];

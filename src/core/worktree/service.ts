@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
@@ -193,7 +192,6 @@ export class WorktreeService {
     await removeWorktree({ repo: o.repo ?? this.deps.roots[0], path: o.path, branch: o.branch ?? '' }, this.dir, {
       keepBranch: o.state === 'kept' || !o.branch,
     });
-    if (!o.repo) await fsp.rm(o.path, { recursive: true, force: true });
   }
 
   private name(id: string): string {
