@@ -21,7 +21,7 @@ import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf 
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
-import { isolationOf } from './isolation';
+import { checkIsolation, isolationOf } from './isolation';
 import { MirrorRegistry } from './mirrors';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import { Residency } from './residency';
@@ -318,18 +318,8 @@ export class SubagentRuntime implements SubagentControl {
     // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
     // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
     const callerSandbox = snapshot.sandbox ?? this.deps.defaultSandbox?.() ?? 'read-only';
-    let childSandbox = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
-    // A worktree child never runs unconfined: full-access would let it write the parent's checkout (decision 0060).
-    if (asked.isolation === 'worktree' && (childSandbox ?? callerSandbox) === 'full-access') childSandbox = 'workspace-write';
-    if (asked.isolation !== undefined && asked.isolation !== 'worktree')
-      throw new SubagentError('BAD_REQUEST', `isolation must be "worktree" (or left out), got ${JSON.stringify(asked.isolation)}.`);
-    if (asked.isolation && provider.remote)
-      throw new SubagentError(
-        'UNSUPPORTED_CAPABILITY',
-        `Provider "${provider.name}" runs its child in another program, whose writes Arbor's sandbox does not confine: it cannot be isolated in a worktree. Leave isolation out, or use subagent.`,
-      );
-    if (asked.isolation && !this.deps.worktrees)
-      throw new SubagentError('UNSUPPORTED_CAPABILITY', 'This deployment cannot make worktrees; leave isolation out.');
+    const pinned = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
+    const childSandbox = checkIsolation(asked.isolation, provider, !!this.deps.worktrees, pinned, callerSandbox);
     const callerRoots = caller.roots;
     // An in-process child runs on its parent's model (and the deployment's client) unless the
     // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
