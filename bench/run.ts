@@ -24,6 +24,7 @@ import { type BenchModule, fmt, formatFigure, now } from './support';
 import * as tools from './tools.bench';
 import * as webview from './webview.bench';
 import * as workflow from './workflow.bench';
+import * as worktree from './worktree.bench';
 
 /** Every bench module; later ones register here. */
 const MODULES: BenchModule[] = [
@@ -44,6 +45,7 @@ const MODULES: BenchModule[] = [
   extension,
   mcp,
   checkpoint,
+  worktree,
 ];
 
 async function main(): Promise<number> {

@@ -71,6 +71,8 @@ export interface TreeNode {
   workflow?: WorkflowNodeView;
   /** The conversation's goal, if it has one (decision 0029); `armed`: it runs rounds by itself in this window. */
   goal?: GoalView;
+  /** It works in a git worktree (decision 0060): its own (`owner` absent) or an ancestor's. */
+  worktree?: WorktreeView;
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
@@ -157,6 +159,32 @@ export interface RunAgentView {
 }
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete';
+
+/** What became of a worktree child's worktree (decision 0060); `inherited`: it works in an ancestor's. */
+export type WorktreeState = 'open' | 'applied' | 'discarded' | 'kept' | 'inherited';
+
+/** What the tree row and the worktree bar show of a node's worktree. */
+export interface WorktreeView {
+  state: WorktreeState;
+  branch: string;
+  /** The ancestor whose worktree it works in. */
+  owner?: string;
+}
+
+/** A worktree nothing live owns (a crash, a start cut short): named by its branch, never by a session id. */
+export interface WorktreeOrphanView {
+  /** For the clean request only. */
+  id: string;
+  name: string;
+  /** Why it is an orphan, in words. */
+  why: string;
+}
+
+/** A file a worktree child's apply could not merge: nothing was changed. */
+export interface WorktreeConflictView {
+  path: string;
+  message: string;
+}
 
 /** What the tree row and the goal bar show of a goal. */
 export interface GoalView {
@@ -372,7 +400,15 @@ export type WebviewToHost =
   | { type: 'goal/clear'; id: string; sessionId: string }
   | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number }
   /** Start a new conversation with an agent defined in a file (its persona, tools, model; its sandbox only narrows). */
-  | { type: 'agent/start'; id: string; agent: string };
+  | { type: 'agent/start'; id: string; agent: string }
+  /** A worktree child's changes in VS Code's diff editor (decision 0060). */
+  | { type: 'worktree/review'; id: string; sessionId: string }
+  /** Merge a worktree child's changes into the workspace's files; a conflict changes nothing. */
+  | { type: 'worktree/apply'; id: string; sessionId: string }
+  | { type: 'worktree/discard'; id: string; sessionId: string }
+  | { type: 'worktree/keep'; id: string; sessionId: string }
+  /** Remove every orphaned worktree the panel's notice lists. */
+  | { type: 'worktree/clean'; id: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -418,6 +454,8 @@ export type HostToWebview =
   /** A workflow run tab's content; `null` with what happened and what to do when it cannot be shown (its conversation was deleted). */
   | { type: 'workflow/view'; nodeId: string; view: WorkflowRunView }
   | { type: 'workflow/view'; nodeId: string; view: null; problem: string }
+  /** Worktrees nothing live owns (decision 0060): sent to the panel after the snapshot and after a clean; empty: none. */
+  | { type: 'worktree/orphans'; orphans: WorktreeOrphanView[] }
   /** The project files in effect: sent after the snapshot and whenever one changes. */
   | { type: 'project/files'; files: ProjectFilesView }
   /** The host's answer to a message that failed validation. */
@@ -458,6 +496,15 @@ export interface RequestResults {
   'goal/limit': { sessionId: string };
   /** The new conversation. */
   'agent/start': { sessionId: string };
+  /** How many files the diff editor shows. */
+  'worktree/review': { files: number };
+  /** `applied: false`: the conflicts, and nothing was changed. */
+  'worktree/apply': { applied: boolean; files: string[]; conflicts: WorktreeConflictView[] };
+  'worktree/discard': NoResult;
+  /** The branch its work stays on. */
+  'worktree/keep': { branch: string };
+  /** How many orphaned worktrees were removed. */
+  'worktree/clean': { cleaned: number };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;

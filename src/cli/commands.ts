@@ -11,6 +11,7 @@ import { type Command, type Io, wireOutput } from './output';
 import { rewindCommand } from './rewind';
 import { sessionListing } from './sessions';
 import { onStopSignals } from './stop-signals';
+import { worktreeCommand } from './worktree';
 
 export type { Command, Io };
 
@@ -128,4 +129,8 @@ export const COMMANDS: Record<string, Command> = {
   acp: acpCommand,
   // Listing and allowing servers never calls the model: no API key needed.
   mcp: mcpCommand((args, io) => Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-mcp' }))),
+  // Worktrees are git and the store: no model, no API key needed.
+  worktree: worktreeCommand((args, io) =>
+    Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-worktree' })),
+  ),
 };

@@ -27,6 +27,14 @@ Usage:
   arbor goal resume ID            arm it again and drive rounds (refused while rounds are used up)
   arbor goal pause|clear ID       pause the goal, or clear it
   arbor goal limit ID N           set its round limit (1-1000, not below the rounds started)
+  arbor worktree list [--json]    children that ran in their own git worktree (isolation: "worktree"):
+                                  state (open, applied, discarded, kept), branch, files changed, and
+                                  orphans a crash left behind
+  arbor worktree diff ID          the child's changes against its base, as a unified diff
+  arbor worktree apply ID         merge the child's changes into the workspace's files (3-way, not
+                                  committed); on a conflict nothing changes and it exits 1
+  arbor worktree discard|keep ID  remove its worktree and branch, or keep its work on its branch
+  arbor worktree clean [ID]       remove an orphaned worktree (all of them without ID)
   arbor mcp list [--json]         the MCP servers (.mcp.json, .vscode/mcp.json, --mcp-config),
                                   started to show their state and tool count
   arbor mcp allow NAME            let the workspace's MCP server NAME start (remembered per workspace)

@@ -39,6 +39,7 @@ import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
 import { type WorkflowWiring, workflowRow } from './workflow/wire';
+import { WorktreeService } from './worktree/service';
 
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
 export { HarnessError, type HarnessErrorCode } from './harness/errors';
@@ -83,6 +84,8 @@ export class Harness {
   readonly mcp: McpManager;
   /** Checkpoints per node and rewind (issue 24, decision 0059): `plan`, `apply`, `planUndo`. */
   readonly checkpoints: CheckpointService;
+  /** Children in their own git worktrees (decision 0060): list, diff, apply, discard, keep, orphans after a crash. */
+  readonly worktrees: WorktreeService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -106,6 +109,15 @@ export class Harness {
       // Read at each build: the rows are wired at the end of this constructor.
       hooks: () => this.hooks,
       residents: this.agents,
+    });
+    this.worktrees = new WorktreeService({
+      store,
+      storeDir: config.storeDir,
+      roots: this.roots,
+      resident: (id) => this.agents.get(id),
+      // Read when asked: the runtime is built just below.
+      isRunning: (id) => this.subagents.isRunning(id),
+      recovered: () => this.recovered,
     });
     this.commandSandbox = new CommandSandbox({
       ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
@@ -138,6 +150,7 @@ export class Harness {
       defaultSandbox: () => this.config.sandbox,
       // Read when a child starts: the rows are wired after the runtime is built.
       beforeStart: (c) => this.hooks.subagentStarting?.(c),
+      worktrees: this.worktrees,
     });
     this.sessions = new SessionsService({
       store,
@@ -335,9 +348,12 @@ export class Harness {
     return this.sessions.revokeGrant(id, grantId);
   }
 
-  /** Delete a session and its descendants (none may be running). */
-  deleteSession(id: string): Promise<string[]> {
-    return this.sessions.delete(id);
+  /** Delete a session and its descendants (none may be running); their worktrees go with them (a kept branch stays). */
+  async deleteSession(id: string): Promise<string[]> {
+    const places = await this.worktrees.placesOf([id, ...this.store.descendants(id).map((h) => h.id)]);
+    const deleted = await this.sessions.delete(id);
+    await this.worktrees.forget(places);
+    return deleted;
   }
 
   /** Stop a subtree, deepest first; returns the ids whose running turn was stopped. */

@@ -23,6 +23,7 @@ import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
 import { rewindRequests } from './handlers/rewind-requests';
 import { sessionRequests } from './handlers/session-requests';
+import { worktreeOrphans, worktreeRequests } from './handlers/worktree-requests';
 import { nodeName } from './presenter/names';
 import { projectView } from './presenter/project-view';
 import { RunFeed } from './run-feed';
@@ -119,6 +120,8 @@ export class PanelController implements ApprovalPort {
       approvals: () => this.desk.prompts(),
       mcpServers: () => this.mcpServers(),
       projectFiles: (h) => this.projectFiles(h),
+      worktreeOrphans: (h) => worktreeOrphans(h),
+      broadcast: (msg) => this.broadcast(msg),
       answer: (requestId, reply) => this.answer(requestId, reply),
       newDraft: () => this.newDraft(),
       nameOf: (id) => this.nameOf(id),
@@ -131,7 +134,7 @@ export class PanelController implements ApprovalPort {
       startAgent: (agent, port) => this.startAgent(agent, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx) };
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx), ...worktreeRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */

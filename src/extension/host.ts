@@ -24,6 +24,7 @@ import { ReloadPrompt } from './reload-prompt';
 import { changedBy, LIVE_PATHS, type LivePath, type SettingKey } from './setting-rules';
 import { isLocalUrl, readRemote, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
+import { disposeWorktreeReviews, openWorktreeReview } from './worktree-review';
 
 export const SECRET_KEY = 'arbor.apiKey';
 export const TRANSCRIPT_VIEW = 'arbor.transcript';
@@ -94,6 +95,7 @@ export class ArborHost implements CommandHost {
       },
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
       statusChanged: () => this.onStatus(this.controller.statusCounts()),
+      reviewWorktree: (id, name, files) => openWorktreeReview(id, name, files),
       pickBudget: (id) =>
         void this.commands['arbor.setBudget']({ arborSessionId: id }).catch(
           (err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`),
@@ -367,6 +369,7 @@ export class ArborHost implements CommandHost {
     await this.controller.dispose();
     this.logFeed.dispose();
     this.reloadPrompt.dispose();
+    disposeWorktreeReviews();
     this.mcp.dispose();
     this.applied.dispose();
     const h = await this.harness?.catch(() => undefined);

@@ -66,6 +66,11 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'goal/resume': (x) => str(x.id) && id(x.sessionId),
   'goal/clear': (x) => str(x.id) && id(x.sessionId),
   'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
+  'worktree/review': (x) => str(x.id) && id(x.sessionId),
+  'worktree/apply': (x) => str(x.id) && id(x.sessionId),
+  'worktree/discard': (x) => str(x.id) && id(x.sessionId),
+  'worktree/keep': (x) => str(x.id) && id(x.sessionId),
+  'worktree/clean': (x) => str(x.id),
   'agent/start': (x) => str(x.id) && typeof x.agent === 'string' && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(x.agent),
 };
 

@@ -1,5 +1,6 @@
 // What the panel controller talks to: connected views, and the host's hooks (VS Code lives
 // behind them, so the controller is tested without one).
+import type { FileChange } from '../core/worktree/diff';
 import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../protocol';
 
 /** One connected webview: the side panel or a transcript tab. */
@@ -29,6 +30,8 @@ export interface ControllerHooks {
    * the stored sessions' first fold after an open (a window reload), a deletion.
    */
   statusChanged?(): void;
+  /** Show a worktree child's changes in the editor's diff view (decision 0060); returns how many files it shows. Absent: no editor. */
+  reviewWorktree?(sessionId: string, name: string, files: readonly FileChange[]): Promise<number>;
 }
 
 /** The connected views and who sees what: a session's messages go to the views showing it. */

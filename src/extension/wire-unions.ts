@@ -18,4 +18,5 @@ export const WIRE_UNIONS_MATCH_CORE: {
   approval: Same<wire.ApprovalPolicy, core.ApprovalPolicy>;
   origin: Same<wire.Origin, core.Origin>;
   goalPhase: Same<wire.GoalPhase, core.GoalPhase>;
-} = { status: true, stopReason: true, messageSource: true, sandbox: true, approval: true, origin: true, goalPhase: true };
+  worktreeState: Same<wire.WorktreeState, core.WorktreeState>;
+} = { status: true, stopReason: true, messageSource: true, sandbox: true, approval: true, origin: true, goalPhase: true, worktreeState: true };

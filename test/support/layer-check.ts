@@ -58,6 +58,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['scope'],
   ['project'],
   ['agent'],
+  ['worktree'],
   ['live'],
   ['subagent'],
   ['feature'],

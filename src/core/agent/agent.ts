@@ -100,6 +100,10 @@ export class Agent implements SessionLog {
   toolNames(): string[] {
     return this.cfg.tools().map((t) => t.name);
   }
+  /** The real paths its file tools and confined commands may write (a worktree child's: only its worktree). */
+  get roots(): readonly string[] {
+    return this.cfg.roots;
+  }
   /** The model this agent's next request uses (children inherit it at delegation). */
   get modelName(): string {
     return this.cfg.modelName;

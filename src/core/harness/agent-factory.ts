@@ -66,7 +66,8 @@ export class AgentFactory {
         project.refresh();
         return assemblePrompt(prompts, promptView, persona);
       },
-      roots: this.deps.roots,
+      // A worktree child's roots are only its worktree (decision 0060): file tools and the OS sandbox both.
+      roots: comp.roots ?? this.deps.roots,
       protectedPaths: [{ path: config.storeDir, reason: STORE_REASON }],
       // The live config object: `setDefaults` reaches agents at their next tool call.
       defaults: config,

@@ -13,6 +13,8 @@ export interface AgentDefinition {
   model?: string;
   /** Narrows the child's sandbox; never widens the caller's (decision 0056). */
   sandbox?: SandboxMode;
+  /** `worktree`: the child runs in its own git worktree (decision 0060). */
+  isolation?: 'worktree';
   /** The body: the child's persona. */
   persona: string;
   /** Where it was read from (absolute path) and which folder kind. */
@@ -34,7 +36,7 @@ export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Claude Code's model shorthands name Anthropic models, not this endpoint's: they mean "the caller's". */
 const INHERIT_MODELS = new Set(['inherit', 'sonnet', 'opus', 'haiku']);
 
-const KNOWN_KEYS = new Set(['name', 'description', 'tools', 'model', 'sandbox', 'color']);
+const KNOWN_KEYS = new Set(['name', 'description', 'tools', 'model', 'sandbox', 'isolation', 'color']);
 
 /** Parse one agent file; a problem is a value naming the line, never a throw. */
 export function parseAgentFile(file: string, text: string, origin: AgentOrigin): AgentDefinition | AgentFileError {
@@ -48,7 +50,7 @@ export function parseAgentFile(file: string, text: string, origin: AgentOrigin):
   }
   const { fields } = parsed;
   for (const [key, f] of fields) {
-    if (!KNOWN_KEYS.has(key)) return bad(f.line, `unknown key "${key}"; an agent file takes name, description, tools, model, sandbox`);
+    if (!KNOWN_KEYS.has(key)) return bad(f.line, `unknown key "${key}"; an agent file takes name, description, tools, model, sandbox, isolation`);
   }
   const text1 = (key: string): { v?: string; f?: FrontField; err?: AgentFileError } => {
     const f = fields.get(key);
@@ -82,6 +84,12 @@ export function parseAgentFile(file: string, text: string, origin: AgentOrigin):
     if (!(SANDBOX_MODES as readonly string[]).includes(sandbox.v))
       return bad(sandbox.f!.line, `sandbox "${sandbox.v}" must be one of ${SANDBOX_MODES.join(', ')}`);
     def.sandbox = sandbox.v as SandboxMode;
+  }
+  const isolation = text1('isolation');
+  if (isolation.err) return isolation.err;
+  if (isolation.v !== undefined) {
+    if (isolation.v !== 'worktree') return bad(isolation.f!.line, `isolation "${isolation.v}" must be worktree (or leave the key out)`);
+    def.isolation = 'worktree';
   }
   return def;
 }

@@ -205,6 +205,36 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   agent?: string;
   /** The child is agent number `index` of workflow run `runId` in its parent's log (the tree puts it under the run). */
   workflow?: { runId: string; index: number };
+  /** The child was started in its own git worktree (decision 0060); its `worktree` event says where. */
+  isolation?: 'worktree';
+}
+
+/** Where a worktree child's worktree is, and what has become of it (decision 0060). */
+export type WorktreeState = 'open' | 'applied' | 'discarded' | 'kept' | 'inherited';
+
+/**
+ * A child's git worktree (decision 0060), last event after the seed wins. `open`: created at the
+ * child's start, its only root is `root`; `applied` / `discarded` / `kept`: what the human did
+ * with it; `inherited`: a descendant of a worktree child, confined to the same worktree (the
+ * `owner`'s). The fold of these events is what a cold resume roots the child in.
+ */
+export interface WorktreeEvent extends Base<'worktree'> {
+  state: WorktreeState;
+  /** The repository's top folder (the parent's checkout). */
+  repo: string;
+  /** The worktree's folder. */
+  path: string;
+  /** The child's root inside it (the parent's root at the same place in the repository). */
+  root: string;
+  branch: string;
+  /** The commit it was created from: the parent's state then, uncommitted changes included. */
+  base: string;
+  /** The session whose worktree it is (set on `inherited`). */
+  owner?: string;
+  /** The commit on the branch the state change was made from (`applied`, `kept`). */
+  head?: string;
+  /** Files the change touched (`applied`). */
+  files?: number;
 }
 
 /**
@@ -411,7 +441,8 @@ export type SessionEvent =
   | BudgetSetEvent
   | WorkflowEvent
   | HookRunEvent
-  | CheckpointEvent;
+  | CheckpointEvent
+  | WorktreeEvent;
 
 export type EventType = SessionEvent['type'];
 

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy, MessageSource, PolicySource, SandboxMode, SessionEvent, SessionHeader, SubagentDescriptorEvent } from './events';
+import type { ApprovalPolicy, MessageSource, PolicySource, SandboxMode, SessionEvent, SessionHeader, SubagentDescriptorEvent, WorktreeEvent } from './events';
 
 export interface Override<T> {
   value: T;
@@ -34,6 +34,19 @@ export function descriptorOf(header: SessionHeader, events: readonly SessionEven
   for (let i = events.length - 1; i >= from; i--) {
     const e = events[i];
     if (e.type === 'subagent/descriptor') return e;
+  }
+  return undefined;
+}
+
+/**
+ * The session's own worktree fact (decision 0060): the last `worktree` event after the seed.
+ * A fork's seed may hold its parent's; that one is the parent's (the fork has its own, `inherited`).
+ */
+export function worktreeOf(header: SessionHeader, events: readonly SessionEvent[]): WorktreeEvent | undefined {
+  const from = header.seedLength ?? 0;
+  for (let i = events.length - 1; i >= from; i--) {
+    const e = events[i];
+    if (e.type === 'worktree') return e;
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { Budget } from './budget';
-import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent } from './events';
+import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent, WorktreeState } from './events';
 import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
 /**
@@ -54,6 +54,8 @@ export interface SessionSummary {
   workflowRun?: { runId: string; index: number };
   /** The goal's last snapshot (absent: none, or cleared); its activation is the live process's, never here. */
   goal?: GoalSummary;
+  /** Its git worktree (decision 0060): its last `worktree` event; `owner` set when it works in an ancestor's. */
+  worktree?: { state: WorktreeState; branch: string; path: string; owner?: string };
 }
 
 /** What the tree and `list_agents` show of a remote child: `codex` / `codex-cli 0.171.0`. */
@@ -214,6 +216,10 @@ const FOLDERS: Folders = {
         objective: g.objective.slice(0, GOAL_OBJECTIVE_SUMMARY_CHARS),
         ...(g.blocked ? { blocked: { ...g.blocked } } : {}),
       };
+    return true;
+  },
+  worktree: (s, e) => {
+    s.worktree = { state: e.state, branch: e.branch, path: e.path, ...(e.owner ? { owner: e.owner } : {}) };
     return true;
   },
   'budget/set': (s, e) => {

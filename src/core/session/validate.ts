@@ -22,6 +22,7 @@ const oneOf =
   (v) =>
     typeof v === 'string' && values.includes(v);
 const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const absolute: Check = (v) => typeof v === 'string' && v.length > 0 && (v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v));
 const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 const SOURCE_KINDS = ['user', 'followup', 'subagent-report', 'subagent-settled', 'subagent-result', 'goal', 'delegation', 'hook'];
@@ -161,6 +162,18 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('toolFilter', strings, 'an array of tool names', true),
     r('agent', nonEmpty, 'an agent name', true),
     r('workflow', (v) => record(v) && nonEmpty(v.runId) && natural(v.index), '{runId, index}', true),
+    r('isolation', oneOf('worktree'), "'worktree'", true),
+  ],
+  worktree: [
+    r('state', oneOf('open', 'applied', 'discarded', 'kept', 'inherited'), 'open | applied | discarded | kept | inherited'),
+    r('repo', absolute, 'an absolute path'),
+    r('path', absolute, 'an absolute path'),
+    r('root', absolute, 'an absolute path'),
+    r('branch', (v) => nonEmpty(v) && /^arbor\/[A-Za-z0-9._-]+$/.test(v as string), 'a branch arbor/<name>'),
+    r('base', (v) => typeof v === 'string' && /^[0-9a-f]{40,64}$/.test(v), 'a commit id'),
+    r('owner', (v) => isSessionId(v), 'a session id', true),
+    r('head', (v) => typeof v === 'string' && /^[0-9a-f]{40,64}$/.test(v), 'a commit id', true),
+    r('files', natural, 'a non-negative integer', true),
   ],
   'subagent/remote': [
     r('program', nonEmpty, 'a non-empty string'),

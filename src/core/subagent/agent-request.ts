@@ -41,6 +41,7 @@ export function resolveAgentRequest(asked: SubagentRequest, lookup: AgentLookup 
     toolFilter: tools,
     ...(personaText ? { persona: { text: personaText } } : {}),
     ...((asked.model ?? def.model) ? { model: asked.model ?? def.model } : {}),
+    ...(def.isolation && !asked.isolation ? { isolation: def.isolation } : {}),
     ...(def.sandbox ? { sandbox: asked.sandbox ? narrowest(asked.sandbox, def.sandbox) : def.sandbox } : {}),
   };
 }

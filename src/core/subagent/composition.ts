@@ -21,6 +21,8 @@ export interface ChildComposition {
   admission?: Admission;
   /** The child's turns run in another program (its provider's driver), not the model loop. */
   remote?: RemoteDriver;
+  /** Its only roots (a worktree child's worktree, or the one it inherited, decision 0060); absent: the deployment's. */
+  roots?: readonly string[];
 }
 
 /** The composition root's port: build an Agent over a writer; `release` forgets it. */

@@ -6,6 +6,7 @@ import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
+import { rootsOf } from './isolation';
 import { mirrorRefusal } from './mirrors';
 import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
 
@@ -17,7 +18,12 @@ export interface ResidencyPort {
   childApproval: () => 'never' | 'escalate';
   /** Read each time an Activation settles: a settings change reaches the next release. */
   releaseDelayMs: () => number;
-  composition(header: SessionHeader, request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>, escalate: boolean): ChildComposition;
+  composition(
+    header: SessionHeader,
+    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>,
+    escalate: boolean,
+    roots?: readonly string[],
+  ): ChildComposition;
   registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
   deliver(parentId: string, text: string, source: MessageSource, quiet: boolean): Promise<void>;
 }
@@ -245,6 +251,8 @@ export class Residency {
         ...(d.model ? { model: d.model } : {}),
       },
       escalate,
+      // A worktree child (or a descendant of one) is rooted in that worktree again, whatever became of it: never wider (decision 0060).
+      rootsOf(session.header, session.events),
     );
     const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
     const built = this.rt.build(new SessionWriter(session, store), comp);

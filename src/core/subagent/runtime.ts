@@ -21,6 +21,7 @@ import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf 
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
+import { checkIsolation, isolationOf } from './isolation';
 import { MirrorRegistry } from './mirrors';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import { Residency } from './residency';
@@ -36,6 +37,7 @@ import {
   type SubagentProvider,
   type SubagentRequest,
   type SubagentRun,
+  type WorktreePort,
 } from './types';
 
 export interface RuntimeDeps {
@@ -86,6 +88,8 @@ export interface RuntimeDeps {
    * must not throw (a throw or a rejection vetoes: fail closed).
    */
   beforeStart?: (c: ChildStart) => Promise<string | undefined> | undefined;
+  /** Makes a child's own git worktree (`isolation: 'worktree'`, decision 0060); absent: such a start is refused. */
+  worktrees?: WorktreePort;
 }
 
 /** A child about to start, as a `beforeStart` check sees it. */
@@ -120,7 +124,7 @@ export class SubagentRuntime implements SubagentControl {
       build: deps.build,
       childApproval: deps.childApproval,
       releaseDelayMs: deps.releaseDelayMs,
-      composition: (header, request, escalate) => this.composition(header, request, escalate),
+      composition: (header, request, escalate, roots) => this.composition(header, request, escalate, roots),
       registerLocalTools: (childId, mode, request) => this.registerLocalTools(childId, mode, request),
       deliver: (parentId, text, source, quiet) => this.deliver(parentId, text, source, quiet),
     });
@@ -314,7 +318,9 @@ export class SubagentRuntime implements SubagentControl {
     // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
     // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
     const callerSandbox = snapshot.sandbox ?? this.deps.defaultSandbox?.() ?? 'read-only';
-    const childSandbox = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
+    const pinned = asked.sandbox && narrowest(asked.sandbox, callerSandbox) !== callerSandbox ? asked.sandbox : snapshot.sandbox;
+    const childSandbox = checkIsolation(asked.isolation, provider, !!this.deps.worktrees, pinned, callerSandbox);
+    const callerRoots = caller.roots;
     // An in-process child runs on its parent's model (and the deployment's client) unless the
     // request names one: recorded in its descriptor, so a cold resume and its own forks (whose
     // request head must equal its own, model included, for the prefix cache) keep it. A remote
@@ -341,7 +347,18 @@ export class SubagentRuntime implements SubagentControl {
     });
     const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
     const writer = new SessionWriter(session, this.deps.store, { published: false });
-
+    // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
+    // The caller's summary says whether it works in a worktree: its log is read only then.
+    const callerWorks = this.deps.store.summaryRef(parent.id)?.worktree !== undefined;
+    const isolation = await isolationOf({
+      caller: callerWorks ? parent : undefined,
+      callerRoots,
+      childId,
+      label: request.label,
+      isolated: request.isolation === 'worktree',
+      worktrees: this.deps.worktrees,
+    });
+    // (Setup appends go to the unpublished writer's memory: nothing is on disk until `publish`.)
     // Unpublished setup, after any seed: these are the child's own (live) facts.
     // Approval never widens: a parent that may not ask has children that may not either.
     const parentMayAsk = (snapshot.approval ?? this.deps.defaultApproval()) === 'ask';
@@ -361,7 +378,9 @@ export class SubagentRuntime implements SubagentControl {
       ...(request.toolFilter ? { toolFilter: [...request.toolFilter] } : {}),
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.workflow ? { workflow: { ...request.workflow } } : {}),
+      ...(request.isolation ? { isolation: request.isolation } : {}),
     });
+    if (isolation.event) await writer.append(isolation.event);
     // The child's budget is its own fact, after any seed: a fork's seed never hands one on.
     if (request.budget) await writer.append({ type: 'budget/set', budget: { ...request.budget }, source: 'delegation' });
     const refused = approval === 'never';
@@ -372,9 +391,8 @@ export class SubagentRuntime implements SubagentControl {
     });
     const messageId = randomUUID();
     await writer.append({ type: 'inbox/accepted', messageId, text: request.prompt, source: { kind: 'delegation', fromSession: parent.id } });
-
     // Remote seam (issue 13): a remote provider's driver runs the child's turns.
-    const comp = { ...this.composition(header, request, escalate), ...(provider.remote ? { remote: provider.remote } : {}) };
+    const comp = { ...this.composition(header, request, escalate, isolation.roots), ...(provider.remote ? { remote: provider.remote } : {}) };
     const unregister = this.registerLocalTools(childId, mode, request, onOutput);
     const built = this.deps.build(writer, comp);
     try {
@@ -385,6 +403,7 @@ export class SubagentRuntime implements SubagentControl {
     } catch (err) {
       built.release();
       unregister();
+      await isolation.undo();
       throw err;
     }
     this.residency.setDepth(childId, depth);
@@ -404,8 +423,10 @@ export class SubagentRuntime implements SubagentControl {
     header: SessionHeader,
     request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>,
     escalate: boolean,
+    roots?: readonly string[],
   ): ChildComposition {
     return {
+      ...(roots ? { roots } : {}),
       ...(header.agentPreset ? { preset: header.agentPreset } : {}),
       ownScope: ownScopeOf(header.id),
       admission: this.fanout.admission(header.id),

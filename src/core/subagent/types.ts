@@ -5,6 +5,7 @@ import type { SandboxMode, SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
 import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
+import type { WorktreePlace } from '../worktree/checkout';
 import type { RemoteDriver } from './remote-driver';
 
 /** What a provider lets a caller set at start. Remote providers declare none. */
@@ -35,6 +36,14 @@ export interface SubagentRequest {
   sandbox?: SandboxMode;
   /** Set by the workflow engine: the child is agent `index` of run `runId` (written into its descriptor). */
   workflow?: { runId: string; index: number };
+  /** `worktree`: the child works in its own git worktree, its only writable root (decision 0060). */
+  isolation?: 'worktree';
+}
+
+/** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
+export interface WorktreePort {
+  create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace>;
+  remove(place: WorktreePlace): Promise<void>;
 }
 
 /**

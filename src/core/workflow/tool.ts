@@ -8,7 +8,7 @@ import type { WorkflowInput } from './input';
 const DESCRIPTION = [
   'Run a JavaScript workflow that fans out one-shot subagents, for work that splits into many similar independent tasks (review 40 files, try 8 fixes).',
   'The script is plain JS with top-level await and ends with `return <json>`. Its only globals:',
-  '- agent(prompt, {label?, schema?, tools?, persona?, provider?}): a new child with an empty history; resolves to its final text (or the object it submitted when `schema` is given), or null if it failed or was interrupted. Throws for fatal errors (AGENT_CAP, CANCELLED, WALL_CLOCK, BUDGET, BAD_AGENT_REQUEST).',
+  '- agent(prompt, {label?, schema?, tools?, persona?, provider?, isolation?}): a new child with an empty history (isolation: "worktree" gives it its own git worktree); resolves to its final text (or the object it submitted when `schema` is given), or null if it failed or was interrupted. Throws for fatal errors (AGENT_CAP, CANCELLED, WALL_CLOCK, BUDGET, BAD_AGENT_REQUEST).',
   '- parallel([() => agent(...), ...]) runs thunks at once (bounded by `concurrency`); pipeline(items, stage1, stage2, ...) sends each item through the stages in order.',
   '- phase(title) and log(message) show progress in the agent tree; args is the `args` you pass.',
   'No files, network, timers or require: agents do the work. The script runs in its own OS-sandboxed process (no network, no files, no other process visible); where no sandbox can start the tool refuses (NO_SANDBOX) unless the user allowed unconfined scripts.',

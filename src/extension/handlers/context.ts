@@ -37,6 +37,10 @@ export interface HandlerContext {
   approvals(): Extract<HostToWebview, { type: 'state/snapshot' }>['approvals'];
   mcpServers(): HostToWebview;
   projectFiles(h: Harness): HostToWebview;
+  /** The panel's notice of orphaned worktrees (decision 0060). */
+  worktreeOrphans(h: Harness): Promise<HostToWebview>;
+  /** To every connected view. */
+  broadcast(msg: HostToWebview): void;
   answer(requestId: string, reply: ApprovalReply): boolean;
   newDraft(): void;
   nameOf(sessionId: string): Promise<string>;

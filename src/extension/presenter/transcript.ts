@@ -1,4 +1,4 @@
-import type { HookRunEvent, SessionEvent } from '../../core/session/events';
+import type { HookRunEvent, SessionEvent, WorktreeEvent } from '../../core/session/events';
 import type { TranscriptEntry } from '../../protocol';
 import { shownSource } from './message-source';
 
@@ -58,9 +58,23 @@ export function toEntry(e: SessionEvent): TranscriptEntry | undefined {
     }
     case 'hook/run':
       return { kind: 'hook', seq: e.seq, at: e.at, text: hookLine(e), outcome: e.outcome };
+    case 'worktree':
+      return e.state === 'inherited' ? undefined : { kind: 'marker', seq: e.seq, at: e.at, text: worktreeLine(e) };
     default:
       return undefined;
   }
+}
+
+const WORKTREE_LINES: Record<Exclude<WorktreeEvent['state'], 'inherited'>, (e: WorktreeEvent) => string> = {
+  open: (e) => `Working in its own git worktree on branch ${e.branch}: the workspace is read-only to it.`,
+  applied: (e) => `Its changes were applied to the workspace (${e.files ?? 0} file${e.files === 1 ? '' : 's'}); worktree and branch ${e.branch} removed.`,
+  discarded: (e) => `Its worktree was discarded (branch ${e.branch} deleted).`,
+  kept: (e) => `Its worktree folder was removed; its work is kept on branch ${e.branch}.`,
+};
+
+/** A worktree state change as a transcript line. */
+export function worktreeLine(e: WorktreeEvent): string {
+  return e.state === 'inherited' ? `Works in the worktree of its parent (branch ${e.branch}).` : WORKTREE_LINES[e.state](e);
 }
 
 const HOOK_VERBS: Record<HookRunEvent['outcome'], string> = { ok: 'ran', blocked: 'blocked', error: 'failed', timeout: 'timed out' };

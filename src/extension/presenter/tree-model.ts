@@ -206,6 +206,7 @@ export class TreeModel {
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
       ...(f.goal ? { goal: { ...f.goal, armed: live.goalArmed } } : {}),
+      ...(f.worktree ? { worktree: { state: f.worktree.state, branch: f.worktree.branch, ...(f.worktree.owner ? { owner: f.worktree.owner } : {}) } } : {}),
       createdAt: h.createdAt,
     };
   }

@@ -55,6 +55,7 @@ describe('agents defined in files: frontmatter, Claude Code tool names, errors w
       /sandbox "everything" must be one of read-only, workspace-write, full-access/,
     ],
     ['unknown key', '---\nname: a\ndescription: b\ncolour: red\n---\n', 4, /unknown key "colour"/],
+    ['bad isolation', '---\nname: a\ndescription: b\nisolation: sideways\n---\n', 4, /isolation "sideways" must be worktree/],
     ['bad name', '---\nname: Big Name\ndescription: b\n---\n', 2, /lower-case/],
     ['missing description', '---\nname: a\n---\n', 1, /missing "description"/],
     ['twice', '---\nname: a\nname: b\ndescription: c\n---\n', 3, /set twice \(first on line 2\)/],
@@ -62,6 +63,11 @@ describe('agents defined in files: frontmatter, Claude Code tool names, errors w
     ['bad quote', '---\nname: a\ndescription: "open\n---\n', 3, /unterminated double-quoted/],
     ['list as name', '---\nname: [a, b]\ndescription: c\n---\n', 2, /must be one value/],
   ];
+  it('isolation: worktree is read (decision 0060)', () => {
+    const r = parseAgentFile('/w/.arbor/agents/a.md', '---\nname: a\ndescription: b\nisolation: worktree\n---\nbody\n', 'workspace');
+    assert.ok(!isAgentFileError(r));
+    assert.equal(r.isolation, 'worktree');
+  });
   for (const [what, text, line, message] of bad) {
     it(`a bad file (${what}) is an error naming the file and line ${line}`, () => {
       const r = parseAgentFile('/w/.arbor/agents/a.md', text, 'workspace');

@@ -82,6 +82,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       toolFilter: ['read', 'grep'],
       agent: 'tester',
       workflow: { runId: 'r1', index: 0 },
+      isolation: 'worktree',
     },
   },
   'subagent/remote': {
@@ -164,6 +165,21 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       changes: [{ path: '/w/a.ts', root: '/w', before: null, after: 'a'.repeat(40), callId: 'c1', tool: 'write_file' }],
       skipped: [{ path: '/w/big.bin', reason: 'too-large' }],
       rewind: { toSeq: 3, subtree: false, sessions: ['s-1'] },
+    },
+  },
+  worktree: {
+    before: [],
+    event: {
+      type: 'worktree',
+      state: 'applied',
+      repo: '/work/repo',
+      path: '/work/.arbor/worktrees/s-1.abc123',
+      root: '/work/.arbor/worktrees/s-1.abc123',
+      branch: 'arbor/tests-abc123',
+      base: 'a'.repeat(40),
+      owner: 's-1.abc123',
+      head: 'b'.repeat(40),
+      files: 2,
     },
   },
 };

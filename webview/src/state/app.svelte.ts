@@ -16,6 +16,8 @@ import {
   type RequestResults,
   type RequestType,
   type WorkflowRunView,
+  type WorktreeConflictView,
+  type WorktreeOrphanView,
 } from '../../../src/protocol';
 import { type ClosedTarget, closedTarget } from '../lib/closed-target';
 import { hintFor } from '../lib/error-hints';
@@ -60,6 +62,10 @@ export class AppState {
   grants: ReadonlyMap<string, GrantView[]> = $state.raw(new Map());
   /** The MCP servers and their state (decision 0055). */
   mcpServers: McpServerView[] = $state.raw([]);
+  /** Per worktree child, the conflicts of its last refused apply (nothing was changed); cleared by its next action. */
+  worktreeConflicts: ReadonlyMap<string, WorktreeConflictView[]> = $state.raw(new Map());
+  /** Worktrees a crash left that nothing owns (decision 0060): the notice offers to clean them. */
+  worktreeOrphans: WorktreeOrphanView[] = $state.raw([]);
   selected: string | undefined = $state();
   problems: Problem[] = $state.raw([]);
   draft = $state('');
@@ -174,6 +180,9 @@ export class AppState {
     'project/files': (m) => {
       this.project = m.files;
     },
+    'worktree/orphans': (m) => {
+      this.worktreeOrphans = m.orphans;
+    },
     'message/rejected': (m) => {
       this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
     },
@@ -280,6 +289,27 @@ export class AppState {
     const what = action === 'limit' ? 'Raising the round limit' : `${action[0].toUpperCase()}${action.slice(1)} the goal`;
     if (action === 'limit') this.#ask({ type: 'goal/limit', sessionId, maxRounds: maxRounds ?? 0 }, what);
     else this.#ask({ type: `goal/${action}`, sessionId }, what);
+  }
+
+  /** The worktree bar's actions on a worktree child (decision 0060); an apply's conflicts are kept to show. */
+  async worktree(action: 'review' | 'apply' | 'discard' | 'keep', sessionId = this.target): Promise<void> {
+    if (sessionId === undefined || (this.readOnly && action !== 'review')) return;
+    const conflicts = new Map(this.worktreeConflicts);
+    conflicts.delete(sessionId);
+    this.worktreeConflicts = conflicts;
+    if (action === 'review') await this.#ask({ type: 'worktree/review', sessionId }, 'Opening its changes');
+    else if (action === 'discard') await this.#ask({ type: 'worktree/discard', sessionId }, 'Discarding its worktree');
+    else if (action === 'keep') await this.#ask({ type: 'worktree/keep', sessionId }, 'Keeping its branch');
+    else {
+      const r = await this.#ask({ type: 'worktree/apply', sessionId }, 'Applying its changes');
+      if (r && !r.applied) this.worktreeConflicts = new Map(this.worktreeConflicts).set(sessionId, r.conflicts);
+    }
+  }
+
+  /** "Clean up" on the orphaned-worktrees notice: the host removes them and sends the list again. */
+  cleanWorktrees(): void {
+    if (this.readOnly) return;
+    void this.#ask({ type: 'worktree/clean' }, 'Removing the left-over worktrees');
   }
 
   /** The sandbox / approval picker, for the session the chat talks to. */

@@ -1,6 +1,6 @@
 import type { Tool } from '../../tools/tool';
 import type { SubagentControl } from '../surface';
-import { BUDGET_PARAM } from './shared';
+import { BUDGET_PARAM, ISOLATION_PARAM } from './shared';
 import { startFromTool } from './subagent-tool';
 
 /**
@@ -21,6 +21,7 @@ export function createForkTool(rt: SubagentControl): Tool {
         label: { type: 'string', description: 'A short name shown in the agent tree.' },
         mode: { type: 'string', enum: ['wait', 'background'], description: "'wait' (default) for its answer now, or 'background'." },
         budget: BUDGET_PARAM,
+        isolation: ISOLATION_PARAM,
       },
       required: ['prompt'],
       additionalProperties: false,

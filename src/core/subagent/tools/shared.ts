@@ -20,4 +20,12 @@ export function subagentFailure(tool: string, err: unknown): ToolResult {
   return fail('SUBAGENT', `${tool}: failed: ${describeError(err)}`);
 }
 
+/** The `isolation` argument of the delegation tools (decision 0060). */
+export const ISOLATION_PARAM = {
+  type: 'string' as const,
+  enum: ['worktree'],
+  description:
+    "Optional. 'worktree': the child works in its own git worktree (a copy of the workspace as it is now, on its own branch arbor/…); the workspace itself is read-only to it. The user reviews its changes and applies or discards them.",
+};
+
 export const json = (v: unknown): string => JSON.stringify(v, null, 2);

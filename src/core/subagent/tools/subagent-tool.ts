@@ -4,7 +4,7 @@ import type { Tool, ToolContext } from '../../tools/tool';
 import type { SubagentControl } from '../surface';
 import type { SubagentRequest } from '../types';
 import { runOneShot } from './one-shot';
-import { BUDGET_PARAM, json, subagentFailure } from './shared';
+import { BUDGET_PARAM, ISOLATION_PARAM, json, subagentFailure } from './shared';
 
 const PARAMS = {
   type: 'object' as const,
@@ -26,6 +26,7 @@ const PARAMS = {
     },
     outputSchema: { type: 'object' as const, description: "Optional JSON schema (type object) of a structured result ('wait' and 'background' only)." },
     budget: BUDGET_PARAM,
+    isolation: ISOLATION_PARAM,
   },
   required: ['prompt'],
   additionalProperties: false,
@@ -53,6 +54,7 @@ export async function startFromTool(rt: SubagentControl, provider: string, args:
   if (Array.isArray(args.tools)) request.toolFilter = args.tools.map(String);
   if (typeof args.persona === 'string') request.persona = { text: args.persona };
   if (typeof args.agent === 'string') request.agent = args.agent;
+  if (args.isolation !== undefined) request.isolation = args.isolation as 'worktree';
   if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
   try {
     if (args.budget !== undefined) request.budget = checkBudget(args.budget);

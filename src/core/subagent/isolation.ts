@@ -1,0 +1,75 @@
+import type { EventDraft, SandboxMode, SessionEvent, SessionHeader } from '../session/events';
+import { worktreeOf } from '../session/folds';
+import type { Session } from '../session/session';
+import { SubagentError, type SubagentProvider, type WorktreePort } from './types';
+
+// A child's roots (decision 0060): its own worktree when it asked for isolation, else its
+// caller's worktree when the caller works in one (inherited: never wider), else the
+// deployment's. Both cases are a `worktree` event in the child's own log, so a cold resume
+// roots it again from that log alone.
+
+/**
+ * The checks of a start asking for isolation, before anything is created; returns the child's
+ * sandbox override: a worktree child never runs unconfined (full-access could write the parent's
+ * checkout), so full-access becomes workspace-write.
+ */
+export function checkIsolation(
+  isolation: unknown,
+  provider: Pick<SubagentProvider, 'name' | 'remote'>,
+  canMake: boolean,
+  pinned: SandboxMode | undefined,
+  callerSandbox: SandboxMode,
+): SandboxMode | undefined {
+  if (isolation === undefined) return pinned;
+  if (isolation !== 'worktree') throw new SubagentError('BAD_REQUEST', `isolation must be "worktree" (or left out), got ${JSON.stringify(isolation)}.`);
+  if (provider.remote)
+    throw new SubagentError(
+      'UNSUPPORTED_CAPABILITY',
+      `Provider "${provider.name}" runs its child in another program, whose writes Arbor's sandbox does not confine: it cannot be isolated in a worktree. Leave isolation out, or use subagent.`,
+    );
+  if (!canMake) throw new SubagentError('UNSUPPORTED_CAPABILITY', 'This deployment cannot make worktrees; leave isolation out.');
+  return (pinned ?? callerSandbox) === 'full-access' ? 'workspace-write' : pinned;
+}
+
+export interface Isolation {
+  /** The event for the child's unpublished setup (absent: deployment roots). */
+  event?: EventDraft;
+  /** The child's roots (absent: the deployment's). */
+  roots?: readonly string[];
+  /** Remove a worktree made for a child that was never published (a no-op otherwise). */
+  undo(): Promise<void>;
+}
+
+export async function isolationOf(o: {
+  /** The caller, when it works in a worktree (absent: it does not; nothing to inherit). */
+  caller: Session | undefined;
+  callerRoots: readonly string[];
+  childId: string;
+  label?: string;
+  isolated: boolean;
+  worktrees?: WorktreePort;
+}): Promise<Isolation> {
+  if (o.isolated && o.worktrees) {
+    const place = await o.worktrees.create(o.childId, o.label, o.callerRoots[0] ?? '.');
+    const wt = o.worktrees;
+    return {
+      event: { type: 'worktree', state: 'open', ...place },
+      roots: [place.root],
+      undo: () => wt.remove(place).catch(() => undefined),
+    };
+  }
+  const own = o.caller && worktreeOf(o.caller.header, o.caller.events);
+  if (!o.caller || !own) return { undo: async () => undefined };
+  const { repo, path, root, branch, base } = own;
+  return {
+    event: { type: 'worktree', state: 'inherited', repo, path, root, branch, base, owner: own.owner ?? o.caller.header.id },
+    roots: [root],
+    undo: async () => undefined,
+  };
+}
+
+/** The roots a stored child is rebuilt with: its worktree's, whatever state it is in (never wider), else none (the deployment's). */
+export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]): readonly string[] | undefined {
+  const w = worktreeOf(header, events);
+  return w ? [w.root] : undefined;
+}

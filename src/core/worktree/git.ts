@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+
+// The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
+// the repository's own configuration but never its hooks (`core.hooksPath=/dev/null`: Arbor's
+// bookkeeping must not run the user's post-checkout or pre-commit scripts), no prompts, an
+// identity of its own for the commits it makes on `arbor/*` branches, a time bound, and
+// failures as `WorktreeError`s that say what to do.
+
+export type WorktreeErrorCode = 'NO_GIT' | 'NOT_A_REPO' | 'GIT_FAILED' | 'UNKNOWN_WORKTREE' | 'NOT_OPEN' | 'CONFLICT' | 'UNSUPPORTED' | 'UNSAFE_PATH';
+
+export class WorktreeError extends Error {
+  override readonly name = 'WorktreeError';
+  constructor(
+    readonly code: WorktreeErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment (a separate index: `GIT_INDEX_FILE`). */
+  env?: Record<string, string>;
+  /** Text for git's stdin. */
+  input?: string;
+  /** Exit codes that are answers, not failures (`merge-tree` exits 1 on a conflict). */
+  okCodes?: readonly number[];
+  /** Bytes of stdout kept (default 64 MiB: a file's content can come through here). */
+  maxBuffer?: number;
+}
+
+export interface GitResult {
+  stdout: string;
+  /** stdout as bytes (a blob's content). */
+  bytes: Buffer;
+  code: number;
+}
+
+/** Long enough for `git add -A` over a large workspace on a loaded machine; a hung git still ends. */
+const GIT_TIMEOUT_MS = 120_000;
+
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'Arbor',
+  GIT_AUTHOR_EMAIL: 'arbor@localhost',
+  GIT_COMMITTER_NAME: 'Arbor',
+  GIT_COMMITTER_EMAIL: 'arbor@localhost',
+};
+
+/** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
+export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  const full = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', ...args];
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      full,
+      {
+        cwd: opts.cwd,
+        env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
+        encoding: 'buffer',
+        maxBuffer: opts.maxBuffer ?? 64 * 1024 * 1024,
+        timeout: GIT_TIMEOUT_MS,
+        windowsHide: true,
+      },
+      (err, stdout, stderr) => {
+        const bytes = Buffer.isBuffer(stdout) ? stdout : Buffer.from(String(stdout));
+        const out = bytes.toString('utf8');
+        if (!err) return resolve({ stdout: out, bytes, code: 0 });
+        const e = err as NodeJS.ErrnoException & { code?: string | number };
+        if (e.code === 'ENOENT')
+          return reject(
+            new WorktreeError(
+              'NO_GIT',
+              'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.',
+            ),
+          );
+        const code = typeof e.code === 'number' ? e.code : -1;
+        if (opts.okCodes?.includes(code)) return resolve({ stdout: out, bytes, code });
+        const said = (Buffer.isBuffer(stderr) ? stderr.toString('utf8') : String(stderr)).trim().split('\n').slice(-3).join(' ');
+        reject(new WorktreeError('GIT_FAILED', `git ${args[0]} failed${said ? `: ${said}` : ` (exit ${code})`}`));
+      },
+    );
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+/** The top of the repository holding `dir`, or a `NOT_A_REPO` error saying what to do. */
+export async function repoTop(dir: string): Promise<string> {
+  try {
+    return (await git(['rev-parse', '--show-toplevel'], { cwd: dir })).stdout.trim();
+  } catch (err) {
+    if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
+    throw new WorktreeError(
+      'NOT_A_REPO',
+      `${dir} is not inside a git repository, so a child cannot get its own worktree; run \`git init\` and commit there, or start the child without isolation.`,
+    );
+  }
+}

@@ -1,0 +1,134 @@
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { git, WorktreeError } from './git';
+import { isInside } from './names';
+import { snapshot } from './snapshot';
+
+// Apply: a 3-way merge of base → child against the parent's current files, written into the
+// parent's working tree — never a commit on the user's branch, never their index (decision
+// 0060). The parent's files are snapshotted as a commit whose parent is the base, so the merge
+// base of (parent now, child) is the base; `git merge-tree --write-tree` merges in memory. A
+// conflict changes nothing and is returned; never auto-resolved. Only paths whose content
+// differs between the parent's snapshot and the merge result are written, and each is checked
+// to still hold the snapshot's content just before: a file changed meanwhile is a conflict too.
+
+export interface MergeConflict {
+  path: string;
+  /** git's words for it ("CONFLICT (content): Merge conflict in a.txt"). */
+  message: string;
+}
+
+export type MergeOutcome = { ok: true; files: string[] } | { ok: false; conflicts: MergeConflict[] };
+
+interface TreeChange {
+  status: string;
+  oldMode: string;
+  newMode: string;
+  oldSha: string;
+  newSha: string;
+  path: string;
+}
+
+const ZERO = /^0+$/;
+
+/** Merge `child` (a commit descending from `base`) into the working tree at `repo`. */
+export async function mergeIntoWorkingTree(repo: string, base: string, child: string, excludes: readonly string[]): Promise<MergeOutcome> {
+  const now = await snapshot(repo, { excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
+  const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { cwd: repo, okCodes: [1] });
+  const [treeLine, ...rest] = merged.stdout.split('\n');
+  if (merged.code === 1) return { ok: false, conflicts: conflictsOf(rest) };
+  const tree = treeLine.trim();
+  const changes = await treeChanges(repo, now.tree, tree);
+  const top = fs.realpathSync(repo);
+  // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
+  const stale: MergeConflict[] = [];
+  for (const c of changes) {
+    const why = await staleReason(top, c);
+    if (why) stale.push({ path: c.path, message: why });
+  }
+  if (stale.length) return { ok: false, conflicts: stale };
+  for (const c of changes) await write(top, c);
+  return { ok: true, files: changes.map((c) => c.path) };
+}
+
+/** merge-tree's output after the tree line: conflicted paths, a blank line, then its messages. */
+function conflictsOf(lines: readonly string[]): MergeConflict[] {
+  const blank = lines.indexOf('');
+  const paths = [...new Set((blank < 0 ? lines : lines.slice(0, blank)).filter(Boolean))];
+  const messages = blank < 0 ? [] : lines.slice(blank + 1).filter((l) => l.startsWith('CONFLICT'));
+  return paths.map((p) => ({ path: p, message: messages.find((m) => m.includes(p)) ?? `CONFLICT: ${p} changed in both` }));
+}
+
+export async function treeChanges(repo: string, from: string, to: string): Promise<TreeChange[]> {
+  const out = (await git(['diff-tree', '-r', '-z', '--no-renames', from, to], { cwd: repo })).stdout.split('\0');
+  const changes: TreeChange[] = [];
+  for (let i = 0; i + 1 < out.length; i += 2) {
+    const head = out[i];
+    if (!head.startsWith(':')) break;
+    const [oldMode, newMode, oldSha, newSha, status] = head.slice(1).split(' ');
+    changes.push({ oldMode, newMode, oldSha, newSha, status, path: out[i + 1] });
+  }
+  return changes;
+}
+
+/** Why writing this change now would lose something (the file changed since the snapshot), or undefined. */
+async function staleReason(top: string, c: TreeChange): Promise<string | undefined> {
+  const target = path.join(top, c.path);
+  if (!isInside(target, top)) return `${c.path} is outside the workspace`;
+  if (c.newMode === '160000' || c.oldMode === '160000') return `${c.path} is a submodule: apply its change by hand`;
+  const parent = await realParent(target);
+  if (parent && !isInside(parent, top)) return `${c.path} is reached through a symlink that leads outside the workspace`;
+  let st: fs.Stats | undefined;
+  try {
+    st = await fsp.lstat(target);
+  } catch {
+    st = undefined;
+  }
+  if (ZERO.test(c.oldSha)) return st ? `${c.path} was created in the workspace since the snapshot` : undefined;
+  if (!st) return `${c.path} was removed from the workspace since the snapshot`;
+  const sha = st.isSymbolicLink()
+    ? (await git(['hash-object', '--stdin'], { cwd: top, input: await fsp.readlink(target) })).stdout.trim()
+    : (await git(['hash-object', '--no-filters', '--', c.path], { cwd: top })).stdout.trim();
+  // A filter (line endings) can make the stored blob differ from the file's bytes: compare both ways.
+  if (sha === c.oldSha) return undefined;
+  const filtered = st.isSymbolicLink() ? sha : (await git(['hash-object', '--', c.path], { cwd: top })).stdout.trim();
+  return filtered === c.oldSha ? undefined : `${c.path} changed in the workspace since the snapshot`;
+}
+
+/** The real path of the nearest existing folder above `target`. */
+async function realParent(target: string): Promise<string | undefined> {
+  for (let d = path.dirname(target); ; d = path.dirname(d)) {
+    try {
+      return await fsp.realpath(d);
+    } catch {
+      if (path.dirname(d) === d) return undefined;
+    }
+  }
+}
+
+/** Write one change into the working tree (atomic per file: a temporary file renamed over). */
+async function write(top: string, c: TreeChange): Promise<void> {
+  const target = path.join(top, c.path);
+  if (ZERO.test(c.newSha)) {
+    await fsp.rm(target, { force: true });
+    return;
+  }
+  await fsp.mkdir(path.dirname(target), { recursive: true });
+  const real = await fsp.realpath(path.dirname(target));
+  if (!isInside(real, top)) throw new WorktreeError('UNSAFE_PATH', `${c.path} leads outside the workspace; nothing more was written.`);
+  const content = await blob(top, c.newSha);
+  const tmp = path.join(path.dirname(target), `.arbor-apply-${process.pid}-${path.basename(target)}`);
+  if (c.newMode === '120000') {
+    await fsp.rm(target, { force: true });
+    await fsp.symlink(content.toString('utf8'), target);
+    return;
+  }
+  await fsp.writeFile(tmp, content, { mode: c.newMode === '100755' ? 0o755 : 0o644 });
+  if (c.oldMode === '120000') await fsp.rm(target, { force: true });
+  await fsp.rename(tmp, target);
+}
+
+export async function blob(repo: string, sha: string): Promise<Buffer> {
+  return (await git(['cat-file', 'blob', sha], { cwd: repo })).bytes;
+}

@@ -1,0 +1,236 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SessionWriter } from '../agent/session-writer';
+import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
+import { worktreeOf } from '../session/folds';
+import type { Store } from '../store/store';
+import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
+import { changedPaths, diffTrees, type FileChange } from './diff';
+import { WorktreeError } from './git';
+import { type MergeConflict, mergeIntoWorkingTree } from './merge';
+import { branchOf, worktreesDirOf } from './names';
+import { findOrphans, type Orphan } from './orphans';
+import { snapshot } from './snapshot';
+
+export interface WorktreeDeps {
+  store: Store;
+  storeDir: string;
+  /** The deployment's folders: the repository of the first is where orphans are looked for. */
+  roots: readonly string[];
+  /** The resident agent of a session (its writer appends), if any. */
+  resident(id: string): { append(d: EventDraft): Promise<SessionEvent>; isDisposed: boolean } | undefined;
+  /** The session is running a turn now (its worktree must not be changed under it). */
+  isRunning(id: string): boolean;
+  /** Sessions whose turn a crash cut (recovery at open). */
+  recovered(): readonly string[];
+}
+
+/** One worktree child, as `list` shows it. */
+export interface WorktreeListing {
+  id: string;
+  label?: string;
+  path: string;
+  branch: string;
+  base: string;
+  state: Exclude<WorktreeState, 'inherited'>;
+  /** Its node is in the store (always, for a listed child; orphans are listed by `orphans`). */
+  nodeExists: boolean;
+  /** Its folder is still there (open: yes; kept/applied/discarded: no, unless a cleanup was cut). */
+  folderExists: boolean;
+  /** Files it changed against its base (open: the folder now; kept: the branch; applied: as applied). */
+  filesChanged?: number;
+}
+
+export type ApplyResult = { applied: true; files: string[] } | { applied: false; conflicts: MergeConflict[] };
+
+/**
+ * The worktree lifecycle (decision 0060), the public facade `harness.worktrees`: a child's
+ * worktree is made at its start (`create`), reviewed (`diff`), applied into the parent's working
+ * tree, discarded, or kept as a branch; each state change is a `worktree` event in the child's
+ * log, then the folder goes. Cleanup follows the node (`forget`), and after a crash `orphans`
+ * lists what nothing owns any more and `clean` removes it.
+ */
+export class WorktreeService {
+  /** Where worktrees live: `<store's folder>/../worktrees/<child id>`. */
+  readonly dir: string;
+
+  constructor(private readonly deps: WorktreeDeps) {
+    this.dir = worktreesDirOf(deps.storeDir);
+  }
+
+  /** Never copied into a child's base or the parent's apply snapshot: Arbor's own folders. */
+  private get excludes(): string[] {
+    return [this.deps.storeDir, this.dir];
+  }
+
+  /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
+  create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace> {
+    return createWorktree({
+      parentRoot,
+      dir: path.join(this.dir, childId),
+      branch: branchOf(childId, label),
+      excludes: this.excludes,
+      note: `subagent ${label ?? childId}`,
+    });
+  }
+
+  /** Undo a `create` whose child was never published. */
+  remove(place: WorktreePlace): Promise<void> {
+    return removeWorktree(place, this.dir);
+  }
+
+  /** Every worktree child of this store (not its descendants that work in an ancestor's worktree). */
+  async list(): Promise<WorktreeListing[]> {
+    const out: WorktreeListing[] = [];
+    for (const h of this.deps.store.list()) {
+      const w = this.deps.store.summaryRef(h.id)?.worktree;
+      if (!w || w.owner || w.state === 'inherited') continue;
+      out.push(await this.listing(h.id));
+    }
+    return out;
+  }
+
+  /** One worktree child's listing. */
+  async listing(id: string): Promise<WorktreeListing> {
+    const e = await this.eventOf(id);
+    const state = e.state as WorktreeListing['state'];
+    const folderExists = fs.existsSync(e.path);
+    const label = this.deps.store.summaryRef(id)?.label;
+    let filesChanged = e.files;
+    if (state === 'open' && folderExists) filesChanged = (await changedPaths(e.repo, e.base, (await snapshot(e.path)).tree).catch(() => [])).length;
+    else if (state === 'kept' && e.head) filesChanged = (await changedPaths(e.repo, e.base, e.head).catch(() => [])).length;
+    return {
+      id,
+      ...(label ? { label } : {}),
+      path: e.path,
+      branch: e.branch,
+      base: e.base,
+      state,
+      nodeExists: true,
+      folderExists,
+      ...(filesChanged !== undefined ? { filesChanged } : {}),
+    };
+  }
+
+  /** Per file: base content, the child's content, a unified diff (open: the folder now; kept: its branch). */
+  async diff(id: string): Promise<{ listing: WorktreeListing; files: FileChange[] }> {
+    const e = await this.eventOf(id);
+    const to = await this.currentTree(e);
+    return { listing: await this.listing(id), files: await diffTrees(e.repo, e.base, to) };
+  }
+
+  /**
+   * Merge the child's changes into the parent's working tree (a 3-way merge base → child against
+   * the files now). A conflict changes nothing and is returned. Applied: the worktree and its
+   * branch are removed, and the child's log says so.
+   */
+  async apply(id: string): Promise<ApplyResult> {
+    const e = await this.changeable(id, ['open', 'kept']);
+    const head = fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch);
+    if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
+    const r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes);
+    if (!r.ok) return { applied: false, conflicts: r.conflicts };
+    await this.record(id, e, 'applied', { head, files: r.files.length });
+    await removeWorktree(e, this.dir);
+    return { applied: true, files: r.files };
+  }
+
+  /** Remove the worktree and its branch; the child's work is gone. */
+  async discard(id: string): Promise<void> {
+    const e = await this.changeable(id, ['open', 'kept']);
+    await this.record(id, e, 'discarded', {});
+    await removeWorktree(e, this.dir);
+  }
+
+  /** Commit the child's files onto its branch, remove the folder, keep the branch; returns the branch. */
+  async keep(id: string): Promise<{ branch: string; head: string }> {
+    const e = await this.changeable(id, ['open']);
+    const head = await commitWorktree(e, `arbor: work of ${id}`);
+    await this.record(id, e, 'kept', { head });
+    await removeWorktree(e, this.dir, { keepBranch: true });
+    return { branch: e.branch, head };
+  }
+
+  /**
+   * The places of `ids` (a subtree about to be deleted) with their state: read before the
+   * sessions go, handed to `forget` after. Inherited ones are their owner's.
+   */
+  async placesOf(ids: readonly string[]): Promise<(WorktreeEvent & { id: string })[]> {
+    const out: (WorktreeEvent & { id: string })[] = [];
+    for (const id of ids) {
+      const w = this.deps.store.summaryRef(id)?.worktree;
+      if (!w || w.owner || w.state === 'inherited') continue;
+      const e = await this.eventOf(id).catch(() => undefined);
+      if (e) out.push({ ...e, id });
+    }
+    return out;
+  }
+
+  /** The nodes were deleted: their worktrees go; a kept branch stays (the user chose to keep it). */
+  async forget(places: readonly WorktreeEvent[]): Promise<void> {
+    for (const p of places) await removeWorktree(p, this.dir, { keepBranch: p.state === 'kept' }).catch(() => undefined);
+  }
+
+  /** Worktree folders and `git worktree` entries of ours that nothing live owns (after a crash, a deletion cut short). */
+  orphans(): Promise<Orphan[]> {
+    return findOrphans({
+      dir: this.dir,
+      repoRoot: this.deps.roots[0],
+      state: (id) => {
+        const w = this.deps.store.summaryRef(id)?.worktree;
+        return this.deps.store.has(id) ? (w && !w.owner ? w.state : 'none') : undefined;
+      },
+      interrupted: new Set(this.deps.recovered()),
+    });
+  }
+
+  /** Clean one orphan (by its id = folder name): an open child's worktree is discarded (durably); the rest removed. */
+  async clean(id: string): Promise<void> {
+    const o = (await this.orphans()).find((x) => x.id === id);
+    if (!o) throw new WorktreeError('UNKNOWN_WORKTREE', `No orphaned worktree ${id}; \`arbor worktree list\` shows the orphans.`);
+    if (o.state === 'open') return this.discard(id);
+    await removeWorktree({ repo: o.repo ?? this.deps.roots[0], path: o.path, branch: o.branch ?? '' }, this.dir, {
+      keepBranch: o.state === 'kept' || !o.branch,
+    });
+  }
+
+  private name(id: string): string {
+    return this.deps.store.summaryRef(id)?.label ?? 'this subagent';
+  }
+
+  /** The tree of the child's work now: its folder's files, else its branch. */
+  private async currentTree(e: WorktreeEvent): Promise<string> {
+    if (fs.existsSync(e.path)) return (await snapshot(e.path)).tree;
+    const head = e.state === 'kept' ? (e.head ?? (await branchHead(e.repo, e.branch))) : undefined;
+    if (!head) throw new WorktreeError('NOT_OPEN', `The worktree of this subagent was ${e.state}; there is nothing left to show.`);
+    return head;
+  }
+
+  /** The child's own worktree event, or UNKNOWN_WORKTREE. */
+  private async eventOf(id: string): Promise<WorktreeEvent> {
+    if (!this.deps.store.has(id)) throw new WorktreeError('UNKNOWN_WORKTREE', `No session ${id}; \`arbor worktree list\` shows the worktree children.`);
+    const s = await this.deps.store.inspect(id);
+    const e = worktreeOf(s.header, s.events);
+    if (!e || e.owner || e.state === 'inherited')
+      throw new WorktreeError('UNKNOWN_WORKTREE', `${id} did not run in its own worktree; \`arbor worktree list\` shows the ones that did.`);
+    return e;
+  }
+
+  /** The event of a child whose worktree may change now: in one of `states`, and not running. */
+  private async changeable(id: string, states: readonly WorktreeState[]): Promise<WorktreeEvent> {
+    const e = await this.eventOf(id);
+    if (!states.includes(e.state))
+      throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
+    if (this.deps.isRunning(id))
+      throw new WorktreeError('NOT_OPEN', `${this.name(id)} is still working in its worktree; wait until it settles, or stop it first.`);
+    return e;
+  }
+
+  /** A state change, durable in the child's log before the folder changes (a crash in between leaves an orphan `orphans` lists). */
+  private async record(id: string, e: WorktreeEvent, state: WorktreeState, extra: { head?: string; files?: number }): Promise<void> {
+    const draft: EventDraft = { type: 'worktree', state, repo: e.repo, path: e.path, root: e.root, branch: e.branch, base: e.base, ...extra };
+    const agent = this.deps.resident(id);
+    if (agent && !agent.isDisposed) await agent.append(draft);
+    else await new SessionWriter(await this.deps.store.inspect(id), this.deps.store).append(draft);
+  }
+}

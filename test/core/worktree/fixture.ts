@@ -1,0 +1,102 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Agent } from '../../../src/core/agent/agent';
+import type { HarnessConfig } from '../../../src/core/harness';
+import type { SessionEvent, WorktreeEvent } from '../../../src/core/session/events';
+import { makeHarness, type TestHarness } from '../../support/harness';
+import { ModelServer } from '../../support/model-server';
+import { eventsOf, ofType, Script } from '../subagent/helpers';
+
+// A real git repository as the workspace, with the store where the CLI keeps it
+// (`<ws>/.arbor/store`, so worktrees land in `<ws>/.arbor/worktrees`), outside /tmp so a
+// confined command sees the parent's checkout (read-only) rather than its own empty /tmp.
+
+export function gitIn(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+  });
+}
+
+/** A repository with `a.txt` committed, then changed (uncommitted) and an untracked `new.txt`. */
+export function makeRepo(base: string): string {
+  const ws = path.join(base, 'ws');
+  fs.mkdirSync(ws, { recursive: true });
+  gitIn(ws, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(ws, 'a.txt'), 'one\n');
+  fs.writeFileSync(path.join(ws, 'keep.txt'), 'k1\nk2\nk3\nk4\nk5\n');
+  gitIn(ws, 'add', '-A');
+  gitIn(ws, 'commit', '-qm', 'first');
+  fs.writeFileSync(path.join(ws, 'a.txt'), 'one\ntwo\n');
+  fs.writeFileSync(path.join(ws, 'new.txt'), 'fresh\n');
+  return fs.realpathSync(ws);
+}
+
+export interface WorktreeWorld {
+  readonly server: ModelServer;
+  readonly t: TestHarness;
+  readonly script: Script;
+  readonly root: Agent;
+  readonly ws: string;
+  readonly base: string;
+}
+
+/** Per test: a repository, a harness on it (store in `<ws>/.arbor/store`), a scripted model and a root session. */
+export function worktreeWorld(overrides: Partial<HarnessConfig> = {}): WorktreeWorld {
+  let server: ModelServer;
+  let t: TestHarness;
+  let script: Script;
+  let root: Agent;
+  let ws: string;
+  let base: string;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(async () => {
+    server.reset();
+    base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-test-'));
+    ws = makeRepo(base);
+    script = new Script(server);
+    t = await makeHarness(server, { workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), releaseDelayMs: 5, ...overrides });
+    root = await t.h.createSession();
+  });
+  afterEach(async () => {
+    await t.cleanup();
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return server;
+    },
+    get t() {
+      return t;
+    },
+    get script() {
+      return script;
+    },
+    get root() {
+      return root;
+    },
+    get ws() {
+      return ws;
+    },
+    get base() {
+      return base;
+    },
+  };
+}
+
+/** The child's own worktree event (its first). */
+export async function placeOf(w: WorktreeWorld, id: string): Promise<WorktreeEvent> {
+  const e = ofType(await eventsOf(w.t.h, id), 'worktree')[0];
+  if (!e) throw new Error(`${id} has no worktree event`);
+  return e;
+}
+
+/** The tool results of a session, in order. */
+export async function results(w: WorktreeWorld, id: string): Promise<Extract<SessionEvent, { type: 'tool/result' }>[]> {
+  return ofType(await eventsOf(w.t.h, id), 'tool/result');
+}
+
+export const read = (p: string): string => fs.readFileSync(p, 'utf8');
