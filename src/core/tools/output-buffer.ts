@@ -42,6 +42,11 @@ export class OutputBuffer {
     return this.total > this.headBytes + this.tailBytes;
   }
 
+  /** The bytes kept, whole when nothing was cut (see `truncated`). */
+  bytes(): Buffer {
+    return Buffer.concat([...this.head, ...this.tail]);
+  }
+
   toString(): string {
     const head = Buffer.concat(this.head).toString('utf8');
     const tail = Buffer.concat(this.tail).toString('utf8');

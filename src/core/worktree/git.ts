@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { runInGroup } from '../tools/command-process';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
 // the repository's own configuration but never its hooks (`core.hooksPath=/dev/null`: Arbor's
@@ -48,40 +48,38 @@ const IDENTITY = {
 };
 
 /** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
-export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
   const full = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', ...args];
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      full,
-      {
-        cwd: opts.cwd,
-        env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
-        encoding: 'buffer',
-        maxBuffer: opts.maxBuffer ?? 64 * 1024 * 1024,
-        timeout: GIT_TIMEOUT_MS,
-        windowsHide: true,
-      },
-      (err, stdout, stderr) => {
-        const bytes = Buffer.isBuffer(stdout) ? stdout : Buffer.from(String(stdout));
-        const out = bytes.toString('utf8');
-        if (!err) return resolve({ stdout: out, bytes, code: 0 });
-        const e = err as NodeJS.ErrnoException & { code?: string | number };
-        if (e.code === 'ENOENT')
-          return reject(
-            new WorktreeError(
-              'NO_GIT',
-              'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.',
-            ),
-          );
-        const code = typeof e.code === 'number' ? e.code : -1;
-        if (opts.okCodes?.includes(code)) return resolve({ stdout: out, bytes, code });
-        const said = (Buffer.isBuffer(stderr) ? stderr.toString('utf8') : String(stderr)).trim().split('\n').slice(-3).join(' ');
-        reject(new WorktreeError('GIT_FAILED', `git ${args[0]} failed${said ? `: ${said}` : ` (exit ${code})`}`));
-      },
+  // Its own process group through the one runner (`process/`), so a closing harness leaves no git behind.
+  const out = await runInGroup(
+    {
+      file: 'git',
+      args: full,
+      command: ['git', ...full].join(' '),
+      cwd: opts.cwd,
+      env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
+      namespaced: false,
+      ...(opts.input !== undefined ? { stdin: Buffer.from(opts.input) } : {}),
+    },
+    { timeoutMs: GIT_TIMEOUT_MS, cap: opts.maxBuffer ?? 64 * 1024 * 1024, killGraceMs: 2000, lingerMs: 2000 },
+    new AbortController().signal,
+  );
+  if (out.end === 'spawn-error')
+    throw new WorktreeError(
+      'NO_GIT',
+      'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.',
     );
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
+  const bytes = out.stdout.bytes();
+  const code = out.end === 'exited' && out.code !== null ? out.code : -1;
+  if (out.stdout.truncated)
+    throw new WorktreeError(
+      'GIT_FAILED',
+      `git ${args[0]} printed ${out.stdout.total} bytes, more than Arbor reads at once; review or apply this child's changes with git itself.`,
+    );
+  if (code === 0 || opts.okCodes?.includes(code)) return { stdout: bytes.toString('utf8'), bytes, code };
+  const said = out.stderr.toString().trim().split('\n').slice(-3).join(' ');
+  const how = out.end === 'timeout' ? ` (no answer in ${GIT_TIMEOUT_MS / 1000} s)` : '';
+  throw new WorktreeError('GIT_FAILED', `git ${args[0]} failed${how}${said ? `: ${said}` : ` (exit ${code})`}`);
 }
 
 /** The top of the repository holding `dir`, or a `NOT_A_REPO` error saying what to do. */
