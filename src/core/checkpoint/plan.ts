@@ -162,7 +162,8 @@ async function fileOf(h: PlanHost, root: string, file: string, restore: string |
   return entry;
 }
 
-async function currentBytes(file: string): Promise<Buffer | null> {
+/** A file's bytes now, or null when it is not there. */
+export async function currentBytes(file: string): Promise<Buffer | null> {
   try {
     return await readWhole(file);
   } catch (e) {

@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import type { Agent } from '../../../src/core/agent/agent';
 import type { HarnessConfig } from '../../../src/core/harness';
 import type { SessionEvent, WorktreeEvent } from '../../../src/core/session/events';
-import { makeHarness, type TestHarness } from '../../support/harness';
-import { ModelServer } from '../../support/model-server';
-import { eventsOf, ofType, Script } from '../subagent/helpers';
+import type { TestHarness } from '../../support/harness';
+import type { ModelServer } from '../../support/model-server';
+import { eventsOf, ofType, type Script, subagentWorld } from '../subagent/helpers';
 
 // A real git repository as the workspace, with the store where the CLI keeps it
 // (`<ws>/.arbor/store`, so worktrees land in `<ws>/.arbor/worktrees`), outside /tmp so a
@@ -45,38 +45,28 @@ export interface WorktreeWorld {
 
 /** Per test: a repository, a harness on it (store in `<ws>/.arbor/store`), a scripted model and a root session. */
 export function worktreeWorld(overrides: Partial<HarnessConfig> = {}): WorktreeWorld {
-  let server: ModelServer;
-  let t: TestHarness;
-  let script: Script;
-  let root: Agent;
+  const world = subagentWorld({}, { gates: false, perTest: true });
   let ws: string;
   let base: string;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
   beforeEach(async () => {
-    server.reset();
     base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-test-'));
     ws = makeRepo(base);
-    script = new Script(server);
-    t = await makeHarness(server, { workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), releaseDelayMs: 5, ...overrides });
-    root = await t.h.createSession();
+    await world.setup({ workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), ...overrides });
   });
-  afterEach(async () => {
-    await t.cleanup();
-    fs.rmSync(base, { recursive: true, force: true });
-  });
+  // Registered after the world's own afterEach (mocha runs them in order): the harness is closed first.
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
   return {
     get server() {
-      return server;
+      return world.server;
     },
     get t() {
-      return t;
+      return world.t;
     },
     get script() {
-      return script;
+      return world.script;
     },
     get root() {
-      return root;
+      return world.root;
     },
     get ws() {
       return ws;
