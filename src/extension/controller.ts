@@ -18,6 +18,7 @@ import {
 } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
+import { bestOfRequests } from './handlers/bestof-requests';
 import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers/context';
 import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
@@ -133,7 +134,7 @@ export class PanelController implements ApprovalPort {
       startAgent: (agent, port) => this.startAgent(agent, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...worktreeRequests(ctx) };
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...worktreeRequests(ctx), ...bestOfRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
