@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { BestOfStart, WaySpec } from '../core/bestof/types';
+import type { BestOfStart, WaySpec } from '../core/harness/bestof/types';
 import type { WaysQuestion } from './view-port';
 
 // "Try N ways…" (decision 0061): the host's questions, in quick picks — how many ways (2–4), the

@@ -1,6 +1,6 @@
 // What the panel controller talks to: connected views, and the host's hooks (VS Code lives
 // behind them, so the controller is tested without one).
-import type { BestOfStart } from '../core/bestof/types';
+import type { BestOfStart } from '../core/harness/bestof/types';
 import type { FileChange } from '../core/worktree/diff';
 import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../protocol';
 

@@ -1,4 +1,4 @@
-import type { FileChange } from '../worktree/diff';
+import type { FileChange } from '../../worktree/diff';
 import type { WayFile } from './types';
 
 /** Added and removed lines of one file's unified diff (the `+++`/`---` header lines are not counted). */

@@ -1,5 +1,5 @@
-import type { SessionEvent } from '../session/events';
-import { forkPoint } from '../session/fork';
+import type { SessionEvent } from '../../session/events';
+import { forkPoint } from '../../session/fork';
 
 // Where a way of "Try N ways" forks (decision 0061). On the human's own message, each way
 // re-runs that message from just before it: the seed ends at the last finished turn before the

@@ -1,5 +1,5 @@
-import type { SessionStatus } from '../session/status';
-import type { WorktreeListing } from '../worktree/service';
+import type { SessionStatus } from '../../session/status';
+import type { WorktreeListing } from '../../worktree/service';
 
 // What "Try N ways" (decision 0061) takes and shows: the public shapes of `harness.bestOf`.
 
