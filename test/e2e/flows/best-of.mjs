@@ -74,7 +74,7 @@ export const flow = {
       await pick('2 ways');
       await pick(/^The same for every way/);
       await until('two new nodes in the tree', 20_000, async () => (await rowIds()).filter((id) => !before.has(id)).length === 2);
-      await visible(ways.locator('article.way'), 'the comparison of the ways', 20_000);
+      await visible(ways.locator('article.way[data-way="2"]'), 'the comparison of the ways', 20_000);
       await visible(chat.locator('section.ways[data-settled="true"]'), 'both ways settled', 60_000);
       for (const n of [1, 2]) {
         const way = ways.locator(`article.way[data-way="${n}"]`);

@@ -94,7 +94,7 @@ export class BestOfService {
           origin: 'fork',
           parentSession: sourceId,
           delegationDepth: source.header.delegationDepth ?? 0,
-          title: `${base} · way ${i + 1}`,
+          title: `Way ${i + 1}: ${base}`,
         }),
         bestOf,
       };
