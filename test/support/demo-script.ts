@@ -78,7 +78,7 @@ export const DEMO_HELP =
   '"run a workflow" (a script fans out four children in two phases under a workflow node: right-click it → Cancel Workflow), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
   'Worktrees: "try two ways" (two children, each in its own git worktree, rewrite src/greet.js differently: select one → Review changes, Apply; ' +
-  'the other then conflicts: Discard it), or right-click one of your messages → Try N Ways… and compare the ways side by side; ' +
+  'the other then conflicts: Discard it), or the Try N ways… button on one of your messages, to compare the ways side by side; ' +
   '"two editors" (two children edit README.md and src/greet.test.js in place: rewind one child\'s edits from its node, the other\'s stay). ' +
   'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff). ' +
   'Goals: the "Goal: tidy the workspace" button of an empty panel (or right-click a conversation → Set Goal, limit 2): two rounds run by themselves, ' +
