@@ -50,8 +50,8 @@ export const DEMO_PROMPTS: readonly (string | DemoGoalPrompt)[] = [
  * rewound from its node while the other's stay.
  */
 export const DEMO_WAYS = {
-  a: "// A small function, now with the empty name handled.\nfunction greet(name) {\n  if (!name) return 'Hello, stranger!';\n  return `Hello, ${name}!`;\n}\n\nmodule.exports = { greet };\n",
-  b: "// A small function, now with the empty name handled.\nfunction greet(name) {\n  const who = String(name ?? '').trim() || 'world';\n  return `Hello, ${who}!`;\n}\n\nmodule.exports = { greet };\n",
+  a: `// A small function, now with the empty name handled.\nfunction greet(name) {\n  if (!name) return 'Hello, stranger!';\n  return \`Hello, \${name}!\`;\n}\n\nmodule.exports = { greet };\n`,
+  b: `// A small function, now with the empty name handled.\nfunction greet(name) {\n  const who = String(name ?? '').trim() || 'world';\n  return \`Hello, \${who}!\`;\n}\n\nmodule.exports = { greet };\n`,
 } as const;
 
 /** "two editors": each child's one file and its new content. */
