@@ -131,6 +131,36 @@ describe('Best of N: try several ways from a message, compare, apply one', () =>
     }
   });
 
+  it('a way is confined to its worktree, also after a cold resume: its write to the workspace is refused', async () => {
+    const seq = await firstMessage();
+    const { ways } = await w.t.h.bestOf.start(w.root.session.header.id, seq, { ways: [{ model: 'model-a' }, { model: 'model-b' }] });
+    await w.t.h.settle();
+    const place = await placeOf(w, ways[0]);
+    await w.t.h.close();
+    const t2 = await makeHarness(w.server, { workspace: [w.ws], storeDir: w.t.storeDir, releaseDelayMs: 5 });
+    try {
+      w.server.setFallback((body) => {
+        const last = body.messages[body.messages.length - 1];
+        if (last.role === 'tool') return { text: 'tried' };
+        return {
+          toolCalls: [
+            { name: 'write_file', arguments: { path: path.join(w.ws, 'a.txt'), content: 'ESCAPED\n' } },
+            { name: 'run_command', arguments: { command: `echo ESCAPED > ${path.join(w.ws, 'b.txt')}; echo inside > more.txt` } },
+          ],
+        };
+      });
+      await t2.h.send(ways[0], 'write outside');
+      await t2.h.settle();
+      const res = ofType((await t2.h.readSession(ways[0])).events, 'tool/result').slice(-2);
+      assert.equal(res[0].isError, true, res[0].content);
+      assert.equal(read(path.join(w.ws, 'a.txt')), 'one\ntwo\n', 'the workspace file is untouched');
+      assert.equal(fs.existsSync(path.join(w.ws, 'b.txt')), false, 'the command could not write the workspace');
+      assert.equal(read(path.join(place.root, 'more.txt')), 'inside\n', 'the command ran in the worktree');
+    } finally {
+      await t2.h.close();
+    }
+  });
+
   it('a way with an agent file runs as that agent; an unknown agent name makes nothing', async () => {
     const seq = await firstMessage();
     fs.mkdirSync(path.join(w.ws, '.arbor', 'agents'), { recursive: true });
