@@ -554,6 +554,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const COMMAND_IDS = [
   'arbor.newConversation',
   'arbor.fork',
+  'arbor.tryWays',
   'arbor.sendMessage',
   'arbor.interrupt',
   'arbor.cancelWorkflow',
