@@ -127,7 +127,7 @@ describe('Best of N: try several ways from a message, compare, apply one', () =>
       );
       await assert.rejects(t2.h.bestOf.choose(group, w.root.session.header.id), (e: Error & { code?: string }) => e.code === 'UNKNOWN_GROUP');
     } finally {
-      await t2.h.close();
+      await t2.cleanup();
     }
   });
 
@@ -157,7 +157,7 @@ describe('Best of N: try several ways from a message, compare, apply one', () =>
       assert.equal(fs.existsSync(path.join(w.ws, 'b.txt')), false, 'the command could not write the workspace');
       assert.equal(read(path.join(place.root, 'more.txt')), 'inside\n', 'the command ran in the worktree');
     } finally {
-      await t2.h.close();
+      await t2.cleanup();
     }
   });
 

@@ -189,12 +189,12 @@ export class BestOfService {
     const heads = this.ways()
       .filter((h) => h.bestOf!.group === group)
       .sort((a, b) => a.bestOf!.way - b.bestOf!.way);
-    if (heads.length === 0) throw new HarnessError('UNKNOWN_GROUP', `No group of ways ${group}; it may have been deleted with its conversations.`);
+    if (heads.length === 0) throw new HarnessError('UNKNOWN_GROUP', 'That group of ways no longer exists; it was deleted with its conversations.');
     return heads;
   }
 
   private member(group: string, id: string): void {
-    if (!this.headersOf(group).some((h) => h.id === id)) throw new HarnessError('UNKNOWN_GROUP', `That session is not one of the ways of ${group}.`);
+    if (!this.headersOf(group).some((h) => h.id === id)) throw new HarnessError('UNKNOWN_GROUP', "That conversation is not one of this group's ways.");
   }
 
   private async wayView(h: SessionHeader, events: readonly SessionEvent[]): Promise<WayView> {
