@@ -62,6 +62,15 @@ cpSync(join(repoRoot, 'media', 'demo-project'), workspace, { recursive: true, fo
 if (!existsSync(join(workspace, '.arbor', 'settings.json'))) {
   cpSync(join(repoRoot, 'media', 'sample-workspace', '.arbor'), join(workspace, '.arbor'), { recursive: true });
 }
+// Children in their own git worktrees (issue 24) need a repository: a sample workspace that is
+// not one becomes one (init + first commit); an existing repository is left alone.
+{
+  const { ensureSampleRepo } = createRequire(import.meta.url)(join(repoRoot, 'out', 'test', 'support', 'sample-repo.js'));
+  const repo = ensureSampleRepo(workspace);
+  if (repo.state === 'made') say('made the sample workspace a git repository (one first commit) so children can work in worktrees');
+  if (repo.state === 'failed')
+    say(`the sample workspace is not a git repository, so the worktree scenes will not work (${repo.why}); install git and run npm start again`);
+}
 // One stdio MCP server from npm (server-everything, installed in node_modules): the panel asks
 // once to allow it (decision 0055). Written only where the workspace has no .mcp.json of its own.
 const mcpJson = join(workspace, '.mcp.json');

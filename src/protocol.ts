@@ -73,6 +73,8 @@ export interface TreeNode {
   goal?: GoalView;
   /** It works in a git worktree (decision 0060): its own (`owner` absent) or an ancestor's. */
   worktree?: WorktreeView;
+  /** One way of a "Try N ways" group (decision 0061): the chat shows the group's comparison. */
+  bestOf?: { group: string; way: number; of: number };
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
   pendingApprovals?: number;
   createdAt: string;
@@ -181,6 +183,39 @@ export interface WorktreeOrphanView {
 }
 
 /** A file a worktree child's apply could not merge: nothing was changed. */
+/** A file a way changed, with its added and removed lines (decision 0061). */
+export interface WayFileView {
+  path: string;
+  status: 'added' | 'modified' | 'deleted' | 'type-changed';
+  added: number;
+  removed: number;
+}
+
+/** One way as the comparison shows it. */
+export interface WayView {
+  id: string;
+  way: number;
+  model?: string;
+  agent?: string;
+  status: NodeStatus | 'unknown';
+  settled: boolean;
+  outcome?: string;
+  error?: string;
+  worktree: WorktreeState | 'missing';
+  branch?: string;
+  files: WayFileView[];
+}
+
+/** A "Try N ways" group side by side (decision 0061); `chosen`: the way applied first. */
+export interface WaysView {
+  group: string;
+  source: string;
+  prompt: string;
+  ways: WayView[];
+  chosen?: string;
+  settled: boolean;
+}
+
 export interface WorktreeConflictView {
   path: string;
   message: string;
@@ -408,7 +443,14 @@ export type WebviewToHost =
   | { type: 'worktree/discard'; id: string; sessionId: string }
   | { type: 'worktree/keep'; id: string; sessionId: string }
   /** Remove every orphaned worktree the panel's notice lists. */
-  | { type: 'worktree/clean'; id: string };
+  | { type: 'worktree/clean'; id: string }
+  /** "Try N ways…" on a message (decision 0061): the host asks how many ways and, optionally, a model or agent per way. */
+  | { type: 'bestof/start'; id: string; sessionId: string; seq: number }
+  | { type: 'bestof/view'; id: string; group: string }
+  /** "Apply this one": part 2's apply of that way into the conversation's files; a conflict changes nothing. */
+  | { type: 'bestof/choose'; id: string; group: string; sessionId: string }
+  /** Discard every other way's worktree (after one was applied). */
+  | { type: 'bestof/discard-others'; id: string; group: string; sessionId: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -505,6 +547,11 @@ export interface RequestResults {
   'worktree/keep': { branch: string };
   /** How many orphaned worktrees were removed. */
   'worktree/clean': { cleaned: number };
+  /** The ways started (none: the human cancelled the questions). */
+  'bestof/start': { group?: string; ways: string[] };
+  'bestof/view': WaysView;
+  'bestof/choose': { applied: boolean; files: string[]; conflicts: WorktreeConflictView[] };
+  'bestof/discard-others': { discarded: number };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;
@@ -538,6 +585,7 @@ export const COMMAND_IDS = [
   'arbor.newConversation',
   'arbor.fork',
   'arbor.rewind',
+  'arbor.tryWays',
   'arbor.sendMessage',
   'arbor.interrupt',
   'arbor.cancelWorkflow',

@@ -10,6 +10,7 @@ import type { FeatureHooks, FeatureRow, RowContext } from './feature/rows';
 import type { GoalService } from './goal/service';
 import { goalRow } from './goal/wire';
 import { AgentFactory } from './harness/agent-factory';
+import { BestOfService } from './harness/bestof/service';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import { LiveHub } from './harness/live';
@@ -34,6 +35,7 @@ import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/event
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
+import { rootsOf } from './subagent/isolation';
 import { SubagentRuntime } from './subagent/runtime';
 import { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
@@ -86,6 +88,8 @@ export class Harness {
   readonly checkpoints: CheckpointService;
   /** Children in their own git worktrees (decision 0060): list, diff, apply, discard, keep, orphans after a crash. */
   readonly worktrees: WorktreeService;
+  /** "Try N ways" (decision 0061): N forks at one message, each in its own worktree; compare, apply one. */
+  readonly bestOf: BestOfService;
 
   private constructor(
     readonly config: HarnessConfig,
@@ -116,7 +120,7 @@ export class Harness {
       roots: this.roots,
       resident: (id) => this.agents.get(id),
       // Read when asked: the runtime is built just below.
-      isRunning: (id) => this.subagents.isRunning(id),
+      isRunning: (id) => this.subagents.isRunning(id) || this.agents.get(id)?.activity === 'running',
       recovered: () => this.recovered,
     });
     this.commandSandbox = new CommandSandbox({
@@ -164,6 +168,18 @@ export class Harness {
         await a.dispose();
         this.agents.delete(id);
       },
+    });
+    this.bestOf = new BestOfService({
+      store,
+      worktrees: this.worktrees,
+      project: this.project,
+      roots: this.roots,
+      deploymentSandbox: () => this.config.sandbox,
+      read: (id) => this.readSession(id),
+      isSubagent: (id) => this.isSubagent(id),
+      resident: (id) => this.agents.get(id),
+      makeResident: (writer) => this.makeResident(writer),
+      status: (id) => this.statusOf(id)?.status,
     });
     const ctx: RowContext = {
       tools: this.tools,
@@ -425,12 +441,16 @@ export class Harness {
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
     const a = writer.session.header.agent;
+    // A way of "Try N ways" (decision 0061) is rooted in its worktree, here and at a cold resume, and may have its own model.
+    const roots = rootsOf(writer.session.header, writer.session.events);
+    const model = writer.session.header.bestOf?.model ?? a?.model;
     return this.factory.build(writer, {
       ...(this.config.preset ? { preset: this.config.preset } : {}),
       ownScope: `agent:${writer.id}`,
       ...(a?.persona ? { persona: { text: a.persona } } : {}),
       ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
-      ...(a?.model ? { model: a.model } : {}),
+      ...(model ? { model } : {}),
+      ...(roots ? { roots } : {}),
     }).agent;
   }
 

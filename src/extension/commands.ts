@@ -156,6 +156,14 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       if (!args?.arborSessionId || args.arborSeq === undefined) return;
       c.openRewind(args.arborSessionId, args.arborSeq, args.arborView === 'transcript' ? 'transcript' : 'panel');
     },
+    'arbor.tryWays': async (args) => {
+      const id = await pickSession(host, args, 'Try several ways from which conversation?', (n) => n.origin !== 'subagent');
+      if (!id) return;
+      const seq = args?.arborSeq ?? (await c.events(id)).length - 1;
+      const { ways } = await c.tryWays(id, seq);
+      if (ways.length)
+        void vscode.window.showInformationMessage(`Arbor: trying ${ways.length} ways from ${quoted(await nameOf(host, id))}, each in its own worktree.`);
+    },
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
       if (!id) return;

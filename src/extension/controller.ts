@@ -18,6 +18,7 @@ import {
 } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
+import { bestOfRequests } from './handlers/bestof-requests';
 import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers/context';
 import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
@@ -30,6 +31,7 @@ import { RunFeed } from './run-feed';
 import { SessionFeed } from './session-feed';
 import { requestForView } from './shown-paths';
 import { TreeSync } from './tree-sync';
+import { tryWays } from './try-ways';
 import { describeInvalid, isWebviewToHost } from './validate-message';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
 
@@ -132,9 +134,10 @@ export class PanelController implements ApprovalPort {
       events: (id) => this.events(id),
       setBudget: (id, budget) => this.setBudget(id, budget),
       startAgent: (agent, port) => this.startAgent(agent, port),
+      tryWays: (id, seq, port) => this.tryWays(id, seq, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx), ...worktreeRequests(ctx) };
+    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx), ...worktreeRequests(ctx), ...bestOfRequests(ctx) };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -217,6 +220,13 @@ export class PanelController implements ApprovalPort {
     if (from === 'transcript') this.hooks.openTranscript(fork);
     this.selectEverywhere(fork);
     return fork;
+  }
+
+  /** "Try N ways…" (decision 0061): the host asks how, the ways start, the first is shown where it was asked for. */
+  async tryWays(sessionId: string, seq: number, port?: ViewPort): Promise<{ group?: string; ways: string[] }> {
+    const r = await tryWays(await this.ensure(), this.hooks, sessionId, seq);
+    if (r.ways[0]) port ? this.select(port, r.ways[0]) : this.selectEverywhere(r.ways[0]);
+    return r;
   }
 
   /** A new conversation with an agent defined in a file (decision 0056), shown where it was asked for. */

@@ -13,6 +13,7 @@ import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
 import type { CommandId, ModelSource, PanelSettings, SpendView } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
+import { pickWays } from './bestof-picks';
 import type { CommandHost } from './command-host';
 import { buildCommands, type Command } from './commands';
 import { PanelController, type ViewPort } from './controller';
@@ -96,6 +97,7 @@ export class ArborHost implements CommandHost {
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
       statusChanged: () => this.onStatus(this.controller.statusCounts()),
       reviewWorktree: (id, name, files) => openWorktreeReview(id, name, files),
+      pickWays: (q) => pickWays(q),
       pickBudget: (id) =>
         void this.commands['arbor.setBudget']({ arborSessionId: id }).catch(
           (err: unknown) => void vscode.window.showErrorMessage(`Arbor: ${describeError(err)}`),

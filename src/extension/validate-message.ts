@@ -71,6 +71,10 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'worktree/discard': (x) => str(x.id) && id(x.sessionId),
   'worktree/keep': (x) => str(x.id) && id(x.sessionId),
   'worktree/clean': (x) => str(x.id),
+  'bestof/start': (x) => str(x.id) && id(x.sessionId) && typeof x.seq === 'number' && Number.isSafeInteger(x.seq) && x.seq >= 0,
+  'bestof/view': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group),
+  'bestof/choose': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group) && id(x.sessionId),
+  'bestof/discard-others': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group) && id(x.sessionId),
   'agent/start': (x) => str(x.id) && typeof x.agent === 'string' && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(x.agent),
 };
 

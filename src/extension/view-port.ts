@@ -1,5 +1,6 @@
 // What the panel controller talks to: connected views, and the host's hooks (VS Code lives
 // behind them, so the controller is tested without one).
+import type { BestOfStart } from '../core/harness/bestof/types';
 import type { FileChange } from '../core/worktree/diff';
 import type { ApprovalPrompt, HostCommand, HostToWebview, PanelSettings } from '../protocol';
 
@@ -32,6 +33,22 @@ export interface ControllerHooks {
   statusChanged?(): void;
   /** Show a worktree child's changes in the editor's diff view (decision 0060); returns how many files it shows. Absent: no editor. */
   reviewWorktree?(sessionId: string, name: string, files: readonly FileChange[]): Promise<number>;
+  /**
+   * "Try N ways…" (decision 0061): ask how many ways (2–4), the prompt when the message is a
+   * reply, and optionally a model or agent per way. Undefined: the human cancelled. Absent (no
+   * editor): two ways of the conversation's model, re-running the human's own message.
+   */
+  pickWays?(ask: WaysQuestion): Promise<BestOfStart | undefined>;
+}
+
+/** What the host's questions for "Try N ways…" offer. */
+export interface WaysQuestion {
+  /** The message is a reply: the ways need a prompt. */
+  needsPrompt: boolean;
+  /** The conversation's model now. */
+  model: string;
+  /** Agents defined in files. */
+  agents: readonly string[];
 }
 
 /** The connected views and who sees what: a session's messages go to the views showing it. */

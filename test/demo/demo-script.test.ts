@@ -34,6 +34,7 @@ describe("demo: the scripted model's scenes", () => {
     'run a workflow': { body: root({ role: 'user', content: 'run a workflow' }), tools: ['workflow'] },
     'run the tests': { body: root({ role: 'user', content: 'run the tests' }), tools: ['run_command'] },
     'edit the settings': { body: root({ role: 'user', content: 'edit the settings' }), tools: ['write_file'] },
+    'try two ways': { body: root({ role: 'user', content: 'try two ways' }), tools: ['subagent', 'subagent'] },
     [DEMO_GOAL.prompt]: { body: goalRound(1, DEMO_GOAL.goalRounds), tools: ['goal'] },
   };
 
@@ -48,6 +49,9 @@ describe("demo: the scripted model's scenes", () => {
     assert.ok(DEMO_PROMPT_LABELS.includes('Goal: tidy the workspace (2 rounds)'));
     // The help names every scene's prompt.
     for (const p of prompts) assert.ok(DEMO_HELP.includes(`"${p}"`) || DEMO_HELP.includes(`"Goal: ${p}"`), `the help names "${p}"`);
+    // A scene the buttons have no room for is named in the help.
+    assert.ok(DEMO_HELP.includes('"two editors"'));
+    assert.deepEqual(toolsOf(demoReply(root({ role: 'user', content: 'two editors' }))), ['subagent', 'subagent']);
   });
 
   it('answers anything else with the help, and a message after a stopped scene as usual', () => {

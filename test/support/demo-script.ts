@@ -38,8 +38,35 @@ export const DEMO_PROMPTS: readonly (string | DemoGoalPrompt)[] = [
   'run a workflow',
   'run the tests',
   'edit the settings',
+  'try two ways',
   DEMO_GOAL,
 ];
+
+/**
+ * The worktree scenes (issue 24). "try two ways": two children, each in its own git worktree,
+ * rewrite the same function of src/greet.js differently; the user reviews and applies one, and
+ * the other then conflicts (or is discarded). "two editors" (in the help only: the panel shows at
+ * most 8 buttons): two in-place children each edit a different file, so one child's edits can be
+ * rewound from its node while the other's stay.
+ */
+export const DEMO_WAYS = {
+  a: `// A small function, now with the empty name handled.\nfunction greet(name) {\n  if (!name) return 'Hello, stranger!';\n  return \`Hello, \${name}!\`;\n}\n\nmodule.exports = { greet };\n`,
+  b: `// A small function, now with the empty name handled.\nfunction greet(name) {\n  const who = String(name ?? '').trim() || 'world';\n  return \`Hello, \${who}!\`;\n}\n\nmodule.exports = { greet };\n`,
+} as const;
+
+/** "two editors": each child's one file and its new content. */
+export const DEMO_EDITORS = {
+  readme: {
+    path: 'README.md',
+    content:
+      '# Sample workspace\n\nA tiny project for trying Arbor: ask the agent to survey it, fork a reviewer, or start a\nlong task and interrupt it from the tree.\n\nRun the tests with `node src/greet.test.js`.\n',
+  },
+  tests: {
+    path: 'src/greet.test.js',
+    content:
+      "const assert = require('node:assert');\nconst { greet } = require('./greet');\n\nassert.strictEqual(greet('Ada'), 'Hello, Ada!');\nassert.strictEqual(greet('Grace'), 'Hello, Grace!');\nconsole.log('ok');\n",
+  },
+} as const;
 
 /** What each example button reads (the webview's label for a goal prompt, see ExamplePrompts.svelte). */
 export const DEMO_PROMPT_LABELS: readonly string[] = DEMO_PROMPTS.map((p) => (typeof p === 'string' ? p : `Goal: ${p.prompt} (${p.goalRounds} rounds)`));
@@ -50,6 +77,9 @@ export const DEMO_HELP =
   '"fork a reviewer" (a forked one-shot child reuses this conversation), "start a long task" (a slow child: right-click its node → Interrupt Agent), ' +
   '"run a workflow" (a script fans out four children in two phases under a workflow node: right-click it → Cancel Workflow), ' +
   'or right-click a message → Fork Conversation. Right-click a settled child → Send Message to Agent (or select it and type) to resume it. ' +
+  'Worktrees: "try two ways" (two children, each in its own git worktree, rewrite src/greet.js differently: select one → Review changes, Apply; ' +
+  'the other then conflicts: Discard it), or the Try N ways… button on one of your messages, to compare the ways side by side; ' +
+  '"two editors" (two children edit README.md and src/greet.test.js in place: rewind one child\'s edits from its node, the other\'s stay). ' +
   'Approvals: "run the tests" (asks to run npm test outside the sandbox) and "edit the settings" (asks to write .vscode/settings.json, with a diff). ' +
   'Goals: the "Goal: tidy the workspace" button of an empty panel (or right-click a conversation → Set Goal, limit 2): two rounds run by themselves, ' +
   'then it blocks at round-limit; Raise limit and Resume in the goal bar. Stop (or Pause) halts any scene; the next message is answered as usual.';
@@ -110,6 +140,22 @@ export function streamMs(reply: Reply): number {
   return (reply.delayMs ?? 0) + chunks * (reply.chunkDelayMs ?? 0);
 }
 
+/** A child of the worktree scenes: it writes its one file, then says what it did. */
+function sceneChild(task: string, last: Msg): Step | undefined {
+  const file: Record<string, { path: string; content: string }> = {
+    'WAY A': { path: 'src/greet.js', content: DEMO_WAYS.a },
+    'WAY B': { path: 'src/greet.js', content: DEMO_WAYS.b },
+    'EDIT README': DEMO_EDITORS.readme,
+    'EDIT TESTS': DEMO_EDITORS.tests,
+  };
+  const key = Object.keys(file).find((k) => task.startsWith(`${k}:`));
+  if (!key) return undefined;
+  const f = file[key];
+  if (last.role === 'tool')
+    return { text: `${key.startsWith('WAY') ? 'Rewrote' : 'Edited'} ${f.path}: ${task.slice(key.length + 2)}`, chunkSize: 6, chunkDelayMs: 20, pace: 0.5 };
+  return { toolCalls: [{ name: 'write_file', arguments: { path: f.path, content: f.content } }], pace: 0.5 };
+}
+
 function scripted(body: ChatBody): Step {
   const msgs = body.messages;
   const last = msgs[msgs.length - 1];
@@ -123,6 +169,8 @@ function scripted(body: ChatBody): Step {
     if (last.role === 'tool' && last.tool_call_id?.startsWith('call_'))
       return { toolCalls: [{ name: 'report', arguments: { message: 'Listed the files; now reading the README.', mode: 'quiet' } }], pace: 0.5 };
     const task = text(lastUser(msgs));
+    const worktreeScene = sceneChild(task, last);
+    if (worktreeScene) return worktreeScene;
     if (task.startsWith('SURVEY'))
       return { reasoning: 'Start by listing the files.', toolCalls: [{ name: 'list_files', arguments: { path: '.', recursive: true } }], pace: 0.5 };
     if (task.startsWith('LONG')) return { text: SLOW, chunkSize: 4, chunkDelayMs: 60 };
@@ -141,6 +189,13 @@ function scripted(body: ChatBody): Step {
     const round = DEMO_GOAL_ROUND.exec(text(lastUser(msgs)));
     return { text: `Round ${round?.[1] ?? '?'} done: one more step toward the goal.`, chunkSize: 6, chunkDelayMs: 30, pace: 0.5 };
   }
+  const asked = text(lastUser(msgs)).toLowerCase();
+  if (last.role === 'tool' && asked.includes('try two ways'))
+    return {
+      text: 'Both ways are done, each in its own worktree: select a child, Review changes, then Apply the one you like. The other changed the same lines, so applying it too shows a conflict: Discard it (or Keep branch).',
+    };
+  if (last.role === 'tool' && asked.includes('two editors'))
+    return { text: "Both editors are done: one changed README.md, the other src/greet.test.js. Rewind one child's edits from its node; the other's stay." };
   if (last.role === 'tool') {
     if (said.includes('"runId"')) return { text: 'The workflow finished: its node in the tree shows the phases, the log and the four agents it ran.' };
     const refused = /approval was refused by the user, who said: "(.*)"/.exec(said);
@@ -166,6 +221,26 @@ function scripted(body: ChatBody): Step {
       pace: 0.5,
     };
   const lower = said.toLowerCase();
+  if (lower.includes('try two ways'))
+    return {
+      toolCalls: [
+        {
+          name: 'subagent',
+          arguments: { prompt: 'WAY A: handle an empty name in src/greet.js with "Hello, stranger!".', label: 'way-a', isolation: 'worktree' },
+        },
+        {
+          name: 'subagent',
+          arguments: { prompt: 'WAY B: handle an empty or blank name in src/greet.js with "Hello, world!".', label: 'way-b', isolation: 'worktree' },
+        },
+      ],
+    };
+  if (lower.includes('two editors'))
+    return {
+      toolCalls: [
+        { name: 'subagent', arguments: { prompt: 'EDIT README: say how to run the tests.', label: 'readme-editor' } },
+        { name: 'subagent', arguments: { prompt: 'EDIT TESTS: add a second greeting test.', label: 'test-editor' } },
+      ],
+    };
   // The approval scene: a command asked to run outside the OS sandbox (the only commands that
   // ask) and a write to a protected path (.vscode), whose card shows the diff against the current file.
   if (lower.includes('run the tests')) {

@@ -15,7 +15,13 @@ export type HarnessErrorCode =
   /** Agents keep waking each other: settle gave up. */
   | 'NOT_SETTLING'
   /** No agent file defines that name. */
-  | 'UNKNOWN_AGENT';
+  | 'UNKNOWN_AGENT'
+  /** Best of N (decision 0061): a reply needs the prompt each way runs. */
+  | 'PROMPT_REQUIRED'
+  /** Best of N: the ways asked for are not 2–4, or the source cannot be tried several ways. */
+  | 'BAD_WAYS'
+  /** Best of N: no group with that id, or that session is not one of its ways. */
+  | 'UNKNOWN_GROUP';
 
 /** A refusal of the harness façade, with a code hosts map to advice (like `SubagentError`). */
 export class HarnessError extends Error {

@@ -287,6 +287,13 @@ export function checkHeader(h: unknown): asserts h is SessionHeader {
   if (h.cwd !== undefined && !str(h.cwd)) bad('cwd', 'must be a string');
   if (h.agentPreset !== undefined && !str(h.agentPreset)) bad('agentPreset', 'must be a string');
   if (h.agent !== undefined && !rootAgent(h.agent)) bad('agent', 'must be {name, persona?, toolFilter?, model?}');
+  if (h.bestOf !== undefined && !bestOfWay(h.bestOf)) bad('bestOf', 'must be {group, way, of, source, seq, prompt, model?, agent?}');
+}
+
+function bestOfWay(v: unknown): boolean {
+  if (!record(v) || !nonEmpty(v.group) || !isSessionId(v.source) || !str(v.prompt)) return false;
+  if (!natural(v.way) || !natural(v.of) || !natural(v.seq) || (v.way as number) < 1 || (v.way as number) > (v.of as number)) return false;
+  return (v.model === undefined || nonEmpty(v.model)) && (v.agent === undefined || nonEmpty(v.agent));
 }
 
 function rootAgent(v: unknown): boolean {

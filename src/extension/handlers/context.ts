@@ -51,4 +51,6 @@ export interface HandlerContext {
   events(sessionId: string): Promise<readonly SessionEvent[]>;
   setBudget(sessionId: string, budget: { maxTokens?: number; maxCostUsd?: number } | null): Promise<void>;
   startAgent(agent: string, port?: ViewPort): Promise<string>;
+  /** "Try N ways…" (decision 0061): ask how, start the ways, show the first. */
+  tryWays(sessionId: string, seq: number, port?: ViewPort): Promise<{ group?: string; ways: string[] }>;
 }

@@ -207,6 +207,7 @@ export class TreeModel {
       reports: f.reports,
       ...(f.goal ? { goal: { ...f.goal, armed: live.goalArmed } } : {}),
       ...(f.worktree ? { worktree: { state: f.worktree.state, branch: f.worktree.branch, ...(f.worktree.owner ? { owner: f.worktree.owner } : {}) } } : {}),
+      ...(h.bestOf ? { bestOf: { group: h.bestOf.group, way: h.bestOf.way, of: h.bestOf.of } } : {}),
       createdAt: h.createdAt,
     };
   }

@@ -291,6 +291,23 @@ export class AppState {
     else this.#ask({ type: `goal/${action}`, sessionId }, what);
   }
 
+  /** "Try N ways…" on a message (decision 0061): the host asks how many ways and how each runs. */
+  tryWays(sessionId: string, seq: number): void {
+    if (this.readOnly) return;
+    this.#ask({ type: 'bestof/start', sessionId, seq }, 'Trying several ways');
+  }
+
+  /** The ways' comparison (decision 0061): read it, apply one way, discard the others; failures reported like every request. */
+  waysView(group: string): Promise<RequestResults['bestof/view'] | undefined> {
+    return this.#ask({ type: 'bestof/view', group }, 'Comparing the ways');
+  }
+  waysChoose(group: string, sessionId: string): Promise<RequestResults['bestof/choose'] | undefined> {
+    return this.#ask({ type: 'bestof/choose', group, sessionId }, 'Applying this way');
+  }
+  waysDiscardOthers(group: string, keep: string): Promise<RequestResults['bestof/discard-others'] | undefined> {
+    return this.#ask({ type: 'bestof/discard-others', group, sessionId: keep }, 'Discarding the other ways');
+  }
+
   /** The worktree bar's actions on a worktree child (decision 0060); an apply's conflicts are kept to show. */
   async worktree(action: 'review' | 'apply' | 'discard' | 'keep', sessionId = this.target): Promise<void> {
     if (sessionId === undefined || (this.readOnly && action !== 'review')) return;
