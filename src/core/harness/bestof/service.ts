@@ -194,7 +194,8 @@ export class BestOfService {
   }
 
   private member(group: string, id: string): void {
-    if (!this.headersOf(group).some((h) => h.id === id)) throw new HarnessError('UNKNOWN_GROUP', "That conversation is not one of this group's ways; choose one of the ways the comparison shows.");
+    if (!this.headersOf(group).some((h) => h.id === id))
+      throw new HarnessError('UNKNOWN_GROUP', "That conversation is not one of this group's ways; choose one of the ways the comparison shows.");
   }
 
   private async wayView(h: SessionHeader, events: readonly SessionEvent[]): Promise<WayView> {
