@@ -32,11 +32,19 @@ describe('agent: turns against the test model server', () => {
       'tool/result',
       'request/header',
       'assistant/message',
+      // The writing step's checkpoint (decision 0059), in the same batch as its result.
+      'checkpoint',
       'tool/result',
       'request/header',
       'assistant/message',
       'turn/end',
     ]);
+    const cp = evs.find((e) => e.type === 'checkpoint');
+    assert.ok(cp && cp.type === 'checkpoint');
+    assert.deepEqual(
+      cp.changes.map((c) => [path.basename(c.path), c.before, c.callId, c.tool]),
+      [['out.txt', null, 'c2', 'write_file']],
+    );
     const read = evs.find((e) => e.type === 'tool/result' && e.callId === 'c1');
     assert.ok(read && read.type === 'tool/result' && /alpha/.test(read.content) && !read.isError);
     // The second request carried the first tool result back to the model.
