@@ -15,6 +15,7 @@ export type ViolationKind =
   | 'webview-imports-host-layer'
   /** webview/src reaches outside webview/ for anything but src/protocol.ts. */
   | 'webview-escapes-folder'
+  /** src/protocol.ts or a file of src/protocol/ imports anything outside src/protocol/. */
   | 'protocol-imports'
   /** src/acp (the ACP agent face, a host like src/cli) imports the VS Code API, src/extension, src/cli or webview. */
   | 'acp-imports-outer-layer';
@@ -88,9 +89,17 @@ export function isCoreSource(file: string): boolean {
   return file.startsWith('src/core/') && /\.(ts|mts|cts)$/.test(file);
 }
 
-/** True for the wire contract, src/protocol.ts. */
+/** True for the wire contract: src/protocol.ts and the files of src/protocol/ it re-exports. */
 export function isProtocolSource(file: string): boolean {
-  return file === 'src/protocol.ts';
+  return file === 'src/protocol.ts' || (file.startsWith('src/protocol/') && /\.(ts|mts|cts)$/.test(file));
+}
+
+/** Whether a protocol file's import stays inside the contract (src/protocol/…, or src/protocol.ts itself). */
+function withinProtocol(file: string, specifier: string): boolean {
+  const target = resolveInRepo(file, specifier);
+  if (target === undefined) return false;
+  const bare = target.replace(/\.(ts|js)$/, '');
+  return bare === 'src/protocol' || bare.startsWith('src/protocol/');
 }
 
 /** True for `src/acp/...` TypeScript sources: a host over core, like src/cli (it may import core, nothing outer). */
@@ -98,12 +107,13 @@ export function isAcpSource(file: string): boolean {
   return file.startsWith('src/acp/') && /\.(ts|mts|cts)$/.test(file);
 }
 
-/** Checks every covered file; files outside src/core, src/acp, src/protocol.ts and webview/src are ignored. */
+/** Checks every covered file; files outside src/core, src/acp, the protocol and webview/src are ignored. */
 export function checkLayers(files: readonly SourceFile[]): Violation[] {
   const violations: Violation[] = [];
   for (const file of files) {
     if (isProtocolSource(file.path)) {
-      for (const ref of findImports(file.text)) violations.push({ file: file.path, kind: 'protocol-imports', specifier: ref.specifier, line: ref.line });
+      for (const ref of findImports(file.text))
+        if (!withinProtocol(file.path, ref.specifier)) violations.push({ file: file.path, kind: 'protocol-imports', specifier: ref.specifier, line: ref.line });
       continue;
     }
     const core = isCoreSource(file.path);
