@@ -176,7 +176,6 @@ export interface WorktreeOrphanView {
   why: string;
 }
 
-/** A file a worktree child's apply could not merge: nothing was changed. */
 /** A file a way changed, with its added and removed lines (decision 0061). */
 export interface WayFileView {
   path: string;
@@ -210,6 +209,7 @@ export interface WaysView {
   settled: boolean;
 }
 
+/** A file a worktree child's apply could not merge: nothing was changed. */
 export interface WorktreeConflictView {
   path: string;
   message: string;
