@@ -7,21 +7,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RequestSucceeded } from '../../src/protocol';
-import { gitIn } from '../core/worktree/fixture';
+import { initRepo } from '../core/worktree/fixture';
 import { until } from '../support/harness';
 import { panelPerTest } from '../support/panel';
 
 describe('extension: Best of N in the panel', () => {
   const w = panelPerTest({ panel: false, harness: { approval: 'never' } });
 
-  function repo(): string {
-    const ws = w.t.workspace;
-    gitIn(ws, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(ws, 'a.txt'), 'one\n');
-    gitIn(ws, 'add', '-A');
-    gitIn(ws, 'commit', '-qm', 'first');
-    return ws;
-  }
+  const repo = (): string => initRepo(w.t.workspace);
 
   it('starts two ways from a message, compares them, applies one, conflicts on the second, discards the other', async () => {
     const ws = repo();

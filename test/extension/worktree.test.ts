@@ -6,21 +6,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RequestSucceeded } from '../../src/protocol';
-import { gitIn } from '../core/worktree/fixture';
+import { gitIn, initRepo } from '../core/worktree/fixture';
 import { until } from '../support/harness';
 import { panelPerTest } from '../support/panel';
 
 describe('extension: worktree children in the panel', () => {
   const w = panelPerTest({ panel: false, harness: { approval: 'never' } });
 
-  function repo(): string {
-    const ws = w.t.workspace;
-    gitIn(ws, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(ws, 'a.txt'), 'one\n');
-    gitIn(ws, 'add', '-A');
-    gitIn(ws, 'commit', '-qm', 'first');
-    return ws;
-  }
+  const repo = (): string => initRepo(w.t.workspace);
 
   it('the node shows its worktree; apply from the panel brings the change in; review without an editor says what to do', async () => {
     const ws = repo();

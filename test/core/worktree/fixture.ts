@@ -20,6 +20,15 @@ export function gitIn(cwd: string, ...args: string[]): string {
   });
 }
 
+/** Make `ws` a repository with one commit holding `a.txt` ("one"). */
+export function initRepo(ws: string): string {
+  gitIn(ws, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(ws, 'a.txt'), 'one\n');
+  gitIn(ws, 'add', '-A');
+  gitIn(ws, 'commit', '-qm', 'first');
+  return ws;
+}
+
 /** A repository with `a.txt` committed, then changed (uncommitted) and an untracked `new.txt`. */
 export function makeRepo(base: string): string {
   const ws = path.join(base, 'ws');
