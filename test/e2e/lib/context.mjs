@@ -156,15 +156,16 @@ export function makeContext({ page, model, server, folder, outDir }) {
     );
   }
 
-  /** Reloads the window and waits for the Arbor panel to be back. */
   /**
-   * `trigger` reloads the window the way a user would (e.g. a notification's Reload Window
-   * button); without it the page is reloaded.
+   * Reloads the window and waits for the Arbor panel to be back. `trigger` reloads it the way
+   * the flow's user does (e.g. a notification's Reload Window button); by default it is the
+   * palette's Developer: Reload Window. Not `page.reload()`: in the browser the workbench
+   * saves its state (the open editors among it) on an unload it cannot wait for, so on a busy
+   * machine the last tab opened can be lost; Reload Window saves first, then reloads.
    */
-  async function reload(trigger) {
+  async function reload(trigger = () => runCommand(page, 'Developer: Reload Window')) {
     await sleep(500); // let the views save their state (the webview coalesces writes for 150 ms)
-    if (trigger) await Promise.all([page.waitForEvent('domcontentloaded', { timeout: 60_000 }), trigger()]);
-    else await page.reload({ waitUntil: 'domcontentloaded', timeout: 60_000 });
+    await Promise.all([page.waitForEvent('domcontentloaded', { timeout: 60_000 }), trigger()]);
     await openPanel();
   }
 
