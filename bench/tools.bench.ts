@@ -1,4 +1,5 @@
-// Tool figures: what the OS sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
+// Tool figures: what run_command costs over a raw spawn (command-vs-spawn.ts), and what the OS
+// sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
 // (workspace-write: bubblewrap, the protected mounts, the seccomp filter, no network) against a
 // bare one (full-access: the shell alone), both through run_command, alternated so that both
 // see the same load; medians of 50 each. Then the walk for nested protected paths: the same
@@ -9,25 +10,27 @@ import { callTool } from '../src/core/tools/call';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../src/core/tools/tool';
+import { commandVsSpawn, VS_SPAWN } from './command-vs-spawn';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
 
 const VS_BARE: FigureSpec = { id: 'tools.sandboxed_command.vs_bare', op: '<=', target: 1.5 };
 const NESTED: FigureSpec = { id: 'tools.sandboxed_command.nested_repos', op: '<=', target: 1.2 };
-export const figures: readonly FigureSpec[] = [VS_BARE, NESTED];
+export const figures: readonly FigureSpec[] = [VS_SPAWN, VS_BARE, NESTED];
 
 const RUNS = 50;
 const WARM = 5;
 const REPOS = 50;
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const base = tempDir('arbor-bench-tools-');
+  const command = await commandVsSpawn(opts, base);
   const status = await sandboxStatus();
   if (!status.available) {
     const why = `${describeSandboxStatus(status)} (run npm run setup:e2e)`;
-    return [missed(VS_BARE, why), missed(NESTED, why)];
+    return [command, missed(VS_BARE, why), missed(NESTED, why)];
   }
-  const base = tempDir('arbor-bench-tools-');
   const root = workspace(path.join(base, 'ws'), 0);
   const plain = workspace(path.join(base, 'plain'), REPOS, false);
   const nested = workspace(path.join(base, 'nested'), REPOS, true);
@@ -79,10 +82,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
   // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
   opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
-  return [
-    { ...VS_BARE, value: s / b },
-    { ...NESTED, value: n / p },
-  ];
+  return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
 }
 
 /** A repository with `.git` and `.vscode`, and `folders` packages of a few files each, each a repository of its own when `repos`. */

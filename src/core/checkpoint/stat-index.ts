@@ -120,7 +120,10 @@ export class StatIndex {
     } catch {
       return undefined;
     }
-    const entries = dirents.map((d) => ({ name: d.name, dir: d.isDirectory() || (isUnknown(d) && lstatOrUndefined(path.join(dir, d.name))?.isDirectory() === true) }));
+    const entries = dirents.map((d) => ({
+      name: d.name,
+      dir: d.isDirectory() || (isUnknown(d) && lstatOrUndefined(path.join(dir, d.name))?.isDirectory() === true),
+    }));
     return { ino: st.ino, dev: st.dev, ctimeMs: st.ctimeMs, trusted: st.ctimeMs < horizon, entries };
   }
 }
