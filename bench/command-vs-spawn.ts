@@ -25,13 +25,20 @@ const FILES = 10;
 
 /** Raw: `sh -c true` spawned as run_command spawns it (own process group, stdout and stderr piped), until it closes. */
 function rawSpawn(cwd: string): Promise<number> {
+  return rawRun('/bin/sh', ['-c', 'true'], cwd);
+}
+
+/** Milliseconds until a program spawned as run_command spawns one (`fd3`: bytes on a fourth pipe, bubblewrap's seccomp filter) closes. */
+export function rawRun(file: string, args: readonly string[], cwd: string, fd3?: Buffer): Promise<number> {
   const t0 = now();
   return new Promise((resolve, reject) => {
-    const c = spawn('/bin/sh', ['-c', 'true'], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    c.stdout.resume();
-    c.stderr.resume();
+    const c = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...(fd3 ? ['pipe' as const] : [])] });
+    const extra = c.stdio[3] as NodeJS.WritableStream | null | undefined;
+    if (fd3 && extra) extra.end(fd3);
+    c.stdout?.resume();
+    c.stderr?.resume();
     c.on('error', reject);
-    c.on('close', () => resolve(now() - t0));
+    c.on('close', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`${file} exited with ${code}`))));
   });
 }
 

@@ -8,9 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { callTool } from '../src/core/tools/call';
 import { createRunCommandTool } from '../src/core/tools/run-command';
+import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../src/core/tools/tool';
-import { commandVsSpawn, VS_SPAWN } from './command-vs-spawn';
+import { commandVsSpawn, rawRun, VS_SPAWN } from './command-vs-spawn';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
@@ -51,7 +52,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   };
   /** Medians of `a` and `b`, measured alternately, and the CPU time their child processes used (ms per run). */
   const cpu = { a: 0, b: 0 };
-  const pair = async (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> => {
+  const pair = async (a: () => Promise<number>, b: () => Promise<number>, runs = RUNS): Promise<[number, number]> => {
     for (let i = 0; i < WARM; i++) {
       await a();
       await b();
@@ -60,13 +61,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const bs: number[] = [];
     cpu.a = 0;
     cpu.b = 0;
-    for (let i = 0; i < RUNS; i++) {
+    for (let i = 0; i < runs; i++) {
       let t = childCpuMs();
       as.push(await a());
-      cpu.a += (childCpuMs() - t) / RUNS;
+      cpu.a += (childCpuMs() - t) / runs;
       t = childCpuMs();
       bs.push(await b());
-      cpu.b += (childCpuMs() - t) / RUNS;
+      cpu.b += (childCpuMs() - t) / runs;
     }
     return [median(as), median(bs)];
   };
@@ -82,6 +83,22 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
   // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
   opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
+  // The floors: the same bubblewrap command lines, prepared once and spawned directly (no Arbor around them).
+  const raw = async (dir: string): Promise<() => Promise<number>> => {
+    const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
+    if (!c) throw new Error('no sandbox');
+    return () => rawRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
+  };
+  const [bw, sh] = await pair(await raw(root), () => rawRun('/bin/sh', ['-c', 'true'], root), RUNS / 2);
+  opts.note(
+    `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}): ` +
+      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) dominates; run_command sandboxed ÷ that line ${fmt(s / bw)}`,
+  );
+  const [nw, pw] = await pair(await raw(nested), await raw(plain), RUNS / 2);
+  opts.note(
+    `tools: floor of nested_repos: the two bubblewrap lines spawned directly, nested ${fmt(nw)} ms vs plain ${fmt(pw)} ms (ratio ${fmt(nw / pw)}): ` +
+      `two mounts per nested repository (its .git read-only, its folder pinned) dominate, not the walk that finds them`,
+  );
   return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
 }
 
