@@ -69,6 +69,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const plainMs: number[] = [];
   const hookedMs: number[] = [];
   const bareMs: number[] = [];
+  const afterForkMs: number[] = [];
   try {
     const a = await plain.createSession();
     const b = await hooked.createSession();
@@ -82,12 +83,25 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       for (let i = 0; i < perBlock; i++) await turn(a, plainMs, i);
       for (let i = 0; i < perBlock; i++) await turn(b, hookedMs, i);
       for (let i = 0; i < perBlock; i++) bareMs.push(await bareHook(ws, input));
+      // The floor of a turn that spawns: the same plain turn right after a bare spawn (see the note below).
+      for (let i = 0; i < perBlock; i++) {
+        await bareHook(ws, input);
+        await turn(a, afterForkMs, i);
+      }
     }
     const ran = b.session.events.filter((e) => e.type === 'hook/run').length;
     if (ran !== blocks * perBlock) throw new Error(`the hook ran ${ran} times, not ${blocks * perBlock}`);
     const value = median(hookedMs) / (median(plainMs) + median(bareMs));
     opts.note(
       `turn with a no-op PreToolUse hook ${fmt(median(hookedMs))} ms vs turn ${fmt(median(plainMs))} ms + bare hook process ${fmt(median(bareMs))} ms (medians of ${hookedMs.length})`,
+    );
+    // A spawn forks this whole process: the fork write-protects its memory, and every page the
+    // host writes afterwards faults once (costly on a virtual machine), so the rest of a turn
+    // that ran a hook runs slower whatever Arbor does around the hook. Measured, not assumed.
+    const floor = median(afterForkMs) + median(bareMs);
+    opts.note(
+      `hooks: the same plain turn right after a bare spawn takes ${fmt(median(afterForkMs))} ms (the fork's copy-on-write tax on the host's next writes); ` +
+        `floor for a turn that spawns = that + the bare hook = ${fmt(floor)} ms; hooked turn ÷ floor ${fmt(median(hookedMs) / floor)} (what Arbor itself adds)`,
     );
     return [{ ...OVERHEAD, value }];
   } finally {

@@ -1,4 +1,5 @@
-// Tool figures: what the OS sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
+// Tool figures: what run_command costs over a raw spawn (command-vs-spawn.ts), and what the OS
+// sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
 // (workspace-write: bubblewrap, the protected mounts, the seccomp filter, no network) against a
 // bare one (full-access: the shell alone), both through run_command, alternated so that both
 // see the same load; medians of 50 each. Then the walk for nested protected paths: the same
@@ -7,27 +8,30 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { callTool } from '../src/core/tools/call';
 import { createRunCommandTool } from '../src/core/tools/run-command';
+import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../src/core/tools/tool';
+import { commandVsSpawn, rawRun, VS_SPAWN } from './command-vs-spawn';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
 
 const VS_BARE: FigureSpec = { id: 'tools.sandboxed_command.vs_bare', op: '<=', target: 1.5 };
 const NESTED: FigureSpec = { id: 'tools.sandboxed_command.nested_repos', op: '<=', target: 1.2 };
-export const figures: readonly FigureSpec[] = [VS_BARE, NESTED];
+export const figures: readonly FigureSpec[] = [VS_SPAWN, VS_BARE, NESTED];
 
 const RUNS = 50;
 const WARM = 5;
 const REPOS = 50;
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const base = tempDir('arbor-bench-tools-');
+  const command = await commandVsSpawn(opts, base);
   const status = await sandboxStatus();
   if (!status.available) {
     const why = `${describeSandboxStatus(status)} (run npm run setup:e2e)`;
-    return [missed(VS_BARE, why), missed(NESTED, why)];
+    return [command, missed(VS_BARE, why), missed(NESTED, why)];
   }
-  const base = tempDir('arbor-bench-tools-');
   const root = workspace(path.join(base, 'ws'), 0);
   const plain = workspace(path.join(base, 'plain'), REPOS, false);
   const nested = workspace(path.join(base, 'nested'), REPOS, true);
@@ -48,7 +52,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   };
   /** Medians of `a` and `b`, measured alternately, and the CPU time their child processes used (ms per run). */
   const cpu = { a: 0, b: 0 };
-  const pair = async (a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> => {
+  const pair = async (a: () => Promise<number>, b: () => Promise<number>, runs = RUNS): Promise<[number, number]> => {
     for (let i = 0; i < WARM; i++) {
       await a();
       await b();
@@ -57,13 +61,13 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const bs: number[] = [];
     cpu.a = 0;
     cpu.b = 0;
-    for (let i = 0; i < RUNS; i++) {
+    for (let i = 0; i < runs; i++) {
       let t = childCpuMs();
       as.push(await a());
-      cpu.a += (childCpuMs() - t) / RUNS;
+      cpu.a += (childCpuMs() - t) / runs;
       t = childCpuMs();
       bs.push(await b());
-      cpu.b += (childCpuMs() - t) / RUNS;
+      cpu.b += (childCpuMs() - t) / runs;
     }
     return [median(as), median(bs)];
   };
@@ -79,10 +83,23 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
   // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
   opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
-  return [
-    { ...VS_BARE, value: s / b },
-    { ...NESTED, value: n / p },
-  ];
+  // The floors: the same bubblewrap command lines, prepared once and spawned directly (no Arbor around them).
+  const raw = async (dir: string): Promise<() => Promise<number>> => {
+    const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
+    if (!c) throw new Error('no sandbox');
+    return () => rawRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
+  };
+  const [bw, sh] = await pair(await raw(root), () => rawRun('/bin/sh', ['-c', 'true'], root), RUNS / 2);
+  opts.note(
+    `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}): ` +
+      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) dominates; run_command sandboxed ÷ that line ${fmt(s / bw)}`,
+  );
+  const [nw, pw] = await pair(await raw(nested), await raw(plain), RUNS / 2);
+  opts.note(
+    `tools: floor of nested_repos: the two bubblewrap lines spawned directly, nested ${fmt(nw)} ms vs plain ${fmt(pw)} ms (ratio ${fmt(nw / pw)}): ` +
+      `two mounts per nested repository (its .git read-only, its folder pinned) dominate, not the walk that finds them`,
+  );
+  return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
 }
 
 /** A repository with `.git` and `.vscode`, and `folders` packages of a few files each, each a repository of its own when `repos`. */

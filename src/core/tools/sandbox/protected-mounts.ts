@@ -1,6 +1,5 @@
 import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { PROTECTED_DIR_NAMES } from '../protected-names';
@@ -39,32 +38,36 @@ export interface ProtectedMounts {
 /** Entries of a guarded folder bound writable again; past this the rest stay read-only (and a note says so). */
 export const MAX_GUARDED_CHILDREN = 1000;
 
-async function real(p: string): Promise<string | undefined> {
+// The reads below are synchronous on purpose, as in `protected-walk.ts` and `git-hooks.ts`: a
+// realpath or a small read costs microseconds, while a hop through libuv's thread pool per
+// nested repository cost milliseconds a command on a loaded machine (50 nested repositories:
+// ~6 ms of the command's start, decision 0066).
+function real(p: string): string | undefined {
   try {
-    return await fsp.realpath(p);
+    return fs.realpathSync.native(p);
   } catch {
     return undefined;
   }
 }
 
 /** `.git` as a file (`gitdir: …`): the directory it points at, and that directory's `commondir` (hooks live there). */
-async function gitDirsOf(dotGit: string): Promise<string[]> {
+function gitDirsOf(dotGit: string): string[] {
   let text: string;
   try {
-    const st = await fsp.lstat(dotGit);
+    const st = fs.lstatSync(dotGit);
     if (!st.isFile()) return [];
-    text = await fsp.readFile(dotGit, 'utf8');
+    text = fs.readFileSync(dotGit, 'utf8');
   } catch {
     return [];
   }
   const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
   if (!m) return [];
-  const gitdir = await real(path.resolve(path.dirname(dotGit), m[1]));
+  const gitdir = real(path.resolve(path.dirname(dotGit), m[1]));
   if (!gitdir) return [];
   const out = [gitdir];
   try {
-    const common = (await fsp.readFile(path.join(gitdir, 'commondir'), 'utf8')).trim();
-    const dir = common ? await real(path.resolve(gitdir, common)) : undefined;
+    const common = fs.readFileSync(path.join(gitdir, 'commondir'), 'utf8').trim();
+    const dir = common ? real(path.resolve(gitdir, common)) : undefined;
     if (dir) out.push(dir);
   } catch {
     // No commondir: a submodule's git directory holds its own hooks.
@@ -106,20 +109,18 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       // A symlinked entry (`.vscode -> config/editor`) protects what it points at, and its folder guards the link.
       if (e.kind === 'link') guardedDirs.add(e.dir);
     }
-    // In parallel: with many nested repositories these reads are most of the walk's cost.
-    const found = await Promise.all(entries.map((e) => protectedBy(e)));
-    for (const list of found) for (const p of list) protect(p);
+    for (const e of entries) for (const p of protectedBy(e)) protect(p);
     for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
     for (const name of PROTECTED_DIR_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
     protectHooks(await hooksDirsOf(root));
   }
-  for (const p of extra) protect(await real(p));
+  for (const p of extra) protect(real(p));
 
   const guarded: ProtectedMounts['guarded'] = [];
   for (const dir of [...guardedDirs].sort()) {
-    const children = await writableChildren(dir);
+    const children = writableChildren(dir);
     guarded.push({ dir, children: children.slice(0, MAX_GUARDED_CHILDREN) });
     notes.push(
       `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
@@ -144,20 +145,20 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
  * file the git directory it names. The walk only descends real folders of a real root, so a
  * non-link entry's path is real.
  */
-async function protectedBy(e: ProtectedEntry): Promise<string[]> {
+function protectedBy(e: ProtectedEntry): string[] {
   const out: string[] = [];
-  const self = e.kind === 'link' ? await real(e.path) : e.path;
+  const self = e.kind === 'link' ? real(e.path) : e.path;
   if (self) out.push(self);
   if (e.name !== '.git') return out;
-  if (e.kind !== 'dir') out.push(...(await gitDirsOf(e.path)));
+  if (e.kind !== 'dir') out.push(...gitDirsOf(e.path));
   return out;
 }
 
 /** The entries of a guarded folder that can be bound writable again: folders and files (a symlink cannot be mounted on). */
-async function writableChildren(dir: string): Promise<string[]> {
+function writableChildren(dir: string): string[] {
   let entries: Dirent[];
   try {
-    entries = await fsp.readdir(dir, { withFileTypes: true });
+    entries = fs.readdirSync(dir, { withFileTypes: true });
   } catch {
     return [];
   }

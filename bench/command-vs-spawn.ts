@@ -1,0 +1,101 @@
+// tools.command.vs_spawn: `run_command true` as an agent runs it — through the tool runner,
+// with the checkpoint recorder's before/after hooks on (the default: a command's roots are
+// snapshotted before and after it, decision 0059) — against a raw `spawn` of `sh -c true` with the
+// same stdio, alternated so both see the same load. Bare (full-access): what the OS sandbox adds
+// is the figure tools.sandboxed_command.vs_bare. The workspace is a small project (a repository
+// with 100 source files and an ignored node_modules), so the snapshots have something to look at.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runToolCalls } from '../src/core/agent/tool-runner';
+import { gitAvailable } from '../src/core/checkpoint/git';
+import { CheckpointRecorder } from '../src/core/checkpoint/recorder';
+import { DEFAULT_MAX_FILE_BYTES, Shadows } from '../src/core/checkpoint/shadow';
+import { TRUST_SLACK_MS } from '../src/core/checkpoint/stat-index';
+import { createRunCommandTool } from '../src/core/tools/run-command';
+import type { ToolContext } from '../src/core/tools/tool';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
+
+export const VS_SPAWN: FigureSpec = { id: 'tools.command.vs_spawn', op: '<=', target: 1.5 };
+
+const RUNS = 50;
+const WARM = 5;
+const FOLDERS = 10;
+const FILES = 10;
+
+/** Raw: `sh -c true` spawned as run_command spawns it (own process group, stdout and stderr piped), until it closes. */
+function rawSpawn(cwd: string): Promise<number> {
+  return rawRun('/bin/sh', ['-c', 'true'], cwd);
+}
+
+/** Milliseconds until a program spawned as run_command spawns one (`fd3`: bytes on a fourth pipe, bubblewrap's seccomp filter) closes. */
+export function rawRun(file: string, args: readonly string[], cwd: string, fd3?: Buffer): Promise<number> {
+  const t0 = now();
+  return new Promise((resolve, reject) => {
+    const c = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...(fd3 ? ['pipe' as const] : [])] });
+    const extra = c.stdio[3] as NodeJS.WritableStream | null | undefined;
+    if (fd3 && extra) extra.end(fd3);
+    c.stdout?.resume();
+    c.stderr?.resume();
+    c.on('error', reject);
+    c.on('close', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`${file} exited with ${code}`))));
+  });
+}
+
+export async function commandVsSpawn(opts: BenchOptions, base: string): Promise<Figure> {
+  if (!(await gitAvailable())) return missed(VS_SPAWN, 'git is not on PATH, so checkpoints are off here');
+  const root = project(path.join(base, 'project'));
+  // A workspace's files are mostly older than the slack; ones written just now are snapshotted by git.
+  await new Promise((r) => setTimeout(r, TRUST_SLACK_MS + 100));
+  const recorder = new CheckpointRecorder({
+    shadows: new Shadows(path.join(base, 'store')),
+    resident: () => undefined,
+    enabled: () => true,
+    maxFileBytes: DEFAULT_MAX_FILE_BYTES,
+    gitReady: gitAvailable,
+  });
+  const tool = createRunCommandTool();
+  const ctx: ToolContext = { sessionId: 'bench', roots: [root], sandbox: 'full-access', approvalPolicy: 'never', signal: new AbortController().signal };
+  const hooks = { beforeToolCall: recorder.before.bind(recorder), afterToolCall: recorder.after.bind(recorder) };
+  let call = 0;
+  const viaTool = async (): Promise<number> => {
+    const t0 = now();
+    const [r] = await runToolCalls([{ id: `c${call++}`, name: 'run_command', arguments: '{"command":"true"}' }], [tool], ctx, hooks);
+    const ms = now() - t0;
+    if (r.isError) throw new Error(`run_command true failed: ${r.content}`);
+    return ms;
+  };
+  for (let i = 0; i < WARM; i++) {
+    await viaTool();
+    await rawSpawn(root);
+  }
+  const tools: number[] = [];
+  const raws: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    tools.push(await viaTool());
+    raws.push(await rawSpawn(root));
+  }
+  const t = median(tools);
+  const r = median(raws);
+  opts.note(
+    `tools: run_command true through the tool runner with checkpoints on, median of ${RUNS}: ${fmt(t)} ms; a raw spawn of sh -c true ${fmt(r)} ms ` +
+      `(${FOLDERS * FILES} files; an unchanged root is a stat walk, no git: decision 0066)`,
+  );
+  return { ...VS_SPAWN, value: t / r };
+}
+
+/** A repository with FOLDERS × FILES source files, a .gitignore and an ignored node_modules; its files older than the checkpoints' trust slack. */
+function project(dir: string): string {
+  fs.mkdirSync(path.join(dir, '.git', 'hooks'), { recursive: true });
+  fs.writeFileSync(path.join(dir, '.git', 'config'), '[core]\n');
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\n');
+  for (let i = 0; i < FOLDERS; i++) {
+    fs.mkdirSync(path.join(dir, 'src', `m${i}`), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'node_modules', `p${i}`), { recursive: true });
+    for (let j = 0; j < FILES; j++) {
+      fs.writeFileSync(path.join(dir, 'src', `m${i}`, `f${j}.ts`), `export const v${j} = ${i};\n`);
+      fs.writeFileSync(path.join(dir, 'node_modules', `p${i}`, `f${j}.js`), 'module.exports = 1;\n');
+    }
+  }
+  return fs.realpathSync(dir);
+}
