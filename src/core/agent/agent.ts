@@ -16,6 +16,9 @@ export type AgentActivity = 'idle' | 'running';
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
+/** After the current macrotask: callers waiting on microtasks (an accept's) run first. */
+const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Message sources that never wake an interrupted (paused) agent. */
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
 
@@ -198,11 +201,17 @@ export class Agent implements SessionLog {
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
   pump(): void {
     if (this.running || this.disposed || this.paused || this.inboxSize === 0) return;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-      this.pump(); // a message accepted while the last turn was ending
-      if (!this.running) for (const fn of this.idleListeners) fn();
-    });
+    // The turn starts on the next tick, not inside the accept: whoever handed the message over
+    // (a parent's send_message, the panel, a cold resume) hears back once it is durable, before
+    // the turn's first request is built — for a long history that build is the turn's work, not
+    // the accept's (decision 0064). `running` is set now, so the agent reads running at once.
+    this.running = nextTick()
+      .then(() => (this.paused || this.disposed ? undefined : this.loop()))
+      .finally(() => {
+        this.running = null;
+        this.pump(); // a message accepted while the last turn was ending
+        if (!this.running) for (const fn of this.idleListeners) fn();
+      });
   }
 
   /** True when nothing runs and nothing will run without a new message: the inbox is empty or paused. */
