@@ -16,9 +16,6 @@ export type AgentActivity = 'idle' | 'running';
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
-/** After the current macrotask: callers waiting on microtasks (an accept's) run first. */
-const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /** Message sources that never wake an interrupted (paused) agent. */
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
 
@@ -37,6 +34,8 @@ export class Agent implements SessionLog {
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
+  /** Starts a loop `pump` scheduled for the next tick now (a cancel came first). */
+  private startNow: (() => void) | undefined;
   private disposed = false;
   /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
   private paused = false;
@@ -205,8 +204,21 @@ export class Agent implements SessionLog {
     // (a parent's send_message, the panel, a cold resume) hears back once it is durable, before
     // the turn's first request is built — for a long history that build is the turn's work, not
     // the accept's (decision 0064). `running` is set now, so the agent reads running at once.
-    this.running = nextTick()
-      .then(() => (this.paused || this.disposed ? undefined : this.loop()))
+    // A cancel in between starts it at once, synchronously (`startNow`): the turn claims its
+    // message and is then interrupted, as when the turn started inside the accept.
+    let begun!: () => void;
+    const started = new Promise<void>((resolve) => (begun = resolve));
+    let loop: Promise<void> | undefined;
+    const start = (): void => {
+      if (loop) return;
+      this.startNow = undefined;
+      loop = this.paused || this.disposed ? Promise.resolve() : this.loop();
+      begun();
+    };
+    this.startNow = start;
+    setImmediate(start);
+    this.running = started
+      .then(() => loop)
       .finally(() => {
         this.running = null;
         this.pump(); // a message accepted while the last turn was ending
@@ -250,6 +262,7 @@ export class Agent implements SessionLog {
    * waking message (or `resume()`); without it they are claimed and dropped.
    */
   async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean; why?: string } = {}): Promise<void> {
+    this.startNow?.(); // a turn scheduled by pump opens now, so it is the one interrupted
     if (!(opts.keepInbox ?? true)) {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }
