@@ -14,6 +14,7 @@ import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { type ChatBody, ModelServer } from '../test/support/model-server';
 import { PREFIX_CACHE_HIT, prefixCacheHit } from './agent-prefix';
+import { STEP_SCALE, stepScale } from './agent-step';
 import { DiskWait } from './disk-wait';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
@@ -21,7 +22,7 @@ import { bareRequestMs, TimedClient } from './timed-client';
 export const name = 'agent';
 
 const VS_REQUEST: FigureSpec = { id: 'agent.turn.vs_request', op: '<=', target: 1.5 };
-export const figures: readonly FigureSpec[] = [VS_REQUEST, PREFIX_CACHE_HIT];
+export const figures: readonly FigureSpec[] = [VS_REQUEST, PREFIX_CACHE_HIT, STEP_SCALE];
 
 /** The last message is a tool result: answer; otherwise ask for one read_file step. */
 const toolStep = (body: ChatBody) =>
@@ -87,7 +88,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   try {
     const plain = await measure('plain turn', false);
     await measure('turn with a read_file step', true);
-    return [{ ...VS_REQUEST, value: plain }, await prefixCacheHit(opts)];
+    return [{ ...VS_REQUEST, value: plain }, await prefixCacheHit(opts), await stepScale(opts)];
   } finally {
     await h.close();
     await server.stop();

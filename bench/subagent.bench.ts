@@ -117,6 +117,7 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
   const resume: number[] = [];
   const parse: number[] = [];
   const diskMs: number[] = [];
+  const turnMs: number[] = [];
   for (let r = 0; r < reps; r++) {
     h = await open(server, client, dir); // the tree file is cold: not loaded until the follow-up
     const disk = new DiskWait();
@@ -125,14 +126,17 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
     await h.subagents.followup(parent.id, childId, 'one more thing');
     resume.push(now() - t);
     diskMs.push(disk.take());
+    const t1 = now();
     await h.settle();
+    turnMs.push(now() - t1);
     await h.close();
     const t2 = now();
     JSON.parse(bytes);
     parse.push(now() - t2);
   }
   opts.note(
-    `cold resume of a 10k-event child: ${fmt(median(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(median(parse))} ms`,
+    `cold resume of a 10k-event child: ${fmt(median(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(median(parse))} ms; ` +
+      `the child's turn after the follow-up returned ${fmt(median(turnMs))} ms (its first request serializes the whole history to send it: decision 0064)`,
   );
   return { ...RESUME, value: median(resume) / median(parse) };
 }

@@ -34,6 +34,8 @@ export class Agent implements SessionLog {
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
+  /** Starts a loop `pump` scheduled for the next tick now (a cancel came first). */
+  private startNow: (() => void) | undefined;
   private disposed = false;
   /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
   private paused = false;
@@ -198,11 +200,30 @@ export class Agent implements SessionLog {
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
   pump(): void {
     if (this.running || this.disposed || this.paused || this.inboxSize === 0) return;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-      this.pump(); // a message accepted while the last turn was ending
-      if (!this.running) for (const fn of this.idleListeners) fn();
-    });
+    // The turn starts on the next tick, not inside the accept: whoever handed the message over
+    // (a parent's send_message, the panel, a cold resume) hears back once it is durable, before
+    // the turn's first request is built — for a long history that build is the turn's work, not
+    // the accept's (decision 0064). `running` is set now, so the agent reads running at once.
+    // A cancel in between starts it at once, synchronously (`startNow`): the turn claims its
+    // message and is then interrupted, as when the turn started inside the accept.
+    let begun!: () => void;
+    const started = new Promise<void>((resolve) => (begun = resolve));
+    let loop: Promise<void> | undefined;
+    const start = (): void => {
+      if (loop) return;
+      this.startNow = undefined;
+      loop = this.paused || this.disposed ? Promise.resolve() : this.loop();
+      begun();
+    };
+    this.startNow = start;
+    setImmediate(start);
+    this.running = started
+      .then(() => loop)
+      .finally(() => {
+        this.running = null;
+        this.pump(); // a message accepted while the last turn was ending
+        if (!this.running) for (const fn of this.idleListeners) fn();
+      });
   }
 
   /** True when nothing runs and nothing will run without a new message: the inbox is empty or paused. */
@@ -241,6 +262,7 @@ export class Agent implements SessionLog {
    * waking message (or `resume()`); without it they are claimed and dropped.
    */
   async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean; why?: string } = {}): Promise<void> {
+    this.startNow?.(); // a turn scheduled by pump opens now, so it is the one interrupted
     if (!(opts.keepInbox ?? true)) {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }

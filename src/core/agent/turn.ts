@@ -79,7 +79,8 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     if (signal.aborted) return end(stopped(), whyStopped(signal));
     const tools = cfg.tools();
     const ownCap = cfg.maxTokens;
-    const ready = budgetedRequest(cfg, { model: cfg.modelName, system: cfg.system(), tools, messages: w.session.deriveMessages(), maxTokens: ownCap, signal });
+    const { messages, lineage } = w.session.surfaceNow();
+    const ready = budgetedRequest(cfg, { model: cfg.modelName, system: cfg.system(), tools, messages, lineage, maxTokens: ownCap, signal });
     if ('refused' in ready) return end('budget', ready.refused, 'budget');
     const { req, info, cap } = ready;
     // What the turn said so far is on disk before the model hears it; the header's own write

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
 import { buildRequest, withCap } from './request';
@@ -69,7 +70,7 @@ export class OpenAICompatibleClient implements ModelClient {
    * that breaks the wire contract `bad-response`, naming what was wrong.
    */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { body } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true, this.opts.capField);
+    const { text } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = undefined;
     const own = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;
@@ -78,7 +79,14 @@ export class OpenAICompatibleClient implements ModelClient {
     let started = false;
     let finish: 'stop' | 'tool_calls' | 'length' | 'other' | undefined;
     try {
-      const stream = await this.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming, { signal });
+      // The body goes as the text describe() measured and hashed (what `chat.completions.create`
+      // would send for it, without serializing the whole conversation again: decision 0064).
+      const stream = await this.client.post<Stream<OpenAI.ChatCompletionChunk>>('/chat/completions', {
+        body: text,
+        headers: { 'content-type': 'application/json' },
+        stream: true,
+        signal,
+      });
       watchdog.reset();
       for await (const chunk of stream) {
         started = true;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { DerivedMessage } from '../session/derive';
 import { type CapFieldSetting, capFieldFor } from './cap-field';
 import type { JsonSchema } from './json-schema';
@@ -43,62 +43,108 @@ function messageJson(m: DerivedMessage): Json {
 export const MAX_CAP_FIELD_BYTES = 39;
 
 export interface BuiltRequest {
-  /** The chat-completions body, keys in wire order. */
-  body: { [k: string]: Json };
+  /** The chat-completions body as sent: `JSON.stringify` of the body, keys in wire order. */
+  text: string;
   bytes: number;
   headBytes: number;
   headHash: string;
   prefixHash: string;
+  /** `text` = `before` + `messages` + the tail (cap, stream options): a cap moves only the tail. */
+  parts: { before: string; messages: string; fixedBytes: number; stream: boolean };
+}
+
+/**
+ * A lineage's conversation serialized so far (decision 0064): the messages array's text
+ * without its closing bracket, its bytes, and the prefix hash over head + it, kept open.
+ * Valid only for the head it was built under.
+ */
+interface Serialized {
+  head: string;
+  headBytes: number;
+  headHash: string;
+  count: number;
+  /** The last message serialized: a surface whose message there is another object is not this one's extension. */
+  last: DerivedMessage | undefined;
+  text: string;
+  bytes: number;
+  hash: Hash;
+}
+
+const serialized = new WeakMap<object, Serialized>();
+
+/**
+ * The conversation `[system, ...messages]` for this head: what the lineage's last request
+ * serialized, extended by the messages added since (O(Δ)), or serialized whole when there is
+ * no lineage, the head changed, or the surface is shorter than what was serialized.
+ */
+function conversation(head: string, system: Json, messages: readonly DerivedMessage[], lineage: object | undefined): Serialized {
+  let s = lineage ? serialized.get(lineage) : undefined;
+  if (!s || s.head !== head || s.count > messages.length || (s.count > 0 && messages[s.count - 1] !== s.last)) {
+    const text = `[${JSON.stringify(system)}`;
+    s = {
+      head,
+      headBytes: Buffer.byteLength(head),
+      headHash: sha256(head),
+      count: 0,
+      last: undefined,
+      text,
+      bytes: Buffer.byteLength(text),
+      hash: createHash('sha256').update(head).update('\n').update(text),
+    };
+    if (lineage) serialized.set(lineage, s);
+  }
+  if (s.count < messages.length) {
+    let add = '';
+    for (let i = s.count; i < messages.length; i++) add += `,${JSON.stringify(messageJson(messages[i]))}`;
+    s.text += add;
+    s.bytes += Buffer.byteLength(add);
+    s.hash.update(add);
+    s.count = messages.length;
+    s.last = messages[messages.length - 1];
+  }
+  return s;
+}
+
+/** What follows the conversation: the cap (a budget's changes per step), then the stream options. */
+function tail(model: string, maxTokens: number | undefined, capField: CapFieldSetting, stream: boolean): string {
+  const cap = maxTokens === undefined ? '' : `,${JSON.stringify(capFieldFor(model, capField))}:${JSON.stringify(maxTokens)}`;
+  return `${cap},"stream":${stream}${stream ? ',"stream_options":{"include_usage":true}' : ''}}`;
 }
 
 /**
  * Build the wire body: model, then the stable head (tools, system message), then the
  * conversation, then per-call options. Reasoning text is not sent back (providers reject it).
+ * With a lineage only the messages added since its last request are serialized and hashed: a
+ * step costs what it added, not the whole history (decision 0064); the bytes are the same.
  */
 export function buildRequest(req: ModelRequest, stream: boolean, capField: CapFieldSetting = 'auto'): BuiltRequest {
   const tools = [...req.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
   const system: Json = { role: 'system', content: req.system };
-  const body: { [k: string]: Json } = { model: req.model };
-  if (tools.length > 0) body.tools = tools;
-  body.messages = [system, ...req.messages.map(messageJson)];
-  // After the conversation: a cap that changes per step (a budget's) leaves the prefix as it was.
-  if (req.maxTokens !== undefined) body[capFieldFor(req.model, capField)] = req.maxTokens;
-  body.stream = stream;
-  if (stream) body.stream_options = { include_usage: true };
   const head = JSON.stringify({ model: req.model, tools, system });
-  // The conversation is serialized once: the body's bytes are its parts joined in wire
-  // order (JSON.stringify(body) gives the same text), and the prefix hash reuses it.
-  const messages = JSON.stringify(body.messages);
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(body)) parts.push(`${JSON.stringify(k)}:${k === 'messages' ? messages : JSON.stringify(v)}`);
-  const bytes = Buffer.byteLength(`{${parts.join(',')}}`);
+  const conv = conversation(head, system, req.messages, req.lineage);
+  const before = `{"model":${JSON.stringify(req.model)}${tools.length > 0 ? `,"tools":${JSON.stringify(tools)}` : ''},"messages":`;
+  const messages = `${conv.text}]`;
+  const fixedBytes = Buffer.byteLength(before) + conv.bytes + 1;
+  const after = tail(req.model, req.maxTokens, capField, stream);
   return {
-    body,
-    bytes,
-    headBytes: Buffer.byteLength(head),
-    headHash: sha256(head),
-    prefixHash: createHash('sha256').update(head).update('\n').update(messages).digest('hex').slice(0, 32),
+    text: before + messages + after,
+    bytes: fixedBytes + Buffer.byteLength(after),
+    headBytes: conv.headBytes,
+    headHash: conv.headHash,
+    prefixHash: conv.hash.copy().update(']').digest('hex').slice(0, 32),
+    parts: { before, messages, fixedBytes, stream },
   };
 }
 
 /**
  * The same request with another completion cap (a budget's), without serialising the
- * conversation again: the cap sits after it, so the head and prefix hashes stay, and the
- * body's bytes move by the cap field's own. Equal to `buildRequest` of the capped request.
+ * conversation again: the cap sits after it, so the head and prefix hashes stay, and only the
+ * tail changes. Equal to `buildRequest` of the capped request.
  */
 export function withCap(built: BuiltRequest, model: string, maxTokens: number | undefined, capField: CapFieldSetting = 'auto'): BuiltRequest {
-  const field = capFieldFor(model, capField);
-  const fieldBytes = (b: BuiltRequest['body']) => {
-    const key = 'max_tokens' in b ? 'max_tokens' : 'max_completion_tokens' in b ? 'max_completion_tokens' : undefined;
-    return key === undefined ? 0 : Buffer.byteLength(`,${JSON.stringify(key)}:${JSON.stringify(b[key])}`);
-  };
-  const body: { [k: string]: Json } = {};
-  for (const [k, v] of Object.entries(built.body)) {
-    if (k === 'max_tokens' || k === 'max_completion_tokens') continue;
-    if (k === 'stream' && maxTokens !== undefined) body[field] = maxTokens;
-    body[k] = v;
-  }
-  return { ...built, body, bytes: built.bytes - fieldBytes(built.body) + fieldBytes(body) };
+  const { before, messages, fixedBytes, stream } = built.parts;
+  const after = tail(model, maxTokens, capField, stream);
+  return { ...built, text: before + messages + after, bytes: fixedBytes + Buffer.byteLength(after) };
 }
 
 function sha256(s: string): string {

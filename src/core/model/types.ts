@@ -13,6 +13,12 @@ export interface ModelRequest {
   system: string;
   tools: readonly ToolSpec[];
   messages: readonly DerivedMessage[];
+  /**
+   * Requests of one lineage carry messages that extend one another (a session's surface between
+   * compactions, `Session.surfaceNow`): the builder serializes only the messages added since the
+   * lineage's last request. Absent: the conversation is serialized whole (decision 0064).
+   */
+  lineage?: object;
   maxTokens?: number;
   signal?: AbortSignal;
 }

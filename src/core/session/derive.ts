@@ -28,6 +28,13 @@ export function deriveMessages(events: readonly SessionEvent[]): DerivedMessage[
  */
 export class SurfaceFold {
   private out: DerivedMessage[] = [];
+  /**
+   * Identifies the current run of appends: every surface handed out under one lineage is a
+   * prefix of every later one under it (messages are only pushed, never changed). A committed
+   * replacement rewrites the surface and starts a new lineage. A request builder keyed on it
+   * serializes only the messages added since its last request (decision 0064).
+   */
+  private lineageToken: object = {};
   private pending = new Map<string, string>();
   private readonly replacements = new Map<string, { msg: DerivedMessage; fromSeq: number; toSeq: number }>();
 
@@ -53,13 +60,21 @@ export class SurfaceFold {
     } else if (e.type === 'compaction/end') {
       const r = this.replacements.get(e.compactionId);
       this.replacements.delete(e.compactionId);
-      if (r && e.outcome === 'committed') this.out = replaceRange(this.out, r.fromSeq, r.toSeq, r.msg);
+      if (r && e.outcome === 'committed') {
+        this.out = replaceRange(this.out, r.fromSeq, r.toSeq, r.msg);
+        this.lineageToken = {};
+      }
     }
   }
 
   /** The current surface: a fresh array (its messages are shared with the fold: do not mutate). */
   messages(): DerivedMessage[] {
     return this.out.slice();
+  }
+
+  /** The current lineage (see `lineageToken`): equal tokens mean one surface extends the other. */
+  get lineage(): object {
+    return this.lineageToken;
   }
 }
 

@@ -137,10 +137,18 @@ export class Session {
 
   /** The model's view of this session (compaction replacements applied). */
   deriveMessages(): DerivedMessage[] {
+    return this.surfaceNow().messages;
+  }
+
+  /**
+   * The model's view and its lineage: surfaces of one lineage extend one another (a request
+   * builder reuses what it serialized of the earlier one; decision 0064).
+   */
+  surfaceNow(): { messages: DerivedMessage[]; lineage: object } {
     // Folded on demand, from where the last call stopped: loading a session costs nothing
     // here, and each model request folds only the events since the previous one.
     while (this.folded < this.log.length) this.surface.apply(this.log[this.folded++]);
-    return this.surface.messages();
+    return { messages: this.surface.messages(), lineage: this.surface.lineage };
   }
 
   /** Observe appends (UI deltas, persistence). Returns an unsubscribe function. */

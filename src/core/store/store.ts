@@ -112,8 +112,13 @@ export class Store {
   /** Turns may run from now on: the marker goes (durably) until a clean close writes it again. */
   async markRunning(): Promise<void> {
     this.cleanOnClose = false;
+    // The kept summaries stop being exact now too, durably, beside the marker's removal: the
+    // first append after an open (a resumed child's accept) then waits for its own write only,
+    // not for a catalog write before it (decision 0064).
+    const clearing = this.summaries.beforeWrite();
     await fs.promises.rm(path.join(this.dir, CLEAN_MARKER), { force: true });
     await fsyncDir(this.dir);
+    await clearing;
   }
 
   /** Every turn has ended: `close` leaves the marker (after its files are closed). */
