@@ -43,7 +43,7 @@ export class Agent implements SessionLog {
   private readonly idleListeners = new Set<() => void>();
   private readonly progressListeners = new Set<(p: ToolProgress) => void>();
   private lastOutcome: TurnReport | undefined;
-  /** Accepted messages already in the log but not yet durable: each will pump once it lands. */
+  /** Accepted messages already in the log but not yet durable (`idle` waits for them too). */
   private readonly accepting = new Set<Promise<unknown>>();
   /** Approval questions of this agent's turn still waiting for their answer. */
   private asking = 0;
@@ -162,17 +162,23 @@ export class Agent implements SessionLog {
     if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
     const messageId = randomUUID();
     const appended = this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    // Staged (the log took it; a refused event throws inside `append` and is not in the inbox):
+    // an idle agent starts its turn now, so the turn's first facts share the accept's group
+    // commit (decision 0063). The turn acts on nothing before its own facts are durable, and
+    // they follow the accept in the same journal, so the message is durable first.
+    if (this.session.unclaimedInbox.includes(messageId)) {
+      // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
+      // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
+      // rest, so nothing resurrects on its own.
+      if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
+      this.pump();
+    }
     this.accepting.add(appended);
     try {
       await appended;
     } finally {
       this.accepting.delete(appended);
     }
-    // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
-    // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
-    // rest, so nothing resurrects on its own.
-    if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
-    this.pump();
     return messageId;
   }
 
