@@ -82,7 +82,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     opts.note(
       `${label}: (turn − durable appends) ÷ bare request ${fmt(ratio)}, whole turn ÷ bare request ${fmt(whole)} (medians of ${turns} pairs); ` +
         `per turn ${fmt(sum(turnMs) / turns)} ms = ${fmt(model / turns)} model + ${fmt(sum(diskMs) / turns)} durable appends + ${fmt((sum(turnMs) - model - sum(diskMs)) / turns)} runtime; ` +
-        `bare request ${fmt(sum(bareMs) / turns)} ms; ${fmt((h.store.stats().syncs - syncs) / turns)} fdatasyncs per turn (${agent.session.length} events)`,
+        `bare request ${fmt(sum(bareMs) / turns)} ms; ${fmt((h.store.stats().syncs - syncs) / turns)} fdatasyncs per turn, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
+        `(the floor: a turn waits for two, its facts before the request and its reply with turn/end; decision 0063) (${agent.session.length} events)`,
     );
     return whole;
   };

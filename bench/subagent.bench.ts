@@ -90,7 +90,8 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
     opts.note(
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
-        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child (its tree write, the catalog's, the turn's two); resident after: ${h.residentCount}`,
+        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
+        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}`,
     );
     return { ...ONESHOT, value: whole };
   } finally {
