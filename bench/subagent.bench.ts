@@ -21,7 +21,8 @@ const FORK: readonly FigureSpec[] = [
   { id: 'spawn.head_shared', op: '>=', target: 1 },
 ];
 const OBSERVE: FigureSpec = { id: 'observe.fanout_ms', op: '<=', target: 1.1 };
-export const figures: readonly FigureSpec[] = [ONESHOT, RESUME, ...FORK, OBSERVE];
+const FANOUT: FigureSpec = { id: 'subagent.fanout.efficiency', op: '>=', target: 0.9 };
+export const figures: readonly FigureSpec[] = [ONESHOT, RESUME, ...FORK, OBSERVE, FANOUT];
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
@@ -61,8 +62,10 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
   const diskMs: number[] = [];
   const bareMs: number[] = [];
   let model = 0;
+  let syncs = 0;
   try {
     for (let i = 0; i < warmup + n; i++) {
+      if (i === warmup) syncs = h.store.stats().syncs;
       client.modelMs = 0;
       client.lastRequest = undefined;
       disk.take();
@@ -87,7 +90,8 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
     opts.note(
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
-        `bare request ${fmt(sum(bareMs) / n)} ms; resident after: ${h.residentCount}`,
+        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
+        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}`,
     );
     return { ...ONESHOT, value: whole };
   } finally {
@@ -255,6 +259,46 @@ async function observeFanout(opts: BenchOptions, server: ModelServer): Promise<F
   return { ...OBSERVE, value: ratio };
 }
 
+/**
+ * subagent.fanout.efficiency: ideal ÷ measured wall time of 64 plain one-shot children started
+ * at once, 50 ms model latency, eight running at a time (the fan-out limit): ideal 8 waves ×
+ * 50 ms. The shape of workflow.parallel.efficiency without the script process.
+ */
+async function fanoutEfficiency(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const h = await open(server, client, tempDir('arbor-bench-fanout-'), { maxConcurrentChildren: 8 });
+  server.setFallback(() => ({ text: 'child done', delayMs: 50 }));
+  server.reset();
+  const parent = await h.createSession();
+  const fanout = async (): Promise<number> => {
+    const t = now();
+    const runs = await Promise.all(Array.from({ length: 64 }, (_, i) => h.subagents.start(parent, 'spawn', { prompt: `task ${i}` })));
+    const results = await Promise.all(runs.map((r) => r.result));
+    await Promise.all(runs.map((r) => r.dispose()));
+    for (const r of results) if (r.stopReason !== 'completed') throw new Error(`a fan-out child ended ${r.stopReason}`);
+    return now() - t;
+  };
+  try {
+    await fanout(); // warm-up
+    const reps = opts.quick ? 3 : 5;
+    const times: number[] = [];
+    const before = h.store.stats();
+    const cpu = process.cpuUsage();
+    for (let r = 0; r < reps; r++) times.push(await fanout());
+    const used = process.cpuUsage(cpu);
+    const after = h.store.stats();
+    const measured = Math.min(...times);
+    opts.note(
+      `fan-out: 64 one-shot children at 50 ms, eight at a time: ${fmt(measured)} ms (ideal 400 ms; median ${fmt(median(times))} of ${reps}); ` +
+        `this process's CPU ${fmt((used.user + used.system) / 1000 / reps / 64)} ms per child (runtime, client and the in-process model server on one event loop); ` +
+        `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)`,
+    );
+    return { ...FANOUT, value: 400 / measured };
+  } finally {
+    await h.close();
+  }
+}
+
 export async function run(opts: BenchOptions): Promise<Figure[]> {
   const server = await ModelServer.start();
   try {
@@ -275,6 +319,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       ...(await group([RESUME], () => resumeVsParse(opts, server))),
       ...(await group(FORK, () => forkFigures(opts, server))),
       ...(await group([OBSERVE], () => observeFanout(opts, server))),
+      ...(await group([FANOUT], () => fanoutEfficiency(opts, server))),
     ];
   } finally {
     await server.stop();

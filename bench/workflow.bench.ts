@@ -14,7 +14,7 @@ export const name = 'workflow';
 
 const VS_ONESHOT: FigureSpec = { id: 'workflow.agent.vs_oneshot', op: '<=', target: 1.5 };
 const SCALE: FigureSpec = { id: 'workflow.fanout.scale', op: '<=', target: 1.5 };
-const EFFICIENCY: FigureSpec = { id: 'workflow.parallel.efficiency', op: '>=', target: 0.8 };
+const EFFICIENCY: FigureSpec = { id: 'workflow.parallel.efficiency', op: '>=', target: 0.9 };
 const HOST_LAG: FigureSpec = { id: 'workflow.host_lag.ratio', op: '<=', target: 3 };
 const CONFINED_START: FigureSpec = { id: 'workflow.confined_start.vs_bare', op: '<=', target: 1.5 };
 export const figures: readonly FigureSpec[] = [VS_ONESHOT, SCALE, EFFICIENCY, HOST_LAG, CONFINED_START];
@@ -104,9 +104,16 @@ async function parallelEfficiency(opts: BenchOptions, server: ModelServer): Prom
     await runScript(h, parent.id, script, 8);
     const reps = opts.quick ? 1 : 3;
     const times: number[] = [];
+    const before = h.store.stats();
+    const cpu = process.cpuUsage();
     for (let r = 0; r < reps; r++) times.push(await runScript(h, parent.id, script, 8));
+    const used = process.cpuUsage(cpu);
+    const after = h.store.stats();
     const measured = Math.min(...times);
-    opts.note(`workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms)`);
+    opts.note(
+      `workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms); this process's CPU ${((used.user + used.system) / 1000 / reps / 64).toFixed(2)} ms per agent ` +
+        `(runtime, client and the in-process model server on one event loop); ${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit)`,
+    );
     return { ...EFFICIENCY, value: 400 / measured };
   } finally {
     await h.close();

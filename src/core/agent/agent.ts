@@ -18,6 +18,12 @@ export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
 /** Message sources that never wake an interrupted (paused) agent. */
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
+/**
+ * Message sources judged by the admit hook only once durable: a goal round is rejected by any
+ * message that comes before it runs (decision 0029), and the time its accept takes to land is
+ * part of that window. Every other message starts an idle agent's turn at once (decision 0063).
+ */
+const ADMITTED_WHEN_DURABLE: ReadonlySet<MessageSource['kind']> = new Set(['goal']);
 
 export interface TurnReport extends TurnOutcome {
   messageId: string;
@@ -45,7 +51,7 @@ export class Agent implements SessionLog {
   private readonly idleListeners = new Set<() => void>();
   private readonly progressListeners = new Set<(p: ToolProgress) => void>();
   private lastOutcome: TurnReport | undefined;
-  /** Accepted messages already in the log but not yet durable: each will pump once it lands. */
+  /** Accepted messages already in the log but not yet durable (`idle` waits for them too). */
   private readonly accepting = new Set<Promise<unknown>>();
   /** Approval questions of this agent's turn still waiting for their answer. */
   private asking = 0;
@@ -164,17 +170,26 @@ export class Agent implements SessionLog {
     if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
     const messageId = randomUUID();
     const appended = this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
+    const wake = () => {
+      // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
+      // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
+      // rest, so nothing resurrects on its own.
+      if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
+      this.pump();
+    };
+    // Staged (the log took it; a refused event throws inside `append` and is not in the inbox):
+    // an idle agent starts its turn now, so the turn's first facts share the accept's group
+    // commit (decision 0063). The turn acts on nothing before its own facts are durable, and
+    // they follow the accept in the same journal, so the message is durable first.
+    const early = !ADMITTED_WHEN_DURABLE.has(source.kind);
+    if (early && this.session.unclaimedInbox.includes(messageId)) wake();
     this.accepting.add(appended);
     try {
       await appended;
     } finally {
       this.accepting.delete(appended);
     }
-    // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
-    // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
-    // rest, so nothing resurrects on its own.
-    if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
-    this.pump();
+    if (!early) wake();
     return messageId;
   }
 

@@ -24,7 +24,9 @@ const whyStopped = (signal: AbortSignal): string | undefined => (signal.reason i
  * One turn (DESIGN §4): claim → turn/start → user/message → (request/header → stream →
  * assistant/message → tool/results)* → turn/end. Every fact is durable before anything acts
  * on it (a request, a tool, the turn's outcome); facts written back to back are staged
- * together and share one group commit, and the request header's write overlaps the request.
+ * together and share one group commit (decision 0063): the claim, the turn's start, its
+ * message and the first request header are one fdatasync (with the accept that woke an idle
+ * agent), the reply and `turn/end` another.
  */
 export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: AbortSignal, beforeStep?: () => Promise<void>): Promise<TurnOutcome> {
   const w = cfg.writer;
@@ -83,20 +85,20 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     const ready = budgetedRequest(cfg, { model: cfg.modelName, system: cfg.system(), tools, messages, lineage, maxTokens: ownCap, signal });
     if ('refused' in ready) return end('budget', ready.refused, 'budget');
     const { req, info, cap } = ready;
-    // What the turn said so far is on disk before the model hears it; the header's own write
-    // runs while the request does (it describes the request, it does not gate it).
+    // The header is staged with what the turn said so far (one group commit); that is on disk
+    // before the model hears it. The header does not gate the request: were it left for a
+    // later commit, its write would run while the request does.
+    const header = w.stage({
+      type: 'request/header',
+      model: info.model,
+      provider: info.provider,
+      bytes: info.bytes,
+      headBytes: info.headBytes,
+      headHash: info.headHash,
+      prefixHash: info.prefixHash,
+    });
     await Promise.all(pending.splice(0));
-    pending.push(
-      w.stage({
-        type: 'request/header',
-        model: info.model,
-        provider: info.provider,
-        bytes: info.bytes,
-        headBytes: info.headBytes,
-        headHash: info.headHash,
-        prefixHash: info.prefixHash,
-      }),
-    );
+    pending.push(header);
     const out = await collect(cfg.model.stream(req), cfg.onDelta);
     // Some servers reuse call ids across steps; the log needs them unique within a turn.
     for (const c of out.toolCalls) {
@@ -150,17 +152,18 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     };
     const results = await Promise.race([runToolCalls(out.toolCalls, tools, ctx, cfg), aborted(signal)]);
     if (!results) return end(stopped(), whyStopped(signal)); // calls left unanswered; deriveMessages stands in for them
-    // The step's own records (hook runs) and its results are staged back to back: one group commit.
+    // The step's own records (hook runs) and its results are staged back to back, and left
+    // pending: the next request header joins their group commit, and the request (or the
+    // turn's end) waits for it — nothing acts on a result before it is durable.
     try {
       cfg.beforeResults?.();
     } catch {
       // a layer's records are not the turn's results
     }
-    const written: Promise<unknown>[] = [];
     for (let i = 0; i < results.length; i++) {
       const call = out.toolCalls[i];
       const res = results[i];
-      written.push(
+      pending.push(
         w.stage({
           type: 'tool/result',
           callId: call.id,
@@ -171,7 +174,6 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
         }),
       );
     }
-    await Promise.all(written);
   }
 }
 

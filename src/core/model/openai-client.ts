@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
-import { buildRequest, withCap } from './request';
+import { type BuiltRequest, buildRequest, withCap } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
@@ -40,8 +40,13 @@ export class OpenAICompatibleClient implements ModelClient {
   readonly provider: string;
   private readonly client: OpenAI;
   private readonly timeoutMs: number;
-  /** The body built by describe() for the request about to stream: built once, sent as is. */
-  private lastBuilt: { req: ModelRequest; built: ReturnType<typeof buildRequest> } | undefined;
+  /** The last body describe() built: the same request with another cap reuses it (`withCap`). */
+  private lastBuilt: { req: ModelRequest; built: BuiltRequest } | undefined;
+  /**
+   * Bodies built by describe() for requests about to stream, per request: built once, sent as
+   * is, also when many agents (a fan-out's children) describe and stream on this client in between.
+   */
+  private readonly described = new WeakMap<ModelRequest, BuiltRequest>();
 
   constructor(private readonly opts: OpenAIClientOptions) {
     this.provider = opts.provider ?? 'openai-compatible';
@@ -61,6 +66,7 @@ export class OpenAICompatibleClient implements ModelClient {
     const b =
       prev && sameButCap(prev.req, req) ? withCap(prev.built, req.model, req.maxTokens, this.opts.capField) : buildRequest(req, true, this.opts.capField);
     this.lastBuilt = { req, built: b };
+    this.described.set(req, b);
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
 
@@ -70,8 +76,9 @@ export class OpenAICompatibleClient implements ModelClient {
    * that breaks the wire contract `bad-response`, naming what was wrong.
    */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { text } = this.lastBuilt?.req === req ? this.lastBuilt.built : buildRequest(req, true, this.opts.capField);
-    this.lastBuilt = undefined;
+    const { text } = this.described.get(req) ?? buildRequest(req, true, this.opts.capField);
+    this.described.delete(req);
+    if (this.lastBuilt?.req === req) this.lastBuilt = undefined;
     const own = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;
     const watchdog = new Watchdog(this.timeoutMs, () => own.abort(STALLED));

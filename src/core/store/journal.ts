@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { crc32 } from 'node:zlib';
+import type { StoreCounters } from './stats';
 
 // Journal file format: a sequence of records, each
 //   u32 magic 'ARJ1' | u32 payload length | u32 crc32(payload) | payload (UTF-8 JSON)
@@ -85,11 +86,12 @@ export class JournalFile {
     readonly file: string,
     private readonly fh: fs.promises.FileHandle,
     private bytes: number,
+    private readonly counters?: StoreCounters,
   ) {}
 
-  static async open(file: string, size: number): Promise<JournalFile> {
+  static async open(file: string, size: number, counters?: StoreCounters): Promise<JournalFile> {
     const fh = await fs.promises.open(file, fs.existsSync(file) ? 'r+' : 'w+');
-    return new JournalFile(file, fh, size);
+    return new JournalFile(file, fh, size, counters);
   }
 
   get size(): number {
@@ -114,6 +116,10 @@ export class JournalFile {
         done += bytesWritten;
       }
       const synced = this.fh.datasync();
+      if (this.counters) {
+        this.counters.syncs++;
+        this.counters.commits++;
+      }
       whileSyncing?.();
       await synced;
       this.bytes += buf.length;
@@ -126,6 +132,7 @@ export class JournalFile {
   /** Drop everything (after a checkpoint made it redundant). */
   async reset(): Promise<void> {
     await this.fh.truncate(0);
+    if (this.counters) this.counters.syncs++;
     await this.fh.datasync();
     this.bytes = 0;
   }
@@ -133,6 +140,7 @@ export class JournalFile {
   /** Cut a torn tail off at `size`. */
   async truncate(size: number): Promise<void> {
     await this.fh.truncate(size);
+    if (this.counters) this.counters.syncs++;
     await this.fh.datasync();
     this.bytes = size;
   }

@@ -7,6 +7,7 @@ import { type Quarantine, StoreError } from './errors';
 import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
 import { encodeRecord, JournalFile, type JournalRecord, scanJournal } from './journal';
 import { loadSqlJs } from './sqljs';
+import type { StoreCounters } from './stats';
 
 export interface Schema {
   /** What kind of file this is ('catalog', 'tree'); a file of another kind is refused. */
@@ -31,6 +32,8 @@ export interface DbHooks<P> {
 export interface JournaledDbOptions {
   /** Checkpoint once the journal holds this many bytes, or the database file's size if larger. */
   checkpointBytes?: number;
+  /** Where syncs, commits and records are counted (the store's, shared by its files). */
+  counters?: StoreCounters;
 }
 
 interface Pending<P> {
@@ -128,7 +131,7 @@ export class JournaledDb<P extends object> {
       throw await quarantineAll(dbFile, walFile, `the journal does not replay: ${describeError(err)}`, err);
     }
 
-    const journal = await JournalFile.open(walFile, wal.length);
+    const journal = await JournalFile.open(walFile, wal.length, opts.counters);
     const jdb = new JournaledDb<P>(dbFile, db, journal, hooks, lsn, opts, dbBytes, quarantined);
     // An upgraded file is written back now: otherwise it stays old on disk until the next
     // checkpoint (never, if nothing is written) and is migrated again at every open.
@@ -143,7 +146,7 @@ export class JournaledDb<P extends object> {
       await jdb.writeCheckpoint();
       const movedTo = (await moveAside(walFile)) ?? walFile;
       quarantined.push({ file: walFile, movedTo, reason: scan.reason ?? 'damaged journal', at: new Date().toISOString() });
-      jdb.journal = await JournalFile.open(walFile, 0);
+      jdb.journal = await JournalFile.open(walFile, 0, opts.counters);
     }
     return jdb;
   }
@@ -160,12 +163,19 @@ export class JournaledDb<P extends object> {
   /**
    * Start the writer loop unless it runs. Work queued after the loop's last look at the
    * queue (by a caller resumed before the loop's promise settled) restarts it.
+   *
+   * Group commit (decision 0063): an idle loop starts on the event loop's next turn, not now,
+   * so every write issued before this code yields — a turn's claim, start, message and request
+   * header; a fan-out's children — is written with the first and covered by its one
+   * fdatasync. Writes that arrive while that sync runs wait in the queue and share the next.
    */
   private kick(): void {
-    this.flushing ??= this.flush().finally(() => {
-      this.flushing = null;
-      if (this.queue.length > 0) this.kick();
-    });
+    this.flushing ??= new Promise<void>((next) => setImmediate(next))
+      .then(() => this.flush())
+      .finally(() => {
+        this.flushing = null;
+        if (this.queue.length > 0) this.kick();
+      });
   }
 
   /** The in-memory database (reads); refused once it holds a write that never became durable. */
@@ -252,6 +262,7 @@ export class JournaledDb<P extends object> {
         return;
       }
       this.lsn = lsn;
+      if (this.opts.counters) this.opts.counters.records += accepted.length;
       for (const item of accepted) item.resolve();
       if (this.journal.size >= Math.max(this.opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES, this.dbBytes)) {
         await this.checkpointNow().catch(() => undefined); // the journal still holds everything; retried next time
@@ -286,6 +297,7 @@ export class JournaledDb<P extends object> {
     statements.delete(this.database);
     tune(this.database);
     this.dbBytes = bytes.length;
+    if (this.opts.counters) this.opts.counters.syncs += 2; // the temp file, then the folder after the rename
     await writeFileAtomic(this.dbFile, bytes);
   }
 

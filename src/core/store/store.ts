@@ -9,6 +9,7 @@ import { Catalog, type CatalogOp } from './catalog';
 import { type Quarantine, StoreError } from './errors';
 import { fsyncDir } from './fsutil';
 import { acquireLock } from './lock';
+import { StoreCounters, type StoreStats } from './stats';
 import { SummaryBook } from './summaries';
 
 import type { TreeFile } from './tree';
@@ -44,6 +45,7 @@ export class Store {
     private readonly catalog: Catalog,
     opts: StoreOptions,
     private readonly unlock: () => void,
+    private readonly counters: StoreCounters,
   ) {
     this.problemList.push(...catalog.quarantined);
     this.summaries = new SummaryBook(catalog);
@@ -65,6 +67,9 @@ export class Store {
     }
     await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
     const unlock = acquireLock(dir);
+    // One set of counters for the catalog and every tree file (`stats()`).
+    const counters = new StoreCounters();
+    opts = { ...opts, counters };
     try {
       const problems: Quarantine[] = [];
       let catalog: Catalog;
@@ -77,7 +82,7 @@ export class Store {
         catalog = await Catalog.open(dir, opts);
         rebuild = true;
       }
-      const store = new Store(dir, catalog, opts, unlock);
+      const store = new Store(dir, catalog, opts, unlock, counters);
       store.problemList.push(...problems);
       // A catalog that lost records is completed from every tree file, not only unknown ones.
       await store.reconcile(rebuild || catalog.mayHaveLost);
@@ -117,6 +122,7 @@ export class Store {
     // not for a catalog write before it (decision 0064).
     const clearing = this.summaries.beforeWrite();
     await fs.promises.rm(path.join(this.dir, CLEAN_MARKER), { force: true });
+    this.counters.syncs++;
     await fsyncDir(this.dir);
     await clearing;
   }
@@ -124,6 +130,14 @@ export class Store {
   /** Every turn has ended: `close` leaves the marker (after its files are closed). */
   markCleanOnClose(): void {
     this.cleanOnClose = true;
+  }
+
+  /**
+   * What durable writes have cost since open (a copy): fsyncs, group commits, journal records,
+   * events. Syncs per event below one is group commit at work (decision 0063).
+   */
+  stats(): StoreStats {
+    return this.counters.snapshot();
   }
 
   /** Files moved aside since this store was opened, with why. */
@@ -183,6 +197,7 @@ export class Store {
         ]),
       );
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+      this.counters.events += events.length;
       this.summaries.created(header, events);
       this.appended(header.id, events);
     } finally {
@@ -196,6 +211,7 @@ export class Store {
     const clearing = this.summaries.beforeWrite();
     if (clearing) await clearing;
     await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
+    this.counters.events += events.length;
     this.summaries.appended(id, events);
     this.appended(id, events);
   }
@@ -322,6 +338,7 @@ export class Store {
       await this.catalog.close();
       if (this.cleanOnClose) {
         await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
+        this.counters.syncs++;
         await fsyncDir(this.dir);
       }
     } finally {

@@ -78,14 +78,16 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     assert.ok(n.text.endsWith('C after G'), 'the child settled after it had taken the grandchild notice');
   });
 
-  it('settle waits for a notice that is still on its way to disk, then for the turn it starts', async () => {
+  it('settle waits for a notice that is still on its way to disk, then for the turn it starts, which asks nothing before it lands', async () => {
     w.script.on('c', { text: 'C done' });
     const append = w.t.h.store.append.bind(w.t.h.store);
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     let held = false;
+    // From the notice on, the parent's appends wait at the gate, in order (its turn's first
+    // facts share the notice's group commit, decision 0063).
     w.t.h.store.append = async (id, events) => {
-      if (id === w.root.id && events.some((e) => e.type === 'inbox/accepted')) {
+      if (id === w.root.id && (held || events.some((e) => e.type === 'inbox/accepted'))) {
         held = true;
         await gate;
       }
@@ -93,10 +95,12 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
     };
     const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] task' });
     await waitFor(() => held, 'the notice to reach the store');
-    // The notice is in the parent's log but not durable yet: nothing runs, yet a turn is coming.
-    assert.equal(w.root.activity, 'idle');
+    // The notice is in the parent's log but not durable yet: a turn is coming, and it acts on nothing.
     assert.equal(w.root.isSettled, false);
+    const requests = w.server.requests.length;
     const settled = w.t.h.settle();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(w.server.requests.length, requests, 'the parent asked the model nothing while the notice was not durable');
     setImmediate(open); // only after the event loop turns: settle must wait, not spin
     await settled;
     const [n] = notices(w.root.session.events, childId);
@@ -105,6 +109,11 @@ describe('subagent: one settlement notice per Activation, to the direct parent',
       'the notice ran as a turn',
     );
     assert.ok(w.root.isSettled);
+    assert.deepEqual(
+      (await w.t.h.store.readEvents(w.root.id)).map((e) => e.seq),
+      w.root.session.events.map((e) => e.seq),
+      'and all of it is durable',
+    );
   });
 
   it('a notice to a released continuable parent resumes it with its own composition, and it settles in turn', async () => {
