@@ -89,7 +89,10 @@ describe('webview: a 10,000-node tree (scripted host)', () => {
       await new Promise((r) => setTimeout(r, 300)); // the state write is coalesced
     })()`);
     const before = await rowIds();
-    assert.ok(before.includes(childId(29, 79)), `row 4,000 is drawn after scrolling (${before.slice(0, 3).join(', ')}…)`);
+    assert.ok(
+      before.includes('s-conv-29'),
+      `row 4,000 (conversation 29: 20 conversations of 200 rows above it) is drawn after scrolling (${before.slice(0, 3).join(', ')}…)`,
+    );
     await w.page.reload({ waitUntil: 'load' });
     await w.page.waitForFunction(`window.__posted && window.__posted.some((m) => m.type === 'webview/ready')`);
     await send(snapshot(makeTree()));
