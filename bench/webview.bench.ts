@@ -1,6 +1,7 @@
 // Webview figures (DESIGN §9): the built bundle in headless chromium, fed by the scripted
 // host (webview/dev/harness.ts) exactly as VS Code would deliver messages.
 //   webview.tree2000.render_ms  a snapshot of 2,000 nodes → rendered and painted
+//   webview.tree10k.render_ms   a snapshot of 10,000 nodes with cost roll-ups and workflow runs (webview-tree.ts)
 //   webview.update_ms           one streamed delta with 2,000 nodes and 10,000 entries held
 //   webview.bytes_per_token     host→webview bytes per streamed token, as the host batches them
 // Frame-timed figures start inside a requestAnimationFrame callback and stop in a task
@@ -12,10 +13,12 @@ import type { HostToWebview, NodeStatus, TranscriptEntry, TreeNode } from '../sr
 import { type BrowserSession, buildWebview, openBrowser, openHarness, type Page, serve } from '../test/support/webview-page';
 import { ensureE2ETools } from './e2e-tools';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvent, median, missed, percentile, rng, tempDir } from './support';
+import { makeRichNodes } from './webview-tree';
 
 export const name = 'webview';
 
 const NODES = 2_000;
+const NODES_10K = 10_000;
 const ENTRIES = 10_000;
 /** The host's batching window for streamed tokens (its StreamThrottle uses 32 ms; 16 ms is the stricter case). */
 const BATCH_MS = 16;
@@ -193,9 +196,31 @@ async function pageHealth(page: Page): Promise<string[]> {
 }
 
 const TREE_RENDER: FigureSpec = { id: 'webview.tree2000.render_ms', op: '<=', target: 150 };
+const TREE10K_RENDER: FigureSpec = { id: 'webview.tree10k.render_ms', op: '<=', target: 150 };
 const UPDATE: FigureSpec = { id: 'webview.update_ms', op: '<=', target: 4 };
 const BYTES_PER_TOKEN: FigureSpec = { id: 'webview.bytes_per_token', op: '<=', target: 200 };
-export const figures: readonly FigureSpec[] = [TREE_RENDER, UPDATE, BYTES_PER_TOKEN];
+export const figures: readonly FigureSpec[] = [TREE_RENDER, TREE10K_RENDER, UPDATE, BYTES_PER_TOKEN];
+
+/** Renders a snapshot into a fresh panel `reps` times: ms from the message to its painted frame, and the rows drawn. */
+async function timeSnapshot(
+  session: BrowserSession,
+  url: string,
+  snapshot: HostToWebview,
+  reps: number,
+  problems: Set<string>,
+): Promise<{ ms: number[]; rows: number }> {
+  const ms: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < reps; i++) {
+    const page = await freshPage(session, url);
+    ms.push(await call<number>(page, TIMED_SEND, snapshot));
+    rows = await page.evaluate<number>(`document.querySelectorAll('[role=treeitem]').length`);
+    if (rows === 0) throw new Error(`a snapshot of ${snapshot.type === 'state/snapshot' ? snapshot.nodes.length : 0} nodes rendered no tree rows`);
+    for (const p of await pageHealth(page)) problems.add(p);
+    await page.close();
+  }
+  return { ms, rows };
+}
 
 export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
   // Chromium and playwright-core come with the e2e tools: installed here when missing, as
@@ -221,18 +246,17 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
       const nodes = makeNodes(NODES, now);
       const snapshot: HostToWebview = { type: 'state/snapshot', nodes, settings: SETTINGS, approvals: [] };
 
-      // 1. A 2,000-node snapshot into a fresh panel, to the first painted frame.
+      // 1. A 2,000-node snapshot into a fresh panel, to the first painted frame; then 10,000
+      //    nodes carrying everything a row can show (own cost, subtree roll-ups, budgets, runs).
       const renderReps = quick ? 3 : 9;
-      const renders: number[] = [];
-      for (let i = 0; i < renderReps; i++) {
-        const page = await freshPage(session, server.url);
-        renders.push(await call<number>(page, TIMED_SEND, snapshot));
-        const rows = await page.evaluate<number>(`document.querySelectorAll('[role=treeitem]').length`);
-        if (rows === 0) throw new Error('the 2,000-node snapshot rendered no tree rows');
-        if (i === 0) note(`webview: 2,000-node snapshot renders ${rows} rows (the rest are virtualised)`);
-        for (const p of await pageHealth(page)) problems.add(p);
-        await page.close();
-      }
+      const { ms: renders, rows } = await timeSnapshot(session, server.url, snapshot, renderReps, problems);
+      note(`webview: 2,000-node snapshot renders ${rows} rows (the rest are virtualised)`);
+      const rich = makeRichNodes(NODES_10K, now);
+      const big = await timeSnapshot(session, server.url, { type: 'state/snapshot', nodes: rich, settings: SETTINGS, approvals: [] }, renderReps, problems);
+      note(
+        `webview: 10,000-node snapshot (${rich.filter((n) => n.subtree).length} roll-ups, ${rich.filter((n) => n.kind === 'workflow').length} workflow runs, ` +
+          `${fmt(Buffer.byteLength(JSON.stringify(rich)) / 1e6)} MB as JSON) renders ${big.rows} rows in ${big.ms.map((m) => fmt(m)).join(', ')} ms`,
+      );
 
       // 2. Streamed deltas with the tree and a 10,000-entry transcript loaded.
       const page = await freshPage(session, server.url);
@@ -307,6 +331,7 @@ export async function run({ quick, note }: BenchOptions): Promise<Figure[]> {
       if (problems.size === 0) note('webview: no CSP violations, no page errors');
       return [
         { ...TREE_RENDER, value: median(renders) },
+        { ...TREE10K_RENDER, value: median(big.ms) },
         { ...UPDATE, value: median(updates) },
         { ...BYTES_PER_TOKEN, value: bytes / tokenCount },
       ];

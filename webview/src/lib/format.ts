@@ -10,6 +10,25 @@ export function goalTitle(g: GoalView): string {
   ].join('\n');
 }
 
+/**
+ * 1234567 → "1,234,567", as `toLocaleString('en-US')` writes it. Integers (every token count)
+ * are grouped by hand: `toLocaleString` with a locale builds an ICU formatter per call, and the
+ * first one in a fresh page loads ICU's data — together most of a 2,000-node tree's first render
+ * (hover texts of its visible rows). Anything else goes through one cached formatter.
+ */
+export function grouped(n: number): string {
+  if (!Number.isSafeInteger(n)) return (enUs ??= new Intl.NumberFormat('en-US')).format(n);
+  const digits = String(n < 0 ? -n : n);
+  let out = digits.length > 3 ? '' : digits;
+  if (out === '') {
+    const head = digits.length % 3 || 3;
+    out = digits.slice(0, head);
+    for (let i = head; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  }
+  return n < 0 || Object.is(n, -0) ? `-${out}` : out;
+}
+let enUs: Intl.NumberFormat | undefined;
+
 /** 950 → "950", 12_345 → "12.3k", 2_400_000 → "2.4M". */
 export function compact(n: number): string {
   if (n < 1000) return String(n);
@@ -147,7 +166,7 @@ export function totalText(node: TreeNode): string | undefined {
   if (total.tokens <= 0) return undefined;
   // Nothing priced yet (the first request under way): no "$0.00".
   if (total.costUsd === 0 && node.tokensEstimated) return undefined;
-  return total.costUsd !== undefined ? usd(total.costUsd) : `${total.tokens.toLocaleString('en-US')} tokens`;
+  return total.costUsd !== undefined ? usd(total.costUsd) : `${grouped(total.tokens)} tokens`;
 }
 
 /** The hover lines of a node's spending: tokens in / cached / out, its cost and what the cache saved, its subtree, its budget. */
@@ -155,7 +174,7 @@ export function costLines(node: TreeNode): string[] {
   const t = node.tokens;
   const est = node.tokensEstimated ? ' (partly estimated)' : '';
   return [
-    `tokens in ${t.prompt.toLocaleString('en-US')} / cached ${t.cacheHit.toLocaleString('en-US')} / out ${t.completion.toLocaleString('en-US')}${est}`,
+    `tokens in ${grouped(t.prompt)} / cached ${grouped(t.cacheHit)} / out ${grouped(t.completion)}${est}`,
     billedBy(node) !== undefined
       ? `cost: ${billedBy(node)} (its own account, not priced here)`
       : node.costUsd !== undefined
@@ -163,7 +182,7 @@ export function costLines(node: TreeNode): string[] {
         : 'cost unknown: a model with no price served it (tokens only)',
     ...(node.subtree
       ? [
-          `with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${node.subtree.tokens.toLocaleString('en-US')} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`,
+          `with everything below it: ${node.subtree.costUsd !== undefined ? `${usd(node.subtree.costUsd)}, ` : ''}${grouped(node.subtree.tokens)} tokens${node.subtree.savedUsd ? ` · saved ${usd(node.subtree.savedUsd)} by cache hits` : ''}`,
         ]
       : []),
     ...(node.budget ? [budgetLine(node.budget)] : []),
@@ -181,7 +200,7 @@ export function budgetShare(b: BudgetView): number {
 /** "budget: 41,200 of 50,000 tokens · $0.31 of $0.50" */
 export function budgetLine(b: BudgetView): string {
   return `budget: ${[
-    ...(b.maxTokens !== undefined ? [`${b.spentTokens.toLocaleString('en-US')} of ${b.maxTokens.toLocaleString('en-US')} tokens`] : []),
+    ...(b.maxTokens !== undefined ? [`${grouped(b.spentTokens)} of ${grouped(b.maxTokens)} tokens`] : []),
     ...(b.maxCostUsd !== undefined ? [`${b.spentUsd !== undefined ? usd(b.spentUsd) : 'unknown (no price)'} of ${usd(b.maxCostUsd)}`] : []),
   ].join(' · ')}`;
 }

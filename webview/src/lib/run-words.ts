@@ -1,7 +1,7 @@
 // A workflow run in words (issue 21.6): the tree row's line and the run tab's summary, from
 // the counts the host folded out of the run's events ("4 agents · done", "3 done, 1 cancelled").
 import type { AgentOutcome, RunAgentView, RunStatus, SpendView, WorkflowNodeView, WorkflowRunView } from '../../../src/protocol';
-import { usd } from './format';
+import { grouped, usd } from './format';
 
 /** Outcomes in the order they are said, with their words. */
 const OUTCOME_WORDS: Record<AgentOutcome, string> = {
@@ -69,6 +69,6 @@ export function viewCounts(v: WorkflowRunView): Pick<WorkflowNodeView, 'agents' 
 /** "Σ $0.0123 · 12,345 tokens" (dollars when every model had a price), or undefined before any agent spent. */
 export function sigmaText(spend: SpendView | undefined): string | undefined {
   if (!spend || spend.tokens <= 0) return undefined;
-  const tokens = `${spend.tokens.toLocaleString('en-US')} tokens`;
+  const tokens = `${grouped(spend.tokens)} tokens`;
   return spend.costUsd !== undefined ? `Σ ${usd(spend.costUsd)} · ${tokens}` : `Σ ${tokens}`;
 }

@@ -1,25 +1,37 @@
-// The delegation tree's state. Each node lives in its own `$state.raw` cell keyed by id,
-// so a `tree/node` delta replaces one entry and re-renders one row. The children lists
-// and the collapsed set are `$state.raw` too and are replaced only when the shape changes
-// (a node added, removed or moved, a branch toggled); the visible rows derive from them.
+// The delegation tree's state. Nodes live in a plain map; what makes a row follow its node is
+// one of BUCKETS version cells, picked by a hash of the id: a `tree/node` delta bumps one cell,
+// so only the readers of ids in that bucket (of the ~16 rows drawn, none or one) re-read, and
+// those whose node did not change stop there (a derived of an unchanged value stays clean). A
+// cell per node would track more precisely, but 10,000 cells made at every snapshot cost its
+// first frame more than it spares; one made lazily inside a reaction is not tracked by it
+// (Svelte does not track state created by the reaction that reads it). The children lists
+// and the collapsed set are `$state.raw` and replaced only when the shape changes (a node
+// added, removed or moved, a branch toggled); the visible rows derive from them.
 import type { TreeNode } from '../../../src/protocol';
 import { nodeName } from '../lib/format';
-import { buildChildren, ROOT, type Row, visibleRows } from '../lib/tree-rows';
+import { buildChildren, ROOT, type VisibleRows, visibleRows } from '../lib/tree-rows';
 
-class NodeCell {
-  node: TreeNode;
-  constructor(node: TreeNode) {
-    this.node = $state.raw(node);
-  }
+/** Version cells the ids are spread over: enough that a delta rarely touches a drawn row it did not change. */
+const BUCKETS = 64;
+
+class Version {
+  n = $state(0);
+}
+
+/** A cheap hash of an id's last characters (ids end in random hex), into a bucket. */
+function bucketOf(id: string): number {
+  let h = id.length;
+  for (let i = Math.max(0, id.length - 8); i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0;
+  return (h >>> 0) % BUCKETS;
 }
 
 export class TreeState {
-  #cells = new Map<string, NodeCell>();
+  /** Replaced by a snapshot (every reader re-reads); changed in place by deltas, announced through `#versions`. */
+  #nodes: Map<string, TreeNode> = $state.raw(new Map());
+  readonly #versions = Array.from({ length: BUCKETS }, () => new Version());
   children: Map<string, string[]> = $state.raw(new Map());
   collapsed: ReadonlySet<string> = $state.raw(new Set());
-  readonly rows: Row[] = $derived(visibleRows(this.children, this.collapsed));
-  /** Position of each visible row, for keyboard navigation. */
-  readonly rowIndex: Map<string, number> = $derived(new Map(this.rows.map((r, i) => [r.id, i])));
+  readonly rows: VisibleRows = $derived(visibleRows(this.children, this.collapsed));
 
   /**
    * Conversations that share a name are told apart (issue 21.6): the second one by creation
@@ -32,7 +44,9 @@ export class TreeState {
       const node = this.get(id);
       if (!node) continue;
       const name = nodeName(node, id);
-      byName.set(name, [...(byName.get(name) ?? []), node]);
+      const same = byName.get(name);
+      if (same) same.push(node);
+      else byName.set(name, [node]);
     }
     const out = new Map<string, number>();
     for (const same of byName.values()) {
@@ -57,7 +71,7 @@ export class TreeState {
   get size(): number {
     // Reading `children` makes the count follow additions and removals.
     void this.children;
-    return this.#cells.size;
+    return this.#nodes.size;
   }
 
   /** Sessions, for the "Sessions" badge: a workflow run node (`wf.<runId>`) is drawn but is no session. */
@@ -67,51 +81,52 @@ export class TreeState {
   }
   #sessions = 0;
 
-  /** The node, reactively: an unknown id re-reads when the tree's shape changes. */
+  /** The node, reactively: a known id re-reads when its node changes, an unknown one when the tree's shape does. */
   get(id: string | undefined): TreeNode | undefined {
     if (id === undefined) return undefined;
-    const cell = this.#cells.get(id);
-    if (cell) return cell.node;
+    void this.#versions[bucketOf(id)].n;
+    const node = this.#nodes.get(id);
+    if (node) return node;
     void this.children;
     return undefined;
   }
 
   has(id: string): boolean {
-    return this.#cells.has(id);
+    return this.get(id) !== undefined;
   }
 
   reset(nodes: readonly TreeNode[]): void {
-    this.#cells = new Map(nodes.map((n) => [n.id, new NodeCell(n)]));
-    this.#rebuild();
+    const map = new Map<string, TreeNode>();
+    for (const n of nodes) map.set(n.id, n);
+    this.#nodes = map;
+    this.#rebuild(nodes);
   }
 
   upsert(node: TreeNode): void {
-    const cell = this.#cells.get(node.id);
-    if (cell) {
-      const moved = cell.node.parentId !== node.parentId || cell.node.createdAt !== node.createdAt;
-      cell.node = node;
-      if (moved) this.#rebuild();
-      return;
-    }
-    this.#cells.set(node.id, new NodeCell(node));
+    const old = this.#nodes.get(node.id);
+    this.#nodes.set(node.id, node);
+    this.#versions[bucketOf(node.id)].n++;
     // New nodes are rare (a spawn, a fork); rebuilding also re-homes orphans whose parent just arrived.
-    this.#rebuild();
+    if (!old || old.parentId !== node.parentId || old.createdAt !== node.createdAt) this.#rebuild();
   }
 
   remove(id: string): void {
-    if (this.#cells.delete(id)) this.#rebuild();
+    if (!this.#nodes.delete(id)) return;
+    this.#versions[bucketOf(id)].n++;
+    this.#rebuild();
   }
 
-  #rebuild(): void {
-    const nodes = [...this.#cells.values()].map((c) => c.node);
+  #rebuild(nodes: readonly TreeNode[] = [...this.#nodes.values()]): void {
     // A node's kind never changes, so the count moves only when the shape does (here).
-    this.#sessions = nodes.filter((n) => n.kind !== 'workflow').length;
-    this.children = buildChildren(nodes);
+    let sessions = 0;
+    for (const n of this.#nodes.values()) if (n.kind !== 'workflow') sessions++;
+    this.#sessions = sessions;
+    this.children = buildChildren(nodes, this.#nodes);
   }
 
   parentOf(id: string): string | undefined {
-    const p = this.#cells.get(id)?.node.parentId;
-    return p !== undefined && this.#cells.has(p) ? p : undefined;
+    const p = this.#nodes.get(id)?.parentId;
+    return p !== undefined && this.#nodes.has(p) ? p : undefined;
   }
 
   childrenOf(id: string): readonly string[] {
