@@ -36,6 +36,17 @@ async function warnUnconfined(h: Harness, io: Io): Promise<void> {
   io.err(`arbor: no OS sandbox: ${status.reason}; ${instead}. To run commands confined, ${status.remedy}.`);
 }
 
+/**
+ * The probes behind those warnings (bubblewrap, git, the PID namespace) are processes to start
+ * and wait for: they run beside the session's start and its first request, not before them
+ * (decision 0068). A command the model runs waits for the same cached sandbox probe anyway.
+ */
+function probesBeside(h: Harness, io: Io): Promise<void> {
+  const warned = warnUnconfined(h, io);
+  warned.catch(() => undefined); // awaited by the caller once the turn is under way
+  return warned;
+}
+
 export const run: Command = async (args, io) => {
   const prompt = args.positionals.join(' ').trim();
   if (!prompt) throw new UsageError('arbor run needs a PROMPT');
@@ -45,12 +56,13 @@ export const run: Command = async (args, io) => {
   const h = await Harness.open(harnessConfig(args, io.env));
   const stop = onStopSignals(io);
   try {
-    await warnUnconfined(h, io);
+    const warned = probesBeside(h, io);
     await mcpReady(h, io);
     const agent = await h.createSession({ title: prompt.slice(0, 80), ...(named ? { agent: named } : {}) });
     if (budget) await h.setBudget(agent.id, budget);
     wireOutput(h, agent.id, args, io);
     await agent.accept(prompt, { kind: 'user' });
+    await warned;
     return await Promise.race([settleAndReport(h, agent.id, io), stop.signalled]);
   } finally {
     // Closing ends every running turn and stops every remote program (Ctrl+C: bounded, then killed).
@@ -71,10 +83,11 @@ export const send: Command = async (args, io) => {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
     // The human raises (or, with "none", removes) the budget before the message goes on.
     if (budget !== undefined) await h.setBudget(id, budget);
-    await warnUnconfined(h, io);
+    const warned = probesBeside(h, io);
     await mcpReady(h, io);
     wireOutput(h, id, args, io);
     await h.send(id, msg);
+    await warned;
     return await Promise.race([settleAndReport(h, id, io), stop.signalled]);
   } finally {
     await h.close();
