@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 
 // Node's own `fetch` (undici) parses HTTP with a WebAssembly build of llhttp, compiled on the
@@ -13,7 +13,7 @@ import * as zlib from 'node:zlib';
 
 const NO_BODY = new Set([101, 204, 205, 304]);
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
-const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
+const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
   deflate: () => zlib.createInflate(),
@@ -68,20 +68,46 @@ export const httpFetch: typeof fetch = (input, init = {}) => {
         resolve(new Response(null, { status, statusText: res.statusMessage, headers: out }));
         return;
       }
-      const decode =
-        DECODERS[
-          String(res.headers['content-encoding'] ?? '')
-            .trim()
-            .toLowerCase()
-        ];
-      let stream: Readable = res;
-      if (decode) {
-        const d = decode() as unknown as Readable;
-        res.on('error', (err) => d.destroy(err));
-        stream = res.pipe(d as unknown as NodeJS.WritableStream) as unknown as Readable;
-      }
-      resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, { status, statusText: res.statusMessage, headers: out }));
+      const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+      const decode = Object.hasOwn(DECODERS, encoding) ? DECODERS[encoding] : undefined;
+      const src: Readable = decode ? res.pipe(decode()) : res;
+      if (decode) res.on('error', (err) => src.destroy(err));
+      resolve(new Response(webBody(src, res), { status, statusText: res.statusMessage, headers: out }));
     });
     req.end(body ?? undefined);
   });
 };
+
+/**
+ * The body as a web stream, read as the consumer pulls. A body the server cuts ends as undici's
+ * does (`TypeError: terminated`, the cause kept), an abort as an AbortError; after a cancel,
+ * late data or errors are dropped, never enqueued on a closed stream.
+ */
+function webBody(src: Readable, res: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(ctl) {
+      src.on('data', (chunk: Buffer) => {
+        if (!open) return;
+        ctl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((ctl.desiredSize ?? 0) <= 0) src.pause();
+      });
+      src.on('end', () => {
+        if (open) ctl.close();
+        open = false;
+      });
+      src.on('error', (err) => {
+        if (open) ctl.error(err instanceof DOMException ? err : new TypeError('terminated', { cause: err }));
+        open = false;
+      });
+    },
+    pull() {
+      src.resume();
+    },
+    cancel() {
+      open = false;
+      res.destroy();
+      src.destroy();
+    },
+  });
+}

@@ -22,6 +22,9 @@ describe('httpFetch', () => {
         if (req.url === '/gzip') {
           res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
           res.end(zlib.gzipSync(JSON.stringify({ ok: true })));
+        } else if (req.url === '/cut') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('data: first\n\n', () => setTimeout(() => res.socket?.destroy(), 20));
         } else if (req.url === '/stream') {
           res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'r1' });
           res.write('data: first\n\n');
@@ -58,6 +61,11 @@ describe('httpFetch', () => {
     const res = await httpFetch(`${base}/stream`);
     setTimeout(() => release?.(), 20);
     assert.equal(await res.text(), 'data: first\n\ndata: last\n\n');
+  });
+
+  it("a body the server cuts fails as undici's does: TypeError terminated, the cause kept", async () => {
+    const res = await httpFetch(`${base}/cut`);
+    await assert.rejects(res.text(), (e: Error & { cause?: unknown }) => e instanceof TypeError && e.message === 'terminated' && e.cause instanceof Error);
   });
 
   it('decodes a gzip body', async () => {
