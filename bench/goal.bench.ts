@@ -62,6 +62,11 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       roundMs.push(...intervals(starts.get(goal.id)!).slice(1));
     }
     const value = median(roundMs) / median(turnMs);
+    // What a round writes beside a turn (its goal/change): each event is a durable append, and the
+    // driver issues the goal/change and the round's message together so one group commit can cover both.
+    const perTurn = (await h.store.inspect(human.id)).events.length / (blocks * perBlock);
+    const perRound = (await h.store.inspect(goal.id)).events.length / (blocks * perBlock);
+    opts.note(`events written: ${fmt(perRound)} per goal round vs ${fmt(perTurn)} per human turn (the round's goal/change, plus each goal set)`);
     opts.note(
       `goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`,
     );

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
-import { repoRoot } from '../test/support/repo-root';
+import { arborBin } from '../test/support/cli-bundle';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
 
 export const name = 'remote-dsh';
@@ -16,7 +16,7 @@ export const name = 'remote-dsh';
 const VS_DIRECT: FigureSpec = { id: 'remote.dsh.vs_direct', op: '<=', target: 1.15 };
 export const figures: readonly FigureSpec[] = [VS_DIRECT];
 
-const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
+const ARBOR_JS = arborBin();
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 const PROMPT = 'Answer in one sentence.';
 

@@ -9,12 +9,14 @@ import * as acpServe from './acp.bench';
 import * as acpClient from './acp-client.bench';
 import * as agent from './agent.bench';
 import * as checkpoint from './checkpoint.bench';
+import * as cli from './cli.bench';
 import * as cost from './cost.bench';
 import * as extension from './extension.bench';
 import * as goal from './goal.bench';
 import * as hooks from './hooks.bench';
 import * as mcp from './mcp.bench';
 import * as panel from './panel.bench';
+import * as peer from './peer.bench';
 import * as remote from './remote.bench';
 import * as remoteDsh from './remote-dsh.bench';
 import { runModules } from './run-modules';
@@ -46,6 +48,8 @@ const MODULES: BenchModule[] = [
   mcp,
   checkpoint,
   worktree,
+  cli,
+  peer,
 ];
 
 async function main(): Promise<number> {

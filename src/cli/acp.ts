@@ -11,17 +11,10 @@ import { harnessConfig, workspaceOf } from './config';
 import { mcpDeployment } from './mcp';
 import type { Command } from './output';
 import { onStopSignals } from './stop-signals';
+import { arborVersion } from './version';
 
 /** How long a permission request waits for the client before it is a denial (ms). */
 const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
-
-function version(): string {
-  try {
-    return (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
 
 /**
  * `arbor acp`: Arbor as an ACP agent over stdio (decision 0037). Stdout carries JSON-RPC only
@@ -81,7 +74,7 @@ export const acpCommand: Command = async (args, io) => {
       ...(base.hooks ? { hooks: { ...base.hooks, workspaceRoot: root, trusted: () => same } } : {}),
     };
   }, defaultRoot);
-  server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
+  server = new AcpServer({ version: arborVersion(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
   const conn = server.connect(
     ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),

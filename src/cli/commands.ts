@@ -1,136 +1,60 @@
-import { PriceBook } from '../core/cost/prices';
-import { Harness } from '../core/harness';
-import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
-import { Store } from '../core/store/store';
-import { acpCommand } from './acp';
-import { UsageError } from './args';
-import { budgetOf, harnessConfig, pricesOf, storeDirOf } from './config';
-import { goal } from './goal';
-import { mcpCommand, mcpReady } from './mcp';
-import { type Command, type Io, wireOutput } from './output';
-import { rewindCommand } from './rewind';
-import { sessionListing } from './sessions';
-import { onStopSignals } from './stop-signals';
-import { worktreeCommand } from './worktree';
-
-export type { Command, Io };
-
-/** Drive the session and every descendant until all have settled; the exit code follows the session's own last turn. */
-async function settleAndReport(h: Harness, id: string, io: Io): Promise<number> {
-  await h.settle();
-  const session = await h.readSession(id);
-  let last: string | undefined;
-  for (const e of session.events) if (e.type === 'turn/end') last = e.stopReason;
-  io.err(`session ${id}`);
-  return last === 'completed' ? 0 : 1;
-}
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describeError } from '../core/errors';
+import { StoreError } from '../core/store/errors';
+import { setSqlJsWasmDir } from '../core/store/sqljs';
+import { type ParsedArgs, UsageError } from './args';
+import type { Command, Io } from './output';
 
 /**
- * Once per process: where no OS sandbox can start, say so, and what commands do instead; where
- * remote programs are configured but get no PID namespace, say what a stop cannot reach.
+ * Every subcommand, loaded when it runs (decision 0068): `arbor log` never loads the model
+ * client, `arbor run` never loads the ACP server, and nothing but `arbor acp` initialises the
+ * ACP SDK's schemas. One row per command; a new command adds a row and a file.
  */
-async function warnUnconfined(h: Harness, io: Io): Promise<void> {
-  const remote = h.config.remote;
-  if (remote && (remote.codex || remote.claudeCode || remote.dshSdk || remote.acp?.length)) {
-    const ns = await pidNamespace();
-    if (!ns.available) io.err(`arbor: ${describePidNamespace(ns)}.`);
+export const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./run')).run,
+  send: async () => (await import('./run')).send,
+  sessions: async () => (await import('./store-commands')).sessions,
+  log: async () => (await import('./store-commands')).log,
+  rewind: async () => (await import('./rewind')).rewindCommand,
+  goal: async () => (await import('./goal')).goal,
+  acp: async () => (await import('./acp')).acpCommand,
+  // Listing and allowing servers never calls the model: no API key needed.
+  mcp: async () => (await import('./mcp')).mcpCommand((await import('./keyless')).keylessHarness('mcp')),
+  // Worktrees are git and the store: no model, no API key needed.
+  worktree: async () => (await import('./worktree')).worktreeCommand((await import('./keyless')).keylessHarness('worktree')),
+};
+
+/** The names `arbor` accepts, in the order `--help` and the unknown-command message list them. */
+export const COMMAND_NAMES = Object.keys(COMMANDS);
+
+/**
+ * Runs one command and turns what it throws into the exit code (2 bad usage, 1 failed). This
+ * lives beside the commands, not in main.ts: under esbuild the launcher and the commands are two
+ * bundles, and an error class is only `instanceof` its own bundle's copy.
+ */
+export async function dispatch(name: string, args: ParsedArgs, io: Io): Promise<number> {
+  // The bundle in dist/ has sql.js's WASM beside it (the compiled tree resolves the package's own).
+  if (fs.existsSync(path.join(__dirname, 'sql-wasm.wasm'))) setSqlJsWasmDir(__dirname);
+  try {
+    const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+    if (!load) throw new UsageError(`Unknown command "${name}". Commands: ${COMMAND_NAMES.join(', ')}.`);
+    return await (await load())(args, io);
+  } catch (err) {
+    return failure(err, io);
   }
-  const checkpoints = await h.checkpoints.notice();
-  if (checkpoints) io.err(`arbor: ${checkpoints}`);
-  const status = await h.sandboxStatus();
-  if (status.available || h.config.sandbox === 'full-access') return;
-  const instead = h.config.approval === 'never' ? 'every command is refused (--approval never)' : 'every command runs unconfined, approved by --approval auto';
-  io.err(`arbor: no OS sandbox: ${status.reason}; ${instead}. To run commands confined, ${status.remedy}.`);
 }
 
-const run: Command = async (args, io) => {
-  const prompt = args.positionals.join(' ').trim();
-  if (!prompt) throw new UsageError('arbor run needs a PROMPT');
-  const budget = budgetOf(args);
-  // (A bare --agent is refused by the parser: it takes a value.)
-  const named = args.options.get('agent') as string | undefined;
-  const h = await Harness.open(harnessConfig(args, io.env));
-  const stop = onStopSignals(io);
-  try {
-    await warnUnconfined(h, io);
-    await mcpReady(h, io);
-    const agent = await h.createSession({ title: prompt.slice(0, 80), ...(named ? { agent: named } : {}) });
-    if (budget) await h.setBudget(agent.id, budget);
-    wireOutput(h, agent.id, args, io);
-    await agent.accept(prompt, { kind: 'user' });
-    return await Promise.race([settleAndReport(h, agent.id, io), stop.signalled]);
-  } finally {
-    // Closing ends every running turn and stops every remote program (Ctrl+C: bounded, then killed).
-    await h.close();
-    stop.finish();
-    stop.dispose();
+/** What an error means for the exit code, said on stderr. */
+export function failure(err: unknown, io: Io): number {
+  if (err instanceof UsageError) {
+    io.err(`arbor: ${err.message}\nRun 'arbor --help' for usage.`);
+    return 2;
   }
-};
-
-const send: Command = async (args, io) => {
-  const [id, ...rest] = args.positionals;
-  const msg = rest.join(' ').trim();
-  if (!id || !msg) throw new UsageError('arbor send needs a session ID and a MESSAGE');
-  const budget = budgetOf(args);
-  const h = await Harness.open(harnessConfig(args, io.env));
-  const stop = onStopSignals(io);
-  try {
-    if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
-    // The human raises (or, with "none", removes) the budget before the message goes on.
-    if (budget !== undefined) await h.setBudget(id, budget);
-    await warnUnconfined(h, io);
-    await mcpReady(h, io);
-    wireOutput(h, id, args, io);
-    await h.send(id, msg);
-    return await Promise.race([settleAndReport(h, id, io), stop.signalled]);
-  } finally {
-    await h.close();
-    stop.finish();
-    stop.dispose();
+  if (err instanceof StoreError && (err.code === 'LOCKED' || err.code === 'NO_STORE')) {
+    io.err(`arbor: ${err.message}`);
+    return 2;
   }
-};
-
-const sessions: Command = async (args, io) => {
-  const prices = new PriceBook(pricesOf(args, io.env) ?? {});
-  const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
-  try {
-    const list = await sessionListing(store, prices);
-    if (args.options.has('json')) io.out(JSON.stringify(list));
-    else
-      for (const s of list)
-        io.out(`${s.id}  ${s.origin.padEnd(8)} ${s.status.padEnd(11)} ${String(s.events ?? '?').padStart(6)} events  ${s.createdAt}  ${s.title ?? ''}`);
-    for (const p of store.problems) io.err(`warning: ${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
-    return 0;
-  } finally {
-    await store.close();
-  }
-};
-
-const log: Command = async (args, io) => {
-  const [id] = args.positionals;
-  if (!id) throw new UsageError('arbor log needs a session ID');
-  const store = await Store.open(storeDirOf(args, io.env), { mustExist: true });
-  try {
-    if (!store.has(id)) throw new UsageError(`No session ${id} in ${store.dir}; see 'arbor sessions'.`);
-    for (const e of await store.readEvents(id)) io.out(JSON.stringify(e));
-    return 0;
-  } finally {
-    await store.close();
-  }
-};
-
-export const COMMANDS: Record<string, Command> = {
-  run,
-  send,
-  sessions,
-  log,
-  rewind: rewindCommand,
-  goal,
-  acp: acpCommand,
-  // Listing and allowing servers never calls the model: no API key needed.
-  mcp: mcpCommand((args, io) => Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-mcp' }))),
-  // Worktrees are git and the store: no model, no API key needed.
-  worktree: worktreeCommand((args, io) =>
-    Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-worktree' })),
-  ),
-};
+  io.err(`arbor: ${describeError(err)}`);
+  return 1;
+}

@@ -1,21 +1,7 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { describeError } from '../core/errors';
-import { StoreError } from '../core/store/errors';
-import { DEFAULT_BWRAP, sandboxStatus } from '../core/tools/sandbox/detect';
 import { parseArgs, UsageError } from './args';
-import { COMMANDS, type Io } from './commands';
-import { helpText } from './help';
-import { terminalIo } from './output';
-
-/** The package's own version (out/src/cli → the package root), read when asked. */
-function arborVersion(): string {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
+import { type Io, terminalIo } from './output';
+import { arborVersion } from './version';
 
 let inspectorSignalIgnored = false;
 
@@ -31,38 +17,42 @@ export function ignoreInspectorSignal(): void {
   process.on('SIGUSR1', () => undefined);
 }
 
-/** Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). */
+/**
+ * Entry point: returns the exit code (0 done, 1 the turn failed, 2 bad usage). It reads its
+ * arguments before it loads anything else (decision 0068): `--version` and a usage error cost a
+ * bare Node start plus this file; `--help` adds the sandbox probe; a command loads the commands
+ * (under esbuild, dist/cli-commands.js) and, through their handler map, only its own modules.
+ */
 export async function main(argv: readonly string[], raw: Io): Promise<number> {
   ignoreInspectorSignal();
   // Text from the store and from remote programs reaches the terminal: never as control sequences.
   const io = terminalIo(raw);
+  let args: ReturnType<typeof parseArgs>;
   try {
-    const args = parseArgs(argv);
-    const [name, ...rest] = args.positionals;
-    // `arbor --version`: the package version (a parent Arbor records it for a dsh-sdk child).
-    if (args.options.has('version') && !name) {
-      io.out(`arbor ${arborVersion()}`);
-      return 0;
-    }
-    if (!name || args.options.has('help') || name === 'help') {
+    args = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`arbor: ${err.message}\nRun 'arbor --help' for usage.`);
+    return 2;
+  }
+  const [name, ...rest] = args.positionals;
+  // `arbor --version`: the package version (a parent Arbor records it for a dsh-sdk child).
+  if (args.options.has('version') && !name) {
+    io.out(`arbor ${arborVersion()}`);
+    return 0;
+  }
+  if (!name || args.options.has('help') || name === 'help') {
+    try {
+      const [{ helpText }, { DEFAULT_BWRAP, sandboxStatus }] = await Promise.all([import('./help'), import('../core/tools/sandbox/detect')]);
       io.out(helpText(await sandboxStatus(io.env.ARBOR_BWRAP || DEFAULT_BWRAP)));
       return name || args.options.has('help') ? 0 : 2;
+    } catch (err) {
+      io.err(`arbor: ${describeError(err)}`);
+      return 1;
     }
-    const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-    if (!cmd) throw new UsageError(`Unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}.`);
-    return await cmd({ positionals: rest, options: args.options }, io);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.err(`arbor: ${err.message}\nRun 'arbor --help' for usage.`);
-      return 2;
-    }
-    if (err instanceof StoreError && (err.code === 'LOCKED' || err.code === 'NO_STORE')) {
-      io.err(`arbor: ${err.message}`);
-      return 2;
-    }
-    io.err(`arbor: ${describeError(err)}`);
-    return 1;
   }
+  const { dispatch } = await import('./commands');
+  return dispatch(name, { positionals: rest, options: args.options }, io);
 }
 
 if (require.main === module) {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Script } from '../core/subagent/helpers';
 import { type CliRun, cliWorld, runProcess } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { until } from '../support/harness';
 import { repoRoot } from '../support/repo-root';
 
@@ -11,7 +12,7 @@ import { repoRoot } from '../support/repo-root';
 // traffic in both directions, one message a line.
 
 const ACPX = path.join(repoRoot(), '.tools', 'acp', 'node_modules', 'acpx', 'dist', 'cli.js');
-const BIN = path.join(repoRoot(), 'bin', 'arbor.js');
+const BIN = arborBin();
 const ACPX_VERSION = '0.19.1';
 
 interface Msg {

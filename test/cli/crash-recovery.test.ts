@@ -4,9 +4,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { arbor } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { ModelServer } from '../support/model-server';
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 
 // Recovery after a crash, for the whole tree: `arbor run` is killed (SIGKILL) while its
 // continuable child streams. The next process reads the child as interrupted (never settled),

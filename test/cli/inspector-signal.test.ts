@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { cliWorld } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { until } from '../support/harness';
 
 // Issue 20 point 1: SIGUSR1 makes Node open its inspector on 127.0.0.1:9229, and whatever can
 // signal the process can then attach and run code in it. Neither `arbor run` nor `arbor acp`
 // may open one. The control (a plain Node process) shows the probe sees an inspector when there is one.
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 
 /** The TCP ports `pid` listens on, from /proc (no tool needed; independent of who else uses 9229). */
 function listeningPorts(pid: number): number[] {

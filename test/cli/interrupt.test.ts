@@ -6,10 +6,11 @@ import * as path from 'node:path';
 import { pidNamespace } from '../../src/core/remote/pid-namespace';
 import type { AcpAgentSettings, ProgramSettings } from '../../src/core/remote/settings';
 import { arbor } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { goneWithin, killLeftovers, type Leaver, leaver, living, sleepersRunning } from '../support/leftovers';
 import { ModelServer } from '../support/model-server';
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 
 // Issue 20 (findings 7 and 6b): Ctrl+C and kill -9 of `arbor run` while a remote child runs a
 // program that ignores SIGTERM and leaves a same-group and a setsid sleeper behind. Ctrl+C stops

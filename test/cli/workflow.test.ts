@@ -4,10 +4,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { arbor } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { type ChatBody, ModelServer } from '../support/model-server';
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
-const CHILD_ENTRY = path.resolve(__dirname, '..', '..', 'src', 'core', 'workflow', 'workflow-child.js');
+const BIN = arborBin();
+// The CLI runs its bundle (decision 0068), which forks the script process beside it.
+const CHILD_ENTRY = path.join(path.dirname(BIN), '..', 'dist', 'workflow-child.js');
 const SCRIPT =
   'phase("review"); const r = await parallel(args.files.map((f) => () => agent("WFTASK review " + f, { label: f }))); return { reviewed: r.length, r };';
 

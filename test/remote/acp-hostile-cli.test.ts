@@ -4,11 +4,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REMOTE_BOUNDS } from '../../src/core/subagent/remote-bounds';
 import { arbor, type CliRun, cliWorld } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 
 // A hostile ACP agent behind `arbor run` (issue 20 point 6, decision 0044), in real processes:
 // the host's memory stays bounded while the agent floods, the parent's model is sent a bounded
 // request, and what the agent names (sub-session titles) never drives the terminal in `arbor sessions`.
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 const HOSTILE = path.join(__dirname, '..', 'support', 'acp-hostile-agent.js');
 
 /** The peak resident memory (VmHWM, bytes) of a process, read from /proc while it runs. */

@@ -6,13 +6,13 @@ import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import type { SessionHeader } from '../../src/core/session/events';
 import { listAgents } from '../../src/core/subagent/control';
 import { Script } from '../core/subagent/helpers';
+import { arborBin } from '../support/cli-bundle';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
-import { repoRoot } from '../support/repo-root';
 import { assertValidTurn, groupAlive, ofType } from './world';
 
 /** The child Arbor: this checkout's own CLI (built by tsc), serving ACP on stdio. */
-const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
+const ARBOR_JS = arborBin();
 
 // Issue 14.3: an ACP agent's own subagents (`subagent_update`) are mirrored under its node.
 // The ACP agent is Arbor itself (`arbor acp`, its own store), on the same model server as the

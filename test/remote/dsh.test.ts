@@ -7,13 +7,14 @@ import type { ProgramSettings } from '../../src/core/remote/settings';
 import type { SessionEvent } from '../../src/core/session/events';
 import { listAgents } from '../../src/core/subagent/control';
 import { arbor } from '../support/cli';
+import { arborBin } from '../support/cli-bundle';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer, type Reply } from '../support/model-server';
 import { repoRoot } from '../support/repo-root';
 import { assertValidTurn, groupAlive, ofType, pgidOf } from './world';
 
 /** The child Arbor's launcher: this checkout's own CLI (built by tsc). */
-const ARBOR_JS = path.join(repoRoot(), 'bin', 'arbor.js');
+const ARBOR_JS = arborBin();
 const VERSION = `arbor ${JSON.parse(fs.readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')).version}`;
 /** The child asks for this model, so the one model server tells its requests from the parent's. */
 const CHILD_MODEL = 'dsh-model';

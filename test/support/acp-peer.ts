@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import * as path from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { arborBin } from './cli-bundle';
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 
 export type PermissionHandler = (params: acp.RequestPermissionRequest) => Promise<acp.RequestPermissionResponse>;
 

@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { arborBin } from './cli-bundle';
 import { ModelServer } from './model-server';
 
-const BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'arbor.js');
+const BIN = arborBin();
 
 export interface CliRun {
   code: number;

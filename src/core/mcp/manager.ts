@@ -3,7 +3,7 @@ import type { ScopeRegistry } from '../scope/registry';
 import { fail } from '../tools/result';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool';
 import { type McpConfigError, type McpServerConfig, needsAllow } from './config';
-import { McpConnection, type McpToolDef } from './connection';
+import type { McpConnection, McpToolDef } from './connection';
 import { allowCovers, mcpToolName } from './names';
 import { mapResult } from './result';
 import { redact, secretsOf } from './secrets';
@@ -181,6 +181,8 @@ export class McpManager {
     const p = (async () => {
       let conn: McpConnection | undefined;
       try {
+        // The MCP SDK (and its schemas) load with the first server that starts, not with every harness (decision 0068).
+        const { McpConnection } = await import('./connection');
         conn = await McpConnection.open(
           e.config,
           { roots: this.deps.roots, timeoutMs: this.deployment.startTimeoutMs ?? 30_000 },

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
 import { classifyError, replyCut, replyStalled } from './errors';
+import { httpFetch } from './http-fetch';
 import { type BuiltRequest, buildRequest, withCap } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
@@ -56,7 +57,7 @@ export class OpenAICompatibleClient implements ModelClient {
       apiKey: opts.apiKey,
       timeout: this.timeoutMs,
       maxRetries: opts.maxRetries ?? 2,
-      fetch: byteLimitedFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
+      fetch: byteLimitedFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, httpFetch),
     });
   }
 

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import * as acp from '@agentclientprotocol/sdk/unstable';
+import type * as Acp from '@agentclientprotocol/sdk/unstable';
 import { describeError } from '../errors';
 import { SANDBOX_MODES } from '../policy/sandbox';
 import type { TurnBounds } from '../subagent/remote-bounds';
@@ -25,6 +25,12 @@ export type AcpChildrenFactory = (
   /** The turn's bounds (decision 0044): the sub-sessions' output counts against the child's turn. */
   bounds?: TurnBounds,
 ) => AcpChildren;
+
+/**
+ * The SDK, loaded by the first ACP turn (decision 0068): building its schemas costs every
+ * harness a tenth of a second or more, and most deployments configure no ACP agent.
+ */
+let acp: typeof Acp;
 
 /** Updates received and not yet applied before Arbor stops reading the agent's stdout (it then waits on its pipe). */
 const MAX_PENDING_UPDATES = 256;
@@ -89,6 +95,7 @@ class AcpTurn {
     const env = programEnv({ ...settings.env }, process.env, this.secrets);
     const command = resolveCommand(settings.command, env.PATH);
     if (!command) return notFound(this.label, settings.command, 'fix its "command" in arbor.remote.acp');
+    acp ??= await import('@agentclientprotocol/sdk/unstable');
     const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const proc = new RemoteProcess({
@@ -121,7 +128,7 @@ class AcpTurn {
     }
   }
 
-  private connect(proc: RemoteProcess): acp.ClientConnection {
+  private connect(proc: RemoteProcess): Acp.ClientConnection {
     const app = acp
       .client({ name: 'arbor' })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -176,7 +183,7 @@ class AcpTurn {
     });
   }
 
-  private async converse(conn: acp.ClientConnection, proc: RemoteProcess): Promise<RemoteOutcome> {
+  private async converse(conn: Acp.ClientConnection, proc: RemoteProcess): Promise<RemoteOutcome> {
     const { ctx, sink } = this;
     const agent = conn.agent;
     const init = await this.untilExit(
@@ -220,7 +227,7 @@ class AcpTurn {
   }
 
   /** The child's sandbox as the agent's own mode, when a table names one; a mode it does not offer refuses the turn. */
-  private async setMode(conn: acp.ClientConnection, created: acp.NewSessionResponse): Promise<RemoteOutcome | undefined> {
+  private async setMode(conn: Acp.ClientConnection, created: Acp.NewSessionResponse): Promise<RemoteOutcome | undefined> {
     const modeId = this.settings.modes?.[this.ctx.sandbox];
     if (!modeId) return undefined;
     const offered = created.modes?.availableModes.map((m) => m.id) ?? [];
@@ -234,7 +241,7 @@ class AcpTurn {
     return undefined;
   }
 
-  private async onUpdate(n: acp.SessionNotification): Promise<void> {
+  private async onUpdate(n: Acp.SessionNotification): Promise<void> {
     if (n.sessionId !== this.sessionId) {
       if (this.kids) await this.kids.update(n.sessionId, n.update);
       else this.sink.skipped('other-session');
@@ -249,7 +256,7 @@ class AcpTurn {
   }
 
   /** `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed. */
-  private async cancel(conn: acp.ClientConnection): Promise<void> {
+  private async cancel(conn: Acp.ClientConnection): Promise<void> {
     if (this.sessionId) await conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
     await delay(this.settings.graceMs ?? DEFAULT_GRACE_MS);
     await this.proc?.stop();
