@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { COALESCE_MS } from '../acp/feed';
+import { BatchedOutput } from '../acp/output';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
@@ -83,15 +85,19 @@ export const acpCommand: Command = async (args, io) => {
   }, defaultRoot);
   server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
-  const conn = server.connect(
-    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
-  );
+  // A moment's messages leave in one write (decision 0065); notifications wait at most as long as the feed holds text.
+  const out = new BatchedOutput({ write: (text) => process.stdout.write(text) }, COALESCE_MS);
+  process.stdout.on('error', (err) => out.fail(err));
+  // The SDK's line reader takes stdin (its replies to malformed lines go out through `out` too).
+  const input = ndJsonStream(out.bytes(), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const conn = server.connect({ readable: input.readable, writable: out.messages() });
   // SIGTERM ends the agent as the client closing does (exit 0); Ctrl+C stops its remote programs, bounded, then exits 130.
   const stop = onStopSignals(io, { sigtermCode: 0 });
   const code = await Promise.race([conn.closed.then(() => 0), stop.signalled]);
   await server.cancelAll();
   await workspaces.close();
   server.dispose();
+  out.flush();
   conn.close();
   process.stdin.destroy();
   stop.finish();
