@@ -75,7 +75,8 @@ function commandResult(item: Json): { content: string; isError: boolean } {
   const out = str(item.aggregated_output);
   const how =
     status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
-  return { content: out ? `${out.replace(/\n$/, '')}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
+  const body = out.endsWith('\n') ? out.slice(0, -1) : out;
+  return { content: out ? `${body}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
 }
 
 /** Items that are a call and its result at once (sent only completed). */
