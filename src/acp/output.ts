@@ -7,12 +7,13 @@ export interface ByteSink {
 
 /**
  * `arbor acp`'s stdout (decision 0065): the ACP messages of a moment leave in one write, so a
- * client wakes once for a prompt's last updates and its answer instead of once per message.
+ * client wakes once for a burst (a feed flush, a prompt's last updates and its answer) instead
+ * of once per message.
  *
  * Order is kept: one FIFO buffer, written whole. A notification may wait up to `holdMs` for
- * company (the Feed already holds streamed text that long); anything with an `id` — a request
- * the client must answer, or our answer to one — goes out at the end of the current tick with
- * everything before it. `flush()` writes what is held now (before exit).
+ * company (0: the end of the tick); anything with an `id` — a request the client must answer,
+ * or our answer to one — goes out at the end of the current tick with everything before it.
+ * `flush()` writes what is held now (before exit).
  *
  * Within the SDK's stream contract: the SDK awaits each `write` in order and only learns of a
  * failure through a rejected write; here a write resolves once its bytes are queued, and once
@@ -72,7 +73,7 @@ export class BatchedOutput {
     this.held += text;
     // An answer goes at the end of this tick, not now: the rest of the burst (the SDK writes each
     // message a few microtasks after the last) joins the same write.
-    if (answer) this.soon ??= setImmediate(() => this.flush());
+    if (answer || this.holdMs <= 0) this.soon ??= setImmediate(() => this.flush());
     else if (!this.soon) this.timer ??= setTimeout(() => this.flush(), this.holdMs);
   }
 }

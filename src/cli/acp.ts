@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
-import { COALESCE_MS } from '../acp/feed';
 import { BatchedOutput } from '../acp/output';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
@@ -85,8 +84,10 @@ export const acpCommand: Command = async (args, io) => {
   }, defaultRoot);
   server = new AcpServer({ version: version(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
-  // A moment's messages leave in one write (decision 0065); notifications wait at most as long as the feed holds text.
-  const out = new BatchedOutput({ write: (text) => process.stdout.write(text) }, COALESCE_MS);
+  // A tick's messages leave in one write (decision 0065). Notifications are not held longer: a
+  // 24 ms hold let a prompt's text ride with its answer, but moved the client's reading of it
+  // onto the answer's path and measured no faster (the feed already coalesces streamed text).
+  const out = new BatchedOutput({ write: (text) => process.stdout.write(text) }, 0);
   process.stdout.on('error', (err) => out.fail(err));
   // The SDK's line reader takes stdin (its replies to malformed lines go out through `out` too).
   const input = ndJsonStream(out.bytes(), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);

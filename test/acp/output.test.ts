@@ -76,6 +76,20 @@ describe('acp output: messages batched per moment', () => {
     );
   });
 
+  it('with no hold (as arbor acp runs it), notifications of one tick share a write at its end', async () => {
+    const { w, writes, lines } = world(0);
+    for (let n = 0; n < 3; n++) await w.write(note(n));
+    assert.deepEqual(writes, []);
+    await tick();
+    await tick();
+    assert.equal(writes.length, 1);
+    assert.equal(lines().length, 3);
+    await w.write(note(3));
+    await tick();
+    await tick();
+    assert.equal(writes.length, 2, 'a later tick, a later write');
+  });
+
   it('flush() writes what is held now (before exit)', async () => {
     const { out, w, writes } = world(60_000);
     await w.write(note(1));
