@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
+import { namespaceArgs, pidNamespace } from '../src/core/remote/pid-namespace';
 import { arborBin } from '../test/support/cli-bundle';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
 
@@ -40,6 +41,16 @@ function direct(baseURL: string, store: string, ws: string): Promise<void> {
     child.stderr.resume();
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`arbor run exited ${code}`))));
+  });
+}
+
+/** Spawn to exit of a program, in ms. */
+function startToExit(file: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = now();
+    const child = spawn(file, args, { stdio: 'ignore', detached: true });
+    child.on('error', reject);
+    child.on('close', () => resolve(now() - t));
   });
 }
 
@@ -89,6 +100,19 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       }
     }
     opts.note(`dsh-sdk child ${fmt(median(via))} ms through Arbor vs ${fmt(median(own))} ms for arbor run --json directly (medians of ${runs})`);
+    // What the difference is made of that no change of Arbor's removes: the child's own PID namespace (decision 0036).
+    const ns = await pidNamespace();
+    if (ns.available) {
+      const plain: number[] = [];
+      const wrapped: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        plain.push(await startToExit('/bin/true', []));
+        wrapped.push(await startToExit(ns.bwrap, [...namespaceArgs(), '/bin/true']));
+      }
+      opts.note(
+        `of the ${fmt(median(via) - median(own))} ms between them, the PID namespace is ${fmt(median(wrapped) - median(plain))} ms (bwrap around /bin/true ${fmt(median(wrapped))} ms vs bare ${fmt(median(plain))} ms); the rest is the child's session and turn frame (durable appends), its lines mapped, its group reaped, and a machine shared with a second Node process`,
+      );
+    }
     return [{ ...VS_DIRECT, value: median(via) / median(own) }];
   } finally {
     await h.close();

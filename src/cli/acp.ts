@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { BatchedOutput } from '../acp/output';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
@@ -76,15 +77,21 @@ export const acpCommand: Command = async (args, io) => {
   }, defaultRoot);
   server = new AcpServer({ version: arborVersion(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
-  const conn = server.connect(
-    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
-  );
+  // A tick's messages leave in one write (decision 0065). Notifications are not held longer: a
+  // 24 ms hold let a prompt's text ride with its answer, but moved the client's reading of it
+  // onto the answer's path and measured no faster (the feed already coalesces streamed text).
+  const out = new BatchedOutput({ write: (text) => process.stdout.write(text) }, 0);
+  process.stdout.on('error', (err) => out.fail(err));
+  // The SDK's line reader takes stdin (its replies to malformed lines go out through `out` too).
+  const input = ndJsonStream(out.bytes(), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const conn = server.connect({ readable: input.readable, writable: out.messages() });
   // SIGTERM ends the agent as the client closing does (exit 0); Ctrl+C stops its remote programs, bounded, then exits 130.
   const stop = onStopSignals(io, { sigtermCode: 0 });
   const code = await Promise.race([conn.closed.then(() => 0), stop.signalled]);
   await server.cancelAll();
   await workspaces.close();
   server.dispose();
+  out.flush();
   conn.close();
   process.stdin.destroy();
   stop.finish();

@@ -1,3 +1,4 @@
+import { copyData } from '../session/copy';
 import type { EventDraft, SessionEvent } from '../session/events';
 import type { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -43,7 +44,8 @@ export class SessionWriter implements SessionLog {
     if (this.published) return;
     if (this.store) await this.store.createSession(this.session.header, this.session.events);
     this.published = true;
-    for (const e of this.session.events) this.emit(e);
+    // Listeners get copies, as every appended event's (the log keeps its own).
+    for (const e of this.session.events) this.emit(copyData(e));
   }
 
   async append(draft: EventDraft): Promise<SessionEvent> {
@@ -58,12 +60,15 @@ export class SessionWriter implements SessionLog {
    */
   stage(draft: EventDraft): Promise<SessionEvent> {
     const e = this.session.append(draft);
+    // The store writes the log's own event, never `e`: listeners and the caller share `e`, and one
+    // changing it before the write is durable must not change what is written (decision 0065).
+    const own = this.session.events[this.session.length - 1];
     if (!this.published) return Promise.resolve(e);
     this.emit(e);
     if (!this.store) return Promise.resolve(e);
     // Appends are ordered by the store's single writer queue; keep the promise chain so
     // `flush()` can wait for everything issued so far.
-    const p = this.store.append(this.session.id, [e]);
+    const p = this.store.append(this.session.id, [own]);
     this.tail = this.tail.then(
       () => p,
       () => p,

@@ -2,7 +2,7 @@ import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, noteError, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
-import type { RemoteDriver, RemoteTurnContext } from './types';
+import type { RemoteDriver, RemoteSink, RemoteTurnContext } from './types';
 
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
 const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
@@ -75,7 +75,8 @@ function commandResult(item: Json): { content: string; isError: boolean } {
   const out = str(item.aggregated_output);
   const how =
     status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
-  return { content: out ? `${out.replace(/\n$/, '')}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
+  const body = out.endsWith('\n') ? out.slice(0, -1) : out;
+  return { content: out ? `${body}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
 }
 
 /** Items that are a call and its result at once (sent only completed). */
@@ -93,21 +94,22 @@ const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unkno
 /** How `codex exec --json` lines become sink calls (exported for the bench's mapping figure). */
 export function codexHandlers(version: string | undefined): LineHandlers {
   const started = new Set<string>();
-  const onItem = async (e: Json, st: { errors: string[] }, sink: import('./types').RemoteSink, completed: boolean) => {
+  const command = async (item: Json, id: string, completed: boolean, sink: RemoteSink) => {
+    if (!started.has(id)) {
+      started.add(id);
+      await sink.toolCall(id, 'shell', { command: str(item.command) });
+    }
+    if (completed) {
+      const r = commandResult(item);
+      await sink.toolResult(id, r.content, r.isError);
+    }
+  };
+  // Synchronous unless it writes to the log (most items only buffer text): a mapped line then costs no promise.
+  const onItem = (e: Json, st: { errors: string[] }, sink: RemoteSink, completed: boolean): void | Promise<void> => {
     const item = record(e.item) ? e.item : {};
     const id = str(item.id);
     const type = str(item.type);
-    if (type === 'command_execution') {
-      if (!started.has(id)) {
-        started.add(id);
-        await sink.toolCall(id, 'shell', { command: str(item.command) });
-      }
-      if (completed) {
-        const r = commandResult(item);
-        await sink.toolResult(id, r.content, r.isError);
-      }
-      return;
-    }
+    if (type === 'command_execution') return command(item, id, completed, sink);
     if (!completed) return; // other items are read when completed
     if (type === 'agent_message') {
       sink.delta('text', str(item.text));
@@ -118,8 +120,7 @@ export function codexHandlers(version: string | undefined): LineHandlers {
     } else if (type === 'error') noteError(st, str(item.message));
     else if (ONE_SHOT_ITEMS[type]) {
       const r = ONE_SHOT_ITEMS[type](item);
-      await sink.toolCall(id, r.name, r.args);
-      await sink.toolResult(id, r.content, r.isError);
+      return sink.toolCall(id, r.name, r.args).then(() => sink.toolResult(id, r.content, r.isError));
     } else sink.skipped(`item:${type}`); // todo_list, collab_tool_call (codex's own sub-agents: provider-managed)
   };
   return {

@@ -117,6 +117,8 @@ export class RemoteProcess {
   private dropping = -1;
   private idleTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  /** reapGroup saw no process of the group left. */
+  private gone = false;
   /** The group as the reaper will know it (leader's start time, boot), read right after the spawn. */
   private readonly group: GroupIdentity | undefined;
 
@@ -219,8 +221,12 @@ export class RemoteProcess {
 
   /** After the leader exits, whatever it left in its group goes too (a command it ran in the background). */
   async reapGroup(): Promise<void> {
+    if (this.gone) return;
     this.signalGroup('SIGKILL');
-    if (await waitGroupGone(this.child.pid, 2000)) untrackGroup(this);
+    if (await waitGroupGone(this.child.pid, 2000)) {
+      this.gone = true;
+      untrackGroup(this);
+    }
   }
 
   /** SIGKILL to the group now (a front end that must leave at once). */
@@ -230,7 +236,9 @@ export class RemoteProcess {
 
   /** Whether a process of its group still runs (zombies waiting for init to reap them do not count). */
   groupAlive(): boolean {
-    return groupAlive(this.child.pid);
+    // Once seen gone it stays gone (its number may later lead someone else's group). Each look
+    // is a walk of /proc when zombies linger (a container's init reaps them late), so it is not repeated.
+    return !this.gone && groupAlive(this.child.pid);
   }
 
   /**

@@ -63,13 +63,13 @@ const typeField = (e: Json) => (typeof e.type === 'string' ? e.type : undefined)
  * non-JSON line or an unknown type is counted, never fatal. (The bench's mapping figure runs
  * recorded lines through this same step.)
  */
-export async function mapLine(
+export function mapLine(
   text: string,
   handlers: LineHandlers,
   st: StreamState,
   sink: RemoteSink,
   typeOf: (e: Json) => string | undefined = typeField,
-): Promise<void> {
+): void | Promise<void> {
   let e: unknown;
   try {
     e = JSON.parse(text);
@@ -78,7 +78,8 @@ export async function mapLine(
   }
   const handler = record(e) ? handlers[typeOf(e) ?? ''] : undefined;
   if (!handler) return sink.skipped(record(e) ? `unknown:${String(typeOf(e))}` : 'non-object');
-  await handler(e as Json, st, sink);
+  // Most lines (a streamed delta) are mapped synchronously: only a handler that writes to the log returns a promise to wait for.
+  return handler(e as Json, st, sink);
 }
 
 /**
@@ -98,7 +99,10 @@ export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: 
   try {
     for await (const line of proc.lines()) {
       if ('tooLong' in line) sink.skipped('line-too-long');
-      else await mapLine(line.text, run.handlers, st, sink, run.typeOf);
+      else {
+        const writing = mapLine(line.text, run.handlers, st, sink, run.typeOf);
+        if (writing) await writing;
+      }
     }
     const exit = await proc.exited;
     await proc.reapGroup();

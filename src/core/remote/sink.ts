@@ -135,9 +135,9 @@ export class SessionSink implements RemoteSink {
     const name = local === undefined ? undefined : this.pending.get(local);
     if (local === undefined || name === undefined) return this.skipped('result-for-unknown-call');
     this.pending.delete(local);
-    const kept = this.keep('tool results', content, REMOTE_BOUNDS.itemBytes);
-    const gone = Buffer.byteLength(content) - Buffer.byteLength(kept);
-    const text = gone > 0 ? `${kept}\n[Arbor cut this result here: ${sizeOf(gone)} more were dropped (decision 0044).]` : content;
+    const { kept, dropped } = this.bounds.take(content, REMOTE_BOUNDS.itemBytes);
+    this.cut('tool results', dropped);
+    const text = dropped > 0 ? `${kept}\n[Arbor cut this result here: ${sizeOf(dropped)} more were dropped (decision 0044).]` : content;
     await this.append(local, name, text, isError);
   }
 

@@ -1,3 +1,4 @@
+import { copyData } from './copy';
 import { type DerivedMessage, SurfaceFold } from './derive';
 import { SessionValidationError } from './errors';
 import type { EventDraft, SessionEvent, SessionHeader } from './events';
@@ -123,7 +124,10 @@ export class Session {
   append(draft: EventDraft): SessionEvent {
     if (draft.type === 'session/end-seed')
       throw new SessionValidationError('BAD_SEED', 'session/end-seed is written only by Session.fromSeed', 'type', this.log.length);
-    const e = structuredClone({ ...draft, seq: draft.seq ?? this.log.length, at: draft.at ?? new Date().toISOString() }) as SessionEvent;
+    // Copied once on the way in (the caller keeps its draft), and once on the way out (the caller's to change).
+    const e = copyData(draft) as SessionEvent;
+    e.seq = draft.seq ?? this.log.length;
+    e.at = draft.at ?? isoNow();
     this.push(e, false);
     for (const fn of this.appendListeners) {
       try {
@@ -132,7 +136,7 @@ export class Session {
         // The event is stored; an observer's failure must not make the append look refused.
       }
     }
-    return structuredClone(e);
+    return copyData(e);
   }
 
   /** The model's view of this session (compaction replacements applied). */
@@ -164,6 +168,18 @@ export class Session {
     ORDER[e.type]?.(this.state, e as never, this);
     this.log.push(e);
   }
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+/** `new Date().toISOString()`, formatted once per millisecond (a mapped stream appends many events in one). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 type OrderRule<T extends SessionEvent['type']> = (st: LogState, e: Extract<SessionEvent, { type: T }>, s: Session) => void;
