@@ -254,7 +254,7 @@ describe('live state: every face gives every session the same status (issue 22.3
          */
         async crash() {
           const tag = `k${++n}`;
-          script.on(tag, { fault: { kind: 'stall', afterChunks: 1 } });
+          script.on(tag, { text: 'the start of an answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }); // text, or there is nothing to stall after
           acpSide.feed.dispose();
           gates.releaseAll();
           held.clear();
