@@ -11,7 +11,6 @@ import { runToolCalls } from '../src/core/agent/tool-runner';
 import { gitAvailable } from '../src/core/checkpoint/git';
 import { CheckpointRecorder } from '../src/core/checkpoint/recorder';
 import { DEFAULT_MAX_FILE_BYTES, Shadows } from '../src/core/checkpoint/shadow';
-import { TRUST_SLACK_MS } from '../src/core/checkpoint/stat-index';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import type { ToolContext } from '../src/core/tools/tool';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
@@ -45,8 +44,6 @@ export function rawRun(file: string, args: readonly string[], cwd: string, fd3?:
 export async function commandVsSpawn(opts: BenchOptions, base: string): Promise<Figure> {
   if (!(await gitAvailable())) return missed(VS_SPAWN, 'git is not on PATH, so checkpoints are off here');
   const root = project(path.join(base, 'project'));
-  // A workspace's files are mostly older than the slack; ones written just now are snapshotted by git.
-  await new Promise((r) => setTimeout(r, TRUST_SLACK_MS + 100));
   const recorder = new CheckpointRecorder({
     shadows: new Shadows(path.join(base, 'store')),
     resident: () => undefined,

@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { type GitPlace, gitOk } from './git';
 import { IgnoreRules } from './ignore';
 import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
-import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
@@ -41,24 +40,19 @@ export class ShadowRepo {
   private readonly rules: IgnoreRules;
   private readonly writing = new Set<Promise<void>>();
   private readonly queued = new Map<string, Buffer>();
-  /** The root's stat digest, and the snapshot git took just after it (see stat-index.ts). */
-  private readonly index: StatIndex;
-  private last: { digest: string; maxBytes: number; tree: string; large: string[] } | undefined;
 
   private constructor(
     readonly root: string,
     gitDir: string,
     /** The shadow's own ignore lines (`info/exclude`): `.git`, the checkpoints, the store when inside the root. */
     readonly excludes: readonly string[],
-    trustSlackMs?: number,
   ) {
     this.place = { gitDir, workTree: root };
     this.rules = new IgnoreRules(root, excludes);
-    this.index = new StatIndex(root, excludes, trustSlackMs);
   }
 
-  /** Open (creating on first use) the shadow repository of `root` under `storeDir`; `trustSlackMs`: see stat-index.ts. */
-  static async open(storeDir: string, root: string, trustSlackMs?: number): Promise<ShadowRepo> {
+  /** Open (creating on first use) the shadow repository of `root` under `storeDir`. */
+  static async open(storeDir: string, root: string): Promise<ShadowRepo> {
     const gitDir = shadowDirOf(storeDir, root);
     // Compared as real paths: the root is one, the store's folder may be named through a link.
     const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
@@ -68,7 +62,7 @@ export class ShadowRepo {
       '/.arbor/checkpoints/',
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
-    const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
+    const repo = new ShadowRepo(root, gitDir, excludes);
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
@@ -137,16 +131,9 @@ export class ShadowRepo {
   /**
    * The root as a tree id now: files over `maxBytes` are left out (and returned), ignored ones
    * are never seen. Stat-only for files unchanged since the last snapshot (the shadow index).
-   * When the root's stat digest equals the one taken just before the last snapshot, nothing
-   * git records changed since: that snapshot is the answer, and no git runs (decision 0066).
    */
   snapshot(maxBytes: number): Promise<{ tree: string; large: string[] }> {
     const run = this.chain.then(async () => {
-      // Walked before git reads the files: a change racing this snapshot is newer than the digest.
-      const scan = this.index.scan();
-      const last = this.last;
-      if (scan && last && last.digest === scan.digest && last.maxBytes === maxBytes) return { tree: last.tree, large: [...last.large] };
-      this.last = undefined;
       const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
       const large: string[] = [];
       await Promise.all(
@@ -159,9 +146,7 @@ export class ShadowRepo {
       const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
       await gitOk(this.place, ['add', '-A', '--', ...spec]);
       const tree = (await gitOk(this.place, ['write-tree'])).trim();
-      const out = { tree, large: large.map((rel) => path.join(this.root, rel)) };
-      if (scan?.trusted) this.last = { digest: scan.digest, maxBytes, tree, large: [...out.large] };
-      return out;
+      return { tree, large: large.map((rel) => path.join(this.root, rel)) };
     });
     this.chain = run.catch(() => undefined);
     return run;
