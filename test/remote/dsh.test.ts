@@ -167,6 +167,29 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.match(log.stdout, /read-only/);
   });
 
+  it("a workspace-write child's commands run in the child Arbor's own OS sandbox: a write in its workspace lands, one beside it is stopped by the kernel", async () => {
+    // Nested in the parent's PID namespace (decision 0036), the child's bubblewrap must still start:
+    // without it the child refuses every command (approval never), with it the kernel confines them.
+    const tag = `dsh-escape-${process.pid}-${Date.now()}.txt`;
+    // Beside the workspace (under /tmp: the sandbox's own /tmp) and in this checkout (bound read-only).
+    const beside = path.join(path.dirname(t.workspace), tag);
+    const checkout = path.join(repoRoot(), tag);
+    const command = `echo in > inside.txt; echo out > ${beside}; echo out > ${checkout}; echo done`;
+    script([], [{ toolCalls: [{ name: 'run_command', arguments: { command } }] }, { text: 'tried' }]);
+    const root = await t.h.createSession();
+    const run = await t.h.subagents.start(root, 'dsh-sdk', { prompt: 'write two files' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    const s = await t.h.store.inspect(run.id);
+    const [res] = ofType(s.events, 'tool/result');
+    assert.equal(res.name, 'arbor:run_command');
+    assert.equal(fs.readFileSync(path.join(t.workspace, 'inside.txt'), 'utf8'), 'in\n', `the command ran in the child's sandbox: ${res.content}`);
+    assert.equal(fs.existsSync(beside), false, 'nothing written beside the workspace');
+    assert.equal(fs.existsSync(checkout), false, 'nothing written into the checkout');
+    assert.match(res.content, /Read-only file system/i, 'the kernel refused the write into the checkout');
+  });
+
   for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
     it(`cancel from ${how}: interrupted, the process group gone, the child's own log ends its turn`, async () => {
       script([], [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }]);

@@ -15,9 +15,20 @@ import { spawn } from 'node:child_process';
  */
 export type PidNamespace = { available: true; bwrap: string } | { available: false; reason: string };
 
-/** The arguments bwrap gets before the program's own command line. */
+/**
+ * bwrap's `--proc` covers /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus with read-only
+ * binds. Covered, the namespace's /proc is not "fully visible" to a user namespace made inside
+ * it, so the kernel refuses a nested sandbox its own /proc (mnt_too_revealing): another Arbor
+ * run as a child (dsh-sdk) could not start its commands' bubblewrap and refused every command.
+ * This namespace is not a sandbox (`/` is bound as it is), so the covers keep from the program
+ * nothing it could not reach outside it: where it may unmount (root) they are lifted before the
+ * program is exec'd; elsewhere the unmount fails quietly and they stay, as before.
+ */
+const LIFT_PROC_COVERS = 'for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus; do umount "$p" 2>/dev/null; done; exec "$@"';
+
+/** The arguments bwrap gets before the program's own command line (a shell that lifts the covers, then execs the program). */
 export function namespaceArgs(): string[] {
-  return ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--'];
+  return ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--', '/bin/sh', '-c', LIFT_PROC_COVERS, 'arbor-pid-namespace'];
 }
 
 /** Where bubblewrap is found: $ARBOR_BWRAP, or `bwrap` on PATH (as for Arbor's own commands). */
