@@ -63,6 +63,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['live'],
   ['subagent'],
   ['feature'],
+  ['placement'],
   ['workflow', 'goal', 'remote', 'hooks', 'mcp', 'checkpoint'],
   ['recovery'],
   ['harness'],
