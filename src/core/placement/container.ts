@@ -116,16 +116,27 @@ export class ContainerTransport implements PlacementTransport {
       const tree = (await git(['write-tree'], { cwd: ws.cwd })).stdout.trim();
       const head = (await git(['rev-parse', 'HEAD'], { cwd: ws.cwd })).stdout.trim();
       const headTree = (await git(['rev-parse', `${head}^{tree}`], { cwd: ws.cwd })).stdout.trim();
-      const commit =
-        tree === headTree
-          ? head
-          : (await git(['commit-tree', tree, '-p', head, '-m', `arbor: changes of ${ws.nodeId} on ${this.settings.name}`], { cwd: ws.cwd })).stdout.trim();
+      const commit = tree === headTree ? head : ((await this.previous(ws, tree, head)) ?? (await this.commitTree(ws, tree, head)));
       await git(['update-ref', placedRef(ws.nodeId), commit], { cwd: repo });
       return { commit };
     } catch (err) {
       if (err instanceof WorktreeError) throw new PlacementError('SYNC_FAILED', `could not commit the changes of ${ws.nodeId} in ${ws.cwd}: ${err.message}`);
       throw err;
     }
+  }
+
+  /** The last collect's commit when nothing changed since (a repeated collect makes no new commit). */
+  private async previous(ws: PlacedWorkspace, tree: string, head: string): Promise<string | undefined> {
+    const ref = placedRef(ws.nodeId);
+    const prev = await git(['rev-parse', '-q', '--verify', `${ref}^{commit}`], { cwd: ws.cwd, okCodes: [1] });
+    if (prev.code !== 0) return undefined;
+    const c = prev.stdout.trim();
+    const [t, p] = (await git(['rev-parse', `${c}^{tree}`, `${c}^`], { cwd: ws.cwd, okCodes: [128] })).stdout.trim().split('\n');
+    return t === tree && p === head ? c : undefined;
+  }
+
+  private async commitTree(ws: PlacedWorkspace, tree: string, head: string): Promise<string> {
+    return (await git(['commit-tree', tree, '-p', head, '-m', `arbor: changes of ${ws.nodeId} on ${this.settings.name}`], { cwd: ws.cwd })).stdout.trim();
   }
 
   async cleanup(ws: PlacedWorkspace): Promise<void> {

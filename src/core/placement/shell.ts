@@ -67,7 +67,8 @@ export const PREPARE_SCRIPT = [
  * Run as git's `--upload-pack` for `collect`, so the commit and the fetch take one connection:
  * everything in the node's worktree (`git add -A`: new, changed, deleted; ignored files stay) as
  * one commit on top of its HEAD (the base, or the node's own commits), named by `ref`, then
- * serve it. With nothing changed the ref is HEAD itself. Arguments: repo, worktree, ref, message.
+ * serve it. With nothing changed the ref is HEAD itself; with nothing changed since the last
+ * collect it is that commit again (a collect repeated after a reconnect makes no new commit). Arguments: repo, worktree, ref, message.
  */
 export const COLLECT_SCRIPT = [
   ...GIT_ENV,
@@ -75,7 +76,10 @@ export const COLLECT_SCRIPT = [
   'cd "$wt" || exit 1',
   'g add -A >&2 || exit 1',
   'tree=$(g write-tree) && head=$(g rev-parse HEAD) || exit 1',
-  'if [ "$tree" = "$(g rev-parse "$head^{tree}")" ]; then c=$head; else c=$(g commit-tree "$tree" -p "$head" -m "$msg") || exit 1; fi',
+  'prev=$(g rev-parse -q --verify "$ref^{commit}" 2>/dev/null) || prev=',
+  'if [ "$tree" = "$(g rev-parse "$head^{tree}")" ]; then c=$head',
+  'elif [ -n "$prev" ] && [ "$tree" = "$(g rev-parse "$prev^{tree}")" ] && [ "$head" = "$(g rev-parse -q --verify "$prev^" 2>/dev/null)" ]; then c=$prev',
+  'else c=$(g commit-tree "$tree" -p "$head" -m "$msg") || exit 1; fi',
   'g update-ref "$ref" "$c" || exit 1',
   'echo "arbor-collected $c" >&2',
   'exec git upload-pack "$repo"',
