@@ -63,8 +63,8 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['live'],
   ['subagent'],
   ['feature'],
-  ['placement'],
   ['workflow', 'goal', 'remote', 'hooks', 'mcp', 'checkpoint'],
+  ['placement'],
   ['recovery'],
   ['harness'],
 ];

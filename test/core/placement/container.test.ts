@@ -8,7 +8,7 @@ import { ContainerTransport } from '../../../src/core/placement/container';
 import { PlacementError, type PlacementSettings } from '../../../src/core/placement/types';
 import { RemoteProcess } from '../../../src/core/remote/process';
 import { arborImage, ENGINE, engineMissing, RUN_ARGS } from '../../support/container-image';
-import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './fixture';
+import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './sync-fixture';
 
 // The container transport through the REAL engine: rootful podman with runc (decision 0071 says
 // why runc and the rlimits here), an image built on this machine (test/support/container-image.ts)

@@ -10,7 +10,7 @@ import { PlacementError, type PlacementSettings } from '../../../src/core/placem
 import { RemoteProcess } from '../../../src/core/remote/process';
 import { arborBin } from '../../support/cli-bundle';
 import { type Sshd, startSshd } from '../../support/sshd';
-import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './fixture';
+import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './sync-fixture';
 
 // The ssh transport against a REAL sshd on 127.0.0.1 (test/support/sshd.ts: throwaway host and
 // user keys), with this repository's own `bin/arbor.js` as the remote arbor. Each connection is a

@@ -17,7 +17,7 @@ import type { PlacementSettings } from '../src/core/placement/types';
 import { sshdMissing, startSshd } from '../test/support/sshd';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
-export const name = 'placement';
+export const name = 'placement-sync';
 
 const SYNC: FigureSpec = { id: 'placement.sync.vs_git', op: '<=', target: 1.5 };
 export const figures: readonly FigureSpec[] = [SYNC];
