@@ -31,6 +31,7 @@ export function engineMissing(): string | undefined {
 }
 
 const BINARIES = ['/usr/bin/node', '/bin/sh', '/bin/mkdir'];
+const REPOSITORY = 'localhost/arbor-placement-test';
 
 function libsOf(bin: string): string[] {
   const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
@@ -45,7 +46,7 @@ export function arborImage(): string {
   const inputs = [...dist, path.join(root, 'bin', 'arbor.js'), path.join(root, 'package.json'), ...BINARIES.map((b) => fs.realpathSync(b))];
   const hash = createHash('sha256');
   for (const f of inputs) hash.update(f).update(fs.readFileSync(f));
-  const tag = `localhost/arbor-placement-test:${hash.digest('hex').slice(0, 16)}`;
+  const tag = `${REPOSITORY}:${hash.digest('hex').slice(0, 16)}`;
   if (spawnSync(ENGINE, ['image', 'exists', tag]).status === 0) return tag;
 
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-image-'));
@@ -72,6 +73,9 @@ export function arborImage(): string {
       timeout: 300_000,
     });
     if (tar.status !== 0) throw new Error(`building ${tag} failed: ${tar.stderr}`);
+    // Images of earlier bundles are of no further use: remove them (best effort).
+    const old = spawnSync(ENGINE, ['images', '--format', '{{.Repository}}:{{.Tag}}', REPOSITORY], { encoding: 'utf8' }).stdout ?? '';
+    for (const t of old.split('\n').filter((x) => x && x !== tag)) spawnSync(ENGINE, ['rmi', t], { stdio: 'ignore' });
     return tag;
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
