@@ -94,6 +94,14 @@ describe('placement: the ssh transport against a real sshd', function () {
       assert.match(err.message, /logs in without a prompt/);
     });
 
+    it('is UNREACHABLE, never a prompt, when the host key is not known', async () => {
+      const unknown = ['UserKnownHostsFile=/dev/null', 'GlobalKnownHostsFile=/dev/null', 'IdentitiesOnly=yes', 'IdentityAgent=none'];
+      const err = await refusal(new SshTransport(settings({ sshOptions: unknown }), { version: VERSION }).check());
+      assert.equal(err.code, 'UNREACHABLE');
+      assert.match(err.message, /Host key verification failed/);
+      assert.match(err.message, /the host key in known_hosts/);
+    });
+
     it('is UNREACHABLE with ssh’s own line when the key is refused (and never prompts)', async () => {
       const t0 = Date.now();
       const err = await refusal(new SshTransport(settings({ identityFile: sshd.strangerKey }), { version: VERSION }).check());
