@@ -16,6 +16,7 @@ const HOSTILE = [
   "'; touch PWNED; '",
   '"; touch PWNED; "',
   'a\nb; touch PWNED',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, the very thing under test
   '$HOME ${PATH} \\ * ? [a] ~ ! # & | ; < >',
   '-e',
   '',
