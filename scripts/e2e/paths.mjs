@@ -19,8 +19,22 @@ export const versions = Object.freeze({
   vsce: '4.1.0',
 });
 
-/** Debian packages: chromium for the UI, the -dev ones for code-server's native modules. */
-export const aptPackages = Object.freeze(['chromium', 'bubblewrap', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev']);
+/**
+ * Debian packages: chromium for the UI, the -dev ones for code-server's native modules; the
+ * placement tests' real sshd (openssh-server) and container engine (podman, with runc: crun
+ * refuses a hybrid cgroup layout; decision 0071).
+ */
+export const aptPackages = Object.freeze([
+  'chromium',
+  'bubblewrap',
+  'libkrb5-dev',
+  'libx11-dev',
+  'libxkbfile-dev',
+  'libsecret-1-dev',
+  'openssh-server',
+  'podman',
+  'runc',
+]);
 
 export const codeServerToolDir = join(toolsDir, 'code-server');
 export const driverDir = join(toolsDir, 'driver');

@@ -203,6 +203,10 @@ function check() {
   log(`code-server: ${version(node24, [codeServerEntry, '--config', config, '--version'], envWithNode24())}`);
   log(`chromium:    ${version(chromium, ['--version'])}`);
   log(`vsce:        ${version(node24, [vsceEntry, '--version'])}`);
+  // The placement tests start their own sshd and containers (decision 0071): the programs must be there.
+  if (!existsSync('/usr/sbin/sshd')) throw new Error('/usr/sbin/sshd is missing after installing openssh-server');
+  log(`podman:      ${version('podman', ['--version'])}`);
+  log(`runc:        ${version('runc', ['--version'])}`);
 }
 
 try {

@@ -11,6 +11,7 @@ import { userProjectFiles } from '../core/project/project-files';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { mcpDeployment } from './mcp';
+import { placementsFromConfig } from './placement-config';
 import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };
@@ -48,6 +49,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   const prices = pricesOf(args, env);
   const remote = remoteFromConfig(args, env);
+  const placements = placementsFromConfig(args, env);
   const storeDir = storeDirOf(args, env);
   return {
     storeDir,
@@ -69,6 +71,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),
+    ...(placements ? { placements } : {}),
     mcp: mcpDeployment(args, env, storeDir, workspaceOf(args)),
     // The user's own instructions and agents (decision 0056); $ARBOR_USER_DIR moves the folder.
     project: userProjectFiles(env.ARBOR_USER_DIR ?? path.join(os.homedir(), '.arbor')),

@@ -23,7 +23,7 @@ import { pickPolicy } from './policy-picker';
 import type { StatusCounts } from './presenter/status-bar';
 import { ReloadPrompt } from './reload-prompt';
 import { changedBy, LIVE_PATHS, type LivePath, type SettingKey } from './setting-rules';
-import { isLocalUrl, readRemote, readSettings } from './settings';
+import { isLocalUrl, readPlacementsSetting, readRemote, readSettings } from './settings';
 import { webviewHtml, webviewOptions } from './webview-html';
 import { disposeWorktreeReviews, openWorktreeReview } from './worktree-review';
 
@@ -108,7 +108,7 @@ export class ArborHost implements CommandHost {
       (id) => this.controller.knownName(id) ?? id,
     );
     this.commands = buildCommands(this);
-    this.reloadPrompt = new ReloadPrompt(() => JSON.stringify(readRemote().remote ?? {}), log);
+    this.reloadPrompt = new ReloadPrompt(() => JSON.stringify([readRemote().remote ?? {}, readPlacementsSetting().placements ?? []]), log);
     this.mcp = new McpHost(context, log);
   }
 
@@ -161,6 +161,9 @@ export class ArborHost implements CommandHost {
     // Remote programs: the user's machine-scoped settings only, none in Restricted Mode.
     const { remote, problems } = readRemote();
     for (const p of problems) this.log.warn(p);
+    // Placements (decision 0071): the same rule, machine-scoped, none in Restricted Mode.
+    const placed = readPlacementsSetting();
+    for (const p of placed.problems) this.log.warn(p);
     const config: HarnessConfig = {
       storeDir,
       workspace,
@@ -178,6 +181,7 @@ export class ArborHost implements CommandHost {
       workflow: s.workflow,
       prices: s.prices,
       ...(remote ? { remote } : {}),
+      ...(placed.placements ? { placements: placed.placements } : {}),
       // The user's own instructions and agents (decision 0056).
       project: userProjectFiles(path.join(os.homedir(), '.arbor')),
       // Hooks run outside the sandbox: the workspace's files only while it is trusted (read at each firing).

@@ -32,6 +32,8 @@ export type SettingRule = { readonly applies: 'live'; readonly via: LivePath } |
 const live = <P extends LivePath>(via: P) => ({ applies: 'live', via }) as const;
 /** The remote programs: each is a provider and a delegation tool in every request head, registered when the harness opens (decision 0038). */
 const remote = { applies: 'reload' } as const;
+/** The placements (decision 0071): wired into the harness config when it opens. */
+const placements = { applies: 'reload' } as const;
 
 /** Every setting in package.json `contributes.configuration`, in its order. */
 export const SETTING_RULES = {
@@ -76,6 +78,7 @@ export const SETTING_RULES = {
   'arbor.remote.acp': remote,
   'arbor.remote.idleTimeoutSeconds': remote,
   'arbor.remote.turnTimeoutMinutes': remote,
+  'arbor.placements': placements,
 } as const satisfies Record<`arbor.${string}`, SettingRule>;
 
 export type SettingKey = keyof typeof SETTING_RULES;

@@ -5,6 +5,7 @@ import { DEFAULT_BASE_URL, DEFAULT_MODEL } from '../core/model/endpoint';
 import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, ExamplePrompt, SandboxMode } from '../protocol';
 import { readExamplePrompts } from './example-prompts';
+import { type PlacementsSettingRead, readPlacementSettings } from './placement-settings';
 import { type RemoteRead, readRemoteSettings } from './remote-settings';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -109,6 +110,12 @@ function readPrices(v: unknown): { prices: Record<string, ModelPrice | null>; pr
 export function readRemote(): RemoteRead {
   const c = vscode.workspace.getConfiguration('arbor');
   return readRemoteSettings((key) => c.inspect(key), vscode.workspace.isTrusted);
+}
+
+/** The placements (`arbor.placements`, machine-scoped): the user's own values only, none in Restricted Mode; read when the harness opens. */
+export function readPlacementsSetting(): PlacementsSettingRead {
+  const c = vscode.workspace.getConfiguration('arbor');
+  return readPlacementSettings((key) => c.inspect(key), vscode.workspace.isTrusted);
 }
 
 export { isLocalUrl } from '../core/model/endpoint';

@@ -18,11 +18,11 @@ describe('extension: when each arbor.* setting applies (SETTING_RULES)', () => {
     assert.deepEqual(SETTING_KEYS, Object.keys(properties));
   });
 
-  it('asks for a reload only for the remote programs, wired when the harness opens (every one machine-scoped)', () => {
+  it('asks for a reload only for the remote programs and the placements, wired when the harness opens (every one machine-scoped)', () => {
     const reload = SETTING_KEYS.filter((k) => SETTING_RULES[k].applies === 'reload');
     assert.deepEqual(
       reload,
-      SETTING_KEYS.filter((k) => k.startsWith('arbor.remote.')),
+      SETTING_KEYS.filter((k) => k.startsWith('arbor.remote.') || k === 'arbor.placements'),
     );
     for (const k of reload) assert.equal(properties[k].scope, 'machine', k);
   });

@@ -327,6 +327,7 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
     'arbor.remote.acp': () => asksReload('arbor.remote.acp', [{ name: 'live', command: 'acp-not-installed' }]),
     'arbor.remote.idleTimeoutSeconds': () => asksReload('arbor.remote.idleTimeoutSeconds', 42, CODEX),
     'arbor.remote.turnTimeoutMinutes': () => asksReload('arbor.remote.turnTimeoutMinutes', 7, CODEX),
+    'arbor.placements': () => asksReload('arbor.placements', [{ name: 'live', kind: 'ssh', host: 'box.example' }]),
   };
 
   for (const key of SETTING_KEYS) {

@@ -5,6 +5,7 @@ import type { HooksOptions } from '../hooks/service';
 import type { McpDeployment } from '../mcp/manager';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
+import type { PlacementSettings } from '../placement/types';
 import type { ProjectFilesOptions } from '../project/project-files';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
@@ -57,6 +58,8 @@ export interface HarnessConfig {
   prices?: Record<string, ModelPrice | null>;
   /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
   remote?: RemoteSettings;
+  /** Where a node may run besides here (issue 26, decision 0071): machine settings or the CLI's --config file only, never a workspace's. */
+  placements?: PlacementSettings[];
   /** MCP servers and who may start and call them (decision 0055); `harness.mcp.setServers` changes them live. */
   mcp?: McpDeployment;
   /**

@@ -1,0 +1,111 @@
+import type { PlacementSettings } from './types';
+
+// The few POSIX shell scripts a placement runs on the other side (decisions 0071, 0072). Each
+// is a fixed text run as `sh -c SCRIPT arbor ARG…`: every value (paths, commits, the arbor
+// command) reaches it as a positional argument, quoted here as one word, so nothing a setting or
+// a path holds is ever parsed as shell. No secret is ever an argument: the API key arrives on
+// stdin (`PRELUDE_KEY`).
+
+/** One word for a POSIX shell: single-quoted, an inner `'` as `'\''`. */
+export function shq(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `sh -c SCRIPT arbor ARG…` as one command line for a remote login shell (ssh joins its arguments with spaces). */
+export function shLine(script: string, args: readonly string[]): string {
+  return ['sh', '-c', shq(script), 'arbor', ...args.map(shq)].join(' ');
+}
+
+/**
+ * `check`: `$1 --version`, its exit status on a line of its own, then one line echoed back (the
+ * round trip is timed on that echo, over the link already open).
+ */
+export const CHECK_SCRIPT = ['"$1" --version 2>&1', 'echo "arbor-check-exit=$?"', 'IFS= read -r ping || exit 0', 'echo "$ping"'].join('\n');
+
+/** What `process()` starts: the prelude, then `exec arbor acp`. Arguments: arbor, workspace, store, then extra acp flags. */
+export function acpScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
+  const lines = ['set -e'];
+  // The key is the first line of stdin, read by the shell's builtin into the environment of the
+  // exec'd arbor: it is never an argument (no `ps` shows it) and never a file.
+  if (s.passApiKey) lines.push('IFS= read -r ARBOR_API_KEY', 'export ARBOR_API_KEY');
+  for (const [k, v] of Object.entries(s.env ?? {})) lines.push(`export ${k}=${shq(v)}`);
+  lines.push('arbor=$1', 'ws=$2', 'store=$3', 'shift 3', 'mkdir -p "$store"', 'exec "$arbor" acp --workspace "$ws" --store "$store" "$@"');
+  return lines.join('\n');
+}
+
+/** The flags after `acp --workspace … --store …` that a placement's settings give. */
+export function acpFlags(s: Pick<PlacementSettings, 'baseUrl' | 'model'>): string[] {
+  return [...(s.baseUrl ? ['--base-url', s.baseUrl] : []), ...(s.model ? ['--model', s.model] : [])];
+}
+
+/** The identity and switches every git the scripts run uses: Arbor's name, no hooks, no prompt. */
+const GIT_ENV = [
+  'export GIT_AUTHOR_NAME=Arbor GIT_AUTHOR_EMAIL=arbor@localhost GIT_COMMITTER_NAME=Arbor GIT_COMMITTER_EMAIL=arbor@localhost',
+  'export GIT_TERMINAL_PROMPT=0',
+  'g() { git -c core.hooksPath=/dev/null -c core.quotePath=false "$@"; }',
+];
+
+/**
+ * Run as git's `--receive-pack` for `prepare`, so the push and the node's worktree take one
+ * connection (one login on the host): make the bare repository on first use, receive the push,
+ * then add the node's worktree at the pushed commit. Arguments: repo, worktree, commit (git
+ * appends the repository path once more; it is ignored). Its progress goes to stderr: stdout
+ * is git's protocol. The last stderr line names the worktree's absolute path.
+ */
+export const PREPARE_SCRIPT = [
+  ...GIT_ENV,
+  'repo=$1; wt=$2; commit=$3',
+  'mkdir -p "$(dirname "$repo")" "$(dirname "$wt")"',
+  '[ -d "$repo" ] || g init -q --bare "$repo" >&2 || exit 1',
+  'g receive-pack "$repo" || exit 1',
+  'if [ -e "$wt" ]; then g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"; g -C "$repo" worktree prune; fi',
+  'g -C "$repo" worktree add --quiet --detach "$wt" "$commit" >&2 || exit 1',
+  'echo "arbor-prepared $(cd "$wt" && pwd -P)" >&2',
+].join('\n');
+
+/**
+ * Run as git's `--upload-pack` for `collect`, so the commit and the fetch take one connection:
+ * everything in the node's worktree (`git add -A`: new, changed, deleted; ignored files stay) as
+ * one commit on top of its HEAD (the base, or the node's own commits), named by `ref`, then
+ * serve it. With nothing changed the ref is HEAD itself; with nothing changed since the last
+ * collect it is that commit again (a collect repeated after a reconnect makes no new commit). Arguments: repo, worktree, ref, message.
+ */
+export const COLLECT_SCRIPT = [
+  ...GIT_ENV,
+  'repo=$1; wt=$2; ref=$3; msg=$4',
+  'cd "$wt" || exit 1',
+  'g add -A >&2 || exit 1',
+  'tree=$(g write-tree) && head=$(g rev-parse HEAD) || exit 1',
+  'prev=$(g rev-parse -q --verify "$ref^{commit}" 2>/dev/null) || prev=',
+  'if [ "$tree" = "$(g rev-parse "$head^{tree}")" ]; then c=$head',
+  'elif [ -n "$prev" ] && [ "$tree" = "$(g rev-parse "$prev^{tree}")" ] && [ "$head" = "$(g rev-parse -q --verify "$prev^" 2>/dev/null)" ]; then c=$prev',
+  'else c=$(g commit-tree "$tree" -p "$head" -m "$msg") || exit 1; fi',
+  'g update-ref "$ref" "$c" || exit 1',
+  'echo "arbor-collected $c" >&2',
+  'exec git upload-pack "$repo"',
+].join('\n');
+
+/**
+ * `cleanup`: the node's worktree and its base ref go (found from the worktree itself: what is
+ * already gone is skipped); its store stays. Arguments: worktree, base ref.
+ */
+export const CLEANUP_SCRIPT = [
+  ...GIT_ENV,
+  'wt=$1; ref=$2',
+  '[ -d "$wt" ] || exit 0',
+  'repo=$(cd "$wt" && cd "$(g rev-parse --git-common-dir)" && pwd -P) || { rm -rf "$wt"; exit 0; }',
+  'g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"',
+  'g -C "$repo" worktree prune 2>/dev/null',
+  'g -C "$repo" update-ref -d "$ref" 2>/dev/null',
+  'exit 0',
+].join('\n');
+
+/**
+ * A folder on the other side as the remote login shell should see it: `~/x` is relative to the
+ * home folder the shell starts in (as git's scp-like paths are), an absolute path stays.
+ */
+export function remotePath(dir: string): string {
+  if (dir === '~') return '.';
+  if (dir.startsWith('~/')) return dir.slice(2) || '.';
+  return dir;
+}

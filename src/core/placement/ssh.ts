@@ -1,0 +1,171 @@
+import * as path from 'node:path';
+import { lastLine, type Ran, run, transportEnv } from './exec';
+import { baseRef, DEFAULT_REMOTE_DIR, nodeKey, placedRef, repoKey, storeBeside } from './layout';
+import { arborVerdict, probe } from './probe';
+import { acpFlags, acpScript, CHECK_SCRIPT, CLEANUP_SCRIPT, COLLECT_SCRIPT, PREPARE_SCRIPT, remotePath, shLine } from './shell';
+import { gitSshCommand, gitUrl, sshArgs, sshWhere } from './ssh-args';
+import { type PlacedProcess, type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementSettings, type PlacementTransport } from './types';
+
+// The ssh transport (decisions 0071, 0072): the system `ssh` with the user's own config and
+// agent. Every step is one ssh connection (one login on the host, which runs the user's shell
+// start-up files each time): `check` runs `arbor --version` and times one echo; `prepare` is
+// one `git push` whose receive-pack also makes the bare repository and the node's worktree;
+// `collect` is one `git fetch` whose upload-pack first commits the worktree; `process` is
+// `ssh … sh -c PRELUDE exec arbor acp …`, the API key (only with `passApiKey`) on stdin.
+
+export interface TransportOptions {
+  /** This Arbor's version: the other side's `arbor --version` must equal it. */
+  version: string;
+  /** Arbor's model key, asked for only when the placement says `passApiKey`. */
+  apiKey?: () => string | undefined;
+  /** The host environment the allow-list is taken from (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Bound on one sync step (push or fetch), ms; default 10 minutes. */
+  syncTimeoutMs?: number;
+  /** Bound on `check`, ms; default 60 s. */
+  checkTimeoutMs?: number;
+}
+
+/** git's own words that only say "the connection failed"; the ssh line before them says why. */
+const GIT_GENERIC = /^(fatal: Could not read from remote repository\.|Please make sure you have the correct access rights|and the repository exists\.)$/;
+/** An ssh failure to connect or log in (as opposed to something failing once logged in). */
+const SSH_FAILURE =
+  /^ssh:|Permission denied|Host key verification failed|Connection (refused|timed out|closed|reset)|Could not resolve hostname|No route to host|kex_exchange_identification/;
+
+export class SshTransport implements PlacementTransport {
+  private readonly where: string;
+  private readonly remoteDir: string;
+
+  constructor(
+    readonly settings: PlacementSettings,
+    private readonly opts: TransportOptions,
+  ) {
+    if (settings.kind !== 'ssh' || !settings.host)
+      throw new PlacementError('BAD_PLACEMENT', `placement "${settings.name}" is not an ssh placement with a "host"; give it "kind": "ssh" and "host".`);
+    this.where = sshWhere(settings);
+    this.remoteDir = remotePath(settings.remoteDir ?? DEFAULT_REMOTE_DIR);
+  }
+
+  private get arbor(): string {
+    return this.settings.arbor ?? 'arbor';
+  }
+
+  private env(extra: Record<string, string> = {}): Record<string, string> {
+    return transportEnv(extra, this.opts.env);
+  }
+
+  private gitEnv(): Record<string, string> {
+    return this.env({ GIT_SSH_COMMAND: gitSshCommand(this.settings), GIT_SSH_VARIANT: 'ssh', GIT_TERMINAL_PROMPT: '0' });
+  }
+
+  async check(signal?: AbortSignal): Promise<PlacementInfo> {
+    const args = [...sshArgs(this.settings), this.settings.host!, shLine(CHECK_SCRIPT, [this.arbor])];
+    const p = await probe('ssh', args, this.env(), this.opts.checkTimeoutMs ?? 60_000, signal);
+    signal?.throwIfAborted();
+    if (p.spawnError)
+      throw new PlacementError(
+        'UNREACHABLE',
+        `ssh could not start (${p.spawnError}); install OpenSSH's client (ssh) to use placement "${this.settings.name}".`,
+      );
+    if (p.arborExit === undefined) throw this.unreachable(p.stderr, p.code);
+    const verdict = arborVerdict(p, this.where, this.arbor, this.opts.version);
+    if (verdict) throw verdict;
+    return { name: this.settings.name, kind: 'ssh', where: this.where, ...(p.rttMs !== undefined ? { rttMs: p.rttMs } : {}) };
+  }
+
+  async prepare(node: { nodeId: string; repo: string; commit: string }, signal?: AbortSignal): Promise<PlacedWorkspace> {
+    const repoDir = this.repoDir(node.repo);
+    const wt = path.posix.join(this.remoteDir, 'nodes', nodeKey(node.nodeId));
+    const receive = shLine(PREPARE_SCRIPT, [repoDir, wt, node.commit]);
+    const r = await run(
+      'git',
+      [
+        '-c',
+        'core.hooksPath=/dev/null',
+        'push',
+        '--no-verify',
+        '--quiet',
+        `--receive-pack=${receive}`,
+        gitUrl(this.settings, repoDir),
+        `+${node.commit}:${baseRef(node.nodeId)}`,
+      ],
+      { cwd: node.repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
+    );
+    signal?.throwIfAborted();
+    const made = /^arbor-prepared (\/.*)$/m.exec(r.stderr);
+    if (r.code !== 0 || !made) throw this.syncError(`copy the workspace (${node.commit.slice(0, 12)}) to`, r);
+    return { nodeId: node.nodeId, base: node.commit, cwd: made[1]!.trim() };
+  }
+
+  process(ws: PlacedWorkspace): PlacedProcess {
+    const script = acpScript(this.settings);
+    const line = shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]);
+    return {
+      command: 'ssh',
+      args: [...sshArgs(this.settings), this.settings.host!, line],
+      env: this.env(),
+      ...(this.settings.passApiKey ? { preamble: `${this.opts.apiKey?.() ?? ''}\n` } : {}),
+    };
+  }
+
+  async collect(ws: PlacedWorkspace, repo: string, signal?: AbortSignal): Promise<{ commit: string }> {
+    const repoDir = this.repoDir(repo);
+    const ref = placedRef(ws.nodeId);
+    const upload = shLine(COLLECT_SCRIPT, [repoDir, ws.cwd, ref, `arbor: changes of ${ws.nodeId} on ${this.settings.name}`]);
+    const r = await run(
+      'git',
+      [
+        '-c',
+        'core.hooksPath=/dev/null',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        `--upload-pack=${upload}`,
+        gitUrl(this.settings, repoDir),
+        `+${ref}:${ref}`,
+      ],
+      { cwd: repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
+    );
+    signal?.throwIfAborted();
+    const made = /^arbor-collected ([0-9a-f]{40,64})$/m.exec(r.stderr);
+    if (r.code !== 0 || !made) throw this.syncError('bring the changes back from', r);
+    const local = await run('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repo, env: this.env(), timeoutMs: 30_000 });
+    if (local.stdout.trim() !== made[1])
+      throw new PlacementError(
+        'SYNC_FAILED',
+        `the changes of ${ws.nodeId} were committed on ${this.where} (${made[1]}) but ${ref} here is ${local.stdout.trim() || 'missing'}; run collect again.`,
+      );
+    return { commit: made[1]! };
+  }
+
+  async cleanup(ws: PlacedWorkspace): Promise<void> {
+    const args = [...sshArgs(this.settings), this.settings.host!, shLine(CLEANUP_SCRIPT, [ws.cwd, baseRef(ws.nodeId)])];
+    const r = await run('ssh', args, { cwd: '/', env: this.env(), timeoutMs: this.opts.checkTimeoutMs ?? 60_000 });
+    if (r.code !== 0) throw this.unreachable(r.stderr, r.code);
+  }
+
+  private repoDir(repo: string): string {
+    return path.posix.join(this.remoteDir, 'repos', `${repoKey(repo)}.git`);
+  }
+
+  private unreachable(stderr: string, code: number | null): PlacementError {
+    const line = lastLine(stderr) || (code === null ? 'no answer in time' : `ssh exited ${code}`);
+    return new PlacementError(
+      'UNREACHABLE',
+      `cannot reach ${this.where} over ssh: ${line}. Check that \`ssh ${this.settings.host}\` logs in without a prompt (a key in your ssh agent or "identityFile", the host key in known_hosts) and that the host is up.`,
+    );
+  }
+
+  private syncError(what: string, r: Ran): PlacementError {
+    if (r.end === 'spawn-error')
+      return new PlacementError('SYNC_FAILED', `git could not start (${r.error}); install git here to use placement "${this.settings.name}".`);
+    const line = lastLine(r.stderr, GIT_GENERIC);
+    if (SSH_FAILURE.test(line)) return this.unreachable(line, r.code);
+    const why = r.end === 'timeout' ? 'no answer in time' : line || `git exited ${r.code}`;
+    return new PlacementError(
+      'SYNC_FAILED',
+      `could not ${what} ${this.where}: ${why}. Check that git is installed there and that ${this.settings.remoteDir ?? DEFAULT_REMOTE_DIR} is writable.`,
+    );
+  }
+}
