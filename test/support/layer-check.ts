@@ -64,6 +64,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['subagent'],
   ['feature'],
   ['workflow', 'goal', 'remote', 'hooks', 'mcp', 'checkpoint'],
+  ['placement'],
   ['recovery'],
   ['harness'],
 ];
