@@ -17,6 +17,7 @@ import * as hooks from './hooks.bench';
 import * as mcp from './mcp.bench';
 import * as panel from './panel.bench';
 import * as peer from './peer.bench';
+import * as placement from './placement.bench';
 import * as remote from './remote.bench';
 import * as remoteDsh from './remote-dsh.bench';
 import { runModules } from './run-modules';
@@ -50,6 +51,7 @@ const MODULES: BenchModule[] = [
   worktree,
   cli,
   peer,
+  placement,
 ];
 
 async function main(): Promise<number> {
