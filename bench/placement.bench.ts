@@ -8,6 +8,8 @@
 //
 // placement.fanout.efficiency: a workflow fanning 16 agents over two placements; ideal wall time
 // (the agents' own turn times laid on the fan-out's slots) ÷ the measured wall time.
+
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
@@ -16,7 +18,6 @@ import { placementRow } from '../src/core/placement/row';
 import { localAcpTransport } from '../test/support/local-acp-transport';
 import { ModelServer } from '../test/support/model-server';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
-import { execFileSync } from 'node:child_process';
 
 export const name = 'placement';
 

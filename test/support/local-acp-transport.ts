@@ -1,13 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type {
-  PlacedProcess,
-  PlacedWorkspace,
-  PlacementInfo,
-  PlacementSettings,
-  PlacementTransport,
-} from '../../src/core/placement/types';
+import type { PlacedProcess, PlacedWorkspace, PlacementInfo, PlacementSettings, PlacementTransport } from '../../src/core/placement/types';
 import { PlacementError } from '../../src/core/placement/types';
 import { arborBin } from './cli-bundle';
 
@@ -53,7 +47,14 @@ export interface LocalAcpTransport extends PlacementTransport {
 
 /** `arbor acp` in a worktree copy under `remoteDir`: prepare = push + worktree there; collect = commit there + fetch here. */
 export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
-  const settings: PlacementSettings = { name: o.name, kind: 'ssh', host: '127.0.0.1', remoteDir: o.remoteDir, baseUrl: o.baseUrl, ...(o.model ? { model: o.model } : {}) };
+  const settings: PlacementSettings = {
+    name: o.name,
+    kind: 'ssh',
+    host: '127.0.0.1',
+    remoteDir: o.remoteDir,
+    baseUrl: o.baseUrl,
+    ...(o.model ? { model: o.model } : {}),
+  };
   const remoteRepo = path.join(o.remoteDir, 'repo.git');
   const counts = { prepare: 0, collect: 0, process: 0, cleanup: 0 };
   // One git at a time on the bare repository for what changes its bookkeeping (worktree add, the repository made).

@@ -6,7 +6,7 @@ import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
 import type { SubagentProvider } from '../subagent/types';
 import { git } from '../worktree/git';
-import { PlacementError, type PlacedWorkspace, type PlacementInfo, type PlacementTransport } from './types';
+import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
 // A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
 // another host or in a container, through the ACP driver with the transport's process in place

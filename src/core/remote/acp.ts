@@ -121,7 +121,7 @@ class AcpTurn {
     const env = programEnv({ ...(opened ? opened.env : settings.env) }, process.env, this.secrets);
     const wanted = opened?.command ?? settings.command;
     const command = resolveCommand(wanted, env.PATH);
-    if (!command) return notFound(this.label, wanted, opened ? 'fix the placement\'s settings' : 'fix its "command" in arbor.remote.acp');
+    if (!command) return notFound(this.label, wanted, opened ? "fix the placement's settings" : 'fix its "command" in arbor.remote.acp');
     acp ??= await import('@agentclientprotocol/sdk/unstable');
     const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };

@@ -1,5 +1,5 @@
 import type { Budget } from './budget';
-import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, NodePlacement, WorkflowEvent, WorktreeState } from './events';
+import type { ApprovalPolicy, GoalSnapshot, NodePlacement, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent, WorktreeState } from './events';
 import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
 /**

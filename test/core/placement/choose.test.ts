@@ -14,7 +14,10 @@ describe('placement: chosen by an agent file and by a workflow', function () {
 
   it("an agent file's placement: runs its child there; the file's persona travels as words", async () => {
     fs.mkdirSync(path.join(w.ws, '.arbor', 'agents'), { recursive: true });
-    fs.writeFileSync(path.join(w.ws, '.arbor', 'agents', 'far-reviewer.md'), '---\nname: far-reviewer\ndescription: reviews afar\nplacement: far\n---\nYou review code carefully.\n');
+    fs.writeFileSync(
+      path.join(w.ws, '.arbor', 'agents', 'far-reviewer.md'),
+      '---\nname: far-reviewer\ndescription: reviews afar\nplacement: far\n---\nYou review code carefully.\n',
+    );
     w.t.h.project.refresh();
     w.script.on('af', { text: 'reviewed' });
     const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[af]] review', agent: 'far-reviewer' });
@@ -38,7 +41,8 @@ describe('placement: chosen by an agent file and by a workflow', function () {
       { toolCalls: [{ name: 'workflow', arguments: { script, meta: { name: 'fan', description: '16 agents over two placements' } } }] },
       { text: 'root done' },
     );
-    for (let i = 0; i < 16; i++) w.script.on(`wf${i}`, { toolCalls: [{ name: 'write_file', arguments: { path: `part-${i}.txt`, content: `${i}\n` } }] }, { text: `part ${i} done` });
+    for (let i = 0; i < 16; i++)
+      w.script.on(`wf${i}`, { toolCalls: [{ name: 'write_file', arguments: { path: `part-${i}.txt`, content: `${i}\n` } }] }, { text: `part ${i} done` });
     await w.root.accept('[[root]] fan out');
     await w.t.h.settle();
     const kids = w.t.h.store.children(w.root.id);

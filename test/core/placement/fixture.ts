@@ -6,8 +6,8 @@ import type { SessionEvent } from '../../../src/core/session/events';
 import type { TestHarness } from '../../support/harness';
 import { type LocalAcpTransport, localAcpTransport } from '../../support/local-acp-transport';
 import type { ModelServer } from '../../support/model-server';
-import { makeRepo } from '../worktree/fixture';
 import { eventsOf, type Script, subagentWorld } from '../subagent/helpers';
+import { makeRepo } from '../worktree/fixture';
 
 // The placed node's world (decision 0074): a real git repository as the workspace, a harness on
 // it with the placements row over two real transports ("far" and "near": this repository's own

@@ -46,7 +46,7 @@ function withPlacements(names: readonly string[]) {
         type: 'string' as const,
         enum: [...names],
         description:
-          'Optional. Run the child on this configured placement (another machine or a container) instead of here: it works in its own git worktree copied there, and its changes come back for review like a worktree child\'s. A workflow script\'s agent(prompt, {placement}) takes the same names.',
+          "Optional. Run the child on this configured placement (another machine or a container) instead of here: it works in its own git worktree copied there, and its changes come back for review like a worktree child's. A workflow script's agent(prompt, {placement}) takes the same names.",
       },
     },
   };
