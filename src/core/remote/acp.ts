@@ -343,7 +343,8 @@ class AcpTurn {
     // The connection closing is how an exit shows first: the exit is the story.
     const exited = err instanceof AgentExit ? err.message : exit && !exit.spawnError ? `exited (${exitPhrase(exit)})` : undefined;
     // A placed child's process is the link to it: its exit, not ours, is the link dropping (the log stays here).
-    if (this.source && (exited || !(err instanceof acp.RequestError))) return this.source.dropped(`${exited ?? describe(err)}${tail}`);
+    // (A process that could not start at all is no dropped link: that is said as it is.)
+    if (this.source && !exit?.spawnError && (exited || !(err instanceof acp.RequestError))) return this.source.dropped(`${exited ?? describe(err)}${tail}`);
     const what = exited ? `${this.label} ${exited} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
     return { stopReason: 'error', error: `${what}${tail}` };
   }
