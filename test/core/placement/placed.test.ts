@@ -91,6 +91,9 @@ describe('placement: a placed node', function () {
     const place = ofType(dropped, 'worktree')[0];
     assert.equal(read(path.join(place.root, 'c.txt')), 'first\n');
 
+    // (Once its loop is done with the dropped turn: a message staged while an interrupted turn's
+    // end is still being written is kept for "Send now", as after any interrupt.)
+    await waitFor(() => !w.t.h.subagents.isRunning(id), 'the dropped turn to be over');
     await w.t.h.subagents.followup(null, id, '[[d]] go on');
     const evs = await untilLog(w, id, ended(2), 'the follow-up turn to end');
     assert.deepEqual(stopReasons(evs), ['interrupted', 'completed']);
