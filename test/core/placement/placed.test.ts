@@ -57,6 +57,20 @@ describe('placement: a placed node', function () {
     assert.ok(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'b.txt')));
   });
 
+  it('never runs wider there: a read-only child is read-only on the other side (session/set_mode), its write refused, nothing comes back', async () => {
+    w.script.on('ro', write('x.txt', 'nope\n'), { text: 'could not write' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[ro]] write x.txt', placement: 'far', sandbox: 'read-only' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    const evs = await untilLog(w, run.id, ended(1), 'the turn end');
+    const results = ofType(evs, 'tool/result');
+    assert.equal(results.length, 1);
+    assert.equal(results[0].isError, true, 'the other side refused the write');
+    assert.equal(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'x.txt')), false);
+    assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'x.txt')), false);
+  });
+
   it('refuses an unknown placement with UNKNOWN_PLACEMENT, naming the configured ones; the subagent tool advertises them', async () => {
     await assert.rejects(
       w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[x]] go', placement: 'mars' }),
