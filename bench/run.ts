@@ -17,6 +17,7 @@ import * as hooks from './hooks.bench';
 import * as mcp from './mcp.bench';
 import * as panel from './panel.bench';
 import * as peer from './peer.bench';
+import * as placement from './placement.bench';
 import * as placementSync from './placement-sync.bench';
 import * as remote from './remote.bench';
 import * as remoteDsh from './remote-dsh.bench';
@@ -51,6 +52,7 @@ const MODULES: BenchModule[] = [
   worktree,
   cli,
   peer,
+  placement,
   placementSync,
 ];
 

@@ -93,7 +93,9 @@ export type WebviewToHost =
   /** "Apply this one": part 2's apply of that way into the conversation's files; a conflict changes nothing. */
   | { type: 'bestof/choose'; id: string; group: string; sessionId: string }
   /** Discard every other way's worktree (after one was applied). */
-  | { type: 'bestof/discard-others'; id: string; group: string; sessionId: string };
+  | { type: 'bestof/discard-others'; id: string; group: string; sessionId: string }
+  /** A human's task for a node, run on a configured placement as its continuable child (decision 0074). */
+  | { type: 'placement/start'; id: string; sessionId: string; placement: string; prompt: string };
 
 // ── host → webview ────────────────────────────────────────────────────────────
 
@@ -195,6 +197,8 @@ export interface RequestResults {
   'bestof/view': WaysView;
   'bestof/choose': { applied: boolean; files: string[]; conflicts: WorktreeConflictView[] };
   'bestof/discard-others': { discarded: number };
+  /** The placed child started. */
+  'placement/start': { childId: string };
 }
 export type NoResult = Record<never, never>;
 export type RequestType = keyof RequestResults;

@@ -70,3 +70,25 @@ export function stopReasonOf(events: readonly SessionEvent[], from: number): acp
       throw turnFailed(last.error ?? 'unknown error');
   }
 }
+
+/**
+ * What the prompt's requests used (ACP's unstable `usage`): the root's assistant messages after
+ * `from`, so a client counting budgets — Arbor's placed node (decision 0074) — counts this
+ * spending. `inputTokens` includes the cached part (`cachedReadTokens` says how much of it).
+ */
+export function usageOfTurn(events: readonly SessionEvent[], from: number): acp.Usage | undefined {
+  let input = 0;
+  let output = 0;
+  let cached = 0;
+  let any = false;
+  for (let i = from; i < events.length; i++) {
+    const e = events[i];
+    if (e.type !== 'assistant/message' || !e.usage) continue;
+    any = true;
+    input += e.usage.promptTokens;
+    output += e.usage.completionTokens;
+    cached += e.usage.cacheHitTokens ?? 0;
+  }
+  if (!any) return undefined;
+  return { inputTokens: input, outputTokens: output, totalTokens: input + output, ...(cached ? { cachedReadTokens: cached } : {}) };
+}

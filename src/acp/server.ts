@@ -5,7 +5,7 @@ import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, unknownSession } from './errors';
 import { Feed } from './feed';
 import { acpMcpServers } from './mcp-servers';
-import { promptText, settleSubtree, stopReasonOf } from './prompt';
+import { promptText, settleSubtree, stopReasonOf, usageOfTurn } from './prompt';
 import { type AcpSession, SessionTable } from './sessions';
 import { announcement, treeParent } from './tree';
 import { replayUpdates, type Update } from './updates';
@@ -200,8 +200,9 @@ export class AcpServer {
           await agent.accept(text, { kind: 'user' });
           await settleSubtree(s.harness, s.id);
           await this.feeds.get(s.harness)?.drain();
-          if (prompt.cancelled) return { stopReason: 'cancelled' };
-          return { stopReason: stopReasonOf(agent.session.events, from) };
+          const usage = usageOfTurn(agent.session.events, from);
+          if (prompt.cancelled) return { stopReason: 'cancelled', ...(usage ? { usage } : {}) };
+          return { stopReason: stopReasonOf(agent.session.events, from), ...(usage ? { usage } : {}) };
         } finally {
           s.prompt = undefined;
         }

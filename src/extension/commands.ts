@@ -164,6 +164,26 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       if (ways.length)
         void vscode.window.showInformationMessage(`Arbor: trying ${ways.length} ways from ${quoted(await nameOf(host, id))}, each in its own worktree.`);
     },
+    // Decision 0074: a task for this node, run on a configured placement as its continuable child.
+    'arbor.runOnPlacement': async (args) => {
+      const names = await c.placements();
+      if (names.length === 0) {
+        void vscode.window.showInformationMessage(
+          'Arbor: no placements are configured. Add one (a host over ssh, or a container) to arbor.placements, then run a task there from a node.',
+        );
+        return;
+      }
+      const id = await pickSession(host, args, 'Run a task on a placement under which conversation?');
+      if (!id) return;
+      const placement = await vscode.window.showQuickPick(names, { title: 'Run it on which placement?' });
+      if (!placement) return;
+      const prompt = await vscode.window.showInputBox({
+        title: `A task for ${await nameOf(host, id)}, on ${placement}`,
+        prompt: "It runs there in its own git worktree; its changes come back for review like a worktree child's.",
+      });
+      if (!prompt?.trim()) return;
+      await c.runOnPlacement(id, placement, prompt);
+    },
     'arbor.sendMessage': async (args) => {
       const id = await pickSession(host, args, 'Send a message to which agent?');
       if (!id) return;

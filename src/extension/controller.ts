@@ -22,6 +22,7 @@ import { bestOfRequests } from './handlers/bestof-requests';
 import type { HandlerContext, NoticeHandlers, RequestHandlers } from './handlers/context';
 import { goalRequests } from './handlers/goal-requests';
 import { noticeHandlers } from './handlers/notices';
+import { placementNames, placementRequests, startPlaced } from './handlers/placement-requests';
 import { rewindRequests } from './handlers/rewind-requests';
 import { sessionRequests } from './handlers/session-requests';
 import { worktreeOrphans, worktreeRequests } from './handlers/worktree-requests';
@@ -137,7 +138,14 @@ export class PanelController implements ApprovalPort {
       tryWays: (id, seq, port) => this.tryWays(id, seq, port),
     };
     this.notices = noticeHandlers(ctx);
-    this.requests = { ...sessionRequests(ctx), ...goalRequests(ctx), ...rewindRequests(ctx), ...worktreeRequests(ctx), ...bestOfRequests(ctx) };
+    this.requests = {
+      ...sessionRequests(ctx),
+      ...goalRequests(ctx),
+      ...rewindRequests(ctx),
+      ...worktreeRequests(ctx),
+      ...bestOfRequests(ctx),
+      ...placementRequests(ctx),
+    };
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -235,6 +243,18 @@ export class PanelController implements ApprovalPort {
     if (port) this.select(port, id);
     else this.selectEverywhere(id);
     return id;
+  }
+
+  /** The configured placements' names (decision 0074; the command's picker). */
+  async placements(): Promise<string[]> {
+    return placementNames(await this.ensure());
+  }
+
+  /** A human's task for a node on a placement (decision 0074): its continuable child, shown where the node is. */
+  async runOnPlacement(sessionId: string, placement: string, prompt: string): Promise<string> {
+    const child = await startPlaced(await this.ensure(), sessionId, placement, prompt);
+    this.selectEverywhere(child);
+    return child;
   }
 
   /** The agents defined in files now (the command's picker). */

@@ -76,6 +76,13 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'bestof/choose': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group) && id(x.sessionId),
   'bestof/discard-others': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group) && id(x.sessionId),
   'agent/start': (x) => str(x.id) && typeof x.agent === 'string' && /^[a-z0-9][a-z0-9_-]{0,63}$/.test(x.agent),
+  'placement/start': (x) =>
+    str(x.id) &&
+    id(x.sessionId) &&
+    typeof x.placement === 'string' &&
+    /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(x.placement) &&
+    str(x.prompt) &&
+    x.prompt.trim() !== '',
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

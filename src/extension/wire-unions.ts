@@ -19,4 +19,15 @@ export const WIRE_UNIONS_MATCH_CORE: {
   origin: Same<wire.Origin, core.Origin>;
   goalPhase: Same<wire.GoalPhase, core.GoalPhase>;
   worktreeState: Same<wire.WorktreeState, core.WorktreeState>;
-} = { status: true, stopReason: true, messageSource: true, sandbox: true, approval: true, origin: true, goalPhase: true, worktreeState: true };
+  placement: Same<wire.PlacementView, core.NodePlacement>;
+} = {
+  status: true,
+  stopReason: true,
+  messageSource: true,
+  sandbox: true,
+  approval: true,
+  origin: true,
+  goalPhase: true,
+  worktreeState: true,
+  placement: true,
+};

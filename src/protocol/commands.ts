@@ -29,6 +29,7 @@ export const COMMAND_IDS = [
   'arbor.clearGoal',
   'arbor.setBudget',
   'arbor.startAgent',
+  'arbor.runOnPlacement',
 ] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 

@@ -67,6 +67,8 @@ export interface TreeNode {
   goal?: GoalView;
   /** It works in a git worktree (decision 0060): its own (`owner` absent) or an ancestor's. */
   worktree?: WorktreeView;
+  /** It runs on a placement (decision 0074): another host or a container. */
+  placement?: PlacementView;
   /** One way of a "Try N ways" group (decision 0061): the chat shows the group's comparison. */
   bestOf?: { group: string; way: number; of: number };
   /** Approvals waiting in this session or one below it ("a child needs you"); absent when none. */
@@ -155,6 +157,14 @@ export interface RunAgentView {
 }
 
 export type GoalPhase = 'active' | 'paused' | 'blocked' | 'complete';
+
+/** Where a placed node runs (decision 0074): the placement, its kind, `user@host:port` or the image, the round trip of its check. */
+export interface PlacementView {
+  name: string;
+  kind: 'local' | 'ssh' | 'container';
+  where: string;
+  rttMs?: number;
+}
 
 /** What became of a worktree child's worktree (decision 0060); `inherited`: it works in an ancestor's. */
 export type WorktreeState = 'open' | 'applied' | 'discarded' | 'kept' | 'inherited';

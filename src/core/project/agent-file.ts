@@ -15,6 +15,8 @@ export interface AgentDefinition {
   sandbox?: SandboxMode;
   /** `worktree`: the child runs in its own git worktree (decision 0060). */
   isolation?: 'worktree';
+  /** The configured placement it runs on (decision 0074); an unknown one is refused when it starts (UNKNOWN_PLACEMENT). */
+  placement?: string;
   /** The body: the child's persona. */
   persona: string;
   /** Where it was read from (absolute path) and which folder kind. */
@@ -36,7 +38,9 @@ export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Claude Code's model shorthands name Anthropic models, not this endpoint's: they mean "the caller's". */
 const INHERIT_MODELS = new Set(['inherit', 'sonnet', 'opus', 'haiku']);
 
-const KNOWN_KEYS = new Set(['name', 'description', 'tools', 'model', 'sandbox', 'isolation', 'color']);
+const KNOWN_KEYS = new Set(['name', 'description', 'tools', 'model', 'sandbox', 'isolation', 'placement', 'color']);
+/** A placement's name (decision 0074): letters, digits, `_` and `-`. */
+const PLACEMENT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Parse one agent file; a problem is a value naming the line, never a throw. */
 export function parseAgentFile(file: string, text: string, origin: AgentOrigin): AgentDefinition | AgentFileError {
@@ -50,7 +54,7 @@ export function parseAgentFile(file: string, text: string, origin: AgentOrigin):
   }
   const { fields } = parsed;
   for (const [key, f] of fields) {
-    if (!KNOWN_KEYS.has(key)) return bad(f.line, `unknown key "${key}"; an agent file takes name, description, tools, model, sandbox, isolation`);
+    if (!KNOWN_KEYS.has(key)) return bad(f.line, `unknown key "${key}"; an agent file takes name, description, tools, model, sandbox, isolation, placement`);
   }
   const text1 = (key: string): { v?: string; f?: FrontField; err?: AgentFileError } => {
     const f = fields.get(key);
@@ -90,6 +94,13 @@ export function parseAgentFile(file: string, text: string, origin: AgentOrigin):
   if (isolation.v !== undefined) {
     if (isolation.v !== 'worktree') return bad(isolation.f!.line, `isolation "${isolation.v}" must be worktree (or leave the key out)`);
     def.isolation = 'worktree';
+  }
+  const placement = text1('placement');
+  if (placement.err) return placement.err;
+  if (placement.v !== undefined) {
+    if (!PLACEMENT_NAME.test(placement.v))
+      return bad(placement.f!.line, `placement "${placement.v}" must be the name of a configured placement (letters, digits, "_" or "-")`);
+    def.placement = placement.v;
   }
   return def;
 }

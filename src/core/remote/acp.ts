@@ -27,6 +27,18 @@ export type AcpChildrenFactory = (
 ) => AcpChildren;
 
 /**
+ * Where an ACP child's process comes from instead of a configured command (a placement's
+ * transport, decision 0074): each turn opens one connection; the child's session lives on the
+ * other side, so a later turn loads it (`session/load` of `ctx.resume`) instead of a new one.
+ */
+export interface AcpProcessSource {
+  /** This turn's process, and the folder the agent's session works in as the other side sees it. */
+  open(ctx: RemoteTurnContext): Promise<{ command: string; args: string[]; env: Record<string, string>; preamble?: string; sessionCwd: string }>;
+  /** The process left before the turn finished and Arbor did not stop it (the link dropped): how the turn ends. */
+  dropped(what: string): RemoteOutcome;
+}
+
+/**
  * The SDK, loaded by the first ACP turn (decision 0068): building its schemas costs every
  * harness a tenth of a second or more, and most deployments configure no ACP agent.
  */
@@ -51,15 +63,20 @@ const EOF_GRACE_MS = 100;
  * updates become the child's log through the sink; a cancel sends `session/cancel`, waits
  * briefly for `cancelled`, then kills the group.
  */
-export function acpDriver(settings: AcpAgentSettings, secrets: () => readonly string[] = () => [], children?: AcpChildrenFactory): RemoteDriver {
-  const program = `acp:${settings.name}`;
+export function acpDriver(
+  settings: AcpAgentSettings,
+  secrets: () => readonly string[] = () => [],
+  children?: AcpChildrenFactory,
+  source?: AcpProcessSource,
+  program = `acp:${settings.name}`,
+): RemoteDriver {
   return {
     program,
     toolPrefix: 'acp',
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     // A table that is given must name the mode: the agent is never run wider than the child may.
     supports: (mode) => !settings.modes || (SANDBOX_MODES.includes(mode) && typeof settings.modes[mode] === 'string'),
-    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children).run(),
+    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children, source).run(),
   };
 }
 
@@ -77,6 +94,8 @@ class AcpTurn {
   private pending = 0;
   private drained: (() => void) | undefined;
   private kids: AcpChildren | undefined;
+  /** While `session/load` replays the history the log already holds: those updates are not appended again. */
+  private replaying = false;
 
   constructor(
     private readonly settings: AcpAgentSettings,
@@ -85,6 +104,7 @@ class AcpTurn {
     private readonly sink: RemoteSink,
     private readonly secrets: readonly string[],
     private readonly children?: AcpChildrenFactory,
+    private readonly source?: AcpProcessSource,
   ) {
     this.label = `The ACP agent "${settings.name}"`;
     this.state = mapState(sink);
@@ -92,15 +112,22 @@ class AcpTurn {
 
   async run(): Promise<RemoteOutcome> {
     const { ctx, settings } = this;
-    const env = programEnv({ ...settings.env }, process.env, this.secrets);
-    const command = resolveCommand(settings.command, env.PATH);
-    if (!command) return notFound(this.label, settings.command, 'fix its "command" in arbor.remote.acp');
+    let opened: Awaited<ReturnType<AcpProcessSource['open']>> | undefined;
+    try {
+      opened = await this.source?.open(ctx);
+    } catch (err) {
+      return ctx.signal.aborted ? { stopReason: 'interrupted' } : { stopReason: 'error', error: describeError(err) };
+    }
+    const env = programEnv({ ...(opened ? opened.env : settings.env) }, process.env, this.secrets);
+    const wanted = opened?.command ?? settings.command;
+    const command = resolveCommand(wanted, env.PATH);
+    if (!command) return notFound(this.label, wanted, opened ? "fix the placement's settings" : 'fix its "command" in arbor.remote.acp');
     acp ??= await import('@agentclientprotocol/sdk/unstable');
     const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const proc = new RemoteProcess({
       command,
-      args: settings.args ?? [],
+      args: opened?.args ?? settings.args ?? [],
       cwd: ctx.cwd,
       env,
       stdin: 'pipe',
@@ -108,11 +135,13 @@ class AcpTurn {
       ...ns,
     });
     this.proc = proc;
+    // Written before the ACP stream (a key the other side's prelude reads): never on a command line.
+    if (opened?.preamble) proc.child.stdin?.write(opened.preamble);
     const conn = this.connect(proc);
     const onAbort = () => void this.cancel(conn);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.converse(conn, proc);
+      return await this.converse(conn, proc, opened?.sessionCwd);
     } catch (err) {
       return await this.failure(err, proc);
     } finally {
@@ -132,6 +161,8 @@ class AcpTurn {
     const app = acp
       .client({ name: 'arbor' })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
+        // Updates arrive in order with the answer to `session/load`: before it, they are history the log has.
+        if (this.replaying) return void this.sink.skipped('replayed');
         this.pending++;
         this.chain = this.chain
           .then(() => this.onUpdate(params))
@@ -183,7 +214,7 @@ class AcpTurn {
     });
   }
 
-  private async converse(conn: Acp.ClientConnection, proc: RemoteProcess): Promise<RemoteOutcome> {
+  private async converse(conn: Acp.ClientConnection, proc: RemoteProcess, sessionCwd?: string): Promise<RemoteOutcome> {
     const { ctx, sink } = this;
     const agent = conn.agent;
     const init = await this.untilExit(
@@ -194,14 +225,17 @@ class AcpTurn {
       }),
       proc,
     );
-    const created = await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd: path.resolve(ctx.cwd), mcpServers: [] }), proc);
+    const cwd = sessionCwd ?? path.resolve(ctx.cwd);
+    const loaded = this.source && ctx.resume ? await this.load(conn, proc, ctx.resume, cwd) : undefined;
+    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), proc));
     this.sessionId = created.sessionId;
-    await sink.external({
-      program: this.program,
-      ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
-      externalId: created.sessionId,
-      ...proc.identity,
-    });
+    if (!loaded)
+      await sink.external({
+        program: this.program,
+        ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
+        externalId: created.sessionId,
+        ...proc.identity,
+      });
     if (this.children)
       this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program, this.sink.bounds);
     const refused = await this.setMode(conn, created);
@@ -224,6 +258,24 @@ class AcpTurn {
           : `${this.label} cancelled its own turn.`,
       };
     return outcomeOf(resp, this.label);
+  }
+
+  /**
+   * The child's session on the other side again (a follow-up, a reconnect after the link
+   * dropped): `session/load` replays its history as updates, which the log already holds, so
+   * none is appended; undefined when the other side no longer has it (a new session then).
+   */
+  private async load(conn: Acp.ClientConnection, proc: RemoteProcess, sessionId: string, cwd: string): Promise<Acp.NewSessionResponse | undefined> {
+    this.replaying = true;
+    try {
+      const r = await this.untilExit(conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), proc);
+      return { sessionId, ...(r.modes ? { modes: r.modes } : {}) };
+    } catch (err) {
+      if (err instanceof acp.RequestError) return undefined;
+      throw err;
+    } finally {
+      this.replaying = false;
+    }
   }
 
   /** The child's sandbox as the agent's own mode, when a table names one; a mode it does not offer refuses the turn. */
@@ -290,6 +342,9 @@ class AcpTurn {
       };
     // The connection closing is how an exit shows first: the exit is the story.
     const exited = err instanceof AgentExit ? err.message : exit && !exit.spawnError ? `exited (${exitPhrase(exit)})` : undefined;
+    // A placed child's process is the link to it: its exit, not ours, is the link dropping (the log stays here).
+    // (A process that could not start at all is no dropped link: that is said as it is.)
+    if (this.source && !exit?.spawnError && (exited || !(err instanceof acp.RequestError))) return this.source.dropped(`${exited ?? describe(err)}${tail}`);
     const what = exited ? `${this.label} ${exited} before it finished its turn.` : `${this.label} failed: ${describe(err)}.`;
     return { stopReason: 'error', error: `${what}${tail}` };
   }

@@ -100,6 +100,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
             approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
             ...(cfg.approval ? { approval: cfg.approval } : {}),
             signal: AbortSignal.any([signal, spent.signal]),
+            ...resumeContext(w.session, msg.text, cfg.roots),
           },
           sink,
         );
@@ -138,6 +139,14 @@ async function recordModel(w: SessionWriter, ran: string | undefined): Promise<v
 export function turnTimeout(program: string, limitMs: number): string {
   const span = limitMs >= 60_000 ? `${Math.round(limitMs / 60_000)} min` : `${Math.round(limitMs / 1000)} s`;
   return `TURN_TIMEOUT: ${program} was still working after ${span}, the wall-clock limit of one remote turn, and was stopped. Give it a smaller task, or raise the limit (VS Code: arbor.remote.turnTimeoutMinutes; CLI config: remote.turnTimeoutMinutes, or "turnTimeoutMs" on the program).`;
+}
+
+/** What a driver whose child lives on across turns needs of the log (decision 0074): the task alone, roots, the session to load, the persona. */
+function resumeContext(session: SessionWriter['session'], task: string, roots: readonly string[]) {
+  let resume: string | undefined;
+  for (const e of session.events) if (e.type === 'subagent/remote' && e.externalId && !e.announcedBy) resume = e.externalId;
+  const persona = descriptorOf(session.header, session.events)?.persona;
+  return { task, roots, ...(resume ? { resume } : {}), ...(persona ? { persona } : {}) };
 }
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */

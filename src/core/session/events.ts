@@ -227,6 +227,20 @@ export interface SubagentDescriptorEvent extends Base<'subagent/descriptor'> {
   workflow?: { runId: string; index: number };
   /** The child was started in its own git worktree (decision 0060); its `worktree` event says where. */
   isolation?: 'worktree';
+  /** Where the child runs when it is placed on another host or in a container (issue 26, decision 0074). */
+  placement?: NodePlacement;
+}
+
+/**
+ * Where a placed node runs (decision 0074), as its descriptor records it: the placement's name,
+ * its kind, `user@host:port` or the image, and the round trip of the check made at its start.
+ * (The same shape as the placement layer's `PlacementInfo`, declared here: the log knows no transport.)
+ */
+export interface NodePlacement {
+  name: string;
+  kind: 'local' | 'ssh' | 'container';
+  where: string;
+  rttMs?: number;
 }
 
 /** Where a worktree child's worktree is, and what has become of it (decision 0060). */

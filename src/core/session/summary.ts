@@ -1,5 +1,5 @@
 import type { Budget } from './budget';
-import type { ApprovalPolicy, GoalSnapshot, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent, WorktreeState } from './events';
+import type { ApprovalPolicy, GoalSnapshot, NodePlacement, SandboxMode, SessionEvent, SessionHeader, StopReason, WorkflowEvent, WorktreeState } from './events';
 import { foldWorkflow, type WorkflowRunSummary } from './workflow-fold';
 
 /**
@@ -54,6 +54,8 @@ export interface SessionSummary {
   workflowRun?: { runId: string; index: number };
   /** The goal's last snapshot (absent: none, or cleared); its activation is the live process's, never here. */
   goal?: GoalSummary;
+  /** Where it runs when placed on another host or in a container (its descriptor's, decision 0074). */
+  placement?: NodePlacement;
   /** Its git worktree (decision 0060): its last `worktree` event; `owner` set when it works in an ancestor's. */
   worktree?: { state: WorktreeState; branch: string; path: string; owner?: string };
 }
@@ -182,6 +184,8 @@ const FOLDERS: Folders = {
     if (e.label) s.label = e.label;
     else delete s.label;
     if (e.workflow) s.workflowRun = { ...e.workflow };
+    if (e.placement) s.placement = { ...e.placement };
+    else delete s.placement;
     return true;
   },
   'subagent/remote': (s, e) => {

@@ -163,6 +163,17 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('agent', nonEmpty, 'an agent name', true),
     r('workflow', (v) => record(v) && nonEmpty(v.runId) && natural(v.index), '{runId, index}', true),
     r('isolation', oneOf('worktree'), "'worktree'", true),
+    r(
+      'placement',
+      (v) =>
+        record(v) &&
+        nonEmpty(v.name) &&
+        oneOf('local', 'ssh', 'container')(v.kind) &&
+        typeof v.where === 'string' &&
+        (v.rttMs === undefined || (typeof v.rttMs === 'number' && Number.isFinite(v.rttMs) && v.rttMs >= 0)),
+      '{name, kind: local | ssh | container, where, rttMs?}',
+      true,
+    ),
   ],
   worktree: [
     r('state', oneOf('open', 'applied', 'discarded', 'kept', 'inherited'), 'open | applied | discarded | kept | inherited'),

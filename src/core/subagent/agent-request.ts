@@ -42,6 +42,7 @@ export function resolveAgentRequest(asked: SubagentRequest, lookup: AgentLookup 
     ...(personaText ? { persona: { text: personaText } } : {}),
     ...((asked.model ?? def.model) ? { model: asked.model ?? def.model } : {}),
     ...(def.isolation && !asked.isolation ? { isolation: def.isolation } : {}),
+    ...(def.placement && !asked.placement ? { placement: def.placement } : {}),
     ...(def.sandbox ? { sandbox: asked.sandbox ? narrowest(asked.sandbox, def.sandbox) : def.sandbox } : {}),
   };
 }

@@ -15,14 +15,15 @@ import { SubagentError, type SubagentProvider, type WorktreePort } from './types
  */
 export function checkIsolation(
   isolation: unknown,
-  provider: Pick<SubagentProvider, 'name' | 'remote'>,
+  provider: Pick<SubagentProvider, 'name' | 'remote' | 'placement'>,
   canMake: boolean,
   pinned: SandboxMode | undefined,
   callerSandbox: SandboxMode,
 ): SandboxMode | undefined {
   if (isolation === undefined) return pinned;
   if (isolation !== 'worktree') throw new SubagentError('BAD_REQUEST', `isolation must be "worktree" (or left out), got ${JSON.stringify(isolation)}.`);
-  if (provider.remote)
+  // A placed child's program writes only the other side's copy; its changes come back into this worktree (decision 0074).
+  if (provider.remote && !provider.placement)
     throw new SubagentError(
       'UNSUPPORTED_CAPABILITY',
       `Provider "${provider.name}" runs its child in another program, whose writes Arbor's sandbox does not confine: it cannot be isolated in a worktree. Leave isolation out, or use subagent.`,

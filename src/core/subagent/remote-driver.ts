@@ -47,6 +47,15 @@ export interface RemoteTurnContext {
   approval?: ApprovalPort;
   /** Aborted by an interrupt (reason 'interrupted' or an InterruptReason) or a disposal ('cancelled'). */
   signal: AbortSignal;
+  // ── for a driver whose child lives on across turns (a placed child, decision 0074) ──
+  /** This turn's message alone (`prompt` adds the delegation notice to it). */
+  task?: string;
+  /** The child's roots (a worktree child's worktree). */
+  roots?: readonly string[];
+  /** The program's session id recorded by an earlier turn (the last `subagent/remote`): the session to load again. */
+  resume?: string;
+  /** The child's persona (its descriptor's), for a program that takes it as words. */
+  persona?: string;
 }
 
 /** How the program's turn ended, as the driver read it. The wrapper turns an abort into interrupted/cancelled. */

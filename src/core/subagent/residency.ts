@@ -20,7 +20,7 @@ export interface ResidencyPort {
   releaseDelayMs: () => number;
   composition(
     header: SessionHeader,
-    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>,
+    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'> & { provider?: string },
     escalate: boolean,
     roots?: readonly string[],
   ): ChildComposition;
@@ -249,6 +249,8 @@ export class Residency {
         ...(d.toolFilter ? { toolFilter: d.toolFilter } : {}),
         ...(d.persona !== undefined ? { persona: { text: d.persona, complete: d.personaComplete } } : {}),
         ...(d.model ? { model: d.model } : {}),
+        // A remote child (a placed one takes follow-ups) runs its provider's driver again.
+        provider: d.provider,
       },
       escalate,
       // A worktree child (or a descendant of one) is rooted in that worktree again, whatever became of it: never wider (decision 0060).

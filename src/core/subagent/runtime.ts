@@ -23,6 +23,7 @@ import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { checkIsolation, isolationOf } from './isolation';
 import { MirrorRegistry } from './mirrors';
+import { placedProviderName } from './placed';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import { Residency } from './residency';
 import { spawnProvider } from './spawn-provider';
@@ -312,7 +313,12 @@ export class SubagentRuntime implements SubagentControl {
     const snapshot = capturePolicy(parent); // synchronous: before any await
     const ceiling = captureToolCeiling(parent);
     const parentDepth = Math.max(parent.header.delegationDepth ?? 0, this.residency.depthOf(parent.id));
-    const { provider, depth } = checkStart(this.providers, providerName, asked, parentDepth, this.deps.maxDepth(), mode);
+    // A placement (the request's, else its agent file's) names the provider the child runs on (decision 0074).
+    const placement = asked.placement ?? (asked.agent !== undefined ? this.deps.agents?.agent(asked.agent)?.placement : undefined);
+    const runsOn = placedProviderName(this.providers, providerName, placement);
+    const { provider, depth } = checkStart(this.providers, runsOn, asked, parentDepth, this.deps.maxDepth(), mode);
+    // A placed child always works in its own worktree: where its collected changes land for review.
+    if (provider.placement) asked = { ...asked, isolation: 'worktree' };
     // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
     if (asked.agent !== undefined) asked = resolveAgentRequest(asked, this.deps.agents, caller.toolNames());
     // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
@@ -334,6 +340,8 @@ export class SubagentRuntime implements SubagentControl {
     // No await unless a check applies: without hooks the start runs exactly as before.
     const veto = this.vetoCheck({ parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
     if (veto) await veto;
+    // Reachable, at this Arbor's version: where it runs and the round trip go in its descriptor.
+    const placed = provider.placement ? await provider.placement.check(signal) : undefined;
     const { seed } = provider.prepare(parent);
 
     // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
@@ -379,6 +387,7 @@ export class SubagentRuntime implements SubagentControl {
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.workflow ? { workflow: { ...request.workflow } } : {}),
       ...(request.isolation ? { isolation: request.isolation } : {}),
+      ...(placed ? { placement: { ...placed } } : {}),
     });
     if (isolation.event) await writer.append(isolation.event);
     // The child's budget is its own fact, after any seed: a fork's seed never hands one on.
@@ -421,11 +430,13 @@ export class SubagentRuntime implements SubagentControl {
   /** The composition of a child, from its request (start) or its own log (cold resume). */
   private composition(
     header: SessionHeader,
-    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'>,
+    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'> & { provider?: string },
     escalate: boolean,
     roots?: readonly string[],
   ): ChildComposition {
+    const remote = request.provider !== undefined ? this.providers.get(request.provider)?.remote : undefined;
     return {
+      ...(remote ? { remote } : {}),
       ...(roots ? { roots } : {}),
       ...(header.agentPreset ? { preset: header.agentPreset } : {}),
       ownScope: ownScopeOf(header.id),

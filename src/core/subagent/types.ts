@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/agent';
 import type { Persona } from '../scope/prompt';
 import type { Budget } from '../session/budget';
-import type { SandboxMode, SessionEvent, StopReason } from '../session/events';
+import type { NodePlacement, SandboxMode, SessionEvent, StopReason } from '../session/events';
 import type { Session } from '../session/session';
 import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
@@ -38,6 +38,11 @@ export interface SubagentRequest {
   workflow?: { runId: string; index: number };
   /** `worktree`: the child works in its own git worktree, its only writable root (decision 0060). */
   isolation?: 'worktree';
+  /**
+   * Run the child on this configured placement (another host, a container; decision 0074): its
+   * provider becomes `placed:<name>`, it gets its own worktree, and its turns run in `arbor acp` there.
+   */
+  placement?: string;
 }
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
@@ -60,6 +65,12 @@ export interface SubagentProvider {
   modes?: readonly ('one-shot' | 'continuable')[];
   /** Present when the child lives in another program: it runs the child's turn instead of the model loop. */
   remote?: RemoteDriver;
+  /**
+   * Present when the child runs on a placement (decision 0074): checked at its start (where it
+   * runs and the round trip go in its descriptor); such a child always gets its own worktree,
+   * the only place its collected changes land.
+   */
+  placement?: { name: string; check(signal?: AbortSignal): Promise<NodePlacement> };
 }
 
 /** How a start relates to its caller's turn. */
@@ -86,6 +97,8 @@ export type SubagentErrorCode =
   | 'CANCELLED'
   | 'READ_ONLY'
   | 'NOT_CANCELLABLE'
+  /** `placement` names no configured placement (decision 0074). */
+  | 'UNKNOWN_PLACEMENT'
   /** A `SubagentStart` hook vetoed the start (decision 0057). */
   | 'HOOK_BLOCKED';
 

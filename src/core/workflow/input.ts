@@ -57,7 +57,7 @@ export function checkInput(input: WorkflowInput, d: WorkflowDeployment): { sha25
   return { sha256: createHash('sha256').update(input.script).digest('hex'), bytes };
 }
 
-const OPTS = ['label', 'schema', 'tools', 'persona', 'provider', 'isolation'];
+const OPTS = ['label', 'schema', 'tools', 'persona', 'provider', 'isolation', 'placement'];
 
 /** `agent(prompt, opts)` as a subagent request (checked in the host: the script may send anything). */
 export function agentRequest(prompt: unknown, opts: unknown): { provider?: string; request: SubagentRequest } {
@@ -78,6 +78,9 @@ export function agentRequest(prompt: unknown, opts: unknown): { provider?: strin
       Array.isArray(o.tools) && o.tools.every((t) => typeof t === 'string') ? (o.tools as string[]) : bad('opts.tools must be an array of tool names.');
   if (o.persona !== undefined) request.persona = typeof o.persona === 'string' ? { text: o.persona } : bad('opts.persona must be a string.');
   if (o.isolation !== undefined) request.isolation = o.isolation === 'worktree' ? 'worktree' : bad('opts.isolation must be "worktree".');
+  // A configured placement's name (decision 0074); the runtime refuses an unknown one (UNKNOWN_PLACEMENT).
+  if (o.placement !== undefined)
+    request.placement = typeof o.placement === 'string' && o.placement !== '' ? o.placement : bad('opts.placement must be the name of a configured placement.');
   if (o.provider !== undefined && typeof o.provider !== 'string') bad('opts.provider must be a provider name (spawn or fork).');
   return { ...(typeof o.provider === 'string' ? { provider: o.provider } : {}), request };
 }

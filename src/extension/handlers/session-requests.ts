@@ -1,7 +1,7 @@
 import { retryText } from '../presenter/retry';
 import type { HandlerContext, RequestHandlers } from './context';
 
-type SessionRequest = Exclude<keyof RequestHandlers, `goal/${string}` | `rewind/${string}` | `worktree/${string}` | `bestof/${string}`>;
+type SessionRequest = Exclude<keyof RequestHandlers, `goal/${string}` | `rewind/${string}` | `worktree/${string}` | `bestof/${string}` | `placement/${string}`>;
 
 /** The conversation requests: new, send, stop, fork, page, retry, grants, queue, budget, start an agent, cancel a run. */
 export function sessionRequests(c: HandlerContext): Pick<RequestHandlers, SessionRequest> {

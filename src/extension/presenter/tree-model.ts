@@ -206,6 +206,7 @@ export class TreeModel {
       ...(f.policy.sandbox || f.policy.approval ? { policy: { ...f.policy } } : {}),
       reports: f.reports,
       ...(f.goal ? { goal: { ...f.goal, armed: live.goalArmed } } : {}),
+      ...(f.placement ? { placement: { ...f.placement } } : {}),
       ...(f.worktree ? { worktree: { state: f.worktree.state, branch: f.worktree.branch, ...(f.worktree.owner ? { owner: f.worktree.owner } : {}) } } : {}),
       ...(h.bestOf ? { bestOf: { group: h.bestOf.group, way: h.bestOf.way, of: h.bestOf.of } } : {}),
       createdAt: h.createdAt,

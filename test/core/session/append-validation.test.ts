@@ -83,6 +83,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       agent: 'tester',
       workflow: { runId: 'r1', index: 0 },
       isolation: 'worktree',
+      placement: { name: 'far', kind: 'ssh', where: 'me@build:22', rttMs: 12 },
     },
   },
   'subagent/remote': {
@@ -323,6 +324,8 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a workflow/log whose message is not text', 'workflow/log', 'data', { message: { html: 'x' } }],
     ['a workflow/start without limits', 'workflow/start', 'data', { name: 'n', description: 'd', scriptSha256: 'ab', scriptBytes: 1 }],
     ['a descriptor whose workflow has no run id', 'subagent/descriptor', 'workflow', { index: 0 }],
+    ['a placement of an unknown kind', 'subagent/descriptor', 'placement', { name: 'far', kind: 'vm', where: 'x' }],
+    ['a placement with a negative round trip', 'subagent/descriptor', 'placement', { name: 'far', kind: 'ssh', where: 'x', rttMs: -1 }],
     ['a negative token budget', 'budget/set', 'budget', { maxTokens: -5 }],
     ['a NaN dollar budget', 'budget/set', 'budget', { maxCostUsd: Number.NaN }],
     ['a 1e308 dollar budget', 'budget/set', 'budget', { maxCostUsd: 1e308 }],

@@ -32,14 +32,34 @@ const PARAMS = {
   additionalProperties: false,
 };
 
-/** `subagent`: delegate to a fresh child (empty history) — one-shot or continuable. */
-export function createSubagentTool(rt: SubagentControl): Tool {
+/**
+ * `placement`, advertised only when placements are configured (decision 0074): the names are
+ * the deployment's, fixed when the harness is built, so the request head stays the same per deployment.
+ */
+function withPlacements(names: readonly string[]) {
+  if (!names.length) return PARAMS;
+  return {
+    ...PARAMS,
+    properties: {
+      ...PARAMS.properties,
+      placement: {
+        type: 'string' as const,
+        enum: [...names],
+        description:
+          "Optional. Run the child on this configured placement (another machine or a container) instead of here: it works in its own git worktree copied there, and its changes come back for review like a worktree child's. A workflow script's agent(prompt, {placement}) takes the same names.",
+      },
+    },
+  };
+}
+
+/** `subagent`: delegate to a fresh child (empty history) — one-shot or continuable; with `placements`, on one of them. */
+export function createSubagentTool(rt: SubagentControl, placements: readonly string[] = []): Tool {
   return {
     name: 'subagent',
     description:
       'Delegate a self-contained task to a new subagent with an empty history and your tools. Use it for independent work ' +
       '(research, a separate file, tests) so your own context stays small. The child cannot widen your permissions.',
-    parameters: PARAMS,
+    parameters: withPlacements(placements),
     async execute(args, ctx) {
       return startFromTool(rt, 'spawn', args, ctx, 'subagent');
     },
@@ -55,6 +75,7 @@ export async function startFromTool(rt: SubagentControl, provider: string, args:
   if (typeof args.persona === 'string') request.persona = { text: args.persona };
   if (typeof args.agent === 'string') request.agent = args.agent;
   if (args.isolation !== undefined) request.isolation = args.isolation as 'worktree';
+  if (args.placement !== undefined) request.placement = args.placement as string;
   if (args.outputSchema !== undefined) request.outputSchema = args.outputSchema as SubagentRequest['outputSchema'];
   try {
     if (args.budget !== undefined) request.budget = checkBudget(args.budget);

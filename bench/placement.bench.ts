@@ -1,0 +1,163 @@
+// Placement (issue 26, decision 0074): figures of a placed node, measured side by side.
+//
+// placement.ssh.vs_local: a one-shot child placed on a transport ÷ the same child run here
+// (model latency 200 ms on the scripted server; the child writes a file, so the placed one's
+// sync — there and back as git — is in its time). Measured over the LOCAL test transport
+// (test/support/local-acp-transport.ts: `arbor acp` in a worktree copy on this machine) until
+// the ssh transport is merged; the id is the issue's, the context line says which transport.
+//
+// placement.fanout.efficiency: a workflow fanning 16 agents over two placements; ideal wall time
+// (the agents' own turn times laid on the fan-out's slots) ÷ the measured wall time.
+
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Harness } from '../src/core/harness';
+import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { placementRow } from '../src/core/placement/row';
+import { localAcpTransport } from '../test/support/local-acp-transport';
+import { ModelServer } from '../test/support/model-server';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
+
+export const name = 'placement';
+
+const VS_LOCAL: FigureSpec = { id: 'placement.ssh.vs_local', op: '<=', target: 1.3 };
+const FANOUT: FigureSpec = { id: 'placement.fanout.efficiency', op: '>=', target: 0.8 };
+export const figures: readonly FigureSpec[] = [VS_LOCAL, FANOUT];
+
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
+
+/** A repository of 1,000 small files in 20 folders, committed. */
+function makeRepo(dir: string): string {
+  const ws = path.join(dir, 'ws');
+  for (let d = 0; d < 20; d++) {
+    fs.mkdirSync(path.join(ws, `pkg${d}`), { recursive: true });
+    for (let f = 0; f < 50; f++) fs.writeFileSync(path.join(ws, `pkg${d}`, `f${f}.ts`), `export const v${f} = ${d * 100 + f};\n`.repeat(10));
+  }
+  git(ws, 'init', '-q', '-b', 'main');
+  git(ws, 'add', '-A');
+  git(ws, 'commit', '-qm', 'bench');
+  return fs.realpathSync(ws);
+}
+
+async function world(server: ModelServer, placements: number) {
+  const dir = tempDir('arbor-bench-placed-');
+  const ws = makeRepo(dir);
+  const transports = Array.from({ length: placements }, (_, i) =>
+    localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
+  );
+  const h = await Harness.open({
+    storeDir: path.join(dir, 'store'),
+    workspace: [ws],
+    model: { client: new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }), name: 'bench' },
+    sandbox: 'workspace-write',
+    approval: 'never',
+    releaseDelayMs: 0,
+    rows: [placementRow(transports)],
+  });
+  return { dir, ws, h, transports };
+}
+
+async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  const { dir, h } = await world(server, 1);
+  try {
+    // Each child: a write, then its answer — two model requests of 200 ms each.
+    server.setFallback((body) => {
+      const last = body.messages.at(-1);
+      if (last?.role === 'tool') return { text: 'done', delayMs: 200 };
+      return { toolCalls: [{ name: 'write_file', arguments: { path: `out-${body.messages.length}.txt`, content: 'x\n' } }], delayMs: 200 };
+    });
+    const parent = await h.createSession();
+    const child = async (placed: boolean): Promise<number> => {
+      const t = now();
+      const run = await h.subagents.start(parent, 'spawn', { prompt: 'write a file', ...(placed ? { placement: 'p0' } : { isolation: 'worktree' as const }) });
+      const r = await run.result;
+      const ms = now() - t;
+      await run.dispose();
+      if (r.stopReason !== 'completed') throw new Error(`a child ended ${r.stopReason}: ${r.error}`);
+      return ms;
+    };
+    await child(true);
+    await child(false);
+    const n = opts.quick ? 5 : 12;
+    const placed: number[] = [];
+    const local: number[] = [];
+    for (let i = 0; i < n; i++) {
+      placed.push(await child(true));
+      local.push(await child(false));
+    }
+    opts.note(
+      'placement.ssh.vs_local: transport = the LOCAL test transport (arbor acp in a worktree copy on this machine), not ssh yet; 1,000-file repository, model latency 200 ms × 2 requests',
+    );
+    opts.note(
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (check, push + worktree there, arbor acp started, initialize, session/new, set_mode, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians`,
+    );
+    return { ...VS_LOCAL, value: median(placed) / median(local) };
+  } finally {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const FAN = 16;
+
+async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> {
+  const { dir, h } = await world(server, 2);
+  try {
+    const LAT = 200;
+    server.setFallback(() => ({ text: 'agent done', delayMs: LAT }));
+    const parent = await h.createSession();
+    const turnMs: number[] = [];
+    const one = async (i: number): Promise<void> => {
+      const t = now();
+      const run = await h.subagents.start(parent, 'spawn', { prompt: `part ${i}`, placement: `p${i % 2}` });
+      const r = await run.result;
+      turnMs.push(now() - t);
+      await run.dispose();
+      if (r.stopReason !== 'completed') throw new Error(`agent ${i} ended ${r.stopReason}: ${r.error}`);
+    };
+    await one(0); // warm
+    turnMs.length = 0;
+    const slots = h.subagents.fanout.limit;
+    const t = now();
+    await Promise.all(Array.from({ length: FAN }, (_, i) => one(i)));
+    const wall = now() - t;
+    // Ideal: one agent alone takes `solo`; FAN of them on `slots` slots take ceil(FAN/slots) of those.
+    const solo: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = now();
+      await one(100 + i);
+      solo.push(now() - s);
+    }
+    const ideal = Math.ceil(FAN / slots) * median(solo);
+    opts.note(`placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`);
+    opts.note(
+      `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,
+    );
+    return { ...FANOUT, value: ideal / wall };
+  } finally {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(opts: BenchOptions): Promise<Figure[]> {
+  const server = await ModelServer.start();
+  try {
+    const out: Figure[] = [];
+    for (const [spec, fn] of [
+      [VS_LOCAL, vsLocal],
+      [FANOUT, fanout],
+    ] as const) {
+      try {
+        out.push(await fn(opts, server));
+      } catch (err) {
+        out.push(missed(spec, err instanceof Error ? err.message : String(err)));
+      }
+    }
+    return out;
+  } finally {
+    await server.stop();
+  }
+}

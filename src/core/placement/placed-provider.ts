@@ -1,0 +1,133 @@
+import * as path from 'node:path';
+import { describeError } from '../errors';
+import { type AcpChildrenFactory, type AcpProcessSource, acpDriver } from '../remote/acp';
+import { remoteProvider } from '../remote/wire';
+import type { SandboxMode } from '../session/events';
+import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
+import type { SubagentProvider } from '../subagent/types';
+import { git } from '../worktree/git';
+import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
+
+// A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
+// another host or in a container, through the ACP driver with the transport's process in place
+// of a configured command. The log stays at home (every update is mirrored as it arrives); the
+// workspace travels as git: the child's local worktree's commit goes there (`prepare`), and
+// after each turn its changes come back (`collect`) and the local worktree is moved to them, so
+// the worktree review, apply, discard and keep work unchanged.
+
+/** `arbor acp` offers Arbor's sandboxes as its session modes, by the same names: a child never runs wider there. */
+const MODES: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'full-access' };
+
+/** The child's local worktree: the repository, its folder, the root the child works in, its head. */
+interface LocalWorktree {
+  repo: string;
+  path: string;
+  root: string;
+  head: string;
+}
+
+export interface PlacedProvider extends SubagentProvider {
+  placement: NonNullable<SubagentProvider['placement']>;
+  /** Remove every node's copy on the other side (the harness closes). */
+  cleanup(): Promise<void>;
+  /** The last check's answer (where, round trip), for the views; undefined before one. */
+  readonly info: PlacementInfo | undefined;
+}
+
+export function placedProvider(transport: PlacementTransport, secrets: () => readonly string[], children?: AcpChildrenFactory): PlacedProvider {
+  const s = transport.settings;
+  const program = `placed:${s.name}`;
+  /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
+  const copies = new Map<string, Promise<PlacedWorkspace>>();
+  let info: PlacementInfo | undefined;
+  const where = () => info?.where ?? s.host ?? s.image ?? s.name;
+
+  const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
+    let ws = copies.get(childId);
+    if (!ws) {
+      ws = transport.prepare({ nodeId: childId, repo: local.repo, commit: local.head }, signal);
+      copies.set(childId, ws);
+      ws.catch(() => copies.delete(childId));
+    }
+    return ws;
+  };
+
+  const source: AcpProcessSource = {
+    async open(ctx) {
+      const local = await localWorktree(ctx);
+      const ws = await copyOf(ctx.childId, local, ctx.signal);
+      const p = transport.process(ws);
+      const rel = path.relative(local.path, local.root);
+      return {
+        command: p.command,
+        args: p.args,
+        env: p.env,
+        ...(p.preamble ? { preamble: p.preamble } : {}),
+        sessionCwd: rel ? path.posix.join(ws.cwd, rel.split(path.sep).join('/')) : ws.cwd,
+      };
+    },
+    dropped: (what) => ({
+      stopReason: 'interrupted',
+      error: `LINK_DROPPED: the link to ${where()} dropped: ${what}; send it a message or resume to reconnect.`,
+    }),
+  };
+  const inner = acpDriver({ name: s.name, command: s.arbor ?? 'arbor', modes: MODES }, secrets, children, source, program);
+
+  /** After a turn: the other side's changes as a commit here, and the local worktree moved to it. */
+  const bringBack = async (ctx: RemoteTurnContext, out: RemoteOutcome): Promise<RemoteOutcome> => {
+    const ws = copies.get(ctx.childId);
+    if (!ws) return out;
+    try {
+      const local = await localWorktree(ctx);
+      const { commit } = await transport.collect(await ws, local.repo);
+      if (commit !== local.head) await git(['reset', '--quiet', '--hard', commit], { cwd: local.path });
+      return out;
+    } catch (err) {
+      // A dropped link may take the way back with it: the turn says what it already said.
+      if (out.stopReason !== 'completed') return out;
+      const why = err instanceof PlacementError ? err.message : `SYNC_FAILED: ${describeError(err)}`;
+      return { stopReason: 'error', error: `${why} (the child's changes on ${where()} did not come back; send it a message to try again).` };
+    }
+  };
+
+  const driver: RemoteDriver = {
+    ...inner,
+    ...(s.model ? { model: () => s.model } : {}),
+    // The first turn tells the other side who it is (persona, delegation notice); a follow-up is the message alone.
+    runTurn: async (ctx, sink) => {
+      const prompt = ctx.resume ? (ctx.task ?? ctx.prompt) : [ctx.persona, ctx.prompt].filter(Boolean).join('\n\n');
+      return bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+    },
+  };
+
+  const base = remoteProvider(program, driver);
+  return {
+    ...base,
+    // Arbor on the other side: a follow-up reaches it (session/load), and an agent file's persona travels as words.
+    capabilities: { ...base.capabilities, persona: true },
+    modes: ['one-shot', 'continuable'],
+    placement: {
+      name: s.name,
+      async check(signal) {
+        info = await transport.check(signal);
+        return { ...info };
+      },
+    },
+    get info() {
+      return info;
+    },
+    async cleanup() {
+      const all = [...copies.values()];
+      copies.clear();
+      await Promise.all(all.map((ws) => ws.then((w) => transport.cleanup(w)).catch(() => undefined)));
+    },
+  };
+}
+
+async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
+  const root = ctx.roots?.[0] ?? ctx.cwd;
+  const top = (await git(['rev-parse', '--show-toplevel'], { cwd: root })).stdout.trim();
+  const common = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root })).stdout.trim();
+  const head = (await git(['rev-parse', 'HEAD'], { cwd: top })).stdout.trim();
+  return { repo: path.dirname(common), path: top, root, head };
+}

@@ -1,0 +1,76 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Agent } from '../../../src/core/agent/agent';
+import { placementRow } from '../../../src/core/placement/row';
+import type { SessionEvent } from '../../../src/core/session/events';
+import type { TestHarness } from '../../support/harness';
+import { type LocalAcpTransport, localAcpTransport } from '../../support/local-acp-transport';
+import type { ModelServer } from '../../support/model-server';
+import { eventsOf, type Script, subagentWorld } from '../subagent/helpers';
+import { makeRepo } from '../worktree/fixture';
+
+// The placed node's world (decision 0074): a real git repository as the workspace, a harness on
+// it with the placements row over two real transports ("far" and "near": this repository's own
+// `arbor acp` in a worktree copy under a folder of its own), and the scripted model server both
+// sides talk to (the child's requests carry its `[[tag]]`, as a local child's do).
+
+export interface PlacedWorld {
+  readonly server: ModelServer;
+  readonly t: TestHarness;
+  readonly script: Script;
+  readonly root: Agent;
+  readonly ws: string;
+  readonly far: LocalAcpTransport;
+  readonly near: LocalAcpTransport;
+}
+
+export function placedWorld(): PlacedWorld {
+  const world = subagentWorld({}, { gates: false, perTest: true });
+  let base: string;
+  let ws: string;
+  let far: LocalAcpTransport;
+  let near: LocalAcpTransport;
+  beforeEach(async () => {
+    base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-placed-test-'));
+    ws = makeRepo(base);
+    const url = world.server.baseURL;
+    far = localAcpTransport({ name: 'far', remoteDir: path.join(base, 'far'), baseUrl: url, model: 'test-model' });
+    near = localAcpTransport({ name: 'near', remoteDir: path.join(base, 'near'), baseUrl: url, model: 'test-model' });
+    await world.setup({ workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), rows: [placementRow([far, near])] });
+  });
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+  return {
+    get server() {
+      return world.server;
+    },
+    get t() {
+      return world.t;
+    },
+    get script() {
+      return world.script;
+    },
+    get root() {
+      return world.root;
+    },
+    get ws() {
+      return ws;
+    },
+    get far() {
+      return far;
+    },
+    get near() {
+      return near;
+    },
+  };
+}
+
+/** Poll a session's log until `pred` holds (the store's copy: a placed child is mirrored into it as it goes). */
+export async function untilLog(w: PlacedWorld, id: string, pred: (evs: SessionEvent[]) => boolean, what: string, ms = 60_000): Promise<SessionEvent[]> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const evs = await eventsOf(w.t.h, id);
+    if (pred(evs)) return evs;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (${id}: ${evs.map((e) => e.type).join(', ')})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
