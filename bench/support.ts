@@ -1,6 +1,6 @@
 // Shared helpers of the benchmark: the figure type, a realistic event generator,
 // statistics, timing, temp folders and the model server in a process of its own.
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -104,6 +104,144 @@ export async function timed<T>(fn: () => Promise<T> | T): Promise<{ ms: number; 
 }
 
 export const MB = 1024 * 1024;
+
+/**
+ * One warm run of each measure, then `n` of each in pairs whose order alternates, so both see
+ * the same machine load and neither always runs right after the other's teardown.
+ */
+export async function pairedRuns(n: number, a: () => Promise<number>, b: () => Promise<number>): Promise<[number[], number[]]> {
+  await a();
+  await b();
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
+
+// ---------------------------------------------------------------------------
+// whole processes
+
+/** What one whole process run took and printed. */
+export interface ProcessRun<T = undefined> {
+  /** Wall time from spawn to exit, every output byte read (ms). */
+  ms: number;
+  /** With `cpu`: user + system CPU time of the process and the descendants it reaped (ms; see `childCpuMs`). */
+  cpuMs?: number;
+  code: number | null;
+  /** Its output, with `output: 'keep'` (the default); empty otherwise. */
+  stdout: string;
+  stderr: string;
+  /** What `drive` returned (undefined without one). */
+  value: T;
+}
+
+export interface ProcessOptions<T> {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** In a process group of its own (the default), as run_command and the remote providers start programs. */
+  detached?: boolean;
+  /** Written to its stdin, which then closes; without it stdin is /dev/null (a pipe makes some programs wait for input). */
+  stdin?: string | Buffer;
+  /** Bytes on a fourth pipe (bubblewrap's seccomp filter). */
+  fd3?: Buffer;
+  /** stdout and stderr: read and kept (the default), read and dropped, or never opened (/dev/null). */
+  output?: 'keep' | 'drain' | 'ignore';
+  /** Each line of stdout as it arrives (the reader's own work is timed too). */
+  onLine?(line: string): void;
+  /** Measure its CPU time too (`ProcessRun.cpuMs`). */
+  cpu?: boolean;
+  /**
+   * A program that talks over stdin and stdout (an ACP agent): every stdio is a pipe handed to
+   * `drive`, which does the talking and ends the program; `exited` resolves once it has. The run
+   * is timed until both are done; nothing of stdout is read here.
+   */
+  drive?(child: ChildProcessWithoutNullStreams, exited: Promise<void>): Promise<T>;
+}
+
+/**
+ * Runs a program as a user would and times it from spawn to exit (its output read to the end,
+ * or driven to its end): the one way every bench times a whole process.
+ */
+export async function timeProcess<T = undefined>(file: string, args: readonly string[], opts: ProcessOptions<T> = {}): Promise<ProcessRun<T>> {
+  const { output = 'keep', drive } = opts;
+  const piped = drive || output !== 'ignore';
+  const stdio = [drive || opts.stdin !== undefined ? 'pipe' : 'ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'ignore', ...(opts.fd3 ? ['pipe'] : [])];
+  const cpu0 = opts.cpu ? childCpuMs() : 0;
+  const t0 = now();
+  const child = spawn(file, args, { env: opts.env, cwd: opts.cwd, detached: opts.detached ?? true, stdio: stdio as ('pipe' | 'ignore')[] });
+  const run = { code: null as number | null, stdout: '', stderr: '' };
+  const exited = new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      run.code = code;
+      resolve();
+    });
+  });
+  if (opts.fd3) (child.stdio[3] as NodeJS.WritableStream).end(opts.fd3);
+  if (opts.stdin !== undefined) child.stdin?.end(opts.stdin);
+  let value: T | undefined;
+  if (drive) {
+    child.stderr?.resume();
+    [value] = await Promise.all([drive(child as ChildProcessWithoutNullStreams, exited), exited]);
+  } else {
+    if (child.stdout && child.stderr) readOutput(child.stdout, child.stderr, output === 'keep' ? run : undefined, opts.onLine);
+    await exited;
+  }
+  const ms = now() - t0;
+  return { ms, ...(opts.cpu ? { cpuMs: childCpuMs() - cpu0 } : {}), ...run, value: value as T };
+}
+
+/** Reads stdout and stderr to their end: kept in `into`, or dropped; stdout's lines to `onLine` as they arrive. */
+function readOutput(
+  stdout: NodeJS.ReadableStream,
+  stderr: NodeJS.ReadableStream,
+  into: { stdout: string; stderr: string } | undefined,
+  onLine?: (line: string) => void,
+): void {
+  let buf = '';
+  stdout.setEncoding('utf8');
+  stdout.on('data', (d: string) => {
+    if (into) into.stdout += d;
+    if (!onLine) return;
+    buf += d;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  if (into) stderr.setEncoding('utf8').on('data', (d: string) => (into.stderr += d));
+  else stderr.resume();
+}
+
+/** The last line of a failed run's stderr (or stdout), for a one-line reason. */
+export function lastLine(r: ProcessRun<unknown>): string {
+  const lines = `${r.stderr}\n${r.stdout}`.split('\n').filter((l) => l.trim());
+  return `exit ${r.code}${lines.length ? `: ${lines[lines.length - 1].trim().slice(0, 200)}` : ''}`;
+}
+
+/**
+ * User and system CPU time of this process's waited-for children so far, ms (Linux
+ * `/proc/self/stat`, in clock ticks of 10 ms; 0 elsewhere). A child's time is counted once it
+ * is reaped, with the time of the descendants it reaped itself.
+ */
+export function childCpuMs(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 (cutime, cstime), counted from the state (field 3) here, in clock ticks (100 a second on Linux).
+    return ((Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
 
 // ---------------------------------------------------------------------------
 // temp folders
