@@ -108,12 +108,14 @@ export class Harness {
     this.subagents = p.subagents;
     this.sessions = p.sessions;
     this.bestOf = p.bestOf;
-    this.workflows = p.workflows;
-    this.goals = p.goals;
-    if (p.hookService) this.hookService = p.hookService;
-    this.mcp = p.mcp;
-    this.checkpoints = p.checkpoints;
-    this.hooks = p.hooks;
+    // The rows last: they reach this façade as they are wired (a row subscribing to `observe`).
+    const f = p.wireRows();
+    this.workflows = f.workflows;
+    this.goals = f.goals;
+    if (f.hookService) this.hookService = f.hookService;
+    this.mcp = f.mcp;
+    this.checkpoints = f.checkpoints;
+    this.hooks = f.hooks;
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {

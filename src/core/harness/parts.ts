@@ -25,8 +25,8 @@ type RowHost = RowContext['host'];
 
 /**
  * What the parts ask of the façade that owns them (feature rows reach the harness's sessions
- * through it too). Every call is made later (at a build, a start, a status question), never
- * while the parts are made: the façade is built around them.
+ * through it too). No call is made while the services are made; the rows, wired once the
+ * façade holds the services (`wireRows`), may call it at once (a row subscribing to `observe`).
  */
 export interface PartsHost extends RowHost {
   /** Sessions whose turn a crash left open (set by `Harness.open` after the parts are made). */
@@ -37,8 +37,8 @@ export interface PartsHost extends RowHost {
   makeResident(writer: SessionWriter): Agent;
 }
 
-/** Every part of a harness, made and wired in dependency order. */
-export interface HarnessParts extends Features {
+/** Every service of a harness, made in dependency order; the rows are wired by `wireRows`. */
+export interface HarnessParts {
   tools: ScopeRegistry<Tool>;
   prompts: ScopeRegistry<PromptSection>;
   /** The resident agents, roots and children: one map every part reads. */
@@ -53,11 +53,13 @@ export interface HarnessParts extends Features {
   subagents: SubagentRuntime;
   sessions: SessionsService;
   bestOf: BestOfService;
+  /** Wires the feature rows (once the façade holds the services above: rows call it) and composes their hooks. */
+  wireRows(): Features;
 }
 
 /**
  * The composition root's wiring (decision 0030): store, model, tools, prompts and policy from a
- * config, the services over them, then the feature rows. Settings are read from the live
+ * config, the services over them, then (`wireRows`) the feature rows. Settings are read from the live
  * `config` object where they are used, so `setDefaults` reaches the next use.
  */
 export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitch, host: PartsHost): HarnessParts {
@@ -155,8 +157,11 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     makeResident: (writer) => host.makeResident(writer),
     status: (id) => host.statusOf(id)?.status,
   });
-  const ctx: RowContext = { tools, prompts, subagents, registerProvider: (p) => subagents.registerProvider(p), host };
-  features = wireFeatures(config, ctx, { roots, cost, commandSandbox });
-  features.mcp.onChange(() => live.mcpChanged());
-  return { ...features, tools, prompts, agents, roots, cost, project, live, factory, worktrees, commandSandbox, subagents, sessions, bestOf };
+  const wireRows = (): Features => {
+    const ctx: RowContext = { tools, prompts, subagents, registerProvider: (p) => subagents.registerProvider(p), host };
+    features = wireFeatures(config, ctx, { roots, cost, commandSandbox });
+    features.mcp.onChange(() => live.mcpChanged());
+    return features;
+  };
+  return { tools, prompts, agents, roots, cost, project, live, factory, worktrees, commandSandbox, subagents, sessions, bestOf, wireRows };
 }
