@@ -186,7 +186,10 @@ export async function timeProcess<T = undefined>(file: string, args: readonly st
     });
   });
   if (opts.fd3) (child.stdio[3] as NodeJS.WritableStream).end(opts.fd3);
-  if (opts.stdin !== undefined) child.stdin?.end(opts.stdin);
+  if (opts.stdin !== undefined) {
+    child.stdin?.on('error', () => undefined); // a program that exits without reading all of it: not the run's failure
+    child.stdin?.end(opts.stdin);
+  }
   let value: T | undefined;
   if (drive) {
     child.stderr?.resume();
