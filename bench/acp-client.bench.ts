@@ -14,7 +14,7 @@
 // session/new, session/set_mode to the same mode, session/prompt with the same text (the answer
 // collected from the chunks), then end the agent the way acpx 0.19.1 does (stdin closed, up to
 // 100 ms to leave by itself, then SIGTERM to its group) and wait until it has exited. Runs alternate so both halves see the same machine load; medians.
-import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -25,7 +25,7 @@ import { remotePrompt } from '../src/core/remote/turn';
 import { ACP_AGENTS, agentHome, codexLaunch, SANDBOX_MODE_IDS } from '../test/support/acp-agents';
 import { makeHarness } from '../test/support/harness';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, pairedRuns, timeProcess } from './support';
 
 export const name = 'acp-client';
 
@@ -69,28 +69,18 @@ async function vsDirect(opts: BenchOptions): Promise<Figure> {
     };
     const env = programEnv({ ...agent.env }, process.env);
     const direct = async (): Promise<number> => {
-      const t0 = now();
-      const answer = await bareClient(launch.command, launch.args, env, t.workspace, prompt, SANDBOX_MODE_IDS.codex['workspace-write']);
-      const ms = now() - t0;
-      if (!answer.includes(ANSWER.slice(0, 30))) throw new Error(`codex-acp driven directly answered ${JSON.stringify(answer.slice(0, 120))}`);
-      return ms;
+      const run = await timeProcess(launch.command, launch.args, {
+        cwd: t.workspace,
+        env,
+        drive: (child, exited) => bareClient(child, exited, t.workspace, prompt, SANDBOX_MODE_IDS.codex['workspace-write']),
+      });
+      if (!run.value.includes(ANSWER.slice(0, 30))) throw new Error(`codex-acp driven directly answered ${JSON.stringify(run.value.slice(0, 120))}`);
+      return run.ms;
     };
-    // Warm both: the agent's files in the page cache, Codex's first-run state in its home.
-    await viaArbor();
-    await direct();
     const n = opts.quick ? 6 : 10;
-    const arbor: number[] = [];
-    const plain: number[] = [];
-    for (let i = 0; i < n; i++) {
-      // Alternate which half goes first, so neither always follows the other's teardown.
-      if (i % 2 === 0) {
-        arbor.push(await viaArbor());
-        plain.push(await direct());
-      } else {
-        plain.push(await direct());
-        arbor.push(await viaArbor());
-      }
-    }
+    // A warm run of each first (the agent's files in the page cache, Codex's first-run state in its home);
+    // then the halves alternate which goes first, so neither always follows the other's teardown.
+    const [arbor, plain] = await pairedRuns(n, viaArbor, direct);
     const ratios = arbor.map((a, i) => a / plain[i]);
     opts.note(
       `acp client (codex-acp 2.6.0): through Arbor ${fmt(median(arbor))} ms vs a bare SDK client ${fmt(median(plain))} ms (medians of ${n}, alternating; per-pair ratios ${ratios.map(fmt).join(' ')})`,
@@ -103,14 +93,8 @@ async function vsDirect(opts: BenchOptions): Promise<Figure> {
   }
 }
 
-/** One prompt to the agent with the SDK's client and nothing else; resolves with the answer once the agent is gone. */
-async function bareClient(command: string, args: string[], env: Record<string, string>, cwd: string, text: string, modeId: string): Promise<string> {
-  const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  const closed = new Promise<void>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', () => resolve());
-  });
-  child.stderr.resume();
+/** One prompt to the agent (spawned in its own group) with the SDK's client and nothing else; resolves with the answer once the agent is gone. */
+async function bareClient(child: ChildProcessWithoutNullStreams, closed: Promise<void>, cwd: string, text: string, modeId: string): Promise<string> {
   child.stdin.on('error', () => undefined);
   let answer = '';
   const conn = acp

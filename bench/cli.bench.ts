@@ -3,8 +3,7 @@
 // runs in alternating order after a warm run of each; medians.
 import * as path from 'node:path';
 import { arborBin } from '../test/support/cli-bundle';
-import { lastLine, timeProcess } from './process-timing';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, lastLine, median, pairedRuns, timeProcess } from './support';
 
 export const name = 'cli';
 
@@ -25,20 +24,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     if (r.code !== 0) throw new Error(`node -e 0: ${lastLine(r)}`);
     return r.ms;
   };
-  await arbor();
-  await bare();
   const n = opts.quick ? 15 : 41;
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (i % 2 === 0) {
-      a.push(await arbor());
-      b.push(await bare());
-    } else {
-      b.push(await bare());
-      a.push(await arbor());
-    }
-  }
+  const [a, b] = await pairedRuns(n, arbor, bare);
   opts.note(`arbor --version ${fmt(median(a))} ms vs node -e 0 ${fmt(median(b))} ms (medians of ${n} paired runs)`);
   return [{ ...VERSION_VS_NODE, value: median(a) / median(b) }];
 }

@@ -4,7 +4,6 @@
 // same stdio, alternated so both see the same load. Bare (full-access): what the OS sandbox adds
 // is the figure tools.sandboxed_command.vs_bare. The workspace is a small project (a repository
 // with 100 source files and an ignored node_modules), so the snapshots have something to look at.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runToolCalls } from '../src/core/agent/tool-runner';
@@ -13,7 +12,7 @@ import { CheckpointRecorder } from '../src/core/checkpoint/recorder';
 import { DEFAULT_MAX_FILE_BYTES, Shadows } from '../src/core/checkpoint/shadow';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import type { ToolContext } from '../src/core/tools/tool';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, timeProcess } from './support';
 
 export const VS_SPAWN: FigureSpec = { id: 'tools.command.vs_spawn', op: '<=', target: 1.5 };
 
@@ -28,17 +27,10 @@ function rawSpawn(cwd: string): Promise<number> {
 }
 
 /** Milliseconds until a program spawned as run_command spawns one (`fd3`: bytes on a fourth pipe, bubblewrap's seccomp filter) closes. */
-export function rawRun(file: string, args: readonly string[], cwd: string, fd3?: Buffer): Promise<number> {
-  const t0 = now();
-  return new Promise((resolve, reject) => {
-    const c = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...(fd3 ? ['pipe' as const] : [])] });
-    const extra = c.stdio[3] as NodeJS.WritableStream | null | undefined;
-    if (fd3 && extra) extra.end(fd3);
-    c.stdout?.resume();
-    c.stderr?.resume();
-    c.on('error', reject);
-    c.on('close', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`${file} exited with ${code}`))));
-  });
+export async function rawRun(file: string, args: readonly string[], cwd: string, fd3?: Buffer): Promise<number> {
+  const r = await timeProcess(file, args, { cwd, output: 'drain', ...(fd3 ? { fd3 } : {}) });
+  if (r.code !== 0) throw new Error(`${file} exited with ${r.code}`);
+  return r.ms;
 }
 
 export async function commandVsSpawn(opts: BenchOptions, base: string): Promise<Figure> {

@@ -3,13 +3,12 @@
 // reads its JSON input and says nothing); what the ratio holds down is what Arbor adds around
 // it: matching, the JSON input, the process group, the verdict and the durable `hook/run` event.
 // Blocks of each alternate so all three see the same machine load.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir, timeProcess } from './support';
 
 export const name = 'hooks';
 
@@ -19,16 +18,8 @@ export const figures: readonly FigureSpec[] = [OVERHEAD];
 const HOOK = 'cat >/dev/null';
 
 /** The hook's process alone: `sh -c HOOK` with a JSON input of the same size on stdin, until it exits. */
-function bareHook(cwd: string, input: string): Promise<number> {
-  const t0 = now();
-  return new Promise((resolve, reject) => {
-    const c = spawn('/bin/sh', ['-c', HOOK], { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    c.stdout.resume();
-    c.stderr.resume();
-    c.on('error', reject);
-    c.on('close', () => resolve(now() - t0));
-    c.stdin.end(input);
-  });
+async function bareHook(cwd: string, input: string): Promise<number> {
+  return (await timeProcess('/bin/sh', ['-c', HOOK], { cwd, stdin: input, output: 'drain' })).ms;
 }
 
 async function open(dir: string, ws: string, server: ModelServer, hooked: boolean): Promise<Harness> {

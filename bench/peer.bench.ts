@@ -14,8 +14,7 @@ import type { ProgramSettings } from '../src/core/remote/settings';
 import { CLAUDE_BIN, CODEX_BIN, programHome, remoteSettings } from '../test/remote/world';
 import { arborBin } from '../test/support/cli-bundle';
 import { ModelServer } from '../test/support/model-server';
-import { lastLine, type ProcessRun, timeProcess } from './process-timing';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, lastLine, median, missed, type ProcessRun, tempDir, timeProcess } from './support';
 
 export const name = 'peer';
 
@@ -35,6 +34,8 @@ interface Contender {
   failed?: string;
   once(): Promise<ProcessRun>;
   ms: number[];
+  /** CPU time (user + system) of each measured run. */
+  cpu: number[];
 }
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
@@ -54,8 +55,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       label,
       spec,
       absent: fs.existsSync(file) ? undefined : `${file} is not installed (run npm run setup:remote)`,
-      once: () => timeProcess(file, inv.args, { env: inv.env, cwd: ws }),
+      once: () => timeProcess(file, inv.args, { env: inv.env, cwd: ws, cpu: true }),
       ms: [],
+      cpu: [],
     });
     const ctx = { cwd: ws, sandbox: 'workspace-write' as const, prompt: TASK };
     const contenders: Contender[] = [
@@ -77,30 +79,38 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
               '--approval',
               'never',
             ].concat(['--base-url', server.baseURL, '--model', 'bench', '--', TASK]),
-            { env: { PATH: process.env.PATH ?? '', HOME: arborHome, ARBOR_API_KEY: 'local' }, cwd: ws },
+            { env: { PATH: process.env.PATH ?? '', HOME: arborHome, ARBOR_API_KEY: 'local' }, cwd: ws, cpu: true },
           ),
         ms: [],
+        cpu: [],
       },
       program('codex exec', VS_CODEX, CODEX_BIN, codexInvocation(settings.codex as ProgramSettings, ctx)),
       // The floor of any Node program, in the same rounds: what Arbor cannot go below.
-      { label: 'node -e 0', once: () => timeProcess(process.execPath, ['-e', `console.log(${JSON.stringify(ANSWER)})`], { env: {}, cwd: ws }), ms: [] },
+      {
+        label: 'node -e 0',
+        once: () => timeProcess(process.execPath, ['-e', `console.log(${JSON.stringify(ANSWER)})`], { env: {}, cwd: ws, cpu: true }),
+        ms: [],
+        cpu: [],
+      },
       program('claude -p', VS_CLAUDE, CLAUDE_BIN, claudeInvocation(settings.claudeCode as ProgramSettings, ctx)),
     ];
     const arbor = contenders[0];
     const runOnce = async (c: Contender): Promise<void> => {
       if (c.absent || c.failed) return;
       const r = await c.once();
-      if (r.code === 0 && r.stdout.includes(ANSWER.slice(0, 30))) c.ms.push(r.ms);
-      else c.failed = `${c.label} failed: ${lastLine(r)}`;
+      if (r.code === 0 && r.stdout.includes(ANSWER.slice(0, 30))) {
+        c.ms.push(r.ms);
+        c.cpu.push(r.cpuMs ?? Number.NaN);
+      } else c.failed = `${c.label} failed: ${lastLine(r)}`;
     };
     // Warm each: its files in the page cache, a program's first-run set-up in its home.
     for (const c of contenders) await runOnce(c);
-    for (const c of contenders) c.ms.length = 0;
+    for (const c of contenders) c.ms.length = c.cpu.length = 0;
     const n = opts.quick ? 5 : 11;
     for (let i = 0; i < n; i++) for (let k = 0; k < contenders.length; k++) await runOnce(contenders[(i + k) % contenders.length]);
     opts.note(
       `one-turn prompt, spawn to exit (medians of ${n} rounds, rotating order): ${contenders
-        .map((c) => `${c.label} ${c.ms.length ? `${fmt(median(c.ms))} ms` : (c.absent ?? c.failed)}`)
+        .map((c) => `${c.label} ${c.ms.length ? `${fmt(median(c.ms))} ms (CPU ${fmt(median(c.cpu))} ms)` : (c.absent ?? c.failed)}`)
         .join(', ')}`,
     );
     opts.note(

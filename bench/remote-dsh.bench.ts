@@ -4,13 +4,12 @@
 // directly on the same model server and prompt (spawn to exit, every line read). Median of 5
 // each (3 in --quick), alternating (and in alternating order), after one warm run of each. The model server runs in a
 // process of its own, as a model always does (see acp.bench.ts for why).
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { namespaceArgs, pidNamespace } from '../src/core/remote/pid-namespace';
 import { arborBin } from '../test/support/cli-bundle';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, pairedRuns, tempDir, timeProcess } from './support';
 
 export const name = 'remote-dsh';
 
@@ -21,37 +20,22 @@ const ARBOR_JS = arborBin();
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 const PROMPT = 'Answer in one sentence.';
 
-/** `arbor run --json` as a user would run it: spawn to exit, stdout read line by line. */
-function direct(baseURL: string, store: string, ws: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const args = [ARBOR_JS, 'run', '--json', '--store', store, '--workspace', ws, '--sandbox', 'workspace-write', '--approval', 'never'];
-    const child = spawn(process.execPath, [...args, '--base-url', baseURL, '--model', 'bench', '--', PROMPT], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBOR_API_KEY: 'local' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let buf = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        JSON.parse(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-    });
-    child.stderr.resume();
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`arbor run exited ${code}`))));
+/** `arbor run --json` as a user would run it (not in a group of its own): spawn to exit, each stdout line parsed as it arrives. */
+async function direct(baseURL: string, store: string, ws: string): Promise<number> {
+  const args = [ARBOR_JS, 'run', '--json', '--store', store, '--workspace', ws, '--sandbox', 'workspace-write', '--approval', 'never'];
+  const r = await timeProcess(process.execPath, [...args, '--base-url', baseURL, '--model', 'bench', '--', PROMPT], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBOR_API_KEY: 'local' },
+    detached: false,
+    output: 'drain',
+    onLine: (line) => JSON.parse(line),
   });
+  if (r.code !== 0) throw new Error(`arbor run exited ${r.code}`);
+  return r.ms;
 }
 
 /** Spawn to exit of a program, in ms. */
-function startToExit(file: string, args: string[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t = now();
-    const child = spawn(file, args, { stdio: 'ignore', detached: true });
-    child.on('error', reject);
-    child.on('close', () => resolve(now() - t));
-  });
+async function startToExit(file: string, args: string[]): Promise<number> {
+  return (await timeProcess(file, args, { output: 'ignore' })).ms;
 }
 
 export async function run(opts: BenchOptions): Promise<Figure[]> {
@@ -79,26 +63,10 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       if (r.stopReason !== 'completed') throw new Error(`the dsh-sdk child ended ${r.stopReason}: ${r.error}`);
       return ms;
     };
-    const straight = async (): Promise<number> => {
-      const t = now();
-      await direct(model.baseURL, path.join(dir, `direct-${n++}`), ws);
-      return now() - t;
-    };
-    await viaArbor(); // warm: the version probe, the modules in the page cache
-    await straight();
+    const straight = () => direct(model.baseURL, path.join(dir, `direct-${n++}`), ws);
     const runs = opts.quick ? 3 : 5;
-    const via: number[] = [];
-    const own: number[] = [];
-    // The order alternates too, so neither half always runs right after the other's exit.
-    for (let i = 0; i < runs; i++) {
-      if (i % 2 === 0) {
-        via.push(await viaArbor());
-        own.push(await straight());
-      } else {
-        own.push(await straight());
-        via.push(await viaArbor());
-      }
-    }
+    // A warm run of each first (the version probe, the modules in the page cache); the order alternates too.
+    const [via, own] = await pairedRuns(runs, viaArbor, straight);
     opts.note(`dsh-sdk child ${fmt(median(via))} ms through Arbor vs ${fmt(median(own))} ms for arbor run --json directly (medians of ${runs})`);
     // What the difference is made of that no change of Arbor's removes: the child's own PID namespace (decision 0036).
     const ns = await pidNamespace();

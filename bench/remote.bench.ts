@@ -14,7 +14,6 @@
 // remote.no_orphans: 20 children cancelled mid-run (a program that spawns a child of its own
 // and ignores SIGINT and SIGTERM, so every stop goes to SIGKILL of the group); the figure is 1
 // when no process of any of their groups is left, else 0.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SessionWriter } from '../src/core/agent/session-writer';
@@ -30,7 +29,7 @@ import { FAKE_CODEX } from '../test/remote/fake-codex';
 import { CLAUDE_BIN, CODEX_BIN, groupAlive, programHome, remoteSettings } from '../test/remote/world';
 import { makeHarness } from '../test/support/harness';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, timeProcess } from './support';
 
 export const name = 'remote';
 
@@ -95,9 +94,7 @@ async function vsDirect(opts: BenchOptions, which: keyof typeof PROGRAMS): Promi
     const direct = async (): Promise<number> => {
       const ctx = { cwd: t.workspace, sandbox: 'workspace-write' as const, prompt };
       const { args, env } = which === 'codex' ? codexInvocation(program, ctx) : claudeInvocation(program, ctx);
-      const t0 = now();
-      const { code, stdout } = await runDirect(p.bin, args, env, t.workspace);
-      const ms = now() - t0;
+      const { ms, code, stdout } = await timeProcess(p.bin, args, { env, cwd: t.workspace });
       if (code !== 0 || !stdout.includes(ANSWER.slice(0, 30))) throw new Error(`${which} run directly exited ${code} without the answer`);
       return ms;
     };
@@ -119,18 +116,6 @@ async function vsDirect(opts: BenchOptions, which: keyof typeof PROGRAMS): Promi
     fs.rmSync(homes.codex, { recursive: true, force: true });
     fs.rmSync(homes.claude, { recursive: true, force: true });
   }
-}
-
-/** The program as a user would run it: its own group, stdin closed, stdout read to the end. */
-function runDirect(bin: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.resume();
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout }));
-  });
 }
 
 // ---------------------------------------------------------------------------

@@ -1,12 +1,10 @@
-// Shared helpers of the benchmark: the figure type, a realistic event generator,
-// statistics, timing, temp folders and the model server in a process of its own.
-import { spawn } from 'node:child_process';
+// Shared helpers of the benchmark: the figure type, statistics, timing (whole processes too),
+// temp folders, the realistic events (from events.ts) and the model server in a process of its own.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { SessionEvent, SessionHeader } from '../src/core/session/events';
-import { prng as rng } from '../test/support/store-fixtures';
 
 export interface BenchOptions {
   /** Fewer repetitions (same sizes): finishes in under a minute. */
@@ -105,6 +103,147 @@ export async function timed<T>(fn: () => Promise<T> | T): Promise<{ ms: number; 
 
 export const MB = 1024 * 1024;
 
+/**
+ * One warm run of each measure, then `n` of each in pairs whose order alternates, so both see
+ * the same machine load and neither always runs right after the other's teardown.
+ */
+export async function pairedRuns(n: number, a: () => Promise<number>, b: () => Promise<number>): Promise<[number[], number[]]> {
+  await a();
+  await b();
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
+
+// ---------------------------------------------------------------------------
+// whole processes
+
+/** What one whole process run took and printed. */
+export interface ProcessRun<T = undefined> {
+  /** Wall time from spawn to exit, every output byte read (ms). */
+  ms: number;
+  /** With `cpu`: user + system CPU time of the process and the descendants it reaped (ms; see `childCpuMs`). */
+  cpuMs?: number;
+  code: number | null;
+  /** Its output, with `output: 'keep'` (the default); empty otherwise. */
+  stdout: string;
+  stderr: string;
+  /** What `drive` returned (undefined without one). */
+  value: T;
+}
+
+export interface ProcessOptions<T> {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** In a process group of its own (the default), as run_command and the remote providers start programs. */
+  detached?: boolean;
+  /** Written to its stdin, which then closes; without it stdin is /dev/null (a pipe makes some programs wait for input). */
+  stdin?: string | Buffer;
+  /** Bytes on a fourth pipe (bubblewrap's seccomp filter). */
+  fd3?: Buffer;
+  /** stdout and stderr: read and kept (the default), read and dropped, or never opened (/dev/null). */
+  output?: 'keep' | 'drain' | 'ignore';
+  /** Each line of stdout as it arrives (the reader's own work is timed too). */
+  onLine?(line: string): void;
+  /** Measure its CPU time too (`ProcessRun.cpuMs`). */
+  cpu?: boolean;
+  /**
+   * A program that talks over stdin and stdout (an ACP agent): every stdio is a pipe handed to
+   * `drive`, which does the talking and ends the program; `exited` resolves once it has. The run
+   * is timed until both are done; nothing of stdout is read here.
+   */
+  drive?(child: ChildProcessWithoutNullStreams, exited: Promise<void>): Promise<T>;
+}
+
+/**
+ * Runs a program as a user would and times it from spawn to exit (its output read to the end,
+ * or driven to its end): the one way every bench times a whole process.
+ */
+export async function timeProcess<T = undefined>(file: string, args: readonly string[], opts: ProcessOptions<T> = {}): Promise<ProcessRun<T>> {
+  const { output = 'keep', drive } = opts;
+  const piped = drive || output !== 'ignore';
+  const stdio = [drive || opts.stdin !== undefined ? 'pipe' : 'ignore', piped ? 'pipe' : 'ignore', piped ? 'pipe' : 'ignore', ...(opts.fd3 ? ['pipe'] : [])];
+  const cpu0 = opts.cpu ? childCpuMs() : 0;
+  const t0 = now();
+  const child = spawn(file, args, { env: opts.env, cwd: opts.cwd, detached: opts.detached ?? true, stdio: stdio as ('pipe' | 'ignore')[] });
+  const run = { code: null as number | null, stdout: '', stderr: '' };
+  const exited = new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      run.code = code;
+      resolve();
+    });
+  });
+  if (opts.fd3) (child.stdio[3] as NodeJS.WritableStream).end(opts.fd3);
+  if (opts.stdin !== undefined) {
+    child.stdin?.on('error', () => undefined); // a program that exits without reading all of it: not the run's failure
+    child.stdin?.end(opts.stdin);
+  }
+  let value: T | undefined;
+  if (drive) {
+    child.stderr?.resume();
+    [value] = await Promise.all([drive(child as ChildProcessWithoutNullStreams, exited), exited]);
+  } else {
+    if (child.stdout && child.stderr) readOutput(child.stdout, child.stderr, output === 'keep' ? run : undefined, opts.onLine);
+    await exited;
+  }
+  const ms = now() - t0;
+  return { ms, ...(opts.cpu ? { cpuMs: childCpuMs() - cpu0 } : {}), ...run, value: value as T };
+}
+
+/** Reads stdout and stderr to their end: kept in `into`, or dropped; stdout's lines to `onLine` as they arrive. */
+function readOutput(
+  stdout: NodeJS.ReadableStream,
+  stderr: NodeJS.ReadableStream,
+  into: { stdout: string; stderr: string } | undefined,
+  onLine?: (line: string) => void,
+): void {
+  let buf = '';
+  stdout.setEncoding('utf8');
+  stdout.on('data', (d: string) => {
+    if (into) into.stdout += d;
+    if (!onLine) return;
+    buf += d;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  if (into) stderr.setEncoding('utf8').on('data', (d: string) => (into.stderr += d));
+  else stderr.resume();
+}
+
+/** The last line of a failed run's stderr (or stdout), for a one-line reason. */
+export function lastLine(r: ProcessRun<unknown>): string {
+  const lines = `${r.stderr}\n${r.stdout}`.split('\n').filter((l) => l.trim());
+  return `exit ${r.code}${lines.length ? `: ${lines[lines.length - 1].trim().slice(0, 200)}` : ''}`;
+}
+
+/**
+ * User and system CPU time of this process's waited-for children so far, ms (Linux
+ * `/proc/self/stat`, in clock ticks of 10 ms; 0 elsewhere). A child's time is counted once it
+ * is reaped, with the time of the descendants it reaped itself.
+ */
+export function childCpuMs(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 (cutime, cstime), counted from the state (field 3) here, in clock ticks (100 a second on Linux).
+    return ((Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // temp folders
 
@@ -155,151 +294,9 @@ export async function copyDirDurable(src: string, dst: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------
-// realistic events
+// realistic events (bench/events.ts)
 
-/** mulberry32: a small deterministic PRNG (uniform in [0, 1)), the one the store fixtures use. */
-export { rng };
-
-/** A shuffled copy (Fisher–Yates). */
-export function shuffle<T>(xs: readonly T[], random: () => number): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
-
-const PROSE = `I looked at the store module and the journal is replayed at open before the catalog is reconciled. \
-The failing test expects the session to be listed after a crash between the tree write and the catalog write, \
-so reconcile has to index tree files the catalog does not know. Next I will read the tree file code, check how \
-headers are copied, and then run the focused test again. If it still fails I will add a trace of the lsn values. \
-Let me also check whether the checkpoint threshold uses the database size, since a large tree would otherwise \
-export the whole file far too often. The change is small: one guard and a test that kills the writer mid-append. `;
-
-const CODE = `export async function loadConfig(file: string): Promise<Config> {
-  const text = await fs.promises.readFile(file, "utf8");
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(\`\${file} is not valid JSON: \${(err as Error).message}\`);
-  }
-  if (typeof raw !== "object" || raw === null) throw new ConfigError(\`\${file} must hold an object\`);
-  const cfg = { ...DEFAULTS, ...(raw as Partial<Config>) };
-  for (const [key, value] of Object.entries(cfg)) {
-    if (value === undefined) delete (cfg as Record<string, unknown>)[key];
-  }
-  return cfg;
-}
-
-describe("loadConfig", () => {
-  it("merges defaults", async () => {
-    const cfg = await loadConfig(fixture("partial.json"));
-    assert.equal(cfg.model, "deepseek-chat");
-    assert.deepEqual(cfg.tools, ["read_file", "search_files"]);
-  });
-});
-`;
-
-const CODE2 = CODE + CODE.replace(/Config/g, 'Settings');
-const FILES = ['src/core/store/tree.ts', 'src/core/store/journal.ts', 'src/config/load.ts', 'test/store.test.ts', 'README.md', 'src/core/agent/agent.ts'];
-const TOOLS = ['read_file', 'search_files', 'list_files', 'run_command', 'edit_file'];
-const T0 = Date.parse('2025-06-01T09:00:00.000Z');
-
-function slice(src: string, r: () => number, min: number, max: number): string {
-  const len = Math.min(src.length, Math.floor(min + r() * (max - min)));
-  const start = Math.floor(r() * (src.length - len));
-  // Flatten (no sliced string pinning the corpus) so sizes and copies are realistic.
-  return ` ${src.slice(start, start + len)}`.slice(1);
-}
-
-function hex(r: () => number, n: number): string {
-  let s = '';
-  while (s.length < n)
-    s += Math.floor(r() * 0x100000000)
-      .toString(16)
-      .padStart(8, '0');
-  return s.slice(0, n);
-}
-
-// One turn is 10 events: a user message, two tool round trips, a final answer.
-// Sizes are tuned so the mean serialized event is ~500 bytes (see eventBytes()).
-const TURN = 10;
-
-/** The event at `seq` of a synthetic session: deterministic, valid under Session's ordering rules. */
-export function makeEvent(seq: number): SessionEvent {
-  const r = rng(seq * 2654435761 + 12345);
-  const turn = Math.floor(seq / TURN);
-  const pos = seq % TURN;
-  const at = new Date(T0 + seq * 1500).toISOString();
-  const turnId = `turn-${turn}`;
-  const model = 'deepseek-chat';
-  const usage = () => ({ promptTokens: 8000 + Math.floor(r() * 40000), completionTokens: 50 + Math.floor(r() * 900), cacheHitTokens: Math.floor(r() * 8000) });
-  const call = (k: number) => `call_${turn}_${k}`;
-  const tool = (k: number) => TOOLS[(turn + k) % TOOLS.length];
-  switch (pos) {
-    case 0:
-      return { seq, type: 'turn/start', at, turnId };
-    case 1:
-      return { seq, type: 'user/message', at, text: slice(PROSE, r, 180, 540), source: { kind: 'user' }, messageId: `msg-${turn}` };
-    case 2:
-    case 5:
-      return {
-        seq,
-        type: 'request/header',
-        at,
-        model,
-        provider: 'deepseek',
-        bytes: 30000 + Math.floor(r() * 90000),
-        headBytes: 12000,
-        headHash: hex(r, 64),
-        prefixHash: hex(r, 64),
-      };
-    case 3:
-    case 6: {
-      const k = pos === 3 ? 0 : 1;
-      const file = FILES[Math.floor(r() * FILES.length)];
-      return {
-        seq,
-        type: 'assistant/message',
-        at,
-        text: slice(PROSE, r, 60, 200),
-        reasoning: slice(PROSE, r, 80, 260),
-        toolCalls: [{ id: call(k), name: tool(k), arguments: JSON.stringify({ path: file, query: 'checkpoint', maxResults: 20 }) }],
-        usage: usage(),
-        model,
-      };
-    }
-    case 4:
-    case 7: {
-      const k = pos === 4 ? 0 : 1;
-      return { seq, type: 'tool/result', at, callId: call(k), name: tool(k), content: slice(CODE2, r, 450, 980), isError: false };
-    }
-    case 8:
-      return { seq, type: 'assistant/message', at, text: slice(PROSE, r, 300, 640), usage: usage(), model };
-    default:
-      return { seq, type: 'turn/end', at, turnId, stopReason: 'completed' };
-  }
-}
-
-/** Events [from, from + n). */
-export function makeEvents(from: number, n: number): SessionEvent[] {
-  const out = new Array<SessionEvent>(n);
-  for (let i = 0; i < n; i++) out[i] = makeEvent(from + i);
-  return out;
-}
-
-/** Bytes of the events as stored: each event's JSON, UTF-8. */
-export function eventBytes(events: readonly SessionEvent[]): number {
-  let n = 0;
-  for (const e of events) n += Buffer.byteLength(JSON.stringify(e));
-  return n;
-}
-
-export function header(id: string): SessionHeader {
-  return { id, createdAt: new Date(T0).toISOString(), origin: 'user', title: 'bench session', cwd: '/work/project' };
-}
+export { eventBytes, header, makeEvent, makeEvents, rng, shuffle } from './events';
 
 /**
  * The test model server in a child process of its own, as a model always runs, answering every

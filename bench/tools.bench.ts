@@ -12,7 +12,7 @@ import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../src/core/tools/tool';
 import { commandVsSpawn, rawRun, VS_SPAWN } from './command-vs-spawn';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
+import { type BenchOptions, childCpuMs, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
 
@@ -117,16 +117,4 @@ function workspace(dir: string, folders: number, repos = false): string {
     }
   }
   return fs.realpathSync(dir);
-}
-
-/** User and system CPU time of this process's waited-for children so far (Linux `/proc/self/stat`; 0 elsewhere). */
-function childCpuMs(): number {
-  try {
-    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 16 and 17 (cutime, cstime), counted from the state (field 3) here, in clock ticks (100 a second on Linux).
-    return ((Number(f[13]) + Number(f[14])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
 }

@@ -2,48 +2,44 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
-import { checkpointRow } from './checkpoint/row';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
-import { CostService } from './cost/service';
-import type { FeatureHooks, FeatureRow, RowContext } from './feature/rows';
+import type { CostService } from './cost/service';
 import type { GoalService } from './goal/service';
-import { goalRow } from './goal/wire';
-import { AgentFactory } from './harness/agent-factory';
-import { BestOfService } from './harness/bestof/service';
+import type { AgentFactory } from './harness/agent-factory';
+import type { BestOfService } from './harness/bestof/service';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
-import { LiveHub } from './harness/live';
+import type { LiveHub } from './harness/live';
+import { makeParts } from './harness/parts';
 import { rootAgentOf } from './harness/root-agent';
-import { composeHooks, delegationRow, promptRow, workspaceRow } from './harness/rows';
-import { SessionsService } from './harness/sessions';
+import type { composeHooks } from './harness/rows';
+import type { SessionsService } from './harness/sessions';
 import type { HookService } from './hooks/service';
-import { hooksRow } from './hooks/wire';
 import type { LiveWhat, Observer } from './live/changes';
 import type { SessionLive, SessionView } from './live/state';
 import type { McpManager } from './mcp/manager';
-import { mcpRow } from './mcp/row';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
-import { ProjectFiles } from './project/project-files';
+import type { ProjectFiles } from './project/project-files';
 import { recoverInterrupted } from './recovery';
-import { remoteRow } from './remote/wire';
 import type { PromptSection } from './scope/prompt';
-import { ScopeRegistry } from './scope/registry';
+import type { ScopeRegistry } from './scope/registry';
 import type { Budget } from './session/budget';
 import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
 import { rootsOf } from './subagent/isolation';
-import { SubagentRuntime } from './subagent/runtime';
-import { CommandSandbox } from './tools/sandbox/command-sandbox';
+import type { SubagentRuntime } from './subagent/runtime';
+import type { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
-import { type WorkflowWiring, workflowRow } from './workflow/wire';
-import { WorktreeService } from './worktree/service';
+import type { WorkflowWiring } from './workflow/wire';
+import type { WorktreeService } from './worktree/service';
 
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
+export { DEFAULT_MAX_DEPTH } from './harness/config';
 export { HarnessError, type HarnessErrorCode } from './harness/errors';
 export type { Change, LiveWhat, Observer } from './live/changes';
 export type { SessionLive, SessionView } from './live/state';
@@ -51,15 +47,17 @@ export type { SessionLive, SessionView } from './live/state';
 import type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
 
 /**
- * The composition root: wires store, model, tools, prompts and policy from a config. Tool
- * sets, prompt sections and features (delegation, workflows, goals, a remote provider) are
- * rows, each from its own wiring file; session operations live in `harness/sessions.ts`.
- * Refusals are `HarnessError`s with a code.
+ * The composition root's façade: what hosts, faces and features call. Its parts are made and
+ * wired in `harness/parts.ts` (services) and `harness/features.ts` (tool sets, prompt sections
+ * and features — delegation, workflows, goals, a remote provider — as rows, each from its own
+ * wiring file); session operations live in `harness/sessions.ts`. Refusals are
+ * `HarnessError`s with a code.
  */
 export class Harness {
-  readonly tools = new ScopeRegistry<Tool>();
-  readonly prompts = new ScopeRegistry<PromptSection>();
-  private readonly agents = new Map<string, Agent>();
+  readonly tools: ScopeRegistry<Tool>;
+  readonly prompts: ScopeRegistry<PromptSection>;
+  /** The resident agents, roots and children. */
+  private readonly agents: Map<string, Agent>;
   /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
   private readonly live: LiveHub;
   private readonly opening = new Map<string, Promise<Agent>>();
@@ -96,127 +94,28 @@ export class Harness {
     readonly store: Store,
     readonly model: ModelSwitch,
   ) {
-    this.roots = config.workspace.map((w) => fs.realpathSync(w));
-    this.cost = new CostService(store, config.prices);
-    this.project = new ProjectFiles({ root: this.roots[0], ...config.project }, this.prompts);
-    this.live = new LiveHub({ store, parentOf: (id) => this.parentOf(id), liveOf: (id) => this.liveOf(id) });
-    this.factory = new AgentFactory({
-      config,
-      model,
-      tools: this.tools,
-      prompts: this.prompts,
-      project: this.project,
-      roots: this.roots,
-      cost: this.cost,
-      live: this.live,
-      report: (id, what) => this.report(id, what),
-      // Read at each build: the rows are wired at the end of this constructor.
-      hooks: () => this.hooks,
-      residents: this.agents,
-    });
-    this.worktrees = new WorktreeService({
-      store,
-      storeDir: config.storeDir,
-      roots: this.roots,
-      resident: (id) => this.agents.get(id),
-      // Read when asked: the runtime is built just below.
-      isRunning: (id) => this.subagents.isRunning(id) || this.agents.get(id)?.activity === 'running',
-      recovered: () => this.recovered,
-    });
-    this.commandSandbox = new CommandSandbox({
-      ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
-      // Read at each command: a settings change applies to the next one.
-      network: () => this.config.commands?.network ?? false,
-      protectedPaths: () => [this.config.storeDir],
-    });
-    this.subagents = new SubagentRuntime({
-      store,
-      tools: this.tools,
-      build: (writer, comp) => this.factory.build(writer, comp),
-      resident: (id) => this.agents.get(id),
-      resolve: (id) => this.openSession(id),
-      read: (id) => this.readSession(id),
-      // Read live: `setDefaults` reaches the next child that starts, and the next release.
-      maxDepth: () => this.config.maxDepth ?? DEFAULT_MAX_DEPTH,
-      approvalPort: config.approvalPort,
-      // Read live: `setDefaults` reaches the next child that starts or resumes.
-      defaultApproval: () => this.config.approval,
-      childApproval: () => this.config.childApproval ?? 'never',
-      releaseDelayMs: () => this.config.releaseDelayMs ?? 1000,
-      ...(config.maxConcurrentChildren !== undefined ? { maxConcurrentChildren: config.maxConcurrentChildren } : {}),
-      ...(config.escalateTimeoutMs !== undefined ? { escalateTimeoutMs: config.escalateTimeoutMs } : {}),
-      checkChildBudget: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
-      prices: () => this.cost.prices,
-      budgetSpent: (id) => this.cost.budgets.spent(id),
-      report: (id, what) => this.report(id, what),
-      liveOf: (id) => this.liveOf(id),
-      agents: this.project,
-      defaultSandbox: () => this.config.sandbox,
-      // Read when a child starts: the rows are wired after the runtime is built.
-      beforeStart: (c) => this.hooks.subagentStarting?.(c),
-      worktrees: this.worktrees,
-    });
-    this.sessions = new SessionsService({
-      store,
-      subagents: this.subagents,
-      resident: (id) => this.agents.get(id),
-      makeResident: (writer) => this.makeResident(writer),
-      openSession: (id) => this.openSession(id),
-      drop: async (id) => {
-        const a = this.agents.get(id);
-        if (!a) return;
-        await a.dispose();
-        this.agents.delete(id);
-      },
-    });
-    this.bestOf = new BestOfService({
-      store,
-      worktrees: this.worktrees,
-      project: this.project,
-      roots: this.roots,
-      deploymentSandbox: () => this.config.sandbox,
-      read: (id) => this.readSession(id),
-      isSubagent: (id) => this.isSubagent(id),
-      resident: (id) => this.agents.get(id),
-      makeResident: (writer) => this.makeResident(writer),
-      status: (id) => this.statusOf(id)?.status,
-    });
-    const ctx: RowContext = {
-      tools: this.tools,
-      prompts: this.prompts,
-      subagents: this.subagents,
-      registerProvider: (p) => this.subagents.registerProvider(p),
-      host: this,
-    };
-    const hooks: FeatureHooks[] = [];
-    const wire = <S>(row: FeatureRow<S>): S => {
-      const out = row.wire(ctx);
-      if (out.hooks) hooks.push(out.hooks);
-      return out.service;
-    };
-    const runCommand = { sandbox: this.commandSandbox, secrets: () => ('apiKey' in this.config.model ? [this.config.model.apiKey] : []) };
-    wire(workspaceRow({ runCommand }));
-    wire(promptRow);
-    wire(delegationRow);
-    if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...this.config.model })));
-    this.workflows = wire(
-      // Scripts are confined by the same bubblewrap commands use (decision 0045).
-      workflowRow(
-        { ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}), ...config.workflow },
-        {
-          check: (parentId, budget) => this.cost.checkChildBudget(parentId, budget),
-          open: (runId, budget) => this.cost.budgets.openRun(runId, budget),
-          close: (runId) => this.cost.budgets.closeRun(runId),
-        },
-      ),
-    );
-    this.goals = wire(goalRow(config.goalMaxRounds));
-    if (config.hooks) this.hookService = wire(hooksRow(config.hooks, { budgetLeft: (id) => this.cost.budgets.remaining(id) }));
-    this.mcp = wire(mcpRow(config.mcp, this.roots));
-    this.mcp.onChange(() => this.live.mcpChanged());
-    this.checkpoints = wire(checkpointRow({ storeDir: config.storeDir, ...config.checkpoints }));
-    for (const row of config.rows ?? []) wire(row);
-    this.hooks = composeHooks(hooks);
+    const p = makeParts(config, store, model, this);
+    this.tools = p.tools;
+    this.prompts = p.prompts;
+    this.agents = p.agents;
+    this.live = p.live;
+    this.roots = p.roots;
+    this.cost = p.cost;
+    this.project = p.project;
+    this.factory = p.factory;
+    this.worktrees = p.worktrees;
+    this.commandSandbox = p.commandSandbox;
+    this.subagents = p.subagents;
+    this.sessions = p.sessions;
+    this.bestOf = p.bestOf;
+    // The rows last: they reach this façade as they are wired (a row subscribing to `observe`).
+    const f = p.wireRows();
+    this.workflows = f.workflows;
+    this.goals = f.goals;
+    if (f.hookService) this.hookService = f.hookService;
+    this.mcp = f.mcp;
+    this.checkpoints = f.checkpoints;
+    this.hooks = f.hooks;
   }
 
   static async open(config: HarnessConfig): Promise<Harness> {
@@ -304,10 +203,6 @@ export class Harness {
   /** `statusOf`, reading the log once when the store keeps no summary of it. */
   async viewOf(id: string): Promise<SessionView> {
     return this.live.viewOf(id);
-  }
-
-  private parentOf(id: string): string | undefined {
-    return this.store.header(id)?.parentSession ?? this.agents.get(id)?.session.header.parentSession;
   }
 
   /** The resident agent's session, else the stored one read from the store. */
@@ -486,9 +381,6 @@ export class Harness {
     await this.store.close();
   }
 }
-
-/** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
-export const DEFAULT_MAX_DEPTH = 5;
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorBody, jsonWire, promptText, streamWire, type Wire, wireOf } from './wire-formats';
+import { Cut, errorBody, faultGate, jsonWire, promptText, Stall, streamWire, type Wire, wireOf } from './wire-formats';
 
 // A real HTTP server speaking OpenAI chat-completions (SSE streaming and not) on
 // 127.0.0.1, with scripted replies, faults, a record of every request body, and a
@@ -21,8 +21,9 @@ export type Fault =
   /** Send `afterChunks` content chunks, then cut the connection. */
   | { kind: 'disconnect'; afterChunks: number }
   /**
-   * Send `afterChunks` content chunks, then go silent (or, with `dripEveryMs`, send an empty
-   * delta that often) and never finish: the connection stays open until the client leaves.
+   * Send `afterChunks` content chunks (all of them, when the reply has fewer), then go silent
+   * (or, with `dripEveryMs`, send an empty delta that often) and never finish: the connection
+   * stays open until the client leaves. A stall always stalls, a reply with no text too.
    */
   | { kind: 'stall'; afterChunks: number; dripEveryMs?: number }
   | { kind: 'malformed-sse' };
@@ -278,13 +279,11 @@ export class ModelServer {
     };
     const size = reply.chunkSize ?? 8;
     const pieces = (s: string) => (s.length === 0 ? [] : (s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []));
-    let sent = 0;
-    const fault = reply.fault;
-    const cut = fault?.kind === 'disconnect' || fault?.kind === 'stall' ? fault.afterChunks : Infinity;
+    const gate = faultGate(reply.fault);
     const chunk = async (delta: object) => {
-      if (sent >= cut) throw fault?.kind === 'stall' ? new Stall(fault.dripEveryMs) : new Cut();
+      gate.chunk();
       await send(delta);
-      sent++;
+      gate.sent();
     };
     try {
       await send({ role: 'assistant', content: '' });
@@ -301,7 +300,7 @@ export class ModelServer {
         await chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
         for (const p of pieces(c.function.arguments)) await chunk({ tool_calls: [{ index: i, function: { arguments: p } }] });
       }
-      if (sent >= cut) throw fault?.kind === 'stall' ? new Stall(fault.dripEveryMs) : new Cut();
+      gate.finish();
       await send({}, finishOf(reply));
       if (body.stream_options?.include_usage)
         res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`);
@@ -319,7 +318,6 @@ export class ModelServer {
   }
 }
 
-class Cut extends Error {}
 /** The client left mid-reply. */
 class Gone extends Error {}
 
@@ -338,12 +336,6 @@ function waitUnlessGone(res: http.ServerResponse, ms: number): Promise<boolean> 
     res.once('close', gone);
   });
 }
-class Stall extends Error {
-  constructor(readonly dripEveryMs?: number) {
-    super('stall');
-  }
-}
-
 /** Keep the response open without finishing it (dripping empty deltas if asked) until the client goes away. */
 async function stall(res: http.ServerResponse, dripEveryMs: number | undefined, drip: () => Promise<void>): Promise<void> {
   const gone = new Promise<void>((r) => res.once('close', () => r()));

@@ -149,8 +149,38 @@ function messagesFormat(): Format {
 
 const FORMATS: Record<'responses' | 'messages', () => Format> = { responses: responsesFormat, messages: messagesFormat };
 
-class Cut extends Error {}
-class Stall extends Error {}
+/** A `disconnect` fault struck: the chunks written reach the client, then the connection is cut. */
+export class Cut extends Error {}
+/** A `stall` fault struck: the reply never finishes (dripping empty deltas, on the chat wire, if asked). */
+export class Stall extends Error {
+  constructor(readonly dripEveryMs?: number) {
+    super('stall');
+  }
+}
+
+/**
+ * Where a reply's fault strikes, the one rule of every wire: a `disconnect` or `stall` lets
+ * `afterChunks` content chunks through and strikes at the next. A stall strikes at the finish
+ * too, so one whose reply has fewer chunks (no text at all, say) stalls after all of them
+ * rather than finishing; a disconnect of such a reply lets it finish.
+ */
+export function faultGate(fault: WireReply['fault']): { chunk(): void; sent(): void; finish(): void } {
+  const stall = fault?.kind === 'stall';
+  const cut = fault?.kind === 'disconnect' || stall ? (fault?.afterChunks ?? 0) : Infinity;
+  let sent = 0;
+  const strike = () => (stall ? new Stall(fault?.dripEveryMs) : new Cut());
+  return {
+    chunk() {
+      if (sent >= cut) throw strike();
+    },
+    sent() {
+      sent++;
+    },
+    finish() {
+      if (stall || sent >= cut) throw strike();
+    },
+  };
+}
 
 /** Stream `reply` in `wire`'s format, applying its faults as the chat server does. */
 export async function streamWire(res: http.ServerResponse, wire: 'responses' | 'messages', model: string, reply: WireReply, usage: WireUsage): Promise<void> {
@@ -164,17 +194,16 @@ export async function streamWire(res: http.ServerResponse, wire: 'responses' | '
   const size = reply.chunkSize ?? 8;
   const pieces = (s: string) => (s.length === 0 ? [] : (s.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []));
   const fault = reply.fault;
-  const cut = fault?.kind === 'disconnect' || fault?.kind === 'stall' ? (fault.afterChunks ?? 0) : Infinity;
-  let sent = 0;
+  const gate = faultGate(fault);
   const write = async (frame: string) => {
     res.write(frame);
     if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
   };
   /** A content chunk: counted against the fault's cut. */
   const chunk = async (frame: string) => {
-    if (sent >= cut) throw fault?.kind === 'stall' ? new Stall() : new Cut();
+    gate.chunk();
     await write(frame);
-    sent++;
+    gate.sent();
   };
   try {
     await write(f.start(model, usage));
@@ -198,7 +227,7 @@ export async function streamWire(res: http.ServerResponse, wire: 'responses' | '
       for (const p of pieces(c.arguments)) await chunk(f.callArgs(c, p));
       await write(f.callEnd(c));
     }
-    if (sent >= cut) throw fault?.kind === 'stall' ? new Stall() : new Cut();
+    gate.finish();
     await write(f.finish(model, reply, usage));
     res.end();
   } catch (err) {

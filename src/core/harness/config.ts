@@ -96,3 +96,6 @@ export interface HarnessDefaults {
 }
 
 export type ModelConfig = HarnessConfig['model'];
+
+/** Delegation depth when the deployment sets none: 5, as Claude Code and Qwen Code allow (issue 23.5). */
+export const DEFAULT_MAX_DEPTH = 5;

@@ -1,9 +1,9 @@
 import OpenAI from 'openai';
 import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
+import { DescribedBodies } from './described';
 import { classifyError, replyCut, replyStalled } from './errors';
 import { httpFetch } from './http-fetch';
-import { type BuiltRequest, buildRequest, withCap } from './request';
 import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
@@ -31,9 +31,6 @@ export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
 export { normalizeUsage };
 
-const sameButCap = (a: ModelRequest, b: ModelRequest): boolean =>
-  a.model === b.model && a.system === b.system && a.tools === b.tools && a.messages === b.messages;
-
 const FINISH: Record<string, 'stop' | 'tool_calls' | 'length'> = { stop: 'stop', tool_calls: 'tool_calls', length: 'length', function_call: 'tool_calls' };
 
 /** Any OpenAI-compatible chat-completions endpoint (DeepSeek, OpenAI, Ollama, vLLM, LM Studio). */
@@ -41,13 +38,8 @@ export class OpenAICompatibleClient implements ModelClient {
   readonly provider: string;
   private readonly client: OpenAI;
   private readonly timeoutMs: number;
-  /** The last body describe() built: the same request with another cap reuses it (`withCap`). */
-  private lastBuilt: { req: ModelRequest; built: BuiltRequest } | undefined;
-  /**
-   * Bodies built by describe() for requests about to stream, per request: built once, sent as
-   * is, also when many agents (a fan-out's children) describe and stream on this client in between.
-   */
-  private readonly described = new WeakMap<ModelRequest, BuiltRequest>();
+  /** The bodies describe() built, until their requests stream (decision 0069). */
+  private readonly described = new DescribedBodies();
 
   constructor(private readonly opts: OpenAIClientOptions) {
     this.provider = opts.provider ?? 'openai-compatible';
@@ -62,12 +54,7 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   describe(req: ModelRequest): RequestInfo {
-    // The same request again with only its cap changed (a budget's grant): not serialised twice.
-    const prev = this.lastBuilt;
-    const b =
-      prev && sameButCap(prev.req, req) ? withCap(prev.built, req.model, req.maxTokens, this.opts.capField) : buildRequest(req, true, this.opts.capField);
-    this.lastBuilt = { req, built: b };
-    this.described.set(req, b);
+    const b = this.described.describe(req, this.opts.capField);
     return { provider: this.provider, model: req.model, bytes: b.bytes, headBytes: b.headBytes, headHash: b.headHash, prefixHash: b.prefixHash };
   }
 
@@ -77,9 +64,7 @@ export class OpenAICompatibleClient implements ModelClient {
    * that breaks the wire contract `bad-response`, naming what was wrong.
    */
   async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    const { text } = this.described.get(req) ?? buildRequest(req, true, this.opts.capField);
-    this.described.delete(req);
-    if (this.lastBuilt?.req === req) this.lastBuilt = undefined;
+    const { text } = this.described.take(req, this.opts.capField);
     const own = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;
     const watchdog = new Watchdog(this.timeoutMs, () => own.abort(STALLED));
