@@ -7,12 +7,12 @@ import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
+import { arborVersion } from '../core/version';
 import { oneOf, type ParsedArgs, positiveInt } from './args';
 import { harnessConfig, workspaceOf } from './config';
 import { mcpDeployment } from './mcp';
 import type { Command } from './output';
 import { onStopSignals } from './stop-signals';
-import { arborVersion } from './version';
 
 /** How long a permission request waits for the client before it is a denial (ms). */
 const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;

@@ -1,7 +1,7 @@
 import { describeError } from '../core/errors';
+import { arborVersion } from '../core/version';
 import { parseArgs, UsageError } from './args';
 import { type Io, terminalIo } from './output';
-import { arborVersion } from './version';
 
 let inspectorSignalIgnored = false;
 

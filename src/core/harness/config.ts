@@ -58,6 +58,8 @@ export interface HarnessConfig {
   prices?: Record<string, ModelPrice | null>;
   /** Remote programs children may be delegated to (issue 13): machine settings only, never a workspace's. */
   remote?: RemoteSettings;
+  /** This Arbor's version, which a placement's `arbor` must report; default: the package's own (`core/version.ts`). */
+  version?: string;
   /** Where a node may run besides here (issue 26, decision 0071): machine settings or the CLI's --config file only, never a workspace's. */
   placements?: PlacementSettings[];
   /** MCP servers and who may start and call them (decision 0055); `harness.mcp.setServers` changes them live. */

@@ -8,8 +8,11 @@ import type { HookService } from '../hooks/service';
 import { hooksRow } from '../hooks/wire';
 import type { McpManager } from '../mcp/manager';
 import { mcpRow } from '../mcp/row';
+import { placementRow } from '../placement/row';
+import { createTransport } from '../placement/transports';
 import { remoteRow } from '../remote/wire';
 import type { CommandSandbox } from '../tools/sandbox/command-sandbox';
+import { arborVersion } from '../version';
 import { type WorkflowWiring, workflowRow } from '../workflow/wire';
 import type { HarnessConfig } from './config';
 import { composeHooks, delegationRow, promptRow, workspaceRow } from './rows';
@@ -26,7 +29,7 @@ export interface Features {
 
 /**
  * Wires the deployment's rows in order — tool sets, prompt sections, delegation, the remote
- * providers, workflows, goals, hooks, MCP, checkpoints, then the config's own rows — and
+ * providers, the placements, workflows, goals, hooks, MCP, checkpoints, then the config's own rows — and
  * composes their hooks (they close in reverse: goals before workflows, decision 0030).
  */
 export function wireFeatures(
@@ -47,6 +50,17 @@ export function wireFeatures(
   wire(promptRow);
   wire(delegationRow);
   if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...config.model })));
+  // Placements (decision 0074): a provider `placed:<name>` each; the key goes only where a placement says `passApiKey`.
+  if (config.placements?.length) {
+    const apiKey = () => ('apiKey' in config.model ? config.model.apiKey : undefined);
+    const version = config.version ?? arborVersion();
+    wire(
+      placementRow(
+        config.placements.map((s) => createTransport(s, { version, apiKey })),
+        runCommand.secrets,
+      ),
+    );
+  }
   const workflows = wire(
     // Scripts are confined by the same bubblewrap commands use (decision 0045).
     workflowRow(

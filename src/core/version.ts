@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * The package's own version, read when asked. The CLI runs from two places: the esbuild bundle
- * in dist/ (the package root is one folder up) and the compiled tree in out/src/cli (three up);
+ * The package's own version, read when asked (the CLI's `--version`, `arbor acp`'s agentInfo, and
+ * the version a placement's `arbor` must have). Arbor runs from two layouts: an esbuild bundle in
+ * dist/ (the package root is one folder up) and the compiled tree in out/src/<layer> (three up);
  * the first package.json named `arbor` wins.
  */
 export function arborVersion(): string {
