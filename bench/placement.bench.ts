@@ -2,9 +2,10 @@
 //
 // placement.ssh.vs_local: a one-shot child placed on a transport ÷ the same child run here
 // (model latency 200 ms on the scripted server; the child writes a file, so the placed one's
-// sync — there and back as git — is in its time). Measured over the LOCAL test transport
-// (test/support/local-acp-transport.ts: `arbor acp` in a worktree copy on this machine) until
-// the ssh transport is merged; the id is the issue's, the context line says which transport.
+// sync — there and back as git — is in its time), over the real ssh transport to a loopback sshd
+// (test/support/sshd.ts, throwaway keys), the placement configured as a deployment writes it. A
+// bare `ssh <host> true` is timed beside it: on a host whose login shell does work of its own
+// (this machine's root .bashrc runs `pyenv init`) every connection pays it, and the line says so.
 //
 // placement.fanout.efficiency: a workflow fanning 16 agents over two placements; ideal wall time
 // (the agents' own turn times laid on the fan-out's slots) ÷ the measured wall time.
@@ -15,8 +16,11 @@ import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { placementRow } from '../src/core/placement/row';
+import type { PlacementSettings } from '../src/core/placement/types';
+import { arborBin } from '../test/support/cli-bundle';
 import { localAcpTransport } from '../test/support/local-acp-transport';
 import { ModelServer } from '../test/support/model-server';
+import { type Sshd, sshdMissing, startSshd } from '../test/support/sshd';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'placement';
@@ -41,13 +45,29 @@ function makeRepo(dir: string): string {
   return fs.realpathSync(ws);
 }
 
-async function world(server: ModelServer, placements: number) {
+async function world(server: ModelServer, placements: number, sshd?: Sshd) {
   const dir = tempDir('arbor-bench-placed-');
   const ws = makeRepo(dir);
-  const transports = Array.from({ length: placements }, (_, i) =>
-    localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
-  );
+  const transports = sshd
+    ? []
+    : Array.from({ length: placements }, (_, i) =>
+        localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
+      );
+  const ssh = (i: number): PlacementSettings => ({
+    name: `p${i}`,
+    kind: 'ssh',
+    host: sshd!.host,
+    port: sshd!.port,
+    user: sshd!.user,
+    identityFile: sshd!.identityFile,
+    sshOptions: sshd!.sshOptions,
+    remoteDir: path.join(dir, `remote${i}`),
+    arbor: arborBin(),
+    baseUrl: server.baseURL,
+    model: 'bench',
+  });
   const h = await Harness.open({
+    ...(sshd ? { placements: Array.from({ length: placements }, (_, i) => ssh(i)) } : {}),
     storeDir: path.join(dir, 'store'),
     workspace: [ws],
     model: { client: new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }), name: 'bench' },
@@ -59,8 +79,36 @@ async function world(server: ModelServer, placements: number) {
   return { dir, ws, h, transports };
 }
 
+/** One `ssh <host> true`, spawn to exit (a connection's floor on this host). */
+function sshLogin(sshd: Sshd): number {
+  const t = now();
+  execFileSync(
+    'ssh',
+    [
+      '-T',
+      '-o',
+      'BatchMode=yes',
+      '-p',
+      String(sshd.port),
+      '-i',
+      sshd.identityFile,
+      ...sshd.sshOptions.flatMap((o) => ['-o', o]),
+      `${sshd.user}@${sshd.host}`,
+      'true',
+    ],
+    { stdio: 'ignore' },
+  );
+  return now() - t;
+}
+
 async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure> {
-  const { dir, h } = await world(server, 1);
+  const missing = sshdMissing();
+  if (missing) return missed(VS_LOCAL, `sshd cannot start: ${missing}`);
+  const sshd = await startSshd();
+  const { dir, h } = await world(server, 1, sshd).catch(async (err) => {
+    await sshd.stop();
+    throw err;
+  });
   try {
     // Each child: a write, then its answer — two model requests of 200 ms each.
     server.setFallback((body) => {
@@ -87,15 +135,17 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
       placed.push(await child(true));
       local.push(await child(false));
     }
+    const logins = [sshLogin(sshd), sshLogin(sshd), sshLogin(sshd)];
     opts.note(
-      'placement.ssh.vs_local: transport = the LOCAL test transport (arbor acp in a worktree copy on this machine), not ssh yet; 1,000-file repository, model latency 200 ms × 2 requests',
+      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens three connections (push, arbor acp, fetch) after its placement's check`,
     );
     opts.note(
-      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (check, push + worktree there, arbor acp started, initialize, session/new, set_mode, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians`,
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, arbor acp started, initialize, session/new, set_mode, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is a connection per step plus arbor acp's start (decision 0074: one kept connection per placement would remove most of it)`,
     );
     return { ...VS_LOCAL, value: median(placed) / median(local) };
   } finally {
     await h.close();
+    await sshd.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
