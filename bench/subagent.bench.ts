@@ -8,7 +8,7 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvents, median, missed, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, floorVerdict, fmt, makeEvents, median, missed, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
 export const name = 'subagent';
@@ -91,7 +91,8 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
         `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
-        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}`,
+        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}` +
+        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n),
     );
     return { ...ONESHOT, value: whole };
   } finally {

@@ -320,3 +320,20 @@ ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(
   });
   return { baseURL, stop: () => child.kill() };
 }
+
+/**
+ * The context a durable-floor figure (a turn, a one-shot child ÷ a bare request) adds when the
+ * disk alone puts it past its target: without the durable writes it meets the target, but the
+ * fdatasyncs the design requires (decision 0063) take more than the target leaves over the bare
+ * request. Then only fewer commit points or a faster disk meet it, which is a decision about
+ * the target or the design, never a change to what the figure measures. Empty otherwise.
+ */
+export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, syncMs: number): string {
+  const allowance = (spec.target - 1) * bareMs;
+  if (spec.op !== '<=' || withoutDisk > spec.target || syncMs <= allowance) return '';
+  return (
+    `; AT ITS FLOOR: without the durable writes the figure is ${fmt(withoutDisk)} (target ≤ ${spec.target}), but its ${fmt(syncs)} fdatasyncs ` +
+    `take ${fmt(syncMs)} ms where ≤ ${spec.target} leaves ${fmt(allowance)} ms over the ${fmt(bareMs)} ms bare request: out of reach on this disk ` +
+    `with this many commit points; the target needs a decision`
+  );
+}

@@ -307,7 +307,8 @@ export class Agent implements SessionLog {
       if (this.cfg.admit) {
         // A verdict that must see what arrives while the accept lands waits for it (decision 0075);
         // otherwise a synchronous answer adds no await: the turn claims its message at once.
-        await this.turnsAt.beforeAdmit(next.source);
+        const answered = this.turnsAt.beforeAdmit(next.source);
+        if (answered) await answered;
         const verdict = this.admitted(next);
         const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
         // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.

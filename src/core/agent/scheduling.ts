@@ -124,15 +124,19 @@ export class TurnScheduler {
    * Before a step builds its request from a log of `length` events: a first request over a
    * backlog answers the sender first (see the class comment).
    */
-  async beforeBuild(length: number): Promise<void> {
+  beforeBuild(length: number): Promise<void> | undefined {
     const backlog = length - this.builtThrough;
     this.builtThrough = length;
-    if (backlog > ANSWER_FIRST_BACKLOG) await this.answered();
+    return backlog > ANSWER_FIRST_BACKLOG ? this.answered() : undefined;
   }
 
-  /** Before the admit hook judges a message from `source` (see `JUDGED_WHEN_ANSWERED`). */
-  async beforeAdmit(source: MessageSource): Promise<void> {
-    if (JUDGED_WHEN_ANSWERED.has(source.kind)) await this.answered();
+  /**
+   * Before the admit hook judges a message from `source` (see `JUDGED_WHEN_ANSWERED`): a wait,
+   * or nothing at all — not even a microtask, so a turn opened by a cancel claims its message
+   * before the cancel goes on (it may drop the rest of the inbox).
+   */
+  beforeAdmit(source: MessageSource): Promise<void> | undefined {
+    return JUDGED_WHEN_ANSWERED.has(source.kind) ? this.answered() : undefined;
   }
 
   /** Resolves when no turn runs (and none will start without a new message). */
