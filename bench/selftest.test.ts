@@ -44,7 +44,10 @@ describe('bench figures', () => {
   it('says a durable-floor figure is at its floor only when the runtime meets the target and the syncs alone do not fit', () => {
     // bare 2.6 ms, target ≤ 2: the target leaves 2.6 ms over the bare request.
     const atFloor = floorVerdict(A, 1.24, 2.6, 4, 6.6);
-    assert.match(atFloor, /AT ITS FLOOR: without the durable writes the figure is 1\.24 \(target ≤ 2\), but its 4\.00 fdatasyncs take 6\.60 ms where ≤ 2 leaves 2\.60 ms/);
+    assert.match(
+      atFloor,
+      /AT ITS FLOOR: without the durable writes the figure is 1\.24 \(target ≤ 2\), but its 4\.00 fdatasyncs take 6\.60 ms where ≤ 2 leaves 2\.60 ms/,
+    );
     assert.match(atFloor, /the target needs a decision$/);
     assert.equal(floorVerdict(A, 2.4, 2.6, 4, 6.6), '', 'the runtime itself misses: not the floor');
     assert.equal(floorVerdict(A, 1.2, 2.6, 2, 2.0), '', 'the syncs fit in what the target leaves');
