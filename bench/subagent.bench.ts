@@ -8,7 +8,7 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
-import { type BenchOptions, type Figure, type FigureSpec, floorVerdict, fmt, makeEvents, median, missed, now, tempDir } from './support';
+import { type BenchOptions, cpuVerdict, type Figure, type FigureSpec, floorVerdict, fmt, makeEvents, median, missed, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
 export const name = 'subagent';
@@ -292,7 +292,8 @@ async function fanoutEfficiency(opts: BenchOptions, server: ModelServer): Promis
     opts.note(
       `fan-out: 64 one-shot children at 50 ms, eight at a time: ${fmt(measured)} ms (ideal 400 ms; median ${fmt(median(times))} of ${reps}); ` +
         `this process's CPU ${fmt((used.user + used.system) / 1000 / reps / 64)} ms per child (runtime, client and the in-process model server on one event loop); ` +
-        `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)`,
+        `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)` +
+        cpuVerdict(FANOUT, 64, 8, 50, (used.user + used.system) / 1000 / reps / 64),
     );
     return { ...FANOUT, value: 400 / measured };
   } finally {

@@ -337,3 +337,22 @@ export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: numb
     `with this many commit points; the target needs a decision`
   );
 }
+
+/**
+ * The context a fan-out efficiency figure (ideal ÷ measured wall time: waves of `concurrency`
+ * children, each waiting `modelMs` on the model) adds when this process's CPU alone puts it past
+ * its target: the children of a wave start and finish together, so their CPU runs one after
+ * another on the one event loop, and the target leaves (ideal ÷ target − ideal) ÷ waves of it a
+ * wave. Empty when the CPU fits. The CPU is the whole process's (the in-process model server's
+ * included), as the figure measures it.
+ */
+export function cpuVerdict(spec: FigureSpec, children: number, concurrency: number, modelMs: number, cpuPerChildMs: number): string {
+  const waves = Math.ceil(children / concurrency);
+  const ideal = waves * modelMs;
+  const perWave = (ideal / spec.target - ideal) / waves;
+  if (spec.op !== '>=' || concurrency * cpuPerChildMs <= perWave) return '';
+  return (
+    `; CPU-BOUND: the ${concurrency} children of a wave need ${concurrency} × ${fmt(cpuPerChildMs)} = ${fmt(concurrency * cpuPerChildMs)} ms of the one event loop ` +
+    `each wave, where ≥ ${spec.target} leaves ${fmt(perWave)} ms a wave beside its ${fmt(modelMs)} ms model wait (≤ ${fmt(perWave / concurrency)} ms of CPU per child)`
+  );
+}
