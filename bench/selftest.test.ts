@@ -59,7 +59,7 @@ describe('bench figures', () => {
     // 8 waves of 50 ms: ≥ 0.9 leaves 44.4 ms in all, 5.56 ms a wave, 0.69 ms per child of eight.
     assert.match(
       cpuVerdict(eff, 64, 8, 50, 4.51),
-      /CPU-BOUND: the 8 children of a wave need 8 × 4\.51 = 36\.1 ms .* leaves 5\.56 ms a wave .* ≤ 0\.69 ms of CPU per child/,
+      /CPU-BOUND: the 8 children of a wave need 8 × 4\.51 = 36\.1 ms .* leaves 5\.56 ms a wave .*\(≤ 0\.69 ms of CPU per child\)/,
     );
     assert.equal(cpuVerdict(eff, 64, 8, 50, 0.5), '', 'the CPU fits');
     assert.equal(cpuVerdict(A, 64, 8, 50, 4.51), '', 'only ≥ efficiency figures');
