@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { StoreError } from '../store/errors';
+
+/** Draws before giving up: 64 taken ids in a row means the random source repeats itself. */
+const MAX_DRAWS = 64;
 
 /**
  * Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe and short: six
@@ -13,16 +17,20 @@ export class ChildIds {
 
   constructor(
     private readonly stored: (id: string) => boolean,
-    private readonly random: () => string = randomUUID,
+    private readonly random: () => string = () => randomUUID(),
   ) {}
 
   draw(parentId: string): string {
-    for (;;) {
+    for (let i = 0; i < MAX_DRAWS; i++) {
       const id = `${parentId}.${this.random().slice(0, 6)}`;
       if (this.drawn.has(id) || this.stored(id)) continue;
       this.drawn.add(id);
       return id;
     }
+    throw new StoreError(
+      'DUPLICATE_SESSION',
+      `Every id drawn for a child of ${parentId} (${MAX_DRAWS} tries) is taken: the random source repeats itself. Nothing was created; retry.`,
+    );
   }
 
   /** The creation's publish ended (the catalog has the id, or never will): the store answers for it now. */

@@ -28,4 +28,12 @@ describe('subagent: child ids are never one already taken', () => {
     stored.delete(first); // as if its creation had failed: nothing holds it
     assert.equal(ids.draw('root'), 'root.dddddd');
   });
+
+  it('a random source that repeats a taken id gives up with DUPLICATE_SESSION instead of drawing forever', () => {
+    const ids = new ChildIds((id) => id === 'root.ffffff', sequence('ffffff'));
+    assert.throws(
+      () => ids.draw('root'),
+      (e: Error & { code?: string }) => e.code === 'DUPLICATE_SESSION' && /random source repeats itself/.test(e.message),
+    );
+  });
 });
