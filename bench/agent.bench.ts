@@ -16,7 +16,7 @@ import { type ChatBody, ModelServer } from '../test/support/model-server';
 import { PREFIX_CACHE_HIT, prefixCacheHit } from './agent-prefix';
 import { STEP_SCALE, stepScale } from './agent-step';
 import { DiskWait } from './disk-wait';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, floorVerdict, fmt, median, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
 export const name = 'agent';
@@ -84,7 +84,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       `${label}: (turn − durable appends) ÷ bare request ${fmt(ratio)}, whole turn ÷ bare request ${fmt(whole)} (medians of ${turns} pairs); ` +
         `per turn ${fmt(sum(turnMs) / turns)} ms = ${fmt(model / turns)} model + ${fmt(sum(diskMs) / turns)} durable appends + ${fmt((sum(turnMs) - model - sum(diskMs)) / turns)} runtime; ` +
         `bare request ${fmt(sum(bareMs) / turns)} ms; ${fmt((h.store.stats().syncs - syncs) / turns)} fdatasyncs per turn, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
-        `(the floor: a turn waits for two, its facts before the request and its reply with turn/end; decision 0063) (${agent.session.length} events)`,
+        `(the floor: a turn waits for two, its facts before the request and its reply with turn/end; decision 0063) (${agent.session.length} events)` +
+        (withTool ? '' : floorVerdict(VS_REQUEST, ratio, sum(bareMs) / turns, (h.store.stats().syncs - syncs) / turns, sum(diskMs) / turns)),
     );
     return whole;
   };

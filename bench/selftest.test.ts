@@ -7,7 +7,7 @@ import type { ModelRequest } from '../src/core/model/types';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
 import { runModules } from './run-modules';
-import { type BenchModule, type FigureSpec, formatFigure, missed } from './support';
+import { type BenchModule, cpuVerdict, type FigureSpec, floorVerdict, formatFigure, missed } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
 const A: FigureSpec = { id: 'x.a', op: '<=', target: 2 };
@@ -39,6 +39,30 @@ describe('bench figures', () => {
       'bench x.a - <=2 MISS (the half bench did not report it)',
     ]);
     assert.ok(notes.some((n) => n.startsWith('boom: FAILED')));
+  });
+
+  it('says a durable-floor figure is at its floor only when the runtime meets the target and the syncs alone do not fit', () => {
+    // bare 2.6 ms, target ≤ 2: the target leaves 2.6 ms over the bare request.
+    const atFloor = floorVerdict(A, 1.24, 2.6, 4, 6.6);
+    assert.match(
+      atFloor,
+      /AT ITS FLOOR: without the durable writes the figure is 1\.24 \(target ≤ 2\), but its 4\.00 fdatasyncs take 6\.60 ms where ≤ 2 leaves 2\.60 ms/,
+    );
+    assert.match(atFloor, /the target needs a decision$/);
+    assert.equal(floorVerdict(A, 2.4, 2.6, 4, 6.6), '', 'the runtime itself misses: not the floor');
+    assert.equal(floorVerdict(A, 1.2, 2.6, 2, 2.0), '', 'the syncs fit in what the target leaves');
+    assert.equal(floorVerdict(B, 1.2, 2.6, 4, 6.6), '', 'only ≤ figures over a bare request');
+  });
+
+  it('says a fan-out efficiency figure is CPU-bound only when a wave needs more of the event loop than the target leaves', () => {
+    const eff: FigureSpec = { id: 'x.eff', op: '>=', target: 0.9 };
+    // 8 waves of 50 ms: ≥ 0.9 leaves 44.4 ms in all, 5.56 ms a wave, 0.69 ms per child of eight.
+    assert.match(
+      cpuVerdict(eff, 64, 8, 50, 4.51),
+      /CPU-BOUND: the 8 children of a wave need 8 × 4\.51 = 36\.1 ms .* leaves 5\.56 ms a wave .*\(≤ 0\.69 ms of CPU per child\)/,
+    );
+    assert.equal(cpuVerdict(eff, 64, 8, 50, 0.5), '', 'the CPU fits');
+    assert.equal(cpuVerdict(A, 64, 8, 50, 4.51), '', 'only ≥ efficiency figures');
   });
 
   it('counts overlapping durable writes once and starts again after take()', async () => {

@@ -8,7 +8,7 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
-import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvents, median, missed, now, tempDir } from './support';
+import { type BenchOptions, cpuVerdict, type Figure, type FigureSpec, floorVerdict, fmt, makeEvents, median, missed, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
 export const name = 'subagent';
@@ -91,7 +91,8 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
         `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
-        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}`,
+        `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}` +
+        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n),
     );
     return { ...ONESHOT, value: whole };
   } finally {
@@ -291,7 +292,8 @@ async function fanoutEfficiency(opts: BenchOptions, server: ModelServer): Promis
     opts.note(
       `fan-out: 64 one-shot children at 50 ms, eight at a time: ${fmt(measured)} ms (ideal 400 ms; median ${fmt(median(times))} of ${reps}); ` +
         `this process's CPU ${fmt((used.user + used.system) / 1000 / reps / 64)} ms per child (runtime, client and the in-process model server on one event loop); ` +
-        `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)`,
+        `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)` +
+        cpuVerdict(FANOUT, 64, 8, 50, (used.user + used.system) / 1000 / reps / 64),
     );
     return { ...FANOUT, value: 400 / measured };
   } finally {

@@ -317,3 +317,39 @@ ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(
   });
   return { baseURL, stop: () => child.kill() };
 }
+
+/**
+ * The context a durable-floor figure (a turn, a one-shot child ÷ a bare request) adds when the
+ * disk alone puts it past its target: without the durable writes it meets the target, but the
+ * fdatasyncs the design requires (decision 0063) take more than the target leaves over the bare
+ * request. Then only fewer commit points or a faster disk meet it, which is a decision about
+ * the target or the design, never a change to what the figure measures. Empty otherwise.
+ */
+export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, syncMs: number): string {
+  const allowance = (spec.target - 1) * bareMs;
+  if (spec.op !== '<=' || withoutDisk > spec.target || syncMs <= allowance) return '';
+  return (
+    `; AT ITS FLOOR: without the durable writes the figure is ${fmt(withoutDisk)} (target ≤ ${spec.target}), but its ${fmt(syncs)} fdatasyncs ` +
+    `take ${fmt(syncMs)} ms where ≤ ${spec.target} leaves ${fmt(allowance)} ms over the ${fmt(bareMs)} ms bare request: out of reach on this disk ` +
+    `with this many commit points; the target needs a decision`
+  );
+}
+
+/**
+ * The context a fan-out efficiency figure (ideal ÷ measured wall time: waves of `concurrency`
+ * children, each waiting `modelMs` on the model) adds when this process's CPU alone puts it past
+ * its target: the children of a wave start and finish together, so their CPU runs one after
+ * another on the one event loop, and the target leaves (ideal ÷ target − ideal) ÷ waves of it a
+ * wave. Empty when the CPU fits. The CPU is the whole process's (the in-process model server's
+ * included), as the figure measures it.
+ */
+export function cpuVerdict(spec: FigureSpec, children: number, concurrency: number, modelMs: number, cpuPerChildMs: number): string {
+  const waves = Math.ceil(children / concurrency);
+  const ideal = waves * modelMs;
+  const perWave = (ideal / spec.target - ideal) / waves;
+  if (spec.op !== '>=' || concurrency * cpuPerChildMs <= perWave) return '';
+  return (
+    `; CPU-BOUND: the ${concurrency} children of a wave need ${concurrency} × ${fmt(cpuPerChildMs)} = ${fmt(concurrency * cpuPerChildMs)} ms of the one event loop ` +
+    `each wave, where ≥ ${spec.target} leaves ${fmt(perWave)} ms a wave beside its ${fmt(modelMs)} ms model wait (≤ ${fmt(perWave / concurrency)} ms of CPU per child)`
+  );
+}

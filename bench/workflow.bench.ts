@@ -8,7 +8,7 @@ import { Harness } from '../src/core/harness';
 import { type Confinement, scriptConfinement } from '../src/core/workflow/confine';
 import { DEFAULT_ISOLATE, Isolate } from '../src/core/workflow/isolate';
 import { ModelServer } from '../test/support/model-server';
-import { type BenchOptions, type Figure, type FigureSpec, median, missed, now, tempDir } from './support';
+import { type BenchOptions, cpuVerdict, type Figure, type FigureSpec, median, missed, now, tempDir } from './support';
 
 export const name = 'workflow';
 
@@ -112,7 +112,8 @@ async function parallelEfficiency(opts: BenchOptions, server: ModelServer): Prom
     const measured = Math.min(...times);
     opts.note(
       `workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms); this process's CPU ${((used.user + used.system) / 1000 / reps / 64).toFixed(2)} ms per agent ` +
-        `(runtime, client and the in-process model server on one event loop); ${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit)`,
+        `(runtime, client and the in-process model server on one event loop); ${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit)` +
+        cpuVerdict(EFFICIENCY, 64, 8, 50, (used.user + used.system) / 1000 / reps / 64),
     );
     return { ...EFFICIENCY, value: 400 / measured };
   } finally {

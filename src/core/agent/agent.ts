@@ -6,6 +6,7 @@ import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from
 import { type QueuedMessage, queuedMessages } from '../session/folds';
 import { type CompactionResult, compact, compactIfNeeded } from './compaction';
 import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
+import { TurnScheduler } from './scheduling';
 import type { SessionLog } from './session-writer';
 import { InterruptReason, runTurn } from './turn';
 import { withdrawQueued } from './withdraw';
@@ -16,15 +17,6 @@ export type AgentActivity = 'idle' | 'running';
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
-/** Message sources that never wake an interrupted (paused) agent. */
-const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
-/**
- * Message sources judged by the admit hook only once durable: a goal round is rejected by any
- * message that comes before it runs (decision 0029), and the time its accept takes to land is
- * part of that window. Every other message starts an idle agent's turn at once (decision 0063).
- */
-const ADMITTED_WHEN_DURABLE: ReadonlySet<MessageSource['kind']> = new Set(['goal']);
-
 export interface TurnReport extends TurnOutcome {
   messageId: string;
 }
@@ -34,25 +26,27 @@ export interface TurnReport extends TurnOutcome {
  * durably and claimed in order; `cancel` ends the running turn and keeps (or drops) the rest.
  */
 export class Agent implements SessionLog {
-  private running: Promise<void> | null = null;
-  /** The loop has started (set synchronously, before `running` is assigned). */
+  /** The loop has started (set synchronously, before the scheduler's `running` is assigned). */
   private looping = false;
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
-  /** Starts a loop `pump` scheduled for the next tick now (a cancel came first). */
-  private startNow: (() => void) | undefined;
   private disposed = false;
-  /** After an interrupt, queued messages wait for the next accept (a waking message) instead of running on. */
-  private paused = false;
+  /** When turns start: the one rule of decision 0075 (scheduling.ts). */
+  private readonly turnsAt = new TurnScheduler({
+    inboxSize: () => this.inboxSize,
+    disposed: () => this.disposed,
+    loop: () => this.loop(),
+    becameIdle: () => {
+      for (const fn of this.idleListeners) fn();
+    },
+  });
   /** Quiet messages waiting for the running turn's next safe point. */
   private injections: { text: string; source: MessageSource }[] = [];
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
   private readonly idleListeners = new Set<() => void>();
   private readonly progressListeners = new Set<(p: ToolProgress) => void>();
   private lastOutcome: TurnReport | undefined;
-  /** Accepted messages already in the log but not yet durable (`idle` waits for them too). */
-  private readonly accepting = new Set<Promise<unknown>>();
   /** Approval questions of this agent's turn still waiting for their answer. */
   private asking = 0;
   /** The configured approval port, counting the questions under way (`awaitingApproval`). */
@@ -98,7 +92,7 @@ export class Agent implements SessionLog {
     return this.cfg.writer.flush();
   }
   get activity(): AgentActivity {
-    return this.running || this.looping ? 'running' : 'idle';
+    return this.turnsAt.running || this.looping ? 'running' : 'idle';
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
   get awaitingApproval(): boolean {
@@ -137,7 +131,7 @@ export class Agent implements SessionLog {
    * Nothing automatic (a goal round) may start then, or it would replay what the human kept.
    */
   get isPaused(): boolean {
-    return this.paused;
+    return this.turnsAt.paused;
   }
 
   /**
@@ -146,7 +140,7 @@ export class Agent implements SessionLog {
    * behind a running turn.
    */
   get isWaiting(): boolean {
-    return !this.running && this.paused && this.inboxSize > 0;
+    return !this.turnsAt.running && this.turnsAt.paused && this.inboxSize > 0;
   }
 
   /** Cancel a queued message before it runs (durable); a claimed one refuses with InboxError ALREADY_CLAIMED. */
@@ -170,26 +164,9 @@ export class Agent implements SessionLog {
     if (this.disposed) throw new Error(`Agent ${this.id} is disposed; open the session again to send it messages.`);
     const messageId = randomUUID();
     const appended = this.cfg.writer.append({ type: 'inbox/accepted', messageId, text, source });
-    const wake = () => {
-      // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
-      // agent; a runtime notice (a child settled, a background result, a wakeup report) waits in the inbox with the
-      // rest, so nothing resurrects on its own.
-      if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
-      this.pump();
-    };
     // Staged (the log took it; a refused event throws inside `append` and is not in the inbox):
-    // an idle agent starts its turn now, so the turn's first facts share the accept's group
-    // commit (decision 0063). The turn acts on nothing before its own facts are durable, and
-    // they follow the accept in the same journal, so the message is durable first.
-    const early = !ADMITTED_WHEN_DURABLE.has(source.kind);
-    if (early && this.session.unclaimedInbox.includes(messageId)) wake();
-    this.accepting.add(appended);
-    try {
-      await appended;
-    } finally {
-      this.accepting.delete(appended);
-    }
-    if (!early) wake();
+    // its turn is scheduled now, opens behind it and answers us first (decision 0075).
+    await this.turnsAt.accepted(appended, this.session.unclaimedInbox.includes(messageId), source);
     return messageId;
   }
 
@@ -198,7 +175,7 @@ export class Agent implements SessionLog {
    * else at the running turn's next safe point (before its next model request, or when it ends).
    */
   async inject(text: string, source: MessageSource): Promise<void> {
-    if (!this.running) {
+    if (!this.turnsAt.running) {
       await this.cfg.writer.append({ type: 'user/message', text, source });
       return;
     }
@@ -214,36 +191,12 @@ export class Agent implements SessionLog {
 
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
   pump(): void {
-    if (this.running || this.disposed || this.paused || this.inboxSize === 0) return;
-    // The turn starts on the next tick, not inside the accept: whoever handed the message over
-    // (a parent's send_message, the panel, a cold resume) hears back once it is durable, before
-    // the turn's first request is built — for a long history that build is the turn's work, not
-    // the accept's (decision 0064). `running` is set now, so the agent reads running at once.
-    // A cancel in between starts it at once, synchronously (`startNow`): the turn claims its
-    // message and is then interrupted, as when the turn started inside the accept.
-    let begun!: () => void;
-    const started = new Promise<void>((resolve) => (begun = resolve));
-    let loop: Promise<void> | undefined;
-    const start = (): void => {
-      if (loop) return;
-      this.startNow = undefined;
-      loop = this.paused || this.disposed ? Promise.resolve() : this.loop();
-      begun();
-    };
-    this.startNow = start;
-    setImmediate(start);
-    this.running = started
-      .then(() => loop)
-      .finally(() => {
-        this.running = null;
-        this.pump(); // a message accepted while the last turn was ending
-        if (!this.running) for (const fn of this.idleListeners) fn();
-      });
+    this.turnsAt.pump();
   }
 
   /** True when nothing runs and nothing will run without a new message: the inbox is empty or paused. */
   get isSettled(): boolean {
-    return !this.running && (this.paused || this.inboxSize === 0);
+    return !this.turnsAt.running && (this.turnsAt.paused || this.inboxSize === 0);
   }
 
   /**
@@ -252,23 +205,18 @@ export class Agent implements SessionLog {
    * conversation that waits on its children). A running turn is ended with `cancel` instead.
    */
   pause(): void {
-    this.paused = true;
+    this.turnsAt.paused = true;
   }
 
   /** Wake a paused agent so it works through the queued messages. */
   resume(): void {
-    this.paused = false;
-    this.pump();
+    this.turnsAt.paused = false;
+    this.turnsAt.pump();
   }
 
   /** Resolves when no turn runs (and none will start without a new message). */
-  async idle(): Promise<void> {
-    // An accept still on its way to disk is a turn about to start: wait for it too, or a
-    // caller (settle) sees "not settled" yet nothing to wait for, and spins.
-    while (this.running || this.accepting.size > 0) {
-      if (this.running) await this.running;
-      else await Promise.allSettled([...this.accepting]);
-    }
+  idle(): Promise<void> {
+    return this.turnsAt.idle();
   }
 
   /**
@@ -277,14 +225,14 @@ export class Agent implements SessionLog {
    * waking message (or `resume()`); without it they are claimed and dropped.
    */
   async cancel(cause: 'interrupted' | 'cancelled' = 'interrupted', opts: { keepInbox?: boolean; why?: string } = {}): Promise<void> {
-    this.startNow?.(); // a turn scheduled by pump opens now, so it is the one interrupted
+    this.turnsAt.openScheduled(); // a turn scheduled but not open yet is the one interrupted
     if (!(opts.keepInbox ?? true)) {
       for (const id of this.session.unclaimedInbox) await this.cfg.writer.append({ type: 'inbox/claimed', messageId: id });
     }
     // An interrupt that says why ends the turn with that text (turn/end.error).
     const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
     if (this.controller) this.controller.abort(reason);
-    else if (this.running) this.cancelPending = reason;
+    else if (this.turnsAt.running) this.cancelPending = reason;
   }
 
   /**
@@ -357,7 +305,10 @@ export class Agent implements SessionLog {
         if (!next) return;
       }
       if (this.cfg.admit) {
-        // A synchronous answer adds no await here: the turn claims its message at once, as without a hook.
+        // A verdict that must see what arrives while the accept lands waits for it (decision 0075);
+        // otherwise a synchronous answer adds no await: the turn claims its message at once.
+        const answered = this.turnsAt.beforeAdmit(next.source);
+        if (answered) await answered;
         const verdict = this.admitted(next);
         const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
         // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.
@@ -381,6 +332,7 @@ export class Agent implements SessionLog {
       const beforeStep = async () => {
         await this.cfg.admission?.enter(signal);
         await this.drainInjections();
+        await this.turnsAt.beforeBuild(this.session.length); // a backlog's build answers the sender first
       };
       let outcome: TurnOutcome;
       try {
@@ -399,9 +351,9 @@ export class Agent implements SessionLog {
       this.controller = null;
       await this.drainInjections().catch(() => undefined);
       this.lastOutcome = { ...outcome, messageId: next.messageId };
-      if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.paused = true;
+      if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.turnsAt.paused = true;
       for (const fn of this.turnListeners) fn(this.lastOutcome);
-      if (this.paused) return;
+      if (this.turnsAt.paused) return;
     }
   }
 

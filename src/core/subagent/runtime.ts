@@ -17,6 +17,7 @@ import type { Store } from '../store/store';
 import type { Tool } from '../tools/tool';
 import { type AgentLookup, narrowest, resolveAgentRequest } from './agent-request';
 import { checkStart } from './checks';
+import { ChildIds } from './child-ids';
 import { type AgentFactory, type ChildComposition, delegationNotice, ownScopeOf } from './composition';
 import { escalatingPort } from './escalate';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
@@ -113,6 +114,8 @@ export type Mode = 'one-shot' | 'continuable';
 export class SubagentRuntime implements SubagentControl {
   private readonly providers: Map<string, SubagentProvider>;
   private readonly residency: Residency;
+  /** Child ids: lineage + six hex digits, never one already taken (`child-ids.ts`). */
+  private readonly childIds = new ChildIds((id) => this.deps.store.header(id) !== undefined);
   /** The bound on children running at once; `fanout.limit` follows the setting. */
   readonly fanout: FanoutLimiter;
   /** A remote program's own sub-sessions shown in the tree, and whether they work now (decision 0041). */
@@ -344,8 +347,7 @@ export class SubagentRuntime implements SubagentControl {
     const placed = provider.placement ? await provider.placement.check(signal) : undefined;
     const { seed } = provider.prepare(parent);
 
-    // Child ids carry their lineage (`root.a1b2c3.d4e5f6`) and stay file-name safe.
-    const childId = `${parent.id}.${randomUUID().slice(0, 6)}`;
+    const childId = this.childIds.draw(parent.id);
     const header = headerFrom(parent.header, {
       id: childId,
       origin: seed ? 'fork' : 'subagent',
@@ -414,6 +416,8 @@ export class SubagentRuntime implements SubagentControl {
       unregister();
       await isolation.undo();
       throw err;
+    } finally {
+      this.childIds.settled(childId);
     }
     this.residency.setDepth(childId, depth);
     return {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { ANSWER_FIRST_BACKLOG } from '../../../src/core/agent/scheduling';
+import { SessionWriter } from '../../../src/core/agent/session-writer';
 import { Store } from '../../../src/core/store/store';
 import type { SubagentRequest } from '../../../src/core/subagent/types';
 import { arbor } from '../../support/cli';
@@ -145,6 +147,32 @@ describe('subagent: cold resume of a released continuable child from its own log
     assert.ok(b.path === 'inbox' || b.path === 'wake', b.path);
     // One Activation served both: one more settlement notice, not two.
     assert.equal(delivered(w.root.session.events, 'subagent-settled', childId).length, 2);
+  });
+
+  it('a follow-up to a child with a long history returns before the child builds its first request; the turn then runs (decision 0075)', async () => {
+    const childId = await releasedChild();
+    // History the resumed child must fold and serialize for its first request: past the backlog.
+    const writer = new SessionWriter(await w.t.h.store.inspect(childId), w.t.h.store);
+    const staged = Array.from({ length: ANSWER_FIRST_BACKLOG + 50 }, (_, i) =>
+      writer.stage({ type: 'user/message', text: `note ${i}`, source: { kind: 'user' } }),
+    );
+    await Promise.all(staged);
+
+    w.script.on('c', { text: 'read them all' });
+    const r = await w.t.h.subagents.followup(w.root.id, childId, '[[c]] anything new?');
+    assert.equal(r.path, 'cold-resume');
+    // Answered first: the accept is durable, and the child has built and sent nothing yet.
+    const child = w.t.h.resident(childId);
+    assert.ok(child, 'resident after the cold resume');
+    const after = child.session.events.slice(child.session.events.findIndex((e) => e.type === 'inbox/accepted' && e.messageId === r.messageId));
+    assert.equal(ofType(after, 'request/header').length, 0, 'no request built before the follow-up returned');
+    assert.equal(w.script.bodies('c').length, 1, 'only the first activation asked the model so far');
+    await w.t.h.settle();
+    const second = w.script.bodies('c')[1];
+    assert.ok(second, 'the turn ran after the follow-up returned');
+    assert.equal(contents(second).at(-1), '[[c]] anything new?');
+    const evs = await eventsOf(w.t.h, childId);
+    assert.equal(ofType(evs, 'assistant/message').at(-1)?.text, 'read them all');
   });
 
   it('refuses a follow-up from anyone but the direct parent (NOT_PARENT)', async () => {
