@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,11 +35,16 @@ export function commitBody(tree: string, parent: string | undefined, message: st
 }
 
 /** Write a commit object into `objectsDir` and return its id. */
-export async function writeCommit(objectsDir: string, body: string): Promise<string> {
-  const bytes = Buffer.from(body, 'utf8');
-  const raw = Buffer.concat([Buffer.from(`commit ${bytes.length}\0`), bytes]);
+export function writeCommit(objectsDir: string, body: string): Promise<string> {
+  return writeObject(objectsDir, 'commit', Buffer.from(body, 'utf8'));
+}
+
+/** Write a loose object of `type` (once: one already there is left alone) and return its id. */
+export async function writeObject(objectsDir: string, type: 'commit' | 'tree', bytes: Buffer): Promise<string> {
+  const raw = Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]);
   const id = createHash('sha1').update(raw).digest('hex');
   const file = path.join(objectsDir, id.slice(0, 2), id.slice(2));
+  if (fs.existsSync(file)) return id;
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
   await fsp.writeFile(temp, await deflate(raw, { level: 1 }), { mode: 0o444 });

@@ -2,6 +2,7 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { git, notARepo, WorktreeError } from './git';
+import { writeIndexTree } from './index-tree';
 import { canWriteObjects, commitBody, writeCommit } from './objects';
 
 // The state of a checkout as a git tree, without touching its index, HEAD or files (decision
@@ -66,7 +67,9 @@ export async function snapshot(
     if (!copied && (await headOf(top))) await git(['read-tree', 'HEAD'], { cwd: top, env });
     const skip = (opts.excludes ?? []).map((p) => path.relative(top, p)).filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
     await git(['add', '-A', '--', '.', ...skip.map((r) => `:(exclude)${r}`)], { cwd: top, env });
-    const tree = (await git(['write-tree'], { cwd: top, env })).stdout.trim();
+    // The tree in-process where the index is a plain one of a sha1 repository (`index-tree.ts`), else git's.
+    const mine = opts.objects && canWriteObjects(opts.commit?.parent) && opts.commit?.parent ? await writeIndexTree(index, opts.objects) : undefined;
+    const tree = mine ?? (await git(['write-tree'], { cwd: top, env })).stdout.trim();
     if (!opts.commit) return { tree };
     if (opts.objects && canWriteObjects(opts.commit.parent))
       return { tree, commit: await writeCommit(opts.objects, commitBody(tree, opts.commit.parent, opts.commit.message)) };

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { WorktreeError } from '../../../src/core/worktree/git';
+import { writeIndexTree } from '../../../src/core/worktree/index-tree';
 import { commitBody, writeCommit } from '../../../src/core/worktree/objects';
 import { gitIn, initRepo } from './fixture';
 
@@ -146,6 +147,37 @@ describe('worktree base: every uncommitted change of the parent, nothing else', 
     assert.equal(fs.existsSync(path.join(wts, 'taken')), false, 'the empty worktree was removed');
     assert.equal(gitIn(ws, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1, 'git knows only the main checkout');
     assert.equal(gitIn(ws, 'rev-parse', 'arbor/taken'), gitIn(ws, 'rev-parse', 'HEAD'), 'the existing branch is untouched');
+  });
+
+  it('writes the tree git write-tree writes, and leaves to git every index it does not read (v4, skip-worktree)', async () => {
+    initRepo(ws);
+    for (const rel of ['foo-bar', 'foo.txt', 'foo/x', 'foo/y/z', 'foo0', 'a b/c', 'Z.md', 'é.txt']) {
+      fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+      fs.writeFileSync(path.join(ws, rel), `${rel}\n`);
+    }
+    // A name that is not UTF-8 (bytes are what git stores), a link, an executable, a submodule entry.
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${ws}/raw-`), Buffer.from([0xff, 0xfe])]), 'raw\n');
+    fs.symlinkSync('foo.txt', path.join(ws, 'link'));
+    fs.writeFileSync(path.join(ws, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    gitIn(ws, 'add', '-A');
+    gitIn(ws, 'update-index', '--add', '--cacheinfo', `160000,${gitIn(ws, 'rev-parse', 'HEAD').trim()},vendor/sub`);
+    const objects = path.join(ws, '.git', 'objects');
+    const index = path.join(ws, '.git', 'index');
+    const theirs = gitIn(ws, 'write-tree').trim();
+    fs.rmSync(path.join(objects, theirs.slice(0, 2), theirs.slice(2)));
+    assert.equal(await writeIndexTree(index, objects), theirs);
+    assert.equal(gitIn(ws, 'cat-file', '-t', theirs).trim(), 'tree', 'the root tree object is written');
+    gitIn(ws, 'fsck', '--no-dangling', '--no-progress');
+
+    gitIn(ws, 'update-index', '--skip-worktree', 'foo.txt');
+    assert.equal(await writeIndexTree(index, objects), undefined, 'skip-worktree: left to git');
+    gitIn(ws, 'update-index', '--no-skip-worktree', 'foo.txt');
+    gitIn(ws, 'update-index', '--index-version', '4');
+    assert.equal(await writeIndexTree(index, objects), undefined, 'index v4: left to git');
+    // And the worktree made from a v4 index (git's write-tree then) still holds every change.
+    fs.writeFileSync(path.join(ws, 'foo.txt'), 'changed after\n');
+    const place = await create('v4');
+    assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, ['store']));
   });
 
   it('writes the same commit object git commit-tree writes', async () => {
