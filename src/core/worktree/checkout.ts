@@ -34,8 +34,8 @@ export interface CreateRequest {
  * (uncommitted and untracked files included, ignored ones not) on top of HEAD, made with a
  * separate index, so the user's index, HEAD and files stay as they are.
  *
- * Two lines run at once (issue 25): the base (`rev-parse`, then the snapshot's `add -A` and
- * `write-tree`, its commit written in-process) and an empty worktree (`git worktree add --no-checkout --detach`:
+ * Two lines run at once (issue 25): the base (`rev-parse`, then the snapshot's `add -A`, its
+ * tree and commit written in-process where the index is a plain one) and an empty worktree (`git worktree add --no-checkout --detach`:
  * git's own bookkeeping, no files). When both are there, one `git checkout -b <branch> <base>`
  * in the new worktree writes the base's files and starts the branch — the checkout a plain
  * `git worktree add` does anyway. A repository without commits (no HEAD to start the empty
