@@ -3,7 +3,9 @@
 // spent in the model stream subtracted from both), and only the time of a bare `git worktree
 // add` on the same repository subtracted from the worktree child (the issue's "+ the git
 // worktree add time"). The snapshot of the parent's files the worktree starts from (a copied
-// index, `git add -A`, `write-tree`, `commit-tree`) is Arbor's choice and counts as Arbor's cost.
+// index, `git add -A`, `write-tree`, the base commit) is Arbor's choice and counts as Arbor's cost:
+// since decision 0076 it runs beside an empty `worktree add --no-checkout`, and a checkout of the
+// base follows, so the git time less a bare add is what the base adds on the critical path.
 // The context line gives the split and the whole ratio.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -108,7 +110,7 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
     const ratio = (median(isolated) + git - add) / median(plain);
     opts.note(
       `worktree child ${fmt(median(isolated))} ms beyond its git time (${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
-        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + snapshot of the parent's files ${fmt(git - add)} ms; ` +
+        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (decision 0076); ` +
         `whole worktree child ÷ ordinary = ${fmt((median(isolated) + git) / median(plain))}; 200-file repository`,
     );
     return { ...SPAWN, value: ratio };

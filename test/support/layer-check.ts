@@ -49,7 +49,7 @@ const posix = path.posix;
  * extension). Layers on one rank are peers that stay independent of each other.
  */
 export const CORE_ORDER: readonly (readonly string[])[] = [
-  ['errors'],
+  ['errors', 'version'],
   ['process'],
   ['session'],
   ['store'],

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
 import { syncDir, writeAtomic } from '../tools/fsio';
 import { blobId } from './objects';
-import { currentBytes, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
+import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
 
 // Applying a rewind plan (decision 0059): all or nothing up front — an unresolved conflict or a
@@ -46,7 +46,7 @@ export async function applyRewind(
   const chosen = plan.files.filter(restore);
   const kept = plan.files.filter((f) => !restore(f)).map((f) => f.path);
   // What is there now, checked against the preview: a file changed since is never overwritten unseen.
-  const now = await Promise.all(chosen.map((f) => currentBytes(f.path)));
+  const now = chosen.map((f) => currentBytesNow(f.path));
   const moved = chosen.filter((f, i) => (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
   if (moved.length) {
     throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);

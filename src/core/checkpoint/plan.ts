@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, SessionEvent } from '../session/events';
 import { unifiedDiff } from '../tools/diff';
-import { looksBinary, readWhole } from '../tools/fsio';
+import { looksBinary, readWholeSync } from '../tools/fsio';
 import { blobId } from './objects';
 import type { Shadows } from './shadow';
 
@@ -103,7 +103,10 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   const byPath = new Map<string, Dated[]>();
   for (const d of mine) byPath.set(d.change.path, [...(byPath.get(d.change.path) ?? []), d]);
 
-  // Files at once: each is a read, a hash, a blob read and a diff, independent of the others.
+  // Each file is a read, a hash, a blob read and a diff, independent of the others. The reads are
+  // synchronous (small files, in the page cache): hundreds of them through libuv's four threads
+  // queued behind each other and whatever else the host had in flight (issue 25).
+  await settle(h, mine);
   const planned = await Promise.all(
     [...byPath].map(async ([file, list]) => {
       const first = list[0];
@@ -131,6 +134,10 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
   if (e?.type !== 'checkpoint' || !e.rewind) {
     throw new RewindError('NOT_A_REWIND', `Event ${req.seq} of this conversation is not a rewind, so there is nothing to undo; pick the rewind's own event.`);
   }
+  await settle(
+    h,
+    e.changes.map((change) => ({ change })),
+  );
   const files = (await Promise.all(e.changes.map((c) => fileOf(h, c.root, c.path, c.before, c.after)))).filter((f): f is RewindFile => f !== undefined);
   return { sessionId: req.sessionId, undoes: req.seq, subtree: e.rewind.subtree, sessions: e.rewind.sessions, files };
 }
@@ -139,10 +146,10 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
 async function fileOf(h: PlanHost, root: string, file: string, restore: string | null, lastLeft: string | null): Promise<RewindFile | undefined> {
   const shadow = await h.shadows.of(root);
   const relative = shadow.relative(file) ?? path.basename(file);
-  const now = await currentBytes(file);
+  const now = currentBytesNow(file);
   const current = now === null ? null : blobId(now);
   if (current === restore) return undefined;
-  const restored = restore === null ? null : await shadow.blob(restore);
+  const restored = restore === null ? null : shadow.blobNow(restore);
   const entry: RewindFile = { path: file, root, relative, current, restore, diff: '' };
   if (restore !== null && !restored) {
     entry.conflict = {
@@ -162,10 +169,16 @@ async function fileOf(h: PlanHost, root: string, file: string, restore: string |
   return entry;
 }
 
-/** A file's bytes now, or null when it is not there. */
-export async function currentBytes(file: string): Promise<Buffer | null> {
+/** Every blob queued in the shadows of these changes' roots is written (so `blobNow` finds it). */
+async function settle(h: PlanHost, changes: readonly { change: CheckpointChange }[]): Promise<void> {
+  const roots = [...new Set(changes.map((d) => d.change.root))];
+  await Promise.all(roots.map(async (root) => (await h.shadows.of(root)).settled()));
+}
+
+/** `currentBytes` on the calling thread. */
+export function currentBytesNow(file: string): Buffer | null {
   try {
-    return await readWhole(file);
+    return readWholeSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;

@@ -4,7 +4,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { type GitPlace, gitOk } from './git';
 import { IgnoreRules } from './ignore';
-import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
+import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs } from './objects';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
@@ -110,6 +110,11 @@ export class ShadowRepo {
   async settled(): Promise<void> {
     this.kick();
     while (this.writing.size) await Promise.all([...this.writing]);
+  }
+
+  /** A blob's bytes read on the calling thread, for a caller that awaited `settled()`; undefined when gone. */
+  blobNow(id: string): Buffer | undefined {
+    return readBlobSync(this.place.gitDir, id);
   }
 
   /** A blob's bytes, read in-process (the shadow never packs: gc is off, files over the cap are left out); undefined when gone. */

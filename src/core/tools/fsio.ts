@@ -70,6 +70,21 @@ export async function readWhole(realPath: string): Promise<Buffer> {
 }
 
 /**
+ * `readWhole` without the thread pool: the same checks (no link followed, never blocking on a
+ * FIFO, a regular file only) on the calling thread. For many small files read at once (a rewind
+ * plan's 200 files), where each asynchronous call is five trips through libuv's four threads.
+ */
+export function readWholeSync(realPath: string): Buffer {
+  const fd = fs.openSync(realPath, C.O_RDONLY | NOFOLLOW | NONBLOCK);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
  * The file-system calls an atomic write makes, handed in so a test can make the disk fill
  * up (ENOSPC) where no small file system can be mounted. Tools default to `realWriteOps`.
  */

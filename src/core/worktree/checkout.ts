@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { git, repoTop, WorktreeError } from './git';
+import { git, WorktreeError } from './git';
 import { isInside } from './names';
-import { headOf, snapshot } from './snapshot';
+import { repoFacts, snapshot } from './snapshot';
 
 // Making and removing a child's worktree (decision 0060). Arbor does this outside every
 // sandbox; the child only ever writes inside the folder made here.
@@ -33,16 +33,45 @@ export interface CreateRequest {
  * A new worktree on a new branch, from the parent's current state: a commit of its working tree
  * (uncommitted and untracked files included, ignored ones not) on top of HEAD, made with a
  * separate index, so the user's index, HEAD and files stay as they are.
+ *
+ * Two lines run at once (issue 25): the base (`rev-parse`, then the snapshot's `add -A`, its
+ * tree and commit written in-process where the index is a plain one) and an empty worktree (`git worktree add --no-checkout --detach`:
+ * git's own bookkeeping, no files). When both are there, one `git checkout -b <branch> <base>`
+ * in the new worktree writes the base's files and starts the branch — the checkout a plain
+ * `git worktree add` does anyway. A repository without commits (no HEAD to start the empty
+ * worktree from) takes the sequential way. Whatever fails, nothing of ours is left behind.
  */
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
-  const repo = fs.realpathSync(await repoTop(req.parentRoot));
-  const rel = path.relative(repo, fs.realpathSync(req.parentRoot));
-  const head = await headOf(repo);
-  const base = await snapshot(repo, { excludes: req.excludes, commit: { message: `arbor: base of ${req.note}`, ...(head ? { parent: head } : {}) } });
   await fsp.mkdir(path.dirname(req.dir), { recursive: true });
-  await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base.commit!], { cwd: repo });
+  const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
+  const based = (async () => {
+    const facts = await repoFacts(req.parentRoot);
+    const repo = fs.realpathSync(facts.top);
+    const commit = { message: `arbor: base of ${req.note}`, ...(facts.head ? { parent: facts.head } : {}) };
+    const base = await snapshot(repo, { excludes: req.excludes, index: facts.index, objects: facts.objects, commit });
+    return { repo, head: facts.head, base: base.commit! };
+  })();
+  const [made, b] = await Promise.allSettled([empty, based]);
+  const undo = () => removeWorktree({ repo: req.parentRoot, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
+  if (b.status === 'rejected') {
+    if (made.status === 'fulfilled') await undo();
+    throw b.reason;
+  }
+  const { repo, head, base } = b.value;
+  if (made.status === 'rejected') {
+    if (head) throw made.reason;
+    await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
+  } else {
+    try {
+      await git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir });
+    } catch (err) {
+      await undo();
+      throw err;
+    }
+  }
+  const rel = path.relative(repo, fs.realpathSync(req.parentRoot));
   const wt = fs.realpathSync(req.dir);
-  return { repo, path: wt, root: rel ? path.join(wt, rel) : wt, branch: req.branch, base: base.commit! };
+  return { repo, path: wt, root: rel ? path.join(wt, rel) : wt, branch: req.branch, base };
 }
 
 /**

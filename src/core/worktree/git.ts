@@ -88,9 +88,13 @@ export async function repoTop(dir: string): Promise<string> {
     return (await git(['rev-parse', '--show-toplevel'], { cwd: dir })).stdout.trim();
   } catch (err) {
     if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
-    throw new WorktreeError(
-      'NOT_A_REPO',
-      `${dir} is not inside a git repository, so a child cannot get its own worktree; run \`git init\` and commit there, or start the child without isolation.`,
-    );
+    throw notARepo(dir);
   }
+}
+
+export function notARepo(dir: string): WorktreeError {
+  return new WorktreeError(
+    'NOT_A_REPO',
+    `${dir} is not inside a git repository, so a child cannot get its own worktree; run \`git init\` and commit there, or start the child without isolation.`,
+  );
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RewindError } from '../../../src/core/checkpoint/plan';
@@ -105,6 +106,36 @@ describe('checkpoints: what each step changed, and rewind per node or subtree', 
     fs.writeFileSync(file('n.txt'), 'user again\n');
     await assert.rejects(w.t.h.checkpoints.apply(plan, {}, 'restore'), (e: RewindError) => e.code === 'STALE_PLAN');
     assert.equal(read('n.txt'), 'user again\n');
+  });
+
+  it('the plan reads files on its own thread but never through a link, nor waits on a FIFO put where a file was', async () => {
+    w.script.on('root', { toolCalls: [write('l.txt', 'agent\n'), write('p.txt', 'agent\n')] }, { text: 'done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const secret = path.join(path.dirname(ws()), `secret-${process.pid}.txt`);
+    fs.writeFileSync(secret, 'TOP SECRET\n');
+    try {
+      fs.rmSync(file('l.txt'));
+      fs.symlinkSync(secret, file('l.txt'));
+      const started = Date.now();
+      await assert.rejects(w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) }), (e: NodeJS.ErrnoException) => {
+        assert.equal(e.code, 'ELOOP', 'the link is not followed');
+        assert.doesNotMatch(String(e.message), /TOP SECRET/);
+        return true;
+      });
+      fs.rmSync(file('l.txt'));
+      fs.writeFileSync(file('l.txt'), 'agent\n');
+      fs.rmSync(file('p.txt'));
+      execFileSync('mkfifo', [file('p.txt')]);
+      await assert.rejects(
+        w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) }),
+        (e: NodeJS.ErrnoException) => e.code === 'ENOTFILE',
+      );
+      assert.ok(Date.now() - started < 20_000, 'nothing blocked on the FIFO');
+      assert.equal(fs.readFileSync(secret, 'utf8'), 'TOP SECRET\n');
+    } finally {
+      fs.rmSync(secret, { force: true });
+    }
   });
 
   it('rewinds a subtree: the node and its descendants at every depth; without subtree only the node', async () => {

@@ -1,0 +1,56 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
+
+// A commit object written in-process (issue 25): the base commit of a worktree child is four
+// lines of text, and a `git commit-tree` process for it cost as much as the rest of the
+// snapshot's steps each. The object is exactly what git writes — sha1 of "commit <len>\0" +
+// body, zlib-deflated at objects/xx/yyyy…, written to a temp name and renamed — so every git
+// reads it as its own. Only for sha1 repositories with their objects in the usual place: the
+// caller falls back to `git commit-tree` otherwise (`canWriteObjects`).
+
+const deflate = promisify(zlib.deflate);
+
+/** The identity of the commits Arbor makes on `arbor/*` branches (the same as `git.ts` gives git). */
+const WHO = 'Arbor <arbor@localhost>';
+
+/** Whether objects may be written in-process: a sha1 repository (40-hex ids) and no environment that moves its objects elsewhere. */
+export function canWriteObjects(head: string | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (head !== undefined && !/^[0-9a-f]{40}$/.test(head)) return false;
+  return !env.GIT_OBJECT_DIRECTORY && !env.GIT_DIR && !env.GIT_COMMON_DIR && !env.GIT_ALTERNATE_OBJECT_DIRECTORIES;
+}
+
+/** The body of a commit of `tree` on `parent` (none: a root commit), as `git commit-tree -m` makes it. */
+export function commitBody(tree: string, parent: string | undefined, message: string, when: Date = new Date()): string {
+  const secs = Math.floor(when.getTime() / 1000);
+  const off = -when.getTimezoneOffset();
+  const tz = `${off < 0 ? '-' : '+'}${String(Math.floor(Math.abs(off) / 60)).padStart(2, '0')}${String(Math.abs(off) % 60).padStart(2, '0')}`;
+  const stamp = `${WHO} ${secs} ${tz}`;
+  // As `commit-tree -m` takes it: verbatim (no NUL can come through argv), ending in a newline.
+  const text = message.replace(/\0/g, '');
+  return `tree ${tree}\n${parent ? `parent ${parent}\n` : ''}author ${stamp}\ncommitter ${stamp}\n\n${text}${text.endsWith('\n') ? '' : '\n'}`;
+}
+
+/** Write a commit object into `objectsDir` and return its id. */
+export function writeCommit(objectsDir: string, body: string): Promise<string> {
+  return writeObject(objectsDir, 'commit', Buffer.from(body, 'utf8'));
+}
+
+/** Write a loose object of `type` (once: one already there is left alone) and return its id. */
+export async function writeObject(objectsDir: string, type: 'commit' | 'tree', bytes: Buffer): Promise<string> {
+  const raw = Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]);
+  const id = createHash('sha1').update(raw).digest('hex');
+  const file = path.join(objectsDir, id.slice(0, 2), id.slice(2));
+  if (fs.existsSync(file)) return id;
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await fsp.writeFile(temp, await deflate(raw, { level: 1 }), { mode: 0o444 });
+  await fsp.rename(temp, file).catch(async (e) => {
+    await fsp.unlink(temp).catch(() => undefined);
+    throw e;
+  });
+  return id;
+}
