@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { type GitPlace, gitOk } from './git';
 import { IgnoreRules } from './ignore';
 import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
@@ -26,6 +28,19 @@ export interface TreeChange {
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 const ZERO = /^0{40}$/;
+/**
+ * Tries of one snapshot. `git add -A` lists a folder, then stats each new file; a file that goes
+ * away in between (another program's temp file renamed into place) makes it stop with "unable to
+ * stat", and the command would go unrecorded. The next try lists the folder again.
+ */
+const SNAPSHOT_TRIES = 3;
+
+/** A root as one snapshot saw it: its tree, the files left out for size, and when it began looking (`performance.now()`). */
+export interface Snapshot {
+  tree: string;
+  large: string[];
+  at: number;
+}
 
 /** The shadow repository's folder for a root (real path) under a store. */
 export function shadowDirOf(storeDir: string, root: string): string {
@@ -57,8 +72,11 @@ export class ShadowRepo {
     // Compared as real paths: the root is one, the store's folder may be named through a link.
     const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
     // The store inside the root (a CLI `--store .arbor-store`) is never recorded.
+    // The tools' atomic writes pass through a temp file beside the target: a command snapshotted
+    // while a file tool of the same step writes would record it as its own change (decision 0070).
     const excludes = [
       '.git',
+      `*${ATOMIC_TEMP_SUFFIX}`,
       '/.arbor/checkpoints/',
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
@@ -132,24 +150,36 @@ export class ShadowRepo {
    * The root as a tree id now: files over `maxBytes` are left out (and returned), ignored ones
    * are never seen. Stat-only for files unchanged since the last snapshot (the shadow index).
    */
-  snapshot(maxBytes: number): Promise<{ tree: string; large: string[] }> {
+  snapshot(maxBytes: number): Promise<Snapshot> {
     const run = this.chain.then(async () => {
-      const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
-      const large: string[] = [];
-      await Promise.all(
-        [...new Set(candidates)].map(async (rel) => {
-          const st = await fsp.lstat(path.join(this.root, rel)).catch(() => undefined);
-          if (st?.isFile() && st.size > maxBytes) large.push(rel);
-        }),
-      );
-      large.sort();
-      const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
-      await gitOk(this.place, ['add', '-A', '--', ...spec]);
-      const tree = (await gitOk(this.place, ['write-tree'])).trim();
-      return { tree, large: large.map((rel) => path.join(this.root, rel)) };
+      const at = performance.now();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return { ...(await this.take(maxBytes)), at };
+        } catch (e) {
+          if (attempt >= SNAPSHOT_TRIES) throw e;
+        }
+      }
     });
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /** One try of a snapshot: the candidates over the size cap, `git add -A` without them, the tree. */
+  private async take(maxBytes: number): Promise<{ tree: string; large: string[] }> {
+    const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
+    const large: string[] = [];
+    await Promise.all(
+      [...new Set(candidates)].map(async (rel) => {
+        const st = await fsp.lstat(path.join(this.root, rel)).catch(() => undefined);
+        if (st?.isFile() && st.size > maxBytes) large.push(rel);
+      }),
+    );
+    large.sort();
+    const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
+    await gitOk(this.place, ['add', '-A', '--', ...spec]);
+    const tree = (await gitOk(this.place, ['write-tree'])).trim();
+    return { tree, large: large.map((rel) => path.join(this.root, rel)) };
   }
 
   /** Regular files that differ between two trees (symlinks and nested repositories are not recorded). */
