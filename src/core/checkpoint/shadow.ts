@@ -7,6 +7,7 @@ import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { type GitPlace, gitOk } from './git';
 import { IgnoreRules } from './ignore';
 import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
+import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
@@ -55,19 +56,26 @@ export class ShadowRepo {
   private readonly rules: IgnoreRules;
   private readonly writing = new Set<Promise<void>>();
   private readonly queued = new Map<string, Buffer>();
+  /** The root's stat digest, and the snapshot git took just after it (see stat-index.ts). */
+  private readonly index: StatIndex;
+  private last: { digest: string; maxBytes: number; tree: string; large: string[] } | undefined;
+  /** Snapshots taken by git, and answered from the stat digest without it. */
+  readonly counts = { git: 0, skipped: 0 };
 
   private constructor(
     readonly root: string,
     gitDir: string,
     /** The shadow's own ignore lines (`info/exclude`): `.git`, the checkpoints, the store when inside the root. */
     readonly excludes: readonly string[],
+    trustSlackMs?: number,
   ) {
     this.place = { gitDir, workTree: root };
     this.rules = new IgnoreRules(root, excludes);
+    this.index = new StatIndex(root, excludes, trustSlackMs);
   }
 
-  /** Open (creating on first use) the shadow repository of `root` under `storeDir`. */
-  static async open(storeDir: string, root: string): Promise<ShadowRepo> {
+  /** Open (creating on first use) the shadow repository of `root` under `storeDir`; `trustSlackMs`: see stat-index.ts. */
+  static async open(storeDir: string, root: string, trustSlackMs?: number): Promise<ShadowRepo> {
     const gitDir = shadowDirOf(storeDir, root);
     // Compared as real paths: the root is one, the store's folder may be named through a link.
     const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
@@ -80,7 +88,7 @@ export class ShadowRepo {
       '/.arbor/checkpoints/',
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
-    const repo = new ShadowRepo(root, gitDir, excludes);
+    const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
@@ -149,13 +157,29 @@ export class ShadowRepo {
   /**
    * The root as a tree id now: files over `maxBytes` are left out (and returned), ignored ones
    * are never seen. Stat-only for files unchanged since the last snapshot (the shadow index).
+   * When the root's stat digest equals the one taken just before the last snapshot, nothing
+   * git records changed since: that snapshot is the answer, and no git runs (decisions 0066, 0070).
    */
   snapshot(maxBytes: number): Promise<Snapshot> {
     const run = this.chain.then(async () => {
       const at = performance.now();
+      // Walked before git reads the files: a change racing this snapshot is newer than the digest.
+      const scan = this.index.scan();
+      const last = this.last;
+      if (scan && !scan.rulesChanged && last && last.digest === scan.digest && last.maxBytes === maxBytes) {
+        this.counts.skipped++;
+        return { tree: last.tree, large: [...last.large], at };
+      }
+      this.last = undefined;
+      this.counts.git++;
       for (let attempt = 1; ; attempt++) {
         try {
-          return { ...(await this.take(maxBytes)), at };
+          const out = await this.take(maxBytes);
+          if (scan?.rulesChanged) {
+            // Rules changed (or never read): name the tracked files they ignore, for the next walks.
+            this.index.track((await gitOk(this.place, ['ls-files', '-z', '--cached', '--ignored', '--exclude-standard'])).split('\0').filter(Boolean));
+          } else if (scan?.trusted) this.last = { digest: scan.digest, maxBytes, tree: out.tree, large: [...out.large] };
+          return { ...out, at };
         } catch (e) {
           if (attempt >= SNAPSHOT_TRIES) throw e;
         }
@@ -204,7 +228,16 @@ export class ShadowRepo {
 export class Shadows {
   private readonly open = new Map<string, Promise<ShadowRepo>>();
 
-  constructor(readonly storeDir: string) {}
+  constructor(
+    readonly storeDir: string,
+    private readonly trustSlackMs?: number,
+  ) {}
+
+  /** Snapshots so far over every root: by git, and skipped (the stat digest unchanged). */
+  async counts(): Promise<{ git: number; skipped: number }> {
+    const all = await Promise.all([...this.open.values()].map((p) => p.catch(() => undefined)));
+    return all.reduce((n, s) => ({ git: n.git + (s?.counts.git ?? 0), skipped: n.skipped + (s?.counts.skipped ?? 0) }), { git: 0, skipped: 0 });
+  }
 
   /** Write the blobs queued for a root's shadow (see `ShadowRepo.storeLater`). */
   kick(root: string): void {
@@ -219,7 +252,7 @@ export class Shadows {
   of(root: string): Promise<ShadowRepo> {
     let p = this.open.get(root);
     if (!p) {
-      p = ShadowRepo.open(this.storeDir, root);
+      p = ShadowRepo.open(this.storeDir, root, this.trustSlackMs);
       p.catch(() => this.open.delete(root));
       this.open.set(root, p);
     }

@@ -13,9 +13,13 @@ import { checkpointsOf, run, write } from './fixture';
 // Each round is a real agent turn against the scripted model server: a step with a no-op
 // command (the root as the last snapshot saw it), then the racing step. What must hold every
 // time: each call's changes recorded, against that call, with the right before and after —
-// nothing lost, nothing extra (the tool's temp file is not a change of the command's).
+// nothing lost, nothing extra (the tool's temp file is not a change of the command's). The
+// checkpoints' trust slack is shortened, and each round waits it out, so that the racing
+// command's first snapshot is the stat digest's shortcut (no git), as on a quiet workspace.
 
 const ROUNDS = 50;
+const SLACK = 60;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const blob = (text: string): string => blobId(Buffer.from(text, 'utf8'));
 type Row = [file: string, tool: string, callId: string, before: string | null, after: string | null];
@@ -24,12 +28,13 @@ const rows = (changes: readonly CheckpointChange[]): Row[] =>
 
 describe('checkpoints: the calls of one step in parallel, each change to its own call (decision 0070)', function () {
   this.timeout(240_000);
-  const w = subagentWorld({}, { perTest: true });
+  const w = subagentWorld({ checkpoints: { trustSlackMs: SLACK } }, { perTest: true });
   const ws = () => fs.realpathSync(w.t.workspace);
   const read = (rel: string) => fs.readFileSync(path.join(ws(), rel), 'utf8');
 
   /** One turn: a no-op command, then `calls` in one step; the changes it recorded, in the order the log holds them, and where it started. */
   async function round(calls: ScriptedToolCall[]): Promise<{ changes: CheckpointChange[]; start: number }> {
+    await sleep(SLACK + 40);
     const from = w.root.session.events.length;
     w.script.on('root', { toolCalls: [run('true')] }, { toolCalls: calls }, { text: 'done' });
     await w.root.accept('[[root]] go');
@@ -42,6 +47,12 @@ describe('checkpoints: the calls of one step in parallel, each change to its own
     );
     return { changes: cps.flatMap((c) => c.changes), start: ofType(events, 'user/message')[0].seq };
   }
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'passed') return;
+    const counts = await w.t.h.checkpoints.snapshotCounts();
+    assert.ok(counts.skipped >= ROUNDS, `the shortcut was taken (a command's first snapshot without git): ${JSON.stringify(counts)}`);
+  });
 
   it(`a command and a write_file in one step: each records exactly its own changes (${ROUNDS} rounds)`, async () => {
     await w.setup();
