@@ -6,6 +6,7 @@ import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/even
 import { readWhole } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
 import type { ToolContext, ToolResult } from '../tools/tool';
+import { blobId } from './objects';
 import type { ShadowRepo, Shadows } from './shadow';
 
 // What each step of a turn changed, per node (decision 0059). The file tools name their file,
@@ -232,16 +233,40 @@ function attribute(held: readonly Held[]): CheckpointChange[] {
   const byPath = new Map<string, Held[]>();
   for (const h of out) byPath.set(h.change.path, [...(byPath.get(h.change.path) ?? []), h]);
   const leads = new Set<Held>();
+  const tails = new Set<Held>();
   for (const list of byPath.values()) {
+    if (list.length < 2) continue;
     const oldest = list.reduce((a, b) => (b.since < a.since ? b : a));
-    if (oldest !== list[0] && oldest.change.before !== list[0].change.before) leads.add(oldest);
+    const led = oldest !== list[0] && oldest.change.before !== list[0].change.before;
+    if (led) leads.add(oldest);
+    // A file tool's `at` is when its call returned, after the rename and its folder's fsync: a
+    // command can write in between. The file as it is now says whose write came last.
+    const now = blobNow(list[0].change.path);
+    const last = list[list.length - 1];
+    const ends =
+      now === undefined || last.change.after === now
+        ? undefined
+        : list.find((h) => h !== last && h.change.after === now && !leads.has(h) && !(led && h === list[0]));
+    if (ends) tails.add(ends);
   }
-  // Each file's leading change moves to just before its file's first: the order elsewhere stays.
+  // Each file's leading change moves to just before its file's first, its ending one to just after its last: the order elsewhere stays.
   return out.flatMap((h) => {
-    if (leads.has(h)) return [];
-    const lead = [...leads].find((l) => l.change.path === h.change.path && byPath.get(h.change.path)?.[0] === h);
-    return lead ? [lead.change, h.change] : [h.change];
+    if (leads.has(h) || tails.has(h)) return [];
+    const list = byPath.get(h.change.path) ?? [];
+    const lead = list[0] === h ? [...leads].find((l) => l.change.path === h.change.path) : undefined;
+    const tail = list[list.length - 1] === h ? [...tails].find((t) => t.change.path === h.change.path) : undefined;
+    return [...(lead ? [lead.change] : []), h.change, ...(tail ? [tail.change] : [])];
   });
+}
+
+/** A file's blob id now (null: absent), undefined when it cannot be read. Read only for a file two calls of one step changed. */
+function blobNow(file: string): string | null | undefined {
+  try {
+    return blobId(fs.readFileSync(file));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : undefined;
+  }
 }
 
 /**
