@@ -4,7 +4,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
-import { type GitPlace, gitOk } from './git';
+import { type GitPlace, git, gitOk } from './git';
 import { IgnoreRules } from './ignore';
 import { blobId, readBlob, writeBlob, writeBlobAs } from './objects';
 import { StatIndex } from './stat-index';
@@ -59,6 +59,8 @@ export class ShadowRepo {
   /** The root's stat digest, and the snapshot git took just after it (see stat-index.ts). */
   private readonly index: StatIndex;
   private last: { digest: string; maxBytes: number; tree: string; large: string[] } | undefined;
+  /** The rules and pruned folders (`StatScan.prunedKey`) git was last asked about, and whether it agreed every folder is ignored. */
+  private agreed: { key: string; ok: boolean } | undefined;
   /** Snapshots taken by git, and answered from the stat digest without it. */
   readonly counts = { git: 0, skipped: 0 };
 
@@ -166,7 +168,15 @@ export class ShadowRepo {
       // Walked before git reads the files: a change racing this snapshot is newer than the digest.
       const scan = this.index.scan();
       const last = this.last;
-      if (scan && !scan.rulesChanged && last && last.digest === scan.digest && last.maxBytes === maxBytes) {
+      if (
+        scan &&
+        !scan.rulesChanged &&
+        this.agreed?.key === scan.prunedKey &&
+        this.agreed.ok &&
+        last &&
+        last.digest === scan.digest &&
+        last.maxBytes === maxBytes
+      ) {
         this.counts.skipped++;
         return { tree: last.tree, large: [...last.large], at };
       }
@@ -178,7 +188,7 @@ export class ShadowRepo {
           if (scan?.rulesChanged) {
             // Rules changed (or never read): name the tracked files they ignore, for the next walks.
             this.index.track((await gitOk(this.place, ['ls-files', '-z', '--cached', '--ignored', '--exclude-standard'])).split('\0').filter(Boolean));
-          } else if (scan?.trusted) this.last = { digest: scan.digest, maxBytes, tree: out.tree, large: [...out.large] };
+          } else if (scan?.trusted && (await this.gitAgrees(scan))) this.last = { digest: scan.digest, maxBytes, tree: out.tree, large: [...out.large] };
           return { ...out, at };
         } catch (e) {
           if (attempt >= SNAPSHOT_TRIES) throw e;
@@ -187,6 +197,24 @@ export class ShadowRepo {
     });
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Whether git ignores every folder the walk pruned by the in-process rules (asked once per set of
+   * rules and folders): a folder they ignore and git does not would hide its new files from the
+   * shortcut, so then nothing is skipped (decision 0070).
+   */
+  private async gitAgrees(scan: { pruned: string[]; prunedKey: string }): Promise<boolean> {
+    if (this.agreed?.key !== scan.prunedKey) {
+      let ok = true;
+      if (scan.pruned.length) {
+        const stdin = Buffer.from(scan.pruned.map((rel) => `${rel}/\0`).join(''));
+        const said = new Set((await git(this.place, ['check-ignore', '-z', '--stdin', '--no-index'], stdin)).stdout.split('\0'));
+        ok = scan.pruned.every((rel) => said.has(`${rel}/`));
+      }
+      this.agreed = { key: scan.prunedKey, ok };
+    }
+    return this.agreed.ok;
   }
 
   /** One try of a snapshot: the candidates over the size cap, `git add -A` without them, the tree. */

@@ -23,7 +23,8 @@ import { IgnoreRules } from './ignore';
 // Every `.gitignore` is in the digest, and the rules are read again when one changed. A file git
 // already tracks stays tracked when a rule comes to ignore its folder, and `git add -A` still
 // records its changes: the shadow names those files after each change of the rules (`track`),
-// and the walk stats them inside the folders it prunes (decision 0070).
+// and the walk stats them inside the folders it prunes; and the shadow skips nothing until git
+// has agreed that every folder the walk prunes is ignored (decision 0070).
 
 /** How far before the walk an entry's times must be for its stat to be trusted. */
 export const TRUST_SLACK_MS = 2000;
@@ -37,6 +38,10 @@ export interface StatScan {
   trusted: boolean;
   /** The ignore rules differ from the ones the tracked files were last named under (`track`). */
   rulesChanged: boolean;
+  /** The folders the walk did not enter (relative, `/`-separated): git must agree they are ignored. */
+  pruned: string[];
+  /** The rules and the pruned folders, as one key: git's agreement holds while it is the same. */
+  prunedKey: string;
 }
 
 interface Listing {
@@ -74,7 +79,7 @@ export class StatIndex {
       s = this.walk();
       if (s) this.rulesOf = s.ignores;
     }
-    return s && { digest: s.digest, trusted: s.trusted, rulesChanged: this.tracked?.rules !== this.rulesOf };
+    return s && { ...s, rulesChanged: this.tracked?.rules !== this.rulesOf, prunedKey: `${this.rulesOf}\0${s.pruned.join('\0')}` };
   }
 
   /** The files git tracks that the rules ignore, as `git ls-files -c -i` named them under the rules the last scan read. */
@@ -82,7 +87,7 @@ export class StatIndex {
     if (this.rulesOf !== undefined) this.tracked = { rules: this.rulesOf, files: [...files].sort() };
   }
 
-  private walk(): (Omit<StatScan, 'rulesChanged'> & { ignores: string }) | undefined {
+  private walk(): (Omit<StatScan, 'rulesChanged' | 'prunedKey'> & { ignores: string }) | undefined {
     const started = Date.now();
     const horizon = started - this.slackMs;
     const digest = createHash('sha1');
@@ -90,6 +95,7 @@ export class StatIndex {
     const after = new Map<string, Listing>();
     let trusted = true;
     let count = 0;
+    const pruned: string[] = [];
     const queue = [''];
     for (let i = 0; i < queue.length; i++) {
       const rel = queue[i];
@@ -106,6 +112,7 @@ export class StatIndex {
         const child = rel === '' ? e.name : `${rel}/${e.name}`;
         if (e.dir) {
           if (!this.rules.ignored(child, true)) queue.push(child);
+          else pruned.push(child);
           continue;
         }
         const st = lstatOrUndefined(path.join(this.root, child));
@@ -121,7 +128,7 @@ export class StatIndex {
       digest.update(st ? `+${rel}\0${st.mode}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}\n` : `+${rel}\0-\n`);
     }
     this.listings = after;
-    return { digest: digest.digest('hex'), trusted, ignores: ignores.digest('hex') };
+    return { digest: digest.digest('hex'), trusted, ignores: ignores.digest('hex'), pruned: pruned.sort() };
   }
 
   /** A folder's entries, from the last listing when its inode and ctime are unchanged and it was trusted. */

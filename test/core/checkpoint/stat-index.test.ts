@@ -98,6 +98,24 @@ describe('checkpoints: the stat index that lets a snapshot skip git', () => {
     );
   });
 
+  it('skips nothing while git does not ignore a folder the in-process rules prune (a symlinked .gitignore git will not follow)', async () => {
+    put('rules.txt', 'd/\n');
+    fs.symlinkSync('rules.txt', path.join(root, '.gitignore'));
+    put('d/a.txt', 'a');
+    const shadow = await ShadowRepo.open(path.join(dir, 'store'), root, SLACK);
+    await sleep(SLACK + 50);
+    const first = await shadow.snapshot(1 << 20);
+    await shadow.snapshot(1 << 20);
+    await shadow.snapshot(1 << 20);
+    assert.equal(shadow.counts.skipped, 0, 'git disagrees about d/: every snapshot runs git');
+    put('d/new.txt', 'n'); // inside the folder the walk does not enter
+    const after = await shadow.snapshot(1 << 20);
+    assert.ok(
+      (await shadow.diff(first.tree, after.tree)).some((c) => path.relative(root, c.path) === path.join('d', 'new.txt')),
+      'the new file is recorded',
+    );
+  });
+
   it('trusts a digest only when every entry is older than the slack', async () => {
     put('a.txt', 'one');
     const strict = new StatIndex(root, ['.git']);
