@@ -73,12 +73,12 @@ export class IgnoreRules {
     this.byDir.clear();
   }
 
-  /** Whether the file at `rel` (relative to the root, `/`-separated) is ignored. */
-  ignored(rel: string): boolean {
+  /** Whether the file (with `dir`, the folder) at `rel` (relative to the root, `/`-separated) is ignored. */
+  ignored(rel: string, dir = false): boolean {
     const parts = rel.split('/');
     // A folder that is ignored hides everything below it: check each folder on the way down.
     for (let i = 1; i <= parts.length; i++) {
-      if (this.matches(parts.slice(0, i), i < parts.length)) return true;
+      if (this.matches(parts.slice(0, i), i < parts.length || dir)) return true;
     }
     return false;
   }

@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/agent';
 import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
 import { readWhole } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
 import type { ToolContext, ToolResult } from '../tools/tool';
+import { blobId } from './objects';
 import type { ShadowRepo, Shadows } from './shadow';
 
 // What each step of a turn changed, per node (decision 0059). The file tools name their file,
@@ -32,11 +34,22 @@ export interface RecorderOptions {
 }
 
 type Inflight =
-  | { kind: 'file'; shadow: ShadowRepo; path: string; before: string | null; skip?: CheckpointSkip['reason'] }
-  | { kind: 'roots'; trees: { shadow: ShadowRepo; tree: string }[] };
+  | { kind: 'file'; shadow: ShadowRepo; path: string; before: string | null; since: number; skip?: CheckpointSkip['reason'] }
+  | { kind: 'roots'; trees: { shadow: ShadowRepo; tree: string; at: number }[] };
+
+/**
+ * A change, when its `before` was seen (`since`: a file tool's read, a command's first snapshot)
+ * and when its `after` was (`at`: once the file tool wrote, when the command's second snapshot
+ * began); `performance.now()`.
+ */
+interface Held {
+  change: CheckpointChange;
+  since: number;
+  at: number;
+}
 
 interface Pending {
-  changes: CheckpointChange[];
+  changes: Held[];
   skipped: CheckpointSkip[];
 }
 
@@ -60,6 +73,7 @@ export class CheckpointRecorder {
 
   /** `afterToolCall`: what the call changed, held for the step's record. Never changes the result. */
   async after(c: { call: ToolCall; args?: Record<string, unknown>; result: ToolResult; ctx: ToolContext }): Promise<undefined> {
+    const wrote = performance.now();
     const k = key(c.ctx.sessionId, c.call.id);
     const started = this.inflight.get(k);
     if (!started) return undefined;
@@ -67,7 +81,7 @@ export class CheckpointRecorder {
     try {
       const was = await started;
       const written = c.call.name === 'write_file' && !c.result.isError && typeof c.args?.content === 'string' ? c.args.content : undefined;
-      if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call, written));
+      if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call, wrote, written));
     } catch {
       // A checkpoint that cannot be taken is missing from the log, never a failed call.
     }
@@ -81,15 +95,11 @@ export class CheckpointRecorder {
     this.pending.delete(sessionId);
     const agent = this.o.resident(sessionId);
     if (!agent || agent.isDisposed) return;
-    // A command's snapshot also sees what a file tool of the same step wrote while it ran: that change is the file tool's.
-    const byTool = new Set(p.changes.filter((c) => RECORDED[c.tool]?.kind === 'file').map((c) => `${c.path}\0${c.after}`));
-    p.changes = p.changes.filter((c) => RECORDED[c.tool]?.kind !== 'roots' || !byTool.has(`${c.path}\0${c.after}`));
-    if (p.changes.length === 0 && p.skipped.length === 0) return;
-    for (const c of p.changes) this.o.shadows.kick(c.root);
+    const changes = attribute(p.changes);
+    if (changes.length === 0 && p.skipped.length === 0) return;
+    for (const c of changes) this.o.shadows.kick(c.root);
     const turnId = agent.session.openTurnId ?? undefined;
-    agent
-      .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes: p.changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
-      .catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided
+    agent.append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) }).catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided
   }
 
   private async capture(how: (typeof RECORDED)[string], args: Record<string, unknown>, ctx: ToolContext): Promise<Inflight | undefined> {
@@ -97,7 +107,8 @@ export class CheckpointRecorder {
       const trees = await Promise.all(
         ctx.roots.map(async (root) => {
           const shadow = await this.o.shadows.of(root);
-          return { shadow, tree: (await shadow.snapshot(this.o.maxFileBytes)).tree };
+          const { tree, at } = await shadow.snapshot(this.o.maxFileBytes);
+          return { shadow, tree, at };
         }),
       );
       return { kind: 'roots', trees };
@@ -109,11 +120,12 @@ export class CheckpointRecorder {
     const shadow = await this.o.shadows.of(at.root);
     const rel = shadow.relative(at.realPath);
     if (!rel) return undefined;
-    if (shadow.ignored(rel)) return { kind: 'file', shadow, path: at.realPath, before: null, skip: 'ignored' };
+    const since = performance.now();
+    if (shadow.ignored(rel)) return { kind: 'file', shadow, path: at.realPath, before: null, since, skip: 'ignored' };
     const before = this.readNow(shadow, at.realPath);
     if (before === undefined) return undefined;
-    if (before === 'large') return { kind: 'file', shadow, path: at.realPath, before: null, skip: 'too-large' };
-    return { kind: 'file', shadow, path: at.realPath, before };
+    if (before === 'large') return { kind: 'file', shadow, path: at.realPath, before: null, since, skip: 'too-large' };
+    return { kind: 'file', shadow, path: at.realPath, before, since };
   }
 
   /** The file's blob id now (stored in the background), null when absent, 'large' over the cap, undefined when not a regular file. */
@@ -130,7 +142,7 @@ export class CheckpointRecorder {
     }
   }
 
-  private async compare(was: Inflight, call: ToolCall, written?: string): Promise<Pending> {
+  private async compare(was: Inflight, call: ToolCall, wrote: number, written?: string): Promise<Pending> {
     const out: Pending = { changes: [], skipped: [] };
     if (was.kind === 'file') {
       if (was.skip) {
@@ -140,14 +152,14 @@ export class CheckpointRecorder {
       // write_file wrote exactly its `content` when it succeeded: no need to read it back.
       const after = written !== undefined ? this.keep(was.shadow, Buffer.from(written, 'utf8')) : await this.read(was.shadow, was.path);
       if (after === 'large') out.skipped.push({ path: was.path, reason: 'too-large' });
-      else if (after !== was.before) out.changes.push(change(was.shadow, was.path, was.before, after, call));
+      else if (after !== was.before) out.changes.push({ change: change(was.shadow, was.path, was.before, after, call), since: was.since, at: wrote });
       if (path.basename(was.path) === '.gitignore') was.shadow.forgetIgnores();
       return out;
     }
-    for (const { shadow, tree } of was.trees) {
+    for (const { shadow, tree, at } of was.trees) {
       const now = await shadow.snapshot(this.o.maxFileBytes);
       for (const d of await shadow.diff(tree, now.tree)) {
-        out.changes.push(change(shadow, d.path, d.before, d.after, call));
+        out.changes.push({ change: change(shadow, d.path, d.before, d.after, call), since: at, at: now.at });
         if (path.basename(d.path) === '.gitignore') shadow.forgetIgnores();
       }
       for (const p of now.large) out.skipped.push({ path: p, reason: 'too-large' });
@@ -186,6 +198,76 @@ export class CheckpointRecorder {
 }
 
 const key = (sessionId: string, callId: string): string => `${sessionId}\0${callId}`;
+
+/**
+ * A step's changes in the order they happened, each to the call that made it (decision 0070). A
+ * command's snapshots see whatever changed in its roots while it ran, so a file tool of the same
+ * step that wrote meanwhile shows in the command's diff too. When the command's diff of a file
+ * ends at what a file tool wrote, the end is the tool's: the command's part, if any, ends where
+ * the tool found the file (the command wrote it first), and comes just before it.
+ *
+ * A rewind goes back to the first change's `before` and expects the file at the last one's
+ * `after`. In the order the afters were seen, the first `before` can be a later look than another
+ * change's (one call's window inside another's: a second command's first snapshot caught a file
+ * the first had only just created): the change whose `before` was seen first then leads its
+ * file's list. At worst the last `after` is then not the file's, and a rewind asks rather than
+ * restore a state that was never the starting point.
+ */
+function attribute(held: readonly Held[]): CheckpointChange[] {
+  const byOrder = (a: Held, b: Held) => a.at - b.at;
+  const tools = new Map<string, Held[]>();
+  for (const h of [...held].sort(byOrder)) {
+    if (RECORDED[h.change.tool]?.kind === 'file') tools.set(h.change.path, [...(tools.get(h.change.path) ?? []), h]);
+  }
+  const out: Held[] = [];
+  for (const h of held) {
+    const written = RECORDED[h.change.tool]?.kind === 'roots' ? tools.get(h.change.path) : undefined;
+    if (!written?.some((t) => t.change.after === h.change.after)) {
+      out.push(h);
+      continue;
+    }
+    const first = written[0];
+    if (h.change.before !== first.change.before) out.push({ change: { ...h.change, after: first.change.before }, since: h.since, at: first.at - 1e-3 });
+  }
+  out.sort(byOrder);
+  const byPath = new Map<string, Held[]>();
+  for (const h of out) byPath.set(h.change.path, [...(byPath.get(h.change.path) ?? []), h]);
+  const leads = new Set<Held>();
+  const tails = new Set<Held>();
+  for (const list of byPath.values()) {
+    if (list.length < 2) continue;
+    const oldest = list.reduce((a, b) => (b.since < a.since ? b : a));
+    const led = oldest !== list[0] && oldest.change.before !== list[0].change.before;
+    if (led) leads.add(oldest);
+    // A file tool's `at` is when its call returned, after the rename and its folder's fsync: a
+    // command can write in between. The file as it is now says whose write came last.
+    const now = blobNow(list[0].change.path);
+    const last = list[list.length - 1];
+    const ends =
+      now === undefined || last.change.after === now
+        ? undefined
+        : list.find((h) => h !== last && h.change.after === now && !leads.has(h) && !(led && h === list[0]));
+    if (ends) tails.add(ends);
+  }
+  // Each file's leading change moves to just before its file's first, its ending one to just after its last: the order elsewhere stays.
+  return out.flatMap((h) => {
+    if (leads.has(h) || tails.has(h)) return [];
+    const list = byPath.get(h.change.path) ?? [];
+    const lead = list[0] === h ? [...leads].find((l) => l.change.path === h.change.path) : undefined;
+    const tail = list[list.length - 1] === h ? [...tails].find((t) => t.change.path === h.change.path) : undefined;
+    return [...(lead ? [lead.change] : []), h.change, ...(tail ? [tail.change] : [])];
+  });
+}
+
+/** A file's blob id now (null: absent), undefined when it cannot be read. Read only for a file two calls of one step changed. */
+function blobNow(file: string): string | null | undefined {
+  try {
+    return blobId(fs.readFileSync(file));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : undefined;
+  }
+}
 
 /**
  * The real path a file tool's path argument names, and the root holding it (the longest): the

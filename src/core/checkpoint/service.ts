@@ -17,6 +17,11 @@ export interface CheckpointOptions {
   enabled?: boolean;
   /** Files larger than this are left out and said once (default 10 MiB). */
   maxFileBytes?: number;
+  /**
+   * How old every file of a root must be before its stat digest lets a command's snapshot skip
+   * git (default 2,000 ms, stat-index.ts): tests shorten it to reach the shortcut at all.
+   */
+  trustSlackMs?: number;
 }
 
 export interface CheckpointHost {
@@ -39,7 +44,7 @@ export class CheckpointService {
     private readonly host: CheckpointHost,
   ) {
     this.on = options.enabled ?? true;
-    this.shadows = new Shadows(host.storeDir);
+    this.shadows = new Shadows(host.storeDir, options.trustSlackMs);
     this.recorder = new CheckpointRecorder({
       shadows: this.shadows,
       resident: (id) => host.resident(id),
@@ -101,6 +106,11 @@ export class CheckpointService {
       if (!undone.has(e.seq)) return e.seq;
     }
     return undefined;
+  }
+
+  /** Command snapshots so far, over every root: taken by git, and answered by the stat digest alone. */
+  snapshotCounts(): Promise<{ git: number; skipped: number }> {
+    return this.shadows.counts();
   }
 
   /** Every blob queued is written (the harness is closing). */

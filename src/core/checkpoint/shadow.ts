@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { type GitPlace, gitOk } from './git';
+import { performance } from 'node:perf_hooks';
+import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
+import { type GitPlace, git, gitOk } from './git';
 import { IgnoreRules } from './ignore';
 import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs } from './objects';
+import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
@@ -26,6 +29,19 @@ export interface TreeChange {
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 const ZERO = /^0{40}$/;
+/**
+ * Tries of one snapshot. `git add -A` lists a folder, then stats each new file; a file that goes
+ * away in between (another program's temp file renamed into place) makes it stop with "unable to
+ * stat", and the command would go unrecorded. The next try lists the folder again.
+ */
+const SNAPSHOT_TRIES = 3;
+
+/** A root as one snapshot saw it: its tree, the files left out for size, and when it began looking (`performance.now()`). */
+export interface Snapshot {
+  tree: string;
+  large: string[];
+  at: number;
+}
 
 /** The shadow repository's folder for a root (real path) under a store. */
 export function shadowDirOf(storeDir: string, root: string): string {
@@ -40,29 +56,41 @@ export class ShadowRepo {
   private readonly rules: IgnoreRules;
   private readonly writing = new Set<Promise<void>>();
   private readonly queued = new Map<string, Buffer>();
+  /** The root's stat digest, and the snapshot git took just after it (see stat-index.ts). */
+  private readonly index: StatIndex;
+  private last: { digest: string; maxBytes: number; tree: string; large: string[] } | undefined;
+  /** The rules and pruned folders (`StatScan.prunedKey`) git was last asked about, and whether it agreed every folder is ignored. */
+  private agreed: { key: string; ok: boolean } | undefined;
+  /** Snapshots taken by git, and answered from the stat digest without it. */
+  readonly counts = { git: 0, skipped: 0 };
 
   private constructor(
     readonly root: string,
     gitDir: string,
     /** The shadow's own ignore lines (`info/exclude`): `.git`, the checkpoints, the store when inside the root. */
     readonly excludes: readonly string[],
+    trustSlackMs?: number,
   ) {
     this.place = { gitDir, workTree: root };
     this.rules = new IgnoreRules(root, excludes);
+    this.index = new StatIndex(root, excludes, trustSlackMs);
   }
 
-  /** Open (creating on first use) the shadow repository of `root` under `storeDir`. */
-  static async open(storeDir: string, root: string): Promise<ShadowRepo> {
+  /** Open (creating on first use) the shadow repository of `root` under `storeDir`; `trustSlackMs`: see stat-index.ts. */
+  static async open(storeDir: string, root: string, trustSlackMs?: number): Promise<ShadowRepo> {
     const gitDir = shadowDirOf(storeDir, root);
     // Compared as real paths: the root is one, the store's folder may be named through a link.
     const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
     // The store inside the root (a CLI `--store .arbor-store`) is never recorded.
+    // The tools' atomic writes pass through a temp file beside the target: a command snapshotted
+    // while a file tool of the same step writes would record it as its own change (decision 0070).
     const excludes = [
       '.git',
+      `*${ATOMIC_TEMP_SUFFIX}`,
       '/.arbor/checkpoints/',
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
-    const repo = new ShadowRepo(root, gitDir, excludes);
+    const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
@@ -136,25 +164,79 @@ export class ShadowRepo {
   /**
    * The root as a tree id now: files over `maxBytes` are left out (and returned), ignored ones
    * are never seen. Stat-only for files unchanged since the last snapshot (the shadow index).
+   * When the root's stat digest equals the one taken just before the last snapshot, nothing
+   * git records changed since: that snapshot is the answer, and no git runs (decisions 0066, 0070).
    */
-  snapshot(maxBytes: number): Promise<{ tree: string; large: string[] }> {
+  snapshot(maxBytes: number): Promise<Snapshot> {
     const run = this.chain.then(async () => {
-      const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
-      const large: string[] = [];
-      await Promise.all(
-        [...new Set(candidates)].map(async (rel) => {
-          const st = await fsp.lstat(path.join(this.root, rel)).catch(() => undefined);
-          if (st?.isFile() && st.size > maxBytes) large.push(rel);
-        }),
-      );
-      large.sort();
-      const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
-      await gitOk(this.place, ['add', '-A', '--', ...spec]);
-      const tree = (await gitOk(this.place, ['write-tree'])).trim();
-      return { tree, large: large.map((rel) => path.join(this.root, rel)) };
+      const at = performance.now();
+      // Walked before git reads the files: a change racing this snapshot is newer than the digest.
+      const scan = this.index.scan();
+      const last = this.last;
+      if (
+        scan &&
+        !scan.rulesChanged &&
+        this.agreed?.key === scan.prunedKey &&
+        this.agreed.ok &&
+        last &&
+        last.digest === scan.digest &&
+        last.maxBytes === maxBytes
+      ) {
+        this.counts.skipped++;
+        return { tree: last.tree, large: [...last.large], at };
+      }
+      this.last = undefined;
+      this.counts.git++;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const out = await this.take(maxBytes);
+          if (scan?.rulesChanged) {
+            // Rules changed (or never read): name the tracked files they ignore, for the next walks.
+            this.index.track((await gitOk(this.place, ['ls-files', '-z', '--cached', '--ignored', '--exclude-standard'])).split('\0').filter(Boolean));
+          } else if (scan?.trusted && (await this.gitAgrees(scan))) this.last = { digest: scan.digest, maxBytes, tree: out.tree, large: [...out.large] };
+          return { ...out, at };
+        } catch (e) {
+          if (attempt >= SNAPSHOT_TRIES) throw e;
+        }
+      }
     });
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Whether git ignores every folder the walk pruned by the in-process rules (asked once per set of
+   * rules and folders): a folder they ignore and git does not would hide its new files from the
+   * shortcut, so then nothing is skipped (decision 0070).
+   */
+  private async gitAgrees(scan: { pruned: string[]; prunedKey: string }): Promise<boolean> {
+    if (this.agreed?.key !== scan.prunedKey) {
+      let ok = true;
+      if (scan.pruned.length) {
+        const stdin = Buffer.from(scan.pruned.map((rel) => `${rel}/\0`).join(''));
+        const said = new Set((await git(this.place, ['check-ignore', '-z', '--stdin', '--no-index'], stdin)).stdout.split('\0'));
+        ok = scan.pruned.every((rel) => said.has(`${rel}/`));
+      }
+      this.agreed = { key: scan.prunedKey, ok };
+    }
+    return this.agreed.ok;
+  }
+
+  /** One try of a snapshot: the candidates over the size cap, `git add -A` without them, the tree. */
+  private async take(maxBytes: number): Promise<{ tree: string; large: string[] }> {
+    const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
+    const large: string[] = [];
+    await Promise.all(
+      [...new Set(candidates)].map(async (rel) => {
+        const st = await fsp.lstat(path.join(this.root, rel)).catch(() => undefined);
+        if (st?.isFile() && st.size > maxBytes) large.push(rel);
+      }),
+    );
+    large.sort();
+    const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
+    await gitOk(this.place, ['add', '-A', '--', ...spec]);
+    const tree = (await gitOk(this.place, ['write-tree'])).trim();
+    return { tree, large: large.map((rel) => path.join(this.root, rel)) };
   }
 
   /** Regular files that differ between two trees (symlinks and nested repositories are not recorded). */
@@ -179,7 +261,16 @@ export class ShadowRepo {
 export class Shadows {
   private readonly open = new Map<string, Promise<ShadowRepo>>();
 
-  constructor(readonly storeDir: string) {}
+  constructor(
+    readonly storeDir: string,
+    private readonly trustSlackMs?: number,
+  ) {}
+
+  /** Snapshots so far over every root: by git, and skipped (the stat digest unchanged). */
+  async counts(): Promise<{ git: number; skipped: number }> {
+    const all = await Promise.all([...this.open.values()].map((p) => p.catch(() => undefined)));
+    return all.reduce((n, s) => ({ git: n.git + (s?.counts.git ?? 0), skipped: n.skipped + (s?.counts.skipped ?? 0) }), { git: 0, skipped: 0 });
+  }
 
   /** Write the blobs queued for a root's shadow (see `ShadowRepo.storeLater`). */
   kick(root: string): void {
@@ -194,7 +285,7 @@ export class Shadows {
   of(root: string): Promise<ShadowRepo> {
     let p = this.open.get(root);
     if (!p) {
-      p = ShadowRepo.open(this.storeDir, root);
+      p = ShadowRepo.open(this.storeDir, root, this.trustSlackMs);
       p.catch(() => this.open.delete(root));
       this.open.set(root, p);
     }

@@ -112,6 +112,8 @@ export interface WriteOptions {
 
 /** Characters of the target's name kept in its temp file's name (names are at most 255 bytes). */
 const TEMP_NAME_KEEP = 100;
+/** How every temp file `writeAtomic` makes is named at the end: checkpoints never record one (decision 0070). */
+export const ATOMIC_TEMP_SUFFIX = '.arbor-tmp';
 
 /**
  * Replace a file's content so that it is at every moment either the old content or the new
@@ -141,7 +143,7 @@ export async function writeAtomic(realPath: string, data: string | Uint8Array, o
   }
 
   const dir = path.dirname(realPath);
-  const temp = path.join(dir, `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}.arbor-tmp`);
+  const temp = path.join(dir, `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
   // O_EXCL: never reuse (or follow) something already at the temp name.
   const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
   let renamed = false;
