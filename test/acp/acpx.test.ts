@@ -70,7 +70,14 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     assert.equal(quiet.stdout.trim(), 'Hello through ACP.');
     w.server.enqueue({ text: 'Again.' });
     const json = messages(await acpx(['--agent', agentCmd(), '--cwd', w.ws, '--format', 'json', 'exec', 'again']));
-    assert.deepEqual(json.find((m) => m.id === 2 && m.result)?.result, { stopReason: 'end_turn' });
+    // The answer carries the turn's usage (decision 0074: a placed node's budget counts it), as the model server served it.
+    const answer = json.find((m) => m.id === 2 && m.result)?.result as {
+      stopReason: string;
+      usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
+    };
+    assert.equal(answer?.stopReason, 'end_turn');
+    assert.ok(answer.usage && answer.usage.inputTokens > 0 && answer.usage.outputTokens > 0, JSON.stringify(answer));
+    assert.equal(answer.usage.totalTokens, answer.usage.inputTokens + answer.usage.outputTokens);
   });
 
   it('a run_command outside the sandbox asks permission through ACP: --approve-all runs it, --deny-all does not', async () => {

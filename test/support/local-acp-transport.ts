@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { worktreeBeingMade } from '../../src/core/placement/ssh';
 import type { PlacedProcess, PlacedWorkspace, PlacementInfo, PlacementSettings, PlacementTransport } from '../../src/core/placement/types';
 import { PlacementError } from '../../src/core/placement/types';
 import { arborBin } from './cli-bundle';
@@ -117,7 +118,16 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
       const head = (await git(ws.cwd, 'rev-parse', 'HEAD')).trim();
       const ref = `refs/arbor/placed/${ws.nodeId}`;
       await git(ws.cwd, 'update-ref', ref, head);
-      await git(repo, 'fetch', '-q', '--no-tags', remoteRepo, `+${ref}:${ref}`);
+      // As the ssh transport does: a fetch that met another child's worktree being made here is tried again.
+      for (let tries = 1; ; tries++) {
+        const ok = await git(repo, 'fetch', '-q', '--no-tags', remoteRepo, `+${ref}:${ref}`).then(
+          () => undefined,
+          (err: Error) => err,
+        );
+        if (!ok) break;
+        if (tries >= 4 || !worktreeBeingMade(ok.message)) throw ok;
+        await new Promise((r) => setTimeout(r, 100 * tries));
+      }
       return { commit: head };
     },
     async cleanup(ws) {

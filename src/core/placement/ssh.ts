@@ -26,6 +26,19 @@ export interface TransportOptions {
   checkTimeoutMs?: number;
 }
 
+/** How often a fetch that met a worktree being made in the local repository is tried. */
+const FETCH_TRIES = 4;
+
+/**
+ * `git worktree add` writes the new worktree's HEAD as a null id before it points it anywhere; a
+ * fetch into the same repository in that instant (another placed child's collect, beside a child
+ * getting its worktree) fails its connectivity check on that HEAD ("bad object
+ * worktrees/<name>/HEAD"). It is transient: the fetch is tried again.
+ */
+export function worktreeBeingMade(stderr: string): boolean {
+  return /bad object worktrees\/[^\s/]+\/HEAD/.test(stderr);
+}
+
 /** git's own words that only say "the connection failed"; the ssh line before them says why. */
 const GIT_GENERIC = /^(fatal: Could not read from remote repository\.|Please make sure you have the correct access rights|and the repository exists\.)$/;
 /** An ssh failure to connect or log in (as opposed to something failing once logged in). */
@@ -112,21 +125,28 @@ export class SshTransport implements PlacementTransport {
     const repoDir = this.repoDir(repo);
     const ref = placedRef(ws.nodeId);
     const upload = shLine(COLLECT_SCRIPT, [repoDir, ws.cwd, ref, `arbor: changes of ${ws.nodeId} on ${this.settings.name}`]);
-    const r = await run(
-      'git',
-      [
-        '-c',
-        'core.hooksPath=/dev/null',
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-write-fetch-head',
-        `--upload-pack=${upload}`,
-        gitUrl(this.settings, repoDir),
-        `+${ref}:${ref}`,
-      ],
-      { cwd: repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
-    );
+    const fetch = () =>
+      run(
+        'git',
+        [
+          '-c',
+          'core.hooksPath=/dev/null',
+          'fetch',
+          '--quiet',
+          '--no-tags',
+          '--no-write-fetch-head',
+          `--upload-pack=${upload}`,
+          gitUrl(this.settings, repoDir),
+          `+${ref}:${ref}`,
+        ],
+        { cwd: repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
+      );
+    // The remote side's collect is idempotent, so a fetch that met another child's worktree being made here is simply run again.
+    let r = await fetch();
+    for (let tries = 1; tries < FETCH_TRIES && r.code !== 0 && worktreeBeingMade(r.stderr) && !signal?.aborted; tries++) {
+      await new Promise((res) => setTimeout(res, 100 * tries));
+      r = await fetch();
+    }
     signal?.throwIfAborted();
     const made = /^arbor-collected ([0-9a-f]{40,64})$/m.exec(r.stderr);
     if (r.code !== 0 || !made) throw this.syncError('bring the changes back from', r);
