@@ -14,7 +14,7 @@ import { workspaceCommit } from '../src/core/placement/base';
 import { SshTransport } from '../src/core/placement/ssh';
 import { gitSshCommand } from '../src/core/placement/ssh-args';
 import type { PlacementSettings } from '../src/core/placement/types';
-import { sshdMissing, startSshd } from '../test/support/sshd';
+import { sshdMissing, sshPlacement, startSshd } from '../test/support/sshd';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'placement-sync';
@@ -55,16 +55,7 @@ async function syncFigure(opts: BenchOptions): Promise<Figure> {
   const sshd = await startSshd();
   try {
     const { ws: template, base } = await makeTemplate(dir);
-    const settings = (remoteDir: string): PlacementSettings => ({
-      name: 'bench',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      user: sshd.user,
-      identityFile: sshd.identityFile,
-      sshOptions: sshd.sshOptions,
-      remoteDir,
-    });
+    const settings = (remoteDir: string): PlacementSettings => sshPlacement(sshd, { name: 'bench', remoteDir });
     const sshEnv = { ...gitEnv, GIT_SSH_COMMAND: gitSshCommand(settings(dir)), GIT_TERMINAL_PROMPT: '0' };
     const copy = (to: string) => {
       execFileSync('cp', ['-a', template, to]);

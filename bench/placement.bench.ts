@@ -20,7 +20,7 @@ import type { PlacementSettings } from '../src/core/placement/types';
 import { arborBin } from '../test/support/cli-bundle';
 import { localAcpTransport } from '../test/support/local-acp-transport';
 import { ModelServer } from '../test/support/model-server';
-import { type Sshd, sshdMissing, startSshd } from '../test/support/sshd';
+import { type Sshd, sshdMissing, sshPlacement, startSshd } from '../test/support/sshd';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'placement';
@@ -53,19 +53,8 @@ async function world(server: ModelServer, placements: number, sshd?: Sshd) {
     : Array.from({ length: placements }, (_, i) =>
         localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
       );
-  const ssh = (i: number): PlacementSettings => ({
-    name: `p${i}`,
-    kind: 'ssh',
-    host: sshd!.host,
-    port: sshd!.port,
-    user: sshd!.user,
-    identityFile: sshd!.identityFile,
-    sshOptions: sshd!.sshOptions,
-    remoteDir: path.join(dir, `remote${i}`),
-    arbor: arborBin(),
-    baseUrl: server.baseURL,
-    model: 'bench',
-  });
+  const ssh = (i: number): PlacementSettings =>
+    sshPlacement(sshd!, { name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), arbor: arborBin(), baseUrl: server.baseURL, model: 'bench' });
   const h = await Harness.open({
     ...(sshd ? { placements: Array.from({ length: placements }, (_, i) => ssh(i)) } : {}),
     storeDir: path.join(dir, 'store'),

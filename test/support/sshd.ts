@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { PlacementSettings } from '../../src/core/placement/types';
 
 // A REAL OpenSSH server for the placement tests and bench (issue 26): Debian's `openssh-server`
 // (installed by `scripts/e2e/setup.mjs`, like bubblewrap), listening on 127.0.0.1 on a free port,
@@ -29,6 +30,19 @@ export interface Sshd {
   /** What sshd wrote (its log, `-e`). */
   log(): string;
   stop(): Promise<void>;
+}
+
+/** An ssh placement that reaches this server (its host, port, user, key and known_hosts), with the caller's own fields. */
+export function sshPlacement(sshd: Sshd, own: Pick<PlacementSettings, 'name'> & Partial<PlacementSettings>): PlacementSettings {
+  return {
+    kind: 'ssh',
+    host: sshd.host,
+    port: sshd.port,
+    user: sshd.user,
+    identityFile: sshd.identityFile,
+    sshOptions: sshd.sshOptions,
+    ...own,
+  };
 }
 
 /** Why an sshd cannot start here, or undefined when it can. */

@@ -5,10 +5,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { PlacementSettings } from '../../../src/core/placement/types';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { arborBin } from '../../support/cli-bundle';
-import { type Sshd, startSshd } from '../../support/sshd';
+import { type Sshd, sshPlacement, startSshd } from '../../support/sshd';
 import { eventsOf, ofType, stopReasons, subagentWorld, waitFor } from '../subagent/helpers';
 import { makeRepo, read } from '../worktree/fixture';
 
@@ -51,19 +50,13 @@ describe('placement: a placed node over a real sshd', function () {
   beforeEach(async () => {
     base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-over-ssh-'));
     ws = makeRepo(base);
-    const box: PlacementSettings = {
+    const box = sshPlacement(sshd, {
       name: 'box',
-      kind: 'ssh',
-      host: sshd.host,
-      port: sshd.port,
-      user: sshd.user,
-      identityFile: sshd.identityFile,
-      sshOptions: sshd.sshOptions,
       remoteDir: path.join(base, 'remote'),
       arbor: arborBin(),
       baseUrl: world.server.baseURL,
       model: 'test-model',
-    };
+    });
     await world.setup({ workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), placements: [box] });
   });
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));

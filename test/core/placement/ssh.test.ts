@@ -9,7 +9,7 @@ import { SshTransport } from '../../../src/core/placement/ssh';
 import { PlacementError, type PlacementSettings } from '../../../src/core/placement/types';
 import { RemoteProcess } from '../../../src/core/remote/process';
 import { arborBin } from '../../support/cli-bundle';
-import { type Sshd, startSshd } from '../../support/sshd';
+import { type Sshd, sshPlacement, startSshd } from '../../support/sshd';
 import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './sync-fixture';
 
 // The ssh transport against a REAL sshd on 127.0.0.1 (test/support/sshd.ts: throwaway host and
@@ -36,18 +36,8 @@ describe('placement: the ssh transport against a real sshd', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const settings = (over: Partial<PlacementSettings> = {}): PlacementSettings => ({
-    name: 'box',
-    kind: 'ssh',
-    host: sshd.host,
-    port: sshd.port,
-    user: sshd.user,
-    identityFile: sshd.identityFile,
-    sshOptions: sshd.sshOptions,
-    remoteDir: path.join(dir, 'remote'),
-    arbor,
-    ...over,
-  });
+  const settings = (over: Partial<PlacementSettings> = {}): PlacementSettings =>
+    sshPlacement(sshd, { name: 'box', remoteDir: path.join(dir, 'remote'), arbor, ...over });
 
   const refusal = async (p: Promise<unknown>): Promise<PlacementError> => {
     const err = await p.then(
