@@ -167,13 +167,14 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.match(log.stdout, /read-only/);
   });
 
-  it("a workspace-write child's commands run in the child Arbor's own OS sandbox: a write in its workspace lands, one beside it is stopped by the kernel", async () => {
+  it("a workspace-write child's commands run in the child Arbor's own OS sandbox: a write in its workspace lands, one beside it or into /etc is stopped by the kernel", async () => {
     // Nested in the parent's PID namespace (decision 0036), the child's bubblewrap must still start:
     // without it the child refuses every command (approval never), with it the kernel confines them.
     const tag = `dsh-escape-${process.pid}-${Date.now()}.txt`;
-    // Beside the workspace (under /tmp: the sandbox's own /tmp) and in this checkout (bound read-only).
+    // Beside the workspace (under /tmp: the sandbox's own /tmp) and in /etc (the host's, bound read-only:
+    // a checkout may itself sit under /tmp, so it is no witness). The tests run as root: only the kernel stops it.
     const beside = path.join(path.dirname(t.workspace), tag);
-    const checkout = path.join(repoRoot(), tag);
+    const checkout = path.join('/etc', tag);
     const command = `echo in > inside.txt; echo out > ${beside}; echo out > ${checkout}; echo done`;
     script([], [{ toolCalls: [{ name: 'run_command', arguments: { command } }] }, { text: 'tried' }]);
     const root = await t.h.createSession();
@@ -186,8 +187,10 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     assert.equal(res.name, 'arbor:run_command');
     assert.equal(fs.readFileSync(path.join(t.workspace, 'inside.txt'), 'utf8'), 'in\n', `the command ran in the child's sandbox: ${res.content}`);
     assert.equal(fs.existsSync(beside), false, 'nothing written beside the workspace');
-    assert.equal(fs.existsSync(checkout), false, 'nothing written into the checkout');
-    assert.match(res.content, /Read-only file system/i, 'the kernel refused the write into the checkout');
+    const escaped = fs.existsSync(checkout);
+    if (escaped) fs.rmSync(checkout);
+    assert.equal(escaped, false, 'nothing written into /etc');
+    assert.match(res.content, /Read-only file system/i, `the kernel refused the write into /etc: ${res.content}`);
   });
 
   for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
