@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import { readPlacements } from '../core/placement/settings';
 import type { PlacementSettings } from '../core/placement/types';
 import { type ParsedArgs, UsageError } from './args';
+import { readConfigFile } from './config-file';
 
 /**
  * Placements (issue 26, decision 0071) from `--config FILE` or `$ARBOR_CONFIG`, the same user's
@@ -10,15 +10,9 @@ import { type ParsedArgs, UsageError } from './args';
  * entry refuses the start, naming the entry and what to fix.
  */
 export function placementsFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): PlacementSettings[] | undefined {
-  const opt = args.options.get('config');
-  const file = typeof opt === 'string' ? opt : env.ARBOR_CONFIG;
-  if (!file) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`Cannot read the config file ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const read = readConfigFile(args, env);
+  if (!read) return undefined;
+  const { file, raw } = read;
   const { placements, problems } = readPlacements((raw as { placements?: unknown } | null)?.placements, `${file}: placements`);
   if (problems.length) throw new UsageError(problems.map((p) => p.message).join('\n'));
   return placements.length ? placements : undefined;

@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import { readAcpAgents } from '../core/remote/acp-settings';
 import type { ProgramSettings, RemoteSettings } from '../core/remote/settings';
 import { type ParsedArgs, UsageError } from './args';
+import { readConfigFile } from './config-file';
 
 const PROGRAMS = ['codex', 'claudeCode', 'dshSdk'] as const;
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
@@ -14,15 +14,9 @@ const positive = (v: unknown): v is number => typeof v === 'number' && Number.is
  * The user's own file (like VS Code's machine-scoped settings), never the workspace's.
  */
 export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): RemoteSettings | undefined {
-  const opt = args.options.get('config');
-  const file = typeof opt === 'string' ? opt : env.ARBOR_CONFIG;
-  if (!file) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`Cannot read the config file ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const read = readConfigFile(args, env);
+  if (!read) return undefined;
+  const { file, raw } = read;
   const remote = (raw as { remote?: unknown } | null)?.remote;
   if (remote === undefined) return undefined;
   if (typeof remote !== 'object' || remote === null)
