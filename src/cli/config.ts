@@ -10,6 +10,7 @@ import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
+import { readConfigFile } from './config-file';
 import { mcpDeployment } from './mcp';
 import { placementsFromConfig } from './placement-config';
 import { remoteFromConfig } from './remote-config';
@@ -48,8 +49,10 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const maxSteps = positiveInt('max-steps', args.options.get('max-steps'));
   const maxConcurrentChildren = positiveInt('max-children', args.options.get('max-children'));
   const prices = pricesOf(args, env);
-  const remote = remoteFromConfig(args, env);
-  const placements = placementsFromConfig(args, env);
+  // The user's config file, read once for both of its readers.
+  const configFile = readConfigFile(args, env);
+  const remote = remoteFromConfig(args, env, configFile);
+  const placements = placementsFromConfig(args, env, configFile);
   const storeDir = storeDirOf(args, env);
   return {
     storeDir,

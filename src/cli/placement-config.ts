@@ -9,8 +9,7 @@ import { readConfigFile } from './config-file';
  * {"name": "pod", "kind": "container", "image": "localhost/arbor:0.1.0"}]}`. A problem in any
  * entry refuses the start, naming the entry and what to fix.
  */
-export function placementsFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): PlacementSettings[] | undefined {
-  const read = readConfigFile(args, env);
+export function placementsFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv, read = readConfigFile(args, env)): PlacementSettings[] | undefined {
   if (!read) return undefined;
   const { file, raw } = read;
   const { placements, problems } = readPlacements((raw as { placements?: unknown } | null)?.placements, `${file}: placements`);

@@ -13,8 +13,7 @@ const positive = (v: unknown): v is number => typeof v === 'number' && Number.is
  * each program may also give `idleTimeoutMs`, `graceMs` and its own `turnTimeoutMs`.
  * The user's own file (like VS Code's machine-scoped settings), never the workspace's.
  */
-export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): RemoteSettings | undefined {
-  const read = readConfigFile(args, env);
+export function remoteFromConfig(args: ParsedArgs, env: NodeJS.ProcessEnv, read = readConfigFile(args, env)): RemoteSettings | undefined {
   if (!read) return undefined;
   const { file, raw } = read;
   const remote = (raw as { remote?: unknown } | null)?.remote;
