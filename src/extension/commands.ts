@@ -39,7 +39,10 @@ async function pickSession(
     );
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(items, { title, matchOnDescription: true });
+  // ignoreFocusOut: run from the palette while a transcript tab (a webview) had the focus, the
+  // workbench hands the focus back to that webview a moment after the palette closes — after
+  // this pick has opened — and a pick that closes on focus-out vanishes unanswered.
+  const pick = await vscode.window.showQuickPick(items, { title, matchOnDescription: true, ignoreFocusOut: true });
   return pick?.id;
 }
 
@@ -138,7 +141,7 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
       }
       const pick = await vscode.window.showQuickPick(
         agents.map((a) => ({ label: a.name, description: a.description, detail: a.path, name: a.name })),
-        { title: 'Start a conversation with which agent?', matchOnDescription: true },
+        { title: 'Start a conversation with which agent?', matchOnDescription: true, ignoreFocusOut: true },
       );
       if (!pick) return;
       await vscode.commands.executeCommand('arbor.chat.focus');
@@ -212,7 +215,7 @@ export function buildCommands(host: CommandHost): Record<CommandId, Command> {
             description: `${n.workflow!.running} running · ${n.workflow!.agents} agents`,
             runId: n.workflow!.runId,
           })),
-          { title: 'Cancel which workflow?' },
+          { title: 'Cancel which workflow?', ignoreFocusOut: true },
         );
         runId = pick?.runId;
       }

@@ -60,6 +60,7 @@ export async function pickPolicy(host: CommandHost, sessionId: string | undefine
     title: sessionId
       ? `Sandbox and approval (now ${now.sandbox}, approval ${now.approval})`
       : `Default sandbox and approval (now ${now.sandbox}, approval ${now.approval})`,
+    ignoreFocusOut: true, // opened from the palette over a webview: see pickSession in commands.ts
   });
   if (!picked?.choice) return;
   const choice = picked.choice;

@@ -48,9 +48,18 @@ export async function typeInPalette(page, text) {
 export async function pick(page, name) {
   let state;
   const where = () => `rows: ${JSON.stringify(state?.rows.map((r) => r.label))}`;
-  await patiently(`a quick pick row named ${name}`, 10_000, async () => (state = await readRows(page)).rows.some((r) => matches(r.label, name)), {
-    describe: where,
-  });
+  await patiently(
+    `a quick pick row named ${name}`,
+    10_000,
+    async () => {
+      // A closed quick input keeps its last rows in the page: only a shown one counts.
+      state = await readRows(page);
+      return state.shown && state.rows.some((r) => matches(r.label, name));
+    },
+    {
+      describe: where,
+    },
+  );
   const label = state.rows[state.rows.findIndex((r) => matches(r.label, name))].label;
   // Step the focus one key at a time, reading where it is after each and pressing the next key
   // only once the last one has shown (or plainly been dropped): a busy workbench can render the
