@@ -91,7 +91,10 @@ describe('subagent: a continuable start resolves once the first message is durab
     });
   }
 
-  it('a real store refusal (child id collision) rolls back and leaves the existing session untouched', async () => {
+  // The id is drawn again while a stored session has it (child-ids.ts): a random source that
+  // repeats itself refuses the start after 64 draws, before the store is asked. The store's own
+  // refusals (UNKNOWN_PARENT, CLOSED) are the two tests below.
+  it('a child id that is always taken (the random source repeats itself) refuses the start and leaves the existing session untouched', async () => {
     const clashId = `${w.root.id}.aaaaaa`;
     await w.t.h.store.createSession({ id: clashId, createdAt: new Date().toISOString(), origin: 'subagent', parentSession: w.root.id, delegationDepth: 1 }, []);
     const c = crypto as { randomUUID: () => string };
@@ -107,6 +110,7 @@ describe('subagent: a continuable start resolves once the first message is durab
     }
     assert.ok(err, 'the start failed');
     assertCode('DUPLICATE_SESSION')(err);
+    assert.match((err as Error).message, /random source repeats itself.*Nothing was created; retry/);
     assert.deepEqual(
       w.t.h.store
         .list()
