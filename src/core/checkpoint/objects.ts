@@ -1,21 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
+import { objectId, writeLoose } from '../worktree/objects';
 
 // Git blobs written and read in-process (decision 0059): a blob's id is
 // sha1("blob <len>\0" + bytes) and it is stored zlib-deflated at objects/xx/yyyy… — exactly
 // what `git hash-object -w` writes, so the shadow repository's git reads them as its own. A
-// turn that writes twenty files thus costs no git process at all.
+// turn that writes twenty files thus costs no git process at all. The id and the write are the
+// worktree's loose-object writer's (`worktree/objects.ts`), one for every object Arbor writes.
 
-const deflate = promisify(zlib.deflate);
 const inflate = promisify(zlib.inflate);
 
 /** The id git gives these bytes as a blob. */
 export function blobId(bytes: Buffer): string {
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  return objectId('blob', bytes);
 }
 
 function objectPath(gitDir: string, id: string): string {
@@ -33,19 +33,9 @@ export async function writeBlob(gitDir: string, bytes: Buffer): Promise<string> 
   return id;
 }
 
-/** Write the loose object of `bytes`, whose id the caller already has. */
-export async function writeBlobAs(gitDir: string, id: string, bytes: Buffer): Promise<void> {
-  const file = objectPath(gitDir, id);
-  // Asked on this thread: a rewind stores hundreds of blobs that are almost always there already.
-  if (fs.existsSync(file)) return;
-  const packed = await deflate(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]), { level: 1 });
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  await fsp.writeFile(temp, packed, { mode: 0o444 });
-  await fsp.rename(temp, file).catch(async (e) => {
-    await fsp.unlink(temp).catch(() => undefined);
-    throw e;
-  });
+/** Write the loose object of `bytes`, whose id the caller already has (asked on this thread: a rewind stores hundreds of blobs that are almost always there already). */
+export function writeBlobAs(gitDir: string, id: string, bytes: Buffer): Promise<void> {
+  return writeLoose(objectPath(gitDir, id), 'blob', bytes);
 }
 
 /** A loose blob's bytes; undefined when it is not there (or not a blob). The id is checked against the bytes. */
@@ -57,10 +47,7 @@ export async function readBlob(gitDir: string, id: string): Promise<Buffer | und
   } catch {
     return undefined;
   }
-  const nul = raw.indexOf(0);
-  if (nul < 0 || !raw.subarray(0, nul).toString('latin1').startsWith('blob ')) return undefined;
-  const bytes = raw.subarray(nul + 1);
-  return blobId(bytes) === id ? bytes : undefined;
+  return blobIn(raw, id);
 }
 
 /** `readBlob` on the calling thread (a rewind plan reads hundreds of small blobs at once). */
@@ -72,6 +59,11 @@ export function readBlobSync(gitDir: string, id: string): Buffer | undefined {
   } catch {
     return undefined;
   }
+  return blobIn(raw, id);
+}
+
+/** The bytes of an inflated loose object when it is a blob whose id is `id`. */
+function blobIn(raw: Buffer, id: string): Buffer | undefined {
   const nul = raw.indexOf(0);
   if (nul < 0 || !raw.subarray(0, nul).toString('latin1').startsWith('blob ')) return undefined;
   const bytes = raw.subarray(nul + 1);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Dirent, Stats } from 'node:fs';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { entryKind, type ListingStamp, lstatOrUndefined, relist } from '../tools/dir-listing';
 import { IgnoreRules } from './ignore';
 
 // A cheap answer to "could a snapshot of this root differ from the last one?" (decision 0066).
@@ -44,11 +43,7 @@ export interface StatScan {
   prunedKey: string;
 }
 
-interface Listing {
-  ino: number;
-  dev: number;
-  ctimeMs: number;
-  trusted: boolean;
+interface Listing extends ListingStamp {
   /** Entries by name: a real folder (walked unless ignored), or anything else (digested). */
   entries: { name: string; dir: boolean }[];
 }
@@ -131,36 +126,11 @@ export class StatIndex {
     return { digest: digest.digest('hex'), trusted, ignores: ignores.digest('hex'), pruned: pruned.sort() };
   }
 
-  /** A folder's entries, from the last listing when its inode and ctime are unchanged and it was trusted. */
+  /** A folder's entries, from the last listing when its inode and ctime are unchanged and it was trusted (`tools/dir-listing.ts`). */
   private listing(rel: string, horizon: number): Listing | undefined {
     const dir = path.join(this.root, rel);
-    const st = lstatOrUndefined(dir);
-    if (!st?.isDirectory()) return undefined;
-    const cached = this.listings.get(rel);
-    if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeMs === st.ctimeMs) return cached;
-    let dirents: Dirent[];
-    try {
-      dirents = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    const entries = dirents.map((d) => ({
-      name: d.name,
-      dir: d.isDirectory() || (isUnknown(d) && lstatOrUndefined(path.join(dir, d.name))?.isDirectory() === true),
-    }));
-    return { ino: st.ino, dev: st.dev, ctimeMs: st.ctimeMs, trusted: st.ctimeMs < horizon, entries };
+    const read = relist(dir, this.listings.get(rel), horizon);
+    if (!read || 'cached' in read) return read?.cached;
+    return { ...read.stamp, entries: read.dirents.map((d) => ({ name: d.name, dir: entryKind(dir, d) === 'dir' })) };
   }
-}
-
-function lstatOrUndefined(p: string): Stats | undefined {
-  try {
-    return fs.lstatSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
-/** DT_UNKNOWN (some file systems): the listing does not say what the entry is. */
-function isUnknown(d: Dirent): boolean {
-  return !d.isFile() && !d.isDirectory() && !d.isSymbolicLink() && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice();
 }

@@ -6,7 +6,8 @@ import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
 import type { InboxAcceptedEvent } from '../session/events';
 import type { Store } from '../store/store';
-import type { ChildStart, SubagentRuntime } from '../subagent/runtime';
+import type { SubagentRuntime } from '../subagent/runtime';
+import type { ChildStart } from '../subagent/runtime-deps';
 import type { SubagentProvider } from '../subagent/types';
 import type { Tool } from '../tools/tool';
 

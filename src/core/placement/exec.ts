@@ -1,3 +1,4 @@
+import { allowedHostEnv } from '../remote/process';
 import { runInGroup } from '../tools/command-process';
 
 // How a transport runs its local programs (ssh, git over ssh, the container engine): an
@@ -5,32 +6,15 @@ import { runInGroup } from '../tools/command-process';
 // abort, and an environment built from an allow-list — Arbor's own keys (or anything else of the
 // host's) never reach ssh, git or the engine (decision 0071).
 
-/** Host variables a transport's programs may see: what ssh and git need to find the user's config, agent and locale. */
-const ENV_ALLOW = [
-  'PATH',
-  'HOME',
-  'USER',
-  'LOGNAME',
-  'SHELL',
-  'LANG',
-  'LC_ALL',
-  'LC_CTYPE',
-  'TZ',
-  'TMPDIR',
-  'XDG_CONFIG_HOME',
-  'XDG_RUNTIME_DIR',
-  'SSH_AUTH_SOCK',
-  'CONTAINER_HOST',
-  'CONTAINERS_CONF',
-  'DOCKER_HOST',
-  'DOCKER_CONFIG',
-];
+/**
+ * What a transport's programs need of the host beyond the one allow-list (`ENV_ALLOW`, owned by
+ * `remote/process.ts`): the user's ssh agent, and the container engine's own variables.
+ */
+const TRANSPORT_ENV = ['SSH_AUTH_SOCK', 'CONTAINER_HOST', 'CONTAINERS_CONF', 'DOCKER_HOST', 'DOCKER_CONFIG'];
 
-/** The allow-listed host variables, then the transport's own. */
+/** The allow-listed host variables and the transport's extras, then the transport's own values. */
 export function transportEnv(extra: Record<string, string> = {}, host: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of ENV_ALLOW) if (host[k] !== undefined) env[k] = host[k]!;
-  return { ...env, ...extra };
+  return { ...allowedHostEnv(host, TRANSPORT_ENV), ...extra };
 }
 
 export interface Ran {

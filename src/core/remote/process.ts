@@ -43,7 +43,11 @@ export const DEFAULT_IDLE_MS = 300_000;
 export const DEFAULT_GRACE_MS = 2000;
 const DEFAULT_STDERR_TAIL = 20 * 1024;
 
-/** Variables a program may inherit from the host; everything else (API keys above all) is left out. */
+/**
+ * Variables a program may inherit from the host; everything else (API keys above all) is left out.
+ * The one list for every program Arbor starts with the host's environment: remote programs here,
+ * a placement's ssh, git and container engine (`placement/exec.ts`, which names its few extras).
+ */
 export const ENV_ALLOW = [
   'PATH',
   'HOME',
@@ -74,14 +78,20 @@ export const ENV_ALLOW = [
 /** Never passed on, even when named in a provider's own env setting: Arbor's own model keys. */
 const ENV_DENY = /^(ARBOR_|DEEPSEEK_)/;
 
+/** The host's variables `ENV_ALLOW` names, and those of `also` (a caller's explicit extras); nothing else of the host's. */
+export function allowedHostEnv(host: NodeJS.ProcessEnv = process.env, also: readonly string[] = []): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of [...ENV_ALLOW, ...also]) if (host[k] !== undefined) env[k] = host[k]!;
+  return env;
+}
+
 /** The program's environment: the allow-listed host variables, then the provider's own (minus Arbor's secrets). */
 export function programEnv(
   extra: Record<string, string | undefined> = {},
   host: NodeJS.ProcessEnv = process.env,
   secrets: readonly string[] = [],
 ): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of ENV_ALLOW) if (host[k] !== undefined) env[k] = host[k]!;
+  const env = allowedHostEnv(host);
   for (const [k, v] of Object.entries(extra)) if (v !== undefined && !ENV_DENY.test(k) && !secrets.includes(v)) env[k] = v;
   return env;
 }

@@ -1,6 +1,5 @@
-import type { Dirent, Stats } from 'node:fs';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { entryKind, kindOf, type ListingStamp, relist } from './dir-listing';
 import { foldName, protectedNameReason } from './protected-names';
 
 // Every protected entry (`.git`, `.vscode`, `.arbor`, `*.code-workspace`) at any depth of a
@@ -49,12 +48,7 @@ export interface ProtectedTree {
   truncated?: string;
 }
 
-interface Listing {
-  dev: number;
-  ino: number;
-  /** Milliseconds with the nanoseconds as a fraction (a double keeps them to a quarter of a microsecond). */
-  ctimeMs: number;
-  trusted: boolean;
+interface Listing extends ListingStamp {
   subdirs: string[];
   found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
 }
@@ -119,46 +113,15 @@ function carriedOver(before: Map<string, Listing>, after: Map<string, Listing>):
   return out;
 }
 
-function kindOf(p: string): ProtectedEntry['kind'] | undefined {
-  try {
-    const s = fs.lstatSync(p);
-    return s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * One folder's listing, from the cache when its inode and ctime are unchanged. Synchronous on
- * purpose: an `lstat` costs microseconds, while a hop through libuv's thread pool per folder
- * cost ~0.4 ms a folder on a loaded machine (a 100-folder workspace: 38 ms async).
- */
+/** One folder's listing, from the cache when its inode and ctime are unchanged (`dir-listing.ts`). */
 function listing(dir: string, cached: Listing | undefined): Listing | undefined {
-  const started = Date.now();
-  let st: Stats;
-  try {
-    st = fs.lstatSync(dir);
-  } catch {
-    return undefined;
-  }
-  if (!st.isDirectory()) return undefined;
-  if (cached?.trusted && cached.ino === st.ino && cached.dev === st.dev && cached.ctimeMs === st.ctimeMs) return cached;
-  let dirents: Dirent[];
-  try {
-    dirents = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return undefined;
-  }
+  const read = relist(dir, cached, Date.now() - CTIME_SLACK_MS);
+  if (!read || 'cached' in read) return read?.cached;
   const subdirs: string[] = [];
   const found: Listing['found'] = [];
-  for (const d of dirents) {
-    let kind: ProtectedEntry['kind'] = d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
-    if (kind === 'other' && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice()) {
-      // DT_UNKNOWN (some file systems): ask the inode.
-      const k = kindOf(path.join(dir, d.name));
-      if (!k) continue;
-      kind = k;
-    }
+  for (const d of read.dirents) {
+    const kind = entryKind(dir, d);
+    if (!kind) continue;
     if (protectedNameReason(d.name)) {
       // Not descended: a protected folder is mounted read-only whole.
       found.push({ name: foldName(d.name), raw: d.name, kind });
@@ -166,5 +129,5 @@ function listing(dir: string, cached: Listing | undefined): Listing | undefined 
       subdirs.push(d.name);
     }
   }
-  return { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs, trusted: st.ctimeMs < started - CTIME_SLACK_MS, subdirs, found };
+  return { ...read.stamp, subdirs, found };
 }

@@ -10,7 +10,8 @@ import * as zlib from 'node:zlib';
 // snapshot's steps each. The object is exactly what git writes — sha1 of "commit <len>\0" +
 // body, zlib-deflated at objects/xx/yyyy…, written to a temp name and renamed — so every git
 // reads it as its own. Only for sha1 repositories with their objects in the usual place: the
-// caller falls back to `git commit-tree` otherwise (`canWriteObjects`).
+// caller falls back to `git commit-tree` otherwise (`canWriteObjects`). `writeLoose` is the one
+// loose-object writer: the base's tree (`index-tree.ts`) and the checkpoints' blobs use it too.
 
 const deflate = promisify(zlib.deflate);
 
@@ -39,18 +40,34 @@ export function writeCommit(objectsDir: string, body: string): Promise<string> {
   return writeObject(objectsDir, 'commit', Buffer.from(body, 'utf8'));
 }
 
+/** Git's id of an object of `type` holding `bytes`: sha1 of "<type> <len>\0" + bytes. */
+export function objectId(type: LooseType, bytes: Buffer): string {
+  return createHash('sha1').update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');
+}
+
+export type LooseType = 'blob' | 'commit' | 'tree';
+
 /** Write a loose object of `type` (once: one already there is left alone) and return its id. */
 export async function writeObject(objectsDir: string, type: 'commit' | 'tree', bytes: Buffer): Promise<string> {
-  const raw = Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]);
-  const id = createHash('sha1').update(raw).digest('hex');
-  const file = path.join(objectsDir, id.slice(0, 2), id.slice(2));
-  if (fs.existsSync(file)) return id;
+  const id = objectId(type, bytes);
+  await writeLoose(path.join(objectsDir, id.slice(0, 2), id.slice(2)), type, bytes);
+  return id;
+}
+
+/**
+ * Write the loose object file `file` of `type` holding `bytes`, once: one already there is left
+ * alone (asked on this thread, before anything is deflated: callers store objects that are almost
+ * always there already). Deflated, written to a temp name and renamed, as git does; not fsynced
+ * (git does not either by default, decision 0059). The checkpoints' blobs are written by it too.
+ */
+export async function writeLoose(file: string, type: LooseType, bytes: Buffer): Promise<void> {
+  if (fs.existsSync(file)) return;
+  const packed = await deflate(Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]), { level: 1 });
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  await fsp.writeFile(temp, await deflate(raw, { level: 1 }), { mode: 0o444 });
+  await fsp.writeFile(temp, packed, { mode: 0o444 });
   await fsp.rename(temp, file).catch(async (e) => {
     await fsp.unlink(temp).catch(() => undefined);
     throw e;
   });
-  return id;
 }

@@ -1,0 +1,19 @@
+import type { Base } from './base';
+import type { MessageSource } from './message';
+
+// The durable inbox (FIFO): a message accepted, claimed by a turn, or withdrawn. Not model history.
+
+export interface InboxAcceptedEvent extends Base<'inbox/accepted'> {
+  messageId: string;
+  text: string;
+  source: MessageSource;
+}
+
+export interface InboxClaimedEvent extends Base<'inbox/claimed'> {
+  messageId: string;
+}
+
+/** The user cancelled a queued message before it was claimed: it never runs (decision 0011). */
+export interface InboxWithdrawnEvent extends Base<'inbox/withdrawn'> {
+  messageId: string;
+}
