@@ -42,7 +42,11 @@ export class ContainerTransport implements PlacementTransport {
   }
 
   private runArgs(): string[] {
-    return ['run', '--rm', '-i', ...(this.settings.runArgs ?? [])];
+    // podman copies the host's proxy variables into the container by default (`--http-proxy`);
+    // the engine keeps them (a pull may need the proxy), the container does not: a proxy URL can
+    // carry credentials, and nothing of the host's travels that the placement did not name.
+    const noProxy = path.basename(this.engine).startsWith('podman') ? ['--http-proxy=false'] : [];
+    return ['run', '--rm', '-i', ...noProxy, ...(this.settings.runArgs ?? [])];
   }
 
   async check(signal?: AbortSignal): Promise<PlacementInfo> {

@@ -41,8 +41,13 @@ describe('placement: the container transport through podman', function () {
     arbor: '/opt/arbor/bin/arbor',
     ...over,
   });
-  const transport = (over: Partial<PlacementSettings> = {}, version = VERSION, apiKey?: string) =>
-    new ContainerTransport(settings(over), { version, workDir: path.join(dir, 'placed'), ...(apiKey ? { apiKey: () => apiKey } : {}) });
+  const transport = (over: Partial<PlacementSettings> = {}, version = VERSION, apiKey?: string, env?: NodeJS.ProcessEnv) =>
+    new ContainerTransport(settings(over), {
+      version,
+      workDir: path.join(dir, 'placed'),
+      ...(apiKey ? { apiKey: () => apiKey } : {}),
+      ...(env ? { env } : {}),
+    });
 
   const refusal = async (p: Promise<unknown>): Promise<PlacementError> => {
     const err = await p.then(
@@ -107,11 +112,13 @@ describe('placement: the container transport through podman', function () {
     assert.equal(gitIn(repo, 'worktree', 'list').includes(placed.cwd), false, 'git forgot the worktree too');
   });
 
-  it('process(): arbor acp in the container answers initialize; with passApiKey it has the key, which is on no command line and in no file', async () => {
+  it('process(): arbor acp in the container answers initialize; with passApiKey it has the key, which is on no command line and in no file; the host proxy (credentials in its URL) stays outside', async () => {
     const KEY = `sk-arbor-ct-attack-${Math.random().toString(36).slice(2)}`;
+    const PROXY_SECRET = `proxy-pw-${Math.random().toString(36).slice(2)}`;
+    const hostEnv = { ...process.env, HTTP_PROXY: `http://u:${PROXY_SECRET}@127.0.0.1:9`, https_proxy: `http://u:${PROXY_SECRET}@127.0.0.1:9`, NO_PROXY: '*' };
     const ws = makeRepo(dir);
     const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct-acp');
-    const t = transport({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', passApiKey: true }, VERSION, KEY);
+    const t = transport({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', passApiKey: true }, VERSION, KEY, hostEnv);
     const placed = await t.prepare({ nodeId: 's-ct-acp', repo, commit });
     const pp = t.process(placed);
     assert.equal(pp.preamble, `${KEY}\n`);
@@ -123,6 +130,8 @@ describe('placement: the container transport through podman', function () {
       const inner = commandLines().find((p) => p.args.includes(' acp --workspace ') && p.args.includes(placed.cwd) && !p.args.startsWith(ENGINE));
       assert.ok(inner, 'the arbor acp inside the container runs');
       assert.ok(environOf(inner.pid).includes(`ARBOR_API_KEY=${KEY}`), 'it has the key');
+      assert.ok(environOf(proc.pid!).includes(PROXY_SECRET), 'the engine has the proxy (a pull may need it)');
+      assert.equal(environOf(inner.pid).includes(PROXY_SECRET), false, 'the container does not');
       assert.deepEqual(
         commandLines().filter((p) => p.args.includes(KEY)),
         [],
