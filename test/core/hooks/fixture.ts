@@ -93,13 +93,14 @@ export async function hookWorld(
     tmp,
     inputs: (log) => {
       const f = path.join(tmp, log);
-      return fs.existsSync(f)
-        ? fs
-            .readFileSync(f, 'utf8')
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l))
-        : [];
+      if (!fs.existsSync(f)) return [];
+      // A hook may be appending while a test polls: only whole lines (ended by their newline) count.
+      const text = fs.readFileSync(f, 'utf8');
+      return text
+        .slice(0, text.lastIndexOf('\n') + 1)
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l));
     },
     hookRuns: (events) => events.filter((e): e is HookRunEvent => e.type === 'hook/run'),
     cleanup: async () => {
