@@ -58,6 +58,40 @@ describe('webview: a 10,000-node tree (scripted host)', () => {
     assert.equal(await focused(), 's-conv-49');
   });
 
+  it("a new tree's first frame draws the rows in view; the rows around them (for scrolling) follow in the next frame", async () => {
+    await w.open();
+    // Sent at the start of a frame, as the webview bench times it: the rows of that painted frame, then of the next.
+    const [first, next] = await w.page.evaluate<[string[], string[]]>(`new Promise((resolve) => requestAnimationFrame(() => {
+      const ids = () => [...document.querySelectorAll('[role=treeitem]')].map((r) => r.dataset.rowId);
+      window.__host.send(${JSON.stringify(snapshot(makeTree()))});
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => {
+        const drawn = ids();
+        requestAnimationFrame(() => {
+          const after = new MessageChannel();
+          after.port1.onmessage = () => resolve([drawn, ids()]);
+          after.port2.postMessage(0);
+        });
+      };
+      ch.port2.postMessage(0);
+    }))`);
+    const inView = await w.page.evaluate<number>(`Math.ceil(document.querySelector('.tree-body .scroller').clientHeight / 40)`);
+    assert.ok(first.length >= inView && first.length <= 10, `the first frame draws the ${inView} rows in view (at most 10), not more: ${first.length}`);
+    assert.deepEqual(next.slice(0, first.length), first, 'the rows in view stay, in order');
+    assert.ok(next.length > first.length, `the next frame adds rows below the view for scrolling (${first.length} → ${next.length})`);
+    // Scrolled to the middle, the window has rows above and below the view.
+    await w.page.evaluate(`(async () => {
+      const s = document.querySelector('.tree-body .scroller');
+      s.scrollTop = 5000 * 40;
+      s.dispatchEvent(new Event('scroll'));
+      await window.__host.frame();
+    })()`);
+    const middle = await w.page.evaluate<number[]>(
+      `[...document.querySelectorAll('[role=treeitem]')].map((r) => new DOMMatrix(getComputedStyle(r).transform).m42 / 40)`,
+    );
+    assert.ok(Math.min(...middle) < 5000 && Math.max(...middle) >= 5000 + inView, `rows ${Math.min(...middle)}–${Math.max(...middle)} around row 5,000`);
+  });
+
   it('a delta for one node among 10,000 changes its row; a second snapshot replaces every row it shows', async () => {
     await w.open();
     const nodes = makeTree();
