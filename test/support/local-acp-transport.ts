@@ -37,11 +37,13 @@ export interface LocalAcpOptions {
   /** The model endpoint `arbor acp` uses there. */
   baseUrl: string;
   model?: string;
+  /** Offer the kept connection (one `arbor acp` for every node, decision 0077); default true. False: a process per turn. */
+  keep?: boolean;
 }
 
 export interface LocalAcpTransport extends PlacementTransport {
-  /** How many prepares, collects and processes it made (what the tests check). */
-  readonly counts: { prepare: number; collect: number; process: number; cleanup: number };
+  /** How many prepares, collects, per-turn processes, kept connections and cleanups it made (what the tests check). */
+  readonly counts: { prepare: number; collect: number; process: number; connection: number; cleanup: number };
   /** The bare repository on the other side. */
   readonly remoteRepo: string;
 }
@@ -57,7 +59,7 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
     ...(o.model ? { model: o.model } : {}),
   };
   const remoteRepo = path.join(o.remoteDir, 'repo.git');
-  const counts = { prepare: 0, collect: 0, process: 0, cleanup: 0 };
+  const counts = { prepare: 0, collect: 0, process: 0, connection: 0, cleanup: 0 };
   // One git at a time on the bare repository for what changes its bookkeeping (worktree add, the repository made).
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -107,6 +109,22 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
         env: {},
       };
     },
+    ...(o.keep === false
+      ? {}
+      : {
+          connection(): PlacedProcess {
+            counts.connection++;
+            const nodes = path.join(o.remoteDir, 'wt');
+            const stores = path.join(o.remoteDir, 'stores');
+            fs.mkdirSync(nodes, { recursive: true });
+            fs.mkdirSync(stores, { recursive: true });
+            return {
+              command: process.execPath,
+              args: [arborBin(), 'acp', '--nodes', nodes, '--node-stores', stores, '--base-url', o.baseUrl, ...(o.model ? ['--model', o.model] : [])],
+              env: {},
+            };
+          },
+        }),
     async collect(ws, repo) {
       counts.collect++;
       await git(ws.cwd, 'add', '-A');

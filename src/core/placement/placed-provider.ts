@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { describeError } from '../errors';
-import { type AcpChildrenFactory, type AcpProcessSource, acpDriver } from '../remote/acp';
+import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver } from '../remote/acp';
 import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
@@ -34,7 +34,17 @@ export interface PlacedProvider extends SubagentProvider {
   readonly info: PlacementInfo | undefined;
 }
 
-export function placedProvider(transport: PlacementTransport, secrets: () => readonly string[], children?: AcpChildrenFactory): PlacedProvider {
+/** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
+export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
+/** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
+export type PlacedTrace = (e: { node: string; phase: PlacedPhase; start: number; end: number }) => void;
+
+export function placedProvider(
+  transport: PlacementTransport,
+  secrets: () => readonly string[],
+  children?: AcpChildrenFactory,
+  trace?: PlacedTrace,
+): PlacedProvider {
   const s = transport.settings;
   const program = `placed:${s.name}`;
   /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
@@ -52,11 +62,23 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     return ws;
   };
 
+  /** Runs `fn` as a phase of the node's turn (timed only when traced). */
+  const timed = async <T>(node: string, phase: PlacedPhase, fn: () => Promise<T>): Promise<T> => {
+    if (!trace) return fn();
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      trace({ node, phase, start, end: performance.now() });
+    }
+  };
+
   const source: AcpProcessSource = {
     async open(ctx) {
-      const local = await localWorktree(ctx);
-      const ws = await copyOf(ctx.childId, local, ctx.signal);
-      const p = transport.process(ws);
+      const local = await timed(ctx.childId, 'worktree', () => localWorktree(ctx));
+      const ws = await timed(ctx.childId, 'prepare', () => copyOf(ctx.childId, local, ctx.signal));
+      // One kept connection for the placement's children where the transport offers one (decision 0077).
+      const p = transport.connection ? transport.connection() : transport.process(ws);
       const rel = path.relative(local.path, local.root);
       return {
         command: p.command,
@@ -64,12 +86,14 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
         env: p.env,
         ...(p.preamble ? { preamble: p.preamble } : {}),
         sessionCwd: rel ? path.posix.join(ws.cwd, rel.split(path.sep).join('/')) : ws.cwd,
+        ...(transport.connection ? { keep: true } : {}),
       };
     },
     dropped: (what) => ({
       stopReason: 'interrupted',
       error: `LINK_DROPPED: the link to ${where()} dropped: ${what}; send it a message or resume to reconnect.`,
     }),
+    ...(trace ? { phase: (node, phase, start, end) => trace({ node, phase, start, end }) } : {}),
   };
   const inner = acpDriver({ name: s.name, command: s.arbor ?? 'arbor', modes: MODES }, secrets, children, source, program);
 
@@ -78,9 +102,9 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     const ws = copies.get(ctx.childId);
     if (!ws) return out;
     try {
-      const local = await localWorktree(ctx);
-      const { commit } = await transport.collect(await ws, local.repo);
-      if (commit !== local.head) await git(['reset', '--quiet', '--hard', commit], { cwd: local.path });
+      const local = await timed(ctx.childId, 'worktree', () => localWorktree(ctx));
+      const { commit } = await timed(ctx.childId, 'collect', async () => transport.collect(await ws, local.repo));
+      if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.
@@ -117,6 +141,7 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
       return info;
     },
     async cleanup() {
+      await inner.close();
       const all = [...copies.values()];
       copies.clear();
       await Promise.all(all.map((ws) => ws.then((w) => transport.cleanup(w)).catch(() => undefined)));

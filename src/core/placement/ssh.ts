@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { lastLine, type Ran, run, transportEnv } from './exec';
 import { baseRef, DEFAULT_REMOTE_DIR, nodeKey, placedRef, repoKey, storeBeside } from './layout';
 import { arborVerdict, probe } from './probe';
-import { acpFlags, acpScript, CHECK_SCRIPT, CLEANUP_SCRIPT, COLLECT_SCRIPT, PREPARE_SCRIPT, remotePath, shLine } from './shell';
+import { acpFlags, acpNodesScript, acpScript, CHECK_SCRIPT, CLEANUP_SCRIPT, COLLECT_SCRIPT, PREPARE_SCRIPT, remotePath, shLine } from './shell';
 import { gitSshCommand, gitUrl, sshArgs, sshWhere } from './ssh-args';
 import { type PlacedProcess, type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementSettings, type PlacementTransport } from './types';
 
@@ -113,6 +113,18 @@ export class SshTransport implements PlacementTransport {
   process(ws: PlacedWorkspace): PlacedProcess {
     const script = acpScript(this.settings);
     const line = shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]);
+    return {
+      command: 'ssh',
+      args: [...sshArgs(this.settings), this.settings.host!, line],
+      env: this.env(),
+      ...(this.settings.passApiKey ? { preamble: `${this.opts.apiKey?.() ?? ''}\n` } : {}),
+    };
+  }
+
+  /** One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a workspace, `stores/<node>` its store. */
+  connection(): PlacedProcess {
+    const dirs = [path.posix.join(this.remoteDir, 'nodes'), path.posix.join(this.remoteDir, 'stores')];
+    const line = shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]);
     return {
       command: 'ssh',
       args: [...sshArgs(this.settings), this.settings.host!, line],
