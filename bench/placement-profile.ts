@@ -42,15 +42,33 @@ const ORDER: readonly PlacedPhase[] = ['worktree', 'prepare', 'start', 'session'
 
 /** The placed provider's trace for a set of agents, summed per phase. */
 export class PhaseLog {
-  private readonly spans: { node: string; phase: PlacedPhase; start: number; end: number }[] = [];
+  private readonly spans: { node: string; phase: PlacedPhase; start: number; end: number; cpu?: number }[] = [];
   private readonly began = new Map<string, number>();
   private readonly ended = new Map<string, number>();
-  readonly trace: PlacedTrace = (e) => void this.spans.push(e);
+  /** Read the process tree's CPU at each phase's end (only for agents run one at a time: the phases then split the CPU). */
+  cpu = false;
+  readonly trace: PlacedTrace = (e) => void this.spans.push(this.cpu ? { ...e, cpu: treeCpuMs() } : e);
 
   /** The agent `node` was asked for at `t` and its result came at `end` (`performance.now()`). */
   agent(node: string, t: number, end: number): void {
     this.began.set(node, t);
     this.ended.set(node, end);
+  }
+
+  /**
+   * CPU per phase (ms, means over the agents), from the readings at each phase's end: a phase's
+   * CPU is the tree's since the previous reading. Meaningful only with `cpu` set and one agent at a time.
+   */
+  cpuLine(): string {
+    const sums = new Map<PlacedPhase, number>();
+    const nodes = [...this.began.keys()];
+    for (const n of nodes) {
+      const mine = this.spans.filter((s) => s.node === n && s.cpu !== undefined).sort((a, b) => a.end - b.end);
+      for (let i = 1; i < mine.length; i++) sums.set(mine[i]!.phase, (sums.get(mine[i]!.phase) ?? 0) + mine[i]!.cpu! - mine[i - 1]!.cpu!);
+    }
+    return ORDER.filter((p) => sums.has(p))
+      .map((p) => `${p} ${fmt(sums.get(p)! / nodes.length)}`)
+      .join(', ');
   }
 
   clear(): void {

@@ -73,9 +73,13 @@ export function placedProvider(
     }
   };
 
+  /** Each running turn's local worktree as its open saw it (only Arbor moves it, after the turn): bringBack needs no second look. */
+  const locals = new Map<string, LocalWorktree>();
+
   const source: AcpProcessSource = {
     async open(ctx) {
       const local = await timed(ctx.childId, 'worktree', () => localWorktree(ctx));
+      locals.set(ctx.childId, local);
       const ws = await timed(ctx.childId, 'prepare', () => copyOf(ctx.childId, local, ctx.signal));
       // One kept connection for the placement's children where the transport offers one (decision 0077).
       const p = transport.connection ? transport.connection() : transport.process(ws);
@@ -102,7 +106,7 @@ export function placedProvider(
     const ws = copies.get(ctx.childId);
     if (!ws) return out;
     try {
-      const local = await timed(ctx.childId, 'worktree', () => localWorktree(ctx));
+      const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
       const { commit } = await timed(ctx.childId, 'collect', async () => transport.collect(await ws, local.repo));
       if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
@@ -120,7 +124,11 @@ export function placedProvider(
     // The first turn tells the other side who it is (persona, delegation notice); a follow-up is the message alone.
     runTurn: async (ctx, sink) => {
       const prompt = ctx.resume ? (ctx.task ?? ctx.prompt) : [ctx.persona, ctx.prompt].filter(Boolean).join('\n\n');
-      return bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+      try {
+        return await bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+      } finally {
+        locals.delete(ctx.childId);
+      }
     },
   };
 
@@ -149,10 +157,12 @@ export function placedProvider(
   };
 }
 
+/** The child's local worktree as git sees it now: one git for its folder, its repository and its head. */
 async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
   const root = ctx.roots?.[0] ?? ctx.cwd;
-  const top = (await git(['rev-parse', '--show-toplevel'], { cwd: root })).stdout.trim();
-  const common = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root })).stdout.trim();
-  const head = (await git(['rev-parse', 'HEAD'], { cwd: top })).stdout.trim();
+  const out = (await git(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', 'HEAD'], { cwd: root })).stdout.trim().split('\n');
+  const [top, common, head] = out.map((l) => l.trim());
+  if (!top || !common || !head)
+    throw new PlacementError('SYNC_FAILED', `git could not say which worktree ${root} is (${out.join(' ')}); is it still a git worktree?`);
   return { repo: path.dirname(common), path: top, root, head };
 }
