@@ -34,6 +34,12 @@ export interface PlacedProvider extends SubagentProvider {
   readonly info: PlacementInfo | undefined;
 }
 
+/**
+ * How long a placement's answered check is taken as still true for the next child's start (ms).
+ * Within it a host that went away is met by the child's first sync instead (UNREACHABLE as a turn error).
+ */
+export const CHECK_REUSE_MS = 60_000;
+
 /** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
 export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
 /** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
@@ -50,6 +56,9 @@ export function placedProvider(
   /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
   const copies = new Map<string, Promise<PlacedWorkspace>>();
   let info: PlacementInfo | undefined;
+  /** The last check (or the one under way), and when it answered: reused for CHECK_REUSE_MS. */
+  let checking: Promise<PlacementInfo> | undefined;
+  let checkedAt = 0;
   const where = () => info?.where ?? s.host ?? s.image ?? s.name;
 
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
@@ -141,8 +150,20 @@ export function placedProvider(
     placement: {
       name: s.name,
       async check(signal) {
-        info = await transport.check(signal);
-        return { ...info };
+        // A check is a connection of its own (an ssh login): the children started within a short while share one (decision 0077).
+        if (!checking || performance.now() - checkedAt > CHECK_REUSE_MS) {
+          checkedAt = performance.now(); // the children of this moment wait for this one
+          const mine = transport.check(signal).then((i) => {
+            info = i;
+            checkedAt = performance.now();
+            return i;
+          });
+          checking = mine;
+          mine.catch(() => {
+            if (checking === mine) checking = undefined;
+          });
+        }
+        return { ...(await checking) };
       },
     },
     get info() {

@@ -122,6 +122,8 @@ class AcpTurn implements LinkSession {
   private readonly givenUp = new Promise<never>((_, reject) => (this.giveUp = reject));
   /** Set when a cancel on a kept link got no answer in time: the session was given up on, not stopped. */
   private abandoned = false;
+  /** The turn is over: a cancel still waiting out its grace has nothing left to do. */
+  private over = false;
 
   constructor(
     private readonly settings: AcpAgentSettings,
@@ -179,6 +181,7 @@ class AcpTurn implements LinkSession {
     } catch (err) {
       return await this.failure(err, link);
     } finally {
+      this.over = true;
       ctx.signal.removeEventListener('abort', onAbort);
       await this.chain;
       await flushState(this.state).catch(() => undefined);
@@ -340,6 +343,7 @@ class AcpTurn implements LinkSession {
     if (this.sessionId) await link.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
     await delay(this.settings.graceMs ?? DEFAULT_GRACE_MS);
     if (!this.shared) return void (await link.proc.stop());
+    if (this.over) return; // it answered the cancel in time
     this.abandoned = true;
     if (this.sessionId) link.known.delete(this.sessionId);
     this.giveUp?.(new Error('the agent did not answer session/cancel in time'));

@@ -4,6 +4,8 @@
 // children share one process; cancelling one leaves the others running; a cut link ends every
 // turn on it interrupted with LINK_DROPPED, and each child reconnects on its own.
 import assert from 'node:assert/strict';
+import { placedProvider } from '../../../src/core/placement/placed-provider';
+import { PlacementError, type PlacementTransport } from '../../../src/core/placement/types';
 import { groupAlive } from '../../../src/core/process/group';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { ofType, stopReasons, waitFor } from '../subagent/helpers';
@@ -96,5 +98,30 @@ describe("placement: a placement's kept connection", function () {
     }
     assert.ok(!groupAlive(pgid));
     assert.equal(w.near.counts.process, 0, 'no process per turn');
+  });
+
+  it("children started within a minute share the placement's check (a connection of its own); a failed check is not reused", async () => {
+    let calls = 0;
+    let fail = false;
+    const counted: PlacementTransport = {
+      ...w.far,
+      check: async (signal) => {
+        calls++;
+        if (fail) throw new PlacementError('UNREACHABLE', 'cannot reach it');
+        return w.far.check(signal);
+      },
+    };
+    const p = placedProvider(counted, () => []);
+    const [a, b] = await Promise.all([p.placement.check(), p.placement.check()]);
+    await p.placement.check();
+    assert.equal(calls, 1, 'one check for three starts');
+    assert.deepEqual(a, b);
+    const q = placedProvider(counted, () => []);
+    fail = true;
+    await assert.rejects(q.placement.check(), /UNREACHABLE/);
+    fail = false;
+    await q.placement.check();
+    assert.equal(calls, 3, 'the failed check was made again');
+    await Promise.all([p.cleanup(), q.cleanup()]);
   });
 });
