@@ -133,10 +133,10 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
     }
     const logins = [sshLogin(sshd), sshLogin(sshd), sshLogin(sshd)];
     opts.note(
-      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens three connections (push, arbor acp, fetch) after its placement's check`,
+      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens two connections of its own (push, fetch); the placement's kept arbor acp connection and its check are shared by its children (decision 0077)`,
     );
     opts.note(
-      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, arbor acp started, initialize, session/new, set_mode, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is a connection per step plus arbor acp's start (decision 0074: one kept connection per placement would remove most of it)`,
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, session/new and set_mode on the kept connection, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is the two logins of push and fetch`,
     );
     opts.note(`placement.ssh.vs_local: placed child, ${log.line()}`);
     return { ...VS_LOCAL, value: median(placed) / median(local) };

@@ -73,11 +73,18 @@ export class AcpLink {
 
   /** `initialize`, once per link (every session on it shares the answer). */
   initialize(): Promise<Acp.InitializeResponse> {
-    this.init ??= this.conn.agent.request(this.acp.methods.agent.initialize, {
-      protocolVersion: this.acp.PROTOCOL_VERSION,
-      clientCapabilities: this.clientCapabilities,
-      clientInfo: { name: 'arbor', version: '1' },
-    });
+    if (!this.init) {
+      const init = this.conn.agent.request(this.acp.methods.agent.initialize, {
+        protocolVersion: this.acp.PROTOCOL_VERSION,
+        clientCapabilities: this.clientCapabilities,
+        clientInfo: { name: 'arbor', version: '1' },
+      });
+      // A refused initialize is asked again by the next turn, not remembered for the link's life.
+      init.catch(() => {
+        if (this.init === init) this.init = undefined;
+      });
+      this.init = init;
+    }
     return this.init;
   }
 
