@@ -15,12 +15,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import type { PlacedTrace } from '../src/core/placement/placed-provider';
 import { placementRow } from '../src/core/placement/row';
+import { createTransport } from '../src/core/placement/transports';
 import type { PlacementSettings } from '../src/core/placement/types';
+import { arborVersion } from '../src/core/version';
 import { arborBin } from '../test/support/cli-bundle';
 import { localAcpTransport } from '../test/support/local-acp-transport';
 import { ModelServer } from '../test/support/model-server';
 import { type Sshd, sshdMissing, sshPlacement, startSshd } from '../test/support/sshd';
+import { PhaseLog, treeCpuMs } from './placement-profile';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'placement';
@@ -45,25 +49,25 @@ function makeRepo(dir: string): string {
   return fs.realpathSync(ws);
 }
 
-async function world(server: ModelServer, placements: number, sshd?: Sshd) {
+async function world(server: ModelServer, placements: number, sshd?: Sshd, trace?: PlacedTrace) {
   const dir = tempDir('arbor-bench-placed-');
   const ws = makeRepo(dir);
-  const transports = sshd
-    ? []
-    : Array.from({ length: placements }, (_, i) =>
-        localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
-      );
   const ssh = (i: number): PlacementSettings =>
     sshPlacement(sshd!, { name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), arbor: arborBin(), baseUrl: server.baseURL, model: 'bench' });
+  // The ssh placements as the harness makes them from its config (features.ts), with the bench's trace.
+  const transports = Array.from({ length: placements }, (_, i) =>
+    sshd
+      ? createTransport(ssh(i), { version: arborVersion() })
+      : localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
+  );
   const h = await Harness.open({
-    ...(sshd ? { placements: Array.from({ length: placements }, (_, i) => ssh(i)) } : {}),
     storeDir: path.join(dir, 'store'),
     workspace: [ws],
     model: { client: new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }), name: 'bench' },
     sandbox: 'workspace-write',
     approval: 'never',
     releaseDelayMs: 0,
-    rows: [placementRow(transports)],
+    rows: [placementRow(transports, () => [], trace)],
   });
   return { dir, ws, h, transports };
 }
@@ -94,7 +98,8 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
   const missing = sshdMissing();
   if (missing) return missed(VS_LOCAL, `sshd cannot start: ${missing}`);
   const sshd = await startSshd();
-  const { dir, h } = await world(server, 1, sshd).catch(async (err) => {
+  const log = new PhaseLog();
+  const { dir, h } = await world(server, 1, sshd, log.trace).catch(async (err) => {
     await sshd.stop();
     throw err;
   });
@@ -111,12 +116,14 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
       const run = await h.subagents.start(parent, 'spawn', { prompt: 'write a file', ...(placed ? { placement: 'p0' } : { isolation: 'worktree' as const }) });
       const r = await run.result;
       const ms = now() - t;
+      if (placed) log.agent(run.id, t, now());
       await run.dispose();
       if (r.stopReason !== 'completed') throw new Error(`a child ended ${r.stopReason}: ${r.error}`);
       return ms;
     };
     await child(true);
     await child(false);
+    log.clear();
     const n = opts.quick ? 5 : 12;
     const placed: number[] = [];
     const local: number[] = [];
@@ -126,11 +133,12 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
     }
     const logins = [sshLogin(sshd), sshLogin(sshd), sshLogin(sshd)];
     opts.note(
-      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens three connections (push, arbor acp, fetch) after its placement's check`,
+      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens two connections of its own (push, fetch); the placement's kept arbor acp connection and its check are shared by its children (decision 0077)`,
     );
     opts.note(
-      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, arbor acp started, initialize, session/new, set_mode, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is a connection per step plus arbor acp's start (decision 0074: one kept connection per placement would remove most of it)`,
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, session/new and set_mode on the kept connection, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is the two logins of push and fetch`,
     );
+    opts.note(`placement.ssh.vs_local: placed child, ${log.line()}`);
     return { ...VS_LOCAL, value: median(placed) / median(local) };
   } finally {
     await h.close();
@@ -142,7 +150,8 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
 const FAN = 16;
 
 async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> {
-  const { dir, h } = await world(server, 2);
+  const log = new PhaseLog();
+  const { dir, h } = await world(server, 2, undefined, log.trace);
   try {
     const LAT = 200;
     server.setFallback(() => ({ text: 'agent done', delayMs: LAT }));
@@ -153,15 +162,21 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
       const run = await h.subagents.start(parent, 'spawn', { prompt: `part ${i}`, placement: `p${i % 2}` });
       const r = await run.result;
       turnMs.push(now() - t);
+      log.agent(run.id, t, now());
       await run.dispose();
       if (r.stopReason !== 'completed') throw new Error(`agent ${i} ended ${r.stopReason}: ${r.error}`);
     };
     await one(0); // warm
     turnMs.length = 0;
+    log.clear();
     const slots = h.subagents.fanout.limit;
+    const cpu0 = treeCpuMs();
     const t = now();
     await Promise.all(Array.from({ length: FAN }, (_, i) => one(i)));
     const wall = now() - t;
+    const cpu = treeCpuMs() - cpu0;
+    const fanLine = log.line();
+    log.clear();
     // Ideal: one agent alone takes `solo`; FAN of them on `slots` slots take ceil(FAN/slots) of those.
     const solo: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -170,6 +185,12 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
       solo.push(now() - s);
     }
     const ideal = Math.ceil(FAN / slots) * median(solo);
+    const soloLine = log.line();
+    opts.note(
+      `placement.fanout.efficiency: CPU of the host and everything below it during the fan-out ${fmt(cpu)} ms over ${fmt(wall)} ms wall (${fmt((100 * cpu) / (wall * 2))}% of 2 cores; ${fmt(cpu / FAN)} ms per agent)`,
+    );
+    opts.note(`placement.fanout.efficiency: fan-out, ${fanLine}`);
+    opts.note(`placement.fanout.efficiency: one agent alone, ${soloLine}`);
     opts.note(`placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`);
     opts.note(
       `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,

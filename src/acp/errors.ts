@@ -6,6 +6,7 @@ import { RequestError } from '@agentclientprotocol/sdk/unstable';
 export type AcpErrorCode =
   | 'RELATIVE_CWD'
   | 'NO_SUCH_FOLDER'
+  | 'NOT_A_NODE'
   | 'UNKNOWN_SESSION'
   | 'NOT_A_ROOT'
   | 'PROMPT_RUNNING'

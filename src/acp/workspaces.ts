@@ -16,7 +16,19 @@ export class Workspaces {
     private readonly configFor: (root: string) => HarnessConfig,
     /** The folder the command was started for (`--workspace`, else its cwd). */
     readonly defaultRoot: string,
+    /**
+     * A placement's kept connection (`--nodes`, decision 0077): every folder directly in it is a
+     * node's workspace root of its own, and a cwd anywhere else is refused.
+     */
+    readonly nodes?: string,
   ) {}
+
+  /** The node folder a root is (its name: the node's store is named by it), when `nodes` is set. */
+  nodeOf(root: string): string | undefined {
+    if (!this.nodes) return undefined;
+    const base = realOr(this.nodes);
+    return path.dirname(root) === base ? path.basename(root) : undefined;
+  }
 
   /** The workspace root of an ACP cwd; refuses a relative or missing folder (invalid params). */
   rootOf(cwd: unknown): string {
@@ -28,6 +40,13 @@ export class Workspaces {
       throw invalidParams('NO_SUCH_FOLDER', `cwd ${cwd} does not exist`);
     }
     if (!fs.statSync(real).isDirectory()) throw invalidParams('NO_SUCH_FOLDER', `cwd ${cwd} is not a folder`);
+    if (this.nodes) {
+      const base = realOr(this.nodes);
+      const rel = path.relative(base, real);
+      if (!rel || rel.startsWith('..') || path.isAbsolute(rel))
+        throw invalidParams('NOT_A_NODE', `cwd ${cwd} is not inside a node's folder under ${base} (this arbor acp serves a placement's nodes only)`);
+      return path.join(base, rel.split(path.sep)[0]!);
+    }
     const base = realOr(this.defaultRoot);
     if (real === base || real.startsWith(base + path.sep)) return base;
     for (const root of this.open.keys()) if (real === root || real.startsWith(root + path.sep)) return root;

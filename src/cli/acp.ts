@@ -8,7 +8,7 @@ import { AcpServer } from '../acp/server';
 import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { arborVersion } from '../core/version';
-import { oneOf, type ParsedArgs, positiveInt } from './args';
+import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { harnessConfig, workspaceOf } from './config';
 import { mcpDeployment } from './mcp';
 import type { Command } from './output';
@@ -48,33 +48,44 @@ export const acpCommand: Command = async (args, io) => {
       : approval === 'auto'
         ? autoApprove
         : neverApprove;
-  const workspaces = new Workspaces((root) => {
-    const same = root === realOr(defaultRoot);
-    return {
-      ...base,
-      // The folder the command was started for keeps --store / $ARBOR_STORE; any other root has its own.
-      storeDir: same && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store'),
-      workspace: [root],
-      // Another root's own .mcp.json (its servers wait for their allow, as the default root's do).
-      ...(same
-        ? {}
-        : {
-            mcp: mcpDeployment(
-              { ...rest, options: new Map([...rest.options].filter(([k]) => k !== 'allow-mcp')) },
-              io.env,
-              path.join(root, '.arbor', 'store'),
-              root,
-            ),
-          }),
-      approval: approval === 'never' ? 'never' : 'ask',
-      approvalPort: port,
-      childApproval,
-      ...(childApproval === 'escalate' ? { escalateTimeoutMs: timeoutMs } : {}),
-      // Hooks (decision 0057) read this root's files; only the folder the command was started for
-      // counts as trusted (another root is one the client named): elsewhere only the user's own run.
-      ...(base.hooks ? { hooks: { ...base.hooks, workspaceRoot: root, trusted: () => same } } : {}),
-    };
-  }, defaultRoot);
+  const nodes = pathOption(args, 'nodes');
+  const nodeStores = pathOption(args, 'node-stores');
+  if (!nodes !== !nodeStores) throw new UsageError('--nodes and --node-stores go together: the folder of the nodes and the folder of their stores');
+  const workspaces = new Workspaces(
+    (root) => {
+      // A placement's node (decision 0077) is what the folder the command was started for used to be: trusted, its store given.
+      const node = workspaces.nodeOf(root);
+      const same = node !== undefined || root === realOr(defaultRoot);
+      return {
+        ...base,
+        // The folder the command was started for keeps --store / $ARBOR_STORE; a node has its store in --node-stores; any other root has its own.
+        storeDir: node !== undefined ? path.join(nodeStores!, node) : same && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store'),
+        workspace: [root],
+        // A node's own .mcp.json as the started-for folder's (its --allow-mcp holds); another root's waits for its allow.
+        ...(node !== undefined
+          ? { mcp: mcpDeployment(rest, io.env, path.join(nodeStores!, node), root) }
+          : same
+            ? {}
+            : {
+                mcp: mcpDeployment(
+                  { ...rest, options: new Map([...rest.options].filter(([k]) => k !== 'allow-mcp')) },
+                  io.env,
+                  path.join(root, '.arbor', 'store'),
+                  root,
+                ),
+              }),
+        approval: approval === 'never' ? 'never' : 'ask',
+        approvalPort: port,
+        childApproval,
+        ...(childApproval === 'escalate' ? { escalateTimeoutMs: timeoutMs } : {}),
+        // Hooks (decision 0057) read this root's files; only the folder the command was started for
+        // counts as trusted (another root is one the client named): elsewhere only the user's own run.
+        ...(base.hooks ? { hooks: { ...base.hooks, workspaceRoot: root, trusted: () => same } } : {}),
+      };
+    },
+    defaultRoot,
+    nodes,
+  );
   server = new AcpServer({ version: arborVersion(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
 
   // A tick's messages leave in one write (decision 0065). Notifications are not held longer: a
@@ -100,6 +111,14 @@ export const acpCommand: Command = async (args, io) => {
   setTimeout(() => process.exit(code), 2000).unref();
   return code;
 };
+
+/** A folder flag's value, absolute (undefined when not given). */
+function pathOption(args: ParsedArgs, name: string): string | undefined {
+  const v = args.options.get(name);
+  if (v === undefined) return undefined;
+  if (v === true || !v.trim()) throw new UsageError(`--${name} needs a folder`);
+  return path.resolve(v);
+}
 
 function realOr(p: string): string {
   try {

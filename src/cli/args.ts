@@ -35,6 +35,8 @@ const VALUED = new Set([
   'to',
   'undo',
   'on-conflict',
+  'nodes',
+  'node-stores',
 ]);
 /** Valued flags that may be given more than once: their values join with commas. */
 const REPEATABLE = new Set(['mcp-config', 'allow-mcp', 'mcp-allow-tools']);

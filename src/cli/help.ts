@@ -97,6 +97,10 @@ ACP options (arbor acp):
                      how long the client may take to answer before it is a denial (300000)
   --subagents        announce the delegation tree (subagent_update) even to a client that did
                      not advertise clientCapabilities.subagents
+  --nodes DIR --node-stores DIR
+                     serve a placement's nodes (what a placement starts, decision 0077): each folder
+                     DIR/<node> is a workspace of its own, its store in the stores folder's <node>;
+                     a cwd outside DIR is refused
   Sessions of a cwd inside --workspace use --store; any other cwd keeps its own CWD/.arbor/store.
 
 Sandbox modes (--sandbox). File tools read only inside the workspace, except in full-access.

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { worktreeBeingMade } from '../../src/core/placement/ssh';
+import { despiteWorktreeMade } from '../../src/core/placement/ssh';
 import type { PlacedProcess, PlacedWorkspace, PlacementInfo, PlacementSettings, PlacementTransport } from '../../src/core/placement/types';
 import { PlacementError } from '../../src/core/placement/types';
 import { arborBin } from './cli-bundle';
@@ -29,6 +29,17 @@ function git(cwd: string, ...args: string[]): Promise<string> {
   );
 }
 
+/** A git step run again, as the ssh transport's `despiteWorktreeMade`, while it fails only because a worktree was being made beside it. */
+async function retried(step: () => Promise<string>): Promise<void> {
+  const r = await despiteWorktreeMade(() =>
+    step().then(
+      () => ({ code: 0, stderr: '' }),
+      (err: Error) => ({ code: 1, stderr: err.message, err }),
+    ),
+  );
+  if ('err' in r) throw r.err;
+}
+
 export interface LocalAcpOptions {
   /** The placement's name (`placement: "<name>"`). */
   name: string;
@@ -37,11 +48,13 @@ export interface LocalAcpOptions {
   /** The model endpoint `arbor acp` uses there. */
   baseUrl: string;
   model?: string;
+  /** Offer the kept connection (one `arbor acp` for every node, decision 0077); default true. False: a process per turn. */
+  keep?: boolean;
 }
 
 export interface LocalAcpTransport extends PlacementTransport {
-  /** How many prepares, collects and processes it made (what the tests check). */
-  readonly counts: { prepare: number; collect: number; process: number; cleanup: number };
+  /** How many prepares, collects, per-turn processes, kept connections and cleanups it made (what the tests check). */
+  readonly counts: { prepare: number; collect: number; process: number; connection: number; cleanup: number };
   /** The bare repository on the other side. */
   readonly remoteRepo: string;
 }
@@ -57,8 +70,8 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
     ...(o.model ? { model: o.model } : {}),
   };
   const remoteRepo = path.join(o.remoteDir, 'repo.git');
-  const counts = { prepare: 0, collect: 0, process: 0, cleanup: 0 };
-  // One git at a time on the bare repository for what changes its bookkeeping (worktree add, the repository made).
+  const counts = { prepare: 0, collect: 0, process: 0, connection: 0, cleanup: 0 };
+  // One git at a time on the bare repository for the repository made and a node's worktree removed.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
     const next = queue.then(fn, fn);
@@ -91,11 +104,12 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
       counts.prepare++;
       await ready;
       const wt = path.join(o.remoteDir, 'wt', node.nodeId);
-      await git(node.repo, 'push', '-q', '--force', remoteRepo, `${node.commit}:refs/arbor/base/${node.nodeId}`);
-      await serial(async () => {
-        if (fs.existsSync(wt)) await git(remoteRepo, 'worktree', 'remove', '--force', wt);
-        await git(remoteRepo, 'worktree', 'add', '-q', '--detach', wt, node.commit);
-      });
+      // As the ssh transport does: a push that met another node's worktree being made there is tried again.
+      await retried(() => git(node.repo, 'push', '-q', '--force', remoteRepo, `${node.commit}:refs/arbor/base/${node.nodeId}`));
+      // As the ssh transport's PREPARE_SCRIPT does: each node's worktree is made beside the others', not one after another
+      // (git keeps each in worktrees/<name>, a name per node; decision 0077 measured the queue this used to be).
+      if (fs.existsSync(wt)) await git(remoteRepo, 'worktree', 'remove', '--force', wt);
+      await git(remoteRepo, 'worktree', 'add', '-q', '--detach', wt, node.commit);
       return { nodeId: node.nodeId, base: node.commit, cwd: wt };
     },
     process(ws: PlacedWorkspace): PlacedProcess {
@@ -107,6 +121,22 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
         env: {},
       };
     },
+    ...(o.keep === false
+      ? {}
+      : {
+          connection(): PlacedProcess {
+            counts.connection++;
+            const nodes = path.join(o.remoteDir, 'wt');
+            const stores = path.join(o.remoteDir, 'stores');
+            fs.mkdirSync(nodes, { recursive: true });
+            fs.mkdirSync(stores, { recursive: true });
+            return {
+              command: process.execPath,
+              args: [arborBin(), 'acp', '--nodes', nodes, '--node-stores', stores, '--base-url', o.baseUrl, ...(o.model ? ['--model', o.model] : [])],
+              env: {},
+            };
+          },
+        }),
     async collect(ws, repo) {
       counts.collect++;
       await git(ws.cwd, 'add', '-A');
@@ -119,15 +149,7 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
       const ref = `refs/arbor/placed/${ws.nodeId}`;
       await git(ws.cwd, 'update-ref', ref, head);
       // As the ssh transport does: a fetch that met another child's worktree being made here is tried again.
-      for (let tries = 1; ; tries++) {
-        const ok = await git(repo, 'fetch', '-q', '--no-tags', remoteRepo, `+${ref}:${ref}`).then(
-          () => undefined,
-          (err: Error) => err,
-        );
-        if (!ok) break;
-        if (tries >= 4 || !worktreeBeingMade(ok.message)) throw ok;
-        await new Promise((r) => setTimeout(r, 100 * tries));
-      }
+      await retried(() => git(repo, 'fetch', '-q', '--no-tags', remoteRepo, `+${ref}:${ref}`));
       return { commit: head };
     },
     async cleanup(ws) {

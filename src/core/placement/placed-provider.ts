@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { describeError } from '../errors';
-import { type AcpChildrenFactory, type AcpProcessSource, acpDriver } from '../remote/acp';
+import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver } from '../remote/acp';
 import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
@@ -34,12 +34,31 @@ export interface PlacedProvider extends SubagentProvider {
   readonly info: PlacementInfo | undefined;
 }
 
-export function placedProvider(transport: PlacementTransport, secrets: () => readonly string[], children?: AcpChildrenFactory): PlacedProvider {
+/**
+ * How long a placement's answered check is taken as still true for the next child's start (ms).
+ * Within it a host that went away is met by the child's first sync instead (UNREACHABLE as a turn error).
+ */
+export const CHECK_REUSE_MS = 60_000;
+
+/** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
+export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
+/** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
+export type PlacedTrace = (e: { node: string; phase: PlacedPhase; start: number; end: number }) => void;
+
+export function placedProvider(
+  transport: PlacementTransport,
+  secrets: () => readonly string[],
+  children?: AcpChildrenFactory,
+  trace?: PlacedTrace,
+): PlacedProvider {
   const s = transport.settings;
   const program = `placed:${s.name}`;
   /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
   const copies = new Map<string, Promise<PlacedWorkspace>>();
   let info: PlacementInfo | undefined;
+  /** The last check (or the one under way), and when it answered: reused for CHECK_REUSE_MS. */
+  let checking: Promise<PlacementInfo> | undefined;
+  let checkedAt = 0;
   const where = () => info?.where ?? s.host ?? s.image ?? s.name;
 
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
@@ -52,11 +71,27 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     return ws;
   };
 
+  /** Runs `fn` as a phase of the node's turn (timed only when traced). */
+  const timed = async <T>(node: string, phase: PlacedPhase, fn: () => Promise<T>): Promise<T> => {
+    if (!trace) return fn();
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      trace({ node, phase, start, end: performance.now() });
+    }
+  };
+
+  /** Each running turn's local worktree as its open saw it (only Arbor moves it, after the turn): bringBack needs no second look. */
+  const locals = new Map<string, LocalWorktree>();
+
   const source: AcpProcessSource = {
     async open(ctx) {
-      const local = await localWorktree(ctx);
-      const ws = await copyOf(ctx.childId, local, ctx.signal);
-      const p = transport.process(ws);
+      const local = await timed(ctx.childId, 'worktree', () => localWorktree(ctx));
+      locals.set(ctx.childId, local);
+      const ws = await timed(ctx.childId, 'prepare', () => copyOf(ctx.childId, local, ctx.signal));
+      // One kept connection for the placement's children where the transport offers one (decision 0077).
+      const p = transport.connection ? transport.connection() : transport.process(ws);
       const rel = path.relative(local.path, local.root);
       return {
         command: p.command,
@@ -64,12 +99,14 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
         env: p.env,
         ...(p.preamble ? { preamble: p.preamble } : {}),
         sessionCwd: rel ? path.posix.join(ws.cwd, rel.split(path.sep).join('/')) : ws.cwd,
+        ...(transport.connection ? { keep: true } : {}),
       };
     },
     dropped: (what) => ({
       stopReason: 'interrupted',
       error: `LINK_DROPPED: the link to ${where()} dropped: ${what}; send it a message or resume to reconnect.`,
     }),
+    ...(trace ? { phase: (node, phase, start, end) => trace({ node, phase, start, end }) } : {}),
   };
   const inner = acpDriver({ name: s.name, command: s.arbor ?? 'arbor', modes: MODES }, secrets, children, source, program);
 
@@ -78,9 +115,9 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     const ws = copies.get(ctx.childId);
     if (!ws) return out;
     try {
-      const local = await localWorktree(ctx);
-      const { commit } = await transport.collect(await ws, local.repo);
-      if (commit !== local.head) await git(['reset', '--quiet', '--hard', commit], { cwd: local.path });
+      const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
+      const { commit } = await timed(ctx.childId, 'collect', async () => transport.collect(await ws, local.repo));
+      if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.
@@ -96,7 +133,11 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     // The first turn tells the other side who it is (persona, delegation notice); a follow-up is the message alone.
     runTurn: async (ctx, sink) => {
       const prompt = ctx.resume ? (ctx.task ?? ctx.prompt) : [ctx.persona, ctx.prompt].filter(Boolean).join('\n\n');
-      return bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+      try {
+        return await bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+      } finally {
+        locals.delete(ctx.childId);
+      }
     },
   };
 
@@ -109,14 +150,27 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
     placement: {
       name: s.name,
       async check(signal) {
-        info = await transport.check(signal);
-        return { ...info };
+        // A check is a connection of its own (an ssh login): the children started within a short while share one (decision 0077).
+        if (!checking || performance.now() - checkedAt > CHECK_REUSE_MS) {
+          checkedAt = performance.now(); // the children of this moment wait for this one
+          const mine = transport.check(signal).then((i) => {
+            info = i;
+            checkedAt = performance.now();
+            return i;
+          });
+          checking = mine;
+          mine.catch(() => {
+            if (checking === mine) checking = undefined;
+          });
+        }
+        return { ...(await checking) };
       },
     },
     get info() {
       return info;
     },
     async cleanup() {
+      await inner.close();
       const all = [...copies.values()];
       copies.clear();
       await Promise.all(all.map((ws) => ws.then((w) => transport.cleanup(w)).catch(() => undefined)));
@@ -124,10 +178,12 @@ export function placedProvider(transport: PlacementTransport, secrets: () => rea
   };
 }
 
+/** The child's local worktree as git sees it now: one git for its folder, its repository and its head. */
 async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
   const root = ctx.roots?.[0] ?? ctx.cwd;
-  const top = (await git(['rev-parse', '--show-toplevel'], { cwd: root })).stdout.trim();
-  const common = (await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root })).stdout.trim();
-  const head = (await git(['rev-parse', 'HEAD'], { cwd: top })).stdout.trim();
+  const out = (await git(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', 'HEAD'], { cwd: root })).stdout.trim().split('\n');
+  const [top, common, head] = out.map((l) => l.trim());
+  if (!top || !common || !head)
+    throw new PlacementError('SYNC_FAILED', `git could not say which worktree ${root} is (${out.join(' ')}); is it still a git worktree?`);
   return { repo: path.dirname(common), path: top, root, head };
 }

@@ -1,7 +1,7 @@
 import type { FeatureRow } from '../feature/rows';
 import { acpMirrors } from '../remote/acp-mirrors';
 import { createSubagentTool } from '../subagent/tools/subagent-tool';
-import { type PlacedProvider, placedProvider } from './placed-provider';
+import { type PlacedProvider, type PlacedTrace, placedProvider } from './placed-provider';
 import type { PlacementInfo, PlacementTransport } from './types';
 
 /** What the hosts ask of the configured placements (the tree's "Run on a placement…"). */
@@ -18,14 +18,18 @@ export interface PlacementService {
  * so it replaces it; nothing is registered without placements, so request heads stay as they
  * were). Closing the harness removes the nodes' copies on the other side.
  */
-export function placementRow(transports: readonly PlacementTransport[], secrets: () => readonly string[] = () => []): FeatureRow<PlacementService> {
+export function placementRow(
+  transports: readonly PlacementTransport[],
+  secrets: () => readonly string[] = () => [],
+  trace?: PlacedTrace,
+): FeatureRow<PlacementService> {
   return {
     name: 'placement',
     wire({ subagents, tools, registerProvider, host }) {
       const children = acpMirrors({ store: host.store, registry: subagents.mirrors, streamOf: (id) => host.streamOf(id) });
       const providers = new Map<string, PlacedProvider>();
       for (const t of transports) {
-        const p = placedProvider(t, secrets, children);
+        const p = placedProvider(t, secrets, children, trace);
         providers.set(t.settings.name, p);
         registerProvider(p);
       }

@@ -22,15 +22,38 @@ export function shLine(script: string, args: readonly string[]): string {
  */
 export const CHECK_SCRIPT = ['"$1" --version 2>&1', 'echo "arbor-check-exit=$?"', 'IFS= read -r ping || exit 0', 'echo "$ping"'].join('\n');
 
-/** What `process()` starts: the prelude, then `exec arbor acp`. Arguments: arbor, workspace, store, then extra acp flags. */
-export function acpScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
+/** What every `arbor acp` a placement starts runs first: the key (only with `passApiKey`) and the placement's env. */
+function prelude(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string[] {
   const lines = ['set -e'];
   // The key is the first line of stdin, read by the shell's builtin into the environment of the
   // exec'd arbor: it is never an argument (no `ps` shows it) and never a file.
   if (s.passApiKey) lines.push('IFS= read -r ARBOR_API_KEY', 'export ARBOR_API_KEY');
   for (const [k, v] of Object.entries(s.env ?? {})) lines.push(`export ${k}=${shq(v)}`);
-  lines.push('arbor=$1', 'ws=$2', 'store=$3', 'shift 3', 'mkdir -p "$store"', 'exec "$arbor" acp --workspace "$ws" --store "$store" "$@"');
-  return lines.join('\n');
+  return lines;
+}
+
+/** What `process()` starts: the prelude, then `exec arbor acp`. Arguments: arbor, workspace, store, then extra acp flags. */
+export function acpScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
+  return [...prelude(s), 'arbor=$1', 'ws=$2', 'store=$3', 'shift 3', 'mkdir -p "$store"', 'exec "$arbor" acp --workspace "$ws" --store "$store" "$@"'].join(
+    '\n',
+  );
+}
+
+/**
+ * What `connection()` starts (decision 0077): the prelude, then one `arbor acp` for every node of
+ * the placement, each node's worktree under the nodes folder a workspace of its own with its store
+ * in the stores folder. Arguments: arbor, nodes folder, stores folder, then extra acp flags.
+ */
+export function acpNodesScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
+  return [
+    ...prelude(s),
+    'arbor=$1',
+    'nodes=$2',
+    'stores=$3',
+    'shift 3',
+    'mkdir -p "$nodes" "$stores"',
+    'exec "$arbor" acp --nodes "$nodes" --node-stores "$stores" "$@"',
+  ].join('\n');
 }
 
 /** The flags after `acp --workspace … --store …` that a placement's settings give. */

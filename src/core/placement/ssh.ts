@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { lastLine, type Ran, run, transportEnv } from './exec';
 import { baseRef, DEFAULT_REMOTE_DIR, nodeKey, placedRef, repoKey, storeBeside } from './layout';
 import { arborVerdict, probe } from './probe';
-import { acpFlags, acpScript, CHECK_SCRIPT, CLEANUP_SCRIPT, COLLECT_SCRIPT, PREPARE_SCRIPT, remotePath, shLine } from './shell';
+import { acpFlags, acpNodesScript, acpScript, CHECK_SCRIPT, CLEANUP_SCRIPT, COLLECT_SCRIPT, PREPARE_SCRIPT, remotePath, shLine } from './shell';
 import { gitSshCommand, gitUrl, sshArgs, sshWhere } from './ssh-args';
 import { type PlacedProcess, type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementSettings, type PlacementTransport } from './types';
 
@@ -26,8 +26,8 @@ export interface TransportOptions {
   checkTimeoutMs?: number;
 }
 
-/** How often a fetch that met a worktree being made in the local repository is tried. */
-const FETCH_TRIES = 4;
+/** How often a push or fetch that met another node's worktree being made is tried (100 ms × n apart, plus a little jitter). */
+const SYNC_TRIES = 8;
 
 /**
  * `git worktree add` writes the new worktree's HEAD as a null id before it points it anywhere; a
@@ -37,6 +37,20 @@ const FETCH_TRIES = 4;
  */
 export function worktreeBeingMade(stderr: string): boolean {
   return /bad object worktrees\/[^\s/]+\/HEAD/.test(stderr);
+}
+
+/**
+ * Runs a push or fetch again while it fails only because a worktree was being made beside it: a
+ * fetch here beside a child getting its local worktree, a push there beside another node's
+ * `worktree add` (a fan-out's nodes are prepared at once; decision 0077). Both are idempotent.
+ */
+export async function despiteWorktreeMade<R extends { code: number | null; stderr: string }>(step: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+  let r = await step();
+  for (let tries = 1; tries < SYNC_TRIES && r.code !== 0 && worktreeBeingMade(r.stderr) && !signal?.aborted; tries++) {
+    await new Promise((res) => setTimeout(res, 100 * tries + Math.random() * 50));
+    r = await step();
+  }
+  return r;
 }
 
 /** git's own words that only say "the connection failed"; the ssh line before them says why. */
@@ -90,19 +104,23 @@ export class SshTransport implements PlacementTransport {
     const repoDir = this.repoDir(node.repo);
     const wt = path.posix.join(this.remoteDir, 'nodes', nodeKey(node.nodeId));
     const receive = shLine(PREPARE_SCRIPT, [repoDir, wt, node.commit]);
-    const r = await run(
-      'git',
-      [
-        '-c',
-        'core.hooksPath=/dev/null',
-        'push',
-        '--no-verify',
-        '--quiet',
-        `--receive-pack=${receive}`,
-        gitUrl(this.settings, repoDir),
-        `+${node.commit}:${baseRef(node.nodeId)}`,
-      ],
-      { cwd: node.repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
+    const r = await despiteWorktreeMade(
+      () =>
+        run(
+          'git',
+          [
+            '-c',
+            'core.hooksPath=/dev/null',
+            'push',
+            '--no-verify',
+            '--quiet',
+            `--receive-pack=${receive}`,
+            gitUrl(this.settings, repoDir),
+            `+${node.commit}:${baseRef(node.nodeId)}`,
+          ],
+          { cwd: node.repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
+        ),
+      signal,
     );
     signal?.throwIfAborted();
     const made = /^arbor-prepared (\/.*)$/m.exec(r.stderr);
@@ -113,6 +131,18 @@ export class SshTransport implements PlacementTransport {
   process(ws: PlacedWorkspace): PlacedProcess {
     const script = acpScript(this.settings);
     const line = shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]);
+    return {
+      command: 'ssh',
+      args: [...sshArgs(this.settings), this.settings.host!, line],
+      env: this.env(),
+      ...(this.settings.passApiKey ? { preamble: `${this.opts.apiKey?.() ?? ''}\n` } : {}),
+    };
+  }
+
+  /** One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a workspace, `stores/<node>` its store. */
+  connection(): PlacedProcess {
+    const dirs = [path.posix.join(this.remoteDir, 'nodes'), path.posix.join(this.remoteDir, 'stores')];
+    const line = shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]);
     return {
       command: 'ssh',
       args: [...sshArgs(this.settings), this.settings.host!, line],
@@ -142,11 +172,7 @@ export class SshTransport implements PlacementTransport {
         { cwd: repo, env: this.gitEnv(), timeoutMs: this.opts.syncTimeoutMs ?? 600_000, ...(signal ? { signal } : {}) },
       );
     // The remote side's collect is idempotent, so a fetch that met another child's worktree being made here is simply run again.
-    let r = await fetch();
-    for (let tries = 1; tries < FETCH_TRIES && r.code !== 0 && worktreeBeingMade(r.stderr) && !signal?.aborted; tries++) {
-      await new Promise((res) => setTimeout(res, 100 * tries));
-      r = await fetch();
-    }
+    const r = await despiteWorktreeMade(fetch, signal);
     signal?.throwIfAborted();
     const made = /^arbor-collected ([0-9a-f]{40,64})$/m.exec(r.stderr);
     if (r.code !== 0 || !made) throw this.syncError('bring the changes back from', r);

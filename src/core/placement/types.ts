@@ -115,6 +115,12 @@ export interface PlacementTransport {
   /** The process for one connection to the node's `arbor acp` (each reconnect spawns a new one). */
   process(ws: PlacedWorkspace): PlacedProcess;
   /**
+   * The process of the placement's kept connection (decision 0077): one `arbor acp` serving
+   * every node's session — each node's worktree a workspace of its own with its own store
+   * (`arbor acp --nodes … --node-stores …`). Absent, each turn of each node starts `process(ws)`.
+   */
+  connection?(): PlacedProcess;
+  /**
    * Bring the changes back: the other side's worktree is committed on top of `ws.base` and that
    * commit is fetched into the local `repo` (under `refs/arbor/placed/<nodeId>`); returns it
    * (equal to `ws.base` when nothing changed).

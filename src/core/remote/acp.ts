@@ -4,11 +4,11 @@ import { describeError } from '../errors';
 import { SANDBOX_MODES } from '../policy/sandbox';
 import type { TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildren } from './acp-children';
+import { AcpLink, KeptLink, type LinkSession } from './acp-link';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { answerPermission, summaryOf } from './acp-permission';
-import { processStream } from './acp-stream';
 import { namespaceSpec } from './pid-namespace';
-import { DEFAULT_GRACE_MS, programEnv, RemoteProcess, resolveCommand } from './process';
+import { DEFAULT_GRACE_MS, programEnv, resolveCommand } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import { type AcpAgentSettings, stopTiming } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
@@ -33,19 +33,29 @@ export type AcpChildrenFactory = (
  */
 export interface AcpProcessSource {
   /** This turn's process, and the folder the agent's session works in as the other side sees it. */
-  open(ctx: RemoteTurnContext): Promise<{ command: string; args: string[]; env: Record<string, string>; preamble?: string; sessionCwd: string }>;
+  open(ctx: RemoteTurnContext): Promise<{
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+    preamble?: string;
+    sessionCwd: string;
+    /** The process serves many sessions and is kept across turns and children (decision 0077): one link per source. */
+    keep?: boolean;
+  }>;
   /** The process left before the turn finished and Arbor did not stop it (the link dropped): how the turn ends. */
   dropped(what: string): RemoteOutcome;
+  /** Told when a phase of a turn is over (its start and end, `performance.now()`): the bench's breakdown. Must not throw. */
+  phase?(childId: string, phase: AcpPhase, start: number, end: number): void;
 }
+
+/** A turn's phases over a process source: `start` = the process started and initialized (or a kept link taken), `session` = session/new or load and its mode, `prompt` = the prompt to its answer. */
+export type AcpPhase = 'start' | 'session' | 'prompt';
 
 /**
  * The SDK, loaded by the first ACP turn (decision 0068): building its schemas costs every
  * harness a tenth of a second or more, and most deployments configure no ACP agent.
  */
 let acp: typeof Acp;
-
-/** Updates received and not yet applied before Arbor stops reading the agent's stdout (it then waits on its pipe). */
-const MAX_PENDING_UPDATES = 256;
 
 /**
  * How long an agent may take to exit by itself once its stdin is closed, before its group gets
@@ -54,6 +64,14 @@ const MAX_PENDING_UPDATES = 256;
  */
 const EOF_GRACE_MS = 100;
 
+/** How long a kept link (decision 0077) stays open with no session on it before its process is closed. */
+export const KEPT_LINK_IDLE_MS = 30_000;
+
+/** An ACP driver that may keep a link across turns: `close` ends it (the placement closes). */
+export interface AcpDriver extends RemoteDriver {
+  close(): Promise<void>;
+}
+
 /**
  * The `acp` provider's driver (issue 14, decision 0040): any configured ACP agent, spawned
  * in its own process group for one turn. `initialize` advertises no `fs` or `terminal`
@@ -61,7 +79,8 @@ const EOF_GRACE_MS = 100;
  * for them), `session/new` gets the child's absolute cwd and no MCP servers, the sandbox goes
  * to the agent's own mode through the configured mode table, then `session/prompt`. Its
  * updates become the child's log through the sink; a cancel sends `session/cancel`, waits
- * briefly for `cancelled`, then kills the group.
+ * briefly for `cancelled`, then kills the group. A process source that says `keep` gets one
+ * link for all its turns instead (decision 0077): each child a session on it.
  */
 export function acpDriver(
   settings: AcpAgentSettings,
@@ -69,33 +88,42 @@ export function acpDriver(
   children?: AcpChildrenFactory,
   source?: AcpProcessSource,
   program = `acp:${settings.name}`,
-): RemoteDriver {
+): AcpDriver {
+  const kept = new KeptLink(KEPT_LINK_IDLE_MS, EOF_GRACE_MS);
   return {
     program,
     toolPrefix: 'acp',
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     // A table that is given must name the mode: the agent is never run wider than the child may.
     supports: (mode) => !settings.modes || (SANDBOX_MODES.includes(mode) && typeof settings.modes[mode] === 'string'),
-    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), children, source).run(),
+    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), kept, children, source).run(),
+    close: () => kept.close(),
   };
 }
 
-class AcpTurn {
+class AcpTurn implements LinkSession {
   private readonly label: string;
   private readonly state: MapState;
   /** What the agent asked and was refused (its summary), for a turn it then cancels itself. */
   private refused: string | undefined;
-  private proc: RemoteProcess | undefined;
+  /** The link is the source's kept one: other children's sessions may be on it. */
+  private shared = false;
   private sessionId: string | undefined;
   /** Updates are applied one after another, in the order they arrived. */
   private chain: Promise<void> = Promise.resolve();
   private chainError: unknown;
-  /** Updates on the chain not yet applied; past MAX_PENDING_UPDATES the stream is not read (backpressure). */
-  private pending = 0;
-  private drained: (() => void) | undefined;
   private kids: AcpChildren | undefined;
   /** While `session/load` replays the history the log already holds: those updates are not appended again. */
   private replaying = false;
+  /** When the phase under way started (`performance.now()`), for `AcpProcessSource.phase`. */
+  private mark = 0;
+  /** Ends the wait for this session's answers on a kept link after a cancel the agent did not answer in time. */
+  private giveUp: ((err: Error) => void) | undefined;
+  private readonly givenUp = new Promise<never>((_, reject) => (this.giveUp = reject));
+  /** Set when a cancel on a kept link got no answer in time: the session was given up on, not stopped. */
+  private abandoned = false;
+  /** The turn is over: a cancel still waiting out its grace has nothing left to do. */
+  private over = false;
 
   constructor(
     private readonly settings: AcpAgentSettings,
@@ -103,11 +131,13 @@ class AcpTurn {
     private readonly ctx: RemoteTurnContext,
     private readonly sink: RemoteSink,
     private readonly secrets: readonly string[],
+    private readonly kept: KeptLink,
     private readonly children?: AcpChildrenFactory,
     private readonly source?: AcpProcessSource,
   ) {
     this.label = `The ACP agent "${settings.name}"`;
     this.state = mapState(sink);
+    this.givenUp.catch(() => undefined);
   }
 
   async run(): Promise<RemoteOutcome> {
@@ -118,6 +148,7 @@ class AcpTurn {
     } catch (err) {
       return ctx.signal.aborted ? { stopReason: 'interrupted' } : { stopReason: 'error', error: describeError(err) };
     }
+    this.mark = performance.now();
     const env = programEnv({ ...(opened ? opened.env : settings.env) }, process.env, this.secrets);
     const wanted = opened?.command ?? settings.command;
     const command = resolveCommand(wanted, env.PATH);
@@ -125,127 +156,115 @@ class AcpTurn {
     acp ??= await import('@agentclientprotocol/sdk/unstable');
     const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
-    const proc = new RemoteProcess({
+    this.shared = !!opened?.keep;
+    // A kept link outlives this child's folder: its process works from the root, its sessions name their own cwd.
+    const spec = {
       command,
       args: opened?.args ?? settings.args ?? [],
-      cwd: ctx.cwd,
+      cwd: this.shared ? '/' : ctx.cwd,
       env,
-      stdin: 'pipe',
+      stdin: 'pipe' as const,
       ...stopTiming(settings),
       ...ns,
-    });
-    this.proc = proc;
-    // Written before the ACP stream (a key the other side's prelude reads): never on a command line.
-    if (opened?.preamble) proc.child.stdin?.write(opened.preamble);
-    const conn = this.connect(proc);
-    const onAbort = () => void this.cancel(conn);
+    };
+    const caps = { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...(this.children ? { subagents: {} } : {}) };
+    const make = () => new AcpLink(acp, spec, opened?.preamble, caps);
+    const link = this.shared ? await this.kept.take(make) : make();
+
+    // A link of its own carries this turn alone: everything on it is this turn's (its own sub-sessions too).
+    if (!this.shared) link.route('*', this);
+    else if (ctx.resume) link.route(ctx.resume, this); // session/load's replay is counted as such
+    const onAbort = () => void this.cancel(link);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.converse(conn, proc, opened?.sessionCwd);
+      return await this.converse(link, opened?.sessionCwd);
     } catch (err) {
-      return await this.failure(err, proc);
+      return await this.failure(err, link);
     } finally {
+      this.over = true;
       ctx.signal.removeEventListener('abort', onAbort);
       await this.chain;
       await flushState(this.state).catch(() => undefined);
       await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
-      conn.close();
-      proc.child.stdin?.end();
-      // It may leave on its own once stdin closes (briefly awaited, as acpx does); whatever is left of its group goes.
-      if (!(await Promise.race([proc.exited.then(() => true), delay(EOF_GRACE_MS).then(() => false)]))) await proc.stop();
-      else await proc.reapGroup();
+      link.unroute(this);
+      if (!this.shared) await link.close(EOF_GRACE_MS);
+      else {
+        this.kept.release();
+        // A session that did not answer its cancel: the process goes only when nobody else is on it.
+        if (this.abandoned && link.idle) await link.close(EOF_GRACE_MS);
+      }
     }
   }
 
-  private connect(proc: RemoteProcess): Acp.ClientConnection {
-    const app = acp
-      .client({ name: 'arbor' })
-      .onNotification(acp.methods.client.session.update, ({ params }) => {
-        // Updates arrive in order with the answer to `session/load`: before it, they are history the log has.
-        if (this.replaying) return void this.sink.skipped('replayed');
-        this.pending++;
-        this.chain = this.chain
-          .then(() => this.onUpdate(params))
-          .catch((err) => void (this.chainError ??= err))
-          .finally(() => {
-            this.pending--;
-            if (this.pending < MAX_PENDING_UPDATES) this.drained?.();
-          });
-        return undefined;
-      })
-      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
-        await this.chain; // the tool call it asks about is in the log first
-        // One of the agent's own sub-sessions may ask: the human sees that mirror as the asker.
-        const own = params.sessionId === this.sessionId;
-        if (own) await this.state.calls.asked(params.toolCall);
-        const { response: answer, refusal } = await answerPermission(params, {
-          childId: (own ? undefined : this.kids?.sessionOf(params.sessionId)) ?? this.ctx.childId,
-          approvalPolicy: this.ctx.approvalPolicy,
-          ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
-          signal: this.ctx.signal,
-          program: this.program,
-        });
-        const chosen =
-          answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
-        if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) {
-          this.refused = (params.toolCall.title ?? params.toolCall.kind ?? 'a tool call').slice(0, 500);
-          // Recorded like a built-in tool's refusal (decision 0015): the outcome reads "completed · N refused".
-          this.sink.refused(params.toolCall.toolCallId, { outcome: refusal ?? 'denied', summary: summaryOf(params.toolCall).slice(0, 1000) });
-        }
-        return answer;
-      });
-    return app.connect(
-      processStream(
-        proc,
-        (kind) => this.sink.skipped(kind),
-        () => this.backlog(),
-      ),
-    );
+  /** An update of this turn's session, or of a sub-session of it. */
+  update(n: Acp.SessionNotification): Promise<void> {
+    // Updates arrive in order with the answer to `session/load`: before it, they are history the log has.
+    if (this.replaying) {
+      this.sink.skipped('replayed');
+      return Promise.resolve();
+    }
+    this.chain = this.chain.then(() => this.onUpdate(n)).catch((err) => void (this.chainError ??= err));
+    return this.chain;
   }
 
-  /** Resolves once the updates received so far are few enough to read more (undefined: read on). */
-  private backlog(): Promise<void> | undefined {
-    if (this.pending < MAX_PENDING_UPDATES) return undefined;
-    return new Promise<void>((resolve) => {
-      this.drained = () => {
-        this.drained = undefined;
-        resolve();
-      };
+  skipped(kind: string): void {
+    this.sink.skipped(kind);
+  }
+
+  async permission(params: Acp.RequestPermissionRequest): Promise<Acp.RequestPermissionResponse> {
+    await this.chain; // the tool call it asks about is in the log first
+    // One of the agent's own sub-sessions may ask: the human sees that mirror as the asker.
+    const own = params.sessionId === this.sessionId;
+    if (own) await this.state.calls.asked(params.toolCall);
+    const { response: answer, refusal } = await answerPermission(params, {
+      childId: (own ? undefined : this.kids?.sessionOf(params.sessionId)) ?? this.ctx.childId,
+      approvalPolicy: this.ctx.approvalPolicy,
+      ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
+      signal: this.ctx.signal,
+      program: this.program,
     });
+    const chosen =
+      answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
+    if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) {
+      this.refused = (params.toolCall.title ?? params.toolCall.kind ?? 'a tool call').slice(0, 500);
+      // Recorded like a built-in tool's refusal (decision 0015): the outcome reads "completed · N refused".
+      this.sink.refused(params.toolCall.toolCallId, { outcome: refusal ?? 'denied', summary: summaryOf(params.toolCall).slice(0, 1000) });
+    }
+    return answer;
   }
 
-  private async converse(conn: Acp.ClientConnection, proc: RemoteProcess, sessionCwd?: string): Promise<RemoteOutcome> {
+  private async converse(link: AcpLink, sessionCwd?: string): Promise<RemoteOutcome> {
     const { ctx, sink } = this;
-    const agent = conn.agent;
-    const init = await this.untilExit(
-      agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...(this.children ? { subagents: {} } : {}) },
-        clientInfo: { name: 'arbor', version: '1' },
-      }),
-      proc,
-    );
+    const agent = link.conn.agent;
+    const init = await this.untilExit(link.initialize(), link);
+    this.phase('start');
     const cwd = sessionCwd ?? path.resolve(ctx.cwd);
-    const loaded = this.source && ctx.resume ? await this.load(conn, proc, ctx.resume, cwd) : undefined;
-    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), proc));
+    // On a kept link that already has the child's session (its last turn ran on it), nothing is loaded.
+    const open = this.shared && ctx.resume && link.known.has(ctx.resume) ? { sessionId: ctx.resume, modes: link.known.get(ctx.resume) } : undefined;
+    const loaded = open ?? (this.source && ctx.resume ? await this.load(link, ctx.resume, cwd) : undefined);
+    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), link));
     this.sessionId = created.sessionId;
+    if (this.shared && created.sessionId !== ctx.resume) link.route(created.sessionId, this);
+    link.known.set(created.sessionId, created.modes ?? undefined);
     if (!loaded)
       await sink.external({
         program: this.program,
         ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
         externalId: created.sessionId,
-        ...proc.identity,
+        ...link.proc.identity,
       });
     if (this.children)
       this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program, this.sink.bounds);
-    const refused = await this.setMode(conn, created);
+    const refused = await this.setMode(link, created);
+    this.phase('session');
     if (refused) return refused;
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     const resp = await this.untilExit(
       agent.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [{ type: 'text', text: ctx.prompt }] }),
-      proc,
+      link,
     );
     await this.chain;
+    this.phase('prompt');
     if (this.chainError) throw this.chainError;
     const usage = usageOf(resp.usage);
     if (usage) sink.usage(usage);
@@ -265,10 +284,10 @@ class AcpTurn {
    * dropped): `session/load` replays its history as updates, which the log already holds, so
    * none is appended; undefined when the other side no longer has it (a new session then).
    */
-  private async load(conn: Acp.ClientConnection, proc: RemoteProcess, sessionId: string, cwd: string): Promise<Acp.NewSessionResponse | undefined> {
+  private async load(link: AcpLink, sessionId: string, cwd: string): Promise<Acp.NewSessionResponse | undefined> {
     this.replaying = true;
     try {
-      const r = await this.untilExit(conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), proc);
+      const r = await this.untilExit(link.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), link);
       return { sessionId, ...(r.modes ? { modes: r.modes } : {}) };
     } catch (err) {
       if (err instanceof acp.RequestError) return undefined;
@@ -278,8 +297,15 @@ class AcpTurn {
     }
   }
 
+  /** A phase is over: the source hears of it, and the next one starts now. */
+  private phase(name: AcpPhase): void {
+    const now = performance.now();
+    this.source?.phase?.(this.ctx.childId, name, this.mark, now);
+    this.mark = now;
+  }
+
   /** The child's sandbox as the agent's own mode, when a table names one; a mode it does not offer refuses the turn. */
-  private async setMode(conn: Acp.ClientConnection, created: Acp.NewSessionResponse): Promise<RemoteOutcome | undefined> {
+  private async setMode(link: AcpLink, created: Acp.NewSessionResponse): Promise<RemoteOutcome | undefined> {
     const modeId = this.settings.modes?.[this.ctx.sandbox];
     if (!modeId) return undefined;
     const offered = created.modes?.availableModes.map((m) => m.id) ?? [];
@@ -288,8 +314,10 @@ class AcpTurn {
         stopReason: 'error',
         error: `UNSUPPORTED_SANDBOX: ${this.label} does not offer the mode "${modeId}" that arbor.remote.acp maps the ${this.ctx.sandbox} sandbox to (it offers: ${offered.join(', ') || 'no modes'}), so the task was not run. Fix the agent's "modes" table.`,
       };
-    if (created.modes?.currentModeId !== modeId)
-      await this.untilExit(conn.agent.request(acp.methods.agent.session.setMode, { sessionId: created.sessionId, modeId }), this.proc!);
+    if (created.modes?.currentModeId !== modeId) {
+      await this.untilExit(link.conn.agent.request(acp.methods.agent.session.setMode, { sessionId: created.sessionId, modeId }), link);
+      if (created.modes) link.known.set(created.sessionId, { ...created.modes, currentModeId: modeId });
+    }
     return undefined;
   }
 
@@ -307,31 +335,39 @@ class AcpTurn {
     await mapUpdate(n.update, this.state);
   }
 
-  /** `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed. */
-  private async cancel(conn: Acp.ClientConnection): Promise<void> {
-    if (this.sessionId) await conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
+  /**
+   * `session/cancel`, a short wait for the agent's `cancelled`, then its group is killed — unless
+   * the link is a kept one: other children's sessions are on it, so only this turn stops waiting.
+   */
+  private async cancel(link: AcpLink): Promise<void> {
+    if (this.sessionId) await link.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId }).catch(() => undefined);
     await delay(this.settings.graceMs ?? DEFAULT_GRACE_MS);
-    await this.proc?.stop();
+    if (!this.shared) return void (await link.proc.stop());
+    if (this.over) return; // it answered the cancel in time
+    this.abandoned = true;
+    if (this.sessionId) link.known.delete(this.sessionId);
+    this.giveUp?.(new Error('the agent did not answer session/cancel in time'));
   }
 
   /** A request's answer, or the agent's exit (it crashed, or never answered before leaving) as an error. */
-  private async untilExit<T>(p: Promise<T>, proc: RemoteProcess): Promise<T> {
+  private async untilExit<T>(p: Promise<T>, link: AcpLink): Promise<T> {
     let settled = false;
-    const exited = proc.exited.then(async (exit) => {
+    const exited = link.proc.exited.then(async (exit) => {
       await delay(50); // an answer written just before the exit is read first
       if (settled) return undefined as never;
       throw new AgentExit(exit.spawnError ? `could not start: ${exit.spawnError}` : `exited (${exitPhrase(exit)})`);
     });
     try {
-      return await Promise.race([p, exited]);
+      return await Promise.race([p, exited, this.givenUp]);
     } finally {
       settled = true;
       exited.catch(() => undefined);
     }
   }
 
-  private async failure(err: unknown, proc: RemoteProcess): Promise<RemoteOutcome> {
+  private async failure(err: unknown, link: AcpLink): Promise<RemoteOutcome> {
     if (this.ctx.signal.aborted) return { stopReason: 'interrupted' };
+    const proc = link.proc;
     const exit = await Promise.race([proc.exited, delay(500).then(() => undefined)]);
     const tail = stderrNote(this.label, proc);
     if (proc.idledOut) return idledOut(this.label, this.settings.idleTimeoutMs, tail);

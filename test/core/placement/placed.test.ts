@@ -119,7 +119,7 @@ describe('placement: a placed node', function () {
       .filter(Boolean);
     assert.equal(texts.filter((t) => t === 'finished after reconnect').length, 1);
     assert.equal(w.near.counts.prepare, 1, 'the copy on the other side is reused');
-    assert.equal(w.near.counts.process, 2, 'one connection per turn');
+    assert.equal(w.near.counts.process, 0, "no process per turn: the placement's kept connection, made again after the drop (decision 0077)");
     // The remote side saw the whole history (its own log), then the follow-up.
     const third = w.script.bodies('d')[2];
     assert.ok(
@@ -128,19 +128,24 @@ describe('placement: a placed node', function () {
     );
   });
 
-  it('stopping the subtree cancels a placed node: its turn ends interrupted and the transport process is gone', async () => {
+  it('stopping the subtree cancels a placed node: its turn ends interrupted, the other side stops its work, and the kept connection goes when the harness closes', async () => {
     w.script.on('s', { text: 'never arrives', fault: { kind: 'stall', afterChunks: 1 } });
     const started = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[s]] wait', placement: 'far' });
     await waitFor(() => w.script.bodies('s').length === 1, 'the stalled request', 60_000);
     const evs = await untilLog(w, started.childId, (e) => ofType(e, 'subagent/remote').length === 1, 'the remote session');
     const pgid = ofType(evs, 'subagent/remote')[0].pgid!;
+    assert.equal(w.server.inFlight, 1, 'the other side is waiting on its model');
     const stopped = await w.t.h.interruptSubtree(w.root.id);
     assert.ok(stopped.includes(started.childId));
     const after = await untilLog(w, started.childId, ended(1), 'the stopped turn');
     const end = ofType(after, 'turn/end')[0];
     assert.equal(end.stopReason, 'interrupted');
     assert.doesNotMatch(end.error ?? '', /LINK_DROPPED/, 'a stop is not a dropped link');
-    await waitFor(() => !groupAlive(pgid), 'the transport process group to be gone', 20_000);
+    // session/cancel reached the other side: its model request was dropped, though its process (the placement's kept connection) lives on.
+    await waitFor(() => w.server.inFlight === 0, 'the remote model request to be dropped', 20_000);
+    assert.ok(groupAlive(pgid), "the kept connection stays for the placement's other children");
+    await w.t.h.close();
+    await waitFor(() => !groupAlive(pgid), 'the transport process group to be gone once the harness closes', 20_000);
   });
 
   it("a subtree's budget counts the placed node's spending (the usage arbor acp reports)", async () => {

@@ -149,67 +149,72 @@ describe('placement: the ssh transport against a real sshd', function () {
     });
   });
 
-  describe('process(): arbor acp over the link, and the API key', () => {
-    const KEY = `sk-arbor-attack-${Math.random().toString(36).slice(2)}`;
-    // A local base URL: the remote arbor needs no key of its own to start.
-    const acpSettings = (passApiKey: boolean) => settings({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', passApiKey });
+  // process(): one node's arbor acp; connection(): the placement's kept one for all its nodes (decision 0077). The same key rules for both.
+  for (const how of ['process', 'connection'] as const)
+    describe(`${how}(): arbor acp over the link, and the API key`, () => {
+      const KEY = `sk-arbor-attack-${Math.random().toString(36).slice(2)}`;
+      // A local base URL: the remote arbor needs no key of its own to start.
+      const acpSettings = (passApiKey: boolean) => settings({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', passApiKey });
 
-    async function placedAcp(passApiKey: boolean) {
-      const ws = makeRepo(dir);
-      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'acp');
-      const t = new SshTransport(acpSettings(passApiKey), { version: VERSION, apiKey: () => KEY });
-      const placed = await t.prepare({ nodeId: `s-acp-${passApiKey}`, repo, commit });
-      const pp = t.process(placed);
-      const proc = new RemoteProcess({ command: pp.command, args: pp.args, cwd: dir, env: pp.env, stdin: 'pipe' });
-      if (pp.preamble !== undefined) proc.child.stdin!.write(pp.preamble);
-      return { t, placed, pp, proc };
-    }
-
-    /** Where the key shows: command lines of every process, the ssh client's environment, files there. */
-    function leaks(pp: { args: string[]; env: Record<string, string> }, proc: RemoteProcess): string[] {
-      const found: string[] = [];
-      for (const p of commandLines()) if (p.args.includes(KEY)) found.push(`command line of ${p.pid}: ${p.args.slice(0, 80)}`);
-      if (pp.args.join(' ').includes(KEY)) found.push('the ssh arguments');
-      if (Object.values(pp.env).some((v) => v.includes(KEY))) found.push('the ssh environment given');
-      if (environOf(proc.pid!).includes(KEY)) found.push('the ssh process environment');
-      for (const f of filesContaining(path.join(dir, 'remote'), KEY)) found.push(`file ${f}`);
-      return found;
-    }
-
-    /** The remote `arbor acp` process of a node (its command line names the node's worktree). */
-    const remoteArbor = (cwd: string) => commandLines().find((p) => p.args.includes(' acp --workspace ') && p.args.includes(cwd) && !p.args.startsWith('ssh '));
-
-    it('answers ACP initialize over the ssh link, and without passApiKey the key goes nowhere', async () => {
-      const { placed, pp, proc } = await placedAcp(false);
-      try {
-        assert.equal(pp.preamble, undefined);
-        const result = await acpInitialize(proc);
-        assert.equal(result.protocolVersion, 1);
-        assert.equal((result.agentInfo as { name: string; version: string }).version, VERSION);
-        const remote = remoteArbor(placed.cwd);
-        assert.ok(remote, 'the remote arbor acp runs');
-        assert.deepEqual(leaks(pp, proc), []);
-        assert.equal(environOf(remote.pid).includes(KEY), false, 'the remote arbor has no key of ours');
-      } finally {
-        proc.child.stdin!.end();
-        await proc.stop();
+      async function placedAcp(passApiKey: boolean) {
+        const ws = makeRepo(dir);
+        const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'acp');
+        const t = new SshTransport(acpSettings(passApiKey), { version: VERSION, apiKey: () => KEY });
+        const placed = await t.prepare({ nodeId: `s-${how}-${passApiKey}`, repo, commit });
+        const pp = how === 'process' ? t.process(placed) : t.connection();
+        const proc = new RemoteProcess({ command: pp.command, args: pp.args, cwd: dir, env: pp.env, stdin: 'pipe' });
+        if (pp.preamble !== undefined) proc.child.stdin!.write(pp.preamble);
+        return { t, placed, pp, proc };
       }
-    });
 
-    it('with passApiKey the remote arbor acp gets the key through stdin: on no command line, in no file, not in ssh’s environment', async () => {
-      const { placed, pp, proc } = await placedAcp(true);
-      try {
-        assert.equal(pp.preamble, `${KEY}\n`);
-        const result = await acpInitialize(proc);
-        assert.equal(result.protocolVersion, 1);
-        const remote = remoteArbor(placed.cwd);
-        assert.ok(remote, 'the remote arbor acp runs');
-        assert.ok(environOf(remote.pid).includes(`ARBOR_API_KEY=${KEY}`), 'the remote arbor acp has the key in its environment');
-        assert.deepEqual(leaks(pp, proc), []);
-      } finally {
-        proc.child.stdin!.end();
-        await proc.stop();
+      /** Where the key shows: command lines of every process, the ssh client's environment, files there. */
+      function leaks(pp: { args: string[]; env: Record<string, string> }, proc: RemoteProcess): string[] {
+        const found: string[] = [];
+        for (const p of commandLines()) if (p.args.includes(KEY)) found.push(`command line of ${p.pid}: ${p.args.slice(0, 80)}`);
+        if (pp.args.join(' ').includes(KEY)) found.push('the ssh arguments');
+        if (Object.values(pp.env).some((v) => v.includes(KEY))) found.push('the ssh environment given');
+        if (environOf(proc.pid!).includes(KEY)) found.push('the ssh process environment');
+        for (const f of filesContaining(path.join(dir, 'remote'), KEY)) found.push(`file ${f}`);
+        return found;
       }
+
+      /** The remote `arbor acp` process of a node (its command line names the node's worktree), or the placement's kept one (the nodes folder). */
+      const remoteArbor = (cwd: string) =>
+        how === 'process'
+          ? commandLines().find((p) => p.args.includes(' acp --workspace ') && p.args.includes(cwd) && !p.args.startsWith('ssh '))
+          : commandLines().find((p) => p.args.includes(' acp --nodes ') && p.args.includes(path.dirname(cwd)) && !p.args.startsWith('ssh '));
+
+      it('answers ACP initialize over the ssh link, and without passApiKey the key goes nowhere', async () => {
+        const { placed, pp, proc } = await placedAcp(false);
+        try {
+          assert.equal(pp.preamble, undefined);
+          const result = await acpInitialize(proc);
+          assert.equal(result.protocolVersion, 1);
+          assert.equal((result.agentInfo as { name: string; version: string }).version, VERSION);
+          const remote = remoteArbor(placed.cwd);
+          assert.ok(remote, 'the remote arbor acp runs');
+          assert.deepEqual(leaks(pp, proc), []);
+          assert.equal(environOf(remote.pid).includes(KEY), false, 'the remote arbor has no key of ours');
+        } finally {
+          proc.child.stdin!.end();
+          await proc.stop();
+        }
+      });
+
+      it('with passApiKey the remote arbor acp gets the key through stdin: on no command line, in no file, not in ssh’s environment', async () => {
+        const { placed, pp, proc } = await placedAcp(true);
+        try {
+          assert.equal(pp.preamble, `${KEY}\n`);
+          const result = await acpInitialize(proc);
+          assert.equal(result.protocolVersion, 1);
+          const remote = remoteArbor(placed.cwd);
+          assert.ok(remote, 'the remote arbor acp runs');
+          assert.ok(environOf(remote.pid).includes(`ARBOR_API_KEY=${KEY}`), 'the remote arbor acp has the key in its environment');
+          assert.deepEqual(leaks(pp, proc), []);
+        } finally {
+          proc.child.stdin!.end();
+          await proc.stop();
+        }
+      });
     });
-  });
 });
