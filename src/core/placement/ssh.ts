@@ -30,13 +30,14 @@ export interface TransportOptions {
 const SYNC_TRIES = 8;
 
 /**
- * `git worktree add` writes the new worktree's HEAD as a null id before it points it anywhere; a
- * fetch into the same repository in that instant (another placed child's collect, beside a child
- * getting its worktree) fails its connectivity check on that HEAD ("bad object
- * worktrees/<name>/HEAD"). It is transient: the fetch is tried again.
+ * `git worktree add` makes `worktrees/<name>/` one file at a time and writes its HEAD as a null id
+ * before it points it anywhere; a push or fetch into the same repository in that instant (another
+ * placed child's prepare or collect, beside a child getting its worktree) reads the half-made
+ * entry and fails: "bad object worktrees/<name>/HEAD", or "failed to read
+ * worktrees/<name>/commondir" (both seen in fan-outs). It is transient: the step is tried again.
  */
 export function worktreeBeingMade(stderr: string): boolean {
-  return /bad object worktrees\/[^\s/]+\/HEAD/.test(stderr);
+  return /(bad object|failed to read|unable to read|could not read) worktrees\/[^\s/]+\/(HEAD|commondir|gitdir|index)\b/i.test(stderr);
 }
 
 /**
