@@ -54,6 +54,42 @@ describe('acp: arbor acp --nodes serves a placement’s nodes, each a workspace 
     assertJsonRpcOnly(peer);
   });
 
+  it('an attacker node cannot write into another node’s folder or store on the shared process', async () => {
+    const nodes = path.join(w.dir, 'nodes-x');
+    const stores = path.join(w.dir, 'stores-x');
+    for (const n of ['a', 'b']) fs.mkdirSync(path.join(nodes, n), { recursive: true });
+    peer = await startAcp(['--nodes', nodes, '--node-stores', stores, '--base-url', w.server.baseURL, '--model', 'test-model']);
+    await peer.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    const b = await peer.agent.request(acp.methods.agent.session.new, { cwd: path.join(nodes, 'b'), mcpServers: [] });
+    w.server.enqueue({ text: 'b is here' });
+    await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+    const a = await peer.agent.request(acp.methods.agent.session.new, { cwd: path.join(nodes, 'a'), mcpServers: [] });
+    await peer.agent.request(acp.methods.agent.session.setMode, { sessionId: a.sessionId, modeId: 'workspace-write' });
+    const other = path.join(nodes, 'b');
+    const otherStore = path.join(stores, 'b');
+    w.server.enqueue(
+      {
+        toolCalls: [
+          { name: 'write_file', arguments: { path: path.join(other, 'abs.txt'), content: 'x\n' } },
+          { name: 'write_file', arguments: { path: '../b/rel.txt', content: 'x\n' } },
+          { name: 'run_command', arguments: { command: `echo x > ${other}/cmd.txt; echo x > ../b/cmd2.txt; echo x > ${otherStore}/cmd3.txt` } },
+        ],
+      },
+      { text: 'tried' },
+    );
+    const r = await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: [{ type: 'text', text: 'attack' }] });
+    assert.equal(r.stopReason, 'end_turn');
+    // The three calls ran and were refused (the model heard why), not skipped.
+    const results = (w.server.requests.at(-1)?.body.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+    assert.equal(results.length, 3, JSON.stringify(results));
+    assert.match(results[0], /outside the workspace/);
+    assert.match(results[1], /outside the workspace/);
+    assert.match(results[2], /^Exit code: [1-9]/, 'the command ran in the sandbox, where the other node is not there to write to');
+    for (const f of ['abs.txt', 'rel.txt', 'cmd.txt', 'cmd2.txt']) assert.equal(fs.existsSync(path.join(other, f)), false, `${f} written into the other node`);
+    assert.equal(fs.existsSync(path.join(otherStore, 'cmd3.txt')), false, "written into the other node's store");
+    assert.deepEqual(fs.readdirSync(other), [], 'the other node’s folder is as it was');
+  });
+
   it('--nodes without --node-stores is a usage error (exit 2)', async () => {
     const r = await arbor(['acp', '--nodes', w.dir, '--base-url', w.server.baseURL]);
     assert.equal(r.code, 2);
