@@ -131,19 +131,17 @@ export class SshTransport implements PlacementTransport {
 
   process(ws: PlacedWorkspace): PlacedProcess {
     const script = acpScript(this.settings);
-    const line = shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]);
-    return {
-      command: 'ssh',
-      args: [...sshArgs(this.settings), this.settings.host!, line],
-      env: this.env(),
-      ...(this.settings.passApiKey ? { preamble: `${this.opts.apiKey?.() ?? ''}\n` } : {}),
-    };
+    return this.overSsh(shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]));
   }
 
   /** One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a workspace, `stores/<node>` its store. */
   connection(): PlacedProcess {
     const dirs = [path.posix.join(this.remoteDir, 'nodes'), path.posix.join(this.remoteDir, 'stores')];
-    const line = shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]);
+    return this.overSsh(shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]));
+  }
+
+  /** `arbor acp` run by one remote command line; the key, only with passApiKey, goes on stdin before the stream. */
+  private overSsh(line: string): PlacedProcess {
     return {
       command: 'ssh',
       args: [...sshArgs(this.settings), this.settings.host!, line],
