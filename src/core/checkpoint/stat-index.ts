@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { entryKind, type ListingStamp, lstatOrUndefined, relist } from '../tools/dir-listing';
-import { IgnoreRules } from './ignore';
+import { IgnoreRules } from '../worktree/ignore';
 
 // A cheap answer to "could a snapshot of this root differ from the last one?" (decision 0066).
 // A command is snapshotted before and after it runs (recorder.ts), and a snapshot is three git

@@ -3,7 +3,10 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
+import { commitBody, writeObjectSync } from './objects';
+import type { RepoStateCache } from './repo-state';
 import { repoFacts, snapshot } from './snapshot';
+import { workTreeOf } from './work-tree';
 
 // Making and removing a child's worktree (decision 0060). Arbor does this outside every
 // sandbox; the child only ever writes inside the folder made here.
@@ -27,6 +30,8 @@ export interface CreateRequest {
   excludes: readonly string[];
   /** A line for the base commit's message. */
   note: string;
+  /** The repository's facts kept between children: with them, a plain repository's base is made in-process (decision 0082). */
+  repos?: RepoStateCache;
 }
 
 /**
@@ -43,6 +48,8 @@ export interface CreateRequest {
  */
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
   await fsp.mkdir(path.dirname(req.dir), { recursive: true });
+  const made = req.repos && (await inProcessBase(req, req.repos));
+  if (made) return made;
   const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
   const based = (async () => {
     const facts = await repoFacts(req.parentRoot);
@@ -51,15 +58,15 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
     const base = await snapshot(repo, { excludes: req.excludes, index: facts.index, objects: facts.objects, commit });
     return { repo, head: facts.head, base: base.commit! };
   })();
-  const [made, b] = await Promise.allSettled([empty, based]);
+  const [added, b] = await Promise.allSettled([empty, based]);
   const undo = () => removeWorktree({ repo: req.parentRoot, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
   if (b.status === 'rejected') {
-    if (made.status === 'fulfilled') await undo();
+    if (added.status === 'fulfilled') await undo();
     throw b.reason;
   }
   const { repo, head, base } = b.value;
-  if (made.status === 'rejected') {
-    if (head) throw made.reason;
+  if (added.status === 'rejected') {
+    if (head) throw added.reason;
     await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
   } else {
     try {
@@ -69,9 +76,35 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
       throw err;
     }
   }
+  return placeOf(req, repo, base);
+}
+
+function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace {
   const rel = path.relative(repo, fs.realpathSync(req.parentRoot));
   const wt = fs.realpathSync(req.dir);
   return { repo, path: wt, root: rel ? path.join(wt, rel) : wt, branch: req.branch, base };
+}
+
+/**
+ * The base made in-process (decision 0082): the repository's facts from the cache and HEAD from
+ * its files, the tree of the parent's files from its index and its files (`work-tree.ts`), the
+ * commit written; then one `git worktree add -b <branch> <dir> <base>`, the same command a bare
+ * worktree takes. Undefined where the repository is not a plain one: the caller takes git's way.
+ */
+async function inProcessBase(req: CreateRequest, repos: RepoStateCache): Promise<WorktreePlace | undefined> {
+  const facts = await repos.state(req.parentRoot);
+  if (!facts.head || !facts.plain) return undefined;
+  const repo = fs.realpathSync(facts.top);
+  const tree = await workTreeOf(repo, facts.index, facts.objects, req.excludes, facts.plain.excludeLines);
+  if (!tree) return undefined;
+  const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
+  try {
+    await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
+  } catch (err) {
+    await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
+    throw err;
+  }
+  return placeOf(req, repo, base);
 }
 
 /**

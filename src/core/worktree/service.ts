@@ -10,6 +10,7 @@ import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
 import { branchOf, worktreesDirOf } from './names';
 import { findOrphans, type Orphan } from './orphans';
+import { RepoStateCache } from './repo-state';
 import { snapshot } from './snapshot';
 
 export interface WorktreeDeps {
@@ -53,6 +54,8 @@ export type ApplyResult = { applied: true; files: string[] } | { applied: false;
 export class WorktreeService {
   /** Where worktrees live: `<store's folder>/../worktrees/<child id>`. */
   readonly dir: string;
+  /** The repositories' facts, kept between children (decision 0082). */
+  private readonly repos = new RepoStateCache();
 
   constructor(private readonly deps: WorktreeDeps) {
     this.dir = worktreesDirOf(deps.storeDir);
@@ -71,6 +74,7 @@ export class WorktreeService {
       branch: branchOf(childId, label),
       excludes: this.excludes,
       note: `subagent ${label ?? childId}`,
+      repos: this.repos,
     });
   }
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { IgnoreRules } from '../../../src/core/checkpoint/ignore';
+import { IgnoreRules } from '../../../src/core/worktree/ignore';
 
 // The in-process ignore rules answer as git does (decision 0059): checked against the real
 // `git check-ignore` on the same tree of .gitignore files.

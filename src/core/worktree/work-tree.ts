@@ -1,0 +1,205 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { IgnoreRules } from './ignore';
+import { type IndexEntry, readPlainIndex, treeOf } from './index-tree';
+import { objectId, writeLoose, writeLooseSync, writeObjectSync } from './objects';
+
+// `git add -A` + `write-tree` in-process, for a plain repository (issue 25, decision 0082): the
+// tree of a checkout's files now, from its own index and its files, without a git process and
+// without touching the index. As git does it: an index entry whose file's stat data is what git
+// recorded (and not racily so) keeps its id; any other tracked file is read and hashed; a tracked
+// file that is gone is left out; every untracked file or link that no ignore rule covers is read
+// and hashed; new blobs and the trees are written as loose objects. Stricter than git where that
+// is cheap (every recorded time, inode, owner and size must match to the nanosecond), which can
+// only mean hashing a file git would have trusted.
+//
+// Anything this does not reproduce exactly answers undefined and the caller runs git: an index
+// `readPlainIndex` leaves to git, an assume-unchanged or submodule entry, a nested repository, a
+// `.gitattributes` anywhere it walks, a symlinked `.gitignore`, an ignore pattern with a bracket
+// or a backslash, a name that is not UTF-8, a tracked file that is neither a file nor a link, a
+// file over FILE_CAP, more than ENTRY_CAP entries, or any error (a file vanishing under it).
+
+const ENTRY_CAP = 20_000;
+const FILE_CAP = 64 * 1024 * 1024;
+/** Blobs up to this size are written on the calling thread; larger ones through the thread pool. */
+const SYNC_WRITE = 256 * 1024;
+
+class LeaveToGit extends Error {}
+
+/** A recorded or fresh entry of the tree to write. */
+interface Item {
+  path: string;
+  mode: number;
+  id: Buffer;
+}
+
+/**
+ * The tree id of the checkout at `top` as `git add -A -- . ':(exclude)…'` on a copy of its index
+ * and `write-tree` would make it; its objects written into `objectsDir`. `excludes`: absolute
+ * paths left as the index has them (the store, the worktrees folder); `excludeLines`: the ignore
+ * lines git reads besides `.gitignore` (global excludes, `info/exclude`). Undefined: ask git.
+ */
+export async function workTreeOf(top: string, indexFile: string, objectsDir: string, excludes: readonly string[], excludeLines: readonly string[]): Promise<string | undefined> {
+  const writes: Promise<void>[] = [];
+  const store = (id: string, bytes: Buffer) => {
+    const file = path.join(objectsDir, id.slice(0, 2), id.slice(2));
+    if (bytes.length <= SYNC_WRITE) writeLooseSync(file, 'blob', bytes);
+    else writes.push(writeLoose(file, 'blob', bytes));
+  };
+  try {
+    const items = new Walk(top, indexFile, excludes, excludeLines, store).run();
+    if (!items) return undefined;
+    await Promise.all(writes);
+    return treeOf(items, (tree) => writeObjectSync(objectsDir, 'tree', tree));
+  } catch (err) {
+    await Promise.allSettled(writes);
+    if (err instanceof LeaveToGit || (err as NodeJS.ErrnoException).code) return undefined;
+    throw err;
+  }
+}
+
+/** Stores a blob (its id and bytes). */
+type Store = (id: string, bytes: Buffer) => void;
+
+class Walk {
+  private readonly topBytes: Buffer;
+  private readonly rules: IgnoreRules;
+  private readonly skip: string[];
+
+  constructor(
+    top: string,
+    private readonly indexFile: string,
+    excludes: readonly string[],
+    private readonly excludeLines: readonly string[],
+    private readonly store: Store,
+  ) {
+    this.topBytes = Buffer.from(top);
+    this.rules = new IgnoreRules(top, excludeLines);
+    this.skip = excludes
+      .map((p) => path.relative(top, p))
+      .filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r))
+      .map((r) => Buffer.from(r.split(path.sep).join('/')).toString('latin1'));
+  }
+
+  run(): Item[] | undefined {
+    const fd = fs.openSync(this.indexFile, 'r');
+    let buf: Buffer;
+    let indexMtime: bigint;
+    try {
+      buf = fs.readFileSync(fd);
+      indexMtime = fs.fstatSync(fd, { bigint: true }).mtimeNs;
+    } finally {
+      fs.closeSync(fd);
+    }
+    const entries = readPlainIndex(buf);
+    if (!entries || entries.length > ENTRY_CAP) return undefined;
+    const tracked = new Map<string, IndexEntry>();
+    const trackedDirs = new Set<string>();
+    for (const e of entries) {
+      if (e.assumeValid || (e.mode & 0o170000) === 0o160000) return undefined;
+      tracked.set(e.path, e);
+      for (let i = e.path.indexOf('/'); i >= 0; i = e.path.indexOf('/', i + 1)) trackedDirs.add(e.path.slice(0, i));
+    }
+    checkLines(this.excludeLines);
+    const out: Item[] = [];
+    const seen = new Set<string>();
+    // Folders to list, and whether an ignore rule covers them (walked then only for the tracked files in them).
+    const queue: { rel: string; ignored: boolean }[] = [{ rel: '', ignored: false }];
+    let count = 0;
+    for (let q = 0; q < queue.length; q++) {
+      const { rel, ignored } = queue[q];
+      const dirents = fs.readdirSync(this.abs(rel), { withFileTypes: true, encoding: 'buffer' });
+      count += dirents.length;
+      if (count > ENTRY_CAP * 2) return undefined;
+      for (const d of dirents) {
+        const name = d.name.toString('latin1');
+        if (name.toLowerCase() === '.git') {
+          if (rel === '' && name === '.git') continue;
+          return undefined; // a nested repository (git adds it as a submodule entry), or a name git refuses
+        }
+        const child = rel === '' ? name : `${rel}/${name}`;
+        if (this.skip.some((s) => child === s || child.startsWith(`${s}/`))) continue;
+        if (name === '.gitattributes') return undefined;
+        if (name === '.gitignore') {
+          if (!d.isFile()) return undefined; // git does not follow a linked one; the in-process rules would
+          checkLines(fs.readFileSync(this.abs(child), 'utf8').split(/\r?\n/));
+        }
+        if (d.isDirectory()) {
+          const covered = ignored || this.rules.ignored(utf8(child), true);
+          if (!covered || trackedDirs.has(child)) queue.push({ rel: child, ignored: covered });
+          continue;
+        }
+        const e = tracked.get(child);
+        if (!d.isFile() && !d.isSymbolicLink()) {
+          if (e) return undefined; // git refuses a tracked FIFO or socket; let it say so
+          continue; // git passes over an untracked one
+        }
+        if (e) {
+          seen.add(child);
+          out.push(this.current(e, indexMtime));
+        } else if (!ignored && !this.rules.ignored(utf8(child))) out.push(this.fresh(child));
+      }
+    }
+    // Tracked files not met are gone (deleted, or under a folder that is now a file or a link), except under the excludes: those stay as recorded.
+    for (const e of entries) if (!seen.has(e.path) && this.skip.some((s) => e.path.startsWith(`${s}/`) || e.path === s)) out.push(e);
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /**
+   * A tracked file: its recorded id while its stat data is what git recorded and not racily so,
+   * else hashed afresh. Racily clean as git says (with nanoseconds): recorded in the same instant
+   * as the index was written or later, when a change since could have left the stat data as it was.
+   */
+  private current(e: IndexEntry, indexMtime: bigint): Item {
+    const st = fs.lstatSync(this.abs(e.path), { bigint: true });
+    const mode = modeOf(st);
+    const s = (ns: bigint) => Number(ns / 1_000_000_000n);
+    const n = (ns: bigint) => Number(ns % 1_000_000_000n);
+    const clean =
+      mode === e.mode &&
+      BigInt(e.mtimeS) * 1_000_000_000n + BigInt(e.mtimeN) < indexMtime &&
+      e.mtimeS === s(st.mtimeNs) &&
+      e.mtimeN === n(st.mtimeNs) &&
+      e.ctimeS === s(st.ctimeNs) &&
+      e.ctimeN === n(st.ctimeNs) &&
+      e.ino === Number(st.ino & 0xffffffffn) &&
+      e.uid === Number(st.uid) &&
+      e.gid === Number(st.gid) &&
+      e.size === Number(st.size & 0xffffffffn);
+    return clean ? e : this.fresh(e.path, st, e.id);
+  }
+
+  /** The file or link at `rel` hashed, its blob stored (unless it is the one the index names: that one is in the repository). */
+  private fresh(rel: string, st = fs.lstatSync(this.abs(rel), { bigint: true }), recorded?: Buffer): Item {
+    const mode = modeOf(st);
+    if (st.size > BigInt(FILE_CAP)) throw new LeaveToGit();
+    const bytes = mode === 0o120000 ? fs.readlinkSync(this.abs(rel), { encoding: 'buffer' }) : fs.readFileSync(this.abs(rel));
+    const id = objectId('blob', bytes);
+    if (recorded?.toString('hex') !== id) this.store(id, bytes);
+    return { path: rel, mode, id: Buffer.from(id, 'hex') };
+  }
+
+  private abs(rel: string): Buffer {
+    return rel === '' ? this.topBytes : Buffer.concat([this.topBytes, Buffer.from(`/${rel}`, 'latin1')]);
+  }
+}
+
+/** Git's mode of a file: a link, or a regular file executable by its owner or not. */
+function modeOf(st: fs.BigIntStats): number {
+  if (st.isSymbolicLink()) return 0o120000;
+  if (!st.isFile()) throw new LeaveToGit();
+  return st.mode & 0o100n ? 0o100755 : 0o100644;
+}
+
+/** A path's bytes (latin1) as the UTF-8 text the ignore rules match; a name that is not UTF-8 is left to git. */
+function utf8(rel: string): string {
+  if (!/[^\x00-\x7f]/.test(rel)) return rel;
+  const text = Buffer.from(rel, 'latin1').toString('utf8');
+  if (Buffer.from(text).toString('latin1') !== rel) throw new LeaveToGit();
+  return text;
+}
+
+/** Ignore patterns the in-process rules are sure to read as git does: none with a bracket expression or an escape. */
+function checkLines(lines: readonly string[]): void {
+  for (const l of lines) if (!l.startsWith('#') && /[[\\]/.test(l)) throw new LeaveToGit();
+}
