@@ -95,7 +95,7 @@ async function inProcessBase(req: CreateRequest, repos: RepoStateCache): Promise
   const facts = await repos.state(req.parentRoot);
   if (!facts.head || !facts.plain) return undefined;
   const repo = fs.realpathSync(facts.top);
-  const tree = await workTreeOf(repo, facts.index, facts.objects, req.excludes, facts.plain.excludeLines);
+  const tree = await workTreeOf({ top: repo, index: facts.index, objects: facts.objects, excludes: req.excludes, excludeLines: facts.plain.excludeLines, listings: facts.listings });
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   try {

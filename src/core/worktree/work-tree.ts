@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { type EntryKind, entryKind, type ListingStamp, relist } from '../tools/dir-listing';
 import { IgnoreRules } from './ignore';
 import { type IndexEntry, readPlainIndex, treeOf } from './index-tree';
 import { objectId, writeLoose, writeLooseSync, writeObjectSync } from './objects';
@@ -33,13 +34,28 @@ interface Item {
   id: Buffer;
 }
 
+export interface WorkTreeRequest {
+  /** The checkout's top (a real path). */
+  top: string;
+  /** Its index file, and the objects folder the new objects go to. */
+  index: string;
+  objects: string;
+  /** Absolute paths left as the index has them (the store, the worktrees folder). */
+  excludes: readonly string[];
+  /** The ignore lines git reads besides `.gitignore` (global excludes, `info/exclude`). */
+  excludeLines: readonly string[];
+  /** Folder listings kept from the last walk of this checkout (updated here). */
+  listings?: Map<string, KeptListing>;
+  /** How old a folder's ctime must be for its listing to be kept (default LISTING_SLACK_MS; tests make it 0). */
+  slackMs?: number;
+}
+
 /**
- * The tree id of the checkout at `top` as `git add -A -- . ':(exclude)…'` on a copy of its index
- * and `write-tree` would make it; its objects written into `objectsDir`. `excludes`: absolute
- * paths left as the index has them (the store, the worktrees folder); `excludeLines`: the ignore
- * lines git reads besides `.gitignore` (global excludes, `info/exclude`). Undefined: ask git.
+ * The tree id of the checkout as `git add -A -- . ':(exclude)…'` on a copy of its index and
+ * `write-tree` would make it, its objects written. Undefined: ask git.
  */
-export async function workTreeOf(top: string, indexFile: string, objectsDir: string, excludes: readonly string[], excludeLines: readonly string[]): Promise<string | undefined> {
+export async function workTreeOf(req: WorkTreeRequest): Promise<string | undefined> {
+  const objectsDir = req.objects;
   const writes: Promise<void>[] = [];
   const store = (id: string, bytes: Buffer) => {
     const file = path.join(objectsDir, id.slice(0, 2), id.slice(2));
@@ -47,7 +63,7 @@ export async function workTreeOf(top: string, indexFile: string, objectsDir: str
     else writes.push(writeLoose(file, 'blob', bytes));
   };
   try {
-    const items = new Walk(top, indexFile, excludes, excludeLines, store).run();
+    const items = new Walk(req.top, req.index, req.excludes, req.excludeLines, store, req.listings ?? new Map()).run(req.slackMs ?? LISTING_SLACK_MS);
     if (!items) return undefined;
     await Promise.all(writes);
     return treeOf(items, (tree) => writeObjectSync(objectsDir, 'tree', tree));
@@ -61,27 +77,35 @@ export async function workTreeOf(top: string, indexFile: string, objectsDir: str
 /** Stores a blob (its id and bytes). */
 type Store = (id: string, bytes: Buffer) => void;
 
+/** A folder's listing kept between snapshots of one repository: read again only when the folder changed (`tools/dir-listing.ts`). */
+export interface KeptListing extends ListingStamp {
+  /** Each entry's name as bytes (latin1: git's order and the index's spelling) and as text (the file system's), and what it is. */
+  entries: { key: string; name: string; kind: EntryKind }[];
+}
+
+/** A listing is trusted (kept for the next walk) when its folder's ctime is older than this at the walk's start (decision 0066's slack). */
+const LISTING_SLACK_MS = 2000;
+
 class Walk {
-  private readonly topBytes: Buffer;
   private readonly rules: IgnoreRules;
   private readonly skip: string[];
 
   constructor(
-    top: string,
+    private readonly top: string,
     private readonly indexFile: string,
     excludes: readonly string[],
     private readonly excludeLines: readonly string[],
     private readonly store: Store,
+    private readonly listings: Map<string, KeptListing>,
   ) {
-    this.topBytes = Buffer.from(top);
     this.rules = new IgnoreRules(top, excludeLines);
     this.skip = excludes
       .map((p) => path.relative(top, p))
       .filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r))
-      .map((r) => Buffer.from(r.split(path.sep).join('/')).toString('latin1'));
+      .map((r) => keyOf(r.split(path.sep).join('/')));
   }
 
-  run(): Item[] | undefined {
+  run(slackMs: number): Item[] | undefined {
     const fd = fs.openSync(this.indexFile, 'r');
     let buf: Buffer;
     let indexMtime: bigint;
@@ -103,46 +127,65 @@ class Walk {
     checkLines(this.excludeLines);
     const out: Item[] = [];
     const seen = new Set<string>();
-    // Folders to list, and whether an ignore rule covers them (walked then only for the tracked files in them).
-    const queue: { rel: string; ignored: boolean }[] = [{ rel: '', ignored: false }];
+    const horizon = Date.now() - slackMs;
+    const after = new Map<string, KeptListing>();
+    // Folders to list (as bytes and as text), and whether an ignore rule covers them (walked then only for the tracked files in them).
+    const queue: { key: string; rel: string; ignored: boolean }[] = [{ key: '', rel: '', ignored: false }];
     let count = 0;
     for (let q = 0; q < queue.length; q++) {
-      const { rel, ignored } = queue[q];
-      const dirents = fs.readdirSync(this.abs(rel), { withFileTypes: true, encoding: 'buffer' });
-      count += dirents.length;
+      const { key, rel, ignored } = queue[q];
+      const listing = this.list(rel, horizon);
+      after.set(rel, listing);
+      count += listing.entries.length;
       if (count > ENTRY_CAP * 2) return undefined;
-      for (const d of dirents) {
-        const name = d.name.toString('latin1');
-        if (name.toLowerCase() === '.git') {
-          if (rel === '' && name === '.git') continue;
+      for (const d of listing.entries) {
+        if (d.key.toLowerCase() === '.git') {
+          if (key === '' && d.key === '.git') continue;
           return undefined; // a nested repository (git adds it as a submodule entry), or a name git refuses
         }
-        const child = rel === '' ? name : `${rel}/${name}`;
+        const child = key === '' ? d.key : `${key}/${d.key}`;
+        const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
         if (this.skip.some((s) => child === s || child.startsWith(`${s}/`))) continue;
-        if (name === '.gitattributes') return undefined;
-        if (name === '.gitignore') {
-          if (!d.isFile()) return undefined; // git does not follow a linked one; the in-process rules would
-          checkLines(fs.readFileSync(this.abs(child), 'utf8').split(/\r?\n/));
+        if (d.key === '.gitattributes') return undefined;
+        if (d.key === '.gitignore') {
+          if (d.kind !== 'file') return undefined; // git does not follow a linked one; the in-process rules would
+          checkLines(fs.readFileSync(this.abs(childRel), 'utf8').split(/\r?\n/));
         }
-        if (d.isDirectory()) {
-          const covered = ignored || this.rules.ignored(utf8(child), true);
-          if (!covered || trackedDirs.has(child)) queue.push({ rel: child, ignored: covered });
+        if (d.kind === 'dir') {
+          const covered = ignored || this.rules.ignored(childRel, true);
+          if (!covered || trackedDirs.has(child)) queue.push({ key: child, rel: childRel, ignored: covered });
           continue;
         }
         const e = tracked.get(child);
-        if (!d.isFile() && !d.isSymbolicLink()) {
+        if (d.kind === 'other') {
           if (e) return undefined; // git refuses a tracked FIFO or socket; let it say so
           continue; // git passes over an untracked one
         }
         if (e) {
           seen.add(child);
-          out.push(this.current(e, indexMtime));
-        } else if (!ignored && !this.rules.ignored(utf8(child))) out.push(this.fresh(child));
+          out.push(this.current(e, childRel, indexMtime));
+        } else if (!ignored && !this.rules.ignored(childRel)) out.push(this.fresh(child, childRel));
       }
     }
     // Tracked files not met are gone (deleted, or under a folder that is now a file or a link), except under the excludes: those stay as recorded.
     for (const e of entries) if (!seen.has(e.path) && this.skip.some((s) => e.path.startsWith(`${s}/`) || e.path === s)) out.push(e);
+    this.listings.clear();
+    for (const [rel, l] of after) if (l.trusted) this.listings.set(rel, l);
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** A folder's entries: the kept listing while the folder is unchanged, else read now. */
+  private list(rel: string, horizon: number): KeptListing {
+    const dir = this.abs(rel);
+    const read = relist(dir, this.listings.get(rel), horizon);
+    if (!read) throw new LeaveToGit(); // gone or unreadable under the walk: git says what it makes of it
+    if ('cached' in read) return read.cached;
+    const entries: KeptListing['entries'] = [];
+    for (const d of read.dirents) {
+      const kind = entryKind(dir, d);
+      if (kind) entries.push({ key: keyOf(d.name), name: d.name, kind });
+    }
+    return { ...read.stamp, entries };
   }
 
   /**
@@ -150,8 +193,8 @@ class Walk {
    * else hashed afresh. Racily clean as git says (with nanoseconds): recorded in the same instant
    * as the index was written or later, when a change since could have left the stat data as it was.
    */
-  private current(e: IndexEntry, indexMtime: bigint): Item {
-    const st = fs.lstatSync(this.abs(e.path), { bigint: true });
+  private current(e: IndexEntry, rel: string, indexMtime: bigint): Item {
+    const st = fs.lstatSync(this.abs(rel), { bigint: true });
     const mode = modeOf(st);
     const s = (ns: bigint) => Number(ns / 1_000_000_000n);
     const n = (ns: bigint) => Number(ns % 1_000_000_000n);
@@ -166,22 +209,29 @@ class Walk {
       e.uid === Number(st.uid) &&
       e.gid === Number(st.gid) &&
       e.size === Number(st.size & 0xffffffffn);
-    return clean ? e : this.fresh(e.path, st, e.id);
+    return clean ? e : this.fresh(e.path, rel, st, e.id);
   }
 
   /** The file or link at `rel` hashed, its blob stored (unless it is the one the index names: that one is in the repository). */
-  private fresh(rel: string, st = fs.lstatSync(this.abs(rel), { bigint: true }), recorded?: Buffer): Item {
+  private fresh(key: string, rel: string, st = fs.lstatSync(this.abs(rel), { bigint: true }), recorded?: Buffer): Item {
     const mode = modeOf(st);
     if (st.size > BigInt(FILE_CAP)) throw new LeaveToGit();
     const bytes = mode === 0o120000 ? fs.readlinkSync(this.abs(rel), { encoding: 'buffer' }) : fs.readFileSync(this.abs(rel));
     const id = objectId('blob', bytes);
     if (recorded?.toString('hex') !== id) this.store(id, bytes);
-    return { path: rel, mode, id: Buffer.from(id, 'hex') };
+    return { path: key, mode, id: Buffer.from(id, 'hex') };
   }
 
-  private abs(rel: string): Buffer {
-    return rel === '' ? this.topBytes : Buffer.concat([this.topBytes, Buffer.from(`/${rel}`, 'latin1')]);
+  private abs(rel: string): string {
+    return rel === '' ? this.top : `${this.top}/${rel}`;
   }
+}
+
+/** A name's bytes as latin1 text (git's order, the index's spelling); a name that is not UTF-8 (read back with U+FFFD) is left to git. */
+function keyOf(name: string): string {
+  if (!/[^\x00-\x7f]/.test(name)) return name;
+  if (name.includes('\ufffd')) throw new LeaveToGit();
+  return Buffer.from(name).toString('latin1');
 }
 
 /** Git's mode of a file: a link, or a regular file executable by its owner or not. */
@@ -189,14 +239,6 @@ function modeOf(st: fs.BigIntStats): number {
   if (st.isSymbolicLink()) return 0o120000;
   if (!st.isFile()) throw new LeaveToGit();
   return st.mode & 0o100n ? 0o100755 : 0o100644;
-}
-
-/** A path's bytes (latin1) as the UTF-8 text the ignore rules match; a name that is not UTF-8 is left to git. */
-function utf8(rel: string): string {
-  if (!/[^\x00-\x7f]/.test(rel)) return rel;
-  const text = Buffer.from(rel, 'latin1').toString('utf8');
-  if (Buffer.from(text).toString('latin1') !== rel) throw new LeaveToGit();
-  return text;
 }
 
 /** Ignore patterns the in-process rules are sure to read as git does: none with a bracket expression or an escape. */

@@ -50,7 +50,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
   async function mine(excludes: string[] = []): Promise<string | undefined> {
     const s = await new RepoStateCache().state(ws);
     assert.ok(s.plain, 'a plain repository');
-    return workTreeOf(ws, s.index, s.objects, excludes.map((e) => path.join(ws, e)), s.plain.excludeLines);
+    return workTreeOf({ top: ws, index: s.index, objects: s.objects, excludes: excludes.map((e) => path.join(ws, e)), excludeLines: s.plain.excludeLines });
   }
 
   it('matches git on changes, deletions, type changes, modes, links, nested and ignored folders, and the excludes', async () => {
@@ -126,6 +126,34 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     assert.equal(gitIn(ws, 'show', `${tree}:tracked/same-size.txt`), 'bbbb\n', 'a change only ctime shows is seen');
     assert.equal(gitIn(ws, 'show', `${tree}:store/tracked.db`), 'recorded\n');
     gitIn(ws, 'fsck', '--no-dangling', '--no-progress');
+  });
+
+  it('keeps folder listings between walks only while the folders are unchanged', async () => {
+    initRepo(ws);
+    write(ws, 'a/one.txt', '1\n');
+    write(ws, 'a/b/two.txt', '2\n');
+    gitIn(ws, 'add', '-A');
+    gitIn(ws, 'commit', '-qm', 'folders');
+    const s = await new RepoStateCache().state(ws);
+    const listings = new Map();
+    const walk = () => workTreeOf({ top: ws, index: s.index, objects: s.objects, excludes: [], excludeLines: [], listings, slackMs: 0 });
+    await new Promise((r) => setTimeout(r, 20)); // every folder's ctime before the walk: its listing kept
+    assert.equal(await walk(), referenceTree(ws, []));
+    assert.ok(listings.has('a') && listings.has('a/b'));
+    const steps: [string, () => void][] = [
+      ['a new file in a kept folder', () => write(ws, 'a/b/three.txt', '3\n')],
+      ['a file removed', () => fs.rmSync(path.join(ws, 'a/one.txt'))],
+      ['a file renamed', () => fs.renameSync(path.join(ws, 'a/b/two.txt'), path.join(ws, 'a/b/zwei.txt'))],
+      ['a file replaced by a folder', () => write(ws, 'a/b/three.txt/inner.txt', 'x\n')],
+      ['a new folder', () => write(ws, 'a/c/d/deep.txt', 'deep\n')],
+      ['changed in place', () => fs.appendFileSync(path.join(ws, 'a/b/zwei.txt'), 'more\n')],
+    ];
+    for (const [what, step] of steps) {
+      if (what === 'a file replaced by a folder') fs.rmSync(path.join(ws, 'a/b/three.txt'));
+      step();
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await walk(), referenceTree(ws, []), what);
+    }
   });
 
   it('hashes a racily clean entry again (recorded in the same instant as the index)', async () => {
