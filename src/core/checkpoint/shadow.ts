@@ -4,8 +4,8 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
-import { type GitPlace, git, gitOk } from './git';
 import { IgnoreRules } from '../worktree/ignore';
+import { type GitPlace, git, gitOk } from './git';
 import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs } from './objects';
 import { StatIndex } from './stat-index';
 

@@ -47,7 +47,7 @@ export interface CreateRequest {
  * worktree from) takes the sequential way. Whatever fails, nothing of ours is left behind.
  */
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
-  await fsp.mkdir(path.dirname(req.dir), { recursive: true });
+  fs.mkdirSync(path.dirname(req.dir), { recursive: true });
   const made = req.repos && (await inProcessBase(req, req.repos));
   if (made) return made;
   const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
@@ -80,8 +80,8 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
 }
 
 function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace {
-  const rel = path.relative(repo, fs.realpathSync(req.parentRoot));
-  const wt = fs.realpathSync(req.dir);
+  const rel = path.relative(repo, fs.realpathSync.native(req.parentRoot));
+  const wt = fs.realpathSync.native(req.dir);
   return { repo, path: wt, root: rel ? path.join(wt, rel) : wt, branch: req.branch, base };
 }
 
@@ -94,8 +94,15 @@ function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace 
 async function inProcessBase(req: CreateRequest, repos: RepoStateCache): Promise<WorktreePlace | undefined> {
   const facts = await repos.state(req.parentRoot);
   if (!facts.head || !facts.plain) return undefined;
-  const repo = fs.realpathSync(facts.top);
-  const tree = await workTreeOf({ top: repo, index: facts.index, objects: facts.objects, excludes: req.excludes, excludeLines: facts.plain.excludeLines, listings: facts.listings });
+  const repo = fs.realpathSync.native(facts.top);
+  const tree = await workTreeOf({
+    top: repo,
+    index: facts.index,
+    objects: facts.objects,
+    excludes: req.excludes,
+    excludeLines: facts.plain.excludeLines,
+    listings: facts.listings,
+  });
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   try {

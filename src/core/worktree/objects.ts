@@ -64,10 +64,18 @@ export function writeObjectSync(objectsDir: string, type: LooseType, bytes: Buff
 /** `writeLoose` on the calling thread. */
 export function writeLooseSync(file: string, type: LooseType, bytes: Buffer): void {
   if (fs.existsSync(file)) return;
-  const packed = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]), { level: 1 });
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // A small object gets a small window: zlib's set-up for the default one costs more than the object (any window inflates with git's).
+  const small = bytes.length < 4096 ? { windowBits: 10, memLevel: 2 } : {};
+  const packed = zlib.deflateSync(Buffer.concat([Buffer.from(`${type} ${bytes.length}\0`), bytes]), { level: 1, ...small });
   const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(temp, packed, { mode: 0o444 });
+  try {
+    fs.writeFileSync(temp, packed, { mode: 0o444 });
+  } catch (e) {
+    // The fan-out folder is usually there: made only when it is not.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(temp, packed, { mode: 0o444 });
+  }
   try {
     fs.renameSync(temp, file);
   } catch (e) {

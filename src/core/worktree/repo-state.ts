@@ -62,7 +62,17 @@ const PLAIN_CONFIG: Record<string, (v: string) => boolean> = {
 const isTrue = (v: string) => ['', 'true', 'yes', 'on', '1'].includes(v.toLowerCase());
 const isFalse = (v: string) => ['false', 'no', 'off', '0'].includes(v.toLowerCase());
 /** What git's configuration and location depend on in the environment. */
-const ENV_KEYS = ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM'];
+const ENV_KEYS = [
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'GIT_CONFIG_NOSYSTEM',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_DISCOVERY_ACROSS_FILESYSTEM',
+];
 
 export class RepoStateCache {
   private readonly kept = new Map<string, Kept>();
@@ -112,7 +122,13 @@ async function learn(dir: string): Promise<Kept> {
   }
   const plain = [...values].every(([key, v]) => PLAIN_CONFIG[key]?.(v) ?? true);
   const excludesFile = values.has('core.excludesfile') ? expandHome(values.get('core.excludesfile') ?? '') : xdg('ignore');
-  const candidates = ['/etc/gitconfig', path.join(os.homedir(), '.gitconfig'), xdg('config'), path.join(facts.commonDir, 'config'), path.join(facts.gitDir, 'config.worktree')];
+  const candidates = [
+    '/etc/gitconfig',
+    path.join(os.homedir(), '.gitconfig'),
+    xdg('config'),
+    path.join(facts.commonDir, 'config'),
+    path.join(facts.gitDir, 'config.worktree'),
+  ];
   const files = [...new Set([...origins, ...candidates])];
   return { facts, listings: new Map(), config: { plain, ...(excludesFile ? { excludesFile } : {}) }, files, signature: signatureOf(files, facts, dir), env };
 }

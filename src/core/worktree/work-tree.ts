@@ -229,9 +229,10 @@ class Walk {
 
 /** A name's bytes as latin1 text (git's order, the index's spelling); a name that is not UTF-8 (read back with U+FFFD) is left to git. */
 function keyOf(name: string): string {
-  if (!/[^\x00-\x7f]/.test(name)) return name;
+  const bytes = Buffer.from(name);
+  if (bytes.length === name.length) return name; // ASCII
   if (name.includes('\ufffd')) throw new LeaveToGit();
-  return Buffer.from(name).toString('latin1');
+  return bytes.toString('latin1');
 }
 
 /** Git's mode of a file: a link, or a regular file executable by its owner or not. */

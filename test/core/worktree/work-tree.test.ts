@@ -191,8 +191,16 @@ describe('in-process base: the tree git add -A makes, or git', () => {
         },
         () => fs.rmSync(path.join(ws, '.gitignore')),
       ],
-      ['an assume-unchanged entry', () => gitIn(ws, 'update-index', '--assume-unchanged', 'a.txt'), () => gitIn(ws, 'update-index', '--no-assume-unchanged', 'a.txt')],
-      ['a name that is not UTF-8', () => fs.writeFileSync(Buffer.concat([Buffer.from(`${ws}/raw-`), Buffer.from([0xff])]), 'raw\n'), () => fs.rmSync(Buffer.concat([Buffer.from(`${ws}/raw-`), Buffer.from([0xff])]))],
+      [
+        'an assume-unchanged entry',
+        () => gitIn(ws, 'update-index', '--assume-unchanged', 'a.txt'),
+        () => gitIn(ws, 'update-index', '--no-assume-unchanged', 'a.txt'),
+      ],
+      [
+        'a name that is not UTF-8',
+        () => fs.writeFileSync(Buffer.concat([Buffer.from(`${ws}/raw-`), Buffer.from([0xff])]), 'raw\n'),
+        () => fs.rmSync(Buffer.concat([Buffer.from(`${ws}/raw-`), Buffer.from([0xff])])),
+      ],
     ];
     for (const [what, make, unmake] of cases) {
       make();
@@ -266,10 +274,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     }
     assert.equal(gitIn(ws, 'status', '--porcelain'), before.status);
     assert.deepEqual(fs.readFileSync(path.join(ws, '.git', 'index')), before.index);
-    await assert.rejects(
-      createWorktree({ parentRoot: ws, dir: path.join(wts, 'taken'), branch: 'main', excludes: [], note: 'taken', repos }),
-      /worktree/,
-    );
+    await assert.rejects(createWorktree({ parentRoot: ws, dir: path.join(wts, 'taken'), branch: 'main', excludes: [], note: 'taken', repos }), /worktree/);
     assert.equal(fs.existsSync(path.join(wts, 'taken')), false, 'nothing left behind');
   });
 });
