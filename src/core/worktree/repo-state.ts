@@ -98,12 +98,13 @@ function envKey(): string {
 async function learn(dir: string): Promise<Kept> {
   const env = envKey();
   const where = git(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--git-path', 'index', '--git-path', 'objects'], { cwd: dir });
-  const conf = git(['config', '-z', '--list', '--show-origin'], { cwd: dir, okCodes: [1] });
+  // A configuration git cannot list (a broken include) leaves the snapshot to git, which says what is wrong.
+  const conf = git(['config', '-z', '--list', '--show-origin'], { cwd: dir, okCodes: [1] }).catch(() => undefined);
   let out: string;
   try {
     out = (await where).stdout;
   } catch (err) {
-    await conf.catch(() => undefined);
+    await conf;
     if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
     throw notARepo(dir);
   }
@@ -113,15 +114,17 @@ async function learn(dir: string): Promise<Kept> {
   const values = new Map<string, string>();
   const origins = new Set<string>();
   // `-z --show-origin`: "file:<path>" NUL "<key>" [LF "<value>"] NUL, per setting (a key alone is a boolean true).
-  const fields = (await conf).stdout.split('\0');
+  const listed = await conf;
+  const fields = listed ? listed.stdout.split('\0') : [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const origin = fields[i];
     if (origin.startsWith('file:')) origins.add(path.resolve(dir, origin.slice(5)));
     const nl = fields[i + 1].indexOf('\n');
     values.set((nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl)).toLowerCase(), nl < 0 ? '' : fields[i + 1].slice(nl + 1));
   }
-  const plain = [...values].every(([key, v]) => PLAIN_CONFIG[key]?.(v) ?? true);
   const excludesFile = values.has('core.excludesfile') ? expandHome(values.get('core.excludesfile') ?? '') : xdg('ignore');
+  // A relative excludes file is read from wherever git runs: not a place the walk can name.
+  const plain = listed !== undefined && [...values].every(([key, v]) => PLAIN_CONFIG[key]?.(v) ?? true) && path.isAbsolute(excludesFile);
   const candidates = [
     '/etc/gitconfig',
     path.join(os.homedir(), '.gitconfig'),

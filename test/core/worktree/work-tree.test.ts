@@ -114,6 +114,9 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     write(ws, 'store/new.db', 'excluded\n');
     fs.appendFileSync(path.join(ws, '.git', 'info', 'exclude'), 'from-info-exclude.txt\n');
     write(ws, 'from-info-exclude.txt', 'ignored through info/exclude\n');
+    fs.writeFileSync(path.join(dir, 'global-ignore'), '*.global\n');
+    gitIn(ws, 'config', 'core.excludesFile', path.join(dir, 'global-ignore'));
+    write(ws, 'sub/x.global', 'ignored through core.excludesFile\n');
 
     const tree = await mine(['store']);
     assert.ok(tree, 'the in-process path takes this repository');
@@ -122,7 +125,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     assert.equal((await snapshot(ws, { excludes: [path.join(ws, 'store')] })).tree, tree);
     const listed = gitIn(ws, 'ls-tree', '-r', '--name-only', tree!).split('\n');
     assert.ok(listed.includes('build/tracked-in-ignored.txt') && listed.includes('store/tracked.db') && !listed.includes('store/new.db'));
-    assert.ok(listed.includes('keep.tmp') && listed.includes('sub/top.log') && !listed.includes('from-info-exclude.txt'));
+    assert.ok(listed.includes('keep.tmp') && listed.includes('sub/top.log') && !listed.includes('from-info-exclude.txt') && !listed.includes('sub/x.global'));
     assert.equal(gitIn(ws, 'show', `${tree}:tracked/same-size.txt`), 'bbbb\n', 'a change only ctime shows is seen');
     assert.equal(gitIn(ws, 'show', `${tree}:store/tracked.db`), 'recorded\n');
     gitIn(ws, 'fsck', '--no-dangling', '--no-progress');
