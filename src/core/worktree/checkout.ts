@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { commitBody, writeObjectSync } from './objects';
-import type { RepoStateCache } from './repo-state';
+import type { RepoState, RepoStateCache } from './repo-state';
 import { repoFacts, snapshot } from './snapshot';
 import { workTreeOf } from './work-tree';
 
@@ -39,20 +39,24 @@ export interface CreateRequest {
  * (uncommitted and untracked files included, ignored ones not) on top of HEAD, made with a
  * separate index, so the user's index, HEAD and files stay as they are.
  *
- * Two lines run at once (issue 25): the base (`rev-parse`, then the snapshot's `add -A`, its
- * tree and commit written in-process where the index is a plain one) and an empty worktree (`git worktree add --no-checkout --detach`:
- * git's own bookkeeping, no files). When both are there, one `git checkout -b <branch> <base>`
- * in the new worktree writes the base's files and starts the branch — the checkout a plain
- * `git worktree add` does anyway. A repository without commits (no HEAD to start the empty
- * worktree from) takes the sequential way. Whatever fails, nothing of ours is left behind.
+ * With the repository facts kept (`repos`) and a plain repository, the base is made in-process
+ * and one `git worktree add -b <branch> <dir> <base>` follows (decision 0082, `inProcessBase`).
+ * Otherwise two lines run at once (issue 25, decision 0076): the base (`rev-parse`, then the
+ * snapshot's `add -A`, its tree and commit written in-process where the index is a plain one) and
+ * an empty worktree (`git worktree add --no-checkout --detach`: git's own bookkeeping, no files).
+ * When both are there, one `git checkout -b <branch> <base>` in the new worktree writes the
+ * base's files and starts the branch — the checkout a plain `git worktree add` does anyway. A
+ * repository without commits (no HEAD to start the empty worktree from) takes the sequential
+ * way. Whatever fails, nothing of ours is left behind.
  */
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
   fs.mkdirSync(path.dirname(req.dir), { recursive: true });
-  const made = req.repos && (await inProcessBase(req, req.repos));
+  const known = req.repos && (await req.repos.state(req.parentRoot));
+  const made = known && (await inProcessBase(req, known));
   if (made) return made;
   const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
   const based = (async () => {
-    const facts = await repoFacts(req.parentRoot);
+    const facts = known ?? (await repoFacts(req.parentRoot));
     const repo = fs.realpathSync(facts.top);
     const commit = { message: `arbor: base of ${req.note}`, ...(facts.head ? { parent: facts.head } : {}) };
     const base = await snapshot(repo, { excludes: req.excludes, index: facts.index, objects: facts.objects, commit });
@@ -86,13 +90,12 @@ function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace 
 }
 
 /**
- * The base made in-process (decision 0082): the repository's facts from the cache and HEAD from
- * its files, the tree of the parent's files from its index and its files (`work-tree.ts`), the
+ * The base made in-process (decision 0082): with the repository's facts from the cache and HEAD
+ * from its files (`repo-state.ts`), the tree of the parent's files from its index and its files (`work-tree.ts`), the
  * commit written; then one `git worktree add -b <branch> <dir> <base>`, the same command a bare
  * worktree takes. Undefined where the repository is not a plain one: the caller takes git's way.
  */
-async function inProcessBase(req: CreateRequest, repos: RepoStateCache): Promise<WorktreePlace | undefined> {
-  const facts = await repos.state(req.parentRoot);
+async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<WorktreePlace | undefined> {
   if (!facts.head || !facts.plain) return undefined;
   const repo = fs.realpathSync.native(facts.top);
   const tree = await workTreeOf({
