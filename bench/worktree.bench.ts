@@ -4,9 +4,11 @@
 // add` on the same repository subtracted from the worktree child (the issue's "+ the git
 // worktree add time"). The snapshot of the parent's files the worktree starts from (a copied
 // index, `git add -A`, `write-tree`, the base commit) is Arbor's choice and counts as Arbor's cost:
-// since decision 0076 it runs beside an empty `worktree add --no-checkout`, and a checkout of the
-// base follows, so the git time less a bare add is what the base adds on the critical path.
-// The context line gives the split and the whole ratio.
+// since decision 0082 it is computed in-process (the repository's facts kept, its index's stat
+// data trusted as git trusts it) and one `git worktree add -b <branch> <dir> <base>` follows, the
+// same command as the bare add, so the git time less a bare add is what the base adds.
+// The context line gives the split, the same difference taken pair by pair (each create and the
+// bare add right after it, which a loaded machine moves together), and the whole ratio.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -106,11 +108,12 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
     }
     const git = median(gits);
     const add = median(adds);
+    const paired = median(gits.map((g, i) => g - adds[i]));
     // Arbor's part: the child beyond its git time, plus the snapshot (its git time beyond a bare add).
     const ratio = (median(isolated) + git - add) / median(plain);
     opts.note(
       `worktree child ${fmt(median(isolated))} ms beyond its git time (${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
-        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (decision 0076); ` +
+        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (pair by pair ${fmt(paired)} ms; decision 0082); ` +
         `whole worktree child ÷ ordinary = ${fmt((median(isolated) + git) / median(plain))}; 200-file repository`,
     );
     return { ...SPAWN, value: ratio };
