@@ -131,6 +131,65 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     gitIn(ws, 'fsck', '--no-dangling', '--no-progress');
   });
 
+  it('matches git on randomly made repositories (ignore rules of the forms it reads, every kind of change)', async () => {
+    let seed = 82;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)];
+    const names = ['a', 'b', 'gen', 'build', 'doc', 'x', 'keep', 'top', 'é'];
+    const exts = ['.txt', '.log', '.md', '.tmp', '', '.js'];
+    const patterns = ['*.log', 'build/', '/top', '!keep.log', '**/gen', 'a/**/b', '*.tmp', 'doc/*.md', '?x', 'x/', '!*.md', 'gen/*', 'é*'];
+    const randomPath = () => Array.from({ length: 1 + rnd(3) }, () => pick(names)).join('/') + pick(exts);
+    const put = (rel: string, content: string) => {
+      try {
+        write(ws, rel, content, rnd(4) === 0 ? 0o755 : 0o644);
+      } catch {
+        // a file where a folder of the path is wanted (or the other way): skip this one
+      }
+    };
+    let taken = 0;
+    for (let round = 0; round < 12; round++) {
+      fs.rmSync(ws, { recursive: true, force: true });
+      fs.mkdirSync(ws);
+      initRepo(ws);
+      for (let i = 0; i < 25; i++) put(randomPath(), `v${rnd(3)}\n`);
+      for (const dir of ['', 'a', 'a/b', 'doc']) {
+        if (rnd(2) && (dir === '' || fs.existsSync(path.join(ws, dir)))) {
+          const lines = Array.from({ length: 1 + rnd(4) }, () => pick(patterns));
+          if (fs.statSync(path.join(ws, dir)).isDirectory()) put(path.join(dir, '.gitignore'), `${lines.join('\n')}\n`);
+        }
+      }
+      gitIn(ws, 'add', '-A');
+      gitIn(ws, 'commit', '-qm', `round ${round}`, '--allow-empty');
+      const past = Math.floor(Date.now() / 1000) - 60;
+      fs.utimesSync(path.join(ws, '.git', 'index'), past, past);
+      const tracked = gitIn(ws, 'ls-files', '-z').split('\0').filter(Boolean);
+      for (let i = 0; i < 15; i++) {
+        const rel = rnd(2) && tracked.length ? pick(tracked) : randomPath();
+        const abs = path.join(ws, rel);
+        const what = rnd(5);
+        try {
+          if (what === 0) fs.rmSync(abs, { recursive: true, force: true });
+          else if (what === 1 && fs.lstatSync(abs).isFile()) fs.chmodSync(abs, fs.statSync(abs).mode ^ 0o100);
+          else if (what === 2 && !fs.existsSync(abs)) {
+            fs.mkdirSync(path.dirname(abs), { recursive: true });
+            fs.symlinkSync(pick(tracked.length ? tracked : ['a.txt']), abs);
+          } else put(rel, `changed ${rnd(100)}\n`);
+        } catch {
+          // a file where the path wants a folder, or nothing there: skip this change
+        }
+      }
+      const tree = await mine();
+      if (tree !== undefined) {
+        taken++;
+        assert.equal(tree, referenceTree(ws, []), `round ${round}: ${gitIn(ws, 'status', '--porcelain', '--ignored')}`);
+      }
+    }
+    assert.ok(taken >= 6, `the in-process path took ${taken} of 12 rounds`);
+  });
+
   it('keeps folder listings between walks only while the folders are unchanged', async () => {
     initRepo(ws);
     write(ws, 'a/one.txt', '1\n');
@@ -273,6 +332,18 @@ describe('in-process base: the tree git add -A makes, or git', () => {
       assert.equal(gitIn(place.path, 'branch', '--show-current').trim(), `arbor/${name}`);
       assert.equal(fs.readFileSync(path.join(place.path, 'tracked/x.txt'), 'utf8'), 'x2\n');
       assert.equal(fs.readlinkSync(path.join(place.path, 'link')), 'tracked/x.txt');
+      await removeWorktree(place, wts);
+    }
+    // From a subfolder, and two children at once through one cache.
+    const [a, b] = await Promise.all(
+      ['sub-a', 'sub-b'].map((name) =>
+        createWorktree({ parentRoot: path.join(ws, 'tracked'), dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos }),
+      ),
+    );
+    for (const place of [a, b]) {
+      assert.equal(place.root, path.join(place.path, 'tracked'));
+      assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
+      assert.equal(fs.readFileSync(path.join(place.root, 'x.txt'), 'utf8'), 'x2\n');
       await removeWorktree(place, wts);
     }
     assert.equal(gitIn(ws, 'status', '--porcelain'), before.status);
