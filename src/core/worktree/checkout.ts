@@ -104,7 +104,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<Work
     objects: facts.objects,
     excludes: req.excludes,
     excludeLines: facts.plain.excludeLines,
-    listings: facts.listings,
+    memo: facts.memo,
   });
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { git, notARepo, WorktreeError } from './git';
 import { canWriteObjects } from './objects';
 import type { RepoFacts } from './snapshot';
-import type { KeptListing } from './work-tree';
+import type { WalkMemo } from './work-tree';
 
 // A repository's facts without a git process each time (issue 25, decision 0082). Where a
 // checkout's repository is (its top, git folders, index, objects) and the configuration that
@@ -22,13 +22,13 @@ export interface RepoState extends RepoFacts {
   commonDir: string;
   /** The in-process snapshot applies (no content filters, line-ending conversion, sparse or odd settings); with the ignore lines git adds to `.gitignore`'s. */
   plain?: { excludeLines: string[] };
-  /** Folder listings kept between in-process snapshots of this checkout (`work-tree.ts`). */
-  listings: Map<string, KeptListing>;
+  /** What in-process snapshots of this checkout keep between them (`work-tree.ts`). */
+  memo: WalkMemo;
 }
 
 interface Kept {
-  facts: Omit<RepoState, 'head' | 'plain' | 'listings'>;
-  listings: Map<string, KeptListing>;
+  facts: Omit<RepoState, 'head' | 'plain' | 'memo'>;
+  memo: WalkMemo;
   /** The configuration allows the in-process snapshot; the global excludes file git reads (if any). */
   config: { plain: boolean; excludesFile?: string };
   /** The files the facts depend on, and their stat signature when the facts were learnt. */
@@ -86,7 +86,7 @@ export class RepoStateCache {
     }
     const head = readHead(k.facts.gitDir, k.facts.commonDir) ?? (await headByGit(dir));
     const plain = k.config.plain && head !== undefined && canWriteObjects(head) ? plainFiles(k) : undefined;
-    return { ...k.facts, ...(head ? { head } : {}), ...(plain ? { plain } : {}), listings: k.listings };
+    return { ...k.facts, ...(head ? { head } : {}), ...(plain ? { plain } : {}), memo: k.memo };
   }
 }
 
@@ -133,7 +133,14 @@ async function learn(dir: string): Promise<Kept> {
     path.join(facts.gitDir, 'config.worktree'),
   ];
   const files = [...new Set([...origins, ...candidates])];
-  return { facts, listings: new Map(), config: { plain, ...(excludesFile ? { excludesFile } : {}) }, files, signature: signatureOf(files, facts, dir), env };
+  return {
+    facts,
+    memo: { listings: new Map() },
+    config: { plain, ...(excludesFile ? { excludesFile } : {}) },
+    files,
+    signature: signatureOf(files, facts, dir),
+    env,
+  };
 }
 
 const expandHome = (p: string) => (p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p);

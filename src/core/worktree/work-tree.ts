@@ -44,9 +44,9 @@ export interface WorkTreeRequest {
   excludes: readonly string[];
   /** The ignore lines git reads besides `.gitignore` (global excludes, `info/exclude`). */
   excludeLines: readonly string[];
-  /** Folder listings kept from the last walk of this checkout (updated here). */
-  listings?: Map<string, KeptListing>;
-  /** How old a folder's ctime must be for its listing to be kept (default LISTING_SLACK_MS; tests make it 0). */
+  /** What the last walk of this checkout kept (updated here). */
+  memo?: WalkMemo;
+  /** How old a folder's (or the index's) ctime must be for its listing to be kept (default LISTING_SLACK_MS; tests make it 0). */
   slackMs?: number;
 }
 
@@ -63,7 +63,7 @@ export async function workTreeOf(req: WorkTreeRequest): Promise<string | undefin
     else writes.push(writeLoose(file, 'blob', bytes));
   };
   try {
-    const items = new Walk(req.top, req.index, req.excludes, req.excludeLines, store, req.listings ?? new Map()).run(req.slackMs ?? LISTING_SLACK_MS);
+    const items = new Walk(req.top, req.index, req.excludes, req.excludeLines, store, req.memo ?? { listings: new Map() }).run(req.slackMs ?? LISTING_SLACK_MS);
     if (!items) return undefined;
     await Promise.all(writes);
     return treeOf(items, (tree) => writeObjectSync(objectsDir, 'tree', tree));
@@ -83,6 +83,24 @@ export interface KeptListing extends ListingStamp {
   entries: { key: string; name: string; kind: EntryKind }[];
 }
 
+/** The user's index as last parsed, with the stat data of the file it was read from. */
+interface KeptIndex {
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  entries: IndexEntry[];
+  tracked: Map<string, IndexEntry>;
+  /** Every folder holding a tracked file, at any depth. */
+  trackedDirs: Set<string>;
+}
+
+/** What one walk of a checkout keeps for the next (`RepoState.memo`): its folders' listings and its parsed index. */
+export interface WalkMemo {
+  listings: Map<string, KeptListing>;
+  index?: KeptIndex;
+}
+
 /** A listing is trusted (kept for the next walk) when its folder's ctime is older than this at the walk's start (decision 0066's slack). */
 const LISTING_SLACK_MS = 2000;
 
@@ -96,7 +114,7 @@ class Walk {
     excludes: readonly string[],
     private readonly excludeLines: readonly string[],
     private readonly store: Store,
-    private readonly listings: Map<string, KeptListing>,
+    private readonly memo: WalkMemo,
   ) {
     this.rules = new IgnoreRules(top, excludeLines);
     this.skip = excludes
@@ -106,28 +124,13 @@ class Walk {
   }
 
   run(slackMs: number): Item[] | undefined {
-    const fd = fs.openSync(this.indexFile, 'r');
-    let buf: Buffer;
-    let indexMtime: bigint;
-    try {
-      buf = fs.readFileSync(fd);
-      indexMtime = fs.fstatSync(fd, { bigint: true }).mtimeNs;
-    } finally {
-      fs.closeSync(fd);
-    }
-    const entries = readPlainIndex(buf);
-    if (!entries || entries.length > ENTRY_CAP) return undefined;
-    const tracked = new Map<string, IndexEntry>();
-    const trackedDirs = new Set<string>();
-    for (const e of entries) {
-      if (e.assumeValid || (e.mode & 0o170000) === 0o160000) return undefined;
-      tracked.set(e.path, e);
-      for (let i = e.path.indexOf('/'); i >= 0; i = e.path.indexOf('/', i + 1)) trackedDirs.add(e.path.slice(0, i));
-    }
+    const horizon = Date.now() - slackMs;
+    const index = this.readIndex(BigInt(horizon) * 1_000_000n);
+    if (!index) return undefined;
+    const { entries, tracked, trackedDirs, mtimeNs: indexMtime } = index;
     checkLines(this.excludeLines);
     const out: Item[] = [];
     const seen = new Set<string>();
-    const horizon = Date.now() - slackMs;
     const after = new Map<string, KeptListing>();
     // Folders to list (as bytes and as text), and whether an ignore rule covers them (walked then only for the tracked files in them).
     const queue: { key: string; rel: string; ignored: boolean }[] = [{ key: '', rel: '', ignored: false }];
@@ -169,15 +172,44 @@ class Walk {
     }
     // Tracked files not met are gone (deleted, or under a folder that is now a file or a link), except under the excludes: those stay as recorded.
     for (const e of entries) if (!seen.has(e.path) && this.skip.some((s) => e.path.startsWith(`${s}/`) || e.path === s)) out.push(e);
-    this.listings.clear();
-    for (const [rel, l] of after) if (l.trusted) this.listings.set(rel, l);
+    this.memo.listings.clear();
+    for (const [rel, l] of after) if (l.trusted) this.memo.listings.set(rel, l);
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** The user's index, parsed: the kept one while its file is the same (git replaces it by a rename; kept only when older than the slack, as a listing). */
+  private readIndex(horizonNs: bigint): KeptIndex | undefined {
+    const now = fs.statSync(this.indexFile, { bigint: true });
+    const kept = this.memo.index;
+    if (kept && kept.ino === now.ino && kept.size === now.size && kept.mtimeNs === now.mtimeNs && kept.ctimeNs === now.ctimeNs) return kept;
+    const fd = fs.openSync(this.indexFile, 'r');
+    let buf: Buffer;
+    let st: fs.BigIntStats;
+    try {
+      buf = fs.readFileSync(fd);
+      st = fs.fstatSync(fd, { bigint: true });
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.memo.index = undefined;
+    const entries = readPlainIndex(buf);
+    if (!entries || entries.length > ENTRY_CAP) return undefined;
+    const tracked = new Map<string, IndexEntry>();
+    const trackedDirs = new Set<string>();
+    for (const e of entries) {
+      if (e.assumeValid || (e.mode & 0o170000) === 0o160000) return undefined;
+      tracked.set(e.path, e);
+      for (let i = e.path.indexOf('/'); i >= 0; i = e.path.indexOf('/', i + 1)) trackedDirs.add(e.path.slice(0, i));
+    }
+    const read: KeptIndex = { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, entries, tracked, trackedDirs };
+    if (st.ctimeNs < horizonNs) this.memo.index = read;
+    return read;
   }
 
   /** A folder's entries: the kept listing while the folder is unchanged, else read now. */
   private list(rel: string, horizon: number): KeptListing {
     const dir = this.abs(rel);
-    const read = relist(dir, this.listings.get(rel), horizon);
+    const read = relist(dir, this.memo.listings.get(rel), horizon);
     if (!read) throw new LeaveToGit(); // gone or unreadable under the walk: git says what it makes of it
     if ('cached' in read) return read.cached;
     const entries: KeptListing['entries'] = [];

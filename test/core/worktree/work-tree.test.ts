@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { snapshot } from '../../../src/core/worktree/snapshot';
-import { workTreeOf } from '../../../src/core/worktree/work-tree';
+import { type WalkMemo, workTreeOf } from '../../../src/core/worktree/work-tree';
 import { gitIn, initRepo } from './fixture';
 
 /**
@@ -197,11 +197,12 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     gitIn(ws, 'add', '-A');
     gitIn(ws, 'commit', '-qm', 'folders');
     const s = await new RepoStateCache().state(ws);
-    const listings = new Map();
-    const walk = () => workTreeOf({ top: ws, index: s.index, objects: s.objects, excludes: [], excludeLines: [], listings, slackMs: 0 });
+    const memo: WalkMemo = { listings: new Map() };
+    const { listings } = memo;
+    const walk = () => workTreeOf({ top: ws, index: s.index, objects: s.objects, excludes: [], excludeLines: [], memo, slackMs: 0 });
     await new Promise((r) => setTimeout(r, 20)); // every folder's ctime before the walk: its listing kept
     assert.equal(await walk(), referenceTree(ws, []));
-    assert.ok(listings.has('a') && listings.has('a/b'));
+    assert.ok(listings.has('a') && listings.has('a/b') && memo.index, 'the listings and the parsed index are kept');
     const steps: [string, () => void][] = [
       ['a new file in a kept folder', () => write(ws, 'a/b/three.txt', '3\n')],
       ['a file removed', () => fs.rmSync(path.join(ws, 'a/one.txt'))],
@@ -209,6 +210,15 @@ describe('in-process base: the tree git add -A makes, or git', () => {
       ['a file replaced by a folder', () => write(ws, 'a/b/three.txt/inner.txt', 'x\n')],
       ['a new folder', () => write(ws, 'a/c/d/deep.txt', 'deep\n')],
       ['changed in place', () => fs.appendFileSync(path.join(ws, 'a/b/zwei.txt'), 'more\n')],
+      [
+        'an ignored file',
+        () => {
+          write(ws, '.gitignore', 'secret.txt\n');
+          write(ws, 'a/secret.txt', 's\n');
+        },
+      ],
+      ['the index changed: the ignored file tracked', () => gitIn(ws, 'add', '-f', 'a/secret.txt')],
+      ['the index changed: a file untracked', () => gitIn(ws, 'rm', '-q', '--cached', 'a.txt')],
     ];
     for (const [what, step] of steps) {
       if (what === 'a file replaced by a folder') fs.rmSync(path.join(ws, 'a/b/three.txt'));
@@ -216,6 +226,8 @@ describe('in-process base: the tree git add -A makes, or git', () => {
       await new Promise((r) => setTimeout(r, 20));
       assert.equal(await walk(), referenceTree(ws, []), what);
     }
+    const tree = (await walk()) as string;
+    assert.ok(gitIn(ws, 'ls-tree', '-r', '--name-only', tree).split('\n').includes('a/secret.txt'), 'tracked through the new index');
   });
 
   it('hashes a racily clean entry again (recorded in the same instant as the index)', async () => {
