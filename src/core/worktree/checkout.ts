@@ -54,7 +54,9 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const known = req.repos && (await req.repos.state(req.parentRoot));
   const made = known && (await inProcessBase(req, known));
   if (made) return made;
-  const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
+  const empty = oneAddAtATime(known?.objects ?? path.resolve(req.parentRoot), () =>
+    git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }),
+  );
   const based = (async () => {
     const facts = known ?? (await repoFacts(req.parentRoot));
     const repo = fs.realpathSync(facts.top);
@@ -71,7 +73,9 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const { repo, head, base } = b.value;
   if (added.status === 'rejected') {
     if (head) throw added.reason;
-    await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
+    await oneAddAtATime(known?.objects ?? path.resolve(req.parentRoot), () =>
+      git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }),
+    );
   } else {
     try {
       await git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir });
@@ -81,6 +85,27 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
     }
   }
   return placeOf(req, repo, base);
+}
+
+/**
+ * `git worktree add`s of one repository (keyed by its common objects folder), one at a time in
+ * this process: git 2.39's add reads every registered worktree's files and fails ("failed to read
+ * .git/worktrees/<x>/commondir") on one a concurrent add has only half made — two children
+ * started in the same step, whose bases are ready at the same instant since decision 0082.
+ */
+const adding = new Map<string, Promise<unknown>>();
+
+function oneAddAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
+  const next = (adding.get(key) ?? Promise.resolve()).then(run, run);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  adding.set(key, settled);
+  void settled.then(() => {
+    if (adding.get(key) === settled) adding.delete(key);
+  });
+  return next;
 }
 
 function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace {
@@ -109,7 +134,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<Work
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   try {
-    await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
+    await oneAddAtATime(facts.objects, () => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
   } catch (err) {
     await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
     throw err;

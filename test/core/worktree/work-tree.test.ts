@@ -346,13 +346,13 @@ describe('in-process base: the tree git add -A makes, or git', () => {
       assert.equal(fs.readlinkSync(path.join(place.path, 'link')), 'tracked/x.txt');
       await removeWorktree(place, wts);
     }
-    // From a subfolder, and two children at once through one cache.
-    const [a, b] = await Promise.all(
-      ['sub-a', 'sub-b'].map((name) =>
+    // From a subfolder, and four children at once through one cache (their `worktree add`s one at a time: git's are not safe side by side).
+    const made = await Promise.all(
+      ['sub-a', 'sub-b', 'sub-c', 'sub-d'].map((name) =>
         createWorktree({ parentRoot: path.join(ws, 'tracked'), dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos }),
       ),
     );
-    for (const place of [a, b]) {
+    for (const place of made) {
       assert.equal(place.root, path.join(place.path, 'tracked'));
       assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
       assert.equal(fs.readFileSync(path.join(place.root, 'x.txt'), 'utf8'), 'x2\n');
