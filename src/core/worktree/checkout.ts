@@ -54,7 +54,7 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const known = req.repos && (await req.repos.state(req.parentRoot));
   const made = known && (await inProcessBase(req, known));
   if (made) return made;
-  const empty = oneAddAtATime(known?.objects ?? path.resolve(req.parentRoot), () =>
+  const empty = oneAtATime(known ? fs.realpathSync.native(known.top) : path.resolve(req.parentRoot), () =>
     git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }),
   );
   const based = (async () => {
@@ -73,7 +73,7 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const { repo, head, base } = b.value;
   if (added.status === 'rejected') {
     if (head) throw added.reason;
-    await oneAddAtATime(known?.objects ?? path.resolve(req.parentRoot), () =>
+    await oneAtATime(known ? fs.realpathSync.native(known.top) : path.resolve(req.parentRoot), () =>
       git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }),
     );
   } else {
@@ -88,14 +88,14 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
 }
 
 /**
- * `git worktree add`s of one repository (keyed by its common objects folder), one at a time in
- * this process: git 2.39's add reads every registered worktree's files and fails ("failed to read
+ * `git worktree add`/`remove` of one repository (keyed by its top), one at a time in this
+ * process: git 2.39 reads every registered worktree's files and fails ("failed to read
  * .git/worktrees/<x>/commondir") on one a concurrent add has only half made — two children
  * started in the same step, whose bases are ready at the same instant since decision 0082.
  */
 const adding = new Map<string, Promise<unknown>>();
 
-function oneAddAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
+function oneAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
   const next = (adding.get(key) ?? Promise.resolve()).then(run, run);
   const settled = next.then(
     () => undefined,
@@ -134,7 +134,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<Work
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   try {
-    await oneAddAtATime(facts.objects, () => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
+    await oneAtATime(repo, () => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
   } catch (err) {
     await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
     throw err;
@@ -172,8 +172,10 @@ export async function removeWorktree(
   if (!(isInside(place.path, within) || isInside(place.path, dir)) || place.path === within || place.path === dir)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
   if (fs.existsSync(place.repo)) {
-    await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);
-    await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
+    await oneAtATime(place.repo, async () => {
+      await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);
+      await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
+    });
   }
   await fsp.rm(place.path, { recursive: true, force: true });
   if (!opts.keepBranch && fs.existsSync(place.repo) && place.branch.startsWith('arbor/'))
