@@ -1,11 +1,12 @@
 import * as path from 'node:path';
 import { describeError } from '../errors';
-import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver } from '../remote/acp';
+import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver, type LinkCall } from '../remote/acp';
 import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
 import type { SubagentProvider } from '../subagent/types';
 import { git } from '../worktree/git';
+import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
 // A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
@@ -61,10 +62,41 @@ export function placedProvider(
   let checkedAt = 0;
   const where = () => info?.where ?? s.host ?? s.image ?? s.name;
 
+  /** The kept connection, when its arbor carries the workspace too (decision 0081). */
+  const viaLink = transport.syncOverLink && transport.connection ? () => ({ ...transport.connection!(), keep: true }) : undefined;
+  /** Over the kept link where the transport offers it; push/fetch where it cannot (an older arbor there, a bundle too big). */
+  const overLink = async <T>(what: string, sync: (call: LinkCall) => Promise<T>, git: () => Promise<T>): Promise<T> => {
+    if (viaLink) {
+      try {
+        return await inner.withLink(viaLink(), sync);
+      } catch (err) {
+        if (!(err instanceof UseGitInstead)) {
+          if (err instanceof PlacementError) throw err;
+          throw new PlacementError('SYNC_FAILED', `could not ${what} ${where()} over the placement's connection: ${describeError(err)}`);
+        }
+      }
+    }
+    return git();
+  };
+  const prepare = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
+    const node = { nodeId: childId, repo: local.repo, commit: local.head };
+    return overLink(
+      'copy the workspace to',
+      (call) => prepareOverLink(call, { ...node, worktree: local.path }, signal),
+      () => transport.prepare(node, signal),
+    );
+  };
+  const collect = (ws: PlacedWorkspace, repo: string): Promise<{ commit: string }> =>
+    overLink(
+      'bring the changes back from',
+      (call) => collectOverLink(call, ws, repo, `arbor: changes of ${ws.nodeId} on ${s.name}`),
+      () => transport.collect(ws, repo),
+    );
+
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
     let ws = copies.get(childId);
     if (!ws) {
-      ws = transport.prepare({ nodeId: childId, repo: local.repo, commit: local.head }, signal);
+      ws = prepare(childId, local, signal);
       copies.set(childId, ws);
       ws.catch(() => copies.delete(childId));
     }
@@ -116,7 +148,7 @@ export function placedProvider(
     if (!ws) return out;
     try {
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
-      const { commit } = await timed(ctx.childId, 'collect', async () => transport.collect(await ws, local.repo));
+      const { commit } = await timed(ctx.childId, 'collect', async () => collect(await ws, local.repo));
       if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
     } catch (err) {

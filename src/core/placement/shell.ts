@@ -42,7 +42,8 @@ export function acpScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): str
 /**
  * What `connection()` starts (decision 0077): the prelude, then one `arbor acp` for every node of
  * the placement, each node's worktree under the nodes folder a workspace of its own with its store
- * in the stores folder. Arguments: arbor, nodes folder, stores folder, then extra acp flags.
+ * in the stores folder, their repositories in the repos folder (the workspace travels over the
+ * connection, decision 0081). Arguments: arbor, nodes folder, stores folder, repos folder, then extra acp flags.
  */
 export function acpNodesScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
   return [
@@ -50,9 +51,10 @@ export function acpNodesScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>)
     'arbor=$1',
     'nodes=$2',
     'stores=$3',
-    'shift 3',
-    'mkdir -p "$nodes" "$stores"',
-    'exec "$arbor" acp --nodes "$nodes" --node-stores "$stores" "$@"',
+    'repos=$4',
+    'shift 4',
+    'mkdir -p "$nodes" "$stores" "$repos"',
+    'exec "$arbor" acp --nodes "$nodes" --node-stores "$stores" --node-repos "$repos" "$@"',
   ].join('\n');
 }
 

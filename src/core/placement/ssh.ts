@@ -61,6 +61,8 @@ const SSH_FAILURE =
   /^ssh:|Permission denied|Host key verification failed|Connection (refused|timed out|closed|reset)|Could not resolve hostname|No route to host|kex_exchange_identification/;
 
 export class SshTransport implements PlacementTransport {
+  /** Prepare and collect ride on the kept connection (decision 0081); the push and fetch below are the fallback. */
+  readonly syncOverLink = true;
   private readonly where: string;
   private readonly remoteDir: string;
 
@@ -134,9 +136,13 @@ export class SshTransport implements PlacementTransport {
     return this.overSsh(shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]));
   }
 
-  /** One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a workspace, `stores/<node>` its store. */
+  /**
+   * One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a
+   * workspace, `stores/<node>` its store, `repos/<key>.git` the repositories the workspace travels
+   * to over that connection (decision 0081).
+   */
   connection(): PlacedProcess {
-    const dirs = [path.posix.join(this.remoteDir, 'nodes'), path.posix.join(this.remoteDir, 'stores')];
+    const dirs = ['nodes', 'stores', 'repos'].map((d) => path.posix.join(this.remoteDir, d));
     return this.overSsh(shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]));
   }
 

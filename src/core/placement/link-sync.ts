@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describeError } from '../errors';
+import type { LinkCall } from '../remote/acp';
+import { git } from '../worktree/git';
+import { nodeKey, placedRef, repoKey } from './layout';
+import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire } from './sync-wire';
+import { type PlacedWorkspace, PlacementError } from './types';
+
+// The client of the workspace over the kept connection (decision 0081): a placed node's workspace
+// goes there and its changes come back as git bundles on the ACP link its sessions already use,
+// so neither takes an ssh login of its own. The same steps as the push/fetch path (0072): the
+// far side gets only the commits it lacks, the node's worktree is made at the parent's state,
+// and its changes come back as one commit on the base under `refs/arbor/placed/<node>`.
+
+/** How many of the commit's recent ancestors are offered as what the far side may already hold. */
+const HAVE_DEPTH = 32;
+
+/** The link cannot carry this sync: the far side is an older arbor without the methods, or the bundle is too big. Push/fetch takes over. */
+export class UseGitInstead extends Error {}
+
+function typed(call: LinkCall) {
+  return async <M extends SyncMethod>(m: M, params: SyncWire[M][0], signal?: AbortSignal): Promise<SyncWire[M][1]> => {
+    signal?.throwIfAborted();
+    try {
+      return (await call(SYNC_METHODS[m], params)) as SyncWire[M][1];
+    } catch (err) {
+      throw refusal(err, m);
+    }
+  };
+}
+
+/** A far side's refusal as the error the placed node says (or UseGitInstead when push/fetch can do it). */
+function refusal(err: unknown, method: SyncMethod): Error {
+  const e = err as { code?: unknown; data?: { code?: unknown; message?: unknown } };
+  if (e?.code === -32601) return new UseGitInstead(`the far side's arbor has no ${SYNC_METHODS[method]}`);
+  if (e?.data?.code === 'SYNC_TOO_BIG') return new UseGitInstead(String(e.data.message ?? 'the bundle is too big for the link'));
+  const code = e?.data?.code;
+  const said = typeof e?.data?.message === 'string' ? `${code && code !== 'SYNC_FAILED' ? `${String(code)}: ` : ''}${e.data.message}` : describeError(err);
+  return new PlacementError('SYNC_FAILED', `${SYNC_METHODS[method]} failed there: ${said}`);
+}
+
+/** A scratch folder for one bundle, gone after `fn`. */
+async function scratch<T>(fn: (file: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-sync-'));
+  try {
+    return await fn(path.join(dir, 'b.bundle'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The workspace there: the far side says which of the commit's recent ancestors it holds, a
+ * bundle of the rest (built in `worktree`, whose HEAD is `commit`) goes in chunks, and `prepare`
+ * makes the node's worktree at `commit`.
+ */
+export async function prepareOverLink(
+  call: LinkCall,
+  node: { nodeId: string; repo: string; commit: string; worktree: string },
+  signal?: AbortSignal,
+): Promise<PlacedWorkspace> {
+  const req = typed(call);
+  const repo = repoKey(node.repo);
+  const id = nodeKey(node.nodeId);
+  const recent = (await git(['rev-list', `--max-count=${HAVE_DEPTH}`, node.commit], { cwd: node.repo })).stdout.split('\n').filter(Boolean);
+  const { have } = await req('have', { repo, commits: recent }, signal);
+  let transfer: string | undefined;
+  if (!have.includes(node.commit)) {
+    transfer = randomBytes(12).toString('hex');
+    const name = transfer;
+    await scratch(async (file) => {
+      await git(['bundle', 'create', '--quiet', file, 'HEAD', ...have.map((h) => `^${h}`)], { cwd: node.worktree });
+      const size = fs.statSync(file).size;
+      if (size > MAX_SYNC_BYTES) throw new UseGitInstead(`the workspace's bundle is ${size} bytes, past ${MAX_SYNC_BYTES}`);
+      const fd = fs.openSync(file, 'r');
+      try {
+        const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size));
+        for (let offset = 0; offset < size; ) {
+          const n = fs.readSync(fd, buf, 0, buf.length, offset);
+          await req('chunk', { transfer: name, offset, data: buf.subarray(0, n).toString('base64') }, signal);
+          offset += n;
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
+  }
+  const { cwd } = await req('prepare', { repo, node: id, commit: node.commit, ...(transfer ? { transfer } : {}) }, signal);
+  return { nodeId: node.nodeId, base: node.commit, cwd };
+}
+
+/**
+ * The changes back: the far side commits the node's worktree on its HEAD (the same commit again
+ * when nothing changed since the last collect), the bundle of base..commit is read in chunks and
+ * unbundled here, and `refs/arbor/placed/<node>` names it.
+ */
+export async function collectOverLink(call: LinkCall, ws: PlacedWorkspace, repo: string, message: string, signal?: AbortSignal): Promise<{ commit: string }> {
+  const req = typed(call);
+  const ref = placedRef(ws.nodeId);
+  const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
+  if (r.bundle) {
+    const transfer = r.bundle.transfer;
+    await scratch(async (file) => {
+      const fd = fs.openSync(file, 'w', 0o600);
+      try {
+        for (let offset = 0, eof = false; !eof; ) {
+          const chunk = await req('read', { transfer, offset }, signal);
+          const bytes = Buffer.from(chunk.data, 'base64');
+          fs.writeSync(fd, bytes);
+          offset += bytes.length;
+          eof = chunk.eof || bytes.length === 0;
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      await git(['bundle', 'unbundle', file], { cwd: repo });
+    });
+  }
+  await git(['update-ref', ref, r.commit], { cwd: repo });
+  return { commit: r.commit };
+}
