@@ -99,11 +99,10 @@ export function nodeGitDir(repoDir: string, wt: string, node: string): string {
 export async function commitNode(gitDir: string, wt: string, ref: string, message: string): Promise<string> {
   const g = (args: string[], input?: string) =>
     git(['--git-dir', gitDir, '--work-tree', wt, ...args], { cwd: wt, ...(input !== undefined ? { input } : {}) }).then((r) => r.stdout.trim());
-  await g(['add', '-A']);
-  const tree = await g(['write-tree']);
-  // One git answers the five questions: HEAD, its tree, the last collect, its tree and its parent.
+  // One git answers the five questions (HEAD, its tree, the last collect, its tree and its parent) while the worktree is added.
   const asked = ['HEAD', 'HEAD^{tree}', ref, `${ref}^{tree}`, `${ref}^`];
-  const said = (await g(['cat-file', '--batch-check=%(objectname)'], `${asked.join('\n')}\n`)).split('\n');
+  const [said] = await Promise.all([g(['cat-file', '--batch-check=%(objectname)'], `${asked.join('\n')}\n`).then((o) => o.split('\n')), g(['add', '-A'])]);
+  const tree = await g(['write-tree']);
   const [head, headTree, prev, prevTree, prevParent] = said.map((l) => (COMMIT.test(l.trim()) ? l.trim() : undefined));
   if (!head) throw syncRefused('SYNC_FAILED', `node's worktree has no HEAD; prepare it again.`);
   let c: string;

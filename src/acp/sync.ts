@@ -68,12 +68,12 @@ export class NodeSync {
         }
         return { size: size + bytes.length };
       },
-      prepare: async ({ repo, node, commit, transfer }) => {
+      prepare: async ({ repo, node, commit, transfer, data }) => {
         const repoDir = repoDirOf(this.dirs, repo);
         const id = nodeOf(node);
         const at = commitOf('commit', commit);
         if (!fs.existsSync(path.join(repoDir, 'HEAD'))) throw syncRefused('SYNC_FAILED', `repository ${repo} is not here yet; ask ${SYNC_METHODS.have} first`);
-        const bundle = transfer === undefined ? undefined : this.transferFile('in', transfer);
+        const bundle = transfer === undefined ? (data === undefined ? undefined : this.inline(data)) : this.transferFile('in', transfer);
         const lock = this.lock(repoDir);
         const wt = path.join(this.dirs.nodes, id);
         // The commit in, the node's base ref on it, and its old worktree gone: steps that read every ref go alone.
@@ -83,15 +83,16 @@ export class NodeSync {
           } finally {
             if (bundle) fs.rmSync(bundle, { force: true });
           }
-          await git(['update-ref', baseRef(id), at], { cwd: repoDir });
           if (fs.existsSync(wt) || isLink(wt)) {
             await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
             await git(['worktree', 'prune'], { cwd: repoDir });
           }
         });
-        // Nodes' worktrees are made side by side, each under a name of its own.
+        // Nodes' worktrees are made side by side, each under a name of its own; the base ref (which keeps the commit) beside it.
         fs.mkdirSync(this.dirs.nodes, { recursive: true });
-        await lock.shared(() => git(['worktree', 'add', '--quiet', '--detach', wt, at], { cwd: repoDir }));
+        await lock.shared(() =>
+          Promise.all([git(['update-ref', baseRef(id), at], { cwd: repoDir }), git(['worktree', 'add', '--quiet', '--detach', wt, at], { cwd: repoDir })]),
+        );
         return { cwd: fs.realpathSync(wt) };
       },
       collect: async ({ repo, node, base, message }) => {
@@ -115,7 +116,11 @@ export class NodeSync {
           fs.rmSync(file, { force: true });
           throw syncRefused('SYNC_TOO_BIG', `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
         }
-        return { commit, bundle: { transfer, size } };
+        if (size > CHUNK_BYTES) return { commit, bundle: { transfer, size } };
+        // A small bundle rides on the answer (most collects): no read round trip.
+        const inline = fs.readFileSync(file).toString('base64');
+        fs.rmSync(file, { force: true });
+        return { commit, data: inline };
       },
       read: async ({ transfer, offset }) => {
         const file = this.transferFile('out', transfer);
@@ -138,6 +143,17 @@ export class NodeSync {
         }
       },
     };
+  }
+
+  /** An inline bundle (prepare's `data`) as a transfer file of its own, for `git bundle unbundle`. */
+  private inline(data: unknown): string {
+    if (typeof data !== 'string') throw syncRefused('BAD_SYNC_NAME', 'data must be base64 text');
+    const bytes = Buffer.from(data, 'base64');
+    if (bytes.length > CHUNK_BYTES) throw syncRefused('BAD_SYNC_NAME', `an inline bundle carries at most ${CHUNK_BYTES} bytes; send it in chunks`);
+    const file = this.transferFile('in', randomBytes(12).toString('hex'));
+    fs.mkdirSync(this.transfers, { recursive: true });
+    fs.writeFileSync(file, bytes, { mode: 0o600, flag: 'wx' });
+    return file;
   }
 
   private lock(repoDir: string): RepoLock {

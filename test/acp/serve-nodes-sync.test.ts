@@ -71,7 +71,7 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     assert.equal(ws.cwd, path.join(fs.realpathSync(nodes), 'n1'));
     assert.equal(fs.readFileSync(path.join(ws.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
     assert.equal(fs.statSync(path.join(ws.cwd, 'run.sh')).mode & 0o111, 0o111, 'the executable bit travelled');
-    assert.ok(calls.includes(SYNC_METHODS.chunk), 'the first node of a repository sends its history');
+    assert.deepEqual(calls, [SYNC_METHODS.have, SYNC_METHODS.prepare], 'a small history rides on prepare itself');
     // A second node at the same commit: the far side has it, nothing is sent.
     calls.length = 0;
     await prepareOverLink(call, { nodeId: 'n2', repo: l.repo, commit: l.commit, worktree: l.worktree });
@@ -95,6 +95,27 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     assert.equal(same.commit, l.commit);
     assert.deepEqual(calls, [SYNC_METHODS.collect]);
     assertJsonRpcOnly(peer!);
+  });
+
+  it('a bundle past one chunk goes in chunks both ways, and arrives whole', async () => {
+    const l = localRepo(w.dir, 'big');
+    const blob = Buffer.alloc(6 * 1024 * 1024);
+    for (let i = 0; i < blob.length; i += 4) blob.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i); // incompressible
+    fs.writeFileSync(path.join(l.worktree, 'there.bin'), blob);
+    git(l.worktree, 'add', '-A');
+    git(l.worktree, 'commit', '-qm', 'big');
+    const commit = git(l.worktree, 'rev-parse', 'HEAD');
+    const ws = await prepareOverLink(call, { nodeId: 'big', repo: l.repo, commit, worktree: l.worktree });
+    assert.deepEqual(calls, [SYNC_METHODS.have, SYNC_METHODS.chunk, SYNC_METHODS.chunk, SYNC_METHODS.prepare]);
+    assert.ok(fs.readFileSync(path.join(ws.cwd, 'there.bin')).equals(blob), 'the file arrived whole');
+    await open('big');
+    const back = Buffer.from(blob).reverse();
+    fs.writeFileSync(path.join(ws.cwd, 'back.bin'), back);
+    calls.length = 0;
+    const r = await collectOverLink(call, ws, l.repo, 'big');
+    assert.deepEqual(calls, [SYNC_METHODS.collect, SYNC_METHODS.read, SYNC_METHODS.read]);
+    assert.ok(Buffer.from(execFileSync('git', ['cat-file', 'blob', `${r.commit}:back.bin`], { cwd: l.repo, maxBuffer: 64 << 20 })).equals(back));
+    assert.deepEqual(fs.readdirSync(path.join(repos, '.transfers')), [], 'read to its end, the bundle is gone there');
   });
 
   it('names, never paths: a repository, node or transfer that names a folder is BAD_SYNC_NAME, and nothing is made outside the far side’s folders', async () => {

@@ -67,28 +67,30 @@ export async function prepareOverLink(
   const id = nodeKey(node.nodeId);
   const recent = (await git(['rev-list', `--max-count=${HAVE_DEPTH}`, node.commit], { cwd: node.repo })).stdout.split('\n').filter(Boolean);
   const { have } = await req('have', { repo, commits: recent }, signal);
-  let transfer: string | undefined;
+  let sent: { transfer: string } | { data: string } | undefined;
   if (!have.includes(node.commit)) {
-    transfer = randomBytes(12).toString('hex');
-    const name = transfer;
-    await scratch(async (file) => {
+    const transfer = randomBytes(12).toString('hex');
+    sent = await scratch(async (file) => {
       await git(['bundle', 'create', '--quiet', file, 'HEAD', ...have.map((h) => `^${h}`)], { cwd: node.worktree });
       const size = fs.statSync(file).size;
       if (size > MAX_SYNC_BYTES) throw new UseGitInstead(`the workspace's bundle is ${size} bytes, past ${MAX_SYNC_BYTES}`);
+      // A small bundle rides on prepare itself.
+      if (size <= CHUNK_BYTES) return { data: fs.readFileSync(file).toString('base64') };
       const fd = fs.openSync(file, 'r');
       try {
         const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size));
         for (let offset = 0; offset < size; ) {
           const n = fs.readSync(fd, buf, 0, buf.length, offset);
-          await req('chunk', { transfer: name, offset, data: buf.subarray(0, n).toString('base64') }, signal);
+          await req('chunk', { transfer, offset, data: buf.subarray(0, n).toString('base64') }, signal);
           offset += n;
         }
       } finally {
         fs.closeSync(fd);
       }
+      return { transfer };
     });
   }
-  const { cwd } = await req('prepare', { repo, node: id, commit: node.commit, ...(transfer ? { transfer } : {}) }, signal);
+  const { cwd } = await req('prepare', { repo, node: id, commit: node.commit, ...sent }, signal);
   return { nodeId: node.nodeId, base: node.commit, cwd };
 }
 
@@ -101,12 +103,13 @@ export async function collectOverLink(call: LinkCall, ws: PlacedWorkspace, repo:
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
   const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
-  if (r.bundle) {
-    const transfer = r.bundle.transfer;
+  if (r.data !== undefined || r.bundle) {
+    const transfer = r.bundle?.transfer ?? '';
     await scratch(async (file) => {
       const fd = fs.openSync(file, 'w', 0o600);
       try {
-        for (let offset = 0, eof = false; !eof; ) {
+        if (r.data !== undefined) fs.writeSync(fd, Buffer.from(r.data, 'base64'));
+        for (let offset = 0, eof = r.data !== undefined; !eof; ) {
           const chunk = await req('read', { transfer, offset }, signal);
           const bytes = Buffer.from(chunk.data, 'base64');
           fs.writeSync(fd, bytes);

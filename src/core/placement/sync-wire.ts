@@ -50,8 +50,10 @@ export interface PrepareParams {
   repo: string;
   node: string;
   commit: string;
-  /** The uploaded bundle; absent when the repository already has the commit. */
+  /** The uploaded bundle; absent when the repository already has the commit or the bundle came inline. */
   transfer?: string;
+  /** A bundle of at most CHUNK_BYTES, inline (base64): one round trip fewer than a chunk and a prepare. */
+  data?: string;
 }
 export interface PrepareResult {
   /** The node's worktree as the far side sees it (its sessions' cwd). */
@@ -68,8 +70,10 @@ export interface CollectParams {
 export interface CollectResult {
   /** The node's changes as one commit (the base itself when nothing changed). */
   commit: string;
-  /** A bundle of `base..commit` to read, when the commit is not the base. */
+  /** A bundle of `base..commit` to read, when the commit is not the base and the bundle is past CHUNK_BYTES. */
   bundle?: { transfer: string; size: number };
+  /** The bundle itself (base64), when the commit is not the base and it is at most CHUNK_BYTES. */
+  data?: string;
 }
 
 export interface ReadParams {
