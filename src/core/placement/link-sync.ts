@@ -99,7 +99,15 @@ export async function prepareOverLink(
  * when nothing changed since the last collect), the bundle of base..commit is read in chunks and
  * unbundled here, and `refs/arbor/placed/<node>` names it.
  */
-export async function collectOverLink(call: LinkCall, ws: PlacedWorkspace, repo: string, message: string, signal?: AbortSignal): Promise<{ commit: string }> {
+export async function collectOverLink(
+  call: LinkCall,
+  ws: PlacedWorkspace,
+  repo: string,
+  message: string,
+  signal?: AbortSignal,
+  /** The node's local worktree and its head: moved to the commit (`reset --hard`) beside the ref's update. */
+  local?: { path: string; head: string },
+): Promise<{ commit: string; moved: boolean }> {
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
   const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
@@ -122,6 +130,7 @@ export async function collectOverLink(call: LinkCall, ws: PlacedWorkspace, repo:
       await git(['bundle', 'unbundle', file], { cwd: repo });
     });
   }
-  await git(['update-ref', ref, r.commit], { cwd: repo });
-  return { commit: r.commit };
+  const move = local && local.head !== r.commit;
+  await Promise.all([git(['update-ref', ref, r.commit], { cwd: repo }), move ? git(['reset', '--quiet', '--hard', r.commit], { cwd: local.path }) : undefined]);
+  return { commit: r.commit, moved: !!move };
 }

@@ -86,11 +86,12 @@ export function placedProvider(
       () => transport.prepare(node, signal),
     );
   };
-  const collect = (ws: PlacedWorkspace, repo: string): Promise<{ commit: string }> =>
+  /** The changes as a commit here; over the link the local worktree is moved to it too (`moved`). */
+  const collect = (ws: PlacedWorkspace, local: LocalWorktree): Promise<{ commit: string; moved?: boolean }> =>
     overLink(
       'bring the changes back from',
-      (call) => collectOverLink(call, ws, repo, `arbor: changes of ${ws.nodeId} on ${s.name}`),
-      () => transport.collect(ws, repo),
+      (call) => collectOverLink(call, ws, local.repo, `arbor: changes of ${ws.nodeId} on ${s.name}`, undefined, local),
+      () => transport.collect(ws, local.repo),
     );
 
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
@@ -148,8 +149,8 @@ export function placedProvider(
     if (!ws) return out;
     try {
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
-      const { commit } = await timed(ctx.childId, 'collect', async () => collect(await ws, local.repo));
-      if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
+      const { commit, moved } = await timed(ctx.childId, 'collect', async () => collect(await ws, local));
+      if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.
