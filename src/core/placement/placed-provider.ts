@@ -57,9 +57,27 @@ export function placedProvider(
   /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
   const copies = new Map<string, Promise<PlacedWorkspace>>();
   let info: PlacementInfo | undefined;
-  /** The last check (or the one under way), and when it answered: reused for CHECK_REUSE_MS. */
-  let checking: Promise<PlacementInfo> | undefined;
+  /** When the last check (`shared`, or the one under way) answered: reused for CHECK_REUSE_MS. */
   let checkedAt = 0;
+  /** The last check or the one under way: how many children wait on it, and what stops it (its own abort). */
+  let shared: { answer: Promise<PlacementInfo>; waiters: number; stop: () => void } | undefined;
+  /** The shared check's answer for one child: its own abort ends its wait, and the check's once the last waiting child has gone. */
+  const waitFor = async (check: NonNullable<typeof shared>, signal?: AbortSignal): Promise<PlacementInfo> => {
+    signal?.throwIfAborted();
+    check.waiters++;
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal?.reason ?? new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([check.answer, aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      aborted.catch(() => undefined);
+      if (--check.waiters === 0 && signal?.aborted) check.stop(); // (a check already answered ignores it)
+    }
+  };
   const where = () => info?.where ?? s.host ?? s.image ?? s.name;
 
   /** The kept connection, when its arbor carries the workspace too (decision 0081). */
@@ -184,19 +202,22 @@ export function placedProvider(
       name: s.name,
       async check(signal) {
         // A check is a connection of its own (an ssh login): the children started within a short while share one (decision 0077).
-        if (!checking || performance.now() - checkedAt > CHECK_REUSE_MS) {
+        if (!shared || performance.now() - checkedAt > CHECK_REUSE_MS) {
           checkedAt = performance.now(); // the children of this moment wait for this one
-          const mine = transport.check(signal).then((i) => {
+          // Its own abort: one child stopped must not fail the check its siblings wait on; it stops when every waiter has gone.
+          const own = new AbortController();
+          const mine = transport.check(own.signal).then((i) => {
             info = i;
             checkedAt = performance.now();
             return i;
           });
-          checking = mine;
+          const check = { answer: mine, waiters: 0, stop: () => own.abort() };
+          shared = check;
           mine.catch(() => {
-            if (checking === mine) checking = undefined;
+            if (shared === check) shared = undefined;
           });
         }
-        return { ...(await checking) };
+        return { ...(await waitFor(shared, signal)) };
       },
     },
     get info() {
