@@ -8,10 +8,12 @@ import { type PlacedProcess, type PlacedWorkspace, PlacementError, type Placemen
 
 // The ssh transport (decisions 0071, 0072): the system `ssh` with the user's own config and
 // agent. Every step is one ssh connection (one login on the host, which runs the user's shell
-// start-up files each time): `check` runs `arbor --version` and times one echo; `prepare` is
-// one `git push` whose receive-pack also makes the bare repository and the node's worktree;
-// `collect` is one `git fetch` whose upload-pack first commits the worktree; `process` is
-// `ssh … sh -c PRELUDE exec arbor acp …`, the API key (only with `passApiKey`) on stdin.
+// start-up files each time): `check` runs `arbor --version` and times one echo; `connection` is
+// the placement's kept `ssh … sh -c PRELUDE exec arbor acp --nodes …`, the API key (only with
+// `passApiKey`) on stdin, which also carries the workspace there and back (decision 0081). What
+// is below is the fallback for a far side that cannot: `prepare` is one `git push` whose
+// receive-pack also makes the bare repository and the node's worktree; `collect` is one `git
+// fetch` whose upload-pack first commits the worktree.
 
 export interface TransportOptions {
   /** This Arbor's version: the other side's `arbor --version` must equal it. */
