@@ -58,7 +58,7 @@ async function world(server: ModelServer, placements: number, sshd?: Sshd, trace
   const transports = Array.from({ length: placements }, (_, i) =>
     sshd
       ? createTransport(ssh(i), { version: arborVersion() })
-      : localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
+      : localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench', linkSync: true }),
   );
   const h = await Harness.open({
     storeDir: path.join(dir, 'store'),
@@ -191,7 +191,9 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     );
     opts.note(`placement.fanout.efficiency: fan-out, ${fanLine}`);
     opts.note(`placement.fanout.efficiency: one agent alone, ${soloLine}`);
-    opts.note(`placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`);
+    opts.note(
+      `placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements, the workspace over each kept connection as over ssh); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`,
+    );
     opts.note(
       `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,
     );

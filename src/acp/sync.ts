@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
 import { git, WorktreeError } from '../core/worktree/git';
@@ -40,10 +41,12 @@ export class NodeSync {
         const repoDir = repoDirOf(this.dirs, repo);
         if (!Array.isArray(commits) || commits.length > 1000) throw syncRefused('BAD_SYNC_NAME', 'commits must be a list of at most 1000 commit ids');
         const asked = commits.map((c) => commitOf('commit', c));
-        await this.lock(repoDir).alone(async () => {
-          fs.mkdirSync(this.dirs.repos, { recursive: true });
-          if (!fs.existsSync(path.join(repoDir, 'HEAD'))) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
-        });
+        const made = () => fs.existsSync(path.join(repoDir, 'HEAD'));
+        if (!made())
+          await this.lock(repoDir).alone(async () => {
+            fs.mkdirSync(this.dirs.repos, { recursive: true });
+            if (!made()) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
+          });
         if (asked.length === 0) return { have: [] };
         const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, input: `${asked.join('\n')}\n` });
         return { have: out.stdout.split('\n').flatMap((l) => (/^[0-9a-f]+ commit$/.test(l) ? [l.split(' ')[0]!] : [])) };
@@ -73,21 +76,17 @@ export class NodeSync {
         const id = nodeOf(node);
         const at = commitOf('commit', commit);
         if (!fs.existsSync(path.join(repoDir, 'HEAD'))) throw syncRefused('SYNC_FAILED', `repository ${repo} is not here yet; ask ${SYNC_METHODS.have} first`);
-        const bundle = transfer === undefined ? (data === undefined ? undefined : this.inline(data)) : this.transferFile('in', transfer);
+        const bundle = transfer === undefined ? (data === undefined ? undefined : this.inline(data)) : this.taken(transfer);
         const lock = this.lock(repoDir);
         const wt = path.join(this.dirs.nodes, id);
-        // The commit in, the node's base ref on it, and its old worktree gone: steps that read every ref go alone.
-        await lock.alone(async () => {
-          try {
-            if (bundle) await git(['bundle', 'unbundle', bundle], { cwd: repoDir });
-          } finally {
-            if (bundle) fs.rmSync(bundle, { force: true });
-          }
-          if (fs.existsSync(wt) || isLink(wt)) {
+        // The commit in (a pack of its own: no ref is read, so nodes' worktrees may be made beside it).
+        if (bundle) await ingestBundle(repoDir, bundle);
+        // A node prepared again: its old worktree goes, and the prune (which reads every worktree's entry) goes alone.
+        if (fs.existsSync(wt) || isLink(wt))
+          await lock.alone(async () => {
             await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
             await git(['worktree', 'prune'], { cwd: repoDir });
-          }
-        });
+          });
         // Nodes' worktrees are made side by side, each under a name of its own; the base ref (which keeps the commit) beside it.
         fs.mkdirSync(this.dirs.nodes, { recursive: true });
         await lock.shared(() =>
@@ -145,15 +144,29 @@ export class NodeSync {
     };
   }
 
-  /** An inline bundle (prepare's `data`) as a transfer file of its own, for `git bundle unbundle`. */
-  private inline(data: unknown): string {
+  /** An inline bundle (prepare's `data`). */
+  private inline(data: unknown): Buffer {
     if (typeof data !== 'string') throw syncRefused('BAD_SYNC_NAME', 'data must be base64 text');
     const bytes = Buffer.from(data, 'base64');
     if (bytes.length > CHUNK_BYTES) throw syncRefused('BAD_SYNC_NAME', `an inline bundle carries at most ${CHUNK_BYTES} bytes; send it in chunks`);
-    const file = this.transferFile('in', randomBytes(12).toString('hex'));
-    fs.mkdirSync(this.transfers, { recursive: true });
-    fs.writeFileSync(file, bytes, { mode: 0o600, flag: 'wx' });
-    return file;
+    return bytes;
+  }
+
+  /** An uploaded bundle's bytes, its file gone. */
+  private taken(transfer: unknown): Buffer {
+    const file = this.transferFile('in', transfer);
+    try {
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      try {
+        return fs.readFileSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch {
+      throw syncRefused('SYNC_FAILED', `no upload ${String(transfer)} is here (the far side restarted, or it was used); prepare again`);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   }
 
   private lock(repoDir: string): RepoLock {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { describeError } from '../errors';
 import type { LinkCall } from '../remote/acp';
 import { git } from '../worktree/git';
+import { ingestBundle } from './bundle';
 import { nodeKey, placedRef, repoKey } from './layout';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire } from './sync-wire';
 import { type PlacedWorkspace, PlacementError } from './types';
@@ -111,24 +112,17 @@ export async function collectOverLink(
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
   const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
-  if (r.data !== undefined || r.bundle) {
-    const transfer = r.bundle?.transfer ?? '';
-    await scratch(async (file) => {
-      const fd = fs.openSync(file, 'w', 0o600);
-      try {
-        if (r.data !== undefined) fs.writeSync(fd, Buffer.from(r.data, 'base64'));
-        for (let offset = 0, eof = r.data !== undefined; !eof; ) {
-          const chunk = await req('read', { transfer, offset }, signal);
-          const bytes = Buffer.from(chunk.data, 'base64');
-          fs.writeSync(fd, bytes);
-          offset += bytes.length;
-          eof = chunk.eof || bytes.length === 0;
-        }
-      } finally {
-        fs.closeSync(fd);
-      }
-      await git(['bundle', 'unbundle', file], { cwd: repo });
-    });
+  if (r.data !== undefined) await ingestBundle(repo, Buffer.from(r.data, 'base64'));
+  else if (r.bundle) {
+    const parts: Buffer[] = [];
+    for (let offset = 0, eof = false; !eof; ) {
+      const chunk = await req('read', { transfer: r.bundle.transfer, offset }, signal);
+      const bytes = Buffer.from(chunk.data, 'base64');
+      parts.push(bytes);
+      offset += bytes.length;
+      eof = chunk.eof || bytes.length === 0;
+    }
+    await ingestBundle(repo, Buffer.concat(parts));
   }
   const move = local && local.head !== r.commit;
   await Promise.all([git(['update-ref', ref, r.commit], { cwd: repo }), move ? git(['reset', '--quiet', '--hard', r.commit], { cwd: local.path }) : undefined]);
