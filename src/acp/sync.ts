@@ -5,8 +5,8 @@ import { ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
 import { git, WorktreeError } from '../core/worktree/git';
+import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
-import { RepoLock } from './sync-lock';
 import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
 
 // `arbor acp --node-repos DIR`'s side of the workspace over the kept connection (decision 0081):
@@ -19,7 +19,6 @@ type Handler<M extends SyncMethod> = (params: SyncWire[M][0]) => Promise<SyncWir
 export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
 
 export class NodeSync {
-  private readonly locks = new Map<string, RepoLock>();
   private readonly transfers: string;
 
   constructor(private readonly dirs: NodeDirs) {
@@ -81,16 +80,20 @@ export class NodeSync {
         const wt = path.join(this.dirs.nodes, id);
         // The commit in (a pack of its own: no ref is read, so nodes' worktrees may be made beside it).
         if (bundle) await ingestBundle(repoDir, bundle);
-        // A node prepared again: its old worktree goes, and the prune (which reads every worktree's entry) goes alone.
-        if (fs.existsSync(wt) || isLink(wt))
-          await lock.alone(async () => {
+        // The node's worktree entry goes alone: `git worktree add` (and a node prepared again: the old
+        // worktree removed, the prune) reads every other worktree's entry, and fails on one half made
+        // ("failed to read worktrees/<name>/commondir"). Only the entry: no file is checked out yet.
+        fs.mkdirSync(this.dirs.nodes, { recursive: true });
+        await lock.alone(async () => {
+          if (fs.existsSync(wt) || isLink(wt)) {
             await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
             await git(['worktree', 'prune'], { cwd: repoDir });
-          });
-        // Nodes' worktrees are made side by side, each under a name of its own; the base ref (which keeps the commit) beside it.
-        fs.mkdirSync(this.dirs.nodes, { recursive: true });
+          }
+          await git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir });
+        });
+        // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         await lock.shared(() =>
-          Promise.all([git(['update-ref', baseRef(id), at], { cwd: repoDir }), git(['worktree', 'add', '--quiet', '--detach', wt, at], { cwd: repoDir })]),
+          Promise.all([git(['update-ref', baseRef(id), at], { cwd: repoDir }), git(['read-tree', '-u', '--reset', 'HEAD'], { cwd: wt })]),
         );
         return { cwd: fs.realpathSync(wt) };
       },
@@ -169,10 +172,8 @@ export class NodeSync {
     }
   }
 
-  private lock(repoDir: string): RepoLock {
-    let l = this.locks.get(repoDir);
-    if (!l) this.locks.set(repoDir, (l = new RepoLock()));
-    return l;
+  private lock(repoDir: string) {
+    return repoLock(path.resolve(repoDir));
   }
 
   private transferFile(way: 'in' | 'out', transfer: unknown): string {

@@ -1,9 +1,11 @@
 /**
- * One repository's readers and writers on the far side of a placement (decision 0081): `git
- * worktree add` writes `worktrees/<name>/` one file at a time, and a step that reads every ref of
- * the repository (an unbundle's checks, a prune) must not meet one half-made. Worktree adds share
- * (each has a name of its own); those steps take the repository alone. Writers wait for the
- * readers under way and new readers wait for a waiting writer, so neither starves.
+ * One repository's worktree bookkeeping, in this process (decision 0081): `git worktree add`
+ * writes `worktrees/<name>/` one file at a time, and every git step that reads all worktrees'
+ * entries — another `worktree add`, a prune, a `checkout -b` (is the branch out elsewhere?) —
+ * fails on one half made ("failed to read worktrees/<name>/commondir"). Such steps take the
+ * repository alone; the work that reads no other worktree (writing a worktree's files) shares it.
+ * Writers wait for the readers under way and new readers wait for a waiting writer, so neither
+ * starves. Another process's git (the user's own) is not covered: this is Arbor against itself.
  */
 export class RepoLock {
   private readers = 0;
@@ -52,4 +54,13 @@ export class RepoLock {
       if (next.write) return;
     }
   }
+}
+
+const locks = new Map<string, RepoLock>();
+
+/** The lock of the repository whose common git folder (or bare repository) is `gitDir` (a real path). */
+export function repoLock(gitDir: string): RepoLock {
+  let l = locks.get(gitDir);
+  if (!l) locks.set(gitDir, (l = new RepoLock()));
+  return l;
 }
