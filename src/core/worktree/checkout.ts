@@ -3,6 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
+import { lockOf } from './repo-lock';
 import { repoFacts, snapshot } from './snapshot';
 
 // Making and removing a child's worktree (decision 0060). Arbor does this outside every
@@ -43,7 +44,9 @@ export interface CreateRequest {
  */
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
   await fsp.mkdir(path.dirname(req.dir), { recursive: true });
-  const empty = git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot });
+  // Git's bookkeeping of a new worktree goes alone in this repository (repo-lock.ts): another child's add beside it fails.
+  const lock = lockOf(req.parentRoot);
+  const empty = lock.alone(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }));
   const based = (async () => {
     const facts = await repoFacts(req.parentRoot);
     const repo = fs.realpathSync(facts.top);
@@ -60,10 +63,11 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const { repo, head, base } = b.value;
   if (made.status === 'rejected') {
     if (head) throw made.reason;
-    await git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo });
+    await lock.alone(() => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
   } else {
     try {
-      await git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir });
+      // The files beside other children's (it reads their entries, never one half made).
+      await lock.shared(() => git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir }));
     } catch (err) {
       await undo();
       throw err;
@@ -103,11 +107,14 @@ export async function removeWorktree(
   const dir = fs.existsSync(within) ? fs.realpathSync(within) : within;
   if (!(isInside(place.path, within) || isInside(place.path, dir)) || place.path === within || place.path === dir)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
-  if (fs.existsSync(place.repo)) {
-    await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);
-    await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
-  }
+  if (fs.existsSync(place.repo))
+    await lockOf(place.repo).alone(async () => {
+      await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);
+      await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
+    });
   await fsp.rm(place.path, { recursive: true, force: true });
   if (!opts.keepBranch && fs.existsSync(place.repo) && place.branch.startsWith('arbor/'))
-    await git(['branch', '-D', '--quiet', place.branch], { cwd: place.repo, okCodes: [1] }).catch(() => undefined);
+    await lockOf(place.repo)
+      .shared(() => git(['branch', '-D', '--quiet', place.branch], { cwd: place.repo, okCodes: [1] }))
+      .catch(() => undefined);
 }

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
 /**
  * One repository's worktree bookkeeping, in this process (decision 0081): `git worktree add`
  * writes `worktrees/<name>/` one file at a time, and every git step that reads all worktrees'
@@ -63,4 +66,43 @@ export function repoLock(gitDir: string): RepoLock {
   let l = locks.get(gitDir);
   if (!l) locks.set(gitDir, (l = new RepoLock()));
   return l;
+}
+
+/**
+ * The common git folder of the repository holding `dir`, found without running git: the `.git`
+ * folder above it, or — from inside a worktree — the folder its `.git` file and `commondir` name.
+ * Absent a `.git` above it, `dir` itself (a lock of its own, never shared by mistake).
+ */
+export function commonGitDir(dir: string): string {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    const found = gitDirAt(path.join(d, '.git'));
+    if (found) return found;
+    if (path.dirname(d) === d) return path.resolve(dir);
+  }
+}
+
+/** The lock of the repository holding `dir` (see `commonGitDir`). */
+export function lockOf(dir: string): RepoLock {
+  return repoLock(commonGitDir(dir));
+}
+
+/** What a `.git` at this path makes the common git folder: undefined when there is none. */
+function gitDirAt(dotGit: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dotGit);
+  } catch {
+    return undefined;
+  }
+  if (st.isDirectory()) return fs.realpathSync(dotGit);
+  try {
+    const named = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    if (!named) return undefined;
+    const gitDir = path.resolve(path.dirname(dotGit), named);
+    // A worktree's git folder names the common one; a submodule's is its own.
+    const common = fs.existsSync(path.join(gitDir, 'commondir')) ? fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim() : '.';
+    return fs.realpathSync(path.resolve(gitDir, common));
+  } catch {
+    return undefined;
+  }
 }
