@@ -70,7 +70,8 @@ export function nodeGitDir(repoDir: string, wt: string, node: string): string {
   const dotGit = path.join(wt, '.git');
   let text: string;
   try {
-    if (!fs.lstatSync(dotGit).isFile()) throw refuse('is not the file a worktree has');
+    const st = fs.lstatSync(dotGit);
+    if (!st.isFile() || st.size > 4096) throw refuse('is not the file a worktree has');
     text = fs.readFileSync(dotGit, 'utf8');
   } catch (err) {
     if (err instanceof Error && 'data' in err) throw err;
@@ -104,7 +105,7 @@ export async function commitNode(gitDir: string, wt: string, ref: string, messag
   const [said] = await Promise.all([g(['cat-file', '--batch-check=%(objectname)'], `${asked.join('\n')}\n`).then((o) => o.split('\n')), g(['add', '-A'])]);
   const tree = await g(['write-tree']);
   const [head, headTree, prev, prevTree, prevParent] = said.map((l) => (COMMIT.test(l.trim()) ? l.trim() : undefined));
-  if (!head) throw syncRefused('SYNC_FAILED', `node's worktree has no HEAD; prepare it again.`);
+  if (!head) throw syncRefused('SYNC_FAILED', `the worktree ${wt} has no HEAD; prepare the node again.`);
   let c: string;
   if (tree === headTree) c = head;
   else if (prev && tree === prevTree && prevParent === head) c = prev;

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
+import { despiteWorktreeMade } from '../core/placement/ssh';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
 import { git, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
@@ -15,6 +16,9 @@ import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nod
 // `collect` + `read` what its upload-pack script and `git fetch` did, over the link that already
 // carries the node's session. Bundles wait in `<repos>/.transfers`, outside every node's folder.
 
+/** A transfer untouched this long was abandoned (a dropped link, a far side restarted): the next start removes it. */
+const STALE_TRANSFER_MS = 24 * 60 * 60 * 1000;
+
 type Handler<M extends SyncMethod> = (params: SyncWire[M][0]) => Promise<SyncWire[M][1]>;
 export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
 
@@ -23,6 +27,7 @@ export class NodeSync {
 
   constructor(private readonly dirs: NodeDirs) {
     this.transfers = path.join(dirs.repos, '.transfers');
+    sweep(this.transfers, STALE_TRANSFER_MS);
   }
 
   /** Every method by its wire name (the server registers each). */
@@ -52,7 +57,8 @@ export class NodeSync {
       },
       chunk: async ({ transfer, offset, data }) => {
         const file = this.transferFile('in', transfer);
-        if (typeof data !== 'string' || typeof offset !== 'number') throw syncRefused('BAD_SYNC_NAME', 'a chunk needs a numeric offset and base64 data');
+        if (typeof data !== 'string' || !Number.isSafeInteger(offset))
+          throw syncRefused('BAD_SYNC_NAME', 'a chunk needs a whole-number offset and base64 data');
         const bytes = Buffer.from(data, 'base64');
         if (bytes.length > CHUNK_BYTES) throw syncRefused('BAD_SYNC_NAME', `a chunk carries at most ${CHUNK_BYTES} bytes, this one ${bytes.length}`);
         fs.mkdirSync(this.transfers, { recursive: true });
@@ -89,11 +95,23 @@ export class NodeSync {
             await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
             await git(['worktree', 'prune'], { cwd: repoDir });
           }
-          await git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir });
+          // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
+          const add = () =>
+            git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir }).then(
+              () => ({ code: 0, stderr: '' }),
+              (err: Error) => ({ code: 1, stderr: err.message, err }),
+            );
+          const added = await despiteWorktreeMade(add);
+          if ('err' in added) throw added.err;
         });
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
+        // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
+        const gitDir = nodeGitDir(repoDir, nodeFolder(this.dirs, id), id);
         await lock.shared(() =>
-          Promise.all([git(['update-ref', baseRef(id), at], { cwd: repoDir }), git(['read-tree', '-u', '--reset', 'HEAD'], { cwd: wt })]),
+          Promise.all([
+            git(['update-ref', baseRef(id), at], { cwd: repoDir }),
+            git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
+          ]),
         );
         return { cwd: fs.realpathSync(wt) };
       },
@@ -103,7 +121,10 @@ export class NodeSync {
         const from = commitOf('base', base);
         const wt = nodeFolder(this.dirs, id);
         if (!fs.existsSync(path.join(this.dirs.stores, id)))
-          throw syncRefused('UNKNOWN_NODE', `node ${id} has no store here: no session of it ever ran on this side`);
+          throw syncRefused(
+            'UNKNOWN_NODE',
+            `node ${id} has no store here: no session of it ever ran on this side; run a turn of it (session/new in its folder) before collecting`,
+          );
         const gitDir = nodeGitDir(repoDir, wt, id);
         const ref = placedRef(id);
         const text = typeof message === 'string' && message.trim() ? message.slice(0, 1000) : `arbor: changes of ${id}`;
@@ -126,7 +147,7 @@ export class NodeSync {
       },
       read: async ({ transfer, offset }) => {
         const file = this.transferFile('out', transfer);
-        if (typeof offset !== 'number' || offset < 0) throw syncRefused('BAD_SYNC_NAME', 'read needs an offset of 0 or more');
+        if (!Number.isSafeInteger(offset) || offset < 0) throw syncRefused('BAD_SYNC_NAME', 'read needs a whole-number offset of 0 or more');
         let fd: number;
         try {
           fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
@@ -205,5 +226,23 @@ function isLink(p: string): boolean {
     return fs.lstatSync(p).isSymbolicLink();
   } catch {
     return false;
+  }
+}
+
+/** Transfers nobody finished (older than `ms`) go; what cannot be read or removed is left. */
+function sweep(dir: string, ms: number): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const p = path.join(dir, n);
+    try {
+      if (Date.now() - fs.lstatSync(p).mtimeMs > ms) fs.rmSync(p, { force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
   }
 }

@@ -39,7 +39,8 @@ function refusal(err: unknown, method: SyncMethod): Error {
   if (e?.code === -32601) return new UseGitInstead(`the far side's arbor has no ${SYNC_METHODS[method]}`);
   if (e?.data?.code === 'SYNC_TOO_BIG') return new UseGitInstead(String(e.data.message ?? 'the bundle is too big for the link'));
   const code = e?.data?.code;
-  const said = typeof e?.data?.message === 'string' ? `${code && code !== 'SYNC_FAILED' ? `${String(code)}: ` : ''}${e.data.message}` : describeError(err);
+  if (typeof e?.data?.message !== 'string') return err instanceof Error ? err : new Error(describeError(err)); // the link itself (it dropped): said by the caller
+  const said = `${code && code !== 'SYNC_FAILED' ? `${String(code)}: ` : ''}${e.data.message}`;
   return new PlacementError('SYNC_FAILED', `${SYNC_METHODS[method]} failed there: ${said}`);
 }
 
@@ -124,7 +125,9 @@ export async function collectOverLink(
     }
     await ingestBundle(repo, Buffer.concat(parts));
   }
-  const move = local && local.head !== r.commit;
-  await Promise.all([git(['update-ref', ref, r.commit], { cwd: repo }), move ? git(['reset', '--quiet', '--hard', r.commit], { cwd: local.path }) : undefined]);
-  return { commit: r.commit, moved: !!move };
+  // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
+  const move = !!local && local.head !== r.commit;
+  if (move) await git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path });
+  await git(['update-ref', ref, r.commit], { cwd: repo });
+  return { commit: r.commit, moved: move };
 }

@@ -83,13 +83,13 @@ export function placedProvider(
   /** The kept connection, when its arbor carries the workspace too (decision 0081). */
   const viaLink = transport.syncOverLink && transport.connection ? () => ({ ...transport.connection!(), keep: true }) : undefined;
   /** Over the kept link where the transport offers it; push/fetch where it cannot (an older arbor there, a bundle too big). */
-  const overLink = async <T>(what: string, sync: (call: LinkCall) => Promise<T>, git: () => Promise<T>): Promise<T> => {
+  const overLink = async <T>(what: string, sync: (call: LinkCall) => Promise<T>, git: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     if (viaLink) {
       try {
         return await inner.withLink(viaLink(), sync);
       } catch (err) {
         if (!(err instanceof UseGitInstead)) {
-          if (err instanceof PlacementError) throw err;
+          if (err instanceof PlacementError || signal?.aborted) throw err; // (a stopped child is interrupted, not a sync failure)
           throw new PlacementError('SYNC_FAILED', `could not ${what} ${where()} over the placement's connection: ${describeError(err)}`);
         }
       }
@@ -102,6 +102,7 @@ export function placedProvider(
       'copy the workspace to',
       (call) => prepareOverLink(call, { ...node, worktree: local.path }, signal),
       () => transport.prepare(node, signal),
+      signal,
     );
   };
   /** The changes as a commit here; over the link the local worktree is moved to it too (`moved`). */
@@ -202,6 +203,7 @@ export function placedProvider(
       name: s.name,
       async check(signal) {
         // A check is a connection of its own (an ssh login): the children started within a short while share one (decision 0077).
+        signal?.throwIfAborted(); // a child already stopped starts no check nobody would wait on
         if (!shared || performance.now() - checkedAt > CHECK_REUSE_MS) {
           checkedAt = performance.now(); // the children of this moment wait for this one
           // Its own abort: one child stopped must not fail the check its siblings wait on; it stops when every waiter has gone.
@@ -211,7 +213,15 @@ export function placedProvider(
             checkedAt = performance.now();
             return i;
           });
-          const check = { answer: mine, waiters: 0, stop: () => own.abort() };
+          const check = {
+            answer: mine,
+            waiters: 0,
+            stop: () => {
+              // A child arriving while the stopped check winds down starts a new one instead of joining it.
+              if (shared === check) shared = undefined;
+              own.abort();
+            },
+          };
           shared = check;
           mine.catch(() => {
             if (shared === check) shared = undefined;
