@@ -6,7 +6,9 @@
 // copies of the same local repository and fresh remote folders, Arbor's run and git's alternating
 // first; the medians of the pairs' times. The changes themselves are made on the other side
 // untimed. Each ssh connection is a real login (the user's shell start-up files run each time),
-// which is why a step is one connection (decision 0072).
+// which is why a step is one connection (decision 0072). Since decision 0081 a placed child's
+// sync rides on the placement's kept connection instead; this times the push/fetch path that
+// remains its fallback (an older arbor there, a bundle past 256 MiB, the container transport).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -58,7 +58,7 @@ async function world(server: ModelServer, placements: number, sshd?: Sshd, trace
   const transports = Array.from({ length: placements }, (_, i) =>
     sshd
       ? createTransport(ssh(i), { version: arborVersion() })
-      : localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench' }),
+      : localAcpTransport({ name: `p${i}`, remoteDir: path.join(dir, `remote${i}`), baseUrl: server.baseURL, model: 'bench', linkSync: true }),
   );
   const h = await Harness.open({
     storeDir: path.join(dir, 'store'),
@@ -133,10 +133,10 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
     }
     const logins = [sshLogin(sshd), sshLogin(sshd), sshLogin(sshd)];
     opts.note(
-      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens two connections of its own (push, fetch); the placement's kept arbor acp connection and its check are shared by its children (decision 0077)`,
+      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens none of its own: the workspace goes there and back over the placement's kept arbor acp connection (decision 0081), which its check and its children share (decision 0077)`,
     );
     opts.note(
-      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (push + worktree there, session/new and set_mode on the kept connection, prompt, commit + fetch back, worktree moved) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; the floor is the two logins of push and fetch`,
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (a bundle of what the far side lacks + a second 1,000-file checkout there, session/new and set_mode, prompt, commit + bundle back, worktree moved — all on the kept connection) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; what is left is the checkout there, the commit's \`git add -A\` there and the local reset`,
     );
     opts.note(`placement.ssh.vs_local: placed child, ${log.line()}`);
     return { ...VS_LOCAL, value: median(placed) / median(local) };
@@ -191,7 +191,9 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     );
     opts.note(`placement.fanout.efficiency: fan-out, ${fanLine}`);
     opts.note(`placement.fanout.efficiency: one agent alone, ${soloLine}`);
-    opts.note(`placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`);
+    opts.note(
+      `placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements, the workspace over each kept connection as over ssh); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`,
+    );
     opts.note(
       `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,
     );

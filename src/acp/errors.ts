@@ -1,4 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk/unstable';
+import type { SyncErrorCode } from '../core/placement/sync-wire';
 
 // Every refusal `arbor acp` answers carries a code (in `data.code`) that says what happened
 // and what to do, on the JSON-RPC error the method calls for.
@@ -35,4 +36,17 @@ export function unknownSession(id: string): RequestError {
 
 export function turnFailed(message: string): RequestError {
   return new RequestError(-32603, `Internal error: the turn failed: ${message}`, { code: 'TURN_FAILED', message });
+}
+
+/** The JSON-RPC error each sync refusal (decision 0081) goes out as: what the client named is wrong, or the work failed there. */
+const SYNC_JSONRPC: Record<SyncErrorCode, number> = {
+  SYNC_TOO_BIG: -32600,
+  BAD_SYNC_NAME: -32602,
+  UNSAFE_NODE: -32602,
+  UNKNOWN_NODE: RESOURCE_NOT_FOUND,
+  SYNC_FAILED: -32603,
+};
+
+export function syncRefused(code: SyncErrorCode, message: string): RequestError {
+  return new RequestError(SYNC_JSONRPC[code], `${code}: ${message}`, { code, message });
 }

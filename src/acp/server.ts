@@ -7,6 +7,7 @@ import { Feed } from './feed';
 import { acpMcpServers } from './mcp-servers';
 import { promptText, settleSubtree, stopReasonOf, usageOfTurn } from './prompt';
 import { type AcpSession, SessionTable } from './sessions';
+import type { NodeSync } from './sync';
 import { announcement, treeParent } from './tree';
 import { replayUpdates, type Update } from './updates';
 import type { Workspaces } from './workspaces';
@@ -23,6 +24,8 @@ export interface ServerOptions {
   workspaces: Workspaces;
   /** Announce children even if the client did not advertise `subagents` (for clients that predate it). */
   forceSubagents?: boolean;
+  /** A placement's nodes with `--node-repos` (decision 0081): the `_arbor/sync/*` methods. */
+  sync?: NodeSync;
   warn(line: string): void;
 }
 
@@ -60,6 +63,12 @@ export class AcpServer {
   connect(stream: acp.Stream): acp.AgentConnection {
     const app = acp.agent({ name: 'arbor' });
     for (const [method, handler] of Object.entries(this.handlers())) app.onRequest(method as acp.AgentRequestMethod, handler as never);
+    for (const [method, handler] of this.opts.sync?.methods() ?? [])
+      app.onRequest(
+        method,
+        (p: unknown) => p,
+        ({ params }) => handler(params),
+      );
     app.onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       void this.cancel(params.sessionId);
       return undefined;

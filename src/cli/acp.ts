@@ -5,6 +5,7 @@ import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
 import { BatchedOutput } from '../acp/output';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
+import { NodeSync } from '../acp/sync';
 import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { arborVersion } from '../core/version';
@@ -51,6 +52,8 @@ export const acpCommand: Command = async (args, io) => {
   const nodes = pathOption(args, 'nodes');
   const nodeStores = pathOption(args, 'node-stores');
   if (!nodes !== !nodeStores) throw new UsageError('--nodes and --node-stores go together: the folder of the nodes and the folder of their stores');
+  const nodeRepos = pathOption(args, 'node-repos');
+  if (nodeRepos && !nodes) throw new UsageError("--node-repos goes with --nodes and --node-stores: it is where the nodes' repositories are kept");
   const workspaces = new Workspaces(
     (root) => {
       // A placement's node (decision 0077) is what the folder the command was started for used to be: trusted, its store given.
@@ -86,7 +89,14 @@ export const acpCommand: Command = async (args, io) => {
     defaultRoot,
     nodes,
   );
-  server = new AcpServer({ version: arborVersion(), workspaces, forceSubagents: args.options.has('subagents'), warn: (l) => io.err(l) });
+  server = new AcpServer({
+    version: arborVersion(),
+    workspaces,
+    forceSubagents: args.options.has('subagents'),
+    // The workspace over this connection (decision 0081): only for a placement's nodes, in its own folders.
+    ...(nodes && nodeStores && nodeRepos ? { sync: new NodeSync({ nodes, stores: nodeStores, repos: nodeRepos }) } : {}),
+    warn: (l) => io.err(l),
+  });
 
   // A tick's messages leave in one write (decision 0065). Notifications are not held longer: a
   // 24 ms hold let a prompt's text ride with its answer, but moved the client's reading of it

@@ -37,6 +37,7 @@ const VALUED = new Set([
   'on-conflict',
   'nodes',
   'node-stores',
+  'node-repos',
 ]);
 /** Valued flags that may be given more than once: their values join with commas. */
 const REPEATABLE = new Set(['mcp-config', 'allow-mcp', 'mcp-allow-tools']);

@@ -101,6 +101,8 @@ ACP options (arbor acp):
                      serve a placement's nodes (what a placement starts, decision 0077): each folder
                      DIR/<node> is a workspace of its own, its store in the stores folder's <node>;
                      a cwd outside DIR is refused
+  --node-repos DIR   with --nodes: the nodes' repositories (DIR/<key>.git); the workspace then
+                     travels over this connection (_arbor/sync/*, decision 0081)
   Sessions of a cwd inside --workspace use --store; any other cwd keeps its own CWD/.arbor/store.
 
 Sandbox modes (--sandbox). File tools read only inside the workspace, except in full-access.

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CLEANUP_SCRIPT } from '../../src/core/placement/shell';
 import { despiteWorktreeMade } from '../../src/core/placement/ssh';
 import type { PlacedProcess, PlacedWorkspace, PlacementInfo, PlacementSettings, PlacementTransport } from '../../src/core/placement/types';
 import { PlacementError } from '../../src/core/placement/types';
@@ -50,6 +51,12 @@ export interface LocalAcpOptions {
   model?: string;
   /** Offer the kept connection (one `arbor acp` for every node, decision 0077); default true. False: a process per turn. */
   keep?: boolean;
+  /**
+   * The workspace over the kept connection (decision 0081): its `arbor acp` gets `--node-repos`
+   * and the transport says `syncOverLink`. `'old-arbor'`: it says so, but the far side has no
+   * `--node-repos` (an older arbor): the methods are missing and push/fetch must take over.
+   */
+  linkSync?: boolean | 'old-arbor';
 }
 
 export interface LocalAcpTransport extends PlacementTransport {
@@ -132,11 +139,23 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
             fs.mkdirSync(stores, { recursive: true });
             return {
               command: process.execPath,
-              args: [arborBin(), 'acp', '--nodes', nodes, '--node-stores', stores, '--base-url', o.baseUrl, ...(o.model ? ['--model', o.model] : [])],
+              args: [
+                arborBin(),
+                'acp',
+                '--nodes',
+                nodes,
+                '--node-stores',
+                stores,
+                ...(o.linkSync === true ? ['--node-repos', path.join(o.remoteDir, 'repos')] : []),
+                '--base-url',
+                o.baseUrl,
+                ...(o.model ? ['--model', o.model] : []),
+              ],
               env: {},
             };
           },
         }),
+    ...(o.linkSync ? { syncOverLink: true } : {}),
     async collect(ws, repo) {
       counts.collect++;
       await git(ws.cwd, 'add', '-A');
@@ -154,7 +173,10 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
     },
     async cleanup(ws) {
       counts.cleanup++;
-      await serial(() => git(remoteRepo, 'worktree', 'remove', '--force', ws.cwd).catch(() => ''));
+      // A worktree made over the link belongs to repos/<key>.git: the ssh transport's own cleanup script finds it from the worktree.
+      if (o.linkSync === true)
+        await new Promise<void>((resolve) => execFile('sh', ['-c', CLEANUP_SCRIPT, 'arbor', ws.cwd, `refs/arbor/base/${ws.nodeId}`], () => resolve()));
+      else await serial(() => git(remoteRepo, 'worktree', 'remove', '--force', ws.cwd).catch(() => ''));
     },
   };
 }

@@ -24,7 +24,22 @@ export function nodeKey(nodeId: string): string {
 /** One key per local repository (its real path), so two repositories never share a bare copy. */
 export function repoKey(repo: string): string {
   const real = fs.existsSync(repo) ? fs.realpathSync(repo) : path.resolve(repo);
-  return `${path.basename(real).replace(/[^A-Za-z0-9_-]/g, '') || 'repo'}-${createHash('sha256').update(real).digest('hex').slice(0, 12)}`;
+  return `${
+    path
+      .basename(real)
+      .replace(/[^A-Za-z0-9_-]/g, '')
+      .slice(0, 64) || 'repo'
+  }-${createHash('sha256').update(real).digest('hex').slice(0, 12)}`;
+}
+
+/** A repository key as the far side takes it from a client (`repoKey`'s shape), or a BAD_PLACEMENT error: never a path. */
+export function checkedRepoKey(key: string): string {
+  if (!/^[A-Za-z0-9_-]{0,100}-[0-9a-f]{12}$/.test(key))
+    throw new PlacementError(
+      'BAD_PLACEMENT',
+      `"${key}" is not a repository key (a name, "-" and 12 hex digits); a client names repositories by key, never by path.`,
+    );
+  return key;
 }
 
 /** The ref a node's base is pushed to on the other side (keeps the commit reachable while the node lives). */

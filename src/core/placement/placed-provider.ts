@@ -1,11 +1,12 @@
 import * as path from 'node:path';
 import { describeError } from '../errors';
-import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver } from '../remote/acp';
+import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver, type LinkCall } from '../remote/acp';
 import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
 import type { SubagentProvider } from '../subagent/types';
 import { git } from '../worktree/git';
+import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
 // A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
@@ -56,15 +57,66 @@ export function placedProvider(
   /** Each node's copy on the other side, made at its first turn and kept for its follow-ups. */
   const copies = new Map<string, Promise<PlacedWorkspace>>();
   let info: PlacementInfo | undefined;
-  /** The last check (or the one under way), and when it answered: reused for CHECK_REUSE_MS. */
-  let checking: Promise<PlacementInfo> | undefined;
+  /** When the last check (`shared`, or the one under way) answered: reused for CHECK_REUSE_MS. */
   let checkedAt = 0;
+  /** The last check or the one under way: how many children wait on it, and what stops it (its own abort). */
+  let shared: { answer: Promise<PlacementInfo>; waiters: number; stop: () => void } | undefined;
+  /** The shared check's answer for one child: its own abort ends its wait, and the check's once the last waiting child has gone. */
+  const waitFor = async (check: NonNullable<typeof shared>, signal?: AbortSignal): Promise<PlacementInfo> => {
+    signal?.throwIfAborted();
+    check.waiters++;
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal?.reason ?? new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([check.answer, aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      aborted.catch(() => undefined);
+      if (--check.waiters === 0 && signal?.aborted) check.stop(); // (a check already answered ignores it)
+    }
+  };
   const where = () => info?.where ?? s.host ?? s.image ?? s.name;
+
+  /** The kept connection, when its arbor carries the workspace too (decision 0081). */
+  const viaLink = transport.syncOverLink && transport.connection ? () => ({ ...transport.connection!(), keep: true }) : undefined;
+  /** Over the kept link where the transport offers it; push/fetch where it cannot (an older arbor there, a bundle too big). */
+  const overLink = async <T>(what: string, sync: (call: LinkCall) => Promise<T>, git: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    if (viaLink) {
+      try {
+        return await inner.withLink(viaLink(), sync);
+      } catch (err) {
+        if (!(err instanceof UseGitInstead)) {
+          if (err instanceof PlacementError || signal?.aborted) throw err; // (a stopped child is interrupted, not a sync failure)
+          throw new PlacementError('SYNC_FAILED', `could not ${what} ${where()} over the placement's connection: ${describeError(err)}`);
+        }
+      }
+    }
+    return git();
+  };
+  const prepare = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
+    const node = { nodeId: childId, repo: local.repo, commit: local.head };
+    return overLink(
+      'copy the workspace to',
+      (call) => prepareOverLink(call, { ...node, worktree: local.path }, signal),
+      () => transport.prepare(node, signal),
+      signal,
+    );
+  };
+  /** The changes as a commit here; over the link the local worktree is moved to it too (`moved`). */
+  const collect = (ws: PlacedWorkspace, local: LocalWorktree): Promise<{ commit: string; moved?: boolean }> =>
+    overLink(
+      'bring the changes back from',
+      (call) => collectOverLink(call, ws, local.repo, `arbor: changes of ${ws.nodeId} on ${s.name}`, undefined, local),
+      () => transport.collect(ws, local.repo),
+    );
 
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
     let ws = copies.get(childId);
     if (!ws) {
-      ws = transport.prepare({ nodeId: childId, repo: local.repo, commit: local.head }, signal);
+      ws = prepare(childId, local, signal);
       copies.set(childId, ws);
       ws.catch(() => copies.delete(childId));
     }
@@ -116,8 +168,8 @@ export function placedProvider(
     if (!ws) return out;
     try {
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
-      const { commit } = await timed(ctx.childId, 'collect', async () => transport.collect(await ws, local.repo));
-      if (commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
+      const { commit, moved } = await timed(ctx.childId, 'collect', async () => collect(await ws, local));
+      if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.
@@ -151,19 +203,31 @@ export function placedProvider(
       name: s.name,
       async check(signal) {
         // A check is a connection of its own (an ssh login): the children started within a short while share one (decision 0077).
-        if (!checking || performance.now() - checkedAt > CHECK_REUSE_MS) {
+        signal?.throwIfAborted(); // a child already stopped starts no check nobody would wait on
+        if (!shared || performance.now() - checkedAt > CHECK_REUSE_MS) {
           checkedAt = performance.now(); // the children of this moment wait for this one
-          const mine = transport.check(signal).then((i) => {
+          // Its own abort: one child stopped must not fail the check its siblings wait on; it stops when every waiter has gone.
+          const own = new AbortController();
+          const mine = transport.check(own.signal).then((i) => {
             info = i;
             checkedAt = performance.now();
             return i;
           });
-          checking = mine;
+          const check = {
+            answer: mine,
+            waiters: 0,
+            stop: () => {
+              // A child arriving while the stopped check winds down starts a new one instead of joining it.
+              if (shared === check) shared = undefined;
+              own.abort();
+            },
+          };
+          shared = check;
           mine.catch(() => {
-            if (checking === mine) checking = undefined;
+            if (shared === check) shared = undefined;
           });
         }
-        return { ...(await checking) };
+        return { ...(await waitFor(shared, signal)) };
       },
     },
     get info() {

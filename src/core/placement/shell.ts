@@ -42,7 +42,8 @@ export function acpScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): str
 /**
  * What `connection()` starts (decision 0077): the prelude, then one `arbor acp` for every node of
  * the placement, each node's worktree under the nodes folder a workspace of its own with its store
- * in the stores folder. Arguments: arbor, nodes folder, stores folder, then extra acp flags.
+ * in the stores folder, their repositories in the repos folder (the workspace travels over the
+ * connection, decision 0081). Arguments: arbor, nodes folder, stores folder, repos folder, then extra acp flags.
  */
 export function acpNodesScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>): string {
   return [
@@ -50,9 +51,10 @@ export function acpNodesScript(s: Pick<PlacementSettings, 'passApiKey' | 'env'>)
     'arbor=$1',
     'nodes=$2',
     'stores=$3',
-    'shift 3',
-    'mkdir -p "$nodes" "$stores"',
-    'exec "$arbor" acp --nodes "$nodes" --node-stores "$stores" "$@"',
+    'repos=$4',
+    'shift 4',
+    'mkdir -p "$nodes" "$stores" "$repos"',
+    'exec "$arbor" acp --nodes "$nodes" --node-stores "$stores" --node-repos "$repos" "$@"',
   ].join('\n');
 }
 
@@ -87,39 +89,68 @@ export const PREPARE_SCRIPT = [
 ].join('\n');
 
 /**
+ * The node's git folder, checked both ways before any git runs in the node (decision 0081): the
+ * node's folder is its agent's workspace, so its `.git` is the agent's to rewrite — to another
+ * repository whose config runs a command (`core.fsmonitor`, a filter) when Arbor's git reads the
+ * node. Needs `repo` and `wt`; sets `gd` (the node's folder under `$repo/worktrees/`) and `G` (git
+ * told that folder and the worktree, never left to find them), or says why not and exits 1.
+ */
+const NODE_GIT = [
+  'unsafe() { echo "arbor-unsafe: the node folder $wt $1; nothing of it is collected (prepare the node again)" >&2; exit 1; }',
+  '[ -L "$wt" ] && unsafe "is a symlink"',
+  '[ -d "$wt" ] || unsafe "is missing"',
+  '{ [ -f "$wt/.git" ] && [ ! -L "$wt/.git" ]; } || unsafe "has a .git that is not the file a worktree has"',
+  'rr=$(cd "$repo" && pwd -P) || exit 1',
+  'gd=$(sed -n "1s/^gitdir: //p" "$wt/.git")',
+  '[ "$(dirname "$gd")" = "$rr/worktrees" ] || unsafe "has a .git pointing outside its repository"',
+  'case "$(basename "$gd")" in .|..|"") unsafe "has a .git pointing outside its repository";; esac',
+  '[ "$(cat "$gd/gitdir" 2>/dev/null)" = "$(cd "$wt" && pwd -P)/.git" ] || unsafe "has a .git pointing at another worktree"',
+  'G() { g --git-dir="$gd" --work-tree="$wt" "$@"; }',
+];
+
+/**
  * Run as git's `--upload-pack` for `collect`, so the commit and the fetch take one connection:
  * everything in the node's worktree (`git add -A`: new, changed, deleted; ignored files stay) as
  * one commit on top of its HEAD (the base, or the node's own commits), named by `ref`, then
  * serve it. With nothing changed the ref is HEAD itself; with nothing changed since the last
- * collect it is that commit again (a collect repeated after a reconnect makes no new commit). Arguments: repo, worktree, ref, message.
+ * collect it is that commit again (a collect repeated after a reconnect makes no new commit).
+ * The node's `.git` is checked first (`NODE_GIT`). Arguments: repo, worktree, ref, message.
  */
 export const COLLECT_SCRIPT = [
   ...GIT_ENV,
   'repo=$1; wt=$2; ref=$3; msg=$4',
+  ...NODE_GIT,
   'cd "$wt" || exit 1',
-  'g add -A >&2 || exit 1',
-  'tree=$(g write-tree) && head=$(g rev-parse HEAD) || exit 1',
-  'prev=$(g rev-parse -q --verify "$ref^{commit}" 2>/dev/null) || prev=',
-  'if [ "$tree" = "$(g rev-parse "$head^{tree}")" ]; then c=$head',
-  'elif [ -n "$prev" ] && [ "$tree" = "$(g rev-parse "$prev^{tree}")" ] && [ "$head" = "$(g rev-parse -q --verify "$prev^" 2>/dev/null)" ]; then c=$prev',
-  'else c=$(g commit-tree "$tree" -p "$head" -m "$msg") || exit 1; fi',
-  'g update-ref "$ref" "$c" || exit 1',
+  'G add -A >&2 || exit 1',
+  'tree=$(G write-tree) && head=$(G rev-parse HEAD) || exit 1',
+  'prev=$(G rev-parse -q --verify "$ref^{commit}" 2>/dev/null) || prev=',
+  'if [ "$tree" = "$(G rev-parse "$head^{tree}")" ]; then c=$head',
+  'elif [ -n "$prev" ] && [ "$tree" = "$(G rev-parse "$prev^{tree}")" ] && [ "$head" = "$(G rev-parse -q --verify "$prev^" 2>/dev/null)" ]; then c=$prev',
+  'else c=$(G commit-tree "$tree" -p "$head" -m "$msg") || exit 1; fi',
+  'G update-ref "$ref" "$c" || exit 1',
   'echo "arbor-collected $c" >&2',
   'exec git upload-pack "$repo"',
 ].join('\n');
 
 /**
- * `cleanup`: the node's worktree and its base ref go (found from the worktree itself: what is
- * already gone is skipped); its store stays. Arguments: worktree, base ref.
+ * `cleanup`: the node's worktree and its base ref go; its store stays. The repository is found
+ * from the worktree's `.git` as text (git never runs in the node: its `.git` may have been
+ * rewritten), and only one in the placement's own `repos` folder, next to `nodes`, is touched;
+ * otherwise the folder alone goes. What is already gone is skipped. Arguments: worktree, base ref.
  */
 export const CLEANUP_SCRIPT = [
   ...GIT_ENV,
   'wt=$1; ref=$2',
+  '[ -L "$wt" ] && { rm -f "$wt"; exit 0; }',
   '[ -d "$wt" ] || exit 0',
-  'repo=$(cd "$wt" && cd "$(g rev-parse --git-common-dir)" && pwd -P) || { rm -rf "$wt"; exit 0; }',
-  'g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"',
-  'g -C "$repo" worktree prune 2>/dev/null',
-  'g -C "$repo" update-ref -d "$ref" 2>/dev/null',
+  'repos=$(cd "$(dirname "$wt")/../repos" 2>/dev/null && pwd -P) || repos=',
+  'gd=$(sed -n "1s/^gitdir: //p" "$wt/.git" 2>/dev/null)',
+  'repo=$(cd "$gd/../.." 2>/dev/null && pwd -P) || repo=',
+  'if [ -n "$repos" ] && [ -n "$repo" ] && [ "$(dirname "$repo")" = "$repos" ]; then',
+  '  g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"',
+  '  g -C "$repo" worktree prune 2>/dev/null',
+  '  g -C "$repo" update-ref -d "$ref" 2>/dev/null',
+  'else rm -rf "$wt"; fi',
   'exit 0',
 ].join('\n');
 

@@ -8,10 +8,12 @@ import { type PlacedProcess, type PlacedWorkspace, PlacementError, type Placemen
 
 // The ssh transport (decisions 0071, 0072): the system `ssh` with the user's own config and
 // agent. Every step is one ssh connection (one login on the host, which runs the user's shell
-// start-up files each time): `check` runs `arbor --version` and times one echo; `prepare` is
-// one `git push` whose receive-pack also makes the bare repository and the node's worktree;
-// `collect` is one `git fetch` whose upload-pack first commits the worktree; `process` is
-// `ssh … sh -c PRELUDE exec arbor acp …`, the API key (only with `passApiKey`) on stdin.
+// start-up files each time): `check` runs `arbor --version` and times one echo; `connection` is
+// the placement's kept `ssh … sh -c PRELUDE exec arbor acp --nodes …`, the API key (only with
+// `passApiKey`) on stdin, which also carries the workspace there and back (decision 0081). What
+// is below is the fallback for a far side that cannot: `prepare` is one `git push` whose
+// receive-pack also makes the bare repository and the node's worktree; `collect` is one `git
+// fetch` whose upload-pack first commits the worktree.
 
 export interface TransportOptions {
   /** This Arbor's version: the other side's `arbor --version` must equal it. */
@@ -61,6 +63,8 @@ const SSH_FAILURE =
   /^ssh:|Permission denied|Host key verification failed|Connection (refused|timed out|closed|reset)|Could not resolve hostname|No route to host|kex_exchange_identification/;
 
 export class SshTransport implements PlacementTransport {
+  /** Prepare and collect ride on the kept connection (decision 0081); the push and fetch below are the fallback. */
+  readonly syncOverLink = true;
   private readonly where: string;
   private readonly remoteDir: string;
 
@@ -134,9 +138,13 @@ export class SshTransport implements PlacementTransport {
     return this.overSsh(shLine(script, [this.arbor, ws.cwd, storeBeside(ws.cwd, ws.nodeId), ...acpFlags(this.settings)]));
   }
 
-  /** One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a workspace, `stores/<node>` its store. */
+  /**
+   * One `arbor acp` for all of the placement's nodes (decision 0077): `nodes/<node>` each a
+   * workspace, `stores/<node>` its store, `repos/<key>.git` the repositories the workspace travels
+   * to over that connection (decision 0081).
+   */
   connection(): PlacedProcess {
-    const dirs = [path.posix.join(this.remoteDir, 'nodes'), path.posix.join(this.remoteDir, 'stores')];
+    const dirs = ['nodes', 'stores', 'repos'].map((d) => path.posix.join(this.remoteDir, d));
     return this.overSsh(shLine(acpNodesScript(this.settings), [this.arbor, ...dirs, ...acpFlags(this.settings)]));
   }
 

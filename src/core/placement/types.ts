@@ -121,6 +121,12 @@ export interface PlacementTransport {
    */
   connection?(): PlacedProcess;
   /**
+   * The kept connection's `arbor acp` also carries the workspace (`--node-repos`, decision 0081):
+   * prepare and collect go over `_arbor/sync/*` on it, and `prepare`/`collect` here are the fallback
+   * (an older arbor there, a bundle past the link's limit).
+   */
+  readonly syncOverLink?: boolean;
+  /**
    * Bring the changes back: the other side's worktree is committed on top of `ws.base` and that
    * commit is fetched into the local `repo` (under `refs/arbor/placed/<nodeId>`); returns it
    * (equal to `ws.base` when nothing changed).

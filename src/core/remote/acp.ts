@@ -6,11 +6,11 @@ import type { TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildren } from './acp-children';
 import { AcpLink, KeptLink, type LinkSession } from './acp-link';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
+import { AgentExit, delay, linkCaps, type OpenedProcess, processSpec, untilExit } from './acp-open';
 import { answerPermission, summaryOf } from './acp-permission';
-import { namespaceSpec } from './pid-namespace';
-import { DEFAULT_GRACE_MS, programEnv, resolveCommand } from './process';
+import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
-import { type AcpAgentSettings, stopTiming } from './settings';
+import type { AcpAgentSettings } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 /**
@@ -33,15 +33,7 @@ export type AcpChildrenFactory = (
  */
 export interface AcpProcessSource {
   /** This turn's process, and the folder the agent's session works in as the other side sees it. */
-  open(ctx: RemoteTurnContext): Promise<{
-    command: string;
-    args: string[];
-    env: Record<string, string>;
-    preamble?: string;
-    sessionCwd: string;
-    /** The process serves many sessions and is kept across turns and children (decision 0077): one link per source. */
-    keep?: boolean;
-  }>;
+  open(ctx: RemoteTurnContext): Promise<OpenedProcess & { sessionCwd: string }>;
   /** The process left before the turn finished and Arbor did not stop it (the link dropped): how the turn ends. */
   dropped(what: string): RemoteOutcome;
   /** Told when a phase of a turn is over (its start and end, `performance.now()`): the bench's breakdown. Must not throw. */
@@ -67,9 +59,18 @@ const EOF_GRACE_MS = 100;
 /** How long a kept link (decision 0077) stays open with no session on it before its process is closed. */
 export const KEPT_LINK_IDLE_MS = 30_000;
 
+/** A request on a link by method name (an extension method such as `_arbor/sync/*`); its answer, or the agent's exit as an error. */
+export type LinkCall = (method: string, params: unknown) => Promise<unknown>;
+
 /** An ACP driver that may keep a link across turns: `close` ends it (the placement closes). */
 export interface AcpDriver extends RemoteDriver {
   close(): Promise<void>;
+  /**
+   * Runs `fn` with requests on the kept link of `opened` (the one the source's turns share, made
+   * and initialized now if none is live), held for `fn`'s time: the placed node's workspace sync
+   * (decision 0081) rides on the connection its sessions use.
+   */
+  withLink<T>(opened: OpenedProcess, fn: (call: LinkCall) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -98,6 +99,18 @@ export function acpDriver(
     supports: (mode) => !settings.modes || (SANDBOX_MODES.includes(mode) && typeof settings.modes[mode] === 'string'),
     runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), kept, children, source).run(),
     close: () => kept.close(),
+    async withLink(opened, fn) {
+      acp ??= await import('@agentclientprotocol/sdk/unstable');
+      const spec = await processSpec(settings, { ...opened, keep: true }, '/', secrets());
+      if (!spec) throw new Error(`${opened.command} was not found on PATH; fix the placement's settings.`);
+      const link = await kept.take(() => new AcpLink(acp, spec, opened.preamble, linkCaps(!!children)));
+      try {
+        await untilExit(link.initialize(), link);
+        return await fn((method, params) => untilExit(link.conn.agent.request(method, params), link));
+      } finally {
+        kept.release();
+      }
+    },
   };
 }
 
@@ -149,26 +162,15 @@ class AcpTurn implements LinkSession {
       return ctx.signal.aborted ? { stopReason: 'interrupted' } : { stopReason: 'error', error: describeError(err) };
     }
     this.mark = performance.now();
-    const env = programEnv({ ...(opened ? opened.env : settings.env) }, process.env, this.secrets);
-    const wanted = opened?.command ?? settings.command;
-    const command = resolveCommand(wanted, env.PATH);
-    if (!command) return notFound(this.label, wanted, opened ? "fix the placement's settings" : 'fix its "command" in arbor.remote.acp');
+    const spec = await processSpec(settings, opened, ctx.cwd, this.secrets);
+    if (!spec) {
+      const wanted = opened?.command ?? settings.command;
+      return notFound(this.label, wanted, opened ? "fix the placement's settings" : 'fix its "command" in arbor.remote.acp');
+    }
     acp ??= await import('@agentclientprotocol/sdk/unstable');
-    const ns = await namespaceSpec();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     this.shared = !!opened?.keep;
-    // A kept link outlives this child's folder: its process works from the root, its sessions name their own cwd.
-    const spec = {
-      command,
-      args: opened?.args ?? settings.args ?? [],
-      cwd: this.shared ? '/' : ctx.cwd,
-      env,
-      stdin: 'pipe' as const,
-      ...stopTiming(settings),
-      ...ns,
-    };
-    const caps = { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...(this.children ? { subagents: {} } : {}) };
-    const make = () => new AcpLink(acp, spec, opened?.preamble, caps);
+    const make = () => new AcpLink(acp, spec, opened?.preamble, linkCaps(!!this.children));
     const link = this.shared ? await this.kept.take(make) : make();
 
     // A link of its own carries this turn alone: everything on it is this turn's (its own sub-sessions too).
@@ -349,20 +351,9 @@ class AcpTurn implements LinkSession {
     this.giveUp?.(new Error('the agent did not answer session/cancel in time'));
   }
 
-  /** A request's answer, or the agent's exit (it crashed, or never answered before leaving) as an error. */
-  private async untilExit<T>(p: Promise<T>, link: AcpLink): Promise<T> {
-    let settled = false;
-    const exited = link.proc.exited.then(async (exit) => {
-      await delay(50); // an answer written just before the exit is read first
-      if (settled) return undefined as never;
-      throw new AgentExit(exit.spawnError ? `could not start: ${exit.spawnError}` : `exited (${exitPhrase(exit)})`);
-    });
-    try {
-      return await Promise.race([p, exited, this.givenUp]);
-    } finally {
-      settled = true;
-      exited.catch(() => undefined);
-    }
+  /** A request's answer, or the agent's exit as an error (or the cancel given up on). */
+  private untilExit<T>(p: Promise<T>, link: AcpLink): Promise<T> {
+    return untilExit(p, link, this.givenUp);
   }
 
   private async failure(err: unknown, link: AcpLink): Promise<RemoteOutcome> {
@@ -385,10 +376,6 @@ class AcpTurn implements LinkSession {
     return { stopReason: 'error', error: `${what}${tail}` };
   }
 }
-
-class AgentExit extends Error {}
-
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 function describe(err: unknown): string {
   if (err instanceof acp.RequestError) return `${err.message} (JSON-RPC error ${err.code})`;

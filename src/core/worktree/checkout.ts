@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { commitBody, writeObjectSync } from './objects';
+import { lockOf, type RepoLock, repoLock } from './repo-lock';
 import type { RepoState, RepoStateCache } from './repo-state';
 import { repoFacts, snapshot } from './snapshot';
 import { workTreeOf } from './work-tree';
@@ -52,11 +53,11 @@ export interface CreateRequest {
 export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
   fs.mkdirSync(path.dirname(req.dir), { recursive: true });
   const known = req.repos && (await req.repos.state(req.parentRoot));
-  const made = known && (await inProcessBase(req, known));
+  // Git's bookkeeping of a new worktree goes alone in this repository (repo-lock.ts): another child's add beside it fails.
+  const lock = known ? repoLock(fs.realpathSync.native(known.commonDir)) : lockOf(req.parentRoot);
+  const made = known && (await inProcessBase(req, known, lock));
   if (made) return made;
-  const empty = oneAtATime(known ? fs.realpathSync.native(known.top) : path.resolve(req.parentRoot), () =>
-    git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }),
-  );
+  const empty = lock.alone(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }));
   const based = (async () => {
     const facts = known ?? (await repoFacts(req.parentRoot));
     const repo = fs.realpathSync(facts.top);
@@ -73,39 +74,17 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
   const { repo, head, base } = b.value;
   if (added.status === 'rejected') {
     if (head) throw added.reason;
-    await oneAtATime(known ? fs.realpathSync.native(known.top) : path.resolve(req.parentRoot), () =>
-      git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }),
-    );
+    await lock.alone(() => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
   } else {
     try {
-      await git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir });
+      // The files beside other children's (it reads their entries, never one half made).
+      await lock.shared(() => git(['checkout', '--quiet', '--no-recurse-submodules', '-b', req.branch, base], { cwd: req.dir }));
     } catch (err) {
       await undo();
       throw err;
     }
   }
   return placeOf(req, repo, base);
-}
-
-/**
- * `git worktree add`/`remove` of one repository (keyed by its top), one at a time in this
- * process: git 2.39 reads every registered worktree's files and fails ("failed to read
- * .git/worktrees/<x>/commondir") on one a concurrent add has only half made — two children
- * started in the same step, whose bases are ready at the same instant since decision 0082.
- */
-const adding = new Map<string, Promise<unknown>>();
-
-function oneAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
-  const next = (adding.get(key) ?? Promise.resolve()).then(run, run);
-  const settled = next.then(
-    () => undefined,
-    () => undefined,
-  );
-  adding.set(key, settled);
-  void settled.then(() => {
-    if (adding.get(key) === settled) adding.delete(key);
-  });
-  return next;
 }
 
 function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace {
@@ -120,7 +99,7 @@ function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace 
  * commit written; then one `git worktree add -b <branch> <dir> <base>`, the same command a bare
  * worktree takes. Undefined where the repository is not a plain one: the caller takes git's way.
  */
-async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<WorktreePlace | undefined> {
+async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLock): Promise<WorktreePlace | undefined> {
   if (!facts.head || !facts.plain) return undefined;
   const repo = fs.realpathSync.native(facts.top);
   const tree = await workTreeOf({
@@ -134,7 +113,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState): Promise<Work
   if (!tree) return undefined;
   const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   try {
-    await oneAtATime(repo, () => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
+    await lock.alone(() => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }));
   } catch (err) {
     await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
     throw err;
@@ -171,13 +150,14 @@ export async function removeWorktree(
   const dir = fs.existsSync(within) ? fs.realpathSync(within) : within;
   if (!(isInside(place.path, within) || isInside(place.path, dir)) || place.path === within || place.path === dir)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
-  if (fs.existsSync(place.repo)) {
-    await oneAtATime(place.repo, async () => {
+  if (fs.existsSync(place.repo))
+    await lockOf(place.repo).alone(async () => {
       await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);
       await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
     });
-  }
   await fsp.rm(place.path, { recursive: true, force: true });
   if (!opts.keepBranch && fs.existsSync(place.repo) && place.branch.startsWith('arbor/'))
-    await git(['branch', '-D', '--quiet', place.branch], { cwd: place.repo, okCodes: [1] }).catch(() => undefined);
+    await lockOf(place.repo)
+      .shared(() => git(['branch', '-D', '--quiet', place.branch], { cwd: place.repo, okCodes: [1] }))
+      .catch(() => undefined);
 }

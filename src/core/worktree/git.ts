@@ -22,8 +22,8 @@ export interface GitOptions {
   cwd: string;
   /** Extra environment (a separate index: `GIT_INDEX_FILE`). */
   env?: Record<string, string>;
-  /** Text for git's stdin. */
-  input?: string;
+  /** Text (or bytes: a pack) for git's stdin. */
+  input?: string | Buffer;
   /** Exit codes that are answers, not failures (`merge-tree` exits 1 on a conflict). */
   okCodes?: readonly number[];
   /** Bytes of stdout kept (default 64 MiB: a file's content can come through here). */
@@ -59,7 +59,7 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
       cwd: opts.cwd,
       env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
       namespaced: false,
-      ...(opts.input !== undefined ? { stdin: Buffer.from(opts.input) } : {}),
+      ...(opts.input !== undefined ? { stdin: typeof opts.input === 'string' ? Buffer.from(opts.input) : opts.input } : {}),
     },
     { timeoutMs: GIT_TIMEOUT_MS, cap: opts.maxBuffer ?? 64 * 1024 * 1024, killGraceMs: 2000, lingerMs: 2000 },
     new AbortController().signal,

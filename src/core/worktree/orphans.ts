@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { WorktreeState } from '../session/events';
 import { git } from './git';
 import { isInside } from './names';
+import { lockOf } from './repo-lock';
 
 // What nothing live owns (decision 0060): every folder in Arbor's worktrees folder and every
 // `git worktree list` entry inside it, judged by its node (the folder's name is the child's id).
@@ -95,7 +96,7 @@ function safeList(dir: string): string[] {
 /** `git worktree list --porcelain`, parsed: path, branch (without `refs/heads/`), whether git marks it prunable. */
 async function gitWorktrees(root: string): Promise<{ path: string; branch?: string; repo: string; missing: boolean }[]> {
   const top = (await git(['rev-parse', '--show-toplevel'], { cwd: root })).stdout.trim();
-  const text = (await git(['worktree', 'list', '--porcelain'], { cwd: top })).stdout;
+  const text = (await lockOf(top).shared(() => git(['worktree', 'list', '--porcelain'], { cwd: top }))).stdout;
   const out: { path: string; branch?: string; repo: string; missing: boolean }[] = [];
   for (const block of text.split('\n\n')) {
     const lines = block.split('\n');

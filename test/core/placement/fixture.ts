@@ -4,7 +4,7 @@ import type { Agent } from '../../../src/core/agent/agent';
 import { placementRow } from '../../../src/core/placement/row';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { TestHarness } from '../../support/harness';
-import { type LocalAcpTransport, localAcpTransport } from '../../support/local-acp-transport';
+import { type LocalAcpOptions, type LocalAcpTransport, localAcpTransport } from '../../support/local-acp-transport';
 import type { ModelServer } from '../../support/model-server';
 import { eventsOf, type Script, subagentWorld } from '../subagent/helpers';
 import { makeRepo } from '../worktree/fixture';
@@ -24,7 +24,8 @@ export interface PlacedWorld {
   readonly near: LocalAcpTransport;
 }
 
-export function placedWorld(): PlacedWorld {
+/** `far` and `near` take these options on top of their own (the workspace over the link: `{ linkSync: true }`). */
+export function placedWorld(own: { far?: Partial<LocalAcpOptions>; near?: Partial<LocalAcpOptions> } = {}): PlacedWorld {
   const world = subagentWorld({}, { gates: false, perTest: true });
   let base: string;
   let ws: string;
@@ -34,8 +35,8 @@ export function placedWorld(): PlacedWorld {
     base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-placed-test-'));
     ws = makeRepo(base);
     const url = world.server.baseURL;
-    far = localAcpTransport({ name: 'far', remoteDir: path.join(base, 'far'), baseUrl: url, model: 'test-model' });
-    near = localAcpTransport({ name: 'near', remoteDir: path.join(base, 'near'), baseUrl: url, model: 'test-model' });
+    far = localAcpTransport({ name: 'far', remoteDir: path.join(base, 'far'), baseUrl: url, model: 'test-model', ...own.far });
+    near = localAcpTransport({ name: 'near', remoteDir: path.join(base, 'near'), baseUrl: url, model: 'test-model', ...own.near });
     await world.setup({ workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), rows: [placementRow([far, near])] });
   });
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
 // turn on it interrupted with LINK_DROPPED, and each child reconnects on its own.
 import assert from 'node:assert/strict';
 import { placedProvider } from '../../../src/core/placement/placed-provider';
-import { PlacementError, type PlacementTransport } from '../../../src/core/placement/types';
+import { PlacementError, type PlacementInfo, type PlacementTransport } from '../../../src/core/placement/types';
 import { groupAlive } from '../../../src/core/process/group';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { ofType, stopReasons, waitFor } from '../subagent/helpers';
@@ -122,6 +122,45 @@ describe("placement: a placement's kept connection", function () {
     fail = false;
     await q.placement.check();
     assert.equal(calls, 3, 'the failed check was made again');
+    await Promise.all([p.cleanup(), q.cleanup()]);
+  });
+
+  it('one child stopped while the shared check runs ends its own wait only; the check stops when every child waiting on it has gone', async () => {
+    const seen: AbortSignal[] = [];
+    let answer: (i: PlacementInfo) => void = () => undefined;
+    const slow: PlacementTransport = {
+      ...w.far,
+      check: (signal) => {
+        seen.push(signal!);
+        return new Promise<PlacementInfo>((resolve, reject) => {
+          answer = resolve;
+          signal?.addEventListener('abort', () => reject(new PlacementError('UNREACHABLE', 'stopped')), { once: true });
+        });
+      },
+    };
+    const p = placedProvider(slow, () => []);
+    const first = new AbortController();
+    const second = new AbortController();
+    const a = p.placement.check(first.signal);
+    const b = p.placement.check(second.signal);
+    assert.equal(seen.length, 1, 'one check for both');
+    first.abort();
+    await assert.rejects(a, 'the stopped child stops waiting at once');
+    assert.equal(seen[0]!.aborted, false, "its sibling's check goes on");
+    const info: PlacementInfo = { name: 'far', kind: 'ssh', where: 'there', rttMs: 1 };
+    answer(info);
+    assert.deepEqual(await b, info, 'the sibling gets the answer');
+    // A check every waiting child left is stopped, and the next child makes a new one.
+    const q = placedProvider(slow, () => []);
+    const only = new AbortController();
+    const c = q.placement.check(only.signal);
+    only.abort();
+    await assert.rejects(c);
+    assert.equal(seen[1]!.aborted, true, 'nobody waits on it: the check (its ssh login) is stopped');
+    const d = q.placement.check();
+    assert.equal(seen.length, 3, 'a stopped check is not reused');
+    answer(info);
+    assert.deepEqual(await d, info);
     await Promise.all([p.cleanup(), q.cleanup()]);
   });
 });

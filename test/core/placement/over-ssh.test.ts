@@ -68,6 +68,8 @@ describe('placement: a placed node over a real sshd', function () {
       { text: 'parent done' },
     );
     world.script.on('c', write('b.txt', 'over ssh\n'), { text: 'wrote b.txt' });
+    const logins = () => (sshd.log().match(/Accepted publickey for /g) ?? []).length;
+    const loginsBefore = logins();
     await world.root.accept('[[root]] place it');
     await world.t.h.settle();
     const [child] = world.t.h.store.children(world.root.id);
@@ -82,6 +84,8 @@ describe('placement: a placed node over a real sshd', function () {
     const place = ofType(evs, 'worktree')[0];
     assert.equal(read(path.join(place.root, 'b.txt')), 'over ssh\n', 'the change came back into its local worktree');
     assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'the parent checkout is untouched until the change is applied');
+    // Counted, not assumed (decision 0081): the check and the kept connection; the workspace went there and came back on the latter.
+    assert.equal(logins() - loginsBefore, 2, `two ssh logins for a placed child, its sync included (sshd said:\n${sshd.log().slice(-3000)})`);
     const applied = await world.t.h.worktrees.apply(child.id);
     assert.equal(applied.applied, true);
     assert.equal(read(path.join(ws, 'b.txt')), 'over ssh\n');

@@ -142,6 +142,36 @@ describe('placement: the ssh transport against a real sshd', function () {
       assert.equal(gitIn(repo, 'rev-parse', 'refs/arbor/placed/s-round.1').trim(), back, 'the result stays at home');
     });
 
+    it('the fallback collect and cleanup run no git through a .git the node’s agent rewrote (a repository whose config runs a command)', async () => {
+      const ws = makeRepo(dir);
+      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'the node');
+      const t = new SshTransport(settings(), { version: VERSION });
+      const placed = await t.prepare({ nodeId: 's-evil.1', repo, commit });
+      // The agent makes a repository of its own whose config runs a command when git reads the worktree, and points .git at it.
+      const marker = path.join(dir, 'pwned');
+      const evil = path.join(placed.cwd, '.evil');
+      execFileSync('git', ['init', '-q', evil]);
+      execFileSync('git', ['-C', evil, 'config', 'core.fsmonitor', `touch ${marker}; false`]);
+      fs.writeFileSync(path.join(placed.cwd, '.git'), `gitdir: ${path.join(evil, '.git')}\n`);
+      const err = await refusal(t.collect(placed, repo));
+      assert.equal(err.code, 'SYNC_FAILED');
+      assert.match(err.message, /arbor-unsafe: the node folder .* has a \.git pointing outside its repository/);
+      // Pointed at another node's git folder of the same repository: refused too.
+      const other = await t.prepare({ nodeId: 's-evil.2', repo, commit });
+      const otherGit = fs.readFileSync(path.join(other.cwd, '.git'), 'utf8');
+      fs.writeFileSync(path.join(placed.cwd, '.git'), otherGit);
+      assert.match((await refusal(t.collect(placed, repo))).message, /pointing at another worktree/);
+      assert.equal(fs.existsSync(marker), false, 'the command in the rewritten .git never ran');
+      // Cleanup reads .git as text and only touches a repository of the placement's own.
+      fs.writeFileSync(path.join(placed.cwd, '.git'), `gitdir: ${path.join(evil, '.git')}\n`);
+      await t.cleanup(placed);
+      assert.equal(fs.existsSync(placed.cwd), false);
+      assert.equal(fs.existsSync(marker), false, 'nor at cleanup');
+      // Put right, a node collects as before.
+      fs.writeFileSync(path.join(other.cwd, 'x.txt'), 'x\n');
+      assert.notEqual((await t.collect(other, repo)).commit, commit);
+    });
+
     it('refuses a node id that could name another folder', async () => {
       const t = new SshTransport(settings(), { version: VERSION });
       const err = await refusal(t.prepare({ nodeId: '../escape', repo: dir, commit: 'HEAD' }));

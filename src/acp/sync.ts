@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ingestBundle } from '../core/placement/bundle';
+import { baseRef, placedRef } from '../core/placement/layout';
+import { despiteWorktreeMade } from '../core/placement/ssh';
+import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
+import { git, WorktreeError } from '../core/worktree/git';
+import { repoLock } from '../core/worktree/repo-lock';
+import { syncRefused } from './errors';
+import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
+
+// `arbor acp --node-repos DIR`'s side of the workspace over the kept connection (decision 0081):
+// a handler per `_arbor/sync/*` method. `have` + `chunk` + `prepare` are what a `git push` and the
+// push path's receive-pack script did (the commit there, the node's base ref, its worktree);
+// `collect` + `read` what its upload-pack script and `git fetch` did, over the link that already
+// carries the node's session. Bundles wait in `<repos>/.transfers`, outside every node's folder.
+
+/** A transfer untouched this long was abandoned (a dropped link, a far side restarted): the next start removes it. */
+const STALE_TRANSFER_MS = 24 * 60 * 60 * 1000;
+
+type Handler<M extends SyncMethod> = (params: SyncWire[M][0]) => Promise<SyncWire[M][1]>;
+export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
+
+export class NodeSync {
+  private readonly transfers: string;
+
+  constructor(private readonly dirs: NodeDirs) {
+    this.transfers = path.join(dirs.repos, '.transfers');
+    sweep(this.transfers, STALE_TRANSFER_MS);
+  }
+
+  /** Every method by its wire name (the server registers each). */
+  methods(): [string, (params: unknown) => Promise<unknown>][] {
+    const h = this.handlers();
+    return (Object.keys(SYNC_METHODS) as SyncMethod[]).map((m) => {
+      const handler = h[m] as (params: unknown) => Promise<unknown>;
+      return [SYNC_METHODS[m], (p: unknown) => guarded(() => handler(objectOf(p)))];
+    });
+  }
+
+  handlers(): SyncHandlers {
+    return {
+      have: async ({ repo, commits }) => {
+        const repoDir = repoDirOf(this.dirs, repo);
+        if (!Array.isArray(commits) || commits.length > 1000) throw syncRefused('BAD_SYNC_NAME', 'commits must be a list of at most 1000 commit ids');
+        const asked = commits.map((c) => commitOf('commit', c));
+        const made = () => fs.existsSync(path.join(repoDir, 'HEAD'));
+        if (!made())
+          await this.lock(repoDir).alone(async () => {
+            fs.mkdirSync(this.dirs.repos, { recursive: true });
+            if (!made()) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
+          });
+        if (asked.length === 0) return { have: [] };
+        const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, input: `${asked.join('\n')}\n` });
+        return { have: out.stdout.split('\n').flatMap((l) => (/^[0-9a-f]+ commit$/.test(l) ? [l.split(' ')[0]!] : [])) };
+      },
+      chunk: async ({ transfer, offset, data }) => {
+        const file = this.transferFile('in', transfer);
+        if (typeof data !== 'string' || !Number.isSafeInteger(offset))
+          throw syncRefused('BAD_SYNC_NAME', 'a chunk needs a whole-number offset and base64 data');
+        const bytes = Buffer.from(data, 'base64');
+        if (bytes.length > CHUNK_BYTES) throw syncRefused('BAD_SYNC_NAME', `a chunk carries at most ${CHUNK_BYTES} bytes, this one ${bytes.length}`);
+        fs.mkdirSync(this.transfers, { recursive: true });
+        const size = fs.existsSync(file) ? fs.lstatSync(file).size : 0;
+        if (offset !== size) throw syncRefused('SYNC_FAILED', `chunk at offset ${offset} but ${size} bytes are here; start the transfer again`);
+        if (size + bytes.length > MAX_SYNC_BYTES) {
+          fs.rmSync(file, { force: true });
+          throw syncRefused('SYNC_TOO_BIG', `the bundle is past ${MAX_SYNC_BYTES} bytes; send it with git push instead`);
+        }
+        const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW, 0o600);
+        try {
+          fs.writeSync(fd, bytes);
+        } finally {
+          fs.closeSync(fd);
+        }
+        return { size: size + bytes.length };
+      },
+      prepare: async ({ repo, node, commit, transfer, data }) => {
+        const repoDir = repoDirOf(this.dirs, repo);
+        const id = nodeOf(node);
+        const at = commitOf('commit', commit);
+        if (!fs.existsSync(path.join(repoDir, 'HEAD'))) throw syncRefused('SYNC_FAILED', `repository ${repo} is not here yet; ask ${SYNC_METHODS.have} first`);
+        const bundle = transfer === undefined ? (data === undefined ? undefined : this.inline(data)) : this.taken(transfer);
+        const lock = this.lock(repoDir);
+        const wt = path.join(this.dirs.nodes, id);
+        // The commit in (a pack of its own: no ref is read, so nodes' worktrees may be made beside it).
+        if (bundle) await ingestBundle(repoDir, bundle);
+        // The node's worktree entry goes alone: `git worktree add` (and a node prepared again: the old
+        // worktree removed, the prune) reads every other worktree's entry, and fails on one half made
+        // ("failed to read worktrees/<name>/commondir"). Only the entry: no file is checked out yet.
+        fs.mkdirSync(this.dirs.nodes, { recursive: true });
+        await lock.alone(async () => {
+          if (fs.existsSync(wt) || isLink(wt)) {
+            await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
+            await git(['worktree', 'prune'], { cwd: repoDir });
+          }
+          // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
+          const add = () =>
+            git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir }).then(
+              () => ({ code: 0, stderr: '' }),
+              (err: Error) => ({ code: 1, stderr: err.message, err }),
+            );
+          const added = await despiteWorktreeMade(add);
+          if ('err' in added) throw added.err;
+        });
+        // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
+        // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
+        const gitDir = nodeGitDir(repoDir, nodeFolder(this.dirs, id), id);
+        await lock.shared(() =>
+          Promise.all([
+            git(['update-ref', baseRef(id), at], { cwd: repoDir }),
+            git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
+          ]),
+        );
+        return { cwd: fs.realpathSync(wt) };
+      },
+      collect: async ({ repo, node, base, message }) => {
+        const repoDir = repoDirOf(this.dirs, repo);
+        const id = nodeOf(node);
+        const from = commitOf('base', base);
+        const wt = nodeFolder(this.dirs, id);
+        if (!fs.existsSync(path.join(this.dirs.stores, id)))
+          throw syncRefused(
+            'UNKNOWN_NODE',
+            `node ${id} has no store here: no session of it ever ran on this side; run a turn of it (session/new in its folder) before collecting`,
+          );
+        const gitDir = nodeGitDir(repoDir, wt, id);
+        const ref = placedRef(id);
+        const text = typeof message === 'string' && message.trim() ? message.slice(0, 1000) : `arbor: changes of ${id}`;
+        const commit = await this.lock(repoDir).shared(() => commitNode(gitDir, wt, ref, text));
+        if (commit === from) return { commit };
+        const transfer = randomBytes(12).toString('hex');
+        const file = this.transferFile('out', transfer);
+        fs.mkdirSync(this.transfers, { recursive: true });
+        await git(['bundle', 'create', '--quiet', file, ref, `^${from}`], { cwd: repoDir });
+        const size = fs.statSync(file).size;
+        if (size > MAX_SYNC_BYTES) {
+          fs.rmSync(file, { force: true });
+          throw syncRefused('SYNC_TOO_BIG', `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
+        }
+        if (size > CHUNK_BYTES) return { commit, bundle: { transfer, size } };
+        // A small bundle rides on the answer (most collects): no read round trip.
+        const inline = fs.readFileSync(file).toString('base64');
+        fs.rmSync(file, { force: true });
+        return { commit, data: inline };
+      },
+      read: async ({ transfer, offset }) => {
+        const file = this.transferFile('out', transfer);
+        if (!Number.isSafeInteger(offset) || offset < 0) throw syncRefused('BAD_SYNC_NAME', 'read needs a whole-number offset of 0 or more');
+        let fd: number;
+        try {
+          fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+        } catch {
+          throw syncRefused('SYNC_FAILED', `no bundle ${transfer} is waiting here (it was read to its end, or the far side restarted); collect again`);
+        }
+        try {
+          const size = fs.fstatSync(fd).size;
+          const buf = Buffer.alloc(Math.max(0, Math.min(CHUNK_BYTES, size - offset)));
+          const n = buf.length > 0 ? fs.readSync(fd, buf, 0, buf.length, offset) : 0;
+          const eof = offset + n >= size;
+          if (eof) fs.rmSync(file, { force: true });
+          return { data: buf.subarray(0, n).toString('base64'), eof };
+        } finally {
+          fs.closeSync(fd);
+        }
+      },
+    };
+  }
+
+  /** An inline bundle (prepare's `data`). */
+  private inline(data: unknown): Buffer {
+    if (typeof data !== 'string') throw syncRefused('BAD_SYNC_NAME', 'data must be base64 text');
+    const bytes = Buffer.from(data, 'base64');
+    if (bytes.length > CHUNK_BYTES) throw syncRefused('BAD_SYNC_NAME', `an inline bundle carries at most ${CHUNK_BYTES} bytes; send it in chunks`);
+    return bytes;
+  }
+
+  /** An uploaded bundle's bytes, its file gone. */
+  private taken(transfer: unknown): Buffer {
+    const file = this.transferFile('in', transfer);
+    try {
+      const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      try {
+        return fs.readFileSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch {
+      throw syncRefused('SYNC_FAILED', `no upload ${String(transfer)} is here (the far side restarted, or it was used); prepare again`);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  }
+
+  private lock(repoDir: string) {
+    return repoLock(path.resolve(repoDir));
+  }
+
+  private transferFile(way: 'in' | 'out', transfer: unknown): string {
+    const name = named('transfer', transfer, (v) => {
+      if (!TRANSFER_NAME.test(v)) throw new Error(`a transfer is named by 8 to 64 lowercase letters and digits, got "${v.slice(0, 80)}"`);
+      return v;
+    });
+    return path.join(this.transfers, `${way}-${name}`);
+  }
+}
+
+function objectOf(p: unknown): Record<string, unknown> {
+  if (!p || typeof p !== 'object' || Array.isArray(p)) throw syncRefused('BAD_SYNC_NAME', 'params must be an object');
+  return p as Record<string, unknown>;
+}
+
+/** A git failure there as SYNC_FAILED in git's words (a refusal already coded passes as it is). */
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WorktreeError) throw syncRefused('SYNC_FAILED', err.message);
+    throw err;
+  }
+}
+
+function isLink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Transfers nobody finished (older than `ms`) go; what cannot be read or removed is left. */
+function sweep(dir: string, ms: number): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const p = path.join(dir, n);
+    try {
+      if (Date.now() - fs.lstatSync(p).mtimeMs > ms) fs.rmSync(p, { force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describeError } from '../errors';
+import type { LinkCall } from '../remote/acp';
+import { git } from '../worktree/git';
+import { ingestBundle } from './bundle';
+import { nodeKey, placedRef, repoKey } from './layout';
+import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire } from './sync-wire';
+import { type PlacedWorkspace, PlacementError } from './types';
+
+// The client of the workspace over the kept connection (decision 0081): a placed node's workspace
+// goes there and its changes come back as git bundles on the ACP link its sessions already use,
+// so neither takes an ssh login of its own. The same steps as the push/fetch path (0072): the
+// far side gets only the commits it lacks, the node's worktree is made at the parent's state,
+// and its changes come back as one commit on the base under `refs/arbor/placed/<node>`.
+
+/** How many of the commit's recent ancestors are offered as what the far side may already hold. */
+const HAVE_DEPTH = 32;
+
+/** The link cannot carry this sync: the far side is an older arbor without the methods, or the bundle is too big. Push/fetch takes over. */
+export class UseGitInstead extends Error {}
+
+function typed(call: LinkCall) {
+  return async <M extends SyncMethod>(m: M, params: SyncWire[M][0], signal?: AbortSignal): Promise<SyncWire[M][1]> => {
+    signal?.throwIfAborted();
+    try {
+      return (await call(SYNC_METHODS[m], params)) as SyncWire[M][1];
+    } catch (err) {
+      throw refusal(err, m);
+    }
+  };
+}
+
+/** A far side's refusal as the error the placed node says (or UseGitInstead when push/fetch can do it). */
+function refusal(err: unknown, method: SyncMethod): Error {
+  const e = err as { code?: unknown; data?: { code?: unknown; message?: unknown } };
+  if (e?.code === -32601) return new UseGitInstead(`the far side's arbor has no ${SYNC_METHODS[method]}`);
+  if (e?.data?.code === 'SYNC_TOO_BIG') return new UseGitInstead(String(e.data.message ?? 'the bundle is too big for the link'));
+  const code = e?.data?.code;
+  if (typeof e?.data?.message !== 'string') return err instanceof Error ? err : new Error(describeError(err)); // the link itself (it dropped): said by the caller
+  const said = `${code && code !== 'SYNC_FAILED' ? `${String(code)}: ` : ''}${e.data.message}`;
+  return new PlacementError('SYNC_FAILED', `${SYNC_METHODS[method]} failed there: ${said}`);
+}
+
+/** A scratch folder for one bundle, gone after `fn`. */
+async function scratch<T>(fn: (file: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-sync-'));
+  try {
+    return await fn(path.join(dir, 'b.bundle'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The workspace there: the far side says which of the commit's recent ancestors it holds, a
+ * bundle of the rest (built in `worktree`, whose HEAD is `commit`) goes in chunks, and `prepare`
+ * makes the node's worktree at `commit`.
+ */
+export async function prepareOverLink(
+  call: LinkCall,
+  node: { nodeId: string; repo: string; commit: string; worktree: string },
+  signal?: AbortSignal,
+): Promise<PlacedWorkspace> {
+  const req = typed(call);
+  const repo = repoKey(node.repo);
+  const id = nodeKey(node.nodeId);
+  const recent = (await git(['rev-list', `--max-count=${HAVE_DEPTH}`, node.commit], { cwd: node.repo })).stdout.split('\n').filter(Boolean);
+  const { have } = await req('have', { repo, commits: recent }, signal);
+  let sent: { transfer: string } | { data: string } | undefined;
+  if (!have.includes(node.commit)) {
+    const transfer = randomBytes(12).toString('hex');
+    sent = await scratch(async (file) => {
+      await git(['bundle', 'create', '--quiet', file, 'HEAD', ...have.map((h) => `^${h}`)], { cwd: node.worktree });
+      const size = fs.statSync(file).size;
+      if (size > MAX_SYNC_BYTES) throw new UseGitInstead(`the workspace's bundle is ${size} bytes, past ${MAX_SYNC_BYTES}`);
+      // A small bundle rides on prepare itself.
+      if (size <= CHUNK_BYTES) return { data: fs.readFileSync(file).toString('base64') };
+      const fd = fs.openSync(file, 'r');
+      try {
+        const buf = Buffer.alloc(Math.min(CHUNK_BYTES, size));
+        for (let offset = 0; offset < size; ) {
+          const n = fs.readSync(fd, buf, 0, buf.length, offset);
+          await req('chunk', { transfer, offset, data: buf.subarray(0, n).toString('base64') }, signal);
+          offset += n;
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      return { transfer };
+    });
+  }
+  const { cwd } = await req('prepare', { repo, node: id, commit: node.commit, ...sent }, signal);
+  return { nodeId: node.nodeId, base: node.commit, cwd };
+}
+
+/**
+ * The changes back: the far side commits the node's worktree on its HEAD (the same commit again
+ * when nothing changed since the last collect), the bundle of base..commit is read in chunks and
+ * unbundled here, and `refs/arbor/placed/<node>` names it.
+ */
+export async function collectOverLink(
+  call: LinkCall,
+  ws: PlacedWorkspace,
+  repo: string,
+  message: string,
+  signal?: AbortSignal,
+  /** The node's local worktree and its head: moved to the commit (`reset --hard`) beside the ref's update. */
+  local?: { path: string; head: string },
+): Promise<{ commit: string; moved: boolean }> {
+  const req = typed(call);
+  const ref = placedRef(ws.nodeId);
+  const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
+  if (r.data !== undefined) await ingestBundle(repo, Buffer.from(r.data, 'base64'));
+  else if (r.bundle) {
+    const parts: Buffer[] = [];
+    for (let offset = 0, eof = false; !eof; ) {
+      const chunk = await req('read', { transfer: r.bundle.transfer, offset }, signal);
+      const bytes = Buffer.from(chunk.data, 'base64');
+      parts.push(bytes);
+      offset += bytes.length;
+      eof = chunk.eof || bytes.length === 0;
+    }
+    await ingestBundle(repo, Buffer.concat(parts));
+  }
+  // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
+  const move = !!local && local.head !== r.commit;
+  if (move) await git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path });
+  await git(['update-ref', ref, r.commit], { cwd: repo });
+  return { commit: r.commit, moved: move };
+}

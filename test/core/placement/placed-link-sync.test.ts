@@ -1,0 +1,85 @@
+// The workspace over the kept connection (issue 26, decision 0081), end to end: a placed child's
+// workspace goes to the other side and its changes come back over the `arbor acp` link its
+// session uses (`_arbor/sync/*`), not a push and a fetch of their own; a far side without the
+// methods (an older arbor) is met with push/fetch; a link cut mid-turn still brings the changes back.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { repoKey } from '../../../src/core/placement/layout';
+import type { SessionEvent } from '../../../src/core/session/events';
+import { ofType, stopReasons, waitFor } from '../subagent/helpers';
+import { read } from '../worktree/fixture';
+import { placedWorld, untilLog } from './fixture';
+
+const write = (p: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path: p, content } }] });
+const ended = (n: number) => (evs: SessionEvent[]) => ofType(evs, 'turn/end').length >= n;
+const gitOut = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+
+describe('placement: the workspace over the kept connection (_arbor/sync)', function () {
+  this.timeout(120_000);
+  const w = placedWorld({ far: { linkSync: true }, near: { linkSync: 'old-arbor' } });
+
+  it('a child’s workspace goes there and its changes come back over the link: no push, no fetch; a follow-up’s changes come back on top', async () => {
+    w.script.on('c', write('b.txt', 'from afar\n'), { text: 'wrote b.txt' }, write('b.txt', 'again\n'), { text: 'rewrote b.txt' });
+    const started = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[c]] write b.txt', placement: 'far' });
+    const id = started.childId;
+    const first = await untilLog(w, id, ended(1), 'the first turn');
+    assert.deepEqual(stopReasons(first), ['completed'], ofType(first, 'turn/end')[0]?.error);
+    const place = ofType(first, 'worktree')[0];
+    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'the change came back into the local worktree');
+    assert.equal(w.far.counts.prepare, 0, 'no git push: the workspace went over the link');
+    assert.equal(w.far.counts.collect, 0, 'no git fetch: the changes came back over the link');
+    // The far side's copy: one repository for the local one, the node's base and its collected changes named there.
+    const remoteRepo = path.join(w.far.settings.remoteDir!, 'repos', `${repoKey(w.ws)}.git`);
+    const base = gitOut(remoteRepo, 'rev-parse', `refs/arbor/base/${id}`);
+    const there = gitOut(remoteRepo, 'rev-parse', `refs/arbor/placed/${id}`);
+    assert.equal(gitOut(w.ws, 'rev-parse', `refs/arbor/placed/${id}`), there, 'the same commit here as there');
+    assert.equal(gitOut(w.ws, 'rev-parse', `${there}^`), base, 'one commit on the base');
+    assert.equal(gitOut(place.root, 'rev-parse', 'HEAD'), there, 'the local worktree is at it');
+    assert.deepEqual(
+      (await w.t.h.worktrees.diff(id)).files.map((f) => f.path),
+      ['b.txt'],
+    );
+
+    await waitFor(() => !w.t.h.subagents.isRunning(id), 'the first turn to be over');
+    await w.t.h.subagents.followup(null, id, '[[c]] once more');
+    const second = await untilLog(w, id, ended(2), 'the follow-up');
+    assert.deepEqual(stopReasons(second), ['completed', 'completed']);
+    assert.equal(read(path.join(place.root, 'b.txt')), 'again\n');
+    const again = gitOut(w.ws, 'rev-parse', `refs/arbor/placed/${id}`);
+    assert.notEqual(again, there);
+    assert.equal(gitOut(w.ws, 'rev-parse', `${again}^`), base, "the follow-up's changes are one commit on the same base");
+    assert.equal(w.far.counts.prepare + w.far.counts.collect, 0);
+    assert.equal(w.far.counts.process, 0, 'every turn on the kept connection');
+  });
+
+  it('a far side without the sync methods (an older arbor) is met with push and fetch; the child’s changes still come back', async () => {
+    w.script.on('o', write('old.txt', 'via git\n'), { text: 'wrote old.txt' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] write old.txt', placement: 'near' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    const evs = await untilLog(w, run.id, ended(1), 'the turn end');
+    assert.equal(read(path.join(ofType(evs, 'worktree')[0].root, 'old.txt')), 'via git\n');
+    assert.equal(w.near.counts.prepare, 1, 'the push took over');
+    assert.equal(w.near.counts.collect, 1, 'the fetch took over');
+  });
+
+  it('the link cut mid-turn: the changes made before it come back over a new link, and a follow-up completes', async () => {
+    w.script.on('d', write('c.txt', 'first\n'), { text: 'never arrives', fault: { kind: 'stall', afterChunks: 1 } }, { text: 'finished after reconnect' });
+    const started = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[d]] write c.txt', placement: 'far' });
+    const id = started.childId;
+    await waitFor(() => w.script.bodies('d').length === 2, 'the stalled request', 60_000);
+    const before = await untilLog(w, id, (evs) => ofType(evs, 'tool/result').length === 1, 'the first tool result');
+    process.kill(-ofType(before, 'subagent/remote')[0].pgid!, 'SIGKILL');
+    const dropped = await untilLog(w, id, ended(1), 'the dropped turn to end');
+    assert.match(ofType(dropped, 'turn/end')[0].error ?? '', /^LINK_DROPPED: /);
+    assert.equal(read(path.join(ofType(dropped, 'worktree')[0].root, 'c.txt')), 'first\n', 'collected over the next link');
+    await waitFor(() => !w.t.h.subagents.isRunning(id), 'the dropped turn to be over');
+    await w.t.h.subagents.followup(null, id, '[[d]] go on');
+    const evs = await untilLog(w, id, ended(2), 'the follow-up turn to end');
+    assert.deepEqual(stopReasons(evs), ['interrupted', 'completed']);
+    assert.equal(ofType(evs, 'tool/result').length, 1, 'no history twice');
+    assert.equal(w.far.counts.prepare + w.far.counts.collect, 0, 'every sync over the link');
+  });
+});
