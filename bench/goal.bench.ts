@@ -44,19 +44,25 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const perBlock = 60;
   const turnMs: number[] = [];
   const roundMs: number[] = [];
+  let turnSyncs = 0;
+  let roundSyncs = 0;
   try {
     const human = await h.createSession();
     const goal = await h.createSession();
     for (let b = 0; b < blocks; b++) {
       server.reset();
       starts.set(human.id, []);
+      const s0 = h.store.stats().syncs;
       for (let i = 0; i < perBlock; i++) {
         await human.accept(`turn ${b}.${i}`);
         await human.idle();
       }
+      const s1 = h.store.stats().syncs;
       starts.set(goal.id, []);
       await h.goals.set(goal.id, `objective ${b}`, perBlock);
       await h.settle();
+      turnSyncs += s1 - s0;
+      roundSyncs += h.store.stats().syncs - s1;
       // The first interval of each block warms up (a new goal, a new block).
       turnMs.push(...intervals(starts.get(human.id)!).slice(1));
       roundMs.push(...intervals(starts.get(goal.id)!).slice(1));
@@ -67,6 +73,18 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const perTurn = (await h.store.inspect(human.id)).events.length / (blocks * perBlock);
     const perRound = (await h.store.inspect(goal.id)).events.length / (blocks * perBlock);
     opts.note(`events written: ${fmt(perRound)} per goal round vs ${fmt(perTurn)} per human turn (the round's goal/change, plus each goal set)`);
+    // Decision 0083: a round is judged when its turn opens, so its goal/change and message share the
+    // turn's first commit; a round pays what a human turn pays (plus each block's set and its block).
+    opts.note(
+      `fdatasyncs: ${fmt(roundSyncs / (blocks * perBlock))} per goal round vs ${fmt(turnSyncs / (blocks * perBlock))} per human turn (each block's goal set and its round-limit block included)`,
+    );
+    // The rest is bytes: each round's message carries the objective and how to report (decision
+    // 0029), the human's is `turn b.i`, so the goal session's requests grow faster; the model
+    // server parses and prefix-hashes every byte of every request on this event loop.
+    const sent = async (id: string) => median((await h.store.inspect(id)).events.flatMap((e) => (e.type === 'request/header' ? [e.bytes] : [])));
+    opts.note(
+      `request bytes (median): ${fmt(await sent(goal.id))} per goal round vs ${fmt(await sent(human.id))} per human turn (a round's message is the objective and how to report, the human's a few characters)`,
+    );
     opts.note(
       `goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`,
     );

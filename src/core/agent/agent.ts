@@ -305,10 +305,8 @@ export class Agent implements SessionLog {
         if (!next) return;
       }
       if (this.cfg.admit) {
-        // A verdict that must see what arrives while the accept lands waits for it (decision 0075);
-        // otherwise a synchronous answer adds no await: the turn claims its message at once.
-        const answered = this.turnsAt.beforeAdmit(next.source);
-        if (answered) await answered;
+        // Judged as the turn opens, a goal round too (decision 0083): a synchronous answer adds no
+        // await, so the turn claims its message at once and its first facts join the accept's commit.
         const verdict = this.admitted(next);
         const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
         // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.

@@ -4,13 +4,6 @@ import type { MessageSource } from '../session/events';
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
 
 /**
- * Message sources the admit hook judges only once every accept in flight is durable: a goal
- * round is rejected by any message that comes before it runs (decision 0029), and the time
- * its accept takes to land is part of that window.
- */
-const JUDGED_WHEN_ANSWERED: ReadonlySet<MessageSource['kind']> = new Set(['goal']);
-
-/**
  * A first request that must fold and serialize more history than this (events not in the
  * agent's last request: a cold resume's, a reopened log's) answers its sender first. Folding
  * and serializing cost ~10–15 µs an event and the fdatasync the wait adds ~1–3 ms, so below a
@@ -46,10 +39,12 @@ export interface SchedulerHost {
  * - The turn acts only on durable facts (the request waits for what it staged; every accept
  *   is in the same file's queue before them).
  * - Answers the sender first (`answered()`: every accept in flight durable, then one tick, so
- *   the caller's continuation has run) before work whose cost or verdict is not the turn's
- *   own: the admit hook's verdict on a goal round (its window includes its accept's landing, 0029),
- *   and a first request over a backlog of history (`ANSWER_FIRST_BACKLOG`: a cold resume's
- *   whole log folded and serialized, 0064). That turn's header then takes the next commit.
+ *   the caller's continuation has run) before work whose cost is not the turn's own: a first
+ *   request over a backlog of history (`ANSWER_FIRST_BACKLOG`: a cold resume's whole log folded
+ *   and serialized, 0064). That turn's header then takes the next commit.
+ * - Every message, a goal round included, is judged by the admit hook when its turn opens
+ *   (decision 0083): a round's verdict reads only what the log has staged, so it needs no wait,
+ *   and the round's goal/change and accept share its turn's first commit.
  */
 export class TurnScheduler {
   /** The loop, from the moment a turn is scheduled until nothing runs. */
@@ -128,15 +123,6 @@ export class TurnScheduler {
     const backlog = length - this.builtThrough;
     this.builtThrough = length;
     return backlog > ANSWER_FIRST_BACKLOG ? this.answered() : undefined;
-  }
-
-  /**
-   * Before the admit hook judges a message from `source` (see `JUDGED_WHEN_ANSWERED`): a wait,
-   * or nothing at all — not even a microtask, so a turn opened by a cancel claims its message
-   * before the cancel goes on (it may drop the rest of the inbox).
-   */
-  beforeAdmit(source: MessageSource): Promise<void> | undefined {
-    return JUDGED_WHEN_ANSWERED.has(source.kind) ? this.answered() : undefined;
   }
 
   /** Resolves when no turn runs (and none will start without a new message). */

@@ -18,8 +18,10 @@ interface Plan {
  * The round driver (seed 002, decision 0029): when an armed, active goal's agent goes idle it
  * starts the next round — a `goal/change` with `roundsStarted + 1`, then the round's message
  * (source `goal`) in the inbox. The decision and the mark "planned" are synchronous in the
- * idle callback; the queued round is checked again by the agent's admit hook just before it
- * runs, and any other message that came meanwhile wins (the goal blocks as `prompt-rejected`).
+ * idle callback; the queued round is checked again by the agent's admit hook when its turn
+ * opens (the tick after its accept was staged), and any other message that came meanwhile wins
+ * (the goal blocks as `prompt-rejected`). One that comes after the round's turn opened waits
+ * behind it, as behind any running turn (decision 0083).
  */
 export class GoalDriver {
   private readonly planned = new Map<string, Plan>();
@@ -55,8 +57,10 @@ export class GoalDriver {
       plan.seq = agent.session.length;
       plan.revision = round.revision;
       plan.round = round.roundsStarted;
-      // Both appends are issued at once (one group commit, not two): the store keeps their
-      // order, so the round's message is never durable without the goal/change before it.
+      // Both appends are issued at once, and the round's turn opens on the next tick behind them:
+      // the goal/change, the accept and the turn's first facts are one group commit (decision
+      // 0083). The store keeps their order, so the round's message is never durable without the
+      // goal/change before it, and the model hears the round only once all of them are on disk.
       const written = this.goals.writeFor(agent, round, true);
       const accepted = agent.accept(roundText(round), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
       await Promise.all([written, accepted]);
@@ -75,7 +79,9 @@ export class GoalDriver {
   }
 
   /**
-   * The agent's admit hook (contract in `AgentConfig.admit`: never throws). Every message but
+   * The agent's admit hook (contract in `AgentConfig.admit`: never throws), asked as the
+   * message's turn opens; it reads the log as staged, durable or not (decision 0083: nothing it
+   * decides reaches the model before the round's facts are on disk). Every message but
    * a goal round passes at once. A round passes only when it is the one planned in this
    * process (revision and round number), the goal is still active and armed, the harness is
    * open and no competing message came since it was planned. Any non-goal enqueue competes

@@ -1,25 +1,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SessionEvent } from '../../../src/core/session/events';
-import { scanJournal } from '../../../src/core/store';
 import { harnessPerTest } from '../../support/harness';
+import { journaled } from '../../support/journaled';
 
 // Decision 0063, from the agent's side: a plain turn on an idle store costs at most two
 // fdatasyncs (the accept with the turn's first facts and its request header; the reply with
 // `turn/end`), a fan-out of 64 children costs well under one per five events, and still no
 // fact is acted on before it is durable: the model hears a turn only once its facts are in
 // the journal on disk.
-
-/** The events of `session` the tree file's journal holds on disk now. */
-function journaled(storeDir: string, tree: string, session: string): SessionEvent[] {
-  const wal = path.join(storeDir, 'trees', `${tree}.wal`);
-  const out: SessionEvent[] = [];
-  for (const rec of scanJournal(fs.readFileSync(wal)).records)
-    for (const op of rec.ops as { op: string; session?: string; events?: SessionEvent[] }[])
-      if (op.op === 'events' && op.session === session) out.push(...(op.events ?? []));
-  return out;
-}
 
 describe('agent: group commit (decision 0063)', () => {
   const w = harnessPerTest({ maxConcurrentChildren: 8, releaseDelayMs: 0 });
