@@ -25,6 +25,7 @@ export class Feed {
   private readonly unknown = new Set<string>();
   /** The goal each known session was last said to have (its JSON), so only changes are sent. */
   private readonly goals = new Map<string, string>();
+  private readonly cwds = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly offs: (() => void)[] = [];
 
@@ -49,7 +50,9 @@ export class Feed {
     mcp: () => undefined,
     // Live state moved without an event (idle, queued, an approval, a mirror, a child): its state may have changed.
     live: (c) => {
-      void this.touch(c.sessionId);
+      // A root has no announced state (only children do): its live moves cost no task in the chain.
+      const known = this.table.get(c.sessionId);
+      if (!known || known.parent !== undefined) void this.touch(c.sessionId);
       if (c.what === 'goal') void this.enqueue(() => this.goalInfo(c.sessionId));
     },
   };
@@ -116,12 +119,19 @@ export class Feed {
       const target = await this.resolve(id);
       if (!target) return;
       for (const r of runs) await this.send(id, chunk(r.kind, r.text));
-      const cwd = this.h.store.header(id)?.cwd ?? this.root;
+      const cwd = this.cwdOf(id);
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
       if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end'))
         await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
       if (e.type === 'goal/change') await this.goalInfo(id);
     });
+  }
+
+  /** A session's folder, read from its header once (a header's cwd never changes): a header read is a copy. */
+  private cwdOf(id: string): string {
+    let cwd = this.cwds.get(id);
+    if (cwd === undefined) this.cwds.set(id, (cwd = this.h.store.header(id)?.cwd ?? this.root));
+    return cwd;
   }
 
   /** The known session an event belongs to; a new descendant of a known root is announced first. */
