@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
-import { despiteWorktreeMade } from '../core/placement/ssh';
-import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
+import { despiteWorktreeMadeOrThrow } from '../core/placement/ssh';
+import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
 import { git, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
@@ -66,7 +66,7 @@ export class NodeSync {
         if (offset !== size) throw syncRefused('SYNC_FAILED', `chunk at offset ${offset} but ${size} bytes are here; start the transfer again`);
         if (size + bytes.length > MAX_SYNC_BYTES) {
           fs.rmSync(file, { force: true });
-          throw syncRefused('SYNC_TOO_BIG', `the bundle is past ${MAX_SYNC_BYTES} bytes; send it with git push instead`);
+          throw syncRefused(SYNC_TOO_BIG, `the bundle is past ${MAX_SYNC_BYTES} bytes; send it with git push instead`);
         }
         const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW, 0o600);
         try {
@@ -96,13 +96,7 @@ export class NodeSync {
             await git(['worktree', 'prune'], { cwd: repoDir });
           }
           // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
-          const add = () =>
-            git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir }).then(
-              () => ({ code: 0, stderr: '' }),
-              (err: Error) => ({ code: 1, stderr: err.message, err }),
-            );
-          const added = await despiteWorktreeMade(add);
-          if ('err' in added) throw added.err;
+          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir }));
         });
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
@@ -137,7 +131,7 @@ export class NodeSync {
         const size = fs.statSync(file).size;
         if (size > MAX_SYNC_BYTES) {
           fs.rmSync(file, { force: true });
-          throw syncRefused('SYNC_TOO_BIG', `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
+          throw syncRefused(SYNC_TOO_BIG, `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
         }
         if (size > CHUNK_BYTES) return { commit, bundle: { transfer, size } };
         // A small bundle rides on the answer (most collects): no read round trip.

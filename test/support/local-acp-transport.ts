@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CLEANUP_SCRIPT } from '../../src/core/placement/shell';
-import { despiteWorktreeMade } from '../../src/core/placement/ssh';
+import { despiteWorktreeMadeOrThrow } from '../../src/core/placement/ssh';
 import type { PlacedProcess, PlacedWorkspace, PlacementInfo, PlacementSettings, PlacementTransport } from '../../src/core/placement/types';
 import { PlacementError } from '../../src/core/placement/types';
 import { arborBin } from './cli-bundle';
@@ -30,16 +30,8 @@ function git(cwd: string, ...args: string[]): Promise<string> {
   );
 }
 
-/** A git step run again, as the ssh transport's `despiteWorktreeMade`, while it fails only because a worktree was being made beside it. */
-async function retried(step: () => Promise<string>): Promise<void> {
-  const r = await despiteWorktreeMade(() =>
-    step().then(
-      () => ({ code: 0, stderr: '' }),
-      (err: Error) => ({ code: 1, stderr: err.message, err }),
-    ),
-  );
-  if ('err' in r) throw r.err;
-}
+/** A git step run again, as the ssh transport's, while it fails only because a worktree was being made beside it. */
+const retried = (step: () => Promise<string>): Promise<string> => despiteWorktreeMadeOrThrow(step);
 
 export interface LocalAcpOptions {
   /** The placement's name (`placement: "<name>"`). */

@@ -7,7 +7,7 @@ import type { LinkCall } from '../remote/acp';
 import { git } from '../worktree/git';
 import { ingestBundle } from './bundle';
 import { nodeKey, placedRef, repoKey } from './layout';
-import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, type SyncMethod, type SyncWire } from './sync-wire';
+import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire } from './sync-wire';
 import { type PlacedWorkspace, PlacementError } from './types';
 
 // The client of the workspace over the kept connection (decision 0081): a placed node's workspace
@@ -37,7 +37,7 @@ function typed(call: LinkCall) {
 function refusal(err: unknown, method: SyncMethod): Error {
   const e = err as { code?: unknown; data?: { code?: unknown; message?: unknown } };
   if (e?.code === -32601) return new UseGitInstead(`the far side's arbor has no ${SYNC_METHODS[method]}`);
-  if (e?.data?.code === 'SYNC_TOO_BIG') return new UseGitInstead(String(e.data.message ?? 'the bundle is too big for the link'));
+  if (e?.data?.code === SYNC_TOO_BIG) return new UseGitInstead(String(e.data.message ?? 'the bundle is too big for the link'));
   const code = e?.data?.code;
   if (typeof e?.data?.message !== 'string') return err instanceof Error ? err : new Error(describeError(err)); // the link itself (it dropped): said by the caller
   const said = `${code && code !== 'SYNC_FAILED' ? `${String(code)}: ` : ''}${e.data.message}`;

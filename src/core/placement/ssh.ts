@@ -56,6 +56,20 @@ export async function despiteWorktreeMade<R extends { code: number | null; stder
   return r;
 }
 
+/** `despiteWorktreeMade` for a step that throws on failure (git through `worktree/git.ts`): its error's message is read as git's stderr. */
+export async function despiteWorktreeMadeOrThrow<T>(step: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const r = await despiteWorktreeMade(
+    () =>
+      step().then(
+        (value) => ({ code: 0, stderr: '', value }),
+        (err: Error) => ({ code: 1, stderr: String(err?.message ?? err), err }),
+      ),
+    signal,
+  );
+  if ('err' in r) throw r.err;
+  return (r as { value: T }).value;
+}
+
 /** git's own words that only say "the connection failed"; the ssh line before them says why. */
 const GIT_GENERIC = /^(fatal: Could not read from remote repository\.|Please make sure you have the correct access rights|and the repository exists\.)$/;
 /** An ssh failure to connect or log in (as opposed to something failing once logged in). */
