@@ -102,6 +102,7 @@ export async function createChild(
     childId,
     label: request.label,
     isolated: request.isolation === 'worktree',
+    filesLater: !!provider.placement,
     worktrees: deps.worktrees,
   });
   // (Setup appends go to the unpublished writer's memory: nothing is on disk until `publish`.)

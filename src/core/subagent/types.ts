@@ -47,7 +47,8 @@ export interface SubagentRequest {
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
 export interface WorktreePort {
-  create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace>;
+  /** `filesLater`: return once the entry and branch are made, the files written after (a placed child; decision 0089). */
+  create(childId: string, label: string | undefined, parentRoot: string, opts?: { filesLater?: boolean }): Promise<WorktreePlace>;
   remove(place: WorktreePlace): Promise<void>;
 }
 
