@@ -8,6 +8,7 @@ import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent
 import type { SubagentProvider } from '../subagent/types';
 import { filled } from '../worktree/filling';
 import { git } from '../worktree/git';
+import { linkedWorktreeAt } from '../worktree/repo-state';
 import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
@@ -246,9 +247,11 @@ export function placedProvider(
   };
 }
 
-/** The child's local worktree as git sees it now: one git for its folder, its repository and its head. */
+/** The child's local worktree as git sees it now: read from its files, else one git for its folder, its repository and its head. */
 async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
   const root = ctx.roots?.[0] ?? ctx.cwd;
+  const known = linkedWorktreeAt(root);
+  if (known) return { repo: path.dirname(known.commonDir), path: known.top, root, head: known.head };
   // (A root below the worktree's top appears with its files, which may still be on their way: decision 0089.)
   let at = root;
   while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { filled } from '../../../src/core/worktree/filling';
-import { RepoStateCache } from '../../../src/core/worktree/repo-state';
+import { linkedWorktreeAt, RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { gitIn } from './fixture';
 
 describe('worktree files written later (a placed child’s local worktree)', () => {
@@ -76,6 +76,21 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     const before = fs.statSync(path.join(cut, 'pkg0', 'f0.ts')).mtimeMs;
     await filled(cut);
     assert.equal(fs.statSync(path.join(cut, 'pkg0', 'f0.ts')).mtimeMs, before);
+  });
+
+  it('is read from its files at once (top, repository, HEAD) as git would say them, from a folder not yet written too', async () => {
+    const place = await create('read', true);
+    const known = linkedWorktreeAt(path.join(place.path, 'pkg4', 'deeper'));
+    assert.deepEqual(known, {
+      top: gitIn(ws, '-C', place.path, 'rev-parse', '--show-toplevel').trim(),
+      commonDir: fs.realpathSync(gitIn(place.path, 'rev-parse', '--path-format=absolute', '--git-common-dir').trim()),
+      head: place.base,
+    });
+    assert.equal(path.dirname(known!.commonDir), place.repo);
+    // The repository's own checkout (a `.git` folder) and a folder outside any are git's to answer.
+    assert.equal(linkedWorktreeAt(ws), undefined);
+    assert.equal(linkedWorktreeAt(dir), undefined);
+    await filled(place.path);
   });
 
   it('is removed cleanly while its files are still being written: no folder, no entry, no branch', async () => {
