@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { fillLater, settled } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
-import { commitBody, writeObjectSync } from './objects';
+import { commitBody, looseCommitTree, writeObjectSync } from './objects';
 import { lockOf, type RepoLock, repoLock } from './repo-lock';
 import type { RepoState, RepoStateCache } from './repo-state';
 import { repoFacts, snapshot } from './snapshot';
@@ -117,7 +117,11 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
     memo: facts.memo,
   });
   if (!tree) return undefined;
-  const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
+  // A parent with nothing uncommitted starts its child at HEAD itself: a second commit of the same tree says nothing, and a placed child's far side already holds HEAD.
+  const base =
+    looseCommitTree(facts.objects, facts.head) === tree
+      ? facts.head
+      : writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   const later = req.filesLater ? ['--no-checkout'] : [];
   try {
     await lock.alone(() => git(['worktree', 'add', '--quiet', ...later, '-b', req.branch, req.dir, base], { cwd: repo }));
