@@ -12,6 +12,7 @@
 
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
@@ -208,6 +209,13 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     opts.note(
       `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,
     );
+    // The machine's own bound: the fan-out's CPU (host, both far sides, every git) spread over every core, however well it overlaps.
+    const cores = os.cpus().length;
+    const cpuFloor = cpu / cores;
+    if (cpuFloor > ideal)
+      opts.note(
+        `placement.fanout.efficiency: CPU-BOUND here: the fan-out used ${fmt(cpu)} ms of CPU (${fmt(cpu / FAN)} per agent: two 1,000-file checkouts — the local worktree's and the far side's — its sync and both ends' Node), at least ${fmt(cpuFloor)} ms on ${cores} cores where the ideal is ${fmt(ideal)} ms: at most ${fmt(ideal / cpuFloor)} on this machine, where both placements run on the host's own cores (a real placement's checkout and turn run on its host)`,
+      );
     return { ...FANOUT, value: ideal / wall };
   } finally {
     await h.close();
