@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { checkedRepoKey, nodeKey } from '../core/placement/layout';
 import { PlacementError } from '../core/placement/types';
 import { git } from '../core/worktree/git';
+import { writeIndexTree } from '../core/worktree/index-tree';
+import { canWriteObjects, commitBody, writeObjectSync } from '../core/worktree/objects';
 import { syncRefused } from './errors';
 
 // The far side's folders of a placement's kept connection (decision 0081) and the checks that
@@ -97,18 +99,22 @@ export function nodeGitDir(repoDir: string, wt: string, node: string): string {
  * stay), named by `ref` — the same idempotent step as the push/fetch path's COLLECT_SCRIPT: with
  * nothing changed it is HEAD; with nothing changed since the last collect it is that commit again.
  */
-export async function commitNode(gitDir: string, wt: string, ref: string, message: string): Promise<string> {
+export async function commitNode(gitDir: string, wt: string, ref: string, message: string, objectsDir?: string): Promise<string> {
   const g = (args: string[], input?: string) =>
     git(['--git-dir', gitDir, '--work-tree', wt, ...args], { cwd: wt, ...(input !== undefined ? { input } : {}) }).then((r) => r.stdout.trim());
   // One git answers the five questions (HEAD, its tree, the last collect, its tree and its parent) while the worktree is added.
   const asked = ['HEAD', 'HEAD^{tree}', ref, `${ref}^{tree}`, `${ref}^`];
   const [said] = await Promise.all([g(['cat-file', '--batch-check=%(objectname)'], `${asked.join('\n')}\n`).then((o) => o.split('\n')), g(['add', '-A'])]);
-  const tree = await g(['write-tree']);
+  // The tree and the commit written here as git writes them (decision 0076's index reader, 0082's
+  // commit writer) where the repository's objects are plain; git's write-tree and commit-tree otherwise.
+  const inProcess = objectsDir !== undefined && canWriteObjects(undefined);
+  const tree = (inProcess ? await writeIndexTree(path.join(gitDir, 'index'), objectsDir) : undefined) ?? (await g(['write-tree']));
   const [head, headTree, prev, prevTree, prevParent] = said.map((l) => (COMMIT.test(l.trim()) ? l.trim() : undefined));
   if (!head) throw syncRefused('SYNC_FAILED', `the worktree ${wt} has no HEAD; prepare the node again.`);
   let c: string;
   if (tree === headTree) c = head;
   else if (prev && tree === prevTree && prevParent === head) c = prev;
+  else if (inProcess && canWriteObjects(head)) c = writeObjectSync(objectsDir, 'commit', Buffer.from(commitBody(tree, head, message), 'utf8'));
   else c = await g(['commit-tree', tree, '-p', head, '-m', message]);
   if (c !== prev) await g(['update-ref', ref, c]);
   return c;

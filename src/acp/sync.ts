@@ -122,7 +122,7 @@ export class NodeSync {
         const gitDir = nodeGitDir(repoDir, wt, id);
         const ref = placedRef(id);
         const text = typeof message === 'string' && message.trim() ? message.slice(0, 1000) : `arbor: changes of ${id}`;
-        const commit = await this.lock(repoDir).shared(() => commitNode(gitDir, wt, ref, text));
+        const commit = await this.lock(repoDir).shared(() => commitNode(gitDir, wt, ref, text, path.join(repoDir, 'objects')));
         if (commit === from) return { commit };
         const transfer = randomBytes(12).toString('hex');
         const file = this.transferFile('out', transfer);

@@ -84,6 +84,17 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     assert.equal(git(l.repo, 'rev-parse', 'refs/arbor/placed/n1'), back.commit);
     assert.equal(git(l.repo, 'rev-parse', `${back.commit}^`), l.commit, 'one commit on the base');
     assert.deepEqual(git(l.repo, 'diff', '--name-status', l.commit, back.commit).split('\n').sort(), ['A\tsrc/b.ts', 'D\trun.sh']);
+    // The far side wrote the tree and the commit itself: exactly the objects git's write-tree and commit-tree make, whole on both sides.
+    const farRepo = path.join(repos, `${repoKey(l.repo)}.git`);
+    const nodeGit = path.join(farRepo, 'worktrees', 'n1');
+    assert.equal(git(ws.cwd, '--git-dir', nodeGit, '--work-tree', ws.cwd, 'write-tree'), git(l.repo, 'rev-parse', `${back.commit}^{tree}`));
+    const body = git(l.repo, 'cat-file', 'commit', back.commit);
+    assert.match(
+      body,
+      /^tree [0-9a-f]{40}\nparent [0-9a-f]{40}\nauthor Arbor <arbor@localhost> \d+ [+-]\d{4}\ncommitter Arbor <arbor@localhost> \d+ [+-]\d{4}\n\nthe node$/,
+    );
+    git(farRepo, 'fsck', '--no-dangling', '--strict');
+    git(l.repo, 'fsck', '--no-dangling', '--strict');
     const again = await collectOverLink(call, ws, l.repo, 'the node');
     assert.equal(again.commit, back.commit, 'nothing changed since: the same commit, not a new one');
     // Nothing of a transfer is left waiting on the far side.
