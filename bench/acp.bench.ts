@@ -20,6 +20,7 @@
 // every 2 ms (a fast real model): what the coalescing saves a client over one notification
 // per token.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { Harness } from '../src/core/harness';
@@ -50,14 +51,20 @@ function cpuOf(pid: number | undefined): number {
   }
 }
 
-/** What a miss is made of, from the same runs: the round trip, or the agent's CPU beyond the turn (with the machine's load). */
-function missClause(ratio: number, rest: number, extraCpuMs: number): string {
+/**
+ * What a miss is made of, from the same runs: the round trip alone, or the served prompt's time
+ * beyond the turn and the round trip, set against the CPU the serving adds (the warm agent's
+ * beyond the turn's, and the client's); what the CPU does not explain is waiting to be scheduled
+ * (a prompt wakes two more processes than the turn does, and a loaded machine makes each wait).
+ */
+function missClause(ratio: number, rest: number, beyondMs: number, agentExtraMs: number, clientMs: number): string {
   if (ratio <= VS_INPROCESS.target) return '';
   if (rest <= VS_INPROCESS.target) return '; what misses is the round trip (two process hops, the SDK at both ends), not the served turn';
   return (
-    `; what misses is the served turn itself: the warm agent spends ${fmt(extraCpuMs)} ms more CPU per prompt than the in-process turn ` +
-    '(the SDK parsing and checking each request, the stdio reads and writes, a heap and threads of its own; ~0.5–1 ms on a quiet machine, ' +
-    'where the figure is ~1.1–1.25), and a loaded machine adds whatever its blocks were unlucky with'
+    `; what misses is the served turn: beyond the round trip it takes ${fmt(beyondMs)} ms more than the in-process turn, against ` +
+    `${fmt(agentExtraMs)} ms of the warm agent's CPU beyond the turn's (its two stdout writes, the SDK reading and checking each request, ` +
+    `a heap and threads of its own: 0.4–0.7 ms in long warm runs) and ${fmt(clientMs)} ms of the client's; the rest is waiting to be ` +
+    `scheduled at load ${fmt(os.loadavg()[0])} on ${os.cpus().length} cores. The floor (the round trip, ~0.5 ms of the agent's CPU, the part of the client's not overlapped) is ~1.2–1.35 over a 5 ms turn on a quiet machine`
   );
 }
 
@@ -90,6 +97,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const inMs: number[] = [];
     const pingMs: number[] = [];
     let agentCpu = 0;
+    let clientCpu = 0;
     let inCpu = 0;
     const ping = () =>
       peer.agent.request(acp.methods.agent.initialize, {
@@ -121,12 +129,15 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     }
     for (let b = 0; b < blocks; b++) {
       const c0 = cpuOf(peer.child.pid);
+      const k0 = process.cpuUsage();
       for (let i = 0; i < perBlock; i++) {
         const t = now();
         await prompt(i);
         acpMs.push(now() - t);
       }
       agentCpu += cpuOf(peer.child.pid) - c0;
+      const k = process.cpuUsage(k0);
+      clientCpu += (k.user + k.system) / 1000;
       for (let i = 0; i < perBlock; i++) {
         const t = now();
         await ping();
@@ -147,9 +158,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     opts.note(
       `acp prompt ${fmt(median(acpMs))} ms vs in-process turn ${fmt(median(inMs))} ms (medians of ${acpMs.length} each, ${blocks} alternating blocks); ` +
         `a request answered with no work round-trips in ${fmt(median(pingMs))} ms (the two hops and both ends' SDK): without it the figure is ${fmt(rest)}; ` +
-        `CPU per prompt in the agent ${fmt(agentCpu / acpMs.length)} ms vs ${fmt(inCpu / inMs.length)} ms for the in-process turn, ` +
-        `after ${JIT_WARM} warming turns each (the fresh agent's cost ${fmt(agentWarmCpu)} ms of CPU apiece while V8 compiled its code, this process's ${fmt(inWarmCpu)} ms)` +
-        missClause(ratio, rest, agentCpu / acpMs.length - inCpu / inMs.length),
+        `CPU per prompt in the agent ${fmt(agentCpu / acpMs.length)} ms (in the client, this process's SDK, ${fmt(clientCpu / acpMs.length)} ms) vs ${fmt(inCpu / inMs.length)} ms for the in-process turn, ` +
+        `after ${JIT_WARM} warming turns each on a session of its own (those cost the fresh agent ${fmt(agentWarmCpu)} ms of CPU apiece, V8 compiling its code, and this process ${fmt(inWarmCpu)} ms)` +
+        missClause(ratio, rest, median(acpMs) - median(pingMs) - median(inMs), agentCpu / acpMs.length - inCpu / inMs.length, clientCpu / acpMs.length),
     );
 
     // Bytes per token: one reply streamed a token per chunk, the notifications counted on stdout.
