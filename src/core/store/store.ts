@@ -165,6 +165,10 @@ export class Store {
   has(id: string): boolean {
     return this.catalog.get(id) !== undefined;
   }
+  /** A session's parent, without copying its header (the live hub asks at every turn edge). */
+  parentOf(id: string): string | undefined {
+    return this.catalog.get(id)?.header.parentSession;
+  }
 
   /**
    * Publish a session: its header and the events it already holds (a fork seed, the
