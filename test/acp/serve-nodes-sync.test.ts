@@ -108,6 +108,30 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     assertJsonRpcOnly(peer!);
   });
 
+  it('a commit the far side was seen to hold is prepared without asking; one it lost is asked for again', async () => {
+    const l = localRepo(w.dir, 'proj');
+    const held = new Set<string>();
+    await prepareOverLink(call, { nodeId: 'n1', repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held);
+    assert.deepEqual(calls, [SYNC_METHODS.have, SYNC_METHODS.prepare]);
+    calls.length = 0;
+    const n2 = await prepareOverLink(call, { nodeId: 'n2', repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held);
+    assert.deepEqual(calls, [SYNC_METHODS.prepare], 'held: no have, no bundle');
+    assert.equal(fs.readFileSync(path.join(n2.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
+    // Another repository with the same commit is not taken as held (each has a far repository of its own).
+    const copy = path.join(w.dir, 'copy');
+    execFileSync('git', ['clone', '-q', l.repo, copy], { env });
+    calls.length = 0;
+    await prepareOverLink(call, { nodeId: 'n3', repo: copy, commit: l.commit, worktree: copy }, undefined, held);
+    assert.deepEqual(calls, [SYNC_METHODS.have, SYNC_METHODS.prepare]);
+    // The far side lost it (its repository made again): the prepare fails there, and the whole way runs once more.
+    fs.rmSync(path.join(repos, `${repoKey(l.repo)}.git`), { recursive: true, force: true });
+    calls.length = 0;
+    const n4 = await prepareOverLink(call, { nodeId: 'n4', repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held);
+    assert.deepEqual(calls, [SYNC_METHODS.prepare, SYNC_METHODS.have, SYNC_METHODS.prepare]);
+    assert.equal(fs.readFileSync(path.join(n4.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
+    assert.ok(held.has(`${repoKey(l.repo)} ${l.commit}`));
+  });
+
   it('a bundle past one chunk goes in chunks both ways, and arrives whole', async () => {
     const l = localRepo(w.dir, 'big');
     const blob = Buffer.alloc(6 * 1024 * 1024);

@@ -63,10 +63,36 @@ export async function prepareOverLink(
   call: LinkCall,
   node: { nodeId: string; repo: string; commit: string; worktree: string },
   signal?: AbortSignal,
+  /** Commits this far side was seen to hold, by repository (the placement's, kept across its children): one of them is prepared without asking. */
+  held?: Set<string>,
 ): Promise<PlacedWorkspace> {
   const req = typed(call);
   const repo = repoKey(node.repo);
   const id = nodeKey(node.nodeId);
+  const seen = `${repo} ${node.commit}`;
+  if (held?.has(seen)) {
+    try {
+      const { cwd } = await req('prepare', { repo, node: id, commit: node.commit }, signal);
+      return { nodeId: node.nodeId, base: node.commit, cwd };
+    } catch (err) {
+      // (The far side lost it — its repository made again — or the prepare failed: the whole way once more says which.)
+      if (!(err instanceof PlacementError) || signal?.aborted) throw err;
+      held.delete(seen);
+    }
+  }
+  const ws = await prepareAsking(req, repo, id, node, signal);
+  held?.add(seen);
+  return ws;
+}
+
+/** `prepareOverLink`'s whole way: what the far side holds asked first, a bundle of the rest, then prepare. */
+async function prepareAsking(
+  req: ReturnType<typeof typed>,
+  repo: string,
+  id: string,
+  node: { nodeId: string; repo: string; commit: string; worktree: string },
+  signal?: AbortSignal,
+): Promise<PlacedWorkspace> {
   const recent = (await git(['rev-list', `--max-count=${HAVE_DEPTH}`, node.commit], { cwd: node.repo })).stdout.split('\n').filter(Boolean);
   const { have } = await req('have', { repo, commits: recent }, signal);
   let sent: { transfer: string } | { data: string } | undefined;

@@ -99,11 +99,13 @@ export function placedProvider(
     }
     return git();
   };
+  /** Commits the far side was seen to hold: a child of the same parent state is prepared without asking (decision 0081). */
+  const held = new Set<string>();
   const prepare = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
     const node = { nodeId: childId, repo: local.repo, commit: local.head };
     return overLink(
       'copy the workspace to',
-      (call) => prepareOverLink(call, { ...node, worktree: local.path }, signal),
+      (call) => prepareOverLink(call, { ...node, worktree: local.path }, signal, held),
       () => transport.prepare(node, signal),
       signal,
     );
