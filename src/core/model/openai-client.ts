@@ -3,8 +3,7 @@ import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
 import { DescribedBodies } from './described';
 import { classifyError, replyCut, replyStalled } from './errors';
-import { httpFetch } from './http-fetch';
-import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
+import { byteLimitedHttpFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
 
@@ -49,7 +48,7 @@ export class OpenAICompatibleClient implements ModelClient {
       apiKey: opts.apiKey,
       timeout: this.timeoutMs,
       maxRetries: opts.maxRetries ?? 2,
-      fetch: byteLimitedFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, httpFetch),
+      fetch: byteLimitedHttpFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     });
   }
 
