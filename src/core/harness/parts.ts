@@ -71,7 +71,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
   const project = new ProjectFiles({ root: roots[0], ...config.project }, prompts);
   const live = new LiveHub({
     store,
-    parentOf: (id) => store.header(id)?.parentSession ?? agents.get(id)?.session.header.parentSession,
+    parentOf: (id) => store.parentOf(id) ?? agents.get(id)?.session.header.parentSession,
     liveOf: (id) => host.liveOf(id),
   });
   // The rows' hooks, composed once the rows are wired below: read at each use, never before.

@@ -69,6 +69,7 @@ export class OpenAICompatibleClient implements ModelClient {
     const watchdog = new Watchdog(this.timeoutMs, () => own.abort(STALLED));
     const stalled = () => own.signal.reason === STALLED && !req.signal?.aborted;
     let started = false;
+    let drained = false; // the body was read to its end: the connection is back in the pool, nothing to close
     let finish: 'stop' | 'tool_calls' | 'length' | 'other' | undefined;
     try {
       // The body goes as the text describe() measured and hashed (what `chat.completions.create`
@@ -88,6 +89,7 @@ export class OpenAICompatibleClient implements ModelClient {
         yield* read.events;
         if (read.finish) finish = FINISH[read.finish] ?? 'other';
       }
+      drained = true;
       // The SDK ends an aborted stream quietly: say why it ended.
       if (stalled()) yield { type: 'error', error: replyStalled(this.timeoutMs, started) };
       else if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
@@ -100,7 +102,10 @@ export class OpenAICompatibleClient implements ModelClient {
       yield { type: 'error', error };
     } finally {
       watchdog.stop();
-      own.abort(); // a consumer that stopped early (or an error) closes the connection
+      // A consumer that stopped early (or an error) closes the connection. A body read to its end
+      // has nothing to close: aborting it anyway cost three DOMExceptions (ours, the SDK's, the
+      // fetch's), ~0.1 ms a request (decision 0088).
+      if (!drained) own.abort();
     }
   }
 }

@@ -165,6 +165,10 @@ export class Store {
   has(id: string): boolean {
     return this.catalog.get(id) !== undefined;
   }
+  /** The parent a session's header names, without copying the header (asked for every staged event). */
+  parentOf(id: string): string | undefined {
+    return this.catalog.get(id)?.header.parentSession;
+  }
 
   /**
    * Publish a session: its header and the events it already holds (a fork seed, the
