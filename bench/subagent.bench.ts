@@ -10,7 +10,7 @@ import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
 import { DiskWait } from './disk-wait';
 import { type BenchOptions, cpuVerdict, type Figure, type FigureSpec, floorVerdict, fmt, makeEvents, median, missed, now, tempDir } from './support';
-import { bareRequestMs, TimedClient } from './timed-client';
+import { bareRequestMs, CapturingClient, clientCpuPerRequest, TimedClient } from './timed-client';
 
 export const name = 'subagent';
 
@@ -271,7 +271,7 @@ async function observeFanout(opts: BenchOptions, server: ModelServer): Promise<F
  */
 async function fanoutEfficiency(opts: BenchOptions): Promise<Figure> {
   const server = await ModelServerProcess.start();
-  const client = new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
+  const client = new CapturingClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
   const h = await open(client, tempDir('arbor-bench-fanout-'), { maxConcurrentChildren: 8 });
   await server.setFallback({ text: 'child done', delayMs: 50 });
   const parent = await h.createSession();
@@ -294,13 +294,15 @@ async function fanoutEfficiency(opts: BenchOptions): Promise<Figure> {
     const used = process.cpuUsage(cpu);
     const serverMs = (await server.cpuMs()) - serverBefore;
     const after = h.store.stats();
+    if (!client.lastRequest) throw new Error('the fan-out children sent no model request');
+    const clientMs = await clientCpuPerRequest(client.inner, client.lastRequest, 64, 8);
     const measured = Math.min(...times);
     const perChild = (used.user + used.system) / 1000 / reps / 64;
     opts.note(
       `fan-out: 64 one-shot children at 50 ms, eight at a time: ${fmt(measured)} ms (ideal 400 ms; median ${fmt(median(times))} of ${reps}); ` +
         `Arbor's CPU ${fmt(perChild)} ms per child (runtime and client; the model server in its own process took ${fmt(serverMs / reps / 64)} ms per request); ` +
         `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit)` +
-        cpuVerdict(FANOUT, 64, 8, 50, perChild),
+        cpuVerdict(FANOUT, 64, 8, 50, perChild, clientMs),
     );
     return { ...FANOUT, value: 400 / measured };
   } finally {
