@@ -61,6 +61,11 @@ describe('bench figures', () => {
       cpuVerdict(eff, 64, 8, 50, 4.51),
       /CPU-BOUND: the 8 children of a wave need 8 × 4\.51 = 36\.1 ms .* leaves 5\.56 ms a wave .*\(≤ 0\.69 ms of CPU per child\)/,
     );
+    assert.match(
+      cpuVerdict(eff, 64, 8, 50, 2.2, 0.9),
+      /the model client alone .* takes 0\.90 ms a request, the runtime and the store the other 1\.30 ms: the client alone needs 7\.20 ms a wave, past the target/,
+    );
+    assert.match(cpuVerdict(eff, 64, 8, 50, 2.2, 0.5), /the floor with this client is 4\.00 ms a wave$/);
     assert.equal(cpuVerdict(eff, 64, 8, 50, 0.5), '', 'the CPU fits');
     assert.equal(cpuVerdict(A, 64, 8, 50, 4.51), '', 'only ≥ efficiency figures');
   });

@@ -340,16 +340,26 @@ export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: numb
  * children, each waiting `modelMs` on the model) adds when this process's CPU alone puts it past
  * its target: the children of a wave start and finish together, so their CPU runs one after
  * another on the one event loop, and the target leaves (ideal ÷ target − ideal) ÷ waves of it a
- * wave. Empty when the CPU fits. The CPU is the whole process's (the in-process model server's
- * included), as the figure measures it.
+ * wave. Empty when the CPU fits. `cpuPerChildMs` is this process's CPU (where the model server
+ * runs elsewhere, Arbor's own); with `clientMs`, what the model client alone costs a request
+ * (measured bare), the line says what dominates and whether the client alone is past the target.
  */
-export function cpuVerdict(spec: FigureSpec, children: number, concurrency: number, modelMs: number, cpuPerChildMs: number): string {
+export function cpuVerdict(spec: FigureSpec, children: number, concurrency: number, modelMs: number, cpuPerChildMs: number, clientMs?: number): string {
   const waves = Math.ceil(children / concurrency);
   const ideal = waves * modelMs;
   const perWave = (ideal / spec.target - ideal) / waves;
   if (spec.op !== '>=' || concurrency * cpuPerChildMs <= perWave) return '';
+  const split =
+    clientMs === undefined
+      ? ''
+      : `; of it, the model client alone (the openai SDK over node:http, the same request ${concurrency} at a time, nothing else running) takes ${fmt(clientMs)} ms a request, ` +
+        `the runtime and the store the other ${fmt(Math.max(0, cpuPerChildMs - clientMs))} ms` +
+        (concurrency * clientMs > perWave
+          ? `: the client alone needs ${fmt(concurrency * clientMs)} ms a wave, past the target with no runtime at all (its floor on this machine)`
+          : `: the floor with this client is ${fmt(concurrency * clientMs)} ms a wave`);
   return (
     `; CPU-BOUND: the ${concurrency} children of a wave need ${concurrency} × ${fmt(cpuPerChildMs)} = ${fmt(concurrency * cpuPerChildMs)} ms of the one event loop ` +
-    `each wave, where ≥ ${spec.target} leaves ${fmt(perWave)} ms a wave beside its ${fmt(modelMs)} ms model wait (≤ ${fmt(perWave / concurrency)} ms of CPU per child)`
+    `each wave, where ≥ ${spec.target} leaves ${fmt(perWave)} ms a wave beside its ${fmt(modelMs)} ms model wait (≤ ${fmt(perWave / concurrency)} ms of CPU per child)` +
+    split
   );
 }

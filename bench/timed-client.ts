@@ -41,3 +41,39 @@ export async function bareRequestMs(client: ModelClient, req: ModelRequest): Pro
   }
   return now() - t;
 }
+
+/** A model client that keeps the request of its last stream (no wrapper around the stream itself). */
+export class CapturingClient implements ModelClient {
+  lastRequest: ModelRequest | undefined;
+  constructor(readonly inner: ModelClient) {}
+  get provider() {
+    return this.inner.provider;
+  }
+  describe(req: ModelRequest) {
+    return this.inner.describe(req);
+  }
+  stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    this.lastRequest = req;
+    return this.inner.stream(req);
+  }
+}
+
+/**
+ * What the model client alone costs a fan-out child: this process's CPU (ms) per request for `n`
+ * copies of `req` through `client` (described, then streamed, as a turn does), `concurrency` at a
+ * time, every event read. Nothing else runs on the loop meanwhile.
+ */
+export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest, n: number, concurrency: number): Promise<number> {
+  const one = async () => {
+    const { signal: _signal, lineage: _lineage, ...rest } = req;
+    const copy: ModelRequest = { ...rest, messages: [...req.messages] };
+    client.describe(copy);
+    for await (const ev of client.stream(copy)) {
+      if (ev.type === 'error') throw new Error(`a bare request failed: ${JSON.stringify(ev)}`);
+    }
+  };
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < n; i += concurrency) await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, one));
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / 1000 / n;
+}

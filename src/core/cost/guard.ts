@@ -326,7 +326,7 @@ export class BudgetGuard {
       const run = this.summary(cur)?.workflowRun;
       if (run && this.scopes.has(`wf:${run.runId}`)) out.push(`wf:${run.runId}`);
       if (!this.delegated(cur)) break;
-      cur = this.store.header(cur)?.parentSession;
+      cur = this.store.parentOf(cur);
     }
     return out;
   }

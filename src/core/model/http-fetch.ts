@@ -23,7 +23,25 @@ const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDec
 /** What undici rejects with on an abort, before or during the body: the SDK recognises it by name. */
 const aborted = () => new DOMException('This operation was aborted', 'AbortError');
 
-export const httpFetch: typeof fetch = (input, init = {}) => {
+/** A bound on one response body's bytes on the wire; past it the body fails with `error()`. */
+export interface BodyBound {
+  maxBytes: number;
+  error: () => Error;
+}
+
+export const httpFetch: typeof fetch = boundedHttpFetch(undefined, fetch);
+
+/**
+ * httpFetch whose response bodies fail with `bound.error()` past `bound.maxBytes`, counted as
+ * the bytes arrive (no second stream piped behind the first, decision 0088). What it leaves to
+ * another fetch (a Request object, a streamed body, a redirect) goes to `other`, which must
+ * bound its bodies itself.
+ */
+export function boundedHttpFetch(bound: BodyBound | undefined, other: typeof fetch): typeof fetch {
+  return (input, init = {}) => send(input, init, bound, other);
+}
+
+function send(input: Parameters<typeof fetch>[0], init: RequestInit, bound: BodyBound | undefined, fetch: typeof globalThis.fetch): Promise<Response> {
   const body = init.body;
   const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
   if (!(typeof input === 'string' || input instanceof URL) || !plainBody) return fetch(input, init);
@@ -72,23 +90,32 @@ export const httpFetch: typeof fetch = (input, init = {}) => {
       const decode = Object.hasOwn(DECODERS, encoding) ? DECODERS[encoding] : undefined;
       const src: Readable = decode ? res.pipe(decode()) : res;
       if (decode) res.on('error', (err) => src.destroy(err));
-      resolve(new Response(webBody(src, res), { status, statusText: res.statusMessage, headers: out }));
+      resolve(new Response(webBody(src, res, bound), { status, statusText: res.statusMessage, headers: out }));
     });
     req.end(body ?? undefined);
   });
-};
+}
 
 /**
  * The body as a web stream, read as the consumer pulls. A body the server cuts ends as undici's
  * does (`TypeError: terminated`, the cause kept), an abort as an AbortError; after a cancel,
  * late data or errors are dropped, never enqueued on a closed stream.
  */
-function webBody(src: Readable, res: http.IncomingMessage): ReadableStream<Uint8Array> {
+function webBody(src: Readable, res: http.IncomingMessage, bound: BodyBound | undefined): ReadableStream<Uint8Array> {
   let open = true;
+  let seen = 0; // the body's bytes so far, as the consumer gets them
   return new ReadableStream<Uint8Array>({
     start(ctl) {
       src.on('data', (chunk: Buffer) => {
         if (!open) return;
+        seen += chunk.byteLength;
+        if (bound && seen > bound.maxBytes) {
+          open = false;
+          ctl.error(bound.error());
+          res.destroy();
+          src.destroy();
+          return;
+        }
         ctl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((ctl.desiredSize ?? 0) <= 0) src.pause();
       });

@@ -3,8 +3,7 @@ import type { Stream } from 'openai/streaming';
 import type { CapFieldSetting } from './cap-field';
 import { DescribedBodies } from './described';
 import { classifyError, replyCut, replyStalled } from './errors';
-import { httpFetch } from './http-fetch';
-import { byteLimitedFetch, STALLED, Watchdog } from './stream-limits';
+import { byteLimitedHttpFetch, STALLED, Watchdog } from './stream-limits';
 import type { ModelClient, ModelRequest, ModelStreamEvent, RequestInfo } from './types';
 import { normalizeUsage, readChunk } from './wire-chunk';
 
@@ -49,7 +48,7 @@ export class OpenAICompatibleClient implements ModelClient {
       apiKey: opts.apiKey,
       timeout: this.timeoutMs,
       maxRetries: opts.maxRetries ?? 2,
-      fetch: byteLimitedFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, httpFetch),
+      fetch: byteLimitedHttpFetch(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES),
     });
   }
 
@@ -70,6 +69,7 @@ export class OpenAICompatibleClient implements ModelClient {
     const watchdog = new Watchdog(this.timeoutMs, () => own.abort(STALLED));
     const stalled = () => own.signal.reason === STALLED && !req.signal?.aborted;
     let started = false;
+    let drained = false; // the body was read to its end: the connection is back in the pool, nothing to close
     let finish: 'stop' | 'tool_calls' | 'length' | 'other' | undefined;
     try {
       // The body goes as the text describe() measured and hashed (what `chat.completions.create`
@@ -89,6 +89,7 @@ export class OpenAICompatibleClient implements ModelClient {
         yield* read.events;
         if (read.finish) finish = FINISH[read.finish] ?? 'other';
       }
+      drained = true;
       // The SDK ends an aborted stream quietly: say why it ended.
       if (stalled()) yield { type: 'error', error: replyStalled(this.timeoutMs, started) };
       else if (req.signal?.aborted) throw new OpenAI.APIUserAbortError();
@@ -101,7 +102,10 @@ export class OpenAICompatibleClient implements ModelClient {
       yield { type: 'error', error };
     } finally {
       watchdog.stop();
-      own.abort(); // a consumer that stopped early (or an error) closes the connection
+      // A consumer that stopped early (or an error) closes the connection. A body read to its end
+      // has nothing to close: aborting it anyway cost three DOMExceptions (ours, the SDK's, the
+      // fetch's), ~0.1 ms a request (decision 0088).
+      if (!drained) own.abort();
     }
   }
 }

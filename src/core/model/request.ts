@@ -77,20 +77,10 @@ const serialized = new WeakMap<object, Serialized>();
  * serialized, extended by the messages added since (O(Δ)), or serialized whole when there is
  * no lineage, the head changed, or the surface is shorter than what was serialized.
  */
-function conversation(head: string, system: Json, messages: readonly DerivedMessage[], lineage: object | undefined): Serialized {
+function conversation(h: Head, messages: readonly DerivedMessage[], lineage: object | undefined): Serialized {
   let s = lineage ? serialized.get(lineage) : undefined;
-  if (!s || s.head !== head || s.count > messages.length || (s.count > 0 && messages[s.count - 1] !== s.last)) {
-    const text = `[${JSON.stringify(system)}`;
-    s = {
-      head,
-      headBytes: Buffer.byteLength(head),
-      headHash: sha256(head),
-      count: 0,
-      last: undefined,
-      text,
-      bytes: Buffer.byteLength(text),
-      hash: createHash('sha256').update(head).update('\n').update(text),
-    };
+  if (!s || s.head !== h.head || s.count > messages.length || (s.count > 0 && messages[s.count - 1] !== s.last)) {
+    s = { head: h.head, headBytes: h.headBytes, headHash: h.headHash, count: 0, last: undefined, text: h.open, bytes: h.openBytes, hash: h.openHash.copy() };
     if (lineage) serialized.set(lineage, s);
   }
   if (s.count < messages.length) {
@@ -103,6 +93,76 @@ function conversation(head: string, system: Json, messages: readonly DerivedMess
     s.last = messages[messages.length - 1];
   }
   return s;
+}
+
+/**
+ * What a request's head serializes to (model, tools sorted and canonical, system message) and
+ * what follows from it: its bytes and hash, the body's opening and the prefix hash up to the
+ * conversation's first `[`. The same for every request of the same model, system prompt and
+ * tools — every step of every child of a fan-out — so it is built once and kept.
+ */
+interface Head {
+  model: string;
+  system: string;
+  /** The tools it was built from: name, description and schema as they were (compared by identity). */
+  tools: readonly (readonly [string, string, JsonSchema])[];
+  head: string;
+  headBytes: number;
+  headHash: string;
+  /** `{"model":…,"tools":[…],"messages":` */
+  before: string;
+  beforeBytes: number;
+  /** `[` and the system message: the conversation before its first message. */
+  open: string;
+  openBytes: number;
+  /** sha256 over head, a newline and `open`, not yet digested (copied for each conversation). */
+  openHash: Hash;
+}
+
+/** The heads built last, newest first: a few system prompts and tool sets at a time (agents, presets, MCP). */
+const heads: Head[] = [];
+const KEPT_HEADS = 8;
+
+/**
+ * The head for this model, system prompt and tools: a kept one when every tool is the same
+ * name, description and schema object (a tool's schema is not mutated in place), else built
+ * now. A changed description (a tool whose text is computed) or another schema object builds
+ * afresh, so the bytes are always those of the request as asked.
+ */
+function headOf(model: string, systemPrompt: string, toolSpecs: readonly ToolSpec[]): Head {
+  const i = heads.findIndex(
+    (h) =>
+      h.model === model &&
+      h.system === systemPrompt &&
+      h.tools.length === toolSpecs.length &&
+      h.tools.every(([n, d, p], j) => toolSpecs[j].name === n && toolSpecs[j].description === d && toolSpecs[j].parameters === p),
+  );
+  if (i >= 0) {
+    const h = heads[i];
+    if (i > 0) heads.unshift(...heads.splice(i, 1));
+    return h;
+  }
+  const tools = [...toolSpecs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
+  const system: Json = { role: 'system', content: systemPrompt };
+  const head = JSON.stringify({ model, tools, system });
+  const before = `{"model":${JSON.stringify(model)}${tools.length > 0 ? `,"tools":${JSON.stringify(tools)}` : ''},"messages":`;
+  const open = `[${JSON.stringify(system)}`;
+  const h: Head = {
+    model,
+    system: systemPrompt,
+    tools: toolSpecs.map((t) => [t.name, t.description, t.parameters] as const),
+    head,
+    headBytes: Buffer.byteLength(head),
+    headHash: sha256(head),
+    before,
+    beforeBytes: Buffer.byteLength(before),
+    open,
+    openBytes: Buffer.byteLength(open),
+    openHash: createHash('sha256').update(head).update('\n').update(open),
+  };
+  heads.unshift(h);
+  if (heads.length > KEPT_HEADS) heads.length = KEPT_HEADS;
+  return h;
 }
 
 /** What follows the conversation: the cap (a budget's changes per step), then the stream options. */
@@ -118,21 +178,18 @@ function tail(model: string, maxTokens: number | undefined, capField: CapFieldSe
  * step costs what it added, not the whole history (decision 0064); the bytes are the same.
  */
 export function buildRequest(req: ModelRequest, stream: boolean, capField: CapFieldSetting = 'auto'): BuiltRequest {
-  const tools = [...req.tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toolJson);
-  const system: Json = { role: 'system', content: req.system };
-  const head = JSON.stringify({ model: req.model, tools, system });
-  const conv = conversation(head, system, req.messages, req.lineage);
-  const before = `{"model":${JSON.stringify(req.model)}${tools.length > 0 ? `,"tools":${JSON.stringify(tools)}` : ''},"messages":`;
+  const h = headOf(req.model, req.system, req.tools);
+  const conv = conversation(h, req.messages, req.lineage);
   const messages = `${conv.text}]`;
-  const fixedBytes = Buffer.byteLength(before) + conv.bytes + 1;
+  const fixedBytes = h.beforeBytes + conv.bytes + 1;
   const after = tail(req.model, req.maxTokens, capField, stream);
   return {
-    text: before + messages + after,
+    text: h.before + messages + after,
     bytes: fixedBytes + Buffer.byteLength(after),
     headBytes: conv.headBytes,
     headHash: conv.headHash,
     prefixHash: conv.hash.copy().update(']').digest('hex').slice(0, 32),
-    parts: { before, messages, fixedBytes, stream },
+    parts: { before: h.before, messages, fixedBytes, stream },
   };
 }
 

@@ -5,6 +5,7 @@ import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { describeError } from '../errors';
 import { type Quarantine, StoreError } from './errors';
 import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
+import { admitGroup, type Pending } from './group-record';
 import { encodeRecord, JournalFile, type JournalRecord, scanJournal } from './journal';
 import { loadSqlJs } from './sqljs';
 import type { StoreCounters } from './stats';
@@ -27,6 +28,11 @@ export interface DbHooks<P> {
   check?(payload: P, batch: Map<string, unknown>): void;
   /** Apply a durable payload to the in-memory database (live and on replay). */
   apply(db: Database, payload: P): void;
+  /**
+   * The payloads of one group commit (checked, in order) as fewer payloads with the same effect,
+   * written as its one record (decision 0088). Must not change the given payloads.
+   */
+  merge?(payloads: P[]): P[];
 }
 
 export interface JournaledDbOptions {
@@ -34,14 +40,6 @@ export interface JournaledDbOptions {
   checkpointBytes?: number;
   /** Where syncs, commits and records are counted (the store's, shared by its files). */
   counters?: StoreCounters;
-}
-
-interface Pending<P> {
-  payloads: P[];
-  /** A checkpoint request: it runs in queue order, after the writes queued before it. */
-  checkpoint?: true;
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 const DEFAULT_CHECKPOINT_BYTES = 8 * 1024 * 1024;
@@ -198,24 +196,10 @@ export class JournaledDb<P extends object> {
         continue;
       }
       const items = cut < 0 ? this.queue.splice(0) : this.queue.splice(0, cut);
-      let batch = new Map<string, unknown>();
-      const accepted: Pending<P>[] = [];
-      const bufs: Buffer[] = [];
-      let lsn = this.lsn;
-      for (const item of items) {
-        // Checked against a copy: a refused item must leave no trace for the items after it.
-        const scratch = new Map(batch);
-        try {
-          for (const p of item.payloads) this.hooks.check?.(p, scratch);
-          bufs.push(encode(lsn + 1, item.payloads, this.dbFile)); // lsn moves only once encoded: no gaps
-          lsn++;
-          accepted.push(item);
-          batch = scratch;
-        } catch (err) {
-          item.reject(err);
-        }
-      }
-      if (accepted.length === 0) continue;
+      const group = admitGroup(items, this.lsn + 1, this.hooks, (lsn, ops) => encode(lsn, ops, this.dbFile));
+      if (!group) continue;
+      const { accepted, ops, record } = group;
+      const lsn = this.lsn + group.records;
       // The record is applied to the in-memory database while its fdatasync runs: sql.js is
       // CPU, the fsync is waiting, so the apply costs the append no time, and the next write
       // comes sooner after this fsync (which, on the disks measured, makes that one faster).
@@ -226,14 +210,14 @@ export class JournaledDb<P extends object> {
         applied = true;
         try {
           this.database.run('BEGIN');
-          for (const item of accepted) for (const p of item.payloads) this.hooks.apply(this.database, p);
+          for (const p of ops) this.hooks.apply(this.database, p);
           this.database.run('COMMIT');
         } catch (err) {
           applyError = err;
         }
       };
       try {
-        await this.journal.append(bufs.length === 1 ? bufs[0] : Buffer.concat(bufs), apply);
+        await this.journal.append(record, apply);
       } catch (err) {
         const what = `Could not write to ${this.journal.file}: ${describeError(err)}. Nothing acknowledged was lost; free disk space or check permissions`;
         if (!applied) {

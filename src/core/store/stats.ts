@@ -8,7 +8,7 @@ export interface StoreStats {
   syncs: number;
   /** Journal appends, each written and covered by one fdatasync (a group commit). */
   commits: number;
-  /** Journal records those commits held: one per write of the catalog or a tree file. */
+  /** Writes of the catalog or a tree file those commits held (a commit's writes go as one journal record: decision 0088). */
   records: number;
   /** Session events made durable (appended, or published with their session). */
   events: number;

@@ -165,7 +165,7 @@ export class Store {
   has(id: string): boolean {
     return this.catalog.get(id) !== undefined;
   }
-  /** A session's parent, without copying its header (the live hub asks at every turn edge). */
+  /** A session's parent, without copying its header (asked for every staged event and at every turn edge). */
   parentOf(id: string): string | undefined {
     return this.catalog.get(id)?.header.parentSession;
   }

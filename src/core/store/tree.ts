@@ -30,6 +30,7 @@ export class TreeFile {
         schema: TREE_SCHEMA,
         check: (p, batch) => tree!.check(p, batch),
         apply: (db, p) => applyTreeOp(db, p, tree?.nextSeq),
+        merge: mergeTreeOps,
       },
       opts,
     );
@@ -119,6 +120,33 @@ export class TreeFile {
     }
     batch.set(key(p.session), seq);
   }
+}
+
+/**
+ * A group commit's ops with each session's event appends joined into one (one chunk row, two
+ * statements, instead of two statements per append): a fan-out's children append a few events
+ * each, many at a time (decision 0088). Ops of different sessions touch different rows, so an
+ * append may join an earlier one of its session across them; never across that session's own
+ * creation or deletion. The same rows result, the events in the same order, fewer of them.
+ */
+export function mergeTreeOps(ops: TreeOp[]): TreeOp[] {
+  const out: TreeOp[] = [];
+  const joinable = new Map<string, { op: 'events'; session: string; events: SessionEvent[] }>();
+  for (const p of ops) {
+    if (p.op !== 'events') {
+      joinable.delete(p.op === 'session' ? p.header.id : p.session);
+      out.push(p);
+      continue;
+    }
+    const earlier = joinable.get(p.session);
+    if (earlier) for (const e of p.events) earlier.events.push(e);
+    else {
+      const own = { op: 'events' as const, session: p.session, events: [...p.events] };
+      joinable.set(p.session, own);
+      out.push(own);
+    }
+  }
+  return out;
 }
 
 function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | undefined): void {

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { type Store, StoreError, scanJournal } from '../../../src/core/store';
-import { childHeader, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
+import { mergeTreeOps, type TreeOp } from '../../../src/core/store/tree';
+import { childHeader, closeAsIfKilled, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // Decision 0063: appends issued together, or while an fdatasync is in flight, from one session
 // or from any session of the same store file, are written together and covered by one
@@ -98,12 +99,55 @@ describe('store: group commit (decision 0063)', () => {
       assert.deepEqual(late, [], 'acknowledged before a completed fdatasync covered them');
       assert.equal(after.commits - before.commits, 1, 'nine appends issued in one turn of the event loop: one commit');
       assert.equal(after.syncs - before.syncs, 1);
-      assert.equal(after.records - before.records, 9, 'one journal record per append');
+      assert.equal(after.records - before.records, 9, 'nine appends counted (written as one journal record: decision 0088)');
       assert.equal(after.events - before.events, 18);
       for (const id of sessions) assert.deepEqual(await store.readEvents(id), eventsFor(id, 0, 6), id);
     } finally {
       watch.restore();
     }
+  });
+
+  it("a group commit is one journal record, each session's appends joined into one op in order; it reads back and replays the same (decision 0088)", async () => {
+    const sessions = ['root', 'kid-a', 'kid-b'];
+    const scan0 = scanJournal(fs.readFileSync(wal())).records.length;
+    // Interleaved: root 0-1, kid-a 0-1, kid-b 0-1, root 2-3, …
+    await Promise.all([0, 1, 2].flatMap((k) => sessions.map((id) => store.append(id, eventsFor(id, k * 2, k * 2 + 2)))));
+    const records = scanJournal(fs.readFileSync(wal())).records.slice(scan0);
+    assert.equal(records.length, 1, 'one record for the group');
+    const ops = records[0].ops as { op: string; session: string; events: SessionEvent[] }[];
+    assert.deepEqual(
+      ops.map((o) => [o.session, o.events.map((e) => e.seq)]),
+      sessions.map((id) => [id, [0, 1, 2, 3, 4, 5]]),
+    );
+    for (const id of sessions) assert.deepEqual(await store.readEvents(id), eventsFor(id, 0, 6), id);
+    await closeAsIfKilled(store);
+    store = await tmp.openStore();
+    for (const id of sessions) assert.deepEqual(await store.readEvents(id), eventsFor(id, 0, 6), `${id} after replay`);
+    await store.append('kid-a', eventsFor('kid-a', 6, 7));
+    assert.deepEqual(await store.readEvents('kid-a'), eventsFor('kid-a', 0, 7));
+  });
+
+  it("appends never join across their session's creation or deletion, and leave the ops given unchanged", () => {
+    const ev = (id: string, a: number, b: number) => ({ op: 'events' as const, session: id, events: eventsFor(id, a, b) });
+    const given: TreeOp[] = [
+      ev('a', 0, 1),
+      ev('b', 0, 1),
+      ev('a', 1, 2),
+      { op: 'delete', session: 'a' },
+      { op: 'session', header: rootHeader('a') },
+      ev('a', 0, 1),
+      ev('b', 1, 2),
+      ev('a', 1, 2),
+    ];
+    const copy = structuredClone(given);
+    const merged = mergeTreeOps(given);
+    assert.deepEqual(
+      merged.map((o) =>
+        o.op === 'events' ? `${o.session}:${o.events.map((e) => e.seq).join(',')}` : `${o.op} ${o.op === 'session' ? o.header.id : o.session}`,
+      ),
+      ['a:0,1', 'b:0,1', 'delete a', 'session a', 'a:0,1'],
+    );
+    assert.deepEqual(given, copy, "the callers' ops are not changed");
   });
 
   it('appends that arrive while an fdatasync is in flight, from any session of the file, share the next one', async () => {
