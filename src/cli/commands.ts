@@ -5,7 +5,6 @@ import { StoreError } from '../core/store/errors';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { type ParsedArgs, UsageError } from './args';
 import type { Command, Io } from './output';
-import { tierUpOnlyHotWasm } from './wasm-tiering';
 
 /**
  * Every subcommand, loaded when it runs (decision 0068): `arbor log` never loads the model
@@ -35,7 +34,6 @@ export const COMMAND_NAMES = Object.keys(COMMANDS);
  * bundles, and an error class is only `instanceof` its own bundle's copy.
  */
 export async function dispatch(name: string, args: ParsedArgs, io: Io): Promise<number> {
-  tierUpOnlyHotWasm();
   // The bundle in dist/ has sql.js's WASM beside it (the compiled tree resolves the package's own).
   if (fs.existsSync(path.join(__dirname, 'sql-wasm.wasm'))) setSqlJsWasmDir(__dirname);
   try {

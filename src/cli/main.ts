@@ -1,7 +1,11 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describeError } from '../core/errors';
 import { arborVersion } from '../core/version';
 import { parseArgs, UsageError } from './args';
+import { codeCacheDir, requireWithCodeCache } from './code-cache';
 import { type Io, terminalIo } from './output';
+import { tierUpOnlyHotWasm } from './wasm-tiering';
 
 let inspectorSignalIgnored = false;
 
@@ -51,8 +55,27 @@ export async function main(argv: readonly string[], raw: Io): Promise<number> {
       return 1;
     }
   }
-  const { dispatch } = await import('./commands');
-  return dispatch(name, { positionals: rest, options: args.options }, io);
+  const commands = await loadCommands(io.env);
+  const code = await commands.dispatch(name, { positionals: rest, options: args.options }, io);
+  commands.save();
+  return code;
+}
+
+type Commands = typeof import('./commands');
+
+/**
+ * The commands: in the bundle (dist/cli.js), the commands bundle beside it compiled with the V8
+ * code cache (decision 0085); in the compiled tree, the module itself.
+ */
+async function loadCommands(env: NodeJS.ProcessEnv): Promise<Commands & { save(): void }> {
+  // Before anything compiles: V8 keys its code cache on its flags too.
+  tierUpOnlyHotWasm();
+  const bundle = path.join(__dirname, 'cli-commands.js');
+  if (path.basename(__filename) === 'cli.js' && fs.existsSync(bundle)) {
+    const loaded = requireWithCodeCache(bundle, codeCacheDir(env));
+    return { ...(loaded.exports as Commands), save: loaded.save };
+  }
+  return { ...(await import('./commands')), save: () => undefined };
 }
 
 if (require.main === module) {
