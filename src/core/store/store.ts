@@ -20,6 +20,12 @@ export const CLEAN_MARKER = 'closed-cleanly';
 
 export interface StoreOptions extends TreeCacheOptions {
   /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */ mustExist?: boolean;
+  /**
+   * At close, fold a journal into its database file only when it holds at least this many bytes
+   * (default 0: every journal). Durability is the journal's either way; a smaller journal is
+   * replayed by the next open. A one-shot CLI process skips a checkpoint per file (decision 0085).
+   */
+  closeFoldsFrom?: number;
 }
 
 /**
@@ -43,7 +49,7 @@ export class Store {
   private constructor(
     readonly dir: string,
     private readonly catalog: Catalog,
-    opts: StoreOptions,
+    private readonly opts: StoreOptions,
     private readonly unlock: () => void,
     private readonly counters: StoreCounters,
   ) {
@@ -332,10 +338,11 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     try {
-      await this.openTrees.close();
+      const fold = { foldFrom: this.opts.closeFoldsFrom ?? 0 };
+      await this.openTrees.close(fold);
       // A failed write leaves them marked stale: the next open folds the logs it needs.
       await this.summaries.persist().catch(() => undefined);
-      await this.catalog.close();
+      await this.catalog.close(fold);
       if (this.cleanOnClose) {
         await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
         this.counters.syncs++;
