@@ -3,9 +3,7 @@ import * as path from 'node:path';
 import { describeError } from '../core/errors';
 import { arborVersion } from '../core/version';
 import { parseArgs, UsageError } from './args';
-import { codeCacheDir, requireWithCodeCache } from './code-cache';
 import { type Io, terminalIo } from './output';
-import { tierUpOnlyHotWasm } from './wasm-tiering';
 
 let inspectorSignalIgnored = false;
 
@@ -68,6 +66,8 @@ type Commands = typeof import('./commands');
  * code cache (decision 0085); in the compiled tree, the module itself.
  */
 async function loadCommands(env: NodeJS.ProcessEnv): Promise<Commands & { save(): void }> {
+  // Loaded here, not at the top: `arbor --version` needs neither (nor node:vm, crypto, v8).
+  const [{ tierUpOnlyHotWasm }, { codeCacheDir, requireWithCodeCache }] = await Promise.all([import('./wasm-tiering'), import('./code-cache')]);
   // Before anything compiles: V8 keys its code cache on its flags too.
   tierUpOnlyHotWasm();
   const bundle = path.join(__dirname, 'cli-commands.js');
