@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeError } from '../core/errors';
 import { StoreError } from '../core/store/errors';
-import { setSqlJsWasmDir } from '../core/store/sqljs';
+import { loadSqlJs, setSqlJsWasmDir } from '../core/store/sqljs';
 import { type ParsedArgs, UsageError } from './args';
 import type { Command, Io } from './output';
 
@@ -36,6 +36,9 @@ export const COMMAND_NAMES = Object.keys(COMMANDS);
 export async function dispatch(name: string, args: ParsedArgs, io: Io): Promise<number> {
   // The bundle in dist/ has sql.js's WASM beside it (the compiled tree resolves the package's own).
   if (fs.existsSync(path.join(__dirname, 'sql-wasm.wasm'))) setSqlJsWasmDir(__dirname);
+  // Every command opens the store: sql.js's WebAssembly compiles on V8's worker threads while
+  // this thread initialises the command's modules (decision 0085). Its failure is the store's to report.
+  loadSqlJs().catch(() => undefined);
   try {
     const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!load) throw new UsageError(`Unknown command "${name}". Commands: ${COMMAND_NAMES.join(', ')}.`);

@@ -17,6 +17,9 @@ import { remoteFromConfig } from './remote-config';
 
 export { DEFAULT_BASE_URL, DEFAULT_MODEL };
 
+/** A CLI process leaves a journal smaller than this unfolded at exit (StoreOptions.closeFoldsFrom). */
+export const CLOSE_FOLDS_FROM = 128 * 1024;
+
 /** API key from ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY. Local servers need none. */
 export function apiKeyFor(baseURL: string, env: NodeJS.ProcessEnv): string {
   const key = envApiKey(env);
@@ -56,6 +59,9 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const storeDir = storeDirOf(args, env);
   return {
     storeDir,
+    // One process per command: the journals a run leaves are small, and the next open replays
+    // them (decision 0085); folding each at every exit was two fsyncs and a rename per file.
+    store: { closeFoldsFrom: CLOSE_FOLDS_FROM },
     workspace: [workspaceOf(args)],
     model: {
       baseURL,

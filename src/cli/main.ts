@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describeError } from '../core/errors';
 import { arborVersion } from '../core/version';
 import { parseArgs, UsageError } from './args';
@@ -51,8 +53,29 @@ export async function main(argv: readonly string[], raw: Io): Promise<number> {
       return 1;
     }
   }
-  const { dispatch } = await import('./commands');
-  return dispatch(name, { positionals: rest, options: args.options }, io);
+  const commands = await loadCommands(io.env);
+  const code = await commands.dispatch(name, { positionals: rest, options: args.options }, io);
+  commands.save();
+  return code;
+}
+
+type Commands = typeof import('./commands');
+
+/**
+ * The commands: in the bundle (dist/cli.js), the commands bundle beside it compiled with the V8
+ * code cache (decision 0085); in the compiled tree, the module itself.
+ */
+async function loadCommands(env: NodeJS.ProcessEnv): Promise<Commands & { save(): void }> {
+  // Loaded here, not at the top: `arbor --version` needs neither (nor node:vm, crypto, v8).
+  const [{ tierUpOnlyHotWasm }, { codeCacheDir, requireWithCodeCache }] = await Promise.all([import('./wasm-tiering'), import('./code-cache')]);
+  // Before anything compiles: V8 keys its code cache on its flags too.
+  tierUpOnlyHotWasm();
+  const bundle = path.join(__dirname, 'cli-commands.js');
+  if (path.basename(__filename) === 'cli.js' && fs.existsSync(bundle)) {
+    const loaded = requireWithCodeCache(bundle, codeCacheDir(env));
+    return { ...(loaded.exports as Commands), save: loaded.save };
+  }
+  return { ...(await import('./commands')), save: () => undefined };
 }
 
 if (require.main === module) {

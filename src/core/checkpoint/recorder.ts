@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/agent';
 import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
 import { readWhole } from '../tools/fsio';

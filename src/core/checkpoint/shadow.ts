@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { IgnoreRules } from '../worktree/ignore';
 import { type GitPlace, git, gitOk } from './git';

@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 
@@ -10,6 +10,10 @@ import * as zlib from 'node:zlib';
 // body, an AbortSignal) goes over node:http(s) with the default keep-alive agents, and the body
 // streams back as the Response's ReadableStream. Anything else — a Request object, a streamed
 // or form body, a redirect — is left to the global fetch, so behaviour never narrows.
+
+/** node:https (and TLS under it) loads on the first https request: a local model server never needs it. */
+let https: typeof Https | undefined;
+const httpsModule = (): typeof Https => (https ??= require('node:https') as typeof Https);
 
 const NO_BODY = new Set([101, 204, 205, 304]);
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -55,7 +59,7 @@ function send(input: Parameters<typeof fetch>[0], init: RequestInit, bound: Body
   });
   const method = (init.method ?? 'GET').toUpperCase();
   return new Promise<Response>((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).request(url, { method, headers });
+    const req = (url.protocol === 'https:' ? httpsModule() : http).request(url, { method, headers });
     let response: http.IncomingMessage | undefined;
     // An abort ends the body as undici's does (an AbortError), so the SDK ends the stream quietly.
     const onAbort = () => {

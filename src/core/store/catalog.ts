@@ -137,7 +137,7 @@ export class Catalog {
     return this.jdb.checkpoint();
   }
 
-  close(): Promise<void> {
-    return this.jdb.close();
+  close(opts?: { foldFrom?: number }): Promise<void> {
+    return this.jdb.close(opts);
   }
 }

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { fsyncDir } from './fsutil';
 import type { StoreCounters } from './stats';
 
 // Journal file format: a sequence of records, each
@@ -87,11 +89,18 @@ export class JournalFile {
     private readonly fh: fs.promises.FileHandle,
     private bytes: number,
     private readonly counters?: StoreCounters,
+    /**
+     * Created by this open: its name is not yet durable in its folder. An fdatasync covers the
+     * file's bytes, not the folder entry that finds it, so the first append also syncs the folder
+     * (beside its fdatasync, not after it); until then nothing in the file was acknowledged.
+     */
+    private unlisted = false,
   ) {}
 
   static async open(file: string, size: number, counters?: StoreCounters): Promise<JournalFile> {
-    const fh = await fs.promises.open(file, fs.existsSync(file) ? 'r+' : 'w+');
-    return new JournalFile(file, fh, size, counters);
+    const existed = fs.existsSync(file);
+    const fh = await fs.promises.open(file, existed ? 'r+' : 'w+');
+    return new JournalFile(file, fh, size, counters, !existed);
   }
 
   get size(): number {
@@ -115,13 +124,14 @@ export class JournalFile {
         const { bytesWritten } = await this.fh.write(buf, done, buf.length - done, this.bytes + done);
         done += bytesWritten;
       }
-      const synced = this.fh.datasync();
+      const synced = Promise.all([this.fh.datasync(), this.unlisted ? fsyncDir(path.dirname(this.file)) : undefined]);
       if (this.counters) {
-        this.counters.syncs++;
+        this.counters.syncs += this.unlisted ? 2 : 1;
         this.counters.commits++;
       }
       whileSyncing?.();
       await synced;
+      this.unlisted = false;
       this.bytes += buf.length;
     } catch (err) {
       await this.fh.truncate(this.bytes).catch(() => undefined);

@@ -289,15 +289,19 @@ export class JournaledDb<P extends object> {
     while (this.flushing) await this.flushing;
   }
 
-  /** Finish queued writes, checkpoint, release the file. */
-  async close(opts: { checkpoint?: boolean } = {}): Promise<void> {
+  /**
+   * Finish queued writes, checkpoint, release the file. `foldFrom`: checkpoint only a journal of
+   * at least this many bytes; a smaller one stays, durable, for the next open to replay.
+   */
+  async close(opts: { checkpoint?: boolean; foldFrom?: number } = {}): Promise<void> {
     if (this.released) return;
     this.released = true;
     // A file stopped by a failed write is released without a checkpoint: its memory is not what the disk holds.
     const healthy = !this.closed;
     this.closed = true;
     await this.drain();
-    if (healthy && (opts.checkpoint ?? true)) await this.checkpointNow().catch(() => undefined);
+    const fold = (opts.checkpoint ?? true) && this.journal.size >= (opts.foldFrom ?? 0);
+    if (healthy && fold) await this.checkpointNow().catch(() => undefined);
     await this.journal.close().catch(() => undefined);
     this.database.close();
   }

@@ -20,6 +20,12 @@ export const CLEAN_MARKER = 'closed-cleanly';
 
 export interface StoreOptions extends TreeCacheOptions {
   /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */ mustExist?: boolean;
+  /**
+   * At close, fold a journal into its database file only when it holds at least this many bytes
+   * (default 0: every journal). Durability is the journal's either way; a smaller journal is
+   * replayed by the next open. A one-shot CLI process skips a checkpoint per file (decision 0085).
+   */
+  closeFoldsFrom?: number;
 }
 
 /**
@@ -43,7 +49,7 @@ export class Store {
   private constructor(
     readonly dir: string,
     private readonly catalog: Catalog,
-    opts: StoreOptions,
+    private readonly opts: StoreOptions,
     private readonly unlock: () => void,
     private readonly counters: StoreCounters,
   ) {
@@ -121,13 +127,15 @@ export class Store {
     // first append after an open (a resumed child's accept) then waits for its own write only,
     // not for a catalog write before it (decision 0064).
     const clearing = this.summaries.beforeWrite();
-    await fs.promises.rm(path.join(this.dir, CLEAN_MARKER), { force: true });
-    this.counters.syncs++;
-    await fsyncDir(this.dir);
+    // No marker (a new store, or after a crash): its absence is already what the disk says.
+    if (await removeIfThere(path.join(this.dir, CLEAN_MARKER))) {
+      this.counters.syncs++;
+      await fsyncDir(this.dir);
+    }
     await clearing;
   }
 
-  /** Every turn has ended: `close` leaves the marker (after its files are closed). */
+  /** Every turn has ended: `close` leaves the marker (after the tree files are closed, beside the catalog's last write). */
   markCleanOnClose(): void {
     this.cleanOnClose = true;
   }
@@ -336,18 +344,28 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     try {
-      await this.openTrees.close();
-      // A failed write leaves them marked stale: the next open folds the logs it needs.
-      await this.summaries.persist().catch(() => undefined);
-      await this.catalog.close();
-      if (this.cleanOnClose) {
-        await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
-        this.counters.syncs++;
-        await fsyncDir(this.dir);
+      const fold = { foldFrom: this.opts.closeFoldsFrom ?? 0 };
+      await this.openTrees.close(fold);
+      // The marker says every turn has ended, which the tree journals hold durably now; it owes
+      // nothing to the catalog's summaries (exact or marked stale on their own), so its sync runs
+      // beside theirs rather than after.
+      const marking = this.cleanOnClose ? this.leaveCleanMarker() : Promise.resolve();
+      try {
+        // A failed write leaves them marked stale: the next open folds the logs it needs.
+        await this.summaries.persist().catch(() => undefined);
+        await this.catalog.close(fold);
+      } finally {
+        await marking;
       }
     } finally {
       this.unlock();
     }
+  }
+
+  private async leaveCleanMarker(): Promise<void> {
+    await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
+    this.counters.syncs++;
+    await fsyncDir(this.dir);
   }
 
   private async withTreeOf<T>(id: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
@@ -433,5 +451,16 @@ export class Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreError('CLOSED', `The store at ${this.dir} is closed.`);
+  }
+}
+
+/** Remove a file; false when there was none. */
+async function removeIfThere(file: string): Promise<boolean> {
+  try {
+    await fs.promises.unlink(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }

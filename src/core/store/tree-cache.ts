@@ -55,9 +55,9 @@ export class TreeCache {
     }
   }
 
-  /** Close every tree, and wait for those still closing. */
-  async close(): Promise<void> {
-    for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close();
+  /** Close every tree (`foldFrom`: see JournaledDb.close), and wait for those still closing. */
+  async close(opts: { foldFrom?: number } = {}): Promise<void> {
+    for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close(opts);
     await Promise.all(this.closing.values());
   }
 

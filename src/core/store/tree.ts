@@ -83,7 +83,7 @@ export class TreeFile {
   checkpoint(): Promise<void> {
     return this.jdb.checkpoint();
   }
-  close(opts?: { checkpoint?: boolean }): Promise<void> {
+  close(opts?: { checkpoint?: boolean; foldFrom?: number }): Promise<void> {
     return this.jdb.close(opts);
   }
 
