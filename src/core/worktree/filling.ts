@@ -19,27 +19,46 @@ export function fill(dir: string): Promise<unknown> {
 
 /** `dir`'s files are being written (`fill`); what touches them waits (`filled`). */
 export function fillLater(dir: string): void {
-  const done = fill(dir).catch(() => undefined); // (cut short: `filled` writes them again)
-  pending.set(dir, done);
-  void done.then(() => {
-    if (pending.get(dir) === done) pending.delete(dir);
-  });
+  track(dir, fill(dir).catch(() => undefined)); // (cut short: `filled` writes them again)
+}
+
+/** `work` is writing `dir`'s files: recorded until it ends, so nobody starts another fill beside it. */
+function track(dir: string, work: Promise<unknown>): Promise<unknown> {
+  pending.set(dir, work);
+  const forget = () => {
+    if (pending.get(dir) === work) pending.delete(dir);
+  };
+  work.then(forget, forget);
+  return work;
+}
+
+/** Waits until no fill of `dir` is under way (one that failed throws, unless `quiet`). */
+async function idle(dir: string, quiet: boolean): Promise<void> {
+  let last: Promise<unknown> | undefined;
+  for (let under = pending.get(dir); under && under !== last; under = pending.get(dir)) {
+    last = under;
+    await (quiet ? under.catch(() => undefined) : under);
+  }
 }
 
 /**
  * Resolves when `dir`'s files are whole: at once for a worktree nothing is filling; after the
  * fill under way; and for one whose fill was cut short (it failed, or Arbor stopped meanwhile —
  * git writes the index last, so a worktree entry without one never got all its files) after
- * writing them again. A folder that is gone, or no worktree, is left to its caller.
+ * writing them again — once, whoever else is waiting (two fills of one folder fight over its
+ * index lock). A folder that is gone, or no worktree, is left to its caller.
  */
 export async function filled(dir: string): Promise<void> {
-  await pending.get(dir);
-  if (cutShort(dir)) await fill(dir);
+  await idle(dir, false);
+  // A caller that looked at the same moment may have started the fill meanwhile: wait for that one.
+  if (pending.has(dir)) return filled(dir);
+  // (No await between the look and the record: a caller arriving meanwhile waits for this fill.)
+  if (cutShort(dir)) await track(dir, fill(dir));
 }
 
 /** Resolves when a fill under way has ended, however (a folder about to be removed needs no files). */
 export async function settled(dir: string): Promise<void> {
-  await pending.get(dir);
+  await idle(dir, true);
 }
 
 /** A worktree of git's whose index was never written: made without a checkout, its files not (all) there. */

@@ -78,6 +78,15 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     assert.equal(fs.statSync(path.join(cut, 'pkg0', 'f0.ts')).mtimeMs, before);
   });
 
+  it('writes a cut-short worktree once when several callers wait for it at the same time (no second fill racing the first)', async () => {
+    const plain = await create('plain', false);
+    const cut = path.join(wts, 'cut2');
+    gitIn(ws, 'worktree', 'add', '--quiet', '--no-checkout', '-b', 'arbor/cut2', cut, plain.base);
+    // After a restart the views, a review and an apply may all ask at once: each sees "no index".
+    await Promise.all(Array.from({ length: 4 }, () => filled(cut)));
+    assert.deepEqual(contents(cut), contents(plain.path));
+  });
+
   it('is read from its files at once (top, repository, HEAD) as git would say them, from a folder not yet written too', async () => {
     const place = await create('read', true);
     const known = linkedWorktreeAt(path.join(place.path, 'pkg4', 'deeper'));
