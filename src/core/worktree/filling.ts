@@ -19,7 +19,8 @@ export function fill(dir: string): Promise<unknown> {
 
 /** `dir`'s files are being written (`fill`); what touches them waits (`filled`). */
 export function fillLater(dir: string): void {
-  track(dir, fill(dir).catch(() => undefined)); // (cut short: `filled` writes them again)
+  // (Cut short: `filled` writes them again.)
+  track(dir, fill(dir).catch(() => undefined));
 }
 
 /** `work` is writing `dir`'s files: recorded until it ends, so nobody starts another fill beside it. */
