@@ -43,8 +43,18 @@ export function fillLater(dir: string): void {
   );
 }
 
+/** The key of `dir` in `pending`: its real path where it exists (a caller may hold another spelling of it). */
+function keyOf(dir: string): string {
+  try {
+    return fs.realpathSync.native(dir);
+  } catch {
+    return dir;
+  }
+}
+
 /** `work` is writing `dir`'s files: recorded until it ends, so nobody starts another fill beside it. */
-function track(dir: string, work: Promise<unknown>): Promise<unknown> {
+function track(folder: string, work: Promise<unknown>): Promise<unknown> {
+  const dir = keyOf(folder);
   pending.set(dir, work);
   const forget = () => {
     if (pending.get(dir) === work) pending.delete(dir);
@@ -54,7 +64,8 @@ function track(dir: string, work: Promise<unknown>): Promise<unknown> {
 }
 
 /** Waits until no fill of `dir` is under way (one that failed throws, unless `quiet`). */
-async function idle(dir: string, quiet: boolean): Promise<void> {
+async function idle(folder: string, quiet: boolean): Promise<void> {
+  const dir = keyOf(folder);
   let last: Promise<unknown> | undefined;
   for (let under = pending.get(dir); under && under !== last; under = pending.get(dir)) {
     last = under;
@@ -72,7 +83,7 @@ async function idle(dir: string, quiet: boolean): Promise<void> {
 export async function filled(dir: string): Promise<void> {
   await idle(dir, false);
   // A caller that looked at the same moment may have started the fill meanwhile: wait for that one.
-  if (pending.has(dir)) return filled(dir);
+  if (pending.has(keyOf(dir))) return filled(dir);
   // (No await between the look and the record: a caller arriving meanwhile waits for this fill.)
   if (cutShort(dir)) await track(dir, fill(dir));
 }

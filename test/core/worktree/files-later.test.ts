@@ -104,6 +104,15 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     assert.equal(fs.readFileSync(path.join(place.path, 'mine.txt'), 'utf8'), 'new\n');
   });
 
+  it('waits for the fill under way when asked by another spelling of its folder (a symlink on the way)', async () => {
+    const place = await create('spelled', true);
+    const alias = path.join(dir, 'alias');
+    fs.symlinkSync(wts, alias);
+    // The fill is recorded by the real path; a caller holding the folder's other name waits for it, never starts a second.
+    await Promise.all([filled(path.join(alias, 'spelled')), filled(place.path)]);
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '');
+  });
+
   it('is read from its files at once (top, repository, HEAD) as git would say them, from a folder not yet written too', async () => {
     const place = await create('read', true);
     const known = linkedWorktreeAt(path.join(place.path, 'pkg4', 'deeper'));
