@@ -257,14 +257,18 @@ class AcpTurn implements LinkSession {
           externalId: created.sessionId,
           ...link.proc.identity,
         });
+    // Awaited below; until then a failed append must not be an unhandled rejection (Node ends the process on one).
+    recorded?.catch(() => undefined);
     if (this.children)
       this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program, this.sink.bounds);
     let refused: RemoteOutcome | undefined;
     try {
       refused = await this.setMode(link, created);
-    } finally {
-      await recorded;
+    } catch (err) {
+      await recorded?.catch(() => undefined); // (the mode's failure is the one said; the record has ended either way)
+      throw err;
     }
+    await recorded;
     this.phase('session');
     if (refused) return refused;
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { fillLater, settled } from './filling';
+import { fillLater, markUnfilled, settled, unfilledMark } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { commitBody, looseCommitTree, writeObjectSync } from './objects';
@@ -123,6 +123,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
       ? facts.head
       : writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   const later = req.filesLater ? ['--no-checkout'] : [];
+  if (req.filesLater) markUnfilled(req.dir); // (before the entry: a stop right after it still says its files are missing)
   try {
     await lock.alone(() => git(['worktree', 'add', '--quiet', ...later, '-b', req.branch, req.dir, base], { cwd: repo }));
   } catch (err) {
@@ -171,6 +172,7 @@ export async function removeWorktree(
       await git(['worktree', 'prune'], { cwd: place.repo }).catch(() => undefined);
     });
   await fsp.rm(place.path, { recursive: true, force: true });
+  await fsp.rm(unfilledMark(place.path), { force: true });
   if (!opts.keepBranch && fs.existsSync(place.repo) && place.branch.startsWith('arbor/'))
     await lockOf(place.repo)
       .shared(() => git(['branch', '-D', '--quiet', place.branch], { cwd: place.repo, okCodes: [1] }))

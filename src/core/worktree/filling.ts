@@ -12,38 +12,90 @@ import { lockOf } from './repo-lock';
 /** The fills under way, by the worktree's folder (its real path, as its `worktree` event says). */
 const pending = new Map<string, Promise<unknown>>();
 
-/** The files of the worktree at `dir` (entry made without a checkout), written beside other worktrees' (reading no other entry). */
-export function fill(dir: string): Promise<unknown> {
-  return lockOf(dir).shared(() => git(['read-tree', '-u', '--reset', 'HEAD'], { cwd: dir }));
+/**
+ * The mark of a worktree made without its files: a file beside its folder (Arbor's worktrees
+ * folder), written before its entry is made and removed once its files are whole, so a stop at
+ * any moment leaves it. Only a worktree so marked is ever written again (`filled`): one whose
+ * index is missing for any other reason (git run with `GIT_INDEX_FILE`, an index removed by
+ * hand) has its files, perhaps a child's work, and `read-tree --reset` would put HEAD's over them.
+ */
+export function unfilledMark(dir: string): string {
+  return `${dir}.unfilled`;
+}
+
+/** `dir`'s entry is about to be made without its files: marked first (see `unfilledMark`). */
+export function markUnfilled(dir: string): void {
+  fs.writeFileSync(unfilledMark(dir), '');
+}
+
+/** The files of the worktree at `dir` (entry made without a checkout), written beside other worktrees' (reading no other entry); then its mark goes. */
+export async function fill(dir: string): Promise<void> {
+  await lockOf(dir).shared(() => git(['read-tree', '-u', '--reset', 'HEAD'], { cwd: dir }));
+  fs.rmSync(unfilledMark(dir), { force: true });
 }
 
 /** `dir`'s files are being written (`fill`); what touches them waits (`filled`). */
 export function fillLater(dir: string): void {
-  const done = fill(dir).catch(() => undefined); // (cut short: `filled` writes them again)
-  pending.set(dir, done);
-  void done.then(() => {
-    if (pending.get(dir) === done) pending.delete(dir);
-  });
+  // (Cut short: `filled` writes them again.)
+  track(
+    dir,
+    fill(dir).catch(() => undefined),
+  );
+}
+
+/** The key of `dir` in `pending`: its real path where it exists (a caller may hold another spelling of it). */
+function keyOf(dir: string): string {
+  try {
+    return fs.realpathSync.native(dir);
+  } catch {
+    return dir;
+  }
+}
+
+/** `work` is writing `dir`'s files: recorded until it ends, so nobody starts another fill beside it. */
+function track(folder: string, work: Promise<unknown>): Promise<unknown> {
+  const dir = keyOf(folder);
+  pending.set(dir, work);
+  const forget = () => {
+    if (pending.get(dir) === work) pending.delete(dir);
+  };
+  work.then(forget, forget);
+  return work;
+}
+
+/** Waits until no fill of `dir` is under way (one that failed throws, unless `quiet`). */
+async function idle(folder: string, quiet: boolean): Promise<void> {
+  const dir = keyOf(folder);
+  let last: Promise<unknown> | undefined;
+  for (let under = pending.get(dir); under && under !== last; under = pending.get(dir)) {
+    last = under;
+    await (quiet ? under.catch(() => undefined) : under);
+  }
 }
 
 /**
  * Resolves when `dir`'s files are whole: at once for a worktree nothing is filling; after the
  * fill under way; and for one whose fill was cut short (it failed, or Arbor stopped meanwhile —
- * git writes the index last, so a worktree entry without one never got all its files) after
- * writing them again. A folder that is gone, or no worktree, is left to its caller.
+ * still marked, and git writes the index last, so a marked entry without one never got all its files) after
+ * writing them again — once, whoever else is waiting (two fills of one folder fight over its
+ * index lock). A folder that is gone, or no worktree, is left to its caller.
  */
 export async function filled(dir: string): Promise<void> {
-  await pending.get(dir);
-  if (cutShort(dir)) await fill(dir);
+  await idle(dir, false);
+  // A caller that looked at the same moment may have started the fill meanwhile: wait for that one.
+  if (pending.has(keyOf(dir))) return filled(dir);
+  // (No await between the look and the record: a caller arriving meanwhile waits for this fill.)
+  if (cutShort(dir)) await track(dir, fill(dir));
 }
 
 /** Resolves when a fill under way has ended, however (a folder about to be removed needs no files). */
 export async function settled(dir: string): Promise<void> {
-  await pending.get(dir);
+  await idle(dir, true);
 }
 
-/** A worktree of git's whose index was never written: made without a checkout, its files not (all) there. */
+/** A worktree of ours made without its files (marked) whose index was never written: its files not (all) there. */
 function cutShort(dir: string): boolean {
+  if (!fs.existsSync(unfilledMark(dir))) return false;
   let gitDir: string | undefined;
   try {
     gitDir = /^gitdir: (.+)$/m.exec(fs.readFileSync(path.join(dir, '.git'), 'utf8'))?.[1]?.trim();

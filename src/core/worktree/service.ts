@@ -6,7 +6,7 @@ import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
-import { filled } from './filling';
+import { filled, settled } from './filling';
 import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
 import { branchOf, worktreesDirOf } from './names';
@@ -143,7 +143,8 @@ export class WorktreeService {
 
   /** Remove the worktree and its branch; the child's work is gone. */
   async discard(id: string): Promise<void> {
-    const e = await this.changeable(id, ['open', 'kept']);
+    // (Removing needs no files: a worktree whose files could not be written goes all the same.)
+    const e = await this.changeable(id, ['open', 'kept'], false);
     await this.record(id, e, 'discarded', {});
     await removeWorktree(e, this.dir);
   }
@@ -166,7 +167,7 @@ export class WorktreeService {
     for (const id of ids) {
       const w = this.deps.store.summaryRef(id)?.worktree;
       if (!w || w.owner || w.state === 'inherited') continue;
-      const e = await this.eventOf(id).catch(() => undefined);
+      const e = await this.eventOf(id, false).catch(() => undefined);
       if (e) out.push({ ...e, id });
     }
     return out;
@@ -212,20 +213,21 @@ export class WorktreeService {
     return head;
   }
 
-  /** The child's own worktree event, or UNKNOWN_WORKTREE. */
-  private async eventOf(id: string): Promise<WorktreeEvent> {
+  /** The child's own worktree event, or UNKNOWN_WORKTREE; its files whole unless `files` is false (what only removes it). */
+  private async eventOf(id: string, files = true): Promise<WorktreeEvent> {
     if (!this.deps.store.has(id)) throw new WorktreeError('UNKNOWN_WORKTREE', `No session ${id}; \`arbor worktree list\` shows the worktree children.`);
     const s = await this.deps.store.inspect(id);
     const e = worktreeOf(s.header, s.events);
     if (!e || e.owner || e.state === 'inherited')
       throw new WorktreeError('UNKNOWN_WORKTREE', `${id} did not run in its own worktree; \`arbor worktree list\` shows the ones that did.`);
-    await filled(e.path); // its files whole before anything reads or moves them (decision 0089)
+    // Its files whole before anything reads or moves them (decision 0089); a fill under way ended before it is removed.
+    await (files ? filled(e.path) : settled(e.path));
     return e;
   }
 
   /** The event of a child whose worktree may change now: in one of `states`, and not running. */
-  private async changeable(id: string, states: readonly WorktreeState[]): Promise<WorktreeEvent> {
-    const e = await this.eventOf(id);
+  private async changeable(id: string, states: readonly WorktreeState[], files = true): Promise<WorktreeEvent> {
+    const e = await this.eventOf(id, files);
     if (!states.includes(e.state))
       throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
     if (this.deps.isRunning(id))

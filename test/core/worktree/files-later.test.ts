@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
-import { filled } from '../../../src/core/worktree/filling';
+import { filled, markUnfilled, unfilledMark } from '../../../src/core/worktree/filling';
 import { linkedWorktreeAt, RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { gitIn } from './fixture';
 
@@ -62,20 +62,55 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     assert.ok(want.files.includes('new.txt=fresh\n') && want.files.includes('pkg3/f7.ts=changed\n'));
     assert.equal(want.files.length, 301);
     for (const place of later) assert.deepEqual(contents(place.path), want, place.path);
+    for (const place of later) assert.equal(fs.existsSync(unfilledMark(place.path)), false, `${place.path}: whole, its mark gone`);
   });
 
   it('writes the files again when a fill was cut short (an entry with no index: Arbor stopped meanwhile)', async () => {
     const plain = await create('plain', false);
     // The entry as `filesLater` makes it, and no fill at all: what a process killed before its fill leaves.
     const cut = path.join(wts, 'cut');
+    markUnfilled(cut);
     gitIn(ws, 'worktree', 'add', '--quiet', '--no-checkout', '-b', 'arbor/cut', cut, plain.base);
     assert.equal(fs.existsSync(path.join(cut, 'pkg0')), false);
     await filled(cut);
     assert.deepEqual(contents(cut), contents(plain.path));
+    assert.equal(fs.existsSync(unfilledMark(cut)), false, 'whole: its mark is gone');
     // A worktree already whole is left alone: nothing is written again.
     const before = fs.statSync(path.join(cut, 'pkg0', 'f0.ts')).mtimeMs;
     await filled(cut);
     assert.equal(fs.statSync(path.join(cut, 'pkg0', 'f0.ts')).mtimeMs, before);
+  });
+
+  it('writes a cut-short worktree once when several callers wait for it at the same time (no second fill racing the first)', async () => {
+    const plain = await create('plain', false);
+    const cut = path.join(wts, 'cut2');
+    markUnfilled(cut);
+    gitIn(ws, 'worktree', 'add', '--quiet', '--no-checkout', '-b', 'arbor/cut2', cut, plain.base);
+    // After a restart the views, a review and an apply may all ask at once: each sees "no index".
+    await Promise.all(Array.from({ length: 4 }, () => filled(cut)));
+    assert.deepEqual(contents(cut), contents(plain.path));
+  });
+
+  it('never writes over a worktree it did not make without its files, whatever its index (a child’s work stays)', async () => {
+    // A worktree child made whole, that worked: one file changed, one new. Its index is not where
+    // git keeps it (git ran with GIT_INDEX_FILE, or someone removed it): nothing says its files are
+    // missing — they are all there — and a review must not put HEAD's back over the child's work.
+    const place = await create('worked', false);
+    fs.writeFileSync(path.join(place.path, 'pkg0', 'f0.ts'), 'the child’s work\n');
+    fs.writeFileSync(path.join(place.path, 'mine.txt'), 'new\n');
+    fs.rmSync(path.join(gitIn(place.path, 'rev-parse', '--path-format=absolute', '--git-dir').trim(), 'index'));
+    await filled(place.path);
+    assert.equal(fs.readFileSync(path.join(place.path, 'pkg0', 'f0.ts'), 'utf8'), 'the child’s work\n');
+    assert.equal(fs.readFileSync(path.join(place.path, 'mine.txt'), 'utf8'), 'new\n');
+  });
+
+  it('waits for the fill under way when asked by another spelling of its folder (a symlink on the way)', async () => {
+    const place = await create('spelled', true);
+    const alias = path.join(dir, 'alias');
+    fs.symlinkSync(wts, alias);
+    // The fill is recorded by the real path; a caller holding the folder's other name waits for it, never starts a second.
+    await Promise.all([filled(path.join(alias, 'spelled')), filled(place.path)]);
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '');
   });
 
   it('is read from its files at once (top, repository, HEAD) as git would say them, from a folder not yet written too', async () => {
@@ -99,6 +134,7 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     assert.equal(fs.existsSync(place.path), false);
     assert.ok(!gitIn(ws, 'worktree', 'list', '--porcelain').includes(place.path));
     assert.equal(gitIn(ws, 'branch', '--list', place.branch).trim(), '');
+    assert.equal(fs.existsSync(unfilledMark(place.path)), false, 'nor its mark');
     await filled(place.path); // (a folder that is gone is its caller's business: no error)
   });
 });
