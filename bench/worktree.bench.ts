@@ -55,16 +55,18 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
   });
   server.setFallback(() => ({ text: 'child done' }));
   const parent = await h.createSession();
-  // The git time of each worktree made (snapshot + git worktree add), measured where it happens.
+  // The git time of each worktree made (snapshot + git worktree add), measured where it happens:
+  // from the start to the folder being there (the child's log is written beside the add, decision 0086).
   let gitMs = 0;
-  const create = h.worktrees.create.bind(h.worktrees);
-  h.worktrees.create = async (...args) => {
+  const start = h.worktrees.start.bind(h.worktrees);
+  h.worktrees.start = async (...args) => {
     const t = now();
-    try {
-      return await create(...args);
-    } finally {
+    const s = await start(...args);
+    const made = () => {
       gitMs += now() - t;
-    }
+    };
+    s.made.then(made, made);
+    return s;
   };
   const child = async (isolated: boolean, i: number): Promise<number> => {
     client.modelMs = 0;

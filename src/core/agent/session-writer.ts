@@ -39,10 +39,11 @@ export class SessionWriter implements SessionLog {
     return this.published;
   }
 
-  /** Persist the header and every event held so far, atomically. */
-  async publish(): Promise<void> {
+  /** Persist the header and every event held so far, atomically; listed once `ready` resolves (a worktree child's folder, decision 0086). */
+  async publish(ready?: Promise<void>): Promise<void> {
     if (this.published) return;
-    if (this.store) await this.store.createSession(this.session.header, this.session.events);
+    if (this.store) await this.store.createSession(this.session.header, this.session.events, ready);
+    else await ready;
     this.published = true;
     // Listeners get copies, as every appended event's (the log keeps its own).
     for (const e of this.session.events) this.emit(copyData(e));

@@ -169,8 +169,11 @@ export class Store {
   /**
    * Publish a session: its header and the events it already holds (a fork seed, the
    * unpublished setup) become durable together, or not at all. A child joins its parent's tree.
+   * `ready` (what the session needs before it may be listed: a worktree child's folder, decision
+   * 0086) is awaited between the tree write and the catalog write, so the tree's fdatasync runs
+   * beside it; when it rejects, nothing is listed, the tree's rows are deleted, and its error is thrown.
    */
-  async createSession(header: SessionHeader, events: readonly SessionEvent[] = []): Promise<void> {
+  async createSession(header: SessionHeader, events: readonly SessionEvent[] = [], ready?: Promise<void>): Promise<void> {
     this.assertOpen();
     checkHeader(header);
     if (this.catalog.get(header.id)) throw new StoreError('DUPLICATE_SESSION', `Session ${header.id} already exists; pick another id.`);
@@ -196,6 +199,11 @@ export class Store {
           { op: 'events', session: header.id, events: [...events] },
         ]),
       );
+      if (ready)
+        await ready.catch(async (err) => {
+          await this.withTree(treeName, (tree) => tree.write([{ op: 'delete', session: header.id }])).catch(() => undefined);
+          throw err;
+        });
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
       this.counters.events += events.length;
       this.summaries.created(header, events);

@@ -146,7 +146,8 @@ export async function createChild(
     // Seed 002: an interrupted caller publishes nothing (checked before the durable write;
     // an interrupt during it is handled by the caller, which cancels the published child).
     if (signal?.aborted) throw new SubagentError('CANCELLED', 'The delegating turn was interrupted before the subagent was created; nothing was started.');
-    await writer.publish();
+    // Listed only once its worktree is there; its log's write runs beside git's add (decision 0086).
+    await writer.publish(isolation.made);
   } catch (err) {
     built.release();
     unregister();

@@ -47,7 +47,8 @@ export interface SubagentRequest {
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
 export interface WorktreePort {
-  create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace>;
+  /** Resolves once the child's base is made and its place known; `made` once its folder is there (decision 0086). */
+  start(childId: string, label: string | undefined, parentRoot: string): Promise<{ place: WorktreePlace; made: Promise<void> }>;
   remove(place: WorktreePlace): Promise<void>;
 }
 

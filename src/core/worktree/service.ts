@@ -4,7 +4,7 @@ import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
-import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
+import { branchHead, commitWorktree, createWorktree, removeWorktree, startWorktree, type WorktreePlace, type WorktreeStart } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
 import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
@@ -68,14 +68,23 @@ export class WorktreeService {
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
   create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace> {
-    return createWorktree({
+    return createWorktree(this.request(childId, label, parentRoot));
+  }
+
+  /** `create` resolving once the base is made, git's add still under way in `made` (a child's log is written meanwhile, decision 0086). */
+  start(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreeStart> {
+    return startWorktree(this.request(childId, label, parentRoot));
+  }
+
+  private request(childId: string, label: string | undefined, parentRoot: string) {
+    return {
       parentRoot,
       dir: path.join(this.dir, childId),
       branch: branchOf(childId, label),
       excludes: this.excludes,
       note: `subagent ${label ?? childId}`,
       repos: this.repos,
-    });
+    };
   }
 
   /** Undo a `create` whose child was never published. */
