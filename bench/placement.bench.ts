@@ -12,6 +12,7 @@
 
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
@@ -179,24 +180,42 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     log.clear();
     // Ideal: one agent alone takes `solo`; FAN of them on `slots` slots take ceil(FAN/slots) of those.
     const solo: number[] = [];
+    const soloCpu0 = treeCpuMs();
     for (let i = 0; i < 3; i++) {
       const s = now();
       await one(100 + i);
       solo.push(now() - s);
     }
+    const soloCpu = (treeCpuMs() - soloCpu0) / 3;
     const ideal = Math.ceil(FAN / slots) * median(solo);
     const soloLine = log.line();
+    // Where one agent's CPU goes, phase by phase: two more agents alone, read at each phase's end (the reading's own cost is in no figure).
+    log.clear();
+    log.cpu = true;
+    for (let i = 0; i < 2; i++) await one(200 + i);
+    log.cpu = false;
+    const soloCpuLine = log.cpuLine();
     opts.note(
       `placement.fanout.efficiency: CPU of the host and everything below it during the fan-out ${fmt(cpu)} ms over ${fmt(wall)} ms wall (${fmt((100 * cpu) / (wall * 2))}% of 2 cores; ${fmt(cpu / FAN)} ms per agent)`,
     );
     opts.note(`placement.fanout.efficiency: fan-out, ${fanLine}`);
     opts.note(`placement.fanout.efficiency: one agent alone, ${soloLine}`);
     opts.note(
+      `placement.fanout.efficiency: one agent alone, CPU ${fmt(soloCpu)} ms, by phase (host and everything below it, each phase since the one before): ${soloCpuLine}`,
+    );
+    opts.note(
       `placement.fanout.efficiency: transport = the LOCAL test transport ×2 (two placements, the workspace over each kept connection as over ssh); ${FAN} agents, ${slots} slots, model latency ${LAT} ms`,
     );
     opts.note(
       `placement.fanout.efficiency: ideal ${fmt(ideal)} ms (ceil(${FAN}/${slots}) × one agent alone ${fmt(median(solo))} ms) ÷ measured ${fmt(wall)} ms`,
     );
+    // The machine's own bound: the fan-out's CPU (host, both far sides, every git) spread over every core, however well it overlaps.
+    const cores = os.cpus().length;
+    const cpuFloor = cpu / cores;
+    if (cpuFloor > ideal)
+      opts.note(
+        `placement.fanout.efficiency: CPU-BOUND here: the fan-out used ${fmt(cpu)} ms of CPU (${fmt(cpu / FAN)} per agent: two 1,000-file checkouts — the local worktree's and the far side's — its sync and both ends' Node), at least ${fmt(cpuFloor)} ms on ${cores} cores where the ideal is ${fmt(ideal)} ms: at most ${fmt(ideal / cpuFloor)} on this machine, where both placements run on the host's own cores (a real placement's checkout and turn run on its host)`,
+      );
     return { ...FANOUT, value: ideal / wall };
   } finally {
     await h.close();

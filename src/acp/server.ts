@@ -1,6 +1,7 @@
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
 import { describeConfigError } from '../core/mcp/config';
+import { SYNC_METHODS } from '../core/placement/sync-wire';
 import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, unknownSession } from './errors';
 import { Feed } from './feed';
@@ -67,7 +68,7 @@ export class AcpServer {
       app.onRequest(
         method,
         (p: unknown) => p,
-        ({ params }) => handler(params),
+        ({ params }) => (method === SYNC_METHODS.prepare ? handler(params).then((r) => this.warm(r)) : handler(params)),
       );
     app.onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       void this.cancel(params.sessionId);
@@ -75,6 +76,17 @@ export class AcpServer {
     });
     this.connection = app.connect(stream);
     return this.connection;
+  }
+
+  /** A node just prepared gets its session next: its folder's harness opens while the answer travels (a failed open is tried again by session/new). */
+  private warm<T>(prepared: T): T {
+    try {
+      const root = this.opts.workspaces.rootOf((prepared as { cwd?: unknown }).cwd);
+      this.opts.workspaces.harness(root).catch(() => undefined);
+    } catch {
+      // (not a node's folder: session/new says so)
+    }
+    return prepared;
   }
 
   /** Every prompt under way is cancelled (the client left, or SIGTERM). */

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeError } from '../errors';
 import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver, type LinkCall } from '../remote/acp';
@@ -5,7 +6,9 @@ import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
 import type { SubagentProvider } from '../subagent/types';
+import { filled } from '../worktree/filling';
 import { git } from '../worktree/git';
+import { linkedWorktreeAt } from '../worktree/repo-state';
 import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
@@ -42,7 +45,7 @@ export interface PlacedProvider extends SubagentProvider {
 export const CHECK_REUSE_MS = 60_000;
 
 /** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
-export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
+export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'files' | 'collect' | 'reset';
 /** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
 export type PlacedTrace = (e: { node: string; phase: PlacedPhase; start: number; end: number }) => void;
 
@@ -168,6 +171,8 @@ export function placedProvider(
     if (!ws) return out;
     try {
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
+      // Its files were written beside the turn (decision 0089): whole before they are moved.
+      await timed(ctx.childId, 'files', () => filled(local.path));
       const { commit, moved } = await timed(ctx.childId, 'collect', async () => collect(await ws, local));
       if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
       return out;
@@ -242,10 +247,15 @@ export function placedProvider(
   };
 }
 
-/** The child's local worktree as git sees it now: one git for its folder, its repository and its head. */
+/** The child's local worktree as git sees it now: read from its files, else one git for its folder, its repository and its head. */
 async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
   const root = ctx.roots?.[0] ?? ctx.cwd;
-  const out = (await git(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', 'HEAD'], { cwd: root })).stdout.trim().split('\n');
+  const known = linkedWorktreeAt(root);
+  if (known) return { repo: path.dirname(known.commonDir), path: known.top, root, head: known.head };
+  // (A root below the worktree's top appears with its files, which may still be on their way: decision 0089.)
+  let at = root;
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  const out = (await git(['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', 'HEAD'], { cwd: at })).stdout.trim().split('\n');
   const [top, common, head] = out.map((l) => l.trim());
   if (!top || !common || !head)
     throw new PlacementError('SYNC_FAILED', `git could not say which worktree ${root} is (${out.join(' ')}); is it still a git worktree?`);

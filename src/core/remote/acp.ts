@@ -248,16 +248,23 @@ class AcpTurn implements LinkSession {
     this.sessionId = created.sessionId;
     if (this.shared && created.sessionId !== ctx.resume) link.route(created.sessionId, this);
     link.known.set(created.sessionId, created.modes ?? undefined);
-    if (!loaded)
-      await sink.external({
-        program: this.program,
-        ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
-        externalId: created.sessionId,
-        ...link.proc.identity,
-      });
+    // The program's session recorded (durable) while its mode is set there: both before the prompt.
+    const recorded = loaded
+      ? undefined
+      : sink.external({
+          program: this.program,
+          ...(init.agentInfo?.version ? { version: `${init.agentInfo.name} ${init.agentInfo.version}` } : {}),
+          externalId: created.sessionId,
+          ...link.proc.identity,
+        });
     if (this.children)
       this.kids = this.children(ctx, (id) => agent.notify(acp.methods.agent.session.cancel, { sessionId: id }), this.program, this.sink.bounds);
-    const refused = await this.setMode(link, created);
+    let refused: RemoteOutcome | undefined;
+    try {
+      refused = await this.setMode(link, created);
+    } finally {
+      await recorded;
+    }
     this.phase('session');
     if (refused) return refused;
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };

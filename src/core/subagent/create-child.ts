@@ -131,6 +131,7 @@ export async function createChild(
       childId,
       label: request.label,
       isolated,
+      filesLater: !!provider.placement,
       worktrees: deps.worktrees,
     });
   } catch (err) {

@@ -53,10 +53,12 @@ export async function isolationOf(o: {
   childId: string;
   label?: string;
   isolated: boolean;
+  /** Its files may be written after the start (a placed child: its turn runs elsewhere; decision 0089). */
+  filesLater?: boolean;
   worktrees?: WorktreePort;
 }): Promise<Isolation> {
   if (o.isolated && o.worktrees) {
-    const { place, made } = await o.worktrees.start(o.childId, o.label, o.callerRoots[0] ?? '.');
+    const { place, made } = await o.worktrees.start(o.childId, o.label, o.callerRoots[0] ?? '.', o.filesLater ? { filesLater: true } : {});
     const wt = o.worktrees;
     return {
       event: { type: 'worktree', state: 'open', ...place },

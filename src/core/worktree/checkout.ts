@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { fillLater, settled } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
-import { commitBody, writeObjectSync } from './objects';
+import { commitBody, looseCommitTree, writeObjectSync } from './objects';
 import { lockOf, type RepoLock, repoLock } from './repo-lock';
 import type { RepoState, RepoStateCache } from './repo-state';
 import { repoFacts, snapshot } from './snapshot';
@@ -33,6 +34,11 @@ export interface CreateRequest {
   note: string;
   /** The repository's facts kept between children: with them, a plain repository's base is made in-process (decision 0082). */
   repos?: RepoStateCache;
+  /**
+   * Return once the worktree's entry and branch are made, its files written after (decision
+   * 0089: a placed child, whose turn runs elsewhere); `filled(place.path)` says when they are.
+   */
+  filesLater?: boolean;
 }
 
 /** A worktree being made: where it will be (known once its base is), and git's part still under way. */
@@ -139,12 +145,20 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
     memo: facts.memo,
   });
   if (!tree) return undefined;
-  const base = writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
+  // A parent with nothing uncommitted starts its child at HEAD itself: a second commit of the same tree says nothing, and a placed child's far side already holds HEAD.
+  const base =
+    looseCommitTree(facts.objects, facts.head) === tree
+      ? facts.head
+      : writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   const place = placeOf(req, repo, base);
+  const later = req.filesLater ? ['--no-checkout'] : [];
   const made = lock
-    .alone(() => git(['worktree', 'add', '--quiet', '-b', req.branch, req.dir, base], { cwd: repo }))
+    .alone(() => git(['worktree', 'add', '--quiet', ...later, '-b', req.branch, req.dir, base], { cwd: repo }))
     .then(
-      () => undefined,
+      () => {
+        // The files (what `worktree add` would have checked out), written after (decision 0089).
+        if (req.filesLater) fillLater(place.path);
+      },
       async (err) => {
         await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
         throw err;
@@ -183,6 +197,7 @@ export async function removeWorktree(
   const dir = fs.existsSync(within) ? fs.realpathSync(within) : within;
   if (!(isInside(place.path, within) || isInside(place.path, dir)) || place.path === within || place.path === dir)
     throw new WorktreeError('UNSAFE_PATH', `${place.path} is not inside Arbor's worktrees folder ${within}; remove it by hand if it is yours.`);
+  await settled(place.path); // (a fill under way ends before its folder goes)
   if (fs.existsSync(place.repo))
     await lockOf(place.repo).alone(async () => {
       await git(['worktree', 'remove', '--force', '--force', place.path], { cwd: place.repo, okCodes: [128] }).catch(() => undefined);

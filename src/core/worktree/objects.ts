@@ -40,6 +40,26 @@ export function writeCommit(objectsDir: string, body: string): Promise<string> {
   return writeObject(objectsDir, 'commit', Buffer.from(body, 'utf8'));
 }
 
+/**
+ * The tree of commit `id` when it is a loose object here (read on the calling thread, its id
+ * checked against its bytes); undefined otherwise (packed, absent, not a commit): the caller then
+ * does without it.
+ */
+export function looseCommitTree(objectsDir: string, id: string): string | undefined {
+  if (!/^[0-9a-f]{40}$/.test(id)) return undefined;
+  let raw: Buffer;
+  try {
+    raw = zlib.inflateSync(fs.readFileSync(path.join(objectsDir, id.slice(0, 2), id.slice(2))));
+  } catch {
+    return undefined;
+  }
+  const nul = raw.indexOf(0);
+  const head = raw.subarray(0, nul).toString('latin1');
+  const body = raw.subarray(nul + 1);
+  if (nul < 0 || head !== `commit ${body.length}` || objectId('commit', body) !== id) return undefined;
+  return /^tree ([0-9a-f]{40})\n/.exec(body.subarray(0, 46).toString('latin1'))?.[1];
+}
+
 /** Git's id of an object of `type` holding `bytes`: sha1 of "<type> <len>\0" + bytes. */
 export function objectId(type: LooseType, bytes: Buffer): string {
   return createHash('sha1').update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');

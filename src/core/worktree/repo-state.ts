@@ -185,6 +185,35 @@ function plainFiles(k: Kept): { excludeLines: string[] } | undefined {
   return { excludeLines: [...lines(k.config.excludesFile), ...lines(path.join(k.facts.commonDir, 'info', 'exclude'))] };
 }
 
+/**
+ * A linked worktree's top, common git folder and HEAD, read from its files (real paths): the
+ * `.git` file at or above `dir`, its `commondir`, then `readHead`. Undefined for anything else
+ * (a repository's own `.git` folder, no `.git`, a HEAD that is not plain): git is asked then.
+ */
+export function linkedWorktreeAt(dir: string): { top: string; commonDir: string; head: string } | undefined {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    let text: string | undefined;
+    try {
+      const st = fs.lstatSync(path.join(d, '.git'));
+      if (!st.isFile()) return undefined;
+      text = fs.readFileSync(path.join(d, '.git'), 'utf8');
+    } catch {
+      if (path.dirname(d) === d) return undefined;
+      continue;
+    }
+    try {
+      const named = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+      if (!named) return undefined;
+      const gitDir = path.resolve(d, named);
+      const commonDir = fs.realpathSync(path.resolve(gitDir, fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
+      const head = readHead(gitDir, commonDir);
+      return head ? { top: fs.realpathSync(d), commonDir, head } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
 /** The commit HEAD names, read from the files: undefined where that is not plain (git is asked then). */
 export function readHead(gitDir: string, commonDir: string): string | undefined {
   try {

@@ -6,6 +6,7 @@ import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, startWorktree, type WorktreePlace, type WorktreeStart } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
+import { filled } from './filling';
 import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
 import { branchOf, worktreesDirOf } from './names';
@@ -67,17 +68,18 @@ export class WorktreeService {
   }
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
-  create(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreePlace> {
-    return createWorktree(this.request(childId, label, parentRoot));
+  create(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreePlace> {
+    return createWorktree(this.request(childId, label, parentRoot, opts));
   }
 
   /** `create` resolving once the base is made, git's add still under way in `made` (a child's log is written meanwhile, decision 0086). */
-  start(childId: string, label: string | undefined, parentRoot: string): Promise<WorktreeStart> {
-    return startWorktree(this.request(childId, label, parentRoot));
+  start(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreeStart> {
+    return startWorktree(this.request(childId, label, parentRoot, opts));
   }
 
-  private request(childId: string, label: string | undefined, parentRoot: string) {
+  private request(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean }) {
     return {
+      ...opts,
       parentRoot,
       dir: path.join(this.dir, childId),
       branch: branchOf(childId, label),
@@ -226,6 +228,7 @@ export class WorktreeService {
     const e = worktreeOf(s.header, s.events);
     if (!e || e.owner || e.state === 'inherited')
       throw new WorktreeError('UNKNOWN_WORKTREE', `${id} did not run in its own worktree; \`arbor worktree list\` shows the ones that did.`);
+    await filled(e.path); // its files whole before anything reads or moves them (decision 0089)
     return e;
   }
 
