@@ -7,9 +7,7 @@
 // since decision 0082 it is computed in-process (the repository's facts kept, its index's stat
 // data trusted as git trusts it) and one `git worktree add -b <branch> <dir> <base>` follows, the
 // same command as the bare add, so the git time less a bare add is what the base adds.
-// Since decision 0086 the child's log is written beside that work (its setup before the base is
-// made, the rest while git's add runs; listed once the folder is there), so the child's time
-// beyond its git time is its ordinary work less the writes that overlapped.
+// Writing the child's log beside the base and the add was measured and not taken (decision 0086).
 // The context line gives the split, the same difference taken pair by pair (each create and the
 // bare add right after it, which a loaded machine moves together), and the whole ratio.
 import { execFileSync } from 'node:child_process';
@@ -58,18 +56,16 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
   });
   server.setFallback(() => ({ text: 'child done' }));
   const parent = await h.createSession();
-  // The git time of each worktree made (snapshot + git worktree add), measured where it happens:
-  // from the start to the folder being there (the child's log is written beside the add, decision 0086).
+  // The git time of each worktree made (snapshot + git worktree add), measured where it happens.
   let gitMs = 0;
-  const start = h.worktrees.start.bind(h.worktrees);
-  h.worktrees.start = async (...args) => {
+  const create = h.worktrees.create.bind(h.worktrees);
+  h.worktrees.create = async (...args) => {
     const t = now();
-    const s = await start(...args);
-    const made = () => {
+    try {
+      return await create(...args);
+    } finally {
       gitMs += now() - t;
-    };
-    s.made.then(made, made);
-    return s;
+    }
   };
   const child = async (isolated: boolean, i: number): Promise<number> => {
     client.modelMs = 0;
@@ -120,10 +116,10 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
     const extra = { base: git - add, child: median(isolated) - median(plain) };
     const why =
       ratio > SPAWN.target
-        ? `; misses: ${extra.base >= extra.child ? `what the base adds (${fmt(extra.base)} ms: the in-process walk's lstats and its commit object, plus the spread between two medians of git runs, pair by pair ${fmt(paired)} ms)` : `the child beyond the ordinary one (${fmt(extra.child)} ms)`} dominates; floor ≈ the ordinary child less one overlapped fdatasync plus the in-process base`
+        ? `; misses: ${extra.base >= extra.child ? `what the base adds (${fmt(extra.base)} ms: the in-process walk's lstats and its commit object, plus the spread between two medians of git runs, pair by pair ${fmt(paired)} ms)` : `the child beyond the ordinary one (${fmt(extra.child)} ms)`} dominates; floor ≈ the ordinary child plus the in-process base (decision 0086)`
         : '';
     opts.note(
-      `worktree child ${fmt(median(isolated))} ms beyond its git time (its log written beside the base and the add, decision 0086; ${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
+      `worktree child ${fmt(median(isolated))} ms beyond its git time (${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
         `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (pair by pair ${fmt(paired)} ms; decision 0082); ` +
         `whole worktree child ÷ ordinary = ${fmt((median(isolated) + git) / median(plain))}; 200-file repository${why}`,
     );

@@ -1,7 +1,7 @@
 import { copyData } from '../session/copy';
 import type { EventDraft, SessionEvent } from '../session/events';
 import type { Session } from '../session/session';
-import type { SessionCreation, Store } from '../store/store';
+import type { Store } from '../store/store';
 
 /**
  * A session and where it persists. Events are validated by the session first, then made
@@ -23,8 +23,6 @@ export class SessionWriter implements SessionLog {
   private published: boolean;
   private readonly listeners = new Set<(e: SessionEvent, s: Session) => void>();
   private tail: Promise<void> = Promise.resolve();
-  /** What `writeAhead` wrote (its first `count` events), unlisted until `publish`. */
-  private ahead?: { creation: SessionCreation; count: number };
 
   constructor(
     readonly session: Session,
@@ -41,30 +39,10 @@ export class SessionWriter implements SessionLog {
     return this.published;
   }
 
-  /**
-   * Before `publish`, write the header and the events held so far to the store, unlisted (a
-   * crash leaves a stray the store drops): their fdatasync then runs beside whatever the caller
-   * does next (a worktree child's base, decision 0086). Resolves a turn of the event loop after
-   * the store's group commit picked the write up (decision 0063: it starts on the next turn), so
-   * CPU work awaited after it overlaps the disk's; the write's outcome is `publish`'s.
-   */
-  async writeAhead(): Promise<void> {
-    if (this.published || this.ahead || !this.store) return;
-    this.ahead = { creation: this.store.beginSession(this.session.header, this.session.events), count: this.session.length };
-    for (let i = 0; i < 2; i++) await new Promise<void>((next) => setImmediate(next));
-  }
-
-  /** Never to be published: what `writeAhead` wrote is deleted. */
-  async abandon(): Promise<void> {
-    if (!this.published) await this.ahead?.creation.abandon();
-  }
-
-  /** Persist the header and every event held so far, atomically; listed once `ready` resolves (a worktree child's folder, decision 0086). */
-  async publish(ready?: Promise<void>): Promise<void> {
+  /** Persist the header and every event held so far, atomically. */
+  async publish(): Promise<void> {
     if (this.published) return;
-    if (this.ahead) await this.ahead.creation.finish(this.session.events.slice(this.ahead.count), ready);
-    else if (this.store) await this.store.createSession(this.session.header, this.session.events, ready);
-    else await ready;
+    if (this.store) await this.store.createSession(this.session.header, this.session.events);
     this.published = true;
     // Listeners get copies, as every appended event's (the log keeps its own).
     for (const e of this.session.events) this.emit(copyData(e));

@@ -18,18 +18,6 @@ import { TreeCache, type TreeCacheOptions } from './tree-cache';
 /** Left by a harness that closed with every turn ended (see `closedCleanly`). */
 export const CLEAN_MARKER = 'closed-cleanly';
 
-/** A session being created in two steps (`Store.beginSession`). */
-export interface SessionCreation {
-  /**
-   * Write `rest` (the events added since the first step), await `ready` (what the session
-   * needs before it may be listed: a worktree child's folder), then list it (the catalog write,
-   * the commit point). A failure before the listing deletes the tree's rows and is thrown.
-   */
-  finish(rest: readonly SessionEvent[], ready?: Promise<void>): Promise<void>;
-  /** Never to be listed: the first step's rows deleted (a no-op once `finish` ran). */
-  abandon(): Promise<void>;
-}
-
 export interface StoreOptions extends TreeCacheOptions {
   /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */ mustExist?: boolean;
 }
@@ -181,89 +169,40 @@ export class Store {
   /**
    * Publish a session: its header and the events it already holds (a fork seed, the
    * unpublished setup) become durable together, or not at all. A child joins its parent's tree.
-   * `ready`: see `SessionCreation.finish`.
    */
-  createSession(header: SessionHeader, events: readonly SessionEvent[] = [], ready?: Promise<void>): Promise<void> {
-    return this.beginSession(header, events).finish([], ready);
-  }
-
-  /**
-   * `createSession` in two steps (decision 0086): the header and `events` go to the session's
-   * tree now, unlisted; `finish` writes the events added since and lists it. A worktree child's
-   * log is written while its base is made, and listed once its folder is there.
-   */
-  beginSession(header: SessionHeader, events: readonly SessionEvent[] = []): SessionCreation {
+  async createSession(header: SessionHeader, events: readonly SessionEvent[] = []): Promise<void> {
+    this.assertOpen();
+    checkHeader(header);
+    if (this.catalog.get(header.id)) throw new StoreError('DUPLICATE_SESSION', `Session ${header.id} already exists; pick another id.`);
     let treeName = header.id;
-    const first = [...events];
-    const written = (async () => {
-      this.assertOpen();
-      checkHeader(header);
-      if (this.catalog.get(header.id)) throw new StoreError('DUPLICATE_SESSION', `Session ${header.id} already exists; pick another id.`);
-      if (header.parentSession !== undefined) {
-        const parent = this.catalog.get(header.parentSession);
-        if (!parent)
-          throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
-        treeName = parent.tree;
-      }
-      // Tree first, catalog second: the catalog write is the commit point (decision 0018). A
-      // crash in between leaves an unlisted session in a tree file: a stray, dropped when that
-      // tree is next opened (or, for a new tree, added back by reconcile) — never a listed
-      // session without data. A stray still there (the catalog write failed in this process)
-      // is replaced in the same journal record, so creating the id again succeeds.
-      await this.summaries.beforeWrite();
-      this.creating.add(header.id);
-      try {
-        await this.withTree(treeName, (tree) =>
-          tree.write([
-            ...(tree.has(header.id) ? [{ op: 'delete' as const, session: header.id }] : []),
-            { op: 'session', header },
-            { op: 'events', session: header.id, events: first },
-          ]),
-        );
-      } catch (err) {
-        this.creating.delete(header.id);
-        throw err;
-      }
-    })();
-    written.catch(() => undefined); // reported by finish or abandon
-    const unwrite = () => this.withTree(treeName, (tree) => tree.write([{ op: 'delete', session: header.id }])).catch(() => undefined);
-    let settled = false;
-    return {
-      finish: async (rest, ready) => {
-        settled = true;
-        await written;
-        try {
-          try {
-            if (rest.length > 0) {
-              await this.summaries.beforeWrite();
-              await this.withTree(treeName, (tree) => tree.write([{ op: 'events', session: header.id, events: [...rest] }]));
-            }
-            await ready;
-          } catch (err) {
-            await unwrite();
-            throw err;
-          }
-          await this.catalog.add([{ op: 'session', header, tree: treeName }]);
-        } finally {
-          this.creating.delete(header.id);
-        }
-        const all = [...first, ...rest];
-        this.counters.events += all.length;
-        this.summaries.created(header, all);
-        this.appended(header.id, all);
-      },
-      abandon: async () => {
-        if (settled) return;
-        settled = true;
-        try {
-          await written;
-        } catch {
-          return;
-        }
-        await unwrite();
-        this.creating.delete(header.id);
-      },
-    };
+    if (header.parentSession !== undefined) {
+      const parent = this.catalog.get(header.parentSession);
+      if (!parent)
+        throw new StoreError('UNKNOWN_PARENT', `Parent session ${header.parentSession} of ${header.id} is not in this store; create the parent first.`);
+      treeName = parent.tree;
+    }
+    // Tree first, catalog second: the catalog write is the commit point (decision 0018). A
+    // crash in between leaves an unlisted session in a tree file: a stray, dropped when that
+    // tree is next opened (or, for a new tree, added back by reconcile) — never a listed
+    // session without data. A stray still there (the catalog write failed in this process)
+    // is replaced in the same journal record, so creating the id again succeeds.
+    await this.summaries.beforeWrite();
+    this.creating.add(header.id);
+    try {
+      await this.withTree(treeName, (tree) =>
+        tree.write([
+          ...(tree.has(header.id) ? [{ op: 'delete' as const, session: header.id }] : []),
+          { op: 'session', header },
+          { op: 'events', session: header.id, events: [...events] },
+        ]),
+      );
+      await this.catalog.add([{ op: 'session', header, tree: treeName }]);
+      this.counters.events += events.length;
+      this.summaries.created(header, events);
+      this.appended(header.id, events);
+    } finally {
+      this.creating.delete(header.id);
+    }
   }
 
   /** Durably append events (contiguous with what is stored); resolves once on disk. */

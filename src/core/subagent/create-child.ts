@@ -8,7 +8,7 @@ import { checkStart } from './checks';
 import { type ComposeContext, childComposition, registerLocalTools } from './child-compose';
 import type { ChildIds } from './child-ids';
 import { delegationNotice } from './composition';
-import { checkIsolation, type Isolation, isolationOf } from './isolation';
+import { checkIsolation, isolationOf } from './isolation';
 import { placedProviderName } from './placed';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import type { Residency } from './residency';
@@ -93,7 +93,19 @@ export async function createChild(
   });
   const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
   const writer = new SessionWriter(session, deps.store, { published: false });
-  // (Setup appends go to the unpublished writer's memory: nothing is listed until `publish`.)
+  // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
+  // The caller's summary says whether it works in a worktree: its log is read only then.
+  const callerWorks = deps.store.summaryRef(parent.id)?.worktree !== undefined;
+  const isolation = await isolationOf({
+    caller: callerWorks ? parent : undefined,
+    callerRoots,
+    childId,
+    label: request.label,
+    isolated: request.isolation === 'worktree',
+    filesLater: !!provider.placement,
+    worktrees: deps.worktrees,
+  });
+  // (Setup appends go to the unpublished writer's memory: nothing is on disk until `publish`.)
   // Unpublished setup, after any seed: these are the child's own (live) facts.
   // Approval never widens: a parent that may not ask has children that may not either.
   const parentMayAsk = (snapshot.approval ?? deps.defaultApproval()) === 'ask';
@@ -116,28 +128,6 @@ export async function createChild(
     ...(request.isolation ? { isolation: request.isolation } : {}),
     ...(placed ? { placement: { ...placed } } : {}),
   });
-  // A worktree child's log so far goes to its tree (unlisted) while its base is made: the
-  // fdatasync beside the CPU work instead of after it (decision 0086).
-  const isolated = request.isolation === 'worktree';
-  if (isolated && deps.worktrees) await writer.writeAhead();
-  // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
-  // The caller's summary says whether it works in a worktree: its log is read only then.
-  const callerWorks = deps.store.summaryRef(parent.id)?.worktree !== undefined;
-  let isolation: Isolation;
-  try {
-    isolation = await isolationOf({
-      caller: callerWorks ? parent : undefined,
-      callerRoots,
-      childId,
-      label: request.label,
-      isolated,
-      filesLater: !!provider.placement,
-      worktrees: deps.worktrees,
-    });
-  } catch (err) {
-    await writer.abandon();
-    throw err;
-  }
   if (isolation.event) await writer.append(isolation.event);
   // The child's budget is its own fact, after any seed: a fork's seed never hands one on.
   if (request.budget) await writer.append({ type: 'budget/set', budget: { ...request.budget }, source: 'delegation' });
@@ -157,12 +147,10 @@ export async function createChild(
     // Seed 002: an interrupted caller publishes nothing (checked before the durable write;
     // an interrupt during it is handled by the caller, which cancels the published child).
     if (signal?.aborted) throw new SubagentError('CANCELLED', 'The delegating turn was interrupted before the subagent was created; nothing was started.');
-    // Listed only once its worktree is there; its log's write runs beside git's add (decision 0086).
-    await writer.publish(isolation.made);
+    await writer.publish();
   } catch (err) {
     built.release();
     unregister();
-    await writer.abandon();
     await isolation.undo();
     throw err;
   } finally {

@@ -37,11 +37,6 @@ export interface Isolation {
   event?: EventDraft;
   /** The child's roots (absent: the deployment's). */
   roots?: readonly string[];
-  /**
-   * Resolves once the child's worktree folder is there (git's add may still run when
-   * `isolationOf` resolves): the child is committed to the store only then (decision 0086).
-   */
-  made: Promise<void>;
   /** Remove a worktree made for a child that was never published (a no-op otherwise). */
   undo(): Promise<void>;
 }
@@ -58,23 +53,20 @@ export async function isolationOf(o: {
   worktrees?: WorktreePort;
 }): Promise<Isolation> {
   if (o.isolated && o.worktrees) {
-    const { place, made } = await o.worktrees.start(o.childId, o.label, o.callerRoots[0] ?? '.', o.filesLater ? { filesLater: true } : {});
+    const place = await o.worktrees.create(o.childId, o.label, o.callerRoots[0] ?? '.', o.filesLater ? { filesLater: true } : {});
     const wt = o.worktrees;
     return {
       event: { type: 'worktree', state: 'open', ...place },
       roots: [place.root],
-      made,
-      // Once git's add has settled (a failed one removed its own traces).
-      undo: () => made.then(() => wt.remove(place)).catch(() => undefined),
+      undo: () => wt.remove(place).catch(() => undefined),
     };
   }
   const own = o.caller && worktreeOf(o.caller.header, o.caller.events);
-  if (!o.caller || !own) return { made: Promise.resolve(), undo: async () => undefined };
+  if (!o.caller || !own) return { undo: async () => undefined };
   const { repo, path, root, branch, base } = own;
   return {
     event: { type: 'worktree', state: 'inherited', repo, path, root, branch, base, owner: own.owner ?? o.caller.header.id },
     roots: [root],
-    made: Promise.resolve(),
     undo: async () => undefined,
   };
 }

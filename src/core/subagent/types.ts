@@ -47,16 +47,8 @@ export interface SubagentRequest {
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
 export interface WorktreePort {
-  /**
-   * Resolves once the child's base is made and its place known; `made` once its folder is there
-   * (decision 0086). `filesLater`: the folder's files written after (a placed child; decision 0089).
-   */
-  start(
-    childId: string,
-    label: string | undefined,
-    parentRoot: string,
-    opts?: { filesLater?: boolean },
-  ): Promise<{ place: WorktreePlace; made: Promise<void> }>;
+  /** `filesLater`: return once the entry and branch are made, the files written after (a placed child; decision 0089). */
+  create(childId: string, label: string | undefined, parentRoot: string, opts?: { filesLater?: boolean }): Promise<WorktreePlace>;
   remove(place: WorktreePlace): Promise<void>;
 }
 

@@ -41,31 +41,10 @@ export interface CreateRequest {
   filesLater?: boolean;
 }
 
-/** A worktree being made: where it will be (known once its base is), and git's part still under way. */
-export interface WorktreeStart {
-  place: WorktreePlace;
-  /**
-   * Resolves once the folder is there (git's add done); rejects, with nothing of ours left
-   * behind, when it could not be made. Never unhandled: a caller that gives up early may ignore it.
-   */
-  made: Promise<void>;
-}
-
 /**
  * A new worktree on a new branch, from the parent's current state: a commit of its working tree
  * (uncommitted and untracked files included, ignored ones not) on top of HEAD, made with a
  * separate index, so the user's index, HEAD and files stay as they are.
- */
-export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
-  const s = await startWorktree(req);
-  await s.made;
-  return s.place;
-}
-
-/**
- * `createWorktree` in two steps: resolves as soon as the base is made (the place is then known),
- * with git's add still running in `made`, so a caller can write what does not need the folder
- * meanwhile (a child's log, decision 0086).
  *
  * With the repository facts kept (`repos`) and a plain repository, the base is made in-process
  * and one `git worktree add -b <branch> <dir> <base>` follows (decision 0082, `inProcessBase`).
@@ -75,20 +54,15 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
  * When both are there, one `git checkout -b <branch> <base>` in the new worktree writes the
  * base's files and starts the branch — the checkout a plain `git worktree add` does anyway. A
  * repository without commits (no HEAD to start the empty worktree from) takes the sequential
- * way; that way resolves only once everything is done. Whatever fails, nothing of ours is left behind.
+ * way. Whatever fails, nothing of ours is left behind.
  */
-export async function startWorktree(req: CreateRequest): Promise<WorktreeStart> {
+export async function createWorktree(req: CreateRequest): Promise<WorktreePlace> {
   fs.mkdirSync(path.dirname(req.dir), { recursive: true });
   const known = req.repos && (await req.repos.state(req.parentRoot));
   // Git's bookkeeping of a new worktree goes alone in this repository (repo-lock.ts): another child's add beside it fails.
   const lock = known ? repoLock(fs.realpathSync.native(known.commonDir)) : lockOf(req.parentRoot);
-  const started = known && (await inProcessBase(req, known, lock));
-  if (started) return started;
-  return { place: await gitsWay(req, known, lock), made: Promise.resolve() };
-}
-
-/** The base and the worktree the 0076 way (git's `add -A` on a copied index where the repository is not plain). */
-async function gitsWay(req: CreateRequest, known: RepoState | undefined, lock: RepoLock): Promise<WorktreePlace> {
+  const made = known && (await inProcessBase(req, known, lock));
+  if (made) return made;
   const empty = lock.alone(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', req.dir, 'HEAD'], { cwd: req.parentRoot }));
   const based = (async () => {
     const facts = known ?? (await repoFacts(req.parentRoot));
@@ -119,10 +93,9 @@ async function gitsWay(req: CreateRequest, known: RepoState | undefined, lock: R
   return placeOf(req, repo, base);
 }
 
-/** Where the worktree is, in real paths: its folder is the real path of the worktrees folder and its name (git makes it a plain folder), so it may be named before it exists. */
 function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace {
   const rel = path.relative(repo, fs.realpathSync.native(req.parentRoot));
-  const wt = path.join(fs.realpathSync.native(path.dirname(req.dir)), path.basename(req.dir));
+  const wt = fs.realpathSync.native(req.dir);
   return { repo, path: wt, root: rel ? path.join(wt, rel) : wt, branch: req.branch, base };
 }
 
@@ -130,10 +103,9 @@ function placeOf(req: CreateRequest, repo: string, base: string): WorktreePlace 
  * The base made in-process (decision 0082): with the repository's facts from the cache and HEAD
  * from its files (`repo-state.ts`), the tree of the parent's files from its index and its files (`work-tree.ts`), the
  * commit written; then one `git worktree add -b <branch> <dir> <base>`, the same command a bare
- * worktree takes, started and not awaited (`made`). Undefined where the repository is not a plain
- * one: the caller takes git's way.
+ * worktree takes. Undefined where the repository is not a plain one: the caller takes git's way.
  */
-async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLock): Promise<WorktreeStart | undefined> {
+async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLock): Promise<WorktreePlace | undefined> {
   if (!facts.head || !facts.plain) return undefined;
   const repo = fs.realpathSync.native(facts.top);
   const tree = await workTreeOf({
@@ -150,22 +122,17 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
     looseCommitTree(facts.objects, facts.head) === tree
       ? facts.head
       : writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
-  const place = placeOf(req, repo, base);
   const later = req.filesLater ? ['--no-checkout'] : [];
-  const made = lock
-    .alone(() => git(['worktree', 'add', '--quiet', ...later, '-b', req.branch, req.dir, base], { cwd: repo }))
-    .then(
-      () => {
-        // The files (what `worktree add` would have checked out), written after (decision 0089).
-        if (req.filesLater) fillLater(place.path);
-      },
-      async (err) => {
-        await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
-        throw err;
-      },
-    );
-  made.catch(() => undefined);
-  return { place, made };
+  try {
+    await lock.alone(() => git(['worktree', 'add', '--quiet', ...later, '-b', req.branch, req.dir, base], { cwd: repo }));
+  } catch (err) {
+    await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
+    throw err;
+  }
+  const place = placeOf(req, repo, base);
+  // The files (what `worktree add` would have checked out), written after (decision 0089).
+  if (req.filesLater) fillLater(place.path);
+  return place;
 }
 
 /**

@@ -4,7 +4,7 @@ import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
-import { branchHead, commitWorktree, createWorktree, removeWorktree, startWorktree, type WorktreePlace, type WorktreeStart } from './checkout';
+import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
 import { filled } from './filling';
 import { WorktreeError } from './git';
@@ -69,16 +69,7 @@ export class WorktreeService {
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
   create(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreePlace> {
-    return createWorktree(this.request(childId, label, parentRoot, opts));
-  }
-
-  /** `create` resolving once the base is made, git's add still under way in `made` (a child's log is written meanwhile, decision 0086). */
-  start(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreeStart> {
-    return startWorktree(this.request(childId, label, parentRoot, opts));
-  }
-
-  private request(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean }) {
-    return {
+    return createWorktree({
       ...opts,
       parentRoot,
       dir: path.join(this.dir, childId),
@@ -86,7 +77,7 @@ export class WorktreeService {
       excludes: this.excludes,
       note: `subagent ${label ?? childId}`,
       repos: this.repos,
-    };
+    });
   }
 
   /** Undo a `create` whose child was never published. */

@@ -135,37 +135,4 @@ describe('store: a crash between the tree write and the catalog write', () => {
     const again = await tmp.openStore();
     assert.deepEqual(await again.readEvents('kid'), eventsFor('kid', 0, 1));
   });
-
-  it('in two steps (decision 0086): listed only at finish; a rejected `ready` or an abandon leaves no row behind', async () => {
-    const store = await tmp.openStore();
-    await store.createSession(rootHeader('r'), eventsFor('r', 0, 2));
-    // Written ahead, then the rest and the listing once ready.
-    const ok = store.beginSession(childHeader('kid', 'r'), eventsFor('kid', 0, 2));
-    let go!: () => void;
-    const ready = new Promise<void>((r) => {
-      go = r;
-    });
-    const finished = ok.finish(eventsFor('kid', 2, 4), ready);
-    await new Promise((r) => setTimeout(r, 20));
-    assert.equal(store.has('kid'), false, 'not listed before ready');
-    go();
-    await finished;
-    assert.deepEqual(await store.readEvents('kid'), eventsFor('kid', 0, 4));
-    // What it waited for failed: its error, nothing listed, its rows deleted.
-    const failed = store.beginSession(childHeader('gone', 'r'), eventsFor('gone', 0, 2));
-    const noWorktree = Promise.reject(new Error('no worktree (injected)'));
-    noWorktree.catch(() => undefined); // as the worktree's own promise is: awaited later
-    await assert.rejects(failed.finish(eventsFor('gone', 2, 3), noWorktree), /no worktree/);
-    assert.equal(store.has('gone'), false);
-    // Never finished.
-    const dropped = store.beginSession(childHeader('dropped', 'r'), eventsFor('dropped', 0, 2));
-    await dropped.abandon();
-    assert.equal(store.has('dropped'), false);
-    await store.close();
-    assert.deepEqual(await treeSessions(tmp.dir, 'r'), ['kid', 'r']);
-    const again = await tmp.openStore();
-    assert.deepEqual(await again.readEvents('kid'), eventsFor('kid', 0, 4));
-    await again.createSession(childHeader('gone', 'r'), eventsFor('gone', 0, 1));
-    assert.deepEqual(await again.readEvents('gone'), eventsFor('gone', 0, 1));
-  });
 });

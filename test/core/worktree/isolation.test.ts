@@ -181,7 +181,7 @@ describe('worktree isolation: the child writes only its worktree', () => {
     assert.equal(w.t.h.store.descendants(w.root.id).length, 0);
   });
 
-  it("a git add that fails after the child's log was written ahead (decision 0086): the start fails, nothing is listed, no folder stays", async () => {
+  it('a git add that fails after the base was made in-process: the start fails, nothing is listed, no folder stays', async () => {
     // Its base is made in-process; git's bookkeeping then cannot make its entry.
     fs.writeFileSync(path.join(w.ws, '.git', 'worktrees'), 'not a folder\n');
     await assert.rejects(w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x', isolation: 'worktree' }), /git worktree failed/);
