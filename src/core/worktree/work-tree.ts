@@ -90,9 +90,20 @@ interface KeptIndex {
   mtimeNs: bigint;
   ctimeNs: bigint;
   entries: IndexEntry[];
-  tracked: Map<string, IndexEntry>;
+  tracked: Map<string, Tracked>;
   /** Every folder holding a tracked file, at any depth. */
   trackedDirs: Set<string>;
+}
+
+/**
+ * An index entry with the stat data a clean file must show, as `lstat` gives it (computed once per
+ * index read, not per walk: the comparison is then a few bigint equalities), or none when the
+ * entry is racily clean (recorded in the same instant as the index was written or later) and its
+ * file is hashed whatever its stat data says.
+ */
+interface Tracked {
+  e: IndexEntry;
+  stat?: { mtimeNs: bigint; ctimeNs: bigint; ino: bigint; uid: bigint; gid: bigint; size: bigint };
 }
 
 /** What one walk of a checkout keeps for the next (`RepoState.memo`): its folders' listings and its parsed index. */
@@ -127,7 +138,7 @@ class Walk {
     const horizon = Date.now() - slackMs;
     const index = this.readIndex(BigInt(horizon) * 1_000_000n);
     if (!index) return undefined;
-    const { entries, tracked, trackedDirs, mtimeNs: indexMtime } = index;
+    const { entries, tracked, trackedDirs } = index;
     checkLines(this.excludeLines);
     const out: Item[] = [];
     const seen = new Set<string>();
@@ -159,14 +170,14 @@ class Walk {
           if (!covered || trackedDirs.has(child)) queue.push({ key: child, rel: childRel, ignored: covered });
           continue;
         }
-        const e = tracked.get(child);
+        const t = tracked.get(child);
         if (d.kind === 'other') {
-          if (e) return undefined; // git refuses a tracked FIFO or socket; let it say so
+          if (t) return undefined; // git refuses a tracked FIFO or socket; let it say so
           continue; // git passes over an untracked one
         }
-        if (e) {
+        if (t) {
           seen.add(child);
-          out.push(this.current(e, childRel, indexMtime));
+          out.push(this.current(t, childRel));
         } else if (!ignored && !this.rules.ignored(childRel)) out.push(this.fresh(child, childRel));
       }
     }
@@ -194,11 +205,14 @@ class Walk {
     this.memo.index = undefined;
     const entries = readPlainIndex(buf);
     if (!entries || entries.length > ENTRY_CAP) return undefined;
-    const tracked = new Map<string, IndexEntry>();
+    const tracked = new Map<string, Tracked>();
     const trackedDirs = new Set<string>();
     for (const e of entries) {
       if (e.assumeValid || (e.mode & 0o170000) === 0o160000) return undefined;
-      tracked.set(e.path, e);
+      const mtimeNs = BigInt(e.mtimeS) * 1_000_000_000n + BigInt(e.mtimeN);
+      const ctimeNs = BigInt(e.ctimeS) * 1_000_000_000n + BigInt(e.ctimeN);
+      const ids = { ino: BigInt(e.ino), uid: BigInt(e.uid), gid: BigInt(e.gid), size: BigInt(e.size) };
+      tracked.set(e.path, mtimeNs < st.mtimeNs ? { e, stat: { mtimeNs, ctimeNs, ...ids } } : { e });
       for (let i = e.path.indexOf('/'); i >= 0; i = e.path.indexOf('/', i + 1)) trackedDirs.add(e.path.slice(0, i));
     }
     const read: KeptIndex = { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, entries, tracked, trackedDirs };
@@ -225,22 +239,18 @@ class Walk {
    * else hashed afresh. Racily clean as git says (with nanoseconds): recorded in the same instant
    * as the index was written or later, when a change since could have left the stat data as it was.
    */
-  private current(e: IndexEntry, rel: string, indexMtime: bigint): Item {
+  private current(t: Tracked, rel: string): Item {
     const st = fs.lstatSync(this.abs(rel), { bigint: true });
-    const mode = modeOf(st);
-    const s = (ns: bigint) => Number(ns / 1_000_000_000n);
-    const n = (ns: bigint) => Number(ns % 1_000_000_000n);
+    const { e, stat: r } = t;
     const clean =
-      mode === e.mode &&
-      BigInt(e.mtimeS) * 1_000_000_000n + BigInt(e.mtimeN) < indexMtime &&
-      e.mtimeS === s(st.mtimeNs) &&
-      e.mtimeN === n(st.mtimeNs) &&
-      e.ctimeS === s(st.ctimeNs) &&
-      e.ctimeN === n(st.ctimeNs) &&
-      e.ino === Number(st.ino & 0xffffffffn) &&
-      e.uid === Number(st.uid) &&
-      e.gid === Number(st.gid) &&
-      e.size === Number(st.size & 0xffffffffn);
+      r !== undefined &&
+      modeOf(st) === e.mode &&
+      st.mtimeNs === r.mtimeNs &&
+      st.ctimeNs === r.ctimeNs &&
+      (st.ino & 0xffffffffn) === r.ino &&
+      st.uid === r.uid &&
+      st.gid === r.gid &&
+      (st.size & 0xffffffffn) === r.size;
     return clean ? e : this.fresh(e.path, rel, st, e.id);
   }
 

@@ -180,4 +180,21 @@ describe('worktree isolation: the child writes only its worktree', () => {
     );
     assert.equal(w.t.h.store.descendants(w.root.id).length, 0);
   });
+
+  it('a git add that fails after the base was made in-process: the start fails, nothing is listed, no folder stays', async () => {
+    // Its base is made in-process; git's bookkeeping then cannot make its entry.
+    fs.writeFileSync(path.join(w.ws, '.git', 'worktrees'), 'not a folder\n');
+    await assert.rejects(w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] x', isolation: 'worktree' }), /git worktree failed/);
+    assert.equal(w.t.h.store.descendants(w.root.id).length, 0);
+    const made = path.join(w.ws, '.arbor', 'worktrees');
+    assert.deepEqual(fs.existsSync(made) ? fs.readdirSync(made) : [], []);
+    // Once git can, the next child starts as usual.
+    fs.rmSync(path.join(w.ws, '.git', 'worktrees'));
+    w.script.on('c', { text: 'done' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] y', isolation: 'worktree' });
+    await run.result;
+    await run.dispose();
+    assert.equal((await placeOf(w, run.id)).state, 'open');
+    assert.equal(w.t.h.store.descendants(w.root.id).length, 1);
+  });
 });
