@@ -1,47 +1,6 @@
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../src/core/model/types';
 import { now } from './support';
 
-/**
- * Wraps a model client, times its stream (request to last event) so benches can tell the
- * model's share from the rest, and keeps the last request so a bench can replay it bare.
- */
-export class TimedClient implements ModelClient {
-  modelMs = 0;
-  /** The request of the most recent stream() call. */
-  lastRequest: ModelRequest | undefined;
-  constructor(readonly inner: ModelClient) {}
-  get provider() {
-    return this.inner.provider;
-  }
-  describe(req: ModelRequest) {
-    return this.inner.describe(req);
-  }
-  async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    this.lastRequest = req;
-    const it = this.inner.stream(req)[Symbol.asyncIterator]();
-    for (;;) {
-      const t = now();
-      const r = await it.next();
-      this.modelMs += now() - t;
-      if (r.done) return;
-      yield r.value;
-    }
-  }
-}
-
-/**
- * The bare streamed request: `req` through the same client to the same server, every event
- * read, nothing else. Milliseconds from the call to the end of the stream. A stream that
- * fails is an error here (the bench's denominator must be a real request).
- */
-export async function bareRequestMs(client: ModelClient, req: ModelRequest): Promise<number> {
-  const t = now();
-  for await (const ev of client.stream(req)) {
-    if (ev.type === 'error') throw new Error(`the bare request failed: ${JSON.stringify(ev)}`);
-  }
-  return now() - t;
-}
-
 /** A model client that keeps the request of its last stream (no wrapper around the stream itself). */
 export class CapturingClient implements ModelClient {
   lastRequest: ModelRequest | undefined;
@@ -76,4 +35,35 @@ export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest
   for (let i = 0; i < n; i += concurrency) await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, one));
   const used = process.cpuUsage(cpu);
   return (used.user + used.system) / 1000 / n;
+}
+
+/**
+ * Wraps a model client, times its stream (request to last event) so benches can tell the
+ * model's share from the rest, and keeps the last request so a bench can replay it bare.
+ */
+export class TimedClient extends CapturingClient {
+  modelMs = 0;
+  override async *stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    const it = super.stream(req)[Symbol.asyncIterator]();
+    for (;;) {
+      const t = now();
+      const r = await it.next();
+      this.modelMs += now() - t;
+      if (r.done) return;
+      yield r.value;
+    }
+  }
+}
+
+/**
+ * The bare streamed request: `req` through the same client to the same server, every event
+ * read, nothing else. Milliseconds from the call to the end of the stream. A stream that
+ * fails is an error here (the bench's denominator must be a real request).
+ */
+export async function bareRequestMs(client: ModelClient, req: ModelRequest): Promise<number> {
+  const t = now();
+  for await (const ev of client.stream(req)) {
+    if (ev.type === 'error') throw new Error(`the bare request failed: ${JSON.stringify(ev)}`);
+  }
+  return now() - t;
 }
