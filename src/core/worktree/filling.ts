@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { git } from './git';
-import { lockOf } from './repo-lock';
+import { gitDirNamedBy, lockOf } from './repo-lock';
 
 // Worktrees whose files are still being written (decision 0089). A placed child's local worktree
 // is needed only when its changes come back (decision 0074: they land there for review), so its
@@ -98,9 +98,9 @@ function cutShort(dir: string): boolean {
   if (!fs.existsSync(unfilledMark(dir))) return false;
   let gitDir: string | undefined;
   try {
-    gitDir = /^gitdir: (.+)$/m.exec(fs.readFileSync(path.join(dir, '.git'), 'utf8'))?.[1]?.trim();
+    gitDir = gitDirNamedBy(path.join(dir, '.git'));
   } catch {
     return false; // no worktree there (gone, or a `.git` folder: a repository's own)
   }
-  return !!gitDir && fs.existsSync(path.resolve(dir, gitDir)) && !fs.existsSync(path.join(path.resolve(dir, gitDir), 'index'));
+  return !!gitDir && fs.existsSync(gitDir) && !fs.existsSync(path.join(gitDir, 'index'));
 }

@@ -86,6 +86,12 @@ export function lockOf(dir: string): RepoLock {
   return repoLock(commonGitDir(dir));
 }
 
+/** The git folder a `.git` file names (`gitdir: <path>`, resolved beside it); undefined for no such file or line (a `.git` folder throws: the caller's lstat says which). */
+export function gitDirNamedBy(dotGitFile: string): string | undefined {
+  const named = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGitFile, 'utf8'))?.[1]?.trim();
+  return named ? path.resolve(path.dirname(dotGitFile), named) : undefined;
+}
+
 /** What a `.git` at this path makes the common git folder: undefined when there is none. */
 function gitDirAt(dotGit: string): string | undefined {
   let st: fs.Stats;
@@ -96,9 +102,8 @@ function gitDirAt(dotGit: string): string | undefined {
   }
   if (st.isDirectory()) return fs.realpathSync(dotGit);
   try {
-    const named = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'))?.[1]?.trim();
-    if (!named) return undefined;
-    const gitDir = path.resolve(path.dirname(dotGit), named);
+    const gitDir = gitDirNamedBy(dotGit);
+    if (!gitDir) return undefined;
     // A worktree's git folder names the common one; a submodule's is its own.
     const common = fs.existsSync(path.join(gitDir, 'commondir')) ? fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim() : '.';
     return fs.realpathSync(path.resolve(gitDir, common));

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { git, notARepo, WorktreeError } from './git';
 import { canWriteObjects } from './objects';
+import { gitDirNamedBy } from './repo-lock';
 import type { RepoFacts } from './snapshot';
 import type { WalkMemo } from './work-tree';
 
@@ -192,19 +193,17 @@ function plainFiles(k: Kept): { excludeLines: string[] } | undefined {
  */
 export function linkedWorktreeAt(dir: string): { top: string; commonDir: string; head: string } | undefined {
   for (let d = path.resolve(dir); ; d = path.dirname(d)) {
-    let text: string | undefined;
+    let st: fs.Stats;
     try {
-      const st = fs.lstatSync(path.join(d, '.git'));
-      if (!st.isFile()) return undefined;
-      text = fs.readFileSync(path.join(d, '.git'), 'utf8');
+      st = fs.lstatSync(path.join(d, '.git'));
     } catch {
       if (path.dirname(d) === d) return undefined;
       continue;
     }
+    if (!st.isFile()) return undefined;
     try {
-      const named = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
-      if (!named) return undefined;
-      const gitDir = path.resolve(d, named);
+      const gitDir = gitDirNamedBy(path.join(d, '.git'));
+      if (!gitDir) return undefined;
       const commonDir = fs.realpathSync(path.resolve(gitDir, fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
       const head = readHead(gitDir, commonDir);
       return head ? { top: fs.realpathSync(d), commonDir, head } : undefined;
