@@ -5,18 +5,18 @@ import type { SessionEvent, SessionHeader } from '../session/events';
 import { Session } from '../session/session';
 import { type SessionSummary, summarize } from '../session/summary';
 import { checkHeader } from '../session/validate';
-import { Catalog, type CatalogOp } from './catalog';
+import { Catalog } from './catalog';
+import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
 import { type Quarantine, StoreError } from './errors';
-import { fsyncDir } from './fsutil';
 import { acquireLock } from './lock';
+import { reconcileTrees } from './reconcile';
 import { StoreCounters, type StoreStats } from './stats';
 import { SummaryBook } from './summaries';
 
 import type { TreeFile } from './tree';
 import { TreeCache, type TreeCacheOptions } from './tree-cache';
 
-/** Left by a harness that closed with every turn ended (see `closedCleanly`). */
-export const CLEAN_MARKER = 'closed-cleanly';
+export { CLEAN_MARKER } from './clean-marker';
 
 export interface StoreOptions extends TreeCacheOptions {
   /** Open only a store that exists: a folder without one is refused (NO_STORE), and nothing is created in it. */ mustExist?: boolean;
@@ -117,7 +117,7 @@ export class Store {
    * need not read every log. Absent after a crash, or for a store older than the marker.
    */
   get closedCleanly(): boolean {
-    return fs.existsSync(path.join(this.dir, CLEAN_MARKER));
+    return hasCleanMarker(this.dir);
   }
 
   /** Turns may run from now on: the marker goes (durably) until a clean close writes it again. */
@@ -127,11 +127,7 @@ export class Store {
     // first append after an open (a resumed child's accept) then waits for its own write only,
     // not for a catalog write before it (decision 0064).
     const clearing = this.summaries.beforeWrite();
-    // No marker (a new store, or after a crash): its absence is already what the disk says.
-    if (await removeIfThere(path.join(this.dir, CLEAN_MARKER))) {
-      this.counters.syncs++;
-      await fsyncDir(this.dir);
-    }
+    await removeCleanMarker(this.dir, this.counters);
     await clearing;
   }
 
@@ -349,7 +345,7 @@ export class Store {
       // The marker says every turn has ended, which the tree journals hold durably now; it owes
       // nothing to the catalog's summaries (exact or marked stale on their own), so its sync runs
       // beside theirs rather than after.
-      const marking = this.cleanOnClose ? this.leaveCleanMarker() : Promise.resolve();
+      const marking = this.cleanOnClose ? leaveCleanMarker(this.dir, this.counters) : Promise.resolve();
       try {
         // A failed write leaves them marked stale: the next open folds the logs it needs.
         await this.summaries.persist().catch(() => undefined);
@@ -360,12 +356,6 @@ export class Store {
     } finally {
       this.unlock();
     }
-  }
-
-  private async leaveCleanMarker(): Promise<void> {
-    await fs.promises.writeFile(path.join(this.dir, CLEAN_MARKER), `${new Date().toISOString()}\n`);
-    this.counters.syncs++;
-    await fsyncDir(this.dir);
   }
 
   private async withTreeOf<T>(id: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
@@ -397,33 +387,9 @@ export class Store {
   private async reconcile(all: boolean): Promise<void> {
     this.recovering = true;
     try {
-      await this.reconcileTrees(all);
+      await reconcileTrees(path.join(this.dir, 'trees'), this.catalog, all, (name) => this.withTree(name, (tree) => tree.headers()));
     } finally {
       this.recovering = false;
-    }
-  }
-
-  private async reconcileTrees(all: boolean): Promise<void> {
-    const known = this.catalog.trees();
-    const names = new Set<string>();
-    for (const f of await fs.promises.readdir(path.join(this.dir, 'trees'))) {
-      const m = /^(.+)\.(db|wal)$/.exec(f);
-      if (m) names.add(m[1]);
-    }
-    for (const name of names) {
-      if (!all && known.has(name)) continue;
-      let headers: SessionHeader[];
-      try {
-        headers = await this.withTree(name, (tree) => tree.headers());
-      } catch {
-        continue; // quarantined and recorded in problems
-      }
-      const ops: Extract<CatalogOp, { op: 'session' }>[] = headers
-        .filter((h) => !this.catalog.get(h.id))
-        .map((header) => ({ op: 'session', header, tree: name }));
-      // Parents before children, so children() links stay whole.
-      ops.sort((a, b) => (a.header.delegationDepth ?? 0) - (b.header.delegationDepth ?? 0));
-      if (ops.length > 0) await this.catalog.add(ops);
     }
   }
 
@@ -451,16 +417,5 @@ export class Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreError('CLOSED', `The store at ${this.dir} is closed.`);
-  }
-}
-
-/** Remove a file; false when there was none. */
-async function removeIfThere(file: string): Promise<boolean> {
-  try {
-    await fs.promises.unlink(file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
   }
 }
