@@ -72,6 +72,17 @@ export class SurfaceFold {
     return this.out.slice();
   }
 
+  /**
+   * The current surface without a copy (a step's request must not cost O(history)): the fold's
+   * own array, which later folds under this lineage extend by pushing, never change in place
+   * (a committed replacement folds into a new array under a new lineage). A holder that needs
+   * this moment's surface after a later fold keeps its `length` now and reads that prefix, or
+   * takes `messages()`. Do not mutate.
+   */
+  live(): readonly DerivedMessage[] {
+    return this.out;
+  }
+
   /** The current lineage (see `lineageToken`): equal tokens mean one surface extends the other. */
   get lineage(): object {
     return this.lineageToken;

@@ -141,18 +141,20 @@ export class Session {
 
   /** The model's view of this session (compaction replacements applied). */
   deriveMessages(): DerivedMessage[] {
-    return this.surfaceNow().messages;
+    this.surfaceNow();
+    return this.surface.messages();
   }
 
   /**
    * The model's view and its lineage: surfaces of one lineage extend one another (a request
-   * builder reuses what it serialized of the earlier one; decision 0064).
+   * builder reuses what it serialized of the earlier one; decision 0064). `messages` is the
+   * fold's live array (SurfaceFold.live): a later call under the same lineage extends it.
    */
-  surfaceNow(): { messages: DerivedMessage[]; lineage: object } {
+  surfaceNow(): { messages: readonly DerivedMessage[]; lineage: object } {
     // Folded on demand, from where the last call stopped: loading a session costs nothing
     // here, and each model request folds only the events since the previous one.
     while (this.folded < this.log.length) this.surface.apply(this.log[this.folded++]);
-    return { messages: this.surface.messages(), lineage: this.surface.lineage };
+    return { messages: this.surface.live(), lineage: this.surface.lineage };
   }
 
   /** Observe appends (UI deltas, persistence). Returns an unsubscribe function. */

@@ -55,6 +55,41 @@ describe('model: the described bodies (one cache, one rule)', () => {
     assert.equal(cache.take(capped, 'auto').text, fresh(capped));
   });
 
+  it("a session's live surface, extended since the last describe, is built again, never the older body", () => {
+    // surfaceNow hands out the fold's own array; the next step pushes onto it (one array, longer).
+    const s = sessionWith([ev.turnStart('t'), ev.user('one'), ev.assistant('two'), ev.turnEnd('t')]);
+    const cache = new DescribedBodies();
+    const ask = (): ModelRequest => {
+      const { messages, lineage } = s.surfaceNow();
+      return { model: 'deepseek-chat', system: 'sys', tools: TOOLS, messages, lineage, maxTokens: 100 };
+    };
+    const first = ask();
+    const before = cache.describe(first, 'auto');
+    s.append(ev.turnStart('u'));
+    s.append(ev.user('three'));
+    const second = ask();
+    assert.equal(second.messages, first.messages, 'the same live array, grown');
+    const after = cache.describe(second, 'auto');
+    assert.equal(after.text, fresh(second), 'the grown conversation, not the first body');
+    assert.notEqual(after.text, before.text);
+    assert.match(after.text, /three/);
+    assert.equal(cache.take(second, 'auto'), after);
+  });
+
+  it('a body described before the surface grew streams as described (what was measured and budgeted goes)', () => {
+    const s = sessionWith([ev.turnStart('t'), ev.user('one'), ev.assistant('two'), ev.turnEnd('t')]);
+    const cache = new DescribedBodies();
+    const { messages, lineage } = s.surfaceNow();
+    const req: ModelRequest = { model: 'deepseek-chat', system: 'sys', tools: TOOLS, messages, lineage };
+    const described = cache.describe(req, 'auto');
+    s.append(ev.turnStart('u'));
+    s.append(ev.user('later'));
+    s.surfaceNow(); // the fold pushes onto the array the request holds
+    const sent = cache.take(req, 'auto');
+    assert.equal(sent, described);
+    assert.doesNotMatch(sent.text, /later/);
+  });
+
   it('conversations described side by side (a fan-out on one client) keep their own bodies', () => {
     const cache = new DescribedBodies();
     const reqs = [1, 2, 3, 4, 5].map(step);

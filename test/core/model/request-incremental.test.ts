@@ -113,7 +113,7 @@ describe('model: request building is incremental (O(Δ) per step) and byte-ident
 
   it('an older (shorter) surface or messages that do not extend the lineage are built whole, not spliced', () => {
     const s = sessionWith([ev.turnStart('t'), ev.user('one'), ev.assistant('two'), ev.turnEnd('t')]);
-    const early = s.surfaceNow();
+    const early = { messages: s.deriveMessages() }; // a copy: surfaceNow's array is live and grows
     s.append(ev.turnStart('u'));
     s.append(ev.user('three'));
     const later = s.surfaceNow();
