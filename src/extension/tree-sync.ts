@@ -69,7 +69,7 @@ export class TreeSync {
    */
   follow(h: Harness): Promise<void> {
     this.tree.setPrices(h.cost.prices);
-    for (const header of h.store.list()) this.tree.addHeader(header);
+    for (const header of h.store.listRefs()) this.tree.addHeader(header);
     this.offs.push(h.observe((c) => (this.handlers[c.type] as (h: Harness, c: Change) => void)(h, c)));
     return this.foldAll(h);
   }
@@ -136,9 +136,12 @@ export class TreeSync {
    * summarise without reading it (after a crash, an older store).
    */
   private async foldAll(h: Harness): Promise<void> {
-    for (const header of h.store.list()) {
+    // After the first snapshot: that goes out with the headers alone, in the microtasks of its request.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const header of h.store.listRefs()) {
       try {
-        const also = this.tree.load(header.id, await h.store.summary(header.id));
+        // The kept summary without the store's copy (the tree keeps a copy of its own).
+        const also = this.tree.load(header.id, h.store.summaryRef(header.id) ?? (await h.store.summary(header.id)));
         this.push(header.id);
         for (const id of also) this.push(id);
       } catch (err) {

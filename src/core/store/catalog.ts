@@ -46,13 +46,16 @@ export class Catalog {
     for (const [tree, header] of res[0]?.values ?? []) this.index({ op: 'session', tree: String(tree), header: JSON.parse(String(header)) });
   }
 
-  /** The stored summaries, when the last close left them exact; else none (fold the logs). */
-  storedSummaries(): Map<string, SessionSummary> | undefined {
+  /**
+   * The stored summaries as their JSON text (parsed when first asked for: an open reads none),
+   * when the last close left them exact; else none (fold the logs).
+   */
+  storedSummaries(): Map<string, string> | undefined {
     const db = this.jdb.db;
     if (db.exec("SELECT value FROM meta WHERE key = 'summaries'")[0]?.values[0]?.[0] !== 'current') return undefined;
-    const out = new Map<string, SessionSummary>();
+    const out = new Map<string, string>();
     for (const [id, summary] of db.exec('SELECT id, summary FROM summaries')[0]?.values ?? [])
-      if (this.entries.has(String(id))) out.set(String(id), JSON.parse(String(summary)) as SessionSummary);
+      if (this.entries.has(String(id))) out.set(String(id), String(summary));
     return out;
   }
 
@@ -113,6 +116,10 @@ export class Catalog {
   }
   headers(): SessionHeader[] {
     return [...this.entries.values()].map((e) => structuredClone(e.header));
+  }
+  /** Every header as kept, no copy: an entry's header is replaced, never changed in place. */
+  headerRefs(): Readonly<SessionHeader>[] {
+    return [...this.entries.values()].map((e) => e.header);
   }
   children(id: string): SessionHeader[] {
     return (this.kids.get(id) ?? []).map((k) => structuredClone(this.entries.get(k)!.header));

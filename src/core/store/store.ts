@@ -152,6 +152,14 @@ export class Store {
   list(): SessionHeader[] {
     return this.catalog.headers();
   }
+  /**
+   * Every header without a copy, read-only (a later write replaces a header, never changes
+   * it): for readers that only look, such as the panel's tree at open (1,000 copies were most
+   * of its cost). Anyone who keeps and changes a header takes `list()`.
+   */
+  listRefs(): readonly Readonly<SessionHeader>[] {
+    return this.catalog.headerRefs();
+  }
   children(id: string): SessionHeader[] {
     return this.catalog.children(id);
   }

@@ -11,7 +11,9 @@ import type { Catalog } from './catalog';
  * an older store) is folded from its log once, on demand. Decision 0025.
  */
 export class SummaryBook {
-  private readonly known: Map<string, SessionSummary>;
+  private readonly known = new Map<string, SessionSummary>();
+  /** Stored summaries not asked for yet, as the catalog's JSON (an open parses none of them). */
+  private readonly stored: Map<string, string>;
   private readonly dirty = new Set<string>();
   /** The catalog's rows are exact; cleared (durably) by the first write. */
   private current: boolean;
@@ -21,24 +23,42 @@ export class SummaryBook {
 
   constructor(private readonly catalog: Catalog) {
     const stored = catalog.storedSummaries();
-    this.known = stored ?? new Map();
+    this.stored = stored ?? new Map();
     this.current = stored !== undefined;
     this.reset = stored === undefined;
   }
 
+  /** The kept summary, a stored one parsed on first use. */
+  private kept(id: string): SessionSummary | undefined {
+    const k = this.known.get(id);
+    if (k) return k;
+    const text = this.stored.get(id);
+    if (text === undefined) return undefined;
+    this.stored.delete(id);
+    let s: SessionSummary;
+    try {
+      s = JSON.parse(text) as SessionSummary;
+    } catch {
+      return undefined; // unreadable: unknown, so folded from its log like a stale one
+    }
+    this.known.set(id, s);
+    return s;
+  }
+
   /** The summary, if known without reading the log (a copy). */
   get(id: string): SessionSummary | undefined {
-    const s = this.known.get(id);
+    const s = this.kept(id);
     return s && structuredClone(s);
   }
 
   /** The kept summary itself, read-only, without a copy (per-step readers: the budget guard). */
   peek(id: string): Readonly<SessionSummary> | undefined {
-    return this.known.get(id);
+    return this.kept(id);
   }
 
   /** Remember a summary folded from a whole log (a copy is kept). */
   learn(id: string, s: SessionSummary): void {
+    this.stored.delete(id);
     this.known.set(id, structuredClone(s));
     this.dirty.add(id);
   }
@@ -53,13 +73,14 @@ export class SummaryBook {
 
   /** A session was published with these events. */
   created(h: SessionHeader, events: readonly SessionEvent[]): void {
+    this.stored.delete(h.id);
     this.known.set(h.id, summarize(h, events));
     this.dirty.add(h.id);
   }
 
   /** Events were appended durably; an unknown summary stays unknown (it is folded from the log). */
   appended(id: string, events: readonly SessionEvent[]): void {
-    const s = this.known.get(id);
+    const s = this.kept(id);
     if (!s) return;
     for (const e of events) foldSummary(s, e);
     this.dirty.add(id);
@@ -68,6 +89,7 @@ export class SummaryBook {
   deleted(ids: readonly string[]): void {
     for (const id of ids) {
       this.known.delete(id);
+      this.stored.delete(id);
       this.dirty.delete(id);
     }
   }

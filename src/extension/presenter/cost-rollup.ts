@@ -16,7 +16,7 @@ export class CostRollup {
   private prices = new PriceBook();
 
   constructor(
-    private readonly header: (id: string) => SessionHeader | undefined,
+    private readonly header: (id: string) => Readonly<SessionHeader> | undefined,
     private readonly fold: (id: string) => SessionSummary | undefined,
   ) {}
 
@@ -26,7 +26,7 @@ export class CostRollup {
     this.totals.clear();
   }
 
-  added(h: SessionHeader): void {
+  added(h: Readonly<SessionHeader>): void {
     if (h.parentSession) {
       let set = this.kids.get(h.parentSession);
       if (!set) this.kids.set(h.parentSession, (set = new Set()));

@@ -24,7 +24,7 @@ const NOTHING_LIVE: LiveSource = { liveOf: () => AT_REST };
  */
 export class TreeModel {
   private readonly folds = new Map<string, SessionSummary>();
-  private readonly headers = new Map<string, SessionHeader>();
+  private readonly headers = new Map<string, Readonly<SessionHeader>>();
   private readonly activity = new Map<string, { text: string; since: number }>();
   /** Characters streamed for the request under way (its completion estimate until usage arrives). */
   private readonly streamedChars = new Map<string, number>();
@@ -46,7 +46,7 @@ export class TreeModel {
     return this.headers.has(id);
   }
 
-  addHeader(h: SessionHeader): void {
+  addHeader(h: Readonly<SessionHeader>): void {
     this.headers.set(h.id, h);
     if (!this.folds.has(h.id)) this.folds.set(h.id, emptySummary(h));
     this.costs.added(h);

@@ -97,6 +97,18 @@ describe('store: round trip', () => {
       await assertPopulated(store);
     });
 
+    it('listRefs hands out the kept headers (no copy) equal to list(); list() copies, so a caller changing one changes nothing kept', async () => {
+      const store = await openStore();
+      await populate(store);
+      const refs = store.listRefs();
+      assert.deepEqual([...refs], store.list());
+      assert.equal(store.listRefs()[0], refs[0], 'the same object each time: nothing copied');
+      const copy = store.list()[0];
+      copy.title = 'changed by a caller';
+      assert.notEqual(store.listRefs()[0].title, 'changed by a caller');
+      assert.notEqual(store.header(copy.id)?.title, 'changed by a caller');
+    });
+
     it('returns the same headers and events after close and reopen', async () => {
       const store = await openStore();
       await populate(store);

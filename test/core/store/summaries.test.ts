@@ -50,6 +50,34 @@ describe('store: session summaries kept incrementally', () => {
     restoreFiles(trees, saved);
   });
 
+  it('stored summaries are read when first asked for: an append, a delete and a close before that keep them right', async () => {
+    const store = await folder.openStore();
+    for (const id of ['a', 'b', 'c', 'd']) await store.createSession(rootHeader(id));
+    for (const id of ['a', 'b', 'c', 'd']) await store.append(id, eventsFor(id, 0, 6));
+    const expect = { c: await folded(store, 'c'), d: await folded(store, 'd') };
+    await store.close();
+
+    const next = await folder.openStore();
+    // None of them asked for yet: 'a' is appended to, 'b' deleted, 'c' and 'd' left alone.
+    await next.append('a', eventsFor('a', 6, 9));
+    await next.deleteSession('b');
+    assert.deepEqual(next.summaryOf('a'), await folded(next, 'a'), 'the stored summary, then the append folded on it');
+    assert.equal(next.summaryOf('a')?.length, 9);
+    assert.equal(next.summaryOf('b'), undefined, 'deleted before it was ever read');
+    assert.deepEqual(next.summaryOf('c'), expect.c);
+    await next.close(); // 'd' was never read in this open: its stored row stays exact
+
+    const last = await folder.openStore();
+    assert.deepEqual(last.summaryOf('d'), expect.d);
+    assert.equal(last.summaryOf('a')?.length, 9);
+    assert.equal(last.summaryOf('b'), undefined);
+    assert.deepEqual(
+      last.listRefs().map((h) => h.id),
+      ['a', 'c', 'd'],
+    );
+    await last.close();
+  });
+
   it('after a crash they are stale: folded from the logs once, right, and persisted again', async () => {
     const store = await folder.openStore();
     await store.createSession(rootHeader('r'));
