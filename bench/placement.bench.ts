@@ -150,6 +150,19 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
 
 const FAN = 16;
 
+/** What creating an empty file costs here (CPU, user + system, and wall), per file: a checkout's floor on this file system. */
+function fileCreationCost(dir: string): { cpuUs: number; wallUs: number } {
+  const where = fs.mkdtempSync(path.join(dir, 'create-'));
+  const N = 1000;
+  const c0 = process.cpuUsage();
+  const t0 = now();
+  for (let i = 0; i < N; i++) fs.closeSync(fs.openSync(path.join(where, `f${i}`), 'wx'));
+  const wall = now() - t0;
+  const c = process.cpuUsage(c0);
+  fs.rmSync(where, { recursive: true, force: true });
+  return { cpuUs: (c.user + c.system) / N, wallUs: (wall * 1000) / N };
+}
+
 async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> {
   const log = new PhaseLog();
   const { dir, h } = await world(server, 2, undefined, log.trace);
@@ -212,6 +225,10 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     // The machine's own bound: the fan-out's CPU (host, both far sides, every git) spread over every core, however well it overlaps.
     const cores = os.cpus().length;
     const cpuFloor = cpu / cores;
+    const creating = fileCreationCost(dir);
+    opts.note(
+      `placement.fanout.efficiency: this machine's file system: creating a file (open O_CREAT + close, 1,000 in a fresh folder beside the bench's) costs ${fmt(creating.cpuUs)} µs of CPU (${fmt(creating.wallUs)} µs wall; on an ordinary local ext4 it is ~10–30 µs): the two 1,000-file checkouts of one agent are ≥ ${fmt((2 * 1000 * creating.cpuUs) / 1000)} ms of it, of its ${fmt(cpu / FAN)} ms`,
+    );
     if (cpuFloor > ideal)
       opts.note(
         `placement.fanout.efficiency: CPU-BOUND here: the fan-out used ${fmt(cpu)} ms of CPU (${fmt(cpu / FAN)} per agent: two 1,000-file checkouts — the local worktree's and the far side's — its sync and both ends' Node), at least ${fmt(cpuFloor)} ms on ${cores} cores where the ideal is ${fmt(ideal)} ms: at most ${fmt(ideal / cpuFloor)} on this machine, where both placements run on the host's own cores (a real placement's checkout and turn run on its host)`,

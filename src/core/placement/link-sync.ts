@@ -133,8 +133,8 @@ export async function collectOverLink(
   repo: string,
   message: string,
   signal?: AbortSignal,
-  /** The node's local worktree and its head: moved to the commit (`reset --hard`) beside the ref's update. */
-  local?: { path: string; head: string },
+  /** The node's local worktree and its head: moved to the commit (`moveTo`, else `reset --hard`) beside the ref's update. */
+  local?: { path: string; head: string; moveTo?: (commit: string) => Promise<void> },
 ): Promise<{ commit: string; moved: boolean }> {
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
@@ -153,7 +153,7 @@ export async function collectOverLink(
   }
   // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
   const move = !!local && local.head !== r.commit;
-  if (move) await git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path });
+  if (move) await (local!.moveTo ? local!.moveTo(r.commit) : git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path }));
   await git(['update-ref', ref, r.commit], { cwd: repo });
   return { commit: r.commit, moved: move };
 }

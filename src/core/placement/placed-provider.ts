@@ -6,7 +6,7 @@ import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';
 import type { SubagentProvider } from '../subagent/types';
-import { filled } from '../worktree/filling';
+import { filled, moveUnfilled } from '../worktree/filling';
 import { git } from '../worktree/git';
 import { linkedWorktreeAt } from '../worktree/repo-state';
 import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
@@ -45,7 +45,7 @@ export interface PlacedProvider extends SubagentProvider {
 export const CHECK_REUSE_MS = 60_000;
 
 /** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
-export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'files' | 'collect' | 'reset';
+export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
 /** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
 export type PlacedTrace = (e: { node: string; phase: PlacedPhase; start: number; end: number }) => void;
 
@@ -114,7 +114,11 @@ export function placedProvider(
   const collect = (ws: PlacedWorkspace, local: LocalWorktree): Promise<{ commit: string; moved?: boolean }> =>
     overLink(
       'bring the changes back from',
-      (call) => collectOverLink(call, ws, local.repo, `arbor: changes of ${ws.nodeId} on ${s.name}`, undefined, local),
+      (call) =>
+        collectOverLink(call, ws, local.repo, `arbor: changes of ${ws.nodeId} on ${s.name}`, undefined, {
+          ...local,
+          moveTo: (commit) => moveLocal(local, commit),
+        }),
       () => transport.collect(ws, local.repo),
     );
 
@@ -173,10 +177,8 @@ export function placedProvider(
     if (!ws) return out;
     try {
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
-      // Its files were written beside the turn (decision 0089): whole before they are moved.
-      await timed(ctx.childId, 'files', () => filled(local.path));
       const { commit, moved } = await timed(ctx.childId, 'collect', async () => collect(await ws, local));
-      if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => git(['reset', '--quiet', '--hard', commit], { cwd: local.path }));
+      if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => moveLocal(local, commit));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.
@@ -247,6 +249,22 @@ export function placedProvider(
       await Promise.all(all.map((ws) => ws.then((w) => transport.cleanup(w)).catch(() => undefined)));
     },
   };
+}
+
+/**
+ * The local worktree moved to the child's collected commit. One nobody has read yet (decision
+ * 0093) moves by its branch alone, no file written — once every object of the commit is known
+ * to be here (what `reset --hard` would have found missing); its first reader writes the files.
+ * One with files is made whole first (a fill under way), then reset as any worktree.
+ */
+export async function moveLocal(local: Pick<LocalWorktree, 'path' | 'head'>, commit: string): Promise<void> {
+  const byBranch = moveUnfilled(local.path, async () => {
+    await git(['rev-list', '--quiet', '--objects', '--missing=error', commit, '--not', local.head], { cwd: local.path });
+    await git(['update-ref', '-m', "arbor: the placed child's changes", 'HEAD', commit, local.head], { cwd: local.path });
+  });
+  if (byBranch) return byBranch;
+  await filled(local.path);
+  await git(['reset', '--quiet', '--hard', commit], { cwd: local.path });
 }
 
 /** The child's local worktree as git sees it now: read from its files, else one git for its folder, its repository and its head. */

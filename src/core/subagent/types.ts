@@ -47,7 +47,7 @@ export interface SubagentRequest {
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
 export interface WorktreePort {
-  /** `filesLater`: return once the entry and branch are made, the files written after (a placed child; decision 0089). */
+  /** `filesLater`: the entry and branch only, the files written by their first reader (a placed child; decisions 0089, 0093). */
   create(childId: string, label: string | undefined, parentRoot: string, opts?: { filesLater?: boolean }): Promise<WorktreePlace>;
   remove(place: WorktreePlace): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { fillLater, markUnfilled, settled, unfilledMark } from './filling';
+import { markUnfilled, settled, unfilledMark } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { commitBody, looseCommitTree, writeObjectSync } from './objects';
@@ -35,8 +35,8 @@ export interface CreateRequest {
   /** The repository's facts kept between children: with them, a plain repository's base is made in-process (decision 0082). */
   repos?: RepoStateCache;
   /**
-   * Return once the worktree's entry and branch are made, its files written after (decision
-   * 0089: a placed child, whose turn runs elsewhere); `filled(place.path)` says when they are.
+   * Make the worktree's entry and branch only; its files are written by their first reader
+   * (decisions 0089, 0093: a placed child, whose turn runs elsewhere): `filled(place.path)`.
    */
   filesLater?: boolean;
 }
@@ -130,10 +130,8 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
     await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
     throw err;
   }
-  const place = placeOf(req, repo, base);
-  // The files (what `worktree add` would have checked out), written after (decision 0089).
-  if (req.filesLater) fillLater(place.path);
-  return place;
+  // (Its files, what `worktree add` would have checked out, are written by their first reader: decision 0093.)
+  return placeOf(req, repo, base);
 }
 
 /**

@@ -3,10 +3,11 @@ import * as path from 'node:path';
 import { git } from './git';
 import { gitDirNamedBy, lockOf } from './repo-lock';
 
-// Worktrees whose files are still being written (decision 0089). A placed child's local worktree
-// is needed only when its changes come back (decision 0074: they land there for review), so its
-// entry and branch are made at once (`worktree add --no-checkout`) and its files are written
-// beside the child's first turn on the other side, not before it. Whatever reads, moves or
+// Worktrees whose files are written when first read (decisions 0089, 0093). A placed child's
+// local worktree is needed only when its changes are reviewed (decision 0074: they land there),
+// so its entry and branch are made at once (`worktree add --no-checkout`), the child's changes
+// move its branch alone, and its files are written by the first reader (review, diff, apply):
+// a fan-out of placed children writes no checkout on this machine. Whatever reads, moves or
 // removes such a worktree's files waits here first; one module owns the concept.
 
 /** The fills under way, by the worktree's folder (its real path, as its `worktree` event says). */
@@ -34,13 +35,17 @@ export async function fill(dir: string): Promise<void> {
   fs.rmSync(unfilledMark(dir), { force: true });
 }
 
-/** `dir`'s files are being written (`fill`); what touches them waits (`filled`). */
-export function fillLater(dir: string): void {
-  // (Cut short: `filled` writes them again.)
-  track(
-    dir,
-    fill(dir).catch(() => undefined),
-  );
+/**
+ * Move a worktree nobody has read yet (marked, its files never written, nothing filling it) by
+ * its branch alone: `move` (which must leave the index unwritten) runs recorded as the
+ * worktree's work under way, so a reader arriving meanwhile waits for it, then writes the new
+ * HEAD's files. False, running nothing, when the worktree has its files or a fill is under way:
+ * the caller moves it as any worktree (its files whole first: `filled`).
+ */
+export function moveUnfilled(dir: string, move: () => Promise<unknown>): Promise<void> | false {
+  // (No await between the look and the record: a reader arriving meanwhile waits for the move.)
+  if (pending.has(keyOf(dir)) || !cutShort(dir)) return false;
+  return track(dir, move()).then(() => undefined);
 }
 
 /** The key of `dir` in `pending`: its real path where it exists (a caller may hold another spelling of it). */
@@ -74,11 +79,11 @@ async function idle(folder: string, quiet: boolean): Promise<void> {
 }
 
 /**
- * Resolves when `dir`'s files are whole: at once for a worktree nothing is filling; after the
- * fill under way; and for one whose fill was cut short (it failed, or Arbor stopped meanwhile —
- * still marked, and git writes the index last, so a marked entry without one never got all its files) after
- * writing them again — once, whoever else is waiting (two fills of one folder fight over its
- * index lock). A folder that is gone, or no worktree, is left to its caller.
+ * Resolves when `dir`'s files are whole: at once for a worktree that has them; after the fill or
+ * move under way; and for one still marked without an index (never read yet, or a fill cut short:
+ * git writes the index last, so a marked entry without one never got all its files) after
+ * writing them — once, whoever else is waiting (two fills of one folder fight over its index
+ * lock). A folder that is gone, or no worktree, is left to its caller.
  */
 export async function filled(dir: string): Promise<void> {
   await idle(dir, false);
@@ -93,7 +98,7 @@ export async function settled(dir: string): Promise<void> {
   await idle(dir, true);
 }
 
-/** A worktree of ours made without its files (marked) whose index was never written: its files not (all) there. */
+/** A worktree of ours made without its files (marked) whose index was never written: its files not (all) there, or none yet. */
 function cutShort(dir: string): boolean {
   if (!fs.existsSync(unfilledMark(dir))) return false;
   let gitDir: string | undefined;

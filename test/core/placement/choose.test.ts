@@ -69,6 +69,7 @@ async function fanSixteen(w: ReturnType<typeof placedWorld>, sync: { prepare: nu
     const i = Number(/part (\d+)/.exec(k.title ?? '')?.[1]);
     assert.equal(placement, i % 2 ? 'near' : 'far');
     const place = ofType(evs, 'worktree')[0];
+    await w.t.h.worktrees.diff(k.id); // its files, written by their first reader (decision 0093)
     assert.equal(fs.readFileSync(path.join(place.root, `part-${i}.txt`), 'utf8'), `${i}\n`, 'its change came back');
   }
   assert.deepEqual(on, { far: 8, near: 8 });

@@ -82,6 +82,7 @@ describe('placement: a placed node over a real sshd', function () {
     assert.equal(d.placement?.where, `${sshd.user}@127.0.0.1:${sshd.port}`);
     assert.ok((d.placement?.rttMs ?? -1) >= 0);
     const place = ofType(evs, 'worktree')[0];
+    await world.t.h.worktrees.diff(child.id); // its files, written by their first reader (decision 0093)
     assert.equal(read(path.join(place.root, 'b.txt')), 'over ssh\n', 'the change came back into its local worktree');
     assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'the parent checkout is untouched until the change is applied');
     // Counted, not assumed (decision 0081): the check and the kept connection; the workspace went there and came back on the latter.
@@ -118,6 +119,7 @@ describe('placement: a placed node over a real sshd', function () {
       'the reconnected session still has the first task',
     );
     const place = ofType(evs, 'worktree')[0];
+    await world.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
     assert.equal(read(path.join(place.root, 'c.txt')), 'first\n', 'the change made before the cut came back');
   });
 });

@@ -4,6 +4,7 @@
 // methods (an older arbor) is met with push/fetch; a link cut mid-turn still brings the changes back.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoKey } from '../../../src/core/placement/layout';
 import type { SessionEvent } from '../../../src/core/session/events';
@@ -26,7 +27,8 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     const first = await untilLog(w, id, ended(1), 'the first turn');
     assert.deepEqual(stopReasons(first), ['completed'], ofType(first, 'turn/end')[0]?.error);
     const place = ofType(first, 'worktree')[0];
-    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'the change came back into the local worktree');
+    // Moved by its branch alone (decision 0093): nothing written here until a reader asks.
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'no checkout on this machine before a review');
     assert.equal(w.far.counts.prepare, 0, 'no git push: the workspace went over the link');
     assert.equal(w.far.counts.collect, 0, 'no git fetch: the changes came back over the link');
     // The far side's copy: one repository for the local one, the node's base and its collected changes named there.
@@ -40,12 +42,16 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
       (await w.t.h.worktrees.diff(id)).files.map((f) => f.path),
       ['b.txt'],
     );
+    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'the review wrote its files: the change that came back');
+    assert.equal(gitOut(place.path, 'status', '--porcelain'), '', 'exactly its HEAD');
 
     await waitFor(() => !w.t.h.subagents.isRunning(id), 'the first turn to be over');
     await w.t.h.subagents.followup(null, id, '[[c]] once more');
     const second = await untilLog(w, id, ended(2), 'the follow-up');
     assert.deepEqual(stopReasons(second), ['completed', 'completed']);
+    // Read once, it has its files: the follow-up's changes move them (reset), no review needed.
     assert.equal(read(path.join(place.root, 'b.txt')), 'again\n');
+    assert.equal(gitOut(place.path, 'status', '--porcelain'), '');
     const again = gitOut(w.ws, 'rev-parse', `refs/arbor/placed/${id}`);
     assert.notEqual(again, there);
     assert.equal(gitOut(w.ws, 'rev-parse', `${again}^`), base, "the follow-up's changes are one commit on the same base");
@@ -60,6 +66,7 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     await run.dispose();
     assert.equal(r.stopReason, 'completed', r.error);
     const evs = await untilLog(w, run.id, ended(1), 'the turn end');
+    await w.t.h.worktrees.diff(run.id); // its files, written by their first reader (decision 0093)
     assert.equal(read(path.join(ofType(evs, 'worktree')[0].root, 'old.txt')), 'via git\n');
     assert.equal(w.near.counts.prepare, 1, 'the push took over');
     assert.equal(w.near.counts.collect, 1, 'the fetch took over');
@@ -74,6 +81,7 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     process.kill(-ofType(before, 'subagent/remote')[0].pgid!, 'SIGKILL');
     const dropped = await untilLog(w, id, ended(1), 'the dropped turn to end');
     assert.match(ofType(dropped, 'turn/end')[0].error ?? '', /^LINK_DROPPED: /);
+    await w.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
     assert.equal(read(path.join(ofType(dropped, 'worktree')[0].root, 'c.txt')), 'first\n', 'collected over the next link');
     await waitFor(() => !w.t.h.subagents.isRunning(id), 'the dropped turn to be over');
     await w.t.h.subagents.followup(null, id, '[[d]] go on');

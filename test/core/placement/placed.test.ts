@@ -5,6 +5,7 @@
 // worktree, a dropped link leaves it `interrupted` with LINK_DROPPED, and a follow-up reconnects
 // with `session/load` without appending the replayed history again.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { groupAlive } from '../../../src/core/process/group';
@@ -40,9 +41,12 @@ describe('placement: a placed node', function () {
     assert.ok((d.placement?.rttMs ?? -1) >= 0, 'the round trip of the check is recorded');
     assert.equal(w.t.h.store.summaryRef(run.id)?.placement?.name, 'far', 'the summary (the tree) knows where it runs');
     assert.equal(ofType(evs, 'subagent/remote')[0]?.program, 'placed:far');
-    // Its changes came back: the local worktree is at the collected commit, review and apply as any worktree child.
+    // Its changes came back: the local worktree's branch is at the collected commit, review and apply as any worktree child.
     const place = ofType(evs, 'worktree')[0];
-    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n');
+    const collected = execFileSync('git', ['rev-parse', `refs/arbor/placed/${run.id}`], { cwd: w.ws, encoding: 'utf8' }).trim();
+    assert.equal(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: place.path, encoding: 'utf8' }).trim(), collected);
+    // Decision 0093: no file of it was written here while it worked or when its changes came back; its first reader writes them.
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'nothing checked out on this machine before a review');
     assert.equal(w.far.counts.prepare, 1);
     assert.equal(w.far.counts.collect, 1);
     const diff = await w.t.h.worktrees.diff(run.id);
@@ -50,6 +54,8 @@ describe('placement: a placed node', function () {
       diff.files.map((f) => f.path),
       ['b.txt'],
     );
+    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'written by the review: the collected commit');
+    assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: place.path, encoding: 'utf8' }), '', 'exactly its HEAD, nothing more or less');
     const applied = await w.t.h.worktrees.apply(run.id);
     assert.equal(applied.applied, true);
     assert.equal(read(path.join(w.ws, 'b.txt')), 'from afar\n', 'applied into the parent');
@@ -67,6 +73,8 @@ describe('placement: a placed node', function () {
     const results = ofType(evs, 'tool/result');
     assert.equal(results.length, 1);
     assert.equal(results[0].isError, true, 'the other side refused the write');
+    await w.t.h.worktrees.diff(run.id); // its files, written by their first reader (decision 0093)
+    assert.ok(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'a.txt')), 'the worktree has its files');
     assert.equal(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'x.txt')), false);
     assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'x.txt')), false);
   });
@@ -103,6 +111,7 @@ describe('placement: a placed node', function () {
     assert.match(end1.error ?? '', /^LINK_DROPPED: the link to local:.*near dropped: .*; send it a message or resume to reconnect\.$/s);
     // The change made before the drop came back all the same (the local transport's copy is still there).
     const place = ofType(dropped, 'worktree')[0];
+    await w.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
     assert.equal(read(path.join(place.root, 'c.txt')), 'first\n');
 
     // (Once its loop is done with the dropped turn: a message staged while an interrupted turn's

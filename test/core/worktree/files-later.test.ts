@@ -1,11 +1,14 @@
-// A worktree whose files are written after its start (decision 0089: a placed child's local
-// worktree): its entry and branch exist at once, `filled` resolves when its files are exactly
-// what a plain worktree holds, a fill cut short is written again, and removal waits for a fill.
+// A worktree whose files are written after its start (decisions 0089, 0093: a placed child's
+// local worktree): its entry and branch exist at once, `filled` writes its files (exactly what a
+// plain worktree holds) for its first reader, a fill cut short is written again, removal waits
+// for a fill, and the child's changes move an unread one by its branch alone.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { moveLocal } from '../../../src/core/placement/placed-provider';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
-import { filled, markUnfilled, unfilledMark } from '../../../src/core/worktree/filling';
+import { filled, markUnfilled, moveUnfilled, unfilledMark } from '../../../src/core/worktree/filling';
 import { linkedWorktreeAt, RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { gitIn } from './fixture';
 
@@ -47,6 +50,79 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     const files = gitIn(wt, 'ls-files', '-z').split('\0').filter(Boolean).sort();
     return { files: files.map((f) => `${f}=${fs.readFileSync(path.join(wt, f), 'utf8')}`), status: gitIn(wt, 'status', '--porcelain') };
   };
+
+  /** A child's change as a commit on `base` (what a collect brings back), made in the parent repository. */
+  const childCommit = (base: string, file: string, text: string): string => {
+    const idx = path.join(dir, `index-${Math.random().toString(36).slice(2)}`);
+    const env = { ...process.env, GIT_INDEX_FILE: idx };
+    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: ws, input: text, encoding: 'utf8' }).trim();
+    execFileSync('git', ['read-tree', base], { cwd: ws, env });
+    execFileSync('git', ['update-index', '--add', '--cacheinfo', `100644,${blob},${file}`], { cwd: ws, env });
+    const tree = execFileSync('git', ['write-tree'], { cwd: ws, env, encoding: 'utf8' }).trim();
+    return execFileSync('git', ['-c', 'user.name=c', '-c', 'user.email=c@c', 'commit-tree', tree, '-p', base, '-m', 'child'], {
+      cwd: ws,
+      encoding: 'utf8',
+    }).trim();
+  };
+
+  it('an unread worktree moves by its branch alone: nothing written; its first reader writes the new HEAD, exactly', async () => {
+    const place = await create('moved', true);
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'made without its files (decision 0093)');
+    const commit = childCommit(place.base, 'pkg1/f2.ts', 'the child wrote this\n');
+    await moveLocal({ path: place.path, head: place.base }, commit);
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'moved without a file written');
+    assert.equal(gitIn(ws, 'rev-parse', place.branch).trim(), commit, 'its branch is at the child’s commit');
+    assert.equal(fs.existsSync(unfilledMark(place.path)), true, 'still marked: its first reader fills it');
+    await filled(place.path);
+    assert.equal(fs.readFileSync(path.join(place.path, 'pkg1', 'f2.ts'), 'utf8'), 'the child wrote this\n');
+    assert.equal(fs.readFileSync(path.join(place.path, 'pkg3', 'f7.ts'), 'utf8'), 'changed\n', 'and the base’s files');
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '', 'exactly its HEAD');
+    // Read once, it has its files: the next change moves them (reset), as any worktree's.
+    const next = childCommit(commit, 'pkg1/f2.ts', 'a follow-up\n');
+    await moveLocal({ path: place.path, head: commit }, next);
+    assert.equal(fs.readFileSync(path.join(place.path, 'pkg1', 'f2.ts'), 'utf8'), 'a follow-up\n');
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '');
+  });
+
+  it('a reader arriving while the branch moves waits for it, then writes the moved HEAD (never the old one)', async () => {
+    const place = await create('race', true);
+    const commit = childCommit(place.base, 'race.txt', 'moved\n');
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const moving = moveUnfilled(place.path, async () => {
+      await gate; // the move is under way when the reader arrives
+      gitIn(place.path, 'update-ref', 'HEAD', commit, place.base);
+    });
+    assert.ok(moving, 'an unread worktree is moved by its branch');
+    const reader = filled(place.path);
+    assert.equal(
+      moveUnfilled(place.path, async () => undefined),
+      false,
+      'one move or fill at a time',
+    );
+    release();
+    await Promise.all([moving, reader]);
+    assert.equal(fs.readFileSync(path.join(place.path, 'race.txt'), 'utf8'), 'moved\n');
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '');
+    assert.equal(
+      moveUnfilled(place.path, async () => undefined),
+      false,
+      'a worktree with its files is moved as any',
+    );
+  });
+
+  it('a commit whose objects did not all arrive is refused before the branch moves', async () => {
+    const place = await create('torn', true);
+    const commit = childCommit(place.base, 'torn.txt', 'a blob that will be lost\n');
+    const blob = gitIn(ws, 'rev-parse', `${commit}:torn.txt`).trim();
+    fs.rmSync(path.join(ws, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    await assert.rejects(moveLocal({ path: place.path, head: place.base }, commit), /missing blob/);
+    assert.equal(gitIn(ws, 'rev-parse', place.branch).trim(), place.base, 'the branch did not move');
+    await filled(place.path);
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '', 'and it still fills at its base');
+  });
 
   it('has its entry and branch at once, and once filled exactly the files a plain worktree holds, eight at a time', async () => {
     const plain = await create('plain', false);
@@ -130,7 +206,9 @@ describe('worktree files written later (a placed child’s local worktree)', () 
 
   it('is removed cleanly while its files are still being written: no folder, no entry, no branch', async () => {
     const place = await create('gone', true);
+    const reading = filled(place.path); // a reader's fill under way
     await removeWorktree(place, wts);
+    await reading.catch(() => undefined); // (it ended before the folder went: removal waits for it)
     assert.equal(fs.existsSync(place.path), false);
     assert.ok(!gitIn(ws, 'worktree', 'list', '--porcelain').includes(place.path));
     assert.equal(gitIn(ws, 'branch', '--list', place.branch).trim(), '');
