@@ -184,6 +184,7 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     turnMs.length = 0;
     log.clear();
     const slots = h.subagents.fanout.limit;
+    const before = fileCreationCost(dir);
     const cpu0 = treeCpuMs();
     const t = now();
     await Promise.all(Array.from({ length: FAN }, (_, i) => one(i)));
@@ -225,13 +226,13 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     // The machine's own bound: the fan-out's CPU (host, both far sides, every git) spread over every core, however well it overlaps.
     const cores = os.cpus().length;
     const cpuFloor = cpu / cores;
-    const creating = fileCreationCost(dir);
+    const after = fileCreationCost(dir);
     opts.note(
-      `placement.fanout.efficiency: this machine's file system: creating a file (open O_CREAT + close, 1,000 in a fresh folder beside the bench's) costs ${fmt(creating.cpuUs)} µs of CPU (${fmt(creating.wallUs)} µs wall; on an ordinary local ext4 it is ~10–30 µs): the two 1,000-file checkouts of one agent are ≥ ${fmt((2 * 1000 * creating.cpuUs) / 1000)} ms of it, of its ${fmt(cpu / FAN)} ms`,
+      `placement.fanout.efficiency: this machine's file system: creating a file (open O_CREAT + close, 1,000 in a fresh folder beside the bench's) cost ${fmt(before.cpuUs)} µs of CPU before the fan-out and ${fmt(after.cpuUs)} µs after (on an ordinary local ext4 ~10–30 µs; here it swings between ~20 and ~600 µs from one minute to the next): the far side's 1,000-file checkout of each agent is ${fmt(before.cpuUs)}–${fmt(after.cpuUs)} ms of its ${fmt(cpu / FAN)} ms`,
     );
     if (cpuFloor > ideal)
       opts.note(
-        `placement.fanout.efficiency: CPU-BOUND here: the fan-out used ${fmt(cpu)} ms of CPU (${fmt(cpu / FAN)} per agent: two 1,000-file checkouts — the local worktree's and the far side's — its sync and both ends' Node), at least ${fmt(cpuFloor)} ms on ${cores} cores where the ideal is ${fmt(ideal)} ms: at most ${fmt(ideal / cpuFloor)} on this machine, where both placements run on the host's own cores (a real placement's checkout and turn run on its host)`,
+        `placement.fanout.efficiency: CPU-BOUND here: the fan-out used ${fmt(cpu)} ms of CPU (${fmt(cpu / FAN)} per agent: the far side's 1,000-file checkout, its sync and both ends' Node; the local worktree writes no file until it is reviewed, decision 0093), at least ${fmt(cpuFloor)} ms on ${cores} cores where the ideal is ${fmt(ideal)} ms: at most ${fmt(ideal / cpuFloor)} on this machine, where both placements run on the host's own cores (a real placement's checkout and turn run on its host)`,
       );
     return { ...FANOUT, value: ideal / wall };
   } finally {
