@@ -1,6 +1,7 @@
 import type { EventDraft, SandboxMode, SessionEvent, SessionHeader } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Session } from '../session/session';
+import { filled } from '../worktree/filling';
 import { SubagentError, type SubagentProvider, type WorktreePort } from './types';
 
 // A child's roots (decision 0060): its own worktree when it asked for isolation, else its
@@ -75,4 +76,15 @@ export async function isolationOf(o: {
 export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]): readonly string[] | undefined {
   const w = worktreeOf(header, events);
   return w ? [w.root] : undefined;
+}
+
+/**
+ * Before Arbor's own agent works in a stored child's worktree again (a cold resume), its files
+ * are whole: a worktree nobody has read yet (a placed child's, decision 0093: its branch moved,
+ * no file written) is written first, else the agent would find it empty and its first reader's
+ * `read-tree --reset` would write HEAD's files over what the agent wrote meanwhile.
+ */
+export async function worktreeFilesOf(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+  const w = worktreeOf(header, events);
+  if (w) await filled(w.path);
 }

@@ -6,7 +6,7 @@ import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
-import { rootsOf } from './isolation';
+import { rootsOf, worktreeFilesOf } from './isolation';
 import { mirrorRefusal } from './mirrors';
 import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
 
@@ -256,6 +256,8 @@ export class Residency {
       // A worktree child (or a descendant of one) is rooted in that worktree again, whatever became of it: never wider (decision 0060).
       rootsOf(session.header, session.events),
     );
+    // Arbor's own agent here (not a provider's driver: a placement no longer configured) works in the files themselves.
+    if (!comp.remote) await worktreeFilesOf(session.header, session.events);
     const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
     const built = this.rt.build(new SessionWriter(session, store), comp);
     await built.agent.recover();
