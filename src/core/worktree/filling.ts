@@ -45,7 +45,13 @@ export async function fill(dir: string): Promise<void> {
 export function moveUnfilled(dir: string, move: () => Promise<unknown>): Promise<void> | false {
   // (No await between the look and the record: a reader arriving meanwhile waits for the move.)
   if (pending.has(keyOf(dir)) || !cutShort(dir)) return false;
-  return track(dir, move()).then(() => undefined);
+  const moving = move();
+  // A refused move (a torn commit) leaves the worktree as it was: its waiting readers fill that; the refusal is the mover's.
+  track(
+    dir,
+    moving.catch(() => undefined),
+  );
+  return moving.then(() => undefined);
 }
 
 /** The key of `dir` in `pending`: its real path where it exists (a caller may hold another spelling of it). */

@@ -124,6 +124,20 @@ describe('worktree files written later (a placed child’s local worktree)', () 
     assert.equal(gitIn(place.path, 'status', '--porcelain'), '', 'and it still fills at its base');
   });
 
+  it('a reader arriving while a refused move is under way still gets its files, at the HEAD that stayed', async () => {
+    const place = await create('torn-read', true);
+    const commit = childCommit(place.base, 'torn.txt', 'a blob that will be lost\n');
+    const blob = gitIn(ws, 'rev-parse', `${commit}:torn.txt`).trim();
+    fs.rmSync(path.join(ws, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const moving = moveLocal({ path: place.path, head: place.base }, commit);
+    // The review asks while the move checks the objects: the move's refusal is the mover's, not the reader's.
+    const reader = filled(place.path);
+    await assert.rejects(moving, /missing blob/);
+    await reader;
+    assert.equal(gitIn(place.path, 'rev-parse', 'HEAD').trim(), place.base);
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '', 'filled at the base');
+  });
+
   it('has its entry and branch at once, and once filled exactly the files a plain worktree holds, eight at a time', async () => {
     const plain = await create('plain', false);
     const later = await Promise.all(Array.from({ length: 8 }, (_, i) => create(`later${i}`, true)));
