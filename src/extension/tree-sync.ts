@@ -32,6 +32,12 @@ type ChangeHandlers = { [K in Change['type']]: (h: Harness, c: Extract<Change, {
 export class TreeSync {
   readonly tree: TreeModel;
   private readonly offs: (() => void)[] = [];
+  /**
+   * Until `foldAll` has loaded a session's stored summary: the events heard for it meanwhile. A
+   * staged event reaches the tree before its durable append reaches the store's summary, so the
+   * load would drop it; they are folded again on top (a fold skips what the summary holds).
+   */
+  private early: { events: Map<string, SessionEvent[]>; loaded: Set<string> } | undefined;
 
   constructor(private readonly deps: TreeSyncDeps) {
     this.tree = new TreeModel(deps.harness);
@@ -70,6 +76,7 @@ export class TreeSync {
   follow(h: Harness): Promise<void> {
     this.tree.setPrices(h.cost.prices);
     for (const header of h.store.listRefs()) this.tree.addHeader(header);
+    this.early = { events: new Map(), loaded: new Set() };
     this.offs.push(h.observe((c) => (this.handlers[c.type] as (h: Harness, c: Change) => void)(h, c)));
     return this.foldAll(h);
   }
@@ -142,12 +149,17 @@ export class TreeSync {
       try {
         // The kept summary without the store's copy (the tree keeps a copy of its own).
         const also = this.tree.load(header.id, h.store.summaryRef(header.id) ?? (await h.store.summary(header.id)));
+        for (const e of this.early?.events.get(header.id) ?? []) this.tree.apply(header.id, e);
         this.push(header.id);
         for (const id of also) this.push(id);
       } catch (err) {
         this.deps.log('warn', `could not read ${header.id}: ${describeError(err)}`);
+      } finally {
+        this.early?.events.delete(header.id);
+        this.early?.loaded.add(header.id);
       }
     }
+    this.early = undefined;
   }
 
   /** Put a session the tree has not seen yet into it (its header: the store's, or its resident agent's). */
@@ -158,6 +170,11 @@ export class TreeSync {
   }
 
   private onEvent(h: Harness, sessionId: string, e: SessionEvent): void {
+    if (this.early && !this.early.loaded.has(sessionId)) {
+      const heard = this.early.events.get(sessionId);
+      if (heard) heard.push(e);
+      else this.early.events.set(sessionId, [e]);
+    }
     this.known(h, sessionId);
     this.tree.apply(sessionId, e);
     this.deps.feed.event(sessionId, e);
