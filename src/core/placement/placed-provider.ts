@@ -254,7 +254,7 @@ export function placedProvider(
 /**
  * The local worktree moved to the child's collected commit. One nobody has read yet (decision
  * 0093) moves by its branch alone, no file written — once every object of the commit is known
- * to be here (what `reset --hard` would have found missing); its first reader writes the files.
+ * to be here (what `reset --hard` would have found missing); review and apply read that branch (decision 0093).
  * One with files is made whole first (a fill under way), then reset as any worktree.
  */
 export async function moveLocal(local: Pick<LocalWorktree, 'path' | 'head'>, commit: string): Promise<void> {

@@ -47,7 +47,7 @@ export interface SubagentRequest {
 
 /** What the runtime needs to give a child its own worktree (the harness's `WorktreeService`). */
 export interface WorktreePort {
-  /** `filesLater`: the entry and branch only, the files written by their first reader (a placed child; decisions 0089, 0093). */
+  /** `filesLater`: the entry and branch only, its work read from its branch, the files written only when asked for (a placed child; decisions 0089, 0093). */
   create(childId: string, label: string | undefined, parentRoot: string, opts?: { filesLater?: boolean }): Promise<WorktreePlace>;
   remove(place: WorktreePlace): Promise<void>;
 }

@@ -35,7 +35,7 @@ export interface CreateRequest {
   /** The repository's facts kept between children: with them, a plain repository's base is made in-process (decision 0082). */
   repos?: RepoStateCache;
   /**
-   * Make the worktree's entry and branch only; its files are written by their first reader
+   * Make the worktree's entry and branch only; its work is read from its branch, its files written only when asked for
    * (decisions 0089, 0093: a placed child, whose turn runs elsewhere): `filled(place.path)`.
    */
   filesLater?: boolean;
@@ -130,7 +130,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
     await removeWorktree({ repo, path: req.dir, branch: '' }, path.dirname(req.dir)).catch(() => undefined);
     throw err;
   }
-  // (Its files, what `worktree add` would have checked out, are written by their first reader: decision 0093.)
+  // (Its files, what `worktree add` would have checked out, are written only when asked for: decision 0093.)
   return placeOf(req, repo, base);
 }
 

@@ -3,10 +3,11 @@ import * as path from 'node:path';
 import { git } from './git';
 import { gitDirNamedBy, lockOf } from './repo-lock';
 
-// Worktrees whose files are written when first read (decisions 0089, 0093). A placed child's
+// Worktrees whose files are written only when asked for (decisions 0089, 0093). A placed child's
 // local worktree is needed only when its changes are reviewed (decision 0074: they land there),
 // so its entry and branch are made at once (`worktree add --no-checkout`), the child's changes
-// move its branch alone, and its files are written by the first reader (review, diff, apply):
+// move its branch alone, review and apply read that branch (`WorktreeService.work`), and its
+// files are written only for whoever works in the folder itself (`filled`):
 // a fan-out of placed children writes no checkout on this machine. Whatever reads, moves or
 // removes such a worktree's files waits here first; one module owns the concept.
 
@@ -97,6 +98,16 @@ export async function filled(dir: string): Promise<void> {
   if (pending.has(keyOf(dir))) return filled(dir);
   // (No await between the look and the record: a caller arriving meanwhile waits for this fill.)
   if (cutShort(dir)) await track(dir, fill(dir));
+}
+
+/**
+ * Whether `dir` was never read (decision 0093): marked, no index, once a fill or move under way
+ * has ended. Nothing was ever handed out from its folder, so its work is its HEAD — a reviewer
+ * or an apply reads the branch and writes no file. (A fill starting meanwhile writes that HEAD.)
+ */
+export async function unread(dir: string): Promise<boolean> {
+  await idle(dir, true);
+  return cutShort(dir);
 }
 
 /** Resolves when a fill under way has ended, however (a folder about to be removed needs no files). */

@@ -6,7 +6,7 @@ import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
-import { filled, settled } from './filling';
+import { filled, settled, unread } from './filling';
 import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree } from './merge';
 import { branchOf, worktreesDirOf } from './names';
@@ -41,6 +41,12 @@ export interface WorktreeListing {
   folderExists: boolean;
   /** Files it changed against its base (open: the folder now; kept: the branch; applied: as applied). */
   filesChanged?: number;
+  /**
+   * Its folder holds no files yet (a placed child's, decision 0093): its work is its branch,
+   * which review and apply read; `git -C <path> reset --hard` writes them for someone who wants
+   * the folder itself.
+   */
+  unwritten?: true;
 }
 
 export type ApplyResult = { applied: true; files: string[] } | { applied: false; conflicts: MergeConflict[] };
@@ -98,13 +104,13 @@ export class WorktreeService {
 
   /** One worktree child's listing. */
   async listing(id: string): Promise<WorktreeListing> {
-    const e = await this.eventOf(id);
+    const { e, unreadAt } = await this.work(id);
     const state = e.state as WorktreeListing['state'];
     const folderExists = fs.existsSync(e.path);
     const label = this.deps.store.summaryRef(id)?.label;
     let filesChanged = e.files;
-    if (state === 'open' && folderExists) filesChanged = (await changedPaths(e.repo, e.base, (await snapshot(e.path)).tree).catch(() => [])).length;
-    else if (state === 'kept' && e.head) filesChanged = (await changedPaths(e.repo, e.base, e.head).catch(() => [])).length;
+    const now = unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path)).tree : state === 'kept' ? e.head : undefined);
+    if (now) filesChanged = (await changedPaths(e.repo, e.base, now).catch(() => [])).length;
     return {
       id,
       ...(label ? { label } : {}),
@@ -115,13 +121,14 @@ export class WorktreeService {
       nodeExists: true,
       folderExists,
       ...(filesChanged !== undefined ? { filesChanged } : {}),
+      ...(unreadAt ? { unwritten: true as const } : {}),
     };
   }
 
   /** Per file: base content, the child's content, a unified diff (open: the folder now; kept: its branch). */
   async diff(id: string): Promise<{ listing: WorktreeListing; files: FileChange[] }> {
-    const e = await this.eventOf(id);
-    const to = await this.currentTree(e);
+    const { e, unreadAt } = await this.work(id);
+    const to = unreadAt ?? (await this.currentTree(e));
     return { listing: await this.listing(id), files: await diffTrees(e.repo, e.base, to) };
   }
 
@@ -131,8 +138,8 @@ export class WorktreeService {
    * branch are removed, and the child's log says so.
    */
   async apply(id: string): Promise<ApplyResult> {
-    const e = await this.changeable(id, ['open', 'kept']);
-    const head = fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch);
+    const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
+    const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch));
     if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
     const r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes);
     if (!r.ok) return { applied: false, conflicts: r.conflicts };
@@ -144,15 +151,15 @@ export class WorktreeService {
   /** Remove the worktree and its branch; the child's work is gone. */
   async discard(id: string): Promise<void> {
     // (Removing needs no files: a worktree whose files could not be written goes all the same.)
-    const e = await this.changeable(id, ['open', 'kept'], false);
+    const e = await this.changeable(id, ['open', 'kept']);
     await this.record(id, e, 'discarded', {});
     await removeWorktree(e, this.dir);
   }
 
   /** Commit the child's files onto its branch, remove the folder, keep the branch; returns the branch. */
   async keep(id: string): Promise<{ branch: string; head: string }> {
-    const e = await this.changeable(id, ['open']);
-    const head = await commitWorktree(e, `arbor: work of ${id}`);
+    const { e, unreadAt } = await this.changeableWork(id, ['open']);
+    const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`));
     await this.record(id, e, 'kept', { head });
     await removeWorktree(e, this.dir, { keepBranch: true });
     return { branch: e.branch, head };
@@ -167,7 +174,7 @@ export class WorktreeService {
     for (const id of ids) {
       const w = this.deps.store.summaryRef(id)?.worktree;
       if (!w || w.owner || w.state === 'inherited') continue;
-      const e = await this.eventOf(id, false).catch(() => undefined);
+      const e = await this.eventOf(id).catch(() => undefined);
       if (e) out.push({ ...e, id });
     }
     return out;
@@ -213,26 +220,56 @@ export class WorktreeService {
     return head;
   }
 
-  /** The child's own worktree event, or UNKNOWN_WORKTREE; its files whole unless `files` is false (what only removes it). */
-  private async eventOf(id: string, files = true): Promise<WorktreeEvent> {
+  /**
+   * The child's own worktree event, or UNKNOWN_WORKTREE, once a fill or move of its folder under
+   * way has ended. Whoever reads its work takes `work` (the branch of an unread one, else the
+   * files made whole: decisions 0089, 0093); removing it needs neither.
+   */
+  private async eventOf(id: string): Promise<WorktreeEvent> {
     if (!this.deps.store.has(id)) throw new WorktreeError('UNKNOWN_WORKTREE', `No session ${id}; \`arbor worktree list\` shows the worktree children.`);
     const s = await this.deps.store.inspect(id);
     const e = worktreeOf(s.header, s.events);
     if (!e || e.owner || e.state === 'inherited')
       throw new WorktreeError('UNKNOWN_WORKTREE', `${id} did not run in its own worktree; \`arbor worktree list\` shows the ones that did.`);
-    // Its files whole before anything reads or moves them (decision 0089); a fill under way ended before it is removed.
-    await (files ? filled(e.path) : settled(e.path));
+    await settled(e.path);
     return e;
   }
 
+  /**
+   * The child's worktree event and, when its folder was never read (decision 0093: nothing
+   * written there, its work is its branch), the commit it holds — else its files are made whole
+   * (a fill under way, or one cut short) and the caller reads them.
+   */
+  private async work(id: string): Promise<{ e: WorktreeEvent; unreadAt?: string }> {
+    const e = await this.eventOf(id);
+    if (e.state === 'open' && (await unread(e.path))) {
+      const at = await branchHead(e.repo, e.branch);
+      if (at) return { e, unreadAt: at };
+    }
+    await filled(e.path);
+    return { e };
+  }
+
+  /** `work` of a child whose worktree may change now: in one of `states`, and not running. */
+  private async changeableWork(id: string, states: readonly WorktreeState[]): Promise<{ e: WorktreeEvent; unreadAt?: string }> {
+    const w = await this.work(id);
+    this.mayChange(id, w.e, states);
+    return w;
+  }
+
   /** The event of a child whose worktree may change now: in one of `states`, and not running. */
-  private async changeable(id: string, states: readonly WorktreeState[], files = true): Promise<WorktreeEvent> {
-    const e = await this.eventOf(id, files);
+  private async changeable(id: string, states: readonly WorktreeState[]): Promise<WorktreeEvent> {
+    const e = await this.eventOf(id);
+    this.mayChange(id, e, states);
+    return e;
+  }
+
+  /** Throws NOT_OPEN unless the worktree is in one of `states` and its child is not running. */
+  private mayChange(id: string, e: WorktreeEvent, states: readonly WorktreeState[]): void {
     if (!states.includes(e.state))
       throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
     if (this.deps.isRunning(id))
       throw new WorktreeError('NOT_OPEN', `${this.name(id)} is still working in its worktree; wait until it settles, or stop it first.`);
-    return e;
   }
 
   /** A state change, durable in the child's log before the folder changes (a crash in between leaves an orphan `orphans` lists). */

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons } from '../subagent/helpers';
 import { placedWorld, untilLog } from './fixture';
 
@@ -69,7 +70,7 @@ async function fanSixteen(w: ReturnType<typeof placedWorld>, sync: { prepare: nu
     const i = Number(/part (\d+)/.exec(k.title ?? '')?.[1]);
     assert.equal(placement, i % 2 ? 'near' : 'far');
     const place = ofType(evs, 'worktree')[0];
-    await w.t.h.worktrees.diff(k.id); // its files, written by their first reader (decision 0093)
+    await filled(place.path); // its files, written when asked for (decision 0093)
     assert.equal(fs.readFileSync(path.join(place.root, `part-${i}.txt`), 'utf8'), `${i}\n`, 'its change came back');
   }
   assert.deepEqual(on, { far: 8, near: 8 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { filled } from '../../../src/core/worktree/filling';
 import { arborBin } from '../../support/cli-bundle';
 import { type Sshd, sshPlacement, startSshd } from '../../support/sshd';
 import { eventsOf, ofType, stopReasons, subagentWorld, waitFor } from '../subagent/helpers';
@@ -82,7 +83,7 @@ describe('placement: a placed node over a real sshd', function () {
     assert.equal(d.placement?.where, `${sshd.user}@127.0.0.1:${sshd.port}`);
     assert.ok((d.placement?.rttMs ?? -1) >= 0);
     const place = ofType(evs, 'worktree')[0];
-    await world.t.h.worktrees.diff(child.id); // its files, written by their first reader (decision 0093)
+    await filled(place.path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(place.root, 'b.txt')), 'over ssh\n', 'the change came back into its local worktree');
     assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'the parent checkout is untouched until the change is applied');
     // Counted, not assumed (decision 0081): the check and the kept connection; the workspace went there and came back on the latter.
@@ -119,7 +120,7 @@ describe('placement: a placed node over a real sshd', function () {
       'the reconnected session still has the first task',
     );
     const place = ofType(evs, 'worktree')[0];
-    await world.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
+    await filled(place.path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(place.root, 'c.txt')), 'first\n', 'the change made before the cut came back');
   });
 });

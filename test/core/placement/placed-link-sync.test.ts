@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoKey } from '../../../src/core/placement/layout';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons, waitFor } from '../subagent/helpers';
 import { read } from '../worktree/fixture';
 import { placedWorld, untilLog } from './fixture';
@@ -42,7 +43,10 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
       (await w.t.h.worktrees.diff(id)).files.map((f) => f.path),
       ['b.txt'],
     );
-    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'the review wrote its files: the change that came back');
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'the review read its branch: still nothing written');
+    // Asked for its files (what `git -C <folder> reset --hard` or a cold resume does): exactly its HEAD.
+    await filled(place.path);
+    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'the change that came back');
     assert.equal(gitOut(place.path, 'status', '--porcelain'), '', 'exactly its HEAD');
 
     await waitFor(() => !w.t.h.subagents.isRunning(id), 'the first turn to be over');
@@ -66,7 +70,7 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     await run.dispose();
     assert.equal(r.stopReason, 'completed', r.error);
     const evs = await untilLog(w, run.id, ended(1), 'the turn end');
-    await w.t.h.worktrees.diff(run.id); // its files, written by their first reader (decision 0093)
+    await filled(ofType(evs, 'worktree')[0].path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(ofType(evs, 'worktree')[0].root, 'old.txt')), 'via git\n');
     assert.equal(w.near.counts.prepare, 1, 'the push took over');
     assert.equal(w.near.counts.collect, 1, 'the fetch took over');
@@ -81,7 +85,7 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     process.kill(-ofType(before, 'subagent/remote')[0].pgid!, 'SIGKILL');
     const dropped = await untilLog(w, id, ended(1), 'the dropped turn to end');
     assert.match(ofType(dropped, 'turn/end')[0].error ?? '', /^LINK_DROPPED: /);
-    await w.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
+    await filled(ofType(dropped, 'worktree')[0].path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(ofType(dropped, 'worktree')[0].root, 'c.txt')), 'first\n', 'collected over the next link');
     await waitFor(() => !w.t.h.subagents.isRunning(id), 'the dropped turn to be over');
     await w.t.h.subagents.followup(null, id, '[[d]] go on');

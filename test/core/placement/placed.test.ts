@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { groupAlive } from '../../../src/core/process/group';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons, toolNames, waitFor } from '../subagent/helpers';
 import { read } from '../worktree/fixture';
 import { placedWorld, untilLog } from './fixture';
@@ -45,8 +46,8 @@ describe('placement: a placed node', function () {
     const place = ofType(evs, 'worktree')[0];
     const collected = execFileSync('git', ['rev-parse', `refs/arbor/placed/${run.id}`], { cwd: w.ws, encoding: 'utf8' }).trim();
     assert.equal(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: place.path, encoding: 'utf8' }).trim(), collected);
-    // Decision 0093: no file of it was written here while it worked or when its changes came back; its first reader writes them.
-    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'nothing checked out on this machine before a review');
+    // Decision 0093: no file of it was written here while it worked, when its changes came back, nor for their review and apply.
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'nothing checked out on this machine');
     assert.equal(w.far.counts.prepare, 1);
     assert.equal(w.far.counts.collect, 1);
     const diff = await w.t.h.worktrees.diff(run.id);
@@ -54,13 +55,29 @@ describe('placement: a placed node', function () {
       diff.files.map((f) => f.path),
       ['b.txt'],
     );
-    assert.equal(read(path.join(place.root, 'b.txt')), 'from afar\n', 'written by the review: the collected commit');
-    assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: place.path, encoding: 'utf8' }), '', 'exactly its HEAD, nothing more or less');
+    assert.equal(diff.files[0].after, 'from afar\n', 'the review reads the branch');
+    assert.equal(diff.listing.unwritten, true);
+    assert.equal(diff.listing.filesChanged, 1);
+    assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'a review writes no file of it');
     const applied = await w.t.h.worktrees.apply(run.id);
     assert.equal(applied.applied, true);
-    assert.equal(read(path.join(w.ws, 'b.txt')), 'from afar\n', 'applied into the parent');
+    assert.equal(read(path.join(w.ws, 'b.txt')), 'from afar\n', 'applied into the parent from its branch');
     // The other side worked in its own copy, never in the parent's checkout.
     assert.ok(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'b.txt')));
+  });
+
+  it('keep: the branch it came back on is kept as it is, and its folder goes without a file of it ever written here', async () => {
+    w.script.on('k', write('kept.txt', 'kept from afar\n'), { text: 'wrote kept.txt' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[k]] write kept.txt', placement: 'far' });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    const place = ofType(await untilLog(w, run.id, ended(1), 'the turn end'), 'worktree')[0];
+    const collected = execFileSync('git', ['rev-parse', `refs/arbor/placed/${run.id}`], { cwd: w.ws, encoding: 'utf8' }).trim();
+    const kept = await w.t.h.worktrees.keep(run.id);
+    assert.equal(kept.head, collected, 'no commit of an unwritten folder on top: the branch as it came back');
+    assert.equal(execFileSync('git', ['show', `${kept.branch}:kept.txt`], { cwd: w.ws, encoding: 'utf8' }), 'kept from afar\n');
+    assert.equal(fs.existsSync(place.path), false, 'its folder is gone');
   });
 
   it('never runs wider there: a read-only child is read-only on the other side (session/set_mode), its write refused, nothing comes back', async () => {
@@ -73,7 +90,7 @@ describe('placement: a placed node', function () {
     const results = ofType(evs, 'tool/result');
     assert.equal(results.length, 1);
     assert.equal(results[0].isError, true, 'the other side refused the write');
-    await w.t.h.worktrees.diff(run.id); // its files, written by their first reader (decision 0093)
+    await filled(ofType(evs, 'worktree')[0].path); // its files, written when asked for (decision 0093)
     assert.ok(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'a.txt')), 'the worktree has its files');
     assert.equal(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'x.txt')), false);
     assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'x.txt')), false);
@@ -111,7 +128,7 @@ describe('placement: a placed node', function () {
     assert.match(end1.error ?? '', /^LINK_DROPPED: the link to local:.*near dropped: .*; send it a message or resume to reconnect\.$/s);
     // The change made before the drop came back all the same (the local transport's copy is still there).
     const place = ofType(dropped, 'worktree')[0];
-    await w.t.h.worktrees.diff(id); // its files, written by their first reader (decision 0093)
+    await filled(place.path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(place.root, 'c.txt')), 'first\n');
 
     // (Once its loop is done with the dropped turn: a message staged while an interrupted turn's
