@@ -228,7 +228,7 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     const cpuFloor = cpu / cores;
     const after = fileCreationCost(dir);
     opts.note(
-      `placement.fanout.efficiency: this machine's file system: creating a file (open O_CREAT + close, 1,000 in a fresh folder beside the bench's) cost ${fmt(before.cpuUs)} µs of CPU before the fan-out and ${fmt(after.cpuUs)} µs after (on an ordinary local ext4 ~10–30 µs; here it swings between ~20 and ~600 µs from one minute to the next): the far side's 1,000-file checkout of each agent is ${fmt(before.cpuUs)}–${fmt(after.cpuUs)} ms of its ${fmt(cpu / FAN)} ms`,
+      `placement.fanout.efficiency: this machine's file system: creating a file (open O_CREAT + close, 1,000 in a fresh folder beside the bench's) cost ${fmt(before.cpuUs)} µs of CPU before the fan-out and ${fmt(after.cpuUs)} µs after (on an ordinary local ext4 ~10–30 µs; here it swings between ~20 and ~600 µs from one minute to the next): the far side's 1,000-file checkout of each agent is ${fmt(Math.min(before.cpuUs, after.cpuUs))}–${fmt(Math.max(before.cpuUs, after.cpuUs))} ms of its ${fmt(cpu / FAN)} ms at those rates (the agents alone that give the ideal ran after the fan-out, at the second)`,
     );
     if (cpuFloor > ideal)
       opts.note(
