@@ -104,7 +104,11 @@ export class WorktreeService {
 
   /** One worktree child's listing. */
   async listing(id: string): Promise<WorktreeListing> {
-    const { e, unreadAt } = await this.work(id);
+    return this.listingOf(id, await this.work(id));
+  }
+
+  /** The listing of a child whose work was just looked up (`work`): its log is not read again. */
+  private async listingOf(id: string, { e, unreadAt }: { e: WorktreeEvent; unreadAt?: string }): Promise<WorktreeListing> {
     const state = e.state as WorktreeListing['state'];
     const folderExists = fs.existsSync(e.path);
     const label = this.deps.store.summaryRef(id)?.label;
@@ -127,9 +131,9 @@ export class WorktreeService {
 
   /** Per file: base content, the child's content, a unified diff (open: the folder now; kept: its branch). */
   async diff(id: string): Promise<{ listing: WorktreeListing; files: FileChange[] }> {
-    const { e, unreadAt } = await this.work(id);
-    const to = unreadAt ?? (await this.currentTree(e));
-    return { listing: await this.listing(id), files: await diffTrees(e.repo, e.base, to) };
+    const w = await this.work(id);
+    const to = w.unreadAt ?? (await this.currentTree(w.e));
+    return { listing: await this.listingOf(id, w), files: await diffTrees(w.e.repo, w.e.base, to) };
   }
 
   /**
