@@ -14,11 +14,26 @@ function readRows(page) {
     shown: getComputedStyle(w).display !== 'none',
     value: w.querySelector('input')?.value ?? '',
     title: w.querySelector('.quick-input-title')?.textContent ?? '',
+    // Whether key presses reach it: a webview (a transcript tab) can take the focus as it loads.
+    focused: w.contains(document.activeElement),
     rows: [...w.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => ({
       label: (r.querySelector('.label-name')?.textContent ?? '').trim(),
       focused: r.classList.contains('focused'),
     })),
   }));
+}
+
+/**
+ * Gives the quick input the keyboard back when something else holds it (a webview loading in an
+ * editor tab focuses itself; the quick input stays open, as `ignoreFocusOut` asks, but deaf).
+ */
+async function refocus(page, state) {
+  if (!state.shown || state.focused) return;
+  say('  the quick input had lost the keyboard focus; focusing it again');
+  await page
+    .locator(SEL.quickInput)
+    .focus({ timeout: 2_000 })
+    .catch(() => undefined);
 }
 
 /**
@@ -74,6 +89,7 @@ export async function pick(page, name) {
       const active = state.rows.findIndex((r) => r.focused);
       if (target >= 0 && active === target) return true;
       if (target < 0) return false;
+      await refocus(page, state);
       await page.keyboard.press(active < 0 || active < target ? 'ArrowDown' : 'ArrowUp');
       const t0 = Date.now();
       while (Date.now() - t0 < 1_500) {
@@ -85,13 +101,16 @@ export async function pick(page, name) {
     },
     { describe: where, pollMs: 100 },
   );
-  const before = JSON.stringify(state);
+  // What the list shows, not where the keyboard is (refocusing it is not a pick taken).
+  const shownList = ({ focused, ...list }) => JSON.stringify(list);
+  const before = shownList(state);
   for (let attempt = 1; ; attempt++) {
+    await refocus(page, await readRows(page));
     await page.keyboard.press('Enter');
     try {
       await patiently(`the pick "${label}" to be taken`, 5_000, async () => {
         const now = await readRows(page).catch(() => ({ shown: false }));
-        return !now.shown || JSON.stringify(now) !== before;
+        return !now.shown || shownList(now) !== before;
       });
       return;
     } catch (err) {
