@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons } from '../subagent/helpers';
-import { placedWorld, untilLog } from './fixture';
+import { ended, placedWorld, runOnce, untilLog } from './fixture';
 
 describe('placement: chosen by an agent file and by a workflow', function () {
   this.timeout(600_000);
@@ -21,11 +21,7 @@ describe('placement: chosen by an agent file and by a workflow', function () {
     );
     w.t.h.project.refresh();
     w.script.on('af', { text: 'reviewed' });
-    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[af]] review', agent: 'far-reviewer' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'completed', r.error);
-    const evs = await untilLog(w, run.id, (e) => ofType(e, 'turn/end').length === 1, 'the turn');
+    const { events: evs } = await runOnce(w, { prompt: '[[af]] review', agent: 'far-reviewer' });
     assert.equal(ofType(evs, 'subagent/descriptor')[0].placement?.name, 'far');
     const body = w.script.bodies('af')[0];
     assert.ok(
@@ -63,7 +59,7 @@ async function fanSixteen(w: ReturnType<typeof placedWorld>, sync: { prepare: nu
   assert.equal(kids.length, 16, `16 children (the workflow said: ${said()})`);
   const on = { far: 0, near: 0 } as Record<string, number>;
   for (const k of kids) {
-    const evs = await untilLog(w, k.id, (e) => ofType(e, 'turn/end').length === 1, 'its turn');
+    const evs = await untilLog(w, k.id, ended(1), 'its turn');
     assert.deepEqual(stopReasons(evs), ['completed'], `${k.title}: ${ofType(evs, 'turn/end')[0].error ?? ''}`);
     const placement = ofType(evs, 'subagent/descriptor')[0].placement?.name ?? '?';
     on[placement]++;

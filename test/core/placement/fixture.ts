@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Agent } from '../../../src/core/agent/agent';
@@ -74,4 +75,25 @@ export async function untilLog(w: PlacedWorld, id: string, pred: (evs: SessionEv
     if (Date.now() > end) throw new Error(`timed out waiting for ${what} (${id}: ${evs.map((e) => e.type).join(', ')})`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The log holds `n` turn ends (the mirror of a placed child's turns). */
+export const ended =
+  (n: number) =>
+  (evs: SessionEvent[]): boolean =>
+    evs.filter((e) => e.type === 'turn/end').length >= n;
+
+type SpawnInput = Parameters<TestHarness['h']['subagents']['start']>[2];
+
+/**
+ * Spawns a child of the root with `input`, waits for its one turn to complete (its result says
+ * `completed`, else the assertion names its error), disposes it, and returns its id with the
+ * local log once that turn's end is mirrored into it.
+ */
+export async function runOnce(w: PlacedWorld, input: SpawnInput): Promise<{ id: string; events: SessionEvent[] }> {
+  const run = await w.t.h.subagents.start(w.root, 'spawn', input);
+  const r = await run.result;
+  await run.dispose();
+  assert.equal(r.stopReason, 'completed', r.error);
+  return { id: run.id, events: await untilLog(w, run.id, ended(1), 'the turn end') };
 }

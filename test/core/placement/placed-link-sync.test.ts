@@ -7,14 +7,12 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoKey } from '../../../src/core/placement/layout';
-import type { SessionEvent } from '../../../src/core/session/events';
 import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons, waitFor } from '../subagent/helpers';
 import { read } from '../worktree/fixture';
-import { placedWorld, untilLog } from './fixture';
+import { ended, placedWorld, runOnce, untilLog } from './fixture';
 
 const write = (p: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path: p, content } }] });
-const ended = (n: number) => (evs: SessionEvent[]) => ofType(evs, 'turn/end').length >= n;
 const gitOut = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
 describe('placement: the workspace over the kept connection (_arbor/sync)', function () {
@@ -65,11 +63,7 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
 
   it('a far side without the sync methods (an older arbor) is met with push and fetch; the child’s changes still come back', async () => {
     w.script.on('o', write('old.txt', 'via git\n'), { text: 'wrote old.txt' });
-    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] write old.txt', placement: 'near' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'completed', r.error);
-    const evs = await untilLog(w, run.id, ended(1), 'the turn end');
+    const { events: evs } = await runOnce(w, { prompt: '[[o]] write old.txt', placement: 'near' });
     await filled(ofType(evs, 'worktree')[0].path); // its files, written when asked for (decision 0093)
     assert.equal(read(path.join(ofType(evs, 'worktree')[0].root, 'old.txt')), 'via git\n');
     assert.equal(w.near.counts.prepare, 1, 'the push took over');

@@ -9,14 +9,12 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { groupAlive } from '../../../src/core/process/group';
-import type { SessionEvent } from '../../../src/core/session/events';
 import { filled } from '../../../src/core/worktree/filling';
 import { ofType, stopReasons, toolNames, waitFor } from '../subagent/helpers';
 import { read } from '../worktree/fixture';
-import { placedWorld, untilLog } from './fixture';
+import { ended, placedWorld, runOnce, untilLog } from './fixture';
 
 const write = (p: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path: p, content } }] });
-const ended = (n: number) => (evs: SessionEvent[]) => ofType(evs, 'turn/end').length >= n;
 
 describe('placement: a placed node', function () {
   this.timeout(120_000);
@@ -68,11 +66,8 @@ describe('placement: a placed node', function () {
 
   it('keep: the branch it came back on is kept as it is, and its folder goes without a file of it ever written here', async () => {
     w.script.on('k', write('kept.txt', 'kept from afar\n'), { text: 'wrote kept.txt' });
-    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[k]] write kept.txt', placement: 'far' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'completed', r.error);
-    const place = ofType(await untilLog(w, run.id, ended(1), 'the turn end'), 'worktree')[0];
+    const run = await runOnce(w, { prompt: '[[k]] write kept.txt', placement: 'far' });
+    const place = ofType(run.events, 'worktree')[0];
     const collected = execFileSync('git', ['rev-parse', `refs/arbor/placed/${run.id}`], { cwd: w.ws, encoding: 'utf8' }).trim();
     const kept = await w.t.h.worktrees.keep(run.id);
     assert.equal(kept.head, collected, 'no commit of an unwritten folder on top: the branch as it came back');
@@ -82,18 +77,14 @@ describe('placement: a placed node', function () {
 
   it('never runs wider there: a read-only child is read-only on the other side (session/set_mode), its write refused, nothing comes back', async () => {
     w.script.on('ro', write('x.txt', 'nope\n'), { text: 'could not write' });
-    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[ro]] write x.txt', placement: 'far', sandbox: 'read-only' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'completed', r.error);
-    const evs = await untilLog(w, run.id, ended(1), 'the turn end');
+    const { id, events: evs } = await runOnce(w, { prompt: '[[ro]] write x.txt', placement: 'far', sandbox: 'read-only' });
     const results = ofType(evs, 'tool/result');
     assert.equal(results.length, 1);
     assert.equal(results[0].isError, true, 'the other side refused the write');
     await filled(ofType(evs, 'worktree')[0].path); // its files, written when asked for (decision 0093)
     assert.ok(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'a.txt')), 'the worktree has its files');
     assert.equal(fs.existsSync(path.join(ofType(evs, 'worktree')[0].root, 'x.txt')), false);
-    assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', run.id, 'x.txt')), false);
+    assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', id, 'x.txt')), false);
   });
 
   it('refuses an unknown placement with UNKNOWN_PLACEMENT, naming the configured ones; the subagent tool advertises them', async () => {
