@@ -184,11 +184,11 @@ export class Harness {
   /** What only this process knows of a session now: the one assembler every face asks (decision 0054). */
   liveOf(id: string): SessionLive {
     const agent = this.agents.get(id);
-    return {
-      ...this.subagents.ownLive(id),
-      goalArmed: !!agent && !agent.isDisposed && this.goals.liveState(agent).armed,
-      workflows: this.workflows.engine.runsOf(id),
-    };
+    // A fresh object from the runtime, completed in place: every status question asks this (no copy of it).
+    const live = this.subagents.ownLive(id);
+    live.goalArmed = !!agent && !agent.isDisposed && this.goals.liveState(agent).armed;
+    live.workflows = this.workflows.engine.runsOf(id);
+    return live;
   }
 
   /**

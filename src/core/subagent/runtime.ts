@@ -116,7 +116,7 @@ export class SubagentRuntime implements SubagentControl {
   liveOf(id: string): SessionLive {
     return this.deps.liveOf?.(id) ?? this.ownLive(id);
   }
-  /** What the runtime knows of a session now: residency, slots, approvals, mirrors. */
+  /** What the runtime knows of a session now: residency, slots, approvals, mirrors (a fresh object each call: the harness completes it in place). */
   ownLive(id: string): SessionLive {
     const a = this.resident(id);
     return {

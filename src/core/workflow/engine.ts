@@ -152,7 +152,9 @@ export class WorkflowEngine {
 
   /** The runs of a session going now. */
   runsOf(sessionId: string): string[] {
-    return [...this.runs.values()].filter((r) => r.parent.id === sessionId).map((r) => r.id);
+    const ids: string[] = [];
+    for (const r of this.runs.values()) if (r.parent.id === sessionId) ids.push(r.id);
+    return ids;
   }
 
   isRunning(runId: string): boolean {
