@@ -114,7 +114,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
         .join(', ')}`,
     );
     opts.note(
-      "arbor run = a Node start (node -e 0) + its modules initialised with Node's builtins (~45 ms) + sql.js instantiated and its first statements (~25 ms, Liftoff only: decision 0085) + Node's undici loaded whole when the openai SDK first uses Headers (~20 ms) + the commands bundle from its V8 code cache (~15 ms) + the model round trip + 5 fsyncs waited for in turn (a new store's tree and catalog, the turn's start and end, the summaries; 0063, 0085); codex is one native binary writing nothing durable (--ephemeral). Floor: a Node program's start and those loads, about codex's CPU; on a loaded machine the fsyncs and the round trip stretch",
+      "arbor run = a Node start (node -e 0) + its modules initialised with Node's builtins (~45 ms) + sql.js instantiated and its first statements (~25 ms, Liftoff only: decision 0085) + the commands bundle from its V8 code cache (~15 ms) + the model round trip + 5 fsyncs waited for in turn (a new store's tree and catalog, the turn's start and end, the summaries; 0063, 0085); codex is one native binary writing nothing durable (--ephemeral). Floor: a Node program's start and those loads, about codex's CPU; on a loaded machine the fsyncs and the round trip stretch",
     );
     return contenders.flatMap((c) => {
       if (!c.spec) return [];

@@ -352,7 +352,7 @@ export function cpuVerdict(spec: FigureSpec, children: number, concurrency: numb
   const split =
     clientMs === undefined
       ? ''
-      : `; of it, the model client alone (the openai SDK over node:http, the same request ${concurrency} at a time, nothing else running) takes ${fmt(clientMs)} ms a request, ` +
+      : `; of it, the model client alone (node:http and its SSE reader, decision 0094, the same request ${concurrency} at a time, nothing else running) takes ${fmt(clientMs)} ms a request, ` +
         `the runtime and the store the other ${fmt(Math.max(0, cpuPerChildMs - clientMs))} ms` +
         (concurrency * clientMs > perWave
           ? `: the client alone needs ${fmt(concurrency * clientMs)} ms a wave, past the target with no runtime at all (its floor on this machine)`
