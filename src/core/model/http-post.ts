@@ -66,12 +66,30 @@ export async function post(url: URL, opts: PostOptions): Promise<PostResponse> {
   }
 }
 
+/** The request options a URL stands for, worked out once per URL (node:http would convert it on every request). */
+const targets = new WeakMap<URL, http.RequestOptions>();
+function targetOf(url: URL): http.RequestOptions {
+  let t = targets.get(url);
+  if (!t) {
+    t = {
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      ...(url.username || url.password ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
+    };
+    targets.set(url, t);
+  }
+  return t;
+}
+
 function once(url: URL, opts: PostOptions): Promise<PostResponse> {
   const { signal } = opts;
   if (signal.aborted) return Promise.reject(new PostFailure('aborted', 'The request was cancelled.'));
   return new Promise<PostResponse>((resolve, reject) => {
     const lib = url.protocol === 'https:' ? httpsModule() : http;
-    const req = lib.request(url, {
+    const req = lib.request({
+      ...targetOf(url),
       method: 'POST',
       headers: { ...opts.headers, 'content-length': String(Buffer.byteLength(opts.body)) },
     });

@@ -29,6 +29,9 @@ export function agentFolders(f: AgentFolders): { dir: string; origin: AgentOrigi
 
 /** The `.md` files of a folder, sorted (none when it does not exist). */
 export function agentFilesIn(dir: string): string[] {
+  // Asked before every turn (project-files.ts): a folder that is not there is the usual case,
+  // and a failed readdir costs an exception (~9 µs) where a look costs ~1.
+  if (!fs.existsSync(dir)) return [];
   let names: string[];
   try {
     names = fs.readdirSync(dir);

@@ -103,6 +103,13 @@ describe('model transport: one POST over node:http', () => {
     );
   });
 
+  it("a base URL's path, query and credentials reach the server (a proxy that wants basic auth in the URL)", async () => {
+    const u = new URL(base);
+    await readText((await post(new URL(`http://us%20er:p%40ss@127.0.0.1:${u.port}/v1/x?api-version=2`), opts())).body, 1024);
+    assert.equal(seen.url, '/v1/x?api-version=2');
+    assert.equal(seen.headers.authorization, `Basic ${Buffer.from('us er:p@ss').toString('base64')}`);
+  });
+
   it('readText stops at its limit', async () => {
     const res = await post(new URL(`${base}/other`), opts());
     assert.equal(await readText(res.body, 3), 'mis');
