@@ -10,9 +10,13 @@ export interface SseEvent {
   data: string;
 }
 
-/** Splits text as it arrives into whole events; `push` returns those that completed. */
+/**
+ * Splits text as it arrives into whole events; `push` returns those that completed. Linear in
+ * what arrives: a line still open is kept as its pieces (joined once it ends), and each piece is
+ * scanned once for line ends — a server sending one giant line costs no more than its bytes.
+ */
 export class SseReader {
-  private rest = '';
+  private open: string[] = [];
   private data: string[] = [];
   private event: string | null = null;
   /** The last piece ended in CR: an LF that starts the next one belongs to it. */
@@ -20,26 +24,33 @@ export class SseReader {
 
   push(text: string): SseEvent[] {
     const out: SseEvent[] = [];
-    let s = this.rest + text;
-    if (this.afterCr && s.startsWith('\n')) s = s.slice(1);
-    this.afterCr = false;
     let start = 0;
+    if (this.afterCr) {
+      this.afterCr = false;
+      if (text.charCodeAt(0) === 10) start = 1;
+    }
+    // The next LF and CR at or after `start`; -1 once there is none left in this piece.
+    let lf = -2;
+    let cr = -2;
     for (;;) {
-      const lf = s.indexOf('\n', start);
-      const cr = s.indexOf('\r', start);
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
       const end = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
       if (end < 0) break;
-      this.line(s.slice(start, end), out);
-      if (s.charCodeAt(end) === 13) {
-        if (end + 1 === s.length) this.afterCr = true;
-        else if (s.charCodeAt(end + 1) === 10) {
-          start = end + 2;
-          continue;
-        }
+      let line = text.slice(start, end);
+      if (this.open.length > 0) {
+        this.open.push(line);
+        line = this.open.join('');
+        this.open = [];
       }
+      this.line(line, out);
       start = end + 1;
+      if (end === cr) {
+        if (end + 1 === text.length) this.afterCr = true;
+        else if (end + 1 === lf) start = end + 2;
+      }
     }
-    this.rest = s.slice(start);
+    if (start < text.length) this.open.push(start === 0 ? text : text.slice(start));
     return out;
   }
 

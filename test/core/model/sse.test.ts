@@ -33,4 +33,14 @@ describe('model: server-sent events reader', () => {
   it('an event the stream ends inside is never dispatched (a cut reply ends cut, not with half a chunk)', () => {
     assert.deepEqual(all(['data: {"whole":1}\n\ndata: {"ha']), [{ event: null, data: '{"whole":1}' }]);
   });
+
+  it('one giant line in a thousand pieces is one event, whole', () => {
+    const big = 'x'.repeat(2 * 1024 * 1024);
+    const text = `data: ${big}\n\n`;
+    const pieces: string[] = [];
+    for (let i = 0; i < text.length; i += 2048) pieces.push(text.slice(i, i + 2048));
+    const evs = all(pieces);
+    assert.equal(evs.length, 1);
+    assert.equal(evs[0].data.length, big.length);
+  });
 });
