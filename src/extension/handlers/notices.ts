@@ -16,9 +16,10 @@ export function noticeHandlers(c: HandlerContext): NoticeHandlers {
         approvals: c.approvals(),
       });
       if (port.view === 'panel') port.post(c.mcpServers());
-      // A crash left worktrees nothing owns: the panel offers to clean them (never on its own).
-      if (port.view === 'panel') port.post(await c.worktreeOrphans(h));
       port.post(c.projectFiles(h));
+      // A crash left worktrees nothing owns: the panel offers to clean them (never on its own).
+      // Last: finding them asks git (a process), and nothing above waits for it.
+      if (port.view === 'panel') port.post(await c.worktreeOrphans(h));
       if (port.sessionId && isRunNodeId(port.sessionId)) {
         // A run's parent is known once the stored summaries are folded (after a reload too).
         await c.folded();
