@@ -45,10 +45,21 @@ export class SummaryBook {
     return s;
   }
 
-  /** The summary, if known without reading the log (a copy). */
+  /**
+   * The summary, if known without reading the log (a copy). A stored one not parsed yet is
+   * parsed for the caller alone (the parse is the copy) and stays text here: the panel's first
+   * fold of 1,000 conversations costs 1,000 parses, not parses and clones (decision 0092).
+   */
   get(id: string): SessionSummary | undefined {
-    const s = this.kept(id);
-    return s && structuredClone(s);
+    const k = this.known.get(id);
+    if (k) return structuredClone(k);
+    const text = this.stored.get(id);
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as SessionSummary;
+    } catch {
+      return undefined; // unreadable: unknown, so folded from its log like a stale one
+    }
   }
 
   /** The kept summary itself, read-only, without a copy (per-step readers: the budget guard). */

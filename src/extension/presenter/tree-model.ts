@@ -99,12 +99,12 @@ export class TreeModel {
   }
 
   /**
-   * Replace a session's summary (the store's, or one folded from its whole log); a copy is
-   * kept. Returns the other node ids whose view changed (its workflow runs, itself re-hung).
+   * Replace a session's summary (the store's, or one folded from its whole log): kept as it is
+   * when `owned` (made for the tree alone), else copied. Returns the other node ids whose view changed (its workflow runs, itself re-hung).
    */
-  load(id: string, summary: SessionSummary): string[] {
+  load(id: string, summary: SessionSummary, owned = false): string[] {
     if (!this.headers.has(id)) return [];
-    const copy = structuredClone(summary);
+    const copy = owned ? summary : structuredClone(summary);
     this.folds.set(id, copy);
     this.costs.changed(id);
     return this.runs.loaded(id, copy);
@@ -113,7 +113,7 @@ export class TreeModel {
   /** Replace a session's summary with one over its whole log. */
   foldAll(id: string, events: readonly SessionEvent[]): string[] {
     const h = this.headers.get(id);
-    return h ? this.load(id, summarize(h, events)) : [];
+    return h ? this.load(id, summarize(h, events), true) : [];
   }
 
   /** Fold one new event; returns true when the node's view changed. */
