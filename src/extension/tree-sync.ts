@@ -120,7 +120,7 @@ export class TreeSync {
     this.tree.addHeader(header);
     const summary = h.store.summaryOf(id);
     if (summary) {
-      for (const x of this.tree.load(id, summary, true)) if (x !== id) this.push(x);
+      for (const x of this.tree.load(id, summary)) if (x !== id) this.push(x);
     } else if (agent) this.tree.foldAll(id, agent.session.events);
     this.push(id);
   }
@@ -148,7 +148,7 @@ export class TreeSync {
     for (const header of h.store.listRefs()) {
       try {
         // A copy of the tree's own: a stored summary parsed for it, or one folded from the log.
-        const also = this.tree.load(header.id, h.store.summaryOf(header.id) ?? (await h.store.summary(header.id)), true);
+        const also = this.tree.load(header.id, h.store.summaryOf(header.id) ?? (await h.store.summary(header.id)));
         for (const e of this.early?.events.get(header.id) ?? []) this.tree.apply(header.id, e);
         this.push(header.id);
         for (const id of also) this.push(id);

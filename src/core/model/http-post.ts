@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
+import { urlToHttpOptions } from 'node:url';
 import * as zlib from 'node:zlib';
 
 // One POST over node:http(s) (decision 0094): the model client's only transport. node:http
@@ -66,20 +67,11 @@ export async function post(url: URL, opts: PostOptions): Promise<PostResponse> {
   }
 }
 
-/** The request options a URL stands for, worked out once per URL (node:http would convert it on every request). */
+/** The request options a URL stands for (node's own `urlToHttpOptions`), worked out once per URL: node:http would on every request. */
 const targets = new WeakMap<URL, http.RequestOptions>();
 function targetOf(url: URL): http.RequestOptions {
   let t = targets.get(url);
-  if (!t) {
-    t = {
-      protocol: url.protocol,
-      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port || undefined,
-      path: `${url.pathname}${url.search}`,
-      ...(url.username || url.password ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
-    };
-    targets.set(url, t);
-  }
+  if (!t) targets.set(url, (t = urlToHttpOptions(url)));
   return t;
 }
 

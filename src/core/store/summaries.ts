@@ -35,13 +35,8 @@ export class SummaryBook {
     const text = this.stored.get(id);
     if (text === undefined) return undefined;
     this.stored.delete(id);
-    let s: SessionSummary;
-    try {
-      s = JSON.parse(text) as SessionSummary;
-    } catch {
-      return undefined; // unreadable: unknown, so folded from its log like a stale one
-    }
-    this.known.set(id, s);
+    const s = parsed(text);
+    if (s) this.known.set(id, s);
     return s;
   }
 
@@ -54,12 +49,7 @@ export class SummaryBook {
     const k = this.known.get(id);
     if (k) return structuredClone(k);
     const text = this.stored.get(id);
-    if (text === undefined) return undefined;
-    try {
-      return JSON.parse(text) as SessionSummary;
-    } catch {
-      return undefined; // unreadable: unknown, so folded from its log like a stale one
-    }
+    return text === undefined ? undefined : parsed(text);
   }
 
   /** The kept summary itself, read-only, without a copy (per-step readers: the budget guard). */
@@ -117,5 +107,14 @@ export class SummaryBook {
     this.current = true;
     this.reset = false;
     this.dirty.clear();
+  }
+}
+
+/** A stored summary's JSON; an unreadable one is unknown, so folded from its log like a stale one. */
+function parsed(text: string): SessionSummary | undefined {
+  try {
+    return JSON.parse(text) as SessionSummary;
+  } catch {
+    return undefined;
   }
 }

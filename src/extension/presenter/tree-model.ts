@@ -99,21 +99,22 @@ export class TreeModel {
   }
 
   /**
-   * Replace a session's summary (the store's, or one folded from its whole log): kept as it is
-   * when `owned` (made for the tree alone), else copied. Returns the other node ids whose view changed (its workflow runs, itself re-hung).
+   * Replace a session's summary (the store's copy, or one folded from its whole log). The tree
+   * folds into it from then on: the caller hands over an object made for the tree (never the
+   * store's own, `summaryRef`). Returns the other node ids whose view changed (its workflow
+   * runs, itself re-hung).
    */
-  load(id: string, summary: SessionSummary, owned = false): string[] {
+  load(id: string, summary: SessionSummary): string[] {
     if (!this.headers.has(id)) return [];
-    const copy = owned ? summary : structuredClone(summary);
-    this.folds.set(id, copy);
+    this.folds.set(id, summary);
     this.costs.changed(id);
-    return this.runs.loaded(id, copy);
+    return this.runs.loaded(id, summary);
   }
 
   /** Replace a session's summary with one over its whole log. */
   foldAll(id: string, events: readonly SessionEvent[]): string[] {
     const h = this.headers.get(id);
-    return h ? this.load(id, summarize(h, events), true) : [];
+    return h ? this.load(id, summarize(h, events)) : [];
   }
 
   /** Fold one new event; returns true when the node's view changed. */
