@@ -84,7 +84,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const direct: number[] = [];
   try {
     // Warm both paths (JIT, the servers' first calls).
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 300; i++) {
       await echo.execute({ message: 'warm' }, ctx);
       await client.callTool({ name: 'echo', arguments: { message: 'warm' } });
     }

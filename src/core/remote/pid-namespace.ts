@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { readStat } from '../process/proc-stat';
 
 /**
  * A remote program's own PID namespace (decision 0036), made by bubblewrap: the program is the
@@ -22,9 +24,11 @@ export type PidNamespace = { available: true; bwrap: string } | { available: fal
  * run as a child (dsh-sdk) could not start its commands' bubblewrap and refused every command.
  * This namespace is not a sandbox (`/` is bound as it is), so the covers keep from the program
  * nothing it could not reach outside it: where it may unmount (root) they are lifted before the
- * program is exec'd; elsewhere the unmount fails quietly and they stay, as before.
+ * program is exec'd; elsewhere the unmount fails quietly and they stay, as before. One `umount`
+ * takes all four (it goes on past one it cannot lift): a process each cost ~4 ms of every
+ * remote program's start.
  */
-const LIFT_PROC_COVERS = 'for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus; do umount "$p" 2>/dev/null; done; exec "$@"';
+const LIFT_PROC_COVERS = 'umount /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus 2>/dev/null; exec "$@"';
 
 /** The arguments bwrap gets before the program's own command line (a shell that lifts the covers, then execs the program). */
 export function namespaceArgs(): string[] {
@@ -90,4 +94,41 @@ export function describePidNamespace(ns: PidNamespace): string {
 export async function namespaceSpec(): Promise<{ bwrap?: string }> {
   const ns = await pidNamespace();
   return ns.available ? { bwrap: ns.bwrap } : {};
+}
+
+/** The namespace's init as the host sees it: bwrap's child, pid 1 inside (its `NSpid` says so), and its start time. */
+export interface NamespaceInit {
+  pid: number;
+  startTime: number;
+}
+
+/**
+ * The init of the namespace bwrap `leader` made, read while the leader runs (after the program
+ * has started: the init is the leader's only child); undefined when /proc does not show one that
+ * is pid 1 of a namespace of its own.
+ */
+export function namespaceInit(leader: number): NamespaceInit | undefined {
+  try {
+    const children = fs.readFileSync(`/proc/${leader}/task/${leader}/children`, 'latin1').trim().split(' ');
+    if (children.length !== 1 || !children[0]) return undefined;
+    const pid = Number(children[0]);
+    const nspid = /^NSpid:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1].trim().split(/\s+/);
+    const s = readStat(pid);
+    return s && s.ppid === leader && nspid && nspid.length > 1 && nspid.at(-1) === '1' ? { pid, startTime: s.startTime } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the namespace `init` led has ended, every process in it gone. The kernel does not let
+ * a namespace's init finish dying until every other process of the namespace has been reaped
+ * (`zap_pid_ns_processes`), so once the init is a zombie (or reaped: gone, or its number reused)
+ * nothing of the namespace runs. Where its parent exits without reaping it and the machine's
+ * init never does (a container's), that zombie stays in the program's group for good and only a
+ * walk of all of /proc could tell the group apart from a running one; this look is one file.
+ */
+export function namespaceEnded(init: NamespaceInit): boolean {
+  const s = readStat(init.pid);
+  return !s || s.startTime !== init.startTime || s.state === 'Z' || s.state === 'X';
 }

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/group';
 import { trackGroup, untrackGroup } from '../process/live-groups';
 import { type GroupIdentity, groupIdentity, liveMembers } from '../process/proc-stat';
-import { namespaceArgs } from './pid-namespace';
+import { type NamespaceInit, namespaceArgs, namespaceEnded, namespaceInit } from './pid-namespace';
 
 /**
  * A remote program's process, done the same way for every provider (decision 0036): its own
@@ -131,6 +131,9 @@ export class RemoteProcess {
   private gone = false;
   /** The group as the reaper will know it (leader's start time, boot), read right after the spawn. */
   private readonly group: GroupIdentity | undefined;
+  /** In a PID namespace: its init, read at the program's first output (undefined before, or where /proc does not show it). */
+  private nsInit: NamespaceInit | undefined;
+  private nsLooked = false;
 
   constructor(readonly spec: ProcessSpec) {
     // Its own process group (detached): a stop reaches everything it started. In its own PID
@@ -162,12 +165,14 @@ export class RemoteProcess {
     const max = spec.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.child.stdout!.on('data', (chunk: Buffer) => {
       this.touch();
+      this.lookForInit();
       this.split(chunk, max);
     });
     const tail = spec.stderrTailBytes ?? DEFAULT_STDERR_TAIL;
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (s: string) => {
       this.touch();
+      this.lookForInit();
       this.stderrBuf = (this.stderrBuf + s).slice(-tail);
     });
     this.touch();
@@ -231,8 +236,13 @@ export class RemoteProcess {
 
   /** After the leader exits, whatever it left in its group goes too (a command it ran in the background). */
   async reapGroup(): Promise<void> {
-    if (this.gone) return;
+    if (this.gone || this.namespaceGone()) return;
     this.signalGroup('SIGKILL');
+    // bwrap may leave while its init still takes the namespace down: that end is one file to look at.
+    if (this.nsInit)
+      for (const end = Date.now() + 2000; Date.now() < end; )
+        if (this.namespaceGone()) return;
+        else await new Promise((r) => setTimeout(r, 1));
     if (await waitGroupGone(this.child.pid, 2000)) {
       this.gone = true;
       untrackGroup(this);
@@ -248,18 +258,39 @@ export class RemoteProcess {
   groupAlive(): boolean {
     // Once seen gone it stays gone (its number may later lead someone else's group). Each look
     // is a walk of /proc when zombies linger (a container's init reaps them late), so it is not repeated.
-    return !this.gone && groupAlive(this.child.pid);
+    return !this.gone && !this.namespaceGone() && groupAlive(this.child.pid);
+  }
+
+  /**
+   * The program ran in a PID namespace, bwrap (the leader) has exited and the namespace's init
+   * has ended: every process of the group is gone (`namespaceEnded`), proved by two small reads
+   * instead of a walk of /proc, which a zombie init nobody reaps would otherwise cost each time.
+   */
+  private namespaceGone(): boolean {
+    if (!this.nsInit || (this.child.exitCode === null && this.child.signalCode === null) || !namespaceEnded(this.nsInit)) return false;
+    this.gone = true;
+    untrackGroup(this);
+    return true;
+  }
+
+  /** Once, at the program's first output (it runs, so the namespace's init exists): which process that init is. */
+  private lookForInit(): void {
+    if (this.nsLooked || !this.spec.bwrap || !this.child.pid) return;
+    this.nsLooked = true;
+    this.nsInit = namespaceInit(this.child.pid);
   }
 
   /**
    * A signal to the group. In a namespace, a graceful one skips bwrap itself: it would die of
-   * it without passing it on, and its death kills the program before it could use the grace.
-   * While bwrap is alone (the program not started yet) there is no grace to give: it gets it.
+   * it without passing it on, and its death kills the program before it could use the grace. It
+   * skips the namespace's init (bwrap's child) too: as pid 1 of its namespace it ignores a signal
+   * it has no handler for. While the two are alone (the program not started yet) there is no
+   * grace to give: bwrap gets it, and its death ends the namespace.
    */
   private signalGroup(sig: NodeJS.Signals): void {
     const pid = this.child.pid;
     if (!pid) return;
-    const others = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid)?.filter((m) => m.pid !== pid) : undefined;
+    const others = this.spec.bwrap && sig !== 'SIGKILL' ? liveMembers(pid)?.filter((m) => m.pid !== pid && m.ppid !== pid) : undefined;
     if (others?.length) for (const m of others) sendSignal(m.pid, sig);
     else signalGroup(pid, sig);
   }

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
+import nodeFs, * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bootId, readStat } from '../../../src/core/process/proc-stat';
-import { namespaceSpec, pidNamespace } from '../../../src/core/remote/pid-namespace';
+import { namespaceEnded, namespaceInit, namespaceSpec, pidNamespace } from '../../../src/core/remote/pid-namespace';
 import { RemoteProcess } from '../../../src/core/remote/process';
-import { goneWithin, killLeftovers } from '../../support/leftovers';
+import { goneWithin, killLeftovers, living } from '../../support/leftovers';
 
 // A program in its own PID namespace (decision 0036): bwrap does not pass signals on, so the
 // graceful steps of a stop go to the program itself; the namespace's end takes everything with it.
@@ -44,6 +44,56 @@ describe('remote: a program in its own PID namespace', function () {
     const p = sh(`setsid sleep ${token}1 & sleep ${token}2 & sleep 0.3; exit 0`);
     assert.deepEqual(await p.exited, { code: 0, signal: null });
     assert.deepEqual(await goneWithin(token, 2000), []);
+  });
+
+  it("the namespace's init is bwrap's one child, pid 1 inside; it has ended only once the program and all it started are gone", async () => {
+    const p = sh(`setsid sleep ${token}3 & echo ready; read x`, { stdin: 'pipe' });
+    for await (const line of p.lines()) if ('text' in line && line.text === 'ready') break;
+    const init = namespaceInit(p.pid!);
+    assert.ok(init, 'the init is found while the program runs');
+    assert.equal(readStat(init.pid)?.ppid, p.pid);
+    assert.equal(namespaceEnded(init), false);
+    assert.equal(p.groupAlive(), true);
+    p.writeLine('go');
+    await p.exited;
+    // bwrap may leave while its init is still taking the namespace down: the init's end is
+    // awaited, and at that moment the setsid helper runs no more.
+    for (const end = Date.now() + 5000; !namespaceEnded(init) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 1));
+    assert.equal(namespaceEnded(init), true);
+    assert.deepEqual(living(token), [], 'no process of the namespace runs once its init has ended');
+    assert.equal(p.groupAlive(), false);
+    assert.equal(namespaceInit(process.pid), undefined, 'a process that is no namespace init is never taken for one');
+  });
+
+  it('a group whose namespace has ended is called gone without a walk of /proc (a zombie init nobody reaps stays in the group)', async () => {
+    // It ends after its first output was read (where the init is looked up): a remote program's way.
+    const p = sh('echo out; read x; exit 0', { stdin: 'pipe' });
+    for await (const _ of p.lines()) p.writeLine('go');
+    await p.exited;
+    const readdir = nodeFs.readdirSync;
+    let walks = 0;
+    (nodeFs as { readdirSync: unknown }).readdirSync = (...a: Parameters<typeof fs.readdirSync>) => {
+      if (String(a[0]) === '/proc') walks++;
+      return readdir(...a);
+    };
+    try {
+      await p.reapGroup();
+      assert.equal(p.groupAlive(), false);
+    } finally {
+      nodeFs.readdirSync = readdir;
+    }
+    assert.equal(walks, 0);
+  });
+
+  it("a stop as the program starts spends no grace on the namespace's init, which ignores the signal", async () => {
+    // The init (pid 1 inside) has no handler for SIGTERM; sent to it alone, the stop would wait out the grace.
+    for (let i = 0; i < 30; i++) {
+      const p = sh('sleep 5', { graceMs: 20_000 });
+      const t = Date.now();
+      await p.stop();
+      assert.ok(Date.now() - t < 10_000, `stop ${i} took ${Date.now() - t} ms: the grace was waited out`);
+      assert.notEqual((await p.exited).code, 0);
+    }
   });
 
   it("bwrap's 128+N exit reads as the program's signal death", async () => {
