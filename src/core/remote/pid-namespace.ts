@@ -112,7 +112,10 @@ export function namespaceInit(leader: number): NamespaceInit | undefined {
     const children = fs.readFileSync(`/proc/${leader}/task/${leader}/children`, 'latin1').trim().split(' ');
     if (children.length !== 1 || !children[0]) return undefined;
     const pid = Number(children[0]);
-    const nspid = /^NSpid:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1].trim().split(/\s+/);
+    const nspid = /^NSpid:\s+(.*)$/m
+      .exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1]
+      .trim()
+      .split(/\s+/);
     const s = readStat(pid);
     return s && s.ppid === leader && nspid && nspid.length > 1 && nspid.at(-1) === '1' ? { pid, startTime: s.startTime } : undefined;
   } catch {
