@@ -1,7 +1,7 @@
 import type { Database } from 'sql.js';
 import type { SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
-import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { JournaledDb, type JournaledDbOptions, prepared } from './journaled-db';
 import { CATALOG_SCHEMA } from './schema';
 
 export type CatalogOp =
@@ -18,12 +18,14 @@ interface Entry {
 type Apply<K extends CatalogOp['op']> = (db: Database, p: Extract<CatalogOp, { op: K }>) => void;
 
 const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
+  // The statements a fan-out runs for each child (and a close for each summary) are prepared
+  // once; the JSON bound as UTF-8 bytes and cast to TEXT, as tree.ts binds its chunks.
   session: (db, p) =>
-    db.run('INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, ?)', [
+    prepared(db, 'INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, CAST(? AS TEXT))').run([
       p.header.id,
       p.tree,
       p.header.parentSession ?? null,
-      JSON.stringify(p.header),
+      Buffer.from(JSON.stringify(p.header), 'utf8'),
     ]),
   delete: (db, p) => {
     db.run('DELETE FROM sessions WHERE id = ?', [p.id]);
@@ -31,7 +33,8 @@ const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
   },
   summaries: (db, p) => {
     if (p.reset) db.run('DELETE FROM summaries');
-    for (const [id, s] of p.rows) db.run('INSERT OR REPLACE INTO summaries (id, summary) VALUES (?, ?)', [id, JSON.stringify(s)]);
+    const row = prepared(db, 'INSERT OR REPLACE INTO summaries (id, summary) VALUES (?, CAST(? AS TEXT))');
+    for (const [id, s] of p.rows) row.run([id, Buffer.from(JSON.stringify(s), 'utf8')]);
     db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('summaries', ?)", [p.current ? 'current' : 'stale']);
   },
 };

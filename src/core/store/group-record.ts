@@ -38,19 +38,19 @@ export const MERGED_BYTES = 16 * 1024 * 1024;
  */
 export function admitGroup<P>(items: Pending<P>[], lsn: number, hooks: GroupHooks<P>, encode: (lsn: number, ops: P[]) => Buffer): Admitted<P> | undefined {
   const pass = (encodeEach: boolean) => {
-    let batch = new Map<string, unknown>();
+    const batch = new Scratch();
     const accepted: Pending<P>[] = [];
     const refused: [Pending<P>, unknown][] = [];
     const records: Buffer[] = [];
     for (const item of items) {
-      // Checked against a copy: a refused item must leave no trace for the items after it.
-      const scratch = new Map(batch);
+      // A refused item must leave no trace for the items after it: what it set is undone.
+      batch.begin();
       try {
-        for (const p of item.payloads) hooks.check?.(p, scratch);
+        for (const p of item.payloads) hooks.check?.(p, batch);
         if (encodeEach) records.push(encode(lsn + records.length, item.payloads));
         accepted.push(item);
-        batch = scratch;
       } catch (err) {
+        batch.rollback();
         refused.push([item, err]);
       }
     }
@@ -77,4 +77,38 @@ export function admitGroup<P>(items: Pending<P>[], lsn: number, hooks: GroupHook
   }
   for (const [item, err] of admitted.refused) item.reject(err);
   return out;
+}
+
+/**
+ * The group's scratch as its checks see it, with what the current item set logged so a refusal
+ * can undo it: a copy of the whole scratch per item was quadratic in a fan-out's group (64
+ * children's creations, each checked against a copy of the 63 before it).
+ */
+class Scratch extends Map<string, unknown> {
+  private undo: [key: string, had: boolean, was: unknown][] = [];
+
+  /** A new item's checks start: its changes are the ones `rollback` undoes. */
+  begin(): void {
+    this.undo = [];
+  }
+
+  override set(key: string, value: unknown): this {
+    this.undo.push([key, super.has(key), super.get(key)]);
+    return super.set(key, value);
+  }
+
+  override delete(key: string): boolean {
+    this.undo.push([key, super.has(key), super.get(key)]);
+    return super.delete(key);
+  }
+
+  /** Undo the current item's changes, last first. */
+  rollback(): void {
+    for (let i = this.undo.length - 1; i >= 0; i--) {
+      const [key, had, was] = this.undo[i];
+      if (had) super.set(key, was);
+      else super.delete(key);
+    }
+    this.undo = [];
+  }
 }

@@ -157,7 +157,7 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
     return;
   }
   if (p.op === 'session') {
-    db.run('INSERT INTO sessions (id, header, next_seq) VALUES (?, ?, 0)', [p.header.id, JSON.stringify(p.header)]);
+    prepared(db, 'INSERT INTO sessions (id, header, next_seq) VALUES (?, CAST(? AS TEXT), 0)').run([p.header.id, Buffer.from(JSON.stringify(p.header), 'utf8')]);
     nextSeq?.set(p.header.id, 0);
     return;
   }
