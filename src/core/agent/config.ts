@@ -151,7 +151,10 @@ export interface ToolCallHooks {
 /**
  * A slot a turn holds while it runs (the subagent runtime's fan-out limit). `enter` comes
  * before each model request and resolves once the turn holds a slot, or at once when `signal`
- * is aborted (then the turn ends before any request); `leave` when the turn has ended.
+ * is aborted (then the turn ends before any request). `leave` comes once the turn's closing
+ * facts (its last reply, `turn/end`) are staged — it makes no request after that, and the next
+ * child's request overlaps this one's last fdatasync (decision 0024, amended) — and again when
+ * the turn has returned (or thrown); contract: idempotent, synchronous, must not throw.
  */
 export interface Admission {
   enter(signal: AbortSignal): Promise<void>;

@@ -44,6 +44,8 @@ export async function runTurn(cfg: AgentConfig, msg: ClaimedMessage, signal: Abo
       ...(error && errorCode ? { errorCode } : {}),
       ...(unreached ? { unreached: true as const } : {}),
     });
+    // No request follows: the slot goes to the next child now, not after this fdatasync.
+    cfg.admission?.leave();
     await Promise.all([...pending.splice(0), ended]);
     return { stopReason, error };
   };

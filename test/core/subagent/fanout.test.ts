@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { AgentListing } from '../../../src/core/subagent/types';
 import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
@@ -99,6 +100,46 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
       w.gates.releaseAll();
       await w.t.h.settle();
       for (const t of ['c1', 'c2', 'c3', 'c4']) assert.deepEqual(stopReasons(await w.t.h.store.readEvents(idOf(t))), ['completed'], t);
+    });
+
+    it("a child's slot passes on once its closing facts are staged: the next child asks the model while the last fdatasync still runs", async () => {
+      await w.setup({ maxConcurrentChildren: 1 });
+      const fanout = w.t.h.subagents.fanout;
+      w.script.on('root', { toolCalls: [spawn('c1', 'continuable'), spawn('c2', 'continuable')] }, { text: 'started both' });
+      w.script.on('c1', { text: 'c1 done' });
+      w.script.on('c2', { text: 'c2 done', delayMs: 300 });
+      // Once c1's reply is staged, every fdatasync waits until the gate opens: c1's turn/end
+      // cannot become durable, and c2 (queued, its own facts on disk long since) must still run.
+      const probe = await fs.promises.open(__filename, 'r');
+      const FileHandle = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+      await probe.close();
+      const datasync = FileHandle.datasync;
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      let held = 0;
+      const stop = w.t.h.store.onStaged((id, e) => {
+        if (e.type !== 'assistant/message' || w.t.h.store.header(id)?.title !== 'c1') return;
+        FileHandle.datasync = async function (this: unknown) {
+          held++;
+          await gate;
+          return datasync.call(this);
+        };
+      });
+      try {
+        await w.root.accept('[[root]] start two');
+        await waitFor(() => w.script.bodies('c2').length === 1, 'c2 to ask the model');
+        assert.ok(held > 0, "c1's closing fdatasync is still held");
+        const c1 = w.t.h.resident(idOf('c1'))!;
+        assert.equal(c1.session.openTurnId, null, "c1's turn is over in memory");
+        assert.equal(fanout.running, 1, 'c2 holds the one slot');
+      } finally {
+        stop();
+        FileHandle.datasync = datasync;
+        open();
+      }
+      await w.t.h.settle();
+      for (const t of ['c1', 'c2']) assert.deepEqual(stopReasons(await w.t.h.store.readEvents(idOf(t))), ['completed'], t);
+      assert.equal(fanout.running, 0);
     });
 
     it('a queued child that is interrupted before it starts never asks the model and ends its turn cleanly', async () => {
