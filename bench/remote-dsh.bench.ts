@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { namespaceArgs, pidNamespace } from '../src/core/remote/pid-namespace';
+import { programEnv } from '../src/core/remote/process';
 import { arborBin } from '../test/support/cli-bundle';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, pairedRuns, tempDir, timeProcess } from './support';
 
@@ -20,11 +21,16 @@ const ARBOR_JS = arborBin();
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 const PROMPT = 'Answer in one sentence.';
 
-/** `arbor run --json` as a user would run it (not in a group of its own): spawn to exit, each stdout line parsed as it arrives. */
+/**
+ * `arbor run --json` as a user would run it (not in a group of its own): spawn to exit, each
+ * stdout line parsed as it arrives. Its environment is the one the dsh-sdk child gets (the
+ * host's allow-listed variables, decision 0078, and the key): a variable such as
+ * `NODE_EXTRA_CA_CERTS` (this machine sets it) costs every Node start ~40 ms, on both sides.
+ */
 async function direct(baseURL: string, store: string, ws: string): Promise<number> {
   const args = [ARBOR_JS, 'run', '--json', '--store', store, '--workspace', ws, '--sandbox', 'workspace-write', '--approval', 'never'];
   const r = await timeProcess(process.execPath, [...args, '--base-url', baseURL, '--model', 'bench', '--', PROMPT], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBOR_API_KEY: 'local' },
+    env: { ...programEnv(), ARBOR_API_KEY: 'local' },
     detached: false,
     output: 'drain',
     onLine: (line) => JSON.parse(line),

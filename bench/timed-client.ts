@@ -38,6 +38,28 @@ export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest
 }
 
 /**
+ * The same request `n` times through `client`, `concurrency` at a time (each slot takes the next
+ * as soon as its stream ends, as a fan-out slot does), nothing else running: the wall time in ms.
+ * What a fan-out of `n` children would take with no runtime at all — the ceiling the model
+ * server, its latency and the wire leave a fan-out figure on this machine.
+ */
+export async function bareFanoutMs(client: ModelClient, req: ModelRequest, n: number, concurrency: number): Promise<number> {
+  const { signal: _signal, lineage: _lineage, ...rest } = req;
+  let next = 0;
+  const slot = async () => {
+    while (next < n) {
+      next++;
+      const copy: ModelRequest = { ...rest, messages: [...req.messages] };
+      client.describe(copy);
+      for await (const ev of client.stream(copy)) if (ev.type === 'error') throw new Error(`a bare request failed: ${JSON.stringify(ev)}`);
+    }
+  };
+  const t = now();
+  await Promise.all(Array.from({ length: concurrency }, slot));
+  return now() - t;
+}
+
+/**
  * Wraps a model client, times its stream (request to last event) so benches can tell the
  * model's share from the rest, and keeps the last request so a bench can replay it bare.
  */

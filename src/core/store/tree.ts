@@ -157,7 +157,10 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
     return;
   }
   if (p.op === 'session') {
-    prepared(db, 'INSERT INTO sessions (id, header, next_seq) VALUES (?, CAST(? AS TEXT), 0)').run([p.header.id, Buffer.from(JSON.stringify(p.header), 'utf8')]);
+    prepared(db, 'INSERT INTO sessions (id, header, next_seq) VALUES (?, CAST(? AS TEXT), 0)').run([
+      p.header.id,
+      Buffer.from(JSON.stringify(p.header), 'utf8'),
+    ]);
     nextSeq?.set(p.header.id, 0);
     return;
   }
