@@ -4,7 +4,13 @@ import { now } from './support';
 /** A model client that keeps the request of its last stream (no wrapper around the stream itself). */
 export class CapturingClient implements ModelClient {
   lastRequest: ModelRequest | undefined;
+  /** When the first stream since the last `mark()` began (`now()`), for a fan-out's head. */
+  firstAt: number | undefined;
   constructor(readonly inner: ModelClient) {}
+  /** Forget `firstAt`: the next stream sets it. */
+  mark(): void {
+    this.firstAt = undefined;
+  }
   get provider() {
     return this.inner.provider;
   }
@@ -13,6 +19,7 @@ export class CapturingClient implements ModelClient {
   }
   stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
     this.lastRequest = req;
+    this.firstAt ??= now();
     return this.inner.stream(req);
   }
 }

@@ -119,7 +119,13 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
     const before = h.store.stats();
     const serverBefore = await server.cpuMs();
     const cpu = process.cpuUsage();
-    for (let r = 0; r < reps; r++) times.push(await runScript(h, parent.id, script, 8));
+    const heads: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      client.mark();
+      const t = now();
+      times.push(await runScript(h, parent.id, script, 8));
+      heads.push((client.firstAt ?? t) - t);
+    }
     const used = process.cpuUsage(cpu);
     const serverMs = (await server.cpuMs()) - serverBefore;
     const after = h.store.stats();
@@ -132,7 +138,8 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
     opts.note(
       `workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms); Arbor's CPU ${perAgent.toFixed(2)} ms per agent ` +
         `(runtime and client; the model server in its own process took ${(serverMs / reps / 64).toFixed(2)} ms per request); ` +
-        `${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit)` +
+        `${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit); ` +
+        `the first request left ${median(heads).toFixed(1)} ms after the run's start (its script process started and ready, the first agent created and its turn open)` +
         cpuVerdict(EFFICIENCY, 64, 8, 50, perAgent, clientMs) +
         ceilingNote(EFFICIENCY, 400, measured, Math.min(...bare)) +
         waitsBeyondCpu(measured, perAgent),
