@@ -66,7 +66,12 @@ export class FanoutLimiter {
 
   /** The admission of one child session. */
   admission(id: string): Admission {
-    return { enter: (signal) => this.enter(id, signal), leave: () => this.leave(id) };
+    return { enter: (signal) => this.enter(id, signal), leave: () => this.leave(id), wouldWait: () => this.wouldWait(id) };
+  }
+
+  /** `enter` would queue now: the child holds no slot and none is free. */
+  wouldWait(id: string): boolean {
+    return !this.holders.get(id)?.slot && this.active >= this.max;
   }
 
   enter(id: string, signal: AbortSignal): Promise<void> {
