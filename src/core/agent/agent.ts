@@ -37,7 +37,6 @@ export class Agent implements SessionLog {
     inboxSize: () => this.inboxSize,
     disposed: () => this.disposed,
     loop: () => this.loop(),
-    opensLater: () => this.cfg.admission?.wouldWait?.() ?? false,
     becameIdle: () => {
       for (const fn of this.idleListeners) fn();
     },

@@ -159,9 +159,4 @@ export interface ToolCallHooks {
 export interface Admission {
   enter(signal: AbortSignal): Promise<void>;
   leave(): void;
-  /**
-   * Whether `enter` would wait now (no slot held, none free): the turn's opening then yields to
-   * the turns that run (decision 0075, amended). Contract: synchronous, cheap, must not throw.
-   */
-  wouldWait?(): boolean;
 }

@@ -11,25 +11,6 @@ const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-s
  */
 export const ANSWER_FIRST_BACKLOG = 256;
 
-/** Openings that yielded, in the order they yielded; a few per turn of the event loop. */
-const later: (() => void)[] = [];
-/** How many yielded openings run per turn of the event loop (a fan-out wave's worth). */
-const LATER_PER_TICK = 8;
-
-/**
- * Open a yielded turn after the work of this turn of the event loop: a few per tick, so the I/O
- * that the running turns wait for (their first commit's fdatasync, then their requests) is
- * taken between them instead of after all of them.
- */
-function openLater(start: () => void): void {
-  if (later.push(start) === 1) setImmediate(drainLater);
-}
-
-function drainLater(): void {
-  for (const start of later.splice(0, LATER_PER_TICK)) start();
-  if (later.length > 0) setImmediate(drainLater);
-}
-
 /** What the scheduler drives: the agent's inbox, its turn loop and its idle listeners. */
 export interface SchedulerHost {
   /** Messages accepted and not yet claimed. */
@@ -38,8 +19,6 @@ export interface SchedulerHost {
   disposed(): boolean;
   /** Works through the inbox until it is empty or paused; the scheduler starts one at a time. */
   loop(): Promise<void>;
-  /** Its turn would only wait once open (a child whose fan-out slots are all taken): it opens after the turns that run. */
-  opensLater?(): boolean;
   /** Nothing runs and nothing restarted it. */
   becameIdle(): void;
 }
@@ -107,21 +86,14 @@ export class TurnScheduler {
     let begun!: () => void;
     const started = new Promise<void>((resolve) => (begun = resolve));
     let loop: Promise<void> | undefined;
-    let yielded = false;
-    const start = (now: boolean): void => {
+    const start = (): void => {
       if (loop) return;
-      // A turn that would only queue for a slot yields to the turns that run: their first
-      // commit and requests go before its opening (once; a cancel opens it at once).
-      if (!now && !yielded && host.opensLater?.()) {
-        yielded = true;
-        return openLater(() => start(true));
-      }
       this.startNow = undefined;
       loop = this.paused || host.disposed() ? Promise.resolve() : host.loop();
       begun();
     };
-    this.startNow = () => start(true);
-    setImmediate(() => start(false));
+    this.startNow = start;
+    setImmediate(start);
     this.running = started
       .then(() => loop)
       .finally(() => {

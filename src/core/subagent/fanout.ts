@@ -66,12 +66,7 @@ export class FanoutLimiter {
 
   /** The admission of one child session. */
   admission(id: string): Admission {
-    return { enter: (signal) => this.enter(id, signal), leave: () => this.leave(id), wouldWait: () => this.wouldWait(id) };
-  }
-
-  /** `enter` would queue now: the child holds no slot and none is free. */
-  wouldWait(id: string): boolean {
-    return !this.holders.get(id)?.slot && this.active >= this.max;
+    return { enter: (signal) => this.enter(id, signal), leave: () => this.leave(id) };
   }
 
   enter(id: string, signal: AbortSignal): Promise<void> {
