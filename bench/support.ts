@@ -344,19 +344,6 @@ export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: numb
  * runs elsewhere, Arbor's own); with `clientMs`, what the model client alone costs a request
  * (measured bare), the line says what dominates and whether the client alone is past the target.
  */
-/**
- * A fan-out figure beside its ceiling: the same requests with no runtime (`bareFanoutMs`, paired
- * with the measured runs). When even the bare fan-out misses the target, the model server's time
- * over its latency and the wire are the floor, and the line says so; either way it names the
- * runtime's own share (measured ÷ bare).
- */
-export function ceilingNote(spec: FigureSpec, idealMs: number, measuredMs: number, bareMs: number): string {
-  const bare = idealMs / bareMs;
-  const head = `; with no runtime at all the same requests, ${fmt(bareMs)} ms (${fmt(bare)} of the ideal), so the runtime's own share is ${fmt(measuredMs / bareMs)} × that`;
-  if (spec.op !== '>=' || bare >= spec.target) return head;
-  return `${head}; AT THE WIRE'S CEILING: the model server's time over its latency and the HTTP round trips alone leave ${fmt(bare)}, below the target of ${spec.target}, before any runtime runs`;
-}
-
 export function cpuVerdict(spec: FigureSpec, children: number, concurrency: number, modelMs: number, cpuPerChildMs: number, clientMs?: number): string {
   const waves = Math.ceil(children / concurrency);
   const ideal = waves * modelMs;
@@ -375,4 +362,17 @@ export function cpuVerdict(spec: FigureSpec, children: number, concurrency: numb
     `each wave, where ≥ ${spec.target} leaves ${fmt(perWave)} ms a wave beside its ${fmt(modelMs)} ms model wait (≤ ${fmt(perWave / concurrency)} ms of CPU per child)` +
     split
   );
+}
+
+/**
+ * A fan-out figure beside its ceiling: the same requests with no runtime (`bareFanoutMs`, paired
+ * with the measured runs). When even the bare fan-out misses the target, the model server's time
+ * over its latency and the wire are the floor, and the line says so; either way it names the
+ * runtime's own share (measured ÷ bare).
+ */
+export function ceilingNote(spec: FigureSpec, idealMs: number, measuredMs: number, bareMs: number): string {
+  const bare = idealMs / bareMs;
+  const line = `; with no runtime at all the same requests, ${fmt(bareMs)} ms (${fmt(bare)} of the ideal), so the runtime's own share is ${fmt(measuredMs / bareMs)} × that`;
+  if (spec.op !== '>=' || bare >= spec.target) return line;
+  return `${line}; AT THE WIRE'S CEILING: the model server's time over its latency and the HTTP round trips alone leave ${fmt(bare)}, below the target of ${spec.target}, before any runtime runs`;
 }

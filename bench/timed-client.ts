@@ -24,20 +24,21 @@ export class CapturingClient implements ModelClient {
   }
 }
 
+/** A fresh copy of `req` (no signal, no lineage) described and streamed through `client` as a turn does, every event read. */
+async function replayBare(client: ModelClient, req: ModelRequest): Promise<void> {
+  const { signal: _signal, lineage: _lineage, ...rest } = req;
+  const copy: ModelRequest = { ...rest, messages: [...req.messages] };
+  client.describe(copy);
+  for await (const ev of client.stream(copy)) if (ev.type === 'error') throw new Error(`a bare request failed: ${JSON.stringify(ev)}`);
+}
+
 /**
  * What the model client alone costs a fan-out child: this process's CPU (ms) per request for `n`
  * copies of `req` through `client` (described, then streamed, as a turn does), `concurrency` at a
  * time, every event read. Nothing else runs on the loop meanwhile.
  */
 export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest, n: number, concurrency: number): Promise<number> {
-  const one = async () => {
-    const { signal: _signal, lineage: _lineage, ...rest } = req;
-    const copy: ModelRequest = { ...rest, messages: [...req.messages] };
-    client.describe(copy);
-    for await (const ev of client.stream(copy)) {
-      if (ev.type === 'error') throw new Error(`a bare request failed: ${JSON.stringify(ev)}`);
-    }
-  };
+  const one = () => replayBare(client, req);
   const cpu = process.cpuUsage();
   for (let i = 0; i < n; i += concurrency) await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, one));
   const used = process.cpuUsage(cpu);
@@ -51,14 +52,11 @@ export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest
  * server, its latency and the wire leave a fan-out figure on this machine.
  */
 export async function bareFanoutMs(client: ModelClient, req: ModelRequest, n: number, concurrency: number): Promise<number> {
-  const { signal: _signal, lineage: _lineage, ...rest } = req;
   let next = 0;
   const slot = async () => {
     while (next < n) {
       next++;
-      const copy: ModelRequest = { ...rest, messages: [...req.messages] };
-      client.describe(copy);
-      for await (const ev of client.stream(copy)) if (ev.type === 'error') throw new Error(`a bare request failed: ${JSON.stringify(ev)}`);
+      await replayBare(client, req);
     }
   };
   const t = now();

@@ -238,15 +238,20 @@ export class RemoteProcess {
   async reapGroup(): Promise<void> {
     if (this.gone || this.namespaceGone()) return;
     this.signalGroup('SIGKILL');
-    // bwrap may leave while its init still takes the namespace down: that end is one file to look at.
-    if (this.nsInit)
-      for (const end = Date.now() + 2000; Date.now() < end; )
-        if (this.namespaceGone()) return;
-        else await new Promise((r) => setTimeout(r, 1));
-    if (await waitGroupGone(this.child.pid, 2000)) {
-      this.gone = true;
-      untrackGroup(this);
-    }
+    if (await this.namespaceEndsWithin(2000)) return;
+    if (await waitGroupGone(this.child.pid, 2000)) this.markGone();
+  }
+
+  /** bwrap may leave while its init still takes the namespace down: that end is one file to look at, so it is watched closely. */
+  private async namespaceEndsWithin(ms: number): Promise<boolean> {
+    if (!this.nsInit) return false;
+    for (const end = Date.now() + ms; !this.namespaceGone(); await new Promise((r) => setTimeout(r, 1))) if (Date.now() >= end) return false;
+    return true;
+  }
+
+  private markGone(): void {
+    this.gone = true;
+    untrackGroup(this);
   }
 
   /** SIGKILL to the group now (a front end that must leave at once). */
@@ -268,8 +273,7 @@ export class RemoteProcess {
    */
   private namespaceGone(): boolean {
     if (!this.nsInit || (this.child.exitCode === null && this.child.signalCode === null) || !namespaceEnded(this.nsInit)) return false;
-    this.gone = true;
-    untrackGroup(this);
+    this.markGone();
     return true;
   }
 
