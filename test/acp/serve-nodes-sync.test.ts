@@ -10,8 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { repoKey } from '../../src/core/placement/layout';
-import { collectOverLink, prepareOverLink, UseGitInstead } from '../../src/core/placement/link-sync';
+import { collectOverLink, FarCommits, prepareOverLink, UseGitInstead } from '../../src/core/placement/link-sync';
 import { SYNC_METHODS } from '../../src/core/placement/sync-wire';
+import { PlacementError } from '../../src/core/placement/types';
 import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
 import { cliWorld } from '../support/cli';
 
@@ -110,7 +111,7 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
 
   it('a commit the far side was seen to hold is prepared without asking; one it lost is asked for again', async () => {
     const l = localRepo(w.dir, 'proj');
-    const held = new Set<string>();
+    const held = new FarCommits();
     await prepareOverLink(call, { nodeId: 'n1', repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held);
     assert.deepEqual(calls, [SYNC_METHODS.have, SYNC_METHODS.prepare]);
     calls.length = 0;
@@ -129,6 +130,48 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     const n4 = await prepareOverLink(call, { nodeId: 'n4', repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held);
     assert.deepEqual(calls, [SYNC_METHODS.prepare, SYNC_METHODS.have, SYNC_METHODS.prepare]);
     assert.equal(fs.readFileSync(path.join(n4.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
+    assert.ok(held.has(`${repoKey(l.repo)} ${l.commit}`));
+  });
+
+  it('children prepared at once from the same commit send it once: the others wait for that send, then ask nothing', async () => {
+    const l = localRepo(w.dir, 'fan');
+    const held = new FarCommits();
+    const ids = ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8'];
+    const made = await Promise.all(
+      ids.map((nodeId) => prepareOverLink(call, { nodeId, repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held)),
+    );
+    // One have (and the one prepare that carried the bundle), then a plain prepare per sibling: no second bundle of the same commits.
+    assert.equal(calls.filter((c) => c === SYNC_METHODS.have).length, 1, calls.join(' '));
+    assert.equal(calls.filter((c) => c === SYNC_METHODS.prepare).length, ids.length);
+    for (const ws of made) assert.equal(fs.readFileSync(path.join(ws.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
+    assert.equal(new Set(made.map((m) => m.cwd)).size, ids.length, 'each child its own folder there');
+    assert.equal(held.pending(`${repoKey(l.repo)} ${l.commit}`), undefined, 'nothing left under way');
+  });
+
+  it('a send that fails is not waited on for good: the siblings waiting for it try the whole way themselves, once between them', async () => {
+    const l = localRepo(w.dir, 'fails');
+    const held = new FarCommits();
+    let failFirst = true;
+    // The first prepare (the one carrying the bundle) is refused there; the link itself stays up.
+    const flaky: typeof call = (method, params) => {
+      if (method === SYNC_METHODS.prepare && failFirst) {
+        failFirst = false;
+        calls.push(method);
+        return Promise.reject(Object.assign(new Error('refused'), { code: -32000, data: { code: 'SYNC_FAILED', message: 'the disk is full there' } }));
+      }
+      return call(method, params);
+    };
+    const tries = ['g1', 'g2', 'g3'].map((nodeId) =>
+      prepareOverLink(flaky, { nodeId, repo: l.repo, commit: l.commit, worktree: l.worktree }, undefined, held).then(
+        (ws) => ws,
+        (err: Error) => err,
+      ),
+    );
+    const out = await Promise.all(tries);
+    assert.ok(out[0] instanceof PlacementError && /disk is full/.test(out[0].message), String(out[0]));
+    for (const ws of out.slice(1)) assert.ok(!(ws instanceof Error), String(ws));
+    // The failed send's have, then one more have between the two waiting siblings (one sends, the other waits again).
+    assert.equal(calls.filter((c) => c === SYNC_METHODS.have).length, 2, calls.join(' '));
     assert.ok(held.has(`${repoKey(l.repo)} ${l.commit}`));
   });
 

@@ -55,6 +55,44 @@ async function scratch<T>(fn: (file: string) => Promise<T>): Promise<T> {
 }
 
 /**
+ * What a placement's far side was seen to hold, by repository and commit, and the sends of a
+ * commit under way (kept across the placement's children; decision 0081). A fan-out's children
+ * all start from the parent's state: the first sends it, the others wait for that send and are
+ * then prepared without asking — never one bundle of the same commits per child at once.
+ */
+export class FarCommits {
+  private readonly held = new Set<string>();
+  private readonly sending = new Map<string, Promise<unknown>>();
+
+  has(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  /** The send of `key` under way, if any (settles when that child is prepared there, or failed). */
+  pending(key: string): Promise<unknown> | undefined {
+    return this.sending.get(key);
+  }
+
+  /** `send` is the way that gives the far side `key`: others asking meanwhile wait for it. */
+  async sendOnce<T>(key: string, send: () => Promise<T>): Promise<T> {
+    const p = send();
+    this.sending.set(key, p);
+    try {
+      const out = await p;
+      this.held.add(key);
+      return out;
+    } finally {
+      if (this.sending.get(key) === p) this.sending.delete(key);
+    }
+  }
+
+  /** The far side no longer holds it (its repository made again): the next child sends it again. */
+  forget(key: string): void {
+    this.held.delete(key);
+  }
+}
+
+/**
  * The workspace there: the far side says which of the commit's recent ancestors it holds, a
  * bundle of the rest (built in `worktree`, whose HEAD is `commit`) goes in chunks, and `prepare`
  * makes the node's worktree at `commit`.
@@ -63,26 +101,29 @@ export async function prepareOverLink(
   call: LinkCall,
   node: { nodeId: string; repo: string; commit: string; worktree: string },
   signal?: AbortSignal,
-  /** Commits this far side was seen to hold, by repository (the placement's, kept across its children): one of them is prepared without asking. */
-  held?: Set<string>,
+  /** What this far side holds and is being sent (the placement's, kept across its children). */
+  far?: FarCommits,
 ): Promise<PlacedWorkspace> {
   const req = typed(call);
   const repo = repoKey(node.repo);
   const id = nodeKey(node.nodeId);
   const seen = `${repo} ${node.commit}`;
-  if (held?.has(seen)) {
+  // A sibling's send of the same commit under way: it is waited for (its failure is its own; this child then tries the whole way).
+  for (let sending = far?.pending(seen); sending; sending = far?.pending(seen)) await sending.catch(() => undefined);
+  signal?.throwIfAborted();
+  if (far?.has(seen)) {
     try {
       const { cwd } = await req('prepare', { repo, node: id, commit: node.commit }, signal);
       return { nodeId: node.nodeId, base: node.commit, cwd };
     } catch (err) {
       // (The far side lost it — its repository made again — or the prepare failed: the whole way once more says which.)
       if (!(err instanceof PlacementError) || signal?.aborted) throw err;
-      held.delete(seen);
+      far.forget(seen);
     }
   }
-  const ws = await prepareAsking(req, repo, id, node, signal);
-  held?.add(seen);
-  return ws;
+  // (No await between the checks above and this: a sibling asking from now on waits for this send.)
+  const whole = () => prepareAsking(req, repo, id, node, signal);
+  return far ? far.sendOnce(seen, whole) : whole();
 }
 
 /** `prepareOverLink`'s whole way: what the far side holds asked first, a bundle of the rest, then prepare. */

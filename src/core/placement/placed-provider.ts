@@ -9,7 +9,7 @@ import type { SubagentProvider } from '../subagent/types';
 import { filled, moveUnfilled } from '../worktree/filling';
 import { git } from '../worktree/git';
 import { linkedWorktreeAt } from '../worktree/repo-state';
-import { collectOverLink, prepareOverLink, UseGitInstead } from './link-sync';
+import { collectOverLink, FarCommits, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
 // A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
@@ -99,8 +99,8 @@ export function placedProvider(
     }
     return git();
   };
-  /** Commits the far side was seen to hold: a child of the same parent state is prepared without asking (decision 0081). */
-  const held = new Set<string>();
+  /** Commits the far side was seen to hold or is being sent: a child of the same parent state is prepared without asking (decision 0081). */
+  const held = new FarCommits();
   const prepare = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
     const node = { nodeId: childId, repo: local.repo, commit: local.head };
     return overLink(
