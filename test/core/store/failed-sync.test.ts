@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { StoreError } from '../../../src/core/store/errors';
+import { replaceSync } from '../../support/file-syncs';
 import { eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // An append is applied to the in-memory database while its fdatasync runs (decision 0001's
@@ -14,16 +13,15 @@ describe('store: an fdatasync that fails after the record was applied in memory'
   it('refuses the append, hides the undurable events, and a reopen shows the durable log', async () => {
     const store = await tmp.openStore();
     await store.createSession(rootHeader('r'), eventsFor('r', 0, 5));
-    const probe = await fs.promises.open(path.join(tmp.dir, 'probe'), 'w');
-    const FileHandle = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
-    await probe.close();
-    const datasync = FileHandle.datasync;
-    FileHandle.datasync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync (injected)'), { code: 'EIO' }));
+    const restore = await replaceSync(
+      'datasync',
+      () => () => Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync (injected)'), { code: 'EIO' })),
+    );
     let err: unknown;
     try {
       await store.append('r', eventsFor('r', 5, 8)).catch((e: unknown) => (err = e));
     } finally {
-      FileHandle.datasync = datasync;
+      restore();
     }
     assert.ok(err instanceof StoreError && err.code === 'IO', String(err));
     assert.match(err.message, /EIO/);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { type Store, StoreError, scanJournal } from '../../../src/core/store';
 import { mergeTreeOps, type TreeOp } from '../../../src/core/store/tree';
+import { replaceSync } from '../../support/file-syncs';
 import { childHeader, closeAsIfKilled, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // Decision 0063: appends issued together, or while an fdatasync is in flight, from one session
@@ -11,34 +12,32 @@ import { childHeader, closeAsIfKilled, eventsFor, rootHeader, storeFolderPerTest
 // fdatasync; each caller resolves only once a completed fdatasync covers its own record, and a
 // failed one acknowledges none of the callers it was to cover.
 
-type FileHandleProto = { datasync(this: fs.promises.FileHandle): Promise<void> };
-
 /**
  * Watch every fdatasync of the process: the bytes each covers (the file's size when it was
  * called: written before it) once it has completed. `during(call)` runs when one is called.
  */
-async function watchSyncs(dir: string, during?: (call: number) => void) {
-  const probe = await fs.promises.open(path.join(dir, 'probe'), 'w');
-  const proto = Object.getPrototypeOf(probe) as FileHandleProto;
-  await probe.close();
-  const original = proto.datasync;
+async function watchSyncs(during?: (call: number) => void) {
   /** Per inode: the most bytes a completed fdatasync covered. */
   const covered = new Map<number, number>();
   let calls = 0;
   let failNext = false;
-  proto.datasync = function (this: fs.promises.FileHandle) {
-    const st = fs.fstatSync(this.fd);
-    const n = ++calls;
-    if (failNext) {
-      failNext = false;
-      return Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync (injected)'), { code: 'EIO' }));
-    }
-    const done = original.call(this).then(() => {
-      covered.set(st.ino, Math.max(covered.get(st.ino) ?? 0, st.size));
-    });
-    during?.(n);
-    return done;
-  };
+  const restore = await replaceSync(
+    'datasync',
+    (original) =>
+      function (this: fs.promises.FileHandle) {
+        const st = fs.fstatSync(this.fd);
+        const n = ++calls;
+        if (failNext) {
+          failNext = false;
+          return Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync (injected)'), { code: 'EIO' }));
+        }
+        const done = original.call(this).then(() => {
+          covered.set(st.ino, Math.max(covered.get(st.ino) ?? 0, st.size));
+        });
+        during?.(n);
+        return done;
+      },
+  );
   return {
     get calls() {
       return calls;
@@ -61,9 +60,7 @@ async function watchSyncs(dir: string, during?: (call: number) => void) {
       }
       return want.size === 0;
     },
-    restore() {
-      proto.datasync = original;
-    },
+    restore,
   };
 }
 
@@ -81,7 +78,7 @@ describe('store: group commit (decision 0063)', () => {
   afterEach(() => store.close().catch(() => undefined));
 
   it('writes appends issued together by several sessions of one file as one commit, and acknowledges each only once a completed fdatasync covers it', async () => {
-    const watch = await watchSyncs(tmp.dir);
+    const watch = await watchSyncs();
     try {
       const before = store.stats();
       const sessions = ['root', 'kid-a', 'kid-b'];
@@ -152,7 +149,7 @@ describe('store: group commit (decision 0063)', () => {
 
   it('appends that arrive while an fdatasync is in flight, from any session of the file, share the next one', async () => {
     const arrivals: Promise<void>[] = [];
-    const watch = await watchSyncs(tmp.dir, (call) => {
+    const watch = await watchSyncs((call) => {
       // While the first commit's fdatasync runs: twelve appends from the three sessions.
       if (call !== 1) return;
       for (const id of ['root', 'kid-a', 'kid-b']) for (let k = 1; k <= 4; k++) arrivals.push(store.append(id, eventsFor(id, k, k + 1)));
@@ -175,7 +172,7 @@ describe('store: group commit (decision 0063)', () => {
 
   it('a failed fdatasync acknowledges none of the appends it was to cover; a reopen shows exactly the acknowledged ones', async () => {
     await store.append('root', eventsFor('root', 0, 2));
-    const watch = await watchSyncs(tmp.dir);
+    const watch = await watchSyncs();
     watch.failNextSync();
     let results: PromiseSettledResult<void>[];
     try {

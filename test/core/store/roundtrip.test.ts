@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
 import { Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
+import { countSyncs } from '../../support/file-syncs';
 import { CRASH_SESSIONS, childHeader, closeAsIfKilled, eventAt, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // DESIGN §2–3: sessions (header + contiguous events) go in, the same come out, across
@@ -185,29 +186,6 @@ describe('store: round trip', () => {
   });
 
   describe('group commit', () => {
-    /** Count fsync/fdatasync calls on file handles while `fn` runs. */
-    async function countSyncs(fn: () => Promise<void>): Promise<number> {
-      const probe = await fs.promises.open(path.join(tmp.dir, 'probe'), 'w');
-      const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void>; datasync(): Promise<void> };
-      await probe.close();
-      const { sync, datasync } = proto;
-      let n = 0;
-      proto.sync = function (this: unknown) {
-        n++;
-        return sync.call(this);
-      };
-      proto.datasync = function (this: unknown) {
-        n++;
-        return datasync.call(this);
-      };
-      try {
-        await fn();
-      } finally {
-        Object.assign(proto, { sync, datasync });
-      }
-      return n;
-    }
-
     it('lands many concurrent appends to several sessions, each session in order, sharing fsyncs', async () => {
       const store = await openStore();
       const ids = ['a', 'b'];

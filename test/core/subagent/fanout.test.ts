@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { AgentListing } from '../../../src/core/subagent/types';
+import { fileSyncs } from '../../support/file-syncs';
 import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
 
 // Issue 10.9: one harness-wide limit on children running at once. The rest queue in FIFO
@@ -110,20 +110,22 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
       w.script.on('c2', { text: 'c2 done', delayMs: 300 });
       // Once c1's reply is staged, every fdatasync waits until the gate opens: c1's turn/end
       // cannot become durable, and c2 (queued, its own facts on disk long since) must still run.
-      const probe = await fs.promises.open(__filename, 'r');
-      const FileHandle = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
-      await probe.close();
-      const datasync = FileHandle.datasync;
+      const syncs = await fileSyncs();
       let open!: () => void;
       const gate = new Promise<void>((r) => (open = r));
       let held = 0;
+      let restore = () => {};
       const stop = w.t.h.store.onStaged((id, e) => {
         if (e.type !== 'assistant/message' || w.t.h.store.header(id)?.title !== 'c1') return;
-        FileHandle.datasync = async function (this: unknown) {
-          held++;
-          await gate;
-          return datasync.call(this);
-        };
+        restore = syncs.replace(
+          'datasync',
+          (datasync) =>
+            async function () {
+              held++;
+              await gate;
+              return datasync.call(this);
+            },
+        );
       });
       try {
         await w.root.accept('[[root]] start two');
@@ -134,7 +136,7 @@ describe('subagent: bounded fan-out (a harness-wide limit on children running at
         assert.equal(fanout.running, 1, 'c2 holds the one slot');
       } finally {
         stop();
-        FileHandle.datasync = datasync;
+        restore();
         open();
       }
       await w.t.h.settle();
