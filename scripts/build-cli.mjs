@@ -40,5 +40,5 @@ export async function buildCli() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await buildCli();
-  console.log('built dist/cli.js, dist/cli-commands.js, dist/workflow-child.js, dist/sql-wasm.wasm');
+  console.log('built dist/cli.js, dist/cli-commands.js, dist/workflow-child.js, dist/spawner-child.js, dist/sql-wasm.wasm');
 }

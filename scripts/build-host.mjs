@@ -10,4 +10,4 @@ await build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: '
 await build({ ...common, entryPoints: ['src/extension/host.ts'], outfile: 'dist/host.js' });
 // The workflow script process (decision 0027): forked from host.js, found beside it.
 await buildBesides();
-console.log('built dist/extension.js, dist/host.js, dist/workflow-child.js, dist/sql-wasm.wasm');
+console.log('built dist/extension.js, dist/host.js, dist/workflow-child.js, dist/spawner-child.js, dist/sql-wasm.wasm');

@@ -8,7 +8,7 @@ import { repoRoot } from './repo-root';
 // the compiled tree, if none was ever built): the first caller rebuilds it when any source is newer.
 
 const root = repoRoot();
-const BUNDLE = ['cli.js', 'cli-commands.js', 'workflow-child.js', 'sql-wasm.wasm'].map((f) => path.join(root, 'dist', f));
+const BUNDLE = ['cli.js', 'cli-commands.js', 'workflow-child.js', 'spawner-child.js', 'sql-wasm.wasm'].map((f) => path.join(root, 'dist', f));
 const INPUTS = [
   path.join(root, 'src'),
   path.join(root, 'package.json'),

@@ -42,7 +42,7 @@ function libsOf(bin: string): string[] {
 export function arborImage(): string {
   arborBin(); // the bundle, fresh
   const root = repoRoot();
-  const dist = ['cli.js', 'cli-commands.js', 'workflow-child.js', 'sql-wasm.wasm'].map((f) => path.join(root, 'dist', f));
+  const dist = ['cli.js', 'cli-commands.js', 'workflow-child.js', 'spawner-child.js', 'sql-wasm.wasm'].map((f) => path.join(root, 'dist', f));
   const inputs = [...dist, path.join(root, 'bin', 'arbor.js'), path.join(root, 'package.json'), ...BINARIES.map((b) => fs.realpathSync(b))];
   const hash = createHash('sha256');
   for (const f of inputs) hash.update(f).update(fs.readFileSync(f));

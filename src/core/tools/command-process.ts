@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
+import { spawn } from 'node:child_process';
 import { groupAlive, sendSignal, signalGroup } from '../process/group';
 import { descendantPids } from '../process/proc-stat';
+import { type GroupChild, spawnGroupLeader } from '../process/spawner';
 import { OutputBuffer } from './output-buffer';
 
 // One command's process: spawned as the leader of a new process group, its output kept
@@ -50,34 +50,15 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     const stdout = new OutputBuffer(limits.cap);
     const stderr = new OutputBuffer(limits.cap);
     const win = process.platform === 'win32';
-    let child: ChildProcess;
+    let child: GroupChild;
     try {
-      child = win
-        ? spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], windowsHide: true })
-        : spawn(spec.file, spec.args, {
-            cwd: spec.cwd,
-            env: spec.env,
-            detached: true,
-            stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
-          });
+      child = win ? windowsChild(spec) : spawnGroupLeader({ file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, stdin: spec.stdin, fd3: spec.fd3 });
     } catch (e) {
       resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
       return;
     }
-    const pid = child.pid;
-    const fd3 = child.stdio[3] as Writable | null | undefined;
-    if (fd3 && spec.fd3) {
-      // A program that exits before reading it (bubblewrap refusing its arguments) closes the pipe: its exit says why.
-      fd3.on('error', () => undefined);
-      fd3.end(spec.fd3);
-    }
-    if (spec.stdin && child.stdin) {
-      // A program that exits without reading its input closes the pipe: its exit says what happened.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(spec.stdin);
-    }
-    child.stdout!.on('data', (d: Buffer) => stdout.push(d));
-    child.stderr!.on('data', (d: Buffer) => stderr.push(d));
+    child.stdout.on('data', (d: Buffer) => stdout.push(d));
+    child.stderr.on('data', (d: Buffer) => stderr.push(d));
 
     let stopReason: 'timeout' | 'aborted' | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -90,11 +71,21 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     // Descendants outside the group (`setsid`), collected at the first signal while the shell
     // still names them as its children: once it dies they are orphans nobody can name.
     const strays = new Set<number>();
+    /** A signal asked for before the spawner has said the program's pid: sent once it does. */
+    let early: NodeJS.Signals | undefined;
     const kill = (sig: NodeJS.Signals): void => {
+      const pid = child.pid;
+      if (pid === undefined) {
+        early = sig;
+        return;
+      }
       if (!spec.namespaced && !exit) for (const p of descendantPids(pid)) strays.add(p);
       signalGroup(pid, sig);
       for (const p of strays) sendSignal(p, sig);
     };
+    child.on('spawn', () => {
+      if (early && !exit) kill(early);
+    });
     const stop = (why: 'timeout' | 'aborted'): void => {
       if (stopReason || settled) return;
       stopReason = why;
@@ -115,7 +106,7 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       // Keep the SIGKILL follow-up only while a member of the group still runs (a process that
       // ignored SIGTERM; zombies waiting for init do not count): once it is gone its id may be
       // reused, so never signal it again.
-      if (killTimer && !groupAlive(pid)) clearTimeout(killTimer);
+      if (killTimer && !groupAlive(child.pid)) clearTimeout(killTimer);
       const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
       resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError });
     };
@@ -123,19 +114,29 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     child.on('error', (e) => {
       spawnError = e.message;
       // A failed spawn emits no 'exit'; a running child that errors still closes.
-      if (pid === undefined) finish();
+      if (child.pid === undefined) finish();
     });
     child.on('exit', (code, sig) => {
       exit = { code, signal: sig };
       lingerTimer = setTimeout(() => {
         // The shell is gone but something it started still holds stdout/stderr open.
         lingered = true;
-        signalGroup(pid, 'SIGKILL');
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        signalGroup(child.pid, 'SIGKILL');
+        child.stdout.destroy();
+        child.stderr.destroy();
         finish();
       }, limits.lingerMs);
     });
     child.on('close', finish);
   });
+}
+
+/** Windows: the command line through `shell: true` (no process groups, no fork to spare). */
+function windowsChild(spec: ProcessSpec): GroupChild {
+  const child = spawn(spec.command, { cwd: spec.cwd, env: spec.env, shell: true, stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], windowsHide: true });
+  if (spec.stdin && child.stdin) {
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(spec.stdin);
+  }
+  return child as typeof child & GroupChild;
 }
