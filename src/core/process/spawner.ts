@@ -231,6 +231,10 @@ class Spawner {
   stop(): void {
     if (this.proc.connected) this.proc.disconnect();
   }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
 }
 
 /** Spawners lost past this, and this process starts its programs itself from then on (a spawner that cannot live here). */
@@ -271,6 +275,11 @@ export async function warmSpawner(timeoutMs = 5000): Promise<boolean> {
   const s = current();
   for (const end = Date.now() + timeoutMs; s && !s.ready && spawner === s && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
   return !!s?.ready && spawner === s;
+}
+
+/** The spawner's pid while one runs (a benchmark counts the CPU of the programs it reaped). */
+export function spawnerPid(): number | undefined {
+  return spawner?.pid;
 }
 
 /** Stop this process's spawner (a test that kills it, a host shutting down); the next program starts a new one. */

@@ -4,7 +4,8 @@ import { descendantPids } from '../process/proc-stat';
 import { type GroupChild, spawnGroupLeader } from '../process/spawner';
 import { OutputBuffer } from './output-buffer';
 
-// One command's process: spawned as the leader of a new process group, its output kept
+// One command's process: spawned as the leader of a new process group (by the host's spawner
+// where it has one, `process/spawner.ts`, decision 0095: the host pays no fork), its output kept
 // (head and tail), stopped on timeout or abort by signalling the group (SIGTERM, then SIGKILL;
 // `process/group.ts`, the one way Arbor's programs are stopped and watched).
 // A confined command's leader is bubblewrap: killing it ends the command's PID namespace, so
