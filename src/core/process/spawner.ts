@@ -113,8 +113,11 @@ class RelayedChild extends EventEmitter implements GroupChild {
   lost(): void {
     if (this.closed) return;
     if (this.pid !== undefined) {
-      signalGroup(this.pid, 'SIGKILL');
-      if (!this.exited) this.exit(null, 'SIGKILL');
+      // (One that already exited is left to its watcher: what it left behind is runInGroup's linger.)
+      if (!this.exited) {
+        signalGroup(this.pid, 'SIGKILL');
+        this.exit(null, 'SIGKILL');
+      }
     } else {
       this.failed('the process spawner stopped before the program started; run it again', 'ESPAWNER');
     }
