@@ -165,16 +165,44 @@ function applyTreeOp(db: Database, p: TreeOp, nextSeq: Map<string, number> | und
     return;
   }
   if (p.events.length === 0) return;
-  const first = p.events[0].seq;
-  const last = p.events[p.events.length - 1].seq;
+  const insert = prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, CAST(? AS TEXT))');
   // Bound as UTF-8 bytes and cast to TEXT in SQLite: the same TEXT row, but sql.js copies the
   // bytes instead of measuring and encoding a JS string character by character (~0.2 ms a batch).
-  prepared(db, 'INSERT INTO chunks (session, first_seq, last_seq, body) VALUES (?, ?, ?, CAST(? AS TEXT))').run([
-    p.session,
-    first,
-    last,
-    Buffer.from(JSON.stringify(p.events), 'utf8'),
-  ]);
+  for (const row of chunkRows(p.events)) insert.run([p.session, row.first, row.last, Buffer.from(row.json, 'utf8')]);
+  const last = p.events[p.events.length - 1].seq;
   prepared(db, 'UPDATE sessions SET next_seq = ? WHERE id = ?').run([last + 1, p.session]);
   nextSeq?.set(p.session, last + 1);
+}
+
+/**
+ * Characters of JSON past which a batch is stored as several rows. Reading a row makes one
+ * string of its body; V8 puts a string past ~128 KB (64 Ki two-byte characters) in its
+ * large-object space, on fresh pages, where decoding it cost ~3× parsing it (a 10k-event
+ * history written at once — a fork's copy, a session created with its past — was one 4.75 MB
+ * row: 21 ms of decoding for 14 ms of parsing). 32 Ki characters stay clear of it whatever the
+ * text (decision 0088, amended).
+ */
+export const CHUNK_CHARS = 32 * 1024;
+
+/** A batch's rows: the whole batch when its JSON is short (every turn's append), else runs of whole events of at most CHUNK_CHARS (an event longer than that is a row of its own). */
+export function chunkRows(events: readonly SessionEvent[]): { first: number; last: number; json: string }[] {
+  const whole = JSON.stringify(events);
+  if (whole.length <= CHUNK_CHARS) return [{ first: events[0].seq, last: events[events.length - 1].seq, json: whole }];
+  const rows: { first: number; last: number; json: string }[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  let first = events[0].seq;
+  for (const e of events) {
+    const json = JSON.stringify(e);
+    if (parts.length > 0 && size + json.length + 1 > CHUNK_CHARS) {
+      rows.push({ first, last: e.seq - 1, json: `[${parts.join(',')}]` });
+      parts = [];
+      size = 2;
+      first = e.seq;
+    }
+    parts.push(json);
+    size += json.length + 1;
+  }
+  rows.push({ first, last: events[events.length - 1].seq, json: `[${parts.join(',')}]` });
+  return rows;
 }
