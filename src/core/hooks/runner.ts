@@ -54,5 +54,5 @@ export async function runHook(hook: HookCommand, input: object, opts: RunOptions
   if (out.end === 'timeout') return { ...base, outcome: 'timeout', error: `it ran past its timeout of ${hook.timeoutMs / 1000} s and was killed` };
   if (out.end === 'aborted') return { ...base, outcome: 'error', error: 'it was stopped because the turn was interrupted' };
   const exitCode = out.code ?? (out.signal ? 128 : 1);
-  return { ...base, exitCode, outcome: exitCode === 0 ? 'ok' : exitCode === 2 ? 'blocked' : 'error' };
+  return { ...base, exitCode, outcome: exitCode === 0 ? 'ok' : exitCode === 2 ? 'blocked' : 'error', ...(out.error ? { error: out.error } : {}) };
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { descendantPids } from './proc-stat';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
 
 // The spawner process (decision 0095): a small Node that starts the short-lived programs of a
@@ -9,8 +10,9 @@ import type { FromSpawner, ToSpawner } from './spawner-wire';
 // (`detached`), its stdin and fd 3 get the bytes the host sent and are closed, its output comes
 // back in chunks (paused while more than HIGH_WATER bytes are unsent: the host's pace is the
 // program's), then its exit and its close. Stopping a program stays with the host, which signals
-// the group itself (`process/group.ts`). This file is an entry point of its own
-// (out/…/spawner-child.js, dist/spawner-child.js) and imports nothing of ours at run time.
+// the group itself (`process/group.ts`) — until the host is gone: then nobody else can, and the
+// spawner kills what it still runs before it leaves. This file is an entry point of its own
+// (out/…/spawner-child.js, dist/spawner-child.js) and imports only `proc-stat.ts` (node:fs) of ours.
 
 /** Unsent output past which the programs' pipes are paused until the host has taken it. */
 const HIGH_WATER = 1024 * 1024;
@@ -93,6 +95,21 @@ process.on('message', (m: ToSpawner) => {
 });
 // The host's terminal's Ctrl-C is the host's to handle (it stops its programs itself).
 process.on('SIGINT', () => undefined);
-// The host is gone: so is the spawner (the programs, each in its own group, are the host's to have stopped).
-process.on('disconnect', () => process.exit(0));
+// The host is gone (it exited, crashed or was killed with SIGKILL) or let the spawner go: nobody
+// is left to stop what still runs, so the spawner does — each program's group and what it started
+// outside it (`setsid`), named while the program still runs — then leaves.
+process.on('disconnect', () => {
+  for (const child of running.values()) {
+    if (child.pid === undefined) continue;
+    const strays = child.exitCode === null && child.signalCode === null ? descendantPids(child.pid) : [];
+    for (const target of [-child.pid, ...strays]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  process.exit(0);
+});
 send({ op: 'ready' });

@@ -3,7 +3,8 @@ import { EventEmitter, once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import { signalGroup } from './group';
+import { sendSignal, signalGroup } from './group';
+import { descendantPids } from './proc-stat';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
 
 // Starting a short-lived program as the leader of its own process group (decision 0095). On
@@ -40,7 +41,13 @@ export interface GroupChild {
   on(event: 'spawn' | 'close', fn: () => void): this;
   on(event: 'error', fn: (err: Error) => void): this;
   on(event: 'exit', fn: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  /** Set when the program was killed because the spawner that ran it was lost: why, in words for the user. */
+  readonly lostReason?: string;
 }
+
+/** Why a program was killed under a lost spawner (said by `run_command`, hooks and git errors). */
+export const SPAWNER_LOST =
+  "Arbor's process spawner stopped while this ran, so it was killed with everything it started; nothing of it is left running, and it is safe to run it again";
 
 /** Start `spec` as a group leader: through the spawner when it is ready, else directly. Throws as `spawn` does on arguments it refuses. */
 export function spawnGroupLeader(spec: GroupSpawn): GroupChild {
@@ -71,6 +78,7 @@ export function spawnDirect(spec: GroupSpawn): GroupChild {
 /** A program the spawner started, seen from the host. */
 class RelayedChild extends EventEmitter implements GroupChild {
   pid: number | undefined;
+  lostReason: string | undefined;
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
   private exited = false;
@@ -109,17 +117,25 @@ class RelayedChild extends EventEmitter implements GroupChild {
     this.emit('exit', code, signal);
   }
 
-  /** The spawner is gone: a program it started is stopped (its group killed) and reported so. */
+  /** The spawner is gone: a program it started is stopped (its group and what it started outside it killed) and reported so. */
   lost(): void {
     if (this.closed) return;
     if (this.pid !== undefined) {
       // (One that already exited is left to its watcher: what it left behind is runInGroup's linger.)
       if (!this.exited) {
+        this.lostReason = SPAWNER_LOST;
+        // Its `setsid` descendants are named while it still runs (once it dies they are orphans nobody can name).
+        const strays = descendantPids(this.pid);
         signalGroup(this.pid, 'SIGKILL');
+        for (const p of strays) sendSignal(p, 'SIGKILL');
         this.exit(null, 'SIGKILL');
       }
-    } else {
-      this.failed('the process spawner stopped before the program started; run it again', 'ESPAWNER');
+    } else if (this.listenerCount('error') > 0) {
+      // The spawner died between starting it and saying so: it may have run for an instant.
+      this.failed(
+        "Arbor's process spawner stopped as the program was being started, so it may have begun; check its effects before running it again",
+        'ESPAWNER',
+      );
     }
     void this.close();
   }
@@ -157,7 +173,10 @@ class Spawner {
   private readonly live = new Map<number, RelayedChild>();
   private next = 1;
 
-  constructor(entry: string, onLost: () => void) {
+  /** Stopped on purpose (`stopSpawner`): its end is no loss. */
+  private stopped = false;
+
+  constructor(entry: string, onLost: (deliberate: boolean) => void) {
     this.proc = fork(entry, [], {
       // Nothing of the host's environment: each program gets the one it is given.
       env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
@@ -173,7 +192,7 @@ class Spawner {
       if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
       for (const c of this.live.values()) c.lost();
       this.live.clear();
-      onLost();
+      onLost(this.stopped);
     };
     this.proc.on('message', (m: FromSpawner) => {
       if (m.op === 'ready') {
@@ -232,6 +251,7 @@ class Spawner {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.proc.connected) this.proc.disconnect();
   }
 
@@ -261,9 +281,9 @@ function current(): Spawner | undefined {
       return undefined;
     }
     try {
-      spawner = new Spawner(entry, () => {
+      spawner = new Spawner(entry, (deliberate) => {
         spawner = undefined;
-        if (++losses >= MAX_LOSSES) disabled = true;
+        if (!deliberate && ++losses >= MAX_LOSSES) disabled = true;
       });
     } catch {
       disabled = true;
@@ -285,7 +305,11 @@ export function spawnerPid(): number | undefined {
   return spawner?.pid;
 }
 
-/** Stop this process's spawner (a test that kills it, a host shutting down); the next program starts a new one. */
+/**
+ * Stop this process's spawner on purpose (not counted as a loss); what it still runs is killed,
+ * and the next program starts a new one. A host that exits needs nothing: the spawner leaves,
+ * and stops what it ran, when its channel closes.
+ */
 export function stopSpawner(): void {
   spawner?.stop();
 }

@@ -20,6 +20,7 @@ export interface Outcome {
   stderr: OutputBuffer;
   /** Background processes kept the output open after the shell exited and were killed. */
   lingered: boolean;
+  /** Why it could not start (`spawn-error`), or why it was killed under its run (its spawner lost: `SPAWNER_LOST`). */
   error?: string;
 }
 
@@ -109,7 +110,7 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       // reused, so never signal it again.
       if (killTimer && !groupAlive(child.pid)) clearTimeout(killTimer);
       const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
-      resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError });
+      resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError ?? child.lostReason });
     };
 
     child.on('error', (e) => {

@@ -160,7 +160,7 @@ function toResult(o: Outcome, timeoutMs: number, confined: string | undefined, n
       status = 'Cancelled: the turn was interrupted, so the command and every process it started were killed.';
       break;
     case 'exited':
-      status = o.code !== null ? `Exit code: ${o.code}` : `Terminated by signal ${o.signal ?? 'unknown'}`;
+      status = o.code !== null ? `Exit code: ${o.code}` : `Terminated by signal ${o.signal ?? 'unknown'}${o.error ? `: ${o.error}.` : ''}`;
       break;
   }
   sections.push(status);

@@ -78,7 +78,7 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
     );
   if (code === 0 || opts.okCodes?.includes(code)) return { stdout: bytes.toString('utf8'), bytes, code };
   const said = out.stderr.toString().trim().split('\n').slice(-3).join(' ');
-  const how = out.end === 'timeout' ? ` (no answer in ${GIT_TIMEOUT_MS / 1000} s)` : '';
+  const how = out.end === 'timeout' ? ` (no answer in ${GIT_TIMEOUT_MS / 1000} s)` : out.error ? ` (${out.error})` : '';
   throw new WorktreeError('GIT_FAILED', `git ${args[0]} failed${how}${said ? `: ${said}` : ` (exit ${code})`}`);
 }
 

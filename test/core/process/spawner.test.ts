@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { groupAlive } from '../../../src/core/process/group';
 import { readStat } from '../../../src/core/process/proc-stat';
-import { type GroupChild, spawnerEntry, spawnGroupLeader, warmSpawner } from '../../../src/core/process/spawner';
+import { type GroupChild, SPAWNER_LOST, spawnerEntry, spawnerPid, spawnGroupLeader, stopSpawner, warmSpawner } from '../../../src/core/process/spawner';
 import { runInGroup } from '../../../src/core/tools/command-process';
 
 // The spawner (decision 0095): the host's short-lived programs are started by one small Node so
@@ -63,12 +63,32 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
   });
 
   it('output far past the spawner’s high-water mark arrives whole and in order', async () => {
-    // 24 MiB of numbered lines: paused and resumed many times on the way.
+    // 24 MiB of numbered lines.
     const r = await run('seq 1 3000000');
     assert.equal(r.end, 'exited');
     const want = createHash('sha256');
     for (let i = 1; i <= 3_000_000; i++) want.update(`${i}\n`);
     assert.equal(createHash('sha256').update(r.stdout.bytes()).digest('hex'), want.digest('hex'));
+  });
+
+  it('a host that does not read holds the program back: the spawner pauses its pipes instead of buffering its output', async () => {
+    assert.equal(await warmSpawner(), true);
+    const pid = spawnerPid()!;
+    const peak = () => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+    const before = peak();
+    // 96 MiB as fast as the pipe takes it, while this event loop is blocked: nothing is read here.
+    const child = spawnGroupLeader({ file: '/bin/sh', args: ['-c', 'head -c 100663296 /dev/zero'], cwd: os.tmpdir(), env: process.env });
+    let got = 0;
+    const closed = new Promise<void>((resolve) => child.on('close', resolve));
+    child.stdout.on('data', (d: Buffer) => (got += d.length));
+    for (const end = Date.now() + 1500; Date.now() < end; ) {
+      // busy: the spawner's sends wait for this process to read its channel
+    }
+    await closed;
+    assert.equal(got, 100663296, 'every byte arrived');
+    const grew = peak() - before;
+    // Unpaused, the spawner would have queued the 96 MiB for the channel (twice over, serialised).
+    assert.ok(grew < 32 * 1024 * 1024, `the spawner's peak memory grew by ${(grew / 1048576).toFixed(1)} MiB`);
   });
 
   it('the program gets exactly the environment it is given; the spawner itself holds none of the host’s', async () => {
@@ -94,6 +114,8 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
   });
 
   it('a stop asked before the spawner has said the pid still stops the program (and its group)', async () => {
+    // With the spawner ready, the program's pid is always unknown when runInGroup sees an aborted signal (synchronously).
+    assert.equal(await warmSpawner(), true);
     const ac = new AbortController();
     ac.abort();
     const marker = `4242.${process.pid}${Date.now() % 1e6}`;
@@ -108,7 +130,8 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
     const marker = `4343.${process.pid}${Date.now() % 1e6}`;
     const child: GroupChild = spawnGroupLeader({
       file: '/bin/sh',
-      args: ['-c', `echo $PPID; sleep ${marker} & sleep ${marker}`],
+      // One helper outside the program's group (setsid): the loss must reach it too.
+      args: ['-c', `echo $PPID; setsid sleep ${marker} & sleep ${marker}`],
       cwd: os.tmpdir(),
       env: process.env,
     });
@@ -120,8 +143,9 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
     process.kill(ppid, 'SIGKILL');
     assert.deepEqual(await ended, [null, 'SIGKILL']);
     await closed;
-    assert.ok(await until(() => !livingWith(marker)), 'its group was killed with it: no orphan left');
+    assert.ok(await until(() => !livingWith(marker)), 'its group and its setsid helper were killed with it: no orphan left');
     assert.equal(groupAlive(child.pid), false);
+    assert.equal(child.lostReason, SPAWNER_LOST);
     // The next program runs (directly, or through a new spawner once it is ready).
     const r = await run('echo again');
     assert.equal(r.stdout.toString(), 'again\n');
@@ -129,16 +153,62 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
     assert.notEqual(await parentOf(), ppid);
   });
 
+  it('through runInGroup, a program killed by a lost spawner says so: why, and that running it again is safe', async () => {
+    assert.equal(await warmSpawner(), true);
+    const marker = `4444.${process.pid}${Date.now() % 1e6}`;
+    const pending = run(`setsid sleep ${marker} & sleep ${marker}`);
+    assert.ok(await until(() => livingWith(marker)), 'the program runs');
+    process.kill(spawnerPid()!, 'SIGKILL');
+    const r = await pending;
+    assert.equal(r.end, 'exited');
+    assert.equal(r.signal, 'SIGKILL');
+    assert.equal(r.error, SPAWNER_LOST);
+    assert.match(r.error ?? '', /safe to run it again/);
+    assert.ok(await until(() => !livingWith(marker)), 'nothing of it is left');
+  });
+
+  it('stopping the spawner on purpose is no loss: after many stops programs still go through a new spawner', async () => {
+    for (let i = 0; i < 5; i++) {
+      assert.equal(await warmSpawner(), true, `spawner ${i + 1} starts`);
+      stopSpawner();
+      await until(() => spawnerPid() === undefined);
+    }
+    assert.equal(await warmSpawner(), true, 'not turned off by deliberate stops');
+    assert.equal(await parentOf(), spawnerPid());
+  });
+
+  it('the host killed with SIGKILL: the spawner stops what it ran (its group and its setsid helpers) and leaves', async () => {
+    const marker = `4545.${process.pid}${Date.now() % 1e6}`;
+    const mod = path.join(__dirname, '..', '..', '..', 'src', 'core', 'tools', 'command-process.js');
+    const spawner = path.join(__dirname, '..', '..', '..', 'src', 'core', 'process', 'spawner.js');
+    const script = `
+      const { runInGroup } = require(${JSON.stringify(mod)});
+      const { warmSpawner, spawnerPid } = require(${JSON.stringify(spawner)});
+      warmSpawner().then((ok) => {
+        console.log(ok, spawnerPid());
+        void runInGroup({ file: '/bin/sh', args: ['-c', 'setsid sleep ${marker} & sleep ${marker}'], command: '', cwd: '/', env: process.env, namespaced: false },
+          { timeoutMs: 60000, cap: 1e6, killGraceMs: 100, lingerMs: 100 }, new AbortController().signal);
+      });`;
+    const host = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve) => host.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
+    const [ok, pid] = line.split(' ');
+    assert.equal(ok, 'true', 'the host had a spawner');
+    assert.ok(await until(() => livingWith(marker)), 'the program runs');
+    host.kill('SIGKILL');
+    assert.ok(await until(() => !livingWith(marker)), 'the program and its setsid helper are gone with the host');
+    assert.ok(await until(() => readStat(Number(pid)) === undefined || readStat(Number(pid))?.state === 'Z'), 'the spawner left');
+  });
+
   it('an idle spawner keeps nothing alive: a process whose only work was a command exits by itself', async () => {
     const mod = path.join(__dirname, '..', '..', '..', 'src', 'core', 'tools', 'command-process.js');
     const spawner = path.join(__dirname, '..', '..', '..', 'src', 'core', 'process', 'spawner.js');
     const script = `
       const { runInGroup } = require(${JSON.stringify(mod)});
-      const { warmSpawner } = require(${JSON.stringify(spawner)});
+      const { warmSpawner, spawnerPid } = require(${JSON.stringify(spawner)});
       warmSpawner().then(async (ok) => {
         const r = await runInGroup({ file: '/bin/sh', args: ['-c', 'echo $PPID'], command: '', cwd: '/', env: process.env, namespaced: false },
           { timeoutMs: 5000, cap: 1e6, killGraceMs: 100, lingerMs: 100 }, new AbortController().signal);
-        console.log(ok, Number(r.stdout.toString()) !== process.pid);
+        console.log(ok, Number(r.stdout.toString()) === spawnerPid());
       });`;
     const p = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
