@@ -6,12 +6,13 @@
 // sandboxed `true` in a workspace of 50 nested repositories against one of 50 plain folders.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { warmSpawner } from '../src/core/process/spawner';
 import { callTool } from '../src/core/tools/call';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
 import type { ToolContext } from '../src/core/tools/tool';
-import { commandVsSpawn, rawRun, VS_SPAWN } from './command-vs-spawn';
+import { commandVsSpawn, rawRun, spawnerRun, VS_SPAWN } from './command-vs-spawn';
 import { type BenchOptions, childCpuMs, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
@@ -90,14 +91,32 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     return () => rawRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
   };
   const [bw, sh] = await pair(await raw(root), () => rawRun('/bin/sh', ['-c', 'true'], root), RUNS / 2);
+  // run_command's programs are started by the spawner (decision 0095), which spares them this
+  // process's fork; the floor that compares with the figure is the two lines started the same way.
+  const spawned = await warmSpawner();
+  const viaSpawner = async (dir: string): Promise<() => Promise<number>> => {
+    const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
+    if (!c) throw new Error('no sandbox');
+    return () => spawnerRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
+  };
+  const [bwS, shS] = spawned ? await pair(await viaSpawner(root), () => spawnerRun('/bin/sh', ['-c', 'true'], root), RUNS / 2) : [Number.NaN, Number.NaN];
+  const floor = spawned ? bwS / shS : bw / sh;
   opts.note(
-    `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}): ` +
-      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) dominates; run_command sandboxed ÷ that line ${fmt(s / bw)}`,
+    `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}); ` +
+      (spawned ? `both through the spawner, as run_command starts them, ${fmt(bwS)} vs ${fmt(shS)} ms (ratio ${fmt(bwS / shS)}): ` : '(no spawner here): ') +
+      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) dominates; run_command sandboxed ÷ that line ${fmt(s / (spawned ? bwS : bw))}` +
+      (floor > VS_BARE.target
+        ? `; AT ITS FLOOR: the same bubblewrap line with no Arbor around it is already ${fmt(floor)} × the shell where the target is ${VS_BARE.target}: ` +
+          `out of reach with a bubblewrap per command (a resident sandbox would give up each command's own PID namespace and /tmp, decisions 0005, 0095)`
+        : ''),
   );
   const [nw, pw] = await pair(await raw(nested), await raw(plain), RUNS / 2);
   opts.note(
     `tools: floor of nested_repos: the two bubblewrap lines spawned directly, nested ${fmt(nw)} ms vs plain ${fmt(pw)} ms (ratio ${fmt(nw / pw)}): ` +
-      `two mounts per nested repository (its .git read-only, its folder pinned) dominate, not the walk that finds them`,
+      `two mounts per nested repository (its .git read-only, its folder pinned) dominate, not the walk that finds them` +
+      (nw / pw > NESTED.target
+        ? `; AT ITS FLOOR: bubblewrap alone takes ${fmt(nw / pw)} × as long with those mounts where the target is ${NESTED.target}`
+        : ''),
   );
   return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
 }
