@@ -291,14 +291,17 @@ export const flow = {
       if (final.run.activity !== '3 done, 1 cancelled') throw new Error(`the cancelled run reads "${final.run.activity}", not "3 done, 1 cancelled"`);
       // The tab followed: the phase and the streaming agent cancelled, the run's error said.
       const frame = await until(`the tab to show "${SLOW_RUN}"`, 10_000, () => runTab(SLOW_RUN));
-      const t = await until('the tab to show the cancelled run', 20_000, async () => {
+      // The whole of it, not the first frame with the new summary: the run's node and its record
+      // reach the tab as two messages, and a read between them saw the summary before the phase
+      // and the agents (a clean-clone run failed on that instant).
+      const t = await until('the tab to show the cancelled run: its summary, its phase and its agent cancelled, its error', 20_000, async () => {
         const v = await readTab(frame);
-        return v.summary === '3 done, 1 cancelled' ? v : notYet(showTab(v));
+        const streaming = v.agents.find((a) => a.name === STREAMING_PART);
+        return v.summary === '3 done, 1 cancelled' && v.phases.join() === 'review cancelled' && streaming?.outcome === 'cancelled' && /^CANCELLED/.test(v.error)
+          ? v
+          : notYet(`${showTab(v)} | error "${v.error}"`);
       });
       say(`  cancelled run's tab: ${showTab(t)} | ${t.error}`);
-      const streaming = t.agents.find((a) => a.name === STREAMING_PART);
-      if (t.phases.join() !== 'review cancelled' || streaming?.outcome !== 'cancelled' || !/^CANCELLED/.test(t.error))
-        throw new Error(`the cancelled run's tab shows ${showTab(t)} | error "${t.error}"`);
       // Stopped means stopped: no agent's request is left streaming from the model server.
       await until('every model request to be closed', 20_000, async () => (model.inFlight === 0 ? true : notYet(`in flight: ${model.inFlight}`)));
       const first = find(final.all, RUN);
