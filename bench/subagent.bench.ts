@@ -152,7 +152,7 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
     await h.settle();
     turnMs.push(now() - t1);
     await h.close();
-    // The yardstick, three times a rep: one parse alone swung 8–25 ms with the garbage the
+    // The yardstick, three times a rep: one parse alone swung 8–39 ms with the garbage the
     // closed harness left (a collection falls inside it or not), which moved the figure 2–6.
     for (let k = 0; k < PARSES_PER_REP; k++) {
       const t2 = now();

@@ -85,21 +85,17 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
   opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
   // The floors: the same bubblewrap command lines, prepared once and spawned directly (no Arbor around them).
-  const raw = async (dir: string): Promise<() => Promise<number>> => {
+  // `start`: how the line is started — spawned by this process (rawRun) or through the spawner (spawnerRun).
+  const raw = async (dir: string, start = rawRun): Promise<() => Promise<number>> => {
     const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
     if (!c) throw new Error('no sandbox');
-    return () => rawRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
+    return () => start(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
   };
   const [bw, sh] = await pair(await raw(root), () => rawRun('/bin/sh', ['-c', 'true'], root), RUNS / 2);
   // run_command's programs are started by the spawner (decision 0095), which spares them this
   // process's fork; the floor that compares with the figure is the two lines started the same way.
   const spawned = await warmSpawner();
-  const viaSpawner = async (dir: string): Promise<() => Promise<number>> => {
-    const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
-    if (!c) throw new Error('no sandbox');
-    return () => spawnerRun(c.file, [...c.args, '--', '/bin/sh', '-c', 'true'], dir, c.fd3);
-  };
-  const [bwS, shS] = spawned ? await pair(await viaSpawner(root), () => spawnerRun('/bin/sh', ['-c', 'true'], root), RUNS / 2) : [Number.NaN, Number.NaN];
+  const [bwS, shS] = spawned ? await pair(await raw(root, spawnerRun), () => spawnerRun('/bin/sh', ['-c', 'true'], root), RUNS / 2) : [Number.NaN, Number.NaN];
   const floor = spawned ? bwS / shS : bw / sh;
   opts.note(
     `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}); ` +

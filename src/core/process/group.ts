@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { groupHasLiveMember } from './proc-stat';
+import { descendantPids, groupHasLiveMember } from './proc-stat';
 
 // Process groups, the one way every program Arbor starts is stopped and watched: `run_command`'s
 // commands (`tools/command-process.ts`), the remote programs (`remote/process.ts`) and the workflow
@@ -31,6 +31,17 @@ export function signalGroup(pgid: number | undefined, sig: NodeJS.Signals): bool
     }
   }
   return sendSignal(-pgid, sig);
+}
+
+/**
+ * SIGKILL a running program's group and what it started outside it (`setsid`), named before the
+ * group dies (once it has, they are orphans nobody can name): a lost spawner's programs, and what
+ * the spawner still runs when its host is gone (decision 0095).
+ */
+export function killGroupAndStrays(pid: number): void {
+  const strays = descendantPids(pid);
+  signalGroup(pid, 'SIGKILL');
+  for (const p of strays) sendSignal(p, 'SIGKILL');
 }
 
 /**

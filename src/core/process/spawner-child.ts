@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { descendantPids } from './proc-stat';
+import { killGroupAndStrays, signalGroup } from './group';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
 
 // The spawner process (decision 0095): a small Node that starts the short-lived programs of a
@@ -12,7 +12,7 @@ import type { FromSpawner, ToSpawner } from './spawner-wire';
 // program's), then its exit and its close. Stopping a program stays with the host, which signals
 // the group itself (`process/group.ts`) — until the host is gone: then nobody else can, and the
 // spawner kills what it still runs before it leaves. This file is an entry point of its own
-// (out/…/spawner-child.js, dist/spawner-child.js) and imports only `proc-stat.ts` (node:fs) of ours.
+// (out/…/spawner-child.js, dist/spawner-child.js) and imports only `group.ts` and `proc-stat.ts` (Node modules alone) of ours.
 
 /** Unsent output past which the programs' pipes are paused until the host has taken it. */
 const HIGH_WATER = 1024 * 1024;
@@ -101,14 +101,9 @@ process.on('SIGINT', () => undefined);
 process.on('disconnect', () => {
   for (const child of running.values()) {
     if (child.pid === undefined) continue;
-    const strays = child.exitCode === null && child.signalCode === null ? descendantPids(child.pid) : [];
-    for (const target of [-child.pid, ...strays]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    // One that exited has no descendants to name: only what is left in its group.
+    if (child.exitCode === null && child.signalCode === null) killGroupAndStrays(child.pid);
+    else signalGroup(child.pid, 'SIGKILL');
   }
   process.exit(0);
 });

@@ -3,8 +3,7 @@ import { EventEmitter, once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import { sendSignal, signalGroup } from './group';
-import { descendantPids } from './proc-stat';
+import { killGroupAndStrays } from './group';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
 
 // Starting a short-lived program as the leader of its own process group (decision 0095). On
@@ -124,10 +123,7 @@ class RelayedChild extends EventEmitter implements GroupChild {
       // (One that already exited is left to its watcher: what it left behind is runInGroup's linger.)
       if (!this.exited) {
         this.lostReason = SPAWNER_LOST;
-        // Its `setsid` descendants are named while it still runs (once it dies they are orphans nobody can name).
-        const strays = descendantPids(this.pid);
-        signalGroup(this.pid, 'SIGKILL');
-        for (const p of strays) sendSignal(p, 'SIGKILL');
+        killGroupAndStrays(this.pid);
         this.exit(null, 'SIGKILL');
       }
     } else if (this.listenerCount('error') > 0) {
