@@ -11,6 +11,7 @@ import { checkInput, type WorkflowInput } from './input';
 import { Isolate } from './isolate';
 import { DEFAULT_DEPLOYMENT, runLimits, type WorkflowDeployment } from './limits';
 import { Run, type RunOutcome } from './run';
+import { runProcesses, SpareIsolates } from './spare';
 
 /**
  * A run's own budget (issue 15, decision 0034), from the harness's budget guard: `check`
@@ -35,6 +36,7 @@ export const RUN_OUTLIVED = 'The process ended during this workflow (a crash or 
 export class WorkflowEngine {
   private deploymentNow: WorkflowDeployment;
   private readonly runs = new Map<string, Run>();
+  private readonly spares = new SpareIsolates();
   private closing = false;
 
   constructor(
@@ -97,7 +99,7 @@ export class WorkflowEngine {
         ),
       );
     const limits = runLimits(this.deploymentNow, input);
-    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deploymentNow, confinement);
+    const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deploymentNow, confinement, this.spares);
     this.runs.set(run.id, run);
     this.report(parent.id);
     if (budget) this.budgets?.open(run.id, budget);
@@ -105,6 +107,9 @@ export class WorkflowEngine {
       this.runs.delete(run.id);
       this.budgets?.close(run.id);
       this.report(parent.id);
+      // A script process for the next run, started as that run would start its own (decision 0096):
+      // the confinement probed for this one (it depends on no session), the limits as they are now.
+      if (!this.closing) this.spares.refill({ limits: this.deploymentNow.isolate, permission: true, confinement });
     });
     await run.append('workflow/start', {
       ...(ctx.callId ? { callId: ctx.callId } : {}),
@@ -132,6 +137,11 @@ export class WorkflowEngine {
     return (await scriptConfinement(this.deploymentNow.bwrapPath)).confinement;
   }
 
+  /** Resolves once the script process kept for the next run is ready; false when none is kept. */
+  spareReady(): Promise<boolean> {
+    return this.spares.ready();
+  }
+
   /** A human's "Cancel workflow" (status `cancelled`); false when no such run is going. */
   async cancel(runId: string): Promise<boolean> {
     const run = this.runs.get(runId);
@@ -145,9 +155,12 @@ export class WorkflowEngine {
     return [...this.runs.values()].map((r) => ({ runId: r.id, parentId: r.parent.id, ...r.counts }));
   }
 
-  /** Leak checks: runs going, script processes alive, timers armed (wall clocks and memory watchdogs) — all 0 when idle. */
-  stats(): { runs: number; processes: number; timers: number } {
-    return { runs: this.runs.size, processes: Isolate.alive, timers: Run.wallClocks + Isolate.watchdogs };
+  /**
+   * Leak checks: runs going, script processes serving runs, timers armed (wall clocks and memory
+   * watchdogs) — all 0 when idle — and the spare kept for the next run (at most one; none after close).
+   */
+  stats(): { runs: number; processes: number; timers: number; spares: number } {
+    return { runs: this.runs.size, processes: runProcesses(), timers: Run.wallClocks + Isolate.watchdogs, spares: SpareIsolates.alive };
   }
 
   /** The runs of a session going now. */
@@ -164,7 +177,9 @@ export class WorkflowEngine {
   /** Harness close: every run ends `interrupted`, before any agent is disposed. */
   async closeAll(why: string): Promise<void> {
     this.closing = true;
+    const spare = this.spares.close();
     await Promise.all([...this.runs.values()].map((r) => r.end('interrupted', 'CANCELLED', why)));
+    await spare;
   }
 
   /**

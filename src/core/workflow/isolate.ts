@@ -79,25 +79,36 @@ export function treeRssKb(pid: number, depth = 0): number {
   return kb;
 }
 
+/** What a run hears from its script process (the `ready` is the Isolate's own). */
+export interface IsolateListener {
+  onMessage(m: FromChild): void;
+  onBadMessage(): void;
+}
+
 /** One script process: messages in and out, and one `ended` promise whatever happens. */
 export class Isolate {
-  /** Script processes alive in this host (leak checks: back to zero after every run). */
+  /** Script processes alive in this host (leak checks: back to zero after every run, spares apart). */
   static alive = 0;
   /** Armed memory watchdogs (leak checks). */
   static watchdogs = 0;
   private readonly proc: ChildProcess;
-  private readonly watchdog?: NodeJS.Timeout;
+  private watchdog?: NodeJS.Timeout;
+  private listener?: IsolateListener;
   private stderr = '';
   private cause: ExitCause | undefined;
+  private exited = false;
   readonly ended: Promise<{ cause: ExitCause; detail: string }>;
   /** Resolves when the child said it is ready (its flags were accepted). */
   readonly ready: Promise<boolean>;
 
+  /**
+   * Starts the process. With a listener it is a run's from the start; without one it is a spare
+   * (`spare.ts`): it starts and says `ready`, and anything else it says before `attach` ends it.
+   */
   constructor(
-    onMessage: (m: FromChild) => void,
-    onBadMessage: () => void,
-    limits: IsolateLimits = DEFAULT_ISOLATE,
-    permission = true,
+    listener: IsolateListener | undefined,
+    readonly limits: IsolateLimits = DEFAULT_ISOLATE,
+    readonly permission = true,
     readonly confinement: Confinement = { kind: 'none', reason: 'not asked for' },
   ) {
     const entry = childScriptPath();
@@ -111,16 +122,17 @@ export class Isolate {
     this.ready = new Promise((r) => (readyResolve = r));
     this.proc.on('message', (raw) => {
       const m = checkFromChild(raw);
-      if (!m) return onBadMessage();
-      if (m.op === 'ready') return readyResolve(true);
-      onMessage(m);
+      if (m?.op === 'ready') return readyResolve(true);
+      // A spare speaks only to say it is ready: nothing has run in it, so anything else is broken.
+      if (!this.listener) return this.kill('exited');
+      if (!m) return this.listener.onBadMessage();
+      this.listener.onMessage(m);
     });
-    if (process.platform === 'linux') {
-      this.watchdog = setInterval(() => this.checkRss(limits.rssMb), 100);
-      Isolate.watchdogs++;
-    }
+    if (listener) this.attach(listener);
     this.ended = new Promise((resolve) => {
-      const done = async (code: number | null, signal: NodeJS.Signals | null) => {
+      const done = async (code: number | null, signal: NodeJS.Signals | null, failed?: string) => {
+        if (this.exited) return;
+        this.exited = true;
         // Ended means nothing of the script runs any more: the leader, and whatever is left in its group.
         if (!(await waitGroupGone(this.proc.pid, GROUP_GONE_MS))) signalGroup(this.proc.pid, 'SIGKILL');
         Isolate.alive--;
@@ -136,11 +148,32 @@ export class Isolate {
             : signal === 'SIGABRT' || code === 134 || /heap out of memory|Allocation failed/i.test(this.stderr)
               ? 'oom'
               : 'exited');
-        resolve({ cause, detail: code !== null ? `exit code ${code}` : `signal ${signal}` });
+        resolve({ cause, detail: failed ?? (code !== null ? `exit code ${code}` : `signal ${signal}`) });
       };
       this.proc.once('exit', (code, signal) => void done(code, signal));
-      this.proc.once('error', () => this.kill('exited'));
+      // A program that could not be started (bubblewrap gone since it was probed) has no exit to wait for.
+      this.proc.once('error', (err) => {
+        if (this.proc.pid === undefined) {
+          this.stderr = `${this.stderr}\ncould not start ${confinement.kind === 'bubblewrap' ? confinement.bwrap : 'node'}: ${err.message}`.slice(-2000);
+          void done(null, null, err.message);
+        } else this.kill('exited');
+      });
     });
+  }
+
+  /** A spare becomes a run's: its messages go to `listener`, and its memory is watched from now on. */
+  attach(listener: IsolateListener): void {
+    if (this.listener) throw new Error('a script process serves one run');
+    this.listener = listener;
+    if (process.platform === 'linux' && !this.exited) {
+      this.watchdog = setInterval(() => this.checkRss(this.limits.rssMb), 100);
+      Isolate.watchdogs++;
+    }
+  }
+
+  /** Its leader has exited (or was never started): of no use to a run. */
+  get gone(): boolean {
+    return this.exited || this.proc.exitCode !== null || this.proc.signalCode !== null;
   }
 
   /** The last line the process wrote to stderr (why bubblewrap or Node refused to start). */
@@ -163,6 +196,7 @@ export class Isolate {
   }
 
   private checkRss(limitMb: number): void {
+    if (this.exited) return;
     // Confined, the pid held is bubblewrap's: the script's Node is two levels down.
     if (this.proc.pid !== undefined && treeRssKb(this.proc.pid) > limitMb * 1024) this.kill('oom');
   }

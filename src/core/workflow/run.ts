@@ -10,6 +10,7 @@ import { agentRequest } from './input';
 import { type ExitCause, Isolate } from './isolate';
 import type { RunLimits, WorkflowDeployment } from './limits';
 import { Slots } from './slots';
+import type { SpareIsolates } from './spare';
 
 /** How a run ended, as the tool reports it. */
 export interface RunOutcome {
@@ -67,6 +68,7 @@ export class Run {
     readonly limits: RunLimits,
     private readonly d: WorkflowDeployment,
     private readonly confinement: Confinement = { kind: 'none', reason: 'not asked for' },
+    private readonly spares?: SpareIsolates,
   ) {
     this.slots = new Slots(limits.concurrency);
     this.outcome = new Promise((r) => (this.resolveOutcome = r));
@@ -99,13 +101,13 @@ export class Run {
   }
 
   private spawn(permission: boolean): Isolate {
-    const iso = new Isolate(
-      (m) => this.onMessage(m),
-      () => void this.end('failed', 'SCRIPT_PROTOCOL', 'The script process sent a message outside the workflow protocol.'),
-      this.d.isolate,
-      permission,
-      this.confinement,
-    );
+    const key = { limits: this.d.isolate, permission, confinement: this.confinement };
+    // The engine's spare when it was started the same (decision 0096), else one of its own.
+    const iso = this.spares?.take(key) ?? new Isolate(undefined, key.limits, key.permission, key.confinement);
+    iso.attach({
+      onMessage: (m) => this.onMessage(m),
+      onBadMessage: () => void this.end('failed', 'SCRIPT_PROTOCOL', 'The script process sent a message outside the workflow protocol.'),
+    });
     this.isolate = iso;
     void iso.ended.then(async ({ cause, detail }) => {
       if (this.isolate !== iso || this.ended) return;

@@ -69,13 +69,7 @@ describe('process groups: every user leads a group and stops it whole', function
       const c = confined ? (await scriptConfinement(undefined)).confinement : ({ kind: 'none', reason: 'unconfined on purpose' } as const);
       // bubblewrap is installed by the project's setup (npm test), as the confinement suite requires.
       assert.equal(c.kind, confined ? 'bubblewrap' : 'none');
-      const iso = new Isolate(
-        () => undefined,
-        () => undefined,
-        undefined,
-        true,
-        c,
-      );
+      const iso = new Isolate({ onMessage: () => undefined, onBadMessage: () => undefined }, undefined, true, c);
       assert.equal(await iso.ready, true, `the script process started: ${iso.stderrTail}`);
       const pgid = iso.pid!;
       assert.equal(readStat(pgid)?.pgrp, pgid, 'it leads its own group');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { Isolate } from '../../../src/core/workflow/isolate';
+import { runProcesses } from '../../../src/core/workflow/spare';
 import { workflowWorld } from './helpers';
 
 // Issue 20, point 1: known `vm` escapes, each tried by a real script in a real script
@@ -146,7 +146,7 @@ describe('workflow escapes: no vm escape reaches the script process’s process 
       const { esc, r } = JSON.parse(o.resultJson!) as { esc: string[]; r: unknown[] };
       assert.deepEqual(esc, [], `reached process: ${esc.join(', ')}`);
       assert.equal(r[0], 'ran', 'the vector ran to its end');
-      assert.equal(Isolate.alive, 0);
+      assert.equal(runProcesses(), 0, "no run's script process is left");
     });
   }
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { Isolate } from '../../../src/core/workflow/isolate';
+import { runProcesses } from '../../../src/core/workflow/spare';
 import { workflowWorld } from './helpers';
 
 // Decision 0027: the five runaway scripts of issue 12 end their own process, never the host.
@@ -26,7 +26,7 @@ describe('workflow isolation: runaway scripts end, the host lives', () => {
       } finally {
         clearInterval(timer);
       }
-      assert.equal(Isolate.alive, 0, 'no script process is left');
+      assert.equal(runProcesses(), 0, "no run's script process is left");
       // The host goes on: the same harness runs the next workflow.
       const next = await x.run('return await agent("after");');
       assert.equal(next.status, 'completed', next.error);
