@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
+import { beneath } from '../tools/beneath';
 import { syncDir, writeAtomic } from '../tools/fsio';
 import { blobId } from './objects';
 import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
@@ -84,11 +85,10 @@ export async function applyRewind(
   await Promise.all(
     chosen.map(async (f, i) => {
       const bytes = blobs[i];
-      if (!bytes) await fsp.rm(f.path, { force: true });
-      else {
-        await fsp.mkdir(path.dirname(f.path), { recursive: true });
-        await writeAtomic(f.path, bytes, { create: true, deferDirSync: true });
-      }
+      // Through each file's folder pinned from its root (beneath.ts): a folder swapped for a link
+      // since the check above is refused, never followed.
+      if (!bytes) await beneath(f.path, f.root, false, (target) => fsp.rm(target, { force: true }));
+      else await writeAtomic(f.path, bytes, { create: true, deferDirSync: true, root: f.root, makeParents: true });
     }),
   );
   await Promise.all([...new Set(chosen.map((f) => path.dirname(f.path)))].map((dir) => syncDir(dir)));

@@ -1,5 +1,5 @@
-import * as fsp from 'node:fs/promises';
-import { isHardLinkError, looksBinary, readWhole, type WriteOps, writeAtomic } from './fsio';
+import { isPathChanged, pathChangedRefusal } from './beneath';
+import { isHardLinkError, looksBinary, openForRead, type WriteOps, writeAtomic } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, type ResolvedPath, resolveForWrite } from './paths';
 import { cancelled, describeIoError, fail, formatBytes, guard, ok } from './result';
@@ -32,16 +32,23 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
     const shown = displayPath(r);
     let buf: Buffer;
     try {
-      const { size } = await fsp.stat(r.realPath);
-      if (size > maxFileBytes) {
-        return fail(
-          'TOO_LARGE',
-          `${NAME}: '${shown}' is ${formatBytes(size)}, more than the ${formatBytes(maxFileBytes)} edit_file changes; nothing was changed. ` +
-            'Use run_command (e.g. sed -i) for huge files.',
-        );
+      // One open of the file through its pinned folder (beneath.ts): its size and its bytes are that file's.
+      const fh = await openForRead(r.realPath, r.root);
+      try {
+        const { size } = await fh.stat();
+        if (size > maxFileBytes) {
+          return fail(
+            'TOO_LARGE',
+            `${NAME}: '${shown}' is ${formatBytes(size)}, more than the ${formatBytes(maxFileBytes)} edit_file changes; nothing was changed. ` +
+              'Use run_command (e.g. sed -i) for huge files.',
+          );
+        }
+        buf = await fh.readFile();
+      } finally {
+        await fh.close();
       }
-      buf = await readWhole(r.realPath);
     } catch (e) {
+      if (isPathChanged(e)) return fail('OUTSIDE_WORKSPACE', pathChangedRefusal(NAME, shown, e, true));
       return fail('IO_ERROR', `${NAME}: cannot read '${shown}': ${describeIoError(e)}`);
     }
     if (looksBinary(buf)) return fail('BINARY_FILE', `${NAME}: '${shown}' is a binary file; edit_file changes text files only`);
@@ -80,9 +87,10 @@ export function createEditFileTool(options: EditFileOptions = {}): Tool {
     if (ctx.signal.aborted) return cancelled(NAME);
 
     try {
-      await writeAtomic(r.realPath, updated, { create: false, singleLink: ctx.sandbox !== 'full-access', ops: options.writeOps });
+      await writeAtomic(r.realPath, updated, { create: false, singleLink: ctx.sandbox !== 'full-access', ops: options.writeOps, root: r.root });
     } catch (e) {
       if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
+      if (isPathChanged(e)) return fail('OUTSIDE_WORKSPACE', pathChangedRefusal(NAME, shown, e, true));
       return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeIoError(e)}; '${shown}' was left as it was`);
     }
     const where = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.slice(0, MAX_LISTED).join(', ')}${lines.length > MAX_LISTED ? ', …' : ''}`;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { beneath, beneathSync } from './beneath';
 
 // Opening the resolved real path: O_NOFOLLOW makes a symlink swapped in at the last
 // component after resolution fail (ELOOP) instead of being followed out of the
@@ -13,8 +14,9 @@ const NONBLOCK = C.O_NONBLOCK ?? 0;
 /** Bytes inspected to decide whether a file is binary (git uses the same 8000). */
 export const BINARY_SNIFF_BYTES = 8000;
 
-export async function openForRead(realPath: string): Promise<fsp.FileHandle> {
-  const fh = await fsp.open(realPath, C.O_RDONLY | NOFOLLOW | NONBLOCK);
+/** `root`: the workspace root holding `realPath`; given, the file is reached through its folder pinned from there (`beneath.ts`). */
+export async function openForRead(realPath: string, root?: string): Promise<fsp.FileHandle> {
+  const fh = await beneath(realPath, root, false, (target) => fsp.open(target, C.O_RDONLY | NOFOLLOW | NONBLOCK));
   return ensureRegular(fh);
 }
 
@@ -60,8 +62,8 @@ export async function readHead(fh: fsp.FileHandle, bytes = BINARY_SNIFF_BYTES): 
   return buf.subarray(0, bytesRead);
 }
 
-export async function readWhole(realPath: string): Promise<Buffer> {
-  const fh = await openForRead(realPath);
+export async function readWhole(realPath: string, root?: string): Promise<Buffer> {
+  const fh = await openForRead(realPath, root);
   try {
     return await fh.readFile();
   } finally {
@@ -74,8 +76,8 @@ export async function readWhole(realPath: string): Promise<Buffer> {
  * FIFO, a regular file only) on the calling thread. For many small files read at once (a rewind
  * plan's 200 files), where each asynchronous call is five trips through libuv's four threads.
  */
-export function readWholeSync(realPath: string): Buffer {
-  const fd = fs.openSync(realPath, C.O_RDONLY | NOFOLLOW | NONBLOCK);
+export function readWholeSync(realPath: string, root?: string): Buffer {
+  const fd = beneathSync(realPath, root, (target) => fs.openSync(target, C.O_RDONLY | NOFOLLOW | NONBLOCK));
   try {
     if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
     return fs.readFileSync(fd);
@@ -108,6 +110,15 @@ export interface WriteOptions {
   ops?: WriteOps;
   /** The caller fsyncs the folder itself, once for many files (`syncDir`): a rewind writing 200 files in two folders. */
   deferDirSync?: boolean;
+  /**
+   * The workspace root holding the file: given, its folder is reached from there one name at a
+   * time with no symlink followed, and the file is written through that open folder
+   * (`beneath.ts`, decision 0097), so a folder swapped for a symlink after the path was checked
+   * is refused (PATH_CHANGED) instead of followed.
+   */
+  root?: string;
+  /** With `root`: make the missing folders on the way (write_file's parents). */
+  makeParents?: boolean;
 }
 
 /** Characters of the target's name kept in its temp file's name (names are at most 255 bytes). */
@@ -128,42 +139,46 @@ export const ATOMIC_TEMP_SUFFIX = '.arbor-tmp';
  * names on the old ones, silently splitting what the user linked on purpose.
  */
 export async function writeAtomic(realPath: string, data: string | Uint8Array, opts: WriteOptions): Promise<void> {
-  const ops = opts.ops ?? realWriteOps;
-  let st: fs.Stats | undefined;
-  try {
-    st = await fsp.lstat(realPath);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
-  }
-  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
-  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
-  if (st && st.nlink > 1) {
-    if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
-    return writeInPlace(realPath, data);
-  }
-
-  const dir = path.dirname(realPath);
-  const temp = path.join(dir, `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
-  // O_EXCL: never reuse (or follow) something already at the temp name.
-  const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
-  let renamed = false;
-  try {
+  await beneath(realPath, opts.root, opts.makeParents === true, async (target, folder) => {
+    const ops = opts.ops ?? realWriteOps;
+    let st: fs.Stats | undefined;
     try {
-      if (st) {
-        await fh.chmod(st.mode & 0o7777);
-        await keepOwner(fh, st);
-      }
-      await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
-      await fh.sync();
-    } finally {
-      await fh.close();
+      st = await fsp.lstat(target);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
     }
-    await ops.rename(temp, realPath);
-    renamed = true;
-  } finally {
-    if (!renamed) await ops.unlink(temp).catch(() => undefined);
-  }
-  if (!opts.deferDirSync) await syncDir(dir);
+    if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
+    if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+    if (st && st.nlink > 1) {
+      if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
+      return writeInPlace(target, data);
+    }
+
+    const name = `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
+    const temp = folder ? folder.at(name) : path.join(path.dirname(realPath), name);
+    // O_EXCL: never reuse (or follow) something already at the temp name.
+    const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
+    let renamed = false;
+    try {
+      try {
+        if (st) {
+          await fh.chmod(st.mode & 0o7777);
+          await keepOwner(fh, st);
+        }
+        await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await ops.rename(temp, target);
+      renamed = true;
+    } finally {
+      if (!renamed) await ops.unlink(temp).catch(() => undefined);
+    }
+    if (opts.deferDirSync) return;
+    if (folder) await folder.sync();
+    else await syncDir(path.dirname(realPath));
+  });
 }
 
 /** Root writing another user's file gives the new file that owner back; anyone else cannot, and need not. */

@@ -150,7 +150,7 @@ export function createReadFileTool(options: ReadFileOptions = {}): Tool {
 
         let fh: Awaited<ReturnType<typeof openForRead>>;
         try {
-          fh = await openForRead(r.realPath);
+          fh = await openForRead(r.realPath, r.root);
         } catch (e) {
           return fail('IO_ERROR', `${NAME}: cannot open '${shown}': ${describeIoError(e)}`);
         }

@@ -1,4 +1,5 @@
 import * as fsp from 'node:fs/promises';
+import { isPathChanged, pathChangedRefusal, pins } from './beneath';
 import { countLines, isHardLinkError, looksBinary, readWhole, type WriteOps, writeAtomic } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, type ResolvedPath, resolveForWrite } from './paths';
@@ -22,7 +23,7 @@ export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
 
     const denied = r.protectedReason
       ? await approveProtectedWrite(ctx, NAME, r, `${existed ? 'overwrite' : 'create'} ${r.relative} (${bytes} bytes)`, {
-          before: existed ? await currentText(r.realPath) : undefined,
+          before: existed ? await currentText(r) : undefined,
           after: content,
         })
       : undefined;
@@ -30,11 +31,19 @@ export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
     if (ctx.signal.aborted) return cancelled(NAME);
 
     try {
-      const moved = await prepareParent(NAME, r);
+      // Pinned (beneath.ts), the folders are made and walked with no symlink followed; else made here and checked again.
+      const moved = pins(r.realPath, r.root) ? undefined : await prepareParent(NAME, r);
       if (moved) return moved;
-      await writeAtomic(r.realPath, content, { create: true, singleLink: ctx.sandbox !== 'full-access', ops: options.writeOps });
+      await writeAtomic(r.realPath, content, {
+        create: true,
+        singleLink: ctx.sandbox !== 'full-access',
+        ops: options.writeOps,
+        root: r.root,
+        makeParents: true,
+      });
     } catch (e) {
       if (isHardLinkError(e)) return fail('OUTSIDE_WORKSPACE', `${NAME}: ${hardLinkRefusal(shown, e.nlink)}`);
+      if (isPathChanged(e)) return fail('OUTSIDE_WORKSPACE', pathChangedRefusal(NAME, shown, e, existed));
       const kept = existed ? `'${shown}' was left as it was` : 'nothing was created';
       return fail('IO_ERROR', `${NAME}: cannot write '${shown}': ${describeIoError(e)}; ${kept}`);
     }
@@ -75,9 +84,9 @@ async function isFile(realPath: string): Promise<boolean> {
 }
 
 /** The file's text for a diff; a binary or unreadable file is shown as a placeholder line. */
-async function currentText(realPath: string): Promise<string> {
+async function currentText(r: ResolvedPath): Promise<string> {
   try {
-    const buf = await readWhole(realPath);
+    const buf = await readWhole(r.realPath, r.root);
     return looksBinary(buf) ? '(binary file)\n' : buf.toString('utf8');
   } catch {
     return '(unreadable)\n';
