@@ -3,8 +3,8 @@ import type { ProjectFiles } from '../project/project-files';
 import type { RootAgent, SandboxMode } from '../session/events';
 import { HarnessError } from './errors';
 
-/** A root conversation's composition from an agent file; its sandbox only when narrower than the deployment's. */
-export function rootAgentOf(project: ProjectFiles, name: string, deployment: SandboxMode): { agent: RootAgent; sandbox?: SandboxMode } {
+/** A root conversation's composition from an agent file; its sandbox only when narrower than `current` (the deployment's, or the conversation's own). */
+export function rootAgentOf(project: ProjectFiles, name: string, current: SandboxMode): { agent: RootAgent; sandbox?: SandboxMode } {
   const def = project.agent(name);
   if (!def) {
     const known = project.agentNames();
@@ -19,6 +19,6 @@ export function rootAgentOf(project: ProjectFiles, name: string, deployment: San
     ...(def.tools ? { toolFilter: [...def.tools] } : {}),
     ...(def.model ? { model: def.model } : {}),
   };
-  const narrower = def.sandbox && SANDBOX_MODES.indexOf(def.sandbox) < SANDBOX_MODES.indexOf(deployment) ? def.sandbox : undefined;
+  const narrower = def.sandbox && SANDBOX_MODES.indexOf(def.sandbox) < SANDBOX_MODES.indexOf(current) ? def.sandbox : undefined;
   return { agent, ...(narrower ? { sandbox: narrower } : {}) };
 }

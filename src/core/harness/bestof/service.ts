@@ -60,7 +60,9 @@ export class BestOfService {
     const seed = waySeed(events, seq, opts.prompt);
     if (!seed.ok) throw new HarnessError(seed.code === 'PROMPT_REQUIRED' ? 'PROMPT_REQUIRED' : seed.code, seed.message);
     // Agent files are resolved before anything is made: an unknown name changes nothing.
-    const agents = opts.ways.map((w) => (w.agent ? rootAgentOf(this.d.project, w.agent, this.d.deploymentSandbox()) : undefined));
+    // An agent file's sandbox only narrows the conversation's own (its override, else the deployment's), never widens it.
+    const conversationSandbox = current.sandbox?.value ?? this.d.deploymentSandbox();
+    const agents = opts.ways.map((w) => (w.agent ? rootAgentOf(this.d.project, w.agent, conversationSandbox) : undefined));
     const group = `g${randomUUID().slice(0, 8)}`;
     const base = nameFromLog(source.header, events);
     const parentRoot = (rootsOf(source.header, events) ?? this.d.roots)[0] ?? '.';
@@ -108,8 +110,7 @@ export class BestOfService {
       if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
       if (agent?.sandbox) await writer.append({ type: 'sandbox/mode', mode: agent.sandbox, source: 'user' });
       // Unconfined, a way could write outside its worktree: full-access is clamped as for a worktree child (decision 0060).
-      else if ((current.sandbox?.value ?? this.d.deploymentSandbox()) === 'full-access')
-        await writer.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
+      else if (conversationSandbox === 'full-access') await writer.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
       await writer.append({ type: 'worktree', state: 'open', ...place });
       await writer.publish();
       ids.push(id);
