@@ -6,7 +6,8 @@ import { CATALOG_SCHEMA } from './schema';
 
 export type CatalogOp =
   | { op: 'session'; header: SessionHeader; tree: string }
-  | { op: 'delete'; id: string }
+  /** `tree`: this was that tree's last session; its files go (decision 0098). */
+  | { op: 'delete'; id: string; tree?: string }
   /** Session summaries (`reset`: every earlier row goes first) and whether they are exact now. */
   | { op: 'summaries'; rows: [string, SessionSummary][]; reset?: boolean; current: boolean };
 
@@ -15,21 +16,28 @@ interface Entry {
   tree: string;
 }
 
+/** The meta row naming a tree whose last session was deleted: its files are leftovers. */
+const DROPPED = 'dropped-tree:';
+
 type Apply<K extends CatalogOp['op']> = (db: Database, p: Extract<CatalogOp, { op: K }>) => void;
 
 const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
   // The statements a fan-out runs for each child (and a close for each summary) are prepared
   // once; the JSON bound as UTF-8 bytes and cast to TEXT, as tree.ts binds its chunks.
-  session: (db, p) =>
+  session: (db, p) => {
     prepared(db, 'INSERT OR REPLACE INTO sessions (id, tree, parent, header) VALUES (?, ?, ?, CAST(? AS TEXT))').run([
       p.header.id,
       p.tree,
       p.header.parentSession ?? null,
       Buffer.from(JSON.stringify(p.header), 'utf8'),
-    ]),
+    ]);
+    // A tree of that name is in use again (a new root with a deleted one's id).
+    prepared(db, 'DELETE FROM meta WHERE key = ?').run([DROPPED + p.tree]);
+  },
   delete: (db, p) => {
     db.run('DELETE FROM sessions WHERE id = ?', [p.id]);
     db.run('DELETE FROM summaries WHERE id = ?', [p.id]);
+    if (p.tree !== undefined) db.run('INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)', [DROPPED + p.tree]);
   },
   summaries: (db, p) => {
     if (p.reset) db.run('DELETE FROM summaries');
@@ -43,10 +51,14 @@ const APPLY: { [K in CatalogOp['op']]: Apply<K> } = {
 export class Catalog {
   private readonly entries = new Map<string, Entry>();
   private readonly kids = new Map<string, string[]>();
+  /** Trees whose last session was deleted: files of theirs still on disk are leftovers (a crash before their removal). */
+  private readonly droppedTrees = new Set<string>();
 
   private constructor(private readonly jdb: JournaledDb<CatalogOp>) {
     const res = jdb.db.exec('SELECT tree, header FROM sessions ORDER BY rowid');
     for (const [tree, header] of res[0]?.values ?? []) this.index({ op: 'session', tree: String(tree), header: JSON.parse(String(header)) });
+    const dropped = jdb.db.exec(`SELECT substr(key, ${DROPPED.length + 1}) FROM meta WHERE substr(key, 1, ${DROPPED.length}) = ?`, [DROPPED]);
+    for (const [tree] of dropped[0]?.values ?? []) this.droppedTrees.add(String(tree));
   }
 
   /**
@@ -95,6 +107,7 @@ export class Catalog {
   private index(op: CatalogOp): void {
     if (op.op === 'summaries') return;
     if (op.op === 'delete') {
+      if (op.tree !== undefined) this.droppedTrees.add(op.tree);
       const parent = this.entries.get(op.id)?.header.parentSession;
       this.entries.delete(op.id);
       this.kids.delete(op.id);
@@ -105,6 +118,7 @@ export class Catalog {
         );
       return;
     }
+    this.droppedTrees.delete(op.tree);
     const known = this.entries.has(op.header.id);
     this.entries.set(op.header.id, { header: op.header, tree: op.tree });
     if (!known && op.header.parentSession) {
@@ -126,6 +140,16 @@ export class Catalog {
   }
   children(id: string): SessionHeader[] {
     return (this.kids.get(id) ?? []).map((k) => structuredClone(this.entries.get(k)!.header));
+  }
+  /** Whether `tree`'s last session was deleted (and no session uses its name since). */
+  dropped(tree: string): boolean {
+    return this.droppedTrees.has(tree);
+  }
+  /** Whether every session listed in `tree` is one of `ids` (deleting them empties it). */
+  holdsOnly(tree: string, ids: readonly string[]): boolean {
+    const set = new Set(ids);
+    for (const [id, e] of this.entries) if (e.tree === tree && !set.has(id)) return false;
+    return true;
   }
   trees(): Set<string> {
     return new Set([...this.entries.values()].map((e) => e.tree));

@@ -10,6 +10,8 @@ export type StoreErrorCode =
   | 'SCHEMA_TOO_NEW'
   | 'MISSING_DATA'
   | 'CLOSED'
+  /** One write past the journal's record limit: refused whole; append in smaller batches. */
+  | 'TOO_LARGE'
   | 'IO';
 
 /** A store failure a user can act on: the message says what happened, where, and what to do. */

@@ -46,3 +46,15 @@ export async function removeStaleTemps(dir: string, base: string): Promise<void>
     if (name.startsWith(`${base}.tmp-`)) await fs.promises.rm(path.join(dir, name), { force: true });
   }
 }
+
+/**
+ * Delete a journaled file's `<base>.wal`, `<base>.db` and checkpoint temps, durably: the journal
+ * first, so a crash part way leaves a database file that opens on its own, never a journal
+ * without its database. Quarantined copies (`*.corrupt-*`) stay: they are for a person to read.
+ */
+export async function removeJournaledFiles(dir: string, base: string): Promise<void> {
+  await fs.promises.rm(path.join(dir, `${base}.wal`), { force: true });
+  await fs.promises.rm(path.join(dir, `${base}.db`), { force: true });
+  await removeStaleTemps(dir, `${base}.db`);
+  await fsyncDir(dir);
+}

@@ -13,7 +13,7 @@ const MAGIC = 0x314a5241; // 'ARJ1' read as little-endian u32
 const HEADER = 12;
 /** Records up to this size are written synchronously (page cache), larger ones in the thread pool. */
 const SYNC_WRITE_BYTES = 64 * 1024;
-/** Larger than any batch a caller may append; a length past it is damage, not data. */
+/** The most an open reads back (a length past it is damage, not data); a write past it is refused (TOO_LARGE). */
 export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
 
 export interface JournalRecord {
@@ -21,10 +21,28 @@ export interface JournalRecord {
   [k: string]: unknown;
 }
 
-export function encodeRecord(rec: JournalRecord): Buffer {
+/** A record longer than an open accepts: acknowledged, it would be discarded as damage after a crash. */
+export class RecordTooLarge extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`a journal record of ${bytes} bytes passes the limit of ${limit}`);
+  }
+}
+
+/** The limit a write obeys: `requested` (tests lower it), never above MAX_RECORD_BYTES. */
+export function maxRecordBytes(requested?: number): number {
+  return Math.min(requested ?? MAX_RECORD_BYTES, MAX_RECORD_BYTES);
+}
+
+/** The record's bytes; RecordTooLarge, before anything is allocated for it, past `maxBytes` (see maxRecordBytes). */
+export function encodeRecord(rec: JournalRecord, maxBytes?: number): Buffer {
   const json = JSON.stringify(rec);
   // Encoded straight into the record (no intermediate payload buffer): this is on every append's path.
   const length = Buffer.byteLength(json, 'utf8');
+  const limit = maxRecordBytes(maxBytes);
+  if (length > limit) throw new RecordTooLarge(length, limit);
   const out = Buffer.allocUnsafe(HEADER + length);
   out.write(json, HEADER, 'utf8');
   out.writeUInt32LE(MAGIC, 0);

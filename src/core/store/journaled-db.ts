@@ -6,7 +6,7 @@ import { describeError } from '../errors';
 import { type Quarantine, StoreError } from './errors';
 import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
 import { admitGroup, type Pending } from './group-record';
-import { encodeRecord, JournalFile, type JournalRecord, scanJournal } from './journal';
+import { encodeRecord, JournalFile, type JournalRecord, maxRecordBytes, RecordTooLarge, scanJournal } from './journal';
 import { loadSqlJs } from './sqljs';
 import type { StoreCounters } from './stats';
 
@@ -40,6 +40,8 @@ export interface JournaledDbOptions {
   checkpointBytes?: number;
   /** Where syncs, commits and records are counted (the store's, shared by its files). */
   counters?: StoreCounters;
+  /** The largest journal record a write may make (tests lower it); never above MAX_RECORD_BYTES, the most an open reads back. */
+  maxRecordBytes?: number;
 }
 
 const DEFAULT_CHECKPOINT_BYTES = 8 * 1024 * 1024;
@@ -178,8 +180,13 @@ export class JournaledDb<P extends object> {
 
   /** The in-memory database (reads); refused once it holds a write that never became durable. */
   get db(): Database {
-    if (this.diverged) throw this.diverged;
+    this.assertReadable();
     return this.database;
+  }
+
+  /** Throws once the in-memory state holds a write that never became durable (reads would show it). */
+  assertReadable(): void {
+    if (this.diverged) throw this.diverged;
   }
 
   /** Bytes in the journal not yet folded into the database file. */
@@ -196,7 +203,7 @@ export class JournaledDb<P extends object> {
         continue;
       }
       const items = cut < 0 ? this.queue.splice(0) : this.queue.splice(0, cut);
-      const group = admitGroup(items, this.lsn + 1, this.hooks, (lsn, ops) => encode(lsn, ops, this.dbFile));
+      const group = admitGroup(items, this.lsn + 1, this.hooks, (lsn, ops) => encode(lsn, ops, this.dbFile, this.opts.maxRecordBytes));
       if (!group) continue;
       const { accepted, ops, record } = group;
       const lsn = this.lsn + group.records;
@@ -334,11 +341,25 @@ export function prepared(db: Database, sql: string): Statement {
   return stmt;
 }
 
-/** A journal record, or BAD_EVENT when the payloads are not JSON (a BigInt, a cycle). */
-function encode(lsn: number, ops: unknown[], dbFile: string): Buffer {
+/**
+ * A journal record; BAD_EVENT when the payloads are not JSON (a BigInt, a cycle), TOO_LARGE when
+ * the record would pass what an open reads back (decision 0098): refused before a byte is written.
+ */
+function encode(lsn: number, ops: unknown[], dbFile: string, maxBytes?: number): Buffer {
   try {
-    return encodeRecord({ lsn, ops });
+    return encodeRecord({ lsn, ops }, maxBytes);
   } catch (err) {
+    const bytes =
+      err instanceof RecordTooLarge ? err.bytes : err instanceof RangeError && /string length/i.test(err.message) ? Number.POSITIVE_INFINITY : undefined;
+    if (bytes !== undefined) {
+      const size = Number.isFinite(bytes) ? `${mib(bytes)} MiB` : 'more than a string can hold';
+      throw new StoreError(
+        'TOO_LARGE',
+        `A write to ${dbFile} is ${size} as one journal record, past the ${mib(maxRecordBytes(maxBytes))} MiB limit a store can read back; nothing of it was written. Append its events in smaller batches; a single event this large cannot be stored (shorten it, or keep its content in a file).`,
+        dbFile,
+        err,
+      );
+    }
     throw new StoreError('BAD_EVENT', `A record for ${dbFile} cannot be stored as JSON (${describeError(err)}); remove that value and retry.`, dbFile, err);
   }
 }
@@ -349,6 +370,10 @@ function encode(lsn: number, ops: unknown[], dbFile: string): Buffer {
  * (the application_id field, which SQLite keeps as is), computed with those bytes zeroed.
  */
 const CRC_AT = 68;
+
+function mib(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1);
+}
 export function seal(bytes: Uint8Array): void {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   b.writeUInt32BE(0, CRC_AT);

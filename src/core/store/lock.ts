@@ -1,20 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
+import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
 
 const held = new Set<string>();
 
 /** How long acquiring may wait for another process's takeover to finish before giving up. */
 const TAKEOVER_WAIT_MS = 5000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -30,10 +23,16 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** A pid written by a process that still runs (not this one: our own pid there is a leftover). */
-function liveOwner(text: string): number | undefined {
-  const pid = /^\d+$/.test(text) ? Number(text) : NaN;
-  return Number.isSafeInteger(pid) && pid !== process.pid && alive(pid) ? pid : undefined;
+/** LOCKED: who holds the store, and what to do. */
+function lockedBy(dir: string, file: string, holder: Holder): StoreError {
+  const { pid } = holder.owner;
+  if (holder.checked)
+    return new StoreError('LOCKED', `The store at ${dir} is in use by process ${pid}. Close that Arbor (or pass another --store) and retry.`, file);
+  return new StoreError(
+    'LOCKED',
+    `The store at ${dir} is in use by process ${pid} ${holder.where}, which this process cannot check. Close that Arbor (or pass another --store) and retry; if it is really gone, delete ${file} and retry.`,
+    file,
+  );
 }
 
 /** Create `target` holding `source`'s bytes, atomically and only if absent (a hard link). */
@@ -55,7 +54,8 @@ function createFrom(source: string, target: string): boolean {
 }
 
 /**
- * One writer per store folder: `arbor.lock` holds the owner's pid. A lock left by a
+ * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id and
+ * host (lock-owner.ts; a bare pid, as older versions wrote, is still read). A lock left by a
  * process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
  * processes finding the same stale lock (a VS Code window and the CLI) cannot both win
  * (decision 0019):
@@ -72,15 +72,15 @@ export function acquireLock(dir: string): () => void {
   if (held.has(key))
     throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
   const mine = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(mine, String(process.pid));
+  const myText = ownerText(thisOwner());
+  fs.writeFileSync(mine, myText);
   try {
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (!createFrom(mine, file)) {
       const text = readText(file);
       if (text === undefined) continue; // released meanwhile: try to create it again
-      const owner = liveOwner(text);
-      if (owner !== undefined)
-        throw new StoreError('LOCKED', `The store at ${dir} is in use by process ${owner}. Close that Arbor (or pass another --store) and retry.`, file);
+      const holder = liveHolder(text);
+      if (holder !== undefined) throw lockedBy(dir, file, holder);
       if (takeOver(file, text, mine)) break;
       if (Date.now() > deadline)
         throw new StoreError(
@@ -96,19 +96,19 @@ export function acquireLock(dir: string): () => void {
   held.add(key);
   return () => {
     held.delete(key);
-    if (readText(file) === String(process.pid)) fs.rmSync(file, { force: true });
+    if (readText(file) === myText) fs.rmSync(file, { force: true });
   };
 }
 
 /** Replace the stale lock whose text was `stale` with ours; false when someone else got there first. */
 function takeOver(file: string, stale: string, mine: string): boolean {
-  const base = `${file}.takeover-${/^\d{1,12}$/.test(stale) ? stale : 'unreadable'}`;
+  const base = `${file}.takeover-${guardName(stale)}`;
   for (let level = 0; ; level++) {
     const guard = level === 0 ? base : `${base}.${level}`;
     if (!createFrom(mine, guard)) {
       const holder = readText(guard);
       if (holder === undefined) return false; // finished meanwhile: look at the lock again
-      if (liveOwner(holder) !== undefined) return false; // a takeover under way
+      if (liveHolder(holder) !== undefined) return false; // a takeover under way (or one we cannot check)
       continue; // its holder died mid-takeover: nobody holds it, so the next level is free
     }
     try {
@@ -122,4 +122,11 @@ function takeOver(file: string, stale: string, mine: string): boolean {
       fs.rmSync(guard, { force: true });
     }
   }
+}
+
+/** The stale lock's part of its takeover guard's name: every contender for the same stale lock picks the same guard. */
+function guardName(stale: string): string {
+  if (/^\d{1,12}$/.test(stale)) return stale; // an old lock: the name older versions use
+  const owner = parseOwner(stale);
+  return owner ? `${owner.pid}-${crc32(stale).toString(16)}` : 'unreadable';
 }

@@ -9,6 +9,7 @@ import { Catalog } from './catalog';
 import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
 import { type Quarantine, StoreError } from './errors';
 import { acquireLock } from './lock';
+import { Operations } from './operations';
 import { reconcileTrees } from './reconcile';
 import { StoreCounters, type StoreStats } from './stats';
 import { SummaryBook } from './summaries';
@@ -34,12 +35,13 @@ export interface StoreOptions extends TreeCacheOptions {
  */
 export class Store {
   private readonly openTrees: TreeCache;
-  /** Sessions between their tree write and their catalog write: not strays, whatever a tree says. */
-  private readonly creating = new Set<string>();
+  /** Sessions between their tree write and their catalog write (id → tree): not strays, whatever a tree says. */
+  private readonly creating = new Map<string, string>();
   /** While open() rebuilds a catalog from the tree files, a tree's unlisted sessions are kept. */
   private recovering = false;
   private readonly problemList: Quarantine[] = [];
-  private closed = false;
+  /** Operations under way: close waits for them, and refuses new ones (decision 0098). */
+  private readonly ops: Operations;
   /** Write CLEAN_MARKER at close: the harness says every turn has ended. */
   private cleanOnClose = false;
   private readonly summaries: SummaryBook;
@@ -54,6 +56,7 @@ export class Store {
     private readonly counters: StoreCounters,
   ) {
     this.problemList.push(...catalog.quarantined);
+    this.ops = new Operations(dir);
     this.summaries = new SummaryBook(catalog);
     this.openTrees = new TreeCache(
       dir,
@@ -121,14 +124,16 @@ export class Store {
   }
 
   /** Turns may run from now on: the marker goes (durably) until a clean close writes it again. */
-  async markRunning(): Promise<void> {
-    this.cleanOnClose = false;
-    // The kept summaries stop being exact now too, durably, beside the marker's removal: the
-    // first append after an open (a resumed child's accept) then waits for its own write only,
-    // not for a catalog write before it (decision 0064).
-    const clearing = this.summaries.beforeWrite();
-    await removeCleanMarker(this.dir, this.counters);
-    await clearing;
+  markRunning(): Promise<void> {
+    return this.ops.run(async () => {
+      this.cleanOnClose = false;
+      // The kept summaries stop being exact now too, durably, beside the marker's removal: the
+      // first append after an open (a resumed child's accept) then waits for its own write only,
+      // not for a catalog write before it (decision 0064).
+      const clearing = this.summaries.beforeWrite();
+      await removeCleanMarker(this.dir, this.counters);
+      await clearing;
+    });
   }
 
   /** Every turn has ended: `close` leaves the marker (after the tree files are closed, beside the catalog's last write). */
@@ -186,8 +191,11 @@ export class Store {
    * Publish a session: its header and the events it already holds (a fork seed, the
    * unpublished setup) become durable together, or not at all. A child joins its parent's tree.
    */
-  async createSession(header: SessionHeader, events: readonly SessionEvent[] = []): Promise<void> {
-    this.assertOpen();
+  createSession(header: SessionHeader, events: readonly SessionEvent[] = []): Promise<void> {
+    return this.ops.run(() => this.create(header, events));
+  }
+
+  private async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
     checkHeader(header);
     if (this.catalog.get(header.id)) throw new StoreError('DUPLICATE_SESSION', `Session ${header.id} already exists; pick another id.`);
     let treeName = header.id;
@@ -203,15 +211,18 @@ export class Store {
     // session without data. A stray still there (the catalog write failed in this process)
     // is replaced in the same journal record, so creating the id again succeeds.
     await this.summaries.beforeWrite();
-    this.creating.add(header.id);
+    this.ops.assertOpen();
+    this.creating.set(header.id, treeName);
     try {
-      await this.withTree(treeName, (tree) =>
-        tree.write([
+      await this.withTree(treeName, (tree) => {
+        this.ops.assertOpen(); // opening the tree took a while: the close may have begun
+        return tree.write([
           ...(tree.has(header.id) ? [{ op: 'delete' as const, session: header.id }] : []),
           { op: 'session', header },
           { op: 'events', session: header.id, events: [...events] },
-        ]),
-      );
+        ]);
+      });
+      // Written to the tree: the commit point follows even if a close began (it waits for us).
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
       this.counters.events += events.length;
       this.summaries.created(header, events);
@@ -222,14 +233,21 @@ export class Store {
   }
 
   /** Durably append events (contiguous with what is stored); resolves once on disk. */
-  async append(id: string, events: readonly SessionEvent[]): Promise<void> {
-    this.assertOpen();
-    const clearing = this.summaries.beforeWrite();
-    if (clearing) await clearing;
-    await this.withTreeOf(id, (tree) => tree.write([{ op: 'events', session: id, events: [...events] }]));
-    this.counters.events += events.length;
-    this.summaries.appended(id, events);
-    this.appended(id, events);
+  append(id: string, events: readonly SessionEvent[]): Promise<void> {
+    return this.ops.run(async () => {
+      const clearing = this.summaries.beforeWrite();
+      if (clearing) {
+        await clearing;
+        this.ops.assertOpen();
+      }
+      await this.withTreeOf(id, (tree) => {
+        this.ops.assertOpen(); // opening the tree took a while: the close may have begun
+        return tree.write([{ op: 'events', session: id, events: [...events] }]);
+      });
+      this.counters.events += events.length;
+      this.summaries.appended(id, events);
+      this.appended(id, events);
+    });
   }
 
   /**
@@ -290,7 +308,7 @@ export class Store {
     const known = this.summaries.get(id);
     if (known) return known;
     const header = this.catalog.get(id)?.header;
-    if (!header) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    if (!header) throw this.unknown(id);
     const s = summarize(header, await this.readEvents(id));
     this.summaries.learn(id, s);
     return s;
@@ -299,27 +317,34 @@ export class Store {
   /**
    * Delete a session and all its descendants: unlisted first (catalog), then their events
    * (tree). A crash in between leaves unlisted rows in the tree file, never a listed session
-   * without data. Returns the deleted ids.
+   * without data. A whole tree's files go once its deletion is durable (the catalog names the
+   * tree in the same record, so an open after a crash removes what is left). Returns the deleted ids.
    */
-  async deleteSession(id: string): Promise<string[]> {
-    this.assertOpen();
-    const entry = this.catalog.get(id);
-    if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
-    const ids = this.catalog.subtree(id).reverse(); // children before parents
-    await this.summaries.beforeWrite();
-    await this.catalog.add(ids.map((x) => ({ op: 'delete' as const, id: x })));
-    this.summaries.deleted(ids);
-    await this.withTree(entry.tree, (tree) => tree.write(ids.filter((x) => tree.has(x)).map((x) => ({ op: 'delete' as const, session: x }))));
-    return ids;
+  deleteSession(id: string): Promise<string[]> {
+    return this.ops.run(async () => {
+      if (!this.catalog.get(id)) throw this.unknown(id);
+      await this.summaries.beforeWrite();
+      this.ops.assertOpen();
+      const entry = this.catalog.get(id);
+      if (!entry) throw this.unknown(id); // deleted meanwhile
+      const ids = this.catalog.subtree(id).reverse(); // children before parents
+      const whole = this.catalog.holdsOnly(entry.tree, ids) && ![...this.creating.values()].includes(entry.tree);
+      await this.catalog.add(ids.map((x) => ({ op: 'delete' as const, id: x, ...(whole && x === id ? { tree: entry.tree } : {}) })));
+      this.summaries.deleted(ids);
+      if (whole) await this.openTrees.remove(entry.tree);
+      else await this.withTree(entry.tree, (tree) => tree.write(ids.filter((x) => tree.has(x)).map((x) => ({ op: 'delete' as const, session: x }))));
+      return ids;
+    });
   }
 
   /** Events of one session from `fromSeq` (raw, as stored). */
-  async readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
-    this.assertOpen();
-    return this.withTreeOf(id, (tree) => {
-      if (!tree.has(id)) throw this.missing(id, tree);
-      return this.guardRead(tree, () => tree.events(id, fromSeq));
-    });
+  readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
+    return this.ops.run(() =>
+      this.withTreeOf(id, (tree) => {
+        if (!tree.has(id)) throw this.missing(id, tree);
+        return this.guardRead(tree, () => tree.events(id, fromSeq));
+      }),
+    );
   }
 
   /** Load one session (its tree file only; no other session is folded). */
@@ -330,24 +355,31 @@ export class Store {
   }
 
   /** Number of stored events of a session. */
-  async length(id: string): Promise<number> {
-    return this.withTreeOf(id, (tree) => {
-      if (!tree.has(id)) throw this.missing(id, tree);
-      return this.guardRead(tree, () => tree.length(id));
-    });
+  length(id: string): Promise<number> {
+    return this.ops.run(() =>
+      this.withTreeOf(id, (tree) => {
+        if (!tree.has(id)) throw this.missing(id, tree);
+        return this.guardRead(tree, () => tree.length(id));
+      }),
+    );
   }
 
   /** Fold every journal into its database file now. */
-  async checkpoint(): Promise<void> {
-    this.assertOpen();
-    await this.openTrees.checkpoint();
-    await this.catalog.checkpoint();
+  checkpoint(): Promise<void> {
+    return this.ops.run(async () => {
+      await this.openTrees.checkpoint();
+      await this.catalog.checkpoint();
+    });
   }
 
+  /**
+   * Refuse new calls (CLOSED), wait for those under way, then close every file and release the
+   * lock: nothing is written after the lock is gone (decision 0098).
+   */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.ops.closed) return;
     try {
+      await this.ops.close();
       const fold = { foldFrom: this.opts.closeFoldsFrom ?? 0 };
       await this.openTrees.close(fold);
       // The marker says every turn has ended, which the tree journals hold durably now; it owes
@@ -368,7 +400,7 @@ export class Store {
 
   private async withTreeOf<T>(id: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
     const entry = this.catalog.get(id);
-    if (!entry) throw new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    if (!entry) throw this.unknown(id);
     return this.withTree(entry.tree, fn);
   }
 
@@ -395,7 +427,13 @@ export class Store {
   private async reconcile(all: boolean): Promise<void> {
     this.recovering = true;
     try {
-      await reconcileTrees(path.join(this.dir, 'trees'), this.catalog, all, (name) => this.withTree(name, (tree) => tree.headers()));
+      await reconcileTrees(
+        path.join(this.dir, 'trees'),
+        this.catalog,
+        all,
+        (name) => this.withTree(name, (tree) => tree.headers()),
+        (name) => this.openTrees.remove(name),
+      );
     } finally {
       this.recovering = false;
     }
@@ -423,7 +461,7 @@ export class Store {
     );
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new StoreError('CLOSED', `The store at ${this.dir} is closed.`);
+  private unknown(id: string): StoreError {
+    return new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
   }
 }

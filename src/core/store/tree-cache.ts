@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { type Quarantine, StoreError } from './errors';
+import { removeJournaledFiles } from './fsutil';
 import type { JournaledDbOptions } from './journaled-db';
 import { TreeFile } from './tree';
 
@@ -11,15 +12,19 @@ export interface TreeCacheOptions extends JournaledDbOptions {
 /**
  * The store's open tree files: opened on first use, kept in LRU order, closed past
  * `maxOpenTrees` when no operation uses them (a reopen waits for that close, so two
- * instances never share the files), and a file found corrupt stays refused.
+ * instances never share the files), and a file found corrupt stays refused. Once closed,
+ * no tree file is opened again (decision 0098).
  */
 export class TreeCache {
   private readonly trees = new Map<string, Promise<TreeFile>>();
-  /** Operations under way per tree: an evicted tree is one no operation is using. */
-  private readonly users = new Map<string, number>();
-  /** Evicted trees still closing (folding their journal): reopening waits for it. */
+  /** Operations under way per opened instance: an evicted or removed tree is one no operation is using. */
+  private readonly users = new Map<Promise<TreeFile>, number>();
+  /** Removals waiting for an instance's last operation to end. */
+  private readonly idle = new Map<Promise<TreeFile>, () => void>();
+  /** Evicted or removed trees still closing (folding their journal, deleting their files): reopening waits for it. */
   private readonly closing = new Map<string, Promise<void>>();
   private readonly broken = new Map<string, StoreError>();
+  private closed = false;
 
   constructor(
     private readonly dir: string,
@@ -32,15 +37,45 @@ export class TreeCache {
 
   /** Run `fn` on a tree that stays open until `fn` settles: eviction skips trees in use. */
   async with<T>(name: string, fn: (tree: TreeFile) => T | Promise<T>): Promise<T> {
-    this.users.set(name, (this.users.get(name) ?? 0) + 1);
+    const p = this.tree(name);
+    this.users.set(p, (this.users.get(p) ?? 0) + 1);
+    this.evict(); // after counting the user: the tree just opened is never the one evicted
     try {
-      return await fn(await this.tree(name));
+      return await fn(await p);
     } finally {
-      const left = this.users.get(name)! - 1;
-      if (left > 0) this.users.set(name, left);
-      else this.users.delete(name);
+      const left = this.users.get(p)! - 1;
+      if (left > 0) this.users.set(p, left);
+      else {
+        this.users.delete(p);
+        this.idle.get(p)?.();
+      }
       this.evict(); // a tree kept open past the limit because it was in use may go now
     }
+  }
+
+  /**
+   * Close a tree once no operation uses it, without folding its journal, and delete its files:
+   * its last session was deleted, durably (decision 0098). Opening the name again (a new root
+   * with the same id) waits for this, and starts from no file.
+   */
+  remove(name: string): Promise<void> {
+    const p = this.trees.get(name);
+    this.trees.delete(name);
+    this.broken.delete(name); // its files were moved aside: nothing of it is left to refuse
+    const before = this.closing.get(name) ?? Promise.resolve();
+    const done: Promise<void> = (async () => {
+      await before; // an eviction still folding its journal writes the file we delete
+      if (p) {
+        if (this.users.has(p)) await new Promise<void>((resolve) => this.idle.set(p, resolve));
+        this.idle.delete(p);
+        await (await p.catch(() => undefined))?.close({ checkpoint: false });
+      }
+      await removeJournaledFiles(path.join(this.dir, 'trees'), name);
+    })().finally(() => {
+      if (this.closing.get(name) === done) this.closing.delete(name);
+    });
+    this.closing.set(name, done);
+    return done;
   }
 
   /** Fold every open tree's journal into its file (an unreadable one is skipped: it is in the problems). */
@@ -57,11 +92,13 @@ export class TreeCache {
 
   /** Close every tree (`foldFrom`: see JournaledDb.close), and wait for those still closing. */
   async close(opts: { foldFrom?: number } = {}): Promise<void> {
+    this.closed = true;
     for (const p of this.trees.values()) await (await p.catch(() => undefined))?.close(opts);
     await Promise.all(this.closing.values());
   }
 
   private tree(name: string): Promise<TreeFile> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `The store at ${this.dir} is closed; its tree file ${name} is not opened again.`));
     const failed = this.broken.get(name);
     if (failed) return Promise.reject(failed);
     let p = this.trees.get(name);
@@ -90,7 +127,6 @@ export class TreeCache {
         },
       );
     this.trees.set(name, p);
-    this.evict();
     return p;
   }
 
@@ -99,7 +135,7 @@ export class TreeCache {
     const max = this.opts.maxOpenTrees ?? 16;
     for (const [name, p] of this.trees) {
       if (this.trees.size <= max) break;
-      if (this.users.has(name)) continue;
+      if (this.users.has(p)) continue;
       this.trees.delete(name);
       const done: Promise<void> = p
         .then((t) => t.close())

@@ -45,10 +45,13 @@ export class TreeFile {
     return this.jdb.quarantined;
   }
 
+  /** Refused (IO, as every read) once a write failed to become durable: the counts would include it. */
   has(id: string): boolean {
+    this.jdb.assertReadable();
     return this.nextSeq.has(id);
   }
   length(id: string): number {
+    this.jdb.assertReadable();
     return this.nextSeq.get(id) ?? 0;
   }
 

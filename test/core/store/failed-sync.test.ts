@@ -28,6 +28,8 @@ describe('store: an fdatasync that fails after the record was applied in memory'
     assert.match(err.message, /Nothing acknowledged was lost/);
     assert.match(err.message, /reopen the store/);
     await assert.rejects(store.readEvents('r'), (e: unknown) => e instanceof StoreError && e.code === 'IO' && /reopen the store/.test(e.message));
+    // Counts too: the length would include the events that never became durable (decision 0098).
+    await assert.rejects(store.length('r'), (e: unknown) => e instanceof StoreError && e.code === 'IO' && /reopen the store/.test(e.message));
     await assert.rejects(store.append('r', eventsFor('r', 5, 6)), (e: unknown) => e instanceof StoreError);
     await store.close();
 

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { acquireLock } from '../../../src/core/store/lock';
+import { parseOwner } from '../../../src/core/store/lock-owner';
 import { tempDir } from '../../support/store-fixtures';
 
 // A VS Code window and the CLI opening one workspace's store at the same moment, after a
@@ -82,7 +83,7 @@ describe('store lock: two processes taking over the same stale lock', () => {
       fs.writeFileSync(path.join(tmp.dir, 'arbor.lock'), String(stale));
       fs.writeFileSync(path.join(tmp.dir, `arbor.lock.takeover-${stale}`), String(await deadPid()));
       const release = acquireLock(tmp.dir);
-      assert.equal(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'), String(process.pid));
+      assert.equal(parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.pid, process.pid);
       assert.deepEqual(fs.readdirSync(tmp.dir), ['arbor.lock']);
       release();
       assert.deepEqual(fs.readdirSync(tmp.dir), []);
@@ -96,7 +97,7 @@ describe('store lock: two processes taking over the same stale lock', () => {
     try {
       fs.writeFileSync(path.join(tmp.dir, 'arbor.lock'), '');
       const release = acquireLock(tmp.dir);
-      assert.equal(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'), String(process.pid));
+      assert.equal(parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.pid, process.pid);
       release();
     } finally {
       tmp.remove();

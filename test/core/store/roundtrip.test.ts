@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
 import { Store, StoreError, type StoreErrorCode } from '../../../src/core/store';
+import { parseOwner } from '../../../src/core/store/lock-owner';
 import { countSyncs } from '../../support/file-syncs';
 import { CRASH_SESSIONS, childHeader, closeAsIfKilled, eventAt, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
@@ -336,7 +337,7 @@ describe('store: round trip', () => {
       await first.createSession(rootHeader('r'), eventsFor('r', 0, 2));
       await rejectsWith(Store.open(tmp.dir), 'LOCKED', /share the open Store/);
       await rejectsWith(Store.open(path.relative(process.cwd(), tmp.dir)), 'LOCKED'); // another spelling of the same folder
-      assert.equal(fs.readFileSync(lockFile(), 'utf8'), String(process.pid));
+      assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
       await first.close();
       assert.equal(fs.existsSync(lockFile()), false, 'close releases the lock');
       const second = await openStore();
@@ -375,7 +376,7 @@ describe('store: round trip', () => {
       fs.writeFileSync(lockFile(), String(pid));
 
       const store = await openStore();
-      assert.equal(fs.readFileSync(lockFile(), 'utf8'), String(process.pid));
+      assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
       await store.createSession(rootHeader('r'));
       await store.close();
       assert.equal(fs.existsSync(lockFile()), false);

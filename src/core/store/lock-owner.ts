@@ -1,0 +1,105 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+
+// Who holds a store lock, and whether that holder may still run (decision 0098). A pid means
+// something only in its PID namespace, in one boot of one machine: a process in a container
+// or sandbox (`unshare --pid`, bwrap) sees another namespace's pids as dead, or as unrelated
+// processes. So a lock records the namespace, the boot and the host beside the pid, and a lock
+// this process cannot check is held unless it is provably stale (an earlier boot here).
+
+/** What a lock file says about its holder. An old lock file is a bare pid (nothing else known). */
+export interface LockOwner {
+  pid: number;
+  /** Inode of the holder's /proc/self/ns/pid (Linux). */
+  pidns?: number;
+  /** /proc/sys/kernel/random/boot_id of the holder's kernel (Linux). */
+  boot?: string;
+  host?: string;
+}
+
+function readOr<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined; // not Linux, or /proc not mounted: unknown
+  }
+}
+
+let self: LockOwner | undefined;
+
+/** This process, as its lock records it. */
+export function thisOwner(): LockOwner {
+  self ??= {
+    pid: process.pid,
+    pidns: readOr(() => fs.statSync('/proc/self/ns/pid').ino),
+    boot: readOr(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()) || undefined,
+    host: readOr(() => os.hostname()),
+  };
+  return { ...self, pid: process.pid };
+}
+
+/** The lock file's text for `owner`: one JSON line, whole. */
+export function ownerText(owner: LockOwner): string {
+  return JSON.stringify(owner);
+}
+
+/** The holder a lock's text names, or undefined when unreadable (empty, torn, foreign). */
+export function parseOwner(text: string): LockOwner | undefined {
+  if (/^\d+$/.test(text)) {
+    const pid = Number(text);
+    return Number.isSafeInteger(pid) ? { pid } : undefined;
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  if (!Number.isSafeInteger(o.pid) || (o.pid as number) <= 0) return undefined;
+  return {
+    pid: o.pid as number,
+    ...(Number.isSafeInteger(o.pidns) ? { pidns: o.pidns as number } : {}),
+    ...(typeof o.boot === 'string' && o.boot !== '' ? { boot: o.boot } : {}),
+    ...(typeof o.host === 'string' ? { host: o.host } : {}),
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A holder that may still run, and whether this process could check it (same namespace, same boot). */
+export type Holder = { owner: LockOwner; checked: true } | { owner: LockOwner; checked: false; where: string };
+
+/**
+ * Whom a lock's text names, if that holder may still run; undefined when the lock is stale:
+ * unreadable, its pid dead here, our own pid (a leftover), or written in an earlier boot of this
+ * host. A holder in another PID namespace or on another host cannot be checked, so it holds.
+ */
+export function liveHolder(text: string): Holder | undefined {
+  const owner = parseOwner(text);
+  if (!owner) return undefined;
+  const me = thisOwner();
+  const sameHost = owner.host === undefined || owner.host === me.host;
+  if (owner.boot !== undefined && me.boot !== undefined && owner.boot !== me.boot) {
+    // Another kernel: this host rebooted since (stale), or another machine sharing the folder.
+    return sameHost ? undefined : { owner, checked: false, where: `on host ${owner.host}` };
+  }
+  const sameBoot = owner.boot !== undefined && owner.boot === me.boot;
+  if (!sameBoot && !sameHost) return { owner, checked: false, where: `on host ${owner.host}` };
+  if (owner.pidns !== undefined && owner.pidns !== me.pidns)
+    return {
+      owner,
+      checked: false,
+      where: `in another PID namespace (pid:[${owner.pidns}]${owner.host ? ` on host ${owner.host}` : ''}: a container or sandbox)`,
+    };
+  if (owner.pid === process.pid) return undefined; // our own pid, yet not our lock: a leftover
+  return alive(owner.pid) ? { owner, checked: true } : undefined;
+}

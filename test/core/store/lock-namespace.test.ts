@@ -1,0 +1,94 @@
+import * as assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { StoreError } from '../../../src/core/store/errors';
+import { acquireLock } from '../../../src/core/store/lock';
+import { type LockOwner, ownerText, parseOwner, thisOwner } from '../../../src/core/store/lock-owner';
+import { tempDir } from '../../support/store-fixtures';
+
+// A pid means something only in its PID namespace, in one boot of one host. A lock written from
+// a container or sandbox (another PID namespace) or another host cannot be checked from here,
+// so it holds; one from an earlier boot of this host is stale (decision 0098).
+
+const LOCK_MODULE = path.join(__dirname, '..', '..', '..', 'src', 'core', 'store', 'lock');
+
+/** A pid that no process has here: one that just exited. */
+async function deadPid(): Promise<number> {
+  const p = spawn(process.execPath, ['-e', '0']);
+  await new Promise((resolve) => p.on('close', resolve));
+  return p.pid!;
+}
+
+describe('store lock: holders in other PID namespaces, boots and hosts', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir('arbor-lock-ns-')));
+  afterEach(() => tmp.remove());
+  const lockFile = () => path.join(tmp.dir, 'arbor.lock');
+  const writeLock = (o: LockOwner) => fs.writeFileSync(lockFile(), ownerText(o));
+
+  it('records the pid, PID namespace, boot id and host, and releases only its own lock', () => {
+    const release = acquireLock(tmp.dir);
+    const owner = parseOwner(fs.readFileSync(lockFile(), 'utf8'));
+    assert.equal(owner?.pid, process.pid);
+    if (fs.existsSync('/proc/self/ns/pid')) {
+      assert.equal(owner?.pidns, fs.statSync('/proc/self/ns/pid').ino);
+      assert.equal(owner?.boot, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    }
+    release();
+    assert.deepEqual(fs.readdirSync(tmp.dir), []);
+  });
+
+  it('a lock from another PID namespace holds, even when its pid is dead here; the error says where and how to remove it', async () => {
+    const me = thisOwner();
+    writeLock({ ...me, pid: await deadPid(), pidns: (me.pidns ?? 1) + 1 });
+    assert.throws(
+      () => acquireLock(tmp.dir),
+      (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /another PID namespace/.test(e.message) && e.message.includes(`delete ${lockFile()}`),
+    );
+    assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pidns, (me.pidns ?? 1) + 1, 'the lock is untouched');
+  });
+
+  it('a lock from another host holds; one from an earlier boot of this host is stale and taken over', async () => {
+    const me = thisOwner();
+    const dead = await deadPid();
+    writeLock({ ...me, pid: dead, host: `${me.host}-elsewhere`, boot: 'another-boot' });
+    assert.throws(
+      () => acquireLock(tmp.dir),
+      (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`on host ${me.host}-elsewhere`),
+    );
+    writeLock({ ...me, pid: process.pid + 1, pidns: (me.pidns ?? 1) + 1, boot: 'an-earlier-boot' });
+    const release = acquireLock(tmp.dir);
+    assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
+    release();
+    assert.deepEqual(fs.readdirSync(tmp.dir), []);
+  });
+
+  it('still reads an old lock (a bare pid): dead is taken over, alive holds', async () => {
+    fs.writeFileSync(lockFile(), String(await deadPid()));
+    acquireLock(tmp.dir)();
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
+    try {
+      fs.writeFileSync(lockFile(), String(holder.pid));
+      assert.throws(
+        () => acquireLock(tmp.dir),
+        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`in use by process ${holder.pid}. Close that Arbor`),
+      );
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('a process in its own PID namespace (unshare --pid) does not take the lock over', function () {
+    const probe = spawnSync('unshare', ['--pid', '--fork', 'true']);
+    if (probe.status !== 0) this.skip(); // needs root (or user namespaces) and util-linux
+    const release = acquireLock(tmp.dir);
+    try {
+      const script = `try { require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('won'); } catch (e) { console.log(e.code + ' ' + e.message); }`;
+      const r = spawnSync('unshare', ['--pid', '--fork', process.execPath, '-e', script], { encoding: 'utf8' });
+      assert.match(r.stdout, /^LOCKED .*in use by process \d+ in another PID namespace/, r.stdout + r.stderr);
+    } finally {
+      release();
+    }
+  });
+});
