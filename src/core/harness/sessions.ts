@@ -185,6 +185,8 @@ export class SessionsService {
     const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)].reverse();
     const stopped: string[] = [];
     const mirrorsEnded: Promise<void>[] = [];
+    // Messages and wakes on their way into the subtree (a cold resume under way) land paused (decision 0100).
+    this.h.subagents.halt(ids);
     // First every agent of the subtree is paused, so that a stopped child's notice reaching an
     // ancestor that waits on it (its turn already ended) starts nothing: Stop means nothing else runs.
     for (const x of ids) this.h.resident(x)?.pause();

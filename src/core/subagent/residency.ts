@@ -40,6 +40,18 @@ interface Activation {
   lastStop?: StopReason;
   /** The first seq of this activation: refusals before it were reported by an earlier notice. */
   fromSeq: number;
+  /** Built by a cold resume: until it runs a turn it has nothing to settle (its parent heard of its last work). */
+  resumed?: boolean;
+}
+
+/**
+ * A follow-up, "Send now" or runtime message on its way to a child (decision 0100). A Stop
+ * of the child's subtree while it is under way halts it: whatever lands (a cold resume, the
+ * message) lands paused. `signal`: the sending turn's; once aborted, nothing is sent.
+ */
+interface Work {
+  halted: boolean;
+  signal?: AbortSignal;
 }
 
 interface OneShot {
@@ -62,6 +74,10 @@ export class Residency {
   private readonly depths = new Map<string, number>();
   /** Cold resumes and log writes under way per non-resident child. */
   private readonly busy = new Map<string, Promise<unknown>>();
+  /** Follow-ups, wakes and runtime messages under way per child: `halt` marks them (decision 0100). */
+  private readonly underway = new Map<string, Set<Work>>();
+  /** `disposeAll` has begun: nothing new is made resident or started (decision 0100). */
+  private closing = false;
   private background = 0;
   private readonly quietWaiters = new Set<() => void>();
 
@@ -93,7 +109,7 @@ export class Residency {
     };
   }
 
-  addActivation(id: string, parentId: string, agent: Agent, release: () => void): void {
+  addActivation(id: string, parentId: string, agent: Agent, release: () => void): Activation {
     const a: Activation = { id, parentId, agent, release, released: false, offIdle: () => undefined, fromSeq: agent.session.events.length };
     a.offIdle = agent.onIdle(() => {
       a.lastStop = agent.lastTurn?.stopReason;
@@ -101,6 +117,7 @@ export class Residency {
     });
     this.activations.set(id, a);
     this.own(parentId, id);
+    return a;
   }
 
   addOneShot(id: string, parentId: string, release: () => void, agent: Agent): void {
@@ -138,7 +155,17 @@ export class Residency {
     this.notifyQuiet();
   }
 
-  async followup(callerId: string | null, childId: string, text: string): Promise<{ messageId: string; path: FollowupPath }> {
+  async followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
+    // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
+    const work = this.begin(childId, signal);
+    try {
+      return await this.followupAs(callerId, childId, text, work);
+    } finally {
+      this.end(childId, work);
+    }
+  }
+
+  private async followupAs(callerId: string | null, childId: string, text: string, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
     const store = this.rt.store;
     const header = store.header(childId);
     if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
@@ -148,18 +175,77 @@ export class Residency {
       throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
     const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
     if (mirror) throw mirror;
-    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' });
+    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work);
+  }
+
+  /**
+   * A Stop of these sessions (a subtree, `interruptSubtree`): follow-ups, wakes and runtime
+   * messages under way to them land paused — a cold resume in progress lands paused, a message
+   * is kept queued and starts nothing (decision 0100). The Stop pauses what is resident itself.
+   */
+  halt(ids: readonly string[]): void {
+    for (const id of ids) for (const w of this.underway.get(id) ?? []) w.halted = true;
+  }
+
+  private begin(id: string, signal?: AbortSignal): Work {
+    const w: Work = { halted: false, ...(signal ? { signal } : {}) };
+    const set = this.underway.get(id) ?? new Set<Work>();
+    set.add(w);
+    this.underway.set(id, set);
+    return w;
+  }
+
+  private end(id: string, w: Work): void {
+    const set = this.underway.get(id);
+    if (!set?.delete(w)) return;
+    if (set.size === 0) this.underway.delete(id);
+  }
+
+  /** The host is closing: a new message or wake is refused before anything is written or resumed. */
+  private refuseIfClosing(childId: string): void {
+    if (this.closing)
+      throw new SubagentError(
+        'CLOSING',
+        `Arbor is closing (the window is reloading or closing); nothing was sent to ${childId}. Send it again once Arbor has reopened.`,
+      );
+  }
+
+  /** The sending turn was interrupted (Stop) before the message was written: nothing is sent (as a start, seed 002). */
+  private refuseIfCancelled(childId: string, work: Work): void {
+    if (work.signal?.aborted) throw new SubagentError('CANCELLED', `The sending turn was interrupted before the message reached ${childId}; nothing was sent.`);
+  }
+
+  /**
+   * Accept into a resident activation. A message a Stop overtook is kept (durably queued) and
+   * starts nothing: the pause comes in the same tick as the accept, before the turn it
+   * scheduled opens (the next tick, decision 0075). A Stop during the write is the Stop's own.
+   */
+  private async accept(a: Activation, text: string, source: MessageSource, work: Work): Promise<string> {
+    const accepted = a.agent.accept(text, source);
+    if (work.halted) a.agent.pause();
+    const messageId = await accepted;
+    if (work.halted) this.keepPaused(a);
+    return messageId;
+  }
+
+  /** Paused (a kept queue waits for a human) and released when settled. */
+  private keepPaused(a: Activation): void {
+    a.agent.pause();
+    this.armReleaseIfSettled(a);
   }
 
   /** Into a continuable child's inbox: running → inbox, waiting → wake, not resident → cold resume. */
-  private async enqueue(childId: string, text: string, source: MessageSource): Promise<{ messageId: string; path: FollowupPath }> {
+  private async enqueue(childId: string, text: string, source: MessageSource, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
+    // Checked after every await (each call, the retry below included) and before the accept.
+    this.refuseIfClosing(childId);
+    this.refuseIfCancelled(childId, work);
     const live = this.activations.get(childId);
     if (live && !live.released) {
       // Later FIFO turns: never joins a running turn, never calls the provider again.
-      const path: FollowupPath = live.agent.activity === 'running' ? 'inbox' : 'wake';
+      const path: FollowupPath = work.halted ? 'kept' : live.agent.activity === 'running' ? 'inbox' : 'wake';
       clearTimeout(live.timer);
       live.timer = undefined;
-      const messageId = await live.agent.accept(text, source);
+      const messageId = await this.accept(live, text, source, work);
       return { messageId, path };
     }
     // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
@@ -167,14 +253,27 @@ export class Residency {
     const pending = this.busy.get(childId);
     if (pending) {
       await pending.catch(() => undefined);
-      return this.enqueue(childId, text, source);
+      return this.enqueue(childId, text, source, work);
     }
+    const a = await this.resumeOnce(childId);
+    // Closing: `disposeAll` waited for this resume and releases it.
+    this.refuseIfClosing(childId);
+    if (work.signal?.aborted) this.keepPaused(a);
+    this.refuseIfCancelled(childId, work);
+    const messageId = await this.accept(a, text, source, work);
+    return { messageId, path: work.halted ? 'kept' : 'cold-resume' };
+  }
+
+  /**
+   * The one cold resume of a released child, held in `busy` while under way (`disposeAll` waits
+   * for it). Returned as is, not through an async wrapper: the resuming caller's accept then runs
+   * before a concurrent follow-up's that waits on `busy.catch()` (FIFO, cold-resume.test).
+   */
+  private resumeOnce(childId: string): Promise<Activation> {
     const resume = this.coldResume(childId);
     this.busy.set(childId, resume);
     void resume.catch(() => undefined).finally(() => this.busy.delete(childId));
-    const agent = await resume;
-    const messageId = await agent.accept(text, source);
-    return { messageId, path: 'cold-resume' };
+    return resume;
   }
 
   /**
@@ -182,8 +281,20 @@ export class Residency {
    * resumes; a released one is cold-resumed from its log and works through its queue.
    */
   async wake(childId: string): Promise<void> {
+    const work = this.begin(childId);
+    try {
+      await this.wakeAs(childId, work);
+    } finally {
+      this.end(childId, work);
+    }
+  }
+
+  private async wakeAs(childId: string, work: Work): Promise<void> {
+    this.refuseIfClosing(childId);
     const live = this.activations.get(childId);
     if (live && !live.released) {
+      // A Stop that overtook this wake (it waited for a resume below): the queue waits on.
+      if (work.halted) return;
       clearTimeout(live.timer);
       live.timer = undefined;
       live.agent.resume();
@@ -192,12 +303,13 @@ export class Residency {
     const pending = this.busy.get(childId);
     if (pending) {
       await pending.catch(() => undefined);
-      return this.wake(childId);
+      return this.wakeAs(childId, work);
     }
-    const resume = this.coldResume(childId);
-    this.busy.set(childId, resume);
-    void resume.catch(() => undefined).finally(() => this.busy.delete(childId));
-    (await resume).resume();
+    const a = await this.resumeOnce(childId);
+    this.refuseIfClosing(childId);
+    // Stopped while it was being resumed: it lands paused, its queue kept (decision 0100).
+    if (work.halted) return this.keepPaused(a);
+    a.agent.resume();
   }
 
   /**
@@ -207,8 +319,14 @@ export class Residency {
    * recorded in its log.
    */
   async deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
-    if (!quiet && mode === 'continuable') {
-      await this.enqueue(id, text, source);
+    // Closing: nothing is resumed; the message is recorded as history, as the host's own notices are.
+    if (!quiet && mode === 'continuable' && !this.closing) {
+      const work = this.begin(id);
+      try {
+        await this.enqueue(id, text, source, work);
+      } finally {
+        this.end(id, work);
+      }
       return;
     }
     const live = this.activations.get(id);
@@ -228,7 +346,7 @@ export class Residency {
   }
 
   /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
-  private async coldResume(childId: string): Promise<Agent> {
+  private async coldResume(childId: string): Promise<Activation> {
     const { store } = this.rt;
     let session: Awaited<ReturnType<typeof store.inspect>>;
     try {
@@ -261,11 +379,12 @@ export class Residency {
     const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
     const built = this.rt.build(new SessionWriter(session, store), comp);
     await built.agent.recover();
-    this.addActivation(childId, parentId, built.agent, () => {
+    const a = this.addActivation(childId, parentId, built.agent, () => {
       built.release();
       unregister();
     });
-    return built.agent;
+    a.resumed = true;
+    return a;
   }
 
   /** Arm the release timer of a settled activation (no live children either); disarm it if it woke. */
@@ -317,7 +436,9 @@ export class Residency {
     this.disown(a.parentId, a.id);
     a.release();
     await a.agent.dispose();
-    if (notify) {
+    // A cold resume that ran no turn (a Stop or an interrupted sender overtook its message,
+    // decision 0100) has nothing to settle: its parent heard of its last work already.
+    if (notify && !(a.resumed && !a.agent.lastTurn)) {
       // Exactly once per Activation: the runtime's fact, distinct from the child's own reports.
       const stopReason = a.agent.lastTurn?.stopReason ?? a.lastStop ?? 'completed';
       const text = lastTurnText(a.agent.session.events);
@@ -370,9 +491,20 @@ export class Residency {
    * and its parent gets its settlement notice as history (nothing wakes: the process is going).
    */
   async disposeAll(): Promise<void> {
+    // From here a follow-up or wake is refused, and a runtime message is history (decision
+    // 0100); a cold resume or log write under way lands first, so its activation is released
+    // below (never left behind, resident after the close) and its message written before the store closes.
+    this.closing = true;
+    await this.drain();
     const depth = (a: Activation) => a.id.split('.').length;
     for (const a of [...this.activations.values()].sort((x, y) => depth(y) - depth(x))) await this.release(a, 'quiet');
     for (const o of [...this.oneShots.values()]) await this.disposeOneShot(o.id);
+    await this.drain();
+  }
+
+  /** Wait until no cold resume or log write is under way. */
+  private async drain(): Promise<void> {
+    while (this.busy.size > 0) await Promise.allSettled([...this.busy.values()]);
   }
 
   whenQuiet(): Promise<void> {

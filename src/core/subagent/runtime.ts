@@ -195,8 +195,13 @@ export class SubagentRuntime implements SubagentControl {
   }
 
   /** Follow-up to a continuable child: inbox, wake, or cold resume. `caller` null = the human. */
-  followup(callerId: string | null, childId: string, text: string) {
-    return this.residency.followup(callerId, childId, text);
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal) {
+    return this.residency.followup(callerId, childId, text, signal);
+  }
+
+  /** A Stop of these sessions: messages and wakes under way to them land paused (decision 0100). */
+  halt(ids: readonly string[]): void {
+    this.residency.halt(ids);
   }
 
   /** Deliver a message to a parent: a runtime notice that wakes it, or a quiet history entry. */

@@ -20,7 +20,8 @@ export interface SubagentControl {
   /** Continuable: resolves once the first message is durably in the child's inbox. */
   startContinuable(caller: Agent, providerName: string, request: SubagentRequest, opts?: StartOptions): Promise<ContinuableStart>;
   /** Follow-up to a continuable child: inbox, wake, or cold resume. `callerId` null = the human. */
-  followup(callerId: string | null, childId: string, text: string): Promise<{ messageId: string; path: FollowupPath }>;
+  /** `signal`: the sending turn's; once aborted before the message is written, nothing is sent (CANCELLED). */
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }>;
   /** Deliver a message to a parent: a runtime notice that wakes it, or a quiet history entry. */
   deliver(parentId: string, text: string, source: MessageSource, quiet?: boolean): Promise<void>;
   /** The resident agent of a session, if any (the caller of a tool always is). */

@@ -98,6 +98,8 @@ export type SubagentErrorCode =
   | 'CANCELLED'
   | 'READ_ONLY'
   | 'NOT_CANCELLABLE'
+  /** Arbor is closing (a reload): nothing was sent; send it again once it has reopened (decision 0100). */
+  | 'CLOSING'
   /** `placement` names no configured placement (decision 0074). */
   | 'UNKNOWN_PLACEMENT'
   /** A `SubagentStart` hook vetoed the start (decision 0057). */
@@ -150,7 +152,8 @@ export interface ContinuableStart {
   messageId: string;
 }
 
-export type FollowupPath = 'inbox' | 'wake' | 'cold-resume';
+/** `kept`: a Stop of the child's subtree overtook the message: it is queued, and the child waits paused (decision 0100). */
+export type FollowupPath = 'inbox' | 'wake' | 'cold-resume' | 'kept';
 
 export type InterruptOutcome =
   | { accepted: true; effect: 'interrupted' | 'noop'; reason?: 'unknown' | 'one-shot' | 'not-running' }

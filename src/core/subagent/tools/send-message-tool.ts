@@ -8,7 +8,8 @@ export function createSendMessageTool(rt: SubagentControl): Tool {
     name: 'send_message',
     description:
       'Send a follow-up to one of your continuable subagents (by childId). It is queued after its current work (never mixed into a running turn); ' +
-      'a child that went idle is resumed from its saved history. Its answer arrives as a settlement notice.',
+      'a child that went idle is resumed from its saved history. Its answer arrives as a settlement notice. ' +
+      'delivered "kept" means a Stop of the child overtook the message: it waits queued until the user resumes the child.',
     parameters: {
       type: 'object',
       properties: {
@@ -20,7 +21,7 @@ export function createSendMessageTool(rt: SubagentControl): Tool {
     },
     async execute(args, ctx) {
       try {
-        const r = await rt.followup(ctx.sessionId, String(args.agentId), String(args.message));
+        const r = await rt.followup(ctx.sessionId, String(args.agentId), String(args.message), ctx.signal);
         return ok(json({ agentId: args.agentId, delivered: r.path, messageId: r.messageId }));
       } catch (err) {
         return subagentFailure('send_message', err);
