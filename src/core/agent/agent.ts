@@ -8,7 +8,7 @@ import { type CompactionResult, compact, compactIfNeeded } from './compaction';
 import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
 import { TurnScheduler } from './scheduling';
 import type { SessionLog } from './session-writer';
-import { InterruptReason, runTurn } from './turn';
+import { aborted, InterruptReason, runTurn } from './turn';
 import { withdrawQueued } from './withdraw';
 
 /** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
@@ -31,6 +31,8 @@ export class Agent implements SessionLog {
   private controller: AbortController | null = null;
   /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
+  /** The admit hook's judgement under way (an async answer): a cancel aborts it (decision 0099). */
+  private judging: AbortController | null = null;
   private disposed = false;
   /** When turns start: the one rule of decision 0075 (scheduling.ts). */
   private readonly turnsAt = new TurnScheduler({
@@ -232,6 +234,7 @@ export class Agent implements SessionLog {
     // An interrupt that says why ends the turn with that text (turn/end.error).
     const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
     if (this.controller) this.controller.abort(reason);
+    else if (this.judging) this.judging.abort(reason);
     else if (this.turnsAt.running) this.cancelPending = reason;
   }
 
@@ -307,8 +310,23 @@ export class Agent implements SessionLog {
       if (this.cfg.admit) {
         // Judged as the turn opens, a goal round too (decision 0083): a synchronous answer adds no
         // await, so the turn claims its message at once and its first facts join the accept's commit.
-        const verdict = this.admitted(next);
-        const admitted = typeof verdict === 'boolean' ? verdict : await verdict;
+        const judging = new AbortController();
+        const verdict = this.admitted(next, judging.signal);
+        let admitted: boolean;
+        if (typeof verdict === 'boolean') admitted = verdict;
+        else {
+          // A Stop while a hook judges (a slow UserPromptSubmit) is not held by it (decision 0099):
+          // the answer is not awaited, the message stays queued unjudged, and nothing runs.
+          this.judging = judging;
+          const answer = await Promise.race([verdict, aborted(judging.signal)]);
+          this.judging = null;
+          if (answer === undefined) {
+            this.cancelPending = undefined;
+            this.turnsAt.paused = true;
+            return;
+          }
+          admitted = answer;
+        }
         // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.
         if (this.session.unclaimedInbox[0] !== next.messageId) continue;
         if (!admitted) {
@@ -377,9 +395,9 @@ export class Agent implements SessionLog {
   }
 
   /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */
-  private admitted(msg: InboxAcceptedEvent): boolean | Promise<boolean> {
+  private admitted(msg: InboxAcceptedEvent, signal: AbortSignal): boolean | Promise<boolean> {
     try {
-      const r = this.cfg.admit!(msg);
+      const r = this.cfg.admit!(msg, signal);
       return typeof r === 'boolean'
         ? r
         : Promise.resolve(r).then(

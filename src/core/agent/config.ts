@@ -49,9 +49,11 @@ export interface AgentConfig extends ToolCallHooks {
    * round is checked again when it reaches the head (decision 0029). Contract: it must not
    * throw (a throw or a rejection counts as false: fail closed) and should answer quickly, as
    * the agent's loop waits for it; it is called for every message, so it answers true at once
-   * for the kinds it does not judge.
+   * for the kinds it does not judge. `signal` is aborted when the agent is stopped while it
+   * judges (decision 0099): its answer is then not awaited, the message stays queued unjudged,
+   * and nothing runs — so a slow hook never holds a Stop; it should stop its own work then.
    */
-  admit?: (msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+  admit?: (msg: InboxAcceptedEvent, signal: AbortSignal) => boolean | Promise<boolean>;
   /**
    * Checked before each model request, after the fan-out slot is taken and before anything of
    * the request is written: a refusal ends the turn with stop reason `budget` and its message,
@@ -69,8 +71,10 @@ export interface AgentConfig extends ToolCallHooks {
    * goes on with it; undefined ends the turn. `continued` counts the reasons this turn already
    * went on with: the turn asks at most `MAX_STOP_CONTINUES` times, so a hook cannot loop forever.
    * Contract: must not throw (a throw or a rejection ends the turn as if it said nothing).
+   * `signal` is the turn's: once it is aborted (Stop) the answer is not awaited and the turn
+   * ends interrupted at once (decision 0099); the hook should stop its own work then.
    */
-  beforeTurnEnd?: (c: { text: string; continued: number }) => Promise<string | undefined>;
+  beforeTurnEnd?: (c: { text: string; continued: number; signal: AbortSignal }) => Promise<string | undefined>;
   /**
    * Awaited just before a compaction starts (Claude Code's `PreCompact`), to observe it: it
    * cannot stop one. Contract: must not throw (a throw is dropped).

@@ -133,7 +133,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     if (cut) return end('max-tokens', cutByCap(cap, ownCap), 'max-tokens');
     if (out.toolCalls.length === 0) {
       if (out.finishReason === 'length') return end('max-tokens');
-      const more = continued < MAX_STOP_CONTINUES ? await goOn(cfg, out.text, continued) : undefined;
+      const more = continued < MAX_STOP_CONTINUES ? await goOn(cfg, out.text, continued, signal) : undefined;
       if (!more || signal.aborted) return end(signal.aborted ? stopped() : 'completed', signal.aborted ? whyStopped(signal) : undefined);
       continued++;
       pending.push(w.stage({ type: 'user/message', text: more.text, source: { kind: 'hook', event: more.event } }));
@@ -180,17 +180,19 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
 }
 
 /** A `beforeTurnEnd` reason to go on with (as a `hook` message), or nothing; a throw says nothing. */
-async function goOn(cfg: AgentConfig, text: string, continued: number): Promise<{ text: string; event: string } | undefined> {
+async function goOn(cfg: AgentConfig, text: string, continued: number, signal: AbortSignal): Promise<{ text: string; event: string } | undefined> {
   if (!cfg.beforeTurnEnd) return undefined;
   try {
-    const reason = await cfg.beforeTurnEnd({ text, continued });
+    // A Stop does not wait for the hook's answer (decision 0099): the turn ends interrupted at once.
+    const reason = await Promise.race([cfg.beforeTurnEnd({ text, continued, signal }), aborted(signal)]);
     return reason ? { text: reason, event: cfg.writer.session.header.parentSession ? 'SubagentStop' : 'Stop' } : undefined;
   } catch {
     return undefined;
   }
 }
 
-function aborted(signal: AbortSignal): Promise<undefined> {
+/** Resolves undefined once `signal` is aborted (never rejects): raced against what a Stop must not wait for. */
+export function aborted(signal: AbortSignal): Promise<undefined> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(undefined);
     signal.addEventListener('abort', () => resolve(undefined), { once: true });

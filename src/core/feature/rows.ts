@@ -44,7 +44,8 @@ export interface RowContext {
  * after-hook sees the result the previous one left).
  */
 export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'afterToolCall'> {
-  admit?(sessionId: string, msg: InboxAcceptedEvent): boolean | Promise<boolean>;
+  /** `signal`: aborted when the agent is stopped while it judges (AgentConfig.admit). */
+  admit?(sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal): boolean | Promise<boolean>;
   /** A root session was opened from its log (recovered, before its queue runs). */
   opened?(agent: Agent): Promise<void>;
   /** The harness is closing: rows close in reverse order, before any turn is cancelled. */
@@ -53,7 +54,7 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
    * A turn of `sessionId` would end `completed`: a returned reason makes it go on (the agent's
    * `beforeTurnEnd`, bounded there). The first row with a reason wins. Must not throw.
    */
-  turnEnding?(sessionId: string, c: { text: string; continued: number }): Promise<string | undefined>;
+  turnEnding?(sessionId: string, c: { text: string; continued: number; signal?: AbortSignal }): Promise<string | undefined>;
   /** Every call of a step of `sessionId` was answered; its results are staged next, synchronously after this (the agent's `beforeResults`). */
   stepAnswered?(sessionId: string): void;
   /** A compaction of `sessionId` is about to start (observe only). Must not throw. */

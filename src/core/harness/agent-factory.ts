@@ -78,7 +78,7 @@ export class AgentFactory {
       onDelta: live.streamOf(writer.id),
       onProgress: (progress) => live.progress(writer.id, progress),
       onApprovalChange: () => report(writer.id, 'approval'),
-      ...(admit ? { admit: (msg) => admit(writer.id, msg) } : {}),
+      ...(admit ? { admit: (msg, signal) => admit(writer.id, msg, signal) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),
       ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),

@@ -34,7 +34,7 @@ export const delegationRow: FeatureRow<void> = {
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
 export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> &
   Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered'> & {
-    admit?: (sessionId: string, msg: InboxAcceptedEvent) => boolean | Promise<boolean>;
+    admit?: (sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => boolean | Promise<boolean>;
     beforeToolCall?: ToolCallHooks['beforeToolCall'];
     afterToolCall?: ToolCallHooks['afterToolCall'];
   } {
@@ -42,7 +42,7 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
   const befores = all.flatMap((h) => (h.beforeToolCall ? [h.beforeToolCall] : []));
   const afters = all.flatMap((h) => (h.afterToolCall ? [h.afterToolCall] : []));
   return {
-    ...(admits.length ? { admit: (id: string, msg: InboxAcceptedEvent) => allAdmit(admits, id, msg) } : {}),
+    ...(admits.length ? { admit: (id: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => allAdmit(admits, id, msg, signal) } : {}),
     ...(befores.length
       ? {
           beforeToolCall: async (c: Parameters<NonNullable<ToolCallHooks['beforeToolCall']>>[0]) => {
@@ -114,10 +114,16 @@ function firstAnswer<K extends 'turnEnding' | 'subagentStarting'>(all: readonly 
 }
 
 /** Synchronous while every answer is (the agent then claims its message without an await). */
-function allAdmit(admits: readonly NonNullable<FeatureHooks['admit']>[], id: string, msg: InboxAcceptedEvent, from = 0): boolean | Promise<boolean> {
+function allAdmit(
+  admits: readonly NonNullable<FeatureHooks['admit']>[],
+  id: string,
+  msg: InboxAcceptedEvent,
+  signal: AbortSignal | undefined,
+  from = 0,
+): boolean | Promise<boolean> {
   for (let i = from; i < admits.length; i++) {
-    const r = admits[i](id, msg);
-    if (typeof r !== 'boolean') return Promise.resolve(r).then((v) => (v === true ? allAdmit(admits, id, msg, i + 1) : false));
+    const r = admits[i](id, msg, signal);
+    if (typeof r !== 'boolean') return Promise.resolve(r).then((v) => (v === true ? allAdmit(admits, id, msg, signal, i + 1) : false));
     if (!r) return false;
   }
   return true;

@@ -34,7 +34,7 @@ function hooksOf(s: HookService): FeatureHooks {
   return {
     beforeToolCall: (c) => (s.has('PreToolUse') ? preToolUse(s, c) : undefined),
     afterToolCall: (c) => (s.has('PostToolUse') ? postToolUse(s, c) : undefined),
-    admit: (id, msg) => (s.has('UserPromptSubmit') && fromHuman(msg) ? promptSubmit(s, id, msg) : true),
+    admit: (id, msg, signal) => (s.has('UserPromptSubmit') && fromHuman(msg) ? promptSubmit(s, id, msg, signal) : true),
     turnEnding: async (id, c) => {
       const place = s.placeOf(id);
       const sub = place.parentId !== undefined;
@@ -45,6 +45,7 @@ function hooksOf(s: HookService): FeatureHooks {
         sessionId: id,
         ...(sub ? { match: [place.agent] } : {}),
         fields: { stop_hook_active: c.continued > 0, last_assistant_message: c.text },
+        ...(c.signal ? { signal: c.signal } : {}), // a Stop kills the hook (decision 0099)
       });
       return r.block;
     },
@@ -128,7 +129,7 @@ function fromHuman(msg: InboxAcceptedEvent): boolean {
   return msg.source.kind === 'user' || (msg.source.kind === 'followup' && msg.source.fromSession === 'user');
 }
 
-async function promptSubmit(s: HookService, id: string, msg: InboxAcceptedEvent): Promise<boolean> {
-  const r = await s.fire({ event: 'UserPromptSubmit', sessionId: id, fields: { prompt: msg.text } });
+async function promptSubmit(s: HookService, id: string, msg: InboxAcceptedEvent, signal?: AbortSignal): Promise<boolean> {
+  const r = await s.fire({ event: 'UserPromptSubmit', sessionId: id, fields: { prompt: msg.text }, ...(signal ? { signal } : {}) });
   return !r.block;
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { groupAlive, sendSignal, signalGroup } from '../process/group';
-import { descendantPids } from '../process/proc-stat';
+import { groupAlive, signalGroup } from '../process/group';
 import { type GroupChild, spawnGroupLeader } from '../process/spawner';
+import { Strays } from '../process/strays';
 import { OutputBuffer } from './output-buffer';
 
 // One command's process: spawned as the leader of a new process group (by the host's spawner
@@ -68,11 +68,14 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     let lingered = false;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
+    /** Seen gone: its id may be handed out again, so the group is never signalled after. */
+    let groupGone = false;
     let lingerTimer: NodeJS.Timeout | undefined;
 
-    // Descendants outside the group (`setsid`), collected at the first signal while the shell
-    // still names them as its children: once it dies they are orphans nobody can name.
-    const strays = new Set<number>();
+    // Descendants outside the group (`setsid`), collected at each signal while the shell still
+    // names them as its children (once it dies they are orphans nobody can name), and what those
+    // started since; each signalled only while it is still the process named (decision 0099).
+    const strays = new Strays();
     /** A signal asked for before the spawner has said the program's pid: sent once it does. */
     let early: NodeJS.Signals | undefined;
     const kill = (sig: NodeJS.Signals): void => {
@@ -81,9 +84,10 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
         early = sig;
         return;
       }
-      if (!spec.namespaced && !exit) for (const p of descendantPids(pid)) strays.add(p);
-      signalGroup(pid, sig);
-      for (const p of strays) sendSignal(p, sig);
+      // The leader's descendants only while it runs: once it has exited its pid may be reused.
+      if (!spec.namespaced) strays.collect(exit ? undefined : pid);
+      if (!groupGone) signalGroup(pid, sig);
+      strays.signal(sig);
     };
     child.on('spawn', () => {
       if (early && !exit) kill(early);
@@ -105,10 +109,13 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       clearTimeout(timer);
       clearTimeout(lingerTimer);
       signal.removeEventListener('abort', onAbort);
-      // Keep the SIGKILL follow-up only while a member of the group still runs (a process that
-      // ignored SIGTERM; zombies waiting for init do not count): once it is gone its id may be
-      // reused, so never signal it again.
-      if (killTimer && !groupAlive(child.pid)) clearTimeout(killTimer);
+      // Keep the SIGKILL follow-up while a member of the group or a stray still runs (a process
+      // that ignored SIGTERM; zombies waiting for init do not count). The group's id, once it is
+      // gone, may be reused, so it is never signalled again (`kill` checks strays by start time).
+      if (killTimer) {
+        groupGone = !groupAlive(child.pid);
+        if (groupGone && !strays.alive()) clearTimeout(killTimer);
+      }
       const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
       resolve({ end, code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, lingered, error: spawnError ?? child.lostReason });
     };
@@ -124,6 +131,7 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
         // The shell is gone but something it started still holds stdout/stderr open.
         lingered = true;
         signalGroup(child.pid, 'SIGKILL');
+        strays.signal('SIGKILL'); // named only once a stop signalled them
         child.stdout.destroy();
         child.stderr.destroy();
         finish();

@@ -278,6 +278,39 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     assert.equal(running(pid), false, 'the grandchild died with the group');
   });
 
+  // Decision 0099: Stop does not wait out a slow hook; the hook's process group is killed.
+  for (const event of ['Stop', 'UserPromptSubmit'] as const)
+    it(`Stop during a slow ${event} hook ends at once: the hook and its grandchild are killed, nothing runs after`, async () => {
+      w = await hookWorld(server, {});
+      const pidFile = path.join(w.tmp, 'grandchild.pid');
+      fs.writeFileSync(path.join(w.workspace, '.arbor', 'settings.json'), JSON.stringify(one(event, '', hookCommand(w.tmp, 'hang', 'hang.log', pidFile), 600)));
+      w.h.hookService?.reload();
+      server.enqueue({ text: 'done' }, { text: 'never asked' });
+      const a = await w.h.createSession();
+      await a.accept('work');
+      for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
+      const requests = server.requests.length;
+      const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
+      const stopped = await Promise.race([w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
+      assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook (its timeout is 600 s)`);
+      await a.idle();
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      for (let i = 0; i < 80 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(running(pid), false, "the hook's grandchild died with its group");
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(server.requests.length, requests, 'no model request after the Stop');
+      if (event === 'Stop') assert.equal(a.lastTurn?.stopReason, 'interrupted');
+      else {
+        assert.equal(
+          a.session.events.some((e) => e.type === 'turn/start'),
+          false,
+          'no turn opened for the unjudged prompt',
+        );
+        assert.equal(a.inboxSize, 1, 'the prompt stays queued, unjudged, for the user to send again');
+      }
+    });
+
   it('output is capped; another exit code is a non-blocking error shown in the transcript', async () => {
     w = await hookWorld(server, {
       workspace: (t) => ({

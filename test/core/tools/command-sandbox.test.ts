@@ -203,6 +203,26 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     });
   }
 
+  // Decision 0099: a stray that ignores SIGTERM outlives the group's death; the SIGKILL follow-up
+  // still reaches it, whether it let go of the output (close comes at once) or holds it (linger).
+  for (const holds of [false, true])
+    for (const how of ['timeout', 'Stop'] as const)
+      it(`full-access: a setsid child trapping SIGTERM${holds ? ' and holding the output' : ''} is killed on ${how}`, async () => {
+        const marker = `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+        const redirect = holds ? '' : ' > /dev/null 2>&1';
+        const stop = new AbortController();
+        const result = call(
+          tool,
+          { command: `setsid sh -c 'trap "" TERM; exec sleep ${marker}'${redirect} & sleep 30`, ...(how === 'timeout' ? { timeoutMs: 1500 } : {}) },
+          ws.ctx({ sandbox: 'full-access', signal: stop.signal }),
+        );
+        assert.ok(await waitUntil(() => running(marker).length > 0, 2000), 'the setsid child started');
+        if (how === 'Stop') stop.abort();
+        const r = await result;
+        assert.equal(r.code, how === 'timeout' ? 'TIMEOUT' : 'CANCELLED', r.content);
+        assert.ok(await waitUntil(() => running(marker).length === 0, 5000), `no "sleep ${marker}" is left (found ${running(marker).join(', ')})`);
+      });
+
   it("the command's environment holds no API key, confined or not", async () => {
     const env = {
       ...process.env,

@@ -1,0 +1,54 @@
+import { sendSignal, signalGroup } from './group';
+import { descendantPids, readStat } from './proc-stat';
+
+// What a stopped program started outside its process group (`setsid`, a daemon's double fork):
+// named while the program still names them as descendants, each kept with its start time, so a
+// pid that died and was handed out again is never signalled (decision 0099). A stray that traps
+// SIGTERM is still there when the SIGKILL follow-up comes: it must not be forgotten because the
+// group itself is gone.
+
+export class Strays {
+  /** pid → start time (clock ticks since boot), as read when it was named. */
+  private readonly known = new Map<number, number>();
+
+  /** Name the live descendants of `pid` (undefined: its leader has exited), and of every stray still running (what they started since). */
+  collect(pid: number | undefined): void {
+    for (const p of descendantPids(pid)) this.add(p);
+    for (const p of [...this.known.keys()]) if (this.same(p)) for (const d of descendantPids(p)) this.add(d);
+  }
+
+  /** `sig` to every stray that is still the process it was, and to the group it leads (setsid made one). */
+  signal(sig: NodeJS.Signals): void {
+    for (const p of this.known.keys()) {
+      const s = this.live(p);
+      if (!s) continue;
+      sendSignal(p, sig);
+      if (s.pgrp === p) signalGroup(p, sig);
+    }
+  }
+
+  /** Whether a stray still runs (not a zombie, same start time). */
+  alive(): boolean {
+    for (const p of this.known.keys()) if (this.live(p)) return true;
+    return false;
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+
+  private add(p: number): void {
+    if (this.known.has(p)) return;
+    const s = readStat(p);
+    if (s && s.state !== 'Z') this.known.set(p, s.startTime);
+  }
+
+  private same(p: number): boolean {
+    return this.live(p) !== undefined;
+  }
+
+  private live(p: number) {
+    const s = readStat(p);
+    return s && s.state !== 'Z' && s.startTime === this.known.get(p) ? s : undefined;
+  }
+}
