@@ -4,8 +4,10 @@ import * as os from 'node:os';
 // Who holds a store lock, and whether that holder may still run (decision 0098). A pid means
 // something only in its PID namespace, in one boot of one machine: a process in a container
 // or sandbox (`unshare --pid`, bwrap) sees another namespace's pids as dead, or as unrelated
-// processes. So a lock records the namespace, the boot and the host beside the pid, and a lock
-// this process cannot check is held unless it is provably stale (an earlier boot here).
+// processes. So a lock records the namespace, the boot and the host beside the pid: a lock from
+// another host holds, one from an earlier boot here is stale, and one from a PID namespace this
+// process can see running (a container or sandbox below ours) holds. A namespace it cannot see
+// (gone, or above or beside ours) is judged by its pid, as before — the limit 0098 records.
 
 /** What a lock file says about its holder. An old lock file is a bare pid (nothing else known). */
 export interface LockOwner {
@@ -66,6 +68,25 @@ export function parseOwner(text: string): LockOwner | undefined {
   };
 }
 
+/** Whether a process this one can see runs in PID namespace `inode` (a /proc scan: only on a foreign lock). */
+function namespaceRuns(inode: number): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (fs.statSync(`/proc/${name}/ns/pid`).ino === inode) return true;
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return false;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -81,7 +102,8 @@ export type Holder = { owner: LockOwner; checked: true } | { owner: LockOwner; c
 /**
  * Whom a lock's text names, if that holder may still run; undefined when the lock is stale:
  * unreadable, its pid dead here, our own pid (a leftover), or written in an earlier boot of this
- * host. A holder in another PID namespace or on another host cannot be checked, so it holds.
+ * host. A holder on another host cannot be checked, so it holds; so does one in a PID namespace
+ * this process can see running (below ours). A namespace it cannot see is judged by its pid.
  */
 export function liveHolder(text: string): Holder | undefined {
   const owner = parseOwner(text);
@@ -94,12 +116,17 @@ export function liveHolder(text: string): Holder | undefined {
   }
   const sameBoot = owner.boot !== undefined && owner.boot === me.boot;
   if (!sameBoot && !sameHost) return { owner, checked: false, where: `on host ${owner.host}` };
-  if (owner.pidns !== undefined && owner.pidns !== me.pidns)
+  if (owner.pidns !== undefined && owner.pidns !== me.pidns && namespaceRuns(owner.pidns))
+    // A namespace this process can see (one below ours: a container or sandbox it started) with a
+    // process still in it: its pids mean nothing here, so it holds.
     return {
       owner,
       checked: false,
       where: `in another PID namespace (pid:[${owner.pidns}]${owner.host ? ` on host ${owner.host}` : ''}: a container or sandbox)`,
     };
+  // Our namespace, or one this process cannot see: gone (a sandboxed `arbor acp` killed with its
+  // namespace, whose successor runs in a new one), or above or beside ours. Only its pid can be
+  // asked, here — the limit decision 0098 records.
   if (owner.pid === process.pid) return undefined; // our own pid, yet not our lock: a leftover
   return alive(owner.pid) ? { owner, checked: true } : undefined;
 }

@@ -13,6 +13,26 @@ import { tempDir } from '../../support/store-fixtures';
 
 const LOCK_MODULE = path.join(__dirname, '..', '..', '..', 'src', 'core', 'store', 'lock');
 
+/** The PID namespace inode of `pid`'s children once it has forked (unshare --fork runs the program as its child). */
+async function namespaceOf(pid: number): Promise<number> {
+  const self = fs.statSync('/proc/self/ns/pid').ino;
+  for (let i = 0; i < 100; i++) {
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        const ino = fs.statSync(`/proc/${name}/ns/pid`).ino;
+        if (ppid === pid && ino !== self) return ino;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no process in a new PID namespace under ${pid}`);
+}
+
 /** A pid that no process has here: one that just exited. */
 async function deadPid(): Promise<number> {
   const p = spawn(process.execPath, ['-e', '0']);
@@ -39,14 +59,29 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
     assert.deepEqual(fs.readdirSync(tmp.dir), []);
   });
 
-  it('a lock from another PID namespace holds, even when its pid is dead here; the error says where and how to remove it', async () => {
+  it('a lock from a PID namespace that still runs holds, even when its pid is dead here; the error says where and how to remove it', async function () {
+    if (spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status !== 0) this.skip(); // needs root (or user namespaces) and util-linux
     const me = thisOwner();
-    writeLock({ ...me, pid: await deadPid(), pidns: (me.pidns ?? 1) + 1 });
-    assert.throws(
-      () => acquireLock(tmp.dir),
-      (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /another PID namespace/.test(e.message) && e.message.includes(`delete ${lockFile()}`),
-    );
-    assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pidns, (me.pidns ?? 1) + 1, 'the lock is untouched');
+    const inside = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'sleep', '30'], { stdio: 'ignore' });
+    try {
+      const ns = await namespaceOf(inside.pid!);
+      writeLock({ ...me, pid: await deadPid(), pidns: ns });
+      assert.throws(
+        () => acquireLock(tmp.dir),
+        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /another PID namespace/.test(e.message) && e.message.includes(`delete ${lockFile()}`),
+      );
+      assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pidns, ns, 'the lock is untouched');
+    } finally {
+      inside.kill('SIGKILL');
+    }
+  });
+
+  it('a lock from a PID namespace nobody runs in any more (a sandboxed holder killed with it) is taken over', async () => {
+    const me = thisOwner();
+    writeLock({ ...me, pid: await deadPid(), pidns: (me.pidns ?? 1) + 7919 });
+    const release = acquireLock(tmp.dir);
+    assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
+    release();
   });
 
   it('a lock from another host holds; one from an earlier boot of this host is stale and taken over', async () => {
@@ -79,16 +114,26 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
     }
   });
 
-  it('a process in its own PID namespace (unshare --pid) does not take the lock over', function () {
-    const probe = spawnSync('unshare', ['--pid', '--fork', 'true']);
-    if (probe.status !== 0) this.skip(); // needs root (or user namespaces) and util-linux
-    const release = acquireLock(tmp.dir);
+  it('a holder in its own PID namespace (unshare --pid) keeps the lock from this one; once it is killed with its namespace, a holder in a new namespace takes it over', async function () {
+    if (spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status !== 0) this.skip(); // needs root (or user namespaces) and util-linux
+    const hold = `require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('held'); setInterval(() => {}, 1000);`;
+    const first = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', process.execPath, '-e', hold], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const script = `try { require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('won'); } catch (e) { console.log(e.code + ' ' + e.message); }`;
-      const r = spawnSync('unshare', ['--pid', '--fork', process.execPath, '-e', script], { encoding: 'utf8' });
-      assert.match(r.stdout, /^LOCKED .*in use by process \d+ in another PID namespace/, r.stdout + r.stderr);
+      await new Promise<void>((resolve) => first.stdout!.on('data', () => resolve()));
+      assert.throws(
+        () => acquireLock(tmp.dir),
+        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /in another PID namespace/.test(e.message),
+      );
     } finally {
-      release();
+      first.kill('SIGKILL'); // --kill-child: its child, pid 1 of the namespace, goes, and with it the whole namespace
+      await new Promise((r) => first.on('close', r));
     }
+    const script = `try { require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('won'); } catch (e) { console.log(e.code + ' ' + e.message); }`;
+    for (let i = 0; i < 40; i++) {
+      const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '-e', script], { encoding: 'utf8' });
+      if (r.stdout.trim() === 'won') return;
+      await new Promise((res) => setTimeout(res, 50)); // the killed namespace's last process may still be exiting
+    }
+    assert.fail('a holder in a new namespace could not take over the lock of one killed with its namespace');
   });
 });
