@@ -1,5 +1,6 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Socket } from 'node:net';
 import * as path from 'node:path';
 import { signalGroup, waitGroupGone } from '../process/group';
 import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
@@ -129,6 +130,7 @@ export class Isolate {
       this.listener.onMessage(m);
     });
     if (listener) this.attach(listener);
+    else this.hold(false); // a spare is a cache: it never keeps the host alive (a CLI, a test runner)
     this.ended = new Promise((resolve) => {
       const done = async (code: number | null, signal: NodeJS.Signals | null, failed?: string) => {
         if (this.exited) return;
@@ -165,10 +167,18 @@ export class Isolate {
   attach(listener: IsolateListener): void {
     if (this.listener) throw new Error('a script process serves one run');
     this.listener = listener;
+    this.hold(true);
     if (process.platform === 'linux' && !this.exited) {
       this.watchdog = setInterval(() => this.checkRss(this.limits.rssMb), 100);
       Isolate.watchdogs++;
     }
+  }
+
+  /** Whether the process, its IPC channel and its stderr keep this host's event loop alive (a run's do; a spare's do not). */
+  private hold(on: boolean): void {
+    // stderr is a pipe socket (net.Socket) at run time, typed as a plain Readable.
+    const handles = [this.proc, this.proc.channel, this.proc.stderr as unknown as Partial<Socket> | null];
+    for (const h of handles) (on ? h?.ref : h?.unref)?.call(h as never);
   }
 
   /** Its leader has exited (or was never started): of no use to a run. */

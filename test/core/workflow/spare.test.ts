@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
 import { scriptConfinement } from '../../../src/core/workflow/confine';
 import { DEFAULT_ISOLATE, Isolate } from '../../../src/core/workflow/isolate';
 import { runProcesses, SpareIsolates, type SpareKey } from '../../../src/core/workflow/spare';
@@ -29,6 +31,31 @@ describe('workflow spare script process', () => {
       while (Isolate.alive > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       assert.equal(SpareIsolates.alive, 0);
       assert.equal(Isolate.alive, 0, 'no script process is left');
+    });
+
+    it('a spare never keeps its host alive: a process that forgot to close its engine exits, and the spare goes with it', async () => {
+      const mod = path.join(__dirname, '..', '..', '..', 'src', 'core', 'workflow', 'spare.js');
+      for (const confinement of [key.confinement, { kind: 'none', reason: 'unconfined' } as const]) {
+        const script = `
+          const { SpareIsolates } = require(${JSON.stringify(mod)});
+          const { DEFAULT_ISOLATE } = require(${JSON.stringify(path.join(path.dirname(mod), 'isolate.js'))});
+          const p = new SpareIsolates();
+          p.refill({ limits: DEFAULT_ISOLATE, permission: true, confinement: ${JSON.stringify(confinement)} });
+          const wait = setTimeout(() => undefined, 15000); // only until the spare is ready: then nothing but the spare is left
+          p.ready().then((ok) => { console.log(ok ? 'ready' : 'failed'); clearTimeout(wait); });`;
+        const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+        assert.equal(r.signal, null, `${confinement.kind}: the host did not exit on its own (killed at the timeout)`);
+        assert.equal(r.stdout.trim(), 'ready', r.stderr);
+      }
+      // The spares those hosts left: each went with its host (bubblewrap's --die-with-parent; a
+      // Node child's IPC channel closing).
+      const left = () =>
+        execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+          .split('\n')
+          .filter((l) => l.includes(path.join(path.dirname(mod), 'workflow-child.js')));
+      const deadline = Date.now() + 10_000;
+      while (left().length > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      assert.deepEqual(left(), [], 'no script process outlived its host');
     });
 
     it('hands the spare to a run started the same, once, and keeps no second one', async () => {
