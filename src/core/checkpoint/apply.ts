@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
-import { beneath } from '../tools/beneath';
-import { syncDir, writeAtomic } from '../tools/fsio';
+import { inFolder } from '../tools/beneath';
+import { syncDir, writeAtomicIn } from '../tools/fsio';
 import { blobId } from './objects';
 import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
@@ -82,16 +82,34 @@ export async function applyRewind(
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   // Each file is written atomically (temp, fsync, rename); files at once, so their fsyncs overlap;
   // then each folder is fsynced once, which makes the renames in it durable.
+  // Through each folder pinned from its root once (beneath.ts): a folder swapped for a link since
+  // the check above is refused, never followed. Its files at once, then the folder's fsync.
+  const byFolder = new Map<string, number[]>();
+  chosen.forEach((f, i) => {
+    const dir = path.dirname(f.path);
+    byFolder.set(dir, [...(byFolder.get(dir) ?? []), i]);
+  });
   await Promise.all(
-    chosen.map(async (f, i) => {
-      const bytes = blobs[i];
-      // Through each file's folder pinned from its root (beneath.ts): a folder swapped for a link
-      // since the check above is refused, never followed.
-      if (!bytes) await beneath(f.path, f.root, false, (target) => fsp.rm(target, { force: true }));
-      else await writeAtomic(f.path, bytes, { create: true, deferDirSync: true, root: f.root, makeParents: true });
-    }),
+    [...byFolder].map(([dir, members]) =>
+      inFolder(
+        dir,
+        chosen[members[0]].root,
+        members.some((i) => blobs[i]),
+        async (folder) => {
+          await Promise.all(
+            members.map((i) => {
+              const f = chosen[i];
+              const bytes = blobs[i];
+              if (bytes) return writeAtomicIn(folder, f.path, bytes, { create: true, deferDirSync: true, root: f.root });
+              return fsp.rm(folder ? folder.at(path.basename(f.path)) : f.path, { force: true });
+            }),
+          );
+          if (folder) await folder.sync();
+          else await syncDir(dir);
+        },
+      ),
+    ),
   );
-  await Promise.all([...new Set(chosen.map((f) => path.dirname(f.path)))].map((dir) => syncDir(dir)));
   if (chosen.length === 0) return { restored: [], kept };
   const log = await h.log(plan.sessionId);
   const e = await log.append({

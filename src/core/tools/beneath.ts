@@ -142,6 +142,31 @@ export async function beneath<T>(
   }
 }
 
+/**
+ * Runs `act` with folder `dir` (at or under `root`) pinned from its root — many files of one
+ * folder acted on after one walk (a rewind) — or with none where no folder can be pinned (then
+ * the caller acts by path, as `beneath` does). A missing folder: made with `make`, else `act`
+ * is not run (there is nothing in it to act on) and the answer is undefined.
+ */
+export async function inFolder<T>(dir: string, root: string | undefined, make: boolean, act: (folder?: PinnedFolder) => Promise<T>): Promise<T | undefined> {
+  if (!root || !pinnable() || !(dir === root || isWithin(dir, root))) {
+    if (make) await fsp.mkdir(dir, { recursive: true });
+    return act();
+  }
+  let folder: PinnedFolder;
+  try {
+    folder = await PinnedFolder.open(root, dir, make);
+  } catch (e) {
+    if (!make && (e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    return await act(folder);
+  } finally {
+    await folder.close();
+  }
+}
+
 /** Synchronous `beneath` for reads only (a rewind plan reading 200 files on the calling thread). */
 export function beneathSync<T>(realPath: string, root: string | undefined, act: (target: string) => T): T {
   if (!pins(realPath, root)) return act(realPath);

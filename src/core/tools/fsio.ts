@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { beneath, beneathSync } from './beneath';
+import { beneath, beneathSync, type PinnedFolder } from './beneath';
 
 // Opening the resolved real path: O_NOFOLLOW makes a symlink swapped in at the last
 // component after resolution fail (ELOOP) instead of being followed out of the
@@ -139,46 +139,56 @@ export const ATOMIC_TEMP_SUFFIX = '.arbor-tmp';
  * names on the old ones, silently splitting what the user linked on purpose.
  */
 export async function writeAtomic(realPath: string, data: string | Uint8Array, opts: WriteOptions): Promise<void> {
-  await beneath(realPath, opts.root, opts.makeParents === true, async (target, folder) => {
-    const ops = opts.ops ?? realWriteOps;
-    let st: fs.Stats | undefined;
-    try {
-      st = await fsp.lstat(target);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
-    }
-    if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
-    if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
-    if (st && st.nlink > 1) {
-      if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
-      return writeInPlace(target, data);
-    }
+  await beneath(realPath, opts.root, opts.makeParents === true, (target, folder) => writeAt(realPath, target, folder, data, opts));
+}
 
-    const name = `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
-    const temp = folder ? folder.at(name) : path.join(path.dirname(realPath), name);
-    // O_EXCL: never reuse (or follow) something already at the temp name.
-    const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
-    let renamed = false;
+/**
+ * `writeAtomic` into `realPath`'s folder already pinned from its root (`inFolder`), or by path
+ * where none could be pinned: a rewind writing many files of one folder walks to it once.
+ */
+export function writeAtomicIn(folder: PinnedFolder | undefined, realPath: string, data: string | Uint8Array, opts: WriteOptions): Promise<void> {
+  return writeAt(realPath, folder ? folder.at(path.basename(realPath)) : realPath, folder, data, opts);
+}
+
+async function writeAt(realPath: string, target: string, folder: PinnedFolder | undefined, data: string | Uint8Array, opts: WriteOptions): Promise<void> {
+  const ops = opts.ops ?? realWriteOps;
+  let st: fs.Stats | undefined;
+  try {
+    st = await fsp.lstat(target);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
+  }
+  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
+  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+  if (st && st.nlink > 1) {
+    if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
+    return writeInPlace(target, data);
+  }
+
+  const name = `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
+  const temp = folder ? folder.at(name) : path.join(path.dirname(realPath), name);
+  // O_EXCL: never reuse (or follow) something already at the temp name.
+  const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
+  let renamed = false;
+  try {
     try {
-      try {
-        if (st) {
-          await fh.chmod(st.mode & 0o7777);
-          await keepOwner(fh, st);
-        }
-        await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
-        await fh.sync();
-      } finally {
-        await fh.close();
+      if (st) {
+        await fh.chmod(st.mode & 0o7777);
+        await keepOwner(fh, st);
       }
-      await ops.rename(temp, target);
-      renamed = true;
+      await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
+      await fh.sync();
     } finally {
-      if (!renamed) await ops.unlink(temp).catch(() => undefined);
+      await fh.close();
     }
-    if (opts.deferDirSync) return;
-    if (folder) await folder.sync();
-    else await syncDir(path.dirname(realPath));
-  });
+    await ops.rename(temp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) await ops.unlink(temp).catch(() => undefined);
+  }
+  if (opts.deferDirSync) return;
+  if (folder) await folder.sync();
+  else await syncDir(path.dirname(realPath));
 }
 
 /** Root writing another user's file gives the new file that owner back; anyone else cannot, and need not. */
