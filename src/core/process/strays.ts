@@ -14,7 +14,7 @@ export class Strays {
   /** Name the live descendants of `pid` (undefined: its leader has exited), and of every stray still running (what they started since). */
   collect(pid: number | undefined): void {
     for (const p of descendantPids(pid)) this.add(p);
-    for (const p of [...this.known.keys()]) if (this.same(p)) for (const d of descendantPids(p)) this.add(d);
+    for (const p of [...this.known.keys()]) if (this.live(p)) for (const d of descendantPids(p)) this.add(d);
   }
 
   /** `sig` to every stray that is still the process it was, and to the group it leads (setsid made one). */
@@ -33,18 +33,10 @@ export class Strays {
     return false;
   }
 
-  get size(): number {
-    return this.known.size;
-  }
-
   private add(p: number): void {
     if (this.known.has(p)) return;
     const s = readStat(p);
     if (s && s.state !== 'Z') this.known.set(p, s.startTime);
-  }
-
-  private same(p: number): boolean {
-    return this.live(p) !== undefined;
   }
 
   private live(p: number) {

@@ -1,3 +1,5 @@
+import { describeError } from '../errors';
+
 export type StoreErrorCode =
   | 'CORRUPT'
   | 'LOCKED'
@@ -34,4 +36,33 @@ export interface Quarantine {
   movedTo: string;
   reason: string;
   at: string;
+}
+
+/** UNKNOWN_SESSION: the store does not list `id`. */
+export function unknownSession(id: string, dir: string): StoreError {
+  return new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${dir}; list sessions to see the ids.`);
+}
+
+/** MISSING_DATA: `id` is listed, but its tree file holds none of its events. */
+export function missingData(id: string, file: string): StoreError {
+  return new StoreError(
+    'MISSING_DATA',
+    `Session ${id} is listed but its events are missing from ${file}; if that file was quarantined, they are in its *.corrupt-* copy.`,
+    file,
+  );
+}
+
+/** A read of `file` that failed other than with a StoreError is CORRUPT: move the file aside. */
+export function guardRead<T>(file: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof StoreError) throw err; // already says what happened and what to do
+    throw new StoreError(
+      'CORRUPT',
+      `Reading ${file} failed: ${describeError(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`,
+      file,
+      err,
+    );
+  }
 }

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describeError } from '../errors';
 import type { SessionEvent, SessionHeader } from '../session/events';
 import { Session } from '../session/session';
 import { type SessionSummary, summarize } from '../session/summary';
 import { checkHeader } from '../session/validate';
 import { Catalog } from './catalog';
 import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
-import { type Quarantine, StoreError } from './errors';
+import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
+import { StoreListeners } from './listeners';
 import { acquireLock } from './lock';
 import { Operations } from './operations';
 import { reconcileTrees } from './reconcile';
@@ -45,8 +45,7 @@ export class Store {
   /** Write CLEAN_MARKER at close: the harness says every turn has ended. */
   private cleanOnClose = false;
   private readonly summaries: SummaryBook;
-  private readonly appendListeners = new Set<(id: string, events: readonly SessionEvent[]) => void>();
-  private readonly stagedListeners = new Set<(id: string, event: SessionEvent) => void>();
+  private readonly listeners = new StoreListeners();
 
   private constructor(
     readonly dir: string,
@@ -226,7 +225,7 @@ export class Store {
       await this.catalog.add([{ op: 'session', header, tree: treeName }]);
       this.counters.events += events.length;
       this.summaries.created(header, events);
-      this.appended(header.id, events);
+      this.listeners.appended(header.id, events);
     } finally {
       this.creating.delete(header.id);
     }
@@ -246,7 +245,7 @@ export class Store {
       });
       this.counters.events += events.length;
       this.summaries.appended(id, events);
-      this.appended(id, events);
+      this.listeners.appended(id, events);
     });
   }
 
@@ -256,8 +255,7 @@ export class Store {
    * must not throw (a throw is swallowed: the write is already durable).
    */
   onAppended(fn: (id: string, events: readonly SessionEvent[]) => void): () => void {
-    this.appendListeners.add(fn);
-    return () => this.appendListeners.delete(fn);
+    return this.listeners.onAppended(fn);
   }
 
   /**
@@ -268,29 +266,12 @@ export class Store {
    * throw (a throw is swallowed: the writer's append goes on).
    */
   onStaged(fn: (id: string, event: SessionEvent) => void): () => void {
-    this.stagedListeners.add(fn);
-    return () => this.stagedListeners.delete(fn);
+    return this.listeners.onStaged(fn);
   }
 
   /** A writer staged an event (see `onStaged`). */
   staged(id: string, event: SessionEvent): void {
-    for (const fn of this.stagedListeners) {
-      try {
-        fn(id, event);
-      } catch {
-        // a view's failure is its own
-      }
-    }
-  }
-
-  private appended(id: string, events: readonly SessionEvent[]): void {
-    for (const fn of this.appendListeners) {
-      try {
-        fn(id, events);
-      } catch {
-        // the append is durable; a reader's failure is its own
-      }
-    }
+    this.listeners.staged(id, event);
   }
 
   /** The kept summary without a copy (read-only; undefined when unknown without a log read). */
@@ -339,12 +320,7 @@ export class Store {
 
   /** Events of one session from `fromSeq` (raw, as stored). */
   readEvents(id: string, fromSeq = 0): Promise<SessionEvent[]> {
-    return this.ops.run(() =>
-      this.withTreeOf(id, (tree) => {
-        if (!tree.has(id)) throw this.missing(id, tree);
-        return this.guardRead(tree, () => tree.events(id, fromSeq));
-      }),
-    );
+    return this.readOf(id, (tree) => tree.events(id, fromSeq));
   }
 
   /** Load one session (its tree file only; no other session is folded). */
@@ -356,12 +332,7 @@ export class Store {
 
   /** Number of stored events of a session. */
   length(id: string): Promise<number> {
-    return this.ops.run(() =>
-      this.withTreeOf(id, (tree) => {
-        if (!tree.has(id)) throw this.missing(id, tree);
-        return this.guardRead(tree, () => tree.length(id));
-      }),
-    );
+    return this.readOf(id, (tree) => tree.length(id));
   }
 
   /** Fold every journal into its database file now. */
@@ -439,29 +410,17 @@ export class Store {
     }
   }
 
-  private guardRead<T>(tree: TreeFile, read: () => T): T {
-    try {
-      return read();
-    } catch (err) {
-      if (err instanceof StoreError) throw err; // already says what happened and what to do
-      throw new StoreError(
-        'CORRUPT',
-        `Reading ${tree.file} failed: ${describeError(err)}. Close Arbor, move that file aside and reopen; other trees are unaffected.`,
-        tree.file,
-        err,
-      );
-    }
-  }
-
-  private missing(id: string, tree: TreeFile): StoreError {
-    return new StoreError(
-      'MISSING_DATA',
-      `Session ${id} is listed but its events are missing from ${tree.file}; if that file was quarantined, they are in its *.corrupt-* copy.`,
-      tree.file,
+  /** A read of one listed session from its tree, as an operation: MISSING_DATA or CORRUPT say what went wrong. */
+  private readOf<T>(id: string, read: (tree: TreeFile) => T): Promise<T> {
+    return this.ops.run(() =>
+      this.withTreeOf(id, (tree) => {
+        if (!tree.has(id)) throw missingData(id, tree.file);
+        return guardRead(tree.file, () => read(tree));
+      }),
     );
   }
 
   private unknown(id: string): StoreError {
-    return new StoreError('UNKNOWN_SESSION', `No session ${id} in the store at ${this.dir}; list sessions to see the ids.`);
+    return unknownSession(id, this.dir);
   }
 }

@@ -1,30 +1,17 @@
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
-import { describeError } from '../errors';
-import type { MessageSource, SessionHeader, StopReason } from '../session/events';
+import type { MessageSource, StopReason } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
-import type { Store } from '../store/store';
-import type { AgentFactory, ChildComposition } from './composition';
-import { rootsOf, worktreeFilesOf } from './isolation';
+import { type ResumePort, rebuildFromLog } from './cold-resume';
 import { mirrorRefusal } from './mirrors';
-import { type FollowupPath, SubagentError, type SubagentRequest } from './types';
+import { type FollowupPath, SubagentError } from './types';
+import { Underway, type Work } from './underway';
 
 /** What residency needs of its runtime (handed in, so neither file imports the other). */
-export interface ResidencyPort {
-  store: Store;
-  build: AgentFactory;
-  /** Read at each resume: a settings change reaches the next one. */
-  childApproval: () => 'never' | 'escalate';
+export interface ResidencyPort extends ResumePort {
   /** Read each time an Activation settles: a settings change reaches the next release. */
   releaseDelayMs: () => number;
-  composition(
-    header: SessionHeader,
-    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'> & { provider?: string },
-    escalate: boolean,
-    roots?: readonly string[],
-  ): ChildComposition;
-  registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
   deliver(parentId: string, text: string, source: MessageSource, quiet: boolean): Promise<void>;
 }
 
@@ -42,16 +29,6 @@ interface Activation {
   fromSeq: number;
   /** Built by a cold resume: until it runs a turn it has nothing to settle (its parent heard of its last work). */
   resumed?: boolean;
-}
-
-/**
- * A follow-up, "Send now" or runtime message on its way to a child (decision 0100). A Stop
- * of the child's subtree while it is under way halts it: whatever lands (a cold resume, the
- * message) lands paused. `signal`: the sending turn's; once aborted, nothing is sent.
- */
-interface Work {
-  halted: boolean;
-  signal?: AbortSignal;
 }
 
 interface OneShot {
@@ -75,7 +52,7 @@ export class Residency {
   /** Cold resumes and log writes under way per non-resident child. */
   private readonly busy = new Map<string, Promise<unknown>>();
   /** Follow-ups, wakes and runtime messages under way per child: `halt` marks them (decision 0100). */
-  private readonly underway = new Map<string, Set<Work>>();
+  private readonly underway = new Underway();
   /** `disposeAll` has begun: nothing new is made resident or started (decision 0100). */
   private closing = false;
   private background = 0;
@@ -157,12 +134,7 @@ export class Residency {
 
   async followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
     // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
-    const work = this.begin(childId, signal);
-    try {
-      return await this.followupAs(callerId, childId, text, work);
-    } finally {
-      this.end(childId, work);
-    }
+    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work));
   }
 
   private async followupAs(callerId: string | null, childId: string, text: string, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
@@ -184,21 +156,7 @@ export class Residency {
    * is kept queued and starts nothing (decision 0100). The Stop pauses what is resident itself.
    */
   halt(ids: readonly string[]): void {
-    for (const id of ids) for (const w of this.underway.get(id) ?? []) w.halted = true;
-  }
-
-  private begin(id: string, signal?: AbortSignal): Work {
-    const w: Work = { halted: false, ...(signal ? { signal } : {}) };
-    const set = this.underway.get(id) ?? new Set<Work>();
-    set.add(w);
-    this.underway.set(id, set);
-    return w;
-  }
-
-  private end(id: string, w: Work): void {
-    const set = this.underway.get(id);
-    if (!set?.delete(w)) return;
-    if (set.size === 0) this.underway.delete(id);
+    this.underway.halt(ids);
   }
 
   /** The host is closing: a new message or wake is refused before anything is written or resumed. */
@@ -270,23 +228,22 @@ export class Residency {
    * before a concurrent follow-up's that waits on `busy.catch()` (FIFO, cold-resume.test).
    */
   private resumeOnce(childId: string): Promise<Activation> {
-    const resume = this.coldResume(childId);
-    this.busy.set(childId, resume);
-    void resume.catch(() => undefined).finally(() => this.busy.delete(childId));
-    return resume;
+    return this.holdBusy(childId, this.coldResume(childId));
+  }
+
+  /** `p` is the one resume or log write of `childId` until it settles (`busy`). */
+  private holdBusy<T>(childId: string, p: Promise<T>): Promise<T> {
+    this.busy.set(childId, p);
+    void p.catch(() => undefined).finally(() => this.busy.delete(childId));
+    return p;
   }
 
   /**
    * "Send now" for a continuable child's kept queue (after an interrupt): a resident child
    * resumes; a released one is cold-resumed from its log and works through its queue.
    */
-  async wake(childId: string): Promise<void> {
-    const work = this.begin(childId);
-    try {
-      await this.wakeAs(childId, work);
-    } finally {
-      this.end(childId, work);
-    }
+  wake(childId: string): Promise<void> {
+    return this.underway.run(childId, undefined, (work) => this.wakeAs(childId, work));
   }
 
   private async wakeAs(childId: string, work: Work): Promise<void> {
@@ -321,12 +278,7 @@ export class Residency {
   async deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
     // Closing: nothing is resumed; the message is recorded as history, as the host's own notices are.
     if (!quiet && mode === 'continuable' && !this.closing) {
-      const work = this.begin(id);
-      try {
-        await this.enqueue(id, text, source, work);
-      } finally {
-        this.end(id, work);
-      }
+      await this.underway.run(id, undefined, (work) => this.enqueue(id, text, source, work));
       return;
     }
     const live = this.activations.get(id);
@@ -337,52 +289,18 @@ export class Residency {
       return this.deliverToReleased(id, text, source, quiet, mode);
     }
     const { store } = this.rt;
-    const write = (async () => {
-      await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
-    })();
-    this.busy.set(id, write);
-    void write.catch(() => undefined).finally(() => this.busy.delete(id));
-    await write;
+    await this.holdBusy(
+      id,
+      (async () => {
+        await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
+      })(),
+    );
   }
 
-  /** Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix. */
+  /** Rebuild a child from its own log (cold-resume.ts) and make it resident again. */
   private async coldResume(childId: string): Promise<Activation> {
-    const { store } = this.rt;
-    let session: Awaited<ReturnType<typeof store.inspect>>;
-    try {
-      session = await store.inspect(childId);
-    } catch (err) {
-      throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${describeError(err)}); it cannot be resumed.`);
-    }
-    const d = descriptorOf(session.header, session.events);
-    if (!d) throw new SubagentError('DESCRIPTOR', `${childId} has no subagent descriptor after its seed; its log is damaged or it is not a subagent.`);
-    if (d.mode !== 'continuable') throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups.`);
-    const parentId = session.header.parentSession!;
-    this.setDepth(childId, session.header.delegationDepth ?? 0);
-    const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
-    const escalate = this.rt.childApproval() === 'escalate' && approval === 'ask';
-    const comp = this.rt.composition(
-      session.header,
-      {
-        ...(d.toolFilter ? { toolFilter: d.toolFilter } : {}),
-        ...(d.persona !== undefined ? { persona: { text: d.persona, complete: d.personaComplete } } : {}),
-        ...(d.model ? { model: d.model } : {}),
-        // A remote child (a placed one takes follow-ups) runs its provider's driver again.
-        provider: d.provider,
-      },
-      escalate,
-      // A worktree child (or a descendant of one) is rooted in that worktree again, whatever became of it: never wider (decision 0060).
-      rootsOf(session.header, session.events),
-    );
-    // Arbor's own agent here (not a provider's driver: a placement no longer configured) works in the files themselves.
-    if (!comp.remote) await worktreeFilesOf(session.header, session.events);
-    const unregister = this.rt.registerLocalTools(childId, 'continuable', {});
-    const built = this.rt.build(new SessionWriter(session, store), comp);
-    await built.agent.recover();
-    const a = this.addActivation(childId, parentId, built.agent, () => {
-      built.release();
-      unregister();
-    });
+    const built = await rebuildFromLog(this.rt, childId, (depth) => this.setDepth(childId, depth));
+    const a = this.addActivation(childId, built.parentId, built.agent, built.release);
     a.resumed = true;
     return a;
   }

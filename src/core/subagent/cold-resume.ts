@@ -1,0 +1,80 @@
+import type { Agent } from '../agent/agent';
+import { SessionWriter } from '../agent/session-writer';
+import { describeError } from '../errors';
+import type { SessionHeader } from '../session/events';
+import { descriptorOf } from '../session/folds';
+import type { Store } from '../store/store';
+import type { AgentFactory, ChildComposition } from './composition';
+import { rootsOf, worktreeFilesOf } from './isolation';
+import { SubagentError, type SubagentRequest } from './types';
+
+// A released continuable child rebuilt from its own log: its descriptor (the suffix of its
+// seed) gives the composition again, never wider than it was; residency makes it resident.
+
+/** What a cold resume needs of the runtime. */
+export interface ResumePort {
+  store: Store;
+  build: AgentFactory;
+  /** Read at each resume: a settings change reaches the next one. */
+  childApproval: () => 'never' | 'escalate';
+  composition(
+    header: SessionHeader,
+    request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'> & { provider?: string },
+    escalate: boolean,
+    roots?: readonly string[],
+  ): ChildComposition;
+  registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
+}
+
+export interface Rebuilt {
+  agent: Agent;
+  parentId: string;
+  /** Releases the agent and its local tools. */
+  release: () => void;
+}
+
+/**
+ * Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix.
+ * `setDepth` hears the child's delegation depth once its log is read, before anything is built.
+ */
+export async function rebuildFromLog(rt: ResumePort, childId: string, setDepth: (depth: number) => void): Promise<Rebuilt> {
+  const { store } = rt;
+  let session: Awaited<ReturnType<typeof store.inspect>>;
+  try {
+    session = await store.inspect(childId);
+  } catch (err) {
+    throw new SubagentError('DESCRIPTOR', `The log of ${childId} cannot be read (${describeError(err)}); it cannot be resumed.`);
+  }
+  const d = descriptorOf(session.header, session.events);
+  if (!d) throw new SubagentError('DESCRIPTOR', `${childId} has no subagent descriptor after its seed; its log is damaged or it is not a subagent.`);
+  if (d.mode !== 'continuable') throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups.`);
+  setDepth(session.header.delegationDepth ?? 0);
+  const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
+  const escalate = rt.childApproval() === 'escalate' && approval === 'ask';
+  const comp = rt.composition(
+    session.header,
+    {
+      ...(d.toolFilter ? { toolFilter: d.toolFilter } : {}),
+      ...(d.persona !== undefined ? { persona: { text: d.persona, complete: d.personaComplete } } : {}),
+      ...(d.model ? { model: d.model } : {}),
+      // A remote child (a placed one takes follow-ups) runs its provider's driver again.
+      provider: d.provider,
+    },
+    escalate,
+    // A worktree child (or a descendant of one) is rooted in that worktree again, whatever became of it: never wider (decision 0060).
+    rootsOf(session.header, session.events),
+  );
+  // Arbor's own agent here (not a provider's driver: a placement no longer configured) works in the files themselves.
+  if (!comp.remote) await worktreeFilesOf(session.header, session.events);
+  const unregister = rt.registerLocalTools(childId, 'continuable', {});
+  const built = rt.build(new SessionWriter(session, store), comp);
+  await built.agent.recover();
+  return {
+    agent: built.agent,
+    parentId: session.header.parentSession!,
+    release: () => {
+      built.release();
+      unregister();
+    },
+  };
+}

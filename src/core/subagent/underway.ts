@@ -1,0 +1,32 @@
+// Follow-ups, "Send now" wakes and runtime messages on their way to a child (decision 0100).
+// Each is registered before its first await; a Stop of the child's subtree (`halt`) marks the
+// ones under way, so whatever lands — a cold resume, the message — lands paused.
+
+/** One piece of work on its way to a child. `signal`: the sending turn's; once aborted, nothing is sent. */
+export interface Work {
+  halted: boolean;
+  signal?: AbortSignal;
+}
+
+export class Underway {
+  private readonly byChild = new Map<string, Set<Work>>();
+
+  /** Runs `fn` as work under way to `childId` from this call on (before any await). */
+  async run<T>(childId: string, signal: AbortSignal | undefined, fn: (work: Work) => Promise<T>): Promise<T> {
+    const work: Work = { halted: false, ...(signal ? { signal } : {}) };
+    const set = this.byChild.get(childId) ?? new Set<Work>();
+    set.add(work);
+    this.byChild.set(childId, set);
+    try {
+      return await fn(work);
+    } finally {
+      set.delete(work);
+      if (set.size === 0 && this.byChild.get(childId) === set) this.byChild.delete(childId);
+    }
+  }
+
+  /** A Stop of these sessions: the work under way to them lands paused. */
+  halt(ids: readonly string[]): void {
+    for (const id of ids) for (const w of this.byChild.get(id) ?? []) w.halted = true;
+  }
+}
