@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { descendantPids, groupHasLiveMember } from './proc-stat';
+import { groupHasLiveMember, readStat } from './proc-stat';
 
 // Process groups, the one way every program Arbor starts is stopped and watched: `run_command`'s
 // commands (`tools/command-process.ts`), the remote programs (`remote/process.ts`) and the workflow
@@ -34,14 +34,17 @@ export function signalGroup(pgid: number | undefined, sig: NodeJS.Signals): bool
 }
 
 /**
- * SIGKILL a running program's group and what it started outside it (`setsid`), named before the
- * group dies (once it has, they are orphans nobody can name): a lost spawner's programs, and what
- * the spawner still runs when its host is gone (decision 0095).
+ * Whether process `pid` runs: signal 0 reaches it (or is refused: it runs as another user) and
+ * /proc does not show it a zombie — a crashed process its parent has not reaped yet answers
+ * signal 0 but runs nothing. Where /proc cannot be read, signal 0's answer stands.
  */
-export function killGroupAndStrays(pid: number): void {
-  const strays = descendantPids(pid);
-  signalGroup(pid, 'SIGKILL');
-  for (const p of strays) sendSignal(p, 'SIGKILL');
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return readStat(pid)?.state !== 'Z';
 }
 
 /**

@@ -132,3 +132,22 @@ export function descendantPids(pid: number | undefined): number[] {
   }
   return out;
 }
+
+/** Whether a process this one can see runs in PID namespace `inode` (/proc/<pid>/ns/pid's inode; a scan of /proc). */
+export function namespaceHasProcess(inode: number): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (fs.statSync(`/proc/${name}/ns/pid`).ino === inode) return true;
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return false;
+}

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { killGroupAndStrays, signalGroup } from './group';
+import { signalGroup } from './group';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
+import { killGroupAndStrays } from './strays';
 
 // The spawner process (decision 0095): a small Node that starts the short-lived programs of a
 // large host — commands, hooks, git — so that their fork copies this process's few page tables

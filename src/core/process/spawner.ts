@@ -3,8 +3,8 @@ import { EventEmitter, once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import { killGroupAndStrays } from './group';
 import type { FromSpawner, ToSpawner } from './spawner-wire';
+import { killGroupAndStrays } from './strays';
 
 // Starting a short-lived program as the leader of its own process group (decision 0095). On
 // Linux, Node forks the whole host to start a program; a host of hundreds of megabytes (the

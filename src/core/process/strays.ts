@@ -44,3 +44,16 @@ export class Strays {
     return s && s.state !== 'Z' && s.startTime === this.known.get(p) ? s : undefined;
   }
 }
+
+/**
+ * SIGKILL a running program's group and what it started outside it (`setsid`), named before the
+ * group dies (once it has, they are orphans nobody can name): a lost spawner's programs, and what
+ * the spawner still runs when its host is gone (decision 0095). The strays are the `Strays` a
+ * stopped command keeps (a reused pid is never signalled; a stray's own group goes with it).
+ */
+export function killGroupAndStrays(pid: number): void {
+  const strays = new Strays();
+  strays.collect(pid);
+  signalGroup(pid, 'SIGKILL');
+  strays.signal('SIGKILL');
+}

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { processRuns } from '../process/group';
+import { bootId, namespaceHasProcess } from '../process/proc-stat';
 
 // Who holds a store lock, and whether that holder may still run (decision 0098). A pid means
 // something only in its PID namespace, in one boot of one machine: a process in a container
@@ -34,7 +36,7 @@ export function thisOwner(): LockOwner {
   self ??= {
     pid: process.pid,
     pidns: readOr(() => fs.statSync('/proc/self/ns/pid').ino),
-    boot: readOr(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()) || undefined,
+    boot: bootId() || undefined,
     host: readOr(() => os.hostname()),
   };
   return { ...self, pid: process.pid };
@@ -68,34 +70,6 @@ export function parseOwner(text: string): LockOwner | undefined {
   };
 }
 
-/** Whether a process this one can see runs in PID namespace `inode` (a /proc scan: only on a foreign lock). */
-function namespaceRuns(inode: number): boolean {
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return false;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (fs.statSync(`/proc/${name}/ns/pid`).ino === inode) return true;
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-  return false;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** A holder that may still run, and whether this process could check it (same namespace, same boot). */
 export type Holder = { owner: LockOwner; checked: true } | { owner: LockOwner; checked: false; where: string };
 
@@ -116,7 +90,7 @@ export function liveHolder(text: string): Holder | undefined {
   }
   const sameBoot = owner.boot !== undefined && owner.boot === me.boot;
   if (!sameBoot && !sameHost) return { owner, checked: false, where: `on host ${owner.host}` };
-  if (owner.pidns !== undefined && owner.pidns !== me.pidns && namespaceRuns(owner.pidns))
+  if (owner.pidns !== undefined && owner.pidns !== me.pidns && namespaceHasProcess(owner.pidns))
     // A namespace this process can see (one below ours: a container or sandbox it started) with a
     // process still in it: its pids mean nothing here, so it holds.
     return {
@@ -128,5 +102,5 @@ export function liveHolder(text: string): Holder | undefined {
   // namespace, whose successor runs in a new one), or above or beside ours. Only its pid can be
   // asked, here — the limit decision 0098 records.
   if (owner.pid === process.pid) return undefined; // our own pid, yet not our lock: a leftover
-  return alive(owner.pid) ? { owner, checked: true } : undefined;
+  return processRuns(owner.pid) ? { owner, checked: true } : undefined;
 }

@@ -99,6 +99,23 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
     assert.deepEqual(fs.readdirSync(tmp.dir), []);
   });
 
+  it('a holder that died but was never reaped (a zombie: signal 0 still reaches it) is taken over', async function () {
+    if (process.platform !== 'linux') this.skip();
+    // `sh` starts a short program in the background, then becomes a long `sleep` that never reaps
+    // it: once the short one exits it is a zombie whose pid signal 0 still answers for.
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d) => resolve(String(d).trim()))));
+      for (let i = 0; i < 200 && !fs.readFileSync(`/proc/${zombie}/stat`, 'latin1').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.match(fs.readFileSync(`/proc/${zombie}/stat`, 'latin1'), /\) Z /, 'the holder is a zombie');
+      process.kill(zombie, 0); // what the old check asked: it still answers
+      writeLock({ ...thisOwner(), pid: zombie });
+      acquireLock(tmp.dir)();
+    } finally {
+      parent.kill();
+    }
+  });
+
   it('still reads an old lock (a bare pid): dead is taken over, alive holds', async () => {
     fs.writeFileSync(lockFile(), String(await deadPid()));
     acquireLock(tmp.dir)();
