@@ -6,10 +6,13 @@ export class CapturingClient implements ModelClient {
   lastRequest: ModelRequest | undefined;
   /** When the first stream since the last `mark()` began (`now()`), for a fan-out's head. */
   firstAt: number | undefined;
+  /** Each stream since the last `mark()`: when it was asked for and when its last event was read (`now()`). */
+  spans: { start: number; end?: number }[] = [];
   constructor(readonly inner: ModelClient) {}
-  /** Forget `firstAt`: the next stream sets it. */
+  /** Forget `firstAt` and the spans: the next stream sets them. */
   mark(): void {
     this.firstAt = undefined;
+    this.spans = [];
   }
   get provider() {
     return this.inner.provider;
@@ -20,7 +23,16 @@ export class CapturingClient implements ModelClient {
   stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
     this.lastRequest = req;
     this.firstAt ??= now();
-    return this.inner.stream(req);
+    const span: { start: number; end?: number } = { start: now() };
+    this.spans.push(span);
+    const inner = this.inner.stream(req);
+    return (async function* () {
+      try {
+        yield* inner;
+      } finally {
+        span.end = now();
+      }
+    })();
   }
 }
 

@@ -133,6 +133,7 @@ export class JournalFile {
    */
   async append(buf: Buffer, whileSyncing?: () => void): Promise<void> {
     try {
+      const started = this.counters ? performance.now() : 0;
       let done = 0;
       if (buf.length <= SYNC_WRITE_BYTES) {
         // Into the page cache, a few µs: one thread-pool round trip (the fdatasync) instead of two.
@@ -149,6 +150,7 @@ export class JournalFile {
       }
       whileSyncing?.();
       await synced;
+      if (this.counters) this.counters.commitMs += performance.now() - started;
       this.unlisted = false;
       this.bytes += buf.length;
     } catch (err) {

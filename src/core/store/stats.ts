@@ -12,6 +12,8 @@ export interface StoreStats {
   records: number;
   /** Session events made durable (appended, or published with their session). */
   events: number;
+  /** Wall time the commits spent from their write to their fdatasync's answer (ms, summed): what a caller acknowledged after them waited on the disk. */
+  commitMs: number;
 }
 
 export class StoreCounters implements StoreStats {
@@ -19,8 +21,9 @@ export class StoreCounters implements StoreStats {
   commits = 0;
   records = 0;
   events = 0;
+  commitMs = 0;
 
   snapshot(): StoreStats {
-    return { syncs: this.syncs, commits: this.commits, records: this.records, events: this.events };
+    return { syncs: this.syncs, commits: this.commits, records: this.records, events: this.events, commitMs: this.commitMs };
   }
 }
