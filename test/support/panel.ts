@@ -90,11 +90,14 @@ export function panelPerTest(options: PanelOptions = {}): PanelWorld {
   /** Harnesses a `reopen` closed: their folders stay until the test ends (the next one may use them). */
   const retired: TestHarness[] = [];
   const close = async (): Promise<void> => {
-    await c?.dispose();
-    await t?.cleanup();
-    for (const old of retired.splice(0)) await old.cleanup();
-    c = undefined;
-    t = undefined;
+    try {
+      await c?.dispose();
+    } finally {
+      await t?.cleanup();
+      for (const old of retired.splice(0)) await old.cleanup();
+      c = undefined;
+      t = undefined;
+    }
   };
 
   before(async () => (server = await ModelServer.start()));

@@ -191,15 +191,17 @@ describe('agent: turns against the test model server', () => {
   it('sends identical request bytes for the same turn in two runs', async () => {
     const run = async () => {
       const t2 = await makeHarness(w.server);
-      w.server.reset();
-      fs.writeFileSync(path.join(t2.workspace, 'f.txt'), 'same');
-      w.server.enqueue({ toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'f.txt' } }] }, { text: 'done' });
-      const a = await t2.h.createSession();
-      await a.accept('read f.txt');
-      await a.idle();
-      const raws = w.server.requests.map((r) => r.raw);
-      await t2.cleanup();
-      return raws;
+      try {
+        w.server.reset();
+        fs.writeFileSync(path.join(t2.workspace, 'f.txt'), 'same');
+        w.server.enqueue({ toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'f.txt' } }] }, { text: 'done' });
+        const a = await t2.h.createSession();
+        await a.accept('read f.txt');
+        await a.idle();
+        return w.server.requests.map((r) => r.raw);
+      } finally {
+        await t2.cleanup();
+      }
     };
     const one = await run();
     const two = await run();

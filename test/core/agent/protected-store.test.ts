@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness } from '../../support/harness';
 
 // Issue 10.7: the store may be kept inside the workspace under any name (--store ./history):
@@ -14,22 +15,27 @@ describe('agent: a session store kept inside the workspace (issue 10.7)', () => 
     const inside = path.join(workspace, 'history');
     fs.mkdirSync(workspace);
     const own = await makeHarness(w.server, { storeDir: inside, workspace: [workspace] });
-    fs.writeFileSync(path.join(workspace, 'notes.txt'), 'hello\n');
-    w.server.enqueue(
-      {
-        toolCalls: [
-          { id: 'w', name: 'write_file', arguments: { path: 'history/catalog.db', content: 'gone' } },
-          { id: 'n', name: 'write_file', arguments: { path: 'history/trees/new.db', content: 'x' } },
-          { id: 'ok', name: 'write_file', arguments: { path: 'notes.txt', content: 'fine\n' } },
-        ],
-      },
-      { text: 'done' },
-    );
-    const agent = await own.h.createSession();
-    await agent.accept('rewrite the history');
-    await agent.idle();
-    await own.cleanup();
-    const results = agent.session.events.filter((e) => e.type === 'tool/result');
+    let events: readonly SessionEvent[];
+    try {
+      fs.writeFileSync(path.join(workspace, 'notes.txt'), 'hello\n');
+      w.server.enqueue(
+        {
+          toolCalls: [
+            { id: 'w', name: 'write_file', arguments: { path: 'history/catalog.db', content: 'gone' } },
+            { id: 'n', name: 'write_file', arguments: { path: 'history/trees/new.db', content: 'x' } },
+            { id: 'ok', name: 'write_file', arguments: { path: 'notes.txt', content: 'fine\n' } },
+          ],
+        },
+        { text: 'done' },
+      );
+      const agent = await own.h.createSession();
+      await agent.accept('rewrite the history');
+      await agent.idle();
+      events = agent.session.events;
+    } finally {
+      await own.cleanup();
+    }
+    const results = events.filter((e) => e.type === 'tool/result');
     const byId = new Map(results.map((e) => [e.type === 'tool/result' ? e.callId : '', e]));
     for (const id of ['w', 'n']) {
       const r = byId.get(id);

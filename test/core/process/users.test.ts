@@ -70,15 +70,21 @@ describe('process groups: every user leads a group and stops it whole', function
       // bubblewrap is installed by the project's setup (npm test), as the confinement suite requires.
       assert.equal(c.kind, confined ? 'bubblewrap' : 'none');
       const iso = new Isolate({ onMessage: () => undefined, onBadMessage: () => undefined }, undefined, true, c);
-      assert.equal(await iso.ready, true, `the script process started: ${iso.stderrTail}`);
-      const pgid = iso.pid!;
-      assert.equal(readStat(pgid)?.pgrp, pgid, 'it leads its own group');
-      assert.equal(groupAlive(pgid), true);
-      iso.kill();
-      const { cause } = await iso.ended;
-      assert.equal(cause, 'killed');
-      assert.equal(groupAlive(pgid), false, 'nothing of the group runs once ended resolved');
-      assert.equal(running(pgid), 0);
+      try {
+        assert.equal(await iso.ready, true, `the script process started: ${iso.stderrTail}`);
+        const pgid = iso.pid!;
+        assert.equal(readStat(pgid)?.pgrp, pgid, 'it leads its own group');
+        assert.equal(groupAlive(pgid), true);
+        iso.kill();
+        const { cause } = await iso.ended;
+        assert.equal(cause, 'killed');
+        assert.equal(groupAlive(pgid), false, 'nothing of the group runs once ended resolved');
+        assert.equal(running(pgid), 0);
+      } finally {
+        // A run's process holds mocha open: one a failed assertion left would keep the run from ever ending.
+        iso.kill();
+        await iso.ended;
+      }
     });
   }
 });

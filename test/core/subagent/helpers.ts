@@ -164,9 +164,12 @@ export function subagentWorld(overrides: Partial<HarnessConfig> = {}, opts: Suba
   after(() => server.stop());
   if (!opts.perTest) beforeEach(() => setup());
   afterEach(async () => {
-    if (withGates) gates.releaseAll();
-    await opts.beforeCleanup?.();
-    await t.cleanup();
+    try {
+      if (withGates) gates.releaseAll();
+      await opts.beforeCleanup?.();
+    } finally {
+      await t.cleanup();
+    }
   });
   return {
     get server() {

@@ -24,13 +24,27 @@ describe('workflow spare script process', () => {
       pools.push(p);
       return p;
     };
+    /** Script processes a test took from a pool or made itself: ended after the checks below, whatever the test asserted. */
+    const owned: Isolate[] = [];
+    const own = <T extends Isolate | undefined>(iso: T): T => {
+      if (iso) owned.push(iso);
+      return iso;
+    };
     afterEach(async () => {
-      await Promise.all(pools.splice(0).map((p) => p.close()));
-      // A spare ended by `take` (started otherwise) is gone once its exit is seen.
-      const deadline = Date.now() + 10_000;
-      while (Isolate.alive > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      assert.equal(SpareIsolates.alive, 0);
-      assert.equal(Isolate.alive, 0, 'no script process is left');
+      try {
+        await Promise.all(pools.splice(0).map((p) => p.close()));
+        // A spare ended by `take` (started otherwise) is gone once its exit is seen.
+        const deadline = Date.now() + 10_000;
+        while (Isolate.alive > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        assert.equal(SpareIsolates.alive, 0);
+        assert.equal(Isolate.alive, 0, 'no script process is left');
+      } finally {
+        // Only a failed test leaves one (each ends what it took): never past the test.
+        for (const iso of owned.splice(0)) {
+          iso.kill();
+          await iso.ended;
+        }
+      }
     });
 
     it('a spare never keeps its host alive: a process that forgot to close its engine exits, and the spare goes with it', async () => {
@@ -63,7 +77,7 @@ describe('workflow spare script process', () => {
       p.refill(key);
       p.refill(key);
       assert.equal(SpareIsolates.alive, 1, 'one spare at most');
-      const iso = p.take(key);
+      const iso = own(p.take(key));
       assert.ok(iso, 'the spare was taken');
       assert.equal(await iso.ready, true, `the spare started: ${iso.stderrTail}`);
       assert.equal(SpareIsolates.alive, 0);
@@ -102,7 +116,7 @@ describe('workflow spare script process', () => {
     it('forgets a spare whose process died, and hands out no dead one', async () => {
       const made: Isolate[] = [];
       const p = new SpareIsolates(undefined, (k) => {
-        const iso = new Isolate(undefined, k.limits, k.permission, k.confinement);
+        const iso = own(new Isolate(undefined, k.limits, k.permission, k.confinement));
         made.push(iso);
         return iso;
       });
@@ -133,7 +147,7 @@ describe('workflow spare script process', () => {
     });
 
     it('a script process that cannot be started ends at once, saying why (it used to wait for an exit that never came)', async () => {
-      const iso = new Isolate(undefined, DEFAULT_ISOLATE, true, { kind: 'bubblewrap', bwrap: '/nonexistent/bwrap' });
+      const iso = own(new Isolate(undefined, DEFAULT_ISOLATE, true, { kind: 'bubblewrap', bwrap: '/nonexistent/bwrap' }));
       assert.equal(await iso.ready, false);
       const { cause, detail } = await iso.ended;
       assert.equal(cause, 'exited');
