@@ -145,14 +145,14 @@ export function storeFolderPerTest(): { readonly dir: string; openStore(opts?: P
   };
 }
 
-/** Every file under `dir` (relative path → bytes), the lock file excepted. */
+/** Every regular file under `dir` (relative path → bytes), the lock file excepted (its liveness token, a FIFO, is not a regular file: reading it would wait for a writer). */
 export function snapshotFiles(dir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   const walk = (rel: string): void => {
     for (const ent of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const r = path.join(rel, ent.name);
       if (ent.isDirectory()) walk(r);
-      else if (ent.name !== 'arbor.lock') out.set(r, fs.readFileSync(path.join(dir, r)));
+      else if (ent.isFile() && ent.name !== 'arbor.lock') out.set(r, fs.readFileSync(path.join(dir, r)));
     }
   };
   walk('');

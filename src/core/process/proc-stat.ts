@@ -114,7 +114,12 @@ export function sameGroup(id: GroupIdentity, members: readonly ProcStat[], leade
 
 /** Every live descendant of `pid` (children first, then theirs), from /proc; empty where there is no /proc. */
 export function descendantPids(pid: number | undefined): number[] {
-  if (pid === undefined) return [];
+  return pid === undefined ? [] : descendantsOf([pid]);
+}
+
+/** Every live descendant of any of `roots` (one read of /proc however many roots), roots excluded. */
+export function descendantsOf(roots: readonly number[]): number[] {
+  if (roots.length === 0) return [];
   const children = new Map<number, number[]>();
   for (const s of allStats() ?? []) {
     if (s.state === 'Z') continue;
@@ -122,10 +127,13 @@ export function descendantPids(pid: number | undefined): number[] {
     if (list) list.push(s.pid);
     else children.set(s.ppid, [s.pid]);
   }
+  const seen = new Set<number>(roots);
   const out: number[] = [];
-  const queue = [pid];
+  const queue = [...roots];
   while (queue.length > 0) {
     for (const c of children.get(queue.shift()!) ?? []) {
+      if (seen.has(c)) continue;
+      seen.add(c);
       out.push(c);
       queue.push(c);
     }

@@ -197,7 +197,8 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
     const line = await new Promise<string>((resolve) => host.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
     const [ok, pid] = line.split(' ');
     assert.equal(ok, 'true', 'the host had a spawner');
-    assert.ok(await until(() => livingWith(marker)), 'the program runs');
+    // Both sleeps, by their own command lines (the host's and the shell's hold the marker too).
+    assert.ok(await until(() => countLiving(`sleep\0${marker}`) === 2), 'the program and its setsid helper run');
     host.kill('SIGKILL');
     assert.ok(await until(() => !livingWith(marker)), 'the program and its setsid helper are gone with the host');
     assert.ok(await until(() => readStat(Number(pid)) === undefined || readStat(Number(pid))?.state === 'Z'), 'the spawner left');
@@ -229,14 +230,20 @@ describe('the spawner: programs started by a small Node on the host’s behalf (
 
 /** Whether a process (not a zombie) whose command line holds `marker` runs. */
 function livingWith(marker: string): boolean {
+  return countLiving(marker) > 0;
+}
+
+/** How many processes (not zombies) whose command line (NUL between its words) holds `marker` run. */
+function countLiving(marker: string): number {
+  let n = 0;
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       if (readStat(Number(d))?.state === 'Z') continue;
-      if (fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').includes(marker)) return true;
+      if (fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').includes(marker)) n++;
     } catch {
       // gone meanwhile
     }
   }
-  return false;
+  return n;
 }
