@@ -28,6 +28,22 @@ export class Strays {
     }
   }
 
+  /**
+   * SIGKILL to group `pgid` (undefined: gone, never signalled again) and every stray, frozen first:
+   * a member that forks, or leaves the group (`setsid`), between the naming and the kill would
+   * otherwise escape both. The group and the strays get SIGSTOP, the strays are named again (what
+   * they started before they stopped), then everything gets SIGKILL. `leader`: whose descendants
+   * to name (the group's leader while it runs; undefined once it exited, its pid may be reused).
+   */
+  killFrozen(pgid: number | undefined, leader: number | undefined): void {
+    if (pgid !== undefined) signalGroup(pgid, 'SIGSTOP');
+    this.collect(leader);
+    this.signal('SIGSTOP');
+    this.collect(leader);
+    if (pgid !== undefined) signalGroup(pgid, 'SIGKILL');
+    this.signal('SIGKILL');
+  }
+
   /** Whether a stray still runs (not a zombie, same start time). */
   alive(): boolean {
     for (const p of this.known.keys()) if (this.live(p)) return true;
@@ -55,13 +71,5 @@ export class Strays {
  * PID namespace (the sandbox's) holds those.
  */
 export function killGroupAndStrays(pid: number): void {
-  // Frozen first: a member that forks, or leaves the group (`setsid`), between the naming and the
-  // kill would otherwise escape both. Stopped, each is named by its parent, then killed.
-  signalGroup(pid, 'SIGSTOP');
-  const strays = new Strays();
-  strays.collect(pid);
-  strays.signal('SIGSTOP');
-  strays.collect(pid); // what the strays started before they stopped
-  signalGroup(pid, 'SIGKILL');
-  strays.signal('SIGKILL');
+  new Strays().killFrozen(pid, pid);
 }

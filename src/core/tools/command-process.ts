@@ -85,7 +85,9 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
         return;
       }
       // The leader's descendants only while it runs: once it has exited its pid may be reused.
-      if (!spec.namespaced) strays.collect(exit ? undefined : pid);
+      const leader = spec.namespaced || exit ? undefined : pid;
+      if (sig === 'SIGKILL') return strays.killFrozen(groupGone ? undefined : pid, leader);
+      if (!spec.namespaced) strays.collect(leader);
       if (!groupGone) signalGroup(pid, sig);
       strays.signal(sig);
     };

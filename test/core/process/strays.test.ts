@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { readStat } from '../../../src/core/process/proc-stat';
 import { killGroupAndStrays } from '../../../src/core/process/strays';
+import { runInGroup } from '../../../src/core/tools/command-process';
 
 // killGroupAndStrays is what stops a lost spawner's programs and what the spawner still runs when
 // its host dies (decision 0095, 0099 amended): one SIGKILL, no second look. A program that keeps
@@ -47,6 +48,39 @@ describe('killGroupAndStrays: a program forking setsid helpers as it is killed',
         } catch {
           // gone
         }
+      }
+    }
+  });
+
+  it('a stopped command that ignores SIGTERM and keeps forking them: the SIGKILL follow-up leaves none running', async function () {
+    if (process.platform !== 'linux') this.skip();
+    this.timeout(60_000);
+    for (let round = 0; round < 3; round++) {
+      const marker = `74.${process.pid}${round}`;
+      const needle = `sleep\0${marker}`;
+      const abort = new AbortController();
+      const run = runInGroup(
+        {
+          file: '/bin/sh',
+          args: ['-c', `trap '' TERM; while :; do setsid sleep ${marker} & done`],
+          command: '',
+          cwd: '/',
+          env: process.env,
+          namespaced: false,
+        },
+        { timeoutMs: 60_000, cap: 1e6, killGraceMs: 100, lingerMs: 100 },
+        abort.signal,
+      );
+      try {
+        for (let i = 0; i < 500 && living(needle).length < 20; i++) await new Promise((r) => setTimeout(r, 5));
+        assert.ok(living(needle).length >= 20, 'helpers are being started');
+        abort.abort();
+        const out = await run;
+        assert.equal(out.end, 'aborted');
+        await new Promise((r) => setTimeout(r, 300));
+        assert.deepEqual(living(needle), [], `round ${round}: helpers escaped the stop`);
+      } finally {
+        for (const p of living(needle)) process.kill(p, 'SIGKILL');
       }
     }
   });
