@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
 import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
-import { type LiveToken, removeToken } from './lock-token';
 
 const held = new Set<string>();
 
@@ -26,12 +25,9 @@ function readText(file: string): string | undefined {
 
 /** LOCKED: who holds the store, and what to do. */
 function lockedBy(dir: string, file: string, holder: Holder): StoreError {
-  const { pid, pidns } = holder.owner;
-  if (holder.checked) {
-    // Its token answered: it runs, though maybe where its pid means something else.
-    const where = pidns !== undefined && pidns !== thisOwner().pidns ? ` (in another PID namespace: a container or sandbox)` : '';
-    return new StoreError('LOCKED', `The store at ${dir} is in use by process ${pid}${where}. Close that Arbor (or pass another --store) and retry.`, file);
-  }
+  const { pid } = holder.owner;
+  if (holder.checked)
+    return new StoreError('LOCKED', `The store at ${dir} is in use by process ${pid}. Close that Arbor (or pass another --store) and retry.`, file);
   return new StoreError(
     'LOCKED',
     `The store at ${dir} is in use by process ${pid} ${holder.where}, which this process cannot check. Close that Arbor (or pass another --store) and retry; if it is really gone, delete ${file} and retry.`,
@@ -58,9 +54,8 @@ function createFrom(source: string, target: string): boolean {
 }
 
 /**
- * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id, host
- * and liveness token (lock-owner.ts, lock-token.ts; a bare pid, as older versions wrote, is still
- * read). The token, when given, is made before the lock names it and closed by the release. A lock left by a
+ * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id and
+ * host (lock-owner.ts; a bare pid, as older versions wrote, is still read). A lock left by a
  * process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
  * processes finding the same stale lock (a VS Code window and the CLI) cannot both win
  * (decision 0019):
@@ -71,25 +66,22 @@ function createFrom(source: string, target: string): boolean {
  *   it then creates its own lock only if still absent. Everyone else retries and finds the
  *   winner alive: LOCKED, naming its pid. A guard whose holder died escalates to `.1`, `.2`…
  */
-export function acquireLock(dir: string, token?: LiveToken): () => void {
+export function acquireLock(dir: string): () => void {
   const file = path.join(dir, 'arbor.lock');
   const key = path.resolve(file);
   if (held.has(key))
     throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
   const mine = `${file}.${process.pid}.tmp`;
-  const myText = ownerText({ ...thisOwner(), ...(token ? { live: token.name } : {}) });
+  const myText = ownerText(thisOwner());
   fs.writeFileSync(mine, myText);
   try {
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (!createFrom(mine, file)) {
       const text = readText(file);
       if (text === undefined) continue; // released meanwhile: try to create it again
-      const holder = liveHolder(text, dir);
+      const holder = liveHolder(text);
       if (holder !== undefined) throw lockedBy(dir, file, holder);
-      if (takeOver(file, text, mine)) {
-        removeToken(dir, parseOwner(text)?.live); // the dead holder's token
-        break;
-      }
+      if (takeOver(file, text, mine)) break;
       if (Date.now() > deadline)
         throw new StoreError(
           'LOCKED',
@@ -105,7 +97,6 @@ export function acquireLock(dir: string, token?: LiveToken): () => void {
   return () => {
     held.delete(key);
     if (readText(file) === myText) fs.rmSync(file, { force: true });
-    token?.close();
   };
 }
 
@@ -117,7 +108,7 @@ function takeOver(file: string, stale: string, mine: string): boolean {
     if (!createFrom(mine, guard)) {
       const holder = readText(guard);
       if (holder === undefined) return false; // finished meanwhile: look at the lock again
-      if (liveHolder(holder, path.dirname(file)) !== undefined) return false; // a takeover under way (or one we cannot check)
+      if (liveHolder(holder) !== undefined) return false; // a takeover under way (or one we cannot check)
       continue; // its holder died mid-takeover: nobody holds it, so the next level is free
     }
     try {
