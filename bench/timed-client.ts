@@ -6,9 +6,15 @@ export class CapturingClient implements ModelClient {
   lastRequest: ModelRequest | undefined;
   /** When the first stream since the last `mark()` began (`now()`), for a fan-out's head. */
   firstAt: number | undefined;
-  /** Each stream since the last `mark()`: when it was asked for and when its last event was read (`now()`). */
+  /**
+   * Each stream since the last `mark()`: when it was asked for and when its last event was read
+   * (`now()`). Kept only when asked for (`trackSpans`): it wraps every stream in one more generator.
+   */
   spans: { start: number; end?: number }[] = [];
-  constructor(readonly inner: ModelClient) {}
+  constructor(
+    readonly inner: ModelClient,
+    private readonly trackSpans = false,
+  ) {}
   /** Forget `firstAt` and the spans: the next stream sets them. */
   mark(): void {
     this.firstAt = undefined;
@@ -23,6 +29,7 @@ export class CapturingClient implements ModelClient {
   stream(req: ModelRequest): AsyncIterable<ModelStreamEvent> {
     this.lastRequest = req;
     this.firstAt ??= now();
+    if (!this.trackSpans) return this.inner.stream(req);
     const span: { start: number; end?: number } = { start: now() };
     this.spans.push(span);
     const inner = this.inner.stream(req);

@@ -109,7 +109,7 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
   const server = await ModelServerProcess.start();
   await server.setFallback({ text: 'ok', delayMs: 50 });
   // The harness's own client for a base URL (harness/client.ts), kept to replay a request bare.
-  const client = new CapturingClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
+  const client = new CapturingClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }), true);
   const h = await open(server, {}, client);
   try {
     const parent = await h.createSession();

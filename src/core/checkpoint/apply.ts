@@ -80,10 +80,10 @@ export async function applyRewind(
     );
   }
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-  // Each file is written atomically (temp, fsync, rename); files at once, so their fsyncs overlap;
-  // then each folder is fsynced once, which makes the renames in it durable.
-  // Through each folder pinned from its root once (beneath.ts): a folder swapped for a link since
-  // the check above is refused, never followed. Its files at once, then the folder's fsync.
+  // Each folder is pinned from its root once (beneath.ts: a folder swapped for a link since the
+  // check above is refused, never followed); its files are written atomically through it (temp,
+  // fsync, rename), all at once so their fsyncs overlap, then the folder is fsynced once, which
+  // makes the renames in it durable.
   const byFolder = new Map<string, number[]>();
   chosen.forEach((f, i) => {
     const dir = path.dirname(f.path);

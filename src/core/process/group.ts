@@ -39,12 +39,17 @@ export function signalGroup(pgid: number | undefined, sig: NodeJS.Signals): bool
  * signal 0 but runs nothing. Where /proc cannot be read, signal 0's answer stands.
  */
 export function processRuns(pid: number): boolean {
+  return reached(pid) && readStat(pid)?.state !== 'Z';
+}
+
+/** Whether signal 0 reaches `target` (a pid, or a group as -pgid), or is refused (it runs as another user). */
+function reached(target: number): boolean {
   try {
-    process.kill(pid, 0);
+    process.kill(target, 0);
+    return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return readStat(pid)?.state !== 'Z';
 }
 
 /**
@@ -57,12 +62,7 @@ export function processRuns(pid: number): boolean {
  */
 export function groupAlive(pgid: number | undefined): boolean {
   if (!pgid || process.platform === 'win32') return false;
-  try {
-    process.kill(-pgid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  return groupHasLiveMember(pgid);
+  return reached(-pgid) && groupHasLiveMember(pgid);
 }
 
 /** Resolves true once group `pgid` has no running process, false if it still has one after `ms`. */
