@@ -18,6 +18,7 @@ import { cliWorld } from '../support/cli';
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dataCode = (e: unknown): string | undefined => ((e as acp.RequestError).data as { code?: string } | undefined)?.code;
 
 /** A repository with one commit, and a worktree of it detached at that commit (what a placed child's local worktree is). */
@@ -146,6 +147,29 @@ describe('acp: arbor acp --node-repos carries a placement’s workspace over the
     for (const ws of made) assert.equal(fs.readFileSync(path.join(ws.cwd, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
     assert.equal(new Set(made.map((m) => m.cwd)).size, ids.length, 'each child its own folder there');
     assert.equal(held.pending(`${repoKey(l.repo)} ${l.commit}`), undefined, 'nothing left under way');
+  });
+
+  it('a repository half made (a `git init` killed, or still running beside this ask) is made whole, never read as made', async () => {
+    // `git init` writes HEAD before objects/: an ask that took HEAD for "made" read a half-made
+    // repository ("not a git repository") while another ask was making it, and for good after a
+    // far side died in the middle of one.
+    const commit = '0'.repeat(40);
+    const repo = `half-${'b'.repeat(12)}`;
+    const dir = path.join(repos, `${repo}.git`);
+    fs.mkdirSync(path.join(dir, 'refs', 'heads'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+    assert.deepEqual(await call(SYNC_METHODS.have, { repo, commits: [commit] }), { have: [] });
+    assert.ok(fs.statSync(path.join(dir, 'objects', 'pack')).isDirectory(), 'the repository was made whole');
+    // And asks spread over the few milliseconds `git init` takes, some arriving while it runs: every one is answered.
+    for (let round = 0; round < 6; round++) {
+      const fresh = `round${round}-${'a'.repeat(12)}`;
+      const said = await Promise.allSettled(
+        Array.from({ length: 16 }, (_, i) => delay(i).then(() => call(SYNC_METHODS.have, { repo: fresh, commits: [commit] }))),
+      );
+      const failed = said.flatMap((s) => (s.status === 'rejected' ? [String((s.reason as Error).message)] : []));
+      assert.deepEqual(failed, [], `round ${round}`);
+    }
   });
 
   it('a send that fails is not waited on for good: the siblings waiting for it try the whole way themselves, once between them', async () => {

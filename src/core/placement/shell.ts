@@ -81,7 +81,7 @@ export const PREPARE_SCRIPT = [
   ...GIT_ENV,
   'repo=$1; wt=$2; commit=$3',
   'mkdir -p "$(dirname "$repo")" "$(dirname "$wt")"',
-  '[ -d "$repo" ] || g init -q --bare "$repo" >&2 || exit 1',
+  '[ -d "$repo/objects" ] || g init -q --bare "$repo" >&2 || exit 1', // (objects/ is what git init makes last)
   'g receive-pack "$repo" || exit 1',
   'if [ -e "$wt" ]; then g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"; g -C "$repo" worktree prune; fi',
   'g -C "$repo" worktree add --quiet --detach "$wt" "$commit" >&2 || exit 1',
