@@ -78,12 +78,12 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     opts.note(
       `fdatasyncs: ${fmt(roundSyncs / (blocks * perBlock))} per goal round vs ${fmt(turnSyncs / (blocks * perBlock))} per human turn (each block's goal set and its round-limit block included)`,
     );
-    // The rest is bytes: each round's message carries the objective and how to report (decision
+    // The rest is bytes: each round's message carries the objective (and how to report, in a run's first round; decision
     // 0029), the human's is `turn b.i`, so the goal session's requests grow faster; the model
     // server parses and prefix-hashes every byte of every request on this event loop.
     const sent = async (id: string) => median((await h.store.inspect(id)).events.flatMap((e) => (e.type === 'request/header' ? [e.bytes] : [])));
     opts.note(
-      `request bytes (median): ${fmt(await sent(goal.id))} per goal round vs ${fmt(await sent(human.id))} per human turn (a round's message is the objective and how to report, the human's a few characters)`,
+      `request bytes (median): ${fmt(await sent(goal.id))} per goal round vs ${fmt(await sent(human.id))} per human turn (a round's message is the objective, and how to report in a run's first round; the human's a few characters)`,
     );
     opts.note(
       `goal round ${fmt(median(roundMs))} ms vs human turn ${fmt(median(turnMs))} ms (medians of ${roundMs.length} / ${turnMs.length} intervals, ${blocks} alternating blocks)`,

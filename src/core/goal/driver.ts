@@ -2,7 +2,7 @@ import type { Agent, TurnReport } from '../agent/agent';
 import type { InboxAcceptedEvent, MessageSourceKind } from '../session/events';
 import { capitalised, SOURCE_WORDS } from '../session/message-source';
 import { blocked, type GoalService, next } from './service';
-import { roundText } from './snapshot';
+import { roundText, startsRun } from './snapshot';
 
 /** Rounds in a row that ended in a model error before the goal blocks with `round-error`. */
 export const ROUND_ERROR_STREAK = 3;
@@ -62,7 +62,7 @@ export class GoalDriver {
       // 0083). The store keeps their order, so the round's message is never durable without the
       // goal/change before it, and the model hears the round only once all of them are on disk.
       const written = this.goals.writeFor(agent, round, true);
-      const accepted = agent.accept(roundText(round), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
+      const accepted = agent.accept(roundText(round, startsRun(g)), { kind: 'goal', revision: round.revision, round: round.roundsStarted });
       await Promise.all([written, accepted]);
       return true;
     });

@@ -71,11 +71,23 @@ export function blockMessage(code: GoalBlockCode, g: GoalSnapshot): string {
   return 'The model reported that it cannot go on.';
 }
 
-/** The user message of one round: the objective travels here, never in the system prompt. */
-export function roundText(g: GoalSnapshot): string {
+/**
+ * The user message of one round: the objective travels here, never in the system prompt, and in
+ * every round (a compaction may fold the earlier ones away). How to report is said in full in the
+ * first round after the human set or resumed the goal; the rounds that follow it point to the
+ * `goal` tool, whose description says the same, instead of adding it to the context again.
+ */
+export function roundText(g: GoalSnapshot, first: boolean): string {
+  const head = `[Goal round ${g.roundsStarted} of ${g.maxGoalRounds}] Keep working toward this goal:\n\n${g.objective}\n\n`;
+  if (!first) return `${head}Take the next step; report through the \`goal\` tool.`;
   return (
-    `[Goal round ${g.roundsStarted} of ${g.maxGoalRounds}] Keep working toward this goal:\n\n${g.objective}\n\n` +
+    head +
     'Take the next step. When the goal is achieved call `goal` with action "complete"; if you cannot go on, action "block" with a reason; ' +
     'to leave a note of where you are, action "progress".'
   );
+}
+
+/** Whether a round after a goal in this state is the first of a run: the human has just set, resumed or re-limited it. */
+export function startsRun(before: GoalSnapshot): boolean {
+  return before.operation !== 'round' && before.operation !== 'progress';
 }

@@ -40,6 +40,30 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     assert.deepEqual((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
+  it('says how to report in full in the first round of each run only; every round restates the objective', async () => {
+    const agent = await w.t.h.createSession();
+    await w.t.h.goals.set(agent.id, 'Make the README say hello', 3);
+    await w.t.h.settle();
+    await w.t.h.goals.limit(agent.id, 4);
+    await w.t.h.goals.resume(agent.id);
+    await w.t.h.settle();
+    const said = rounds(agent.session.events).map((e) => (e.type === 'user/message' ? e.text : ''));
+    assert.equal(said.length, 4);
+    const full = /action "complete".*action "block".*action "progress"/s;
+    assert.deepEqual(
+      said.map((t) => [t.includes('Make the README say hello'), full.test(t)]),
+      [
+        [true, true],
+        [true, false],
+        [true, false],
+        [true, true],
+      ],
+      'round 1 (set) and round 4 (resumed) in full, 2 and 3 point to the goal tool',
+    );
+    assert.match(said[1], /report through the `goal` tool/);
+    assert.ok(said[1].length < said[0].length - 100, 'a later round adds less to the context');
+  });
+
   it('refuses resume while the rounds are used up; a raised limit keeps it blocked until the human resumes', async () => {
     const agent = await w.t.h.createSession();
     await w.t.h.goals.set(agent.id, 'count to three', 1);
