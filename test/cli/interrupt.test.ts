@@ -107,7 +107,7 @@ describe('cli: Ctrl+C and kill -9 of arbor run leave no remote program behind', 
   /** Until the store's files hold the child's `subagent/remote` (what the reaper reads after a crash). */
   async function recorded(ms = 10_000): Promise<void> {
     const files = (d: string): string[] =>
-      fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(d, e.name)) : [path.join(d, e.name)]));
+      fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(d, e.name)) : e.isFile() ? [path.join(d, e.name)] : []));
     for (const end = Date.now() + ms; Date.now() < end; await new Promise((res) => setTimeout(res, 20)))
       if (files(path.join(dir, 'store')).some((f) => fs.readFileSync(f).includes('subagent/remote'))) return;
     throw new Error(`subagent/remote did not reach the store within ${ms} ms`);

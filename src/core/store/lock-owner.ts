@@ -2,14 +2,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { processRuns } from '../process/group';
 import { bootId, namespaceHasProcess } from '../process/proc-stat';
+import { isTokenName, tokenState } from './lock-token';
 
 // Who holds a store lock, and whether that holder may still run (decision 0098). A pid means
 // something only in its PID namespace, in one boot of one machine: a process in a container
 // or sandbox (`unshare --pid`, bwrap) sees another namespace's pids as dead, or as unrelated
 // processes. So a lock records the namespace, the boot and the host beside the pid: a lock from
 // another host holds, one from an earlier boot here is stale, and one from a PID namespace this
-// process can see running (a container or sandbox below ours) holds. A namespace it cannot see
-// (gone, or above or beside ours) is judged by its pid, as before — the limit 0098 records.
+// process can see running (a container or sandbox below ours) holds. Above all, a lock of this
+// boot names its holder's liveness token (lock-token.ts), a socket whose listener the kernel closes
+// when the holder dies: it answers from any namespace. Without one (an older Arbor, no sockets
+// here), a namespace this process cannot see (gone, or above or beside ours) is judged by its pid.
 
 /** What a lock file says about its holder. An old lock file is a bare pid (nothing else known). */
 export interface LockOwner {
@@ -19,6 +22,8 @@ export interface LockOwner {
   /** /proc/sys/kernel/random/boot_id of the holder's kernel (Linux). */
   boot?: string;
   host?: string;
+  /** The holder's liveness token: a socket's name in the lock's folder (lock-token.ts). */
+  live?: string;
 }
 
 function readOr<T>(read: () => T): T | undefined {
@@ -67,6 +72,7 @@ export function parseOwner(text: string): LockOwner | undefined {
     ...(Number.isSafeInteger(o.pidns) ? { pidns: o.pidns as number } : {}),
     ...(typeof o.boot === 'string' && o.boot !== '' ? { boot: o.boot } : {}),
     ...(typeof o.host === 'string' ? { host: o.host } : {}),
+    ...(typeof o.live === 'string' && isTokenName(o.live) ? { live: o.live } : {}),
   };
 }
 
@@ -75,14 +81,21 @@ export type Holder = { owner: LockOwner; checked: true } | { owner: LockOwner; c
 
 /**
  * Whom a lock's text names, if that holder may still run; undefined when the lock is stale:
- * unreadable, its pid dead here, our own pid (a leftover), or written in an earlier boot of this
- * host. A holder on another host cannot be checked, so it holds; so does one in a PID namespace
- * this process can see running (below ours). A namespace it cannot see is judged by its pid.
+ * unreadable, its token refused, its pid dead here, our own pid (a leftover), or written in an
+ * earlier boot of this host. A token that answers holds, from any namespace. A holder on another
+ * host cannot be checked, so it holds; so does one in a PID namespace this process can see
+ * running (below ours). A namespace it cannot see is judged by its pid.
  */
-export function liveHolder(text: string): Holder | undefined {
+export async function liveHolder(text: string, dir: string): Promise<Holder | undefined> {
   const owner = parseOwner(text);
   if (!owner) return undefined;
   const me = thisOwner();
+  if (owner.live !== undefined && owner.boot !== undefined && owner.boot === me.boot) {
+    // This kernel's lock with a token: its listener answers for the holder from any PID namespace.
+    const state = await tokenState(dir, owner.live);
+    if (state === 'alive') return { owner, checked: true };
+    if (state === 'gone') return undefined;
+  }
   const sameHost = owner.host === undefined || owner.host === me.host;
   if (owner.boot !== undefined && me.boot !== undefined && owner.boot !== me.boot) {
     // Another kernel: this host rebooted since (stale), or another machine sharing the folder.

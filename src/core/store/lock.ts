@@ -3,15 +3,14 @@ import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
 import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
+import { type LiveToken, removeToken } from './lock-token';
 
 const held = new Set<string>();
 
 /** How long acquiring may wait for another process's takeover to finish before giving up. */
 const TAKEOVER_WAIT_MS = 5000;
 
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The file's text, or undefined when it does not exist. */
 function readText(file: string): string | undefined {
@@ -25,9 +24,12 @@ function readText(file: string): string | undefined {
 
 /** LOCKED: who holds the store, and what to do. */
 function lockedBy(dir: string, file: string, holder: Holder): StoreError {
-  const { pid } = holder.owner;
-  if (holder.checked)
-    return new StoreError('LOCKED', `The store at ${dir} is in use by process ${pid}. Close that Arbor (or pass another --store) and retry.`, file);
+  const { pid, pidns } = holder.owner;
+  if (holder.checked) {
+    // It answered: it runs, though maybe where its pid means something else.
+    const where = pidns !== undefined && pidns !== thisOwner().pidns ? ' (in another PID namespace: a container or sandbox)' : '';
+    return new StoreError('LOCKED', `The store at ${dir} is in use by process ${pid}${where}. Close that Arbor (or pass another --store) and retry.`, file);
+  }
   return new StoreError(
     'LOCKED',
     `The store at ${dir} is in use by process ${pid} ${holder.where}, which this process cannot check. Close that Arbor (or pass another --store) and retry; if it is really gone, delete ${file} and retry.`,
@@ -54,8 +56,10 @@ function createFrom(source: string, target: string): boolean {
 }
 
 /**
- * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id and
- * host (lock-owner.ts; a bare pid, as older versions wrote, is still read). A lock left by a
+ * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id, host
+ * and liveness token (lock-owner.ts, lock-token.ts; a bare pid, as older versions wrote, is still
+ * read). The token, when given, is listening before the lock names it, and closed by the
+ * release (the caller closes it when this throws). A lock left by a
  * process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
  * processes finding the same stale lock (a VS Code window and the CLI) cannot both win
  * (decision 0019):
@@ -66,49 +70,56 @@ function createFrom(source: string, target: string): boolean {
  *   it then creates its own lock only if still absent. Everyone else retries and finds the
  *   winner alive: LOCKED, naming its pid. A guard whose holder died escalates to `.1`, `.2`…
  */
-export function acquireLock(dir: string): () => void {
+export async function acquireLock(dir: string, token?: LiveToken): Promise<() => void> {
   const file = path.join(dir, 'arbor.lock');
   const key = path.resolve(file);
   if (held.has(key))
     throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
+  held.add(key); // taken from here on: a second open in this process is refused while this one asks
   const mine = `${file}.${process.pid}.tmp`;
-  const myText = ownerText(thisOwner());
-  fs.writeFileSync(mine, myText);
+  const myText = ownerText({ ...thisOwner(), ...(token ? { live: token.name } : {}) });
   try {
+    fs.writeFileSync(mine, myText);
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (!createFrom(mine, file)) {
       const text = readText(file);
       if (text === undefined) continue; // released meanwhile: try to create it again
-      const holder = liveHolder(text);
+      const holder = await liveHolder(text, dir);
       if (holder !== undefined) throw lockedBy(dir, file, holder);
-      if (takeOver(file, text, mine)) break;
+      if (await takeOver(file, text, mine)) {
+        removeToken(dir, parseOwner(text)?.live); // the dead holder's token
+        break;
+      }
       if (Date.now() > deadline)
         throw new StoreError(
           'LOCKED',
           `The store at ${dir} has a stale lock (${file}) that could not be taken over in ${TAKEOVER_WAIT_MS / 1000} s. If no Arbor uses this folder, delete that file and retry.`,
           file,
         );
-      sleepSync(5); // another process is taking it over: look again once it is done
+      await sleep(5); // another process is taking it over: look again once it is done
     }
+  } catch (err) {
+    held.delete(key);
+    throw err;
   } finally {
     fs.rmSync(mine, { force: true });
   }
-  held.add(key);
   return () => {
     held.delete(key);
     if (readText(file) === myText) fs.rmSync(file, { force: true });
+    token?.close();
   };
 }
 
 /** Replace the stale lock whose text was `stale` with ours; false when someone else got there first. */
-function takeOver(file: string, stale: string, mine: string): boolean {
+async function takeOver(file: string, stale: string, mine: string): Promise<boolean> {
   const base = `${file}.takeover-${guardName(stale)}`;
   for (let level = 0; ; level++) {
     const guard = level === 0 ? base : `${base}.${level}`;
     if (!createFrom(mine, guard)) {
       const holder = readText(guard);
       if (holder === undefined) return false; // finished meanwhile: look at the lock again
-      if (liveHolder(holder) !== undefined) return false; // a takeover under way (or one we cannot check)
+      if ((await liveHolder(holder, path.dirname(file))) !== undefined) return false; // a takeover under way (or one we cannot check)
       continue; // its holder died mid-takeover: nobody holds it, so the next level is free
     }
     try {

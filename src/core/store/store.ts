@@ -9,6 +9,7 @@ import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-mar
 import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
 import { StoreListeners } from './listeners';
 import { acquireLock } from './lock';
+import { LiveToken } from './lock-token';
 import { Operations } from './operations';
 import { reconcileTrees } from './reconcile';
 import { StoreCounters, type StoreStats } from './stats';
@@ -74,7 +75,15 @@ export class Store {
       );
     }
     await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
-    const unlock = acquireLock(dir);
+    // The lock's liveness token first: the lock names it from the moment it exists (lock-token.ts).
+    const token = await LiveToken.make(dir);
+    let unlock: () => void;
+    try {
+      unlock = await acquireLock(dir, token);
+    } catch (err) {
+      token?.close();
+      throw err;
+    }
     // One set of counters for the catalog and every tree file (`stats()`).
     const counters = new StoreCounters();
     opts = { ...opts, counters };

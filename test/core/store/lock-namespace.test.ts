@@ -47,8 +47,8 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
   const lockFile = () => path.join(tmp.dir, 'arbor.lock');
   const writeLock = (o: LockOwner) => fs.writeFileSync(lockFile(), ownerText(o));
 
-  it('records the pid, PID namespace, boot id and host, and releases only its own lock', () => {
-    const release = acquireLock(tmp.dir);
+  it('records the pid, PID namespace, boot id and host, and releases only its own lock', async () => {
+    const release = await acquireLock(tmp.dir);
     const owner = parseOwner(fs.readFileSync(lockFile(), 'utf8'));
     assert.equal(owner?.pid, process.pid);
     if (fs.existsSync('/proc/self/ns/pid')) {
@@ -66,7 +66,7 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
     try {
       const ns = await namespaceOf(inside.pid!);
       writeLock({ ...me, pid: await deadPid(), pidns: ns });
-      assert.throws(
+      await assert.rejects(
         () => acquireLock(tmp.dir),
         (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /another PID namespace/.test(e.message) && e.message.includes(`delete ${lockFile()}`),
       );
@@ -79,7 +79,7 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
   it('a lock from a PID namespace nobody runs in any more (a sandboxed holder killed with it) is taken over', async () => {
     const me = thisOwner();
     writeLock({ ...me, pid: await deadPid(), pidns: (me.pidns ?? 1) + 7919 });
-    const release = acquireLock(tmp.dir);
+    const release = await acquireLock(tmp.dir);
     assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
     release();
   });
@@ -88,12 +88,12 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
     const me = thisOwner();
     const dead = await deadPid();
     writeLock({ ...me, pid: dead, host: `${me.host}-elsewhere`, boot: 'another-boot' });
-    assert.throws(
+    await assert.rejects(
       () => acquireLock(tmp.dir),
       (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`on host ${me.host}-elsewhere`),
     );
     writeLock({ ...me, pid: process.pid + 1, pidns: (me.pidns ?? 1) + 1, boot: 'an-earlier-boot' });
-    const release = acquireLock(tmp.dir);
+    const release = await acquireLock(tmp.dir);
     assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
     release();
     assert.deepEqual(fs.readdirSync(tmp.dir), []);
@@ -110,7 +110,7 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
       assert.match(fs.readFileSync(`/proc/${zombie}/stat`, 'latin1'), /\) Z /, 'the holder is a zombie');
       process.kill(zombie, 0); // what the old check asked: it still answers
       writeLock({ ...thisOwner(), pid: zombie });
-      acquireLock(tmp.dir)();
+      (await acquireLock(tmp.dir))();
     } finally {
       parent.kill();
     }
@@ -118,11 +118,11 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
 
   it('still reads an old lock (a bare pid): dead is taken over, alive holds', async () => {
     fs.writeFileSync(lockFile(), String(await deadPid()));
-    acquireLock(tmp.dir)();
+    (await acquireLock(tmp.dir))();
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
     try {
       fs.writeFileSync(lockFile(), String(holder.pid));
-      assert.throws(
+      await assert.rejects(
         () => acquireLock(tmp.dir),
         (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`in use by process ${holder.pid}. Close that Arbor`),
       );
@@ -133,11 +133,11 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
 
   it('a holder in its own PID namespace (unshare --pid) keeps the lock from this one; once it is killed with its namespace, a holder in a new namespace takes it over', async function () {
     if (spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status !== 0) this.skip(); // needs root (or user namespaces) and util-linux
-    const hold = `require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('held'); setInterval(() => {}, 1000);`;
+    const hold = `require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}).then(() => console.log('held')); setInterval(() => {}, 1000);`;
     const first = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', process.execPath, '-e', hold], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve) => first.stdout!.on('data', () => resolve()));
-      assert.throws(
+      await assert.rejects(
         () => acquireLock(tmp.dir),
         (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /in another PID namespace/.test(e.message),
       );
@@ -145,7 +145,7 @@ describe('store lock: holders in other PID namespaces, boots and hosts', () => {
       first.kill('SIGKILL'); // --kill-child: its child, pid 1 of the namespace, goes, and with it the whole namespace
       await new Promise((r) => first.on('close', r));
     }
-    const script = `try { require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}); console.log('won'); } catch (e) { console.log(e.code + ' ' + e.message); }`;
+    const script = `require(${JSON.stringify(LOCK_MODULE)}).acquireLock(${JSON.stringify(tmp.dir)}).then(() => console.log('won'), (e) => console.log(e.code + ' ' + e.message));`;
     for (let i = 0; i < 40; i++) {
       const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '-e', script], { encoding: 'utf8' });
       if (r.stdout.trim() === 'won') return;

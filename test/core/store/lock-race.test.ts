@@ -29,11 +29,10 @@ function contender(dir: string, startAt: number): Promise<Outcome> {
   const script = `
     const { acquireLock } = require(${JSON.stringify(LOCK_MODULE)});
     while (Date.now() < ${startAt}) {} // line up with the other contender
-    let line;
-    try { acquireLock(${JSON.stringify(dir)}); line = 'won'; }
-    catch (e) { line = (e.code || 'ERROR') + ' ' + e.message; }
-    process.stdout.write(line + '\\n');
-    setTimeout(() => process.exit(0), 1500); // hold it while the other one looks`;
+    acquireLock(${JSON.stringify(dir)}).then(() => 'won', (e) => (e.code || 'ERROR') + ' ' + e.message).then((line) => {
+      process.stdout.write(line + '\\n');
+      setTimeout(() => process.exit(0), 1500); // hold it while the other one looks
+    });`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -82,7 +81,7 @@ describe('store lock: two processes taking over the same stale lock', () => {
       const stale = await deadPid();
       fs.writeFileSync(path.join(tmp.dir, 'arbor.lock'), String(stale));
       fs.writeFileSync(path.join(tmp.dir, `arbor.lock.takeover-${stale}`), String(await deadPid()));
-      const release = acquireLock(tmp.dir);
+      const release = await acquireLock(tmp.dir);
       assert.equal(parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.pid, process.pid);
       assert.deepEqual(fs.readdirSync(tmp.dir), ['arbor.lock']);
       release();
@@ -92,11 +91,11 @@ describe('store lock: two processes taking over the same stale lock', () => {
     }
   });
 
-  it('an empty lock file (a writer killed before writing its pid) is taken over', () => {
+  it('an empty lock file (a writer killed before writing its pid) is taken over', async () => {
     const tmp = tempDir('arbor-lock-empty-');
     try {
       fs.writeFileSync(path.join(tmp.dir, 'arbor.lock'), '');
-      const release = acquireLock(tmp.dir);
+      const release = await acquireLock(tmp.dir);
       assert.equal(parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.pid, process.pid);
       release();
     } finally {

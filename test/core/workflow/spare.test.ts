@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { descendantPids } from '../../../src/core/process/proc-stat';
 import { scriptConfinement } from '../../../src/core/workflow/confine';
 import { DEFAULT_ISOLATE, Isolate } from '../../../src/core/workflow/isolate';
 import { runProcesses, SpareIsolates, type SpareKey } from '../../../src/core/workflow/spare';
@@ -62,11 +63,14 @@ describe('workflow spare script process', () => {
         assert.equal(r.stdout.trim(), 'ready', r.stderr);
       }
       // The spares those hosts left: each went with its host (bubblewrap's --die-with-parent; a
-      // Node child's IPC channel closing).
-      const left = () =>
-        execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      // Node child's IPC channel closing). Only theirs: a script process below this test process
+      // (an earlier test's run still ending) is not a host's leftover.
+      const left = () => {
+        const ours = new Set(descendantPids(process.pid));
+        return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
           .split('\n')
-          .filter((l) => l.includes(path.join(path.dirname(mod), 'workflow-child.js')));
+          .filter((l) => l.includes(path.join(path.dirname(mod), 'workflow-child.js')) && !ours.has(Number(l.trim().split(/\s+/)[0])));
+      };
       const deadline = Date.now() + 10_000;
       while (left().length > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
       assert.deepEqual(left(), [], 'no script process outlived its host');

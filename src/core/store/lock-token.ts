@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// The lock holder's liveness token (decision 0098, amended): a Unix socket beside the lock that
+// the holder listens on while it holds the lock. The kernel closes the listener when the holder
+// dies, however it dies, so a checker's connect succeeds while the holder runs (a stopped holder
+// too: the kernel queues the connection) and is refused once it is gone — from any PID namespace
+// of the same kernel (a sandbox or container below, above or beside the holder), where a pid means
+// nothing. Only asked when the lock was written in this boot of this kernel: a socket has no
+// listener on another machine sharing the folder. A socket, not a FIFO: opening a socket file
+// fails at once (ENXIO), so a backup tool or a `grep -r` reading the store folder never waits on
+// it, where a FIFO without a writer blocks its reader for good.
+
+/** A token's file name in the lock's folder: nothing else is ever asked from a lock's text. */
+const NAME = /^arbor\.lock\.live-[0-9a-f]{16}$/;
+
+/** The longest socket path the kernel takes (sun_path is 108 bytes with its NUL); longer ones go through a short link. */
+const MAX_SOCKET_PATH = 100;
+
+/** How long a checker waits for the holder's kernel to answer a connect (it answers at once; a bound). */
+const ASK_MS = 2000;
+
+export type TokenState = 'alive' | 'gone' | 'unknown';
+
+export function isTokenName(name: string): boolean {
+  return NAME.test(name);
+}
+
+/**
+ * `file` by a path short enough for a socket: itself, or its name under a fresh link to its folder
+ * in the temp folder (the kernel follows the link; the link is removed once `use` is done).
+ */
+async function viaShortPath<T>(file: string, use: (p: string) => Promise<T>): Promise<T> {
+  if (Buffer.byteLength(file) <= MAX_SOCKET_PATH) return use(file);
+  const link = path.join(os.tmpdir(), `arbor-lk-${randomBytes(6).toString('hex')}`);
+  fs.symlinkSync(path.dirname(file), link);
+  try {
+    return await use(path.join(link, path.basename(file)));
+  } finally {
+    fs.rmSync(link, { force: true });
+  }
+}
+
+/** The socket this process listens on while it holds a lock. */
+export class LiveToken {
+  private constructor(
+    private readonly file: string,
+    private server: net.Server | undefined,
+  ) {}
+
+  /** The token's name in the lock's folder (what the lock records). */
+  get name(): string {
+    return path.basename(this.file);
+  }
+
+  /**
+   * A new token in `dir`, listening; undefined where none can be made (Windows, a file system
+   * without sockets): the lock is then judged by its pid alone.
+   */
+  static async make(dir: string): Promise<LiveToken | undefined> {
+    if (process.platform === 'win32') return undefined;
+    const file = path.join(dir, `arbor.lock.live-${randomBytes(8).toString('hex')}`);
+    // A connection is only ever a question: answered by closing it.
+    const server = net.createServer((socket) => socket.destroy());
+    try {
+      await viaShortPath(
+        file,
+        (p) =>
+          new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(p, () => {
+              server.off('error', reject);
+              resolve();
+            });
+          }),
+      );
+    } catch {
+      server.close();
+      fs.rmSync(file, { force: true });
+      return undefined;
+    }
+    server.unref(); // it never keeps the process alive
+    server.on('error', () => undefined);
+    return new LiveToken(file, server);
+  }
+
+  /** Let go: the listener closed (a checker now hears the holder gone), the socket file removed. */
+  close(): void {
+    if (!this.server) return;
+    this.server.close();
+    this.server = undefined;
+    fs.rmSync(this.file, { force: true });
+  }
+}
+
+/**
+ * What a holder's token says: 'alive' (its listener answers), 'gone' (refused: the holder is
+ * dead) or 'unknown' (no such socket, or it cannot be asked: the pid decides). Never follows a
+ * link, and asks nothing but a socket with a token's name in `dir`.
+ */
+export async function tokenState(dir: string, name: string): Promise<TokenState> {
+  if (!isTokenName(name)) return 'unknown';
+  const file = path.join(dir, name);
+  try {
+    if (!fs.lstatSync(file).isSocket()) return 'unknown';
+    return await viaShortPath(file, ask);
+  } catch {
+    return 'unknown';
+  }
+}
+
+function ask(file: string): Promise<TokenState> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ path: file });
+    const done = (state: TokenState) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(state);
+    };
+    const timer = setTimeout(() => done('unknown'), ASK_MS);
+    socket.once('connect', () => done('alive'));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED' ? 'gone' : 'unknown'));
+  });
+}
+
+/** Remove a dead holder's token (after its lock was taken over): only a socket with a token's name. */
+export function removeToken(dir: string, name: string | undefined): void {
+  if (!name || !isTokenName(name)) return;
+  const file = path.join(dir, name);
+  try {
+    if (fs.lstatSync(file).isSocket()) fs.rmSync(file, { force: true });
+  } catch {
+    // gone already
+  }
+}
