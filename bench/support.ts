@@ -281,11 +281,19 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
  * by (and billed to) the fsyncs being measured afterwards.
  */
 export async function copyDirDurable(src: string, dst: string): Promise<void> {
-  await fs.promises.cp(src, dst, { recursive: true });
+  // Folders and regular files only: an open store's lock token is a socket (cp refuses it, open fails on it).
+  await fs.promises.cp(src, dst, {
+    recursive: true,
+    filter: (from) => {
+      const st = fs.lstatSync(from);
+      return st.isDirectory() || st.isFile();
+    },
+  });
   const syncAll = async (dir: string): Promise<void> => {
     for (const ent of await fs.promises.readdir(dir, { withFileTypes: true })) {
       const p = path.join(dir, ent.name);
       if (ent.isDirectory()) await syncAll(p);
+      else if (!ent.isFile()) continue;
       const fh = await fs.promises.open(p, 'r');
       try {
         await fh.sync();

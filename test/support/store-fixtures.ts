@@ -145,7 +145,7 @@ export function storeFolderPerTest(): { readonly dir: string; openStore(opts?: P
   };
 }
 
-/** Every regular file under `dir` (relative path → bytes), the lock file excepted (its liveness token, a FIFO, is not a regular file: reading it would wait for a writer). */
+/** Every regular file under `dir` (relative path → bytes), the lock file excepted (its liveness token, a socket, is not a regular file: opening it fails). */
 export function snapshotFiles(dir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   const walk = (rel: string): void => {

@@ -90,7 +90,8 @@ export class ShadowRepo {
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
     const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
-    if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
+    // Made once git init has finished: it writes HEAD before objects/, which comes last.
+    if (!fs.existsSync(path.join(gitDir, 'objects'))) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
     }

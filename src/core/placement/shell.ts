@@ -81,7 +81,13 @@ export const PREPARE_SCRIPT = [
   ...GIT_ENV,
   'repo=$1; wt=$2; commit=$3',
   'mkdir -p "$(dirname "$repo")" "$(dirname "$wt")"',
-  '[ -d "$repo/objects" ] || g init -q --bare "$repo" >&2 || exit 1', // (objects/ is what git init makes last)
+  // Made once git init has finished (objects/ comes last). Prepares of one fan-out start at once:
+  // an init beside another fails on its lock files, so it looks again a moment later.
+  'n=0; until [ -d "$repo/objects" ]; do',
+  '  e=$(g init -q --bare "$repo" 2>&1) && break; n=$((n+1))',
+  '  case "$e" in *.lock*|*"File exists"*) [ $n -lt 10 ] && { sleep 1; continue; } ;; esac',
+  '  echo "arbor: could not make the repository $repo: $e" >&2; exit 1',
+  'done',
   'g receive-pack "$repo" || exit 1',
   'if [ -e "$wt" ]; then g -C "$repo" worktree remove --force --force "$wt" 2>/dev/null || rm -rf "$wt"; g -C "$repo" worktree prune; fi',
   'g -C "$repo" worktree add --quiet --detach "$wt" "$commit" >&2 || exit 1',

@@ -1,24 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { bootId } from '../process/proc-stat';
 
 // The lock holder's liveness token (decision 0098, amended): a Unix socket beside the lock that
 // the holder listens on while it holds the lock. The kernel closes the listener when the holder
 // dies, however it dies, so a checker's connect succeeds while the holder runs (a stopped holder
-// too: the kernel queues the connection) and is refused once it is gone — from any PID namespace
-// of the same kernel (a sandbox or container below, above or beside the holder), where a pid means
-// nothing. Only asked when the lock was written in this boot of this kernel: a socket has no
-// listener on another machine sharing the folder. A socket, not a FIFO: opening a socket file
-// fails at once (ENXIO), so a backup tool or a `grep -r` reading the store folder never waits on
-// it, where a FIFO without a writer blocks its reader for good.
+// too: the kernel queues the connection, and once its queue is full says EAGAIN, which only a
+// listener says) and is refused once it is gone — from any PID namespace of the same kernel (a
+// sandbox or container below, above or beside the holder), where a pid means nothing. Linux only:
+// a token is asked only for a lock written in this boot of this kernel (its boot id), and a
+// socket has no listener on another machine sharing the folder. A socket, not a FIFO: opening a
+// socket file fails at once (ENXIO), so a backup tool or a `grep -r` reading the store folder
+// never waits on it, where a FIFO without a writer blocks its reader for good.
 
 /** A token's file name in the lock's folder: nothing else is ever asked from a lock's text. */
 const NAME = /^arbor\.lock\.live-[0-9a-f]{16}$/;
 
-/** The longest socket path the kernel takes (sun_path is 108 bytes with its NUL); longer ones go through a short link. */
-const MAX_SOCKET_PATH = 100;
+/** The longest socket path the kernel takes (sun_path is 108 bytes with its NUL); longer ones go through the folder's open descriptor. */
+const MAX_SOCKET_PATH = 107;
 
 /** How long a checker waits for the holder's kernel to answer a connect (it answers at once; a bound). */
 const ASK_MS = 2000;
@@ -30,17 +31,17 @@ export function isTokenName(name: string): boolean {
 }
 
 /**
- * `file` by a path short enough for a socket: itself, or its name under a fresh link to its folder
- * in the temp folder (the kernel follows the link; the link is removed once `use` is done).
+ * `file` by a path short enough for a socket: itself, or its name under `/proc/self/fd/<n>`, a
+ * descriptor of its folder held open while `use` runs (the kernel resolves it to that very
+ * folder: no link anyone else could swap, nothing left behind).
  */
 async function viaShortPath<T>(file: string, use: (p: string) => Promise<T>): Promise<T> {
   if (Buffer.byteLength(file) <= MAX_SOCKET_PATH) return use(file);
-  const link = path.join(os.tmpdir(), `arbor-lk-${randomBytes(6).toString('hex')}`);
-  fs.symlinkSync(path.dirname(file), link);
+  const fd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
-    return await use(path.join(link, path.basename(file)));
+    return await use(`/proc/self/fd/${fd}/${path.basename(file)}`);
   } finally {
-    fs.rmSync(link, { force: true });
+    fs.closeSync(fd);
   }
 }
 
@@ -57,12 +58,12 @@ export class LiveToken {
   }
 
   /**
-   * A new token in `dir`, listening; undefined where none can be made (Windows, a file system
-   * without sockets): the lock is then judged by its pid alone.
+   * A new token in `dir`, listening; undefined where none would be asked (not Linux: no boot id)
+   * or none can be made (a file system without sockets): the lock is then judged by its pid alone.
    */
   static async make(dir: string): Promise<LiveToken | undefined> {
-    if (process.platform === 'win32') return undefined;
-    const file = path.join(dir, `arbor.lock.live-${randomBytes(8).toString('hex')}`);
+    if (process.platform !== 'linux' || !bootId()) return undefined;
+    const file = path.join(path.resolve(dir), `arbor.lock.live-${randomBytes(8).toString('hex')}`);
     // A connection is only ever a question: answered by closing it.
     const server = net.createServer((socket) => socket.destroy());
     try {
@@ -98,12 +99,12 @@ export class LiveToken {
 
 /**
  * What a holder's token says: 'alive' (its listener answers), 'gone' (refused: the holder is
- * dead) or 'unknown' (no such socket, or it cannot be asked: the pid decides). Never follows a
- * link, and asks nothing but a socket with a token's name in `dir`.
+ * dead) or 'unknown' (no such socket, or it cannot be asked: the pid decides). Asks nothing but
+ * a socket with a token's name in `dir` (one that is a link, to a live socket or not, is unknown).
  */
 export async function tokenState(dir: string, name: string): Promise<TokenState> {
   if (!isTokenName(name)) return 'unknown';
-  const file = path.join(dir, name);
+  const file = path.join(path.resolve(dir), name);
   try {
     if (!fs.lstatSync(file).isSocket()) return 'unknown';
     return await viaShortPath(file, ask);
@@ -122,7 +123,8 @@ function ask(file: string): Promise<TokenState> {
     };
     const timer = setTimeout(() => done('unknown'), ASK_MS);
     socket.once('connect', () => done('alive'));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED' ? 'gone' : 'unknown'));
+    // EAGAIN: the listener's queue is full (a stopped holder asked many times): only a listener says so.
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED' ? 'gone' : err.code === 'EAGAIN' ? 'alive' : 'unknown'));
   });
 }
 
@@ -135,4 +137,23 @@ export function removeToken(dir: string, name: string | undefined): void {
   } catch {
     // gone already
   }
+}
+
+/**
+ * Remove every token in `dir` but `mine` whose listener is gone: left by a holder whose lock was
+ * deleted by hand, a takeover contender that died, or a takeover by an older Arbor. Asked by the
+ * lock's new holder; a live one (a contender still asking) is left alone.
+ */
+export async function sweepTokens(dir: string, mine: string | undefined): Promise<void> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => isTokenName(n) && n !== mine);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (n) => {
+      if ((await tokenState(dir, n)) === 'gone') removeToken(dir, n);
+    }),
+  );
 }

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
 import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
-import { type LiveToken, removeToken } from './lock-token';
+import { type LiveToken, removeToken, sweepTokens } from './lock-token';
 
 const held = new Set<string>();
 
@@ -83,7 +83,11 @@ export async function acquireLock(dir: string, token?: LiveToken): Promise<() =>
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (!createFrom(mine, file)) {
       const text = readText(file);
-      if (text === undefined) continue; // released meanwhile: try to create it again
+      if (text === undefined) {
+        // Released meanwhile: try to create it again — unless a link with nothing behind it is in its place.
+        if (isLink(file)) throw new StoreError('LOCKED', `The store's lock ${file} is a symbolic link to nothing; delete that link and retry.`, file);
+        continue;
+      }
       const holder = await liveHolder(text, dir);
       if (holder !== undefined) throw lockedBy(dir, file, holder);
       if (await takeOver(file, text, mine)) {
@@ -104,11 +108,24 @@ export async function acquireLock(dir: string, token?: LiveToken): Promise<() =>
   } finally {
     fs.rmSync(mine, { force: true });
   }
+  // Tokens whose holders are gone without their lock (deleted by hand, a contender that died, an older Arbor's takeover).
+  await sweepTokens(dir, token?.name);
   return () => {
     held.delete(key);
-    if (readText(file) === myText) fs.rmSync(file, { force: true });
-    token?.close();
+    try {
+      if (readText(file) === myText) fs.rmSync(file, { force: true });
+    } finally {
+      token?.close();
+    }
   };
+}
+
+function isLink(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** Replace the stale lock whose text was `stale` with ours; false when someone else got there first. */

@@ -146,7 +146,7 @@ describe('mcp: tools through the policy and the tree', function () {
       for (const f of fs.readdirSync(d, { withFileTypes: true })) {
         const p = path.join(d, f.name);
         if (f.isDirectory()) walk(p);
-        else if (fs.readFileSync(p).includes(secret)) leaks.push(p);
+        else if (f.isFile() && fs.readFileSync(p).includes(secret)) leaks.push(p);
       }
     };
     walk(storeDir);

@@ -33,7 +33,10 @@ function acquireInChildNamespace(dir: string): string {
 async function holder(dir: string): Promise<ReturnType<typeof spawn>> {
   const hold = `require(${JSON.stringify(STORE_MODULE)}).Store.open(${JSON.stringify(dir)}).then(() => console.log('held')); setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['-e', hold], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the holder exited (${code}) before it held the store`)));
+  });
   return child;
 }
 
@@ -91,14 +94,23 @@ describe('store lock: the holder’s liveness token', () => {
     assert.deepEqual(tokens(deep), []);
   });
 
-  it('a holder stopped with SIGSTOP still holds (the kernel answers for it); killed with SIGKILL, its lock and token are taken over', async () => {
+  it('a holder stopped with SIGSTOP still holds by its token alone, asked past its queue; killed with SIGKILL, its lock and token are taken over', async () => {
     const held = await holder(tmp.dir);
     try {
       held.kill('SIGSTOP');
+      // Its pid told to mean nothing (dead here): only the token can say it runs.
+      const dead = spawn(process.execPath, ['-e', '0']);
+      await new Promise((r) => dead.on('close', r));
+      const text = fs.readFileSync(lockFile(), 'utf8');
+      const owner = parseOwner(text)!;
+      fs.writeFileSync(lockFile(), JSON.stringify({ ...owner, pid: dead.pid }));
+      // A stopped listener accepts nothing: every connect waits in its queue (511 long), and past it the kernel says EAGAIN.
+      for (let i = 0; i < 600; i++) assert.equal(await tokenState(tmp.dir, owner.live!), 'alive', `ask ${i}`);
       await assert.rejects(
         () => acquireLock(tmp.dir),
-        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`in use by process ${held.pid}`),
+        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && e.message.includes(`in use by process ${dead.pid}`),
       );
+      fs.writeFileSync(lockFile(), text);
     } finally {
       held.kill('SIGKILL');
       await new Promise((r) => held.on('close', r));
@@ -162,6 +174,7 @@ describe('store lock: the holder’s liveness token', () => {
     const store = await Store.open(tmp.dir);
     try {
       await store.createSession(rootHeader('r'), eventsFor('r', 0, 5));
+      assert.equal(tokens(tmp.dir).length, 1, 'the folder holds the live token');
       // Open and read every entry, as a naive tool does; a FIFO token left this waiting for a writer for good.
       const script = `const fs = require('fs'), path = require('path'); let n = 0;
         const walk = (d) => { for (const e of fs.readdirSync(d)) { const p = path.join(d, e);
@@ -171,6 +184,53 @@ describe('store lock: the holder’s liveness token', () => {
       const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
       assert.equal(r.signal, null, 'the reader finished');
       assert.ok(Number(r.stdout.trim()) >= 3, `it read every entry (${r.stdout.trim()})`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('tokens left without their lock (the lock deleted by hand, a contender that died) are removed by the next holder; a live one is kept', async () => {
+    // A dead one: its listener closed without removing the file (what a SIGKILL leaves).
+    const deadName = 'arbor.lock.live-00000000000000dd';
+    const dead = net.createServer();
+    await new Promise<void>((r) => dead.listen(path.join(tmp.dir, deadName), r));
+    const deadFile = path.join(tmp.dir, deadName);
+    const copy = `${deadFile}.keep`;
+    fs.renameSync(deadFile, copy); // close() would unlink it: keep the socket file aside, then put it back
+    await new Promise((r) => dead.close(r));
+    fs.renameSync(copy, deadFile);
+    assert.equal(await tokenState(tmp.dir, deadName), 'gone');
+    const live = await LiveToken.make(tmp.dir);
+    assert.ok(live);
+    try {
+      const store = await Store.open(tmp.dir);
+      const mine = parseOwner(fs.readFileSync(lockFile(), 'utf8'))!.live!;
+      assert.deepEqual(tokens(tmp.dir).sort(), [live.name, mine].sort(), 'the dead one removed, the live one and the holder’s own kept');
+      await store.close();
+    } finally {
+      live.close();
+    }
+  });
+
+  it('a lock that is a link to nothing is refused, saying so, at once (it never spins)', async () => {
+    fs.symlinkSync(path.join(tmp.dir, 'nowhere'), lockFile());
+    await assert.rejects(
+      () => acquireLock(tmp.dir),
+      (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /symbolic link to nothing; delete that link/.test(e.message),
+    );
+    assert.deepEqual(
+      fs.readdirSync(tmp.dir).filter((n) => n !== 'arbor.lock'),
+      [],
+      'nothing left beside it',
+    );
+  });
+
+  it('a store opened by a relative path names a token that answers', async () => {
+    const rel = path.relative(process.cwd(), tmp.dir);
+    const store = await Store.open(rel);
+    try {
+      const owner = parseOwner(fs.readFileSync(lockFile(), 'utf8'));
+      assert.equal(await tokenState(tmp.dir, owner!.live!), 'alive');
     } finally {
       await store.close();
     }
