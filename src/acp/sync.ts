@@ -5,7 +5,7 @@ import { ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
 import { despiteWorktreeMadeOrThrow } from '../core/placement/ssh';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
-import { git, WorktreeError } from '../core/worktree/git';
+import { git, initFinished, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
 import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
@@ -18,12 +18,6 @@ import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nod
 
 /** A transfer untouched this long was abandoned (a dropped link, a far side restarted): the next start removes it. */
 const STALE_TRANSFER_MS = 24 * 60 * 60 * 1000;
-
-/**
- * A bare repository `git init` has finished: it writes HEAD before objects/, so HEAD alone may be
- * one still being made (another ask beside this one) or one a killed init left half made.
- */
-const repoMade = (repoDir: string) => fs.existsSync(path.join(repoDir, 'objects'));
 
 type Handler<M extends SyncMethod> = (params: SyncWire[M][0]) => Promise<SyncWire[M][1]>;
 export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
@@ -51,11 +45,11 @@ export class NodeSync {
         const repoDir = repoDirOf(this.dirs, repo);
         if (!Array.isArray(commits) || commits.length > 1000) throw syncRefused('BAD_SYNC_NAME', 'commits must be a list of at most 1000 commit ids');
         const asked = commits.map((c) => commitOf('commit', c));
-        if (!repoMade(repoDir))
+        if (!initFinished(repoDir))
           await this.lock(repoDir).alone(async () => {
             fs.mkdirSync(this.dirs.repos, { recursive: true });
             // Over a half-made one too (a far side killed in the middle of this): `git init` completes it.
-            if (!repoMade(repoDir)) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
+            if (!initFinished(repoDir)) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
           });
         if (asked.length === 0) return { have: [] };
         const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, input: `${asked.join('\n')}\n` });
@@ -86,7 +80,7 @@ export class NodeSync {
         const repoDir = repoDirOf(this.dirs, repo);
         const id = nodeOf(node);
         const at = commitOf('commit', commit);
-        if (!repoMade(repoDir)) throw syncRefused('SYNC_FAILED', `repository ${repo} is not here yet; ask ${SYNC_METHODS.have} first`);
+        if (!initFinished(repoDir)) throw syncRefused('SYNC_FAILED', `repository ${repo} is not here yet; ask ${SYNC_METHODS.have} first`);
         const bundle = transfer === undefined ? (data === undefined ? undefined : this.inline(data)) : this.taken(transfer);
         const lock = this.lock(repoDir);
         const wt = path.join(this.dirs.nodes, id);

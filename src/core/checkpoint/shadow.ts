@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
+import { initFinished } from '../worktree/git';
 import { IgnoreRules } from '../worktree/ignore';
 import { type GitPlace, git, gitOk } from './git';
 import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs } from './objects';
@@ -90,8 +91,7 @@ export class ShadowRepo {
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
     const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
-    // Made once git init has finished: it writes HEAD before objects/, which comes last.
-    if (!fs.existsSync(path.join(gitDir, 'objects'))) {
+    if (!initFinished(gitDir)) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
     }

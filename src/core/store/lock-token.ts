@@ -128,8 +128,8 @@ function ask(file: string): Promise<TokenState> {
   });
 }
 
-/** Remove a dead holder's token (after its lock was taken over): only a socket with a token's name. */
-export function removeToken(dir: string, name: string | undefined): void {
+/** Remove a dead holder's token: only a socket with a token's name. */
+function removeToken(dir: string, name: string | undefined): void {
   if (!name || !isTokenName(name)) return;
   const file = path.join(dir, name);
   try {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
 import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
-import { type LiveToken, removeToken, sweepTokens } from './lock-token';
+import { type LiveToken, sweepTokens } from './lock-token';
 
 const held = new Set<string>();
 
@@ -90,10 +90,7 @@ export async function acquireLock(dir: string, token?: LiveToken): Promise<() =>
       }
       const holder = await liveHolder(text, dir);
       if (holder !== undefined) throw lockedBy(dir, file, holder);
-      if (await takeOver(file, text, mine)) {
-        removeToken(dir, parseOwner(text)?.live); // the dead holder's token
-        break;
-      }
+      if (await takeOver(file, text, mine)) break;
       if (Date.now() > deadline)
         throw new StoreError(
           'LOCKED',
@@ -108,7 +105,8 @@ export async function acquireLock(dir: string, token?: LiveToken): Promise<() =>
   } finally {
     fs.rmSync(mine, { force: true });
   }
-  // Tokens whose holders are gone without their lock (deleted by hand, a contender that died, an older Arbor's takeover).
+  // Tokens whose holders are gone: the stale lock's just taken over, and any left without their lock
+  // (deleted by hand, a contender that died, an older Arbor's takeover).
   await sweepTokens(dir, token?.name);
   return () => {
     held.delete(key);

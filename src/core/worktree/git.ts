@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { runInGroup } from '../tools/command-process';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
@@ -97,4 +99,13 @@ export function notARepo(dir: string): WorktreeError {
     'NOT_A_REPO',
     `${dir} is not inside a git repository, so a child cannot get its own worktree; run \`git init\` and commit there, or start the child without isolation.`,
   );
+}
+
+/**
+ * Whether `git init` has finished making the (bare) repository at `gitDir`: it writes HEAD before
+ * objects/, which comes last, so HEAD alone may be one still being made beside this process, or
+ * one a killed init left half made (an init over it completes it).
+ */
+export function initFinished(gitDir: string): boolean {
+  return fs.existsSync(path.join(gitDir, 'objects'));
 }
