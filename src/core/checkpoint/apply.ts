@@ -3,7 +3,8 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EventDraft, SessionEvent } from '../session/events';
 import { inFolder } from '../tools/beneath';
-import { syncDir, writeAtomicIn } from '../tools/fsio';
+import { syncDir } from '../tools/fsio';
+import { writeAtomicBatch } from '../tools/write-batch';
 import { blobId } from './objects';
 import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
@@ -81,9 +82,9 @@ export async function applyRewind(
   }
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   // Each folder is pinned from its root once (beneath.ts: a folder swapped for a link since the
-  // check above is refused, never followed); its files are written atomically through it (temp,
-  // fsync, rename), all at once so their fsyncs overlap, then the folder is fsynced once, which
-  // makes the renames in it durable.
+  // check above is refused, never followed); its files are written atomically through it as one
+  // batch (write-batch.ts: temp files, their fsyncs all at once, then the renames), then the
+  // folder is fsynced once, which makes the renames in it durable.
   const byFolder = new Map<string, number[]>();
   chosen.forEach((f, i) => {
     const dir = path.dirname(f.path);
@@ -96,14 +97,11 @@ export async function applyRewind(
         chosen[members[0]].root,
         members.some((i) => blobs[i]),
         async (folder) => {
-          await Promise.all(
-            members.map((i) => {
-              const f = chosen[i];
-              const bytes = blobs[i];
-              if (bytes) return writeAtomicIn(folder, f.path, bytes, { create: true, deferDirSync: true, root: f.root });
-              return fsp.rm(folder ? folder.at(path.basename(f.path)) : f.path, { force: true });
-            }),
-          );
+          const writes = members.filter((i) => blobs[i]).map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer }));
+          await Promise.all([
+            writeAtomicBatch(folder, writes, chosen[members[0]].root),
+            ...members.filter((i) => !blobs[i]).map((i) => fsp.rm(folder ? folder.at(path.basename(chosen[i].path)) : chosen[i].path, { force: true })),
+          ]);
           if (folder) await folder.sync();
           else await syncDir(dir);
         },

@@ -126,6 +126,11 @@ const TEMP_NAME_KEEP = 100;
 /** How every temp file `writeAtomic` makes is named at the end: checkpoints never record one (decision 0070). */
 export const ATOMIC_TEMP_SUFFIX = '.arbor-tmp';
 
+/** A fresh temp name beside `realPath` for its atomic write (hidden, random, ending `ATOMIC_TEMP_SUFFIX`). */
+export function atomicTempName(realPath: string): string {
+  return `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
+}
+
 /**
  * Replace a file's content so that it is at every moment either the old content or the new
  * one: the new bytes go to a temp file in the same folder (same file system), are fsynced,
@@ -165,7 +170,7 @@ async function writeAt(realPath: string, target: string, folder: PinnedFolder | 
     return writeInPlace(target, data);
   }
 
-  const name = `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
+  const name = atomicTempName(realPath);
   const temp = folder ? folder.at(name) : path.join(path.dirname(realPath), name);
   // O_EXCL: never reuse (or follow) something already at the temp name.
   const fh = await ops.open(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
