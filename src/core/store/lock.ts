@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StoreError } from './errors';
 import { type Holder, liveHolder, ownerText, parseOwner, thisOwner } from './lock-owner';
-import { type LiveToken, sweepTokens } from './lock-token';
+import { LiveToken, sweepTokens } from './lock-token';
 
 const held = new Set<string>();
 
@@ -58,9 +58,9 @@ function createFrom(source: string, target: string): boolean {
 /**
  * One writer per store folder: `arbor.lock` holds the owner's pid, PID namespace, boot id, host
  * and liveness token (lock-owner.ts, lock-token.ts; a bare pid, as older versions wrote, is still
- * read). The token, when given, is listening before the lock names it, and closed by the
- * release (the caller closes it when this throws). A lock left by a
- * process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
+ * read). The token is this function's: made and listening before the lock names it, closed by
+ * the release or when acquiring fails (none where tokens cannot be asked: not Linux). A lock left
+ * by a process that no longer runs (a crash, kill -9) is taken over — atomically, so that two
  * processes finding the same stale lock (a VS Code window and the CLI) cannot both win
  * (decision 0019):
  * - every lock or guard file appears whole, by hard-linking a file already holding our pid
@@ -70,15 +70,19 @@ function createFrom(source: string, target: string): boolean {
  *   it then creates its own lock only if still absent. Everyone else retries and finds the
  *   winner alive: LOCKED, naming its pid. A guard whose holder died escalates to `.1`, `.2`…
  */
-export async function acquireLock(dir: string, token?: LiveToken): Promise<() => void> {
+export async function acquireLock(dir: string): Promise<() => void> {
   const file = path.join(dir, 'arbor.lock');
   const key = path.resolve(file);
   if (held.has(key))
     throw new StoreError('LOCKED', `The store at ${dir} is already open in this process; share the open Store instead of opening it twice.`, file);
   held.add(key); // taken from here on: a second open in this process is refused while this one asks
   const mine = `${file}.${process.pid}.tmp`;
-  const myText = ownerText({ ...thisOwner(), ...(token ? { live: token.name } : {}) });
+  let token: LiveToken | undefined;
+  let myText = '';
   try {
+    // The liveness token first: the lock names it from the moment it exists (lock-token.ts).
+    token = await LiveToken.make(dir);
+    myText = ownerText({ ...thisOwner(), ...(token ? { live: token.name } : {}) });
     fs.writeFileSync(mine, myText);
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (!createFrom(mine, file)) {
@@ -101,6 +105,7 @@ export async function acquireLock(dir: string, token?: LiveToken): Promise<() =>
     }
   } catch (err) {
     held.delete(key);
+    token?.close();
     throw err;
   } finally {
     fs.rmSync(mine, { force: true });

@@ -9,7 +9,6 @@ import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-mar
 import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
 import { StoreListeners } from './listeners';
 import { acquireLock } from './lock';
-import { LiveToken } from './lock-token';
 import { Operations } from './operations';
 import { reconcileTrees } from './reconcile';
 import { StoreCounters, type StoreStats } from './stats';
@@ -75,15 +74,7 @@ export class Store {
       );
     }
     await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
-    // The lock's liveness token first: the lock names it from the moment it exists (lock-token.ts).
-    const token = await LiveToken.make(dir);
-    let unlock: () => void;
-    try {
-      unlock = await acquireLock(dir, token);
-    } catch (err) {
-      token?.close();
-      throw err;
-    }
+    const unlock = await acquireLock(dir);
     // One set of counters for the catalog and every tree file (`stats()`).
     const counters = new StoreCounters();
     opts = { ...opts, counters };

@@ -64,7 +64,9 @@ describe('store lock: two processes taking over the same stale lock', () => {
             const loser = winners[0] === a ? b : a;
             const expected = new RegExp(`^LOCKED The store at .* is in use by process ${winners[0].pid}\\. Close that Arbor`);
             if (!expected.test(loser.line)) failures.push(`loser ${loser.pid} said "${loser.line}" (winner ${winners[0].pid})`);
-            const litter = fs.readdirSync(tmp.dir).filter((f) => f !== 'arbor.lock');
+            // The winner exited holding the lock, as a killed Arbor does: its lock and the token it names stay.
+            const winnerToken = parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.live;
+            const litter = fs.readdirSync(tmp.dir).filter((f) => f !== 'arbor.lock' && f !== winnerToken);
             if (litter.length > 0) failures.push(`left behind: ${litter.join(', ')}`);
           } finally {
             tmp.remove();
@@ -83,7 +85,8 @@ describe('store lock: two processes taking over the same stale lock', () => {
       fs.writeFileSync(path.join(tmp.dir, `arbor.lock.takeover-${stale}`), String(await deadPid()));
       const release = await acquireLock(tmp.dir);
       assert.equal(parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.pid, process.pid);
-      assert.deepEqual(fs.readdirSync(tmp.dir), ['arbor.lock']);
+      const token = parseOwner(fs.readFileSync(path.join(tmp.dir, 'arbor.lock'), 'utf8'))?.live;
+      assert.deepEqual(fs.readdirSync(tmp.dir).sort(), ['arbor.lock', ...(token ? [token] : [])].sort(), 'the guard is gone; the lock and its token are all');
       release();
       assert.deepEqual(fs.readdirSync(tmp.dir), []);
     } finally {

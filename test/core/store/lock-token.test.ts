@@ -122,8 +122,10 @@ describe('store lock: the holder’s liveness token', () => {
     try {
       fs.writeFileSync(lockFile(), JSON.stringify({ ...stale, pid: unrelated.pid }));
       const release = await acquireLock(tmp.dir);
-      assert.equal(parseOwner(fs.readFileSync(lockFile(), 'utf8'))?.pid, process.pid);
-      assert.deepEqual(tokens(tmp.dir), [], 'the dead holder’s token is removed');
+      const now = parseOwner(fs.readFileSync(lockFile(), 'utf8'));
+      assert.equal(now?.pid, process.pid);
+      assert.ok(now?.live && now.live !== stale.live, 'the new holder names a token of its own');
+      assert.deepEqual(tokens(tmp.dir), [now.live], 'the dead holder’s token is removed; the new holder’s is all');
       release();
     } finally {
       unrelated.kill();
@@ -210,6 +212,21 @@ describe('store lock: the holder’s liveness token', () => {
     } finally {
       live.close();
     }
+  });
+
+  it('one owner for the token: a second open in the same process is refused before it makes one, and a failed acquire leaves none', async () => {
+    const store = await Store.open(tmp.dir);
+    try {
+      const mine = parseOwner(fs.readFileSync(lockFile(), 'utf8'))!.live!;
+      await assert.rejects(
+        () => Store.open(tmp.dir),
+        (e: unknown) => e instanceof StoreError && e.code === 'LOCKED' && /already open in this process/.test(e.message),
+      );
+      assert.deepEqual(tokens(tmp.dir), [mine], 'no second token, not even for a moment left behind');
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual(tokens(tmp.dir), [], 'the close removed the holder’s token');
   });
 
   it('a lock that is a link to nothing is refused, saying so, at once (it never spins)', async () => {
