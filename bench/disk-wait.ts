@@ -1,4 +1,6 @@
-import { now } from './support';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { median, now } from './support';
 
 /**
  * Wall time during which at least one durable store write was in flight. Concurrent writes
@@ -31,4 +33,29 @@ export class DiskWait {
     if (this.inFlight > 0) this.since = t;
     return ms;
   }
+}
+
+/**
+ * What the disk alone takes to make a small append durable: `n` appends of a typical commit's
+ * size (700 bytes) to a scratch file in `dir`, each followed by an fdatasync on this thread (no
+ * thread-pool round trip, nothing else around it); the median, ms. The floor of a commit
+ * (decision 0063) on this file system, measured beside the figures that wait on commits.
+ */
+export function diskFsyncMs(dir: string, n = 200): number {
+  const file = path.join(dir, `fsync-probe-${process.pid}`);
+  const fd = fs.openSync(file, 'w');
+  const record = Buffer.alloc(700, 0x61);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const t = now();
+      fs.writeSync(fd, record, 0, record.length, i * record.length);
+      fs.fdatasyncSync(fd);
+      times.push(now() - t);
+    }
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+  }
+  return median(times);
 }

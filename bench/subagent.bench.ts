@@ -8,7 +8,7 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
-import { DiskWait } from './disk-wait';
+import { DiskWait, diskFsyncMs } from './disk-wait';
 import {
   type BenchOptions,
   ceilingNote,
@@ -63,7 +63,8 @@ async function open(client: ModelClient, dir: string, extra: Partial<HarnessConf
  */
 async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promise<Figure> {
   const client = new TimedClient(new OpenAICompatibleClient({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 }));
-  const h = await open(client, tempDir('arbor-bench-sub-'));
+  const storeAt = tempDir('arbor-bench-sub-');
+  const h = await open(client, storeAt);
   const disk = new DiskWait();
   disk.wrap(h.store, 'append');
   disk.wrap(h.store, 'createSession');
@@ -101,12 +102,13 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
     }
     const ratio = median(childMs.map((c, i) => (c - diskMs[i]) / bareMs[i]));
     const whole = median(childMs.map((c, i) => c / bareMs[i]));
+    const fsyncMs = diskFsyncMs(storeAt);
     opts.note(
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
-        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} fdatasyncs per child, ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each ` +
+        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} commits per child (an fdatasync each), ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each from append to durable, the disk's fdatasync alone ${fmt(fsyncMs)} ms ` +
         `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}` +
-        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n),
+        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n, fsyncMs),
     );
     return { ...ONESHOT, value: whole };
   } finally {

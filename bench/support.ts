@@ -334,20 +334,28 @@ ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(
 }
 
 /**
- * The context a durable-floor figure (a turn, a one-shot child ÷ a bare request) adds when the
- * disk alone puts it past its target: without the durable writes it meets the target, but the
- * fdatasyncs the design requires (decision 0063) take more than the target leaves over the bare
- * request. Then only fewer commit points or a faster disk meet it, which is a decision about
- * the target or the design, never a change to what the figure measures. Empty otherwise.
+ * The context a durable-floor figure (a turn, a one-shot child ÷ a bare request) adds when its
+ * commits put it past its target: without the durable writes it meets the target, but its
+ * `syncs` commits wait `commitMs` in all (append to durable: the group's tick, the record's
+ * encoding and write, the fdatasync through the thread pool, the in-memory apply beside it).
+ * AT ITS FLOOR when even commits that cost only the disk's own fdatasync (`fsyncMs` each,
+ * `diskFsyncMs`) would miss: then only fewer commit points (decision 0063) or a faster disk meet
+ * it, a decision about the target or the design. When the disk alone would fit, the line says the
+ * commits' own path misses, and by how much: that is code. Empty otherwise.
  */
-export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, syncMs: number): string {
-  const allowance = (spec.target - 1) * bareMs;
-  if (spec.op !== '<=' || withoutDisk > spec.target || syncMs <= allowance) return '';
-  return (
-    `; AT ITS FLOOR: without the durable writes the figure is ${fmt(withoutDisk)} (target ≤ ${spec.target}), but its ${fmt(syncs)} fdatasyncs ` +
-    `take ${fmt(syncMs)} ms where ≤ ${spec.target} leaves ${fmt(allowance)} ms over the ${fmt(bareMs)} ms bare request: out of reach on this disk ` +
-    `with this many commit points; the target needs a decision`
-  );
+export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, commitMs: number, fsyncMs: number): string {
+  if (spec.op !== '<=' || withoutDisk > spec.target || withoutDisk + commitMs / bareMs <= spec.target) return '';
+  const diskOnly = withoutDisk + (syncs * fsyncMs) / bareMs;
+  const facts =
+    `without the durable writes the figure is ${fmt(withoutDisk)} (target ≤ ${spec.target}); its ${fmt(syncs)} commits wait ${fmt(commitMs)} ms, ` +
+    `of which the disk's own fdatasyncs are ${fmt(syncs * fsyncMs)} ms (${fmt(fsyncMs)} ms each, measured beside)`;
+  if (diskOnly > spec.target) {
+    return (
+      `; AT ITS FLOOR: ${facts}; were each commit only its fdatasync, the figure would still be ${fmt(diskOnly)}: ` +
+      `out of reach on this disk with this many commit points; the target needs a decision`
+    );
+  }
+  return `; the commits' own path misses, not the disk: ${facts}; were each commit only its fdatasync, the figure would be ${fmt(diskOnly)}`;
 }
 
 /**
