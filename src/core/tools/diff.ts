@@ -1,14 +1,17 @@
-// A small line diff for approval cards: what a protected write will change, as a unified
-// diff a human reads at a glance. Exact (LCS) for files of ordinary size; for very large
-// ones it falls back to "everything removed, everything added" rather than spend seconds.
+// A small line diff for approval cards and rewind previews: what a write will change, as a
+// unified diff a human reads at a glance. Exact and minimal (Myers' O(ND) algorithm: the time
+// grows with the lines changed, not with the product of the files' lengths, so a 1,000-line
+// file with two edits costs about as much as reading it); when the files differ in so many
+// lines that finding the shortest script would cost more than MAX_CELLS steps, the diff is
+// whole-file ("everything removed, everything added") rather than spend seconds.
 
-/** Lines compared by LCS at most (old × new); beyond it the diff is whole-file. */
+/** Steps (lines compared, and the edit graph's diagonals kept for the way back) a diff may take; beyond it the diff is whole-file. */
 const MAX_CELLS = 4_000_000;
 /** Characters of preview sent to the card; the rest is cut with a note. */
 export const MAX_PREVIEW_CHARS = 20_000;
 const CONTEXT = 3;
 
-type Op = { op: ' ' | '-' | '+'; line: string };
+export type Op = { op: ' ' | '-' | '+'; line: string };
 
 function lines(text: string): string[] {
   if (text === '') return [];
@@ -17,7 +20,8 @@ function lines(text: string): string[] {
   return l;
 }
 
-function ops(a: string[], b: string[]): Op[] {
+/** The line-by-line script from `a` to `b`: kept (' '), removed ('-') and added ('+') lines, in order. */
+export function editScript(a: string[], b: string[]): Op[] {
   // Trim the common head and tail first: most edits touch a few lines of a long file.
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
@@ -26,27 +30,91 @@ function ops(a: string[], b: string[]): Op[] {
   const am = a.slice(head, a.length - tail);
   const bm = b.slice(head, b.length - tail);
   const out: Op[] = a.slice(0, head).map((line) => ({ op: ' ', line }));
-  if (am.length * bm.length > MAX_CELLS) {
+  // No line in common (a file rewritten): the shortest script is every line out, then every line in.
+  const inB = new Set(bm);
+  const middle = am.some((line) => inB.has(line)) ? shortestScript(am, bm) : undefined;
+  if (middle) out.push(...middle);
+  else {
     for (const line of am) out.push({ op: '-', line });
     for (const line of bm) out.push({ op: '+', line });
-  } else {
-    // lcs[i][j] = LCS length of am[i..] and bm[j..]
-    const n = am.length;
-    const m = bm.length;
-    const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-    for (let i = n - 1; i >= 0; i--)
-      for (let j = m - 1; j >= 0; j--) lcs[i][j] = am[i] === bm[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    let i = 0;
-    let j = 0;
-    while (i < n || j < m) {
-      if (i < n && j < m && am[i] === bm[j]) {
-        out.push({ op: ' ', line: am[i++] });
-        j++;
-      } else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) out.push({ op: '-', line: am[i++] });
-      else out.push({ op: '+', line: bm[j++] });
-    }
   }
   for (const line of a.slice(a.length - tail)) out.push({ op: ' ', line });
+  return out;
+}
+
+/**
+ * The shortest edit script from `a` to `b` (Myers 1986): for d = 0, 1, … the furthest point each
+ * diagonal k = x − y reaches with d edits, each followed by its run of equal lines; the first d
+ * that reaches the end is the script's length. The furthest points of every round are kept to
+ * walk back from the end. Undefined past MAX_CELLS steps. Within a run of changes, removals come
+ * before additions, as git shows them.
+ */
+function shortestScript(a: string[], b: string[]): Op[] | undefined {
+  const n = a.length;
+  const m = b.length;
+  const max = n + m;
+  if (max === 0) return [];
+  const off = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const rounds: Int32Array[] = [];
+  let steps = 0;
+  for (let d = 0; d <= max; d++) {
+    // The furthest points before this round, on diagonals -d-1 … d+1 (all this round reads).
+    rounds.push(v.slice(off - d - 1, off + d + 2));
+    steps += 2 * d + 3;
+    for (let k = -d; k <= d; k += 2) {
+      // From the diagonal above (an addition: y moves) or the one below (a removal: x moves); a removal on a tie.
+      let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+        steps++;
+      }
+      v[off + k] = x;
+      if (x >= n && y >= m) return walkBack(a, b, rounds, d);
+    }
+    if (steps > MAX_CELLS) return undefined;
+  }
+  return undefined;
+}
+
+/** The script's operations, from the furthest points kept per round, in order. */
+function walkBack(a: string[], b: string[], rounds: Int32Array[], dEnd: number): Op[] {
+  const back: Op[] = [];
+  let x = a.length;
+  let y = b.length;
+  for (let d = dEnd; d >= 0; d--) {
+    const before = rounds[d]; // index i holds diagonal i - d - 1
+    const at = (k: number) => before[k + d + 1];
+    const k = x - y;
+    const prevK = d === 0 ? 0 : k === -d || (k !== d && at(k - 1) < at(k + 1)) ? k + 1 : k - 1;
+    const prevX = d === 0 ? 0 : at(prevK);
+    const prevY = prevX - prevK;
+    while (x > prevX && y > prevY) {
+      y--;
+      back.push({ op: ' ', line: a[--x] });
+    }
+    if (d === 0) break;
+    if (x === prevX) back.push({ op: '+', line: b[--y] });
+    else back.push({ op: '-', line: a[--x] });
+  }
+  back.reverse();
+  return removalsFirst(back);
+}
+
+/** Each run of changes as its removals, then its additions (the same changes, shown as git does). */
+function removalsFirst(all: Op[]): Op[] {
+  const out: Op[] = [];
+  for (let i = 0; i < all.length; ) {
+    if (all[i].op === ' ') {
+      out.push(all[i++]);
+      continue;
+    }
+    const added: Op[] = [];
+    for (; i < all.length && all[i].op !== ' '; i++) (all[i].op === '-' ? out : added).push(all[i]);
+    out.push(...added);
+  }
   return out;
 }
 
@@ -55,7 +123,7 @@ function ops(a: string[], b: string[]): Op[] {
  * headers), capped at `MAX_PREVIEW_CHARS`. Empty when nothing changes.
  */
 export function unifiedDiff(before: string, after: string, name = 'file'): string {
-  const all = ops(lines(before), lines(after));
+  const all = editScript(lines(before), lines(after));
   const changed = all.map((o, k) => (o.op !== ' ' ? k : -1)).filter((k) => k >= 0);
   if (changed.length === 0) return '';
   const out: string[] = [`--- a/${name}`, `+++ b/${name}`];
