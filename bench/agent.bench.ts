@@ -80,7 +80,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     }
     const ratio = median(turnMs.map((t, i) => (t - diskMs[i]) / bareMs[i]));
     const whole = median(turnMs.map((t, i) => t / bareMs[i]));
-    const fsyncMs = diskFsyncMs(path.join(dir, 'store'));
+    const fsyncMs = diskFsyncMs(dir); // beside the store, on its file system, never in its folder
     opts.note(
       `${label}: (turn − durable appends) ÷ bare request ${fmt(ratio)}, whole turn ÷ bare request ${fmt(whole)} (medians of ${turns} pairs); ` +
         `per turn ${fmt(sum(turnMs) / turns)} ms = ${fmt(model / turns)} model + ${fmt(sum(diskMs) / turns)} durable appends + ${fmt((sum(turnMs) - model - sum(diskMs)) / turns)} runtime; ` +

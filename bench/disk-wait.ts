@@ -37,7 +37,7 @@ export class DiskWait {
 
 /**
  * What the disk alone takes to make a small append durable: `n` appends of a typical commit's
- * size (700 bytes) to a scratch file in `dir`, each followed by an fdatasync on this thread (no
+ * size (700 bytes) to a scratch file in `dir` (on the store's file system, not in its folder), each followed by an fdatasync on this thread (no
  * thread-pool round trip, nothing else around it); the median, ms. The floor of a commit
  * (decision 0063) on this file system, measured beside the figures that wait on commits.
  */

@@ -102,7 +102,7 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
     }
     const ratio = median(childMs.map((c, i) => (c - diskMs[i]) / bareMs[i]));
     const whole = median(childMs.map((c, i) => c / bareMs[i]));
-    const fsyncMs = diskFsyncMs(storeAt);
+    const fsyncMs = diskFsyncMs(path.dirname(storeAt)); // beside the store, on its file system, never in its folder
     opts.note(
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +

@@ -341,7 +341,9 @@ ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(
  * AT ITS FLOOR when even commits that cost only the disk's own fdatasync (`fsyncMs` each,
  * `diskFsyncMs`) would miss: then only fewer commit points (decision 0063) or a faster disk meet
  * it, a decision about the target or the design. When the disk alone would fit, the line says the
- * commits' own path misses, and by how much: that is code. Empty otherwise.
+ * commits' own path misses, and by how much: that is code. The disk-only figure counts the
+ * commits one after another, as a turn's and a one-shot child's run (each waits for the one
+ * before); commits that overlapped would make it an overstatement. Empty otherwise.
  */
 export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, commitMs: number, fsyncMs: number): string {
   if (spec.op !== '<=' || withoutDisk > spec.target || withoutDisk + commitMs / bareMs <= spec.target) return '';

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { describeError } from '../errors';
 import type { EventDraft, SessionEvent } from '../session/events';
 import { inFolder } from '../tools/beneath';
 import { syncDir } from '../tools/fsio';
-import { writeAtomicBatch } from '../tools/write-batch';
+import { writeAtomicBatch, writtenBy } from '../tools/write-batch';
 import { blobId } from './objects';
 import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
@@ -90,29 +92,51 @@ export async function applyRewind(
     const dir = path.dirname(f.path);
     byFolder.set(dir, [...(byFolder.get(dir) ?? []), i]);
   });
-  await Promise.all(
+  // What was written, for the record: all of it, or what a failure part way left restored.
+  const written = new Set<number>();
+  const folderWork = await Promise.allSettled(
     [...byFolder].map(([dir, members]) =>
       inFolder(
         dir,
         chosen[members[0]].root,
         members.some((i) => blobs[i]),
         async (folder) => {
-          const writes = members.filter((i) => blobs[i]).map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer }));
-          await Promise.all([
-            writeAtomicBatch(folder, writes, chosen[members[0]].root),
-            ...members.filter((i) => !blobs[i]).map((i) => fsp.rm(folder ? folder.at(path.basename(chosen[i].path)) : chosen[i].path, { force: true })),
-          ]);
-          if (folder) await folder.sync();
-          else await syncDir(dir);
+          // Nothing here outlives this function: the folder's descriptor closes when it returns.
+          const writes = members.filter((i) => blobs[i]);
+          try {
+            try {
+              await writeAtomicBatch(
+                folder,
+                writes.map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer })),
+                chosen[members[0]].root,
+              );
+            } catch (err) {
+              const done = new Set(writtenBy(err));
+              for (const i of writes) if (done.has(chosen[i].path)) written.add(i);
+              throw err;
+            }
+            for (const i of writes) written.add(i);
+            for (const i of members.filter((m) => !blobs[m])) {
+              fs.rmSync(folder ? folder.at(path.basename(chosen[i].path)) : chosen[i].path, { force: true });
+              written.add(i);
+            }
+          } finally {
+            // The renames made, durable even when the folder's batch stopped part way.
+            if (folder) await folder.sync();
+            else await syncDir(dir);
+          }
         },
       ),
     ),
   );
+  const failure = folderWork.find((r) => r.status === 'rejected');
   if (chosen.length === 0) return { restored: [], kept };
+  if (failure && written.size === 0) throw failure.reason;
+  const done = chosen.filter((_, i) => written.has(i));
   const log = await h.log(plan.sessionId);
   const e = await log.append({
     type: 'checkpoint',
-    changes: chosen.map((f) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' })),
+    changes: done.map((f) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' })),
     rewind: {
       ...(plan.toSeq !== undefined ? { toSeq: plan.toSeq } : {}),
       ...(plan.undoes !== undefined ? { undoes: plan.undoes } : {}),
@@ -120,7 +144,14 @@ export async function applyRewind(
       sessions: plan.sessions,
     },
   });
-  return { restored: chosen.map((f) => f.path), kept, seq: e.seq };
+  if (failure) {
+    const why = describeError(failure.reason);
+    throw new RewindError(
+      'PARTIAL',
+      `The rewind stopped part way: ${done.length} of ${chosen.length} file(s) were restored and recorded (event ${e.seq}: undo it from there), the rest left as they were, because ${why}. Fix that, then preview the rewind again for what is left.`,
+    );
+  }
+  return { restored: done.map((f) => f.path), kept, seq: e.seq };
 }
 
 /** Whether the nearest existing folder on the file's path is its own real path (no link on the way). */

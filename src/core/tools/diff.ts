@@ -33,7 +33,8 @@ export function editScript(a: string[], b: string[]): Op[] {
   // No line in common (a file rewritten): the shortest script is every line out, then every line in.
   const inB = new Set(bm);
   const middle = am.some((line) => inB.has(line)) ? shortestScript(am, bm) : undefined;
-  if (middle) out.push(...middle);
+  // One push a line: a spread of a 150,000-line middle would pass the call stack's argument limit.
+  if (middle) for (const o of middle) out.push(o);
   else {
     for (const line of am) out.push({ op: '-', line });
     for (const line of bm) out.push({ op: '+', line });
@@ -113,7 +114,7 @@ function removalsFirst(all: Op[]): Op[] {
     }
     const added: Op[] = [];
     for (; i < all.length && all[i].op !== ' '; i++) (all[i].op === '-' ? out : added).push(all[i]);
-    out.push(...added);
+    for (const o of added) out.push(o);
   }
   return out;
 }

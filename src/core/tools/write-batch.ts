@@ -33,8 +33,10 @@ interface Prepared {
  * Write every item atomically (temp file in the same folder, fsync, rename), through `folder`
  * when it is pinned (`inFolder`); the caller fsyncs the folder once after, as with
  * `deferDirSync`. A file with several hard links is written in place (`writeAtomicIn`'s rule),
- * after the batch. Throws the first failure; nothing of the batch is renamed when a file could
- * not be prepared or synced.
+ * after the batch. Resolves only once nothing of the batch is in flight, so the caller may close
+ * the folder. Throws the first failure: nothing of the batch is renamed when a file could not be
+ * prepared or synced; a failure after that (a rename refused because a folder now stands where
+ * a file was, a hard-linked file's write) carries the real paths already written (`writtenBy`).
  */
 export async function writeAtomicBatch(folder: PinnedFolder | undefined, items: readonly BatchItem[], root?: string): Promise<void> {
   const ready: Prepared[] = [];
@@ -57,26 +59,68 @@ export async function writeAtomicBatch(folder: PinnedFolder | undefined, items: 
       }
       fs.writeFileSync(fd, item.data);
     }
-    await Promise.all(ready.map((p) => new Promise<void>((ok, fail) => fs.fsync(p.fd, (e) => (e ? fail(e) : ok())))));
+    // Every fsync settles before anything is closed: none may land on a descriptor reused meanwhile.
+    const synced = await Promise.allSettled(ready.map((p) => new Promise<void>((ok, fail) => fs.fsync(p.fd, (e) => (e ? fail(e) : ok())))));
+    const failed = synced.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (e) {
-    for (const p of ready) {
-      closeQuietly(p.fd);
-      fs.rmSync(p.temp, { force: true });
-    }
+    discard(ready);
     throw e;
   }
+  const written: string[] = [];
   let renamed = 0;
   try {
-    for (const p of ready) fs.closeSync(p.fd);
+    const closing = closeAll(ready);
+    if (closing !== undefined) throw closing;
     for (const p of ready) {
       fs.renameSync(p.temp, p.target);
+      written.push(p.item.realPath);
       renamed++;
     }
+    for (const item of linked) {
+      await writeAtomicIn(folder, item.realPath, item.data, { create: true, deferDirSync: true, root });
+      written.push(item.realPath);
+    }
   } catch (e) {
-    for (const p of ready.slice(renamed)) fs.rmSync(p.temp, { force: true });
-    throw e;
+    for (const p of ready.slice(renamed)) removeQuietly(p.temp);
+    const err = e instanceof Error ? e : new Error(String(e));
+    throw Object.assign(err, { [WRITTEN]: written });
   }
-  for (const item of linked) await writeAtomicIn(folder, item.realPath, item.data, { create: true, deferDirSync: true, root });
+}
+
+const WRITTEN = Symbol('written');
+
+/** The real paths a failed `writeAtomicBatch` had already written (replaced whole) before it failed. */
+export function writtenBy(err: unknown): readonly string[] {
+  return (err as { [WRITTEN]?: string[] } | null)?.[WRITTEN] ?? [];
+}
+
+/** Close every temp file and remove it (a batch given up before any rename). */
+function discard(ready: readonly Prepared[]): void {
+  closeAll(ready);
+  for (const p of ready) removeQuietly(p.temp);
+}
+
+/** A temp file removed, never masking the failure being reported. */
+function removeQuietly(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // its name ends ATOMIC_TEMP_SUFFIX: checkpoints never record it (decision 0070)
+  }
+}
+
+/** Close every descriptor, each in its own try; the first failure, if any. */
+function closeAll(ready: readonly Prepared[]): unknown {
+  let first: unknown;
+  for (const p of ready) {
+    try {
+      fs.closeSync(p.fd);
+    } catch (e) {
+      first ??= e;
+    }
+  }
+  return first;
 }
 
 /** The file now at `target`: undefined when missing; a link or anything but a regular file is refused, never followed. */
@@ -94,13 +138,5 @@ function keepOwner(fd: number, st: fs.Stats): void {
     fs.fchownSync(fd, st.uid, st.gid);
   } catch {
     // as writeAtomic: best effort
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // already closed (the rename phase closes first)
   }
 }

@@ -61,6 +61,17 @@ describe('line diff: a shortest true script, exact for long files', () => {
     assert.equal(d.split('\n').filter((l) => /^[-+][^-+]/.test(l)).length, 4, 'two lines out, two in');
   });
 
+  it('a 200,000-line file with its first and last lines changed: two hunks (a spread of its middle overflowed the call stack)', () => {
+    const before = Array.from({ length: 200_000 }, (_, i) => `row ${i}`);
+    const after = [...before];
+    after[0] = 'first';
+    after[199_999] = 'last';
+    const hunks = unifiedDiff(`${before.join('\n')}\n`, `${after.join('\n')}\n`, 'huge.txt')
+      .split('\n')
+      .filter((l) => l.startsWith('@@'));
+    assert.deepEqual(hunks, ['@@ -1,4 +1,4 @@', '@@ -199997,4 +199997,4 @@']);
+  });
+
   it('files with no line in common, and files too different to search: every line out, then every line in, still a true script', () => {
     const disjoint = editScript(['a', 'b'], ['x', 'y', 'z']);
     assert.deepEqual(

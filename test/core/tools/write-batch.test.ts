@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { inFolder } from '../../../src/core/tools/beneath';
 import { ATOMIC_TEMP_SUFFIX } from '../../../src/core/tools/fsio';
-import { writeAtomicBatch } from '../../../src/core/tools/write-batch';
+import { writeAtomicBatch, writtenBy } from '../../../src/core/tools/write-batch';
 import { diskMode, makeSmallDisk } from './full-disk';
 
 // The batch a rewind writes its files with (write-batch.ts): the same guarantees as one
@@ -119,6 +119,32 @@ describe('writeAtomicBatch: many files of one folder replaced atomically at once
     } finally {
       undo();
     }
+  });
+
+  it('a folder put where a file was while the fsyncs run: the files renamed before it are reported, the rest left, no temp file', async () => {
+    for (const n of ['a', 'b', 'c']) fs.writeFileSync(at(`${n}.txt`), `old ${n}\n`);
+    let caught: unknown;
+    await inFolder(dir, root, true, async (folder) => {
+      const pending = writeAtomicBatch(
+        folder,
+        ['a', 'b', 'c'].map((n) => ({ realPath: at(`${n}.txt`), data: Buffer.from(`new ${n}\n`) })),
+        root,
+      );
+      // The temp files are made before the batch first waits (on its fsyncs): swap b for a folder now.
+      fs.rmSync(at('b.txt'));
+      fs.mkdirSync(at('b.txt'));
+      fs.writeFileSync(path.join(at('b.txt'), 'inside'), 'x');
+      caught = await pending.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    });
+    assert.equal((caught as NodeJS.ErrnoException | undefined)?.code, 'EISDIR');
+    assert.deepEqual(writtenBy(caught), [at('a.txt')], 'what was written before the failure is reported');
+    assert.equal(fs.readFileSync(at('a.txt'), 'utf8'), 'new a\n');
+    assert.equal(fs.readFileSync(path.join(at('b.txt'), 'inside'), 'utf8'), 'x', 'the folder is untouched');
+    assert.equal(fs.readFileSync(at('c.txt'), 'utf8'), 'old c\n', 'nothing after the failure is renamed');
+    assert.deepEqual(temps(), []);
   });
 
   it('a file with another name is written in place, so both names keep showing the same bytes', async () => {
