@@ -2,6 +2,7 @@ import type { SessionHeader } from '../session/events';
 import { type ChildComposition, ownScopeOf } from './composition';
 import { escalatingPort } from './escalate';
 import type { FanoutLimiter } from './fanout';
+import type { Gates, StartGate } from './gates';
 import type { Mode, RuntimeDeps } from './runtime-deps';
 import type { SubagentControl } from './surface';
 import { createReportTool } from './tools/report-tool';
@@ -14,6 +15,8 @@ export interface ComposeContext {
   /** The runtime's providers by name (a live map: a provider registered later is seen). */
   readonly providers: ReadonlyMap<string, SubagentProvider>;
   readonly fanout: FanoutLimiter;
+  /** Children waiting at a caller's gate (a workflow run's slots) before their fan-out slot. */
+  readonly gates: Gates;
   /** The runtime as its tools see it: the `report` tool's, and the lineage an escalation is tagged with. */
   readonly control: SubagentControl;
 }
@@ -25,6 +28,7 @@ export function childComposition(
   request: Pick<SubagentRequest, 'toolFilter' | 'persona' | 'model' | 'maxTokens'> & { provider?: string },
   escalate: boolean,
   roots?: readonly string[],
+  gate?: StartGate,
 ): ChildComposition {
   const remote = request.provider !== undefined ? ctx.providers.get(request.provider)?.remote : undefined;
   return {
@@ -32,7 +36,7 @@ export function childComposition(
     ...(roots ? { roots } : {}),
     ...(header.agentPreset ? { preset: header.agentPreset } : {}),
     ownScope: ownScopeOf(header.id),
-    admission: ctx.fanout.admission(header.id),
+    admission: gate ? ctx.gates.chain(header.id, gate, ctx.fanout.admission(header.id)) : ctx.fanout.admission(header.id),
     ...(request.toolFilter ? { toolFilter: request.toolFilter } : {}),
     ...(request.persona ? { persona: request.persona } : {}),
     ...(request.model ? { model: request.model } : {}),

@@ -8,6 +8,7 @@ import { checkStart } from './checks';
 import { type ComposeContext, childComposition, registerLocalTools } from './child-compose';
 import type { ChildIds } from './child-ids';
 import { delegationNotice } from './composition';
+import type { StartGate } from './gates';
 import { checkIsolation, isolationOf } from './isolation';
 import { placedProviderName } from './placed';
 import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
@@ -44,6 +45,7 @@ export async function createChild(
   mode: Mode,
   signal: AbortSignal | undefined,
   onOutput?: (v: unknown) => void,
+  gate?: StartGate,
 ): Promise<CreatedChild> {
   const { deps } = ctx;
   if (deps.resident(caller.id) !== caller || caller.isDisposed)
@@ -140,7 +142,7 @@ export async function createChild(
   const messageId = randomUUID();
   await writer.append({ type: 'inbox/accepted', messageId, text: request.prompt, source: { kind: 'delegation', fromSession: parent.id } });
   // Remote seam (issue 13): a remote provider's driver runs the child's turns.
-  const comp = { ...childComposition(ctx, header, request, escalate, isolation.roots), ...(provider.remote ? { remote: provider.remote } : {}) };
+  const comp = { ...childComposition(ctx, header, request, escalate, isolation.roots, gate), ...(provider.remote ? { remote: provider.remote } : {}) };
   const unregister = registerLocalTools(ctx, childId, mode, request, onOutput);
   const built = deps.build(writer, comp);
   try {

@@ -11,6 +11,7 @@ import { ChildIds } from './child-ids';
 import { type CreateContext, createChild } from './create-child';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
+import { Gates } from './gates';
 import { MirrorRegistry } from './mirrors';
 import { Residency } from './residency';
 import type { Mode, RuntimeDeps } from './runtime-deps';
@@ -30,6 +31,8 @@ export class SubagentRuntime implements SubagentControl {
   private readonly childIds = new ChildIds((id) => this.deps.store.header(id) !== undefined);
   /** The bound on children running at once; `fanout.limit` follows the setting. */
   readonly fanout: FanoutLimiter;
+  /** Children waiting at their caller's own gate (a workflow run's slots), shown queued. */
+  private readonly gates: Gates;
   /** A remote program's own sub-sessions shown in the tree, and whether they work now (decision 0041). */
   readonly mirrors: MirrorRegistry;
   /** What creating and composing a child reads of this runtime (`create-child.ts`, `child-compose.ts`). */
@@ -48,8 +51,9 @@ export class SubagentRuntime implements SubagentControl {
     });
     const report = deps.report ?? (() => undefined);
     this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN, (id) => report(id, 'queued'));
+    this.gates = new Gates((id) => report(id, 'queued'));
     this.mirrors = new MirrorRegistry((id) => report(id, 'mirror'));
-    this.child = { deps, providers: this.providers, fanout: this.fanout, control: this, childIds: this.childIds, residency: this.residency };
+    this.child = { deps, providers: this.providers, fanout: this.fanout, gates: this.gates, control: this, childIds: this.childIds, residency: this.residency };
   }
 
   /** Add a provider (a harness row's), or replace the one of the same name. */
@@ -121,7 +125,7 @@ export class SubagentRuntime implements SubagentControl {
     const a = this.resident(id);
     return {
       running: this.isRunning(id),
-      queued: this.fanout.isQueued(id),
+      queued: this.fanout.isQueued(id) || this.gates.isQueued(id),
       awaitingApproval: this.awaitsApproval(id),
       waitingForChildren: this.hasLiveChildren(id),
       resident: !!a && !a.isDisposed,
@@ -156,7 +160,7 @@ export class SubagentRuntime implements SubagentControl {
   /** One-shot: the child runs one turn; `result` never rejects for a model failure; the caller disposes. */
   async start(caller: Agent, providerName: string, request: SubagentRequest, opts: StartOptions = {}): Promise<SubagentRun> {
     let output: unknown;
-    const created = await createChild(this.child, caller, providerName, request, 'one-shot', opts.signal, (v) => (output = v));
+    const created = await createChild(this.child, caller, providerName, request, 'one-shot', opts.signal, (v) => (output = v), opts.gate);
     const { agent, childId } = created;
     const result = new Promise<OneShotResult>((resolve) => {
       const off = agent.onTurnEnd((r) => {
@@ -173,8 +177,9 @@ export class SubagentRuntime implements SubagentControl {
     this.residency.addOneShot(childId, caller.id, created.release, agent);
     agent.pump();
     // The caller was interrupted while the child was being published: the child's one turn
-    // ends `interrupted` before its first model request.
-    if (opts.signal?.aborted) void agent.cancel('interrupted', { keepInbox: false });
+    // ends before its first model request, `cancelled` when that is why the signal aborted (a
+    // workflow run's end), else `interrupted`.
+    if (opts.signal?.aborted) void agent.cancel(opts.signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', { keepInbox: false });
     return { id: childId, localAgent: agent, result, dispose: () => this.residency.disposeOneShot(childId) };
   }
 

@@ -6,6 +6,7 @@ import type { Session } from '../session/session';
 import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
 import type { WorktreePlace } from '../worktree/checkout';
+import type { StartGate } from './gates';
 import type { RemoteDriver } from './remote-driver';
 
 /** What a provider lets a caller set at start. Remote providers declare none. */
@@ -78,6 +79,8 @@ export interface SubagentProvider {
 export interface StartOptions {
   /** The caller's turn signal: interrupted before publishing → nothing is created; during it → the child's turn ends interrupted. */
   signal?: AbortSignal;
+  /** The caller's own gate before each request (a workflow run's slots): the child is created now and waits there, shown queued (`gates.ts`). */
+  gate?: StartGate;
 }
 
 export type SubagentErrorCode =

@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/agent';
 import { describeError } from '../errors';
 import type { SessionEvent, WorkflowData, WorkflowStatus } from '../session/events';
+import type { StartGate } from '../subagent/gates';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { SubagentError, type SubagentRun } from '../subagent/types';
 import type { FromChild } from './bridge';
@@ -9,7 +10,7 @@ import { scriptCode, WorkflowError, type WorkflowErrorCode } from './errors';
 import { agentRequest } from './input';
 import { type ExitCause, Isolate } from './isolate';
 import type { RunLimits, WorkflowDeployment } from './limits';
-import { Slots } from './slots';
+import { Slots, type Ticket } from './slots';
 import type { SpareIsolates } from './spare';
 
 /** How a run ended, as the tool reports it. */
@@ -48,7 +49,12 @@ export class Run {
   private isolate?: Isolate;
   private readonly slots: Slots;
   private readonly abort = new AbortController();
-  private readonly running = new Map<number, SubagentRun>();
+  /** Children created and not yet disposed (queued at the gate or running): the run's end cancels them. */
+  private readonly created = new Map<number, SubagentRun>();
+  /** Indexes of the children holding a slot (started, not done). */
+  private readonly running = new Set<number>();
+  /** Woken when no child holds a slot (`roomFor`). */
+  private readonly drained: (() => void)[] = [];
   private readonly tasks = new Set<Promise<void>>();
   private wallTimer?: NodeJS.Timeout;
   private ended = false;
@@ -165,11 +171,23 @@ export class Run {
     }
   }
 
+  /** Room under the concurrency for a child that never held a slot: its ticket's turn, or (the run ended) no child left running. */
+  private async roomFor(ticket: Ticket): Promise<void> {
+    if (!this.ended && (await ticket.granted)) return;
+    while (this.running.size > 0) await new Promise<void>((wake) => this.drained.push(wake));
+  }
+
   private cancelled(): WorkflowError {
     return new WorkflowError('CANCELLED', 'The workflow has ended; no agent starts after that.');
   }
 
-  /** One `agent()`: checks, a FIFO slot, a real one-shot child, its answer or null. */
+  /**
+   * One `agent()`: checks, a place in the FIFO slots, a real one-shot child, its answer or null.
+   * The child is created at once and waits at the run's gate, shown queued, until its ticket
+   * holds a slot (decision 0102): a slot that frees goes straight to a child whose creation and
+   * turn start are already durable. Its `workflow/agent` "started" is written when it takes the
+   * slot, so the run's running count never reads more than its concurrency.
+   */
   private async runAgent(prompt: unknown, opts: unknown): Promise<unknown> {
     if (this.ended || this.parent.isDisposed) throw this.cancelled();
     const { provider, request } = agentRequest(prompt, opts);
@@ -179,29 +197,62 @@ export class Run {
         'AGENT_CAP',
         `This run may start at most ${this.limits.maxTotalAgents} agents (agent number ${index + 1} was refused); do the rest in fewer, larger agents.`,
       );
-    if (!(await this.slots.acquire())) throw this.cancelled();
+    const ticket = this.slots.ticket();
+    const label = request.label;
+    let began = false;
+    /** The child takes its slot: counted, and its "started" written (once). */
+    const begin = (childId: string) => {
+      if (began) return;
+      began = true;
+      this.children++;
+      this.running.add(index);
+      void this.append('workflow/agent', { index, childId, ...(label ? { label } : {}), status: 'started' });
+    };
+    const gate: StartGate = {
+      enter: (childId, signal) => {
+        if (ticket.held) return void begin(childId);
+        if (signal.aborted) return undefined;
+        return new Promise<void>((resolve) => {
+          const go = () => {
+            signal.removeEventListener('abort', go);
+            resolve();
+          };
+          signal.addEventListener('abort', go, { once: true });
+          void ticket.granted.then((ok) => {
+            if (ok && !signal.aborted && !this.ended) begin(childId);
+            go();
+          });
+        });
+      },
+      leave: () => undefined, // the slot is given back once the child's end is written (below)
+    };
     try {
       if (this.ended) throw this.cancelled();
       let sub: SubagentRun;
       try {
-        sub = await this.rt.start(this.parent, provider ?? 'spawn', { ...request, workflow: { runId: this.id, index } }, { signal: this.abort.signal });
+        sub = await this.rt.start(this.parent, provider ?? 'spawn', { ...request, workflow: { runId: this.id, index } }, { signal: this.abort.signal, gate });
       } catch (err) {
         if (this.ended) throw this.cancelled();
         const code = err instanceof SubagentError ? `${err.code}: ` : '';
         throw new WorkflowError('BAD_AGENT_REQUEST', `agent(): ${code}${describeError(err)}`);
       }
-      this.children++;
-      this.running.set(index, sub);
-      const label = request.label;
       // Every child `workflow/end.agents` counts has both its events, even one published as the
       // run ended: `end()` waits for this task before it writes `workflow/end`, so they come first.
-      void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'started' });
+      this.created.set(index, sub);
       if (this.ended) void sub.localAgent.cancel('cancelled', { keepInbox: false });
       const r = await sub.result;
-      if (this.ended) this.cutShort++; // still running when the run ended: it was cancelled
+      if (this.ended) this.cutShort++; // still running or queued when the run ended: it was cancelled
+      if (!began) {
+        // Ended while queued (the run's end, or a Stop of that child): it gets both events too,
+        // once there is room for it, so the running count never reads more than the concurrency.
+        await this.roomFor(ticket);
+        begin(sub.id);
+      }
       this.tokens += tokensOf(sub.localAgent.session.events);
-      this.running.delete(index);
+      this.created.delete(index);
       await sub.dispose();
+      this.running.delete(index);
+      if (this.running.size === 0) for (const wake of this.drained.splice(0)) wake();
       void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
       if (this.ended) throw this.cancelled();
       // An agent its budget stopped (the run's own, or an ancestor's): the run ends with BUDGET.
@@ -212,7 +263,7 @@ export class Run {
       if (r.stopReason !== 'completed') return null;
       return request.outputSchema ? (r.output ?? null) : r.text;
     } finally {
-      this.slots.release();
+      ticket.drop();
     }
   }
 
@@ -233,7 +284,7 @@ export class Run {
     this.abort.abort('cancelled');
     this.isolate?.kill();
     this.slots.close();
-    const kids = [...this.running.values()];
+    const kids = [...this.created.values()];
     for (const k of kids) await k.localAgent.cancel('cancelled', { keepInbox: false }).catch(() => undefined);
     await Promise.allSettled([...this.tasks]);
     for (const k of kids) await k.dispose().catch(() => undefined);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SessionEvent } from '../../../src/core/session/events';
+import { until } from '../../support/harness';
+import type { ChatBody } from '../../support/model-server';
 import { dataOf, workflowWorld } from './helpers';
 
 const agentEvents = (events: readonly SessionEvent[]) => events.filter((e) => e.type === 'workflow/agent').map(dataOf);
@@ -28,6 +30,52 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
       .map((d) => d.index);
     assert.deepEqual(starts, [0, 1, 2, 3, 4, 5, 6, 7], 'children start in call order (FIFO slots)');
     assert.equal(x.w.t.h.store.children(x.root.id).length, 8, 'each agent() is a real child of the parent');
+  });
+
+  it('each agent() is a child at once: past the concurrency it waits queued at the run’s gate, asks nothing, and a Stop there ends it alone (decision 0102)', async () => {
+    const isChild = (b: ChatBody) => b.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
+    x.replies((p) => ({ text: `did ${p}`, delayMs: 300 }));
+    const running = x.run('return await parallel([0,1,2,3,4].map((i) => () => agent("hold " + i, { label: "h" + i })));', { concurrency: 2 });
+    const h = x.w.t.h;
+    await until(() => h.store.children(x.root.id).length === 5, 5_000);
+    const kids = h.store.children(x.root.id).map((c) => c.id);
+    const queued = () => kids.filter((id) => h.subagents.liveOf(id).queued);
+    await until(() => queued().length === 3, 5_000);
+    const asked = () => x.w.server.requests.filter((r) => isChild(r.body)).length;
+    await until(() => asked() === 2, 5_000);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(asked(), 2, 'only the two holding a slot asked the model');
+    assert.equal(queued().length, 3);
+    const started = () => agentEvents(x.root.session.events).filter((d) => d.status === 'started').length;
+    assert.equal(started(), 2, 'a queued child has no "started" yet');
+    const victim = queued().find((id) => h.store.header(id)?.title === 'h4');
+    assert.ok(
+      victim,
+      `h4 waits queued (${queued()
+        .map((id) => h.store.header(id)?.title)
+        .join(' ')})`,
+    );
+    await h.interruptSubtree(victim);
+    await until(() => !h.subagents.liveOf(victim).queued, 5_000);
+    const o = await running;
+    assert.equal(o.status, 'completed', o.error);
+    assert.deepEqual(JSON.parse(o.resultJson!), ['did hold 0', 'did hold 1', 'did hold 2', 'did hold 3', null]);
+    assert.equal(asked(), 4, 'the stopped child never asked the model');
+    let now = 0;
+    let most = 0;
+    for (const d of agentEvents(x.root.session.events)) {
+      now += d.status === 'started' ? 1 : -1;
+      most = Math.max(most, now);
+    }
+    assert.equal(most, 2, 'the running count never read more than the concurrency, the stopped child included');
+    const mine = agentEvents(x.root.session.events).filter((d) => d.childId === victim);
+    assert.deepEqual(
+      mine.map((d) => `${String(d.status)}${d.stopReason ? `:${String(d.stopReason)}` : ''}`),
+      ['started', 'done:interrupted'],
+    );
+    assert.equal(dataOf(x.events('workflow/end')[0]).agents, 5);
+    const log = await h.store.inspect(victim);
+    assert.equal(log.openTurnId, null, 'its turn ended');
   });
 
   it('pipeline() sends each item through the stages in order and returns the last stage’s values in item order', async () => {

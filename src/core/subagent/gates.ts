@@ -1,0 +1,54 @@
+import type { Admission } from '../agent/config';
+
+/**
+ * A caller's own gate in front of a child's requests (a workflow run's concurrency slots,
+ * decision 0102). The child is created at once and waits here, shown queued, before it takes
+ * the runtime's fan-out slot; so a slot that frees goes straight to a child whose creation and
+ * turn start are already on disk.
+ *
+ * Contract (enforced where it is called, `Gates.chain`):
+ * - `enter` is called before each of the child's model requests. It returns undefined when the
+ *   child may go on now, else a promise that resolves once it may, or once `signal` aborted
+ *   (the turn then sees its aborted signal and ends before any request). It never rejects.
+ * - `leave` is called when the child's turn ends, at least once (again is harmless).
+ */
+export interface StartGate {
+  enter(childId: string, signal: AbortSignal): Promise<void> | undefined;
+  leave(childId: string): void;
+}
+
+/** The children waiting at a caller's gate now: the runtime's live state reads them as queued. */
+export class Gates {
+  private readonly waiting = new Set<string>();
+
+  /** @param changed told when a child starts or stops waiting at a gate (the runtime's change stream). */
+  constructor(private readonly changed: (id: string) => void) {}
+
+  isQueued(id: string): boolean {
+    return this.waiting.has(id);
+  }
+
+  /** The child's admission: the caller's gate first (queued while it waits), then the runtime's own `inner` slot; leaving leaves both. */
+  chain(id: string, gate: StartGate, inner: Admission): Admission {
+    return {
+      enter: async (signal) => {
+        const wait = gate.enter(id, signal);
+        if (wait) {
+          this.waiting.add(id);
+          this.changed(id);
+          try {
+            await wait;
+          } finally {
+            this.waiting.delete(id);
+            this.changed(id);
+          }
+        }
+        if (!signal.aborted) await inner.enter(signal);
+      },
+      leave: () => {
+        inner.leave();
+        gate.leave(id);
+      },
+    };
+  }
+}
