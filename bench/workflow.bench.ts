@@ -164,8 +164,9 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
  * A slot's turnover, from the client's side: with FIFO slots each reply that ends frees the slot
  * the next agent takes, so the k-th request to leave after the first `concurrency` follows the
  * k-th reply to end. The gap between them is what an `agent()` costs its slot beyond the model:
- * the finished child's turn end made durable, the next child created (its tree and catalog
- * commits) and its turn opened (one more), its request built.
+ * the finished child's turn end made durable and its "done" written, then the next child's
+ * request built. (Before decision 0102 the next child was also created, its tree and catalog
+ * commits, and its turn opened, one more, all inside the gap; now that happens while it waits queued.)
  */
 function slotGaps(spans: readonly { start: number; end?: number }[], concurrency: number): number[] {
   const starts = spans.map((s) => s.start).sort((a, b) => a - b);
@@ -186,7 +187,7 @@ function slotNote(gaps: number[], before: StoreStats, after: StoreStats, headMs:
   const allowed = (400 / EFFICIENCY.target - headMs) / 8 - bareMs / 8;
   return (
     `; a slot's turnover (a reply's end to the next agent's request in that slot) ${fmt(turnover)} ms median, ` +
-    `on a path of four commits one after another (the turn's end, the next child's tree and catalog, its turn's start) at ${fmt(commitMs)} ms each here (write to fdatasync's answer, shared by group commit); ` +
+    `on a path of one commit (the finished turn's end; the next child was created and its turn opened while it waited queued, decision 0102) at ${fmt(commitMs)} ms here (write to fdatasync's answer, shared by group commit); ` +
     `the head and 7 turnovers a slot explain ${fmt(headMs + 7 * turnover)} of the ${fmt(measuredMs - bareMs)} ms the run takes over the bare requests` +
     (allowed < commitMs
       ? `; AT ITS FLOOR: ≥ ${EFFICIENCY.target} leaves a slot ${fmt(Math.max(0, allowed))} ms a turnover beside the bare request, less than one commit takes here`

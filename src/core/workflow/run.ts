@@ -48,6 +48,8 @@ export class Run {
   private resolveOutcome!: (o: RunOutcome) => void;
   private isolate?: Isolate;
   private readonly slots: Slots;
+  /** Children that may exist at once, queued or running: twice the concurrency (decision 0102). */
+  private readonly ahead: Slots;
   private readonly abort = new AbortController();
   /** Children created and not yet disposed (queued at the gate or running): the run's end cancels them. */
   private readonly created = new Map<number, SubagentRun>();
@@ -77,6 +79,7 @@ export class Run {
     private readonly spares?: SpareIsolates,
   ) {
     this.slots = new Slots(limits.concurrency);
+    this.ahead = new Slots(2 * limits.concurrency);
     this.outcome = new Promise((r) => (this.resolveOutcome = r));
   }
 
@@ -183,8 +186,8 @@ export class Run {
 
   /**
    * One `agent()`: checks, a place in the FIFO slots, a real one-shot child, its answer or null.
-   * The child is created at once and waits at the run's gate, shown queued, until its ticket
-   * holds a slot (decision 0102): a slot that frees goes straight to a child whose creation and
+   * The child is created ahead of its slot (up to twice the concurrency exist at once) and waits
+   * at the run's gate, shown queued, until its ticket holds a slot (decision 0102): a slot that frees goes straight to a child whose creation and
    * turn start are already durable. Its `workflow/agent` "started" is written when it takes the
    * slot, so the run's running count never reads more than its concurrency.
    */
@@ -197,6 +200,9 @@ export class Run {
         'AGENT_CAP',
         `This run may start at most ${this.limits.maxTotalAgents} agents (agent number ${index + 1} was refused); do the rest in fewer, larger agents.`,
       );
+    // Two places in call order: one among the children that may exist at once (twice the
+    // concurrency: the running ones and the next wave, created while those run), one in the slots.
+    const room = this.ahead.ticket();
     const ticket = this.slots.ticket();
     const label = request.label;
     let began = false;
@@ -227,7 +233,7 @@ export class Run {
       leave: () => undefined, // the slot is given back once the child's end is written (below)
     };
     try {
-      if (this.ended) throw this.cancelled();
+      if (!(await room.granted) || this.ended) throw this.cancelled();
       let sub: SubagentRun;
       try {
         sub = await this.rt.start(this.parent, provider ?? 'spawn', { ...request, workflow: { runId: this.id, index } }, { signal: this.abort.signal, gate });
@@ -264,6 +270,7 @@ export class Run {
       return request.outputSchema ? (r.output ?? null) : r.text;
     } finally {
       ticket.drop();
+      room.drop();
     }
   }
 
@@ -284,6 +291,7 @@ export class Run {
     this.abort.abort('cancelled');
     this.isolate?.kill();
     this.slots.close();
+    this.ahead.close();
     const kids = [...this.created.values()];
     for (const k of kids) await k.localAgent.cancel('cancelled', { keepInbox: false }).catch(() => undefined);
     await Promise.allSettled([...this.tasks]);

@@ -32,34 +32,30 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
     assert.equal(x.w.t.h.store.children(x.root.id).length, 8, 'each agent() is a real child of the parent');
   });
 
-  it('each agent() is a child at once: past the concurrency it waits queued at the run’s gate, asks nothing, and a Stop there ends it alone (decision 0102)', async () => {
+  it('each agent() is a child at its call, up to twice the concurrency: past the concurrency it waits queued at the run’s gate, asks nothing, and a Stop there ends it alone (decision 0102)', async () => {
     const isChild = (b: ChatBody) => b.messages.some((m) => m.role === 'user' && String(m.content ?? '').startsWith('[Arbor runtime] You are a subagent'));
     x.replies((p) => ({ text: `did ${p}`, delayMs: 300 }));
     const running = x.run('return await parallel([0,1,2,3,4].map((i) => () => agent("hold " + i, { label: "h" + i })));', { concurrency: 2 });
     const h = x.w.t.h;
-    await until(() => h.store.children(x.root.id).length === 5, 5_000);
-    const kids = h.store.children(x.root.id).map((c) => c.id);
-    const queued = () => kids.filter((id) => h.subagents.liveOf(id).queued);
-    await until(() => queued().length === 3, 5_000);
+    const kids = () => h.store.children(x.root.id).map((c) => c.id);
+    const titles = (ids: string[]) => ids.map((id) => h.store.header(id)?.title).join(' ');
+    const queued = () => kids().filter((id) => h.subagents.liveOf(id).queued);
+    await until(() => kids().length === 4 && queued().length === 2, 5_000);
     const asked = () => x.w.server.requests.filter((r) => isChild(r.body)).length;
     await until(() => asked() === 2, 5_000);
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(asked(), 2, 'only the two holding a slot asked the model');
-    assert.equal(queued().length, 3);
+    assert.equal(titles(queued()), 'h2 h3', 'the next wave waits queued');
+    assert.equal(kids().length, 4, 'h4 is not created while four exist (twice the concurrency)');
     const started = () => agentEvents(x.root.session.events).filter((d) => d.status === 'started').length;
     assert.equal(started(), 2, 'a queued child has no "started" yet');
-    const victim = queued().find((id) => h.store.header(id)?.title === 'h4');
-    assert.ok(
-      victim,
-      `h4 waits queued (${queued()
-        .map((id) => h.store.header(id)?.title)
-        .join(' ')})`,
-    );
+    const victim = queued().find((id) => h.store.header(id)?.title === 'h3');
+    assert.ok(victim);
     await h.interruptSubtree(victim);
     await until(() => !h.subagents.liveOf(victim).queued, 5_000);
     const o = await running;
     assert.equal(o.status, 'completed', o.error);
-    assert.deepEqual(JSON.parse(o.resultJson!), ['did hold 0', 'did hold 1', 'did hold 2', 'did hold 3', null]);
+    assert.deepEqual(JSON.parse(o.resultJson!), ['did hold 0', 'did hold 1', 'did hold 2', null, 'did hold 4']);
     assert.equal(asked(), 4, 'the stopped child never asked the model');
     let now = 0;
     let most = 0;
@@ -74,6 +70,7 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
       ['started', 'done:interrupted'],
     );
     assert.equal(dataOf(x.events('workflow/end')[0]).agents, 5);
+    assert.equal(kids().length, 5);
     const log = await h.store.inspect(victim);
     assert.equal(log.openTurnId, null, 'its turn ended');
   });
