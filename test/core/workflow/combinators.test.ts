@@ -6,6 +6,17 @@ import { dataOf, workflowWorld } from './helpers';
 
 const agentEvents = (events: readonly SessionEvent[]) => events.filter((e) => e.type === 'workflow/agent').map(dataOf);
 
+/** The most children the run's events ever had started and not done: its running count at its highest. */
+function mostRunning(events: readonly SessionEvent[]): number {
+  let running = 0;
+  let most = 0;
+  for (const d of agentEvents(events)) {
+    running += d.status === 'started' ? 1 : -1;
+    most = Math.max(most, running);
+  }
+  return most;
+}
+
 describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
   const x = workflowWorld();
 
@@ -18,13 +29,7 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
       JSON.parse(o.resultJson!),
       [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `did task ${i}`),
     );
-    let running = 0;
-    let most = 0;
-    for (const d of agentEvents(x.root.session.events)) {
-      running += d.status === 'started' ? 1 : -1;
-      most = Math.max(most, running);
-    }
-    assert.equal(most, 3, 'never more than 3 children at once, and the slots were used');
+    assert.equal(mostRunning(x.root.session.events), 3, 'never more than 3 children at once, and the slots were used');
     const starts = agentEvents(x.root.session.events)
       .filter((d) => d.status === 'started')
       .map((d) => d.index);
@@ -57,13 +62,7 @@ describe('workflow: agent(), parallel(), pipeline() and the limits', () => {
     assert.equal(o.status, 'completed', o.error);
     assert.deepEqual(JSON.parse(o.resultJson!), ['did hold 0', 'did hold 1', 'did hold 2', null, 'did hold 4']);
     assert.equal(asked(), 4, 'the stopped child never asked the model');
-    let now = 0;
-    let most = 0;
-    for (const d of agentEvents(x.root.session.events)) {
-      now += d.status === 'started' ? 1 : -1;
-      most = Math.max(most, now);
-    }
-    assert.equal(most, 2, 'the running count never read more than the concurrency, the stopped child included');
+    assert.equal(mostRunning(x.root.session.events), 2, 'the running count never read more than the concurrency, the stopped child included');
     const mine = agentEvents(x.root.session.events).filter((d) => d.childId === victim);
     assert.deepEqual(
       mine.map((d) => `${String(d.status)}${d.stopReason ? `:${String(d.stopReason)}` : ''}`),
