@@ -30,7 +30,7 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     const w = new SessionWriter(s, store);
     const compaction = s.openCompactionId;
     if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
-    await WorkflowEngine.closeOutlived(w); // never re-run: closed as interrupted
+    await WorkflowEngine.closeOutlived(w, undefined, (runId) => WorkflowEngine.childrenOfRun(store, header.id, runId)); // never re-run: closed as interrupted
     await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const d = descriptorOf(s.header, s.events);
     // A workflow's child gets no notice of its own: its run's workflow/end speaks for all of them.

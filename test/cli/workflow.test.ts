@@ -37,7 +37,7 @@ describe('cli: workflows under arbor run', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  function root(childReply: (b: ChatBody) => object) {
+  function root(childReply: (b: ChatBody) => object, concurrency?: number) {
     server.setFallback((body) => {
       if (isChild(body)) return childReply(body);
       const last = body.messages[body.messages.length - 1];
@@ -47,7 +47,12 @@ describe('cli: workflows under arbor run', () => {
         toolCalls: [
           {
             name: 'workflow',
-            arguments: { script: SCRIPT, meta: { name: 'review', description: 'review three files' }, args: { files: ['a.ts', 'b.ts', 'c.ts'] } },
+            arguments: {
+              script: SCRIPT,
+              meta: { name: 'review', description: 'review three files' },
+              args: { files: ['a.ts', 'b.ts', 'c.ts'] },
+              ...(concurrency ? { concurrency } : {}),
+            },
           },
         ],
       };
@@ -79,14 +84,15 @@ describe('cli: workflows under arbor run', () => {
   });
 
   it('kill -9 mid-workflow: the next open closes the run as interrupted and runs nothing again', async () => {
-    root(() => ({ text: 'slow '.repeat(400), chunkSize: 4, chunkDelayMs: 50 }));
+    // Two at a time: the third child is made at its call and waits queued when the host dies.
+    root(() => ({ text: 'slow '.repeat(400), chunkSize: 4, chunkDelayMs: 50 }), 2);
     const run = spawn(process.execPath, [BIN, 'run', ...common, '--json', 'review the files with a workflow'], {
       env: { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise((r) => run.on('close', r));
     const deadline = Date.now() + 20_000;
-    while (server.requests.filter((r) => isChild(r.body)).length < 3) {
+    while (server.requests.filter((r) => isChild(r.body)).length < 2) {
       if (Date.now() > deadline) throw new Error('the children never asked the model');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -107,12 +113,17 @@ describe('cli: workflows under arbor run', () => {
     assert.equal(ends[0].data.status, 'interrupted');
     assert.match(ends[0].data.error, /not re-run/);
     assert.equal(log.filter((e) => e.type === 'workflow/start').length, 1, 'the run was not started again');
-    // Every agent the crash left running has its done (interrupted), written before the end.
+    // Every agent the crash left running has its done (interrupted), written before the end; the
+    // one still queued (made, never started) has both (decision 0102): every child of the run.
     const agents = log.filter((e) => e.type === 'workflow/agent');
     const started = agents.filter((e) => e.data.status === 'started').map((e) => e.data.childId);
     const done = agents.filter((e) => e.data.status === 'done');
-    assert.ok(started.length >= 1, 'children had started');
+    const children = sessions.filter((s) => s.parentSession === top.id).map((s) => s.id);
+    assert.equal(children.length, 3, 'all three children were made before the kill');
+    assert.deepEqual([...started].sort(), [...children].sort(), 'each child of the run has its started');
     assert.deepEqual(done.map((e) => e.data.childId).sort(), [...started].sort());
+    assert.equal(ends[0].data.agents, 3);
+    assert.equal(childRequests, 2, 'the queued child never asked the model');
     assert.ok(done.every((e) => e.data.stopReason === 'interrupted' && e.seq < ends[0].seq));
     assert.equal(server.requests.filter((r) => isChild(r.body)).length, childRequests, 'no child asked the model again');
     const notices = log.filter((e) => e.type === 'user/message' && e.source.kind === 'subagent-settled');

@@ -4,6 +4,7 @@ import { describeError } from '../errors';
 import { type Budget, checkBudget } from '../session/budget';
 import type { SessionEvent, WorkflowData } from '../session/events';
 import { openRuns } from '../session/workflow-fold';
+import type { Store } from '../store/store';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { type Confinement, scriptConfinement } from './confine';
 import { WorkflowError } from './errors';
@@ -186,32 +187,62 @@ export class WorkflowEngine {
    * A run a crash or reload left open (no `workflow/end`) is closed as `interrupted` in the
    * parent's log and never re-run: its script may have had side effects, and children answer
    * differently a second time. Each agent it left running gets its `workflow/agent{done}`
-   * (`interrupted`) first, so every child the end counts has both its events. Returns the run
-   * ids it closed.
+   * (`interrupted`) first, and each child it had made that was still queued (no `started`:
+   * decision 0102) gets both, so every child the end counts has both its events. `made` lists a
+   * run's children from the store (their descriptors name the run). Returns the run ids it closed.
    */
-  static async closeOutlived(writer: SessionLog, live: (runId: string) => boolean = () => false): Promise<string[]> {
+  static async closeOutlived(
+    writer: SessionLog,
+    live: (runId: string) => boolean = () => false,
+    made?: (runId: string) => Promise<RunChild[]>,
+  ): Promise<string[]> {
     const open = openRuns(writer.session.events).filter((r) => !live(r.runId));
     for (const r of open) {
-      for (const a of unfinishedAgents(writer.session.events, r.runId))
+      const started = startedAgents(writer.session.events, r.runId);
+      const queued = (made ? await made(r.runId) : []).filter((c) => !started.has(c.index));
+      for (const a of queued) await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'started' } });
+      const running = [...started.values()].filter((a) => !a.done).map(({ done: _, ...a }) => a);
+      for (const a of [...running, ...queued])
         await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'done', stopReason: 'interrupted' } });
       await writer.append({
         type: 'workflow/end',
         runId: r.runId,
-        data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents, tokens: 0, resultBytes: 0, logsDropped: 0 },
+        data: { status: 'interrupted', code: 'CANCELLED', error: RUN_OUTLIVED, agents: r.agents + queued.length, tokens: 0, resultBytes: 0, logsDropped: 0 },
       });
     }
     return open.map((r) => r.runId);
   }
+
+  /** The children a parent's run made, from the store: each whose descriptor names the run. */
+  static async childrenOfRun(store: Store, parentId: string, runId: string): Promise<RunChild[]> {
+    const out: RunChild[] = [];
+    for (const c of store.children(parentId)) {
+      const s = await store.summary(c.id).catch(() => undefined);
+      if (s?.workflowRun?.runId !== runId) continue;
+      out.push({ index: s.workflowRun.index, childId: c.id, ...(s.label ? { label: s.label } : {}) });
+    }
+    return out.sort((a, b) => a.index - b.index);
+  }
 }
 
-/** The agents of a run that have a `started` event and no `done` (what a crash left running). */
-function unfinishedAgents(events: readonly SessionEvent[], runId: string): { index: number; childId: string; label?: string }[] {
-  const open = new Map<number, { index: number; childId: string; label?: string }>();
+/** One child of a run, as its `workflow/agent` events name it. */
+export interface RunChild {
+  index: number;
+  childId: string;
+  label?: string;
+}
+
+/** The agents of a run with a `started` event, by index, and whether a `done` followed. */
+function startedAgents(events: readonly SessionEvent[], runId: string): Map<number, RunChild & { done: boolean }> {
+  const seen = new Map<number, RunChild & { done: boolean }>();
   for (const e of events) {
     if (e.type !== 'workflow/agent' || e.runId !== runId) continue;
     const d = e.data as unknown as WorkflowData['workflow/agent'];
-    if (d.status === 'started') open.set(d.index, { index: d.index, childId: d.childId, ...(d.label ? { label: d.label } : {}) });
-    else open.delete(d.index);
+    if (d.status === 'started') seen.set(d.index, { index: d.index, childId: d.childId, ...(d.label ? { label: d.label } : {}), done: false });
+    else {
+      const a = seen.get(d.index);
+      if (a) a.done = true;
+    }
   }
-  return [...open.values()];
+  return seen;
 }

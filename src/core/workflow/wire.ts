@@ -26,7 +26,12 @@ export function workflowRow(deployment: Partial<WorkflowDeployment> = {}, budget
       tools.register(createWorkflowTool(engine));
       const service: WorkflowWiring = {
         engine,
-        closeOutlived: (writer) => WorkflowEngine.closeOutlived(writer, (id) => engine.isRunning(id)),
+        closeOutlived: (writer) =>
+          WorkflowEngine.closeOutlived(
+            writer,
+            (id) => engine.isRunning(id),
+            (runId) => WorkflowEngine.childrenOfRun(host.store, writer.session.header.id, runId),
+          ),
         close: (why) => engine.closeAll(why),
       };
       return { service, hooks: { opened: (agent) => service.closeOutlived(agent).then(() => undefined), close: service.close } };
