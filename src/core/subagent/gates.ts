@@ -7,14 +7,21 @@ import type { Admission } from '../agent/config';
  * turn start are already on disk.
  *
  * Contract (enforced where it is called, `Gates.chain`):
- * - `enter` is called before each of the child's model requests. It returns undefined when the
- *   child may go on now, else a promise that resolves once it may, or once `signal` aborted
- *   (the turn then sees its aborted signal and ends before any request). It never rejects.
+ * - `enter` is called before each of the child's model requests. It answers undefined when the
+ *   child may go on now; `false` when it may not go on at all (its caller is ending it and will
+ *   abort its signal); or a promise, which never rejects, of either: true once it may go on
+ *   (or once `signal` aborted), false as before. On false the admission waits for the signal,
+ *   so the turn ends before any request: a caller that answers false must abort the child.
  * - `leave` is called when the child's turn ends, at least once (again is harmless).
  */
 export interface StartGate {
-  enter(childId: string, signal: AbortSignal): Promise<void> | undefined;
+  enter(childId: string, signal: AbortSignal): Promise<boolean> | false | undefined;
   leave(childId: string): void;
+}
+
+/** Resolves once `signal` aborts (at once when it has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 /** The children waiting at a caller's gate now: the runtime's live state reads them as queued. */
@@ -33,11 +40,12 @@ export class Gates {
     return {
       enter: async (signal) => {
         const wait = gate.enter(id, signal);
-        if (wait) {
+        if (wait !== undefined) {
           this.waiting.add(id);
           this.changed(id);
           try {
-            await wait;
+            // Not to go on: no request until the caller's abort, which ends the turn before one.
+            if (wait === false || !(await wait)) await aborted(signal);
           } finally {
             this.waiting.delete(id);
             this.changed(id);

@@ -200,10 +200,14 @@ export class WorkflowEngine {
     for (const r of open) {
       const started = startedAgents(writer.session.events, r.runId);
       const queued = (made ? await made(r.runId) : []).filter((c) => !started.has(c.index));
-      for (const a of queued) await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'started' } });
       const running = [...started.values()].filter((a) => !a.done).map(({ done: _, ...a }) => a);
-      for (const a of [...running, ...queued])
-        await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'done', stopReason: 'interrupted' } });
+      const done = (a: RunChild) => writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'done', stopReason: 'interrupted' } });
+      for (const a of running) await done(a);
+      // Each queued one's pair after the running ones' ends: read back, the run never had more running than it did.
+      for (const a of queued) {
+        await writer.append({ type: 'workflow/agent', runId: r.runId, data: { ...a, status: 'started' } });
+        await done(a);
+      }
       await writer.append({
         type: 'workflow/end',
         runId: r.runId,

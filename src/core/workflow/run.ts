@@ -174,6 +174,12 @@ export class Run {
     }
   }
 
+  /** The child `index` holds no slot any more: a run waiting for none to (`roomFor`) is woken. */
+  private stopped(index: number): void {
+    this.running.delete(index);
+    if (this.running.size === 0) for (const wake of this.drained.splice(0)) wake();
+  }
+
   /** Room under the concurrency for a child that never held a slot: its ticket's turn, or (the run ended) no child left running. */
   private async roomFor(ticket: Ticket): Promise<void> {
     if (!this.ended && (await ticket.granted)) return;
@@ -216,17 +222,21 @@ export class Run {
     };
     const gate: StartGate = {
       enter: (childId, signal) => {
+        if (signal.aborted) return undefined; // its turn ends on its own
+        if (this.ended) return false; // the run's end cancels every child it made
         if (ticket.held) return void begin(childId);
-        if (signal.aborted) return undefined;
-        return new Promise<void>((resolve) => {
-          const go = () => {
-            signal.removeEventListener('abort', go);
-            resolve();
+        return new Promise<boolean>((resolve) => {
+          const go = (may: boolean) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(may);
           };
-          signal.addEventListener('abort', go, { once: true });
+          const onAbort = () => go(true);
+          signal.addEventListener('abort', onAbort, { once: true });
           void ticket.granted.then((ok) => {
-            if (ok && !signal.aborted && !this.ended) begin(childId);
-            go();
+            if (signal.aborted) return go(true);
+            if (!ok || this.ended) return go(false); // the slots closed: the run ended, its cancel is on the way
+            begin(childId);
+            go(true);
           });
         });
       },
@@ -256,9 +266,11 @@ export class Run {
       }
       this.tokens += tokensOf(sub.localAgent.session.events);
       this.created.delete(index);
-      await sub.dispose();
-      this.running.delete(index);
-      if (this.running.size === 0) for (const wake of this.drained.splice(0)) wake();
+      try {
+        await sub.dispose();
+      } finally {
+        this.stopped(index); // even when disposing failed: a child waiting in roomFor must not wait for ever
+      }
       void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
       if (this.ended) throw this.cancelled();
       // An agent its budget stopped (the run's own, or an ancestor's): the run ends with BUDGET.
@@ -269,6 +281,7 @@ export class Run {
       if (r.stopReason !== 'completed') return null;
       return request.outputSchema ? (r.output ?? null) : r.text;
     } finally {
+      this.stopped(index);
       ticket.drop();
       room.drop();
     }

@@ -17,11 +17,6 @@ export class Slots {
     this.free = size;
   }
 
-  /** Resolves true with a slot, or false when the slots were closed while waiting. */
-  acquire(): Promise<boolean> {
-    return this.ticket().granted;
-  }
-
   /** A place in the queue now: held at once when a slot is free, else granted in the order tickets were taken. */
   ticket(): Ticket {
     let held = false;
