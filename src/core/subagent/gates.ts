@@ -12,11 +12,11 @@ import type { Admission } from '../agent/config';
  *   abort its signal); or a promise, which never rejects, of either: true once it may go on
  *   (or once `signal` aborted), false as before. On false the admission waits for the signal,
  *   so the turn ends before any request: a caller that answers false must abort the child.
- * - `leave` is called when the child's turn ends, at least once (again is harmless).
+ * The caller gives its place back itself, when it is done with the child (a run: once the
+ * child's "done" is written); leaving the admission leaves only the runtime's own slot.
  */
 export interface StartGate {
   enter(childId: string, signal: AbortSignal): Promise<boolean> | false | undefined;
-  leave(childId: string): void;
 }
 
 /** Resolves once `signal` aborts (at once when it has). */
@@ -35,7 +35,7 @@ export class Gates {
     return this.waiting.has(id);
   }
 
-  /** The child's admission: the caller's gate first (queued while it waits), then the runtime's own `inner` slot; leaving leaves both. */
+  /** The child's admission: the caller's gate first (queued while it waits), then the runtime's own `inner` slot, which is what leaving leaves. */
   chain(id: string, gate: StartGate, inner: Admission): Admission {
     return {
       enter: async (signal) => {
@@ -53,10 +53,7 @@ export class Gates {
         }
         if (!signal.aborted) await inner.enter(signal);
       },
-      leave: () => {
-        inner.leave();
-        gate.leave(id);
-      },
+      leave: () => inner.leave(),
     };
   }
 }

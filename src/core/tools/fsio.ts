@@ -163,8 +163,7 @@ async function writeAt(realPath: string, target: string, folder: PinnedFolder | 
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw e;
   }
-  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
-  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+  refuseOddTarget(st);
   if (st && st.nlink > 1) {
     if (opts.singleLink) throw Object.assign(new Error(`the file has ${st.nlink} hard links`), { code: 'EHARDLINK', nlink: st.nlink });
     return writeInPlace(target, data);
@@ -196,10 +195,19 @@ async function writeAt(realPath: string, target: string, folder: PinnedFolder | 
   else await syncDir(path.dirname(realPath));
 }
 
+/** What stands at a write's target (undefined: nothing): a link or anything but a regular file is refused, never followed. */
+export function refuseOddTarget(st: fs.Stats | undefined): void {
+  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
+  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+}
+
 /** Root writing another user's file gives the new file that owner back; anyone else cannot, and need not. */
+export function mustKeepOwner(st: fs.Stats): boolean {
+  return process.getuid?.() === 0 && !(st.uid === 0 && st.gid === 0);
+}
+
 async function keepOwner(fh: fsp.FileHandle, st: fs.Stats): Promise<void> {
-  if (process.getuid?.() !== 0 || (st.uid === 0 && st.gid === 0)) return;
-  await fh.chown(st.uid, st.gid).catch(() => undefined);
+  if (mustKeepOwner(st)) await fh.chown(st.uid, st.gid).catch(() => undefined);
 }
 
 /** Make the renames in a folder durable; a folder cannot be opened for fsync everywhere (Windows), so best effort. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PinnedFolder } from './beneath';
-import { atomicTempName, writeAtomicIn } from './fsio';
+import { atomicTempName, mustKeepOwner, refuseOddTarget, writeAtomicIn } from './fsio';
 
 // Many files of one folder replaced atomically at once (a rewind's 200 files, decision 0059).
 // `writeAtomicIn` per file makes seven trips through libuv's four threads for each (lstat, open,
@@ -126,14 +126,13 @@ function closeAll(ready: readonly Prepared[]): unknown {
 /** The file now at `target`: undefined when missing; a link or anything but a regular file is refused, never followed. */
 function existing(target: string): fs.Stats | undefined {
   const st = fs.lstatSync(target, { throwIfNoEntry: false });
-  if (st?.isSymbolicLink()) throw Object.assign(new Error('a symbolic link is where the file was'), { code: 'ELOOP' });
-  if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+  refuseOddTarget(st);
   return st;
 }
 
 /** Root writing another user's file gives the new file that owner back (as `writeAtomic`). */
 function keepOwner(fd: number, st: fs.Stats): void {
-  if (process.getuid?.() !== 0 || (st.uid === 0 && st.gid === 0)) return;
+  if (!mustKeepOwner(st)) return;
   try {
     fs.fchownSync(fd, st.uid, st.gid);
   } catch {

@@ -220,6 +220,7 @@ export class Run {
       this.running.add(index);
       void this.append('workflow/agent', { index, childId, ...(label ? { label } : {}), status: 'started' });
     };
+    // The slot is given back in the finally below, once the child's "done" is written.
     const gate: StartGate = {
       enter: (childId, signal) => {
         if (signal.aborted) return undefined; // its turn ends on its own
@@ -240,7 +241,6 @@ export class Run {
           });
         });
       },
-      leave: () => undefined, // the slot is given back once the child's end is written (below)
     };
     try {
       if (!(await room.granted) || this.ended) throw this.cancelled();
@@ -266,11 +266,8 @@ export class Run {
       }
       this.tokens += tokensOf(sub.localAgent.session.events);
       this.created.delete(index);
-      try {
-        await sub.dispose();
-      } finally {
-        this.stopped(index); // even when disposing failed: a child waiting in roomFor must not wait for ever
-      }
+      await sub.dispose(); // should it fail, the finally below frees the slot: nothing in roomFor waits for ever
+      this.stopped(index);
       void this.append('workflow/agent', { index, childId: sub.id, ...(label ? { label } : {}), status: 'done', stopReason: r.stopReason });
       if (this.ended) throw this.cancelled();
       // An agent its budget stopped (the run's own, or an ancestor's): the run ends with BUDGET.
