@@ -42,6 +42,13 @@ export interface GroupChild {
   on(event: 'exit', fn: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   /** Set when the program was killed because the spawner that ran it was lost: why, in words for the user. */
   readonly lostReason?: string;
+  /**
+   * A program whose pid is not this host's (a command in a resident sandbox, decision 0103) is
+   * stopped and watched through these instead of its group: `signal` ends it with everything it
+   * started, `alive` says whether anything of it may still run.
+   */
+  signal?(sig: NodeJS.Signals): void;
+  alive?(): boolean;
 }
 
 /** Why a program was killed under a lost spawner (said by `run_command`, hooks and git errors). */

@@ -38,6 +38,8 @@ export interface ProcessSpec {
   fd3?: Buffer;
   /** Bytes the program reads on stdin (a hook's JSON input): written to a pipe, then closed; absent: stdin is closed. */
   stdin?: Buffer;
+  /** Starts the program elsewhere (a resident sandbox, decision 0103) instead of `file` with `args`. */
+  start?: () => GroupChild;
 }
 
 export interface RunLimits {
@@ -54,7 +56,11 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     const win = process.platform === 'win32';
     let child: GroupChild;
     try {
-      child = win ? windowsChild(spec) : spawnGroupLeader({ file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, stdin: spec.stdin, fd3: spec.fd3 });
+      child = spec.start
+        ? spec.start()
+        : win
+          ? windowsChild(spec)
+          : spawnGroupLeader({ file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, stdin: spec.stdin, fd3: spec.fd3 });
     } catch (e) {
       resolve({ end: 'spawn-error', code: null, signal: null, stdout, stderr, lingered: false, error: (e as Error).message });
       return;
@@ -79,6 +85,8 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
     /** A signal asked for before the spawner has said the program's pid: sent once it does. */
     let early: NodeJS.Signals | undefined;
     const kill = (sig: NodeJS.Signals): void => {
+      // Stopped through whoever started it (its namespace ends with everything in it).
+      if (child.signal) return child.signal(sig);
       const pid = child.pid;
       if (pid === undefined) {
         early = sig;
@@ -115,7 +123,7 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       // that ignored SIGTERM; zombies waiting for init do not count). The group's id, once it is
       // gone, may be reused, so it is never signalled again (`kill` checks strays by start time).
       if (killTimer) {
-        groupGone = !groupAlive(child.pid);
+        groupGone = child.alive ? !child.alive() : !groupAlive(child.pid);
         if (groupGone && !strays.alive()) clearTimeout(killTimer);
       }
       const end = spawnError !== undefined ? 'spawn-error' : (stopReason ?? 'exited');
@@ -132,7 +140,8 @@ export function runInGroup(spec: ProcessSpec, limits: RunLimits, signal: AbortSi
       lingerTimer = setTimeout(() => {
         // The shell is gone but something it started still holds stdout/stderr open.
         lingered = true;
-        signalGroup(child.pid, 'SIGKILL');
+        if (child.signal) child.signal('SIGKILL');
+        else signalGroup(child.pid, 'SIGKILL');
         strays.signal('SIGKILL'); // named only once a stop signalled them
         child.stdout.destroy();
         child.stderr.destroy();

@@ -122,6 +122,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
               env,
               namespaced: true,
               fd3: confinement.fd3,
+              start: confinement.start && ((start) => () => start([shell, '-c', command], r.realPath, env))(confinement.start),
             }
           : { file: shell, args: ['-c', command], command, cwd: r.realPath, env, namespaced: false };
         try {

@@ -26,7 +26,18 @@ export interface SandboxPlan {
   network: boolean;
   /** The real directory the command starts in. */
   cwd: string;
+  /**
+   * A resident sandbox (decision 0103): the line starts `arbor-zygote`, which gives each command
+   * its own /proc, /tmp and PID namespace, so the sandbox's /proc is the zygote's (at
+   * `RESIDENT_PROC`, the host's read-only one stays at /proc for the kernel's check that a new
+   * /proc reveals nothing hidden) and the zygote keeps CAP_SETFCAP (in bubblewrap's user
+   * namespace only) to map each command's root; `cwd` is ignored (each command has its own).
+   */
+  resident?: boolean;
 }
+
+/** Where a resident sandbox mounts its own /proc (under its /tmp: every command's new /tmp covers it). */
+export const RESIDENT_PROC = '/tmp/.arbor-proc';
 
 /** Arguments for `bwrap`, up to (not including) `--` and the program to run. */
 export function bwrapArgs(plan: SandboxPlan): string[] {
@@ -40,11 +51,11 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     '--dev',
     '/dev',
     // A /proc for the new PID namespace: `ps` sees only this command's processes.
-    '--proc',
-    '/proc',
+    ...(plan.resident ? [] : ['--proc', '/proc']),
     // A private, empty /tmp that vanishes with the command: scratch space that writes nothing to disk outside.
     '--tmpfs',
     '/tmp',
+    ...(plan.resident ? ['--proc', RESIDENT_PROC] : []),
   ];
   // Sockets and secrets of the user's session (D-Bus, ssh-agent, Docker): out of sight. The
   // seccomp filter is what denies Unix sockets; these mounts also hide them where it cannot load.
@@ -71,8 +82,9 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     // Run as root, bwrap would keep every capability, and CAP_SYS_ADMIN can remount `/` read-write.
     '--cap-drop',
     'ALL',
+    ...(plan.resident ? ['--cap-add', 'CAP_SETFCAP'] : []),
     '--chdir',
-    plan.cwd,
+    plan.resident ? '/' : plan.cwd,
   );
   if (plan.seccompFd !== undefined) args.push('--seccomp', String(plan.seccompFd));
   return args;

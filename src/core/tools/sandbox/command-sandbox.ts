@@ -1,9 +1,12 @@
+import type { GroupChild } from '../../process/spawner';
 import type { WalkLimits } from '../protected-walk';
-import { bwrapArgs, type ConfinedMode } from './bwrap-args';
+import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
 import { type ProtectedMounts, protectedMounts } from './protected-mounts';
-import { holdShadows } from './shadows';
+import { type Lease, ResidentPool } from './residents';
+import { holdShadows, makeShadows } from './shadows';
+import { zygotePath } from './zygote-path';
 
 export interface CommandSandboxOptions {
   /** The bubblewrap binary (default `bwrap` on PATH). */
@@ -14,6 +17,8 @@ export interface CommandSandboxOptions {
   protectedPaths?: () => readonly string[];
   /** Bounds of the walk for nested protected paths (default `WALK_LIMITS`: 10,000 folders, 24 levels). */
   walk?: WalkLimits;
+  /** Resident sandboxes (decision 0103): this process's pool by default; `false` gives every command a bubblewrap of its own. */
+  residents?: ResidentPool | false;
 }
 
 /** How to start one confined command: `file` with `args`, then `--` and the program; `release` after it ends. */
@@ -25,13 +30,33 @@ export interface Confinement {
   fd3?: Buffer;
   /** What the command's result should say about its sandbox: limits that apply to this command. */
   notes: string[];
+  /**
+   * Where the workspace's resident sandbox can take the command: start `argv` there instead of
+   * `file` with `args` (decision 0103). The same mounts, filter and network, and a PID namespace,
+   * /proc and /tmp of the command's own.
+   */
+  start?: (argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv) => GroupChild;
   release(): void;
 }
 
 /** The fd bubblewrap reads the seccomp filter from: the first after stdin, stdout and stderr. */
 const SECCOMP_FD = 3;
 
-/** The OS sandbox commands run in (DESIGN §6): probed once, then one bubblewrap per command. */
+let shared: ResidentPool | undefined;
+
+/** This process's resident sandboxes, when the zygote is here. */
+function sharedPool(): ResidentPool | undefined {
+  const zygote = zygotePath();
+  if (!zygote) return undefined;
+  shared ??= new ResidentPool({ zygote });
+  return shared;
+}
+
+/**
+ * The OS sandbox commands run in (DESIGN §6): probed once; then each command runs in its
+ * workspace state's resident sandbox (decision 0103), or in a bubblewrap of its own where no
+ * resident can run.
+ */
 export class CommandSandbox {
   constructor(private readonly options: CommandSandboxOptions = {}) {}
 
@@ -48,6 +73,7 @@ export class CommandSandbox {
   async confine(mode: ConfinedMode, roots: readonly string[], cwd: string): Promise<Confinement | undefined> {
     const status = await this.status();
     if (!status.available) return undefined;
+    const pool = this.options.residents === false ? undefined : (this.options.residents ?? sharedPool());
     const mounts: ProtectedMounts =
       mode === 'workspace-write'
         ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk)
@@ -55,16 +81,38 @@ export class CommandSandbox {
     const network = this.networkAllowed();
     const notes = [...mounts.notes];
     if (status.unixSocketsOpen) notes.push(`Unix sockets on the host are not blocked: ${status.unixSocketsOpen}`);
+    const plan: SandboxPlan = { mode, roots, ...mounts, ...hostSockets(), network, cwd, seccompFd: status.filter ? SECCOMP_FD : undefined };
+    const args = bwrapArgs(plan);
+    const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan) : undefined;
     const release = holdShadows(mounts.shadow);
-    const args = bwrapArgs({
-      mode,
-      roots,
-      ...mounts,
-      ...hostSockets(),
+    if (!lease) return { file: status.bwrap, args, network, fd3: status.filter, notes, release };
+    const { resident } = lease;
+    return {
+      file: status.bwrap,
+      args,
       network,
-      cwd,
-      seccompFd: status.filter ? SECCOMP_FD : undefined,
-    });
-    return { file: status.bwrap, args, network, fd3: status.filter, notes, release };
+      fd3: status.filter,
+      notes,
+      // The stand-ins are this command's (bubblewrap would make them on the host: here the host does).
+      start: (argv, dir, env) => resident.run(argv, dir, env, makeShadows(mounts.shadow)),
+      release: () => {
+        lease.release();
+        release();
+      },
+    };
+  }
+
+  /** The resident sandbox for `plan`'s state, when one can run it. */
+  private async resident(pool: ResidentPool, bwrap: string, filter: Buffer | undefined, plan: SandboxPlan): Promise<Lease | undefined> {
+    // The zygote binds each root under /tmp again over a command's new /tmp; /tmp itself as a root it cannot keep.
+    const keep = plan.roots.filter((r) => r.startsWith('/tmp/'));
+    if (plan.roots.includes('/tmp') || keep.length > MAX_KEEP) return undefined;
+    // Stand-ins are each command's own (`start` above), not the state's.
+    const args = bwrapArgs({ ...plan, shadow: [], resident: true });
+    const zygoteArgs = ['--proc', RESIDENT_PROC, ...keep.flatMap((k) => ['--keep', k])];
+    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs });
   }
 }
+
+/** Roots under /tmp the zygote binds again for each command, at most (`MAX_KEEP` in native/zygote.c). */
+const MAX_KEEP = 64;

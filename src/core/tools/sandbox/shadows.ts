@@ -27,3 +27,19 @@ export function holdShadows(paths: readonly string[]): () => void {
     }
   };
 }
+
+/**
+ * Make each stand-in's empty folder on the host (bubblewrap does it for a command of its own; a
+ * resident sandbox's command gets them made here). One already there is shared; the zygote refuses
+ * to run a command whose stand-in it cannot mount (something not a folder stands there).
+ */
+export function makeShadows(paths: readonly string[]): readonly string[] {
+  for (const p of paths) {
+    try {
+      fs.mkdirSync(p);
+    } catch {
+      // There already (another command's), or its folder is gone: the zygote's mount says which.
+    }
+  }
+  return paths;
+}
