@@ -4,8 +4,8 @@
 // network), started once, and starts each confined command there as the first process of
 // namespaces of the command's own: a user namespace (its uid and gid mapped to this one's), a
 // mount namespace with a fresh /proc and an empty /tmp, a PID namespace (when the command's
-// first process ends, the kernel kills every process left in it, `setsid` ones included) and
-// an IPC namespace. Before the command's program starts, every capability is dropped (the
+// first process ends, the kernel kills every process left in it, `setsid` ones included), an
+// IPC namespace, and without the network a network namespace with only a loopback. Before the command's program starts, every capability is dropped (the
 // bounding set too, so an exec cannot give them back) and no_new_privs is set. Anything that
 // fails before the exec is written on the command's stderr and the command exits 126: a
 // command never runs with less confinement than it was given.
@@ -24,12 +24,15 @@
 //     'X' u32 id  u32 kind u32 value  ended, after its output is all sent: kind 0 exit code, 1 signal
 // End of stdin: every command still running is killed and the zygote exits.
 //
-// Usage: arbor-zygote [--keep PATH]...  (PATH: a folder under /tmp bound into the sandbox,
-// bound again over each command's new /tmp so that it stays visible.)
+// Usage: arbor-zygote [--proc DIR] [--net-ns] [--keep PATH]...
+//   --proc DIR  a /proc of the sandbox's PID namespace, where a command maps its ids (default /proc)
+//   --net-ns    a network namespace per command (the sandbox has no network)
+//   --keep PATH a folder under /tmp bound into the sandbox, bound again over each command's new /tmp
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -53,6 +58,7 @@
 
 static const char *keep[MAX_KEEP];
 static const char *proc_dir = "/proc";
+static int own_net; // --net-ns: each command gets a network namespace of its own, with only a loopback
 static int nkeep;
 static uid_t uid;
 static gid_t gid;
@@ -199,6 +205,19 @@ static void close_from(int lowest) {
 
 static const int NS_FLAGS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 
+/** The new network namespace's loopback, up (as bubblewrap brings up its own). */
+static void loopback_up(void) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket for the loopback");
+  struct ifreq req;
+  memset(&req, 0, sizeof req);
+  strcpy(req.ifr_name, "lo");
+  if (ioctl(fd, SIOCGIFFLAGS, &req) != 0) die("read the loopback's flags");
+  req.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(fd, SIOCSIFFLAGS, &req) != 0) die("bring the loopback up");
+  close(fd);
+}
+
 /**
  * The command's namespaces' first process (pid 1 there), `argv` NULL for a probe that only sets
  * up. It confines, drops every capability, starts the command as pid 2 and reaps until that one
@@ -217,6 +236,7 @@ static void init_process(int out, int err, int status_fd, const char *cwd, char 
   signal(SIGPIPE, SIG_DFL);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   confine(shadows);
+  if (own_net) loopback_up();
   if (setsid() < 0) die("setsid");
   drop_caps();
   if (!argv) _exit(0);
@@ -245,7 +265,7 @@ static void init_process(int out, int err, int status_fd, const char *cwd, char 
 
 /** Clone the command's first process into new namespaces (fork semantics); its pid, or -1. */
 static pid_t start(int out, int err, int status_fd, const char *cwd, char **argv, char **envp, char **shadows) {
-  pid_t pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, 0, 0, 0, 0);
+  pid_t pid = (pid_t)syscall(SYS_clone, NS_FLAGS | (own_net ? CLONE_NEWNET : 0) | SIGCHLD, 0, 0, 0, 0);
   if (pid == 0) init_process(out, err, status_fd, cwd, argv, envp, shadows);
   return pid;
 }
@@ -445,6 +465,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc && nkeep < MAX_KEEP) keep[nkeep++] = argv[++i];
     else if (strcmp(argv[i], "--proc") == 0 && i + 1 < argc) proc_dir = argv[++i];
+    else if (strcmp(argv[i], "--net-ns") == 0) own_net = 1;
     else {
       dprintf(2, "arbor-zygote: unknown argument %s\n", argv[i]);
       return 2;

@@ -113,6 +113,8 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           // The sandbox's /tmp is private and writable; a TMPDIR elsewhere would be read-only there.
           ...(confinement ? { TMPDIR: '/tmp' } : {}),
         });
+        // In the workspace's resident sandbox where it runs (decision 0103), else a bubblewrap of its own.
+        const residentStart = confinement?.start;
         const spec: ProcessSpec = confinement
           ? {
               file: confinement.file,
@@ -122,7 +124,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
               env,
               namespaced: true,
               fd3: confinement.fd3,
-              start: confinement.start && ((start) => () => start([shell, '-c', command], r.realPath, env))(confinement.start),
+              start: residentStart && (() => residentStart([shell, '-c', command], r.realPath, env)),
             }
           : { file: shell, args: ['-c', command], command, cwd: r.realPath, env, namespaced: false };
         try {

@@ -109,7 +109,8 @@ export class CommandSandbox {
     if (plan.roots.includes('/tmp') || keep.length > MAX_KEEP) return undefined;
     // Stand-ins are each command's own (`start` above), not the state's.
     const args = bwrapArgs({ ...plan, shadow: [], resident: true });
-    const zygoteArgs = ['--proc', RESIDENT_PROC, ...keep.flatMap((k) => ['--keep', k])];
+    // Without the network, each command's loopback is its own, as in a bubblewrap of its own.
+    const zygoteArgs = ['--proc', RESIDENT_PROC, ...(plan.network ? [] : ['--net-ns']), ...keep.flatMap((k) => ['--keep', k])];
     return pool.lease({ bwrap, args, fd3: filter, zygoteArgs });
   }
 }
