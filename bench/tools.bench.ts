@@ -1,9 +1,11 @@
 // Tool figures: what run_command costs over a raw spawn (command-vs-spawn.ts), and what the OS
-// sandbox adds to a command (decision 0005, 0042). A sandboxed `true`
-// (workspace-write: bubblewrap, the protected mounts, the seccomp filter, no network) against a
-// bare one (full-access: the shell alone), both through run_command, alternated so that both
-// see the same load; medians of 50 each. Then the walk for nested protected paths: the same
-// sandboxed `true` in a workspace of 50 nested repositories against one of 50 plain folders.
+// sandbox adds to a command (decisions 0005, 0042, 0103). A sandboxed `true` (workspace-write:
+// the workspace's resident bubblewrap, the protected mounts, the seccomp filter, no network, and
+// the command's own namespaces made by arbor-zygote) against a bare one (full-access: the shell
+// alone), both through run_command, alternated so that both see the same load; medians of 50
+// each. Then the walk for nested protected paths: the same sandboxed `true` in a workspace of 50
+// nested repositories against one of 50 plain folders. Beside them, for the record, the same
+// command in a bubblewrap of its own (the fallback where no resident can run).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { warmSpawner } from '../src/core/process/spawner';
@@ -11,9 +13,11 @@ import { callTool } from '../src/core/tools/call';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
+import { protectedMounts } from '../src/core/tools/sandbox/protected-mounts';
+import { zygotePath } from '../src/core/tools/sandbox/zygote-path';
 import type { ToolContext } from '../src/core/tools/tool';
 import { commandVsSpawn, rawRun, spawnerRun, VS_SPAWN } from './command-vs-spawn';
-import { type BenchOptions, childCpuMs, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'tools';
 
@@ -37,6 +41,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const plain = workspace(path.join(base, 'plain'), REPOS, false);
   const nested = workspace(path.join(base, 'nested'), REPOS, true);
   const tool = createRunCommandTool();
+  const own = createRunCommandTool({ sandbox: new CommandSandbox({ residents: false }) });
   const ctx = (sandbox: ToolContext['sandbox'], dir: string): ToolContext => ({
     sessionId: 'bench',
     roots: [dir],
@@ -44,15 +49,14 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     approvalPolicy: 'never',
     signal: new AbortController().signal,
   });
-  const once = async (sandbox: ToolContext['sandbox'], dir: string): Promise<number> => {
+  const once = async (sandbox: ToolContext['sandbox'], dir: string, through = tool): Promise<number> => {
     const t = now();
-    const r = await callTool(tool, '{"command":"true"}', ctx(sandbox, dir));
+    const r = await callTool(through, '{"command":"true"}', ctx(sandbox, dir));
     const ms = now() - t;
     if (r.isError) throw new Error(`run_command true failed (${sandbox}, ${dir}): ${r.content}`);
     return ms;
   };
-  /** Medians of `a` and `b`, measured alternately, and the CPU time their child processes used (ms per run). */
-  const cpu = { a: 0, b: 0 };
+  /** Medians of `a` and `b`, measured alternately. */
   const pair = async (a: () => Promise<number>, b: () => Promise<number>, runs = RUNS): Promise<[number, number]> => {
     for (let i = 0; i < WARM; i++) {
       await a();
@@ -60,15 +64,9 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     }
     const as: number[] = [];
     const bs: number[] = [];
-    cpu.a = 0;
-    cpu.b = 0;
     for (let i = 0; i < runs; i++) {
-      let t = childCpuMs();
       as.push(await a());
-      cpu.a += (childCpuMs() - t) / runs;
-      t = childCpuMs();
       bs.push(await b());
-      cpu.b += (childCpuMs() - t) / runs;
     }
     return [median(as), median(bs)];
   };
@@ -76,15 +74,40 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     () => once('workspace-write', root),
     () => once('full-access', root),
   );
-  opts.note(`tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (bubblewrap, workspace-write), bare ${fmt(b)} ms (full-access)`);
+  const zygote = zygotePath();
+  opts.note(
+    `tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (workspace-write, ${zygote ? "the workspace's resident sandbox" : 'NO ZYGOTE HERE (not built): a bubblewrap per command'}), bare ${fmt(b)} ms (full-access)`,
+  );
+  const [o, b2] = await pair(
+    () => once('workspace-write', root, own),
+    () => once('full-access', root),
+    RUNS / 2,
+  );
+  opts.note(`tools: the fallback, a bubblewrap per command (no resident), median of ${RUNS / 2}: ${fmt(o)} ms vs bare ${fmt(b2)} ms (ratio ${fmt(o / b2)})`);
   const [n, p] = await pair(
     () => once('workspace-write', nested),
     () => once('workspace-write', plain),
   );
-  opts.note(`tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms`);
+  opts.note(
+    `tools: sandboxed true, median of ${RUNS}: ${REPOS} nested repositories ${fmt(n)} ms, ${REPOS} plain folders ${fmt(p)} ms ` +
+      `(each workspace's mounts are made once, by its resident; a command pays the walk that finds them and its own namespaces' copy of them)`,
+  );
   // Wall time on a loaded machine stretches every extra system call; the CPU bubblewrap spends is what the mounts cost.
-  opts.note(`tools: CPU of the command's processes (user+sys): nested ${fmt(cpu.a)} ms, plain ${fmt(cpu.b)} ms a run (ratio ${fmt(cpu.a / cpu.b)})`);
-  // The floors: the same bubblewrap command lines, prepared once and spawned directly (no Arbor around them).
+  // What a command of the nested workspace pays that the plain one does not: the walk that finds its protected paths.
+  const walk = async (dir: string): Promise<number> => {
+    const t = now();
+    await protectedMounts([dir]);
+    return now() - t;
+  };
+  const [wn, wp] = await pair(
+    () => walk(nested),
+    () => walk(plain),
+  );
+  opts.note(
+    `tools: the walk for protected paths (a command's start pays it), median of ${RUNS}: nested ${fmt(wn)} ms, plain ${fmt(wp)} ms; ` +
+      `beyond it the nested command takes ${fmt(n - p - (wn - wp))} ms more (the resident's state key: a stat per mount; its namespaces' copy of ${REPOS * 2} more mounts)`,
+  );
+  // The fallback's floors: the same bubblewrap command lines, prepared once and spawned directly (no Arbor around them).
   // `start`: how the line is started — spawned by this process (rawRun) or through the spawner (spawnerRun).
   const raw = async (dir: string, start = rawRun): Promise<() => Promise<number>> => {
     const c = await new CommandSandbox().confine('workspace-write', [dir], dir);
@@ -98,21 +121,16 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const [bwS, shS] = spawned ? await pair(await raw(root, spawnerRun), () => spawnerRun('/bin/sh', ['-c', 'true'], root), RUNS / 2) : [Number.NaN, Number.NaN];
   const floor = spawned ? bwS / shS : bw / sh;
   opts.note(
-    `tools: floor of vs_bare: the same bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}); ` +
+    `tools: the fallback's floor: a bubblewrap line spawned directly ${fmt(bw)} ms vs sh -c true ${fmt(sh)} ms (ratio ${fmt(bw / sh)}); ` +
       (spawned ? `both through the spawner, as run_command starts them, ${fmt(bwS)} vs ${fmt(shS)} ms (ratio ${fmt(bwS / shS)}): ` : '(no spawner here): ') +
-      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) dominates; run_command sandboxed ÷ that line ${fmt(s / (spawned ? bwS : bw))}` +
-      (floor > VS_BARE.target
-        ? `; AT ITS FLOOR: the same bubblewrap line with no Arbor around it is already ${fmt(floor)} × the shell where the target is ${VS_BARE.target}: ` +
-          `out of reach with a bubblewrap per command (a resident sandbox would give up each command's own PID namespace and /tmp, decisions 0005, 0095)`
-        : ''),
+      `bubblewrap's own start (its exec, the namespaces, the mounts, a pid 1 that forks the command) is ${fmt(floor)} × the shell, ` +
+      `which is why a workspace's bubblewrap is resident and a command gets only its own namespaces (decision 0103)` +
+      (s / b > VS_BARE.target && zygote ? `; MISS with the resident: run_command sandboxed ÷ bare ${fmt(s / b)}` : ''),
   );
   const [nw, pw] = await pair(await raw(nested), await raw(plain), RUNS / 2);
   opts.note(
-    `tools: floor of nested_repos: the two bubblewrap lines spawned directly, nested ${fmt(nw)} ms vs plain ${fmt(pw)} ms (ratio ${fmt(nw / pw)}): ` +
-      `two mounts per nested repository (its .git read-only, its folder pinned) dominate, not the walk that finds them` +
-      (nw / pw > NESTED.target
-        ? `; AT ITS FLOOR: bubblewrap alone takes ${fmt(nw / pw)} × as long with those mounts where the target is ${NESTED.target}`
-        : ''),
+    `tools: the fallback's nested_repos: the two bubblewrap lines spawned directly, nested ${fmt(nw)} ms vs plain ${fmt(pw)} ms (ratio ${fmt(nw / pw)}): ` +
+      `two mounts per nested repository (its .git read-only, its folder pinned) made for every command; a resident makes them once`,
   );
   return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
 }

@@ -83,8 +83,33 @@ function configFiles(gitDir: string): string[] {
   return files;
 }
 
+/**
+ * What each config file said, by the file's identity (inode, size, change and modification times
+ * to the nanosecond): a command's start asks every nested repository's config, and one stat costs
+ * a third of a read. A config written since has another change time, so it is read again; one
+ * written in the last two seconds is not kept (file times tick coarser than a nanosecond).
+ */
+const said = new Map<string, { id: string; value: string | undefined }>();
+const MAX_SAID = 4096;
+const TRUST_AFTER_NS = 2_000_000_000n;
+
 /** `hooksPath` of the `[core]` section of one git config file (last one wins), or undefined. */
 function readHooksPath(file: string): string | undefined {
+  const st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!st) return undefined;
+  const id = `${st.ino}:${st.size}:${st.ctimeNs}:${st.mtimeNs}`;
+  const known = said.get(file);
+  if (known?.id === id) return known.value;
+  const value = parseHooksPath(file);
+  // A file changed within the clock's granularity of now could change again under the same
+  // times and size: it is kept only once its change time is safely past.
+  if (BigInt(Date.now()) * 1_000_000n - st.ctimeNs < TRUST_AFTER_NS) return value;
+  if (said.size >= MAX_SAID) said.clear();
+  said.set(file, { id, value });
+  return value;
+}
+
+function parseHooksPath(file: string): string | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
