@@ -125,6 +125,8 @@ export class Resident {
       this.settleReady = r;
     });
     this.proc = spawn(spec.bwrap, [...spec.args, '--', spec.zygote, ...spec.zygoteArgs], {
+      // Nothing of the host's environment: each command gets exactly its own, in its request.
+      env: {},
       stdio: ['pipe', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
     });
     const fd3 = this.proc.stdio[3];
@@ -165,6 +167,10 @@ export class Resident {
   /** Start `argv` in `cwd` with `env` in this sandbox, a stand-in over each of `shadows` (folders that exist). Throws when the resident is gone. */
   run(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv, shadows: readonly string[]): GroupChild {
     if (this.gone !== undefined) throw new Error(`the workspace's sandbox is gone: ${this.gone}`);
+    // As spawn refuses them: a C string ends at its first NUL, so the command would not be the one asked for.
+    for (const part of [cwd, ...argv, ...Object.entries(env).flat(), ...shadows]) {
+      if (typeof part === 'string' && part.includes('\0')) throw new TypeError('a command, its folder or its environment holds a NUL byte; remove it and run it again');
+    }
     const id = this.nextId++;
     const child = new ResidentChild(id, (i) => this.write(killRequest(i)));
     this.children.set(id, child);

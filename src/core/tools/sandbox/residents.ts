@@ -55,12 +55,12 @@ export class ResidentPool {
       resident.onIdle = () => this.idle(entry);
       resident.onGone = () => this.drop(entry);
       this.entries.set(key, entry);
-      this.trim();
       e = entry;
     }
     const entry = e;
     entry.leases++;
     clearTimeout(entry.timer);
+    this.trim();
     const error = await entry.resident.ready;
     if (error !== undefined) {
       entry.leases--;
