@@ -3,7 +3,8 @@
 // It runs inside one bubblewrap per workspace state (the mounts, the seccomp filter, the
 // network), started once, and starts each confined command there as the first process of
 // namespaces of the command's own: a user namespace (its uid and gid mapped to this one's), a
-// mount namespace with a fresh /proc and an empty /tmp, a PID namespace (when the command's
+// mount namespace with a fresh /proc, an empty /tmp and /dev/shm, terminals of its own and the
+// rest of /dev read-only, a PID namespace (when the command's
 // first process ends, the kernel kills every process left in it, `setsid` ones included), an
 // IPC namespace, and without the network a network namespace with only a loopback. Before the command's program starts, every capability is dropped (the
 // bounding set too, so an exec cannot give them back) and no_new_privs is set. Anything that
@@ -47,6 +48,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -147,6 +149,20 @@ static void mkdirs(const char *path) {
   if (mkdir(buf, 0755) != 0 && errno != EEXIST) die("mkdir %s", buf);
 }
 
+/** `path`'s mount again, read-only, its other flags as they are (the kernel keeps locked ones locked). */
+static void remount_read_only(const char *path) {
+  struct statvfs sv;
+  if (statvfs(path, &sv) != 0) die("statvfs %s", path);
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+  if (sv.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+  if (sv.f_flag & ST_NODEV) flags |= MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  if (mount(NULL, path, NULL, flags, NULL) != 0) die("remount %s read-only", path);
+}
+
 /** The confinement a command adds to the sandbox's: runs as its namespaces' first process. */
 static void confine(char **shadows) {
   char map[64];
@@ -178,6 +194,11 @@ static void confine(char **shadows) {
     if (mount(from, keep[i], NULL, MS_BIND | MS_REC, NULL) != 0) die("bind %s", keep[i]);
     close(held[i]);
   }
+  // /dev is the sandbox's, shared by its commands: this command's shared memory and terminals
+  // are its own, and nothing can be left in /dev for another (the device nodes stay usable).
+  if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) die("mount /dev/shm");
+  if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") != 0) die("mount /dev/pts");
+  remount_read_only("/dev");
   // Stand-ins: nothing can be made where a protected folder is missing.
   for (char **p = shadows; p && *p; p++)
     if (mount("tmpfs", *p, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=755") != 0) die("mount a stand-in at %s", *p);

@@ -59,7 +59,8 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   ];
   // Sockets and secrets of the user's session (D-Bus, ssh-agent, Docker): out of sight. The
   // seccomp filter is what denies Unix sockets; these mounts also hide them where it cannot load.
-  for (const p of plan.hidden ?? []) args.push('--tmpfs', p);
+  // A resident's are read-only: shared by its commands, they would be a place to leave something for the next.
+  for (const p of plan.hidden ?? []) args.push('--tmpfs', p, ...(plan.resident ? ['--remount-ro', p] : []));
   for (const p of plan.masked ?? []) args.push('--ro-bind', '/dev/null', p);
   // Roots are bound again after /tmp, so a workspace under /tmp stays visible.
   for (const root of plan.roots) args.push(writable ? '--bind' : '--ro-bind', root, root);

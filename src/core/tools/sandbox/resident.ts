@@ -169,7 +169,8 @@ export class Resident {
     if (this.gone !== undefined) throw new Error(`the workspace's sandbox is gone: ${this.gone}`);
     // As spawn refuses them: a C string ends at its first NUL, so the command would not be the one asked for.
     for (const part of [cwd, ...argv, ...Object.entries(env).flat(), ...shadows]) {
-      if (typeof part === 'string' && part.includes('\0')) throw new TypeError('a command, its folder or its environment holds a NUL byte; remove it and run it again');
+      if (typeof part === 'string' && part.includes('\0'))
+        throw new TypeError('a command, its folder or its environment holds a NUL byte; remove it and run it again');
     }
     const id = this.nextId++;
     const child = new ResidentChild(id, (i) => this.write(killRequest(i)));

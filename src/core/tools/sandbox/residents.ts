@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { RESIDENT_PROC } from './bwrap-args';
 import { Resident, type ResidentSpec } from './resident';
 
 // The resident sandboxes of this process, one per workspace state (decision 0103). A state is
@@ -21,6 +22,8 @@ interface Entry {
   resident: Resident;
   leases: number;
   timer?: NodeJS.Timeout;
+  /** Closes the inodes held for the resident's life. */
+  unhold: () => void;
 }
 
 export interface ResidentPoolOptions {
@@ -31,6 +34,9 @@ export interface ResidentPoolOptions {
   /** Residents kept at most; past it the longest idle ones stop (default 8). */
   max?: number;
 }
+
+/** Paths a resident may hold open (with at most `max` residents, 8 × this many descriptors). */
+export const MAX_HELD = 512;
 
 export class ResidentPool {
   private readonly entries = new Map<string, Entry>();
@@ -47,11 +53,13 @@ export class ResidentPool {
   /** A resident for the state `args` describe, started if there is none; undefined when residents cannot run here. */
   async lease(spec: Omit<ResidentSpec, 'zygote'>): Promise<Lease | undefined> {
     if (this.broken !== undefined) return undefined;
+    // Each mounted path is held open while its resident lives: a workspace with more gets a bubblewrap per command.
+    if (mountedPaths(spec.args).length > MAX_HELD) return undefined;
     const key = stateKey(spec.args);
     let e = this.entries.get(key);
     if (!e || !e.resident.alive) {
       const resident = new Resident({ ...spec, zygote: this.options.zygote });
-      const entry: Entry = { key, resident, leases: 0 };
+      const entry: Entry = { key, resident, leases: 0, unhold: holdInodes(mountedPaths(spec.args)) };
       resident.onIdle = () => this.idle(entry);
       resident.onGone = () => this.drop(entry);
       this.entries.set(key, entry);
@@ -100,6 +108,7 @@ export class ResidentPool {
 
   private drop(e: Entry): void {
     if (this.entries.get(e.key) === e) this.entries.delete(e.key);
+    e.unhold();
   }
 
   private trim(): void {
@@ -111,20 +120,52 @@ export class ResidentPool {
   }
 }
 
-/** The state a bubblewrap line fixes: the line, and the device and inode of every folder or file it binds. */
+/** Options of bubblewrap that mount on a path (their path operands: source and target, or the target). */
+const MOUNTS: Record<string, number> = { '--bind': 2, '--ro-bind': 2, '--tmpfs': 1, '--remount-ro': 1, '--dev': 1, '--proc': 1 };
+/** Paths bubblewrap makes its own (a new tmpfs, /dev, /proc) or binds from a device node: nothing on the host to tell apart. */
+const OWN = new Set(['/', '/dev', '/dev/null', '/tmp', '/proc', RESIDENT_PROC]);
+
+/** Every host path a bubblewrap line mounts from or onto, once each. */
+export function mountedPaths(args: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const n = MOUNTS[args[i]];
+    if (n === undefined) continue;
+    for (let k = 1; k <= n; k++) if (!OWN.has(args[i + k])) out.add(args[i + k]);
+    i += n;
+  }
+  return [...out];
+}
+
+/**
+ * The state a bubblewrap line fixes: the line, and the device and inode of every path it mounts
+ * from or onto. A mount on a folder deleted on the host is gone from the sandbox too, so a folder
+ * made again at that path must read as another state: the pool holds each path of a live resident
+ * open (`holdInodes`), so its inode number cannot be handed to a new folder meanwhile.
+ */
 export function stateKey(args: readonly string[]): string {
   const ids: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] !== '--bind' && args[i] !== '--ro-bind') continue;
-    const source = args[i + 1];
-    i += 2;
-    if (source === '/' || source === '/dev/null') continue;
-    try {
-      const st = fs.statSync(source);
-      ids.push(`${st.dev}:${st.ino}`);
-    } catch {
-      ids.push('missing');
-    }
+  for (const p of mountedPaths(args)) {
+    const st = fs.statSync(p, { throwIfNoEntry: false });
+    ids.push(st ? `${st.dev}:${st.ino}` : '-');
   }
   return `${args.join('\0')}\n${ids.join(',')}`;
+}
+
+/** O_PATH (Linux, the same on x86_64 and aarch64): a reference to the inode that reads nothing and blocks on nothing (a socket, a FIFO). */
+const O_PATH = 0o10000000;
+
+/** Hold each path's inode open (its number stays taken while the resident lives); `release` closes them. */
+export function holdInodes(paths: readonly string[]): () => void {
+  const fds: number[] = [];
+  for (const p of paths) {
+    try {
+      fds.push(fs.openSync(p, O_PATH | fs.constants.O_NOFOLLOW));
+    } catch {
+      // Gone already, or a link (real paths are mounted, and bubblewrap follows a link anyway): its stat in the key says so.
+    }
+  }
+  return () => {
+    for (const fd of fds.splice(0)) fs.closeSync(fd);
+  };
 }
