@@ -21,9 +21,20 @@ export function zygotePath(): string | undefined {
 
 function executable(p: string): boolean {
   try {
-    fs.accessSync(p, fs.constants.X_OK);
-    return fs.statSync(p).isFile();
+    if (!fs.statSync(p).isFile()) return false;
   } catch {
     return false;
+  }
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    // An archive that lost the mode bits (an installed .vsix): it is ours, make it runnable again.
+    try {
+      fs.chmodSync(p, 0o755);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
