@@ -14,8 +14,8 @@
 // Wire (both ways little-endian; the host is `src/core/tools/sandbox/resident.ts`):
 //   host -> zygote, on stdin:
 //     'R' u32 id  u32 argc u32 envc u32 nshadow  then 1+argc+envc+nshadow strings (u32 length,
-//         bytes): cwd, argv, env, and the stand-ins: existing empty folders where a protected folder
-//         is missing, each covered with an empty read-only tmpfs for this command
+//         bytes): cwd, argv, env, and the stand-ins: where a protected folder is missing, each made
+//         (in the command's namespaces) and covered with an empty read-only tmpfs for this command
 //     'K' u32 id  u32 signal          kill the command's namespace (its first process gets SIGKILL)
 //   zygote -> host, on stdout:
 //     'H' u32 0   u32 length, bytes   hello: empty when a probe command could be set up, else why not
@@ -199,9 +199,20 @@ static void confine(char **shadows) {
   if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) die("mount /dev/shm");
   if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") != 0) die("mount /dev/pts");
   remount_read_only("/dev");
-  // Stand-ins: nothing can be made where a protected folder is missing.
-  for (char **p = shadows; p && *p; p++)
-    if (mount("tmpfs", *p, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=755") != 0) die("mount a stand-in at %s", *p);
+  // Stand-ins: nothing can be made where a protected folder is missing. The folder is made here,
+  // in this command's namespaces, not by the host: a command running meanwhile can swap a folder
+  // on the path for a link between the host's walk and now, and here everything outside the
+  // workspace is read-only, as it was for bubblewrap making it. The mount goes on the folder
+  // itself, never through a link in its place.
+  for (char **p = shadows; p && *p; p++) {
+    if (mkdir(*p, 0755) != 0 && errno != EEXIST) die("make the stand-in %s", *p);
+    int fd = open(*p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) die("open the stand-in %s", *p);
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", fd);
+    if (mount("tmpfs", at, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=755") != 0) die("mount a stand-in at %s", *p);
+    close(fd);
+  }
 }
 
 /** Drop every capability for good: the bounding set, ambient, then the sets themselves. */
@@ -265,7 +276,8 @@ static void init_process(int out, int err, int status_fd, const char *cwd, char 
   if (pid < 0) die("fork");
   if (pid == 0) {
     if (chdir(cwd) != 0) die("chdir %s", cwd);
-    execve(argv[0], argv, envp);
+    // A name without a folder is looked for on the sandbox's PATH, as spawn looks for it.
+    execvpe(argv[0], argv, envp);
     die("exec %s", argv[0]);
   }
   close(0);
@@ -400,11 +412,13 @@ static void kill_request(void) {
   if (c && c->pid > 0) kill(c->pid, SIGKILL);
 }
 
-/** Forward what a command wrote; returns 0 at the end of that stream. */
-static int relay(struct cmd *c, int *fd, uint8_t stream) {
+/** Forward what a command wrote, `max` bytes at most: how many, 0 at the end of that stream (closed), -1 when nothing is there now. */
+static ssize_t relay(struct cmd *c, int *fd, uint8_t stream, size_t max) {
   static char buf[65536];
-  ssize_t n = read(*fd, buf, sizeof buf);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 1;
+  ssize_t n;
+  do n = read(*fd, buf, max < sizeof buf ? max : sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EAGAIN) return -1;
   if (n <= 0) {
     close(*fd);
     *fd = -1;
@@ -417,7 +431,28 @@ static int relay(struct cmd *c, int *fd, uint8_t stream) {
   put_u32(h + 6, (uint32_t)n);
   write_all(h, 10);
   write_all(buf, (size_t)n);
-  return 1;
+  return n;
+}
+
+/**
+ * The command's namespace has ended (its first process is reaped only once every process in it
+ * has exited): what they wrote is all in the pipe now. Send that, and close it: a copy of the
+ * write end held outside the namespace (passed over a Unix socket where no seccomp filter loads)
+ * neither keeps the command's end from the host nor makes more of its output.
+ */
+static void drain(struct cmd *c, int *fd, uint8_t stream) {
+  if (*fd < 0) return;
+  int left = 0;
+  if (ioctl(*fd, FIONREAD, &left) != 0) left = 0;
+  while (left > 0) {
+    ssize_t n = relay(c, fd, stream, (size_t)left);
+    if (n <= 0) break;
+    left -= (int)n;
+  }
+  if (*fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
 }
 
 static void finish_if_done(struct cmd *c) {
@@ -444,6 +479,8 @@ static void reap(void) {
           cmds[i].status = (int)((uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24));
         close(cmds[i].status_fd);
         cmds[i].status_fd = -1;
+        drain(&cmds[i], &cmds[i].out, 1);
+        drain(&cmds[i], &cmds[i].err, 2);
         finish_if_done(&cmds[i]);
       }
     }
@@ -535,7 +572,7 @@ int main(int argc, char **argv) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       struct cmd *c = owner[i];
       int *fd = which[i] == 1 ? &c->out : &c->err;
-      if (*fd == fds[i].fd && !relay(c, fd, (uint8_t)which[i])) finish_if_done(c);
+      if (*fd == fds[i].fd && relay(c, fd, (uint8_t)which[i], SIZE_MAX) == 0) finish_if_done(c);
     }
     if (fds[1].revents & POLLIN) {
       struct signalfd_siginfo si;

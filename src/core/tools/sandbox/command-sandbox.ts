@@ -5,7 +5,7 @@ import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
 import { type ProtectedMounts, protectedMounts } from './protected-mounts';
 import { type Lease, ResidentPool } from './residents';
-import { holdShadows, makeShadows } from './shadows';
+import { holdShadows } from './shadows';
 import { zygotePath } from './zygote-path';
 
 export interface CommandSandboxOptions {
@@ -93,8 +93,10 @@ export class CommandSandbox {
       network,
       fd3: status.filter,
       notes,
-      // The stand-ins are this command's (bubblewrap would make them on the host: here the host does).
-      start: (argv, dir, env) => resident.run(argv, dir, env, makeShadows(mounts.shadow)),
+      // The stand-ins are this command's: the zygote makes each folder in the command's namespaces,
+      // where all but the workspace is read-only, as bubblewrap did (never the host, through a link
+      // a command running meanwhile swapped in after the walk).
+      start: (argv, dir, env) => resident.run(argv, dir, env, mounts.shadow),
       release: () => {
         lease.release();
         release();

@@ -15,6 +15,12 @@ import { FrameDecoder, killRequest, runRequest, type ZygoteFrame } from './zygot
 export const RESIDENT_LOST =
   "Arbor's sandbox for this workspace stopped while this ran, so it was killed with everything it started; nothing of it is left running, and it is safe to run it again";
 
+/** What one request to the zygote may hold (`run_request` and `MAX_FRAME` in native/zygote.c). */
+const LIMITS = { argv: 4096, env: 65_536, shadows: 4096, bytes: 64 * 1024 * 1024 };
+
+/** How long a new resident may take to say hello (bubblewrap's start, the zygote's probe command). */
+const HELLO_MS = 10_000;
+
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 
 /** A command the zygote runs, seen from the host. */
@@ -115,6 +121,9 @@ export class Resident {
   private readonly decoder = new FrameDecoder();
   private nextId = 1;
   private gone: string | undefined;
+  private helloTimer: NodeJS.Timeout | undefined;
+  /** The zygote's hello said it cannot make a command's namespaces here: every resident would say the same. */
+  refused = false;
   private settleReady!: (error: string | undefined) => void;
   /** Called once the resident has nothing running (to start its idle clock) and when it is gone. */
   onIdle: () => void = () => undefined;
@@ -125,8 +134,10 @@ export class Resident {
       this.settleReady = r;
     });
     this.proc = spawn(spec.bwrap, [...spec.args, '--', spec.zygote, ...spec.zygoteArgs], {
-      // Nothing of the host's environment: each command gets exactly its own, in its request.
-      env: {},
+      // Nothing of the host's environment but PATH, where a bubblewrap named without a folder is
+      // found (as the probe found it: /usr/local/bin, a Nix profile); each command gets exactly its
+      // own, in its request.
+      env: process.env.PATH === undefined ? {} : { PATH: process.env.PATH },
       stdio: ['pipe', 'pipe', 'pipe', ...(spec.fd3 ? ['pipe' as const] : [])],
     });
     const fd3 = this.proc.stdio[3];
@@ -150,8 +161,10 @@ export class Resident {
       for (const f of frames) this.take(f);
     });
     this.proc.on('error', (e) => this.lose(`it could not start: ${e.message}`));
-    this.proc.on('exit', (code, sig) => this.lose(`it ended (${sig ?? `exit code ${code}`})${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
-    // Until the zygote has said hello, someone awaits `ready`: keep this process alive for it.
+    // 'close', not 'exit': the frames it wrote before it ended are all read first (a command that finished is not reported lost).
+    this.proc.on('close', (code, sig) => this.lose(`it ended (${sig ?? `exit code ${code}`})${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
+    // Until the zygote has said hello, someone awaits `ready`: keep this process alive for it, for a while.
+    this.helloTimer = setTimeout(() => this.kill(`it said nothing within ${HELLO_MS / 1000} s of its start`), HELLO_MS);
     this.busy();
   }
 
@@ -164,22 +177,32 @@ export class Resident {
     return this.gone === undefined;
   }
 
-  /** Start `argv` in `cwd` with `env` in this sandbox, a stand-in over each of `shadows` (folders that exist). Throws when the resident is gone. */
+  /** Start `argv` in `cwd` with `env` in this sandbox, a stand-in over each of `shadows` (the zygote makes a missing folder). Throws when the resident is gone or the request is past what the zygote takes. */
   run(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv, shadows: readonly string[]): GroupChild {
     if (this.gone !== undefined) throw new Error(`the workspace's sandbox is gone: ${this.gone}`);
-    // As spawn refuses them: a C string ends at its first NUL, so the command would not be the one asked for.
-    for (const part of [cwd, ...argv, ...Object.entries(env).flat(), ...shadows]) {
-      if (typeof part === 'string' && part.includes('\0'))
-        throw new TypeError('a command, its folder or its environment holds a NUL byte; remove it and run it again');
-    }
-    const id = this.nextId++;
-    const child = new ResidentChild(id, (i) => this.write(killRequest(i)));
-    this.children.set(id, child);
-    this.busy();
     const vars = Object.entries(env)
       .filter((e): e is [string, string] => e[1] !== undefined)
       .map(([k, v]) => `${k}=${v}`);
-    this.write(runRequest(id, cwd, argv, vars, shadows));
+    // As spawn refuses them: a C string ends at its first NUL, so the command would not be the one asked for.
+    for (const part of [cwd, ...argv, ...vars, ...shadows]) {
+      if (part.includes('\0')) throw new TypeError('a command, its folder or its environment holds a NUL byte; remove it and run it again');
+    }
+    // The zygote refuses a request past these by exiting, which would end every command it runs.
+    if (
+      argv.length === 0 ||
+      argv.length > LIMITS.argv ||
+      vars.length > LIMITS.env ||
+      shadows.length > LIMITS.shadows ||
+      [cwd, ...argv, ...vars, ...shadows].some((part) => Buffer.byteLength(part) > LIMITS.bytes)
+    ) {
+      throw new RangeError('a command, its folder or its environment is empty or too large for the sandbox; make it smaller and run it again');
+    }
+    const id = this.nextId++;
+    const request = runRequest(id, cwd, argv, vars, shadows);
+    const child = new ResidentChild(id, (i) => this.write(killRequest(i)));
+    this.children.set(id, child);
+    this.busy();
+    this.write(request);
     return child;
   }
 
@@ -202,6 +225,8 @@ export class Resident {
 
   private take(f: ZygoteFrame): void {
     if (f.type === 'hello') {
+      clearTimeout(this.helloTimer);
+      this.refused = f.error !== '';
       this.settleReady(f.error || undefined);
       if (f.error) this.kill(f.error);
       else if (this.children.size === 0) this.idle();
@@ -219,6 +244,7 @@ export class Resident {
   private lose(why: string): void {
     if (this.gone !== undefined) return;
     this.gone = why;
+    clearTimeout(this.helloTimer);
     this.settleReady(why);
     for (const c of this.children.values()) c.lost();
     this.children.clear();

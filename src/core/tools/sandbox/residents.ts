@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { RESIDENT_PROC } from './bwrap-args';
 import { Resident, type ResidentSpec } from './resident';
@@ -38,10 +39,18 @@ export interface ResidentPoolOptions {
 /** Paths a resident may hold open (with at most `max` residents, 8 × this many descriptors). */
 export const MAX_HELD = 512;
 
+/** Residents that failed to start (other than by a hello saying why) before the pool stops trying. */
+const MAX_FAILURES = 3;
+
+/** Commands a resident runs at once, at most (`MAX_CMDS` in native/zygote.c). */
+export const MAX_COMMANDS = 256;
+
 export class ResidentPool {
   private readonly entries = new Map<string, Entry>();
-  /** Why residents cannot run here (the first one's hello said so): commands go back to a bubblewrap each. */
+  /** Why residents cannot run here (a hello said so, or three failed to start): commands go back to a bubblewrap each. */
   private broken: string | undefined;
+  /** Residents that failed to start for another reason (killed, a fork refused for a moment). */
+  private failures = 0;
 
   constructor(private readonly options: ResidentPoolOptions) {}
 
@@ -58,22 +67,28 @@ export class ResidentPool {
     const key = stateKey(spec.args);
     let e = this.entries.get(key);
     if (!e || !e.resident.alive) {
+      // Without every inode held, a folder made again could take a number of the key: no resident then.
+      const unhold = holdInodes(mountedPaths(spec.args));
+      if (!unhold) return undefined;
       const resident = new Resident({ ...spec, zygote: this.options.zygote });
-      const entry: Entry = { key, resident, leases: 0, unhold: holdInodes(mountedPaths(spec.args)) };
+      const entry: Entry = { key, resident, leases: 0, unhold };
       resident.onIdle = () => this.idle(entry);
       resident.onGone = () => this.drop(entry);
       this.entries.set(key, entry);
       e = entry;
     }
     const entry = e;
+    // A lease lasts from before its command starts until after it ends: past what the zygote runs at once, a bubblewrap of its own.
+    if (entry.leases >= MAX_COMMANDS) return undefined;
     entry.leases++;
     clearTimeout(entry.timer);
     this.trim();
     const error = await entry.resident.ready;
     if (error !== undefined) {
       entry.leases--;
-      // Every resident would fail the same way here (a kernel or policy that refuses the namespaces).
-      if (this.broken === undefined) this.broken = error;
+      // A hello that says the namespaces cannot be made is what every resident here would say (a
+      // kernel or policy that refuses them); anything else may pass, until it happened three times.
+      if (this.broken === undefined && (entry.resident.refused || ++this.failures >= MAX_FAILURES)) this.broken = error;
       return undefined;
     }
     let released = false;
@@ -138,10 +153,14 @@ export function mountedPaths(args: readonly string[]): string[] {
 }
 
 /**
- * The state a bubblewrap line fixes: the line, and the device and inode of every path it mounts
- * from or onto. A mount on a folder deleted on the host is gone from the sandbox too, so a folder
- * made again at that path must read as another state: the pool holds each path of a live resident
- * open (`holdInodes`), so its inode number cannot be handed to a new folder meanwhile.
+ * The state a bubblewrap line fixes: the line, the device and inode of every path it mounts
+ * from or onto, and the host's mounts. A mount on a folder deleted on the host is gone from the
+ * sandbox too, so a folder made again at that path must read as another state: the pool holds
+ * each path of a live resident open (`holdInodes`), so its inode number cannot be handed to a new
+ * folder meanwhile. And a mount the host makes later under a shared mount (all of them, on a
+ * systemd machine: a USB drive, sshfs) reaches a live resident with its own flags, writable,
+ * where bubblewrap's `--ro-bind / /` made every mount there at its start read-only: a resident
+ * serves only commands that start under the host's mounts it started with.
  */
 export function stateKey(args: readonly string[]): string {
   const ids: string[] = [];
@@ -149,20 +168,37 @@ export function stateKey(args: readonly string[]): string {
     const st = fs.statSync(p, { throwIfNoEntry: false });
     ids.push(st ? `${st.dev}:${st.ino}` : '-');
   }
-  return `${args.join('\0')}\n${ids.join(',')}`;
+  return `${args.join('\0')}\n${ids.join(',')}\n${hostMounts()}`;
+}
+
+/** A digest of this process's mount table (`/proc/self/mountinfo`: a few kilobytes, read in tens of microseconds). */
+function hostMounts(): string {
+  try {
+    return createHash('sha256').update(fs.readFileSync('/proc/self/mountinfo')).digest('base64');
+  } catch {
+    return '?';
+  }
 }
 
 /** O_PATH (Linux, the same on x86_64 and aarch64): a reference to the inode that reads nothing and blocks on nothing (a socket, a FIFO). */
 const O_PATH = 0o10000000;
 
-/** Hold each path's inode open (its number stays taken while the resident lives); `release` closes them. */
-export function holdInodes(paths: readonly string[]): () => void {
+/**
+ * Hold each path's inode open (its number stays taken while the resident lives); the result
+ * closes them. Undefined when one could not be held for another reason than its absence or
+ * being a link (out of descriptors, say): everything held so far is closed again.
+ */
+export function holdInodes(paths: readonly string[]): (() => void) | undefined {
   const fds: number[] = [];
   for (const p of paths) {
     try {
       fds.push(fs.openSync(p, O_PATH | fs.constants.O_NOFOLLOW));
-    } catch {
+    } catch (e) {
       // Gone already, or a link (real paths are mounted, and bubblewrap follows a link anyway): its stat in the key says so.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') continue;
+      for (const fd of fds) fs.closeSync(fd);
+      return undefined;
     }
   }
   return () => {

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 
-// bwrap creates an empty directory on the host where a stand-in is mounted. It is removed
-// when the last command of this process that stands on it ends (rmdir: only while empty, so
-// a directory someone filled meanwhile stays). Counting users keeps one command's cleanup
-// from pulling the stand-in out from under another command still running.
+// bwrap (in a resident sandbox, the zygote, in the command's namespaces) creates an empty
+// directory on the host where a stand-in is mounted. It is removed when the last command of
+// this process that stands on it ends (rmdir: only while empty, so a directory someone filled
+// meanwhile stays). Counting users keeps one command's cleanup from pulling the stand-in out
+// from under another command still running.
 export const shadowUsers = new Map<string, number>();
 
 export function holdShadows(paths: readonly string[]): () => void {
@@ -26,20 +27,4 @@ export function holdShadows(paths: readonly string[]): () => void {
       }
     }
   };
-}
-
-/**
- * Make each stand-in's empty folder on the host (bubblewrap does it for a command of its own; a
- * resident sandbox's command gets them made here). One already there is shared; the zygote refuses
- * to run a command whose stand-in it cannot mount (something not a folder stands there).
- */
-export function makeShadows(paths: readonly string[]): readonly string[] {
-  for (const p of paths) {
-    try {
-      fs.mkdirSync(p);
-    } catch {
-      // There already (another command's), or its folder is gone: the zygote's mount says which.
-    }
-  }
-  return paths;
 }
