@@ -761,6 +761,26 @@ echo done`;
     });
   });
 
+  it('a zygote whose own path is under /tmp (a clone there, the sandbox has a /tmp of its own) still runs residents', async () => {
+    const binDir = fs.mkdtempSync('/tmp/arbor-zygote-bin-');
+    try {
+      const copy = path.join(binDir, 'arbor-zygote');
+      fs.copyFileSync(zygotePath() as string, copy);
+      fs.chmodSync(copy, 0o755);
+      const pool = new ResidentPool({ zygote: copy });
+      try {
+        const r = await call(createRunCommandTool({ sandbox: new CommandSandbox({ residents: pool }) }), { command: 'ps -o pid=,comm= -p 1' }, ws.ctx());
+        assert.equal(r.isError, false, r.content);
+        assert.match(r.content, /^\s*1 arbor-zygote$/m, 'the zygote under /tmp ran as the resident');
+        assert.equal(pool.unavailable, undefined);
+      } finally {
+        pool.closeAll();
+      }
+    } finally {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
+  });
+
   describe('fallback where no resident can run', () => {
     let dir: string;
     beforeEach(() => {

@@ -39,6 +39,12 @@ export interface SandboxPlan {
 /** Where a resident sandbox mounts its own /proc (under its /tmp: every command's new /tmp covers it). */
 export const RESIDENT_PROC = '/tmp/.arbor-proc';
 
+/**
+ * Where a resident sandbox finds `arbor-zygote`: the binary bound there read-only, since its own
+ * path may be out of the sandbox's sight (under /tmp, which is the sandbox's own, or a hidden folder).
+ */
+export const RESIDENT_ZYGOTE = '/tmp/.arbor/arbor-zygote';
+
 /** Arguments for `bwrap`, up to (not including) `--` and the program to run. */
 export function bwrapArgs(plan: SandboxPlan): string[] {
   const writable = plan.mode === 'workspace-write';

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import * as os from 'node:os';
 import { PassThrough } from 'node:stream';
 import type { GroupChild } from '../../process/spawner';
+import { RESIDENT_ZYGOTE } from './bwrap-args';
 import { FrameDecoder, killRequest, runRequest, type ZygoteFrame } from './zygote-wire';
 
 // One resident sandbox (decision 0103): a bubblewrap started once for a workspace state, with
@@ -133,7 +134,9 @@ export class Resident {
     this.ready = new Promise((r) => {
       this.settleReady = r;
     });
-    this.proc = spawn(spec.bwrap, [...spec.args, '--', spec.zygote, ...spec.zygoteArgs], {
+    // The zygote at a path of the sandbox's own (its real path may be under /tmp, which the sandbox replaces).
+    const zygote = ['--ro-bind', spec.zygote, RESIDENT_ZYGOTE, '--', RESIDENT_ZYGOTE];
+    this.proc = spawn(spec.bwrap, [...spec.args, ...zygote, ...spec.zygoteArgs], {
       // Nothing of the host's environment but PATH, where a bubblewrap named without a folder is
       // found (as the probe found it: /usr/local/bin, a Nix profile); each command gets exactly its
       // own, in its request.

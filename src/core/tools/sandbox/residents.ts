@@ -47,21 +47,25 @@ export const MAX_COMMANDS = 256;
 
 export class ResidentPool {
   private readonly entries = new Map<string, Entry>();
-  /** Why residents cannot run here (a hello said so, or three failed to start): commands go back to a bubblewrap each. */
-  private broken: string | undefined;
+  /**
+   * By bubblewrap binary, why residents cannot run with it (a hello said so, or three failed to
+   * start): its commands go back to a bubblewrap each. Per binary, so that one that cannot start
+   * (a broken install, a wrong setting) does not end residents for the working one.
+   */
+  private readonly broken = new Map<string, string>();
   /** Residents that failed to start for another reason (killed, a fork refused for a moment). */
-  private failures = 0;
+  private readonly failures = new Map<string, number>();
 
   constructor(private readonly options: ResidentPoolOptions) {}
 
-  /** Why no resident is used here, once one failed to start; undefined while they work. */
+  /** Why residents are not used (with the first bubblewrap they failed with); undefined while they work. */
   get unavailable(): string | undefined {
-    return this.broken;
+    return this.broken.values().next().value;
   }
 
   /** A resident for the state `args` describe, started if there is none; undefined when residents cannot run here. */
   async lease(spec: Omit<ResidentSpec, 'zygote'>): Promise<Lease | undefined> {
-    if (this.broken !== undefined) return undefined;
+    if (this.broken.has(spec.bwrap)) return undefined;
     // Each mounted path is held open while its resident lives: a workspace with more gets a bubblewrap per command.
     if (mountedPaths(spec.args).length > MAX_HELD) return undefined;
     const key = stateKey(spec.args);
@@ -88,7 +92,9 @@ export class ResidentPool {
       entry.leases--;
       // A hello that says the namespaces cannot be made is what every resident here would say (a
       // kernel or policy that refuses them); anything else may pass, until it happened three times.
-      if (this.broken === undefined && (entry.resident.refused || ++this.failures >= MAX_FAILURES)) this.broken = error;
+      const failures = (this.failures.get(spec.bwrap) ?? 0) + 1;
+      this.failures.set(spec.bwrap, failures);
+      if (!this.broken.has(spec.bwrap) && (entry.resident.refused || failures >= MAX_FAILURES)) this.broken.set(spec.bwrap, error);
       return undefined;
     }
     let released = false;
