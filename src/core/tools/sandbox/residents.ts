@@ -25,6 +25,8 @@ interface Entry {
   timer?: NodeJS.Timeout;
   /** Closes the inodes held for the resident's life. */
   unhold: () => void;
+  /** Its failure to start is counted (`ResidentPool.failures`). */
+  counted?: boolean;
 }
 
 export interface ResidentPoolOptions {
@@ -32,7 +34,7 @@ export interface ResidentPoolOptions {
   zygote: string;
   /** How long a resident with nothing to do lives on (default 30 s). */
   idleMs?: number;
-  /** Residents kept at most; past it the longest idle ones stop (default 8). */
+  /** Residents kept at most; past it the oldest idle ones stop (default 8). */
   max?: number;
 }
 
@@ -67,12 +69,13 @@ export class ResidentPool {
   async lease(spec: Omit<ResidentSpec, 'zygote'>): Promise<Lease | undefined> {
     if (this.broken.has(spec.bwrap)) return undefined;
     // Each mounted path is held open while its resident lives: a workspace with more gets a bubblewrap per command.
-    if (mountedPaths(spec.args).length > MAX_HELD) return undefined;
-    const key = stateKey(spec.args);
+    const paths = mountedPaths(spec.args);
+    if (paths.length > MAX_HELD) return undefined;
+    const key = stateKey(spec.args, paths);
     let e = this.entries.get(key);
     if (!e || !e.resident.alive) {
       // Without every inode held, a folder made again could take a number of the key: no resident then.
-      const unhold = holdInodes(mountedPaths(spec.args));
+      const unhold = holdInodes(paths);
       if (!unhold) return undefined;
       const resident = new Resident({ ...spec, zygote: this.options.zygote });
       const entry: Entry = { key, resident, leases: 0, unhold };
@@ -91,7 +94,10 @@ export class ResidentPool {
     if (error !== undefined) {
       entry.leases--;
       // A hello that says the namespaces cannot be made is what every resident here would say (a
-      // kernel or policy that refuses them); anything else may pass, until it happened three times.
+      // kernel or policy that refuses them); anything else may pass, until three residents failed
+      // (counted once each, however many commands waited on one).
+      if (entry.counted) return undefined;
+      entry.counted = true;
       const failures = (this.failures.get(spec.bwrap) ?? 0) + 1;
       this.failures.set(spec.bwrap, failures);
       if (!this.broken.has(spec.bwrap) && (entry.resident.refused || failures >= MAX_FAILURES)) this.broken.set(spec.bwrap, error);
@@ -168,9 +174,9 @@ export function mountedPaths(args: readonly string[]): string[] {
  * where bubblewrap's `--ro-bind / /` made every mount there at its start read-only: a resident
  * serves only commands that start under the host's mounts it started with.
  */
-export function stateKey(args: readonly string[]): string {
+export function stateKey(args: readonly string[], paths: readonly string[] = mountedPaths(args)): string {
   const ids: string[] = [];
-  for (const p of mountedPaths(args)) {
+  for (const p of paths) {
     const st = fs.statSync(p, { throwIfNoEntry: false });
     ids.push(st ? `${st.dev}:${st.ino}` : '-');
   }
