@@ -117,5 +117,5 @@ export class CommandSandbox {
   }
 }
 
-/** Roots under /tmp the zygote binds again for each command, at most (`MAX_KEEP` in native/zygote.c). */
+/** Roots under /tmp the zygote binds again for each command, at most (`MAX_KEEP` in native/zygote.h). */
 const MAX_KEEP = 64;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-// Where `arbor-zygote` (native/zygote.c, decision 0103) is: built by `scripts/build-zygote.mjs`
+// Where `arbor-zygote` (native/zygote.c and confine.c, decision 0103) is: built by `scripts/build-zygote.mjs`
 // into dist/, found beside the bundles there and from the compiled tree (out/src/core/tools/sandbox/).
 // `ARBOR_ZYGOTE=off` turns resident sandboxes off (every command gets a bubblewrap of its own);
 // `ARBOR_ZYGOTE=<path>` names another binary.
