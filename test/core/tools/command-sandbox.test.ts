@@ -192,6 +192,20 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     assert.equal(ws.read('free.txt'), 'x\n');
   });
 
+  it("a missing hooks folder's stand-in is removed afterwards, and never through a parent the command swapped for a link", async () => {
+    fs.writeFileSync(ws.at('.git/config'), '[core]\n\thooksPath = tools/hooks\n');
+    fs.mkdirSync(ws.at('tools'));
+    // The link's target holds an empty folder of the stand-in's name: the host's cleanup must not remove it.
+    fs.mkdirSync(path.join(ws.outside, 'hooks'));
+    const plain = await call(tool, { command: 'ls -d tools/hooks && echo done' }, ws.ctx());
+    assert.match(plain.content, /tools\/hooks\ndone/, 'the stand-in was there for the command');
+    assert.equal(fs.existsSync(ws.at('tools/hooks')), false, 'and removed once it ended');
+    const r = await call(tool, { command: `mv tools tools2 && ln -s ${ws.outside} tools && echo swapped` }, ws.ctx());
+    assert.match(r.content, /swapped/, r.content);
+    assert.ok(fs.lstatSync(ws.at('tools')).isSymbolicLink());
+    assert.equal(fs.existsSync(path.join(ws.outside, 'hooks')), true, 'the empty folder outside the workspace, behind the link, is still there');
+  });
+
   for (const sandbox of ['workspace-write', 'full-access'] as const) {
     it(`${sandbox}: a setsid child of a timed-out command is killed with it`, async () => {
       const marker = `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;

@@ -84,7 +84,7 @@ export class CommandSandbox {
     const plan: SandboxPlan = { mode, roots, ...mounts, ...hostSockets(), network, cwd, seccompFd: status.filter ? SECCOMP_FD : undefined };
     const args = bwrapArgs(plan);
     const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan) : undefined;
-    const release = holdShadows(mounts.shadow);
+    const release = holdShadows(mounts.shadow, roots);
     if (!lease) return { file: status.bwrap, args, network, fd3: status.filter, notes, release };
     const { resident } = lease;
     return {
