@@ -840,6 +840,30 @@ echo done`;
     assert.ok(await waitUntil(() => residentTree(ws.root).length === 0, 4000), 'the second resident idles out too');
   });
 
+  it('past max residents, the one used longest ago is closed first, not the first one started', async () => {
+    pool = new ResidentPool({ zygote, max: 2 });
+    tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: pool }) });
+    const others = [makeWorkspace(), makeWorkspace()];
+    cleanups.push(() => {
+      for (const o of others) {
+        killAll(residentTree(o.root));
+        o.cleanup();
+      }
+    });
+    const [b, c] = others;
+    const inWs = async (w: Workspace) => {
+      const r = await call(tool, { command: 'ps -o comm= -p 1' }, w.ctx());
+      assert.equal(stdoutOf(r).trim(), 'arbor-zygote', r.content);
+    };
+    await inWs(ws); // started first
+    await inWs(b);
+    await inWs(ws); // and used again: b is now the one used longest ago
+    await inWs(c);
+    assert.ok(await waitUntil(() => residentsOf(b.root).length === 0, 4000), 'b, idle the longest, was closed');
+    assert.equal(residentsOf(ws.root).length, 1, 'the first started, used since, stays');
+    assert.equal(residentsOf(c.root).length, 1);
+  });
+
   describe('the wire (zygote-wire.ts)', () => {
     const u32 = (n: number) => {
       const b = Buffer.alloc(4);

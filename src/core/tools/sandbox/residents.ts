@@ -34,7 +34,7 @@ export interface ResidentPoolOptions {
   zygote: string;
   /** How long a resident with nothing to do lives on (default 30 s). */
   idleMs?: number;
-  /** Residents kept at most; past it the oldest idle ones stop (default 8). */
+  /** Residents kept at most; past it the idle ones used longest ago stop (default 8). */
   max?: number;
 }
 
@@ -81,9 +81,11 @@ export class ResidentPool {
       const entry: Entry = { key, resident, leases: 0, unhold };
       resident.onIdle = () => this.idle(entry);
       resident.onGone = () => this.drop(entry);
-      this.entries.set(key, entry);
       e = entry;
     }
+    // The map's order is the order of use: `trim` closes the idle one used longest ago.
+    this.entries.delete(key);
+    this.entries.set(key, e);
     const entry = e;
     // A lease lasts from before its command starts until after it ends: past what the zygote runs at once, a bubblewrap of its own.
     if (entry.leases >= MAX_COMMANDS) return undefined;
