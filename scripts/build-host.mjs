@@ -1,5 +1,5 @@
 // Bundles the extension host as CommonJS files: dist/extension.js (activation only:
-// registrations and pure helpers, no runtime), dist/host.js (core, sql.js, openai: required on first use) and
+// registrations and pure helpers, no runtime), dist/host.js (core and sql.js: required on first use) and
 // dist/workflow-child.js (the workflow script process, forked by host.js).
 // `vscode` is provided by the editor at runtime. sql.js's WASM is copied beside them.
 
