@@ -118,7 +118,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
         const spec: ProcessSpec = confinement
           ? {
               file: confinement.file,
-              args: [...confinement.args, '--', shell, '-c', command],
+              args: [...confinement.args, '--', ...(confinement.before ?? []), shell, '-c', command],
               command,
               cwd: r.realPath,
               env,

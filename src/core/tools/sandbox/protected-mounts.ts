@@ -128,15 +128,18 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
         '; create files there with write_file',
     );
   }
+  // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
+  // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
+  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro))).sort();
+  // A stand-in's folders are pinned too: a stand-in, like a read-only mount, protects the name it
+  // stands at only while its folder stays (`mv lib/tools t; mkdir -p lib/tools/hooks` put a hook
+  // where `core.hooksPath = tools/hooks` points, past the stand-in that moved along).
   const pinned = new Set<string>();
-  for (const p of [...readOnly, ...guardedDirs]) {
+  for (const p of [...readOnly, ...guardedDirs, ...shadows]) {
     const root = rootOf(p);
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
-  // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
-  // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
-  const shadows = [...shadow].filter((p) => !guardedDirs.has(path.dirname(p)) && ![...readOnly].some((ro) => isWithin(path.dirname(p), ro))).sort();
   return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
 }
 

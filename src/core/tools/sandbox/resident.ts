@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { PassThrough } from 'node:stream';
 import type { GroupChild } from '../../process/spawner';
 import { RESIDENT_ZYGOTE } from './bwrap-args';
+import { type WritableRule, writableOutside } from './mount-check';
 import { FrameDecoder, killRequest, runRequest, type ZygoteFrame } from './zygote-wire';
 
 // One resident sandbox (decision 0103): a bubblewrap started once for a workspace state, with
@@ -112,6 +114,8 @@ export interface ResidentSpec {
   /** The zygote binary and its arguments. */
   zygote: string;
   zygoteArgs: readonly string[];
+  /** What may be writable in it (`mount-check.ts`): its mount table is checked once it said hello, before its first command. */
+  writable?: WritableRule;
 }
 
 /** A resident sandbox: `ready` says whether it can run commands (else why not); `run` starts one. */
@@ -125,12 +129,14 @@ export class Resident {
   private helloTimer: NodeJS.Timeout | undefined;
   /** The zygote's hello said it cannot make a command's namespaces here: every resident would say the same. */
   refused = false;
+  /** Its mounts did not come out as planned (a folder swapped for a link while bubblewrap set them up): this one only. */
+  raced = false;
   private settleReady!: (error: string | undefined) => void;
   /** Called once the resident has nothing running (to start its idle clock) and when it is gone. */
   onIdle: () => void = () => undefined;
   onGone: () => void = () => undefined;
 
-  constructor(spec: ResidentSpec) {
+  constructor(private readonly spec: ResidentSpec) {
     this.ready = new Promise((r) => {
       this.settleReady = r;
     });
@@ -230,8 +236,11 @@ export class Resident {
     if (f.type === 'hello') {
       clearTimeout(this.helloTimer);
       this.refused = f.error !== '';
-      this.settleReady(f.error || undefined);
-      if (f.error) this.kill(f.error);
+      const outside = f.error ? undefined : this.mountsOutside();
+      this.raced = outside !== undefined;
+      const error = f.error || outside;
+      this.settleReady(error || undefined);
+      if (error) this.kill(error);
       else if (this.children.size === 0) this.idle();
       return;
     }
@@ -241,6 +250,21 @@ export class Resident {
     if (f.type === 'failed' || f.type === 'ended') {
       this.children.delete(f.id);
       if (this.children.size === 0) this.idle();
+    }
+  }
+
+  /** Why its mount table breaks the rule (`mount-check.ts`), read before any command ran; undefined when it holds. */
+  private mountsOutside(): string | undefined {
+    if (!this.spec.writable) return undefined;
+    const pid = this.proc.pid;
+    try {
+      // bubblewrap's first child is the sandbox's pid 1, in the sandbox's mount namespace.
+      const inside = Number(fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]);
+      if (!inside || fs.readlinkSync(`/proc/${inside}/ns/mnt`) === fs.readlinkSync('/proc/self/ns/mnt')) return 'its mount table could not be found';
+      const outside = writableOutside(fs.readFileSync(`/proc/${inside}/mountinfo`, 'utf8'), this.spec.writable);
+      return outside && `its mounts did not come out as planned: ${outside} (a folder of the workspace was swapped for a link while the sandbox was set up)`;
+    } catch (e) {
+      return `its mount table could not be read: ${(e as Error).message}`;
     }
   }
 

@@ -44,6 +44,16 @@ export const MAX_HELD = 512;
 /** Residents that failed to start (other than by a hello saying why) before the pool stops trying. */
 const MAX_FAILURES = 3;
 
+/** `SANDBOX_RACE`: a sandbox's mounts did not come out as planned; nothing ran in it. */
+export class SandboxRaceError extends Error {
+  readonly code = 'SANDBOX_RACE';
+  constructor(why: string) {
+    super(
+      `the workspace's sandbox was refused: ${why}. Nothing ran. Something running in the workspace is replacing its folders with links: stop it, then run the command again.`,
+    );
+  }
+}
+
 /** Commands a resident runs at once, at most (`MAX_CMDS` in native/zygote.c). */
 export const MAX_COMMANDS = 256;
 
@@ -95,6 +105,10 @@ export class ResidentPool {
     const error = await entry.resident.ready;
     if (error !== undefined) {
       entry.leases--;
+      // Its mounts were raced (a folder swapped for a link as bubblewrap bound it): not a fault of
+      // residents here, and not a reason to run the command in a bubblewrap of its own, where the
+      // same race would be checked again; the command is refused.
+      if (entry.resident.raced) throw new SandboxRaceError(error);
       // A hello that says the namespaces cannot be made is what every resident here would say (a
       // kernel or policy that refuses them); anything else may pass, until three residents failed
       // (counted once each, however many commands waited on one).
