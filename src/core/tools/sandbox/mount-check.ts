@@ -37,7 +37,7 @@ export interface WritableRule {
 const DEVICE_NODES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty'];
 
 /** mountinfo's escapes (space, tab, newline, backslash as `\ooo`) undone. */
-const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+const unescapeField = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
 
 /** The lines of a mountinfo file, in the order the mounts were made. */
 export function parseMountinfo(text: string): MountEntry[] {
@@ -47,7 +47,7 @@ export function parseMountinfo(text: string): MountEntry[] {
     const f = line.split(' ');
     const dash = f.indexOf('-', 6);
     if (f.length < 7 || dash < 0) continue;
-    out.push({ dev: f[2], root: unescape(f[3]), mountPoint: unescape(f[4]), writable: f[5].split(',').includes('rw'), fstype: f[dash + 1] ?? '' });
+    out.push({ dev: f[2], root: unescapeField(f[3]), mountPoint: unescapeField(f[4]), writable: f[5].split(',').includes('rw'), fstype: f[dash + 1] ?? '' });
   }
   return out;
 }
@@ -87,7 +87,7 @@ export function writableOutside(mountinfo: string, rule: WritableRule): string |
 /** A shell word for `s`. */
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 /** mountinfo's own escapes, to compare with its fields as read. */
-const escape = (s: string): string => s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+const escapeField = (s: string): string => s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 
 /**
  * `writableOutside` as a POSIX shell script over `/proc/self/mountinfo`, run in a bubblewrap of
@@ -106,7 +106,7 @@ export function shellCheck(rule: WritableRule): string {
     '  case "$devs" in *" $dev "*) ;; *) continue;; esac',
     `  case "$mp" in ${DEVICE_NODES.join('|')}) continue;; esac`,
     '  ok=',
-    ...rule.roots.map((r) => `  [ "$dev" = ${quote(r.dev)} ] && within "$root" ${quote(escape(r.path))} && ok=1`),
+    ...rule.roots.map((r) => `  [ "$dev" = ${quote(r.dev)} ] && within "$root" ${quote(escapeField(r.path))} && ok=1`),
     '  [ -n "$ok" ] && continue',
     '  bad="$bad $n:$mp"',
     'done < "$f"',
