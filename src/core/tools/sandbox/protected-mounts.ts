@@ -88,15 +88,25 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
   const protect = (p: string | undefined): void => {
     if (p && rootOf(p)) readOnly.add(p);
   };
-  // A configured hooks folder not made yet: a stand-in, like a missing `.git`, where its parent exists
-  // (bwrap would make missing parents on the host, and nothing would remove them).
+  // A configured hooks folder not made yet: a stand-in, like a missing `.git`. Where its parent is
+  // missing too (`core.hooksPath = .config/hooks` and no `.config`), the stand-in goes on the
+  // highest missing folder on the way, so no command can make the path git runs hooks from (a
+  // stand-in is made where its parent exists: bubblewrap would make missing parents on the host,
+  // and nothing would remove them).
   const protectHooks = (dirs: readonly string[]): void => {
     for (const d of dirs) {
-      if (!rootOf(d)) continue;
-      if (shadowUsers.has(d))
-        shadow.add(d); // another command's stand-in: share it
+      const root = rootOf(d);
+      if (!root) continue;
+      // Another command's stand-in, on the folder or above it: share it.
+      let shared: string | undefined;
+      for (let a = d; a !== root && !shared; a = path.dirname(a)) if (shadowUsers.has(a)) shared = a;
+      if (shared) shadow.add(shared);
       else if (fs.existsSync(d)) readOnly.add(d);
-      else if (fs.existsSync(path.dirname(d))) shadow.add(d);
+      else {
+        let missing = d;
+        while (path.dirname(missing) !== root && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
+        if (missing !== root && fs.existsSync(path.dirname(missing))) shadow.add(missing);
+      }
     }
   };
   for (const root of roots) {
