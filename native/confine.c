@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -181,7 +182,10 @@ static void init_process(int out, int err, int status_fd, const char *cwd, char 
   if (pid < 0) die("fork");
   if (pid == 0) {
     if (chdir(cwd) != 0) die("chdir %s", cwd);
-    // A name without a folder is looked for on the sandbox's PATH, as spawn looks for it.
+    // A name without a folder is looked for on the command's own PATH, as spawn looks for it
+    // (execvpe reads the caller's PATH, not envp's; without one in envp, the sandbox's).
+    for (char **e = envp; e && *e; e++)
+      if (strncmp(*e, "PATH=", 5) == 0 && setenv("PATH", *e + 5, 1) != 0) die("set PATH");
     execvpe(argv[0], argv, envp);
     die("exec %s", argv[0]);
   }

@@ -752,6 +752,39 @@ echo done`;
     });
   });
 
+  it("a program named without a folder is found on the command's own PATH, as spawn finds it (not the zygote's)", async () => {
+    ws.write('bin/mytool', '#!/bin/sh\necho "mytool ran"\n');
+    fs.chmodSync(ws.at('bin/mytool'), 0o755);
+    const c = await new CommandSandbox({ residents: pool }).confine('workspace-write', [ws.root], ws.root);
+    assert.ok(c?.start, 'a resident takes the command');
+    try {
+      const child = c.start(['mytool'], ws.root, { PATH: `${ws.at('bin')}:/usr/bin:/bin` });
+      const out: Buffer[] = [];
+      child.stdout.on('data', (d: Buffer) => out.push(d));
+      child.stderr.on('data', (d: Buffer) => out.push(d));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (n) => resolve(n)));
+      assert.equal(Buffer.concat(out).toString(), 'mytool ran\n');
+      assert.equal(code, 0);
+    } finally {
+      c.release();
+    }
+  });
+
+  it('two sandboxes set up with different bubblewrap binaries never share a resident', async () => {
+    const bwrap = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim();
+    const other = path.join(ws.outside, 'bwrap');
+    fs.copyFileSync(bwrap, other);
+    fs.chmodSync(other, 0o755);
+    const first = createRunCommandTool({ sandbox: new CommandSandbox({ residents: pool, bwrapPath: bwrap }) });
+    const second = createRunCommandTool({ sandbox: new CommandSandbox({ residents: pool, bwrapPath: other }) });
+    for (const t of [first, second]) {
+      const r = await call(t, { command: 'ps -o comm= -p 1' }, ws.ctx());
+      assert.equal(stdoutOf(r).trim(), 'arbor-zygote', r.content);
+    }
+    const bwraps = processes().filter((p) => p.ppid === process.pid && p.cmd.includes('arbor-zygote') && p.cmd.includes(ws.root));
+    assert.deepEqual(bwraps.map((p) => p.cmd.split(' ')[0]).sort(), [bwrap, other].sort(), 'one resident each');
+  });
+
   describe('many commands, a request too large, and a bubblewrap found on PATH', () => {
     it('258 commands at once in one workspace state: every one runs (past the zygote’s 256, in a bubblewrap of its own)', async () => {
       const n = 258;

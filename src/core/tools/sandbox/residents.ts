@@ -81,7 +81,8 @@ export class ResidentPool {
     // Each mounted path is held open while its resident lives: a workspace with more gets a bubblewrap per command.
     const paths = mountedPaths(spec.args);
     if (paths.length > MAX_HELD) return undefined;
-    const key = stateKey(spec.args, paths);
+    // The bubblewrap binary too: two sandboxes set up with different ones never share a resident.
+    const key = `${spec.bwrap}\n${stateKey(spec.args, paths)}`;
     let e = this.entries.get(key);
     if (!e || !e.resident.alive) {
       // Without every inode held, a folder made again could take a number of the key: no resident then.
