@@ -236,9 +236,9 @@ export class Resident {
     if (f.type === 'hello') {
       clearTimeout(this.helloTimer);
       this.refused = f.error !== '';
-      const outside = f.error ? undefined : this.mountsOutside();
-      this.raced = outside !== undefined;
-      const error = f.error || outside;
+      const table = f.error ? {} : this.checkMounts();
+      this.raced = table.outside !== undefined;
+      const error = f.error || table.outside || table.unreadable;
       this.settleReady(error || undefined);
       if (error) this.kill(error);
       else if (this.children.size === 0) this.idle();
@@ -253,19 +253,29 @@ export class Resident {
     }
   }
 
-  /** Why its mount table breaks the rule (`mount-check.ts`), read before any command ran; undefined when it holds. */
-  private mountsOutside(): string | undefined {
-    if (!this.spec.writable) return undefined;
+  /**
+   * Its mount table against the rule (`mount-check.ts`), read before any command ran: `outside`
+   * when a writable mount reaches outside the workspace (raced), `unreadable` when the table could
+   * not be read here (this resident fails as any that cannot start; commands go to a bubblewrap of
+   * their own, which checks its table itself); neither when it holds.
+   */
+  private checkMounts(): { outside?: string; unreadable?: string } {
+    if (!this.spec.writable) return {};
     const pid = this.proc.pid;
+    let table: string;
     try {
       // bubblewrap's first child is the sandbox's pid 1, in the sandbox's mount namespace.
       const inside = Number(fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]);
-      if (!inside || fs.readlinkSync(`/proc/${inside}/ns/mnt`) === fs.readlinkSync('/proc/self/ns/mnt')) return 'its mount table could not be found';
-      const outside = writableOutside(fs.readFileSync(`/proc/${inside}/mountinfo`, 'utf8'), this.spec.writable);
-      return outside && `its mounts did not come out as planned: ${outside} (a folder of the workspace was swapped for a link while the sandbox was set up)`;
+      if (!inside || fs.readlinkSync(`/proc/${inside}/ns/mnt`) === fs.readlinkSync('/proc/self/ns/mnt'))
+        return { unreadable: 'its mount table could not be found' };
+      table = fs.readFileSync(`/proc/${inside}/mountinfo`, 'utf8');
     } catch (e) {
-      return `its mount table could not be read: ${(e as Error).message}`;
+      return { unreadable: `its mount table could not be read: ${(e as Error).message}` };
     }
+    const outside = writableOutside(table, this.spec.writable);
+    return outside
+      ? { outside: `its mounts did not come out as planned: ${outside} (a folder of the workspace was swapped for a link while the sandbox was set up)` }
+      : {};
   }
 
   private lose(why: string): void {
