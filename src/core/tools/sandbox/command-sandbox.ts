@@ -1,5 +1,6 @@
 import type { GroupChild } from '../../process/spawner';
 import type { WalkLimits } from '../protected-walk';
+import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
@@ -88,7 +89,9 @@ export class CommandSandbox {
     const args = bwrapArgs(plan);
     // A folder of the workspace bound writable onto itself can be raced (`mount-check.ts`): the
     // mount table is checked before anything runs.
-    const raceable = mode === 'workspace-write' && (mounts.pinned.length > 0 || mounts.guarded.length > 0);
+    // (A root inside another root is such a folder too: a command in the outer one can swap it.)
+    const nestedRoot = roots.some((r) => roots.some((o) => o !== r && isWithin(r, o)));
+    const raceable = mode === 'workspace-write' && (mounts.pinned.length > 0 || mounts.guarded.length > 0 || nestedRoot);
     const writable = raceable ? writableRule(roots) : undefined;
     const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, writable) : undefined;
     const release = holdShadows(mounts.shadow, roots);
