@@ -6,6 +6,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { shellCheck, writableOutside, writableRule } from '../../../src/core/tools/sandbox/mount-check';
 
@@ -66,5 +67,25 @@ describe('the mount-table check (mount-check.ts)', () => {
     const { table } = sandbox([]);
     assert.equal(writableOutside(table, writableRule([ws])), undefined);
     assert.match(writableOutside(table, writableRule([path.join(ws, 'pkg')])) ?? '', /ws is the host's .*ws /);
+  });
+
+  it('a bubblewrap of its own gets the check where a folder is bound writable onto itself (pinned, or a root inside another), and only there', async () => {
+    const own = new CommandSandbox({ residents: false });
+    const plain = path.join(base, 'plain');
+    fs.mkdirSync(plain);
+    const none = await own.confine('workspace-write', [plain], plain);
+    assert.equal(none?.before, undefined, 'nothing to race: no check');
+    none?.release();
+    const pinned = await own.confine('workspace-write', [ws], ws); // pkg/sub/.git: pkg and pkg/sub pinned
+    assert.deepEqual(pinned?.before?.slice(0, 2), ['/bin/sh', '-c']);
+    pinned?.release();
+    const inner = path.join(plain, 'inner');
+    fs.mkdirSync(inner);
+    const nested = await own.confine('workspace-write', [plain, inner], plain);
+    assert.deepEqual(nested?.before?.slice(0, 2), ['/bin/sh', '-c']);
+    nested?.release();
+    const ro = await own.confine('read-only', [ws], ws);
+    assert.equal(ro?.before, undefined, 'read-only binds nothing writable');
+    ro?.release();
   });
 });
