@@ -1,14 +1,41 @@
-// The mount-table check (mount-check.ts): no writable, visible mount of a sandbox reaches a host
-// folder outside the workspace. Tables are real: bubblewrap's own, for a clean line and for the
-// line a race makes (the pinned folder's bind landing on the folder a link named, outside). The
-// host-side check (a resident's) and the shell one (a bubblewrap of its own) must agree.
+// The mount-table check (mount-check.ts): no writable mount of a sandbox reaches a host folder
+// outside the workspace. Tables are real, bubblewrap's own: a clean line, the line a race makes
+// (the pinned folder's bind landing on the folder a link named, outside), ones a race can leave
+// that its first version passed (found by review), and ones of legitimate hosts it refused. Each runs the host-side check
+// (`writableOutside`, a resident's) and the shell one (`shellCheck`, a bubblewrap of its own,
+// under dash and bash) on the same table and asserts they agree.
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
-import { shellCheck, writableOutside, writableRule } from '../../../src/core/tools/sandbox/mount-check';
+import { shellCheck, type WritableRule, writableOutside, writableRule } from '../../../src/core/tools/sandbox/mount-check';
+
+const SHELLS = ['/bin/sh', '/bin/dash', '/bin/bash'].filter((s) => fs.existsSync(s));
+
+/** The shell check's verdict on `table` (a file in place of /proc/self/mountinfo): true when it would run the command. */
+function shellPasses(table: string, rule: WritableRule, shell: string): boolean {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-mc-'));
+  try {
+    const file = path.join(dir, 'mountinfo');
+    fs.writeFileSync(file, table);
+    const script = shellCheck(rule).replace('f=/proc/self/mountinfo', `f='${file}'`);
+    const r = spawnSync(shell, ['-c', script, 'arbor-mount-check', 'true'], { encoding: 'utf8' });
+    assert.ok(r.status === 0 || r.status === 126, `${shell}: ${r.status} ${r.stderr}`);
+    return r.status === 0;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Both checks on one table: they must agree; returns whether it passes. */
+function bothPass(table: string, rule: WritableRule): boolean {
+  const host = writableOutside(table, rule) === undefined;
+  for (const sh of SHELLS) assert.equal(shellPasses(table, rule, sh), host, `${sh} and writableOutside disagree on:\n${table}`);
+  return host;
+}
 
 describe('the mount-table check (mount-check.ts)', () => {
   let base: string;
@@ -19,13 +46,101 @@ describe('the mount-table check (mount-check.ts)', () => {
     if (!status.available) throw new Error(`These tests need bubblewrap, and ${status.reason}. Run "npm run setup:e2e" (it installs bubblewrap).`);
   });
   beforeEach(() => {
-    base = fs.mkdtempSync('/var/tmp/arbor-mount-check-');
+    base = fs.mkdtempSync('/var/tmp/arbor-mount-review-');
     ws = path.join(base, 'ws');
-    outside = path.join(base, 'out side'); // a space: mountinfo escapes it (\040)
+    outside = path.join(base, 'out side');
+    fs.mkdirSync(path.join(ws, 'zz', '.git'), { recursive: true });
     fs.mkdirSync(path.join(ws, 'pkg', 'sub', '.git'), { recursive: true });
     fs.mkdirSync(outside);
   });
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  const line = (extra: string[]): string[] => [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    ws,
+    ws,
+    ...extra,
+    '--unshare-all',
+    '--die-with-parent',
+    '--cap-drop',
+    'ALL',
+  ];
+  const tableOf = (extra: string[]): string => execFileSync('bwrap', [...line(extra), '--', 'cat', '/proc/self/mountinfo'], { encoding: 'utf8' });
+
+  it('a clean line passes both', () => {
+    assert.equal(bothPass(tableOf(['--bind', path.join(ws, 'zz'), path.join(ws, 'zz')]), writableRule([ws])), true);
+  });
+
+  it('an outside folder bound writable on a workspace folder under a later mount (not stacked on it) fails both: a rename from another sandbox uncovers it', async function () {
+    // What a raced `--bind pkg pkg` leaves when the source followed a link to the outside folder
+    // and the destination a link into zz/pkg (zz: pinned or protected, mounted later).
+    this.timeout(20_000);
+    fs.mkdirSync(path.join(ws, 'zz', 'pkg'));
+    const extra = ['--bind', outside, path.join(ws, 'zz', 'pkg'), '--bind', path.join(ws, 'zz'), path.join(ws, 'zz')];
+    const rule = writableRule([ws]);
+    assert.equal(bothPass(tableOf(extra), rule), false, 'the covered-by-an-ancestor mount is refused');
+    // Why: the same line, its table passed by the old check, and the command then writes outside
+    // once zz/pkg is renamed on the host (as a command in a sandbox without zz pinned can).
+    const moved = path.join(ws, 'pkg2');
+    const child = spawn('bwrap', [
+      ...line(extra),
+      '--',
+      '/bin/sh',
+      '-c',
+      `for i in $(seq 100); do [ -d '${moved}' ] && { echo pwned > '${moved}/pwned'; exit 0; }; sleep 0.05; done; exit 1`,
+    ]);
+    await new Promise((r) => setTimeout(r, 500));
+    fs.renameSync(path.join(ws, 'zz', 'pkg'), moved);
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    assert.equal(code, 0);
+    assert.equal(fs.readFileSync(path.join(outside, 'pwned'), 'utf8'), 'pwned\n', 'the uncovered mount was the outside folder, writable');
+  });
+
+  it('the same folder with a mount stacked on it (on its own root) passes both', () => {
+    assert.equal(bothPass(tableOf(['--bind', outside, outside, '--tmpfs', outside]), writableRule([ws])), true);
+  });
+
+  it('a host file bound writable on /dev/null (a raced bind whose destination followed a link to ../dev/null) fails both', () => {
+    const file = path.join(outside, 'bashrc');
+    fs.writeFileSync(file, 'x\n');
+    assert.equal(bothPass(tableOf(['--bind', file, '/dev/null']), writableRule([ws])), false);
+    // Another device node of the host's /dev on /dev/null (nodev here, but not the node --dev binds).
+    if (fs.existsSync('/dev/loop0')) assert.equal(bothPass(tableOf(['--bind', '/dev/loop0', '/dev/null']), writableRule([ws])), false);
+  });
+
+  it('a host mount inside a root (a tmpfs, a volume) comes in with the root, writable: both pass', () => {
+    // The sandbox's tmpfs at ws/sub stands for the host's: the host's table gets the same mount.
+    fs.mkdirSync(path.join(ws, 'sub'));
+    const table = tableOf(['--tmpfs', path.join(ws, 'sub')]);
+    const sub = table.split('\n').find((l) => l.split(' ')[4] === path.join(ws, 'sub').replace(/ /g, '\\040'));
+    assert.ok(sub);
+    const host = `${fs.readFileSync('/proc/self/mountinfo', 'utf8')}9999 1 ${sub.split(' ')[2]} / ${path.join(ws, 'sub').replace(/ /g, '\\040')} rw,relatime - tmpfs tmpfs rw\n`;
+    assert.equal(bothPass(table, writableRule([ws], host)), true);
+  });
+
+  it('a host whose /dev is a tmpfs (a container), not devtmpfs: the device nodes --dev binds pass both', () => {
+    const table = tableOf([]);
+    const hostText = fs.readFileSync('/proc/self/mountinfo', 'utf8');
+    const devLine = hostText.split('\n').find((l) => l.split(' ')[4] === '/dev');
+    assert.ok(devLine);
+    const devDev = devLine.split(' ')[2];
+    // The same tables, with the host's /dev (and the nodes bound from it) a tmpfs of device 0:9999.
+    const asTmpfs = (t: string) =>
+      t
+        .split('\n')
+        .map((l) => (l.split(' ')[2] === devDev ? l.replace(` ${devDev} `, ' 0:9999 ').replace(/ - devtmpfs devtmpfs /, ' - tmpfs tmpfs ') : l))
+        .join('\n');
+    assert.equal(bothPass(asTmpfs(table), writableRule([ws], asTmpfs(hostText))), true);
+  });
 
   /** A sandbox's own table with `extra` mounts after the workspace's, and what the shell check says in it. */
   const sandbox = (extra: string[]): { table: string; check: ReturnType<typeof spawnSync> } => {

@@ -9,14 +9,23 @@ import { isWithin } from '../real-path';
 // outside the workspace. No bubblewrap option binds without following links, so the table the
 // kernel keeps is checked instead: it names each mount's filesystem and the real path of what
 // was bound, whatever path led there. The rule:
-//   a mount that is writable and visible (no later mount covers its mount point) is either a
-//   filesystem made for the sandbox (its device is not among the host's mounts: /tmp, /proc,
-//   devpts), one of the device nodes bubblewrap binds, or a folder of the host inside a root.
+//   a mount that is writable and not covered (another mount stacked on it, on its own root) is
+//   either a filesystem made for the sandbox (its device is not among the host's mounts: /tmp,
+//   /proc, devpts), one of the device nodes bubblewrap binds (the host's own node, by device and
+//   path), or a folder of the host inside a root (or of a host mount inside a root).
+// Covered means stacked, never "a later mount at or above its mount point": a mount point is a
+// folder, and a command in another sandbox (where it is no mount point) can rename it, or one of
+// its parents, out from under the mount that covered it; the outside mount is then in sight at
+// the new name, writable, in a sandbox already checked (a resident lives on). mountinfo's mount
+// points are those folders' names now, so a rename can also make a mount read as covered.
 // A resident's table is read from the host once it said hello (`writableOutside`), before its
 // first command; a bubblewrap of its own checks its table itself, in a shell, before the
 // command (`shellCheck`), since nothing of the host's runs between its setup and the command.
 
 export interface MountEntry {
+  /** The mount's id, and the id of the mount it is on. */
+  id: string;
+  parent: string;
   /** `major:minor` of the filesystem. */
   dev: string;
   /** The real path, in its filesystem, of what is mounted (a bind's source). */
@@ -31,6 +40,8 @@ export interface MountEntry {
 export interface WritableRule {
   roots: { dev: string; path: string }[];
   hostDevs: string[];
+  /** Each device node `--dev` binds, as the host has it: where the sandbox has it, the host's filesystem and path. */
+  devices: { mountPoint: string; dev: string; path: string }[];
 }
 
 /** The device nodes `--dev` binds from the host's /dev, writable. */
@@ -47,7 +58,15 @@ export function parseMountinfo(text: string): MountEntry[] {
     const f = line.split(' ');
     const dash = f.indexOf('-', 6);
     if (f.length < 7 || dash < 0) continue;
-    out.push({ dev: f[2], root: unescapeField(f[3]), mountPoint: unescapeField(f[4]), writable: f[5].split(',').includes('rw'), fstype: f[dash + 1] ?? '' });
+    out.push({
+      id: f[0],
+      parent: f[1],
+      dev: f[2],
+      root: unescapeField(f[3]),
+      mountPoint: unescapeField(f[4]),
+      writable: f[5].split(',').includes('rw'),
+      fstype: f[dash + 1] ?? '',
+    });
   }
   return out;
 }
@@ -55,15 +74,24 @@ export function parseMountinfo(text: string): MountEntry[] {
 /** The rule for `roots` (real paths), from the host's own mount table. */
 export function writableRule(roots: readonly string[], hostMountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8')): WritableRule {
   const host = parseMountinfo(hostMountinfo);
-  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))] };
-  for (const r of roots) {
-    // The mount the root is on: the last made at the longest mount point above it.
+  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))], devices: [] };
+  // The filesystem a host path is on and its path there: the last mount made at the longest mount point above it.
+  const locate = (r: string): { dev: string; path: string } | undefined => {
     let best: MountEntry | undefined;
     for (const m of host) if (isWithin(r, m.mountPoint) && (!best || m.mountPoint.length >= best.mountPoint.length)) best = m;
-    if (!best) continue;
+    if (!best) return undefined;
     const rest = best.mountPoint === '/' ? r : r.slice(best.mountPoint.length);
-    const p = `${best.root === '/' ? '' : best.root}${rest}` || '/';
-    rule.roots.push({ dev: best.dev, path: p });
+    return { dev: best.dev, path: `${best.root === '/' ? '' : best.root}${rest}` || '/' };
+  };
+  for (const r of roots) {
+    const at = locate(r);
+    if (at) rule.roots.push(at);
+    // A host mount inside a root comes in with the root's bind (recursive), writable: its filesystem there is the workspace's too.
+    for (const m of host) if (m.mountPoint !== r && isWithin(m.mountPoint, r)) rule.roots.push({ dev: m.dev, path: m.root });
+  }
+  for (const d of DEVICE_NODES) {
+    const at = locate(d);
+    if (at) rule.devices.push({ mountPoint: d, ...at });
   }
   return rule;
 }
@@ -72,13 +100,12 @@ export function writableRule(roots: readonly string[], hostMountinfo = fs.readFi
 export function writableOutside(mountinfo: string, rule: WritableRule): string | undefined {
   const table = parseMountinfo(mountinfo);
   const hostDevs = new Set(rule.hostDevs);
-  for (let i = 0; i < table.length; i++) {
-    const m = table[i];
+  for (const m of table) {
     if (!m.writable || !hostDevs.has(m.dev)) continue;
-    if (m.fstype === 'devtmpfs' && DEVICE_NODES.includes(m.mountPoint)) continue;
+    if (rule.devices.some((d) => d.mountPoint === m.mountPoint && d.dev === m.dev && d.path === m.root)) continue;
     if (rule.roots.some((r) => r.dev === m.dev && isWithin(m.root, r.path))) continue;
-    // Covered by a mount made after it at or above its mount point (the host's /dev/shm under --dev /dev).
-    if (table.slice(i + 1).some((n) => isWithin(m.mountPoint, n.mountPoint))) continue;
+    // Covered by a mount stacked on it (the host's /dev/shm, rw under the read-only one --ro-bind / / made).
+    if (table.some((n) => n.parent === m.id && n.mountPoint === m.mountPoint)) continue;
     return `${m.mountPoint} is the host's ${m.root} (device ${m.dev}), writable, outside the workspace`;
   }
   return undefined;
@@ -99,21 +126,22 @@ export function shellCheck(rule: WritableRule): string {
     'f=/proc/self/mountinfo',
     `devs=${quote(` ${rule.hostDevs.join(' ')} `)}`,
     'within() { [ "$1" = "$2" ] || [ "$2" = / ] || case "$1" in "$2"/*) true;; *) false;; esac; }',
-    'n=0; bad=""',
-    'while read -r _ _ dev root mp opts _; do',
-    '  n=$((n+1))',
+    'bad=""',
+    'while read -r id _ dev root mp opts _; do',
     '  case ",$opts," in *,rw,*) ;; *) continue;; esac',
     '  case "$devs" in *" $dev "*) ;; *) continue;; esac',
-    `  case "$mp" in ${DEVICE_NODES.join('|')}) continue;; esac`,
     '  ok=',
+    ...rule.devices.map(
+      (d) => `  [ "$mp" = ${quote(escapeField(d.mountPoint))} ] && [ "$dev" = ${quote(d.dev)} ] && [ "$root" = ${quote(escapeField(d.path))} ] && ok=1`,
+    ),
     ...rule.roots.map((r) => `  [ "$dev" = ${quote(r.dev)} ] && within "$root" ${quote(escapeField(r.path))} && ok=1`),
     '  [ -n "$ok" ] && continue',
-    '  bad="$bad $n:$mp"',
+    '  bad="$bad $id:$mp"',
     'done < "$f"',
-    // Each one left must be covered by a later mount at or above its mount point.
+    // Each one left must be covered by a mount stacked on it.
     'for b in $bad; do',
-    '  at=${b%%:*}; mp=${b#*:}; i=0; covered=',
-    '  while read -r _ _ _ _ m _; do i=$((i+1)); [ $i -gt $at ] && within "$mp" "$m" && { covered=1; break; }; done < "$f"',
+    '  at=${b%%:*}; mp=${b#*:}; covered=',
+    '  while read -r _ p _ _ m _; do [ "$p" = "$at" ] && [ "$m" = "$mp" ] && { covered=1; break; }; done < "$f"',
     '  [ -z "$covered" ] && { echo "arbor sandbox: $mp is a folder of the host outside the workspace, writable (a folder of the workspace was swapped for a link while the sandbox was set up); the command did not run" >&2; exit 126; }',
     'done',
     'exec "$@"',
