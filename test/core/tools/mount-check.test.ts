@@ -77,7 +77,8 @@ describe('the mount-table check (mount-check.ts)', () => {
   const tableOf = (extra: string[]): string => execFileSync('bwrap', [...line(extra), '--', 'cat', '/proc/self/mountinfo'], { encoding: 'utf8' });
 
   it('a clean line passes both', () => {
-    assert.equal(bothPass(tableOf(['--bind', path.join(ws, 'zz'), path.join(ws, 'zz')]), writableRule([ws])), true);
+    const extra = ['--bind', path.join(ws, 'zz'), path.join(ws, 'zz')];
+    assert.equal(bothPass(tableOf(extra), writableRule([ws], line(extra))), true);
   });
 
   it('an outside folder bound writable on a workspace folder under a later mount (not stacked on it) fails both: a rename from another sandbox uncovers it', async function () {
@@ -86,7 +87,7 @@ describe('the mount-table check (mount-check.ts)', () => {
     this.timeout(20_000);
     fs.mkdirSync(path.join(ws, 'zz', 'pkg'));
     const extra = ['--bind', outside, path.join(ws, 'zz', 'pkg'), '--bind', path.join(ws, 'zz'), path.join(ws, 'zz')];
-    const rule = writableRule([ws]);
+    const rule = writableRule([ws], line(extra));
     assert.equal(bothPass(tableOf(extra), rule), false, 'the covered-by-an-ancestor mount is refused');
     // Why: the same line, its table passed by the old check, and the command then writes outside
     // once zz/pkg is renamed on the host (as a command in a sandbox without zz pinned can).
@@ -106,25 +107,33 @@ describe('the mount-table check (mount-check.ts)', () => {
   });
 
   it('the same folder with a mount stacked on it (on its own root) passes both', () => {
-    assert.equal(bothPass(tableOf(['--bind', outside, outside, '--tmpfs', outside]), writableRule([ws])), true);
+    const extra = ['--bind', outside, outside, '--tmpfs', outside];
+    assert.equal(bothPass(tableOf(extra), writableRule([ws], line(extra))), true);
+  });
+
+  it("a filesystem of no host mount, writable where the line makes none (another namespace's /tmp reached through /proc/<pid>/root by a raced link) fails both", () => {
+    // The table has a fresh tmpfs at the outside folder; the line the rule was made for made none there.
+    assert.equal(bothPass(tableOf(['--tmpfs', outside]), writableRule([ws], line([]))), false);
+    assert.equal(bothPass(tableOf(['--tmpfs', outside]), writableRule([ws], line(['--tmpfs', outside]))), true, 'where the line makes it, it passes');
   });
 
   it('a host file bound writable on /dev/null (a raced bind whose destination followed a link to ../dev/null) fails both', () => {
     const file = path.join(outside, 'bashrc');
     fs.writeFileSync(file, 'x\n');
-    assert.equal(bothPass(tableOf(['--bind', file, '/dev/null']), writableRule([ws])), false);
+    assert.equal(bothPass(tableOf(['--bind', file, '/dev/null']), writableRule([ws], line([]))), false);
     // Another device node of the host's /dev on /dev/null (nodev here, but not the node --dev binds).
-    if (fs.existsSync('/dev/loop0')) assert.equal(bothPass(tableOf(['--bind', '/dev/loop0', '/dev/null']), writableRule([ws])), false);
+    if (fs.existsSync('/dev/loop0')) assert.equal(bothPass(tableOf(['--bind', '/dev/loop0', '/dev/null']), writableRule([ws], line([]))), false);
   });
 
   it('a host mount inside a root (a tmpfs, a volume) comes in with the root, writable: both pass', () => {
     // The sandbox's tmpfs at ws/sub stands for the host's: the host's table gets the same mount.
     fs.mkdirSync(path.join(ws, 'sub'));
-    const table = tableOf(['--tmpfs', path.join(ws, 'sub')]);
+    const extra = ['--tmpfs', path.join(ws, 'sub')];
+    const table = tableOf(extra);
     const sub = table.split('\n').find((l) => l.split(' ')[4] === path.join(ws, 'sub').replace(/ /g, '\\040'));
     assert.ok(sub);
     const host = `${fs.readFileSync('/proc/self/mountinfo', 'utf8')}9999 1 ${sub.split(' ')[2]} / ${path.join(ws, 'sub').replace(/ /g, '\\040')} rw,relatime - tmpfs tmpfs rw\n`;
-    assert.equal(bothPass(table, writableRule([ws], host)), true);
+    assert.equal(bothPass(table, writableRule([ws], line(extra), host)), true);
   });
 
   it('a host whose /dev is a tmpfs (a container), not devtmpfs: the device nodes --dev binds pass both', () => {
@@ -139,31 +148,31 @@ describe('the mount-table check (mount-check.ts)', () => {
         .split('\n')
         .map((l) => (l.split(' ')[2] === devDev ? l.replace(` ${devDev} `, ' 0:9999 ').replace(/ - devtmpfs devtmpfs /, ' - tmpfs tmpfs ') : l))
         .join('\n');
-    assert.equal(bothPass(asTmpfs(table), writableRule([ws], asTmpfs(hostText))), true);
+    assert.equal(bothPass(asTmpfs(table), writableRule([ws], line([]), asTmpfs(hostText))), true);
   });
 
   /** A sandbox's own table with `extra` mounts after the workspace's, and what the shell check says in it. */
-  const sandbox = (extra: string[]): { table: string; check: ReturnType<typeof spawnSync> } => {
+  const sandbox = (extra: string[]): { table: string; check: ReturnType<typeof spawnSync>; rule: WritableRule } => {
     const pkg = path.join(ws, 'pkg');
     const line = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--bind', ws, ws, '--bind', pkg, pkg];
     line.push('--ro-bind', path.join(pkg, 'sub', '.git'), path.join(pkg, 'sub', '.git'), ...extra, '--unshare-all', '--die-with-parent', '--cap-drop', 'ALL');
     const table = execFileSync('bwrap', [...line, '--', 'cat', '/proc/self/mountinfo'], { encoding: 'utf8' });
-    const check = spawnSync('bwrap', [...line, '--', '/bin/sh', '-c', shellCheck(writableRule([ws])), 'arbor-mount-check', 'echo', 'ran'], {
+    const check = spawnSync('bwrap', [...line, '--', '/bin/sh', '-c', shellCheck(writableRule([ws], line)), 'arbor-mount-check', 'echo', 'ran'], {
       encoding: 'utf8',
     });
-    return { table, check };
+    return { table, check, rule: writableRule([ws], line) };
   };
 
   it('a clean line passes both: the workspace binds, /tmp, /proc, /dev and its device nodes, the host /dev/shm covered by /dev', () => {
-    const { table, check } = sandbox([]);
-    assert.equal(writableOutside(table, writableRule([ws])), undefined);
+    const { table, check, rule } = sandbox([]);
+    assert.equal(writableOutside(table, rule), undefined);
     assert.equal(check.status, 0, String(check.stderr));
     assert.equal(check.stdout, 'ran\n');
   });
 
   it('a writable bind of a folder outside the workspace (what a raced --bind pkg pkg makes) fails both, naming it; the command does not run', () => {
-    const { table, check } = sandbox(['--bind', outside, outside]);
-    assert.match(writableOutside(table, writableRule([ws])) ?? '', /out side is the host's .*out side .*writable, outside the workspace/);
+    const { table, check, rule } = sandbox(['--bind', outside, outside]);
+    assert.match(writableOutside(table, rule) ?? '', /out side is the host's .*out side .*writable, outside the workspace/);
     assert.equal(check.status, 126);
     assert.equal(check.stdout, '', 'the command did not run');
     assert.match(String(check.stderr), /out side is a folder of the host outside the workspace, writable .*the command did not run/);
@@ -171,17 +180,17 @@ describe('the mount-table check (mount-check.ts)', () => {
 
   it('the same folder read-only, or covered by a later mount at or above it, passes', () => {
     const ro = sandbox(['--ro-bind', outside, outside]);
-    assert.equal(writableOutside(ro.table, writableRule([ws])), undefined);
+    assert.equal(writableOutside(ro.table, ro.rule), undefined);
     assert.equal(ro.check.status, 0, String(ro.check.stderr));
     const covered = sandbox(['--bind', outside, outside, '--tmpfs', outside]);
-    assert.equal(writableOutside(covered.table, writableRule([ws])), undefined);
+    assert.equal(writableOutside(covered.table, covered.rule), undefined);
     assert.equal(covered.check.status, 0, String(covered.check.stderr));
   });
 
   it('a folder of the workspace reached under another name (a bind inside a root) passes; a root the rule does not name fails', () => {
-    const { table } = sandbox([]);
-    assert.equal(writableOutside(table, writableRule([ws])), undefined);
-    assert.match(writableOutside(table, writableRule([path.join(ws, 'pkg')])) ?? '', /ws is the host's .*ws /);
+    const { table, rule } = sandbox([]);
+    assert.equal(writableOutside(table, rule), undefined);
+    assert.match(writableOutside(table, { ...rule, ...writableRule([path.join(ws, 'pkg')], []), fresh: rule.fresh }) ?? '', /ws is the host's .*ws /);
   });
 
   it('a bubblewrap of its own gets the check where a folder is bound writable onto itself (pinned, or a root inside another), and only there', async () => {

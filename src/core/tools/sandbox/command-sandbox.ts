@@ -4,7 +4,7 @@ import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
-import { shellCheck, type WritableRule, writableRule } from './mount-check';
+import { shellCheck, writableRule } from './mount-check';
 import { type ProtectedMounts, protectedMounts } from './protected-mounts';
 import { type Lease, ResidentPool } from './residents';
 import { holdShadows } from './shadows';
@@ -92,13 +92,12 @@ export class CommandSandbox {
     // (A root inside another root is such a folder too: a command in the outer one can swap it.)
     const nestedRoot = roots.some((r) => roots.some((o) => o !== r && isWithin(r, o)));
     const raceable = mode === 'workspace-write' && (mounts.pinned.length > 0 || mounts.guarded.length > 0 || nestedRoot);
-    const writable = raceable ? writableRule(roots) : undefined;
-    const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, writable) : undefined;
+    const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, raceable) : undefined;
     const release = holdShadows(mounts.shadow, roots);
     if (!lease) {
       // A bubblewrap of its own checks its table itself, in a shell, before the command.
-      const check = writable ? ['/bin/sh', '-c', shellCheck(writable), 'arbor-mount-check'] : [];
-      return { file: status.bwrap, args, network, fd3: status.filter, notes, release, ...(writable ? { before: check } : {}) };
+      const before = raceable ? ['/bin/sh', '-c', shellCheck(writableRule(roots, args)), 'arbor-mount-check'] : undefined;
+      return { file: status.bwrap, args, network, fd3: status.filter, notes, release, ...(before ? { before } : {}) };
     }
     const { resident } = lease;
     return {
@@ -124,7 +123,7 @@ export class CommandSandbox {
     bwrap: string,
     filter: Buffer | undefined,
     plan: SandboxPlan,
-    writable?: WritableRule,
+    raceable = false,
   ): Promise<Lease | undefined> {
     // The zygote binds each root under /tmp again over a command's new /tmp; /tmp itself as a root it cannot keep.
     const keep = plan.roots.filter((r) => r.startsWith('/tmp/'));
@@ -133,7 +132,7 @@ export class CommandSandbox {
     const args = bwrapArgs({ ...plan, shadow: [], resident: true });
     // Without the network, each command's loopback is its own, as in a bubblewrap of its own.
     const zygoteArgs = ['--proc', RESIDENT_PROC, ...(plan.network ? [] : ['--net-ns']), ...keep.flatMap((k) => ['--keep', k])];
-    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs, ...(writable ? { writable } : {}) });
+    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs, ...(raceable ? { writable: writableRule(plan.roots, args) } : {}) });
   }
 }
 

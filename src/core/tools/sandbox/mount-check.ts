@@ -10,7 +10,7 @@ import { isWithin } from '../real-path';
 // kernel keeps is checked instead: it names each mount's filesystem and the real path of what
 // was bound, whatever path led there. The rule:
 //   a mount that is writable and not covered (another mount stacked on it, on its own root) is
-//   either a filesystem made for the sandbox (its device is not among the host's mounts: /tmp,
+//   either a filesystem made for the sandbox (its device is not among the host's mounts, where the line makes one: /tmp,
 //   /proc, devpts), one of the device nodes bubblewrap binds (the host's own node, by device and
 //   path), or a folder of the host inside a root (or of a host mount inside a root).
 // Covered means stacked, never "a later mount at or above its mount point": a mount point is a
@@ -42,6 +42,18 @@ export interface WritableRule {
   hostDevs: string[];
   /** Each device node `--dev` binds, as the host has it: where the sandbox has it, the host's filesystem and path. */
   devices: { mountPoint: string; dev: string; path: string }[];
+  /** Where the line makes a new filesystem (`--tmpfs`, `--proc`, `--dev` and its devpts): the only places one may be writable. */
+  fresh: string[];
+}
+
+/** The mount points where a bubblewrap line makes a filesystem of its own. */
+function freshMountPoints(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length - 1; i++) {
+    if (args[i] === '--tmpfs' || args[i] === '--proc') out.push(args[i + 1]);
+    else if (args[i] === '--dev') out.push(args[i + 1], `${args[i + 1]}/pts`);
+  }
+  return out;
 }
 
 /** The device nodes `--dev` binds from the host's /dev, writable. */
@@ -71,10 +83,10 @@ export function parseMountinfo(text: string): MountEntry[] {
   return out;
 }
 
-/** The rule for `roots` (real paths), from the host's own mount table. */
-export function writableRule(roots: readonly string[], hostMountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8')): WritableRule {
+/** The rule for `roots` (real paths) under the bubblewrap line `args`, from the host's own mount table. */
+export function writableRule(roots: readonly string[], args: readonly string[], hostMountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8')): WritableRule {
   const host = parseMountinfo(hostMountinfo);
-  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))], devices: [] };
+  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))], devices: [], fresh: freshMountPoints(args) };
   // The filesystem a host path is on and its path there: the last mount made at the longest mount point above it.
   const locate = (r: string): { dev: string; path: string } | undefined => {
     let best: MountEntry | undefined;
@@ -101,12 +113,17 @@ export function writableOutside(mountinfo: string, rule: WritableRule): string |
   const table = parseMountinfo(mountinfo);
   const hostDevs = new Set(rule.hostDevs);
   for (const m of table) {
-    if (!m.writable || !hostDevs.has(m.dev)) continue;
+    if (!m.writable) continue;
+    // A filesystem none of the host's mounts has: made for the sandbox, where its line makes one
+    // (elsewhere it could be another namespace's, reached through /proc/<pid>/root by a raced link).
+    if (!hostDevs.has(m.dev) && rule.fresh.includes(m.mountPoint)) continue;
     if (rule.devices.some((d) => d.mountPoint === m.mountPoint && d.dev === m.dev && d.path === m.root)) continue;
     if (rule.roots.some((r) => r.dev === m.dev && isWithin(m.root, r.path))) continue;
     // Covered by a mount stacked on it (the host's /dev/shm, rw under the read-only one --ro-bind / / made).
     if (table.some((n) => n.parent === m.id && n.mountPoint === m.mountPoint)) continue;
-    return `${m.mountPoint} is the host's ${m.root} (device ${m.dev}), writable, outside the workspace`;
+    return hostDevs.has(m.dev)
+      ? `${m.mountPoint} is the host's ${m.root} (device ${m.dev}), writable, outside the workspace`
+      : `${m.mountPoint} is a filesystem the sandbox did not make there (device ${m.dev}, ${m.fstype}), writable`;
   }
   return undefined;
 }
@@ -129,7 +146,7 @@ export function shellCheck(rule: WritableRule): string {
     'bad=""',
     'while read -r id _ dev root mp opts _; do',
     '  case ",$opts," in *,rw,*) ;; *) continue;; esac',
-    '  case "$devs" in *" $dev "*) ;; *) continue;; esac',
+    `  case "$devs" in *" $dev "*) ;; *) case ${quote(` ${rule.fresh.map(escapeField).join(' ')} `)} in *" $mp "*) continue;; esac;; esac`,
     '  ok=',
     ...rule.devices.map(
       (d) => `  [ "$mp" = ${quote(escapeField(d.mountPoint))} ] && [ "$dev" = ${quote(d.dev)} ] && [ "$root" = ${quote(escapeField(d.path))} ] && ok=1`,
