@@ -118,13 +118,7 @@ export class CommandSandbox {
   }
 
   /** The resident sandbox for `plan`'s state, when one can run it. */
-  private async resident(
-    pool: ResidentPool,
-    bwrap: string,
-    filter: Buffer | undefined,
-    plan: SandboxPlan,
-    raceable = false,
-  ): Promise<Lease | undefined> {
+  private async resident(pool: ResidentPool, bwrap: string, filter: Buffer | undefined, plan: SandboxPlan, raceable = false): Promise<Lease | undefined> {
     // The zygote binds each root under /tmp again over a command's new /tmp; /tmp itself as a root it cannot keep.
     const keep = plan.roots.filter((r) => r.startsWith('/tmp/'));
     if (plan.roots.includes('/tmp') || keep.length > MAX_KEEP) return undefined;
