@@ -547,6 +547,7 @@ echo done`;
         );
         assert.match(stdoutOf(r), /done/, r.content);
         assert.doesNotMatch(stdoutOf(r), /PLANTED/, r.content);
+        assert.match(r.content, /\.config cannot be created by commands: git's core\.hooksPath points into it/, 'the result says why');
         assert.equal(ws.read(`${where}free.txt`), 'x\n', 'the rest stays writable');
         assert.equal(fs.existsSync(ws.at(`${where}.config`)), false, 'no .config is left on the host');
         // Two at once share the stand-in on the highest missing folder; it goes when the last ends.
