@@ -1,10 +1,9 @@
 import type { GroupChild } from '../../process/spawner';
 import type { WalkLimits } from '../protected-walk';
-import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
-import { shellCheck, writableRule } from './mount-check';
+import { bindsInsideRoots, shellCheck, writableRule } from './mount-check';
 import { type ProtectedMounts, protectedMounts } from './protected-mounts';
 import { type Lease, ResidentPool } from './residents';
 import { holdShadows } from './shadows';
@@ -88,10 +87,8 @@ export class CommandSandbox {
     const plan: SandboxPlan = { mode, roots, ...mounts, ...hostSockets(), network, cwd, seccompFd: status.filter ? SECCOMP_FD : undefined };
     const args = bwrapArgs(plan);
     // A folder of the workspace bound writable onto itself can be raced (`mount-check.ts`): the
-    // mount table is checked before anything runs.
-    // (A root inside another root is such a folder too: a command in the outer one can swap it.)
-    const nestedRoot = roots.some((r) => roots.some((o) => o !== r && isWithin(r, o)));
-    const raceable = mode === 'workspace-write' && (mounts.pinned.length > 0 || mounts.guarded.length > 0 || nestedRoot);
+    // sandbox's mount table is checked before anything runs in it.
+    const raceable = bindsInsideRoots(args, roots);
     const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, raceable) : undefined;
     const release = holdShadows(mounts.shadow, roots);
     if (!lease) {
@@ -126,7 +123,7 @@ export class CommandSandbox {
     const args = bwrapArgs({ ...plan, shadow: [], resident: true });
     // Without the network, each command's loopback is its own, as in a bubblewrap of its own.
     const zygoteArgs = ['--proc', RESIDENT_PROC, ...(plan.network ? [] : ['--net-ns']), ...keep.flatMap((k) => ['--keep', k])];
-    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs, ...(raceable ? { writable: writableRule(plan.roots, args) } : {}) });
+    return pool.lease({ bwrap, args, fd3: filter, zygoteArgs, ...(raceable ? { checkRoots: plan.roots } : {}) });
   }
 }
 

@@ -46,6 +46,18 @@ export interface WritableRule {
   fresh: string[];
 }
 
+/**
+ * Whether the line `args` binds a folder inside a root writable onto itself (a pinned folder, a
+ * guarded folder's entry, a root inside another root): what a command running meanwhile can race,
+ * so the sandbox's table must be checked before use. A line without one has nothing to race.
+ */
+export function bindsInsideRoots(args: readonly string[], roots: readonly string[]): boolean {
+  for (let i = 0; i < args.length - 2; i++) {
+    if (args[i] === '--bind' && args[i + 1] === args[i + 2] && roots.some((r) => r !== args[i + 1] && isWithin(args[i + 1], r))) return true;
+  }
+  return false;
+}
+
 /** The mount points where a bubblewrap line makes a filesystem of its own. */
 function freshMountPoints(args: readonly string[]): string[] {
   const out: string[] = [];

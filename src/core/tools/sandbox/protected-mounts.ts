@@ -105,13 +105,11 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       else {
         let missing = d;
         while (path.dirname(missing) !== root && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
-        if (missing !== root && fs.existsSync(path.dirname(missing))) {
-          shadow.add(missing);
-          if (missing !== d)
-            notes.push(
-              `${missing} cannot be created by commands: git's core.hooksPath points into it (${d}), and a hooks folder is protected; create it with write_file (it asks first) or point core.hooksPath elsewhere`,
-            );
-        }
+        shadow.add(missing);
+        if (missing !== d)
+          notes.push(
+            `${missing} cannot be created by commands: git's core.hooksPath points into it (${d}), and a hooks folder is protected; create it with write_file (it asks first) or point core.hooksPath elsewhere`,
+          );
       }
     }
   };

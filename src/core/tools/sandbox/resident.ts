@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import { PassThrough } from 'node:stream';
 import type { GroupChild } from '../../process/spawner';
 import { RESIDENT_ZYGOTE } from './bwrap-args';
-import { type WritableRule, writableOutside } from './mount-check';
+import { writableOutside, writableRule } from './mount-check';
 import { FrameDecoder, killRequest, runRequest, type ZygoteFrame } from './zygote-wire';
 
 // One resident sandbox (decision 0103): a bubblewrap started once for a workspace state, with
@@ -114,8 +114,8 @@ export interface ResidentSpec {
   /** The zygote binary and its arguments. */
   zygote: string;
   zygoteArgs: readonly string[];
-  /** What may be writable in it (`mount-check.ts`): its mount table is checked once it said hello, before its first command. */
-  writable?: WritableRule;
+  /** The roots its writable mounts must stay in (`mount-check.ts`): its mount table is checked once it said hello, before its first command. */
+  checkRoots?: readonly string[];
 }
 
 /** A resident sandbox: `ready` says whether it can run commands (else why not); `run` starts one. */
@@ -260,7 +260,7 @@ export class Resident {
    * their own, which checks its table itself); neither when it holds.
    */
   private checkMounts(): { outside?: string; unreadable?: string } {
-    if (!this.spec.writable) return {};
+    if (!this.spec.checkRoots) return {};
     const pid = this.proc.pid;
     let table: string;
     try {
@@ -272,7 +272,8 @@ export class Resident {
     } catch (e) {
       return { unreadable: `its mount table could not be read: ${(e as Error).message}` };
     }
-    const outside = writableOutside(table, this.spec.writable);
+    // The rule is made here, once a resident starts, not for every command that leases one.
+    const outside = writableOutside(table, writableRule(this.spec.checkRoots, this.spec.args));
     return outside
       ? { outside: `its mounts did not come out as planned: ${outside} (a folder of the workspace was swapped for a link while the sandbox was set up)` }
       : {};
