@@ -25,6 +25,38 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
   await fsyncDir(path.dirname(file));
 }
 
+/**
+ * A file's bytes, or undefined when it does not exist (as `fs.existsSync` says). Opened and
+ * measured synchronously, its bytes read in one call: `fs.promises.readFile` reads in 512 KiB
+ * chunks, a thread-pool round trip each, which a loaded machine makes slow (a 5 MB tree, 14).
+ */
+export async function readWhole(file: string): Promise<Buffer | undefined> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (err) {
+    if (!fs.existsSync(file)) return undefined;
+    throw err;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const bytes = Buffer.allocUnsafeSlow(size);
+    let done = 0;
+    while (done < size) {
+      const n = await readAt(fd, bytes, done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done < size ? bytes.subarray(0, done) : bytes;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readAt(fd: number, into: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.read(fd, into, offset, length, position, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
 /** The name a quarantined file is moved to: `<file>.corrupt-<time>`. */
 export function quarantineName(file: string, now = new Date()): string {
   return `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`;

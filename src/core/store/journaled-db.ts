@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { describeError } from '../errors';
 import { type Quarantine, StoreError } from './errors';
-import { moveAside, removeStaleTemps, writeFileAtomic } from './fsutil';
+import { moveAside, readWhole, removeStaleTemps, writeFileAtomic } from './fsutil';
 import { admitGroup, type Pending } from './group-record';
 import { encodeRecord, JournalFile, type JournalRecord, maxRecordBytes, RecordTooLarge, scanJournal } from './journal';
 import { loadSqlJs } from './sqljs';
@@ -92,7 +92,8 @@ export class JournaledDb<P extends object> {
     let migrated = false;
     let dbBytes = 0;
     if (hasDb) {
-      const bytes = await fs.promises.readFile(dbFile);
+      // Gone since existsSync (never, under the lock): readFile throws what it did before.
+      const bytes = (await readWhole(dbFile)) ?? (await fs.promises.readFile(dbFile));
       dbBytes = bytes.length;
       try {
         ({ db, lsn: dbLsn, migrated } = loadVerified(SQL, bytes, hooks.schema));
@@ -107,7 +108,7 @@ export class JournaledDb<P extends object> {
       db.run('INSERT INTO meta(key, value) VALUES (?, ?), (?, ?), (?, ?)', ['kind', hooks.schema.kind, 'schema', hooks.schema.version, 'lsn', 0]);
     }
 
-    const wal = fs.existsSync(walFile) ? await fs.promises.readFile(walFile) : Buffer.alloc(0);
+    const wal = (await readWhole(walFile)) ?? Buffer.alloc(0);
     const scan = scanJournal(wal);
     const fresh = scan.records.filter((r) => r.lsn > dbLsn);
     if (fresh.length > 0 && fresh[0].lsn !== dbLsn + 1) {
