@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './repo-root';
@@ -127,6 +128,36 @@ export interface BrowserSession {
   describe: string;
 }
 
+/**
+ * Chrome's own UI that a new window loads in a renderer of its own (the address bar's popups):
+ * VS Code's webviews run in Electron, which has none. Started with every fresh page, it took
+ * 40–140 ms of CPU inside the bench's timed first frame on 2 cores (decision 0105).
+ */
+const BROWSER_UI_OFF = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup'];
+
+/**
+ * A launcher for `chromium` that adds `BROWSER_UI_OFF` to the features playwright disables.
+ * Chromium keeps only the last `--disable-features`, and playwright's launch does not merge a
+ * second one into its own, so the launcher appends one switch holding both lists.
+ */
+function launcherFor(chromium: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-chromium-'));
+  const file = path.join(dir, 'chromium');
+  const script = [
+    '#!/bin/sh',
+    'last=--disable-features=',
+    'for a do case $a in --disable-features=*) last=$a, ;; esac; done',
+    `exec ${shellQuote(chromium)} "$@" "$last"${BROWSER_UI_OFF.join(',')}`,
+    '',
+  ].join('\n');
+  fs.writeFileSync(file, script, { mode: 0o755 });
+  return file;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Launches headless chromium, or returns why it cannot. */
 export async function openBrowser(): Promise<BrowserSession | string> {
   const root = repoRoot();
@@ -135,13 +166,19 @@ export async function openBrowser(): Promise<BrowserSession | string> {
   const chromium = findChromium();
   if ('missing' in chromium) return chromium.missing;
   const executablePath = chromium.path;
-  const browser = await pw.pw.chromium.launch({
-    executablePath,
-    headless: true,
-    // The bench runs as root in a container: chromium's sandbox needs user namespaces.
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-background-timer-throttling', '--disable-renderer-backgrounding'],
-  });
-  return { browser, describe: `${executablePath} ${browser.version()}, playwright-core from ${pw.from}` };
+  const launcher = launcherFor(executablePath);
+  try {
+    const browser = await pw.pw.chromium.launch({
+      executablePath: launcher,
+      headless: true,
+      // The bench runs as root in a container: chromium's sandbox needs user namespaces.
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-background-timer-throttling', '--disable-renderer-backgrounding'],
+    });
+    return { browser, describe: `${executablePath} ${browser.version()} (its address bar's popups off), playwright-core from ${pw.from}` };
+  } finally {
+    // The launcher exec'd chromium; nothing runs it again.
+    fs.rmSync(path.dirname(launcher), { recursive: true, force: true });
+  }
 }
 
 /** Opens the harness page and waits until the webview has announced itself. */
