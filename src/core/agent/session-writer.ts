@@ -90,7 +90,7 @@ export class SessionWriter implements SessionLog {
   }
 
   private emit(e: SessionEvent): void {
-    for (const fn of this.listeners) fn(e, this.session);
+    if (this.listeners.size > 0) for (const fn of this.listeners) fn(e, this.session);
     this.store?.staged(this.session.id, e);
   }
 }

@@ -1,6 +1,6 @@
 import type { SandboxMode } from '../session/events';
 import { programEnv } from './process';
-import { type Json, type LineHandlers, num, record, runProgram, str } from './run';
+import { inOrder, type Json, type LineHandlers, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
@@ -117,23 +117,23 @@ export function claudeHandlers(version: string | undefined): LineHandlers {
       if (d.type === 'text_delta') sink.delta('text', str(d.text));
       else if (d.type === 'thinking_delta') sink.delta('reasoning', str(d.thinking));
     },
-    assistant: async (e, _st, sink) => {
+    assistant: (e, _st, sink) => {
       if (sub(e, sink)) return;
       const m = record(e.message) ? e.message : {};
       if (str(m.model)) sink.model(str(m.model));
-      for (const b of Array.isArray(m.content) ? m.content : []) {
-        if (!record(b)) continue;
+      return inOrder(m.content, (b) => {
+        if (!record(b)) return;
         if (b.type === 'text') sink.text(str(b.text));
         else if (b.type === 'thinking') sink.reasoning(str(b.thinking));
-        else if (b.type === 'tool_use') await sink.toolCall(str(b.id), str(b.name), b.input ?? {});
-      }
+        else if (b.type === 'tool_use') return sink.toolCall(str(b.id), str(b.name), b.input ?? {});
+      });
     },
-    user: async (e, _st, sink) => {
+    user: (e, _st, sink) => {
       if (sub(e, sink)) return;
       const m = record(e.message) ? e.message : {};
-      for (const b of Array.isArray(m.content) ? m.content : []) {
-        if (record(b) && b.type === 'tool_result') await sink.toolResult(str(b.tool_use_id), textOf(b.content), b.is_error === true);
-      }
+      return inOrder(m.content, (b) => {
+        if (record(b) && b.type === 'tool_result') return sink.toolResult(str(b.tool_use_id), textOf(b.content), b.is_error === true);
+      });
     },
     result: (e, st, sink) => {
       const u = record(e.usage) ? e.usage : {};

@@ -79,6 +79,12 @@ function commandResult(item: Json): { content: string; isError: boolean } {
   return { content: out ? `${body}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
 }
 
+/** A finished command's result into the sink. */
+function commandOutcome(item: Json, id: string, sink: RemoteSink): Promise<void> {
+  const r = commandResult(item);
+  return sink.toolResult(id, r.content, r.isError);
+}
+
 /** Items that are a call and its result at once (sent only completed). */
 const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unknown; content: string; isError: boolean }> = {
   file_change: (i) => ({ name: 'apply_patch', args: { changes: i.changes }, content: JSON.stringify(i.changes ?? []), isError: str(i.status) === 'failed' }),
@@ -94,15 +100,15 @@ const ONE_SHOT_ITEMS: Record<string, (item: Json) => { name: string; args: unkno
 /** How `codex exec --json` lines become sink calls (exported for the bench's mapping figure). */
 export function codexHandlers(version: string | undefined): LineHandlers {
   const started = new Set<string>();
-  const command = async (item: Json, id: string, completed: boolean, sink: RemoteSink) => {
+  // Not async: the call (when new) and the result are chained only when both are written.
+  const command = (item: Json, id: string, completed: boolean, sink: RemoteSink): Promise<void> | undefined => {
+    let call: Promise<void> | undefined;
     if (!started.has(id)) {
       started.add(id);
-      await sink.toolCall(id, 'shell', { command: str(item.command) });
+      call = sink.toolCall(id, 'shell', { command: str(item.command) });
     }
-    if (completed) {
-      const r = commandResult(item);
-      await sink.toolResult(id, r.content, r.isError);
-    }
+    if (!completed) return call;
+    return call ? call.then(() => commandOutcome(item, id, sink)) : commandOutcome(item, id, sink);
   };
   // Synchronous unless it writes to the log (most items only buffer text): a mapped line then costs no promise.
   const onItem = (e: Json, st: { errors: string[] }, sink: RemoteSink, completed: boolean): void | Promise<void> => {

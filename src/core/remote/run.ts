@@ -31,6 +31,19 @@ export const record = (v: unknown): v is Json => typeof v === 'object' && v !== 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
 
+/**
+ * `step` over the blocks of `content` (an array, else none) one after another: a step that
+ * writes returns a promise, and the blocks after it wait for it. Synchronous (no promise)
+ * when no step wrote, so a line that only buffers text costs none.
+ */
+export function inOrder(content: unknown, step: (b: unknown) => void | Promise<void>, from = 0): void | Promise<void> {
+  if (!Array.isArray(content)) return;
+  for (let i = from; i < content.length; i++) {
+    const writing = step(content[i]);
+    if (writing) return writing.then(() => inOrder(content, step, i + 1));
+  }
+}
+
 /** How a program's process ended, in words: `killed by SIGTERM` or `exit code 3`. */
 export const exitPhrase = (exit: { code: number | null; signal: NodeJS.Signals | null }): string =>
   exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;

@@ -1,5 +1,5 @@
 import type { SessionWriter } from '../agent/session-writer';
-import type { Refusal, ToolCall, Usage } from '../session/events';
+import type { EventDraft, Refusal, SessionEvent, ToolCall, Usage } from '../session/events';
 import { countSkipped, cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
 
@@ -8,6 +8,11 @@ export const UNANSWERED = 'The remote program reported no result for this call.'
 
 /** A program's call id and tool name are names: this long at most in the log. */
 const ID_CHARS = 200;
+
+type AssistantDraft = Extract<EventDraft, { type: 'assistant/message' }>;
+
+/** What a call or result that writes nothing returns (most lines of a long turn past its bounds). */
+const DONE: Promise<void> = Promise.resolve();
 
 /**
  * The one sink every remote driver writes through (decision 0035): it turns a program's
@@ -111,11 +116,16 @@ export class SessionSink implements RemoteSink {
     return this.said;
   }
 
-  async toolCall(id: string, name: string, args: unknown): Promise<void> {
+  // Not async itself: a call past the turn's bounds (every later line of a long turn) costs no promise of its own.
+  toolCall(id: string, name: string, args: unknown): Promise<void> {
     if (!this.bounds.call()) {
       this.callsCut++; // its result, when it comes, is for an unknown call: dropped
-      return;
+      return DONE;
     }
+    return this.call(id, name, args);
+  }
+
+  private async call(id: string, name: string, args: unknown): Promise<void> {
     const base = (id || 'call').slice(0, ID_CHARS);
     let local = base;
     for (let n = 2; this.used.has(local); n++) local = `${base}#${n}`;
@@ -126,25 +136,34 @@ export class SessionSink implements RemoteSink {
     // Cut arguments are no longer JSON: what is left of them goes in a JSON object of its own.
     const argsText = kept === whole ? whole : JSON.stringify({ cut: kept, bytes: Buffer.byteLength(whole) });
     const call: ToolCall = { id: local, name: `${this.prefix}:${(name || 'tool').slice(0, ID_CHARS)}`, arguments: argsText };
-    await this.write([call]);
+    await this.w.append(this.message([call]));
     this.pending.set(local, call.name);
   }
 
-  async toolResult(id: string, content: string, isError: boolean): Promise<void> {
+  toolResult(id: string, content: string, isError: boolean): Promise<void> {
     const local = this.ids.get(id.slice(0, ID_CHARS));
     const name = local === undefined ? undefined : this.pending.get(local);
-    if (local === undefined || name === undefined) return this.skipped('result-for-unknown-call');
+    if (local === undefined || name === undefined) {
+      this.skipped('result-for-unknown-call');
+      return DONE;
+    }
     this.pending.delete(local);
+    return this.answer(local, name, content, isError);
+  }
+
+  private async answer(local: string, name: string, content: string, isError: boolean): Promise<void> {
     const { kept, dropped } = this.bounds.take(content, REMOTE_BOUNDS.itemBytes);
     this.cut('tool results', dropped);
     const text = dropped > 0 ? `${kept}\n[Arbor cut this result here: ${sizeOf(dropped)} more were dropped (decision 0044).]` : content;
     await this.append(local, name, text, isError);
   }
 
-  private async append(callId: string, name: string, content: string, isError: boolean): Promise<void> {
+  private append(callId: string, name: string, content: string, isError: boolean): Promise<SessionEvent> {
     const refusal = this.refusals.get(callId);
     this.refusals.delete(callId);
-    await this.w.append({ type: 'tool/result', callId, name, content, isError: isError || !!refusal, ...(refusal ? { refusal } : {}) });
+    return this.w.append(
+      refusal ? { type: 'tool/result', callId, name, content, isError: true, refusal } : { type: 'tool/result', callId, name, content, isError },
+    );
   }
 
   usage(u: Usage): void {
@@ -169,7 +188,7 @@ export class SessionSink implements RemoteSink {
 
   /** Write the text and reasoning buffered so far as one assistant message now (something else goes in the log next). */
   async flush(): Promise<void> {
-    if (this.textBuf || this.reasoningBuf) await this.write();
+    if (this.textBuf || this.reasoningBuf) await this.w.append(this.message());
   }
 
   /** Close every unanswered call, then write what is buffered with the turn's usage (and what was cut, said). */
@@ -183,7 +202,7 @@ export class SessionSink implements RemoteSink {
     }
     const note = this.cutNote();
     if (note) this.textBuf += this.textBuf ? `\n\n${note}` : note;
-    if (this.textBuf || this.reasoningBuf || this.total) await this.write(undefined, this.total);
+    if (this.textBuf || this.reasoningBuf || this.total) await this.w.append(this.message(undefined, this.total));
     this.total = undefined;
   }
 
@@ -197,18 +216,14 @@ export class SessionSink implements RemoteSink {
     return `[Arbor kept only part of this remote turn: a turn keeps at most ${sizeOf(REMOTE_BOUNDS.turnBytes)} of text, reasoning, tool calls and results (${sizeOf(REMOTE_BOUNDS.itemBytes)} per call or result, ${REMOTE_BOUNDS.toolCalls} calls), and ${parts.join(', ')} were dropped. The program itself saw everything; ask it for a shorter answer, or to write long output to a file.]`;
   }
 
-  /** Buffered text and reasoning (and these calls) as one assistant message. */
-  private async write(calls?: ToolCall[], usage?: Usage): Promise<void> {
-    const text = this.textBuf;
-    const reasoning = this.reasoningBuf;
+  /** Buffered text and reasoning (and these calls) as one assistant message; the buffers are emptied. */
+  private message(calls?: ToolCall[], usage?: Usage): AssistantDraft {
+    const m: AssistantDraft = { type: 'assistant/message', text: this.textBuf, model: this.modelName };
+    // Set only when present (no spread of a throw-away object per message): the same keys in the same order as before.
+    if (this.reasoningBuf) m.reasoning = this.reasoningBuf;
+    if (calls?.length) m.toolCalls = calls;
+    if (usage) m.usage = usage;
     this.textBuf = this.reasoningBuf = '';
-    await this.w.append({
-      type: 'assistant/message',
-      text,
-      model: this.modelName,
-      ...(reasoning ? { reasoning } : {}),
-      ...(calls?.length ? { toolCalls: calls } : {}),
-      ...(usage ? { usage } : {}),
-    });
+    return m;
   }
 }

@@ -22,6 +22,20 @@ function copy(v: unknown, depth: number): unknown {
   }
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  // Symbol keys are not data (structuredClone drops them): only then is the object copied key by key.
+  if (Object.getOwnPropertySymbols(v).length > 0) return copyKeys(v, depth);
+  // A spread copies the own enumerable string keys in order, as data (an own `__proto__` stays a key);
+  // then only the values that are not primitives are replaced by their copies.
+  const out: Record<string, unknown> = { ...v };
+  for (const k in out) {
+    const x = out[k];
+    // The own check (an enumerable key on Object.prototype is not the copy's) only where a value is replaced.
+    if (((typeof x === 'object' && x !== null) || typeof x === 'function' || typeof x === 'symbol') && Object.hasOwn(out, k)) out[k] = copy(x, depth + 1);
+  }
+  return out;
+}
+
+function copyKeys(v: object, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     const x = copy((v as Record<string, unknown>)[k], depth + 1);

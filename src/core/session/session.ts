@@ -129,6 +129,11 @@ export class Session {
     e.seq = draft.seq ?? this.log.length;
     e.at = draft.at ?? isoNow();
     this.push(e, false);
+    if (this.appendListeners.size > 0) this.notify(e);
+    return copyData(e);
+  }
+
+  private notify(e: SessionEvent): void {
     for (const fn of this.appendListeners) {
       try {
         fn(e);
@@ -136,7 +141,6 @@ export class Session {
         // The event is stored; an observer's failure must not make the append look refused.
       }
     }
-    return copyData(e);
   }
 
   /** The model's view of this session (compaction replacements applied). */

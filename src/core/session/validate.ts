@@ -30,7 +30,7 @@ const source: Check = (v) => record(v) && oneOf(...SOURCE_KINDS)((v as { kind: u
 const toolCalls: Check = (v) =>
   Array.isArray(v) &&
   v.every((c) => record(c) && nonEmpty(c.id) && nonEmpty(c.name) && str(c.arguments)) &&
-  new Set(v.map((c: { id: string }) => c.id)).size === v.length;
+  (v.length < 2 || new Set(v.map((c: { id: string }) => c.id)).size === v.length);
 const usage: Check = (v) =>
   record(v) &&
   natural(v.promptTokens) &&
@@ -262,8 +262,7 @@ export function checkEventShape(e: unknown, expectedSeq: number): void {
   if (ev.seq !== expectedSeq)
     throw new SessionValidationError('SEQ_GAP', `seq ${String(ev.seq)} does not follow the log (expected ${expectedSeq})`, 'seq', expectedSeq);
   if (!isEventType(ev.type)) throw new SessionValidationError('UNKNOWN_TYPE', `Unknown event type ${JSON.stringify(ev.type)}`, 'type', expectedSeq);
-  if (!nonEmpty(ev.at) || Number.isNaN(Date.parse(ev.at as string)))
-    throw new SessionValidationError('BAD_FIELD', 'at must be an ISO-8601 time', 'at', expectedSeq);
+  if (!isTime(ev.at)) throw new SessionValidationError('BAD_FIELD', 'at must be an ISO-8601 time', 'at', expectedSeq);
   for (const rule of EVENT_RULES[ev.type]) {
     const v = ev[rule.field];
     if (v === undefined) {
@@ -272,6 +271,18 @@ export function checkEventShape(e: unknown, expectedSeq: number): void {
     }
     if (!rule.check(v)) throw new SessionValidationError('BAD_FIELD', `${ev.type}.${rule.field} must be ${rule.expect}`, rule.field, expectedSeq);
   }
+}
+
+/** The last `at` that parsed: events appended in the same millisecond share it, and a string parses the same every time. */
+let lastTime = '';
+
+/** A non-empty string `Date.parse` reads as a time. */
+function isTime(v: unknown): boolean {
+  if (typeof v !== 'string' || v.length === 0) return false;
+  if (v === lastTime) return true;
+  if (Number.isNaN(Date.parse(v))) return false;
+  lastTime = v;
+  return true;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -29,6 +29,11 @@ export const REMOTE_BOUNDS = {
 
 /** Count one skipped line or event by kind, in a table of bounded size (kinds a program names are cut to 100 characters). */
 export function countSkipped(counts: Record<string, number>, kind: string): void {
+  // A kind seen before is an own data property: assigning it never reaches a setter (not even `__proto__`'s).
+  if (kind.length <= 100 && Object.hasOwn(counts, kind)) {
+    counts[kind]++;
+    return;
+  }
   let k = kind.length > 100 ? `${kind.slice(0, 100)}…` : kind;
   if (!Object.hasOwn(counts, k) && Object.keys(counts).length >= REMOTE_BOUNDS.skippedKinds) k = 'other';
   // Defined, not assigned: a kind named `__proto__` is a count like any other, never the prototype.

@@ -64,6 +64,15 @@ describe('Session.append: seq, time and ownership', () => {
         expectRefusal(s, (x) => x.append({ ...ev.user('hi'), at: at as string }), { code: 'BAD_FIELD', field: 'at', seq: 0 });
       }
     });
+
+    it('checks every at, also right after one that passed (the last good time is remembered, never a bad one)', () => {
+      const s = Session.create(header());
+      s.append({ ...ev.user('a'), at: T0 });
+      s.append({ ...ev.user('b'), at: T0 });
+      expectRefusal(s, (x) => x.append({ ...ev.user('c'), at: 'later' }), { code: 'BAD_FIELD', field: 'at', seq: 2 });
+      expectRefusal(s, (x) => x.append({ ...ev.user('c'), at: 'later' }), { code: 'BAD_FIELD', field: 'at', seq: 2 });
+      assert.equal(s.append({ ...ev.user('d'), at: T0 }).seq, 2);
+    });
   });
 
   describe('ownership: the log holds deep copies', () => {

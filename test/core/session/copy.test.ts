@@ -36,6 +36,32 @@ describe('copyData: a deep copy of event data', () => {
     assert.deepEqual(Object.keys(c), ['__proto__', 'x']);
   });
 
+  it('copies only own keys: symbol keys are dropped (as structuredClone drops them), an enumerable key on Object.prototype is not copied', () => {
+    const tag = Symbol('tag');
+    const withSymbol = { a: { n: 1 }, [tag]: { secret: true } };
+    const c = copyData(withSymbol);
+    assert.deepEqual(Object.getOwnPropertySymbols(c), []);
+    assert.deepEqual(c, structuredClone(withSymbol));
+    assert.notEqual(c.a, withSymbol.a);
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.polluted = { x: 1 };
+    try {
+      const d = copyData({ a: { n: 1 }, b: 2 });
+      assert.deepEqual(Object.keys(d), ['a', 'b']);
+      assert.equal(Object.hasOwn(d, 'polluted'), false);
+    } finally {
+      delete proto.polluted;
+    }
+  });
+
+  it('an object without a prototype is copied as a plain object, as structuredClone does', () => {
+    const v = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1, b: { c: [2] } });
+    const c = copyData(v);
+    assert.equal(Object.getPrototypeOf(c), Object.prototype);
+    assert.deepEqual(c, structuredClone(v));
+    assert.notEqual(c.b, v.b);
+  });
+
   it('anything but plain data is what structuredClone makes of it; a function throws as it does', () => {
     const when = new Date('2026-01-01T00:00:00.000Z');
     class Thing {
