@@ -191,6 +191,8 @@ export class ArborHost implements CommandHost {
         readClaudeSettings: s.hooksReadClaude,
         trusted: () => vscode.workspace.isTrusted,
       },
+      // Worktrees run git with the repository's own configuration: only while the workspace is trusted.
+      trusted: () => vscode.workspace.isTrusted,
       mcp: this.mcp.deployment(folders),
       checkpoints: { enabled: s.checkpoints },
     };

@@ -72,6 +72,12 @@ export interface HarnessConfig {
   project?: Omit<ProjectFilesOptions, 'root'>;
   /** Hooks in Claude Code's schema (decision 0057): which settings files, and whether the workspace is trusted. Absent: no hooks. */
   hooks?: HooksOptions;
+  /**
+   * Whether the workspace is trusted (VS Code's workspace trust; read at each use). Absent: trusted
+   * (the CLI trusts the folder it runs in). Untrusted: no worktrees (their git reads the
+   * repository's own configuration, which can name programs).
+   */
+  trusted?: () => boolean;
   /** Checkpoints per node (issue 24, decision 0059): on unless `enabled: false` (`--no-checkpoints`, `arbor.checkpoints.enabled`). */
   checkpoints?: CheckpointOptions;
   /** More feature rows (a remote provider's wiring), wired after the built-in ones. */

@@ -98,6 +98,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     // Read when asked: the runtime is built just below.
     isRunning: (id) => subagents.isRunning(id) || agents.get(id)?.activity === 'running',
     recovered: () => host.recovered,
+    ...(config.trusted ? { trusted: config.trusted } : {}),
   });
   const commandSandbox = new CommandSandbox({
     ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),

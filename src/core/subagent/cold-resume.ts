@@ -24,6 +24,8 @@ export interface ResumePort {
     roots?: readonly string[],
   ): ChildComposition;
   registerLocalTools(childId: string, mode: 'continuable', request: Pick<SubagentRequest, 'outputSchema'>): () => void;
+  /** Writes a stored worktree child's files when it was made without them (the worktree service's `fill`); absent: as is. */
+  fillWorktree?: (dir: string) => Promise<void>;
 }
 
 export interface Rebuilt {
@@ -65,7 +67,7 @@ export async function rebuildFromLog(rt: ResumePort, childId: string, setDepth: 
     rootsOf(session.header, session.events),
   );
   // Arbor's own agent here (not a provider's driver: a placement no longer configured) works in the files themselves.
-  if (!comp.remote) await worktreeFilesOf(session.header, session.events);
+  if (!comp.remote) await worktreeFilesOf(session.header, session.events, rt.fillWorktree);
   const unregister = rt.registerLocalTools(childId, 'continuable', {});
   const built = rt.build(new SessionWriter(session, store), comp);
   await built.agent.recover();

@@ -84,7 +84,7 @@ export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]):
  * no file written) is written first, else the agent would find it empty and its first reader's
  * `read-tree --reset` would write HEAD's files over what the agent wrote meanwhile.
  */
-export async function worktreeFilesOf(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+export async function worktreeFilesOf(header: SessionHeader, events: readonly SessionEvent[], fill: (dir: string) => Promise<void> = filled): Promise<void> {
   const w = worktreeOf(header, events);
-  if (w) await filled(w.path);
+  if (w) await fill(w.path);
 }

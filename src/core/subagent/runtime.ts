@@ -17,7 +17,7 @@ import { Residency } from './residency';
 import type { Mode, RuntimeDeps } from './runtime-deps';
 import { spawnProvider } from './spawn-provider';
 import type { SubagentControl } from './surface';
-import type { ContinuableStart, OneShotResult, StartOptions, SubagentProvider, SubagentRequest, SubagentRun } from './types';
+import type { ContinuableStart, OneShotResult, StartOptions, SubagentProvider, SubagentRequest, SubagentRun, WorktreePort } from './types';
 
 /**
  * The in-process subagent runtime (DESIGN §7): starts children, owns their residency. Its
@@ -48,6 +48,7 @@ export class SubagentRuntime implements SubagentControl {
       composition: (header, request, escalate, roots) => childComposition(this.child, header, request, escalate, roots),
       registerLocalTools: (childId, mode, request) => registerLocalTools(this.child, childId, mode, request),
       deliver: (parentId, text, source, quiet) => this.deliver(parentId, text, source, quiet),
+      ...(deps.worktrees?.fill ? { fillWorktree: (dir: string) => (deps.worktrees as Required<WorktreePort>).fill(dir) } : {}),
     });
     const report = deps.report ?? (() => undefined);
     this.fanout = new FanoutLimiter(deps.maxConcurrentChildren ?? DEFAULT_MAX_CONCURRENT_CHILDREN, (id) => report(id, 'queued'));

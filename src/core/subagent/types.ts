@@ -51,6 +51,8 @@ export interface WorktreePort {
   /** `filesLater`: the entry and branch only, its work read from its branch, the files written only when asked for (a placed child; decisions 0089, 0093). */
   create(childId: string, label: string | undefined, parentRoot: string, opts?: { filesLater?: boolean }): Promise<WorktreePlace>;
   remove(place: WorktreePlace): Promise<void>;
+  /** A stored child's worktree gets its files if it was made without them (refused where git may not run); absent: written as is. */
+  fill?(dir: string): Promise<void>;
 }
 
 /**

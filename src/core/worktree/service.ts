@@ -25,6 +25,12 @@ export interface WorktreeDeps {
   isRunning(id: string): boolean;
   /** Sessions whose turn a crash cut (recovery at open). */
   recovered(): readonly string[];
+  /**
+   * The workspace is trusted (read at each call; absent: trusted, as the CLI's folder is). Git run
+   * on the user's repository reads its own configuration, which can name programs (`core.fsmonitor`,
+   * filter drivers, textconv), so an untrusted workspace makes, reviews and applies no worktree.
+   */
+  trusted?: () => boolean;
 }
 
 /** One worktree child, as `list` shows it. */
@@ -68,6 +74,25 @@ export class WorktreeService {
     this.dir = worktreesDirOf(deps.storeDir);
   }
 
+  /**
+   * A stored child's worktree made without its files (a placed child's, decision 0093) gets them
+   * before Arbor's own agent works in it again; writing them runs git with the repository's
+   * configuration, so not in an untrusted workspace. A worktree with its files needs nothing.
+   */
+  async fill(dir: string): Promise<void> {
+    if (await unread(dir)) this.mustTrust("write a worktree child's files");
+    await filled(dir);
+  }
+
+  /** Refuse, in an untrusted workspace, what runs git with the repository's own configuration. */
+  private mustTrust(what: string): void {
+    if (this.deps.trusted && !this.deps.trusted())
+      throw new WorktreeError(
+        'UNSUPPORTED',
+        `This workspace is not trusted (Restricted Mode), and git reads its repository's configuration, which can run programs; Arbor cannot ${what} here. Trust the workspace, or leave isolation out.`,
+      );
+  }
+
   /** Never copied into a child's base or the parent's apply snapshot: Arbor's own folders. */
   private get excludes(): string[] {
     return [this.deps.storeDir, this.dir];
@@ -75,6 +100,7 @@ export class WorktreeService {
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
   create(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreePlace> {
+    this.mustTrust('give a child its own worktree');
     return createWorktree({
       ...opts,
       parentRoot,
@@ -131,6 +157,7 @@ export class WorktreeService {
 
   /** Per file: base content, the child's content, a unified diff (open: the folder now; kept: its branch). */
   async diff(id: string): Promise<{ listing: WorktreeListing; files: FileChange[] }> {
+    this.mustTrust("review a worktree child's changes");
     const w = await this.work(id);
     const to = w.unreadAt ?? (await this.currentTree(w.e));
     return { listing: await this.listingOf(id, w), files: await diffTrees(w.e.repo, w.e.base, to) };
@@ -142,6 +169,7 @@ export class WorktreeService {
    * branch are removed, and the child's log says so.
    */
   async apply(id: string): Promise<ApplyResult> {
+    this.mustTrust("apply a worktree child's changes");
     const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
     const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch));
     if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
@@ -162,6 +190,7 @@ export class WorktreeService {
 
   /** Commit the child's files onto its branch, remove the folder, keep the branch; returns the branch. */
   async keep(id: string): Promise<{ branch: string; head: string }> {
+    this.mustTrust("keep a worktree child's branch");
     const { e, unreadAt } = await this.changeableWork(id, ['open']);
     const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`));
     await this.record(id, e, 'kept', { head });
