@@ -33,6 +33,10 @@ export class Agent implements SessionLog {
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
   /** The admit hook's judgement under way (an async answer): a cancel aborts it (decision 0099). */
   private judging: AbortController | null = null;
+  /** The automatic compaction before a turn under way (a model request): a cancel aborts it. */
+  private compacting: AbortController | null = null;
+  /** Compactions the user asked for (`compact()`) under way: a cancel aborts them too. */
+  private readonly manualCompactions = new Set<AbortController>();
   private disposed = false;
   /** When turns start: the one rule of decision 0075 (scheduling.ts). */
   private readonly turnsAt = new TurnScheduler({
@@ -233,7 +237,9 @@ export class Agent implements SessionLog {
     }
     // An interrupt that says why ends the turn with that text (turn/end.error).
     const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
+    for (const c of this.manualCompactions) c.abort(reason); // a compaction asked for ends too
     if (this.controller) this.controller.abort(reason);
+    else if (this.compacting) this.compacting.abort(reason);
     else if (this.judging) this.judging.abort(reason);
     else if (this.turnsAt.running) this.cancelPending = reason;
   }
@@ -244,7 +250,13 @@ export class Agent implements SessionLog {
    */
   async compact(keepTurns = 1): Promise<CompactionResult> {
     await this.idle();
-    return compact(this.cfg, 'manual', keepTurns);
+    const compacting = new AbortController();
+    this.manualCompactions.add(compacting);
+    try {
+      return await compact(this.cfg, 'manual', keepTurns, compacting.signal);
+    } finally {
+      this.manualCompactions.delete(compacting);
+    }
   }
 
   onTurnEnd(fn: (r: TurnReport) => void): () => void {
@@ -279,6 +291,9 @@ export class Agent implements SessionLog {
   async dispose(): Promise<void> {
     this.disposed = true;
     this.controller?.abort('cancelled');
+    this.compacting?.abort('cancelled');
+    for (const c of this.manualCompactions) c.abort('cancelled');
+    this.judging?.abort('cancelled');
     await this.idle();
     await this.cfg.writer.flush();
     this.turnListeners.clear();
@@ -301,8 +316,22 @@ export class Agent implements SessionLog {
     while (!this.disposed) {
       let next = this.nextMessage();
       if (!next) return;
-      if (this.cfg.compaction) {
-        await compactIfNeeded(this.cfg, this.cfg.compaction);
+      // A cancel already pending opens the turn it interrupts at once: no compaction before it.
+      if (this.cfg.compaction && !this.cancelPending) {
+        // A Stop while the compaction runs ends its request (and its PreCompact hook): nothing
+        // streams into the log after it, and the message stays queued, paused, unclaimed.
+        const compacting = new AbortController();
+        this.compacting = compacting;
+        try {
+          await compactIfNeeded(this.cfg, this.cfg.compaction, compacting.signal);
+        } finally {
+          this.compacting = null;
+        }
+        if (compacting.signal.aborted) {
+          this.cancelPending = undefined;
+          this.turnsAt.paused = true;
+          return;
+        }
         // The message may have been withdrawn while compaction ran: take the queue's head again.
         next = this.nextMessage();
         if (!next) return;

@@ -7,6 +7,8 @@ import { collect } from './stream-collector';
 const SUMMARY_SYSTEM =
   'You compact a coding-agent conversation. Write a concise summary that lets the agent continue: the user goals, decisions made, files touched and their state, open questions and next steps. Plain text, no preamble.';
 
+const STOPPED = 'Stopped before the compaction finished.';
+
 export interface CompactionResult {
   outcome: 'committed' | 'aborted' | 'skipped';
   replaced?: { fromSeq: number; toSeq: number };
@@ -14,13 +16,17 @@ export interface CompactionResult {
 }
 
 /** Compact before a turn when the last request's prompt reached the threshold. */
-export async function compactIfNeeded(cfg: AgentConfig, opts: { thresholdTokens: number; keepTurns?: number }): Promise<CompactionResult> {
+export async function compactIfNeeded(
+  cfg: AgentConfig,
+  opts: { thresholdTokens: number; keepTurns?: number },
+  signal?: AbortSignal,
+): Promise<CompactionResult> {
   const events = cfg.writer.session.events;
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e.type === 'assistant/message' && e.usage) {
       if (e.usage.promptTokens < opts.thresholdTokens) return { outcome: 'skipped' };
-      return compact(cfg, 'threshold', opts.keepTurns);
+      return compact(cfg, 'threshold', opts.keepTurns, signal);
     }
   }
   return { outcome: 'skipped' };
@@ -30,8 +36,10 @@ export async function compactIfNeeded(cfg: AgentConfig, opts: { thresholdTokens:
  * A compaction transaction: compaction/start → model-written summary → the replacing
  * user/message over everything before the last `keepTurns` turns → compaction/end.
  * The raw log stays; only the surface the model sees changes. Runs between turns.
+ * `signal` is a Stop: the PreCompact hook is killed, the summary request ends, nothing is
+ * written after it but the transaction's `compaction/end` (aborted).
  */
-export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', keepTurns = 1): Promise<CompactionResult> {
+export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', keepTurns = 1, signal?: AbortSignal): Promise<CompactionResult> {
   const w = cfg.writer;
   const s = w.session;
   if (s.openTurnId) return { outcome: 'skipped', error: 'A turn is running; compact between turns.' };
@@ -42,10 +50,11 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
   const replaced = { fromSeq: 0, toSeq: boundary - 1 };
 
   try {
-    await cfg.beforeCompaction?.({ reason });
+    await cfg.beforeCompaction?.({ reason, ...(signal ? { signal } : {}) });
   } catch {
     // an observer's failure is not the compaction's
   }
+  if (signal?.aborted) return { outcome: 'aborted', error: STOPPED };
   const compactionId = randomUUID();
   await w.append({ type: 'compaction/start', compactionId, reason });
   // A model request like any other: under a budget it is checked and carries the cap it reserved.
@@ -55,12 +64,17 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
     tools: [],
     messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
     ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens } : {}),
+    ...(signal ? { signal } : {}),
   });
   if ('refused' in ready) {
     await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
     return { outcome: 'aborted', error: ready.refused };
   }
   const out = await collect(cfg.model.stream(ready.req));
+  if (signal?.aborted) {
+    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
+    return { outcome: 'aborted', error: STOPPED };
+  }
   // A summary cut at a budget's cap would drop context silently: the history stays as it was.
   const cut = ready.cap !== undefined && out.finishReason === 'length' ? cutByCap(ready.cap, cfg.maxTokens) : undefined;
   if (out.error || cut || !out.text.trim()) {

@@ -77,9 +77,10 @@ export interface AgentConfig extends ToolCallHooks {
   beforeTurnEnd?: (c: { text: string; continued: number; signal: AbortSignal }) => Promise<string | undefined>;
   /**
    * Awaited just before a compaction starts (Claude Code's `PreCompact`), to observe it: it
-   * cannot stop one. Contract: must not throw (a throw is dropped).
+   * cannot stop one. Contract: must not throw (a throw is dropped). `signal`, when given, is a
+   * Stop of the agent: the hook should end its work (its process group is killed).
    */
-  beforeCompaction?: (c: { reason: 'manual' | 'threshold' }) => Promise<void>;
+  beforeCompaction?: (c: { reason: 'manual' | 'threshold'; signal?: AbortSignal }) => Promise<void>;
   /**
    * Called synchronously once every call of a step was answered, just before the step's
    * `tool/result`s are staged: a layer stages its own records of the step here (hook runs), so

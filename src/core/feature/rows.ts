@@ -58,7 +58,7 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
   /** Every call of a step of `sessionId` was answered; its results are staged next, synchronously after this (the agent's `beforeResults`). */
   stepAnswered?(sessionId: string): void;
   /** A compaction of `sessionId` is about to start (observe only). Must not throw. */
-  compacting?(sessionId: string, reason: 'manual' | 'threshold'): Promise<void>;
+  compacting?(sessionId: string, reason: 'manual' | 'threshold', signal?: AbortSignal): Promise<void>;
   /** A child is about to be created: a returned reason vetoes it (the runtime's `beforeStart`). The first veto wins. */
   subagentStarting?(c: ChildStart): Promise<string | undefined>;
   /** A human is being asked to approve an action (observe only: not awaited by the ask). Must not throw. */

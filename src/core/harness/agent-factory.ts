@@ -82,7 +82,7 @@ export class AgentFactory {
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),
       ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
-      ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason) } : {}),
+      ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason, c.signal) } : {}),
       ...(stepAnswered ? { beforeResults: () => stepAnswered(writer.id) } : {}),
       beforeRequest: (req) => {
         const r = cost.budgets.check(writer.id, req);

@@ -67,8 +67,8 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
     ...firstAnswer(all, 'subagentStarting'),
     ...(all.some((h) => h.compacting)
       ? {
-          compacting: async (id: string, reason: 'manual' | 'threshold') => {
-            for (const h of all) await h.compacting?.(id, reason);
+          compacting: async (id: string, reason: 'manual' | 'threshold', signal?: AbortSignal) => {
+            for (const h of all) if (!signal?.aborted) await h.compacting?.(id, reason, signal);
           },
         }
       : {}),

@@ -49,10 +49,11 @@ function hooksOf(s: HookService): FeatureHooks {
       });
       return r.block;
     },
-    compacting: async (id, reason) => {
+    compacting: async (id, reason, signal) => {
       if (!s.has('PreCompact')) return;
       const trigger = reason === 'manual' ? 'manual' : 'auto';
-      await s.fire({ event: 'PreCompact', sessionId: id, match: [trigger], fields: { trigger, custom_instructions: '' } });
+      // A Stop kills the hook (decision 0099), as it does the compaction's request.
+      await s.fire({ event: 'PreCompact', sessionId: id, match: [trigger], fields: { trigger, custom_instructions: '' }, ...(signal ? { signal } : {}) });
     },
     subagentStarting: async (c) => {
       if (!s.has('SubagentStart')) return undefined;
