@@ -241,7 +241,10 @@ export class Agent implements SessionLog {
     if (this.controller) this.controller.abort(reason);
     else if (this.compacting) this.compacting.abort(reason);
     else if (this.judging) this.judging.abort(reason);
-    else if (this.turnsAt.running) this.cancelPending = reason;
+    // Only a loop that runs takes a pending cancel: a scheduled turn that a pause kept from
+    // opening (a Stop in the message's own tick) has none, and a cancel left pending would end
+    // the next turn — the kept message's, on "Send now" — at once, unheard.
+    else if (this.looping) this.cancelPending = reason;
   }
 
   /**
@@ -309,6 +312,8 @@ export class Agent implements SessionLog {
       await this.turns();
     } finally {
       this.looping = false;
+      // A cancel that came as the loop ended (its last turn over, a pause returning it) has no turn left to end.
+      this.cancelPending = undefined;
     }
   }
 
