@@ -157,6 +157,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     resident: (id) => agents.get(id),
     makeResident: (writer) => host.makeResident(writer),
     status: (id) => host.statusOf(id)?.status,
+    under: (id, fn) => subagents.under(id, fn),
   });
   const wireRows = (): Features => {
     const ctx: RowContext = { tools, prompts, subagents, registerProvider: (p) => subagents.registerProvider(p), host };

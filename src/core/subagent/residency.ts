@@ -159,6 +159,11 @@ export class Residency {
     this.underway.halt(ids);
   }
 
+  /** Runs `fn` as work under way to `id` (registered before its first await): a Stop of `id`'s subtree marks it halted. */
+  under<T>(id: string, fn: (work: Work) => Promise<T>): Promise<T> {
+    return this.underway.run(id, undefined, fn);
+  }
+
   /** The host is closing: a new message or wake is refused before anything is written or resumed. */
   private refuseIfClosing(childId: string): void {
     if (this.closing)

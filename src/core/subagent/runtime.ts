@@ -18,6 +18,7 @@ import type { Mode, RuntimeDeps } from './runtime-deps';
 import { spawnProvider } from './spawn-provider';
 import type { SubagentControl } from './surface';
 import type { ContinuableStart, OneShotResult, StartOptions, SubagentProvider, SubagentRequest, SubagentRun, WorktreePort } from './types';
+import type { Work } from './underway';
 
 /**
  * The in-process subagent runtime (DESIGN §7): starts children, owns their residency. Its
@@ -208,6 +209,11 @@ export class SubagentRuntime implements SubagentControl {
   /** A Stop of these sessions: messages and wakes under way to them land paused (decision 0100). */
   halt(ids: readonly string[]): void {
     this.residency.halt(ids);
+  }
+
+  /** Work under way to `id` from this call on (sessions it makes, e.g. Try N Ways'): a Stop of `id`'s subtree marks it halted (decision 0100). */
+  under<T>(id: string, fn: (work: Work) => Promise<T>): Promise<T> {
+    return this.residency.under(id, fn);
   }
 
   /** Deliver a message to a parent: a runtime notice that wakes it, or a quiet history entry. */

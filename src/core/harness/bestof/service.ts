@@ -33,6 +33,8 @@ export interface BestOfDeps {
   resident(id: string): Agent | undefined;
   makeResident(writer: SessionWriter): Agent;
   status(id: string): SessionStatus | undefined;
+  /** Work under way to the source (registered before any await): a Stop of its subtree meanwhile marks it halted (decision 0100). */
+  under<T>(id: string, fn: (work: { halted: boolean }) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -45,7 +47,15 @@ export class BestOfService {
   constructor(private readonly d: BestOfDeps) {}
 
   /** Fork the ways and start each on the prompt; returns the group id (the ways run on their own). */
-  async start(sourceId: string, seq: number, opts: BestOfStart): Promise<{ group: string; ways: string[] }> {
+  /**
+   * A Stop of the source's subtree while the ways are being made reaches them too: a way made
+   * after it is kept paused with its message queued, and makes no request (decision 0100).
+   */
+  start(sourceId: string, seq: number, opts: BestOfStart): Promise<{ group: string; ways: string[] }> {
+    return this.d.under(sourceId, (work) => this.startWays(sourceId, seq, opts, work));
+  }
+
+  private async startWays(sourceId: string, seq: number, opts: BestOfStart, work: { halted: boolean }): Promise<{ group: string; ways: string[] }> {
     const n = opts.ways.length;
     if (n < MIN_WAYS || n > MAX_WAYS) throw new HarnessError('BAD_WAYS', `Try ${MIN_WAYS} to ${MAX_WAYS} ways, not ${n}.`);
     if (!this.d.store.has(sourceId) && !this.d.resident(sourceId)) throw new HarnessError('UNKNOWN_SESSION', `No session ${sourceId}.`);
@@ -114,7 +124,12 @@ export class BestOfService {
       await writer.append({ type: 'worktree', state: 'open', ...place });
       await writer.publish();
       ids.push(id);
-      await this.d.makeResident(writer).accept(seed.prompt, { kind: 'user' });
+      const way = this.d.makeResident(writer);
+      const accepted = way.accept(seed.prompt, { kind: 'user' });
+      // A Stop of the source's subtree came meanwhile: kept, paused in the accept's tick, before its turn opens.
+      if (work.halted) way.pause();
+      await accepted;
+      if (work.halted) way.pause();
     }
     return { group, ways: ids };
   }
