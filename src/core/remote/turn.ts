@@ -8,8 +8,19 @@ import { effectiveSandbox } from '../policy/sandbox';
 import type { SessionEvent, StopReason } from '../session/events';
 import { descriptorOf, policyOverrides } from '../session/folds';
 import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
+import { isWithin } from '../tools/real-path';
 import { SessionSink } from './sink';
 import { DEFAULT_TURN_TIMEOUT_MS, type RemoteDriver } from './types';
+
+/**
+ * Where a remote program starts: the session's folder when it lies inside the child's own roots,
+ * else its first root. A child in a worktree (its own or its caller's) has only that one, while
+ * the header's folder is the root conversation's checkout, copied into every child's header.
+ */
+export function remoteCwd(cwd: string | undefined, roots: readonly string[]): string {
+  if (cwd && roots.some((r) => isWithin(cwd, r))) return cwd;
+  return roots[0] ?? cwd ?? process.cwd();
+}
 
 /**
  * How a remote turn hears that a budget above it is spent (decision 0034): its program makes
@@ -95,7 +106,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
           {
             childId: w.id,
             prompt,
-            cwd: w.session.header.cwd ?? cfg.roots[0] ?? process.cwd(),
+            cwd: remoteCwd(w.session.header.cwd, cfg.roots),
             sandbox,
             approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
             ...(cfg.approval ? { approval: cfg.approval } : {}),

@@ -37,9 +37,10 @@ const ENTRIES: ProgramEntry[] = [
 ];
 
 /** A remote provider: one-shot only, no start capabilities, no inherited history. */
-export function remoteProvider(name: string, driver: RemoteDriver): SubagentProvider {
+export function remoteProvider(name: string, driver: RemoteDriver, delegationTool?: string): SubagentProvider {
   return {
     name,
+    ...(delegationTool ? { delegationTool } : {}),
     capabilities: { outputSchema: false, depthLimit: false, toolFilter: false, persona: false },
     inheritsParentContext: false,
     modes: ['one-shot'],
@@ -110,7 +111,7 @@ export function remoteRow(
         const s = settings[e.key];
         if (!s?.command) continue;
         const driver = e.driver(s, secrets, { storeDir: host.store.dir, endpoint });
-        registerProvider(remoteProvider(e.provider, driver));
+        registerProvider(remoteProvider(e.provider, driver, e.tool));
         tools.register(delegationTool(subagents, e, driver, s.model));
       }
       for (const a of settings.acp ?? []) {
@@ -121,7 +122,7 @@ export function remoteRow(
           asks: true,
         };
         const driver = acpDriver(a, secrets, children);
-        registerProvider(remoteProvider(e.provider, driver));
+        registerProvider(remoteProvider(e.provider, driver, e.tool));
         tools.register(delegationTool(subagents, e, driver, a.model));
       }
       return { service: undefined };

@@ -62,6 +62,7 @@ export async function createChild(
   if (provider.placement) asked = { ...asked, isolation: 'worktree' };
   // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
   if (asked.agent !== undefined) asked = resolveAgentRequest(asked, deps.agents, caller.toolNames());
+  if (!provider.capabilities.toolFilter) checkUnfiltered(provider, ceiling, asked.toolFilter, caller.toolNames());
   // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
   // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
   const callerSandbox = snapshot.sandbox ?? deps.defaultSandbox?.() ?? 'read-only';
@@ -168,4 +169,25 @@ export async function createChild(
       unregister();
     },
   };
+}
+
+/**
+ * A provider that cannot filter tools (a remote program, a placed node's `arbor acp`) gives its
+ * child every tool it has. A caller whose tools are limited, or an agent file that limits them,
+ * may not start one: its child would call what it cannot. The one exception is a remote program
+ * the caller may delegate to anyway: its own `delegate_*` tool is among the caller's.
+ */
+function checkUnfiltered(
+  provider: { name: string; delegationTool?: string },
+  ceiling: readonly string[] | undefined,
+  filter: readonly string[] | undefined,
+  callerTools: readonly string[],
+): void {
+  const limited = ceiling !== undefined || (filter !== undefined && callerTools.some((t) => !filter.includes(t)));
+  if (!limited) return;
+  if (provider.delegationTool && filter === undefined && ceiling?.includes(provider.delegationTool)) return;
+  throw new SubagentError(
+    'UNSUPPORTED_CAPABILITY',
+    `Provider "${provider.name}" gives its child every tool it has, and your tools (or the agent file's) are limited: the child would call what you cannot. Leave placement or provider out, or do it with your own tools.`,
+  );
 }

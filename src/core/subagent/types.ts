@@ -75,6 +75,12 @@ export interface SubagentProvider {
    * the only place its collected changes land.
    */
   placement?: { name: string; check(signal?: AbortSignal): Promise<NodePlacement> };
+  /**
+   * The tool that starts this provider's children (a remote program's `delegate_*`). Its children
+   * get every tool their program has (no `toolFilter` capability): a caller whose tools are limited
+   * may start one only when its tools include this one.
+   */
+  delegationTool?: string;
 }
 
 /** How a start relates to its caller's turn. */
