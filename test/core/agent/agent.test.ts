@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { harnessPerTest, makeHarness, until } from '../../support/harness';
+import { agentPastThreshold } from './past-threshold';
 
 const types = (evs: readonly SessionEvent[]) => evs.map((e) => e.type);
 
@@ -210,15 +211,7 @@ describe('agent: turns against the test model server', () => {
   });
 
   it('compacts at the token threshold and continues on summary + retained tail', async () => {
-    await w.t.cleanup();
-    w.t = await makeHarness(w.server, { compaction: { thresholdTokens: 50, keepTurns: 1 } });
-    const agent = await w.t.h.createSession();
-    w.server.enqueue({ text: 'first answer '.repeat(20) });
-    await agent.accept('first question '.repeat(20));
-    await agent.idle();
-    w.server.enqueue({ text: 'second answer' });
-    await agent.accept('second question');
-    await agent.idle();
+    const agent = await agentPastThreshold(w);
     // Third turn: the prompt is over the threshold, so a compaction runs first.
     w.server.enqueue({ text: 'SUMMARY: user asked two questions' }, { text: 'third answer' });
     await agent.accept('third question');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { harnessPerTest, makeHarness, until } from '../../support/harness';
+import { harnessPerTest, until } from '../../support/harness';
+import { agentPastThreshold } from './past-threshold';
 
 // A Stop that lands while the turn's automatic compaction (a model request of its own) runs:
 // the request must end at once (its connection closed), no summary may be written after the
@@ -8,15 +9,7 @@ describe('agent: a Stop during the automatic compaction before a turn', () => {
   const w = harnessPerTest();
 
   it('ends the compaction request, writes no summary and keeps the message', async () => {
-    await w.t.cleanup();
-    w.t = await makeHarness(w.server, { compaction: { thresholdTokens: 50, keepTurns: 1 } });
-    const agent = await w.t.h.createSession();
-    w.server.enqueue({ text: 'first answer '.repeat(20) });
-    await agent.accept('first question '.repeat(20));
-    await agent.idle();
-    w.server.enqueue({ text: 'second answer' });
-    await agent.accept('second question');
-    await agent.idle();
+    const agent = await agentPastThreshold(w);
     // The compaction's summary request streams slowly: long enough for a Stop to land in it.
     const before = w.server.requests.length;
     w.server.enqueue({ text: 'SUMMARY: '.repeat(40), chunkSize: 4, chunkDelayMs: 50 }, { text: 'third answer' });
