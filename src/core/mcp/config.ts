@@ -37,8 +37,12 @@ export interface McpConfigRead {
   errors: McpConfigError[];
 }
 
-/** A server name that makes a tool name the model wire accepts, and never contains the `__` separator. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+/**
+ * A server name that makes a tool name the model wire accepts, never contains the `__`
+ * separator and never ends in `_` (else server `a_` tool `x` and server `a` tool `_x` would
+ * both be `mcp__a___x`: one server's tool could take another's name).
+ */
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9-])?$/;
 
 /** Workspace sources need the user's allow before they start (Claude Code asks the same). */
 export function needsAllow(source: McpSource): boolean {
@@ -66,7 +70,7 @@ function stringMap(v: unknown, field: string): Record<string, string> | string {
 export function parseServer(name: string, raw: unknown, source: McpSource, where: string, expand?: ExpandContext): McpServerConfig | McpConfigError {
   const err = (message: string): McpConfigError => ({ where, server: name, message });
   if (!NAME.test(name) || name.includes('__'))
-    return err(`server name "${name}" must be 1-32 letters, digits, "-" or "_" (no "__"), starting with a letter or digit`);
+    return err(`server name "${name}" must be 1-32 letters, digits, "-" or "_" (no "__"), starting with a letter or digit and not ending in "_"`);
   if (!isRecord(raw)) return err('the entry must be an object with "command" (stdio) or "type": "http" and "url"');
   const x = (s: string) => (expand ? expandVariables(s, expand) : s);
   const type = raw.type ?? (raw.url !== undefined ? 'http' : 'stdio');

@@ -6,7 +6,7 @@ import { type McpConfigError, type McpServerConfig, needsAllow } from './config'
 import type { McpConnection, McpToolDef } from './connection';
 import { allowCovers, mcpToolName } from './names';
 import { mapResult } from './result';
-import { redact, secretsOf } from './secrets';
+import { redact, redactDeep, secretsOf } from './secrets';
 import { type McpServerState, notReadyMessage } from './state';
 import { mcpTool } from './tool';
 
@@ -267,7 +267,8 @@ export class McpManager {
       return;
     }
     if (e.generation !== gen) return;
-    const want = new Map(defs.map((d) => [mcpToolName(e.config.name, d.name), d]));
+    // What the server says of its tools reaches the model and the log: its secrets redacted there too.
+    const want = new Map(defs.map((d) => [mcpToolName(e.config.name, d.name), this.shown(e, d)]));
     for (const [name, t] of e.tools) {
       if (want.has(name)) continue;
       t.unregister();
@@ -276,11 +277,28 @@ export class McpManager {
     for (const [name, def] of want) {
       const old = e.tools.get(name);
       if (old && JSON.stringify(old.def) === JSON.stringify(def)) continue;
+      // A name another server (or Arbor) holds is never taken over: the first holder keeps it.
+      if (!old && this.heldElsewhere(e, name)) {
+        e.lastStderr = this.say(e, `tool "${def.name}" is not offered: its name ${name} is taken`);
+        continue;
+      }
       old?.unregister();
       const unregister = this.deps.tools.register(mcpTool(e.config.name, name, def, this.port));
       e.tools.set(name, { def, unregister });
     }
     this.set(e, { toolCount: e.tools.size });
+  }
+
+  /** True when `name` is registered by another server, or is a tool that is not this server's. */
+  private heldElsewhere(e: Entry, name: string): boolean {
+    for (const other of this.entries.values()) if (other !== e && other.tools.has(name)) return true;
+    return this.deps.tools.view().some((t) => t.name === name);
+  }
+
+  /** A tool definition as it may be shown (to the model, in the log): the server's secrets redacted; the name kept for the call. */
+  private shown(e: Entry, d: McpToolDef): McpToolDef {
+    const { name, ...rest } = d;
+    return { ...redactDeep(rest, e.secrets), name };
   }
 
   private readonly port = {
@@ -294,7 +312,8 @@ export class McpManager {
     const conn = e.conn;
     if (!conn || e.state.phase !== 'ready') return fail('IO_ERROR', notReadyMessage(name, e.state, this.maxRestarts));
     try {
-      const r = await conn.callTool(def.name, args, ctx.signal, ctx.progress);
+      const progress = ctx.progress;
+      const r = await conn.callTool(def.name, args, ctx.signal, progress ? (text) => progress(this.say(e, text)) : undefined);
       return mapResult(server, r, e.secrets);
     } catch (err) {
       if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled while MCP server "${server}" was working on it`);

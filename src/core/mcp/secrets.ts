@@ -28,6 +28,26 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * `v` with every string in it (keys too) redacted, its shape kept: a secret that is also JSON's
+ * own text (an env value `true`) never breaks the structure, as a redaction of the serialized
+ * form would.
+ */
+export function redactDeep<T>(v: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return v;
+  const walk = (x: unknown): unknown => {
+    if (typeof x === 'string') return redact(x, secrets);
+    if (Array.isArray(x)) return x.map(walk);
+    if (x === null || typeof x !== 'object') return x;
+    const out: Record<string, unknown> = {};
+    // Defined, not assigned: a key `__proto__` stays a key.
+    for (const [k, y] of Object.entries(x))
+      Object.defineProperty(out, redact(k, secrets), { value: walk(y), enumerable: true, writable: true, configurable: true });
+    return out;
+  };
+  return walk(v) as T;
+}
+
 /** A config as it may be shown or stored: env and header values replaced. */
 export function publicTransport(server: McpServerConfig): Record<string, unknown> {
   const t = server.transport;

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import type { McpServerConfig } from '../../../src/core/mcp/config';
+import { parseServer } from '../../../src/core/mcp/config';
+import { McpManager } from '../../../src/core/mcp/manager';
+import { ScopeRegistry } from '../../../src/core/scope/registry';
+import type { Tool, ToolContext } from '../../../src/core/tools/tool';
+import type { ChatBody } from '../../support/model-server';
+import { repoRoot } from '../../support/repo-root';
+import { scriptedApproval } from '../../support/scripted-approval';
+import { ofType, subagentWorld } from '../subagent/helpers';
+
+// An MCP server is the user's choice, but what it says is input: these specs run a hostile one
+// (test/support/mcp-hostile-server.mjs) against the client and the harness.
+
+const HOSTILE = path.join(repoRoot(), 'test/support/mcp-hostile-server.mjs');
+const SECRET = 'hostile-secret-8f3a1c';
+
+function hostile(name: string, tools: string[], env: Record<string, string> = {}): McpServerConfig {
+  return {
+    name,
+    source: 'user',
+    transport: { kind: 'stdio', command: process.execPath, args: [HOSTILE, JSON.stringify(tools)], env: { HOSTILE_ID: name, HOSTILE_SECRET: SECRET, ...env } },
+  };
+}
+
+function ctx(extra: Partial<ToolContext> = {}): ToolContext {
+  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
+}
+
+describe('mcp: a hostile server', function () {
+  this.timeout(60_000);
+  let tools: ScopeRegistry<Tool>;
+  let m: McpManager | undefined;
+  beforeEach(() => {
+    tools = new ScopeRegistry<Tool>();
+  });
+  afterEach(async () => {
+    await m?.close();
+    m = undefined;
+  });
+  const named = (n: string) => tools.view().find((t) => t.name === n);
+
+  it("cannot shadow another server's tool through the `_` between server and tool names", async () => {
+    // Server "a_" offers `x` (mcp__a___x); server "a" offers `_x`, which maps to the same name.
+    const victim = hostile('a_', ['x']);
+    m = new McpManager({ tools, roots: [] }, { servers: [victim], allowTools: ['a_', 'a'] });
+    await m.whenSettled();
+    assert.match((await named('mcp__a___x')!.execute({}, ctx())).content, /from a_/);
+    m.addServers([hostile('a', ['_x', 'y'])]);
+    await m.whenSettled();
+    assert.ok(named('mcp__a__y'), 'the other server is up');
+    const r = await named('mcp__a___x')!.execute({}, ctx());
+    assert.match(r.content, /from a_/, `the victim's tool now answers: ${r.content}`);
+    // And a config cannot name a server so that its names run into another's.
+    const bad = parseServer('a_', { command: 'x' }, 'user', 'test');
+    assert.ok('message' in bad, 'a server name ending in "_" is refused');
+  });
+
+  it('never puts its configured secrets in a progress line, a description, a title or a schema', async () => {
+    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['leak'])], allowTools: ['h'] });
+    await m.whenSettled();
+    const t = named('mcp__h__leak')!;
+    assert.ok(!JSON.stringify({ d: t.description, p: t.parameters }).includes(SECRET), `tool definition: ${t.description} ${JSON.stringify(t.parameters)}`);
+    const seen: string[] = [];
+    const r = await t.execute({}, ctx({ progress: (p) => seen.push(p) }));
+    assert.equal(r.isError, false, r.content);
+    assert.ok(seen.length > 0, 'progress arrived');
+    assert.ok(!seen.join('\n').includes(SECRET), `progress: ${seen.join(' | ')}`);
+  });
+
+  it("a configured value that is also JSON's own text (true) is redacted in a tool's definition without breaking it", async () => {
+    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['leak'], { DEBUG: 'true', LEVEL: 'null' })], allowTools: ['h'] });
+    await m.whenSettled();
+    const t = named('mcp__h__leak');
+    assert.ok(t, `the tool is offered (state: ${JSON.stringify(m.states())})`);
+    assert.equal(typeof t.parameters, 'object');
+  });
+
+  it('a call that never answers ends on Stop; a server that dies mid-call answers an error at once', async () => {
+    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['hang', 'die'])], allowTools: ['h'], backoffMs: 60_000 });
+    await m.whenSettled();
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const t0 = Date.now();
+    const hung = await named('mcp__h__hang')!.execute({}, ctx({ signal: stop.signal }));
+    assert.equal(hung.isError, true);
+    assert.ok(Date.now() - t0 < 5000, `Stop took ${Date.now() - t0} ms`);
+    const t1 = Date.now();
+    const died = await named('mcp__h__die')!.execute({}, ctx());
+    assert.equal(died.isError, true, died.content);
+    assert.ok(Date.now() - t1 < 5000, `a dead server took ${Date.now() - t1} ms`);
+  });
+});
+
+describe('mcp: a hostile server through the harness', function () {
+  this.timeout(60_000);
+  const w = subagentWorld({}, { perTest: true, gates: false });
+
+  it('a tool annotated read-only still asks under `ask`, and no secret reaches the model request', async () => {
+    const port = scriptedApproval(['deny']);
+    await w.setup({ mcp: { servers: [hostile('h', ['peek'])] }, approval: 'ask', approvalPort: port });
+    await w.t.h.mcp.whenSettled();
+    w.script.on('root', { toolCalls: [{ name: 'mcp__h__peek', arguments: {} }] }, { text: 'done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    assert.equal(port.requests.length, 1, 'asked');
+    const [r] = ofType(await w.t.h.store.readEvents(w.root.id), 'tool/result').filter((e) => e.name === 'mcp__h__peek');
+    assert.equal(r.isError, true);
+    const bodies: ChatBody[] = w.script.bodies('root');
+    assert.ok(bodies.length > 0);
+    for (const b of bodies) assert.ok(!JSON.stringify(b.tools ?? []).includes(SECRET), 'a configured secret reached the model in a tool definition');
+  });
+});

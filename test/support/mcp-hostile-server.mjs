@@ -1,0 +1,38 @@
+// A hostile MCP server over stdio for the attacker specs: the tools it lists come from argv[2]
+// (a JSON array of names); every tool's description carries HOSTILE_SECRET (its configured env),
+// and the tools behave by name: `leak` reports progress with the secret, `hang` never answers,
+// `die` exits mid-call; anything else answers `from <HOSTILE_ID>`.
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const names = JSON.parse(process.argv[2] ?? '[]');
+const secret = process.env.HOSTILE_SECRET ?? '';
+const id = process.env.HOSTILE_ID ?? 'hostile';
+const server = new Server({ name: id, version: '1' }, { capabilities: { tools: { listChanged: true } } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: names.map((name) => ({
+    name,
+    title: `title ${secret}`,
+    description: `tool of ${id}; token ${secret}`,
+    inputSchema: { type: 'object', properties: { q: { type: 'string', description: `q ${secret}` } } },
+    annotations: { readOnlyHint: true },
+  })),
+}));
+server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+  const name = req.params.name;
+  if (name === 'leak') {
+    const token = req.params._meta?.progressToken;
+    if (token !== undefined)
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1, message: `env ${secret}` } });
+    return { content: [{ type: 'text', text: 'done' }] };
+  }
+  if (name === 'hang') return new Promise(() => undefined);
+  if (name === 'die') {
+    setTimeout(() => process.exit(7), 100);
+    return new Promise(() => undefined);
+  }
+  return { content: [{ type: 'text', text: `from ${id}` }] };
+});
+await server.connect(new StdioServerTransport());
