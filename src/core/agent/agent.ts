@@ -252,14 +252,21 @@ export class Agent implements SessionLog {
    * before the last `keepTurns` turns. The raw log keeps every event.
    */
   async compact(keepTurns = 1): Promise<CompactionResult> {
-    await this.idle();
+    // Under way from the call on: a Stop while it waits for the running turn ends it too.
     const compacting = new AbortController();
     this.manualCompactions.add(compacting);
     try {
+      await this.idle();
+      if (compacting.signal.aborted) return { outcome: 'aborted', error: 'Stopped before the compaction started.' };
       return await compact(this.cfg, 'manual', keepTurns, compacting.signal);
     } finally {
       this.manualCompactions.delete(compacting);
     }
+  }
+
+  /** A compaction the user asked for is under way (a model request of its own, not a turn): a Stop ends it (`cancel`). */
+  get compactingAsked(): boolean {
+    return this.manualCompactions.size > 0;
   }
 
   onTurnEnd(fn: (r: TurnReport) => void): () => void {

@@ -192,7 +192,8 @@ export class SessionsService {
     for (const x of ids) this.h.resident(x)?.pause();
     for (const x of ids) {
       const a = this.h.resident(x);
-      if (a?.activity !== 'running') {
+      // A compaction the user asked for is a model request of this agent's too: the Stop ends it.
+      if (a?.activity !== 'running' && !a?.compactingAsked) {
         const ended = this.h.subagents.mirrors.cancel(x, x === id);
         if (ended) {
           stopped.push(x);

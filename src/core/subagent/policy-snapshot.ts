@@ -22,12 +22,13 @@ export function capturePolicy(parent: Session): PolicySnapshot {
 
 /**
  * The tools a child may inherit at most: the parent's own filter (its descriptor's, itself
- * already narrowed by its parent's at its start), or undefined for an unfiltered parent. Read
- * synchronously with `capturePolicy`. A child's filter is intersected with it, so no child —
- * MCP tools included (decision 0055) — gets a tool its parent could not call.
+ * already narrowed by its parent's at its start; a root's, or a way's, from its agent file), or
+ * undefined for an unfiltered parent. Read synchronously with `capturePolicy`. A child's filter
+ * is intersected with it, so no child — MCP tools included (decision 0055) — gets a tool its
+ * parent could not call.
  */
 export function captureToolCeiling(parent: Session): readonly string[] | undefined {
-  return descriptorOf(parent.header, parent.events)?.toolFilter;
+  return descriptorOf(parent.header, parent.events)?.toolFilter ?? parent.header.agent?.toolFilter;
 }
 
 /** A child's requested filter under its parent's ceiling: the intersection (or the ceiling itself when it asked for none). */

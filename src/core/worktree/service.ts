@@ -86,11 +86,16 @@ export class WorktreeService {
 
   /** Refuse, in an untrusted workspace, what runs git with the repository's own configuration. */
   private mustTrust(what: string): void {
-    if (this.deps.trusted && !this.deps.trusted())
+    if (!this.trusted)
       throw new WorktreeError(
         'UNSUPPORTED',
-        `This workspace is not trusted (Restricted Mode), and git reads its repository's configuration, which can run programs; Arbor cannot ${what} here. Trust the workspace, or leave isolation out.`,
+        `This workspace is not trusted (Restricted Mode), and git reads its repository's configuration, which can run programs; Arbor cannot ${what} here. Trust the workspace (Workspaces: Manage Workspace Trust) to use worktrees.`,
       );
+  }
+
+  /** The workspace is trusted now (read at each use; absent: trusted). */
+  private get trusted(): boolean {
+    return !this.deps.trusted || this.deps.trusted();
   }
 
   /** Never copied into a child's base or the parent's apply snapshot: Arbor's own folders. */
@@ -99,7 +104,7 @@ export class WorktreeService {
   }
 
   /** A new worktree for a child about to start, from the parent's current files (its first root's repository). */
-  create(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreePlace> {
+  async create(childId: string, label: string | undefined, parentRoot: string, opts: { filesLater?: boolean } = {}): Promise<WorktreePlace> {
     this.mustTrust('give a child its own worktree');
     return createWorktree({
       ...opts,
@@ -130,16 +135,18 @@ export class WorktreeService {
 
   /** One worktree child's listing. */
   async listing(id: string): Promise<WorktreeListing> {
+    // Untrusted: what the log recorded, and no git run (the repository's configuration can name programs).
+    if (!this.trusted) return this.listingOf(id, { e: await this.eventOf(id) }, false);
     return this.listingOf(id, await this.work(id));
   }
 
   /** The listing of a child whose work was just looked up (`work`): its log is not read again. */
-  private async listingOf(id: string, { e, unreadAt }: { e: WorktreeEvent; unreadAt?: string }): Promise<WorktreeListing> {
+  private async listingOf(id: string, { e, unreadAt }: { e: WorktreeEvent; unreadAt?: string }, look = true): Promise<WorktreeListing> {
     const state = e.state as WorktreeListing['state'];
     const folderExists = fs.existsSync(e.path);
     const label = this.deps.store.summaryRef(id)?.label;
     let filesChanged = e.files;
-    const now = unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path)).tree : state === 'kept' ? e.head : undefined);
+    const now = !look ? undefined : (unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path)).tree : state === 'kept' ? e.head : undefined));
     if (now) filesChanged = (await changedPaths(e.repo, e.base, now).catch(() => [])).length;
     return {
       id,

@@ -46,9 +46,29 @@ describe('agent: a Stop during the automatic compaction before a turn', () => {
     const stoppedAt = agent.session.length;
     const done = agent.compact(1);
     await until(() => w.server.requests.length > before && w.server.streaming > 0, 5000);
-    await agent.cancel('interrupted');
+    // The Stop the panel and the command send: the subtree's.
+    const stopped = await w.t.h.interruptSubtree(agent.id);
+    assert.deepEqual(stopped, [agent.id], 'the Stop found the compaction running');
     const r = await done;
     assert.equal(r.outcome, 'aborted');
     assert.ok(!agent.session.events.slice(stoppedAt).some((e) => e.type === 'compaction/summary'), 'a summary was written after the Stop');
+  });
+
+  it('a compaction asked for while a turn runs, then a Stop: neither the turn nor the compaction goes on', async () => {
+    const agent = await w.t.h.createSession();
+    w.server.enqueue({ text: 'first answer' });
+    await agent.accept('first question');
+    await agent.idle();
+    w.server.enqueue({ text: 'slow answer '.repeat(40), chunkSize: 4, chunkDelayMs: 50 });
+    const before = w.server.requests.length;
+    await agent.accept('second question');
+    await until(() => w.server.requests.length > before && w.server.streaming > 0, 5000);
+    const done = agent.compact(1); // waits for the running turn
+    await w.t.h.interruptSubtree(agent.id);
+    const r = await done;
+    assert.equal(r.outcome, 'aborted');
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(w.server.requests.length, before + 1, 'the compaction asked the model after the Stop');
+    assert.ok(!agent.session.events.some((e) => e.type === 'compaction/start'), 'a compaction started after the Stop');
   });
 });

@@ -128,4 +128,18 @@ describe('subagent: delegation to agents defined in files — persona, tools, mo
     assert.deepEqual(fork.session.header.agent, root.session.header.agent);
     await assert.rejects(w.t.h.createSession({ agent: 'ghost' }), assertCode('UNKNOWN_AGENT'));
   });
+
+  it("a root started from an agent file is its children's ceiling: a child it spawns gets none of the tools the file left out", async () => {
+    await w.setup();
+    put('.arbor/agents/reader.md', agentFile('reader', 'tools: Read, Task\n', 'You are READER.'));
+    const root = await w.t.h.createSession({ agent: 'reader' });
+    w.script.on('c', { text: 'child done' });
+    const run = await w.t.h.subagents.start(root, 'spawn', { prompt: '[[c]] do it' });
+    await run.result;
+    await run.dispose();
+    const [body] = w.script.bodies('c');
+    const names = toolNames(body);
+    for (const wider of ['write_file', 'edit_file', 'run_command']) assert.ok(!names.includes(wider), `the child got ${wider}: ${names.join(', ')}`);
+    assert.ok(names.includes('read_file'), names.join(', '));
+  });
 });

@@ -65,5 +65,29 @@ describe('untrusted workspace: git config of the repository runs no program', ()
       assert.ok(fs.existsSync(path.join(place.path, 'a.txt')), 'trusted again, its files are written');
       assert.match(fs.readFileSync(marker, 'utf8'), /evil\.sh/, "(trusted, the repository's own filter runs, as git runs it)");
     });
+
+    it("a worktree review or listing (Try N Ways' comparison, the worktree list) runs no git once untrusted", async () => {
+      trusted = true;
+      const marker = path.join(t.base, 'PWNED');
+      t.server.setFallback(() => ({ text: 'an answer' }));
+      await t.root.accept('rewrite a.txt', { kind: 'user' });
+      await t.t.h.settle();
+      const seq = t.root.session.events.find((e) => e.type === 'user/message')?.seq ?? 0;
+      const { group } = await t.t.h.bestOf.start(t.root.id, seq, { ways: [{ model: 'model-a' }, { model: 'model-b' }] });
+      await t.t.h.settle();
+      // Then the repository's own files name programs for git's reads.
+      const evil = path.join(t.base, 'evil.sh');
+      fs.writeFileSync(evil, `#!/bin/sh\necho "$0 $*" >> '${marker}'\ncat\n`, { mode: 0o755 });
+      fs.mkdirSync(path.join(t.ws, '.git', 'info'), { recursive: true });
+      fs.writeFileSync(path.join(t.ws, '.git', 'info', 'attributes'), '* filter=x diff=x\n');
+      for (const key of ['filter.x.clean', 'filter.x.smudge', 'diff.x.textconv', 'core.fsmonitor']) gitIn(t.ws, 'config', key, evil);
+      trusted = false;
+      const view = await t.t.h.bestOf.view(group);
+      assert.equal(view.ways.length, 2);
+      const listed = await t.t.h.worktrees.list();
+      assert.equal(listed.length, 2);
+      assert.equal(fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '', '', 'git ran a program named by the repository while untrusted');
+      trusted = true;
+    });
   });
 });
