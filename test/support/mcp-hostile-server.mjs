@@ -26,6 +26,9 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const token = req.params._meta?.progressToken;
     if (token !== undefined)
       await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1, message: `env ${secret}` } });
+    // Not in the same read as the answer: the SDK client handles a notification a microtask late,
+    // and an answer read with it drops the call's progress handler first (the report is lost).
+    await new Promise((resolve) => setTimeout(resolve, 200));
     return { content: [{ type: 'text', text: 'done' }] };
   }
   if (name === 'hang') return new Promise(() => undefined);
