@@ -5,6 +5,7 @@ import type { ApprovalPort } from '../policy/approval';
 import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { type QueuedMessage, queuedMessages } from '../session/folds';
 import { type CompactionResult, compact, compactIfNeeded } from './compaction';
+import { Compactions } from './compactions';
 import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
 import { TurnScheduler } from './scheduling';
 import type { SessionLog } from './session-writer';
@@ -33,10 +34,8 @@ export class Agent implements SessionLog {
   private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
   /** The admit hook's judgement under way (an async answer): a cancel aborts it (decision 0099). */
   private judging: AbortController | null = null;
-  /** The automatic compaction before a turn under way (a model request): a cancel aborts it. */
-  private compacting: AbortController | null = null;
-  /** Compactions the user asked for (`compact()`) under way: a cancel aborts them too. */
-  private readonly manualCompactions = new Set<AbortController>();
+  /** Compactions under way (the automatic one, those asked for): a cancel ends them. */
+  private readonly compactions = new Compactions();
   private disposed = false;
   /** When turns start: the one rule of decision 0075 (scheduling.ts). */
   private readonly turnsAt = new TurnScheduler({
@@ -237,9 +236,9 @@ export class Agent implements SessionLog {
     }
     // An interrupt that says why ends the turn with that text (turn/end.error).
     const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
-    for (const c of this.manualCompactions) c.abort(reason); // a compaction asked for ends too
+    this.compactions.abortAsked(reason); // a compaction asked for ends too
     if (this.controller) this.controller.abort(reason);
-    else if (this.compacting) this.compacting.abort(reason);
+    else if (this.compactions.autoRunning) this.compactions.abortAuto(reason);
     else if (this.judging) this.judging.abort(reason);
     // Only a loop that runs takes a pending cancel: a scheduled turn that a pause kept from
     // opening (a Stop in the message's own tick) has none, and a cancel left pending would end
@@ -253,20 +252,16 @@ export class Agent implements SessionLog {
    */
   async compact(keepTurns = 1): Promise<CompactionResult> {
     // Under way from the call on: a Stop while it waits for the running turn ends it too.
-    const compacting = new AbortController();
-    this.manualCompactions.add(compacting);
-    try {
+    return this.compactions.runAsked(async (signal) => {
       await this.idle();
-      if (compacting.signal.aborted) return { outcome: 'aborted', error: 'Stopped before the compaction started.' };
-      return await compact(this.cfg, 'manual', keepTurns, compacting.signal);
-    } finally {
-      this.manualCompactions.delete(compacting);
-    }
+      if (signal.aborted) return { outcome: 'aborted', error: 'Stopped before the compaction started.' };
+      return compact(this.cfg, 'manual', keepTurns, signal);
+    });
   }
 
   /** A compaction the user asked for is under way (a model request of its own, not a turn): a Stop ends it (`cancel`). */
   get compactingAsked(): boolean {
-    return this.manualCompactions.size > 0;
+    return this.compactions.askedRunning;
   }
 
   onTurnEnd(fn: (r: TurnReport) => void): () => void {
@@ -301,8 +296,8 @@ export class Agent implements SessionLog {
   async dispose(): Promise<void> {
     this.disposed = true;
     this.controller?.abort('cancelled');
-    this.compacting?.abort('cancelled');
-    for (const c of this.manualCompactions) c.abort('cancelled');
+    this.compactions.abortAuto('cancelled');
+    this.compactions.abortAsked('cancelled');
     this.judging?.abort('cancelled');
     await this.idle();
     await this.cfg.writer.flush();
@@ -332,14 +327,8 @@ export class Agent implements SessionLog {
       if (this.cfg.compaction && !this.cancelPending) {
         // A Stop while the compaction runs ends its request (and its PreCompact hook): nothing
         // streams into the log after it, and the message stays queued, paused, unclaimed.
-        const compacting = new AbortController();
-        this.compacting = compacting;
-        try {
-          await compactIfNeeded(this.cfg, this.cfg.compaction, compacting.signal);
-        } finally {
-          this.compacting = null;
-        }
-        if (compacting.signal.aborted) {
+        const compaction = this.cfg.compaction;
+        if (await this.compactions.runAuto((signal) => compactIfNeeded(this.cfg, compaction, signal))) {
           this.cancelPending = undefined;
           this.turnsAt.paused = true;
           return;

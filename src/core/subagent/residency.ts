@@ -6,7 +6,7 @@ import { refusalSentence, refusedActions } from '../session/refusals';
 import { type ResumePort, rebuildFromLog } from './cold-resume';
 import { mirrorRefusal } from './mirrors';
 import { type FollowupPath, SubagentError } from './types';
-import { Underway, type Work } from './underway';
+import { acceptUnder, Underway, type Work } from './underway';
 
 /** What residency needs of its runtime (handed in, so neither file imports the other). */
 export interface ResidencyPort extends ResumePort {
@@ -184,10 +184,8 @@ export class Residency {
    * scheduled opens (the next tick, decision 0075). A Stop during the write is the Stop's own.
    */
   private async accept(a: Activation, text: string, source: MessageSource, work: Work): Promise<string> {
-    const accepted = a.agent.accept(text, source);
-    if (work.halted) a.agent.pause();
-    const messageId = await accepted;
-    if (work.halted) this.keepPaused(a);
+    const messageId = await acceptUnder(a.agent, text, source, work);
+    if (work.halted) this.armReleaseIfSettled(a);
     return messageId;
   }
 

@@ -1,3 +1,5 @@
+import type { MessageSource } from '../session/events';
+
 // Follow-ups, "Send now" wakes and runtime messages on their way to a child (decision 0100).
 // Each is registered before its first await; a Stop of the child's subtree (`halt`) marks the
 // ones under way, so whatever lands — a cold resume, the message — lands paused.
@@ -29,4 +31,22 @@ export class Underway {
   halt(ids: readonly string[]): void {
     for (const id of ids) for (const w of this.byChild.get(id) ?? []) w.halted = true;
   }
+}
+
+/**
+ * Accept a message as work under way: when a Stop halted it meanwhile, the agent is paused in
+ * the accept's own tick, before the turn it scheduled opens (the next tick, decision 0075), so
+ * the message is kept queued and starts nothing.
+ */
+export async function acceptUnder(
+  agent: { accept(text: string, source: MessageSource): Promise<string>; pause(): void },
+  text: string,
+  source: MessageSource,
+  work: Work,
+): Promise<string> {
+  const accepted = agent.accept(text, source);
+  if (work.halted) agent.pause();
+  const messageId = await accepted;
+  if (work.halted) agent.pause();
+  return messageId;
 }

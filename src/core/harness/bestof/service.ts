@@ -10,6 +10,7 @@ import { Session } from '../../session/session';
 import type { SessionStatus } from '../../session/status';
 import type { Store } from '../../store/store';
 import { rootsOf } from '../../subagent/isolation';
+import { acceptUnder } from '../../subagent/underway';
 import type { WorktreePlace } from '../../worktree/checkout';
 import type { ApplyResult, WorktreeService } from '../../worktree/service';
 import { HarnessError } from '../errors';
@@ -124,12 +125,8 @@ export class BestOfService {
       await writer.append({ type: 'worktree', state: 'open', ...place });
       await writer.publish();
       ids.push(id);
-      const way = this.d.makeResident(writer);
-      const accepted = way.accept(seed.prompt, { kind: 'user' });
-      // A Stop of the source's subtree came meanwhile: kept, paused in the accept's tick, before its turn opens.
-      if (work.halted) way.pause();
-      await accepted;
-      if (work.halted) way.pause();
+      // A Stop of the source's subtree came meanwhile: kept, paused, before its turn opens.
+      await acceptUnder(this.d.makeResident(writer), seed.prompt, { kind: 'user' }, work);
     }
     return { group, ways: ids };
   }
