@@ -62,6 +62,7 @@ export async function mcpReady(h: Harness, io: Io): Promise<void> {
     if (s.phase === 'needs-allow')
       io.err(`arbor: MCP server "${s.name}" not started: ${s.why}. Allow it with 'arbor mcp allow ${s.name}' or --allow-mcp ${s.name}.`);
     else if (s.phase === 'failed') io.err(printable(`arbor: MCP server "${s.name}" failed: ${s.why ?? 'no reason given'}`));
+    else if (s.phase === 'ready' && s.why) io.err(printable(`arbor: MCP server "${s.name}": ${s.why}`));
   }
 }
 

@@ -6,6 +6,7 @@ import { type CallToolResult, ListRootsRequestSchema, type Tool as McpToolDef, T
 import { type LiveGroup, trackGroup, untrackGroup } from '../process/live-groups';
 import { descendantPids } from '../process/proc-stat';
 import type { McpServerConfig } from './config';
+import { MAX_LISTED } from './limits';
 
 export type { CallToolResult, McpToolDef };
 
@@ -93,10 +94,11 @@ export class McpConnection {
   async listTools(): Promise<McpToolDef[]> {
     const out: McpToolDef[] = [];
     let cursor: string | undefined;
-    // Bounded: a server that pages forever gets 50 pages.
-    for (let page = 0; page < 50; page++) {
+    // Bounded: a server that pages forever gets 50 pages, and no page is asked for once more
+    // tools were read than could ever be offered (limits.ts).
+    for (let page = 0; page < 50 && out.length < MAX_LISTED; page++) {
       const r = await this.client.listTools(cursor ? { cursor } : undefined);
-      out.push(...r.tools);
+      for (const t of r.tools) out.push(t);
       cursor = r.nextCursor;
       if (!cursor) break;
     }

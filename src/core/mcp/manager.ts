@@ -4,6 +4,7 @@ import { fail } from '../tools/result';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool';
 import { type McpConfigError, type McpServerConfig, needsAllow } from './config';
 import type { McpConnection, McpToolDef } from './connection';
+import { clip, offerable } from './limits';
 import { allowCovers, mcpToolName } from './names';
 import { mapResult } from './result';
 import { redact, redactDeep, secretsOf } from './secrets';
@@ -48,6 +49,11 @@ interface Entry {
   lastStderr?: string;
   /** When it last became ready: a server that stayed up a while has its restart count start over. */
   readyAt?: number;
+  /** What its last listing left out (too many tools, a schema too big, a name taken): its `why` while ready. */
+  leftOut?: string;
+  /** The listing under way, and whether a `list_changed` came meanwhile (one more listing after it, never a pile). */
+  listing?: Promise<void>;
+  listAgain?: boolean;
 }
 
 /** Up this long, a server that goes away again counts its restarts from zero. */
@@ -188,7 +194,7 @@ export class McpManager {
           { roots: this.deps.roots, timeoutMs: this.deployment.startTimeoutMs ?? 30_000 },
           {
             toolsChanged: () => {
-              if (e.generation === gen) void this.refreshTools(e, gen);
+              if (e.generation === gen) void this.relist(e, gen);
             },
             // Only a server that was up is lost: a failed start is the catch's to handle.
             closed: (why) => {
@@ -204,10 +210,10 @@ export class McpManager {
           return;
         }
         e.conn = conn;
-        await this.refreshTools(e, gen);
+        await this.relist(e, gen);
         if (e.generation !== gen) return;
         e.readyAt = Date.now();
-        this.set(e, { phase: 'ready', why: undefined });
+        this.set(e, { phase: 'ready', why: e.leftOut });
       } catch (err) {
         if (e.generation !== gen) return;
         const why = this.say(e, `it did not start: ${describeError(err)}${e.lastStderr ? ` (stderr: ${e.lastStderr})` : ''}`);
@@ -245,6 +251,7 @@ export class McpManager {
 
   private async stop(e: Entry): Promise<void> {
     e.generation++;
+    e.leftOut = undefined;
     if (e.timer) clearTimeout(e.timer);
     e.timer = undefined;
     for (const t of e.tools.values()) t.unregister();
@@ -255,7 +262,30 @@ export class McpManager {
     await conn?.close();
   }
 
-  /** Follow `notifications/tools/list_changed` (and the first listing): register what is new, drop what is gone. */
+  /**
+   * List the server's tools (its first listing, or a `notifications/tools/list_changed`): one
+   * listing at a time per server; notices that arrive meanwhile cost one more listing after it,
+   * so a server that floods notices is listed at most twice for the flood.
+   */
+  private relist(e: Entry, gen: number): Promise<void> {
+    if (e.listing) {
+      e.listAgain = true;
+      return e.listing;
+    }
+    const run = async () => {
+      do {
+        e.listAgain = false;
+        await this.refreshTools(e, gen);
+      } while (e.listAgain && e.generation === gen);
+    };
+    const p = run().finally(() => {
+      if (e.listing === p) e.listing = undefined;
+    });
+    e.listing = p;
+    return p;
+  }
+
+  /** Register what is new in a listing, drop what is gone; bounded in count and size (`offerable`). */
   private async refreshTools(e: Entry, gen: number): Promise<void> {
     const conn = e.conn;
     if (!conn) return;
@@ -268,7 +298,9 @@ export class McpManager {
     }
     if (e.generation !== gen) return;
     // What the server says of its tools reaches the model and the log: its secrets redacted there too.
-    const want = new Map(defs.map((d) => [mcpToolName(e.config.name, d.name), this.shown(e, d)]));
+    const { offered, leftOut } = offerable(defs);
+    const notes = [...leftOut];
+    const want = new Map(offered.map((d) => [mcpToolName(e.config.name, d.name), this.shown(e, d)]));
     for (const [name, t] of e.tools) {
       if (want.has(name)) continue;
       t.unregister();
@@ -279,14 +311,15 @@ export class McpManager {
       if (old && JSON.stringify(old.def) === JSON.stringify(def)) continue;
       // A name another server (or Arbor) holds is never taken over: the first holder keeps it.
       if (!old && this.heldElsewhere(e, name)) {
-        e.lastStderr = this.say(e, `tool "${def.name}" is not offered: its name ${name} is taken`);
+        notes.push(`tool "${def.name}" is not offered: its name ${name} is taken`);
         continue;
       }
       old?.unregister();
       const unregister = this.deps.tools.register(mcpTool(e.config.name, name, def, this.port));
       e.tools.set(name, { def, unregister });
     }
-    this.set(e, { toolCount: e.tools.size });
+    e.leftOut = notes.length > 0 ? this.say(e, clip(notes.join('; '), 400)) : undefined;
+    this.set(e, e.state.phase === 'ready' ? { toolCount: e.tools.size, why: e.leftOut } : { toolCount: e.tools.size });
   }
 
   /** True when `name` is registered by another server, or is a tool that is not this server's. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { McpServerConfig } from '../../../src/core/mcp/config';
 import { parseServer } from '../../../src/core/mcp/config';
+import { MAX_SERVER_BYTES, MAX_TOOLS_PER_SERVER } from '../../../src/core/mcp/limits';
 import { McpManager } from '../../../src/core/mcp/manager';
 import { ScopeRegistry } from '../../../src/core/scope/registry';
 import type { Tool, ToolContext } from '../../../src/core/tools/tool';
@@ -90,6 +91,36 @@ describe('mcp: a hostile server', function () {
     const died = await named('mcp__h__die')!.execute({}, ctx());
     assert.equal(died.isError, true, died.content);
     assert.ok(Date.now() - t1 < 5000, `a dead server took ${Date.now() - t1} ms`);
+  });
+
+  it('offers at most 128 of its tools and none whose definition is huge, and says so in its state', async () => {
+    m = new McpManager(
+      { tools, roots: [] },
+      { servers: [hostile('h', ['big', 'small'], { HOSTILE_MANY: '1000', HOSTILE_HUGE: 'big=2048' })], allowTools: ['h'] },
+    );
+    await m.whenSettled();
+    const [st] = m.states();
+    assert.equal(st.phase, 'ready', JSON.stringify(st));
+    const mine = tools.view().filter((t) => t.name.startsWith('mcp__h__'));
+    assert.equal(mine.length, MAX_TOOLS_PER_SERVER);
+    assert.equal(st.toolCount, MAX_TOOLS_PER_SERVER);
+    assert.ok(!named('mcp__h__big'), 'a 2 MB definition is not offered');
+    assert.ok(named('mcp__h__small'), 'the listing order is kept: the first tools are offered');
+    const bytes = mine.reduce((n, t) => n + JSON.stringify({ n: t.name, d: t.description, p: t.parameters }).length, 0);
+    assert.ok(bytes <= MAX_SERVER_BYTES, `${bytes} bytes of definitions`);
+    assert.match(st.why ?? '', /tool "big" \(20\d\d KB\) not offered: a definition may take at most 32 KB/);
+    assert.match(st.why ?? '', /more tools are not offered: at most 128 tools of one server are/);
+  });
+
+  it('a flood of list_changed notices costs at most two more listings, not one each', async () => {
+    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['flood', 'lists'], { HOSTILE_FLOOD: '500' })], allowTools: ['h'] });
+    await m.whenSettled();
+    assert.equal((await named('mcp__h__flood')!.execute({}, ctx())).content, 'flooded');
+    // The notices are on the wire before the call's answer; give the client a moment to read them.
+    await new Promise((r) => setTimeout(r, 500));
+    const n = Number((await named('mcp__h__lists')!.execute({}, ctx())).content);
+    assert.ok(n >= 2 && n <= 3, `${n} listings for 500 notices (the first listing, then at most two)`);
+    assert.equal(m.states()[0].phase, 'ready');
   });
 });
 
