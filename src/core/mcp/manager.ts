@@ -51,9 +51,8 @@ interface Entry {
   readyAt?: number;
   /** What its last listing left out (too many tools, a schema too big, a name taken): its `why` while ready. */
   leftOut?: string;
-  /** The listing under way, and whether a `list_changed` came meanwhile (one more listing after it, never a pile). */
-  listing?: Promise<void>;
-  listAgain?: boolean;
+  /** The listing under way for a start, and whether a `list_changed` came meanwhile (one more listing after it, never a pile). */
+  listing?: { gen: number; again: boolean; done: Promise<void> };
 }
 
 /** Up this long, a server that goes away again counts its restarts from zero. */
@@ -268,21 +267,23 @@ export class McpManager {
    * so a server that floods notices is listed at most twice for the flood.
    */
   private relist(e: Entry, gen: number): Promise<void> {
-    if (e.listing) {
-      e.listAgain = true;
-      return e.listing;
+    const under = e.listing;
+    if (under?.gen === gen) {
+      under.again = true;
+      return under.done;
     }
-    const run = async () => {
+    // (A listing of an older start may still be under way: it ends on its own, this start lists anew.)
+    const run: NonNullable<Entry['listing']> = { gen, again: false, done: Promise.resolve() };
+    run.done = (async () => {
       do {
-        e.listAgain = false;
+        run.again = false;
         await this.refreshTools(e, gen);
-      } while (e.listAgain && e.generation === gen);
-    };
-    const p = run().finally(() => {
-      if (e.listing === p) e.listing = undefined;
+      } while (run.again && e.generation === gen);
+    })().finally(() => {
+      if (e.listing === run) e.listing = undefined;
     });
-    e.listing = p;
-    return p;
+    e.listing = run;
+    return run.done;
   }
 
   /** Register what is new in a listing, drop what is gone; bounded in count and size (`offerable`). */
