@@ -3,7 +3,7 @@ import type { SandboxStatus } from '../core/tools/sandbox/detect';
 /** `arbor --help`: usage, then exactly what each sandbox mode and approval policy allow, and whether the OS sandbox works here. */
 export function helpText(status: SandboxStatus): string {
   const here = status.available
-    ? `active here (bubblewrap, ${status.bwrap})`
+    ? `active here (bubblewrap, ${status.name ?? status.bwrap})`
     : `NOT available here: ${status.reason}. Commands then need approval (never: refused; auto: run unconfined). To fix it, ${status.remedy}`;
   return `arbor — a coding agent whose subagents form a tree you can steer
 

@@ -1,4 +1,4 @@
-import type { McpToolDef } from './connection';
+import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js';
 
 // What one server may put in front of the model (decision 0055): every request carries every
 // offered tool's definition, so a server that lists thousands of tools, or one schema of

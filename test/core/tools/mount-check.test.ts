@@ -76,6 +76,26 @@ describe('the mount-table check (mount-check.ts)', () => {
   ];
   const tableOf = (extra: string[]): string => execFileSync('bwrap', [...line(extra), '--', 'cat', '/proc/self/mountinfo'], { encoding: 'utf8' });
 
+  it('a protected path bound read-only as itself passes both; a decoy a link named bound in its stead (the real one writable) fails both (session 48)', () => {
+    const git = path.join(ws, 'pkg', 'sub', '.git');
+    const decoy = path.join(ws, 'decoy');
+    fs.mkdirSync(decoy);
+    const planned = ['--bind', path.join(ws, 'pkg'), path.join(ws, 'pkg'), '--ro-bind', git, git];
+    const rule = writableRule([ws], line(planned));
+    assert.deepEqual(
+      rule.protected.map((p) => p.mountPoint),
+      [git],
+    );
+    assert.equal(bothPass(tableOf(planned), rule), true);
+    // What bubblewrap made when `.git` was a link to ../../decoy as it bound it: the decoy, read-only, at the decoy.
+    assert.equal(bothPass(tableOf(['--bind', path.join(ws, 'pkg'), path.join(ws, 'pkg'), '--ro-bind', decoy, decoy]), rule), false);
+    // Bound there, but writable, or another folder read-only at its name.
+    assert.equal(bothPass(tableOf(['--bind', path.join(ws, 'pkg'), path.join(ws, 'pkg'), '--bind', git, git]), rule), false);
+    assert.equal(bothPass(tableOf(['--bind', path.join(ws, 'pkg'), path.join(ws, 'pkg'), '--ro-bind', decoy, git]), rule), false);
+    // The protected folders at a root's top are on every sandbox's plan: not checked (nothing can swap them).
+    assert.deepEqual(writableRule([ws], line(['--ro-bind', path.join(ws, '.git'), path.join(ws, '.git')])).protected, []);
+  });
+
   it('a clean line passes both', () => {
     const extra = ['--bind', path.join(ws, 'zz'), path.join(ws, 'zz')];
     assert.equal(bothPass(tableOf(extra), writableRule([ws], line(extra))), true);

@@ -97,6 +97,51 @@ describe('OS sandbox: no Unix sockets out (issue 20.3)', () => {
     assert.equal(seen.unix, 0);
   });
 
+  // AF_VSOCK is no network namespace's: on a virtual machine (WSL2, Firecracker, a cloud VM with an
+  // agent) it is a channel to the hypervisor's host and to its services, with or without the network.
+  // The proof it is shared: a port bound outside the sandbox is in use inside it.
+  const vsock = (port: number) =>
+    `python3 -c "import socket,errno\ntry:\n s=socket.socket(40, socket.SOCK_STREAM)\nexcept OSError as e:\n print('vsock refused: '+errno.errorcode[e.errno]); raise SystemExit\ntry:\n s.bind((0xffffffff, ${port})); print('vsock bound')\nexcept OSError as e:\n print('vsock bind: '+errno.errorcode[e.errno])"`;
+  it("no vsock (the channel to a virtual machine's host, in no network namespace), without the network and with it", async function () {
+    const { execFileSync, spawn } = await import('node:child_process');
+    let hostHas: string;
+    try {
+      hostHas = execFileSync('/bin/sh', ['-c', vsock(0)])
+        .toString()
+        .trim();
+    } catch {
+      hostHas = 'no python3';
+    }
+    if (!/vsock bound/.test(hostHas)) {
+      console.log(`      (skipped: no vsock on this machine: ${hostHas})`);
+      this.skip();
+    }
+    // A listener outside the sandbox on a port of its own.
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const outside = spawn(
+      'python3',
+      [
+        '-c',
+        `import socket,time\ns=socket.socket(40, socket.SOCK_STREAM)\ns.bind((0xffffffff, ${port}))\ns.listen(1)\nprint('listening', flush=True)\ntime.sleep(30)`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    try {
+      await new Promise<void>((resolve) => outside.stdout?.once('data', () => resolve()));
+      const unconfined = await call(createRunCommandTool(), { command: vsock(port) }, ws.ctx({ sandbox: 'full-access' }));
+      assert.match(unconfined.content, /vsock bind: EADDRINUSE/, 'the listener holds the port');
+      for (const network of [false, true]) {
+        const tool = createRunCommandTool({ sandbox: new CommandSandbox({ network: () => network }) });
+        const r = await call(tool, { command: `${vsock(port)}; echo done` }, ws.ctx());
+        assert.match(r.content, /--- stdout ---\nvsock refused: EPERM\ndone/, `network ${network}: ${r.content}`);
+      }
+    } finally {
+      outside.kill('SIGKILL');
+    }
+  });
+
   it('unconfined (full-access) the same command connects: the check sees an escape', async () => {
     const r = await call(createRunCommandTool(), { command: `${unixConnect()}; echo done` }, ws.ctx({ sandbox: 'full-access' }));
     assert.match(r.content, /unix connected/);

@@ -1,5 +1,6 @@
 import type { GroupChild } from '../../process/spawner';
 import type { WalkLimits } from '../protected-walk';
+import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
@@ -76,7 +77,18 @@ export class CommandSandbox {
   async confine(mode: ConfinedMode, roots: readonly string[], cwd: string): Promise<Confinement | undefined> {
     const status = await this.status();
     if (!status.available) return undefined;
-    const pool = this.options.residents === false ? undefined : (this.options.residents ?? sharedPool());
+    // The programs that make the sandbox run on the host, unconfined, or hold every command of a
+    // resident: one a command can write (a workspace folder) is never started.
+    // Whatever this command's mode: a command of another session, in workspace-write, can write there.
+    const writable = (p: string | undefined): boolean => !!p && roots.some((r) => isWithin(p, r));
+    if (writable(status.bwrap)) {
+      throw new Error(
+        `bubblewrap (${status.bwrap}) is inside the workspace, where commands can replace it, so no command is started with it: install bubblewrap outside the workspace (e.g. /usr/bin/bwrap), remove the workspace's folder from PATH, or set ARBOR_BWRAP`,
+      );
+    }
+    let pool = this.options.residents === false ? undefined : (this.options.residents ?? sharedPool());
+    // A zygote inside the workspace (Arbor on its own checkout: dist/arbor-zygote): a bubblewrap per command instead.
+    if (pool && writable(pool.zygote)) pool = undefined;
     const mounts: ProtectedMounts =
       mode === 'workspace-write'
         ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk)

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Writable } from 'node:stream';
 import { bwrapArgs } from './bwrap-args';
 import { SECCOMP_ARCHES, unixSocketFilter } from './seccomp';
@@ -12,7 +14,10 @@ export type SandboxStatus =
   | {
       available: true;
       kind: 'bubblewrap';
+      /** The real path every sandbox starts (resolved once, `resolveProgram`). */
       bwrap: string;
+      /** As it was named (`bwrap`, a setting's path), for messages. */
+      name?: string;
       /** The seccomp filter that denies Unix sockets (undefined: none loads here, and `unixSocketsOpen` says why). */
       filter?: Buffer;
       /** Why confined commands can reach host Unix sockets here, in a sentence; undefined when they cannot. */
@@ -34,14 +39,43 @@ const PROBE_TIMEOUT_MS = 10_000;
 
 const cache = new Map<string, Promise<SandboxStatus>>();
 
-/** The sandbox status for `bwrap` (a path or a name on PATH); the first call probes, later ones reuse it. */
+/**
+ * The sandbox status for `bwrap` (a path or a name on PATH); the first call probes, later ones
+ * reuse it. Its `bwrap` is the real path the name led to then, and every sandbox starts that one:
+ * a name looked up at each start would run whatever a command put first on PATH (a folder of the
+ * workspace there: an activated `.venv/bin`, direnv's `PATH_add bin`), unconfined, on the host.
+ */
 export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxStatus> {
   let status = cache.get(bwrap);
   if (!status) {
-    status = probe(bwrap);
+    status = probe(resolveProgram(bwrap)).then((st) => (st.available && st.bwrap !== bwrap ? { ...st, name: bwrap } : st));
     cache.set(bwrap, status);
   }
   return status;
+}
+
+/**
+ * `program`'s real path: a name is looked up in PATH's absolute folders only, and none at or
+ * below the current folder (an empty or relative entry is the current folder; a CLI's is the
+ * workspace, so a command could have put its own there before this process started). A path is
+ * resolved from here. The name as given when nothing is found (the probe says it is not installed).
+ */
+export function resolveProgram(program: string, envPath = process.env.PATH ?? '', cwd = process.cwd()): string {
+  const real = (p: string): string | undefined => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile() ? fs.realpathSync(p) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  if (program.includes('/')) return real(path.resolve(program)) ?? program;
+  for (const dir of envPath.split(path.delimiter)) {
+    if (!path.isAbsolute(dir) || (cwd !== '/' && isBelow(path.resolve(dir), cwd))) continue;
+    const found = real(path.join(dir, program));
+    if (found) return found;
+  }
+  return program;
 }
 
 async function probe(bwrap: string): Promise<SandboxStatus> {
@@ -114,6 +148,8 @@ function run(bwrap: string, filter?: Buffer): Promise<ProbeRun> {
   });
 }
 
+const isBelow = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+
 /** A failed probe, as a status that says what to install or change. */
 function verdict(bwrap: string, r: ProbeRun): SandboxStatus {
   if (r.error === 'ENOENT') return { available: false, reason: `bubblewrap (${bwrap}) is not installed`, remedy: INSTALL };
@@ -134,5 +170,5 @@ function verdict(bwrap: string, r: ProbeRun): SandboxStatus {
 export function describeSandboxStatus(s: SandboxStatus): string {
   if (!s.available) return `no OS sandbox: ${s.reason}; ${s.remedy}`;
   const sockets = s.unixSocketsOpen ? `; Unix sockets are NOT blocked: ${s.unixSocketsOpen}` : '';
-  return `commands run in an OS sandbox (bubblewrap, ${s.bwrap})${sockets}`;
+  return `commands run in an OS sandbox (bubblewrap, ${s.name ?? s.bwrap})${sockets}`;
 }

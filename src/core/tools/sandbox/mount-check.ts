@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PROTECTED_DIR_NAMES } from '../protected-names';
 import { isWithin } from '../real-path';
 
 // What a sandbox's mount table must show before anything runs in it (decision 0103, amended):
@@ -44,6 +46,14 @@ export interface WritableRule {
   devices: { mountPoint: string; dev: string; path: string }[];
   /** Where the line makes a new filesystem (`--tmpfs`, `--proc`, `--dev` and its devpts): the only places one may be writable. */
   fresh: string[];
+  /**
+   * Each protected path the line binds read-only onto itself inside a root (`--ro-bind p p`), as
+   * the host has it: the sandbox must have a read-only mount of that very path there. bubblewrap
+   * follows a link at both ends, so a protected path swapped for a link as it was bound left the
+   * real one writable (decision 0103, amended in session 48). Not the protected folders at a
+   * root's top: every sandbox has a mount on each of them (or a stand-in), so no command can swap them.
+   */
+  protected: { mountPoint: string; dev: string; path: string }[];
 }
 
 /**
@@ -55,7 +65,19 @@ export function bindsInsideRoots(args: readonly string[], roots: readonly string
   for (let i = 0; i < args.length - 2; i++) {
     if (args[i] === '--bind' && args[i + 1] === args[i + 2] && roots.some((r) => r !== args[i + 1] && isWithin(args[i + 1], r))) return true;
   }
-  return false;
+  return protectedBinds(args, roots).length > 0;
+}
+
+/** The `--ro-bind p p` of a line with `p` inside a root, but not a protected folder at a root's top (`WritableRule.protected`). */
+function protectedBinds(args: readonly string[], roots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length - 2; i++) {
+    const p = args[i + 1];
+    if (args[i] !== '--ro-bind' || p !== args[i + 2] || !roots.some((r) => r !== p && isWithin(p, r))) continue;
+    if (roots.includes(path.dirname(p)) && PROTECTED_DIR_NAMES.includes(path.basename(p))) continue;
+    out.push(p);
+  }
+  return out;
 }
 
 /** The mount points where a bubblewrap line makes a filesystem of its own. */
@@ -98,7 +120,7 @@ export function parseMountinfo(text: string): MountEntry[] {
 /** The rule for `roots` (real paths) under the bubblewrap line `args`, from the host's own mount table. */
 export function writableRule(roots: readonly string[], args: readonly string[], hostMountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8')): WritableRule {
   const host = parseMountinfo(hostMountinfo);
-  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))], devices: [], fresh: freshMountPoints(args) };
+  const rule: WritableRule = { roots: [], hostDevs: [...new Set(host.map((m) => m.dev))], devices: [], fresh: freshMountPoints(args), protected: [] };
   // The filesystem a host path is on and its path there: the last mount made at the longest mount point above it.
   const locate = (r: string): { dev: string; path: string } | undefined => {
     let best: MountEntry | undefined;
@@ -116,6 +138,10 @@ export function writableRule(roots: readonly string[], args: readonly string[], 
   for (const d of DEVICE_NODES) {
     const at = locate(d);
     if (at) rule.devices.push({ mountPoint: d, ...at });
+  }
+  for (const p of protectedBinds(args, roots)) {
+    const at = locate(p);
+    if (at) rule.protected.push({ mountPoint: p, ...at });
   }
   return rule;
 }
@@ -136,6 +162,13 @@ export function writableOutside(mountinfo: string, rule: WritableRule): string |
     return hostDevs.has(m.dev)
       ? `${m.mountPoint} is the host's ${m.root} (device ${m.dev}), writable, outside the workspace`
       : `${m.mountPoint} is a filesystem the sandbox did not make there (device ${m.dev}, ${m.fstype}), writable`;
+  }
+  // Each protected path: the mount in sight there is that very path, read-only (not a folder a link named).
+  for (const p of rule.protected ?? []) {
+    const top = table.filter((m) => m.mountPoint === p.mountPoint && !table.some((n) => n.parent === m.id && n.mountPoint === m.mountPoint));
+    if (!top.some((m) => !m.writable && m.dev === p.dev && m.root === p.path)) {
+      return `${p.mountPoint} is not the protected ${p.path} read-only (what was bound there: ${top.map((m) => `${m.root}${m.writable ? ', writable' : ''}`).join('; ') || 'nothing'})`;
+    }
   }
   return undefined;
 }
@@ -173,6 +206,17 @@ export function shellCheck(rule: WritableRule): string {
     '  while read -r _ p _ _ m _; do [ "$p" = "$at" ] && [ "$m" = "$mp" ] && { covered=1; break; }; done < "$f"',
     '  [ -z "$covered" ] && { echo "arbor sandbox: $mp is a folder of the host outside the workspace, writable (a folder of the workspace was swapped for a link while the sandbox was set up); the command did not run" >&2; exit 126; }',
     'done',
+    // Each protected path: a read-only mount of that very path there, not covered.
+    ...(rule.protected ?? []).flatMap((p) => [
+      `want=${quote(escapeField(p.mountPoint))}; ok=`,
+      'while read -r id _ dev root mp opts _; do',
+      `  [ "$mp" = "$want" ] && [ "$dev" = ${quote(p.dev)} ] && [ "$root" = ${quote(escapeField(p.path))} ] || continue`,
+      '  case ",$opts," in *,ro,*) ;; *) continue;; esac',
+      '  covered=; while read -r _ q _ _ m _; do [ "$q" = "$id" ] && [ "$m" = "$mp" ] && { covered=1; break; }; done < "$f"',
+      '  [ -z "$covered" ] && { ok=1; break; }',
+      'done < "$f"',
+      `[ -z "$ok" ] && { echo ${quote(`arbor sandbox: ${p.mountPoint} is not the protected folder read-only (it was swapped for a link while the sandbox was set up); the command did not run`)} >&2; exit 126; }`,
+    ]),
     'exec "$@"',
   ].join('\n');
 }

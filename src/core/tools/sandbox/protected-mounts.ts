@@ -6,6 +6,7 @@ import { PROTECTED_DIR_NAMES } from '../protected-names';
 import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
+import { othersStandIns, standsOn } from './stand-in-registry';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
 // `tools/protected-paths.ts`, decision 0042): every `.git`, `.vscode`, `.arbor` and
@@ -84,6 +85,12 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
   const shadow = new Set<string>();
   const guardedDirs = new Set<string>();
   const notes: string[] = [];
+  // Stand-ins of this process's commands and of other Arbor processes': empty folders the host
+  // removes when the last command on them ends, so a command must get a stand-in of its own there
+  // (its own read-only mount, and a say in the removal), never a read-only mount of the folder
+  // that the removal would dissolve under it.
+  const others = othersStandIns();
+  const standIn = (p: string): boolean => shadowUsers.has(p) || standsOn(others, p);
   const rootOf = (p: string): string | undefined => roots.find((r) => isWithin(p, r));
   const protect = (p: string | undefined): void => {
     if (p && rootOf(p)) readOnly.add(p);
@@ -99,7 +106,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
       if (!root) continue;
       // Another command's stand-in, on the folder or above it: share it.
       let shared: string | undefined;
-      for (let a = d; a !== root && !shared; a = path.dirname(a)) if (shadowUsers.has(a)) shared = a;
+      for (let a = d; a !== root && !shared; a = path.dirname(a)) if (standIn(a)) shared = a;
       if (shared) shadow.add(shared);
       else if (fs.existsSync(d)) readOnly.add(d);
       else {
@@ -117,7 +124,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     const tree = await protectedTree(root, limits);
     if (tree.truncated) notes.push(tree.truncated);
     const presentAtTop = new Set<string>();
-    const entries = tree.entries.filter((e) => !shadowUsers.has(e.path));
+    const entries = tree.entries.filter((e) => !standIn(e.path));
     for (const e of entries) {
       if (e.dir === root) presentAtTop.add(e.name);
       // A symlinked entry (`.vscode -> config/editor`) protects what it points at, and its folder guards the link.
@@ -134,7 +141,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
 
   const guarded: ProtectedMounts['guarded'] = [];
   for (const dir of [...guardedDirs].sort()) {
-    const children = writableChildren(dir);
+    const children = writableChildren(dir, standIn);
     guarded.push({ dir, children: children.slice(0, MAX_GUARDED_CHILDREN) });
     notes.push(
       `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
@@ -172,7 +179,7 @@ function protectedBy(e: ProtectedEntry): string[] {
 }
 
 /** The entries of a guarded folder that can be bound writable again: folders and files (a symlink cannot be mounted on). */
-function writableChildren(dir: string): string[] {
+function writableChildren(dir: string, standIn: (p: string) => boolean): string[] {
   let entries: Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -181,7 +188,7 @@ function writableChildren(dir: string): string[] {
   }
   // Another command's stand-in (an empty `.arbor` it mounted) stays read-only: writable, it could be filled before that command removes it.
   return entries
-    .filter((e) => (e.isDirectory() || e.isFile()) && !shadowUsers.has(path.join(dir, e.name)))
+    .filter((e) => (e.isDirectory() || e.isFile()) && !standIn(path.join(dir, e.name)))
     .map((e) => path.join(dir, e.name))
     .sort();
 }

@@ -70,6 +70,19 @@ export class ResidentPool {
 
   constructor(private readonly options: ResidentPoolOptions) {}
 
+  /** The zygote binary's real path (undefined when it cannot be resolved): never one a command can write (`CommandSandbox`). */
+  get zygote(): string | undefined {
+    if (this.zygoteReal === null) {
+      try {
+        this.zygoteReal = fs.realpathSync(this.options.zygote);
+      } catch {
+        this.zygoteReal = undefined;
+      }
+    }
+    return this.zygoteReal;
+  }
+  private zygoteReal: string | undefined | null = null;
+
   /** Why residents are not used (with the first bubblewrap they failed with); undefined while they work. */
   get unavailable(): string | undefined {
     return this.broken.values().next().value;

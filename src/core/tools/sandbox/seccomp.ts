@@ -8,6 +8,9 @@ import * as os from 'node:os';
 // sockets included). `socketpair` stays allowed: it makes a connected pair inside the
 // sandbox and reaches nothing outside (Codex draws the same line). `io_uring_setup` is
 // denied too, because io_uring can create sockets without the `socket` system call.
+// `socket(AF_VSOCK, …)` is denied as well: vsock belongs to no network namespace, and on a
+// virtual machine (WSL2, Firecracker, a cloud VM's agent) it reaches the hypervisor's host and its
+// services whatever the network setting (decision 0103, amended in session 48).
 
 /** One BPF instruction: `struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }`. */
 interface Insn {
@@ -29,6 +32,7 @@ const RET_ERRNO = 0x00050000;
 const RET_KILL_PROCESS = 0x80000000;
 const EPERM = 1;
 const AF_UNIX = 1;
+const AF_VSOCK = 40;
 
 /** Offsets in `struct seccomp_data { int nr; u32 arch; u64 ip; u64 args[6]; }` (the low half of args[0] on little-endian). */
 const NR = 0;
@@ -40,7 +44,7 @@ interface Abi {
   name: string;
   /** AUDIT_ARCH_* value seccomp reports. */
   audit: number;
-  /** `socket(domain, …)`: denied when domain is AF_UNIX. */
+  /** `socket(domain, …)`: denied when domain is AF_UNIX or AF_VSOCK. */
   socket: number[];
   /** Denied outright: socketcall (32-bit x86 multiplexes every socket call through it, with the arguments behind a pointer the filter cannot read) and io_uring_setup. */
   deny: number[];
@@ -84,6 +88,7 @@ export function unixSocketFilter(arch: string = process.arch): Buffer | undefine
   }
   prog.push({ code: LD_W_ABS, k: ARG0_LOW, label: 'domain' });
   prog.push({ code: JEQ_K, k: AF_UNIX, jt: 'eperm' });
+  prog.push({ code: JEQ_K, k: AF_VSOCK, jt: 'eperm' });
   prog.push({ code: RET_K, k: RET_ALLOW });
   prog.push({ code: RET_K, k: RET_ERRNO | EPERM, label: 'eperm' });
   return assemble(prog);

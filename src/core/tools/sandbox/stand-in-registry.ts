@@ -1,0 +1,188 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// Which stand-ins the Arbor processes of this user stand on now, across processes (decision 0103,
+// amended in session 48). A stand-in is an empty folder on the host with a read-only mount on it
+// in each command's namespaces; a host that deletes it dissolves that mount in every namespace,
+// and the command still running there can then make the folder itself (`.vscode/tasks.json`).
+// Each process counts its own commands (`shadows.ts`), but two Arbor processes on one workspace
+// (the extension and a CLI) did not know of each other: the first removed its stand-in when its
+// command ended, while the second's command stood on the same folder. So each process that
+// stands on a stand-in says so here (a file named by the folder's digest and its pid) before the
+// folder is made, and a folder is removed only under this registry's lock, only when no other
+// live process stands on it, and before this process's entry goes (so a walk elsewhere that sees
+// the folder sees it registered). The registry is in the host's /dev/shm (a tmpfs: a few
+// microseconds an entry; else the temporary folder), which no confined command sees (its /dev/shm
+// and /tmp are its own).
+
+let known: string | undefined;
+
+/** The registry folder of this user (0700, owned by this user), or undefined when it cannot be trusted. */
+function registry(): string | undefined {
+  if (known && fs.existsSync(known)) return known;
+  known = undefined;
+  const uid = process.getuid?.() ?? 0;
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const dir = path.join(base, `arbor-stand-ins-${uid}`);
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+  }
+  try {
+    const st = fs.lstatSync(dir);
+    // Another user's folder (made first in a shared /tmp), or a link: not ours to trust.
+    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  known = dir;
+  return dir;
+}
+
+/** A stand-in's name in the registry: two 32-bit FNV-1a digests of its path (a collision only makes a folder read as a stand-in: still covered). */
+function digest(standIn: string): string {
+  let cached = digests.get(standIn);
+  if (cached) return cached;
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ standIn.length;
+  for (let i = 0; i < standIn.length; i++) {
+    const c = standIn.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  cached = `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}`;
+  if (digests.size > 4096) digests.clear();
+  digests.set(standIn, cached);
+  return cached;
+}
+const digests = new Map<string, string>();
+const ENTRY = /^([0-9a-f]{16})\.(\d+)$/;
+
+const alive = (pid: number): boolean => {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** The digests of stand-ins a live process other than this one stands on now (`standsOn` asks it). */
+export function othersStandIns(): Set<string> {
+  const out = new Set<string>();
+  const dir = registry();
+  if (!dir) return out;
+  for (const n of readdir(dir)) {
+    const m = ENTRY.exec(n);
+    if (m && Number(m[2]) !== process.pid && alive(Number(m[2]))) out.add(m[1]);
+  }
+  return out;
+}
+
+/** Whether `standIn` is among `others` (`othersStandIns`). */
+export const standsOn = (others: ReadonlySet<string>, standIn: string): boolean => others.size > 0 && others.has(digest(standIn));
+
+/** Say that this process stands on each of `standIns` (before their folders are made); those it could say so for. */
+export function register(standIns: readonly string[]): string[] {
+  const dir = registry();
+  const said: string[] = [];
+  if (!dir || standIns.length === 0) return said;
+  withLock(dir, () => {
+    for (const s of standIns) {
+      try {
+        fs.closeSync(fs.openSync(path.join(dir, `${digest(s)}.${process.pid}`), 'w', 0o600));
+        said.push(s);
+      } catch {
+        // not said: its folder is then left in place when this process is done with it
+      }
+    }
+  });
+  return said;
+}
+
+/**
+ * This process no longer stands on each of `standIns` (each one `register` said): under the lock,
+ * each one no other live process stands on is removed with `remove` first, then this process's
+ * entry goes. Without the lock (2 s), the folders are left in place and the entries stay until the
+ * next removal finds this process gone.
+ */
+export function unregister(standIns: readonly string[], remove: (standIn: string) => void): void {
+  const dir = registry();
+  if (!dir || standIns.length === 0) return;
+  withLock(dir, () => {
+    const standing = new Set<string>();
+    for (const n of readdir(dir)) {
+      const m = ENTRY.exec(n);
+      if (!m || Number(m[2]) === process.pid) continue;
+      if (alive(Number(m[2]))) standing.add(m[1]);
+      else unlink(path.join(dir, n)); // left by a process that died
+    }
+    for (const s of standIns) {
+      const key = digest(s);
+      if (!standing.has(key)) {
+        try {
+          remove(s);
+        } catch {
+          // Not there, not empty (someone made it real) or a parent swapped for a link: leave it.
+        }
+      }
+      unlink(path.join(dir, `${key}.${process.pid}`));
+    }
+  });
+}
+
+function readdir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function unlink(p: string): void {
+  try {
+    fs.unlinkSync(p);
+  } catch {
+    // gone already
+  }
+}
+
+/** Run `act` holding the registry's lock (an exclusively created file; a dead holder's is taken over). Skipped when the lock cannot be had within 2 s. */
+function withLock(dir: string, act: () => void): void {
+  const lock = path.join(dir, 'lock');
+  const until = Date.now() + 2000;
+  for (;;) {
+    try {
+      const fd = fs.openSync(lock, 'wx', 0o600);
+      try {
+        fs.writeSync(fd, String(process.pid));
+      } finally {
+        fs.closeSync(fd);
+      }
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return;
+      let holder = Number.NaN;
+      try {
+        holder = Number(fs.readFileSync(lock, 'utf8'));
+      } catch {
+        continue; // released meanwhile
+      }
+      // A holder that died (or a lock file cut short as it was written, holder 0 or NaN, once stale).
+      if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || (!(holder > 0) && Date.now() > until - 1000)) {
+        unlink(lock);
+        continue;
+      }
+      if (Date.now() > until) return;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    }
+  }
+  try {
+    act();
+  } finally {
+    unlink(lock);
+  }
+}

@@ -1,0 +1,87 @@
+// Stand-ins across Arbor processes (decision 0103, amended in session 48). A stand-in is an empty
+// folder on the host (`.vscode` where the workspace has none) with a read-only mount on it in the
+// command's namespaces; deleting the folder on the host dissolves that mount in every namespace.
+// Two Arbor processes on one workspace (the extension and a CLI): the first removed its stand-in
+// when its command ended, while a command of the second stood on the same folder, which could
+// then make `.vscode/tasks.json` itself. Real bubblewrap, a real second Node process.
+import * as assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRunCommandTool } from '../../../src/core/tools/run-command';
+import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
+import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
+import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
+import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
+import { call, makeWorkspace, type Workspace, waitUntil } from './fixture';
+
+const SRC = path.join(__dirname, '../../../src/core/tools');
+
+/** Another Arbor process on `root`: one confined command (`command`), in a bubblewrap of its own. */
+function otherProcess(root: string, command: string): ChildProcess {
+  const script = `
+    const { createRunCommandTool } = require(${JSON.stringify(path.join(SRC, 'run-command'))});
+    const { CommandSandbox } = require(${JSON.stringify(path.join(SRC, 'sandbox/command-sandbox'))});
+    const { callTool } = require(${JSON.stringify(path.join(SRC, 'call'))});
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: false }) });
+    const ctx = { sessionId: 'other', roots: [process.argv[1]], sandbox: 'workspace-write', approvalPolicy: 'never', signal: new AbortController().signal };
+    callTool(tool, JSON.stringify({ command: process.argv[2] }), ctx).then((r) => { console.log(r.content); process.exit(0); });
+  `;
+  return spawn(process.execPath, ['-e', script, root, command], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+describe('stand-ins shared with another Arbor process (decision 0103, amended)', function () {
+  this.timeout(60_000);
+  let ws: Workspace;
+  let pool: ResidentPool | undefined;
+
+  before(async function () {
+    const status = await sandboxStatus();
+    if (!status.available) {
+      console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
+      this.skip();
+    }
+  });
+  beforeEach(() => {
+    ws = makeWorkspace();
+    execFileSync('git', ['init', '-q', ws.root]);
+  });
+  afterEach(() => {
+    pool?.closeAll();
+    pool = undefined;
+    ws.cleanup();
+  });
+
+  for (const residents of [true, false]) {
+    it(`a missing .vscode: the other process's command ending does not remove the folder a command here (${residents ? 'in a resident' : 'in a bubblewrap of its own'}) stands on, and nothing can be made there`, async function () {
+      const zygote = zygotePath();
+      if (residents && !zygote) this.skip();
+      pool = residents && zygote ? new ResidentPool({ zygote }) : undefined;
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: pool ?? false }) });
+      // The other process's command stands on its stand-in for a second: the empty .vscode is on the host.
+      const other = otherProcess(ws.root, 'sleep 1');
+      const otherDone = new Promise<void>((resolve) => other.on('exit', () => resolve()));
+      try {
+        assert.ok(await waitUntil(() => fs.existsSync(ws.at('.vscode')), 20_000), "the other process's stand-in appears");
+        // This command waits (up to 6 s) for the folder to go, then makes it with a task that runs on folder open.
+        const r = await call(
+          tool,
+          {
+            command:
+              'i=0; while [ -d .vscode ] && [ $i -lt 120 ]; do sleep 0.05; i=$((i+1)); done; ' +
+              'mkdir -p .vscode 2>/dev/null; echo \'{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}\' > .vscode/tasks.json 2>/dev/null && echo PLANTED; echo done',
+            timeoutMs: 20_000,
+          },
+          ws.ctx(),
+        );
+        assert.match(r.content, /done/, r.content);
+        assert.doesNotMatch(r.content, /PLANTED/, r.content);
+        assert.equal(fs.existsSync(ws.at('.vscode/tasks.json')), false, 'a command made .vscode/tasks.json on the host');
+      } finally {
+        await otherDone;
+      }
+      // Once neither stands on it, it is gone from the host, as before.
+      assert.equal(fs.existsSync(ws.at('.vscode')), false, 'the stand-in is left on the host');
+    });
+  }
+});
