@@ -121,7 +121,8 @@ export class Feed {
       for (const r of runs) await this.send(id, chunk(r.kind, r.text));
       const cwd = this.cwdOf(id);
       for (const u of liveUpdates(e, streamed, cwd)) await this.send(id, u);
-      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end'))
+      // A compaction the user asked for reads running (decision 0054, amended): its end is told as the agent's idle.
+      if (target.parent !== undefined && (e.type === 'turn/start' || e.type === 'turn/end' || e.type === 'compaction/start'))
         await this.refreshState(id, e.type === 'turn/end' ? e.stopReason : undefined);
       if (e.type === 'goal/change') await this.goalInfo(id);
     });

@@ -71,24 +71,43 @@ export function stopReasonOf(events: readonly SessionEvent[], from: number): acp
   }
 }
 
+/** Tokens a session and its delegated descendants have spent so far (their summaries: reported usage, and estimates where none was). */
+export interface SubtreeTokens {
+  prompt: number;
+  completion: number;
+  cacheHit: number;
+}
+
 /**
- * What the prompt's requests used (ACP's unstable `usage`): the root's assistant messages after
- * `from`, so a client counting budgets — Arbor's placed node (decision 0074) — counts this
- * spending. `inputTokens` includes the cached part (`cachedReadTokens` says how much of it).
+ * What the session and every delegated descendant spent so far, from the store's summaries (no
+ * log read). A prompt's children run its requests too: a client counting budgets must hear them.
  */
-export function usageOfTurn(events: readonly SessionEvent[], from: number): acp.Usage | undefined {
-  let input = 0;
-  let output = 0;
-  let cached = 0;
-  let any = false;
-  for (let i = from; i < events.length; i++) {
-    const e = events[i];
-    if (e.type !== 'assistant/message' || !e.usage) continue;
-    any = true;
-    input += e.usage.promptTokens;
-    output += e.usage.completionTokens;
-    cached += e.usage.cacheHitTokens ?? 0;
+export function spentUnder(store: Harness['store'], id: string): SubtreeTokens {
+  const out: SubtreeTokens = { prompt: 0, completion: 0, cacheHit: 0 };
+  const ids = [id];
+  for (let i = 0; i < ids.length; i++) {
+    const s = store.summaryRef(ids[i]);
+    if (s) {
+      out.prompt += s.tokens.prompt;
+      out.completion += s.tokens.completion;
+      out.cacheHit += s.tokens.cacheHit;
+    }
+    // A user fork below starts a lineage of its own (as for budgets): not this prompt's spending.
+    for (const c of store.children(ids[i])) if (store.summaryRef(c.id)?.delegated ?? c.origin === 'subagent') ids.push(c.id);
   }
-  if (!any) return undefined;
+  return out;
+}
+
+/**
+ * What the prompt's requests used (ACP's unstable `usage`): what the root and its delegated
+ * descendants spent between `before` and `after` (`spentUnder`), so a client counting budgets —
+ * Arbor's placed node (decision 0074) — counts the children it ran here too. `inputTokens`
+ * includes the cached part (`cachedReadTokens` says how much of it). Undefined: nothing spent.
+ */
+export function usageBetween(before: SubtreeTokens, after: SubtreeTokens): acp.Usage | undefined {
+  const input = Math.max(0, after.prompt - before.prompt);
+  const output = Math.max(0, after.completion - before.completion);
+  const cached = Math.max(0, after.cacheHit - before.cacheHit);
+  if (input + output === 0) return undefined;
   return { inputTokens: input, outputTokens: output, totalTokens: input + output, ...(cached ? { cachedReadTokens: cached } : {}) };
 }

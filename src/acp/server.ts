@@ -5,7 +5,7 @@ import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, unknownSession } from './errors';
 import { Feed } from './feed';
 import { acpMcpServers } from './mcp-servers';
-import { promptText, settleSubtree, stopReasonOf, usageOfTurn } from './prompt';
+import { promptText, settleSubtree, spentUnder, stopReasonOf, usageBetween } from './prompt';
 import { type AcpSession, SessionTable } from './sessions';
 import type { NodeSync } from './sync';
 import { announcement, treeParent } from './tree';
@@ -206,10 +206,11 @@ export class AcpServer {
         try {
           const agent = await s.harness.openSession(s.id);
           const from = agent.session.events.length;
+          const before = spentUnder(s.harness.store, s.id);
           await agent.accept(text, { kind: 'user' });
           await settleSubtree(s.harness, s.id);
           await this.feeds.get(s.harness)?.drain();
-          const usage = usageOfTurn(agent.session.events, from);
+          const usage = usageBetween(before, spentUnder(s.harness.store, s.id));
           if (prompt.cancelled) return { stopReason: 'cancelled', ...(usage ? { usage } : {}) };
           return { stopReason: stopReasonOf(agent.session.events, from), ...(usage ? { usage } : {}) };
         } finally {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
+import { keptByStop } from './agent/kept-by-stop';
 import { SessionWriter } from './agent/session-writer';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
@@ -307,7 +308,10 @@ export class Harness {
       const agent = this.makeResident(new SessionWriter(session, this.store));
       await agent.recover();
       await this.hooks.opened(agent); // e.g. workflow runs a crash or reload left open are closed
-      agent.pump(); // messages accepted before a restart were promised: work through them
+      // Messages a human's Stop kept wait for that human ("Send now"), also across a restart;
+      // others accepted before a restart were promised: work through them.
+      if (keptByStop(agent.session.events, agent.session.unclaimedInbox)) agent.pause();
+      else agent.pump();
       return agent;
     })().finally(() => this.opening.delete(id));
     this.opening.set(id, p);

@@ -27,6 +27,14 @@ if (task.includes('[[hang]]')) {
   start();
   fs.writeFileSync(path.join(dir, 'hang-started'), String(process.pid));
   setInterval(() => {}, 1000);
+} else if (task.includes('[[talk]]')) {
+  // Runs a command (its call goes in the log mid-turn), then waits to be let go before its usage.
+  start();
+  out({ type: 'item.started', item: { id: 'c1', type: 'command_execution', command: 'ls', status: 'in_progress' } });
+  out({ type: 'item.completed', item: { id: 'c1', type: 'command_execution', command: 'ls', aggregated_output: 'a\\n', exit_code: 0, status: 'completed' } });
+  fs.writeFileSync(path.join(dir, 'talk-started'), String(process.pid));
+  const wait = () => (fs.existsSync(path.join(dir, 'go')) ? finish('done', 10) : setTimeout(wait, 20));
+  wait();
 } else if (task.includes('[[spend]]')) {
   // Spends only once the hanging sibling runs, so the budget is used up under a running child.
   const wait = () => (fs.existsSync(path.join(dir, 'hang-started')) ? (start(), finish('spent a lot', 30000)) : setTimeout(wait, 20));
@@ -88,6 +96,24 @@ describe('remote: a subtree budget holds for a remote child (real processes)', f
     assert.equal(runs(), 1);
   });
 
+  it('a remote turn holds its reservation until its turn ends, not only until the first thing it writes (session 48)', async () => {
+    const root = await t.h.createSession();
+    await t.h.setBudget(root.id, { maxTokens: 100_000 });
+    const run = await t.h.subagents.start(root, 'codex', { prompt: '[[talk]] work a while' });
+    for (let i = 0; i < 1000 && !fs.existsSync(path.join(home, 'talk-started')); i++) await new Promise((r) => setTimeout(r, 20));
+    // Its command's call is in the log: the program is still working and has reported no usage.
+    const called = async () => t.h.store.has(run.id) && ofType((await t.h.store.inspect(run.id)).events, 'tool/result').length > 0;
+    for (let i = 0; i < 250 && !(await called()); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(await called(), 'its command is in the log');
+    const held = t.h.cost.budgets.spent(root.id)!.reservedTokens;
+    fs.writeFileSync(path.join(home, 'go'), '');
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    assert.ok(held >= 4096, `the running program still holds its reserve (held ${held})`);
+    assert.equal(t.h.cost.budgets.spent(root.id)!.reservedTokens, 0, 'released once its turn ended');
+  });
+
   it("a running remote child is stopped when a sibling uses its subtree's budget up; the parent's notice says budget", async () => {
     // The root delegates a hanging child in the background, then one that spends 30k tokens.
     server.enqueue(
@@ -120,6 +146,22 @@ describe('remote: a subtree budget holds for a remote child (real processes)', f
     assert.match(notices[0].text, /finished: budget/);
     assert.match(notices[0].text, /is used up/);
     assert.equal(t.h.store.summaryRef(root.id)!.lastStopReason, 'budget', 'the root stops on the budget too');
+  });
+
+  it('a remote child stopped before its program reported usage still counts the prompt it was handed (session 48)', async () => {
+    const root = await t.h.createSession();
+    await t.h.setBudget(root.id, { maxTokens: 1_000_000 });
+    const task = `[[hang]] keep working ${'on this long task '.repeat(200)}`;
+    const run = await t.h.subagents.start(root, 'codex', { prompt: task });
+    for (let i = 0; i < 1000 && !fs.existsSync(path.join(home, 'hang-started')); i++) await new Promise((r) => setTimeout(r, 20));
+    await t.h.interruptSubtree(run.id);
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'interrupted', r.error);
+    const s = t.h.store.summaryRef(run.id)!;
+    assert.ok(s.tokens.prompt >= Math.ceil(task.length / 4), `its task's prompt counts (${s.tokens.prompt} prompt tokens)`);
+    assert.equal(s.estimated, true, 'as an estimate');
+    assert.equal(t.h.cost.budgets.spent(root.id)!.tokens.prompt, s.tokens.prompt, 'and against the budget');
   });
 
   it('a human lowering the budget below what was spent stops a running remote child', async () => {

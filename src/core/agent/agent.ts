@@ -251,12 +251,17 @@ export class Agent implements SessionLog {
    * before the last `keepTurns` turns. The raw log keeps every event.
    */
   async compact(keepTurns = 1): Promise<CompactionResult> {
-    // Under way from the call on: a Stop while it waits for the running turn ends it too.
-    return this.compactions.runAsked(async (signal) => {
-      await this.idle();
-      if (signal.aborted) return { outcome: 'aborted', error: 'Stopped before the compaction started.' };
-      return compact(this.cfg, 'manual', keepTurns, signal);
-    });
+    try {
+      // Under way from the call on: a Stop while it waits for the running turn ends it too.
+      return await this.compactions.runAsked(async (signal) => {
+        await this.idle();
+        if (signal.aborted) return { outcome: 'aborted', error: 'Stopped before the compaction started.' };
+        return compact(this.cfg, 'manual', keepTurns, signal);
+      });
+    } finally {
+      // The status counts it as running (`compactingAsked`): its end is the agent going idle, told as a turn's end is.
+      if (!this.compactions.askedRunning && this.activity === 'idle' && !this.disposed) for (const fn of this.idleListeners) fn();
+    }
   }
 
   /** A compaction the user asked for is under way (a model request of its own, not a turn): a Stop ends it (`cancel`). */

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { deriveMessages } from '../session/derive';
+import type { CompactionEndEvent } from '../session/events';
+import { estimateTokens } from '../session/summary';
 import type { AgentConfig } from './config';
 import { budgetedRequest, cutByCap } from './request-budget';
 import { collect } from './stream-collector';
@@ -58,27 +60,33 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
   const compactionId = randomUUID();
   await w.append({ type: 'compaction/start', compactionId, reason });
   // A model request like any other: under a budget it is checked and carries the cap it reserved.
-  const ready = budgetedRequest(cfg, {
-    model: cfg.modelName,
-    system: SUMMARY_SYSTEM,
-    tools: [],
-    messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
-    ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens } : {}),
-    ...(signal ? { signal } : {}),
-  });
+  const ready = budgetedRequest(
+    cfg,
+    {
+      model: cfg.modelName,
+      system: SUMMARY_SYSTEM,
+      tools: [],
+      messages: [...surface, { role: 'user', content: 'Summarize the conversation above for continuing the work.', source: { kind: 'user' }, seq: boundary }],
+      ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens } : {}),
+      ...(signal ? { signal } : {}),
+    },
+    true,
+  );
   if ('refused' in ready) {
     await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
     return { outcome: 'aborted', error: ready.refused };
   }
   const out = await collect(cfg.model.stream(ready.req));
+  // What the request spent rides on every end after it: a budget counts it like any request's.
+  const spent = spentBy(ready.req.model, ready.info.bytes, out);
   if (signal?.aborted) {
-    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
+    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted', ...spent });
     return { outcome: 'aborted', error: STOPPED };
   }
   // A summary cut at a budget's cap would drop context silently: the history stays as it was.
   const cut = ready.cap !== undefined && out.finishReason === 'length' ? cutByCap(ready.cap, cfg.maxTokens) : undefined;
   if (out.error || cut || !out.text.trim()) {
-    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
+    await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted', ...spent });
     return { outcome: 'aborted', error: out.error?.message ?? cut ?? 'The model returned an empty summary.' };
   }
   await w.append({ type: 'compaction/summary', compactionId, text: out.text });
@@ -90,6 +98,21 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
     replaces: replaced,
     compactionId,
   });
-  await w.append({ type: 'compaction/end', compactionId, outcome: 'committed' });
+  await w.append({ type: 'compaction/end', compactionId, outcome: 'committed', ...spent });
   return { outcome: 'committed', replaced };
+}
+
+/**
+ * What a summary request spent, for its `compaction/end`: the provider's usage, else an
+ * estimate (its prompt from its bytes, its reply from what arrived, as for a cut turn); nothing
+ * when it never reached the provider (a connection refused before any response).
+ */
+function spentBy(model: string, bytes: number, out: Awaited<ReturnType<typeof collect>>): Pick<CompactionEndEvent, 'model' | 'usage' | 'estimated'> {
+  // Attempts answered too late and sent again went out too: their prompts count, estimated.
+  const resent = (out.resent ?? 0) * estimateTokens(bytes);
+  if (out.usage) return { model, usage: { ...out.usage, promptTokens: out.usage.promptTokens + resent }, ...(resent ? { estimated: true as const } : {}) };
+  if (out.error?.code === 'connection' && !out.error.midStream && !resent) return {};
+  const completion = estimateTokens(out.text.length + out.reasoning.length);
+  const prompt = (out.error?.code === 'connection' && !out.error.midStream ? 0 : estimateTokens(bytes)) + resent;
+  return { model, usage: { promptTokens: prompt, completionTokens: completion }, estimated: true };
 }

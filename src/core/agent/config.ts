@@ -100,6 +100,8 @@ export interface RequestBound {
   maxTokens?: number;
   /** The request cannot carry a cap (a remote program's): all of it must fit, or it is refused. */
   fixed?: boolean;
+  /** A compaction's summary request: held apart from a turn's (both may be in flight), until its `compaction/end`. */
+  compaction?: boolean;
 }
 
 /** A budget check's answer: refused, allowed with the cap the request must carry, or no budget applies. */

@@ -19,11 +19,16 @@ export type ReadyRequest = { refused: string } | { req: ModelRequest; info: Requ
  * before its cap is known, so the cap field's largest size is counted on top: the prompt
  * estimate covers the body that is sent.
  */
-export function budgetedRequest(cfg: AgentConfig, asked: ModelRequest): ReadyRequest {
+export function budgetedRequest(cfg: AgentConfig, asked: ModelRequest, compaction = false): ReadyRequest {
   const info = cfg.model.describe(asked);
   if (!cfg.beforeRequest) return { req: asked, info };
   const bytes = info.bytes + (asked.maxTokens === undefined ? MAX_CAP_FIELD_BYTES : 0);
-  const need: RequestBound = { model: asked.model, bytes, ...(asked.maxTokens !== undefined ? { maxTokens: asked.maxTokens } : {}) };
+  const need: RequestBound = {
+    model: asked.model,
+    bytes,
+    ...(asked.maxTokens !== undefined ? { maxTokens: asked.maxTokens } : {}),
+    ...(compaction ? { compaction: true } : {}),
+  };
   let verdict: ReturnType<NonNullable<AgentConfig['beforeRequest']>>;
   try {
     verdict = cfg.beforeRequest(need);

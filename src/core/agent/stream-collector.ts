@@ -9,6 +9,8 @@ export interface Collected {
   usage?: Usage;
   finishReason?: 'stop' | 'tool_calls' | 'length' | 'other';
   error?: ModelError;
+  /** Attempts before the answered one that went out and were answered too late (each may be billed its prompt). */
+  resent?: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function collect(stream: AsyncIterable<ModelStreamEvent>, onDelta?:
     } else if (ev.type === 'usage') out.usage = ev.usage;
     else if (ev.type === 'done') out.finishReason = ev.finishReason;
     else if (ev.type === 'error') out.error = ev.error;
+    else if (ev.type === 'resent') out.resent = (out.resent ?? 0) + 1;
   }
   if (!out.finishReason && !out.error) out.error = replyCut(true);
   // Calls without an id get a stable one (index-based) so results can answer them.

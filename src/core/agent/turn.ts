@@ -90,18 +90,22 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
     // The header is staged with what the turn said so far (one group commit); that is on disk
     // before the model hears it. The header does not gate the request: were it left for a
     // later commit, its write would run while the request does.
-    const header = w.stage({
-      type: 'request/header',
-      model: info.model,
-      provider: info.provider,
-      bytes: info.bytes,
-      headBytes: info.headBytes,
-      headHash: info.headHash,
-      prefixHash: info.prefixHash,
-    });
+    const headerOf = () =>
+      w.stage({
+        type: 'request/header',
+        model: info.model,
+        provider: info.provider,
+        bytes: info.bytes,
+        headBytes: info.headBytes,
+        headHash: info.headHash,
+        prefixHash: info.prefixHash,
+      });
+    const header = headerOf();
     await Promise.all(pending.splice(0));
     pending.push(header);
     const out = await collect(cfg.model.stream(req), cfg.onDelta);
+    // Each attempt answered too late went out too: a header of its own, so its prompt counts (an estimate).
+    for (let n = out.resent ?? 0; n > 0; n--) pending.push(headerOf());
     // Some servers reuse call ids across steps; the log needs them unique within a turn.
     for (const c of out.toolCalls) {
       let id = c.id;
@@ -185,7 +189,11 @@ async function goOn(cfg: AgentConfig, text: string, continued: number, signal: A
   try {
     // A Stop does not wait for the hook's answer (decision 0099): the turn ends interrupted at once.
     const reason = await Promise.race([cfg.beforeTurnEnd({ text, continued, signal }), aborted(signal)]);
-    return reason ? { text: reason, event: cfg.writer.session.header.parentSession ? 'SubagentStop' : 'Stop' } : undefined;
+    if (!reason) return undefined;
+    const event = cfg.writer.session.header.parentSession ? 'SubagentStop' : 'Stop';
+    // Marked as the hook's: what a hook prints can carry what the agent itself wrote (a test's
+    // failure message), and must not reach the model as the user's own words.
+    return { text: `[${event} hook — not the user] It kept the turn from ending, saying:\n${reason}`, event };
   } catch {
     return undefined;
   }

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, SessionEvent } from '../session/events';
 import { unifiedDiff } from '../tools/diff';
@@ -146,6 +147,23 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
 async function fileOf(h: PlanHost, root: string, file: string, restore: string | null, lastLeft: string | null): Promise<RewindFile | undefined> {
   const shadow = await h.shadows.of(root);
   const relative = shadow.relative(file) ?? path.basename(file);
+  // The folder it was changed in is gone (a worktree child's, applied or discarded): nothing there
+  // to restore, and nothing of it is made again; what an apply brought into the workspace is not
+  // this file, and the plan says so rather than name it as if it were.
+  if (!fs.existsSync(root)) {
+    return {
+      path: file,
+      root,
+      relative,
+      current: null,
+      restore,
+      diff: '',
+      conflict: {
+        reason: 'unavailable',
+        text: `${relative} was changed in a worktree (or folder) that is gone now (${root}), so it cannot be restored there; if that worktree was applied, its change is in your own files now: undo it there.`,
+      },
+    };
+  }
   const now = currentBytesNow(file);
   const current = now === null ? null : blobId(now);
   if (current === restore) return undefined;

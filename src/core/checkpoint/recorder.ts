@@ -30,6 +30,8 @@ export interface RecorderOptions {
   maxFileBytes: number;
   /** Whether git runs here (the recorder stays silent when not). */
   gitReady(): Promise<boolean>;
+  /** Whether commands run in the OS sandbox here (absent: they do); when not, a read-only session's approved commands are recorded too. */
+  commandsConfined?(): Promise<boolean>;
 }
 
 type Inflight =
@@ -63,11 +65,20 @@ export class CheckpointRecorder {
   /** `beforeToolCall`: remember what the call may change, as it is now. Never blocks a call. */
   async before(c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext }): Promise<undefined> {
     const how = RECORDED[c.call.name];
-    if (!how || !this.o.enabled() || c.ctx.sandbox === 'read-only') return undefined;
+    if (!how || !this.o.enabled()) return undefined;
+    // Read-only: a file tool writes nothing, and a confined command cannot; a command run outside
+    // the sandbox (asked for, or where none can start) once the user approves it can.
+    if (c.ctx.sandbox === 'read-only' && !(how.kind === 'roots' && (await this.unconfined(c.args)))) return undefined;
     const p = (async () => ((await this.o.gitReady()) ? this.capture(how, c.args, c.ctx) : undefined))().catch(() => undefined);
     this.inflight.set(key(c.ctx.sessionId, c.call.id), p);
     await p;
     return undefined;
+  }
+
+  /** Whether a command will run outside the OS sandbox: it asks to, or no sandbox can start here. */
+  private async unconfined(args: Record<string, unknown>): Promise<boolean> {
+    if (args.outsideSandbox === true) return true;
+    return !(await (this.o.commandsConfined?.() ?? Promise.resolve(true)).catch(() => false));
   }
 
   /** `afterToolCall`: what the call changed, held for the step's record. Never changes the result. */

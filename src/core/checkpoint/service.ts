@@ -22,6 +22,8 @@ export interface CheckpointOptions {
    * git (default 2,000 ms, stat-index.ts): tests shorten it to reach the shortcut at all.
    */
   trustSlackMs?: number;
+  /** Whether commands run in the OS sandbox here (the harness's probe); see `RecorderOptions.commandsConfined`. */
+  commandsConfined?: () => Promise<boolean>;
 }
 
 export interface CheckpointHost {
@@ -51,6 +53,7 @@ export class CheckpointService {
       enabled: () => this.on,
       maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
       gitReady: () => this.gitReady(),
+      ...(options.commandsConfined ? { commandsConfined: options.commandsConfined } : {}),
     });
   }
 

@@ -5,7 +5,8 @@ import { estimateTokens, type SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
 import { DEFAULT_COMPLETION_RESERVE, decideCap, roomIn } from './completion-cap';
 import type { PriceBook } from './prices';
-import { addSpend, formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
+import { spendOfSessions } from './sessions-spend';
+import { formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
 
 export { DEFAULT_COMPLETION_RESERVE, MIN_COMPLETION_CAP } from './completion-cap';
 
@@ -21,7 +22,12 @@ export interface RequestNeed {
    * default reserve) must fit, nothing is lowered. Otherwise the cap is lowered to what is left.
    */
   fixed?: boolean;
+  /** A compaction's summary request: held apart from the session's turn (both may be in flight), until its `compaction/end`. */
+  compaction?: boolean;
 }
+
+/** Where a session's compaction request is held (a turn's request is held under the session's id). */
+const compactionHold = (sessionId: string): string => `${sessionId}\u0000compaction`;
 
 /** Why a request may not be made: the turn ends with stop reason `budget` and this text. */
 export interface BudgetRefusal {
@@ -64,9 +70,13 @@ interface Scope {
 }
 
 interface Reservation {
+  /** The session whose request it is. */
+  session: string;
   scopes: string[];
   tokens: number;
   usd: number;
+  /** A remote program's turn (`fixed`): it spends until its turn ends, whatever it writes before. */
+  wholeTurn: boolean;
 }
 
 /**
@@ -99,10 +109,25 @@ export class BudgetGuard {
     store.onAppended((id, events) => this.appended(id, events));
   }
 
-  /** Prices changed: every total is recounted at the new prices when next needed. */
+  /**
+   * Prices changed: every total is recounted at the new prices. A session's scope is recounted
+   * from the summaries when next needed; a workflow run's lives only here, so it is recounted
+   * now (never dropped: its agents would run on unbudgeted). Requests in flight stay held.
+   */
   repriced(): void {
+    const runs = [...this.scopes].filter(([key]) => key.startsWith('wf:'));
     this.scopes.clear();
     this.own.clear();
+    for (const [key, s] of runs) this.scopes.set(key, { ...s, spent: this.runSpent(key.slice(3)), reservedTokens: 0, reservedUsd: 0 });
+    // A run's holds are held again now; a session scope takes its members' holds when recounted (`scopeKnown`).
+    for (const r of this.inflight.values()) {
+      r.scopes = r.scopes.filter((key) => this.scopes.has(key));
+      for (const key of r.scopes) {
+        const s = this.scopes.get(key)!;
+        s.reservedTokens += r.tokens;
+        s.reservedUsd += r.usd;
+      }
+    }
   }
 
   /**
@@ -113,7 +138,8 @@ export class BudgetGuard {
    * what is left.
    */
   check(sessionId: string, need: RequestNeed): BudgetAnswer {
-    this.release(sessionId);
+    const hold = need.compaction ? compactionHold(sessionId) : sessionId;
+    this.release(hold);
     const scopes = this.scopesOf(sessionId);
     if (scopes.length === 0) return { free: true };
     const prompt = estimateTokens(need.bytes);
@@ -147,7 +173,7 @@ export class BudgetGuard {
       s.reservedTokens += tokens;
       s.reservedUsd += usd;
     }
-    this.inflight.set(sessionId, { scopes, tokens, usd });
+    this.inflight.set(hold, { session: sessionId, scopes, tokens, usd, wholeTurn: need.fixed === true });
     const lowered = by === undefined ? undefined : this.scopes.get(by)!;
     return {
       grant: {
@@ -238,15 +264,25 @@ export class BudgetGuard {
   }
 
   closeRun(runId: string): void {
-    this.scopes.delete(`wf:${runId}`);
+    this.dropScope(`wf:${runId}`);
   }
 
   // ── internals ──────────────────────────────────────────────────────────────
 
-  /** A request's bound goes when its answer (or its turn's end, or its compaction's end) is durable. */
-  private release(id: string): void {
+  /** A budget gone: its scope, and its part in the holds of requests in flight (a budget set again holds them afresh). */
+  private dropScope(key: string): void {
+    this.scopes.delete(key);
+    for (const r of this.inflight.values()) if (r.scopes.includes(key)) r.scopes = r.scopes.filter((k) => k !== key);
+  }
+
+  /**
+   * A request's bound goes when its answer (or its turn's end, or its compaction's end) is
+   * durable; a remote turn's only with its turn's end (`answered` false): its program writes
+   * messages and calls mid-turn, and reports what it spent only at the end.
+   */
+  private release(id: string, answered = false): void {
     const r = this.inflight.get(id);
-    if (!r) return;
+    if (!r || (answered && r.wholeTurn)) return;
     this.inflight.delete(id);
     for (const key of r.scopes) {
       const s = this.scopes.get(key);
@@ -257,18 +293,24 @@ export class BudgetGuard {
   }
 
   private appended(id: string, events: readonly SessionEvent[]): void {
-    let spends = false;
+    let answered = false;
+    let ended = false;
+    let compacted = false;
     let budgetChanged = false;
     for (const e of events) {
+      if (e.type === 'assistant/message') answered = true;
+      else if (e.type === 'turn/end') ended = true;
       // A compaction's summary request ends with its compaction/end (it writes no assistant/message).
-      if (e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'compaction/end') spends = true;
+      else if (e.type === 'compaction/end') compacted = true;
       else if (e.type === 'budget/set') budgetChanged = true;
     }
-    if (spends) this.release(id);
+    if (compacted) this.release(compactionHold(id));
+    if (answered || ended) this.release(id, !ended);
+    const spends = answered || ended || compacted;
     if (budgetChanged) {
       const b = this.summary(id)?.budget;
       const s = this.scopes.get(id);
-      if (!b) this.scopes.delete(id);
+      if (!b) this.dropScope(id);
       else if (s) s.budget = { ...b };
       // else: counted from the summaries when first needed
     }
@@ -337,16 +379,25 @@ export class BudgetGuard {
     if (key.startsWith('wf:')) return false;
     const budget = this.summary(key)?.budget;
     if (!budget) return false;
-    const prices = this.prices();
-    let spent = zeroSpend();
-    for (const x of this.subtree(key)) {
-      const sum = this.summary(x);
-      const own = sum ? spendOf(sum as SessionSummary, prices) : zeroSpend();
-      this.own.set(x, own);
-      spent = addSpend(spent, own);
+    const members = new Set(this.subtree(key));
+    const spent = spendOfSessions(members, (x) => this.summary(x), this.prices(), this.own);
+    // Requests in flight under it (a budget set while they run, or recounted) are held in it too.
+    const scope: Scope = { budget: { ...budget }, spent, reservedTokens: 0, reservedUsd: 0, name: this.nameOf(key) };
+    for (const r of this.inflight.values()) {
+      if (!members.has(r.session) || r.scopes.includes(key)) continue;
+      r.scopes.push(key);
+      scope.reservedTokens += r.tokens;
+      scope.reservedUsd += r.usd;
     }
-    this.scopes.set(key, { budget: { ...budget }, spent, reservedTokens: 0, reservedUsd: 0, name: this.nameOf(key) });
+    this.scopes.set(key, scope);
     return true;
+  }
+
+  /** What a workflow run's agents (and what they delegated) spent, at today's prices. */
+  private runSpent(runId: string): Spend {
+    const members = new Set<string>();
+    for (const h of this.store.list()) if (this.summary(h.id)?.workflowRun?.runId === runId) for (const x of this.subtree(h.id)) members.add(x);
+    return spendOfSessions(members, (x) => this.summary(x), this.prices(), this.own);
   }
 
   /** The session and its delegated descendants (a user fork below starts its own lineage). */

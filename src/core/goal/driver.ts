@@ -121,7 +121,7 @@ export class GoalDriver {
     return !agent.isDisposed && agent.activity === 'idle' && agent.inboxSize === 0 && !agent.isPaused;
   }
 
-  /** After an admitted round: a human interrupt pauses the goal; rounds that keep failing block it. */
+  /** After an admitted round: a human interrupt (or a budget stop) pauses the goal; rounds that keep failing block it. */
   private watch(id: string, agent: Agent, messageId: string): void {
     const off = agent.onTurnEnd((r: TurnReport) => {
       if (r.messageId !== messageId) return;
@@ -135,7 +135,9 @@ export class GoalDriver {
     if (this.goals.closing) return;
     const { goal } = this.goals.liveState(agent);
     if (goal?.phase !== 'active') return;
-    if (r.stopReason === 'interrupted' || r.stopReason === 'cancelled') {
+    // A budget stop is a stop (decision 0034): the next round would run into the same budget, so
+    // the goal pauses as for a human interrupt; once the budget is raised, a resume goes on.
+    if (r.stopReason === 'interrupted' || r.stopReason === 'cancelled' || r.stopReason === 'budget') {
       this.errorStreak.delete(id);
       await this.goals.writeFor(agent, next(goal, 'interrupt', { phase: 'paused' }), false);
       return;

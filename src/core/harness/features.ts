@@ -73,9 +73,11 @@ export function wireFeatures(
     ),
   );
   const goals = wire(goalRow(config.goalMaxRounds));
-  const hookService = config.hooks ? wire(hooksRow(config.hooks, { budgetLeft: (id) => cost.budgets.remaining(id) })) : undefined;
+  const hookService = config.hooks ? wire(hooksRow(config.hooks, { budgetLeft: (id) => cost.budgets.remaining(id), secrets: runCommand.secrets })) : undefined;
   const mcp = wire(mcpRow(config.mcp, roots));
-  const checkpoints = wire(checkpointRow({ storeDir: config.storeDir, ...config.checkpoints }));
+  const checkpoints = wire(
+    checkpointRow({ storeDir: config.storeDir, ...config.checkpoints, commandsConfined: async () => (await commandSandbox.status()).available }),
+  );
   for (const row of config.rows ?? []) wire(row);
   return { workflows, goals, ...(hookService ? { hookService } : {}), mcp, checkpoints, hooks: composeHooks(hooks) };
 }

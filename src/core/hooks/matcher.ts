@@ -23,7 +23,16 @@ export function matchesAny(matcher: string, names: readonly string[]): boolean {
   return names.some((n) => re.test(n));
 }
 
+/**
+ * Arbor tools that start agents as Claude Code's `Task` does, beyond `subagent` (the alias table's
+ * `Task`). The alias table is an allow-list's reading (an agent file's `tools: Task` grants
+ * `subagent` only: narrow is safe there); a matcher is a hook's reading, where a hook on `Task`
+ * that blocks or asks must also see every other way to start one (narrowing is safe here).
+ */
+const ALSO_TASK: ReadonlySet<string> = new Set(['subagent_fork', 'workflow']);
+
 /** The names a tool is matched under: its own, then Claude Code's for it. */
 export function toolNames(tool: string): string[] {
-  return [tool, ...claudeCodeNamesOf(tool)];
+  const claude = claudeCodeNamesOf(tool);
+  return [tool, ...claude, ...(ALSO_TASK.has(tool) && !claude.includes('Task') ? ['Task'] : [])];
 }

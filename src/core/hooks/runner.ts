@@ -27,6 +27,8 @@ export interface RunOptions {
   cap?: number;
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
+  /** The model's key in use: no variable holding it reaches the hook (as for commands). */
+  secrets?: readonly string[];
 }
 
 export async function runHook(hook: HookCommand, input: object, opts: RunOptions): Promise<HookRun> {
@@ -41,7 +43,7 @@ export async function runHook(hook: HookCommand, input: object, opts: RunOptions
       cwd: opts.cwd,
       // The host's environment without the model's API key (what a hook prints can reach the
       // model); Claude Code's variable, so hook scripts written for it find the project unchanged.
-      env: commandEnv({ ...process.env, ...opts.env }, [], { CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd }),
+      env: commandEnv({ ...process.env, ...opts.env }, opts.secrets ?? [], { CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd }),
       namespaced: false,
       stdin: Buffer.from(`${JSON.stringify(input)}\n`),
     },

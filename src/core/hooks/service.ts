@@ -26,6 +26,8 @@ export interface HookHost {
   store: { header(id: string): SessionHeader | undefined; summaryRef(id: string): Readonly<SessionSummary> | undefined };
   /** What the session's budgets have left (undefined: no budget above it). */
   budgetLeft?: (id: string) => Remaining | undefined;
+  /** The model's key in use, kept from every hook's environment whatever the variable (`commandEnv`). */
+  secrets?: () => readonly string[];
 }
 
 export interface FireRequest {
@@ -108,6 +110,7 @@ export class HookService {
           cwd: this.options.workspaceRoot,
           ...(this.options.outputCap ? { cap: this.options.outputCap } : {}),
           ...(req.signal ? { signal: req.signal } : {}),
+          ...(this.host.secrets ? { secrets: this.host.secrets() } : {}),
         });
         const v = readVerdict(run);
         this.record(req, h, {

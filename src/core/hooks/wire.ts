@@ -20,7 +20,7 @@ import { type HookHost, HookService, type HooksOptions } from './service';
 //  - SubagentStart: a block vetoes the child; nothing is created.
 //  - PreCompact, Notification: observe only.
 
-export function hooksRow(options: HooksOptions, extra: Pick<HookHost, 'budgetLeft'> = {}): FeatureRow<HookService> {
+export function hooksRow(options: HooksOptions, extra: Pick<HookHost, 'budgetLeft' | 'secrets'> = {}): FeatureRow<HookService> {
   return {
     name: 'hooks',
     wire({ host }) {

@@ -49,6 +49,9 @@ function endpointOf(baseURL: string): URL | PostFailure {
 /** Error bodies are read this far (a provider's error is a few hundred bytes). */
 const ERROR_BODY_BYTES = 64 * 1024;
 
+/** Told once per attempt answered too late and sent again. */
+const RESENT: ModelStreamEvent = Object.freeze({ type: 'resent' });
+
 /**
  * Any OpenAI-compatible chat-completions endpoint (DeepSeek, OpenAI, Ollama, vLLM, LM Studio),
  * streamed over node:http with its own SSE reader (decision 0094: the openai SDK's web streams,
@@ -104,11 +107,14 @@ export class OpenAICompatibleClient implements ModelClient {
     let started = false;
     let finish: 'stop' | 'tool_calls' | 'length' | 'other' | undefined;
     let res: PostResponse | undefined;
+    /** Attempts that went out and were answered too late, not yet told (`resent` events). */
+    const resent = { n: 0 };
     // An abort once the body flows ends it: the reader below fails and says why.
     const onAbort = () => res?.body.destroy(Object.assign(new Error('The request was cancelled.'), { name: 'AbortError' }));
     try {
       // The body goes as the text describe() measured and hashed (decision 0064).
-      res = await this.open(text, signal);
+      res = await this.open(text, signal, resent);
+      for (; resent.n > 0; resent.n--) yield RESENT;
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) onAbort();
       watchdog.reset();
@@ -143,6 +149,7 @@ export class OpenAICompatibleClient implements ModelClient {
         : req.signal?.aborted
           ? classifyError(new PostFailure('aborted', 'The request was cancelled.'), this.ctx(req, started))
           : classifyError(err, this.ctx(req, started));
+      for (; resent.n > 0; resent.n--) yield RESENT;
       yield { type: 'error', error };
     } finally {
       watchdog.stop();
@@ -162,7 +169,7 @@ export class OpenAICompatibleClient implements ModelClient {
    * refused connection, a late head and a status that says "later" are tried again; any other
    * status fails with what the provider said.
    */
-  private async open(body: string, signal: AbortSignal): Promise<PostResponse> {
+  private async open(body: string, signal: AbortSignal, resent: { n: number }): Promise<PostResponse> {
     const url = this.url;
     if (url instanceof PostFailure) throw url;
     for (let attempt = 0; ; attempt++) {
@@ -172,6 +179,8 @@ export class OpenAICompatibleClient implements ModelClient {
         res = await post(url, { headers: this.headers, body, signal, headTimeoutMs: this.timeoutMs });
       } catch (err) {
         if (!more || !(err instanceof PostFailure) || (err.kind !== 'connection' && err.kind !== 'timeout')) throw err;
+        // A late head: the request went out and the provider may be working on it (and bill it).
+        if (err.kind === 'timeout') resent.n++;
         await sleep(retryDelayMs(attempt, undefined) ?? 0, signal);
         continue;
       }

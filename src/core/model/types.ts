@@ -59,7 +59,9 @@ export type ModelStreamEvent =
   | { type: 'tool-call'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'done'; finishReason: 'stop' | 'tool_calls' | 'length' | 'other' }
-  | { type: 'error'; error: ModelError };
+  | { type: 'error'; error: ModelError }
+  /** An attempt went out and its answer was late: the request was sent again (the provider may bill both). */
+  | { type: 'resent' };
 
 export interface RequestInfo {
   provider: string;

@@ -19,6 +19,12 @@ export interface AgentCatalogue {
 /** An agent file larger than this is an error, not a persona. */
 export const MAX_AGENT_FILE_BYTES = 64 * 1024;
 
+/** Bytes of the catalogue's `- name: description` lines, which go into every agent's system prompt (as the instructions' 32 KiB, decision 0056). */
+export const MAX_CATALOGUE_BYTES = 32 * 1024;
+
+/** The line an agent takes in the catalogue the model sees (`catalogueText`). */
+export const catalogueLine = (a: Pick<AgentDefinition, 'name' | 'description'>): string => `- ${a.name}: ${a.description}`;
+
 export function agentFolders(f: AgentFolders): { dir: string; origin: AgentOrigin }[] {
   return [
     { dir: path.join(f.root, '.arbor', 'agents'), origin: 'workspace' },
@@ -47,9 +53,12 @@ export function agentFilesIn(dir: string): string[] {
 export function readAgentCatalogue(f: AgentFolders): AgentCatalogue {
   const byName = new Map<string, AgentDefinition>();
   const errors: AgentFileError[] = [];
+  const realRoot = realOr(f.root);
   for (const { dir, origin } of agentFolders(f)) {
     for (const file of agentFilesIn(dir)) {
-      const def = readOne(file, origin);
+      // A workspace's agent file must really be in the workspace (as AGENTS.md must, decision 0056):
+      // a link to a file elsewhere (another project's agent, the user's private ones) is not read.
+      const def = origin !== 'user' && !within(realRoot, realOr(file)) ? outside(file) : readOne(file, origin);
       if (isAgentFileError(def)) {
         errors.push(def);
         continue;
@@ -62,7 +71,44 @@ export function readAgentCatalogue(f: AgentFolders): AgentCatalogue {
       byName.set(def.name, def);
     }
   }
-  return { agents: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), errors };
+  // The catalogue rides in every request: capped, the user's own agents first, then the
+  // workspace's in the order read; an agent past the cap is an error (the panel lists it).
+  const rank: Record<AgentOrigin, number> = { user: 0, workspace: 1, claude: 2 };
+  const kept: AgentDefinition[] = [];
+  let bytes = 0;
+  for (const def of [...byName.values()].sort((a, b) => rank[a.origin] - rank[b.origin])) {
+    const line = Buffer.byteLength(catalogueLine(def)) + 1;
+    if (bytes + line > MAX_CATALOGUE_BYTES) {
+      errors.push({
+        file: def.file,
+        line: 1,
+        message: `left out: the catalogue of agents is capped at ${MAX_CATALOGUE_BYTES} bytes (it is in every request), and this agent's line would go past it; shorten the descriptions or remove agents`,
+      });
+      continue;
+    }
+    bytes += line;
+    kept.push(def);
+  }
+  return { agents: kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), errors };
+}
+
+const outside = (file: string): AgentFileError => ({
+  file,
+  line: 1,
+  message: 'it links outside the workspace, so it is not read; copy the agent into the workspace (or into your own agents folder) instead',
+});
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function within(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 function readOne(file: string, origin: AgentOrigin): AgentDefinition | AgentFileError {

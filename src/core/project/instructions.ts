@@ -76,13 +76,13 @@ export function readInstructions(src: InstructionsSource): Instructions {
       continue;
     }
     let data: Buffer;
+    let bytes: number;
     try {
-      data = readUpTo(p, left);
+      ({ data, bytes } = readUpTo(p, left));
     } catch (err) {
       skipped.push({ path: p, why: `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
       continue;
     }
-    const bytes = fs.statSync(p).size;
     const shown = level === 'user' ? `user ${path.basename(p)}` : path.relative(src.root, p).split(path.sep).join('/');
     // Cut at a character boundary: drop a partial UTF-8 sequence at the end.
     const body = data.toString('utf8').replace(/\uFFFD$/, '');
@@ -103,10 +103,17 @@ export function readInstructions(src: InstructionsSource): Instructions {
   return { files, skipped, text: `${head}\n\n${texts.join('\n\n')}${note}`, cutBytes };
 }
 
-function readUpTo(p: string, max: number): Buffer {
-  if (max <= 0) return Buffer.alloc(0);
-  const fd = fs.openSync(p, 'r');
+/**
+ * Up to `max` bytes of a regular file, and its size, from one open: never blocking (a FIFO or a
+ * device put where the file was after it was looked at — a command in the workspace can swap
+ * them — is refused, not waited on), and the size is that of what was read.
+ */
+function readUpTo(p: string, max: number): { data: Buffer; bytes: number } {
+  const fd = fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+    if (max <= 0) return { data: Buffer.alloc(0), bytes: st.size };
     const buf = Buffer.alloc(max);
     let n = 0;
     while (n < max) {
@@ -114,7 +121,7 @@ function readUpTo(p: string, max: number): Buffer {
       if (r === 0) break;
       n += r;
     }
-    return buf.subarray(0, n);
+    return { data: buf.subarray(0, n), bytes: st.size };
   } finally {
     fs.closeSync(fd);
   }

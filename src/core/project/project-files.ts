@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PromptSection } from '../scope/prompt';
 import type { ScopeRegistry } from '../scope/registry';
-import { type AgentCatalogue, agentFilesIn, agentFolders, readAgentCatalogue } from './agent-catalogue';
+import { type AgentCatalogue, agentFilesIn, agentFolders, catalogueLine, readAgentCatalogue } from './agent-catalogue';
 import type { AgentDefinition } from './agent-file';
 import { DEFAULT_INSTRUCTION_BYTES, type Instructions, instructionCandidates, readInstructions } from './instructions';
 
@@ -131,7 +131,7 @@ export function catalogueText(agents: readonly AgentDefinition[]): string {
   return [
     '# Agents defined in files',
     'To delegate to one of these, call `subagent` with `agent` set to its name; its role, tools and model come from its file, and it never gets more permission than you have.',
-    ...agents.map((a) => `- ${a.name}: ${a.description}`),
+    ...agents.map(catalogueLine),
   ].join('\n');
 }
 

@@ -195,8 +195,8 @@ function handlers(version: string | undefined, store: string): LineHandlers {
         root = session;
         await sink.external({ program: 'dsh-sdk', ...(version ? { version } : {}), externalId: root, ...st.proc.identity, store });
       }
-      // Usage of the whole remote tree: what the delegation cost, its children included.
-      if (type === 'assistant/message' && record(e.usage)) {
+      // Usage of the whole remote tree: what the delegation cost, its children (and compactions) included.
+      if ((type === 'assistant/message' || type === 'compaction/end') && record(e.usage)) {
         total.promptTokens += num(e.usage.promptTokens);
         total.completionTokens += num(e.usage.completionTokens);
         total.cacheHitTokens += num(e.usage.cacheHitTokens);

@@ -1,5 +1,6 @@
 import type { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, Refusal, SessionEvent, ToolCall, Usage } from '../session/events';
+import { estimateTokens } from '../session/summary';
 import { countSkipped, cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
 
@@ -191,8 +192,13 @@ export class SessionSink implements RemoteSink {
     if (this.textBuf || this.reasoningBuf) await this.w.append(this.message());
   }
 
-  /** Close every unanswered call, then write what is buffered with the turn's usage (and what was cut, said). */
-  async finish(): Promise<void> {
+  /**
+   * Close every unanswered call, then write what is buffered with the turn's usage (and what was
+   * cut, said). A program that started (it said who it is) and reported no usage — stopped, or one
+   * that never reports — spent at least the prompt it was handed (`promptBytes`): that, and the
+   * reply buffered here, go on the message as an estimate.
+   */
+  async finish(promptBytes?: number): Promise<void> {
     // A message cut short (Stop, a crash of the program) is kept as far as it streamed.
     if (this.unsaid.reasoning) this.reasoning(this.unsaid.reasoning);
     if (this.unsaid.text) this.text(this.unsaid.text);
@@ -202,7 +208,12 @@ export class SessionSink implements RemoteSink {
     }
     const note = this.cutNote();
     if (note) this.textBuf += this.textBuf ? `\n\n${note}` : note;
-    if (this.textBuf || this.reasoningBuf || this.total) await this.w.append(this.message(undefined, this.total));
+    const guess =
+      !this.total && promptBytes !== undefined && this.identified
+        ? { promptTokens: estimateTokens(promptBytes), completionTokens: estimateTokens(this.textBuf.length + this.reasoningBuf.length) }
+        : undefined;
+    const usage = this.total ?? guess;
+    if (this.textBuf || this.reasoningBuf || usage) await this.w.append({ ...this.message(undefined, usage), ...(guess ? { estimated: true as const } : {}) });
     this.total = undefined;
   }
 

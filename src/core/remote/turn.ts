@@ -121,7 +121,8 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
         clearTimeout(clock);
         unwatch?.(); // the program's own final usage below counts, but no longer stops a finished turn
       }
-      await sink.finish();
+      // A program stopped before it reported usage still spent the prompt it was handed: counted as an estimate.
+      await sink.finish(Buffer.byteLength(prompt));
       await recordModel(w, sink.reportedModel);
       if (signal.aborted) return await stopped();
       if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);

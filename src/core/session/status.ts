@@ -12,7 +12,7 @@ export type SessionStatus = 'running' | 'queued' | 'approval' | 'waiting' | 'idl
 
 /** What only the live process knows. Absent: nothing runs the session (CLI, after a crash). */
 export interface LiveState {
-  /** A turn of this session runs in this process. */
+  /** A turn of this session runs in this process (or a compaction the user asked for: a model request of its own). */
   running: boolean;
   /** That turn waits for a free slot before its first request (the fan-out limit). */
   queued?: boolean;

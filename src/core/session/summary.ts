@@ -85,6 +85,20 @@ function modelRow(s: SessionSummary, model: string): ModelTokens {
   return row;
 }
 
+/** Tokens a request spent, added to the session's totals; priced by the model that served them unless the provider said what it cost. */
+function spend(s: SessionSummary, model: string, add: { prompt: number; completion: number; cacheHit: number }, costUsd: number | undefined): void {
+  s.tokens.prompt += add.prompt;
+  s.tokens.completion += add.completion;
+  s.tokens.cacheHit += add.cacheHit;
+  if (costUsd !== undefined) s.reportedCostUsd = (s.reportedCostUsd ?? 0) + costUsd;
+  else {
+    const row = modelRow(s, model);
+    row.prompt += add.prompt;
+    row.completion += add.completion;
+    row.cacheHit += add.cacheHit;
+  }
+}
+
 /** What the tree shows of a goal: phase, rounds, the block reason, the objective (trimmed). */
 export type GoalSummary = Pick<GoalSnapshot, 'phase' | 'roundsStarted' | 'maxGoalRounds' | 'blocked'> & { objective: string };
 
@@ -135,6 +149,12 @@ const FOLDERS: Folders = {
     return true;
   },
   'request/header': (s, e) => {
+    // Another request while one is unanswered (it was sent again after a late answer): that one's prompt went out too.
+    if (s.inflightPrompt !== undefined) {
+      s.tokens.prompt += s.inflightPrompt;
+      modelRow(s, s.inflightModel ?? '').prompt += s.inflightPrompt;
+      s.estimated = true;
+    }
     s.inflightPrompt = estimateTokens(e.bytes);
     s.inflightModel = e.model;
     return true;
@@ -143,25 +163,24 @@ const FOLDERS: Folders = {
     let add: { prompt: number; completion: number; cacheHit: number };
     if (e.usage) {
       add = { prompt: e.usage.promptTokens, completion: e.usage.completionTokens, cacheHit: e.usage.cacheHitTokens ?? 0 };
+      if (e.estimated) s.estimated = true;
     } else {
       // No usage: the stream was cut (interrupt, error) before the provider's final usage chunk.
       const chars = e.text.length + (e.reasoning?.length ?? 0) + (e.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0);
       add = { prompt: s.inflightPrompt ?? 0, completion: estimateTokens(chars), cacheHit: 0 };
       s.estimated = true;
     }
-    s.tokens.prompt += add.prompt;
-    s.tokens.completion += add.completion;
-    s.tokens.cacheHit += add.cacheHit;
-    // Priced by the model that served it, unless the provider said what it cost.
-    if (e.usage?.costUsd !== undefined) s.reportedCostUsd = (s.reportedCostUsd ?? 0) + e.usage.costUsd;
-    else {
-      const row = modelRow(s, e.model);
-      row.prompt += add.prompt;
-      row.completion += add.completion;
-      row.cacheHit += add.cacheHit;
-    }
+    spend(s, e.model, add, e.usage?.costUsd);
     delete s.inflightPrompt;
     delete s.inflightModel;
+    return true;
+  },
+  // A compaction's summary request spends like any request (its usage, or an estimate, rides on its end).
+  'compaction/end': (s, e) => {
+    if (!e.usage) return false;
+    const u = e.usage;
+    spend(s, e.model ?? '', { prompt: u.promptTokens, completion: u.completionTokens, cacheHit: u.cacheHitTokens ?? 0 }, u.costUsd);
+    if (e.estimated) s.estimated = true;
     return true;
   },
   'tool/result': (s, e) => {

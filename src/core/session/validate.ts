@@ -110,6 +110,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('reasoning', str, 'a string', true),
     r('toolCalls', toolCalls, 'an array of {id, name, arguments} with unique ids', true),
     r('usage', usage, '{promptTokens, completionTokens, cacheHitTokens?, cacheMissTokens?} of non-negative integers, costUsd? a non-negative number', true),
+    r('estimated', (v) => v === true, 'true', true),
   ],
   'tool/result': [
     r('callId', nonEmpty, 'a non-empty string'),
@@ -202,7 +203,13 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   ],
   'compaction/start': [r('compactionId', nonEmpty, 'a non-empty string'), r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'")],
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
-  'compaction/end': [r('compactionId', nonEmpty, 'a non-empty string'), r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'")],
+  'compaction/end': [
+    r('compactionId', nonEmpty, 'a non-empty string'),
+    r('outcome', oneOf('committed', 'aborted'), "'committed' or 'aborted'"),
+    r('model', str, 'a string', true),
+    r('usage', usage, '{promptTokens, completionTokens, cacheHitTokens?, cacheMissTokens?} of non-negative integers, costUsd? a non-negative number', true),
+    r('estimated', (v) => v === true, 'true', true),
+  ],
   'goal/change': [
     r(
       'goal',

@@ -109,7 +109,8 @@ export class SubagentRuntime implements SubagentControl {
   }
   isRunning(id: string): boolean {
     const a = this.resident(id);
-    return (!!a && !a.isDisposed && a.activity === 'running') || this.mirrors.isRunning(id);
+    // A compaction the user asked for is a model request of its own: running, as a turn is.
+    return (!!a && !a.isDisposed && (a.activity === 'running' || a.compactingAsked)) || this.mirrors.isRunning(id);
   }
   awaitsApproval(id: string): boolean {
     const a = this.resident(id);

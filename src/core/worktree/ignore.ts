@@ -102,13 +102,29 @@ export class IgnoreRules {
     if (!rules) {
       let text = '';
       try {
-        text = fs.readFileSync(path.join(this.root, dir, '.gitignore'), 'utf8');
+        text = readRulesFile(path.join(this.root, dir, '.gitignore'));
       } catch {
-        // no .gitignore in this folder
+        // no .gitignore in this folder (or none git would read)
       }
       rules = [...(dir === '' ? this.excludes : []), ...text.split(/\r?\n/)].flatMap((l) => compilePattern(l) ?? []);
       this.byDir.set(dir, rules);
     }
     return rules;
+  }
+}
+
+/**
+ * A `.gitignore`'s text, or '' when it is not a regular file. Never blocking: a FIFO a command
+ * made there would otherwise hold the host's thread, where this is read, until something wrote
+ * to it. (A link is followed, as before: stat-index.ts and `gitAgrees` cover where git does not.)
+ */
+export function readRulesFile(file: string): string {
+  const C = fs.constants;
+  const fd = fs.openSync(file, C.O_RDONLY | (C.O_NONBLOCK ?? 0));
+  try {
+    if (!fs.fstatSync(fd).isFile()) return '';
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
   }
 }

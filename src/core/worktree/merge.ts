@@ -1,9 +1,13 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { beneath, isPathChanged } from '../tools/beneath';
+import { atomicTempName } from '../tools/fsio';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { snapshot } from './snapshot';
+
+const C = fs.constants;
 
 // Apply: a 3-way merge of base → child against the parent's current files, written into the
 // parent's working tree — never a commit on the user's branch, never their index (decision
@@ -107,26 +111,55 @@ async function realParent(target: string): Promise<string | undefined> {
   }
 }
 
-/** Write one change into the working tree (atomic per file: a temporary file renamed over). */
+/**
+ * Write one change into the working tree (atomic per file: a temporary file renamed over). Its
+ * folder is reached from the workspace one name at a time with no link followed (`beneath.ts`,
+ * decision 0097): a folder swapped for a link since the check above is refused, never followed.
+ * The temporary file has a fresh random name and is created exclusively, never through
+ * something already there (a link planted at a name it could take).
+ */
 async function write(top: string, c: TreeChange): Promise<void> {
   const target = path.join(top, c.path);
-  if (ZERO.test(c.newSha)) {
-    await fsp.rm(target, { force: true });
-    return;
+  const content = ZERO.test(c.newSha) ? undefined : await blob(top, c.newSha);
+  try {
+    await beneath(target, top, content !== undefined, async (at, folder) => {
+      if (!folder) {
+        // Where no folder can be pinned (not Linux): the folder's real path, checked once more.
+        const real = await fsp.realpath(path.dirname(target)).catch(() => undefined);
+        if (real && !isInside(real, top)) throw new WorktreeError('UNSAFE_PATH', `${c.path} leads outside the workspace; nothing more was written.`);
+      }
+      if (!content) {
+        await fsp.rm(at, { force: true });
+        return;
+      }
+      if (c.newMode === '120000') {
+        await fsp.rm(at, { force: true });
+        await fsp.symlink(content.toString('utf8'), at);
+        return;
+      }
+      const name = atomicTempName(target);
+      const tmp = folder ? folder.at(name) : path.join(path.dirname(target), name);
+      const fh = await fsp.open(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | (C.O_NOFOLLOW ?? 0), c.newMode === '100755' ? 0o755 : 0o644);
+      let renamed = false;
+      try {
+        try {
+          await fh.writeFile(content);
+        } finally {
+          await fh.close();
+        }
+        if (c.oldMode === '120000') await fsp.rm(at, { force: true });
+        await fsp.rename(tmp, at);
+        renamed = true;
+      } finally {
+        if (!renamed) await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      }
+    });
+  } catch (e) {
+    if (isPathChanged(e)) throw new WorktreeError('UNSAFE_PATH', `${c.path}: ${e.message}; nothing more was written.`);
+    // A removal whose folder is gone has nothing left to remove.
+    if (!content && (e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
   }
-  await fsp.mkdir(path.dirname(target), { recursive: true });
-  const real = await fsp.realpath(path.dirname(target));
-  if (!isInside(real, top)) throw new WorktreeError('UNSAFE_PATH', `${c.path} leads outside the workspace; nothing more was written.`);
-  const content = await blob(top, c.newSha);
-  const tmp = path.join(path.dirname(target), `.arbor-apply-${process.pid}-${path.basename(target)}`);
-  if (c.newMode === '120000') {
-    await fsp.rm(target, { force: true });
-    await fsp.symlink(content.toString('utf8'), target);
-    return;
-  }
-  await fsp.writeFile(tmp, content, { mode: c.newMode === '100755' ? 0o755 : 0o644 });
-  if (c.oldMode === '120000') await fsp.rm(target, { force: true });
-  await fsp.rename(tmp, target);
 }
 
 export async function blob(repo: string, sha: string): Promise<Buffer> {

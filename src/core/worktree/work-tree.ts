@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type EntryKind, entryKind, type ListingStamp, relist } from '../tools/dir-listing';
-import { IgnoreRules } from './ignore';
+import { IgnoreRules, readRulesFile } from './ignore';
 import { type IndexEntry, readPlainIndex, treeOf } from './index-tree';
 import { objectId, writeLoose, writeLooseSync, writeObjectSync } from './objects';
 
@@ -163,7 +163,7 @@ class Walk {
         if (d.key === '.gitattributes') return undefined;
         if (d.key === '.gitignore') {
           if (d.kind !== 'file') return undefined; // git does not follow a linked one; the in-process rules would
-          checkLines(fs.readFileSync(this.abs(childRel), 'utf8').split(/\r?\n/));
+          checkLines(readRulesFile(this.abs(childRel)).split(/\r?\n/)); // (never blocking: swapped for a FIFO since the listing, it reads as empty)
         }
         if (d.kind === 'dir') {
           const covered = ignored || this.rules.ignored(childRel, true);

@@ -73,7 +73,7 @@ export class TreeModel {
    * of any workflow agent among `id` and them (its Σ); empty when it spent nothing.
    */
   spendMoved(id: string, e: SessionEvent): string[] {
-    if (e.type !== 'assistant/message' && e.type !== 'turn/end' && e.type !== 'budget/set') return [];
+    if (!movesSpend(e)) return [];
     const up = this.costs.changed(id);
     const runs = [id, ...up].map((x) => this.runs.parentOf(x)).filter((r): r is string => r !== undefined);
     return [...up, ...runs];
@@ -122,7 +122,7 @@ export class TreeModel {
     const f = this.folds.get(id);
     if (!f) return false;
     const changed = foldSummary(f, e);
-    if (e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'budget/set') this.costs.changed(id);
+    if (movesSpend(e)) this.costs.changed(id);
     switch (e.type) {
       case 'request/header':
       case 'turn/start':
@@ -239,4 +239,9 @@ export class TreeModel {
     }
     return out;
   }
+}
+
+/** Events that move what a node (and its ancestors) spent or may spend: a request's answer, a turn's end, a compaction's end (its summary request), a budget. */
+function movesSpend(e: SessionEvent): boolean {
+  return e.type === 'assistant/message' || e.type === 'turn/end' || e.type === 'compaction/end' || e.type === 'budget/set';
 }

@@ -34,7 +34,7 @@ describe('agent: withdrawing a queued message', () => {
     assert.deepEqual(users, ['first', 'KEPT run me']);
   });
 
-  it('is durable: after an interrupt and a restart, the withdrawn message does not run and the kept one does', async () => {
+  it('is durable: after an interrupt and a restart, the withdrawn message does not run and the kept one does once sent', async () => {
     w.server.enqueue(SLOW);
     const agent = await w.t.h.createSession();
     await agent.accept('long one');
@@ -52,7 +52,12 @@ describe('agent: withdrawing a queued message', () => {
     w.server.enqueue({ text: 'ran BBB' });
     const h2 = await Harness.open({ ...w.t.h.config, storeDir, workspace: [workspace] });
     try {
-      const back = await h2.openSession(id); // cold resume pumps the durable queue
+      const back = await h2.openSession(id);
+      await h2.settle();
+      // The Stop kept it: it waits for the human across the restart (decision 0011, amended), then "Send now".
+      assert.equal(w.server.requests.length, 0, 'nothing ran by itself after the restart');
+      assert.equal(back.isWaiting, true);
+      back.resume();
       await h2.settle();
       const texts = sentTexts(w.server.requests);
       assert.equal(w.server.requests.length, 1);

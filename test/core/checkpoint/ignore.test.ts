@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -66,5 +66,22 @@ describe('checkpoints: .gitignore rules read in-process agree with git', () => {
     const disagree = paths.filter((p) => rules.ignored(p) !== byGit.has(p));
     assert.deepEqual(disagree, [], `git ignores: ${[...byGit].join(', ')}`);
     assert.ok(byGit.size >= 10, 'the case covers many ignored paths');
+  });
+  it('attack: a FIFO named .gitignore is not read: the rules never block the host', () => {
+    // A command can make one anywhere in the workspace (.gitignore is not protected); the rules
+    // are read on the host's own thread just before a write_file, so a blocking open would freeze it.
+    execFileSync('mkfifo', [path.join(dir, '.gitignore')]);
+    fs.mkdirSync(path.join(dir, 'sub'));
+    fs.writeFileSync(path.join(dir, 'sub', '.gitignore'), '*.txt\n');
+    const module = path.join(__dirname, '../../../src/core/worktree/ignore.js');
+    const code = `
+      const { IgnoreRules } = require(${JSON.stringify(module)});
+      const rules = new IgnoreRules(${JSON.stringify(dir)}, ['.git']);
+      process.stdout.write(JSON.stringify([rules.ignored('a.txt'), rules.ignored('sub/b.txt')]));`;
+    const r = spawnSync(process.execPath, ['-e', code], { timeout: 10_000, encoding: 'utf8' });
+    assert.equal(r.signal, null, 'the rules were read without waiting on the FIFO');
+    assert.equal(r.status, 0, r.stderr);
+    // A FIFO is no file of rules; the other folders' rules still count.
+    assert.deepEqual(JSON.parse(r.stdout), [false, true]);
   });
 });

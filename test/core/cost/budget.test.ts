@@ -218,6 +218,45 @@ describe('cost: budgets that hold', () => {
     assert.match(second.content, /BAD_INPUT: budget\.maxTokens 2000000 is more than the \d+ tokens your budget has left/);
   });
 
+  it("a workflow run's budget survives a price change while the run goes: its agents still stop at it (session 48)", async () => {
+    await setup();
+    const budget = probeTokens() * 3;
+    w.script.on(
+      'root',
+      {
+        toolCalls: [
+          {
+            name: 'workflow',
+            arguments: {
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: the workflow script's own template, run in its process
+              script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;',
+              meta: { name: 'steps', description: 'one after another' },
+              budget: { maxTokens: budget },
+            },
+          },
+        ],
+      },
+      { text: 'root done' },
+    );
+    // The settings' prices change as the run's first agent asks the model (the budget only counts tokens).
+    let repriced = false;
+    const off = onEvents(w.t.h, (id, e) => {
+      if (repriced || e.type !== 'request/header' || !w.t.h.store.summaryRef(id)?.workflowRun) return;
+      repriced = true;
+      w.t.h.setPrices({ 'test-model': { input: 3, cacheHit: 0.3, output: 6 } });
+    });
+    try {
+      await w.root.accept('[[root]] run the workflow');
+      await w.t.h.settle();
+    } finally {
+      off();
+    }
+    assert.ok(repriced, 'the prices changed during the run');
+    const endEv = ofType(w.root.session.events, 'workflow/end')[0] as unknown as { data: { code: string; agents: number } };
+    assert.equal(endEv.data.code, 'BUDGET', `the run ended ${endEv.data.code} after ${endEv.data.agents} agents`);
+    assert.ok(endEv.data.agents < 20, `${endEv.data.agents} agents ran`);
+  });
+
   it('list_agents carries each child s cost, its subtree total and its budget from the same fold', async () => {
     await setup();
     w.script.on('root', { toolCalls: [spawn('a', { mode: 'continuable', budget: { maxTokens: 500_000 } })] }, { text: 'started' });

@@ -185,6 +185,105 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
     assert.equal(w.server.requests.length, before, 'neither the turn nor the compaction sent anything');
   });
 
+  it("a turn's request and a compaction's, in flight together in one session, each hold their own reservation (session 48)", async () => {
+    await setup();
+    await w.root.accept('[[root]] first question');
+    await w.root.accept('[[root]] second question');
+    await w.t.h.settle();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    const n = w.server.requests.length;
+    w.script.on('compaction', { text: 'SUMMARY of the earlier work', delayMs: 300 });
+    const compacted = w.root.compact(1);
+    const compaction = await reservedWhileInFlight(n + 1);
+    // A message sent while the compaction runs starts its turn: two requests of one session at once.
+    w.script.on('root', { text: 'third answer', delayMs: 1_500 });
+    await w.root.accept('[[root]] third question');
+    const both = await reservedWhileInFlight(n + 2);
+    assert.ok(both >= compaction + DEFAULT_COMPLETION_RESERVE, `both requests are held (${both} reserved, the compaction alone held ${compaction})`);
+    const r = await compacted;
+    assert.equal(r.outcome, 'committed', r.error);
+    assert.ok(w.server.inFlight > 0, "the turn's request is still in flight");
+    assert.ok(budgets().spent(w.root.id)!.reservedTokens >= DEFAULT_COMPLETION_RESERVE, "the compaction's end did not free the turn's request");
+    await w.t.h.settle();
+    assert.equal(budgets().spent(w.root.id)!.reservedTokens, 0);
+  });
+
+  it("a budget set on a subtree while its request is in flight counts that request's hold (session 48)", async () => {
+    await setup();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    w.script.on('root', { toolCalls: [spawn('c1')] }, { text: 'root done' });
+    w.script.on('c1', { text: 'child answer', delayMs: 800 });
+    await w.root.accept('[[root]] delegate');
+    await waitFor(() => w.script.indexes('c1').length >= 1 && w.server.inFlight > 0, 'the child request in flight');
+    const child = w.t.h.store.list().find((h) => h.title === 'c1')!.id;
+    const held = budgets().spent(w.root.id)!.reservedTokens;
+    assert.ok(held >= DEFAULT_COMPLETION_RESERVE, `the root's budget holds the child's request (${held})`);
+    await w.t.h.setBudget(child, { maxTokens: 500_000 });
+    assert.equal(budgets().spent(child)!.reservedTokens, held, "the child's new budget holds its request in flight too");
+    await w.t.h.setBudget(child, null);
+    await w.t.h.setBudget(child, { maxTokens: 400_000 });
+    assert.equal(budgets().spent(child)!.reservedTokens, held, 'removed and set again, it holds it once');
+    await w.t.h.settle();
+    assert.equal(budgets().spent(child)!.reservedTokens, 0);
+    assert.equal(budgets().spent(w.root.id)!.reservedTokens, 0);
+  });
+
+  it('a request sent again after its answer was late counts the prompt of the attempt that went unanswered (session 48)', async () => {
+    // The first attempt's head comes after the timeout: the client sends the request again. The
+    // provider had the first one too (it may bill its prompt): the session counts both.
+    await setup({ timeoutMs: 400, maxRetries: 1 });
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    w.script.on('root', { text: 'too late', delayMs: 1_200 }, { text: 'in time' });
+    await w.root.accept('[[root]] hello');
+    await w.t.h.settle();
+    assert.deepEqual(stopReasons(w.root.session.events), ['completed']);
+    assert.equal(w.server.requests.length, 2, 'the request went out twice');
+    const s = w.t.h.store.summaryRef(w.root.id)!;
+    const both = w.server.requests[0].promptTokens + w.server.requests[1].promptTokens;
+    assert.ok(s.tokens.prompt >= both * 0.9, `both prompts count: ${s.tokens.prompt} of ${both}`);
+    assert.equal(s.estimated, true, 'the unanswered one is an estimate');
+    const spent = budgets().spent(w.root.id)!;
+    assert.equal(spent.tokens.prompt, s.tokens.prompt, 'and against the budget');
+  });
+
+  it('a price change while a request is in flight keeps its reservation held (session 48)', async () => {
+    await setup();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    w.script.on('root', { text: 'short answer', delayMs: 300 });
+    await w.root.accept('[[root]] hello');
+    const reserved = await reservedWhileInFlight(1);
+    w.t.h.setPrices({ 'test-model': { input: 1, cacheHit: 0.1, output: 2 } });
+    assert.equal(budgets().spent(w.root.id)!.reservedTokens, reserved, 'the request in flight still holds its bound');
+    await w.t.h.settle();
+    assert.equal(budgets().spent(w.root.id)!.reservedTokens, 0, 'released once the answer is durable');
+  });
+
+  it("a compaction's summary request is spent like any request: its usage counts in the session's totals and against the budget (session 48)", async () => {
+    await setup();
+    await w.root.accept('[[root]] first question');
+    await w.root.accept('[[root]] second question');
+    await w.t.h.settle();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    const spentOf = () => {
+      const s = budgets().spent(w.root.id)!;
+      return s.tokens.prompt + s.tokens.completion;
+    };
+    const before = tokensOf(w.root.id);
+    const budgetBefore = spentOf();
+    w.script.on('compaction', { text: 'S'.repeat(2_000 * 4) });
+    const r = await w.root.compact(1);
+    assert.equal(r.outcome, 'committed', r.error);
+    const summary = w.server.requests.at(-1)!;
+    const prompt = Math.ceil(Buffer.byteLength(summary.raw) / 4);
+    assert.ok(
+      tokensOf(w.root.id) - before >= 2_000 + prompt / 2,
+      `the summary's ~${2_000 + prompt} tokens count in the session (moved ${tokensOf(w.root.id) - before})`,
+    );
+    assert.equal(spentOf() - budgetBefore, tokensOf(w.root.id) - before, 'and against its budget');
+    const end = ofType(w.root.session.events, 'compaction/end').pop()!;
+    assert.equal((end as { model?: string }).model, 'test-model', 'the compaction says which model it spent on');
+  });
+
   for (const own of [undefined, 32_000]) {
     it(`8 parallel children each asked for 30k-token replies against a 40k budget spend at most 1.10 × 40k (maxTokens ${own ?? 'unset'}); what is reserved never exceeds what is left`, async () => {
       await setup(own ? { maxTokens: own } : {});

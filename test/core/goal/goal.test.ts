@@ -267,6 +267,21 @@ describe('goals: durable snapshots, in-memory activation, the round driver', () 
     assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
   });
 
+  it('a round its budget stopped pauses the goal: no further round runs into the same budget, the rounds are not used up (session 48)', async () => {
+    const agent = await w.t.h.createSession();
+    await w.t.h.setBudget(agent.id, { maxTokens: 50 });
+    await w.t.h.goals.set(agent.id, 'do a lot', 20);
+    await w.t.h.settle();
+    const evs = agent.session.events;
+    const ends = evs.flatMap((e) => (e.type === 'turn/end' ? [e.stopReason] : []));
+    assert.deepEqual(ends, ['budget'], `one round, stopped by the budget (turns: ${ends.join(', ')})`);
+    const g = last(evs)!;
+    assert.equal(g.phase, 'paused', `the goal waits for the human (${g.operation}:${g.phase}:${g.roundsStarted}/${g.maxGoalRounds})`);
+    assert.equal(g.roundsStarted, 1);
+    assert.equal((await w.t.h.goals.state(agent.id)).armed, false);
+    assert.equal(w.server.requests.length, 0);
+  });
+
   it('starts disarmed after a restart: no round runs, a round queued before the restart is dropped; resume arms again', async () => {
     const first = w.t.h;
     const agent = await first.createSession();

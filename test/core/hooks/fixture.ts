@@ -28,6 +28,7 @@ process.stdin.on('end', () => {
     context: () => { process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: extra } })); process.exit(0); },
     rmrf: () => { if (String(input.tool_input?.command ?? '').includes('rm -rf')) { process.stderr.write('rm -rf is not allowed in this workspace'); process.exit(2); } process.exit(0); },
     env: () => { process.stderr.write(JSON.stringify({ key: process.env.ARBOR_API_KEY ?? null, project: process.env.CLAUDE_PROJECT_DIR })); process.exit(2); },
+    'env-has': () => { const hit = Object.entries(process.env).filter(([, v]) => String(v).includes(extra)).map(([k]) => k); process.stderr.write(JSON.stringify(hit)); process.exit(2); },
     fail: () => { process.stderr.write('the hook broke'); process.exit(3); },
     big: () => { process.stderr.write('x'.repeat(1024 * 1024)); process.exit(2); },
     hang: () => {

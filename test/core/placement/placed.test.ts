@@ -165,6 +165,26 @@ describe('placement: a placed node', function () {
     await waitFor(() => !groupAlive(pgid), 'the transport process group to be gone once the harness closes', 20_000);
   });
 
+  it("a subtree's budget counts what the placed node's own children spent on the other side (session 48)", async () => {
+    // The placed node delegates one child there; that child's request spends too.
+    w.script.on('pb', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[pbc]] help out', label: 'helper' } }] }, { text: 'both done' });
+    w.script.on('pbc', { text: 'helped' });
+    const started = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[pb]] spend', placement: 'far', budget: { maxTokens: 1_000_000 } });
+    const evs = await untilLog(w, started.childId, ended(1), 'the turn');
+    assert.deepEqual(stopReasons(evs), ['completed']);
+    const served = (tag: string) => w.script.indexes(tag).map((i) => w.server.requests[i]);
+    const grandchild = served('pbc');
+    assert.equal(grandchild.length, 1, "the placed node's child asked the model on the other side");
+    const all = [...served('pb'), ...grandchild];
+    const prompt = all.reduce((n, r) => n + r.promptTokens, 0);
+    const spent = () => w.t.h.subagents.budgetState(started.childId)?.spent.tokens;
+    await waitFor(() => (spent()?.completion ?? 0) > 0, 'the budget to count it');
+    assert.ok(
+      (spent()?.prompt ?? 0) >= prompt,
+      `the budget counts every prompt served under the placed node: ${spent()?.prompt} of ${prompt} (its child's ${grandchild[0].promptTokens})`,
+    );
+  });
+
   it("a subtree's budget counts the placed node's spending (the usage arbor acp reports)", async () => {
     w.script.on('b', { text: 'spent some' });
     const started = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[b]] spend', placement: 'far', budget: { maxTokens: 1_000_000 } });

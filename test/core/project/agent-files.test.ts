@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readAgentCatalogue } from '../../../src/core/project/agent-catalogue';
+import { MAX_CATALOGUE_BYTES, readAgentCatalogue } from '../../../src/core/project/agent-catalogue';
 import { isAgentFileError, parseAgentFile } from '../../../src/core/project/agent-file';
 import { AGENTS_SECTION, catalogueText, ProjectFiles } from '../../../src/core/project/project-files';
 import type { PromptSection } from '../../../src/core/scope/prompt';
@@ -114,6 +114,56 @@ describe('agents defined in files: frontmatter, Claude Code tool names, errors w
         ],
       );
       assert.match(c.errors[1].message, /already defined in .*zeta\.md; this file is ignored/);
+    });
+
+    it('attack: a workspace agent file (or agents folder) that links outside the workspace is not read; the user folder may link', () => {
+      // A file outside the workspace that parses as an agent (another project's, the user's Claude Code agents).
+      put('outside/private.md', agent('private', 'SECRET-DESCRIPTION-42'));
+      put('outside/dir/other.md', agent('other', 'SECRET-DIR-43'));
+      put('ws/.arbor/agents/ok.md', agent('ok', 'Inside.'));
+      fs.symlinkSync(path.join(dir, 'outside', 'private.md'), path.join(dir, 'ws', '.arbor', 'agents', 'leak.md'));
+      fs.mkdirSync(path.join(dir, 'ws', '.claude'), { recursive: true });
+      fs.symlinkSync(path.join(dir, 'outside', 'dir'), path.join(dir, 'ws', '.claude', 'agents'));
+      fs.mkdirSync(path.join(dir, 'home'), { recursive: true });
+      fs.symlinkSync(path.join(dir, 'outside', 'private.md'), path.join(dir, 'home', 'mine.md'));
+      const c = readAgentCatalogue({ root: path.join(dir, 'ws'), userDir: path.join(dir, 'home') });
+      assert.deepEqual(
+        c.agents.map((a) => [a.name, a.origin]),
+        [
+          ['ok', 'workspace'],
+          ['private', 'user'],
+        ],
+      );
+      assert.deepEqual(c.errors.map((e) => [path.relative(dir, e.file), e.line]).sort(), [
+        ['ws/.arbor/agents/leak.md', 1],
+        ['ws/.claude/agents/other.md', 1],
+      ]);
+      for (const e of c.errors) assert.match(e.message, /links outside the workspace/);
+      const prompts = new ScopeRegistry<PromptSection>();
+      const p = new ProjectFiles({ root: path.join(dir, 'ws') }, prompts);
+      const text = prompts.view().find((s) => s.name === AGENTS_SECTION)?.text ?? '';
+      p.dispose();
+      assert.ok(!text.includes('SECRET-'), text);
+    });
+
+    it("attack: the catalogue in every prompt is capped; agents past the cap are errors, the user's own are kept first", () => {
+      // A repository that ships many agents with long descriptions (each file under the 64 KiB file cap).
+      for (let i = 0; i < 12; i++) put(`ws/.arbor/agents/a${i}.md`, agent(`a${i}`, 'x'.repeat(8000)));
+      put('home/mine.md', agent('zz-mine', 'My own agent.'));
+      const c = readAgentCatalogue({ root: path.join(dir, 'ws'), userDir: path.join(dir, 'home') });
+      const prompts = new ScopeRegistry<PromptSection>();
+      const p = new ProjectFiles({ root: path.join(dir, 'ws'), userAgents: path.join(dir, 'home') }, prompts);
+      const text = prompts.view().find((s) => s.name === AGENTS_SECTION)?.text ?? '';
+      p.dispose();
+      assert.ok(Buffer.byteLength(text) <= MAX_CATALOGUE_BYTES + 1024, `the section is ${Buffer.byteLength(text)} bytes`);
+      assert.ok(
+        c.agents.some((a) => a.name === 'zz-mine'),
+        "the user's own agent is kept",
+      );
+      assert.ok(text.includes('- zz-mine: My own agent.'));
+      const cut = c.errors.filter((e) => /catalogue of agents is capped/.test(e.message));
+      assert.ok(cut.length > 0 && cut.length + c.agents.length === 13, `${cut.length} cut, ${c.agents.length} kept`);
+      for (const a of c.agents) assert.ok(text.includes(`- ${a.name}: `), `${a.name} kept and listed`);
     });
 
     it('the catalogue section is the same bytes whatever order the files were written in, and changes only with the files', () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -90,6 +91,39 @@ describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a 
       r.files.map((f) => f.shown),
       ['sub/AGENTS.md'],
     );
+  });
+
+  it('attack: an AGENTS.md swapped for a FIFO between the look and the read never blocks the reader', async () => {
+    // A command in the workspace renames a FIFO and a file over AGENTS.md in turn, as fast as it
+    // can: a read that opens what it looked at a moment before would wait forever for a writer
+    // (the whole extension host with it). The reads run in a child process, so a hang is a timeout.
+    const fifo = path.join(root, 'f.fifo');
+    const swap = `
+      const fs = require('fs'); const { execFileSync } = require('child_process');
+      const root = ${JSON.stringify(root)};
+      fs.writeFileSync(root + '/f.txt', 'rules');
+      for (;;) {
+        try { execFileSync('mkfifo', [root + '/f.fifo']); fs.renameSync(root + '/f.fifo', root + '/AGENTS.md'); } catch {}
+        try { fs.linkSync(root + '/f.txt', root + '/t1'); fs.renameSync(root + '/t1', root + '/AGENTS.md'); } catch {}
+      }`;
+    const swapper = spawn(process.execPath, ['-e', swap], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 200 && !fs.existsSync(path.join(root, 'AGENTS.md')); i++) await new Promise((r) => setTimeout(r, 10));
+      const module = path.join(__dirname, '../../../src/core/project/instructions.js');
+      const read = `
+        const { readInstructions } = require(${JSON.stringify(module)});
+        const t = Date.now(); let n = 0;
+        while (Date.now() - t < 3000) { readInstructions({ root: ${JSON.stringify(root)}, maxBytes: 1000 }); n++; }
+        process.stdout.write(String(n));`;
+      const r = spawnSync(process.execPath, ['-e', read], { timeout: 15_000, encoding: 'utf8' });
+      assert.equal(r.signal, null, 'the reads ended by themselves (none waited on the FIFO)');
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(Number(r.stdout) > 0);
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((r) => swapper.once('exit', r));
+      fs.rmSync(fifo, { force: true });
+    }
   });
 
   it('ProjectFiles re-reads only when a file changed, and replaces the section', () => {

@@ -29,6 +29,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
       reasoning: 'because',
       toolCalls: [{ id: 'c1', name: 'read', arguments: '{}' }],
       usage: { promptTokens: 10, completionTokens: 5, cacheHitTokens: 3, cacheMissTokens: 7 },
+      estimated: true,
     },
   },
   'tool/result': {
@@ -107,7 +108,17 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   },
   'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
-  'compaction/end': { before: [ev.compactionStart('c1')], event: { type: 'compaction/end', compactionId: 'c1', outcome: 'aborted' } },
+  'compaction/end': {
+    before: [ev.compactionStart('c1')],
+    event: {
+      type: 'compaction/end',
+      compactionId: 'c1',
+      outcome: 'aborted',
+      model: 'm',
+      usage: { promptTokens: 100, completionTokens: 3 },
+      estimated: true,
+    },
+  },
   'goal/change': {
     before: [],
     event: { type: 'goal/change', goal: { objective: 'ship', phase: 'active', maxGoalRounds: 3, roundsStarted: 0, revision: 1, operation: 'set' } },
@@ -314,6 +325,9 @@ describe('append validation: values of the right type that are still wrong', () 
     ['an empty agent name', 'subagent/descriptor', 'agent', ''],
     ['an unknown compaction reason', 'compaction/start', 'reason', 'auto'],
     ['an unknown compaction outcome', 'compaction/end', 'outcome', 'done'],
+    ['a compaction usage with negative tokens', 'compaction/end', 'usage', { promptTokens: -1, completionTokens: 0 }],
+    ['a compaction estimated as false (it is true or absent)', 'compaction/end', 'estimated', false],
+    ['an assistant message estimated as a string', 'assistant/message', 'estimated', 'yes'],
     ['a goal that is an array', 'goal/change', 'goal', []],
     ['an empty workflow runId', 'workflow/log', 'runId', ''],
     ['workflow data that is an array', 'workflow/end', 'data', [1]],

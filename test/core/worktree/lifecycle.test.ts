@@ -62,6 +62,40 @@ describe('worktree lifecycle: review, apply, discard, keep', () => {
     await assert.rejects(w.t.h.worktrees.apply(id), /already applied/);
   });
 
+  it('attack: apply never writes through a link planted where its temporary file goes (outside the workspace stays untouched)', async () => {
+    const id = await childThatWrites({ 'keep.txt': 'k1\nk2\nk3\nk4\nCHILD\n' });
+    // Something in the workspace (a sibling's command) plants links at every name apply's
+    // temporary file could take, each pointing at a file outside the workspace.
+    const outside = path.join(path.dirname(w.ws), 'outside.txt');
+    fs.writeFileSync(outside, 'the user file outside\n');
+    fs.symlinkSync(outside, path.join(w.ws, `.arbor-apply-${process.pid}-keep.txt`));
+    const r = await w.t.h.worktrees.apply(id);
+    assert.equal(r.applied, true);
+    assert.equal(read(outside), 'the user file outside\n', 'nothing is written outside the workspace');
+    assert.equal(read(path.join(w.ws, 'keep.txt')), 'k1\nk2\nk3\nk4\nCHILD\n');
+    assert.equal(fs.lstatSync(path.join(w.ws, 'keep.txt')).isFile(), true, 'the file itself, not a link put in its place');
+  });
+
+  it('attack: a subtree rewind after the worktree child was applied says its worktree is gone, and writes nothing there', async () => {
+    w.script.on('root', { text: 'hi' });
+    await w.root.accept('[[root]] hi');
+    await w.t.h.settle();
+    const id = await childThatWrites({ 'keep.txt': 'k1\nk2\nk3\nk4\nCHILD\n' });
+    const place = await placeOf(w, id);
+    await w.t.h.settle();
+    assert.equal((await w.t.h.worktrees.apply(id)).applied, true);
+    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: 0, subtree: true });
+    assert.deepEqual(
+      plan.files.map((f) => [f.relative, f.conflict?.reason]),
+      [['keep.txt', 'unavailable']],
+    );
+    assert.match(plan.files[0].conflict?.text ?? '', /worktree .*is gone/);
+    const out = await w.t.h.checkpoints.apply(plan, {}, 'restore');
+    assert.deepEqual(out.restored, []);
+    assert.equal(fs.existsSync(place.path), false, 'no half worktree is made again');
+    assert.equal(read(path.join(w.ws, 'keep.txt')), 'k1\nk2\nk3\nk4\nCHILD\n', 'the applied change stays, as the plan said');
+  });
+
   it('apply with a conflict changes nothing and returns the conflicts (never auto-resolved)', async () => {
     const id = await childThatWrites({ 'a.txt': 'one\nCHILD\n', 'added.txt': 'new file\n' });
     const place = await placeOf(w, id);

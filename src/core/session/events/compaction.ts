@@ -1,4 +1,5 @@
 import type { Base } from './base';
+import type { Usage } from './message';
 
 // A compaction transaction; the raw log is never deleted (the replacing `user/message` is model history, these are not).
 
@@ -15,4 +16,9 @@ export interface CompactionSummaryEvent extends Base<'compaction/summary'> {
 export interface CompactionEndEvent extends Base<'compaction/end'> {
   compactionId: string;
   outcome: 'committed' | 'aborted';
+  /** The model its summary request went to (absent: no request was made, or it never reached the provider). */
+  model?: string;
+  /** What that request spent: the provider's usage, else an estimate (`estimated`) — it counts like any request's. */
+  usage?: Usage;
+  estimated?: true;
 }

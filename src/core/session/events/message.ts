@@ -61,6 +61,8 @@ export interface AssistantMessageEvent extends Base<'assistant/message'> {
   reasoning?: string;
   toolCalls?: ToolCall[];
   usage?: Usage;
+  /** `usage` is Arbor's estimate, not the provider's: a remote program stopped before it reported any. */
+  estimated?: true;
   model: string;
 }
 
