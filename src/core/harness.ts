@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import { keptByStop } from './agent/kept-by-stop';
 import { SessionWriter } from './agent/session-writer';
+import type { RecoveredRewind } from './checkpoint/intent';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
 import type { CostService } from './cost/service';
@@ -128,6 +129,8 @@ export class Harness {
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
     // After a clean close no stored turn is open; only after a crash is every log read.
     if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
+    // A rewind cut between its files and its record (a crash, or its record's append failing) is recorded now.
+    h.rewindsRecovered = await h.checkpoints.recoverRewinds();
     await store.markRunning();
     return h;
   }
@@ -139,6 +142,8 @@ export class Harness {
 
   /** Sessions whose turn a crash left open, closed at this open as `interrupted`. */
   recovered: string[] = [];
+  /** Rewinds a crash cut after some of their files were written, recorded at this open (decision 0059). */
+  rewindsRecovered: RecoveredRewind[] = [];
 
   /**
    * A new key, endpoint or model name (the user changed a setting): every agent, running or

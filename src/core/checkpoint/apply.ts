@@ -7,6 +7,7 @@ import type { EventDraft, SessionEvent } from '../session/events';
 import { inFolder } from '../tools/beneath';
 import { syncDir } from '../tools/fsio';
 import { writeAtomicBatch, writtenBy } from '../tools/write-batch';
+import type { RewindIntent } from './intent';
 import { blobId } from './objects';
 import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
@@ -22,6 +23,8 @@ export type RewindChoice = 'restore' | 'keep';
 export interface ApplyHost {
   shadows: Shadows;
   log(id: string): Promise<{ append(draft: EventDraft): Promise<SessionEvent> }>;
+  /** Make the rewind's intent durable before any file is written (`intent.ts`); returns its removal. */
+  intend(intent: RewindIntent): Promise<() => Promise<void>>;
 }
 
 export interface RewindOutcome {
@@ -49,40 +52,26 @@ export async function applyRewind(
   const restore = (f: RewindFile) => f.conflict?.reason !== 'unavailable' && (!f.conflict || (choices[f.path] ?? onConflict) === 'restore');
   const chosen = plan.files.filter(restore);
   const kept = plan.files.filter((f) => !restore(f)).map((f) => f.path);
-  // What is there now, checked against the preview: a file changed since is never overwritten unseen.
-  const now = chosen.map((f) => currentBytesNow(f.path));
-  const moved = chosen.filter((f, i) => (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
-  if (moved.length) {
-    throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);
-  }
-  const blobs = await Promise.all(
-    chosen.map(async (f, i) => {
-      const shadow = await h.shadows.of(f.root);
-      const bytes = f.restore === null ? null : (restoredBytes.get(f) ?? (await shadow.blob(f.restore)));
-      if (f.restore !== null && !bytes)
-        throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
-      const cur = now[i];
-      if (cur) await shadow.storeBlob(cur); // what the rewind overwrites, kept for its undo
-      return bytes;
-    }),
-  );
-  // A folder on a file's path that became a link since it was recorded (to somewhere outside the
-  // workspace, say) would carry the write there: such a file is refused before anything is written.
-  const folders = new Map<string, Promise<boolean>>();
-  const folderOk = (f: RewindFile) => {
-    const dir = path.dirname(f.path);
-    let ok = folders.get(dir);
-    if (!ok) folders.set(dir, (ok = realFolder(f.path)));
-    return ok;
-  };
-  const linked = (await Promise.all(chosen.map(async (f) => ((await folderOk(f)) ? undefined : f.relative)))).filter((x) => x !== undefined);
-  if (linked.length) {
-    throw new RewindError(
-      'STALE_PLAN',
-      `Nothing was changed: a folder on the path of ${linked.join(', ')} is now a symbolic link; fix the folder, then preview the rewind again.`,
-    );
-  }
+  if (chosen.length === 0) return { restored: [], kept };
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const changeOf = (f: RewindFile) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' });
+  const rewind = {
+    ...(plan.toSeq !== undefined ? { toSeq: plan.toSeq } : {}),
+    ...(plan.undoes !== undefined ? { undoes: plan.undoes } : {}),
+    subtree: plan.subtree,
+    sessions: plan.sessions,
+  };
+  // Durable before the first file is written: a crash before the record below leaves it, and the
+  // next open records what was written (intent.ts). Written before the checks, so it adds nothing
+  // to the time between checking a file and writing it; a refusal removes it.
+  const settleIntent = await h.intend({ sessionId: plan.sessionId, changes: chosen.map(changeOf), rewind });
+  let blobs: (Buffer | null | undefined)[];
+  try {
+    blobs = await checked(h, chosen);
+  } catch (e) {
+    await settleIntent();
+    throw e;
+  }
   // Each folder is pinned from its root once (beneath.ts: a folder swapped for a link since the
   // check above is refused, never followed); its files are written atomically through it as one
   // batch (write-batch.ts: temp files, their fsyncs all at once, then the renames), then the
@@ -130,20 +119,15 @@ export async function applyRewind(
     ),
   );
   const failure = folderWork.find((r) => r.status === 'rejected');
-  if (chosen.length === 0) return { restored: [], kept };
-  if (failure && written.size === 0) throw failure.reason;
+  if (failure && written.size === 0) {
+    await settleIntent();
+    throw failure.reason;
+  }
   const done = chosen.filter((_, i) => written.has(i));
   const log = await h.log(plan.sessionId);
-  const e = await log.append({
-    type: 'checkpoint',
-    changes: done.map((f) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' })),
-    rewind: {
-      ...(plan.toSeq !== undefined ? { toSeq: plan.toSeq } : {}),
-      ...(plan.undoes !== undefined ? { undoes: plan.undoes } : {}),
-      subtree: plan.subtree,
-      sessions: plan.sessions,
-    },
-  });
+  // (Should this append fail, the intent stays and the next open records the files.)
+  const e = await log.append({ type: 'checkpoint', changes: done.map(changeOf), rewind });
+  await settleIntent();
   if (failure) {
     const why = describeError(failure.reason);
     throw new RewindError(
@@ -152,6 +136,48 @@ export async function applyRewind(
     );
   }
   return { restored: done.map((f) => f.path), kept, seq: e.seq };
+}
+
+/**
+ * The checks that refuse the whole apply before anything is written: each file still what the
+ * preview saw, its earlier content still stored (what it overwrites stored too, for the undo), no
+ * folder on its path turned into a link. Returns the bytes each file goes back to (null: removed).
+ */
+async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Buffer | null | undefined)[]> {
+  // What is there now, checked against the preview: a file changed since is never overwritten unseen.
+  const now = chosen.map((f) => currentBytesNow(f.path));
+  const moved = chosen.filter((f, i) => (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
+  if (moved.length) {
+    throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);
+  }
+  const blobs = await Promise.all(
+    chosen.map(async (f, i) => {
+      const shadow = await h.shadows.of(f.root);
+      const bytes = f.restore === null ? null : (restoredBytes.get(f) ?? (await shadow.blob(f.restore)));
+      if (f.restore !== null && !bytes)
+        throw new RewindError('STALE_PLAN', `Nothing was changed: the earlier content of ${f.relative} is gone from the checkpoint store.`);
+      const cur = now[i];
+      if (cur) await shadow.storeBlob(cur); // what the rewind overwrites, kept for its undo
+      return bytes;
+    }),
+  );
+  // A folder on a file's path that became a link since it was recorded (to somewhere outside the
+  // workspace, say) would carry the write there: such a file is refused before anything is written.
+  const folders = new Map<string, Promise<boolean>>();
+  const folderOk = (f: RewindFile) => {
+    const dir = path.dirname(f.path);
+    let ok = folders.get(dir);
+    if (!ok) folders.set(dir, (ok = realFolder(f.path)));
+    return ok;
+  };
+  const linked = (await Promise.all(chosen.map(async (f) => ((await folderOk(f)) ? undefined : f.relative)))).filter((x) => x !== undefined);
+  if (linked.length) {
+    throw new RewindError(
+      'STALE_PLAN',
+      `Nothing was changed: a folder on the path of ${linked.join(', ')} is now a symbolic link; fix the folder, then preview the rewind again.`,
+    );
+  }
+  return blobs;
 }
 
 /** Whether the nearest existing folder on the file's path is its own real path (no link on the way). */

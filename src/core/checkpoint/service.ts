@@ -4,6 +4,7 @@ import type { SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
 import { gitAvailable } from './git';
+import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
 import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
 import { CheckpointRecorder } from './recorder';
 import { DEFAULT_MAX_FILE_BYTES, Shadows } from './shadow';
@@ -92,7 +93,22 @@ export class CheckpointService {
   /** Write the plan (conflicts per `choices`, else `onConflict`; none given for a conflict: refused, nothing written). */
   async apply(plan: RewindPlan, choices: Readonly<Record<string, RewindChoice>> = {}, onConflict?: RewindChoice): Promise<RewindOutcome> {
     await this.ready();
-    return applyRewind({ shadows: this.shadows, log: (id) => this.log(id) }, plan, choices, onConflict);
+    const storeDir = this.host.storeDir;
+    return applyRewind(
+      { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
+      plan,
+      choices,
+      onConflict,
+    );
+  }
+
+  /**
+   * At open, before any session runs: each rewind a crash cut between its first file and its
+   * record gets the record of the files it had written (so it can be undone), as a failure part
+   * way does in process. Returns what was recovered.
+   */
+  recoverRewinds(): Promise<RecoveredRewind[]> {
+    return recoverIntents(this.host.storeDir, { has: (id) => this.host.store.has(id), events: (id) => this.events(id), log: (id) => this.log(id) });
   }
 
   /** The seq of the node's last rewind not undone since, for "Undo rewind"; undefined when there is none. */

@@ -11,17 +11,26 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Replace `file` atomically: write a temp file, fsync it, rename over, fsync the folder. */
+/**
+ * Replace `file` atomically: write a temp file, fsync it, rename over, fsync the folder. A temp
+ * file that could not be finished (a full disk) is removed at once, never left holding the
+ * space until the next open's `removeStaleTemps`.
+ */
 export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   const fh = await fs.promises.open(tmp, 'w');
   try {
-    await fh.writeFile(bytes);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    try {
+      await fh.writeFile(bytes);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.promises.rename(tmp, file);
+  } catch (e) {
+    await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
   }
-  await fs.promises.rename(tmp, file);
   await fsyncDir(path.dirname(file));
 }
 

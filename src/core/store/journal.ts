@@ -159,20 +159,21 @@ export class JournalFile {
     }
   }
 
-  /** Drop everything (after a checkpoint made it redundant). */
+  /**
+   * Drop everything (after a checkpoint made it redundant). The size is taken as soon as the
+   * file is cut, before its fdatasync: should that fail, the next append still goes to the
+   * start, never behind a run of zeros a reopen would read as a torn tail and cut off.
+   */
   async reset(): Promise<void> {
-    await this.fh.truncate(0);
-    if (this.counters) this.counters.syncs++;
-    await this.fh.datasync();
-    this.bytes = 0;
+    await this.truncate(0);
   }
 
-  /** Cut a torn tail off at `size`. */
+  /** Cut a torn tail off at `size` (the size taken once cut, as `reset`). */
   async truncate(size: number): Promise<void> {
     await this.fh.truncate(size);
+    this.bytes = size;
     if (this.counters) this.counters.syncs++;
     await this.fh.datasync();
-    this.bytes = size;
   }
 
   async close(): Promise<void> {

@@ -131,6 +131,12 @@ export function atomicTempName(realPath: string): string {
   return `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`;
 }
 
+/** Whether `name` (in `realPath`'s folder) is a temp file `atomicTempName` made for `realPath`. */
+export function isAtomicTempOf(name: string, realPath: string): boolean {
+  const head = `.${path.basename(realPath).slice(0, TEMP_NAME_KEEP)}.`;
+  return name.startsWith(head) && /^[0-9a-f]{12}$/.test(name.slice(head.length, -ATOMIC_TEMP_SUFFIX.length)) && name.endsWith(ATOMIC_TEMP_SUFFIX);
+}
+
 /**
  * Replace a file's content so that it is at every moment either the old content or the new
  * one: the new bytes go to a temp file in the same folder (same file system), are fsynced,
@@ -223,13 +229,60 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * A hard-linked file's write, in place: its old bytes are read first through the same handle, and
+ * a write that fails part way (a full disk) puts them back before the error is thrown, so the
+ * file (under every name) is its old bytes or its new ones, as with the rename. The old bytes fit:
+ * they held those blocks a moment ago, and the truncate just freed them.
+ */
 async function writeInPlace(realPath: string, data: string | Uint8Array): Promise<void> {
-  const fh = await openForWrite(realPath, false);
+  let fh: fsp.FileHandle;
   try {
-    await fh.writeFile(data, typeof data === 'string' ? 'utf8' : undefined);
-    await fh.sync();
+    fh = await ensureRegular(await fsp.open(realPath, C.O_RDWR | NOFOLLOW | NONBLOCK));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
+    // A file its owner may write but not read: written as before, with nothing to put back.
+    fh = await openForWrite(realPath, false);
+    try {
+      await writeAllAt(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    return;
+  }
+  try {
+    const old = await fh.readFile();
+    try {
+      await fh.truncate(0);
+      await writeAllAt(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      await fh.sync();
+    } catch (e) {
+      await putBack(fh, old);
+      throw e;
+    }
   } finally {
     await fh.close();
+  }
+}
+
+/** Every byte of `data` from offset 0 (a short write, as a disk filling up gives first, is continued until it fails). */
+async function writeAllAt(fh: fsp.FileHandle, data: Uint8Array): Promise<void> {
+  for (let at = 0; at < data.length; ) {
+    const { bytesWritten } = await fh.write(data, at, data.length - at, at);
+    if (bytesWritten === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    at += bytesWritten;
+  }
+}
+
+/** The old bytes written back after a failed in-place write (best effort: the failure is what is reported). */
+async function putBack(fh: fsp.FileHandle, old: Buffer): Promise<void> {
+  try {
+    await fh.truncate(0);
+    await writeAllAt(fh, old);
+    await fh.sync();
+  } catch {
+    // nothing better to do: the write's own error says what happened
   }
 }
 

@@ -8,7 +8,16 @@ import { runInGroup } from '../tools/command-process';
 // identity of its own for the commits it makes on `arbor/*` branches, a time bound, and
 // failures as `WorktreeError`s that say what to do.
 
-export type WorktreeErrorCode = 'NO_GIT' | 'NOT_A_REPO' | 'GIT_FAILED' | 'UNKNOWN_WORKTREE' | 'NOT_OPEN' | 'CONFLICT' | 'UNSUPPORTED' | 'UNSAFE_PATH';
+export type WorktreeErrorCode =
+  | 'NO_GIT'
+  | 'NOT_A_REPO'
+  | 'GIT_FAILED'
+  | 'UNKNOWN_WORKTREE'
+  | 'NOT_OPEN'
+  | 'CONFLICT'
+  | 'UNSUPPORTED'
+  | 'UNSAFE_PATH'
+  | 'PARTIAL';
 
 export class WorktreeError extends Error {
   override readonly name = 'WorktreeError';

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { describeError } from '../errors';
 import { beneath, isPathChanged } from '../tools/beneath';
-import { atomicTempName } from '../tools/fsio';
+import { atomicTempName, syncDir } from '../tools/fsio';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { snapshot } from './snapshot';
@@ -52,8 +53,34 @@ export async function mergeIntoWorkingTree(repo: string, base: string, child: st
     if (why) stale.push({ path: c.path, message: why });
   }
   if (stale.length) return { ok: false, conflicts: stale };
-  for (const c of changes) await write(top, c);
+  await writeAll(top, changes);
   return { ok: true, files: changes.map((c) => c.path) };
+}
+
+/**
+ * Write every change, then fsync the folders written (the renames durable). A failure part way
+ * (a full disk, a folder made read-only) leaves each file whole, old or new; when some were
+ * written already it is PARTIAL, naming them: applying again finishes (the written files now
+ * match the child's on both sides of the merge, so only the rest are written).
+ */
+async function writeAll(top: string, changes: readonly TreeChange[]): Promise<void> {
+  const written: string[] = [];
+  const folders = new Set<string>();
+  try {
+    for (const c of changes) {
+      folders.add(path.dirname(path.join(top, c.path)));
+      await write(top, c);
+      written.push(c.path);
+    }
+  } catch (e) {
+    if (!written.length) throw e;
+    throw new WorktreeError(
+      'PARTIAL',
+      `The apply stopped part way: ${written.length} of ${changes.length} file(s) were written (${written.join(', ')}), the rest left as they were, because ${describeError(e)}. The worktree is still open: fix that, then apply again to write the rest (or review the written files and undo them by hand before discarding).`,
+    );
+  } finally {
+    for (const dir of folders) await syncDir(dir);
+  }
 }
 
 /** merge-tree's output after the tree line: conflicted paths, a blank line, then its messages. */
@@ -112,7 +139,10 @@ async function realParent(target: string): Promise<string | undefined> {
 }
 
 /**
- * Write one change into the working tree (atomic per file: a temporary file renamed over). Its
+ * Write one change into the working tree, atomic per file: the bytes go to a temporary file beside
+ * the target, are fsynced, then renamed over; a failure removes the temporary file, leaving the
+ * target as it was. A file whose git mode does not change keeps its own permission bits (a private
+ * 0600 file stays private); a new one, or one whose executable bit changes, takes git's mode. Its
  * folder is reached from the workspace one name at a time with no link followed (`beneath.ts`,
  * decision 0097): a folder swapped for a link since the check above is refused, never followed.
  * The temporary file has a fresh random name and is created exclusively, never through
@@ -143,7 +173,10 @@ async function write(top: string, c: TreeChange): Promise<void> {
       let renamed = false;
       try {
         try {
+          const st = c.oldMode === c.newMode ? await fsp.lstat(at).catch(() => undefined) : undefined;
+          if (st?.isFile()) await fh.chmod(st.mode & 0o7777);
           await fh.writeFile(content);
+          await fh.sync();
         } finally {
           await fh.close();
         }

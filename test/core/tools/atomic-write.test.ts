@@ -43,6 +43,17 @@ describe(`write_file / edit_file on a full disk (issue 10.3; ${diskMode.why})`, 
     assert.deepEqual(leftovers(), []);
   });
 
+  it('full-access write_file of a hard-linked file (written in place) leaves it whole under both names too', async function () {
+    if (diskMode.mode !== 'tmpfs') this.skip(); // the in-place write goes through node:fs itself: only a real small disk fills
+    fs.linkSync(ws.at('data.txt'), ws.at('twin.txt'));
+    const r = await call(createWriteFileTool({ writeOps: fullDiskOps() }), { path: 'data.txt', content: bigger }, ws.ctx({ sandbox: 'full-access' }));
+    assert.equal(r.isError, true, r.content);
+    assert.equal(r.content, "write_file: cannot write 'data.txt': no space left on the device; 'data.txt' was left as it was");
+    assert.ok(ws.read('data.txt') === original, 'the original is whole (it was truncated, then written part way)');
+    assert.ok(ws.read('twin.txt') === original, 'and so is its other name');
+    assert.equal(fs.statSync(ws.at('data.txt')).ino, fs.statSync(ws.at('twin.txt')).ino, 'still one file');
+  });
+
   it('write_file of a new file creates nothing', async () => {
     const r = await call(createWriteFileTool({ writeOps: fullDiskOps() }), { path: 'new.txt', content: bigger }, ws.ctx());
     assert.equal(r.content, "write_file: cannot write 'new.txt': no space left on the device; nothing was created");

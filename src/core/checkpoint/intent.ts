@@ -1,0 +1,93 @@
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from '../session/events';
+import { fsyncDir, writeFileAtomic } from '../store/fsutil';
+import { isAtomicTempOf } from '../tools/fsio';
+import { blobId } from './objects';
+import { currentBytesNow } from './plan';
+
+// A rewind's intent (decision 0059, amended in s48): what the rewind is about to write, made
+// durable in the store before the first file is, and removed once the rewind's record is in the
+// node's log. A crash in between (kill -9, a power cut) leaves it: the next open reads each file,
+// records as the rewind's those that hold what it wrote (as a failure part way does in process),
+// removes the temp files it left, and removes the intent. Without it the files were restored with no record, so the rewind could
+// not be undone, and what it overwrote (the user's edits, kept only as unnamed blobs) was lost.
+
+export interface RewindIntent {
+  sessionId: string;
+  changes: CheckpointChange[];
+  rewind: NonNullable<CheckpointEvent['rewind']>;
+}
+
+export interface RecoveredRewind {
+  sessionId: string;
+  /** The seq of the record written for it (undo it from there); absent when none of its files had been written. */
+  seq?: number;
+  restored: number;
+  planned: number;
+}
+
+const dirOf = (storeDir: string) => path.join(storeDir, 'checkpoints', 'rewinds');
+
+/** Write the intent durably; returns its removal (for when the record is in the log, or nothing was written). */
+export async function writeIntent(storeDir: string, callId: string, intent: RewindIntent): Promise<() => Promise<void>> {
+  const dir = dirOf(storeDir);
+  await fsp.mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${callId}.json`);
+  await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
+  return async () => {
+    await fsp.rm(file, { force: true });
+    await fsyncDir(dir).catch(() => undefined);
+  };
+}
+
+export interface RecoverHost {
+  has(sessionId: string): boolean;
+  events(sessionId: string): Promise<readonly SessionEvent[]>;
+  log(sessionId: string): Promise<{ append(draft: EventDraft): Promise<SessionEvent> }>;
+}
+
+/** Every intent a crash left: its written files recorded as the rewind's, then the intent removed. */
+export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<RecoveredRewind[]> {
+  const dir = dirOf(storeDir);
+  const all = await fsp.readdir(dir).catch(() => [] as string[]);
+  // An intent's temp file a crash cut before its rename: no file of that rewind was written yet.
+  for (const n of all.filter((x) => /\.json\.tmp-\d+$/.test(x))) await fsp.rm(path.join(dir, n), { force: true });
+  const names = all.filter((n) => n.endsWith('.json')).sort();
+  const out: RecoveredRewind[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let intent: RewindIntent | undefined;
+    try {
+      intent = JSON.parse(await fsp.readFile(file, 'utf8')) as RewindIntent;
+    } catch {
+      intent = undefined; // cut while written (writeFileAtomic: then it was never renamed here) or unreadable: nothing to record
+    }
+    // Recorded already (the crash came between the record and the intent's removal): nothing more to record.
+    const callId = intent?.changes[0]?.callId;
+    const recorded = async (id: string) => (await h.events(id)).some((e) => e.type === 'checkpoint' && e.changes.some((c) => c.callId === callId));
+    if (intent && callId && h.has(intent.sessionId) && !(await recorded(intent.sessionId))) {
+      const done = intent.changes.filter((c) => {
+        const now = currentBytesNow(c.path);
+        return (now === null ? null : blobId(now)) === c.after;
+      });
+      const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
+      if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
+      out.push(r);
+      await removeTemps(intent.changes.map((c) => c.path));
+    }
+    await fsp.rm(file, { force: true });
+  }
+  if (names.length) await fsyncDir(dir).catch(() => undefined);
+  return out;
+}
+
+/** The temp files the cut rewind made for its files and never renamed (their fsynced copies of the restored bytes). */
+async function removeTemps(files: readonly string[]): Promise<void> {
+  const byDir = new Map<string, string[]>();
+  for (const f of files) byDir.set(path.dirname(f), [...(byDir.get(path.dirname(f)) ?? []), f]);
+  for (const [dir, mine] of byDir) {
+    const names = await fsp.readdir(dir).catch(() => [] as string[]);
+    for (const n of names) if (mine.some((f) => isAtomicTempOf(n, f))) await fsp.rm(path.join(dir, n), { force: true }).catch(() => undefined);
+  }
+}
