@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RewindError } from '../../../src/core/checkpoint/plan';
 import { subagentWorld } from '../subagent/helpers';
-import { diskMode, makeSmallDisk } from '../tools/full-disk';
+import { diskMode, fillDisk, makeSmallDisk } from '../tools/full-disk';
 import { checkpointsOf, startOf, write } from './fixture';
 
 // A rewind whose writes fail part way (decision 0059, amended in s43): each folder's files are
@@ -39,14 +39,7 @@ describe(`rewind: a failure part way is recorded, said, and undoable (${diskMode
     const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
     assert.deepEqual(plan.files.map((f) => f.relative).sort(), ['a.txt', 'full/b.txt']);
     // The small disk fills up now: b.txt's temp file cannot get a page.
-    const filler = fs.openSync(file('full/filler.bin'), 'w');
-    try {
-      for (;;) fs.writeSync(filler, Buffer.alloc(4096, 1));
-    } catch (e) {
-      assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC');
-    } finally {
-      fs.closeSync(filler);
-    }
+    fillDisk(file('full'));
 
     const before = checkpointsOf(w.root.session.events).length;
     await assert.rejects(

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../../src/core/store';
 import { eventsFor, rootHeader, tempDir } from '../../support/store-fixtures';
-import { diskMode, unmount } from '../tools/full-disk';
+import { diskMode, fillDisk, unmount } from '../tools/full-disk';
 
 // A checkpoint (export → temp → fsync → rename) on a full disk (decision 0063, amended in s48):
 // the temp file it could not finish is removed at once, not left holding the last free blocks
@@ -23,14 +23,7 @@ describe('store: a checkpoint on a full disk (a real 512 KB tmpfs where this pro
     try {
       store = await Store.open(dir);
       await store.createSession(rootHeader('r'), eventsFor('r', 0, 20));
-      const filler = fs.openSync(path.join(dir, 'filler.bin'), 'w');
-      try {
-        for (;;) fs.writeSync(filler, Buffer.alloc(4096, 1));
-      } catch (e) {
-        assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC');
-      } finally {
-        fs.closeSync(filler);
-      }
+      fillDisk(dir);
       await assert.rejects(store.checkpoint(), /ENOSPC/);
       const temps = (d: string): string[] =>
         fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? temps(path.join(d, e.name)) : /\.tmp-\d+$/.test(e.name) ? [e.name] : []));

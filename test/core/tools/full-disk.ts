@@ -65,3 +65,15 @@ export function fullDiskOps(): WriteOps {
     },
   };
 }
+
+/** Fill the disk under `dir` (tmpfs mode) with one file of 4 KB pages until it answers ENOSPC. */
+export function fillDisk(dir: string): void {
+  const filler = fs.openSync(path.join(dir, 'filler.bin'), 'w');
+  try {
+    for (;;) fs.writeSync(filler, Buffer.alloc(4096, 1));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+  } finally {
+    fs.closeSync(filler);
+  }
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WorktreeError } from '../../../src/core/worktree/git';
-import { diskMode, makeSmallDisk } from '../tools/full-disk';
+import { diskMode, fillDisk, makeSmallDisk } from '../tools/full-disk';
 import { read, worktreeWorld } from './fixture';
 
 const write = (p: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path: p, content } }] });
@@ -25,14 +25,7 @@ describe(`worktree apply: a failure part way is said, leaves no temp file, and c
     fs.mkdirSync(full);
     const undoDisk = makeSmallDisk(full);
     try {
-      const filler = fs.openSync(path.join(full, 'filler.bin'), 'w');
-      try {
-        for (;;) fs.writeSync(filler, Buffer.alloc(4096, 1));
-      } catch (e) {
-        assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC');
-      } finally {
-        fs.closeSync(filler);
-      }
+      fillDisk(full);
       await assert.rejects(
         () => w.t.h.worktrees.apply(run.id),
         (e: unknown) => e instanceof WorktreeError && e.code === 'PARTIAL' && /1 of 2 file\(s\) were written \(a\.txt\).*ENOSPC.*apply again/s.test(e.message),
