@@ -2,6 +2,7 @@ import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
+import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
 import { gitAvailable } from './git';
 import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
@@ -94,11 +95,17 @@ export class CheckpointService {
   async apply(plan: RewindPlan, choices: Readonly<Record<string, RewindChoice>> = {}, onConflict?: RewindChoice): Promise<RewindOutcome> {
     await this.ready();
     const storeDir = this.host.storeDir;
-    return applyRewind(
-      { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
-      plan,
-      choices,
-      onConflict,
+    // The file tools' locks of every file it may write, from its checks to its last write: an
+    // agent's write_file or edit_file of one runs wholly before (a conflict the check sees) or after.
+    return withPathLocks(
+      plan.files.map((f) => lockPathOf(f.path)),
+      () =>
+        applyRewind(
+          { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
+          plan,
+          choices,
+          onConflict,
+        ),
     );
   }
 

@@ -2,6 +2,8 @@
 // children (or two children) that edit the same file run their read-modify-write one after
 // another, in the order they asked, so no edit is computed from text another one replaced.
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { CASE_INSENSITIVE_FS } from './real-path';
 
 /** The last holder's release per real path; an entry is removed when its queue empties. */
@@ -26,5 +28,28 @@ export async function withPathLock<T>(realPath: string, fn: () => Promise<T>): P
   } finally {
     release();
     if (tails.get(key) === tail) tails.delete(key);
+  }
+}
+
+/**
+ * Run `fn` holding the locks of all `realPaths` (a multi-file writer: a worktree's apply), taken
+ * one by one in sorted order; a tool holds one lock at a time, so no two holders wait on each other.
+ */
+export async function withPathLocks<T>(realPaths: readonly string[], fn: () => Promise<T>): Promise<T> {
+  const keys = [...new Set(realPaths)].sort();
+  const take = (i: number): Promise<T> => (i === keys.length ? fn() : withPathLock(keys[i], () => take(i + 1)));
+  return take(0);
+}
+
+/** The path a file tool locks `file` under: its real path (its folder's real path and its name, for a file not there yet). */
+export function lockPathOf(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    try {
+      return path.join(fs.realpathSync(path.dirname(file)), path.basename(file));
+    } catch {
+      return file;
+    }
   }
 }

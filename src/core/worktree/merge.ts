@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describeError } from '../errors';
 import { beneath, isPathChanged } from '../tools/beneath';
 import { atomicTempName, syncDir } from '../tools/fsio';
+import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { snapshot } from './snapshot';
@@ -46,15 +47,22 @@ export async function mergeIntoWorkingTree(repo: string, base: string, child: st
   const tree = treeLine.trim();
   const changes = await treeChanges(repo, now.tree, tree);
   const top = fs.realpathSync(repo);
-  // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
-  const stale: MergeConflict[] = [];
-  for (const c of changes) {
-    const why = await staleReason(top, c);
-    if (why) stale.push({ path: c.path, message: why });
-  }
-  if (stale.length) return { ok: false, conflicts: stale };
-  await writeAll(top, changes);
-  return { ok: true, files: changes.map((c) => c.path) };
+  // The file tools' locks of every target, held from the check to the last write: an agent's
+  // write_file or edit_file of one of them runs wholly before (the check then sees it) or after.
+  return withPathLocks(
+    changes.map((c) => lockPathOf(path.join(top, c.path))),
+    async () => {
+      // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
+      const stale: MergeConflict[] = [];
+      for (const c of changes) {
+        const why = await staleReason(top, c);
+        if (why) stale.push({ path: c.path, message: why });
+      }
+      if (stale.length) return { ok: false, conflicts: stale };
+      await writeAll(top, changes);
+      return { ok: true, files: changes.map((c) => c.path) };
+    },
+  );
 }
 
 /**
