@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { describeError } from '../errors';
-import type { ApprovalPort } from '../policy/approval';
 import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
 import { type QueuedMessage, queuedMessages } from '../session/folds';
 import { type CompactionResult, compact, compactIfNeeded } from './compaction';
 import { Compactions } from './compactions';
 import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
+import { CountedApprovals } from './counted-approvals';
 import { TurnScheduler } from './scheduling';
 import type { SessionLog } from './session-writer';
 import { aborted, InterruptReason, runTurn } from './turn';
@@ -42,9 +42,7 @@ export class Agent implements SessionLog {
     inboxSize: () => this.inboxSize,
     disposed: () => this.disposed,
     loop: () => this.loop(),
-    becameIdle: () => {
-      for (const fn of this.idleListeners) fn();
-    },
+    becameIdle: () => this.toldIdle(),
   });
   /** Quiet messages waiting for the running turn's next safe point. */
   private injections: { text: string; source: MessageSource }[] = [];
@@ -52,30 +50,11 @@ export class Agent implements SessionLog {
   private readonly idleListeners = new Set<() => void>();
   private readonly progressListeners = new Set<(p: ToolProgress) => void>();
   private lastOutcome: TurnReport | undefined;
-  /** Approval questions of this agent's turn still waiting for their answer. */
-  private asking = 0;
   /** The configured approval port, counting the questions under way (`awaitingApproval`). */
-  private readonly countingPort: ApprovalPort = {
-    ask: async (request, signal) => {
-      this.asking++;
-      this.approvalChanged();
-      try {
-        return await this.cfg.approval!.ask(request, signal);
-      } finally {
-        this.asking--;
-        this.approvalChanged();
-      }
-    },
-  };
+  private readonly approvals: CountedApprovals | undefined;
 
-  constructor(private readonly cfg: AgentConfig) {}
-
-  private approvalChanged(): void {
-    try {
-      this.cfg.onApprovalChange?.();
-    } catch {
-      // a view's failure is its own
-    }
+  constructor(private readonly cfg: AgentConfig) {
+    this.approvals = cfg.approval ? new CountedApprovals(cfg.approval, () => cfg.onApprovalChange?.()) : undefined;
   }
 
   get id(): string {
@@ -101,7 +80,7 @@ export class Agent implements SessionLog {
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
   get awaitingApproval(): boolean {
-    return this.asking > 0;
+    return this.approvals?.waiting ?? false;
   }
   /** The names of the tools this agent sees now (a child started from an agent file never gets more, decision 0056). */
   toolNames(): string[] {
@@ -260,7 +239,7 @@ export class Agent implements SessionLog {
       });
     } finally {
       // The status counts it as running (`compactingAsked`): its end is the agent going idle, told as a turn's end is.
-      if (!this.compactions.askedRunning && this.activity === 'idle' && !this.disposed) for (const fn of this.idleListeners) fn();
+      if (!this.compactions.askedRunning && this.activity === 'idle' && !this.disposed) this.toldIdle();
     }
   }
 
@@ -284,6 +263,11 @@ export class Agent implements SessionLog {
   }
 
   /** Called each time the agent stops working (its loop ended and nothing restarted it). */
+  /** Tell the `onIdle` listeners: a turn ended with nothing left to run, or an asked compaction ended. */
+  private toldIdle(): void {
+    for (const fn of this.idleListeners) fn();
+  }
+
   onIdle(fn: () => void): () => void {
     this.idleListeners.add(fn);
     return () => this.idleListeners.delete(fn);
@@ -425,7 +409,7 @@ export class Agent implements SessionLog {
     };
     return Object.create(this.cfg, {
       onProgress: { value: onProgress },
-      ...(this.cfg.approval ? { approval: { value: this.countingPort } } : {}),
+      ...(this.approvals ? { approval: { value: this.approvals.port } } : {}),
     }) as AgentConfig;
   }
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type AgentDefinition, type AgentFileError, type AgentOrigin, isAgentFileError, parseAgentFile } from './agent-file';
+import { realOr, strictlyInside } from './within-root';
 
 /** Where agent files are looked for, nearest first: the first definition of a name wins. */
 export interface AgentFolders {
@@ -58,7 +59,7 @@ export function readAgentCatalogue(f: AgentFolders): AgentCatalogue {
     for (const file of agentFilesIn(dir)) {
       // A workspace's agent file must really be in the workspace (as AGENTS.md must, decision 0056):
       // a link to a file elsewhere (another project's agent, the user's private ones) is not read.
-      const def = origin !== 'user' && !within(realRoot, realOr(file)) ? outside(file) : readOne(file, origin);
+      const def = origin !== 'user' && !strictlyInside(realRoot, realOr(file)) ? outside(file) : readOne(file, origin);
       if (isAgentFileError(def)) {
         errors.push(def);
         continue;
@@ -97,19 +98,6 @@ const outside = (file: string): AgentFileError => ({
   line: 1,
   message: 'it links outside the workspace, so it is not read; copy the agent into the workspace (or into your own agents folder) instead',
 });
-
-function realOr(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
-function within(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
 
 function readOne(file: string, origin: AgentOrigin): AgentDefinition | AgentFileError {
   try {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { realOr, strictlyInside } from './within-root';
 
 /**
  * Project instructions (issue 23.2): `AGENTS.md` at each level from the workspace root down
@@ -71,7 +72,7 @@ export function readInstructions(src: InstructionsSource): Instructions {
     const p = paths.find((c) => isFile(c));
     if (!p) continue;
     // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not an instruction.
-    if (level === 'workspace' && !inside(realRoot, realOr(p))) {
+    if (level === 'workspace' && !strictlyInside(realRoot, realOr(p))) {
       skipped.push({ path: p, why: 'it links outside the workspace' });
       continue;
     }
@@ -129,17 +130,4 @@ function readUpTo(p: string, max: number): { data: Buffer; bytes: number } {
 
 function isFile(p: string): boolean {
   return fs.statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
-}
-
-function realOr(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
-function inside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

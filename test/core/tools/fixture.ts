@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { callTool } from '../../../src/core/tools/call';
+import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import type { Tool, ToolContext, ToolResult } from '../../../src/core/tools/tool';
 
 export interface Workspace {
@@ -101,4 +102,13 @@ export async function waitUntil(cond: () => boolean, ms = 3000): Promise<boolean
     await new Promise((r) => setTimeout(r, 20));
   }
   return cond();
+}
+
+/** A suite's `before`: skip it, saying why, where no bubblewrap sandbox can start. */
+export async function skipWithoutSandbox(ctx: Mocha.Context): Promise<void> {
+  const status = await sandboxStatus();
+  if (!status.available) {
+    console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
+    ctx.skip();
+  }
 }

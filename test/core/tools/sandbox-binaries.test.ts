@@ -12,10 +12,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
-import { resolveProgram, sandboxStatus } from '../../../src/core/tools/sandbox/detect';
+import { resolveProgram } from '../../../src/core/tools/sandbox/detect';
 import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
-import { call, makeWorkspace, type Workspace } from './fixture';
+import { call, makeWorkspace, skipWithoutSandbox, type Workspace } from './fixture';
 
 describe('the sandbox’s own programs, where commands can write (decision 0005, amended)', function () {
   this.timeout(60_000);
@@ -24,11 +24,7 @@ describe('the sandbox’s own programs, where commands can write (decision 0005,
   const pools: ResidentPool[] = [];
 
   before(async function () {
-    const status = await sandboxStatus();
-    if (!status.available) {
-      console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
-      this.skip();
-    }
+    await skipWithoutSandbox(this);
   });
   beforeEach(() => {
     ws = makeWorkspace();

@@ -16,21 +16,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
-import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
-import { call, waitUntil } from './fixture';
+import { call, skipWithoutSandbox, waitUntil } from './fixture';
 
 describe('a protected path swapped for a link while a sandbox is set up (decision 0103, amended)', function () {
   this.timeout(60_000);
   const cleanups: (() => void)[] = [];
 
   before(async function () {
-    const status = await sandboxStatus();
-    if (!status.available) {
-      console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
-      this.skip();
-    }
+    await skipWithoutSandbox(this);
   });
   afterEach(() => {
     for (const c of cleanups.splice(0)) c();

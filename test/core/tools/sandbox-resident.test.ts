@@ -17,7 +17,7 @@ import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
 import { FrameDecoder, type ZygoteFrame } from '../../../src/core/tools/sandbox/zygote-wire';
 import type { Tool, ToolContext, ToolResult } from '../../../src/core/tools/tool';
-import { call, makeWorkspace, type Workspace, waitUntil } from './fixture';
+import { call, makeWorkspace, skipWithoutSandbox, type Workspace, waitUntil } from './fixture';
 
 // ---- processes, as the host's /proc shows them ----
 
@@ -187,11 +187,7 @@ describe('run_command in a resident sandbox (decision 0103), attacked', function
   const run = (command: string, over: Partial<ToolContext> = {}, extra: Record<string, unknown> = {}) => call(tool, { command, ...extra }, ws.ctx(over));
 
   before(async function () {
-    const status = await sandboxStatus();
-    if (!status.available) {
-      console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
-      this.skip();
-    }
+    await skipWithoutSandbox(this);
     const z = zygotePath();
     if (!z) {
       console.log('      (skipped: no arbor-zygote here: not Linux, ARBOR_ZYGOTE=off, or not built; run "node scripts/build-zygote.mjs")');

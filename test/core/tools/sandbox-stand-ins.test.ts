@@ -10,10 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
-import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
-import { call, makeWorkspace, type Workspace, waitUntil } from './fixture';
+import { call, makeWorkspace, skipWithoutSandbox, type Workspace, waitUntil } from './fixture';
 
 const SRC = path.join(__dirname, '../../../src/core/tools');
 
@@ -36,11 +35,7 @@ describe('stand-ins shared with another Arbor process (decision 0103, amended)',
   let pool: ResidentPool | undefined;
 
   before(async function () {
-    const status = await sandboxStatus();
-    if (!status.available) {
-      console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
-      this.skip();
-    }
+    await skipWithoutSandbox(this);
   });
   beforeEach(() => {
     ws = makeWorkspace();
