@@ -38,6 +38,7 @@ import type { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
 import type { WorkflowWiring } from './workflow/wire';
+import type { RecoveredApply } from './worktree/apply-intent';
 import type { WorktreeService } from './worktree/service';
 
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
@@ -131,6 +132,8 @@ export class Harness {
     if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
     // A rewind cut between its files and its record (a crash, or its record's append failing) is recorded now.
     h.rewindsRecovered = await h.checkpoints.recoverRewinds();
+    // So is an apply of a worktree child's work cut between its first file and its record (decision 0060).
+    h.appliesRecovered = await h.worktrees.recoverApplies();
     await store.markRunning();
     return h;
   }
@@ -144,6 +147,8 @@ export class Harness {
   recovered: string[] = [];
   /** Rewinds a crash cut after some of their files were written, recorded at this open (decision 0059). */
   rewindsRecovered: RecoveredRewind[] = [];
+  /** Worktree applies a crash cut part way, finished (or, a file changed since, left open) at this open. */
+  appliesRecovered: RecoveredApply[] = [];
 
   /**
    * A new key, endpoint or model name (the user changed a setting): every agent, running or

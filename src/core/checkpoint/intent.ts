@@ -2,7 +2,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from '../session/events';
 import { fsyncDir, writeFileAtomic } from '../store/fsutil';
-import { isAtomicTempOf } from '../tools/fsio';
+import { removeAtomicTemps } from '../tools/fsio';
 import { blobId } from './objects';
 import { currentBytesNow } from './plan';
 
@@ -74,20 +74,10 @@ export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<
       const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
       if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
       out.push(r);
-      await removeTemps(intent.changes.map((c) => c.path));
+      await removeAtomicTemps(intent.changes.map((c) => c.path));
     }
     await fsp.rm(file, { force: true });
   }
   if (names.length) await fsyncDir(dir).catch(() => undefined);
   return out;
-}
-
-/** The temp files the cut rewind made for its files and never renamed (their fsynced copies of the restored bytes). */
-async function removeTemps(files: readonly string[]): Promise<void> {
-  const byDir = new Map<string, string[]>();
-  for (const f of files) byDir.set(path.dirname(f), [...(byDir.get(path.dirname(f)) ?? []), f]);
-  for (const [dir, mine] of byDir) {
-    const names = await fsp.readdir(dir).catch(() => [] as string[]);
-    for (const n of names) if (mine.some((f) => isAtomicTempOf(n, f))) await fsp.rm(path.join(dir, n), { force: true }).catch(() => undefined);
-  }
 }

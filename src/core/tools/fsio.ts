@@ -137,6 +137,16 @@ export function isAtomicTempOf(name: string, realPath: string): boolean {
   return name.startsWith(head) && /^[0-9a-f]{12}$/.test(name.slice(head.length, -ATOMIC_TEMP_SUFFIX.length)) && name.endsWith(ATOMIC_TEMP_SUFFIX);
 }
 
+/** Remove the temp files `atomicTempName` made beside `files` and a crash left unrenamed (a cut rewind's or apply's). */
+export async function removeAtomicTemps(files: readonly string[]): Promise<void> {
+  const byDir = new Map<string, string[]>();
+  for (const f of files) byDir.set(path.dirname(f), [...(byDir.get(path.dirname(f)) ?? []), f]);
+  for (const [dir, mine] of byDir) {
+    const names = await fsp.readdir(dir).catch(() => [] as string[]);
+    for (const n of names) if (mine.some((f) => isAtomicTempOf(n, f))) await fsp.rm(path.join(dir, n), { force: true }).catch(() => undefined);
+  }
+}
+
 /**
  * Replace a file's content so that it is at every moment either the old content or the new
  * one: the new bytes go to a temp file in the same folder (same file system), are fsynced,

@@ -27,7 +27,7 @@ export interface MergeConflict {
 
 export type MergeOutcome = { ok: true; files: string[] } | { ok: false; conflicts: MergeConflict[] };
 
-interface TreeChange {
+export interface TreeChange {
   status: string;
   oldMode: string;
   newMode: string;
@@ -38,8 +38,18 @@ interface TreeChange {
 
 const ZERO = /^0+$/;
 
-/** Merge `child` (a commit descending from `base`) into the working tree at `repo`. */
-export async function mergeIntoWorkingTree(repo: string, base: string, child: string, excludes: readonly string[]): Promise<MergeOutcome> {
+/**
+ * Merge `child` (a commit descending from `base`) into the working tree at `repo`. `beforeWrite`
+ * runs once every target is checked, before the first is written (the apply's intent made
+ * durable, decision 0060 amended in s49); a failure there writes nothing.
+ */
+export async function mergeIntoWorkingTree(
+  repo: string,
+  base: string,
+  child: string,
+  excludes: readonly string[],
+  beforeWrite?: (top: string, changes: readonly TreeChange[]) => Promise<void>,
+): Promise<MergeOutcome> {
   const now = await snapshot(repo, { excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
   const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { cwd: repo, okCodes: [1] });
   const [treeLine, ...rest] = merged.stdout.split('\n');
@@ -59,6 +69,7 @@ export async function mergeIntoWorkingTree(repo: string, base: string, child: st
         if (why) stale.push({ path: c.path, message: why });
       }
       if (stale.length) return { ok: false, conflicts: stale };
+      await beforeWrite?.(top, changes);
       await writeAll(top, changes);
       return { ok: true, files: changes.map((c) => c.path) };
     },
@@ -71,7 +82,7 @@ export async function mergeIntoWorkingTree(repo: string, base: string, child: st
  * written already it is PARTIAL, naming them: applying again finishes (the written files now
  * match the child's on both sides of the merge, so only the rest are written).
  */
-async function writeAll(top: string, changes: readonly TreeChange[]): Promise<void> {
+export async function writeAll(top: string, changes: readonly TreeChange[]): Promise<void> {
   const written: string[] = [];
   const folders = new Set<string>();
   try {
@@ -112,27 +123,32 @@ export async function treeChanges(repo: string, from: string, to: string): Promi
 }
 
 /** Why writing this change now would lose something (the file changed since the snapshot), or undefined. */
-async function staleReason(top: string, c: TreeChange): Promise<string | undefined> {
+export async function staleReason(top: string, c: TreeChange): Promise<string | undefined> {
   const target = path.join(top, c.path);
   if (!isInside(target, top)) return `${c.path} is outside the workspace`;
   if (c.newMode === '160000' || c.oldMode === '160000') return `${c.path} is a submodule: apply its change by hand`;
   const parent = await realParent(target);
   if (parent && !isInside(parent, top)) return `${c.path} is reached through a symlink that leads outside the workspace`;
-  let st: fs.Stats | undefined;
-  try {
-    st = await fsp.lstat(target);
-  } catch {
-    st = undefined;
-  }
-  if (ZERO.test(c.oldSha)) return st ? `${c.path} was created in the workspace since the snapshot` : undefined;
-  if (!st) return `${c.path} was removed from the workspace since the snapshot`;
-  const sha = st.isSymbolicLink()
+  if (await holds(top, c.path, c.oldSha)) return undefined;
+  if (ZERO.test(c.oldSha)) return `${c.path} was created in the workspace since the snapshot`;
+  const there = await fsp.lstat(target).then(
+    () => true,
+    () => false,
+  );
+  return there ? `${c.path} changed in the workspace since the snapshot` : `${c.path} was removed from the workspace since the snapshot`;
+}
+
+/** The workspace's `rel` holds blob `sha` now (a zero sha: it is absent); a filter (line endings) may make the stored blob differ from the bytes, so both ways. */
+export async function holds(top: string, rel: string, sha: string): Promise<boolean> {
+  const target = path.join(top, rel);
+  const st = await fsp.lstat(target).catch(() => undefined);
+  if (ZERO.test(sha)) return !st;
+  if (!st) return false;
+  const raw = st.isSymbolicLink()
     ? (await git(['hash-object', '--stdin'], { cwd: top, input: await fsp.readlink(target) })).stdout.trim()
-    : (await git(['hash-object', '--no-filters', '--', c.path], { cwd: top })).stdout.trim();
-  // A filter (line endings) can make the stored blob differ from the file's bytes: compare both ways.
-  if (sha === c.oldSha) return undefined;
-  const filtered = st.isSymbolicLink() ? sha : (await git(['hash-object', '--', c.path], { cwd: top })).stdout.trim();
-  return filtered === c.oldSha ? undefined : `${c.path} changed in the workspace since the snapshot`;
+    : (await git(['hash-object', '--no-filters', '--', rel], { cwd: top })).stdout.trim();
+  if (raw === sha || st.isSymbolicLink()) return raw === sha;
+  return (await git(['hash-object', '--', rel], { cwd: top })).stdout.trim() === sha;
 }
 
 /** The real path of the nearest existing folder above `target`. */

@@ -4,11 +4,12 @@ import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
+import { type RecoveredApply, recoverApplies, writeApplyIntent } from './apply-intent';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
 import { filled, settled, unread } from './filling';
 import { WorktreeError } from './git';
-import { type MergeConflict, mergeIntoWorkingTree } from './merge';
+import { type MergeConflict, mergeIntoWorkingTree, type TreeChange } from './merge';
 import { branchOf, worktreesDirOf } from './names';
 import { findOrphans, type Orphan } from './orphans';
 import { RepoStateCache } from './repo-state';
@@ -180,11 +181,43 @@ export class WorktreeService {
     const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
     const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch));
     if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
-    const r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes);
+    // The intent is durable before the first file is written, and goes once the log says applied (a crash between: `recoverApplies`).
+    let done: (() => Promise<void>) | undefined;
+    const intent = async (top: string, changes: readonly TreeChange[]) => {
+      done = await writeApplyIntent(this.deps.storeDir, { childId: id, head, top, changes: [...changes] });
+    };
+    let r: Awaited<ReturnType<typeof mergeIntoWorkingTree>>;
+    try {
+      r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes, intent);
+    } catch (err) {
+      await done?.(); // a failure in process is said (PARTIAL names what was written): nothing to finish at the next open
+      throw err;
+    }
     if (!r.ok) return { applied: false, conflicts: r.conflicts };
     await this.record(id, e, 'applied', { head, files: r.files.length });
+    await done?.();
     await removeWorktree(e, this.dir);
     return { applied: true, files: r.files };
+  }
+
+  /**
+   * Applies a crash cut between their first file and their record (decision 0060, amended in
+   * s49): finished and recorded at this open, or — a file changed since — left open and said.
+   * Git runs on the user's repository, so not while the workspace is untrusted (they wait).
+   */
+  async recoverApplies(): Promise<RecoveredApply[]> {
+    if (!this.trusted) return [];
+    return recoverApplies(this.deps.storeDir, {
+      pending: async (id) => {
+        const e = await this.eventOf(id).catch(() => undefined);
+        return e && (e.state === 'open' || e.state === 'kept') ? e.repo : undefined;
+      },
+      finish: async (id, head, files) => {
+        const e = await this.eventOf(id);
+        await this.record(id, e, 'applied', { head, files });
+        await removeWorktree(e, this.dir);
+      },
+    });
   }
 
   /** Remove the worktree and its branch; the child's work is gone. */

@@ -1,0 +1,107 @@
+// An apply cut by kill -9 part way (decision 0060, amended in s49): a separate process applies a
+// worktree child's two files and is killed after the first, before the second and before the
+// child's `applied` record. The workspace held half the child's work while the tree showed the
+// worktree open; a Discard then left that half in the user's files, unsaid. The next open finishes
+// the apply and records it — unless a file was changed since, which it leaves alone and says.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeHarness } from '../../support/harness';
+import { ModelServer } from '../../support/model-server';
+import { Script } from '../subagent/helpers';
+import { makeRepo, read } from './fixture';
+
+const write = (p: string, content: string) => ({ name: 'write_file', arguments: { path: p, content } });
+
+describe('worktree apply after a crash (kill -9 between its files and its record)', () => {
+  let server: ModelServer;
+  let base: string;
+  before(async () => (server = await ModelServer.start()));
+  after(() => server.stop());
+  beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-apply-crash-'))));
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  function crashHost(storeDir: string, ws: string, childId: string, victim: string): Promise<{ signal: string | null; out: string }> {
+    const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, server.baseURL, childId, victim], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    host.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    return new Promise((resolve) => host.once('exit', (_code, signal) => resolve({ signal, out })));
+  }
+
+  /** A worktree child that changed a.txt and made b.txt, its harness closed: the workspace, the store and the child. */
+  async function worked(): Promise<{ ws: string; storeDir: string; childId: string }> {
+    const ws = makeRepo(base);
+    const storeDir = path.join(ws, '.arbor', 'store');
+    const script = new Script(server);
+    script.on('c', { toolCalls: [write('a.txt', 'one\ntwo\nCHILD\n'), write('b.txt', 'b from the child\n')] }, { text: 'edited' });
+    const first = await makeHarness(server, { workspace: [ws], storeDir });
+    const root = await first.h.createSession({ title: 'work' });
+    const run = await first.h.subagents.start(root, 'spawn', { prompt: '[[c]] edit', label: 'edit', isolation: 'worktree' });
+    await run.result;
+    await run.dispose();
+    await first.h.close();
+    return { ws, storeDir, childId: run.id };
+  }
+
+  const leftovers = (ws: string) => fs.readdirSync(ws).filter((n) => n.endsWith('.arbor-tmp'));
+
+  it('the next open writes the rest and records the child applied; no temp file is left', async () => {
+    const { ws, storeDir, childId } = await worked();
+    const r = await crashHost(storeDir, ws, childId, 'a.txt');
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    assert.equal(read(path.join(ws, 'a.txt')), 'one\ntwo\nCHILD\n', 'a.txt was written before the kill');
+    assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'b.txt was not');
+
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: true, written: 1, planned: 2 }]);
+      assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n', 'the rest of the apply was written');
+      assert.equal(read(path.join(ws, 'a.txt')), 'one\ntwo\nCHILD\n');
+      const [listing] = await t.h.worktrees.list();
+      assert.equal(listing.state, 'applied', 'the tree says what the workspace holds');
+      assert.equal(listing.folderExists, false, 'the worktree is removed, as after an apply in process');
+      assert.deepEqual(leftovers(ws), [], 'no temp file of the cut apply left in the user folder');
+      assert.deepEqual(fs.readdirSync(path.join(storeDir, 'applies')), [], 'the intent is gone');
+    } finally {
+      await t.h.close();
+    }
+  });
+
+  it('a file the user changed after the crash is left alone: the worktree stays open, and applying again names it', async () => {
+    const { ws, storeDir, childId } = await worked();
+    const r = await crashHost(storeDir, ws, childId, 'a.txt');
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    fs.writeFileSync(path.join(ws, 'b.txt'), 'the user wrote this\n');
+
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
+      assert.equal(read(path.join(ws, 'b.txt')), 'the user wrote this\n', "the user's file stands");
+      assert.equal((await t.h.worktrees.list())[0].state, 'open');
+      const again = await t.h.worktrees.apply(childId);
+      assert.equal(again.applied, false);
+      assert.match(JSON.stringify(again), /b\.txt/);
+    } finally {
+      await t.h.close();
+    }
+  });
+
+  it('a crash after the record, before the intent is removed: the next open records nothing twice', async () => {
+    const { ws, storeDir, childId } = await worked();
+    const r = await crashHost(storeDir, ws, childId, 'record');
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      assert.deepEqual(t.h.appliesRecovered, []);
+      const events = (await t.h.readSession(childId)).events.filter((e) => e.type === 'worktree' && e.state === 'applied');
+      assert.equal(events.length, 1, 'one applied record, not two');
+      assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n');
+      assert.deepEqual(fs.readdirSync(path.join(storeDir, 'applies')), [], 'the intent is gone');
+    } finally {
+      await t.h.close();
+    }
+  });
+});

@@ -1,0 +1,35 @@
+// A host killed with -9 in the middle of a worktree apply (decision 0060, amended in s49): opens a
+// harness on a store and applies a worktree child's work, with the first rename onto a file named
+// `<victim>` followed at once by SIGKILL — after that file was written, before the rest were and
+// before the child's `applied` record. A victim of `record` kills it as the apply's intent is
+// removed instead: after its record, before its worktree is removed.
+//   node crash-apply-host.js <storeDir> <workspace> <baseURL> <childId> <victim>
+import * as path from 'node:path';
+import { Harness } from '../../src/core/harness';
+
+// The module object itself (not a namespace copy): the apply's `fsp.rename` and `fsp.rm` read it at each call.
+import fsp = require('node:fs/promises');
+
+void (async () => {
+  const [storeDir, workspace, baseURL, childId, victim] = process.argv.slice(2);
+  const h = await Harness.open({
+    storeDir,
+    workspace: [workspace],
+    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
+    sandbox: 'workspace-write',
+    approval: 'never',
+  });
+  const rename = fsp.rename;
+  fsp.rename = async (from: Parameters<typeof rename>[0], to: Parameters<typeof rename>[1]) => {
+    await rename(from, to);
+    if (path.basename(String(to)) === victim) process.kill(process.pid, 'SIGKILL');
+  };
+  const rm = fsp.rm;
+  fsp.rm = (p: Parameters<typeof rm>[0], o?: Parameters<typeof rm>[1]) => {
+    if (victim === 'record' && /[/\\]applies[/\\][^/\\]+\.json$/.test(String(p))) process.kill(process.pid, 'SIGKILL');
+    return rm(p, o);
+  };
+  process.stdout.write('applying\n');
+  await h.worktrees.apply(childId);
+  process.stdout.write('applied whole: the kill never came\n');
+})();
