@@ -1,6 +1,7 @@
-import { Harness } from '../core/harness';
+import type { Harness } from '../core/harness';
 import type { ParsedArgs } from './args';
 import { harnessConfig } from './config';
+import { openHarness } from './open-harness';
 import type { Io } from './output';
 
 /**
@@ -8,5 +9,5 @@ import type { Io } from './output';
  * key is needed, so a placeholder stands in when none is set.
  */
 export function keylessHarness(command: string): (args: ParsedArgs, io: Io) => Promise<Harness> {
-  return (args, io) => Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || `not-used-by-arbor-${command}` }));
+  return (args, io) => openHarness(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || `not-used-by-arbor-${command}` }), io);
 }

@@ -1,8 +1,8 @@
 import type { RewindChoice } from '../core/checkpoint/apply';
 import { RewindError, type RewindPlan } from '../core/checkpoint/plan';
-import { Harness } from '../core/harness';
 import { oneOf, type ParsedArgs, UsageError } from './args';
 import { harnessConfig } from './config';
+import { openHarness } from './open-harness';
 import type { Command } from './output';
 
 // `arbor rewind ID --to SEQ [--files|--conversation|--both] [--subtree] [--dry-run]
@@ -51,7 +51,7 @@ export const rewindCommand: Command = async (args, io) => {
     : undefined;
   const dry = args.options.has('dry-run');
   // Rewinding never calls the model: no API key is needed.
-  const h = await Harness.open(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-rewind' }));
+  const h = await openHarness(harnessConfig(args, { ...io.env, ARBOR_API_KEY: io.env.ARBOR_API_KEY || 'not-used-by-arbor-rewind' }), io);
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
     if (what !== 'conversation' || undo !== undefined) {

@@ -7,6 +7,7 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { userProjectFiles } from '../core/project/project-files';
+import { recoveryNotes } from '../core/recovery-notes';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
@@ -208,6 +209,11 @@ export class ArborHost implements CommandHost {
     const h = await Harness.open(config);
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
+    // Said once: work a crash cut that this open finished or recorded (a rewind, a worktree apply).
+    for (const note of recoveryNotes({ rewinds: h.rewindsRecovered, applies: h.appliesRecovered })) {
+      this.log.warn(note);
+      void vscode.window.showWarningMessage(note);
+    }
     // Said once: where no OS sandbox can start, every command asks (or is refused under never).
     this.sandbox = await h.sandboxStatus();
     // Said once: without git there are no checkpoints (nothing else changes).

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { recoveryNotes } from '../../../src/core/recovery-notes';
+import { arbor } from '../../support/cli';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
@@ -79,6 +81,10 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
+      assert.match(
+        recoveryNotes({ rewinds: [], applies: t.h.appliesRecovered }).join('\n'),
+        /since then b\.txt changed in the workspace: it is left as it is and the worktree stays open.*apply again/,
+      );
       assert.equal(read(path.join(ws, 'b.txt')), 'the user wrote this\n', "the user's file stands");
       assert.equal((await t.h.worktrees.list())[0].state, 'open');
       const again = await t.h.worktrees.apply(childId);
@@ -87,6 +93,25 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     } finally {
       await t.h.close();
     }
+  });
+
+  it('the CLI that opens the store next says so once: `arbor worktree list` finishes it, says it on stderr, and lists it applied', async () => {
+    const { ws, storeDir, childId } = await worked();
+    const r = await crashHost(storeDir, ws, childId, 'a.txt');
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const cli = () => arbor(['worktree', 'list', '--json', '--workspace', ws, '--store', storeDir]);
+    const first = await cli();
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(
+      first.stderr,
+      new RegExp(
+        `Applying the worktree of ${childId.replace(/\./g, '\\.')} was cut by a crash; it is finished now \\(1 of its 2 file\\(s\\) written at this start\\)`,
+      ),
+    );
+    assert.match(first.stdout, /"state":\s*"applied"/);
+    assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n');
+    const second = await cli();
+    assert.doesNotMatch(second.stderr, /cut by a crash/, 'said once, not at every start');
   });
 
   it('a crash after the record, before the intent is removed: the next open records nothing twice', async () => {

@@ -1,0 +1,24 @@
+import type { RecoveredRewind } from './checkpoint/intent';
+import type { RecoveredApply } from './worktree/apply-intent';
+
+/**
+ * What this open finished or recorded of work a crash cut (decisions 0059, 0060), in words a
+ * host says once: a rewind's files recorded (so it can be undone), an apply of a worktree child
+ * finished, or one left open because a file changed since. Empty after a clean run.
+ */
+export function recoveryNotes(r: { rewinds: readonly RecoveredRewind[]; applies: readonly RecoveredApply[] }): string[] {
+  const notes: string[] = [];
+  for (const w of r.rewinds)
+    notes.push(
+      w.seq === undefined
+        ? `A rewind of session ${w.sessionId} was cut by a crash before it wrote any file; nothing changed.`
+        : `A rewind of session ${w.sessionId} was cut by a crash after ${w.restored} of its ${w.planned} file(s); those are recorded as the rewind, which "Undo rewind" (\`arbor rewind ${w.sessionId} --undo ${w.seq}\`) takes back.`,
+    );
+  for (const a of r.applies)
+    notes.push(
+      a.finished
+        ? `Applying the worktree of ${a.childId} was cut by a crash; it is finished now (${a.written} of its ${a.planned} file(s) written at this start) and recorded as applied.`
+        : `Applying the worktree of ${a.childId} was cut by a crash, and since then ${a.changed.join(', ')} changed in the workspace: it is left as it is and the worktree stays open. Review the files, then apply again (it reports those files as conflicts) or discard.`,
+    );
+  return notes;
+}
