@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import { keptByStop } from './agent/kept-by-stop';
 import { SessionWriter } from './agent/session-writer';
+import type { RecoveredCalls } from './checkpoint/call-intent';
 import type { RecoveredRewind } from './checkpoint/intent';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
@@ -132,6 +133,8 @@ export class Harness {
     if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
     // A rewind cut between its files and its record (a crash, or its record's append failing) is recorded now.
     h.rewindsRecovered = await h.checkpoints.recoverRewinds();
+    // And a writing tool call cut between its write and its step's record (decision 0059).
+    h.callsRecovered = await h.checkpoints.recoverCalls();
     // So is an apply of a worktree child's work cut between its first file and its record (decision 0060).
     h.appliesRecovered = await h.worktrees.recoverApplies();
     await store.markRunning();
@@ -147,6 +150,8 @@ export class Harness {
   recovered: string[] = [];
   /** Rewinds a crash cut after some of their files were written, recorded at this open (decision 0059). */
   rewindsRecovered: RecoveredRewind[] = [];
+  /** Writing tool calls a crash cut before their step's record, recorded at this open (decision 0059). */
+  callsRecovered: RecoveredCalls[] = [];
   /** Worktree applies a crash cut part way, finished (or, a file changed since, left open) at this open. */
   appliesRecovered: RecoveredApply[] = [];
 

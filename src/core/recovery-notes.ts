@@ -1,3 +1,4 @@
+import type { RecoveredCalls } from './checkpoint/call-intent';
 import type { RecoveredRewind } from './checkpoint/intent';
 import type { RecoveredApply } from './worktree/apply-intent';
 
@@ -6,8 +7,12 @@ import type { RecoveredApply } from './worktree/apply-intent';
  * host says once: a rewind's files recorded (so it can be undone), an apply of a worktree child
  * finished, or one left open because a file changed since. Empty after a clean run.
  */
-export function recoveryNotes(r: { rewinds: readonly RecoveredRewind[]; applies: readonly RecoveredApply[] }): string[] {
+export function recoveryNotes(r: { rewinds: readonly RecoveredRewind[]; applies: readonly RecoveredApply[]; calls: readonly RecoveredCalls[] }): string[] {
   const notes: string[] = [];
+  for (const c of r.calls)
+    notes.push(
+      `A crash cut session ${c.sessionId} while its tools were writing: ${c.files} file change(s) they made are recorded now (a checkpoint), so a rewind to before that turn restores them.`,
+    );
   for (const w of r.rewinds)
     notes.push(
       w.seq === undefined

@@ -210,7 +210,7 @@ export class ArborHost implements CommandHost {
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     // Said once: work a crash cut that this open finished or recorded (a rewind, a worktree apply).
-    for (const note of recoveryNotes({ rewinds: h.rewindsRecovered, applies: h.appliesRecovered })) {
+    for (const note of recoveryNotes({ rewinds: h.rewindsRecovered, applies: h.appliesRecovered, calls: h.callsRecovered })) {
       this.log.warn(note);
       void vscode.window.showWarningMessage(note);
     }

@@ -5,6 +5,7 @@ import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/even
 import { readWhole } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
 import type { ToolContext, ToolResult } from '../tools/tool';
+import type { CallIntents } from './call-intent';
 import { blobId } from './objects';
 import type { ShadowRepo, Shadows } from './shadow';
 
@@ -32,6 +33,8 @@ export interface RecorderOptions {
   gitReady(): Promise<boolean>;
   /** Whether commands run in the OS sandbox here (absent: they do); when not, a read-only session's approved commands are recorded too. */
   commandsConfined?(): Promise<boolean>;
+  /** Where each writing call leaves what it found before it runs, for a crash to be recorded at the next open (`call-intent.ts`). */
+  intents?: CallIntents;
 }
 
 type Inflight =
@@ -59,6 +62,8 @@ export class CheckpointRecorder {
   private readonly pending = new Map<string, Pending>();
   /** Skipped paths already said, per session: said once, not per step. */
   private readonly said = new Map<string, Set<string>>();
+  /** Calls of the step under way that left an intent, per session: removed once the step's record is in. */
+  private readonly intended = new Map<string, Set<string>>();
 
   constructor(private readonly o: RecorderOptions) {}
 
@@ -71,8 +76,27 @@ export class CheckpointRecorder {
     if (c.ctx.sandbox === 'read-only' && !(how.kind === 'roots' && (await this.unconfined(c.args)))) return undefined;
     const p = (async () => ((await this.o.gitReady()) ? this.capture(how, c.args, c.ctx) : undefined))().catch(() => undefined);
     this.inflight.set(key(c.ctx.sessionId, c.call.id), p);
-    await p;
+    const was = await p;
+    if (was) await this.intend(c.call, c.ctx, was);
     return undefined;
+  }
+
+  /** Leave what the call found, before it runs (its blob stored first); a failure only loses the crash's record. */
+  private async intend(call: ToolCall, ctx: ToolContext, was: Inflight): Promise<void> {
+    const intents = this.o.intents;
+    if (!intents || (was.kind === 'file' && was.skip)) return;
+    const turnId = this.o.resident(ctx.sessionId)?.session.openTurnId ?? undefined;
+    const base = { sessionId: ctx.sessionId, callId: call.id, tool: call.name, ...(turnId ? { turnId } : {}) };
+    try {
+      if (was.kind === 'file') {
+        if (was.before) await was.shadow.storeNow(was.before);
+        await intents.write({ ...base, kind: 'file', root: was.shadow.root, path: was.path, before: was.before });
+      } else await intents.write({ ...base, kind: 'roots', trees: was.trees.map((t) => ({ root: t.shadow.root, tree: t.tree })) });
+      const mine = this.intended.get(ctx.sessionId) ?? new Set<string>();
+      this.intended.set(ctx.sessionId, mine.add(call.id));
+    } catch {
+      // no intent: a crash during this call goes unrecorded, as before intents
+    }
   }
 
   /** Whether a command will run outside the OS sandbox: it asks to, or no sandbox can start here. */
@@ -100,16 +124,27 @@ export class CheckpointRecorder {
 
   /** Every call of the step was answered: stage its changes as one `checkpoint` event (the agent's `beforeResults`). */
   flush(sessionId: string): void {
+    const intended = this.intended.get(sessionId) ?? new Set<string>();
+    this.intended.delete(sessionId);
     const p = this.pending.get(sessionId);
-    if (!p) return;
     this.pending.delete(sessionId);
     const agent = this.o.resident(sessionId);
-    if (!agent || agent.isDisposed) return;
-    const changes = attribute(p.changes);
+    const changes = p && agent && !agent.isDisposed ? attribute(p.changes) : [];
+    // A call that changed nothing has nothing to record: its intent goes now, before the next step can write.
+    const recorded = new Set(changes.map((c) => c.callId));
+    this.o.intents?.remove(
+      sessionId,
+      [...intended].filter((id) => !recorded.has(id)),
+    );
+    if (!p || !agent || agent.isDisposed) return;
     if (changes.length === 0 && p.skipped.length === 0) return;
     for (const c of changes) this.o.shadows.kick(c.root);
     const turnId = agent.session.openTurnId ?? undefined;
-    agent.append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) }).catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided
+    agent
+      .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
+      // Recorded: the calls' intents go (one left by a crash now is found recorded at the next open, and only removed).
+      .then(() => this.o.intents?.remove(sessionId, recorded))
+      .catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided; the intents stay for the next open
   }
 
   private async capture(how: (typeof RECORDED)[string], args: Record<string, unknown>, ctx: ToolContext): Promise<Inflight | undefined> {

@@ -4,6 +4,7 @@ import type { SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
+import { CallIntents, type CallRecoveryHost, type RecoveredCalls } from './call-intent';
 import { gitAvailable } from './git';
 import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
 import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
@@ -40,6 +41,8 @@ export const GIT_MISSING_NOTICE =
 export class CheckpointService {
   readonly recorder: CheckpointRecorder;
   private readonly shadows: Shadows;
+  private readonly intents: CallIntents;
+  private readonly maxFileBytes: number;
   private on: boolean;
   private gitOk: boolean | undefined;
 
@@ -49,11 +52,14 @@ export class CheckpointService {
   ) {
     this.on = options.enabled ?? true;
     this.shadows = new Shadows(host.storeDir, options.trustSlackMs);
+    this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.intents = new CallIntents(host.storeDir);
     this.recorder = new CheckpointRecorder({
+      intents: this.intents,
       shadows: this.shadows,
       resident: (id) => host.resident(id),
       enabled: () => this.on,
-      maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+      maxFileBytes: this.maxFileBytes,
       gitReady: () => this.gitReady(),
       ...(options.commandsConfined ? { commandsConfined: options.commandsConfined } : {}),
     });
@@ -116,6 +122,29 @@ export class CheckpointService {
    */
   recoverRewinds(): Promise<RecoveredRewind[]> {
     return recoverIntents(this.host.storeDir, { has: (id) => this.host.store.has(id), events: (id) => this.events(id), log: (id) => this.log(id) });
+  }
+
+  /**
+   * At open, before any session runs: each writing call a crash cut between its write and its
+   * step's record gets a record of what it changed (so a rewind restores it). Without git, the
+   * intents only go.
+   */
+  async recoverCalls(): Promise<RecoveredCalls[]> {
+    if (!(await this.gitReady())) {
+      await this.intents.recover({ ...this.recoveryHost(), has: () => false });
+      return [];
+    }
+    return this.intents.recover(this.recoveryHost());
+  }
+
+  private recoveryHost(): CallRecoveryHost {
+    return {
+      shadows: this.shadows,
+      maxFileBytes: this.maxFileBytes,
+      has: (id) => this.host.store.has(id),
+      events: (id) => this.events(id),
+      log: (id) => this.log(id),
+    };
   }
 
   /** The seq of the node's last rewind not undone since, for "Undo rewind"; undefined when there is none. */

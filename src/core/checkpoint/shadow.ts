@@ -124,6 +124,18 @@ export class ShadowRepo {
     return id;
   }
 
+  /** Write one queued blob now and wait (a writing call's `before`, which its intent names: `call-intent.ts`). */
+  async storeNow(id: string): Promise<void> {
+    const bytes = this.queued.get(id);
+    if (!bytes) {
+      // Written already, or being written by an earlier step's kick: wait for those.
+      while (this.writing.size) await Promise.all([...this.writing]);
+      return;
+    }
+    this.queued.delete(id);
+    await writeBlobAs(this.place.gitDir, id, bytes);
+  }
+
   /** Start writing the queued blobs. */
   kick(): void {
     for (const [id, bytes] of this.queued) {

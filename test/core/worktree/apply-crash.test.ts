@@ -82,7 +82,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     try {
       assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
       assert.match(
-        recoveryNotes({ rewinds: [], applies: t.h.appliesRecovered }).join('\n'),
+        recoveryNotes({ rewinds: [], applies: t.h.appliesRecovered, calls: [] }).join('\n'),
         /since then b\.txt changed in the workspace: it is left as it is and the worktree stays open.*apply again/,
       );
       assert.equal(read(path.join(ws, 'b.txt')), 'the user wrote this\n', "the user's file stands");

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import type { CheckpointChange, EventDraft, SessionEvent } from '../session/events';
+import type { Shadows } from './shadow';
+
+// A writing call's intent (decision 0059, amended in s49): before a file tool or a command may
+// change the workspace, what it found there — the file's blob (written into the shadow first),
+// or each root's tree — is left in the store, and removed once the step's record is in the
+// node's log. A crash (kill -9) between the call's write and that record left the change in the
+// workspace with no record, so a rewind past the turn never restored it. The next open records
+// each cut call's change from what it found to what is there now, so it can be rewound.
+//
+// Written without an fsync: it covers the process dying (the kernel keeps what was written), not
+// the machine losing power, and a writing call pays a small file's write for it, not a sync.
+
+interface Base {
+  sessionId: string;
+  callId: string;
+  tool: string;
+  turnId?: string;
+}
+export type CallIntent = Base &
+  ({ kind: 'file'; root: string; path: string; before: string | null } | { kind: 'roots'; trees: { root: string; tree: string }[] });
+
+export interface RecoveredCalls {
+  sessionId: string;
+  /** The seq of the record written for the cut calls. */
+  seq: number;
+  files: number;
+}
+
+export interface CallRecoveryHost {
+  shadows: Shadows;
+  maxFileBytes: number;
+  has(sessionId: string): boolean;
+  events(sessionId: string): Promise<readonly SessionEvent[]>;
+  log(sessionId: string): Promise<{ append(draft: EventDraft): Promise<SessionEvent> }>;
+}
+
+export class CallIntents {
+  private made = false;
+  constructor(private readonly storeDir: string) {}
+
+  private get dir(): string {
+    return path.join(this.storeDir, 'checkpoints', 'calls');
+  }
+
+  private file(sessionId: string, callId: string): string {
+    return path.join(this.dir, `${createHash('sha1').update(`${sessionId}\0${callId}`).digest('hex')}.json`);
+  }
+
+  /** Leave the intent before the call runs. */
+  async write(intent: CallIntent): Promise<void> {
+    if (!this.made) {
+      await fsp.mkdir(this.dir, { recursive: true });
+      this.made = true;
+    }
+    await fsp.writeFile(this.file(intent.sessionId, intent.callId), JSON.stringify(intent));
+  }
+
+  /** The step's record holds these calls' changes, or they changed nothing: their intents go (at once, before the next step). */
+  remove(sessionId: string, callIds: Iterable<string>): void {
+    for (const id of callIds) {
+      try {
+        fs.rmSync(this.file(sessionId, id), { force: true });
+      } catch {
+        // left behind: the next open finds the call recorded and only removes it
+      }
+    }
+  }
+
+  /** At open, before any session runs: each cut call's change recorded in its node's log; every intent removed. */
+  async recover(h: CallRecoveryHost): Promise<RecoveredCalls[]> {
+    const names = (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
+    const bySession = new Map<string, CallIntent[]>();
+    for (const n of names) {
+      const intent = await fsp
+        .readFile(path.join(this.dir, n), 'utf8')
+        .then((t) => JSON.parse(t) as CallIntent)
+        .catch(() => undefined);
+      if (intent && h.has(intent.sessionId)) bySession.set(intent.sessionId, [...(bySession.get(intent.sessionId) ?? []), intent]);
+    }
+    const out: RecoveredCalls[] = [];
+    for (const [sessionId, intents] of bySession) {
+      const recorded = new Set<string>();
+      for (const e of await h.events(sessionId)) if (e.type === 'checkpoint') for (const c of e.changes) recorded.add(c.callId);
+      const changes: CheckpointChange[] = [];
+      for (const intent of intents) if (!recorded.has(intent.callId)) changes.push(...(await changesOf(intent, h).catch(() => [])));
+      if (changes.length === 0) continue;
+      const turnId = intents.find((i) => i.turnId)?.turnId;
+      const e = await (await h.log(sessionId)).append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes });
+      out.push({ sessionId, seq: e.seq, files: changes.length });
+    }
+    for (const n of names) await fsp.rm(path.join(this.dir, n), { force: true });
+    return out;
+  }
+}
+
+/** What the cut call changed: from what it found to what is there now. */
+async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<CheckpointChange[]> {
+  const of = (p: string, root: string, before: string | null, after: string | null): CheckpointChange => ({
+    path: p,
+    root,
+    before,
+    after,
+    callId: i.callId,
+    tool: i.tool,
+  });
+  if (i.kind === 'file') {
+    const shadow = await h.shadows.of(i.root);
+    const st = await fsp.stat(i.path).catch(() => undefined);
+    if (st && (!st.isFile() || st.size > h.maxFileBytes)) return [];
+    const after = st ? await shadow.storeBlob(await fsp.readFile(i.path)) : null;
+    return after === i.before ? [] : [of(i.path, i.root, i.before, after)];
+  }
+  const out: CheckpointChange[] = [];
+  for (const { root, tree } of i.trees) {
+    const shadow = await h.shadows.of(root);
+    const now = await shadow.snapshot(h.maxFileBytes);
+    for (const d of await shadow.diff(tree, now.tree)) out.push(of(d.path, root, d.before, d.after));
+  }
+  return out;
+}
