@@ -3,6 +3,11 @@ import type { MessageSource } from '../session/events';
 /** Message sources that never wake an interrupted (paused) agent. */
 const RUNTIME_NOTICES: ReadonlySet<MessageSource['kind']> = new Set(['subagent-settled', 'subagent-result', 'subagent-report']);
 
+/** Whether a message of this source wakes a conversation a Stop paused (the human, a parent's follow-up, a goal round), or waits with the rest (a child's notice). */
+export function wakesPaused(source: MessageSource): boolean {
+  return !RUNTIME_NOTICES.has(source.kind);
+}
+
 /**
  * A first request that must fold and serialize more history than this (events not in the
  * agent's last request: a cold resume's, a reopened log's) answers its sender first. Folding
@@ -68,7 +73,7 @@ export class TurnScheduler {
     if (staged) {
       // After an interrupt, only someone deciding (the human, a parent's follow-up) wakes the
       // agent; a runtime notice waits in the inbox with the rest, so nothing resurrects on its own.
-      if (!RUNTIME_NOTICES.has(source.kind)) this.paused = false;
+      if (wakesPaused(source)) this.paused = false;
       this.pump();
     }
     this.accepting.add(appended);

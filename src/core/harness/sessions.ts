@@ -184,6 +184,8 @@ export class SessionsService {
     if (!this.h.store.header(id) && !this.h.resident(id)) throw new HarnessError('UNKNOWN_SESSION', `No session ${id}.`);
     const ids = [id, ...this.h.store.descendants(id).map((x) => x.id)].reverse();
     const stopped: string[] = [];
+    /** The sessions whose own running turn (or asked compaction) this Stop ended. */
+    const ownTurns = new Set<string>();
     const mirrorsEnded: Promise<void>[] = [];
     // Messages and wakes on their way into the subtree (a cold resume under way) land paused (decision 0100).
     this.h.subagents.halt(ids);
@@ -202,11 +204,29 @@ export class SessionsService {
         continue;
       }
       stopped.push(x);
+      ownTurns.add(x);
       await a.cancel('interrupted', { keepInbox: true });
     }
     for (const x of stopped) await this.h.resident(x)?.idle();
     await Promise.all(mirrorsEnded);
+    await this.markPaused(ids, ownTurns, stopped);
     return stopped.reverse();
+  }
+
+  /**
+   * The Stop paused these with no turn of their own to end: those holding queued messages, and
+   * the parents of the sessions it stopped (their notices land in a paused inbox) get
+   * `inbox/paused`, so what waits there waits across a restart too (decision 0011, amended in s49;
+   * `agent/kept-by-stop.ts`). An ended turn says it already.
+   */
+  private async markPaused(ids: readonly string[], ownTurns: ReadonlySet<string>, stopped: readonly string[]): Promise<void> {
+    const parents = new Set(stopped.map((x) => this.h.store.header(x)?.parentSession));
+    for (const x of ids) {
+      if (ownTurns.has(x) || !this.h.store.has(x)) continue;
+      const a = this.h.resident(x);
+      if (!parents.has(x) && !(a && a.inboxSize > 0)) continue;
+      await (await this.logOf(x)).append({ type: 'inbox/paused' });
+    }
   }
 
   private known(id: string): void {

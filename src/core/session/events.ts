@@ -1,7 +1,7 @@
 import type { CompactionEndEvent, CompactionStartEvent, CompactionSummaryEvent } from './events/compaction';
 import type { GoalChangeEvent } from './events/goal';
 import type { HookRunEvent } from './events/hook';
-import type { InboxAcceptedEvent, InboxClaimedEvent, InboxWithdrawnEvent } from './events/inbox';
+import type { InboxAcceptedEvent, InboxClaimedEvent, InboxPausedEvent, InboxWithdrawnEvent } from './events/inbox';
 import type { AssistantMessageEvent, ToolResultEvent, UserMessageEvent } from './events/message';
 import type { ApprovalGrantEvent, ApprovalPolicyEvent, BudgetSetEvent, SandboxModeEvent } from './events/policy';
 import type { EndSeedEvent, SubagentDescriptorEvent, SubagentRemoteEvent } from './events/subagent';
@@ -38,6 +38,7 @@ export type SessionEvent =
   | InboxAcceptedEvent
   | InboxClaimedEvent
   | InboxWithdrawnEvent
+  | InboxPausedEvent
   | SandboxModeEvent
   | ApprovalPolicyEvent
   | ApprovalGrantEvent

@@ -142,6 +142,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   ],
   'inbox/claimed': [r('messageId', nonEmpty, 'a non-empty string')],
   'inbox/withdrawn': [r('messageId', nonEmpty, 'a non-empty string')],
+  'inbox/paused': [],
   'sandbox/mode': [r('mode', oneOf('read-only', 'workspace-write', 'full-access'), 'read-only | workspace-write | full-access'), POLICY_SOURCE],
   'approval/policy': [r('policy', oneOf('ask', 'never'), "'ask' or 'never'"), POLICY_SOURCE],
   'approval/grant': [

@@ -55,6 +55,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
   'inbox/accepted': { before: [], event: { type: 'inbox/accepted', messageId: 'm1', text: 'later', source: { kind: 'followup' } } },
   'inbox/claimed': { before: [ev.accepted('m1')], event: { type: 'inbox/claimed', messageId: 'm1' } },
   'inbox/withdrawn': { before: [ev.accepted('m1')], event: { type: 'inbox/withdrawn', messageId: 'm1' } },
+  'inbox/paused': { before: [], event: { type: 'inbox/paused' } },
   'sandbox/mode': { before: [], event: { type: 'sandbox/mode', mode: 'read-only', source: 'user' } },
   'approval/policy': { before: [], event: { type: 'approval/policy', policy: 'never', source: 'delegation' } },
   'approval/grant': {

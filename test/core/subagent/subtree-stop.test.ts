@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Harness } from '../../../src/core/harness';
 import { listAgents } from '../../../src/core/subagent/control';
 import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
 
@@ -93,6 +94,62 @@ describe('subagent: stop a subtree', () => {
     await w.t.h.settle();
     const kinds = ofType(w.root.session.events, 'user/message').map((e) => e.source.kind);
     assert.deepEqual(kinds.slice(-2), ['subagent-settled', 'user']);
+  });
+
+  it('what that Stop kept waits across a restart too: the reopened root runs nothing by itself (decision 0011, amended in s49)', async () => {
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
+    w.script.on('c', { toolCalls: [hold('c')] });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('c');
+    await w.root.idle();
+    await w.t.h.interruptSubtree(w.root.id);
+    await w.t.h.settle();
+    await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
+    const rootId = w.root.id;
+    await w.t.h.close();
+    const h2 = await Harness.open({ ...w.t.h.config });
+    try {
+      const requests = w.server.requests.length;
+      const back = await h2.openSession(rootId);
+      await h2.settle();
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(w.server.requests.length, requests, 'no model request after the reopen: the Stop still holds');
+      assert.deepEqual(stopReasons(back.session.events), ['completed'], 'no turn started by the notice');
+      assert.equal(back.isWaiting, true, 'the notice waits for the human');
+      // The human decides: the next message runs, the notice first (FIFO).
+      w.script.on('root', { text: 'after the notice' }, { text: 'after the user' });
+      await back.accept('[[root]] carry on');
+      await h2.settle();
+      assert.deepEqual(stopReasons(back.session.events), ['completed', 'completed', 'completed']);
+      const kinds = ofType(back.session.events, 'user/message').map((e) => e.source.kind);
+      assert.deepEqual(kinds.slice(-2), ['subagent-settled', 'user']);
+    } finally {
+      await h2.close();
+    }
+  });
+
+  it("a stopped root's own turn and its child's notice that came after: still waiting after a restart", async () => {
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }, hold('root')] });
+    w.script.on('c', { toolCalls: [hold('c')] });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('root');
+    await w.gates.whenHeld('c');
+    await w.t.h.interruptSubtree(w.root.id);
+    await w.t.h.settle();
+    await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
+    const rootId = w.root.id;
+    await w.t.h.close();
+    const h2 = await Harness.open({ ...w.t.h.config });
+    try {
+      const requests = w.server.requests.length;
+      const back = await h2.openSession(rootId);
+      await h2.settle();
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(w.server.requests.length, requests, "the child's notice, accepted after the Stop ended the turn, did not wake the root");
+      assert.equal(back.isWaiting, true);
+    } finally {
+      await h2.close();
+    }
   });
 
   it('refuses an unknown session with a clear error', async () => {

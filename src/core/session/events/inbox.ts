@@ -17,3 +17,11 @@ export interface InboxClaimedEvent extends Base<'inbox/claimed'> {
 export interface InboxWithdrawnEvent extends Base<'inbox/withdrawn'> {
   messageId: string;
 }
+
+/**
+ * A Stop paused the conversation with no turn of its own to end (it waited on children it
+ * stopped, or held queued messages): what waits in its inbox, and the notices that reach it
+ * after, wait for the human across a restart too (decision 0011, amended in s49). A turn that
+ * ends later supersedes it.
+ */
+export interface InboxPausedEvent extends Base<'inbox/paused'> {}
