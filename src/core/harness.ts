@@ -361,7 +361,7 @@ export class Harness {
     return this.factory.build(writer, {
       ...(this.config.preset ? { preset: this.config.preset } : {}),
       ownScope: `agent:${writer.id}`,
-      ...(a?.persona ? { persona: { text: a.persona } } : {}),
+      ...(a?.persona ? { persona: { text: a.persona, ...(a.personaComplete ? { complete: true } : {}) } } : {}),
       ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
       ...(model ? { model } : {}),
       ...(roots ? { roots } : {}),

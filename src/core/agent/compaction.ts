@@ -26,6 +26,8 @@ export async function compactIfNeeded(
   const events = cfg.writer.session.events;
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
+    // Compacted since the last request (a fork's seed can end with its source's compaction): that usage is answered.
+    if (e.type === 'compaction/end' && e.outcome === 'committed') return { outcome: 'skipped' };
     if (e.type === 'assistant/message' && e.usage) {
       if (e.usage.promptTokens < opts.thresholdTokens) return { outcome: 'skipped' };
       return compact(cfg, 'threshold', opts.keepTurns, signal);

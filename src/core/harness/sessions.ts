@@ -6,7 +6,7 @@ import { type ApprovalGrant, activeGrants } from '../policy/grants';
 import { type Budget, checkBudget } from '../session/budget';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import { descriptorOf, policyOverrides } from '../session/folds';
-import { forkPoint, headerFrom } from '../session/fork';
+import { agentOfSubagent, forkPoint, headerFrom } from '../session/fork';
 import { distinctName, forkName, nameFromLog } from '../session/names';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
@@ -90,6 +90,9 @@ export class SessionsService {
           this.h.store.list().map((x) => x.title),
         ),
     });
+    // A subagent's fork is the same agent as the child (its role, tools, model): the same head, the prompt cache holds.
+    const own = agentOfSubagent(descriptorOf(source.header, events), source.header);
+    if (own) header.agent = own;
     const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.h.store, { published: false });
     // After the seed (a seed may hold a looser switch the source has since taken back), in
     // the same durable write as the seed: the fork never runs a moment under the old policy.

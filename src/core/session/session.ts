@@ -50,13 +50,19 @@ export class Session {
 
   /**
    * A fork: a validated deep copy of `seed` (a contiguous prefix from seq 0 that ends
-   * at a `turn/end`), closed by `session/end-seed`. A half turn is never copied, so the
-   * child replays a log that is whole.
+   * at a `turn/end`, or at the end of a compaction made after it, between turns), closed by
+   * `session/end-seed`. A half turn is never copied, so the child replays a log that is whole.
    */
   static fromSeed(header: Omit<SessionHeader, 'seedLength'>, seed: readonly SessionEvent[]): Session {
     if (seed.length === 0) throw new SessionValidationError('BAD_SEED', 'A fork seed must hold at least one whole turn');
     const last = seed[seed.length - 1];
-    if (last.type !== 'turn/end') throw new SessionValidationError('BAD_SEED', `A fork seed must end at a turn/end, not ${last.type}`, 'type', last.seq);
+    if (last.type !== 'turn/end' && last.type !== 'compaction/end')
+      throw new SessionValidationError(
+        'BAD_SEED',
+        `A fork seed must end at a turn/end, not ${last.type} (or at the compaction/end of a compaction made right after one)`,
+        'type',
+        last.seq,
+      );
     const s = new Session({ ...header, seedLength: seed.length });
     for (let i = 0; i < seed.length; i++) {
       const e = seed[i];
@@ -65,6 +71,7 @@ export class Session {
       s.push(structuredClone(e), false);
     }
     if (s.state.compactionId !== null) throw new SessionValidationError('BAD_SEED', 'A fork seed must not end inside a compaction', 'type', last.seq);
+    if (s.state.turn !== null) throw new SessionValidationError('BAD_SEED', 'A fork seed must not end inside a turn', 'type', last.seq);
     // The parent's queue (accepted, not claimed) stays the parent's: a fork answers its own
     // task, never a message typed to the parent mid-turn, a settlement notice or a wakeup report.
     const queued = [...s.state.inbox];

@@ -316,7 +316,7 @@ export function checkHeader(h: unknown): asserts h is SessionHeader {
   if (h.seedLength !== undefined && !natural(h.seedLength)) bad('seedLength', 'must be a non-negative safe integer');
   if (h.cwd !== undefined && !str(h.cwd)) bad('cwd', 'must be a string');
   if (h.agentPreset !== undefined && !str(h.agentPreset)) bad('agentPreset', 'must be a string');
-  if (h.agent !== undefined && !rootAgent(h.agent)) bad('agent', 'must be {name, persona?, toolFilter?, model?}');
+  if (h.agent !== undefined && !rootAgent(h.agent)) bad('agent', 'must be {name, persona?, personaComplete?, toolFilter?, model?}');
   if (h.bestOf !== undefined && !bestOfWay(h.bestOf)) bad('bestOf', 'must be {group, way, of, source, seq, prompt, model?, agent?}');
 }
 
@@ -329,6 +329,7 @@ function bestOfWay(v: unknown): boolean {
 function rootAgent(v: unknown): boolean {
   if (!record(v) || !nonEmpty(v.name)) return false;
   if (v.persona !== undefined && !str(v.persona)) return false;
+  if (v.personaComplete !== undefined && !bool(v.personaComplete)) return false;
   if (v.model !== undefined && !str(v.model)) return false;
   return v.toolFilter === undefined || strings(v.toolFilter);
 }

@@ -6,6 +6,7 @@ import { descriptorOf } from '../session/folds';
 import type { Store } from '../store/store';
 import type { AgentFactory, ChildComposition } from './composition';
 import { rootsOf, worktreeFilesOf } from './isolation';
+import { personaOf } from './policy-snapshot';
 import { SubagentError, type SubagentRequest } from './types';
 
 // A released continuable child rebuilt from its own log: its descriptor (the suffix of its
@@ -53,11 +54,13 @@ export async function rebuildFromLog(rt: ResumePort, childId: string, setDepth: 
   setDepth(session.header.delegationDepth ?? 0);
   const approval = session.events.reduce<string | undefined>((v, e) => (e.type === 'approval/policy' ? e.policy : v), undefined);
   const escalate = rt.childApproval() === 'escalate' && approval === 'ask';
+  const persona = personaOf(session.header, d);
   const comp = rt.composition(
     session.header,
     {
       ...(d.toolFilter ? { toolFilter: d.toolFilter } : {}),
-      ...(d.persona !== undefined ? { persona: { text: d.persona, complete: d.personaComplete } } : {}),
+      // Its descriptor's role, else (a fork) the one it took from its source, kept in its header.
+      ...(persona ? { persona } : {}),
       ...(d.model ? { model: d.model } : {}),
       // A remote child (a placed one takes follow-ups) runs its provider's driver again.
       provider: d.provider,

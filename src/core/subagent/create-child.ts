@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
+import { descriptorOf } from '../session/folds';
 import { headerFrom } from '../session/fork';
 import { Session } from '../session/session';
 import { narrowest, resolveAgentRequest } from './agent-request';
@@ -11,7 +12,7 @@ import { delegationNotice } from './composition';
 import type { StartGate } from './gates';
 import { checkIsolation, isolationOf } from './isolation';
 import { placedProviderName } from './placed';
-import { capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
+import { capturePersona, capturePolicy, captureToolCeiling, narrowFilter } from './policy-snapshot';
 import type { Residency } from './residency';
 import type { Mode } from './runtime-deps';
 import { vetoCheck } from './start-veto';
@@ -62,6 +63,8 @@ export async function createChild(
   if (provider.placement) asked = { ...asked, isolation: 'worktree' };
   // An agent file is read now, synchronously with the snapshot: its tools never exceed the caller's.
   if (asked.agent !== undefined) asked = resolveAgentRequest(asked, deps.agents, caller.toolNames());
+  // A fork is the same agent: its caller's role unless it asks for one (its head is the caller's, for the prompt cache).
+  const sameRole = provider.inheritsParentContext && asked.persona === undefined ? capturePersona(parent) : undefined;
   if (!provider.capabilities.toolFilter) checkUnfiltered(provider, ceiling, asked.toolFilter, caller.toolNames());
   // A requested sandbox only narrows: it is pinned when narrower than the caller's own (its
   // override, else the deployment's; unknown counts as read-only), else the child inherits as any does.
@@ -94,6 +97,9 @@ export async function createChild(
     delegationDepth: depth,
     title: request.label,
   });
+  // The role it took is kept in its header (as a root's agent is), not its descriptor (which holds what was asked).
+  if (seed && sameRole)
+    header.agent = { ...(header.agent ?? { name: parentName(parent) }), persona: sameRole.text, ...(sameRole.complete ? { personaComplete: true } : {}) };
   const session = seed ? Session.fromSeed(header, seed) : Session.create(header);
   const writer = new SessionWriter(session, deps.store, { published: false });
   // Its own worktree (made now, outside any sandbox), or the one its caller works in: never wider.
@@ -143,7 +149,8 @@ export async function createChild(
   const messageId = randomUUID();
   await writer.append({ type: 'inbox/accepted', messageId, text: request.prompt, source: { kind: 'delegation', fromSession: parent.id } });
   // Remote seam (issue 13): a remote provider's driver runs the child's turns.
-  const comp = { ...childComposition(ctx, header, request, escalate, isolation.roots, gate), ...(provider.remote ? { remote: provider.remote } : {}) };
+  const composed = sameRole && seed ? { ...request, persona: sameRole } : request;
+  const comp = { ...childComposition(ctx, header, composed, escalate, isolation.roots, gate), ...(provider.remote ? { remote: provider.remote } : {}) };
   const unregister = registerLocalTools(ctx, childId, mode, request, onOutput);
   const built = deps.build(writer, comp);
   try {
@@ -190,4 +197,10 @@ function checkUnfiltered(
     'UNSUPPORTED_CAPABILITY',
     `Provider "${provider.name}" gives its child every tool it has, and your tools (or the agent file's) are limited: the child would call what you cannot. Leave placement or provider out, or do it with your own tools.`,
   );
+}
+
+/** The name a fork's header gives the role it took from its parent: the parent's agent file, label, else "subagent". */
+function parentName(parent: Agent['session']): string {
+  const d = descriptorOf(parent.header, parent.events);
+  return parent.header.agent?.name ?? d?.agent ?? d?.label ?? 'subagent';
 }

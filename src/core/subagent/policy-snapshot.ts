@@ -1,4 +1,5 @@
-import type { ApprovalPolicy, SandboxMode } from '../session/events';
+import type { Persona } from '../scope/prompt';
+import type { ApprovalPolicy, SandboxMode, SessionHeader, SubagentDescriptorEvent } from '../session/events';
 import { descriptorOf, policyOverrides } from '../session/folds';
 import type { Session } from '../session/session';
 
@@ -37,4 +38,24 @@ export function narrowFilter(asked: readonly string[] | undefined, ceiling: read
   if (!asked) return [...ceiling];
   const allowed = new Set(ceiling);
   return asked.filter((n) => allowed.has(n));
+}
+
+/**
+ * The role a session runs under, as its agent was composed: its descriptor's persona (a subagent
+ * asked for one), else its header's agent — a root or a way started with an agent file, or a fork,
+ * which keeps its source's role there (`headerFrom`, `createChild`). A fork is the same agent, so it
+ * takes its parent's role unless its request names one: its system prompt, and so its request
+ * head, is the parent's (decision 0006, amended in session 49). Read synchronously.
+ */
+export function capturePersona(parent: Session): Persona | undefined {
+  return personaOf(parent.header, descriptorOf(parent.header, parent.events));
+}
+
+/** `capturePersona` from a header and the session's own descriptor (a cold resume reads both from the log). */
+export function personaOf(header: SessionHeader, d: SubagentDescriptorEvent | undefined): Persona | undefined {
+  if (d?.persona !== undefined) return { text: d.persona, ...(d.personaComplete ? { complete: true } : {}) };
+  // A spawned child without one runs the deployment's role: an agent in its header is not its own.
+  if (d && header.origin !== 'fork') return undefined;
+  const a = header.agent;
+  return a?.persona ? { text: a.persona, ...(a.personaComplete ? { complete: true } : {}) } : undefined;
 }

@@ -130,6 +130,24 @@ describe('forks: Session.fromSeed', () => {
       assert.equal(Session.fromSeed(forkHeader(), parent.events).seedLength, 11);
     });
 
+    it('accepts a seed that ends at a compaction made right after its last turn (decision 0003, amended)', () => {
+      const parent = sessionWith([...wholeTurn('t1'), ...wholeTurn('t2'), ev.compactionStart('c1'), ev.replacement('c1', 0, 3), ev.compactionEnd('c1')]);
+      const fork = Session.fromSeed(forkHeader(), parent.events);
+      assert.equal(fork.seedLength, 11);
+      assert.equal(fork.openTurnId, null);
+      assert.deepEqual(
+        fork.deriveMessages().map((m) => m.role),
+        parent.deriveMessages().map((m) => m.role),
+        'the fork starts from the compacted surface',
+      );
+    });
+
+    it('refuses a seed that ends at a compaction/end inside a turn', () => {
+      const parent = sessionWith([...wholeTurn('t1'), ev.turnStart('t2'), ev.compactionStart('c1'), ev.compactionEnd('c1')]);
+      const err = expectError(() => Session.fromSeed(forkHeader(), parent.events), { code: 'BAD_SEED', field: 'type' });
+      assert.match(err.message, /inside a turn/);
+    });
+
     it('validates every seed event like an append', () => {
       const good = parentOfTwoTurns().events;
       const broken = structuredClone(good) as SessionEvent[];

@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../../session/events';
-import { forkPoint } from '../../session/fork';
+import { forkPoint, throughCompaction } from '../../session/fork';
 
 // Where a way of "Try N ways" forks (decision 0061). On the human's own message, each way
 // re-runs that message from just before it: the seed ends at the last finished turn before the
@@ -16,7 +16,8 @@ export function waySeed(events: readonly SessionEvent[], seq: number, prompt?: s
   const given = prompt?.trim();
   if (at.type === 'user/message' && at.source.kind === 'user' && !at.source.compacted) {
     let end = -1;
-    for (let i = seq - 1; i >= 0 && end < 0; i--) if (events[i].type === 'turn/end') end = i + 1;
+    // A compaction made before the message's turn is the surface that turn's requests started with.
+    for (let i = seq - 1; i >= 0 && end < 0; i--) if (events[i].type === 'turn/end') end = Math.min(throughCompaction(events, i), seq - 1) + 1;
     // No finished turn before it: nothing is seeded (a seed holds whole turns only).
     if (end < 0) end = 0;
     return { ok: true, end, prompt: given || at.text };

@@ -42,6 +42,8 @@ export interface BestOfWay {
 export interface RootAgent {
   name: string;
   persona?: string;
+  /** The persona is the whole system prompt (a user's fork of a subagent started with one, decision 0006 amended). */
+  personaComplete?: boolean;
   toolFilter?: string[];
   model?: string;
 }
