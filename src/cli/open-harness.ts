@@ -1,10 +1,10 @@
 import { Harness, type HarnessConfig } from '../core/harness';
-import { recoveryNotes } from '../core/recovery-notes';
+import { recoveryNotes } from '../core/recovered-work';
 import type { Io } from './output';
 
 /** Open the harness and say, once, what it finished of work a crash cut (a rewind, a worktree apply). */
 export async function openHarness(config: HarnessConfig, io: Io): Promise<Harness> {
   const h = await Harness.open(config);
-  for (const note of recoveryNotes({ rewinds: h.rewindsRecovered, applies: h.appliesRecovered, calls: h.callsRecovered })) io.err(`arbor: ${note}`);
+  for (const note of recoveryNotes(h.recoveredWork)) io.err(`arbor: ${note}`);
   return h;
 }

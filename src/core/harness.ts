@@ -3,8 +3,6 @@ import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import { keptByStop } from './agent/kept-by-stop';
 import { SessionWriter } from './agent/session-writer';
-import type { RecoveredCalls } from './checkpoint/call-intent';
-import type { RecoveredRewind } from './checkpoint/intent';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
 import type { CostService } from './cost/service';
@@ -25,6 +23,7 @@ import type { McpManager } from './mcp/manager';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
 import type { ProjectFiles } from './project/project-files';
+import { type RecoveredWork, recoverWork } from './recovered-work';
 import { recoverInterrupted } from './recovery';
 import type { PromptSection } from './scope/prompt';
 import type { ScopeRegistry } from './scope/registry';
@@ -39,7 +38,6 @@ import type { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
 import type { WorkflowWiring } from './workflow/wire';
-import type { RecoveredApply } from './worktree/apply-intent';
 import type { WorktreeService } from './worktree/service';
 
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
@@ -131,12 +129,8 @@ export class Harness {
     const h = new Harness(config, store, new ModelSwitch(clientFor(config.model)));
     // After a clean close no stored turn is open; only after a crash is every log read.
     if (!store.closedCleanly) h.recovered = await recoverInterrupted(store);
-    // A rewind cut between its files and its record (a crash, or its record's append failing) is recorded now.
-    h.rewindsRecovered = await h.checkpoints.recoverRewinds();
-    // And a writing tool call cut between its write and its step's record (decision 0059).
-    h.callsRecovered = await h.checkpoints.recoverCalls();
-    // So is an apply of a worktree child's work cut between its first file and its record (decision 0060).
-    h.appliesRecovered = await h.worktrees.recoverApplies();
+    // Work a crash cut part way (a rewind, a writing tool call, a worktree apply) is recorded or finished now.
+    h.recoveredWork = await recoverWork(h);
     await store.markRunning();
     return h;
   }
@@ -148,12 +142,8 @@ export class Harness {
 
   /** Sessions whose turn a crash left open, closed at this open as `interrupted`. */
   recovered: string[] = [];
-  /** Rewinds a crash cut after some of their files were written, recorded at this open (decision 0059). */
-  rewindsRecovered: RecoveredRewind[] = [];
-  /** Writing tool calls a crash cut before their step's record, recorded at this open (decision 0059). */
-  callsRecovered: RecoveredCalls[] = [];
-  /** Worktree applies a crash cut part way, finished (or, a file changed since, left open) at this open. */
-  appliesRecovered: RecoveredApply[] = [];
+  /** What this open finished or recorded of work a crash cut: rewinds, writing tool calls, worktree applies (decisions 0059, 0060). */
+  recoveredWork: RecoveredWork = { rewinds: [], calls: [], applies: [] };
 
   /**
    * A new key, endpoint or model name (the user changed a setting): every agent, running or

@@ -7,7 +7,7 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { envApiKey } from '../core/model/endpoint';
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { userProjectFiles } from '../core/project/project-files';
-import { recoveryNotes } from '../core/recovery-notes';
+import { recoveryNotes } from '../core/recovered-work';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
@@ -210,7 +210,7 @@ export class ArborHost implements CommandHost {
     this.log.info(`store opened at ${storeDir} in ${Date.now() - t0} ms (${h.store.list().length} sessions)`);
     for (const p of h.store.problems) this.log.warn(`${p.file} was moved aside to ${p.movedTo}: ${p.reason}`);
     // Said once: work a crash cut that this open finished or recorded (a rewind, a worktree apply).
-    for (const note of recoveryNotes({ rewinds: h.rewindsRecovered, applies: h.appliesRecovered, calls: h.callsRecovered })) {
+    for (const note of recoveryNotes(h.recoveredWork)) {
       this.log.warn(note);
       void vscode.window.showWarningMessage(note);
     }

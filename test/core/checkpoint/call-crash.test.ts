@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CallIntents } from '../../../src/core/checkpoint/call-intent';
 import { blobId } from '../../../src/core/checkpoint/objects';
-import { recoveryNotes } from '../../../src/core/recovery-notes';
+import { recoveryNotes } from '../../../src/core/recovered-work';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
@@ -62,15 +62,15 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
 
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
-      const [rec] = t.h.callsRecovered;
-      assert.deepEqual(t.h.callsRecovered, [{ sessionId: rootId, seq: rec?.seq, files: 1 }]);
+      const [rec] = t.h.recoveredWork.calls;
+      assert.deepEqual(t.h.recoveredWork.calls, [{ sessionId: rootId, seq: rec?.seq, files: 1 }]);
       const cps = checkpointsOf((await t.h.readSession(rootId)).events);
       assert.equal(cps.length, 1);
       assert.deepEqual(
         cps[0].changes.map((c) => [path.basename(c.path), c.tool, c.before, c.after]),
         [['a.txt', 'write_file', blobId(Buffer.from('a0\n')), blobId(Buffer.from('a1\n'))]],
       );
-      assert.match(recoveryNotes({ rewinds: [], applies: [], calls: t.h.callsRecovered }).join('\n'), /1 file change.*recorded.*rewind/);
+      assert.match(recoveryNotes({ rewinds: [], applies: [], calls: t.h.recoveredWork.calls }).join('\n'), /1 file change.*recorded.*rewind/);
       await rewindsTo(t.h, rootId);
       assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'a0\n', 'the rewind restored what the cut call overwrote');
       assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'calls')), [], 'no intent left');
@@ -130,7 +130,7 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
     });
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
-      assert.deepEqual(t.h.callsRecovered, []);
+      assert.deepEqual(t.h.recoveredWork.calls, []);
       assert.equal(checkpointsOf((await t.h.readSession(rootId)).events).length, 1, 'one record: the second write changed nothing');
       assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'calls')), [], 'the left intent is removed');
     } finally {

@@ -77,7 +77,7 @@ describe('rewind after a crash (kill -9 between its files and its record)', () =
         records[0].changes.map((c) => path.basename(c.path)),
         ['a.txt'],
       );
-      assert.deepEqual(t.h.rewindsRecovered, [{ sessionId: rootId, seq: records[0].seq, restored: 1, planned: 2 }]);
+      assert.deepEqual(t.h.recoveredWork.rewinds, [{ sessionId: rootId, seq: records[0].seq, restored: 1, planned: 2 }]);
       assert.equal(await t.h.checkpoints.lastRewind(rootId), records[0].seq, '"Undo rewind" offers it');
       const out = await t.h.checkpoints.apply(await t.h.checkpoints.planUndo(rootId, records[0].seq));
       assert.deepEqual(
@@ -100,7 +100,7 @@ describe('rewind after a crash (kill -9 between its files and its record)', () =
       const records = checkpointsOf((await t.h.readSession(rootId)).events).filter((e) => e.rewind);
       assert.equal(records.length, 1, 'one record, not two');
       assert.equal(records[0].changes.length, 2);
-      assert.deepEqual(t.h.rewindsRecovered, []);
+      assert.deepEqual(t.h.recoveredWork.rewinds, []);
       assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'rewinds')), [], 'the intent is gone');
     } finally {
       await t.h.close();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { recoveryNotes } from '../../../src/core/recovery-notes';
+import { recoveryNotes } from '../../../src/core/recovered-work';
 import { arbor } from '../../support/cli';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
@@ -59,7 +59,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
 
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
-      assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: true, written: 1, planned: 2 }]);
+      assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: true, written: 1, planned: 2 }]);
       assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n', 'the rest of the apply was written');
       assert.equal(read(path.join(ws, 'a.txt')), 'one\ntwo\nCHILD\n');
       const [listing] = await t.h.worktrees.list();
@@ -80,9 +80,9 @@ describe('worktree apply after a crash (kill -9 between its files and its record
 
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
-      assert.deepEqual(t.h.appliesRecovered, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
+      assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
       assert.match(
-        recoveryNotes({ rewinds: [], applies: t.h.appliesRecovered, calls: [] }).join('\n'),
+        recoveryNotes({ rewinds: [], applies: t.h.recoveredWork.applies, calls: [] }).join('\n'),
         /since then b\.txt changed in the workspace: it is left as it is and the worktree stays open.*apply again/,
       );
       assert.equal(read(path.join(ws, 'b.txt')), 'the user wrote this\n', "the user's file stands");
@@ -120,7 +120,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
-      assert.deepEqual(t.h.appliesRecovered, []);
+      assert.deepEqual(t.h.recoveredWork.applies, []);
       const events = (await t.h.readSession(childId)).events.filter((e) => e.type === 'worktree' && e.state === 'applied');
       assert.equal(events.length, 1, 'one applied record, not two');
       assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n');

@@ -1,13 +1,34 @@
 import type { RecoveredCalls } from './checkpoint/call-intent';
 import type { RecoveredRewind } from './checkpoint/intent';
+import type { CheckpointService } from './checkpoint/service';
 import type { RecoveredApply } from './worktree/apply-intent';
+import type { WorktreeService } from './worktree/service';
+
+/** What an open finished or recorded of work a crash cut (decisions 0059, 0060); empty after a clean run. */
+export interface RecoveredWork {
+  rewinds: RecoveredRewind[];
+  calls: RecoveredCalls[];
+  applies: RecoveredApply[];
+}
+
+/**
+ * At open, before any session runs: a rewind cut between its files and its record is recorded,
+ * then a writing tool call cut between its write and its step's record, then an apply of a
+ * worktree child's work cut part way is finished.
+ */
+export async function recoverWork(h: { checkpoints: CheckpointService; worktrees: WorktreeService }): Promise<RecoveredWork> {
+  const rewinds = await h.checkpoints.recoverRewinds();
+  const calls = await h.checkpoints.recoverCalls();
+  const applies = await h.worktrees.recoverApplies();
+  return { rewinds, calls, applies };
+}
 
 /**
  * What this open finished or recorded of work a crash cut (decisions 0059, 0060), in words a
  * host says once: a rewind's files recorded (so it can be undone), an apply of a worktree child
  * finished, or one left open because a file changed since. Empty after a clean run.
  */
-export function recoveryNotes(r: { rewinds: readonly RecoveredRewind[]; applies: readonly RecoveredApply[]; calls: readonly RecoveredCalls[] }): string[] {
+export function recoveryNotes(r: RecoveredWork): string[] {
   const notes: string[] = [];
   for (const c of r.calls)
     notes.push(
