@@ -66,6 +66,15 @@ describe('remote: acp provider — a hostile agent is bounded', function () {
     assert.ok(parentRequest.raw.length < REMOTE_BOUNDS.answerBytes + 64 * 1024);
   });
 
+  it('a usage past any count the log keeps (1e300 tokens): the turn still ends in a valid log, the count held at the most it keeps', async () => {
+    const { events } = await delegate(hostile('usage'));
+    assert.equal(ofType(events, 'turn/end')[0]?.stopReason, 'completed', JSON.stringify(ofType(events, 'turn/end')));
+    assertValidTurn(events);
+    const u = ofType(events, 'assistant/message').at(-1)!.usage!;
+    assert.ok(Number.isSafeInteger(u.promptTokens) && Number.isSafeInteger(u.completionTokens), JSON.stringify(u));
+    assert.equal(u.completionTokens, Number.MAX_SAFE_INTEGER);
+  });
+
   it('endless ignored notifications: the wall-clock limit stops it (TURN_TIMEOUT), its group is gone', async () => {
     const t = await w.reopen({ remote: { acp: [hostile('chatter', {}, { turnTimeoutMs: 1500 })] } });
     const root = await t.h.createSession();

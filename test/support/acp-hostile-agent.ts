@@ -70,6 +70,12 @@ const PROMPTS: Record<string, (client: Client, sessionId: string) => Promise<acp
     await say(client, sessionId, 'still fine');
     return { stopReason: 'end_turn' };
   },
+  // Usage past any count a log keeps (ACP_USAGE tokens each way; default 1e300): a lie, never a broken log.
+  usage: async (client, sessionId) => {
+    await say(client, sessionId, 'spent it all');
+    const n = num('ACP_USAGE', 1e300);
+    return { stopReason: 'end_turn', usage: { inputTokens: n, outputTokens: n, totalTokens: n * 2 } as never };
+  },
   // ACP_ASKS permission requests, each for a call of its own that then fails.
   'refuse-many': async (client, sessionId) => {
     const n = num('ACP_ASKS', 3);

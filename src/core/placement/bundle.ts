@@ -20,7 +20,17 @@ export function packOf(bundle: Buffer): Buffer {
   return bundle.subarray(end + 2);
 }
 
-/** The bundle's objects into the repository at `gitDir` (a bare repository, or a worktree's repository), as a pack of its own. */
-export async function ingestBundle(cwd: string, bundle: Buffer): Promise<void> {
-  await git(['index-pack', '--stdin', '--fix-thin'], { cwd, input: packOf(bundle), maxBuffer: 1024 * 1024 });
+/**
+ * The bundle's objects into the repository at `gitDir` (a bare repository, or a worktree's repository), as a pack of its own.
+ * `strict` (what comes back from a far side): every object checked as `git fsck` does — a tree naming `.git`, `..` or a
+ * path with a slash (what a checkout would refuse, but Arbor's apply writes itself) is refused, and nothing is kept.
+ */
+export async function ingestBundle(cwd: string, bundle: Buffer, opts: { strict?: boolean } = {}): Promise<void> {
+  const pack = packOf(bundle);
+  try {
+    await git(['index-pack', '--stdin', '--fix-thin', ...(opts.strict ? ['--strict'] : [])], { cwd, input: pack, maxBuffer: 1024 * 1024 });
+  } catch (err) {
+    if (!opts.strict) throw err;
+    throw new PlacementError('SYNC_FAILED', `the changes that came back hold objects git refuses (${(err as Error).message}); nothing was taken in.`);
+  }
 }

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { git, WorktreeError } from '../worktree/git';
 import { isInside } from '../worktree/names';
-import { lastLine, transportEnv } from './exec';
+import { lastLine, run, transportEnv } from './exec';
 import { nodeKey, placedRef, storeBeside } from './layout';
 import { arborVerdict, probe } from './probe';
 import { acpFlags, acpScript, CHECK_SCRIPT } from './shell';
@@ -24,6 +25,10 @@ export interface ContainerOptions extends TransportOptions {
 
 export class ContainerTransport implements PlacementTransport {
   private readonly engine: string;
+  /** The containers each node folder's turns started (by name), until `turnOver` ends them. */
+  private readonly started = new Map<string, string[]>();
+  /** Each node folder's repository, as prepare made it: cleanup prunes its entry there even when the node broke its `.git`. */
+  private readonly repoOf = new Map<string, string>();
 
   constructor(
     readonly settings: PlacementSettings,
@@ -72,11 +77,12 @@ export class ContainerTransport implements PlacementTransport {
     const base = await this.workDir(node.repo);
     const wt = path.join(base, 'nodes', nodeKey(node.nodeId));
     try {
-      if (fs.existsSync(wt)) await this.removeTree(wt, base);
+      if (fs.existsSync(wt)) await this.removeTree(wt, base, node.repo);
       await fsp.mkdir(path.dirname(wt), { recursive: true });
       await git(['worktree', 'add', '--quiet', '--detach', wt, node.commit], { cwd: node.repo });
       signal?.throwIfAborted();
       const cwd = fs.realpathSync(wt);
+      this.repoOf.set(cwd, node.repo);
       await fsp.mkdir(storeBeside(cwd, node.nodeId), { recursive: true });
       return { nodeId: node.nodeId, base: node.commit, cwd };
     } catch (err) {
@@ -91,6 +97,9 @@ export class ContainerTransport implements PlacementTransport {
       command: this.engine,
       args: [
         ...this.runArgs(),
+        // Named, so the engine can end it when its client is gone (`turnOver`): a stopped client leaves its container running.
+        '--name',
+        this.containerName(ws),
         '-v',
         `${ws.cwd}:${ws.cwd}`,
         '-v',
@@ -113,14 +122,17 @@ export class ContainerTransport implements PlacementTransport {
   }
 
   async collect(ws: PlacedWorkspace, repo: string, signal?: AbortSignal): Promise<{ commit: string }> {
+    // The folder was the container's to write: git is told the node's entry in the repository, never left to find a `.git` there.
+    const gd = nodeGitDir(ws.cwd, [ws.cwd, storeBeside(ws.cwd, ws.nodeId)]);
+    const G = (...args: string[]) => git(['--git-dir', gd, '--work-tree', ws.cwd, ...args], { cwd: ws.cwd });
     try {
       // Everything in the worktree (new, changed, deleted; ignored files stay) on top of its HEAD.
-      await git(['add', '-A'], { cwd: ws.cwd });
+      await G('add', '-A');
       signal?.throwIfAborted();
-      const tree = (await git(['write-tree'], { cwd: ws.cwd })).stdout.trim();
-      const head = (await git(['rev-parse', 'HEAD'], { cwd: ws.cwd })).stdout.trim();
-      const headTree = (await git(['rev-parse', `${head}^{tree}`], { cwd: ws.cwd })).stdout.trim();
-      const commit = tree === headTree ? head : ((await this.previous(ws, tree, head)) ?? (await this.commitTree(ws, tree, head)));
+      const tree = (await G('write-tree')).stdout.trim();
+      const head = (await G('rev-parse', 'HEAD')).stdout.trim();
+      const headTree = (await G('rev-parse', `${head}^{tree}`)).stdout.trim();
+      const commit = tree === headTree ? head : ((await this.previous(ws, repo, tree, head)) ?? (await this.commitTree(ws, repo, tree, head)));
       await git(['update-ref', placedRef(ws.nodeId), commit], { cwd: repo });
       return { commit };
     } catch (err) {
@@ -130,32 +142,56 @@ export class ContainerTransport implements PlacementTransport {
   }
 
   /** The last collect's commit when nothing changed since (a repeated collect makes no new commit). */
-  private async previous(ws: PlacedWorkspace, tree: string, head: string): Promise<string | undefined> {
+  private async previous(ws: PlacedWorkspace, repo: string, tree: string, head: string): Promise<string | undefined> {
     const ref = placedRef(ws.nodeId);
-    const prev = await git(['rev-parse', '-q', '--verify', `${ref}^{commit}`], { cwd: ws.cwd, okCodes: [1] });
+    const prev = await git(['rev-parse', '-q', '--verify', `${ref}^{commit}`], { cwd: repo, okCodes: [1] });
     if (prev.code !== 0) return undefined;
     const c = prev.stdout.trim();
-    const [t, p] = (await git(['rev-parse', `${c}^{tree}`, `${c}^`], { cwd: ws.cwd, okCodes: [128] })).stdout.trim().split('\n');
+    const [t, p] = (await git(['rev-parse', `${c}^{tree}`, `${c}^`], { cwd: repo, okCodes: [128] })).stdout.trim().split('\n');
     return t === tree && p === head ? c : undefined;
   }
 
-  private async commitTree(ws: PlacedWorkspace, tree: string, head: string): Promise<string> {
-    return (await git(['commit-tree', tree, '-p', head, '-m', `arbor: changes of ${ws.nodeId} on ${this.settings.name}`], { cwd: ws.cwd })).stdout.trim();
+  private async commitTree(ws: PlacedWorkspace, repo: string, tree: string, head: string): Promise<string> {
+    return (await git(['commit-tree', tree, '-p', head, '-m', `arbor: changes of ${ws.nodeId} on ${this.settings.name}`], { cwd: repo })).stdout.trim();
+  }
+
+  /** A fresh name for each container a node's turn starts, kept by node folder until `turnOver` removes them. */
+  private containerName(ws: PlacedWorkspace): string {
+    const name = `arbor-${randomBytes(8).toString('hex')}`;
+    this.started.set(ws.cwd, [...(this.started.get(ws.cwd) ?? []), name]);
+    return name;
+  }
+
+  async turnOver(ws: PlacedWorkspace): Promise<void> {
+    // `--rm` removes a container that ended; one still running (its process ignored the stop) is killed and removed here.
+    const names = this.started.get(ws.cwd) ?? [];
+    this.started.delete(ws.cwd);
+    if (!names.length) return;
+    const podman = path.basename(this.engine).startsWith('podman');
+    await run(this.engine, ['rm', '--force', ...(podman ? ['--ignore', '--time', '0'] : []), ...names], {
+      cwd: '/',
+      env: transportEnv({}, this.opts.env),
+      timeoutMs: 60_000,
+    }).catch(() => undefined);
   }
 
   async cleanup(ws: PlacedWorkspace): Promise<void> {
-    await this.removeTree(ws.cwd, path.dirname(path.dirname(ws.cwd)));
+    await this.removeTree(ws.cwd, path.dirname(path.dirname(ws.cwd)), this.repoOf.get(ws.cwd));
+    this.repoOf.delete(ws.cwd);
   }
 
   /** The worktree and git's record of it; only a folder under `<base>/nodes` is ever deleted. */
-  private async removeTree(wt: string, base: string): Promise<void> {
+  private async removeTree(wt: string, base: string, repo?: string): Promise<void> {
     if (!isInside(wt, path.join(base, 'nodes')) || path.dirname(wt) !== path.join(base, 'nodes'))
       throw new PlacementError('SYNC_FAILED', `${wt} is not a node worktree of this placement; remove it by hand if it is yours.`);
     if (!fs.existsSync(wt)) return;
-    const common = await git(['rev-parse', '--git-common-dir'], { cwd: wt }).then(
-      (r) => path.resolve(wt, r.stdout.trim()),
-      () => undefined,
-    );
+    // Its repository as the node's entry there says (never git's look into the folder the container wrote); a swapped `.git`: the one it was made in.
+    let common = repo ? path.resolve(repo, (await git(['rev-parse', '--git-common-dir'], { cwd: repo })).stdout.trim()) : undefined;
+    try {
+      common = path.dirname(path.dirname(nodeGitDir(wt, [wt])));
+    } catch {
+      // (common stays the repository's, when known: the folder goes, and prune forgets its entry.)
+    }
     if (common) await git(['--git-dir', common, 'worktree', 'remove', '--force', '--force', wt], { cwd: base }).catch(() => undefined);
     await fsp.rm(wt, { recursive: true, force: true });
     if (common) await git(['--git-dir', common, 'worktree', 'prune'], { cwd: base }).catch(() => undefined);
@@ -166,4 +202,46 @@ export class ContainerTransport implements PlacementTransport {
     const common = (await git(['rev-parse', '--git-common-dir'], { cwd: repo })).stdout.trim();
     return path.join(path.resolve(repo, common), 'arbor-placed', this.settings.name);
   }
+}
+
+/**
+ * The node's entry in its repository (`<common>/worktrees/<name>`), read from the folder's `.git`
+ * as text and checked both ways, as the ssh side's NODE_GIT (decision 0081): the folder is the
+ * container's to write (`mounted`), so a `.git` that is not the file `worktree add` wrote, or
+ * that names a folder the container could write, or an entry that does not name this folder
+ * back, is refused — git run on it here would read the node's own config (core.fsmonitor runs a command).
+ */
+export function nodeGitDir(wt: string, mounted: readonly string[]): string {
+  const unsafe = (why: string) =>
+    new PlacementError('SYNC_FAILED', `the node folder ${wt} ${why}; nothing of it is collected (run the task on the placement again).`);
+  const dotGit = path.join(wt, '.git');
+  const st = fs.lstatSync(dotGit, { throwIfNoEntry: false });
+  if (!st?.isFile()) throw unsafe('has a .git that is not the file a worktree has');
+  const head = Buffer.alloc(4096);
+  const fd = fs.openSync(dotGit, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  let n: number;
+  try {
+    n = fs.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const named = /^gitdir: (.+)$/m.exec(head.subarray(0, n).toString('utf8'))?.[1]?.trim();
+  if (!named) throw unsafe('has a .git that names no repository');
+  const gd = path.resolve(wt, named);
+  let real = gd;
+  try {
+    real = fs.realpathSync.native(gd);
+  } catch {
+    // (missing: the entry check below says so)
+  }
+  if (path.basename(path.dirname(gd)) !== 'worktrees' || [gd, real].some((p) => mounted.some((m) => isInside(p, m))))
+    throw unsafe('has a .git pointing outside its repository');
+  let back: string | undefined;
+  try {
+    back = fs.readFileSync(path.join(gd, 'gitdir'), 'utf8').trim();
+  } catch {
+    back = undefined;
+  }
+  if (back !== path.join(fs.realpathSync(wt), '.git')) throw unsafe('has a .git pointing at another worktree');
+  return gd;
 }

@@ -163,6 +163,27 @@ async function prepareAsking(
   return { nodeId: node.nodeId, base: node.commit, cwd };
 }
 
+/** A full object id (sha1 or sha256), as git prints it. */
+const COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** A bundle collect made, read in chunks: never past the size it announced, nor past MAX_SYNC_BYTES. */
+async function readBundle(req: ReturnType<typeof typed>, b: { transfer: string; size: number }, signal?: AbortSignal): Promise<Buffer> {
+  const size = b.size;
+  if (!Number.isSafeInteger(size) || size < 0 || size > MAX_SYNC_BYTES)
+    throw new PlacementError('SYNC_FAILED', `the far side announced a bundle of ${String(size)} bytes (at most ${MAX_SYNC_BYTES}); nothing was read.`);
+  const parts: Buffer[] = [];
+  let offset = 0;
+  for (let eof = false; !eof; ) {
+    const chunk = await req('read', { transfer: b.transfer, offset }, signal);
+    const bytes = Buffer.from(typeof chunk?.data === 'string' ? chunk.data : '', 'base64');
+    offset += bytes.length;
+    if (offset > size) throw new PlacementError('SYNC_FAILED', `the far side sent more than the ${size} bytes it announced; nothing was taken in.`);
+    parts.push(bytes);
+    eof = chunk?.eof === true || bytes.length === 0;
+  }
+  return Buffer.concat(parts);
+}
+
 /**
  * The changes back: the far side commits the node's worktree on its HEAD (the same commit again
  * when nothing changed since the last collect), the bundle of base..commit is read in chunks and
@@ -180,18 +201,21 @@ export async function collectOverLink(
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
   const r = await req('collect', { repo: repoKey(repo), node: nodeKey(ws.nodeId), base: ws.base, message }, signal);
-  if (r.data !== undefined) await ingestBundle(repo, Buffer.from(r.data, 'base64'));
-  else if (r.bundle) {
-    const parts: Buffer[] = [];
-    for (let offset = 0, eof = false; !eof; ) {
-      const chunk = await req('read', { transfer: r.bundle.transfer, offset }, signal);
-      const bytes = Buffer.from(chunk.data, 'base64');
-      parts.push(bytes);
-      offset += bytes.length;
-      eof = chunk.eof || bytes.length === 0;
-    }
-    await ingestBundle(repo, Buffer.concat(parts));
-  }
+  // What the far side says is data, never a word for git's command line (`--output=<file>` truncates a file).
+  if (typeof r?.commit !== 'string' || !COMMIT_ID.test(r.commit))
+    throw new PlacementError(
+      'SYNC_FAILED',
+      `the far side named no commit (${JSON.stringify(String(r?.commit)).slice(0, 80)}); send the child a message to collect again.`,
+    );
+  if (typeof r.data === 'string') await ingestBundle(repo, Buffer.from(r.data, 'base64'), { strict: true });
+  else if (r.bundle) await ingestBundle(repo, await readBundle(req, r.bundle, signal), { strict: true });
+  // One commit on the base: a commit of another history (already here, or sent) is not the node's changes.
+  const onBase = await git(['merge-base', '--is-ancestor', ws.base, r.commit], { cwd: repo, okCodes: [1] }).catch(() => undefined);
+  if (onBase?.code !== 0)
+    throw new PlacementError(
+      'SYNC_FAILED',
+      `the far side's commit ${r.commit.slice(0, 12)} is not on the node's base ${ws.base.slice(0, 12)}; nothing was moved.`,
+    );
   // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
   const move = !!local && local.head !== r.commit;
   if (move) await (local!.moveTo ? local!.moveTo(r.commit) : git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path }));

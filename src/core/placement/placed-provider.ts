@@ -194,9 +194,20 @@ export function placedProvider(
     // The first turn tells the other side who it is (persona, delegation notice); a follow-up is the message alone.
     runTurn: async (ctx, sink) => {
       const prompt = ctx.resume ? (ctx.task ?? ctx.prompt) : [ctx.persona, ctx.prompt].filter(Boolean).join('\n\n');
+      let over = false;
+      /** The turn's own process is gone here; what the transport still runs of it goes too, before anything is collected. */
+      const turnOver = async () => {
+        if (over || transport.connection || !transport.turnOver) return;
+        over = true;
+        const ws = await copies.get(ctx.childId)?.catch(() => undefined);
+        if (ws) await transport.turnOver(ws).catch(() => undefined);
+      };
       try {
-        return await bringBack(ctx, await inner.runTurn({ ...ctx, prompt }, sink));
+        const out = await inner.runTurn({ ...ctx, prompt }, sink);
+        await turnOver();
+        return await bringBack(ctx, out);
       } finally {
+        await turnOver();
         locals.delete(ctx.childId);
       }
     },

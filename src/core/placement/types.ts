@@ -134,4 +134,10 @@ export interface PlacementTransport {
   collect(ws: PlacedWorkspace, repo: string, signal?: AbortSignal): Promise<{ commit: string }>;
   /** Remove the node's worktree on the other side (its store stays: the log is mirrored at home anyway). */
   cleanup(ws: PlacedWorkspace): Promise<void>;
+  /**
+   * The node's turn is over and its `process(ws)` exited or was stopped here: whatever of it the
+   * engine still runs is ended too (a container whose process ignored the stop outlives its client).
+   * Called before its changes are collected; must not throw.
+   */
+  turnOver?(ws: PlacedWorkspace): Promise<void>;
 }

@@ -168,7 +168,15 @@ export class SessionSink implements RemoteSink {
   }
 
   usage(u: Usage): void {
-    this.total = u;
+    // A program's count is its word: past what the log keeps (a safe integer) it is held at that, never a turn the log refuses.
+    const held = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.min(Math.round(n), Number.MAX_SAFE_INTEGER) : 0);
+    this.total = {
+      promptTokens: held(u.promptTokens),
+      completionTokens: held(u.completionTokens),
+      ...(u.cacheHitTokens !== undefined ? { cacheHitTokens: held(u.cacheHitTokens) } : {}),
+      ...(u.cacheMissTokens !== undefined ? { cacheMissTokens: held(u.cacheMissTokens) } : {}),
+      ...(u.costUsd !== undefined ? { costUsd: typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : 0 } : {}),
+    };
   }
 
   async external(info: RemoteIdentity): Promise<void> {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { describeError } from '../errors';
+import { realOr } from '../project/within-root';
 import { beneath, isPathChanged } from '../tools/beneath';
 import { atomicTempName, syncDir } from '../tools/fsio';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
@@ -64,8 +65,11 @@ export async function mergeIntoWorkingTree(
     async () => {
       // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
       const stale: MergeConflict[] = [];
+      const own = excludes.flatMap((ex) => [ex, realOr(ex)]);
       for (const c of changes) {
-        const why = await staleReason(top, c);
+        const why = own.some((ex) => isInside(path.join(top, c.path), ex))
+          ? `${c.path} is inside Arbor's own folders (the store or the worktrees): apply never writes there`
+          : await staleReason(top, c);
         if (why) stale.push({ path: c.path, message: why });
       }
       if (stale.length) return { ok: false, conflicts: stale };
@@ -126,6 +130,7 @@ export async function treeChanges(repo: string, from: string, to: string): Promi
 export async function staleReason(top: string, c: TreeChange): Promise<string | undefined> {
   const target = path.join(top, c.path);
   if (!isInside(target, top)) return `${c.path} is outside the workspace`;
+  if (c.path.split('/').some(gitRefuses)) return `${c.path} is inside git's own folder (.git): a checkout never writes it, nor does apply`;
   if (c.newMode === '160000' || c.oldMode === '160000') return `${c.path} is a submodule: apply its change by hand`;
   const parent = await realParent(target);
   if (parent && !isInside(parent, top)) return `${c.path} is reached through a symlink that leads outside the workspace`;
@@ -149,6 +154,15 @@ export async function holds(top: string, rel: string, sha: string): Promise<bool
     : (await git(['hash-object', '--no-filters', '--', rel], { cwd: top })).stdout.trim();
   if (raw === sha || st.isSymbolicLink()) return raw === sha;
   return (await git(['hash-object', '--', rel], { cwd: top })).stdout.trim() === sha;
+}
+
+/**
+ * A path component git's own checkout refuses (its `verify_path`): `.git` in any case, with the
+ * trailing dots or spaces, or the 8.3 name, another file system reads as `.git`; `.`, `..` and empty.
+ * A tree holding one comes only from a far side (decision 0081), never from a snapshot.
+ */
+function gitRefuses(name: string): boolean {
+  return name === '' || name === '.' || name === '..' || /^\.git[. ]*$/i.test(name) || /^git~\d+$/i.test(name);
 }
 
 /** The real path of the nearest existing folder above `target`. */
