@@ -182,6 +182,9 @@ export class SshTransport implements PlacementTransport {
         [
           '-c',
           'core.hooksPath=/dev/null',
+          // What comes back is checked as the link's bundles are (`index-pack --strict`): a tree naming `.git` is refused.
+          '-c',
+          'fetch.fsckObjects=true',
           'fetch',
           '--quiet',
           '--no-tags',
