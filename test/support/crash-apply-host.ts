@@ -4,26 +4,15 @@
 // before the child's `applied` record. A victim of `record` kills it as the apply's intent is
 // removed instead: after its record, before its worktree is removed.
 //   node crash-apply-host.js <storeDir> <workspace> <baseURL> <childId> <victim>
-import * as path from 'node:path';
-import { Harness } from '../../src/core/harness';
+import { killAfterRenameOnto, openCrashHarness } from './crash-host';
 
-// The module object itself (not a namespace copy): the apply's `fsp.rename` and `fsp.rm` read it at each call.
+// The module object itself (not a namespace copy): the intent's removal reads `fsp.rm` at each call.
 import fsp = require('node:fs/promises');
 
 void (async () => {
   const [storeDir, workspace, baseURL, childId, victim] = process.argv.slice(2);
-  const h = await Harness.open({
-    storeDir,
-    workspace: [workspace],
-    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
-    sandbox: 'workspace-write',
-    approval: 'never',
-  });
-  const rename = fsp.rename;
-  fsp.rename = async (from: Parameters<typeof rename>[0], to: Parameters<typeof rename>[1]) => {
-    await rename(from, to);
-    if (path.basename(String(to)) === victim) process.kill(process.pid, 'SIGKILL');
-  };
+  const h = await openCrashHarness(storeDir, workspace, baseURL);
+  killAfterRenameOnto(victim);
   const rm = fsp.rm;
   fsp.rm = (p: Parameters<typeof rm>[0], o?: Parameters<typeof rm>[1]) => {
     if (victim === 'record' && /[/\\]applies[/\\][^/\\]+\.json$/.test(String(p))) process.kill(process.pid, 'SIGKILL');

@@ -5,7 +5,7 @@
 // `record` kills it instead as the rewind's intent is removed: after its record.
 //   node crash-rewind-host.js <storeDir> <workspace> <baseURL> <sessionId> <toSeq> <victim>
 import * as path from 'node:path';
-import { Harness } from '../../src/core/harness';
+import { openCrashHarness } from './crash-host';
 
 // The module objects themselves (not namespace copies): the batch's `fs.renameSync` and the
 // intent's `fsp.rm` read them at each call.
@@ -14,13 +14,7 @@ import fsp = require('node:fs/promises');
 
 void (async () => {
   const [storeDir, workspace, baseURL, sessionId, toSeq, victim] = process.argv.slice(2);
-  const h = await Harness.open({
-    storeDir,
-    workspace: [workspace],
-    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
-    sandbox: 'workspace-write',
-    approval: 'never',
-  });
+  const h = await openCrashHarness(storeDir, workspace, baseURL);
   const plan = await h.checkpoints.plan({ sessionId, toSeq: Number(toSeq) });
   process.stdout.write(`planned ${plan.files.length}\n`);
   const rename = fs.renameSync;

@@ -3,19 +3,11 @@
 // test's model server scripts `[[tag]]` so), and prints `child <id>` once the child's turn is
 // on disk and its request reached the model. Then it waits to be killed with -9.
 //   node crash-tree-host.js <storeDir> <workspace> <baseURL> <rootId> <tag>
-import { Harness } from '../../src/core/harness';
+import { openCrashHarness } from './crash-host';
 
 void (async () => {
   const [storeDir, workspace, baseURL, rootId, tag] = process.argv.slice(2);
-  const h = await Harness.open({
-    storeDir,
-    workspace: [workspace],
-    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
-    sandbox: 'workspace-write',
-    approval: 'never',
-    maxConcurrentChildren: 2,
-    releaseDelayMs: 150,
-  });
+  const h = await openCrashHarness(storeDir, workspace, baseURL, { maxConcurrentChildren: 2, releaseDelayMs: 150 });
   const root = await h.openSession(rootId);
   const { childId } = await h.subagents.startContinuable(root, 'spawn', { prompt: `[[${tag}]] task`, label: tag });
   // Once the child's turn has started, make what it wrote durable, then say so.

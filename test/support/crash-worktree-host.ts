@@ -4,17 +4,11 @@
 // child's publish leaves one (a folder and branch no session owns). Prints `child <id>` once
 // the child's turn is on disk, then waits to be killed with -9.
 //   node crash-worktree-host.js <storeDir> <workspace> <baseURL> <tag>
-import { Harness } from '../../src/core/harness';
+import { openCrashHarness } from './crash-host';
 
 void (async () => {
   const [storeDir, workspace, baseURL, tag] = process.argv.slice(2);
-  const h = await Harness.open({
-    storeDir,
-    workspace: [workspace],
-    model: { baseURL, name: 'test-model', apiKey: 'test', maxRetries: 0, timeoutMs: 60_000 },
-    sandbox: 'workspace-write',
-    approval: 'never',
-  });
+  const h = await openCrashHarness(storeDir, workspace, baseURL);
   const root = await h.createSession({ title: 'crash' });
   const { childId } = await h.subagents.startContinuable(root, 'spawn', { prompt: `[[${tag}]] task`, label: tag, isolation: 'worktree' });
   await h.worktrees.create(`${root.id}.ghost0`, 'ghost', workspace);

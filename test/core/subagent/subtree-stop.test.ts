@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Agent } from '../../../src/core/agent/agent';
 import { Harness } from '../../../src/core/harness';
 import { listAgents } from '../../../src/core/subagent/control';
 import { hold, ofType, stopReasons, subagentWorld, waitFor } from './helpers';
@@ -96,14 +97,11 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(kinds.slice(-2), ['subagent-settled', 'user']);
   });
 
-  it('what that Stop kept waits across a restart too: the reopened root runs nothing by itself (decision 0011, amended in s49)', async () => {
-    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
-    w.script.on('c', { toolCalls: [hold('c')] });
-    await w.root.accept('[[root]] go');
-    await w.gates.whenHeld('c');
-    await w.root.idle();
-    await w.t.h.interruptSubtree(w.root.id);
-    await w.t.h.settle();
+  /**
+   * The root's notice from its stopped child waits in its inbox; the window reloads: the root is
+   * opened in a new harness, nothing has run by itself, and `then` goes on with it there.
+   */
+  async function afterRestart(why: string, then: (back: Agent, h2: Harness) => Promise<void>): Promise<void> {
     await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
     const rootId = w.root.id;
     await w.t.h.close();
@@ -113,9 +111,24 @@ describe('subagent: stop a subtree', () => {
       const back = await h2.openSession(rootId);
       await h2.settle();
       await new Promise((r) => setTimeout(r, 200));
-      assert.equal(w.server.requests.length, requests, 'no model request after the reopen: the Stop still holds');
-      assert.deepEqual(stopReasons(back.session.events), ['completed'], 'no turn started by the notice');
+      assert.equal(w.server.requests.length, requests, why);
       assert.equal(back.isWaiting, true, 'the notice waits for the human');
+      await then(back, h2);
+    } finally {
+      await h2.close();
+    }
+  }
+
+  it('what that Stop kept waits across a restart too: the reopened root runs nothing by itself (decision 0011, amended in s49)', async () => {
+    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
+    w.script.on('c', { toolCalls: [hold('c')] });
+    await w.root.accept('[[root]] go');
+    await w.gates.whenHeld('c');
+    await w.root.idle();
+    await w.t.h.interruptSubtree(w.root.id);
+    await w.t.h.settle();
+    await afterRestart('no model request after the reopen: the Stop still holds', async (back, h2) => {
+      assert.deepEqual(stopReasons(back.session.events), ['completed'], 'no turn started by the notice');
       // The human decides: the next message runs, the notice first (FIFO).
       w.script.on('root', { text: 'after the notice' }, { text: 'after the user' });
       await back.accept('[[root]] carry on');
@@ -123,9 +136,7 @@ describe('subagent: stop a subtree', () => {
       assert.deepEqual(stopReasons(back.session.events), ['completed', 'completed', 'completed']);
       const kinds = ofType(back.session.events, 'user/message').map((e) => e.source.kind);
       assert.deepEqual(kinds.slice(-2), ['subagent-settled', 'user']);
-    } finally {
-      await h2.close();
-    }
+    });
   });
 
   it("a stopped root's own turn and its child's notice that came after: still waiting after a restart", async () => {
@@ -136,20 +147,9 @@ describe('subagent: stop a subtree', () => {
     await w.gates.whenHeld('c');
     await w.t.h.interruptSubtree(w.root.id);
     await w.t.h.settle();
-    await waitFor(() => w.root.inboxSize === 1, "the child's notice to wait in the root's inbox");
-    const rootId = w.root.id;
-    await w.t.h.close();
-    const h2 = await Harness.open({ ...w.t.h.config });
-    try {
-      const requests = w.server.requests.length;
-      const back = await h2.openSession(rootId);
-      await h2.settle();
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(w.server.requests.length, requests, "the child's notice, accepted after the Stop ended the turn, did not wake the root");
-      assert.equal(back.isWaiting, true);
-    } finally {
-      await h2.close();
-    }
+    await afterRestart("the child's notice, accepted after the Stop ended the turn, did not wake the root", async (back) => {
+      assert.deepEqual(stopReasons(back.session.events), ['interrupted']);
+    });
   });
 
   it('refuses an unknown session with a clear error', async () => {
