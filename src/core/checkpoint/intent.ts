@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from '../session/events';
-import { fsyncDir, writeFileAtomic } from '../store/fsutil';
+import { drainIntents, fsyncDir, writeFileAtomic } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { blobId } from './objects';
 import { currentBytesNow } from './plan';
@@ -49,35 +49,21 @@ export interface RecoverHost {
 
 /** Every intent a crash left: its written files recorded as the rewind's, then the intent removed. */
 export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<RecoveredRewind[]> {
-  const dir = dirOf(storeDir);
-  const all = await fsp.readdir(dir).catch(() => [] as string[]);
-  // An intent's temp file a crash cut before its rename: no file of that rewind was written yet.
-  for (const n of all.filter((x) => /\.json\.tmp-\d+$/.test(x))) await fsp.rm(path.join(dir, n), { force: true });
-  const names = all.filter((n) => n.endsWith('.json')).sort();
   const out: RecoveredRewind[] = [];
-  for (const name of names) {
-    const file = path.join(dir, name);
-    let intent: RewindIntent | undefined;
-    try {
-      intent = JSON.parse(await fsp.readFile(file, 'utf8')) as RewindIntent;
-    } catch {
-      intent = undefined; // cut while written (writeFileAtomic: then it was never renamed here) or unreadable: nothing to record
-    }
+  // (An intent cut while written was never renamed into place: no file of that rewind was written yet.)
+  await drainIntents<RewindIntent>(dirOf(storeDir), async (intent) => {
     // Recorded already (the crash came between the record and the intent's removal): nothing more to record.
     const callId = intent?.changes[0]?.callId;
     const recorded = async (id: string) => (await h.events(id)).some((e) => e.type === 'checkpoint' && e.changes.some((c) => c.callId === callId));
-    if (intent && callId && h.has(intent.sessionId) && !(await recorded(intent.sessionId))) {
-      const done = intent.changes.filter((c) => {
-        const now = currentBytesNow(c.path);
-        return (now === null ? null : blobId(now)) === c.after;
-      });
-      const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
-      if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
-      out.push(r);
-      await removeAtomicTemps(intent.changes.map((c) => c.path));
-    }
-    await fsp.rm(file, { force: true });
-  }
-  if (names.length) await fsyncDir(dir).catch(() => undefined);
+    if (!intent || !callId || !h.has(intent.sessionId) || (await recorded(intent.sessionId))) return;
+    const done = intent.changes.filter((c) => {
+      const now = currentBytesNow(c.path);
+      return (now === null ? null : blobId(now)) === c.after;
+    });
+    const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
+    if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
+    out.push(r);
+    await removeAtomicTemps(intent.changes.map((c) => c.path));
+  });
   return out;
 }

@@ -35,6 +35,28 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
 }
 
 /**
+ * Each intent a crash left in `dir` (`<name>.json`, written by `writeFileAtomic`), oldest name
+ * first: parsed (undefined when unreadable) and handed to `each`, then removed; an intent's temp
+ * file a crash cut before its rename (nothing of it acted on yet) is only removed. The folder is
+ * fsynced once when anything went.
+ */
+export async function drainIntents<T>(dir: string, each: (intent: T | undefined) => Promise<void>): Promise<void> {
+  const all = await fs.promises.readdir(dir).catch(() => [] as string[]);
+  for (const n of all.filter((x) => /\.json\.tmp-\d+$/.test(x))) await fs.promises.rm(path.join(dir, n), { force: true });
+  const names = all.filter((n) => n.endsWith('.json')).sort();
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const intent = await fs.promises
+      .readFile(file, 'utf8')
+      .then((t) => JSON.parse(t) as T)
+      .catch(() => undefined);
+    await each(intent);
+    await fs.promises.rm(file, { force: true });
+  }
+  if (names.length) await fsyncDir(dir).catch(() => undefined);
+}
+
+/**
  * A file's bytes, or undefined when it does not exist (as `fs.existsSync` says). Opened and
  * measured synchronously, its bytes read in one call: `fs.promises.readFile` reads in 512 KiB
  * chunks, a thread-pool round trip each, which a loaded machine makes slow (a 5 MB tree, 14).

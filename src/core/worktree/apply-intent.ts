@@ -1,6 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../store/fsutil';
+import { drainIntents, fsyncDir, writeFileAtomic } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { holds, staleReason, type TreeChange, writeAll } from './merge';
@@ -54,24 +54,12 @@ export async function writeApplyIntent(storeDir: string, intent: ApplyIntent): P
 
 /** Every apply a crash cut: finished where the workspace still allows, then its intent removed. */
 export async function recoverApplies(storeDir: string, h: ApplyRecoveryHost): Promise<RecoveredApply[]> {
-  const dir = dirOf(storeDir);
-  const all = await fsp.readdir(dir).catch(() => [] as string[]);
-  // An intent's own temp file a crash cut before its rename: no file of that apply was written yet.
-  for (const n of all.filter((x) => /\.json\.tmp-\d+$/.test(x))) await fsp.rm(path.join(dir, n), { force: true });
-  const names = all.filter((n) => n.endsWith('.json')).sort();
   const out: RecoveredApply[] = [];
-  for (const name of names) {
-    const file = path.join(dir, name);
-    const intent = await fsp
-      .readFile(file, 'utf8')
-      .then((t) => JSON.parse(t) as ApplyIntent)
-      .catch(() => undefined);
+  await drainIntents<ApplyIntent>(dirOf(storeDir), async (intent) => {
     // Only into the repository the child's own log names (an intent is the store's, never an agent's, but checked all the same).
     const repo = intent && (await h.pending(intent.childId));
     if (intent && repo && (await fsp.realpath(repo).catch(() => undefined)) === intent.top) out.push(await finishApply(intent, h));
-    await fsp.rm(file, { force: true });
-  }
-  if (names.length) await fsyncDir(dir).catch(() => undefined);
+  });
   return out;
 }
 
