@@ -106,7 +106,9 @@ describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a 
         try { execFileSync('mkfifo', [root + '/f.fifo']); fs.renameSync(root + '/f.fifo', root + '/AGENTS.md'); } catch {}
         try { fs.linkSync(root + '/f.txt', root + '/t1'); fs.renameSync(root + '/t1', root + '/AGENTS.md'); } catch {}
       }`;
-    const swapper = spawn(process.execPath, ['-e', swap], { stdio: 'ignore' });
+    // Its own process group: the Stop below ends its `mkfifo` too, which could otherwise still make a FIFO as the folder goes.
+    const swapper = spawn(process.execPath, ['-e', swap], { stdio: 'ignore', detached: true });
+    const gone = new Promise((r) => swapper.once('exit', r));
     try {
       for (let i = 0; i < 200 && !fs.existsSync(path.join(root, 'AGENTS.md')); i++) await new Promise((r) => setTimeout(r, 10));
       const module = path.join(__dirname, '../../../src/core/project/instructions.js');
@@ -120,8 +122,8 @@ describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a 
       assert.equal(r.status, 0, r.stderr);
       assert.ok(Number(r.stdout) > 0);
     } finally {
-      swapper.kill('SIGKILL');
-      await new Promise((r) => swapper.once('exit', r));
+      process.kill(-swapper.pid!, 'SIGKILL');
+      await gone;
       fs.rmSync(fifo, { force: true });
     }
   });
