@@ -65,7 +65,7 @@ export const CORE_ORDER: readonly (readonly string[])[] = [
   ['feature'],
   ['workflow', 'goal', 'remote', 'hooks', 'mcp', 'checkpoint'],
   ['placement'],
-  ['recovery'],
+  ['recovery', 'recovered-work'],
   ['harness'],
 ];
 
