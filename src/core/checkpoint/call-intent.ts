@@ -51,13 +51,13 @@ export class CallIntents {
     return path.join(this.dir, `${createHash('sha1').update(`${sessionId}\0${callId}`).digest('hex')}.json`);
   }
 
-  /** Leave the intent before the call runs. */
-  async write(intent: CallIntent): Promise<void> {
+  /** Leave the intent before the call runs: a small file, written on this thread (a step's calls fill the thread pool with their own writes). */
+  write(intent: CallIntent): void {
     if (!this.made) {
-      await fsp.mkdir(this.dir, { recursive: true });
+      fs.mkdirSync(this.dir, { recursive: true });
       this.made = true;
     }
-    await fsp.writeFile(this.file(intent.sessionId, intent.callId), JSON.stringify(intent));
+    fs.writeFileSync(this.file(intent.sessionId, intent.callId), JSON.stringify(intent));
   }
 
   /** The step's record holds these calls' changes, or they changed nothing: their intents go (at once, before the next step). */

@@ -3,7 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
-import { objectId, writeLoose } from '../worktree/objects';
+import { objectId, writeLoose, writeLooseSync } from '../worktree/objects';
 
 // Git blobs written and read in-process (decision 0059): a blob's id is
 // sha1("blob <len>\0" + bytes) and it is stored zlib-deflated at objects/xx/yyyy… — exactly
@@ -36,6 +36,11 @@ export async function writeBlob(gitDir: string, bytes: Buffer): Promise<string> 
 /** Write the loose object of `bytes`, whose id the caller already has (asked on this thread: a rewind stores hundreds of blobs that are almost always there already). */
 export function writeBlobAs(gitDir: string, id: string, bytes: Buffer): Promise<void> {
   return writeLoose(objectPath(gitDir, id), 'blob', bytes);
+}
+
+/** `writeBlobAs` on the calling thread (a writing call's `before`, stored before the call runs: no thread-pool round trips a loaded pool makes slow). */
+export function writeBlobAsSync(gitDir: string, id: string, bytes: Buffer): void {
+  writeLooseSync(objectPath(gitDir, id), 'blob', bytes);
 }
 
 /** A loose blob's bytes; undefined when it is not there (or not a blob). The id is checked against the bytes. */

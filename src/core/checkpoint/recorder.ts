@@ -90,8 +90,8 @@ export class CheckpointRecorder {
     try {
       if (was.kind === 'file') {
         if (was.before) await was.shadow.storeNow(was.before);
-        await intents.write({ ...base, kind: 'file', root: was.shadow.root, path: was.path, before: was.before });
-      } else await intents.write({ ...base, kind: 'roots', trees: was.trees.map((t) => ({ root: t.shadow.root, tree: t.tree })) });
+        intents.write({ ...base, kind: 'file', root: was.shadow.root, path: was.path, before: was.before });
+      } else intents.write({ ...base, kind: 'roots', trees: was.trees.map((t) => ({ root: t.shadow.root, tree: t.tree })) });
       const mine = this.intended.get(ctx.sessionId) ?? new Set<string>();
       this.intended.set(ctx.sessionId, mine.add(call.id));
     } catch {

@@ -6,7 +6,7 @@ import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { initFinished } from '../worktree/git';
 import { IgnoreRules } from '../worktree/ignore';
 import { type GitPlace, git, gitOk } from './git';
-import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs } from './objects';
+import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs, writeBlobAsSync } from './objects';
 import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
@@ -15,6 +15,9 @@ import { StatIndex } from './stat-index';
 // tree id, a change is a pair of blob ids. The root's own `.git` is never opened by it.
 
 /** A file left out of checkpoints, and why (said once per session). */
+/** Blobs up to this size a writing call stores on its own thread (deflate and write take well under a millisecond). */
+const SYNC_BLOB_BYTES = 256 * 1024;
+
 export interface Skip {
   path: string;
   reason: 'ignored' | 'too-large';
@@ -124,16 +127,20 @@ export class ShadowRepo {
     return id;
   }
 
-  /** Write one queued blob now and wait (a writing call's `before`, which its intent names: `call-intent.ts`). */
+  /**
+   * Write one queued blob now, on this thread when small (a writing call's `before`, which its intent names:
+   * `call-intent.ts`); one being written by an earlier step's kick is waited for.
+   */
   async storeNow(id: string): Promise<void> {
     const bytes = this.queued.get(id);
     if (!bytes) {
-      // Written already, or being written by an earlier step's kick: wait for those.
       while (this.writing.size) await Promise.all([...this.writing]);
       return;
     }
     this.queued.delete(id);
-    await writeBlobAs(this.place.gitDir, id, bytes);
+    // A large file's deflate would hold the loop: off the thread, as the queued ones go.
+    if (bytes.length <= SYNC_BLOB_BYTES) writeBlobAsSync(this.place.gitDir, id, bytes);
+    else await writeBlobAs(this.place.gitDir, id, bytes);
   }
 
   /** Start writing the queued blobs. */

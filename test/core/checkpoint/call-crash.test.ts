@@ -119,7 +119,7 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
     await first.h.close();
     // As a crash just after the record, before its intent's removal, would leave it: the first call's intent, put back.
     const c = recorded.changes[0];
-    await new CallIntents(storeDir).write({
+    new CallIntents(storeDir).write({
       sessionId: rootId,
       callId: c.callId,
       tool: 'write_file',
