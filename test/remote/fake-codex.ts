@@ -34,6 +34,13 @@ const modes = {
     start();
     setInterval(() => {}, 1000);
   },
+  proto() {
+    // Event types named after what every object has: unknown types, never handlers.
+    start();
+    for (const type of ['__proto__', 'hasOwnProperty', '__defineGetter__', 'constructor', 'toString']) out({ type });
+    msg('survived the prototype');
+    done();
+  },
   env() {
     require('fs').writeFileSync(process.env.FAKE_ENV_OUT, JSON.stringify(process.env));
     start(); msg('env written'); done();

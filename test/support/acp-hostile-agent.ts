@@ -70,11 +70,106 @@ const PROMPTS: Record<string, (client: Client, sessionId: string) => Promise<acp
     await say(client, sessionId, 'still fine');
     return { stopReason: 'end_turn' };
   },
-  // Usage past any count a log keeps (ACP_USAGE tokens each way; default 1e300): a lie, never a broken log.
+  // A usage no program spends (ACP_USAGE tokens of each kind, 1e308 by default) on a turn that otherwise went well.
   usage: async (client, sessionId) => {
     await say(client, sessionId, 'spent it all');
-    const n = num('ACP_USAGE', 1e300);
-    return { stopReason: 'end_turn', usage: { inputTokens: n, outputTokens: n, totalTokens: n * 2 } as never };
+    const n = Number(process.env.ACP_USAGE ?? 1e308);
+    return { stopReason: 'end_turn', usage: { inputTokens: n, outputTokens: n, cachedReadTokens: n, cachedWriteTokens: n, totalTokens: n } };
+  },
+  // ACP_SUBS sub-sessions announced under ids of their own, each ACP_ID_BYTES long (too long to be shown).
+  'sub-ids': async (client, sessionId) => {
+    const n = num('ACP_SUBS', 100);
+    const bytes = num('ACP_ID_BYTES', 4_000_000);
+    for (let i = 0; i < n; i++) {
+      const id = `${i}-${'i'.repeat(bytes)}`;
+      await update(client, sessionId, { sessionUpdate: 'subagent_update', sessionId: id, title: 'sub', state: { state: 'running' } });
+    }
+    await sleep(num('ACP_HOLD_MS', 0)); // the turn goes on a while with all of them announced
+    await say(client, sessionId, 'announced');
+    return { stopReason: 'end_turn' };
+  },
+  // ACP_ASKS permission requests at once (not one after another), each with a title of ACP_TITLE_BYTES.
+  'ask-flood': async (client, sessionId) => {
+    const n = num('ACP_ASKS', 50);
+    const title = `Run ${'t'.repeat(num('ACP_TITLE_BYTES', 100_000))}`;
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        client
+          .request(acp.methods.client.session.requestPermission, {
+            sessionId,
+            toolCall: { toolCallId: `f${i}`, title, kind: 'execute', rawInput: { command: title } },
+            options: [
+              { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+            ],
+          })
+          .then((a) => (a.outcome.outcome === 'selected' ? a.outcome.optionId : 'cancelled')),
+      ),
+    );
+    await say(client, sessionId, `answers: ${answers.join(',')}`);
+    return { stopReason: 'end_turn' };
+  },
+  // One sub-session that ACP_CHURN times goes idle and runs again under a new title (each a turn and a label in its log).
+  'sub-churn': async (client, sessionId) => {
+    const sub = 'churner';
+    for (let i = 0; i < num('ACP_CHURN', 5000); i++) {
+      await update(client, sessionId, { sessionUpdate: 'subagent_update', sessionId: sub, title: `title ${i}`, state: { state: 'running' } });
+      await update(client, sessionId, { sessionUpdate: 'subagent_update', sessionId: sub, state: { state: 'idle', stopReason: 'end_turn' } });
+    }
+    await say(client, sessionId, 'churned');
+    return { stopReason: 'end_turn' };
+  },
+  // Asks permission and ends its turn without waiting for the answer: the question outlives the turn.
+  'late-ask': async (client, sessionId) => {
+    void client
+      .request(acp.methods.client.session.requestPermission, {
+        sessionId,
+        toolCall: { toolCallId: 'late', title: 'Run late', kind: 'execute', rawInput: { command: 'late' } },
+        options: [
+          { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+        ],
+      })
+      .catch(() => undefined);
+    await sleep(200); // the question is on its way to the human
+    await say(client, sessionId, 'done without waiting');
+    return { stopReason: 'end_turn' };
+  },
+  // ACP_CALLS tool calls left open, each under an id of its own ACP_ID_BYTES long.
+  'call-ids': async (client, sessionId) => {
+    const bytes = num('ACP_ID_BYTES', 4_000_000);
+    for (let i = 0; i < num('ACP_CALLS', 60); i++)
+      await update(client, sessionId, {
+        sessionUpdate: 'tool_call',
+        toolCallId: `${i}-${'c'.repeat(bytes)}`,
+        title: `call ${i}`,
+        kind: 'read',
+        status: 'pending',
+      });
+    await sleep(num('ACP_HOLD_MS', 0));
+    await say(client, sessionId, 'left them open');
+    return { stopReason: 'end_turn' };
+  },
+  // One permission question per kind of call (announced with its kind; the question about 'edit-unnamed' names no kind).
+  'ask-kinds': async (client, sessionId) => {
+    const answers: string[] = [];
+    for (const kind of ['read', 'execute', 'edit', 'delete', 'move', 'switch_mode', 'edit-unnamed']) {
+      const real = kind === 'edit-unnamed' ? 'edit' : kind;
+      const toolCallId = `k-${kind}`;
+      await update(client, sessionId, { sessionUpdate: 'tool_call', toolCallId, title: `Do ${kind}`, kind: real, status: 'pending' });
+      const answer = await client.request(acp.methods.client.session.requestPermission, {
+        sessionId,
+        toolCall: { toolCallId, title: `Do ${kind}`, ...(kind === 'edit-unnamed' ? {} : { kind: real as acp.ToolKind }), rawInput: { path: '/etc/x' } },
+        options: [
+          { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+        ],
+      });
+      answers.push(`${kind}=${answer.outcome.outcome === 'selected' ? answer.outcome.optionId : 'cancelled'}`);
+      await update(client, sessionId, { sessionUpdate: 'tool_call_update', toolCallId, status: 'completed' });
+    }
+    await say(client, sessionId, `answers: ${answers.join(',')}`);
+    return { stopReason: 'end_turn' };
   },
   // ACP_ASKS permission requests, each for a call of its own that then fails.
   'refuse-many': async (client, sessionId) => {

@@ -1,5 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
-import { cutBytes, REMOTE_BOUNDS } from '../subagent/remote-bounds';
+import { cutBytes, cutOf, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import type { ChunkBuffer } from './acp-chunks';
 import { record, str } from './run';
 import type { RemoteSink } from './types';
@@ -77,30 +77,32 @@ export class ToolCalls {
 
   async start(u: acp.ToolCall): Promise<void> {
     await this.writeAll();
-    if (!this.open.has(u.toolCallId) && this.open.size >= REMOTE_BOUNDS.openCalls) {
+    const id = callKey(u.toolCallId);
+    if (!this.open.has(id) && this.open.size >= REMOTE_BOUNDS.openCalls) {
       const oldest = this.open.keys().next().value as string;
       await this.write(oldest);
       this.open.delete(oldest);
       await this.sink.toolResult(oldest, EVICTED, true);
     }
-    const title = typeof u.title === 'string' ? u.title.slice(0, TITLE_CHARS) : '';
+    const title = typeof u.title === 'string' ? cutOf(u.title, TITLE_CHARS) : '';
     const c: OpenCall = { kind: u.kind ?? 'other', title, input: {}, written: false, content: [], rawOutput: undefined, output: '', inputBytes: 0 };
-    this.open.set(u.toolCallId, c);
+    this.open.set(id, c);
     merge(c, u, this.cut);
-    if (u.status === 'completed' || u.status === 'failed') await this.finish(u.toolCallId, c, u.status === 'failed');
+    if (u.status === 'completed' || u.status === 'failed') await this.finish(id, c, u.status === 'failed');
   }
 
   async update(u: acp.ToolCallUpdate): Promise<void> {
-    const c = this.open.get(u.toolCallId);
+    const id = callKey(u.toolCallId);
+    const c = this.open.get(id);
     const done = u.status === 'completed' || u.status === 'failed';
     if (!c) {
       // Never announced (or already finished): the sink drops and counts a result for it.
-      if (done) await this.sink.toolResult(u.toolCallId, '', u.status === 'failed');
+      if (done) await this.sink.toolResult(id, '', u.status === 'failed');
       else this.sink.skipped('update-for-unknown-call');
       return;
     }
     merge(c, u, this.cut);
-    if (done) await this.finish(u.toolCallId, c, u.status === 'failed');
+    if (done) await this.finish(id, c, u.status === 'failed');
   }
 
   /** Write every announced call not yet in the log (text or another call comes after it). */
@@ -110,11 +112,16 @@ export class ToolCalls {
 
   /** A permission question about a call: what it says of the call (often its whole input) is merged, and the call goes in the log first. */
   async asked(u: acp.ToolCallUpdate): Promise<void> {
-    const c = this.open.get(u.toolCallId);
+    const c = this.open.get(callKey(u.toolCallId));
     // Asked about a call it never announced: it is announced here, so its refusal has a place in the log.
     if (!c) await this.start({ ...u, title: u.title ?? u.kind ?? 'a tool call', status: 'pending' } as acp.ToolCall);
     else merge(c, u, this.cut);
-    await this.write(u.toolCallId);
+    await this.write(callKey(u.toolCallId));
+  }
+
+  /** The kind the agent announced an open call with (a question about it may leave its kind out). */
+  kindOf(id: string): string | undefined {
+    return this.open.get(callKey(id))?.kind;
   }
 
   /** Put this call in the log now. */
@@ -136,13 +143,19 @@ export class ToolCalls {
 /** A call's title is a label: this long at most. */
 const TITLE_CHARS = 500;
 
+/**
+ * A call's id as kept while it is open: a name, cut as the sink cuts it in the log (an agent's
+ * ids of megabytes would otherwise be held by every open call, decision 0044).
+ */
+const callKey = (id: string): string => cutOf(id, 200);
+
 /** Bytes of a value as JSON (what it costs to keep). */
 const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');
 
 function merge(c: OpenCall, u: CallFields, cut: Cut): void {
   const max = REMOTE_BOUNDS.itemBytes;
-  if (typeof u.title === 'string' && u.title) c.title = u.title.slice(0, TITLE_CHARS);
-  if (typeof u.kind === 'string') c.kind = u.kind.slice(0, TITLE_CHARS);
+  if (typeof u.title === 'string' && u.title) c.title = cutOf(u.title, TITLE_CHARS);
+  if (typeof u.kind === 'string') c.kind = cutOf(u.kind, TITLE_CHARS);
   if (u.rawInput !== undefined && u.rawInput !== null) {
     const bytes = jsonBytes(u.rawInput);
     if (c.inputBytes + bytes > max) cut('tool call arguments', bytes);

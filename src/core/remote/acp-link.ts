@@ -1,4 +1,5 @@
 import type * as Acp from '@agentclientprotocol/sdk/unstable';
+import { REMOTE_BOUNDS } from '../subagent/remote-bounds';
 import { processStream } from './acp-stream';
 import { type ProcessSpec, RemoteProcess } from './process';
 
@@ -31,6 +32,8 @@ export class AcpLink {
   /** Sessions open on the other side over this link, with their modes: a later turn of the same child needs no `session/load`. */
   readonly known = new Map<string, Acp.SessionModeState | undefined>();
   private readonly routes = new Map<string, LinkSession>();
+  /** How many sub-session routes each session has (bounded like its mirrors, decision 0044). */
+  private readonly subRoutes = new Map<LinkSession, number>();
   private init: Promise<Acp.InitializeResponse> | undefined;
   private pending = 0;
   private drained: (() => void) | undefined;
@@ -51,7 +54,7 @@ export class AcpLink {
         const to = this.to(params.sessionId);
         if (!to) return undefined;
         // A sub-session announced under a routed session goes where its parent goes (its updates and its questions).
-        if (params.update.sessionUpdate === 'subagent_update' && !this.routes.has(params.update.sessionId)) this.routes.set(params.update.sessionId, to);
+        if (params.update.sessionUpdate === 'subagent_update') this.routeSub(params.update.sessionId, to);
         this.pending++;
         void to.update(params).finally(() => {
           this.pending--;
@@ -96,6 +99,20 @@ export class AcpLink {
   /** Nothing goes to `to` any more (its turn is over). */
   unroute(to: LinkSession): void {
     for (const [id, s] of this.routes) if (s === to) this.routes.delete(id);
+    this.subRoutes.delete(to);
+  }
+
+  /**
+   * A sub-session `to` announced goes where `to` goes — an id no other route has, a name (at most
+   * REMOTE_BOUNDS.idChars), and no more of them than its mirrors show (REMOTE_BOUNDS.subSessions):
+   * an agent announcing endless or huge ids must not grow the host's memory (decision 0044).
+   */
+  private routeSub(id: string, to: LinkSession): void {
+    if (typeof id !== 'string' || !id || id.length > REMOTE_BOUNDS.idChars || this.routes.has(id)) return;
+    const n = this.subRoutes.get(to) ?? 0;
+    if (n >= REMOTE_BOUNDS.subSessions) return;
+    this.subRoutes.set(to, n + 1);
+    this.routes.set(id, to);
   }
 
   private to(sessionId: string): LinkSession | undefined {

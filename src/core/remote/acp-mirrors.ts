@@ -8,7 +8,7 @@ import { readMessageSource } from '../session/message-source';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
 import type { MirrorRegistry } from '../subagent/mirrors';
-import { countSkipped, REMOTE_BOUNDS, TurnBounds } from '../subagent/remote-bounds';
+import { countSkipped, cutOf, REMOTE_BOUNDS, TurnBounds } from '../subagent/remote-bounds';
 import type { AcpChildrenFactory } from './acp';
 import { blockText } from './acp-calls';
 import type { AcpChildren } from './acp-children';
@@ -52,15 +52,15 @@ interface Mirror {
   user?: { text: string; source: MessageSource; messageId?: string };
   /** Called when the open turn ends (a cancel waits for it). */
   waiters: (() => void)[];
+  /** Turns opened and labels changed in this child turn (bounded: REMOTE_BOUNDS.subTurns, .relabels). */
+  turns: number;
+  relabels: number;
 }
 
 /** Updates that are work: one that arrives with no turn open opens one (the agent said nothing of its state). */
 const WORK = new Set(['agent_message_chunk', 'agent_thought_chunk', 'tool_call']);
 /** Updates a mirror's log takes (the rest are counted, as for the child itself). */
 const TAKEN = new Set([...WORK, 'tool_call_update']);
-
-/** An ACP session id is a name: longer ones are not announcements Arbor takes. */
-const MAX_ID_CHARS = 200;
 
 type StateHandler = (m: Mirror, state: acp.StateUpdate) => Promise<void>;
 
@@ -122,7 +122,7 @@ class AcpMirrors implements AcpChildren {
   };
 
   private async onAnnounce(u: acp.SubagentUpdate, parentId: string): Promise<void> {
-    if (this.closed || typeof u.sessionId !== 'string' || !u.sessionId || u.sessionId.length > MAX_ID_CHARS) return this.count('bad-announcement');
+    if (this.closed || typeof u.sessionId !== 'string' || !u.sessionId || u.sessionId.length > REMOTE_BOUNDS.idChars) return this.count('bad-announcement');
     let m = this.mirrors.get(u.sessionId);
     const title = titleOf(u.title);
     if (!m) {
@@ -130,9 +130,14 @@ class AcpMirrors implements AcpChildren {
       if (this.mirrors.size >= REMOTE_BOUNDS.subSessions) return this.count('too-many-sub-sessions');
       m = await this.create(u, parentId);
     } else if (title && title !== m.title) {
-      // The label is the descriptor's (the last one wins): a renamed sub-session is relabelled.
-      m.title = title;
-      await m.writer.append({ type: 'subagent/descriptor', version: 2, mode: 'one-shot', provider: this.program, label: title });
+      // A bounded log (decision 0044): past so many renames, a new title is counted, not written.
+      if (m.relabels >= REMOTE_BOUNDS.relabels) this.count('too-many-relabels');
+      else {
+        m.relabels++;
+        // The label is the descriptor's (the last one wins): a renamed sub-session is relabelled.
+        m.title = title;
+        await m.writer.append({ type: 'subagent/descriptor', version: 2, mode: 'one-shot', provider: this.program, label: title });
+      }
     }
     if (u.capabilities !== undefined) m.cancellable = !!u.capabilities?.cancel;
     // The agent names the state: an own property of the table, or unknown (`__proto__` is not a state).
@@ -159,7 +164,18 @@ class AcpMirrors implements AcpChildren {
     await writer.append({ type: 'subagent/remote', program: this.program, externalId: u.sessionId, announcedBy: this.ctx.childId });
     const delta = this.host.streamOf(id);
     await writer.publish();
-    const m: Mirror = { id, externalId: u.sessionId, parent: parentId, writer, delta, ...(title ? { title } : {}), cancellable: false, waiters: [] };
+    const m: Mirror = {
+      id,
+      externalId: u.sessionId,
+      parent: parentId,
+      writer,
+      delta,
+      ...(title ? { title } : {}),
+      cancellable: false,
+      waiters: [],
+      turns: 0,
+      relabels: 0,
+    };
     this.mirrors.set(u.sessionId, m);
     this.live(m);
     return m;
@@ -223,6 +239,9 @@ class AcpMirrors implements AcpChildren {
   private async open(m: Mirror, state: 'running' | 'approval'): Promise<void> {
     this.live(m, state);
     if (m.turn) return;
+    // A bounded log (decision 0044): a sub-session that goes idle and runs again without end opens so many turns, then its updates are counted.
+    if (m.turns >= REMOTE_BOUNDS.subTurns) return this.count('too-many-sub-turns');
+    m.turns++;
     // The turn is the mirror's before anything is awaited: a cancel from now on finds it.
     const id = randomUUID();
     const sink = new SessionSink(m.writer, 'acp', this.program, m.delta, this.bounds);
@@ -302,7 +321,7 @@ function titleOf(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
   const line = raw.replace(/\s+/g, ' ').trim();
   if (!line) return undefined;
-  return line.length <= REMOTE_BOUNDS.titleChars ? line : `${line.slice(0, REMOTE_BOUNDS.titleChars - 1)}…`;
+  return line.length <= REMOTE_BOUNDS.titleChars ? line : `${cutOf(line, REMOTE_BOUNDS.titleChars - 1)}…`;
 }
 
 /** How an idle state ends the turn: ACP's stop reasons as for the child's own prompt; none reported reads as finished. */

@@ -7,7 +7,7 @@ import type { AcpChildren } from './acp-children';
 import { AcpLink, KeptLink, type LinkSession } from './acp-link';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
 import { AgentExit, delay, linkCaps, type OpenedProcess, processSpec, untilExit } from './acp-open';
-import { answerPermission, summaryOf } from './acp-permission';
+import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import type { AcpAgentSettings } from './settings';
@@ -137,6 +137,10 @@ class AcpTurn implements LinkSession {
   private abandoned = false;
   /** The turn is over: a cancel still waiting out its grace has nothing left to do. */
   private over = false;
+  /** The agent's permission questions (its sub-sessions' too) go to the human one at a time. */
+  private readonly questions = new QuestionLine();
+  /** Aborted when the turn is over: a question still open then is withdrawn from the human (answered `cancelled`). */
+  private readonly ended = new AbortController();
 
   constructor(
     private readonly settings: AcpAgentSettings,
@@ -184,6 +188,7 @@ class AcpTurn implements LinkSession {
       return await this.failure(err, link);
     } finally {
       this.over = true;
+      this.ended.abort();
       ctx.signal.removeEventListener('abort', onAbort);
       await this.chain;
       await flushState(this.state).catch(() => undefined);
@@ -218,19 +223,24 @@ class AcpTurn implements LinkSession {
     // One of the agent's own sub-sessions may ask: the human sees that mirror as the asker.
     const own = params.sessionId === this.sessionId;
     if (own) await this.state.calls.asked(params.toolCall);
+    // A question that leaves out what kind of call it is about is asked as the kind the call was announced with.
+    const kind = params.toolCall.kind ?? (own ? (this.state.calls.kindOf(params.toolCall.toolCallId) as Acp.ToolKind | undefined) : undefined);
+    if (kind) params = { ...params, toolCall: { ...params.toolCall, kind } };
     const { response: answer, refusal } = await answerPermission(params, {
       childId: (own ? undefined : this.kids?.sessionOf(params.sessionId)) ?? this.ctx.childId,
       approvalPolicy: this.ctx.approvalPolicy,
       ...(this.ctx.approval ? { approval: this.ctx.approval } : {}),
-      signal: this.ctx.signal,
+      signal: AbortSignal.any([this.ctx.signal, this.ended.signal]),
       program: this.program,
+      line: this.questions,
+      sandbox: this.ctx.sandbox,
     });
     const chosen =
       answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;
     if (own && !this.ctx.signal.aborted && !chosen?.kind.startsWith('allow')) {
       this.refused = (params.toolCall.title ?? params.toolCall.kind ?? 'a tool call').slice(0, 500);
       // Recorded like a built-in tool's refusal (decision 0015): the outcome reads "completed · N refused".
-      this.sink.refused(params.toolCall.toolCallId, { outcome: refusal ?? 'denied', summary: summaryOf(params.toolCall).slice(0, 1000) });
+      this.sink.refused(params.toolCall.toolCallId, { outcome: refusal ?? 'denied', summary: summaryOf(params.toolCall) });
     }
     return answer;
   }

@@ -203,7 +203,7 @@ function handlers(version: string | undefined, store: string): LineHandlers {
         sink.usage({ ...total });
       }
       if (session !== root) return sink.skipped('remote-child');
-      const h = own[type];
+      const h = Object.hasOwn(own, type) ? own[type] : undefined;
       if (h) await h(e, st, sink);
       else sink.skipped(`remote:${type || 'untyped'}`);
     },

@@ -89,7 +89,9 @@ export function mapLine(
   } catch {
     return sink.skipped('non-json');
   }
-  const handler = record(e) ? handlers[typeOf(e) ?? ''] : undefined;
+  const type = record(e) ? (typeOf(e) ?? '') : '';
+  // The program names the type: an own handler of the table, or unknown (`__proto__` is no handler).
+  const handler = record(e) && Object.hasOwn(handlers, type) ? handlers[type] : undefined;
   if (!handler) return sink.skipped(record(e) ? `unknown:${String(typeOf(e))}` : 'non-object');
   // Most lines (a streamed delta) are mapped synchronously: only a handler that writes to the log returns a promise to wait for.
   return handler(e as Json, st, sink);

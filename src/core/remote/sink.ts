@@ -1,7 +1,7 @@
 import type { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, Refusal, SessionEvent, ToolCall, Usage } from '../session/events';
 import { estimateTokens } from '../session/summary';
-import { countSkipped, cutBytes, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
+import { countSkipped, cutBytes, cutOf, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
 
 /** What an unanswered call is closed with, so the log stays whole (the program never said how it ended). */
@@ -94,7 +94,7 @@ export class SessionSink implements RemoteSink {
   }
 
   refused(id: string, refusal: Refusal): void {
-    const local = this.ids.get(id.slice(0, ID_CHARS));
+    const local = this.ids.get(cutOf(id, ID_CHARS));
     if (local !== undefined && this.pending.has(local)) this.refusals.set(local, refusal);
   }
 
@@ -108,8 +108,10 @@ export class SessionSink implements RemoteSink {
 
   model(name: string): void {
     if (!name) return;
-    this.modelName = name;
-    this.said = name;
+    // A name the program gives, carried by every message of the turn: cut like its other names (decision 0044).
+    const short = cutBytes(name, ID_CHARS);
+    this.modelName = short;
+    this.said = short;
   }
 
   /** The model the program reported running, if it did (the child's descriptor records it). */
@@ -127,7 +129,7 @@ export class SessionSink implements RemoteSink {
   }
 
   private async call(id: string, name: string, args: unknown): Promise<void> {
-    const base = (id || 'call').slice(0, ID_CHARS);
+    const base = cutOf(id || 'call', ID_CHARS);
     let local = base;
     for (let n = 2; this.used.has(local); n++) local = `${base}#${n}`;
     this.used.add(local);
@@ -136,13 +138,13 @@ export class SessionSink implements RemoteSink {
     const kept = this.keep('tool call arguments', whole, REMOTE_BOUNDS.itemBytes);
     // Cut arguments are no longer JSON: what is left of them goes in a JSON object of its own.
     const argsText = kept === whole ? whole : JSON.stringify({ cut: kept, bytes: Buffer.byteLength(whole) });
-    const call: ToolCall = { id: local, name: `${this.prefix}:${(name || 'tool').slice(0, ID_CHARS)}`, arguments: argsText };
+    const call: ToolCall = { id: local, name: `${this.prefix}:${cutOf(name || 'tool', ID_CHARS)}`, arguments: argsText };
     await this.w.append(this.message([call]));
     this.pending.set(local, call.name);
   }
 
   toolResult(id: string, content: string, isError: boolean): Promise<void> {
-    const local = this.ids.get(id.slice(0, ID_CHARS));
+    const local = this.ids.get(cutOf(id, ID_CHARS));
     const name = local === undefined ? undefined : this.pending.get(local);
     if (local === undefined || name === undefined) {
       this.skipped('result-for-unknown-call');
@@ -167,16 +169,18 @@ export class SessionSink implements RemoteSink {
     );
   }
 
+  /**
+   * The program's usage as counts the log takes (decision 0044): a program may report more than
+   * 2^53 tokens (1e308, or sums of such that overflow to Infinity), which no event may hold; such
+   * a count is held at the largest safe integer (spent, as far as any budget is concerned).
+   */
   usage(u: Usage): void {
-    // A program's count is its word: past what the log keeps (a safe integer) it is held at that, never a turn the log refuses.
-    const held = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.min(Math.round(n), Number.MAX_SAFE_INTEGER) : 0);
-    this.total = {
-      promptTokens: held(u.promptTokens),
-      completionTokens: held(u.completionTokens),
-      ...(u.cacheHitTokens !== undefined ? { cacheHitTokens: held(u.cacheHitTokens) } : {}),
-      ...(u.cacheMissTokens !== undefined ? { cacheMissTokens: held(u.cacheMissTokens) } : {}),
-      ...(u.costUsd !== undefined ? { costUsd: typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : 0 } : {}),
-    };
+    const c = (n: number): number => (Number.isNaN(n) || n < 0 ? 0 : Math.min(Math.round(n), Number.MAX_SAFE_INTEGER));
+    const held: Usage = { promptTokens: c(u.promptTokens), completionTokens: c(u.completionTokens) };
+    if (u.cacheHitTokens !== undefined) held.cacheHitTokens = c(u.cacheHitTokens);
+    if (u.cacheMissTokens !== undefined) held.cacheMissTokens = c(u.cacheMissTokens);
+    if (u.costUsd !== undefined && Number.isFinite(u.costUsd) && u.costUsd >= 0) held.costUsd = u.costUsd;
+    this.total = held;
   }
 
   async external(info: RemoteIdentity): Promise<void> {
@@ -185,8 +189,8 @@ export class SessionSink implements RemoteSink {
     // The program names itself: a name, not a document.
     const short = {
       ...info,
-      ...(info.version ? { version: info.version.slice(0, ID_CHARS) } : {}),
-      ...(info.externalId ? { externalId: info.externalId.slice(0, ID_CHARS) } : {}),
+      ...(info.version ? { version: cutOf(info.version, ID_CHARS) } : {}),
+      ...(info.externalId ? { externalId: cutOf(info.externalId, ID_CHARS) } : {}),
     };
     await this.w.append({ type: 'subagent/remote', ...short });
   }

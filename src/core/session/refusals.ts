@@ -35,6 +35,9 @@ const WHY: Record<string, string> = {
   aborted: 'cancelled while waiting for approval',
   'port-failed': 'the approval service failed',
   'no-allow-once': 'allowed, but the agent offered no allow-once answer',
+  'too-many-questions': 'refused unasked: the agent asked more at once than Arbor puts to a human',
+  'read-only': 'refused unasked: a read-only child writes nothing',
+  'mode-fixed': "refused unasked: the agent's mode is the one Arbor set for the child's sandbox",
 };
 
 /** "run_command `npm test` (approval: never)". */

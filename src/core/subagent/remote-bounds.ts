@@ -17,8 +17,18 @@ export const REMOTE_BOUNDS = {
   openCalls: 64,
   /** Bytes of the error a remote turn ends with (the program's own message, its stderr tail). */
   errorBytes: 16 * 1024,
+  /** Permission questions of an ACP agent open at once in one turn (asked one at a time, the rest waiting); more are refused at once. */
+  questions: 16,
+  /** Characters of what a permission question shows the human (the call's title and what it would run). */
+  questionChars: 1000,
   /** Sub-sessions an ACP agent may announce in one turn (decision 0041); later ones are not shown. */
   subSessions: 64,
+  /** Characters of a sub-session's id (an ACP session id is a name: a longer one is no announcement Arbor takes). */
+  idChars: 200,
+  /** Turns one sub-session may open in one turn of the child (each a turn/start and turn/end in its log); later work is counted. */
+  subTurns: 50,
+  /** Times one sub-session may be renamed in one turn of the child (each a descriptor in its log). */
+  relabels: 20,
   /** Characters of a sub-session's title (its label in the tree). */
   titleChars: 200,
   /** Bytes of a child's answer in its parent's tool result or notice (its head and its tail are kept). */
@@ -68,7 +78,17 @@ export class TurnBounds {
   }
 }
 
-/** The longest head of `text` that is at most `max` bytes in UTF-8 (never half a surrogate pair). */
+/**
+ * A cut of `text` as a string of its own: V8 keeps a slice of a long string as a view that holds
+ * the whole of it alive, so a 200-character name cut from an 8 MB line would keep the 8 MB for
+ * as long as the name is kept (a map key, an event in the log).
+ */
+export function cutOf(text: string, end: number): string {
+  if (end >= text.length) return text;
+  return Buffer.from(text.slice(0, end), 'utf16le').toString('utf16le');
+}
+
+/** The longest head of `text` that is at most `max` bytes in UTF-8 (never half a surrogate pair), a string of its own. */
 export function cutBytes(text: string, max: number): string {
   if (max <= 0) return '';
   if (Buffer.byteLength(text) <= max) return text;
@@ -80,7 +100,7 @@ export function cutBytes(text: string, max: number): string {
     else hi = mid - 1;
   }
   const code = text.charCodeAt(lo - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo);
+  return cutOf(text, code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo);
 }
 
 /** The longest tail of `text` that is at most `max` bytes (never half a surrogate pair). */
