@@ -70,6 +70,10 @@ export function confinedArgv(node: string, execArgv: readonly string[], entry: s
   const nodeDir = path.dirname(realNode);
   if (!isUnder(nodeDir, '/usr')) bind(nodeDir);
   for (const f of files) bind(fs.realpathSync(f));
+  // Nothing it can write: bubblewrap's root, /tmp and /dev are memory (tmpfs), which no RSS counts;
+  // writable, a script that escaped its context (and Node's permission flags, or ran without them)
+  // filled them with the host's memory unseen. Read-only once the binds above stand on them.
+  args.push('--remount-ro', '/tmp', '--remount-ro', '/dev', '--remount-ro', '/');
   args.push('--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--chdir', '/', '--', realNode, ...execArgv, fs.realpathSync(entry));
   return args;
 }

@@ -91,6 +91,9 @@ export class WorkflowEngine {
       return failed(new WorkflowError('BAD_INPUT', describeError(err)));
     }
     const confinement = await this.confinement();
+    // The probe may have taken a while: the harness may be closing by now (its runs ended), or the parent gone.
+    if (parent.isDisposed || this.closing)
+      return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
     if (confinement.kind === 'none' && !this.deploymentNow.allowUnconfined)
       return failed(
         new WorkflowError(

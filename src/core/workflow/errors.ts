@@ -45,6 +45,8 @@ export const SCRIPT_CODES: ReadonlySet<string> = new Set<WorkflowErrorCode>([
   'BUDGET',
   'BAD_AGENT_REQUEST',
   'RESULT_NOT_JSON',
+  // the script process's own refusal of a result past what one message carries (workflow-child.ts)
+  'RESULT_TOO_LARGE',
 ]);
 
 /** The run's code for a script's failure that named `code`. */

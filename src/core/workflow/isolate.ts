@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import * as path from 'node:path';
 import { signalGroup, waitGroupGone } from '../process/group';
 import { checkFromChild, EXIT_STALLED, type FromChild, type ToChild } from './bridge';
+import { guardChannel } from './channel-guard';
 import { type Confinement, confinedArgv } from './confine';
 
 /** How the script process is bounded (decision 0027). */
@@ -61,22 +62,41 @@ export function startProcess(entry: string, execArgv: readonly string[], confine
 /** How long `ended` waits, after the leader's exit, for the rest of its group to go. */
 const GROUP_GONE_MS = 2000;
 
-/** Resident memory of a process and everything under it (bubblewrap's own and its init are a few MB), in kB. */
-export function treeRssKb(pid: number, depth = 0): number {
+/** Most processes the memory watchdog walks under one script process; a tree past it reads as over any limit. */
+export const MAX_TREE_PROCESSES = 4096;
+
+/**
+ * Resident memory of a process and everything under it (bubblewrap's own and its init are a few
+ * MB), in kB. Every descendant counts, however deep and from whichever thread it was started: a
+ * script past Node's permission flags (or run without them) can start processes, and a chain of
+ * them held 888 MB while a walk four levels deep read 245. More than `MAX_TREE_PROCESSES` is Infinity.
+ */
+export function treeRssKb(pid: number): number {
   let kb = 0;
-  try {
-    kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
+  let seen = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = todo.pop() as number;
+    if (++seen > MAX_TREE_PROCESSES) return Number.POSITIVE_INFINITY;
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      continue; // gone
+    }
+    let tasks: string[] = [];
+    try {
+      tasks = fs.readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of tasks) {
+      try {
+        for (const k of fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (k) todo.push(Number(k));
+      } catch {
+        // no children file (an old kernel), or the thread ended: what is known counts
+      }
+    }
   }
-  if (depth >= 4) return kb;
-  let kids: string[] = [];
-  try {
-    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-  } catch {
-    // no children file (an old kernel): the leader's own figure
-  }
-  for (const k of kids) kb += treeRssKb(Number(k), depth + 1);
   return kb;
 }
 
@@ -111,11 +131,17 @@ export class Isolate {
     readonly limits: IsolateLimits = DEFAULT_ISOLATE,
     readonly permission = true,
     readonly confinement: Confinement = { kind: 'none', reason: 'not asked for' },
+    /** The program the process runs (tests: a raw script standing for one that escaped its context). */
+    entry = childScriptPath(),
   ) {
-    const entry = childScriptPath();
     // The script never sees this process's environment (API keys): only what Electron needs to run as Node.
     this.proc = startProcess(entry, [`--max-old-space-size=${limits.heapMb}`, ...(permission ? permissionFlags(childFiles(entry)) : [])], confinement);
     Isolate.alive++;
+    // A frame that is not JSON, a line without end or a handle ends the process, never the host (channel-guard.ts).
+    guardChannel(this.proc, () => {
+      this.listener?.onBadMessage();
+      this.kill('exited');
+    });
     this.proc.stderr?.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString('utf8')).slice(-2000);
     });

@@ -93,6 +93,9 @@ export class Run {
   }
 
   async start(script: string, args: unknown): Promise<void> {
+    // Ended before it started (an interrupt, a cancel or the harness's close while `workflow/start`
+    // was written): no wall clock to arm (nothing would clear it) and no process to start.
+    if (this.ended) return;
     this.wallTimer = setTimeout(
       () => void this.end('failed', 'WALL_CLOCK', `The workflow ran past its wall clock (${Math.round(this.limits.wallClockMs / 1000)} s).`),
       this.limits.wallClockMs,

@@ -19,6 +19,12 @@ import { PRELUDE } from './prelude';
 
 const EXIT_STALLED = 3; // bridge.EXIT_STALLED, kept literal: this file imports no module of ours
 const MAX_STACK_CHARS = 4000;
+// What one message may carry, well under the host's cap on a frame (channel-guard.ts MAX_FRAME_BYTES,
+// 64 MiB: JSON's escapes may grow a text up to 6 times on the way): the host keeps far less of a log,
+// a phase or an error, so the rest is cut here; a request or a result past it is refused as too large.
+const MAX_TEXT_CHARS = 64 * 1024;
+const MAX_REQUEST_CHARS = 8 * 1024 * 1024;
+const MAX_RESULT_CHARS = 8 * 1024 * 1024;
 
 let finished = false;
 let outstanding = 0;
@@ -44,25 +50,33 @@ type Body = Record<string, unknown>;
 const isBody = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What each kind of bridge call does with its (already parsed, own-realm) body; '' = done. */
-const KINDS: Record<string, (b: Body) => string> = {
-  phase: (b) => (typeof b.title === 'string' ? (send({ op: 'phase', title: b.title }), '') : 'a phase title is text'),
-  log: (b) => (typeof b.message === 'string' ? (send({ op: 'log', message: b.message }), '') : 'a log message is text'),
-  agent: (b) => {
+const KINDS: Record<string, (b: Body, text: string) => string> = {
+  phase: (b) => (typeof b.title === 'string' ? (send({ op: 'phase', title: b.title.slice(0, MAX_TEXT_CHARS) }), '') : 'a phase title is text'),
+  log: (b) => (typeof b.message === 'string' ? (send({ op: 'log', message: b.message.slice(0, MAX_TEXT_CHARS) }), '') : 'a log message is text'),
+  agent: (b, text) => {
     if (!Number.isSafeInteger(b.id)) return 'bad call id';
+    if (text.length > MAX_REQUEST_CHARS) return `the request is over ${MAX_REQUEST_CHARS} characters`;
     outstanding++;
     hold();
     send({ op: 'agent', id: b.id as number, prompt: b.prompt, opts: b.opts });
     return '';
   },
   done: (b) => {
+    if (b.ok === true && typeof b.json === 'string' && b.json.length > MAX_RESULT_CHARS)
+      return finish({
+        op: 'done',
+        ok: false,
+        code: 'RESULT_TOO_LARGE',
+        message: `The script's result is over ${MAX_RESULT_CHARS} characters. Return a summary and let agents write files.`,
+      });
     if (b.ok === true) return finish({ op: 'done', ok: true, json: typeof b.json === 'string' ? b.json : null });
     const stack = typeof b.stack === 'string' ? b.stack.slice(0, MAX_STACK_CHARS) : '';
     const line = lineOf(stack);
     return finish({
       op: 'done',
       ok: false,
-      code: typeof b.code === 'string' ? b.code : 'SCRIPT_ERROR',
-      message: typeof b.message === 'string' ? b.message : 'The script failed.',
+      code: typeof b.code === 'string' ? b.code.slice(0, 100) : 'SCRIPT_ERROR',
+      message: typeof b.message === 'string' ? b.message.slice(0, MAX_TEXT_CHARS) : 'The script failed.',
       ...(line !== undefined ? { line } : {}),
     });
   },
@@ -79,7 +93,7 @@ function bridge(kind: unknown, text: unknown): string {
     const handler = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
     if (!handler) return 'bad bridge call';
     const body: unknown = JSON.parse(text);
-    return isBody(body) ? handler(body) : 'bad bridge call';
+    return isBody(body) ? handler(body, text) : 'bad bridge call';
   } catch {
     return 'bad bridge call';
   }

@@ -117,3 +117,22 @@ describe('workflow cancellation: interrupt, Cancel workflow, harness close — n
     }
   });
 });
+
+describe('workflow: a run ended before its script process started', () => {
+  const x = workflowWorld();
+  // The harness closed (or the turn was interrupted, or the run cancelled) while the run's
+  // `workflow/start` was being written: the run ended, then its start armed a 30-minute wall
+  // clock nothing cleared (it held the host's event loop: `arbor run` could not exit) and
+  // started a script process for a run already over.
+  it('leaves no wall clock, script process or watchdog behind', async () => {
+    await x.run('return 1;'); // the sandbox probe is cached: the run reaches its start record at once
+    const p = x.run('return await agent("x");');
+    await x.w.t.h.close();
+    const o = await p;
+    assert.equal(o.status, 'interrupted');
+    await until(() => x.engine.stats().processes === 0, 5_000).catch(() => undefined);
+    const { spares: _, ...left } = x.engine.stats();
+    assert.deepEqual(left, { runs: 0, processes: 0, timers: 0 }, 'no run, script process, wall clock or watchdog is left');
+    assert.equal(Isolate.alive, 0);
+  });
+});

@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type Confinement, scriptConfinement } from '../../../src/core/workflow/confine';
-import { permissionFlags, startProcess } from '../../../src/core/workflow/isolate';
+import { permissionFlags, startProcess, treeRssKb } from '../../../src/core/workflow/isolate';
 import { until } from '../../support/harness';
 import { workflowWorld } from './helpers';
 
@@ -145,6 +145,81 @@ describe('workflow confinement: an escaped script reaches nothing (issue 20)', f
     assert.equal(sleeper.exitCode, null, 'the sleeper still runs');
     assert.equal(sleeper.signalCode, null);
     assert.equal(usr1, 0, 'the host got no SIGUSR1');
+  });
+});
+
+// Node's permission flags are not a boundary (Node says so), and a Node that refuses them runs
+// the script without (run.ts). bubblewrap's root, /tmp and /dev are tmpfs, memory that no RSS
+// counts: writable, an escaped script filled them with the host's memory past every limit
+// (1 GB written here while the watchdog read 49 MB). With bubblewrap alone nothing is writable.
+const FILL = `
+const fs = require('node:fs');
+const out = {};
+const chunk = Buffer.alloc(1024 * 1024, 1);
+for (const p of ['/tmp/f', '/f', '/dev/f', '/dev/shm/f']) {
+  try { const fd = fs.openSync(p, 'w'); for (let n = 0; n < 8; n++) fs.writeSync(fd, chunk); fs.closeSync(fd); out[p] = 'written'; } catch (e) { out[p] = 'error ' + e.code; }
+}
+process.send(out, () => process.exit(0));
+`;
+
+// Without the flags it can also start processes: a chain of them, each holding memory, was
+// counted only four levels deep by the memory watchdog (245 MB read of 888 MB held).
+const CHAIN = `
+const { fork } = require('node:child_process');
+const depth = Number(process.argv[2] || 0);
+const hold = Buffer.alloc(32 * 1024 * 1024, 1);
+if (depth < 8) fork(__filename, [String(depth + 1)], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }).on('message', (m) => process.send(m));
+else process.send({ deep: depth });
+setInterval(() => hold[0]++, 1000);
+`;
+
+describe('workflow confinement: an escaped script without Node’s permission flags writes nothing, and all its memory counts', function () {
+  this.timeout(60_000);
+  it('bubblewrap alone: its root, /tmp and /dev are read-only (no memory to fill unseen)', async () => {
+    const c = (await scriptConfinement(undefined)).confinement;
+    assert.equal(c.kind, 'bubblewrap');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-fill-'));
+    const entry = path.join(dir, 'fill.js');
+    fs.writeFileSync(entry, FILL);
+    const p = startProcess(entry, [], c);
+    try {
+      const out = await new Promise<Record<string, string>>((resolve, reject) => {
+        p.on('message', (m: Record<string, string>) => resolve(m));
+        p.on('close', (code) => reject(new Error(`exited ${code} without a verdict`)));
+      });
+      assert.deepEqual(Object.keys(out).sort(), ['/dev/f', '/dev/shm/f', '/f', '/tmp/f']);
+      for (const [where, what] of Object.entries(out)) assert.match(what, /^error /, `${where}: ${what}`);
+    } finally {
+      p.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a chain of processes nine deep: the memory watchdog counts every one', async () => {
+    const c = (await scriptConfinement(undefined)).confinement;
+    assert.equal(c.kind, 'bubblewrap');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-chain-'));
+    const entry = path.join(dir, 'chain.js');
+    fs.writeFileSync(entry, CHAIN);
+    const p = startProcess(entry, [], c);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        p.on('message', () => resolve());
+        p.on('close', (code) => reject(new Error(`exited ${code} before the chain stood`)));
+      });
+      // Nine Nodes each holding 32 MiB (and ~40 MiB of their own); the walk four deep saw three of them.
+      const kb = treeRssKb(p.pid!);
+      assert.ok(kb >= 9 * 32 * 1024, `the watchdog read ${Math.round(kb / 1024)} MiB`);
+    } finally {
+      if (p.pid) {
+        try {
+          process.kill(-p.pid, 'SIGKILL');
+        } catch {
+          p.kill('SIGKILL');
+        }
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
