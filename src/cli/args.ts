@@ -56,6 +56,7 @@ const SWITCHES = new Set([
   'both',
   'subtree',
   'dry-run',
+  'allow-protected',
 ]);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {

@@ -41,8 +41,8 @@ const SUBS: Record<string, Sub> = {
     if (files.length === 0) io.err('No changes against its base.');
     return 0;
   },
-  apply: async (h, id, _args, io) => {
-    const r = await h.worktrees.apply(need(id, 'apply'));
+  apply: async (h, id, args, io) => {
+    const r = await h.worktrees.apply(need(id, 'apply'), { protectedOk: args.options.has('allow-protected') });
     if (r.applied) {
       io.err(`Applied ${r.files.length} file${r.files.length === 1 ? '' : 's'} to the workspace (not committed): ${r.files.join(', ')}`);
       return 0;

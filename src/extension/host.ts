@@ -98,6 +98,12 @@ export class ArborHost implements CommandHost {
       pickPolicy: (id) => void pickPolicy(this, id).catch((err: unknown) => this.log.error(`policy picker: ${describeError(err)}`)),
       statusChanged: () => this.onStatus(this.controller.statusCounts()),
       reviewWorktree: (id, name, files) => openWorktreeReview(id, name, files),
+      confirmProtected: async (name, paths) =>
+        (await vscode.window.showWarningMessage(
+          `${name} ran on another machine and changed ${paths.join(', ')}: files that configure VS Code, git or Arbor (a task can run when the folder opens). Nobody here approved those writes. Apply them too?`,
+          { modal: true },
+          'Apply Them Too',
+        )) === 'Apply Them Too',
       pickWays: (q) => pickWays(q),
       pickBudget: (id) =>
         void this.commands['arbor.setBudget']({ arborSessionId: id }).catch(

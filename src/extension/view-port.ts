@@ -31,6 +31,11 @@ export interface ControllerHooks {
    * the stored sessions' first fold after an open (a window reload), a deletion.
    */
   statusChanged?(): void;
+  /**
+   * A placed child's apply holds protected paths (decision 0060, amended in s49): ask the human
+   * whether to write them (true: apply them too). Absent (no editor): they stay held.
+   */
+  confirmProtected?(name: string, paths: readonly string[]): Promise<boolean>;
   /** Show a worktree child's changes in the editor's diff view (decision 0060); returns how many files it shows. Absent: no editor. */
   reviewWorktree?(sessionId: string, name: string, files: readonly FileChange[]): Promise<number>;
   /**

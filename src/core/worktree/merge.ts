@@ -24,6 +24,8 @@ export interface MergeConflict {
   path: string;
   /** git's words for it ("CONFLICT (content): Merge conflict in a.txt"). */
   message: string;
+  /** Not a conflict of content: a protected path the apply writes only when the user says so again (`ApplyOptions.protectedOk`). */
+  protected?: true;
 }
 
 export type MergeOutcome = { ok: true; files: string[] } | { ok: false; conflicts: MergeConflict[] };
@@ -50,6 +52,7 @@ export async function mergeIntoWorkingTree(
   child: string,
   excludes: readonly string[],
   beforeWrite?: (top: string, changes: readonly TreeChange[]) => Promise<void>,
+  guard?: (rel: string) => MergeConflict | undefined,
 ): Promise<MergeOutcome> {
   const now = await snapshot(repo, { excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
   const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { cwd: repo, okCodes: [1] });
@@ -67,6 +70,11 @@ export async function mergeIntoWorkingTree(
       const stale: MergeConflict[] = [];
       const own = excludes.flatMap((ex) => [ex, realOr(ex)]);
       for (const c of changes) {
+        const held = guard?.(c.path);
+        if (held) {
+          stale.push(held);
+          continue;
+        }
         const why = own.some((ex) => isInside(path.join(top, c.path), ex))
           ? `${c.path} is inside Arbor's own folders (the store or the worktrees): apply never writes there`
           : await staleReason(top, c);

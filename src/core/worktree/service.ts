@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
-import { worktreeOf } from '../session/folds';
+import { descriptorOf, worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
+import { protectedNameReason } from '../tools/protected-names';
 import { type RecoveredApply, recoverApplies, writeApplyIntent } from './apply-intent';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
@@ -57,6 +58,15 @@ export interface WorktreeListing {
 }
 
 export type ApplyResult = { applied: true; files: string[] } | { applied: false; conflicts: MergeConflict[] };
+
+export interface ApplyOptions {
+  /**
+   * A placed child's changes to protected paths (`.vscode`, `.arbor`, `.claude`, `.git`-like, a
+   * `.code-workspace`) are written: the user saw them and said so again. Without it they are
+   * conflicts marked `protected` and nothing is written (decision 0060, amended in s49).
+   */
+  protectedOk?: boolean;
+}
 
 /**
  * The worktree lifecycle (decision 0060), the public facade `harness.worktrees`: a child's
@@ -176,9 +186,10 @@ export class WorktreeService {
    * the files now). A conflict changes nothing and is returned. Applied: the worktree and its
    * branch are removed, and the child's log says so.
    */
-  async apply(id: string): Promise<ApplyResult> {
+  async apply(id: string, opts: ApplyOptions = {}): Promise<ApplyResult> {
     this.mustTrust("apply a worktree child's changes");
     const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
+    const guard = opts.protectedOk || !(await this.placed(id)) ? undefined : placedGuard;
     const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch));
     if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
     // The intent is durable before the first file is written, and goes once the log says applied (a crash between: `recoverApplies`).
@@ -188,7 +199,7 @@ export class WorktreeService {
     };
     let r: Awaited<ReturnType<typeof mergeIntoWorkingTree>>;
     try {
-      r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes, intent);
+      r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes, intent, guard);
     } catch (err) {
       await done?.(); // a failure in process is said (PARTIAL names what was written): nothing to finish at the next open
       throw err;
@@ -281,6 +292,12 @@ export class WorktreeService {
     });
   }
 
+  /** The child ran on another machine (a placement, decision 0074): no one here approved what it wrote there. */
+  private async placed(id: string): Promise<boolean> {
+    const s = await this.deps.store.inspect(id);
+    return descriptorOf(s.header, s.events)?.placement !== undefined;
+  }
+
   private name(id: string): string {
     return this.deps.store.summaryRef(id)?.label ?? 'this subagent';
   }
@@ -352,4 +369,24 @@ export class WorktreeService {
     if (agent && !agent.isDisposed) await agent.append(draft);
     else await new SessionWriter(await this.deps.store.inspect(id), this.deps.store).append(draft);
   }
+}
+
+/**
+ * A placed child's change to a protected path (decision 0060, amended in s49): its writes there
+ * were approved, if at all, on the far side, which a compromised machine skips; here they would
+ * configure the editor, git or Arbor (a task VS Code runs on opening the folder). Held until the
+ * user applies again saying so.
+ */
+function placedGuard(rel: string): MergeConflict | undefined {
+  const reason = rel
+    .split('/')
+    .map((part) => protectedNameReason(part))
+    .find(Boolean);
+  return reason
+    ? {
+        path: rel,
+        message: `${rel} is a protected path (${reason}), and it came from another machine, where no one here approved it: review it, then apply again saying so (the panel asks; \`arbor worktree apply ID --allow-protected\`)`,
+        protected: true,
+      }
+    : undefined;
 }

@@ -20,8 +20,21 @@ export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, Workt
       return { files: await c.hooks.reviewWorktree(m.sessionId, await c.nameOf(m.sessionId), files) };
     },
     'worktree/apply': async (_port, m) => {
-      const r = await (await c.ensure()).worktrees.apply(m.sessionId);
-      return r.applied ? { applied: true, files: r.files, conflicts: [] } : { applied: false, files: [], conflicts: r.conflicts };
+      const h = await c.ensure();
+      let r = await h.worktrees.apply(m.sessionId);
+      // Only protected paths held (a placed child's): the human decides, having seen them named.
+      if (!r.applied && r.conflicts.length && r.conflicts.every((x) => x.protected) && c.hooks.confirmProtected) {
+        if (
+          await c.hooks.confirmProtected(
+            await c.nameOf(m.sessionId),
+            r.conflicts.map((x) => x.path),
+          )
+        )
+          r = await h.worktrees.apply(m.sessionId, { protectedOk: true });
+      }
+      return r.applied
+        ? { applied: true, files: r.files, conflicts: [] }
+        : { applied: false, files: [], conflicts: r.conflicts.map(({ path, message }) => ({ path, message })) };
     },
     'worktree/discard': async (_port, m) => {
       await (await c.ensure()).worktrees.discard(m.sessionId);
