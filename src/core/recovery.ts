@@ -1,8 +1,10 @@
 import { CRASHED_DURING_TURN } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
 import { reapOrphans } from './remote/reaper';
+import type { CompactionEndEvent, SessionEvent } from './session/events';
 import { descriptorOf, lastTurnText } from './session/folds';
 import type { Session } from './session/session';
+import { estimateTokens } from './session/summary';
 import type { Store } from './store/store';
 import { WorkflowEngine } from './workflow/engine';
 
@@ -20,16 +22,18 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     try {
       // The summary says whether a turn is open; folding it here (one read of each log) also
       // leaves every summary known, so the panel opening next reads no log again.
-      if (!(await store.summary(header.id)).openTurn) continue;
+      const sum = await store.summary(header.id);
+      if (!sum.openTurn && !sum.openCompaction) continue;
       s = await store.inspect(header.id);
     } catch {
       continue; // an unreadable log is reported where it is read; recovery skips it
     }
+    const w = new SessionWriter(s, store);
+    // A compaction a crash cut ends aborted, its request's prompt counted — also one the user asked for, outside any turn.
+    const compaction = s.openCompactionId;
+    if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted', ...cutSummaryRequest(s.events, compaction) });
     if (!s.openTurnId) continue;
     reapOrphans(s.events); // a remote child's program outlived the crash: its group goes first (issue 13)
-    const w = new SessionWriter(s, store);
-    const compaction = s.openCompactionId;
-    if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted' });
     await WorkflowEngine.closeOutlived(w, undefined, (runId) => WorkflowEngine.childrenOfRun(store, header.id, runId)); // never re-run: closed as interrupted
     await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const d = descriptorOf(s.header, s.events);
@@ -56,4 +60,19 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     }
   }
   return closed.map((c) => c.id);
+}
+
+/**
+ * What a compaction's summary request a crash cut spent, as far as the log knows: its prompt from
+ * the bytes its start recorded (as a turn's cut request is counted from its `request/header`),
+ * estimated; nothing when no request was about to go out.
+ */
+function cutSummaryRequest(events: readonly SessionEvent[], compactionId: string): Pick<CompactionEndEvent, 'model' | 'usage' | 'estimated'> {
+  let start: SessionEvent | undefined;
+  for (let i = events.length - 1; i >= 0 && !start; i--) {
+    const e = events[i];
+    if (e.type === 'compaction/start' && e.compactionId === compactionId) start = e;
+  }
+  if (start?.type !== 'compaction/start' || start.bytes === undefined) return {};
+  return { model: start.model ?? '', usage: { promptTokens: estimateTokens(start.bytes), completionTokens: 0 }, estimated: true };
 }

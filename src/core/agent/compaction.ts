@@ -60,7 +60,6 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
   }
   if (signal?.aborted) return { outcome: 'aborted', error: STOPPED };
   const compactionId = randomUUID();
-  await w.append({ type: 'compaction/start', compactionId, reason });
   // A model request like any other: under a budget it is checked and carries the cap it reserved.
   const ready = budgetedRequest(
     cfg,
@@ -74,6 +73,8 @@ export async function compact(cfg: AgentConfig, reason: 'manual' | 'threshold', 
     },
     true,
   );
+  // What is about to go out is on disk first: a crash before the end counts its prompt (recovery.ts).
+  await w.append({ type: 'compaction/start', compactionId, reason, ...('refused' in ready ? {} : { model: ready.req.model, bytes: ready.info.bytes }) });
   if ('refused' in ready) {
     await w.append({ type: 'compaction/end', compactionId, outcome: 'aborted' });
     return { outcome: 'aborted', error: ready.refused };

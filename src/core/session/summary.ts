@@ -15,6 +15,8 @@ export interface SessionSummary {
   seedLength: number;
   /** A turn started and not ended (by a live process, or by one that died: interrupted). */
   openTurn: boolean;
+  /** A compaction started and not ended (one the user asked for runs outside any turn): recovery closes it after a crash. */
+  openCompaction?: true;
   lastStopReason?: StopReason;
   /** Reported usage, plus estimates where a request reported none (see `estimated`). */
   tokens: { prompt: number; completion: number; cacheHit: number };
@@ -175,8 +177,13 @@ const FOLDERS: Folders = {
     delete s.inflightModel;
     return true;
   },
+  'compaction/start': (s) => {
+    s.openCompaction = true;
+    return false;
+  },
   // A compaction's summary request spends like any request (its usage, or an estimate, rides on its end).
   'compaction/end': (s, e) => {
+    delete s.openCompaction;
     if (!e.usage) return false;
     const u = e.usage;
     spend(s, e.model ?? '', { prompt: u.promptTokens, completion: u.completionTokens, cacheHit: u.cacheHitTokens ?? 0 }, u.costUsd);

@@ -202,7 +202,12 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
     r('seedLength', natural, 'a non-negative integer'),
     r('droppedInbox', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0), 'an array of message ids', true),
   ],
-  'compaction/start': [r('compactionId', nonEmpty, 'a non-empty string'), r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'")],
+  'compaction/start': [
+    r('compactionId', nonEmpty, 'a non-empty string'),
+    r('reason', oneOf('manual', 'threshold'), "'manual' or 'threshold'"),
+    r('model', str, 'a string', true),
+    r('bytes', natural, 'a non-negative safe integer', true),
+  ],
   'compaction/summary': [r('compactionId', nonEmpty, 'a non-empty string'), r('text', str, 'a string')],
   'compaction/end': [
     r('compactionId', nonEmpty, 'a non-empty string'),

@@ -107,7 +107,7 @@ const VALID: Record<EventType, { before: EventDraft[]; event: Record<string, unk
     before: [ev.accepted('m1'), ev.turnStart('t1'), ev.turnEnd('t1')],
     event: { type: 'session/end-seed', seedLength: 3, droppedInbox: ['m1'] },
   },
-  'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold' } },
+  'compaction/start': { before: [], event: { type: 'compaction/start', compactionId: 'c1', reason: 'threshold', model: 'm', bytes: 1200 } },
   'compaction/summary': { before: [ev.compactionStart('c1')], event: { type: 'compaction/summary', compactionId: 'c1', text: 'sum' } },
   'compaction/end': {
     before: [ev.compactionStart('c1')],
@@ -325,6 +325,7 @@ describe('append validation: values of the right type that are still wrong', () 
     ['a tool filter holding a non-string', 'subagent/descriptor', 'toolFilter', ['read', 7]],
     ['an empty agent name', 'subagent/descriptor', 'agent', ''],
     ['an unknown compaction reason', 'compaction/start', 'reason', 'auto'],
+    ['a compaction request of negative bytes', 'compaction/start', 'bytes', -1],
     ['an unknown compaction outcome', 'compaction/end', 'outcome', 'done'],
     ['a compaction usage with negative tokens', 'compaction/end', 'usage', { promptTokens: -1, completionTokens: 0 }],
     ['a compaction estimated as false (it is true or absent)', 'compaction/end', 'estimated', false],

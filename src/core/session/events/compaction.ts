@@ -6,6 +6,9 @@ import type { Usage } from './message';
 export interface CompactionStartEvent extends Base<'compaction/start'> {
   compactionId: string;
   reason: 'manual' | 'threshold';
+  /** The summary request about to go out (absent: none will, a budget refused it): a crash before its end counts its prompt from these. */
+  model?: string;
+  bytes?: number;
 }
 
 export interface CompactionSummaryEvent extends Base<'compaction/summary'> {
