@@ -96,20 +96,30 @@ describe('remote: acp provider vs claude-agent-acp and codex-acp (real adapters,
       assert.match(text(events), /understood, not writing/);
     });
 
-    it('under escalate: the human is asked with the lineage, allows once, the file is written', async () => {
+    it('under escalate: its Bash that writes is put to the human with the lineage, allowed once, and runs', async () => {
       port = scriptedApproval(() => 'allow' as ApprovalDecision);
-      scriptAgents(w.server, { messages: [claudeWrite('note.txt', 'allowed by a human\n'), { text: 'wrote it' }] });
-      const { events, t, id, root } = await child('claude', 'read-only', {
+      scriptAgents(w.server, { messages: [claudeBash('echo allowed-by-a-human > asked.txt'), { text: 'ran it' }] });
+      const { events, id, root, t } = await child('claude', 'read-only', {
         approval: 'ask',
         approvalPort: port,
         childApproval: 'escalate',
         escalateTimeoutMs: 30_000,
       });
-      assert.equal(port.requests.length, 1);
+      assert.equal(port.requests.length, 1, JSON.stringify(ofType(events, 'tool/result')));
       assert.deepEqual(port.requests[0].lineage, [id, root.id]);
-      assert.equal(port.requests[0].tool, 'acp:edit');
-      assert.equal(fs.readFileSync(path.join(t.workspace, 'note.txt'), 'utf8'), 'allowed by a human\n');
+      assert.equal(port.requests[0].tool, 'acp:execute');
+      // As for Arbor's own read-only agents, a command the human approves may write (the human decided); an edit may not (below).
+      assert.equal(fs.readFileSync(path.join(t.workspace, 'asked.txt'), 'utf8'), 'allowed-by-a-human\n');
       assert.equal(ofType(events, 'tool/result')[0].isError, false);
+    });
+
+    it('under escalate in a read-only child: its edit is refused without asking (no answer may allow it), nothing written', async () => {
+      port = scriptedApproval(() => 'allow' as ApprovalDecision);
+      scriptAgents(w.server, { messages: [claudeWrite('note.txt', 'never written\n'), { text: 'could not write' }] });
+      const { events, t } = await child('claude', 'read-only', { approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 30_000 });
+      assert.equal(port.requests.length, 0, 'the human was not asked');
+      assert.equal(fs.existsSync(path.join(t.workspace, 'note.txt')), false);
+      assert.equal(ofType(events, 'tool/result')[0].isError, true);
     });
   });
 
