@@ -125,7 +125,16 @@ export class WorkflowEngine {
       ...(budget ? { budget } : {}),
     });
     // runTurn abandons a tool whose turn is interrupted: the run cleans up from the signal itself.
-    const onAbort = () => void run.end('interrupted', 'CANCELLED', "The parent's turn was interrupted.");
+    // A human's Stop (the turn's reason `interrupted`) ends the children it reaches as interrupted: those the run still holds too.
+    const onAbort = () =>
+      void run.end(
+        'interrupted',
+        'CANCELLED',
+        "The parent's turn was interrupted.",
+        undefined,
+        undefined,
+        ctx.signal.reason === 'interrupted' ? 'interrupted' : 'cancelled',
+      );
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     if (ctx.signal.aborted) onAbort();
     void run.start(input.script, input.args);

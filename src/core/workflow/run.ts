@@ -60,6 +60,12 @@ export class Run {
   private readonly tasks = new Set<Promise<void>>();
   private wallTimer?: NodeJS.Timeout;
   private ended = false;
+  /**
+   * How its children still running end when it ends: `interrupted` when a human's Stop of the
+   * parent ended it (as the Stop ends every child it reaches: one made while the Stop went reads
+   * the same, and what it kept waits across a restart, decision 0011), else `cancelled`.
+   */
+  private childStop: 'interrupted' | 'cancelled' = 'cancelled';
   private requested = 0;
   private children = 0;
   private phases = 0;
@@ -258,7 +264,7 @@ export class Run {
       // Every child `workflow/end.agents` counts has both its events, even one published as the
       // run ended: `end()` waits for this task before it writes `workflow/end`, so they come first.
       this.created.set(index, sub);
-      if (this.ended) void sub.localAgent.cancel('cancelled', { keepInbox: false });
+      if (this.ended) void sub.localAgent.cancel(this.childStop, { keepInbox: false });
       const r = await sub.result;
       if (this.ended) this.cutShort++; // still running or queued when the run ended: it was cancelled
       if (!began) {
@@ -294,9 +300,17 @@ export class Run {
    * complete: the run ends `failed` with `AGENTS_UNFINISHED` (its result kept). Idempotent;
    * resolves with the outcome.
    */
-  async end(status: WorkflowStatus, code?: WorkflowErrorCode, error?: string, resultJson?: string, line?: number): Promise<RunOutcome> {
+  async end(
+    status: WorkflowStatus,
+    code?: WorkflowErrorCode,
+    error?: string,
+    resultJson?: string,
+    line?: number,
+    childStop: 'interrupted' | 'cancelled' = 'cancelled',
+  ): Promise<RunOutcome> {
     if (this.ended) return this.outcome;
     this.ended = true;
+    this.childStop = childStop;
     if (this.wallTimer) {
       clearTimeout(this.wallTimer);
       Run.wallClocks--;
@@ -306,7 +320,7 @@ export class Run {
     this.slots.close();
     this.ahead.close();
     const kids = [...this.created.values()];
-    for (const k of kids) await k.localAgent.cancel('cancelled', { keepInbox: false }).catch(() => undefined);
+    for (const k of kids) await k.localAgent.cancel(childStop, { keepInbox: false }).catch(() => undefined);
     await Promise.allSettled([...this.tasks]);
     for (const k of kids) await k.dispose().catch(() => undefined);
     if (this.isolate) await this.isolate.ended;
