@@ -1,7 +1,6 @@
-import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from '../session/events';
-import { drainIntents, fsyncDir, writeFileAtomic } from '../store/fsutil';
+import { drainIntents, writeIntentFile } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { blobId } from './objects';
 import { currentBytesNow } from './plan';
@@ -30,15 +29,8 @@ export interface RecoveredRewind {
 const dirOf = (storeDir: string) => path.join(storeDir, 'checkpoints', 'rewinds');
 
 /** Write the intent durably; returns its removal (for when the record is in the log, or nothing was written). */
-export async function writeIntent(storeDir: string, callId: string, intent: RewindIntent): Promise<() => Promise<void>> {
-  const dir = dirOf(storeDir);
-  await fsp.mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${callId}.json`);
-  await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
-  return async () => {
-    await fsp.rm(file, { force: true });
-    await fsyncDir(dir).catch(() => undefined);
-  };
+export function writeIntent(storeDir: string, callId: string, intent: RewindIntent): Promise<() => Promise<void>> {
+  return writeIntentFile(dirOf(storeDir), callId, intent);
 }
 
 export interface RecoverHost {

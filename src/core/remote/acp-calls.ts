@@ -147,7 +147,7 @@ const TITLE_CHARS = 500;
  * A call's id as kept while it is open: a name, cut as the sink cuts it in the log (an agent's
  * ids of megabytes would otherwise be held by every open call, decision 0044).
  */
-const callKey = (id: string): string => cutOf(id, 200);
+const callKey = (id: string): string => cutOf(id, REMOTE_BOUNDS.idChars);
 
 /** Bytes of a value as JSON (what it costs to keep). */
 const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');

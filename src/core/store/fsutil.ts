@@ -35,6 +35,20 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
 }
 
 /**
+ * Write an intent (`<dir>/<name>.json`) durably before the work it names; returns its removal,
+ * for when the work's record is in the log (a crash before it leaves the intent to `drainIntents`).
+ */
+export async function writeIntentFile(dir: string, name: string, intent: unknown): Promise<() => Promise<void>> {
+  await fs.promises.mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${name}.json`);
+  await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
+  return async () => {
+    await fs.promises.rm(file, { force: true });
+    await fsyncDir(dir).catch(() => undefined);
+  };
+}
+
+/**
  * Each intent a crash left in `dir` (`<name>.json`, written by `writeFileAtomic`), oldest name
  * first: parsed (undefined when unreadable) and handed to `each`, then removed; an intent's temp
  * file a crash cut before its rename (nothing of it acted on yet) is only removed. The folder is

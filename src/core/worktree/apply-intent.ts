@@ -1,6 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { drainIntents, fsyncDir, writeFileAtomic } from '../store/fsutil';
+import { drainIntents, writeIntentFile } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { holds, staleReason, type TreeChange, writeAll } from './merge';
@@ -41,15 +41,8 @@ export interface ApplyRecoveryHost {
 const dirOf = (storeDir: string) => path.join(storeDir, 'applies');
 
 /** Write the intent durably; returns its removal (for when the record is in the log, or the apply failed in process). */
-export async function writeApplyIntent(storeDir: string, intent: ApplyIntent): Promise<() => Promise<void>> {
-  const dir = dirOf(storeDir);
-  await fsp.mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${intent.childId}.json`);
-  await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
-  return async () => {
-    await fsp.rm(file, { force: true });
-    await fsyncDir(dir).catch(() => undefined);
-  };
+export function writeApplyIntent(storeDir: string, intent: ApplyIntent): Promise<() => Promise<void>> {
+  return writeIntentFile(dirOf(storeDir), intent.childId, intent);
 }
 
 /** Every apply a crash cut: finished where the workspace still allows, then its intent removed. */
