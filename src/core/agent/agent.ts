@@ -363,9 +363,11 @@ export class Agent implements SessionLog {
       // Every tool call of a step may listen (300 `subagent` calls in one message): not a leak.
       setMaxListeners(0, signal);
       // A safe point before each request: a child first waits for its slot (the fan-out limit),
-      // then quiet messages (reports) join the history.
+      // then for tools still starting (MCP servers after an open), then quiet messages (reports) join the history.
       const beforeStep = async () => {
         await this.cfg.admission?.enter(signal);
+        const starting = this.cfg.toolsReady?.(signal);
+        if (starting) await starting.catch(() => undefined);
         await this.drainInjections();
         await this.turnsAt.beforeBuild(this.session.length); // a backlog's build answers the sender first
       };

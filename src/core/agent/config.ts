@@ -63,6 +63,13 @@ export interface AgentConfig extends ToolCallHooks {
    * runs at every step of every agent.
    */
   beforeRequest?: (req: RequestBound) => RequestVerdict;
+  /**
+   * Awaited at each step's safe point, before the request is built: tools still coming up (an
+   * MCP server's first start) are waited for, so the request carries them (decision 0055
+   * amended). Returns undefined when nothing is starting (the request pays nothing). Contract:
+   * must not reject, is bounded by its giver, and settles at once when `signal` aborts (Stop).
+   */
+  toolsReady?: (signal: AbortSignal) => Promise<void> | undefined;
   /** Replaces the model loop (a remote child, issue 13): the same claim → turn/start → … → turn/end contract. */
   runTurn?: TurnRunner;
   /**

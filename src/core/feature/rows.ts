@@ -61,6 +61,13 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
   compacting?(sessionId: string, reason: 'manual' | 'threshold', signal?: AbortSignal): Promise<void>;
   /** A child is about to be created: a returned reason vetoes it (the runtime's `beforeStart`). The first veto wins. */
   subagentStarting?(c: ChildStart): Promise<string | undefined>;
+  /**
+   * Tools this row is still bringing up (an MCP server's first start): a promise that settles
+   * once they are registered or given up on, bounded by the row; undefined when nothing is
+   * starting. A model request waits for it (the agent's `toolsReady`). Must not reject, and
+   * settles at once when `signal` (a Stop of the turn) aborts.
+   */
+  toolsStarting?(signal: AbortSignal): Promise<void> | undefined;
   /** A human is being asked to approve an action (observe only: not awaited by the ask). Must not throw. */
   approvalAsked?(request: ApprovalRequest): void;
   /** `settle` waits for this, and is done only when `isQuiet` holds. */

@@ -46,7 +46,7 @@ export class AgentFactory {
     const view: ViewSpec = { ...(comp.preset ? { preset: comp.preset } : {}), own: comp.ownScope, ...(comp.toolFilter ? { filters: [comp.toolFilter] } : {}) };
     const promptView: ViewSpec = { ...view, filters: undefined };
     const persona = comp.persona;
-    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked, stepAnswered } = this.deps.hooks();
+    const { admit, beforeToolCall, afterToolCall, turnEnding, compacting, approvalAsked, stepAnswered, toolsStarting } = this.deps.hooks();
     const port = comp.approval ?? config.approvalPort;
     const cfg: AgentConfig = {
       writer,
@@ -84,6 +84,8 @@ export class AgentFactory {
       ...(turnEnding ? { beforeTurnEnd: (c) => turnEnding(writer.id, c) } : {}),
       ...(compacting ? { beforeCompaction: (c) => compacting(writer.id, c.reason, c.signal) } : {}),
       ...(stepAnswered ? { beforeResults: () => stepAnswered(writer.id) } : {}),
+      // Our tools are a request's head: a remote child's program has its own.
+      ...(toolsStarting && !comp.remote ? { toolsReady: toolsStarting } : {}),
       beforeRequest: (req) => {
         const r = cost.budgets.check(writer.id, req);
         if ('refusal' in r) return { refuse: r.refusal.message };

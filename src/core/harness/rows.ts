@@ -33,7 +33,7 @@ export const delegationRow: FeatureRow<void> = {
 
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
 export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> &
-  Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered'> & {
+  Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered' | 'toolsStarting'> & {
     admit?: (sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => boolean | Promise<boolean>;
     beforeToolCall?: ToolCallHooks['beforeToolCall'];
     afterToolCall?: ToolCallHooks['afterToolCall'];
@@ -76,6 +76,17 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       ? {
           stepAnswered: (id: string) => {
             for (const h of all) h.stepAnswered?.(id);
+          },
+        }
+      : {}),
+    ...(all.some((h) => h.toolsStarting)
+      ? {
+          toolsStarting: (signal: AbortSignal) => {
+            const pending = all.flatMap((h) => {
+              const p = h.toolsStarting?.(signal);
+              return p ? [p] : [];
+            });
+            return pending.length ? Promise.all(pending).then(() => undefined) : undefined;
           },
         }
       : {}),

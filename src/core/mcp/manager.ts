@@ -58,6 +58,9 @@ interface Entry {
 /** Up this long, a server that goes away again counts its restarts from zero. */
 const STABLE_MS = 60_000;
 
+/** The longest a model request waits for servers still on their first start (decision 0055 amended): then it goes without their tools. */
+export const FIRST_START_WAIT_MS = 10_000;
+
 /**
  * The MCP client side of a deployment (decision 0055): one entry per configured server, its
  * connection, its state, and its tools registered as `mcp__<server>__<tool>` in the global
@@ -160,6 +163,29 @@ export class McpManager {
       if (pending.length === 0) return;
       await Promise.all(pending);
     }
+  }
+
+  /**
+   * Servers on their first start (not a restart's backoff, not one waiting for an allow): a
+   * promise that settles once each is listed or failed, after `boundMs` (at most the start
+   * timeout), or when `signal` aborts, whichever is first; undefined when none is starting, so a
+   * request pays nothing then. A model request waits for it, so the first request after an open
+   * carries the tools the user configured instead of a head without them. Never rejects.
+   */
+  firstStarts(signal: AbortSignal, boundMs = FIRST_START_WAIT_MS): Promise<void> | undefined {
+    const pending = [...this.entries.values()].flatMap((e) => (e.starting && e.state.phase === 'starting' ? [e.starting] : []));
+    if (pending.length === 0 || signal.aborted) return undefined;
+    const wait = Math.min(boundMs, this.deployment.startTimeoutMs ?? 30_000);
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, wait);
+      signal.addEventListener('abort', done, { once: true });
+      Promise.all(pending).then(done, done);
+    });
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@ export function mcpRow(deployment: McpDeployment | undefined, roots: readonly st
     name: 'mcp',
     wire({ tools }) {
       const manager = new McpManager({ tools, roots }, deployment ?? { servers: [] });
-      return { service: manager, hooks: { close: () => manager.close() } };
+      return { service: manager, hooks: { close: () => manager.close(), toolsStarting: (signal) => manager.firstStarts(signal) } };
     },
   };
 }
