@@ -35,6 +35,11 @@ if (task.includes('[[hang]]')) {
   fs.writeFileSync(path.join(dir, 'talk-started'), String(process.pid));
   const wait = () => (fs.existsSync(path.join(dir, 'go')) ? finish('done', 10) : setTimeout(wait, 20));
   wait();
+} else if (task.includes('[[zero]]')) {
+  // A program behind a server that does not count: it reports zeros for a real answer.
+  start();
+  out({ type: 'item.completed', item: { id: 'm', type: 'agent_message', text: 'an answer of some length '.repeat(20) } });
+  out({ type: 'turn.completed', usage: { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0 } });
 } else if (task.includes('[[spend]]')) {
   // Spends only once the hanging sibling runs, so the budget is used up under a running child.
   const wait = () => (fs.existsSync(path.join(dir, 'hang-started')) ? (start(), finish('spent a lot', 30000)) : setTimeout(wait, 20));
@@ -160,6 +165,21 @@ describe('remote: a subtree budget holds for a remote child (real processes)', f
     assert.equal(r.stopReason, 'interrupted', r.error);
     const s = t.h.store.summaryRef(run.id)!;
     assert.ok(s.tokens.prompt >= Math.ceil(task.length / 4), `its task's prompt counts (${s.tokens.prompt} prompt tokens)`);
+    assert.equal(s.estimated, true, 'as an estimate');
+    assert.equal(t.h.cost.budgets.spent(root.id)!.tokens.prompt, s.tokens.prompt, 'and against the budget');
+  });
+
+  it('a remote child whose program reports zero usage for a real answer counts an estimate, not nothing (session 50)', async () => {
+    const root = await t.h.createSession();
+    await t.h.setBudget(root.id, { maxTokens: 1_000_000 });
+    const task = `[[zero]] answer this ${'with care '.repeat(300)}`;
+    const run = await t.h.subagents.start(root, 'codex', { prompt: task });
+    const r = await run.result;
+    await run.dispose();
+    assert.equal(r.stopReason, 'completed', r.error);
+    const s = t.h.store.summaryRef(run.id)!;
+    assert.ok(s.tokens.prompt >= Math.ceil(task.length / 4), `its task's prompt counts (${s.tokens.prompt} prompt tokens)`);
+    assert.ok(s.tokens.completion > 0, 'its answer counts');
     assert.equal(s.estimated, true, 'as an estimate');
     assert.equal(t.h.cost.budgets.spent(root.id)!.tokens.prompt, s.tokens.prompt, 'and against the budget');
   });

@@ -206,8 +206,8 @@ export class SessionSink implements RemoteSink {
 
   /**
    * Close every unanswered call, then write what is buffered with the turn's usage (and what was
-   * cut, said). A program that started (it said who it is) and reported no usage — stopped, or one
-   * that never reports — spent at least the prompt it was handed (`promptBytes`): that, and the
+   * cut, said). A program that started (it said who it is) and reported no usage — stopped, one
+   * that never reports, or one that reports zeros — spent at least the prompt it was handed (`promptBytes`): that, and the
    * reply buffered here, go on the message as an estimate.
    */
   async finish(promptBytes?: number): Promise<void> {
@@ -220,6 +220,9 @@ export class SessionSink implements RemoteSink {
     }
     const note = this.cutNote();
     if (note) this.textBuf += this.textBuf ? `\n\n${note}` : note;
+    // A program that says it spent nothing (0 in, 0 out: a server that does not count) was still
+    // handed its prompt: zeros are no report, and the estimate counts instead.
+    if (this.total && this.total.promptTokens === 0 && this.total.completionTokens === 0 && !this.total.costUsd) this.total = undefined;
     const guess =
       !this.total && promptBytes !== undefined && this.identified
         ? { promptTokens: estimateTokens(promptBytes), completionTokens: estimateTokens(this.textBuf.length + this.reasoningBuf.length) }
