@@ -6,6 +6,7 @@ import { describeError } from '../errors';
 import type { LinkCall } from '../remote/acp';
 import { git } from '../worktree/git';
 import { ingestBundle } from './bundle';
+import { boundChanges, type ChangeBounds } from './change-bounds';
 import { nodeKey, placedRef, repoKey } from './layout';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire } from './sync-wire';
 import { type PlacedWorkspace, PlacementError } from './types';
@@ -197,6 +198,8 @@ export async function collectOverLink(
   signal?: AbortSignal,
   /** The node's local worktree and its head: moved to the commit (`moveTo`, else `reset --hard`) beside the ref's update. */
   local?: { path: string; head: string; moveTo?: (commit: string) => Promise<void> },
+  /** What the changes may hold (CHANGE_BOUNDS). */
+  bounds?: ChangeBounds,
 ): Promise<{ commit: string; moved: boolean }> {
   const req = typed(call);
   const ref = placedRef(ws.nodeId);
@@ -216,6 +219,8 @@ export async function collectOverLink(
       'SYNC_FAILED',
       `the far side's commit ${r.commit.slice(0, 12)} is not on the node's base ${ws.base.slice(0, 12)}; nothing was moved.`,
     );
+  // What it would write here is measured before anything names it (a small bundle can hold a huge blob).
+  await boundChanges(repo, ws.base, r.commit, ws.nodeId, bounds);
   // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
   const move = !!local && local.head !== r.commit;
   if (move) await (local!.moveTo ? local!.moveTo(r.commit) : git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path }));

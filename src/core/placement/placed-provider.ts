@@ -9,6 +9,8 @@ import type { SubagentProvider } from '../subagent/types';
 import { filled, moveUnfilled } from '../worktree/filling';
 import { git } from '../worktree/git';
 import { linkedWorktreeAt } from '../worktree/repo-state';
+import { boundChanges, type ChangeBounds } from './change-bounds';
+import { placedRef } from './layout';
 import { collectOverLink, FarCommits, prepareOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
@@ -119,7 +121,7 @@ export function placedProvider(
           ...local,
           moveTo: (commit) => moveLocal(local, commit),
         }),
-      () => transport.collect(ws, local.repo),
+      () => collectOverGit(transport, ws, local.repo),
     );
 
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
@@ -291,4 +293,21 @@ async function localWorktree(ctx: RemoteTurnContext): Promise<LocalWorktree> {
   if (!top || !common || !head)
     throw new PlacementError('SYNC_FAILED', `git could not say which worktree ${root} is (${out.join(' ')}); is it still a git worktree?`);
   return { repo: path.dirname(common), path: top, root, head };
+}
+
+/**
+ * The transport's own collect (a fetch over ssh, a container's git): it names the commit under
+ * the node's ref, so changes past their bounds put the ref back where it was (decision 0081).
+ */
+export async function collectOverGit(transport: PlacementTransport, ws: PlacedWorkspace, repo: string, bounds?: ChangeBounds): Promise<{ commit: string }> {
+  const ref = placedRef(ws.nodeId);
+  const before = (await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repo, okCodes: [1] })).stdout.trim();
+  const r = await transport.collect(ws, repo);
+  try {
+    await boundChanges(repo, ws.base, r.commit, ws.nodeId, bounds);
+  } catch (err) {
+    await git(before ? ['update-ref', ref, before] : ['update-ref', '-d', ref], { cwd: repo }).catch(() => undefined);
+    throw err;
+  }
+  return r;
 }

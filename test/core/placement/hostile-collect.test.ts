@@ -6,9 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CHANGE_BOUNDS } from '../../../src/core/placement/change-bounds';
 import { collectOverLink } from '../../../src/core/placement/link-sync';
-import { moveLocal } from '../../../src/core/placement/placed-provider';
+import { collectOverGit, moveLocal } from '../../../src/core/placement/placed-provider';
 import { CHUNK_BYTES } from '../../../src/core/placement/sync-wire';
+import type { PlacementTransport } from '../../../src/core/placement/types';
 import type { LinkCall } from '../../../src/core/remote/acp';
 import { createWorktree } from '../../../src/core/worktree/checkout';
 import { mergeIntoWorkingTree } from '../../../src/core/worktree/merge';
@@ -61,12 +63,22 @@ describe('placement: a hostile far side’s collect answer', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const collect = (call: LinkCall) =>
-    collectOverLink(call, { nodeId: 'c1', base: wt.base, cwd: '/far/nodes/c1' }, ws, 'arbor: changes', undefined, {
-      path: wt.path,
-      head: wt.base,
-      moveTo: (commit) => moveLocal({ path: wt.path, head: wt.base }, commit),
-    });
+  const collect = (call: LinkCall, bounds = CHANGE_BOUNDS) =>
+    collectOverLink(
+      call,
+      { nodeId: 'c1', base: wt.base, cwd: '/far/nodes/c1' },
+      ws,
+      'arbor: changes',
+      undefined,
+      {
+        path: wt.path,
+        head: wt.base,
+        moveTo: (commit) => moveLocal({ path: wt.path, head: wt.base }, commit),
+      },
+      bounds,
+    );
+  /** Bounds a test can pass without writing a GiB: the real ones work the same way (CHANGE_BOUNDS is 1 GiB, 100,000 files). */
+  const SMALL = { bytes: 8 * 1024 * 1024, files: 50 };
 
   /** A bundle (base64) of `commit` on the base, made in a far copy of the workspace's repository. */
   const bundleOf = (far: string, commit: string): string => {
@@ -190,5 +202,60 @@ describe('placement: a hostile far side’s collect answer', function () {
     const call = farSide({ commit: 'a'.repeat(40), bundle: { transfer: 'abcdefgh12', size: 10 * 1024 * 1024 * 1024 } }, () => ({ data: '', eof: true }));
     await assert.rejects(collect(call), /SYNC_FAILED: .*(size|bytes)/);
     assert.equal(reads, 0);
+  });
+
+  /** A commit on the base adding a file of zeros past SMALL's bytes: a bundle of a few KiB (zeros compress ~1000×). */
+  const zeroBomb = (far: string): string => {
+    const size = SMALL.bytes + 1024 * 1024;
+    const blob = execFileSync('sh', ['-c', `head -c ${size} /dev/zero | git hash-object -w --stdin`], { cwd: far, encoding: 'utf8' }).trim();
+    const entries = git(far, ['ls-tree', `${wt.base}^{tree}`]);
+    const tree = git(far, ['mktree'], `${entries}\n100644 blob ${blob}\tzeros.bin\n`);
+    return git(far, ['commit-tree', tree, '-p', wt.base, '-m', 'changes']);
+  };
+
+  it('a small bundle holding a blob past what a child may write (a zip bomb) is refused: no ref names it, the worktree does not move, nothing is written', async () => {
+    const far = farCopy();
+    const bomb = zeroBomb(far);
+    const data = bundleOf(far, bomb);
+    assert.ok(Buffer.byteLength(data, 'base64') < 64 * 1024, 'the bundle itself is tiny');
+    await assert.rejects(
+      collect(farSide({ commit: bomb, data }), SMALL),
+      /SYNC_FAILED: the changes of c1 that came back would write 9\.0 MiB in 1 files \(the largest, zeros\.bin/,
+    );
+    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
+    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    assert.ok(!fs.existsSync(path.join(wt.path, 'zeros.bin')), 'nothing was written');
+  });
+
+  it('the same over git (a fetch, as ssh and containers collect): the ref goes back to what it named before', async () => {
+    const far = farCopy();
+    fs.writeFileSync(path.join(far, 'small.txt'), 'honest\n');
+    git(far, ['checkout', '-q', '--detach', wt.base]);
+    git(far, ['add', 'small.txt']);
+    git(far, ['commit', '-qm', 'first collect']);
+    const honest = git(far, ['rev-parse', 'HEAD']);
+    let next = honest;
+    const transport = {
+      collect: async () => {
+        git(ws, ['fetch', '-q', '--no-tags', far, `+${next}:refs/arbor/placed/c1`]);
+        return { commit: next };
+      },
+    } as unknown as PlacementTransport;
+    const node = { nodeId: 'c1', base: wt.base, cwd: '/far/nodes/c1' };
+    assert.deepEqual(await collectOverGit(transport, node, ws, SMALL), { commit: honest });
+    next = zeroBomb(far);
+    await assert.rejects(collectOverGit(transport, node, ws, SMALL), /SYNC_FAILED: the changes of c1 that came back would write/);
+    assert.equal(gitIn(ws, 'rev-parse', 'refs/arbor/placed/c1').trim(), honest, 'the ref names the last honest collect again');
+  });
+
+  it('many small files past the count are refused too, before any is measured', async () => {
+    const far = farCopy();
+    git(far, ['checkout', '-q', '--detach', wt.base]);
+    for (let i = 0; i < SMALL.files + 1; i++) fs.writeFileSync(path.join(far, `f${i}.txt`), `${i}\n`);
+    git(far, ['add', '-A']);
+    git(far, ['commit', '-qm', 'changes']);
+    const commit = git(far, ['rev-parse', 'HEAD']);
+    await assert.rejects(collect(farSide({ commit, data: bundleOf(far, commit) }), SMALL), /SYNC_FAILED: .*touch more than 50 files/);
+    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
   });
 });
