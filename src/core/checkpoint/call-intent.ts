@@ -98,7 +98,7 @@ export class CallIntents {
   }
 }
 
-/** What the cut call changed: from what it found to what is there now. */
+/** What the cut call changed: from what it found to what is there now (which may hold later edits: `recovered`). */
 async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<CheckpointChange[]> {
   const of = (p: string, root: string, before: string | null, after: string | null): CheckpointChange => ({
     path: p,
@@ -107,6 +107,7 @@ async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<Checkpoint
     after,
     callId: i.callId,
     tool: i.tool,
+    recovered: true,
   });
   if (i.kind === 'file') {
     const shadow = await h.shadows.of(i.root);

@@ -113,7 +113,7 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
       const first = list[0];
       const last = list[list.length - 1];
       const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
-      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after);
+      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after, last.change.recovered);
       if (entry && entry.conflict?.reason !== 'unavailable' && by.length) {
         entry.conflict = {
           reason: 'changed-by-other',
@@ -144,7 +144,15 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
 }
 
 /** One file's entry: undefined when it already is what it would go back to. */
-async function fileOf(h: PlanHost, root: string, file: string, restore: string | null, lastLeft: string | null): Promise<RewindFile | undefined> {
+async function fileOf(
+  h: PlanHost,
+  root: string,
+  file: string,
+  restore: string | null,
+  lastLeft: string | null,
+  /** `lastLeft` was found at an open after a crash, not seen written: it may hold a human's edit. */
+  lastLeftRecovered?: boolean,
+): Promise<RewindFile | undefined> {
   const shadow = await h.shadows.of(root);
   const relative = shadow.relative(file) ?? path.basename(file);
   // The folder it was changed in is gone (a worktree child's, applied or discarded): nothing there
@@ -182,6 +190,11 @@ async function fileOf(h: PlanHost, root: string, file: string, restore: string |
     entry.conflict = {
       reason: 'edited-since',
       text: `${relative} was changed after the rewound agents last wrote it (by you or another program); restoring it would discard that change.`,
+    };
+  } else if (lastLeftRecovered) {
+    entry.conflict = {
+      reason: 'edited-since',
+      text: `${relative} was last written by a call that a crash cut short; what it left was found when Arbor next opened, so an edit made before then (by you or another program) cannot be told apart from the agent's; restoring it would discard any such edit.`,
     };
   }
   return entry;

@@ -69,7 +69,14 @@ export const goalSnapshot: Check = (v) => {
 
 const blobOrNull: Check = (v) => v === null || (typeof v === 'string' && /^[0-9a-f]{40}$/.test(v));
 const checkpointChange: Check = (v) =>
-  record(v) && nonEmpty(v.path) && nonEmpty(v.root) && blobOrNull(v.before) && blobOrNull(v.after) && nonEmpty(v.callId) && nonEmpty(v.tool);
+  record(v) &&
+  nonEmpty(v.path) &&
+  nonEmpty(v.root) &&
+  blobOrNull(v.before) &&
+  blobOrNull(v.after) &&
+  nonEmpty(v.callId) &&
+  nonEmpty(v.tool) &&
+  (v.recovered === undefined || v.recovered === true);
 
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
@@ -246,7 +253,7 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   ],
   checkpoint: [
     r('turnId', nonEmpty, 'a non-empty string', true),
-    r('changes', (v) => Array.isArray(v) && v.every(checkpointChange), 'a list of {path, root, before, after, callId, tool}'),
+    r('changes', (v) => Array.isArray(v) && v.every(checkpointChange), 'a list of {path, root, before, after, callId, tool, recovered?: true}'),
     r(
       'skipped',
       (v) => Array.isArray(v) && v.every((x) => record(x) && nonEmpty(x.path) && oneOf('ignored', 'too-large')(x.reason)),

@@ -49,9 +49,11 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
     });
   }
 
+  /** Rewinds past the cut call: what it left was found at the open, so each of its files asks first (here: restore). */
   async function rewindsTo(h: Awaited<ReturnType<typeof makeHarness>>['h'], rootId: string): Promise<void> {
     const plan = await h.checkpoints.plan({ sessionId: rootId, toSeq: await startOf(h, rootId) });
-    await h.checkpoints.apply(plan);
+    for (const f of plan.files) assert.match(f.conflict?.text ?? '', /a crash cut short/, `${f.relative} asks first`);
+    await h.checkpoints.apply(plan, {}, 'restore');
   }
 
   it("write_file's write landed: the next open records it, says so, and a rewind restores the file", async () => {
@@ -74,6 +76,26 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
       await rewindsTo(t.h, rootId);
       assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'a0\n', 'the rewind restored what the cut call overwrote');
       assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'calls')), [], 'no intent left');
+    } finally {
+      await t.h.close();
+    }
+  });
+
+  it('an edit made between the crash and the next open is never rewound silently: the plan asks, and keeping it keeps it', async () => {
+    new Script(server).on('w', { toolCalls: [write('a.txt', 'a1\n')] }, { text: 'done' });
+    const { rootId, exited } = await crashHost('w', 'a.txt');
+    assert.equal(await exited, 'SIGKILL');
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'a1\nmy own line, written while Arbor was down\n');
+
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      const plan = await t.h.checkpoints.plan({ sessionId: rootId, toSeq: await startOf(t.h, rootId) });
+      assert.equal(plan.files.length, 1);
+      assert.equal(plan.files[0].conflict?.reason, 'edited-since');
+      assert.match(plan.files[0].conflict?.text ?? '', /a crash cut short.*cannot be told apart/);
+      await assert.rejects(t.h.checkpoints.apply(plan), /need a choice first/, 'no choice given: refused, nothing written');
+      await t.h.checkpoints.apply(plan, {}, 'keep');
+      assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'a1\nmy own line, written while Arbor was down\n', 'the edit is kept');
     } finally {
       await t.h.close();
     }

@@ -40,6 +40,11 @@ export interface CheckpointChange {
   callId: string;
   /** The tool that changed it (`write_file`, `edit_file`, `run_command`), or `rewind`. */
   tool: string;
+  /**
+   * Recorded at an open after a crash cut its call (decision 0059): `after` is what the open found,
+   * which may hold edits made between the crash and the open; a rewind asks before restoring it.
+   */
+  recovered?: true;
 }
 
 /** A file left out of checkpoints (said once per session): ignored by the root's `.gitignore`, or over the size cap. */
