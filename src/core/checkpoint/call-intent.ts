@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { CheckpointChange, EventDraft, SessionEvent } from '../session/events';
+import { readWhole } from '../tools/fsio';
 import type { Shadows } from './shadow';
 
 // A writing call's intent (decision 0059, amended in s49): before a file tool or a command may
@@ -113,7 +114,8 @@ async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<Checkpoint
     const shadow = await h.shadows.of(i.root);
     const st = await fsp.stat(i.path).catch(() => undefined);
     if (st && (!st.isFile() || st.size > h.maxFileBytes)) return [];
-    const after = st ? await shadow.storeBlob(await fsp.readFile(i.path)) : null;
+    // Through its folder pinned from the root (decision 0097): never a file outside through a link put on the way.
+    const after = st ? await shadow.storeBlob(await readWhole(i.path, i.root)) : null;
     return after === i.before ? [] : [of(i.path, i.root, i.before, after)];
   }
   const out: CheckpointChange[] = [];

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
 import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/events';
-import { readWhole } from '../tools/fsio';
+import { beneathSync } from '../tools/beneath';
+import { readWhole, readWholeSync } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
 import type { ToolContext, ToolResult } from '../tools/tool';
 import type { CallIntents } from './call-intent';
@@ -15,6 +16,8 @@ import type { ShadowRepo, Shadows } from './shadow';
 // `ctx.roots`: a child in a worktree has other roots than the harness), so those roots are
 // snapshotted before and after it and the two trees compared. The step's changes are staged
 // as one `checkpoint` event just before its results, sharing their group commit.
+
+const READ = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
 
 /** How each tool that writes is recorded: the file it names, or its whole writable roots. */
 const RECORDED: Readonly<Record<string, { kind: 'file'; arg: string } | { kind: 'roots' }>> = {
@@ -173,17 +176,29 @@ export class CheckpointRecorder {
     return { kind: 'file', shadow, path: at.realPath, before, since };
   }
 
-  /** The file's blob id now (stored in the background), null when absent, 'large' over the cap, undefined when not a regular file. */
+  /**
+   * The file's blob id now (stored in the background), null when absent, 'large' over the cap,
+   * undefined when not a regular file. Read through its folder pinned from the root, no link
+   * followed (decision 0097): a command that swapped a folder on the way for a link to outside
+   * the workspace makes this throw (PATH_CHANGED, ELOOP: the call goes unrecorded, as the tool
+   * refuses too), never store a file outside as the workspace file's content.
+   */
   private readNow(shadow: ShadowRepo, file: string): string | null | 'large' | undefined {
+    let fd: number;
     try {
-      const st = fs.statSync(file);
-      if (!st.isFile()) return undefined;
-      if (st.size > this.o.maxFileBytes) return 'large';
-      return this.keep(shadow, fs.readFileSync(file));
+      fd = beneathSync(file, shadow.root, (target) => fs.openSync(target, READ));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;
       throw e;
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) return undefined;
+      if (st.size > this.o.maxFileBytes) return 'large';
+      return this.keep(shadow, fs.readFileSync(fd));
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
@@ -216,7 +231,7 @@ export class CheckpointRecorder {
   private async read(shadow: ShadowRepo, file: string): Promise<string | null | 'large'> {
     let bytes: Buffer;
     try {
-      bytes = await readWhole(file);
+      bytes = await readWhole(file, shadow.root);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;
@@ -286,7 +301,7 @@ function attribute(held: readonly Held[]): CheckpointChange[] {
     if (led) leads.add(oldest);
     // A file tool's `at` is when its call returned, after the rename and its folder's fsync: a
     // command can write in between. The file as it is now says whose write came last.
-    const now = blobNow(list[0].change.path);
+    const now = blobNow(list[0].change.path, list[0].change.root);
     const last = list[list.length - 1];
     const ends =
       now === undefined || last.change.after === now
@@ -305,9 +320,9 @@ function attribute(held: readonly Held[]): CheckpointChange[] {
 }
 
 /** A file's blob id now (null: absent), undefined when it cannot be read. Read only for a file two calls of one step changed. */
-function blobNow(file: string): string | null | undefined {
+function blobNow(file: string, root: string): string | null | undefined {
   try {
-    return blobId(fs.readFileSync(file));
+    return blobId(readWholeSync(file, root));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : undefined;

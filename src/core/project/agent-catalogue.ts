@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type AgentDefinition, type AgentFileError, type AgentOrigin, isAgentFileError, parseAgentFile } from './agent-file';
-import { realOr, strictlyInside } from './within-root';
+import { changedWhileRead, openInside, realOr } from './within-root';
 
 /** Where agent files are looked for, nearest first: the first definition of a name wins. */
 export interface AgentFolders {
@@ -59,7 +59,7 @@ export function readAgentCatalogue(f: AgentFolders): AgentCatalogue {
     for (const file of agentFilesIn(dir)) {
       // A workspace's agent file must really be in the workspace (as AGENTS.md must, decision 0056):
       // a link to a file elsewhere (another project's agent, the user's private ones) is not read.
-      const def = origin !== 'user' && !strictlyInside(realRoot, realOr(file)) ? outside(file) : readOne(file, origin);
+      const def = readOne(file, origin, realRoot);
       if (isAgentFileError(def)) {
         errors.push(def);
         continue;
@@ -99,13 +99,25 @@ const outside = (file: string): AgentFileError => ({
   message: 'it links outside the workspace, so it is not read; copy the agent into the workspace (or into your own agents folder) instead',
 });
 
-function readOne(file: string, origin: AgentOrigin): AgentDefinition | AgentFileError {
+/** One agent file, read from one open: a workspace's only where it really is inside (`openInside`), a link swapped in after the check refused. */
+function readOne(file: string, origin: AgentOrigin, realRoot: string): AgentDefinition | AgentFileError {
+  let fd: number | 'outside';
   try {
-    const st = fs.statSync(file);
+    fd = origin === 'user' ? fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0)) : openInside(realRoot, file);
+  } catch (err) {
+    if (changedWhileRead(err))
+      return { file, line: 1, message: 'it became a link while it was read (something in the workspace is swapping it), so it was not read' };
+    return { file, line: 1, message: `could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  }
+  if (fd === 'outside') return outside(file);
+  try {
+    const st = fs.fstatSync(fd);
     if (!st.isFile()) return { file, line: 1, message: 'not a regular file' };
     if (st.size > MAX_AGENT_FILE_BYTES) return { file, line: 1, message: `the file is ${st.size} bytes; an agent file may be at most ${MAX_AGENT_FILE_BYTES}` };
-    return parseAgentFile(file, fs.readFileSync(file, 'utf8'), origin);
+    return parseAgentFile(file, fs.readFileSync(fd, 'utf8'), origin);
   } catch (err) {
     return { file, line: 1, message: `could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  } finally {
+    fs.closeSync(fd);
   }
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { realOr, strictlyInside } from './within-root';
+import { changedWhileRead, openInside, realOr } from './within-root';
 
 /**
  * Project instructions (issue 23.2): `AGENTS.md` at each level from the workspace root down
@@ -71,17 +71,22 @@ export function readInstructions(src: InstructionsSource): Instructions {
   for (const { level, paths } of instructionCandidates(src)) {
     const p = paths.find((c) => isFile(c));
     if (!p) continue;
-    // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not an instruction.
-    if (level === 'workspace' && !strictlyInside(realRoot, realOr(p))) {
-      skipped.push({ path: p, why: 'it links outside the workspace' });
-      continue;
-    }
     let data: Buffer;
     let bytes: number;
     try {
-      ({ data, bytes } = readUpTo(p, left));
+      // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not
+      // an instruction, nor is one swapped in after the check (`openInside`).
+      const fd = level === 'workspace' ? openInside(realRoot, p) : fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+      if (fd === 'outside') {
+        skipped.push({ path: p, why: 'it links outside the workspace' });
+        continue;
+      }
+      ({ data, bytes } = readUpTo(fd, left));
     } catch (err) {
-      skipped.push({ path: p, why: `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
+      const why = changedWhileRead(err)
+        ? 'it became a link while it was read (something in the workspace is swapping it), so it was not used'
+        : `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+      skipped.push({ path: p, why });
       continue;
     }
     const shown = level === 'user' ? `user ${path.basename(p)}` : path.relative(src.root, p).split(path.sep).join('/');
@@ -105,12 +110,11 @@ export function readInstructions(src: InstructionsSource): Instructions {
 }
 
 /**
- * Up to `max` bytes of a regular file, and its size, from one open: never blocking (a FIFO or a
- * device put where the file was after it was looked at — a command in the workspace can swap
- * them — is refused, not waited on), and the size is that of what was read.
+ * Up to `max` bytes of a regular file, and its size, from one open (`fd`, closed here), opened
+ * never blocking: a FIFO or a device put where the file was after it was looked at — a command
+ * in the workspace can swap them — is refused, not waited on; the size is that of what was read.
  */
-function readUpTo(p: string, max: number): { data: Buffer; bytes: number } {
-  const fd = fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+function readUpTo(fd: number, max: number): { data: Buffer; bytes: number } {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });

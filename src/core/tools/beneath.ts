@@ -45,6 +45,11 @@ export function pins(realPath: string, root: string | undefined): root is string
   return !!root && pinnable() && realPath !== root && isWithin(realPath, root);
 }
 
+/** Whether folder `dir` (at or under `root`) is walked through pinned folders (Linux, inside `root`). */
+export function pinsFolder(dir: string, root: string | undefined): root is string {
+  return !!root && pinnable() && (dir === root || isWithin(dir, root));
+}
+
 /** Whether a folder can be pinned here: Linux with /proc mounted. */
 const pinnable = (() => {
   let known: boolean | undefined;
@@ -59,6 +64,20 @@ export class PinnedFolder {
   at(name: string): string {
     if (name.includes('/') || name === '' || name === '.' || name === '..') throw new Error(`not one entry name: ${name}`);
     return `/proc/self/fd/${this.fh.fd}/${name}`;
+  }
+
+  /** This folder itself, as a path (to list it): the descriptor, whatever its name is now. */
+  get self(): string {
+    return `/proc/self/fd/${this.fh.fd}`;
+  }
+
+  /** The folder `name` in this one, held open (a listing's walk): a link or a file there now is PathChangedError. */
+  async folder(name: string, shown: string): Promise<PinnedFolder> {
+    try {
+      return new PinnedFolder(await openFolder(this.at(name)));
+    } catch (e) {
+      throw refusal(e, shown);
+    }
   }
 
   /** fsync of the folder (its renames made durable); best effort, as `syncDir`. */
@@ -149,7 +168,7 @@ export async function beneath<T>(
  * is not run (there is nothing in it to act on) and the answer is undefined.
  */
 export async function inFolder<T>(dir: string, root: string | undefined, make: boolean, act: (folder?: PinnedFolder) => Promise<T>): Promise<T | undefined> {
-  if (!root || !pinnable() || !(dir === root || isWithin(dir, root))) {
+  if (!pinsFolder(dir, root)) {
     if (make) await fsp.mkdir(dir, { recursive: true });
     return act();
   }

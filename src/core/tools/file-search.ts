@@ -1,11 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { looksBinary, openForRead, readHead } from './fsio';
+import { isPathChanged } from './beneath';
+import { looksBinary, openForRead, openRead, readHead } from './fsio';
 import { globMatches } from './glob';
 import { LineMatcher } from './line-matcher';
 import { LineReader } from './line-reader';
 import type { ResolvedPath } from './paths';
-import { joinRel, SKIPPED_DIRS, sortedEntries } from './walk';
+import { joinRel, SKIPPED_DIRS, WalkDir } from './walk';
 
 /** What one `search_files` call looks for (its arguments, checked). */
 export interface SearchQuery {
@@ -55,6 +56,8 @@ export class FileSearch {
   stopped: SearchStop | undefined;
   /** The file the call named, when it was too big to read whole: how much of it was searched. */
   streamed: { rel: string; scanned: number; size: number; cutLines: number } | undefined;
+  /** Folders not searched: each was a link (or no folder) when the walk reached it, so it changed while searched. */
+  readonly changed: string[] = [];
   private batch: Piece[] = [];
   private batchChars = 0;
   private readonly matcher: LineMatcher;
@@ -71,8 +74,8 @@ export class FileSearch {
   async run(target: ResolvedPath): Promise<void> {
     const base = target.root ? target.relative : target.realPath;
     try {
-      if (target.kind === 'file') await this.searchFile(target.realPath, base, path.basename(target.realPath), true);
-      else await this.walk(target, target.realPath, base, '');
+      if (target.kind === 'file') await this.searchFile(() => openForRead(target.realPath, target.root), base, path.basename(target.realPath), true);
+      else await this.walkFrom(target, base);
       await this.flush();
     } finally {
       this.matcher.close();
@@ -83,35 +86,66 @@ export class FileSearch {
     return this.stopped !== undefined || this.signal.aborted;
   }
 
-  private async walk(target: ResolvedPath, dirAbs: string, dirRel: string, fromSearchDir: string): Promise<void> {
-    let entries: Awaited<ReturnType<typeof sortedEntries>>;
+  /** The walk of a folder target, through folders held open from its root (`WalkDir`). */
+  private async walkFrom(target: ResolvedPath, base: string): Promise<void> {
+    let dir: WalkDir;
     try {
-      entries = await sortedEntries(dirAbs);
+      dir = await WalkDir.open(target.realPath, target.root);
+    } catch (e) {
+      if (isPathChanged(e)) this.changed.push(base);
+      return;
+    }
+    try {
+      await this.walk(target, dir, base, '');
+    } finally {
+      await dir.close();
+    }
+  }
+
+  private async walk(target: ResolvedPath, dir: WalkDir, dirRel: string, fromSearchDir: string): Promise<void> {
+    let entries: Awaited<ReturnType<WalkDir['entries']>>;
+    try {
+      entries = await dir.entries();
     } catch {
       return;
     }
     for (const entry of entries) {
       if (this.done) return;
-      const abs = path.join(dirAbs, entry.name);
       const rel = target.root ? joinRel(dirRel, entry.name) : path.join(dirRel, entry.name);
       const local = joinRel(fromSearchDir, entry.name);
-      // Symbolic links are not followed: a link may point outside the workspace.
+      // Symbolic links are not followed: a link may point outside the workspace. Nor is a folder
+      // that became one since it was listed: each is opened through the folder above it.
       if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) await this.walk(target, abs, rel, local);
+        if (!SKIPPED_DIRS.has(entry.name)) await this.walkInto(target, dir, entry.name, rel, local);
       } else if (entry.isFile()) {
-        await this.searchFile(abs, rel, local);
+        await this.searchFile(() => openRead(dir.at(entry.name)), rel, local);
       }
     }
   }
 
-  private async searchFile(abs: string, rel: string, fromSearchDir: string, named = false): Promise<void> {
+  private async walkInto(target: ResolvedPath, dir: WalkDir, name: string, rel: string, local: string): Promise<void> {
+    let sub: WalkDir;
+    try {
+      sub = await dir.child(name);
+    } catch (e) {
+      if (isPathChanged(e)) this.changed.push(rel);
+      return; // unreadable folders are not searched, as before
+    }
+    try {
+      await this.walk(target, sub, rel, local);
+    } finally {
+      await sub.close();
+    }
+  }
+
+  private async searchFile(open: () => Promise<FileHandle>, rel: string, fromSearchDir: string, named = false): Promise<void> {
     const include = this.query.include;
     if (include && !globMatches(include.re, include.glob, [fromSearchDir, rel])) return;
     if (++this.files > this.limits.maxFiles) {
       this.stopped = 'files';
       return;
     }
-    const text = await this.readWhole(abs, rel, named);
+    const text = await this.readWhole(open, rel, named);
     if (text === undefined) return;
     this.batch.push({ rel, text, first: 0 });
     this.batchChars += text.length;
@@ -119,10 +153,10 @@ export class FileSearch {
   }
 
   /** The file's text; undefined when it is skipped (too large, binary, unreadable) or was streamed instead. */
-  private async readWhole(abs: string, rel: string, named: boolean): Promise<string | undefined> {
+  private async readWhole(open: () => Promise<FileHandle>, rel: string, named: boolean): Promise<string | undefined> {
     const max = this.limits.maxFileBytes;
     try {
-      const fh = await openForRead(abs);
+      const fh = await open();
       try {
         const { size } = await fh.stat();
         if (size > max && named) {

@@ -16,8 +16,12 @@ export const BINARY_SNIFF_BYTES = 8000;
 
 /** `root`: the workspace root holding `realPath`; given, the file is reached through its folder pinned from there (`beneath.ts`). */
 export async function openForRead(realPath: string, root?: string): Promise<fsp.FileHandle> {
-  const fh = await beneath(realPath, root, false, (target) => fsp.open(target, C.O_RDONLY | NOFOLLOW | NONBLOCK));
-  return ensureRegular(fh);
+  return beneath(realPath, root, false, openRead);
+}
+
+/** Opens `target` (a checked real path, or a name in a pinned folder) for reading: a link or a FIFO there is refused, not followed or waited on. */
+export async function openRead(target: string): Promise<fsp.FileHandle> {
+  return ensureRegular(await fsp.open(target, C.O_RDONLY | NOFOLLOW | NONBLOCK));
 }
 
 /**

@@ -1,9 +1,10 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { isPathChanged } from './beneath';
 import { displayPath, resolveForRead } from './paths';
 import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolResult } from './tool';
-import { joinRel, SKIPPED_DIRS, sortedEntries } from './walk';
+import { joinRel, SKIPPED_DIRS, WalkDir } from './walk';
 
 export interface ListFilesOptions {
   /** Entries returned by one call (default 1000). */
@@ -56,10 +57,12 @@ export function createListFilesTool(options: ListFilesOptions = {}): Tool {
         // Paths shown relative to the root when inside one, absolute otherwise (full-access).
         const base = r.root ? r.relative : r.realPath;
 
-        const walk = async (dirReal: string, dirRel: string, level: number): Promise<void> => {
-          let entries: Awaited<ReturnType<typeof sortedEntries>>;
+        // Each folder is opened through the one above it (`WalkDir`): one swapped for a link
+        // since it was listed is refused, never followed out of the workspace (decision 0097).
+        const walk = async (dir: WalkDir, dirRel: string, level: number): Promise<void> => {
+          let entries: Awaited<ReturnType<WalkDir['entries']>>;
           try {
-            entries = await sortedEntries(dirReal);
+            entries = await dir.entries();
           } catch (e) {
             unreadable.push(`${dirRel}: ${describeIoError(e)}`);
             return;
@@ -75,25 +78,38 @@ export function createListFilesTool(options: ListFilesOptions = {}): Tool {
               truncated = true;
               return;
             }
-            const abs = path.join(dirReal, entry.name);
             if (entry.isSymbolicLink()) {
               let target = '?';
               try {
-                target = await fsp.readlink(abs);
+                target = await fsp.readlink(dir.at(entry.name));
               } catch {
                 // Shown as '?': the link exists but cannot be read.
               }
               lines.push(`${rel} -> ${target}`);
             } else if (entry.isDirectory()) {
               lines.push(`${rel}/`);
-              if (level < depth) await walk(abs, rel, level + 1);
+              if (level < depth) await walkInto(dir, entry.name, rel, level + 1);
               else if (recursive) depthLimited = true;
             } else {
               lines.push(rel);
             }
           }
         };
-        await walk(r.realPath, base, 1);
+        const walkInto = async (dir: WalkDir | undefined, name: string, rel: string, level: number): Promise<void> => {
+          let sub: WalkDir;
+          try {
+            sub = dir ? await dir.child(name) : await WalkDir.open(r.realPath, r.root);
+          } catch (e) {
+            unreadable.push(`${rel}: ${isPathChanged(e) ? 'it became a link while it was listed (the file tools never follow one)' : describeIoError(e)}`);
+            return;
+          }
+          try {
+            await walk(sub, rel, level);
+          } finally {
+            await sub.close();
+          }
+        };
+        await walkInto(undefined, '', base, 1);
         if (ctx.signal.aborted) return cancelled(NAME);
 
         const notes: string[] = [];

@@ -129,6 +129,11 @@ function limitNotes(s: FileSearch, limits: SearchLimits): string[] {
     notes.push(`[${streamed.cutLines} line(s) longer than ${STREAMED_LINE_CHARS} characters were searched only in their first ${STREAMED_LINE_CHARS}.]`);
   if (s.skippedLarge) notes.push(`[Skipped ${s.skippedLarge} file(s) larger than ${Math.round(limits.maxFileBytes / 1024)} KB.]`);
   if (s.skippedBinary) notes.push(`[Skipped ${s.skippedBinary} binary file(s).]`);
+  if (s.changed.length)
+    notes.push(
+      `[Not searched: ${s.changed.join(', ')} (a folder that became a link while it was searched; the file tools never follow one). ` +
+        'Something running in the workspace is replacing folders with links: search again once it ends.]',
+    );
   return notes;
 }
 

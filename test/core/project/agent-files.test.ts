@@ -8,6 +8,7 @@ import { AGENTS_SECTION, catalogueText, ProjectFiles } from '../../../src/core/p
 import type { PromptSection } from '../../../src/core/scope/prompt';
 import { ScopeRegistry } from '../../../src/core/scope/registry';
 import { arborToolNames, CLAUDE_TOOL_ALIASES } from '../../../src/core/tools/aliases';
+import { swapPaths, whileSwapping } from '../../support/swapper';
 
 const REVIEWER = `---
 name: reviewer
@@ -144,6 +145,28 @@ describe('agents defined in files: frontmatter, Claude Code tool names, errors w
       const text = prompts.view().find((s) => s.name === AGENTS_SECTION)?.text ?? '';
       p.dispose();
       assert.ok(!text.includes('SECRET-'), text);
+    });
+
+    it('attack: an agent file swapped for a link outside between the look and the read is never read', async () => {
+      // As for AGENTS.md: the look found the file inside, a command exchanged it with a link to
+      // another project's agent, and the read that followed parsed that one (session 50).
+      put('outside/private.md', agent('private', 'SECRET-DESCRIPTION-44'));
+      put('ws/.arbor/agents/ok.md', agent('ok', 'Inside.'));
+      fs.symlinkSync(path.join(dir, 'outside', 'private.md'), path.join(dir, 'ws', '.arbor', 'agents', 'alt'));
+      const s = swapPaths(path.join(dir, 'ws', '.arbor', 'agents', 'ok.md'), path.join(dir, 'ws', '.arbor', 'agents', 'alt'), 3000);
+      let read = 0;
+      let seen = 0;
+      let leaked = '';
+      await whileSwapping(s, () => {
+        const c = readAgentCatalogue({ root: path.join(dir, 'ws') });
+        for (const a of c.agents) if (a.description.includes('SECRET') || a.persona.includes('private')) leaked = JSON.stringify(a);
+        if (c.agents.some((a) => a.name === 'ok')) read++;
+        if (c.errors.length) seen++;
+      });
+      const swaps = await s.swaps;
+      assert.ok(swaps > 10 && seen > 0, `the swapper ran (${swaps} swaps) and the link was seen (${seen} times)`);
+      assert.equal(leaked, '', 'the agent outside was never read');
+      assert.ok(read > 0, 'the agent inside was read');
     });
 
     it("attack: the catalogue in every prompt is capped; agents past the cap are errors, the user's own are kept first", () => {

@@ -7,6 +7,7 @@ import { readInstructions } from '../../../src/core/project/instructions';
 import { INSTRUCTIONS_SECTION, ProjectFiles } from '../../../src/core/project/project-files';
 import type { PromptSection } from '../../../src/core/scope/prompt';
 import { ScopeRegistry } from '../../../src/core/scope/registry';
+import { swapPaths, whileSwapping } from '../../support/swapper';
 
 describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a level has none, the user file first', () => {
   let dir: string;
@@ -126,6 +127,29 @@ describe('project instructions: AGENTS.md from the root down, CLAUDE.md where a 
       await gone;
       fs.rmSync(fifo, { force: true });
     }
+  });
+
+  it('attack: an AGENTS.md swapped for a link to a secret between the look and the read never puts the secret in the prompt', async () => {
+    // The look resolved the file inside the workspace; a command exchanging it with a link to a
+    // file outside (one the sandbox hides from the command itself, under /run/user) made the read
+    // that followed open the secret, and it went into every agent's system prompt (session 50).
+    const secret = write('outside/secret.txt', 'SECRET-TOKEN-777');
+    write('ws/AGENTS.md', 'inside rules');
+    fs.symlinkSync(secret, path.join(root, 'alt'));
+    const s = swapPaths(path.join(root, 'AGENTS.md'), path.join(root, 'alt'), 3000);
+    let read = 0;
+    let seen = 0;
+    let leaked = '';
+    await whileSwapping(s, () => {
+      const r = readInstructions({ root, maxBytes: 1000 });
+      if (r.text.includes('SECRET-TOKEN')) leaked = r.text;
+      if (r.text.includes('inside rules')) read++;
+      if (r.skipped.length) seen++;
+    });
+    const swaps = await s.swaps;
+    assert.ok(swaps > 10 && seen > 0, `the swapper ran (${swaps} swaps) and the link was seen (${seen} times)`);
+    assert.equal(leaked, '', 'the secret outside never reached the prompt');
+    assert.ok(read > 0, 'the file inside was read');
   });
 
   it('ProjectFiles re-reads only when a file changed, and replaces the section', () => {

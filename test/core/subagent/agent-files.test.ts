@@ -93,6 +93,47 @@ describe('subagent: delegation to agents defined in files — persona, tools, mo
     assert.deepEqual(toolNames(body), ['read_file'], "run_command and write_file were not the caller's to give");
   });
 
+  it('attack: a filtered child asking for more tools by name, by no filter, or by forking gives its children none it lacks', async () => {
+    // The `tools` allow-list of the subagent tool and a fork are the other ways a child could hand
+    // on what it was not given (session 50 audit: only the agent-file way had an attacking test).
+    await w.setup();
+    w.script.on(
+      'mid',
+      { text: 'a first turn, so that there is something to fork' },
+      {
+        toolCalls: [
+          { name: 'subagent', arguments: { prompt: '[[named]] go', tools: ['run_command', 'write_file', 'edit_file', 'read_file', 'Bash'] } },
+          { name: 'subagent', arguments: { prompt: '[[open]] go' } },
+          { name: 'subagent_fork', arguments: { prompt: '[[fork]] go' } },
+        ],
+      },
+      { text: 'mid done' },
+    );
+    for (const tag of ['named', 'open', 'fork']) w.script.on(tag, { text: `${tag} done` });
+    const given = ['read_file', 'subagent', 'subagent_fork'];
+    const { childId } = await w.t.h.subagents.startContinuable(w.root, 'spawn', { prompt: '[[mid]] wait', toolFilter: given });
+    await w.t.h.settle();
+    await w.t.h.subagents.followup(w.root.id, childId, '[[mid]] now delegate');
+    await w.t.h.settle();
+    const results = ofType(await eventsOf(w.t.h, childId), 'tool/result');
+    assert.deepEqual(
+      results.map((r) => r.isError ?? false),
+      [false, false, false],
+      `every delegation ran: ${results.map((r) => r.content.slice(0, 200)).join(' | ')}`,
+    );
+    for (const tag of ['named', 'open', 'fork']) {
+      const [body] = w.script.bodies(tag);
+      assert.ok(body, `${tag} made a request`);
+      const names = toolNames(body);
+      assert.deepEqual(
+        names.filter((n) => !given.includes(n) && n !== 'report' && n !== 'list_agents' && n !== 'send_message' && n !== 'interrupt_agent'),
+        [],
+        `${tag} got only what its caller had: ${names.join(', ')}`,
+      );
+      for (const wider of ['run_command', 'write_file', 'edit_file']) assert.ok(!names.includes(wider), `${tag} got ${wider}`);
+    }
+  });
+
   it('a continuable agent child keeps what its file said when it started: the file edited, a cold resume reapplies the old composition', async () => {
     await w.setup();
     put('.arbor/agents/keeper.md', agentFile('keeper', 'tools: Read\nmodel: keeper-model\n', 'You are KEEPER-ONE.'));

@@ -1,10 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createEditFileTool } from '../../../src/core/tools/edit-file';
+import { createListFilesTool } from '../../../src/core/tools/list-files';
 import { createReadFileTool } from '../../../src/core/tools/read-file';
+import { createSearchFilesTool } from '../../../src/core/tools/search-files';
 import { createWriteFileTool } from '../../../src/core/tools/write-file';
+import { exchangeRuns, swapPaths } from '../../support/swapper';
 import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 
 // Decision 0097, as an attacker tries it: while a program in the workspace (what a confined
@@ -14,45 +16,8 @@ import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 // often enough that the tools wrote outside the workspace and into `.git/config` before their
 // folders were pinned (beneath.ts). Nothing may land anywhere but the real folder.
 
-/**
- * Swaps `<root>/<real>` with the symlink `<root>/<link>` until `ms` pass: with one atomic
- * renameat2(RENAME_EXCHANGE) through python3's ctypes where it runs (what a compiled program in
- * the sandbox does), else with renames a moment apart (Node has no exchange), putting the real
- * folder back wherever a tool made a new one meanwhile.
- */
-const EXCHANGE = `
-import ctypes, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-a, b, ms = sys.argv[1].encode(), sys.argv[2].encode(), int(sys.argv[3])
-end = time.time() + ms / 1000
-n = 0
-while time.time() < end:
-    if libc.renameat2(-100, a, -100, b, 2) == 0:
-        n += 1
-print(n)
-`;
-const RENAMES = `
-const fs = require('fs');
-const [a, b, ms] = process.argv.slice(1);
-const hold = a + '.held';
-const end = Date.now() + Number(ms);
-let n = 0;
-while (Date.now() < end) {
-  try { fs.renameSync(a, hold); fs.renameSync(b, a); fs.renameSync(a, b); n++; } catch {}
-  try { fs.renameSync(hold, a); } catch { try { fs.rmSync(a, { recursive: true, force: true }); fs.renameSync(hold, a); } catch {} }
-}
-process.stdout.write(String(n));
-`;
-const exchangeRuns = spawnSync('python3', ['-c', 'import ctypes; ctypes.CDLL(None).renameat2'], { stdio: 'ignore' }).status === 0;
-
 function swapper(ws: Workspace, real: string, link: string, ms: number): { swaps: Promise<number> } {
-  const [a, b] = [ws.at(real), ws.at(link)];
-  const proc = exchangeRuns
-    ? spawn('python3', ['-c', EXCHANGE, a, b, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(process.execPath, ['-e', RENAMES, a, b, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  proc.stdout?.on('data', (d) => (out += d));
-  return { swaps: new Promise<number>((resolve) => proc.on('close', () => resolve(Number(out) || 0))) };
+  return swapPaths(ws.at(real), ws.at(link), ms);
 }
 
 describe('file tools against a folder swapped for a symlink while they act (decision 0097)', function () {
@@ -151,5 +116,44 @@ describe('file tools against a folder swapped for a symlink while they act (deci
     }
     await s.swaps;
     assert.ok(read > 0, 'some reads went through');
+  });
+  // The walking tools read folders and files they did not resolve one by one: a folder the
+  // walk met as a folder could be a link by the time it was listed or its files opened, and
+  // both followed it (session 50: outside files' lines came back, e.g. from /run/user, which
+  // the sandbox hides from the racing command itself). They walk through pinned folders now.
+  it('search_files never returns a line of a file outside through the swapped folder, nor through a folder it names', async () => {
+    fs.mkdirSync(ws.at('sub'));
+    ws.write('sub/f.txt', 'inside line\n');
+    fs.writeFileSync(path.join(ws.outside, 'f.txt'), 'SECRET outside\n');
+    fs.symlinkSync(ws.outside, ws.at('alt'));
+    const tool = createSearchFilesTool();
+    const s = swapper(ws, 'sub', 'alt', RACE_MS);
+    const end = Date.now() + RACE_MS - 200;
+    let found = 0;
+    for (let i = 0; Date.now() < end; i++) {
+      const r = await call(tool, { pattern: 'SECRET|inside', ...(i % 2 ? { path: 'sub/f.txt' } : {}) }, ws.ctx({ sandbox: 'read-only' }));
+      assert.ok(!r.content.includes('SECRET outside'), `search_files returned a line outside: ${r.content}`);
+      if (r.content.includes('inside line')) found++;
+    }
+    await s.swaps;
+    assert.ok(found > 0, 'some searches found the file inside');
+  });
+
+  it('list_files never lists a folder outside through the swapped folder', async () => {
+    fs.mkdirSync(ws.at('sub'));
+    ws.write('sub/inside.txt', 'x');
+    fs.writeFileSync(path.join(ws.outside, 'secret-name.txt'), 'x');
+    fs.symlinkSync(ws.outside, ws.at('alt'));
+    const tool = createListFilesTool();
+    const s = swapper(ws, 'sub', 'alt', RACE_MS);
+    const end = Date.now() + RACE_MS - 200;
+    let listed = 0;
+    for (let i = 0; Date.now() < end; i++) {
+      const r = await call(tool, i % 2 ? { path: 'sub' } : { recursive: true }, ws.ctx({ sandbox: 'read-only' }));
+      assert.ok(!r.content.includes('secret-name'), `list_files listed the folder outside: ${r.content}`);
+      if (r.content.includes('inside.txt')) listed++;
+    }
+    await s.swaps;
+    assert.ok(listed > 0, 'some listings showed the folder inside');
   });
 });
