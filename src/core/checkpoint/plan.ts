@@ -56,7 +56,7 @@ export const restoredBytes = new WeakMap<RewindFile, Buffer>();
 
 export class RewindError extends Error {
   constructor(
-    readonly code: 'NO_SUCH_SEQ' | 'NOT_A_REWIND' | 'CONFLICT' | 'STALE_PLAN' | 'DISABLED' | 'NO_SESSION' | 'PARTIAL',
+    readonly code: 'NO_SUCH_SEQ' | 'NOT_A_REWIND' | 'CONFLICT' | 'STALE_PLAN' | 'DISABLED' | 'NO_SESSION' | 'PARTIAL' | 'BUSY',
     message: string,
   ) {
     super(message);

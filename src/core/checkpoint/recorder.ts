@@ -5,6 +5,8 @@ import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/even
 import { beneathSync } from '../tools/beneath';
 import { readWhole, readWholeSync } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
+import { cancelled } from '../tools/result';
+import { commandEntering } from '../tools/roots-lock';
 import type { ToolContext, ToolResult } from '../tools/tool';
 import type { CallIntents } from './call-intent';
 import { blobId } from './objects';
@@ -38,6 +40,8 @@ export interface RecorderOptions {
   commandsConfined?(): Promise<boolean>;
   /** Where each writing call leaves what it found before it runs, for a crash to be recorded at the next open (`call-intent.ts`). */
   intents?: CallIntents;
+  /** A session's name as the panel shows it: a rewind or an apply refused while its command runs names it. */
+  nameOf?(sessionId: string): string;
 }
 
 type Inflight =
@@ -67,21 +71,46 @@ export class CheckpointRecorder {
   private readonly said = new Map<string, Set<string>>();
   /** Calls of the step under way that left an intent, per session: removed once the step's record is in. */
   private readonly intended = new Map<string, Set<string>>();
+  /** Commands between their first snapshot and their last, each with its release of `roots-lock.ts`. */
+  private readonly running = new Map<string, () => void>();
 
   constructor(private readonly o: RecorderOptions) {}
 
-  /** `beforeToolCall`: remember what the call may change, as it is now. Never blocks a call. */
-  async before(c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext }): Promise<undefined> {
+  /**
+   * `beforeToolCall`: remember what the call may change, as it is now. A command that can write
+   * first waits while a rewind or an apply writes in its roots (`roots-lock.ts`; stopped meanwhile,
+   * it is answered as cancelled, the only call this blocks), and from here to its `after` counts
+   * as running there.
+   */
+  async before(c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext }): Promise<ToolResult | undefined> {
     const how = RECORDED[c.call.name];
-    if (!how || !this.o.enabled()) return undefined;
+    if (!how) return undefined;
     // Read-only: a file tool writes nothing, and a confined command cannot; a command run outside
     // the sandbox (asked for, or where none can start) once the user approves it can.
     if (c.ctx.sandbox === 'read-only' && !(how.kind === 'roots' && (await this.unconfined(c.args)))) return undefined;
+    if (how.kind === 'roots' && !(await this.enter(c))) return cancelled(c.call.name);
+    if (!this.o.enabled()) return undefined;
     const p = (async () => ((await this.o.gitReady()) ? this.capture(how, c.args, c.ctx) : undefined))().catch(() => undefined);
     this.inflight.set(key(c.ctx.sessionId, c.call.id), p);
     const was = await p;
     if (was) await this.intend(c.call, c.ctx, was);
     return undefined;
+  }
+
+  /** The command counts as running in its roots (after any rewind or apply writing there); false when the turn was stopped meanwhile. */
+  private async enter(c: { call: ToolCall; args: Record<string, unknown>; ctx: ToolContext }): Promise<boolean> {
+    const who = this.o.nameOf?.(c.ctx.sessionId) ?? 'an agent';
+    const release = await commandEntering({ who, command: String(c.args.command ?? ''), roots: c.ctx.roots }, c.ctx.signal);
+    if (!release) return false;
+    this.running.get(key(c.ctx.sessionId, c.call.id))?.();
+    this.running.set(key(c.ctx.sessionId, c.call.id), release);
+    return true;
+  }
+
+  /** The command no longer counts as running (its last snapshot is taken). */
+  private leave(k: string): void {
+    this.running.get(k)?.();
+    this.running.delete(k);
   }
 
   /** Leave what the call found, before it runs (its blob stored first); a failure only loses the crash's record. */
@@ -113,7 +142,6 @@ export class CheckpointRecorder {
     const wrote = performance.now();
     const k = key(c.ctx.sessionId, c.call.id);
     const started = this.inflight.get(k);
-    if (!started) return undefined;
     this.inflight.delete(k);
     try {
       const was = await started;
@@ -121,6 +149,8 @@ export class CheckpointRecorder {
       if (was) this.hold(c.ctx.sessionId, await this.compare(was, c.call, wrote, written));
     } catch {
       // A checkpoint that cannot be taken is missing from the log, never a failed call.
+    } finally {
+      this.leave(k);
     }
     return undefined;
   }

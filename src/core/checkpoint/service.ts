@@ -3,6 +3,7 @@ import { SessionWriter } from '../agent/session-writer';
 import type { SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
+import { describeCommands, withCommandsOut } from '../tools/roots-lock';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
 import { CallIntents, type CallRecoveryHost, type RecoveredCalls } from './call-intent';
 import { gitAvailable } from './git';
@@ -61,6 +62,7 @@ export class CheckpointService {
       enabled: () => this.on,
       maxFileBytes: this.maxFileBytes,
       gitReady: () => this.gitReady(),
+      nameOf: (id) => nameOf(host.store, id),
       ...(options.commandsConfined ? { commandsConfined: options.commandsConfined } : {}),
     });
   }
@@ -103,15 +105,25 @@ export class CheckpointService {
     const storeDir = this.host.storeDir;
     // The file tools' locks of every file it may write, from its checks to its last write: an
     // agent's write_file or edit_file of one runs wholly before (a conflict the check sees) or after.
-    return withPathLocks(
-      plan.files.map((f) => lockPathOf(f.path)),
-      () =>
-        applyRewind(
-          { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
-          plan,
-          choices,
-          onConflict,
-        ),
+    // Inside them, no command may run in a root holding one of its files (roots-lock.ts): one
+    // under way refuses the rewind, one asked for meanwhile waits for it.
+    const files = plan.files.map((f) => f.path);
+    return withPathLocks(files.map(lockPathOf), () =>
+      withCommandsOut(
+        files,
+        (busy) =>
+          new RewindError(
+            'BUSY',
+            `Nothing was changed: a command is running where the rewind would write (${describeCommands(busy)}); written now, the rewind would be recorded as that command's change, and could overwrite what it writes unseen. Wait for it to end (or stop that agent), then apply the rewind again.`,
+          ),
+        () =>
+          applyRewind(
+            { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
+            plan,
+            choices,
+            onConflict,
+          ),
+      ),
     );
   }
 
@@ -198,7 +210,12 @@ export class CheckpointService {
         for (let p = store.header(root)?.parentSession; p; p = store.header(root)?.parentSession) root = p;
         return [root, ...store.descendants(root).map((h) => h.id)];
       },
-      nameOf: (id) => store.summaryRef(id)?.label ?? store.header(id)?.title ?? 'another agent',
+      nameOf: (id) => nameOf(store, id),
     };
   }
+}
+
+/** A session as the panel names it. */
+function nameOf(store: Store, id: string): string {
+  return store.summaryRef(id)?.label ?? store.header(id)?.title ?? 'another agent';
 }

@@ -58,7 +58,15 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       ? {
           afterToolCall: async (c: Parameters<NonNullable<ToolCallHooks['afterToolCall']>>[0]) => {
             let result: ToolResult = c.result;
-            for (const fn of afters) result = (await fn({ ...c, result })) ?? result;
+            // Each hook on its own: one that throws keeps the result as it was and the next still
+            // runs (the checkpoints' ends a command's count in its roots, roots-lock.ts).
+            for (const fn of afters) {
+              try {
+                result = (await fn({ ...c, result })) ?? result;
+              } catch {
+                // the result as it was
+              }
+            }
             return result;
           },
         }

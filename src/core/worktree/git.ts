@@ -17,7 +17,8 @@ export type WorktreeErrorCode =
   | 'CONFLICT'
   | 'UNSUPPORTED'
   | 'UNSAFE_PATH'
-  | 'PARTIAL';
+  | 'PARTIAL'
+  | 'BUSY';
 
 export class WorktreeError extends Error {
   override readonly name = 'WorktreeError';

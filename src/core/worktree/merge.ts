@@ -6,6 +6,7 @@ import { realOr } from '../project/within-root';
 import { beneath, isPathChanged } from '../tools/beneath';
 import { atomicTempName, syncDir } from '../tools/fsio';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
+import { describeCommands, type RunningCommand, withCommandsOut } from '../tools/roots-lock';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { snapshot } from './snapshot';
@@ -63,9 +64,11 @@ export async function mergeIntoWorkingTree(
   const top = fs.realpathSync(repo);
   // The file tools' locks of every target, held from the check to the last write: an agent's
   // write_file or edit_file of one of them runs wholly before (the check then sees it) or after.
-  return withPathLocks(
-    changes.map((c) => lockPathOf(path.join(top, c.path))),
-    async () => {
+  // Inside them, no command may run in a root holding a target (roots-lock.ts): one under way
+  // refuses the apply, one asked for meanwhile waits for it.
+  const targets = changes.map((c) => path.join(top, c.path));
+  return withPathLocks(targets.map(lockPathOf), () =>
+    withCommandsOut(targets, busyApply, async () => {
       // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
       const stale: MergeConflict[] = [];
       const own = excludes.flatMap((ex) => [ex, realOr(ex)]);
@@ -84,7 +87,14 @@ export async function mergeIntoWorkingTree(
       await beforeWrite?.(top, changes);
       await writeAll(top, changes);
       return { ok: true, files: changes.map((c) => c.path) };
-    },
+    }),
+  );
+}
+
+function busyApply(busy: readonly RunningCommand[]): WorktreeError {
+  return new WorktreeError(
+    'BUSY',
+    `Nothing was applied: a command is running in the workspace the apply would write (${describeCommands(busy)}); written now, the apply would be recorded as that command's change, and could overwrite what it writes unseen. Wait for it to end (or stop that agent), then apply again.`,
   );
 }
 
