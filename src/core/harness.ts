@@ -29,6 +29,7 @@ import type { PromptSection } from './scope/prompt';
 import type { ScopeRegistry } from './scope/registry';
 import type { Budget } from './session/budget';
 import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
+import { descriptorOf } from './session/folds';
 import { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
@@ -310,6 +311,9 @@ export class Harness {
     if (pending) return pending;
     const p = (async () => {
       const session = await this.store.inspect(id);
+      // Never a subagent: as a root it would get the deployment's tools, not its parent's (the runtime resumes it as itself).
+      if (descriptorOf(session.header, session.events))
+        throw new HarnessError('NOT_ROOT', `${id} is a subagent, not a conversation of its own: send it a message (it wakes as itself), or fork it.`);
       const agent = this.makeResident(new SessionWriter(session, this.store));
       await agent.recover();
       await this.hooks.opened(agent); // e.g. workflow runs a crash or reload left open are closed

@@ -44,6 +44,14 @@ function failed(id: string, err: unknown): RequestFailed {
   return { type: 'request/done', id, ok: false, error: err instanceof Error ? err.message : String(err), ...(code ? { code } : {}) };
 }
 
+/** A message or question that reached the controller after `dispose` (the window is closing or reloading). */
+class PanelClosedError extends Error {
+  readonly code = 'CLOSED';
+  constructor(what: string) {
+    super(`Arbor's panel is closing (the window is reloading or closing); ${what} was not done. Do it again once Arbor has reopened.`);
+  }
+}
+
 /**
  * The host side of the panel and transcript tabs: validates every message, answers with a
  * snapshot on ready and deltas afterwards, and routes user intents into the harness.
@@ -60,6 +68,8 @@ export class PanelController implements ApprovalPort {
   private selected: string | undefined;
   /** Settles when the first fold of every log is done (it never rejects). */
   private folded: Promise<void> = Promise.resolve();
+  /** `dispose` ran: no message is acted on and no harness is opened from here on. */
+  private disposed = false;
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
   readonly goals = new GoalActions(() => this.ensure());
   /** One handler per message that expects no answer (`handlers/notices.ts`). */
@@ -128,6 +138,7 @@ export class PanelController implements ApprovalPort {
       answer: (requestId, reply) => this.answer(requestId, reply),
       newDraft: () => this.newDraft(),
       nameOf: (id) => this.nameOf(id),
+      shows: (id) => this.sync.tree.node(id) !== undefined,
       interrupt: (id) => this.interrupt(id),
       cancelWorkflow: (runId) => this.cancelWorkflow(runId),
       forkAndShow: (id, seq, from) => this.forkAndShow(id, seq, from),
@@ -159,6 +170,13 @@ export class PanelController implements ApprovalPort {
 
   /** Entry point for every message from a webview. Bad input gets an error reply, never a crash. */
   async receive(port: ViewPort, msg: unknown): Promise<void> {
+    if (this.disposed) {
+      // A view still posting while the host goes: a request gets its answer, nothing is done.
+      const type = isWebviewToHost(msg) ? msg.type : 'a malformed message';
+      this.hooks.log('warn', `${type} arrived after the panel was disposed; ignored`);
+      if (isWebviewToHost(msg) && this.isRequest(msg)) port.post(failed(msg.id, new PanelClosedError(`"${msg.type}"`)));
+      return;
+    }
     if (!isWebviewToHost(msg)) {
       this.hooks.log('warn', `rejected webview message: ${describeInvalid(msg)}`);
       port.post({ type: 'message/rejected', code: 'BAD_MESSAGE', detail: describeInvalid(msg) });
@@ -190,6 +208,8 @@ export class PanelController implements ApprovalPort {
 
   /** The human's approval port: every view shows the request; the first answer wins. */
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalReply> {
+    // No view will show it any more (`dispose` denied every pending one): denied, as they were.
+    if (this.disposed) return Promise.resolve({ decision: 'deny' });
     return this.desk.ask(requestForView(request, this.harness?.roots ?? []), signal);
   }
 
@@ -393,6 +413,7 @@ export class PanelController implements ApprovalPort {
   }
 
   async dispose(): Promise<void> {
+    this.disposed = true;
     this.feed.dispose();
     this.runFeed.dispose();
     this.sync.dispose();
@@ -402,8 +423,11 @@ export class PanelController implements ApprovalPort {
   // ── internals ──────────────────────────────────────────────────────────────
 
   private async ensure(): Promise<Harness> {
+    // After dispose the host closes the harness: never open one it would not close (its store lock held, no clean marker).
+    if (this.disposed) throw new PanelClosedError('the action');
     if (this.harness) return this.harness;
     const h = await this.getHarness();
+    if (this.disposed) throw new PanelClosedError('the action');
     if (this.harness) return this.harness;
     this.harness = h;
     // Instruction and agent files re-read (at a request, or the host's watcher): every view hears it.

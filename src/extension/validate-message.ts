@@ -100,6 +100,7 @@ export function isWebviewToHost(x: unknown): x is WebviewToHost {
 export function describeInvalid(x: unknown): string {
   if (!isRecord(x)) return 'not an object';
   if (typeof x.type !== 'string') return 'no string "type"';
-  if (!Object.hasOwn(webviewToHostValidators, x.type)) return `unknown type "${x.type}"`;
+  // Echoed into the log and the reply: a hostile view's type is cut, never copied whole (it may be megabytes).
+  if (!Object.hasOwn(webviewToHostValidators, x.type)) return `unknown type "${x.type.length > 64 ? `${x.type.slice(0, 64)}…` : x.type}"`;
   return `fields of "${x.type}" are missing or malformed`;
 }

@@ -65,6 +65,16 @@ describe('extension: Best of N in the panel', () => {
     const [a, b] = started.ways;
     const wayA = fs.readFileSync(path.join((await w.t.h.worktrees.listing(a)).path, 'a.txt'), 'utf8');
 
+    // Attack (session 50): "Discard the others" before any way was applied would leave no way's work at all.
+    await w.c.receive(port, { type: 'bestof/discard-others', id: 'd0', group, sessionId: a });
+    const early = port.done('d0');
+    assert.ok(early && !early.ok && early.code === 'NOT_APPLIED', JSON.stringify(early));
+    assert.deepEqual(
+      [a, b].map((x) => w.t.h.store.summaryRef(x)?.worktree?.state),
+      ['open', 'open'],
+      'nothing was discarded',
+    );
+
     await w.c.receive(port, { type: 'bestof/choose', id: 'c1', group, sessionId: a });
     const chose = port.done('c1') as RequestSucceeded<'bestof/choose'> | undefined;
     assert.ok(chose?.ok);

@@ -49,6 +49,14 @@ describe('extension: rewind/preview and rewind/apply', () => {
     assert.equal(refused && !refused.ok ? refused.code : undefined, 'CONFLICT');
     assert.ok(fs.existsSync(path.join(ws, 'b.txt')), 'nothing written');
 
+    // Attack (session 50): the preview's token with another point: the files would go back to one point, the fork to another.
+    const later = w.t.h.resident(id)!.session.events.length - 1;
+    await w.c.receive(port, { type: 'rewind/apply', id: 'a1b', sessionId: id, seq: later, what: 'both', token: preview.token, choices: ['keep', null] });
+    const elsewhere = port.done('a1b');
+    assert.ok(elsewhere && !elsewhere.ok && /another point of the conversation/.test(elsewhere.error), JSON.stringify(elsewhere));
+    assert.ok(fs.existsSync(path.join(ws, 'b.txt')), 'nothing written');
+    assert.equal(w.t.h.store.list().length, 1, 'no fork made');
+
     await w.c.receive(port, { type: 'rewind/apply', id: 'a2', sessionId: id, seq, what: 'files', token: preview.token, choices: ['keep', null] });
     const applied = port.done('a2') as unknown as { ok: true; restored: number; kept: number; undoSeq: number };
     assert.equal(applied.ok, true);

@@ -21,7 +21,11 @@ export type HarnessErrorCode =
   /** Best of N: the ways asked for are not 2–4, or the source cannot be tried several ways. */
   | 'BAD_WAYS'
   /** Best of N: no group with that id, or that session is not one of its ways. */
-  | 'UNKNOWN_GROUP';
+  | 'UNKNOWN_GROUP'
+  /** Best of N: "Discard the others" names a way that was not applied (nothing came into the files). */
+  | 'NOT_APPLIED'
+  /** A subagent asked to open as a conversation of its own (a root): it runs only as itself, through the runtime. */
+  | 'NOT_ROOT';
 
 /** A refusal of the harness façade, with a code hosts map to advice (like `SubagentError`). */
 export class HarnessError extends Error {

@@ -300,6 +300,26 @@ export class Residency {
     );
   }
 
+  /**
+   * A released continuable child resident again as itself (its descriptor's tools, role and
+   * roots), running nothing: the caller of a human's task for that node (a placement). Its
+   * queue stays as it was; with nothing to do it is released again after the delay.
+   */
+  async activate(childId: string): Promise<Agent> {
+    this.refuseIfClosing(childId);
+    const live = this.activations.get(childId);
+    if (live && !live.released) return live.agent;
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.activate(childId);
+    }
+    const a = await this.resumeOnce(childId);
+    this.refuseIfClosing(childId);
+    this.armReleaseIfSettled(a);
+    return a.agent;
+  }
+
   /** Rebuild a child from its own log (cold-resume.ts) and make it resident again. */
   private async coldResume(childId: string): Promise<Activation> {
     const built = await rebuildFromLog(this.rt, childId, (depth) => this.setDepth(childId, depth));

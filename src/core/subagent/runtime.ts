@@ -155,6 +155,15 @@ export class SubagentRuntime implements SubagentControl {
     return this.residency.wake(id);
   }
 
+  /**
+   * A subagent resident as itself, to act as a caller (a human's task on a placement for that
+   * node): the resident agent, or a released continuable child cold-resumed from its own log,
+   * running nothing. Never a root's composition (a one-shot at rest is refused: NOT_CONTINUABLE).
+   */
+  async activate(id: string): Promise<Agent> {
+    return this.deps.resident(id) ?? (await this.residency.activate(id));
+  }
+
   /** A session is being deleted: its resident children go without settlement notices, its own residency with them. */
   forget(id: string): Promise<void> {
     return this.residency.forget(id);

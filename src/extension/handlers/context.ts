@@ -44,6 +44,8 @@ export interface HandlerContext {
   answer(requestId: string, reply: ApprovalReply): boolean;
   newDraft(): void;
   nameOf(sessionId: string): Promise<string>;
+  /** The tree shows this node (a session, or a workflow run once the logs are folded). */
+  shows(id: string): boolean;
   interrupt(sessionId: string): Promise<string[]>;
   cancelWorkflow(runId: string): Promise<void>;
   forkAndShow(sessionId: string, seq: number, from: 'panel' | 'transcript'): Promise<string>;

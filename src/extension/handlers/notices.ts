@@ -35,7 +35,13 @@ export function noticeHandlers(c: HandlerContext): NoticeHandlers {
     },
     'policy/pick': (_port, m) => c.hooks.pickPolicy?.(m.sessionId),
     'budget/pick': (_port, m) => c.hooks.pickBudget?.(m.sessionId),
-    'transcript/open': (_port, m) => c.hooks.openTranscript(m.sessionId),
+    // A tab (a webview of its own) per id asked for: only for a node that exists, so a view cannot open blank tabs by the thousand.
+    'transcript/open': async (_port, m) => {
+      const h = await c.ensure();
+      if (isRunNodeId(m.sessionId)) await c.folded();
+      if (!h.store.has(m.sessionId) && !c.shows(m.sessionId)) throw new Error(`No session ${m.sessionId}; no transcript tab was opened.`);
+      c.hooks.openTranscript(m.sessionId);
+    },
     'command/run': async (_port, m) => {
       if (!c.hooks.runCommand) throw new Error(`Command ${m.command} is not available here.`);
       await c.hooks.runCommand(m.command);

@@ -13,7 +13,9 @@ export function placementNames(h: Harness): string[] {
  * UNKNOWN_PLACEMENT listing the configured ones, as for the model's tools.
  */
 export async function startPlaced(h: Harness, sessionId: string, placement: string, prompt: string): Promise<string> {
-  const caller = h.resident(sessionId) ?? (await h.openSession(sessionId));
+  // A subagent node is the caller as itself (its parent's tools and roots), resumed by the runtime
+  // if it rests; never opened as a root, which would give it the deployment's tools.
+  const caller = h.resident(sessionId) ?? (await ((await h.isSubagent(sessionId)) ? h.subagents.activate(sessionId) : h.openSession(sessionId)));
   const label = prompt.trim().split('\n')[0].slice(0, 40) || placement;
   const r = await h.subagents.startContinuable(caller, 'spawn', { prompt, placement, label });
   return r.childId;

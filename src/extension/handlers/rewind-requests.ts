@@ -30,6 +30,8 @@ export function rewindRequests(c: HandlerContext): Pick<RequestHandlers, 'rewind
         const plan = m.token ? plans.get(m.token) : undefined;
         if (!plan || plan.sessionId !== m.sessionId)
           throw new Error('This preview was applied already or is no longer kept; choose Rewind… again to see a fresh one.');
+        // The very point previewed: the files and a fork of the conversation never go back to two different points.
+        if ((plan.undoes ?? plan.toSeq) !== m.seq) throw new Error('This preview is of another point of the conversation; choose Rewind… again at this one.');
         const choices: Record<string, RewindChoice> = {};
         for (const [i, f] of plan.files.entries()) {
           const choice = m.choices[i];

@@ -5,9 +5,25 @@ import type { HandlerContext, RequestHandlers } from './context';
 type WorktreeRequest = 'worktree/review' | 'worktree/apply' | 'worktree/discard' | 'worktree/keep' | 'worktree/clean';
 
 /** The orphans as the panel's notice shows them: by branch (no session ids), with why. A failure to look is no orphan. */
-export async function worktreeOrphans(h: Harness): Promise<HostToWebview> {
+async function lookForOrphans(h: Harness): Promise<HostToWebview> {
   const found = await h.worktrees.orphans().catch(() => []);
   return { type: 'worktree/orphans', orphans: found.map((o) => ({ id: o.id, name: o.branch ?? 'a worktree folder', why: o.why })) };
+}
+
+/** The look under way per harness: views that connect meanwhile share it. */
+const looking = new WeakMap<Harness, Promise<HostToWebview>>();
+
+/**
+ * The orphans for a view that connected: one look (a git run) at a time, shared by every
+ * `webview/ready` that arrives while it runs — a view posting ready in a loop starts no git per message.
+ */
+export function worktreeOrphans(h: Harness): Promise<HostToWebview> {
+  let look = looking.get(h);
+  if (!look) {
+    look = lookForOrphans(h).finally(() => looking.delete(h));
+    looking.set(h, look);
+  }
+  return look;
 }
 
 /** The worktree bar's requests (decision 0060): review in the diff editor, apply, discard, keep the branch. */
@@ -44,7 +60,7 @@ export function worktreeRequests(c: HandlerContext): Pick<RequestHandlers, Workt
       const h = await c.ensure();
       const orphans = await h.worktrees.orphans();
       for (const o of orphans) await h.worktrees.clean(o.id);
-      c.broadcast(await worktreeOrphans(h));
+      c.broadcast(await lookForOrphans(h)); // a fresh look, never one begun before the clean
       return { cleaned: orphans.length };
     },
     'worktree/keep': async (_port, m) => {

@@ -183,6 +183,12 @@ export class BestOfService {
   /** Discard the worktree of every way but `keep` still open or kept; returns the ways discarded. */
   async discardOthers(group: string, keep: string): Promise<string[]> {
     this.member(group, keep);
+    // The others go only once a way came into the files: never all but one with none applied (a stale or hostile view's ask).
+    if (this.d.store.summaryRef(keep)?.worktree?.state !== 'applied')
+      throw new HarnessError(
+        'NOT_APPLIED',
+        'That way is not applied: "Discard the others" keeps the way you applied. Apply one first, or discard ways one by one.',
+      );
     const out: string[] = [];
     for (const h of this.headersOf(group)) {
       if (h.id === keep) continue;
