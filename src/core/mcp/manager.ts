@@ -3,7 +3,7 @@ import type { ScopeRegistry } from '../scope/registry';
 import { fail } from '../tools/result';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool';
 import { type McpConfigError, type McpServerConfig, needsAllow } from './config';
-import type { McpConnection, McpToolDef } from './connection';
+import type { McpConnection, McpToolDef, ToolListing } from './connection';
 import { clip, offerable } from './limits';
 import { allowCovers, mcpToolName } from './names';
 import { mapResult } from './result';
@@ -219,7 +219,8 @@ export class McpManager {
           { roots: this.deps.roots, timeoutMs: this.deployment.startTimeoutMs ?? 30_000 },
           {
             toolsChanged: () => {
-              if (e.generation === gen) void this.relist(e, gen);
+              // A listing's failure is the state's `why` (refreshTools); nothing may reject past here.
+              if (e.generation === gen) this.relist(e, gen).catch(() => undefined);
             },
             // Only a server that was up is lost: a failed start is the catch's to handle.
             closed: (why) => {
@@ -316,17 +317,26 @@ export class McpManager {
   private async refreshTools(e: Entry, gen: number): Promise<void> {
     const conn = e.conn;
     if (!conn) return;
-    let defs: McpToolDef[];
+    let listing: ToolListing;
     try {
-      defs = await conn.listTools();
+      listing = await conn.listTools(this.deployment.startTimeoutMs ?? 30_000);
     } catch (err) {
-      if (e.generation === gen) e.lastStderr = this.say(e, `tools/list failed: ${describeError(err)}`);
+      if (e.generation !== gen) return;
+      // The tools it offered stay (a listing that fails once is no reason to take them away); the state says why.
+      e.leftOut = this.say(e, clip(`its tool list could not be read: ${describeError(err)}`, 400));
+      this.set(e, e.state.phase === 'ready' ? { why: e.leftOut } : {});
       return;
     }
     if (e.generation !== gen) return;
     // What the server says of its tools reaches the model and the log: its secrets redacted there too.
-    const { offered, leftOut } = offerable(defs);
+    const { offered, leftOut } = offerable(listing.tools, e.secrets);
     const notes = [...leftOut];
+    const { invalid, cut } = listing;
+    if (cut) notes.push(cut);
+    if (invalid.length > 0)
+      notes.push(
+        `${invalid.length === 1 ? 'a tool is' : `${invalid.length} tools are`} not offered: not valid MCP: ${invalid.slice(0, 3).join(', ')}${invalid.length > 3 ? ` and ${invalid.length - 3} more` : ''}`,
+      );
     const want = new Map(offered.map((d) => [mcpToolName(e.config.name, d.name), this.shown(e, d)]));
     for (const [name, t] of e.tools) {
       if (want.has(name)) continue;

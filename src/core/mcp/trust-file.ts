@@ -6,17 +6,22 @@ import type { McpTrust } from './manager';
 
 // The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
 // `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.
-// An allow names the server *and* what it runs (command, arguments, cwd and environment, or URL):
-// a workspace whose `.mcp.json` later points the same name at another program — or gives it
-// `NODE_OPTIONS` / `LD_PRELOAD`, which run code of their own — must be allowed again. Only a
-// digest is kept, never an env value; header values are not part of it (they carry no code).
+// An allow names the server *and* what it runs (command, arguments, cwd and environment, or URL
+// and headers): a workspace whose `.mcp.json` later points the same name at another program — or
+// gives it `NODE_OPTIONS` / `LD_PRELOAD`, which run code of their own — must be allowed again.
+// Headers count as the environment does: they carry no code, but `${env:X}` expands into them,
+// and a repository that adds one would send the user's variable to the server unasked. Only a
+// digest is kept, never a value.
 
 type Book = Record<string, Record<string, string>>;
 
+const sorted = (m: Record<string, string>) => Object.entries(m).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
 export function serverFingerprint(s: McpServerConfig): string {
   const t = s.transport;
-  const env = t.kind === 'stdio' ? Object.entries(t.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
-  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(env)] : ['http', t.url];
+  // A server without headers keeps the digest it had before headers counted (its allow holds).
+  const headers = t.kind === 'http' && Object.keys(t.headers).length > 0 ? [JSON.stringify(sorted(t.headers))] : [];
+  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(sorted(t.env))] : ['http', t.url, ...headers];
   return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
 }
 

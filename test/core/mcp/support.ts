@@ -17,6 +17,19 @@ export function filesystemStdio(dir: string, name = 'fs'): McpServerConfig {
   return { name, source: 'user', transport: { kind: 'stdio', command: process.execPath, args: [FILESYSTEM, dir], env: {} } };
 }
 
+const RAW = path.join(repoRoot(), 'test/support/mcp-raw-server.mjs');
+/** The env value every `raw` server is configured with (a secret it must never get out). */
+export const RAW_SECRET = 'raw-secret-5b2e9d';
+
+/** A hostile raw JSON-RPC server over stdio (test/support/mcp-raw-server.mjs) running `script`. */
+export function raw(
+  name: string,
+  script: { tools?: unknown[]; calls?: Record<string, unknown>; hangList?: boolean; pages?: { count: number; descBytes: number }; laterDeep?: number },
+  env: Record<string, string> = {},
+): McpServerConfig {
+  return { name, source: 'user', transport: { kind: 'stdio', command: process.execPath, args: [RAW, JSON.stringify(script)], env: { RAW_SECRET, ...env } } };
+}
+
 export interface HttpFixture {
   url: string;
   stop(): Promise<void>;
