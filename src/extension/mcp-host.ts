@@ -76,7 +76,8 @@ export class McpHost implements vscode.Disposable {
 
   private async prompt(h: Harness, s: McpServerState): Promise<void> {
     const pick = await vscode.window.showInformationMessage(
-      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}). Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
+      // What it runs is in the question: a file an agent or a repository wrote names the server, the human sees its command.
+      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}), which runs: ${h.mcp.runs(s.name) ?? 'unknown'}. Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
       'Allow',
       'Not Now',
     );

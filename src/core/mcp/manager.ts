@@ -145,6 +145,22 @@ export class McpManager {
     this.setServers({ ...this.deployment, servers: [...this.deployment.servers.filter((s) => !names.has(s.name)), ...servers] });
   }
 
+  /**
+   * What a server runs, for a human deciding whether to allow it: the command line (its
+   * configured secrets redacted, cut to 300 characters) or the URL without its query.
+   */
+  runs(name: string): string | undefined {
+    const e = this.entries.get(name);
+    if (!e) return undefined;
+    const t = e.config.transport;
+    if (t.kind === 'http') {
+      const u = new URL(t.url);
+      return this.say(e, `${u.origin}${u.pathname}`);
+    }
+    const line = this.say(e, [t.command, ...t.args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' '));
+    return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  }
+
   /** The user allowed a workspace server: remember it, and start it. */
   async allow(name: string): Promise<McpServerState> {
     const e = this.entries.get(name);

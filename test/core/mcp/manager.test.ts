@@ -31,6 +31,32 @@ describe('mcp: the server manager against the real reference servers', function 
   });
   const named = (n: string) => tools.view().find((t) => t.name === n);
 
+  it('what a server runs, for the allow question: its command line with configured secrets redacted, or the URL without its query', () => {
+    m = new McpManager(
+      { tools, roots: [dir] },
+      {
+        servers: [
+          {
+            name: 'w',
+            source: 'workspace',
+            file: '.mcp.json',
+            transport: { kind: 'stdio', command: 'npx', args: ['-y', 'evil pkg', '--token=s3cr3t-value'], env: { TOKEN: 's3cr3t-value' } },
+          },
+          {
+            name: 'h',
+            source: 'workspace',
+            file: '.mcp.json',
+            transport: { kind: 'http', url: 'https://mcp.example.com/mcp?key=abc123', headers: { Authorization: 'Bearer tok-999' } },
+          },
+        ],
+        workspaceTrusted: false,
+      },
+    );
+    assert.equal(m.runs('w'), 'npx -y "evil pkg" --token=[redacted]');
+    assert.equal(m.runs('h'), 'https://mcp.example.com/mcp');
+    assert.equal(m.runs('nope'), undefined);
+  });
+
   it('stdio: lists tools as mcp__<server>__<tool>, calls them, maps images, resource links and embedded resources, follows list_changed', async () => {
     m = new McpManager({ tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
     await m.whenSettled();
