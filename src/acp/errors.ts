@@ -1,4 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk/unstable';
+import { describeError } from '../core/errors';
 import type { SyncErrorCode } from '../core/placement/sync-wire';
 
 // Every refusal `arbor acp` answers carries a code (in `data.code`) that says what happened
@@ -7,6 +8,7 @@ import type { SyncErrorCode } from '../core/placement/sync-wire';
 export type AcpErrorCode =
   | 'RELATIVE_CWD'
   | 'NO_SUCH_FOLDER'
+  | 'FILESYSTEM_ROOT'
   | 'NOT_A_NODE'
   | 'UNKNOWN_SESSION'
   | 'NOT_A_ROOT'
@@ -14,7 +16,10 @@ export type AcpErrorCode =
   | 'UNSUPPORTED_CONTENT'
   | 'EMPTY_PROMPT'
   | 'UNKNOWN_MODE'
-  | 'TURN_FAILED';
+  | 'TURN_FAILED'
+  | 'MESSAGE_TOO_LARGE'
+  | 'MESSAGE_TOO_DEEP'
+  | 'WORKSPACE_UNAVAILABLE';
 
 /** ACP's "resource not found" (not one of the SDK's named constructors). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -32,6 +37,12 @@ export function unknownSession(id: string): RequestError {
     code: 'UNKNOWN_SESSION',
     message: `No session ${id} on this connection; create it with session/new or open it with session/load first.`,
   });
+}
+
+/** A workspace's harness could not open (its store cannot be made, or another Arbor holds it): the cause, in its words. */
+export function workspaceUnavailable(root: string, err: unknown): RequestError {
+  const why = describeError(err);
+  return new RequestError(-32603, `Internal error: the workspace ${root} could not be opened: ${why}`, { code: 'WORKSPACE_UNAVAILABLE', message: why });
 }
 
 export function turnFailed(message: string): RequestError {

@@ -42,6 +42,11 @@ export class BatchedOutput {
     return new WritableStream<Uint8Array>({ write: (b) => this.push(decoder.decode(b, { stream: true }), true) });
   }
 
+  /** A message of our own outside the SDK (a refused line's answer, `input-guard.ts`): it goes out this tick. Dropped once stdout has failed. */
+  send(message: AnyMessage): void {
+    if (this.failed === undefined) this.push(`${JSON.stringify(message)}\n`, true);
+  }
+
   /** Write everything held now. */
   flush(): void {
     this.stop();

@@ -2,7 +2,7 @@ import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
 import { describeConfigError } from '../core/mcp/config';
 import type { SandboxMode } from '../core/session/events';
-import { invalidParams, invalidRequest, unknownSession } from './errors';
+import { invalidParams, invalidRequest, unknownSession, workspaceUnavailable } from './errors';
 import { Feed } from './feed';
 import { acpMcpServers } from './mcp-servers';
 import { promptText, settleSubtree, spentUnder, stopReasonOf, usageBetween } from './prompt';
@@ -104,9 +104,10 @@ export class AcpServer {
     return c ? c.notify(acp.methods.client.session.update, { sessionId, update }) : Promise.resolve();
   }
 
-  private async open(cwd: unknown, mcpServers: unknown): Promise<{ root: string; harness: Harness }> {
-    const root = this.opts.workspaces.rootOf(cwd);
-    const harness = await this.opts.workspaces.harness(root);
+  private async open(root: string, mcpServers: unknown): Promise<{ root: string; harness: Harness }> {
+    const harness = await this.opts.workspaces.harness(root).catch((err: unknown) => {
+      throw workspaceUnavailable(root, err);
+    });
     if (Array.isArray(mcpServers) && mcpServers.length > 0) {
       // The client's servers join this workspace's harness (its tools are every session's there), ready before the answer.
       const read = acpMcpServers(mcpServers);
@@ -162,14 +163,17 @@ export class AcpServer {
       },
       authenticate: () => ({}),
       'session/new': async ({ params }) => {
-        const { root, harness } = await this.open(params.cwd, params.mcpServers);
+        const { root, harness } = await this.open(this.opts.workspaces.rootOf(params.cwd), params.mcpServers);
         const agent = await harness.createSession();
         this.table.add({ id: agent.id, harness, root, owner: agent.id });
         return { sessionId: agent.id, modes: await this.modes(harness, agent.id) };
       },
       'session/load': async ({ params }) => {
-        const { root, harness } = await this.open(params.cwd, params.mcpServers);
         const id = params.sessionId;
+        const place = this.opts.workspaces.rootOf(params.cwd);
+        // A folder with no store has no session to load: nothing is made in it.
+        if (!this.opts.workspaces.stored(place)) throw unknownSession(id);
+        const { root, harness } = await this.open(place, params.mcpServers);
         if (!harness.store.has(id)) throw unknownSession(id);
         if ((await treeParent(harness, id)) !== undefined) throw invalidParams('NOT_A_ROOT', `session ${id} is a subagent; load its root conversation`);
         const s = this.table.add({ id, harness, root, owner: id });
@@ -177,8 +181,11 @@ export class AcpServer {
         return { modes: await this.modes(harness, id) };
       },
       'session/list': async ({ params }) => {
-        const places = params.cwd ? [await this.open(params.cwd, [])] : await this.opts.workspaces.opened();
-        if (!params.cwd && places.length === 0) places.push(await this.open(this.opts.workspaces.defaultRoot, []));
+        // Only folders with a store are looked in: a list makes none.
+        const ws = this.opts.workspaces;
+        const wanted = params.cwd ? ws.rootOf(params.cwd) : undefined;
+        const places = wanted ? (ws.stored(wanted) ? [await this.open(wanted, [])] : []) : await ws.opened();
+        if (!wanted && places.length === 0 && ws.stored(ws.rootOf(ws.defaultRoot))) places.push(await this.open(ws.rootOf(ws.defaultRoot), []));
         const sessions: acp.SessionInfo[] = [];
         for (const { root, harness } of places) {
           for (const header of harness.store.list()) {
@@ -190,6 +197,9 @@ export class AcpServer {
       },
       'session/set_mode': async ({ params }) => {
         const s = this.root(params.sessionId);
+        // A child runs under what its parent gave it (policy snapshot): a client switching it could widen it past its parent.
+        if (s.parent !== undefined)
+          throw invalidRequest('NOT_A_ROOT', `session ${s.id} is a subagent: it keeps the mode its parent gave it; set the mode of its root conversation`);
         const mode = MODES.find((m) => m.id === params.modeId);
         if (!mode) throw invalidParams('UNKNOWN_MODE', `mode ${params.modeId} is not one of ${MODES.map((m) => m.id).join(', ')}`);
         await s.harness.setPolicy(s.id, { sandbox: mode.id as SandboxMode });

@@ -14,6 +14,8 @@ export class Workspaces {
   constructor(
     /** The harness deployment for a root (the CLI's flags and environment). */
     private readonly configFor: (root: string) => HarnessConfig,
+    /** Where a root's store is (its config's `storeDir`, without building the rest). */
+    private readonly storeOf: (root: string) => string,
     /** The folder the command was started for (`--workspace`, else its cwd). */
     readonly defaultRoot: string,
     /**
@@ -50,7 +52,18 @@ export class Workspaces {
     const base = realOr(this.defaultRoot);
     if (real === base || real.startsWith(base + path.sep)) return base;
     for (const root of this.open.keys()) if (real === root || real.startsWith(root + path.sep)) return root;
+    // A root of its own is the sandbox's write boundary: the whole disk is none (a client with no folder open may send `/`).
+    if (real === path.parse(real).root)
+      throw invalidParams(
+        'FILESYSTEM_ROOT',
+        `cwd ${cwd} is the file system's root: as a workspace it would let the agent write anywhere; open a project folder (or start arbor acp with --workspace there)`,
+      );
     return real;
+  }
+
+  /** Whether a root has sessions to look at: its harness is open or its store exists (a look at a folder makes no store in it). */
+  stored(root: string): boolean {
+    return this.open.has(root) || fs.existsSync(this.storeOf(root));
   }
 
   harness(root: string): Promise<Harness> {

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
-import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { type AnyMessage, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { guardInput, MAX_MESSAGE_BYTES, refusalAnswer, refusalText } from '../acp/input-guard';
 import { BatchedOutput } from '../acp/output';
 import { acpApprovalPort } from '../acp/permission';
 import { AcpServer } from '../acp/server';
@@ -54,6 +55,12 @@ export const acpCommand: Command = async (args, io) => {
   if (!nodes !== !nodeStores) throw new UsageError('--nodes and --node-stores go together: the folder of the nodes and the folder of their stores');
   const nodeRepos = pathOption(args, 'node-repos');
   if (nodeRepos && !nodes) throw new UsageError("--node-repos goes with --nodes and --node-stores: it is where the nodes' repositories are kept");
+  // The folder the command was started for keeps --store / $ARBOR_STORE; a node has its store in --node-stores; any other root has its own.
+  const storeOf = (root: string): string => {
+    const node = workspaces.nodeOf(root);
+    if (node !== undefined) return path.join(nodeStores!, node);
+    return root === realOr(defaultRoot) && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store');
+  };
   const workspaces = new Workspaces(
     (root) => {
       // A placement's node (decision 0077) is what the folder the command was started for used to be: trusted, its store given.
@@ -61,9 +68,10 @@ export const acpCommand: Command = async (args, io) => {
       const same = node !== undefined || root === realOr(defaultRoot);
       return {
         ...base,
-        // The folder the command was started for keeps --store / $ARBOR_STORE; a node has its store in --node-stores; any other root has its own.
-        storeDir: node !== undefined ? path.join(nodeStores!, node) : same && explicitStore ? base.storeDir : path.join(root, '.arbor', 'store'),
+        storeDir: storeOf(root),
         workspace: [root],
+        // A root the client opened above the started-for folder (or the nodes' folder) holds its store: every harness protects them all.
+        otherStores: [base.storeDir, ...(nodeStores ? [nodeStores] : [])],
         // A node's own .mcp.json as the started-for folder's (its --allow-mcp holds); another root's waits for its allow.
         ...(node !== undefined
           ? { mcp: mcpDeployment(rest, io.env, path.join(nodeStores!, node), root) }
@@ -86,6 +94,7 @@ export const acpCommand: Command = async (args, io) => {
         ...(base.hooks ? { hooks: { ...base.hooks, workspaceRoot: root, trusted: () => same } } : {}),
       };
     },
+    storeOf,
     defaultRoot,
     nodes,
   );
@@ -103,8 +112,15 @@ export const acpCommand: Command = async (args, io) => {
   // onto the answer's path and measured no faster (the feed already coalesces streamed text).
   const out = new BatchedOutput({ write: (text) => process.stdout.write(text) }, 0);
   process.stdout.on('error', (err) => out.fail(err));
-  // The SDK's line reader takes stdin (its replies to malformed lines go out through `out` too).
-  const input = ndJsonStream(out.bytes(), Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  // The SDK's line reader takes stdin (its replies to malformed lines go out through `out` too),
+  // behind the guard that answers a line too large or too deep for it instead of closing.
+  const stdin = guardInput(Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>, (r) => {
+    const text = refusalText(r);
+    io.err(`arbor acp: refused a message of ${r.bytes} bytes (${r.method ?? 'no method'}, id ${r.id ?? 'none'}): ${text}`);
+    const answer = refusalAnswer(r, text);
+    if (answer) out.send(answer as AnyMessage);
+  });
+  const input = ndJsonStream(out.bytes(), stdin, { maxMessageBytes: MAX_MESSAGE_BYTES });
   const conn = server.connect({ readable: input.readable, writable: out.messages() });
   // SIGTERM ends the agent as the client closing does (exit 0); Ctrl+C stops its remote programs, bounded, then exits 130.
   const stop = onStopSignals(io, { sigtermCode: 0 });

@@ -106,7 +106,11 @@ ACP options (arbor acp):
                      a cwd outside DIR is refused
   --node-repos DIR   with --nodes: the nodes' repositories (DIR/<key>.git); the workspace then
                      travels over this connection (_arbor/sync/*, decision 0081)
-  Sessions of a cwd inside --workspace use --store; any other cwd keeps its own CWD/.arbor/store.
+  Sessions of a cwd inside --workspace use --store; any other cwd (never /) keeps its own
+  CWD/.arbor/store, made by its first session/new (a list or load makes none). The client's
+  session/new mcpServers start as it gives them, outside the sandbox (its user's choice); their
+  calls are approved as a command outside the sandbox is (--approval). A message
+  past 32 MiB or nested past 256 levels is refused with its id; the connection goes on.
 
 Sandbox modes (--sandbox). File tools read only inside the workspace, except in full-access.
   read-only        file tools write nothing; commands run in the OS sandbox with the whole

@@ -68,7 +68,7 @@ export class AgentFactory {
       },
       // A worktree child's roots are only its worktree (decision 0060): file tools and the OS sandbox both.
       roots: comp.roots ?? this.deps.roots,
-      protectedPaths: [{ path: config.storeDir, reason: STORE_REASON }],
+      protectedPaths: [config.storeDir, ...(config.otherStores ?? [])].map((p) => ({ path: p, reason: STORE_REASON })),
       // The live config object: `setDefaults` reaches agents at their next tool call.
       defaults: config,
       approval: port && approvalAsked ? noticing(port, approvalAsked) : port,

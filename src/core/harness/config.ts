@@ -16,6 +16,11 @@ import type { WorkflowDeployment } from '../workflow/limits';
 /** A deployment as a plain object: which store, model, workspace, policies and limits. */
 export interface HarnessConfig {
   storeDir: string;
+  /**
+   * Stores of other harnesses in this process (`arbor acp`'s other workspace roots): protected as
+   * this one's own is, from its file tools and its commands, where they lie inside its roots.
+   */
+  otherStores?: readonly string[];
   /** Workspace folders; the first is the default cwd. */
   workspace: string[];
   model:

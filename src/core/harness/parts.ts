@@ -104,7 +104,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
     // Read at each command: a settings change applies to the next one.
     network: () => config.commands?.network ?? false,
-    protectedPaths: () => [config.storeDir],
+    protectedPaths: () => [config.storeDir, ...(config.otherStores ?? [])],
   });
   const subagents: SubagentRuntime = new SubagentRuntime({
     store,

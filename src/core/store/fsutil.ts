@@ -12,6 +12,34 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
+ * `mkdir -p` by hand: each missing folder made on its own, from the highest one down. Node's
+ * recursive mkdir never returns where mkdir says ENOENT under a folder that exists (procfs:
+ * `/proc/x/y`) — its thread-pool thread spins for good, and four of them stop every file
+ * operation of the process; here that ENOENT is the answer.
+ */
+export async function makeDirs(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    try {
+      await fs.promises.stat(d);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    missing.push(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      await fs.promises.mkdir(d);
+    } catch (e) {
+      // Made meanwhile (another writer) is made.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
+
+/**
  * Replace `file` atomically: write a temp file, fsync it, rename over, fsync the folder. A temp
  * file that could not be finished (a full disk) is removed at once, never left holding the
  * space until the next open's `removeStaleTemps`.
@@ -39,7 +67,7 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
  * for when the work's record is in the log (a crash before it leaves the intent to `drainIntents`).
  */
 export async function writeIntentFile(dir: string, name: string, intent: unknown): Promise<() => Promise<void>> {
-  await fs.promises.mkdir(dir, { recursive: true });
+  await makeDirs(dir);
   const file = path.join(dir, `${name}.json`);
   await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
   return async () => {

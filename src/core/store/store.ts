@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { describeError } from '../errors';
 import type { SessionEvent, SessionHeader } from '../session/events';
 import { Session } from '../session/session';
 import { type SessionSummary, summarize } from '../session/summary';
@@ -7,6 +8,7 @@ import { checkHeader } from '../session/validate';
 import { Catalog } from './catalog';
 import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
 import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
+import { makeDirs } from './fsutil';
 import { StoreListeners } from './listeners';
 import { acquireLock } from './lock';
 import { Operations } from './operations';
@@ -73,7 +75,16 @@ export class Store {
         dir,
       );
     }
-    await fs.promises.mkdir(path.join(dir, 'trees'), { recursive: true });
+    try {
+      await makeDirs(path.join(dir, 'trees'));
+    } catch (err) {
+      throw new StoreError(
+        'IO',
+        `The session store ${dir} cannot be made (${describeError(err)}): its folder takes no new folders (as /proc) or is not writable. Keep the store in a writable folder (--store or $ARBOR_STORE; for arbor acp, a session cwd in a writable folder).`,
+        dir,
+        err,
+      );
+    }
     const unlock = await acquireLock(dir);
     // One set of counters for the catalog and every tree file (`stats()`).
     const counters = new StoreCounters();

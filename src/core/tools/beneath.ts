@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { makeDirs } from '../store/fsutil';
 import { isWithin } from './real-path';
 
 // Acting on a checked path without resolving it again (decision 0097). The file tools check a
@@ -150,7 +151,7 @@ export async function beneath<T>(
   act: (target: string, folder?: PinnedFolder) => Promise<T>,
 ): Promise<T> {
   if (!pins(realPath, root)) {
-    if (make) await fsp.mkdir(path.dirname(realPath), { recursive: true });
+    if (make) await makeDirs(path.dirname(realPath));
     return act(realPath);
   }
   const folder = await PinnedFolder.open(root, path.dirname(realPath), make);
@@ -169,7 +170,7 @@ export async function beneath<T>(
  */
 export async function inFolder<T>(dir: string, root: string | undefined, make: boolean, act: (folder?: PinnedFolder) => Promise<T>): Promise<T | undefined> {
   if (!pinsFolder(dir, root)) {
-    if (make) await fsp.mkdir(dir, { recursive: true });
+    if (make) await makeDirs(dir);
     return act();
   }
   let folder: PinnedFolder;

@@ -1,6 +1,6 @@
-import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { type ApprovalRequest, decideApproval, describeDenial } from '../policy/approval';
+import { makeDirs } from '../store/fsutil';
 import { cap, unifiedDiff } from './diff';
 import { physicalPath, type ResolvedPath } from './paths';
 import { fail, refused } from './result';
@@ -48,7 +48,7 @@ function previewOf(name: string, change: { before?: string; after: string }): No
  * would make the write land somewhere else.
  */
 export async function prepareParent(tool: string, target: ResolvedPath): Promise<ToolResult | undefined> {
-  await fsp.mkdir(path.dirname(target.realPath), { recursive: true });
+  await makeDirs(path.dirname(target.realPath));
   const again = await physicalPath(target.realPath);
   if (!again.ok || again.path !== target.realPath) {
     return fail('OUTSIDE_WORKSPACE', `${tool}: '${target.relative}' changed while it was being written (a symbolic link appeared); nothing was written`);
