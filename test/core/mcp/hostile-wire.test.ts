@@ -153,7 +153,9 @@ describe('mcp: a hostile wire', function () {
     const { value: r, grew } = await peakGrowth(() => named('mcp__r__ask')!.execute({}, ctx()));
     assert.equal(r.isError, true, r.content);
     assert.match(r.content, /does not read/);
-    assert.ok(grew < 150 * MB, `the host grew by ${Math.round(grew / MB)} MB`);
+    // Unbounded, the answers alone held 800 MB (and the call hung); the peak RSS here also carries
+    // the 400,000 questions parsed on the way in and not yet collected (202 MB seen in a clean-clone run).
+    assert.ok(grew < 400 * MB, `the host grew by ${Math.round(grew / MB)} MB`);
   });
 
   it("a server's own requests: sampling is refused without reaching any model; roots/list answers only the workspace folders, as file URLs", async () => {
