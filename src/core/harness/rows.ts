@@ -41,6 +41,7 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
   const admits = all.flatMap((h) => (h.admit ? [h.admit] : []));
   const befores = all.flatMap((h) => (h.beforeToolCall ? [h.beforeToolCall] : []));
   const afters = all.flatMap((h) => (h.afterToolCall ? [h.afterToolCall] : []));
+  const starters = all.flatMap((h) => (h.toolsStarting ? [h.toolsStarting.bind(h)] : []));
   return {
     ...(admits.length ? { admit: (id: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => allAdmit(admits, id, msg, signal) } : {}),
     ...(befores.length
@@ -87,11 +88,11 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
           },
         }
       : {}),
-    ...(all.some((h) => h.toolsStarting)
+    ...(starters.length
       ? {
           toolsStarting: (signal: AbortSignal) => {
-            const pending = all.flatMap((h) => {
-              const p = h.toolsStarting?.(signal);
+            const pending = starters.flatMap((fn) => {
+              const p = fn(signal);
               return p ? [p] : [];
             });
             return pending.length ? Promise.all(pending).then(() => undefined) : undefined;
