@@ -17,7 +17,9 @@ const MAX_ARGS_SHOWN = 400;
  * One MCP tool as an Arbor tool. A call is an action outside the sandbox (decision 0055): the
  * server runs with the user's rights, not under bubblewrap, so it needs approval unless the
  * user allowed the server or the tool; the policy `never` (a delegated child by default) is
- * refused, and "allow for this conversation" records a grant for this one tool.
+ * refused, and "allow for this conversation" records a grant for this one tool. In a read-only
+ * session the up-front allow covers only tools annotated `readOnlyHint: true`; any other call
+ * asks (under `never`, is refused), so a read-only child never writes through an allowed server.
  */
 export function mcpTool(server: string, name: string, def: McpToolDef, port: McpToolPort): Tool {
   const description = `[MCP server "${server}"] ${def.description ?? def.title ?? def.name}`.slice(0, 2000);
@@ -28,21 +30,32 @@ export function mcpTool(server: string, name: string, def: McpToolDef, port: Mcp
     parameters,
     execute: (args, ctx) =>
       guard(name, ctx.signal, async () => {
-        if (!port.preAllowed(server, name)) {
+        // A read-only session (a root the user made so, or a child its caller narrowed) changes
+        // nothing: an up-front allow covers only the tools the server declares read-only there.
+        const narrowed = ctx.sandbox === 'read-only' && def.annotations?.readOnlyHint !== true;
+        if (!port.preAllowed(server, name) || narrowed) {
           const shown = JSON.stringify(args);
           const summary = `Call ${def.name} on MCP server "${server}" with ${shown.length > MAX_ARGS_SHOWN ? `${shown.slice(0, MAX_ARGS_SHOWN)}…` : shown}`;
           const answer = await decideApproval(ctx, {
             tool: name,
             summary,
-            reason: `MCP server "${server}" runs outside Arbor's sandbox with your rights; this call may read or change anything the server can reach.`,
+            reason:
+              `MCP server "${server}" runs outside Arbor's sandbox with your rights; this call may read or change anything the server can reach.` +
+              (narrowed ? ` This session is read-only and the server does not declare ${def.name} read-only.` : ''),
             // A tool name is one word: a grant covers this tool of this server, for this conversation.
             target: { kind: 'command', command: name },
           });
           if (!answer.approved)
-            return refused(`${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.`, {
-              outcome: answer.outcome,
-              summary,
-            });
+            return refused(
+              `${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.` +
+                (narrowed
+                  ? ` This session is read-only, and an up-front allow covers only the tools a server declares read-only (readOnlyHint); ${def.name} is not one. Give the work to a session with a wider sandbox, or ask the user.`
+                  : ''),
+              {
+                outcome: answer.outcome,
+                summary,
+              },
+            );
         }
         if (ctx.signal.aborted) return fail('CANCELLED', `${name}: cancelled before the call was made`);
         return port.call(server, name, def, args, ctx);

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import type { HarnessConfig } from '../../../src/core/harness';
 import type { McpDeployment } from '../../../src/core/mcp/manager';
 import { MemoryTrust } from '../../../src/core/mcp/trust-file';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { ChatBody } from '../../support/model-server';
 import { scriptedApproval } from '../../support/scripted-approval';
 import { ofType, subagentWorld } from '../subagent/helpers';
-import { alive, everythingStdio } from './support';
+import { alive, everythingStdio, filesystemStdio } from './support';
 
 const echo = (message: string) => ({ name: 'mcp__everything__echo', arguments: { message } });
 const toolNames = (b: ChatBody) => (b.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
@@ -88,6 +90,61 @@ describe('mcp: tools through the policy and the tree', function () {
     await w.t.h.settle();
     const [o] = w.t.h.store.children(open.id);
     assert.match(results(await w.t.h.store.readEvents(o.id), 'mcp__everything__echo')[0].content, /child call/);
+  });
+
+  describe('read-only holds through an allowed server', () => {
+    // server-filesystem serves the roots Arbor answers (the workspace), whatever folder it was started with.
+    let outside = '';
+    const write = (file: string) => ({ name: 'mcp__fs__write_file', arguments: { path: path.join(outside, file), content: 'written through MCP' } });
+    const read = () => ({ name: 'mcp__fs__read_text_file', arguments: { path: path.join(outside, 'notes.txt') } });
+    const start = async (more: Partial<HarnessConfig>): Promise<void> => {
+      await w.setup({ mcp: { servers: [filesystemStdio(os.tmpdir())], allowTools: ['fs'] }, ...more });
+      outside = w.t.workspace;
+      fs.writeFileSync(path.join(outside, 'notes.txt'), 'kept\n');
+      await w.t.h.mcp.whenSettled();
+    };
+
+    it('a read-only child of a deployment that allowed the server up front (policy never) writes nothing through it, and reads what it declares read-only', async () => {
+      await start({ approval: 'never', sandbox: 'workspace-write' });
+      // A reviewer agent the project defines as read-only (decision 0056): what it is given, it cannot widen.
+      fs.mkdirSync(path.join(outside, '.arbor/agents'), { recursive: true });
+      fs.writeFileSync(path.join(outside, '.arbor/agents/reader.md'), '---\nname: reader\ndescription: Reads.\nsandbox: read-only\n---\nRead only.\n');
+      w.script.on(
+        'root',
+        { toolCalls: [write('by-root.txt'), { name: 'subagent', arguments: { agent: 'reader', prompt: '[[ro]] go' } }] },
+        { text: 'root done' },
+      );
+      w.script.on('ro', { toolCalls: [write('by-child.txt'), write('sub/by-child.txt'), read()] }, { text: 'ro done' });
+      await w.root.accept('[[root]] go');
+      await w.t.h.settle();
+      // Control: the workspace-write root's allowed call wrote.
+      assert.equal(fs.readFileSync(path.join(outside, 'by-root.txt'), 'utf8'), 'written through MCP');
+      const [child] = w.t.h.store.children(w.root.id);
+      const evs = await w.t.h.store.readEvents(child.id);
+      const writes = results(evs, 'mcp__fs__write_file');
+      assert.equal(writes.length, 2);
+      for (const r of writes) {
+        assert.equal(r.isError, true);
+        assert.match(r.content, /was not made\. This session is read-only.*write_file is not one/);
+      }
+      assert.deepEqual(fs.readdirSync(outside).sort(), ['.arbor', 'by-root.txt', 'notes.txt']);
+      const [r] = results(evs, 'mcp__fs__read_text_file');
+      assert.equal(r.isError, false, r.content);
+      assert.match(r.content, /kept/);
+    });
+
+    it('a read-only root under "ask": the allowed server\'s writing tool asks, saying why; refused, nothing is written', async () => {
+      const port = scriptedApproval(['deny']);
+      await start({ approval: 'ask', approvalPort: port, sandbox: 'read-only' });
+      w.script.on('root', { toolCalls: [write('asked.txt'), read()] }, { text: 'done' });
+      await w.root.accept('[[root]] go');
+      await w.t.h.settle();
+      assert.equal(port.requests.length, 1, 'only the write asks');
+      assert.equal(port.requests[0].tool, 'mcp__fs__write_file');
+      assert.match(port.requests[0].reason, /read-only and the server does not declare write_file read-only/);
+      assert.equal(fs.existsSync(path.join(outside, 'asked.txt')), false);
+      assert.match(results(await w.t.h.store.readEvents(w.root.id), 'mcp__fs__read_text_file')[0].content, /kept/);
+    });
   });
 
   it('a workspace server the user has not allowed does not start; allowed once, it starts and stays allowed', async () => {
