@@ -1,19 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
-import { keptByStop } from './agent/kept-by-stop';
-import { SessionWriter } from './agent/session-writer';
+import type { SessionWriter } from './agent/session-writer';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
 import type { CostService } from './cost/service';
 import type { GoalService } from './goal/service';
-import type { AgentFactory } from './harness/agent-factory';
 import type { BestOfService } from './harness/bestof/service';
 import { clientFor } from './harness/client';
 import { HarnessError } from './harness/errors';
 import type { LiveHub } from './harness/live';
 import { makeParts } from './harness/parts';
-import { rootAgentOf } from './harness/root-agent';
+import type { RootSessions } from './harness/root-sessions';
 import type { composeHooks } from './harness/rows';
 import type { SessionsService } from './harness/sessions';
 import type { HookService } from './hooks/service';
@@ -28,12 +25,10 @@ import { recoverInterrupted } from './recovery';
 import type { PromptSection } from './scope/prompt';
 import type { ScopeRegistry } from './scope/registry';
 import type { Budget } from './session/budget';
-import type { ApprovalPolicy, SandboxMode, SessionHeader } from './session/events';
-import { descriptorOf } from './session/folds';
-import { Session } from './session/session';
+import type { ApprovalPolicy, SandboxMode } from './session/events';
+import type { Session } from './session/session';
 import type { SessionSummary } from './session/summary';
 import { Store } from './store/store';
-import { rootsOf } from './subagent/isolation';
 import type { SubagentRuntime } from './subagent/runtime';
 import type { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
@@ -44,6 +39,7 @@ import type { WorktreeService } from './worktree/service';
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
 export { DEFAULT_MAX_DEPTH } from './harness/config';
 export { HarnessError, type HarnessErrorCode } from './harness/errors';
+export { newSessionId } from './harness/root-sessions';
 export type { Change, LiveWhat, Observer } from './live/changes';
 export type { SessionLive, SessionView } from './live/state';
 
@@ -53,8 +49,8 @@ import type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/conf
  * The composition root's façade: what hosts, faces and features call. Its parts are made and
  * wired in `harness/parts.ts` (services) and `harness/features.ts` (tool sets, prompt sections
  * and features — delegation, workflows, goals, a remote provider — as rows, each from its own
- * wiring file); session operations live in `harness/sessions.ts`. Refusals are
- * `HarnessError`s with a code.
+ * wiring file); session operations live in `harness/sessions.ts`, root conversations made
+ * resident in `harness/root-sessions.ts`. Refusals are `HarnessError`s with a code.
  */
 export class Harness {
   readonly tools: ScopeRegistry<Tool>;
@@ -63,7 +59,6 @@ export class Harness {
   private readonly agents: Map<string, Agent>;
   /** The one change stream (decision 0054): events of every writer, deltas, progress, live transitions. */
   private readonly live: LiveHub;
-  private readonly opening = new Map<string, Promise<Agent>>();
   /** The workspace folders' real paths (faces show paths relative to them). */
   readonly roots: readonly string[];
   readonly subagents: SubagentRuntime;
@@ -75,8 +70,8 @@ export class Harness {
   /** Fork, delete, send, set policy, withdraw, grants, stop a subtree: reached only through the façade's methods. */
   private readonly sessions: SessionsService;
   private readonly hooks: ReturnType<typeof composeHooks>;
-  /** Builds every agent, root or child, over a writer. */
-  private readonly factory: AgentFactory;
+  /** Root conversations created, opened from their log, built over a writer. */
+  private readonly rootSessions: RootSessions;
   /** Prices and subtree budgets (decisions 0033, 0034). */
   readonly cost: CostService;
   /** Project instructions and agents defined in files, as global prompt sections (decision 0056). */
@@ -105,7 +100,7 @@ export class Harness {
     this.roots = p.roots;
     this.cost = p.cost;
     this.project = p.project;
-    this.factory = p.factory;
+    this.rootSessions = p.rootSessions;
     this.worktrees = p.worktrees;
     this.commandSandbox = p.commandSandbox;
     this.subagents = p.subagents;
@@ -285,46 +280,13 @@ export class Harness {
   }
 
   /** A new root conversation; with `agent`, one with an agent defined in a file (its sandbox only narrows the deployment's). */
-  async createSession(opts: { title?: string; agent?: string } = {}): Promise<Agent> {
-    const header: SessionHeader = { id: newSessionId(), createdAt: new Date().toISOString(), origin: 'user', delegationDepth: 0, cwd: this.roots[0] };
-    if (opts.title) header.title = opts.title;
-    if (this.config.preset) header.agentPreset = this.config.preset;
-    const root = opts.agent === undefined ? undefined : rootAgentOf(this.project, opts.agent, this.config.sandbox);
-    if (root) {
-      header.agent = root.agent;
-      header.title ??= root.agent.name;
-    }
-    const writer = new SessionWriter(Session.create(header), this.store, { published: false });
-    if (root?.sandbox) await writer.append({ type: 'sandbox/mode', mode: root.sandbox, source: 'user' });
-    await writer.publish();
-    return this.makeResident(writer);
+  createSession(opts: { title?: string; agent?: string } = {}): Promise<Agent> {
+    return this.rootSessions.create(opts);
   }
 
-  /**
-   * The resident agent of a root session, or a cold resume from its own log. A subagent
-   * is reached through `send` (the runtime rebuilds its composition from its descriptor).
-   */
-  async openSession(id: string): Promise<Agent> {
-    const resident = this.agents.get(id);
-    if (resident) return resident;
-    const pending = this.opening.get(id);
-    if (pending) return pending;
-    const p = (async () => {
-      const session = await this.store.inspect(id);
-      // Never a subagent: as a root it would get the deployment's tools, not its parent's (the runtime resumes it as itself).
-      if (descriptorOf(session.header, session.events))
-        throw new HarnessError('NOT_ROOT', `${id} is a subagent, not a conversation of its own: send it a message (it wakes as itself), or fork it.`);
-      const agent = this.makeResident(new SessionWriter(session, this.store));
-      await agent.recover();
-      await this.hooks.opened(agent); // e.g. workflow runs a crash or reload left open are closed
-      // Messages a human's Stop kept wait for that human ("Send now"), also across a restart;
-      // others accepted before a restart were promised: work through them.
-      if (keptByStop(agent.session.events, agent.session.unclaimedInbox)) agent.pause();
-      else agent.pump();
-      return agent;
-    })().finally(() => this.opening.delete(id));
-    this.opening.set(id, p);
-    return p;
+  /** The resident agent of a root session, or a cold resume from its own log (a subagent is reached through `send`). */
+  openSession(id: string): Promise<Agent> {
+    return this.rootSessions.open(id);
   }
 
   /** Wait until every resident agent has settled and no child is resident or pending. */
@@ -348,18 +310,7 @@ export class Harness {
 
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
-    const a = writer.session.header.agent;
-    // A way of "Try N ways" (decision 0061) is rooted in its worktree, here and at a cold resume, and may have its own model.
-    const roots = rootsOf(writer.session.header, writer.session.events);
-    const model = writer.session.header.bestOf?.model ?? a?.model;
-    return this.factory.build(writer, {
-      ...(this.config.preset ? { preset: this.config.preset } : {}),
-      ownScope: `agent:${writer.id}`,
-      ...(a?.persona ? { persona: { text: a.persona, ...(a.personaComplete ? { complete: true } : {}) } } : {}),
-      ...(a?.toolFilter ? { toolFilter: a.toolFilter } : {}),
-      ...(model ? { model } : {}),
-      ...(roots ? { roots } : {}),
-    }).agent;
+    return this.rootSessions.makeResident(writer);
   }
 
   /** Where a session's streamed text and reasoning go: the change stream (a resident agent's, a mirror's). */
@@ -396,8 +347,3 @@ export class Harness {
 }
 
 export const CLOSED_DURING_TURN = 'Arbor closed during this turn (the window was reloaded or closed).';
-
-/** Sortable, unique, file-name safe: time prefix + random suffix. */
-export function newSessionId(): string {
-  return `s-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
-}

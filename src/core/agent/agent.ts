@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
-import { describeError } from '../errors';
-import type { EventDraft, InboxAcceptedEvent, MessageSource, SessionEvent } from '../session/events';
+import type { EventDraft, MessageSource, SessionEvent } from '../session/events';
 import { type QueuedMessage, queuedMessages } from '../session/folds';
-import { type CompactionResult, compact, compactIfNeeded } from './compaction';
+import { type CompactionResult, compact } from './compaction';
 import { Compactions } from './compactions';
-import type { AgentConfig, ToolProgress, TurnOutcome } from './config';
+import type { AgentConfig, ToolProgress } from './config';
 import { CountedApprovals } from './counted-approvals';
 import { TurnScheduler } from './scheduling';
 import type { SessionLog } from './session-writer';
-import { aborted, InterruptReason, runTurn } from './turn';
+import { InterruptReason } from './turn';
+import { TurnLoop, type TurnReport } from './turn-loop';
 import { withdrawQueued } from './withdraw';
+
+export type { TurnReport } from './turn-loop';
 
 /** Whether an agent's loop is working (a turn runs or is starting); a session's status is `SessionStatus` (session/status.ts). */
 export type AgentActivity = 'idle' | 'running';
@@ -18,22 +19,12 @@ export type AgentActivity = 'idle' | 'running';
 /** Why a turn a crash left open ends `interrupted` (turn/end.error). */
 export const CRASHED_DURING_TURN = 'The process ended during this turn.';
 
-export interface TurnReport extends TurnOutcome {
-  messageId: string;
-}
-
 /**
  * One session, one FIFO inbox, at most one running turn (DESIGN §4). Messages are accepted
  * durably and claimed in order; `cancel` ends the running turn and keeps (or drops) the rest.
+ * The loop that runs the turns is `turn-loop.ts`'s.
  */
 export class Agent implements SessionLog {
-  /** The loop has started (set synchronously, before the scheduler's `running` is assigned). */
-  private looping = false;
-  private controller: AbortController | null = null;
-  /** A cancel that came while the loop was starting a turn (no controller yet): applied as soon as there is one. */
-  private cancelPending: 'cancelled' | InterruptReason | 'interrupted' | undefined;
-  /** The admit hook's judgement under way (an async answer): a cancel aborts it (decision 0099). */
-  private judging: AbortController | null = null;
   /** Compactions under way (the automatic one, those asked for): a cancel ends them. */
   private readonly compactions = new Compactions();
   private disposed = false;
@@ -41,20 +32,29 @@ export class Agent implements SessionLog {
   private readonly turnsAt = new TurnScheduler({
     inboxSize: () => this.inboxSize,
     disposed: () => this.disposed,
-    loop: () => this.loop(),
+    loop: () => this.turnLoop.run(),
     becameIdle: () => this.toldIdle(),
   });
-  /** Quiet messages waiting for the running turn's next safe point. */
-  private injections: { text: string; source: MessageSource }[] = [];
+  /** Works through the inbox, one turn at a time; holds what a Stop ends. */
+  private readonly turnLoop: TurnLoop;
   private readonly turnListeners = new Set<(r: TurnReport) => void>();
   private readonly idleListeners = new Set<() => void>();
   private readonly progressListeners = new Set<(p: ToolProgress) => void>();
-  private lastOutcome: TurnReport | undefined;
   /** The configured approval port, counting the questions under way (`awaitingApproval`). */
   private readonly approvals: CountedApprovals | undefined;
 
   constructor(private readonly cfg: AgentConfig) {
     this.approvals = cfg.approval ? new CountedApprovals(cfg.approval, () => cfg.onApprovalChange?.()) : undefined;
+    this.turnLoop = new TurnLoop({
+      cfg,
+      turnsAt: this.turnsAt,
+      compactions: this.compactions,
+      disposed: () => this.disposed,
+      turnConfig: () => this.turnConfig(),
+      turnEnded: (r) => {
+        for (const fn of this.turnListeners) fn(r);
+      },
+    });
   }
 
   get id(): string {
@@ -76,7 +76,7 @@ export class Agent implements SessionLog {
     return this.cfg.writer.flush();
   }
   get activity(): AgentActivity {
-    return this.turnsAt.running || this.looping ? 'running' : 'idle';
+    return this.turnsAt.running || this.turnLoop.running ? 'running' : 'idle';
   }
   /** Its turn is blocked on a human's answer to an approval (the status fold's `approval`). */
   get awaitingApproval(): boolean {
@@ -99,7 +99,7 @@ export class Agent implements SessionLog {
     return this.cfg.model.provider;
   }
   get lastTurn(): TurnReport | undefined {
-    return this.lastOutcome;
+    return this.turnLoop.lastTurn;
   }
   get inboxSize(): number {
     return this.session.unclaimedInbox.length;
@@ -158,19 +158,8 @@ export class Agent implements SessionLog {
    * Add a message to the history without starting a turn (a quiet report): now when idle,
    * else at the running turn's next safe point (before its next model request, or when it ends).
    */
-  async inject(text: string, source: MessageSource): Promise<void> {
-    if (!this.turnsAt.running) {
-      await this.cfg.writer.append({ type: 'user/message', text, source });
-      return;
-    }
-    this.injections.push({ text, source });
-  }
-
-  private async drainInjections(): Promise<void> {
-    while (this.injections.length > 0) {
-      const m = this.injections.shift()!;
-      await this.cfg.writer.append({ type: 'user/message', text: m.text, source: m.source });
-    }
+  inject(text: string, source: MessageSource): Promise<void> {
+    return this.turnLoop.inject(text, source);
   }
 
   /** Start working through the inbox if idle (e.g. after a cold resume found queued messages). */
@@ -215,14 +204,7 @@ export class Agent implements SessionLog {
     }
     // An interrupt that says why ends the turn with that text (turn/end.error).
     const reason = cause === 'interrupted' && opts.why ? new InterruptReason(opts.why) : cause;
-    this.compactions.abortAsked(reason); // a compaction asked for ends too
-    if (this.controller) this.controller.abort(reason);
-    else if (this.compactions.autoRunning) this.compactions.abortAuto(reason);
-    else if (this.judging) this.judging.abort(reason);
-    // Only a loop that runs takes a pending cancel: a scheduled turn that a pause kept from
-    // opening (a Stop in the message's own tick) has none, and a cancel left pending would end
-    // the next turn — the kept message's, on "Send now" — at once, unheard.
-    else if (this.looping) this.cancelPending = reason;
+    this.turnLoop.stop(reason);
   }
 
   /**
@@ -284,114 +266,12 @@ export class Agent implements SessionLog {
   /** Stop taking work; cancels the running turn. The session stays durable. */
   async dispose(): Promise<void> {
     this.disposed = true;
-    this.controller?.abort('cancelled');
-    this.compactions.abortAuto('cancelled');
-    this.compactions.abortAsked('cancelled');
-    this.judging?.abort('cancelled');
+    this.turnLoop.abortAll();
     await this.idle();
     await this.cfg.writer.flush();
     this.turnListeners.clear();
     this.idleListeners.clear();
     this.progressListeners.clear();
-  }
-
-  private async loop(): Promise<void> {
-    // A turn's first events are emitted synchronously, before `running` is assigned: their
-    // listeners (the tree, the fan-out queue) must already see the agent running.
-    this.looping = true;
-    try {
-      await this.turns();
-    } finally {
-      this.looping = false;
-      // A cancel that came as the loop ended (its last turn over, a pause returning it) has no turn left to end.
-      this.cancelPending = undefined;
-    }
-  }
-
-  private async turns(): Promise<void> {
-    while (!this.disposed) {
-      let next = this.nextMessage();
-      if (!next) return;
-      // A cancel already pending opens the turn it interrupts at once: no compaction before it.
-      if (this.cfg.compaction && !this.cancelPending) {
-        // A Stop while the compaction runs ends its request (and its PreCompact hook): nothing
-        // streams into the log after it, and the message stays queued, paused, unclaimed.
-        const compaction = this.cfg.compaction;
-        if (await this.compactions.runAuto((signal) => compactIfNeeded(this.cfg, compaction, signal))) {
-          this.cancelPending = undefined;
-          this.turnsAt.paused = true;
-          return;
-        }
-        // The message may have been withdrawn while compaction ran: take the queue's head again.
-        next = this.nextMessage();
-        if (!next) return;
-      }
-      if (this.cfg.admit) {
-        // Judged as the turn opens, a goal round too (decision 0083): a synchronous answer adds no
-        // await, so the turn claims its message at once and its first facts join the accept's commit.
-        const judging = new AbortController();
-        const verdict = this.admitted(next, judging.signal);
-        let admitted: boolean;
-        if (typeof verdict === 'boolean') admitted = verdict;
-        else {
-          // A Stop while a hook judges (a slow UserPromptSubmit) is not held by it (decision 0099):
-          // the answer is not awaited, the message stays queued unjudged, and nothing runs.
-          this.judging = judging;
-          const answer = await Promise.race([verdict, aborted(judging.signal)]);
-          this.judging = null;
-          if (answer === undefined) {
-            this.cancelPending = undefined;
-            this.turnsAt.paused = true;
-            return;
-          }
-          admitted = answer;
-        }
-        // Withdrawn or claimed (a cancel without keepInbox) while an async answer was awaited: take the head again.
-        if (this.session.unclaimedInbox[0] !== next.messageId) continue;
-        if (!admitted) {
-          // Refused just before it ran (a stale goal round): claimed, no turn.
-          await this.cfg.writer.append({ type: 'inbox/claimed', messageId: next.messageId });
-          continue;
-        }
-      }
-      this.controller = new AbortController();
-      if (this.cancelPending) {
-        this.controller.abort(this.cancelPending);
-        this.cancelPending = undefined;
-      }
-      const signal = this.controller.signal;
-      // Every tool call of a step may listen (300 `subagent` calls in one message): not a leak.
-      setMaxListeners(0, signal);
-      // A safe point before each request: a child first waits for its slot (the fan-out limit),
-      // then for tools still starting (MCP servers after an open), then quiet messages (reports) join the history.
-      const beforeStep = async () => {
-        await this.cfg.admission?.enter(signal);
-        const starting = this.cfg.toolsReady?.(signal);
-        if (starting) await starting.catch(() => undefined);
-        await this.drainInjections();
-        await this.turnsAt.beforeBuild(this.session.length); // a backlog's build answers the sender first
-      };
-      let outcome: TurnOutcome;
-      try {
-        outcome = await (this.cfg.runTurn ?? runTurn)(
-          this.turnConfig(),
-          { messageId: next.messageId, text: next.text, source: next.source },
-          signal,
-          beforeStep,
-        );
-      } catch (err) {
-        // Only claiming or opening the turn can throw here (the store): runTurn closes a turn it opened.
-        outcome = { stopReason: 'error', error: describeError(err) };
-      } finally {
-        this.cfg.admission?.leave();
-      }
-      this.controller = null;
-      await this.drainInjections().catch(() => undefined);
-      this.lastOutcome = { ...outcome, messageId: next.messageId };
-      if (outcome.stopReason === 'interrupted' || outcome.stopReason === 'cancelled') this.turnsAt.paused = true;
-      for (const fn of this.turnListeners) fn(this.lastOutcome);
-      if (this.turnsAt.paused) return;
-    }
   }
 
   /**
@@ -413,30 +293,5 @@ export class Agent implements SessionLog {
       onProgress: { value: onProgress },
       ...(this.approvals ? { approval: { value: this.approvals.port } } : {}),
     }) as AgentConfig;
-  }
-
-  /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */
-  private admitted(msg: InboxAcceptedEvent, signal: AbortSignal): boolean | Promise<boolean> {
-    try {
-      const r = this.cfg.admit!(msg, signal);
-      return typeof r === 'boolean'
-        ? r
-        : Promise.resolve(r).then(
-            (v) => v === true,
-            () => false,
-          );
-    } catch {
-      return false;
-    }
-  }
-
-  private nextMessage(): InboxAcceptedEvent | undefined {
-    const id = this.session.unclaimedInbox[0];
-    if (!id) return undefined;
-    for (let i = this.session.length - 1; i >= 0; i--) {
-      const e = this.session.events[i];
-      if (e.type === 'inbox/accepted' && e.messageId === id) return e;
-    }
-    return undefined;
   }
 }

@@ -19,6 +19,7 @@ import { BestOfService } from './bestof/service';
 import { DEFAULT_MAX_DEPTH, type HarnessConfig } from './config';
 import { type Features, wireFeatures } from './features';
 import { LiveHub } from './live';
+import { RootSessions } from './root-sessions';
 import { SessionsService } from './sessions';
 
 type RowHost = RowContext['host'];
@@ -47,7 +48,7 @@ export interface HarnessParts {
   cost: CostService;
   project: ProjectFiles;
   live: LiveHub;
-  factory: AgentFactory;
+  rootSessions: RootSessions;
   worktrees: WorktreeService;
   commandSandbox: CommandSandbox;
   subagents: SubagentRuntime;
@@ -90,6 +91,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     hooks,
     residents: agents,
   });
+  const rootSessions = new RootSessions({ store, config, project, roots, factory, agents, opened: (agent) => hooks().opened(agent) });
   const worktrees = new WorktreeService({
     store,
     storeDir: config.storeDir,
@@ -165,5 +167,5 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     features.mcp.onChange(() => live.mcpChanged());
     return features;
   };
-  return { tools, prompts, agents, roots, cost, project, live, factory, worktrees, commandSandbox, subagents, sessions, bestOf, wireRows };
+  return { tools, prompts, agents, roots, cost, project, live, rootSessions, worktrees, commandSandbox, subagents, sessions, bestOf, wireRows };
 }

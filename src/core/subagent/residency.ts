@@ -1,12 +1,11 @@
 import type { Agent } from '../agent/agent';
-import { SessionWriter } from '../agent/session-writer';
 import type { MessageSource, StopReason } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import { type ResumePort, rebuildFromLog } from './cold-resume';
-import { mirrorRefusal } from './mirrors';
-import { type FollowupPath, SubagentError } from './types';
-import { acceptUnder, Underway, type Work } from './underway';
+import { Inbound } from './inbound';
+import type { FollowupPath } from './types';
+import type { Work } from './underway';
 
 /** What residency needs of its runtime (handed in, so neither file imports the other). */
 export interface ResidencyPort extends ResumePort {
@@ -41,7 +40,8 @@ interface OneShot {
 /**
  * Owns which children are resident. An Activation is released once settled (idle, inbox
  * empty or paused, no live owned children) for `releaseDelayMs`; its direct parent then gets
- * exactly one settlement notice. The session stays; a follow-up cold-resumes it.
+ * exactly one settlement notice. The session stays; a follow-up cold-resumes it (the ways in,
+ * resident or released, are `inbound.ts`'s).
  */
 export class Residency {
   private readonly activations = new Map<string, Activation>();
@@ -49,16 +49,27 @@ export class Residency {
   /** Per parent, its resident children: activations not released, and one-shots (`ownsLive`). */
   private readonly owned = new Map<string, Set<string>>();
   private readonly depths = new Map<string, number>();
-  /** Cold resumes and log writes under way per non-resident child. */
-  private readonly busy = new Map<string, Promise<unknown>>();
-  /** Follow-ups, wakes and runtime messages under way per child: `halt` marks them (decision 0100). */
-  private readonly underway = new Underway();
-  /** `disposeAll` has begun: nothing new is made resident or started (decision 0100). */
-  private closing = false;
+  /** Follow-ups, wakes, runtime messages and activations on their way in; closed by `disposeAll` (decision 0100). */
+  private readonly inbound: Inbound<Activation>;
   private background = 0;
   private readonly quietWaiters = new Set<() => void>();
 
-  constructor(private readonly rt: ResidencyPort) {}
+  constructor(private readonly rt: ResidencyPort) {
+    this.inbound = new Inbound<Activation>({
+      store: rt.store,
+      isOneShot: (id) => this.oneShots.has(id),
+      live: (id) => {
+        const a = this.activations.get(id);
+        return a && !a.released ? a : undefined;
+      },
+      disarm: (a) => {
+        clearTimeout(a.timer);
+        a.timer = undefined;
+      },
+      armReleaseIfSettled: (a) => this.armReleaseIfSettled(a),
+      coldResume: (id) => this.coldResume(id),
+    });
+  }
 
   depthOf(id: string): number {
     return this.depths.get(id) ?? 0;
@@ -132,192 +143,34 @@ export class Residency {
     this.notifyQuiet();
   }
 
-  async followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
-    // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
-    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work));
+  /** A follow-up to a continuable child (inbound.ts): its inbox, a wake, or a cold resume. */
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
+    return this.inbound.followup(callerId, childId, text, signal);
   }
 
-  private async followupAs(callerId: string | null, childId: string, text: string, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
-    const store = this.rt.store;
-    const header = store.header(childId);
-    if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
-    if (callerId !== null && header.parentSession !== callerId)
-      throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
-    if (this.oneShots.has(childId))
-      throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
-    const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
-    if (mirror) throw mirror;
-    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work);
-  }
-
-  /**
-   * A Stop of these sessions (a subtree, `interruptSubtree`): follow-ups, wakes and runtime
-   * messages under way to them land paused — a cold resume in progress lands paused, a message
-   * is kept queued and starts nothing (decision 0100). The Stop pauses what is resident itself.
-   */
+  /** A Stop of these sessions: what is under way to them lands paused (inbound.ts, decision 0100). */
   halt(ids: readonly string[]): void {
-    this.underway.halt(ids);
+    this.inbound.halt(ids);
   }
 
-  /** Runs `fn` as work under way to `id` (registered before its first await): a Stop of `id`'s subtree marks it halted. */
+  /** Runs `fn` as work under way to `id` (inbound.ts): a Stop of `id`'s subtree marks it halted. */
   under<T>(id: string, fn: (work: Work) => Promise<T>): Promise<T> {
-    return this.underway.run(id, undefined, fn);
+    return this.inbound.under(id, fn);
   }
 
-  /** The host is closing: a new message or wake is refused before anything is written or resumed. */
-  private refuseIfClosing(childId: string): void {
-    if (this.closing)
-      throw new SubagentError(
-        'CLOSING',
-        `Arbor is closing (the window is reloading or closing); nothing was sent to ${childId}. Send it again once Arbor has reopened.`,
-      );
-  }
-
-  /** The sending turn was interrupted (Stop) before the message was written: nothing is sent (as a start, seed 002). */
-  private refuseIfCancelled(childId: string, work: Work): void {
-    if (work.signal?.aborted) throw new SubagentError('CANCELLED', `The sending turn was interrupted before the message reached ${childId}; nothing was sent.`);
-  }
-
-  /**
-   * Accept into a resident activation. A message a Stop overtook is kept (durably queued) and
-   * starts nothing: the pause comes in the same tick as the accept, before the turn it
-   * scheduled opens (the next tick, decision 0075). A Stop during the write is the Stop's own.
-   */
-  private async accept(a: Activation, text: string, source: MessageSource, work: Work): Promise<string> {
-    const messageId = await acceptUnder(a.agent, text, source, work);
-    if (work.halted) this.armReleaseIfSettled(a);
-    return messageId;
-  }
-
-  /** Paused (a kept queue waits for a human) and released when settled. */
-  private keepPaused(a: Activation): void {
-    a.agent.pause();
-    this.armReleaseIfSettled(a);
-  }
-
-  /** Into a continuable child's inbox: running → inbox, waiting → wake, not resident → cold resume. */
-  private async enqueue(childId: string, text: string, source: MessageSource, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
-    // Checked after every await (each call, the retry below included) and before the accept.
-    this.refuseIfClosing(childId);
-    this.refuseIfCancelled(childId, work);
-    const live = this.activations.get(childId);
-    if (live && !live.released) {
-      // Later FIFO turns: never joins a running turn, never calls the provider again.
-      const path: FollowupPath = work.halted ? 'kept' : live.agent.activity === 'running' ? 'inbox' : 'wake';
-      clearTimeout(live.timer);
-      live.timer = undefined;
-      const messageId = await this.accept(live, text, source, work);
-      return { messageId, path };
-    }
-    // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
-    // calls) must not build two Agents on one log.
-    const pending = this.busy.get(childId);
-    if (pending) {
-      await pending.catch(() => undefined);
-      return this.enqueue(childId, text, source, work);
-    }
-    const a = await this.resumeOnce(childId);
-    // Closing: `disposeAll` waited for this resume and releases it.
-    this.refuseIfClosing(childId);
-    if (work.signal?.aborted) this.keepPaused(a);
-    this.refuseIfCancelled(childId, work);
-    const messageId = await this.accept(a, text, source, work);
-    return { messageId, path: work.halted ? 'kept' : 'cold-resume' };
-  }
-
-  /**
-   * The one cold resume of a released child, held in `busy` while under way (`disposeAll` waits
-   * for it). Returned as is, not through an async wrapper: the resuming caller's accept then runs
-   * before a concurrent follow-up's that waits on `busy.catch()` (FIFO, cold-resume.test).
-   */
-  private resumeOnce(childId: string): Promise<Activation> {
-    return this.holdBusy(childId, this.coldResume(childId));
-  }
-
-  /** `p` is the one resume or log write of `childId` until it settles (`busy`). */
-  private holdBusy<T>(childId: string, p: Promise<T>): Promise<T> {
-    this.busy.set(childId, p);
-    void p.catch(() => undefined).finally(() => this.busy.delete(childId));
-    return p;
-  }
-
-  /**
-   * "Send now" for a continuable child's kept queue (after an interrupt): a resident child
-   * resumes; a released one is cold-resumed from its log and works through its queue.
-   */
+  /** "Send now" for a continuable child's kept queue (inbound.ts). */
   wake(childId: string): Promise<void> {
-    return this.underway.run(childId, undefined, (work) => this.wakeAs(childId, work));
+    return this.inbound.wake(childId);
   }
 
-  private async wakeAs(childId: string, work: Work): Promise<void> {
-    this.refuseIfClosing(childId);
-    const live = this.activations.get(childId);
-    if (live && !live.released) {
-      // A Stop that overtook this wake (it waited for a resume below): the queue waits on.
-      if (work.halted) return;
-      clearTimeout(live.timer);
-      live.timer = undefined;
-      live.agent.resume();
-      return;
-    }
-    const pending = this.busy.get(childId);
-    if (pending) {
-      await pending.catch(() => undefined);
-      return this.wakeAs(childId, work);
-    }
-    const a = await this.resumeOnce(childId);
-    this.refuseIfClosing(childId);
-    // Stopped while it was being resumed: it lands paused, its queue kept (decision 0100).
-    if (work.halted) return this.keepPaused(a);
-    a.agent.resume();
+  /** A runtime message to a subagent that is not resident (inbound.ts). */
+  deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
+    return this.inbound.deliverToReleased(id, text, source, quiet, mode);
   }
 
-  /**
-   * A runtime message (settlement notice, report) to a subagent that is not resident. It is
-   * never reopened as a root: a continuable one wakes through its own composition, like a
-   * follow-up; a quiet message, or one to a one-shot (which takes no more turns), is only
-   * recorded in its log.
-   */
-  async deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
-    // Closing: nothing is resumed; the message is recorded as history, as the host's own notices are.
-    if (!quiet && mode === 'continuable' && !this.closing) {
-      await this.underway.run(id, undefined, (work) => this.enqueue(id, text, source, work));
-      return;
-    }
-    const live = this.activations.get(id);
-    if (live && !live.released) return live.agent.inject(text, source);
-    const pending = this.busy.get(id);
-    if (pending) {
-      await pending.catch(() => undefined);
-      return this.deliverToReleased(id, text, source, quiet, mode);
-    }
-    const { store } = this.rt;
-    await this.holdBusy(
-      id,
-      (async () => {
-        await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
-      })(),
-    );
-  }
-
-  /**
-   * A released continuable child resident again as itself (its descriptor's tools, role and
-   * roots), running nothing: the caller of a human's task for that node (a placement). Its
-   * queue stays as it was; with nothing to do it is released again after the delay.
-   */
-  async activate(childId: string): Promise<Agent> {
-    this.refuseIfClosing(childId);
-    const live = this.activations.get(childId);
-    if (live && !live.released) return live.agent;
-    const pending = this.busy.get(childId);
-    if (pending) {
-      await pending.catch(() => undefined);
-      return this.activate(childId);
-    }
-    const a = await this.resumeOnce(childId);
-    this.refuseIfClosing(childId);
-    this.armReleaseIfSettled(a);
-    return a.agent;
+  /** A released continuable child resident again as itself, running nothing (inbound.ts). */
+  activate(childId: string): Promise<Agent> {
+    return this.inbound.activate(childId);
   }
 
   /** Rebuild a child from its own log (cold-resume.ts) and make it resident again. */
@@ -435,17 +288,12 @@ export class Residency {
     // From here a follow-up or wake is refused, and a runtime message is history (decision
     // 0100); a cold resume or log write under way lands first, so its activation is released
     // below (never left behind, resident after the close) and its message written before the store closes.
-    this.closing = true;
-    await this.drain();
+    this.inbound.close();
+    await this.inbound.drain();
     const depth = (a: Activation) => a.id.split('.').length;
     for (const a of [...this.activations.values()].sort((x, y) => depth(y) - depth(x))) await this.release(a, 'quiet');
     for (const o of [...this.oneShots.values()]) await this.disposeOneShot(o.id);
-    await this.drain();
-  }
-
-  /** Wait until no cold resume or log write is under way. */
-  private async drain(): Promise<void> {
-    while (this.busy.size > 0) await Promise.allSettled([...this.busy.values()]);
+    await this.inbound.drain();
   }
 
   whenQuiet(): Promise<void> {

@@ -1,0 +1,240 @@
+import type { Agent } from '../agent/agent';
+import { SessionWriter } from '../agent/session-writer';
+import type { MessageSource } from '../session/events';
+import type { Store } from '../store/store';
+import { mirrorRefusal } from './mirrors';
+import { type FollowupPath, SubagentError } from './types';
+import { acceptUnder, Underway, type Work } from './underway';
+
+// Follow-ups, wakes and runtime messages on their way into a continuable child, and a released
+// child made resident again (`activate`). A resident child takes them in its inbox; a released
+// one is cold-resumed first, one resume or log write per child at a time. Which children are
+// resident, and when they are released, is residency.ts's: this side reaches it through
+// `ResidentsPort`.
+
+/** A resident continuable child as this side sees it: its agent (its release timer is residency's). */
+export interface Resident {
+  readonly agent: Agent;
+}
+
+/** What the inbound side needs of residency (handed in, so this file does not import it). */
+export interface ResidentsPort<R extends Resident> {
+  store: Store;
+  isOneShot(id: string): boolean;
+  /** The child's activation while it is resident (not released). */
+  live(id: string): R | undefined;
+  /** Something arrived for it: its release timer, if armed, is disarmed. */
+  disarm(r: R): void;
+  /** Arm the release timer of a settled activation; disarm it if it woke. */
+  armReleaseIfSettled(r: R): void;
+  /** Rebuild a child from its own log and make it resident again. */
+  coldResume(childId: string): Promise<R>;
+}
+
+/** The ways into a continuable child: its inbox when resident, a cold resume when released. */
+export class Inbound<R extends Resident> {
+  /** Cold resumes and log writes under way per non-resident child. */
+  private readonly busy = new Map<string, Promise<unknown>>();
+  /** Follow-ups, wakes and runtime messages under way per child: `halt` marks them (decision 0100). */
+  private readonly underway = new Underway();
+  /** `close` has begun: nothing new is made resident or started (decision 0100). */
+  private closing = false;
+
+  constructor(private readonly residents: ResidentsPort<R>) {}
+
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
+    // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
+    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work));
+  }
+
+  private async followupAs(callerId: string | null, childId: string, text: string, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
+    const store = this.residents.store;
+    const header = store.header(childId);
+    if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
+    if (callerId !== null && header.parentSession !== callerId)
+      throw new SubagentError('NOT_PARENT', `Only the direct parent of ${childId} can message it, and that is not ${callerId}.`);
+    if (this.residents.isOneShot(childId))
+      throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
+    const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
+    if (mirror) throw mirror;
+    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work);
+  }
+
+  /**
+   * A Stop of these sessions (a subtree, `interruptSubtree`): follow-ups, wakes and runtime
+   * messages under way to them land paused — a cold resume in progress lands paused, a message
+   * is kept queued and starts nothing (decision 0100). The Stop pauses what is resident itself.
+   */
+  halt(ids: readonly string[]): void {
+    this.underway.halt(ids);
+  }
+
+  /** Runs `fn` as work under way to `id` (registered before its first await): a Stop of `id`'s subtree marks it halted. */
+  under<T>(id: string, fn: (work: Work) => Promise<T>): Promise<T> {
+    return this.underway.run(id, undefined, fn);
+  }
+
+  /** The host is closing: a new message or wake is refused before anything is written or resumed. */
+  private refuseIfClosing(childId: string): void {
+    if (this.closing)
+      throw new SubagentError(
+        'CLOSING',
+        `Arbor is closing (the window is reloading or closing); nothing was sent to ${childId}. Send it again once Arbor has reopened.`,
+      );
+  }
+
+  /** The sending turn was interrupted (Stop) before the message was written: nothing is sent (as a start, seed 002). */
+  private refuseIfCancelled(childId: string, work: Work): void {
+    if (work.signal?.aborted) throw new SubagentError('CANCELLED', `The sending turn was interrupted before the message reached ${childId}; nothing was sent.`);
+  }
+
+  /**
+   * Accept into a resident activation. A message a Stop overtook is kept (durably queued) and
+   * starts nothing: the pause comes in the same tick as the accept, before the turn it
+   * scheduled opens (the next tick, decision 0075). A Stop during the write is the Stop's own.
+   */
+  private async accept(a: R, text: string, source: MessageSource, work: Work): Promise<string> {
+    const messageId = await acceptUnder(a.agent, text, source, work);
+    if (work.halted) this.residents.armReleaseIfSettled(a);
+    return messageId;
+  }
+
+  /** Paused (a kept queue waits for a human) and released when settled. */
+  private keepPaused(a: R): void {
+    a.agent.pause();
+    this.residents.armReleaseIfSettled(a);
+  }
+
+  /** Into a continuable child's inbox: running → inbox, waiting → wake, not resident → cold resume. */
+  private async enqueue(childId: string, text: string, source: MessageSource, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
+    // Checked after every await (each call, the retry below included) and before the accept.
+    this.refuseIfClosing(childId);
+    this.refuseIfCancelled(childId, work);
+    const live = this.residents.live(childId);
+    if (live) {
+      // Later FIFO turns: never joins a running turn, never calls the provider again.
+      const path: FollowupPath = work.halted ? 'kept' : live.agent.activity === 'running' ? 'inbox' : 'wake';
+      this.residents.disarm(live);
+      const messageId = await this.accept(live, text, source, work);
+      return { messageId, path };
+    }
+    // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
+    // calls) must not build two Agents on one log.
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.enqueue(childId, text, source, work);
+    }
+    const a = await this.resumeOnce(childId);
+    // Closing: `close` waited for this resume and residency releases it.
+    this.refuseIfClosing(childId);
+    if (work.signal?.aborted) this.keepPaused(a);
+    this.refuseIfCancelled(childId, work);
+    const messageId = await this.accept(a, text, source, work);
+    return { messageId, path: work.halted ? 'kept' : 'cold-resume' };
+  }
+
+  /**
+   * The one cold resume of a released child, held in `busy` while under way (`close` waits
+   * for it). Returned as is, not through an async wrapper: the resuming caller's accept then runs
+   * before a concurrent follow-up's that waits on `busy.catch()` (FIFO, cold-resume.test).
+   */
+  private resumeOnce(childId: string): Promise<R> {
+    return this.holdBusy(childId, this.residents.coldResume(childId));
+  }
+
+  /** `p` is the one resume or log write of `childId` until it settles (`busy`). */
+  private holdBusy<T>(childId: string, p: Promise<T>): Promise<T> {
+    this.busy.set(childId, p);
+    void p.catch(() => undefined).finally(() => this.busy.delete(childId));
+    return p;
+  }
+
+  /**
+   * "Send now" for a continuable child's kept queue (after an interrupt): a resident child
+   * resumes; a released one is cold-resumed from its log and works through its queue.
+   */
+  wake(childId: string): Promise<void> {
+    return this.underway.run(childId, undefined, (work) => this.wakeAs(childId, work));
+  }
+
+  private async wakeAs(childId: string, work: Work): Promise<void> {
+    this.refuseIfClosing(childId);
+    const live = this.residents.live(childId);
+    if (live) {
+      // A Stop that overtook this wake (it waited for a resume below): the queue waits on.
+      if (work.halted) return;
+      this.residents.disarm(live);
+      live.agent.resume();
+      return;
+    }
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.wakeAs(childId, work);
+    }
+    const a = await this.resumeOnce(childId);
+    this.refuseIfClosing(childId);
+    // Stopped while it was being resumed: it lands paused, its queue kept (decision 0100).
+    if (work.halted) return this.keepPaused(a);
+    a.agent.resume();
+  }
+
+  /**
+   * A runtime message (settlement notice, report) to a subagent that is not resident. It is
+   * never reopened as a root: a continuable one wakes through its own composition, like a
+   * follow-up; a quiet message, or one to a one-shot (which takes no more turns), is only
+   * recorded in its log.
+   */
+  async deliverToReleased(id: string, text: string, source: MessageSource, quiet: boolean, mode: 'one-shot' | 'continuable'): Promise<void> {
+    // Closing: nothing is resumed; the message is recorded as history, as the host's own notices are.
+    if (!quiet && mode === 'continuable' && !this.closing) {
+      await this.underway.run(id, undefined, (work) => this.enqueue(id, text, source, work));
+      return;
+    }
+    const live = this.residents.live(id);
+    if (live) return live.agent.inject(text, source);
+    const pending = this.busy.get(id);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.deliverToReleased(id, text, source, quiet, mode);
+    }
+    const { store } = this.residents;
+    await this.holdBusy(
+      id,
+      (async () => {
+        await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
+      })(),
+    );
+  }
+
+  /**
+   * A released continuable child resident again as itself (its descriptor's tools, role and
+   * roots), running nothing: the caller of a human's task for that node (a placement). Its
+   * queue stays as it was; with nothing to do it is released again after the delay.
+   */
+  async activate(childId: string): Promise<Agent> {
+    this.refuseIfClosing(childId);
+    const live = this.residents.live(childId);
+    if (live) return live.agent;
+    const pending = this.busy.get(childId);
+    if (pending) {
+      await pending.catch(() => undefined);
+      return this.activate(childId);
+    }
+    const a = await this.resumeOnce(childId);
+    this.refuseIfClosing(childId);
+    this.residents.armReleaseIfSettled(a);
+    return a.agent;
+  }
+
+  /** The host is closing: from here a follow-up or wake is refused, and a runtime message is history (decision 0100). */
+  close(): void {
+    this.closing = true;
+  }
+
+  /** Wait until no cold resume or log write is under way. */
+  async drain(): Promise<void> {
+    while (this.busy.size > 0) await Promise.allSettled([...this.busy.values()]);
+  }
+}
