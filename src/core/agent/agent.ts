@@ -244,12 +244,12 @@ export class Agent implements SessionLog {
     return () => this.progressListeners.delete(fn);
   }
 
-  /** Called each time the agent stops working (its loop ended and nothing restarted it). */
   /** Tell the `onIdle` listeners: a turn ended with nothing left to run, or an asked compaction ended. */
   private toldIdle(): void {
     for (const fn of this.idleListeners) fn();
   }
 
+  /** Called each time the agent stops working (its loop ended and nothing restarted it). */
   onIdle(fn: () => void): () => void {
     this.idleListeners.add(fn);
     return () => this.idleListeners.delete(fn);
