@@ -9,12 +9,9 @@ import {
   isRunNodeId,
   type NodeStatus,
   type ProjectFilesView,
-  type RequestFailed,
-  type RequestMessage,
   type SandboxMode,
   type SpendView,
   type TreeNode,
-  type WebviewToHost,
 } from '../protocol';
 import { ApprovalDesk } from './approvals';
 import { GoalActions } from './goal-actions';
@@ -26,6 +23,9 @@ import { placementNames, placementRequests, startPlaced } from './handlers/place
 import { rewindRequests } from './handlers/rewind-requests';
 import { sessionRequests } from './handlers/session-requests';
 import { worktreeOrphans, worktreeRequests } from './handlers/worktree-requests';
+import { MessageDispatch } from './message-dispatch';
+import { HarnessLifecycle } from './panel-lifecycle';
+import { mcpServersView } from './presenter/mcp-servers';
 import { nodeName } from './presenter/names';
 import { projectView } from './presenter/project-view';
 import { RunFeed } from './run-feed';
@@ -33,24 +33,10 @@ import { SessionFeed } from './session-feed';
 import { requestForView } from './shown-paths';
 import { TreeSync } from './tree-sync';
 import { tryWays } from './try-ways';
-import { describeInvalid, isWebviewToHost } from './validate-message';
 import { type ControllerHooks, type ViewPort, ViewPorts } from './view-port';
+import { ViewSelection } from './view-selection';
 
 export type { ControllerHooks, ViewPort } from './view-port';
-
-/** The failure answer: the error's text, and its code when it has one (`HarnessError`, `StoreError`, `GoalError`, …). */
-function failed(id: string, err: unknown): RequestFailed {
-  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-  return { type: 'request/done', id, ok: false, error: err instanceof Error ? err.message : String(err), ...(code ? { code } : {}) };
-}
-
-/** A message or question that reached the controller after `dispose` (the window is closing or reloading). */
-class PanelClosedError extends Error {
-  readonly code = 'CLOSED';
-  constructor(what: string) {
-    super(`Arbor's panel is closing (the window is reloading or closing); ${what} was not done. Do it again once Arbor has reopened.`);
-  }
-}
 
 /**
  * The host side of the panel and transcript tabs: validates every message, answers with a
@@ -64,42 +50,59 @@ export class PanelController implements ApprovalPort {
   /** What workflow run tabs receive. */
   private readonly runFeed: RunFeed;
   private readonly desk: ApprovalDesk;
-  private harness: Harness | undefined;
-  private selected: string | undefined;
-  /** Settles when the first fold of every log is done (it never rejects). */
-  private folded: Promise<void> = Promise.resolve();
-  /** `dispose` ran: no message is acted on and no harness is opened from here on. */
-  private disposed = false;
+  /** The harness opened on first need, the first fold, and `dispose`'s guard (`panel-lifecycle.ts`). */
+  private readonly life: HarnessLifecycle;
+  /** Which session the views show (`view-selection.ts`). */
+  private readonly selection: ViewSelection;
   /** Goal actions (the goal bar, the commands): set, pause, resume, clear, limit. */
-  readonly goals = new GoalActions(() => this.ensure());
+  readonly goals = new GoalActions(() => this.life.ensure());
   /** One handler per message that expects no answer (`handlers/notices.ts`). */
   private readonly notices: NoticeHandlers;
   /** One handler per request (`handlers/session-requests.ts`, `handlers/goal-requests.ts`). */
   private readonly requests: RequestHandlers;
+  /** Validates every message and runs it by the maps above (`message-dispatch.ts`). */
+  private readonly dispatch: MessageDispatch;
 
   constructor(
-    private readonly getHarness: () => Promise<Harness>,
+    getHarness: () => Promise<Harness>,
     private readonly hooks: ControllerHooks,
   ) {
+    this.life = new HarnessLifecycle(getHarness, (h) => {
+      // Instruction and agent files re-read (at a request, or the host's watcher): every view hears it.
+      h.project.onChange(() => this.views.broadcast(this.projectFiles(h)));
+      // The status bar's total comes from the stored summaries (the durable fold): once they are
+      // folded, after a reload too, it shows the same figure as before.
+      return this.sync
+        .follow(h)
+        .then(() => this.hooks.statusChanged?.())
+        .catch((err: unknown) => this.hooks.log('warn', `status bar: ${describeError(err)}`));
+    });
     this.desk = new ApprovalDesk({
       opened: (prompt) => {
         this.sync.tree.setActivity(prompt.sessionId, 'waiting for approval');
         this.sync.pushMarked(prompt);
-        this.broadcast({ type: 'approval/requested', prompt });
+        this.views.broadcast({ type: 'approval/requested', prompt });
         this.hooks.approvalsChanged?.(this.desk.prompts(), prompt);
       },
       closed: (prompt, reply) => {
         this.sync.tree.setActivity(prompt.sessionId, undefined);
-        this.broadcast({ type: 'approval/resolved', requestId: prompt.requestId, decision: reply.decision });
+        this.views.broadcast({ type: 'approval/resolved', requestId: prompt.requestId, decision: reply.decision });
         this.sync.pushMarked(prompt);
         this.hooks.approvalsChanged?.(this.desk.prompts());
       },
     });
     const log = (level: 'info' | 'warn' | 'error', text: string): void => this.hooks.log(level, text);
+    this.selection = new ViewSelection({
+      views: this.views,
+      track: (id) => this.sync.track(id),
+      openTranscript: (id) => this.hooks.openTranscript(id),
+      reset: (port, id) => this.feed.reset(port, id),
+      log,
+    });
     this.feed = new SessionFeed(this.views, {
       session: (id) => this.sessionOf(id),
-      resident: (id) => this.harness?.resident(id),
-      roots: () => this.harness?.roots ?? [],
+      resident: (id) => this.life.harness?.resident(id),
+      roots: () => this.life.harness?.roots ?? [],
       log,
     });
     this.runFeed = new RunFeed(this.views, {
@@ -109,32 +112,30 @@ export class PanelController implements ApprovalPort {
       log,
     });
     this.sync = new TreeSync({
-      harness: () => this.harness,
+      harness: () => this.life.harness,
       views: this.views,
       feed: this.feed,
       runFeed: this.runFeed,
       desk: this.desk,
       log,
-      mcpChanged: () => this.broadcast(this.mcpServers()),
+      mcpChanged: () => this.views.broadcast(this.mcpServers()),
     });
     const ctx: HandlerContext = {
-      ensure: () => this.ensure(),
+      ensure: () => this.life.ensure(),
       hooks: this.hooks,
       feed: this.feed,
       runFeed: this.runFeed,
       goals: this.goals,
-      selected: () => this.selected,
-      setSelected: (id) => {
-        this.selected = id;
-      },
-      select: (port, id) => this.select(port, id),
-      folded: () => this.folded,
+      selected: () => this.selection.selected,
+      setSelected: (id) => this.selection.setSelected(id),
+      select: (port, id) => this.selection.select(port, id),
+      folded: () => this.life.folded,
       nodes: () => this.sync.nodes(),
       approvals: () => this.desk.prompts(),
       mcpServers: () => this.mcpServers(),
       projectFiles: (h) => this.projectFiles(h),
       worktreeOrphans: (h) => worktreeOrphans(h),
-      broadcast: (msg) => this.broadcast(msg),
+      broadcast: (msg) => this.views.broadcast(msg),
       answer: (requestId, reply) => this.answer(requestId, reply),
       newDraft: () => this.newDraft(),
       nameOf: (id) => this.nameOf(id),
@@ -157,6 +158,7 @@ export class PanelController implements ApprovalPort {
       ...bestOfRequests(ctx),
       ...placementRequests(ctx),
     };
+    this.dispatch = new MessageDispatch(this.notices, this.requests, log, () => this.life.disposed);
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */
@@ -169,48 +171,15 @@ export class PanelController implements ApprovalPort {
   }
 
   /** Entry point for every message from a webview. Bad input gets an error reply, never a crash. */
-  async receive(port: ViewPort, msg: unknown): Promise<void> {
-    if (this.disposed) {
-      // A view still posting while the host goes: a request gets its answer, nothing is done.
-      const type = isWebviewToHost(msg) ? msg.type : 'a malformed message';
-      this.hooks.log('warn', `${type} arrived after the panel was disposed; ignored`);
-      if (isWebviewToHost(msg) && this.isRequest(msg)) port.post(failed(msg.id, new PanelClosedError(`"${msg.type}"`)));
-      return;
-    }
-    if (!isWebviewToHost(msg)) {
-      this.hooks.log('warn', `rejected webview message: ${describeInvalid(msg)}`);
-      port.post({ type: 'message/rejected', code: 'BAD_MESSAGE', detail: describeInvalid(msg) });
-      return;
-    }
-    if (this.isRequest(msg)) return this.request(port, msg);
-    try {
-      await (this.notices[msg.type] as (p: ViewPort, m: WebviewToHost) => Promise<void> | void)(port, msg);
-    } catch (err) {
-      this.hooks.log('error', `${msg.type} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  /** Run a request's handler and answer it once: its result, or its error with the error's code. */
-  private async request(port: ViewPort, msg: RequestMessage): Promise<void> {
-    try {
-      const result = await (this.requests[msg.type] as (p: ViewPort, m: RequestMessage) => Promise<object>)(port, msg);
-      port.post({ type: 'request/done', id: msg.id, ok: true, ...result } as HostToWebview);
-    } catch (err) {
-      const answer = failed(msg.id, err);
-      this.hooks.log('error', `${msg.type} failed: ${answer.error}${answer.code ? ` (${answer.code})` : ''}`);
-      port.post(answer);
-    }
-  }
-
-  private isRequest(msg: WebviewToHost): msg is RequestMessage {
-    return Object.hasOwn(this.requests, msg.type);
+  receive(port: ViewPort, msg: unknown): Promise<void> {
+    return this.dispatch.receive(port, msg);
   }
 
   /** The human's approval port: every view shows the request; the first answer wins. */
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalReply> {
     // No view will show it any more (`dispose` denied every pending one): denied, as they were.
-    if (this.disposed) return Promise.resolve({ decision: 'deny' });
-    return this.desk.ask(requestForView(request, this.harness?.roots ?? []), signal);
+    if (this.life.disposed) return Promise.resolve({ decision: 'deny' });
+    return this.desk.ask(requestForView(request, this.life.harness?.roots ?? []), signal);
   }
 
   /** Answer a pending approval (a view, or the host's notification); false when already answered. */
@@ -222,7 +191,7 @@ export class PanelController implements ApprovalPort {
 
   /** A human's "Cancel workflow": the run ends `cancelled` (its script stopped, its running agents cancelled). */
   async cancelWorkflow(runId: string): Promise<void> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     if (!(await h.workflows.engine.cancel(runId))) throw new Error(`Workflow ${runId} is not running.`);
   }
 
@@ -230,9 +199,8 @@ export class PanelController implements ApprovalPort {
    * Stop a subtree (the tree's Interrupt, the chat's Stop, the command): the session's turn
    * and the turns of all its running descendants; inboxes are kept and nothing resumes by itself.
    */
-
   async interrupt(sessionId: string): Promise<string[]> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     const stopped = await h.interruptSubtree(sessionId);
     if (stopped.length === 0) throw new Error(`Nothing is running in ${this.knownName(sessionId) ?? sessionId} or under it.`);
     for (const id of stopped) this.sync.push(id);
@@ -244,7 +212,7 @@ export class PanelController implements ApprovalPort {
    * "Fork Conversation" menu): from a transcript tab in a tab of its own, and selected in the panel.
    */
   async forkAndShow(sessionId: string, seq: number, from: 'panel' | 'transcript'): Promise<string> {
-    const fork = (await (await this.ensure()).forkSession(sessionId, seq)).id;
+    const fork = (await (await this.life.ensure()).forkSession(sessionId, seq)).id;
     if (from === 'transcript') this.hooks.openTranscript(fork);
     this.selectEverywhere(fork);
     return fork;
@@ -252,41 +220,41 @@ export class PanelController implements ApprovalPort {
 
   /** "Try N ways…" (decision 0061): the host asks how, the ways start, the first is shown where it was asked for. */
   async tryWays(sessionId: string, seq: number, port?: ViewPort): Promise<{ group?: string; ways: string[] }> {
-    const r = await tryWays(await this.ensure(), this.hooks, sessionId, seq);
-    if (r.ways[0]) port ? this.select(port, r.ways[0]) : this.selectEverywhere(r.ways[0]);
+    const r = await tryWays(await this.life.ensure(), this.hooks, sessionId, seq);
+    if (r.ways[0]) port ? this.selection.select(port, r.ways[0]) : this.selectEverywhere(r.ways[0]);
     return r;
   }
 
   /** A new conversation with an agent defined in a file (decision 0056), shown where it was asked for. */
   async startAgent(agent: string, port?: ViewPort): Promise<string> {
-    const id = (await (await this.ensure()).createSession({ agent })).id;
-    if (port) this.select(port, id);
+    const id = (await (await this.life.ensure()).createSession({ agent })).id;
+    if (port) this.selection.select(port, id);
     else this.selectEverywhere(id);
     return id;
   }
 
   /** The configured placements' names (decision 0074; the command's picker). */
   async placements(): Promise<string[]> {
-    return placementNames(await this.ensure());
+    return placementNames(await this.life.ensure());
   }
 
   /** A human's task for a node on a placement (decision 0074): its continuable child, shown where the node is. */
   async runOnPlacement(sessionId: string, placement: string, prompt: string): Promise<string> {
-    const child = await startPlaced(await this.ensure(), sessionId, placement, prompt);
+    const child = await startPlaced(await this.life.ensure(), sessionId, placement, prompt);
     this.selectEverywhere(child);
     return child;
   }
 
   /** The agents defined in files now (the command's picker). */
   async agents(): Promise<ProjectFilesView['agents']> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     h.project.refresh();
     return this.projectFiles(h).files.agents;
   }
 
   /** A project file may have changed (the host's file watcher): re-read; views hear it if it did. */
   async projectChanged(): Promise<void> {
-    (await this.ensure()).project.refresh();
+    (await this.life.ensure()).project.refresh();
   }
 
   private projectFiles(h: Harness): Extract<HostToWebview, { type: 'project/files' }> {
@@ -294,7 +262,7 @@ export class PanelController implements ApprovalPort {
   }
 
   async send(sessionId: string, text: string): Promise<void> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     await h.send(sessionId, text);
   }
 
@@ -304,7 +272,7 @@ export class PanelController implements ApprovalPort {
 
   /** Compact a conversation now (waits for its running turn). */
   async compact(sessionId: string): Promise<string> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     if (await h.isSubagent(sessionId)) throw new Error('Compact a subagent from its parent; Arbor compacts conversations you own.');
     const r = await (await h.openSession(sessionId)).compact();
     return r.outcome === 'committed'
@@ -313,7 +281,7 @@ export class PanelController implements ApprovalPort {
   }
 
   async deleteSession(sessionId: string): Promise<string[]> {
-    const ids = await (await this.ensure()).deleteSession(sessionId);
+    const ids = await (await this.life.ensure()).deleteSession(sessionId);
     for (const id of ids) this.feed.forget(id);
     this.sync.removed(ids);
     this.hooks.statusChanged?.();
@@ -322,8 +290,8 @@ export class PanelController implements ApprovalPort {
 
   /** Every tree node, once every log has been folded (labels and statuses known). */
   async nodes(): Promise<TreeNode[]> {
-    await this.ensure();
-    await this.folded;
+    await this.life.ensure();
+    await this.life.folded;
     return this.sync.tree.nodes();
   }
 
@@ -336,8 +304,8 @@ export class PanelController implements ApprovalPort {
   /** What to call a session, read from its own log when the tree has not folded it yet. */
   async nameOf(sessionId: string): Promise<string> {
     if (isRunNodeId(sessionId)) {
-      await this.ensure();
-      await this.folded;
+      await this.life.ensure();
+      await this.life.folded;
       return this.knownName(sessionId) ?? 'Workflow run';
     }
     const s = await this.sessionOf(sessionId);
@@ -346,32 +314,21 @@ export class PanelController implements ApprovalPort {
 
   /** The MCP servers' states as the panel lists them (decision 0055). */
   private mcpServers(): HostToWebview {
-    const servers = (this.harness?.mcp.states() ?? []).map((s) => ({
-      name: s.name,
-      source: s.source,
-      phase: s.phase,
-      toolCount: s.toolCount,
-      ...(s.why ? { why: s.why } : {}),
-    }));
-    return { type: 'mcp/servers', servers };
+    return mcpServersView(this.life.harness?.mcp.states() ?? []);
   }
 
   settingsChanged(): void {
-    this.broadcast({ type: 'settings/changed', settings: this.hooks.settings() });
+    this.views.broadcast({ type: 'settings/changed', settings: this.hooks.settings() });
   }
 
   /** "+": nothing selected, the input focused; the conversation is created by its first message. */
   newDraft(): void {
-    this.selected = undefined;
-    for (const p of this.views.panels()) {
-      p.sessionId = undefined;
-      p.post({ type: 'draft/start' });
-    }
+    this.selection.newDraft();
   }
 
   /** Set a session's own sandbox / approval (appended to its log) and show it on its node. */
   async setPolicy(sessionId: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     // Resident or not, the policy event reaches the tree on the change stream (decision 0054).
     await h.setPolicy(sessionId, policy);
   }
@@ -381,14 +338,14 @@ export class PanelController implements ApprovalPort {
    * (a bad amount is refused with what is wrong). Raising it resumes nothing by itself.
    */
   async setBudget(sessionId: string, budget: { maxTokens?: number; maxCostUsd?: number } | null): Promise<void> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     // The `budget/set` event moves the node and its ancestors' totals on the change stream.
     await h.setBudget(sessionId, budget);
   }
 
   /** Prices changed (settings): every node's cost is recomputed and re-sent. */
   async pricesChanged(): Promise<void> {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     this.sync.tree.setPrices(h.cost.prices);
     for (const id of this.sync.tree.ids()) this.sync.push(id);
   }
@@ -400,7 +357,7 @@ export class PanelController implements ApprovalPort {
 
   /** The panel's selected session, if any (the picker's "this session"). */
   get selectedSession(): string | undefined {
-    return this.selected;
+    return this.selection.selected;
   }
 
   focusInput(): void {
@@ -408,12 +365,11 @@ export class PanelController implements ApprovalPort {
   }
 
   selectEverywhere(sessionId: string): void {
-    this.sync.track(sessionId);
-    for (const p of this.views.panels()) this.select(p, sessionId);
+    this.selection.selectEverywhere(sessionId);
   }
 
   async dispose(): Promise<void> {
-    this.disposed = true;
+    this.life.dispose();
     this.feed.dispose();
     this.runFeed.dispose();
     this.sync.dispose();
@@ -422,50 +378,13 @@ export class PanelController implements ApprovalPort {
 
   // ── internals ──────────────────────────────────────────────────────────────
 
-  private async ensure(): Promise<Harness> {
-    // After dispose the host closes the harness: never open one it would not close (its store lock held, no clean marker).
-    if (this.disposed) throw new PanelClosedError('the action');
-    if (this.harness) return this.harness;
-    const h = await this.getHarness();
-    if (this.disposed) throw new PanelClosedError('the action');
-    if (this.harness) return this.harness;
-    this.harness = h;
-    // Instruction and agent files re-read (at a request, or the host's watcher): every view hears it.
-    h.project.onChange(() => this.broadcast(this.projectFiles(h)));
-    // The status bar's total comes from the stored summaries (the durable fold): once they are
-    // folded, after a reload too, it shows the same figure as before.
-    this.folded = this.sync
-      .follow(h)
-      .then(() => this.hooks.statusChanged?.())
-      .catch((err: unknown) => this.hooks.log('warn', `status bar: ${describeError(err)}`));
-    return h;
-  }
-
   private async sessionOf(id: string) {
-    const h = await this.ensure();
+    const h = await this.life.ensure();
     return await h.readSession(id);
-  }
-
-  private select(port: ViewPort, sessionId: string): void {
-    this.sync.track(sessionId);
-    if (port.view === 'transcript') {
-      // A transcript tab stays on its session: a fork made there opens in a tab of its own.
-      this.hooks.openTranscript(sessionId);
-      this.selectEverywhere(sessionId);
-      return;
-    }
-    this.selected = sessionId;
-    port.sessionId = sessionId;
-    port.post({ type: 'session/selected', sessionId });
-    void this.feed.reset(port, sessionId).catch((err) => this.hooks.log('warn', String(err)));
   }
 
   /** "Rewind…" from a message's context menu: the view it came from opens its rewind there. */
   openRewind(sessionId: string, seq: number, from: 'panel' | 'transcript'): void {
     this.views.toView(from, sessionId, { type: 'rewind/open', sessionId, seq });
-  }
-
-  private broadcast(msg: HostToWebview): void {
-    this.views.broadcast(msg);
   }
 }

@@ -4,8 +4,6 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
-import { envApiKey } from '../core/model/endpoint';
-import type { ModelClient, ModelRequest, ModelStreamEvent } from '../core/model/types';
 import { userProjectFiles } from '../core/project/project-files';
 import { recoveryNotes } from '../core/recovered-work';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
@@ -17,41 +15,20 @@ import { ApprovalNotifier } from './approval-notifier';
 import { pickWays } from './bestof-picks';
 import type { CommandHost } from './command-host';
 import { buildCommands, type Command } from './commands';
-import { PanelController, type ViewPort } from './controller';
+import { PanelController } from './controller';
 import { EventLogFeed, logSessionId } from './event-log';
 import { McpHost } from './mcp-host';
+import { readModelConfig, SECRET_KEY } from './model-config';
 import { pickPolicy } from './policy-picker';
 import type { StatusCounts } from './presenter/status-bar';
 import { ReloadPrompt } from './reload-prompt';
 import { changedBy, LIVE_PATHS, type LivePath, type SettingKey } from './setting-rules';
-import { isLocalUrl, readPlacementsSetting, readRemote, readSettings } from './settings';
-import { webviewHtml, webviewOptions } from './webview-html';
+import { readPlacementsSetting, readRemote, readSettings } from './settings';
+import { Webviews } from './webviews';
 import { disposeWorktreeReviews, openWorktreeReview } from './worktree-review';
 
-export const SECRET_KEY = 'arbor.apiKey';
-export const TRANSCRIPT_VIEW = 'arbor.transcript';
-export const LOG_SCHEME = 'arbor-log';
-/** Set by `npm start` when it serves the bundled demo model: used while no key is configured. */
-export const DEMO_URL_ENV = 'ARBOR_DEMO_BASE_URL';
-
-/** Stands in for the model when no key is set: every turn ends with a message saying how to set one. */
-class MissingKeyClient implements ModelClient {
-  readonly provider = 'none';
-  constructor(private readonly baseUrl: string) {}
-  describe(req: ModelRequest) {
-    return { provider: this.provider, model: req.model, bytes: 0, headBytes: 0, headHash: 'none', prefixHash: 'none' };
-  }
-  async *stream(): AsyncIterable<ModelStreamEvent> {
-    yield {
-      type: 'error',
-      error: {
-        code: 'auth',
-        midStream: false,
-        message: `No API key for ${this.baseUrl}. Run "Arbor: Set API Key" (or set ARBOR_API_KEY / DEEPSEEK_API_KEY / OPENAI_API_KEY), then send again.`,
-      },
-    };
-  }
-}
+export { DEMO_URL_ENV, SECRET_KEY } from './model-config';
+export { TRANSCRIPT_VIEW } from './webviews';
 
 /**
  * Everything heavy, loaded on first use (never at activation): the harness with its store
@@ -60,7 +37,8 @@ class MissingKeyClient implements ModelClient {
 export class ArborHost implements CommandHost {
   readonly controller: PanelController;
   private harness: Promise<Harness> | undefined;
-  private readonly panels = new Map<string, vscode.WebviewPanel>();
+  /** The side panel and the transcript tabs (`webviews.ts`). */
+  private readonly webviews: Webviews;
   private source: ModelSource = 'none';
   /** Whether commands run in an OS sandbox here; probed once, when the harness opens. */
   private sandbox: SandboxStatus | undefined;
@@ -114,6 +92,7 @@ export class ArborHost implements CommandHost {
       (requestId, reply) => this.controller.answer(requestId, reply),
       (id) => this.controller.knownName(id) ?? id,
     );
+    this.webviews = new Webviews(context.extensionUri, this.controller, this.notifier);
     this.commands = buildCommands(this);
     this.reloadPrompt = new ReloadPrompt(() => JSON.stringify([readRemote().remote ?? {}, readPlacementsSetting().placements ?? []]), log);
     this.mcp = new McpHost(context, log);
@@ -133,27 +112,11 @@ export class ArborHost implements CommandHost {
     return this.harness;
   }
 
-  /**
-   * The model the settings and the key ask for, read fresh each time: a key (SecretStorage,
-   * then the environment) or a local endpoint is used as configured; without either, the
-   * demo model `npm start` serves, else a client whose every turn says how to set a key.
-   */
+  /** The model the settings and the key ask for, read fresh each time (`model-config.ts`); the panel says where it comes from. */
   private async modelConfig(): Promise<ModelConfig> {
-    const s = readSettings();
-    const key = (await this.context.secrets.get(SECRET_KEY)) || envApiKey(process.env) || '';
-    const demo = process.env[DEMO_URL_ENV];
-    const max = s.maxTokens ? { maxTokens: s.maxTokens } : {};
-    const timeoutMs = s.timeoutMs;
-    if (key !== '' || isLocalUrl(s.baseUrl)) {
-      this.source = 'endpoint';
-      return { baseURL: s.baseUrl, name: s.model, apiKey: key || 'local', timeoutMs, capField: s.capField, ...max };
-    }
-    if (demo) {
-      this.source = 'demo';
-      return { baseURL: demo, name: 'arbor-demo', apiKey: 'demo', timeoutMs, capField: s.capField, ...max };
-    }
-    this.source = 'none';
-    return { client: new MissingKeyClient(s.baseUrl), name: s.model, ...max };
+    const { model, source } = await readModelConfig(this.context.secrets);
+    this.source = source;
+    return model;
   }
 
   private async createHarness(): Promise<Harness> {
@@ -325,57 +288,16 @@ export class ArborHost implements CommandHost {
   }
 
   attachPanel(view: vscode.WebviewView): void {
-    view.webview.options = webviewOptions(this.context.extensionUri);
-    view.webview.html = webviewHtml(view.webview, this.context.extensionUri, 'panel');
-    this.notifier.attach(view);
-    this.connect(view.webview, 'panel', undefined, view.onDidDispose);
+    this.webviews.attachPanel(view);
   }
 
   openTranscript(sessionId: string): void {
-    const open = this.panels.get(sessionId);
-    if (open) {
-      open.reveal();
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(
-      TRANSCRIPT_VIEW,
-      this.controller.knownName(sessionId) ?? 'Arbor transcript',
-      vscode.ViewColumn.Active,
-      webviewOptions(this.context.extensionUri),
-    );
-    this.adoptTranscript(panel, sessionId);
+    this.webviews.openTranscript(sessionId);
   }
 
   /** A transcript tab restored after a window reload (WebviewPanelSerializer). */
   adoptTranscript(panel: vscode.WebviewPanel, sessionId: string): void {
-    panel.webview.options = webviewOptions(this.context.extensionUri);
-    panel.iconPath = vscode.Uri.joinPath(this.context.extensionUri, 'media', 'arbor.svg');
-    // The tab is named like the tree row; after a reload the name is read from the log.
-    panel.title = this.controller.knownName(sessionId) ?? 'Arbor transcript';
-    let open = true;
-    void this.controller.nameOf(sessionId).then(
-      (name) => {
-        if (open) panel.title = name;
-      },
-      () => undefined,
-    );
-    panel.webview.html = webviewHtml(panel.webview, this.context.extensionUri, 'transcript', sessionId);
-    this.panels.set(sessionId, panel);
-    this.connect(panel.webview, 'transcript', sessionId, panel.onDidDispose);
-    panel.onDidDispose(() => {
-      open = false;
-      this.panels.delete(sessionId);
-    });
-  }
-
-  private connect(webview: vscode.Webview, view: 'panel' | 'transcript', sessionId: string | undefined, onDispose: vscode.Event<void>): void {
-    const port: ViewPort = { view, ...(sessionId ? { sessionId } : {}), post: (msg) => void webview.postMessage(msg) };
-    const off = this.controller.connect(port);
-    const sub = webview.onDidReceiveMessage((msg: unknown) => void this.controller.receive(port, msg));
-    onDispose(() => {
-      off();
-      sub.dispose();
-    });
+    this.webviews.adoptTranscript(panel, sessionId);
   }
 
   /** The raw event log of a session as read-only JSON Lines (`arbor-log:/<id>.jsonl`). */

@@ -1,7 +1,7 @@
 // The webview's whole state and the user's intents. Host messages are handled one
-// function per `type` (a mapped type makes a missing handler a compile error); intents
-// post typed messages; requests (`request()`) get their typed answer, and a failure is
-// shown in words next to what failed, with what to do when its code says.
+// function per `type` (`host-messages.ts`; a mapped type makes a missing handler a compile
+// error); intents post typed messages; requests (`request()`) get their typed answer, and a
+// failure is shown in words next to what failed, with what to do when its code says.
 import {
   type ApprovalPrompt,
   type ExamplePrompt,
@@ -24,16 +24,13 @@ import { hintFor } from '../lib/error-hints';
 import { isActive, nodeName } from '../lib/format';
 import { namesForIds } from '../lib/names-in-text';
 import type { RequestError } from '../lib/requests';
-import { loadState, post, request, requestId, saveState, settleRequest, type ViewState } from '../vscode';
+import { loadState, post, request, saveState, type ViewState } from '../vscode';
 import { ChatState } from './chat.svelte';
+import { hostMessageHandlers } from './host-messages';
 import { RewindFlow } from './rewind.svelte';
 import { TreeState } from './tree.svelte';
 
 export type View = 'panel' | 'transcript';
-
-type Handlers = {
-  [K in HostToWebview['type']]: (msg: Extract<HostToWebview, { type: K }>) => void;
-};
 
 export interface Problem {
   id: string;
@@ -110,83 +107,8 @@ export class AppState {
     handler?.(msg);
   }
 
-  #handlers: Handlers = {
-    'state/snapshot': (m) => {
-      this.tree.reset(m.nodes);
-      this.settings = m.settings;
-      this.approvals = m.approvals;
-      this.answering = new Set();
-      this.ready = true;
-      if (this.view === 'transcript') return;
-      // The host's selection wins (it may have changed while the view was hidden); without
-      // one, the selection saved in the view state is restored and told to the host.
-      if (m.selected !== undefined) this.#showSelected(m.selected);
-      else if (this.saved.selected !== undefined && this.tree.has(this.saved.selected)) this.select(this.saved.selected);
-      else if (this.selected !== undefined && !this.tree.has(this.selected)) this.#showSelected(undefined);
-    },
-    'tree/node': (m) => this.tree.upsert(m.node),
-    'tree/removed': (m) => {
-      this.tree.remove(m.id);
-      if (m.id === this.selected && this.view === 'panel') this.#showSelected(undefined);
-    },
-    'transcript/reset': (m) => this.chat.reset(m.sessionId, m.entries, m.hasMore, m.partial),
-    'transcript/append': (m) => this.chat.append(m.sessionId, m.entries),
-    'stream/delta': (m) => this.chat.delta(m.sessionId, m.kind, m.delta),
-    'settings/changed': (m) => {
-      this.settings = m.settings;
-    },
-    'approval/requested': (m) => {
-      if (this.approvals.some((a) => a.requestId === m.prompt.requestId)) return;
-      this.approvals = [...this.approvals, m.prompt];
-    },
-    'approval/resolved': (m) => {
-      this.approvals = this.approvals.filter((a) => a.requestId !== m.requestId);
-      if (this.answering.has(m.requestId)) {
-        const next = new Set(this.answering);
-        next.delete(m.requestId);
-        this.answering = next;
-      }
-    },
-    'grants/list': (m) => {
-      this.grants = new Map(this.grants).set(m.sessionId, m.grants);
-    },
-    'mcp/servers': (m) => {
-      this.mcpServers = m.servers;
-    },
-    'input/focus': () => {
-      this.focusRequests++;
-    },
-    'draft/start': () => {
-      if (this.view !== 'panel') return;
-      this.#showSelected(undefined);
-      this.focusRequests++;
-    },
-    'session/selected': (m) => {
-      if (this.view === 'panel') this.#showSelected(m.sessionId);
-    },
-    'request/done': (m) => {
-      // Answers to requests of this page settle their promise; any other failure is still said.
-      if (!settleRequest(m) && !m.ok) this.report(m.id, `The request failed: ${m.error}`, hintFor(m.code));
-    },
-    'queue/changed': (m) => this.chat.setQueue(m.sessionId, m.state, m.messages),
-    'rewind/open': (m) => {
-      if (m.sessionId === this.chat.sessionId && !this.readOnly) this.rewind.open(m.sessionId, m.seq);
-    },
-    'workflow/view': (m) => {
-      if (m.nodeId !== this.fixedSession) return;
-      this.run = m.view ?? undefined;
-      this.runProblem = m.view ? undefined : m.problem;
-    },
-    'project/files': (m) => {
-      this.project = m.files;
-    },
-    'worktree/orphans': (m) => {
-      this.worktreeOrphans = m.orphans;
-    },
-    'message/rejected': (m) => {
-      this.report(requestId(), `The extension refused a message from this view (${m.detail}).`);
-    },
-  };
+  /** One function per host message type (`host-messages.ts`). */
+  #handlers = hostMessageHandlers(this, (id) => this.#showSelected(id));
 
   /** Where the chat was scrolled before the view was hidden: given out once, for that session only. */
   takeChatRestore(sessionId: string): ViewState['chat'] {
