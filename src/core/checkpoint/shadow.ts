@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { readEntryInside } from '../tools/entry-inside';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { initFinished } from '../worktree/git';
 import { IgnoreRules } from '../worktree/ignore';
@@ -11,8 +12,9 @@ import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
 // `<storeDir>/checkpoints/<hash of the root's real path>.git`, its work tree the root. It has an
-// index of its own (so `git add -A` only stats unchanged files) and no commits: a snapshot is a
-// tree id, a change is a pair of blob ids. The root's own `.git` is never opened by it.
+// index of its own (so git's listing only stats unchanged files) and no commits: a snapshot is a
+// tree id, a change is a pair of blob ids. The root's own `.git` is never opened by it. Git lists
+// what changed; this process reads the bytes, through folders pinned from the root (`take`).
 
 /** A file left out of checkpoints, and why (said once per session). */
 /** Blobs up to this size a writing call stores on its own thread (deflate and write take well under a millisecond). */
@@ -32,11 +34,8 @@ export interface TreeChange {
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 const ZERO = /^0{40}$/;
-/**
- * Tries of one snapshot. `git add -A` lists a folder, then stats each new file; a file that goes
- * away in between (another program's temp file renamed into place) makes it stop with "unable to
- * stat", and the command would go unrecorded. The next try lists the folder again.
- */
+const ZERO_ID = '0'.repeat(40);
+/** Tries of one snapshot: a git that fails part way (a file gone under it, a lock) is asked again; the next try lists the root again. */
 const SNAPSHOT_TRIES = 3;
 
 /** A root as one snapshot saw it: its tree, the files left out for size, and when it began looking (`performance.now()`). */
@@ -241,19 +240,44 @@ export class ShadowRepo {
     return this.agreed.ok;
   }
 
-  /** One try of a snapshot: the candidates over the size cap, `git add -A` without them, the tree. */
+  /**
+   * One try of a snapshot: what git finds changed (`ls-files`: names only), each read here through
+   * its folder pinned from the root (`tools/entry-inside.ts`) and stored by this process, the
+   * index told their ids (`update-index --index-info`, then `--refresh` for their stat data), the
+   * tree. Git itself reads no file's bytes into the shadow: `git add -A` followed a folder a
+   * command swapped for a link and stored a file outside as the workspace's (decision 0097, s51).
+   * Files over the size cap are left as the index has them, and returned.
+   */
   private async take(maxBytes: number): Promise<{ tree: string; large: string[] }> {
-    const candidates = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0').filter(Boolean);
+    const listed = (await gitOk(this.place, ['ls-files', '-z', '--others', '--modified', '--exclude-standard'])).split('\0');
     const large: string[] = [];
-    await Promise.all(
-      [...new Set(candidates)].map(async (rel) => {
-        const st = await fsp.lstat(path.join(this.root, rel)).catch(() => undefined);
-        if (st?.isFile() && st.size > maxBytes) large.push(rel);
-      }),
-    );
+    const gone: string[] = [];
+    const kept: string[] = [];
+    const writes: Promise<void>[] = [];
+    let n = 0;
+    for (const rel of new Set(listed)) {
+      // A nested repository (`dir/`) is not recorded; a name that is not UTF-8 cannot be named back to git from here.
+      if (!rel || rel.endsWith('/') || rel.includes('\ufffd')) continue;
+      if (++n % 128 === 0) await new Promise((r) => setImmediate(r)); // (a first snapshot of many files: the loop turns)
+      const e = readEntryInside(path.join(this.root, rel), this.root, maxBytes);
+      if (e.kind === 'large') large.push(rel);
+      else if (e.kind === 'gone') gone.push(`0 ${ZERO_ID}\t${rel}\0`);
+      else {
+        const id = blobId(e.bytes);
+        if (e.bytes.length <= SYNC_BLOB_BYTES) writeBlobAsSync(this.place.gitDir, id, e.bytes);
+        else writes.push(writeBlobAs(this.place.gitDir, id, e.bytes));
+        kept.push(`${e.mode.toString(8)} ${id}\t${rel}\0`);
+      }
+    }
+    await Promise.all(writes);
+    // Removals first: a file that became a folder leaves its entry before the folder's files come in.
+    if (gone.length || kept.length) {
+      await gitOk(this.place, ['update-index', '-z', '--index-info'], Buffer.from([...gone, ...kept].join('')));
+      // The entries just given have no stat data: git takes it now (a file whose bytes are the id's), so the next listing passes over them.
+      // (Best effort: without it the next listing names them again and they are read again.)
+      if (kept.length) await git(this.place, ['update-index', '-q', '--refresh']);
+    }
     large.sort();
-    const spec = ['.', ...large.map((rel) => `:(exclude,literal)${rel}`)];
-    await gitOk(this.place, ['add', '-A', '--', ...spec]);
     const tree = (await gitOk(this.place, ['write-tree'])).trim();
     return { tree, large: large.map((rel) => path.join(this.root, rel)) };
   }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { confinedLine, gitDirs } from './confined';
 import { markUnfilled, settled, unfilledMark } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
@@ -139,7 +140,10 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
  * anything changed; the branch's head either way.
  */
 export async function commitWorktree(place: WorktreePlace, message: string): Promise<string> {
-  await git(['add', '-A'], { cwd: place.path });
+  // Confined (`confined.ts`): the child's own commands run in this folder and could swap one of its folders for a link.
+  const dirs = await gitDirs(place.path);
+  const wrap = await confinedLine(place.path, [dirs.commonDir], [dirs.gitDir, path.join(dirs.commonDir, 'objects')]);
+  await git(['add', '-A'], { cwd: place.path, ...(wrap ? { wrap } : {}) });
   const changed = (await git(['diff', '--cached', '--quiet'], { cwd: place.path, okCodes: [1] })).code === 1;
   if (changed) await git(['commit', '--quiet', '--no-verify', '-m', message], { cwd: place.path });
   return (await git(['rev-parse', 'HEAD'], { cwd: place.path })).stdout.trim();

@@ -40,6 +40,8 @@ export interface GitOptions {
   okCodes?: readonly number[];
   /** Bytes of stdout kept (default 64 MiB: a file's content can come through here). */
   maxBuffer?: number;
+  /** Run inside this sandbox (`confined.ts`): a git that reads the workspace's files. */
+  wrap?: { file: string; args: readonly string[] };
 }
 
 export interface GitResult {
@@ -65,8 +67,8 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
   // Its own process group through the one runner (`process/`), so a closing harness leaves no git behind.
   const out = await runInGroup(
     {
-      file: 'git',
-      args: full,
+      file: opts.wrap?.file ?? 'git',
+      args: opts.wrap ? [...opts.wrap.args, '--', 'git', ...full] : full,
       command: ['git', ...full].join(' '),
       cwd: opts.cwd,
       env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },

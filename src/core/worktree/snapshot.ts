@@ -1,6 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { confinedLine, gitDirs } from './confined';
 import { git, notARepo, WorktreeError } from './git';
 import { writeIndexTree } from './index-tree';
 import { canWriteObjects, commitBody, writeCommit } from './objects';
@@ -66,7 +67,10 @@ export async function snapshot(
     const copied = await copyIndex(own, index);
     if (!copied && (await headOf(top))) await git(['read-tree', 'HEAD'], { cwd: top, env });
     const skip = (opts.excludes ?? []).map((p) => path.relative(top, p)).filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
-    await git(['add', '-A', '--', '.', ...skip.map((r) => `:(exclude)${r}`)], { cwd: top, env });
+    // Confined (`confined.ts`): a folder swapped for a link never leads git out of what a command sees.
+    const dirs = await gitDirs(top);
+    const wrap = await confinedLine(top, [dirs.commonDir, dirs.gitDir], [tmp, opts.objects ?? path.join(dirs.commonDir, 'objects')]);
+    await git(['add', '-A', '--', '.', ...skip.map((r) => `:(exclude)${r}`)], { cwd: top, env, ...(wrap ? { wrap } : {}) });
     // The tree in-process where the index is a plain one of a sha1 repository (`index-tree.ts`), else git's.
     const mine = opts.objects && canWriteObjects(opts.commit?.parent) && opts.commit?.parent ? await writeIndexTree(index, opts.objects) : undefined;
     const tree = mine ?? (await git(['write-tree'], { cwd: top, env })).stdout.trim();

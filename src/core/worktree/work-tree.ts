@@ -18,7 +18,9 @@ import { objectId, writeLoose, writeLooseSync, writeObjectSync } from './objects
 // `readPlainIndex` leaves to git, an assume-unchanged or submodule entry, a nested repository, a
 // `.gitattributes` anywhere it walks, a symlinked `.gitignore`, an ignore pattern with a bracket
 // or a backslash, a name that is not UTF-8, a tracked file that is neither a file nor a link, a
-// file over FILE_CAP, more than ENTRY_CAP entries, or any error (a file vanishing under it).
+// file over FILE_CAP, more than ENTRY_CAP entries, or any error (a file vanishing under it, a
+// folder or a file swapped for a link: every folder is held open from the top and its entries are
+// named through it, decision 0097 amended in s51; git then runs confined, `confined.ts`).
 
 const ENTRY_CAP = 20_000;
 const FILE_CAP = 64 * 1024 * 1024;
@@ -26,6 +28,22 @@ const FILE_CAP = 64 * 1024 * 1024;
 const SYNC_WRITE = 256 * 1024;
 
 class LeaveToGit extends Error {}
+
+const C = fs.constants;
+const NOFOLLOW = C.O_NOFOLLOW ?? 0;
+const DIRECTORY = C.O_DIRECTORY ?? 0;
+/** Folders are named through their descriptors where the system can (Linux with /proc); elsewhere by path, as before. */
+const PINNED = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
+
+/** One walk's running state: the parsed index, the listing horizon, what it found so far. */
+interface WalkState {
+  index: KeptIndex;
+  horizon: number;
+  out: Item[];
+  seen: Set<string>;
+  after: Map<string, KeptListing>;
+  count: number;
+}
 
 /** A recorded or fresh entry of the tree to write. */
 interface Item {
@@ -138,54 +156,69 @@ class Walk {
     const horizon = Date.now() - slackMs;
     const index = this.readIndex(BigInt(horizon) * 1_000_000n);
     if (!index) return undefined;
-    const { entries, tracked, trackedDirs } = index;
     checkLines(this.excludeLines);
-    const out: Item[] = [];
-    const seen = new Set<string>();
-    const after = new Map<string, KeptListing>();
-    // Folders to list (as bytes and as text), and whether an ignore rule covers them (walked then only for the tracked files in them).
-    const queue: { key: string; rel: string; ignored: boolean }[] = [{ key: '', rel: '', ignored: false }];
-    let count = 0;
-    for (let q = 0; q < queue.length; q++) {
-      const { key, rel, ignored } = queue[q];
-      const listing = this.list(rel, horizon);
-      after.set(rel, listing);
-      count += listing.entries.length;
-      if (count > ENTRY_CAP * 2) return undefined;
-      for (const d of listing.entries) {
-        if (d.key.toLowerCase() === '.git') {
-          if (key === '' && d.key === '.git') continue;
-          return undefined; // a nested repository (git adds it as a submodule entry), or a name git refuses
-        }
-        const child = key === '' ? d.key : `${key}/${d.key}`;
-        const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
-        if (this.skip.some((s) => child === s || child.startsWith(`${s}/`))) continue;
-        if (d.key === '.gitattributes') return undefined;
-        if (d.key === '.gitignore') {
-          if (d.kind !== 'file') return undefined; // git does not follow a linked one; the in-process rules would
-          checkLines(readRulesFile(this.abs(childRel)).split(/\r?\n/)); // (never blocking: swapped for a FIFO since the listing, it reads as empty)
-        }
-        if (d.kind === 'dir') {
-          const covered = ignored || this.rules.ignored(childRel, true);
-          if (!covered || trackedDirs.has(child)) queue.push({ key: child, rel: childRel, ignored: covered });
-          continue;
-        }
-        const t = tracked.get(child);
-        if (d.kind === 'other') {
-          if (t) return undefined; // git refuses a tracked FIFO or socket; let it say so
-          continue; // git passes over an untracked one
-        }
-        if (t) {
-          seen.add(child);
-          out.push(this.current(t, childRel));
-        } else if (!ignored && !this.rules.ignored(childRel)) out.push(this.fresh(child, childRel));
-      }
+    const walk: WalkState = { index, horizon, out: [], seen: new Set(), after: new Map(), count: 0 };
+    // Every folder is held open from the top and read through its descriptor (decision 0097, s51):
+    // a folder a command swaps for a link is not followed (ELOOP: git's way then, run confined).
+    const top = fs.openSync(this.top, C.O_RDONLY | DIRECTORY);
+    try {
+      if (!this.visit(top, '', '', false, walk)) return undefined;
+    } finally {
+      fs.closeSync(top);
     }
+    const { out, seen, after } = walk;
     // Tracked files not met are gone (deleted, or under a folder that is now a file or a link), except under the excludes: those stay as recorded.
-    for (const e of entries) if (!seen.has(e.path) && this.skip.some((s) => e.path.startsWith(`${s}/`) || e.path === s)) out.push(e);
+    for (const e of index.entries) if (!seen.has(e.path) && this.skip.some((s) => e.path.startsWith(`${s}/`) || e.path === s)) out.push(e);
     this.memo.listings.clear();
     for (const [rel, l] of after) if (l.trusted) this.memo.listings.set(rel, l);
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** One folder (open as `fd`) and, depth first, the folders in it git would walk; false: leave it to git. */
+  private visit(fd: number, key: string, rel: string, ignored: boolean, w: WalkState): boolean {
+    const { tracked, trackedDirs } = w.index;
+    const here = PINNED ? `/proc/self/fd/${fd}` : rel === '' ? this.top : `${this.top}/${rel}`;
+    const listing = this.list(rel, `${here}/.`, w.horizon);
+    w.after.set(rel, listing);
+    w.count += listing.entries.length;
+    if (w.count > ENTRY_CAP * 2) return false;
+    for (const d of listing.entries) {
+      if (d.key.toLowerCase() === '.git') {
+        if (key === '' && d.key === '.git') continue;
+        return false; // a nested repository (git adds it as a submodule entry), or a name git refuses
+      }
+      const child = key === '' ? d.key : `${key}/${d.key}`;
+      const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
+      const at = `${here}/${d.name}`;
+      if (this.skip.some((s) => child === s || child.startsWith(`${s}/`))) continue;
+      if (d.key === '.gitattributes') return false;
+      if (d.key === '.gitignore') {
+        if (d.kind !== 'file') return false; // git does not follow a linked one; the in-process rules would
+        checkLines(readRulesFile(at).split(/\r?\n/)); // (never blocking: swapped for a FIFO since the listing, it reads as empty)
+      }
+      if (d.kind === 'dir') {
+        const covered = ignored || this.rules.ignored(childRel, true);
+        if (covered && !trackedDirs.has(child)) continue;
+        // A link or a file there now (ELOOP, ENOTDIR) or gone: thrown, and git takes over.
+        const sub = fs.openSync(at, C.O_RDONLY | DIRECTORY | NOFOLLOW);
+        try {
+          if (!this.visit(sub, child, childRel, covered, w)) return false;
+        } finally {
+          fs.closeSync(sub);
+        }
+        continue;
+      }
+      const t = tracked.get(child);
+      if (d.kind === 'other') {
+        if (t) return false; // git refuses a tracked FIFO or socket; let it say so
+        continue; // git passes over an untracked one
+      }
+      if (t) {
+        w.seen.add(child);
+        w.out.push(this.current(t, at));
+      } else if (!ignored && !this.rules.ignored(childRel)) w.out.push(this.fresh(child, at));
+    }
+    return true;
   }
 
   /** The user's index, parsed: the kept one while its file is the same (git replaces it by a rename; kept only when older than the slack, as a listing). */
@@ -221,8 +254,7 @@ class Walk {
   }
 
   /** A folder's entries: the kept listing while the folder is unchanged, else read now. */
-  private list(rel: string, horizon: number): KeptListing {
-    const dir = this.abs(rel);
+  private list(rel: string, dir: string, horizon: number): KeptListing {
     const read = relist(dir, this.memo.listings.get(rel), horizon);
     if (!read) throw new LeaveToGit(); // gone or unreadable under the walk: git says what it makes of it
     if ('cached' in read) return read.cached;
@@ -239,8 +271,8 @@ class Walk {
    * else hashed afresh. Racily clean as git says (with nanoseconds): recorded in the same instant
    * as the index was written or later, when a change since could have left the stat data as it was.
    */
-  private current(t: Tracked, rel: string): Item {
-    const st = fs.lstatSync(this.abs(rel), { bigint: true });
+  private current(t: Tracked, at: string): Item {
+    const st = fs.lstatSync(at, { bigint: true });
     const { e, stat: r } = t;
     const clean =
       r !== undefined &&
@@ -251,21 +283,33 @@ class Walk {
       st.uid === r.uid &&
       st.gid === r.gid &&
       (st.size & 0xffffffffn) === r.size;
-    return clean ? e : this.fresh(e.path, rel, st, e.id);
+    return clean ? e : this.fresh(e.path, at, st, e.id);
   }
 
-  /** The file or link at `rel` hashed, its blob stored (unless it is the one the index names: that one is in the repository). */
-  private fresh(key: string, rel: string, st = fs.lstatSync(this.abs(rel), { bigint: true }), recorded?: Buffer): Item {
+  /**
+   * The file or link at `at` (a name in a folder held open) hashed, its blob stored (unless it is
+   * the one the index names: that one is in the repository). The file is opened without following
+   * a link and must be the inode the listing's `lstat` saw: one swapped since is left to git.
+   */
+  private fresh(key: string, at: string, st = fs.lstatSync(at, { bigint: true }), recorded?: Buffer): Item {
     const mode = modeOf(st);
     if (st.size > BigInt(FILE_CAP)) throw new LeaveToGit();
-    const bytes = mode === 0o120000 ? fs.readlinkSync(this.abs(rel), { encoding: 'buffer' }) : fs.readFileSync(this.abs(rel));
+    const bytes = mode === 0o120000 ? fs.readlinkSync(at, { encoding: 'buffer' }) : readSame(at, st);
     const id = objectId('blob', bytes);
     if (recorded?.toString('hex') !== id) this.store(id, bytes);
     return { path: key, mode, id: Buffer.from(id, 'hex') };
   }
+}
 
-  private abs(rel: string): string {
-    return rel === '' ? this.top : `${this.top}/${rel}`;
+/** The regular file at `at` (no link followed, never blocking on a FIFO), when it is still the inode `st` describes; else left to git. */
+function readSame(at: string, st: fs.BigIntStats): Buffer {
+  const fd = fs.openSync(at, C.O_RDONLY | NOFOLLOW | (C.O_NONBLOCK ?? 0));
+  try {
+    const now = fs.fstatSync(fd, { bigint: true });
+    if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) throw new LeaveToGit();
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
