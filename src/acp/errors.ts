@@ -9,6 +9,7 @@ export type AcpErrorCode =
   | 'RELATIVE_CWD'
   | 'NO_SUCH_FOLDER'
   | 'FILESYSTEM_ROOT'
+  | 'HOME_FOLDER'
   | 'NOT_A_NODE'
   | 'UNKNOWN_SESSION'
   | 'NOT_A_ROOT'
@@ -19,7 +20,9 @@ export type AcpErrorCode =
   | 'TURN_FAILED'
   | 'MESSAGE_TOO_LARGE'
   | 'MESSAGE_TOO_DEEP'
-  | 'WORKSPACE_UNAVAILABLE';
+  | 'WORKSPACE_UNAVAILABLE'
+  | 'TOO_MANY_SESSIONS'
+  | 'TOO_MANY_WORKSPACES';
 
 /** ACP's "resource not found" (not one of the SDK's named constructors). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -37,6 +40,11 @@ export function unknownSession(id: string): RequestError {
     code: 'UNKNOWN_SESSION',
     message: `No session ${id} on this connection; create it with session/new or open it with session/load first.`,
   });
+}
+
+/** Past a per-process cap (live sessions, open workspaces) with nothing idle to let go of. */
+export function overLimit(code: 'TOO_MANY_SESSIONS' | 'TOO_MANY_WORKSPACES', message: string): RequestError {
+  return new RequestError(-32600, `Invalid request: ${message}`, { code, message });
 }
 
 /** A workspace's harness could not open (its store cannot be made, or another Arbor holds it): the cause, in its words. */

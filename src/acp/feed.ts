@@ -38,7 +38,15 @@ export class Feed {
     private readonly onFailure: (err: unknown) => void,
   ) {
     this.offs.push(h.observe((c) => (this.handlers[c.type] as (c: Change) => void)(c)));
-    table.onAdd(() => this.unknown.clear());
+    this.offs.push(table.onAdd(() => this.unknown.clear()));
+    // A released session's remembered text, goal and folder go with it (a load starts them afresh).
+    this.offs.push(
+      table.onRemove((id) => {
+        this.streamed.delete(id);
+        this.goals.delete(id);
+        this.cwds.delete(id);
+      }),
+    );
   }
 
   /** The harness's one change stream (decision 0054) as ACP notifications: each kind of change has its mapping. */

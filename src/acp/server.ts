@@ -2,7 +2,7 @@ import * as acp from '@agentclientprotocol/sdk/unstable';
 import type { Harness } from '../core/harness';
 import { describeConfigError } from '../core/mcp/config';
 import type { SandboxMode } from '../core/session/events';
-import { invalidParams, invalidRequest, unknownSession, workspaceUnavailable } from './errors';
+import { invalidParams, invalidRequest, overLimit, unknownSession, workspaceUnavailable } from './errors';
 import { Feed } from './feed';
 import { acpMcpServers } from './mcp-servers';
 import { promptText, settleSubtree, spentUnder, stopReasonOf, usageBetween } from './prompt';
@@ -18,6 +18,18 @@ export const MODES: acp.SessionMode[] = [
   { id: 'workspace-write', name: 'Workspace write', description: 'File tools and commands write only inside the workspace; protected paths need approval.' },
   { id: 'full-access', name: 'Full access', description: 'No OS sandbox: writes anywhere, commands run unconfined.' },
 ];
+
+/**
+ * The most root sessions one connection keeps live (decision 0037, amended): past it, the idle
+ * ones longest unused are released from memory (their logs are on disk; a prompt or
+ * `session/load` brings one back). An editor keeps a handful of threads open; a fresh session
+ * kept ~7 KB of heap (its agent, its feed entries), one prompted holds its transcript too.
+ */
+export const MAX_LIVE_SESSIONS = 256;
+/** The most workspace roots (harness, store, MCP servers) one connection keeps open; past it an idle one is closed. */
+export const MAX_WORKSPACES = 32;
+/** How many released sessions are remembered (their id and root, ~100 bytes) so a prompt to one reopens it. */
+export const MAX_REMEMBERED = 10_000;
 
 export interface ServerOptions {
   version: string;
@@ -38,6 +50,8 @@ type Handlers = { [M in acp.AgentRequestMethod]?: acp.AgentRequestHandlersByMeth
 export class AcpServer {
   readonly table = new SessionTable();
   private readonly feeds = new Map<Harness, Feed>();
+  /** Roots released to bound memory, by id: their workspace root, oldest first (bounded). */
+  private readonly released = new Map<string, string>();
   private subagents = false;
   private connection: acp.AgentConnection | undefined;
 
@@ -105,7 +119,8 @@ export class AcpServer {
   }
 
   private async open(root: string, mcpServers: unknown): Promise<{ root: string; harness: Harness }> {
-    const harness = await this.opts.workspaces.harness(root).catch((err: unknown) => {
+    const harness = await this.harnessOfRoot(root).catch((err: unknown) => {
+      if (err instanceof acp.RequestError) throw err;
       throw workspaceUnavailable(root, err);
     });
     if (Array.isArray(mcpServers) && mcpServers.length > 0) {
@@ -134,15 +149,73 @@ export class AcpServer {
     return { root, harness };
   }
 
+  /**
+   * A root's harness, below the workspace cap: before another root opens, the root opened
+   * longest ago with no live session here (never the started-for folder) is closed; with none,
+   * the open is refused. No await between the last check and the open (requests run concurrently).
+   */
+  private async harnessOfRoot(root: string): Promise<Harness> {
+    const ws = this.opts.workspaces;
+    while (!ws.isOpen(root) && ws.size >= MAX_WORKSPACES) {
+      const idle = ws.roots().find((r) => !ws.isDefault(r) && !this.table.holds(r));
+      if (idle === undefined)
+        throw overLimit(
+          'TOO_MANY_WORKSPACES',
+          `cannot open ${root}: ${ws.size} workspaces are open on this connection (at most ${MAX_WORKSPACES}) and each has a live session; start another arbor acp for more folders, or open sessions of a folder already open`,
+        );
+      const closed = await ws
+        .closeRoot(idle)
+        .catch((err: unknown) => void this.opts.warn(`arbor acp: closing ${idle}: ${err instanceof Error ? err.message : String(err)}`));
+      if (closed) this.feeds.get(closed)?.dispose();
+      if (closed) this.feeds.delete(closed);
+    }
+    return ws.harness(root);
+  }
+
+  /**
+   * Below the session cap before another root session is added: the idle roots longest unused
+   * are released (nothing runs in them; their logs are whole on disk). A session with a prompt
+   * under way, or still working, is never released; with only such sessions, the add is refused.
+   */
+  private async roomForSession(after = false): Promise<void> {
+    // Before an add: room for one more, or a refusal. After it (requests run concurrently): back to the cap, best effort.
+    while (this.table.rootCount >= MAX_LIVE_SESSIONS + (after ? 1 : 0)) {
+      const idle = this.table.roots().find((s) => !s.prompt && s.harness.releasable(s.id));
+      if (!idle && after) return;
+      if (!idle)
+        throw overLimit(
+          'TOO_MANY_SESSIONS',
+          `${this.table.rootCount} sessions on this connection are working (at most ${MAX_LIVE_SESSIONS} are kept live); wait for a prompt to finish or send session/cancel, then try again`,
+        );
+      this.table.remove(idle.id);
+      this.released.delete(idle.id);
+      this.released.set(idle.id, idle.root);
+      if (this.released.size > MAX_REMEMBERED) this.released.delete(this.released.keys().next().value!);
+      await idle.harness.release(idle.id);
+    }
+  }
+
   private async modes(h: Harness, id: string): Promise<acp.SessionModeState> {
     const summary = await h.store.summary(id);
     return { currentModeId: summary.policy.sandbox ?? h.config.sandbox, availableModes: MODES };
   }
 
-  private root(sessionId: string): AcpSession {
+  /** A session of this connection; one released to bound memory comes back as it was (its log is on disk). */
+  private async live(sessionId: string): Promise<AcpSession> {
     const s = this.table.get(sessionId);
-    if (!s) throw unknownSession(sessionId);
-    return s;
+    if (s) {
+      this.table.touch(s.id);
+      return s;
+    }
+    const root = this.released.get(sessionId);
+    if (root === undefined) throw unknownSession(sessionId);
+    await this.roomForSession();
+    const { harness } = await this.open(root, []);
+    if (!harness.store.has(sessionId)) throw unknownSession(sessionId);
+    this.released.delete(sessionId);
+    const back = this.table.add({ id: sessionId, harness, root, owner: sessionId });
+    this.table.touch(back.id);
+    return back;
   }
 
   private handlers(): Handlers {
@@ -163,9 +236,12 @@ export class AcpServer {
       },
       authenticate: () => ({}),
       'session/new': async ({ params }) => {
-        const { root, harness } = await this.open(this.opts.workspaces.rootOf(params.cwd), params.mcpServers);
+        const place = this.opts.workspaces.rootOf(params.cwd);
+        await this.roomForSession();
+        const { root, harness } = await this.open(place, params.mcpServers);
         const agent = await harness.createSession();
         this.table.add({ id: agent.id, harness, root, owner: agent.id });
+        await this.roomForSession(true);
         return { sessionId: agent.id, modes: await this.modes(harness, agent.id) };
       },
       'session/load': async ({ params }) => {
@@ -173,11 +249,15 @@ export class AcpServer {
         const place = this.opts.workspaces.rootOf(params.cwd);
         // A folder with no store has no session to load: nothing is made in it.
         if (!this.opts.workspaces.stored(place)) throw unknownSession(id);
+        if (!this.table.get(id)) await this.roomForSession();
         const { root, harness } = await this.open(place, params.mcpServers);
         if (!harness.store.has(id)) throw unknownSession(id);
         if ((await treeParent(harness, id)) !== undefined) throw invalidParams('NOT_A_ROOT', `session ${id} is a subagent; load its root conversation`);
+        this.released.delete(id);
         const s = this.table.add({ id, harness, root, owner: id });
+        this.table.touch(id);
         await this.replay(s);
+        await this.roomForSession(true);
         return { modes: await this.modes(harness, id) };
       },
       'session/list': async ({ params }) => {
@@ -196,7 +276,7 @@ export class AcpServer {
         return { sessions };
       },
       'session/set_mode': async ({ params }) => {
-        const s = this.root(params.sessionId);
+        const s = await this.live(params.sessionId);
         // A child runs under what its parent gave it (policy snapshot): a client switching it could widen it past its parent.
         if (s.parent !== undefined)
           throw invalidRequest('NOT_A_ROOT', `session ${s.id} is a subagent: it keeps the mode its parent gave it; set the mode of its root conversation`);
@@ -207,7 +287,7 @@ export class AcpServer {
         return {};
       },
       'session/prompt': async ({ params }) => {
-        const s = this.root(params.sessionId);
+        const s = await this.live(params.sessionId);
         if (s.parent !== undefined) throw invalidRequest('NOT_A_ROOT', `session ${s.id} is a subagent: it takes messages from its parent`);
         if (s.prompt) throw invalidRequest('PROMPT_RUNNING', `session ${s.id} is still answering a prompt; wait for it or send session/cancel`);
         const text = promptText(params.prompt);

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Harness, type HarnessConfig } from '../core/harness';
 import { invalidParams } from './errors';
@@ -10,6 +11,8 @@ import { invalidParams } from './errors';
  */
 export class Workspaces {
   private readonly open = new Map<string, Promise<Harness>>();
+  /** Roots whose harness is closing (`closeRoot`): the next open there waits for the store's lock to be let go. */
+  private readonly closing = new Map<string, Promise<void>>();
 
   constructor(
     /** The harness deployment for a root (the CLI's flags and environment). */
@@ -23,7 +26,55 @@ export class Workspaces {
      * node's workspace root of its own, and a cwd anywhere else is refused.
      */
     readonly nodes?: string,
+    /** The user's home folder: never a root of its own (only as the started-for folder). */
+    private readonly home: string = os.homedir(),
   ) {}
+
+  /** How many roots have a harness open (or opening). */
+  get size(): number {
+    return this.open.size;
+  }
+
+  isOpen(root: string): boolean {
+    return this.open.has(root);
+  }
+
+  /** The roots with a harness, oldest opened first. */
+  roots(): string[] {
+    return [...this.open.keys()];
+  }
+
+  /** Whether a root is the folder the command was started for (kept open for the connection's life). */
+  isDefault(root: string): boolean {
+    return root === realOr(this.defaultRoot);
+  }
+
+  /**
+   * Close one root's harness (no session of it is live): its store flushes and its lock is let
+   * go; a later open makes it again. The harness closed (none when it was not open or failed to).
+   */
+  async closeRoot(root: string): Promise<Harness | undefined> {
+    const p = this.open.get(root);
+    if (!p) return undefined;
+    this.open.delete(root);
+    // Marked closing at once: an open of this root meanwhile waits for the store's lock.
+    const done = p.then(
+      async (h) => {
+        await h.close();
+        return h;
+      },
+      () => undefined,
+    );
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.closing.set(root, settled);
+    void settled.then(() => {
+      if (this.closing.get(root) === settled) this.closing.delete(root);
+    });
+    return done;
+  }
 
   /** The node folder a root is (its name: the node's store is named by it), when `nodes` is set. */
   nodeOf(root: string): string | undefined {
@@ -58,6 +109,13 @@ export class Workspaces {
         'FILESYSTEM_ROOT',
         `cwd ${cwd} is the file system's root: as a workspace it would let the agent write anywhere; open a project folder (or start arbor acp with --workspace there)`,
       );
+    // The home folder (or one above it) as a root would put ~/.ssh, shell profiles and ~/.arbor's own settings inside the write boundary.
+    const home = realOr(this.home);
+    if (real === home || home.startsWith(real + path.sep))
+      throw invalidParams(
+        'HOME_FOLDER',
+        `cwd ${cwd} is ${real === home ? 'your home folder' : 'a folder above your home folder'}: as a workspace it would let the agent write your keys, shell profiles and Arbor's own settings; open a project folder inside it (or start arbor acp with --workspace there if you mean it)`,
+      );
     return real;
   }
 
@@ -69,7 +127,8 @@ export class Workspaces {
   harness(root: string): Promise<Harness> {
     let h = this.open.get(root);
     if (!h) {
-      h = Harness.open(this.configFor(root));
+      const closing = this.closing.get(root);
+      h = closing ? closing.then(() => Harness.open(this.configFor(root))) : Harness.open(this.configFor(root));
       // A failed open is not cached: the next session/new tries again.
       h.catch(() => this.open.delete(root));
       this.open.set(root, h);

@@ -308,6 +308,16 @@ export class Harness {
     return this.agents.get(id);
   }
 
+  /** Let a settled root go from memory (its log is on disk; `openSession` resumes it); false while it or a child works. */
+  release(id: string): Promise<boolean> {
+    return this.rootSessions.release(id);
+  }
+
+  /** Whether `release` would let a root go now. */
+  releasable(id: string): boolean {
+    return this.rootSessions.releasable(id);
+  }
+
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
   makeResident(writer: SessionWriter): Agent {
     return this.rootSessions.makeResident(writer);

@@ -6,7 +6,7 @@ import type { FeatureRow } from '../../src/core/feature/rows';
 import { Harness, HarnessError, type HarnessErrorCode } from '../../src/core/harness';
 import { fail, ok } from '../../src/core/tools/result';
 import { onProgress } from '../support/changes';
-import { harnessPerTest, makeHarness } from '../support/harness';
+import { harnessPerTest, makeHarness, until } from '../support/harness';
 
 /** Rejects with a HarnessError of `code`. */
 async function refusedWith(p: Promise<unknown>, code: HarnessErrorCode): Promise<void> {
@@ -56,6 +56,34 @@ describe('harness: the composition root and its public surface', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it('releases a settled root from memory, never a running one; an open after it resumes it from its log', async () => {
+    w.server.enqueue({ text: 'first answer' });
+    const a = await w.t.h.createSession();
+    await w.t.h.send(a.id, 'one');
+    await w.t.h.settle();
+    w.server.enqueue({ text: 'slow', chunkSize: 2, fault: { kind: 'stall', afterChunks: 1 } });
+    const busy = await w.t.h.createSession();
+    await w.t.h.send(busy.id, 'long');
+    await until(() => busy.activity === 'running');
+    assert.equal(w.t.h.releasable(busy.id), false);
+    assert.equal(await w.t.h.release(busy.id), false, 'a running root stays');
+    assert.equal(w.t.h.resident(busy.id), busy);
+    assert.equal(w.t.h.releasable(a.id), true);
+    const released: string[] = [];
+    const off = w.t.h.observe((c) => c.type === 'live' && c.what === 'released' && released.push(c.sessionId));
+    assert.equal(await w.t.h.release(a.id), true);
+    off();
+    assert.equal(w.t.h.resident(a.id), undefined);
+    assert.deepEqual(released, [a.id], 'views hear it left');
+    const back = await w.t.h.openSession(a.id);
+    assert.notEqual(back, a);
+    assert.ok(
+      back.session.events.some((e) => e.type === 'assistant/message' && e.text === 'first answer'),
+      'its history came back from the log',
+    );
+    await w.t.h.interruptSubtree(busy.id);
   });
 
   it('refuses unknown sessions, fork points and grants with codes', async () => {

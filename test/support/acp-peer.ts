@@ -29,9 +29,17 @@ export interface AcpPeer {
   close(): Promise<number | null>;
 }
 
-export async function startAcp(args: string[], opts: { subagents?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<AcpPeer> {
+export async function startAcp(
+  args: string[],
+  opts: {
+    subagents?: boolean;
+    env?: NodeJS.ProcessEnv;
+    /** Node's own flags for the agent process (e.g. a heap snapshot signal). */
+    nodeArgs?: string[];
+  } = {},
+): Promise<AcpPeer> {
   const env = { ...process.env, ARBOR_API_KEY: '', DEEPSEEK_API_KEY: '', OPENAI_API_KEY: '', ARBOR_STORE: '', ...opts.env };
-  const child = spawn(process.execPath, [BIN, 'acp', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'acp', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let err = '';
   let partial = '';

@@ -91,7 +91,16 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     hooks,
     residents: agents,
   });
-  const rootSessions = new RootSessions({ store, config, project, roots, factory, agents, opened: (agent) => hooks().opened(agent) });
+  const rootSessions = new RootSessions({
+    store,
+    config,
+    project,
+    roots,
+    factory,
+    agents,
+    opened: (agent) => hooks().opened(agent),
+    released: (id) => host.report(id, 'released'),
+  });
   const worktrees = new WorktreeService({
     store,
     storeDir: config.storeDir,

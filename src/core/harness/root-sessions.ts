@@ -27,7 +27,9 @@ export interface RootSessionsDeps {
   roots: readonly string[];
   factory: Pick<AgentFactory, 'build'>;
   /** The resident agents, roots and children. */
-  agents: Pick<Map<string, Agent>, 'get'>;
+  agents: Pick<Map<string, Agent>, 'get' | 'has' | 'delete'>;
+  /** Views hear that a released root left memory. */
+  released(id: string): void;
   /** The rows' hook for a session opened from its log (e.g. workflow runs a crash or reload left open are closed). */
   opened(agent: Agent): Promise<void>;
 }
@@ -40,6 +42,8 @@ export function newSessionId(): string {
 /** Creates, opens and builds root conversations (the façade's `createSession`, `openSession`, `makeResident`). */
 export class RootSessions {
   private readonly opening = new Map<string, Promise<Agent>>();
+  /** Roots being let go of (`release`): an open of one waits until its writer is done. */
+  private readonly releasing = new Map<string, Promise<void>>();
 
   constructor(private readonly d: RootSessionsDeps) {}
 
@@ -65,6 +69,8 @@ export class RootSessions {
    * is reached through `send` (the runtime rebuilds its composition from its descriptor).
    */
   async open(id: string): Promise<Agent> {
+    const letGo = this.releasing.get(id);
+    if (letGo) await letGo;
     const resident = this.d.agents.get(id);
     if (resident) return resident;
     const pending = this.opening.get(id);
@@ -86,6 +92,33 @@ export class RootSessions {
     })().finally(() => this.opening.delete(id));
     this.opening.set(id, p);
     return p;
+  }
+
+  /**
+   * Let a settled root conversation go from memory (a host bounding what it keeps, e.g. `arbor
+   * acp`, decision 0037): its log is whole on disk and `open` resumes it. Refused (false) while
+   * it runs, waits on an approval, has queued work, or a child of it is still resident.
+   */
+  async release(id: string): Promise<boolean> {
+    const a = this.d.agents.get(id);
+    if (!a) return !this.opening.has(id);
+    if (!this.releasable(id)) return false;
+    const done = (async () => {
+      await a.dispose();
+      if (this.d.agents.get(id) === a) this.d.agents.delete(id);
+      this.d.released(id);
+    })().finally(() => this.releasing.delete(id));
+    this.releasing.set(id, done);
+    await done;
+    return true;
+  }
+
+  /** Whether `release` would let a root go now (one not resident, nor being opened, is a yes). */
+  releasable(id: string): boolean {
+    const a = this.d.agents.get(id);
+    if (!a) return !this.opening.has(id);
+    if (this.releasing.has(id) || a.activity === 'running' || !a.isSettled || a.awaitingApproval) return false;
+    return !this.d.store.children(id).some((c) => this.d.agents.has(c.id));
   }
 
   /** Build the root agent over a writer (this deployment's model, tools, prompt and policy) and make it resident; no turn starts. */
