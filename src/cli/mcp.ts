@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import type { Harness } from '../core/harness';
 import { describeConfigError, type McpConfigRead, merge, readServerFile, readWorkspaceServers } from '../core/mcp/config';
-import type { McpDeployment } from '../core/mcp/manager';
+import type { McpDeployment } from '../core/mcp/deployment';
 import type { McpServerState } from '../core/mcp/state';
 import { FileTrust } from '../core/mcp/trust-file';
 import { type ParsedArgs, UsageError } from './args';

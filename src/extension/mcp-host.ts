@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Harness } from '../core/harness';
 import { describeConfigError, merge, parseServerMap, readWorkspaceServers } from '../core/mcp/config';
-import type { McpDeployment } from '../core/mcp/manager';
+import type { McpDeployment } from '../core/mcp/deployment';
 import type { McpServerState } from '../core/mcp/state';
 import { MemoryTrust } from '../core/mcp/trust-file';
 

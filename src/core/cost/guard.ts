@@ -3,10 +3,11 @@ import { describeBudget } from '../session/budget';
 import type { SessionEvent } from '../session/events';
 import { estimateTokens, type SessionSummary } from '../session/summary';
 import type { Store } from '../store/store';
+import { hold, leftIn, moveSpent, type Remaining, type Reservation, type Scope, stateOf, unhold, usedUp } from './budget-scope';
 import { DEFAULT_COMPLETION_RESERVE, decideCap, roomIn } from './completion-cap';
 import type { PriceBook } from './prices';
 import { spendOfSessions } from './sessions-spend';
-import { formatUsd, type Spend, spendOf, totalTokens, zeroSpend } from './spend';
+import { type Spend, spendOf, zeroSpend } from './spend';
 
 export { DEFAULT_COMPLETION_RESERVE, MIN_COMPLETION_CAP } from './completion-cap';
 
@@ -48,36 +49,6 @@ export interface BudgetGrant {
 
 /** The guard's answer: no budget applies (nothing reserved, no cap needed), a grant, or a refusal. */
 export type BudgetAnswer = { free: true } | { grant: BudgetGrant } | { refusal: BudgetRefusal };
-
-/** What a delegating parent may still hand on: the least remaining over its budgeted scopes. */
-export interface Remaining {
-  tokens?: number;
-  /** Absent with a cost budget: a model with no price spent here, so no dollars can be counted. */
-  usd?: number;
-  /** Some scope has a cost budget. */
-  costLimited: boolean;
-}
-
-interface Scope {
-  budget: Budget;
-  /** Spent by every session under it (reported usage and estimates, as the summaries say). */
-  spent: Spend;
-  /** In-flight requests' upper bounds (prompt estimate + the cap each carries) under it. */
-  reservedTokens: number;
-  reservedUsd: number;
-  /** A display name for messages. */
-  name: string;
-}
-
-interface Reservation {
-  /** The session whose request it is. */
-  session: string;
-  scopes: string[];
-  tokens: number;
-  usd: number;
-  /** A remote program's turn (`fixed`): it spends until its turn ends, whatever it writes before. */
-  wholeTurn: boolean;
-}
 
 /**
  * The budget guard (decision 0034): the harness asks it before each model request, and it
@@ -122,11 +93,7 @@ export class BudgetGuard {
     // A run's holds are held again now; a session scope takes its members' holds when recounted (`scopeKnown`).
     for (const r of this.inflight.values()) {
       r.scopes = r.scopes.filter((key) => this.scopes.has(key));
-      for (const key of r.scopes) {
-        const s = this.scopes.get(key)!;
-        s.reservedTokens += r.tokens;
-        s.reservedUsd += r.usd;
-      }
+      for (const key of r.scopes) hold(this.scopes.get(key)!, r.tokens, r.usd);
     }
   }
 
@@ -138,23 +105,13 @@ export class BudgetGuard {
    * what is left.
    */
   check(sessionId: string, need: RequestNeed): BudgetAnswer {
-    const hold = need.compaction ? compactionHold(sessionId) : sessionId;
-    this.release(hold);
+    const held = need.compaction ? compactionHold(sessionId) : sessionId;
+    this.release(held);
     const scopes = this.scopesOf(sessionId);
     if (scopes.length === 0) return { free: true };
     const prompt = estimateTokens(need.bytes);
     const price = this.prices().of(need.model);
-    const rooms = scopes.map((key) => {
-      const s = this.scopes.get(key)!;
-      const state = {
-        budget: s.budget,
-        spentTokens: totalTokens(s.spent),
-        spentUsd: s.spent.costUsd,
-        reservedTokens: s.reservedTokens,
-        reservedUsd: s.reservedUsd,
-      };
-      return { key, room: roomIn(state, prompt, price, need.model) };
-    });
+    const rooms = scopes.map((key) => ({ key, room: roomIn(stateOf(this.scopes.get(key)!), prompt, price, need.model) }));
     const decided = decideCap(need.maxTokens ?? DEFAULT_COMPLETION_RESERVE, rooms, need.fixed === true);
     if ('short' in decided) {
       const s = this.scopes.get(decided.short.key)!;
@@ -168,12 +125,8 @@ export class BudgetGuard {
     const { cap, by } = decided.ok;
     const tokens = prompt + cap;
     const usd = price ? (prompt * price.input + cap * price.output) / 1_000_000 : 0;
-    for (const key of scopes) {
-      const s = this.scopes.get(key)!;
-      s.reservedTokens += tokens;
-      s.reservedUsd += usd;
-    }
-    this.inflight.set(hold, { session: sessionId, scopes, tokens, usd, wholeTurn: need.fixed === true });
+    for (const key of scopes) hold(this.scopes.get(key)!, tokens, usd);
+    this.inflight.set(held, { session: sessionId, scopes, tokens, usd, wholeTurn: need.fixed === true });
     const lowered = by === undefined ? undefined : this.scopes.get(by)!;
     return {
       grant: {
@@ -187,25 +140,7 @@ export class BudgetGuard {
   remaining(sessionId: string): Remaining | undefined {
     const scopes = this.scopesOf(sessionId);
     if (scopes.length === 0) return undefined;
-    const out: Remaining = { costLimited: false };
-    let usdKnown = true;
-    for (const key of scopes) {
-      const s = this.scopes.get(key)!;
-      if (s.budget.maxTokens !== undefined) {
-        const left = Math.max(0, s.budget.maxTokens - totalTokens(s.spent) - s.reservedTokens);
-        out.tokens = out.tokens === undefined ? left : Math.min(out.tokens, left);
-      }
-      if (s.budget.maxCostUsd !== undefined) {
-        out.costLimited = true;
-        if (s.spent.costUsd === undefined) usdKnown = false;
-        else {
-          const left = Math.max(0, s.budget.maxCostUsd - s.spent.costUsd - s.reservedUsd);
-          out.usd = out.usd === undefined ? left : Math.min(out.usd, left);
-        }
-      }
-    }
-    if (!usdKnown) delete out.usd;
-    return out;
+    return leftIn(scopes.map((key) => this.scopes.get(key)!));
   }
 
   /** What a budgeted scope has spent (tokens and dollars), or undefined when it has no budget. */
@@ -240,19 +175,8 @@ export class BudgetGuard {
   /** Why no more can be spent under the session (a budget above it is used up), or undefined. */
   spentOut(sessionId: string): string | undefined {
     for (const key of this.scopesOf(sessionId)) {
-      const s = this.scopes.get(key)!;
-      const b = s.budget;
-      const used = totalTokens(s.spent);
-      const why =
-        b.maxTokens !== undefined && used >= b.maxTokens
-          ? `${used} tokens are spent`
-          : b.maxCostUsd !== undefined && s.spent.costUsd === undefined
-            ? 'a model with no price spent under it, so its cost is unknown'
-            : b.maxCostUsd !== undefined && s.spent.costUsd! >= b.maxCostUsd
-              ? `${formatUsd(s.spent.costUsd!)} is spent`
-              : undefined;
-      if (why)
-        return `The budget of ${s.name} (${describeBudget(b)}) is used up: ${why}. A human can raise the budget (Set Budget on its node, or 'arbor send --budget'); then a message goes on from here.`;
+      const why = usedUp(this.scopes.get(key)!);
+      if (why) return why;
     }
     return undefined;
   }
@@ -286,9 +210,7 @@ export class BudgetGuard {
     this.inflight.delete(id);
     for (const key of r.scopes) {
       const s = this.scopes.get(key);
-      if (!s) continue;
-      s.reservedTokens = Math.max(0, s.reservedTokens - r.tokens);
-      s.reservedUsd = Math.max(0, s.reservedUsd - r.usd);
+      if (s) unhold(s, r.tokens, r.usd);
     }
   }
 
@@ -327,19 +249,7 @@ export class BudgetGuard {
     const now = spendOf(sum as SessionSummary, this.prices());
     const before = this.own.get(id) ?? zeroSpend();
     this.own.set(id, now);
-    for (const key of scopes) {
-      const s = this.scopes.get(key)!;
-      s.spent = {
-        tokens: {
-          prompt: s.spent.tokens.prompt + now.tokens.prompt - before.tokens.prompt,
-          completion: s.spent.tokens.completion + now.tokens.completion - before.tokens.completion,
-          cacheHit: s.spent.tokens.cacheHit + now.tokens.cacheHit - before.tokens.cacheHit,
-        },
-        ...(s.spent.costUsd !== undefined && now.costUsd !== undefined && before.costUsd !== undefined
-          ? { costUsd: s.spent.costUsd + now.costUsd - before.costUsd }
-          : {}),
-      };
-    }
+    for (const key of scopes) moveSpent(this.scopes.get(key)!, before, now);
   }
 
   private tellWatchers(): void {
@@ -386,8 +296,7 @@ export class BudgetGuard {
     for (const r of this.inflight.values()) {
       if (!members.has(r.session) || r.scopes.includes(key)) continue;
       r.scopes.push(key);
-      scope.reservedTokens += r.tokens;
-      scope.reservedUsd += r.usd;
+      hold(scope, r.tokens, r.usd);
     }
     this.scopes.set(key, scope);
     return true;

@@ -2,7 +2,7 @@ import type { CheckpointOptions } from '../checkpoint/service';
 import type { ModelPrice } from '../cost/prices';
 import type { FeatureRow } from '../feature/rows';
 import type { HooksOptions } from '../hooks/service';
-import type { McpDeployment } from '../mcp/manager';
+import type { McpDeployment } from '../mcp/deployment';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { PlacementSettings } from '../placement/types';

@@ -1,5 +1,5 @@
 import type { Agent } from '../agent/agent';
-import type { Remaining } from '../cost/guard';
+import type { Remaining } from '../cost/budget-scope';
 import type { HookRunEvent, SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
 import { matchesAny } from './matcher';

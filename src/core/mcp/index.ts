@@ -1,4 +1,5 @@
 export * from './config';
+export * from './deployment';
 export * from './manager';
 export * from './names';
 export * from './row';

@@ -4,44 +4,21 @@ import { fail } from '../tools/result';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool';
 import { type McpConfigError, type McpServerConfig, needsAllow } from './config';
 import type { McpConnection, McpToolDef, ToolListing } from './connection';
-import { clip, offerable } from './limits';
-import { allowCovers, mcpToolName } from './names';
+import type { McpDeployment } from './deployment';
+import { clip } from './limits';
+import { allowCovers } from './names';
 import { mapResult } from './result';
-import { redact, redactDeep, secretsOf } from './secrets';
+import { redact, secretsOf } from './secrets';
 import { type McpServerState, notReadyMessage } from './state';
 import { mcpTool } from './tool';
-
-/** Which workspace servers the user allowed to start (remembered per workspace by the host). */
-export interface McpTrust {
-  isAllowed(server: McpServerConfig): boolean;
-  /** Remember the allow (the extension: workspaceState; the CLI: a file in the store folder). */
-  allow(server: McpServerConfig): Promise<void>;
-}
-
-export interface McpDeployment {
-  servers: McpServerConfig[];
-  /** Problems reading the config, shown with the servers (a bad entry never stops the others). */
-  errors?: McpConfigError[];
-  /** Servers or tools the user allowed to be called without asking: `srv`, `mcp__srv`, `mcp__srv__tool`. */
-  allowTools?: string[];
-  /** Who may start workspace servers; without it none starts (nobody could have allowed it). */
-  trust?: McpTrust;
-  /** Whether workspace servers may start at all (the extension: a trusted workspace); default true. */
-  workspaceTrusted?: boolean;
-  /** How long a start may take (ms); default 30000. */
-  startTimeoutMs?: number;
-  /** Restarts after a server goes away, before it is `failed` for good; default 5. */
-  maxRestarts?: number;
-  /** The first restart's delay (ms), doubled each time; default 500. */
-  backoffMs?: number;
-}
+import { type RegisteredTool, syncTools } from './tool-sync';
 
 interface Entry {
   config: McpServerConfig;
   state: McpServerState;
   secrets: string[];
   conn?: McpConnection;
-  tools: Map<string, { def: McpToolDef; unregister: () => void }>;
+  tools: Map<string, RegisteredTool>;
   timer?: NodeJS.Timeout;
   /** Bumped by every start and stop: a late answer of an older start is dropped. */
   generation: number;
@@ -344,33 +321,10 @@ export class McpManager {
       return;
     }
     if (e.generation !== gen) return;
-    // What the server says of its tools reaches the model and the log: its secrets redacted there too.
-    const { offered, leftOut } = offerable(listing.tools, e.secrets);
-    const notes = [...leftOut];
-    const { invalid, cut } = listing;
-    if (cut) notes.push(cut);
-    if (invalid.length > 0)
-      notes.push(
-        `${invalid.length === 1 ? 'a tool is' : `${invalid.length} tools are`} not offered: not valid MCP: ${invalid.slice(0, 3).join(', ')}${invalid.length > 3 ? ` and ${invalid.length - 3} more` : ''}`,
-      );
-    const want = new Map(offered.map((d) => [mcpToolName(e.config.name, d.name), this.shown(e, d)]));
-    for (const [name, t] of e.tools) {
-      if (want.has(name)) continue;
-      t.unregister();
-      e.tools.delete(name);
-    }
-    for (const [name, def] of want) {
-      const old = e.tools.get(name);
-      if (old && JSON.stringify(old.def) === JSON.stringify(def)) continue;
-      // A name another server (or Arbor) holds is never taken over: the first holder keeps it.
-      if (!old && this.heldElsewhere(e, name)) {
-        notes.push(`tool "${def.name}" is not offered: its name ${name} is taken`);
-        continue;
-      }
-      old?.unregister();
-      const unregister = this.deps.tools.register(mcpTool(e.config.name, name, def, this.port));
-      e.tools.set(name, { def, unregister });
-    }
+    const notes = syncTools(e.config.name, listing, e.secrets, e.tools, {
+      heldElsewhere: (name) => this.heldElsewhere(e, name),
+      register: (name, def) => this.deps.tools.register(mcpTool(e.config.name, name, def, this.port)),
+    });
     e.leftOut = notes.length > 0 ? this.say(e, clip(notes.join('; '), 400)) : undefined;
     this.set(e, e.state.phase === 'ready' ? { toolCount: e.tools.size, why: e.leftOut } : { toolCount: e.tools.size });
   }
@@ -379,12 +333,6 @@ export class McpManager {
   private heldElsewhere(e: Entry, name: string): boolean {
     for (const other of this.entries.values()) if (other !== e && other.tools.has(name)) return true;
     return this.deps.tools.view().some((t) => t.name === name);
-  }
-
-  /** A tool definition as it may be shown (to the model, in the log): the server's secrets redacted; the name kept for the call. */
-  private shown(e: Entry, d: McpToolDef): McpToolDef {
-    const { name, ...rest } = d;
-    return { ...redactDeep(rest, e.secrets), name };
   }
 
   private readonly port = {

@@ -1,5 +1,6 @@
 import type { FeatureRow } from '../feature/rows';
-import { type McpDeployment, McpManager } from './manager';
+import type { McpDeployment } from './deployment';
+import { McpManager } from './manager';
 
 /**
  * The MCP row: a manager whose servers' tools join the global tool scope, closed with the

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from './config';
-import type { McpTrust } from './manager';
+import type { McpTrust } from './deployment';
 
 // The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
 // `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeError } from '../errors';
-import { type AcpChildrenFactory, type AcpPhase, type AcpProcessSource, acpDriver, type LinkCall } from '../remote/acp';
+import { acpDriver, type LinkCall } from '../remote/acp';
+import type { AcpChildrenFactory } from '../remote/acp-children';
+import type { AcpPhase, AcpProcessSource } from '../remote/acp-source';
 import { remoteProvider } from '../remote/wire';
 import type { SandboxMode } from '../session/events';
 import type { RemoteDriver, RemoteOutcome, RemoteTurnContext } from '../subagent/remote-driver';

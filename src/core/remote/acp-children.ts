@@ -1,4 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
+import type { TurnBounds } from '../subagent/remote-bounds';
+import type { RemoteTurnContext } from './types';
 
 /**
  * An ACP agent's own sub-sessions, as it announces them with the (unstable) `subagent_update`
@@ -15,3 +17,16 @@ export interface AcpChildren {
   /** The child's turn is over: every sub-session still open is closed (interrupted when the turn was stopped). */
   close(how: 'completed' | 'interrupted'): Promise<void>;
 }
+
+/**
+ * What opens a child's view of the agent's own sub-sessions (`subagent_update`, decision 0041):
+ * `cancel` sends `session/cancel` for one of them, `program` is the provider (`acp:<name>`).
+ * Absent, they are counted and skipped, and the agent is not told the client understands them.
+ */
+export type AcpChildrenFactory = (
+  ctx: RemoteTurnContext,
+  cancel: (externalId: string) => Promise<void>,
+  program: string,
+  /** The turn's bounds (decision 0044): the sub-sessions' output counts against the child's turn. */
+  bounds?: TurnBounds,
+) => AcpChildren;

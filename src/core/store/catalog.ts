@@ -1,7 +1,8 @@
 import type { Database } from 'sql.js';
 import type { SessionHeader } from '../session/events';
 import type { SessionSummary } from '../session/summary';
-import { JournaledDb, type JournaledDbOptions, prepared } from './journaled-db';
+import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { prepared } from './prepared';
 import { CATALOG_SCHEMA } from './schema';
 
 export type CatalogOp =

@@ -1,23 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { crc32 } from 'node:zlib';
-import type { Database, SqlJsStatic, Statement } from 'sql.js';
+import type { Database } from 'sql.js';
 import { describeError } from '../errors';
+import { loadVerified, type Schema, seal, tune } from './db-file';
 import { type Quarantine, StoreError } from './errors';
 import { moveAside, readWhole, removeStaleTemps, writeFileAtomic } from './fsutil';
 import { admitGroup, type Pending } from './group-record';
 import { encodeRecord, JournalFile, type JournalRecord, maxRecordBytes, RecordTooLarge, scanJournal } from './journal';
+import { forgetPrepared } from './prepared';
+import { quarantineAll } from './quarantine';
 import { loadSqlJs } from './sqljs';
 import type { StoreCounters } from './stats';
-
-export interface Schema {
-  /** What kind of file this is ('catalog', 'tree'); a file of another kind is refused. */
-  kind: string;
-  version: number;
-  create(db: Database): void;
-  /** migrations[v] upgrades a file from version v to v + 1. */
-  migrations: Record<number, (db: Database) => void>;
-}
 
 export interface DbHooks<P> {
   schema: Schema;
@@ -286,7 +279,7 @@ export class JournaledDb<P extends object> {
     const bytes = this.database.export(); // never inside a transaction: writes are committed before we get here
     seal(bytes);
     // export() closed and reopened the connection: its statements are freed, its pragmas reset.
-    statements.delete(this.database);
+    forgetPrepared(this.database);
     tune(this.database);
     this.dbBytes = bytes.length;
     if (this.opts.counters) this.opts.counters.syncs += 2; // the temp file, then the folder after the rename
@@ -316,33 +309,6 @@ export class JournaledDb<P extends object> {
 }
 
 /**
- * Durability comes from our journal, so SQLite's own rollback journal (a file in sql.js's
- * in-memory FS, created, written and deleted on every transaction) is pure cost: keep it in
- * memory and skip its syncs. Exclusive locking: one connection owns the in-memory file, so
- * SQLite need not look for a hot journal and re-read page 1 at every transaction (which was
- * most of an append's CPU). Rollback still works; no pragma is stored in the file.
- */
-function tune(db: Database): void {
-  db.run('PRAGMA journal_mode = MEMORY');
-  db.run('PRAGMA synchronous = OFF');
-  db.run('PRAGMA locking_mode = EXCLUSIVE');
-}
-
-const statements = new WeakMap<Database, Map<string, Statement>>();
-
-/**
- * A statement prepared once per connection and reused: db.run(sql, params) prepares and frees
- * one on every call. sql.js frees them all on export() (writeCheckpoint forgets them) and close().
- */
-export function prepared(db: Database, sql: string): Statement {
-  let cache = statements.get(db);
-  if (!cache) statements.set(db, (cache = new Map()));
-  let stmt = cache.get(sql);
-  if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
-  return stmt;
-}
-
-/**
  * A journal record; BAD_EVENT when the payloads are not JSON (a BigInt, a cycle), TOO_LARGE when
  * the record would pass what an open reads back (decision 0098): refused before a byte is written.
  */
@@ -365,77 +331,8 @@ function encode(lsn: number, ops: unknown[], dbFile: string, maxBytes?: number):
   }
 }
 
-/**
- * SQLite pages carry no checksum: a damaged byte inside a row reads back as different data.
- * Each checkpoint therefore stores crc32 of the file in bytes 68–71 of the SQLite header
- * (the application_id field, which SQLite keeps as is), computed with those bytes zeroed.
- */
-const CRC_AT = 68;
-
 function mib(bytes: number): string {
   return (bytes / (1024 * 1024)).toFixed(1);
-}
-export function seal(bytes: Uint8Array): void {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  b.writeUInt32BE(0, CRC_AT);
-  b.writeUInt32BE(crc32(b), CRC_AT);
-}
-/** True when the stored crc matches (0: a file written before checksums, not checked). */
-function sealed(bytes: Buffer): boolean {
-  const stored = bytes.readUInt32BE(CRC_AT);
-  if (stored === 0) return true;
-  bytes.writeUInt32BE(0, CRC_AT);
-  const ok = crc32(bytes) === stored;
-  bytes.writeUInt32BE(stored, CRC_AT);
-  return ok;
-}
-
-function loadVerified(SQL: SqlJsStatic, bytes: Buffer, schema: Schema): { db: Database; lsn: number; migrated: boolean } {
-  if (bytes.length === 0) throw new Error('the file is empty');
-  const pageSize = bytes.length >= 18 ? bytes.readUInt16BE(16) : 0;
-  const pages = bytes.length >= 32 ? bytes.readUInt32BE(28) : 0;
-  const declared = (pageSize === 1 ? 65536 : pageSize) * pages;
-  if (declared !== bytes.length) throw new Error(`the file holds ${bytes.length} bytes but its header declares ${declared}`);
-  if (!sealed(bytes)) throw new Error('its checksum does not match its contents');
-  const db = new SQL.Database(bytes);
-  try {
-    const meta = new Map<string, unknown>();
-    const res = db.exec('SELECT key, value FROM meta');
-    for (const [k, v] of res[0]?.values ?? []) meta.set(String(k), v);
-    if (meta.get('kind') !== schema.kind) throw new Error(`it is not an Arbor ${schema.kind} file`);
-    let version = Number(meta.get('schema'));
-    if (!Number.isSafeInteger(version) || version < 1) throw new Error('its schema version is unreadable');
-    if (version > schema.version)
-      throw new StoreError('SCHEMA_TOO_NEW', `It was written by a newer Arbor (schema ${version}, this one reads up to ${schema.version}); update Arbor.`);
-    for (; version < schema.version; version++) {
-      db.run('BEGIN');
-      schema.migrations[version](db);
-      db.run("UPDATE meta SET value = ? WHERE key = 'schema'", [version + 1]);
-      db.run('COMMIT');
-    }
-    tune(db);
-    return { db, lsn: Number(meta.get('lsn') ?? 0), migrated: Number(meta.get('schema')) < schema.version };
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-}
-
-async function quarantineAll(dbFile: string, walFile: string, reason: string, cause?: unknown): Promise<StoreError> {
-  const movedDb = await moveAside(dbFile);
-  const movedWal = await moveAside(walFile);
-  const moved = [movedDb, movedWal].filter(Boolean).join(' and ');
-  const err = new StoreError(
-    'CORRUPT',
-    `Arbor could not read ${dbFile}: ${reason}. It was moved aside${moved ? ` to ${moved}` : ''}; the sessions it held are unavailable, the rest of the store is usable.`,
-    dbFile,
-    cause,
-  );
-  (err as StoreError & { quarantined: Quarantine[] }).quarantined = [
-    ...(movedDb ? [{ file: dbFile, movedTo: movedDb, reason, at: new Date().toISOString() }] : []),
-    ...(movedWal ? [{ file: walFile, movedTo: movedWal, reason, at: new Date().toISOString() }] : []),
-  ];
-  return err;
 }
 
 export type { JournalRecord };

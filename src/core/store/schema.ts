@@ -1,4 +1,4 @@
-import type { Schema } from './journaled-db';
+import type { Schema } from './db-file';
 
 // Two kinds of sql.js file: one catalog (every header, for list/children) and one file
 // per conversation tree (a root and its descendants' events). Sizing a file by tree keeps

@@ -1,21 +1,16 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { describeError } from '../errors';
 import type { SessionEvent, SessionHeader } from '../session/events';
 import { Session } from '../session/session';
 import { type SessionSummary, summarize } from '../session/summary';
 import { checkHeader } from '../session/validate';
-import { Catalog } from './catalog';
+import type { Catalog } from './catalog';
 import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
 import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
-import { makeDirs } from './fsutil';
 import { StoreListeners } from './listeners';
-import { acquireLock } from './lock';
 import { Operations } from './operations';
-import { reconcileTrees } from './reconcile';
 import { StoreCounters, type StoreStats } from './stats';
+import { openStoreFolder, storeExists } from './store-folder';
+import { Strays } from './strays';
 import { SummaryBook } from './summaries';
-
 import type { TreeFile } from './tree';
 import { TreeCache, type TreeCacheOptions } from './tree-cache';
 
@@ -37,10 +32,8 @@ export interface StoreOptions extends TreeCacheOptions {
  */
 export class Store {
   private readonly openTrees: TreeCache;
-  /** Sessions between their tree write and their catalog write (id → tree): not strays, whatever a tree says. */
-  private readonly creating = new Map<string, string>();
-  /** While open() rebuilds a catalog from the tree files, a tree's unlisted sessions are kept. */
-  private recovering = false;
+  /** Sessions being created, and the unlisted ones a tree file holds (dropped as it opens). */
+  private readonly strays: Strays;
   private readonly problemList: Quarantine[] = [];
   /** Operations under way: close waits for them, and refuses new ones (decision 0098). */
   private readonly ops: Operations;
@@ -59,48 +52,21 @@ export class Store {
     this.problemList.push(...catalog.quarantined);
     this.ops = new Operations(dir);
     this.summaries = new SummaryBook(catalog);
+    this.strays = new Strays(catalog);
     this.openTrees = new TreeCache(
       dir,
       opts,
       (q) => this.problemList.push(...q),
-      (t) => this.dropStrays(t),
+      (t) => this.strays.drop(t),
     );
   }
 
   static async open(dir: string, opts: StoreOptions = {}): Promise<Store> {
-    if (opts.mustExist && !(await Store.exists(dir))) {
-      throw new StoreError(
-        'NO_STORE',
-        `No Arbor session store at ${dir} (no catalog.db there); give the store with --store or $ARBOR_STORE, or start one with 'arbor run'.`,
-        dir,
-      );
-    }
-    try {
-      await makeDirs(path.join(dir, 'trees'));
-    } catch (err) {
-      throw new StoreError(
-        'IO',
-        `The session store ${dir} cannot be made (${describeError(err)}): its folder takes no new folders (as /proc) or is not writable. Keep the store in a writable folder (--store or $ARBOR_STORE; for arbor acp, a session cwd in a writable folder).`,
-        dir,
-        err,
-      );
-    }
-    const unlock = await acquireLock(dir);
     // One set of counters for the catalog and every tree file (`stats()`).
     const counters = new StoreCounters();
     opts = { ...opts, counters };
+    const { catalog, unlock, problems, rebuild } = await openStoreFolder(dir, opts.mustExist === true, opts);
     try {
-      const problems: Quarantine[] = [];
-      let catalog: Catalog;
-      let rebuild = false;
-      try {
-        catalog = await Catalog.open(dir, opts);
-      } catch (err) {
-        if (!(err instanceof StoreError) || err.code !== 'CORRUPT') throw err;
-        problems.push(...((err as StoreError & { quarantined?: Quarantine[] }).quarantined ?? []));
-        catalog = await Catalog.open(dir, opts);
-        rebuild = true;
-      }
       const store = new Store(dir, catalog, opts, unlock, counters);
       store.problemList.push(...problems);
       // A catalog that lost records is completed from every tree file, not only unknown ones.
@@ -113,15 +79,8 @@ export class Store {
   }
 
   /** Whether `dir` holds a store: its catalog (database or journal) is there. */
-  static async exists(dir: string): Promise<boolean> {
-    for (const name of ['catalog.db', 'catalog.wal']) {
-      try {
-        if ((await fs.promises.stat(path.join(dir, name))).isFile()) return true;
-      } catch {
-        // Not this one.
-      }
-    }
-    return false;
+  static exists(dir: string): Promise<boolean> {
+    return storeExists(dir);
   }
 
   /**
@@ -222,7 +181,7 @@ export class Store {
     // is replaced in the same journal record, so creating the id again succeeds.
     await this.summaries.beforeWrite();
     this.ops.assertOpen();
-    this.creating.set(header.id, treeName);
+    this.strays.beginCreating(header.id, treeName);
     try {
       await this.withTree(treeName, (tree) => {
         this.ops.assertOpen(); // opening the tree took a while: the close may have begun
@@ -238,7 +197,7 @@ export class Store {
       this.summaries.created(header, events);
       this.listeners.appended(header.id, events);
     } finally {
-      this.creating.delete(header.id);
+      this.strays.endCreating(header.id);
     }
   }
 
@@ -320,7 +279,7 @@ export class Store {
       const entry = this.catalog.get(id);
       if (!entry) throw this.unknown(id); // deleted meanwhile
       const ids = this.catalog.subtree(id).reverse(); // children before parents
-      const whole = this.catalog.holdsOnly(entry.tree, ids) && ![...this.creating.values()].includes(entry.tree);
+      const whole = this.catalog.holdsOnly(entry.tree, ids) && !this.strays.isCreatingIn(entry.tree);
       await this.catalog.add(ids.map((x) => ({ op: 'delete' as const, id: x, ...(whole && x === id ? { tree: entry.tree } : {}) })));
       this.summaries.deleted(ids);
       if (whole) await this.openTrees.remove(entry.tree);
@@ -390,35 +349,14 @@ export class Store {
     return this.openTrees.with(name, fn);
   }
 
-  /**
-   * Sessions a tree file holds but the catalog does not list, in a tree the catalog knows:
-   * a creation whose catalog write never happened (a crash between the two writes; it was
-   * never acknowledged) or a deletion whose tree write never happened. Either way they do
-   * not exist; dropping them keeps them from blocking a new session with the same id.
-   */
-  private async dropStrays(tree: TreeFile): Promise<void> {
-    if (this.recovering || !this.catalog.trees().has(tree.name)) return;
-    const strays = tree
-      .headers()
-      .map((h) => h.id)
-      .filter((id) => this.catalog.get(id)?.tree !== tree.name && !this.creating.has(id));
-    if (strays.length > 0) await tree.write(strays.map((session) => ({ op: 'delete' as const, session })));
-  }
-
   /** Index tree files the catalog does not know (a crash between the two writes, or a lost catalog). */
-  private async reconcile(all: boolean): Promise<void> {
-    this.recovering = true;
-    try {
-      await reconcileTrees(
-        path.join(this.dir, 'trees'),
-        this.catalog,
-        all,
-        (name) => this.withTree(name, (tree) => tree.headers()),
-        (name) => this.openTrees.remove(name),
-      );
-    } finally {
-      this.recovering = false;
-    }
+  private reconcile(all: boolean): Promise<void> {
+    return this.strays.reconcile(
+      this.dir,
+      all,
+      (name) => this.withTree(name, (tree) => tree.headers()),
+      (name) => this.openTrees.remove(name),
+    );
   }
 
   /** A read of one listed session from its tree, as an operation: MISSING_DATA or CORRUPT say what went wrong. */

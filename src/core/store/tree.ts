@@ -3,7 +3,8 @@ import { SessionValidationError } from '../session/errors';
 import type { SessionEvent, SessionHeader } from '../session/events';
 import { checkEventShape } from '../session/validate';
 import { StoreError } from './errors';
-import { JournaledDb, type JournaledDbOptions, prepared } from './journaled-db';
+import { JournaledDb, type JournaledDbOptions } from './journaled-db';
+import { prepared } from './prepared';
 import { TREE_SCHEMA } from './schema';
 
 export type TreeOp = { op: 'session'; header: SessionHeader } | { op: 'events'; session: string; events: SessionEvent[] } | { op: 'delete'; session: string };

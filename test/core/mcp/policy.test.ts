@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
-import type { McpDeployment } from '../../../src/core/mcp/manager';
+import type { McpDeployment } from '../../../src/core/mcp/deployment';
 import { MemoryTrust } from '../../../src/core/mcp/trust-file';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { ChatBody } from '../../support/model-server';

@@ -5,7 +5,7 @@ import { SessionValidationError } from '../../../src/core/session/errors';
 import type { SessionEvent } from '../../../src/core/session/events';
 import { Session } from '../../../src/core/session/session';
 import { loadSqlJs, StoreError } from '../../../src/core/store';
-import { seal } from '../../../src/core/store/journaled-db';
+import { seal } from '../../../src/core/store/db-file';
 import { eventAt, eventsFor, rootHeader, storeFolderPerTest } from '../../support/store-fixtures';
 
 // Store.inspect is the stored log read whole, then Session.restore (trusted): the same session

@@ -139,7 +139,7 @@ describe('store: session summaries kept incrementally', () => {
     db.run('DROP TABLE summaries');
     db.run("DELETE FROM meta WHERE key = 'summaries'");
     db.run("UPDATE meta SET value = 1 WHERE key = 'schema'");
-    const { seal } = await import('../../../src/core/store/journaled-db');
+    const { seal } = await import('../../../src/core/store/db-file');
     const bytes = db.export();
     seal(bytes);
     fs.writeFileSync(file, bytes);
