@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as acp from '@agentclientprotocol/sdk/unstable';
-import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
+import { assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { cliWorld } from '../support/cli';
 import { until } from '../support/harness';
 
@@ -8,25 +8,21 @@ const dataCode = (e: unknown): string | undefined => ((e as acp.RequestError).da
 
 describe('acp: arbor acp refuses bad input with JSON-RPC errors and keeps serving', () => {
   const w = cliWorld('arbor-acp-bad-', { realDir: true });
-  let peer: AcpPeer | undefined;
-  afterEach(async () => {
-    if (peer && peer.child.exitCode === null) await peer.close();
-    peer = undefined;
-  });
+  const conn = peerPerTest();
 
   it('a malformed JSON line gets a parse error (-32700); the connection goes on', async () => {
-    peer = await startAcp(w.common);
-    peer.raw('{"jsonrpc":"2.0","id":99,"method":\n');
-    peer.raw('not json at all\n');
-    await until(() => peer!.lines.filter((l) => (JSON.parse(l) as { error?: { code: number } }).error?.code === -32700).length === 2);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    conn.peer.raw('{"jsonrpc":"2.0","id":99,"method":\n');
+    conn.peer.raw('not json at all\n');
+    await until(() => conn.peer!.lines.filter((l) => (JSON.parse(l) as { error?: { code: number } }).error?.code === -32700).length === 2);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     assert.match(sessionId, /^s-/);
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('bad params, a relative or missing cwd, an unknown session and image content are refused with codes; nothing crashes', async () => {
-    peer = await startAcp(w.common);
-    const req = peer.agent.request.bind(peer.agent) as (m: string, p: unknown) => Promise<unknown>;
+    conn.peer = await startAcp(w.common);
+    const req = conn.peer.agent.request.bind(conn.peer.agent) as (m: string, p: unknown) => Promise<unknown>;
     await assert.rejects(req('session/new', { cwd: 5, mcpServers: [] }), (e: acp.RequestError) => e.code === -32602);
     await assert.rejects(req('session/prompt', { sessionId: 'x' }), (e: acp.RequestError) => e.code === -32602);
     await assert.rejects(
@@ -42,24 +38,27 @@ describe('acp: arbor acp refuses bad input with JSON-RPC errors and keeps servin
       (e: acp.RequestError) => e.code === -32002 && dataCode(e) === 'UNKNOWN_SESSION',
     );
     await assert.rejects(req('session/load', { sessionId: 's-unknown', cwd: w.ws, mcpServers: [] }), (e: acp.RequestError) => e.code === -32002);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     const image: acp.ContentBlock = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' };
     await assert.rejects(
-      peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'look' }, image] }),
+      conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'look' }, image] }),
       (e: acp.RequestError) => e.code === -32602 && dataCode(e) === 'UNSUPPORTED_CONTENT',
     );
     assert.equal(w.server.requests.length, 0, 'a refused prompt reaches no model');
     // A cancel for a session nobody has is a notification: ignored, said on stderr.
-    await peer.agent.notify(acp.methods.agent.session.cancel, { sessionId: 's-nobody' });
+    await conn.peer.agent.notify(acp.methods.agent.session.cancel, { sessionId: 's-nobody' });
     w.server.enqueue({ text: 'still fine' });
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).stopReason, 'end_turn');
-    assert.match(peer.stderr(), /session\/cancel for unknown session s-nobody ignored/);
-    assertJsonRpcOnly(peer);
+    assert.equal(
+      (await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'hi' }] })).stopReason,
+      'end_turn',
+    );
+    assert.match(conn.peer.stderr(), /session\/cancel for unknown session s-nobody ignored/);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('MCP servers that cannot start, or are malformed, are said on stderr; the session opens all the same', async () => {
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, {
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, {
       cwd: w.ws,
       mcpServers: [
         { name: 'fs', command: '/bin/true', args: [], env: [] },
@@ -67,24 +66,24 @@ describe('acp: arbor acp refuses bad input with JSON-RPC errors and keeps servin
       ],
     });
     assert.match(sessionId, /^s-/);
-    await until(() => /MCP server "fs" failed: it did not start/.test(peer!.stderr()));
-    assert.match(peer.stderr(), /MCP config ACP session\/new mcpServers, server "bad name": server name "bad name" must be/);
-    assertJsonRpcOnly(peer);
+    await until(() => /MCP server "fs" failed: it did not start/.test(conn.peer!.stderr()));
+    assert.match(conn.peer.stderr(), /MCP config ACP session\/new mcpServers, server "bad name": server name "bad name" must be/);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('a failed turn is a JSON-RPC error naming the cause; the step limit is max_turn_requests', async () => {
-    peer = await startAcp([...w.common, '--max-steps', '1']);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp([...w.common, '--max-steps', '1']);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     w.server.enqueue({ fault: { kind: 'status', status: 400, message: 'bad model request' } });
     await assert.rejects(
-      peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'x' }] }),
+      conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'x' }] }),
       (e: acp.RequestError) => e.code === -32603 && dataCode(e) === 'TURN_FAILED',
     );
     w.server.enqueue({ toolCalls: [{ name: 'list_files', arguments: {} }] });
     assert.equal(
-      (await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'y' }] })).stopReason,
+      (await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'y' }] })).stopReason,
       'max_turn_requests',
     );
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
-import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
+import { assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
 import { until } from '../support/harness';
 
@@ -23,43 +23,39 @@ async function logOf(store: string, id: string): Promise<{ type: string; stopRea
 
 describe('acp: arbor acp turns, cancel, permissions and the end of the connection', () => {
   const w = cliWorld('arbor-acp-ctl-', { realDir: true });
-  let peer: AcpPeer | undefined;
-  afterEach(async () => {
-    if (peer && peer.child.exitCode === null) await peer.close();
-    peer = undefined;
-  });
+  const conn = peerPerTest();
   const open = async (extra: string[] = []) => {
-    peer = await startAcp([...w.common, ...extra]);
-    return (await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] })).sessionId;
+    conn.peer = await startAcp([...w.common, ...extra]);
+    return (await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] })).sessionId;
   };
 
   it('session/cancel mid-stream answers the prompt cancelled; a second prompt meanwhile is refused; cancel on an idle session is harmless', async () => {
     w.server.enqueue({ text: 'partial answer', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });
     const sessionId = await open();
-    const p = peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') });
-    await until(() => peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
+    const p = conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') });
+    await until(() => conn.peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
     await assert.rejects(
-      peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') }),
+      conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') }),
       (e: acp.RequestError) => e.code === -32600 && /PROMPT_RUNNING/.test(JSON.stringify(e.data)),
     );
-    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    await conn.peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     assert.equal((await p).stopReason, 'cancelled');
     // Idle now: a cancel changes nothing, and the next prompt runs.
-    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    await conn.peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     w.server.enqueue({ text: 'fresh' });
-    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
-    assert.equal(await peer!.close(), 0);
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
+    assert.equal(await conn.peer!.close(), 0);
     const ends = (await logOf(w.store, sessionId)).filter((e) => e.type === 'turn/end').map((e) => e.stopReason);
     assert.deepEqual(ends, ['interrupted', 'completed']);
-    assertJsonRpcOnly(peer!);
+    assertJsonRpcOnly(conn.peer!);
   });
 
   it('a command outside the sandbox asks the client (session/request_permission): allow_once runs it, reject_once refuses it', async () => {
     w.server.enqueue(outside('echo yes > allowed.txt'), { text: 'ran' });
     const sessionId = await open();
-    peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
-    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run it') })).stopReason, 'end_turn');
-    const asked = peer!.permissions[0];
+    conn.peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run it') })).stopReason, 'end_turn');
+    const asked = conn.peer!.permissions[0];
     assert.equal(asked.sessionId, sessionId);
     assert.equal(asked.toolCall.toolCallId, 'run1', 'the request names the tool call the client was shown');
     assert.equal(asked.toolCall.kind, 'execute');
@@ -71,22 +67,22 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     assert.equal(fs.readFileSync(path.join(w.ws, 'allowed.txt'), 'utf8'), 'yes\n');
 
     w.server.enqueue(outside('echo no > refused.txt'), { text: 'refused' });
-    peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'reject_once' } });
-    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') })).stopReason, 'end_turn');
+    conn.peer!.onPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'reject_once' } });
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('again') })).stopReason, 'end_turn');
     assert.equal(fs.existsSync(path.join(w.ws, 'refused.txt')), false);
-    const results = peer!.updates.filter((n) => n.update.sessionUpdate === 'tool_call_update').map((n) => (n.update as acp.ToolCallUpdate).status);
+    const results = conn.peer!.updates.filter((n) => n.update.sessionUpdate === 'tool_call_update').map((n) => (n.update as acp.ToolCallUpdate).status);
     assert.deepEqual(results, ['completed', 'failed']);
-    assertJsonRpcOnly(peer!);
+    assertJsonRpcOnly(conn.peer!);
   });
 
   it('a client that never answers a permission request: denied at the timeout, the turn goes on', async () => {
     w.server.enqueue(outside('echo late > never.txt'), { text: 'gave up' });
     const sessionId = await open(['--permission-timeout', '300']);
-    peer!.onPermission = () => new Promise(() => undefined);
-    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') })).stopReason, 'end_turn');
-    assert.equal(peer!.permissions.length, 1);
+    conn.peer!.onPermission = () => new Promise(() => undefined);
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') })).stopReason, 'end_turn');
+    assert.equal(conn.peer!.permissions.length, 1);
     assert.equal(fs.existsSync(path.join(w.ws, 'never.txt')), false);
-    await peer!.close();
+    await conn.peer!.close();
     const refused = (await logOf(w.store, sessionId)).find((e) => e.type === 'tool/result');
     assert.equal(refused?.isError, true);
     assert.equal(refused?.refusal?.outcome, 'denied');
@@ -96,14 +92,14 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     w.server.enqueue(outside('echo late > after-cancel.txt'));
     const sessionId = await open();
     let answer: (r: acp.RequestPermissionResponse) => void = () => undefined;
-    peer!.onPermission = () => new Promise((resolve) => (answer = resolve));
-    const p = peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') });
-    await until(() => peer!.permissions.length === 1);
-    await peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    conn.peer!.onPermission = () => new Promise((resolve) => (answer = resolve));
+    const p = conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('run') });
+    await until(() => conn.peer!.permissions.length === 1);
+    await conn.peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     assert.equal((await p).stopReason, 'cancelled');
     answer({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
     w.server.enqueue({ text: 'next turn' });
-    assert.equal((await peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
     assert.equal(fs.existsSync(path.join(w.ws, 'after-cancel.txt')), false);
   });
 
@@ -111,15 +107,15 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     it(`${how} mid-turn: the turn ends interrupted, the store is flushed, exit 0`, async () => {
       w.server.enqueue({ text: 'working on it', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });
       const sessionId = await open();
-      void peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') }).catch(() => undefined);
-      await until(() => peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
-      if (how === 'SIGTERM') peer!.child.kill('SIGTERM');
-      else peer!.child.stdin!.end();
-      assert.equal(await peer!.exited, 0, peer!.stderr());
+      void conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('go') }).catch(() => undefined);
+      await until(() => conn.peer!.updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'));
+      if (how === 'SIGTERM') conn.peer!.child.kill('SIGTERM');
+      else conn.peer!.child.stdin!.end();
+      assert.equal(await conn.peer!.exited, 0, conn.peer!.stderr());
       const log = await logOf(w.store, sessionId);
       assert.equal(log.at(-1)?.type, 'turn/end');
       assert.equal(log.at(-1)?.stopReason, 'interrupted');
-      assertJsonRpcOnly(peer!);
+      assertJsonRpcOnly(conn.peer!);
     });
   }
 });

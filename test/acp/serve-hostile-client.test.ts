@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { Script } from '../core/subagent/helpers';
-import { type AcpPeer, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
+import { type AcpPeer, assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
 import { until } from '../support/harness';
 
@@ -27,92 +27,90 @@ async function answerTo(peer: AcpPeer, id: number): Promise<Answer> {
 
 describe('acp: arbor acp against a hostile or buggy client', () => {
   const w = cliWorld('arbor-acp-hostile-', { realDir: true });
-  let peer: AcpPeer | undefined;
-  afterEach(async () => {
-    if (peer && peer.child.exitCode === null) await peer.close();
-    peer = undefined;
-  });
+  const conn = peerPerTest();
 
   it('a line past the message limit is refused with its request id (MESSAGE_TOO_LARGE), not the end of the connection; the session goes on', async () => {
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     const huge = 'a'.repeat(33 * 1024 * 1024);
-    peer.raw(`{"jsonrpc":"2.0","id":900001,"method":"session/prompt","params":{"sessionId":"${sessionId}","prompt":[{"type":"text","text":"${huge}"}]}}\n`);
-    const refused = await answerTo(peer, 900001);
+    conn.peer.raw(
+      `{"jsonrpc":"2.0","id":900001,"method":"session/prompt","params":{"sessionId":"${sessionId}","prompt":[{"type":"text","text":"${huge}"}]}}\n`,
+    );
+    const refused = await answerTo(conn.peer, 900001);
     assert.equal(refused.error?.code, -32600);
     assert.equal(refused.error?.data?.code, 'MESSAGE_TOO_LARGE');
     assert.match(refused.error!.message, /32 MiB/);
     assert.match(refused.error!.data!.message!, /resource_link/, 'it says what to do instead');
     assert.equal(w.server.requests.length, 0, 'nothing of it reached the model');
     w.server.enqueue({ text: 'still here' });
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('small') })).stopReason, 'end_turn');
-    assert.match(peer.stderr(), /refused a message of \d+ bytes \(session\/prompt, id 900001\)/);
-    assertJsonRpcOnly(peer);
+    assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('small') })).stopReason, 'end_turn');
+    assert.match(conn.peer.stderr(), /refused a message of \d+ bytes \(session\/prompt, id 900001\)/);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('JSON nested past the depth limit is refused (MESSAGE_TOO_DEEP); a deep line that is no JSON-RPC at all does not end the connection', async () => {
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     // The SDK echoes an invalid message in its error: at this depth, that echo overflowed the stack and closed the connection.
-    peer.raw(`${deep(20_000)}\n`);
-    peer.raw(
+    conn.peer.raw(`${deep(20_000)}\n`);
+    conn.peer.raw(
       `{"jsonrpc":"2.0","id":900002,"method":"session/prompt","params":{"sessionId":"${sessionId}","prompt":[{"type":"text","text":"x","_meta":${deep(300)}}]}}\n`,
     );
-    const refused = await answerTo(peer, 900002);
+    const refused = await answerTo(conn.peer, 900002);
     assert.equal(refused.error?.code, -32600);
     assert.equal(refused.error?.data?.code, 'MESSAGE_TOO_DEEP');
-    assert.equal(peer.child.exitCode, null);
+    assert.equal(conn.peer.child.exitCode, null);
     // A string full of brackets is text, not nesting.
     w.server.enqueue({ text: 'fine' });
     assert.equal(
-      (await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text(`${'{['.repeat(5000)} "\\" ]`) })).stopReason,
+      (await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text(`${'{['.repeat(5000)} "\\" ]`) })).stopReason,
       'end_turn',
     );
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('a resource_link to a file outside the workspace is passed as its link, never read; the model reading it is refused', async () => {
     const secret = path.join(w.dir, 'secret.txt');
     fs.writeFileSync(secret, 'TOP-SECRET-VALUE');
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     w.server.enqueue({ toolCalls: [{ id: 'r1', name: 'read_file', arguments: { path: secret } }] }, { text: 'could not' });
     const prompt: acp.ContentBlock[] = [
       { type: 'text', text: 'summarise' },
       { type: 'resource_link', name: 'secret', uri: `file://${secret}` },
     ];
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt })).stopReason, 'end_turn');
+    assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt })).stopReason, 'end_turn');
     const sent = JSON.stringify(w.server.requests.map((r) => r.body));
     assert.match(sent, /\[secret\]\(file:\/\/[^)]*secret\.txt\)/, 'the link is in the prompt as a link');
     assert.doesNotMatch(sent, /TOP-SECRET-VALUE/, 'the file is read neither for the prompt nor by the tool');
-    const result = peer.updates.find((n) => n.update.sessionUpdate === 'tool_call_update')?.update as acp.ToolCallUpdate;
+    const result = conn.peer.updates.find((n) => n.update.sessionUpdate === 'tool_call_update')?.update as acp.ToolCallUpdate;
     assert.equal(result.status, 'failed');
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('__proto__ and friends as a method, a session id or inside params are plain names: not found, not inherited', async () => {
-    peer = await startAcp(w.common);
-    peer.raw('{"jsonrpc":"2.0","id":900010,"method":"__proto__","params":{}}\n');
-    assert.equal((await answerTo(peer, 900010)).error?.code, -32601);
+    conn.peer = await startAcp(w.common);
+    conn.peer.raw('{"jsonrpc":"2.0","id":900010,"method":"__proto__","params":{}}\n');
+    assert.equal((await answerTo(conn.peer, 900010)).error?.code, -32601);
     // A cwd only on the params' prototype is no cwd.
-    peer.raw(`{"jsonrpc":"2.0","id":900011,"method":"session/new","params":{"mcpServers":[],"__proto__":{"cwd":"${w.ws}"}}}\n`);
-    assert.equal((await answerTo(peer, 900011)).error?.code, -32602);
+    conn.peer.raw(`{"jsonrpc":"2.0","id":900011,"method":"session/new","params":{"mcpServers":[],"__proto__":{"cwd":"${w.ws}"}}}\n`);
+    assert.equal((await answerTo(conn.peer, 900011)).error?.code, -32602);
     for (const [n, id] of [
       [900012, '__proto__'],
       [900013, 'constructor'],
       [900014, 'hasOwnProperty'],
     ] as const) {
-      peer.raw(`{"jsonrpc":"2.0","id":${n},"method":"session/set_mode","params":{"sessionId":"${id}","modeId":"full-access"}}\n`);
-      assert.equal((await answerTo(peer, n)).error?.data?.code, 'UNKNOWN_SESSION', id);
+      conn.peer.raw(`{"jsonrpc":"2.0","id":${n},"method":"session/set_mode","params":{"sessionId":"${id}","modeId":"full-access"}}\n`);
+      assert.equal((await answerTo(conn.peer, n)).error?.data?.code, 'UNKNOWN_SESSION', id);
     }
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     w.server.enqueue({ text: 'plain' });
-    peer.raw(
+    conn.peer.raw(
       `{"jsonrpc":"2.0","id":900015,"method":"session/prompt","params":{"sessionId":"${sessionId}","_meta":{"__proto__":{"x":1}},"prompt":[{"type":"text","text":"hi","_meta":{"__proto__":{"type":"image"},"constructor":{"prototype":{"p":1}}}}]}}\n`,
     );
-    assert.equal(((await answerTo(peer, 900015)).result as { stopReason: string }).stopReason, 'end_turn');
-    assertJsonRpcOnly(peer);
+    assert.equal(((await answerTo(conn.peer, 900015)).result as { stopReason: string }).stopReason, 'end_turn');
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('session/set_mode on an announced subagent is refused (NOT_A_ROOT): a client cannot widen a child past its parent', async () => {
@@ -124,73 +122,73 @@ describe('acp: arbor acp against a hostile or buggy client', () => {
       { toolCalls: [{ name: 'write_file', arguments: { path: 'pwned.txt', content: 'widened' } }] },
       { text: 'kid done' },
     );
-    peer = await startAcp([...w.common, '--child-approval', 'escalate'], { subagents: true });
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
-    await peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'read-only' });
+    conn.peer = await startAcp([...w.common, '--child-approval', 'escalate'], { subagents: true });
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    await conn.peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'read-only' });
     let widen: unknown;
-    peer.onPermission = async (req) => {
+    conn.peer.onPermission = async (req) => {
       // While the read-only child waits on the human, the client tries to make it full-access.
       const kid = (req._meta as { arbor: { sessionId: string } }).arbor.sessionId;
-      widen = await peer!.agent.request(acp.methods.agent.session.setMode, { sessionId: kid, modeId: 'full-access' }).then(
+      widen = await conn.peer!.agent.request(acp.methods.agent.session.setMode, { sessionId: kid, modeId: 'full-access' }).then(
         () => 'accepted',
         (e: unknown) => e,
       );
       return { outcome: { outcome: 'selected', optionId: 'reject_once' } };
     };
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('[[root]] go') })).stopReason, 'end_turn');
-    assert.equal(peer.permissions.length, 1);
+    assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('[[root]] go') })).stopReason, 'end_turn');
+    assert.equal(conn.peer.permissions.length, 1);
     assert.notEqual(widen, 'accepted');
     assert.equal((widen as acp.RequestError).code, -32600);
     assert.equal(dataCode(widen), 'NOT_A_ROOT');
     assert.equal(fs.existsSync(path.join(w.ws, 'pwned.txt')), false, 'the child stayed read-only');
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it('session/list and session/load of a folder without a store leave no store behind; a folder with one is listed', async () => {
     const other = path.join(w.dir, 'other');
     fs.mkdirSync(other);
-    peer = await startAcp(w.common);
-    assert.deepEqual((await peer.agent.request(acp.methods.agent.session.list, { cwd: other })).sessions, []);
+    conn.peer = await startAcp(w.common);
+    assert.deepEqual((await conn.peer.agent.request(acp.methods.agent.session.list, { cwd: other })).sessions, []);
     await assert.rejects(
-      peer.agent.request(acp.methods.agent.session.load, { sessionId: 's-guessed', cwd: other, mcpServers: [] }),
+      conn.peer.agent.request(acp.methods.agent.session.load, { sessionId: 's-guessed', cwd: other, mcpServers: [] }),
       (e: acp.RequestError) => e.code === -32002 && dataCode(e) === 'UNKNOWN_SESSION',
     );
     assert.deepEqual(fs.readdirSync(other), [], 'a look at a folder wrote nothing into it');
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: other, mcpServers: [] });
-    await peer.close();
-    peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: other, mcpServers: [] });
+    await conn.peer.close();
+    conn.peer = await startAcp(w.common);
     assert.deepEqual(
-      (await peer.agent.request(acp.methods.agent.session.list, { cwd: other })).sessions.map((s) => s.sessionId),
+      (await conn.peer.agent.request(acp.methods.agent.session.list, { cwd: other })).sessions.map((s) => s.sessionId),
       [sessionId],
     );
     // A session of that folder is not one of the started-for folder's.
     await assert.rejects(
-      peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] }),
+      conn.peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] }),
       (e: acp.RequestError) => dataCode(e) === 'UNKNOWN_SESSION',
     );
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it("a session in a folder above the started-for one cannot rewrite that folder's store (--store) without asking", async () => {
-    peer = await startAcp(w.common);
-    const first = (await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] })).sessionId;
+    conn.peer = await startAcp(w.common);
+    const first = (await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] })).sessionId;
     w.server.enqueue({ text: 'remember me' });
-    await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: first, prompt: text('hello') });
+    await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId: first, prompt: text('hello') });
     const catalog = path.join(w.store, 'catalog.wal');
     const before = fs.readFileSync(catalog);
     // The client opens the parent folder (it holds ws and the store): a workspace of its own.
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.dir, mcpServers: [] });
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.dir, mcpServers: [] });
     w.server.enqueue(
       { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'store/catalog.wal', content: 'gone' } }] },
       { toolCalls: [{ id: 'c1', name: 'run_command', arguments: { command: 'echo gone > store/catalog.wal' } }] },
       { text: 'tried' },
     );
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('wipe') })).stopReason, 'end_turn');
-    assert.equal(peer.permissions.length, 1, 'the write asked (and the client refused)');
-    assert.match(String(peer.permissions[0].toolCall.title), /catalog\.wal/);
+    assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('wipe') })).stopReason, 'end_turn');
+    assert.equal(conn.peer.permissions.length, 1, 'the write asked (and the client refused)');
+    assert.match(String(conn.peer.permissions[0].toolCall.title), /catalog\.wal/);
     // The journal only grows (this prompt's own records): what was in it is still there.
     assert.deepEqual(fs.readFileSync(catalog).subarray(0, before.length), before, 'neither the file tool nor a sandboxed command changed it');
-    assert.equal(await peer.close(), 0);
+    assert.equal(await conn.peer.close(), 0);
     const log = await arbor(['log', first, '--store', w.store]);
     assert.equal(log.code, 0, log.stderr);
     assert.match(log.stdout, /remember me/);
@@ -200,19 +198,19 @@ describe('acp: arbor acp against a hostile or buggy client', () => {
     const link = path.join(w.dir, 'to-root');
     fs.symlinkSync('/', link);
     const had = fs.existsSync('/.arbor');
-    peer = await startAcp(w.common);
+    conn.peer = await startAcp(w.common);
     try {
       await assert.rejects(
-        peer.agent.request(acp.methods.agent.session.new, { cwd: link, mcpServers: [] }),
+        conn.peer.agent.request(acp.methods.agent.session.new, { cwd: link, mcpServers: [] }),
         (e: acp.RequestError) => e.code === -32602 && dataCode(e) === 'FILESYSTEM_ROOT' && /open a project folder/.test(e.message),
       );
       await assert.rejects(
-        peer.agent.request(acp.methods.agent.session.new, { cwd: '/', mcpServers: [] }),
+        conn.peer.agent.request(acp.methods.agent.session.new, { cwd: '/', mcpServers: [] }),
         (e: acp.RequestError) => dataCode(e) === 'FILESYSTEM_ROOT',
       );
       assert.equal(fs.existsSync('/.arbor'), had, 'nothing was written at /');
     } finally {
-      await peer.close();
+      await conn.peer.close();
       // The agent before its fix made a store at /: this test's, removed.
       if (!had) fs.rmSync('/.arbor', { recursive: true, force: true });
     }
@@ -231,37 +229,37 @@ describe('acp: arbor acp against a hostile or buggy client', () => {
         new Promise<'no answer'>((r) => setTimeout(() => r('no answer'), ms)),
       ]);
     afterEach(async () => {
-      if (peer && peer.child.exitCode === null && (await within(peer.close(), 10_000)) === 'no answer') peer.child.kill('SIGKILL');
+      if (conn.peer && conn.peer.child.exitCode === null && (await within(conn.peer.close(), 10_000)) === 'no answer') conn.peer.child.kill('SIGKILL');
     });
 
     it('as a session cwd: a clear error, not a session/new that never answers; the agent goes on and exits', async () => {
-      peer = await startAcp(w.common);
-      const r = await within(peer.agent.request(acp.methods.agent.session.new, { cwd: '/proc', mcpServers: [] }), 20_000);
+      conn.peer = await startAcp(w.common);
+      const r = await within(conn.peer.agent.request(acp.methods.agent.session.new, { cwd: '/proc', mcpServers: [] }), 20_000);
       assert.notEqual(r, 'no answer', 'session/new answered');
       const err = (r as { e?: acp.RequestError }).e;
       assert.equal(err?.code, -32603);
       assert.equal(dataCode(err), 'WORKSPACE_UNAVAILABLE');
       assert.match(err!.message, /\/proc\/\.arbor\/store cannot be made .*writable/);
       w.server.enqueue({ text: 'fine' });
-      const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
-      assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('x') })).stopReason, 'end_turn');
-      assert.equal(await within(peer.close(), 10_000).then((x) => (x === 'no answer' ? x : (x as { v: number | null }).v)), 0);
+      const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+      assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('x') })).stopReason, 'end_turn');
+      assert.equal(await within(conn.peer.close(), 10_000).then((x) => (x === 'no answer' ? x : (x as { v: number | null }).v)), 0);
     });
 
     it("a full-access write there from the model fails at once; the session's next prompt runs", async () => {
-      peer = await startAcp(w.common);
-      const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
-      await peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'full-access' });
+      conn.peer = await startAcp(w.common);
+      const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+      await conn.peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'full-access' });
       w.server.enqueue(
         { toolCalls: [{ id: 'p1', name: 'write_file', arguments: { path: '/proc/self/arbor-made/x.txt', content: 'x' } }] },
         { text: 'could not' },
       );
-      const r = await within(peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('write there') }), 20_000);
+      const r = await within(conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('write there') }), 20_000);
       assert.notEqual(r, 'no answer', 'the prompt answered');
-      const result = peer.updates.find((n) => n.update.sessionUpdate === 'tool_call_update')?.update as acp.ToolCallUpdate;
+      const result = conn.peer.updates.find((n) => n.update.sessionUpdate === 'tool_call_update')?.update as acp.ToolCallUpdate;
       assert.equal(result.status, 'failed');
       w.server.enqueue({ text: 'next' });
-      assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
+      assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('next') })).stopReason, 'end_turn');
     });
   });
 });

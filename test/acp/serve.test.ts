@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
-import { type AcpPeer, agentText, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
+import { agentText, assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
 
 /** The shape of a stream of updates, with text runs joined: what a client would render. */
@@ -24,31 +24,27 @@ function shape(updates: readonly acp.SessionNotification[], sessionId: string): 
 
 describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)', () => {
   const w = cliWorld('arbor-acp-', { realDir: true });
-  let peer: AcpPeer | undefined;
-  afterEach(async () => {
-    if (peer && peer.child.exitCode === null) await peer.close();
-    peer = undefined;
-  });
+  const conn = peerPerTest();
 
   it('initialize, session/new and a prompt: the answer streams as coalesced chunks, the prompt ends end_turn, stdin EOF exits 0', async () => {
     w.server.enqueue({ text: 'Hello from Arbor, streamed in pieces.', chunkSize: 2 });
-    peer = await startAcp(w.common);
-    assert.equal(peer.init.agentInfo?.name, 'arbor');
-    assert.equal(peer.init.agentCapabilities?.loadSession, true);
-    assert.deepEqual(peer.init.agentCapabilities?.promptCapabilities, { image: false, audio: false, embeddedContext: true });
-    const { sessionId, modes } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    assert.equal(conn.peer.init.agentInfo?.name, 'arbor');
+    assert.equal(conn.peer.init.agentCapabilities?.loadSession, true);
+    assert.deepEqual(conn.peer.init.agentCapabilities?.promptCapabilities, { image: false, audio: false, embeddedContext: true });
+    const { sessionId, modes } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     assert.equal(modes?.currentModeId, 'workspace-write');
     assert.deepEqual(
       modes?.availableModes.map((m) => m.id),
       ['read-only', 'workspace-write', 'full-access'],
     );
-    const r = await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'say hello' }] });
+    const r = await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'say hello' }] });
     assert.equal(r.stopReason, 'end_turn');
-    assert.equal(agentText(peer.updates, sessionId), 'Hello from Arbor, streamed in pieces.');
+    assert.equal(agentText(conn.peer.updates, sessionId), 'Hello from Arbor, streamed in pieces.');
     // 19 deltas of two characters, far fewer notifications: coalesced, not one per token.
-    assert.ok(peer.updates.length < 19, `${peer.updates.length} updates`);
-    assert.equal(await peer.close(), 0);
-    assertJsonRpcOnly(peer);
+    assert.ok(conn.peer.updates.length < 19, `${conn.peer.updates.length} updates`);
+    assert.equal(await conn.peer.close(), 0);
+    assertJsonRpcOnly(conn.peer);
     const sessions = JSON.parse((await arbor(['sessions', '--json', '--store', w.store])).stdout) as { id: string; status: string }[];
     assert.deepEqual(
       sessions.map((s) => [s.id, s.status]),
@@ -70,14 +66,14 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
       { toolCalls: [{ id: 'c4', name: 'read_file', arguments: { path: 'missing.md' } }] },
       { text: 'Edited README.md.' },
     );
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     const prompt: acp.ContentBlock[] = [
       { type: 'text', text: 'greet the world' },
       { type: 'resource', resource: { uri: 'file:///notes.txt', text: 'a note' } },
     ];
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt })).stopReason, 'end_turn');
-    const live = shape(peer.updates, sessionId);
+    assert.equal((await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt })).stopReason, 'end_turn');
+    const live = shape(conn.peer.updates, sessionId);
     assert.deepEqual(live, [
       'agent_thought_chunk:Look first.',
       'tool_call:c1:search:in_progress',
@@ -90,46 +86,52 @@ describe('acp: arbor acp as an ACP agent over stdio (SDK client, real process)',
       'tool_call_update:c4:failed',
       'agent_message_chunk:Edited README.md.',
     ]);
-    const read = peer.updates.find((n) => n.update.sessionUpdate === 'tool_call' && n.update.toolCallId === 'c2')!.update as acp.ToolCall;
+    const read = conn.peer.updates.find((n) => n.update.sessionUpdate === 'tool_call' && n.update.toolCallId === 'c2')!.update as acp.ToolCall;
     assert.deepEqual(read.locations, [{ path: path.join(w.ws, 'README.md') }]);
     assert.equal(read.title, 'read_file: README.md');
     // The embedded resource reached the model inlined, with its uri.
     assert.match(String(w.server.requests[0].body.messages.at(-1)?.content), /file:\/\/\/notes\.txt:\n```\na note\n```/);
-    assert.equal(await peer.close(), 0);
+    assert.equal(await conn.peer.close(), 0);
 
-    peer = await startAcp(w.common);
-    const listed = await peer.agent.request(acp.methods.agent.session.list, { cwd: w.ws });
+    conn.peer = await startAcp(w.common);
+    const listed = await conn.peer.agent.request(acp.methods.agent.session.list, { cwd: w.ws });
     assert.deepEqual(
       listed.sessions.map((s) => [s.sessionId, s.cwd]),
       [[sessionId, w.ws]],
     );
-    const loaded = await peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] });
+    const loaded = await conn.peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] });
     assert.equal(loaded.modes?.currentModeId, 'workspace-write');
-    const replay = shape(peer.updates, sessionId);
+    const replay = shape(conn.peer.updates, sessionId);
     assert.match(replay[0], /^user_message_chunk:greet the world/);
     assert.deepEqual(replay.slice(1), live);
     // A loaded session takes the next prompt, with its history.
     w.server.enqueue({ text: 'Still here.' });
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'again' }] })).stopReason, 'end_turn');
+    assert.equal(
+      (await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'again' }] })).stopReason,
+      'end_turn',
+    );
     assert.ok(w.server.requests.at(-1)!.body.messages.some((m) => m.content === 'Edited README.md.'));
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 
   it("session/set_mode switches the sandbox (current_mode_update), and the mode holds for the model's next command", async () => {
     w.server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command: 'echo x > made.txt' } }] }, { text: 'tried' });
-    peer = await startAcp(w.common);
-    const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
-    await peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'read-only' });
-    const modeUpdate = peer.updates.find((n) => n.update.sessionUpdate === 'current_mode_update');
+    conn.peer = await startAcp(w.common);
+    const { sessionId } = await conn.peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
+    await conn.peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'read-only' });
+    const modeUpdate = conn.peer.updates.find((n) => n.update.sessionUpdate === 'current_mode_update');
     assert.deepEqual(modeUpdate?.update, { sessionUpdate: 'current_mode_update', currentModeId: 'read-only' });
     await assert.rejects(
-      peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'anything' }),
+      conn.peer.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'anything' }),
       (e: acp.RequestError) => e.code === -32602 && /UNKNOWN_MODE/.test(JSON.stringify(e.data)),
     );
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write' }] })).stopReason, 'end_turn');
+    assert.equal(
+      (await conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'write' }] })).stopReason,
+      'end_turn',
+    );
     assert.equal(fs.existsSync(path.join(w.ws, 'made.txt')), false);
-    const listed = await peer.agent.request(acp.methods.agent.session.list, {});
+    const listed = await conn.peer.agent.request(acp.methods.agent.session.list, {});
     assert.equal(listed.sessions.length, 1);
-    assertJsonRpcOnly(peer);
+    assertJsonRpcOnly(conn.peer);
   });
 });

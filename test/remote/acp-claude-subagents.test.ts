@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { listAgents } from '../../src/core/subagent/control';
 import { agentHome, claudeLaunch, SANDBOX_MODE_IDS } from '../support/acp-agents';
-import { makeHarness, type TestHarness, until } from '../support/harness';
-import { ModelServer, type Reply } from '../support/model-server';
-import { assertValidTurn, ofType } from './world';
+import { makeHarness, until } from '../support/harness';
+import type { ModelServer, Reply } from '../support/model-server';
+import { assertValidTurn, harnessAndHomePerTest, ofType } from './world';
 
 /** The tests' own offline launch of the adapter (test/support/acp-agents.ts). */
 function launchOf(server: ModelServer, home: string) {
@@ -24,21 +23,15 @@ function firstUserText(body: unknown): string {
 // `subagents`, announces each with `subagent_update` and streams it as its own session.
 describe('remote: acp provider vs claude-agent-acp 0.101.0 — its native subagent mirrored into the tree', function () {
   this.timeout(120_000);
-  let server: ModelServer;
-  let t: TestHarness;
-  let home: string;
-
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
+  const w = harnessAndHomePerTest();
   beforeEach(async () => {
-    server.reset();
-    home = agentHome('claude-acp');
-    t = await makeHarness(server, {
+    w.home = agentHome('claude-acp');
+    w.t = await makeHarness(w.server, {
       remote: {
         acp: [
           {
             name: 'claude',
-            ...launchOf(server, home),
+            ...launchOf(w.server, w.home),
             // acceptEdits: its default "auto" mode asks a model classifier before the Agent tool runs.
             modes: SANDBOX_MODE_IDS.claude,
             graceMs: 1500,
@@ -47,15 +40,11 @@ describe('remote: acp provider vs claude-agent-acp 0.101.0 — its native subage
       },
     });
   });
-  afterEach(async () => {
-    await t.cleanup();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
 
   /** The parent delegates to claude, whose main loop runs one Agent call; `sub` answers its subagent. */
   const script = (sub: Reply) =>
-    server.setFallback((body, i) => {
-      const wire = server.requests[i].wire;
+    w.server.setFallback((body, i) => {
+      const wire = w.server.requests[i].wire;
       if (wire === 'chat') {
         const done = (body.messages ?? []).some((m) => m.role === 'tool');
         return done
@@ -75,16 +64,16 @@ describe('remote: acp provider vs claude-agent-acp 0.101.0 — its native subage
 
   it('the Agent tool’s subagent appears under the ACP child with its description as title, its transcript and settled status', async () => {
     script({ text: 'one two three' });
-    const root = await t.h.createSession();
+    const root = await w.t.h.createSession();
     await root.accept('delegate to claude');
-    await t.h.settle();
-    const [child] = t.h.store.children(root.id);
-    const [remote] = ofType((await t.h.store.inspect(child.id)).events, 'subagent/remote');
+    await w.t.h.settle();
+    const [child] = w.t.h.store.children(root.id);
+    const [remote] = ofType((await w.t.h.store.inspect(child.id)).events, 'subagent/remote');
     assert.equal(remote.program, 'acp:claude');
-    const [mirror] = t.h.store.children(child.id);
+    const [mirror] = w.t.h.store.children(child.id);
     assert.ok(mirror, 'the native subagent is mirrored under the ACP child');
     assert.equal(mirror.title, 'count things');
-    const ev = (await t.h.store.inspect(mirror.id)).events;
+    const ev = (await w.t.h.store.inspect(mirror.id)).events;
     const [r] = ofType(ev, 'subagent/remote');
     assert.equal(r.announcedBy, child.id);
     assert.notEqual(r.externalId, remote.externalId, 'a session of its own');
@@ -96,32 +85,32 @@ describe('remote: acp provider vs claude-agent-acp 0.101.0 — its native subage
     );
     assert.equal(ofType(ev, 'turn/end').at(-1)?.stopReason, 'completed');
     assertValidTurn(ev);
-    const listed = await listAgents(t.h.subagents, root.id);
+    const listed = await listAgents(w.t.h.subagents, root.id);
     assert.deepEqual(
       [child.id, mirror.id].map((id) => listed.find((l) => l.id === id)?.status),
       ['settled', 'settled'],
     );
-    const result = ofType((await t.h.store.inspect(root.id)).events, 'tool/result').find((x) => x.name === 'delegate_acp_claude')!;
+    const result = ofType((await w.t.h.store.inspect(root.id)).events, 'tool/result').find((x) => x.name === 'delegate_acp_claude')!;
     assert.match(result.content, /The subagent counted/);
   });
 
   it('its subagent is cancelled alone (session/cancel with its id): its turn ends interrupted, the ACP child finishes', async () => {
     script({ text: 'counting slowly', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });
-    const root = await t.h.createSession();
+    const root = await w.t.h.createSession();
     await root.accept('delegate to claude');
     let mirrorId: string | undefined;
     await until(() => {
-      const [child] = t.h.store.children(root.id);
-      mirrorId = child && t.h.store.children(child.id)[0]?.id;
-      return !!mirrorId && t.h.subagents.mirrors.isRunning(mirrorId);
+      const [child] = w.t.h.store.children(root.id);
+      mirrorId = child && w.t.h.store.children(child.id)[0]?.id;
+      return !!mirrorId && w.t.h.subagents.mirrors.isRunning(mirrorId);
     }, 60_000);
-    const [child] = t.h.store.children(root.id);
-    assert.deepEqual(await t.h.interruptSubtree(mirrorId!), [mirrorId]);
-    const end = ofType((await t.h.store.inspect(mirrorId!)).events, 'turn/end').at(-1);
+    const [child] = w.t.h.store.children(root.id);
+    assert.deepEqual(await w.t.h.interruptSubtree(mirrorId!), [mirrorId]);
+    const end = ofType((await w.t.h.store.inspect(mirrorId!)).events, 'turn/end').at(-1);
     assert.equal(end?.stopReason, 'interrupted');
-    await t.h.settle();
-    assert.equal(ofType((await t.h.store.inspect(child.id)).events, 'turn/end').at(-1)?.stopReason, 'completed');
-    const listed = await listAgents(t.h.subagents, root.id);
+    await w.t.h.settle();
+    assert.equal(ofType((await w.t.h.store.inspect(child.id)).events, 'turn/end').at(-1)?.stopReason, 'completed');
+    const listed = await listAgents(w.t.h.subagents, root.id);
     assert.equal(listed.find((l) => l.id === mirrorId)?.status, 'interrupted');
   });
 });

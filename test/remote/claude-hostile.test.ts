@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeHarness, type TestHarness } from '../support/harness';
-import { ModelServer } from '../support/model-server';
+import { makeHarness } from '../support/harness';
 import { FAKE_CODEX } from './fake-codex';
-import { assertValidTurn, ofType, programHome } from './world';
+import { assertValidTurn, finishedChild, harnessAndHomePerTest, ofType, programHome } from './world';
 
 // A program that plays `claude -p --output-format stream-json` and names its model with 1 MB,
 // then makes 200 small tool calls (session 49): the name is the program's word, and each of the
@@ -24,27 +23,16 @@ out({ type: 'result', subtype: 'success', result: 'all done', usage: { input_tok
 
 describe('remote: hostile Claude Code and Codex streams (real processes)', function () {
   this.timeout(120_000);
-  let server: ModelServer;
-  let t: TestHarness;
-  let home: string;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  afterEach(async () => {
-    await t?.cleanup();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
+  const w = harnessAndHomePerTest();
 
   it('a 1 MB model name on 200 tool calls: the name is cut, the child log stays within the turn bound', async () => {
-    home = programHome('fake-claude');
-    const fake = path.join(home, 'fake-claude');
+    w.home = programHome('fake-claude');
+    const fake = path.join(w.home, 'fake-claude');
     fs.writeFileSync(fake, FAKE_CLAUDE, { mode: 0o755 });
-    t = await makeHarness(server, { remote: { claudeCode: { command: fake, env: { FAKE_MODEL_BYTES: '1000000', FAKE_CALLS: '200' } } } });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'go' });
-    const r = await run.result;
-    await run.dispose();
+    w.t = await makeHarness(w.server, { remote: { claudeCode: { command: fake, env: { FAKE_MODEL_BYTES: '1000000', FAKE_CALLS: '200' } } } });
+    const { run, r } = await finishedChild(w.t, 'claude-code', 'go');
     assert.equal(r.stopReason, 'completed', r.error);
-    const s = await t.h.store.inspect(run.id);
+    const s = await w.t.h.store.inspect(run.id);
     assertValidTurn(s.events);
     assert.equal(ofType(s.events, 'tool/result').length, 200);
     const bytes = s.events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0);
@@ -53,14 +41,11 @@ describe('remote: hostile Claude Code and Codex streams (real processes)', funct
   });
 
   it('event types named "__proto__", "hasOwnProperty", "__defineGetter__": unknown types, skipped, the turn completes', async () => {
-    home = programHome('fake-codex');
-    const fake = path.join(home, 'fake-codex');
+    w.home = programHome('fake-codex');
+    const fake = path.join(w.home, 'fake-codex');
     fs.writeFileSync(fake, FAKE_CODEX, { mode: 0o755 });
-    t = await makeHarness(server, { remote: { codex: { command: fake, env: { FAKE_MODE: 'proto' } } } });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'codex', { prompt: 'go' });
-    const r = await run.result;
-    await run.dispose();
+    w.t = await makeHarness(w.server, { remote: { codex: { command: fake, env: { FAKE_MODE: 'proto' } } } });
+    const { r } = await finishedChild(w.t, 'codex', 'go');
     assert.equal(r.stopReason, 'completed', r.error);
     assert.equal(r.text, 'survived the prototype');
   });

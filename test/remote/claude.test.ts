@@ -3,10 +3,23 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { descriptorOf } from '../../src/core/session/folds';
-import { listAgents } from '../../src/core/subagent/control';
 import { onDeltas } from '../support/changes';
 import { until } from '../support/harness';
-import { assertValidTurn, byWire, CLAUDE_BIN, groupAlive, ofType, PINNED, pgidOf, remoteSettings, remoteWorld } from './world';
+import {
+  assertChildFails,
+  assertPlainAnswer,
+  assertProgramMissing,
+  assertValidTurn,
+  byWire,
+  CLAUDE_BIN,
+  finishedChild,
+  groupAlive,
+  ofType,
+  PINNED,
+  pgidOf,
+  remoteSettings,
+  remoteWorld,
+} from './world';
 
 describe('remote: claude-code (the real program, offline)', function () {
   this.timeout(120_000);
@@ -17,44 +30,13 @@ describe('remote: claude-code (the real program, offline)', function () {
   });
 
   it('a plain answer through delegate_claude_code: its own transcript, subagent/remote, usage with cache tokens in list_agents, no process left', async () => {
-    byWire(w.server, {
-      chat: [{ toolCalls: [{ name: 'delegate_claude_code', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
-      messages: [{ text: 'Hello from claude', reasoning: 'a short thought' }],
+    await assertPlainAnswer(w, {
+      tool: 'delegate_claude_code',
+      wire: 'messages',
+      program: 'claude-code',
+      version: `${PINNED.claude} (Claude Code)`,
+      answer: 'Hello from claude',
     });
-    const root = await w.t.h.createSession();
-    await root.accept('delegate it');
-    await w.t.h.settle();
-    const [child] = w.t.h.store.children(root.id);
-    assert.ok(child, 'a child in the tree');
-    const s = await w.t.h.store.inspect(child.id);
-    const remote = ofType(s.events, 'subagent/remote');
-    assert.equal(remote.length, 1);
-    assert.equal(remote[0].program, 'claude-code');
-    assert.equal(remote[0].version, `${PINNED.claude} (Claude Code)`);
-    assert.match(remote[0].externalId, /^[0-9a-f-]{36}$/);
-    assert.ok(remote[0].pgid && remote[0].pgid > 1);
-    assert.equal(groupAlive(remote[0].pgid!), false, 'no process left in its group');
-    const msgs = ofType(s.events, 'assistant/message');
-    assert.equal(msgs.map((m) => m.text).join(''), 'Hello from claude');
-    assert.equal(msgs[0].reasoning, 'a short thought');
-    const usage = msgs[msgs.length - 1].usage!;
-    const served = w.server.requests.filter((r) => r.wire === 'messages');
-    assert.equal(served.length, 1);
-    assert.deepEqual(usage, { promptTokens: served[0].promptTokens, completionTokens: usage.completionTokens, cacheHitTokens: served[0].cacheHitTokens });
-    assert.ok(usage.completionTokens > 0);
-    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
-    assertValidTurn(s.events);
-    // The parent got the answer as its tool result.
-    const parent = await w.t.h.store.inspect(root.id);
-    const result = ofType(parent.events, 'tool/result').find((r) => r.name === 'delegate_claude_code')!;
-    assert.equal(result.isError, false);
-    assert.match(result.content, /Hello from claude/);
-    const [listed] = await listAgents(w.t.h.subagents, root.id);
-    assert.equal(listed.provider, 'claude-code');
-    assert.deepEqual(listed.remote, { program: 'claude-code', version: `${PINNED.claude} (Claude Code)` }, 'list_agents names the program and its version');
-    assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
-    // Remote children are never compacted and write no request header of ours.
-    assert.equal(ofType(s.events, 'request/header').length, 0);
   });
 
   it('no model set: the descriptor records the model Claude Code ran (its own default, as it reported it), never a placeholder (seed 000 §六)', async () => {
@@ -82,10 +64,7 @@ describe('remote: claude-code (the real program, offline)', function () {
 
   it('a shell round trip shows in the child transcript as claude:Bash and its result', async () => {
     byWire(w.server, { messages: [{ toolCalls: [{ name: 'Bash', arguments: { command: 'echo remote-ok', description: 'echo' } }] }, { text: 'ran it' }] });
-    const root = await w.t.h.createSession();
-    const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'run a command' });
-    const r = await run.result;
-    await run.dispose();
+    const { run, r } = await finishedChild(w.t, 'claude-code', 'run a command');
     assert.equal(r.stopReason, 'completed', r.error);
     assert.equal(r.text, 'ran it');
     const s = await w.t.h.store.inspect(run.id);
@@ -113,10 +92,7 @@ describe('remote: claude-code (the real program, offline)', function () {
         { text: 'tried' },
       ],
     });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'write a file' });
-    const r = await run.result;
-    await run.dispose();
+    const { run, r } = await finishedChild(t, 'claude-code', 'write a file');
     assert.equal(r.stopReason, 'completed', r.error);
     assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')), false, 'nothing written');
     const s = await t.h.store.inspect(run.id);
@@ -173,25 +149,12 @@ describe('remote: claude-code (the real program, offline)', function () {
           { text: 'retry', fault },
         ],
       });
-      const root = await w.t.h.createSession();
-      const run = await w.t.h.subagents.start(root, 'claude-code', { prompt: 'fail please' });
-      const r = await run.result;
-      await run.dispose();
-      assert.equal(r.stopReason, 'error');
-      assert.match(r.error ?? '', /^Claude Code/);
-      assert.match(r.error ?? '', pattern);
-      const s = await w.t.h.store.inspect(run.id);
-      assertValidTurn(s.events);
+      await assertChildFails(w.t, 'claude-code', /^Claude Code/, pattern);
     });
   }
 
   it('a missing binary: an error naming the setting', async () => {
     const t = await w.reopen({ remote: { claudeCode: { command: path.join(w.homes.claude, 'no-such-claude') } } });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'claude-code', { prompt: 'hi' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'error');
-    assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Claude Code was not found: ".*no-such-claude".*arbor\.remote\.claudeCode\.command/);
+    await assertProgramMissing(t, 'claude-code', /REMOTE_NOT_FOUND: Claude Code was not found: ".*no-such-claude".*arbor\.remote\.claudeCode\.command/);
   });
 });

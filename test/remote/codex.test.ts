@@ -2,9 +2,21 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { listAgents } from '../../src/core/subagent/control';
 import { until } from '../support/harness';
-import { assertValidTurn, byWire, CODEX_BIN, groupAlive, ofType, PINNED, pgidOf, remoteWorld } from './world';
+import {
+  assertChildFails,
+  assertPlainAnswer,
+  assertProgramMissing,
+  assertValidTurn,
+  byWire,
+  CODEX_BIN,
+  finishedChild,
+  groupAlive,
+  ofType,
+  PINNED,
+  pgidOf,
+  remoteWorld,
+} from './world';
 
 describe('remote: codex (the real program, offline)', function () {
   this.timeout(120_000);
@@ -15,44 +27,13 @@ describe('remote: codex (the real program, offline)', function () {
   });
 
   it('a plain answer through delegate_codex: its own transcript, subagent/remote, usage with cache tokens in list_agents, no process left', async () => {
-    byWire(w.server, {
-      chat: [{ toolCalls: [{ name: 'delegate_codex', arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
-      responses: [{ text: 'Hello from codex', reasoning: 'a short thought' }],
+    await assertPlainAnswer(w, {
+      tool: 'delegate_codex',
+      wire: 'responses',
+      program: 'codex',
+      version: `codex-cli ${PINNED.codex}`,
+      answer: 'Hello from codex',
     });
-    const root = await w.t.h.createSession();
-    await root.accept('delegate it');
-    await w.t.h.settle();
-    const [child] = w.t.h.store.children(root.id);
-    assert.ok(child, 'a child in the tree');
-    const s = await w.t.h.store.inspect(child.id);
-    const remote = ofType(s.events, 'subagent/remote');
-    assert.equal(remote.length, 1);
-    assert.equal(remote[0].program, 'codex');
-    assert.equal(remote[0].version, `codex-cli ${PINNED.codex}`);
-    assert.match(remote[0].externalId, /^[0-9a-f-]{36}$/);
-    assert.ok(remote[0].pgid && remote[0].pgid > 1);
-    assert.equal(groupAlive(remote[0].pgid!), false, 'no process left in its group');
-    const msgs = ofType(s.events, 'assistant/message');
-    assert.equal(msgs.map((m) => m.text).join(''), 'Hello from codex');
-    assert.equal(msgs[0].reasoning, 'a short thought');
-    const usage = msgs[msgs.length - 1].usage!;
-    const served = w.server.requests.filter((r) => r.wire === 'responses');
-    assert.equal(served.length, 1);
-    assert.deepEqual(usage, { promptTokens: served[0].promptTokens, completionTokens: usage.completionTokens, cacheHitTokens: served[0].cacheHitTokens });
-    assert.ok(usage.completionTokens > 0);
-    assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
-    assertValidTurn(s.events);
-    // The parent got the answer as its tool result.
-    const parent = await w.t.h.store.inspect(root.id);
-    const result = ofType(parent.events, 'tool/result').find((r) => r.name === 'delegate_codex')!;
-    assert.equal(result.isError, false);
-    assert.match(result.content, /Hello from codex/);
-    const [listed] = await listAgents(w.t.h.subagents, root.id);
-    assert.equal(listed.provider, 'codex');
-    assert.deepEqual(listed.remote, { program: 'codex', version: `codex-cli ${PINNED.codex}` }, 'list_agents names the program and its version');
-    assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
-    // Remote children are never compacted and write no request header of ours.
-    assert.equal(ofType(s.events, 'request/header').length, 0);
   });
 
   it('a shell round trip shows in the child transcript as codex:shell and its result', async () => {
@@ -80,10 +61,7 @@ describe('remote: codex (the real program, offline)', function () {
     byWire(w.server, {
       responses: [{ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'sleep 0.3; echo x > made-by-codex.txt' } }] }, { text: 'tried' }],
     });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'codex', { prompt: 'write a file' });
-    const r = await run.result;
-    await run.dispose();
+    const { run, r } = await finishedChild(t, 'codex', 'write a file');
     assert.equal(r.stopReason, 'completed', r.error);
     assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-codex.txt')), false, 'nothing written');
     const s = await t.h.store.inspect(run.id);
@@ -119,25 +97,12 @@ describe('remote: codex (the real program, offline)', function () {
   ] as const) {
     it(`${what} ends the child as error with a readable message`, async () => {
       byWire(w.server, { responses: [{ text: 'some words that are cut', fault }] });
-      const root = await w.t.h.createSession();
-      const run = await w.t.h.subagents.start(root, 'codex', { prompt: 'fail please' });
-      const r = await run.result;
-      await run.dispose();
-      assert.equal(r.stopReason, 'error');
-      assert.match(r.error ?? '', /^Codex/);
-      assert.match(r.error ?? '', pattern);
-      const s = await w.t.h.store.inspect(run.id);
-      assertValidTurn(s.events);
+      await assertChildFails(w.t, 'codex', /^Codex/, pattern);
     });
   }
 
   it('a missing binary: an error naming the setting', async () => {
     const t = await w.reopen({ remote: { codex: { command: path.join(w.homes.codex, 'no-such-codex') } } });
-    const root = await t.h.createSession();
-    const run = await t.h.subagents.start(root, 'codex', { prompt: 'hi' });
-    const r = await run.result;
-    await run.dispose();
-    assert.equal(r.stopReason, 'error');
-    assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Codex was not found: ".*no-such-codex".*arbor\.remote\.codex\.command/);
+    await assertProgramMissing(t, 'codex', /REMOTE_NOT_FOUND: Codex was not found: ".*no-such-codex".*arbor\.remote\.codex\.command/);
   });
 });

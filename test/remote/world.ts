@@ -3,8 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
+import { groupAlive } from '../../src/core/process/group';
 import type { RemoteSettings } from '../../src/core/remote/settings';
 import type { SessionEvent } from '../../src/core/session/events';
+import { listAgents } from '../../src/core/subagent/control';
 import { makeHarness, type TestHarness, until } from '../support/harness';
 import { ModelServer } from '../support/model-server';
 import { repoRoot } from '../support/repo-root';
@@ -112,8 +114,64 @@ export function remoteWorld(overrides: Partial<HarnessConfig> = {}): RemoteWorld
   };
 }
 
+/** A describe's model server (started once, reset before each spec), and the harness and program home a spec puts in `t` and `home`: cleaned up and removed after it. */
+export interface HarnessAndHome {
+  readonly server: ModelServer;
+  t: TestHarness;
+  home: string;
+}
+
+/** Registers the hooks of `HarnessAndHome` in the calling describe (ahead of the describe's own). */
+export function harnessAndHomePerTest(): HarnessAndHome {
+  let server: ModelServer | undefined;
+  const specs = {
+    get server() {
+      if (!server) throw new Error('the model server starts in before(): use it in a spec or a hook');
+      return server;
+    },
+    t: undefined as TestHarness | undefined,
+    home: '',
+  };
+  before(async () => (server = await ModelServer.start()));
+  after(() => server?.stop());
+  beforeEach(() => specs.server.reset());
+  afterEach(async () => {
+    await specs.t?.cleanup();
+    specs.t = undefined;
+    if (specs.home) fs.rmSync(specs.home, { recursive: true, force: true });
+    specs.home = '';
+  });
+  return specs as HarnessAndHome;
+}
+
+/** A root of `t` starts a `provider` child on `prompt`: the root, and the child's run and result once it ended (the run disposed). */
+export async function finishedChild(t: TestHarness, provider: string, prompt: string) {
+  const root = await t.h.createSession();
+  const run = await t.h.subagents.start(root, provider, { prompt });
+  const r = await run.result;
+  await run.dispose();
+  return { root, run, r };
+}
+
+/** A `provider` child of `t` whose model fails ends as error, its message starting with `name` and matching `pattern`; its turns are whole. */
+export async function assertChildFails(t: TestHarness, provider: string, name: RegExp, pattern: RegExp): Promise<void> {
+  const { run, r } = await finishedChild(t, provider, 'fail please');
+  assert.equal(r.stopReason, 'error');
+  assert.match(r.error ?? '', name);
+  assert.match(r.error ?? '', pattern);
+  const s = await t.h.store.inspect(run.id);
+  assertValidTurn(s.events);
+}
+
+/** A `provider` child of `t`, whose program is missing, ends as error with `message`. */
+export async function assertProgramMissing(t: TestHarness, provider: string, message: RegExp): Promise<void> {
+  const { r } = await finishedChild(t, provider, 'hi');
+  assert.equal(r.stopReason, 'error');
+  assert.match(r.error ?? '', message);
+}
+
 /** Whether any process still runs in group `pgid`: the one zombie-aware answer every user of a group gets. */
-export { groupAlive } from '../../src/core/process/group';
+export { groupAlive };
 
 export const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
   events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
@@ -136,4 +194,53 @@ export function byWire(server: ModelServer, queues: Partial<Record<'chat' | 'res
     const q = queues[server.requests[i].wire as 'chat'];
     return q?.shift() ?? { text: 'ok' };
   });
+}
+
+/**
+ * The root delegates "Say hello" through `tool` and `program` answers `answer` (over `wire`):
+ * the child's own transcript, its subagent/remote record, its usage as served, no process left
+ * in its group, the parent's tool result and list_agents' row all say so.
+ */
+export async function assertPlainAnswer(
+  w: RemoteWorld,
+  p: { tool: string; wire: 'messages' | 'responses'; program: string; version: string; answer: string },
+): Promise<void> {
+  byWire(w.server, {
+    chat: [{ toolCalls: [{ name: p.tool, arguments: { prompt: 'Say hello', label: 'cx' } }] }, { text: 'parent done' }],
+    [p.wire]: [{ text: p.answer, reasoning: 'a short thought' }],
+  });
+  const root = await w.t.h.createSession();
+  await root.accept('delegate it');
+  await w.t.h.settle();
+  const [child] = w.t.h.store.children(root.id);
+  assert.ok(child, 'a child in the tree');
+  const s = await w.t.h.store.inspect(child.id);
+  const remote = ofType(s.events, 'subagent/remote');
+  assert.equal(remote.length, 1);
+  assert.equal(remote[0].program, p.program);
+  assert.equal(remote[0].version, p.version);
+  assert.match(remote[0].externalId, /^[0-9a-f-]{36}$/);
+  assert.ok(remote[0].pgid && remote[0].pgid > 1);
+  assert.equal(groupAlive(remote[0].pgid!), false, 'no process left in its group');
+  const msgs = ofType(s.events, 'assistant/message');
+  assert.equal(msgs.map((m) => m.text).join(''), p.answer);
+  assert.equal(msgs[0].reasoning, 'a short thought');
+  const usage = msgs[msgs.length - 1].usage!;
+  const served = w.server.requests.filter((r) => r.wire === p.wire);
+  assert.equal(served.length, 1);
+  assert.deepEqual(usage, { promptTokens: served[0].promptTokens, completionTokens: usage.completionTokens, cacheHitTokens: served[0].cacheHitTokens });
+  assert.ok(usage.completionTokens > 0);
+  assert.equal(ofType(s.events, 'turn/end')[0].stopReason, 'completed');
+  assertValidTurn(s.events);
+  // The parent got the answer as its tool result.
+  const parent = await w.t.h.store.inspect(root.id);
+  const result = ofType(parent.events, 'tool/result').find((r) => r.name === p.tool)!;
+  assert.equal(result.isError, false);
+  assert.match(result.content, new RegExp(p.answer));
+  const [listed] = await listAgents(w.t.h.subagents, root.id);
+  assert.equal(listed.provider, p.program);
+  assert.deepEqual(listed.remote, { program: p.program, version: p.version }, 'list_agents names the program and its version');
+  assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
+  // Remote children are never compacted and write no request header of ours.
+  assert.equal(ofType(s.events, 'request/header').length, 0);
 }

@@ -29,6 +29,16 @@ export interface AcpPeer {
   close(): Promise<number | null>;
 }
 
+/** A describe's `arbor acp`: the peer a spec put in `peer` is closed after it (if it still runs). */
+export function peerPerTest(): { peer: AcpPeer | undefined } {
+  const specs: { peer: AcpPeer | undefined } = { peer: undefined };
+  afterEach(async () => {
+    if (specs.peer && specs.peer.child.exitCode === null) await specs.peer.close();
+    specs.peer = undefined;
+  });
+  return specs;
+}
+
 export async function startAcp(
   args: string[],
   opts: {

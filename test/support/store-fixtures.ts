@@ -100,6 +100,14 @@ export function rootHeader(id: string, extra: Partial<SessionHeader> = {}): Sess
   return { id, createdAt: new Date(T0).toISOString(), origin: 'user', title: `Root ${id}`, cwd: '/work/project', ...extra };
 }
 
+/** The ids of `parent`'s children in `store`, sorted. */
+export function childIds(store: Pick<Store, 'children'>, parent: string): string[] {
+  return store
+    .children(parent)
+    .map((h) => h.id)
+    .sort();
+}
+
 export function childHeader(id: string, parent: string, depth = 1, extra: Partial<SessionHeader> = {}): SessionHeader {
   return {
     id,

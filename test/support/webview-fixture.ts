@@ -24,16 +24,20 @@ export const FIXTURE_AT = '2025-06-01T09:00:00.000Z';
 
 /** A user-started root node at rest, with what a test changes on top. */
 export function rootNode(id: string, over: Partial<TreeNode> = {}): TreeNode {
+  return restingNode(id, { tokens: { prompt: 1, completion: 1, cacheHit: 0 }, title: 'Root', ...over });
+}
+
+/** A node at rest that spent 1,100 tokens (no title unless given), with what a test sets on top. */
+export function restingNode(id: string, extra: Partial<TreeNode> = {}): TreeNode {
   return {
     id,
     origin: 'user',
     depth: 0,
     status: 'idle',
-    tokens: { prompt: 1, completion: 1, cacheHit: 0 },
+    tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
     reports: 0,
     createdAt: FIXTURE_AT,
-    title: 'Root',
-    ...over,
+    ...extra,
   };
 }
 

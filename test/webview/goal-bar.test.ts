@@ -4,10 +4,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { GoalView, TreeNode } from '../../src/protocol';
-import { webviewFixture } from '../support/webview-fixture';
+import { FIXTURE_SETTINGS, restingNode, webviewFixture } from '../support/webview-fixture';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
-const T = '2025-06-01T09:00:00.000Z';
+const SETTINGS = FIXTURE_SETTINGS;
 const ROOT = 's-root-1';
 const blocked: GoalView = {
   phase: 'blocked',
@@ -17,17 +16,7 @@ const blocked: GoalView = {
   objective: 'tidy the workspace: remove the generated files, sort the imports and make every test pass again',
   blocked: { code: 'round-limit', message: 'Every round of the limit (2) was started.' },
 };
-const root = (goal: GoalView): TreeNode => ({
-  id: ROOT,
-  origin: 'user',
-  depth: 0,
-  status: 'idle',
-  title: 'Tidy up',
-  tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
-  reports: 0,
-  createdAt: T,
-  goal,
-});
+const root = (goal: GoalView): TreeNode => restingNode(ROOT, { title: 'Tidy up', goal });
 
 describe('webview: the goal bar (issue 21.6)', () => {
   const w = webviewFixture('arbor-webview-goal-');

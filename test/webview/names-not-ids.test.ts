@@ -2,23 +2,14 @@
 // names sessions, never by their raw ids. A child's first notices read "Started by <parent>"
 // and "Task from <parent>"; a message the user sent the child is the user's.
 import * as assert from 'node:assert/strict';
-import type { TranscriptEntry, TreeNode } from '../../src/protocol';
-import { webviewFixture } from '../support/webview-fixture';
+import type { TranscriptEntry } from '../../src/protocol';
+import { FIXTURE_AT, FIXTURE_SETTINGS, restingNode, webviewFixture } from '../support/webview-fixture';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
-const T = '2025-06-01T09:00:00.000Z';
+const SETTINGS = FIXTURE_SETTINGS;
+const T = FIXTURE_AT;
 const ROOT = 's-mx5bfxcz-2d979a23';
 const CHILD = `${ROOT}.32c1ba`;
-const node = (id: string, extra: Partial<TreeNode>): TreeNode => ({
-  id,
-  origin: 'user',
-  depth: 0,
-  status: 'idle',
-  tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
-  reports: 0,
-  createdAt: T,
-  ...extra,
-});
+const node = restingNode;
 const NODES = [
   node(ROOT, { title: 'Survey the workspace' }),
   node(CHILD, { parentId: ROOT, origin: 'subagent', depth: 1, label: 'surveyor', mode: 'continuable', status: 'settled', lastStopReason: 'completed' }),

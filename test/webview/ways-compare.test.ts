@@ -4,22 +4,12 @@
 // shown (nothing was changed); once one is applied, the others are offered Discard.
 import * as assert from 'node:assert/strict';
 import type { TreeNode, WaysView, WebviewToHost } from '../../src/protocol';
-import { webviewFixture } from '../support/webview-fixture';
+import { FIXTURE_SETTINGS, restingNode, webviewFixture } from '../support/webview-fixture';
 
-const SETTINGS = { sandbox: 'workspace-write', approval: 'ask', restricted: false, hasApiKey: true, modelSource: 'endpoint', model: 'deepseek-chat' } as const;
-const T = '2025-06-01T09:00:00.000Z';
+const SETTINGS = FIXTURE_SETTINGS;
 const ROOT = 's-root-1';
 const GROUP = 'g0123abcd';
-const node = (id: string, extra: Partial<TreeNode>): TreeNode => ({
-  id,
-  origin: 'user',
-  depth: 0,
-  status: 'idle',
-  tokens: { prompt: 1000, completion: 100, cacheHit: 0 },
-  reports: 0,
-  createdAt: T,
-  ...extra,
-});
+const node = restingNode;
 const way = (n: number): TreeNode =>
   node(`s-root-1.w00000${n}`, {
     parentId: ROOT,

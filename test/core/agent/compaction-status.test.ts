@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SessionStatus } from '../../../src/core/session/status';
 import { harnessPerTest, until } from '../../support/harness';
+import { agentAfterTwoTurns } from './past-threshold';
 
 // Session 48: a compaction the user asks for is a model request of the agent's own (it spends,
 // a Stop ends it). The one status fold must say so: `running` while it works, and every face
@@ -10,13 +11,7 @@ describe('agent: the status of a compaction the user asked for', () => {
 
   it('reads running while its summary request streams, and idle once it ended (the last status a face re-read is idle)', async () => {
     const h = w.t.h;
-    const agent = await h.createSession();
-    w.server.enqueue({ text: 'first answer' });
-    await agent.accept('first question');
-    await agent.idle();
-    w.server.enqueue({ text: 'second answer' });
-    await agent.accept('second question');
-    await agent.idle();
+    const agent = await agentAfterTwoTurns(w);
     const seen: SessionStatus[] = [];
     const off = h.observe((c) => {
       if ((c.type === 'event' || c.type === 'live') && c.sessionId === agent.id) seen.push(h.statusOf(agent.id)!.status);

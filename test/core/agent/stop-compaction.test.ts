@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { harnessPerTest, until } from '../../support/harness';
-import { agentPastThreshold } from './past-threshold';
+import { agentAfterTwoTurns, agentPastThreshold } from './past-threshold';
 
 // A Stop that lands while the turn's automatic compaction (a model request of its own) runs:
 // the request must end at once (its connection closed), no summary may be written after the
@@ -34,13 +34,7 @@ describe('agent: a Stop during the automatic compaction before a turn', () => {
   });
 
   it('a Stop during a compaction the user asked for ends its request and writes no summary', async () => {
-    const agent = await w.t.h.createSession();
-    w.server.enqueue({ text: 'first answer' });
-    await agent.accept('first question');
-    await agent.idle();
-    w.server.enqueue({ text: 'second answer' });
-    await agent.accept('second question');
-    await agent.idle();
+    const agent = await agentAfterTwoTurns(w);
     const before = w.server.requests.length;
     w.server.enqueue({ text: 'SUMMARY: '.repeat(40), chunkSize: 4, chunkDelayMs: 50 });
     const stoppedAt = agent.session.length;

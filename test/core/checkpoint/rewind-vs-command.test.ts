@@ -30,19 +30,21 @@ describe('rewind: a command of another agent running in the same roots', functio
       .flatMap((c) => c.changes)
       .map((c: CheckpointChange) => path.relative(ws(), c.path))
       .sort();
+  const planOf = async (id: string) => w.t.h.checkpoints.plan({ sessionId: id, toSeq: await startOf(w.t.h, id) });
+  type Session = Awaited<ReturnType<typeof w.t.h.createSession>>;
 
-  it("attack: a rewind applied while a command sleeps is refused, never recorded as the command's change", async () => {
+  /** The root writes f.txt in a turn: the plan of a rewind of that turn. */
+  async function rewindOfWrite(): Promise<Awaited<ReturnType<typeof planOf>>> {
     w.script.on('a', { toolCalls: [write('f.txt', 'from a\n')] }, { text: 'done' });
     await w.root.accept('[[a]] go');
     await w.t.h.settle();
-    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
-    assert.deepEqual(
-      plan.files.map((f) => f.relative),
-      ['f.txt'],
-    );
+    return planOf(w.root.id);
+  }
 
+  /** Another session runs `command` (touching `started` first); `plan` is applied while it runs: that session, and what the apply threw. */
+  async function applyWhileRunning(plan: Awaited<ReturnType<typeof planOf>>, command: string): Promise<{ b: Session; first: unknown }> {
     const b = await w.t.h.createSession();
-    w.script.on('b', { toolCalls: [run('touch started; sleep 2; echo x > out.txt')] }, { text: 'done' });
+    w.script.on('b', { toolCalls: [run(command)] }, { text: 'done' });
     const turn = b.accept('[[b]] go');
     await waitFor(() => fs.existsSync(at('started')), 'the command to start');
     const first = await w.t.h.checkpoints.apply(plan).then(
@@ -51,9 +53,40 @@ describe('rewind: a command of another agent running in the same roots', functio
     );
     await turn;
     await w.t.h.settle();
+    return { b, first };
+  }
+
+  /** Another session asked to run `command` while a rewind holds f.txt's roots, doing `during` meanwhile: that session and its turn. */
+  async function askedWhileRewinding(
+    command: string,
+    during: (b: Session, turn: Promise<unknown>) => Promise<void>,
+  ): Promise<{ b: Session; turn: Promise<unknown> }> {
+    const b = await w.t.h.createSession();
+    w.script.on('b', { toolCalls: [run(command)] }, { text: 'done' });
+    let turn!: Promise<unknown>;
+    // What a rewind does (its files' writer, refusing commands under way).
+    await withCommandsOut(
+      [at('f.txt')],
+      (busy) => new Error(`busy: ${busy.length}`),
+      async () => {
+        turn = b.accept('[[b]] go');
+        await during(b, turn);
+      },
+    );
+    return { b, turn };
+  }
+
+  it("attack: a rewind applied while a command sleeps is refused, never recorded as the command's change", async () => {
+    const plan = await rewindOfWrite();
+    assert.deepEqual(
+      plan.files.map((f) => f.relative),
+      ['f.txt'],
+    );
+
+    const { b, first } = await applyWhileRunning(plan, 'touch started; sleep 2; echo x > out.txt');
 
     assert.deepEqual(await ownChanges(b.id), ['out.txt', 'started'], "the command's record holds only what it wrote");
-    const bPlan = await w.t.h.checkpoints.plan({ sessionId: b.id, toSeq: await startOf(w.t.h, b.id) });
+    const bPlan = await planOf(b.id);
     assert.deepEqual(bPlan.files.map((f) => f.relative).sort(), ['out.txt', 'started'], "a rewind of the command's turn leaves f.txt alone");
     assert.ok(isBusy(first), `the rewind was refused while the command ran: ${String(first)}`);
     assert.match(first.message, /Nothing was changed: .*sleep 2; echo x > out\.txt.* Wait for it to end \(or stop that agent\), then apply the rewind again\./);
@@ -74,66 +107,40 @@ describe('rewind: a command of another agent running in the same roots', functio
     w.script.on('a', { toolCalls: [run('for f in many/*.txt; do echo v1 > "$f"; done')] }, { text: 'done' });
     await w.root.accept('[[a]] go');
     await w.t.h.settle();
-    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+    const plan = await planOf(w.root.id);
     assert.equal(plan.files.length, 301);
     assert.ok(plan.files.every((f) => !f.conflict));
 
-    const b = await w.t.h.createSession();
-    w.script.on(
-      'b',
-      { toolCalls: [run('touch started; for i in $(seq 100); do ls -a many | grep -q arbor-tmp && break; sleep 0.01; done; echo cmd > many/f.txt')] },
-      { text: 'done' },
+    const { first } = await applyWhileRunning(
+      plan,
+      'touch started; for i in $(seq 100); do ls -a many | grep -q arbor-tmp && break; sleep 0.01; done; echo cmd > many/f.txt',
     );
-    const turn = b.accept('[[b]] go');
-    await waitFor(() => fs.existsSync(at('started')), 'the command to start');
-    const first = await w.t.h.checkpoints.apply(plan).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    await turn;
-    await w.t.h.settle();
 
     assert.equal(read('many/f.txt'), 'cmd\n', "the command's output stands (the rewind did not say it would overwrite it)");
     assert.ok(isBusy(first), `the rewind was refused while the command ran: ${String(first)}`);
     // Asked again, the rewind sees the command's write as a conflict: the human chooses.
-    const again = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+    const again = await planOf(w.root.id);
     assert.equal(again.files.find((f) => f.relative === 'many/f.txt')?.conflict?.reason, 'edited-since'); // (b is no node of a's conversation)
   });
 
   it('a command asked for while a rewind writes in its roots waits for it; its record holds only its own change', async () => {
-    const b = await w.t.h.createSession();
-    w.script.on('b', { toolCalls: [run('touch started; sleep 1; echo x > out.txt')] }, { text: 'done' });
-    let turn!: Promise<unknown>;
-    // What a rewind does (its files' writer, refusing commands under way), here a slow one.
-    await withCommandsOut(
-      [at('f.txt')],
-      (busy) => new Error(`busy: ${busy.length}`),
-      async () => {
-        turn = b.accept('[[b]] go');
-        await sleep(600);
-        fs.writeFileSync(at('f.txt'), 'written by the rewind\n');
-        assert.equal(fs.existsSync(at('started')), false, 'the command has not started while the rewind writes');
-      },
-    );
+    // Here a slow rewind.
+    const { b, turn } = await askedWhileRewinding('touch started; sleep 1; echo x > out.txt', async () => {
+      await sleep(600);
+      fs.writeFileSync(at('f.txt'), 'written by the rewind\n');
+      assert.equal(fs.existsSync(at('started')), false, 'the command has not started while the rewind writes');
+    });
     await turn;
     await w.t.h.settle();
     assert.deepEqual(await ownChanges(b.id), ['out.txt', 'started']);
   });
 
   it('Stop while a command waits for a rewind: the command never runs, and counts as running nowhere', async () => {
-    const b = await w.t.h.createSession();
-    w.script.on('b', { toolCalls: [run('touch started')] }, { text: 'done' });
-    let turn!: Promise<unknown>;
-    await withCommandsOut(
-      [at('f.txt')],
-      (busy) => new Error(`busy: ${busy.length}`),
-      async () => {
-        turn = b.accept('[[b]] go');
-        await sleep(400);
-        await b.cancel();
-        await turn;
-      },
-    );
+    await askedWhileRewinding('touch started', async (b, turn) => {
+      await sleep(400);
+      await b.cancel();
+      await turn;
+    });
     await w.t.h.settle();
     await sleep(300);
     assert.equal(fs.existsSync(at('started')), false, 'the stopped command did not run once the rewind ended');
@@ -149,10 +156,7 @@ describe('rewind: a command of another agent running in the same roots', functio
 
   it('a command in another root holds nothing up: the rewind goes through', async () => {
     const other = fs.realpathSync(fs.mkdtempSync(path.join(path.dirname(ws()), 'other-')));
-    w.script.on('a', { toolCalls: [write('f.txt', 'from a\n')] }, { text: 'done' });
-    await w.root.accept('[[a]] go');
-    await w.t.h.settle();
-    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+    const plan = await rewindOfWrite();
     // A command somewhere else (another root, a worktree) under way: the lock's own entry, as the recorder makes it.
     const leave = await commandEntering({ who: 'elsewhere', command: 'sleep 60', roots: [other] });
     try {
@@ -164,10 +168,7 @@ describe('rewind: a command of another agent running in the same roots', functio
   });
 
   it("a rewind asked for from a tool of a turn beside the turn's own command is refused, not waited on (no deadlock)", async () => {
-    w.script.on('a', { toolCalls: [write('f.txt', 'from a\n')] }, { text: 'done' });
-    await w.root.accept('[[a]] go');
-    await w.t.h.settle();
-    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+    const plan = await rewindOfWrite();
     const answers: string[] = [];
     w.t.h.tools.register({
       name: 'rewind_now',

@@ -16,6 +16,23 @@ const spawn = (tag: string, extra: Record<string, unknown> = {}) => ({
 });
 const loop = (key: string, n: number) => Array.from({ length: n }, () => ({ toolCalls: [hold(key)] }));
 
+/** The root's call of a workflow of 20 agents one after another, run with a budget of `maxTokens`. */
+function stepsWorkflow(maxTokens: number) {
+  return {
+    toolCalls: [
+      {
+        name: 'workflow',
+        arguments: {
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the workflow script's own template, run in its process
+          script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;',
+          meta: { name: 'steps', description: 'one after another' },
+          budget: { maxTokens },
+        },
+      },
+    ],
+  };
+}
+
 describe('cost: budgets that hold', () => {
   const w = subagentWorld({}, { perTest: true });
   /** A harness whose requests carry max_tokens 256 (the completion cap a budget check reserves and the server honours). */
@@ -178,23 +195,7 @@ describe('cost: budgets that hold', () => {
   it('a workflow with a budget ends with BUDGET once its agents cannot fit', async () => {
     await setup();
     const budget = probeTokens() * 3;
-    w.script.on(
-      'root',
-      {
-        toolCalls: [
-          {
-            name: 'workflow',
-            arguments: {
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: the workflow script's own template, run in its process
-              script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;',
-              meta: { name: 'steps', description: 'one after another' },
-              budget: { maxTokens: budget },
-            },
-          },
-        ],
-      },
-      { text: 'root done' },
-    );
+    w.script.on('root', stepsWorkflow(budget), { text: 'root done' });
     await w.root.accept('[[root]] run the workflow');
     await w.t.h.settle();
     const result = ofType(w.root.session.events, 'tool/result').find((r) => r.name === 'workflow')!;
@@ -221,23 +222,7 @@ describe('cost: budgets that hold', () => {
   it("a workflow run's budget survives a price change while the run goes: its agents still stop at it (session 48)", async () => {
     await setup();
     const budget = probeTokens() * 3;
-    w.script.on(
-      'root',
-      {
-        toolCalls: [
-          {
-            name: 'workflow',
-            arguments: {
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: the workflow script's own template, run in its process
-              script: 'const out = []; for (let i = 0; i < 20; i++) out.push(await agent(`[[wa]] step ${i}`)); return out;',
-              meta: { name: 'steps', description: 'one after another' },
-              budget: { maxTokens: budget },
-            },
-          },
-        ],
-      },
-      { text: 'root done' },
-    );
+    w.script.on('root', stepsWorkflow(budget), { text: 'root done' });
     // The settings' prices change as the run's first agent asks the model (the budget only counts tokens).
     let repriced = false;
     const off = onEvents(w.t.h, (id, e) => {

@@ -39,6 +39,24 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
     await waitFor(() => w.server.requests.length >= n, `request ${n}`);
     return budgets().spent(w.root.id)!.reservedTokens;
   };
+  /** A harness whose root, under a budget of 1M tokens, answered 'first': the prompt part its request reserved. */
+  const firstPromptReserved = async () => {
+    await setup();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    w.script.on('root', { text: 'first', delayMs: 300 });
+    await w.root.accept('[[root]] first');
+    const first = (await reservedWhileInFlight(1)) - DEFAULT_COMPLETION_RESERVE;
+    await w.t.h.settle();
+    return first;
+  };
+  /** A harness whose root answered two questions, then put under a budget of 1M tokens. */
+  const twoTurnsUnderBudget = async () => {
+    await setup();
+    await w.root.accept('[[root]] first question');
+    await w.root.accept('[[root]] second question');
+    await w.t.h.settle();
+    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+  };
   /** The prompt part of a reservation, from the bytes the server received (the cap field taken out, its largest size counted back). */
   const promptEstimate = (r: RecordedRequest, field: string, cap: number) =>
     Math.ceil((Buffer.byteLength(r.raw) - Buffer.byteLength(`,"${field}":${cap}`) + MAX_CAP_FIELD_BYTES) / 4);
@@ -106,12 +124,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
   });
 
   it('near the end of a budget the cap is lowered to what is left, the reply is cut there by the server, and the turn says the budget capped it', async () => {
-    await setup();
-    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
-    w.script.on('root', { text: 'first', delayMs: 300 });
-    await w.root.accept('[[root]] first');
-    const first = (await reservedWhileInFlight(1)) - DEFAULT_COMPLETION_RESERVE;
-    await w.t.h.settle();
+    const first = await firstPromptReserved();
     // Room for the next prompt (a little larger than the first) and about 1,000 reply tokens.
     const budget = tokensOf(w.root.id) + first + 1_000;
     await w.t.h.setBudget(w.root.id, { maxTokens: budget });
@@ -146,12 +159,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
   });
 
   it('when what is left is below the floor the request is refused with the budget stop, not sent with a tiny cap', async () => {
-    await setup();
-    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
-    w.script.on('root', { text: 'first', delayMs: 300 });
-    await w.root.accept('[[root]] first');
-    const first = (await reservedWhileInFlight(1)) - DEFAULT_COMPLETION_RESERVE;
-    await w.t.h.settle();
+    const first = await firstPromptReserved();
     await w.t.h.setBudget(w.root.id, { maxTokens: tokensOf(w.root.id) + first + 100 });
     await w.root.accept('[[root]] more');
     await w.t.h.settle();
@@ -163,11 +171,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
   });
 
   it("a compaction's summary request is checked too: it carries its cap, and its reservation ends with compaction/end", async () => {
-    await setup();
-    await w.root.accept('[[root]] first question');
-    await w.root.accept('[[root]] second question');
-    await w.t.h.settle();
-    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    await twoTurnsUnderBudget();
     const r = await w.root.compact(1);
     assert.equal(r.outcome, 'committed', r.error);
     const summary = w.server.requests.at(-1)!;
@@ -186,11 +190,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
   });
 
   it("a turn's request and a compaction's, in flight together in one session, each hold their own reservation (session 48)", async () => {
-    await setup();
-    await w.root.accept('[[root]] first question');
-    await w.root.accept('[[root]] second question');
-    await w.t.h.settle();
-    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    await twoTurnsUnderBudget();
     const n = w.server.requests.length;
     w.script.on('compaction', { text: 'SUMMARY of the earlier work', delayMs: 300 });
     const compacted = w.root.compact(1);
@@ -259,11 +259,7 @@ describe('cost: budgets the provider enforces (max_tokens under a budget)', () =
   });
 
   it("a compaction's summary request is spent like any request: its usage counts in the session's totals and against the budget (session 48)", async () => {
-    await setup();
-    await w.root.accept('[[root]] first question');
-    await w.root.accept('[[root]] second question');
-    await w.t.h.settle();
-    await w.t.h.setBudget(w.root.id, { maxTokens: 1_000_000 });
+    await twoTurnsUnderBudget();
     const spentOf = () => {
       const s = budgets().spent(w.root.id)!;
       return s.tokens.prompt + s.tokens.completion;

@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
-import type { HookRunEvent, SessionEvent } from '../../../src/core/session/events';
+import type { HookRunEvent, SessionEvent, ToolResultEvent } from '../../../src/core/session/events';
 import { makeHarness, type TestHarness } from '../../support/harness';
-import type { ModelServer } from '../../support/model-server';
+import { ModelServer } from '../../support/model-server';
 
 // Real hook scripts for the hook specs: one small node program whose behaviour is its first
 // argument, which appends the JSON input it read on stdin to a log file (one line per run).
@@ -110,6 +110,35 @@ export async function hookWorld(
     },
   };
 }
+
+/** A describe's model server (started once, reset before each spec) and the hook world a spec puts in `w`, cleaned up after it. */
+export interface HookSpecs {
+  readonly server: ModelServer;
+  w: HookWorld | undefined;
+}
+
+/** Registers the hooks of `HookSpecs` in the calling describe. */
+export function hookSpecs(): HookSpecs {
+  let server: ModelServer | undefined;
+  const specs: HookSpecs = {
+    get server() {
+      if (!server) throw new Error('the model server starts in before(): use it in a spec or a hook');
+      return server;
+    },
+    w: undefined,
+  };
+  before(async () => (server = await ModelServer.start()));
+  after(() => server?.stop());
+  beforeEach(() => specs.server.reset());
+  afterEach(async () => {
+    await specs.w?.cleanup();
+    specs.w = undefined;
+  });
+  return specs;
+}
+
+/** The `tool/result` events among `events`. */
+export const toolResults = (events: readonly { type: string }[]) => events.filter((e): e is ToolResultEvent => e.type === 'tool/result');
 
 /** `{hooks: {[event]: [{matcher, hooks: [{type: 'command', command, timeout}]}]}}` for one event. */
 export function one(event: string, matcher: string, command: string, timeout?: number): Settings {

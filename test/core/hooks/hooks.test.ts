@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ToolResultEvent, UserMessageEvent } from '../../../src/core/session/events';
+import type { UserMessageEvent } from '../../../src/core/session/events';
 import { hookLine } from '../../../src/extension/presenter/transcript';
 import { until } from '../../support/harness';
-import { ModelServer } from '../../support/model-server';
-import { type HookWorld, hookCommand, hookWorld, one } from './fixture';
+import { hookCommand, hookSpecs, hookWorld, one, toolResults } from './fixture';
 
 /** Whether a process runs (a zombie waiting for a reaper does not). */
 function running(pid: number): boolean {
@@ -18,30 +17,20 @@ function running(pid: number): boolean {
 }
 
 describe('hooks: Claude Code hooks with the tree in their input (decision 0057)', () => {
-  let server: ModelServer;
-  let w: HookWorld | undefined;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(() => server.reset());
-  afterEach(async () => {
-    await w?.cleanup();
-    w = undefined;
-  });
-
-  const toolResults = (events: readonly { type: string }[]) => events.filter((e): e is ToolResultEvent => e.type === 'tool/result');
-  const sentText = (i: number) => JSON.stringify(server.requests[i]?.body.messages ?? []);
+  const hs = hookSpecs();
+  const sentText = (i: number) => JSON.stringify(hs.server.requests[i]?.body.messages ?? []);
 
   it('PreToolUse exit 2 blocks run_command (matched as Bash) and the reason reaches the model; the input carries the tree', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('PreToolUse', 'Bash', hookCommand(t, 'rmrf', 'pre.log')) });
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'run_command', arguments: { command: 'rm -rf build' } }] }, { text: 'understood' });
-    const a = await w.h.createSession();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('PreToolUse', 'Bash', hookCommand(t, 'rmrf', 'pre.log')) });
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'run_command', arguments: { command: 'rm -rf build' } }] }, { text: 'understood' });
+    const a = await hs.w.h.createSession();
     await a.accept('clean up');
-    await w.h.settle();
+    await hs.w.h.settle();
     const [r] = toolResults(a.session.events);
     assert.equal(r.isError, true);
     assert.match(r.content, /PreToolUse hook blocked run_command: rm -rf is not allowed in this workspace/);
     assert.match(sentText(1), /rm -rf is not allowed in this workspace/, 'the model reads the reason in its next request');
-    const [input] = w.inputs('pre.log');
+    const [input] = hs.w.inputs('pre.log');
     assert.equal(input.hook_event_name, 'PreToolUse');
     assert.equal(input.tool_name, 'Bash', "Claude Code's name, so its scripts run unchanged");
     assert.equal(input.arbor_tool_name, 'run_command');
@@ -51,8 +40,8 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     assert.equal(input.depth, 0);
     assert.equal(input.agent, 'main');
     assert.equal(input.budget_left, null);
-    assert.equal(input.cwd, fs.realpathSync(w.workspace));
-    const [run] = w.hookRuns(a.session.events);
+    assert.equal(input.cwd, fs.realpathSync(hs.w.workspace));
+    const [run] = hs.w.hookRuns(a.session.events);
     assert.equal(run.outcome, 'blocked');
     assert.equal(run.exitCode, 2);
     assert.equal(run.tool, 'run_command');
@@ -61,16 +50,16 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   });
 
   it("a hook runs in the workspace with CLAUDE_PROJECT_DIR set and without the model's API key in its environment", async () => {
-    w = await hookWorld(server, { workspace: (t) => one('PreToolUse', 'LS', hookCommand(t, 'env', 'env.log')) });
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }] }, { text: 'ok' });
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('PreToolUse', 'LS', hookCommand(t, 'env', 'env.log')) });
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'list_files', arguments: {} }] }, { text: 'ok' });
     const saved = process.env.ARBOR_API_KEY;
     process.env.ARBOR_API_KEY = 'sk-test-secret-key-123';
     try {
-      const a = await w.h.createSession();
+      const a = await hs.w.h.createSession();
       await a.accept('list');
-      await w.h.settle();
-      const said = JSON.parse(w.hookRuns(a.session.events)[0].reason ?? '{}');
-      assert.deepEqual(said, { key: null, project: fs.realpathSync(w.workspace) });
+      await hs.w.h.settle();
+      const said = JSON.parse(hs.w.hookRuns(a.session.events)[0].reason ?? '{}');
+      assert.deepEqual(said, { key: null, project: fs.realpathSync(hs.w.workspace) });
     } finally {
       if (saved === undefined) delete process.env.ARBOR_API_KEY;
       else process.env.ARBOR_API_KEY = saved;
@@ -78,7 +67,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   });
 
   it('a JSON decision "block" blocks write_file (matcher "Write|Edit"); a matcher for another tool does not fire', async () => {
-    w = await hookWorld(server, {
+    hs.w = await hookWorld(hs.server, {
       workspace: (t) => ({
         hooks: {
           PreToolUse: [
@@ -88,24 +77,24 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
         },
       }),
     });
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     await a.accept('write it');
-    await w.h.settle();
-    assert.equal(fs.existsSync(path.join(w.workspace, 'a.txt')), false);
+    await hs.w.h.settle();
+    assert.equal(fs.existsSync(path.join(hs.w.workspace, 'a.txt')), false);
     assert.match(toolResults(a.session.events)[0].content, /blocked write_file: no writes today/);
-    assert.equal(w.inputs('w.log')[0].tool_name, 'Write');
-    assert.equal((w.inputs('w.log')[0].tool_input as Record<string, unknown>).file_path, 'a.txt');
-    assert.deepEqual(w.inputs('r.log'), [], 'the Read hook never ran');
+    assert.equal(hs.w.inputs('w.log')[0].tool_name, 'Write');
+    assert.equal((hs.w.inputs('w.log')[0].tool_input as Record<string, unknown>).file_path, 'a.txt');
+    assert.deepEqual(hs.w.inputs('r.log'), [], 'the Read hook never ran');
   });
 
   it('attack: a hook that answers "allow" never widens past the policy (read-only sandbox, approval never)', async () => {
-    w = await hookWorld(
-      server,
+    hs.w = await hookWorld(
+      hs.server,
       { workspace: (t) => one('PreToolUse', '*', hookCommand(t, 'allow', 'allow.log')) },
       { sandbox: 'read-only', approval: 'never' },
     );
-    server.enqueue(
+    hs.server.enqueue(
       {
         toolCalls: [
           { id: 'c1', name: 'write_file', arguments: { path: 'a.txt', content: 'x' } },
@@ -114,21 +103,21 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       },
       { text: 'ok' },
     );
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('try');
-    await w.h.settle();
-    assert.equal(w.inputs('allow.log').length, 2, 'the hook said allow to both');
-    assert.equal(fs.existsSync(path.join(w.workspace, 'a.txt')), false, 'the read-only sandbox still refused the write');
-    assert.equal(fs.existsSync(path.join(w.workspace, 'b.txt')), false, 'the command still ran read-only (or was refused)');
+    await hs.w.h.settle();
+    assert.equal(hs.w.inputs('allow.log').length, 2, 'the hook said allow to both');
+    assert.equal(fs.existsSync(path.join(hs.w.workspace, 'a.txt')), false, 'the read-only sandbox still refused the write');
+    assert.equal(fs.existsSync(path.join(hs.w.workspace, 'b.txt')), false, 'the command still ran read-only (or was refused)');
     const rs = toolResults(a.session.events);
     assert.equal(rs[0].isError, true);
-    assert.equal(w.hookRuns(a.session.events)[0].decision, 'allow');
+    assert.equal(hs.w.hookRuns(a.session.events)[0].decision, 'allow');
   });
 
   it('attack: the model cannot write the hook files themselves (.arbor and .claude are protected)', async () => {
-    w = await hookWorld(server, {}, { approval: 'never' });
+    hs.w = await hookWorld(hs.server, {}, { approval: 'never' });
     const evil = JSON.stringify(one('PreToolUse', '*', 'echo pwned > /tmp/pwned'));
-    server.enqueue(
+    hs.server.enqueue(
       {
         toolCalls: [
           { id: 'c1', name: 'write_file', arguments: { path: '.claude/settings.json', content: evil } },
@@ -137,23 +126,23 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       },
       { text: 'ok' },
     );
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('add a hook');
-    await w.h.settle();
+    await hs.w.h.settle();
     for (const r of toolResults(a.session.events)) {
       assert.equal(r.isError, true);
       assert.ok(r.refusal, `refused for want of approval: ${r.content}`);
     }
-    assert.equal(fs.existsSync(path.join(w.workspace, '.claude', 'settings.json')), false);
+    assert.equal(fs.existsSync(path.join(hs.w.workspace, '.claude', 'settings.json')), false);
   });
 
   it('"ask" asks the human through the approval port; under approval never it is a refusal', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('PreToolUse', 'Read', hookCommand(t, 'ask', 'ask.log')) });
-    fs.writeFileSync(path.join(w.workspace, 'notes.txt'), 'hello');
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('PreToolUse', 'Read', hookCommand(t, 'ask', 'ask.log')) });
+    fs.writeFileSync(path.join(hs.w.workspace, 'notes.txt'), 'hello');
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     await a.accept('read');
-    await w.h.settle();
+    await hs.w.h.settle();
     const [r] = toolResults(a.session.events);
     assert.equal(r.isError, true);
     assert.match(r.content, /asked for approval \(check this one\)/);
@@ -161,7 +150,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   });
 
   it('UserPromptSubmit exit 2 drops the prompt before any request, and the run says why', async () => {
-    w = await hookWorld(server, {
+    hs.w = await hookWorld(hs.server, {
       workspace: (t) => ({
         hooks: {
           PostToolUse: [{ matcher: 'Read', hooks: [{ type: 'command', command: hookCommand(t, 'context', 'post.log', 'formatted by the hook') }] }],
@@ -169,83 +158,83 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
         },
       }),
     });
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('my password is hunter2');
-    await w.h.settle();
-    assert.equal(server.requests.length, 0, 'the blocked prompt never reached the model');
+    await hs.w.h.settle();
+    assert.equal(hs.server.requests.length, 0, 'the blocked prompt never reached the model');
     assert.equal(
       a.session.events.some((e) => e.type === 'turn/start'),
       false,
     );
-    assert.equal(w.inputs('prompt.log')[0].prompt, 'my password is hunter2');
-    assert.equal(hookLine(w.hookRuns(a.session.events)[0]), 'hook UserPromptSubmit blocked: no secrets in prompts');
+    assert.equal(hs.w.inputs('prompt.log')[0].prompt, 'my password is hunter2');
+    assert.equal(hookLine(hs.w.hookRuns(a.session.events)[0]), 'hook UserPromptSubmit blocked: no secrets in prompts');
   });
 
   it('PostToolUse additionalContext is added to the tool result the model reads', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('PostToolUse', 'read_file', hookCommand(t, 'context', 'post.log', 'formatted by the hook')) });
-    fs.writeFileSync(path.join(w.workspace, 'notes.txt'), 'hello');
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('PostToolUse', 'read_file', hookCommand(t, 'context', 'post.log', 'formatted by the hook')) });
+    fs.writeFileSync(path.join(hs.w.workspace, 'notes.txt'), 'hello');
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     await a.accept('read');
-    await w.h.settle();
+    await hs.w.h.settle();
     assert.match(toolResults(a.session.events)[0].content, /hello[\s\S]*formatted by the hook$/);
-    const input = w.inputs('post.log')[0];
+    const input = hs.w.inputs('post.log')[0];
     assert.equal((input.tool_response as { is_error: boolean }).is_error, false);
   });
 
   it('Stop exit 2 makes the turn go on with the reason, and a hook that always blocks is bounded', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('Stop', '', hookCommand(t, 'block-once', 'stop.log', 'run the tests too')) });
-    server.enqueue({ text: 'first' }, { text: 'second' });
-    const a = await w.h.createSession();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('Stop', '', hookCommand(t, 'block-once', 'stop.log', 'run the tests too')) });
+    hs.server.enqueue({ text: 'first' }, { text: 'second' });
+    const a = await hs.w.h.createSession();
     await a.accept('work');
-    await w.h.settle();
+    await hs.w.h.settle();
     assert.equal(a.lastTurn?.stopReason, 'completed');
-    assert.equal(server.requests.length, 2);
+    assert.equal(hs.server.requests.length, 2);
     assert.match(sentText(1), /run the tests too/);
     const hookMsg = a.session.events.find((e): e is UserMessageEvent => e.type === 'user/message' && e.source.kind === 'hook');
     assert.deepEqual(hookMsg?.source, { kind: 'hook', event: 'Stop' });
     assert.deepEqual(
-      w.inputs('stop.log').map((i) => i.stop_hook_active),
+      hs.w.inputs('stop.log').map((i) => i.stop_hook_active),
       [false, true],
     );
-    await w.cleanup();
+    await hs.w.cleanup();
 
-    server.reset();
-    w = await hookWorld(server, { workspace: (t) => one('Stop', '', hookCommand(t, 'block', 'stop2.log', 'never done')) });
-    const b = await w.h.createSession();
+    hs.server.reset();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('Stop', '', hookCommand(t, 'block', 'stop2.log', 'never done')) });
+    const b = await hs.w.h.createSession();
     await b.accept('work');
-    await w.h.settle();
+    await hs.w.h.settle();
     assert.equal(b.lastTurn?.stopReason, 'completed');
-    assert.equal(server.requests.length, 4, 'one answer and at most three continuations');
+    assert.equal(hs.server.requests.length, 4, 'one answer and at most three continuations');
   });
 
   it('SubagentStart vetoes a spawn with a clear refusal; nothing is created', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('SubagentStart', '', hookCommand(t, 'block', 'start.log', 'no children during the freeze')) });
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'subagent', arguments: { prompt: 'do it', label: 'tests' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('SubagentStart', '', hookCommand(t, 'block', 'start.log', 'no children during the freeze')) });
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'subagent', arguments: { prompt: 'do it', label: 'tests' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     await a.accept('delegate');
-    await w.h.settle();
+    await hs.w.h.settle();
     const [r] = toolResults(a.session.events);
     assert.equal(r.isError, true);
     assert.match(r.content, /SubagentStart hook refused to start this subagent: no children during the freeze/);
-    assert.equal(w.h.store.list().length, 1, 'no child session exists');
-    const [input] = w.inputs('start.log');
+    assert.equal(hs.w.h.store.list().length, 1, 'no child session exists');
+    const [input] = hs.w.inputs('start.log');
     assert.equal(input.agent_type, 'tests');
     assert.equal(input.child_depth, 1);
     assert.equal(input.session_id, a.id);
   });
 
   it('SubagentStop fires in the child with its place in the tree (parent_id, depth, agent)', async () => {
-    w = await hookWorld(server, { workspace: (t) => one('SubagentStop', 'tests', hookCommand(t, 'ok', 'stop.log')) });
-    server.enqueue(
+    hs.w = await hookWorld(hs.server, { workspace: (t) => one('SubagentStop', 'tests', hookCommand(t, 'ok', 'stop.log')) });
+    hs.server.enqueue(
       { toolCalls: [{ id: 'c1', name: 'subagent', arguments: { prompt: 'do it', label: 'tests' } }] },
       { text: 'child done' },
       { text: 'parent done' },
     );
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('delegate');
-    await w.h.settle();
-    const inputs = w.inputs('stop.log');
+    await hs.w.h.settle();
+    const inputs = hs.w.inputs('stop.log');
     assert.equal(inputs.length, 1, 'only the child fires SubagentStop');
     assert.equal(inputs[0].hook_event_name, 'SubagentStop');
     assert.equal(inputs[0].parent_id, a.id);
@@ -255,21 +244,21 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   });
 
   it('a hook past its timeout is killed with its whole process group; the run says timeout and the call goes on', async () => {
-    w = await hookWorld(server, {});
-    const pidFile = path.join(w.tmp, 'grandchild.pid');
+    hs.w = await hookWorld(hs.server, {});
+    const pidFile = path.join(hs.w.tmp, 'grandchild.pid');
     fs.writeFileSync(
-      path.join(w.workspace, '.arbor', 'settings.json'),
-      JSON.stringify(one('PreToolUse', '*', hookCommand(w.tmp, 'hang', 'hang.log', pidFile), 1)),
+      path.join(hs.w.workspace, '.arbor', 'settings.json'),
+      JSON.stringify(one('PreToolUse', '*', hookCommand(hs.w.tmp, 'hang', 'hang.log', pidFile), 1)),
     );
-    w.h.hookService?.reload();
-    fs.writeFileSync(path.join(w.workspace, 'notes.txt'), 'hello');
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    hs.w.h.hookService?.reload();
+    fs.writeFileSync(path.join(hs.w.workspace, 'notes.txt'), 'hello');
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     const t0 = Date.now();
     await a.accept('read');
-    await w.h.settle();
+    await hs.w.h.settle();
     assert.ok(Date.now() - t0 < 10_000);
-    const [run] = w.hookRuns(a.session.events);
+    const [run] = hs.w.hookRuns(a.session.events);
     assert.equal(run.outcome, 'timeout');
     assert.match(hookLine(run), /hook PreToolUse timed out read_file: it ran past its timeout of 1 s/);
     assert.equal(toolResults(a.session.events)[0].isError, false, 'a timeout is a non-blocking error, as in Claude Code');
@@ -281,25 +270,28 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   // Decision 0099: Stop does not wait out a slow hook; the hook's process group is killed.
   for (const event of ['Stop', 'UserPromptSubmit'] as const)
     it(`Stop during a slow ${event} hook ends at once: the hook and its grandchild are killed, nothing runs after`, async () => {
-      w = await hookWorld(server, {});
-      const pidFile = path.join(w.tmp, 'grandchild.pid');
-      fs.writeFileSync(path.join(w.workspace, '.arbor', 'settings.json'), JSON.stringify(one(event, '', hookCommand(w.tmp, 'hang', 'hang.log', pidFile), 600)));
-      w.h.hookService?.reload();
-      server.enqueue({ text: 'done' }, { text: 'never asked' });
-      const a = await w.h.createSession();
+      hs.w = await hookWorld(hs.server, {});
+      const pidFile = path.join(hs.w.tmp, 'grandchild.pid');
+      fs.writeFileSync(
+        path.join(hs.w.workspace, '.arbor', 'settings.json'),
+        JSON.stringify(one(event, '', hookCommand(hs.w.tmp, 'hang', 'hang.log', pidFile), 600)),
+      );
+      hs.w.h.hookService?.reload();
+      hs.server.enqueue({ text: 'done' }, { text: 'never asked' });
+      const a = await hs.w.h.createSession();
       await a.accept('work');
       for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
       assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
-      const requests = server.requests.length;
+      const requests = hs.server.requests.length;
       const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
-      const stopped = await Promise.race([w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
+      const stopped = await Promise.race([hs.w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
       assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook (its timeout is 600 s)`);
       await a.idle();
       const pid = Number(fs.readFileSync(pidFile, 'utf8'));
       for (let i = 0; i < 80 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
       assert.equal(running(pid), false, "the hook's grandchild died with its group");
       await new Promise((r) => setTimeout(r, 100));
-      assert.equal(server.requests.length, requests, 'no model request after the Stop');
+      assert.equal(hs.server.requests.length, requests, 'no model request after the Stop');
       if (event === 'Stop') assert.equal(a.lastTurn?.stopReason, 'interrupted');
       else {
         assert.equal(
@@ -312,7 +304,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     });
 
   it('output is capped; another exit code is a non-blocking error shown in the transcript', async () => {
-    w = await hookWorld(server, {
+    hs.w = await hookWorld(hs.server, {
       workspace: (t) => ({
         hooks: {
           PreToolUse: [
@@ -322,7 +314,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
         },
       }),
     });
-    server.enqueue(
+    hs.server.enqueue(
       {
         toolCalls: [
           { id: 'c1', name: 'read_file', arguments: { path: 'x.txt' } },
@@ -331,10 +323,10 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       },
       { text: 'ok' },
     );
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('go');
-    await w.h.settle();
-    const runs = w.hookRuns(a.session.events);
+    await hs.w.h.settle();
+    const runs = hs.w.hookRuns(a.session.events);
     const big = runs.find((r) => r.tool === 'read_file')!;
     assert.equal(big.truncated, true);
     assert.ok((big.reason ?? '').length <= 2000);
@@ -346,30 +338,30 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
   });
 
   it("an untrusted workspace's hooks do not run; the user's own do; .claude hooks only behind the setting", async () => {
-    w = await hookWorld(server, {
+    hs.w = await hookWorld(hs.server, {
       trusted: false,
       workspace: (t) => one('PreToolUse', '*', hookCommand(t, 'block', 'ws.log')),
       claude: (t) => one('PreToolUse', '*', hookCommand(t, 'block', 'claude.log')),
       user: (t) => one('PreToolUse', '*', hookCommand(t, 'ok', 'user.log')),
     });
-    fs.writeFileSync(path.join(w.workspace, 'notes.txt'), 'hello');
-    server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
-    const a = await w.h.createSession();
+    fs.writeFileSync(path.join(hs.w.workspace, 'notes.txt'), 'hello');
+    hs.server.enqueue({ toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } }] }, { text: 'ok' });
+    const a = await hs.w.h.createSession();
     await a.accept('read');
-    await w.h.settle();
-    assert.deepEqual(w.inputs('ws.log'), []);
-    assert.deepEqual(w.inputs('claude.log'), []);
-    assert.equal(w.inputs('user.log').length, 1);
+    await hs.w.h.settle();
+    assert.deepEqual(hs.w.inputs('ws.log'), []);
+    assert.deepEqual(hs.w.inputs('claude.log'), []);
+    assert.equal(hs.w.inputs('user.log').length, 1);
     assert.equal(toolResults(a.session.events)[0].isError, false);
-    assert.equal(w.h.hookService?.hooks.filter((h) => h.source === 'claude').length, 0, 'not read without readClaudeSettings');
-    w.h.hookService?.reload({ readClaudeSettings: true });
-    assert.equal(w.h.hookService?.hooks.filter((h) => h.source === 'claude').length, 1);
+    assert.equal(hs.w.h.hookService?.hooks.filter((h) => h.source === 'claude').length, 0, 'not read without readClaudeSettings');
+    hs.w.h.hookService?.reload({ readClaudeSettings: true });
+    assert.equal(hs.w.h.hookService?.hooks.filter((h) => h.source === 'claude').length, 1);
   });
 
   it('Notification fires when a human is asked to approve; PreCompact before a compaction', async () => {
     const asked: string[] = [];
-    w = await hookWorld(
-      server,
+    hs.w = await hookWorld(
+      hs.server,
       {
         workspace: (t) => ({
           hooks: {
@@ -388,31 +380,31 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
         },
       },
     );
-    server.enqueue(
+    hs.server.enqueue(
       { toolCalls: [{ id: 'c1', name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{}' } }] },
       { text: 'ok' },
       { text: 'again' },
     );
-    const a = await w.h.createSession();
+    const a = await hs.w.h.createSession();
     await a.accept('edit settings');
-    await w.h.settle();
+    await hs.w.h.settle();
     await a.accept('more');
-    await w.h.settle();
+    await hs.w.h.settle();
     assert.deepEqual(asked, ['write_file']);
-    await until(() => w!.inputs('note.log').length > 0, 10_000); // the Notification hook is not awaited by the ask
-    const [note] = w.inputs('note.log');
+    await until(() => hs.w!.inputs('note.log').length > 0, 10_000); // the Notification hook is not awaited by the ask
+    const [note] = hs.w.inputs('note.log');
     assert.equal(note.notification_type, 'permission_prompt');
     assert.match(String(note.message), /Arbor needs your permission to use write_file/);
-    server.enqueue({ text: 'summary' });
+    hs.server.enqueue({ text: 'summary' });
     await a.compact(1);
-    const [pc] = w.inputs('compact.log');
+    const [pc] = hs.w.inputs('compact.log');
     assert.equal(pc.trigger, 'manual');
   });
 
   it('a bad settings file is reported by file and place, and the rest still loads', async () => {
-    w = await hookWorld(server, {});
+    hs.w = await hookWorld(hs.server, {});
     fs.writeFileSync(
-      path.join(w.workspace, '.arbor', 'settings.json'),
+      path.join(hs.w.workspace, '.arbor', 'settings.json'),
       JSON.stringify({
         hooks: {
           PreToolUse: [
@@ -423,10 +415,10 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
         },
       }),
     );
-    const problems = w.h.hookService?.reload() ?? [];
+    const problems = hs.w.h.hookService?.reload() ?? [];
     assert.equal(problems.length, 2);
     assert.match(problems[0], /settings\.json: hooks\.PreToolUse\[0\]\.matcher "\(" is not a valid regular expression/);
     assert.match(problems[1], /Arbor does not fire "Nope"/);
-    assert.equal(w.h.hookService?.hooks.length, 1);
+    assert.equal(hs.w.h.hookService?.hooks.length, 1);
   });
 });

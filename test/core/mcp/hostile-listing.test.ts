@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { McpManager } from '../../../src/core/mcp/manager';
-import { ScopeRegistry } from '../../../src/core/scope/registry';
-import type { Tool, ToolContext } from '../../../src/core/tools/tool';
 import { ofType, subagentWorld } from '../subagent/helpers';
-import { RAW_SECRET, raw } from './support';
+import { managerPerTest, RAW_SECRET, raw, toolCtx } from './support';
 
 // What a hostile server lists and answers, past what an SDK server would send: a raw JSON-RPC
 // server (test/support/mcp-raw-server.mjs) against the client.
@@ -12,33 +10,21 @@ const SECRET = RAW_SECRET;
 
 const obj = (properties: Record<string, unknown> = {}) => ({ type: 'object', properties });
 
-function ctx(extra: Partial<ToolContext> = {}): ToolContext {
-  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
-}
-
 describe('mcp: a hostile listing', function () {
   this.timeout(120_000);
-  let tools: ScopeRegistry<Tool>;
-  let m: McpManager | undefined;
-  beforeEach(() => {
-    tools = new ScopeRegistry<Tool>();
-  });
-  afterEach(async () => {
-    await m?.close();
-    m = undefined;
-  });
-  const named = (n: string) => tools.view().find((t) => t.name === n);
+  const mgr = managerPerTest();
+  const { named } = mgr;
 
   it("runs no regular expression of a server's output schema on the host: a catastrophic pattern does not stall it", async () => {
     const tool = { name: 're', inputSchema: obj(), outputSchema: obj({ s: { type: 'string', pattern: '^(a|aa)+$' } }) };
     const s = `${'a'.repeat(40)}b`;
-    m = new McpManager(
-      { tools, roots: [] },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots: [] },
       { servers: [raw('r', { tools: [tool], calls: { re: { content: [{ type: 'text', text: s }], structuredContent: { s } } } })], allowTools: ['r'] },
     );
-    await m.whenSettled();
+    await mgr.m.whenSettled();
     const t = named('mcp__r__re');
-    assert.ok(t, JSON.stringify(m.states()));
+    assert.ok(t, JSON.stringify(mgr.m.states()));
     // The event loop's longest pause while the call runs: a backtracking regex would hold it for minutes.
     let last = Date.now();
     let worst = 0;
@@ -47,7 +33,7 @@ describe('mcp: a hostile listing', function () {
       last = Date.now();
     }, 20);
     const t0 = Date.now();
-    const r = await t.execute({}, ctx());
+    const r = await t.execute({}, toolCtx());
     clearInterval(tick);
     assert.ok(Date.now() - t0 < 5000, `the call took ${Date.now() - t0} ms`);
     assert.ok(worst < 2000, `the event loop stood still for ${worst} ms`);
@@ -62,11 +48,11 @@ describe('mcp: a hostile listing', function () {
       { name: 'bad-ref', inputSchema: obj(), outputSchema: { type: 'object', $ref: '#/nope' } },
       { name: 42 },
     ];
-    m = new McpManager({ tools, roots: [] }, { servers: [raw('r', { tools: tools0 })], allowTools: ['r'] });
-    await m.whenSettled();
-    const [st] = m.states();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [raw('r', { tools: tools0 })], allowTools: ['r'] });
+    await mgr.m.whenSettled();
+    const [st] = mgr.m.states();
     assert.equal(st.phase, 'ready', JSON.stringify(st));
-    assert.ok(named('mcp__r__good'), `tools: ${tools.view().map((t) => t.name)}; state: ${JSON.stringify(st)}`);
+    assert.ok(named('mcp__r__good'), `tools: ${mgr.tools.view().map((t) => t.name)}; state: ${JSON.stringify(st)}`);
     assert.ok(named('mcp__r__bad-ref'), 'an output schema Arbor never uses is no reason to leave a tool out');
     assert.equal(st.toolCount, 2);
     assert.match(st.why ?? '', /2 tools are not offered: not valid MCP: "bad-type" \(inputSchema\.type: .*\), an entry without a name \(name: /);
@@ -78,9 +64,9 @@ describe('mcp: a hostile listing', function () {
       { name: 'req5', inputSchema: obj({ q: { type: 'object', required: 5, properties: {} } }) },
       { name: 'fine', inputSchema: obj({ q: { type: 'string', enum: ['a', 'b'] } }) },
     ];
-    m = new McpManager({ tools, roots: [] }, { servers: [raw('r', { tools: tools0 })], allowTools: ['r'] });
-    await m.whenSettled();
-    const [st] = m.states();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [raw('r', { tools: tools0 })], allowTools: ['r'] });
+    await mgr.m.whenSettled();
+    const [st] = mgr.m.states();
     assert.ok(named('mcp__r__fine'));
     assert.ok(!named('mcp__r__enum5'), 'a schema whose enum is not a list is not offered');
     assert.ok(!named('mcp__r__req5'), 'a schema whose required is not a list is not offered');
@@ -93,18 +79,18 @@ describe('mcp: a hostile listing', function () {
     const onRejection = (e: unknown) => thrown.push(e);
     process.on('unhandledRejection', onRejection);
     try {
-      m = new McpManager(
-        { tools, roots: [] },
+      mgr.m = new McpManager(
+        { tools: mgr.tools, roots: [] },
         {
           servers: [raw('r', { tools: [{ name: 'poke', inputSchema: obj() }], calls: { poke: { $listChanged: true, content: [] } }, laterDeep: 1_000_000 })],
           allowTools: ['r'],
         },
       );
-      await m.whenSettled();
-      await named('mcp__r__poke')!.execute({}, ctx());
-      for (let i = 0; i < 100 && !/deep/.test(m.states()[0].why ?? ''); i++) await new Promise((r) => setTimeout(r, 50));
+      await mgr.m.whenSettled();
+      await named('mcp__r__poke')!.execute({}, toolCtx());
+      for (let i = 0; i < 100 && !/deep/.test(mgr.m.states()[0].why ?? ''); i++) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(thrown.map(String), []);
-      const [st] = m.states();
+      const [st] = mgr.m.states();
       assert.equal(st.phase, 'ready');
       assert.ok(named('mcp__r__poke'), 'the other tools stay');
       assert.ok(!named('mcp__r__deep'));
@@ -116,13 +102,13 @@ describe('mcp: a hostile listing', function () {
 
   it('a tool whose name carries a configured secret is not offered: the name would reach the model and the log', async () => {
     const listed = [`x_${SECRET}`, 'y', 'read_file'].map((name) => ({ name, inputSchema: obj() }));
-    m = new McpManager({ tools, roots: [] }, { servers: [raw('r', { tools: listed }, { MODE: 'read' })] });
-    await m.whenSettled();
-    const names = tools.view().map((t) => t.name);
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [raw('r', { tools: listed }, { MODE: 'read' })] });
+    await mgr.m.whenSettled();
+    const names = mgr.tools.view().map((t) => t.name);
     assert.ok(names.includes('mcp__r__y'));
     assert.ok(names.includes('mcp__r__read_file'), 'a short configured value (a mode, a level) takes no tool away');
     assert.ok(!names.some((n) => n.includes(SECRET)), `offered: ${names}`);
-    const [st] = m.states();
+    const [st] = mgr.m.states();
     assert.ok(!JSON.stringify(st).includes(SECRET), JSON.stringify(st));
     assert.match(st.why ?? '', /its name holds a value of the server's configuration/);
   });

@@ -7,20 +7,14 @@ import type { McpServerConfig } from '../../../src/core/mcp/config';
 import { MAX_MESSAGE_BYTES } from '../../../src/core/mcp/limits';
 import { McpManager } from '../../../src/core/mcp/manager';
 import { MemoryTrust } from '../../../src/core/mcp/trust-file';
-import { ScopeRegistry } from '../../../src/core/scope/registry';
-import type { Tool, ToolContext } from '../../../src/core/tools/tool';
 import { repoRoot } from '../../support/repo-root';
-import { raw } from './support';
+import { managerPerTest, raw, toolCtx } from './support';
 
 // What a hostile server puts on the wire: messages of hundreds of megabytes over HTTP and stdio,
 // a listing that never ends, requests of its own to the client.
 
 const HTTP = path.join(repoRoot(), 'test/support/mcp-raw-http-server.mjs');
 const MB = 1024 * 1024;
-
-function ctx(extra: Partial<ToolContext> = {}): ToolContext {
-  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
-}
 
 async function rawHttp(env: Record<string, string>): Promise<{ url: string; sent: () => number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [HTTP], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -71,31 +65,25 @@ async function peakGrowth<T>(fn: () => Promise<T>): Promise<{ value: T; grew: nu
 
 describe('mcp: a hostile wire', function () {
   this.timeout(120_000);
-  let tools: ScopeRegistry<Tool>;
-  let m: McpManager | undefined;
+  const mgr = managerPerTest();
+  const { named } = mgr;
   let stops: (() => Promise<void>)[] = [];
-  beforeEach(() => {
-    tools = new ScopeRegistry<Tool>();
-  });
   afterEach(async () => {
-    await m?.close();
-    m = undefined;
     for (const s of stops) await s();
     stops = [];
   });
-  const named = (n: string) => tools.view().find((t) => t.name === n);
   const http = (url: string): McpServerConfig => ({ name: 'w', source: 'user', transport: { kind: 'http', url, headers: {} } });
 
   for (const sse of [false, true]) {
     it(`an HTTP answer of 300 MB (${sse ? 'one server-sent event' : 'a JSON body'}) is cut off at ${MAX_MESSAGE_BYTES / MB} MB with an error that says so`, async () => {
       const srv = await rawHttp({ RAW_HTTP_HUGE_MB: '300', ...(sse ? { RAW_HTTP_SSE: '1' } : {}) });
       stops.push(srv.stop);
-      m = new McpManager({ tools, roots: [] }, { servers: [http(srv.url)], allowTools: ['w'], backoffMs: 60_000 });
-      await m.whenSettled();
+      mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [http(srv.url)], allowTools: ['w'], backoffMs: 60_000 });
+      await mgr.m.whenSettled();
       const t = named('mcp__w__huge');
-      assert.ok(t, JSON.stringify(m.states()));
+      assert.ok(t, JSON.stringify(mgr.m.states()));
       const t0 = Date.now();
-      const { value: r, grew } = await peakGrowth(() => t.execute({}, ctx()));
+      const { value: r, grew } = await peakGrowth(() => t.execute({}, toolCtx()));
       assert.equal(r.isError, true, r.content.slice(0, 200));
       assert.match(r.content, /over 10 MB/);
       assert.ok(Date.now() - t0 < 20_000, `the call took ${Date.now() - t0} ms`);
@@ -105,31 +93,34 @@ describe('mcp: a hostile wire', function () {
 
   it('a stdio message over the bound ends the connection, and the state says why', async () => {
     const big = { $bigText: MAX_MESSAGE_BYTES + MB };
-    m = new McpManager(
-      { tools, roots: [] },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots: [] },
       { servers: [raw('r', { tools: [{ name: 'big', inputSchema: { type: 'object' } }], calls: { big } })], allowTools: ['r'], backoffMs: 60_000 },
     );
-    await m.whenSettled();
-    const r = await named('mcp__r__big')!.execute({}, ctx());
+    await mgr.m.whenSettled();
+    const r = await named('mcp__r__big')!.execute({}, toolCtx());
     assert.equal(r.isError, true);
     assert.match(r.content, /over 10 MB/);
-    assert.match(m.states()[0].why ?? '', /over 10 MB/);
+    assert.match(mgr.m.states()[0].why ?? '', /over 10 MB/);
   });
 
   it('a listing that never answers ends with the start timeout, and the state says so', async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [raw('r', { tools: [], hangList: true })], startTimeoutMs: 1500 });
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [raw('r', { tools: [], hangList: true })], startTimeoutMs: 1500 });
     const t0 = Date.now();
-    await m.whenSettled();
+    await mgr.m.whenSettled();
     assert.ok(Date.now() - t0 < 10_000, `the start took ${Date.now() - t0} ms`);
-    const [st] = m.states();
+    const [st] = mgr.m.states();
     assert.match(st.why ?? '', /tool list could not be read/);
   });
 
   it('a listing of page after page of 9 MB definitions is not held in memory whole: past a bound no more pages are read', async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [raw('r', { pages: { count: 0, descBytes: 9 * MB } })], allowTools: ['r'], startTimeoutMs: 120_000 });
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots: [] },
+      { servers: [raw('r', { pages: { count: 0, descBytes: 9 * MB } })], allowTools: ['r'], startTimeoutMs: 120_000 },
+    );
     const t0 = Date.now();
-    const { grew } = await peakGrowth(() => m!.whenSettled());
-    const [st] = m.states();
+    const { grew } = await peakGrowth(() => mgr.m!.whenSettled());
+    const [st] = mgr.m.states();
     assert.equal(st.phase, 'ready', JSON.stringify(st));
     assert.ok(grew < 200 * MB, `the host grew by ${Math.round(grew / MB)} MB while listing (${Date.now() - t0} ms)`);
     assert.match(st.why ?? '', /not read/);
@@ -141,16 +132,16 @@ describe('mcp: a hostile wire', function () {
     stops.push(async () => fs.rmSync(top, { recursive: true, force: true }));
     const roots = [0, 1, 2, 3].map((i) => path.join(top, `${i}${'r'.repeat(200)}`));
     for (const r of roots) fs.mkdirSync(r);
-    m = new McpManager(
-      { tools, roots },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots },
       {
         servers: [raw('r', { tools: [{ name: 'ask', inputSchema: { type: 'object' } }], calls: { ask: { $askFlood: 400_000 } } })],
         allowTools: ['r'],
         backoffMs: 60_000,
       },
     );
-    await m.whenSettled();
-    const { value: r, grew } = await peakGrowth(() => named('mcp__r__ask')!.execute({}, ctx()));
+    await mgr.m.whenSettled();
+    const { value: r, grew } = await peakGrowth(() => named('mcp__r__ask')!.execute({}, toolCtx()));
     assert.equal(r.isError, true, r.content);
     assert.match(r.content, /does not read/);
     // Unbounded, the answers alone held 800 MB (and the call hung); the peak RSS here also carries
@@ -163,8 +154,8 @@ describe('mcp: a hostile wire', function () {
     const roots = [path.join(top, 'a folder#1'), path.join(top, 'b')];
     for (const r of roots) fs.mkdirSync(r);
     stops.push(async () => fs.rmSync(top, { recursive: true, force: true }));
-    m = new McpManager(
-      { tools, roots },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots },
       {
         servers: [
           raw('r', {
@@ -178,10 +169,10 @@ describe('mcp: a hostile wire', function () {
         allowTools: ['r'],
       },
     );
-    await m.whenSettled();
-    const s = JSON.parse((await named('mcp__r__sample')!.execute({}, ctx())).content);
+    await mgr.m.whenSettled();
+    const s = JSON.parse((await named('mcp__r__sample')!.execute({}, toolCtx())).content);
     assert.equal(s.error?.code, -32601, JSON.stringify(s));
-    const r = JSON.parse((await named('mcp__r__roots')!.execute({}, ctx())).content);
+    const r = JSON.parse((await named('mcp__r__roots')!.execute({}, toolCtx())).content);
     assert.deepEqual(r.result.roots.map((x: { uri: string }) => new URL(x.uri).pathname).map(decodeURIComponent), roots);
   });
 
@@ -200,12 +191,12 @@ describe('mcp: a hostile wire', function () {
       file: '/w/.vscode/mcp.json',
       transport: { kind: 'http', url: 'http://127.0.0.1:9/mcp', headers },
     });
-    m = new McpManager({ tools, roots: [] }, { servers: [docs({})], trust });
-    assert.equal(m.states()[0].phase, 'needs-allow');
-    await m.allow('docs');
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [docs({})], trust });
+    assert.equal(mgr.m.states()[0].phase, 'needs-allow');
+    await mgr.m.allow('docs');
+    await mgr.m.whenSettled();
     // The repository's next commit: `"headers": {"X-Debug": "${env:AWS_SECRET_ACCESS_KEY}"}`, as read (expanded).
-    m.setServers({ servers: [docs({ 'X-Debug': 'AKIA-user-secret-from-env' })], trust });
-    assert.equal(m.states()[0].phase, 'needs-allow', JSON.stringify(m.states()[0]));
+    mgr.m.setServers({ servers: [docs({ 'X-Debug': 'AKIA-user-secret-from-env' })], trust });
+    assert.equal(mgr.m.states()[0].phase, 'needs-allow', JSON.stringify(mgr.m.states()[0]));
   });
 });

@@ -4,12 +4,11 @@ import type { McpServerConfig } from '../../../src/core/mcp/config';
 import { parseServer } from '../../../src/core/mcp/config';
 import { MAX_SERVER_BYTES, MAX_TOOLS_PER_SERVER } from '../../../src/core/mcp/limits';
 import { McpManager } from '../../../src/core/mcp/manager';
-import { ScopeRegistry } from '../../../src/core/scope/registry';
-import type { Tool, ToolContext } from '../../../src/core/tools/tool';
 import type { ChatBody } from '../../support/model-server';
 import { repoRoot } from '../../support/repo-root';
 import { scriptedApproval } from '../../support/scripted-approval';
 import { ofType, subagentWorld } from '../subagent/helpers';
+import { managerPerTest, toolCtx } from './support';
 
 // An MCP server is the user's choice, but what it says is input: these specs run a hostile one
 // (test/support/mcp-hostile-server.mjs) against the client and the harness.
@@ -25,33 +24,21 @@ function hostile(name: string, tools: string[], env: Record<string, string> = {}
   };
 }
 
-function ctx(extra: Partial<ToolContext> = {}): ToolContext {
-  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
-}
-
 describe('mcp: a hostile server', function () {
   this.timeout(60_000);
-  let tools: ScopeRegistry<Tool>;
-  let m: McpManager | undefined;
-  beforeEach(() => {
-    tools = new ScopeRegistry<Tool>();
-  });
-  afterEach(async () => {
-    await m?.close();
-    m = undefined;
-  });
-  const named = (n: string) => tools.view().find((t) => t.name === n);
+  const mgr = managerPerTest();
+  const { named } = mgr;
 
   it("cannot shadow another server's tool through the `_` between server and tool names", async () => {
     // Server "a_" offers `x` (mcp__a___x); server "a" offers `_x`, which maps to the same name.
     const victim = hostile('a_', ['x']);
-    m = new McpManager({ tools, roots: [] }, { servers: [victim], allowTools: ['a_', 'a'] });
-    await m.whenSettled();
-    assert.match((await named('mcp__a___x')!.execute({}, ctx())).content, /from a_/);
-    m.addServers([hostile('a', ['_x', 'y'])]);
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [victim], allowTools: ['a_', 'a'] });
+    await mgr.m.whenSettled();
+    assert.match((await named('mcp__a___x')!.execute({}, toolCtx())).content, /from a_/);
+    mgr.m.addServers([hostile('a', ['_x', 'y'])]);
+    await mgr.m.whenSettled();
     assert.ok(named('mcp__a__y'), 'the other server is up');
-    const r = await named('mcp__a___x')!.execute({}, ctx());
+    const r = await named('mcp__a___x')!.execute({}, toolCtx());
     assert.match(r.content, /from a_/, `the victim's tool now answers: ${r.content}`);
     // And a config cannot name a server so that its names run into another's.
     const bad = parseServer('a_', { command: 'x' }, 'user', 'test');
@@ -59,49 +46,49 @@ describe('mcp: a hostile server', function () {
   });
 
   it('never puts its configured secrets in a progress line, a description, a title or a schema', async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['leak'])], allowTools: ['h'] });
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [hostile('h', ['leak'])], allowTools: ['h'] });
+    await mgr.m.whenSettled();
     const t = named('mcp__h__leak')!;
     assert.ok(!JSON.stringify({ d: t.description, p: t.parameters }).includes(SECRET), `tool definition: ${t.description} ${JSON.stringify(t.parameters)}`);
     const seen: string[] = [];
-    const r = await t.execute({}, ctx({ progress: (p) => seen.push(p) }));
+    const r = await t.execute({}, toolCtx({ progress: (p) => seen.push(p) }));
     assert.equal(r.isError, false, r.content);
     assert.ok(seen.length > 0, 'progress arrived');
     assert.ok(!seen.join('\n').includes(SECRET), `progress: ${seen.join(' | ')}`);
   });
 
   it("a configured value that is also JSON's own text (true) is redacted in a tool's definition without breaking it", async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['leak'], { DEBUG: 'true', LEVEL: 'null' })], allowTools: ['h'] });
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [hostile('h', ['leak'], { DEBUG: 'true', LEVEL: 'null' })], allowTools: ['h'] });
+    await mgr.m.whenSettled();
     const t = named('mcp__h__leak');
-    assert.ok(t, `the tool is offered (state: ${JSON.stringify(m.states())})`);
+    assert.ok(t, `the tool is offered (state: ${JSON.stringify(mgr.m.states())})`);
     assert.equal(typeof t.parameters, 'object');
   });
 
   it('a call that never answers ends on Stop; a server that dies mid-call answers an error at once', async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['hang', 'die'])], allowTools: ['h'], backoffMs: 60_000 });
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [hostile('h', ['hang', 'die'])], allowTools: ['h'], backoffMs: 60_000 });
+    await mgr.m.whenSettled();
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 300);
     const t0 = Date.now();
-    const hung = await named('mcp__h__hang')!.execute({}, ctx({ signal: stop.signal }));
+    const hung = await named('mcp__h__hang')!.execute({}, toolCtx({ signal: stop.signal }));
     assert.equal(hung.isError, true);
     assert.ok(Date.now() - t0 < 5000, `Stop took ${Date.now() - t0} ms`);
     const t1 = Date.now();
-    const died = await named('mcp__h__die')!.execute({}, ctx());
+    const died = await named('mcp__h__die')!.execute({}, toolCtx());
     assert.equal(died.isError, true, died.content);
     assert.ok(Date.now() - t1 < 5000, `a dead server took ${Date.now() - t1} ms`);
   });
 
   it('offers at most 128 of its tools and none whose definition is huge, and says so in its state', async () => {
-    m = new McpManager(
-      { tools, roots: [] },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots: [] },
       { servers: [hostile('h', ['big', 'small'], { HOSTILE_MANY: '1000', HOSTILE_HUGE: 'big=2048' })], allowTools: ['h'] },
     );
-    await m.whenSettled();
-    const [st] = m.states();
+    await mgr.m.whenSettled();
+    const [st] = mgr.m.states();
     assert.equal(st.phase, 'ready', JSON.stringify(st));
-    const mine = tools.view().filter((t) => t.name.startsWith('mcp__h__'));
+    const mine = mgr.tools.view().filter((t) => t.name.startsWith('mcp__h__'));
     assert.equal(mine.length, MAX_TOOLS_PER_SERVER);
     assert.equal(st.toolCount, MAX_TOOLS_PER_SERVER);
     assert.ok(!named('mcp__h__big'), 'a 2 MB definition is not offered');
@@ -113,14 +100,14 @@ describe('mcp: a hostile server', function () {
   });
 
   it('a flood of list_changed notices costs at most two more listings, not one each', async () => {
-    m = new McpManager({ tools, roots: [] }, { servers: [hostile('h', ['flood', 'lists'], { HOSTILE_FLOOD: '500' })], allowTools: ['h'] });
-    await m.whenSettled();
-    assert.equal((await named('mcp__h__flood')!.execute({}, ctx())).content, 'flooded');
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [] }, { servers: [hostile('h', ['flood', 'lists'], { HOSTILE_FLOOD: '500' })], allowTools: ['h'] });
+    await mgr.m.whenSettled();
+    assert.equal((await named('mcp__h__flood')!.execute({}, toolCtx())).content, 'flooded');
     // The notices are on the wire before the call's answer; give the client a moment to read them.
     await new Promise((r) => setTimeout(r, 500));
-    const n = Number((await named('mcp__h__lists')!.execute({}, ctx())).content);
+    const n = Number((await named('mcp__h__lists')!.execute({}, toolCtx())).content);
     assert.ok(n >= 2 && n <= 3, `${n} listings for 500 notices (the first listing, then at most two)`);
-    assert.equal(m.states()[0].phase, 'ready');
+    assert.equal(mgr.m.states()[0].phase, 'ready');
   });
 });
 

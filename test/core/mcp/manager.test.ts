@@ -3,37 +3,27 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { McpManager } from '../../../src/core/mcp/manager';
-import { ScopeRegistry } from '../../../src/core/scope/registry';
-import type { Tool, ToolContext } from '../../../src/core/tools/tool';
 import { until } from '../../support/harness';
-import { alive, EVERYTHING, everythingHttp, everythingStdio, filesystemStdio } from './support';
-
-function ctx(extra: Partial<ToolContext> = {}): ToolContext {
-  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
-}
+import { alive, EVERYTHING, everythingHttp, everythingStdio, filesystemStdio, managerPerTest, toolCtx } from './support';
 
 /** Allowed up front, so these specs are about the client, not the ask (policy.test.ts asks). */
 const ALLOW = ['everything', 'fs', 'web'];
 
 describe('mcp: the server manager against the real reference servers', function () {
   this.timeout(60_000);
-  let tools: ScopeRegistry<Tool>;
-  let m: McpManager | undefined;
+  const mgr = managerPerTest();
+  const { named } = mgr;
   let dir: string;
   beforeEach(() => {
-    tools = new ScopeRegistry<Tool>();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-mcp-'));
   });
-  afterEach(async () => {
-    await m?.close();
-    m = undefined;
+  afterEach(() => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  const named = (n: string) => tools.view().find((t) => t.name === n);
 
   it('what a server runs, for the allow question: its command line with configured secrets redacted, or the URL without its query', () => {
-    m = new McpManager(
-      { tools, roots: [dir] },
+    mgr.m = new McpManager(
+      { tools: mgr.tools, roots: [dir] },
       {
         servers: [
           {
@@ -52,50 +42,50 @@ describe('mcp: the server manager against the real reference servers', function 
         workspaceTrusted: false,
       },
     );
-    assert.equal(m.runs('w'), 'npx -y "evil pkg" --token=[redacted]');
-    assert.equal(m.runs('h'), 'https://mcp.example.com/mcp');
-    assert.equal(m.runs('nope'), undefined);
+    assert.equal(mgr.m.runs('w'), 'npx -y "evil pkg" --token=[redacted]');
+    assert.equal(mgr.m.runs('h'), 'https://mcp.example.com/mcp');
+    assert.equal(mgr.m.runs('nope'), undefined);
   });
 
   it('stdio: lists tools as mcp__<server>__<tool>, calls them, maps images, resource links and embedded resources, follows list_changed', async () => {
-    m = new McpManager({ tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
-    await m.whenSettled();
-    const [s] = m.states();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
+    await mgr.m.whenSettled();
+    const [s] = mgr.m.states();
     assert.equal(s.phase, 'ready', s.why);
     assert.ok(s.toolCount >= 10, `tool count ${s.toolCount}`);
     const echo = named('mcp__everything__echo');
     assert.ok(echo, 'echo is registered');
     assert.match(echo.description, /\[MCP server "everything"\]/);
-    const r = await echo.execute({ message: 'hello tree' }, ctx());
+    const r = await echo.execute({ message: 'hello tree' }, toolCtx());
     assert.equal(r.isError, false, r.content);
     assert.match(r.content, /hello tree/);
 
-    const img = await named('mcp__everything__get-tiny-image')!.execute({}, ctx());
+    const img = await named('mcp__everything__get-tiny-image')!.execute({}, toolCtx());
     assert.equal(img.isError, false, img.content);
     assert.match(img.content, /\[image image\/png, [\d.]+ (bytes|KB): not shown to the model\]/);
 
-    const links = await named('mcp__everything__get-resource-links')!.execute({ count: 2 }, ctx());
+    const links = await named('mcp__everything__get-resource-links')!.execute({ count: 2 }, toolCtx());
     assert.match(links.content, /\]\((demo|test|https?|file):\/\/[^)]+\)/);
 
     // An embedded resource: its text; a binary one: a line naming it.
-    const text = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Text', resourceId: 1 }, ctx());
+    const text = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Text', resourceId: 1 }, toolCtx());
     assert.equal(text.isError, false, text.content);
     assert.match(text.content, /Resource demo:\/\/resource\/\S+:\n/);
-    const blob = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Blob', resourceId: 2 }, ctx());
+    const blob = await named('mcp__everything__get-resource-reference')!.execute({ resourceType: 'Blob', resourceId: 2 }, toolCtx());
     assert.match(blob.content, /\[resource demo:\/\/resource\/\S+(, [^:]+)?: binary, not shown\]/);
 
     // The client declares roots: the server registers get-roots-list after initialize and says so.
     await until(() => !!named('mcp__everything__get-roots-list'), 10_000);
-    const roots = await named('mcp__everything__get-roots-list')!.execute({}, ctx());
+    const roots = await named('mcp__everything__get-roots-list')!.execute({}, toolCtx());
     assert.ok(roots.content.includes(dir), roots.content);
-    assert.equal(m.states()[0].toolCount, tools.view().length);
+    assert.equal(mgr.m.states()[0].toolCount, mgr.tools.view().length);
   });
 
   it('stdio: progress of a long call reaches the tool context', async () => {
-    m = new McpManager({ tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
-    await m.whenSettled();
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW });
+    await mgr.m.whenSettled();
     const notes: string[] = [];
-    const r = await named('mcp__everything__trigger-long-running-operation')!.execute({ duration: 0.3, steps: 3 }, ctx({ progress: (t) => notes.push(t) }));
+    const r = await named('mcp__everything__trigger-long-running-operation')!.execute({ duration: 0.3, steps: 3 }, toolCtx({ progress: (t) => notes.push(t) }));
     assert.equal(r.isError, false, r.content);
     assert.ok(notes.length >= 2, `progress notes: ${JSON.stringify(notes)}`);
   });
@@ -104,21 +94,21 @@ describe('mcp: the server manager against the real reference servers', function 
     const token = 'tok-SECRET-123456';
     const web = await everythingHttp(token);
     try {
-      m = new McpManager(
-        { tools, roots: [dir] },
+      mgr.m = new McpManager(
+        { tools: mgr.tools, roots: [dir] },
         {
           servers: [{ name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: `Bearer ${token}` } } }],
           allowTools: ALLOW,
         },
       );
-      await m.whenSettled();
-      assert.equal(m.states()[0].phase, 'ready', m.states()[0].why);
-      const r = await named('mcp__web__echo')!.execute({ message: `say ${token}` }, ctx());
+      await mgr.m.whenSettled();
+      assert.equal(mgr.m.states()[0].phase, 'ready', mgr.m.states()[0].why);
+      const r = await named('mcp__web__echo')!.execute({ message: `say ${token}` }, toolCtx());
       assert.match(r.content, /say \[redacted\]/);
-      assert.ok(!JSON.stringify(m.states()).includes(token));
+      assert.ok(!JSON.stringify(mgr.m.states()).includes(token));
     } finally {
-      await m?.close();
-      m = undefined;
+      await mgr.m?.close();
+      mgr.m = undefined;
       await web.stop();
     }
   });
@@ -126,8 +116,8 @@ describe('mcp: the server manager against the real reference servers', function 
   it('a wrong token: the server fails with a reason, and the other server still runs', async () => {
     const web = await everythingHttp('right-token');
     try {
-      m = new McpManager(
-        { tools, roots: [dir] },
+      mgr.m = new McpManager(
+        { tools: mgr.tools, roots: [dir] },
         {
           servers: [
             { name: 'web', source: 'user', transport: { kind: 'http', url: web.url, headers: { Authorization: 'Bearer wrong-token' } } },
@@ -136,47 +126,47 @@ describe('mcp: the server manager against the real reference servers', function 
           allowTools: ALLOW,
         },
       );
-      await m.whenSettled();
-      const byName = Object.fromEntries(m.states().map((s) => [s.name, s]));
+      await mgr.m.whenSettled();
+      const byName = Object.fromEntries(mgr.m.states().map((s) => [s.name, s]));
       assert.equal(byName.web.phase, 'failed');
       assert.match(byName.web.why ?? '', /did not start/);
       assert.ok(!(byName.web.why ?? '').includes('wrong-token'));
       assert.equal(byName.everything.phase, 'ready');
     } finally {
-      await m?.close();
-      m = undefined;
+      await mgr.m?.close();
+      mgr.m = undefined;
       await web.stop();
     }
   });
 
   it('server-filesystem: reads a file of the folder it was given', async () => {
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'filesystem says hi');
-    m = new McpManager({ tools, roots: [dir] }, { servers: [filesystemStdio(dir)], allowTools: ALLOW });
-    await m.whenSettled();
-    assert.equal(m.states()[0].phase, 'ready', m.states()[0].why);
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [filesystemStdio(dir)], allowTools: ALLOW });
+    await mgr.m.whenSettled();
+    assert.equal(mgr.m.states()[0].phase, 'ready', mgr.m.states()[0].why);
     const read = named('mcp__fs__read_text_file') ?? named('mcp__fs__read_file');
-    assert.ok(read, `tools: ${tools.view().map((t) => t.name)}`);
-    const r = await read.execute({ path: path.join(fs.realpathSync(dir), 'notes.txt') }, ctx());
+    assert.ok(read, `tools: ${mgr.tools.view().map((t) => t.name)}`);
+    const r = await read.execute({ path: path.join(fs.realpathSync(dir), 'notes.txt') }, toolCtx());
     assert.match(r.content, /filesystem says hi/);
   });
 
   it('a killed server: its tools answer a clear error while it restarts, then work again; close leaves no process', async () => {
-    m = new McpManager({ tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW, backoffMs: 400 });
-    await m.whenSettled();
-    const pid = m.pidOf('everything');
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [everythingStdio()], allowTools: ALLOW, backoffMs: 400 });
+    await mgr.m.whenSettled();
+    const pid = mgr.m.pidOf('everything');
     assert.ok(alive(pid));
     process.kill(pid!, 'SIGKILL');
-    await until(() => m!.states()[0].phase === 'restarting', 10_000);
-    const during = await named('mcp__everything__echo')!.execute({ message: 'x' }, ctx());
+    await until(() => mgr.m!.states()[0].phase === 'restarting', 10_000);
+    const during = await named('mcp__everything__echo')!.execute({ message: 'x' }, toolCtx());
     assert.equal(during.isError, true);
     assert.match(during.content, /MCP server "everything" stopped \(its process exited\) and is being restarted \(attempt 1 of 5\)/);
-    await until(() => m!.states()[0].phase === 'ready', 20_000);
-    const after = await named('mcp__everything__echo')!.execute({ message: 'back' }, ctx());
+    await until(() => mgr.m!.states()[0].phase === 'ready', 20_000);
+    const after = await named('mcp__everything__echo')!.execute({ message: 'back' }, toolCtx());
     assert.match(after.content, /back/);
-    const pid2 = m.pidOf('everything');
+    const pid2 = mgr.m.pidOf('everything');
     assert.notEqual(pid2, pid);
-    await m.close();
-    m = undefined;
+    await mgr.m.close();
+    mgr.m = undefined;
     await until(() => !alive(pid2), 5000);
   });
 
@@ -188,16 +178,16 @@ describe('mcp: the server manager against the real reference servers', function 
       `import(${JSON.stringify(EVERYTHING)});`,
     ].join(' ');
     const flaky = { name: 'flaky', source: 'user' as const, transport: { kind: 'stdio' as const, command: process.execPath, args: ['-e', code], env: {} } };
-    m = new McpManager({ tools, roots: [dir] }, { servers: [flaky], maxRestarts: 2, backoffMs: 20 });
-    await until(() => m!.states()[0].phase === 'failed', 30_000);
-    assert.match(m.states()[0].why ?? '', /its process exited; gave up after 2 restarts/);
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [flaky], maxRestarts: 2, backoffMs: 20 });
+    await until(() => mgr.m!.states()[0].phase === 'failed', 30_000);
+    assert.match(mgr.m.states()[0].why ?? '', /its process exited; gave up after 2 restarts/);
   });
 
   it('a command that cannot start fails at once, naming why', async () => {
     const bad = { name: 'bad', source: 'user' as const, transport: { kind: 'stdio' as const, command: path.join(dir, 'no-such-program'), args: [], env: {} } };
-    m = new McpManager({ tools, roots: [dir] }, { servers: [bad], startTimeoutMs: 5000 });
-    await m.whenSettled();
-    assert.equal(m.states()[0].phase, 'failed');
-    assert.match(m.states()[0].why ?? '', /did not start: .*ENOENT/);
+    mgr.m = new McpManager({ tools: mgr.tools, roots: [dir] }, { servers: [bad], startTimeoutMs: 5000 });
+    await mgr.m.whenSettled();
+    assert.equal(mgr.m.states()[0].phase, 'failed');
+    assert.match(mgr.m.states()[0].why ?? '', /did not start: .*ENOENT/);
   });
 });

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { McpServerConfig } from '../../../src/core/mcp/config';
+import type { McpManager } from '../../../src/core/mcp/manager';
+import { ScopeRegistry } from '../../../src/core/scope/registry';
+import type { Tool, ToolContext } from '../../../src/core/tools/tool';
 import { repoRoot } from '../../support/repo-root';
 
 // The real reference servers from node_modules (offline): server-everything over stdio, or over
@@ -15,6 +18,39 @@ export function everythingStdio(name = 'everything', env: Record<string, string>
 
 export function filesystemStdio(dir: string, name = 'fs'): McpServerConfig {
   return { name, source: 'user', transport: { kind: 'stdio', command: process.execPath, args: [FILESYSTEM, dir], env: {} } };
+}
+
+/** The context a tool is called in by these specs (no roots, asking for approvals), `extra` over it. */
+export function toolCtx(extra: Partial<ToolContext> = {}): ToolContext {
+  return { sessionId: 's', roots: [], sandbox: 'workspace-write', approvalPolicy: 'ask', signal: new AbortController().signal, ...extra };
+}
+
+/** A describe's manager specs: a fresh tool registry each spec; the manager a spec put in `m` is closed after it. */
+export interface ManagerSpecs {
+  readonly tools: ScopeRegistry<Tool>;
+  m: McpManager | undefined;
+  /** The tool of that name offered now, if any. */
+  named(name: string): Tool | undefined;
+}
+
+/** Registers the hooks of `ManagerSpecs` in the calling describe. */
+export function managerPerTest(): ManagerSpecs {
+  let tools = new ScopeRegistry<Tool>();
+  const specs: ManagerSpecs = {
+    get tools() {
+      return tools;
+    },
+    m: undefined,
+    named: (name) => tools.view().find((t) => t.name === name),
+  };
+  beforeEach(() => {
+    tools = new ScopeRegistry<Tool>();
+  });
+  afterEach(async () => {
+    await specs.m?.close();
+    specs.m = undefined;
+  });
+  return specs;
 }
 
 const RAW = path.join(repoRoot(), 'test/support/mcp-raw-server.mjs');

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Agent } from '../../../src/core/agent/agent';
 import { placementRow } from '../../../src/core/placement/row';
 import type { SessionEvent } from '../../../src/core/session/events';
 import type { TestHarness } from '../../support/harness';
 import { type LocalAcpOptions, type LocalAcpTransport, localAcpTransport } from '../../support/local-acp-transport';
-import type { ModelServer } from '../../support/model-server';
-import { eventsOf, type Script, subagentWorld } from '../subagent/helpers';
+import { eventsOf, subagentWorld, type WorldParts, withWorldParts } from '../subagent/helpers';
 import { makeRepo } from '../worktree/fixture';
 
 // The placed node's world (decision 0074): a real git repository as the workspace, a harness on
@@ -15,11 +13,8 @@ import { makeRepo } from '../worktree/fixture';
 // `arbor acp` in a worktree copy under a folder of its own), and the scripted model server both
 // sides talk to (the child's requests carry its `[[tag]]`, as a local child's do).
 
-export interface PlacedWorld {
-  readonly server: ModelServer;
-  readonly t: TestHarness;
-  readonly script: Script;
-  readonly root: Agent;
+/** A placed spec's world: the parts of its subagent world, its repository and the two transports. */
+export interface PlacedWorld extends WorldParts {
   readonly ws: string;
   readonly far: LocalAcpTransport;
   readonly near: LocalAcpTransport;
@@ -41,19 +36,7 @@ export function placedWorld(own: { far?: Partial<LocalAcpOptions>; near?: Partia
     await world.setup({ workspace: [ws], storeDir: path.join(ws, '.arbor', 'store'), rows: [placementRow([far, near])] });
   });
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
-  return {
-    get server() {
-      return world.server;
-    },
-    get t() {
-      return world.t;
-    },
-    get script() {
-      return world.script;
-    },
-    get root() {
-      return world.root;
-    },
+  return withWorldParts(world, {
     get ws() {
       return ws;
     },
@@ -63,7 +46,7 @@ export function placedWorld(own: { far?: Partial<LocalAcpOptions>; near?: Partia
     get near() {
       return near;
     },
-  };
+  });
 }
 
 /** Poll a session's log until `pred` holds (the store's copy: a placed child is mirrored into it as it goes). */

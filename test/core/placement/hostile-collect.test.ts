@@ -113,14 +113,19 @@ describe('placement: a hostile far side’s collect answer', function () {
     assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
   });
 
+  /** A commit on the base whose tree also holds `entry` (a line of `git mktree`), made in a far copy. */
+  const commitOnBase = (far: string, entry: string): string => {
+    const entries = git(far, ['ls-tree', `${wt.base}^{tree}`]);
+    const tree = git(far, ['mktree'], `${entries}\n${entry}\n`);
+    return git(far, ['commit-tree', tree, '-p', wt.base, '-m', 'changes']);
+  };
+
   /** A commit on the base whose tree also holds `.git/hooks/pre-commit` (executable), made in a far copy. */
   const hookCommit = (far: string): string => {
     const hook = git(far, ['hash-object', '-w', '--stdin'], 'echo pwned > /tmp/arbor-pwned\n');
     const hooks = git(far, ['mktree'], `100755 blob ${hook}\tpre-commit\n`);
     const dotgit = git(far, ['mktree'], `040000 tree ${hooks}\thooks\n`);
-    const entries = git(far, ['ls-tree', `${wt.base}^{tree}`]);
-    const tree = git(far, ['mktree'], `${entries}\n040000 tree ${dotgit}\t.git\n`);
-    return git(far, ['commit-tree', tree, '-p', wt.base, '-m', 'changes']);
+    return commitOnBase(far, `040000 tree ${dotgit}\t.git`);
   };
 
   it('a bundle whose tree writes into .git (a hook) is refused when it arrives: no ref names it, the worktree does not move', async () => {
@@ -208,9 +213,7 @@ describe('placement: a hostile far side’s collect answer', function () {
   const zeroBomb = (far: string): string => {
     const size = SMALL.bytes + 1024 * 1024;
     const blob = execFileSync('sh', ['-c', `head -c ${size} /dev/zero | git hash-object -w --stdin`], { cwd: far, encoding: 'utf8' }).trim();
-    const entries = git(far, ['ls-tree', `${wt.base}^{tree}`]);
-    const tree = git(far, ['mktree'], `${entries}\n100644 blob ${blob}\tzeros.bin\n`);
-    return git(far, ['commit-tree', tree, '-p', wt.base, '-m', 'changes']);
+    return commitOnBase(far, `100644 blob ${blob}\tzeros.bin`);
   };
 
   it('a small bundle holding a blob past what a child may write (a zip bomb) is refused: no ref names it, the worktree does not move, nothing is written', async () => {

@@ -191,6 +191,28 @@ export function subagentWorld(overrides: Partial<HarnessConfig> = {}, opts: Suba
   };
 }
 
+/** What every world built on a `SubagentWorld` shows of it: its server, harness, script and root, read through (each test gets its own). */
+export type WorldParts = Pick<SubagentWorld, 'server' | 't' | 'script' | 'root'>;
+
+/** `world`'s parts read through live, with `more`'s own properties beside them (its getters stay getters). */
+export function withWorldParts<M extends object>(world: SubagentWorld, more: M): WorldParts & M {
+  const parts: WorldParts = {
+    get server() {
+      return world.server;
+    },
+    get t() {
+      return world.t;
+    },
+    get script() {
+      return world.script;
+    },
+    get root() {
+      return world.root;
+    },
+  };
+  return Object.defineProperties(parts, Object.getOwnPropertyDescriptors(more)) as WorldParts & M;
+}
+
 /** Poll a condition (no timing assertion: only a generous ceiling against hangs). */
 export async function waitFor(pred: () => boolean, what = 'condition', ms = 20_000): Promise<void> {
   const end = Date.now() + ms;

@@ -72,12 +72,17 @@ describe('subagent: stop a subtree', () => {
     assert.deepEqual(texts.slice(-2), ['subagent-settled', 'user']);
   });
 
-  it('stopping a root whose turn ended while its child runs: the child stops, its notice waits, no model call follows (issue 21.2)', async () => {
+  /** The root starts a continuable child held at its gate, and its own turn ends: it waits on the child. */
+  async function rootIdleOverHeldChild(): Promise<void> {
     w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
     w.script.on('c', { toolCalls: [hold('c')] });
     await w.root.accept('[[root]] go');
     await w.gates.whenHeld('c');
     await w.root.idle();
+  }
+
+  it('stopping a root whose turn ended while its child runs: the child stops, its notice waits, no model call follows (issue 21.2)', async () => {
+    await rootIdleOverHeldChild();
     assert.deepEqual(stopReasons(w.root.session.events), ['completed'], "the root's own turn ended; it waits on its child");
     const [c] = w.t.h.store.children(w.root.id);
     const requests = w.server.requests.length;
@@ -120,11 +125,7 @@ describe('subagent: stop a subtree', () => {
   }
 
   it('what that Stop kept waits across a restart too: the reopened root runs nothing by itself (decision 0011, amended in s49)', async () => {
-    w.script.on('root', { toolCalls: [{ name: 'subagent', arguments: { prompt: '[[c]] bg', label: 'c', mode: 'continuable' } }] }, { text: 'started it' });
-    w.script.on('c', { toolCalls: [hold('c')] });
-    await w.root.accept('[[root]] go');
-    await w.gates.whenHeld('c');
-    await w.root.idle();
+    await rootIdleOverHeldChild();
     await w.t.h.interruptSubtree(w.root.id);
     await w.t.h.settle();
     await afterRestart('no model request after the reopen: the Stop still holds', async (back, h2) => {

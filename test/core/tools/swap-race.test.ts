@@ -5,6 +5,7 @@ import { createEditFileTool } from '../../../src/core/tools/edit-file';
 import { createListFilesTool } from '../../../src/core/tools/list-files';
 import { createReadFileTool } from '../../../src/core/tools/read-file';
 import { createSearchFilesTool } from '../../../src/core/tools/search-files';
+import type { Tool, ToolContext, ToolResult } from '../../../src/core/tools/tool';
 import { createWriteFileTool } from '../../../src/core/tools/write-file';
 import { exchangeRuns, swapPaths } from '../../support/swapper';
 import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
@@ -16,8 +17,30 @@ import { call, makeWorkspace, snapshot, type Workspace } from './fixture';
 // often enough that the tools wrote outside the workspace and into `.git/config` before their
 // folders were pinned (beneath.ts). Nothing may land anywhere but the real folder.
 
-function swapper(ws: Workspace, real: string, link: string, ms: number): { swaps: Promise<number> } {
-  return swapPaths(ws.at(real), ws.at(link), ms);
+const RACE_MS = 4000;
+
+/** What a race calls: `tool` with `args(i)` in round `i`, in `ws.ctx(over)`, while `swap`'s real folder and link trade places. */
+interface Race {
+  swap: [real: string, link: string];
+  tool: Tool;
+  args: (i: number) => Record<string, unknown>;
+  over?: Partial<ToolContext>;
+}
+
+/** Calls the race's tool round after round for RACE_MS, handing each result to `each`; the swapper's count of swaps once it stopped. */
+async function raceCalls(ws: Workspace, race: Race, each: (r: ToolResult) => void): Promise<number> {
+  const s = swapPaths(ws.at(race.swap[0]), ws.at(race.swap[1]), RACE_MS);
+  const end = Date.now() + RACE_MS - 200;
+  for (let i = 0; Date.now() < end; i++) each(await call(race.tool, race.args(i), ws.ctx(race.over)));
+  return s.swaps;
+}
+
+/** `sub/<inside[0]>` holding `inside[1]` in the workspace, `<outside[0]>` holding `outside[1]` outside it, and `alt` a link to the outside folder. */
+function subAndOutside(ws: Workspace, inside: [string, string], outside: [string, string]): void {
+  fs.mkdirSync(ws.at('sub'));
+  ws.write(`sub/${inside[0]}`, inside[1]);
+  fs.writeFileSync(path.join(ws.outside, outside[0]), outside[1]);
+  fs.symlinkSync(ws.outside, ws.at('alt'));
 }
 
 describe('file tools against a folder swapped for a symlink while they act (decision 0097)', function () {
@@ -28,21 +51,18 @@ describe('file tools against a folder swapped for a symlink while they act (deci
   });
   afterEach(() => ws.cleanup());
 
-  const RACE_MS = 4000;
-
   it('write_file never writes through the swapped folder: nothing lands outside, every call either wrote the real folder or was refused', async () => {
     fs.mkdirSync(ws.at('sub'));
     fs.symlinkSync(ws.outside, ws.at('alt'));
     const before = snapshot(ws.outside);
-    const tool = createWriteFileTool();
-    const s = swapper(ws, 'sub', 'alt', RACE_MS);
     const codes: Record<string, number> = {};
-    const end = Date.now() + RACE_MS - 200;
-    for (let i = 0; Date.now() < end; i++) {
-      const r = await call(tool, { path: 'sub/pwn.txt', content: `written ${i}` }, ws.ctx());
-      codes[r.code ?? 'ok'] = (codes[r.code ?? 'ok'] ?? 0) + 1;
-    }
-    const swaps = await s.swaps;
+    const swaps = await raceCalls(
+      ws,
+      { swap: ['sub', 'alt'], tool: createWriteFileTool(), args: (i) => ({ path: 'sub/pwn.txt', content: `written ${i}` }) },
+      (r) => {
+        codes[r.code ?? 'ok'] = (codes[r.code ?? 'ok'] ?? 0) + 1;
+      },
+    );
     assert.ok(swaps > 10, `the swapper ran (${swaps} swaps, ${exchangeRuns ? 'atomic exchanges' : 'renames'})`);
     assert.ok((codes.ok ?? 0) > 0, `some writes went through: ${JSON.stringify(codes)}`);
     assert.deepEqual(snapshot(ws.outside), before, `nothing appeared outside the workspace (calls: ${JSON.stringify(codes)})`);
@@ -54,24 +74,20 @@ describe('file tools against a folder swapped for a symlink while they act (deci
   });
 
   it('edit_file never reads or rewrites a file outside through the swapped folder', async () => {
-    fs.mkdirSync(ws.at('sub'));
-    ws.write('sub/victim.txt', 'ORIGINAL\n');
-    fs.writeFileSync(path.join(ws.outside, 'victim.txt'), 'ORIGINAL\n');
-    fs.symlinkSync(ws.outside, ws.at('alt'));
-    const tool = createEditFileTool();
-    const s = swapper(ws, 'sub', 'alt', RACE_MS);
+    subAndOutside(ws, ['victim.txt', 'ORIGINAL\n'], ['victim.txt', 'ORIGINAL\n']);
     const codes: Record<string, number> = {};
-    const end = Date.now() + RACE_MS - 200;
-    while (Date.now() < end) {
-      const r = await call(tool, { path: 'sub/victim.txt', oldText: 'ORIGINAL', newText: 'EDITED' }, ws.ctx());
-      codes[r.code ?? 'ok'] = (codes[r.code ?? 'ok'] ?? 0) + 1;
-      // Put the text back for the next round, in the real folder only (wherever it is now).
-      for (const d of ['sub', 'alt', 'sub.held'])
-        try {
-          if (fs.lstatSync(ws.at(d)).isDirectory()) fs.writeFileSync(ws.at(`${d}/victim.txt`), 'ORIGINAL\n');
-        } catch {}
-    }
-    await s.swaps;
+    await raceCalls(
+      ws,
+      { swap: ['sub', 'alt'], tool: createEditFileTool(), args: () => ({ path: 'sub/victim.txt', oldText: 'ORIGINAL', newText: 'EDITED' }) },
+      (r) => {
+        codes[r.code ?? 'ok'] = (codes[r.code ?? 'ok'] ?? 0) + 1;
+        // Put the text back for the next round, in the real folder only (wherever it is now).
+        for (const d of ['sub', 'alt', 'sub.held'])
+          try {
+            if (fs.lstatSync(ws.at(d)).isDirectory()) fs.writeFileSync(ws.at(`${d}/victim.txt`), 'ORIGINAL\n');
+          } catch {}
+      },
+    );
     assert.ok((codes.ok ?? 0) > 0, `some edits went through: ${JSON.stringify(codes)}`);
     assert.equal(
       fs.readFileSync(path.join(ws.outside, 'victim.txt'), 'utf8'),
@@ -86,35 +102,26 @@ describe('file tools against a folder swapped for a symlink while they act (deci
     ws.write('.git/config', '[core]\n\tbare = false\n');
     fs.mkdirSync(ws.at('sub2'));
     fs.symlinkSync(ws.at('.git'), ws.at('gitlink'));
-    const tool = createWriteFileTool();
-    const s = swapper(ws, 'sub2', 'gitlink', RACE_MS);
-    const end = Date.now() + RACE_MS - 200;
     let n = 0;
-    while (Date.now() < end) {
-      await call(tool, { path: 'sub2/config', content: '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' }, ws.ctx());
-      n++;
-    }
-    await s.swaps;
+    await raceCalls(
+      ws,
+      { swap: ['sub2', 'gitlink'], tool: createWriteFileTool(), args: () => ({ path: 'sub2/config', content: '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' }) },
+      () => {
+        n++;
+      },
+    );
     assert.ok(n > 10);
     assert.equal(ws.read('.git/config'), '[core]\n\tbare = false\n', '.git/config is untouched');
     assert.deepEqual(fs.readdirSync(ws.at('.git')), ['config'], 'nothing else appeared in .git');
   });
 
   it('read_file never returns a file outside through the swapped folder', async () => {
-    fs.mkdirSync(ws.at('sub'));
-    ws.write('sub/f.txt', 'inside\n');
-    fs.writeFileSync(path.join(ws.outside, 'f.txt'), 'SECRET outside\n');
-    fs.symlinkSync(ws.outside, ws.at('alt'));
-    const tool = createReadFileTool();
-    const s = swapper(ws, 'sub', 'alt', RACE_MS);
-    const end = Date.now() + RACE_MS - 200;
+    subAndOutside(ws, ['f.txt', 'inside\n'], ['f.txt', 'SECRET outside\n']);
     let read = 0;
-    while (Date.now() < end) {
-      const r = await call(tool, { path: 'sub/f.txt' }, ws.ctx({ sandbox: 'read-only' }));
+    await raceCalls(ws, { swap: ['sub', 'alt'], tool: createReadFileTool(), args: () => ({ path: 'sub/f.txt' }), over: { sandbox: 'read-only' } }, (r) => {
       assert.ok(!r.content.includes('SECRET'), `read_file returned the file outside: ${r.content}`);
       if (!r.isError) read++;
-    }
-    await s.swaps;
+    });
     assert.ok(read > 0, 'some reads went through');
   });
   // The walking tools read folders and files they did not resolve one by one: a folder the
@@ -122,38 +129,27 @@ describe('file tools against a folder swapped for a symlink while they act (deci
   // both followed it (session 50: outside files' lines came back, e.g. from /run/user, which
   // the sandbox hides from the racing command itself). They walk through pinned folders now.
   it('search_files never returns a line of a file outside through the swapped folder, nor through a folder it names', async () => {
-    fs.mkdirSync(ws.at('sub'));
-    ws.write('sub/f.txt', 'inside line\n');
-    fs.writeFileSync(path.join(ws.outside, 'f.txt'), 'SECRET outside\n');
-    fs.symlinkSync(ws.outside, ws.at('alt'));
-    const tool = createSearchFilesTool();
-    const s = swapper(ws, 'sub', 'alt', RACE_MS);
-    const end = Date.now() + RACE_MS - 200;
+    subAndOutside(ws, ['f.txt', 'inside line\n'], ['f.txt', 'SECRET outside\n']);
     let found = 0;
-    for (let i = 0; Date.now() < end; i++) {
-      const r = await call(tool, { pattern: 'SECRET|inside', ...(i % 2 ? { path: 'sub/f.txt' } : {}) }, ws.ctx({ sandbox: 'read-only' }));
+    const args = (i: number) => ({ pattern: 'SECRET|inside', ...(i % 2 ? { path: 'sub/f.txt' } : {}) });
+    await raceCalls(ws, { swap: ['sub', 'alt'], tool: createSearchFilesTool(), args, over: { sandbox: 'read-only' } }, (r) => {
       assert.ok(!r.content.includes('SECRET outside'), `search_files returned a line outside: ${r.content}`);
       if (r.content.includes('inside line')) found++;
-    }
-    await s.swaps;
+    });
     assert.ok(found > 0, 'some searches found the file inside');
   });
 
   it('list_files never lists a folder outside through the swapped folder', async () => {
-    fs.mkdirSync(ws.at('sub'));
-    ws.write('sub/inside.txt', 'x');
-    fs.writeFileSync(path.join(ws.outside, 'secret-name.txt'), 'x');
-    fs.symlinkSync(ws.outside, ws.at('alt'));
-    const tool = createListFilesTool();
-    const s = swapper(ws, 'sub', 'alt', RACE_MS);
-    const end = Date.now() + RACE_MS - 200;
+    subAndOutside(ws, ['inside.txt', 'x'], ['secret-name.txt', 'x']);
     let listed = 0;
-    for (let i = 0; Date.now() < end; i++) {
-      const r = await call(tool, i % 2 ? { path: 'sub' } : { recursive: true }, ws.ctx({ sandbox: 'read-only' }));
-      assert.ok(!r.content.includes('secret-name'), `list_files listed the folder outside: ${r.content}`);
-      if (r.content.includes('inside.txt')) listed++;
-    }
-    await s.swaps;
+    await raceCalls(
+      ws,
+      { swap: ['sub', 'alt'], tool: createListFilesTool(), args: (i) => (i % 2 ? { path: 'sub' } : { recursive: true }), over: { sandbox: 'read-only' } },
+      (r) => {
+        assert.ok(!r.content.includes('secret-name'), `list_files listed the folder outside: ${r.content}`);
+        if (r.content.includes('inside.txt')) listed++;
+      },
+    );
     assert.ok(listed > 0, 'some listings showed the folder inside');
   });
 });

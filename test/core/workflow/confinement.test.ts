@@ -173,20 +173,30 @@ else process.send({ deep: depth });
 setInterval(() => hold[0]++, 1000);
 `;
 
+/** `source` started as `name` in a folder of its own (`prefix`), in bubblewrap alone: the process and its folder. */
+async function startInBubblewrap(prefix: string, name: string, source: string): Promise<{ p: ChildProcess; dir: string }> {
+  const c = (await scriptConfinement(undefined)).confinement;
+  assert.equal(c.kind, 'bubblewrap');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const entry = path.join(dir, name);
+  fs.writeFileSync(entry, source);
+  return { p: startProcess(entry, [], c), dir };
+}
+
+/** The first message `p` sends; an error if it exits first (`before` saying what it had not done). */
+function firstMessage<T>(p: ChildProcess, before: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    p.on('message', (m: T) => resolve(m));
+    p.on('close', (code) => reject(new Error(`exited ${code} ${before}`)));
+  });
+}
+
 describe('workflow confinement: an escaped script without Node’s permission flags writes nothing, and all its memory counts', function () {
   this.timeout(60_000);
   it('bubblewrap alone: its root, /tmp and /dev are read-only (no memory to fill unseen)', async () => {
-    const c = (await scriptConfinement(undefined)).confinement;
-    assert.equal(c.kind, 'bubblewrap');
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-fill-'));
-    const entry = path.join(dir, 'fill.js');
-    fs.writeFileSync(entry, FILL);
-    const p = startProcess(entry, [], c);
+    const { p, dir } = await startInBubblewrap('arbor-fill-', 'fill.js', FILL);
     try {
-      const out = await new Promise<Record<string, string>>((resolve, reject) => {
-        p.on('message', (m: Record<string, string>) => resolve(m));
-        p.on('close', (code) => reject(new Error(`exited ${code} without a verdict`)));
-      });
+      const out = await firstMessage<Record<string, string>>(p, 'without a verdict');
       assert.deepEqual(Object.keys(out).sort(), ['/dev/f', '/dev/shm/f', '/f', '/tmp/f']);
       for (const [where, what] of Object.entries(out)) assert.match(what, /^error /, `${where}: ${what}`);
     } finally {
@@ -196,17 +206,9 @@ describe('workflow confinement: an escaped script without Node’s permission fl
   });
 
   it('a chain of processes nine deep: the memory watchdog counts every one', async () => {
-    const c = (await scriptConfinement(undefined)).confinement;
-    assert.equal(c.kind, 'bubblewrap');
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-chain-'));
-    const entry = path.join(dir, 'chain.js');
-    fs.writeFileSync(entry, CHAIN);
-    const p = startProcess(entry, [], c);
+    const { p, dir } = await startInBubblewrap('arbor-chain-', 'chain.js', CHAIN);
     try {
-      await new Promise<void>((resolve, reject) => {
-        p.on('message', () => resolve());
-        p.on('close', (code) => reject(new Error(`exited ${code} before the chain stood`)));
-      });
+      await firstMessage<unknown>(p, 'before the chain stood');
       // Nine Nodes each holding 32 MiB (and ~40 MiB of their own); the walk four deep saw three of them.
       const kb = treeRssKb(p.pid!);
       assert.ok(kb >= 9 * 32 * 1024, `the watchdog read ${Math.round(kb / 1024)} MiB`);

@@ -48,12 +48,18 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     return { ws, storeDir, childId: run.id };
   }
 
+  /** `worked()`, then a host applying its child killed at `step`: the workspace, the store and the child. */
+  async function crashedApply(step: string): Promise<{ ws: string; storeDir: string; childId: string }> {
+    const { ws, storeDir, childId } = await worked();
+    const r = await crashHost(storeDir, ws, childId, step);
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    return { ws, storeDir, childId };
+  }
+
   const leftovers = (ws: string) => fs.readdirSync(ws).filter((n) => n.endsWith('.arbor-tmp'));
 
   it('the next open writes the rest and records the child applied; no temp file is left', async () => {
-    const { ws, storeDir, childId } = await worked();
-    const r = await crashHost(storeDir, ws, childId, 'a.txt');
-    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const { ws, storeDir, childId } = await crashedApply('a.txt');
     assert.equal(read(path.join(ws, 'a.txt')), 'one\ntwo\nCHILD\n', 'a.txt was written before the kill');
     assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'b.txt was not');
 
@@ -73,9 +79,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
   });
 
   it('a file the user changed after the crash is left alone: the worktree stays open, and applying again names it', async () => {
-    const { ws, storeDir, childId } = await worked();
-    const r = await crashHost(storeDir, ws, childId, 'a.txt');
-    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const { ws, storeDir, childId } = await crashedApply('a.txt');
     fs.writeFileSync(path.join(ws, 'b.txt'), 'the user wrote this\n');
 
     const t = await makeHarness(server, { workspace: [ws], storeDir });
@@ -96,9 +100,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
   });
 
   it('the CLI that opens the store next says so once: `arbor worktree list` finishes it, says it on stderr, and lists it applied', async () => {
-    const { ws, storeDir, childId } = await worked();
-    const r = await crashHost(storeDir, ws, childId, 'a.txt');
-    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const { ws, storeDir, childId } = await crashedApply('a.txt');
     const cli = () => arbor(['worktree', 'list', '--json', '--workspace', ws, '--store', storeDir]);
     const first = await cli();
     assert.equal(first.code, 0, first.stderr);
@@ -115,9 +117,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
   });
 
   it('a crash after the record, before the intent is removed: the next open records nothing twice', async () => {
-    const { ws, storeDir, childId } = await worked();
-    const r = await crashHost(storeDir, ws, childId, 'record');
-    assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
+    const { ws, storeDir, childId } = await crashedApply('record');
     const t = await makeHarness(server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, []);

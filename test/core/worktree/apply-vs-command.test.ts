@@ -34,9 +34,9 @@ describe('worktree apply: a command running in the workspace', function () {
     return run.id;
   }
 
-  it("attack: an apply while a command sleeps is refused, never recorded as the command's change", async () => {
-    const id = await child('c', call('write_file', { path: 'd.txt', content: 'from the child\n' }));
-    w.script.on('p', call('run_command', { command: 'touch started; sleep 2; echo x > out.txt' }), { text: 'done' });
+  /** The parent runs `command` (touching `started` first); child `id` is applied while it runs: what the apply answered or threw. */
+  async function applyWhileParentRuns(id: string, command: string): Promise<unknown> {
+    w.script.on('p', call('run_command', { command }), { text: 'done' });
     const turn = w.root.accept('[[p]] go');
     await waitFor(() => fs.existsSync(at('started')), 'the command to start');
     const first = await w.t.h.worktrees.apply(id).then(
@@ -45,6 +45,12 @@ describe('worktree apply: a command running in the workspace', function () {
     );
     await turn;
     await w.t.h.settle();
+    return first;
+  }
+
+  it("attack: an apply while a command sleeps is refused, never recorded as the command's change", async () => {
+    const id = await child('c', call('write_file', { path: 'd.txt', content: 'from the child\n' }));
+    const first = await applyWhileParentRuns(id, 'touch started; sleep 2; echo x > out.txt');
 
     // The parent's log: its command's record holds only what the command wrote.
     assert.deepEqual(
@@ -66,17 +72,7 @@ describe('worktree apply: a command running in the workspace', function () {
   it("attack: a command writing an apply's file between its check and its write is never overwritten unseen", async () => {
     // 60 files written one by one (each fsynced) before z.txt: once d/01.txt is there, every target was checked.
     const id = await child('c', call('run_command', { command: 'mkdir d; for i in $(seq -w 1 60); do echo child > d/$i.txt; done; echo child > z.txt' }));
-    w.script.on('p', call('run_command', { command: 'touch started; for i in $(seq 200); do [ -e d/01.txt ] && break; sleep 0.01; done; echo cmd > z.txt' }), {
-      text: 'done',
-    });
-    const turn = w.root.accept('[[p]] go');
-    await waitFor(() => fs.existsSync(at('started')), 'the command to start');
-    const first = await w.t.h.worktrees.apply(id).then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    await turn;
-    await w.t.h.settle();
+    const first = await applyWhileParentRuns(id, 'touch started; for i in $(seq 200); do [ -e d/01.txt ] && break; sleep 0.01; done; echo cmd > z.txt');
 
     assert.equal(read(at('z.txt')), 'cmd\n', `the command's output stands (the apply said: ${JSON.stringify(first)})`);
     assert.ok(isBusy(first), `the apply was refused while the command ran: ${JSON.stringify(first)}`);

@@ -6,20 +6,13 @@ import * as path from 'node:path';
 import { createWorktree } from '../../../src/core/worktree/checkout';
 import { looseCommitTree } from '../../../src/core/worktree/objects';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
-import { gitIn, initRepo } from './fixture';
+import { gitIn, initRepo, repoFoldersPerTest } from './fixture';
 
 describe('worktree base: at HEAD when the parent has nothing uncommitted', () => {
-  let dir: string;
   let ws: string;
   let wts: string;
-  beforeEach(() => {
-    dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-head-'));
-    ws = path.join(dir, 'ws');
-    wts = path.join(dir, 'worktrees');
-    fs.mkdirSync(ws);
-    initRepo(ws);
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  repoFoldersPerTest('arbor-wt-head-', (f) => ({ ws, wts } = f));
+  beforeEach(() => initRepo(ws));
 
   const repos = new RepoStateCache();
   const create = (name: string) => createWorktree({ parentRoot: ws, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos });

@@ -11,7 +11,7 @@ import { createWorktree, removeWorktree } from '../../../src/core/worktree/check
 import { WorktreeError } from '../../../src/core/worktree/git';
 import { writeIndexTree } from '../../../src/core/worktree/index-tree';
 import { commitBody, writeCommit } from '../../../src/core/worktree/objects';
-import { gitIn, initRepo } from './fixture';
+import { gitIn, initRepo, repoFoldersPerTest } from './fixture';
 
 /** The tree git makes of `ws`'s files with a fresh index (every file hashed, no stat cache), leaving out `excludes`. */
 function referenceTree(ws: string, excludes: string[]): string {
@@ -29,13 +29,7 @@ describe('worktree base: every uncommitted change of the parent, nothing else', 
   let dir: string;
   let ws: string;
   let wts: string;
-  beforeEach(() => {
-    dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-base-'));
-    ws = path.join(dir, 'ws');
-    wts = path.join(dir, 'worktrees');
-    fs.mkdirSync(ws);
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  repoFoldersPerTest('arbor-wt-base-', (f) => ({ dir, ws, wts } = f));
 
   const create = (name: string, root = ws) =>
     createWorktree({ parentRoot: root, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [path.join(ws, 'store'), wts], note: name });

@@ -1,12 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Agent } from '../../../src/core/agent/agent';
 import type { HarnessConfig } from '../../../src/core/harness';
 import type { SessionEvent, WorktreeEvent } from '../../../src/core/session/events';
-import type { TestHarness } from '../../support/harness';
-import type { ModelServer } from '../../support/model-server';
-import { eventsOf, ofType, type Script, subagentWorld } from '../subagent/helpers';
+import { eventsOf, ofType, subagentWorld, type WorldParts, withWorldParts } from '../subagent/helpers';
 
 // A real git repository as the workspace, with the store where the CLI keeps it
 // (`<ws>/.arbor/store`, so worktrees land in `<ws>/.arbor/worktrees`), outside /tmp so a
@@ -43,11 +40,8 @@ export function makeRepo(base: string): string {
   return fs.realpathSync(ws);
 }
 
-export interface WorktreeWorld {
-  readonly server: ModelServer;
-  readonly t: TestHarness;
-  readonly script: Script;
-  readonly root: Agent;
+/** A worktree spec's world: the parts of its subagent world, its repository and the folder holding it. */
+export interface WorktreeWorld extends WorldParts {
   readonly ws: string;
   readonly base: string;
 }
@@ -64,26 +58,14 @@ export function worktreeWorld(overrides: Partial<HarnessConfig> = {}): WorktreeW
   });
   // Registered after the world's own afterEach (mocha runs them in order): the harness is closed first.
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
-  return {
-    get server() {
-      return world.server;
-    },
-    get t() {
-      return world.t;
-    },
-    get script() {
-      return world.script;
-    },
-    get root() {
-      return world.root;
-    },
+  return withWorldParts(world, {
     get ws() {
       return ws;
     },
     get base() {
       return base;
     },
-  };
+  });
 }
 
 /** The child's own worktree event (its first). */
@@ -96,6 +78,25 @@ export async function placeOf(w: WorktreeWorld, id: string): Promise<WorktreeEve
 /** The tool results of a session, in order. */
 export async function results(w: WorktreeWorld, id: string): Promise<Extract<SessionEvent, { type: 'tool/result' }>[]> {
   return ofType(await eventsOf(w.t.h, id), 'tool/result');
+}
+
+/** A spec's folders: `dir` (removed after it), the empty workspace `ws` in it, and `wts` beside it for worktrees. */
+export interface RepoFolders {
+  dir: string;
+  ws: string;
+  wts: string;
+}
+
+/** Before each spec, fresh `RepoFolders` in a real folder under /var/tmp named `prefix…`, handed to `take`; removed after it. */
+export function repoFoldersPerTest(prefix: string, take: (f: RepoFolders) => void): void {
+  let dir = '';
+  beforeEach(() => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join('/var/tmp', prefix)));
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    take({ dir, ws, wts: path.join(dir, 'worktrees') });
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 }
 
 export const read = (p: string): string => fs.readFileSync(p, 'utf8');

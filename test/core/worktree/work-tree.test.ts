@@ -12,7 +12,7 @@ import { createWorktree, removeWorktree } from '../../../src/core/worktree/check
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { snapshot } from '../../../src/core/worktree/snapshot';
 import { type WalkMemo, workTreeOf } from '../../../src/core/worktree/work-tree';
-import { gitIn, initRepo } from './fixture';
+import { gitIn, initRepo, repoFoldersPerTest } from './fixture';
 
 /**
  * git's tree of `ws`'s files with the user's index as the tracked set but none of its stat data
@@ -39,13 +39,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
   let dir: string;
   let ws: string;
   let wts: string;
-  beforeEach(() => {
-    dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-tree-'));
-    ws = path.join(dir, 'ws');
-    wts = path.join(dir, 'worktrees');
-    fs.mkdirSync(ws);
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  repoFoldersPerTest('arbor-wt-tree-', (f) => ({ dir, ws, wts } = f));
 
   async function mine(excludes: string[] = []): Promise<string | undefined> {
     const s = await new RepoStateCache().state(ws);
