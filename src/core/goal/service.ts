@@ -191,6 +191,13 @@ export class GoalService {
     void t.finally(() => this.inflight.delete(t));
   }
 
+  /** The agent's goal may run rounds by itself (active and armed), or goal work of it is under way. */
+  holds(agent: Agent): boolean {
+    if (this.chains.has(agent.id)) return true;
+    const { goal, armed } = this.liveState(agent);
+    return armed && goal?.phase === 'active';
+  }
+
   /** No goal work under way (a write, a planned round on its way into the inbox). */
   get isQuiet(): boolean {
     return this.inflight.size === 0;

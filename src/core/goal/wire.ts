@@ -29,6 +29,8 @@ export function goalRow(defaultMaxRounds?: number): FeatureRow<GoalService> {
           // A goal round planned in an idle callback is on its way into the inbox: settle never returns between two rounds.
           whenQuiet: () => service.whenQuiet(),
           isQuiet: () => service.isQuiet,
+          // An armed goal runs its next round by itself; its activation lives only here: releasing the root would drop it.
+          holds: (agent) => service.holds(agent),
         },
       };
     },

@@ -99,6 +99,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     factory,
     agents,
     opened: (agent) => hooks().opened(agent),
+    holds: (agent) => hooks().holds(agent),
     released: (id) => host.report(id, 'released'),
   });
   const worktrees = new WorktreeService({

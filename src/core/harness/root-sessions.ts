@@ -30,6 +30,8 @@ export interface RootSessionsDeps {
   agents: Pick<Map<string, Agent>, 'get' | 'has' | 'delete'>;
   /** Views hear that a released root left memory. */
   released(id: string): void;
+  /** The rows' hook: a row still needs this settled root resident (an armed goal's next round). */
+  holds(agent: Agent): boolean;
   /** The rows' hook for a session opened from its log (e.g. workflow runs a crash or reload left open are closed). */
   opened(agent: Agent): Promise<void>;
 }
@@ -97,7 +99,8 @@ export class RootSessions {
   /**
    * Let a settled root conversation go from memory (a host bounding what it keeps, e.g. `arbor
    * acp`, decision 0037): its log is whole on disk and `open` resumes it. Refused (false) while
-   * it runs, waits on an approval, has queued work, or a child of it is still resident.
+   * it runs, waits on an approval, has queued work, a child of it is still resident, or a row
+   * still holds it (an armed goal between two rounds: activation lives only in memory).
    */
   async release(id: string): Promise<boolean> {
     const a = this.d.agents.get(id);
@@ -117,7 +120,7 @@ export class RootSessions {
   releasable(id: string): boolean {
     const a = this.d.agents.get(id);
     if (!a) return !this.opening.has(id);
-    if (this.releasing.has(id) || a.activity === 'running' || !a.isSettled || a.awaitingApproval) return false;
+    if (this.releasing.has(id) || a.activity === 'running' || !a.isSettled || a.awaitingApproval || this.d.holds(a)) return false;
     return !this.d.store.children(id).some((c) => this.d.agents.has(c.id));
   }
 

@@ -32,7 +32,7 @@ export const delegationRow: FeatureRow<void> = {
 };
 
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
-export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet'>> &
+export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet' | 'holds'>> &
   Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered' | 'toolsStarting'> & {
     admit?: (sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => boolean | Promise<boolean>;
     beforeToolCall?: ToolCallHooks['beforeToolCall'];
@@ -116,6 +116,7 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       for (const h of all) await h.whenQuiet?.();
     },
     isQuiet: () => all.every((h) => h.isQuiet?.() ?? true),
+    holds: (agent) => all.some((h) => h.holds?.(agent) ?? false),
   };
 }
 
