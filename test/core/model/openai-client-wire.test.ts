@@ -11,7 +11,7 @@ import type { ModelRequest, ModelStreamEvent } from '../../../src/core/model/typ
 const base: ModelRequest = { model: 'm', system: 'sys', tools: [], messages: [{ role: 'user', content: 'hi', source: { kind: 'user' }, seq: 0 }] };
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const ok = (text: string) => chunk({ role: 'assistant', content: text }) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+const ok = (text: string) => `${chunk({ role: 'assistant', content: text })}${chunk({}, 'stop')}data: [DONE]\n\n`;
 
 async function drain(it: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
   const out: ModelStreamEvent[] = [];
@@ -88,7 +88,7 @@ describe('model: the client on the wire (node:http, its own SSE reader)', () => 
   });
 
   it('an error inside the stream ends it bad-response with its message, the text before it kept', async () => {
-    answers.push(sse(chunk({ role: 'assistant', content: 'par' }) + `data: ${JSON.stringify({ error: { message: 'overloaded mid-way' } })}\n\n`));
+    answers.push(sse(`${chunk({ role: 'assistant', content: 'par' })}data: ${JSON.stringify({ error: { message: 'overloaded mid-way' } })}\n\n`));
     const evs = await drain(client().stream(base));
     assert.deepEqual(evs[0], { type: 'text', delta: 'par' });
     const e = errorOf(evs);

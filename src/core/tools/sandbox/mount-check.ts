@@ -202,6 +202,7 @@ export function shellCheck(rule: WritableRule): string {
     'done < "$f"',
     // Each one left must be covered by a mount stacked on it.
     'for b in $bad; do',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     '  at=${b%%:*}; mp=${b#*:}; covered=',
     '  while read -r _ p _ _ m _; do [ "$p" = "$at" ] && [ "$m" = "$mp" ] && { covered=1; break; }; done < "$f"',
     '  [ -z "$covered" ] && { echo "arbor sandbox: $mp is a folder of the host outside the workspace, writable (a folder of the workspace was swapped for a link while the sandbox was set up); the command did not run" >&2; exit 126; }',

@@ -97,7 +97,7 @@ export class ResidentPool {
     // The bubblewrap binary too: two sandboxes set up with different ones never share a resident.
     const key = `${spec.bwrap}\n${stateKey(spec.args, paths)}`;
     let e = this.entries.get(key);
-    if (!e || !e.resident.alive) {
+    if (!e?.resident.alive) {
       // Without every inode held, a folder made again could take a number of the key: no resident then.
       const unhold = holdInodes(paths);
       if (!unhold) return undefined;
