@@ -4,7 +4,7 @@ import { describeConfigError } from '../core/mcp/config';
 import type { SandboxMode } from '../core/session/events';
 import { invalidParams, invalidRequest, overLimit, unknownSession, workspaceUnavailable } from './errors';
 import { Feed } from './feed';
-import { acpMcpServers } from './mcp-servers';
+import { acpMcpServers, ClientServers } from './mcp-servers';
 import { promptText, settleSubtree, spentUnder, stopReasonOf, usageBetween } from './prompt';
 import { type AcpSession, SessionTable } from './sessions';
 import type { NodeSync } from './sync';
@@ -52,6 +52,8 @@ export class AcpServer {
   private readonly feeds = new Map<Harness, Feed>();
   /** Roots released to bound memory, by id: their workspace root, oldest first (bounded). */
   private readonly released = new Map<string, string>();
+  /** The MCP servers clients gave each root: a root closed to bound memory gets them back when it opens again. */
+  private readonly clientServers = new ClientServers();
   private subagents = false;
   private connection: acp.AgentConnection | undefined;
 
@@ -119,18 +121,22 @@ export class AcpServer {
   }
 
   private async open(root: string, mcpServers: unknown): Promise<{ root: string; harness: Harness }> {
+    const reopening = !this.opts.workspaces.isOpen(root);
     const harness = await this.harnessOfRoot(root).catch((err: unknown) => {
       if (err instanceof acp.RequestError) throw err;
       throw workspaceUnavailable(root, err);
     });
-    if (Array.isArray(mcpServers) && mcpServers.length > 0) {
-      // The client's servers join this workspace's harness (its tools are every session's there), ready before the answer.
-      const read = acpMcpServers(mcpServers);
-      for (const e of read.errors) this.opts.warn(`arbor acp: ${describeConfigError(e)}`);
-      harness.mcp.addServers(read.servers);
+    const read = Array.isArray(mcpServers) && mcpServers.length > 0 ? acpMcpServers(mcpServers) : undefined;
+    for (const e of read?.errors ?? []) this.opts.warn(`arbor acp: ${describeConfigError(e)}`);
+    if (read) this.clientServers.given(root, read.servers);
+    // The client's servers join this workspace's harness (its tools are every session's there),
+    // ready before the answer; a root opened again after a close gets back what clients gave it.
+    const servers = read ? read.servers : reopening ? this.clientServers.of(root) : [];
+    if (servers.length > 0) {
+      harness.mcp.addServers(servers);
       await harness.mcp.whenSettled();
       for (const st of harness.mcp.states())
-        if (st.phase === 'failed' && read.servers.some((x) => x.name === st.name))
+        if (st.phase === 'failed' && servers.some((x) => x.name === st.name))
           this.opts.warn(`arbor acp: MCP server "${st.name}" failed: ${st.why ?? 'no reason given'}`);
     }
     if (!this.feeds.has(harness)) {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { MAX_LIVE_SESSIONS, MAX_WORKSPACES } from '../../src/acp/server';
+import { EVERYTHING } from '../core/mcp/support';
 import { type AcpPeer, agentText, assertJsonRpcOnly, startAcp } from '../support/acp-peer';
 import { cliWorld } from '../support/cli';
 import { until } from '../support/harness';
@@ -124,15 +125,18 @@ describe('acp: arbor acp bounds what a client keeps live', function () {
     assert.match(JSON.stringify(w.server.requests.at(-1)!.body.messages), /remember[\s\S]*kept[\s\S]*more/);
   });
 
-  it(`past ${MAX_WORKSPACES} folders each with a live session the next is refused (TOO_MANY_WORKSPACES); once idle, the oldest closes and its sessions still load`, async () => {
+  it(`past ${MAX_WORKSPACES} folders each with a live session the next is refused (TOO_MANY_WORKSPACES); once idle, the oldest closes and its sessions still load, with the MCP servers their client gave them`, async () => {
     peer = await startAcp(w.common);
     await peer.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] });
     const folders = Array.from({ length: MAX_WORKSPACES }, (_, i) => path.join(w.dir, `p${i}`));
     for (const f of folders) fs.mkdirSync(f);
     const ids: string[] = [];
     // The started-for folder is one workspace: the rest of the cap are these.
-    for (const f of folders.slice(0, MAX_WORKSPACES - 1))
-      ids.push((await peer.agent.request(acp.methods.agent.session.new, { cwd: f, mcpServers: [] })).sessionId);
+    // The first folder's client gives it an MCP server: a close to bound memory must not take it away.
+    const everything: acp.McpServer = { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
+    const open = folders.slice(0, MAX_WORKSPACES - 1);
+    for (let i = 0; i < open.length; i++)
+      ids.push((await peer.agent.request(acp.methods.agent.session.new, { cwd: open[i]!, mcpServers: i === 0 ? [everything] : [] })).sessionId);
     const last = folders[MAX_WORKSPACES - 1]!;
     await assert.rejects(
       peer.agent.request(acp.methods.agent.session.new, { cwd: last, mcpServers: [] }),
@@ -144,10 +148,15 @@ describe('acp: arbor acp bounds what a client keeps live', function () {
     await flood(peer, w.ws, MAX_LIVE_SESSIONS);
     await peer.agent.request(acp.methods.agent.session.new, { cwd: last, mcpServers: [] });
     const from = peer.updates.length;
-    await peer.agent.request(acp.methods.agent.session.load, { sessionId: ids[0]!, cwd: folders[0]!, mcpServers: [] });
+    await peer.agent.request(acp.methods.agent.session.load, { sessionId: ids[1]!, cwd: folders[1]!, mcpServers: [] });
     assert.equal(peer.updates.length, from, 'an empty session replays nothing');
     w.server.enqueue({ text: 'back' });
-    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[0]!, prompt: text('hi') })).stopReason, 'end_turn');
+    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[1]!, prompt: text('hi') })).stopReason, 'end_turn');
+    // The first folder was closed; a prompt to its released session opens it again, its client's server with it.
+    w.server.enqueue({ text: 'still here' });
+    assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[0]!, prompt: text('tools?') })).stopReason, 'end_turn');
+    const tools = (w.server.requests.at(-1)!.body as { tools?: { function: { name: string } }[] }).tools?.map((t) => t.function.name) ?? [];
+    assert.ok(tools.includes('mcp__everything__echo'), `the client's server is back: ${tools.join(', ')}`);
     assertJsonRpcOnly(peer);
   });
 
