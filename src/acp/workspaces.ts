@@ -12,7 +12,7 @@ import { invalidParams } from './errors';
 export class Workspaces {
   private readonly open = new Map<string, Promise<Harness>>();
   /** Roots whose harness is closing (`closeRoot`): the next open there waits for the store's lock to be let go. */
-  private readonly closing = new Map<string, Promise<void>>();
+  private readonly closing = new Map<string, Promise<unknown>>();
 
   constructor(
     /** The harness deployment for a root (the CLI's flags and environment). */
@@ -57,23 +57,20 @@ export class Workspaces {
     const p = this.open.get(root);
     if (!p) return undefined;
     this.open.delete(root);
-    // Marked closing at once: an open of this root meanwhile waits for the store's lock.
-    const done = p.then(
+    // Marked closing at once: an open of this root meanwhile waits for the store's lock (closed, or failed to close).
+    const closed = p.then(
       async (h) => {
         await h.close();
         return h;
       },
       () => undefined,
     );
-    const settled = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.closing.set(root, settled);
-    void settled.then(() => {
-      if (this.closing.get(root) === settled) this.closing.delete(root);
-    });
-    return done;
+    this.closing.set(root, closed);
+    try {
+      return await closed;
+    } finally {
+      if (this.closing.get(root) === closed) this.closing.delete(root);
+    }
   }
 
   /** The node folder a root is (its name: the node's store is named by it), when `nodes` is set. */
@@ -128,7 +125,8 @@ export class Workspaces {
     let h = this.open.get(root);
     if (!h) {
       const closing = this.closing.get(root);
-      h = closing ? closing.then(() => Harness.open(this.configFor(root))) : Harness.open(this.configFor(root));
+      const open = () => Harness.open(this.configFor(root));
+      h = closing ? closing.then(open, open) : open();
       // A failed open is not cached: the next session/new tries again.
       h.catch(() => this.open.delete(root));
       this.open.set(root, h);
