@@ -19,6 +19,7 @@ import type { SessionLive, SessionView } from './live/state';
 import type { McpManager } from './mcp/manager';
 import { ModelSwitch } from './model/switch';
 import type { ApprovalGrant } from './policy/grants';
+import { guardFolders } from './process/host-program';
 import type { ProjectFiles } from './project/project-files';
 import { type RecoveredWork, recoverWork } from './recovered-work';
 import { recoverInterrupted } from './recovery';
@@ -34,6 +35,7 @@ import type { CommandSandbox } from './tools/sandbox/command-sandbox';
 import type { SandboxStatus } from './tools/sandbox/detect';
 import type { Tool } from './tools/tool';
 import type { WorkflowWiring } from './workflow/wire';
+import { worktreesDirOf } from './worktree/names';
 import type { WorktreeService } from './worktree/service';
 
 export type { HarnessConfig, HarnessDefaults, ModelConfig } from './harness/config';
@@ -92,6 +94,8 @@ export class Harness {
     readonly store: Store,
     readonly model: ModelSwitch,
   ) {
+    // No program Arbor runs by name (git, ssh, bwrap, a remote agent) comes from a folder its commands can write.
+    guardFolders([...config.workspace, worktreesDirOf(config.storeDir)]);
     const p = makeParts(config, store, model, this);
     this.tools = p.tools;
     this.prompts = p.prompts;

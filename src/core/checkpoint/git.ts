@@ -1,3 +1,4 @@
+import { hostPath } from '../process/host-program';
 import { type Outcome, runInGroup } from '../tools/command-process';
 
 // Every git process Arbor runs for checkpoints (decision 0059): the shadow repository named
@@ -38,10 +39,10 @@ const FORCED = [
 const OUTPUT_CAP = 64 * 1024 * 1024;
 const TIMEOUT_MS = 120_000;
 
-/** The environment of a checkpoint git: PATH only, plus the repository named explicitly. */
+/** The environment of a checkpoint git: PATH (without the workspace's folders: `host-program.ts`) only, plus the repository named explicitly. */
 export function gitEnv(place: GitPlace): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    PATH: hostPath(process.env.PATH ?? '/usr/bin:/bin'),
     HOME: place.gitDir,
     LC_ALL: 'C',
     GIT_DIR: place.gitDir,

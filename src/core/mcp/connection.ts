@@ -12,6 +12,7 @@ import {
   ToolSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { HOST_PROGRAM_RULE, hostProgram } from '../process/host-program';
 import { type LiveGroup, trackGroup, untrackGroup } from '../process/live-groups';
 import { descendantPids } from '../process/proc-stat';
 import { boundedFetch } from './bounded-fetch';
@@ -78,15 +79,17 @@ export class McpConnection {
   static async open(server: McpServerConfig, opts: ConnectOptions, events: ConnectionEvents): Promise<McpConnection> {
     const client = new Client(CLIENT_INFO, { capabilities: { roots: { listChanged: false } }, jsonSchemaValidator: NO_OUTPUT_CHECK });
     const t = server.transport;
+    const cwd = t.kind === 'stdio' ? (t.cwd ?? opts.roots[0]) : undefined;
+    const env = t.kind === 'stdio' ? { ...getDefaultEnvironment(), ...t.env } : {};
     const transport: Transport =
       t.kind === 'stdio'
         ? new StdioClientTransport({
-            command: t.command,
+            command: stdioCommand(t.command, env.PATH, cwd),
             args: t.args,
-            env: { ...getDefaultEnvironment(), ...t.env },
+            env,
             stderr: 'pipe',
             maxBufferSize: MAX_MESSAGE_BYTES,
-            ...(t.cwd ? { cwd: t.cwd } : opts.roots[0] ? { cwd: opts.roots[0] } : {}),
+            ...(cwd ? { cwd } : {}),
           })
         : new StreamableHTTPClientTransport(new URL(t.url), {
             requestInit: { headers: t.headers },
@@ -307,4 +310,17 @@ function killQuietly(pid: number): void {
   } catch {
     // gone already
   }
+}
+
+/**
+ * A stdio server's program: a name is looked up outside the folders a confined command could
+ * write (`host-program.ts`; the server runs unconfined, in the workspace). Not found there, the
+ * start fails saying so.
+ */
+function stdioCommand(command: string, pathVar: string | undefined, cwd: string | undefined): string {
+  // A path is the user's own choice of file (relative ones from the server's folder, as before).
+  if (command.includes('/')) return command;
+  const found = hostProgram(command, pathVar ?? '', cwd ?? process.cwd());
+  if (found) return found;
+  throw new Error(`the command "${command}" was not found on PATH. ${HOST_PROGRAM_RULE}; install it, or give its full path in the server's "command".`);
 }

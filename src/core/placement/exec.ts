@@ -1,3 +1,4 @@
+import { hostPath } from '../process/host-program';
 import { allowedHostEnv } from '../remote/process';
 import { runInGroup } from '../tools/command-process';
 
@@ -14,7 +15,10 @@ const TRANSPORT_ENV = ['SSH_AUTH_SOCK', 'CONTAINER_HOST', 'CONTAINERS_CONF', 'DO
 
 /** The allow-listed host variables and the transport's extras, then the transport's own values. */
 export function transportEnv(extra: Record<string, string> = {}, host: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { ...allowedHostEnv(host, TRANSPORT_ENV), ...extra };
+  const env = { ...allowedHostEnv(host, TRANSPORT_ENV), ...extra };
+  // ssh, git and the engine are found on a PATH without the workspace's folders (`host-program.ts`).
+  if (env.PATH !== undefined) env.PATH = hostPath(env.PATH);
+  return env;
 }
 
 export interface Ran {

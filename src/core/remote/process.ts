@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/group';
+import { hostProgram } from '../process/host-program';
 import { trackGroup, untrackGroup } from '../process/live-groups';
 import { type GroupIdentity, groupIdentity, liveMembers } from '../process/proc-stat';
 import { type NamespaceInit, namespaceArgs, namespaceEnded, namespaceInit } from './pid-namespace';
@@ -96,19 +95,12 @@ export function programEnv(
   return env;
 }
 
-/** The executable a command names (a path, or a name on PATH), or undefined when there is none. */
+/**
+ * The executable a command names (a path, or a name on PATH outside the folders a confined
+ * command could write: `host-program.ts`), or undefined when there is none.
+ */
 export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''): string | undefined {
-  const executable = (p: string) => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return fs.statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes('/')) return executable(command) ? path.resolve(command) : undefined;
-  for (const dir of pathVar.split(':').filter(Boolean)) if (executable(path.join(dir, command))) return path.join(dir, command);
-  return undefined;
+  return hostProgram(command, pathVar);
 }
 
 export class RemoteProcess {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { HOST_PROGRAM_RULE, hostPath } from '../process/host-program';
 import { runInGroup } from '../tools/command-process';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
@@ -71,7 +72,8 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
       args: opts.wrap ? [...opts.wrap.args, '--', 'git', ...full] : full,
       command: ['git', ...full].join(' '),
       cwd: opts.cwd,
-      env: { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
+      // PATH without the workspace's folders (a command could put its own git there): `host-program.ts`.
+      env: { ...process.env, PATH: hostPath(), ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...opts.env },
       namespaced: false,
       ...(opts.input !== undefined ? { stdin: typeof opts.input === 'string' ? Buffer.from(opts.input) : opts.input } : {}),
     },
@@ -81,7 +83,7 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
   if (out.end === 'spawn-error')
     throw new WorktreeError(
       'NO_GIT',
-      'git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation.',
+      `git is not installed (or not on PATH), so a child cannot get its own worktree; install git or start the child without isolation. (${HOST_PROGRAM_RULE}.)`,
     );
   const bytes = out.stdout.bytes();
   const code = out.end === 'exited' && out.code !== null ? out.code : -1;

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type { Writable } from 'node:stream';
+import { hostProgram } from '../../process/host-program';
 import { bwrapArgs } from './bwrap-args';
 import { SECCOMP_ARCHES, unixSocketFilter } from './seccomp';
 
@@ -55,27 +55,14 @@ export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxSta
 }
 
 /**
- * `program`'s real path: a name is looked up in PATH's absolute folders only, and none at or
+ * `program`'s real path: a name is looked up in PATH's absolute folders only (`hostProgram`), none at or
  * below the current folder (an empty or relative entry is the current folder; a CLI's is the
  * workspace, so a command could have put its own there before this process started). A path is
  * resolved from here. The name as given when nothing is found (the probe says it is not installed).
  */
 export function resolveProgram(program: string, envPath = process.env.PATH ?? '', cwd = process.cwd()): string {
-  const real = (p: string): string | undefined => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return fs.statSync(p).isFile() ? fs.realpathSync(p) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  if (program.includes('/')) return real(path.resolve(program)) ?? program;
-  for (const dir of envPath.split(path.delimiter)) {
-    if (!path.isAbsolute(dir) || (cwd !== '/' && isBelow(path.resolve(dir), cwd))) continue;
-    const found = real(path.join(dir, program));
-    if (found) return found;
-  }
-  return program;
+  const found = hostProgram(program, envPath, cwd);
+  return found ? fs.realpathSync(found) : program;
 }
 
 async function probe(bwrap: string): Promise<SandboxStatus> {
@@ -147,8 +134,6 @@ function run(bwrap: string, filter?: Buffer): Promise<ProbeRun> {
     });
   });
 }
-
-const isBelow = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
 /** A failed probe, as a status that says what to install or change. */
 function verdict(bwrap: string, r: ProbeRun): SandboxStatus {

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { guardFolders, hostPath, hostProgram } from '../../../src/core/process/host-program';
+import { harnessPerTest } from '../../support/harness';
+import { checkpointsOf, run } from '../checkpoint/fixture';
+
+// Attack: the user's PATH names a folder of the workspace (an activated `.venv/bin`, direnv's
+// `PATH_add bin`, `node_modules/.bin`). A confined command writes its own `git` there; Arbor's
+// next checkpoint runs `git` by name on the host, unconfined, as the user — out of the sandbox.
+// The same for ssh (a placement), a remote agent's command, an MCP server's.
+
+const realGit = () => fs.realpathSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim());
+
+describe('programs Arbor runs by name are never taken from a folder its commands can write', () => {
+  const w = harnessPerTest();
+  let PATH: string | undefined;
+  beforeEach(() => {
+    PATH = process.env.PATH;
+  });
+  afterEach(() => {
+    process.env.PATH = PATH;
+  });
+
+  it('attack: a command plants `git` in the workspace folder first on PATH; the checkpoints after it run the real git, never the planted one', async () => {
+    const ws = fs.realpathSync(w.t.workspace);
+    const escaped = path.join(w.t.dir, 'escaped');
+    fs.mkdirSync(path.join(ws, 'bin'));
+    process.env.PATH = `${path.join(ws, 'bin')}:${PATH}`;
+    const plant = `printf '#!/bin/sh\\necho "$@" >> ${escaped}\\nexec ${realGit()} "$@"\\n' > bin/git && chmod +x bin/git && echo planted`;
+    w.server.enqueue({ toolCalls: [{ id: 'c1', ...run(plant) }] }, { toolCalls: [{ id: 'c2', ...run('echo changed > made.txt') }] }, { text: 'done' });
+    const a = await w.t.h.createSession();
+    await w.t.h.send(a.id, 'go');
+    await w.t.h.settle();
+    assert.ok(fs.existsSync(path.join(ws, 'bin/git')), 'the command planted its git (the sandbox lets it write the workspace)');
+    assert.equal(fs.existsSync(escaped) ? fs.readFileSync(escaped, 'utf8') : '', '', 'the host ran the planted git');
+    const changes = checkpointsOf(a.session.events).flatMap((c) => c.changes.map((x) => path.basename(x.path)));
+    assert.ok(changes.includes('made.txt'), `the checkpoints still ran (with the real git): ${changes.join(', ')}`);
+  });
+
+  it('a name is looked up outside guarded folders, relative entries and the current folder; a link into a guarded folder is passed over', () => {
+    const base = fs.realpathSync(w.t.dir);
+    const mk = (dir: string, name: string) => {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, name), '#!/bin/sh\n', { mode: 0o755 });
+      return path.join(dir, name);
+    };
+    const name = `prog-${path.basename(base)}`;
+    const guarded = path.join(base, 'guarded');
+    const planted = mk(path.join(guarded, 'bin'), name);
+    const system = mk(path.join(base, 'system'), name);
+    const here = mk(path.join(base, 'here', 'bin'), name);
+    // A folder outside whose program is a link into the guarded one.
+    fs.mkdirSync(path.join(base, 'linked'));
+    fs.symlinkSync(planted, path.join(base, 'linked', name));
+    const p = [path.join(guarded, 'bin'), 'bin', '', path.join(base, 'here', 'bin'), path.join(base, 'linked'), path.join(base, 'system')].join(':');
+    assert.equal(hostProgram(name, p, path.join(base, 'here')), planted, 'before the folder is guarded, PATH’s order');
+    guardFolders([guarded]);
+    assert.equal(hostProgram(name, p, path.join(base, 'here')), path.join(base, 'system', name));
+    assert.equal(hostProgram(name, p, '/'), here, 'a folder below another current folder is fine');
+    assert.equal(hostProgram(name, [path.join(guarded, 'bin'), 'bin'].join(':'), '/'), undefined, 'nothing outside: not found');
+    assert.equal(hostPath(p, path.join(base, 'here')), [path.join(base, 'linked'), path.join(base, 'system')].join(':'));
+    assert.equal(hostProgram(system, p, '/'), system, 'a path is the user’s own choice');
+    assert.ok(fs.existsSync(here));
+  });
+
+  it('an MCP server named by a program only a workspace folder on PATH has does not start, and says why', async () => {
+    const ws = fs.realpathSync(w.t.workspace);
+    const marker = path.join(w.t.dir, 'mcp-ran');
+    const name = `mcp-${path.basename(w.t.dir)}`;
+    fs.mkdirSync(path.join(ws, '.venv/bin'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.venv/bin', name), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    process.env.PATH = `${path.join(ws, '.venv/bin')}:${PATH}`;
+    w.t.h.mcp.addServers([{ name: 'planted', source: 'user', transport: { kind: 'stdio', command: name, args: [], env: {} } }]);
+    await w.t.h.mcp.whenSettled();
+    const st = w.t.h.mcp.states().find((s) => s.name === 'planted');
+    assert.equal(st?.phase, 'failed', JSON.stringify(st));
+    assert.match(st?.why ?? '', /not found on PATH.*outside the workspace/);
+    assert.equal(fs.existsSync(marker), false, 'the planted program ran');
+  });
+});
