@@ -16,6 +16,7 @@ import { workspaceCommit } from '../src/core/placement/base';
 import { SshTransport } from '../src/core/placement/ssh';
 import { gitSshCommand } from '../src/core/placement/ssh-args';
 import type { PlacementSettings } from '../src/core/placement/types';
+import { DEFAULT_BWRAP } from '../src/core/tools/sandbox/detect';
 import { sshdMissing, sshPlacement, startSshd } from '../test/support/sshd';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
@@ -39,7 +40,7 @@ async function makeTemplate(dir: string): Promise<{ ws: string; base: string }> 
   git(ws, ['commit', '-qm', 'bench']);
   fs.writeFileSync(path.join(ws, 'pkg0', 'f0.ts'), 'changed, not committed\n');
   fs.writeFileSync(path.join(ws, 'untracked.ts'), 'untracked\n');
-  const { commit } = await workspaceCommit(ws, [], 'bench');
+  const { commit } = await workspaceCommit(ws, [], 'bench', DEFAULT_BWRAP);
   return { ws: fs.realpathSync(ws), base: commit };
 }
 

@@ -5,6 +5,7 @@ import type { CheckpointChange, CheckpointSkip, ToolCall } from '../session/even
 import { beneathSync } from '../tools/beneath';
 import { readWhole, readWholeSync } from '../tools/fsio';
 import { isWithin } from '../tools/paths';
+import { READ_AS_IS } from '../tools/pinned-path';
 import { cancelled } from '../tools/result';
 import { commandEntering } from '../tools/roots-lock';
 import type { ToolContext, ToolResult } from '../tools/tool';
@@ -18,8 +19,6 @@ import type { ShadowRepo, Shadows } from './shadow';
 // `ctx.roots`: a child in a worktree has other roots than the harness), so those roots are
 // snapshotted before and after it and the two trees compared. The step's changes are staged
 // as one `checkpoint` event just before its results, sharing their group commit.
-
-const READ = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
 
 /** How each tool that writes is recorded: the file it names, or its whole writable roots. */
 const RECORDED: Readonly<Record<string, { kind: 'file'; arg: string } | { kind: 'roots' }>> = {
@@ -216,7 +215,7 @@ export class CheckpointRecorder {
   private readNow(shadow: ShadowRepo, file: string): string | null | 'large' | undefined {
     let fd: number;
     try {
-      fd = beneathSync(file, shadow.root, (target) => fs.openSync(target, READ));
+      fd = beneathSync(file, shadow.root, (target) => fs.openSync(target, READ_AS_IS));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;

@@ -111,6 +111,8 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     isRunning: (id) => subagents.isRunning(id) || agents.get(id)?.activity === 'running',
     recovered: () => host.recovered,
     ...(config.trusted ? { trusted: config.trusted } : {}),
+    // The commands' bubblewrap: the worktrees' git that reads files runs under the same one (decision 0097).
+    ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
   });
   const commandSandbox = new CommandSandbox({
     ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),

@@ -1,15 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beneathSync } from '../tools/beneath';
+import { READ_AS_IS } from '../tools/pinned-path';
 
 // A workspace's project files (instructions, agent files) are read only where they really are
 // inside it: their real path, links followed, below the workspace's real root (decision 0056).
 // The file is then opened at that real path through its folder pinned from the root, no link
 // followed (decision 0097): a command that swaps the file, or a folder above it, for a link to
 // a file elsewhere between the check and the open makes the open fail, never read that file.
-
-const C = fs.constants;
-const READ = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /** The real path of `p` (links followed), or `p` itself when it cannot be resolved. */
 export function realOr(p: string): string {
@@ -34,7 +32,7 @@ export function strictlyInside(root: string, p: string): boolean {
 export function openInside(realRoot: string, p: string): number | 'outside' {
   const real = realOr(p);
   if (!strictlyInside(realRoot, real)) return 'outside';
-  return beneathSync(real, realRoot, (target) => fs.openSync(target, READ));
+  return beneathSync(real, realRoot, (target) => fs.openSync(target, READ_AS_IS));
 }
 
 /** Whether an open failed because a link took the file's (or a folder's) place after it was checked. */

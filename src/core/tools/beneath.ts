@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { makeDirs } from '../store/fsutil';
+import { OPEN_FOLDER, OPEN_ROOT, pinnable, pinnedPath } from './pinned-path';
 import { isWithin } from './real-path';
 
 // Acting on a checked path without resolving it again (decision 0097). The file tools check a
@@ -10,15 +11,11 @@ import { isWithin } from './real-path';
 // running in the workspace can swap a folder on the way for a symlink (one atomic rename) and
 // the act would follow it — out of the workspace, or into `.git`. So on Linux the folder that
 // holds the target is reached from its root one name at a time, each opened with O_NOFOLLOW and
-// O_DIRECTORY relative to the folder before it (through `/proc/self/fd/<fd>/<name>`: Node has
-// no `openat`), and the target is named through that open folder. A swap after a folder was
+// O_DIRECTORY relative to the folder before it (through `/proc/self/fd/<fd>/<name>`, `pinned-path.ts`:
+// Node has no `openat`), and the target is named through that open folder. A swap after a folder was
 // opened changes nothing (the descriptor is the folder itself, and a confined command cannot
 // move a folder off the workspace's mount); a swap before makes the walk meet a symlink, and
 // the act is refused, having done nothing.
-
-const C = fs.constants;
-const NOFOLLOW = C.O_NOFOLLOW ?? 0;
-const DIRECTORY = C.O_DIRECTORY ?? 0;
 
 /** `PATH_CHANGED`: a folder on the way is a symlink (or no folder) now: the path changed after it was checked. */
 export class PathChangedError extends Error {
@@ -51,12 +48,6 @@ export function pinsFolder(dir: string, root: string | undefined): root is strin
   return !!root && pinnable() && (dir === root || isWithin(dir, root));
 }
 
-/** Whether a folder can be pinned here: Linux with /proc mounted. */
-const pinnable = (() => {
-  let known: boolean | undefined;
-  return () => (known ??= process.platform === 'linux' && fs.existsSync('/proc/self/fd'));
-})();
-
 /** A folder held open: names in it are resolved in this very folder, whatever happens to the names above it. */
 export class PinnedFolder {
   private constructor(private readonly fh: fsp.FileHandle) {}
@@ -64,12 +55,12 @@ export class PinnedFolder {
   /** The path of `name` in this folder (no `/`: one entry). */
   at(name: string): string {
     if (name.includes('/') || name === '' || name === '.' || name === '..') throw new Error(`not one entry name: ${name}`);
-    return `/proc/self/fd/${this.fh.fd}/${name}`;
+    return pinnedPath(this.fh.fd, name);
   }
 
   /** This folder itself, as a path (to list it): the descriptor, whatever its name is now. */
   get self(): string {
-    return `/proc/self/fd/${this.fh.fd}`;
+    return pinnedPath(this.fh.fd);
   }
 
   /** The folder `name` in this one, held open (a listing's walk): a link or a file there now is PathChangedError. */
@@ -96,12 +87,12 @@ export class PinnedFolder {
    * as `mkdir -p`).
    */
   static async open(root: string, dir: string, make: boolean): Promise<PinnedFolder> {
-    let fh = await fsp.open(root, C.O_RDONLY | DIRECTORY);
+    let fh = await fsp.open(root, OPEN_ROOT);
     try {
       let walked = root;
       for (const name of namesBetween(root, dir)) {
         walked = path.join(walked, name);
-        const next = `/proc/self/fd/${fh.fd}/${name}`;
+        const next = pinnedPath(fh.fd, name);
         let opened: fsp.FileHandle;
         try {
           opened = await openFolder(next);
@@ -125,7 +116,7 @@ export class PinnedFolder {
   }
 }
 
-const openFolder = (p: string) => fsp.open(p, C.O_RDONLY | DIRECTORY | NOFOLLOW);
+const openFolder = (p: string) => fsp.open(p, OPEN_FOLDER);
 
 /** The folder names from `root` down to `dir` (none when they are the same). */
 function namesBetween(root: string, dir: string): string[] {
@@ -190,21 +181,21 @@ export async function inFolder<T>(dir: string, root: string | undefined, make: b
 /** Synchronous `beneath` for reads only (a rewind plan reading 200 files on the calling thread). */
 export function beneathSync<T>(realPath: string, root: string | undefined, act: (target: string) => T): T {
   if (!pins(realPath, root)) return act(realPath);
-  let fd = fs.openSync(root, C.O_RDONLY | DIRECTORY);
+  let fd = fs.openSync(root, OPEN_ROOT);
   try {
     let walked = root;
     for (const name of namesBetween(root, path.dirname(realPath))) {
       walked = path.join(walked, name);
       let next: number;
       try {
-        next = fs.openSync(`/proc/self/fd/${fd}/${name}`, C.O_RDONLY | DIRECTORY | NOFOLLOW);
+        next = fs.openSync(pinnedPath(fd, name), OPEN_FOLDER);
       } catch (e) {
         throw refusal(e, walked);
       }
       fs.closeSync(fd);
       fd = next;
     }
-    return act(`/proc/self/fd/${fd}/${path.basename(realPath)}`);
+    return act(pinnedPath(fd, path.basename(realPath)));
   } finally {
     fs.closeSync(fd);
   }

@@ -1,14 +1,12 @@
 import * as fs from 'node:fs';
 import { beneathSync, isPathChanged } from './beneath';
+import { READ_AS_IS } from './pinned-path';
 
 // One workspace entry read as git would record it, through its folder pinned from the root
 // (decision 0097, amended in s51): what the checkpoints' snapshot stores in place of `git add`,
 // which reads by path and follows a folder a command swaps for a link. A link or a file where a
 // folder was is what git itself records then — the entry is absent (git never descends through a
 // link) — so a swap can only make a file look gone, never bring in one from outside.
-
-const C = fs.constants;
-const READ = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /** What is at a path inside a root, as git records it: a file or a link's bytes and git mode, a file over the cap, or nothing. */
 export type InsideEntry = { kind: 'blob'; mode: number; bytes: Buffer } | { kind: 'large' } | { kind: 'gone' };
@@ -24,7 +22,7 @@ export function readEntryInside(abs: string, root: string, maxBytes: number): In
       const st = fs.lstatSync(target);
       if (st.isSymbolicLink()) return { kind: 'blob', mode: 0o120000, bytes: fs.readlinkSync(target, { encoding: 'buffer' }) };
       if (!st.isFile()) return { kind: 'gone' };
-      const fd = fs.openSync(target, READ);
+      const fd = fs.openSync(target, READ_AS_IS);
       try {
         const now = fs.fstatSync(fd);
         if (!now.isFile()) return { kind: 'gone' };

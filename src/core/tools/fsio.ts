@@ -3,12 +3,12 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { beneath, beneathSync, type PinnedFolder } from './beneath';
+import { NOFOLLOW } from './pinned-path';
 
 // Opening the resolved real path: O_NOFOLLOW makes a symlink swapped in at the last
 // component after resolution fail (ELOOP) instead of being followed out of the
 // workspace; O_NONBLOCK keeps a FIFO from hanging the open. (Both are 0 on Windows.)
 const C = fs.constants;
-const NOFOLLOW = C.O_NOFOLLOW ?? 0;
 const NONBLOCK = C.O_NONBLOCK ?? 0;
 
 /** Bytes inspected to decide whether a file is binary (git uses the same 8000). */

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PinnedFolder } from './beneath';
 import { atomicTempName, mustKeepOwner, refuseOddTarget, writeAtomicIn } from './fsio';
+import { NOFOLLOW } from './pinned-path';
 
 // Many files of one folder replaced atomically at once (a rewind's 200 files, decision 0059).
 // `writeAtomicIn` per file makes seven trips through libuv's four threads for each (lstat, open,
@@ -14,7 +15,6 @@ import { atomicTempName, mustKeepOwner, refuseOddTarget, writeAtomicIn } from '.
 // temp file is left behind.
 
 const C = fs.constants;
-const NOFOLLOW = C.O_NOFOLLOW ?? 0;
 
 export interface BatchItem {
   /** The file's resolved real path (its folder is the batch's). */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { confinedLine, gitDirs } from './confined';
+import { confinedAdd } from './confined';
 import { markUnfilled, settled, unfilledMark } from './filling';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
@@ -33,6 +33,8 @@ export interface CreateRequest {
   excludes: readonly string[];
   /** A line for the base commit's message. */
   note: string;
+  /** The bubblewrap the deployment's commands run under (`bwrapPath`; default `bwrap`): git's `add -A` of the base runs under it (`confined.ts`). */
+  bwrap: string;
   /** The repository's facts kept between children: with them, a plain repository's base is made in-process (decision 0082). */
   repos?: RepoStateCache;
   /**
@@ -69,7 +71,7 @@ export async function createWorktree(req: CreateRequest): Promise<WorktreePlace>
     const facts = known ?? (await repoFacts(req.parentRoot));
     const repo = fs.realpathSync(facts.top);
     const commit = { message: `arbor: base of ${req.note}`, ...(facts.head ? { parent: facts.head } : {}) };
-    const base = await snapshot(repo, { excludes: req.excludes, index: facts.index, objects: facts.objects, commit });
+    const base = await snapshot(repo, { bwrap: req.bwrap, excludes: req.excludes, index: facts.index, objects: facts.objects, commit });
     return { repo, head: facts.head, base: base.commit! };
   })();
   const [added, b] = await Promise.allSettled([empty, based]);
@@ -137,13 +139,12 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
 
 /**
  * Record the worktree's files as a commit on its branch (Arbor's, outside the sandbox), when
- * anything changed; the branch's head either way.
+ * anything changed; the branch's head either way. `bwrap`: the bubblewrap the deployment's
+ * commands run under, which the `add -A` runs under too (`confined.ts`).
  */
-export async function commitWorktree(place: WorktreePlace, message: string): Promise<string> {
+export async function commitWorktree(place: WorktreePlace, message: string, bwrap: string): Promise<string> {
   // Confined (`confined.ts`): the child's own commands run in this folder and could swap one of its folders for a link.
-  const dirs = await gitDirs(place.path);
-  const wrap = await confinedLine(place.path, [dirs.commonDir], [dirs.gitDir, path.join(dirs.commonDir, 'objects')]);
-  await git(['add', '-A'], { cwd: place.path, ...(wrap ? { wrap } : {}) });
+  await confinedAdd(place.path, { bwrap });
   const changed = (await git(['diff', '--cached', '--quiet'], { cwd: place.path, okCodes: [1] })).code === 1;
   if (changed) await git(['commit', '--quiet', '--no-verify', '-m', message], { cwd: place.path });
   return (await git(['rev-parse', 'HEAD'], { cwd: place.path })).stdout.trim();

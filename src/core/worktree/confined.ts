@@ -13,20 +13,42 @@ import { git } from './git';
 // folders and host sockets hidden, a /tmp and a /proc of its own), whatever a link leads git to
 // is something the command could read itself. Only what git must write is writable: the
 // repository's objects, the folder of the index it writes. Where bubblewrap does not run, no
-// command is confined either (nothing is hidden from one), and git runs as before.
+// command is confined either (nothing is hidden from one), and git runs as before. The bubblewrap
+// is the deployment's configured one, as its commands': `bwrap` is threaded from the harness's
+// `commands.bwrapPath` (the CLI's ARBOR_BWRAP) to every caller.
 
 /**
- * The wrapper around a workspace-reading git: `bwrap` and its arguments up to `--`, or none where
- * no sandbox runs. `top` and `readable` (the repository's git folders, which may be where a
- * command sees nothing: under the host's /tmp) are bound read-only, `writable` (its objects, the
- * index's folder) writable.
+ * `git add -A [-- pathspec]` of the checkout at `top`, confined (`confinedLine`). `bwrap` is the
+ * bubblewrap the deployment's commands run under (`CommandSandbox`'s `bwrapPath`, default `bwrap`):
+ * the same one, or git would go unconfined where its commands are confined. With `index` (a
+ * separate index file, `GIT_INDEX_FILE`) the checkout's own index is left alone and only that
+ * file's folder is writable; without, the checkout's own git folder is. `objects`: where the new
+ * objects go (default the repository's).
  */
-export async function confinedLine(
+export async function confinedAdd(top: string, opts: { bwrap: string; pathspec?: readonly string[]; index?: string; objects?: string }): Promise<void> {
+  const { gitDir, commonDir } = await gitDirs(top);
+  const objects = opts.objects ?? path.join(commonDir, 'objects');
+  // A separate index: only its folder is written, the checkout's own git folder stays read-only; else git writes the checkout's index.
+  const readable = opts.index ? [commonDir, gitDir] : [commonDir];
+  const writable = [opts.index ? path.dirname(opts.index) : gitDir, objects];
+  const wrap = await confinedLine(top, readable, writable, opts.bwrap);
+  const spec = opts.pathspec?.length ? ['--', ...opts.pathspec] : [];
+  await git(['add', '-A', ...spec], { cwd: top, ...(opts.index ? { env: { GIT_INDEX_FILE: opts.index } } : {}), ...(wrap ? { wrap } : {}) });
+}
+
+/**
+ * The wrapper around a workspace-reading git: `bwrap` (the configured bubblewrap, probed as
+ * commands' is: `sandboxStatus`) and its arguments up to `--`, or none where no sandbox runs.
+ * `top` and `readable` (the repository's git folders, which may be where a command sees nothing:
+ * under the host's /tmp) are bound read-only, `writable` (its objects, the index's folder) writable.
+ */
+async function confinedLine(
   top: string,
   readable: readonly string[],
   writable: readonly string[],
+  bwrap: string,
 ): Promise<{ file: string; args: string[] } | undefined> {
-  const status = await sandboxStatus();
+  const status = await sandboxStatus(bwrap);
   if (!status.available) return undefined;
   const real = fs.realpathSync(top);
   const args = bwrapArgs({ mode: 'read-only', roots: [real], readOnly: [], shadow: [], ...hostSockets(), network: false, cwd: real });

@@ -43,7 +43,8 @@ export interface TreeChange {
 const ZERO = /^0+$/;
 
 /**
- * Merge `child` (a commit descending from `base`) into the working tree at `repo`. `beforeWrite`
+ * Merge `child` (a commit descending from `base`) into the working tree at `repo` (its state now
+ * read by `snapshot`'s git, under `bwrap`: the deployment's commands' bubblewrap). `beforeWrite`
  * runs once every target is checked, before the first is written (the apply's intent made
  * durable, decision 0060 amended in s49); a failure there writes nothing.
  */
@@ -52,10 +53,11 @@ export async function mergeIntoWorkingTree(
   base: string,
   child: string,
   excludes: readonly string[],
+  bwrap: string,
   beforeWrite?: (top: string, changes: readonly TreeChange[]) => Promise<void>,
   guard?: (rel: string) => MergeConflict | undefined,
 ): Promise<MergeOutcome> {
-  const now = await snapshot(repo, { excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
+  const now = await snapshot(repo, { bwrap, excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
   const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { cwd: repo, okCodes: [1] });
   const [treeLine, ...rest] = merged.stdout.split('\n');
   if (merged.code === 1) return { ok: false, conflicts: conflictsOf(rest) };

@@ -5,6 +5,7 @@ import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../
 import { descriptorOf, worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
 import { protectedNameReason } from '../tools/protected-names';
+import { DEFAULT_BWRAP } from '../tools/sandbox/detect';
 import { type RecoveredApply, recoverApplies, writeApplyIntent } from './apply-intent';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
@@ -33,6 +34,11 @@ export interface WorktreeDeps {
    * filter drivers, textconv), so an untrusted workspace makes, reviews and applies no worktree.
    */
   trusted?: () => boolean;
+  /**
+   * The bubblewrap the deployment's commands run under (`commands.bwrapPath`; default `bwrap`):
+   * every git here that reads a worktree's or the workspace's files runs under it (`confined.ts`).
+   */
+  bwrapPath?: string;
 }
 
 /** One worktree child, as `list` shows it. */
@@ -109,6 +115,11 @@ export class WorktreeService {
     return !this.deps.trusted || this.deps.trusted();
   }
 
+  /** The bubblewrap a workspace-reading git runs under: the deployment's commands' one. */
+  private get bwrap(): string {
+    return this.deps.bwrapPath ?? DEFAULT_BWRAP;
+  }
+
   /** Never copied into a child's base or the parent's apply snapshot: Arbor's own folders. */
   private get excludes(): string[] {
     return [this.deps.storeDir, this.dir];
@@ -125,6 +136,7 @@ export class WorktreeService {
       excludes: this.excludes,
       note: `subagent ${label ?? childId}`,
       repos: this.repos,
+      bwrap: this.bwrap,
     });
   }
 
@@ -157,7 +169,9 @@ export class WorktreeService {
     const folderExists = fs.existsSync(e.path);
     const label = this.deps.store.summaryRef(id)?.label;
     let filesChanged = e.files;
-    const now = !look ? undefined : (unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path)).tree : state === 'kept' ? e.head : undefined));
+    const now = !look
+      ? undefined
+      : (unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path, { bwrap: this.bwrap })).tree : state === 'kept' ? e.head : undefined));
     if (now) filesChanged = (await changedPaths(e.repo, e.base, now).catch(() => [])).length;
     return {
       id,
@@ -190,7 +204,7 @@ export class WorktreeService {
     this.mustTrust("apply a worktree child's changes");
     const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
     const guard = opts.protectedOk || !(await this.placed(id)) ? undefined : placedGuard;
-    const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`) : await branchHead(e.repo, e.branch));
+    const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`, this.bwrap) : await branchHead(e.repo, e.branch));
     if (!head) throw new WorktreeError('NOT_OPEN', `The branch ${e.branch} of ${this.name(id)} is gone; there is nothing to apply.`);
     // The intent is durable before the first file is written, and goes once the log says applied (a crash between: `recoverApplies`).
     let done: (() => Promise<void>) | undefined;
@@ -199,7 +213,7 @@ export class WorktreeService {
     };
     let r: Awaited<ReturnType<typeof mergeIntoWorkingTree>>;
     try {
-      r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes, intent, guard);
+      r = await mergeIntoWorkingTree(e.repo, e.base, head, this.excludes, this.bwrap, intent, guard);
     } catch (err) {
       await done?.(); // a failure in process is said (PARTIAL names what was written): nothing to finish at the next open
       throw err;
@@ -243,7 +257,7 @@ export class WorktreeService {
   async keep(id: string): Promise<{ branch: string; head: string }> {
     this.mustTrust("keep a worktree child's branch");
     const { e, unreadAt } = await this.changeableWork(id, ['open']);
-    const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`));
+    const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`, this.bwrap));
     await this.record(id, e, 'kept', { head });
     await removeWorktree(e, this.dir, { keepBranch: true });
     return { branch: e.branch, head };
@@ -304,7 +318,7 @@ export class WorktreeService {
 
   /** The tree of the child's work now: its folder's files, else its branch. */
   private async currentTree(e: WorktreeEvent): Promise<string> {
-    if (fs.existsSync(e.path)) return (await snapshot(e.path)).tree;
+    if (fs.existsSync(e.path)) return (await snapshot(e.path, { bwrap: this.bwrap })).tree;
     const head = e.state === 'kept' ? (e.head ?? (await branchHead(e.repo, e.branch))) : undefined;
     if (!head) throw new WorktreeError('NOT_OPEN', `The worktree of this subagent was ${e.state}; there is nothing left to show.`);
     return head;

@@ -1,7 +1,7 @@
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { confinedLine, gitDirs } from './confined';
+import { confinedAdd } from './confined';
 import { git, notARepo, WorktreeError } from './git';
 import { writeIndexTree } from './index-tree';
 import { canWriteObjects, commitBody, writeCommit } from './objects';
@@ -54,10 +54,11 @@ export async function headOf(cwd: string): Promise<string | undefined> {
  * are left out when inside it. With `commit`, a commit of the tree is made on `parent` (none: a root commit).
  * `index`: the checkout's index file when the caller already knows it (one git process fewer);
  * `objects`: its objects folder, where the commit is then written in-process (`objects.ts`).
+ * `bwrap`: the bubblewrap the deployment's commands run under; git's `add -A` runs under it (`confined.ts`).
  */
 export async function snapshot(
   top: string,
-  opts: { excludes?: readonly string[]; commit?: { message: string; parent?: string }; index?: string; objects?: string } = {},
+  opts: { bwrap: string; excludes?: readonly string[]; commit?: { message: string; parent?: string }; index?: string; objects?: string },
 ): Promise<Snapshot> {
   const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'arbor-index-'));
   try {
@@ -68,9 +69,12 @@ export async function snapshot(
     if (!copied && (await headOf(top))) await git(['read-tree', 'HEAD'], { cwd: top, env });
     const skip = (opts.excludes ?? []).map((p) => path.relative(top, p)).filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
     // Confined (`confined.ts`): a folder swapped for a link never leads git out of what a command sees.
-    const dirs = await gitDirs(top);
-    const wrap = await confinedLine(top, [dirs.commonDir, dirs.gitDir], [tmp, opts.objects ?? path.join(dirs.commonDir, 'objects')]);
-    await git(['add', '-A', '--', '.', ...skip.map((r) => `:(exclude)${r}`)], { cwd: top, env, ...(wrap ? { wrap } : {}) });
+    await confinedAdd(top, {
+      bwrap: opts.bwrap,
+      index,
+      pathspec: ['.', ...skip.map((r) => `:(exclude)${r}`)],
+      ...(opts.objects ? { objects: opts.objects } : {}),
+    });
     // The tree in-process where the index is a plain one of a sha1 repository (`index-tree.ts`), else git's.
     const mine = opts.objects && canWriteObjects(opts.commit?.parent) && opts.commit?.parent ? await writeIndexTree(index, opts.objects) : undefined;
     const tree = mine ?? (await git(['write-tree'], { cwd: top, env })).stdout.trim();

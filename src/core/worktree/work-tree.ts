@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type EntryKind, entryKind, type ListingStamp, relist } from '../tools/dir-listing';
+import { OPEN_FOLDER, OPEN_ROOT, pinnable, pinnedPath, READ_AS_IS } from '../tools/pinned-path';
 import { IgnoreRules, readRulesFile } from './ignore';
 import { type IndexEntry, readPlainIndex, treeOf } from './index-tree';
 import { objectId, writeLoose, writeLooseSync, writeObjectSync } from './objects';
@@ -28,12 +29,6 @@ const FILE_CAP = 64 * 1024 * 1024;
 const SYNC_WRITE = 256 * 1024;
 
 class LeaveToGit extends Error {}
-
-const C = fs.constants;
-const NOFOLLOW = C.O_NOFOLLOW ?? 0;
-const DIRECTORY = C.O_DIRECTORY ?? 0;
-/** Folders are named through their descriptors where the system can (Linux with /proc); elsewhere by path, as before. */
-const PINNED = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
 
 /** One walk's running state: the parsed index, the listing horizon, what it found so far. */
 interface WalkState {
@@ -160,7 +155,7 @@ class Walk {
     const walk: WalkState = { index, horizon, out: [], seen: new Set(), after: new Map(), count: 0 };
     // Every folder is held open from the top and read through its descriptor (decision 0097, s51):
     // a folder a command swaps for a link is not followed (ELOOP: git's way then, run confined).
-    const top = fs.openSync(this.top, C.O_RDONLY | DIRECTORY);
+    const top = fs.openSync(this.top, OPEN_ROOT);
     try {
       if (!this.visit(top, '', '', false, walk)) return undefined;
     } finally {
@@ -177,7 +172,8 @@ class Walk {
   /** One folder (open as `fd`) and, depth first, the folders in it git would walk; false: leave it to git. */
   private visit(fd: number, key: string, rel: string, ignored: boolean, w: WalkState): boolean {
     const { tracked, trackedDirs } = w.index;
-    const here = PINNED ? `/proc/self/fd/${fd}` : rel === '' ? this.top : `${this.top}/${rel}`;
+    // Named through the folder's descriptor where the system can (Linux with /proc); elsewhere by path, as before.
+    const here = pinnable() ? pinnedPath(fd) : rel === '' ? this.top : `${this.top}/${rel}`;
     const listing = this.list(rel, `${here}/.`, w.horizon);
     w.after.set(rel, listing);
     w.count += listing.entries.length;
@@ -200,7 +196,7 @@ class Walk {
         const covered = ignored || this.rules.ignored(childRel, true);
         if (covered && !trackedDirs.has(child)) continue;
         // A link or a file there now (ELOOP, ENOTDIR) or gone: thrown, and git takes over.
-        const sub = fs.openSync(at, C.O_RDONLY | DIRECTORY | NOFOLLOW);
+        const sub = fs.openSync(at, OPEN_FOLDER);
         try {
           if (!this.visit(sub, child, childRel, covered, w)) return false;
         } finally {
@@ -303,7 +299,7 @@ class Walk {
 
 /** The regular file at `at` (no link followed, never blocking on a FIFO), when it is still the inode `st` describes; else left to git. */
 function readSame(at: string, st: fs.BigIntStats): Buffer {
-  const fd = fs.openSync(at, C.O_RDONLY | NOFOLLOW | (C.O_NONBLOCK ?? 0));
+  const fd = fs.openSync(at, READ_AS_IS);
   try {
     const now = fs.fstatSync(fd, { bigint: true });
     if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev) throw new LeaveToGit();

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { workspaceCommit } from '../../../src/core/placement/base';
 import { ContainerTransport } from '../../../src/core/placement/container';
 import { PlacementError } from '../../../src/core/placement/types';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { gitIn, makeRepo } from './sync-fixture';
 
 describe('placement: a container node that swapped its .git', function () {
@@ -37,7 +38,7 @@ describe('placement: a container node that swapped its .git', function () {
   for (const how of ['a .git folder of its own', 'a .git file naming a folder of its own'] as const) {
     it(`${how}: collect refuses it and runs nothing of it here; cleanup still removes the node`, async () => {
       const ws = makeRepo(dir);
-      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct');
+      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct', DEFAULT_BWRAP);
       const t = transport();
       const placed = await t.prepare({ nodeId: 's-ct.1', repo, commit });
       const marker = path.join(dir, 'RAN-ON-THE-HOST');
@@ -67,7 +68,7 @@ describe('placement: a container node that swapped its .git', function () {
 
   it('an untouched node is collected as before (its own .git, git told the folder)', async () => {
     const ws = makeRepo(dir);
-    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct');
+    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct', DEFAULT_BWRAP);
     const t = transport();
     const placed = await t.prepare({ nodeId: 's-ct.2', repo, commit });
     fs.writeFileSync(path.join(placed.cwd, 'work.txt'), 'done\n');

@@ -7,6 +7,7 @@ import { workspaceCommit } from '../../../src/core/placement/base';
 import { ContainerTransport } from '../../../src/core/placement/container';
 import { PlacementError, type PlacementSettings } from '../../../src/core/placement/types';
 import { RemoteProcess } from '../../../src/core/remote/process';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { arborImage, ENGINE, engineMissing, RUN_ARGS } from '../../support/container-image';
 import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './sync-fixture';
 
@@ -80,7 +81,7 @@ describe('placement: the container transport through podman', function () {
 
   it('prepare → changes made inside the container → collect: exactly those changes as one commit on base', async () => {
     const ws = makeRepo(dir);
-    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct');
+    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct', DEFAULT_BWRAP);
     const t = transport();
     const placed = await t.prepare({ nodeId: 's-ct.1', repo, commit });
     assert.deepEqual(filesUnder(placed.cwd), ['.gitignore', 'a.txt', 'gone.txt', 'keep.txt', 'new.txt']);
@@ -117,7 +118,7 @@ describe('placement: the container transport through podman', function () {
     const PROXY_SECRET = `proxy-pw-${Math.random().toString(36).slice(2)}`;
     const hostEnv = { ...process.env, HTTP_PROXY: `http://u:${PROXY_SECRET}@127.0.0.1:9`, https_proxy: `http://u:${PROXY_SECRET}@127.0.0.1:9`, NO_PROXY: '*' };
     const ws = makeRepo(dir);
-    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct-acp');
+    const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'ct-acp', DEFAULT_BWRAP);
     const t = transport({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', passApiKey: true }, VERSION, KEY, hostEnv);
     const placed = await t.prepare({ nodeId: 's-ct-acp', repo, commit });
     const pp = t.process(placed);

@@ -12,6 +12,7 @@ import { collectOverGit, moveLocal } from '../../../src/core/placement/placed-pr
 import { CHUNK_BYTES } from '../../../src/core/placement/sync-wire';
 import type { PlacementTransport } from '../../../src/core/placement/types';
 import type { LinkCall } from '../../../src/core/remote/acp';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree } from '../../../src/core/worktree/checkout';
 import { mergeIntoWorkingTree } from '../../../src/core/worktree/merge';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
@@ -50,6 +51,7 @@ describe('placement: a hostile far side’s collect answer', function () {
     gitIn(ws, 'add', '-A');
     gitIn(ws, 'commit', '-qm', 'first');
     const place = await createWorktree({
+      bwrap: DEFAULT_BWRAP,
       parentRoot: ws,
       dir: path.join(dir, 'worktrees', 'c1'),
       branch: 'arbor/c1',
@@ -140,7 +142,7 @@ describe('placement: a hostile far side’s collect answer', function () {
     const far = farCopy();
     const evil = hookCommit(far);
     git(ws, ['fetch', '-q', far, evil]);
-    const r = await mergeIntoWorkingTree(ws, wt.base, evil, []);
+    const r = await mergeIntoWorkingTree(ws, wt.base, evil, [], DEFAULT_BWRAP);
     assert.ok(!fs.existsSync(path.join(ws, '.git', 'hooks', 'pre-commit')), 'no hook written into the repository');
     assert.equal(r.ok, false);
     assert.match(JSON.stringify(r), /\.git\/hooks\/pre-commit/);
@@ -165,7 +167,7 @@ describe('placement: a hostile far side’s collect answer', function () {
     const tree = execFileSync('git', ['write-tree'], { cwd: far, env, encoding: 'utf8' }).trim();
     const commit = git(far, ['commit-tree', tree, '-p', wt.base, '-m', 'changes']);
     git(ws, ['fetch', '-q', far, commit]);
-    const r = await mergeIntoWorkingTree(ws, wt.base, commit, [store, worktrees]);
+    const r = await mergeIntoWorkingTree(ws, wt.base, commit, [store, worktrees], DEFAULT_BWRAP);
     assert.ok(!fs.existsSync(path.join(store, 'forged-session.jsonl')), 'nothing written into the store');
     assert.ok(!fs.existsSync(path.join(worktrees, 'other-child', 'planted.txt')), 'nothing written into another child’s worktree');
     assert.equal(r.ok, false);

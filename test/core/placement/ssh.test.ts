@@ -8,6 +8,7 @@ import { workspaceCommit } from '../../../src/core/placement/base';
 import { SshTransport } from '../../../src/core/placement/ssh';
 import { PlacementError, type PlacementSettings } from '../../../src/core/placement/types';
 import { RemoteProcess } from '../../../src/core/remote/process';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { arborBin } from '../../support/cli-bundle';
 import { type Sshd, sshPlacement, startSshd } from '../../support/sshd';
 import { acpInitialize, commandLines, environOf, filesContaining, filesUnder, gitIn, makeRepo } from './sync-fixture';
@@ -104,7 +105,7 @@ describe('placement: the ssh transport against a real sshd', function () {
   describe('prepare() and collect()', () => {
     it('carries the parent’s state there and exactly the node’s changes back, as one commit on base', async () => {
       const ws = makeRepo(dir);
-      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'the node');
+      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'the node', DEFAULT_BWRAP);
       const t = new SshTransport(settings(), { version: VERSION });
       const placed = await t.prepare({ nodeId: 's-round.1', repo, commit });
       assert.equal(placed.base, commit);
@@ -144,7 +145,7 @@ describe('placement: the ssh transport against a real sshd', function () {
 
     it('the fallback collect and cleanup run no git through a .git the node’s agent rewrote (a repository whose config runs a command)', async () => {
       const ws = makeRepo(dir);
-      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'the node');
+      const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'the node', DEFAULT_BWRAP);
       const t = new SshTransport(settings(), { version: VERSION });
       const placed = await t.prepare({ nodeId: 's-evil.1', repo, commit });
       // The agent makes a repository of its own whose config runs a command when git reads the worktree, and points .git at it.
@@ -188,7 +189,7 @@ describe('placement: the ssh transport against a real sshd', function () {
 
       async function placedAcp(passApiKey: boolean) {
         const ws = makeRepo(dir);
-        const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'acp');
+        const { repo, commit } = await workspaceCommit(ws, [path.join(ws, '.arbor', 'store')], 'acp', DEFAULT_BWRAP);
         const t = new SshTransport(acpSettings(passApiKey), { version: VERSION, apiKey: () => KEY });
         const placed = await t.prepare({ nodeId: `s-${how}-${passApiKey}`, repo, commit });
         const pp = how === 'process' ? t.process(placed) : t.connection();

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { WorktreeError } from '../../../src/core/worktree/git';
 import { writeIndexTree } from '../../../src/core/worktree/index-tree';
@@ -32,7 +33,14 @@ describe('worktree base: every uncommitted change of the parent, nothing else', 
   repoFoldersPerTest('arbor-wt-base-', (f) => ({ dir, ws, wts } = f));
 
   const create = (name: string, root = ws) =>
-    createWorktree({ parentRoot: root, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [path.join(ws, 'store'), wts], note: name });
+    createWorktree({
+      bwrap: DEFAULT_BWRAP,
+      parentRoot: root,
+      dir: path.join(wts, name),
+      branch: `arbor/${name}`,
+      excludes: [path.join(ws, 'store'), wts],
+      note: name,
+    });
 
   it('holds modified, staged-then-modified, deleted, renamed, untracked, executable and linked files; ignored and excluded ones stay out', async () => {
     initRepo(ws);
@@ -121,7 +129,14 @@ describe('worktree base: every uncommitted change of the parent, nothing else', 
     fs.mkdirSync(empty);
     gitIn(empty, 'init', '-q', '-b', 'main');
     fs.writeFileSync(path.join(empty, 'only.txt'), 'first file\n');
-    const root = await createWorktree({ parentRoot: empty, dir: path.join(wts, 'root'), branch: 'arbor/root', excludes: [], note: 'root' });
+    const root = await createWorktree({
+      bwrap: DEFAULT_BWRAP,
+      parentRoot: empty,
+      dir: path.join(wts, 'root'),
+      branch: 'arbor/root',
+      excludes: [],
+      note: 'root',
+    });
     assert.equal(fs.readFileSync(path.join(root.path, 'only.txt'), 'utf8'), 'first file\n');
     assert.equal(gitIn(empty, 'rev-list', '--count', root.base).trim(), '1', 'a root commit');
   });
@@ -130,7 +145,7 @@ describe('worktree base: every uncommitted change of the parent, nothing else', 
     const plain = path.join(dir, 'plain');
     fs.mkdirSync(plain);
     await assert.rejects(
-      createWorktree({ parentRoot: plain, dir: path.join(wts, 'x'), branch: 'arbor/x', excludes: [], note: 'x' }),
+      createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: plain, dir: path.join(wts, 'x'), branch: 'arbor/x', excludes: [], note: 'x' }),
       (e: unknown) => e instanceof WorktreeError && e.code === 'NOT_A_REPO' && /git init/.test(e.message),
     );
     assert.equal(fs.existsSync(path.join(wts, 'x')), false);

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { moveLocal } from '../../../src/core/placement/placed-provider';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { filled, markUnfilled, moveUnfilled, unfilledMark } from '../../../src/core/worktree/filling';
 import { linkedWorktreeAt, RepoStateCache } from '../../../src/core/worktree/repo-state';
@@ -36,6 +37,7 @@ describe('worktree files written later (a placed child’s local worktree)', () 
   const repos = new RepoStateCache();
   const create = (name: string, filesLater: boolean) =>
     createWorktree({
+      bwrap: DEFAULT_BWRAP,
       parentRoot: ws,
       dir: path.join(wts, name),
       branch: `arbor/${name}`,

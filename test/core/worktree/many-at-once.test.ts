@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { commonGitDir, lockOf } from '../../../src/core/worktree/repo-lock';
 import { gitIn, makeRepo, read } from './fixture';
@@ -21,7 +22,7 @@ describe('worktrees: many made and removed at once in one repository', function 
     const ws = makeRepo(base);
     const within = path.join(base, 'wts');
     const make = (from: string, name: string) =>
-      createWorktree({ parentRoot: from, dir: path.join(within, name), branch: `arbor/${name}`, excludes: [], note: name });
+      createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: from, dir: path.join(within, name), branch: `arbor/${name}`, excludes: [], note: name });
     const kids = await Promise.all(Array.from({ length: 16 }, (_, i) => make(ws, `c${i}`)));
     for (const k of kids) {
       assert.equal(read(path.join(k.path, 'a.txt')), 'one\ntwo\n', "the parent's uncommitted change is in every one");

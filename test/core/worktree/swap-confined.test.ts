@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { blobId } from '../../../src/core/checkpoint/objects';
-import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
+import { DEFAULT_BWRAP, sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { commitWorktree } from '../../../src/core/worktree/checkout';
 import { snapshot } from '../../../src/core/worktree/snapshot';
 import { SUBCOMMAND, shq, withPathFirst, writeGitWrapper } from '../../support/git-wrapper';
@@ -88,14 +88,14 @@ exit $rc`,
   }
 
   it("git's base (`git add -A` on a copy of the index) reaches nothing outside the workspace through a link", async () => {
-    const snap = await withPathFirst(bin, () => snapshot(ws, { excludes: [] }));
+    const snap = await withPathFirst(bin, () => snapshot(ws, { bwrap: DEFAULT_BWRAP, excludes: [] }));
     assert.match(snap.tree, /^[0-9a-f]{40}$/);
     check("a child's base");
   });
 
   it("the child's work (`git add -A` in its folder) reaches nothing outside the workspace through a link", async () => {
     const place = { repo: ws, path: ws, root: ws, branch: 'main', base: '' };
-    const head = await withPathFirst(bin, () => commitWorktree(place, 'work'));
+    const head = await withPathFirst(bin, () => commitWorktree(place, 'work', DEFAULT_BWRAP));
     assert.match(head, /^[0-9a-f]{40}$/);
     check("a child's work");
   });

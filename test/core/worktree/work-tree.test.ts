@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { snapshot } from '../../../src/core/worktree/snapshot';
@@ -116,7 +117,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     assert.ok(tree, 'the in-process path takes this repository');
     assert.equal(tree, referenceTree(ws, ['store']));
     // The production fallback (a copy of the index, `git add -A`) agrees too.
-    assert.equal((await snapshot(ws, { excludes: [path.join(ws, 'store')] })).tree, tree);
+    assert.equal((await snapshot(ws, { bwrap: DEFAULT_BWRAP, excludes: [path.join(ws, 'store')] })).tree, tree);
     const listed = gitIn(ws, 'ls-tree', '-r', '--name-only', tree!).split('\n');
     assert.ok(listed.includes('build/tracked-in-ignored.txt') && listed.includes('store/tracked.db') && !listed.includes('store/new.db'));
     assert.ok(listed.includes('keep.tmp') && listed.includes('sub/top.log') && !listed.includes('from-info-exclude.txt') && !listed.includes('sub/x.global'));
@@ -280,7 +281,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     const repos = new RepoStateCache();
     assert.equal((await repos.state(ws)).plain, undefined, 'line-ending conversion: git');
     write(ws, 'changed.txt', 'made while not plain\n');
-    const place = await createWorktree({ parentRoot: ws, dir: path.join(wts, 'w'), branch: 'arbor/w', excludes: [], note: 'w', repos });
+    const place = await createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: ws, dir: path.join(wts, 'w'), branch: 'arbor/w', excludes: [], note: 'w', repos });
     assert.equal(gitIn(ws, 'show', `${place.base}:changed.txt`), 'made while not plain\n');
     assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
     gitIn(ws, 'config', 'core.autocrlf', 'false');
@@ -310,7 +311,15 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     const s = await repos.state(linked);
     assert.equal(s.head, gitIn(linked, 'rev-parse', 'HEAD').trim());
     assert.notEqual(s.gitDir, s.commonDir);
-    const place = await createWorktree({ parentRoot: linked, dir: path.join(wts, 'l'), branch: 'arbor/l', excludes: [], note: 'l', repos });
+    const place = await createWorktree({
+      bwrap: DEFAULT_BWRAP,
+      parentRoot: linked,
+      dir: path.join(wts, 'l'),
+      branch: 'arbor/l',
+      excludes: [],
+      note: 'l',
+      repos,
+    });
     assert.equal(gitIn(linked, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(linked, []));
     await removeWorktree(place, wts);
 
@@ -332,7 +341,15 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     const before = { status: gitIn(ws, 'status', '--porcelain'), index: fs.readFileSync(path.join(ws, '.git', 'index')) };
     const repos = new RepoStateCache();
     for (const name of ['one', 'two']) {
-      const place = await createWorktree({ parentRoot: ws, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos });
+      const place = await createWorktree({
+        bwrap: DEFAULT_BWRAP,
+        parentRoot: ws,
+        dir: path.join(wts, name),
+        branch: `arbor/${name}`,
+        excludes: [wts],
+        note: name,
+        repos,
+      });
       assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
       assert.equal(gitIn(place.path, 'status', '--porcelain', '--ignored'), '');
       assert.equal(gitIn(place.path, 'branch', '--show-current').trim(), `arbor/${name}`);
@@ -343,7 +360,15 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     // From a subfolder, and four children at once through one cache (their `worktree add`s one at a time: git's are not safe side by side).
     const made = await Promise.all(
       ['sub-a', 'sub-b', 'sub-c', 'sub-d'].map((name) =>
-        createWorktree({ parentRoot: path.join(ws, 'tracked'), dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos }),
+        createWorktree({
+          bwrap: DEFAULT_BWRAP,
+          parentRoot: path.join(ws, 'tracked'),
+          dir: path.join(wts, name),
+          branch: `arbor/${name}`,
+          excludes: [wts],
+          note: name,
+          repos,
+        }),
       ),
     );
     for (const place of made) {
@@ -354,7 +379,10 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     }
     assert.equal(gitIn(ws, 'status', '--porcelain'), before.status);
     assert.deepEqual(fs.readFileSync(path.join(ws, '.git', 'index')), before.index);
-    await assert.rejects(createWorktree({ parentRoot: ws, dir: path.join(wts, 'taken'), branch: 'main', excludes: [], note: 'taken', repos }), /worktree/);
+    await assert.rejects(
+      createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: ws, dir: path.join(wts, 'taken'), branch: 'main', excludes: [], note: 'taken', repos }),
+      /worktree/,
+    );
     assert.equal(fs.existsSync(path.join(wts, 'taken')), false, 'nothing left behind');
   });
 });
