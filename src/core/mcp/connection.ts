@@ -84,7 +84,7 @@ export class McpConnection {
     const transport: Transport =
       t.kind === 'stdio'
         ? new StdioClientTransport({
-            command: stdioCommand(t.command, env.PATH, cwd),
+            command: stdioCommand(t.command, env.PATH),
             args: t.args,
             env,
             stderr: 'pipe',
@@ -317,10 +317,10 @@ function killQuietly(pid: number): void {
  * write (`host-program.ts`; the server runs unconfined, in the workspace). Not found there, the
  * start fails saying so.
  */
-function stdioCommand(command: string, pathVar: string | undefined, cwd: string | undefined): string {
+function stdioCommand(command: string, pathVar: string | undefined): string {
   // A path is the user's own choice of file (relative ones from the server's folder, as before).
   if (command.includes('/')) return command;
-  const found = hostProgram(command, pathVar ?? '', cwd ?? process.cwd());
+  const found = hostProgram(command, pathVar ?? '');
   if (found) return found;
   throw new Error(`the command "${command}" was not found on PATH. ${HOST_PROGRAM_RULE}; install it, or give its full path in the server's "command".`);
 }

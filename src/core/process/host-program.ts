@@ -7,9 +7,9 @@ import * as path from 'node:path';
 // the user's PATH often names a folder of the workspace (an activated `.venv/bin`, direnv's
 // `PATH_add bin`, `node_modules/.bin`), a command writes its own `git` there, and the next
 // checkpoint runs it unconfined, as the user. So a name is looked up only in PATH's absolute
-// folders that are not at or below the current folder (an empty or relative entry is the
-// current folder: a CLI's is the workspace) and not inside a folder any harness of this process
-// lets its commands write (`guardFolders`: its workspace roots and its worktrees); a program
+// folders (an empty or relative entry is the folder a program starts in: a workspace) that are
+// not inside a folder any harness of this process lets its commands write (`guardFolders`: its
+// workspace roots and its worktrees), nor, where a caller names one, below `below`; a program
 // found elsewhere whose real file lies in one of those is passed over too (a link into the
 // workspace). A folder once guarded stays guarded for the process's life: a workspace closed
 // still holds what its commands wrote, and PATH does not change.
@@ -41,15 +41,15 @@ export function insideGuarded(p: string): boolean {
  * with a `/` is the user's own choice of file: resolved from the current folder, and returned
  * when it is an executable file.
  */
-export function hostProgram(name: string, pathVar: string = process.env.PATH ?? '', cwd: string = process.cwd()): string | undefined {
+export function hostProgram(name: string, pathVar: string = process.env.PATH ?? '', below?: string): string | undefined {
   if (name.includes('/')) {
-    const file = path.resolve(cwd, name);
+    const file = path.resolve(name);
     return executable(file) ? file : undefined;
   }
-  const key = `${version}\0${cwd}\0${pathVar}\0${name}`;
+  const key = `${version}\0${below ?? ''}\0${pathVar}\0${name}`;
   if (found.has(key)) return found.get(key);
   let hit: string | undefined;
-  for (const dir of hostPathDirs(pathVar, cwd)) {
+  for (const dir of hostPathDirs(pathVar, below)) {
     const file = path.join(dir, name);
     const real = executable(file);
     if (real && !insideGuarded(real)) {
@@ -67,19 +67,19 @@ export function hostProgram(name: string, pathVar: string = process.env.PATH ?? 
  * Arbor runs itself (git, ssh, the container engine), which looks programs up on it in turn
  * (git runs ssh, a filter, a pager).
  */
-export function hostPath(pathVar: string = process.env.PATH ?? '', cwd: string = process.cwd()): string {
-  const key = `${version}\0${cwd}\0${pathVar}`;
+export function hostPath(pathVar: string = process.env.PATH ?? ''): string {
+  const key = `${version}\0${pathVar}`;
   let kept = paths.get(key);
   if (kept === undefined) {
-    kept = hostPathDirs(pathVar, cwd).join(path.delimiter);
+    kept = hostPathDirs(pathVar).join(path.delimiter);
     if (paths.size > 64) paths.clear();
     paths.set(key, kept);
   }
   return kept;
 }
 
-function hostPathDirs(pathVar: string, cwd: string): string[] {
-  const here = cwd === '/' ? undefined : realOr(cwd);
+function hostPathDirs(pathVar: string, below?: string): string[] {
+  const here = below === undefined || below === '/' ? undefined : realOr(below);
   return pathVar.split(path.delimiter).filter((dir) => {
     if (!path.isAbsolute(dir)) return false;
     const at = realOr(dir);

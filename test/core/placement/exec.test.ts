@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { run, transportEnv } from '../../../src/core/placement/exec';
+import { hostPath } from '../../../src/core/process/host-program';
 import { ENV_ALLOW, programEnv } from '../../../src/core/remote/process';
 
 // A transport's ssh, git and container engine get the one allow-list of remote programs
@@ -28,7 +29,8 @@ const TRANSPORT_ONLY = {
 
 describe('placement exec: the environment a transport’s programs get', () => {
   it('is exactly ENV_ALLOW’s host variables, the transport’s named extras and its own values: no secret passes', () => {
-    const allowed = Object.fromEntries(ENV_ALLOW.map((k) => [k, `v-${k}`]));
+    // PATH as absolute folders: a relative one is dropped (`host-program.ts`, decision 0109).
+    const allowed = Object.fromEntries(ENV_ALLOW.map((k) => [k, k === 'PATH' ? '/v/bin:/v/usr/bin' : `v-${k}`]));
     const host = { ...allowed, ...TRANSPORT_ONLY, ...SECRETS };
     const env = transportEnv({ GIT_TERMINAL_PROMPT: '0' }, host);
     for (const [k, v] of Object.entries(SECRETS)) {
@@ -59,7 +61,9 @@ describe('placement exec: the environment a transport’s programs get', () => {
           .filter(Boolean)
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      assert.equal(seen.get('PATH'), process.env.PATH, 'what it needs is there');
+      // PATH without the folders Arbor's commands may write (decision 0109).
+      assert.equal(seen.get('PATH'), hostPath(process.env.PATH), 'what it needs is there');
+      assert.ok(seen.get('PATH')?.split(':').includes('/usr/bin'));
       for (const [k, v] of Object.entries(SECRETS)) {
         assert.equal(seen.has(k), false, `${k} stays home`);
         assert.ok(![...seen.values()].includes(v), `${k}'s value appears under no other name`);

@@ -39,7 +39,7 @@ describe('programs Arbor runs by name are never taken from a folder its commands
     assert.ok(changes.includes('made.txt'), `the checkpoints still ran (with the real git): ${changes.join(', ')}`);
   });
 
-  it('a name is looked up outside guarded folders, relative entries and the current folder; a link into a guarded folder is passed over', () => {
+  it('a name is looked up outside guarded folders and relative entries (and below a folder where asked); a link into a guarded folder is passed over', () => {
     const base = fs.realpathSync(w.t.dir);
     const mk = (dir: string, name: string) => {
       fs.mkdirSync(dir, { recursive: true });
@@ -57,10 +57,10 @@ describe('programs Arbor runs by name are never taken from a folder its commands
     const p = [path.join(guarded, 'bin'), 'bin', '', path.join(base, 'here', 'bin'), path.join(base, 'linked'), path.join(base, 'system')].join(':');
     assert.equal(hostProgram(name, p, path.join(base, 'here')), planted, 'before the folder is guarded, PATH’s order');
     guardFolders([guarded]);
-    assert.equal(hostProgram(name, p, path.join(base, 'here')), path.join(base, 'system', name));
-    assert.equal(hostProgram(name, p, '/'), here, 'a folder below another current folder is fine');
+    assert.equal(hostProgram(name, p), here, 'guarded, relative and empty entries passed over');
+    assert.equal(hostProgram(name, p, path.join(base, 'here')), path.join(base, 'system', name), 'and, where asked, those below a folder');
     assert.equal(hostProgram(name, [path.join(guarded, 'bin'), 'bin'].join(':'), '/'), undefined, 'nothing outside: not found');
-    assert.equal(hostPath(p, path.join(base, 'here')), [path.join(base, 'linked'), path.join(base, 'system')].join(':'));
+    assert.equal(hostPath(p), [path.join(base, 'here', 'bin'), path.join(base, 'linked'), path.join(base, 'system')].join(':'));
     assert.equal(hostProgram(system, p, '/'), system, 'a path is the user’s own choice');
     assert.ok(fs.existsSync(here));
   });
