@@ -88,6 +88,6 @@ export class PhaseLog {
     const total = nodes.reduce((a, n) => a + this.ended.get(n)! - this.began.get(n)!, 0) / nodes.length;
     const phases = ORDER.map((p) => [p, per(p)] as const);
     const rest = total - queued - phases.reduce((a, [, v]) => a + v, 0);
-    return `per agent (mean of ${nodes.length}) ${fmt(total)} ms = created + queued for a slot ${fmt(queued)}, ${phases.map(([p, v]) => `${p} ${fmt(v)}`).join(', ')}, rest (local worktree, dispose, between phases) ${fmt(rest)}`;
+    return `per agent (mean of ${nodes.length}) ${fmt(total)} ms = created (checked, its local worktree's entry made, published) + queued for a slot ${fmt(queued)}, ${phases.map(([p, v]) => `${p} ${fmt(v)}`).join(', ')}, rest (local worktree, dispose, between phases) ${fmt(rest)}`;
   }
 }

@@ -4,8 +4,9 @@
 // (model latency 200 ms on the scripted server; the child writes a file, so the placed one's
 // sync — there and back as git — is in its time), over the real ssh transport to a loopback sshd
 // (test/support/sshd.ts, throwaway keys), the placement configured as a deployment writes it. A
-// bare `ssh <host> true` is timed beside it: on a host whose login shell does work of its own
-// (this machine's root .bashrc runs `pyenv init`) every connection pays it, and the line says so.
+// bare `ssh <host> true` is timed beside it: on a host whose login shell does work of its own every
+// connection pays it (this machine's root .bashrc runs `pyenv init`, 1.2–2.5 s; the throwaway sshd
+// skips it, test/support/sshd.ts), and the line says so.
 //
 // placement.fanout.efficiency: a workflow fanning 16 agents over two placements; ideal wall time
 // (the agents' own turn times laid on the fan-out's slots) ÷ the measured wall time.
@@ -134,10 +135,10 @@ async function vsLocal(opts: BenchOptions, server: ModelServer): Promise<Figure>
     }
     const logins = [sshLogin(sshd), sshLogin(sshd), sshLogin(sshd)];
     opts.note(
-      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included), and a placed child's turn opens none of its own: the workspace goes there and back over the placement's kept arbor acp connection (decision 0081), which its check and its children share (decision 0077)`,
+      `placement.ssh.vs_local: over the real ssh transport to a loopback sshd; 1,000-file repository, model latency 200 ms × 2 requests; a bare \`ssh host true\` takes ${fmt(median(logins))} ms here (the login shell's own start-up included; the test sshd's shell skips the user's ~/.bashrc, which costs 1.2–2.5 s a login on this machine), and a placed child's turn opens none of its own: the workspace goes there and back over the placement's kept arbor acp connection (decision 0081), which its check and its children share (decision 0077)`,
     );
     opts.note(
-      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (a bundle of what the far side lacks + a second 1,000-file checkout there, session/new and set_mode, prompt, commit + bundle back, worktree moved — all on the kept connection) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; what is left is the checkout there, the commit's \`git add -A\` there and the local reset`,
+      `placement.ssh.vs_local: placed child ${fmt(median(placed))} ms (a bundle of what the far side lacks + a second 1,000-file checkout there, session/new and set_mode, prompt, commit + bundle back, worktree moved — all on the kept connection) ÷ local worktree child ${fmt(median(local))} ms; ${n} each, medians; what is left beside the local child: the 1,000-file checkout there (prepare; the local child makes its own in its creation), the commit there (\`git add -A\` re-reads all 1,000 files: the checkout's index was written in the same second as its files, so every entry is racily clean), one git process after another on the way back (there: add -A, then update-ref beside pack-objects; here: index-pack --strict, diff-tree, cat-file, one update-ref for the branch and the node's ref), each 15–25 ms on this loaded machine, and the placed child's local worktree entry (\`git worktree add --no-checkout -b\`, three git processes, in "created")`,
     );
     opts.note(`placement.ssh.vs_local: placed child, ${log.line()}`);
     return { ...VS_LOCAL, value: median(placed) / median(local) };

@@ -99,7 +99,15 @@ export function nodeGitDir(repoDir: string, wt: string, node: string): string {
  * stay), named by `ref` — the same idempotent step as the push/fetch path's COLLECT_SCRIPT: with
  * nothing changed it is HEAD; with nothing changed since the last collect it is that commit again.
  */
-export async function commitNode(gitDir: string, wt: string, ref: string, message: string, objectsDir?: string): Promise<string> {
+export async function commitNode(
+  gitDir: string,
+  wt: string,
+  ref: string,
+  message: string,
+  objectsDir?: string,
+  /** Run with the commit beside `ref`'s update (it needs the commit, not the ref): the bundle back. */
+  beside?: (commit: string) => Promise<unknown>,
+): Promise<string> {
   const g = (args: string[], input?: string) =>
     git(['--git-dir', gitDir, '--work-tree', wt, ...args], { cwd: wt, ...(input !== undefined ? { input } : {}) }).then((r) => r.stdout.trim());
   // One git answers the five questions (HEAD, its tree, the last collect, its tree and its parent) while the worktree is added.
@@ -116,6 +124,6 @@ export async function commitNode(gitDir: string, wt: string, ref: string, messag
   else if (prev && tree === prevTree && prevParent === head) c = prev;
   else if (inProcess && canWriteObjects(head)) c = writeObjectSync(objectsDir, 'commit', Buffer.from(commitBody(tree, head, message), 'utf8'));
   else c = await g(['commit-tree', tree, '-p', head, '-m', message]);
-  if (c !== prev) await g(['update-ref', ref, c]);
+  await Promise.all([c !== prev ? g(['update-ref', ref, c]) : undefined, beside?.(c)]);
   return c;
 }

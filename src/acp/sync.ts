@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ingestBundle } from '../core/placement/bundle';
+import { bundleOfPack, ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
 import { despiteWorktreeMadeOrThrow } from '../core/placement/ssh';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
@@ -101,10 +101,11 @@ export class NodeSync {
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
         const gitDir = nodeGitDir(repoDir, nodeFolder(this.dirs, id), id);
+        // (The checkout, the longer of the two, started first.)
         await lock.shared(() =>
           Promise.all([
-            git(['update-ref', baseRef(id), at], { cwd: repoDir }),
             git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
+            git(['update-ref', baseRef(id), at], { cwd: repoDir }),
           ]),
         );
         return { cwd: fs.realpathSync(wt) };
@@ -122,8 +123,22 @@ export class NodeSync {
         const gitDir = nodeGitDir(repoDir, wt, id);
         const ref = placedRef(id);
         const text = typeof message === 'string' && message.trim() ? message.slice(0, 1000) : `arbor: changes of ${id}`;
-        const commit = await this.lock(repoDir).shared(() => commitNode(gitDir, wt, ref, text, path.join(repoDir, 'objects')));
+        // The pack back is made beside the ref's update (from the commit, not the ref), and rides on
+        // the answer when it is small (most collects); a bigger one is bundled into a transfer file below.
+        let small: Buffer | undefined;
+        const packSmall = async (c: string) => {
+          if (c === from) return;
+          const p = await git(['pack-objects', '--stdout', '--thin', '--delta-base-offset', '--revs', '-q'], {
+            cwd: repoDir,
+            input: `${c}\n^${from}\n`,
+            maxBuffer: CHUNK_BYTES,
+            cutOk: true,
+          });
+          if (!p.cut) small = bundleOfPack(p.bytes, from, c, ref);
+        };
+        const commit = await this.lock(repoDir).shared(() => commitNode(gitDir, wt, ref, text, path.join(repoDir, 'objects'), packSmall));
         if (commit === from) return { commit };
+        if (small && small.length <= CHUNK_BYTES) return { commit, data: small.toString('base64') };
         const transfer = randomBytes(12).toString('hex');
         const file = this.transferFile('out', transfer);
         fs.mkdirSync(this.transfers, { recursive: true });
@@ -133,11 +148,7 @@ export class NodeSync {
           fs.rmSync(file, { force: true });
           throw syncRefused(SYNC_TOO_BIG, `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
         }
-        if (size > CHUNK_BYTES) return { commit, bundle: { transfer, size } };
-        // A small bundle rides on the answer (most collects): no read round trip.
-        const inline = fs.readFileSync(file).toString('base64');
-        fs.rmSync(file, { force: true });
-        return { commit, data: inline };
+        return { commit, bundle: { transfer, size } };
       },
       read: async ({ transfer, offset }) => {
         const file = this.transferFile('out', transfer);

@@ -106,6 +106,11 @@ export async function startSshd(opts: { startMs?: number } = {}): Promise<Sshd> 
         'X11Forwarding no',
         'AllowTcpForwarding no',
         'PrintMotd no',
+        // sshd runs every command through the user's login shell, and Debian's bash sources ~/.bashrc
+        // for a command sshd started (SSH_CLIENT is set) unless it is a nested shell: this machine's
+        // root .bashrc runs `pyenv init`, 1.2–2.5 s of a bare login here (bench notes). SHLVL=1 makes
+        // the shell a nested one for this throwaway server alone; the user's own ssh is untouched.
+        'SetEnv SHLVL=1',
         // Paired bench runs and fan-out open many connections at once.
         'MaxStartups 200:30:400',
         'MaxSessions 100',

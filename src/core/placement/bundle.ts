@@ -34,3 +34,12 @@ export async function ingestBundle(cwd: string, bundle: Buffer, opts: { strict?:
     throw new PlacementError('SYNC_FAILED', `the changes that came back hold objects git refuses (${(err as Error).message}); nothing was taken in.`);
   }
 }
+
+/**
+ * A bundle of one pack (`git pack-objects --thin --revs` of `tip ^prerequisite`) naming `tip` as
+ * `ref`, as `git bundle create` writes it: v2 for SHA-1 ids, v3 with its object format for SHA-256.
+ */
+export function bundleOfPack(pack: Buffer, prerequisite: string, tip: string, ref: string): Buffer {
+  const head = tip.length === 64 ? '# v3 git bundle\n@object-format=sha256\n' : '# v2 git bundle\n';
+  return Buffer.concat([Buffer.from(`${head}-${prerequisite}\n${tip} ${ref}\n\n`, 'latin1'), pack]);
+}

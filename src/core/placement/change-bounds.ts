@@ -24,7 +24,15 @@ const ENTRY = /^:\d{6} (\d{6}) [0-9a-f]+ ([0-9a-f]+) [A-Z]\d*$/;
  * test gives smaller ones), naming the largest file. Submodule links and removals write nothing
  * and count nothing.
  */
-export async function boundChanges(repo: string, base: string, commit: string, nodeId: string, bounds: ChangeBounds = CHANGE_BOUNDS): Promise<void> {
+export async function boundChanges(
+  repo: string,
+  base: string,
+  commit: string,
+  nodeId: string,
+  bounds: ChangeBounds = CHANGE_BOUNDS,
+  /** `git diff-tree -r -z --no-renames base commit`'s output, when the caller already has it (`childChanges`). */
+  listed?: string,
+): Promise<void> {
   const refuse = (what: string) =>
     new PlacementError(
       'SYNC_FAILED',
@@ -32,7 +40,7 @@ export async function boundChanges(repo: string, base: string, commit: string, n
     );
   let listing: string;
   try {
-    listing = (await git(['diff-tree', '-r', '-z', '--no-renames', base, commit], { cwd: repo })).stdout;
+    listing = listed ?? (await git(['diff-tree', '-r', '-z', '--no-renames', base, commit], { cwd: repo })).stdout;
   } catch (err) {
     throw refuse(`could not be listed (${(err as Error).message})`);
   }
@@ -57,4 +65,19 @@ export async function boundChanges(repo: string, base: string, commit: string, n
     if (size > largest.size) largest = { path: files[i].path, size };
   });
   if (total > bounds.bytes) throw refuse(`would write ${sizeOf(total)} in ${files.length} files (the largest, ${largest.path}, ${sizeOf(largest.size)})`);
+}
+
+/**
+ * The changes of `commit` when it is a child of `base` (one parent, that one: what a far side's
+ * collect makes), asked of one git: its parents and its diff against them (`diff-tree --always
+ * --format=%P`). The listing is `boundChanges`'s; undefined when `commit` is anything else (no
+ * parent, a merge, another parent, not here) — the caller then asks the long way.
+ */
+export async function childChanges(repo: string, base: string, commit: string): Promise<string | undefined> {
+  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--always', '--format=%P', commit], { cwd: repo }).catch(() => undefined);
+  if (!out) return undefined;
+  const end = out.stdout.indexOf('\0');
+  if (end < 0 || out.stdout.slice(0, end) !== base) return undefined;
+  // After the header: a newline, then the entries (nothing at all when the commit changed nothing).
+  return out.stdout.slice(end + 1).replace(/^\n/, '');
 }

@@ -6,7 +6,7 @@ import { describeError } from '../errors';
 import type { LinkCall } from '../remote/acp';
 import { git } from '../worktree/git';
 import { ingestBundle } from './bundle';
-import { boundChanges, type ChangeBounds } from './change-bounds';
+import { boundChanges, type ChangeBounds, childChanges } from './change-bounds';
 import { nodeKey, placedRef, repoKey } from './layout';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire } from './sync-wire';
 import { type PlacedWorkspace, PlacementError } from './types';
@@ -197,7 +197,15 @@ export async function collectOverLink(
   message: string,
   signal?: AbortSignal,
   /** The node's local worktree and its head: moved to the commit (`moveTo`, else `reset --hard`) beside the ref's update. */
-  local?: { path: string; head: string; moveTo?: (commit: string) => Promise<void> },
+  local?: {
+    path: string;
+    head: string;
+    /**
+     * Moves the worktree to `commit`; resolves `true` when it named `also.ref` too (in the same step).
+     * `also.checked`: every object a checkout of the commit reads was seen here (no second look needed).
+     */
+    moveTo?: (commit: string, also: { ref: string; checked: boolean }) => Promise<unknown>;
+  },
   /** What the changes may hold (CHANGE_BOUNDS). */
   bounds?: ChangeBounds,
 ): Promise<{ commit: string; moved: boolean }> {
@@ -212,18 +220,29 @@ export async function collectOverLink(
     );
   if (typeof r.data === 'string') await ingestBundle(repo, Buffer.from(r.data, 'base64'), { strict: true });
   else if (r.bundle) await ingestBundle(repo, await readBundle(req, r.bundle, signal), { strict: true });
-  // One commit on the base: a commit of another history (already here, or sent) is not the node's changes.
-  const onBase = await git(['merge-base', '--is-ancestor', ws.base, r.commit], { cwd: repo, okCodes: [1] }).catch(() => undefined);
-  if (onBase?.code !== 0)
-    throw new PlacementError(
-      'SYNC_FAILED',
-      `the far side's commit ${r.commit.slice(0, 12)} is not on the node's base ${ws.base.slice(0, 12)}; nothing was moved.`,
-    );
+  // What a far side's collect makes — one commit whose one parent is the base — is listed by one git
+  // with its parent; anything else is asked the long way (and a commit of another history refused).
+  const listed = r.commit === ws.base ? '' : await childChanges(repo, ws.base, r.commit);
+  if (listed === undefined) {
+    // One commit on the base: a commit of another history (already here, or sent) is not the node's changes.
+    const onBase = await git(['merge-base', '--is-ancestor', ws.base, r.commit], { cwd: repo, okCodes: [1] }).catch(() => undefined);
+    if (onBase?.code !== 0)
+      throw new PlacementError(
+        'SYNC_FAILED',
+        `the far side's commit ${r.commit.slice(0, 12)} is not on the node's base ${ws.base.slice(0, 12)}; nothing was moved.`,
+      );
+  }
   // What it would write here is measured before anything names it (a small bundle can hold a huge blob).
-  await boundChanges(repo, ws.base, r.commit, ws.nodeId, bounds);
-  // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it.
+  // A child of the base measured so had every object a checkout of it reads looked at (its trees listed, each new blob's header read).
+  await boundChanges(repo, ws.base, r.commit, ws.nodeId, bounds, listed);
+  // The worktree first: a commit whose objects did not all arrive fails there, and no ref names it
+  // (a `moveTo` may name it in the same step: then it says so).
   const move = !!local && local.head !== r.commit;
-  if (move) await (local!.moveTo ? local!.moveTo(r.commit) : git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path }));
-  await git(['update-ref', ref, r.commit], { cwd: repo });
+  let named = false;
+  if (move)
+    named = local!.moveTo
+      ? (await local!.moveTo(r.commit, { ref, checked: listed !== undefined })) === true
+      : (await git(['reset', '--quiet', '--hard', r.commit], { cwd: local!.path }), false);
+  if (!named) await git(['update-ref', ref, r.commit], { cwd: repo });
   return { commit: r.commit, moved: move };
 }

@@ -121,7 +121,7 @@ export function placedProvider(
       (call) =>
         collectOverLink(call, ws, local.repo, `arbor: changes of ${ws.nodeId} on ${s.name}`, undefined, {
           ...local,
-          moveTo: (commit) => moveLocal(local, commit),
+          moveTo: (commit, also) => moveLocal(local, commit, also),
         }),
       () => collectOverGit(transport, ws, local.repo),
     );
@@ -269,17 +269,22 @@ export function placedProvider(
 /**
  * The local worktree moved to the child's collected commit. One nobody has read yet (decision
  * 0093) moves by its branch alone, no file written — once every object of the commit is known
- * to be here (what `reset --hard` would have found missing); review and apply read that branch (decision 0093).
- * One with files is made whole first (a fill under way), then reset as any worktree.
+ * to be here (what `reset --hard` would have found missing; `checked`: the caller saw them all);
+ * review and apply read that branch (decision 0093). One with files is made whole first (a fill
+ * under way), then reset as any worktree. `ref` (the node's ref) is named too, in the same git
+ * transaction as the branch where the branch alone moves; resolves true when it was named.
  */
-export async function moveLocal(local: Pick<LocalWorktree, 'path' | 'head'>, commit: string): Promise<void> {
+export async function moveLocal(local: Pick<LocalWorktree, 'path' | 'head'>, commit: string, also?: { ref?: string; checked?: boolean }): Promise<boolean> {
+  const reason = "arbor: the placed child's changes";
   const byBranch = moveUnfilled(local.path, async () => {
-    await git(['rev-list', '--quiet', '--objects', '--missing=error', commit, '--not', local.head], { cwd: local.path });
-    await git(['update-ref', '-m', "arbor: the placed child's changes", 'HEAD', commit, local.head], { cwd: local.path });
+    if (!also?.checked) await git(['rev-list', '--quiet', '--objects', '--missing=error', commit, '--not', local.head], { cwd: local.path });
+    if (!also?.ref) await git(['update-ref', '-m', reason, 'HEAD', commit, local.head], { cwd: local.path });
+    else await git(['update-ref', '-m', reason, '--stdin'], { cwd: local.path, input: `update HEAD ${commit} ${local.head}\nupdate ${also.ref} ${commit}\n` });
   });
-  if (byBranch) return byBranch;
+  if (byBranch) return byBranch.then(() => !!also?.ref);
   await filled(local.path);
   await git(['reset', '--quiet', '--hard', commit], { cwd: local.path });
+  return false;
 }
 
 /** The child's local worktree as git sees it now: read from its files, else one git for its folder, its repository and its head. */

@@ -41,6 +41,8 @@ export interface GitOptions {
   okCodes?: readonly number[];
   /** Bytes of stdout kept (default 64 MiB: a file's content can come through here). */
   maxBuffer?: number;
+  /** Past `maxBuffer`, answer with `cut` set instead of failing (the caller takes another way). */
+  cutOk?: boolean;
   /** Run inside this sandbox (`confined.ts`): a git that reads the workspace's files. */
   wrap?: { file: string; args: readonly string[] };
 }
@@ -50,6 +52,8 @@ export interface GitResult {
   /** stdout as bytes (a blob's content). */
   bytes: Buffer;
   code: number;
+  /** stdout went past `maxBuffer` (only with `cutOk`): what is here is its start. */
+  cut?: boolean;
 }
 
 /** Long enough for `git add -A` over a large workspace on a loaded machine; a hung git still ends. */
@@ -87,12 +91,12 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
     );
   const bytes = out.stdout.bytes();
   const code = out.end === 'exited' && out.code !== null ? out.code : -1;
-  if (out.stdout.truncated)
+  if (out.stdout.truncated && !opts.cutOk)
     throw new WorktreeError(
       'GIT_FAILED',
       `git ${args[0]} printed ${out.stdout.total} bytes, more than Arbor reads at once; review or apply this child's changes with git itself.`,
     );
-  if (code === 0 || opts.okCodes?.includes(code)) return { stdout: bytes.toString('utf8'), bytes, code };
+  if (code === 0 || opts.okCodes?.includes(code)) return { stdout: bytes.toString('utf8'), bytes, code, ...(out.stdout.truncated ? { cut: true } : {}) };
   const said = out.stderr.toString().trim().split('\n').slice(-3).join(' ');
   const how = out.end === 'timeout' ? ` (no answer in ${GIT_TIMEOUT_MS / 1000} s)` : out.error ? ` (${out.error})` : '';
   throw new WorktreeError('GIT_FAILED', `git ${args[0]} failed${how}${said ? `: ${said}` : ` (exit ${code})`}`);

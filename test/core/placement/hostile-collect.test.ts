@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CHANGE_BOUNDS } from '../../../src/core/placement/change-bounds';
+import { bundleOfPack } from '../../../src/core/placement/bundle';
+import { CHANGE_BOUNDS, childChanges } from '../../../src/core/placement/change-bounds';
 import { collectOverLink } from '../../../src/core/placement/link-sync';
 import { collectOverGit, moveLocal } from '../../../src/core/placement/placed-provider';
 import { CHUNK_BYTES } from '../../../src/core/placement/sync-wire';
@@ -75,7 +76,8 @@ describe('placement: a hostile far side’s collect answer', function () {
       {
         path: wt.path,
         head: wt.base,
-        moveTo: (commit) => moveLocal({ path: wt.path, head: wt.base }, commit),
+        // As the placed provider moves it: the node's ref named in the branch's own step, no second look where the collect saw every object.
+        moveTo: (commit, also) => moveLocal({ path: wt.path, head: wt.base }, commit, also),
       },
       bounds,
     );
@@ -262,5 +264,59 @@ describe('placement: a hostile far side’s collect answer', function () {
     const commit = git(far, ['rev-parse', 'HEAD']);
     await assert.rejects(collect(farSide({ commit, data: bundleOf(far, commit) }), SMALL), /SYNC_FAILED: .*touch more than 50 files/);
     assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
+  });
+
+  /** A bundle holding exactly `objects` (a torn send: what the commit names may be missing from it), of `tip` on the base. */
+  const tornBundle = (far: string, tip: string, objects: string[]): string => {
+    const pack = execFileSync('git', ['pack-objects', '--stdout', '-q'], { cwd: far, input: `${objects.join('\n')}\n` });
+    return bundleOfPack(pack, wt.base, tip, 'refs/heads/out').toString('base64');
+  };
+  const treeOf = (far: string, commit: string) => git(far, ['rev-parse', `${commit}^{tree}`]);
+
+  it('a torn bundle (a blob its commit names never came) is refused: no ref names it, the worktree does not move', async () => {
+    const far = farCopy();
+    const blob = git(far, ['hash-object', '-w', '--stdin'], 'never sent\n');
+    const commit = commitOnBase(far, `100644 blob ${blob}\tlost.txt`);
+    await assert.rejects(
+      collect(farSide({ commit, data: tornBundle(far, commit, [commit, treeOf(far, commit)]) })),
+      /SYNC_FAILED: .*(did not receive expected object|does not hold)/,
+    );
+    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
+    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+  });
+
+  it('a commit on the base through one of its own whose tree never came is refused (the long way looks at every object)', async () => {
+    const far = farCopy();
+    const lostBlob = git(far, ['hash-object', '-w', '--stdin'], 'between\n');
+    const between = commitOnBase(far, `100644 blob ${lostBlob}\tbetween.txt`);
+    const commit = git(far, ['commit-tree', `${wt.base}^{tree}`, '-p', between, '-m', 'back to the base tree']);
+    // The tip and the commit between, but not the tree between names (nor its blob).
+    await assert.rejects(collect(farSide({ commit, data: tornBundle(far, commit, [commit, between]) })), /SYNC_FAILED|missing/);
+    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
+    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+  });
+
+  it('an honest collect names the node’s ref and moves the branch together; a child of the base is listed by one git with its parent', async () => {
+    const far = farCopy();
+    const blob = git(far, ['hash-object', '-w', '--stdin'], 'honest\n');
+    const commit = commitOnBase(far, `100644 blob ${blob}\tnew.txt`);
+    const r = await collect(farSide({ commit, data: bundleOf(far, commit) }));
+    assert.deepEqual(r, { commit, moved: true });
+    assert.equal(gitIn(ws, 'rev-parse', 'refs/arbor/placed/c1').trim(), commit);
+    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), commit);
+    assert.equal(gitIn(ws, 'rev-parse', 'refs/heads/arbor/c1').trim(), commit, 'the branch moved (HEAD followed as a symbolic ref)');
+    assert.ok(!fs.existsSync(path.join(wt.path, 'new.txt')), 'nothing written: the branch alone moved (decision 0093)');
+    // The listing is diff-tree's from the base, exactly; anything not a child of the base is asked the long way.
+    assert.equal(await childChanges(ws, wt.base, commit), git(ws, ['diff-tree', '-r', '-z', '--no-renames', wt.base, commit]));
+    assert.equal(await childChanges(ws, wt.base, wt.base), undefined, 'the base is no child of itself');
+    const orphan = git(ws, ['commit-tree', `${wt.base}^{tree}`, '-m', 'no parent']);
+    assert.equal(await childChanges(ws, wt.base, orphan), undefined);
+    const grandchild = git(ws, ['commit-tree', `${commit}^{tree}`, '-p', commit, '-m', 'two steps']);
+    assert.equal(await childChanges(ws, wt.base, grandchild), undefined);
+    const merge = git(ws, ['commit-tree', `${commit}^{tree}`, '-p', wt.base, '-p', orphan, '-m', 'merge']);
+    assert.equal(await childChanges(ws, wt.base, merge), undefined);
+    assert.equal(await childChanges(ws, wt.base, 'f'.repeat(40)), undefined, 'not here');
+    const empty = git(ws, ['commit-tree', `${wt.base}^{tree}`, '-p', wt.base, '-m', 'nothing']);
+    assert.equal(await childChanges(ws, wt.base, empty), '', 'a child changing nothing lists nothing');
   });
 });
