@@ -130,8 +130,9 @@ export class AcpServer {
     for (const e of read?.errors ?? []) this.opts.warn(`arbor acp: ${describeConfigError(e)}`);
     if (read) this.clientServers.given(root, read.servers);
     // The client's servers join this workspace's harness (its tools are every session's there),
-    // ready before the answer; a root opened again after a close gets back what clients gave it.
-    const servers = read ? read.servers : reopening ? this.clientServers.of(root) : [];
+    // ready before the answer; a root opened again after a close gets back all clients gave it
+    // (this request's among them), whatever opens it: a prompt to a released session, or a new one.
+    const servers = reopening ? this.clientServers.of(root) : (read?.servers ?? []);
     if (servers.length > 0) {
       harness.mcp.addServers(servers);
       await harness.mcp.whenSettled();

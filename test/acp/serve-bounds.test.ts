@@ -152,11 +152,14 @@ describe('acp: arbor acp bounds what a client keeps live', function () {
     assert.equal(peer.updates.length, from, 'an empty session replays nothing');
     w.server.enqueue({ text: 'back' });
     assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[1]!, prompt: text('hi') })).stopReason, 'end_turn');
-    // The first folder was closed; a prompt to its released session opens it again, its client's server with it.
+    // The first folder was closed; a new session there opens it again with a server of its own, and
+    // the servers clients gave it before come back with it: its released session finds its tools.
+    await peer.agent.request(acp.methods.agent.session.new, { cwd: folders[0]!, mcpServers: [{ ...everything, name: 'other' }] });
     w.server.enqueue({ text: 'still here' });
     assert.equal((await peer.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[0]!, prompt: text('tools?') })).stopReason, 'end_turn');
     const tools = (w.server.requests.at(-1)!.body as { tools?: { function: { name: string } }[] }).tools?.map((t) => t.function.name) ?? [];
     assert.ok(tools.includes('mcp__everything__echo'), `the client's server is back: ${tools.join(', ')}`);
+    assert.ok(tools.includes('mcp__other__echo'), `the new session's server too: ${tools.join(', ')}`);
     assertJsonRpcOnly(peer);
   });
 

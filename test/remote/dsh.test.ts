@@ -253,6 +253,29 @@ describe('remote: dsh-sdk (another Arbor, arbor run --json, offline)', function 
     });
   }
 
+  it('a launcher named on PATH is never taken from a folder its commands can write: a planted one never runs, not even for --version (host-program.ts)', async () => {
+    const name = `arbor-planted-${process.pid}`;
+    const x = await open({ remote: { dshSdk: settings({ command: name }) } });
+    // The workspace's bin first on PATH (direnv's PATH_add bin): a command of the workspace wrote an "arbor" there.
+    const bin = path.join(x.workspace, 'bin');
+    const ran = path.join(x.dir, 'ran');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\necho "$@" >> '${ran}'\necho arbor 0.0.0\n`, { mode: 0o755 });
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved}`;
+    try {
+      const root = await x.h.createSession();
+      const run = await x.h.subagents.start(root, 'dsh-sdk', { prompt: 'hi' });
+      const r = await run.result;
+      await run.dispose();
+      assert.equal(r.stopReason, 'error');
+      assert.match(r.error ?? '', /REMOTE_NOT_FOUND: Arbor \(dsh-sdk\) was not found: "arbor-planted-/);
+    } finally {
+      process.env.PATH = saved;
+    }
+    assert.equal(fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : 'never ran', 'never ran');
+  });
+
   it('arbor run delegates to another Arbor named in --config; a bad baseUrl is a usage error', async () => {
     const cfg = path.join(t.dir, 'config.json');
     fs.writeFileSync(cfg, JSON.stringify({ remote: { dshSdk: { command: ARBOR_JS, model: CHILD_MODEL } } }));

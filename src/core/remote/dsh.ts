@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SANDBOX_MODES } from '../policy/sandbox';
-import { programEnv } from './process';
+import { programEnv, resolveCommand } from './process';
 import { type Json, type LineHandlers, num, record, runProgram, type StreamState, str } from './run';
 import { type ProgramSettings, stopTiming } from './settings';
 import type { RemoteDriver, RemoteSink } from './types';
@@ -38,7 +38,7 @@ export function dshDriver(settings: ProgramSettings, secrets: () => readonly str
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     supports: (mode) => SANDBOX_MODES.includes(mode),
     async runTurn(ctx, sink) {
-      const launch = launcher(settings.command);
+      const launch = launcher(settings.command, settings.env?.PATH);
       if (!launch)
         return {
           stopReason: 'error',
@@ -116,14 +116,16 @@ interface Launch {
 }
 
 /** A `.js` launcher runs under this Node (or VS Code's, as Node); anything else is an executable. */
-function launcher(command: string): Launch | undefined {
+function launcher(command: string, pathVar = process.env.PATH ?? ''): Launch | undefined {
   if (command.endsWith('.js')) {
     const script = path.resolve(command);
     if (!fs.existsSync(script) || !fs.statSync(script).isFile()) return undefined;
     return { exe: process.execPath, pre: [script], electron: Boolean(process.versions.electron) };
   }
-  // runProgram resolves a bare name on PATH and reports it missing.
-  return { exe: command, pre: [], electron: false };
+  // A name is looked up outside the folders a confined command could write (`host-program.ts`): its
+  // `--version` runs before the turn, unconfined, and a name left to execFile would take PATH's first.
+  const exe = resolveCommand(command, pathVar);
+  return exe ? { exe, pre: [], electron: false } : undefined;
 }
 
 const versions = new Map<string, Promise<string | undefined>>();

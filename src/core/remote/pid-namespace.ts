@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import { HOST_PROGRAM_RULE, hostProgram } from '../process/host-program';
 import { readStat } from '../process/proc-stat';
 
 /**
@@ -42,15 +43,20 @@ const PROBE_TIMEOUT_MS = 10_000;
 const cache = new Map<string, Promise<PidNamespace>>();
 
 /**
- * Whether programs can get their own PID namespace here: probed once per bwrap path by running
+ * Whether programs can get their own PID namespace here: probed once per bwrap file by running
  * `true` exactly as a program would be run. Unavailable (no bwrap, a kernel or container that
  * forbids namespaces), programs run in a process group only.
  */
 export function pidNamespace(bwrap: string = bwrapCommand()): Promise<PidNamespace> {
-  let p = cache.get(bwrap);
+  // A name is looked up at each call outside the folders a confined command could write (`host-program.ts`):
+  // bwrap runs unconfined, and a call made before a harness guarded its workspace must not pin what it found then.
+  const exe = hostProgram(bwrap);
+  if (!exe)
+    return Promise.resolve({ available: false, reason: `bubblewrap (${bwrap}) is not installed${bwrap.includes('/') ? '' : ` (${HOST_PROGRAM_RULE})`}` });
+  let p = cache.get(exe);
   if (!p) {
-    p = probe(bwrap);
-    cache.set(bwrap, p);
+    p = probe(exe);
+    cache.set(exe, p);
   }
   return p;
 }

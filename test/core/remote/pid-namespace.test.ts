@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import nodeFs, * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { guardFolders } from '../../../src/core/process/host-program';
 import { bootId, readStat } from '../../../src/core/process/proc-stat';
 import { namespaceEnded, namespaceInit, namespaceSpec, pidNamespace } from '../../../src/core/remote/pid-namespace';
 import { RemoteProcess } from '../../../src/core/remote/process';
@@ -122,5 +123,29 @@ describe('remote: a program in its own PID namespace', function () {
       delete process.env.ARBOR_BWRAP;
     }
     assert.deepEqual(await namespaceSpec(), { bwrap });
+  });
+
+  it('a bwrap named on PATH is never one a command could write: a planted one in a guarded folder never runs (host-program.ts)', async () => {
+    // A workspace whose bin is first on PATH (direnv's PATH_add bin): a command wrote a "bwrap" there.
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    const name = `bwrap-planted-${token}`;
+    const ran = path.join(dir, 'ran');
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\ntouch '${ran}'\nexit 0\n`, { mode: 0o755 });
+    guardFolders([dir]);
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved}`;
+    let ns: Awaited<ReturnType<typeof pidNamespace>>;
+    try {
+      ns = await pidNamespace(name);
+    } finally {
+      process.env.PATH = saved;
+    }
+    assert.equal(fs.existsSync(ran), false, 'the planted program never ran');
+    assert.equal(ns.available, false);
+    assert.match(ns.available ? '' : ns.reason, new RegExp(`bubblewrap \\(${name}\\) is not installed \\(Arbor looks for the programs`));
+    // Found outside the guarded folders, the name leads to that file, and programs are started through it.
+    const real = await pidNamespace('bwrap');
+    assert.ok(real.available && path.isAbsolute(real.bwrap), 'a name found on PATH is started by its path');
   });
 });

@@ -10,9 +10,10 @@ import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { guardFolders } from '../../../src/core/process/host-program';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
-import { resolveProgram } from '../../../src/core/tools/sandbox/detect';
+import { resolveProgram, sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
 import { call, makeWorkspace, skipWithoutSandbox, type Workspace } from './fixture';
@@ -84,6 +85,25 @@ describe('the sandbox’s own programs, where commands can write (decision 0005,
     fs.rmSync(path.join(ws.outside, 'escaped'), { force: true });
     await call(tool, { command: 'echo again' }, ws.ctx());
     assert.equal(fs.existsSync(path.join(ws.outside, 'escaped')), false, 'a command was started with the workspace’s bwrap');
+  });
+
+  it('a bwrap found only in a folder a harness guards is not installed: the probe never leaves the name to the spawn, whose own lookup would run it', async () => {
+    fs.mkdirSync(ws.at('bin'));
+    const real = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim();
+    const name = `bwrap-guarded-${path.basename(ws.base)}`;
+    const escaped = path.join(ws.outside, 'escaped');
+    fs.writeFileSync(ws.at(`bin/${name}`), `#!/bin/sh\necho unconfined >> ${escaped}\nexec ${real} "$@"\n`, { mode: 0o755 });
+    guardFolders([ws.root]);
+    process.env.PATH = `${ws.at('bin')}:${PATH}`;
+    const st = await sandboxStatus(name);
+    assert.equal(st.available, false);
+    assert.match(
+      st.available ? '' : st.reason,
+      /is not installed \(Arbor looks for the programs it runs itself in PATH's absolute folders outside the workspace/,
+    );
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ bwrapPath: name, residents: false }) });
+    await call(tool, { command: 'echo ran' }, ws.ctx());
+    assert.equal(fs.existsSync(escaped), false, 'the host ran the bwrap of a guarded folder');
   });
 
   it('an arbor-zygote inside a workspace folder (Arbor on its own checkout) is not run: commands get a bubblewrap each', async function () {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Writable } from 'node:stream';
-import { hostProgram } from '../../process/host-program';
+import { HOST_PROGRAM_RULE, hostProgram } from '../../process/host-program';
 import { bwrapArgs } from './bwrap-args';
 import { SECCOMP_ARCHES, unixSocketFilter } from './seccomp';
 
@@ -40,16 +40,25 @@ const PROBE_TIMEOUT_MS = 10_000;
 const cache = new Map<string, Promise<SandboxStatus>>();
 
 /**
- * The sandbox status for `bwrap` (a path or a name on PATH); the first call probes, later ones
- * reuse it. Its `bwrap` is the real path the name led to then, and every sandbox starts that one:
+ * The sandbox status for `bwrap` (a path or a name on PATH); the first call for the file it leads
+ * to probes, later ones reuse it. Its `bwrap` is that file's real path, and every sandbox starts that one:
  * a name looked up at each start would run whatever a command put first on PATH (a folder of the
  * workspace there: an activated `.venv/bin`, direnv's `PATH_add bin`), unconfined, on the host.
  */
 export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxStatus> {
-  let status = cache.get(bwrap);
+  // The name is looked up again at each call (`hostProgram` keeps its answer until a folder is
+  // guarded): a call made before a harness guarded its workspace (a second workspace of `arbor acp`)
+  // does not pin what it found then. A name found nowhere is not installed: it is never handed to
+  // the spawn, whose own PATH lookup would take the first on PATH, a guarded folder's included.
+  const file = resolveProgram(bwrap);
+  const key = `${bwrap}\0${file}`;
+  let status = cache.get(key);
   if (!status) {
-    status = probe(resolveProgram(bwrap)).then((st) => (st.available && st.bwrap !== bwrap ? { ...st, name: bwrap } : st));
-    cache.set(bwrap, status);
+    status =
+      file.includes('/') || process.platform !== 'linux'
+        ? probe(file).then((st) => (st.available && st.bwrap !== bwrap ? { ...st, name: bwrap } : st))
+        : Promise.resolve({ available: false, reason: `bubblewrap (${bwrap}) is not installed (${HOST_PROGRAM_RULE})`, remedy: INSTALL });
+    cache.set(key, status);
   }
   return status;
 }
@@ -58,7 +67,7 @@ export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxSta
  * `program`'s real path: a name is looked up in PATH's absolute folders only (`hostProgram`), none at or
  * below the current folder (an empty or relative entry is the current folder; a CLI's is the
  * workspace, so a command could have put its own there before this process started). A path is
- * resolved from here. The name as given when nothing is found (the probe says it is not installed).
+ * resolved from here. The name as given when nothing is found (`sandboxStatus` then says it is not installed, running nothing).
  */
 export function resolveProgram(program: string, envPath = process.env.PATH ?? '', cwd = process.cwd()): string {
   const found = hostProgram(program, envPath, cwd);
