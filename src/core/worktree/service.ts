@@ -4,7 +4,6 @@ import { SessionWriter } from '../agent/session-writer';
 import type { EventDraft, SessionEvent, WorktreeEvent, WorktreeState } from '../session/events';
 import { descriptorOf, worktreeOf } from '../session/folds';
 import type { Store } from '../store/store';
-import { protectedNameReason } from '../tools/protected-names';
 import { DEFAULT_BWRAP } from '../tools/sandbox/detect';
 import { type RecoveredApply, recoverApplies, writeApplyIntent } from './apply-intent';
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
@@ -14,6 +13,7 @@ import { WorktreeError } from './git';
 import { type MergeConflict, mergeIntoWorkingTree, type TreeChange } from './merge';
 import { branchOf, worktreesDirOf } from './names';
 import { findOrphans, type Orphan } from './orphans';
+import { placedGuard } from './placed-guard';
 import { RepoStateCache } from './repo-state';
 import { snapshot } from './snapshot';
 
@@ -383,24 +383,4 @@ export class WorktreeService {
     if (agent && !agent.isDisposed) await agent.append(draft);
     else await new SessionWriter(await this.deps.store.inspect(id), this.deps.store).append(draft);
   }
-}
-
-/**
- * A placed child's change to a protected path (decision 0060, amended in s49): its writes there
- * were approved, if at all, on the far side, which a compromised machine skips; here they would
- * configure the editor, git or Arbor (a task VS Code runs on opening the folder). Held until the
- * user applies again saying so.
- */
-function placedGuard(rel: string): MergeConflict | undefined {
-  const reason = rel
-    .split('/')
-    .map((part) => protectedNameReason(part))
-    .find(Boolean);
-  return reason
-    ? {
-        path: rel,
-        message: `${rel} is a protected path (${reason}), and it came from another machine, where no one here approved it: review it, then apply again saying so (the panel asks; \`arbor worktree apply ID --allow-protected\`)`,
-        protected: true,
-      }
-    : undefined;
 }
