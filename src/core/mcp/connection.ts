@@ -12,7 +12,7 @@ import {
   ToolSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { HOST_PROGRAM_RULE, hostProgram } from '../process/host-program';
+import { HOST_PROGRAM_RULE, hostLaunch, hostProgram } from '../process/host-program';
 import { type LiveGroup, trackGroup, untrackGroup } from '../process/live-groups';
 import { descendantPids } from '../process/proc-stat';
 import { boundedFetch } from './bounded-fetch';
@@ -84,8 +84,7 @@ export class McpConnection {
     const transport: Transport =
       t.kind === 'stdio'
         ? new StdioClientTransport({
-            command: stdioCommand(t.command, env.PATH),
-            args: t.args,
+            ...stdioLaunch(t.command, t.args, env.PATH),
             env,
             stderr: 'pipe',
             maxBufferSize: MAX_MESSAGE_BYTES,
@@ -313,14 +312,20 @@ function killQuietly(pid: number): void {
 }
 
 /**
- * A stdio server's program: a name is looked up outside the folders a confined command could
- * write (`host-program.ts`; the server runs unconfined, in the workspace). Not found there, the
- * start fails saying so.
+ * A stdio server's program and arguments: a name is looked up outside the folders a confined
+ * command could write, and a `#!/usr/bin/env NAME` script's NAME too (`host-program.ts`, decision
+ * 0109; the server runs unconfined, in the workspace). Not found there, the start fails saying so.
  */
-function stdioCommand(command: string, pathVar: string | undefined): string {
+function stdioLaunch(command: string, args: readonly string[], pathVar: string | undefined): { command: string; args: string[] } {
   // A path is the user's own choice of file (relative ones from the server's folder, as before).
-  if (command.includes('/')) return command;
+  if (command.includes('/')) return { command, args: [...args] };
   const found = hostProgram(command, pathVar ?? '');
-  if (found) return found;
-  throw new Error(`the command "${command}" was not found on PATH. ${HOST_PROGRAM_RULE}; install it, or give its full path in the server's "command".`);
+  if (!found)
+    throw new Error(`the command "${command}" was not found on PATH. ${HOST_PROGRAM_RULE}; install it, or give its full path in the server's "command".`);
+  const launch = hostLaunch(found, args, pathVar ?? '');
+  if (!launch)
+    throw new Error(
+      `the command "${command}" (${found}) names its interpreter through \`env\`, and that was not found on PATH. ${HOST_PROGRAM_RULE}; install it, or give the server's full command.`,
+    );
+  return { command: launch.file, args: launch.args };
 }

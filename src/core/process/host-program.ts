@@ -113,3 +113,41 @@ function isAtOrBelow(p: string, dir: string): boolean {
   const rel = path.relative(dir, p);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
+
+/**
+ * How to start `file` (a program found outside the guarded folders) so that nothing of it is
+ * looked up on PATH: a script whose first line is `#!/usr/bin/env NAME [args]` (`claude`, `codex`,
+ * `npx`: `#!/usr/bin/env node`) would have `env` find NAME first on PATH, a guarded folder's
+ * too — so NAME is looked up here (`hostProgram`) and started with the script as its argument.
+ * Any other file starts as it is (the kernel reads an absolute `#!` itself). Undefined when NAME
+ * is found nowhere outside the guarded folders, or the `env` line uses options this cannot
+ * follow (the caller says the program cannot start).
+ */
+export function hostLaunch(file: string, args: readonly string[], pathVar: string = process.env.PATH ?? ''): { file: string; args: string[] } | undefined {
+  const line = firstLine(file);
+  const m = line === undefined ? null : /^#!\s*(\S+)(?:\s+(.*))?$/.exec(line);
+  if (!m || path.basename(m[1]) !== 'env') return { file, args: [...args] };
+  let words = (m[2] ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words[0] === '-S') words = words.slice(1);
+  const name = words[0];
+  if (!name || name.startsWith('-') || name.includes('=')) return undefined;
+  const interpreter = hostProgram(name, pathVar);
+  return interpreter ? { file: interpreter, args: [...words.slice(1), file, ...args] } : undefined;
+}
+
+/** The first line of a file (up to 256 bytes), or undefined when it cannot be read. */
+function firstLine(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(256);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString('utf8');
+    const end = text.indexOf('\n');
+    return end < 0 ? text : text.slice(0, end);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/group';
-import { hostProgram } from '../process/host-program';
+import { hostLaunch, hostProgram } from '../process/host-program';
 import { trackGroup, untrackGroup } from '../process/live-groups';
 import { type GroupIdentity, groupIdentity, liveMembers } from '../process/proc-stat';
 import { type NamespaceInit, namespaceArgs, namespaceEnded, namespaceInit } from './pid-namespace';
@@ -100,7 +100,9 @@ export function programEnv(
  * command could write: `host-program.ts`), or undefined when there is none.
  */
 export function resolveCommand(command: string, pathVar = process.env.PATH ?? ''): string | undefined {
-  return hostProgram(command, pathVar);
+  const found = hostProgram(command, pathVar);
+  // A `#!/usr/bin/env NAME` program whose NAME is found nowhere outside those folders cannot start either (`hostLaunch`).
+  return found && hostLaunch(found, [], pathVar) ? found : undefined;
 }
 
 export class RemoteProcess {
@@ -130,7 +132,10 @@ export class RemoteProcess {
   constructor(readonly spec: ProcessSpec) {
     // Its own process group (detached): a stop reaches everything it started. In its own PID
     // namespace too where bwrap works: the pid held is then bwrap's, which leads the group.
-    const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(), spec.command, ...spec.args]] : [spec.command, spec.args];
+    // A `#!/usr/bin/env node` program's interpreter is looked up here, outside the folders a confined command could write (decision 0109).
+    const launch = hostLaunch(spec.command, spec.args, spec.env.PATH);
+    const [cmd, cmdArgs] = launch ? [launch.file, launch.args] : [spec.command, [...spec.args]];
+    const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(), cmd, ...cmdArgs]] : [cmd, cmdArgs];
     this.child = spawn(file, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
     this.group = this.child.pid ? groupIdentity(this.child.pid) : undefined;
     if (this.child.pid) trackGroup(this);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { guardFolders, hostPath, hostProgram } from '../../../src/core/process/host-program';
-import { harnessPerTest } from '../../support/harness';
+import { guardFolders, hostLaunch, hostPath, hostProgram } from '../../../src/core/process/host-program';
+import { harnessPerTest, until } from '../../support/harness';
 import { checkpointsOf, run } from '../checkpoint/fixture';
 
 // Attack: the user's PATH names a folder of the workspace (an activated `.venv/bin`, direnv's
@@ -78,5 +78,33 @@ describe('programs Arbor runs by name are never taken from a folder its commands
     assert.equal(st?.phase, 'failed', JSON.stringify(st));
     assert.match(st?.why ?? '', /not found on PATH.*outside the workspace/);
     assert.equal(fs.existsSync(marker), false, 'the planted program ran');
+  });
+
+  it('attack: a `node` planted in a workspace folder on PATH is never the interpreter of a `#!/usr/bin/env node` program Arbor starts (an MCP server, a remote agent)', async () => {
+    const ws = fs.realpathSync(w.t.workspace);
+    const dir = fs.realpathSync(w.t.dir);
+    const [planted, ran] = [path.join(dir, 'planted-ran'), path.join(dir, 'real-ran')];
+    fs.mkdirSync(path.join(ws, '.venv/bin'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.venv/bin/node'), `#!/bin/sh\ntouch ${planted}\nexec ${process.execPath} "$@"\n`, { mode: 0o755 });
+    fs.mkdirSync(path.join(dir, 'tools'));
+    const name = `agent-${path.basename(dir)}`;
+    fs.writeFileSync(
+      path.join(dir, 'tools', name),
+      `#!/usr/bin/env node\nrequire('node:fs').writeFileSync(${JSON.stringify(ran)}, process.argv.slice(2).join(' '));\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    fs.symlinkSync(process.execPath, path.join(dir, 'tools', 'node'));
+    process.env.PATH = `${path.join(ws, '.venv/bin')}:${path.join(dir, 'tools')}:${PATH}`;
+    const launch = hostLaunch(path.join(dir, 'tools', name), ['a', 'b']);
+    assert.deepEqual(launch, { file: path.join(dir, 'tools', 'node'), args: [path.join(dir, 'tools', name), 'a', 'b'] });
+    w.t.h.mcp.addServers([{ name: 'scripted', source: 'user', transport: { kind: 'stdio', command: name, args: ['x'], env: {} } }]);
+    await w.t.h.mcp.whenSettled();
+    await until(() => fs.existsSync(ran), 10_000);
+    assert.equal(fs.readFileSync(ran, 'utf8'), 'x', 'the program ran with its arguments');
+    assert.equal(fs.existsSync(planted), false, 'the planted node ran on the host');
+    // Its interpreter found only in the guarded folder: it does not start, and says so.
+    assert.equal(hostLaunch(path.join(dir, 'tools', name), [], `${path.join(ws, '.venv/bin')}:/nonexistent`), undefined);
   });
 });
