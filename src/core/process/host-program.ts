@@ -16,7 +16,12 @@ import * as path from 'node:path';
 
 const guarded = new Set<string>();
 let version = 0;
-const found = new Map<string, string | undefined>();
+/** What a lookup found: the program as PATH spells it, and its real file (links followed). */
+interface Found {
+  file: string;
+  real: string;
+}
+const found = new Map<string, Found | undefined>();
 const paths = new Map<string, string>();
 
 /** Folders a harness's commands may write (real paths): no program Arbor runs by name is taken from inside them. */
@@ -42,18 +47,28 @@ export function insideGuarded(p: string): boolean {
  * when it is an executable file.
  */
 export function hostProgram(name: string, pathVar: string = process.env.PATH ?? '', below?: string): string | undefined {
+  return lookup(name, pathVar, below)?.file;
+}
+
+/** As `hostProgram`, the program's real file (links followed): what a caller that starts it again and again keeps (bubblewrap). */
+export function hostProgramReal(name: string, pathVar: string = process.env.PATH ?? '', below?: string): string | undefined {
+  return lookup(name, pathVar, below)?.real;
+}
+
+function lookup(name: string, pathVar: string, below: string | undefined): Found | undefined {
   if (name.includes('/')) {
     const file = path.resolve(name);
-    return executable(file) ? file : undefined;
+    const real = executable(file);
+    return real ? { file, real } : undefined;
   }
   const key = `${version}\0${below ?? ''}\0${pathVar}\0${name}`;
   if (found.has(key)) return found.get(key);
-  let hit: string | undefined;
+  let hit: Found | undefined;
   for (const dir of hostPathDirs(pathVar, below)) {
     const file = path.join(dir, name);
     const real = executable(file);
     if (real && !insideGuarded(real)) {
-      hit = file;
+      hit = { file, real };
       break;
     }
   }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { HOST_PROGRAM_RULE, hostProgram } from '../process/host-program';
+import { HOST_PROGRAM_RULE } from '../process/host-program';
 import { readStat } from '../process/proc-stat';
+import { resolveProgram } from '../tools/sandbox/detect';
 
 /**
  * A remote program's own PID namespace (decision 0036), made by bubblewrap: the program is the
@@ -48,10 +49,11 @@ const cache = new Map<string, Promise<PidNamespace>>();
  * forbids namespaces), programs run in a process group only.
  */
 export function pidNamespace(bwrap: string = bwrapCommand()): Promise<PidNamespace> {
-  // A name is looked up at each call outside the folders a confined command could write (`host-program.ts`):
-  // bwrap runs unconfined, and a call made before a harness guarded its workspace must not pin what it found then.
-  const exe = hostProgram(bwrap);
-  if (!exe)
+  // Found as Arbor's own commands find it (`resolveProgram`: outside the folders a confined command could
+  // write, none below the current folder), at each call: bwrap runs unconfined, and a call made before a
+  // harness guarded its workspace must not pin what it found then.
+  const exe = resolveProgram(bwrap);
+  if (!exe.includes('/'))
     return Promise.resolve({ available: false, reason: `bubblewrap (${bwrap}) is not installed${bwrap.includes('/') ? '' : ` (${HOST_PROGRAM_RULE})`}` });
   let p = cache.get(exe);
   if (!p) {

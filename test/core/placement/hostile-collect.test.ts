@@ -14,10 +14,9 @@ import { CHUNK_BYTES } from '../../../src/core/placement/sync-wire';
 import type { PlacementTransport } from '../../../src/core/placement/types';
 import type { LinkCall } from '../../../src/core/remote/acp';
 import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
-import { createWorktree } from '../../../src/core/worktree/checkout';
 import { mergeIntoWorkingTree } from '../../../src/core/worktree/merge';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
-import { gitIn } from '../worktree/fixture';
+import { gitIn, worktreeIn } from '../worktree/fixture';
 
 const git = (cwd: string, args: string[], input?: string) =>
   execFileSync('git', args, {
@@ -51,21 +50,17 @@ describe('placement: a hostile far side’s collect answer', function () {
     fs.writeFileSync(path.join(ws, 'a.txt'), 'one\n');
     gitIn(ws, 'add', '-A');
     gitIn(ws, 'commit', '-qm', 'first');
-    const place = await createWorktree({
-      bwrap: DEFAULT_BWRAP,
-      parentRoot: ws,
-      dir: path.join(dir, 'worktrees', 'c1'),
-      branch: 'arbor/c1',
-      excludes: [path.join(dir, 'worktrees')],
-      note: 'c1',
-      filesLater: true,
-      repos: new RepoStateCache(),
-    });
+    const place = await worktreeIn(ws, path.join(dir, 'worktrees'), 'c1', { filesLater: true, repos: new RepoStateCache() });
     assert.deepEqual(fs.readdirSync(place.path), ['.git'], 'made without its files, as a placed child’s (decision 0093)');
     wt = { path: place.path, base: place.base };
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  /** A refused answer: no ref names its commit here, and the worktree did not move. */
+  const refusedLeavesNothing = () => {
+    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
+    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+  };
   const collect = (call: LinkCall, bounds = CHANGE_BOUNDS) =>
     collectOverLink(
       call,
@@ -113,8 +108,7 @@ describe('placement: a hostile far side’s collect answer', function () {
   it('a commit that is not on the base (one with no parent, already here) is refused; no ref names it', async () => {
     const orphan = git(ws, ['commit-tree', `${wt.base}^{tree}`, '-m', 'not on the base']);
     await assert.rejects(collect(farSide({ commit: orphan })), /SYNC_FAILED: .*not .*on .*base/);
-    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'));
-    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    refusedLeavesNothing();
   });
 
   /** A commit on the base whose tree also holds `entry` (a line of `git mktree`), made in a far copy. */
@@ -136,8 +130,7 @@ describe('placement: a hostile far side’s collect answer', function () {
     const far = farCopy();
     const evil = hookCommit(far);
     await assert.rejects(collect(farSide({ commit: evil, data: bundleOf(far, evil) })), /SYNC_FAILED/);
-    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
-    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    refusedLeavesNothing();
   });
 
   it('apply never writes under .git, whatever commit it is given (git’s own checkout refuses such a path too)', async () => {
@@ -229,8 +222,7 @@ describe('placement: a hostile far side’s collect answer', function () {
       collect(farSide({ commit: bomb, data }), SMALL),
       /SYNC_FAILED: the changes of c1 that came back would write 9\.0 MiB in 1 files \(the largest, zeros\.bin/,
     );
-    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
-    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    refusedLeavesNothing();
     assert.ok(!fs.existsSync(path.join(wt.path, 'zeros.bin')), 'nothing was written');
   });
 
@@ -281,8 +273,7 @@ describe('placement: a hostile far side’s collect answer', function () {
       collect(farSide({ commit, data: tornBundle(far, commit, [commit, treeOf(far, commit)]) })),
       /SYNC_FAILED: .*(did not receive expected object|does not hold)/,
     );
-    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
-    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    refusedLeavesNothing();
   });
 
   it('a commit on the base through one of its own whose tree never came is refused (the long way looks at every object)', async () => {
@@ -292,8 +283,7 @@ describe('placement: a hostile far side’s collect answer', function () {
     const commit = git(far, ['commit-tree', `${wt.base}^{tree}`, '-p', between, '-m', 'back to the base tree']);
     // The tip and the commit between, but not the tree between names (nor its blob).
     await assert.rejects(collect(farSide({ commit, data: tornBundle(far, commit, [commit, between]) })), /SYNC_FAILED|missing/);
-    assert.throws(() => gitIn(ws, 'rev-parse', '--verify', '--quiet', 'refs/arbor/placed/c1'), 'no ref names it');
-    assert.equal(gitIn(wt.path, 'rev-parse', 'HEAD').trim(), wt.base, 'the worktree did not move');
+    refusedLeavesNothing();
   });
 
   it('an honest collect names the node’s ref and moves the branch together; a child of the base is listed by one git with its parent', async () => {

@@ -3,11 +3,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
-import { createWorktree } from '../../../src/core/worktree/checkout';
 import { looseCommitTree } from '../../../src/core/worktree/objects';
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
-import { gitIn, initRepo, repoFoldersPerTest } from './fixture';
+import { gitIn, initRepo, repoFoldersPerTest, worktreeIn } from './fixture';
 
 describe('worktree base: at HEAD when the parent has nothing uncommitted', () => {
   let ws: string;
@@ -16,8 +14,7 @@ describe('worktree base: at HEAD when the parent has nothing uncommitted', () =>
   beforeEach(() => initRepo(ws));
 
   const repos = new RepoStateCache();
-  const create = (name: string) =>
-    createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: ws, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, repos });
+  const create = (name: string) => worktreeIn(ws, wts, name, { repos });
   const head = () => gitIn(ws, 'rev-parse', 'HEAD').trim();
 
   it('is HEAD for a clean parent, and its own commit on HEAD once the parent changes a file or adds one', async () => {

@@ -7,11 +7,10 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { moveLocal } from '../../../src/core/placement/placed-provider';
-import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
-import { createWorktree, removeWorktree } from '../../../src/core/worktree/checkout';
+import { removeWorktree } from '../../../src/core/worktree/checkout';
 import { filled, markUnfilled, moveUnfilled, unfilledMark } from '../../../src/core/worktree/filling';
 import { linkedWorktreeAt, RepoStateCache } from '../../../src/core/worktree/repo-state';
-import { gitIn } from './fixture';
+import { gitIn, worktreeIn } from './fixture';
 
 describe('worktree files written later (a placed child’s local worktree)', () => {
   let dir: string;
@@ -35,17 +34,7 @@ describe('worktree files written later (a placed child’s local worktree)', () 
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const repos = new RepoStateCache();
-  const create = (name: string, filesLater: boolean) =>
-    createWorktree({
-      bwrap: DEFAULT_BWRAP,
-      parentRoot: ws,
-      dir: path.join(wts, name),
-      branch: `arbor/${name}`,
-      excludes: [wts],
-      note: name,
-      repos,
-      ...(filesLater ? { filesLater } : {}),
-    });
+  const create = (name: string, filesLater: boolean) => worktreeIn(ws, wts, name, { repos, ...(filesLater ? { filesLater } : {}) });
 
   /** What a worktree holds: every tracked path with its content, and whether git sees it clean. */
   const contents = (wt: string) => {

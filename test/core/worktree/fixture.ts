@@ -3,6 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
 import type { SessionEvent, WorktreeEvent } from '../../../src/core/session/events';
+import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
+import { createWorktree, type WorktreePlace } from '../../../src/core/worktree/checkout';
+import type { RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { eventsOf, ofType, subagentWorld, type WorldParts, withWorldParts } from '../subagent/helpers';
 
 // A real git repository as the workspace, with the store where the CLI keeps it
@@ -100,3 +103,8 @@ export function repoFoldersPerTest(prefix: string, take: (f: RepoFolders) => voi
 }
 
 export const read = (p: string): string => fs.readFileSync(p, 'utf8');
+
+/** A worktree `name` of the checkout `ws` in the worktrees folder `wts` (left out of its base), on branch `arbor/<name>`, as the service makes one. */
+export function worktreeIn(ws: string, wts: string, name: string, opts: { repos?: RepoStateCache; filesLater?: boolean } = {}): Promise<WorktreePlace> {
+  return createWorktree({ bwrap: DEFAULT_BWRAP, parentRoot: ws, dir: path.join(wts, name), branch: `arbor/${name}`, excludes: [wts], note: name, ...opts });
+}

@@ -13,7 +13,7 @@ import { createWorktree, removeWorktree } from '../../../src/core/worktree/check
 import { RepoStateCache } from '../../../src/core/worktree/repo-state';
 import { snapshot } from '../../../src/core/worktree/snapshot';
 import { type WalkMemo, workTreeOf } from '../../../src/core/worktree/work-tree';
-import { gitIn, initRepo, repoFoldersPerTest } from './fixture';
+import { gitIn, initRepo, repoFoldersPerTest, worktreeIn } from './fixture';
 
 /**
  * git's tree of `ws`'s files with the user's index as the tracked set but none of its stat data
@@ -341,15 +341,7 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     const before = { status: gitIn(ws, 'status', '--porcelain'), index: fs.readFileSync(path.join(ws, '.git', 'index')) };
     const repos = new RepoStateCache();
     for (const name of ['one', 'two']) {
-      const place = await createWorktree({
-        bwrap: DEFAULT_BWRAP,
-        parentRoot: ws,
-        dir: path.join(wts, name),
-        branch: `arbor/${name}`,
-        excludes: [wts],
-        note: name,
-        repos,
-      });
+      const place = await worktreeIn(ws, wts, name, { repos });
       assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
       assert.equal(gitIn(place.path, 'status', '--porcelain', '--ignored'), '');
       assert.equal(gitIn(place.path, 'branch', '--show-current').trim(), `arbor/${name}`);

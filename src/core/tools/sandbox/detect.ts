@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Writable } from 'node:stream';
-import { HOST_PROGRAM_RULE, hostProgram } from '../../process/host-program';
+import { HOST_PROGRAM_RULE, hostProgramReal } from '../../process/host-program';
 import { bwrapArgs } from './bwrap-args';
 import { SECCOMP_ARCHES, unixSocketFilter } from './seccomp';
 
@@ -70,8 +69,7 @@ export function sandboxStatus(bwrap: string = DEFAULT_BWRAP): Promise<SandboxSta
  * resolved from here. The name as given when nothing is found (`sandboxStatus` then says it is not installed, running nothing).
  */
 export function resolveProgram(program: string, envPath = process.env.PATH ?? '', cwd = process.cwd()): string {
-  const found = hostProgram(program, envPath, cwd);
-  return found ? fs.realpathSync(found) : program;
+  return hostProgramReal(program, envPath, cwd) ?? program;
 }
 
 async function probe(bwrap: string): Promise<SandboxStatus> {
