@@ -122,7 +122,7 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
   if (!tree) return undefined;
   // A parent with nothing uncommitted starts its child at HEAD itself: a second commit of the same tree says nothing, and a placed child's far side already holds HEAD.
   const base =
-    looseCommitTree(facts.objects, facts.head) === tree
+    (await treeOfHead(repo, facts.head, facts)) === tree
       ? facts.head
       : writeObjectSync(facts.objects, 'commit', Buffer.from(commitBody(tree, facts.head, `arbor: base of ${req.note}`), 'utf8'));
   const later = req.filesLater ? ['--no-checkout'] : [];
@@ -135,6 +135,20 @@ async function inProcessBase(req: CreateRequest, facts: RepoState, lock: RepoLoc
   }
   // (Its files, what `worktree add` would have checked out, are written only when asked for: decision 0093.)
   return placeOf(req, repo, base);
+}
+
+/**
+ * HEAD's tree: from its loose object, else (HEAD packed: after a gc, or in the pack of a
+ * repository it borrows from) asked of git once per HEAD and kept in the checkout's memo.
+ */
+async function treeOfHead(repo: string, head: string, facts: RepoState): Promise<string | undefined> {
+  const loose = looseCommitTree(facts.objects, head);
+  if (loose) return loose;
+  if (facts.memo.headTree?.head === head) return facts.memo.headTree.tree;
+  const r = await git(['rev-parse', '--verify', '--quiet', `${head}^{tree}`], { cwd: repo, okCodes: [1] });
+  const tree = r.code === 0 ? r.stdout.trim() : undefined;
+  if (tree) facts.memo.headTree = { head, tree };
+  return tree;
 }
 
 /**

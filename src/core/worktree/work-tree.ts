@@ -123,6 +123,8 @@ interface Tracked {
 export interface WalkMemo {
   listings: Map<string, KeptListing>;
   index?: KeptIndex;
+  /** A packed HEAD's tree, as git said it (`checkout.ts`): a loose one is read each time. */
+  headTree?: { head: string; tree: string };
 }
 
 /** A listing is trusted (kept for the next walk) when its folder's ctime is older than this at the walk's start (decision 0066's slack). */

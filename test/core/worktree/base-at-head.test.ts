@@ -33,7 +33,7 @@ describe('worktree base: at HEAD when the parent has nothing uncommitted', () =>
     assert.equal(fs.readFileSync(path.join(added.path, 'untracked.txt'), 'utf8'), 'new\n');
   });
 
-  it('reads a loose commit’s tree as git does, and nothing from a packed, absent or mismatched one', async () => {
+  it('reads a loose commit’s tree as git does, and nothing from a packed, absent or mismatched one (git says a packed HEAD’s)', async () => {
     const objects = path.join(ws, '.git', 'objects');
     assert.equal(looseCommitTree(objects, head()), gitIn(ws, 'rev-parse', 'HEAD^{tree}').trim());
     assert.equal(looseCommitTree(objects, gitIn(ws, 'rev-parse', 'HEAD^{tree}').trim()), undefined); // a tree, not a commit
@@ -47,11 +47,15 @@ describe('worktree base: at HEAD when the parent has nothing uncommitted', () =>
     fs.copyFileSync(file, other);
     assert.equal(looseCommitTree(objects, 'f'.repeat(40)), undefined);
     fs.rmSync(other);
-    // Packed: the base is a commit of its own again, of the same tree.
+    // Packed (after a gc): not read here, so git is asked HEAD's tree, and a clean parent's child still starts at HEAD.
     gitIn(ws, 'gc', '-q');
     assert.equal(looseCommitTree(objects, id), undefined);
     const packed = await create('packed');
-    assert.notEqual(packed.base, id);
-    assert.equal(gitIn(ws, 'rev-parse', `${packed.base}^{tree}`).trim(), gitIn(ws, 'rev-parse', 'HEAD^{tree}').trim());
+    assert.equal(packed.base, id);
+    // Changed since: a commit of its own on HEAD.
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'after the gc\n');
+    const changed = await create('changed');
+    assert.notEqual(changed.base, id);
+    assert.equal(gitIn(ws, 'rev-parse', `${changed.base}^`).trim(), id);
   });
 });

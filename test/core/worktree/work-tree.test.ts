@@ -377,4 +377,38 @@ describe('in-process base: the tree git add -A makes, or git', () => {
     );
     assert.equal(fs.existsSync(path.join(wts, 'taken')), false, 'nothing left behind');
   });
+
+  it('a repository that borrows its objects (git clone --shared: alternates, HEAD packed in the lender) gets an exact base, its new objects its own; the lender is not written', async () => {
+    const lender = path.join(dir, 'lender');
+    fs.mkdirSync(lender);
+    initRepo(lender);
+    write(lender, 'tracked/x.txt', 'x1\n');
+    gitIn(lender, 'add', '-A');
+    gitIn(lender, 'commit', '-qm', 'x');
+    gitIn(lender, 'gc', '-q'); // every object packed: HEAD's commit is in a pack of the lender's, not loose
+    const lenderObjects = gitIn(lender, 'count-objects', '-v');
+    fs.rmSync(ws, { recursive: true, force: true });
+    gitIn(dir, 'clone', '-q', '--shared', lender, ws);
+    assert.ok(fs.existsSync(path.join(ws, '.git', 'objects', 'info', 'alternates')), 'the clone borrows the lender’s objects');
+    const repos = new RepoStateCache();
+    // Nothing uncommitted: the base is HEAD itself, found though it is in the lender's pack.
+    const clean = await worktreeIn(ws, wts, 'clean', { repos });
+    assert.equal(clean.base, gitIn(ws, 'rev-parse', 'HEAD').trim());
+    assert.equal(fs.readFileSync(path.join(clean.path, 'tracked/x.txt'), 'utf8'), 'x1\n');
+    await removeWorktree(clean, wts);
+    // Changed, added and removed files: the base holds them, written in the borrower.
+    write(ws, 'tracked/x.txt', 'x2\n');
+    write(ws, 'fresh/y.txt', 'y\n');
+    fs.rmSync(path.join(ws, 'a.txt'));
+    const place = await worktreeIn(ws, wts, 'changed', { repos });
+    assert.equal(gitIn(ws, 'rev-parse', `${place.base}^{tree}`).trim(), referenceTree(ws, []));
+    assert.equal(gitIn(ws, 'rev-parse', `${place.base}^`).trim(), gitIn(ws, 'rev-parse', 'HEAD').trim(), 'on HEAD');
+    assert.equal(fs.readFileSync(path.join(place.path, 'tracked/x.txt'), 'utf8'), 'x2\n');
+    assert.equal(fs.readFileSync(path.join(place.path, 'fresh/y.txt'), 'utf8'), 'y\n');
+    assert.equal(fs.existsSync(path.join(place.path, 'a.txt')), false);
+    assert.equal(gitIn(place.path, 'status', '--porcelain'), '');
+    gitIn(ws, 'fsck', '--no-progress', '--connectivity-only');
+    assert.equal(gitIn(lender, 'count-objects', '-v'), lenderObjects, 'nothing written in the lender');
+    await removeWorktree(place, wts);
+  });
 });
