@@ -23,6 +23,9 @@ export interface ContainerOptions extends TransportOptions {
   workDir?: string;
 }
 
+/** How long a container whose removal failed is watched for going by itself before it is reported left (`turnOver`). */
+const LEFT_GRACE_MS = 10_000;
+
 export class ContainerTransport implements PlacementTransport {
   private readonly engine: string;
   /** The containers each node folder's turns started (by name), until `turnOver` ends them. */
@@ -165,17 +168,48 @@ export class ContainerTransport implements PlacementTransport {
   async turnOver(ws: PlacedWorkspace): Promise<void> {
     // `--rm` removes a container that ended; one still running (its process ignored the stop) is killed and removed here.
     const names = this.started.get(ws.cwd) ?? [];
-    this.started.delete(ws.cwd);
     if (!names.length) return;
     const podman = path.basename(this.engine).startsWith('podman');
-    await run(this.engine, ['rm', '--force', ...(podman ? ['--ignore', '--time', '0'] : []), ...names], {
-      cwd: '/',
-      env: transportEnv({}, this.opts.env),
-      timeoutMs: 60_000,
-    }).catch(() => undefined);
+    const env = transportEnv({}, this.opts.env);
+    const remove = (which: readonly string[]) =>
+      run(this.engine, ['rm', '--force', ...(podman ? ['--ignore', '--time', '0'] : []), ...which], { cwd: '/', env, timeoutMs: 60_000 });
+    let rm = await remove(names);
+    // A failed `rm` may have removed some (docker fails on a name already gone): those still listed are what is left.
+    let left = rm.code === 0 ? [] : await this.stillListed(names, env);
+    // podman can fail while a killed container is still going (libpod: "timed out waiting for file …/exits/…"):
+    // it gets a few seconds to be gone, then is asked once more.
+    for (const until = Date.now() + LEFT_GRACE_MS; left.length && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 500));
+      left = await this.stillListed(left, env);
+    }
+    if (left.length) {
+      rm = await remove(left);
+      left = rm.code === 0 ? [] : await this.stillListed(left, env);
+    }
+    if (!left.length) {
+      this.started.delete(ws.cwd);
+      return;
+    }
+    this.started.set(ws.cwd, left);
+    const why = rm.error ?? (lastLine(rm.stderr) || (rm.end === 'exited' ? `exit code ${rm.code}` : rm.end));
+    throw new PlacementError(
+      'CONTAINER_LEFT',
+      `${this.engine} could not remove the container${left.length > 1 ? 's' : ''} of this node's turn (${left.join(', ')}: ${why}); ` +
+        `it may still run and write the node's folder, so its changes were not collected. Remove ${left.length > 1 ? 'them' : 'it'} with \`${this.engine} rm --force ${left.join(' ')}\`, then send the child a message to collect them.`,
+    );
+  }
+
+  /** Which of `names` the engine still lists (every one when it cannot say). */
+  private async stillListed(names: readonly string[], env: Record<string, string>): Promise<string[]> {
+    const ps = await run(this.engine, ['ps', '--all', '--format', '{{.Names}}'], { cwd: '/', env, timeoutMs: 60_000 });
+    if (ps.code !== 0) return [...names];
+    const listed = new Set(ps.stdout.split('\n').map((l) => l.trim()));
+    return names.filter((n) => listed.has(n));
   }
 
   async cleanup(ws: PlacedWorkspace): Promise<void> {
+    // What a turn left running (its removal failed then) is tried once more before its folder goes.
+    await this.turnOver(ws).catch(() => undefined);
     await this.removeTree(ws.cwd, path.dirname(path.dirname(ws.cwd)), this.repoOf.get(ws.cwd));
     this.repoOf.delete(ws.cwd);
   }

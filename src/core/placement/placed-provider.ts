@@ -192,26 +192,40 @@ export function placedProvider(
     }
   };
 
+  /**
+   * End what the transport still runs of a node's turns (a container whose process ignored the stop): its error
+   * in words (something may still run: CONTAINER_LEFT), or undefined when nothing is left.
+   */
+  const endLeftovers = async (childId: string): Promise<string | undefined> => {
+    if (transport.connection || !transport.turnOver) return undefined;
+    const ws = await copies.get(childId)?.catch(() => undefined);
+    return ws ? transport.turnOver(ws).then(() => undefined, describeError) : undefined;
+  };
+
   const driver: RemoteDriver = {
     ...inner,
     ...(s.model ? { model: () => s.model } : {}),
     // The first turn tells the other side who it is (persona, delegation notice); a follow-up is the message alone.
     runTurn: async (ctx, sink) => {
       const prompt = ctx.resume ? (ctx.task ?? ctx.prompt) : [ctx.persona, ctx.prompt].filter(Boolean).join('\n\n');
-      let over = false;
-      /** The turn's own process is gone here; what the transport still runs of it goes too, before anything is collected. */
-      const turnOver = async () => {
-        if (over || transport.connection || !transport.turnOver) return;
-        over = true;
-        const ws = await copies.get(ctx.childId)?.catch(() => undefined);
-        if (ws) await transport.turnOver(ws).catch(() => undefined);
-      };
+      // What an earlier turn of this node left running (its removal failed then) goes before another starts beside it.
+      const before = await endLeftovers(ctx.childId);
+      if (before) return { stopReason: 'error', error: before, left: before };
       try {
-        const out = await inner.runTurn({ ...ctx, prompt }, sink);
-        await turnOver();
+        let out: RemoteOutcome;
+        try {
+          out = await inner.runTurn({ ...ctx, prompt }, sink);
+        } catch (err) {
+          // The turn's own process is gone either way; what the transport still runs of it goes too.
+          const left = await endLeftovers(ctx.childId);
+          if (left) return { stopReason: 'error', error: `${describeError(err)} ${left}`, left };
+          throw err;
+        }
+        // Nothing is collected from a folder something may still write; the turn says what is left and how to end it.
+        const left = await endLeftovers(ctx.childId);
+        if (left) return { stopReason: out.stopReason === 'interrupted' ? 'interrupted' : 'error', error: left, left };
         return await bringBack(ctx, out);
       } finally {
-        await turnOver();
         locals.delete(ctx.childId);
       }
     },

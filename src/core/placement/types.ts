@@ -87,7 +87,8 @@ export type PlacementErrorCode =
   | 'VERSION_MISMATCH'
   | 'NO_ENGINE'
   | 'SYNC_FAILED'
-  | 'LINK_DROPPED';
+  | 'LINK_DROPPED'
+  | 'CONTAINER_LEFT';
 
 export class PlacementError extends Error {
   constructor(
@@ -137,7 +138,9 @@ export interface PlacementTransport {
   /**
    * The node's turn is over and its `process(ws)` exited or was stopped here: whatever of it the
    * engine still runs is ended too (a container whose process ignored the stop outlives its client).
-   * Called before its changes are collected; must not throw.
+   * Called before its changes are collected. Rejects with CONTAINER_LEFT when something of the turn
+   * may still run (the engine could not remove it): its changes are not collected then, and what is
+   * left is tried again at the node's next turn and when the placement closes.
    */
   turnOver?(ws: PlacedWorkspace): Promise<void>;
 }

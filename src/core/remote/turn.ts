@@ -64,8 +64,8 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       });
       return { stopReason, ...(error ? { error } : {}) };
     };
-    const stopped = (): Promise<TurnOutcome> =>
-      end(signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', signal.reason instanceof InterruptReason ? signal.reason.why : undefined);
+    const stopped = (left?: string): Promise<TurnOutcome> =>
+      end(signal.reason === 'cancelled' ? 'cancelled' : 'interrupted', left ?? (signal.reason instanceof InterruptReason ? signal.reason.why : undefined));
     const sink = new SessionSink(w, driver.toolPrefix, model, cfg.onDelta);
     try {
       await w.append({ type: 'user/message', text: msg.text, source: msg.source, messageId: msg.messageId });
@@ -124,8 +124,8 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       // A program stopped before it reported usage still spent the prompt it was handed: counted as an estimate.
       await sink.finish(Buffer.byteLength(prompt));
       await recordModel(w, sink.reportedModel);
-      if (signal.aborted) return await stopped();
-      if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)`);
+      if (signal.aborted) return await stopped(outcome.left);
+      if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)${outcome.left ? ` ${outcome.left}` : ''}`);
       if (timedOut) return await end('error', turnTimeout(driver.program, limitMs));
       return await end(outcome.stopReason, outcome.error);
     } catch (err) {

@@ -62,6 +62,12 @@ export interface RemoteTurnContext {
 export interface RemoteOutcome {
   stopReason: StopReason;
   error?: string;
+  /**
+   * Something of the turn may still run (a container the engine could not remove: CONTAINER_LEFT),
+   * in words that say what and how to end it: the turn's error even when it was stopped, where
+   * `error` gives way to the stop's own reason.
+   */
+  left?: string;
 }
 
 /** A remote turn's wall-clock limit when its settings give none: an hour (`arbor.remote.turnTimeoutMinutes`). */
