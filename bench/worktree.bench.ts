@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
+import { git as arborGit } from '../src/core/worktree/git';
 import { ModelServer } from '../test/support/model-server';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 import { TimedClient } from './timed-client';
@@ -107,6 +108,18 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
       gits.push(g);
       adds.push(a);
     }
+    // How a git process is started: Arbor's through its spawner (decision 0095) and its process group, the bare add's by
+    // execFileSync from this small process; the same `rev-parse`, paired, says what the way of starting alone costs.
+    const starts: number[] = [];
+    for (let i = 0; i < n; i++) {
+      let t = now();
+      await arborGit(['rev-parse', 'HEAD'], { cwd: ws });
+      const viaArbor = now() - t;
+      t = now();
+      execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ws });
+      starts.push(viaArbor - (now() - t));
+    }
+    const startCost = median(starts);
     const git = median(gits);
     const add = median(adds);
     const paired = median(gits.map((g, i) => g - adds[i]));
@@ -120,7 +133,8 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
         : '';
     opts.note(
       `worktree child ${fmt(median(isolated))} ms beyond its git time (${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
-        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (pair by pair ${fmt(paired)} ms; decision 0082); ` +
+        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (pair by pair ${fmt(paired)} ms; decision 0082), ` +
+        `of which ${fmt(startCost)} ms is how Arbor starts its git (the spawner and a process group, decision 0095, against the bench's execFileSync; the same rev-parse paired); ` +
         `whole worktree child ÷ ordinary = ${fmt((median(isolated) + git) / median(plain))}; 200-file repository${why}`,
     );
     return { ...SPAWN, value: ratio };
