@@ -52,7 +52,7 @@ export class NodeSync {
             if (!initFinished(repoDir)) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
           });
         if (asked.length === 0) return { have: [] };
-        const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, input: `${asked.join('\n')}\n` });
+        const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, gitDir: repoDir, input: `${asked.join('\n')}\n` });
         return { have: out.stdout.split('\n').flatMap((l) => (/^[0-9a-f]+ commit$/.test(l) ? [l.split(' ')[0]!] : [])) };
       },
       chunk: async ({ transfer, offset, data }) => {
@@ -92,11 +92,13 @@ export class NodeSync {
         fs.mkdirSync(this.dirs.nodes, { recursive: true });
         await lock.alone(async () => {
           if (fs.existsSync(wt) || isLink(wt)) {
-            await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir }).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
-            await git(['worktree', 'prune'], { cwd: repoDir });
+            await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir, gitDir: repoDir }).catch(() =>
+              fs.rmSync(wt, { recursive: true, force: true }),
+            );
+            await git(['worktree', 'prune'], { cwd: repoDir, gitDir: repoDir });
           }
           // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
-          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir }));
+          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir, gitDir: repoDir }));
         });
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
@@ -105,7 +107,7 @@ export class NodeSync {
         await lock.shared(() =>
           Promise.all([
             git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
-            git(['update-ref', baseRef(id), at], { cwd: repoDir }),
+            git(['update-ref', baseRef(id), at], { cwd: repoDir, gitDir: repoDir }),
           ]),
         );
         return { cwd: fs.realpathSync(wt) };
@@ -130,6 +132,7 @@ export class NodeSync {
           if (c === from) return;
           const p = await git(['pack-objects', '--stdout', '--thin', '--delta-base-offset', '--revs', '-q'], {
             cwd: repoDir,
+            gitDir: repoDir,
             input: `${c}\n^${from}\n`,
             maxBuffer: CHUNK_BYTES,
             cutOk: true,
@@ -142,7 +145,7 @@ export class NodeSync {
         const transfer = randomBytes(12).toString('hex');
         const file = this.transferFile('out', transfer);
         fs.mkdirSync(this.transfers, { recursive: true });
-        await git(['bundle', 'create', '--quiet', file, ref, `^${from}`], { cwd: repoDir });
+        await git(['bundle', 'create', '--quiet', file, ref, `^${from}`], { cwd: repoDir, gitDir: repoDir });
         const size = fs.statSync(file).size;
         if (size > MAX_SYNC_BYTES) {
           fs.rmSync(file, { force: true });

@@ -30,10 +30,16 @@ export async function recoverWork(h: { checkpoints: CheckpointService; worktrees
  */
 export function recoveryNotes(r: RecoveredWork): string[] {
   const notes: string[] = [];
-  for (const c of r.calls)
-    notes.push(
-      `A crash cut session ${c.sessionId} while its tools were writing: ${c.files} file change(s) they made are recorded now (a checkpoint), so a rewind to before that turn restores them.`,
-    );
+  for (const c of r.calls) {
+    if (c.unrecorded?.length)
+      notes.push(
+        `CALL_UNRECORDED: A crash cut session ${c.sessionId} while its tools were writing, and what ${c.unrecorded.length} of its call(s) changed could not be recorded (${c.unrecorded.join('; ')}): a rewind to before that turn would not restore those files. Arbor tries again at the next start; fix what the error names (often a file or folder in the way in the store's checkpoints folder), then restart.`,
+      );
+    if (c.files > 0)
+      notes.push(
+        `A crash cut session ${c.sessionId} while its tools were writing: ${c.files} file change(s) they made are recorded now (a checkpoint), so a rewind to before that turn restores them.`,
+      );
+  }
   for (const w of r.rewinds)
     notes.push(
       w.seq === undefined

@@ -207,6 +207,8 @@ export interface WayView {
   worktree: WorktreeState | 'missing';
   branch?: string;
   files: WayFileView[];
+  /** Its worktree could not be read (WORKTREE_UNREADABLE: what failed, what to do): `files` is unknown, not empty. */
+  unreadable?: string;
 }
 
 /** A "Try N ways" group side by side (decision 0061); `chosen`: the way applied first. */

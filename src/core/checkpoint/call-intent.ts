@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { describeError } from '../errors';
 import type { CheckpointChange, EventDraft, SessionEvent } from '../session/events';
 import { readWhole } from '../tools/fsio';
 import type { Shadows } from './shadow';
@@ -27,9 +28,11 @@ export type CallIntent = Base &
 
 export interface RecoveredCalls {
   sessionId: string;
-  /** The seq of the record written for the cut calls. */
-  seq: number;
+  /** The seq of the record written for the cut calls (none when nothing could be recorded). */
+  seq?: number;
   files: number;
+  /** Cut calls whose change could not be recorded (the tool, its file or roots, what failed): their intents stay for the next open. */
+  unrecorded?: string[];
 }
 
 export interface CallRecoveryHost {
@@ -75,26 +78,42 @@ export class CallIntents {
   /** At open, before any session runs: each cut call's change recorded in its node's log; every intent removed. */
   async recover(h: CallRecoveryHost): Promise<RecoveredCalls[]> {
     const names = (await fsp.readdir(this.dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
-    const bySession = new Map<string, CallIntent[]>();
-    for (const n of names) {
+    const bySession = new Map<string, { name: string; intent: CallIntent }[]>();
+    for (const name of names) {
       const intent = await fsp
-        .readFile(path.join(this.dir, n), 'utf8')
+        .readFile(path.join(this.dir, name), 'utf8')
         .then((t) => JSON.parse(t) as CallIntent)
         .catch(() => undefined);
-      if (intent && h.has(intent.sessionId)) bySession.set(intent.sessionId, [...(bySession.get(intent.sessionId) ?? []), intent]);
+      if (intent && h.has(intent.sessionId)) bySession.set(intent.sessionId, [...(bySession.get(intent.sessionId) ?? []), { name, intent }]);
     }
     const out: RecoveredCalls[] = [];
+    // An intent whose change could not be recorded stays (said, and tried again at the next open):
+    // removed, the change would be in the workspace with no record, which a rewind never restores.
+    const kept = new Set<string>();
     for (const [sessionId, intents] of bySession) {
       const recorded = new Set<string>();
       for (const e of await h.events(sessionId)) if (e.type === 'checkpoint') for (const c of e.changes) recorded.add(c.callId);
       const changes: CheckpointChange[] = [];
-      for (const intent of intents) if (!recorded.has(intent.callId)) changes.push(...(await changesOf(intent, h).catch(() => [])));
-      if (changes.length === 0) continue;
-      const turnId = intents.find((i) => i.turnId)?.turnId;
+      const unrecorded: string[] = [];
+      for (const { name, intent } of intents) {
+        if (recorded.has(intent.callId)) continue;
+        try {
+          changes.push(...(await changesOf(intent, h)));
+        } catch (err) {
+          kept.add(name);
+          unrecorded.push(`${intent.tool} (${intent.kind === 'file' ? intent.path : intent.trees.map((t) => t.root).join(', ')}): ${describeError(err)}`);
+        }
+      }
+      const failed = unrecorded.length ? { unrecorded } : {};
+      if (changes.length === 0) {
+        if (unrecorded.length) out.push({ sessionId, files: 0, ...failed });
+        continue;
+      }
+      const turnId = intents.find((i) => i.intent.turnId)?.intent.turnId;
       const e = await (await h.log(sessionId)).append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes });
-      out.push({ sessionId, seq: e.seq, files: changes.length });
+      out.push({ sessionId, seq: e.seq, files: changes.length, ...failed });
     }
-    for (const n of names) await fsp.rm(path.join(this.dir, n), { force: true });
+    for (const n of names) if (!kept.has(n)) await fsp.rm(path.join(this.dir, n), { force: true });
     return out;
   }
 }

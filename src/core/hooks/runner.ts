@@ -1,3 +1,4 @@
+import { withBareExplicit } from '../process/git-safe-env';
 import type { HookOutcome } from '../session/events';
 import { runInGroup } from '../tools/command-process';
 import { commandEnv } from '../tools/sandbox/env';
@@ -43,7 +44,8 @@ export async function runHook(hook: HookCommand, input: object, opts: RunOptions
       cwd: opts.cwd,
       // The host's environment without the model's API key (what a hook prints can reach the
       // model); Claude Code's variable, so hook scripts written for it find the project unchanged.
-      env: commandEnv({ ...process.env, ...opts.env }, opts.secrets ?? [], { CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd }),
+      // Git there never takes a bare repository a command planted in the workspace (`git-safe-env.ts`).
+      env: withBareExplicit(commandEnv({ ...process.env, ...opts.env }, opts.secrets ?? [], { CLAUDE_PROJECT_DIR: opts.cwd, ARBOR_PROJECT_DIR: opts.cwd })),
       namespaced: false,
       stdin: Buffer.from(`${JSON.stringify(input)}\n`),
     },

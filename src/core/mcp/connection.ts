@@ -12,6 +12,7 @@ import {
   ToolSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { withBareExplicit } from '../process/git-safe-env';
 import { HOST_PROGRAM_RULE, hostLaunch, hostProgram } from '../process/host-program';
 import { type LiveGroup, trackGroup, untrackGroup } from '../process/live-groups';
 import { descendantPids } from '../process/proc-stat';
@@ -80,7 +81,8 @@ export class McpConnection {
     const client = new Client(CLIENT_INFO, { capabilities: { roots: { listChanged: false } }, jsonSchemaValidator: NO_OUTPUT_CHECK });
     const t = server.transport;
     const cwd = t.kind === 'stdio' ? (t.cwd ?? opts.roots[0]) : undefined;
-    const env = t.kind === 'stdio' ? { ...getDefaultEnvironment(), ...t.env } : {};
+    // A server's own git never takes a bare repository a command planted in the workspace (`git-safe-env.ts`).
+    const env = t.kind === 'stdio' ? withBareExplicit({ ...getDefaultEnvironment(), ...t.env }) : {};
     const transport: Transport =
       t.kind === 'stdio'
         ? new StdioClientTransport({

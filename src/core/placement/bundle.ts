@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { git } from '../worktree/git';
 import { PlacementError } from './types';
 
@@ -27,8 +29,10 @@ export function packOf(bundle: Buffer): Buffer {
  */
 export async function ingestBundle(cwd: string, bundle: Buffer, opts: { strict?: boolean } = {}): Promise<void> {
   const pack = packOf(bundle);
+  // A folder without `.git` is the bare repository the caller names (a far side's `repos/<key>.git`): said to git, which finds none by itself (`worktree/git.ts`).
+  const named = fs.existsSync(path.join(cwd, '.git')) ? {} : { gitDir: cwd };
   try {
-    await git(['index-pack', '--stdin', '--fix-thin', ...(opts.strict ? ['--strict'] : [])], { cwd, input: pack, maxBuffer: 1024 * 1024 });
+    await git(['index-pack', '--stdin', '--fix-thin', ...(opts.strict ? ['--strict'] : [])], { cwd, input: pack, maxBuffer: 1024 * 1024, ...named });
   } catch (err) {
     if (!opts.strict) throw err;
     throw new PlacementError('SYNC_FAILED', `the changes that came back hold objects git refuses (${(err as Error).message}); nothing was taken in.`);

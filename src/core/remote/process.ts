@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as os from 'node:os';
+import { withBareExplicit } from '../process/git-safe-env';
 import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/group';
 import { hostLaunch, hostProgram } from '../process/host-program';
 import { trackGroup, untrackGroup } from '../process/live-groups';
@@ -136,7 +137,8 @@ export class RemoteProcess {
     const launch = hostLaunch(spec.command, spec.args, spec.env.PATH);
     const [cmd, cmdArgs] = launch ? [launch.file, launch.args] : [spec.command, [...spec.args]];
     const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(), cmd, ...cmdArgs]] : [cmd, cmdArgs];
-    this.child = spawn(file, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
+    // The program's own git (Claude Code's, Codex's) never takes a bare repository a command planted in its folder (`git-safe-env.ts`).
+    this.child = spawn(file, args, { cwd: spec.cwd, env: withBareExplicit(spec.env), detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
     this.group = this.child.pid ? groupIdentity(this.child.pid) : undefined;
     if (this.child.pid) trackGroup(this);
     this.exited = new Promise((resolve) => {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HOST_PROGRAM_RULE, hostPath } from '../process/host-program';
 import { runInGroup } from '../tools/command-process';
+import { bareFoundFrom, bareFoundMessage } from './bare-found';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
 // the repository's own configuration but never its hooks (`core.hooksPath=/dev/null`: Arbor's
@@ -45,6 +46,11 @@ export interface GitOptions {
   cutOk?: boolean;
   /** Run inside this sandbox (`confined.ts`): a git that reads the workspace's files. */
   wrap?: { file: string; args: readonly string[] };
+  /**
+   * The repository, named (`--git-dir`): a bare one Arbor made itself (a far side's
+   * `repos/<key>.git`). Git is never left to find a bare repository by itself (`BARE_EXPLICIT`).
+   */
+  gitDir?: string;
 }
 
 export interface GitResult {
@@ -66,9 +72,15 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'arbor@localhost',
 };
 
+/** Git never takes a bare repository it finds by itself (`bare-found.ts`, decision 0110): only one named (`GitOptions.gitDir`). */
+const BARE_EXPLICIT = ['-c', 'safe.bareRepository=explicit'];
+
 /** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
 export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
-  const full = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', ...args];
+  // The same walk as git's, for a git too old for the setting (a repository named is not looked for).
+  const found = opts.gitDir || opts.env?.GIT_DIR || args.includes('--git-dir') ? undefined : bareFoundFrom(opts.cwd);
+  if (found) throw new WorktreeError('NOT_A_REPO', bareFoundMessage(found, opts.cwd));
+  const full = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', ...BARE_EXPLICIT, ...(opts.gitDir ? ['--git-dir', opts.gitDir] : []), ...args];
   // Its own process group through the one runner (`process/`), so a closing harness leaves no git behind.
   const out = await runInGroup(
     {
@@ -98,6 +110,8 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
     );
   if (code === 0 || opts.okCodes?.includes(code)) return { stdout: bytes.toString('utf8'), bytes, code, ...(out.stdout.truncated ? { cut: true } : {}) };
   const said = out.stderr.toString().trim().split('\n').slice(-3).join(' ');
+  const bare = /cannot use bare repository '([^']*)'/.exec(said);
+  if (bare) throw new WorktreeError('NOT_A_REPO', bareFoundMessage(bare[1], opts.cwd));
   const how = out.end === 'timeout' ? ` (no answer in ${GIT_TIMEOUT_MS / 1000} s)` : out.error ? ` (${out.error})` : '';
   throw new WorktreeError('GIT_FAILED', `git ${args[0]} failed${how}${said ? `: ${said}` : ` (exit ${code})`}`);
 }
@@ -108,11 +122,13 @@ export async function repoTop(dir: string): Promise<string> {
     return (await git(['rev-parse', '--show-toplevel'], { cwd: dir })).stdout.trim();
   } catch (err) {
     if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
-    throw notARepo(dir);
+    throw notARepo(dir, err);
   }
 }
 
-export function notARepo(dir: string): WorktreeError {
+/** `dir` is in no repository git may use: `err` itself when it says so already (a bare repository found, `bare-found.ts`). */
+export function notARepo(dir: string, err?: unknown): WorktreeError {
+  if (err instanceof WorktreeError && err.code === 'NOT_A_REPO') return err;
   return new WorktreeError(
     'NOT_A_REPO',
     `${dir} is not inside a git repository, so a child cannot get its own worktree; run \`git init\` and commit there, or start the child without isolation.`,

@@ -107,7 +107,7 @@ async function learn(dir: string): Promise<Kept> {
   } catch (err) {
     await conf;
     if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
-    throw notARepo(dir);
+    throw notARepo(dir, err);
   }
   const [top, gitDir, common, index, objects] = out.split('\n');
   if (!top || !gitDir || !common || !index || !objects) throw notARepo(dir);

@@ -36,7 +36,7 @@ export async function repoFacts(dir: string): Promise<RepoFacts> {
       .stdout;
   } catch (err) {
     if (err instanceof WorktreeError && err.code === 'NO_GIT') throw err;
-    throw notARepo(dir);
+    throw notARepo(dir, err);
   }
   const [top, index, objects, head] = out.split('\n');
   if (!top || !index || !objects) throw notARepo(dir);

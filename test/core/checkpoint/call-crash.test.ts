@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CallIntents } from '../../../src/core/checkpoint/call-intent';
 import { blobId } from '../../../src/core/checkpoint/objects';
+import { shadowDirOf } from '../../../src/core/checkpoint/shadow';
 import { recoveryNotes } from '../../../src/core/recovered-work';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
@@ -157,6 +158,46 @@ describe('a writing call cut by a crash (kill -9 between its write and its step 
       assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'calls')), [], 'the left intent is removed');
     } finally {
       await t.h.close();
+    }
+  });
+
+  it('a cut call whose change cannot be recorded at the open is said (CALL_UNRECORDED), its intent kept; the next open records it', async () => {
+    new Script(server).on('w', { toolCalls: [write('a.txt', 'a1\n')] }, { text: 'done' });
+    const { rootId, exited } = await crashHost('w', 'a.txt');
+    assert.equal(await exited, 'SIGKILL');
+    // The shadow repository's fan-out folder for the cut write's new content is a file: storing that content fails.
+    const id = blobId(Buffer.from('a1\n'));
+    const fanout = path.join(shadowDirOf(storeDir, ws), 'objects', id.slice(0, 2));
+    assert.equal(fs.existsSync(path.join(fanout, id.slice(2))), false, 'the killed step never stored it');
+    fs.rmSync(fanout, { recursive: true, force: true });
+    fs.writeFileSync(fanout, 'in the way\n');
+    const intents = path.join(storeDir, 'checkpoints', 'calls');
+
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      assert.equal(checkpointsOf((await t.h.readSession(rootId)).events).length, 0, 'nothing recorded');
+      const [c] = t.h.recoveredWork.calls;
+      assert.equal(c?.sessionId, rootId);
+      assert.equal(c?.files, 0);
+      assert.match(c?.unrecorded?.join('\n') ?? '', /write_file .*a\.txt.*EEXIST|write_file .*a\.txt.*ENOTDIR/);
+      const notes = recoveryNotes({ rewinds: [], applies: [], calls: t.h.recoveredWork.calls }).join('\n');
+      assert.match(notes, /^CALL_UNRECORDED: .*could not be recorded.*a rewind to before that turn would not restore.*next start/s);
+      assert.equal(fs.readdirSync(intents).length, 1, 'the intent is kept for the next open');
+    } finally {
+      await t.h.close();
+    }
+    fs.rmSync(fanout);
+    const t2 = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      assert.deepEqual(
+        t2.h.recoveredWork.calls.map((c) => [c.sessionId, c.files, c.unrecorded]),
+        [[rootId, 1, undefined]],
+      );
+      await rewindsTo(t2.h, rootId);
+      assert.equal(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8'), 'a0\n', 'the rewind restored what the cut call overwrote');
+      assert.deepEqual(fs.readdirSync(intents), []);
+    } finally {
+      await t2.h.close();
     }
   });
 });

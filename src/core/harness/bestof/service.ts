@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../../agent/agent';
 import { SessionWriter } from '../../agent/session-writer';
+import { describeError } from '../../errors';
 import type { ProjectFiles } from '../../project/project-files';
 import type { BestOfWay, SandboxMode, SessionEvent, SessionHeader } from '../../session/events';
 import { policyOverrides } from '../../session/folds';
@@ -12,6 +13,7 @@ import type { Store } from '../../store/store';
 import { rootsOf } from '../../subagent/isolation';
 import { acceptUnder } from '../../subagent/underway';
 import type { WorktreePlace } from '../../worktree/checkout';
+import { WorktreeError } from '../../worktree/git';
 import type { ApplyResult, WorktreeService } from '../../worktree/service';
 import { HarnessError } from '../errors';
 import { rootAgentOf } from '../root-agent';
@@ -235,14 +237,21 @@ export class BestOfService {
     const w = this.d.store.summaryRef(h.id)?.worktree;
     let files: WayFile[] = [];
     let listing: Awaited<ReturnType<WorktreeService['listing']>> | undefined;
-    if (w && (w.state === 'open' || w.state === 'kept')) {
-      const d = await this.d.worktrees.diff(h.id).catch(() => undefined);
-      if (d) {
+    // A worktree that could not be read is said so, never shown as "no files changed" or "no
+    // worktree": the human comparing ways would discard work they were told is not there.
+    let failed: unknown;
+    const held = w && (w.state === 'open' || w.state === 'kept') ? { ...w, state: w.state } : undefined;
+    if (held) {
+      try {
+        const d = await this.d.worktrees.diff(h.id);
         files = d.files.map(wayFile);
         listing = d.listing;
+      } catch (err) {
+        failed = err;
       }
     }
     listing ??= await this.d.worktrees.listing(h.id).catch(() => undefined);
+    const unreadable = !held || failed === undefined ? undefined : unreadableWay(b.way, held, failed);
     return {
       id: h.id,
       way: b.way,
@@ -253,9 +262,16 @@ export class BestOfService {
       settled: !running && ended,
       ...(outcome !== undefined ? { outcome } : {}),
       ...(error !== undefined ? { error } : {}),
-      worktree: listing?.state ?? 'missing',
-      ...(listing ? { branch: listing.branch } : {}),
+      worktree: listing?.state ?? (unreadable && held ? held.state : 'missing'),
+      ...(listing ? { branch: listing.branch } : unreadable && held ? { branch: held.branch } : {}),
       files,
+      ...(unreadable ? { unreadable } : {}),
     };
   }
+}
+
+/** Why a way's changes are not shown: the worktree's own refusal (an untrusted workspace), else what failed and that nothing went. */
+function unreadableWay(way: number, w: { path: string; branch: string }, err: unknown): string {
+  if (err instanceof WorktreeError && err.code === 'UNSUPPORTED') return `UNSUPPORTED: ${err.message}`;
+  return `WORKTREE_UNREADABLE: The worktree of way ${way} (${w.path}, branch ${w.branch}) could not be read: ${describeError(err)}. Nothing was discarded: what it changed may still be there. Look at it in that folder (or run "git worktree repair" in the repository) before discarding it or the others.`;
 }

@@ -42,6 +42,8 @@ export interface WayView {
   worktree: WorktreeListing['state'] | 'missing';
   branch?: string;
   files: WayFile[];
+  /** Its worktree could not be read (what failed, what to do): `files` is then unknown, not empty. */
+  unreadable?: string;
 }
 
 export interface GroupView {
