@@ -126,7 +126,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       await recordModel(w, sink.reportedModel);
       if (signal.aborted) return await stopped(outcome.left);
       if (spentWhy !== undefined) return await end('budget', `${spentWhy} (${driver.program} was stopped.)${outcome.left ? ` ${outcome.left}` : ''}`);
-      if (timedOut) return await end('error', turnTimeout(driver.program, limitMs));
+      if (timedOut) return await end('error', `${turnTimeout(driver.program, limitMs)}${outcome.left ? ` ${outcome.left}` : ''}`);
       return await end(outcome.stopReason, outcome.error);
     } catch (err) {
       if (w.session.openTurnId !== turnId) throw err;
