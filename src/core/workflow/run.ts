@@ -315,7 +315,8 @@ export class Run {
       clearTimeout(this.wallTimer);
       Run.wallClocks--;
     }
-    this.abort.abort('cancelled');
+    // Its reason is how a child published after this reads its stop (`subagent/runtime.ts`): a Stop's children read interrupted.
+    this.abort.abort(childStop);
     this.isolate?.kill();
     this.slots.close();
     this.ahead.close();
