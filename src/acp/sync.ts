@@ -5,7 +5,7 @@ import { bundleOfPack, ingestBundle } from '../core/placement/bundle';
 import { baseRef, placedRef } from '../core/placement/layout';
 import { despiteWorktreeMadeOrThrow } from '../core/placement/ssh';
 import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMethod, type SyncWire, TRANSFER_NAME } from '../core/placement/sync-wire';
-import { git, initFinished, WorktreeError } from '../core/worktree/git';
+import { bareRepo, git, initFinished, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
 import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
@@ -52,7 +52,7 @@ export class NodeSync {
             if (!initFinished(repoDir)) await git(['init', '-q', '--bare', repoDir], { cwd: this.dirs.repos });
           });
         if (asked.length === 0) return { have: [] };
-        const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: repoDir, gitDir: repoDir, input: `${asked.join('\n')}\n` });
+        const out = await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { ...bareRepo(repoDir), input: `${asked.join('\n')}\n` });
         return { have: out.stdout.split('\n').flatMap((l) => (/^[0-9a-f]+ commit$/.test(l) ? [l.split(' ')[0]!] : [])) };
       },
       chunk: async ({ transfer, offset, data }) => {
@@ -85,20 +85,18 @@ export class NodeSync {
         const lock = this.lock(repoDir);
         const wt = path.join(this.dirs.nodes, id);
         // The commit in (a pack of its own: no ref is read, so nodes' worktrees may be made beside it).
-        if (bundle) await ingestBundle(repoDir, bundle);
+        if (bundle) await ingestBundle(bareRepo(repoDir), bundle);
         // The node's worktree entry goes alone: `git worktree add` (and a node prepared again: the old
         // worktree removed, the prune) reads every other worktree's entry, and fails on one half made
         // ("failed to read worktrees/<name>/commondir"). Only the entry: no file is checked out yet.
         fs.mkdirSync(this.dirs.nodes, { recursive: true });
         await lock.alone(async () => {
           if (fs.existsSync(wt) || isLink(wt)) {
-            await git(['worktree', 'remove', '--force', '--force', wt], { cwd: repoDir, gitDir: repoDir }).catch(() =>
-              fs.rmSync(wt, { recursive: true, force: true }),
-            );
-            await git(['worktree', 'prune'], { cwd: repoDir, gitDir: repoDir });
+            await git(['worktree', 'remove', '--force', '--force', wt], bareRepo(repoDir)).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
+            await git(['worktree', 'prune'], bareRepo(repoDir));
           }
           // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
-          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], { cwd: repoDir, gitDir: repoDir }));
+          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], bareRepo(repoDir)));
         });
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
@@ -107,7 +105,7 @@ export class NodeSync {
         await lock.shared(() =>
           Promise.all([
             git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
-            git(['update-ref', baseRef(id), at], { cwd: repoDir, gitDir: repoDir }),
+            git(['update-ref', baseRef(id), at], bareRepo(repoDir)),
           ]),
         );
         return { cwd: fs.realpathSync(wt) };
@@ -131,8 +129,7 @@ export class NodeSync {
         const packSmall = async (c: string) => {
           if (c === from) return;
           const p = await git(['pack-objects', '--stdout', '--thin', '--delta-base-offset', '--revs', '-q'], {
-            cwd: repoDir,
-            gitDir: repoDir,
+            ...bareRepo(repoDir),
             input: `${c}\n^${from}\n`,
             maxBuffer: CHUNK_BYTES,
             cutOk: true,
@@ -145,7 +142,7 @@ export class NodeSync {
         const transfer = randomBytes(12).toString('hex');
         const file = this.transferFile('out', transfer);
         fs.mkdirSync(this.transfers, { recursive: true });
-        await git(['bundle', 'create', '--quiet', file, ref, `^${from}`], { cwd: repoDir, gitDir: repoDir });
+        await git(['bundle', 'create', '--quiet', file, ref, `^${from}`], bareRepo(repoDir));
         const size = fs.statSync(file).size;
         if (size > MAX_SYNC_BYTES) {
           fs.rmSync(file, { force: true });

@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { git } from '../worktree/git';
 import { PlacementError } from './types';
 
@@ -23,16 +21,14 @@ export function packOf(bundle: Buffer): Buffer {
 }
 
 /**
- * The bundle's objects into the repository at `gitDir` (a bare repository, or a worktree's repository), as a pack of its own.
+ * The bundle's objects into `repo` (a worktree's repository from its folder, or a bare one named: `bareRepo`), as a pack of its own.
  * `strict` (what comes back from a far side): every object checked as `git fsck` does — a tree naming `.git`, `..` or a
  * path with a slash (what a checkout would refuse, but Arbor's apply writes itself) is refused, and nothing is kept.
  */
-export async function ingestBundle(cwd: string, bundle: Buffer, opts: { strict?: boolean } = {}): Promise<void> {
+export async function ingestBundle(repo: { cwd: string; gitDir?: string }, bundle: Buffer, opts: { strict?: boolean } = {}): Promise<void> {
   const pack = packOf(bundle);
-  // A folder without `.git` is the bare repository the caller names (a far side's `repos/<key>.git`): said to git, which finds none by itself (`worktree/git.ts`).
-  const named = fs.existsSync(path.join(cwd, '.git')) ? {} : { gitDir: cwd };
   try {
-    await git(['index-pack', '--stdin', '--fix-thin', ...(opts.strict ? ['--strict'] : [])], { cwd, input: pack, maxBuffer: 1024 * 1024, ...named });
+    await git(['index-pack', '--stdin', '--fix-thin', ...(opts.strict ? ['--strict'] : [])], { ...repo, input: pack, maxBuffer: 1024 * 1024 });
   } catch (err) {
     if (!opts.strict) throw err;
     throw new PlacementError('SYNC_FAILED', `the changes that came back hold objects git refuses (${(err as Error).message}); nothing was taken in.`);

@@ -218,8 +218,8 @@ export async function collectOverLink(
       'SYNC_FAILED',
       `the far side named no commit (${JSON.stringify(String(r?.commit)).slice(0, 80)}); send the child a message to collect again.`,
     );
-  if (typeof r.data === 'string') await ingestBundle(repo, Buffer.from(r.data, 'base64'), { strict: true });
-  else if (r.bundle) await ingestBundle(repo, await readBundle(req, r.bundle, signal), { strict: true });
+  if (typeof r.data === 'string') await ingestBundle({ cwd: repo }, Buffer.from(r.data, 'base64'), { strict: true });
+  else if (r.bundle) await ingestBundle({ cwd: repo }, await readBundle(req, r.bundle, signal), { strict: true });
   // What a far side's collect makes — one commit whose one parent is the base — is listed by one git
   // with its parent; anything else is asked the long way (and a commit of another history refused).
   const listed = r.commit === ws.base ? '' : await childChanges(repo, ws.base, r.commit);

@@ -53,6 +53,9 @@ export interface GitOptions {
   gitDir?: string;
 }
 
+/** Where git runs on a bare repository Arbor made itself (a far side's `repos/<key>.git`): that folder, named. */
+export const bareRepo = (dir: string): { cwd: string; gitDir: string } => ({ cwd: dir, gitDir: dir });
+
 export interface GitResult {
   stdout: string;
   /** stdout as bytes (a blob's content). */
@@ -75,10 +78,39 @@ const IDENTITY = {
 /** Git never takes a bare repository it finds by itself (`bare-found.ts`, decision 0110): only one named (`GitOptions.gitDir`). */
 const BARE_EXPLICIT = ['-c', 'safe.bareRepository=explicit'];
 
+let knowsBareSetting: Promise<boolean> | undefined;
+
+/**
+ * Whether the git on the host PATH knows `safe.bareRepository` (2.38 on): asked once per
+ * process. Where it does, the setting refuses a found bare repository before its config is read,
+ * and Arbor's own walk would only repeat it (~5 stats a folder up to `/`, before every git).
+ * Unknown (no git, an answer that does not parse) walks.
+ */
+export function gitKnowsBareSetting(): Promise<boolean> {
+  knowsBareSetting ??= runInGroup(
+    { file: 'git', args: ['--version'], command: 'git --version', cwd: '/', env: { ...process.env, PATH: hostPath() }, namespaced: false },
+    { timeoutMs: GIT_TIMEOUT_MS, cap: 4096, killGraceMs: 2000, lingerMs: 2000 },
+    new AbortController().signal,
+  ).then(
+    (out) => versionKnowsBareSetting(out.end === 'exited' && out.code === 0 ? out.stdout.bytes().toString('utf8') : ''),
+    () => false,
+  );
+  return knowsBareSetting;
+}
+
+/** `git version 2.39.5` → true (2.38 or later); anything else → false. */
+export function versionKnowsBareSetting(said: string): boolean {
+  const m = /^git version (\d+)\.(\d+)/.exec(said.trim());
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 2 || (major === 2 && minor >= 38);
+}
+
 /** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
 export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
   // The same walk as git's, for a git too old for the setting (a repository named is not looked for).
-  const found = opts.gitDir || opts.env?.GIT_DIR || args.includes('--git-dir') ? undefined : bareFoundFrom(opts.cwd);
+  const named = opts.gitDir || opts.env?.GIT_DIR || args.includes('--git-dir');
+  const found = named || (await gitKnowsBareSetting()) ? undefined : bareFoundFrom(opts.cwd);
   if (found) throw new WorktreeError('NOT_A_REPO', bareFoundMessage(found, opts.cwd));
   const full = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false', ...BARE_EXPLICIT, ...(opts.gitDir ? ['--git-dir', opts.gitDir] : []), ...args];
   // Its own process group through the one runner (`process/`), so a closing harness leaves no git behind.

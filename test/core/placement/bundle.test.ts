@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ingestBundle, packOf } from '../../../src/core/placement/bundle';
+import { bareRepo } from '../../../src/core/worktree/git';
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env, encoding: 'utf8' }).trim();
@@ -25,14 +26,17 @@ describe('placement: a bundle taken in as a pack', () => {
     const first = git(src, 'rev-parse', 'HEAD');
     const dst = path.join(dir, 'dst.git');
     git(dir, 'init', '-q', '--bare', dst);
-    await ingestBundle(dst, execFileSync('git', ['bundle', 'create', '-', 'HEAD'], { cwd: src, env, stdio: ['ignore', 'pipe', 'ignore'] }));
+    await ingestBundle(bareRepo(dst), execFileSync('git', ['bundle', 'create', '-', 'HEAD'], { cwd: src, env, stdio: ['ignore', 'pipe', 'ignore'] }));
     assert.equal(git(dst, 'cat-file', '-t', first), 'commit');
     fs.writeFileSync(path.join(src, 'b.txt'), 'two\n');
     git(src, 'add', '-A');
     git(src, 'commit', '-qm', 'two');
     const second = git(src, 'rev-parse', 'HEAD');
     // Only what the far side lacks: its prerequisite is the first commit, which is there.
-    await ingestBundle(dst, execFileSync('git', ['bundle', 'create', '-', 'HEAD', `^${first}`], { cwd: src, env, stdio: ['ignore', 'pipe', 'ignore'] }));
+    await ingestBundle(
+      bareRepo(dst),
+      execFileSync('git', ['bundle', 'create', '-', 'HEAD', `^${first}`], { cwd: src, env, stdio: ['ignore', 'pipe', 'ignore'] }),
+    );
     assert.equal(git(dst, 'show', `${second}:b.txt`), 'two');
     assert.equal(git(dst, 'rev-list', '--count', second), '2');
   });

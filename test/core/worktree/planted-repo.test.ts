@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { bareFoundFrom } from '../../../src/core/worktree/bare-found';
-import { repoTop, type WorktreeError } from '../../../src/core/worktree/git';
+import { gitKnowsBareSetting, repoTop, versionKnowsBareSetting, type WorktreeError } from '../../../src/core/worktree/git';
 import { run } from '../checkpoint/fixture';
 import { eventsOf, ofType, subagentWorld } from '../subagent/helpers';
 import { gitIn, initRepo } from './fixture';
@@ -101,5 +101,16 @@ describe('a repository a command writes into the workspace folder itself is neve
     gitIn(mono, 'worktree', 'add', '-q', path.join(base, 'linked'));
     assert.equal(bareFoundFrom(path.join(base, 'linked', 'pkg')), undefined, "a linked worktree's .git file ends it");
     assert.equal(bareFoundFrom(mono), undefined);
+  });
+
+  it('walks only for a git that does not know the setting: the version is read as git prints it, and anything unread walks', async () => {
+    assert.equal(versionKnowsBareSetting('git version 2.38.0\n'), true);
+    assert.equal(versionKnowsBareSetting('git version 2.39.5'), true);
+    assert.equal(versionKnowsBareSetting('git version 3.0.1'), true);
+    assert.equal(versionKnowsBareSetting('git version 2.37.7 (Apple Git-136)'), false);
+    assert.equal(versionKnowsBareSetting('git version 1.99.9'), false);
+    assert.equal(versionKnowsBareSetting(''), false, 'no git, or an answer that does not parse: walk');
+    const said = gitIn(base, '--version');
+    assert.equal(await gitKnowsBareSetting(), versionKnowsBareSetting(said), `this machine's ${said.trim()}`);
   });
 });
