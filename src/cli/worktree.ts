@@ -11,7 +11,11 @@ import type { Command, Io } from './output';
 type Sub = (h: Harness, id: string | undefined, args: ParsedArgs, io: Io) => Promise<number>;
 
 function line(l: WorktreeListing): string {
-  const files = l.filesChanged === undefined ? '' : ` · ${l.filesChanged} file${l.filesChanged === 1 ? '' : 's'} changed`;
+  const files = l.changesUnread
+    ? ` · ${l.changesUnread}`
+    : l.filesChanged === undefined
+      ? ''
+      : ` · ${l.filesChanged} file${l.filesChanged === 1 ? '' : 's'} changed`;
   // A placed child's folder holds no files until asked (decision 0093): its work is its branch.
   const unwritten = l.unwritten ? `  (files not written here; its work is on ${l.branch}; write them with: git -C ${l.path} reset --hard)` : '';
   return `${l.id}  ${l.state}  ${l.branch}${files}${l.label ? `  (${l.label})` : ''}${l.folderExists ? `\n    ${l.path}${unwritten}` : ''}`;

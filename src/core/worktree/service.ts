@@ -61,6 +61,8 @@ export interface WorktreeListing {
    * the folder itself.
    */
   unwritten?: true;
+  /** Git could not list its changes (what failed, what to do); `filesChanged` is then absent, never a 0. */
+  changesUnread?: string;
 }
 
 export type ApplyResult = { applied: true; files: string[] } | { applied: false; conflicts: MergeConflict[] };
@@ -172,7 +174,15 @@ export class WorktreeService {
     const now = !look
       ? undefined
       : (unreadAt ?? (state === 'open' && folderExists ? (await snapshot(e.path, { bwrap: this.bwrap })).tree : state === 'kept' ? e.head : undefined));
-    if (now) filesChanged = (await changedPaths(e.repo, e.base, now).catch(() => [])).length;
+    let changesUnread: string | undefined;
+    if (now)
+      try {
+        filesChanged = (await changedPaths(e.repo, e.base, now)).length;
+      } catch (err) {
+        // Not "0 files changed": that would invite a discard of work git only failed to list.
+        filesChanged = undefined;
+        changesUnread = `its changes could not be listed (${(err as Error).message}); nothing was discarded: see its branch ${e.branch} with git`;
+      }
     return {
       id,
       ...(label ? { label } : {}),
@@ -184,6 +194,7 @@ export class WorktreeService {
       folderExists,
       ...(filesChanged !== undefined ? { filesChanged } : {}),
       ...(unreadAt ? { unwritten: true as const } : {}),
+      ...(changesUnread ? { changesUnread } : {}),
     };
   }
 

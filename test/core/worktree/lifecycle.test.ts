@@ -147,6 +147,19 @@ describe('worktree lifecycle: review, apply, discard, keep', () => {
     assert.equal(read(path.join(w.ws, 'y.txt')), 'y\n');
   });
 
+  it("a kept child whose changes git cannot list says so, never '0 files changed'", async () => {
+    const kept = await childThatWrites({ 'z.txt': 'z\n' }, 'kept');
+    const k = await placeOf(w, kept);
+    await w.t.h.worktrees.keep(kept);
+    // Its commit's object gone (a broken clone, a disk error): git's diff of the branch fails.
+    const head = gitIn(w.ws, 'rev-parse', k.branch).trim();
+    fs.rmSync(path.join(w.ws, '.git', 'objects', head.slice(0, 2), head.slice(2)));
+    const l = (await w.t.h.worktrees.list()).find((x) => x.id === kept);
+    assert.equal(l?.state, 'kept');
+    assert.equal(l?.filesChanged, undefined, 'no count where git could not count');
+    assert.match(l?.changesUnread ?? '', /its changes could not be listed \(git .*\); nothing was discarded: see its branch arbor\/.* with git/);
+  });
+
   it('deleting the node removes its worktree and branch', async () => {
     const id = await childThatWrites({ 'x.txt': 'x\n' });
     const place = await placeOf(w, id);
