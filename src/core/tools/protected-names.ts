@@ -10,6 +10,10 @@ export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
     '.claude',
     "'.claude' holds Claude Code settings Arbor can read: hooks run their commands outside the sandbox, agent files set tools; an agent must not change them",
   ],
+  [
+    '.codex',
+    "'.codex' holds Codex's project settings: once the project is trusted in Codex, the MCP servers and hooks they name run outside any sandbox; an agent must not change them",
+  ],
 ]);
 /** The protected directory names, folded (the OS sandbox protects the same ones). */
 export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];

@@ -568,7 +568,7 @@ echo done`;
       assert.match(stdoutOf(ra), /done-a/, ra.content);
       assert.equal(line(ra, 'in'), '');
       for (const r of [ra, b]) assert.doesNotMatch(r.content, /LEAK-\w+/, r.content);
-      for (const name of ['.vscode', '.git', '.arbor', '.claude', 'v']) assert.equal(fs.existsSync(ws.at(name)), false, `${name} left on the host`);
+      for (const name of ['.vscode', '.git', '.arbor', '.claude', '.codex', 'v']) assert.equal(fs.existsSync(ws.at(name)), false, `${name} left on the host`);
     });
   });
 

@@ -9,10 +9,10 @@ import { shadowUsers } from './shadows';
 import { othersStandIns, standsOn } from './stand-in-registry';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
-// `tools/protected-paths.ts`, decision 0042): every `.git`, `.vscode`, `.arbor` and
+// `tools/protected-paths.ts`, decision 0042): every protected name (`protected-names.ts`) and
 // `*.code-workspace` at any depth (the walk in `protected-walk.ts`), a worktree's or
 // submodule's real git directory, each repository's hooks folders (husky's dispatch folder
-// included), and paths the deployment adds (the store). A missing `.git`/`.vscode`/`.arbor` at
+// included), and paths the deployment adds (the store). A missing protected folder at
 // the top of a root gets an empty read-only stand-in, so a command cannot create one there.
 //
 // A read-only mount protects what is under it, not the name it stands at. A mount point itself
