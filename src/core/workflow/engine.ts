@@ -38,6 +38,8 @@ export class WorkflowEngine {
   private deploymentNow: WorkflowDeployment;
   private readonly runs = new Map<string, Run>();
   private readonly spares = new SpareIsolates();
+  /** The next run's spare, to be started on a later turn of the loop (`refillSoon`). */
+  private pendingRefill?: { confinement: Confinement; started: Promise<void>; timer: NodeJS.Timeout; done: () => void };
   private closing = false;
 
   constructor(
@@ -103,6 +105,8 @@ export class WorkflowEngine {
         ),
       );
     const limits = runLimits(this.deploymentNow, input);
+    // A spare whose start was deferred past the last run's outcome starts now, for this run to take.
+    this.refillNow();
     const run = new Run(`wf-${randomUUID().slice(0, 8)}`, parent, this.rt, limits, this.deploymentNow, confinement, this.spares);
     this.runs.set(run.id, run);
     this.report(parent.id);
@@ -113,7 +117,9 @@ export class WorkflowEngine {
       this.report(parent.id);
       // A script process for the next run, started as that run would start its own (decision 0096):
       // the confinement probed for this one (it depends on no session), the limits as they are now.
-      if (!this.closing) this.spares.refill({ limits: this.deploymentNow.isolate, permission: true, confinement });
+      // Started once the outcome has reached its caller: the host forks to start it (~15–60 ms of
+      // this event loop), which would otherwise delay the outcome (amended 0096).
+      this.refillSoon(confinement);
     });
     await run.append('workflow/start', {
       ...(ctx.callId ? { callId: ctx.callId } : {}),
@@ -151,8 +157,37 @@ export class WorkflowEngine {
   }
 
   /** Resolves once the script process kept for the next run is ready; false when none is kept. */
-  spareReady(): Promise<boolean> {
+  async spareReady(): Promise<boolean> {
+    await this.pendingRefill?.started;
     return this.spares.ready();
+  }
+
+  /**
+   * The spare for the next run is started on a later turn of the event loop, not in the run's end:
+   * by then the caller has had the outcome and gone on (the parent's turn writes the tool's result
+   * and waits on its fdatasync), so the host's fork overlaps that wait instead of delaying the outcome.
+   */
+  private refillSoon(confinement: Confinement): void {
+    if (this.closing || this.pendingRefill) return;
+    let started!: () => void;
+    const pending = {
+      confinement,
+      started: new Promise<void>((r) => (started = r)),
+      timer: setTimeout(() => this.refillNow(), 0),
+      done: () => started(),
+    };
+    pending.timer.unref(); // a spare never keeps the host alive
+    this.pendingRefill = pending;
+  }
+
+  /** Starts the deferred spare now (a run begins, or its turn came); none when none is pending or the engine closes. */
+  private refillNow(): void {
+    const p = this.pendingRefill;
+    if (!p) return;
+    this.pendingRefill = undefined;
+    clearTimeout(p.timer);
+    if (!this.closing) this.spares.refill({ limits: this.deploymentNow.isolate, permission: true, confinement: p.confinement });
+    p.done();
   }
 
   /** A human's "Cancel workflow" (status `cancelled`); false when no such run is going. */
@@ -190,6 +225,7 @@ export class WorkflowEngine {
   /** Harness close: every run ends `interrupted`, before any agent is disposed. */
   async closeAll(why: string): Promise<void> {
     this.closing = true;
+    this.refillNow(); // starts none: the engine is closing
     const spare = this.spares.close();
     await Promise.all([...this.runs.values()].map((r) => r.end('interrupted', 'CANCELLED', why)));
     await spare;

@@ -29,6 +29,9 @@ export class SpareIsolates {
   static alive = 0;
   /** Spares handed to runs in this host (what shows a run started on one). */
   static served = 0;
+  /** Spares started in this host, and the milliseconds of this event loop their starts took (the host's fork: benches). */
+  static started = 0;
+  static startMs = 0;
   private spare?: { iso: Isolate; key: string; idle: NodeJS.Timeout };
   private closed = false;
   /** A spare that never became ready (a Node refusing the flags, bubblewrap failing): none is started again. */
@@ -55,7 +58,10 @@ export class SpareIsolates {
   /** Start one with `k` for the next run, unless one is kept or the engine closed. */
   refill(k: SpareKey): void {
     if (this.closed || this.failed || this.spare) return;
+    const t = performance.now();
     const iso = this.make(k);
+    SpareIsolates.startMs += performance.now() - t;
+    SpareIsolates.started++;
     const s = { iso, key: keyOf(k), idle: setTimeout(() => this.expire(s), this.idleMs) };
     s.idle.unref();
     this.spare = s;

@@ -112,16 +112,29 @@ function finish(m: FromChild): string {
   return '';
 }
 
-function start(script: string, args: unknown): void {
+type Install = (
+  b: typeof bridge,
+  a: string,
+) => {
+  run: (fn: unknown) => void;
+  deliver: (id: number, text: string) => void;
+};
+
+/** A fresh context with the prelude's code evaluated in it, not yet handed the bridge or the run's args. */
+function freshContext(): { ctx: vm.Context; install: Install } {
   // A null-prototype sandbox: the global's own lookups never fall through to an object of this realm.
   const ctx = vm.createContext(Object.create(null), { name: 'workflow', codeGeneration: { strings: true, wasm: false } });
-  const install = new vm.Script(PRELUDE, { filename: 'prelude.js' }).runInContext(ctx) as (
-    b: typeof bridge,
-    a: string,
-  ) => {
-    run: (fn: unknown) => void;
-    deliver: (id: number, text: string) => void;
-  };
+  return { ctx, install: new vm.Script(PRELUDE, { filename: 'prelude.js' }).runInContext(ctx) as Install };
+}
+
+// Made before `ready` (decision 0096, amended): a context costs a few ms to create, which a
+// run's head no longer waits for. Nothing of a run is in it until `start` (the prelude has only
+// defined its function); the process serves one run, so the context is that run's alone.
+let made: ReturnType<typeof freshContext> | undefined = freshContext();
+
+function start(script: string, args: unknown): void {
+  const { ctx, install } = made ?? freshContext();
+  made = undefined;
   const api = install(bridge, JSON.stringify(args ?? null));
   deliver = api.deliver;
   let fn: unknown;

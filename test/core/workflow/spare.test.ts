@@ -174,21 +174,44 @@ describe('workflow spare script process', () => {
     it('the next run starts on the spare; each run still gets a fresh process and context', async () => {
       const first = await x.run('globalThis.leak = "from the first run"; return await agent("one");');
       assert.equal(first.status, 'completed', first.error);
+      assert.equal(await x.engine.spareReady(), true, 'a spare was started after the run');
       assert.equal(x.engine.stats().spares, 1, 'one process waits for the next run');
       const served = SpareIsolates.served;
       const second = await x.run('return typeof globalThis.leak;');
       assert.equal(second.status, 'completed', second.error);
       assert.equal(SpareIsolates.served, served + 1, 'the second run took the spare');
       assert.equal(JSON.parse(second.resultJson!), 'undefined', 'nothing of the first run is in the second');
+      assert.equal(await x.engine.spareReady(), true);
       const third = await x.run('globalThis.leak = 1; return await agent("three");');
       assert.equal(third.status, 'completed', third.error);
       assert.equal(SpareIsolates.served, served + 2, 'the spare after the second run served the third');
       assert.equal(runProcesses(), 0, 'no run’s script process is left');
     });
 
+    it('the outcome reaches its caller before the host forks the next run’s spare (the fork is not on the run’s tail)', async () => {
+      const alive = SpareIsolates.alive;
+      const outcome = await x.run('return 1;');
+      assert.equal(outcome.status, 'completed', outcome.error);
+      assert.equal(SpareIsolates.alive, alive, 'no spare was started before the outcome was handed back');
+      assert.equal(await x.engine.spareReady(), true, 'the spare is started right after');
+      assert.equal(SpareIsolates.alive, alive + 1);
+    });
+
+    it('a run that begins before the deferred spare started has it started for itself, and takes it', async () => {
+      const alive = SpareIsolates.alive;
+      assert.equal((await x.run('return 1;')).status, 'completed');
+      assert.equal(SpareIsolates.alive, alive, 'its spare is not started yet');
+      const served = SpareIsolates.served;
+      const next = await x.run('return 2;');
+      assert.equal(next.status, 'completed', next.error);
+      assert.equal(SpareIsolates.served, served + 1, 'the run took the spare it started');
+      assert.equal(runProcesses(), 0, 'no run’s script process is left');
+    });
+
     it('new limits: the spare started before them serves no run', async () => {
       const first = await x.run('return 1;');
       assert.equal(first.status, 'completed', first.error);
+      assert.equal(await x.engine.spareReady(), true);
       assert.equal(x.engine.stats().spares, 1);
       x.engine.setDeployment({ isolate: { heapMb: 96, rssMb: 512 } });
       const served = SpareIsolates.served;
@@ -199,6 +222,7 @@ describe('workflow spare script process', () => {
 
     it('closing the harness ends the spare', async () => {
       assert.equal((await x.run('return 1;')).status, 'completed');
+      assert.equal(await x.engine.spareReady(), true);
       assert.equal(x.engine.stats().spares, 1);
       await x.w.t.h.close();
       assert.equal(SpareIsolates.alive, 0);
