@@ -1,5 +1,6 @@
 import { git } from './git';
 import { blob, treeChanges } from './merge';
+import { objectsOnly } from './objects-only';
 
 // What a worktree child changed: per file, the base content and the child's content (for an
 // editor's diff view) and a unified diff (decision 0060). Read from git objects, never the
@@ -32,9 +33,11 @@ export async function changedPaths(repo: string, from: string, to: string): Prom
 export async function diffTrees(repo: string, from: string, to: string): Promise<FileChange[]> {
   const changes = await treeChanges(repo, from, to);
   const out: FileChange[] = [];
+  // Not in the work tree: its `.gitattributes` would pick a textconv of the user's config to run unconfined (`objects-only.ts`).
+  const where = await objectsOnly(repo);
   for (const [i, c] of changes.entries()) {
     const status = STATUS[c.status[0]] ?? 'modified';
-    const unified = (await git(['diff', '--no-color', '--no-ext-diff', from, to, '--', c.path], { cwd: repo })).stdout;
+    const unified = (await git(['diff', '--no-color', '--no-ext-diff', from, to, '--', c.path], where)).stdout;
     const f: FileChange = { path: c.path, status, unified };
     if (i < MAX_DIFF_FILES) {
       const before = /^0+$/.test(c.oldSha) ? undefined : await blob(repo, c.oldSha);

@@ -9,6 +9,7 @@ import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { describeCommands, type RunningCommand, withCommandsOut } from '../tools/roots-lock';
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
+import { objectsOnly } from './objects-only';
 import { snapshot } from './snapshot';
 
 const C = fs.constants;
@@ -58,7 +59,8 @@ export async function mergeIntoWorkingTree(
   guard?: (rel: string) => MergeConflict | undefined,
 ): Promise<MergeOutcome> {
   const now = await snapshot(repo, { bwrap, excludes, commit: { message: 'arbor: the workspace before apply', parent: base } });
-  const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { cwd: repo, okCodes: [1] });
+  // Not in the work tree: its `.gitattributes` would pick a merge driver of the user's config to run unconfined (`objects-only.ts`).
+  const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { ...(await objectsOnly(repo)), okCodes: [1] });
   const [treeLine, ...rest] = merged.stdout.split('\n');
   if (merged.code === 1) return { ok: false, conflicts: conflictsOf(rest) };
   const tree = treeLine.trim();
