@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { warmSpawner } from '../src/core/process/spawner';
 import { callTool } from '../src/core/tools/call';
+import { MadeRecord } from '../src/core/tools/made-by-commands';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import { CommandSandbox } from '../src/core/tools/sandbox/command-sandbox';
 import { describeSandboxStatus, sandboxStatus } from '../src/core/tools/sandbox/detect';
@@ -40,7 +41,8 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   const root = workspace(path.join(base, 'ws'), 0);
   const plain = workspace(path.join(base, 'plain'), REPOS, false);
   const nested = workspace(path.join(base, 'nested'), REPOS, true);
-  const tool = createRunCommandTool();
+  // As a harness runs it: what commands make below the top recorded, with the walk after each command (decision 0111).
+  const tool = createRunCommandTool({ sandbox: new CommandSandbox({ made: new MadeRecord(path.join(base, 'made-by-commands.jsonl')) }) });
   const own = createRunCommandTool({ sandbox: new CommandSandbox({ residents: false }) });
   const ctx = (sandbox: ToolContext['sandbox'], dir: string): ToolContext => ({
     sessionId: 'bench',

@@ -125,7 +125,8 @@ export class Workspaces {
     let h = this.open.get(root);
     if (!h) {
       const closing = this.closing.get(root);
-      const open = () => Harness.open(this.configFor(root));
+      // Async: a config that refuses the root (decision 0111) is this open's rejection, not a throw out of `harness`.
+      const open = async () => Harness.open(this.configFor(root));
       h = closing ? closing.then(open, open) : open();
       // A failed open is not cached: the next session/new tries again.
       h.catch(() => this.open.delete(root));

@@ -11,7 +11,7 @@ import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { arborVersion } from '../core/version';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
-import { harnessConfig, workspaceOf } from './config';
+import { harnessConfig, refuseMadeByCommand, workspaceOf } from './config';
 import { mcpDeployment } from './mcp';
 import type { Command } from './output';
 import { onStopSignals } from './stop-signals';
@@ -66,6 +66,8 @@ export const acpCommand: Command = async (args, io) => {
       // A placement's node (decision 0077) is what the folder the command was started for used to be: trusted, its store given.
       const node = workspaces.nodeOf(root);
       const same = node !== undefined || root === realOr(defaultRoot);
+      // A root whose `.arbor` (its store, its MCP allows), `.claude` or repository a command made is not opened (decision 0111).
+      if (node === undefined) refuseMadeByCommand(root, storeOf(root));
       return {
         ...base,
         storeDir: storeOf(root),

@@ -23,6 +23,8 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   mcp: async () => (await import('./mcp')).mcpCommand((await import('./keyless')).keylessHarness('mcp')),
   // Worktrees are git and the store: no model, no API key needed.
   worktree: async () => (await import('./worktree')).worktreeCommand((await import('./keyless')).keylessHarness('worktree')),
+  // A folder whose `.arbor` or `.claude` a command made, reviewed by the user (decision 0111).
+  trust: async () => (await import('./trust')).trustCommand,
 };
 
 /** The names `arbor` accepts, in the order `--help` and the unknown-command message list them. */

@@ -9,6 +9,7 @@ import { autoApprove, neverApprove } from '../core/policy/approval';
 import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
+import { describeMade, MADE_RECORD_NAME, MadeRecord } from '../core/tools/made-by-commands';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { readConfigFile } from './config-file';
 import { mcpDeployment } from './mcp';
@@ -40,6 +41,37 @@ export function workspaceOf(args: ParsedArgs): string {
   return path.resolve(typeof w === 'string' ? w : process.cwd());
 }
 
+/** The user's record of protected folders commands made (decision 0111): in the home folder, which no command can write. */
+export function madeRecord(): MadeRecord {
+  return new MadeRecord(path.join(os.homedir(), '.arbor', MADE_RECORD_NAME));
+}
+
+/**
+ * The CLI trusts the folder it runs in (its hooks, its store's MCP allows, its agents): not one
+ * whose `.arbor`, `.claude`, `.vscode` or repository a confined command made (decision 0111).
+ */
+export function refuseMadeByCommand(folder: string, storeDir?: string): void {
+  const record = madeRecord();
+  const made = record.madeIn(folder);
+  if (made.length > 0) throw new UsageError(`${describeMade(folder, made)} (MADE_BY_COMMAND)`);
+  // The store's `.arbor` the CLI is about to make is its own: trusted now, so a session running
+  // commands above this folder meanwhile, whose walk would see it appear, does not count it as theirs.
+  const own = path.join(folder, '.arbor');
+  if (storeDir && path.dirname(storeDir) === own && !fs.existsSync(own)) {
+    try {
+      // Not recursive: one a command made between the look and here fails EEXIST, and is not trusted.
+      fs.mkdirSync(own);
+    } catch {
+      return;
+    }
+    try {
+      record.trustOwn(own);
+    } catch {
+      // A home folder that cannot be written: a walk beside may record it, and the next run says how to trust it.
+    }
+  }
+}
+
 /** Everything `run` and `send` need, from flags and environment. */
 export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
   const baseURL = (args.options.get('base-url') as string | undefined) ?? env.ARBOR_BASE_URL ?? DEFAULT_BASE_URL;
@@ -57,6 +89,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const remote = remoteFromConfig(args, env, configFile);
   const placements = placementsFromConfig(args, env, configFile);
   const storeDir = storeDirOf(args, env);
+  refuseMadeByCommand(workspaceOf(args), storeDir);
   return {
     storeDir,
     // One process per command: the journals a run leaves are small, and the next open replays
@@ -76,7 +109,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
     approvalPort: approval === 'auto' ? autoApprove : neverApprove,
     maxSteps,
     ...(maxConcurrentChildren !== undefined ? { maxConcurrentChildren } : {}),
-    commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}) },
+    commands: { network: args.options.has('network'), ...(env.ARBOR_BWRAP ? { bwrapPath: env.ARBOR_BWRAP } : {}), madeRecord: madeRecord().file },
     ...(args.options.has('unconfined-workflows') ? { workflow: { allowUnconfined: true } } : {}),
     ...(prices ? { prices } : {}),
     ...(remote ? { remote } : {}),

@@ -41,6 +41,9 @@ Usage:
   arbor mcp list [--json]         the MCP servers (.mcp.json, .vscode/mcp.json, --mcp-config),
                                   started to show their state and tool count
   arbor mcp allow NAME            let the workspace's MCP server NAME start (remembered per workspace)
+  arbor trust [FOLDER]            trust FOLDER's .arbor, .claude, .vscode or .git that a confined
+                                  command made (review them first); until then the CLI refuses to
+                                  run there
   arbor acp [options]             serve the Agent Client Protocol on stdio (an ACP client such as
                                   Zed or acpx starts it): JSON-RPC only on stdout, logs on stderr;
                                   stdin EOF or SIGTERM cancels running turns and exits 0

@@ -9,6 +9,7 @@ import { recoveryNotes } from '../core/recovered-work';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
+import { describeMade, MADE_RECORD_NAME, MadeRecord } from '../core/tools/made-by-commands';
 import { describeSandboxStatus, type SandboxStatus } from '../core/tools/sandbox/detect';
 import type { CommandId, ModelSource, PanelSettings, SpendView } from '../protocol';
 import { ApprovalNotifier } from './approval-notifier';
@@ -134,6 +135,14 @@ export class ArborHost implements CommandHost {
     // Placements (decision 0071): the same rule, machine-scoped, none in Restricted Mode.
     const placed = readPlacementsSetting();
     for (const p of placed.problems) this.log.warn(p);
+    // A folder whose `.arbor` or `.claude` a confined command made (decision 0111): its hooks are not loaded.
+    const made = new MadeRecord(path.join(os.homedir(), '.arbor', MADE_RECORD_NAME));
+    const madeIn = folders.length > 0 ? made.madeIn(workspace[0]) : [];
+    if (madeIn.length > 0) {
+      const text = `Arbor: ${describeMade(workspace[0], madeIn)}. Its hooks are not run (MADE_BY_COMMAND).`;
+      this.log.warn(text);
+      void vscode.window.showWarningMessage(text);
+    }
     const config: HarnessConfig = {
       storeDir,
       workspace,
@@ -146,7 +155,7 @@ export class ArborHost implements CommandHost {
       childApproval: s.childApproval,
       releaseDelayMs: s.releaseDelayMs,
       maxConcurrentChildren: s.maxConcurrent,
-      commands: { network: s.network },
+      commands: { network: s.network, madeRecord: made.file },
       goalMaxRounds: s.goalMaxRounds,
       workflow: s.workflow,
       prices: s.prices,
@@ -159,7 +168,7 @@ export class ArborHost implements CommandHost {
         workspaceRoot: workspace[0],
         userFile: path.join(os.homedir(), '.arbor', 'settings.json'),
         readClaudeSettings: s.hooksReadClaude,
-        trusted: () => vscode.workspace.isTrusted,
+        trusted: () => vscode.workspace.isTrusted && madeIn.length === 0,
       },
       // Worktrees run git with the repository's own configuration: only while the workspace is trusted.
       trusted: () => vscode.workspace.isTrusted,

@@ -54,7 +54,12 @@ export interface HarnessConfig {
   /** With childApproval 'escalate': how long a child waits for the human before the request is denied (ms); default 300000. */
   escalateTimeoutMs?: number;
   /** The OS sandbox of `run_command` (decision 0005): whether confined commands get the network (default no), which bubblewrap. */
-  commands?: { network?: boolean; bwrapPath?: string };
+  commands?: {
+    network?: boolean;
+    bwrapPath?: string;
+    /** The user's record of protected folders commands made below a root's top (decision 0111; `~/.arbor/made-by-commands.jsonl`). */
+    madeRecord?: string;
+  };
   /** Workflow limits (settings `arbor.workflow.*`); defaults in workflow/limits.ts. */
   workflow?: Partial<WorkflowDeployment>;
   /** A goal's round limit when the human gives none; default 10. */

@@ -11,6 +11,7 @@ import { ScopeRegistry } from '../scope/registry';
 import type { Session } from '../session/session';
 import type { Store } from '../store/store';
 import { SubagentRuntime } from '../subagent/runtime';
+import { MadeRecord } from '../tools/made-by-commands';
 import { CommandSandbox } from '../tools/sandbox/command-sandbox';
 import type { Tool } from '../tools/tool';
 import { WorktreeService } from '../worktree/service';
@@ -119,6 +120,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     // Read at each command: a settings change applies to the next one.
     network: () => config.commands?.network ?? false,
     protectedPaths: () => [config.storeDir, ...(config.otherStores ?? [])],
+    ...(config.commands?.madeRecord ? { made: new MadeRecord(config.commands.madeRecord) } : {}),
   });
   const subagents: SubagentRuntime = new SubagentRuntime({
     store,

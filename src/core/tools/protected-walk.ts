@@ -55,10 +55,28 @@ interface Listing extends ListingStamp {
 
 /** Per root: directory → its last listing. */
 const cache = new Map<string, Map<string, Listing>>();
+/** Roots whose last walk reached every folder: a folder absent from it is new, not one it did not reach. */
+const complete = new Set<string>();
+/** Protected entries below a root's top that a walk found and the walk before it did not (decision 0111), until taken. */
+let appeared: ProtectedEntry[] = [];
+/** At most this many kept until taken: past it the oldest go (a deployment without a record never takes them). */
+const MAX_APPEARED = 1000;
+
+/**
+ * The protected entries that appeared below a root's top since the walk before (a command, or
+ * anything else, made them between two walks of this process), each returned once. The caller
+ * records them (`made-by-commands.ts`): nothing a confined command wrote becomes trusted configuration.
+ */
+export function takeAppeared(): ProtectedEntry[] {
+  const out = appeared;
+  appeared = [];
+  return out;
+}
 
 /** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
 export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS): Promise<ProtectedTree> {
   const before = cache.get(root) ?? new Map<string, Listing>();
+  const known = complete.has(root);
   const after = new Map<string, Listing>();
   const entries: ProtectedEntry[] = [];
   let level = [root];
@@ -84,7 +102,13 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
       const l = listings[i];
       if (!l) return;
       after.set(dir, l);
+      // New since the last walk: a listing read again (or a folder that walk did not have) with a
+      // protected name it did not hold. The top's own names are not: a command cannot make them
+      // (each missing one has a read-only stand-in), and the stand-ins come and go there.
+      const was = before.get(dir);
+      const fresh = dir !== root && (was ? was !== l : known) ? l.found.filter((f) => !was?.found.some((o) => o.raw === f.raw && o.kind === f.kind)) : [];
       for (const f of l.found) entries.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
+      for (const f of fresh) appeared.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
       for (const sub of l.subdirs) next.push(path.join(dir, sub));
     });
     if (truncated) break;
@@ -94,6 +118,9 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
   // repository by making thousands of folders that use up the walk before it is reached.
   if (truncated) for (const e of carriedOver(before, after)) entries.push(e);
   cache.set(root, after);
+  if (truncated) complete.delete(root);
+  else complete.add(root);
+  if (appeared.length > MAX_APPEARED) appeared = appeared.slice(-MAX_APPEARED);
   const unseen = 'a .git, .vscode or .arbor there that no earlier walk found is writable by commands';
   return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : { entries };
 }

@@ -1,5 +1,6 @@
 import type { GroupChild } from '../../process/spawner';
-import type { WalkLimits } from '../protected-walk';
+import type { MadeRecord } from '../made-by-commands';
+import { protectedTree, takeAppeared, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
@@ -21,6 +22,8 @@ export interface CommandSandboxOptions {
   walk?: WalkLimits;
   /** Resident sandboxes (decision 0103): this process's pool by default; `false` gives every command a bubblewrap of its own. */
   residents?: ResidentPool | false;
+  /** Where the protected folders commands make below a root's top are recorded (decision 0111); none: not recorded. */
+  made?: MadeRecord;
 }
 
 /** How to start one confined command: `file` with `args`, then `--` and the program; `release` after it ends. */
@@ -62,7 +65,45 @@ function sharedPool(): ResidentPool | undefined {
  * resident can run.
  */
 export class CommandSandbox {
+  /** Roots whose walk after a command is scheduled and not run yet (one per root at a time). */
+  private readonly afterWalks = new Set<string>();
+
   constructor(private readonly options: CommandSandboxOptions = {}) {}
+
+  /** What appeared since the last walk, recorded (decision 0111); taken even with no record, so it does not pile up. */
+  private recordAppeared(): void {
+    const entries = takeAppeared();
+    if (entries.length === 0 || !this.options.made) return;
+    try {
+      this.options.made.record(entries);
+    } catch (err) {
+      // The record cannot be written (a full disk, a read-only home): the command is not failed for it, but it is said.
+      console.error(
+        `arbor: could not record the protected folders commands made (${entries.map((e) => e.path).join(', ')}) in ${this.options.made.file}: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  /**
+   * After a command: its roots walked again, off the command's path (the next turn of the event
+   * loop), so what the last command of a session made is recorded too. The listings it reads are
+   * the next command's walk's cache: a folder is listed again only once per change.
+   */
+  private walkAfter(roots: readonly string[]): void {
+    if (!this.options.made) return;
+    const todo = roots.filter((r) => !this.afterWalks.has(r));
+    if (todo.length === 0) return;
+    for (const r of todo) this.afterWalks.add(r);
+    setImmediate(() => {
+      void (async () => {
+        for (const r of todo) {
+          this.afterWalks.delete(r);
+          await protectedTree(r, this.options.walk).catch(() => undefined);
+        }
+        this.recordAppeared();
+      })();
+    });
+  }
 
   /** Whether a sandbox can start here (cached per process and bwrap path). */
   status(): Promise<SandboxStatus> {
@@ -93,6 +134,8 @@ export class CommandSandbox {
       mode === 'workspace-write'
         ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk)
         : { readOnly: [], shadow: [], pinned: [], guarded: [], notes: [] };
+    if (mode === 'workspace-write') this.recordAppeared();
+    const walked = mode === 'workspace-write' ? roots : [];
     const network = this.networkAllowed();
     const notes = [...mounts.notes];
     if (status.unixSocketsOpen) notes.push(`Unix sockets on the host are not blocked: ${status.unixSocketsOpen}`);
@@ -102,7 +145,11 @@ export class CommandSandbox {
     // sandbox's mount table is checked before anything runs in it.
     const raceable = bindsInsideRoots(args, roots);
     const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, raceable) : undefined;
-    const release = holdShadows(mounts.shadow, roots);
+    const held = holdShadows(mounts.shadow, roots);
+    const release = (): void => {
+      held();
+      this.walkAfter(walked);
+    };
     if (!lease) {
       // A bubblewrap of its own checks its table itself, in a shell, before the command.
       const before = raceable ? ['/bin/sh', '-c', shellCheck(writableRule(roots, args)), 'arbor-mount-check'] : undefined;
