@@ -89,7 +89,9 @@ Options:
                      next chunk once it has begun (default 120000)
   --mcp-config FILE  MCP servers of your own (Claude Code's {"mcpServers": {...}}); they start.
                      Servers in the workspace's .mcp.json start only once allowed:
-  --allow-mcp NAME   for this run (or 'arbor mcp allow NAME' for good); both repeatable
+  --allow-mcp NAME   for this run (or 'arbor mcp allow NAME' for good); both repeatable.
+                     It starts NAME only as it ran when first allowed here: changed since, it
+                     is refused (MCP_CHANGED) until 'arbor mcp allow NAME'
   --mcp-allow-tools LIST
                      MCP servers or tools called without asking (everything, mcp__everything__echo);
                      other MCP calls need approval (--approval auto allows them)
@@ -119,8 +121,9 @@ Sandbox modes (--sandbox). File tools read only inside the workspace, except in 
   read-only        file tools write nothing; commands run in the OS sandbox with the whole
                    file system read-only
   workspace-write  file tools and commands write only inside the workspace folder; .git,
-                   .vscode, .arbor and *.code-workspace in it stay read-only for commands, and
-                   file tools write them only with approval (at any depth, and hooks folders)
+                   .vscode, .arbor, .mcp.json and *.code-workspace in it stay read-only for
+                   commands, and file tools write them only with approval (at any depth, and
+                   hooks folders)
   full-access      no OS sandbox: file tools write anywhere (protected paths with approval),
                    commands run unconfined with your permissions and network, without asking
   In read-only and workspace-write every command has no network (unless --network), no Unix

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import type { Harness } from '../core/harness';
-import { describeConfigError, type McpConfigRead, merge, readServerFile, readWorkspaceServers } from '../core/mcp/config';
+import { describeConfigError, type McpConfigRead, type McpServerConfig, merge, needsAllow, readServerFile, readWorkspaceServers } from '../core/mcp/config';
 import type { McpDeployment } from '../core/mcp/deployment';
+import { checkRunAllow, PinFile } from '../core/mcp/pins';
+import { runsLine } from '../core/mcp/secrets';
 import type { McpServerState } from '../core/mcp/state';
 import { FileTrust } from '../core/mcp/trust-file';
 import { type ParsedArgs, UsageError } from './args';
@@ -11,6 +13,7 @@ import { printable } from './output';
 // The CLI's MCP (decision 0055): `--mcp-config FILE` is the user's own choice and its servers
 // start; the workspace's `.mcp.json` / `.vscode/mcp.json` servers start only once allowed
 // (`--allow-mcp NAME`, or `arbor mcp allow NAME`, remembered in the store folder per workspace).
+// `--allow-mcp NAME` starts only what NAME ran when first allowed here (decision 0112).
 
 const list = (v: string | true | undefined): string[] =>
   typeof v === 'string'
@@ -21,7 +24,13 @@ const list = (v: string | true | undefined): string[] =>
     : [];
 
 /** The deployment a CLI command runs with: the workspace's servers, any `--mcp-config` file's, who may start them. */
-export function mcpDeployment(args: ParsedArgs, env: NodeJS.ProcessEnv, storeDir: string, workspace: string): McpDeployment {
+export function mcpDeployment(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  storeDir: string,
+  workspace: string,
+  notices: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): McpDeployment {
   const reads: McpConfigRead[] = [readWorkspaceServers(workspace, env)];
   for (const file of list(args.options.get('mcp-config'))) {
     if (!fs.existsSync(file)) throw new UsageError(`--mcp-config ${file}: no such file`);
@@ -29,10 +38,12 @@ export function mcpDeployment(args: ParsedArgs, env: NodeJS.ProcessEnv, storeDir
   }
   const read = merge(reads);
   const trust = FileTrust.inStore(storeDir, workspace);
+  const pins = PinFile.inStore(storeDir, workspace);
   const allowNow = new Set(list(args.options.get('allow-mcp')));
   for (const name of allowNow) {
-    if (!read.servers.some((s) => s.name === name))
-      throw new UsageError(`--allow-mcp ${name}: no MCP server of that name in ${workspace}/.mcp.json or .vscode/mcp.json`);
+    const s = read.servers.find((x) => x.name === name);
+    if (!s) throw new UsageError(`--allow-mcp ${name}: no MCP server of that name in ${workspace}/.mcp.json or .vscode/mcp.json`);
+    if (needsAllow(s.source)) allowForThisRun(s, trust, pins, notices);
   }
   return {
     servers: read.servers,
@@ -42,9 +53,39 @@ export function mcpDeployment(args: ParsedArgs, env: NodeJS.ProcessEnv, storeDir
     workspaceTrusted: true,
     trust: {
       isAllowed: (s) => allowNow.has(s.name) || trust.isAllowed(s),
-      allow: (s) => trust.allow(s),
+      allowedBefore: (name) => trust.allowedBefore(name),
+      allow: async (s) => {
+        await trust.allow(s);
+        pins.pin(s);
+      },
     },
   };
+}
+
+/**
+ * `--allow-mcp NAME` names a server, not what it runs: a script that passes it on every run would
+ * start whatever the workspace's file says that day (a file a command could have rewritten where no
+ * sandbox stood between, a pull, a branch switched). So it starts what it started the first time
+ * here, or what `arbor mcp allow` last allowed, and nothing else: a change is refused, saying what
+ * changed and how to allow it again.
+ */
+function allowForThisRun(s: McpServerConfig, trust: FileTrust, pins: PinFile, notices: (line: string) => void): void {
+  const verdict = checkRunAllow(s, pins.get(s.name), trust.allowedAs(s.name));
+  if (!verdict.ok)
+    throw new UsageError(
+      printable(
+        `MCP_CHANGED --allow-mcp ${s.name}: MCP server "${s.name}" in ${s.file ?? 'the workspace'} changed since it was last allowed here ` +
+          `(${verdict.changed.join(', ')}); it now runs: ${runsLine(s)}. Nothing was started. If you made this change, allow it again with ` +
+          `'arbor mcp allow ${s.name}' (it starts the server once and remembers what it runs); if you did not, put the file back as it was.`,
+      ),
+    );
+  if (!verdict.first) return;
+  pins.pin(s);
+  notices(
+    printable(
+      `arbor: --allow-mcp ${s.name}: first allowed here; it runs ${runsLine(s)}. A later change to what it runs is refused until you allow it again (arbor mcp allow ${s.name}).`,
+    ),
+  );
 }
 
 /** One line per server for a person: name, state, tool count, where it came from, why. */

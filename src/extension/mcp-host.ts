@@ -7,9 +7,10 @@ import { MemoryTrust } from '../core/mcp/trust-file';
 
 // The extension's side of MCP (decision 0055): servers from the workspace's `.mcp.json` and
 // `.vscode/mcp.json` plus the user's `arbor.mcp.servers`; workspace servers start only in a
-// trusted workspace and only once the user allowed each (a notification asks, once per window;
-// the allow is kept in workspaceState with a fingerprint of what the server runs). The files are
-// watched: an edit reaches the running harness.
+// trusted workspace and only once the user allowed each (a notification asks, once per window and
+// command line; the allow is kept in workspaceState with a fingerprint of what the server runs, so
+// a server changed since is asked about again, saying so). The files are watched: an edit reaches
+// the running harness.
 
 const ALLOWED_KEY = 'arbor.mcp.allowed';
 
@@ -52,8 +53,10 @@ export class McpHost implements vscode.Disposable {
     const ask = () => {
       if (!vscode.workspace.isTrusted) return;
       for (const s of h.mcp.states()) {
-        if (s.phase !== 'needs-allow' || this.asked.has(s.name)) continue;
-        this.asked.add(s.name);
+        // Asked once per window for each thing a name runs: a server changed since (a pull, an edit) is asked about again.
+        const key = `${s.name}\0${h.mcp.runs(s.name) ?? ''}`;
+        if (s.phase !== 'needs-allow' || this.asked.has(key)) continue;
+        this.asked.add(key);
         void this.prompt(h, s);
       }
     };
@@ -77,7 +80,7 @@ export class McpHost implements vscode.Disposable {
   private async prompt(h: Harness, s: McpServerState): Promise<void> {
     const pick = await vscode.window.showInformationMessage(
       // What it runs is in the question: a file an agent or a repository wrote names the server, the human sees its command.
-      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}), which runs: ${h.mcp.runs(s.name) ?? 'unknown'}. Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
+      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}), which runs: ${h.mcp.runs(s.name) ?? 'unknown'}.${/changed since/.test(s.why ?? '') ? ' What it runs changed since you allowed it.' : ''} Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
       'Allow',
       'Not Now',
     );

@@ -42,7 +42,7 @@ describe('cli: commands in the OS sandbox', () => {
     assert.match(help.stdout, /read-only {8}file tools write nothing; commands run in the OS sandbox with the whole\n {19}file system read-only/);
     assert.match(
       help.stdout,
-      /workspace-write {2}file tools and commands write only inside the workspace folder; \.git,\n {19}\.vscode, \.arbor and \*\.code-workspace in it stay read-only for commands/,
+      /workspace-write {2}file tools and commands write only inside the workspace folder; \.git,\n {19}\.vscode, \.arbor, \.mcp\.json and \*\.code-workspace in it stay read-only for\n {19}commands/,
     );
     assert.match(help.stdout, /full-access {6}no OS sandbox: file tools write anywhere/);
     assert.match(

@@ -122,12 +122,22 @@ export function parseServerMap(map: unknown, source: McpSource, where: string, k
   return out;
 }
 
+function emptyFolder(p: string): boolean {
+  try {
+    return fs.readdirSync(p).length === 0;
+  } catch {
+    return false;
+  }
+}
+
 function readJson(file: string): { value: unknown } | { error: string } | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (e as NodeJS.ErrnoException).code;
+    // An empty folder in its place is a confined command's read-only stand-in (decision 0112): no file.
+    if (code === 'ENOENT' || (code === 'EISDIR' && emptyFolder(file))) return undefined;
     return { error: `cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
   }
   try {

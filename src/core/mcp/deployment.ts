@@ -6,6 +6,8 @@ import type { McpConfigError, McpServerConfig } from './config';
 /** Which workspace servers the user allowed to start (remembered per workspace by the host). */
 export interface McpTrust {
   isAllowed(server: McpServerConfig): boolean;
+  /** Whether a server of this name was allowed here before, with what it ran then (so it changed since). */
+  allowedBefore?(name: string): boolean;
   /** Remember the allow (the extension: workspaceState; the CLI: a file in the store folder). */
   allow(server: McpServerConfig): Promise<void>;
 }

@@ -8,7 +8,7 @@ import type { McpDeployment } from './deployment';
 import { clip } from './limits';
 import { allowCovers } from './names';
 import { mapResult } from './result';
-import { redact, secretsOf } from './secrets';
+import { redact, runsLine, secretsOf } from './secrets';
 import { type McpServerState, notReadyMessage } from './state';
 import { mcpTool } from './tool';
 import { type RegisteredTool, syncTools } from './tool-sync';
@@ -128,14 +128,7 @@ export class McpManager {
    */
   runs(name: string): string | undefined {
     const e = this.entries.get(name);
-    if (!e) return undefined;
-    const t = e.config.transport;
-    if (t.kind === 'http') {
-      const u = new URL(t.url);
-      return this.say(e, `${u.origin}${u.pathname}`);
-    }
-    const line = this.say(e, [t.command, ...t.args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' '));
-    return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+    return e ? runsLine(e.config) : undefined;
   }
 
   /** The user allowed a workspace server: remember it, and start it. */
@@ -194,6 +187,8 @@ export class McpManager {
 
   private whyNotStarted(s: McpServerConfig): string {
     if (this.deployment.workspaceTrusted === false) return 'the workspace is not trusted, so its MCP servers do not start';
+    if (this.deployment.trust?.allowedBefore?.(s.name))
+      return `defined in ${s.file ?? 'the workspace'}; what it runs changed since it was allowed, so it starts once you allow it again`;
     return `defined in ${s.file ?? 'the workspace'}; it starts once you allow it`;
   }
 

@@ -54,3 +54,18 @@ export function publicTransport(server: McpServerConfig): Record<string, unknown
   const hide = (m: Record<string, string>) => Object.fromEntries(Object.keys(m).map((k) => [k, '[redacted]']));
   return t.kind === 'stdio' ? { kind: 'stdio', command: t.command, args: t.args, env: hide(t.env) } : { kind: 'http', url: t.url, headers: hide(t.headers) };
 }
+
+/**
+ * What a server runs, for a human deciding whether to allow it: the command line (its configured
+ * secrets redacted, cut to 300 characters) or the URL without its query.
+ */
+export function runsLine(server: McpServerConfig): string {
+  const t = server.transport;
+  const secrets = secretsOf(server);
+  if (t.kind === 'http') {
+    const u = new URL(t.url);
+    return redact(`${u.origin}${u.pathname}`, secrets);
+  }
+  const line = redact([t.command, ...t.args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' '), secrets);
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}

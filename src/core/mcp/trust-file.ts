@@ -39,6 +39,16 @@ export class FileTrust implements McpTrust {
     return this.read()[this.workspace]?.[s.name] === serverFingerprint(s);
   }
 
+  /** The fingerprint the server named `name` was last allowed with here, if it ever was. */
+  allowedAs(name: string): string | undefined {
+    const v = this.read()[this.workspace]?.[name];
+    return typeof v === 'string' ? v : undefined;
+  }
+
+  allowedBefore(name: string): boolean {
+    return this.allowedAs(name) !== undefined;
+  }
+
   async allow(s: McpServerConfig): Promise<void> {
     const book = this.read();
     book[this.workspace] = { ...book[this.workspace], [s.name]: serverFingerprint(s) };
@@ -67,6 +77,10 @@ export class MemoryTrust implements McpTrust {
 
   isAllowed(s: McpServerConfig): boolean {
     return this.get()?.[s.name] === serverFingerprint(s);
+  }
+
+  allowedBefore(name: string): boolean {
+    return typeof this.get()?.[name] === 'string';
   }
 
   async allow(s: McpServerConfig): Promise<void> {

@@ -22,13 +22,27 @@ export const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code wor
 export const HOOKS_PATH_REASON =
   "the repository's hooks folder (git config core.hooksPath) or, with husky's '.husky/_', the hook scripts its stubs run: a hook runs code on the next git command";
 
+/**
+ * Files, at any depth, that name programs Arbor starts on the host: `.mcp.json` (Claude Code's MCP
+ * servers, read at the workspace's top). A command that rewrote one could point an allowed server's
+ * name at a program of its own (decision 0112). Missing at a root's top, it gets the folders' stand-in
+ * (an empty read-only folder while a command runs: `STAND_IN_NAMES`), since Claude Code in print mode
+ * starts the servers of a `.mcp.json` there without asking anyone (amended in s54).
+ */
+export const PROTECTED_FILES: ReadonlyMap<string, string> = new Map([
+  ['.mcp.json', "'.mcp.json' names the MCP servers Arbor and Claude Code start outside the sandbox; a command must not change what they run"],
+]);
+
+/** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
+export const STAND_IN_NAMES: readonly string[] = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()];
+
 /** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
 export function foldName(name: string): string {
   return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
 }
 
-/** Why an entry named `name` is protected (a protected folder or a workspace file), or undefined. */
+/** Why an entry named `name` is protected (a protected folder, `.mcp.json` or a workspace file), or undefined. */
 export function protectedNameReason(name: string): string | undefined {
   const folded = foldName(name);
-  return PROTECTED_DIRS.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+  return PROTECTED_DIRS.get(folded) ?? PROTECTED_FILES.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
 }

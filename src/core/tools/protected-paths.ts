@@ -2,7 +2,15 @@ import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
-import { foldName, HOOKS_PATH_REASON, PROTECTED_DIRS, protectedNameReason, WORKSPACE_FILE_REASON, WORKSPACE_FILE_SUFFIX } from './protected-names';
+import {
+  foldName,
+  HOOKS_PATH_REASON,
+  PROTECTED_DIRS,
+  PROTECTED_FILES,
+  protectedNameReason,
+  WORKSPACE_FILE_REASON,
+  WORKSPACE_FILE_SUFFIX,
+} from './protected-names';
 import { protectedTree } from './protected-walk';
 import { isWithin, physicalPath } from './real-path';
 import type { ToolContext } from './tool';
@@ -78,7 +86,7 @@ export function protectedReason(relative: string): string | undefined {
   }
   const last = parts.length ? foldName(parts[parts.length - 1]) : '';
   if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
-  return undefined;
+  return PROTECTED_FILES.get(last);
 }
 
 /**

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { entryKind, kindOf, type ListingStamp, relist } from './dir-listing';
 import { foldName, protectedNameReason } from './protected-names';
 
-// Every protected entry (`.git`, `.vscode`, `.arbor`, `*.code-workspace`) at any depth of a
+// Every protected entry (`.git`, `.vscode`, `.arbor`, `.claude`, `.mcp.json`, `*.code-workspace`) at any depth of a
 // root, found by a bounded walk (decision 0042). The OS sandbox mounts them read-only for each
 // command, and the file tools follow the symlinked ones and read the nested repositories' hooks
 // folders, so both protect the same set.
@@ -38,7 +38,7 @@ export interface ProtectedEntry {
   /** The directory holding it. */
   dir: string;
   kind: 'dir' | 'file' | 'link' | 'other';
-  /** Folded name: `.git`, `.vscode`, `.arbor` or one ending in `.code-workspace`. */
+  /** Folded name: a protected folder's, `.mcp.json`, or one ending in `.code-workspace`. */
   name: string;
 }
 

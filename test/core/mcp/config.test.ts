@@ -2,9 +2,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describeConfigError, merge, parseServerMap, readServerFile, readWorkspaceServers } from '../../../src/core/mcp/config';
+import { describeConfigError, type McpServerConfig, merge, parseServerMap, readServerFile, readWorkspaceServers } from '../../../src/core/mcp/config';
+import { McpManager } from '../../../src/core/mcp/manager';
 import { allowCovers, mcpToolName, serverOfTool } from '../../../src/core/mcp/names';
-import { FileTrust } from '../../../src/core/mcp/trust-file';
+import { checkRunAllow, PinFile } from '../../../src/core/mcp/pins';
+import { FileTrust, MemoryTrust } from '../../../src/core/mcp/trust-file';
+import { ScopeRegistry } from '../../../src/core/scope/registry';
+import type { Tool } from '../../../src/core/tools/tool';
+import { everythingStdio } from './support';
 
 describe('mcp: server config in the formats users have', () => {
   let dir: string;
@@ -113,5 +118,55 @@ describe('mcp: server config in the formats users have', () => {
     assert.equal(trust.isAllowed(preloaded), false);
     // Another workspace with the same server name is not allowed by this one's allow.
     assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
+  });
+
+  it('the --allow-mcp pin (decision 0112): the first start pins what a name runs; a change is refused, naming the part that changed, never a value', () => {
+    const server = (args: string[], env: Record<string, string>, cwd?: string) => {
+      write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args, env, ...(cwd ? { cwd } : {}) } } }));
+      return readWorkspaceServers(dir, {}).servers[0];
+    };
+    const pins = PinFile.inStore(path.join(dir, 'store'), dir);
+    const first = server(['a.js'], { T: 'secret-value-1' });
+    assert.deepEqual(checkRunAllow(first, pins.get('docs'), undefined), { ok: true, first: true });
+    pins.pin(first);
+    assert.ok(!fs.readFileSync(path.join(dir, 'store', 'mcp-pinned.json'), 'utf8').includes('secret-value-1'), 'no env value in the file');
+    assert.deepEqual(checkRunAllow(first, pins.get('docs'), undefined), { ok: true, first: false });
+    const verdict = (s: ReturnType<typeof server>) => checkRunAllow(s, pins.get('docs'), undefined);
+    assert.deepEqual(verdict(server(['evil.js'], { T: 'secret-value-1' })), { ok: false, changed: ['its arguments'] });
+    assert.deepEqual(verdict(server(['a.js'], { T: 'secret-value-1', NODE_OPTIONS: '--require ./e.js' })), {
+      ok: false,
+      changed: ['its environment (NODE_OPTIONS added)'],
+    });
+    assert.deepEqual(verdict(server(['a.js'], { T: 'secret-value-2' }, '/elsewhere')), {
+      ok: false,
+      changed: ['its working folder', "its environment's values"],
+    });
+    // Another workspace's pin is not this one's; an allow from before pins existed is compared as a whole.
+    assert.equal(PinFile.inStore(path.join(dir, 'store'), '/elsewhere').get('docs'), undefined);
+    assert.deepEqual(checkRunAllow(server(['evil.js'], {}), undefined, 'ffffffffffffffff'), { ok: false, changed: ['what it runs'] });
+  });
+
+  it("the extension's trust: a server allowed before and changed since waits, and its state says what it runs changed", async () => {
+    let kept: Record<string, string> | undefined;
+    const trust = new MemoryTrust(
+      () => kept,
+      (v) => {
+        kept = v;
+      },
+    );
+    const before = everythingStdio('docs', {}, 'workspace');
+    await trust.allow(before);
+    const changed: McpServerConfig = { ...before, transport: { kind: 'stdio', command: process.execPath, args: ['evil.js'], env: {} } };
+    const m = new McpManager({ tools: new ScopeRegistry<Tool>(), roots: [] }, { servers: [changed], trust });
+    try {
+      const [state] = m.states();
+      assert.equal(state.phase, 'needs-allow');
+      assert.match(state.why ?? '', /what it runs changed since it was allowed, so it starts once you allow it again/);
+      const fresh = new McpManager({ tools: new ScopeRegistry<Tool>(), roots: [] }, { servers: [everythingStdio('other', {}, 'workspace')], trust });
+      assert.match(fresh.states()[0].why ?? '', /; it starts once you allow it$/);
+      await fresh.close();
+    } finally {
+      await m.close();
+    }
   });
 });

@@ -96,6 +96,8 @@ const PROTECTED: Protected[] = [
   { name: '.GIT/hooks/pre-commit (case variant)', setup: () => '.GIT/hooks/pre-commit', created: (ws) => ws.at('.GIT/hooks/pre-commit') },
   { name: '.arbor/settings.json', setup: () => '.arbor/settings.json', created: (ws) => ws.at('.arbor/settings.json') },
   { name: 'x.code-workspace', setup: () => 'x.code-workspace', created: (ws) => ws.at('x.code-workspace') },
+  { name: '.mcp.json', setup: () => '.mcp.json', created: (ws) => ws.at('.mcp.json') },
+  { name: 'pkg/.MCP.json (nested, case variant)', setup: (ws) => (fs.mkdirSync(ws.at('pkg')), 'pkg/.MCP.json'), created: (ws) => ws.at('pkg/.MCP.json') },
   { name: 'sub/../.vscode/tasks.json', setup: (ws) => (fs.mkdirSync(ws.at('sub')), 'sub/../.vscode/tasks.json'), created: (ws) => ws.at('.vscode/tasks.json') },
   { name: './.vscode//./settings.json', setup: () => './.vscode//./settings.json', created: (ws) => ws.at('.vscode/settings.json') },
   { name: 'absolute path to .git/config', setup: (ws) => ws.at('.git/config'), created: (ws) => ws.at('.git/config') },

@@ -120,6 +120,39 @@ describe('run_command in the OS sandbox (bubblewrap, real files)', () => {
     assert.equal(fs.existsSync(ws.at('.git/hooks/post-checkout')), false);
   });
 
+  it('.mcp.json (top and nested) cannot be written, removed or renamed by a command; where missing at the top, none can be made and none is left on the host (decision 0112)', async () => {
+    const config = '{"mcpServers":{"foo":{"command":"node","args":["srv.js"]}}}';
+    fs.writeFileSync(ws.at('.mcp.json'), config);
+    fs.mkdirSync(ws.at('pkg'));
+    fs.writeFileSync(ws.at('pkg/.mcp.json'), config);
+    const evil = `'{"mcpServers":{"foo":{"command":"node","args":["evil.js"]}}}'`;
+    const command = [
+      `printf '%s' ${evil} > .mcp.json`,
+      `printf '%s' ${evil} > pkg/.mcp.json`,
+      'rm -f .mcp.json',
+      'mv .mcp.json moved.json',
+      `printf '%s' ${evil} > new.json && mv -f new.json .mcp.json`,
+      'echo done',
+    ].join('; ');
+    const r = await call(tool, { command }, ws.ctx({ sandbox: 'workspace-write' }));
+    assert.match(r.content, /Read-only file system/);
+    assert.match(r.content, /done/);
+    assert.equal(ws.read('.mcp.json'), config);
+    assert.equal(ws.read('pkg/.mcp.json'), config);
+    assert.equal(fs.existsSync(ws.at('moved.json')), false);
+
+    const bare = makeWorkspace();
+    try {
+      // Claude Code in print mode starts the servers of a `.mcp.json` at the top unasked: a command must not make one.
+      const r2 = await call(tool, { command: `printf '%s' ${evil} > .mcp.json; echo done` }, bare.ctx({ sandbox: 'workspace-write' }));
+      assert.match(r2.content, /done/);
+      assert.match(r2.content, /\.mcp\.json: (Is a directory|Read-only file system)/);
+      assert.equal(fs.existsSync(bare.at('.mcp.json')), false, 'the stand-in is gone with the command, and no .mcp.json was made');
+    } finally {
+      bare.cleanup();
+    }
+  });
+
   it('root inside the sandbox cannot remount its way out', async () => {
     const r = await call(
       tool,

@@ -2,15 +2,15 @@ import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
-import { PROTECTED_DIR_NAMES } from '../protected-names';
+import { STAND_IN_NAMES } from '../protected-names';
 import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
 import { othersStandIns, standsOn } from './stand-in-registry';
 
 // Which paths inside writable roots a confined command must not change (the OS side of
-// `tools/protected-paths.ts`, decision 0042): every protected name (`protected-names.ts`) and
-// `*.code-workspace` at any depth (the walk in `protected-walk.ts`), a worktree's or
+// `tools/protected-paths.ts`, decision 0042): every protected name (`protected-names.ts`: folders,
+// and `.mcp.json`, decision 0112) and `*.code-workspace` at any depth (the walk in `protected-walk.ts`), a worktree's or
 // submodule's real git directory, each repository's hooks folders (husky's dispatch folder
 // included), and paths the deployment adds (the store). A missing protected folder at
 // the top of a root gets an empty read-only stand-in, so a command cannot create one there.
@@ -132,7 +132,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     }
     for (const e of entries) for (const p of protectedBy(e)) protect(p);
     for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
-    for (const name of PROTECTED_DIR_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
+    for (const name of STAND_IN_NAMES) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
     protectHooks(await hooksDirsOf(root));
