@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from './config';
 import { serverFingerprint } from './trust-file';
+import { readBook, setInBook } from './workspace-book';
 
 // What each workspace server ran when the user last allowed it (`arbor mcp allow NAME`) or last
 // started it with `--allow-mcp NAME` (decision 0112): a file in the store folder, keyed by the
@@ -18,8 +18,6 @@ export interface ServerPin {
   /** Names of its `env` variables (stdio) or headers (http), sorted. */
   names: string[];
 }
-
-type PinBook = Record<string, Record<string, ServerPin>>;
 
 const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
 
@@ -68,26 +66,12 @@ export class PinFile {
   }
 
   get(name: string): ServerPin | undefined {
-    const p = this.read()[this.workspace]?.[name];
+    const p = readBook<ServerPin>(this.file)[this.workspace]?.[name];
     return p && typeof p.fingerprint === 'string' && typeof p.parts === 'object' && Array.isArray(p.names) ? p : undefined;
   }
 
   pin(s: McpServerConfig): void {
-    const book = this.read();
-    book[this.workspace] = { ...book[this.workspace], [s.name]: pinOf(s) };
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
-  }
-
-  private read(): PinBook {
-    try {
-      const v = JSON.parse(fs.readFileSync(this.file, 'utf8'));
-      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as PinBook) : {};
-    } catch {
-      return {};
-    }
+    setInBook(this.file, this.workspace, s.name, pinOf(s));
   }
 }
 

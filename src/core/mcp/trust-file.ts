@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from './config';
 import type { McpTrust } from './deployment';
+import { readBook, setInBook, type WorkspaceBook } from './workspace-book';
 
 // The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
 // `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.
@@ -12,8 +12,6 @@ import type { McpTrust } from './deployment';
 // Headers count as the environment does: they carry no code, but `${env:X}` expands into them,
 // and a repository that adds one would send the user's variable to the server unasked. Only a
 // digest is kept, never a value.
-
-type Book = Record<string, Record<string, string>>;
 
 const sorted = (m: Record<string, string>) => Object.entries(m).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -50,21 +48,11 @@ export class FileTrust implements McpTrust {
   }
 
   async allow(s: McpServerConfig): Promise<void> {
-    const book = this.read();
-    book[this.workspace] = { ...book[this.workspace], [s.name]: serverFingerprint(s) };
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    setInBook(this.file, this.workspace, s.name, serverFingerprint(s));
   }
 
-  private read(): Book {
-    try {
-      const v = JSON.parse(fs.readFileSync(this.file, 'utf8'));
-      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Book) : {};
-    } catch {
-      return {};
-    }
+  private read(): WorkspaceBook<string> {
+    return readBook<string>(this.file);
   }
 }
 

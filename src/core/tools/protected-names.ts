@@ -33,6 +33,9 @@ export const PROTECTED_FILES: ReadonlyMap<string, string> = new Map([
   ['.mcp.json', "'.mcp.json' names the MCP servers Arbor and Claude Code start outside the sandbox; a command must not change what they run"],
 ]);
 
+/** The protected names as a tool description says them (from the tables, so it stays true). */
+export const PROTECTED_NAMES_TEXT = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys(), `*${WORKSPACE_FILE_SUFFIX}`].join(', ');
+
 /** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
 export const STAND_IN_NAMES: readonly string[] = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()];
 

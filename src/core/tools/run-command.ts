@@ -1,6 +1,7 @@
 import { decideApproval, describeDenial } from '../policy/approval';
 import { type Outcome, type ProcessSpec, runInGroup } from './command-process';
 import { displayPath, resolveForRead } from './paths';
+import { PROTECTED_NAMES_TEXT } from './protected-names';
 import { cancelled, fail, guard, ok, refused } from './result';
 import { CommandSandbox, type Confinement } from './sandbox/command-sandbox';
 import type { SandboxStatus } from './sandbox/detect';
@@ -40,7 +41,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
       'Run a shell command (/bin/sh -c) in the workspace and return its exit code, stdout and stderr (long output keeps ' +
       'its beginning and end). Stdin is closed: the command must not wait for input. Unless the sandbox mode is full-access, ' +
       'the command runs in an OS sandbox that enforces the mode: in read-only nothing on disk can be written, in ' +
-      'workspace-write only the workspace folders (not .git, .vscode, .arbor or hooks folders, at any depth); there is no network ' +
+      `workspace-write only the workspace folders (not ${PROTECTED_NAMES_TEXT} or hooks folders, at any depth); there is no network ` +
       '(and no Unix sockets: the Docker socket, D-Bus and ssh-agent are out of reach), /tmp is private and ' +
       'emptied afterwards, and every process it started ends with it. If a command cannot work there (it needs the network ' +
       'or to write elsewhere), set outsideSandbox with a justification: the user must approve that.',

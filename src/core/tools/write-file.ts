@@ -3,6 +3,7 @@ import { isPathChanged, pathChangedRefusal, pins } from './beneath';
 import { countLines, isHardLinkError, looksBinary, readWhole, type WriteOps, writeAtomic } from './fsio';
 import { withPathLock } from './path-lock';
 import { displayPath, hardLinkRefusal, type ResolvedPath, resolveForWrite } from './paths';
+import { PROTECTED_NAMES_TEXT } from './protected-names';
 import { cancelled, describeIoError, fail, guard, ok } from './result';
 import type { Tool, ToolContext, ToolResult } from './tool';
 import { approveProtectedWrite, prepareParent } from './write-guard';
@@ -55,7 +56,7 @@ export function createWriteFileTool(options: WriteFileOptions = {}): Tool {
     pathArguments: ['path'],
     description:
       'Create or overwrite a text file in the workspace with the given content, creating missing parent directories. ' +
-      "To change part of an existing file prefer edit_file. Protected paths (.git, .vscode, .arbor, *.code-workspace) need the user's approval.",
+      `To change part of an existing file prefer edit_file. Protected paths (${PROTECTED_NAMES_TEXT}) need the user's approval.`,
     parameters: {
       type: 'object',
       properties: {
