@@ -1,5 +1,5 @@
-import * as path from 'node:path';
-import { bareRepo, git } from './git';
+import { gitDirs } from './confined';
+import { bareRepo } from './git';
 
 // Where a git that needs only the repository's objects runs (decision 0113): a diff of two
 // commits for a review, the in-memory merge of an apply. Run in the work tree, git reads the
@@ -10,8 +10,7 @@ import { bareRepo, git } from './git';
 // `info/attributes` and the user's own attributes file (and any inside the git folder), which no
 // command can write. Tested: `worktree/planted-attributes`.
 
-/** The options that run git on `repo`'s objects alone: its common git folder, named, as the folder git runs in. */
+/** The options that run git on `repo`'s objects alone: its common git folder (read from `.git`, `gitDirs`), named, as the folder git runs in. */
 export async function objectsOnly(repo: string): Promise<{ cwd: string; gitDir: string }> {
-  const said = (await git(['rev-parse', '--git-common-dir'], { cwd: repo })).stdout.trim();
-  return bareRepo(path.resolve(repo, said));
+  return bareRepo((await gitDirs(repo)).commonDir);
 }
