@@ -51,7 +51,9 @@ export async function runOneShot(
       run.result
         .then(async (r) => {
           const refused = refusalsOf(run.localAgent);
-          await run.dispose();
+          // Its answer is durable in the child's log: a disposal that fails must not keep the
+          // parent from hearing it.
+          await run.dispose().catch(() => undefined);
           await rt.deliver(
             caller.id,
             `[background subagent ${request.label ?? r.childId} finished: ${r.stopReason}${refused.count ? ` · ${refused.count} refused` : ''}]\n${render(r, refused.listed)}`,
@@ -62,6 +64,8 @@ export async function runOneShot(
             },
           );
         })
+        // The parent is gone (closed or deleted) before the answer reached it: the answer stays
+        // in the child's log, and its node in the tree shows it.
         .catch(() => undefined),
     );
     return ok(json({ childId: run.id, status: 'started in background', next: 'Go on with your work; its answer arrives as a notice.' }));
