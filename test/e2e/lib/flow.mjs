@@ -1,6 +1,9 @@
 // One UI flow on the real VS Code workbench (code-server) in headless Chromium, with the
 // helpers every flow uses. A flow file (test/e2e/flows/*.mjs) exports
-//   export const flow = { name, settings?, model?: (model) => void, timeoutMs?, run: async (ctx) => {...} }
+//   export const flow = { name, settings?, model?: (model) => void, timeoutMs?, folder?, userDataDir?,
+//                         env?: extra environment of code-server and its extension host (e.g. HOME),
+//                         prepare?: async ({ folder, model, say }) => void  (before code-server starts),
+//                         run: async (ctx) => {...} }
 // and each flow gets its own code-server, profile, workspace copy and scripted model server,
 // so flows never depend on one another and any one can run alone:
 //   node test/e2e/ui-flows.mjs [flow-name …]
@@ -101,7 +104,16 @@ export async function runFlow(flow) {
       ...(typeof flow.settings === 'function' ? flow.settings(model) : (flow.settings ?? {})),
     };
     for (const [k, v] of Object.entries(settings)) if (v === undefined) delete settings[k];
-    server = await startCodeServer({ folder, smokeDriver: true, logFile: serverLog, settings, ...(flow.userDataDir ? { userDataDir: flow.userDataDir } : {}) });
+    // What must be on disk before the window opens (the extension reads it when its harness opens).
+    await flow.prepare?.({ folder, model, say });
+    server = await startCodeServer({
+      folder,
+      smokeDriver: true,
+      logFile: serverLog,
+      settings,
+      ...(flow.userDataDir ? { userDataDir: flow.userDataDir } : {}),
+      ...(flow.env ? { env: flow.env } : {}),
+    });
     say(`[${flow.name}] code-server ${server.url} healthy`);
     workbench = await openWorkbench(server.url, {
       folder,
