@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runToolCalls } from '../src/core/agent/tool-runner';
-import { gitAvailable } from '../src/core/checkpoint/git';
 import { CheckpointRecorder } from '../src/core/checkpoint/recorder';
 import { DEFAULT_MAX_FILE_BYTES, Shadows } from '../src/core/checkpoint/shadow';
 import { TRUST_SLACK_MS } from '../src/core/checkpoint/stat-index';
 import { spawnGroupLeader } from '../src/core/process/spawner';
 import { createRunCommandTool } from '../src/core/tools/run-command';
 import type { ToolContext } from '../src/core/tools/tool';
+import { gitAvailable } from '../src/core/worktree/git-version';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, timeProcess } from './support';
 
 export const VS_SPAWN: FigureSpec = { id: 'tools.command.vs_spawn', op: '<=', target: 1.5 };

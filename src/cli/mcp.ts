@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import type { Harness } from '../core/harness';
 import { describeConfigError, type McpConfigRead, type McpServerConfig, merge, needsAllow, readServerFile, readWorkspaceServers } from '../core/mcp/config';
 import type { McpDeployment } from '../core/mcp/deployment';
-import { checkRunAllow, PinFile } from '../core/mcp/pins';
+import { checkRunAllow } from '../core/mcp/pins';
 import { runsLine } from '../core/mcp/secrets';
 import type { McpServerState } from '../core/mcp/state';
 import { FileTrust } from '../core/mcp/trust-file';
@@ -38,12 +38,11 @@ export function mcpDeployment(
   }
   const read = merge(reads);
   const trust = FileTrust.inStore(storeDir, workspace);
-  const pins = PinFile.inStore(storeDir, workspace);
   const allowNow = new Set(list(args.options.get('allow-mcp')));
   for (const name of allowNow) {
     const s = read.servers.find((x) => x.name === name);
     if (!s) throw new UsageError(`--allow-mcp ${name}: no MCP server of that name in ${workspace}/.mcp.json or .vscode/mcp.json`);
-    if (needsAllow(s.source)) allowForThisRun(s, trust, pins, notices);
+    if (needsAllow(s.source)) allowForThisRun(s, trust, notices);
   }
   return {
     servers: read.servers,
@@ -54,10 +53,7 @@ export function mcpDeployment(
     trust: {
       isAllowed: (s) => allowNow.has(s.name) || trust.isAllowed(s),
       allowedBefore: (name) => trust.allowedBefore(name),
-      allow: async (s) => {
-        await trust.allow(s);
-        pins.pin(s);
-      },
+      allow: (s) => trust.allow(s),
     },
   };
 }
@@ -69,8 +65,8 @@ export function mcpDeployment(
  * here, or what `arbor mcp allow` last allowed, and nothing else: a change is refused, saying what
  * changed and how to allow it again.
  */
-function allowForThisRun(s: McpServerConfig, trust: FileTrust, pins: PinFile, notices: (line: string) => void): void {
-  const verdict = checkRunAllow(s, pins.get(s.name), trust.allowedAs(s.name));
+function allowForThisRun(s: McpServerConfig, trust: FileTrust, notices: (line: string) => void): void {
+  const verdict = checkRunAllow(s, trust.recordOf(s.name));
   if (!verdict.ok)
     throw new UsageError(
       printable(
@@ -80,7 +76,7 @@ function allowForThisRun(s: McpServerConfig, trust: FileTrust, pins: PinFile, no
       ),
     );
   if (!verdict.first) return;
-  pins.pin(s);
+  trust.pin(s);
   notices(
     printable(
       `arbor: --allow-mcp ${s.name}: first allowed here; it runs ${runsLine(s)}. A later change to what it runs is refused until you allow it again (arbor mcp allow ${s.name}).`,

@@ -80,7 +80,7 @@ export class McpHost implements vscode.Disposable {
   private async prompt(h: Harness, s: McpServerState): Promise<void> {
     const pick = await vscode.window.showInformationMessage(
       // What it runs is in the question: a file an agent or a repository wrote names the server, the human sees its command.
-      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}), which runs: ${h.mcp.runs(s.name) ?? 'unknown'}.${/changed since/.test(s.why ?? '') ? ' What it runs changed since you allowed it.' : ''} Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
+      `Arbor: this workspace defines the MCP server "${s.name}" (${s.file ?? 'a workspace file'}), which runs: ${h.mcp.runs(s.name) ?? 'unknown'}.${s.changedSinceAllowed ? ' What it runs changed since you allowed it.' : ''} Allow it to start? It runs with your rights, outside Arbor's sandbox; its tool calls still ask first.`,
       'Allow',
       'Not Now',
     );

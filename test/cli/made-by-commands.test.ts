@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { type McpServerConfig, parseServer } from '../../src/core/mcp/config';
-import { serverFingerprint } from '../../src/core/mcp/trust-file';
+import { serverFingerprint } from '../../src/core/mcp/pins';
 import { peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor } from '../support/cli';
 import { ModelServer } from '../support/model-server';

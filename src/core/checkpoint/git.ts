@@ -80,11 +80,3 @@ export async function gitOk(place: GitPlace, args: readonly string[], stdin?: Bu
   if (r.code !== 0) throw new Error(`git ${args[0]} failed (${r.code === null ? 'did not run' : `exit ${r.code}`}): ${r.stderr.trim().slice(0, 500)}`);
   return r.stdout;
 }
-
-let probe: Promise<boolean> | undefined;
-
-/** Whether a `git` program runs here (probed once per process). */
-export function gitAvailable(): Promise<boolean> {
-  probe ??= git({ gitDir: '/nonexistent', workTree: process.cwd() }, ['--version']).then((r) => r.code === 0 && r.stdout.startsWith('git version'));
-  return probe;
-}

@@ -110,7 +110,7 @@ export class McpManager {
       };
       this.entries.set(s.name, e);
       if (this.mayStart(s)) void this.start(e);
-      else this.set(e, { phase: 'needs-allow', why: this.whyNotStarted(s) });
+      else this.set(e, { phase: 'needs-allow', ...this.whyNotStarted(s) });
     }
     this.changed();
   }
@@ -185,18 +185,22 @@ export class McpManager {
     return this.deployment.workspaceTrusted !== false && !!this.deployment.trust?.isAllowed(s);
   }
 
-  private whyNotStarted(s: McpServerConfig): string {
-    if (this.deployment.workspaceTrusted === false) return 'the workspace is not trusted, so its MCP servers do not start';
+  /** Why a workspace server waits, in words, and whether it waits because it changed since its allow. */
+  private whyNotStarted(s: McpServerConfig): Pick<McpServerState, 'why' | 'changedSinceAllowed'> {
+    if (this.deployment.workspaceTrusted === false) return { why: 'the workspace is not trusted, so its MCP servers do not start' };
     if (this.deployment.trust?.allowedBefore?.(s.name))
-      return `defined in ${s.file ?? 'the workspace'}; what it runs changed since it was allowed, so it starts once you allow it again`;
-    return `defined in ${s.file ?? 'the workspace'}; it starts once you allow it`;
+      return {
+        why: `defined in ${s.file ?? 'the workspace'}; what it runs changed since it was allowed, so it starts once you allow it again`,
+        changedSinceAllowed: true,
+      };
+    return { why: `defined in ${s.file ?? 'the workspace'}; it starts once you allow it` };
   }
 
   private start(e: Entry): Promise<void> {
     if (this.closed) return Promise.resolve();
     const gen = ++e.generation;
     e.conn = undefined;
-    this.set(e, { phase: e.state.restarts > 0 ? 'restarting' : 'starting' });
+    this.set(e, { phase: e.state.restarts > 0 ? 'restarting' : 'starting', changedSinceAllowed: undefined });
     const p = (async () => {
       let conn: McpConnection | undefined;
       try {
@@ -357,8 +361,9 @@ export class McpManager {
   }
 
   private set(e: Entry, patch: Partial<McpServerState>): void {
-    const next = { ...e.state, ...patch };
-    if (patch.why === undefined && 'why' in patch) delete next.why;
+    const next: McpServerState = { ...e.state, ...patch };
+    // A field patched to undefined is gone (no `why: undefined` in a state a host serialises).
+    for (const k of Object.keys(patch) as (keyof McpServerState)[]) if (patch[k] === undefined) delete next[k];
     e.state = next;
     this.changed();
   }

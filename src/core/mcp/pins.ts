@@ -1,15 +1,28 @@
 import { createHash } from 'node:crypto';
-import * as path from 'node:path';
 import type { McpServerConfig } from './config';
-import { serverFingerprint } from './trust-file';
-import { readBook, setInBook } from './workspace-book';
 
-// What each workspace server ran when the user last allowed it (`arbor mcp allow NAME`) or last
-// started it with `--allow-mcp NAME` (decision 0112): a file in the store folder, keyed by the
-// workspace's real path. `--allow-mcp NAME` names a server, not what it runs, so a script that
-// passes it on every run would start whatever the workspace's file says that day; with the pin it
-// starts only what it started the first time, and a change is refused, saying which part changed.
-// Digests only, and the names of the environment's variables and headers (never a value).
+// What a workspace server runs, as digests (decisions 0055, 0112): the whole as one fingerprint —
+// what an allow names, here and in the extension's memory — and each part on its own, so that
+// `--allow-mcp NAME` can refuse a change naming the part that changed. A server is allowed with
+// what it runs (command, arguments, cwd and environment, or URL and headers): a workspace whose
+// `.mcp.json` later points the same name at another program — or gives it `NODE_OPTIONS` /
+// `LD_PRELOAD`, which run code of their own — must be allowed again. Headers count as the
+// environment does: they carry no code, but `${env:X}` expands into them, and a repository that
+// adds one would send the user's variable to the server unasked. Digests only, and the names of
+// the environment's variables and headers (never a value). Kept by the CLI in `trust-file.ts`.
+
+const sorted = (m: Record<string, string>) => Object.entries(m).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+/** The one digest: of the whole and of each part alike. */
+const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+
+/** What `s` runs, as one digest: equal exactly when every part is. */
+export function serverFingerprint(s: McpServerConfig): string {
+  const t = s.transport;
+  // A server without headers keeps the digest it had before headers counted (its allow holds).
+  const headers = t.kind === 'http' && Object.keys(t.headers).length > 0 ? [JSON.stringify(sorted(t.headers))] : [];
+  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(sorted(t.env))] : ['http', t.url, ...headers];
+  return digest(what);
+}
 
 /** One server's parts, each as a digest, so a refusal can say which changed. */
 export interface ServerPin {
@@ -19,8 +32,10 @@ export interface ServerPin {
   names: string[];
 }
 
-const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+/** What was known to run under a name: a pin, or an allow kept from before pins (a fingerprint only). */
+export type KnownRun = Pick<ServerPin, 'fingerprint'> & Partial<Pick<ServerPin, 'parts' | 'names'>>;
 
+/** What `s` runs, whole and part by part. */
 export function pinOf(s: McpServerConfig): ServerPin {
   const t = s.transport;
   const values = t.kind === 'stdio' ? t.env : t.headers;
@@ -55,42 +70,21 @@ export function changedParts(before: ServerPin, now: ServerPin, http: boolean): 
   return out;
 }
 
-export class PinFile {
-  constructor(
-    private readonly file: string,
-    private readonly workspace: string,
-  ) {}
-
-  static inStore(storeDir: string, workspace: string): PinFile {
-    return new PinFile(path.join(storeDir, 'mcp-pinned.json'), workspace);
-  }
-
-  get(name: string): ServerPin | undefined {
-    const p = readBook<ServerPin>(this.file)[this.workspace]?.[name];
-    return p && typeof p.fingerprint === 'string' && typeof p.parts === 'object' && Array.isArray(p.names) ? p : undefined;
-  }
-
-  pin(s: McpServerConfig): void {
-    setInBook(this.file, this.workspace, s.name, pinOf(s));
-  }
-}
-
 /** Whether `--allow-mcp NAME` may start `s` this run: as pinned, or its first time here. */
 export type RunAllow = { ok: true; first: boolean } | { ok: false; changed: string[] };
 
 /**
- * `s` against what was pinned for its name, or else against the fingerprint it was last allowed
- * with (`allowedAs`; an allow from before pins existed): unchanged, or never seen here, it may
- * start; changed, it may not, and `changed` says which parts.
+ * `s` against what the book holds for its name (`trust-file.ts`: a pin, or an allow, which pins):
+ * unchanged, or never seen here, it may start; changed, it may not, and `changed` says which
+ * parts (an allow kept from before pins has none: "what it runs").
  */
-export function checkRunAllow(s: McpServerConfig, pin: ServerPin | undefined, allowedAs: string | undefined): RunAllow {
+export function checkRunAllow(s: McpServerConfig, record: KnownRun | undefined): RunAllow {
+  if (!record) return { ok: true, first: true };
   const now = pinOf(s);
-  if (allowedAs === now.fingerprint) return { ok: true, first: false };
-  if (pin) {
-    if (pin.fingerprint === now.fingerprint) return { ok: true, first: false };
-    const changed = changedParts(pin, now, s.transport.kind === 'http');
-    return { ok: false, changed: changed.length > 0 ? changed : ['what it runs'] };
-  }
-  if (allowedAs !== undefined) return { ok: false, changed: ['what it runs'] };
-  return { ok: true, first: true };
+  if (record.fingerprint === now.fingerprint) return { ok: true, first: false };
+  const changed =
+    record.parts && record.names
+      ? changedParts({ fingerprint: record.fingerprint, parts: record.parts, names: record.names }, now, s.transport.kind === 'http')
+      : [];
+  return { ok: false, changed: changed.length > 0 ? changed : ['what it runs'] };
 }

@@ -15,6 +15,11 @@ export interface McpServerState {
   phase: McpPhase;
   /** Why it failed or restarts, in words (secrets redacted). */
   why?: string;
+  /**
+   * Set while it waits for an allow (`needs-allow`) because what it runs is not what the user
+   * allowed under its name before (a pull, an edit, a command's write): a host asking again says so.
+   */
+  changedSinceAllowed?: true;
   /** Tools it offers now (0 while not ready). */
   toolCount: number;
   /** Restarts since the last good start. */

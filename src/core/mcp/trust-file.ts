@@ -1,59 +1,137 @@
-import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from './config';
 import type { McpTrust } from './deployment';
-import { readBook, setInBook, type WorkspaceBook } from './workspace-book';
+import { type KnownRun, pinOf, type ServerPin, serverFingerprint } from './pins';
 
-// The CLI's memory of which workspace servers the user allowed (`arbor mcp allow NAME`,
-// `--allow-mcp NAME`): a JSON file in the store folder, keyed by the workspace's real path.
-// An allow names the server *and* what it runs (command, arguments, cwd and environment, or URL
-// and headers): a workspace whose `.mcp.json` later points the same name at another program — or
-// gives it `NODE_OPTIONS` / `LD_PRELOAD`, which run code of their own — must be allowed again.
-// Headers count as the environment does: they carry no code, but `${env:X}` expands into them,
-// and a repository that adds one would send the user's variable to the server unasked. Only a
-// digest is kept, never a value.
+// The CLI's one book of what each workspace server may run (decisions 0055, 0112, amended in s55):
+// a JSON file in the store folder, keyed by the workspace's real path, then by server name. One
+// record per server holds what it ran — its fingerprint, and each part as a digest, so a refusal
+// can say which part changed (`pins.ts`) — and whether the user allowed it for good (`arbor mcp
+// allow NAME`: it starts on every run). A record without that allow is a pin only: what the first
+// `--allow-mcp NAME` started here, the only thing a later `--allow-mcp NAME` may start. An allow
+// always pins what it allowed, so one record serves both. Digests and the names of the
+// environment's variables or headers only, never a value. Written whole through a temporary file
+// and a rename (readers see the old book or the new one), readable only by the user.
 
-const sorted = (m: Record<string, string>) => Object.entries(m).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+/** The book's file in the store folder. */
+export const TRUST_BOOK_NAME = 'mcp-trust.json';
+/** The two files it replaces, read (never written) while the store has no book yet. */
+const OLD_ALLOWS = 'mcp-allowed.json';
+const OLD_PINS = 'mcp-pinned.json';
 
-export function serverFingerprint(s: McpServerConfig): string {
-  const t = s.transport;
-  // A server without headers keeps the digest it had before headers counted (its allow holds).
-  const headers = t.kind === 'http' && Object.keys(t.headers).length > 0 ? [JSON.stringify(sorted(t.headers))] : [];
-  const what = t.kind === 'stdio' ? ['stdio', t.command, ...t.args, t.cwd ?? '', JSON.stringify(sorted(t.env))] : ['http', t.url, ...headers];
-  return createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 16);
+/** What the book holds of one server: what it ran (no parts in an allow kept from before pins), and whether it is allowed for good. */
+export interface ServerRecord extends KnownRun {
+  /** The user allowed it for good (`arbor mcp allow`); without it, a pin of `--allow-mcp` only. */
+  allowed?: true;
 }
+
+type Book = Record<string, Record<string, ServerRecord>>;
 
 export class FileTrust implements McpTrust {
   constructor(
-    private readonly file: string,
+    private readonly storeDir: string,
     private readonly workspace: string,
   ) {}
 
   static inStore(storeDir: string, workspace: string): FileTrust {
-    return new FileTrust(path.join(storeDir, 'mcp-allowed.json'), workspace);
+    return new FileTrust(storeDir, workspace);
+  }
+
+  get file(): string {
+    return path.join(this.storeDir, TRUST_BOOK_NAME);
+  }
+
+  /** What the book holds for the server named `name` here, if anything. */
+  recordOf(name: string): ServerRecord | undefined {
+    return this.read()[this.workspace]?.[name];
   }
 
   isAllowed(s: McpServerConfig): boolean {
-    return this.read()[this.workspace]?.[s.name] === serverFingerprint(s);
-  }
-
-  /** The fingerprint the server named `name` was last allowed with here, if it ever was. */
-  allowedAs(name: string): string | undefined {
-    const v = this.read()[this.workspace]?.[name];
-    return typeof v === 'string' ? v : undefined;
+    const r = this.recordOf(s.name);
+    return !!r?.allowed && r.fingerprint === serverFingerprint(s);
   }
 
   allowedBefore(name: string): boolean {
-    return this.allowedAs(name) !== undefined;
+    return !!this.recordOf(name)?.allowed;
   }
 
+  /** `arbor mcp allow`: allowed for good, as it runs now (which pins it too). */
   async allow(s: McpServerConfig): Promise<void> {
-    setInBook(this.file, this.workspace, s.name, serverFingerprint(s));
+    this.put(s.name, { ...pinOf(s), allowed: true });
   }
 
-  private read(): WorkspaceBook<string> {
-    return readBook<string>(this.file);
+  /** The first `--allow-mcp NAME` here: what it starts is pinned, not allowed for good. */
+  pin(s: McpServerConfig): void {
+    this.put(s.name, pinOf(s));
   }
+
+  private put(name: string, record: ServerRecord): void {
+    const book = this.read();
+    book[this.workspace] = { ...book[this.workspace], [name]: record };
+    fs.mkdirSync(this.storeDir, { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
+    fs.renameSync(tmp, this.file);
+  }
+
+  /** The book; while the store has none, the two files it replaces folded into one (the first write keeps the fold). */
+  private read(): Book {
+    const book = readJson(this.file);
+    if (book !== undefined) return recordsOf(book);
+    return foldOld(readJson(path.join(this.storeDir, OLD_ALLOWS)) ?? {}, readJson(path.join(this.storeDir, OLD_PINS)) ?? {});
+  }
+}
+
+/** A JSON object from `file`; undefined when there is none (absent or unreadable: nothing allowed, nothing pinned). */
+function readJson(file: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : {};
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One stored record, as the book has it; anything else is no record. */
+function recordOf(v: unknown): ServerRecord | undefined {
+  if (!isObject(v) || typeof v.fingerprint !== 'string') return undefined;
+  const parts = isObject(v.parts) && Object.values(v.parts).every((p) => typeof p === 'string') ? (v.parts as ServerPin['parts']) : undefined;
+  const names = Array.isArray(v.names) && v.names.every((n) => typeof n === 'string') ? (v.names as string[]) : undefined;
+  return { fingerprint: v.fingerprint, ...(parts && names ? { parts, names } : {}), ...(v.allowed === true ? { allowed: true } : {}) };
+}
+
+function recordsOf(raw: Record<string, unknown>): Book {
+  const book: Book = {};
+  for (const [ws, servers] of Object.entries(raw)) {
+    if (!isObject(servers)) continue;
+    for (const [name, v] of Object.entries(servers)) {
+      const r = recordOf(v);
+      if (r) (book[ws] ??= {})[name] = r;
+    }
+  }
+  return book;
+}
+
+/**
+ * The s54 files as one book: an allow (a fingerprint) with the pin `arbor mcp allow` wrote beside
+ * it, an allow from before pins as a whole, a pin alone as a pin. An allow always re-pinned, so a
+ * pin that differs from its allow was not written by Arbor: the allow is kept, as what is checked first.
+ */
+export function foldOld(allows: Record<string, unknown>, pins: Record<string, unknown>): Book {
+  const book = recordsOf(pins);
+  for (const r of Object.values(book).flatMap((servers) => Object.values(servers))) delete r.allowed;
+  for (const [ws, servers] of Object.entries(allows)) {
+    if (!isObject(servers)) continue;
+    for (const [name, fingerprint] of Object.entries(servers)) {
+      if (typeof fingerprint !== 'string') continue;
+      const pin = book[ws]?.[name];
+      (book[ws] ??= {})[name] = pin?.fingerprint === fingerprint ? { ...pin, allowed: true } : { fingerprint, allowed: true };
+    }
+  }
+  return book;
 }
 
 /** The extension's kind: allows kept in a key-value memory (workspaceState), same fingerprints. */

@@ -11,9 +11,20 @@ import type { ProtectedEntry } from './protected-walk';
 // whoever would trust a folder's settings, hooks, store or repository asks the record first: the
 // CLI refuses to run in such a folder, the extension loads none of its hooks. `arbor trust FOLDER`
 // appends the user's word that they reviewed it; a folder deleted and made again is a new inode.
+//
+// The record is read whole at every CLI start and extension activation, so it is kept small: past
+// a size (`COMPACT_AT`, and twice what its last compaction kept) the appending process rewrites it
+// with one line per identity that is still where a line of it says — a made folder that still
+// exists stays refused, a trusted one trusted — and drops the identities no longer at any path
+// they were recorded at (deleted, or moved away by something outside the sandbox: decision 0111,
+// amended in s55). Lines appended meanwhile by other processes are carried over (`appendLines`).
 
 /** The record's file name in the user's Arbor folder. */
 export const MADE_RECORD_NAME = 'made-by-commands.jsonl';
+/** Bytes past which an append compacts the record (when it also doubled since the last compaction). */
+export const COMPACT_AT = 64 * 1024;
+/** A compaction's lock older than this was left by a process that died: taken over. */
+const STALE_LOCK_MS = 60_000;
 
 /** One line of the record: a folder a walk saw appear, or the user's trust in it. */
 interface Line {
@@ -40,8 +51,16 @@ export interface MadeFolder {
   at: string;
 }
 
+export interface MadeRecordOptions {
+  /** Bytes past which an append compacts (default `COMPACT_AT`; tests use less). */
+  compactAt?: number;
+}
+
 export class MadeRecord {
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    private readonly options: MadeRecordOptions = {},
+  ) {}
 
   /** Appends the entries that appeared (one line each, `O_APPEND`: processes writing at once do not mix lines). */
   record(entries: readonly Pick<ProtectedEntry, 'path'>[]): void {
@@ -95,29 +114,174 @@ export class MadeRecord {
   private append(lines: readonly string[]): void {
     if (lines.length === 0) return;
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    fs.appendFileSync(this.file, `${lines.join('\n')}\n`, { mode: 0o600 });
+    const size = appendLines(this.file, lines);
+    if (size > (this.options.compactAt ?? COMPACT_AT) && size > 2 * keptAtLastCompaction(this.file)) this.compact();
+  }
+
+  /**
+   * The record rewritten with one line per identity still at a path it was recorded at (the
+   * first line that saw it appear, or its first trust), under a lock file (one compaction at a
+   * time; a busy one is left to its holder). Returns whether it ran.
+   */
+  compact(): boolean {
+    const lock = `${this.file}.lock`;
+    if (!takeLock(lock)) return false;
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(this.file, 'r');
+      const read = fs.fstatSync(fd).size;
+      const kept = keptLines(parseLines(readRange(fd, 0, read)));
+      const text = [JSON.stringify({ compacted: Buffer.byteLength(kept.join('\n')) + kept.length, at: new Date().toISOString() }), ...kept]
+        .map((l) => `${l}\n`)
+        .join('');
+      const tmp = `${this.file}.${process.pid}.tmp`;
+      // On disk before it replaces the record: a crash must not leave a short or empty record.
+      const out = fs.openSync(tmp, 'w', 0o600);
+      try {
+        fs.writeSync(out, text);
+        fs.fsyncSync(out);
+      } finally {
+        fs.closeSync(out);
+      }
+      fs.renameSync(tmp, this.file);
+      // What other processes appended to the old file after it was read: carried over whole.
+      const tail = readRange(fd, read, fs.fstatSync(fd).size - read);
+      const late = tail.split('\n').filter(Boolean);
+      if (late.length > 0) appendLines(this.file, late);
+      return true;
+    } catch {
+      // The record could not be rewritten (a full disk): it stays as it is, only longer.
+      return false;
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+      fs.rmSync(lock, { force: true });
+    }
   }
 
   private read(): Line[] {
-    let text: string;
     try {
-      text = fs.readFileSync(this.file, 'utf8');
+      return parseLines(fs.readFileSync(this.file, 'utf8'));
     } catch {
       return [];
     }
-    const out: Line[] = [];
-    for (const s of text.split('\n')) {
-      if (!s) continue;
+  }
+}
+
+function parseLines(text: string): Line[] {
+  const out: Line[] = [];
+  for (const s of text.split('\n')) {
+    if (!s) continue;
+    try {
+      const v = JSON.parse(s) as Partial<Line>;
+      if (typeof v.id === 'string' && typeof v.path === 'string')
+        out.push({ id: v.id, path: v.path, at: String(v.at ?? ''), ...(v.trusted ? { trusted: true } : {}) });
+    } catch {
+      // A line cut by a crash: the others still count.
+    }
+  }
+  return out;
+}
+
+/**
+ * `lines` appended (`O_APPEND`: processes writing at once do not mix lines); when a compaction
+ * replaced the file meanwhile, so the lines went to the file it read, again to the new one.
+ * Returns the file's size after.
+ */
+function appendLines(file: string, lines: readonly string[]): number {
+  const text = `${lines.join('\n')}\n`;
+  for (let i = 0; ; i++) {
+    const fd = fs.openSync(file, 'a', 0o600);
+    let wrote: fs.Stats;
+    try {
+      fs.writeSync(fd, text);
+      wrote = fs.fstatSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    let now: fs.Stats | undefined;
+    try {
+      now = fs.statSync(file);
+    } catch {
+      // Gone between the write and this look: written again below.
+    }
+    if ((now && now.ino === wrote.ino && now.dev === wrote.dev) || i >= 8) return now?.size ?? wrote.size;
+  }
+}
+
+/** What the record's last compaction kept, in bytes (its first line says); 0 when it never ran. */
+function keptAtLastCompaction(file: string): number {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const head = readRange(fd, 0, 200).split('\n')[0];
+      const v = JSON.parse(head) as { compacted?: unknown };
+      return typeof v.compacted === 'number' ? v.compacted : 0;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** One line per identity still at a path one of its lines names: its first trust if it has one, else its first appearance. */
+function keptLines(lines: readonly Line[]): string[] {
+  const byId = new Map<string, Line[]>();
+  for (const l of lines) {
+    const group = byId.get(l.id);
+    if (group) group.push(l);
+    else byId.set(l.id, [l]);
+  }
+  const out: string[] = [];
+  for (const [id, group] of byId) {
+    if (!group.some((l) => stillThere(l.path, id))) continue;
+    const keep = group.find((l) => l.trusted) ?? group[0];
+    out.push(JSON.stringify(keep satisfies Line));
+  }
+  return out;
+}
+
+/** Whether `id` is still at `p`; a path that cannot be looked at (no permission) counts as there. */
+function stillThere(p: string, id: string): boolean {
+  try {
+    // Without a throw for the common answer (gone): a compaction looks at every identity.
+    const st = fs.lstatSync(p, { bigint: true, throwIfNoEntry: false });
+    return st !== undefined && `${st.dev}:${st.ino}:${st.birthtimeNs}` === id;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
+}
+
+function readRange(fd: number, from: number, length: number): string {
+  if (length <= 0) return '';
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = fs.readSync(fd, buf, got, length - got, from + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got).toString('utf8');
+}
+
+/** The compaction's lock, made exclusively; one left by a process that died is taken over. */
+function takeLock(lock: string): boolean {
+  for (let i = 0; i < 2; i++) {
+    try {
+      fs.closeSync(fs.openSync(lock, 'wx', 0o600));
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
       try {
-        const v = JSON.parse(s) as Partial<Line>;
-        if (typeof v.id === 'string' && typeof v.path === 'string')
-          out.push({ id: v.id, path: v.path, at: String(v.at ?? ''), ...(v.trusted ? { trusted: true } : {}) });
+        if (Date.now() - fs.statSync(lock).mtimeMs < STALE_LOCK_MS) return false;
+        fs.rmSync(lock, { force: true });
       } catch {
-        // A line cut by a crash: the others still count.
+        return false;
       }
     }
-    return out;
   }
+  return false;
 }
 
 /** `folder`'s own protected folders, and the nearest `.git` above it (the repository git would use there). */

@@ -46,6 +46,14 @@ export interface ProtectedTree {
   entries: ProtectedEntry[];
   /** Set when a bound stopped the walk: what was not looked at, in a sentence for the model and the log. */
   truncated?: string;
+  /**
+   * With `WalkOptions.appeared`: the protected entries below this root's top that this walk found
+   * and the last asking walk of the root did not (a command, or anything else, made them between
+   * the two), each said once. Whoever asked records them: nothing a confined command wrote becomes
+   * trusted configuration (decision 0111). They travel with the walk of their own root, so two
+   * workspaces' sandboxes in one process never take each other's.
+   */
+  appeared?: ProtectedEntry[];
 }
 
 interface Listing extends ListingStamp {
@@ -53,32 +61,32 @@ interface Listing extends ListingStamp {
   found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
 }
 
-/** Per root: directory → its last listing. */
+/** Per root: directory → its last listing (any walk's: the next walk re-reads only what changed). */
 const cache = new Map<string, Map<string, Listing>>();
-/** Roots whose last walk reached every folder: a folder absent from it is new, not one it did not reach. */
-const complete = new Set<string>();
-/** Protected entries below a root's top that a walk found and the walk before it did not (decision 0111), until taken. */
-let appeared: ProtectedEntry[] = [];
-/** At most this many kept until taken: past it the oldest go (a deployment without a record never takes them). */
-const MAX_APPEARED = 1000;
 
 /**
- * The protected entries that appeared below a root's top since the walk before (a command, or
- * anything else, made them between two walks of this process), each returned once. The caller
- * records them (`made-by-commands.ts`): nothing a confined command wrote becomes trusted configuration.
+ * Per root: the listings of the last walk that asked what appeared (decision 0111), and whether
+ * it reached every folder (then a folder absent from it is new, not one it did not reach). Apart
+ * from `cache`: a walk that does not ask (the file tools') must not use up what the next asking
+ * walk would find.
  */
-export function takeAppeared(): ProtectedEntry[] {
-  const out = appeared;
-  appeared = [];
-  return out;
+const askedLast = new Map<string, { listings: Map<string, Listing>; complete: boolean }>();
+
+export interface WalkOptions {
+  /**
+   * Also say what appeared below the root's top since the last walk of this root that asked
+   * (`ProtectedTree.appeared`): the sandbox's walks, which record it (`made-by-commands.ts`).
+   */
+  appeared?: boolean;
 }
 
 /** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
-export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS): Promise<ProtectedTree> {
+export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS, options: WalkOptions = {}): Promise<ProtectedTree> {
   const before = cache.get(root) ?? new Map<string, Listing>();
-  const known = complete.has(root);
+  const asked = options.appeared ? (askedLast.get(root) ?? { listings: new Map<string, Listing>(), complete: false }) : undefined;
   const after = new Map<string, Listing>();
   const entries: ProtectedEntry[] = [];
+  const appeared: ProtectedEntry[] = [];
   let level = [root];
   let visited = 0;
   let truncated: string | undefined;
@@ -102,11 +110,12 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
       const l = listings[i];
       if (!l) return;
       after.set(dir, l);
-      // New since the last walk: a listing read again (or a folder that walk did not have) with a
-      // protected name it did not hold. The top's own names are not: a command cannot make them
+      // New since the last walk that asked: a listing other than that walk's (or a folder that walk
+      // did not have) with a protected name it did not hold. The top's own names are not: a command cannot make them
       // (each missing one has a read-only stand-in), and the stand-ins come and go there.
-      const was = before.get(dir);
-      const fresh = dir !== root && (was ? was !== l : known) ? l.found.filter((f) => !was?.found.some((o) => o.raw === f.raw && o.kind === f.kind)) : [];
+      const was = asked?.listings.get(dir);
+      const fresh =
+        asked && dir !== root && (was ? was !== l : asked.complete) ? l.found.filter((f) => !was?.found.some((o) => o.raw === f.raw && o.kind === f.kind)) : [];
       for (const f of l.found) entries.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
       for (const f of fresh) appeared.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
       for (const sub of l.subdirs) next.push(path.join(dir, sub));
@@ -118,11 +127,13 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
   // repository by making thousands of folders that use up the walk before it is reached.
   if (truncated) for (const e of carriedOver(before, after)) entries.push(e);
   cache.set(root, after);
-  if (truncated) complete.delete(root);
-  else complete.add(root);
-  if (appeared.length > MAX_APPEARED) appeared = appeared.slice(-MAX_APPEARED);
+  if (asked) askedLast.set(root, { listings: after, complete: !truncated });
   const unseen = 'a .git, .vscode or .arbor there that no earlier walk found is writable by commands';
-  return truncated ? { entries, truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : { entries };
+  return {
+    entries,
+    ...(truncated ? { truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : {}),
+    ...(asked ? { appeared } : {}),
+  };
 }
 
 /** The protected entries of folders an earlier walk listed and this one did not reach, where they still exist. */

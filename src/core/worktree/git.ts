@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { HOST_PROGRAM_RULE, hostPath } from '../process/host-program';
 import { runInGroup } from '../tools/command-process';
 import { bareFoundFrom, bareFoundMessage } from './bare-found';
+import { gitKnowsBareSetting } from './git-version';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
 // the repository's own configuration but never its hooks (`core.hooksPath=/dev/null`: Arbor's
@@ -77,34 +78,6 @@ const IDENTITY = {
 
 /** Git never takes a bare repository it finds by itself (`bare-found.ts`, decision 0110): only one named (`GitOptions.gitDir`). */
 const BARE_EXPLICIT = ['-c', 'safe.bareRepository=explicit'];
-
-let knowsBareSetting: Promise<boolean> | undefined;
-
-/**
- * Whether the git on the host PATH knows `safe.bareRepository` (2.38 on): asked once per
- * process. Where it does, the setting refuses a found bare repository before its config is read,
- * and Arbor's own walk would only repeat it (~5 stats a folder up to `/`, before every git).
- * Unknown (no git, an answer that does not parse) walks.
- */
-export function gitKnowsBareSetting(): Promise<boolean> {
-  knowsBareSetting ??= runInGroup(
-    { file: 'git', args: ['--version'], command: 'git --version', cwd: '/', env: { ...process.env, PATH: hostPath() }, namespaced: false },
-    { timeoutMs: GIT_TIMEOUT_MS, cap: 4096, killGraceMs: 2000, lingerMs: 2000 },
-    new AbortController().signal,
-  ).then(
-    (out) => versionKnowsBareSetting(out.end === 'exited' && out.code === 0 ? out.stdout.bytes().toString('utf8') : ''),
-    () => false,
-  );
-  return knowsBareSetting;
-}
-
-/** `git version 2.39.5` → true (2.38 or later); anything else → false. */
-export function versionKnowsBareSetting(said: string): boolean {
-  const m = /^git version (\d+)\.(\d+)/.exec(said.trim());
-  if (!m) return false;
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  return major > 2 || (major === 2 && minor >= 38);
-}
 
 /** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
 export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {

@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { describeConfigError, type McpServerConfig, merge, parseServerMap, readServerFile, readWorkspaceServers } from '../../../src/core/mcp/config';
 import { McpManager } from '../../../src/core/mcp/manager';
 import { allowCovers, mcpToolName, serverOfTool } from '../../../src/core/mcp/names';
-import { checkRunAllow, PinFile } from '../../../src/core/mcp/pins';
-import { FileTrust, MemoryTrust } from '../../../src/core/mcp/trust-file';
+import { checkRunAllow, pinOf, serverFingerprint } from '../../../src/core/mcp/pins';
+import { FileTrust, MemoryTrust, TRUST_BOOK_NAME } from '../../../src/core/mcp/trust-file';
 import { ScopeRegistry } from '../../../src/core/scope/registry';
 import type { Tool } from '../../../src/core/tools/tool';
 import { everythingStdio } from './support';
@@ -105,7 +105,7 @@ describe('mcp: server config in the formats users have', () => {
     assert.equal(trust.isAllowed(docs), false);
     await trust.allow(docs);
     assert.equal(trust.isAllowed(docs), true);
-    assert.ok(!fs.readFileSync(path.join(dir, 'store', 'mcp-allowed.json'), 'utf8').includes('secret-value-1'), 'no env value in the file');
+    assert.ok(!fs.readFileSync(path.join(dir, 'store', TRUST_BOOK_NAME), 'utf8').includes('secret-value-1'), 'no env value in the file');
     write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['evil.js'], env: { T: 'secret-value-1' } } } }));
     const [changed] = readWorkspaceServers(dir, {}).servers;
     assert.equal(trust.isAllowed(changed), false);
@@ -120,18 +120,20 @@ describe('mcp: server config in the formats users have', () => {
     assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
   });
 
-  it('the --allow-mcp pin (decision 0112): the first start pins what a name runs; a change is refused, naming the part that changed, never a value', () => {
+  it('the --allow-mcp pin (decision 0112): the first start pins what a name runs; a change is refused, naming the part that changed, never a value', async () => {
     const server = (args: string[], env: Record<string, string>, cwd?: string) => {
       write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args, env, ...(cwd ? { cwd } : {}) } } }));
       return readWorkspaceServers(dir, {}).servers[0];
     };
-    const pins = PinFile.inStore(path.join(dir, 'store'), dir);
+    const book = FileTrust.inStore(path.join(dir, 'store'), dir);
     const first = server(['a.js'], { T: 'secret-value-1' });
-    assert.deepEqual(checkRunAllow(first, pins.get('docs'), undefined), { ok: true, first: true });
-    pins.pin(first);
-    assert.ok(!fs.readFileSync(path.join(dir, 'store', 'mcp-pinned.json'), 'utf8').includes('secret-value-1'), 'no env value in the file');
-    assert.deepEqual(checkRunAllow(first, pins.get('docs'), undefined), { ok: true, first: false });
-    const verdict = (s: ReturnType<typeof server>) => checkRunAllow(s, pins.get('docs'), undefined);
+    assert.deepEqual(checkRunAllow(first, book.recordOf('docs')), { ok: true, first: true });
+    book.pin(first);
+    assert.ok(!fs.readFileSync(path.join(dir, 'store', TRUST_BOOK_NAME), 'utf8').includes('secret-value-1'), 'no env value in the file');
+    assert.deepEqual(checkRunAllow(first, book.recordOf('docs')), { ok: true, first: false });
+    assert.equal(book.isAllowed(first), false, 'a pin is not an allow: without --allow-mcp it waits');
+    assert.equal(book.allowedBefore('docs'), false);
+    const verdict = (s: ReturnType<typeof server>) => checkRunAllow(s, book.recordOf('docs'));
     assert.deepEqual(verdict(server(['evil.js'], { T: 'secret-value-1' })), { ok: false, changed: ['its arguments'] });
     assert.deepEqual(verdict(server(['a.js'], { T: 'secret-value-1', NODE_OPTIONS: '--require ./e.js' })), {
       ok: false,
@@ -141,9 +143,50 @@ describe('mcp: server config in the formats users have', () => {
       ok: false,
       changed: ['its working folder', "its environment's values"],
     });
-    // Another workspace's pin is not this one's; an allow from before pins existed is compared as a whole.
-    assert.equal(PinFile.inStore(path.join(dir, 'store'), '/elsewhere').get('docs'), undefined);
-    assert.deepEqual(checkRunAllow(server(['evil.js'], {}), undefined, 'ffffffffffffffff'), { ok: false, changed: ['what it runs'] });
+    // `arbor mcp allow` of a changed server: allowed for good and pinned in the same record.
+    const moved = server(['b.js'], { T: 'secret-value-1' });
+    await book.allow(moved);
+    assert.equal(book.isAllowed(moved), true);
+    assert.deepEqual(checkRunAllow(moved, book.recordOf('docs')), { ok: true, first: false });
+    assert.deepEqual(checkRunAllow(first, book.recordOf('docs')), { ok: false, changed: ['its arguments'] }, 'the allow re-pinned');
+    // Another workspace's record is not this one's; an allow from before pins existed is compared as a whole.
+    assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').recordOf('docs'), undefined);
+    assert.deepEqual(checkRunAllow(server(['evil.js'], {}), { fingerprint: 'ffffffffffffffff' }), { ok: false, changed: ['what it runs'] });
+  });
+
+  it('the s54 allow and pin files are read as the one book while the store has none, and the first write keeps them', async () => {
+    const server = (name: string, args: string[]) => {
+      write('.mcp.json', JSON.stringify({ mcpServers: { [name]: { command: 'node', args, env: { T: 'secret-value-1' } } } }));
+      return readWorkspaceServers(dir, {}).servers[0];
+    };
+    const [allowedPinned, oldAllow, pinOnly] = [server('a', ['a.js']), server('b', ['b.js']), server('c', ['c.js'])];
+    const store = path.join(dir, 'store');
+    fs.mkdirSync(store);
+    // As session 54 wrote them: `arbor mcp allow a` (allow and pin), an allow of b from before pins, `--allow-mcp c` (a pin).
+    const allows = { [dir]: { a: serverFingerprint(allowedPinned), b: serverFingerprint(oldAllow) } };
+    fs.writeFileSync(path.join(store, 'mcp-allowed.json'), JSON.stringify(allows));
+    fs.writeFileSync(path.join(store, 'mcp-pinned.json'), JSON.stringify({ [dir]: { a: pinOf(allowedPinned), c: pinOf(pinOnly) } }));
+    const book = FileTrust.inStore(store, dir);
+    const holds = () => {
+      assert.deepEqual(
+        [allowedPinned, oldAllow, pinOnly].map((s) => book.isAllowed(s)),
+        [true, true, false],
+      );
+      assert.deepEqual(book.recordOf('a'), { ...pinOf(allowedPinned), allowed: true });
+      assert.deepEqual(book.recordOf('b'), { fingerprint: serverFingerprint(oldAllow), allowed: true });
+      assert.deepEqual(book.recordOf('c'), pinOf(pinOnly));
+      assert.deepEqual(checkRunAllow(server('a', ['x.js']), book.recordOf('a')), { ok: false, changed: ['its arguments'] });
+      assert.deepEqual(checkRunAllow(server('b', ['x.js']), book.recordOf('b')), { ok: false, changed: ['what it runs'] });
+      assert.deepEqual(checkRunAllow(server('c', ['x.js']), book.recordOf('c')), { ok: false, changed: ['its arguments'] });
+    };
+    holds();
+    assert.equal(fs.existsSync(path.join(store, TRUST_BOOK_NAME)), false, 'reading writes nothing');
+    // The first write (a pin of another server) keeps all of them, in the book from then on.
+    book.pin(server('d', ['d.js']));
+    fs.rmSync(path.join(store, 'mcp-allowed.json'));
+    fs.rmSync(path.join(store, 'mcp-pinned.json'));
+    holds();
+    assert.equal(book.recordOf('d')?.fingerprint, serverFingerprint(server('d', ['d.js'])));
   });
 
   it("the extension's trust: a server allowed before and changed since waits, and its state says what it runs changed", async () => {
@@ -162,9 +205,16 @@ describe('mcp: server config in the formats users have', () => {
       const [state] = m.states();
       assert.equal(state.phase, 'needs-allow');
       assert.match(state.why ?? '', /what it runs changed since it was allowed, so it starts once you allow it again/);
+      assert.equal(state.changedSinceAllowed, true, 'said as a field, not only in words: the extension asks again saying so');
       const fresh = new McpManager({ tools: new ScopeRegistry<Tool>(), roots: [] }, { servers: [everythingStdio('other', {}, 'workspace')], trust });
       assert.match(fresh.states()[0].why ?? '', /; it starts once you allow it$/);
+      assert.equal(fresh.states()[0].changedSinceAllowed, undefined, 'never allowed: not changed since');
       await fresh.close();
+      // Allowed again: it starts, and the flag goes with the wait.
+      await m.allow('docs');
+      await m.whenSettled();
+      assert.notEqual(m.states()[0].phase, 'needs-allow');
+      assert.equal(m.states()[0].changedSinceAllowed, undefined, JSON.stringify(m.states()[0]));
     } finally {
       await m.close();
     }

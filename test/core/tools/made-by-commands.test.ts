@@ -88,4 +88,104 @@ describe('OS sandbox: protected folders a command makes are recorded (decision 0
     assert.ok(await waitUntil(() => madeNames('sub').length > 0, 5000));
     assert.deepEqual(madeNames('sub'), ['sub/.arbor']);
   });
+
+  it("two workspaces' sandboxes in one process: each records only its own workspace's folders; one without a record takes none of theirs", async () => {
+    const other = makeWorkspace();
+    const third = makeWorkspace();
+    try {
+      const otherRecord = new MadeRecord(path.join(other.outside, 'made-by-commands.jsonl'));
+      const runIn = (w: Workspace, made?: MadeRecord) => {
+        const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox(made ? { made } : {}) });
+        return async (command: string) => {
+          const r = await call(tool, { command: `${command}; echo done` }, w.ctx());
+          assert.match(r.content, /done/, r.content);
+        };
+      };
+      const [inA, inB, inC] = [run, runIn(other, otherRecord), runIn(third)];
+      await Promise.all([inA('true'), inB('true'), inC('true')]);
+      // Made between two walks by something else than a command (recorded too, decision 0111), so
+      // the walks before the next commands, which run side by side, are the ones that see them.
+      fs.mkdirSync(ws.at('a/.arbor'), { recursive: true });
+      fs.mkdirSync(other.at('b/.claude'), { recursive: true });
+      fs.mkdirSync(third.at('c/.vscode'), { recursive: true });
+      await Promise.all([inA('mkdir -p a2/.arbor'), inB('mkdir -p b2/.claude'), inC('true'), inC('true')]);
+      const names = (r: MadeRecord, w: Workspace, folders: string[]) => folders.flatMap((f) => r.madeIn(w.at(f)).map((m) => path.relative(w.root, m.path)));
+      assert.ok(await waitUntil(() => names(record, ws, ['a2']).length > 0 && names(otherRecord, other, ['b2']).length > 0, 5000));
+      assert.deepEqual(names(record, ws, ['a', 'a2']), ['a/.arbor', 'a2/.arbor']);
+      assert.deepEqual(names(otherRecord, other, ['b', 'b2']), ['b/.claude', 'b2/.claude']);
+      const lines = (r: MadeRecord) => fs.readFileSync(r.file, 'utf8');
+      assert.ok(!lines(record).includes(other.root) && !lines(record).includes(third.root), lines(record));
+      assert.ok(!lines(otherRecord).includes(ws.root) && !lines(otherRecord).includes(third.root), lines(otherRecord));
+    } finally {
+      other.cleanup();
+      third.cleanup();
+    }
+  });
+});
+
+describe('the record of what commands made stays small (decision 0111, amended in s55)', () => {
+  let ws: Workspace;
+  beforeEach(() => (ws = makeWorkspace()));
+  afterEach(() => ws.cleanup());
+
+  const made = (record: MadeRecord, folder: string) => record.madeIn(ws.at(folder)).map((m) => path.relative(ws.root, m.path));
+  const mk = (rel: string) => {
+    fs.mkdirSync(ws.at(rel), { recursive: true });
+    return { path: ws.at(rel) };
+  };
+
+  it('a compaction keeps a made folder that exists refused and a trusted one trusted, and drops a deleted folder and repeats', () => {
+    const record = new MadeRecord(path.join(ws.outside, 'made.jsonl'), { compactAt: 4096 });
+    record.record([mk('keep/.arbor')]);
+    record.record([mk('gone/.claude')]);
+    fs.mkdirSync(ws.at('mine/.arbor'), { recursive: true });
+    record.trustOwn(ws.at('mine/.arbor'));
+    // Seen again and again (several processes' walks): the repeats pile up until the record is past its bound.
+    for (let i = 0; i < 10; i++) record.record([{ path: ws.at('keep/.arbor') }, { path: ws.at('mine/.arbor') }]);
+    fs.rmSync(ws.at('gone'), { recursive: true });
+    const before = fs.statSync(record.file).size;
+    assert.ok(before < 4096, 'not past the bound yet');
+    assert.equal(record.compact(), true);
+    const lines = fs.readFileSync(record.file, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 3, `a header and one line per identity still there: ${lines.join('\n')}`);
+    assert.ok(!lines.some((l) => l.includes('gone/.claude')), 'the deleted folder’s line is gone');
+    assert.deepEqual(made(record, 'keep'), ['keep/.arbor'], 'still refused');
+    assert.deepEqual(made(record, 'mine'), [], 'still trusted, though walks saw it appear after its trust');
+    // Made again by someone at the same place: a new identity, not on the record.
+    fs.mkdirSync(ws.at('gone/.claude'), { recursive: true });
+    assert.deepEqual(made(record, 'gone'), []);
+
+    // Past the bound, an append compacts by itself, and not again until the record doubled.
+    for (let i = 0; i < 40; i++) record.record([{ path: ws.at('keep/.arbor') }]);
+    const after = fs.readFileSync(record.file, 'utf8');
+    assert.ok(Buffer.byteLength(after) < 4096, `compacted on append: ${Buffer.byteLength(after)} bytes`);
+    assert.deepEqual(made(record, 'keep'), ['keep/.arbor']);
+  });
+
+  it('processes appending while others compact lose no line', async () => {
+    const file = path.join(ws.outside, 'made.jsonl');
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    const writer = (name: string) => `
+      const fs = require('fs'), path = require('path');
+      const { MadeRecord } = require(${JSON.stringify(module)});
+      const record = new MadeRecord(${JSON.stringify(file)}, { compactAt: 2048 });
+      for (let i = 0; i < 150; i++) {
+        const p = path.join(${JSON.stringify(ws.root)}, '${name}' + i, '.arbor');
+        fs.mkdirSync(p, { recursive: true });
+        record.record([{ path: p }]);
+      }`;
+    const { spawn } = await import('node:child_process');
+    const exits = ['a', 'b', 'c'].map(
+      (name) =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, ['-e', writer(name)], { stdio: 'inherit' });
+          child.on('exit', resolve);
+        }),
+    );
+    assert.deepEqual(await Promise.all(exits), [0, 0, 0]);
+    const record = new MadeRecord(file);
+    const missing = ['a', 'b', 'c'].flatMap((n) => Array.from({ length: 150 }, (_, i) => `${n}${i}`)).filter((f) => made(record, f).length !== 1);
+    assert.deepEqual(missing, []);
+    assert.match(fs.readFileSync(file, 'utf8').split('\n')[0], /"compacted"/, 'compactions ran');
+  });
 });

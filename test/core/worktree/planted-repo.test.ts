@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { bareFoundFrom } from '../../../src/core/worktree/bare-found';
-import { gitKnowsBareSetting, repoTop, versionKnowsBareSetting, type WorktreeError } from '../../../src/core/worktree/git';
+import { repoTop, type WorktreeError } from '../../../src/core/worktree/git';
+import { gitAvailable, gitKnowsBareSetting, gitVersion, versionKnowsBareSetting } from '../../../src/core/worktree/git-version';
 import { run } from '../checkpoint/fixture';
 import { eventsOf, ofType, subagentWorld } from '../subagent/helpers';
 import { gitIn, initRepo } from './fixture';
@@ -112,5 +113,12 @@ describe('a repository a command writes into the workspace folder itself is neve
     assert.equal(versionKnowsBareSetting(''), false, 'no git, or an answer that does not parse: walk');
     const said = gitIn(base, '--version');
     assert.equal(await gitKnowsBareSetting(), versionKnowsBareSetting(said), `this machine's ${said.trim()}`);
+  });
+
+  it("one git version per process: the checkpoints' and the worktrees' questions share one probe", async () => {
+    const said = gitIn(base, '--version').trim();
+    assert.equal(gitVersion(), gitVersion(), 'asked once: the same answer, not a second git');
+    assert.equal(await gitVersion(), said);
+    assert.equal(await gitAvailable(), true);
   });
 });

@@ -1,6 +1,6 @@
 import type { GroupChild } from '../../process/spawner';
 import type { MadeRecord } from '../made-by-commands';
-import { protectedTree, takeAppeared, type WalkLimits } from '../protected-walk';
+import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from './bwrap-args';
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
@@ -70,9 +70,8 @@ export class CommandSandbox {
 
   constructor(private readonly options: CommandSandboxOptions = {}) {}
 
-  /** What appeared since the last walk, recorded (decision 0111); taken even with no record, so it does not pile up. */
-  private recordAppeared(): void {
-    const entries = takeAppeared();
+  /** What the walks of this sandbox's roots saw appear, recorded (decision 0111). */
+  private recordAppeared(entries: readonly ProtectedEntry[]): void {
     if (entries.length === 0 || !this.options.made) return;
     try {
       this.options.made.record(entries);
@@ -96,11 +95,13 @@ export class CommandSandbox {
     for (const r of todo) this.afterWalks.add(r);
     setImmediate(() => {
       void (async () => {
+        const appeared: ProtectedEntry[] = [];
         for (const r of todo) {
           this.afterWalks.delete(r);
-          await protectedTree(r, this.options.walk).catch(() => undefined);
+          const tree = await protectedTree(r, this.options.walk, { appeared: true }).catch(() => undefined);
+          if (tree?.appeared) appeared.push(...tree.appeared);
         }
-        this.recordAppeared();
+        this.recordAppeared(appeared);
       })();
     });
   }
@@ -130,11 +131,12 @@ export class CommandSandbox {
     let pool = this.options.residents === false ? undefined : (this.options.residents ?? sharedPool());
     // A zygote inside the workspace (Arbor on its own checkout: dist/arbor-zygote): a bubblewrap per command instead.
     if (pool && writable(pool.zygote)) pool = undefined;
-    const mounts: ProtectedMounts =
+    // Only a sandbox that records asks what appeared: one without a record leaves it to one with.
+    const { appeared = [], ...mounts }: ProtectedMounts & { appeared?: ProtectedEntry[] } =
       mode === 'workspace-write'
-        ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk)
+        ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk, { appeared: !!this.options.made })
         : { readOnly: [], shadow: [], pinned: [], guarded: [], notes: [] };
-    if (mode === 'workspace-write') this.recordAppeared();
+    this.recordAppeared(appeared);
     const walked = mode === 'workspace-write' ? roots : [];
     const network = this.networkAllowed();
     const notes = [...mounts.notes];

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { STAND_IN_NAMES } from '../protected-names';
-import { type ProtectedEntry, protectedTree, type WalkLimits } from '../protected-walk';
+import { type ProtectedEntry, type ProtectedTree, protectedTree, type WalkLimits, type WalkOptions } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
 import { othersStandIns, standsOn } from './stand-in-registry';
@@ -79,8 +79,15 @@ function gitDirsOf(dotGit: string): string[] {
 /**
  * The protected mounts for `roots` (real paths), plus `extra` paths (e.g. the session store)
  * when they exist inside a root. Paths outside every root need nothing: they are read-only anyway.
+ * With `walk.appeared`, also what appeared below the roots' tops since their last asking walk.
  */
-export async function protectedMounts(roots: readonly string[], extra: readonly string[] = [], limits?: WalkLimits): Promise<ProtectedMounts> {
+export async function protectedMounts(
+  roots: readonly string[],
+  extra: readonly string[] = [],
+  limits?: WalkLimits,
+  walk: WalkOptions = {},
+): Promise<ProtectedMounts & Pick<ProtectedTree, 'appeared'>> {
+  const appeared: ProtectedEntry[] = [];
   const readOnly = new Set<string>();
   const shadow = new Set<string>();
   const guardedDirs = new Set<string>();
@@ -121,8 +128,9 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     }
   };
   for (const root of roots) {
-    const tree = await protectedTree(root, limits);
+    const tree = await protectedTree(root, limits, walk);
     if (tree.truncated) notes.push(tree.truncated);
+    if (tree.appeared) appeared.push(...tree.appeared);
     const presentAtTop = new Set<string>();
     const entries = tree.entries.filter((e) => !standIn(e.path));
     for (const e of entries) {
@@ -161,7 +169,7 @@ export async function protectedMounts(roots: readonly string[], extra: readonly 
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
-  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes };
+  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes, ...(walk.appeared ? { appeared } : {}) };
 }
 
 /**
