@@ -38,7 +38,7 @@ export function treeCpuMs(): number {
   return ticks * TICK_MS;
 }
 
-const ORDER: readonly PlacedPhase[] = ['worktree', 'prepare', 'start', 'session', 'prompt', 'collect', 'reset'];
+const ORDER: readonly PlacedPhase[] = ['worktree', 'prepare', 'start', 'session', 'prompt', 'collect', 'reset', 'release'];
 
 /** The placed provider's trace for a set of agents, summed per phase. */
 export class PhaseLog {

@@ -93,6 +93,26 @@ export class AcpServer {
     return this.connection;
   }
 
+  /**
+   * A placement's node released (decision 0114): its sessions leave the table before this returns
+   * its promise (a prompt to one is refused from then on; one under way is cancelled), then its
+   * harness closes — its MCP servers and sandboxes with it — so nothing of it outlives its folder,
+   * which the next node reuses.
+   */
+  async letGo(root: string): Promise<void> {
+    const cancels: Promise<void>[] = [];
+    for (const s of this.table.roots()) {
+      if (s.root !== root) continue;
+      if (s.prompt) cancels.push(this.cancel(s.id)); // (it looks the session up before its first await)
+      this.table.remove(s.id);
+    }
+    for (const [id, r] of this.released) if (r === root) this.released.delete(id);
+    await Promise.all(cancels);
+    const closed = await this.opts.workspaces.closeRoot(root);
+    if (closed) this.feeds.get(closed)?.dispose();
+    if (closed) this.feeds.delete(closed);
+  }
+
   /** Every prompt under way is cancelled (the client left, or SIGTERM). */
   async cancelAll(): Promise<void> {
     for (const s of this.table.roots()) if (s.prompt) await this.cancel(s.id);

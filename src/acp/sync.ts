@@ -8,6 +8,7 @@ import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMetho
 import { bareRepo, git, initFinished, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
+import { SpareWorktrees } from './spare-worktrees';
 import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
 
 // `arbor acp --node-repos DIR`'s side of the workspace over the kept connection (decision 0081):
@@ -24,10 +25,25 @@ export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
 
 export class NodeSync {
   private readonly transfers: string;
+  /** Finished nodes' worktrees, reused by the next nodes (decision 0114). */
+  private readonly spares: SpareWorktrees;
+  /** Releases answered and still under way (the node's close, its move to the spares). */
+  private readonly releasing = new Set<Promise<void>>();
 
-  constructor(private readonly dirs: NodeDirs) {
+  constructor(
+    private readonly dirs: NodeDirs,
+    /** A released node's folder (real path) is let go of by whatever still holds it open (its harness: its MCP servers, its sandboxes). */
+    private readonly letGo: (root: string) => Promise<unknown> = async () => undefined,
+  ) {
     this.transfers = path.join(dirs.repos, '.transfers');
     sweep(this.transfers, STALE_TRANSFER_MS);
+    this.spares = new SpareWorktrees(dirs.repos);
+  }
+
+  /** The far side closes: the releases under way end first, then no kept worktree stays behind. */
+  async close(): Promise<void> {
+    await Promise.all(this.releasing);
+    await this.spares.removeAll();
   }
 
   /** Every method by its wire name (the server registers each). */
@@ -89,25 +105,40 @@ export class NodeSync {
         // The node's worktree entry goes alone: `git worktree add` (and a node prepared again: the old
         // worktree removed, the prune) reads every other worktree's entry, and fails on one half made
         // ("failed to read worktrees/<name>/commondir"). Only the entry: no file is checked out yet.
+        // A finished node's worktree is taken where one is kept (decision 0114): reset, it writes only the files that differ.
         fs.mkdirSync(this.dirs.nodes, { recursive: true });
-        await lock.alone(async () => {
-          if (fs.existsSync(wt) || isLink(wt)) {
-            await git(['worktree', 'remove', '--force', '--force', wt], bareRepo(repoDir)).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
-            await git(['worktree', 'prune'], bareRepo(repoDir));
-          }
-          // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
-          await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], bareRepo(repoDir)));
-        });
+        const entry = (reuse: boolean) =>
+          lock.alone(async () => {
+            if (fs.existsSync(wt) || isLink(wt)) {
+              await git(['worktree', 'remove', '--force', '--force', wt], bareRepo(repoDir)).catch(() => fs.rmSync(wt, { recursive: true, force: true }));
+              await git(['worktree', 'prune'], bareRepo(repoDir));
+            }
+            if (reuse && (await this.spares.take(repoDir, wt))) return true;
+            // (Beside a fallback's push into the same repository, another process: tried again, as that path does.)
+            await despiteWorktreeMadeOrThrow(() => git(['worktree', 'add', '--quiet', '--no-checkout', '--detach', wt, at], bareRepo(repoDir)));
+            return false;
+          });
         // The files (the costly part) side by side with other nodes', reading no other worktree; the base ref (which keeps the commit) beside them.
         // Git is told the node's git folder, checked both ways, never left to find it through a `.git` the node's agent may have rewritten meanwhile.
-        const gitDir = nodeGitDir(repoDir, nodeFolder(this.dirs, id), id);
+        const files = (reused: boolean): Promise<unknown> => {
+          const gitDir = nodeGitDir(repoDir, nodeFolder(this.dirs, id), id);
+          return reused ? this.spares.reset(gitDir, wt, at) : git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt });
+        };
         // (The checkout, the longer of the two, started first.)
-        await lock.shared(() =>
-          Promise.all([
-            git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt }),
-            git(['update-ref', baseRef(id), at], bareRepo(repoDir)),
-          ]),
-        );
+        // Releases answered and still under way end first: their worktrees are the spares to take.
+        await Promise.all(this.releasing);
+        const reused = await entry(true);
+        const [ready] = await Promise.all([
+          lock
+            .shared(() => files(reused))
+            .then(
+              () => true,
+              (err) => (reused ? false : Promise.reject(err)),
+            ),
+          git(['update-ref', baseRef(id), at], bareRepo(repoDir)),
+        ]);
+        // A kept worktree that cannot be reset to exactly the commit is not used: the node's worktree is made anew.
+        if (!ready) await entry(false).then(() => lock.shared(() => files(false)));
         return { cwd: fs.realpathSync(wt) };
       },
       collect: async ({ repo, node, base, message }) => {
@@ -149,6 +180,28 @@ export class NodeSync {
           throw syncRefused(SYNC_TOO_BIG, `node ${id}'s changes make a bundle of ${size} bytes, past ${MAX_SYNC_BYTES}; fetch them with git instead`);
         }
         return { commit, bundle: { transfer, size } };
+      },
+      release: async ({ repo, node }) => {
+        const repoDir = repoDirOf(this.dirs, repo);
+        const id = nodeOf(node);
+        const wt = nodeFolder(this.dirs, id);
+        // Kept only as the worktree it was made: its folder and `.git` checked both ways (else UNSAFE_NODE, and it stays for cleanup).
+        nodeGitDir(repoDir, wt, id);
+        // Its sessions leave at once (`letGo` drops them before its first await: a prompt to one is
+        // refused from here on). The answer does not wait for the harness's close and the move (a
+        // fan-out's releases queue on the repository's lock): the child's result goes on; the node's
+        // folder is a spare only once both are done, and a release that fails leaves it where it is,
+        // for the placement's cleanup or `close`. A `prepare` waits for releases under way first.
+        const closing = this.letGo(fs.realpathSync(wt));
+        const pending = (async () => {
+          // Nothing of the node (its harness: MCP servers started in its folder, its resident sandboxes) may outlive it into the next node's files.
+          await closing;
+          await this.lock(repoDir).alone(() => this.spares.keep(repoDir, wt));
+          await git(['update-ref', '-d', baseRef(id)], bareRepo(repoDir)).catch(() => undefined);
+        })().catch(() => undefined);
+        this.releasing.add(pending);
+        void pending.finally(() => this.releasing.delete(pending));
+        return { kept: true };
       },
       read: async ({ transfer, offset }) => {
         const file = this.transferFile('out', transfer);

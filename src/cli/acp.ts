@@ -100,12 +100,15 @@ export const acpCommand: Command = async (args, io) => {
     defaultRoot,
     nodes,
   );
+  // A released node's harness is closed before its worktree is kept for the next node (decision 0114).
+  const sync =
+    nodes && nodeStores && nodeRepos ? new NodeSync({ nodes, stores: nodeStores, repos: nodeRepos }, async (root) => server?.letGo(root)) : undefined;
   server = new AcpServer({
     version: arborVersion(),
     workspaces,
     forceSubagents: args.options.has('subagents'),
     // The workspace over this connection (decision 0081): only for a placement's nodes, in its own folders.
-    ...(nodes && nodeStores && nodeRepos ? { sync: new NodeSync({ nodes, stores: nodeStores, repos: nodeRepos }) } : {}),
+    ...(sync ? { sync } : {}),
     warn: (l) => io.err(l),
   });
 
@@ -129,6 +132,7 @@ export const acpCommand: Command = async (args, io) => {
   const code = await Promise.race([conn.closed.then(() => 0), stop.signalled]);
   await server.cancelAll();
   await workspaces.close();
+  await sync?.close();
   server.dispose();
   out.flush();
   conn.close();

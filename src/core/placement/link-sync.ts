@@ -246,3 +246,18 @@ export async function collectOverLink(
   if (!named) await git(['update-ref', ref, r.commit], { cwd: repo });
   return { commit: r.commit, moved: move };
 }
+
+/**
+ * The node is done (a one-shot child whose changes are back): the far side keeps its worktree for
+ * the next node of the repository (decision 0114). True when the far side let it go (kept or
+ * removed there); false when that side cannot (an older arbor): the placement's cleanup removes it.
+ */
+export async function releaseOverLink(call: LinkCall, ws: PlacedWorkspace, repo: string, signal?: AbortSignal): Promise<boolean> {
+  try {
+    await typed(call)('release', { repo: repoKey(repo), node: nodeKey(ws.nodeId) }, signal);
+    return true;
+  } catch (err) {
+    if (err instanceof UseGitInstead) return false;
+    throw err;
+  }
+}

@@ -13,7 +13,7 @@ import { git } from '../worktree/git';
 import { linkedWorktreeAt } from '../worktree/repo-state';
 import { boundChanges, type ChangeBounds } from './change-bounds';
 import { placedRef } from './layout';
-import { collectOverLink, FarCommits, prepareOverLink, UseGitInstead } from './link-sync';
+import { collectOverLink, FarCommits, prepareOverLink, releaseOverLink, UseGitInstead } from './link-sync';
 import { type PlacedWorkspace, PlacementError, type PlacementInfo, type PlacementTransport } from './types';
 
 // A placed node (issue 26, decision 0074): a child of the tree whose turns run in `arbor acp` on
@@ -49,7 +49,7 @@ export interface PlacedProvider extends SubagentProvider {
 export const CHECK_REUSE_MS = 60_000;
 
 /** A placed turn's phases (decision 0077): the bench's breakdown of where a child's time goes. */
-export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset';
+export type PlacedPhase = 'worktree' | 'prepare' | AcpPhase | 'collect' | 'reset' | 'release';
 /** Told when a phase of a placed child's turn is over (`performance.now()` times); must not throw. */
 export type PlacedTrace = (e: { node: string; phase: PlacedPhase; start: number; end: number }) => void;
 
@@ -126,6 +126,17 @@ export function placedProvider(
       () => collectOverGit(transport, ws, local.repo),
     );
 
+  /**
+   * A finished node's copy let go of over the link (kept there for the next node, decision 0114); where that
+   * side cannot (no link sync, an older arbor) or the release fails, it stays in `copies` for the placement's cleanup.
+   */
+  const release = async (childId: string, repo: string): Promise<void> => {
+    const ws = copies.get(childId);
+    if (!viaLink || !ws) return;
+    const gone = await inner.withLink(viaLink(), async (call) => releaseOverLink(call, await ws, repo)).catch(() => false);
+    if (gone && copies.get(childId) === ws) copies.delete(childId);
+  };
+
   const copyOf = (childId: string, local: LocalWorktree, signal: AbortSignal): Promise<PlacedWorkspace> => {
     let ws = copies.get(childId);
     if (!ws) {
@@ -183,6 +194,8 @@ export function placedProvider(
       const local = locals.get(ctx.childId) ?? (await timed(ctx.childId, 'worktree', () => localWorktree(ctx)));
       const { commit, moved } = await timed(ctx.childId, 'collect', async () => collect(await ws, local));
       if (!moved && commit !== local.head) await timed(ctx.childId, 'reset', () => moveLocal(local, commit));
+      // A one-shot child takes no other turn: with its changes here, the far side keeps its worktree for the next child (decision 0114).
+      if (ctx.oneShot && out.stopReason === 'completed') await timed(ctx.childId, 'release', () => release(ctx.childId, local.repo));
       return out;
     } catch (err) {
       // A dropped link may take the way back with it: the turn says what it already said.

@@ -16,6 +16,8 @@ export const SYNC_METHODS = {
   collect: '_arbor/sync/collect',
   /** One chunk of a bundle collect made, from `offset`. */
   read: '_arbor/sync/read',
+  /** The node is done (a one-shot child, its changes back): its worktree is kept there for the next node to reuse (decision 0114). */
+  release: '_arbor/sync/release',
 } as const;
 
 export type SyncMethod = keyof typeof SYNC_METHODS;
@@ -87,12 +89,22 @@ export interface ReadResult {
   eof: boolean;
 }
 
+export interface ReleaseParams {
+  repo: string;
+  node: string;
+}
+export interface ReleaseResult {
+  /** The far side took the node back: its sessions are gone, and its worktree goes to the next node of the repository once its harness is closed (or is removed: the far side keeps enough). */
+  kept: boolean;
+}
+
 export interface SyncWire {
   have: [HaveParams, HaveResult];
   chunk: [ChunkParams, ChunkResult];
   prepare: [PrepareParams, PrepareResult];
   collect: [CollectParams, CollectResult];
   read: [ReadParams, ReadResult];
+  release: [ReleaseParams, ReleaseResult];
 }
 
 /** The codes (in the JSON-RPC error's `data.code`) a sync refusal carries. */

@@ -153,12 +153,13 @@ export function turnTimeout(program: string, limitMs: number): string {
   return `TURN_TIMEOUT: ${program} was still working after ${span}, the wall-clock limit of one remote turn, and was stopped. Give it a smaller task, or raise the limit (VS Code: arbor.remote.turnTimeoutMinutes; CLI config: remote.turnTimeoutMinutes, or "turnTimeoutMs" on the program).`;
 }
 
-/** What a driver whose child lives on across turns needs of the log (decision 0074): the task alone, roots, the session to load, the persona. */
+/** What a driver whose child lives on across turns needs of the log (decision 0074): the task alone, roots, the session to load, the persona, whether another turn can follow. */
 function resumeContext(session: SessionWriter['session'], task: string, roots: readonly string[]) {
   let resume: string | undefined;
   for (const e of session.events) if (e.type === 'subagent/remote' && e.externalId && !e.announcedBy) resume = e.externalId;
-  const persona = descriptorOf(session.header, session.events)?.persona;
-  return { task, roots, ...(resume ? { resume } : {}), ...(persona ? { persona } : {}) };
+  const d = descriptorOf(session.header, session.events);
+  const persona = d?.persona;
+  return { task, roots, ...(resume ? { resume } : {}), ...(persona ? { persona } : {}), ...(d?.mode === 'one-shot' ? { oneShot: true } : {}) };
 }
 
 /** The delegation notice the child was given at setup, then the task: the log explains what the program saw. */

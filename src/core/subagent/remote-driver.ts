@@ -56,6 +56,8 @@ export interface RemoteTurnContext {
   resume?: string;
   /** The child's persona (its descriptor's), for a program that takes it as words. */
   persona?: string;
+  /** A one-shot child: no turn follows this one (NOT_CONTINUABLE), so what it keeps elsewhere may go once its changes are back. */
+  oneShot?: boolean;
 }
 
 /** How the program's turn ended, as the driver read it. The wrapper turns an abort into interrupted/cancelled. */

@@ -59,6 +59,37 @@ describe('placement: the workspace over the kept connection (_arbor/sync)', func
     assert.equal(gitOut(w.ws, 'rev-parse', `${again}^`), base, "the follow-up's changes are one commit on the same base");
     assert.equal(w.far.counts.prepare + w.far.counts.collect, 0);
     assert.equal(w.far.counts.process, 0, 'every turn on the kept connection');
+    assert.equal(fs.existsSync(path.join(w.far.settings.remoteDir!, 'wt', id)), true, 'a continuable child keeps its far worktree for its next turn');
+  });
+
+  it('one-shot children one after another: the second gets the first’s far worktree (decision 0114), and each brings back exactly its own change', async () => {
+    w.script.on('s1', write('one.txt', 'of the first\n'), { text: 'wrote one.txt' });
+    w.script.on('s2', write('two.txt', 'of the second\n'), { text: 'wrote two.txt' });
+    const remoteDir = w.far.settings.remoteDir!;
+    const spares = path.join(remoteDir, 'repos', '.spare', repoKey(w.ws));
+    const kept = () => (fs.existsSync(spares) ? fs.readdirSync(spares) : []);
+    const before = kept().length;
+    const first = await runOnce(w, { prompt: '[[s1]] write one.txt', placement: 'far' });
+    // The far side answers the release before it closes the node and moves its folder (the result does not wait).
+    await waitFor(() => !fs.existsSync(path.join(remoteDir, 'wt', first.id)), 'its far folder to be let go of');
+    assert.equal(kept().length, before + 1, 'and kept for the next child');
+    const second = await runOnce(w, { prompt: '[[s2]] write two.txt', placement: 'far' });
+    await waitFor(() => !fs.existsSync(path.join(remoteDir, 'wt', second.id)), 'the second’s far folder to be let go of');
+    assert.equal(kept().length, before + 1, 'the second took it, and gave it back');
+    assert.deepEqual(
+      (await w.t.h.worktrees.diff(first.id)).files.map((f) => f.path),
+      ['one.txt'],
+    );
+    assert.deepEqual(
+      (await w.t.h.worktrees.diff(second.id)).files.map((f) => f.path),
+      ['two.txt'],
+      'nothing of the first child in the second’s changes',
+    );
+    const remoteRepo = path.join(remoteDir, 'repos', `${repoKey(w.ws)}.git`);
+    const there = gitOut(remoteRepo, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '));
+    assert.equal(there.filter((l) => l.includes(first.id) || l.includes(second.id)).length, 0, 'no worktree of either under its name');
   });
 
   it('a far side without the sync methods (an older arbor) is met with push and fetch; the child’s changes still come back', async () => {
