@@ -34,8 +34,9 @@ Usage:
   arbor worktree apply ID [--allow-protected]
                                   merge the child's changes into the workspace's files (3-way, not
                                   committed); on a conflict nothing changes and it exits 1; a placed
-                                  child's changes to .vscode, .arbor, .claude, .codex or a
-                                  .code-workspace are written only with --allow-protected
+                                  child's changes to protected paths (.vscode, .arbor, .claude,
+                                  .codex, .gemini, .opencode, .mcp.json, opencode.json, a
+                                  .code-workspace) are written only with --allow-protected
   arbor worktree discard|keep ID  remove its worktree and branch, or keep its work on its branch
   arbor worktree clean [ID]       remove an orphaned worktree (all of them without ID)
   arbor mcp list [--json]         the MCP servers (.mcp.json, .vscode/mcp.json, --mcp-config),

@@ -185,4 +185,32 @@ describe('extension: remote program settings (arbor.remote.*)', () => {
       'off in Restricted Mode',
     );
   });
+  it('arbor.remote.acp: "protects" takes plain names only (decision 0115)', () => {
+    const read = readRemoteSettings(
+      inspectOf({
+        'remote.acp': {
+          globalValue: [
+            { name: 'kiro', command: 'kiro-acp', protects: ['.kiro', 'kiro.json'] },
+            { name: 'a', command: 'x', protects: ['.kiro/settings.json'] },
+            { name: 'b', command: 'x', protects: ['..'] },
+            { name: 'c', command: 'x', protects: '.kiro' },
+            { name: 'd', command: 'x', protects: ['ok', 'a\\b', '.'] },
+            { name: 'e', command: 'x', protects: [] },
+          ],
+        },
+      }),
+      true,
+    );
+    assert.deepEqual(read.remote?.acp, [
+      { name: 'kiro', command: 'kiro-acp', protects: ['.kiro', 'kiro.json'] },
+      { name: 'e', command: 'x' },
+    ]);
+    assert.deepEqual(
+      read.problems.map((p) => p.replace(/: .*/, '')),
+      ['arbor.remote.acp[1]', 'arbor.remote.acp[2]', 'arbor.remote.acp[3]', 'arbor.remote.acp[4]'],
+    );
+    assert.match(read.problems[0], /"protects" takes plain file or folder names .*: "\.kiro\/settings\.json"; this agent is left out/);
+    assert.match(read.problems[2], /"protects" must be a list of names/);
+    assert.match(read.problems[3], /"a\\\\b", "\."/);
+  });
 });

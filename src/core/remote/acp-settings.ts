@@ -1,5 +1,6 @@
 import { SANDBOX_MODES } from '../policy/sandbox';
 import type { SandboxMode } from '../session/events';
+import { isPlainName } from '../tools/protected-names';
 import type { AcpAgentSettings } from './settings';
 
 // The ACP agents a deployment configures (`arbor.remote.acp` in VS Code, `remote.acp` in the
@@ -51,6 +52,12 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
     const unknown = Object.keys(e.modes).filter((k) => !SANDBOX_MODES.includes(k as SandboxMode));
     if (unknown.length) return `"modes" has keys that are not Arbor sandboxes: ${unknown.join(', ')} (use read-only, workspace-write, full-access)`;
   }
+  if (e.protects !== undefined) {
+    if (!Array.isArray(e.protects) || e.protects.some((n) => typeof n !== 'string')) return '"protects" must be a list of names like [".kiro"]';
+    const bad = (e.protects as string[]).filter((n) => !isPlainName(n));
+    if (bad.length)
+      return `"protects" takes plain file or folder names (no "/", "\\", "." or ".."; protected at any depth): ${bad.map((n) => JSON.stringify(n)).join(', ')}`;
+  }
   for (const k of ['idleTimeoutMs', 'graceMs', 'turnTimeoutMs'] as const)
     if (e[k] !== undefined && !positive(e[k])) return `"${k}" must be a positive number of milliseconds`;
   for (const k of ['model', 'description'] as const) if (e[k] !== undefined && typeof e[k] !== 'string') return `"${k}" must be a string`;
@@ -58,6 +65,7 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
   if (e.args) a.args = [...(e.args as string[])];
   if (e.env) a.env = { ...(e.env as Record<string, string>) };
   if (e.modes) a.modes = { ...(e.modes as Record<string, string>) };
+  if (e.protects && (e.protects as string[]).length) a.protects = [...(e.protects as string[])];
   if (e.model) a.model = e.model as string;
   if (e.description) a.description = e.description as string;
   if (e.idleTimeoutMs) a.idleTimeoutMs = Math.round(e.idleTimeoutMs as number);

@@ -45,6 +45,12 @@ export interface AcpAgentSettings extends ProgramSettings {
    * and every permission it asks for is answered by the child's approval policy.
    */
   modes?: Partial<Record<SandboxMode, string>>;
+  /**
+   * The agent's own project configuration (e.g. `[".kiro"]`): plain names protected at any depth in
+   * this workspace like `.git` (decision 0115), since the agent acts on them outside every sandbox
+   * and a confined command must not plant them. Gemini CLI's and OpenCode's are protected always.
+   */
+  protects?: string[];
 }
 
 export interface RemoteSettings {

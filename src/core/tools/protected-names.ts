@@ -14,6 +14,14 @@ export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
     '.codex',
     "'.codex' holds Codex's project settings: once the project is trusted in Codex, the MCP servers and hooks they name run outside any sandbox; an agent must not change them",
   ],
+  [
+    '.gemini',
+    "'.gemini' holds Gemini CLI's project settings: in a folder the user trusts, the MCP servers and hooks they name run outside any sandbox when a Gemini session starts; an agent must not change them",
+  ],
+  [
+    '.opencode',
+    "'.opencode' holds OpenCode's project plugins, tools and settings: its plugins are JavaScript OpenCode runs outside any sandbox when a session starts; an agent must not change them",
+  ],
 ]);
 /** The protected directory names, folded (the OS sandbox protects the same ones). */
 export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
@@ -23,21 +31,93 @@ export const HOOKS_PATH_REASON =
   "the repository's hooks folder (git config core.hooksPath) or, with husky's '.husky/_', the hook scripts its stubs run: a hook runs code on the next git command";
 
 /**
- * Files, at any depth, that name programs Arbor starts on the host: `.mcp.json` (Claude Code's MCP
- * servers, read at the workspace's top). A command that rewrote one could point an allowed server's
- * name at a program of its own (decision 0112). Missing at a root's top, it gets the folders' stand-in
- * (an empty read-only folder while a command runs: `STAND_IN_NAMES`), since Claude Code in print mode
- * starts the servers of a `.mcp.json` there without asking anyone (amended in s54).
+ * Files, at any depth, that name programs started on the host: `.mcp.json` (Claude Code's MCP
+ * servers, read at the workspace's top), OpenCode's `opencode.json` / `opencode.jsonc` (its MCP
+ * servers and plugins, started with every session, no question asked: decision 0115). A command
+ * that rewrote one could point an allowed server's name at a program of its own (decision 0112).
+ * Missing at a root's top, each gets the folders' stand-in (an empty read-only folder while a command
+ * runs: `standInNames`), since Claude Code in print mode starts the servers of a `.mcp.json` there
+ * without asking anyone (amended in s54), and OpenCode those of an `opencode.json`.
  */
 export const PROTECTED_FILES: ReadonlyMap<string, string> = new Map([
   ['.mcp.json', "'.mcp.json' names the MCP servers Arbor and Claude Code start outside the sandbox; a command must not change what they run"],
+  ['opencode.json', opencodeReason('opencode.json')],
+  ['opencode.jsonc', opencodeReason('opencode.jsonc')],
 ]);
+
+function opencodeReason(name: string): string {
+  return `'${name}' names the MCP servers and plugins OpenCode starts outside any sandbox when a session starts; a command must not change what they run`;
+}
 
 /** The protected names as a tool description says them (from the tables, so it stays true). */
 export const PROTECTED_NAMES_TEXT = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys(), `*${WORKSPACE_FILE_SUFFIX}`].join(', ');
 
+// Names a deployment adds (decision 0115): an ACP agent's `protects` (its own project
+// configuration, which the agent acts on outside every sandbox). Each owner (a harness's remote
+// row) adds its list and takes it back when it closes; the names in force are the union, for
+// every workspace of this process: protecting a name in one more workspace costs an approval there,
+// never a hole. Protected like the folders: at any depth, as any part of a path, a stand-in at the top.
+const added = new Map<object, ReadonlyMap<string, string>>();
+let extra: ReadonlyMap<string, string> = new Map();
+let extraGeneration = 0;
+/** Every name an owner added, built-in ones too (a built-in name of `STAND_IN_WHEN_CONFIGURED` gets its stand-in then). */
+let configured: ReadonlySet<string> = new Set();
+
+/**
+ * Built-in names protected wherever they are, whose stand-in at a root's top (when missing) is made
+ * only while an agent that reads them is configured (its row adds them: `AGENT_CONFIG_NAMES`, or its
+ * `protects`): a stand-in of a name without a dot would show, as an empty folder, in a plain `ls`
+ * or a `*.json` glob of every workspace while a command runs (decision 0115, amended on merge).
+ */
+const STAND_IN_WHEN_CONFIGURED: ReadonlySet<string> = new Set(['opencode.json', 'opencode.jsonc']);
+
+/** The project configuration a known agent program reads and acts on unconfined, by the program's file name (decision 0115). */
+export const AGENT_CONFIG_NAMES: Readonly<Record<string, readonly string[]>> = {
+  gemini: ['.gemini'],
+  opencode: ['.opencode', 'opencode.json', 'opencode.jsonc'],
+};
+
+/**
+ * Protects `names` (plain names, checked by the caller: `isPlainName`) for `owner` until the
+ * returned function is called. `reason(name)` says why, for the approval question.
+ */
+export function protectNames(owner: object, names: readonly string[], reason: (name: string) => string): () => void {
+  added.set(owner, new Map(names.map((n) => [foldName(n), reason(n)])));
+  recompute();
+  return () => {
+    if (added.delete(owner)) recompute();
+  };
+}
+
+function recompute(): void {
+  const next = new Map<string, string>();
+  for (const names of added.values()) for (const [n, r] of names) if (!builtInReason(n) && !next.has(n)) next.set(n, r);
+  configured = new Set([...added.values()].flatMap((names) => [...names.keys()]));
+  const same = next.size === extra.size && [...next.keys()].every((n) => extra.has(n));
+  extra = next;
+  if (!same) extraGeneration++;
+}
+
+/** Changes whenever the added names do: a cache of what the names matched is stale then (`protected-walk.ts`). */
+export function namesGeneration(): number {
+  return extraGeneration;
+}
+
+/** Why the added name `folded` is protected, or undefined. */
+export function addedNameReason(folded: string): string | undefined {
+  return extra.get(folded);
+}
+
 /** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
-export const STAND_IN_NAMES: readonly string[] = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()];
+export function standInNames(): string[] {
+  const builtIn = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()].filter((n) => !STAND_IN_WHEN_CONFIGURED.has(n) || configured.has(n));
+  return [...builtIn, ...extra.keys()];
+}
+
+/** A name a user may add: one path part, not `.`/`..`, no slash, backslash or NUL, at most 100 characters. */
+export function isPlainName(name: string): boolean {
+  return name.length > 0 && name.length <= 100 && !/[\\/\0]/.test(name) && !/^[. ]+$/.test(name);
+}
 
 /** Lower case, and trailing dots and spaces dropped (Windows ignores them: `.git.` is `.git`). */
 export function foldName(name: string): string {
@@ -47,5 +127,9 @@ export function foldName(name: string): string {
 /** Why an entry named `name` is protected (a protected folder, `.mcp.json` or a workspace file), or undefined. */
 export function protectedNameReason(name: string): string | undefined {
   const folded = foldName(name);
+  return builtInReason(folded) ?? extra.get(folded);
+}
+
+function builtInReason(folded: string): string | undefined {
   return PROTECTED_DIRS.get(folded) ?? PROTECTED_FILES.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
 }

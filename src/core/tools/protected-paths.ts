@@ -3,6 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
 import {
+  addedNameReason,
   foldName,
   HOOKS_PATH_REASON,
   PROTECTED_DIRS,
@@ -81,7 +82,7 @@ async function nestedAliasOf(realPath: string, rootGiven: string): Promise<strin
 export function protectedReason(relative: string): string | undefined {
   const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
   for (const part of parts) {
-    const reason = PROTECTED_DIRS.get(foldName(part));
+    const reason = PROTECTED_DIRS.get(foldName(part)) ?? addedNameReason(foldName(part));
     if (reason) return reason;
   }
   const last = parts.length ? foldName(parts[parts.length - 1]) : '';

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { entryKind, kindOf, type ListingStamp, relist } from './dir-listing';
-import { foldName, protectedNameReason } from './protected-names';
+import { foldName, namesGeneration, protectedNameReason } from './protected-names';
 
-// Every protected entry (`.git`, `.vscode`, `.arbor`, `.claude`, `.mcp.json`, `*.code-workspace`) at any depth of a
+// Every protected entry (`protected-names.ts`: `.git`, `.vscode`, …, `.mcp.json`, `*.code-workspace`, names a deployment adds) at any depth of a
 // root, found by a bounded walk (decision 0042). The OS sandbox mounts them read-only for each
 // command, and the file tools follow the symlinked ones and read the nested repositories' hooks
 // folders, so both protect the same set.
@@ -63,6 +63,8 @@ interface Listing extends ListingStamp {
 
 /** Per root: directory → its last listing (any walk's: the next walk re-reads only what changed). */
 const cache = new Map<string, Map<string, Listing>>();
+/** The protected names the cached listings were matched against (`namesGeneration`): a name added since makes them stale. */
+let cachedGeneration = namesGeneration();
 
 /**
  * Per root: the listings of the last walk that asked what appeared (decision 0111), and whether
@@ -82,6 +84,12 @@ export interface WalkOptions {
 
 /** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
 export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS, options: WalkOptions = {}): Promise<ProtectedTree> {
+  if (cachedGeneration !== namesGeneration()) {
+    // A name added or taken back: every listing is matched again, and none of it counts as "appeared".
+    cache.clear();
+    askedLast.clear();
+    cachedGeneration = namesGeneration();
+  }
   const before = cache.get(root) ?? new Map<string, Listing>();
   const asked = options.appeared ? (askedLast.get(root) ?? { listings: new Map<string, Listing>(), complete: false }) : undefined;
   const after = new Map<string, Listing>();

@@ -69,7 +69,7 @@ export type ApplyResult = { applied: true; files: string[] } | { applied: false;
 
 export interface ApplyOptions {
   /**
-   * A placed child's changes to protected paths (`.vscode`, `.arbor`, `.claude`, `.codex`, `.git`-like, a
+   * A placed child's changes to protected paths (`protected-names.ts`: `.vscode`, `.arbor`, `.claude`, `.codex`, `.gemini`, `.git`-like, a
    * `.code-workspace`) are written: the user saw them and said so again. Without it they are
    * conflicts marked `protected` and nothing is written (decision 0060, amended in s49).
    */

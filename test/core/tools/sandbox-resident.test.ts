@@ -507,7 +507,8 @@ echo done`;
       const same = await remakeDir(ws.root, before, ws.base);
       ws.write('new.txt', 'two\n');
       const reused = same ? ' (the new folder has the inode number of the deleted one)' : '';
-      const r = await run('cat new.txt; ls; echo written > written.txt');
+      // `*.txt`: a plain `ls` also lists the stand-ins of the missing protected names without a dot (`opencode.json`).
+      const r = await run('cat new.txt; ls *.txt; echo written > written.txt');
       assert.equal(r.isError, false, `${r.content}${reused}`);
       assert.equal(stdoutOf(r), 'two\nnew.txt', `${r.content}${reused}`);
       assert.equal(ws.read('written.txt'), 'written\n');
@@ -568,7 +569,8 @@ echo done`;
       assert.match(stdoutOf(ra), /done-a/, ra.content);
       assert.equal(line(ra, 'in'), '');
       for (const r of [ra, b]) assert.doesNotMatch(r.content, /LEAK-\w+/, r.content);
-      for (const name of ['.vscode', '.git', '.arbor', '.claude', '.codex', 'v']) assert.equal(fs.existsSync(ws.at(name)), false, `${name} left on the host`);
+      for (const name of ['.vscode', '.git', '.arbor', '.claude', '.codex', '.gemini', '.opencode', 'opencode.json', 'opencode.jsonc', '.mcp.json', 'v'])
+        assert.equal(fs.existsSync(ws.at(name)), false, `${name} left on the host`);
     });
   });
 
