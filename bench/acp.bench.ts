@@ -1,7 +1,9 @@
 // acp.serve.vs_inprocess: a warm prompt round trip to `arbor acp` (a real child process, the
 // SDK's client over its stdio: session/prompt out, the streamed updates and the answer back)
 // ÷ the same turn in an in-process harness (accept, then settle), both on the zero-latency
-// test model server. Blocks of each alternate so both halves see the same machine load. The
+// test model server. Each round runs a prompt, a turn and a no-work request in an order rotating
+// through all six, and the figure is the median of the rounds' ratios (decision 0116): blocks of
+// fifteen apiece let a load spike fall on one side's block and read 0.51–1.87 within the hour. The
 // model server runs in a process of its own, as a model always does: were it in the bench's
 // process, the in-process turn would never wait for another process to be scheduled while the
 // ACP one would, and on a loaded machine that wait, not Arbor, would be the figure.
@@ -11,7 +13,7 @@
 // (twice the CPU of its steady turn) against this process's turn code, hot from earlier modules.
 //
 // Its context line says where the rest goes (decision 0084): a request the agent answers with
-// no work (`initialize`), timed in the same blocks, is the round trip's own cost (the two hops and
+// no work (`initialize`), timed in the same rounds, is the round trip's own cost (the two hops and
 // the SDK's work on both ends); the agent's CPU per prompt (from /proc) beside the in-process
 // turn's shows whether the agent does more than the turn. Neither enters the figure.
 //
@@ -27,6 +29,7 @@ import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { startAcp } from '../test/support/acp-peer';
 import { ModelServer } from '../test/support/model-server';
+import { bootstrapInterval, orders } from './paired';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, modelProcess, now, tempDir } from './support';
 
 export const name = 'acp';
@@ -40,14 +43,29 @@ const JIT_WARM = 600;
 
 const REPLY = 'The answer, in a sentence of about forty tokens, streamed the way a model streams it. '.repeat(2);
 
-/** User and system CPU of a process so far, ms (Linux /proc, 10 ms ticks; 0 elsewhere). */
+/**
+ * CPU time of a process so far, ms: the sum of its threads' run time (Linux `schedstat` of each of `/proc/<pid>/task`, nanoseconds),
+ * else its user and system time (`/proc/<pid>/stat`, 10 ms ticks: too coarse for a window of one request); 0 elsewhere.
+ */
 function cpuOf(pid: number | undefined): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
+    let ns = 0;
+    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // (a thread that ended meanwhile)
+      }
+    }
+    return ns / 1e6;
   } catch {
-    return 0;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      return 0;
+    }
   }
 }
 
@@ -91,13 +109,12 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const { sessionId } = await peer.agent.request(acp.methods.agent.session.new, { cwd: wsAcp, mcpServers: [] });
     const local = await h.createSession();
     const prompt = (i: number) => peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: `turn ${i}` }] });
-    const blocks = opts.quick ? 4 : 8;
-    const perBlock = opts.quick ? 15 : 30;
+    const rounds = opts.quick ? 60 : 240;
     const acpMs: number[] = [];
     const inMs: number[] = [];
     const pingMs: number[] = [];
-    let agentCpu = 0;
     let clientCpu = 0;
+    let pingCpu = 0;
     let inCpu = 0;
     const ping = () =>
       peer.agent.request(acp.methods.agent.initialize, {
@@ -127,36 +144,45 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       await local.accept(`warm ${i}`);
       await h.settle();
     }
-    for (let b = 0; b < blocks; b++) {
-      const c0 = cpuOf(peer.child.pid);
-      const k0 = process.cpuUsage();
-      for (let i = 0; i < perBlock; i++) {
-        const t = now();
-        await prompt(i);
-        acpMs.push(now() - t);
+    // Rounds of the three measures, their order rotating through all six (bench/paired.ts, decision 0116): each served
+    // prompt is compared with the in-process turn of its own round, which the same moment's load slows alike.
+    const sequences = orders(3);
+    const c0 = cpuOf(peer.child.pid);
+    for (let r = 0; r < rounds; r++) {
+      for (const m of sequences[r % sequences.length]) {
+        if (m === 0) {
+          const k0 = process.cpuUsage();
+          const t = now();
+          await prompt(r);
+          acpMs.push(now() - t);
+          const k = process.cpuUsage(k0);
+          clientCpu += (k.user + k.system) / 1000;
+        } else if (m === 1) {
+          const u0 = process.cpuUsage();
+          const t = now();
+          await local.accept(`turn ${r}`);
+          await h.settle();
+          inMs.push(now() - t);
+          const u = process.cpuUsage(u0);
+          inCpu += (u.user + u.system) / 1000;
+        } else {
+          // The agent's CPU for the no-work request, taken out of its whole below.
+          const a0 = cpuOf(peer.child.pid);
+          const t = now();
+          await ping();
+          pingMs.push(now() - t);
+          pingCpu += cpuOf(peer.child.pid) - a0;
+        }
       }
-      agentCpu += cpuOf(peer.child.pid) - c0;
-      const k = process.cpuUsage(k0);
-      clientCpu += (k.user + k.system) / 1000;
-      for (let i = 0; i < perBlock; i++) {
-        const t = now();
-        await ping();
-        pingMs.push(now() - t);
-      }
-      const u0 = process.cpuUsage();
-      for (let i = 0; i < perBlock; i++) {
-        const t = now();
-        await local.accept(`turn ${i}`);
-        await h.settle();
-        inMs.push(now() - t);
-      }
-      const u = process.cpuUsage(u0);
-      inCpu += (u.user + u.system) / 1000;
     }
-    const ratio = median(acpMs) / median(inMs);
-    const rest = (median(acpMs) - median(pingMs)) / median(inMs);
+    const agentCpu = cpuOf(peer.child.pid) - c0 - pingCpu;
+    const perRound = (rs: readonly number[]) => median(rs.map((i) => acpMs[i] / inMs[i]));
+    const ratio = perRound(acpMs.map((_, i) => i));
+    const [low, high] = bootstrapInterval(rounds, perRound);
+    const rest = median(acpMs.map((a, i) => (a - pingMs[i]) / inMs[i]));
     opts.note(
-      `acp prompt ${fmt(median(acpMs))} ms vs in-process turn ${fmt(median(inMs))} ms (medians of ${acpMs.length} each, ${blocks} alternating blocks); ` +
+      `acp prompt ${fmt(median(acpMs))} ms vs in-process turn ${fmt(median(inMs))} ms (medians of ${rounds}; the figure is the median of the ${rounds} rounds' ratios, ` +
+        `each round a prompt, a turn and a no-work request in rotating order, decision 0116; its 90% bootstrap interval ${fmt(low)}–${fmt(high)}); ` +
         `a request answered with no work round-trips in ${fmt(median(pingMs))} ms (the two hops and both ends' SDK): without it the figure is ${fmt(rest)}; ` +
         `CPU per prompt in the agent ${fmt(agentCpu / acpMs.length)} ms (in the client, this process's SDK, ${fmt(clientCpu / acpMs.length)} ms) vs ${fmt(inCpu / inMs.length)} ms for the in-process turn, ` +
         `after ${JIT_WARM} warming turns each on a session of its own (those cost the fresh agent ${fmt(agentWarmCpu)} ms of CPU apiece, V8 compiling its code, and this process ${fmt(inWarmCpu)} ms)` +

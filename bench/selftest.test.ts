@@ -6,6 +6,7 @@ import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import type { ModelRequest } from '../src/core/model/types';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
+import { bootstrapInterval, hodgesLehmann, orders } from './paired';
 import { runModules } from './run-modules';
 import { type BenchModule, cpuVerdict, type FigureSpec, floorVerdict, formatFigure, missed } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
@@ -121,6 +122,40 @@ describe('bench figures', () => {
       server.enqueue({ fault: { kind: 'status', status: 500, message: 'scripted outage' } });
       const req: ModelRequest = { model: 'bench', system: '', tools: [], messages: [{ role: 'user', content: 'hello', source: { kind: 'user' }, seq: 1 }] };
       await assert.rejects(bareRequestMs(inner, req), /the bare request failed/);
+    });
+  });
+  describe('paired rounds (decision 0116)', () => {
+    it('rotates every order of the measures, so each follows each other equally often and none is always first', () => {
+      const all = orders(3);
+      assert.equal(all.length, 6);
+      assert.equal(new Set(all.map((o) => o.join())).size, 6);
+      for (const o of all) assert.deepEqual([...o].sort(), [0, 1, 2]);
+      for (let m = 0; m < 3; m++) assert.equal(all.filter((o) => o[0] === m).length, 2, `measure ${m} first in two of six rounds`);
+      // Over one rotation, each measure runs right after each other one the same number of times.
+      const follows = new Map<string, number>();
+      for (const o of all) for (let i = 1; i < o.length; i++) follows.set(`${o[i - 1]}>${o[i]}`, (follows.get(`${o[i - 1]}>${o[i]}`) ?? 0) + 1);
+      assert.equal(follows.size, 6);
+      assert.deepEqual(new Set(follows.values()), new Set([2]));
+      assert.deepEqual(orders(1), [[0]]);
+    });
+
+    it('estimates a location as the median of the pairwise means: a wild value moves it little', () => {
+      assert.equal(hodgesLehmann([1, 2, 3]), 2);
+      assert.equal(hodgesLehmann([3, 1, 2, 100]), 2.75, 'the mean would be 26.5');
+      assert.equal(hodgesLehmann([5]), 5);
+    });
+
+    it('gives a bootstrap interval that is repeatable, contains the estimate, and is a point for noiseless rounds', () => {
+      const xs = [10, 12, 9, 30, 11, 10, 13, 8, 12, 11];
+      const stat = (rs: readonly number[]) => hodgesLehmann(rs.map((r) => xs[r]));
+      const [low, high] = bootstrapInterval(xs.length, stat);
+      assert.deepEqual(bootstrapInterval(xs.length, stat), [low, high]);
+      const all = stat(xs.map((_, i) => i));
+      assert.ok(low <= all && all <= high && low < high, `${low} ≤ ${all} ≤ ${high}`);
+      assert.deepEqual(
+        bootstrapInterval(5, (rs) => hodgesLehmann(rs.map(() => 7))),
+        [7, 7],
+      );
     });
   });
 });

@@ -8,15 +8,20 @@
 // data trusted as git trusts it) and one `git worktree add -b <branch> <dir> <base>` follows, the
 // same command as the bare add, so the git time less a bare add is what the base adds.
 // Writing the child's log beside the base and the add was measured and not taken (decision 0086).
-// The context line gives the split, the same difference taken pair by pair (each create and the
-// bare add right after it, which a loaded machine moves together), and the whole ratio.
-import { execFileSync } from 'node:child_process';
+// The numerator is a small difference of two git runs of ~100 ms each, whose spread on a loaded
+// machine is larger than the difference: medians of each side taken apart read 0.68 and 1.66 in
+// two clean runs. So (decision 0116) each round runs the ordinary child, the worktree child and
+// the bare add once, in an order rotating through all six, the numerator is taken round by round
+// (the worktree child's time less that round's bare add), and the figure is the Hodges–Lehmann
+// estimate of it over that of the ordinary child; its bootstrap interval is in the context line.
+import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { git as arborGit } from '../src/core/worktree/git';
 import { ModelServer } from '../test/support/model-server';
+import { bootstrapInterval, hodgesLehmann, orders } from './paired';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 import { TimedClient } from './timed-client';
 
@@ -27,6 +32,8 @@ export const figures: readonly FigureSpec[] = [SPAWN];
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
+const gitAsync = (cwd: string, ...args: string[]) =>
+  new Promise<void>((resolve, reject) => execFile('git', args, { cwd, env: gitEnv }, (err) => (err ? reject(err) : resolve())));
 
 /** A repository of 200 small files in 10 folders, committed, with a few uncommitted changes. */
 function makeRepo(dir: string): string {
@@ -80,38 +87,45 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
     if (isolated) await h.worktrees.discard(run.id);
     return ms;
   };
-  const bareAdd = (i: number): number => {
+  const bareAdd = async (i: number): Promise<number> => {
     const at = path.join(dir, 'bare', String(i));
     const t = now();
     git(ws, '-c', 'core.hooksPath=/dev/null', 'worktree', 'add', '--quiet', '-b', `bench/${i}`, at, 'HEAD');
     const ms = now() - t;
-    git(ws, 'worktree', 'remove', '--force', at);
-    git(ws, 'branch', '-D', '--quiet', `bench/${i}`);
+    // Undone without blocking the event loop: a synchronous teardown would leave the harness's backlog to whichever measure runs next.
+    await gitAsync(ws, 'worktree', 'remove', '--force', at);
+    await gitAsync(ws, 'branch', '-D', '--quiet', `bench/${i}`);
     return ms;
   };
   const warmup = 3;
-  const n = opts.quick ? 15 : 40;
+  // Rounds of the three measures, their order rotating through all six (bench/paired.ts, decision 0116).
+  const rounds = opts.quick ? 30 : 72;
   const plain: number[] = [];
   const isolated: number[] = [];
   const gits: number[] = [];
   const adds: number[] = [];
   try {
-    // Interleaved, so both kinds see the same load.
-    for (let i = 0; i < warmup + n; i++) {
-      const p = await child(false, i);
-      const w = await child(true, i);
-      const g = gitMs;
-      const a = bareAdd(i);
+    const sequences = orders(3);
+    for (let i = 0; i < warmup + rounds; i++) {
+      const got: number[] = [0, 0, 0];
+      let g = 0;
+      for (const m of sequences[i % sequences.length]) {
+        if (m === 0) got[0] = await child(false, i);
+        else if (m === 1) {
+          got[1] = await child(true, i);
+          g = gitMs;
+        } else got[2] = await bareAdd(i);
+      }
       if (i < warmup) continue;
-      plain.push(p);
-      isolated.push(w);
+      plain.push(got[0]);
+      isolated.push(got[1]);
       gits.push(g);
-      adds.push(a);
+      adds.push(got[2]);
     }
     // How a git process is started: Arbor's through its spawner (decision 0095) and its process group, the bare add's by
     // execFileSync from this small process; the same `rev-parse`, paired, says what the way of starting alone costs.
     const starts: number[] = [];
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < (opts.quick ? 15 : 40); i++) {
       let t = now();
       await arborGit(['rev-parse', 'HEAD'], { cwd: ws });
       const viaArbor = now() - t;
@@ -120,22 +134,29 @@ async function spawnFigure(opts: BenchOptions, server: ModelServer): Promise<Fig
       starts.push(viaArbor - (now() - t));
     }
     const startCost = median(starts);
-    const git = median(gits);
-    const add = median(adds);
-    const paired = median(gits.map((g, i) => g - adds[i]));
-    // Arbor's part: the child beyond its git time, plus the snapshot (its git time beyond a bare add).
-    const ratio = (median(isolated) + git - add) / median(plain);
+    // Per round, the figure's numerator: the worktree child's whole time (model excluded) less the bare add of the same round.
+    const numerator = (r: number) => isolated[r] + gits[r] - adds[r];
+    const all = plain.map((_, r) => r);
+    const figureOf = (rs: readonly number[]) => hodgesLehmann(rs.map(numerator)) / hodgesLehmann(rs.map((r) => plain[r]));
+    const ratio = figureOf(all);
+    const [low, high] = bootstrapInterval(rounds, figureOf);
+    const git = hodgesLehmann(gits);
+    const add = hodgesLehmann(adds);
+    const base = hodgesLehmann(gits.map((g, r) => g - adds[r]));
+    const iso = hodgesLehmann(isolated);
+    const ord = hodgesLehmann(plain);
     // When it misses, the larger of Arbor's two extras is named: the base (git time beyond the bare add) or the child beyond the ordinary one.
-    const extra = { base: git - add, child: median(isolated) - median(plain) };
+    const extra = { base, child: iso - ord };
     const why =
       ratio > SPAWN.target
-        ? `; misses: ${extra.base >= extra.child ? `what the base adds (${fmt(extra.base)} ms: the in-process walk's lstats and its commit object, plus the spread between two medians of git runs, pair by pair ${fmt(paired)} ms)` : `the child beyond the ordinary one (${fmt(extra.child)} ms)`} dominates; floor ≈ the ordinary child plus the in-process base (decision 0086)`
+        ? `; misses: ${extra.base >= extra.child ? `what the base adds (${fmt(extra.base)} ms: the in-process walk's lstats and its commit object, and how Arbor starts its git)` : `the child beyond the ordinary one (${fmt(extra.child)} ms)`} dominates; floor ≈ the ordinary child plus the in-process base (decision 0086)`
         : '';
     opts.note(
-      `worktree child ${fmt(median(isolated))} ms beyond its git time (${fmt(median(isolated) + git - add)} ms with the snapshot, the figure's numerator), ordinary child ${fmt(median(plain))} ms (model excluded; medians of ${n}); ` +
-        `git time per worktree ${fmt(git)} ms = bare git worktree add ${fmt(add)} ms + what the base of the parent's files adds ${fmt(git - add)} ms (pair by pair ${fmt(paired)} ms; decision 0082), ` +
+      `worktree child ${fmt(iso)} ms beyond its git time (${fmt(hodgesLehmann(all.map(numerator)))} ms with the snapshot, the figure's numerator), ordinary child ${fmt(ord)} ms (model excluded; ` +
+        `${rounds} rounds of the three measures in rotating order, Hodges–Lehmann estimates, decision 0116); ` +
+        `git time per worktree ${fmt(git)} ms, bare git worktree add ${fmt(add)} ms, what the base of the parent's files adds ${fmt(base)} ms (round by round; decision 0082), ` +
         `of which ${fmt(startCost)} ms is how Arbor starts its git (the spawner and a process group, decision 0095, against the bench's execFileSync; the same rev-parse paired); ` +
-        `whole worktree child ÷ ordinary = ${fmt((median(isolated) + git) / median(plain))}; 200-file repository${why}`,
+        `the figure's 90% bootstrap interval over the rounds ${fmt(low)}–${fmt(high)}; whole worktree child ÷ ordinary = ${fmt((iso + git) / ord)}; 200-file repository${why}`,
     );
     return { ...SPAWN, value: ratio };
   } finally {
