@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { foldName } from '../core/tools/protected-names';
 import { bareRepo, git } from '../core/worktree/git';
 
 // The far side's worktrees of finished nodes, kept for the next node of the same repository
@@ -102,14 +103,30 @@ export class SpareWorktrees {
     for (const name of fs.readdirSync(gitDir)) if (!KEPT_GIT_FILES.has(name)) fs.rmSync(path.join(gitDir, name), { recursive: true, force: true });
     await g(['read-tree', '-u', '--reset', commit]);
     await g(['clean', '-ffdxq']);
+    // Neither the reset nor the clean looks inside a submodule's folder (a gitlink): what the last
+    // node left there would be the next node's. Only an empty one is taken as the commit's.
+    const listed = await g(['ls-files', '--stage', '-z']);
+    for (const entry of listed.stdout.split('\0')) {
+      if (!entry.startsWith('160000 ')) continue;
+      const at = path.join(wt, entry.slice(entry.indexOf('\t') + 1));
+      if (fs.existsSync(at) && (!fs.lstatSync(at).isDirectory() || fs.readdirSync(at).length > 0))
+        throw new Error(`the submodule folder ${at} of a kept worktree is not empty`);
+    }
   }
 
-  /** Every folder of `wt` (itself included) has the mode git gives its folders. */
+  /**
+   * Every folder of `wt` (itself included) has the mode git gives its folders, and no entry below
+   * its top is named `.git` (`clean -ffdx` leaves one in a tracked folder: a repository the last
+   * node's agent planted, whose config the next node's git would run).
+   */
   private foldersUnchanged(wt: string): boolean {
     const walk = (dir: string): boolean => {
       if ((fs.lstatSync(dir).mode & 0o7777) !== this.dirMode) return false;
-      for (const e of fs.readdirSync(dir, { withFileTypes: true }))
-        if (e.isDirectory() && !(dir === wt && e.name === '.git') && !walk(path.join(dir, e.name))) return false;
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const top = dir === wt;
+        if (!top && foldName(e.name) === '.git') return false;
+        if (e.isDirectory() && !(top && e.name === '.git') && !walk(path.join(dir, e.name))) return false;
+      }
       return true;
     };
     try {

@@ -23,6 +23,11 @@ const STALE_TRANSFER_MS = 24 * 60 * 60 * 1000;
 type Handler<M extends SyncMethod> = (params: SyncWire[M][0]) => Promise<SyncWire[M][1]>;
 export type SyncHandlers = { [M in SyncMethod]: Handler<M> };
 
+/** How long a prepare waits for the releases under way (then makes its worktree anew). */
+const RELEASE_WAIT_MS = 5_000;
+/** How long the far side's close waits for them before it removes the spares. */
+const RELEASE_CLOSE_WAIT_MS = 15_000;
+
 export class NodeSync {
   private readonly transfers: string;
   /** Finished nodes' worktrees, reused by the next nodes (decision 0114). */
@@ -42,8 +47,16 @@ export class NodeSync {
 
   /** The far side closes: the releases under way end first, then no kept worktree stays behind. */
   async close(): Promise<void> {
-    await Promise.all(this.releasing);
+    await this.releasesSettled(RELEASE_CLOSE_WAIT_MS);
     await this.spares.removeAll();
+  }
+
+  /** The releases under way settled, or `ms` passed (a release never rejects). */
+  private async releasesSettled(ms: number): Promise<void> {
+    if (this.releasing.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.releasing), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
   }
 
   /** Every method by its wire name (the server registers each). */
@@ -125,8 +138,9 @@ export class NodeSync {
           return reused ? this.spares.reset(gitDir, wt, at) : git(['--git-dir', gitDir, '--work-tree', wt, 'read-tree', '-u', '--reset', 'HEAD'], { cwd: wt });
         };
         // (The checkout, the longer of the two, started first.)
-        // Releases answered and still under way end first: their worktrees are the spares to take.
-        await Promise.all(this.releasing);
+        // Releases answered and still under way end first (their worktrees are the spares to take),
+        // for a while only: a harness whose close hangs must not hold up every node after it.
+        await this.releasesSettled(RELEASE_WAIT_MS);
         const reused = await entry(true);
         const [ready] = await Promise.all([
           lock

@@ -58,8 +58,21 @@ describe('acp: arbor acp driven by acpx (a third-party ACP client)', () => {
     return out;
   };
   beforeEach(() => fs.mkdirSync(home()));
-  afterEach(() => {
-    for (const pid of leftovers()) process.kill(pid, 'SIGKILL');
+  afterEach(async () => {
+    // Until none is left (bounded): one may be starting another as it is killed, and the folder is
+    // removed next (ENOTEMPTY while one still writes there).
+    for (let i = 0; i < 50; i++) {
+      const left = leftovers();
+      if (left.length === 0) return;
+      for (const pid of left) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
 
   it(`is acpx ${ACPX_VERSION}; exec returns the answer, and every line of the traffic is JSON-RPC`, async () => {

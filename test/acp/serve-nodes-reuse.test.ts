@@ -187,11 +187,30 @@ describe('acp: a finished node’s far worktree is kept for the next node, exact
     assert.equal(fs.existsSync(n2.cwd), true);
   });
 
+  it('attack: a repository planted in a tracked folder is not handed to the next node (a new checkout instead)', async () => {
+    const l = localRepo(w.dir);
+    const n1 = await prepareOverLink(call, { nodeId: 'n1', repo: l.repo, commit: l.second, worktree: l.worktree });
+    await open('n1');
+    const folder = fs.statSync(n1.cwd).ino;
+    // `clean -ffdx` leaves an entry named .git in a tracked folder: its config would run in the next node's git.
+    fs.mkdirSync(path.join(n1.cwd, 'src', '.git'));
+    fs.writeFileSync(path.join(n1.cwd, 'src', '.git', 'config'), '[core]\n\tfsmonitor = touch /tmp/arbor-pwned\n');
+    assert.equal(await releaseOverLink(call, n1, l.repo), true);
+    await movedAway(n1.cwd);
+    const n2 = await prepareOverLink(call, { nodeId: 'n2', repo: l.repo, commit: l.second, worktree: l.worktree });
+    assert.notEqual(fs.statSync(n2.cwd).ino, folder, 'not the planted worktree: a new checkout');
+    assert.equal(fs.existsSync(path.join(n2.cwd, 'src', '.git')), false, 'nothing planted');
+    assert.equal(git(n2.cwd, 'status', '--porcelain', '--ignored'), '');
+  });
+
   it('what is kept is removed when the far side closes: no worktree stays behind', async () => {
     const l = localRepo(w.dir);
     const ws = await Promise.all(['n1', 'n2', 'n3'].map((n) => prepareOverLink(call, { nodeId: n, repo: l.repo, commit: l.second, worktree: l.worktree })));
     for (const n of ws) assert.equal(await releaseOverLink(call, n, l.repo), true);
+    for (const n of ws) await movedAway(n.cwd);
     const farRepo = path.join(repos, `${repoKey(l.repo)}.git`);
+    const spares = path.join(repos, '.spare', repoKey(l.repo));
+    assert.equal(fs.readdirSync(spares).length, 3, 'three kept');
     assert.equal(worktrees(farRepo).length, 4, 'three kept, beside the repository');
     assert.equal(await peer!.close(), 0);
     assert.deepEqual(worktrees(farRepo), [fs.realpathSync(farRepo)]);

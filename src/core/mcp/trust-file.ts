@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { withFileLock } from '../store/file-lock';
 import type { McpServerConfig } from './config';
 import type { McpTrust } from './deployment';
 import { type KnownRun, pinOf, type ServerPin, serverFingerprint } from './pins';
@@ -67,12 +68,24 @@ export class FileTrust implements McpTrust {
   }
 
   private put(name: string, record: ServerRecord): void {
-    const book = this.read();
-    book[this.workspace] = { ...book[this.workspace], [name]: record };
     fs.mkdirSync(this.storeDir, { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    // Read, changed and written under a lock between processes: two CLIs allowing or pinning at once
+    // must not lose each other's record (a lost pin makes the next `--allow-mcp` a first one).
+    const done = withFileLock(
+      `${this.file}.lock`,
+      () => {
+        const book = this.read();
+        book[this.workspace] = { ...book[this.workspace], [name]: record };
+        const tmp = `${this.file}.${process.pid}.tmp`;
+        fs.writeFileSync(tmp, `${JSON.stringify(book, null, 2)}\n`, { mode: 0o600 });
+        fs.renameSync(tmp, this.file);
+      },
+      10_000,
+    );
+    if (!done)
+      throw new Error(
+        `MCP_TRUST_BUSY: ${this.file} could not be written: another Arbor process held its lock for 10 s (or ${this.storeDir} is not writable). Try again; if no other arbor runs, delete ${this.file}.lock.`,
+      );
   }
 
   /** The book; while the store has none, the two files it replaces folded into one (the first write keeps the fold). */

@@ -234,9 +234,12 @@ function keptLines(lines: readonly Line[]): string[] {
   }
   const out: string[] = [];
   for (const [id, group] of byId) {
-    if (!group.some((l) => stillThere(l.path, id))) continue;
+    const here = group.find((l) => stillThere(l.path, id));
+    if (!here) continue;
+    // At the path where it is now (a folder moved after it was recorded): a line kept at a path it
+    // left would be dropped by the next compaction, and the folder trusted.
     const keep = group.find((l) => l.trusted) ?? group[0];
-    out.push(JSON.stringify(keep satisfies Line));
+    out.push(JSON.stringify({ ...keep, path: here.path } satisfies Line));
   }
   return out;
 }

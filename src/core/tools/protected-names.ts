@@ -58,6 +58,8 @@ export const PROTECTED_NAMES_TEXT = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.
 // every workspace of this process: protecting a name in one more workspace costs an approval there,
 // never a hole. Protected like the folders: at any depth, as any part of a path, a stand-in at the top.
 const added = new Map<object, ReadonlyMap<string, string>>();
+/** Each owner's names as configured (`AGENTS.md`, `.Kiro`): a stand-in is made with that spelling (a case-sensitive file system). */
+const spelled = new Map<object, readonly string[]>();
 let extra: ReadonlyMap<string, string> = new Map();
 let extraGeneration = 0;
 /** Every name an owner added, built-in ones too (a built-in name of `STAND_IN_WHEN_CONFIGURED` gets its stand-in then). */
@@ -83,8 +85,10 @@ export const AGENT_CONFIG_NAMES: Readonly<Record<string, readonly string[]>> = {
  */
 export function protectNames(owner: object, names: readonly string[], reason: (name: string) => string): () => void {
   added.set(owner, new Map(names.map((n) => [foldName(n), reason(n)])));
+  spelled.set(owner, [...names]);
   recompute();
   return () => {
+    spelled.delete(owner);
     if (added.delete(owner)) recompute();
   };
 }
@@ -111,7 +115,8 @@ export function addedNameReason(folded: string): string | undefined {
 /** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
 export function standInNames(): string[] {
   const builtIn = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()].filter((n) => !STAND_IN_WHEN_CONFIGURED.has(n) || configured.has(n));
-  return [...builtIn, ...extra.keys()];
+  const own = new Set([...spelled.values()].flat().filter((n) => extra.has(foldName(n))));
+  return [...builtIn, ...own];
 }
 
 /** A name a user may add: one path part, not `.`/`..`, no slash, backslash or NUL, at most 100 characters. */

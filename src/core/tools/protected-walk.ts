@@ -85,9 +85,11 @@ export interface WalkOptions {
 /** The protected entries under `root` (a real path), from cached listings where the directories did not change. */
 export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMITS, options: WalkOptions = {}): Promise<ProtectedTree> {
   if (cachedGeneration !== namesGeneration()) {
-    // A name added or taken back: every listing is matched again, and none of it counts as "appeared".
+    // A name added or taken back: every listing is matched again. What the last asking walk of each
+    // root saw stays: what a command made since is still found as appeared (an entry of a newly
+    // added name counts as appeared too, which only records it: the record's readers ask about the
+    // built-in folders alone).
     cache.clear();
-    askedLast.clear();
     cachedGeneration = namesGeneration();
   }
   const before = cache.get(root) ?? new Map<string, Listing>();

@@ -189,6 +189,30 @@ describe('mcp: server config in the formats users have', () => {
     assert.equal(book.recordOf('d')?.fingerprint, serverFingerprint(server('d', ['d.js'])));
   });
 
+  it('four processes pinning and allowing at once lose none of each other’s records (the book is written under a lock)', async () => {
+    const store = path.join(dir, 'store-busy');
+    const trustFile = path.resolve(__dirname, '../../../src/core/mcp/trust-file.js');
+    const script = (who: number) => `
+      const { FileTrust } = require(${JSON.stringify(trustFile)});
+      const book = FileTrust.inStore(${JSON.stringify(store)}, ${JSON.stringify(dir)});
+      for (let i = 0; i < 15; i++) {
+        const s = { name: 's${who}-' + i, transport: { kind: 'stdio', command: 'node', args: [String(i)], env: {} } };
+        if (i % 2) book.allow(s); else book.pin(s);
+      }`;
+    const { spawn } = await import('node:child_process');
+    await Promise.all(
+      [0, 1, 2, 3].map(
+        (who) =>
+          new Promise<void>((resolve, reject) => {
+            const p = spawn(process.execPath, ['-e', script(who)], { stdio: 'inherit' });
+            p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${who} exited ${code}`))));
+          }),
+      ),
+    );
+    const book = FileTrust.inStore(store, dir);
+    for (let who = 0; who < 4; who++) for (let i = 0; i < 15; i++) assert.ok(book.recordOf(`s${who}-${i}`), `s${who}-${i} was lost`);
+  });
+
   it("the extension's trust: a server allowed before and changed since waits, and its state says what it runs changed", async () => {
     let kept: Record<string, string> | undefined;
     const trust = new MemoryTrust(

@@ -162,6 +162,18 @@ describe('the record of what commands made stays small (decision 0111, amended i
     assert.deepEqual(made(record, 'keep'), ['keep/.arbor']);
   });
 
+  it('attack: a made folder moved by a command stays refused through compactions (kept at the path where it is now)', () => {
+    const record = new MadeRecord(path.join(ws.outside, 'made.jsonl'), { compactAt: 4096 });
+    record.record([mk('x/.arbor')]);
+    fs.renameSync(ws.at('x'), ws.at('y')); // the command's `mv x y`; the next walk sees it appear at y
+    record.record([{ path: ws.at('y/.arbor') }]);
+    assert.deepEqual(made(record, 'y'), ['y/.arbor']);
+    for (let round = 0; round < 3; round++) {
+      assert.equal(record.compact(), true);
+      assert.deepEqual(made(record, 'y'), ['y/.arbor'], `still refused after compaction ${round + 1}`);
+    }
+  });
+
   it('processes appending while others compact lose no line', async () => {
     const file = path.join(ws.outside, 'made.jsonl');
     const module = require.resolve('../../../src/core/tools/made-by-commands');

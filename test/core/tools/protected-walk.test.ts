@@ -4,6 +4,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { protectNames, standInNames } from '../../../src/core/tools/protected-names';
 import { protectedTree } from '../../../src/core/tools/protected-walk';
 import { makeWorkspace, type Workspace } from './fixture';
 
@@ -49,5 +50,29 @@ describe('protected walk: what appeared travels with the walk of its own root', 
     );
     assert.equal(await appeared(a, false), undefined);
     assert.deepEqual(await appeared(a), ['pkg/.vscode']);
+  });
+
+  it('a protected name added or taken back between two walks does not make the walk forget what appeared', async () => {
+    await appeared(a);
+    fs.mkdirSync(a.at('sub/.arbor'), { recursive: true });
+    const drop = protectNames({}, ['.kiro'], () => 'kiro');
+    try {
+      assert.deepEqual(await appeared(a), ['sub/.arbor'], 'found after the names changed');
+    } finally {
+      drop();
+    }
+    fs.mkdirSync(a.at('pkg/.claude'), { recursive: true });
+    assert.deepEqual(await appeared(a), ['pkg/.claude'], 'and after a name was taken back');
+  });
+
+  it('a configured name keeps its spelling for its stand-in (a case-sensitive file system)', () => {
+    const drop = protectNames({}, ['AGENTS.md', '.Kiro'], () => 'x');
+    try {
+      const names = standInNames();
+      assert.ok(names.includes('AGENTS.md') && names.includes('.Kiro'), names.join(', '));
+      assert.ok(!names.includes('agents.md'));
+    } finally {
+      drop();
+    }
   });
 });

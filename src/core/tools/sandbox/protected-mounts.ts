@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
-import { standInNames } from '../protected-names';
+import { foldName, standInNames } from '../protected-names';
 import { type ProtectedEntry, type ProtectedTree, protectedTree, type WalkLimits, type WalkOptions } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
@@ -140,7 +140,7 @@ export async function protectedMounts(
     }
     for (const e of entries) for (const p of protectedBy(e)) protect(p);
     for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
-    for (const name of standInNames()) if (!presentAtTop.has(name)) shadow.add(path.join(root, name));
+    for (const name of standInNames()) if (!presentAtTop.has(foldName(name))) shadow.add(path.join(root, name));
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
     protectHooks(await hooksDirsOf(root));

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { alive, withFileLock } from '../../store/file-lock';
 
 // Which stand-ins the Arbor processes of this user stand on now, across processes (decision 0103,
 // amended in session 48). A stand-in is an empty folder on the host with a read-only mount on it
@@ -59,16 +60,6 @@ function digest(standIn: string): string {
 }
 const digests = new Map<string, string>();
 const ENTRY = /^([0-9a-f]{16})\.(\d+)$/;
-
-const alive = (pid: number): boolean => {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /** The digests of stand-ins a live process other than this one stands on now (`standsOn` asks it). */
 export function othersStandIns(): Set<string> {
@@ -150,39 +141,7 @@ function unlink(p: string): void {
   }
 }
 
-/** Run `act` holding the registry's lock (an exclusively created file; a dead holder's is taken over). Skipped when the lock cannot be had within 2 s. */
+/** Run `act` holding the registry's lock (`withFileLock`). Skipped when the lock cannot be had within 2 s. */
 function withLock(dir: string, act: () => void): void {
-  const lock = path.join(dir, 'lock');
-  const until = Date.now() + 2000;
-  for (;;) {
-    try {
-      const fd = fs.openSync(lock, 'wx', 0o600);
-      try {
-        fs.writeSync(fd, String(process.pid));
-      } finally {
-        fs.closeSync(fd);
-      }
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return;
-      let holder = Number.NaN;
-      try {
-        holder = Number(fs.readFileSync(lock, 'utf8'));
-      } catch {
-        continue; // released meanwhile
-      }
-      // A holder that died (or a lock file cut short as it was written, holder 0 or NaN, once stale).
-      if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || (!(holder > 0) && Date.now() > until - 1000)) {
-        unlink(lock);
-        continue;
-      }
-      if (Date.now() > until) return;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
-    }
-  }
-  try {
-    act();
-  } finally {
-    unlink(lock);
-  }
+  withFileLock(path.join(dir, 'lock'), act, 2000);
 }
