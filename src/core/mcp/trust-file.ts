@@ -99,8 +99,8 @@ export class FileTrust implements McpTrust {
 /** A JSON object from `file`; undefined when there is none (absent or unreadable: nothing allowed, nothing pinned). */
 function readJson(file: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+    const v: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return isObject(v) ? v : {};
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : {};
   }

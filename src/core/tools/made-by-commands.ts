@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { withFileLock } from '../store/file-lock';
 import { PROTECTED_DIR_NAMES } from './protected-names';
 import type { ProtectedEntry } from './protected-walk';
 
@@ -23,8 +24,8 @@ import type { ProtectedEntry } from './protected-walk';
 export const MADE_RECORD_NAME = 'made-by-commands.jsonl';
 /** Bytes past which an append compacts the record (when it also doubled since the last compaction). */
 export const COMPACT_AT = 64 * 1024;
-/** A compaction's lock older than this was left by a process that died: taken over. */
-const STALE_LOCK_MS = 60_000;
+/** How long an append waits for another process's compaction before it leaves the compaction to it. */
+const COMPACT_LOCK_WAIT_MS = 50;
 
 /** One line of the record: a folder a walk saw appear, or the user's trust in it. */
 interface Line {
@@ -124,8 +125,15 @@ export class MadeRecord {
    * time; a busy one is left to its holder). Returns whether it ran.
    */
   compact(): boolean {
-    const lock = `${this.file}.lock`;
-    if (!takeLock(lock)) return false;
+    let ran = false;
+    // The users' one lock between processes (`store/file-lock.ts`: a dead holder's taken over by
+    // its pid); a compaction under way elsewhere is left to its holder after a short wait.
+    withFileLock(`${this.file}.lock`, () => (ran = this.rewrite()), COMPACT_LOCK_WAIT_MS);
+    return ran;
+  }
+
+  /** The rewrite itself, under the compaction's lock. */
+  private rewrite(): boolean {
     let fd: number | undefined;
     try {
       fd = fs.openSync(this.file, 'r');
@@ -154,7 +162,6 @@ export class MadeRecord {
       return false;
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
-      fs.rmSync(lock, { force: true });
     }
   }
 
@@ -266,25 +273,6 @@ function readRange(fd: number, from: number, length: number): string {
     got += n;
   }
   return buf.subarray(0, got).toString('utf8');
-}
-
-/** The compaction's lock, made exclusively; one left by a process that died is taken over. */
-function takeLock(lock: string): boolean {
-  for (let i = 0; i < 2; i++) {
-    try {
-      fs.closeSync(fs.openSync(lock, 'wx', 0o600));
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
-      try {
-        if (Date.now() - fs.statSync(lock).mtimeMs < STALE_LOCK_MS) return false;
-        fs.rmSync(lock, { force: true });
-      } catch {
-        return false;
-      }
-    }
-  }
-  return false;
 }
 
 /** `folder`'s own protected folders, and the nearest `.git` above it (the repository git would use there). */

@@ -57,9 +57,8 @@ export const PROTECTED_NAMES_TEXT = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.
 // row) adds its list and takes it back when it closes; the names in force are the union, for
 // every workspace of this process: protecting a name in one more workspace costs an approval there,
 // never a hole. Protected like the folders: at any depth, as any part of a path, a stand-in at the top.
-const added = new Map<object, ReadonlyMap<string, string>>();
-/** Each owner's names as configured (`AGENTS.md`, `.Kiro`): a stand-in is made with that spelling (a case-sensitive file system). */
-const spelled = new Map<object, readonly string[]>();
+/** Each owner's names as configured (`AGENTS.md`, `.Kiro`: a stand-in is made with that spelling, on a case-sensitive file system), each with why. */
+const added = new Map<object, readonly { name: string; reason: string }[]>();
 let extra: ReadonlyMap<string, string> = new Map();
 let extraGeneration = 0;
 /** Every name an owner added, built-in ones too (a built-in name of `STAND_IN_WHEN_CONFIGURED` gets its stand-in then). */
@@ -84,19 +83,24 @@ export const AGENT_CONFIG_NAMES: Readonly<Record<string, readonly string[]>> = {
  * returned function is called. `reason(name)` says why, for the approval question.
  */
 export function protectNames(owner: object, names: readonly string[], reason: (name: string) => string): () => void {
-  added.set(owner, new Map(names.map((n) => [foldName(n), reason(n)])));
-  spelled.set(owner, [...names]);
+  added.set(
+    owner,
+    names.map((name) => ({ name, reason: reason(name) })),
+  );
   recompute();
   return () => {
-    spelled.delete(owner);
     if (added.delete(owner)) recompute();
   };
 }
 
 function recompute(): void {
   const next = new Map<string, string>();
-  for (const names of added.values()) for (const [n, r] of names) if (!builtInReason(n) && !next.has(n)) next.set(n, r);
-  configured = new Set([...added.values()].flatMap((names) => [...names.keys()]));
+  for (const names of added.values())
+    for (const { name, reason } of names) {
+      const n = foldName(name);
+      if (!builtInReason(n) && !next.has(n)) next.set(n, reason);
+    }
+  configured = new Set([...added.values()].flat().map(({ name }) => foldName(name)));
   const same = next.size === extra.size && [...next.keys()].every((n) => extra.has(n));
   extra = next;
   if (!same) extraGeneration++;
@@ -115,7 +119,7 @@ export function addedNameReason(folded: string): string | undefined {
 /** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
 export function standInNames(): string[] {
   const builtIn = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()].filter((n) => !STAND_IN_WHEN_CONFIGURED.has(n) || configured.has(n));
-  const own = new Set([...spelled.values()].flat().filter((n) => extra.has(foldName(n))));
+  const own = new Set([...added.values()].flat().flatMap(({ name }) => (extra.has(foldName(name)) ? [name] : [])));
   return [...builtIn, ...own];
 }
 
