@@ -18,7 +18,8 @@ import type { ProtectedEntry } from './protected-walk';
 // with one line per identity that is still where a line of it says — a made folder that still
 // exists stays refused, a trusted one trusted — and drops the identities no longer at any path
 // they were recorded at (deleted, or moved away by something outside the sandbox: decision 0111,
-// amended in s55). Lines appended meanwhile by other processes are carried over (`appendLines`).
+// amended in s55). Lines appended meanwhile by other processes are carried over (`appendLines`),
+// and a read waits for a compaction under way, so it never sees the rewrite before its carry-over.
 
 /** The record's file name in the user's Arbor folder. */
 export const MADE_RECORD_NAME = 'made-by-commands.jsonl';
@@ -26,6 +27,8 @@ export const MADE_RECORD_NAME = 'made-by-commands.jsonl';
 export const COMPACT_AT = 64 * 1024;
 /** How long an append waits for another process's compaction before it leaves the compaction to it. */
 const COMPACT_LOCK_WAIT_MS = 50;
+/** How long a read waits for a compaction under way to carry over what was appended meanwhile. */
+const READ_LOCK_WAIT_MS = 2000;
 
 /** One line of the record: a folder a walk saw appear, or the user's trust in it. */
 interface Line {
@@ -165,12 +168,26 @@ export class MadeRecord {
     }
   }
 
+  /**
+   * The record's lines, read once no compaction is under way: a compaction renames its rewrite
+   * over the record and only then carries over what other processes appended meanwhile, so a read
+   * between the two would miss appearances already written (a command's `.claude` read as the
+   * user's). A compaction holds the lock for milliseconds; past `READ_LOCK_WAIT_MS` (a holder
+   * that hangs) the record is read as it is.
+   */
   private read(): Line[] {
-    try {
-      return parseLines(fs.readFileSync(this.file, 'utf8'));
-    } catch {
-      return [];
-    }
+    let text: string | undefined;
+    withFileLock(`${this.file}.lock`, () => (text = readText(this.file)), READ_LOCK_WAIT_MS);
+    return parseLines(text ?? readText(this.file));
+  }
+}
+
+/** The file's text; empty when it cannot be read (no record yet). */
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
   }
 }
 

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MadeRecord } from '../../../src/core/tools/made-by-commands';
+import { identityOf, MadeRecord } from '../../../src/core/tools/made-by-commands';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
@@ -171,6 +171,27 @@ describe('the record of what commands made stays small (decision 0111, amended i
     for (let round = 0; round < 3; round++) {
       assert.equal(record.compact(), true);
       assert.deepEqual(made(record, 'y'), ['y/.arbor'], `still refused after compaction ${round + 1}`);
+    }
+  });
+
+  it('a read during a compaction waits for its carry-over: an appearance appended meanwhile is not missed', async () => {
+    const record = new MadeRecord(path.join(ws.outside, 'made.jsonl'), { compactAt: 4096 });
+    record.record([mk('early/.arbor')]);
+    const late = mk('late/.claude');
+    const line = `${JSON.stringify({ id: identityOf(late.path), path: late.path, at: new Date().toISOString() })}\n`;
+    // Another process mid-compaction: its rewrite is in place and holds the lock (its own pid in
+    // it), and what was appended to the old file meanwhile is carried over 300 ms later.
+    const { spawn } = await import('node:child_process');
+    const holder = spawn('/bin/sh', ['-c', 'sleep 0.3; printf %s "$1" >> "$2"; rm -f "$3"', 'sh', line, record.file, `${record.file}.lock`], {
+      stdio: 'ignore',
+    });
+    const ended = new Promise((resolve) => holder.on('exit', resolve));
+    fs.writeFileSync(`${record.file}.lock`, String(holder.pid));
+    try {
+      assert.deepEqual(made(record, 'late'), ['late/.claude'], 'read after the carry-over, not before it');
+      assert.deepEqual(made(record, 'early'), ['early/.arbor']);
+    } finally {
+      await ended;
     }
   });
 
