@@ -80,6 +80,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   opts.note(
     `tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (workspace-write, ${zygote ? "the workspace's resident sandbox" : 'NO ZYGOTE HERE (not built): a bubblewrap per command'}), bare ${fmt(b)} ms (full-access)`,
   );
+  opts.note(standInsNote(root, (await protectedMounts([root])).shadow.map((p) => path.basename(p))));
   const [o, b2] = await pair(
     () => once('workspace-write', root, own),
     () => once('full-access', root),
@@ -135,6 +136,53 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       `two mounts per nested repository (its .git read-only, its folder pinned) made for every command; a resident makes them once`,
   );
   return [command, { ...VS_BARE, value: s / b }, { ...NESTED, value: n / p }];
+}
+
+/**
+ * What a command's stand-ins cost the file system here: each missing protected name at the top
+ * gets an empty folder for the command's life (decision 0103, amended in s48), made in its
+ * namespaces and removed by the host after it. The same folder operations, timed bare beside the
+ * workspace, and the mount options of its file system (`discard` makes every rmdir wait).
+ */
+function standInsNote(root: string, names: readonly string[]): string {
+  const scratch = fs.mkdtempSync(path.join(path.dirname(root), 'stand-ins-'));
+  const at = names.map((n) => path.join(scratch, n));
+  const made: number[] = [];
+  const removed: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    let t = now();
+    for (const p of at) fs.mkdirSync(p);
+    made.push(now() - t);
+    t = now();
+    for (const p of at) fs.rmdirSync(p);
+    removed.push(now() - t);
+  }
+  fs.rmdirSync(scratch);
+  const mount = mountOf(root);
+  return (
+    `tools: the stand-ins: ${names.length} per command here (${names.join(' ')}); the same folders made and removed bare beside the workspace, ` +
+    `median of ${RUNS}: mkdir ×${names.length} ${fmt(median(made))} ms, rmdir ×${names.length} ${fmt(median(removed))} ms` +
+    (mount ? ` (${mount.type} at ${mount.point}, mounted ${mount.options}${/\bdiscard\b/.test(mount.options) ? ': with discard, each rmdir waits for the freed block to be discarded' : ''})` : '')
+  );
+}
+
+/** The mount holding `p` (the longest mount point above it in this process's mount table): its point, file system type and options. */
+function mountOf(p: string): { point: string; type: string; options: string } | undefined {
+  let best: { point: string; type: string; options: string } | undefined;
+  try {
+    for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+      const [left, right] = line.split(' - ');
+      if (!right) continue;
+      const f = left.split(' ');
+      const point = f[4];
+      if (!(p === point || p.startsWith(point === '/' ? '/' : `${point}/`)) || (best && best.point.length >= point.length)) continue;
+      const [type, , superOptions] = right.split(' ');
+      best = { point, type, options: [...new Set(`${f[5]},${superOptions}`.split(','))].join(',') };
+    }
+  } catch {
+    return undefined;
+  }
+  return best;
 }
 
 /** A repository with `.git` and `.vscode`, and `folders` packages of a few files each, each a repository of its own when `repos`. */
