@@ -8,6 +8,7 @@ import { CHUNK_BYTES, MAX_SYNC_BYTES, SYNC_METHODS, SYNC_TOO_BIG, type SyncMetho
 import { bareRepo, git, initFinished, WorktreeError } from '../core/worktree/git';
 import { repoLock } from '../core/worktree/repo-lock';
 import { syncRefused } from './errors';
+import { present, ReleasedNodes, removeNodeFolder } from './released-nodes';
 import { SpareWorktrees } from './spare-worktrees';
 import { commitNode, commitOf, type NodeDirs, named, nodeFolder, nodeGitDir, nodeOf, repoDirOf } from './sync-node';
 
@@ -32,8 +33,12 @@ export class NodeSync {
   private readonly transfers: string;
   /** Finished nodes' worktrees, reused by the next nodes (decision 0114). */
   private readonly spares: SpareWorktrees;
-  /** Releases answered and still under way (the node's close, its move to the spares). */
-  private readonly releasing = new Set<Promise<void>>();
+  /** Releases answered and still under way (the node's close, its move to the spares), by node. */
+  private readonly releasing = new Map<string, Promise<void>>();
+  /** Nodes released here and not yet gone (amended 0114): what a release could not finish is swept. */
+  private readonly released: ReleasedNodes;
+  /** The sweep under way (one at a time). */
+  private sweeping: Promise<void> | undefined;
 
   constructor(
     private readonly dirs: NodeDirs,
@@ -43,19 +48,46 @@ export class NodeSync {
     this.transfers = path.join(dirs.repos, '.transfers');
     sweep(this.transfers, STALE_TRANSFER_MS);
     this.spares = new SpareWorktrees(dirs.repos);
+    this.released = new ReleasedNodes(dirs.repos);
   }
 
-  /** The far side closes: the releases under way end first, then no kept worktree stays behind. */
+  /** The far side closes: the releases under way end first, then no released node's folder and no kept worktree stays behind. */
   async close(): Promise<void> {
     await this.releasesSettled(RELEASE_CLOSE_WAIT_MS);
+    await this.sweep();
     await this.spares.removeAll();
+  }
+
+  /**
+   * The folders of released nodes no release is finishing removed: this process's whose release
+   * could not remove them, and those of a far process killed under way (amended 0114). Never a
+   * node without a record (one the home side still owns), nor one another live process released.
+   */
+  sweep(): Promise<void> {
+    this.sweeping ??= (async () => {
+      for (const r of await this.released.orphans((node) => this.releasing.has(node))) {
+        const repoDir = path.join(this.dirs.repos, `${r.repo}.git`);
+        await this.discard(repoDir, path.join(this.dirs.nodes, r.node)).catch(() => undefined);
+        await git(['update-ref', '-d', baseRef(r.node)], bareRepo(repoDir)).catch(() => undefined);
+        if (!present(path.join(this.dirs.nodes, r.node))) this.released.done(r.node);
+      }
+    })()
+      .catch(() => undefined) // (what cannot be removed now is tried again by the next sweep)
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  /** A node's folder removed as `removeNodeFolder` does (no git run in it), then its worktree entry pruned. */
+  private async discard(repoDir: string, wt: string): Promise<void> {
+    removeNodeFolder(wt);
+    if (fs.existsSync(repoDir)) await this.lock(repoDir).alone(() => git(['worktree', 'prune'], bareRepo(repoDir)));
   }
 
   /** The releases under way settled, or `ms` passed (a release never rejects). */
   private async releasesSettled(ms: number): Promise<void> {
     if (this.releasing.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(this.releasing), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    await Promise.race([Promise.all(this.releasing.values()), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
   }
 
@@ -141,6 +173,9 @@ export class NodeSync {
         // Releases answered and still under way end first (their worktrees are the spares to take),
         // for a while only: a harness whose close hangs must not hold up every node after it.
         await this.releasesSettled(RELEASE_WAIT_MS);
+        // (A node is never prepared again after its release; were it, its record must not sweep its new folder.)
+        this.released.done(id);
+        await this.sweep();
         const reused = await entry(true);
         const [ready] = await Promise.all([
           lock
@@ -201,21 +236,29 @@ export class NodeSync {
         const wt = nodeFolder(this.dirs, id);
         // Kept only as the worktree it was made: its folder and `.git` checked both ways (else UNSAFE_NODE, and it stays for cleanup).
         nodeGitDir(repoDir, wt, id);
+        // Written down before the answer (the home side forgets the node's copy on it): what this
+        // release cannot finish is swept by the next prepare or close (amended 0114).
+        this.released.mark(id, path.basename(repoDir, '.git'));
         // Its sessions leave at once (`letGo` drops them before its first await: a prompt to one is
         // refused from here on). The answer does not wait for the harness's close and the move (a
         // fan-out's releases queue on the repository's lock): the child's result goes on; the node's
-        // folder is a spare only once both are done, and a release that fails leaves it where it is,
-        // for the placement's cleanup or `close`. A `prepare` waits for releases under way first.
+        // folder is a spare only once both are done. A `prepare` waits for releases under way first.
         const closing = this.letGo(fs.realpathSync(wt));
         const pending = (async () => {
-          // Nothing of the node (its harness: MCP servers started in its folder, its resident sandboxes) may outlive it into the next node's files.
-          await closing;
-          await this.lock(repoDir).alone(() => this.spares.keep(repoDir, wt));
+          try {
+            // Nothing of the node (its harness: MCP servers started in its folder, its resident sandboxes) may outlive it into the next node's files.
+            await closing;
+            await this.lock(repoDir).alone(() => this.spares.keep(repoDir, wt));
+          } catch {
+            // The close or the move threw: nobody else will remove the folder (the home side forgot it).
+            await this.discard(repoDir, wt).catch(() => undefined);
+          }
           await git(['update-ref', '-d', baseRef(id)], bareRepo(repoDir)).catch(() => undefined);
+          if (!present(wt)) this.released.done(id);
         })().catch(() => undefined);
-        this.releasing.add(pending);
-        void pending.finally(() => this.releasing.delete(pending));
-        return { kept: true };
+        this.releasing.set(id, pending);
+        void pending.finally(() => this.releasing.get(id) === pending && this.releasing.delete(id));
+        return {};
       },
       read: async ({ transfer, offset }) => {
         const file = this.transferFile('out', transfer);

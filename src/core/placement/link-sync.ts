@@ -250,7 +250,8 @@ export async function collectOverLink(
 /**
  * The node is done (a one-shot child whose changes are back): the far side keeps its worktree for
  * the next node of the repository (decision 0114). True when the far side let it go (kept or
- * removed there); false when that side cannot (an older arbor): the placement's cleanup removes it.
+ * removed there; its answer carries nothing to read, an older far side's `kept` included); false when
+ * that side cannot (an older arbor without the method): the placement's cleanup removes it.
  */
 export async function releaseOverLink(call: LinkCall, ws: PlacedWorkspace, repo: string, signal?: AbortSignal): Promise<boolean> {
   try {

@@ -93,10 +93,12 @@ export interface ReleaseParams {
   repo: string;
   node: string;
 }
-export interface ReleaseResult {
-  /** The far side took the node back: its sessions are gone, and its worktree goes to the next node of the repository once its harness is closed (or is removed: the far side keeps enough). */
-  kept: boolean;
-}
+/**
+ * Nothing: the answer says the far side took the node back (its sessions are gone; its worktree
+ * goes to the next node of the repository once its harness is closed, or is removed). An older far
+ * side's `kept` (always true: it answered before it knew) is ignored, as any field a side does not know.
+ */
+export type ReleaseResult = Record<string, never>;
 
 export interface SyncWire {
   have: [HaveParams, HaveResult];
