@@ -9,6 +9,7 @@ import { AcpServer } from '../acp/server';
 import { NodeSync } from '../acp/sync';
 import { Workspaces } from '../acp/workspaces';
 import { autoApprove, neverApprove } from '../core/policy/approval';
+import { programReadNames } from '../core/remote/program-reads';
 import { arborVersion } from '../core/version';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { harnessConfig, refuseMadeByCommand, workspaceOf } from './config';
@@ -66,8 +67,8 @@ export const acpCommand: Command = async (args, io) => {
       // A placement's node (decision 0077) is what the folder the command was started for used to be: trusted, its store given.
       const node = workspaces.nodeOf(root);
       const same = node !== undefined || root === realOr(defaultRoot);
-      // A root whose `.arbor` (its store, its MCP allows), `.claude` or repository a command made is not opened (decision 0111).
-      if (node === undefined) refuseMadeByCommand(root, storeOf(root));
+      // A root whose `.arbor` (its store, its MCP allows), `.claude`, a configured program's names or repository a command made is not opened (decision 0111).
+      if (node === undefined) refuseMadeByCommand(root, storeOf(root), programReadNames(base.remote));
       return {
         ...base,
         storeDir: storeOf(root),

@@ -8,6 +8,7 @@ import { DEFAULT_BASE_URL, DEFAULT_MODEL, envApiKey, isLocalUrl } from '../core/
 import { autoApprove, neverApprove } from '../core/policy/approval';
 import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
+import { programReadNames } from '../core/remote/program-reads';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
 import { describeMade, MADE_RECORD_NAME, MadeRecord } from '../core/tools/made-by-commands';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
@@ -47,12 +48,14 @@ export function madeRecord(): MadeRecord {
 }
 
 /**
- * The CLI trusts the folder it runs in (its hooks, its store's MCP allows, its agents): not one
- * whose `.arbor`, `.claude`, `.vscode` or repository a confined command made (decision 0111).
+ * The CLI trusts the folder it runs in (its hooks, its store's MCP allows, its agents, what the
+ * programs it starts there read): not one whose `.arbor`, `.claude`, `.vscode`, `.mcp.json`, a
+ * configured program's names (`programs`: `programReadNames`) or repository a confined command made
+ * (decision 0111, amended in s56).
  */
-export function refuseMadeByCommand(folder: string, storeDir?: string): void {
+export function refuseMadeByCommand(folder: string, storeDir?: string, programs: readonly string[] = []): void {
   const record = madeRecord();
-  const made = record.madeIn(folder);
+  const made = record.madeIn(folder, programs);
   if (made.length > 0) throw new UsageError(`${describeMade(folder, made)} (MADE_BY_COMMAND)`);
   // The store's `.arbor` the CLI is about to make is its own: trusted now, so a session running
   // commands above this folder meanwhile, whose walk would see it appear, does not count it as theirs.
@@ -89,7 +92,7 @@ export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): Harness
   const remote = remoteFromConfig(args, env, configFile);
   const placements = placementsFromConfig(args, env, configFile);
   const storeDir = storeDirOf(args, env);
-  refuseMadeByCommand(workspaceOf(args), storeDir);
+  refuseMadeByCommand(workspaceOf(args), storeDir, programReadNames(remote));
   return {
     storeDir,
     // One process per command: the journals a run leaves are small, and the next open replays

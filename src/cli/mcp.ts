@@ -37,7 +37,7 @@ export function mcpDeployment(
     reads.push(readServerFile(file, 'mcpServers', 'cli'));
   }
   const read = merge(reads);
-  const trust = FileTrust.inStore(storeDir, workspace);
+  const trust = new FileTrust(storeDir, workspace);
   const allowNow = new Set(list(args.options.get('allow-mcp')));
   for (const name of allowNow) {
     const s = read.servers.find((x) => x.name === name);

@@ -74,10 +74,10 @@ describe('cli: a .arbor a confined command made is not trusted (decision 0111)',
     assert.match(
       r.stderr,
       new RegExp(
-        `${sub} is not trusted: ${path.join(sub, '.arbor')} \\(seen [^)]+\\) appeared while Arbor ran confined commands around it, so a command may have made it`,
+        `${sub} is not trusted: ${path.join(sub, '.arbor')} \\(seen [^)]+\\), ${path.join(sub, '.mcp.json')} \\(seen [^)]+\\) appeared while Arbor ran confined commands around it, so a command may have made them`,
       ),
     );
-    assert.match(r.stderr, new RegExp(`run 'arbor trust ${sub}', or delete it and make it again yourself \\(MADE_BY_COMMAND\\)`));
+    assert.match(r.stderr, new RegExp(`run 'arbor trust ${sub}', or delete them and make them again yourself \\(MADE_BY_COMMAND\\)`));
     // arbor acp and arbor mcp say the same, before anything starts.
     for (const cmd of [['mcp', 'list'], ['acp']]) {
       const m = await arbor([...cmd, '--workspace', sub], env, 60_000);
@@ -112,6 +112,39 @@ describe('cli: a .arbor a confined command made is not trusted (decision 0111)',
     assert.equal(fs.existsSync(mcpMark()), false, 'the planted MCP server did not start');
   });
 
+  it('only what Arbor and the programs it starts read decides (amended in s56): a .gemini a command made is refused only with a Gemini agent configured; a .mcp.json always', async () => {
+    const command = 'mkdir -p g/.gemini o && echo {} > g/.gemini/settings.json && echo {} > o/.mcp.json && echo planted';
+    server.enqueue({ toolCalls: [{ name: 'run_command', arguments: { command } }] }, { text: 'done' });
+    const r = await arbor(['run', '--store', path.join(dir, 'store'), ...flags(ws), '--json', 'set things up'], env, 60_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /planted/);
+    const record = path.join(dir, 'home', '.arbor', 'made-by-commands.jsonl');
+    assert.match(fs.readFileSync(record, 'utf8'), new RegExp(`${path.join(ws, 'g', '.gemini')}"`), 'the walk recorded the .gemini');
+
+    server.enqueue({ text: 'hello' });
+    const g = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], env, 60_000);
+    assert.equal(g.code, 0, `Arbor reads no .gemini: ${g.stderr}`);
+    const o = await arbor(['run', ...flags(path.join(ws, 'o')), 'hi'], env, 60_000);
+    assert.equal(o.code, 2, o.stdout);
+    assert.match(o.stderr, new RegExp(`${path.join(ws, 'o')} is not trusted: ${path.join(ws, 'o', '.mcp.json')} \\(seen [^)]+\\) appeared`));
+    assert.match(o.stderr, /MADE_BY_COMMAND/);
+
+    // A Gemini CLI agent in the user's config reads the folder's .gemini when Arbor starts it there:
+    // with it configured, the same folder is refused until the user trusts it.
+    const config = path.join(dir, 'config.json');
+    fs.writeFileSync(config, JSON.stringify({ remote: { acp: [{ name: 'gem', command: '/opt/none/gemini', args: ['--acp'] }] } }));
+    const withGemini = { ...env, ARBOR_CONFIG: config };
+    const refused = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], withGemini, 60_000);
+    assert.equal(refused.code, 2, refused.stdout);
+    assert.match(refused.stderr, new RegExp(`${path.join(ws, 'g')} is not trusted: ${path.join(ws, 'g', '.gemini')} \\(seen [^)]+\\) appeared`));
+    const t = await arbor(['trust', path.join(ws, 'g')], withGemini);
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stdout, new RegExp(`trusted ${path.join(ws, 'g', '.gemini')} \\(recorded as made by a command`));
+    server.enqueue({ text: 'hello' });
+    const trusted = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], withGemini, 60_000);
+    assert.equal(trusted.code, 0, trusted.stderr);
+  });
+
   it('a .arbor the user made (not a command) is trusted; one deleted and made again by the user is too', async () => {
     fs.mkdirSync(path.join(ws, 'mine', '.arbor'), { recursive: true });
     const hooks = { hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: `echo ran > ${hookMark()}` }] }] } };
@@ -123,10 +156,16 @@ describe('cli: a .arbor a confined command made is not trusted (decision 0111)',
     assert.ok(fs.existsSync(hookMark()), "the user's own hook runs");
     fs.rmSync(hookMark());
 
-    // The command's folder, deleted and made again by the user: a new folder, trusted.
+    // The command's folder, deleted and made again by the user: a new folder, trusted. The
+    // command's `.mcp.json` beside it still decides (Arbor starts what it names): refused until it goes too.
     fs.rmSync(path.join(sub, '.arbor'), { recursive: true });
     fs.mkdirSync(path.join(sub, '.arbor'));
     fs.writeFileSync(path.join(sub, '.arbor', 'settings.json'), JSON.stringify(hooks));
+    const still = await arbor(['run', ...flags(sub), 'hi'], env, 60_000);
+    assert.equal(still.code, 2, still.stdout);
+    assert.match(still.stderr, new RegExp(`${sub} is not trusted: ${path.join(sub, '.mcp.json')} \\(seen [^)]+\\) appeared`));
+    assert.equal(fs.existsSync(hookMark()), false, 'no hook ran in the refused folder');
+    fs.rmSync(path.join(sub, '.mcp.json'));
     server.enqueue({ text: 'hello' });
     const again = await arbor(['run', ...flags(sub), 'hi'], env, 60_000);
     assert.equal(again.code, 0, again.stderr);

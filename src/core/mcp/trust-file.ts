@@ -30,14 +30,11 @@ export interface ServerRecord extends KnownRun {
 type Book = Record<string, Record<string, ServerRecord>>;
 
 export class FileTrust implements McpTrust {
+  /** The book in the store folder `storeDir`, as it stands for `workspace`'s servers. */
   constructor(
     private readonly storeDir: string,
     private readonly workspace: string,
   ) {}
-
-  static inStore(storeDir: string, workspace: string): FileTrust {
-    return new FileTrust(storeDir, workspace);
-  }
 
   get file(): string {
     return path.join(this.storeDir, TRUST_BOOK_NAME);

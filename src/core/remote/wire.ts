@@ -3,7 +3,7 @@ import type { SubagentControl } from '../subagent/surface';
 import { runOneShot } from '../subagent/tools/one-shot';
 import { subagentFailure } from '../subagent/tools/shared';
 import { SubagentError, type SubagentProvider, type SubagentRequest } from '../subagent/types';
-import { AGENT_CONFIG_NAMES, protectNames } from '../tools/protected-names';
+import { protectNames } from '../tools/protected-names';
 import type { Tool } from '../tools/tool';
 import { acpDriver } from './acp';
 import type { AcpChildrenFactory } from './acp-children';
@@ -11,6 +11,7 @@ import { acpMirrors } from './acp-mirrors';
 import { claudeDriver } from './claude';
 import { codexDriver } from './codex';
 import { dshDriver, type ParentDeployment } from './dsh';
+import { acpAgentNames } from './program-reads';
 import type { ProgramSettings, RemoteSettings } from './settings';
 import type { RemoteDriver } from './types';
 
@@ -94,11 +95,6 @@ function delegationTool(rt: SubagentControl, e: Entry, driver: RemoteDriver, mod
   };
 }
 
-/** `gemini` of `/usr/bin/gemini`, `gemini.cmd` or `gemini.exe`. */
-function programName(command: string): string {
-  return (command.split(/[\\/]/).pop() ?? '').replace(/\.(cmd|exe|js|mjs)$/i, '').toLowerCase();
-}
-
 function protectsReason(name: string, agent: string): string {
   return `'${name}' is the ACP agent "${agent}"'s own project configuration (its "protects" setting): the agent acts on it outside the sandbox; an agent must not change it`;
 }
@@ -138,9 +134,7 @@ export function remoteRow(
       }
       // The agents' own project configuration (decision 0115): protected while this harness runs.
       // A known program's own names (`AGENT_CONFIG_NAMES`: Gemini CLI's `.gemini`, OpenCode's) come with it.
-      const named = (settings.acp ?? []).flatMap((a) =>
-        [...(AGENT_CONFIG_NAMES[programName(a.command)] ?? []), ...(a.protects ?? [])].map((n) => ({ n, agent: a.name })),
-      );
+      const named = (settings.acp ?? []).flatMap((a) => acpAgentNames(a).map((n) => ({ n, agent: a.name })));
       if (named.length === 0) return { service: undefined };
       const by = new Map(named.map(({ n, agent }) => [n, agent]));
       const release = protectNames({}, [...by.keys()], (n) => protectsReason(n, by.get(n) ?? ''));

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { withFileLock } from '../store/file-lock';
-import { PROTECTED_DIR_NAMES } from './protected-names';
+import type { BuiltInProtectedName } from './protected-names';
 import type { ProtectedEntry } from './protected-walk';
 
 // Nothing a confined command wrote becomes trusted configuration (decision 0111). A command can
@@ -78,11 +78,12 @@ export class MadeRecord {
   }
 
   /**
-   * The protected folders that decide what `folder` is trusted with — its own `.arbor`, `.claude`
-   * and `.vscode`, and the `.git` git would find from it — that a command made and the user has
-   * not trusted since.
+   * The protected names that decide what `folder` is trusted with — its own names Arbor reads
+   * (`ARBOR_READS`: `.arbor`, `.claude`, `.vscode`, `.mcp.json`), those the programs Arbor is
+   * configured to start there read (`programs`: `.codex`, `.gemini`, an ACP agent's `protects`, …)
+   * and the `.git` git would find from it — that a command made and the user has not trusted since.
    */
-  madeIn(folder: string): MadeFolder[] {
+  madeIn(folder: string, programs: readonly string[] = []): MadeFolder[] {
     const lines = this.read();
     if (lines.length === 0) return [];
     // A trust is for good: what holds that identity is the folder the user reviewed (or Arbor
@@ -93,7 +94,7 @@ export class MadeRecord {
     for (const l of lines) if (!l.trusted && !trusted.has(l.id) && !made.has(l.id)) made.set(l.id, l);
     if (made.size === 0) return [];
     const out: MadeFolder[] = [];
-    for (const p of decidingFolders(folder)) {
+    for (const p of decidingFolders(folder, programs)) {
       const id = identityOf(p);
       const l = id ? made.get(id) : undefined;
       if (l) out.push({ path: p, at: l.at });
@@ -101,9 +102,9 @@ export class MadeRecord {
     return out;
   }
 
-  /** The user reviewed `folder`: its recorded protected folders are trusted from now on. Returns those it trusted. */
-  trust(folder: string): MadeFolder[] {
-    const found = this.madeIn(folder);
+  /** The user reviewed `folder`: what `madeIn` finds there is trusted from now on. Returns those it trusted. */
+  trust(folder: string, programs: readonly string[] = []): MadeFolder[] {
+    const found = this.madeIn(folder, programs);
     const at = new Date().toISOString();
     this.append(found.map((f) => JSON.stringify({ id: identityOf(f.path) ?? '', path: f.path, at, trusted: true } satisfies Line)));
     return found;
@@ -292,17 +293,30 @@ function readRange(fd: number, from: number, length: number): string {
   return buf.subarray(0, got).toString('utf8');
 }
 
-/** `folder`'s own protected folders, and the nearest `.git` above it (the repository git would use there). */
-function decidingFolders(folder: string): string[] {
+/**
+ * What Arbor itself reads from the folder it runs in, by name (decision 0111, amended in s56): what
+ * a command that made the name there would decide. Keyed by built-in protected names (the compiler
+ * says so), since the walk records nothing else; the other protected names (`.codex`, `.gemini`,
+ * `.opencode`, …) configure other programs, and decide only while Arbor is configured to start one
+ * that reads them (`madeIn`'s `programs`). A name Arbor starts reading from a folder gets its row here.
+ */
+export const ARBOR_READS = {
+  '.arbor': "its settings and hooks ('.arbor/settings.json'), agent files ('.arbor/agents') and, for the CLI, its store (sessions, MCP allows)",
+  '.claude': "Claude Code's settings and hooks ('--claude-hooks') and agent files ('.claude/agents')",
+  '.vscode': "VS Code's MCP servers ('.vscode/mcp.json')",
+  '.mcp.json': 'the MCP servers the CLI and a Claude Code child start',
+} as const satisfies Partial<Record<BuiltInProtectedName, string>>;
+
+/** `folder`'s own names Arbor and its `programs` read, and the `.git` git would use there (its own, or the nearest above). */
+function decidingFolders(folder: string, programs: readonly string[]): string[] {
   let real = folder;
   try {
     real = fs.realpathSync.native(folder);
   } catch {
     // A folder that is not there: its names are looked at as given.
   }
-  const out = PROTECTED_DIR_NAMES.map((n) => path.join(real, n));
-  if (fs.existsSync(path.join(real, '.git'))) return out;
-  for (let d = path.dirname(real); ; d = path.dirname(d)) {
+  const out = [...new Set([...Object.keys(ARBOR_READS), ...programs])].map((n) => path.join(real, n));
+  for (let d = real; ; d = path.dirname(d)) {
     const git = path.join(d, '.git');
     if (fs.existsSync(git)) {
       out.push(git);

@@ -2,7 +2,7 @@
 // user's approval for, and what the OS sandbox mounts read-only, at any depth of a root.
 
 /** Directories whose contents configure the editor, git or Arbor itself, with why. */
-export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
+const DIR_ROWS = [
   ['.git', "'.git' holds the repository's config and hooks; a hook runs code on the next git command"],
   ['.vscode', "'.vscode' holds VS Code workspace settings and tasks; changing them can widen what runs without asking"],
   ['.arbor', "'.arbor' holds Arbor's own settings and hooks; an agent must not change its own permissions or what runs outside the sandbox"],
@@ -22,11 +22,12 @@ export const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map([
     '.opencode',
     "'.opencode' holds OpenCode's project plugins, tools and settings: its plugins are JavaScript OpenCode runs outside any sandbox when a session starts; an agent must not change them",
   ],
-]);
+] as const;
+const PROTECTED_DIRS: ReadonlyMap<string, string> = new Map<string, string>(DIR_ROWS);
 /** The protected directory names, folded (the OS sandbox protects the same ones). */
 export const PROTECTED_DIR_NAMES: readonly string[] = [...PROTECTED_DIRS.keys()];
-export const WORKSPACE_FILE_SUFFIX = '.code-workspace';
-export const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
+const WORKSPACE_FILE_SUFFIX = '.code-workspace';
+const WORKSPACE_FILE_REASON = "a '.code-workspace' file holds VS Code workspace settings and tasks; changing it can widen what runs without asking";
 export const HOOKS_PATH_REASON =
   "the repository's hooks folder (git config core.hooksPath) or, with husky's '.husky/_', the hook scripts its stubs run: a hook runs code on the next git command";
 
@@ -39,11 +40,14 @@ export const HOOKS_PATH_REASON =
  * runs: `standInNames`), since Claude Code in print mode starts the servers of a `.mcp.json` there
  * without asking anyone (amended in s54), and OpenCode those of an `opencode.json`.
  */
-export const PROTECTED_FILES: ReadonlyMap<string, string> = new Map([
+const FILE_ROWS = [
   ['.mcp.json', "'.mcp.json' names the MCP servers Arbor and Claude Code start outside the sandbox; a command must not change what they run"],
   ['opencode.json', opencodeReason('opencode.json')],
   ['opencode.jsonc', opencodeReason('opencode.jsonc')],
-]);
+] as const;
+const PROTECTED_FILES: ReadonlyMap<string, string> = new Map<string, string>(FILE_ROWS);
+/** A built-in protected name (a folder's or a file's), as the tables spell it: for tables keyed by some of them, checked by the compiler. */
+export type BuiltInProtectedName = (typeof DIR_ROWS)[number][0] | (typeof FILE_ROWS)[number][0];
 
 function opencodeReason(name: string): string {
   return `'${name}' names the MCP servers and plugins OpenCode starts outside any sandbox when a session starts; a command must not change what they run`;
@@ -111,11 +115,6 @@ export function namesGeneration(): number {
   return extraGeneration;
 }
 
-/** Why the added name `folded` is protected, or undefined. */
-export function addedNameReason(folded: string): string | undefined {
-  return extra.get(folded);
-}
-
 /** The names a root's top holds while a confined command runs: each missing one an empty read-only stand-in. */
 export function standInNames(): string[] {
   const builtIn = [...PROTECTED_DIR_NAMES, ...PROTECTED_FILES.keys()].filter((n) => !STAND_IN_WHEN_CONFIGURED.has(n) || configured.has(n));
@@ -133,12 +132,28 @@ export function foldName(name: string): string {
   return name.toLowerCase().replace(/[. ]+$/, (m) => (m.length === name.length ? m : ''));
 }
 
-/** Why an entry named `name` is protected (a protected folder, `.mcp.json` or a workspace file), or undefined. */
-export function protectedNameReason(name: string): string | undefined {
+/**
+ * Where a name stands in a path: the last part (`entry`: a file or a folder, looked at by itself)
+ * or a part with more below it (`folder`: only a folder's name can make what is below it protected;
+ * a folder named `.mcp.json` or `x.code-workspace` configures nothing).
+ */
+export type NamePlace = 'entry' | 'folder';
+
+/**
+ * The one lookup of the protected names: why a path part named `name` is protected, or undefined.
+ * A protected folder or a name an owner added, anywhere; `.mcp.json`, the other protected files and
+ * a workspace file only as an `entry`. Case-insensitive, trailing dots and spaces dropped (`foldName`).
+ */
+export function protectedNameReason(name: string, place: NamePlace = 'entry'): string | undefined {
   const folded = foldName(name);
-  return builtInReason(folded) ?? extra.get(folded);
+  return PROTECTED_DIRS.get(folded) ?? extra.get(folded) ?? (place === 'entry' ? fileReason(folded) : undefined);
 }
 
+/** Why the built-in name `folded` is protected (a folder or a file), or undefined: what an owner's name may not take over. */
 function builtInReason(folded: string): string | undefined {
-  return PROTECTED_DIRS.get(folded) ?? PROTECTED_FILES.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+  return PROTECTED_DIRS.get(folded) ?? fileReason(folded);
+}
+
+function fileReason(folded: string): string | undefined {
+  return PROTECTED_FILES.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
 }

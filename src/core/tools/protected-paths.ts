@@ -2,22 +2,12 @@ import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
-import {
-  addedNameReason,
-  foldName,
-  HOOKS_PATH_REASON,
-  PROTECTED_DIRS,
-  PROTECTED_FILES,
-  protectedNameReason,
-  WORKSPACE_FILE_REASON,
-  WORKSPACE_FILE_SUFFIX,
-} from './protected-names';
+import { foldName, HOOKS_PATH_REASON, protectedNameReason } from './protected-names';
 import { protectedTree } from './protected-walk';
 import { isWithin, physicalPath } from './real-path';
 import type { ToolContext } from './tool';
 
 export { hooksPathOf } from './git-hooks';
-export { foldName, PROTECTED_DIR_NAMES, WORKSPACE_FILE_SUFFIX } from './protected-names';
 
 // Which write targets need the user's approval in every sandbox mode (decision 0005, 0022, 0042):
 // files that configure the editor, git or Arbor, found by name at any depth, through the
@@ -81,13 +71,11 @@ async function nestedAliasOf(realPath: string, rootGiven: string): Promise<strin
 /** Why a root-relative path is protected, or undefined. Case-insensitive, like the file systems VS Code runs on. */
 export function protectedReason(relative: string): string | undefined {
   const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
-  for (const part of parts) {
-    const reason = PROTECTED_DIRS.get(foldName(part)) ?? addedNameReason(foldName(part));
+  for (const [i, part] of parts.entries()) {
+    const reason = protectedNameReason(part, i === parts.length - 1 ? 'entry' : 'folder');
     if (reason) return reason;
   }
-  const last = parts.length ? foldName(parts[parts.length - 1]) : '';
-  if (last.endsWith(WORKSPACE_FILE_SUFFIX)) return WORKSPACE_FILE_REASON;
-  return PROTECTED_FILES.get(last);
+  return undefined;
 }
 
 /**

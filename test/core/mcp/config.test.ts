@@ -100,7 +100,7 @@ describe('mcp: server config in the formats users have', () => {
 
   it('the CLI trust file: an allow holds for the server as it was; pointed at another program or given another environment, it must be allowed again', async () => {
     write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args: ['a.js'], env: { T: 'secret-value-1' } } } }));
-    const trust = FileTrust.inStore(path.join(dir, 'store'), dir);
+    const trust = new FileTrust(path.join(dir, 'store'), dir);
     const [docs] = readWorkspaceServers(dir, {}).servers;
     assert.equal(trust.isAllowed(docs), false);
     await trust.allow(docs);
@@ -117,7 +117,7 @@ describe('mcp: server config in the formats users have', () => {
     const [preloaded] = readWorkspaceServers(dir, {}).servers;
     assert.equal(trust.isAllowed(preloaded), false);
     // Another workspace with the same server name is not allowed by this one's allow.
-    assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
+    assert.equal(new FileTrust(path.join(dir, 'store'), '/elsewhere').isAllowed(docs), false);
   });
 
   it('the --allow-mcp pin (decision 0112): the first start pins what a name runs; a change is refused, naming the part that changed, never a value', async () => {
@@ -125,7 +125,7 @@ describe('mcp: server config in the formats users have', () => {
       write('.mcp.json', JSON.stringify({ mcpServers: { docs: { command: 'node', args, env, ...(cwd ? { cwd } : {}) } } }));
       return readWorkspaceServers(dir, {}).servers[0];
     };
-    const book = FileTrust.inStore(path.join(dir, 'store'), dir);
+    const book = new FileTrust(path.join(dir, 'store'), dir);
     const first = server(['a.js'], { T: 'secret-value-1' });
     assert.deepEqual(checkRunAllow(first, book.recordOf('docs')), { ok: true, first: true });
     book.pin(first);
@@ -150,7 +150,7 @@ describe('mcp: server config in the formats users have', () => {
     assert.deepEqual(checkRunAllow(moved, book.recordOf('docs')), { ok: true, first: false });
     assert.deepEqual(checkRunAllow(first, book.recordOf('docs')), { ok: false, changed: ['its arguments'] }, 'the allow re-pinned');
     // Another workspace's record is not this one's; an allow from before pins existed is compared as a whole.
-    assert.equal(FileTrust.inStore(path.join(dir, 'store'), '/elsewhere').recordOf('docs'), undefined);
+    assert.equal(new FileTrust(path.join(dir, 'store'), '/elsewhere').recordOf('docs'), undefined);
     assert.deepEqual(checkRunAllow(server(['evil.js'], {}), { fingerprint: 'ffffffffffffffff' }), { ok: false, changed: ['what it runs'] });
   });
 
@@ -166,7 +166,7 @@ describe('mcp: server config in the formats users have', () => {
     const allows = { [dir]: { a: serverFingerprint(allowedPinned), b: serverFingerprint(oldAllow) } };
     fs.writeFileSync(path.join(store, 'mcp-allowed.json'), JSON.stringify(allows));
     fs.writeFileSync(path.join(store, 'mcp-pinned.json'), JSON.stringify({ [dir]: { a: pinOf(allowedPinned), c: pinOf(pinOnly) } }));
-    const book = FileTrust.inStore(store, dir);
+    const book = new FileTrust(store, dir);
     const holds = () => {
       assert.deepEqual(
         [allowedPinned, oldAllow, pinOnly].map((s) => book.isAllowed(s)),
@@ -194,7 +194,7 @@ describe('mcp: server config in the formats users have', () => {
     const trustFile = path.resolve(__dirname, '../../../src/core/mcp/trust-file.js');
     const script = (who: number) => `
       const { FileTrust } = require(${JSON.stringify(trustFile)});
-      const book = FileTrust.inStore(${JSON.stringify(store)}, ${JSON.stringify(dir)});
+      const book = new FileTrust(${JSON.stringify(store)}, ${JSON.stringify(dir)});
       for (let i = 0; i < 15; i++) {
         const s = { name: 's${who}-' + i, transport: { kind: 'stdio', command: 'node', args: [String(i)], env: {} } };
         if (i % 2) book.allow(s); else book.pin(s);
@@ -209,7 +209,7 @@ describe('mcp: server config in the formats users have', () => {
           }),
       ),
     );
-    const book = FileTrust.inStore(store, dir);
+    const book = new FileTrust(store, dir);
     for (let who = 0; who < 4; who++) for (let i = 0; i < 15; i++) assert.ok(book.recordOf(`s${who}-${i}`), `s${who}-${i} was lost`);
   });
 

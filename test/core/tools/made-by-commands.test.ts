@@ -5,7 +5,10 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { identityOf, MadeRecord } from '../../../src/core/tools/made-by-commands';
+import { programReadNames } from '../../../src/core/remote/program-reads';
+import type { RemoteSettings } from '../../../src/core/remote/settings';
+import { ARBOR_READS, identityOf, MadeRecord } from '../../../src/core/tools/made-by-commands';
+import { protectedNameReason } from '../../../src/core/tools/protected-names';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
 import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
@@ -67,6 +70,32 @@ describe('OS sandbox: protected folders a command makes are recorded (decision 0
     fs.mkdirSync(ws.at('other/.vscode'));
     assert.deepEqual(madeNames('other'), []);
     execFileSync('git', ['status'], { cwd: ws.at('repo') });
+  });
+
+  it("only what Arbor itself reads decides (amended in s56): another agent's folder a command made is recorded, not refused; a .mcp.json it made is refused", async () => {
+    await run('true');
+    await run('mkdir -p sub/.gemini sub/.opencode sub/.codex other && echo "{}" > sub/.gemini/settings.json && echo "{}" > other/.mcp.json');
+    const lines = () => (fs.existsSync(record.file) ? fs.readFileSync(record.file, 'utf8') : '');
+    const recorded = ['sub/.gemini', 'sub/.opencode', 'sub/.codex', 'other/.mcp.json'];
+    assert.ok(await waitUntil(() => recorded.every((n) => lines().includes(ws.at(n))), 5000), `the walk after the command recorded them all: ${lines()}`);
+    assert.deepEqual(madeNames('sub'), [], 'Arbor reads none of them: the folder is not refused for them');
+    // Each decides while a program that reads it is configured (it starts in that folder).
+    const withPrograms = (remote: RemoteSettings) => record.madeIn(ws.at('sub'), programReadNames(remote)).map((m) => path.relative(ws.root, m.path));
+    assert.deepEqual(withPrograms({ codex: { command: 'codex' } }), ['sub/.codex']);
+    assert.deepEqual(withPrograms({ acp: [{ name: 'o', command: '/usr/local/bin/opencode' }] }), ['sub/.opencode']);
+    assert.deepEqual(
+      withPrograms({
+        acp: [
+          { name: 'g', command: 'gemini.cmd' },
+          { name: 'k', command: 'kiro', protects: ['.opencode'] },
+        ],
+      }),
+      ['sub/.gemini', 'sub/.opencode'],
+    );
+    assert.deepEqual(withPrograms({ claudeCode: { command: 'claude' }, dshSdk: { command: 'arbor' } }), [], 'they read what Arbor reads');
+    assert.deepEqual(madeNames('other'), ['other/.mcp.json'], "Arbor starts the servers a folder's .mcp.json names: refused");
+    // Every name of the table is one the walk records (a protected name), so none of its rows is dead.
+    for (const name of Object.keys(ARBOR_READS)) assert.ok(protectedNameReason(name), `${name} is a protected name`);
   });
 
   it("a folder Arbor made itself and trusted stays trusted when a walk later records it (the CLI's store beside a session)", () => {
