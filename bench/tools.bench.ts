@@ -80,7 +80,12 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
   opts.note(
     `tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (workspace-write, ${zygote ? "the workspace's resident sandbox" : 'NO ZYGOTE HERE (not built): a bubblewrap per command'}), bare ${fmt(b)} ms (full-access)`,
   );
-  opts.note(standInsNote(root, (await protectedMounts([root])).shadow.map((p) => path.basename(p))));
+  opts.note(
+    standInsNote(
+      root,
+      (await protectedMounts([root])).shadow.map((p) => path.basename(p)),
+    ),
+  );
   const [o, b2] = await pair(
     () => once('workspace-write', root, own),
     () => once('full-access', root),
@@ -162,7 +167,9 @@ function standInsNote(root: string, names: readonly string[]): string {
   return (
     `tools: the stand-ins: ${names.length} per command here (${names.join(' ')}); the same folders made and removed bare beside the workspace, ` +
     `median of ${RUNS}: mkdir ×${names.length} ${fmt(median(made))} ms, rmdir ×${names.length} ${fmt(median(removed))} ms` +
-    (mount ? ` (${mount.type} at ${mount.point}, mounted ${mount.options}${/\bdiscard\b/.test(mount.options) ? ': with discard, each rmdir waits for the freed block to be discarded' : ''})` : '')
+    (mount
+      ? ` (${mount.type} at ${mount.point}, mounted ${mount.options}${/\bdiscard\b/.test(mount.options) ? ': with discard, each rmdir waits for the freed block to be discarded' : ''})`
+      : '')
   );
 }
 
