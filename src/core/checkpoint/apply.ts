@@ -9,7 +9,7 @@ import { syncDir } from '../tools/fsio';
 import { writeAtomicBatch, writtenBy } from '../tools/write-batch';
 import type { RewindIntent } from './intent';
 import { blobId } from './objects';
-import { currentBytesNow, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
+import { currentBytesNow, NOT_A_FILE, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
 
 // Applying a rewind plan (decision 0059): all or nothing up front — an unresolved conflict or a
@@ -54,7 +54,17 @@ export async function applyRewind(
   const kept = plan.files.filter((f) => !restore(f)).map((f) => f.path);
   if (chosen.length === 0) return { restored: [], kept };
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-  const changeOf = (f: RewindFile) => ({ path: f.path, root: f.root, before: f.current, after: f.restore, callId, tool: 'rewind' });
+  // What it overwrites was executable: an undo that makes it again makes it executable.
+  const executables = new Set(chosen.filter((f) => f.current !== null && executableNow(f.path)).map((f) => f.path));
+  const changeOf = (f: RewindFile) => ({
+    path: f.path,
+    root: f.root,
+    before: f.current,
+    after: f.restore,
+    callId,
+    tool: 'rewind',
+    ...(executables.has(f.path) ? { beforeExecutable: true as const } : {}),
+  });
   const rewind = {
     ...(plan.toSeq !== undefined ? { toSeq: plan.toSeq } : {}),
     ...(plan.undoes !== undefined ? { undoes: plan.undoes } : {}),
@@ -96,7 +106,7 @@ export async function applyRewind(
             try {
               await writeAtomicBatch(
                 folder,
-                writes.map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer })),
+                writes.map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer, executable: chosen[i].executable })),
                 chosen[members[0]].root,
               );
             } catch (err) {
@@ -145,8 +155,9 @@ export async function applyRewind(
  */
 async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Buffer | null | undefined)[]> {
   // What is there now, checked against the preview: a file changed since is never overwritten unseen.
-  const now = chosen.map((f) => currentBytesNow(f.path));
-  const moved = chosen.filter((f, i) => (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
+  // Something not a file put there since (a folder, a link) is a change since the preview too.
+  const now = chosen.map((f) => fileOrUndefined(f.path));
+  const moved = chosen.filter((f, i) => now[i] === undefined || (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
   if (moved.length) {
     throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);
   }
@@ -178,6 +189,22 @@ async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Bu
     );
   }
   return blobs;
+}
+
+/** `currentBytesNow`, with undefined where something other than a file stands. */
+function fileOrUndefined(file: string): Buffer | null | undefined {
+  try {
+    return currentBytesNow(file);
+  } catch (e) {
+    if (NOT_A_FILE.has((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw e;
+  }
+}
+
+/** Whether the file is a regular file with its owner's executable bit. */
+function executableNow(file: string): boolean {
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  return !!st?.isFile() && (st.mode & 0o100) !== 0;
 }
 
 /** Whether the nearest existing folder on the file's path is its own real path (no link on the way). */

@@ -141,7 +141,8 @@ async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<Checkpoint
   for (const { root, tree } of i.trees) {
     const shadow = await h.shadows.of(root);
     const now = await shadow.snapshot(h.maxFileBytes);
-    for (const d of await shadow.diff(tree, now.tree)) out.push(of(d.path, root, d.before, d.after));
+    for (const d of await shadow.diff(tree, now.tree))
+      out.push({ ...of(d.path, root, d.before, d.after), ...(d.beforeExecutable ? { beforeExecutable: true } : {}) });
   }
   return out;
 }

@@ -10,7 +10,8 @@ import type { Shadows } from './shadow';
 // Nothing is written here. The rewound set is the node (and with `subtree` its descendants); a
 // file goes back to what it was before the set's first change after the point. A file that a
 // node outside the set changed after that first change, or whose content is not what the set
-// last left (the user edited it), is a conflict: the plan shows it and the caller chooses.
+// last left or was changed between the set's changes (the user edited it), is a conflict: the
+// plan shows it and the caller chooses.
 
 export type ConflictReason = 'changed-by-other' | 'edited-since' | 'unavailable';
 
@@ -25,6 +26,8 @@ export interface RewindFile {
   restore: string | null;
   /** Unified diff current → restored (a placeholder line for binary content). */
   diff: string;
+  /** Made again (absent now), it is made executable: it was when it is restored to. */
+  executable?: true;
   conflict?: { reason: ConflictReason; text: string; by?: string[] };
 }
 
@@ -70,6 +73,9 @@ interface Dated {
   change: CheckpointChange;
 }
 
+/** Tools that write a file's bytes and keep its mode: their changes do not say what the mode was. */
+const KEEP_MODE = new Set(['write_file', 'edit_file']);
+
 const checkpoints = (events: readonly SessionEvent[]): CheckpointEvent[] => events.filter((e): e is CheckpointEvent => e.type === 'checkpoint');
 
 export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: number; subtree: boolean }): Promise<RewindPlan> {
@@ -113,7 +119,15 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
       const first = list[0];
       const last = list[list.length - 1];
       const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
-      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after, last.change.recovered);
+      // The file tools keep a file's mode: the first change that read it says what it was at the point.
+      const moded = list.find((d) => !KEEP_MODE.has(d.change.tool));
+      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after, last.change.recovered, moded?.change.beforeExecutable);
+      if (entry && !entry.conflict && editedBetween(list, others)) {
+        entry.conflict = {
+          reason: 'edited-since',
+          text: `${entry.relative} was changed between the rewound agents' writes (by you or another program); restoring it would discard that change too.`,
+        };
+      }
       if (entry && entry.conflict?.reason !== 'unavailable' && by.length) {
         entry.conflict = {
           reason: 'changed-by-other',
@@ -129,6 +143,18 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   return { sessionId: req.sessionId, toSeq: req.toSeq, subtree: req.subtree, sessions, files };
 }
 
+/**
+ * Whether a file was changed between two of the set's changes by something Arbor did not record:
+ * a later change found content no recorded change left there (and not what it goes back to).
+ * Within one step, parallel calls may each have seen the file before the other wrote it: any
+ * content a recorded change left (or started from) counts as explained.
+ */
+function editedBetween(list: readonly Dated[], others: readonly Dated[]): boolean {
+  const known = new Set<string | null>([list[0].change.before]);
+  for (const d of [...list, ...others]) if (d.change.path === list[0].change.path) known.add(d.change.after);
+  return list.slice(1).some((d) => !known.has(d.change.before));
+}
+
 /** Undo a rewind: every file it restored goes back to what the rewind found there. */
 export async function planUndo(h: PlanHost, req: { sessionId: string; seq: number }): Promise<RewindPlan> {
   const e = (await h.events(req.sessionId)).find((x) => x.seq === req.seq);
@@ -139,7 +165,9 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
     h,
     e.changes.map((change) => ({ change })),
   );
-  const files = (await Promise.all(e.changes.map((c) => fileOf(h, c.root, c.path, c.before, c.after)))).filter((f): f is RewindFile => f !== undefined);
+  const files = (await Promise.all(e.changes.map((c) => fileOf(h, c.root, c.path, c.before, c.after, undefined, c.beforeExecutable)))).filter(
+    (f): f is RewindFile => f !== undefined,
+  );
   return { sessionId: req.sessionId, undoes: req.seq, subtree: e.rewind.subtree, sessions: e.rewind.sessions, files };
 }
 
@@ -152,6 +180,7 @@ async function fileOf(
   lastLeft: string | null,
   /** `lastLeft` was found at an open after a crash, not seen written: it may hold a human's edit. */
   lastLeftRecovered?: boolean,
+  executable?: true,
 ): Promise<RewindFile | undefined> {
   const shadow = await h.shadows.of(root);
   const relative = shadow.relative(file) ?? path.basename(file);
@@ -172,11 +201,30 @@ async function fileOf(
       },
     };
   }
-  const now = currentBytesNow(file);
+  let now: Buffer | null;
+  try {
+    now = currentBytesNow(file);
+  } catch (e) {
+    if (!NOT_A_FILE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    // A folder, a link or a FIFO stands where the file was: the user's (or another program's),
+    // never read through nor replaced; the rest of the rewind goes on without it.
+    return {
+      path: file,
+      root,
+      relative,
+      current: null,
+      restore,
+      diff: '',
+      conflict: {
+        reason: 'unavailable',
+        text: `${relative} is now a folder, a symbolic link or another non-file, so it is left as it is; to restore the file, move that away and preview the rewind again.`,
+      },
+    };
+  }
   const current = now === null ? null : blobId(now);
   if (current === restore) return undefined;
   const restored = restore === null ? null : shadow.blobNow(restore);
-  const entry: RewindFile = { path: file, root, relative, current, restore, diff: '' };
+  const entry: RewindFile = { path: file, root, relative, current, restore, diff: '', ...(executable && restore !== null ? { executable } : {}) };
   if (restore !== null && !restored) {
     entry.conflict = {
       reason: 'unavailable',
@@ -205,6 +253,9 @@ async function settle(h: PlanHost, changes: readonly { change: CheckpointChange 
   const roots = [...new Set(changes.map((d) => d.change.root))];
   await Promise.all(roots.map(async (root) => (await h.shadows.of(root)).settled()));
 }
+
+/** What reading a path throws when a folder, a link or a FIFO stands there, not a file. */
+export const NOT_A_FILE: ReadonlySet<string> = new Set(['ENOTFILE', 'ELOOP', 'EISDIR']);
 
 /** `currentBytes` on the calling thread. */
 export function currentBytesNow(file: string): Buffer | null {

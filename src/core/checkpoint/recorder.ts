@@ -248,7 +248,8 @@ export class CheckpointRecorder {
     for (const { shadow, tree, at } of was.trees) {
       const now = await shadow.snapshot(this.o.maxFileBytes);
       for (const d of await shadow.diff(tree, now.tree)) {
-        out.changes.push({ change: change(shadow, d.path, d.before, d.after, call), since: at, at: now.at });
+        const c = change(shadow, d.path, d.before, d.after, call);
+        out.changes.push({ change: d.beforeExecutable ? { ...c, beforeExecutable: true } : c, since: at, at: now.at });
         if (path.basename(d.path) === '.gitignore') shadow.forgetIgnores();
       }
       for (const p of now.large) out.skipped.push({ path: p, reason: 'too-large' });

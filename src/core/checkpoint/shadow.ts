@@ -30,6 +30,8 @@ export interface TreeChange {
   path: string;
   before: string | null;
   after: string | null;
+  /** `before` had git's executable mode. */
+  beforeExecutable?: true;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -294,7 +296,12 @@ export class ShadowRepo {
       const [oldMode, newMode, oldId, newId] = head;
       const file = (m: string) => m === '000000' || m.startsWith('100');
       if (!file(oldMode) || !file(newMode)) continue;
-      changes.push({ path: path.join(this.root, parts[i + 1]), before: ZERO.test(oldId) ? null : oldId, after: ZERO.test(newId) ? null : newId });
+      changes.push({
+        path: path.join(this.root, parts[i + 1]),
+        before: ZERO.test(oldId) ? null : oldId,
+        after: ZERO.test(newId) ? null : newId,
+        ...(oldMode === '100755' ? { beforeExecutable: true as const } : {}),
+      });
     }
     return changes;
   }

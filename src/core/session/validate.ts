@@ -76,7 +76,8 @@ const checkpointChange: Check = (v) =>
   blobOrNull(v.after) &&
   nonEmpty(v.callId) &&
   nonEmpty(v.tool) &&
-  (v.recovered === undefined || v.recovered === true);
+  (v.recovered === undefined || v.recovered === true) &&
+  (v.beforeExecutable === undefined || v.beforeExecutable === true);
 
 const r = (field: string, check: Check, expect: string, optional = false): FieldRule => ({ field, check, expect, optional });
 const POLICY_SOURCE = r('source', oneOf('user', 'delegation'), "'user' or 'delegation'");
@@ -253,7 +254,11 @@ export const EVENT_RULES: Record<EventType, FieldRule[]> = {
   ],
   checkpoint: [
     r('turnId', nonEmpty, 'a non-empty string', true),
-    r('changes', (v) => Array.isArray(v) && v.every(checkpointChange), 'a list of {path, root, before, after, callId, tool, recovered?: true}'),
+    r(
+      'changes',
+      (v) => Array.isArray(v) && v.every(checkpointChange),
+      'a list of {path, root, before, after, callId, tool, recovered?: true, beforeExecutable?: true}',
+    ),
     r(
       'skipped',
       (v) => Array.isArray(v) && v.every((x) => record(x) && nonEmpty(x.path) && oneOf('ignored', 'too-large')(x.reason)),

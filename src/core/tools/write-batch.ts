@@ -20,6 +20,8 @@ export interface BatchItem {
   /** The file's resolved real path (its folder is the batch's). */
   realPath: string;
   data: Uint8Array;
+  /** A file made anew is made executable (an existing one keeps its own mode). */
+  executable?: boolean;
 }
 
 interface Prepared {
@@ -51,7 +53,7 @@ export async function writeAtomicBatch(folder: PinnedFolder | undefined, items: 
       }
       const temp = folder ? folder.at(atomicTempName(item.realPath)) : path.join(path.dirname(item.realPath), atomicTempName(item.realPath));
       // O_EXCL: never reuse (or follow) something already at the temp name.
-      const fd = fs.openSync(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : 0o666);
+      const fd = fs.openSync(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, st ? 0o600 : item.executable ? 0o777 : 0o666);
       ready.push({ item, target, temp, fd });
       if (st) {
         fs.fchmodSync(fd, st.mode & 0o7777);

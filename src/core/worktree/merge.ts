@@ -157,11 +157,15 @@ export async function staleReason(top: string, c: TreeChange): Promise<string | 
   const parent = await realParent(target);
   if (parent && !isInside(parent, top)) return `${c.path} is reached through a symlink that leads outside the workspace`;
   if (await holds(top, c.path, c.oldSha)) return undefined;
-  if (ZERO.test(c.oldSha)) return `${c.path} was created in the workspace since the snapshot`;
   const there = await fsp.lstat(target).then(
-    () => true,
-    () => false,
+    (st) => (st.isDirectory() ? 'folder' : 'entry'),
+    () => undefined,
   );
+  // A folder where the child has a file (or a link): apply never removes a folder, whatever it holds now.
+  if (there === 'folder' && !ZERO.test(c.newSha)) {
+    return `${c.path} is a folder in the workspace, and the child made it a file: apply does not replace a folder; take the child's change by hand (review it), then discard the worktree`;
+  }
+  if (ZERO.test(c.oldSha)) return `${c.path} was created in the workspace since the snapshot`;
   return there ? `${c.path} changed in the workspace since the snapshot` : `${c.path} was removed from the workspace since the snapshot`;
 }
 

@@ -61,6 +61,14 @@ describe(`rewind: a failure part way is recorded, said, and undoable (${diskMode
     );
 
     fs.rmSync(file('full/filler.bin'));
+    // Previewed again, as the error says, the rewind finishes what is left, with no question.
+    const rest = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: plan.toSeq as number });
+    assert.deepEqual(
+      rest.files.map((f) => [f.relative, f.conflict?.reason]),
+      [['full/b.txt', undefined]],
+    );
+    await w.t.h.checkpoints.apply(rest);
+    assert.equal(read('full/b.txt'), 'b0\n', 'the rest restored');
     const out = await w.t.h.checkpoints.apply(await w.t.h.checkpoints.planUndo(w.root.id, rec.seq));
     assert.deepEqual(
       out.restored.map((p) => path.basename(p)),

@@ -45,6 +45,12 @@ export interface CheckpointChange {
    * which may hold edits made between the crash and the open; a rewind asks before restoring it.
    */
   recovered?: true;
+  /**
+   * `before` was an executable file (a command's or a rewind's change, read from the mode git or
+   * the file has): a rewind that makes it again makes it executable. File tools keep a file's mode,
+   * so their changes say nothing of it.
+   */
+  beforeExecutable?: true;
 }
 
 /** A file left out of checkpoints (said once per session): ignored by the root's `.gitignore`, or over the size cap. */
