@@ -198,7 +198,10 @@ export class CheckpointRecorder {
     const rel = shadow.relative(at.realPath);
     if (!rel) return undefined;
     const since = performance.now();
-    if (shadow.ignored(rel)) return { kind: 'file', shadow, path: at.realPath, before: null, since, skip: 'ignored' };
+    // An ignored file is recorded too (amended 0059, s56): the tool names one file, read once under
+    // the size cap, and what it overwrites (a `.env`, a local config) is the user's own, which no
+    // commit of theirs holds. Only commands leave ignored files out (their snapshots would hash
+    // whole ignored trees: `node_modules`).
     const before = this.readNow(shadow, at.realPath);
     if (before === undefined) return undefined;
     if (before === 'large') return { kind: 'file', shadow, path: at.realPath, before: null, since, skip: 'too-large' };

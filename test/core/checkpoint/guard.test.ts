@@ -32,7 +32,7 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
     tmp = undefined;
   });
 
-  it('ignored and too-large files are left out and said once per session, not per step', async () => {
+  it('too-large files, and ignored ones a command changes, are left out and said once per session, not per step; an ignored file a file tool writes is recorded', async () => {
     await w.setup({ checkpoints: { maxFileBytes: 64 } });
     const ws = fs.realpathSync(w.t.workspace);
     fs.writeFileSync(path.join(ws, '.gitignore'), '*.log\n');
@@ -40,7 +40,7 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
     w.script.on(
       'root',
       { toolCalls: [write('a.log', 'one'), write('big.txt', big), write('ok.txt', 'fine')] },
-      { toolCalls: [write('a.log', 'two'), write('big.txt', `${big}y`), run(`printf '%0200d' 0 > big2.txt && echo z > z.txt`)] },
+      { toolCalls: [write('a.log', 'two'), write('big.txt', `${big}y`), run(`printf '%0200d' 0 > big2.txt && echo z > z.txt && echo c > c.log`)] },
       { toolCalls: [run(`printf '%0300d' 0 > big2.txt`)] },
       { text: 'done' },
     );
@@ -53,7 +53,6 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
       .map((s) => [path.basename(s.path), s.reason])
       .sort((a, b) => (a[0] < b[0] ? -1 : 1));
     assert.deepEqual(skipped, [
-      ['a.log', 'ignored'],
       ['big.txt', 'too-large'],
       ['big2.txt', 'too-large'],
     ]);
@@ -61,7 +60,8 @@ describe('checkpoints: what is left out, and what a model cannot reach (decision
       .flatMap((c) => c.changes)
       .map((c) => path.basename(c.path))
       .sort();
-    assert.deepEqual(changed, ['ok.txt', 'z.txt'], 'only the files within the rules are recorded');
+    // The command's ignored c.log is not (its snapshot leaves ignored files out, unsaid); a file tool's a.log is, each write.
+    assert.deepEqual(changed, ['a.log', 'a.log', 'ok.txt', 'z.txt'], 'the files within the rules, and the ignored one a file tool wrote');
   });
 
   it("never touches the workspace's own .git, and runs no hook of it", async () => {

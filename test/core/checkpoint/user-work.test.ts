@@ -40,6 +40,22 @@ describe('rewind: the user’s own work and unusual files', () => {
     assert.equal(read('n.txt'), 'the user’s own line\n');
   });
 
+  it('an ignored file the agent overwrote with write_file (the user’s .env) comes back with a rewind', async () => {
+    fs.writeFileSync(file('.gitignore'), '.env\n');
+    fs.writeFileSync(file('.env'), 'TOKEN=the-user’s-own\n');
+    w.script.on('root', { toolCalls: [write('.env', 'TOKEN=\n')] }, { text: 'done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    assert.equal(read('.env'), 'TOKEN=\n');
+    const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+    assert.deepEqual(
+      plan.files.map((f) => [f.relative, f.conflict?.reason]),
+      [['.env', undefined]],
+    );
+    await w.t.h.checkpoints.apply(plan);
+    assert.equal(read('.env'), 'TOKEN=the-user’s-own\n');
+  });
+
   it('a script a command removed comes back executable', async () => {
     fs.writeFileSync(file('go.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
     fs.chmodSync(file('go.sh'), 0o755);
