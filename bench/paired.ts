@@ -27,6 +27,17 @@ export function hodgesLehmann(xs: readonly number[]): number {
 }
 
 /**
+ * The Hodges–Lehmann estimate of a ratio's location, taken on the log scale: exp of the estimate
+ * over the logs. Load noise multiplies a time, so a per-round ratio is skewed (a round whose
+ * denominator was descheduled reads 0.3, one whose numerator was reads 3) and pairwise means of
+ * the ratios themselves lean above their centre as the noise grows; their logs are symmetric, and
+ * the estimate is the same whichever side is the numerator (swapped sides give its reciprocal).
+ */
+export function hodgesLehmannRatio(ratios: readonly number[]): number {
+  return Math.exp(hodgesLehmann(ratios.map(Math.log)));
+}
+
+/**
  * A percentile bootstrap interval (5th–95th) of `statistic` over `n` rounds: rounds drawn with
  * replacement, `draws` times, from a fixed seed (the same rounds give the same interval).
  */

@@ -6,7 +6,7 @@ import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import type { ModelRequest } from '../src/core/model/types';
 import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
-import { bootstrapInterval, hodgesLehmann, orders } from './paired';
+import { bootstrapInterval, hodgesLehmann, hodgesLehmannRatio, orders } from './paired';
 import { runModules } from './run-modules';
 import { type BenchModule, cpuVerdict, type FigureSpec, floorVerdict, formatFigure, missed } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
@@ -143,6 +143,15 @@ describe('bench figures', () => {
       assert.equal(hodgesLehmann([1, 2, 3]), 2);
       assert.equal(hodgesLehmann([3, 1, 2, 100]), 2.75, 'the mean would be 26.5');
       assert.equal(hodgesLehmann([5]), 5);
+    });
+
+    it('estimates a ratio on the log scale: swapped sides give its reciprocal, and a skewed spread does not lift it', () => {
+      const ratios = [0.5, 2, 0.25, 4, 0.5, 2, 1];
+      assert.ok(Math.abs(hodgesLehmannRatio(ratios) - 1) < 1e-12, 'symmetric in the logs: 1');
+      assert.ok(hodgesLehmann(ratios) > 1.2, 'the pairwise means of the ratios themselves lean above it');
+      const rounds = [1.1, 1.3, 0.9, 1.05, 2.2];
+      assert.ok(Math.abs(hodgesLehmannRatio(rounds) * hodgesLehmannRatio(rounds.map((r) => 1 / r)) - 1) < 1e-12);
+      assert.equal(hodgesLehmannRatio([1.07]), 1.07);
     });
 
     it('gives a bootstrap interval that is repeatable, contains the estimate, and is a point for noiseless rounds', () => {

@@ -192,7 +192,7 @@ export class Harness {
     const agent = this.agents.get(id);
     // A fresh object from the runtime, completed in place: every status question asks this (no copy of it).
     const live = this.subagents.ownLive(id);
-    live.goalArmed = !!agent && !agent.isDisposed && this.goals.liveState(agent).armed;
+    live.goalArmed = !!agent && !agent.isDisposed && this.goals.isArmed(agent);
     live.workflows = this.workflows.engine.runsOf(id);
     return live;
   }

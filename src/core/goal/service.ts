@@ -72,6 +72,11 @@ export class GoalService {
     return { goal: c.fold.goal, armed: c.armed };
   }
 
+  /** Its goal is armed here, synced to its log (every status question asks this alone: no state object). */
+  isArmed(agent: Agent): boolean {
+    return this.sync(agent.session).armed;
+  }
+
   // ── the human's operations (panel, commands, CLI) ─────────────────────────
 
   /** Set (or replace) the goal, active and armed: rounds start as soon as the agent is idle. */

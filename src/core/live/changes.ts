@@ -34,12 +34,22 @@ export type Observer = (change: Change) => void;
  */
 export class ChangeStream {
   private readonly observers = new Set<Observer>();
+  /**
+   * The observers as an array, taken once per (un)subscription rather than once per change: a
+   * change is told to the observers there were when its delivery began (one added meanwhile
+   * hears the next change, one removed meanwhile still hears this one). Never mutated: a
+   * subscription makes a new one.
+   */
+  private told: readonly Observer[] | undefined;
   private readonly queue: Change[] = [];
   private delivering = false;
 
   observe(fn: Observer): () => void {
     this.observers.add(fn);
-    return () => this.observers.delete(fn);
+    this.told = undefined;
+    return () => {
+      if (this.observers.delete(fn)) this.told = undefined;
+    };
   }
 
   get observed(): boolean {
@@ -53,7 +63,8 @@ export class ChangeStream {
     this.delivering = true;
     try {
       for (let c = this.queue.shift(); c; c = this.queue.shift()) {
-        for (const fn of [...this.observers]) {
+        this.told ??= [...this.observers];
+        for (const fn of this.told) {
           try {
             fn(c);
           } catch {

@@ -44,9 +44,9 @@ export class MirrorRegistry {
     return this.live.get(id)?.running ?? false;
   }
 
-  awaitingApproval(id: string): boolean {
-    const m = this.live.get(id);
-    return !!m?.running && m.awaitingApproval;
+  /** Its live state as announced (read-only), or undefined: one lookup for a status question that reads several fields. */
+  stateOf(id: string): Readonly<MirrorLive> | undefined {
+    return this.live.get(id);
   }
 
   /** A mirror under this session works (its status reads `waiting` while it does not itself). */

@@ -12,7 +12,7 @@ import { type CreateContext, createChild } from './create-child';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { Gates } from './gates';
-import { MirrorRegistry } from './mirrors';
+import { type MirrorLive, MirrorRegistry } from './mirrors';
 import { Residency } from './residency';
 import type { Mode, RuntimeDeps } from './runtime-deps';
 import { spawnProvider } from './spawn-provider';
@@ -108,13 +108,10 @@ export class SubagentRuntime implements SubagentControl {
     return this.residency.ownsLive(id) || this.mirrors.hasRunningChildren(id);
   }
   isRunning(id: string): boolean {
-    const a = this.resident(id);
-    // A compaction the user asked for is a model request of its own: running, as a turn is.
-    return (!!a && !a.isDisposed && (a.activity === 'running' || a.compactingAsked)) || this.mirrors.isRunning(id);
+    return running(this.resident(id), this.mirrors.stateOf(id));
   }
   awaitsApproval(id: string): boolean {
-    const a = this.resident(id);
-    return (!!a && !a.isDisposed && a.awaitingApproval) || this.mirrors.awaitingApproval(id);
+    return awaitsApproval(this.resident(id), this.mirrors.stateOf(id));
   }
   /**
    * A session's live state (decision 0054): the harness's one assembler when wired (it adds
@@ -125,16 +122,19 @@ export class SubagentRuntime implements SubagentControl {
   }
   /** What the runtime knows of a session now: residency, slots, approvals, mirrors (a fresh object each call: the harness completes it in place). */
   ownLive(id: string): SessionLive {
+    // Every status question of every face asks this, per change it hears: the agent and the
+    // mirror are looked up once here, not once per field (decision 0117).
     const a = this.resident(id);
+    const mirror = this.mirrors.stateOf(id);
     return {
-      running: this.isRunning(id),
+      running: running(a, mirror),
       queued: this.fanout.isQueued(id) || this.gates.isQueued(id),
-      awaitingApproval: this.awaitsApproval(id),
+      awaitingApproval: awaitsApproval(a, mirror),
       waitingForChildren: this.hasLiveChildren(id),
       resident: !!a && !a.isDisposed,
       goalArmed: false,
       workflows: [],
-      mirrorRunning: this.mirrors.isRunning(id),
+      mirrorRunning: mirror?.running ?? false,
     };
   }
   trackBackground<T>(p: Promise<T>): Promise<T> {
@@ -258,4 +258,14 @@ export class SubagentRuntime implements SubagentControl {
   async dispose(): Promise<void> {
     await this.residency.disposeAll();
   }
+}
+
+/** Running: its agent's turn (or a compaction the user asked for: a model request of its own, as a turn is), or the mirror it is. */
+function running(a: Agent | undefined, mirror: Readonly<MirrorLive> | undefined): boolean {
+  return (!!a && !a.isDisposed && (a.activity === 'running' || a.compactingAsked)) || (mirror?.running ?? false);
+}
+
+/** Asking a human: its agent, or the mirror it is while that runs. */
+function awaitsApproval(a: Agent | undefined, mirror: Readonly<MirrorLive> | undefined): boolean {
+  return (!!a && !a.isDisposed && a.awaitingApproval) || (!!mirror?.running && mirror.awaitingApproval);
 }
