@@ -38,6 +38,48 @@ export function treeCpuMs(): number {
   return ticks * TICK_MS;
 }
 
+/**
+ * CPU (ms) used so far by the far `arbor acp --nodes` processes below this one: their own Node
+ * (utime + stime), and everything below them — live (the process spawner, the sandbox) or ended
+ * (git) — so a difference of two readings splits the far side's share of a piece of work.
+ */
+export function farCpuMs(): { node: number; below: number } {
+  const all = new Map<number, { ppid: number; own: number; ticks: number; far: boolean }>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      const far = args.includes('acp') && args.includes('--nodes') && args.some((a) => a.endsWith('arbor.js'));
+      all.set(Number(d), { ...ticksOf(stat), own: Number(f[11]) + Number(f[12]), far });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let node = 0;
+  let below = 0;
+  for (const [pid, p] of all) {
+    if (p.far) {
+      node += p.own;
+      below += p.ticks - p.own;
+      continue;
+    }
+    let up: number | undefined = all.get(pid)?.ppid;
+    for (let hops = 0; up && hops < 64; hops++) {
+      const q = all.get(up);
+      if (!q) break;
+      if (q.far) {
+        // A live process below a far one: its ended children are in its own cutime, not the far one's.
+        below += p.ticks;
+        break;
+      }
+      up = q.ppid;
+    }
+  }
+  return { node: node * TICK_MS, below: below * TICK_MS };
+}
+
 const ORDER: readonly PlacedPhase[] = ['worktree', 'prepare', 'start', 'session', 'prompt', 'collect', 'reset', 'release'];
 
 /** The placed provider's trace for a set of agents, summed per phase. */

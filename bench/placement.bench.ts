@@ -26,7 +26,7 @@ import { arborBin } from '../test/support/cli-bundle';
 import { localAcpTransport } from '../test/support/local-acp-transport';
 import { ModelServer } from '../test/support/model-server';
 import { type Sshd, sshdMissing, sshPlacement, startSshd } from '../test/support/sshd';
-import { PhaseLog, treeCpuMs } from './placement-profile';
+import { farCpuMs, PhaseLog, treeCpuMs } from './placement-profile';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 
 export const name = 'placement';
@@ -187,10 +187,12 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     const slots = h.subagents.fanout.limit;
     const before = fileCreationCost(dir);
     const cpu0 = treeCpuMs();
+    const far0 = farCpuMs();
     const t = now();
     await Promise.all(Array.from({ length: FAN }, (_, i) => one(i)));
     const wall = now() - t;
     const cpu = treeCpuMs() - cpu0;
+    const far1 = farCpuMs();
     const fanLine = log.line();
     log.clear();
     // Ideal: one agent alone takes `solo`; FAN of them on `slots` slots take ceil(FAN/slots) of those.
@@ -212,6 +214,9 @@ async function fanout(opts: BenchOptions, server: ModelServer): Promise<Figure> 
     const soloCpuLine = log.cpuLine();
     opts.note(
       `placement.fanout.efficiency: CPU of the host and everything below it during the fan-out ${fmt(cpu)} ms over ${fmt(wall)} ms wall (${fmt((100 * cpu) / (wall * 2))}% of 2 cores; ${fmt(cpu / FAN)} ms per agent)`,
+    );
+    opts.note(
+      `placement.fanout.efficiency: of it, the far arbor acp processes' own Node ${fmt((far1.node - far0.node) / FAN)} ms per agent and everything below them (git, the process spawner) ${fmt((far1.below - far0.below) / FAN)} ms per agent; the rest (${fmt((cpu - (far1.node - far0.node) - (far1.below - far0.below)) / FAN)} ms) is the host's Node and its own git`,
     );
     opts.note(`placement.fanout.efficiency: fan-out, ${fanLine}`);
     opts.note(`placement.fanout.efficiency: one agent alone, ${soloLine}`);

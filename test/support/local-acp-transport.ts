@@ -132,6 +132,8 @@ export function localAcpTransport(o: LocalAcpOptions): LocalAcpTransport {
             return {
               command: process.execPath,
               args: [
+                // The far process's own Node flags, from the runner's FAR_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=DIR`, which NODE_OPTIONS refuses).
+                ...(process.env.FAR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
                 arborBin(),
                 'acp',
                 '--nodes',
