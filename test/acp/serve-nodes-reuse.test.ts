@@ -162,12 +162,15 @@ describe('acp: a finished node’s far worktree is kept for the next node, exact
     const l = localRepo(w.dir);
     const n1 = await prepareOverLink(call, { nodeId: 'n1', repo: l.repo, commit: l.second, worktree: l.worktree });
     await open('n1');
-    const folder = fs.statSync(n1.cwd).ino;
+    // Held open: a removed folder's inode number is not handed to the new checkout while the test looks.
+    const held = fs.openSync(n1.cwd, 'r');
+    const folder = fs.fstatSync(held).ino;
     fs.chmodSync(path.join(n1.cwd, 'src', 'deep'), 0o555); // the next node could not write there
     assert.equal(await releaseOverLink(call, n1, l.repo), true);
     await movedAway(n1.cwd);
     const n2 = await prepareOverLink(call, { nodeId: 'n2', repo: l.repo, commit: l.second, worktree: l.worktree });
     assert.notEqual(fs.statSync(n2.cwd).ino, folder);
+    fs.closeSync(held);
     assert.equal(fs.statSync(path.join(n2.cwd, 'src', 'deep')).mode & 0o200, 0o200);
     const farRepo = path.join(repos, `${repoKey(l.repo)}.git`);
     assert.deepEqual(worktrees(farRepo), [fs.realpathSync(farRepo), fs.realpathSync(n2.cwd)]);
@@ -191,7 +194,8 @@ describe('acp: a finished node’s far worktree is kept for the next node, exact
     const l = localRepo(w.dir);
     const n1 = await prepareOverLink(call, { nodeId: 'n1', repo: l.repo, commit: l.second, worktree: l.worktree });
     await open('n1');
-    const folder = fs.statSync(n1.cwd).ino;
+    const held = fs.openSync(n1.cwd, 'r'); // (its inode number not reused meanwhile)
+    const folder = fs.fstatSync(held).ino;
     // `clean -ffdx` leaves an entry named .git in a tracked folder: its config would run in the next node's git.
     fs.mkdirSync(path.join(n1.cwd, 'src', '.git'));
     fs.writeFileSync(path.join(n1.cwd, 'src', '.git', 'config'), '[core]\n\tfsmonitor = touch /tmp/arbor-pwned\n');
@@ -199,6 +203,7 @@ describe('acp: a finished node’s far worktree is kept for the next node, exact
     await movedAway(n1.cwd);
     const n2 = await prepareOverLink(call, { nodeId: 'n2', repo: l.repo, commit: l.second, worktree: l.worktree });
     assert.notEqual(fs.statSync(n2.cwd).ino, folder, 'not the planted worktree: a new checkout');
+    fs.closeSync(held);
     assert.equal(fs.existsSync(path.join(n2.cwd, 'src', '.git')), false, 'nothing planted');
     assert.equal(git(n2.cwd, 'status', '--porcelain', '--ignored'), '');
   });
