@@ -9,7 +9,9 @@
 //
 // remote.map.vs_parse: 10k recorded lines of each program mapped into validated session events
 // (the drivers' own line handlers and the one sink, over a session writer without a store, so
-// disk writes do not dominate) ÷ `JSON.parse` of the same lines; the worse format is the figure.
+// disk writes do not dominate, read the way `runProgram` reads them) ÷ `JSON.parse` of the same
+// lines, in paired rounds (decision 0118): each round maps and parses once, in alternating order,
+// and a format's ratio is the median of its rounds' ratios; the worse format is the figure.
 //
 // remote.no_orphans: 20 children cancelled mid-run (a program that spawns a child of its own
 // and ignores SIGINT and SIGTERM, so every stop goes to SIGKILL of the group); the figure is 1
@@ -29,6 +31,7 @@ import { FAKE_CODEX } from '../test/remote/fake-codex';
 import { CLAUDE_BIN, CODEX_BIN, groupAlive, programHome, remoteSettings } from '../test/remote/world';
 import { makeHarness } from '../test/support/harness';
 import { ModelServer } from '../test/support/model-server';
+import { bootstrapInterval } from './paired';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, timeProcess } from './support';
 
 export const name = 'remote';
@@ -252,7 +255,11 @@ async function mapAll(lines: readonly string[], handlers: () => LineHandlers, pr
   const sink = new SessionSink(w, prefix, 'bench-model', () => undefined);
   const st: StreamState = { errors: [], proc: { pid: 4242, identity: { pgid: 4242 } } };
   const h = handlers();
-  for (const l of lines) await mapLine(l, h, st, sink);
+  // As `runProgram` reads a stream: a line waits only for a handler that writes (decision 0106).
+  for (const l of lines) {
+    const writing = mapLine(l, h, st, sink);
+    if (writing) await writing;
+  }
   await sink.finish();
   w.stage({ type: 'turn/end', turnId: 't1', stopReason: st.final?.stopReason ?? 'error' });
   return w.session.events.length;
@@ -263,28 +270,45 @@ async function mapVsParse(opts: BenchOptions): Promise<Figure> {
     { name: 'codex', lines: codexLines(LINES), handlers: () => codexHandlers('codex-cli 0.171.0'), prefix: 'codex' },
     { name: 'claude', lines: claudeLines(LINES), handlers: () => claudeHandlers('2.1.332 (Claude Code)'), prefix: 'claude' },
   ];
-  const reps = opts.quick ? 5 : 15;
+  // Paired rounds (decision 0118): a load spike falls on one round's pair, not on one side's median.
+  const rounds = opts.quick ? 30 : 60;
   let worst = 0;
   for (const f of formats) {
     const mapMs: number[] = [];
     const parseMs: number[] = [];
     let events = 0;
     let sinkHole = 0;
-    for (let r = 0; r < reps + 2; r++) {
-      let t0 = now();
+    const map = async (): Promise<number> => {
+      const t0 = now();
       events = await mapAll(f.lines, f.handlers, f.prefix);
-      const m = now() - t0;
-      t0 = now();
+      return now() - t0;
+    };
+    const parse = (): number => {
+      const t0 = now();
       for (const l of f.lines) sinkHole += (JSON.parse(l) as { type: string }).type.length;
-      const p = now() - t0;
+      return now() - t0;
+    };
+    for (let r = 0; r < rounds + 2; r++) {
+      // Alternating which goes first, so neither always pays the other's garbage.
+      let m: number;
+      let p: number;
+      if (r % 2 === 0) {
+        m = await map();
+        p = parse();
+      } else {
+        p = parse();
+        m = await map();
+      }
       if (r >= 2) {
         mapMs.push(m);
         parseMs.push(p);
       }
     }
-    const ratio = median(mapMs) / median(parseMs);
+    const ratioOf = (rs: readonly number[]) => median(rs.map((r) => mapMs[r] / parseMs[r]));
+    const ratio = ratioOf(mapMs.map((_, r) => r));
+    const [low, high] = bootstrapInterval(rounds, ratioOf);
     opts.note(
-      `${f.name}: ${f.lines.length} lines (${fmt(f.lines.reduce((a, l) => a + l.length, 0) / 1e6)} MB) → ${events} events in ${fmt(median(mapMs))} ms vs JSON.parse ${fmt(median(parseMs))} ms (×${fmt(ratio)}; medians of ${reps})`,
+      `${f.name}: ${f.lines.length} lines (${fmt(f.lines.reduce((a, l) => a + l.length, 0) / 1e6)} MB) → ${events} events in ${fmt(median(mapMs))} ms vs JSON.parse ${fmt(median(parseMs))} ms (×${fmt(ratio)}, 90 % interval ${fmt(low)}–${fmt(high)}; median of ${rounds} paired rounds)`,
     );
     if (sinkHole === 0) throw new Error('the parsed lines had no types'); // keeps the parse loop from being optimised away
     worst = Math.max(worst, ratio);

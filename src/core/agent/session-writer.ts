@@ -3,6 +3,9 @@ import type { EventDraft, SessionEvent } from '../session/events';
 import type { Session } from '../session/session';
 import type { Store } from '../store/store';
 
+/** What a write that waits for nothing returns. */
+const DONE: Promise<void> = Promise.resolve();
+
 /**
  * A session and where it persists. Events are validated by the session first, then made
  * durable; `append` resolves only once the event is on disk. Until `publish()` the session
@@ -65,7 +68,35 @@ export class SessionWriter implements SessionLog {
     const own = this.session.events[this.session.length - 1];
     if (!this.published) return Promise.resolve(e);
     this.emit(e);
-    if (!this.store) return Promise.resolve(e);
+    const p = this.persist(own);
+    if (!p) return Promise.resolve(e);
+    const durable = p.then(() => e);
+    // Awaited later (after other staged events): a failure is reported there, not as unhandled.
+    durable.catch(() => undefined);
+    return durable;
+  }
+
+  /**
+   * `stage` of a draft handed over (`Session.adopt`, decision 0118): the log keeps the draft itself
+   * (no copy in) and the caller gets no event back. Listeners share one copy of the log's event,
+   * made only when there is someone to hand it to (a listener, or a store with its own). Only for
+   * a caller that built the draft for the log and keeps no reference into it (the remote sink).
+   */
+  write(draft: EventDraft): Promise<void> {
+    this.session.adopt(draft);
+    if (!this.published) return DONE;
+    const own = this.session.events[this.session.length - 1];
+    if (this.listeners.size > 0 || this.store) this.emit(copyData(own));
+    const p = this.persist(own);
+    if (!p) return DONE;
+    // Awaited later (after other staged events): a failure is reported there, not as unhandled.
+    p.catch(() => undefined);
+    return p;
+  }
+
+  /** The log's own event into the store (none: nothing to wait for). */
+  private persist(own: SessionEvent): Promise<void> | undefined {
+    if (!this.store) return undefined;
     // Appends are ordered by the store's single writer queue; keep the promise chain so
     // `flush()` can wait for everything issued so far.
     const p = this.store.append(this.session.id, [own]);
@@ -73,10 +104,7 @@ export class SessionWriter implements SessionLog {
       () => p,
       () => p,
     );
-    const durable = p.then(() => e);
-    // Awaited later (after other staged events): a failure is reported there, not as unhandled.
-    durable.catch(() => undefined);
-    return durable;
+    return p;
   }
 
   /** Wait until every append issued so far is durable. */

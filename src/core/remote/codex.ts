@@ -75,8 +75,9 @@ function commandResult(item: Json): { content: string; isError: boolean } {
   const out = str(item.aggregated_output);
   const how =
     status === 'declined' ? '(declined: the sandbox or policy refused it)' : exit !== undefined ? `(exit code ${exit})` : `(${status || 'no exit code'})`;
-  const body = out.endsWith('\n') ? out.slice(0, -1) : out;
-  return { content: out ? `${body}\n${how}` : how, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
+  // What it printed, one line break, then how it ended (no slice of the output: it ends with its own break).
+  const content = !out ? how : out.endsWith('\n') ? `${out}${how}` : `${out}\n${how}`;
+  return { content, isError: status !== 'completed' || (exit !== undefined && exit !== 0) };
 }
 
 /** A finished command's result into the sink. */

@@ -1,5 +1,6 @@
 import type { SessionWriter } from '../agent/session-writer';
-import type { EventDraft, Refusal, SessionEvent, ToolCall, Usage } from '../session/events';
+import { copyData } from '../session/copy';
+import type { EventDraft, Refusal, ToolCall, Usage } from '../session/events';
 import { estimateTokens } from '../session/summary';
 import { countSkipped, cutBytes, cutOf, REMOTE_BOUNDS, sizeOf, TurnBounds } from '../subagent/remote-bounds';
 import type { RemoteIdentity, RemoteSink } from './types';
@@ -138,9 +139,10 @@ export class SessionSink implements RemoteSink {
     const kept = this.keep('tool call arguments', whole, REMOTE_BOUNDS.itemBytes);
     // Cut arguments are no longer JSON: what is left of them goes in a JSON object of its own.
     const argsText = kept === whole ? whole : JSON.stringify({ cut: kept, bytes: Buffer.byteLength(whole) });
-    const call: ToolCall = { id: local, name: `${this.prefix}:${cutOf(name || 'tool', ID_CHARS)}`, arguments: argsText };
-    await this.w.append(this.message([call]));
-    this.pending.set(local, call.name);
+    const named = `${this.prefix}:${cutOf(name || 'tool', ID_CHARS)}`;
+    // Handed over (decision 0118): the message and its call are the log's from here on.
+    await this.w.write(this.message([{ id: local, name: named, arguments: argsText }]));
+    this.pending.set(local, named);
   }
 
   toolResult(id: string, content: string, isError: boolean): Promise<void> {
@@ -161,11 +163,14 @@ export class SessionSink implements RemoteSink {
     await this.append(local, name, text, isError);
   }
 
-  private append(callId: string, name: string, content: string, isError: boolean): Promise<SessionEvent> {
+  /** A result into the log, handed over (decision 0118): a refusal the driver gave is copied, the rest is strings. */
+  private append(callId: string, name: string, content: string, isError: boolean): Promise<void> {
     const refusal = this.refusals.get(callId);
     this.refusals.delete(callId);
-    return this.w.append(
-      refusal ? { type: 'tool/result', callId, name, content, isError: true, refusal } : { type: 'tool/result', callId, name, content, isError },
+    return this.w.write(
+      refusal
+        ? { type: 'tool/result', callId, name, content, isError: true, refusal: copyData(refusal) }
+        : { type: 'tool/result', callId, name, content, isError },
     );
   }
 
@@ -201,7 +206,7 @@ export class SessionSink implements RemoteSink {
 
   /** Write the text and reasoning buffered so far as one assistant message now (something else goes in the log next). */
   async flush(): Promise<void> {
-    if (this.textBuf || this.reasoningBuf) await this.w.append(this.message());
+    if (this.textBuf || this.reasoningBuf) await this.w.write(this.message());
   }
 
   /**
@@ -228,7 +233,8 @@ export class SessionSink implements RemoteSink {
         ? { promptTokens: estimateTokens(promptBytes), completionTokens: estimateTokens(this.textBuf.length + this.reasoningBuf.length) }
         : undefined;
     const usage = this.total ?? guess;
-    if (this.textBuf || this.reasoningBuf || usage) await this.w.append({ ...this.message(undefined, usage), ...(guess ? { estimated: true as const } : {}) });
+    // Handed over with its usage (an object of this sink's own, replaced and never changed, or the guess).
+    if (this.textBuf || this.reasoningBuf || usage) await this.w.write({ ...this.message(undefined, usage), ...(guess ? { estimated: true as const } : {}) });
     this.total = undefined;
   }
 

@@ -129,15 +129,30 @@ export class Session {
    * On error nothing changes. Returns a deep copy of the stored event (the log keeps its own).
    */
   append(draft: EventDraft): SessionEvent {
+    // Copied once on the way in (the caller keeps its draft), and once on the way out (the caller's to change).
+    return copyData(this.place(draft, copyData(draft) as SessionEvent));
+  }
+
+  /**
+   * `append` of a draft that is handed over (decision 0118): the log keeps `draft` itself, with
+   * no copy in, and nobody is handed a copy out (read the log's own at the end of `events`). Only
+   * for a caller that built the draft for the log alone, of plain data, and keeps no reference
+   * into it (the remote sink's messages and results). On error nothing changes but the draft's
+   * `seq` and `at`.
+   */
+  adopt(draft: EventDraft): void {
+    this.place(draft, draft as SessionEvent);
+  }
+
+  /** Validate `e` (the draft, or its copy) and append it; `seq` and `at` filled in when the draft has none. */
+  private place(draft: EventDraft, e: SessionEvent): SessionEvent {
     if (draft.type === 'session/end-seed')
       throw new SessionValidationError('BAD_SEED', 'session/end-seed is written only by Session.fromSeed', 'type', this.log.length);
-    // Copied once on the way in (the caller keeps its draft), and once on the way out (the caller's to change).
-    const e = copyData(draft) as SessionEvent;
     e.seq = draft.seq ?? this.log.length;
     e.at = draft.at ?? isoNow();
     this.push(e, false);
     if (this.appendListeners.size > 0) this.notify(e);
-    return copyData(e);
+    return e;
   }
 
   private notify(e: SessionEvent): void {

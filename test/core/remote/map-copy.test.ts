@@ -124,3 +124,43 @@ describe('remote mapping: what a consumer does to its event stays its own', () =
     });
   }
 });
+
+describe('SessionWriter.write: a draft handed over (decision 0118)', () => {
+  it('the log keeps the draft itself; listeners and the store get one copy, changing it changes neither the log nor the store', async () => {
+    const tmp = tempDir();
+    try {
+      let store = await Store.open(tmp.dir);
+      const staged: SessionEvent[] = [];
+      store.onStaged((_id, e) => staged.push(e));
+      const w = await turnWriter('written', store);
+      const heard: SessionEvent[] = [];
+      w.onEvent((e) => heard.push(e));
+      const draft = { type: 'assistant/message' as const, text: 'calling', model: 'm', toolCalls: [{ id: 'c1', name: 'p:shell', arguments: '{}' }] };
+      const writing = w.write(draft);
+      assert.equal(w.session.events[w.session.length - 1], draft, 'no copy in');
+      const last = heard[heard.length - 1];
+      assert.notEqual(last, draft, 'the listener is handed a copy');
+      assert.equal(staged[staged.length - 1], last, 'listeners and the store share that one copy');
+      vandalize(last);
+      await writing;
+      const want = structuredClone(draft) as unknown as SessionEvent;
+      assert.equal(draft.text, 'calling', 'the log is what was written');
+      await w.append({ type: 'tool/result', callId: 'c1', name: 'p:shell', content: 'ok', isError: false });
+      await w.flush();
+      await store.close();
+      store = await Store.open(tmp.dir);
+      const stored = await store.readEvents('written');
+      assert.deepEqual(stored[want.seq], want, 'the store wrote what was written');
+      await store.close();
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('refuses what stage refuses, synchronously, and the log is as it was', async () => {
+    const w = await turnWriter('refused', null);
+    const n = w.session.length;
+    assert.throws(() => w.write({ type: 'tool/result', callId: 'nobody', name: 'p:shell', content: '', isError: false }), { code: 'UNKNOWN_CALL' });
+    assert.equal(w.session.length, n);
+  });
+});

@@ -122,6 +122,39 @@ describe('Session.append: seq, time and ownership', () => {
     });
   });
 
+  describe("adopt: a draft handed over is the log's own", () => {
+    it('keeps the draft itself with seq and at filled in, validated and ordered like append', () => {
+      const s = sessionWith([ev.turnStart('t1')]);
+      const draft = { type: 'assistant/message' as const, text: 'calling', model: 'm', toolCalls: [{ id: 'c1', name: 'read', arguments: '{}' }] };
+      s.adopt(draft);
+      assert.equal(s.events[1], draft, 'no copy in');
+      assert.equal(s.events[1].seq, 1);
+      assert.equal(typeof s.events[1].at, 'string');
+      assert.deepEqual([...s.pendingCalls], [['c1', 'read']]);
+      s.adopt({ type: 'tool/result', callId: 'c1', name: 'read', content: 'ok', isError: false });
+      assert.equal(s.length, 3);
+    });
+
+    it('refuses what append refuses, and the log is as it was', () => {
+      const s = sessionWith([ev.turnStart('t1')]);
+      const before = structuredClone(s.events);
+      assert.throws(() => s.adopt({ type: 'tool/result', callId: 'nobody', name: 'read', content: '', isError: false }), { code: 'UNKNOWN_CALL' });
+      assert.throws(() => s.adopt({ type: 'assistant/message', text: 'x', model: 7 } as never), { code: 'BAD_FIELD' });
+      assert.throws(() => s.adopt({ type: 'session/end-seed', seedLength: 1 }), { code: 'BAD_SEED' });
+      assert.deepEqual(s.events, before);
+      assert.deepEqual([...s.pendingCalls], []);
+    });
+
+    it('tells onAppend listeners, as append does', () => {
+      const s = Session.create(header());
+      const seen: number[] = [];
+      s.onAppend((e) => seen.push(e.seq));
+      s.adopt(ev.user('one'));
+      s.append(ev.user('two'));
+      assert.deepEqual(seen, [0, 1]);
+    });
+  });
+
   describe('onAppend', () => {
     it('tells every listener about each appended event, in order', () => {
       const s = Session.create(header());
