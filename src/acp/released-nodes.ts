@@ -3,13 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkedRepoKey, nodeKey } from '../core/placement/layout';
 import { liveHolder, parseOwner, thisOwner } from '../core/store/lock-owner';
+import { LiveToken, sweepTokens } from '../core/store/lock-token';
 import { syncRefused } from './errors';
 
 // The far side's record of the nodes it was told are done (`_arbor/sync/release`, decision 0114,
 // amended s56). Once a release is answered the home side has forgotten the node's copy: nothing
 // will clean its folder up but this side. So each release is written down before its answer, in
 // `<repos>/.released/<node>` (outside `--nodes`: no session can name it) with the process that took
-// it, and the record goes only once the node's folder is gone (kept as a spare, or removed). What a
+// it (its pid and its liveness token, which answers from any PID namespace), and the record goes only once the node's folder is gone (kept as a spare, or removed). What a
 // release could not finish — its close or move threw and even the removal failed, or the process was
 // killed under way — is swept at the next prepare or close of any far process on this root: a
 // record whose process is gone (or is this one, its release over) has its node's folder removed. A
@@ -26,17 +27,52 @@ export interface ReleasedNode {
 
 export class ReleasedNodes {
   private readonly dir: string;
+  /** Where this process's liveness token listens (`.live`: no node's name). */
+  private readonly tokens: string;
+  private token: Promise<LiveToken | undefined> | undefined;
 
   constructor(repos: string) {
     this.dir = path.join(repos, '.released');
+    this.tokens = path.join(this.dir, '.live');
+  }
+
+  /**
+   * This process's liveness token (decision 0098's), made at its first release (nothing is made
+   * for a far side that releases nothing) and held until `close`: a far process in another PID namespace (each `arbor acp` in a sandbox or
+   * container of its own) cannot ask a pid of ours, and would read a live release's record as a
+   * dead one's (its pid 2 is "ours, a leftover" there).
+   */
+  private live(): Promise<LiveToken | undefined> {
+    this.token ??= (async () => {
+      try {
+        fs.mkdirSync(this.tokens, { recursive: true });
+        await sweepTokens(this.tokens, undefined);
+      } catch {
+        return undefined; // judged by its pid alone, as before
+      }
+      return LiveToken.make(this.tokens);
+    })();
+    return this.token;
+  }
+
+  /** This process's releases are over: its token goes (its records left read as a dead process's), and its folder once empty. */
+  async close(): Promise<void> {
+    (await this.token)?.close();
+    try {
+      fs.rmdirSync(this.tokens);
+    } catch {
+      // another live far process's token is in it (or a dead one's, swept by the next to start)
+    }
   }
 
   /** The release of `node` written down, whole (a temporary file renamed), before it is answered; SYNC_FAILED when it cannot be. */
-  mark(node: string, repo: string): void {
+  async mark(node: string, repo: string): Promise<void> {
+    const token = await this.live();
     const tmp = path.join(this.dir, `.${randomBytes(6).toString('hex')}.tmp`);
     try {
       fs.mkdirSync(this.dir, { recursive: true });
-      fs.writeFileSync(tmp, JSON.stringify({ repo, owner: thisOwner() }), { mode: 0o600, flag: 'wx' });
+      const owner = { ...thisOwner(), ...(token ? { live: token.name } : {}) };
+      fs.writeFileSync(tmp, JSON.stringify({ repo, owner }), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, path.join(this.dir, node));
     } catch (err) {
       fs.rmSync(tmp, { force: true });
@@ -66,6 +102,7 @@ export class ReleasedNodes {
       return [];
     }
     const out: ReleasedNode[] = [];
+    const mine = (await this.token)?.name;
     for (const node of names) {
       if (!isNodeName(node) || busy(node)) continue;
       let rec: { repo?: unknown; owner?: unknown };
@@ -75,9 +112,11 @@ export class ReleasedNodes {
         continue;
       }
       const owner = JSON.stringify(rec.owner ?? null);
-      if (typeof rec.repo !== 'string' || !isRepoKey(rec.repo) || !parseOwner(owner)) continue;
-      // (Our own pid reads as stale there: this process's release of it is over, `busy` said.)
-      if (await liveHolder(owner, this.dir)) continue;
+      const parsed = parseOwner(owner);
+      if (typeof rec.repo !== 'string' || !isRepoKey(rec.repo) || !parsed) continue;
+      // Ours (our token, or without one our own pid, which reads as stale there): its release is
+      // over, `busy` said. Another's: its token answers from any PID namespace, else its pid.
+      if ((mine === undefined || parsed.live !== mine) && (await liveHolder(owner, this.tokens))) continue;
       out.push({ node, repo: rec.repo });
     }
     return out;

@@ -55,6 +55,7 @@ export class NodeSync {
   async close(): Promise<void> {
     await this.releasesSettled(RELEASE_CLOSE_WAIT_MS);
     await this.sweep();
+    await this.released.close();
     await this.spares.removeAll();
   }
 
@@ -238,7 +239,7 @@ export class NodeSync {
         nodeGitDir(repoDir, wt, id);
         // Written down before the answer (the home side forgets the node's copy on it): what this
         // release cannot finish is swept by the next prepare or close (amended 0114).
-        this.released.mark(id, path.basename(repoDir, '.git'));
+        await this.released.mark(id, path.basename(repoDir, '.git'));
         // Its sessions leave at once (`letGo` drops them before its first await: a prompt to one is
         // refused from here on). The answer does not wait for the harness's close and the move (a
         // fan-out's releases queue on the repository's lock): the child's result goes on; the node's

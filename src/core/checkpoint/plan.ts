@@ -254,8 +254,8 @@ async function settle(h: PlanHost, changes: readonly { change: CheckpointChange 
   await Promise.all(roots.map(async (root) => (await h.shadows.of(root)).settled()));
 }
 
-/** What reading a path throws when a folder, a link or a FIFO stands there, not a file. */
-export const NOT_A_FILE: ReadonlySet<string> = new Set(['ENOTFILE', 'ELOOP', 'EISDIR']);
+/** What reading a path throws when a folder, a link, a FIFO or a socket (open says ENXIO) stands there, not a file. */
+export const NOT_A_FILE: ReadonlySet<string> = new Set(['ENOTFILE', 'ELOOP', 'EISDIR', 'ENXIO']);
 
 /** `currentBytes` on the calling thread. */
 export function currentBytesNow(file: string): Buffer | null {

@@ -36,13 +36,14 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
       let holder = Number.NaN;
       try {
         holder = Number(fs.readFileSync(lock, 'utf8'));
-      } catch {
-        continue; // released meanwhile
+      } catch (r) {
+        if ((r as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        // Unreadable (another user's file, a folder): judged as a lock cut short, below, and
+        // waited for no longer than any other (a `continue` here spun for ever).
       }
       // A holder that died (or a lock file cut short as it was written, holder 0 or NaN, once stale).
       if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || (!(holder > 0) && Date.now() > until - waitMs / 2)) {
-        unlink(lock);
-        continue;
+        if (unlink(lock)) continue;
       }
       if (Date.now() > until) return false;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
@@ -56,10 +57,12 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
   return true;
 }
 
-function unlink(p: string): void {
+/** Whether nothing is at `p` now (removed, or gone already). */
+function unlink(p: string): boolean {
   try {
     fs.unlinkSync(p);
-  } catch {
-    // gone already
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
+  return true;
 }

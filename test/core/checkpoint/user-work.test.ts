@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import type { RewindError } from '../../../src/core/checkpoint/plan';
 import { subagentWorld } from '../subagent/helpers';
@@ -102,6 +103,38 @@ describe('rewind: the user’s own work and unusual files', () => {
     assert.deepEqual(out.kept, [file('d')]);
     assert.equal(read('other.txt'), null, 'the rest of the rewind went through');
     assert.equal(read('d/mine.txt'), 'user work\n', 'the user’s folder is whole');
+  });
+
+  it('a socket the user put where the agent’s file was: unavailable in the plan, a stale plan at the apply, never a raw error', async () => {
+    w.script.on('root', { toolCalls: [write('s.sock', 'agent file\n'), write('other.txt', 'agent\n')] }, { text: 'done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    // A program's Unix socket (a language server, a dev server) now where the file was: open() says ENXIO.
+    const listen = (p: string) =>
+      new Promise<net.Server>((resolve, reject) => {
+        const s = net.createServer();
+        s.once('error', reject);
+        s.listen(p, () => resolve(s));
+      });
+    fs.rmSync(file('s.sock'));
+    const servers = [await listen(file('s.sock'))];
+    try {
+      const plan = await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) });
+      assert.deepEqual(
+        plan.files.map((f) => [f.relative, f.conflict?.reason]),
+        [
+          ['other.txt', undefined],
+          ['s.sock', 'unavailable'],
+        ].sort(),
+      );
+      // One put in another file's place after the preview: the apply refuses, changing nothing.
+      fs.rmSync(file('other.txt'));
+      servers.push(await listen(file('other.txt')));
+      await assert.rejects(w.t.h.checkpoints.apply(plan, {}, 'restore'), (e: RewindError) => e.code === 'STALE_PLAN' && /other\.txt/.test(e.message));
+      assert.equal(fs.lstatSync(file('s.sock')).isSocket(), true, 'the socket is left as it is');
+    } finally {
+      for (const s of servers) await new Promise((r) => s.close(r));
+    }
   });
 
   it('empty, binary, large and oddly named files go back byte for byte', async () => {

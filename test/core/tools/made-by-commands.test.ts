@@ -2,7 +2,7 @@
 // with the real bubblewrap and real files. The walk before each command and the one after it see
 // them appear; the record (a file outside the workspace) names them by device, inode and birth.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { programReadNames } from '../../../src/core/remote/program-reads';
@@ -222,6 +222,23 @@ describe('the record of what commands made stays small (decision 0111, amended i
     } finally {
       await ended;
     }
+  });
+
+  it('attack: a lock the reader cannot read (a folder, another user’s file) delays a read by its wait at most, never hangs it', () => {
+    const file = path.join(ws.outside, 'made.jsonl');
+    new MadeRecord(file).record([mk('a/.arbor')]);
+    // What `sudo arbor` killed mid-compaction leaves (root's 0600 file), or anything in its place.
+    fs.mkdirSync(`${file}.lock`);
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    const reader = `
+      const { MadeRecord } = require(${JSON.stringify(module)});
+      const got = new MadeRecord(${JSON.stringify(file)}).madeIn(${JSON.stringify(path.join(ws.root, 'a'))});
+      process.stdout.write(JSON.stringify(got.map((m) => m.path)));`;
+    const started = Date.now();
+    const out = spawnSync(process.execPath, ['-e', reader], { timeout: 15_000, encoding: 'utf8' });
+    assert.equal(out.signal, null, `the read hung (killed after ${Date.now() - started} ms)`);
+    assert.deepEqual(JSON.parse(out.stdout), [path.join(fs.realpathSync(ws.root), 'a', '.arbor')], 'read as it is, the made folder still refused');
+    assert.ok(Date.now() - started < 10_000, 'within the read’s wait, not past it');
   });
 
   it('processes appending while others compact lose no line', async () => {
