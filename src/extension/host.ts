@@ -7,6 +7,7 @@ import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
 import { userProjectFiles } from '../core/project/project-files';
 import { recoveryNotes } from '../core/recovered-work';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
+import { programReadNames } from '../core/remote/program-reads';
 import type { RemoteSettings } from '../core/remote/settings';
 import { setSqlJsWasmDir } from '../core/store/sqljs';
 import { describeMade, MADE_RECORD_NAME, MadeRecord } from '../core/tools/made-by-commands';
@@ -135,9 +136,10 @@ export class ArborHost implements CommandHost {
     // Placements (decision 0071): the same rule, machine-scoped, none in Restricted Mode.
     const placed = readPlacementsSetting();
     for (const p of placed.problems) this.log.warn(p);
-    // A folder whose `.arbor` or `.claude` a confined command made (decision 0111): its hooks are not loaded.
+    // A folder whose `.arbor` or `.claude` a confined command made, or what a configured program
+    // reads there (`.codex` with Codex: decision 0111, amended in s56): said, and its hooks are not loaded.
     const made = new MadeRecord(path.join(os.homedir(), '.arbor', MADE_RECORD_NAME));
-    const madeIn = folders.length > 0 ? made.madeIn(workspace[0]) : [];
+    const madeIn = folders.length > 0 ? made.madeIn(workspace[0], programReadNames(remote)) : [];
     if (madeIn.length > 0) {
       const text = `Arbor: ${describeMade(workspace[0], madeIn)}. Its hooks are not run (MADE_BY_COMMAND).`;
       this.log.warn(text);
