@@ -9,7 +9,7 @@ import { syncDir } from '../tools/fsio';
 import { writeAtomicBatch, writtenBy } from '../tools/write-batch';
 import type { RewindIntent } from './intent';
 import { blobId } from './objects';
-import { currentBytesNow, NOT_A_FILE, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
+import { fileNowOrUndefined, RewindError, type RewindFile, type RewindPlan, restoredBytes } from './plan';
 import type { Shadows } from './shadow';
 
 // Applying a rewind plan (decision 0059): all or nothing up front — an unresolved conflict or a
@@ -156,7 +156,7 @@ export async function applyRewind(
 async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Buffer | null | undefined)[]> {
   // What is there now, checked against the preview: a file changed since is never overwritten unseen.
   // Something not a file put there since (a folder, a link) is a change since the preview too.
-  const now = chosen.map((f) => fileOrUndefined(f.path));
+  const now = chosen.map((f) => fileNowOrUndefined(f.path));
   const moved = chosen.filter((f, i) => now[i] === undefined || (now[i] === null ? null : blobId(now[i] as Buffer)) !== f.current);
   if (moved.length) {
     throw new RewindError('STALE_PLAN', `Nothing was changed: ${moved.map((f) => f.relative).join(', ')} changed since the preview; preview the rewind again.`);
@@ -191,15 +191,6 @@ async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Bu
   return blobs;
 }
 
-/** `currentBytesNow`, with undefined where something other than a file stands. */
-function fileOrUndefined(file: string): Buffer | null | undefined {
-  try {
-    return currentBytesNow(file);
-  } catch (e) {
-    if (NOT_A_FILE.has((e as NodeJS.ErrnoException).code ?? '')) return undefined;
-    throw e;
-  }
-}
 
 /** Whether the file is a regular file with its owner's executable bit. */
 function executableNow(file: string): boolean {

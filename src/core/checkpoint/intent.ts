@@ -3,7 +3,7 @@ import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from
 import { drainIntents, writeIntentFile } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { blobId } from './objects';
-import { currentBytesNow } from './plan';
+import { fileNowOrUndefined } from './plan';
 
 // A rewind's intent (decision 0059, amended in s48): what the rewind is about to write, made
 // durable in the store before the first file is, and removed once the rewind's record is in the
@@ -49,8 +49,8 @@ export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<
     const recorded = async (id: string) => (await h.events(id)).some((e) => e.type === 'checkpoint' && e.changes.some((c) => c.callId === callId));
     if (!intent || !callId || !h.has(intent.sessionId) || (await recorded(intent.sessionId))) return;
     const done = intent.changes.filter((c) => {
-      const now = currentBytesNow(c.path);
-      return (now === null ? null : blobId(now)) === c.after;
+      const now = fileNowOrUndefined(c.path);
+      return now !== undefined && (now === null ? null : blobId(now)) === c.after;
     });
     const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
     if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
@@ -59,3 +59,4 @@ export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<
   });
   return out;
 }
+

@@ -201,11 +201,8 @@ async function fileOf(
       },
     };
   }
-  let now: Buffer | null;
-  try {
-    now = currentBytesNow(file);
-  } catch (e) {
-    if (!NOT_A_FILE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+  const now = fileNowOrUndefined(file);
+  if (now === undefined) {
     // A folder, a link or a FIFO stands where the file was: the user's (or another program's),
     // never read through nor replaced; the rest of the rewind goes on without it.
     return {
@@ -256,6 +253,16 @@ async function settle(h: PlanHost, changes: readonly { change: CheckpointChange 
 
 /** What reading a path throws when a folder, a link, a FIFO or a socket (open says ENXIO) stands there, not a file. */
 export const NOT_A_FILE: ReadonlySet<string> = new Set(['ENOTFILE', 'ELOOP', 'EISDIR', 'ENXIO']);
+
+/** `currentBytesNow`, with undefined where a folder, a link or a socket stands (never read through). */
+export function fileNowOrUndefined(file: string): Buffer | null | undefined {
+  try {
+    return currentBytesNow(file);
+  } catch (e) {
+    if (NOT_A_FILE.has((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw e;
+  }
+}
 
 /** `currentBytes` on the calling thread. */
 export function currentBytesNow(file: string): Buffer | null {

@@ -90,6 +90,29 @@ describe('rewind after a crash (kill -9 between its files and its record)', () =
     }
   });
 
+  it('a folder put where a file of the cut rewind was: the next open still opens, and records what was written', async () => {
+    const { ws, storeDir, rootId, toSeq } = await worked();
+    const r = await crashHost(storeDir, ws, rootId, toSeq, 'a.txt');
+    assert.equal(r.signal, 'SIGKILL', `the host was killed in the rewind: ${r.out}`);
+    // Before the restart, the user puts a folder where b.txt (not written by the cut rewind) was.
+    fs.rmSync(path.join(ws, 'b.txt'));
+    fs.mkdirSync(path.join(ws, 'b.txt'));
+    fs.writeFileSync(path.join(ws, 'b.txt', 'mine.txt'), 'the user’s\n');
+    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    try {
+      const records = checkpointsOf((await t.h.readSession(rootId)).events).filter((e) => e.rewind);
+      assert.deepEqual(
+        records.map((e) => e.changes.map((c) => path.basename(c.path))),
+        [['a.txt']],
+        'what the cut rewind wrote is recorded; the folder is not read through',
+      );
+      assert.equal(fs.readFileSync(path.join(ws, 'b.txt', 'mine.txt'), 'utf8'), 'the user’s\n');
+      assert.deepEqual(fs.readdirSync(path.join(storeDir, 'checkpoints', 'rewinds')), [], 'the intent is gone');
+    } finally {
+      await t.h.close();
+    }
+  });
+
   it('a crash after the record, before the intent is removed: the next open records nothing twice', async () => {
     const { ws, storeDir, rootId, toSeq } = await worked();
     const r = await crashHost(storeDir, ws, rootId, toSeq, 'record');
