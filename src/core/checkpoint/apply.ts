@@ -191,7 +191,6 @@ async function checked(h: ApplyHost, chosen: readonly RewindFile[]): Promise<(Bu
   return blobs;
 }
 
-
 /** Whether the file is a regular file with its owner's executable bit. */
 function executableNow(file: string): boolean {
   const st = fs.lstatSync(file, { throwIfNoEntry: false });

@@ -59,4 +59,3 @@ export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<
   });
   return out;
 }
-
