@@ -187,36 +187,28 @@ async function fileOf(
   // The folder it was changed in is gone (a worktree child's, applied or discarded): nothing there
   // to restore, and nothing of it is made again; what an apply brought into the workspace is not
   // this file, and the plan says so rather than name it as if it were.
+  // Left as it is, and said: the file goes back no further.
+  const unavailable = (text: string): RewindFile => ({
+    path: file,
+    root,
+    relative,
+    current: null,
+    restore,
+    diff: '',
+    conflict: { reason: 'unavailable', text },
+  });
   if (!fs.existsSync(root)) {
-    return {
-      path: file,
-      root,
-      relative,
-      current: null,
-      restore,
-      diff: '',
-      conflict: {
-        reason: 'unavailable',
-        text: `${relative} was changed in a worktree (or folder) that is gone now (${root}), so it cannot be restored there; if that worktree was applied, its change is in your own files now: undo it there.`,
-      },
-    };
+    return unavailable(
+      `${relative} was changed in a worktree (or folder) that is gone now (${root}), so it cannot be restored there; if that worktree was applied, its change is in your own files now: undo it there.`,
+    );
   }
   const now = fileNowOrUndefined(file);
   if (now === undefined) {
     // A folder, a link or a FIFO stands where the file was: the user's (or another program's),
     // never read through nor replaced; the rest of the rewind goes on without it.
-    return {
-      path: file,
-      root,
-      relative,
-      current: null,
-      restore,
-      diff: '',
-      conflict: {
-        reason: 'unavailable',
-        text: `${relative} is now a folder, a symbolic link or another non-file, so it is left as it is; to restore the file, move that away and preview the rewind again.`,
-      },
-    };
+    return unavailable(
+      `${relative} is now a folder, a symbolic link or another non-file, so it is left as it is; to restore the file, move that away and preview the rewind again.`,
+    );
   }
   const current = now === null ? null : blobId(now);
   if (current === restore) return undefined;
