@@ -15,7 +15,7 @@ import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import { type ChatBody, ModelServer } from '../test/support/model-server';
 import { PREFIX_CACHE_HIT, prefixCacheHit } from './agent-prefix';
 import { STEP_SCALE, stepScale } from './agent-step';
-import { DiskWait, diskFsyncMs } from './disk-wait';
+import { DiskWait, FsyncProbe } from './disk-wait';
 import { type BenchOptions, type Figure, type FigureSpec, floorVerdict, fmt, median, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
 
@@ -59,6 +59,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     const bareMs: number[] = [];
     let model = 0;
     let syncs = 0;
+    const probe = new FsyncProbe(dir); // beside the store, on its file system, never in its folder
     for (let i = 0; i < warmup + turns; i++) {
       if (i === warmup) syncs = h.store.stats().syncs;
       client.modelMs = 0;
@@ -77,16 +78,17 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
       diskMs.push(onDisk);
       bareMs.push(bare);
       model += client.modelMs;
+      await probe.sample(bare);
     }
     const ratio = median(turnMs.map((t, i) => (t - diskMs[i]) / bareMs[i]));
     const whole = median(turnMs.map((t, i) => t / bareMs[i]));
-    const fsyncMs = diskFsyncMs(dir); // beside the store, on its file system, never in its folder
+    const fsync = probe.close();
     opts.note(
       `${label}: (turn − durable appends) ÷ bare request ${fmt(ratio)}, whole turn ÷ bare request ${fmt(whole)} (medians of ${turns} pairs); ` +
         `per turn ${fmt(sum(turnMs) / turns)} ms = ${fmt(model / turns)} model + ${fmt(sum(diskMs) / turns)} durable appends + ${fmt((sum(turnMs) - model - sum(diskMs)) / turns)} runtime; ` +
         `bare request ${fmt(sum(bareMs) / turns)} ms; ${fmt((h.store.stats().syncs - syncs) / turns)} commits per turn (an fdatasync each), ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each from append to durable, ` +
-        `the disk's fdatasync alone ${fmt(fsyncMs)} ms (the floor: a turn waits for two, its facts before the request and its reply with turn/end; decision 0063) (${agent.session.length} events)` +
-        (withTool ? '' : floorVerdict(VS_REQUEST, ratio, sum(bareMs) / turns, (h.store.stats().syncs - syncs) / turns, sum(diskMs) / turns, fsyncMs)),
+        `a bare commit ${fmt(fsync.viaPool)} ms (the floor: a turn waits for two, its facts before the request and its reply with turn/end; decision 0063) (${agent.session.length} events)` +
+        (withTool ? '' : floorVerdict(VS_REQUEST, ratio, sum(bareMs) / turns, (h.store.stats().syncs - syncs) / turns, sum(diskMs) / turns, fsync)),
     );
     return whole;
   };

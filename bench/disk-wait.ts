@@ -36,26 +36,59 @@ export class DiskWait {
 }
 
 /**
- * What the disk alone takes to make a small append durable: `n` appends of a typical commit's
- * size (700 bytes) to a scratch file in `dir` (on the store's file system, not in its folder), each followed by an fdatasync on this thread (no
- * thread-pool round trip, nothing else around it); the median, ms. The floor of a commit
- * (decision 0063) on this file system, measured beside the figures that wait on commits.
+ * What the disk alone takes to make a small append durable, sampled inside a figure's own rounds
+ * (decision 0063's floor): after each round, an idle wait as long as that round's bare request
+ * (a commit of a turn follows such a wait: the previous turn's end, the model's answer), then a
+ * typical commit's 700 bytes appended to a scratch file in `dir` (on the store's file system, not in
+ * its folder) and made durable. Two ways, alternating: `fdatasync` on this thread (the disk and
+ * the kernel, nothing else) and through libuv's thread pool, as a non-blocking store must (the
+ * thread's hand-offs added: on a busy machine the pool's thread and the woken event loop each wait
+ * for a core). Back-to-back syncs with nothing between them measure faster than a commit can be
+ * (the disk and the vCPU do not idle between them), so an earlier probe that ran them so made
+ * the commit path look slower than the disk by more than it is.
  */
-export function diskFsyncMs(dir: string, n = 200): number {
-  const file = path.join(dir, `fsync-probe-${process.pid}`);
-  const fd = fs.openSync(file, 'w');
-  const record = Buffer.alloc(700, 0x61);
-  const times: number[] = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const t = now();
-      fs.writeSync(fd, record, 0, record.length, i * record.length);
-      fs.fdatasyncSync(fd);
-      times.push(now() - t);
-    }
-  } finally {
-    fs.closeSync(fd);
-    fs.rmSync(file, { force: true });
+export class FsyncProbe {
+  private readonly file: string;
+  private readonly fd: number;
+  private offset = 0;
+  private readonly record = Buffer.alloc(700, 0x61);
+  readonly onThread: number[] = [];
+  readonly viaPool: number[] = [];
+
+  constructor(dir: string) {
+    this.file = path.join(dir, `fsync-probe-${process.pid}`);
+    this.fd = fs.openSync(this.file, 'w');
   }
-  return median(times);
+
+  /** One sample each way, each after `idleMs` of idle waiting. */
+  async sample(idleMs: number): Promise<void> {
+    const idle = () => new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, Math.round(idleMs))));
+    await idle();
+    let t = now();
+    this.append();
+    fs.fdatasyncSync(this.fd);
+    this.onThread.push(now() - t);
+    await idle();
+    t = now();
+    this.append();
+    await new Promise<void>((resolve, reject) => fs.fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
+    this.viaPool.push(now() - t);
+  }
+
+  private append(): void {
+    fs.writeSync(this.fd, this.record, 0, this.record.length, this.offset);
+    this.offset += this.record.length;
+  }
+
+  private closed = false;
+
+  /** The medians, ms; the scratch file is removed (a second call only answers). */
+  close(): { onThread: number; viaPool: number } {
+    if (!this.closed) {
+      this.closed = true;
+      fs.closeSync(this.fd);
+      fs.rmSync(this.file, { force: true });
+    }
+    return { onThread: median(this.onThread), viaPool: median(this.viaPool) };
+  }
 }

@@ -42,20 +42,20 @@ describe('bench figures', () => {
     assert.ok(notes.some((n) => n.startsWith('boom: FAILED')));
   });
 
-  it('says a durable-floor figure is at its floor only when commits costing only the disk’s fdatasync would still miss', () => {
+  it('says a durable-floor figure is at its floor only when bare commits (through the thread pool) would still miss', () => {
     // bare 2.6 ms, target ≤ 2: the target leaves 2.6 ms over the bare request.
-    const atFloor = floorVerdict(A, 1.24, 2.6, 4, 6.6, 0.8);
+    const atFloor = floorVerdict(A, 1.24, 2.6, 4, 6.6, { viaPool: 0.8, onThread: 0.5 });
     assert.match(
       atFloor,
-      /AT ITS FLOOR: without the durable writes the figure is 1\.24 \(target ≤ 2\); its 4\.00 commits wait 6\.60 ms, of which the disk's own fdatasyncs are 3\.20 ms \(0\.80 ms each, measured beside\); were each commit only its fdatasync, the figure would still be 2\.47/,
+      /AT ITS FLOOR: without the durable writes the figure is 1\.24 \(target ≤ 2\); its 4\.00 commits wait 6\.60 ms, of which bare commits would take 3\.20 ms \(.*0\.80 ms each through the thread pool, 0\.50 ms on the event loop's own thread\); were each commit only that, the figure would still be 2\.47/,
     );
     assert.match(atFloor, /the target needs a decision$/);
-    const ownPath = floorVerdict(A, 1.24, 2.6, 4, 6.6, 0.3);
+    const ownPath = floorVerdict(A, 1.24, 2.6, 4, 6.6, { viaPool: 0.3, onThread: 0.2 });
     assert.doesNotMatch(ownPath, /AT ITS FLOOR/, 'the disk alone would fit: the commits’ own path misses, which is code');
     assert.match(ownPath, /the commits' own path misses, not the disk: .* the figure would be 1\.70$/);
-    assert.equal(floorVerdict(A, 2.4, 2.6, 4, 6.6, 0.8), '', 'the runtime itself misses: not the floor');
-    assert.equal(floorVerdict(A, 1.2, 2.6, 2, 2.0, 0.8), '', 'the commits fit in what the target leaves');
-    assert.equal(floorVerdict(B, 1.2, 2.6, 4, 6.6, 0.8), '', 'only ≤ figures over a bare request');
+    assert.equal(floorVerdict(A, 2.4, 2.6, 4, 6.6, { viaPool: 0.8, onThread: 0.5 }), '', 'the runtime itself misses: not the floor');
+    assert.equal(floorVerdict(A, 1.2, 2.6, 2, 2.0, { viaPool: 0.8, onThread: 0.5 }), '', 'the commits fit in what the target leaves');
+    assert.equal(floorVerdict(B, 1.2, 2.6, 4, 6.6, { viaPool: 0.8, onThread: 0.5 }), '', 'only ≤ figures over a bare request');
   });
 
   it('says a fan-out efficiency figure is CPU-bound only when a wave needs more of the event loop than the target leaves', () => {

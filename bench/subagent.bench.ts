@@ -8,7 +8,7 @@ import type { ModelClient } from '../src/core/model/types';
 import type { RequestHeaderEvent, SessionEvent } from '../src/core/session/events';
 import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
-import { DiskWait, diskFsyncMs } from './disk-wait';
+import { DiskWait, FsyncProbe } from './disk-wait';
 import { bootstrapInterval, hodgesLehmann, hodgesLehmannRatio, orders } from './paired';
 import {
   type BenchOptions,
@@ -79,6 +79,7 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
   const bareMs: number[] = [];
   let model = 0;
   let syncs = 0;
+  const probe = new FsyncProbe(path.dirname(storeAt)); // beside the store, on its file system, never in its folder
   try {
     for (let i = 0; i < warmup + n; i++) {
       if (i === warmup) syncs = h.store.stats().syncs;
@@ -100,19 +101,21 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
       diskMs.push(onDisk);
       bareMs.push(bare);
       model += client.modelMs;
+      await probe.sample(bare);
     }
     const ratio = median(childMs.map((c, i) => (c - diskMs[i]) / bareMs[i]));
     const whole = median(childMs.map((c, i) => c / bareMs[i]));
-    const fsyncMs = diskFsyncMs(path.dirname(storeAt)); // beside the store, on its file system, never in its folder
+    const fsync = probe.close();
     opts.note(
       `one-shot child: (start to result − durable writes) ÷ bare request ${fmt(ratio)}, whole ÷ bare request ${fmt(whole)} (medians of ${n} pairs); ` +
         `per child ${fmt(sum(childMs) / n)} ms = ${fmt(model / n)} model + ${fmt(sum(diskMs) / n)} durable writes + ${fmt((sum(childMs) - model - sum(diskMs)) / n)} runtime; ` +
-        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} commits per child (an fdatasync each), ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each from append to durable, the disk's fdatasync alone ${fmt(fsyncMs)} ms ` +
+        `bare request ${fmt(sum(bareMs) / n)} ms; ${fmt((h.store.stats().syncs - syncs) / n)} commits per child (an fdatasync each), ${fmt(sum(diskMs) / Math.max(1, h.store.stats().syncs - syncs))} ms each from append to durable, a bare commit ${fmt(fsync.viaPool)} ms ` +
         `(the floor: its tree write, the catalog's — the commit point — its turn's facts before the request, its reply with turn/end; decision 0063); resident after: ${h.residentCount}` +
-        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n, fsyncMs),
+        floorVerdict(ONESHOT, ratio, sum(bareMs) / n, (h.store.stats().syncs - syncs) / n, sum(diskMs) / n, fsync),
     );
     return { ...ONESHOT, value: whole };
   } finally {
+    probe.close();
     await h.close();
   }
 }

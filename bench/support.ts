@@ -333,31 +333,39 @@ ModelServer.start().then((s) => { s.setFallback(() => ({ text: ${JSON.stringify(
   return { baseURL, stop: () => child.kill() };
 }
 
+/** A bare commit's cost here (FsyncProbe), ms: the fdatasync on the event loop's thread, and through the thread pool. */
+export interface FsyncFloor {
+  onThread: number;
+  viaPool: number;
+}
+
 /**
  * The context a durable-floor figure (a turn, a one-shot child ÷ a bare request) adds when its
  * commits put it past its target: without the durable writes it meets the target, but its
  * `syncs` commits wait `commitMs` in all (append to durable: the group's tick, the record's
  * encoding and write, the fdatasync through the thread pool, the in-memory apply beside it).
- * AT ITS FLOOR when even commits that cost only the disk's own fdatasync (`fsyncMs` each,
- * `diskFsyncMs`) would miss: then only fewer commit points (decision 0063) or a faster disk meet
- * it, a decision about the target or the design. When the disk alone would fit, the line says the
- * commits' own path misses, and by how much: that is code. The disk-only figure counts the
- * commits one after another, as a turn's and a one-shot child's run (each waits for the one
- * before); commits that overlapped would make it an overstatement. Empty otherwise.
+ * AT ITS FLOOR when even commits that cost only a bare append and fdatasync through the thread
+ * pool (`fsync.viaPool` each, sampled in the figure's own rounds after the same idle wait:
+ * FsyncProbe) would miss: then only fewer commit points (decision 0063) or a faster disk meet it,
+ * a decision about the target or the design. When the bare commit would fit, the line says the
+ * commits' own path misses, and by how much: that is code. The floor counts the commits one after
+ * another, as a turn's and a one-shot child's run (each waits for the one before); commits that
+ * overlapped would make it an overstatement. Empty otherwise.
  */
-export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, commitMs: number, fsyncMs: number): string {
+export function floorVerdict(spec: FigureSpec, withoutDisk: number, bareMs: number, syncs: number, commitMs: number, fsync: FsyncFloor): string {
   if (spec.op !== '<=' || withoutDisk > spec.target || withoutDisk + commitMs / bareMs <= spec.target) return '';
-  const diskOnly = withoutDisk + (syncs * fsyncMs) / bareMs;
+  const diskOnly = withoutDisk + (syncs * fsync.viaPool) / bareMs;
   const facts =
     `without the durable writes the figure is ${fmt(withoutDisk)} (target ≤ ${spec.target}); its ${fmt(syncs)} commits wait ${fmt(commitMs)} ms, ` +
-    `of which the disk's own fdatasyncs are ${fmt(syncs * fsyncMs)} ms (${fmt(fsyncMs)} ms each, measured beside)`;
+    `of which bare commits would take ${fmt(syncs * fsync.viaPool)} ms (a 700-byte append and its fdatasync after the same idle wait, sampled in the same rounds: ` +
+    `${fmt(fsync.viaPool)} ms each through the thread pool, ${fmt(fsync.onThread)} ms on the event loop's own thread)`;
   if (diskOnly > spec.target) {
     return (
-      `; AT ITS FLOOR: ${facts}; were each commit only its fdatasync, the figure would still be ${fmt(diskOnly)}: ` +
+      `; AT ITS FLOOR: ${facts}; were each commit only that, the figure would still be ${fmt(diskOnly)}: ` +
       `out of reach on this disk with this many commit points; the target needs a decision`
     );
   }
-  return `; the commits' own path misses, not the disk: ${facts}; were each commit only its fdatasync, the figure would be ${fmt(diskOnly)}`;
+  return `; the commits' own path misses, not the disk: ${facts}; were each commit only that, the figure would be ${fmt(diskOnly)}`;
 }
 
 /**
