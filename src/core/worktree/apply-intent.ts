@@ -4,6 +4,7 @@ import { drainIntents, writeIntentFile } from '../store/fsutil';
 import { removeAtomicTemps } from '../tools/fsio';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { holds, staleReason, type TreeChange, writeAll } from './merge';
+import { removalsOf } from './replaced-folders';
 
 // An apply's intent (decision 0060, amended in s49): what the apply is about to write into the
 // parent's working tree, made durable in the store once every target is checked and before the
@@ -13,7 +14,9 @@ import { holds, staleReason, type TreeChange, writeAll } from './merge';
 // The next open finishes what the user asked for: the temp files the cut write left are removed,
 // each file still as it was before the apply is written, and the child is recorded `applied`.
 // A file changed since by someone else is not touched: the worktree stays open (as a PARTIAL
-// apply in process does), and applying again reports it as a conflict.
+// apply in process does), and applying again reports it as a conflict. The rest is written by the
+// apply's own `writeAll`, in its one order (removals first, `replaced-folders.ts`): what a kill
+// left is a prefix of it, a folder the child made a file included.
 
 export interface ApplyIntent {
   childId: string;
@@ -65,9 +68,10 @@ async function finishApply(intent: ApplyIntent, h: ApplyRecoveryHost): Promise<R
     async () => {
       const rest: TreeChange[] = [];
       const changed: string[] = [];
+      const removed = removalsOf(changes);
       for (const c of changes) {
         if (await holds(top, c.path, c.newSha)) continue;
-        if (await staleReason(top, c)) changed.push(c.path);
+        if (await staleReason(top, c, removed)) changed.push(c.path);
         else rest.push(c);
       }
       if (changed.length) return { childId, finished: false, changed, planned: changes.length };

@@ -10,6 +10,7 @@ import { describeCommands, type RunningCommand, withCommandsOut } from '../tools
 import { git, WorktreeError } from './git';
 import { isInside } from './names';
 import { objectsOnly } from './objects-only';
+import { explainReplaced, inApplyOrder, leftoverReason, leftoversIn, removalsOf, removeEmptiedFolder } from './replaced-folders';
 import { snapshot } from './snapshot';
 
 const C = fs.constants;
@@ -21,6 +22,9 @@ const C = fs.constants;
 // conflict changes nothing and is returned; never auto-resolved. Only paths whose content
 // differs between the parent's snapshot and the merge result are written, and each is checked
 // to still hold the snapshot's content just before: a file changed meanwhile is a conflict too.
+// A folder the child made a file (or the reverse) applies as git's checkout would: its entries
+// removed (each checked as any removal), then the emptied folder, then the file
+// (`replaced-folders.ts`); anything else the folder holds refuses it.
 
 export interface MergeConflict {
   path: string;
@@ -62,7 +66,11 @@ export async function mergeIntoWorkingTree(
   // Not in the work tree: its `.gitattributes` would pick a merge driver of the user's config to run unconfined (`objects-only.ts`).
   const merged = await git(['merge-tree', '--write-tree', '--name-only', now.commit!, child], { ...(await objectsOnly(repo)), okCodes: [1] });
   const [treeLine, ...rest] = merged.stdout.split('\n');
-  if (merged.code === 1) return { ok: false, conflicts: conflictsOf(rest) };
+  if (merged.code === 1) {
+    const since = async (rel: string) =>
+      (await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', base, now.tree, '--', rel], { cwd: repo })).stdout.split('\0').filter(Boolean);
+    return { ok: false, conflicts: await explainReplaced(conflictsOf(rest), child, since) };
+  }
   const tree = treeLine.trim();
   const changes = await treeChanges(repo, now.tree, tree);
   const top = fs.realpathSync(repo);
@@ -76,6 +84,7 @@ export async function mergeIntoWorkingTree(
       // Nothing is written until every target is checked: any surprise is a conflict, and changes nothing.
       const stale: MergeConflict[] = [];
       const own = excludes.flatMap((ex) => [ex, realOr(ex)]);
+      const removed = removalsOf(changes);
       for (const c of changes) {
         const held = guard?.(c.path);
         if (held) {
@@ -84,7 +93,7 @@ export async function mergeIntoWorkingTree(
         }
         const why = own.some((ex) => isInside(path.join(top, c.path), ex))
           ? `${c.path} is inside Arbor's own folders (the store or the worktrees): apply never writes there`
-          : await staleReason(top, c);
+          : await staleReason(top, c, removed);
         if (why) stale.push({ path: c.path, message: why });
       }
       if (stale.length) return { ok: false, conflicts: stale };
@@ -103,7 +112,8 @@ function busyApply(busy: readonly RunningCommand[]): WorktreeError {
 }
 
 /**
- * Write every change, then fsync the folders written (the renames durable). A failure part way
+ * Write every change — the removals first (`inApplyOrder`: the apply's order and its replay's
+ * after a crash) — then fsync the folders written (the renames durable). A failure part way
  * (a full disk, a folder made read-only) leaves each file whole, old or new; when some were
  * written already it is PARTIAL, naming them: applying again finishes (the written files now
  * match the child's on both sides of the merge, so only the rest are written).
@@ -112,7 +122,7 @@ export async function writeAll(top: string, changes: readonly TreeChange[]): Pro
   const written: string[] = [];
   const folders = new Set<string>();
   try {
-    for (const c of changes) {
+    for (const c of inApplyOrder(changes)) {
       folders.add(path.dirname(path.join(top, c.path)));
       await write(top, c);
       written.push(c.path);
@@ -148,8 +158,12 @@ export async function treeChanges(repo: string, from: string, to: string): Promi
   return changes;
 }
 
-/** Why writing this change now would lose something (the file changed since the snapshot), or undefined. */
-export async function staleReason(top: string, c: TreeChange): Promise<string | undefined> {
+/**
+ * Why writing this change now would lose something (the file changed since the snapshot), or
+ * undefined. `removed`: the paths the same apply removes (a folder the child made a file may go
+ * when they are all it holds).
+ */
+export async function staleReason(top: string, c: TreeChange, removed: ReadonlySet<string> = new Set()): Promise<string | undefined> {
   const target = path.join(top, c.path);
   if (!isInside(target, top)) return `${c.path} is outside the workspace`;
   if (c.path.split('/').some(gitRefuses)) return `${c.path} is inside git's own folder (.git): a checkout never writes it, nor does apply`;
@@ -161,9 +175,11 @@ export async function staleReason(top: string, c: TreeChange): Promise<string | 
     (st) => (st.isDirectory() ? 'folder' : 'entry'),
     () => undefined,
   );
-  // A folder where the child has a file (or a link): apply never removes a folder, whatever it holds now.
+  // A folder where the child has a file (or a link): removed only once the apply's removals empty it.
   if (there === 'folder' && !ZERO.test(c.newSha)) {
-    return `${c.path} is a folder in the workspace, and the child made it a file: apply does not replace a folder; take the child's change by hand (review it), then discard the worktree`;
+    if (!ZERO.test(c.oldSha)) return `${c.path} changed in the workspace since the snapshot (it is a folder now)`;
+    const left = await leftoversIn(top, c.path, removed);
+    return left.length ? leftoverReason(c.path, left) : undefined;
   }
   if (ZERO.test(c.oldSha)) return `${c.path} was created in the workspace since the snapshot`;
   return there ? `${c.path} changed in the workspace since the snapshot` : `${c.path} was removed from the workspace since the snapshot`;
@@ -174,7 +190,7 @@ export async function holds(top: string, rel: string, sha: string): Promise<bool
   const target = path.join(top, rel);
   const st = await fsp.lstat(target).catch(() => undefined);
   if (ZERO.test(sha)) return !st;
-  if (!st) return false;
+  if (!st || st.isDirectory()) return false;
   const raw = st.isSymbolicLink()
     ? (await git(['hash-object', '--stdin'], { cwd: top, input: await fsp.readlink(target) })).stdout.trim()
     : (await git(['hash-object', '--no-filters', '--', rel], { cwd: top })).stdout.trim();
@@ -226,6 +242,8 @@ async function write(top: string, c: TreeChange): Promise<void> {
         await fsp.rm(at, { force: true });
         return;
       }
+      // A folder the child made a file: its entries are removed by now (removals come first).
+      if ((await fsp.lstat(at).catch(() => undefined))?.isDirectory()) await removeEmptiedFolder(at, c.path, folder);
       if (c.newMode === '120000') {
         await fsp.rm(at, { force: true });
         await fsp.symlink(content.toString('utf8'), at);

@@ -47,22 +47,6 @@ describe('worktree apply: kinds of change, and the user’s files beside them', 
     assert.equal(read(path.join(w.ws, 'a.txt', 'in.txt')), 'in\n');
   });
 
-  it('a folder the child turned into a file is refused saying so (never as "created since"), the folder whole', async () => {
-    fs.mkdirSync(path.join(w.ws, 'dir'));
-    fs.writeFileSync(path.join(w.ws, 'dir', 'x.txt'), 'x\n');
-    gitIn(w.ws, 'add', '-A');
-    gitIn(w.ws, 'commit', '-qm', 'dir');
-    const id = await child('rm -r dir && echo now a file > dir');
-    const r = await w.t.h.worktrees.apply(id);
-    assert.ok(!r.applied, JSON.stringify(r));
-    assert.deepEqual(
-      r.conflicts.map((c) => c.path),
-      ['dir'],
-    );
-    assert.match(r.conflicts[0].message, /dir is a folder in the workspace, and the child made it a file.*by hand/);
-    assert.equal(read(path.join(w.ws, 'dir', 'x.txt')), 'x\n');
-  });
-
   it('a file one side removed and the other changed is a conflict either way, nothing written', async () => {
     const id = await child('echo child >> keep.txt && rm a.txt && echo added > added.txt');
     fs.rmSync(path.join(w.ws, 'keep.txt'));
