@@ -18,6 +18,7 @@ import {
   type FigureSpec,
   floorVerdict,
   fmt,
+  loopCpu,
   makeEvents,
   median,
   missed,
@@ -324,9 +325,9 @@ async function fanoutEfficiency(opts: BenchOptions): Promise<Figure> {
     const times: number[] = [];
     const before = h.store.stats();
     const serverBefore = await server.cpuMs();
-    const cpu = process.cpuUsage();
+    const stopCpu = loopCpu();
     for (let r = 0; r < reps; r++) times.push(await fanout());
-    const used = process.cpuUsage(cpu);
+    const used = stopCpu();
     const serverMs = (await server.cpuMs()) - serverBefore;
     const after = h.store.stats();
     if (!client.lastRequest) throw new Error('the fan-out children sent no model request');
@@ -335,10 +336,10 @@ async function fanoutEfficiency(opts: BenchOptions): Promise<Figure> {
     const bare: number[] = [];
     for (let r = 0; r < reps; r++) bare.push(await bareFanoutMs(client.inner, client.lastRequest, 64, 8));
     const measured = Math.min(...times);
-    const perChild = (used.user + used.system) / 1000 / reps / 64;
+    const perChild = used.loopMs / reps / 64;
     opts.note(
       `fan-out: 64 one-shot children at 50 ms, eight at a time: ${fmt(measured)} ms (ideal 400 ms; median ${fmt(median(times))} of ${reps}); ` +
-        `Arbor's CPU ${fmt(perChild)} ms per child (runtime and client; the model server in its own process took ${fmt(serverMs / reps / 64)} ms per request); ` +
+        `Arbor's CPU ${fmt(perChild)} ms per child on the event loop's thread${used.thread ? '' : ' (the whole process: no per-thread clock here)'} (runtime and client; ${fmt(used.processMs / reps / 64)} ms with V8's and libuv's threads beside it; the model server in its own process took ${fmt(serverMs / reps / 64)} ms per request); ` +
         `${fmt((after.syncs - before.syncs) / (after.events - before.events))} fdatasyncs per event (group commit); ` +
         `the first request left ${fmt(median(heads))} ms after the start (all 64 children created and their turns opened first: decision 0024 keeps a queued child's turn open)` +
         cpuVerdict(FANOUT, 64, 8, 50, perChild, clientMs) +

@@ -1,5 +1,5 @@
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../src/core/model/types';
-import { now } from './support';
+import { loopCpu, now } from './support';
 
 /** A model client that keeps the request of its last stream (no wrapper around the stream itself). */
 export class CapturingClient implements ModelClient {
@@ -52,16 +52,15 @@ async function replayBare(client: ModelClient, req: ModelRequest): Promise<void>
 }
 
 /**
- * What the model client alone costs a fan-out child: this process's CPU (ms) per request for `n`
+ * What the model client alone costs a fan-out child: the event loop's CPU (ms, `loopCpu`) per request for `n`
  * copies of `req` through `client` (described, then streamed, as a turn does), `concurrency` at a
  * time, every event read. Nothing else runs on the loop meanwhile.
  */
 export async function clientCpuPerRequest(client: ModelClient, req: ModelRequest, n: number, concurrency: number): Promise<number> {
   const one = () => replayBare(client, req);
-  const cpu = process.cpuUsage();
+  const stop = loopCpu();
   for (let i = 0; i < n; i += concurrency) await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, one));
-  const used = process.cpuUsage(cpu);
-  return (used.user + used.system) / 1000 / n;
+  return stop().loopMs / n;
 }
 
 /**

@@ -14,7 +14,7 @@ import { DEFAULT_ISOLATE, Isolate } from '../src/core/workflow/isolate';
 import { SpareIsolates } from '../src/core/workflow/spare';
 import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
-import { type BenchOptions, ceilingNote, cpuVerdict, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
+import { type BenchOptions, ceilingNote, cpuVerdict, type Figure, type FigureSpec, fmt, loopCpu, median, missed, now, tempDir } from './support';
 import { bareFanoutMs, CapturingClient, clientCpuPerRequest } from './timed-client';
 
 export const name = 'workflow';
@@ -121,7 +121,7 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
     const times: number[] = [];
     const before = h.store.stats();
     const serverBefore = await server.cpuMs();
-    const cpu = process.cpuUsage();
+    const stopCpu = loopCpu();
     const heads: number[] = [];
     const gaps: number[] = [];
     let spares = 0;
@@ -138,7 +138,7 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
       gaps.push(...slotGaps(client.spans, 8));
     }
     await h.workflows.engine.spareReady(); // the last run's spare too: its fork is this loop's CPU, counted below
-    const used = process.cpuUsage(cpu);
+    const used = stopCpu();
     const serverMs = (await server.cpuMs()) - serverBefore;
     const after = h.store.stats();
     const forked = { n: SpareIsolates.started - forks.n, ms: SpareIsolates.startMs - forks.ms };
@@ -147,10 +147,10 @@ async function parallelEfficiency(opts: BenchOptions): Promise<Figure> {
     const bare: number[] = [];
     for (let r = 0; r < reps; r++) bare.push(await bareFanoutMs(client.inner, client.lastRequest, 64, 8));
     const measured = Math.min(...times);
-    const perAgent = (used.user + used.system) / 1000 / reps / 64;
+    const perAgent = used.loopMs / reps / 64;
     opts.note(
-      `workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms); Arbor's CPU ${perAgent.toFixed(2)} ms per agent ` +
-        `(runtime and client; the model server in its own process took ${(serverMs / reps / 64).toFixed(2)} ms per request); ` +
+      `workflow: 64 agents at 50 ms, concurrency 8: ${measured.toFixed(0)} ms (ideal 400 ms); Arbor's CPU ${perAgent.toFixed(2)} ms per agent on the event loop's thread${used.thread ? '' : ' (the whole process: no per-thread clock here)'} ` +
+        `(runtime and client; ${fmt(used.processMs / reps / 64)} ms with V8's and libuv's threads beside it; the model server in its own process took ${(serverMs / reps / 64).toFixed(2)} ms per request); ` +
         `${((after.syncs - before.syncs) / (after.events - before.events)).toFixed(3)} fdatasyncs per event (group commit); ` +
         `the first request left ${median(heads).toFixed(1)} ms after the run's start (${spares} of ${reps} runs started on the spare script process kept from the run before, the rest started their own; then the first agent created and its turn open); ` +
         `each run's spare for the next was forked by this host after its outcome was handed back, outside the timed run (decision 0096 amended): ${fmt(forked.ms / Math.max(1, forked.n))} ms of this event loop a fork (${forked.n} forks, counted in the CPU per agent above)` +
