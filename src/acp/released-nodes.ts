@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { checkedRepoKey, nodeKey } from '../core/placement/layout';
 import { liveHolder, parseOwner, thisOwner } from '../core/store/lock-owner';
 import { LiveToken, sweepTokens } from '../core/store/lock-token';
+import { OPEN_FOLDER, pinnable, pinnedPath } from '../core/tools/pinned-path';
 import { syncRefused } from './errors';
 
 // The far side's record of the nodes it was told are done (`_arbor/sync/release`, decision 0114,
@@ -13,7 +14,8 @@ import { syncRefused } from './errors';
 // it (its pid and its liveness token, which answers from any PID namespace), and the record goes only once the node's folder is gone (kept as a spare, or removed). What a
 // release could not finish — its close or move threw and even the removal failed, or the process was
 // killed under way — is swept at the next prepare or close of any far process on this root: a
-// record whose process is gone (or is this one, its release over) has its node's folder removed. A
+// record whose process is gone (or is this one, its release over) has its node's folder removed (one
+// that cannot be for good — no permission, read-only, a mount — is said once, not retried: 0119). A
 // record of another live process is its own to finish. A node never released (a continuable child,
 // a failed turn: the home side's to clean up, or to continue after its link's idle close) has no
 // record and is never touched; neither is a node folder the push path made. A node id is a session
@@ -25,13 +27,26 @@ export interface ReleasedNode {
   repo: string;
 }
 
+/**
+ * Why a removal fails that trying again will not change: no permission (another user's files, an
+ * immutable one), a read-only file system, a mount point below the node's folder (Linux's only EBUSY
+ * for a folder's removal).
+ */
+const LASTING_FAILURES = new Set(['EACCES', 'EPERM', 'EROFS', 'EBUSY']);
+
 export class ReleasedNodes {
   private readonly dir: string;
+  /** Released nodes whose folder or record a sweep could not remove for a reason retrying will not change: said once, not tried again here. */
+  private readonly stuck = new Set<string>();
   /** Where this process's liveness token listens (`.live`: no node's name). */
   private readonly tokens: string;
   private token: Promise<LiveToken | undefined> | undefined;
 
-  constructor(repos: string) {
+  constructor(
+    repos: string,
+    /** A line for the person running the far side (stderr). */
+    private readonly warn: (line: string) => void = () => undefined,
+  ) {
     this.dir = path.join(repos, '.released');
     this.tokens = path.join(this.dir, '.live');
   }
@@ -50,7 +65,18 @@ export class ReleasedNodes {
       } catch {
         return undefined; // judged by its pid alone, as before
       }
-      return LiveToken.make(this.tokens);
+      // Another far process's close removes `.live` when it finds it empty, as it may be between the
+      // mkdir and the listen: then its listen fails, and this process's releases would be recorded
+      // with no token (read as a dead process's from another PID namespace). Made again, and asked again.
+      for (let i = 0; ; i++) {
+        const token = await LiveToken.make(this.tokens);
+        if (token || i === 4 || present(this.tokens)) return token;
+        try {
+          fs.mkdirSync(this.tokens, { recursive: true });
+        } catch {
+          return undefined;
+        }
+      }
     })();
     return this.token;
   }
@@ -59,6 +85,7 @@ export class ReleasedNodes {
   async close(): Promise<void> {
     (await this.token)?.close();
     try {
+      // (Removed between another far process's making it and its token's listen: that one makes it again, `live`.)
       fs.rmdirSync(this.tokens);
     } catch {
       // another live far process's token is in it (or a dead one's, swept by the next to start)
@@ -80,13 +107,29 @@ export class ReleasedNodes {
     }
   }
 
-  /** The node's folder is gone: its record too. */
-  done(node: string): void {
+  /** The node's folder is gone: its record too. The error when the record stays (the next sweep drops it, unless that error stays too). */
+  done(node: string): NodeJS.ErrnoException | undefined {
     try {
       fs.rmSync(path.join(this.dir, node), { force: true });
-    } catch {
-      // (a record left names a folder that is gone: the next sweep drops it)
+      return undefined;
+    } catch (e) {
+      return e as NodeJS.ErrnoException;
     }
+  }
+
+  /**
+   * What a sweep could not remove (`what`: the node's folder, or its record): tried again by the
+   * next sweep, unless retrying cannot change it (no permission, a read-only file system, a mount:
+   * every prepare would pay a removal, a walk, the repository's lock and git runs for nothing).
+   * Such a node is said once, with what to do, and left out of this process's orphans (the next far
+   * process's first sweep tries once).
+   */
+  failed(node: string, what: string, err: NodeJS.ErrnoException, todo: string): void {
+    if (!LASTING_FAILURES.has(err.code ?? '') || this.stuck.has(node)) return;
+    this.stuck.add(node);
+    this.warn(
+      `arbor acp: released node ${node}: ${what} cannot be removed (${err.message}); this process will not try again: ${todo} (${path.join(this.dir, node)}).`,
+    );
   }
 
   /**
@@ -104,7 +147,7 @@ export class ReleasedNodes {
     const out: ReleasedNode[] = [];
     const mine = (await this.token)?.name;
     for (const node of names) {
-      if (!isNodeName(node) || busy(node)) continue;
+      if (!isNodeName(node) || this.stuck.has(node) || busy(node)) continue;
       let rec: { repo?: unknown; owner?: unknown };
       try {
         rec = JSON.parse(fs.readFileSync(path.join(this.dir, node), 'utf8'));
@@ -153,43 +196,70 @@ export function present(p: string): boolean {
  * A node's folder removed without running git in it or following a link out of it: a link (or a
  * file) in its place is unlinked, never followed; inside, links are unlinked (`rmSync` does not
  * follow them), so a `.git` or a gitlink folder below its top is only files to remove. A folder
- * whose mode its agent took the write bit from is made writable first, through a descriptor
- * opened without following a link. True when nothing is left at `wt`.
+ * whose mode its agent took the write bit from is made writable first (`writable`). Undefined when
+ * nothing is left at `wt`, else what the last removal threw.
  */
-export function removeNodeFolder(wt: string): boolean {
+export function removeNodeFolder(wt: string): NodeJS.ErrnoException | undefined {
   try {
     fs.rmSync(wt, { recursive: true, force: true });
   } catch {
     writable(wt);
     try {
       fs.rmSync(wt, { recursive: true, force: true });
-    } catch {
-      // left for the next sweep (its record stays)
+    } catch (e) {
+      return present(wt) ? (e as NodeJS.ErrnoException) : undefined; // left for the next sweep (its record stays)
     }
   }
-  return !present(wt);
+  return present(wt) ? Object.assign(new Error(`${wt} is still there`), { code: 'EEXIST' }) : undefined;
 }
 
-/** Every folder under `dir` (itself included) given its owner's rwx, links never followed. */
+/**
+ * Every folder under `dir` (itself included) given its owner's rwx, no link followed. Each folder
+ * is reached through the one above it held open (`pinned-path.ts`): the node's agent may still run
+ * (its close failed), and a folder it swaps for a link between its opening and its listing would
+ * otherwise be listed through the link, and the folders out there made writable.
+ */
 function writable(dir: string): void {
   let fd: number;
   try {
-    fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+    fd = fs.openSync(dir, OPEN_FOLDER);
   } catch {
     return; // not a folder (a link, a file), or unreadable: rmSync says what it could not remove
   }
   try {
-    fs.fchmodSync(fd, (fs.fstatSync(fd).mode & 0o7777) | 0o700);
-  } catch {
-    // not ours to change
+    writableFrom(fd, dir);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The folder held open as `fd` (named `shown` where folders cannot be pinned) and every folder below it made writable. */
+function writableFrom(fd: number, shown: string): void {
+  try {
+    fs.fchmodSync(fd, (fs.fstatSync(fd).mode & 0o7777) | 0o700);
+  } catch {
+    // not ours to change
+  }
+  const pinned = pinnable();
   let entries: fs.Dirent[];
   try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
+    entries = fs.readdirSync(pinned ? pinnedPath(fd) : shown, { withFileTypes: true });
   } catch {
     return;
   }
-  for (const e of entries) if (e.isDirectory()) writable(path.join(dir, e.name));
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    let child: number;
+    try {
+      // Where nothing can be pinned (no /proc), by its path, its last name not followed: a swap above it is not seen.
+      child = fs.openSync(pinned ? pinnedPath(fd, e.name) : path.join(shown, e.name), OPEN_FOLDER);
+    } catch {
+      continue;
+    }
+    try {
+      writableFrom(child, path.join(shown, e.name));
+    } finally {
+      fs.closeSync(child);
+    }
+  }
 }

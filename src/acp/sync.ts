@@ -44,11 +44,13 @@ export class NodeSync {
     private readonly dirs: NodeDirs,
     /** A released node's folder (real path) is let go of by whatever still holds it open (its harness: its MCP servers, its sandboxes). */
     private readonly letGo: (root: string) => Promise<unknown> = async () => undefined,
+    /** A line for the person running the far side (stderr). */
+    warn: (line: string) => void = () => undefined,
   ) {
     this.transfers = path.join(dirs.repos, '.transfers');
     sweep(this.transfers, STALE_TRANSFER_MS);
     this.spares = new SpareWorktrees(dirs.repos);
-    this.released = new ReleasedNodes(dirs.repos);
+    this.released = new ReleasedNodes(dirs.repos, warn);
   }
 
   /** The far side closes: the releases under way end first, then no released node's folder and no kept worktree stays behind. */
@@ -68,9 +70,20 @@ export class NodeSync {
     this.sweeping ??= (async () => {
       for (const r of await this.released.orphans((node) => this.releasing.has(node))) {
         const repoDir = path.join(this.dirs.repos, `${r.repo}.git`);
-        await this.discard(repoDir, path.join(this.dirs.nodes, r.node)).catch(() => undefined);
+        const wt = path.join(this.dirs.nodes, r.node);
+        // The folder first: while it stays, nothing else is done (no repository lock, no git run).
+        const kept = removeNodeFolder(wt);
+        if (kept) {
+          this.released.failed(r.node, `its folder ${wt}`, kept, 'remove it by hand: the next far process to start here then drops its record');
+          continue;
+        }
+        if (fs.existsSync(repoDir))
+          await this.lock(repoDir)
+            .alone(() => git(['worktree', 'prune'], bareRepo(repoDir)))
+            .catch(() => undefined);
         await git(['update-ref', '-d', baseRef(r.node)], bareRepo(repoDir)).catch(() => undefined);
-        if (!present(path.join(this.dirs.nodes, r.node))) this.released.done(r.node);
+        const left = this.released.done(r.node);
+        if (left) this.released.failed(r.node, 'its record', left, 'its folder is gone; remove the record by hand');
       }
     })()
       .catch(() => undefined) // (what cannot be removed now is tried again by the next sweep)

@@ -103,7 +103,13 @@ export const acpCommand: Command = async (args, io) => {
   );
   // A released node's harness is closed before its worktree is kept for the next node (decision 0114).
   const sync =
-    nodes && nodeStores && nodeRepos ? new NodeSync({ nodes, stores: nodeStores, repos: nodeRepos }, async (root) => server?.letGo(root)) : undefined;
+    nodes && nodeStores && nodeRepos
+      ? new NodeSync(
+          { nodes, stores: nodeStores, repos: nodeRepos },
+          async (root) => server?.letGo(root),
+          (l) => io.err(l),
+        )
+      : undefined;
   server = new AcpServer({
     version: arborVersion(),
     workspaces,

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describeError } from '../errors';
 import type { CheckpointChange, EventDraft, SessionEvent } from '../session/events';
 import { readWhole } from '../tools/fsio';
-import type { Shadows } from './shadow';
+import { recordedChange, type Shadows } from './shadow';
 
 // A writing call's intent (decision 0059, amended in s49): before a file tool or a command may
 // change the workspace, what it found there — the file's blob (written into the shadow first),
@@ -120,29 +120,19 @@ export class CallIntents {
 
 /** What the cut call changed: from what it found to what is there now (which may hold later edits: `recovered`). */
 async function changesOf(i: CallIntent, h: CallRecoveryHost): Promise<CheckpointChange[]> {
-  const of = (p: string, root: string, before: string | null, after: string | null): CheckpointChange => ({
-    path: p,
-    root,
-    before,
-    after,
-    callId: i.callId,
-    tool: i.tool,
-    recovered: true,
-  });
   if (i.kind === 'file') {
     const shadow = await h.shadows.of(i.root);
     const st = await fsp.stat(i.path).catch(() => undefined);
     if (st && (!st.isFile() || st.size > h.maxFileBytes)) return [];
     // Through its folder pinned from the root (decision 0097): never a file outside through a link put on the way.
     const after = st ? await shadow.storeBlob(await readWhole(i.path, i.root)) : null;
-    return after === i.before ? [] : [of(i.path, i.root, i.before, after)];
+    return after === i.before ? [] : [recordedChange({ path: i.path, before: i.before, after }, i.root, i.callId, i.tool, true)];
   }
   const out: CheckpointChange[] = [];
   for (const { root, tree } of i.trees) {
     const shadow = await h.shadows.of(root);
     const now = await shadow.snapshot(h.maxFileBytes);
-    for (const d of await shadow.diff(tree, now.tree))
-      out.push({ ...of(d.path, root, d.before, d.after), ...(d.beforeExecutable ? { beforeExecutable: true } : {}) });
+    for (const d of await shadow.diff(tree, now.tree)) out.push(recordedChange(d, root, i.callId, i.tool, true));
   }
   return out;
 }

@@ -11,7 +11,7 @@ import { commandEntering } from '../tools/roots-lock';
 import type { ToolContext, ToolResult } from '../tools/tool';
 import type { CallIntents } from './call-intent';
 import { blobId } from './objects';
-import type { ShadowRepo, Shadows } from './shadow';
+import { recordedChange, type ShadowRepo, type Shadows } from './shadow';
 
 // What each step of a turn changed, per node (decision 0059). The file tools name their file,
 // so its bytes are read just before the tool writes and just after, hashed and stored
@@ -244,15 +244,19 @@ export class CheckpointRecorder {
       // write_file wrote exactly its `content` when it succeeded: no need to read it back.
       const after = written !== undefined ? this.keep(was.shadow, Buffer.from(written, 'utf8')) : await this.read(was.shadow, was.path);
       if (after === 'large') out.skipped.push({ path: was.path, reason: 'too-large' });
-      else if (after !== was.before) out.changes.push({ change: change(was.shadow, was.path, was.before, after, call), since: was.since, at: wrote });
+      else if (after !== was.before)
+        out.changes.push({
+          change: recordedChange({ path: was.path, before: was.before, after }, was.shadow.root, call.id, call.name),
+          since: was.since,
+          at: wrote,
+        });
       if (path.basename(was.path) === '.gitignore') was.shadow.forgetIgnores();
       return out;
     }
     for (const { shadow, tree, at } of was.trees) {
       const now = await shadow.snapshot(this.o.maxFileBytes);
       for (const d of await shadow.diff(tree, now.tree)) {
-        const c = change(shadow, d.path, d.before, d.after, call);
-        out.changes.push({ change: d.beforeExecutable ? { ...c, beforeExecutable: true } : c, since: at, at: now.at });
+        out.changes.push({ change: recordedChange(d, shadow.root, call.id, call.name), since: at, at: now.at });
         if (path.basename(d.path) === '.gitignore') shadow.forgetIgnores();
       }
       for (const p of now.large) out.skipped.push({ path: p, reason: 'too-large' });
@@ -388,8 +392,4 @@ export function locate(roots: readonly string[], p: unknown): { realPath: string
   }
   const root = roots.filter((r) => isWithin(real, r)).sort((a, b) => b.length - a.length)[0];
   return root ? { realPath: real, root } : undefined;
-}
-
-function change(shadow: ShadowRepo, file: string, before: string | null, after: string | null, call: ToolCall): CheckpointChange {
-  return { path: file, root: shadow.root, before, after, callId: call.id, tool: call.name };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import type { CheckpointChange } from '../session/events';
 import { readEntryInside } from '../tools/entry-inside';
 import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { initFinished } from '../worktree/git';
@@ -32,6 +33,24 @@ export interface TreeChange {
   after: string | null;
   /** `before` had git's executable mode. */
   beforeExecutable?: true;
+}
+
+/**
+ * A change as the log records it, made by call `callId` of `tool` in `root` (a file tool's, a
+ * command's diff, or one a crash cut and the next open recovered). One mapping for the recorder
+ * and the recovery: the keys in one order (the log's bytes), `beforeExecutable` only when git said so.
+ */
+export function recordedChange(d: TreeChange, root: string, callId: string, tool: string, recovered?: true): CheckpointChange {
+  return {
+    path: d.path,
+    root,
+    before: d.before,
+    after: d.after,
+    callId,
+    tool,
+    ...(recovered ? { recovered } : {}),
+    ...(d.beforeExecutable ? { beforeExecutable: true } : {}),
+  };
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;

@@ -59,6 +59,23 @@ export function bootId(): string {
   return boot;
 }
 
+/**
+ * When process `pid` started, in wall-clock ms: the boot time /proc gives (whole seconds, so up to
+ * a second early) plus its start ticks (USER_HZ, 100 a second on Linux). Never later than the real
+ * start while the clock was not stepped; undefined where /proc says nothing.
+ */
+export function startedAtMs(pid: number): number | undefined {
+  const s = readStat(pid);
+  if (!s) return undefined;
+  let btime: number;
+  try {
+    btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'latin1'))?.[1]);
+  } catch {
+    return undefined;
+  }
+  return Number.isFinite(btime) && btime > 0 ? btime * 1000 + s.startTime * 10 : undefined;
+}
+
 /** The identity of the group `pid` leads, read now (right after spawning it); undefined where /proc says nothing. */
 export function groupIdentity(pid: number): GroupIdentity | undefined {
   const s = readStat(pid);

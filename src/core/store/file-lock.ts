@@ -1,9 +1,27 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { processRuns } from '../process/group';
+import { startedAtMs } from '../process/proc-stat';
 
 // A lock between the Arbor processes of one user: a file made exclusively (`wx`) holding the
 // holder's pid, removed when done; one whose holder died (or one cut short as it was written, once
 // stale) is taken over. Synchronous: its users (the stand-in registry around a command, the MCP
-// trust book) read, change and write a small file in one go.
+// trust book, the made-by-commands record's compaction) read, change and write a small file in one go.
+//
+// A pid outlives its process: a lock left by a process killed mid-hold names a pid the kernel hands
+// out again — to this very process (a sandbox's or container's PID namespace numbers its processes
+// alike: each `arbor` in one is pid 2), or to an unrelated one. So a holder is judged with the lock
+// file's own age (its mtime: when the holder wrote its pid): our own pid is a leftover unless this
+// thread holds the lock, or the lock was written after this process started; another live pid is a
+// leftover when that process started after the lock was written (`START_SLACK_MS` allowed).
+// The text stays a bare pid, as older Arbor processes read it (one that cannot parse a lock takes it
+// over after half its wait).
+
+/** How much later than its lock a holder may seem to have started and still be its writer: /proc's boot time is whole seconds (early, never late), this is for the clock stepped meanwhile. */
+const START_SLACK_MS = 1000;
+
+/** The locks this thread holds now (resolved paths): a lock naming our own pid and not among them is a leftover. */
+const held = new Set<string>();
 
 /** Whether a process is alive (EPERM: alive, another user's). */
 export function alive(pid: number): boolean {
@@ -22,6 +40,7 @@ export function alive(pid: number): boolean {
  */
 export function withFileLock(lock: string, act: () => void, waitMs = 2000): boolean {
   const until = Date.now() + waitMs;
+  const key = path.resolve(lock);
   for (;;) {
     try {
       const fd = fs.openSync(lock, 'wx', 0o600);
@@ -33,28 +52,71 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
-      let holder = Number.NaN;
-      try {
-        holder = Number(fs.readFileSync(lock, 'utf8'));
-      } catch (r) {
-        if ((r as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
-        // Unreadable (another user's file, a folder): judged as a lock cut short, below, and
-        // waited for no longer than any other (a `continue` here spun for ever).
-      }
-      // A holder that died (or a lock file cut short as it was written, holder 0 or NaN, once stale).
-      if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || (!(holder > 0) && Date.now() > until - waitMs / 2)) {
-        if (unlink(lock)) continue;
+      const seen = holderOf(lock);
+      if (seen === 'gone') continue; // released meanwhile
+      // Unreadable (another user's file, a folder): judged as a lock cut short, below, and waited
+      // for no longer than any other (a `continue` here spun for ever).
+      const holder = seen?.pid ?? Number.NaN;
+      // A holder that died, or a leftover whose pid runs again (or a lock file cut short as it was written, holder 0 or NaN, once stale).
+      if ((seen && holder > 0 && leftover(key, seen)) || (!(holder > 0) && Date.now() > until - waitMs / 2)) {
+        if (unlinkIfSame(lock, seen?.ino)) continue;
       }
       if (Date.now() > until) return false;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
     }
   }
+  held.add(key);
   try {
     act();
   } finally {
+    held.delete(key);
     unlink(lock);
   }
   return true;
+}
+
+/** What a lock file says (its pid, when it was written, its inode: one open), 'gone' when there is none, undefined when unreadable. */
+function holderOf(lock: string): { pid: number; mtimeMs: number; ino: number } | 'gone' | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(lock, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.alloc(32);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const pid = Number(buf.subarray(0, n).toString('latin1'));
+    return { pid: Number.isInteger(pid) ? pid : Number.NaN, mtimeMs: st.mtimeMs, ino: st.ino };
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Whether the lock's holder cannot be holding it: gone, our own pid not held here and older than us, or a pid whose process started after the lock was written. */
+function leftover(key: string, seen: { pid: number; mtimeMs: number }): boolean {
+  // This thread's own lock is held (a nested call waits, as for any holder); written before this
+  // process began, no thread of ours wrote it.
+  if (seen.pid === process.pid) return !held.has(key) && seen.mtimeMs < performance.timeOrigin; // the process's start, in a worker thread too
+  if (!processRuns(seen.pid)) return true;
+  const started = startedAtMs(seen.pid);
+  return started !== undefined && started > seen.mtimeMs + START_SLACK_MS;
+}
+
+/** Remove a stale lock, unless another holder's lock has replaced the one judged (its inode differs). */
+function unlinkIfSame(lock: string, ino: number | undefined): boolean {
+  if (ino !== undefined) {
+    try {
+      if (fs.lstatSync(lock).ino !== ino) return true; // another's now: asked again
+    } catch {
+      return true; // gone meanwhile
+    }
+  }
+  return unlink(lock);
 }
 
 /** Whether nothing is at `p` now (removed, or gone already). */

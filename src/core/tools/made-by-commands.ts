@@ -19,7 +19,8 @@ import type { ProtectedEntry } from './protected-walk';
 // exists stays refused, a trusted one trusted — and drops the identities no longer at any path
 // they were recorded at (deleted, or moved away by something outside the sandbox: decision 0111,
 // amended in s55). Lines appended meanwhile by other processes are carried over (`appendLines`),
-// and a read waits for a compaction under way, so it never sees the rewrite before its carry-over.
+// and a read that may meet a compaction under way waits for it, so it never sees the rewrite before
+// its carry-over; one that cannot (the common case) takes no lock (`readSettled`).
 
 /** The record's file name in the user's Arbor folder. */
 export const MADE_RECORD_NAME = 'made-by-commands.jsonl';
@@ -170,16 +171,51 @@ export class MadeRecord {
   }
 
   /**
-   * The record's lines, read once no compaction is under way: a compaction renames its rewrite
+   * The record's lines, as no compaction under way has them half: a compaction renames its rewrite
    * over the record and only then carries over what other processes appended meanwhile, so a read
    * between the two would miss appearances already written (a command's `.claude` read as the
-   * user's). A compaction holds the lock for milliseconds; past `READ_LOCK_WAIT_MS` (a holder
-   * that hangs) the record is read as it is.
+   * user's). Read without the lock when the record was there before no lock was (`readSettled`);
+   * else once the compaction's lock is had. A compaction holds it for milliseconds; past
+   * `READ_LOCK_WAIT_MS` (a holder that hangs) the record is read as it is.
    */
   private read(): Line[] {
+    const settled = readSettled(this.file);
+    if (settled !== undefined) return parseLines(settled);
     let text: string | undefined;
     withFileLock(`${this.file}.lock`, () => (text = readText(this.file)), READ_LOCK_WAIT_MS);
     return parseLines(text ?? readText(this.file));
+  }
+}
+
+/**
+ * The record's text without taking the lock, when no compaction can have it half: the file at the
+ * path is looked at first, then the lock is seen absent, then the file is opened and must be the
+ * one looked at. A compaction's rewrite at the path when it was looked at was put there under a
+ * lock that is gone by the time it was seen absent, so its carry-over is in; a rename after the
+ * look gives another file, and the lock is taken instead. A file read as it is renamed away has
+ * every line appended before (appenders that see the rename append again to the new one: later
+ * lines, as if read a moment earlier). Undefined when a compaction may be under way (the lock
+ * is there, or the file changed between the look and the open): the caller takes the lock.
+ */
+function readSettled(file: string): string | undefined {
+  const seen = identityOf(file);
+  // Anything at the lock's name (a link, a folder too) counts as a compaction under way.
+  if (identityOf(`${file}.lock`) !== undefined) return undefined;
+  if (seen === undefined) return ''; // no record yet
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd, { bigint: true });
+    if (`${st.dev}:${st.ino}:${st.birthtimeNs}` !== seen) return undefined;
+    return readRange(fd, 0, Number(st.size));
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

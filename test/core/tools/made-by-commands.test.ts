@@ -224,6 +224,40 @@ describe('the record of what commands made stays small (decision 0111, amended i
     }
   });
 
+  it("a compaction's lock left by a killed process whose pid is the reader's own (a fresh PID namespace) does not hold the read", async () => {
+    const status = await sandboxStatus();
+    if (!status.available) throw new Error(`This test needs bubblewrap, and ${status.reason}. Run "npm run setup:e2e" (it installs bubblewrap).`);
+    const file = path.join(ws.outside, 'made.jsonl');
+    new MadeRecord(file).record([mk('a/.arbor')]);
+    const lockModule = require.resolve('../../../src/core/store/file-lock');
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    const fresh = (script: string) => ['--unshare-pid', '--dev-bind', '/', '/', '--proc', '/proc', '--die-with-parent', process.execPath, '-e', script];
+    // A compaction (pid 2 in its sandbox) killed while it holds the lock.
+    const { spawn } = await import('node:child_process');
+    const holder = spawn(
+      'bwrap',
+      fresh(
+        `require(${JSON.stringify(lockModule)}).withFileLock(${JSON.stringify(`${file}.lock`)}, () => { process.stdout.write('held'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });`,
+      ),
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    const gone = new Promise((resolve) => holder.once('exit', resolve));
+    holder.kill('SIGKILL');
+    await gone;
+    const reader = `
+      const { MadeRecord } = require(${JSON.stringify(module)});
+      const started = Date.now();
+      const got = new MadeRecord(${JSON.stringify(file)}).madeIn(${JSON.stringify(ws.at('a'))});
+      process.stdout.write(JSON.stringify({ pid: process.pid, ms: Date.now() - started, got: got.map((m) => m.path) }));`;
+    const out = spawnSync('bwrap', fresh(reader), { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(out.status, 0, out.stderr);
+    const r = JSON.parse(out.stdout) as { pid: number; ms: number; got: string[] };
+    assert.deepEqual(r.got, [path.join(fs.realpathSync(ws.root), 'a', '.arbor')]);
+    assert.ok(r.ms < 1000, `read in ${r.ms} ms as pid ${r.pid} (it waited its 2 s before)`);
+    assert.ok(!fs.existsSync(`${file}.lock`), 'the leftover was taken over and released');
+  });
+
   it('attack: a lock the reader cannot read (a folder, another user’s file) delays a read by its wait at most, never hangs it', () => {
     const file = path.join(ws.outside, 'made.jsonl');
     new MadeRecord(file).record([mk('a/.arbor')]);
@@ -265,6 +299,62 @@ describe('the record of what commands made stays small (decision 0111, amended i
     const record = new MadeRecord(file);
     const missing = ['a', 'b', 'c'].flatMap((n) => Array.from({ length: 150 }, (_, i) => `${n}${i}`)).filter((f) => made(record, f).length !== 1);
     assert.deepEqual(missing, []);
+    assert.match(fs.readFileSync(file, 'utf8').split('\n')[0], /"compacted"/, 'compactions ran');
+  });
+
+  it('a read beside appending and compacting processes has every appearance recorded before it began (most take no lock)', async () => {
+    const file = path.join(ws.outside, 'made.jsonl');
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    // Each writer says, once `record` returned, which folder it recorded (in a file of its own).
+    const writer = (name: string) => `
+      const fs = require('fs'), path = require('path');
+      const { MadeRecord } = require(${JSON.stringify(module)});
+      const record = new MadeRecord(${JSON.stringify(file)}, { compactAt: 2048 });
+      while (!fs.existsSync(${JSON.stringify(`${file}.go`)})) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      for (let i = 0; i < 200; i++) {
+        const p = path.join(${JSON.stringify(ws.root)}, '${name}' + i, '.arbor');
+        fs.mkdirSync(p, { recursive: true });
+        record.record([{ path: p }]);
+        fs.appendFileSync(${JSON.stringify(path.join(ws.outside, 'done-'))} + '${name}', p + '\\n');
+      }`;
+    // A read between a compaction's rename and its carry-over misses lines appended (and returned)
+    // meanwhile: every folder said recorded before the read began must be in it. (The record's read, as madeIn makes it.)
+    const reader = `
+      const fs = require('fs');
+      const { MadeRecord, identityOf } = require(${JSON.stringify(module)});
+      const record = new MadeRecord(${JSON.stringify(file)});
+      const lock = ${JSON.stringify(`${file}.lock`)};
+      const open = fs.openSync;
+      let reads = 0, locked = 0, last = 0;
+      fs.openSync = (p, flags, ...rest) => { if (p === lock && flags === 'wx') locked++; return open(p, flags, ...rest); };
+      fs.writeFileSync(${JSON.stringify(`${file}.go`)}, '');
+      const said = () => ['a', 'b'].flatMap((n) => { try { return fs.readFileSync(${JSON.stringify(path.join(ws.outside, 'done-'))} + n, 'utf8').split('\\n').filter(Boolean); } catch { return []; } });
+      for (const until = Date.now() + 60000; Date.now() < until && last < 400; reads++) {
+        const done = said().map(identityOf);
+        const ids = new Set(record.read().map((l) => l.id));
+        const missing = done.filter((id) => !ids.has(id));
+        if (missing.length) { process.stdout.write(JSON.stringify({ missing, reads })); process.exit(1); }
+        last = done.length;
+      }
+      process.stdout.write(JSON.stringify({ reads, locked, last }));`;
+    const { spawn } = await import('node:child_process');
+    const run = (script: string) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('exit', (code) => resolve({ code, out }));
+      });
+    const [r, ...w] = await Promise.all([run(reader), run(writer('a')), run(writer('b'))]);
+    assert.deepEqual(
+      w.map((x) => x.code),
+      [0, 0],
+    );
+    assert.equal(r.code, 0, `a read missed appearances recorded before it began: ${r.out}`);
+    const said = JSON.parse(r.out) as { reads: number; locked: number; last: number };
+    assert.equal(said.last, 400, 'the reader read until every folder was recorded');
+    // (Before, every read took the lock: a file made and removed in the user's folder, and a wait behind any holder.)
+    assert.ok(said.locked < said.reads, `reads with no compaction under way took no lock (${said.locked} tries at the lock in ${said.reads} reads)`);
     assert.match(fs.readFileSync(file, 'utf8').split('\n')[0], /"compacted"/, 'compactions ran');
   });
 });
