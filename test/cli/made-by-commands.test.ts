@@ -137,9 +137,19 @@ describe('cli: a .arbor a confined command made is not trusted (decision 0111)',
     const refused = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], withGemini, 60_000);
     assert.equal(refused.code, 2, refused.stdout);
     assert.match(refused.stderr, new RegExp(`${path.join(ws, 'g')} is not trusted: ${path.join(ws, 'g', '.gemini')} \\(seen [^)]+\\) appeared`));
+    // The refusal says 'arbor trust g'; run without the config, it leaves the .gemini (no program it
+    // starts reads it) and says so, naming how: it said "nothing is recorded" before.
+    const plain = await arbor(['trust', path.join(ws, 'g')], env);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, new RegExp(`^left untrusted: ${path.join(ws, 'g', '.gemini')} \\(recorded as made by a command, seen [^)]+\\): only a program`));
+    assert.match(plain.stdout, new RegExp(`run 'arbor trust ${path.join(ws, 'g')} --config FILE'`));
+    assert.doesNotMatch(plain.stdout, /nothing to trust|^trusted /m);
+    const stillRefused = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], withGemini, 60_000);
+    assert.equal(stillRefused.code, 2, `left untrusted means still refused: ${stillRefused.stdout}`);
     const t = await arbor(['trust', path.join(ws, 'g')], withGemini);
     assert.equal(t.code, 0, t.stderr);
     assert.match(t.stdout, new RegExp(`trusted ${path.join(ws, 'g', '.gemini')} \\(recorded as made by a command`));
+    assert.doesNotMatch(t.stdout, /left untrusted/);
     server.enqueue({ text: 'hello' });
     const trusted = await arbor(['run', ...flags(path.join(ws, 'g')), 'hi'], withGemini, 60_000);
     assert.equal(trusted.code, 0, trusted.stderr);

@@ -85,14 +85,7 @@ export class MadeRecord {
    * and the `.git` git would find from it — that a command made and the user has not trusted since.
    */
   madeIn(folder: string, programs: readonly string[] = []): MadeFolder[] {
-    const lines = this.read();
-    if (lines.length === 0) return [];
-    // A trust is for good: what holds that identity is the folder the user reviewed (or Arbor
-    // made itself), and no command can make another with it. A walk that sees it appear later
-    // (another process's, the CLI's own `.arbor` made while a session ran beside) changes nothing.
-    const trusted = new Set(lines.filter((l) => l.trusted).map((l) => l.id));
-    const made = new Map<string, Line>();
-    for (const l of lines) if (!l.trusted && !trusted.has(l.id) && !made.has(l.id)) made.set(l.id, l);
+    const made = this.untrusted();
     if (made.size === 0) return [];
     const out: MadeFolder[] = [];
     for (const p of decidingFolders(folder, programs)) {
@@ -101,6 +94,40 @@ export class MadeRecord {
       if (l) out.push({ path: p, at: l.at });
     }
     return out;
+  }
+
+  /**
+   * Every entry of `folder` itself (not below it) a command made and the user has not trusted,
+   * whatever reads it: what `trust` leaves for a program its config does not start (a `.codex` when
+   * only VS Code's settings configure Codex), said so the user is not told nothing is there.
+   */
+  untrustedIn(folder: string): MadeFolder[] {
+    let real = folder;
+    try {
+      real = fs.realpathSync.native(folder);
+    } catch {
+      return [];
+    }
+    const lines = this.read();
+    const made = this.untrusted(lines);
+    const out = new Map<string, MadeFolder>();
+    // Any line's path (a folder a command moved is on the record at each path a walk saw it at).
+    for (const l of lines) {
+      const first = made.get(l.id);
+      if (first && !out.has(l.id) && path.dirname(l.path) === real && identityOf(l.path) === l.id) out.set(l.id, { path: l.path, at: first.at });
+    }
+    return [...out.values()].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** The identities on the record never trusted, each with its first line. */
+  private untrusted(lines = this.read()): Map<string, Line> {
+    // A trust is for good: what holds that identity is the folder the user reviewed (or Arbor
+    // made itself), and no command can make another with it. A walk that sees it appear later
+    // (another process's, the CLI's own `.arbor` made while a session ran beside) changes nothing.
+    const trusted = new Set(lines.filter((l) => l.trusted).map((l) => l.id));
+    const made = new Map<string, Line>();
+    for (const l of lines) if (!l.trusted && !trusted.has(l.id) && !made.has(l.id)) made.set(l.id, l);
+    return made;
   }
 
   /** The user reviewed `folder`: what `madeIn` finds there is trusted from now on. Returns those it trusted. */
