@@ -58,8 +58,9 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
       // for no longer than any other (a `continue` here spun for ever).
       const holder = seen?.pid ?? Number.NaN;
       // A holder that died, or a leftover whose pid runs again (or a lock file cut short as it was written, holder 0 or NaN, once stale).
-      if ((seen && holder > 0 && leftover(key, seen)) || (!(holder > 0) && Date.now() > until - waitMs / 2)) {
-        if (unlinkIfSame(lock, seen?.ino)) continue;
+      const cutShort = (s: Holder | undefined) => !(s && s.pid > 0) && Date.now() > until - waitMs / 2 && (!s || Date.now() - s.mtimeMs > waitMs / 2);
+      if ((seen && holder > 0 && leftover(key, seen)) || cutShort(seen)) {
+        if (takeOver(lock, (again) => (again && again.pid > 0 && leftover(key, again)) || cutShort(again))) continue;
       }
       if (Date.now() > until) return false;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
@@ -75,8 +76,14 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
   return true;
 }
 
+interface Holder {
+  pid: number;
+  mtimeMs: number;
+  ino: number;
+}
+
 /** What a lock file says (its pid, when it was written, its inode: one open), 'gone' when there is none, undefined when unreadable. */
-function holderOf(lock: string): { pid: number; mtimeMs: number; ino: number } | 'gone' | undefined {
+function holderOf(lock: string): Holder | 'gone' | undefined {
   let fd: number;
   try {
     fd = fs.openSync(lock, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -107,14 +114,50 @@ function leftover(key: string, seen: { pid: number; mtimeMs: number }): boolean 
   return started !== undefined && started > seen.mtimeMs + START_SLACK_MS;
 }
 
-/** Remove a stale lock, unless another holder's lock has replaced the one judged (its inode differs). */
-function unlinkIfSame(lock: string, ino: number | undefined): boolean {
-  if (ino !== undefined) {
+/**
+ * Remove a lock judged a leftover, judged again under `<lock>.break` (made exclusively, held for
+ * the judgement and the removal). Two waiters that judged the same leftover must not both remove
+ * a lock: the second would remove the one the first has just made, and both would hold it (its
+ * inode cannot tell them apart: ext4 hands a removed file's inode to the next file made). Only a
+ * holder of the break removes another's lock, and no one else removes a lock but its own holder —
+ * gone, as judged — so what it removes is what it judged. Whether to try the lock again at once.
+ * A break left by a waiter killed in those microseconds is taken over as a lock is (its pid gone,
+ * or cut short and a second old): two waiters meeting that at once is the one race left.
+ */
+function takeOver(lock: string, stale: (seen: Holder | undefined) => boolean): boolean {
+  const brk = `${lock}.break`;
+  let fd: number;
+  try {
+    fd = fs.openSync(brk, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+    const b = holderOf(brk);
+    if (b !== 'gone' && b && (b.pid > 0 ? leftover(path.resolve(brk), b) : Date.now() - b.mtimeMs > BREAK_CUT_SHORT_MS)) unlinkIfSame(brk, b.ino);
+    return false;
+  }
+  try {
     try {
-      if (fs.lstatSync(lock).ino !== ino) return true; // another's now: asked again
-    } catch {
-      return true; // gone meanwhile
+      fs.writeSync(fd, String(process.pid));
+    } finally {
+      fs.closeSync(fd);
     }
+    const again = holderOf(lock);
+    if (again === 'gone') return true;
+    return stale(again) && unlink(lock);
+  } finally {
+    unlink(brk);
+  }
+}
+
+/** How old a break naming no pid (its waiter killed between making it and writing its pid) must be to be taken over. */
+const BREAK_CUT_SHORT_MS = 1000;
+
+/** Remove a leftover break, unless another's has replaced the one judged (its inode differs). */
+function unlinkIfSame(lock: string, ino: number): boolean {
+  try {
+    if (fs.lstatSync(lock).ino !== ino) return true; // another's now: asked again
+  } catch {
+    return true; // gone meanwhile
   }
   return unlink(lock);
 }

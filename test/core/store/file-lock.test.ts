@@ -141,3 +141,60 @@ describe('file lock: a leftover whose pid runs again is taken over at once', () 
     assert.equal(flags[0], 2, flags[0] === 1 ? 'the worker took over the lock its main thread held' : 'the worker never answered');
   });
 });
+
+describe('file lock: a leftover met by several waiters at once is taken over by one', () => {
+  // Waiters that judged the same leftover each removed "it": the second removed the lock the first
+  // had just made — same name, and on ext4 the same inode — and both held the lock at once.
+  let dir: string;
+  const module = require.resolve('../../../src/core/store/file-lock');
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-file-lock-race-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('four processes meeting a killed holder’s lock in 60 rounds: never two inside at once', async () => {
+    const rounds = 60;
+    const lock = path.join(dir, 'record.lock');
+    // Each round: wait for the go, take the lock, be alone inside it for a few ms, say done.
+    const script = `const fs = require('fs'); const { withFileLock } = require(${JSON.stringify(module)});
+      const dir = ${JSON.stringify(dir)}; const nap = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+      for (let r = 0; r < ${rounds}; r++) {
+        while (!fs.existsSync(dir + '/go.' + r)) nap(1);
+        const got = withFileLock(${JSON.stringify(lock)}, () => {
+          try { fs.writeFileSync(dir + '/inside', '', { flag: 'wx' }); } catch { fs.writeFileSync(dir + '/two-inside.' + r + '.' + process.pid, ''); return; }
+          nap(3);
+          fs.unlinkSync(dir + '/inside');
+        }, 5000);
+        fs.writeFileSync(dir + '/done.' + r + '.' + process.pid, String(got));
+      }`;
+    const dead = spawnSync('true').pid as number;
+    const taking = [0, 1, 2, 3].map(() => spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit'] }));
+    const ended = Promise.all(taking.map((p) => new Promise((resolve) => p.once('exit', resolve))));
+    try {
+      for (let r = 0; r < rounds; r++) {
+        // The lock a holder killed an hour ago left (its pid runs no more).
+        fs.writeFileSync(lock, String(dead));
+        const old = new Date(Date.now() - 3_600_000);
+        fs.utimesSync(lock, old, old);
+        fs.writeFileSync(path.join(dir, `go.${r}`), '');
+        const until = Date.now() + 20_000;
+        while (fs.readdirSync(dir).filter((n) => n.startsWith(`done.${r}.`)).length < taking.length) {
+          assert.ok(Date.now() < until, `round ${r} did not end`);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
+      }
+    } finally {
+      for (const p of taking) p.kill('SIGKILL');
+      await ended;
+    }
+    const names = fs.readdirSync(dir);
+    const two = names.filter((n) => n.startsWith('two-inside.'));
+    assert.deepEqual(two, [], `two processes held the lock at once in ${two.length} of ${rounds} rounds`);
+    const got = names.filter((n) => n.startsWith('done.')).map((n) => fs.readFileSync(path.join(dir, n), 'utf8'));
+    assert.equal(got.length, rounds * taking.length);
+    assert.ok(
+      got.every((g) => g === 'true'),
+      'every waiter had the lock in its round',
+    );
+  });
+});
