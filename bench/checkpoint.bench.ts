@@ -7,8 +7,11 @@
 // rewind.subtree.vs_checkout: rewinding a subtree (a child and its grandchild) that changed 200
 // files — plan (logs read, current files hashed, diffs) and apply (atomic writes, the rewind's
 // own record) — ÷ a plain `git checkout -- <the 200 files>` in an ordinary repository of the
-// same files. Each rewind is undone (untimed) before the next, and the checkout's files are
-// changed again (untimed) before each checkout.
+// same files. Measured in paired rounds (decision 0116): each round one rewind and one checkout,
+// each first in half the rounds (and every third round the bare durable write after them: the
+// floor, context only); the figure is the Hodges–Lehmann estimate of the rounds' rewind ÷ checkout on the log scale, with a
+// 90 % bootstrap interval. Each rewind is undone (untimed) before the next, and the checkout's
+// files are changed again (untimed) before each checkout.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,6 +19,7 @@ import { Harness } from '../src/core/harness';
 import { OpenAICompatibleClient } from '../src/core/model/openai-client';
 import type { ChatBody } from '../test/support/model-server';
 import { ModelServer } from '../test/support/model-server';
+import { bootstrapInterval, hodgesLehmannRatio, orders } from './paired';
 import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
 
 export const name = 'checkpoint';
@@ -133,6 +137,16 @@ async function bareDurableWrite(folder: string, files: readonly string[], tag: s
   }
 }
 
+/** Rounds of the rewind figure (even: each side first in half of them). */
+const REWIND_ROUNDS = { quick: 30, full: 80 };
+/**
+ * The quick bench stops at the first even round count (10 at least) past this many ms: a round (a
+ * rewind, its untimed undo, a checkout, a third of a floor) is ~0.5 s idle, ~2.3 s at load 9.
+ */
+const REWIND_QUICK_BUDGET_MS = 20_000;
+/** The floor (context only) is measured after every third round's pair. */
+const FLOOR_EVERY = 3;
+
 async function rewindFigure(opts: BenchOptions): Promise<Figure> {
   const server = await ModelServer.start();
   const dir = tempDir('arbor-bench-rewind-');
@@ -170,37 +184,78 @@ async function rewindFigure(opts: BenchOptions): Promise<Figure> {
   const planMs: number[] = [];
   const checkoutMs: number[] = [];
   const bareMs: number[] = [];
+  // Where the apply's time goes (RewindOutcome.phases).
+  const phases: Record<'locks' | 'intent' | 'checks' | 'writes' | 'record', number[]> = { locks: [], intent: [], checks: [], writes: [], record: [] };
   try {
     const root = await h.createSession();
     await root.accept('go');
     await h.settle();
     const child = h.store.children(root.id)[0].id;
     const point = (await h.readSession(child)).events.find((e) => e.type === 'user/message')!.seq;
-    const reps = opts.quick ? 3 : 7;
-    for (let r = 0; r < reps; r++) {
+    let undo: number | undefined; // the last rewind's record, undone (untimed) before the next rewind
+    const rewind = async () => {
+      if (undo !== undefined) await h.checkpoints.apply(await h.checkpoints.planUndo(child, undo));
       const t0 = now();
       const plan = await h.checkpoints.plan({ sessionId: child, toSeq: point, subtree: true });
-      planMs.push(now() - t0);
-      const out = await h.checkpoints.apply(plan);
-      rewindMs.push(now() - t0);
-      if (out.restored.length !== SUBTREE_FILES) throw new Error(`rewound ${out.restored.length} files, not ${SUBTREE_FILES}`);
-      await h.checkpoints.apply(await h.checkpoints.planUndo(child, out.seq!));
-      for (const f of files) fs.writeFileSync(path.join(repo, f), `changed ${f}\n`.repeat(30));
       const t1 = now();
-      git('checkout', '--', ...files);
-      checkoutMs.push(now() - t1);
-      await bareDurableWrite(bare, files, 'before'); // untimed: its files durable, as the rewind finds its own
+      const out = await h.checkpoints.apply(plan);
       const t2 = now();
+      planMs.push(t1 - t0);
+      rewindMs.push(t2 - t0);
+      if (out.restored.length !== SUBTREE_FILES) throw new Error(`rewound ${out.restored.length} files, not ${SUBTREE_FILES}`);
+      const p = out.phases;
+      if (p) {
+        for (const k of ['intent', 'checks', 'writes', 'record'] as const) phases[k].push(p[k]);
+        // What the apply spent outside its phases (the service's locks) is the rest of it.
+        phases.locks.push(t2 - t1 - (p.intent + p.checks + p.writes + p.record));
+      }
+      undo = out.seq;
+    };
+    const checkout = async () => {
+      for (const f of files) fs.writeFileSync(path.join(repo, f), `changed ${f}\n`.repeat(30));
+      const t = now();
+      git('checkout', '--', ...files);
+      checkoutMs.push(now() - t);
+    };
+    const floor = async () => {
+      const t = now();
       await bareDurableWrite(bare, files, 'bare');
-      bareMs.push(now() - t2);
+      bareMs.push(now() - t);
+    };
+    await bareDurableWrite(bare, files, 'before'); // untimed: its files durable, as the rewind finds its own
+    // Warm-up, untimed: one of each, so no side's first round pays the compiler or a cold cache.
+    await rewind();
+    await checkout();
+    for (const xs of [rewindMs, planMs, checkoutMs, ...Object.values(phases)]) xs.length = 0;
+    const sequences = orders(2);
+    const sides = [rewind, checkout];
+    const max = opts.quick ? REWIND_ROUNDS.quick : REWIND_ROUNDS.full;
+    const t0 = now();
+    let rounds = 0;
+    while (rounds < max && !(opts.quick && rounds >= 10 && rounds % 2 === 0 && now() - t0 > REWIND_QUICK_BUDGET_MS)) {
+      for (const m of sequences[rounds % sequences.length]) await sides[m]();
+      if (rounds % FLOOR_EVERY === 0) await floor();
+      rounds++;
     }
-    const value = median(rewindMs) / median(checkoutMs);
-    const floor = median(bareMs) / median(checkoutMs);
+    const spent = (now() - t0) / 1000;
+    const ratios = rewindMs.map((r, i) => r / checkoutMs[i]);
+    const figureOf = (rs: readonly number[]) => hodgesLehmannRatio(rs.map((i) => ratios[i]));
+    const value = figureOf(ratios.map((_, i) => i));
+    const [low, high] = bootstrapInterval(rounds, figureOf);
+    const floorRatio = hodgesLehmannRatio(bareMs.map((b, i) => b / checkoutMs[i * FLOOR_EVERY]));
+    const planRatio = hodgesLehmannRatio(planMs.map((p, i) => p / checkoutMs[i]));
+    const straddles = low <= REWIND.target && high > REWIND.target;
+    const split = phases.record.length
+      ? `; its apply ${fmt(median(rewindMs.map((r, i) => r - planMs[i])))} ms (medians of each part): locks ${fmt(median(phases.locks))}, intent ${fmt(median(phases.intent))} (durable before any file), checks ${fmt(median(phases.checks))} (each file read again and hashed, what it overwrites stored), writes ${fmt(median(phases.writes))} (temp files, their fsyncs, renames, folder fsyncs), record ${fmt(median(phases.record))} (the log's group commit, the intent removed) ms`
+      : '';
     opts.note(
-      `rewinding a subtree that changed ${SUBTREE_FILES} files (plan + apply) ${fmt(median(rewindMs))} ms (the plan ${fmt(median(planMs))} ms) vs git checkout of them ${fmt(median(checkoutMs))} ms (medians of ${reps}); ` +
-        `the same files written atomically and durably with no Arbor around them (temp files, their fsyncs at once, renames, one folder fsync) ${fmt(median(bareMs))} ms = ${fmt(floor)} × the checkout` +
-        (value > REWIND.target && floor + median(planMs) / median(checkoutMs) > REWIND.target
-          ? `; AT ITS FLOOR: that write plus the plan (each current file read and hashed, each earlier one inflated, a diff each for the preview) is already ${fmt(floor + median(planMs) / median(checkoutMs))} × the checkout, which neither fsyncs nor keeps a file whole while it writes`
+      `rewinding a subtree that changed ${SUBTREE_FILES} files (plan + apply) ${fmt(median(rewindMs))} ms vs git checkout of them ${fmt(median(checkoutMs))} ms (medians of ${rounds} rounds; their ratio ${fmt(median(rewindMs) / median(checkoutMs))}); ` +
+        `the figure is the Hodges–Lehmann estimate of the rounds' ratios on the log scale (each round a rewind and a checkout, each first in half of them; decision 0116), its 90% bootstrap interval ${fmt(low)}–${fmt(high)}` +
+        `${straddles ? `, which straddles ${REWIND.target}: the machine's noise decides whether it reads ok or MISS` : ''}; ` +
+        `where the rewind's time goes: the plan (logs read, each current file read and hashed, each earlier one inflated, a diff each) ${fmt(median(planMs))} ms = ${fmt(planRatio)} × the checkout${split}; ` +
+        `the same files written atomically and durably with no Arbor around them (temp files, their fsyncs at once, renames, one folder fsync; after every ${FLOOR_EVERY}rd round's pair) ${fmt(median(bareMs))} ms = ${fmt(floorRatio)} × its round's checkout; ${fmt(spent)} s of rounds` +
+        (value > REWIND.target && floorRatio + planRatio > REWIND.target
+          ? `; AT ITS FLOOR: that write plus the plan is already ${fmt(floorRatio + planRatio)} × the checkout, which neither fsyncs nor keeps a file whole while it writes`
           : ''),
     );
     return { ...REWIND, value };

@@ -23,8 +23,20 @@ export type RewindChoice = 'restore' | 'keep';
 export interface ApplyHost {
   shadows: Shadows;
   log(id: string): Promise<{ append(draft: EventDraft): Promise<SessionEvent> }>;
-  /** Make the rewind's intent durable before any file is written (`intent.ts`); returns its removal. */
-  intend(intent: RewindIntent): Promise<() => Promise<void>>;
+  /** Make the rewind's intent durable before any file is written (`intent.ts`); returns its removal (`recorded`: the record is durable). */
+  intend(intent: RewindIntent): Promise<(recorded?: boolean) => Promise<void>>;
+}
+
+/** Where an apply's time went, in ms of wall time, one phase after another (the bench prints them). */
+export interface ApplyPhases {
+  /** The intent made durable (a file and its folder fsynced). */
+  intent: number;
+  /** Each file read again and checked against the preview, what it overwrites stored, its folders checked. */
+  checks: number;
+  /** The files written: temp files, their fsyncs, renames, removals, each folder fsynced. */
+  writes: number;
+  /** The rewind's record in the node's log (its group commit), the intent removed. */
+  record: number;
 }
 
 export interface RewindOutcome {
@@ -34,6 +46,8 @@ export interface RewindOutcome {
   kept: string[];
   /** The seq of the rewind's own record in the node's log (undo it with `planUndo`); absent when nothing was written. */
   seq?: number;
+  /** Where the apply's time went; absent when nothing was written. */
+  phases?: ApplyPhases;
 }
 
 export async function applyRewind(
@@ -54,8 +68,11 @@ export async function applyRewind(
   const kept = plan.files.filter((f) => !restore(f)).map((f) => f.path);
   if (chosen.length === 0) return { restored: [], kept };
   const callId = `rewind-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-  // What it overwrites was executable: an undo that makes it again makes it executable.
-  const executables = new Set(chosen.filter((f) => f.current !== null && executableNow(f.path)).map((f) => f.path));
+  // What it overwrites was executable: an undo that makes it again makes it executable. A file it
+  // removes is looked at here (the intent says it: nothing is left to look at after); a file it
+  // writes, by the write's own stat of it (write-batch.ts `seen`), which keeps that mode, so a
+  // recovery reads the bit from the file (intent.ts).
+  const executables = new Set(chosen.filter((f) => f.current !== null && f.restore === null && executableNow(f.path)).map((f) => f.path));
   const changeOf = (f: RewindFile) => ({
     path: f.path,
     root: f.root,
@@ -74,7 +91,9 @@ export async function applyRewind(
   // Durable before the first file is written: a crash before the record below leaves it, and the
   // next open records what was written (intent.ts). Written before the checks, so it adds nothing
   // to the time between checking a file and writing it; a refusal removes it.
+  const t0 = performance.now();
   const settleIntent = await h.intend({ sessionId: plan.sessionId, changes: chosen.map(changeOf), rewind });
+  const t1 = performance.now();
   let blobs: (Buffer | null | undefined)[];
   try {
     blobs = await checked(h, chosen);
@@ -82,6 +101,7 @@ export async function applyRewind(
     await settleIntent();
     throw e;
   }
+  const t2 = performance.now();
   // Each folder is pinned from its root once (beneath.ts: a folder swapped for a link since the
   // check above is refused, never followed); its files are written atomically through it as one
   // batch (write-batch.ts: temp files, their fsyncs all at once, then the renames), then the
@@ -108,6 +128,9 @@ export async function applyRewind(
                 folder,
                 writes.map((i) => ({ realPath: chosen[i].path, data: blobs[i] as Buffer, executable: chosen[i].executable })),
                 chosen[members[0]].root,
+                (item, st) => {
+                  if (st.isFile() && (st.mode & 0o100) !== 0) executables.add(item.realPath);
+                },
               );
             } catch (err) {
               const done = new Set(writtenBy(err));
@@ -133,11 +156,13 @@ export async function applyRewind(
     await settleIntent();
     throw failure.reason;
   }
+  const t3 = performance.now();
   const done = chosen.filter((_, i) => written.has(i));
   const log = await h.log(plan.sessionId);
   // (Should this append fail, the intent stays and the next open records the files.)
   const e = await log.append({ type: 'checkpoint', changes: done.map(changeOf), rewind });
-  await settleIntent();
+  await settleIntent(true);
+  const phases: ApplyPhases = { intent: t1 - t0, checks: t2 - t1, writes: t3 - t2, record: performance.now() - t3 };
   if (failure) {
     const why = describeError(failure.reason);
     throw new RewindError(
@@ -145,7 +170,7 @@ export async function applyRewind(
       `The rewind stopped part way: ${done.length} of ${chosen.length} file(s) were restored and recorded (event ${e.seq}: undo it from there), the rest left as they were, because ${why}. Fix that, then preview the rewind again for what is left.`,
     );
   }
-  return { restored: done.map((f) => f.path), kept, seq: e.seq };
+  return { restored: done.map((f) => f.path), kept, seq: e.seq, phases };
 }
 
 /**

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CheckpointChange, CheckpointEvent, EventDraft, SessionEvent } from '../session/events';
 import { drainIntents, writeIntentFile } from '../store/fsutil';
@@ -28,9 +29,23 @@ export interface RecoveredRewind {
 
 const dirOf = (storeDir: string) => path.join(storeDir, 'checkpoints', 'rewinds');
 
-/** Write the intent durably; returns its removal (for when the record is in the log, or nothing was written). */
-export function writeIntent(storeDir: string, callId: string, intent: RewindIntent): Promise<() => Promise<void>> {
+/**
+ * Write the intent durably; returns its removal (for when the record is in the log, or nothing was
+ * written): durable, unless `recorded` says the rewind's record is durable in the log already.
+ */
+export function writeIntent(storeDir: string, callId: string, intent: RewindIntent): Promise<(recorded?: boolean) => Promise<void>> {
   return writeIntentFile(dirOf(storeDir), callId, intent);
+}
+
+/**
+ * A change the rewind wrote over a file, with `beforeExecutable` read from the file: the intent
+ * says it only for files the rewind removes, since the write keeps the mode of what it overwrites
+ * (apply.ts; in process the record takes it from the write's own stat).
+ */
+function withModeKept(c: CheckpointChange): CheckpointChange {
+  if (c.before === null || c.after === null || c.beforeExecutable) return c;
+  const st = fs.lstatSync(c.path, { throwIfNoEntry: false });
+  return st?.isFile() && (st.mode & 0o100) !== 0 ? { ...c, beforeExecutable: true } : c;
 }
 
 export interface RecoverHost {
@@ -48,10 +63,12 @@ export async function recoverIntents(storeDir: string, h: RecoverHost): Promise<
     const callId = intent?.changes[0]?.callId;
     const recorded = async (id: string) => (await h.events(id)).some((e) => e.type === 'checkpoint' && e.changes.some((c) => c.callId === callId));
     if (!intent || !callId || !h.has(intent.sessionId) || (await recorded(intent.sessionId))) return;
-    const done = intent.changes.filter((c) => {
-      const now = fileNowOrUndefined(c.path);
-      return now !== undefined && (now === null ? null : blobId(now)) === c.after;
-    });
+    const done = intent.changes
+      .filter((c) => {
+        const now = fileNowOrUndefined(c.path);
+        return now !== undefined && (now === null ? null : blobId(now)) === c.after;
+      })
+      .map(withModeKept);
     const r: RecoveredRewind = { sessionId: intent.sessionId, restored: done.length, planned: intent.changes.length };
     if (done.length) r.seq = (await (await h.log(intent.sessionId)).append({ type: 'checkpoint', changes: done, rewind: intent.rewind })).seq;
     out.push(r);

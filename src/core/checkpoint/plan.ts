@@ -114,6 +114,7 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   // synchronous (small files, in the page cache): hundreds of them through libuv's four threads
   // queued behind each other and whatever else the host had in flight (issue 25).
   await settle(h, mine);
+  const there = rootsThere();
   const planned = await Promise.all(
     [...byPath].map(async ([file, list]) => {
       const first = list[0];
@@ -121,7 +122,16 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
       const by = [...new Set(others.filter((o) => o.change.path === file && o.at >= first.at).map((o) => o.sessionId))];
       // The file tools keep a file's mode: the first change that read it says what it was at the point.
       const moded = list.find((d) => !KEEP_MODE.has(d.change.tool));
-      const entry = await fileOf(h, first.change.root, file, first.change.before, last.change.after, last.change.recovered, moded?.change.beforeExecutable);
+      const entry = await fileOf(
+        h,
+        there,
+        first.change.root,
+        file,
+        first.change.before,
+        last.change.after,
+        last.change.recovered,
+        moded?.change.beforeExecutable,
+      );
       if (entry && !entry.conflict && editedBetween(list, others)) {
         entry.conflict = {
           reason: 'edited-since',
@@ -165,15 +175,27 @@ export async function planUndo(h: PlanHost, req: { sessionId: string; seq: numbe
     h,
     e.changes.map((change) => ({ change })),
   );
-  const files = (await Promise.all(e.changes.map((c) => fileOf(h, c.root, c.path, c.before, c.after, undefined, c.beforeExecutable)))).filter(
+  const there = rootsThere();
+  const files = (await Promise.all(e.changes.map((c) => fileOf(h, there, c.root, c.path, c.before, c.after, undefined, c.beforeExecutable)))).filter(
     (f): f is RewindFile => f !== undefined,
   );
   return { sessionId: req.sessionId, undoes: req.seq, subtree: e.rewind.subtree, sessions: e.rewind.sessions, files };
 }
 
+/** Whether a root folder exists, asked once per root in one plan (not once per file: a plan's 200 files have one root). */
+function rootsThere(): (root: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (root) => {
+    let there = known.get(root);
+    if (there === undefined) known.set(root, (there = fs.existsSync(root)));
+    return there;
+  };
+}
+
 /** One file's entry: undefined when it already is what it would go back to. */
 async function fileOf(
   h: PlanHost,
+  rootThere: (root: string) => boolean,
   root: string,
   file: string,
   restore: string | null,
@@ -197,7 +219,7 @@ async function fileOf(
     diff: '',
     conflict: { reason: 'unavailable', text },
   });
-  if (!fs.existsSync(root)) {
+  if (!rootThere(root)) {
     return unavailable(
       `${relative} was changed in a worktree (or folder) that is gone now (${root}), so it cannot be restored there; if that worktree was applied, its change is in your own files now: undo it there.`,
     );

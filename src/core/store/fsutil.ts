@@ -64,15 +64,18 @@ export async function writeFileAtomic(file: string, bytes: Uint8Array): Promise<
 
 /**
  * Write an intent (`<dir>/<name>.json`) durably before the work it names; returns its removal,
- * for when the work's record is in the log (a crash before it leaves the intent to `drainIntents`).
+ * for when the work's record is in the log (a crash before it leaves the intent to `drainIntents`),
+ * or the work was given up. The removal is made durable (the folder fsynced) unless the caller
+ * says the work's record is durable already (`recorded`): an intent a crash brings back after
+ * that is found recorded at the next open and only removed, so that fsync buys nothing.
  */
-export async function writeIntentFile(dir: string, name: string, intent: unknown): Promise<() => Promise<void>> {
+export async function writeIntentFile(dir: string, name: string, intent: unknown): Promise<(recorded?: boolean) => Promise<void>> {
   await makeDirs(dir);
   const file = path.join(dir, `${name}.json`);
   await writeFileAtomic(file, Buffer.from(JSON.stringify(intent)));
-  return async () => {
+  return async (recorded = false) => {
     await fs.promises.rm(file, { force: true });
-    await fsyncDir(dir).catch(() => undefined);
+    if (!recorded) await fsyncDir(dir).catch(() => undefined);
   };
 }
 

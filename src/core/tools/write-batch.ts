@@ -39,14 +39,22 @@ interface Prepared {
  * the folder. Throws the first failure: nothing of the batch is renamed when a file could not be
  * prepared or synced; a failure after that (a rename refused because a folder now stands where
  * a file was, a hard-linked file's write) carries the real paths already written (`writtenBy`).
+ * `seen` is handed each file already there as the batch stats it, before writing it (the mode it
+ * keeps: a rewind records whether what it overwrites was executable without a stat of its own).
  */
-export async function writeAtomicBatch(folder: PinnedFolder | undefined, items: readonly BatchItem[], root?: string): Promise<void> {
+export async function writeAtomicBatch(
+  folder: PinnedFolder | undefined,
+  items: readonly BatchItem[],
+  root?: string,
+  seen?: (item: BatchItem, st: fs.Stats) => void,
+): Promise<void> {
   const ready: Prepared[] = [];
   const linked: BatchItem[] = [];
   try {
     for (const item of items) {
       const target = folder ? folder.at(path.basename(item.realPath)) : item.realPath;
       const st = existing(target);
+      if (st) seen?.(item, st);
       if (st && st.nlink > 1) {
         linked.push(item);
         continue;

@@ -61,6 +61,7 @@ describe('rewind after a crash (kill -9 between its files and its record)', () =
   it('the next open records the files written as the rewind, which then undoes; no temp file is left', async () => {
     const { ws, storeDir, rootId, toSeq } = await worked();
     const file = (rel: string) => path.join(ws, rel);
+    fs.chmodSync(file('a.txt'), 0o755); // what the rewind overwrites is executable: its recovered record says so
 
     const r = await crashHost(storeDir, ws, rootId, toSeq, 'a.txt');
     assert.equal(r.signal, 'SIGKILL', `the host was killed in the rewind: ${r.out}`);
@@ -74,8 +75,8 @@ describe('rewind after a crash (kill -9 between its files and its record)', () =
       const records = checkpointsOf((await t.h.readSession(rootId)).events).filter((e) => e.rewind);
       assert.equal(records.length, 1, 'the cut rewind is recorded');
       assert.deepEqual(
-        records[0].changes.map((c) => path.basename(c.path)),
-        ['a.txt'],
+        records[0].changes.map((c) => [path.basename(c.path), c.beforeExecutable]),
+        [['a.txt', true]],
       );
       assert.deepEqual(t.h.recoveredWork.rewinds, [{ sessionId: rootId, seq: records[0].seq, restored: 1, planned: 2 }]);
       assert.equal(await t.h.checkpoints.lastRewind(rootId), records[0].seq, '"Undo rewind" offers it');

@@ -77,6 +77,25 @@ describe('rewind: the user’s own work and unusual files', () => {
     assert.equal(fs.statSync(file('go.sh')).mode & 0o100, 0o100, 'executable after the undo is undone');
   });
 
+  it('a script the rewind writes over is recorded executable by the write’s own stat: removed since, its undo makes it executable again', async () => {
+    fs.writeFileSync(file('run.sh'), '#!/bin/sh\necho one\n', { mode: 0o755 });
+    fs.chmodSync(file('run.sh'), 0o755);
+    w.script.on('root', { toolCalls: [write('run.sh', '#!/bin/sh\necho two\n')] }, { text: 'done' });
+    await w.root.accept('[[root]] go');
+    await w.t.h.settle();
+    const out = await w.t.h.checkpoints.apply(await w.t.h.checkpoints.plan({ sessionId: w.root.id, toSeq: await startOf(w.t.h, w.root.id) }));
+    assert.equal(read('run.sh'), '#!/bin/sh\necho one\n');
+    assert.equal(fs.statSync(file('run.sh')).mode & 0o777, 0o755, 'the write keeps the mode of what it overwrote');
+    const record = w.root.session.events.find((e) => e.seq === out.seq);
+    assert.equal(record?.type === 'checkpoint' && record.changes[0].beforeExecutable, true, 'the record says what it overwrote was executable');
+    assert.ok(out.phases && out.phases.writes >= 0 && out.phases.record >= 0, 'the apply says where its time went');
+    // The user removes the script; undoing the rewind (their removal is a conflict: restored) makes it again, executable as it was.
+    fs.rmSync(file('run.sh'));
+    await w.t.h.checkpoints.apply(await w.t.h.checkpoints.planUndo(w.root.id, out.seq!), {}, 'restore');
+    assert.equal(read('run.sh'), '#!/bin/sh\necho two\n');
+    assert.equal(fs.statSync(file('run.sh')).mode & 0o100, 0o100, 'executable after the undo');
+  });
+
   it('a folder the user put where the agent’s file was: the plan says so, and nothing of the folder goes', async () => {
     w.script.on('root', { toolCalls: [write('d', 'agent file\n'), write('other.txt', 'agent\n')] }, { text: 'done' });
     await w.root.accept('[[root]] go');
