@@ -5,6 +5,7 @@ import { checkedRepoKey, nodeKey } from '../core/placement/layout';
 import { liveHolder, parseOwner, thisOwner } from '../core/store/lock-owner';
 import { LiveToken, sweepTokens } from '../core/store/lock-token';
 import { OPEN_FOLDER, pinnable, pinnedPath } from '../core/tools/pinned-path';
+import { removeTree } from '../core/tools/remove-tree';
 import { syncRefused } from './errors';
 
 // The far side's record of the nodes it was told are done (`_arbor/sync/release`, decision 0114,
@@ -194,18 +195,20 @@ export function present(p: string): boolean {
 
 /**
  * A node's folder removed without running git in it or following a link out of it: a link (or a
- * file) in its place is unlinked, never followed; inside, links are unlinked (`rmSync` does not
- * follow them), so a `.git` or a gitlink folder below its top is only files to remove. A folder
+ * file) in its place is unlinked, never followed; inside, each folder is emptied through the one
+ * above it held open (`removeTree`: its agent may still run and swap a folder for a link, which
+ * `fs.rm`'s path-based recursion would list and delete through), so a `.git` or a gitlink folder
+ * below its top is only files to remove. A folder
  * whose mode its agent took the write bit from is made writable first (`writable`). Undefined when
  * nothing is left at `wt`, else what the last removal threw.
  */
 export function removeNodeFolder(wt: string): NodeJS.ErrnoException | undefined {
   try {
-    fs.rmSync(wt, { recursive: true, force: true });
+    removeTree(wt);
   } catch {
     writable(wt);
     try {
-      fs.rmSync(wt, { recursive: true, force: true });
+      removeTree(wt);
     } catch (e) {
       return present(wt) ? (e as NodeJS.ErrnoException) : undefined; // left for the next sweep (its record stays)
     }

@@ -120,8 +120,9 @@ describe('far release records across PID namespaces (amended 0114)', () => {
         await r.mark('n1', 'repo-0123456789ab');
         await r.close();
         let tries = 0;
-        const rm = fs.rmSync;
-        fs.rmSync = (p, o) => { if (p === wt) tries++; return rm(p, o); };
+        // A removal of the node's folder starts by opening the folder it is in (removeTree).
+        const open = fs.openSync;
+        fs.openSync = (p, ...rest) => { if (p === path.dirname(wt)) tries++; return open(p, ...rest); };
         const warned = [];
         const sync = new NodeSync({ nodes: path.dirname(wt), stores: path.join(repos, 'stores'), repos }, async () => undefined, (l) => warned.push(l));
         await sync.sweep();

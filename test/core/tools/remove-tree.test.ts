@@ -1,0 +1,119 @@
+// `tools/remove-tree.ts`: a folder removed while something swaps a folder in it for a link to
+// outside, again and again (a far node's agent whose close failed, decision 0114 amended in s57).
+// `fs.rm`'s recursion lists a folder by path after its `rmdir` failed: swapped meanwhile, it lists
+// and deletes through the link. Real files, a real swapper process (renameat2 exchange).
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { removeNodeFolder } from '../../../src/acp/released-nodes';
+import { removeTree } from '../../../src/core/tools/remove-tree';
+import { swapPaths } from '../../support/swapper';
+
+describe('removeTree: nothing outside the folder is ever removed', () => {
+  let dir: string;
+  let outside: string;
+  const VICTIMS = 40;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbor-remove-tree-'));
+    outside = path.join(dir, 'outside');
+    fs.mkdirSync(outside);
+    for (let i = 0; i < VICTIMS; i++) fs.writeFileSync(path.join(outside, `victim-${i}`), 'the user’s own\n');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** A node folder `wt` with a folder `d` of files and folders and a link `l` beside it to outside, made aside and renamed into place whole. */
+  const fill = (wt: string) => {
+    const staged = `${wt}.staged`;
+    fs.mkdirSync(path.join(staged, 'd', 'inner'), { recursive: true });
+    for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(staged, 'd', `f-${i}`), 'x');
+    for (let i = 0; i < VICTIMS; i++) fs.writeFileSync(path.join(staged, 'd', `victim-${i}`), 'the node’s copy\n');
+    for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(staged, 'd', 'inner', `g-${i}`), 'y');
+    fs.symlinkSync(outside, path.join(staged, 'l'));
+    fs.renameSync(staged, wt);
+  };
+  const intact = () => fs.readdirSync(outside).length === VICTIMS && fs.readFileSync(path.join(outside, 'victim-0'), 'utf8') === 'the user’s own\n';
+
+  for (const [name, remove] of [
+    ['removeTree', removeTree],
+    ['removeNodeFolder', (wt: string) => void removeNodeFolder(wt)],
+  ] as const) {
+    it(`attack: ${name} while a folder in it is swapped for a link to outside, again and again`, async function () {
+      this.timeout(120_000);
+      // One swapper for every round: the node folder is made again at the same path each round.
+      const wt = path.join(dir, 'node');
+      fill(wt);
+      const swapper = swapPaths(path.join(wt, 'd'), path.join(wt, 'l'), 60_000);
+      let rounds = 0;
+      let swapping = 0;
+      try {
+        const end = Date.now() + 10_000;
+        while (Date.now() < end && rounds < 60) {
+          if (!fs.existsSync(wt)) fill(wt);
+          // Under way (python's start can take a while on a busy machine): `d` seen as the link once.
+          const until = Date.now() + 5000;
+          while (Date.now() < until && !fs.lstatSync(path.join(wt, 'd')).isSymbolicLink()) await new Promise((r) => setImmediate(r));
+          if (fs.lstatSync(path.join(wt, 'd')).isSymbolicLink()) swapping++;
+          for (let i = 0; fs.existsSync(wt); i++) {
+            try {
+              remove(wt);
+            } catch (e) {
+              // a removal the swaps kept failing: tried again
+              if (i > 100) throw e;
+            }
+          }
+          rounds++;
+          assert.ok(intact(), `round ${rounds}: a file outside the folder was removed or changed through the swapped link`);
+        }
+      } finally {
+        swapper.stop();
+        await swapper.swaps;
+      }
+      assert.ok(rounds >= 10 && swapping >= rounds / 2, `the swapper was swapping in ${swapping} of ${rounds} rounds (the scenario)`);
+    });
+  }
+
+  it('a link in place of the folder itself is unlinked, never followed', () => {
+    const wt = path.join(dir, 'node');
+    fs.symlinkSync(outside, wt);
+    removeTree(wt);
+    assert.ok(!fs.existsSync(wt), 'the link is gone');
+    assert.ok(fs.lstatSync(outside).isDirectory());
+    assert.ok(intact());
+  });
+
+  it('removes files, links, FIFOs and nested folders; nothing at the path is success', () => {
+    const wt = path.join(dir, 'node');
+    fs.mkdirSync(path.join(wt, 'a', 'b', 'c'), { recursive: true });
+    fs.writeFileSync(path.join(wt, 'a', 'b', 'c', 'f'), 'f');
+    fs.symlinkSync(outside, path.join(wt, 'a', 'out'));
+    fs.symlinkSync(path.join(outside, 'victim-0'), path.join(wt, 'a', 'b', 'file-link'));
+    execFileSync('mkfifo', [path.join(wt, 'a', 'fifo')]);
+    removeTree(wt);
+    assert.ok(!fs.existsSync(wt));
+    assert.ok(intact());
+    removeTree(wt); // nothing there: fine
+  });
+
+  it('a folder without write permission is said (EACCES), and removeNodeFolder makes it writable and goes on', () => {
+    if (process.getuid?.() === 0) {
+      // root ignores permissions: what is checked then is that both remove it
+      const wt = path.join(dir, 'node');
+      fs.mkdirSync(path.join(wt, 'ro'), { recursive: true });
+      fs.writeFileSync(path.join(wt, 'ro', 'f'), 'f');
+      fs.chmodSync(path.join(wt, 'ro'), 0o500);
+      assert.equal(removeNodeFolder(wt), undefined);
+      assert.ok(!fs.existsSync(wt));
+      return;
+    }
+    const wt = path.join(dir, 'node');
+    fs.mkdirSync(path.join(wt, 'ro'), { recursive: true });
+    fs.writeFileSync(path.join(wt, 'ro', 'f'), 'f');
+    fs.chmodSync(path.join(wt, 'ro'), 0o500);
+    assert.throws(() => removeTree(wt), { code: 'EACCES' });
+    assert.equal(removeNodeFolder(wt), undefined);
+    assert.ok(!fs.existsSync(wt));
+  });
+});
