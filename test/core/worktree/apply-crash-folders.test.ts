@@ -5,13 +5,12 @@
 // the kill left is a prefix the next open completes — unless the user put something in the
 // half-emptied folder since, which it never deletes: it leaves the worktree open and says so.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
-import { gitIn, makeRepo, read } from './fixture';
+import { crashApplyHost, gitIn, makeRepo, read } from './fixture';
 
 const run = (command: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] });
 
@@ -23,14 +22,7 @@ describe('worktree apply of a replaced folder after a crash (kill -9 part way)',
   beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-apply-crash-folders-'))));
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
 
-  function crashHost(storeDir: string, ws: string, childId: string, victim: string): Promise<{ signal: string | null; out: string }> {
-    const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, server.baseURL, childId, victim], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    host.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    return new Promise((resolve) => host.once('exit', (_code, signal) => resolve({ signal, out })));
-  }
+  const crashHost = (storeDir: string, ws: string, childId: string, victim: string) => crashApplyHost(server.baseURL, storeDir, ws, childId, victim);
 
   /** A workspace with `dir/x.txt` and `dir/sub/y.txt` committed, a worktree child that ran `command`, then a host applying it killed at `victim`. */
   async function crashed(command: string, victim: string): Promise<{ ws: string; storeDir: string; childId: string }> {

@@ -4,7 +4,6 @@
 // worktree open; a Discard then left that half in the user's files, unsaid. The next open finishes
 // the apply and records it — unless a file was changed since, which it leaves alone and says.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { recoveryNotes } from '../../../src/core/recovered-work';
@@ -12,7 +11,7 @@ import { arbor } from '../../support/cli';
 import { makeHarness } from '../../support/harness';
 import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
-import { makeRepo, read } from './fixture';
+import { crashApplyHost, makeRepo, read } from './fixture';
 
 const write = (p: string, content: string) => ({ name: 'write_file', arguments: { path: p, content } });
 
@@ -24,14 +23,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
   beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-apply-crash-'))));
   afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
 
-  function crashHost(storeDir: string, ws: string, childId: string, victim: string): Promise<{ signal: string | null; out: string }> {
-    const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, server.baseURL, childId, victim], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    host.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    return new Promise((resolve) => host.once('exit', (_code, signal) => resolve({ signal, out })));
-  }
+  const crashHost = (storeDir: string, ws: string, childId: string, victim: string) => crashApplyHost(server.baseURL, storeDir, ws, childId, victim);
 
   /** A worktree child that changed a.txt and made b.txt, its harness closed: the workspace, the store and the child. */
   async function worked(): Promise<{ ws: string; storeDir: string; childId: string }> {

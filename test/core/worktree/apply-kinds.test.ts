@@ -3,20 +3,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gitIn, read, worktreeWorld } from './fixture';
-
-const run = (command: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] });
+import { childThatRan, gitIn, read, worktreeWorld } from './fixture';
 
 describe('worktree apply: kinds of change, and the user’s files beside them', () => {
   const w = worktreeWorld();
 
-  async function child(command: string): Promise<string> {
-    w.script.on('c', run(command), { text: 'done' });
-    const r = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] work', label: 'kinds', isolation: 'worktree' });
-    await r.result;
-    await r.dispose();
-    return r.id;
-  }
+  const child = (command: string) => childThatRan(w, command);
 
   it('an executable bit and a link the child made come across', async () => {
     const id = await child('printf "#!/bin/sh\\n" > run.sh && chmod +x run.sh && ln -s a.txt link && chmod +x keep.txt');

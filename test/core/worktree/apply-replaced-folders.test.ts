@@ -8,12 +8,10 @@ import * as path from 'node:path';
 import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { WorktreeError } from '../../../src/core/worktree/git';
 import { mergeIntoWorkingTree } from '../../../src/core/worktree/merge';
-import { gitIn, placeOf, read, worktreeWorld } from './fixture';
+import { childThatRan, gitIn, placeOf, read, worktreeWorld } from './fixture';
 
 // The module object itself (not a namespace copy): merge.ts reads `fsp.rm` at each call.
 import fsp = require('node:fs/promises');
-
-const run = (command: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] });
 
 describe('worktree apply: a folder the child made a file, and a file it made a folder', () => {
   const w = worktreeWorld();
@@ -29,13 +27,7 @@ describe('worktree apply: a folder the child made a file, and a file it made a f
     gitIn(w.ws, 'commit', '-qm', 'files');
   }
 
-  async function child(command: string): Promise<string> {
-    w.script.on('c', run(command), { text: 'done' });
-    const r = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] work', label: 'kinds', isolation: 'worktree' });
-    await r.result;
-    await r.dispose();
-    return r.id;
-  }
+  const child = (command: string) => childThatRan(w, command);
 
   it('a folder made a file applies: its entries removed, the folder gone, the file written', async () => {
     committed({ 'dir/x.txt': 'x\n', 'dir/y.txt': 'y\n' });

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../../src/core/harness';
@@ -69,6 +69,31 @@ export function worktreeWorld(overrides: Partial<HarnessConfig> = {}): WorktreeW
       return base;
     },
   });
+}
+
+/** A worktree child (`spawn`, isolation worktree) of `w`'s root that ran `command`, its run over and disposed: its id. */
+export async function childThatRan(w: WorktreeWorld, command: string): Promise<string> {
+  w.script.on('c', { toolCalls: [{ name: 'run_command', arguments: { command } }] }, { text: 'done' });
+  const r = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[c]] work', label: 'kinds', isolation: 'worktree' });
+  await r.result;
+  await r.dispose();
+  return r.id;
+}
+
+/** `test/support/crash-apply-host.ts` applying `childId`'s worktree in `ws`, killed -9 at `victim`: its signal and what it printed. */
+export function crashApplyHost(
+  baseURL: string,
+  storeDir: string,
+  ws: string,
+  childId: string,
+  victim: string,
+): Promise<{ signal: string | null; out: string }> {
+  const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, baseURL, childId, victim], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  host.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  return new Promise((resolve) => host.once('exit', (_code, signal) => resolve({ signal, out })));
 }
 
 /** The child's own worktree event (its first). */
