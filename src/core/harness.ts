@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import type { Agent } from './agent/agent';
 import type { SessionWriter } from './agent/session-writer';
+import type { Forgotten } from './checkpoint/forget';
 import type { CheckpointService } from './checkpoint/service';
 import type { ModelPrice } from './cost/prices';
 import type { CostService } from './cost/service';
@@ -144,6 +145,15 @@ export class Harness {
   recovered: string[] = [];
   /** What this open finished or recorded of work a crash cut: rewinds, writing tool calls, worktree applies (decisions 0059, 0060). */
   recoveredWork: RecoveredWork = { rewinds: [], calls: [], applies: [] };
+  /** What the last deletion's sweep of checkpoint blobs removed (or could not). */
+  forgotten: Forgotten | undefined;
+  private forgetting: Promise<void> = Promise.resolve();
+
+  /** The sweeps of the deletions so far have ended: what the last one removed. */
+  async whenForgotten(): Promise<Forgotten | undefined> {
+    await this.forgetting;
+    return this.forgotten;
+  }
 
   /**
    * A new key, endpoint or model name (the user changed a setting): every agent, running or
@@ -270,6 +280,11 @@ export class Harness {
     const places = await this.worktrees.placesOf([id, ...this.store.descendants(id).map((h) => h.id)]);
     const deleted = await this.sessions.delete(id);
     await this.worktrees.forget(places);
+    // The deletion is durable: what only these sessions recorded goes (decision 0059, amended s57),
+    // in the background (it reads every remaining log), one sweep after another.
+    this.forgetting = this.forgetting.then(async () => {
+      this.forgotten = await this.checkpoints.forget(deleted).catch((e) => ({ removed: 0, failed: [(e as Error).message] }));
+    });
     return deleted;
   }
 
@@ -356,6 +371,7 @@ export class Harness {
     // Every turn has ended (its turn/end is in the log): the next open need not look for open
     // turns in every log. A turn/end that failed to append leaves the marker out.
     if (resident.every((a) => a.session.openTurnId === null)) this.store.markCleanOnClose();
+    await this.forgetting; // a sweep reads the logs
     await this.store.close();
   }
 }

@@ -72,6 +72,8 @@ export class CheckpointRecorder {
   private readonly intended = new Map<string, Set<string>>();
   /** Commands between their first snapshot and their last, each with its release of `roots-lock.ts`. */
   private readonly running = new Map<string, () => void>();
+  /** Each session's step under way, as a recording that holds its blobs from a deletion's sweep (`pins.ts`) until its record is durable. */
+  private readonly steps = new Map<string, () => void>();
 
   constructor(private readonly o: RecorderOptions) {}
 
@@ -89,6 +91,7 @@ export class CheckpointRecorder {
     if (c.ctx.sandbox === 'read-only' && !(how.kind === 'roots' && (await this.unconfined(c.args)))) return undefined;
     if (how.kind === 'roots' && !(await this.enter(c))) return cancelled(c.call.name);
     if (!this.o.enabled()) return undefined;
+    if (!this.steps.has(c.ctx.sessionId)) this.steps.set(c.ctx.sessionId, this.o.shadows.pins.begin());
     const p = (async () => ((await this.o.gitReady()) ? this.capture(how, c.args, c.ctx) : undefined))().catch(() => undefined);
     this.inflight.set(key(c.ctx.sessionId, c.call.id), p);
     const was = await p;
@@ -160,6 +163,8 @@ export class CheckpointRecorder {
     this.intended.delete(sessionId);
     const p = this.pending.get(sessionId);
     this.pending.delete(sessionId);
+    const ended = this.steps.get(sessionId) ?? (() => undefined);
+    this.steps.delete(sessionId);
     const agent = this.o.resident(sessionId);
     const changes = p && agent && !agent.isDisposed ? attribute(p.changes) : [];
     // A call that changed nothing has nothing to record: its intent goes now, before the next step can write.
@@ -168,15 +173,21 @@ export class CheckpointRecorder {
       sessionId,
       [...intended].filter((id) => !recorded.has(id)),
     );
-    if (!p || !agent || agent.isDisposed) return;
-    if (changes.length === 0 && p.skipped.length === 0) return;
+    if (!p || !agent || agent.isDisposed || (changes.length === 0 && p.skipped.length === 0)) return ended();
     for (const c of changes) this.o.shadows.kick(c.root);
     const turnId = agent.session.openTurnId ?? undefined;
     agent
       .append({ type: 'checkpoint', ...(turnId ? { turnId } : {}), changes, ...(p.skipped.length ? { skipped: p.skipped } : {}) })
       // Recorded: the calls' intents go (one left by a crash now is found recorded at the next open, and only removed).
       .then(() => this.o.intents?.remove(sessionId, recorded))
-      .catch(() => undefined); // a log that refuses it (a store closing) changes nothing decided; the intents stay for the next open
+      .catch(() => undefined) // a log that refuses it (a store closing) changes nothing decided; the intents stay for the next open
+      .finally(ended);
+  }
+
+  /** Deleted sessions: a step of theirs left unflushed holds nothing any more. */
+  forget(ids: readonly string[]): void {
+    for (const id of ids) this.steps.get(id)?.();
+    for (const id of ids) this.steps.delete(id);
   }
 
   private async capture(how: (typeof RECORDED)[string], args: Record<string, unknown>, ctx: ToolContext): Promise<Inflight | undefined> {

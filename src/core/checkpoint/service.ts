@@ -7,6 +7,7 @@ import { describeCommands, withCommandsOut } from '../tools/roots-lock';
 import { gitAvailable } from '../worktree/git-version';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
 import { CallIntents, type CallRecoveryHost, type RecoveredCalls } from './call-intent';
+import { type Forgotten, forgetBlobs } from './forget';
 import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
 import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
 import { CheckpointRecorder } from './recorder';
@@ -117,14 +118,50 @@ export class CheckpointService {
             `Nothing was changed: a command is running where the rewind would write (${describeCommands(busy)}); written now, the rewind would be recorded as that command's change, and could overwrite what it writes unseen. Wait for it to end (or stop that agent), then apply the rewind again.`,
           ),
         () =>
-          applyRewind(
-            { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
-            plan,
-            choices,
-            onConflict,
+          this.recording(() =>
+            applyRewind(
+              { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
+              plan,
+              choices,
+              onConflict,
+            ),
           ),
       ),
     );
+  }
+
+  /**
+   * Sessions `ids` were deleted (durably, before this is called): the blobs no remaining session,
+   * no shadow's index, no crash intent and no recording under way needs are removed from every
+   * shadow repository of the store (`forget.ts`). Also after a kill between a deletion and its
+   * sweep: the next one removes what was left. Without git (the index cannot be read) nothing goes.
+   */
+  async forget(ids: readonly string[]): Promise<Forgotten> {
+    this.recorder.forget(ids);
+    if (!(await this.gitReady())) return { removed: 0, failed: [] };
+    const store = this.host.store;
+    return forgetBlobs({
+      storeDir: this.host.storeDir,
+      pins: this.shadows.pins,
+      referenced: async () => {
+        const ids = new Set<string>();
+        for (const h of store.listRefs()) {
+          for (const e of await store.readEvents(h.id))
+            if (e.type === 'checkpoint') for (const id of JSON.stringify(e).match(/[0-9a-f]{40}/g) ?? []) ids.add(id);
+        }
+        return ids;
+      },
+    });
+  }
+
+  /** `fn` as a recording: the blobs it stores are held from a deletion's sweep until it ends. */
+  private async recording<T>(fn: () => Promise<T>): Promise<T> {
+    const end = this.shadows.pins.begin();
+    try {
+      return await fn();
+    } finally {
+      end();
+    }
   }
 
   /**
@@ -146,7 +183,7 @@ export class CheckpointService {
       await this.intents.recover({ ...this.recoveryHost(), has: () => false });
       return [];
     }
-    return this.intents.recover(this.recoveryHost());
+    return this.recording(() => this.intents.recover(this.recoveryHost()));
   }
 
   private recoveryHost(): CallRecoveryHost {

@@ -8,7 +8,8 @@ import { ATOMIC_TEMP_SUFFIX } from '../tools/fsio';
 import { initFinished } from '../worktree/git';
 import { IgnoreRules } from '../worktree/ignore';
 import { type GitPlace, git, gitOk } from './git';
-import { blobId, readBlob, readBlobSync, writeBlob, writeBlobAs, writeBlobAsSync } from './objects';
+import { blobId, readBlob, readBlobSync, writeBlobAs, writeBlobAsSync } from './objects';
+import { BlobPins } from './pins';
 import { StatIndex } from './stat-index';
 
 // One shadow git repository per workspace root (decision 0059), kept in the store:
@@ -93,6 +94,8 @@ export class ShadowRepo {
     /** The shadow's own ignore lines (`info/exclude`): `.git`, the checkpoints, the store when inside the root. */
     readonly excludes: readonly string[],
     trustSlackMs?: number,
+    /** The blobs and trees this process's recordings hold from a deletion's sweep (`pins.ts`). */
+    private readonly pins: BlobPins = new BlobPins(),
   ) {
     this.place = { gitDir, workTree: root };
     this.rules = new IgnoreRules(root, excludes);
@@ -100,7 +103,7 @@ export class ShadowRepo {
   }
 
   /** Open (creating on first use) the shadow repository of `root` under `storeDir`; `trustSlackMs`: see stat-index.ts. */
-  static async open(storeDir: string, root: string, trustSlackMs?: number): Promise<ShadowRepo> {
+  static async open(storeDir: string, root: string, trustSlackMs?: number, pins?: BlobPins): Promise<ShadowRepo> {
     const gitDir = shadowDirOf(storeDir, root);
     // Compared as real paths: the root is one, the store's folder may be named through a link.
     const inside = path.relative(root, fs.existsSync(storeDir) ? fs.realpathSync(storeDir) : storeDir);
@@ -113,7 +116,7 @@ export class ShadowRepo {
       '/.arbor/checkpoints/',
       ...(inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`/${inside.split(path.sep).join('/')}/`] : []),
     ];
-    const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs);
+    const repo = new ShadowRepo(root, gitDir, excludes, trustSlackMs, pins);
     if (!initFinished(gitDir)) {
       await fsp.mkdir(gitDir, { recursive: true, mode: 0o700 });
       await gitOk({ ...repo.place, init: true }, ['init', '--quiet', '--bare', gitDir]);
@@ -131,8 +134,11 @@ export class ShadowRepo {
   }
 
   /** Store bytes as a blob and wait until it is written. */
-  storeBlob(bytes: Buffer): Promise<string> {
-    return writeBlob(this.place.gitDir, bytes);
+  async storeBlob(bytes: Buffer): Promise<string> {
+    const id = blobId(bytes);
+    this.pins.pin(id);
+    await writeBlobAs(this.place.gitDir, id, bytes);
+    return id;
   }
 
   /**
@@ -143,6 +149,7 @@ export class ShadowRepo {
    */
   storeLater(bytes: Buffer): string {
     const id = blobId(bytes);
+    this.pins.pin(id);
     this.queued.set(id, bytes);
     return id;
   }
@@ -222,6 +229,7 @@ export class ShadowRepo {
         last.maxBytes === maxBytes
       ) {
         this.counts.skipped++;
+        this.pins.pinTree(last.tree);
         return { tree: last.tree, large: [...last.large], at };
       }
       this.last = undefined;
@@ -229,6 +237,7 @@ export class ShadowRepo {
       for (let attempt = 1; ; attempt++) {
         try {
           const out = await this.take(maxBytes);
+          this.pins.pinTree(out.tree);
           if (scan?.rulesChanged) {
             // Rules changed (or never read): name the tracked files they ignore, for the next walks.
             this.index.track((await gitOk(this.place, ['ls-files', '-z', '--cached', '--ignored', '--exclude-standard'])).split('\0').filter(Boolean));
@@ -285,6 +294,7 @@ export class ShadowRepo {
       else if (e.kind === 'gone') gone.push(`0 ${ZERO_ID}\t${rel}\0`);
       else {
         const id = blobId(e.bytes);
+        this.pins.pin(id);
         if (e.bytes.length <= SYNC_BLOB_BYTES) writeBlobAsSync(this.place.gitDir, id, e.bytes);
         else writes.push(writeBlobAs(this.place.gitDir, id, e.bytes));
         kept.push(`${e.mode.toString(8)} ${id}\t${rel}\0`);
@@ -329,6 +339,8 @@ export class ShadowRepo {
 /** The shadow repositories of a store, one per root, opened once. */
 export class Shadows {
   private readonly open = new Map<string, Promise<ShadowRepo>>();
+  /** What this process's recordings hold from a deletion's sweep, over every root. */
+  readonly pins = new BlobPins();
 
   constructor(
     readonly storeDir: string,
@@ -354,7 +366,7 @@ export class Shadows {
   of(root: string): Promise<ShadowRepo> {
     let p = this.open.get(root);
     if (!p) {
-      p = ShadowRepo.open(this.storeDir, root, this.trustSlackMs);
+      p = ShadowRepo.open(this.storeDir, root, this.trustSlackMs, this.pins);
       p.catch(() => this.open.delete(root));
       this.open.set(root, p);
     }
