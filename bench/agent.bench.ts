@@ -16,8 +16,9 @@ import { type ChatBody, ModelServer } from '../test/support/model-server';
 import { PREFIX_CACHE_HIT, prefixCacheHit } from './agent-prefix';
 import { STEP_SCALE, stepScale } from './agent-step';
 import { DiskWait, FsyncProbe } from './disk-wait';
-import { type BenchOptions, type Figure, type FigureSpec, floorVerdict, fmt, median, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, now, tempDir } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
+import { floorVerdict } from './verdicts';
 
 export const name = 'agent';
 

@@ -8,8 +8,9 @@ import { ModelServer } from '../test/support/model-server';
 import { DiskWait } from './disk-wait';
 import { bootstrapInterval, hodgesLehmann, hodgesLehmannRatio, orders } from './paired';
 import { runModules } from './run-modules';
-import { type BenchModule, cpuVerdict, type FigureSpec, floorVerdict, formatFigure, missed } from './support';
+import { type BenchModule, type FigureSpec, formatFigure, missed } from './support';
 import { bareRequestMs, TimedClient } from './timed-client';
+import { cpuVerdict, floorVerdict } from './verdicts';
 
 const A: FigureSpec = { id: 'x.a', op: '<=', target: 2 };
 const B: FigureSpec = { id: 'x.b', op: '>=', target: 50 };

@@ -10,22 +10,9 @@ import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
 import { DiskWait, FsyncProbe } from './disk-wait';
 import { bootstrapInterval, hodgesLehmann, hodgesLehmannRatio, orders } from './paired';
-import {
-  type BenchOptions,
-  ceilingNote,
-  cpuVerdict,
-  type Figure,
-  type FigureSpec,
-  floorVerdict,
-  fmt,
-  loopCpu,
-  makeEvents,
-  median,
-  missed,
-  now,
-  tempDir,
-} from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, makeEvents, median, missed, now, tempDir } from './support';
 import { bareFanoutMs, bareRequestMs, CapturingClient, clientCpuPerRequest, TimedClient } from './timed-client';
+import { ceilingNote, cpuVerdict, floorVerdict, loopCpu } from './verdicts';
 
 export const name = 'subagent';
 

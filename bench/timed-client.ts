@@ -1,5 +1,6 @@
 import type { ModelClient, ModelRequest, ModelStreamEvent } from '../src/core/model/types';
-import { loopCpu, now } from './support';
+import { now } from './support';
+import { loopCpu } from './verdicts';
 
 /** A model client that keeps the request of its last stream (no wrapper around the stream itself). */
 export class CapturingClient implements ModelClient {

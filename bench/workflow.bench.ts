@@ -14,8 +14,9 @@ import { DEFAULT_ISOLATE, Isolate } from '../src/core/workflow/isolate';
 import { SpareIsolates } from '../src/core/workflow/spare';
 import { ModelServer } from '../test/support/model-server';
 import { ModelServerProcess } from '../test/support/model-server-process';
-import { type BenchOptions, ceilingNote, cpuVerdict, type Figure, type FigureSpec, fmt, loopCpu, median, missed, now, tempDir } from './support';
+import { type BenchOptions, type Figure, type FigureSpec, fmt, median, missed, now, tempDir } from './support';
 import { bareFanoutMs, CapturingClient, clientCpuPerRequest } from './timed-client';
+import { ceilingNote, cpuVerdict, loopCpu } from './verdicts';
 
 export const name = 'workflow';
 
