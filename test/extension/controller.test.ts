@@ -174,6 +174,35 @@ describe('extension: panel controller over a real harness', () => {
     assert.ok(pg.entries.length > 0 && pg.entries[pg.entries.length - 1].seq < reset.entries[0].seq);
     assert.equal(pg.sessionId, agent.id);
   });
+
+  it("a panel's selection crossing the host's: both end on one session, and the panel is sent what it shows", async () => {
+    // After a reload the panel restored the session it showed before (session/select) while the
+    // host, for a message sent from the draft, created and selected a new conversation
+    // (session/selected): the two crossed. The panel shows what the host told it last; its port
+    // must be on that session, or its reply and the queue's update go to no view.
+    const port = await w.view('panel');
+    await w.c.receive(port, { type: 'chat/send', id: 'r0', text: 'the first conversation' });
+    const first = port.sessionOf('r0');
+    await w.t.h.settle();
+    await w.c.receive(port, { type: 'session/new', id: 'r1' });
+    w.server.enqueue({ text: 'Hello from the new conversation.' });
+    const sending = w.c.receive(port, { type: 'chat/send', id: 'r2', text: 'a new conversation' });
+    await until(() => port.of('session/selected').some((m) => m.sessionId !== first));
+    // The panel chose `first` before it heard of the new one: its message arrives now.
+    await w.c.receive(port, { type: 'session/select', sessionId: first });
+    await sending;
+    await w.t.h.settle();
+    const shown = port.of('session/selected').at(-1)?.sessionId;
+    assert.equal(shown, port.sessionId, 'the panel shows the session its port follows');
+    assert.equal(shown, first, "the panel's choice, made last, wins");
+    // What it shows is whole: the last reset of that session came after the last selection.
+    const selectedAt = port.got.lastIndexOf(port.of('session/selected').at(-1)!);
+    assert.ok(port.got.slice(selectedAt).some((m) => m.type === 'transcript/reset' && m.sessionId === first));
+    // The new conversation ran: a message is never left queued behind a turn that ended.
+    const other = port.sessionOf('r2');
+    assert.equal(w.t.h.resident(other)!.queue.length, 0);
+    assert.equal(port.node(other)?.status, 'idle');
+  });
 });
 
 describe('extension: deleting a session from the panel', () => {

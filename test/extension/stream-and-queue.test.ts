@@ -132,6 +132,20 @@ describe('extension: a view that opens a session mid-stream, and queued messages
     assert.ok(refused && !refused.ok && /already started running/.test(refused.error));
   });
 
+  it('a message to an idle conversation is the turn that opens: never listed as queued behind one', async () => {
+    const port = new FakePort('panel');
+    w.c.connect(port);
+    w.server.enqueue({ text: 'first answer' }, { text: 'second answer' });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'ONE' });
+    const id = port.sessionOf('r1');
+    await w.t.h.settle();
+    await w.c.receive(port, { type: 'chat/send', id: 'r2', sessionId: id, text: 'TWO' });
+    await w.t.h.settle();
+    assert.deepEqual(w.t.h.resident(id)!.session.events.filter((e) => e.type === 'assistant/message').length, 2, 'both ran');
+    const listed = port.of('queue/changed').flatMap((q) => q.messages.map((m) => m.text));
+    assert.deepEqual(listed, [], 'no "Queued (1) — Runs after the current turn" for a message that is that turn');
+  });
+
   it('after an interrupt the kept messages wait; a new message queues behind them; Send now runs them in order', async () => {
     const port = new FakePort('panel');
     w.c.connect(port);

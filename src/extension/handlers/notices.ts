@@ -29,8 +29,14 @@ export function noticeHandlers(c: HandlerContext): NoticeHandlers {
     'session/select': async (port, m) => {
       const h = await c.ensure();
       if (!h.store.has(m.sessionId)) throw new Error(`No session ${m.sessionId}.`);
-      if (port.view === 'panel') c.setSelected(m.sessionId);
       port.sessionId = m.sessionId;
+      if (port.view === 'panel') {
+        c.setSelected(m.sessionId);
+        // Said back: a selection of the host's (a new conversation, a fork) may have crossed this
+        // one on its way, and the panel shows what it heard last. Told this, it shows the session
+        // its port is sent (the last choice, the panel's) — never one it then hears nothing of.
+        port.post({ type: 'session/selected', sessionId: m.sessionId });
+      }
       await c.feed.reset(port, m.sessionId);
     },
     'policy/pick': (_port, m) => c.hooks.pickPolicy?.(m.sessionId),

@@ -14,16 +14,17 @@ export type QueueChanged = Extract<HostToWebview, { type: 'queue/changed' }>;
  */
 export function queueView(session: Session, agent: Agent | undefined): QueueChanged {
   const state = agent && !agent.isWaiting ? 'queued' : 'waiting';
-  // An idle agent that is not waiting is about to claim what it was just sent: that message
-  // is "sending", not queued, and flashing a queue for every message would be noise.
-  const starting = agent !== undefined && agent.activity === 'idle' && !agent.isWaiting && !agent.isDisposed;
-  const messages = starting
-    ? []
-    : queuedMessages(session.events, session.unclaimedInbox).map((m) => ({
-        messageId: m.messageId,
-        text: m.text,
-        source: shownSource(m.source).source,
-        at: m.at,
-      }));
+  // With no turn open, the head of a working agent's inbox is the message its next turn opens
+  // with (being judged, or after a compaction): "sending", not queued behind a turn. The agent
+  // reads `running` from the accept on (decision 0075), so its activity cannot tell this: by it,
+  // every message to an idle conversation showed "Queued (1) — Runs after the current turn".
+  const opening = agent !== undefined && !agent.isWaiting && !agent.isDisposed && !session.openTurnId;
+  const queued = queuedMessages(session.events, session.unclaimedInbox);
+  const messages = (opening ? queued.slice(1) : queued).map((m) => ({
+    messageId: m.messageId,
+    text: m.text,
+    source: shownSource(m.source).source,
+    at: m.at,
+  }));
   return { type: 'queue/changed', sessionId: session.id, state, messages };
 }

@@ -9,18 +9,26 @@ import { patiently, visible } from './patience.mjs';
 const matches = (label, name) => (name instanceof RegExp ? name.test(label) : label === name);
 
 /** Each row's label as shown (icons and indent aside), and which row is active. */
-function readRows(page) {
-  return page.locator('.quick-input-widget').evaluate((w) => ({
-    shown: getComputedStyle(w).display !== 'none',
-    value: w.querySelector('input')?.value ?? '',
-    title: w.querySelector('.quick-input-title')?.textContent ?? '',
-    // Whether key presses reach it: a webview (a transcript tab) can take the focus as it loads.
-    focused: w.contains(document.activeElement),
-    rows: [...w.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => ({
-      label: (r.querySelector('.label-name')?.textContent ?? '').trim(),
-      focused: r.classList.contains('focused'),
-    })),
-  }));
+async function readRows(page) {
+  // No quick input in the page (a command reloaded the window, e.g. Reload Window): nothing shown.
+  // Without this, `evaluate` waited for one to appear, up to Playwright's default 30 s.
+  const widget = page.locator('.quick-input-widget');
+  if ((await widget.count()) === 0) return { shown: false, value: '', title: '', focused: false, rows: [] };
+  return widget.evaluate(
+    (w) => ({
+      shown: getComputedStyle(w).display !== 'none',
+      value: w.querySelector('input')?.value ?? '',
+      title: w.querySelector('.quick-input-title')?.textContent ?? '',
+      // Whether key presses reach it: a webview (a transcript tab) can take the focus as it loads.
+      focused: w.contains(document.activeElement),
+      rows: [...w.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => ({
+        label: (r.querySelector('.label-name')?.textContent ?? '').trim(),
+        focused: r.classList.contains('focused'),
+      })),
+    }),
+    undefined,
+    { timeout: 2_000 },
+  );
 }
 
 /**

@@ -68,6 +68,13 @@ export class AppState {
   draft = $state('');
   /** The snapshot has arrived. */
   ready = $state(false);
+  /**
+   * The user started a new conversation here (a message sent from the draft, or "+"), maybe
+   * before the snapshot came (a reload: the host still opening). The snapshot then does not
+   * restore the selection saved before: the host selects the new conversation, and a restore
+   * crossing that would leave this panel showing one session while the host feeds it another.
+   */
+  startedNew = false;
   /** Bumped by `input/focus`: the composer takes the keyboard focus. */
   focusRequests = $state(0);
   /** A workflow run's tab: the run as its parent's log tells it, or why it cannot be shown. */
@@ -148,6 +155,7 @@ export class AppState {
     const text = this.draft.trim();
     if (text === '' || this.closed) return false;
     const sessionId = this.target;
+    if (sessionId === undefined) this.startedNew = true;
     this.#ask({ type: 'chat/send', text, ...(sessionId ? { sessionId } : {}) }, sessionId ? 'Sending your message' : 'Starting a new conversation', this.draft);
     this.setDraft('');
     return true;
@@ -186,6 +194,7 @@ export class AppState {
   newConversation(): void {
     if (this.readOnly) return;
     // Nothing is stored until the first message; the host only forgets its selection.
+    this.startedNew = true;
     this.#showSelected(undefined);
     this.#ask({ type: 'session/new' }, 'Starting a new conversation');
   }

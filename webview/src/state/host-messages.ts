@@ -21,9 +21,10 @@ export function hostMessageHandlers(app: AppState, showSelected: (id: string | u
       app.ready = true;
       if (app.view === 'transcript') return;
       // The host's selection wins (it may have changed while the view was hidden); without
-      // one, the selection saved in the view state is restored and told to the host.
+      // one, the selection saved in the view state is restored and told to the host — unless
+      // the user already started a new conversation here (the host is selecting it).
       if (m.selected !== undefined) showSelected(m.selected);
-      else if (app.saved.selected !== undefined && app.tree.has(app.saved.selected)) app.select(app.saved.selected);
+      else if (!app.startedNew && app.saved.selected !== undefined && app.tree.has(app.saved.selected)) app.select(app.saved.selected);
       else if (app.selected !== undefined && !app.tree.has(app.selected)) showSelected(undefined);
     },
     'tree/node': (m) => app.tree.upsert(m.node),
