@@ -20,6 +20,10 @@ export interface ForgetHost {
   pins: BlobPins;
   /** Every id a remaining session's checkpoint events name. */
   referenced(): Promise<Set<string>>;
+  /** The roots of the shadows this process opened, by their git folder: their index is read against the workspace. */
+  roots?: ReadonlyMap<string, string>;
+  /** The size cap of a recorded file (a file over it stays in the index as it was). */
+  maxFileBytes?: number;
 }
 
 export interface Forgotten {
@@ -40,11 +44,11 @@ export async function forgetBlobs(h: ForgetHost): Promise<Forgotten> {
   if (shadows.length === 0) return out;
   h.pins.settle();
   const kept = await h.referenced();
-  const roots = new Set([...(await intentIds(top)), ...h.pins.pinnedTrees()]);
+  const roots = new Set(await intentIds(top));
   for (const name of shadows) {
     const gitDir = path.join(top, name);
     try {
-      out.removed += await sweep(gitDir, kept, roots, h.pins);
+      out.removed += await sweep(gitDir, kept, roots, h.pins, h.roots?.get(gitDir), h.maxFileBytes ?? Number.POSITIVE_INFINITY);
     } catch (e) {
       out.failed.push(`${name}: ${(e as Error).message}`);
     }
@@ -65,17 +69,52 @@ async function intentIds(top: string): Promise<string[]> {
   return ids;
 }
 
-async function sweep(gitDir: string, kept: Set<string>, roots: Set<string>, pins: BlobPins): Promise<number> {
+async function sweep(gitDir: string, kept: Set<string>, roots: Set<string>, pins: BlobPins, root: string | undefined, maxFileBytes: number): Promise<number> {
   const place = { gitDir, workTree: gitDir };
   const need = new Set<string>();
-  const listed = async (args: string[]): Promise<void> => {
-    const r = await git(place, args);
+  const run = async (args: string[], at = place): Promise<string> => {
+    const r = await git(at, args);
     if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${r.stderr.trim().slice(0, 300)}`);
-    for (const line of r.stdout.split('\0')) for (const id of line.match(HEX) ?? []) need.add(id);
+    return r.stdout;
   };
-  // The index: the latest snapshot of the root (a command's next diff starts from it).
-  if (fs.existsSync(path.join(gitDir, 'index'))) await listed(['ls-files', '-z', '--stage']);
+  const listed = async (args: string[]): Promise<void> => {
+    for (const line of (await run(args)).split('\0')) for (const id of line.match(HEX) ?? []) need.add(id);
+  };
+  // The index: the latest snapshot of the root (a command's next diff starts from it), less the
+  // entries of files changed since (a file tool's write, the user's edit): the next snapshot
+  // reads those files again and replaces their entries before git writes a tree, so their old
+  // blob is needed by no one — the deleted session's overwrite of a tracked file left it there.
+  // Kept: a file over the size cap (its entry stays as it is) and a name not UTF-8 (never named back to git).
+  if (fs.existsSync(path.join(gitDir, 'index'))) {
+    // (A root gone, a worktree removed with its session, or a listing that fails: every entry kept, as its index says.)
+    const changed = root && fs.existsSync(root) ? await git({ gitDir, workTree: root }, ['ls-files', '-z', '--modified', '--deleted']) : undefined;
+    const stale = new Set(changed?.code === 0 ? changed.stdout.split('\0') : []);
+    for (const entry of (await run(['ls-files', '-z', '--stage'])).split('\0')) {
+      const tab = entry.indexOf('\t');
+      if (tab < 0) continue;
+      const rel = entry.slice(tab + 1);
+      if (root && stale.has(rel) && !rel.includes('\ufffd') && !overCap(path.join(root, rel), maxFileBytes)) continue;
+      for (const id of entry.slice(0, tab).match(HEX) ?? []) need.add(id);
+    }
+  }
   for (const t of roots) if (looseType(gitDir, t) === 'tree') await listed(['ls-tree', '-r', '-z', t]);
+  // The trees a recording holds, read after the index and again whenever one was handed out
+  // since: a command run while earlier shadows were swept had its before tree taken from an
+  // index that named a blob (stat-matched: read by no one, so pinned by no one) its after
+  // snapshot has replaced since — the tree is all that still names its `before`.
+  const trees = new Set<string>();
+  let seen = -1;
+  const pinnedTrees = async (): Promise<void> => {
+    while (seen !== pins.treesHanded) {
+      seen = pins.treesHanded;
+      for (const t of pins.pinnedTrees()) {
+        if (trees.has(t)) continue;
+        trees.add(t);
+        if (looseType(gitDir, t) === 'tree') await listed(['ls-tree', '-r', '-z', t]);
+      }
+    }
+  };
+  await pinnedTrees();
   const objects = path.join(gitDir, 'objects');
   let removed = 0;
   for (const fan of await fsp.readdir(objects).catch(() => [] as string[])) {
@@ -86,6 +125,10 @@ async function sweep(gitDir: string, kept: Set<string>, roots: Set<string>, pins
       const file = path.join(objects, fan, n);
       const temp = n.length > 38;
       if (!temp && looseType(gitDir, id) !== 'blob') continue;
+      if (seen !== pins.treesHanded) {
+        await pinnedTrees();
+        if (need.has(id)) continue;
+      }
       // Asked and removed on this thread, with nothing between: a recording that pins the id
       // later finds no object and writes it again (`pins.ts`).
       if (pins.has(id)) continue;
@@ -98,6 +141,16 @@ async function sweep(gitDir: string, kept: Set<string>, roots: Set<string>, pins
     }
   }
   return removed;
+}
+
+/** Whether `file` (its last name not followed) is a regular file over the cap: a snapshot leaves its entry as it is. */
+function overCap(file: string, maxFileBytes: number): boolean {
+  try {
+    const st = fs.lstatSync(file);
+    return st.isFile() && st.size > maxFileBytes;
+  } catch {
+    return false;
+  }
 }
 
 /** The type of a loose object (its header, from the first bytes inflated); undefined when absent or unreadable. */

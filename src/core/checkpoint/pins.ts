@@ -27,9 +27,13 @@ export class BlobPins {
     this.pins.set(id, ++this.gen);
   }
 
+  /** How many trees were handed out so far (a sweep reads the pinned trees again when it moved). */
+  treesHanded = 0;
+
   /** A snapshot's tree handed out: its blobs stay while it is pinned. */
   pinTree(id: string): void {
     this.trees.set(id, ++this.gen);
+    this.treesHanded++;
   }
 
   has(id: string): boolean {

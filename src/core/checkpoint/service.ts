@@ -11,7 +11,7 @@ import { type Forgotten, forgetBlobs } from './forget';
 import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
 import { type PlanHost, planRewind, planUndo, RewindError, type RewindPlan } from './plan';
 import { CheckpointRecorder } from './recorder';
-import { DEFAULT_MAX_FILE_BYTES, Shadows } from './shadow';
+import { DEFAULT_MAX_FILE_BYTES, Shadows, shadowDirOf } from './shadow';
 
 // The checkpoints façade (issue 24 part 1, decision 0059): the recorder the harness's row plugs
 // into every agent, and rewind — plan (a preview, nothing written), apply, undo — for the
@@ -140,9 +140,12 @@ export class CheckpointService {
     this.recorder.forget(ids);
     if (!(await this.gitReady())) return { removed: 0, failed: [] };
     const store = this.host.store;
+    const roots = new Map((await this.shadows.opened()).map((s) => [shadowDirOf(this.host.storeDir, s.root), s.root] as const));
     return forgetBlobs({
       storeDir: this.host.storeDir,
       pins: this.shadows.pins,
+      roots,
+      maxFileBytes: this.maxFileBytes,
       referenced: async () => {
         const ids = new Set<string>();
         for (const h of store.listRefs()) {

@@ -363,6 +363,11 @@ export class Shadows {
     await Promise.all([...this.open.values()].map(async (p) => (await p.catch(() => undefined))?.settled()));
   }
 
+  /** The shadows opened so far (those that opened). */
+  async opened(): Promise<ShadowRepo[]> {
+    return (await Promise.all([...this.open.values()].map((p) => p.catch(() => undefined)))).filter((s): s is ShadowRepo => s !== undefined);
+  }
+
   of(root: string): Promise<ShadowRepo> {
     let p = this.open.get(root);
     if (!p) {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { forgetBlobs } from '../../../src/core/checkpoint/forget';
 import { git } from '../../../src/core/checkpoint/git';
-import { blobId, readBlobSync } from '../../../src/core/checkpoint/objects';
+import { blobId, readBlobSync, writeBlobAsSync } from '../../../src/core/checkpoint/objects';
 import { Shadows, shadowDirOf } from '../../../src/core/checkpoint/shadow';
 import { makeHarness } from '../../support/harness';
 import { subagentWorld } from '../subagent/helpers';
@@ -176,6 +176,72 @@ describe('checkpoints: a deleted conversation’s blobs go with it', () => {
       plan.files.every((f) => f.conflict?.reason !== 'unavailable'),
       JSON.stringify(plan.files.map((f) => [f.relative, f.conflict])),
     );
+  });
+
+  it('attack: a deleted session’s step cut by a stop leaves no intent that keeps the .env it overwrote', async () => {
+    const secret = 'TOKEN=s3cret-of-a-stopped-step';
+    fs.writeFileSync(file('.gitignore'), '.env\n');
+    fs.writeFileSync(file('.env'), `${secret}\n`);
+    const a = await w.t.h.createSession({ title: 'a' });
+    w.script.on('a', { toolCalls: [write('.env', 'TOKEN=\n'), run('sleep 30')] }, { text: 'done' });
+    void a.accept('[[a]] go');
+    for (let i = 0; read('.env') !== 'TOKEN=\n'; i++) {
+      assert.ok(i < 400, '.env written');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    await w.t.h.interruptSubtree(a.id);
+    await w.t.h.settle();
+    assert.ok(holding(w.t.storeDir, secret).length > 0, 'recorded before the deletion (the probe can see it)');
+    await forget(a.id);
+    assert.deepEqual(holding(w.t.storeDir, secret), [], 'the old .env is in no file of the store');
+  });
+
+  it('attack: a tracked file a deleted session overwrote after a command’s snapshot is in no file of the store', async () => {
+    const secret = 'PASSWORD=s3cret-in-a-tracked-file';
+    fs.writeFileSync(file('config.txt'), `${secret}\n`);
+    // A command first (its snapshots put config.txt, secret and all, in the shadow's index), then the overwrite.
+    const a = await turn('a', { toolCalls: [run('echo made > made.txt')] }, { toolCalls: [write('config.txt', 'PASSWORD=\n')] });
+    assert.equal(read('config.txt'), 'PASSWORD=\n');
+    assert.ok(holding(w.t.storeDir, secret).length > 0, 'recorded before the deletion (the probe can see it)');
+    await forget(a);
+    assert.deepEqual(holding(w.t.storeDir, secret), [], 'the old config.txt is in no file of the store');
+    // The shadow still works: a command of another session records its change, and its rewind restores.
+    const b = await turn('b', { toolCalls: [run('echo later > config.txt')] });
+    assert.equal(read('config.txt'), 'later\n');
+    const plan = await w.t.h.checkpoints.plan({ sessionId: b, toSeq: await startOf(w.t.h, b) });
+    await w.t.h.checkpoints.apply(plan);
+    assert.equal(read('config.txt'), 'PASSWORD=\n', 'B’s rewind restored what it found');
+  });
+
+  it('attack: a command run while an earlier shadow is swept keeps its before (a blob only its before tree names)', async () => {
+    // Two roots, each with many loose blobs no one needs: sweeping the first takes a while, and a
+    // command of a remaining session runs meanwhile in both (its before and after snapshots). Its
+    // files' earlier content is in no log (the user's own) and no longer in the index after it:
+    // only its before tree names it, which was not pinned yet when the sweep began.
+    const other = fs.realpathSync(fs.mkdtempSync(path.join(path.dirname(w.t.storeDir), 'root2-')));
+    const roots = [ws(), other];
+    const shadows = new Shadows(w.t.storeDir);
+    const repos = await Promise.all(roots.map((r) => shadows.of(r)));
+    for (const r of roots) fs.writeFileSync(path.join(r, 'f.txt'), `the user’s own ${r}\n`);
+    for (const repo of repos) await repo.snapshot(1 << 20);
+    for (const r of roots)
+      for (let i = 0; i < 4000; i++) writeBlobAsSync(shadowDirOf(w.t.storeDir, r), blobId(Buffer.from(`junk ${i}`)), Buffer.from(`junk ${i}`));
+    const sweep = forgetBlobs({ storeDir: w.t.storeDir, pins: shadows.pins, referenced: async () => new Set() });
+    const end = shadows.pins.begin(); // the command's step
+    const before = await Promise.all(repos.map((repo) => repo.snapshot(1 << 20)));
+    for (const r of roots) fs.writeFileSync(path.join(r, 'f.txt'), 'the command’s\n');
+    const after = await Promise.all(repos.map((repo) => repo.snapshot(1 << 20)));
+    const changes = (await Promise.all(repos.map((repo, i) => repo.diff(before[i].tree, after[i].tree)))).flat();
+    const done = await sweep;
+    end();
+    assert.equal(done.failed.length, 0, done.failed.join());
+    assert.ok(done.removed >= 8000, `the junk went: ${done.removed}`);
+    assert.equal(changes.length, 2, JSON.stringify(changes));
+    for (const c of changes) {
+      const gitDir = shadowDirOf(w.t.storeDir, roots.find((r) => c.path.startsWith(r)) as string);
+      assert.ok(c.before && readBlobSync(gitDir, c.before)?.toString().startsWith('the user’s own'), `the command’s before of ${c.path} stays`);
+    }
   });
 
   it('a kill -9 between the deletion and the sweep: B intact, the next deletion sweeps the leftovers', async () => {
