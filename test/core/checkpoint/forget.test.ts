@@ -20,7 +20,13 @@ function storeBytes(dir: string): { file: string; bytes: Buffer }[] {
   for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!e.isFile()) continue;
     const file = path.join(e.parentPath, e.name);
-    const bytes = fs.readFileSync(file);
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // a write's temp file, renamed since it was listed
+      throw err;
+    }
     out.push({ file, bytes });
     try {
       out.push({ file: `${file} (inflated)`, bytes: zlib.inflateSync(bytes) });
