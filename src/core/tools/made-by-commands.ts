@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { withFileLock } from '../store/file-lock';
+import { appendLines, compactRecord, identityOf, keptAtLastCompaction, readRecord } from './made-record-file';
 import type { BuiltInProtectedName } from './protected-names';
 import type { ProtectedEntry } from './protected-walk';
+
+export { identityOf };
 
 // Nothing a confined command wrote becomes trusted configuration (decision 0111). A command can
 // make `.arbor`, `.claude`, `.vscode` or `.git` in a folder below a workspace's top that had none
@@ -37,16 +39,6 @@ interface Line {
   path: string;
   at: string;
   trusted?: true;
-}
-
-/** The identity of what is at `p` (not followed): device, inode and birth time; undefined when nothing is. */
-export function identityOf(p: string): string | undefined {
-  try {
-    const st = fs.lstatSync(p, { bigint: true });
-    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A protected folder of `folder` a command made, as the record has it. */
@@ -157,101 +149,12 @@ export class MadeRecord {
    * time; a busy one is left to its holder). Returns whether it ran.
    */
   compact(): boolean {
-    let ran = false;
-    // The users' one lock between processes (`store/file-lock.ts`: a dead holder's taken over by
-    // its pid); a compaction under way elsewhere is left to its holder after a short wait.
-    withFileLock(`${this.file}.lock`, () => (ran = this.rewrite()), COMPACT_LOCK_WAIT_MS);
-    return ran;
+    return compactRecord(this.file, (text) => keptLines(parseLines(text)), COMPACT_LOCK_WAIT_MS);
   }
 
-  /** The rewrite itself, under the compaction's lock. */
-  private rewrite(): boolean {
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(this.file, 'r');
-      const read = fs.fstatSync(fd).size;
-      const kept = keptLines(parseLines(readRange(fd, 0, read)));
-      const text = [JSON.stringify({ compacted: Buffer.byteLength(kept.join('\n')) + kept.length, at: new Date().toISOString() }), ...kept]
-        .map((l) => `${l}\n`)
-        .join('');
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      // On disk before it replaces the record: a crash must not leave a short or empty record.
-      const out = fs.openSync(tmp, 'w', 0o600);
-      try {
-        fs.writeSync(out, text);
-        fs.fsyncSync(out);
-      } finally {
-        fs.closeSync(out);
-      }
-      fs.renameSync(tmp, this.file);
-      // What other processes appended to the old file after it was read: carried over whole.
-      const tail = readRange(fd, read, fs.fstatSync(fd).size - read);
-      const late = tail.split('\n').filter(Boolean);
-      if (late.length > 0) appendLines(this.file, late);
-      return true;
-    } catch {
-      // The record could not be rewritten (a full disk): it stays as it is, only longer.
-      return false;
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd);
-    }
-  }
-
-  /**
-   * The record's lines, as no compaction under way has them half: a compaction renames its rewrite
-   * over the record and only then carries over what other processes appended meanwhile, so a read
-   * between the two would miss appearances already written (a command's `.claude` read as the
-   * user's). Read without the lock when the record was there before no lock was (`readSettled`);
-   * else once the compaction's lock is had. A compaction holds it for milliseconds; past
-   * `READ_LOCK_WAIT_MS` (a holder that hangs) the record is read as it is.
-   */
+  /** The record's lines, as no compaction under way has them half (`readRecord`). */
   private read(): Line[] {
-    const settled = readSettled(this.file);
-    if (settled !== undefined) return parseLines(settled);
-    let text: string | undefined;
-    withFileLock(`${this.file}.lock`, () => (text = readText(this.file)), READ_LOCK_WAIT_MS);
-    return parseLines(text ?? readText(this.file));
-  }
-}
-
-/**
- * The record's text without taking the lock, when no compaction can have it half: the file at the
- * path is looked at first, then the lock is seen absent, then the file is opened and must be the
- * one looked at. A compaction's rewrite at the path when it was looked at was put there under a
- * lock that is gone by the time it was seen absent, so its carry-over is in; a rename after the
- * look gives another file, and the lock is taken instead. A file read as it is renamed away has
- * every line appended before (appenders that see the rename append again to the new one: later
- * lines, as if read a moment earlier). Undefined when a compaction may be under way (the lock
- * is there, or the file changed between the look and the open): the caller takes the lock.
- */
-function readSettled(file: string): string | undefined {
-  const seen = identityOf(file);
-  // Anything at the lock's name (a link, a folder too) counts as a compaction under way.
-  if (identityOf(`${file}.lock`) !== undefined) return undefined;
-  if (seen === undefined) return ''; // no record yet
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fs.fstatSync(fd, { bigint: true });
-    if (`${st.dev}:${st.ino}:${st.birthtimeNs}` !== seen) return undefined;
-    return readRange(fd, 0, Number(st.size));
-  } catch {
-    return undefined;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The file's text; empty when it cannot be read (no record yet). */
-function readText(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return '';
+    return parseLines(readRecord(this.file, READ_LOCK_WAIT_MS));
   }
 }
 
@@ -268,48 +171,6 @@ function parseLines(text: string): Line[] {
     }
   }
   return out;
-}
-
-/**
- * `lines` appended (`O_APPEND`: processes writing at once do not mix lines); when a compaction
- * replaced the file meanwhile, so the lines went to the file it read, again to the new one.
- * Returns the file's size after.
- */
-function appendLines(file: string, lines: readonly string[]): number {
-  const text = `${lines.join('\n')}\n`;
-  for (let i = 0; ; i++) {
-    const fd = fs.openSync(file, 'a', 0o600);
-    let wrote: fs.Stats;
-    try {
-      fs.writeSync(fd, text);
-      wrote = fs.fstatSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    let now: fs.Stats | undefined;
-    try {
-      now = fs.statSync(file);
-    } catch {
-      // Gone between the write and this look: written again below.
-    }
-    if ((now && now.ino === wrote.ino && now.dev === wrote.dev) || i >= 8) return now?.size ?? wrote.size;
-  }
-}
-
-/** What the record's last compaction kept, in bytes (its first line says); 0 when it never ran. */
-function keptAtLastCompaction(file: string): number {
-  try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const head = readRange(fd, 0, 200).split('\n')[0];
-      const v = JSON.parse(head) as { compacted?: unknown };
-      return typeof v.compacted === 'number' ? v.compacted : 0;
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return 0;
-  }
 }
 
 /** One line per identity still at a path one of its lines names: its first trust if it has one, else its first appearance. */
@@ -342,18 +203,6 @@ function stillThere(p: string, id: string): boolean {
     const code = (e as NodeJS.ErrnoException).code;
     return code !== 'ENOENT' && code !== 'ENOTDIR';
   }
-}
-
-function readRange(fd: number, from: number, length: number): string {
-  if (length <= 0) return '';
-  const buf = Buffer.alloc(length);
-  let got = 0;
-  while (got < length) {
-    const n = fs.readSync(fd, buf, got, length - got, from + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return buf.subarray(0, got).toString('utf8');
 }
 
 /**

@@ -224,6 +224,46 @@ describe('the record of what commands made stays small (decision 0111, amended i
     }
   });
 
+  for (const at of ['after it renamed its rewrite over the record', 'after it gave the old record its second name'] as const)
+    it(`attack: a compaction killed (-9) ${at} loses no appearance appended to the old record meanwhile`, () => {
+      const file = path.join(ws.outside, 'made.jsonl');
+      new MadeRecord(file).record([mk('early/.arbor')]);
+      const late = mk('late/.claude');
+      const line = `${JSON.stringify({ id: identityOf(late.path), path: late.path, at: new Date().toISOString() })}\n`;
+      const module = require.resolve('../../../src/core/tools/made-by-commands');
+      // The compacting process, killed at the worst moment: another process's append reached the
+      // old record after the compaction read it (and that appender saw no rename, so it is done).
+      const compactor = `
+        const fs = require('fs');
+        const { MadeRecord } = require(${JSON.stringify(module)});
+        const rename = fs.renameSync, link = fs.linkSync;
+        const killAfterRename = ${JSON.stringify(at.startsWith('after it renamed'))};
+        fs.linkSync = (from, to) => {
+          fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line)});
+          link(from, to);
+          if (!killAfterRename) process.kill(process.pid, 'SIGKILL');
+        };
+        fs.renameSync = (from, to) => {
+          rename(from, to);
+          if (to === ${JSON.stringify(file)}) process.kill(process.pid, 'SIGKILL');
+        };
+        new MadeRecord(${JSON.stringify(file)}).compact();
+        process.exit(3);`;
+      const out = spawnSync(process.execPath, ['-e', compactor], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(out.signal, 'SIGKILL', `killed mid-compaction (${out.status} ${out.stderr})`);
+      assert.ok(fs.existsSync(`${file}.lock`), 'its lock left behind, as a kill leaves it');
+      const record = new MadeRecord(file);
+      assert.deepEqual(made(record, 'late'), ['late/.claude'], 'the appearance appended meanwhile is still refused');
+      assert.deepEqual(made(record, 'early'), ['early/.arbor']);
+      assert.ok(!fs.existsSync(`${file}.prev`), 'the old record was carried over and removed');
+      assert.ok(!fs.existsSync(`${file}.lock`), 'the leftover lock was taken over and released');
+      // The next compaction keeps one line per identity.
+      assert.equal(record.compact(), true);
+      const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+      assert.equal(lines.length, 3, lines.join('\n'));
+      assert.deepEqual(made(record, 'late'), ['late/.claude']);
+    });
+
   it("a compaction's lock left by a killed process whose pid is the reader's own (a fresh PID namespace) does not hold the read", async () => {
     const status = await sandboxStatus();
     if (!status.available) throw new Error(`This test needs bubblewrap, and ${status.reason}. Run "npm run setup:e2e" (it installs bubblewrap).`);
