@@ -108,8 +108,8 @@ async function oneShotVsRequest(opts: BenchOptions, server: ModelServer): Promis
   }
 }
 
-/** JSON.parse timings per rep of the resume figure (its denominator is their median). */
-const PARSES_PER_REP = 3;
+/** JSON.parse timings per round of the resume figure (the round's yardstick is their median). */
+const PARSES_PER_ROUND = 3;
 
 /** subagent.resume.vs_parse: cold resume of a 10k-event child ÷ JSON.parse of its events' bytes. */
 async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<Figure> {
@@ -129,12 +129,28 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
   const bytes = JSON.stringify(events);
   await h.close();
   server.setFallback(() => ({ text: 'ok' }));
-  const reps = opts.quick ? 3 : 7;
+  // Rounds of one cold resume and three parses (decision 0116's way: one parse alone swung 8–45 ms
+  // with whatever garbage a collection met inside it, and a median of three rounds moved the
+  // figure 2.0–3.5 from one run to the next). The parses go before the resume in even rounds and
+  // after it in odd ones, so neither side always inherits the other's garbage.
+  const rounds = opts.quick ? 12 : 24;
   const resume: number[] = [];
   const parse: number[] = [];
+  const allParses: number[] = [];
   const diskMs: number[] = [];
   const turnMs: number[] = [];
-  for (let r = 0; r < reps; r++) {
+  const parseThrice = (): number => {
+    const got: number[] = [];
+    for (let k = 0; k < PARSES_PER_ROUND; k++) {
+      const t = now();
+      JSON.parse(bytes);
+      got.push(now() - t);
+    }
+    allParses.push(...got);
+    return median(got);
+  };
+  for (let r = 0; r < rounds; r++) {
+    if (r % 2 === 0) parse.push(parseThrice());
     h = await open(client, dir); // the tree file is cold: not loaded until the follow-up
     const disk = new DiskWait();
     disk.wrap(h.store, 'append');
@@ -146,20 +162,19 @@ async function resumeVsParse(opts: BenchOptions, server: ModelServer): Promise<F
     await h.settle();
     turnMs.push(now() - t1);
     await h.close();
-    // The yardstick, three times a rep: one parse alone swung 8–39 ms with the garbage the
-    // closed harness left (a collection falls inside it or not), which moved the figure 2–6.
-    for (let k = 0; k < PARSES_PER_REP; k++) {
-      const t2 = now();
-      JSON.parse(bytes);
-      parse.push(now() - t2);
-    }
+    if (r % 2 === 1) parse.push(parseThrice());
   }
+  const figureOf = (rs: readonly number[]) => hodgesLehmann(rs.map((r) => resume[r])) / hodgesLehmann(rs.map((r) => parse[r]));
+  const all = resume.map((_, r) => r);
+  const value = figureOf(all);
+  const [low, high] = bootstrapInterval(rounds, figureOf);
   opts.note(
-    `cold resume of a 10k-event child: ${fmt(median(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); ` +
-      `JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(median(parse))} ms (median of ${parse.length}, ${fmt(Math.min(...parse))}–${fmt(Math.max(...parse))}); ` +
+    `cold resume of a 10k-event child: ${fmt(hodgesLehmann(resume))} ms (tree file load + inspect + composition + durable accept, of which ${fmt(median(diskMs))} ms waiting on the disk); ` +
+      `JSON.parse of its ${fmt(bytes.length / 1048576)} MB: ${fmt(hodgesLehmann(parse))} ms (${allParses.length} parses, ${fmt(Math.min(...allParses))}–${fmt(Math.max(...allParses))}); ` +
+      `${rounds} rounds, Hodges–Lehmann estimates, the figure's 90% bootstrap interval over the rounds ${fmt(low)}–${fmt(high)}; ` +
       `the child's turn after the follow-up returned ${fmt(median(turnMs))} ms (its first request serializes the whole history to send it: decision 0064)`,
   );
-  return { ...RESUME, value: median(resume) / median(parse) };
+  return { ...RESUME, value };
 }
 
 /** fork.cache_hit_ratio, fork.head_identical, spawn.head_shared. */
