@@ -20,6 +20,21 @@ const final = new WeakSet<object>();
 const ATTEMPTS = 5;
 
 /**
+ * How deep folders are held open at once. A command can make a tree deeper than the stack of a
+ * recursion or the descriptors a process may hold (`mkdir d && cd d`, thousands of times): a folder
+ * this deep is moved up, by its one name, into the top folder being removed, and emptied from there.
+ */
+const MAX_DEPTH = 128;
+/** The most times the top folder is listed again for what was moved up into it (an agent that keeps making deep trees gets no more). */
+const MAX_ROUNDS = 10_000;
+
+/** One removal's top folder (held open while it is emptied) and how many folders were moved up into it. */
+interface Walk {
+  top?: number;
+  moved: number;
+}
+
+/**
  * Remove `target` (its parent is the caller's: opened by its path) and everything below it, no
  * link followed. Throws what the last attempt met (EACCES of a folder without write permission:
  * the caller may make it writable and call again); nothing at `target` is success.
@@ -37,18 +52,18 @@ export function removeTree(target: string): void {
     throw e;
   }
   try {
-    removeEntry(parent, path.basename(target), true);
+    removeEntry(parent, path.basename(target), true, { moved: 0 }, 0);
   } finally {
     fs.closeSync(parent);
   }
 }
 
 /** The entry `name` of the folder held open as `dir` removed, whatever it is; `folder`: listed as one (a link there now is unlinked). */
-function removeEntry(dir: number, name: string, folder: boolean): void {
+function removeEntry(dir: number, name: string, folder: boolean, walk: Walk, depth: number): void {
   const at = pinnedPath(dir, name);
   for (let attempt = 1; ; attempt++) {
     try {
-      if (folder) emptyAndRemove(at);
+      if (folder) emptyAndRemove(at, walk, depth);
       else fs.unlinkSync(at);
       return;
     } catch (e) {
@@ -68,15 +83,51 @@ function removeEntry(dir: number, name: string, folder: boolean): void {
   }
 }
 
-/** The folder at `at` (a pinned name) opened without following a link, emptied through that descriptor, then removed. */
-function emptyAndRemove(at: string): void {
+/**
+ * The folder at `at` (a pinned name) opened without following a link, emptied through that
+ * descriptor, then removed. At `MAX_DEPTH` its folders are moved up into the top folder instead,
+ * which lists itself again until nothing more was moved up into it.
+ */
+function emptyAndRemove(at: string, walk: Walk, depth: number): void {
   const fd = fs.openSync(at, OPEN_FOLDER);
+  const top = walk.top === undefined;
+  if (top) walk.top = fd;
   try {
-    for (const d of fs.readdirSync(pinnedPath(fd), { withFileTypes: true })) removeEntry(fd, d.name, d.isDirectory());
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const moved = walk.moved;
+      for (const d of fs.readdirSync(pinnedPath(fd), { withFileTypes: true })) {
+        if (depth >= MAX_DEPTH && d.isDirectory() && moveUp(fd, d.name, walk)) continue;
+        removeEntry(fd, d.name, d.isDirectory(), walk, depth + 1);
+      }
+      if (!top || walk.moved === moved) break;
+    }
   } finally {
+    if (top) walk.top = undefined;
     fs.closeSync(fd);
   }
   fs.rmdirSync(at);
+}
+
+/**
+ * The folder `name` of the folder held open as `dir` renamed, by that one name (a link there now
+ * is moved, not followed), into the top folder under a name of its own; false when it could not
+ * be (gone: nothing to do; another file system: removed where it is).
+ */
+function moveUp(dir: number, name: string, walk: Walk): boolean {
+  const top = walk.top;
+  if (top === undefined) return false;
+  for (let tries = 0; tries < ATTEMPTS; tries++) {
+    try {
+      fs.renameSync(pinnedPath(dir, name), pinnedPath(top, `.arbor-removing-${process.pid}-${walk.moved++}`));
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return true;
+      // A name the agent took meanwhile (a folder with things in it, a file): the next one.
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') return false;
+    }
+  }
+  return false;
 }
 
 /** What is at `at` now, its last name not followed: a folder, something else, or nothing. */

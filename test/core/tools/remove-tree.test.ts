@@ -85,6 +85,24 @@ describe('removeTree: nothing outside the folder is ever removed', () => {
     assert.ok(intact());
   });
 
+  it('attack: a tree 5,000 folders deep (deeper than a recursion or 200 descriptors reach) is removed whole, with a link at its bottom never followed', () => {
+    const wt = path.join(dir, 'node');
+    fs.mkdirSync(wt);
+    // As a command makes it: one name at a time, each made in the one before (past PATH_MAX by path).
+    const maker = `
+      const fs = require('fs');
+      process.chdir(${JSON.stringify(wt)});
+      for (let i = 0; i < 5000; i++) { fs.mkdirSync('d'); fs.writeFileSync('f', 'x'); process.chdir('d'); }
+      fs.symlinkSync(${JSON.stringify(outside)}, 'out');`;
+    execFileSync(process.execPath, ['-e', maker]);
+    const module = require.resolve('../../../src/core/tools/remove-tree');
+    // The remover with at most 200 descriptors (a window's extension host may have far fewer than this machine's).
+    const remover = `ulimit -n 200 && exec "$0" -e "require(process.argv[1]).removeTree(process.argv[2])" "$1" "$2"`;
+    execFileSync('/bin/sh', ['-c', remover, process.execPath, module, wt], { stdio: ['ignore', 'ignore', 'pipe'] });
+    assert.ok(!fs.existsSync(wt), 'the whole tree is gone');
+    assert.ok(intact(), 'nothing outside was touched');
+  });
+
   it('removes files, links, FIFOs and nested folders; nothing at the path is success', () => {
     const wt = path.join(dir, 'node');
     fs.mkdirSync(path.join(wt, 'a', 'b', 'c'), { recursive: true });
