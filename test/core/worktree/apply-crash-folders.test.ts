@@ -8,40 +8,32 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeHarness } from '../../support/harness';
-import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
-import { crashApplyHost, gitIn, makeRepo, read } from './fixture';
+import { crashApplyHost, crashWorldPerTest, gitIn, makeRepo, read } from './fixture';
 
 const run = (command: string) => ({ toolCalls: [{ name: 'run_command', arguments: { command } }] });
 
 describe('worktree apply of a replaced folder after a crash (kill -9 part way)', () => {
-  let server: ModelServer;
-  let base: string;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-apply-crash-folders-'))));
-  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
-
-  const crashHost = (storeDir: string, ws: string, childId: string, victim: string) => crashApplyHost(server.baseURL, storeDir, ws, childId, victim);
+  const world = crashWorldPerTest('arbor-apply-crash-folders-');
 
   /** A workspace with `dir/x.txt` and `dir/sub/y.txt` committed, a worktree child that ran `command`, then a host applying it killed at `victim`. */
   async function crashed(command: string, victim: string): Promise<{ ws: string; storeDir: string; childId: string }> {
-    const ws = makeRepo(base);
+    const ws = makeRepo(world.base);
     fs.mkdirSync(path.join(ws, 'dir', 'sub'), { recursive: true });
     fs.writeFileSync(path.join(ws, 'dir', 'x.txt'), 'x\n');
     fs.writeFileSync(path.join(ws, 'dir', 'sub', 'y.txt'), 'y\n');
     gitIn(ws, 'add', '-A');
     gitIn(ws, 'commit', '-qm', 'dir');
     const storeDir = path.join(ws, '.arbor', 'store');
-    const script = new Script(server);
+    const script = new Script(world.server);
     script.on('c', run(command), { text: 'done' });
-    const first = await makeHarness(server, { workspace: [ws], storeDir });
+    const first = await makeHarness(world.server, { workspace: [ws], storeDir });
     const root = await first.h.createSession({ title: 'work' });
     const child = await first.h.subagents.start(root, 'spawn', { prompt: '[[c]] work', label: 'work', isolation: 'worktree' });
     await child.result;
     await child.dispose();
     await first.h.close();
-    const r = await crashHost(storeDir, ws, child.id, victim);
+    const r = await crashApplyHost(world, storeDir, ws, child.id, victim);
     assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
     return { ws, storeDir, childId: child.id };
   }
@@ -52,7 +44,7 @@ describe('worktree apply of a replaced folder after a crash (kill -9 part way)',
     const { ws, storeDir, childId } = await crashed(folderToFile, 'rm:y.txt');
     assert.equal(fs.existsSync(path.join(ws, 'dir', 'sub', 'y.txt')), false, 'dir/sub/y.txt (first in git’s order) was removed before the kill');
     assert.equal(read(path.join(ws, 'dir', 'x.txt')), 'x\n', 'dir/x.txt was not');
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: true, written: 2, planned: 3 }]);
       assert.equal(read(path.join(ws, 'dir')), 'now a file\n');
@@ -66,7 +58,7 @@ describe('worktree apply of a replaced folder after a crash (kill -9 part way)',
   it('killed after the emptied folder’s removal, before the file: the next open writes the file', async () => {
     const { ws, storeDir, childId } = await crashed(folderToFile, 'rmdir:dir');
     assert.equal(fs.existsSync(path.join(ws, 'dir')), false, 'the folder was removed, the file not yet written');
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: true, written: 1, planned: 3 }]);
       assert.equal(read(path.join(ws, 'dir')), 'now a file\n');
@@ -79,7 +71,7 @@ describe('worktree apply of a replaced folder after a crash (kill -9 part way)',
   it('a file made a folder, killed after the file’s removal: the next open writes the folder’s entries', async () => {
     const { ws, storeDir, childId } = await crashed('rm keep.txt && mkdir -p keep.txt/b && echo in > keep.txt/b/in.txt', 'rm:keep.txt');
     assert.equal(fs.existsSync(path.join(ws, 'keep.txt')), false);
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: true, written: 1, planned: 2 }]);
       assert.equal(read(path.join(ws, 'keep.txt', 'b', 'in.txt')), 'in\n');
@@ -91,7 +83,7 @@ describe('worktree apply of a replaced folder after a crash (kill -9 part way)',
   it('a file the user put in the half-emptied folder after the crash is never deleted: the worktree stays open, applying again names it', async () => {
     const { ws, storeDir, childId } = await crashed(folderToFile, 'rm:y.txt');
     fs.writeFileSync(path.join(ws, 'dir', 'mine.txt'), 'the user’s\n');
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: false, changed: ['dir'], planned: 3 }]);
       assert.equal(read(path.join(ws, 'dir', 'mine.txt')), 'the user’s\n');

@@ -9,29 +9,21 @@ import * as path from 'node:path';
 import { recoveryNotes } from '../../../src/core/recovered-work';
 import { arbor } from '../../support/cli';
 import { makeHarness } from '../../support/harness';
-import { ModelServer } from '../../support/model-server';
 import { Script } from '../subagent/helpers';
-import { crashApplyHost, makeRepo, read } from './fixture';
+import { crashApplyHost, crashWorldPerTest, makeRepo, read } from './fixture';
 
 const write = (p: string, content: string) => ({ name: 'write_file', arguments: { path: p, content } });
 
 describe('worktree apply after a crash (kill -9 between its files and its record)', () => {
-  let server: ModelServer;
-  let base: string;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-apply-crash-'))));
-  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
-
-  const crashHost = (storeDir: string, ws: string, childId: string, victim: string) => crashApplyHost(server.baseURL, storeDir, ws, childId, victim);
+  const world = crashWorldPerTest('arbor-apply-crash-');
 
   /** A worktree child that changed a.txt and made b.txt, its harness closed: the workspace, the store and the child. */
   async function worked(): Promise<{ ws: string; storeDir: string; childId: string }> {
-    const ws = makeRepo(base);
+    const ws = makeRepo(world.base);
     const storeDir = path.join(ws, '.arbor', 'store');
-    const script = new Script(server);
+    const script = new Script(world.server);
     script.on('c', { toolCalls: [write('a.txt', 'one\ntwo\nCHILD\n'), write('b.txt', 'b from the child\n')] }, { text: 'edited' });
-    const first = await makeHarness(server, { workspace: [ws], storeDir });
+    const first = await makeHarness(world.server, { workspace: [ws], storeDir });
     const root = await first.h.createSession({ title: 'work' });
     const run = await first.h.subagents.start(root, 'spawn', { prompt: '[[c]] edit', label: 'edit', isolation: 'worktree' });
     await run.result;
@@ -43,7 +35,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
   /** `worked()`, then a host applying its child killed at `step`: the workspace, the store and the child. */
   async function crashedApply(step: string): Promise<{ ws: string; storeDir: string; childId: string }> {
     const { ws, storeDir, childId } = await worked();
-    const r = await crashHost(storeDir, ws, childId, step);
+    const r = await crashApplyHost(world, storeDir, ws, childId, step);
     assert.equal(r.signal, 'SIGKILL', `the host was killed in the apply: ${r.out}`);
     return { ws, storeDir, childId };
   }
@@ -55,7 +47,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     assert.equal(read(path.join(ws, 'a.txt')), 'one\ntwo\nCHILD\n', 'a.txt was written before the kill');
     assert.equal(fs.existsSync(path.join(ws, 'b.txt')), false, 'b.txt was not');
 
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: true, written: 1, planned: 2 }]);
       assert.equal(read(path.join(ws, 'b.txt')), 'b from the child\n', 'the rest of the apply was written');
@@ -74,7 +66,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
     const { ws, storeDir, childId } = await crashedApply('a.txt');
     fs.writeFileSync(path.join(ws, 'b.txt'), 'the user wrote this\n');
 
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, [{ childId, finished: false, changed: ['b.txt'], planned: 2 }]);
       assert.match(
@@ -110,7 +102,7 @@ describe('worktree apply after a crash (kill -9 between its files and its record
 
   it('a crash after the record, before the intent is removed: the next open records nothing twice', async () => {
     const { ws, storeDir, childId } = await crashedApply('record');
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.deepEqual(t.h.recoveredWork.applies, []);
       const events = (await t.h.readSession(childId)).events.filter((e) => e.type === 'worktree' && e.state === 'applied');

@@ -6,20 +6,14 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeHarness } from '../../support/harness';
-import { ModelServer } from '../../support/model-server';
 import { ofType, Script } from '../subagent/helpers';
-import { gitIn, makeRepo } from './fixture';
+import { crashWorldPerTest, gitIn, makeRepo } from './fixture';
 
 describe('worktrees after a crash (kill -9 with worktrees open)', () => {
-  let server: ModelServer;
-  let base: string;
-  before(async () => (server = await ModelServer.start()));
-  after(() => server.stop());
-  beforeEach(() => (base = fs.realpathSync(fs.mkdtempSync('/var/tmp/arbor-wt-crash-'))));
-  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+  const world = crashWorldPerTest('arbor-wt-crash-');
 
   async function crashHost(storeDir: string, ws: string, tag: string): Promise<string> {
-    const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-worktree-host.js'), storeDir, ws, server.baseURL, tag], {
+    const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-worktree-host.js'), storeDir, ws, world.server.baseURL, tag], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
@@ -40,15 +34,15 @@ describe('worktrees after a crash (kill -9 with worktrees open)', () => {
   }
 
   it('the next start lists every worktree nothing live owns, and cleans them', async () => {
-    const ws = makeRepo(base);
+    const ws = makeRepo(world.base);
     const storeDir = path.join(ws, '.arbor', 'store');
-    const script = new Script(server);
+    const script = new Script(world.server);
     script.on('stuck', { text: 'working on it for a long while', fault: { kind: 'stall', afterChunks: 1 } });
     const childId = await crashHost(storeDir, ws, 'stuck');
     const wtDir = path.join(ws, '.arbor', 'worktrees');
     assert.equal(fs.readdirSync(wtDir).length, 2, 'two worktree folders left behind');
 
-    const t = await makeHarness(server, { workspace: [ws], storeDir });
+    const t = await makeHarness(world.server, { workspace: [ws], storeDir });
     try {
       assert.ok(t.h.recovered.includes(childId), 'recovery closed the cut turn');
       const orphans = await t.h.worktrees.orphans();

@@ -6,6 +6,7 @@ import type { SessionEvent, WorktreeEvent } from '../../../src/core/session/even
 import { DEFAULT_BWRAP } from '../../../src/core/tools/sandbox/detect';
 import { createWorktree, type WorktreePlace } from '../../../src/core/worktree/checkout';
 import type { RepoStateCache } from '../../../src/core/worktree/repo-state';
+import { ModelServer } from '../../support/model-server';
 import { eventsOf, ofType, subagentWorld, type WorldParts, withWorldParts } from '../subagent/helpers';
 
 // A real git repository as the workspace, with the store where the CLI keeps it
@@ -82,15 +83,19 @@ export async function childThatRan(w: WorktreeWorld, command: string): Promise<s
 
 /** `test/support/crash-apply-host.ts` applying `childId`'s worktree in `ws`, killed -9 at `victim`: its signal and what it printed. */
 export function crashApplyHost(
-  baseURL: string,
+  world: CrashWorld,
   storeDir: string,
   ws: string,
   childId: string,
   victim: string,
 ): Promise<{ signal: string | null; out: string }> {
-  const host = spawn(process.execPath, [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, baseURL, childId, victim], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const host = spawn(
+    process.execPath,
+    [path.join(__dirname, '..', '..', 'support', 'crash-apply-host.js'), storeDir, ws, world.server.baseURL, childId, victim],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   host.stdout.on('data', (b: Buffer) => (out += b.toString()));
   return new Promise((resolve) => host.once('exit', (_code, signal) => resolve({ signal, out })));
@@ -125,6 +130,22 @@ export function repoFoldersPerTest(prefix: string, take: (f: RepoFolders) => voi
     take({ dir, ws, wts: path.join(dir, 'worktrees') });
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+}
+
+/** A crash spec file's world: one model server for the file, and before each spec a fresh real folder under /var/tmp named `prefix…` (removed after it). */
+export interface CrashWorld {
+  server: ModelServer;
+  base: string;
+}
+
+/** Registers the hooks of a `CrashWorld` in the calling `describe` and returns it (its fields are set once the hooks ran). */
+export function crashWorldPerTest(prefix: string): CrashWorld {
+  const w = { server: undefined as unknown as ModelServer, base: '' };
+  before(async () => (w.server = await ModelServer.start()));
+  after(() => w.server.stop());
+  beforeEach(() => (w.base = fs.realpathSync(fs.mkdtempSync(path.join('/var/tmp', prefix)))));
+  afterEach(() => fs.rmSync(w.base, { recursive: true, force: true }));
+  return w;
 }
 
 export const read = (p: string): string => fs.readFileSync(p, 'utf8');
