@@ -31,16 +31,25 @@ export * from './protocol/views';
 export type WebviewToHost =
   /** Mounted and listening; the host answers with a snapshot. A transcript tab names its session. */
   | { type: 'webview/ready'; view: 'panel' | 'transcript'; sessionId?: string }
-  /** The user selected a tree node: the chat shows that session. */
-  | { type: 'session/select'; sessionId: string }
+  /**
+   * The user selected a tree node: the chat shows that session. `selection`: the host's number of
+   * the selection this view last knew (decision 0120); `restored`: not a click but the selection
+   * saved before a reload, which the host drops when it selected anything since.
+   */
+  | { type: 'session/select'; sessionId: string; selection?: number; restored?: true }
   /** Start a new conversation: nothing is stored until its first message (which also titles it). */
   | { type: 'session/new'; id: string }
   /** Open the sandbox / approval picker, for this session when given (the mode indicator beside the input). */
   | { type: 'policy/pick'; sessionId?: string }
-  /** Send text to a session (a child goes through the runtime's follow-up); no sessionId = a new conversation. */
-  | { type: 'chat/send'; id: string; sessionId?: string; text: string }
+  /**
+   * Send text to a session (a child goes through the runtime's follow-up); no sessionId = a new
+   * conversation. `selection` (here and on every message of `SelectionBound`): composed against the
+   * panel's selection, the number of that selection — the host refuses it when the panel's
+   * selection has since moved to another session (`SELECTION_CHANGED`, decision 0120).
+   */
+  | { type: 'chat/send'; id: string; sessionId?: string; text: string; selection?: number }
   /** Stop the session's running turn (its inbox is kept). */
-  | { type: 'agent/interrupt'; id: string; sessionId: string }
+  | { type: 'agent/interrupt'; id: string; sessionId: string; selection?: number }
   /** A human's "Cancel workflow" on a run's node: the script stops, its running agents are cancelled. */
   | { type: 'workflow/cancel'; id: string; runId: string }
   /** Fork a session from the end of the turn holding `seq`. */
@@ -60,9 +69,9 @@ export type WebviewToHost =
   /** A notice's button: run one of Arbor's commands (set the key, open the model settings). */
   | { type: 'command/run'; command: HostCommand }
   /** Cancel a queued message before it runs (durable: it never runs, even after a restart). */
-  | { type: 'queue/withdraw'; id: string; sessionId: string; messageId: string }
+  | { type: 'queue/withdraw'; id: string; sessionId: string; messageId: string; selection?: number }
   /** "Send now": a session waiting after an interrupt works through its queue (FIFO, from the head). */
-  | { type: 'queue/run'; id: string; sessionId: string }
+  | { type: 'queue/run'; id: string; sessionId: string; selection?: number }
   /** Revoke an "allow for this conversation" grant of a session. */
   | { type: 'approval/revoke'; id: string; sessionId: string; grantId: string }
   /** A human's budget on a session's subtree (`null` removes it); checked again by the host. */
@@ -73,10 +82,10 @@ export type WebviewToHost =
   | { type: 'goal/set'; id: string; sessionId: string; objective: string; maxRounds?: number }
   /** A goal on a new conversation titled by its objective (an example prompt's goal button). */
   | { type: 'goal/start'; id: string; objective: string; maxRounds: number }
-  | { type: 'goal/pause'; id: string; sessionId: string }
-  | { type: 'goal/resume'; id: string; sessionId: string }
-  | { type: 'goal/clear'; id: string; sessionId: string }
-  | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number }
+  | { type: 'goal/pause'; id: string; sessionId: string; selection?: number }
+  | { type: 'goal/resume'; id: string; sessionId: string; selection?: number }
+  | { type: 'goal/clear'; id: string; sessionId: string; selection?: number }
+  | { type: 'goal/limit'; id: string; sessionId: string; maxRounds: number; selection?: number }
   /** Start a new conversation with an agent defined in a file (its persona, tools, model; its sandbox only narrows). */
   | { type: 'agent/start'; id: string; agent: string }
   /** A worktree child's changes in VS Code's diff editor (decision 0060). */
@@ -100,11 +109,12 @@ export type WebviewToHost =
 // ── host → webview ────────────────────────────────────────────────────────────
 
 export type HostToWebview =
-  /** Full state, sent once per `webview/ready`; later updates are deltas. */
+  /** Full state, sent once per `webview/ready`; later updates are deltas. `selection`: the number of `selected` (absent: 0). */
   | {
       type: 'state/snapshot';
       nodes: TreeNode[];
       selected?: string;
+      selection?: number;
       settings: PanelSettings;
       approvals: ApprovalPrompt[];
     }
@@ -125,11 +135,15 @@ export type HostToWebview =
   /** Put the keyboard focus in the chat input (the "focus chat input" keybinding). */
   | { type: 'input/focus' }
   /** A new conversation is being started ("+"): nothing selected, the input takes the focus; it is created at its first message. */
-  | { type: 'draft/start' }
+  | { type: 'draft/start'; selection: number }
   /** "Rewind…" from a message's context menu: the view showing the session opens its rewind at `seq` (decision 0059). */
   | { type: 'rewind/open'; sessionId: string; seq: number }
-  /** The host selected a session (a fork was created, a tab opened). */
-  | { type: 'session/selected'; sessionId: string }
+  /**
+   * The host selected a session (a fork was created, a tab opened), or followed the panel's click.
+   * `selection`: its number — every change of a panel's selection gets the next one, from the host
+   * alone (decision 0120); the panel adopts a selection only when its number is newer than its own.
+   */
+  | { type: 'session/selected'; sessionId: string; selection: number }
   /** The answer to a request (a message carrying `id`): see `RequestResults`. */
   | RequestDone
   /**
@@ -220,6 +234,13 @@ export interface RequestFailed {
   code?: string;
 }
 export type RequestDone<K extends RequestType = RequestType> = RequestSucceeded<K> | RequestFailed;
+
+/**
+ * Per request, whether it may carry the panel selection it was composed under (`selection`):
+ * true exactly for the messages with that field, so a table of this type (validate-message.ts)
+ * is checked by the compiler against the messages themselves.
+ */
+export type SelectionBound = { readonly [K in RequestType]: 'selection' extends keyof RequestMessage<K> ? true : false };
 
 /** Holds at compile time: the requests are exactly the messages with an `id`. */
 export const REQUESTS_ARE_THE_MESSAGES_WITH_AN_ID: Same<Extract<WebviewToHost, { id: string }>['type'], RequestType> = true;

@@ -126,8 +126,8 @@ export class PanelController implements ApprovalPort {
       feed: this.feed,
       runFeed: this.runFeed,
       goals: this.goals,
-      selected: () => this.selection.selected,
-      setSelected: (id) => this.selection.setSelected(id),
+      adopt: (port) => this.selection.adopt(port),
+      follow: (port, id, under, restored) => this.selection.follow(port, id, under, restored),
       select: (port, id) => this.selection.select(port, id),
       folded: () => this.life.folded,
       nodes: () => this.sync.nodes(),
@@ -158,7 +158,13 @@ export class PanelController implements ApprovalPort {
       ...bestOfRequests(ctx),
       ...placementRequests(ctx),
     };
-    this.dispatch = new MessageDispatch(this.notices, this.requests, log, () => this.life.disposed);
+    this.dispatch = new MessageDispatch(
+      this.notices,
+      this.requests,
+      log,
+      () => this.life.disposed,
+      (port, m) => this.selection.check(port, m.sessionId, m.selection),
+    );
   }
 
   /** Sessions per status (the tree's one fold), for the status bar. */

@@ -4,7 +4,7 @@
 import type { HostToWebview, RequestFailed, RequestMessage, WebviewToHost } from '../protocol';
 import type { NoticeHandlers, RequestHandlers } from './handlers/context';
 import { PanelClosedError } from './panel-lifecycle';
-import { describeInvalid, isWebviewToHost } from './validate-message';
+import { ACTS_ON_SELECTION, describeInvalid, isWebviewToHost } from './validate-message';
 import type { ControllerHooks, ViewPort } from './view-port';
 
 /** The failure answer: the error's text, and its code when it has one (`HarnessError`, `StoreError`, `GoalError`, …). */
@@ -20,6 +20,11 @@ export class MessageDispatch {
     private readonly requests: RequestHandlers,
     private readonly log: ControllerHooks['log'],
     private readonly disposed: () => boolean,
+    /**
+     * Throws for a request a panel composed under a selection that has since moved elsewhere
+     * (`ViewSelection.check`, decision 0120); run on arrival, before the handler's first await.
+     */
+    private readonly checkSelection: (port: ViewPort, msg: { sessionId?: string; selection?: number }) => void,
   ) {}
 
   /** Entry point for every message from a webview. Bad input gets an error reply, never a crash. */
@@ -47,6 +52,7 @@ export class MessageDispatch {
   /** Run a request's handler and answer it once: its result, or its error with the error's code. */
   private async request(port: ViewPort, msg: RequestMessage): Promise<void> {
     try {
+      if (ACTS_ON_SELECTION[msg.type]) this.checkSelection(port, msg as { sessionId?: string; selection?: number });
       const result = await (this.requests[msg.type] as (p: ViewPort, m: RequestMessage) => Promise<object>)(port, msg);
       port.post({ type: 'request/done', id: msg.id, ok: true, ...result } as HostToWebview);
     } catch (err) {

@@ -1,6 +1,6 @@
 // The host checks every message a webview sends before a handler sees it (DESIGN §9): one
 // validator per message type of src/protocol.ts, so a variant without one is a compile error.
-import type { WebviewToHost } from '../protocol';
+import type { SelectionBound, WebviewToHost } from '../protocol';
 
 type Validators<U extends { type: string }> = {
   [K in U['type']]: (x: Record<string, unknown>) => boolean;
@@ -9,15 +9,17 @@ type Validators<U extends { type: string }> = {
 const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1_000_000;
 const id = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v);
 const seq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+/** The panel selection a message was composed under (decision 0120): absent, or a number the host gave. */
+const sel = (x: Record<string, unknown>): boolean => x.selection === undefined || seq(x.selection);
 
 // One validator per message type: adding a variant without one is a compile error.
 const webviewToHostValidators: Validators<WebviewToHost> = {
   'webview/ready': (x) => (x.view === 'panel' || x.view === 'transcript') && (x.sessionId === undefined || id(x.sessionId)),
-  'session/select': (x) => id(x.sessionId),
+  'session/select': (x) => id(x.sessionId) && sel(x) && (x.restored === undefined || (x.restored === true && x.selection !== undefined)),
   'session/new': (x) => str(x.id),
   'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
-  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
-  'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
+  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)) && sel(x),
+  'agent/interrupt': (x) => str(x.id) && id(x.sessionId) && sel(x),
   'workflow/cancel': (x) => str(x.id) && id(x.runId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'rewind/preview': (x) =>
@@ -41,8 +43,8 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
   'approval/revoke': (x) => str(x.id) && id(x.sessionId) && str(x.grantId),
   'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
-  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
-  'queue/run': (x) => str(x.id) && id(x.sessionId),
+  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId) && sel(x),
+  'queue/run': (x) => str(x.id) && id(x.sessionId) && sel(x),
   // Round limits are range-checked by the goal service (its error names the range).
   // The amounts are checked by the host with the core's rules (its error says what is wrong).
   'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || (typeof x.budget === 'object' && x.budget !== null && !Array.isArray(x.budget))),
@@ -62,10 +64,10 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
     Number.isInteger(x.maxRounds) &&
     (x.maxRounds as number) >= 1 &&
     (x.maxRounds as number) <= 1000,
-  'goal/pause': (x) => str(x.id) && id(x.sessionId),
-  'goal/resume': (x) => str(x.id) && id(x.sessionId),
-  'goal/clear': (x) => str(x.id) && id(x.sessionId),
-  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
+  'goal/pause': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'goal/resume': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'goal/clear': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number' && sel(x),
   'worktree/review': (x) => str(x.id) && id(x.sessionId),
   'worktree/apply': (x) => str(x.id) && id(x.sessionId),
   'worktree/discard': (x) => str(x.id) && id(x.sessionId),
@@ -83,6 +85,44 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
     /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(x.placement) &&
     str(x.prompt) &&
     x.prompt.trim() !== '',
+};
+
+/**
+ * The requests that act on "the selected session" when a panel composes them, and so carry the
+ * selection's number (decision 0120): the host refuses one composed under a selection that has
+ * since moved to another session. The type makes this table agree with the messages' fields.
+ */
+export const ACTS_ON_SELECTION: SelectionBound = {
+  'chat/send': true,
+  'agent/interrupt': true,
+  'queue/withdraw': true,
+  'queue/run': true,
+  'goal/pause': true,
+  'goal/resume': true,
+  'goal/clear': true,
+  'goal/limit': true,
+  'session/new': false,
+  'workflow/cancel': false,
+  'session/fork': false,
+  'rewind/preview': false,
+  'rewind/apply': false,
+  'transcript/more': false,
+  'chat/retry': false,
+  'approval/revoke': false,
+  'goal/set': false,
+  'goal/start': false,
+  'budget/set': false,
+  'agent/start': false,
+  'worktree/review': false,
+  'worktree/apply': false,
+  'worktree/discard': false,
+  'worktree/keep': false,
+  'worktree/clean': false,
+  'bestof/start': false,
+  'bestof/view': false,
+  'bestof/choose': false,
+  'bestof/discard-others': false,
+  'placement/start': false,
 };
 
 function isRecord(x: unknown): x is Record<string, unknown> {

@@ -149,7 +149,7 @@ describe('webview: cost and budgets (scripted host)', () => {
     assert.equal(await textOf(`${row} .tokens`), 'billed by Claude Code');
     assert.match(await attr(row, 'title'), /cost: billed by Claude Code/);
     assert.doesNotMatch(await textOf(row), /\$0\.00/);
-    await send({ type: 'session/selected', sessionId: remote });
+    await send({ type: 'session/selected', sessionId: remote, selection: 1 });
     assert.equal(await textOf('.head .total'), 'billed by Claude Code');
     // A remote program that reported its cost shows it.
     await send({ type: 'tree/node', node: node(remote, ROOT, { label: 'reviewer', costUsd: 0.12, remote: { program: 'claude-code' } }) });

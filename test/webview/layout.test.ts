@@ -203,13 +203,13 @@ describe('webview layout for a new user (chromium, scripted host)', () => {
     // A session's own switch wins over the settings; the indicator opens the picker for it.
     await send(
       { type: 'tree/node', node: node(ROOT, { title: 'Root conversation', policy: { approval: 'never' } }) },
-      { type: 'session/selected', sessionId: ROOT },
+      { type: 'session/selected', sessionId: ROOT, selection: 1 },
     );
     assert.match(await textOf('.composer .mode'), /workspace-write\s*·\s*approval: never/);
     await w.page.click('.composer .mode');
     assert.deepEqual((await posted()).at(-1), { type: 'policy/pick', sessionId: ROOT });
     // "+" (draft/start): nothing selected, the examples are back.
-    await send({ type: 'draft/start' });
+    await send({ type: 'draft/start', selection: 2 });
     assert.equal(await w.page.evaluate<number>(`document.querySelectorAll('.examples button').length`), 4);
   });
 

@@ -46,7 +46,7 @@ describe('webview: names, not ids (issue 21.6)', () => {
     assert.ok(!text.includes(ROOT), `the chat shows no session id: ${text}`);
     // A settled child's notice, in its parent's chat, names the child without its id.
     await send(
-      { type: 'session/selected', sessionId: ROOT },
+      { type: 'session/selected', sessionId: ROOT, selection: 1 },
       {
         type: 'transcript/reset',
         sessionId: ROOT,

@@ -145,7 +145,7 @@ describe('webview panel in chromium (scripted host)', () => {
     assert.equal(await w.page.evaluate(`document.activeElement.dataset.rowId`), OTHER);
     await w.page.keyboard.press('Home');
     await w.page.keyboard.press('Enter');
-    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: ROOT });
+    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: ROOT, selection: 0 });
     assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), ROOT);
     assert.equal(await count('[role=treeitem][tabindex="0"]'), 1, 'one tab stop (roving tabindex)');
   });
@@ -407,7 +407,7 @@ describe('webview panel in chromium (scripted host)', () => {
     await w.page.reload({ waitUntil: 'load' });
     await w.page.waitForFunction(`window.__posted && window.__posted.some((m) => m.type === 'webview/ready')`);
     await send(snapshot());
-    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: OTHER });
+    assert.deepEqual(await lastPosted(), { type: 'session/select', sessionId: OTHER, selection: 0, restored: true });
     assert.equal(await count(`[data-row-id="${GRAND}"]`), 0, 'still collapsed');
     assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]').dataset.rowId`), OTHER);
   });

@@ -66,7 +66,13 @@ describe('webview in chromium: partial replies and the queue', () => {
     assert.match(await textOf('section.queue li:nth-child(2)'), /from the parent/);
     assert.equal(await count('article.msg.user'), 0, 'queued messages are not shown as sent');
     await click('section.queue li[data-message-id="m1"] button');
-    assert.deepEqual((await posted()).at(-1), { type: 'queue/withdraw', id: ((await posted()).at(-1) as { id: string }).id, sessionId: ROOT, messageId: 'm1' });
+    assert.deepEqual((await posted()).at(-1), {
+      type: 'queue/withdraw',
+      id: ((await posted()).at(-1) as { id: string }).id,
+      sessionId: ROOT,
+      messageId: 'm1',
+      selection: 0,
+    });
 
     await send({ type: 'queue/changed', sessionId: ROOT, state: 'waiting', messages: [{ messageId: 'm2', text: 'second queued', source: 'user', at: T }] });
     assert.match(await textOf('section.queue header'), /Waiting \(1\)[\s\S]*runs first when you send/);

@@ -1,8 +1,8 @@
 // The built webview in headless chromium, driven through the scripted host: after a reload the
-// panel restores the session it showed — but not over a conversation the user started from the
-// draft before the host's snapshot came (the host was still opening). The host selects that new
-// conversation; restoring the old one crossed it, and the panel showed the new session while the
-// host sent it the old one's: its reply never shown, its message "Queued" for ever.
+// panel restores the session it showed, as a restore numbered with the snapshot's selection
+// (decision 0120) — and a conversation the user started from the draft before the snapshot came
+// (the host was still opening), which the host selects with a newer number, wins over it: the
+// panel ends on the new conversation, whatever order the two crossed in.
 import * as assert from 'node:assert/strict';
 import type { TreeNode, WebviewToHost } from '../../src/protocol';
 import { webviewFixture } from '../support/webview-fixture';
@@ -42,11 +42,23 @@ describe('webview in chromium: the selection restored after a reload', () => {
 
   it('restores the saved selection when the user did nothing before the snapshot', async () => {
     await reloadShowingOld();
-    await send({ type: 'state/snapshot', nodes: [node(OLD, 'old conversation')], settings: SETTINGS, approvals: [] });
-    assert.deepEqual(await selects(), [{ type: 'session/select', sessionId: OLD }]);
+    await send({ type: 'state/snapshot', nodes: [node(OLD, 'old conversation')], settings: SETTINGS, approvals: [], selection: 4 });
+    assert.deepEqual(await selects(), [{ type: 'session/select', sessionId: OLD, selection: 4, restored: true }]);
   });
 
-  it('a message sent from the draft before the snapshot: the new conversation stays shown, the old one is not restored over it', async () => {
+  it('a host selection numbered older than the one the panel adopted is not shown; a newer one is', async () => {
+    await w.open({ view: 'panel' });
+    const two = [node(OLD, 'old conversation'), node(NEW, 'new conversation')];
+    await send({ type: 'state/snapshot', nodes: two, selected: NEW, settings: SETTINGS, approvals: [], selection: 7 });
+    const shown = () => w.page.evaluate(`document.querySelector('[aria-selected=true]')?.dataset.rowId ?? null`);
+    assert.equal(await shown(), NEW);
+    await send({ type: 'session/selected', sessionId: OLD, selection: 6 }, { type: 'draft/start', selection: 5 });
+    assert.equal(await shown(), NEW, 'selections the host numbered before the snapshot crossed it: ignored');
+    await send({ type: 'session/selected', sessionId: OLD, selection: 8 });
+    assert.equal(await shown(), OLD);
+  });
+
+  it("a message sent from the draft before the snapshot: the restore is numbered with the snapshot, and the host's newer selection of the new conversation wins", async () => {
     await reloadShowingOld();
     // The host is still opening (no snapshot yet): the user types and sends from the draft.
     await w.page.focus('vscode-textarea');
@@ -54,11 +66,15 @@ describe('webview in chromium: the selection restored after a reload', () => {
     await w.page.keyboard.press('Enter');
     const sent = (await posted()).find((m) => m.type === 'chat/send');
     assert.ok(sent && sent.type === 'chat/send' && sent.sessionId === undefined, `a new conversation is asked for: ${JSON.stringify(sent)}`);
-    // The snapshot (no selection yet), then the host's selection of the conversation it made.
+    // The snapshot (no selection yet): the panel restores OLD, numbered with the snapshot's
+    // selection; then the host's selection of the conversation it made, numbered after it.
+    await send({ type: 'state/snapshot', nodes: [node(OLD, 'old conversation')], settings: SETTINGS, approvals: [], selection: 1 });
+    assert.deepEqual(await selects(), [{ type: 'session/select', sessionId: OLD, selection: 1, restored: true }]);
+    const sentAgain = (await posted()).filter((m) => m.type === 'chat/send');
+    assert.equal(sentAgain.length, 1, 'the restore sent nothing');
     await send(
-      { type: 'state/snapshot', nodes: [node(OLD, 'old conversation')], settings: SETTINGS, approvals: [] },
       { type: 'tree/node', node: node(NEW, 'hello after the reload') },
-      { type: 'session/selected', sessionId: NEW },
+      { type: 'session/selected', sessionId: NEW, selection: 2 },
       { type: 'transcript/reset', sessionId: NEW, entries: [], hasMore: false },
       {
         type: 'transcript/append',
@@ -69,8 +85,54 @@ describe('webview in chromium: the selection restored after a reload', () => {
         ],
       },
     );
-    assert.deepEqual(await selects(), [], 'the panel did not ask the host for the old conversation');
     assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]')?.dataset.rowId`), NEW);
     assert.match(await w.textOf('.chat-pane'), /Hello, after the reload\./);
+  });
+});
+
+describe('webview in chromium: a message refused because the selection moved (decision 0120)', () => {
+  const w = webviewFixture('arbor-webview-selseq-');
+  const { send, posted } = w;
+  const inputValue = () => w.page.evaluate<string | null>(`document.querySelector('.composer vscode-textarea')?.value ?? null`);
+  const sends = async () => (await posted()).filter((m): m is Extract<WebviewToHost, { type: 'chat/send' }> => m.type === 'chat/send');
+
+  it("carries the selection it was composed under; refused, its text comes back ahead of what was typed since, and the panel shows the host's choice", async () => {
+    await w.open({ view: 'panel' });
+    await send({
+      type: 'state/snapshot',
+      nodes: [node(OLD, 'old conversation'), node(NEW, 'new conversation')],
+      selected: OLD,
+      settings: SETTINGS,
+      approvals: [],
+      selection: 3,
+    });
+    await w.page.focus('vscode-textarea');
+    await w.page.keyboard.type('first words');
+    await w.page.keyboard.press('Enter');
+    const [sent] = await sends();
+    assert.deepEqual([sent.sessionId, sent.text, sent.selection], [OLD, 'first words', 3]);
+    await w.page.keyboard.type('typed after');
+    // The host had selected NEW (a command) before the send arrived: it says so, then refuses the send.
+    await send(
+      { type: 'session/selected', sessionId: NEW, selection: 4 },
+      {
+        type: 'request/done',
+        id: sent.id,
+        ok: false,
+        error: `The panel switched to ${NEW} while this was on its way to ${OLD}; nothing was done. It is still in the input: send it again to ${NEW}, or select ${OLD} first.`,
+        code: 'SELECTION_CHANGED',
+      },
+    );
+    assert.equal(await w.page.evaluate(`document.querySelector('[aria-selected=true]')?.dataset.rowId`), NEW);
+    assert.equal(await inputValue(), 'first words\n\ntyped after', 'nothing typed is lost');
+    const problem = await w.textOf('.composer [role=alert]');
+    assert.match(problem, /switched to “new conversation” while this was on its way to “old conversation”; nothing was done/);
+    assert.match(problem, /Check the conversation now shown/);
+    for (const id of [OLD, NEW]) assert.ok(!problem.includes(id), `the error says an id: ${problem}`);
+    // Sent again, it goes to what the panel shows, under the number it adopted.
+    await w.page.focus('vscode-textarea');
+    await w.page.keyboard.press('Enter');
+    const again = (await sends()).at(-1)!;
+    assert.deepEqual([again.sessionId, again.text, again.selection], [NEW, 'first words\n\ntyped after', 4]);
   });
 });

@@ -24,10 +24,10 @@ export interface HandlerContext {
   feed: Pick<SessionFeed, 'reset' | 'older' | 'grants' | 'queue'>;
   runFeed: Pick<RunFeed, 'reset'>;
   goals: GoalActions;
-  /** The panel's selected session. */
-  selected(): string | undefined;
-  /** A panel selected a session itself (its view already follows it). */
-  setSelected(sessionId: string): void;
+  /** A panel's snapshot: its port takes the host's selection; the selection's number (decision 0120). */
+  adopt(port: ViewPort): number;
+  /** A view selected a session itself (`ViewSelection.follow`); false: a stale restore, dropped. */
+  follow(port: ViewPort, sessionId: string, composedUnder: number | undefined, restored: boolean): boolean;
   /** Show a session in a view (a transcript tab opens it in a tab of its own). */
   select(port: ViewPort, sessionId: string): void;
   /** Settles when the first fold of every log is done (it never rejects). */

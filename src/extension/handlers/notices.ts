@@ -6,12 +6,14 @@ export function noticeHandlers(c: HandlerContext): NoticeHandlers {
   return {
     'webview/ready': async (port, m) => {
       const h = await c.ensure();
+      let selection: number | undefined;
       if (m.view === 'transcript') port.sessionId = m.sessionId;
-      else port.sessionId = c.selected();
+      else selection = c.adopt(port);
       port.post({
         type: 'state/snapshot',
         nodes: c.nodes(),
         ...(port.sessionId ? { selected: port.sessionId } : {}),
+        ...(selection !== undefined ? { selection } : {}),
         settings: c.hooks.settings(),
         approvals: c.approvals(),
       });
@@ -27,17 +29,18 @@ export function noticeHandlers(c: HandlerContext): NoticeHandlers {
       } else if (port.sessionId && h.store.has(port.sessionId)) await c.feed.reset(port, port.sessionId);
     },
     'session/select': async (port, m) => {
+      // Followed on arrival, before any await (decision 0120): a message the panel sent after
+      // this one, composed on this selection, is judged against it, however long the harness
+      // takes to open. Said back with its number, so the panel, whatever crossed, ends on it.
+      if (!c.follow(port, m.sessionId, m.selection, m.restored === true)) return;
       const h = await c.ensure();
-      if (!h.store.has(m.sessionId)) throw new Error(`No session ${m.sessionId}.`);
-      port.sessionId = m.sessionId;
-      if (port.view === 'panel') {
-        c.setSelected(m.sessionId);
-        // Said back: a selection of the host's (a new conversation, a fork) may have crossed this
-        // one on its way, and the panel shows what it heard last. Told this, it shows the session
-        // its port is sent (the last choice, the panel's) — never one it then hears nothing of.
-        port.post({ type: 'session/selected', sessionId: m.sessionId });
+      if (!h.store.has(m.sessionId)) {
+        // Gone meanwhile (deleted in another window): the panel is not left on a session it is sent nothing of.
+        if (port.view === 'panel' && port.sessionId === m.sessionId) c.newDraft();
+        throw new Error(`No session ${m.sessionId}.`);
       }
-      await c.feed.reset(port, m.sessionId);
+      if (port.view !== 'panel') port.sessionId = m.sessionId;
+      if (port.sessionId === m.sessionId) await c.feed.reset(port, m.sessionId);
     },
     'policy/pick': (_port, m) => c.hooks.pickPolicy?.(m.sessionId),
     'budget/pick': (_port, m) => c.hooks.pickBudget?.(m.sessionId),

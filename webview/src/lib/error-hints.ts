@@ -16,6 +16,8 @@ const HINTS: Readonly<Record<string, string>> = {
   // queued messages
   ALREADY_CLAIMED: 'It has started running already: use Stop to interrupt it.',
   NOT_WAITING: 'Nothing is waiting: queued messages run by themselves.',
+  // the panel's selection moved while a message was on its way (decision 0120)
+  SELECTION_CHANGED: 'Check the conversation now shown is the one you mean, then send again.',
   // subagents and workflows
   NOT_CONTINUABLE: 'A one-shot subagent takes no more messages: ask its parent instead.',
   NOT_LIVE: 'The workflow run has already ended.',

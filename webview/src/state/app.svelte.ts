@@ -69,12 +69,11 @@ export class AppState {
   /** The snapshot has arrived. */
   ready = $state(false);
   /**
-   * The user started a new conversation here (a message sent from the draft, or "+"), maybe
-   * before the snapshot came (a reload: the host still opening). The snapshot then does not
-   * restore the selection saved before: the host selects the new conversation, and a restore
-   * crossing that would leave this panel showing one session while the host feeds it another.
+   * The host's number of the selection this panel last adopted (decision 0120): a message composed
+   * against the selection carries it (the host refuses it once the selection moved elsewhere); a
+   * host selection is adopted only when its number is newer. Only the host gives numbers.
    */
-  startedNew = false;
+  selection = 0;
   /** Bumped by `input/focus`: the composer takes the keyboard focus. */
   focusRequests = $state(0);
   /** A workflow run's tab: the run as its parent's log tells it, or why it cannot be shown. */
@@ -136,7 +135,18 @@ export class AppState {
     if (isRunNodeId(id)) return this.openTranscript(id);
     if (this.view !== 'panel' || id === this.selected) return;
     this.#showSelected(id);
-    post({ type: 'session/select', sessionId: id });
+    post({ type: 'session/select', sessionId: id, selection: this.selection });
+  }
+
+  /** After a reload: the selection saved before, shown and asked for; the host drops it if it selected anything since. */
+  restoreSelection(id: string): void {
+    this.#showSelected(id);
+    post({ type: 'session/select', sessionId: id, selection: this.selection, restored: true });
+  }
+
+  /** What a message composed against the panel's selection carries: the selection's number. */
+  get #composed(): { selection?: number } {
+    return this.view === 'panel' ? { selection: this.selection } : {};
   }
 
   #showSelected(id: string | undefined): void {
@@ -155,8 +165,8 @@ export class AppState {
     const text = this.draft.trim();
     if (text === '' || this.closed) return false;
     const sessionId = this.target;
-    if (sessionId === undefined) this.startedNew = true;
-    this.#ask({ type: 'chat/send', text, ...(sessionId ? { sessionId } : {}) }, sessionId ? 'Sending your message' : 'Starting a new conversation', this.draft);
+    const body = { type: 'chat/send', text, ...(sessionId ? { sessionId } : {}), ...this.#composed } as const;
+    this.#ask(body, sessionId ? 'Sending your message' : 'Starting a new conversation', this.draft);
     this.setDraft('');
     return true;
   }
@@ -176,9 +186,11 @@ export class AppState {
     this.focusRequests++;
   }
 
-  interrupt(sessionId = this.target): void {
+  /** Stop a node's turn (its menu), or, without one, the shown session's (composed against the selection). */
+  interrupt(node?: string): void {
+    const sessionId = node ?? this.target;
     if (sessionId === undefined) return;
-    this.#ask({ type: 'agent/interrupt', sessionId }, 'Stopping the session');
+    this.#ask({ type: 'agent/interrupt', sessionId, ...(node === undefined ? this.#composed : {}) }, 'Stopping the session');
   }
 
   /** "Cancel workflow" on a run's node. */
@@ -194,7 +206,6 @@ export class AppState {
   newConversation(): void {
     if (this.readOnly) return;
     // Nothing is stored until the first message; the host only forgets its selection.
-    this.startedNew = true;
     this.#showSelected(undefined);
     this.#ask({ type: 'session/new' }, 'Starting a new conversation');
   }
@@ -203,14 +214,14 @@ export class AppState {
   withdraw(messageId: string): void {
     const sessionId = this.target;
     if (sessionId === undefined) return;
-    this.#ask({ type: 'queue/withdraw', sessionId, messageId }, 'Cancelling the queued message');
+    this.#ask({ type: 'queue/withdraw', sessionId, messageId, ...this.#composed }, 'Cancelling the queued message');
   }
 
   /** "Send now": the waiting messages run, oldest first. */
   runQueue(): void {
     const sessionId = this.target;
     if (sessionId === undefined) return;
-    this.#ask({ type: 'queue/run', sessionId }, 'Sending the waiting messages');
+    this.#ask({ type: 'queue/run', sessionId, ...this.#composed }, 'Sending the waiting messages');
   }
 
   /** The goal bar's actions on the shown conversation (human actions: resume arms the goal). */
@@ -218,8 +229,8 @@ export class AppState {
     const sessionId = this.target;
     if (sessionId === undefined || this.readOnly) return;
     const what = action === 'limit' ? 'Raising the round limit' : `${action[0].toUpperCase()}${action.slice(1)} the goal`;
-    if (action === 'limit') this.#ask({ type: 'goal/limit', sessionId, maxRounds: maxRounds ?? 0 }, what);
-    else this.#ask({ type: `goal/${action}`, sessionId }, what);
+    if (action === 'limit') this.#ask({ type: 'goal/limit', sessionId, maxRounds: maxRounds ?? 0, ...this.#composed }, what);
+    else this.#ask({ type: `goal/${action}`, sessionId, ...this.#composed }, what);
   }
 
   /** "Try N ways…" on a message (decision 0061): the host asks how many ways and how each runs. */
@@ -357,13 +368,14 @@ export class AppState {
       this.report(id, `${what} failed: ${message}`, hintFor(err.code));
       // The text goes back into an empty input. A message refused because its session takes
       // none is kept for this view's life only (it can go to the parent), never saved: it is
-      // not left behind in the input after a restart.
+      // not left behind in the input after a restart. One refused because the selection moved
+      // (decision 0120) goes back even over what was typed since, ahead of it: nothing is lost.
       if (text !== undefined && this.draft.trim() === '') {
         if (closed) {
           this.draft = text;
           saveState({ draft: '' });
         } else this.setDraft(text);
-      }
+      } else if (text !== undefined && err.code === 'SELECTION_CHANGED' && !this.draft.includes(text)) this.setDraft(`${text}\n\n${this.draft}`);
       return undefined;
     });
   }

@@ -20,11 +20,14 @@ export function hostMessageHandlers(app: AppState, showSelected: (id: string | u
       app.answering = new Set();
       app.ready = true;
       if (app.view === 'transcript') return;
+      // A selection the host numbered after this snapshot was already adopted: it stands.
+      if ((m.selection ?? 0) < app.selection) return;
+      app.selection = m.selection ?? 0;
       // The host's selection wins (it may have changed while the view was hidden); without
-      // one, the selection saved in the view state is restored and told to the host — unless
-      // the user already started a new conversation here (the host is selecting it).
+      // one, the selection saved in the view state is restored and told to the host, which
+      // drops it if it selected anything since (a conversation the user started meanwhile).
       if (m.selected !== undefined) showSelected(m.selected);
-      else if (!app.startedNew && app.saved.selected !== undefined && app.tree.has(app.saved.selected)) app.select(app.saved.selected);
+      else if (app.saved.selected !== undefined && app.tree.has(app.saved.selected)) app.restoreSelection(app.saved.selected);
       else if (app.selected !== undefined && !app.tree.has(app.selected)) showSelected(undefined);
     },
     'tree/node': (m) => app.tree.upsert(m.node),
@@ -59,13 +62,18 @@ export function hostMessageHandlers(app: AppState, showSelected: (id: string | u
     'input/focus': () => {
       app.focusRequests++;
     },
-    'draft/start': () => {
-      if (app.view !== 'panel') return;
+    // A selection of the host's is adopted only when its number is newer than this panel's
+    // (decision 0120): an older one crossed a later choice, which the host also numbered.
+    'draft/start': (m) => {
+      if (app.view !== 'panel' || m.selection <= app.selection) return;
+      app.selection = m.selection;
       showSelected(undefined);
       app.focusRequests++;
     },
     'session/selected': (m) => {
-      if (app.view === 'panel') showSelected(m.sessionId);
+      if (app.view !== 'panel' || m.selection <= app.selection) return;
+      app.selection = m.selection;
+      showSelected(m.sessionId);
     },
     'request/done': (m) => {
       // Answers to requests of this page settle their promise; any other failure is still said.

@@ -1,0 +1,147 @@
+// The panel's selection is numbered by the host (decision 0120): the races a user (or a hostile
+// view) can make between the panel's choice and the host's, over a real harness and model server.
+// Whatever crosses, the panel ends on the session its port is sent, and a message composed under
+// a selection that moved elsewhere reaches no session: it is refused with a code, its text kept.
+import assert from 'node:assert/strict';
+import type { HostToWebview } from '../../src/protocol';
+import type { FakePort } from '../support/fake-port';
+import { until } from '../support/harness';
+import { panelPerTest } from '../support/panel';
+
+/** What a panel that follows the protocol shows: the host's selection with the newest number (the webview's rule, host-messages.ts). */
+function adopted(port: FakePort): { sessionId: string | undefined; selection: number } {
+  let now: { sessionId: string | undefined; selection: number } = { sessionId: undefined, selection: 0 };
+  for (const m of port.got as HostToWebview[]) {
+    if (m.type === 'state/snapshot' && (m.selection ?? 0) >= now.selection) now = { sessionId: m.selected, selection: m.selection ?? 0 };
+    if (m.type === 'session/selected' && m.selection > now.selection) now = { sessionId: m.sessionId, selection: m.selection };
+    if (m.type === 'draft/start' && m.selection > now.selection) now = { sessionId: undefined, selection: m.selection };
+  }
+  return now;
+}
+
+describe('extension: the panel selection sequence (decision 0120)', () => {
+  const w = panelPerTest({ panel: false });
+  /** The code of a refused request's answer (undefined: it succeeded, or has not come). */
+  const refused = (port: FakePort, id: string) => {
+    const d = port.done(id);
+    return d && !d.ok ? d.code : undefined;
+  };
+  const userTexts = (id: string) => w.t.h.resident(id)!.session.events.flatMap((e) => (e.type === 'user/message' ? [e.text] : []));
+
+  it('a click crossing a host selection: both sides end on the click, and a message composed after it goes there', async () => {
+    const port = await w.view('panel');
+    const a = (await w.t.h.createSession()).id;
+    const b = (await w.t.h.createSession()).id;
+    const under = adopted(port).selection;
+    // The host reveals B (a command, the tree view) while the user's click on A is on its way.
+    w.c.selectEverywhere(b);
+    // The user typed into A right after the click, before hearing of either number; the two
+    // messages arrive back to back (the click's handler still awaiting when the send comes).
+    w.server.enqueue({ text: 'answered in A' });
+    const clicked = w.c.receive(port, { type: 'session/select', sessionId: a, selection: under });
+    await w.c.receive(port, { type: 'chat/send', id: 's1', sessionId: a, text: 'for A', selection: under });
+    await clicked;
+    assert.deepEqual(adopted(port).sessionId, a, 'the panel ends on its click, made last');
+    assert.equal(port.sessionId, a, 'and is sent that session');
+    assert.equal(port.sessionOf('s1'), a, 'the send, composed after the click, was not refused');
+    await w.t.h.settle();
+    assert.deepEqual(userTexts(a), ['for A']);
+    assert.deepEqual(userTexts(b), [], 'nothing reached the session the host had selected');
+  });
+
+  it('a send composed before a host selection, arriving after it: refused with a code, no session gets it', async () => {
+    const port = await w.view('panel');
+    const a = (await w.t.h.createSession()).id;
+    const b = (await w.t.h.createSession()).id;
+    await w.c.receive(port, { type: 'session/select', sessionId: a, selection: adopted(port).selection });
+    const under = adopted(port).selection;
+    w.c.selectEverywhere(b); // crosses the send below
+    const requests = w.server.requests.length;
+    await w.c.receive(port, { type: 'chat/send', id: 's1', sessionId: a, text: 'meant for what the panel showed', selection: under });
+    const done = port.done('s1');
+    assert.ok(done && !done.ok, JSON.stringify(done));
+    assert.equal(done.code, 'SELECTION_CHANGED');
+    assert.match(done.error, /nothing was done.*still in the input/);
+    // The panel heard the host's selection before the refusal: it shows B when it puts the text back.
+    const selectedAt = port.got.map((m) => m.type === 'session/selected' && m.sessionId === b).lastIndexOf(true);
+    assert.ok(selectedAt >= 0 && selectedAt < port.got.indexOf(done));
+    assert.deepEqual(adopted(port).sessionId, b);
+    await w.t.h.settle();
+    assert.deepEqual(userTexts(a), []);
+    assert.deepEqual(userTexts(b), []);
+    assert.equal(w.server.requests.length, requests, 'no model request was made');
+    // Sent again under the selection it now knows, it goes to B.
+    w.server.enqueue({ text: 'answered in B' });
+    await w.c.receive(port, { type: 'chat/send', id: 's2', sessionId: b, text: 'meant for what the panel showed', selection: adopted(port).selection });
+    assert.equal(port.sessionOf('s2'), b);
+    await w.t.h.settle();
+    assert.deepEqual(userTexts(b), ['meant for what the panel showed']);
+  });
+
+  it('the draft crossed by a host selection, and a session crossed by "+": no conversation is made, no session is sent to', async () => {
+    const port = await w.view('panel');
+    const a = (await w.t.h.createSession()).id;
+    await w.c.receive(port, { type: 'session/new', id: 'n1' });
+    const draftUnder = adopted(port).selection;
+    w.c.selectEverywhere(a);
+    const before = w.t.h.store.list().length;
+    await w.c.receive(port, { type: 'chat/send', id: 's1', text: 'a new conversation, I thought', selection: draftUnder });
+    assert.equal(refused(port, 's1'), 'SELECTION_CHANGED');
+    assert.equal(w.t.h.store.list().length, before, 'no conversation was created');
+    // Now the other way: A shown, "+" from a command (the host's draft) crosses a stop and a send to A.
+    const aUnder = adopted(port).selection;
+    w.c.newDraft();
+    await w.c.receive(port, { type: 'chat/send', id: 's2', sessionId: a, text: 'for A', selection: aUnder });
+    await w.c.receive(port, { type: 'queue/run', id: 's3', sessionId: a, selection: aUnder });
+    await w.c.receive(port, { type: 'goal/pause', id: 's4', sessionId: a, selection: aUnder });
+    for (const id of ['s2', 's3', 's4']) assert.equal(refused(port, id), 'SELECTION_CHANGED', id);
+    await w.t.h.settle();
+    assert.deepEqual(userTexts(a), []);
+    assert.equal(adopted(port).sessionId, undefined);
+    // A message naming a session explicitly (a node's menu, a transcript tab) carries no selection: not judged.
+    await w.c.receive(port, { type: 'queue/run', id: 's5', sessionId: a });
+    assert.ok(port.done('s5'), 'answered');
+    assert.notEqual(refused(port, 's5'), 'SELECTION_CHANGED');
+  });
+
+  it('a selection restored after a reload, crossing the conversation the user started: the new one stays, and is sent its reply', async () => {
+    const port = await w.view('panel');
+    const old = (await w.t.h.createSession()).id;
+    const under = adopted(port).selection; // the snapshot's number: the view restores `old` under it
+    w.server.enqueue({ text: 'Hello from the new conversation.', chunkSize: 4, chunkDelayMs: 5 });
+    // Typed before the snapshot (composed under 0), sent from the draft: the host creates and selects it.
+    const sending = w.c.receive(port, { type: 'chat/send', id: 's1', text: 'hello after the reload', selection: 0 });
+    await until(() => port.of('session/selected').length > 0);
+    await w.c.receive(port, { type: 'session/select', sessionId: old, selection: under, restored: true });
+    await sending;
+    const made = port.sessionOf('s1');
+    await w.t.h.settle();
+    assert.equal(port.sessionId, made, 'the stale restore was dropped');
+    assert.equal(adopted(port).sessionId, made, 'the panel shows what it is sent');
+    await until(() => port.of('transcript/append').some((m) => m.sessionId === made && m.entries.some((e) => e.kind === 'assistant')));
+    // The other order: the restore arrives first (nothing newer yet): followed, then the host's newer selection wins.
+    const port2 = await w.view('panel');
+    await w.c.receive(port2, { type: 'session/select', sessionId: old, selection: adopted(port2).selection, restored: true });
+    assert.equal(port2.sessionId, old);
+    w.server.enqueue({ text: 'second' });
+    await w.c.receive(port2, { type: 'chat/send', id: 's2', sessionId: old, text: 'to old', selection: adopted(port2).selection });
+    assert.equal(port2.sessionOf('s2'), old);
+  });
+
+  it('a hostile view: a malformed selection or a restore without one is refused at the boundary', async () => {
+    const port = await w.view('panel');
+    const a = (await w.t.h.createSession()).id;
+    const before = port.of('message/rejected').length;
+    for (const bad of [
+      { type: 'chat/send', id: 'x1', sessionId: a, text: 'hi', selection: -1 },
+      { type: 'chat/send', id: 'x2', sessionId: a, text: 'hi', selection: '3' },
+      { type: 'chat/send', id: 'x3', sessionId: a, text: 'hi', selection: 1.5 },
+      { type: 'session/select', sessionId: a, restored: true },
+      { type: 'session/select', sessionId: a, selection: 0, restored: false },
+      { type: 'agent/interrupt', id: 'x4', sessionId: a, selection: Number.MAX_VALUE },
+    ])
+      await w.c.receive(port, bad);
+    assert.equal(port.of('message/rejected').length - before, 6);
+    assert.equal(port.of('request/done').length, 0, 'none reached a handler');
+  });
+});
