@@ -281,7 +281,7 @@ export class Harness {
     const deleted = await this.sessions.delete(id);
     await this.worktrees.forget(places);
     // The deletion is durable: what only these sessions recorded goes (decision 0059, amended s57),
-    // in the background (it reads every remaining log), one sweep after another.
+    // in the background (it lists every shadow's loose objects), one sweep after another.
     this.forgetting = this.forgetting.then(async () => {
       this.forgotten = await this.checkpoints.forget(deleted).catch((e) => ({ removed: 0, failed: [(e as Error).message] }));
     });
@@ -371,7 +371,9 @@ export class Harness {
     // Every turn has ended (its turn/end is in the log): the next open need not look for open
     // turns in every log. A turn/end that failed to append leaves the marker out.
     if (resident.every((a) => a.session.openTurnId === null)) this.store.markCleanOnClose();
-    await this.forgetting; // a sweep reads the logs
+    await this.forgetting; // a sweep reads the store
+    // After the last append: the blob index the next process's first deletion starts from (decision 0121).
+    await this.checkpoints.persistRefs();
     await this.store.close();
   }
 }

@@ -8,7 +8,7 @@ import type { BlobPins } from './pins';
 // What a deleted conversation recorded goes with it (decision 0059, amended s57). After a
 // deletion is durable (the commit point), every loose blob of every shadow repository of the
 // store that nothing needs any more is removed: needed are the blobs a remaining session's
-// `checkpoint` events name, those of the shadow's index (the latest snapshot: the workspace's
+// `checkpoint` events name (the index of `blob-refs.ts`, decision 0121: no log read), those of the shadow's index (the latest snapshot: the workspace's
 // content now), those a crash's intents name (`calls/`, `rewinds/`: their trees read whole), and
 // those a recording of this process holds (`pins.ts`: checked on this thread just before each
 // removal). Only blobs go: trees and commits stay. A kill between the deletion and the sweep
@@ -18,13 +18,16 @@ import type { BlobPins } from './pins';
 export interface ForgetHost {
   storeDir: string;
   pins: BlobPins;
-  /** Every id a remaining session's checkpoint events name. */
-  referenced(): Promise<Set<string>>;
+  /** Whether a remaining session's checkpoint events name an id (`blob-refs.ts`: asked per blob while the sweep runs). */
+  referenced(): Promise<Kept>;
   /** The roots of the shadows this process opened, by their git folder: their index is read against the workspace. */
   roots?: ReadonlyMap<string, string>;
   /** The size cap of a recorded file (a file over it stays in the index as it was). */
   maxFileBytes?: number;
 }
+
+/** What a sweep asks of the remaining sessions' blobs. */
+export type Kept = { has(id: string): boolean };
 
 export interface Forgotten {
   /** Blob files removed (and leftover temp files of a cut write). */
@@ -69,7 +72,7 @@ async function intentIds(top: string): Promise<string[]> {
   return ids;
 }
 
-async function sweep(gitDir: string, kept: Set<string>, roots: Set<string>, pins: BlobPins, root: string | undefined, maxFileBytes: number): Promise<number> {
+async function sweep(gitDir: string, kept: Kept, roots: Set<string>, pins: BlobPins, root: string | undefined, maxFileBytes: number): Promise<number> {
   const place = { gitDir, workTree: gitDir };
   const need = new Set<string>();
   const run = async (args: string[], at = place): Promise<string> => {

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
 import type { SessionEvent } from '../session/events';
@@ -6,6 +7,7 @@ import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { describeCommands, withCommandsOut } from '../tools/roots-lock';
 import { gitAvailable } from '../worktree/git-version';
 import { applyRewind, type RewindChoice, type RewindOutcome } from './apply';
+import { BlobRefs } from './blob-refs';
 import { CallIntents, type CallRecoveryHost, type RecoveredCalls } from './call-intent';
 import { type Forgotten, forgetBlobs } from './forget';
 import { type RecoveredRewind, recoverIntents, writeIntent } from './intent';
@@ -44,6 +46,8 @@ export class CheckpointService {
   readonly recorder: CheckpointRecorder;
   private readonly shadows: Shadows;
   private readonly intents: CallIntents;
+  /** Which blobs each session's log names, kept with every durable write (decision 0121). */
+  private readonly refs: BlobRefs;
   private readonly maxFileBytes: number;
   private on: boolean;
   private gitOk: boolean | undefined;
@@ -56,6 +60,7 @@ export class CheckpointService {
     this.shadows = new Shadows(host.storeDir, options.trustSlackMs);
     this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.intents = new CallIntents(host.storeDir);
+    this.refs = new BlobRefs(path.join(host.storeDir, 'checkpoints'), host.store);
     this.recorder = new CheckpointRecorder({
       intents: this.intents,
       shadows: this.shadows,
@@ -138,23 +143,24 @@ export class CheckpointService {
    */
   async forget(ids: readonly string[]): Promise<Forgotten> {
     this.recorder.forget(ids);
+    this.refs.drop(ids);
     if (!(await this.gitReady())) return { removed: 0, failed: [] };
-    const store = this.host.store;
     const roots = new Map((await this.shadows.opened()).map((s) => [shadowDirOf(this.host.storeDir, s.root), s.root] as const));
-    return forgetBlobs({
+    const out = await forgetBlobs({
       storeDir: this.host.storeDir,
       pins: this.shadows.pins,
       roots,
       maxFileBytes: this.maxFileBytes,
-      referenced: async () => {
-        const ids = new Set<string>();
-        for (const h of store.listRefs()) {
-          for (const e of await store.readEvents(h.id))
-            if (e.type === 'checkpoint') for (const id of JSON.stringify(e).match(/[0-9a-f]{40}/g) ?? []) ids.add(id);
-        }
-        return ids;
-      },
+      // The remaining sessions' blobs from the index: only a log it lacks (or lacks the end of) is read.
+      referenced: () => this.refs.current(),
     });
+    await this.refs.persist();
+    return out;
+  }
+
+  /** The harness is closing and nothing more is appended: the index is written for the next process (`blob-refs.ts`). */
+  persistRefs(): Promise<void> {
+    return this.refs.persist();
   }
 
   /** `fn` as a recording: the blobs it stores are held from a deletion's sweep until it ends. */
