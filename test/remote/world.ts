@@ -34,6 +34,19 @@ export function programHome(tag: string): string {
   return fs.mkdtempSync(path.join(base, `${tag}-`));
 }
 
+/** Codex's `-c` overrides that point it at `server` (its `mock` model provider). */
+export function mockCodexOverrides(server: ModelServer): string[] {
+  return [
+    'model_provider="mock"',
+    'model_providers.mock.name="mock"',
+    `model_providers.mock.base_url="${server.baseURL}"`,
+    'model_providers.mock.wire_api="responses"',
+    'model_providers.mock.env_key="MOCK_API_KEY"',
+    'model_providers.mock.request_max_retries=0',
+    'model_providers.mock.stream_max_retries=0',
+  ];
+}
+
 /** Settings for both real programs against `server`. */
 export function remoteSettings(
   server: ModelServer,
@@ -48,15 +61,7 @@ export function remoteSettings(
       // HOME is the test's own: the machine's dotfiles (a ~/.bashrc running `pyenv init`, which
       // waits 60 s on a stale lock) must not run inside the program's shell commands.
       env: { MOCK_API_KEY: 'mock-key', HOME: homes.codex },
-      overrides: [
-        'model_provider="mock"',
-        'model_providers.mock.name="mock"',
-        `model_providers.mock.base_url="${server.baseURL}"`,
-        'model_providers.mock.wire_api="responses"',
-        'model_providers.mock.env_key="MOCK_API_KEY"',
-        'model_providers.mock.request_max_retries=0',
-        'model_providers.mock.stream_max_retries=0',
-      ],
+      overrides: mockCodexOverrides(server),
       graceMs: 1500,
       ...extra.codex,
     },

@@ -49,7 +49,17 @@ export function wireFeatures(
   wire(workspaceRow({ runCommand }));
   wire(promptRow);
   wire(delegationRow);
-  if (config.remote) wire(remoteRow(config.remote, runCommand.secrets, () => ({ ...config.model })));
+  // The network setting is read at each remote turn, like a command's: a program never gets it when commands have not.
+  if (config.remote)
+    wire(
+      remoteRow(
+        config.remote,
+        runCommand.secrets,
+        () => ({ ...config.model }),
+        undefined,
+        () => config.commands?.network ?? false,
+      ),
+    );
   // Placements (decision 0074): a provider `placed:<name>` each; the key goes only where a placement says `passApiKey`.
   if (config.placements?.length) {
     const apiKey = () => ('apiKey' in config.model ? config.model.apiKey : undefined);

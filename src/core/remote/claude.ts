@@ -5,14 +5,22 @@ import { type ProgramSettings, programVersion, stopTiming } from './settings';
 import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
 
 /**
+ * No settings file of Claude Code's (the user's, a project's, its local one): their permission rules
+ * (`allow: ["Bash"]`) let a command run that `-p` would refuse, unconfined, their hooks run
+ * unconfined too, and the project source brings `.mcp.json`, whose servers Claude Code starts on
+ * the host unasked — all wider than a confined parent (decision 0122). Managed settings still apply.
+ */
+const NO_SETTINGS = ['--setting-sources', ''];
+
+/**
  * `claude -p --output-format stream-json` (decision 0036). Policy never widens: read-only
  * takes the edit tools away and keeps the default permission mode, in which `-p` refuses
  * any Bash command that is not read-only; workspace-write accepts edits (in its working
  * folder) and still refuses other writes; full-access skips permissions.
  */
 const PERMISSIONS: Record<SandboxMode, string[]> = {
-  'read-only': ['--permission-mode', 'default', '--disallowedTools', 'Edit,Write,MultiEdit,NotebookEdit'],
-  'workspace-write': ['--permission-mode', 'acceptEdits'],
+  'read-only': ['--permission-mode', 'default', '--disallowedTools', 'Edit,Write,MultiEdit,NotebookEdit', ...NO_SETTINGS],
+  'workspace-write': ['--permission-mode', 'acceptEdits', ...NO_SETTINGS],
   'full-access': ['--dangerously-skip-permissions'],
 };
 

@@ -1,4 +1,5 @@
 import type { SandboxMode } from '../session/events';
+import type { ParentDeployment } from './dsh';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, noteError, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
@@ -7,7 +8,7 @@ import type { RemoteDriver, RemoteSink, RemoteTurnContext } from './types';
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
 const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
 
-export function codexDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => []): RemoteDriver {
+export function codexDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => [], parent?: Pick<ParentDeployment, 'network'>): RemoteDriver {
   return {
     program: 'codex',
     toolPrefix: 'codex',
@@ -17,7 +18,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
     supports: (mode) => mode in SANDBOX,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
-      const { args, env } = codexInvocation(settings, ctx, secrets());
+      const { args, env } = codexInvocation(settings, { ...ctx, network: parent?.network?.() ?? false }, secrets());
       return runProgram(ctx, sink, {
         label: 'Codex',
         setting: 'arbor.remote.codex.command',
@@ -38,7 +39,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
 /** The command line and environment of one `codex exec` turn (the bench runs the same one directly). */
 export function codexInvocation(
   settings: ProgramSettings,
-  ctx: Pick<RemoteTurnContext, 'cwd' | 'sandbox' | 'prompt'>,
+  ctx: Pick<RemoteTurnContext, 'cwd' | 'sandbox' | 'prompt'> & { network?: boolean },
   secrets: readonly string[] = [],
 ): { args: string[]; env: Record<string, string> } {
   const args = [
@@ -61,6 +62,12 @@ export function codexInvocation(
     'remote_plugin',
     ...(settings.model ? ['-m', settings.model] : []),
     ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
+    // Last, so neither Codex's own config.toml (the user's, a trusted project's) nor an override widens
+    // workspace-write: no folder writable but its working folder (and Codex's own temp folders), and
+    // no network when the parent's commands have none (decision 0122).
+    '-c',
+    'sandbox_workspace_write.writable_roots=[]',
+    ...(ctx.network ? [] : ['-c', 'sandbox_workspace_write.network_access=false']),
     '--',
     ctx.prompt,
   ];

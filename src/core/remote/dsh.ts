@@ -7,11 +7,13 @@ import { type Json, type LineHandlers, num, record, runProgram, type StreamState
 import { type ProgramSettings, stopTiming } from './settings';
 import type { RemoteDriver, RemoteSink } from './types';
 
-/** What the dsh-sdk driver needs from the parent deployment: its store folder and its model endpoint. */
+/** What a program's driver needs from the parent deployment: its store folder, its model endpoint, its network setting. */
 export interface ParentDeployment {
   storeDir: string;
   /** The parent's model endpoint (absent base URL: an injected client, e.g. in tests). */
   endpoint(): { baseURL?: string; name: string; apiKey?: string };
+  /** Whether the parent's confined commands may use the IP network (`--network`), read at each turn; absent: no. */
+  network?(): boolean;
 }
 
 const SETTING = 'arbor.remote.dshSdk.command';

@@ -109,6 +109,7 @@ export function remoteRow(
   secrets: () => readonly string[],
   endpoint: ParentDeployment['endpoint'] = () => ({ name: 'default' }),
   acpChildren?: AcpChildrenFactory,
+  network: () => boolean = () => false,
 ): FeatureRow<void> {
   return {
     name: 'remote',
@@ -117,7 +118,7 @@ export function remoteRow(
       for (const e of ENTRIES) {
         const s = settings[e.key];
         if (!s?.command) continue;
-        const driver = e.driver(s, secrets, { storeDir: host.store.dir, endpoint });
+        const driver = e.driver(s, secrets, { storeDir: host.store.dir, endpoint, network });
         registerProvider(remoteProvider(e.provider, driver, e.tool));
         tools.register(delegationTool(subagents, e, driver, s.model));
       }

@@ -1,0 +1,106 @@
+// Attack (permissions never widen): a read-only parent delegates to Claude Code. Arbor runs
+// `claude -p --permission-mode default --disallowedTools Edit,Write,…`, but Claude Code also reads
+// its own settings — the user's ($CLAUDE_CONFIG_DIR/settings.json) and the project's
+// (.claude/settings.json, settings.local.json) — whose permission rules and default mode may allow
+// what the parent's sandbox does not.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { TestHarness } from '../support/harness';
+import { byWire, finishedChild, ofType, remoteWorld } from './world';
+
+describe('remote: Claude Code settings never widen a read-only child (real Claude Code)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  const LOOSENERS: readonly { how: string; plant: (t: TestHarness) => void }[] = [
+    {
+      how: 'the user settings allow Bash',
+      plant: () => fs.writeFileSync(path.join(w.homes.claude, 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash'] } })),
+    },
+    {
+      how: 'the user settings default to bypassPermissions',
+      plant: () => fs.writeFileSync(path.join(w.homes.claude, 'settings.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions' } })),
+    },
+    {
+      how: "the project's .claude/settings.json allows Bash",
+      plant: (t) => {
+        fs.mkdirSync(path.join(t.workspace, '.claude'), { recursive: true });
+        fs.writeFileSync(path.join(t.workspace, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash'] } }));
+      },
+    },
+    {
+      how: "the project's .claude/settings.local.json allows Bash in a project the user trusted",
+      plant: (t) => {
+        const ws = fs.realpathSync(t.workspace);
+        fs.mkdirSync(path.join(ws, '.claude'), { recursive: true });
+        fs.writeFileSync(path.join(ws, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['Bash'] } }));
+        fs.writeFileSync(path.join(w.homes.claude, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }));
+      },
+    },
+  ];
+
+  for (const l of LOOSENERS)
+    it(`attack: ${l.how}; the read-only child still writes nothing`, async () => {
+      const t = await w.reopen({ sandbox: 'read-only' });
+      l.plant(t);
+      byWire(w.server, {
+        messages: [{ toolCalls: [{ name: 'Bash', arguments: { command: 'echo x > made-by-claude.txt', description: 'write' } }] }, { text: 'tried' }],
+      });
+      const { run, r } = await finishedChild(t, 'claude-code', 'write a file');
+      assert.equal(r.stopReason, 'completed', r.error);
+      const s = await t.h.store.inspect(run.id);
+      const res = ofType(s.events, 'tool/result').find((x) => x.name === 'claude:Bash');
+      assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')), false, `the read-only claude child wrote a file: ${res?.content}`);
+      assert.equal(res?.isError, true);
+    });
+});
+
+describe('remote: Claude Code settings never widen a workspace-write child (real Claude Code)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  it('attack: the user settings allow Bash; the child cannot write outside the workspace, yet still runs a read-only command', async () => {
+    fs.writeFileSync(path.join(w.homes.claude, 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash'] } }));
+    const outside = path.join(w.homes.claude, 'outside.txt');
+    byWire(w.server, {
+      messages: [
+        {
+          toolCalls: [
+            { name: 'Bash', arguments: { command: `echo x > ${outside}`, description: 'write outside' } },
+            { name: 'Bash', arguments: { command: 'ls', description: 'list' } },
+          ],
+        },
+        { text: 'tried' },
+      ],
+    });
+    fs.writeFileSync(path.join(w.t.workspace, 'visible.txt'), 'x');
+    const { run, r } = await finishedChild(w.t, 'claude-code', 'write outside');
+    assert.equal(r.stopReason, 'completed', r.error);
+    const results = ofType((await w.t.h.store.inspect(run.id)).events, 'tool/result');
+    assert.equal(fs.existsSync(outside), false, `the workspace-write claude child wrote outside the workspace: ${results[0]?.content}`);
+    assert.deepEqual(
+      results.map((x) => [x.name, x.isError]),
+      [
+        ['claude:Bash', true],
+        ['claude:Bash', false],
+      ],
+    );
+    assert.match(results[1].content, /visible\.txt/, 'a read-only command still runs');
+  });
+});
+
+describe('remote: a Claude Code child never starts an MCP server its parent has not allowed (real Claude Code)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  it("attack: the repository's own .mcp.json names a server Arbor never allowed; the confined Claude Code child does not start it", async () => {
+    const marker = path.join(w.homes.claude, 'mcp-ran');
+    fs.writeFileSync(path.join(w.t.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { x: { command: 'sh', args: ['-c', `echo ran >> ${marker}`] } } }));
+    byWire(w.server, { messages: [{ text: 'hello' }] });
+    const { r } = await finishedChild(w.t, 'claude-code', 'say hello');
+    assert.equal(r.stopReason, 'completed', r.error);
+    assert.equal(r.text, 'hello');
+    assert.equal(fs.existsSync(marker), false, 'the Claude Code child started a server of .mcp.json that the parent may not use, on the host');
+  });
+});
