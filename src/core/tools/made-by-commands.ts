@@ -33,13 +33,21 @@ const COMPACT_LOCK_WAIT_MS = 50;
 /** How long a read waits for a compaction under way to carry over what was appended meanwhile. */
 const READ_LOCK_WAIT_MS = 2000;
 
-/** One line of the record: a folder a walk saw appear, or the user's trust in it. */
+/**
+ * One line of the record: a folder a walk saw appear, or the user's trust in it; or (`unsearched`,
+ * `id` is `UNSEARCHED`, `path` the root) a root whose walk stopped short at a bound `since` then.
+ */
 interface Line {
   id: string;
   path: string;
   at: string;
   trusted?: true;
+  /** ms: from when what appeared below the root may have gone unseen (decision 0123). */
+  since?: number;
 }
+
+/** The `id` of an unsearched root's line: no identity `identityOf` gives. */
+const UNSEARCHED = 'unsearched';
 
 /** A protected folder of `folder` a command made, as the record has it. */
 export interface MadeFolder {
@@ -71,19 +79,36 @@ export class MadeRecord {
   }
 
   /**
+   * The walk of `root` stopped short at a bound (`ProtectedTree.unsearchedSince`): below it, a
+   * deciding name born since `since` (ms) that no walk saw appear may be a command's, made where the
+   * walk did not reach (behind thousands of folders the command made first), and counts as made
+   * until the user trusts it (decision 0123).
+   */
+  recordUnsearched(root: string, since: number): void {
+    this.append([JSON.stringify({ id: UNSEARCHED, path: root, at: new Date().toISOString(), since } satisfies Line)]);
+  }
+
+  /**
    * The protected names that decide what `folder` is trusted with — its own names Arbor reads
    * (`ARBOR_READS`: `.arbor`, `.claude`, `.vscode`, `.mcp.json`), those the programs Arbor is
    * configured to start there read (`programs`: `.codex`, `.gemini`, an ACP agent's `protects`, …)
    * and the `.git` git would find from it — that a command made and the user has not trusted since.
    */
   madeIn(folder: string, programs: readonly string[] = []): MadeFolder[] {
-    const made = this.untrusted();
-    if (made.size === 0) return [];
+    const lines = this.read();
+    const made = this.untrusted(lines);
+    const unsearched = lines.filter((l) => l.id === UNSEARCHED && l.since !== undefined);
+    if (made.size === 0 && unsearched.length === 0) return [];
+    const trusted = new Set(lines.filter((l) => l.trusted).map((l) => l.id));
     const out: MadeFolder[] = [];
     for (const p of decidingFolders(folder, programs)) {
       const id = identityOf(p);
       const l = id ? made.get(id) : undefined;
       if (l) out.push({ path: p, at: l.at });
+      else if (id && !trusted.has(id)) {
+        const u = unsearched.find((u) => bornUnseen(p, u));
+        if (u) out.push({ path: p, at: u.at });
+      }
     }
     return out;
   }
@@ -118,7 +143,7 @@ export class MadeRecord {
     // (another process's, the CLI's own `.arbor` made while a session ran beside) changes nothing.
     const trusted = new Set(lines.filter((l) => l.trusted).map((l) => l.id));
     const made = new Map<string, Line>();
-    for (const l of lines) if (!l.trusted && !trusted.has(l.id) && !made.has(l.id)) made.set(l.id, l);
+    for (const l of lines) if (l.id !== UNSEARCHED && !l.trusted && !trusted.has(l.id) && !made.has(l.id)) made.set(l.id, l);
     return made;
   }
 
@@ -165,7 +190,13 @@ function parseLines(text: string): Line[] {
     try {
       const v = JSON.parse(s) as Partial<Line>;
       if (typeof v.id === 'string' && typeof v.path === 'string')
-        out.push({ id: v.id, path: v.path, at: String(v.at ?? ''), ...(v.trusted ? { trusted: true } : {}) });
+        out.push({
+          id: v.id,
+          path: v.path,
+          at: String(v.at ?? ''),
+          ...(v.trusted ? { trusted: true } : {}),
+          ...(typeof v.since === 'number' ? { since: v.since } : {}),
+        });
     } catch {
       // A line cut by a crash: the others still count.
     }
@@ -176,12 +207,20 @@ function parseLines(text: string): Line[] {
 /** One line per identity still at a path one of its lines names: its first trust if it has one, else its first appearance. */
 function keptLines(lines: readonly Line[]): string[] {
   const byId = new Map<string, Line[]>();
+  // An unsearched root: its earliest line, while the root is there.
+  const roots = new Map<string, Line>();
   for (const l of lines) {
+    if (l.id !== UNSEARCHED || l.since === undefined) continue;
+    const had = roots.get(l.path);
+    if ((!had || l.since < (had.since ?? 0)) && fs.existsSync(l.path)) roots.set(l.path, l);
+  }
+  const out: string[] = [...roots.values()].map((l) => JSON.stringify(l));
+  for (const l of lines) {
+    if (l.id === UNSEARCHED) continue;
     const group = byId.get(l.id);
     if (group) group.push(l);
     else byId.set(l.id, [l]);
   }
-  const out: string[] = [];
   for (const [id, group] of byId) {
     const here = group.find((l) => stillThere(l.path, id));
     if (!here) continue;
@@ -191,6 +230,22 @@ function keptLines(lines: readonly Line[]): string[] {
     out.push(JSON.stringify({ ...keep, path: here.path } satisfies Line));
   }
   return out;
+}
+
+/**
+ * Whether `p` (a deciding name) stands below the top of `u`'s root (the top's names have stand-ins:
+ * no command makes them) and was born (or, where the file system keeps no birth time, last changed)
+ * since the walk there stopped short.
+ */
+function bornUnseen(p: string, u: Line): boolean {
+  const dir = path.dirname(p);
+  if (dir === u.path || !dir.startsWith(`${u.path}/`)) return false;
+  try {
+    const st = fs.lstatSync(p);
+    return (st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs) >= (u.since ?? 0);
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `id` is still at `p`; a path that cannot be looked at (no permission) counts as there. */

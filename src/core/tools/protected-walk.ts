@@ -54,11 +54,27 @@ export interface ProtectedTree {
    * workspaces' sandboxes in one process never take each other's.
    */
   appeared?: ProtectedEntry[];
+  /**
+   * With `WalkOptions.appeared`, when this walk hit a bound and the last asking walk of the root did
+   * not (or there was none in this process): since when (ms) what appears below the root may go
+   * unseen, there where the walk stops short. Whoever asked records it (`MadeRecord.recordUnsearched`):
+   * a command that makes thousands of folders first must not make a `.arbor` past them trusted
+   * (decision 0123). Said once per such stretch of walks.
+   */
+  unsearchedSince?: number;
+  /**
+   * Folders holding a subfolder whose name is not valid UTF-8: Node cannot name it (its name reads
+   * with U+FFFD in it), so nothing below it is searched, and the sandbox makes the holding folder
+   * read-only (`protected-mounts.ts`) with its other entries writable again (decision 0123).
+   */
+  unnamedIn?: string[];
 }
 
 interface Listing extends ListingStamp {
   subdirs: string[];
   found: { name: string; raw: string; kind: ProtectedEntry['kind'] }[];
+  /** Subfolders that cannot be named (not valid UTF-8): not walked. */
+  unnamed: number;
 }
 
 /** Per root: directory → its last listing (any walk's: the next walk re-reads only what changed). */
@@ -72,7 +88,7 @@ let cachedGeneration = namesGeneration();
  * from `cache`: a walk that does not ask (the file tools') must not use up what the next asking
  * walk would find.
  */
-const askedLast = new Map<string, { listings: Map<string, Listing>; complete: boolean }>();
+const askedLast = new Map<string, { listings: Map<string, Listing>; complete: boolean; at: number }>();
 
 export interface WalkOptions {
   /**
@@ -93,10 +109,13 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
     cachedGeneration = namesGeneration();
   }
   const before = cache.get(root) ?? new Map<string, Listing>();
-  const asked = options.appeared ? (askedLast.get(root) ?? { listings: new Map<string, Listing>(), complete: false }) : undefined;
+  const started = Date.now();
+  const lastAsked = options.appeared ? askedLast.get(root) : undefined;
+  const asked = options.appeared ? (lastAsked ?? { listings: new Map<string, Listing>(), complete: false, at: started }) : undefined;
   const after = new Map<string, Listing>();
   const entries: ProtectedEntry[] = [];
   const appeared: ProtectedEntry[] = [];
+  const unnamedIn: string[] = [];
   let level = [root];
   let visited = 0;
   let truncated: string | undefined;
@@ -129,6 +148,7 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
       for (const f of l.found) entries.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
       for (const f of fresh) appeared.push({ path: path.join(dir, f.raw), dir, kind: f.kind, name: f.name });
       for (const sub of l.subdirs) next.push(path.join(dir, sub));
+      if (l.unnamed > 0) unnamedIn.push(dir);
     });
     if (truncated) break;
     level = next;
@@ -137,12 +157,18 @@ export async function protectedTree(root: string, limits: WalkLimits = WALK_LIMI
   // repository by making thousands of folders that use up the walk before it is reached.
   if (truncated) for (const e of carriedOver(before, after)) entries.push(e);
   cache.set(root, after);
-  if (asked) askedLast.set(root, { listings: after, complete: !truncated });
+  // A folder Node cannot name hides what is below it from this walk, as a bound does (the sandbox makes it read-only).
+  const stoppedShort = !!truncated || unnamedIn.length > 0;
+  if (asked) askedLast.set(root, { listings: after, complete: !stoppedShort, at: started });
+  // Unseen from the last whole walk on (or from this one, the first: before it nothing is known anyway).
+  const unsearchedSince = asked && stoppedShort && (!lastAsked || lastAsked.complete) ? (lastAsked?.at ?? started) : undefined;
   const unseen = 'a .git, .vscode or .arbor there that no earlier walk found is writable by commands';
   return {
     entries,
     ...(truncated ? { truncated: `protected folders below ${root}: ${truncated}; ${unseen}` } : {}),
     ...(asked ? { appeared } : {}),
+    ...(unsearchedSince !== undefined ? { unsearchedSince } : {}),
+    ...(unnamedIn.length > 0 ? { unnamedIn } : {}),
   };
 }
 
@@ -167,6 +193,7 @@ function listing(dir: string, cached: Listing | undefined): Listing | undefined 
   if (!read || 'cached' in read) return read?.cached;
   const subdirs: string[] = [];
   const found: Listing['found'] = [];
+  let unnamed = 0;
   for (const d of read.dirents) {
     const kind = entryKind(dir, d);
     if (!kind) continue;
@@ -174,8 +201,17 @@ function listing(dir: string, cached: Listing | undefined): Listing | undefined 
       // Not descended: a protected folder is mounted read-only whole.
       found.push({ name: foldName(d.name), raw: d.name, kind });
     } else if (kind === 'dir' && !NOT_WALKED.has(d.name)) {
-      subdirs.push(d.name);
+      if (unnameable(dir, d.name)) unnamed++;
+      else subdirs.push(d.name);
     }
   }
-  return { ...read.stamp, subdirs, found };
+  return { ...read.stamp, subdirs, found, unnamed };
+}
+
+/**
+ * A name read from a listing that names nothing: bytes that are not valid UTF-8 read as U+FFFD, and
+ * the path made of that string is another (missing) one. A real U+FFFD in a name is there.
+ */
+export function unnameable(dir: string, name: string): boolean {
+  return name.includes('\uFFFD') && kindOf(path.join(dir, name)) === undefined;
 }

@@ -118,6 +118,30 @@ describe('OS sandbox: protected folders a command makes are recorded (decision 0
     assert.deepEqual(madeNames('sub'), ['sub/.arbor']);
   });
 
+  it("attack: folders past the walk's bound hide nothing: a .arbor made where the walk stopped short is refused, after the bound too (decision 0123)", async () => {
+    // A walk stops at its bound (10,000 folders; 40 here), and what appeared where it did not reach
+    // was never recorded: 60 folders first, then `.arbor` one level below where the walk stops.
+    const small = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ made: record, walk: { maxDirs: 40, maxDepth: 24 } }) });
+    const go = async (command: string) => {
+      const r = await call(small, { command: `${command}; echo done` }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      return r.content;
+    };
+    ws.write('mine/x/y/.arbor/settings.json', '{}\n');
+    await go('true');
+    await go('mkdir -p $(seq -f a/d%g 60) b/c/d/.arbor && echo \'{"hooks":1}\' > b/c/d/.arbor/settings.json');
+    assert.match(await go('true'), /only the first 40 folders were searched/, 'the walk hit its bound');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(madeNames('b/c/d'), ['b/c/d/.arbor'], 'made where the walk stopped short: refused');
+    assert.deepEqual(madeNames('mine/x/y'), [], 'the user’s own, there before the walk stopped short, is not');
+    // The folders that used the bound up removed: a whole walk again, and the folder stays refused.
+    await go('rm -rf a');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(madeNames('b/c/d'), ['b/c/d/.arbor']);
+    record.trust(ws.at('b/c/d'));
+    assert.deepEqual(madeNames('b/c/d'), [], 'trusted by the user: no longer refused');
+  });
+
   it("two workspaces' sandboxes in one process: each records only its own workspace's folders; one without a record takes none of theirs", async () => {
     const other = makeWorkspace();
     const third = makeWorkspace();
@@ -189,6 +213,27 @@ describe('the record of what commands made stays small (decision 0111, amended i
     const after = fs.readFileSync(record.file, 'utf8');
     assert.ok(Buffer.byteLength(after) < 4096, `compacted on append: ${Buffer.byteLength(after)} bytes`);
     assert.deepEqual(made(record, 'keep'), ['keep/.arbor']);
+  });
+
+  it('a root whose walk stopped short stays so through compactions (its earliest line), for what was born since (decision 0123)', () => {
+    const record = new MadeRecord(path.join(ws.outside, 'made.jsonl'), { compactAt: 4096 });
+    mk('old/x/.claude');
+    const since = Date.now() + 20;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 40); // born well after `since`
+    mk('new/x/.claude');
+    fs.mkdirSync(ws.at('.arbor'));
+    record.recordUnsearched(ws.root, since);
+    record.recordUnsearched(ws.root, since + 1000);
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual(made(record, 'new/x'), ['new/x/.claude'], `born since: refused (round ${round})`);
+      assert.deepEqual(made(record, 'old/x'), [], 'born before: not');
+      assert.deepEqual(made(record, '.'), [], 'the top’s own names: stand-ins, no command makes them');
+      assert.equal(record.compact(), true);
+    }
+    assert.equal(fs.readFileSync(record.file, 'utf8').match(/"unsearched"/g)?.length, 1, 'one line per root, the earliest');
+    fs.rmSync(ws.root, { recursive: true });
+    assert.equal(record.compact(), true);
+    assert.doesNotMatch(fs.readFileSync(record.file, 'utf8'), /"unsearched"/, 'a root gone takes its line along');
   });
 
   it('attack: a made folder moved by a command stays refused through compactions (kept at the path where it is now)', () => {

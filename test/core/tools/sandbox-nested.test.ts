@@ -170,6 +170,28 @@ describe('OS sandbox: protected paths at any depth (issue 20)', () => {
     assert.equal(ws.read('lib/tools/hooks/README'), 'ok\n');
   });
 
+  for (const residents of [true, false]) {
+    it(`attack: a repository below a folder whose name is not valid UTF-8 (${residents ? 'resident' : 'a bubblewrap of its own'}): the folder is read-only, its hooks unwritten (decision 0123)`, async () => {
+      // Node reads such a name with U+FFFD in it and cannot open the folder by it: the walk saw
+      // nothing below, and the command wrote the repository's hooks.
+      const bad = Buffer.concat([Buffer.from(`${ws.root}/bad`), Buffer.from([0xff])]);
+      execFileSync('/bin/sh', ['-c', `d=$(printf 'bad\\377'); mkdir "$d" && git init -q "$d/r" && echo old > "$d/f" && echo mine > ok.txt`], { cwd: ws.root });
+      assert.ok(fs.existsSync(bad), 'the folder is there, by its bytes');
+      const own = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: residents ? undefined : false }) });
+      const r = await call(
+        own,
+        { command: `d=$(printf 'bad\\377'); echo evil > "$d/r/.git/hooks/pre-commit"; echo new > "$d/f"; mkdir "$d/x"; echo more >> ok.txt; echo done` },
+        ws.ctx(),
+      );
+      assert.match(r.content, /done/, r.content);
+      assert.match(r.content, /not valid UTF-8/, r.content || 'the result says why the folder is read-only');
+      const hooks = Buffer.concat([bad, Buffer.from('/r/.git/hooks/pre-commit')]);
+      assert.equal(fs.existsSync(hooks), false, 'no hook was written');
+      assert.equal(fs.readFileSync(Buffer.concat([bad, Buffer.from('/f')]), 'utf8'), 'old\n');
+      assert.equal(ws.read('ok.txt'), 'mine\nmore\n', 'the rest of the folder stays writable');
+    });
+  }
+
   it('a workspace too deep for the walk: the result says which folders were not searched', async () => {
     const deep = Array.from({ length: 30 }, (_, i) => `d${i}`).join('/');
     fs.mkdirSync(ws.at(deep), { recursive: true });

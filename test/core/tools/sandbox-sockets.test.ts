@@ -142,6 +142,41 @@ describe('OS sandbox: no Unix sockets out (issue 20.3)', () => {
     }
   });
 
+  // A datagram pair needs no `socket` call, and a datagram socket sends to any address it is given:
+  // `sendto(/dev/log)`, the journal's socket, a wpa_supplicant control socket (all datagram) were
+  // reached through `socketpair(AF_UNIX, SOCK_DGRAM)`. SOCK_RAW on AF_UNIX is a datagram socket too.
+  const dgram = (to: string) =>
+    `python3 -c "import socket,errno\nfor t in (socket.SOCK_DGRAM, socket.SOCK_RAW):\n try:\n  a,b=socket.socketpair(socket.AF_UNIX, t)\n  a.sendto(b'from the sandbox', '${to}'); print('dgram sent')\n except OSError as e:\n  print('dgram refused: '+errno.errorcode[e.errno])\nfor t in (socket.SOCK_STREAM, socket.SOCK_SEQPACKET):\n a,b=socket.socketpair(socket.AF_UNIX, t); a.send(b'x'); print('pair', b.recv(1).decode())"`;
+  it('a datagram socket pair does not reach a host datagram socket (the journal, /dev/log); stream and seqpacket pairs still work', async () => {
+    const { spawn } = await import('node:child_process');
+    const log = path.join(dir, 'log.sock');
+    const listener = spawn(
+      'python3',
+      [
+        '-c',
+        `import socket\ns=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\ns.bind('${log}')\nprint('listening', flush=True)\nwhile True: print('got', s.recv(100), flush=True)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let got = '';
+    listener.stdout.on('data', (d) => {
+      got += d;
+    });
+    try {
+      await waitFor(() => got.includes('listening'), 5000);
+      for (const sandbox of ['workspace-write', 'read-only'] as const) {
+        const r = await call(createRunCommandTool(), { command: `${dgram(log)}; echo done` }, ws.ctx({ sandbox }));
+        assert.match(r.content, /--- stdout ---\ndgram refused: EPERM\ndgram refused: EPERM\npair x\npair x\ndone/, `${sandbox}: ${r.content}`);
+      }
+      const free = await call(createRunCommandTool(), { command: dgram(log) }, ws.ctx({ sandbox: 'full-access' }));
+      assert.match(free.content, /dgram sent/, 'unconfined, the same command reaches the listener');
+      assert.ok(await waitFor(() => got.includes('got')), 'the listener is a real one');
+      assert.equal(got.match(/got/g)?.length, 2, `only the unconfined datagrams arrived: ${got}`);
+    } finally {
+      listener.kill('SIGKILL');
+    }
+  });
+
   it('unconfined (full-access) the same command connects: the check sees an escape', async () => {
     const r = await call(createRunCommandTool(), { command: `${unixConnect()}; echo done` }, ws.ctx({ sandbox: 'full-access' }));
     assert.match(r.content, /unix connected/);

@@ -6,7 +6,7 @@ import { bwrapArgs, type ConfinedMode, RESIDENT_PROC, type SandboxPlan } from '.
 import { DEFAULT_BWRAP, type SandboxStatus, sandboxStatus } from './detect';
 import { hostSockets } from './host-sockets';
 import { bindsInsideRoots, shellCheck, writableRule } from './mount-check';
-import { type ProtectedMounts, protectedMounts } from './protected-mounts';
+import { type ProtectedMounts, protectedMounts, type Unsearched } from './protected-mounts';
 import { type Lease, ResidentPool } from './residents';
 import { holdShadows } from './shadows';
 import { zygotePath } from './zygote-path';
@@ -71,10 +71,12 @@ export class CommandSandbox {
   constructor(private readonly options: CommandSandboxOptions = {}) {}
 
   /** What the walks of this sandbox's roots saw appear, recorded (decision 0111). */
-  private recordAppeared(entries: readonly ProtectedEntry[]): void {
-    if (entries.length === 0 || !this.options.made) return;
+  private recordAppeared(entries: readonly ProtectedEntry[], unsearched: readonly Unsearched[] = []): void {
+    if ((entries.length === 0 && unsearched.length === 0) || !this.options.made) return;
     try {
       this.options.made.record(entries);
+      // A walk that stopped short: what appears where it did not reach is judged by its birth (decision 0123).
+      for (const u of unsearched) this.options.made.recordUnsearched(u.root, u.since);
     } catch (err) {
       // The record cannot be written (a full disk, a read-only home): the command is not failed for it, but it is said.
       console.error(
@@ -96,12 +98,14 @@ export class CommandSandbox {
     setImmediate(() => {
       void (async () => {
         const appeared: ProtectedEntry[] = [];
+        const unsearched: Unsearched[] = [];
         for (const r of todo) {
           this.afterWalks.delete(r);
           const tree = await protectedTree(r, this.options.walk, { appeared: true }).catch(() => undefined);
           if (tree?.appeared) appeared.push(...tree.appeared);
+          if (tree?.unsearchedSince !== undefined) unsearched.push({ root: r, since: tree.unsearchedSince });
         }
-        this.recordAppeared(appeared);
+        this.recordAppeared(appeared, unsearched);
       })();
     });
   }
@@ -132,11 +136,14 @@ export class CommandSandbox {
     // A zygote inside the workspace (Arbor on its own checkout: dist/arbor-zygote): a bubblewrap per command instead.
     if (pool && writable(pool.zygote)) pool = undefined;
     // Only a sandbox that records asks what appeared: one without a record leaves it to one with.
-    const { appeared = [], ...mounts }: ProtectedMounts & { appeared?: ProtectedEntry[] } =
-      mode === 'workspace-write'
-        ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk, { appeared: !!this.options.made })
-        : { readOnly: [], shadow: [], pinned: [], guarded: [], notes: [] };
-    this.recordAppeared(appeared);
+    const {
+      appeared = [],
+      unsearched = [],
+      ...mounts
+    }: ProtectedMounts & { appeared?: ProtectedEntry[]; unsearched?: Unsearched[] } = mode === 'workspace-write'
+      ? await protectedMounts(roots, this.options.protectedPaths?.() ?? [], this.options.walk, { appeared: !!this.options.made })
+      : { readOnly: [], shadow: [], pinned: [], guarded: [], notes: [] };
+    this.recordAppeared(appeared, unsearched);
     const walked = mode === 'workspace-write' ? roots : [];
     const network = this.networkAllowed();
     const notes = [...mounts.notes];

@@ -1,9 +1,10 @@
 import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { foldName, standInNames } from '../protected-names';
-import { type ProtectedEntry, type ProtectedTree, protectedTree, type WalkLimits, type WalkOptions } from '../protected-walk';
+import { type ProtectedEntry, type ProtectedTree, protectedTree, unnameable, type WalkLimits, type WalkOptions } from '../protected-walk';
 import { isWithin } from '../real-path';
 import { shadowUsers } from './shadows';
 import { othersStandIns, standsOn } from './stand-in-registry';
@@ -22,6 +23,12 @@ import { othersStandIns, standsOn } from './stand-in-registry';
 // point too. And a symlink (`.vscode -> cfg`) cannot be mounted on at all (bubblewrap follows
 // it and mounts on `cfg`), so the folder holding it is made read-only ("guarded") and its
 // other entries are bound writable again: the link cannot be removed or replaced.
+
+/** A root whose walk stopped short at a bound, and since when what appears below it may go unseen (decision 0123). */
+export interface Unsearched {
+  root: string;
+  since: number;
+}
 
 export interface ProtectedMounts {
   /** Existing protected paths (real paths) to mount read-only. */
@@ -86,11 +93,14 @@ export async function protectedMounts(
   extra: readonly string[] = [],
   limits?: WalkLimits,
   walk: WalkOptions = {},
-): Promise<ProtectedMounts & Pick<ProtectedTree, 'appeared'>> {
+): Promise<ProtectedMounts & Pick<ProtectedTree, 'appeared'> & { unsearched?: Unsearched[] }> {
   const appeared: ProtectedEntry[] = [];
+  const unsearched: Unsearched[] = [];
   const readOnly = new Set<string>();
   const shadow = new Set<string>();
   const guardedDirs = new Set<string>();
+  /** Guarded for a subfolder the walk cannot name (not valid UTF-8): it stays read-only, whole. */
+  const unnamedDirs = new Set<string>();
   const notes: string[] = [];
   // Stand-ins of this process's commands and of other Arbor processes': empty folders the host
   // removes when the last command on them ends, so a command must get a stand-in of its own there
@@ -131,6 +141,11 @@ export async function protectedMounts(
     const tree = await protectedTree(root, limits, walk);
     if (tree.truncated) notes.push(tree.truncated);
     if (tree.appeared) appeared.push(...tree.appeared);
+    for (const d of tree.unnamedIn ?? []) {
+      guardedDirs.add(d);
+      unnamedDirs.add(d);
+    }
+    if (tree.unsearchedSince !== undefined) unsearched.push({ root, since: tree.unsearchedSince });
     const presentAtTop = new Set<string>();
     const entries = tree.entries.filter((e) => !standIn(e.path));
     for (const e of entries) {
@@ -146,16 +161,34 @@ export async function protectedMounts(
     protectHooks(await hooksDirsOf(root));
   }
   for (const p of extra) protect(real(p));
+  // The home folder inside a root (a workspace that is ~, or above it): its dot files are what the
+  // user's shell, git and desktop run next (`.bashrc`, `.gitconfig`, `.config/autostart`), made or
+  // changed. Guarded: read-only, its own folders and files bound writable again, never its dot entries.
+  const home = real(os.homedir());
+  const homeDirs = new Set<string>();
+  if (home && rootOf(home)) {
+    guardedDirs.add(home);
+    homeDirs.add(home);
+  }
 
   const guarded: ProtectedMounts['guarded'] = [];
   for (const dir of [...guardedDirs].sort()) {
-    const children = writableChildren(dir, standIn);
+    const children = writableChildren(dir, standIn).filter((c) => !homeDirs.has(dir) || !path.basename(c).startsWith('.'));
     guarded.push({ dir, children: children.slice(0, MAX_GUARDED_CHILDREN) });
-    notes.push(
-      `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
-        (children.length > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
-        '; create files there with write_file',
-    );
+    if (homeDirs.has(dir))
+      notes.push(
+        `${dir} is your home folder, inside the workspace: its dot files and folders (shell profiles, .gitconfig, .config, .ssh) are read-only to commands and none can be made, and no entry can be created, renamed or removed directly in it (its other folders and files stay writable); open a project folder inside it as the workspace instead`,
+      );
+    else if (unnamedDirs.has(dir))
+      notes.push(
+        `${dir} holds a folder whose name is not valid UTF-8, which Arbor cannot search for protected names: that folder is read-only to commands, and no entry can be created, renamed or removed directly in ${dir}; rename it to a valid name to make it writable again`,
+      );
+    else
+      notes.push(
+        `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
+          (children.length > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
+          '; create files there with write_file',
+      );
   }
   // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
   // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
@@ -169,7 +202,7 @@ export async function protectedMounts(
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
-  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes, ...(walk.appeared ? { appeared } : {}) };
+  return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes, ...(walk.appeared ? { appeared, unsearched } : {}) };
 }
 
 /**
@@ -195,8 +228,9 @@ function writableChildren(dir: string, standIn: (p: string) => boolean): string[
     return [];
   }
   // Another command's stand-in (an empty `.arbor` it mounted) stays read-only: writable, it could be filled before that command removes it.
+  // One whose name is not valid UTF-8 cannot be named to bubblewrap, and stays read-only with all below it.
   return entries
-    .filter((e) => (e.isDirectory() || e.isFile()) && !standIn(path.join(dir, e.name)))
+    .filter((e) => (e.isDirectory() || e.isFile()) && !standIn(path.join(dir, e.name)) && !unnameable(dir, e.name))
     .map((e) => path.join(dir, e.name))
     .sort();
 }

@@ -5,8 +5,11 @@ import * as os from 'node:os';
 // namespace cuts IP but not the file system, and a Unix socket file (the Docker socket, the
 // D-Bus session bus, an ssh-agent) is reached through the file system: a read-only mount
 // does not stop `connect`. Denying the socket itself does, whatever its path (abstract
-// sockets included). `socketpair` stays allowed: it makes a connected pair inside the
-// sandbox and reaches nothing outside (Codex draws the same line). `io_uring_setup` is
+// sockets included). `socketpair` stays allowed for stream and seqpacket pairs: a connected
+// pair inside the sandbox that reaches nothing outside (Codex draws the same line). A datagram pair
+// (SOCK_DGRAM, or SOCK_RAW, which AF_UNIX makes a datagram socket) is denied: `sendto` on it takes
+// any address, so it reached `/dev/log`, the journal and other host datagram sockets (decision
+// 0123). `io_uring_setup` is
 // denied too, because io_uring can create sockets without the `socket` system call.
 // `socket(AF_VSOCK, …)` is denied as well: vsock belongs to no network namespace, and on a
 // virtual machine (WSL2, Firecracker, a cloud VM's agent) it reaches the hypervisor's host and its
@@ -26,6 +29,7 @@ interface Insn {
 const LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const RET_K = 0x06; // BPF_RET | BPF_K
+const AND_K = 0x54; // BPF_ALU | BPF_AND | BPF_K
 
 const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000;
@@ -33,11 +37,16 @@ const RET_KILL_PROCESS = 0x80000000;
 const EPERM = 1;
 const AF_UNIX = 1;
 const AF_VSOCK = 40;
+/** `SOCK_TYPE_MASK`: the type without SOCK_NONBLOCK / SOCK_CLOEXEC. */
+const SOCK_TYPE_MASK = 0xf;
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
 
 /** Offsets in `struct seccomp_data { int nr; u32 arch; u64 ip; u64 args[6]; }` (the low half of args[0] on little-endian). */
 const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16;
+const ARG1_LOW = 24;
 
 /** One ABI the kernel may run a process of this machine under, and the system calls the filter looks at there. */
 interface Abi {
@@ -46,6 +55,8 @@ interface Abi {
   audit: number;
   /** `socket(domain, …)`: denied when domain is AF_UNIX or AF_VSOCK. */
   socket: number[];
+  /** `socketpair(domain, type, …)`: allowed only for stream and seqpacket pairs. */
+  socketpair: number[];
   /** Denied outright: socketcall (32-bit x86 multiplexes every socket call through it, with the arguments behind a pointer the filter cannot read) and io_uring_setup. */
   deny: number[];
 }
@@ -54,12 +65,12 @@ const X32 = 0x40000000;
 const ABIS: Readonly<Record<string, readonly Abi[]>> = {
   x64: [
     // x32 programs run with the x86_64 audit arch and bit 30 set in the number.
-    { name: 'x86_64', audit: 0xc000003e, socket: [41, X32 | 41], deny: [425, X32 | 425] },
-    { name: 'i386', audit: 0x40000003, socket: [359], deny: [102, 425] },
+    { name: 'x86_64', audit: 0xc000003e, socket: [41, X32 | 41], socketpair: [53, X32 | 53], deny: [425, X32 | 425] },
+    { name: 'i386', audit: 0x40000003, socket: [359], socketpair: [360], deny: [102, 425] },
   ],
   arm64: [
-    { name: 'aarch64', audit: 0xc00000b7, socket: [198], deny: [425] },
-    { name: 'arm', audit: 0x40000028, socket: [281], deny: [102, 425] },
+    { name: 'aarch64', audit: 0xc00000b7, socket: [198], socketpair: [199], deny: [425] },
+    { name: 'arm', audit: 0x40000028, socket: [281], socketpair: [288], deny: [102, 425] },
   ],
 };
 
@@ -83,6 +94,7 @@ export function unixSocketFilter(arch: string = process.arch): Buffer | undefine
   for (const abi of abis) {
     prog.push({ code: LD_W_ABS, k: NR, label: abi.name });
     for (const nr of abi.socket) prog.push({ code: JEQ_K, k: nr, jt: 'domain' });
+    for (const nr of abi.socketpair) prog.push({ code: JEQ_K, k: nr, jt: 'pair' });
     for (const nr of abi.deny) prog.push({ code: JEQ_K, k: nr, jt: 'eperm' });
     prog.push({ code: RET_K, k: RET_ALLOW });
   }
@@ -90,6 +102,12 @@ export function unixSocketFilter(arch: string = process.arch): Buffer | undefine
   prog.push({ code: JEQ_K, k: AF_UNIX, jt: 'eperm' });
   prog.push({ code: JEQ_K, k: AF_VSOCK, jt: 'eperm' });
   prog.push({ code: RET_K, k: RET_ALLOW });
+  prog.push({ code: LD_W_ABS, k: ARG1_LOW, label: 'pair' });
+  prog.push({ code: AND_K, k: SOCK_TYPE_MASK });
+  prog.push({ code: JEQ_K, k: SOCK_STREAM, jt: 'allow' });
+  prog.push({ code: JEQ_K, k: SOCK_SEQPACKET, jt: 'allow' });
+  prog.push({ code: RET_K, k: RET_ERRNO | EPERM });
+  prog.push({ code: RET_K, k: RET_ALLOW, label: 'allow' });
   prog.push({ code: RET_K, k: RET_ERRNO | EPERM, label: 'eperm' });
   return assemble(prog);
 }

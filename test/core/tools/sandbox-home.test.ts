@@ -1,0 +1,60 @@
+// A workspace that is the home folder, or holds it (`arbor run` started in ~, VS Code opened on ~):
+// its roots are writable, and the home folder's dot files are what the user's shell, git and
+// desktop run on their next start. A confined command wrote `~/.bashrc`, a new `~/.bash_profile`
+// and `~/.config/autostart/*.desktop`, and `~/.gitconfig` (read by every git the user runs). The
+// home folder is kept read-only there, its own folders bound writable again (decision 0123).
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRunCommandTool } from '../../../src/core/tools/run-command';
+import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
+import { call, makeWorkspace, skipWithoutSandbox, type Workspace } from './fixture';
+
+describe('OS sandbox: a workspace at or above the home folder (decision 0123)', () => {
+  let ws: Workspace;
+  const home = process.env.HOME;
+
+  before(async function () {
+    await skipWithoutSandbox(this);
+  });
+  afterEach(() => {
+    process.env.HOME = home;
+    ws.cleanup();
+  });
+
+  const attack = [
+    'echo evil >> .bashrc',
+    'echo evil > .bash_profile',
+    'mkdir -p .config/autostart && echo evil > .config/autostart/x.desktop',
+    'printf "[core]\\n\\tfsmonitor = evil\\n" >> .gitconfig',
+    'echo work > projects/app/file.txt',
+    'mkdir projects/app/src',
+    'echo done',
+  ].join('; ');
+
+  for (const [where, residents] of [
+    ['the home folder itself (a resident)', undefined],
+    ['the home folder itself (a bubblewrap of its own)', false],
+    ['a folder above it', undefined],
+  ] as const) {
+    it(`as ${where}: its dot files cannot be written or made; its folders stay writable`, async () => {
+      ws = makeWorkspace();
+      const userHome = where === 'a folder above it' ? ws.at('alice') : ws.root;
+      fs.mkdirSync(path.join(userHome, 'projects/app'), { recursive: true });
+      fs.writeFileSync(path.join(userHome, '.bashrc'), 'mine\n');
+      fs.writeFileSync(path.join(userHome, '.gitconfig'), '[user]\n');
+      process.env.HOME = userHome;
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents }) });
+      const r = await call(tool, { command: attack, cwd: userHome }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      assert.match(r.content, /home folder/, `the result says why: ${r.content}`);
+      const at = (rel: string) => path.join(userHome, rel);
+      assert.equal(fs.readFileSync(at('.bashrc'), 'utf8'), 'mine\n');
+      assert.equal(fs.readFileSync(at('.gitconfig'), 'utf8'), '[user]\n');
+      assert.equal(fs.existsSync(at('.bash_profile')), false);
+      assert.equal(fs.existsSync(at('.config')), false);
+      assert.equal(fs.readFileSync(at('projects/app/file.txt'), 'utf8'), 'work\n', 'a project in it stays writable');
+      assert.ok(fs.statSync(at('projects/app/src')).isDirectory());
+    });
+  }
+});
