@@ -65,7 +65,7 @@ export type WebviewToHost =
   /** `remember` (with allow): allow for this conversation; `reason` (with deny): reaches the model. */
   | { type: 'approval/answer'; requestId: string; decision: 'allow' | 'deny'; remember?: boolean; reason?: string }
   /** Run the failed turn ending at `seq` again: its user message is sent once more. */
-  | { type: 'chat/retry'; id: string; sessionId: string; seq: number }
+  | { type: 'chat/retry'; id: string; sessionId: string; seq: number; selection?: number }
   /** A notice's button: run one of Arbor's commands (set the key, open the model settings). */
   | { type: 'command/run'; command: HostCommand }
   /** Cancel a queued message before it runs (durable: it never runs, even after a restart). */
@@ -89,11 +89,11 @@ export type WebviewToHost =
   /** Start a new conversation with an agent defined in a file (its persona, tools, model; its sandbox only narrows). */
   | { type: 'agent/start'; id: string; agent: string }
   /** A worktree child's changes in VS Code's diff editor (decision 0060). */
-  | { type: 'worktree/review'; id: string; sessionId: string }
+  | { type: 'worktree/review'; id: string; sessionId: string; selection?: number }
   /** Merge a worktree child's changes into the workspace's files; a conflict changes nothing. */
-  | { type: 'worktree/apply'; id: string; sessionId: string }
-  | { type: 'worktree/discard'; id: string; sessionId: string }
-  | { type: 'worktree/keep'; id: string; sessionId: string }
+  | { type: 'worktree/apply'; id: string; sessionId: string; selection?: number }
+  | { type: 'worktree/discard'; id: string; sessionId: string; selection?: number }
+  | { type: 'worktree/keep'; id: string; sessionId: string; selection?: number }
   /** Remove every orphaned worktree the panel's notice lists. */
   | { type: 'worktree/clean'; id: string }
   /** "Try N ways…" on a message (decision 0061): the host asks how many ways and, optionally, a model or agent per way. */

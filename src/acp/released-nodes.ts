@@ -199,16 +199,17 @@ export function present(p: string): boolean {
  * above it held open (`removeTree`: its agent may still run and swap a folder for a link, which
  * `fs.rm`'s path-based recursion would list and delete through), so a `.git` or a gitlink folder
  * below its top is only files to remove. A folder
- * whose mode its agent took the write bit from is made writable first (`writable`). Undefined when
+ * whose mode its agent took the write bit from is made writable as the second removal reaches it
+ * (`removeTree`'s `writable`: however deep; where folders cannot be pinned, first by `writable`). Undefined when
  * nothing is left at `wt`, else what the last removal threw.
  */
 export function removeNodeFolder(wt: string): NodeJS.ErrnoException | undefined {
   try {
     removeTree(wt);
   } catch {
-    writable(wt);
+    if (!pinnable()) writable(wt);
     try {
-      removeTree(wt);
+      removeTree(wt, { writable: true });
     } catch (e) {
       return present(wt) ? (e as NodeJS.ErrnoException) : undefined; // left for the next sweep (its record stays)
     }

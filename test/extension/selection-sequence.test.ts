@@ -4,6 +4,7 @@
 // a selection that moved elsewhere reaches no session: it is refused with a code, its text kept.
 import assert from 'node:assert/strict';
 import type { HostToWebview } from '../../src/protocol';
+import { initRepo } from '../core/worktree/fixture';
 import type { FakePort } from '../support/fake-port';
 import { until } from '../support/harness';
 import { panelPerTest } from '../support/panel';
@@ -128,6 +129,25 @@ describe('extension: the panel selection sequence (decision 0120)', () => {
     assert.equal(port2.sessionOf('s2'), old);
   });
 
+  it("a Retry on the shown conversation's failed turn, crossed by a host selection: refused, the turn is not run again", async () => {
+    const port = await w.view('panel');
+    w.server.enqueue({ fault: { kind: 'status', status: 401, message: 'bad key' } });
+    await w.c.receive(port, { type: 'chat/send', id: 'r1', text: 'please answer', selection: adopted(port).selection });
+    const a = port.sessionOf('r1');
+    await w.t.h.settle();
+    const end = [...w.t.h.resident(a)!.session.events].reverse().find((e) => e.type === 'turn/end')!;
+    assert.ok(end.type === 'turn/end' && end.stopReason === 'error', 'the scenario: a failed turn offering Retry');
+    const under = adopted(port).selection;
+    const b = (await w.t.h.createSession()).id;
+    w.c.selectEverywhere(b); // crosses the Retry clicked on A's notice
+    const requests = w.server.requests.length;
+    w.server.enqueue({ text: 'run again' });
+    await w.c.receive(port, { type: 'chat/retry', id: 'r2', sessionId: a, seq: end.seq, selection: under });
+    assert.equal(refused(port, 'r2'), 'SELECTION_CHANGED');
+    await w.t.h.settle();
+    assert.equal(w.server.requests.length, requests, 'no model request was made');
+  });
+
   it('a hostile view: a malformed selection or a restore without one is refused at the boundary', async () => {
     const port = await w.view('panel');
     const a = (await w.t.h.createSession()).id;
@@ -143,5 +163,32 @@ describe('extension: the panel selection sequence (decision 0120)', () => {
       await w.c.receive(port, bad);
     assert.equal(port.of('message/rejected').length - before, 6);
     assert.equal(port.of('request/done').length, 0, 'none reached a handler');
+  });
+});
+
+describe('extension: the worktree bar acts on the selected session too (decision 0120)', () => {
+  const w = panelPerTest({ panel: false, harness: { approval: 'never' } });
+
+  it('a Discard on the worktree bar, crossed by a host selection of another session: refused, the worktree stays open', async () => {
+    initRepo(w.t.workspace);
+    const root = await w.t.h.createSession();
+    w.server.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'the child’s work\n' } }] }, { text: 'done' });
+    const run = await w.t.h.subagents.start(root, 'spawn', { prompt: 'write b', label: 'wt', isolation: 'worktree' });
+    await run.result;
+    await run.dispose();
+    const port = await w.view('panel');
+    await until(() => port.node(run.id)?.worktree?.state === 'open');
+    // The panel shows the child: its worktree bar offers Discard.
+    await w.c.receive(port, { type: 'session/select', sessionId: run.id, selection: adopted(port).selection });
+    const under = adopted(port).selection;
+    // The host selects the parent (a fork, a reveal) while the user's Discard is on its way.
+    w.c.selectEverywhere(root.id);
+    for (const [i, type] of (['worktree/discard', 'worktree/keep', 'worktree/apply'] as const).entries()) {
+      await w.c.receive(port, { type, id: `w${i}`, sessionId: run.id, selection: under });
+      const done = port.done(`w${i}`);
+      assert.ok(done && !done.ok, `${type}: ${JSON.stringify(done)}`);
+      assert.equal(done.code, 'SELECTION_CHANGED', type);
+    }
+    assert.equal(w.t.h.store.summaryRef(run.id)?.worktree?.state, 'open', 'the child’s work is still there');
   });
 });

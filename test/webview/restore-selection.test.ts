@@ -135,4 +135,17 @@ describe('webview in chromium: a message refused because the selection moved (de
     const again = (await sends()).at(-1)!;
     assert.deepEqual([again.sessionId, again.text, again.selection], [NEW, 'first words\n\ntyped after', 4]);
   });
+  it("the worktree bar's actions on the shown child carry the selection's number (the host refuses one the panel switched away from)", async () => {
+    await w.open({ view: 'panel' });
+    const child: TreeNode = { ...node(NEW, 'a worktree child'), worktree: { state: 'open', branch: 'arbor/wt-000001' } };
+    await send(
+      { type: 'state/snapshot', nodes: [node(OLD, 'old conversation'), child], selected: NEW, settings: SETTINGS, approvals: [], selection: 9 },
+      { type: 'transcript/reset', sessionId: NEW, entries: [], hasMore: false },
+    );
+    await w.waitFor(`!!document.querySelector('.worktree-bar button.discard')`, 'the worktree bar');
+    await w.click('.worktree-bar button.discard');
+    await w.waitFor(`(window.__posted ?? []).some((m) => m.type === 'worktree/discard')`, 'the discard');
+    const discard = (await posted()).find((m) => m.type === 'worktree/discard');
+    assert.deepEqual({ ...discard, id: undefined }, { type: 'worktree/discard', id: undefined, sessionId: NEW, selection: 9 });
+  });
 });

@@ -48,7 +48,7 @@ function rewrite(file: string, keep: (text: string) => string[]): boolean {
     // On disk before it replaces the record: a crash must not leave a short or empty record.
     const out = fs.openSync(tmp, 'w', 0o600);
     try {
-      fs.writeSync(out, text);
+      writeAll(out, text);
       fs.fsyncSync(out);
     } finally {
       fs.closeSync(out);
@@ -178,12 +178,14 @@ function readText(file: string): string {
  * Returns the file's size after.
  */
 export function appendLines(file: string, lines: readonly string[]): number {
-  const text = `${lines.join('\n')}\n`;
+  // Begun on a line of its own: an append a full disk cut short (it threw) leaves a line without
+  // its end, which would otherwise swallow the next one (an empty line counts for nothing).
+  const text = `\n${lines.join('\n')}\n`;
   for (let i = 0; ; i++) {
     const fd = fs.openSync(file, 'a', 0o600);
     let wrote: fs.Stats;
     try {
-      fs.writeSync(fd, text);
+      appendWhole(fd, text);
       wrote = fs.fstatSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -212,6 +214,31 @@ export function keptAtLastCompaction(file: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * All of `text` written: a write the disk cannot take whole returns short without an error (a
+ * rewrite renamed over the record so would drop every line past the cut); the rest is written
+ * again, and a full disk then throws (ENOSPC, EFBIG).
+ */
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text);
+  for (let done = 0; done < buf.length; ) {
+    const n = fs.writeSync(fd, buf, done, buf.length - done);
+    if (n <= 0) throw Object.assign(new Error('the record could not be written (no space left)'), { code: 'ENOSPC' });
+    done += n;
+  }
+}
+
+/**
+ * `text` appended by one write that took it whole: one cut short by a full disk is written whole
+ * again (its cut part is a line of its own, read as nothing), since the rest written after it
+ * could land behind another process's append. Throws when the disk takes none whole.
+ */
+function appendWhole(fd: number, text: string): void {
+  const buf = Buffer.from(text);
+  for (let i = 0; i < 2; i++) if (fs.writeSync(fd, buf) === buf.length) return;
+  throw Object.assign(new Error('the record could not be appended to (no space left)'), { code: 'ENOSPC' });
 }
 
 function readRange(fd: number, from: number, length: number): string {

@@ -32,6 +32,17 @@ const MAX_ROUNDS = 10_000;
 interface Walk {
   top?: number;
   moved: number;
+  /** Each folder given its owner's rwx as it is opened (`RemoveOptions.writable`). */
+  writable: boolean;
+}
+
+export interface RemoveOptions {
+  /**
+   * Give every folder the owner's rwx through its descriptor as it is reached, before it is
+   * emptied or moved up (a node folder whose agent took the write bit from its folders): a walk
+   * of its own beforehand could not reach below what a recursion or the descriptors do.
+   */
+  writable?: boolean;
 }
 
 /**
@@ -39,7 +50,7 @@ interface Walk {
  * link followed. Throws what the last attempt met (EACCES of a folder without write permission:
  * the caller may make it writable and call again); nothing at `target` is success.
  */
-export function removeTree(target: string): void {
+export function removeTree(target: string, options: RemoveOptions = {}): void {
   if (!pinnable()) {
     fs.rmSync(target, { recursive: true, force: true });
     return;
@@ -52,7 +63,7 @@ export function removeTree(target: string): void {
     throw e;
   }
   try {
-    removeEntry(parent, path.basename(target), true, { moved: 0 }, 0);
+    removeEntry(parent, path.basename(target), true, { moved: 0, writable: options.writable === true }, 0);
   } finally {
     fs.closeSync(parent);
   }
@@ -90,6 +101,7 @@ function removeEntry(dir: number, name: string, folder: boolean, walk: Walk, dep
  */
 function emptyAndRemove(at: string, walk: Walk, depth: number): void {
   const fd = fs.openSync(at, OPEN_FOLDER);
+  if (walk.writable) ownerWritable(fd);
   const top = walk.top === undefined;
   if (top) walk.top = fd;
   try {
@@ -123,11 +135,34 @@ function moveUp(dir: number, name: string, walk: Walk): boolean {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return true;
+      // A folder moved to another parent needs its own write bit (its `..` changes): given back once.
+      if (code === 'EACCES' && walk.writable && tries === 0) {
+        try {
+          const child = fs.openSync(pinnedPath(dir, name), OPEN_FOLDER);
+          try {
+            ownerWritable(child);
+          } finally {
+            fs.closeSync(child);
+          }
+        } catch {
+          return false; // not a folder now, or not ours: removed where it is (it says why)
+        }
+        continue;
+      }
       // A name the agent took meanwhile (a folder with things in it, a file): the next one.
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') return false;
     }
   }
   return false;
+}
+
+/** The folder held open as `fd` given its owner's rwx (not ours to change: left as it is, its removal says why). */
+function ownerWritable(fd: number): void {
+  try {
+    fs.fchmodSync(fd, (fs.fstatSync(fd).mode & 0o7777) | 0o700);
+  } catch {
+    // not ours to change
+  }
 }
 
 /** What is at `at` now, its last name not followed: a folder, something else, or nothing. */

@@ -269,6 +269,52 @@ describe('the record of what commands made stays small (decision 0111, amended i
     }
   });
 
+  it('attack: a compaction on a full disk (its rewrite written short) loses no line: the record stays as it was', () => {
+    const file = path.join(ws.outside, 'made.jsonl');
+    const folders = Array.from({ length: 60 }, (_, i) => mk(`made-${i}/.claude`));
+    new MadeRecord(file).record(folders);
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    // The disk fills as the rewrite is written: a write past what is left returns short, without
+    // an error (a file-size limit of 4 KiB gives the same short write, for any user).
+    const compactor = `process.exitCode = require(${JSON.stringify(module)}).MadeRecord.prototype.compact.call(new (require(${JSON.stringify(module)}).MadeRecord)(${JSON.stringify(file)})) ? 0 : 4`;
+    const out = spawnSync('/bin/bash', ['-c', 'trap "" XFSZ; ulimit -f 4; exec "$0" -e "$1"', process.execPath, compactor], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.ok(out.status === 0 || out.status === 4, `the compaction ran (${out.status} ${out.signal} ${out.stderr})`);
+    const record = new MadeRecord(file);
+    const lost = folders.filter((_, i) => made(record, `made-${i}`).length !== 1).map((f) => path.relative(ws.root, f.path));
+    assert.deepEqual(lost, [], 'every made folder is still refused');
+  });
+
+  it('attack: an append a full disk cut short does not swallow the next appearance recorded', () => {
+    const file = path.join(ws.outside, 'made.jsonl');
+    const first = mk('first/.claude');
+    new MadeRecord(file).record([first]);
+    // Padded to 100 bytes short of 4 KiB with a line for a folder that is not there (it counts for nothing).
+    const pad = (n: number) => `${JSON.stringify({ id: 'none', path: ws.at('none'), at: 'x'.repeat(n) })}\n`;
+    const room = 4096 - 100 - fs.statSync(file).size;
+    fs.appendFileSync(file, pad(room - Buffer.byteLength(pad(0))));
+    assert.equal(fs.statSync(file).size, 4096 - 100);
+    const cut = mk('cut/.claude');
+    const module = require.resolve('../../../src/core/tools/made-by-commands');
+    const appender = `new (require(${JSON.stringify(module)}).MadeRecord)(${JSON.stringify(file)}).record([{ path: ${JSON.stringify(cut.path)} }])`;
+    const out = spawnSync('/bin/bash', ['-c', 'trap "" XFSZ; ulimit -f 4; exec "$0" -e "$1"', process.execPath, appender], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.ok(
+      fs.statSync(file).size === 4096 && out.status !== 0,
+      `the disk filled in the middle of its line, and the append said so (${out.status} ${out.stderr})`,
+    );
+    // Space again: the next walk's appearance is recorded, and refused.
+    const next = mk('next/.claude');
+    const record = new MadeRecord(file);
+    record.record([next]);
+    assert.deepEqual(made(record, 'next'), ['next/.claude'], 'the next appearance is refused');
+    assert.deepEqual(made(record, 'first'), ['first/.claude']);
+  });
+
   for (const at of ['after it renamed its rewrite over the record', 'after it gave the old record its second name'] as const)
     it(`attack: a compaction killed (-9) ${at} loses no appearance appended to the old record meanwhile`, () => {
       const file = path.join(ws.outside, 'made.jsonl');

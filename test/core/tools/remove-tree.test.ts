@@ -103,6 +103,41 @@ describe('removeTree: nothing outside the folder is ever removed', () => {
     assert.ok(intact(), 'nothing outside was touched');
   });
 
+  it('attack: a tree 5,000 folders deep whose every folder its command took the write bit from is still removed whole by removeNodeFolder', function () {
+    this.timeout(120_000);
+    // Permissions bind only a user other than root: as root, the maker and the remover run as nobody.
+    const asUser = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+    const home = path.join(dir, 'user');
+    fs.mkdirSync(home);
+    if (asUser.length > 0) {
+      fs.chmodSync(dir, 0o711);
+      fs.chownSync(home, 65534, 65534);
+    }
+    const wt = path.join(home, 'node');
+    // As a command makes it: one name at a time, each in the one before, then every folder made read-only, bottom up.
+    const maker = `
+      const fs = require('fs');
+      fs.mkdirSync(${JSON.stringify(wt)});
+      process.chdir(${JSON.stringify(wt)});
+      for (let i = 0; i < 5000; i++) { fs.mkdirSync('d'); fs.writeFileSync('f', 'x'); process.chdir('d'); }
+      for (let i = 0; i < 5000; i++) { process.chdir('..'); fs.chmodSync('d', 0o555); }`;
+    const module = require.resolve('../../../src/acp/released-nodes');
+    const remover = 'const e = require(process.argv[1]).removeNodeFolder(process.argv[2]); if (e) { console.error(e.code, e.message); process.exit(1); }';
+    const run = (script: string, ...args: string[]) => {
+      const argv = [...asUser, process.execPath, '-e', script, ...args];
+      execFileSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    };
+    try {
+      run(maker);
+      assert.equal(fs.statSync(path.join(wt, 'd', 'd')).mode & 0o777, 0o555, 'the scenario: read-only folders');
+      assert.doesNotThrow(() => run(remover, module, wt), 'removeNodeFolder said it could not remove the tree');
+      assert.ok(!fs.existsSync(wt), 'the whole tree is gone');
+      assert.ok(intact(), 'nothing outside was touched');
+    } finally {
+      if (fs.existsSync(wt)) removeTree(wt); // what a failure left (root: permissions do not bind it)
+    }
+  });
+
   it('removes files, links, FIFOs and nested folders; nothing at the path is success', () => {
     const wt = path.join(dir, 'node');
     fs.mkdirSync(path.join(wt, 'a', 'b', 'c'), { recursive: true });

@@ -250,17 +250,22 @@ export class AppState {
     return this.#ask({ type: 'bestof/discard-others', group, sessionId: keep }, 'Discarding the other ways');
   }
 
-  /** The worktree bar's actions on a worktree child (decision 0060); an apply's conflicts are kept to show. */
-  async worktree(action: 'review' | 'apply' | 'discard' | 'keep', sessionId = this.target): Promise<void> {
+  /**
+   * The worktree bar's actions on a worktree child (decision 0060); an apply's conflicts are kept
+   * to show. Without `node` (a way of a comparison): the shown session's, composed against the selection.
+   */
+  async worktree(action: 'review' | 'apply' | 'discard' | 'keep', node?: string): Promise<void> {
+    const sessionId = node ?? this.target;
     if (sessionId === undefined || (this.readOnly && action !== 'review')) return;
+    const composed = node === undefined ? this.#composed : {};
     const conflicts = new Map(this.worktreeConflicts);
     conflicts.delete(sessionId);
     this.worktreeConflicts = conflicts;
-    if (action === 'review') await this.#ask({ type: 'worktree/review', sessionId }, 'Opening its changes');
-    else if (action === 'discard') await this.#ask({ type: 'worktree/discard', sessionId }, 'Discarding its worktree');
-    else if (action === 'keep') await this.#ask({ type: 'worktree/keep', sessionId }, 'Keeping its branch');
+    if (action === 'review') await this.#ask({ type: 'worktree/review', sessionId, ...composed }, 'Opening its changes');
+    else if (action === 'discard') await this.#ask({ type: 'worktree/discard', sessionId, ...composed }, 'Discarding its worktree');
+    else if (action === 'keep') await this.#ask({ type: 'worktree/keep', sessionId, ...composed }, 'Keeping its branch');
     else {
-      const r = await this.#ask({ type: 'worktree/apply', sessionId }, 'Applying its changes');
+      const r = await this.#ask({ type: 'worktree/apply', sessionId, ...composed }, 'Applying its changes');
       if (r && !r.applied) this.worktreeConflicts = new Map(this.worktreeConflicts).set(sessionId, r.conflicts);
     }
   }
@@ -337,7 +342,7 @@ export class AppState {
 
   /** Send the failed turn ending at `seq` again. */
   retry(sessionId: string, seq: number): void {
-    this.#ask({ type: 'chat/retry', sessionId, seq }, 'Retrying');
+    this.#ask({ type: 'chat/retry', sessionId, seq, ...this.#composed }, 'Retrying');
   }
 
   runCommand(command: HostCommand): void {
