@@ -1,4 +1,5 @@
 import type * as Acp from '@agentclientprotocol/sdk/unstable';
+import type { SandboxMode } from '../session/events';
 import type { AcpLink } from './acp-link';
 import { namespaceSpec } from './pid-namespace';
 import { type ProcessSpec, programEnv, resolveCommand } from './process';
@@ -28,6 +29,7 @@ export async function processSpec(
   secrets: readonly string[],
 ): Promise<ProcessSpec | undefined> {
   const env = programEnv({ ...(opened ? opened.env : settings.env) }, process.env, secrets);
+  env.CODEX_CONFIG = confinedCodexConfig(env.CODEX_CONFIG);
   const command = resolveCommand(opened?.command ?? settings.command, env.PATH);
   if (!command) return undefined;
   // A kept link outlives any one child's folder: its process works from the root, its sessions name their own cwd.
@@ -42,9 +44,47 @@ export async function processSpec(
   };
 }
 
+/**
+ * codex-acp's `CODEX_CONFIG` (its documented variable: JSON merged into each session's config,
+ * above every `config.toml`) with no writable root but the session's own (decision 0122, amended
+ * in s58): the user's `[sandbox_workspace_write] writable_roots` let a workspace-write child
+ * write outside its workspace (codex-acp's per-turn policy names none, Codex adds the config's).
+ * The deployment's own `CODEX_CONFIG` is kept otherwise; one that is no JSON object (codex-acp
+ * would not start on it; `readAcpAgents` says so) is replaced. Other agents do not read it.
+ */
+export function confinedCodexConfig(own: string | undefined): string {
+  const base = jsonObject(own) ?? {};
+  const sww = jsonObject(base.sandbox_workspace_write) ?? {};
+  return JSON.stringify({ ...base, sandbox_workspace_write: { ...sww, writable_roots: [] } });
+}
+
+/** `v` (or the JSON text `v`) as a plain object, or undefined. */
+export function jsonObject(v: unknown): Record<string, unknown> | undefined {
+  let o = v;
+  if (typeof v === 'string')
+    try {
+      o = JSON.parse(v);
+    } catch {
+      return undefined;
+    }
+  return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>) : undefined;
+}
+
 /** No `fs` or `terminal` (such requests are answered method-not-found); `subagents` when the child's sub-sessions are mirrored. */
 export function linkCaps(subagents: boolean): Acp.ClientCapabilities {
   return { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...(subagents ? { subagents: {} } : {}) };
+}
+
+/**
+ * What `session/new` and `session/load` carry in `_meta` for a child in `sandbox` (decision 0122,
+ * amended in s58): a confined child's Claude Code reads no settings file and no `.mcp.json`
+ * (`settingSources: []`, the agent SDK's option that claude-agent-acp passes through from
+ * `_meta.claudeCode.options`), since their permission rules run commands Arbor's `reject_once`
+ * never hears of, unconfined. Other agents ignore a `_meta` key that is not theirs (ACP).
+ * In `full-access` the user's settings apply, as for the `claude-code` provider.
+ */
+export function sessionMeta(sandbox: SandboxMode): { _meta?: Record<string, unknown> } {
+  return sandbox === 'full-access' ? {} : { _meta: { claudeCode: { options: { settingSources: [] } } } };
 }
 
 /** The agent's process left before it answered. */

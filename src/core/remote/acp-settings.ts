@@ -1,6 +1,7 @@
 import { SANDBOX_MODES } from '../policy/sandbox';
 import type { SandboxMode } from '../session/events';
 import { isPlainName } from '../tools/protected-names';
+import { jsonObject } from './acp-open';
 import type { AcpAgentSettings } from './settings';
 
 // The ACP agents a deployment configures (`arbor.remote.acp` in VS Code, `remote.acp` in the
@@ -47,6 +48,8 @@ function readOne(entry: unknown, names: ReadonlySet<string>): AcpAgentSettings |
   if (typeof e.command !== 'string' || e.command.trim() === '') return '"command" must name the agent program (a path or a command on PATH)';
   if (e.args !== undefined && (!Array.isArray(e.args) || e.args.some((a) => typeof a !== 'string'))) return '"args" must be a list of strings';
   if (e.env !== undefined && !isStringMap(e.env)) return '"env" must map names to strings';
+  if (typeof e.env?.CODEX_CONFIG === 'string' && !jsonObject(e.env.CODEX_CONFIG))
+    return '"env.CODEX_CONFIG" must be a JSON object (codex-acp merges it into each session\'s config)';
   if (e.modes !== undefined) {
     if (!isStringMap(e.modes)) return '"modes" must map Arbor sandboxes (read-only, workspace-write, full-access) to the agent\'s mode ids';
     const unknown = Object.keys(e.modes).filter((k) => !SANDBOX_MODES.includes(k as SandboxMode));

@@ -4,8 +4,9 @@ import { describeError } from '../errors';
 import type { AcpChildren, AcpChildrenFactory } from './acp-children';
 import { AcpLink, type KeptLink, type LinkSession } from './acp-link';
 import { flushState, type MapState, mapState, mapUpdate, outcomeOf, usageOf } from './acp-map';
-import { AgentExit, delay, linkCaps, processSpec, untilExit } from './acp-open';
+import { AgentExit, delay, linkCaps, processSpec, sessionMeta, untilExit } from './acp-open';
 import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
+import { projectConfigRefusal } from './acp-project-config';
 import type { AcpPhase, AcpProcessSource } from './acp-source';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
@@ -172,10 +173,12 @@ export class AcpTurn implements LinkSession {
     const init = await this.untilExit(link.initialize(), link);
     this.phase('start');
     const cwd = sessionCwd ?? path.resolve(ctx.cwd);
+    const unsafe = projectConfigRefusal(init.agentInfo?.name, this.label, ctx.sandbox, cwd);
+    if (unsafe) return { stopReason: 'error', error: unsafe };
     // On a kept link that already has the child's session (its last turn ran on it), nothing is loaded.
     const open = this.shared && ctx.resume && link.known.has(ctx.resume) ? { sessionId: ctx.resume, modes: link.known.get(ctx.resume) } : undefined;
     const loaded = open ?? (this.source && ctx.resume ? await this.load(link, ctx.resume, cwd) : undefined);
-    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }), link));
+    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...sessionMeta(ctx.sandbox) }), link));
     this.sessionId = created.sessionId;
     if (this.shared && created.sessionId !== ctx.resume) link.route(created.sessionId, this);
     link.known.set(created.sessionId, created.modes ?? undefined);
@@ -231,7 +234,10 @@ export class AcpTurn implements LinkSession {
   private async load(link: AcpLink, sessionId: string, cwd: string): Promise<Acp.NewSessionResponse | undefined> {
     this.replaying = true;
     try {
-      const r = await this.untilExit(link.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] }), link);
+      const r = await this.untilExit(
+        link.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [], ...sessionMeta(this.ctx.sandbox) }),
+        link,
+      );
       return { sessionId, ...(r.modes ? { modes: r.modes } : {}) };
     } catch (err) {
       if (err instanceof acp.RequestError) return undefined;
