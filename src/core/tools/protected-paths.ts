@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { dotGitEndsSearch } from '../worktree/bare-found';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
 import { foldName, HOOKS_PATH_REASON, protectedNameReason } from './protected-names';
 import { protectedTree } from './protected-walk';
@@ -31,6 +32,7 @@ const GIT_DATA = new Set(['objects', 'refs', 'logs', 'lfs', 'modules', 'packed-r
 export async function protectionOf(ctx: ProtectContext, r: { realPath: string; root?: string; relative: string }): Promise<string | undefined> {
   const byName = protectedReason(r.root ? r.relative : r.realPath);
   if (byName) return byName;
+  if (r.root && isTopHead(r.relative) && !dotGitEndsSearch(r.root)) return BARE_TOP_REASON;
   for (const extra of ctx.protectedPaths ?? []) {
     const real = await physicalPath(path.resolve(extra.path));
     if (real.ok && isWithin(r.realPath, real.path)) return extra.reason;
@@ -42,6 +44,19 @@ export async function protectionOf(ctx: ProtectContext, r: { realPath: string; r
   // The hooks folders of the repository holding the target (a nested one, or one above the root).
   if (firstWithin(r.realPath, await hooksDirsOf(path.dirname(r.realPath)))) return HOOKS_PATH_REASON;
   return undefined;
+}
+
+/**
+ * `HEAD` at the top of a root git passes over (no `.git` that is a repository): with `config`,
+ * `objects/` and `refs/` beside it, git takes the folder itself for a bare repository, and its
+ * config for the one to obey (decision 0123, amended s58; commands get a stand-in there).
+ */
+const BARE_TOP_REASON =
+  "'HEAD' at the top of a folder that is not a repository makes it one to git (with config, objects and refs beside it): its config could name a program the user's git runs outside the sandbox";
+
+function isTopHead(relative: string): boolean {
+  const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
+  return parts.length === 1 && foldName(parts[0]) === 'head';
 }
 
 function firstWithin(p: string, dirs: readonly string[]): string | undefined {

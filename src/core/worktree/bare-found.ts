@@ -39,14 +39,24 @@ function entry(p: string, follow: boolean): fs.Stats | undefined {
  */
 export function bareFoundFrom(cwd: string): string | undefined {
   for (let dir = path.resolve(cwd); ; ) {
-    const dotGit = path.join(dir, '.git');
-    const st = entry(dotGit, true);
-    if (st?.isFile() || (st?.isDirectory() && isGitFolder(dotGit))) return undefined;
+    if (dotGitEndsSearch(dir)) return undefined;
     if (isGitFolder(dir)) return dir;
     const up = path.dirname(dir);
     if (up === dir) return undefined;
     dir = up;
   }
+}
+
+/**
+ * Whether git's discovery ends at `dir`'s `.git` before it asks whether `dir` itself is a bare
+ * repository: a `.git` file (git stops there, valid or not) or a `.git` git folder. An empty or
+ * broken `.git` folder does not end it (git 2.39: `dir` with an empty `.git` and a planted `HEAD`,
+ * `objects/`, `refs/` is taken as bare).
+ */
+export function dotGitEndsSearch(dir: string): boolean {
+  const dotGit = path.join(dir, '.git');
+  const st = entry(dotGit, true);
+  return !!st?.isFile() || (!!st?.isDirectory() && isGitFolder(dotGit));
 }
 
 /** What a bare repository found from `dir` says, with what to do. */

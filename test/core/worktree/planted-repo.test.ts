@@ -43,6 +43,10 @@ describe('a repository a command writes into the workspace folder itself is neve
 
   it('attack: a command plants a repository (fsmonitor) in the workspace folder, then a child asks for its own worktree; the planted fsmonitor never runs on the host', async () => {
     const escaped = path.join(base, 'escaped');
+    // Neither a command nor write_file can make `HEAD` at the top of a folder git passes over
+    // (decision 0123, amended s58): one the folder already had (read-only to commands) stands for
+    // whatever else gave it one; the command makes the rest.
+    fs.writeFileSync(path.join(ws, 'HEAD'), 'ref: refs/heads/main\n');
     world.script.on(
       'root',
       { toolCalls: [{ id: 'c1', ...run(plant(escaped)) }] },
@@ -54,7 +58,7 @@ describe('a repository a command writes into the workspace folder itself is neve
     await world.t.h.settle();
     assert.ok(
       fs.existsSync(path.join(ws, 'config')) && fs.existsSync(path.join(ws, 'HEAD')),
-      'the command planted its repository (the sandbox lets it write these names)',
+      'the command planted its repository (the sandbox lets it write these names, HEAD aside)',
     );
     assert.equal(fs.existsSync(escaped) ? fs.readFileSync(escaped, 'utf8') : '', '', 'the host ran the planted fsmonitor');
     const res = ofType(await eventsOf(world.t.h, world.root.id), 'tool/result');

@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { dotGitEndsSearch } from '../../worktree/bare-found';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { foldName, standInNames } from '../protected-names';
 import { type ProtectedEntry, type ProtectedTree, protectedTree, unnameable, type WalkLimits, type WalkOptions } from '../protected-walk';
@@ -137,6 +138,21 @@ export async function protectedMounts(
       }
     }
   };
+  // The top of a root whose `.git` git does not stop at (none, or an empty one) must never become a
+  // bare repository to the user's git (decision 0123, amended s58): a `HEAD` there is what git reads
+  // first, in that folder itself (a `commondir` moves only `objects/` and `refs/`). A missing one gets
+  // a stand-in (git cannot read a folder as a ref); an existing file is read-only, a folder pinned,
+  // and a link (which bubblewrap cannot mount on) guards the top, as a symlinked protected name does.
+  const pinnedHeads: string[] = [];
+  const bareTop = (root: string): void => {
+    if (dotGitEndsSearch(root)) return;
+    const head = path.join(root, 'HEAD');
+    const st = fs.lstatSync(head, { throwIfNoEntry: false });
+    if (!st || standIn(head)) shadow.add(head);
+    else if (st.isSymbolicLink()) guardedDirs.add(root);
+    else if (st.isDirectory()) pinnedHeads.push(head);
+    else readOnly.add(head);
+  };
   for (const root of roots) {
     const tree = await protectedTree(root, limits, walk);
     if (tree.truncated) notes.push(tree.truncated);
@@ -156,6 +172,7 @@ export async function protectedMounts(
     for (const e of entries) for (const p of protectedBy(e)) protect(p);
     for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
     for (const name of standInNames()) if (!presentAtTop.has(foldName(name))) shadow.add(path.join(root, name));
+    bareTop(root);
     // The hooks folders of the repository holding the root (`core.hooksPath`, e.g. `.husky`;
     // with husky's `.husky/_` also `.husky`): they run code on the next git command, like `.git/hooks`.
     protectHooks(await hooksDirsOf(root));
@@ -196,7 +213,7 @@ export async function protectedMounts(
   // A stand-in's folders are pinned too: a stand-in, like a read-only mount, protects the name it
   // stands at only while its folder stays (`mv lib/tools t; mkdir -p lib/tools/hooks` put a hook
   // where `core.hooksPath = tools/hooks` points, past the stand-in that moved along).
-  const pinned = new Set<string>();
+  const pinned = new Set<string>(pinnedHeads.filter((p) => !guardedDirs.has(path.dirname(p))));
   for (const p of [...readOnly, ...guardedDirs, ...shadows]) {
     const root = rootOf(p);
     if (!root) continue;
