@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestHarness } from '../support/harness';
-import { byWire, finishedChild, ofType, remoteWorld } from './world';
+import { byWire, finishedChild, ofType, remoteSettings, remoteWorld } from './world';
 
 describe('remote: Claude Code settings never widen a read-only child (real Claude Code)', function () {
   this.timeout(120_000);
@@ -102,5 +102,41 @@ describe('remote: a Claude Code child never starts an MCP server its parent has 
     assert.equal(r.stopReason, 'completed', r.error);
     assert.equal(r.text, 'hello');
     assert.equal(fs.existsSync(marker), false, 'the Claude Code child started a server of .mcp.json that the parent may not use, on the host');
+  });
+});
+
+// A user whose key comes from Claude Code's own settings (`apiKeyHelper`, the `env` table): a confined
+// child no longer reads them, and its failure must say so and where the key goes instead.
+describe('remote: a confined Claude Code child without its settings file says where its key goes (real Claude Code)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+  const keyFromSettings = async (sandbox: 'workspace-write' | 'full-access') => {
+    fs.writeFileSync(
+      path.join(w.homes.claude, 'settings.json'),
+      JSON.stringify({ apiKeyHelper: 'echo from-helper', env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${w.server.port}` } }),
+    );
+    const s = remoteSettings(w.server, w.homes);
+    assert.ok(s.claudeCode);
+    // No key in Arbor's settings, nor inherited from the test's own environment.
+    const env = { ANTHROPIC_API_KEY: '', CLAUDE_CODE_MAX_RETRIES: '0', HOME: w.homes.claude };
+    const t = await w.reopen({ sandbox, remote: { ...s, claudeCode: { ...s.claudeCode, command: s.claudeCode.command, env } } });
+    byWire(w.server, { messages: [{ text: 'hello from claude' }] });
+    return (await finishedChild(t, 'claude-code', 'say hi')).r;
+  };
+
+  it('full-access reads the apiKeyHelper of its settings and runs', async () => {
+    const r = await keyFromSettings('full-access');
+    assert.equal(r.stopReason, 'completed', r.error);
+    assert.equal(r.text, 'hello from claude');
+  });
+
+  it('workspace-write fails without the key, and the error says why and to use arbor.remote.claudeCode.env', async () => {
+    const r = await keyFromSettings('workspace-write');
+    assert.equal(r.stopReason, 'error');
+    assert.match(r.error ?? '', /^Claude Code: Not logged in/);
+    assert.match(r.error ?? '', /REMOTE_CLAUDE_NO_KEY/);
+    assert.match(r.error ?? '', /without its settings files \(--setting-sources '', decision 0122\)/);
+    assert.match(r.error ?? '', /apiKeyHelper/);
+    assert.match(r.error ?? '', /arbor\.remote\.claudeCode\.env \(ANTHROPIC_API_KEY/);
   });
 });

@@ -12,6 +12,23 @@ import type { RemoteDriver, RemoteOutcome, RemoteSink, RemoteTurnContext } from 
  */
 const NO_SETTINGS = ['--setting-sources', ''];
 
+/** Claude Code's own words for a run without a key (`-p` with neither a login nor ANTHROPIC_API_KEY). */
+const NO_KEY = /Not logged in|Invalid API key|\/login/;
+
+/**
+ * A confined child that fails for want of a key may have had it from a settings file Arbor no longer
+ * lets it read (`apiKeyHelper`, the `env` table): say so, and where the key goes instead.
+ */
+export function withKeyHint(out: RemoteOutcome, sandbox: SandboxMode): RemoteOutcome {
+  if (sandbox === 'full-access' || out.stopReason !== 'error' || !NO_KEY.test(out.error ?? '')) return out;
+  return {
+    ...out,
+    error:
+      `${out.error} (REMOTE_CLAUDE_NO_KEY) In ${sandbox} Arbor runs Claude Code without its settings files (--setting-sources '', decision 0122), ` +
+      "so a key or base URL from their apiKeyHelper or env table is not read: put it in arbor.remote.claudeCode.env (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), or log in with 'claude /login'.",
+  };
+}
+
 /**
  * `claude -p --output-format stream-json` (decision 0036). Policy never widens: read-only
  * takes the edit tools away and keeps the default permission mode, in which `-p` refuses
@@ -36,7 +53,7 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
       const { args, env } = claudeInvocation(settings, ctx, secrets());
-      return runProgram(ctx, sink, {
+      const out = await runProgram(ctx, sink, {
         label: 'Claude Code',
         setting: 'arbor.remote.claudeCode.command',
         spec: {
@@ -48,6 +65,7 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
         },
         handlers: claudeHandlers(version),
       });
+      return withKeyHint(out, ctx.sandbox);
     },
   };
 }

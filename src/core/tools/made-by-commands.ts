@@ -54,6 +54,8 @@ export interface MadeFolder {
   path: string;
   /** When a walk first saw it (ISO time). */
   at: string;
+  /** Not seen by any walk: born below this root after its walk stopped at its bound (decision 0123). */
+  unsearched?: string;
 }
 
 export interface MadeRecordOptions {
@@ -107,7 +109,7 @@ export class MadeRecord {
       if (l) out.push({ path: p, at: l.at });
       else if (id && !trusted.has(id)) {
         const u = unsearched.find((u) => bornUnseen(p, u));
-        if (u) out.push({ path: p, at: u.at });
+        if (u) out.push({ path: p, at: u.at, unsearched: u.path });
       }
     }
     return out;
@@ -294,12 +296,31 @@ function decidingFolders(folder: string, programs: readonly string[]): string[] 
   return out;
 }
 
-/** What a person is told about a folder whose configuration a command made. */
+/** What a person is told about a folder whose configuration a command made, or may have made where no walk reached. */
 export function describeMade(folder: string, made: readonly MadeFolder[]): string {
-  const which = made.map((m) => `${m.path} (seen ${m.at})`).join(', ');
-  return (
-    `${folder} is not trusted: ${which} appeared while Arbor ran confined commands around it, so a command may have made ${made.length === 1 ? 'it' : 'them'}, ` +
-    `and its hooks, MCP allows, agents, settings or repository would be what that command wrote. ` +
-    `Review ${made.length === 1 ? 'it' : 'them'}, then run 'arbor trust ${folder}', or delete ${made.length === 1 ? 'it' : 'them'} and make ${made.length === 1 ? 'it' : 'them'} again yourself`
-  );
+  const seen = made.filter((m) => !m.unsearched);
+  const unseen = made.filter((m) => m.unsearched);
+  const them = (n: number) => (n === 1 ? 'it' : 'them');
+  const parts: string[] = [];
+  if (seen.length > 0)
+    parts.push(
+      `${seen.map((m) => `${m.path} (seen ${m.at})`).join(', ')} appeared while Arbor ran confined commands around it, so a command may have made ${them(seen.length)}`,
+    );
+  // Made again by the user, it is born after the walk stopped short too: only trust clears it.
+  for (const root of new Set(unseen.map((m) => m.unsearched)))
+    parts.push(
+      `${unseen
+        .filter((m) => m.unsearched === root)
+        .map((m) => m.path)
+        .join(
+          ', ',
+        )} appeared after the walk of ${root} stopped at its bound (too many or too deep folders to search, since ${unseen.find((m) => m.unsearched === root)?.at}), ` +
+        'so Arbor cannot tell who made it: not that a command was seen making it, but one could have',
+    );
+  const what = `its hooks, MCP allows, agents, settings or repository would be what that command wrote`;
+  const fix =
+    unseen.length > 0
+      ? `Review ${them(made.length)}, then run 'arbor trust ${folder}' (made again, ${them(made.length)} would still be born after the walk stopped short)`
+      : `Review ${them(made.length)}, then run 'arbor trust ${folder}', or delete ${them(made.length)} and make ${them(made.length)} again yourself`;
+  return `${folder} is not trusted: ${parts.join('; ')}, and ${what}. ${fix}`;
 }

@@ -1,5 +1,6 @@
 import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { dotGitEndsSearch } from '../worktree/bare-found';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
@@ -33,6 +34,8 @@ export async function protectionOf(ctx: ProtectContext, r: { realPath: string; r
   const byName = protectedReason(r.root ? r.relative : r.realPath);
   if (byName) return byName;
   if (r.root && isTopHead(r.relative) && !dotGitEndsSearch(r.root)) return BARE_TOP_REASON;
+  const home = await homeDotEntryOf(ctx, r.realPath);
+  if (home) return home;
   for (const extra of ctx.protectedPaths ?? []) {
     const real = await physicalPath(path.resolve(extra.path));
     if (real.ok && isWithin(r.realPath, real.path)) return extra.reason;
@@ -57,6 +60,26 @@ const BARE_TOP_REASON =
 function isTopHead(relative: string): boolean {
   const parts = relative.split(/[\\/]/).filter((s) => s !== '' && s !== '.');
   return parts.length === 1 && foldName(parts[0]) === 'head';
+}
+
+export const HOME_DOT_REASON =
+  'a dot file or folder of your home folder, which is inside the workspace (shell profiles, .gitconfig, .config, .ssh): your shell, git and desktop run what it says on their next start (decision 0123)';
+
+/**
+ * A home folder inside a root keeps its dot entries from commands (the sandbox makes them
+ * read-only, decision 0123); the file tools ask for them as for a protected name, or the model
+ * writes `~/.bashrc` with write_file where `echo >> ~/.bashrc` is refused.
+ */
+async function homeDotEntryOf(ctx: ProtectContext, realPath: string): Promise<string | undefined> {
+  const home = await physicalPath(os.homedir());
+  if (!home.ok || !isWithin(realPath, home.path) || realPath === home.path) return undefined;
+  const first = path.relative(home.path, realPath).split(path.sep)[0];
+  if (!first.startsWith('.')) return undefined;
+  for (const root of ctx.roots) {
+    const real = await physicalPath(path.resolve(root));
+    if (real.ok && isWithin(home.path, real.path)) return HOME_DOT_REASON;
+  }
+  return undefined;
 }
 
 function firstWithin(p: string, dirs: readonly string[]): string | undefined {

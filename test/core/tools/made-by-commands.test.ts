@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { programReadNames } from '../../../src/core/remote/program-reads';
 import type { RemoteSettings } from '../../../src/core/remote/settings';
-import { ARBOR_READS, identityOf, MadeRecord } from '../../../src/core/tools/made-by-commands';
+import { ARBOR_READS, describeMade, identityOf, MadeRecord } from '../../../src/core/tools/made-by-commands';
 import { protectedNameReason } from '../../../src/core/tools/protected-names';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
@@ -140,6 +140,34 @@ describe('OS sandbox: protected folders a command makes are recorded (decision 0
     assert.deepEqual(madeNames('b/c/d'), ['b/c/d/.arbor']);
     record.trust(ws.at('b/c/d'));
     assert.deepEqual(madeNames('b/c/d'), [], 'trusted by the user: no longer refused');
+  });
+
+  it("a user's workspace over the walk's bound: one unsearched line for 20 commands; the user's own new .vscode is refused with why and what to do (decision 0123)", async () => {
+    // The user's big tree (a Rust target/, a monorepo) is over the bound before Arbor ever runs.
+    for (let i = 0; i < 60; i++) fs.mkdirSync(ws.at(`big/d${i}`), { recursive: true });
+    const small = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ made: record, walk: { maxDirs: 40, maxDepth: 24 } }) });
+    for (let i = 0; i < 20; i++) {
+      const r = await call(small, { command: `echo ${i} >> log.txt; echo done` }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(fs.readFileSync(record.file, 'utf8').match(/"unsearched"/g)?.length, 1, 'one line for the whole stretch of walks, not one per command');
+    // The user (no command) makes a folder of their own with VS Code settings in it.
+    fs.mkdirSync(ws.at('app/.vscode'), { recursive: true });
+    const made = record.madeIn(ws.at('app'));
+    assert.deepEqual(
+      made.map((m) => path.relative(ws.root, m.path)),
+      ['app/.vscode'],
+      'born where no walk could tell who made it: refused until trusted',
+    );
+    const said = describeMade(ws.at('app'), made);
+    assert.match(said, new RegExp(`the walk of ${ws.root} stopped at its bound`), said);
+    assert.match(said, /not that a command was seen making it/, said);
+    assert.doesNotMatch(said, /make it again yourself/, 'made again, it is born after the walk stopped short too: advice that cannot work');
+    assert.doesNotMatch(said, /\(seen /, 'no walk saw it');
+    assert.match(said, new RegExp(`arbor trust ${ws.at('app')}`), said);
+    record.trust(ws.at('app'));
+    assert.deepEqual(record.madeIn(ws.at('app')), []);
   });
 
   it("two workspaces' sandboxes in one process: each records only its own workspace's folders; one without a record takes none of theirs", async () => {

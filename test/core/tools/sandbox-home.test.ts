@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox } from '../../../src/core/tools/sandbox/command-sandbox';
+import { createWriteFileTool } from '../../../src/core/tools/write-file';
 import { call, makeWorkspace, skipWithoutSandbox, type Workspace } from './fixture';
 
 describe('OS sandbox: a workspace at or above the home folder (decision 0123)', () => {
@@ -57,4 +58,29 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
       assert.ok(fs.statSync(at('projects/app/src')).isDirectory());
     });
   }
+
+  // The same dot files through the file tool: `echo >> .bashrc` is refused, and write_file wrote it
+  // without a question (the home folder's dot entries were no protected name).
+  it("attack: write_file on the home folder's dot files (.bashrc, .ssh/authorized_keys, .config/autostart) needs approval; its project files do not", async () => {
+    ws = makeWorkspace();
+    fs.mkdirSync(ws.at('projects/app'), { recursive: true });
+    fs.writeFileSync(ws.at('.bashrc'), 'mine\n');
+    process.env.HOME = ws.root;
+    const write = createWriteFileTool();
+    for (const p of ['.bashrc', '.ssh/authorized_keys', '.config/autostart/x.desktop', '.gitconfig']) {
+      const r = await call(write, { path: p, content: 'evil\n' }, ws.ctx());
+      assert.equal(r.isError, true, `${p}: ${r.content}`);
+      assert.match(r.content, /protected path \(a dot file or folder of your home folder/, r.content);
+    }
+    assert.equal(fs.readFileSync(ws.at('.bashrc'), 'utf8'), 'mine\n');
+    assert.equal(fs.existsSync(ws.at('.ssh')), false);
+    assert.equal(fs.existsSync(ws.at('.config')), false);
+    const ok = await call(write, { path: 'projects/app/.eslintrc', content: '{}\n' }, ws.ctx());
+    assert.equal(ok.isError, false, ok.content);
+    // The user's home folder outside the workspace: its dot files are outside the roots anyway, and a
+    // workspace inside home keeps its own dot files free.
+    process.env.HOME = ws.outside;
+    const free = await call(write, { path: '.prettierrc', content: '{}\n' }, ws.ctx());
+    assert.equal(free.isError, false, free.content);
+  });
 });
