@@ -5,14 +5,13 @@
 // Codex's `$CODEX_HOME/config.toml` — whose rules may allow what the parent's sandbox does not.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import type { SandboxMode } from '../../src/core/session/events';
 import type { OneShotResult } from '../../src/core/subagent/types';
 import { type AcpAgentName, agentHome, agentLaunch, claudeBash, codexExec, SANDBOX_MODE_IDS, scriptAgents, turnRequests } from '../support/acp-agents';
 import type { TestHarness } from '../support/harness';
-import { ofType, remoteWorld } from './world';
+import { listenerPerTest, ofType, remoteWorld } from './world';
 
 describe('remote: an ACP agent’s own settings never widen its child (real claude-agent-acp, codex-acp)', function () {
   this.timeout(120_000);
@@ -108,30 +107,18 @@ describe('remote: an ACP agent’s own settings never widen its child (real clau
   });
 
   describe('codex-acp', () => {
-    let listener: net.Server;
-    let port = 0;
-    let reached = 0;
-    beforeEach(async () => {
-      reached = 0;
-      listener = net.createServer((s) => {
-        reached++;
-        s.destroy();
-      });
-      await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-      port = (listener.address() as net.AddressInfo).port;
-    });
-    afterEach(() => new Promise<void>((r) => listener.close(() => r())));
+    const listener = listenerPerTest();
 
     const appendConfig = (codexHome: string, toml: string) => fs.appendFileSync(path.join(codexHome, 'config.toml'), toml);
 
     it("attack: config.toml's network_access = true; the workspace-write child's command still cannot connect", async () => {
       scriptAgents(w.server, {
-        responses: [codexExec(`bash -c 'sleep 0.3; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached-the-network'`), { text: 'tried' }],
+        responses: [codexExec(`bash -c 'sleep 0.3; exec 3<>/dev/tcp/127.0.0.1/${listener.port} && echo reached-the-network'`), { text: 'tried' }],
       });
       const { results } = await child('codex', 'workspace-write', (d) => appendConfig(d.codexHome, '[sandbox_workspace_write]\nnetwork_access = true\n'));
       assert.match(results[0]?.content ?? '', /Operation not permitted/, 'the codex child ran its command, in its sandbox');
       assert.doesNotMatch(results[0].content, /reached-the-network/, `the ACP codex child's command reached the network: ${results[0].content}`);
-      assert.equal(reached, 0, 'nothing connected to the listener');
+      assert.equal(listener.reached, 0, 'nothing connected to the listener');
     });
 
     it("attack: the repository's own .codex/config.toml names an MCP server (codex-acp trusts every session folder); the confined child is refused, nothing started", async () => {

@@ -5,29 +5,16 @@
 // so the Codex child's commands reached the network its parent's commands cannot.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import type { TestHarness } from '../support/harness';
-import { byWire, mockCodexOverrides, ofType, remoteSettings, remoteWorld } from './world';
+import { byWire, listenerPerTest, mockCodexOverrides, ofType, remoteSettings, remoteWorld } from './world';
 
 describe('remote: a Codex child never gets the network its parent has not (real Codex)', function () {
   this.timeout(120_000);
   const w = remoteWorld();
-  let listener: net.Server;
-  let port = 0;
-  let reached = 0;
-  beforeEach(async () => {
-    reached = 0;
-    listener = net.createServer((s) => {
-      reached++;
-      s.destroy();
-    });
-    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-    port = (listener.address() as net.AddressInfo).port;
-  });
-  afterEach(() => new Promise<void>((r) => listener.close(() => r())));
+  const listener = listenerPerTest();
 
-  const connect = () => `sleep 0.3; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached-the-network`;
+  const connect = () => `sleep 0.3; exec 3<>/dev/tcp/127.0.0.1/${listener.port} && echo reached-the-network`;
 
   const OPENERS: readonly { how: string; open: () => Promise<TestHarness> }[] = [
     {
@@ -66,7 +53,7 @@ describe('remote: a Codex child never gets the network its parent has not (real 
       const res = ofType((await t.h.store.inspect(child.id)).events, 'tool/result').find((r) => r.name === 'codex:shell');
       assert.ok(res, 'the codex child ran its command');
       assert.doesNotMatch(res.content, /reached-the-network/, `the codex child's command reached the network: ${res.content}`);
-      assert.equal(reached, 0, 'nothing connected to the listener');
+      assert.equal(listener.reached, 0, 'nothing connected to the listener');
     });
 
   it("with the network allowed to the parent, Codex's own config.toml decides: its network_access = true connects", async () => {
@@ -82,7 +69,7 @@ describe('remote: a Codex child never gets the network its parent has not (real 
     const [child] = t.h.store.children(root.id);
     const res = ofType((await t.h.store.inspect(child.id)).events, 'tool/result').find((r) => r.name === 'codex:shell');
     assert.match(res?.content ?? '', /reached-the-network/, `the codex child's command: ${res?.content}`);
-    assert.equal(reached, 1);
+    assert.equal(listener.reached, 1);
   });
 });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { HarnessConfig } from '../../src/core/harness';
@@ -248,4 +249,21 @@ export async function assertPlainAnswer(
   assert.deepEqual(listed.tokens, { prompt: usage.promptTokens, completion: usage.completionTokens, cacheHit: usage.cacheHitTokens });
   // Remote children are never compacted and write no request header of ours.
   assert.equal(ofType(s.events, 'request/header').length, 0);
+}
+
+/** A TCP listener on 127.0.0.1 per spec of the calling `describe` (closed after it): `port`, and how many connections `reached` it. */
+export function listenerPerTest(): { port: number; reached: number } {
+  const l = { port: 0, reached: 0 };
+  let listener: net.Server;
+  beforeEach(async () => {
+    l.reached = 0;
+    listener = net.createServer((s) => {
+      l.reached++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    l.port = (listener.address() as net.AddressInfo).port;
+  });
+  afterEach(() => new Promise<void>((r) => listener.close(() => r())));
+  return l;
 }
