@@ -104,6 +104,29 @@ describe('remote: an ACP agent’s own settings never widen its child (real clau
       );
       assert.equal(fs.existsSync(marker), false, 'the ACP claude child started a server of .mcp.json that the parent may not use, on the host');
     });
+    it('a read-only child: the user’s and the repository’s CLAUDE.md and AGENTS.md reach the model (Arbor appends them), while the settings still do not widen it', async () => {
+      scriptAgents(w.server, { messages: [claudeBash('echo x > made-by-claude.txt'), { text: 'tried' }] });
+      const first = w.server.requests.length;
+      const { t, results } = await child('claude', 'read-only', (d) => {
+        fs.writeFileSync(path.join(d.claudeDir, 'settings.json'), allowBash);
+        fs.writeFileSync(path.join(d.claudeDir, 'CLAUDE.md'), 'ACP-USER-CLAUDE-MARK\n');
+        fs.writeFileSync(path.join(d.workspace, 'CLAUDE.md'), 'ACP-REPO-CLAUDE-MARK\n');
+        fs.writeFileSync(path.join(d.workspace, 'AGENTS.md'), 'ACP-REPO-AGENTS-MARK\n');
+      });
+      const turn = turnRequests(w.server, 'messages').find(
+        (q) => w.server.requests.indexOf(q) >= first && JSON.stringify(q.body.messages).includes('Do the task'),
+      );
+      assert.ok(turn, 'the child asked the model');
+      const system = JSON.stringify(turn.body.system);
+      for (const mark of ['ACP-USER-CLAUDE-MARK', 'ACP-REPO-AGENTS-MARK', 'ACP-REPO-CLAUDE-MARK'])
+        assert.ok(system.includes(mark), `${mark} is not in the system prompt`);
+      assert.equal(
+        fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')),
+        false,
+        `the settings widened the read-only ACP claude child: ${results[0]?.content}`,
+      );
+      assert.equal(results[0]?.isError, true);
+    });
   });
 
   describe('codex-acp', () => {

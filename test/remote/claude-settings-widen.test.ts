@@ -140,3 +140,40 @@ describe('remote: a confined Claude Code child without its settings file says wh
     assert.match(r.error ?? '', /arbor\.remote\.claudeCode\.env \(ANTHROPIC_API_KEY/);
   });
 });
+
+describe('remote: a confined Claude Code child still gets the project’s instructions, from Arbor (real Claude Code)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  it('a read-only child: the user’s and the repository’s CLAUDE.md and AGENTS.md reach the model, while the settings still do not widen it', async () => {
+    const t = await w.reopen({ sandbox: 'read-only' });
+    fs.writeFileSync(path.join(w.homes.claude, 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash'] } }));
+    fs.writeFileSync(path.join(w.homes.claude, 'CLAUDE.md'), 'USER-CLAUDE-MARK: answer tersely.\n');
+    fs.writeFileSync(path.join(t.workspace, 'CLAUDE.md'), 'REPO-CLAUDE-MARK: run the tests with make check.\n');
+    fs.writeFileSync(path.join(t.workspace, 'AGENTS.md'), 'REPO-AGENTS-MARK: keep files short.\n');
+    byWire(w.server, {
+      messages: [{ toolCalls: [{ name: 'Bash', arguments: { command: 'echo x > made-by-claude.txt', description: 'write' } }] }, { text: 'tried' }],
+    });
+    const first = w.server.requests.length;
+    const { r } = await finishedChild(t, 'claude-code', 'write a file');
+    assert.equal(r.stopReason, 'completed', r.error);
+    const turns = w.server.requests.slice(first).filter((q) => q.wire === 'messages' && JSON.stringify(q.body.messages).includes('write a file'));
+    assert.ok(turns.length > 0, 'the child asked the model');
+    const system = JSON.stringify(turns[0].body.system);
+    for (const mark of ['USER-CLAUDE-MARK', 'REPO-AGENTS-MARK', 'REPO-CLAUDE-MARK']) assert.ok(system.includes(mark), `${mark} is not in the system prompt`);
+    assert.ok(system.indexOf('REPO-AGENTS-MARK') < system.indexOf('REPO-CLAUDE-MARK'), 'AGENTS.md, then CLAUDE.md');
+    assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-claude.txt')), false, 'the settings widened the read-only child');
+  });
+
+  it('a CLAUDE.md that links to the AGENTS.md beside it is given once', async () => {
+    const t = await w.reopen({ sandbox: 'read-only' });
+    fs.writeFileSync(path.join(t.workspace, 'AGENTS.md'), 'ONE-FILE-MARK\n');
+    fs.symlinkSync('AGENTS.md', path.join(t.workspace, 'CLAUDE.md'));
+    byWire(w.server, { messages: [{ text: 'hello' }] });
+    const first = w.server.requests.length;
+    const { r } = await finishedChild(t, 'claude-code', 'say hello');
+    assert.equal(r.stopReason, 'completed', r.error);
+    const turn = w.server.requests.slice(first).find((q) => q.wire === 'messages' && JSON.stringify(q.body.messages).includes('say hello'));
+    assert.equal(JSON.stringify(turn?.body.system).split('ONE-FILE-MARK').length - 1, 1);
+  });
+});

@@ -28,6 +28,12 @@ export interface InstructionsSource {
   /** The user-level file (e.g. ~/.arbor/AGENTS.md); none when absent. */
   userFile?: string;
   maxBytes: number;
+  /**
+   * Every instruction file a level has (`AGENTS.md`, then `CLAUDE.md`; one that is the same file
+   * as the other read once), not only the first: what a confined Claude Code child is given in
+   * place of its own reading (decision 0122, amended). Default: the first.
+   */
+  every?: boolean;
 }
 
 export interface Instructions {
@@ -68,35 +74,41 @@ export function readInstructions(src: InstructionsSource): Instructions {
   let left = src.maxBytes;
   let cutBytes = 0;
   const realRoot = realOr(src.root);
+  const seen = new Set<string>();
   for (const { level, paths } of instructionCandidates(src)) {
-    const p = paths.find((c) => isFile(c));
-    if (!p) continue;
-    let data: Buffer;
-    let bytes: number;
-    try {
-      // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not
-      // an instruction, nor is one swapped in after the check (`openInside`).
-      const fd = level === 'workspace' ? openInside(realRoot, p) : fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-      if (fd === 'outside') {
-        skipped.push({ path: p, why: 'it links outside the workspace' });
+    const found = paths.filter((c) => isFile(c));
+    for (const p of src.every ? found : found.slice(0, 1)) {
+      let data: Buffer;
+      let bytes: number;
+      let id: string;
+      try {
+        // A workspace file must really be in the workspace: a symlink to a secret elsewhere is not
+        // an instruction, nor is one swapped in after the check (`openInside`).
+        const fd = level === 'workspace' ? openInside(realRoot, p) : fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+        if (fd === 'outside') {
+          skipped.push({ path: p, why: 'it links outside the workspace' });
+          continue;
+        }
+        ({ data, bytes, id } = readUpTo(fd, left));
+      } catch (err) {
+        const why = changedWhileRead(err)
+          ? 'it became a link while it was read (something in the workspace is swapping it), so it was not used'
+          : `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+        skipped.push({ path: p, why });
         continue;
       }
-      ({ data, bytes } = readUpTo(fd, left));
-    } catch (err) {
-      const why = changedWhileRead(err)
-        ? 'it became a link while it was read (something in the workspace is swapping it), so it was not used'
-        : `it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
-      skipped.push({ path: p, why });
-      continue;
+      // A CLAUDE.md that links to the level's AGENTS.md (or is a hard link of it) is read once.
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const shown = level === 'user' ? `user ${path.basename(p)}` : path.relative(src.root, p).split(path.sep).join('/');
+      // Cut at a character boundary: drop a partial UTF-8 sequence at the end.
+      const body = data.toString('utf8').replace(/\uFFFD$/, '');
+      const included = Math.min(bytes, data.length);
+      files.push({ path: p, shown, level, bytes, included });
+      cutBytes += bytes - included;
+      left -= included;
+      texts.push(`## ${shown}\n\n${body.trim()}`);
     }
-    const shown = level === 'user' ? `user ${path.basename(p)}` : path.relative(src.root, p).split(path.sep).join('/');
-    // Cut at a character boundary: drop a partial UTF-8 sequence at the end.
-    const body = data.toString('utf8').replace(/\uFFFD$/, '');
-    const included = Math.min(bytes, data.length);
-    files.push({ path: p, shown, level, bytes, included });
-    cutBytes += bytes - included;
-    left -= included;
-    texts.push(`## ${shown}\n\n${body.trim()}`);
   }
   if (files.length === 0) return { files, skipped, text: '', cutBytes: 0 };
   const head =
@@ -114,11 +126,12 @@ export function readInstructions(src: InstructionsSource): Instructions {
  * never blocking: a FIFO or a device put where the file was after it was looked at — a command
  * in the workspace can swap them — is refused, not waited on; the size is that of what was read.
  */
-function readUpTo(fd: number, max: number): { data: Buffer; bytes: number } {
+function readUpTo(fd: number, max: number): { data: Buffer; bytes: number; id: string } {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
-    if (max <= 0) return { data: Buffer.alloc(0), bytes: st.size };
+    const id = `${st.dev}:${st.ino}`;
+    if (max <= 0) return { data: Buffer.alloc(0), bytes: st.size, id };
     const buf = Buffer.alloc(max);
     let n = 0;
     while (n < max) {
@@ -126,7 +139,7 @@ function readUpTo(fd: number, max: number): { data: Buffer; bytes: number } {
       if (r === 0) break;
       n += r;
     }
-    return { data: buf.subarray(0, n), bytes: st.size };
+    return { data: buf.subarray(0, n), bytes: st.size, id };
   } finally {
     fs.closeSync(fd);
   }

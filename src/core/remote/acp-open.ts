@@ -80,11 +80,16 @@ export function linkCaps(subagents: boolean): Acp.ClientCapabilities {
  * amended in s58): a confined child's Claude Code reads no settings file and no `.mcp.json`
  * (`settingSources: []`, the agent SDK's option that claude-agent-acp passes through from
  * `_meta.claudeCode.options`), since their permission rules run commands Arbor's `reject_once`
- * never hears of, unconfined. Other agents ignore a `_meta` key that is not theirs (ACP).
+ * never hears of, unconfined. Without the project source it reads no `CLAUDE.md` either: the
+ * `instructions` Arbor read for it (`claudeInstructions`) are appended to Claude Code's own system
+ * prompt instead (the SDK's `systemPrompt` preset with `append`, which the adapter takes from the
+ * same options, after its own). Other agents ignore a `_meta` key that is not theirs (ACP).
  * In `full-access` the user's settings apply, as for the `claude-code` provider.
  */
-export function sessionMeta(sandbox: SandboxMode): { _meta?: Record<string, unknown> } {
-  return sandbox === 'full-access' ? {} : { _meta: { claudeCode: { options: { settingSources: [] } } } };
+export function sessionMeta(sandbox: SandboxMode, instructions = ''): { _meta?: Record<string, unknown> } {
+  if (sandbox === 'full-access') return {};
+  const systemPrompt = instructions ? { systemPrompt: { type: 'preset', preset: 'claude_code', append: instructions } } : {};
+  return { _meta: { claudeCode: { options: { settingSources: [], ...systemPrompt } } } };
 }
 
 /** The agent's process left before it answered. */

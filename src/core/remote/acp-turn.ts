@@ -8,6 +8,7 @@ import { AgentExit, delay, linkCaps, processSpec, sessionMeta, untilExit } from 
 import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
 import { projectConfigRefusal } from './acp-project-config';
 import type { AcpPhase, AcpProcessSource } from './acp-source';
+import { claudeConfigDir, claudeInstructions } from './claude-instructions';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import type { AcpAgentSettings } from './settings';
@@ -43,6 +44,8 @@ export class AcpTurn implements LinkSession {
   private refused: string | undefined;
   /** The link is the source's kept one: other children's sessions may be on it. */
   private shared = false;
+  /** What `session/new` and `session/load` carry in `_meta` (`sessionMeta`), set once the process is known. */
+  private meta: ReturnType<typeof sessionMeta> = {};
   private sessionId: string | undefined;
   /** Updates are applied one after another, in the order they arrived. */
   private chain: Promise<void> = Promise.resolve();
@@ -96,6 +99,8 @@ export class AcpTurn implements LinkSession {
     await loadAcpSdk();
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     this.shared = !!opened?.keep;
+    // A process source's agent works on another machine's files (and is Arbor there): only a local agent is given what is read here.
+    this.meta = sessionMeta(ctx.sandbox, opened ? '' : claudeInstructions(ctx.sandbox, ctx.cwd, claudeConfigDir(spec.env)));
     const make = () => new AcpLink(acp, spec, opened?.preamble, linkCaps(!!this.children));
     const link = this.shared ? await this.kept.take(make) : make();
 
@@ -178,7 +183,7 @@ export class AcpTurn implements LinkSession {
     // On a kept link that already has the child's session (its last turn ran on it), nothing is loaded.
     const open = this.shared && ctx.resume && link.known.has(ctx.resume) ? { sessionId: ctx.resume, modes: link.known.get(ctx.resume) } : undefined;
     const loaded = open ?? (this.source && ctx.resume ? await this.load(link, ctx.resume, cwd) : undefined);
-    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...sessionMeta(ctx.sandbox) }), link));
+    const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...this.meta }), link));
     this.sessionId = created.sessionId;
     if (this.shared && created.sessionId !== ctx.resume) link.route(created.sessionId, this);
     link.known.set(created.sessionId, created.modes ?? undefined);
@@ -234,10 +239,7 @@ export class AcpTurn implements LinkSession {
   private async load(link: AcpLink, sessionId: string, cwd: string): Promise<Acp.NewSessionResponse | undefined> {
     this.replaying = true;
     try {
-      const r = await this.untilExit(
-        link.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [], ...sessionMeta(this.ctx.sandbox) }),
-        link,
-      );
+      const r = await this.untilExit(link.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [], ...this.meta }), link);
       return { sessionId, ...(r.modes ? { modes: r.modes } : {}) };
     } catch (err) {
       if (err instanceof acp.RequestError) return undefined;

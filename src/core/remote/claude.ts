@@ -1,4 +1,5 @@
 import type { SandboxMode } from '../session/events';
+import { claudeConfigDir, claudeInstructions } from './claude-instructions';
 import { programEnv } from './process';
 import { inOrder, type Json, type LineHandlers, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
@@ -70,23 +71,16 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
   };
 }
 
-/** The command line and environment of one `claude -p` turn (the bench runs the same one directly). */
+/**
+ * The command line and environment of one `claude -p` turn (the bench runs the same one directly).
+ * A confined child reads no settings and so no `CLAUDE.md`: the instructions Arbor reads for its
+ * folder are appended to its system prompt instead (decision 0122, amended).
+ */
 export function claudeInvocation(
   settings: ProgramSettings,
-  ctx: Pick<RemoteTurnContext, 'sandbox' | 'prompt'>,
+  ctx: Pick<RemoteTurnContext, 'sandbox' | 'prompt' | 'cwd'>,
   secrets: readonly string[] = [],
 ): { args: string[]; env: Record<string, string> } {
-  const args = [
-    '-p',
-    '--output-format',
-    'stream-json',
-    '--verbose',
-    '--include-partial-messages',
-    ...(settings.model ? ['--model', settings.model] : []),
-    ...PERMISSIONS[ctx.sandbox],
-    '--',
-    ctx.prompt,
-  ];
   const env = programEnv(
     {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -98,6 +92,19 @@ export function claudeInvocation(
     process.env,
     secrets,
   );
+  const instructions = claudeInstructions(ctx.sandbox, ctx.cwd, claudeConfigDir(env));
+  const args = [
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--include-partial-messages',
+    ...(settings.model ? ['--model', settings.model] : []),
+    ...PERMISSIONS[ctx.sandbox],
+    ...(instructions ? ['--append-system-prompt', instructions] : []),
+    '--',
+    ctx.prompt,
+  ];
   return { args, env };
 }
 

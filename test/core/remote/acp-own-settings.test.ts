@@ -16,6 +16,17 @@ describe('remote: an ACP agent’s own settings (decision 0122, s58)', () => {
     assert.deepEqual(sessionMeta('full-access'), {});
   });
 
+  it("a confined session's instructions are appended to Claude Code's own system prompt; none: no systemPrompt; full-access: nothing", () => {
+    for (const mode of ['read-only', 'workspace-write'] as const)
+      assert.deepEqual(sessionMeta(mode, '# Project instructions\n\nx'), {
+        _meta: {
+          claudeCode: { options: { settingSources: [], systemPrompt: { type: 'preset', preset: 'claude_code', append: '# Project instructions\n\nx' } } },
+        },
+      });
+    assert.deepEqual(sessionMeta('read-only', ''), { _meta: { claudeCode: { options: { settingSources: [] } } } });
+    assert.deepEqual(sessionMeta('full-access', 'x'), {});
+  });
+
   it("CODEX_CONFIG: no writable root, the deployment's other keys kept; one that is no JSON object is replaced", () => {
     assert.deepEqual(JSON.parse(confinedCodexConfig(undefined)), { sandbox_workspace_write: { writable_roots: [] } });
     const own = JSON.stringify({ model: 'm', sandbox_workspace_write: { writable_roots: ['/etc'], exclude_slash_tmp: true } });
