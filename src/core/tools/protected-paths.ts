@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dotGitEndsSearch } from '../worktree/bare-found';
+import { dotGitEndsSearch } from './bare-found';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
 import { foldName, HOOKS_PATH_REASON, protectedNameReason } from './protected-names';
 import { protectedTree } from './protected-walk';

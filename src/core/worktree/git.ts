@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HOST_PROGRAM_RULE, hostPath } from '../process/host-program';
 import { runInGroup } from '../tools/command-process';
-import { bareFoundFrom, bareFoundMessage } from './bare-found';
+import { bareFoundFrom, bareFoundMessage } from '../tools/bare-found';
 import { gitKnowsBareSetting } from './git-version';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),
@@ -76,7 +76,7 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'arbor@localhost',
 };
 
-/** Git never takes a bare repository it finds by itself (`bare-found.ts`, decision 0110): only one named (`GitOptions.gitDir`). */
+/** Git never takes a bare repository it finds by itself (`tools/bare-found.ts`, decision 0110): only one named (`GitOptions.gitDir`). */
 const BARE_EXPLICIT = ['-c', 'safe.bareRepository=explicit'];
 
 /** Run git; resolves with stdout, rejects with a `WorktreeError` (git missing, or a failure in git's words). */
@@ -131,7 +131,7 @@ export async function repoTop(dir: string): Promise<string> {
   }
 }
 
-/** `dir` is in no repository git may use: `err` itself when it says so already (a bare repository found, `bare-found.ts`). */
+/** `dir` is in no repository git may use: `err` itself when it says so already (a bare repository found, `tools/bare-found.ts`). */
 export function notARepo(dir: string, err?: unknown): WorktreeError {
   if (err instanceof WorktreeError && err.code === 'NOT_A_REPO') return err;
   return new WorktreeError(

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dotGitEndsSearch } from '../../worktree/bare-found';
+import { dotGitEndsSearch } from '../bare-found';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { foldName, standInNames } from '../protected-names';
 import { type ProtectedEntry, type ProtectedTree, protectedTree, unnameable, type WalkLimits, type WalkOptions } from '../protected-walk';
