@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HOST_PROGRAM_RULE, hostPath } from '../process/host-program';
-import { runInGroup } from '../tools/command-process';
 import { bareFoundFrom, bareFoundMessage } from '../tools/bare-found';
+import { runInGroup } from '../tools/command-process';
 import { gitKnowsBareSetting } from './git-version';
 
 // The one way the worktree code runs git (decision 0060): an argument vector (never a shell),

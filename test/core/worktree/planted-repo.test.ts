@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { bareFoundFrom } from '../../../src/core/tools/bare-found';
+import { sandboxStatus } from '../../../src/core/tools/sandbox/detect';
 import { repoTop, type WorktreeError } from '../../../src/core/worktree/git';
 import { gitAvailable, gitKnowsBareSetting, gitVersion, versionKnowsBareSetting } from '../../../src/core/worktree/git-version';
 import { run } from '../checkpoint/fixture';
