@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { checkedRepoKey, nodeKey } from '../core/placement/layout';
 import { liveHolder, parseOwner, thisOwner } from '../core/store/lock-owner';
 import { LiveToken, sweepTokens } from '../core/store/lock-token';
-import { OPEN_FOLDER, pinnable, pinnedPath } from '../core/tools/pinned-path';
+import { OPEN_FOLDER, pinnable } from '../core/tools/pinned-path';
 import { removeTree } from '../core/tools/remove-tree';
 import { syncRefused } from './errors';
 
@@ -218,10 +218,9 @@ export function removeNodeFolder(wt: string): NodeJS.ErrnoException | undefined 
 }
 
 /**
- * Every folder under `dir` (itself included) given its owner's rwx, no link followed. Each folder
- * is reached through the one above it held open (`pinned-path.ts`): the node's agent may still run
- * (its close failed), and a folder it swaps for a link between its opening and its listing would
- * otherwise be listed through the link, and the folders out there made writable.
+ * Every folder under `dir` (itself included) given its owner's rwx, no link followed at each last
+ * name: where folders cannot be pinned (no /proc), before the removal by path. Where they can,
+ * `removeTree`'s `writable` does it through the folders it holds open (decision 0114 amended s58).
  */
 function writable(dir: string): void {
   let fd: number;
@@ -237,17 +236,16 @@ function writable(dir: string): void {
   }
 }
 
-/** The folder held open as `fd` (named `shown` where folders cannot be pinned) and every folder below it made writable. */
+/** The folder held open as `fd` (at `shown`; only where folders cannot be pinned) and every folder below it made writable, by path. */
 function writableFrom(fd: number, shown: string): void {
   try {
     fs.fchmodSync(fd, (fs.fstatSync(fd).mode & 0o7777) | 0o700);
   } catch {
     // not ours to change
   }
-  const pinned = pinnable();
   let entries: fs.Dirent[];
   try {
-    entries = fs.readdirSync(pinned ? pinnedPath(fd) : shown, { withFileTypes: true });
+    entries = fs.readdirSync(shown, { withFileTypes: true });
   } catch {
     return;
   }
@@ -255,8 +253,8 @@ function writableFrom(fd: number, shown: string): void {
     if (!e.isDirectory()) continue;
     let child: number;
     try {
-      // Where nothing can be pinned (no /proc), by its path, its last name not followed: a swap above it is not seen.
-      child = fs.openSync(pinned ? pinnedPath(fd, e.name) : path.join(shown, e.name), OPEN_FOLDER);
+      // By its path, its last name not followed: a swap above it is not seen (nothing can be pinned here).
+      child = fs.openSync(path.join(shown, e.name), OPEN_FOLDER);
     } catch {
       continue;
     }

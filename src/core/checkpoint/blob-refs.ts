@@ -43,13 +43,15 @@ interface RefsFile {
 }
 
 const HEX = /[0-9a-f]{40}/g;
+/** Every 40-hex run of `text` (an object id, or what looks like one: over-kept, never missed). */
+export const hexIds = (text: string): string[] => text.match(HEX) ?? [];
 const ID = /^[0-9a-f]{40}$/;
 export const REFS_FILE = 'refs.json';
 
 /** Every id a checkpoint event names (any 40-hex run: over-keeps a name that looks like one, never misses a field). */
 export function checkpointIds(events: readonly SessionEvent[]): string[] {
   const out: string[] = [];
-  for (const e of events) if (e.type === 'checkpoint') out.push(...(JSON.stringify(e).match(HEX) ?? []));
+  for (const e of events) if (e.type === 'checkpoint') out.push(...hexIds(JSON.stringify(e)));
   return out;
 }
 

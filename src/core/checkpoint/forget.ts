@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { hexIds } from './blob-refs';
 import { git } from './git';
 import type { BlobPins } from './pins';
 
@@ -36,7 +37,6 @@ export interface Forgotten {
   failed: string[];
 }
 
-const HEX = /[0-9a-f]{40}/g;
 const SHADOW = /^[0-9a-f]{16}\.git$/;
 
 /** Remove the blobs no remaining session, index, intent or recording needs, from every shadow of the store. */
@@ -66,7 +66,7 @@ async function intentIds(top: string): Promise<string[]> {
     const dir = path.join(top, sub);
     for (const n of await fsp.readdir(dir).catch(() => [] as string[])) {
       const text = await fsp.readFile(path.join(dir, n), 'utf8').catch(() => '');
-      ids.push(...(text.match(HEX) ?? []));
+      ids.push(...hexIds(text));
     }
   }
   return ids;
@@ -81,7 +81,7 @@ async function sweep(gitDir: string, kept: Kept, roots: Set<string>, pins: BlobP
     return r.stdout;
   };
   const listed = async (args: string[]): Promise<void> => {
-    for (const line of (await run(args)).split('\0')) for (const id of line.match(HEX) ?? []) need.add(id);
+    for (const line of (await run(args)).split('\0')) for (const id of hexIds(line)) need.add(id);
   };
   // The index: the latest snapshot of the root (a command's next diff starts from it), less the
   // entries of files changed since (a file tool's write, the user's edit): the next snapshot
@@ -97,7 +97,7 @@ async function sweep(gitDir: string, kept: Kept, roots: Set<string>, pins: BlobP
       if (tab < 0) continue;
       const rel = entry.slice(tab + 1);
       if (root && stale.has(rel) && !rel.includes('\ufffd') && !overCap(path.join(root, rel), maxFileBytes)) continue;
-      for (const id of entry.slice(0, tab).match(HEX) ?? []) need.add(id);
+      for (const id of hexIds(entry.slice(0, tab))) need.add(id);
     }
   }
   for (const t of roots) if (looseType(gitDir, t) === 'tree') await listed(['ls-tree', '-r', '-z', t]);

@@ -3,7 +3,7 @@ import type { SandboxMode } from '../session/events';
 import type { AcpLink } from './acp-link';
 import { namespaceSpec } from './pid-namespace';
 import { type ProcessSpec, programEnv, resolveCommand } from './process';
-import { exitPhrase } from './run';
+import { exitPhrase, record } from './run';
 import { type AcpAgentSettings, stopTiming } from './settings';
 
 // How an ACP link is opened (decisions 0040, 0077, 0081): the process spec a turn (or a
@@ -67,7 +67,7 @@ export function jsonObject(v: unknown): Record<string, unknown> | undefined {
     } catch {
       return undefined;
     }
-  return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>) : undefined;
+  return record(o) ? o : undefined;
 }
 
 /** No `fs` or `terminal` (such requests are answered method-not-found); `subagents` when the child's sub-sessions are mirrored. */
