@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from '../core/errors';
 import { COMMAND_IDS } from '../protocol';
+import { BARE_GUARD_SETTING, BareRepoGuard, bareGuardWanted } from './bare-repo-guard';
 import type { ArborHost } from './host';
 import { statusBarView } from './presenter/status-bar';
 
@@ -22,6 +23,15 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   status.command = 'arbor.chat.focus';
   ({ text: status.text, tooltip: status.tooltip } = statusBarView({}));
   status.show();
+
+  // First, before any other extension's next git spawn (decision 0124); its listener comes
+  // before the host's, so a setting change is applied when the host reports it applied.
+  const bareGuard = new BareRepoGuard(context.environmentVariableCollection, log);
+  guard = bareGuard;
+  bareGuard.apply(bareGuardWanted());
+  const guardChanged = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(BARE_GUARD_SETTING)) bareGuard.apply(bareGuardWanted());
+  });
 
   let host: ArborHost | undefined;
   const logChanged = new vscode.EventEmitter<vscode.Uri>();
@@ -49,6 +59,8 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   const projectFiles = vscode.workspace.createFileSystemWatcher('**/{AGENTS.md,CLAUDE.md,.arbor/agents/*.md,.claude/agents/*.md}');
   const projectChanged = () => void host?.controller.projectChanged().catch(report('project files'));
   context.subscriptions.push(
+    bareGuard,
+    guardChanged,
     projectFiles,
     projectFiles.onDidChange(projectChanged),
     projectFiles.onDidCreate(projectChanged),
@@ -93,6 +105,11 @@ export function activate(context: vscode.ExtensionContext): ArborApi {
   return { activationMs, host: load };
 }
 
+/** The one guard of this extension host's `process.env` (taken back at deactivation). */
+let guard: BareRepoGuard | undefined;
+
 export function deactivate(): void {
-  // Everything is in context.subscriptions; the host closes its store there.
+  // The rest is in context.subscriptions; the host closes its store there.
+  guard?.dispose();
+  guard = undefined;
 }

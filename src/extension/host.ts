@@ -291,6 +291,8 @@ export class ArborHost implements CommandHost {
     panel: () => undefined,
     mcp: (h) => this.mcp.reread(h),
     checkpoints: (h) => h?.checkpoints.setEnabled(readSettings().checkpoints),
+    // extension.ts's listener, registered before the host's, has applied it (decision 0124).
+    gitGuard: () => undefined,
   };
 
   async setApiKey(key: string): Promise<void> {

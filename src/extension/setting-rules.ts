@@ -21,7 +21,9 @@ export type LivePath =
   /** `harness.mcp.setServers`: servers added, changed or removed start or stop now (decision 0055). */
   | 'mcp'
   /** `harness.checkpoints.setEnabled`: recording follows from the next tool call (decision 0059). */
-  | 'checkpoints';
+  | 'checkpoints'
+  /** `BareRepoGuard` (extension.ts's own listener, the host need not be loaded): the next git any extension or new terminal starts (decision 0124). */
+  | 'gitGuard';
 
 /**
  * `live`: the next action uses the new value, through `via`. `reload`: the value is wired when
@@ -59,6 +61,7 @@ export const SETTING_RULES = {
   'arbor.prices': live('prices'),
   'arbor.hooks.readClaudeSettings': live('hooks'),
   'arbor.checkpoints.enabled': live('checkpoints'),
+  'arbor.git.bareRepositoryExplicit': live('gitGuard'),
   'arbor.mcp.servers': live('mcp'),
   'arbor.mcp.allowTools': live('mcp'),
   'arbor.remote.codex.command': remote,
@@ -85,7 +88,7 @@ export type SettingKey = keyof typeof SETTING_RULES;
 export const SETTING_KEYS = Object.keys(SETTING_RULES) as SettingKey[];
 
 /** The order live paths are applied in: the model first (the panel shows which model answers). */
-export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks', 'mcp', 'checkpoints'];
+export const LIVE_PATHS: readonly LivePath[] = ['model', 'defaults', 'workflow', 'prices', 'panel', 'hooks', 'mcp', 'checkpoints', 'gitGuard'];
 
 /** What a change touched: the live paths to apply and the reload-only settings it named. */
 export function changedBy(affects: (key: SettingKey) => boolean): { paths: Set<LivePath>; reload: SettingKey[]; keys: SettingKey[] } {

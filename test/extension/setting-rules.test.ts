@@ -33,7 +33,7 @@ describe('extension: when each arbor.* setting applies (SETTING_RULES)', () => {
     assert.deepEqual(got.reload, ['arbor.remote.codex.command']);
     assert.equal(got.keys.length, 4);
     const all = changedBy(() => true);
-    assert.deepEqual([...all.paths].sort(), ['checkpoints', 'defaults', 'hooks', 'mcp', 'model', 'panel', 'prices', 'workflow']);
+    assert.deepEqual([...all.paths].sort(), ['checkpoints', 'defaults', 'gitGuard', 'hooks', 'mcp', 'model', 'panel', 'prices', 'workflow']);
     assert.equal(all.keys.length, SETTING_KEYS.length);
   });
 });

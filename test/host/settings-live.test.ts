@@ -289,6 +289,17 @@ describe('Arbor host: every arbor.* setting applies to the next action, or asks 
       await settings.set('arbor.checkpoints.enabled', true);
       assert.equal(h.checkpoints.enabled, true);
     },
+    'arbor.git.bareRepositoryExplicit': async () => {
+      const guarded = () =>
+        Array.from({ length: Number(process.env.GIT_CONFIG_COUNT ?? '0') }, (_, i) => i).some(
+          (i) => process.env[`GIT_CONFIG_KEY_${i}`] === 'safe.bareRepository' && process.env[`GIT_CONFIG_VALUE_${i}`] === 'explicit',
+        );
+      assert.equal(guarded(), true, "the extension host's environment carries it (the next git an extension starts)");
+      await settings.set('arbor.git.bareRepositoryExplicit', false);
+      assert.equal(guarded(), false, 'taken back');
+      await settings.set('arbor.git.bareRepositoryExplicit', true);
+      assert.equal(guarded(), true);
+    },
     'arbor.mcp.servers': async () => {
       await settings.set('arbor.mcp.servers', { live: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
       await h.mcp.whenSettled();

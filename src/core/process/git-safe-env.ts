@@ -12,3 +12,39 @@ export function withBareExplicit<E extends Record<string, string | undefined>>(e
   const n = Number.isSafeInteger(given) && given >= 0 ? given : 0;
   return { ...env, GIT_CONFIG_COUNT: String(n + 1), [`GIT_CONFIG_KEY_${n}`]: 'safe.bareRepository', [`GIT_CONFIG_VALUE_${n}`]: 'explicit' };
 }
+
+/** What `addBareExplicit` changed in an environment: the values it set, and what each name held before. */
+export interface BareExplicitMark {
+  readonly set: Readonly<Record<string, string>>;
+  readonly before: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Adds `safe.bareRepository=explicit` to `env` in place, as `withBareExplicit` gives it (for an
+ * environment others read at spawn time: the extension host's `process.env`, decision 0124).
+ */
+export function addBareExplicit(env: Record<string, string | undefined>): BareExplicitMark {
+  const set: Record<string, string> = {};
+  const before: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(withBareExplicit(env))) {
+    if (env[name] === value) continue;
+    before[name] = env[name];
+    set[name] = value;
+    env[name] = value;
+  }
+  return { set, before };
+}
+
+/**
+ * Takes back what `mark` added, only while `env` still holds every value it set: once someone
+ * appended a key after it (or changed the count), removing it would renumber theirs, so it stays.
+ */
+export function takeBackBareExplicit(env: Record<string, string | undefined>, mark: BareExplicitMark): boolean {
+  if (Object.entries(mark.set).some(([name, value]) => env[name] !== value)) return false;
+  for (const [name, value] of Object.entries(mark.before)) {
+    // `process.env.X = undefined` would store the string "undefined".
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return true;
+}
