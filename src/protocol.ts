@@ -52,12 +52,21 @@ export type WebviewToHost =
   | { type: 'agent/interrupt'; id: string; sessionId: string; selection?: number }
   /** A human's "Cancel workflow" on a run's node: the script stops, its running agents are cancelled. */
   | { type: 'workflow/cancel'; id: string; runId: string }
-  /** Fork a session from the end of the turn holding `seq`. */
-  | { type: 'session/fork'; id: string; sessionId: string; seq: number }
+  /** Fork a session from the end of the turn holding `seq` (a message's Fork, composed against the panel's selection). */
+  | { type: 'session/fork'; id: string; sessionId: string; seq: number; selection?: number }
   /** Preview a rewind of the files `sessionId` (with `subtree`, and its descendants) changed after `seq`; with `undo`, of undoing the rewind recorded at `seq`. Writes nothing. */
-  | { type: 'rewind/preview'; id: string; sessionId: string; seq: number; subtree: boolean; undo?: boolean }
+  | { type: 'rewind/preview'; id: string; sessionId: string; seq: number; subtree: boolean; undo?: boolean; selection?: number }
   /** Apply a previewed rewind (`token`; `choices` per file of the preview, a conflict needs one), fork the conversation at `seq`, or both. */
-  | { type: 'rewind/apply'; id: string; sessionId: string; seq: number; what: RewindWhat; token?: string; choices: (RewindChoiceView | null)[] }
+  | {
+      type: 'rewind/apply';
+      id: string;
+      sessionId: string;
+      seq: number;
+      what: RewindWhat;
+      token?: string;
+      choices: (RewindChoiceView | null)[];
+      selection?: number;
+    }
   /** Open (or reveal) a session's transcript in an editor tab. */
   | { type: 'transcript/open'; sessionId: string }
   /** Earlier entries of a long transcript (paging backwards). */

@@ -15,11 +15,12 @@ const sel = (x: Record<string, unknown>): boolean => x.selection === undefined |
 // One validator per message type: adding a variant without one is a compile error.
 const webviewToHostValidators: Validators<WebviewToHost> = {
   'webview/ready': (x) => (x.view === 'panel' || x.view === 'transcript') && (x.sessionId === undefined || id(x.sessionId)),
+  // A notice, not a request (no row in ACTS_ON_SELECTION): its number is checked here; a restore needs one.
   'session/select': (x) => id(x.sessionId) && sel(x) && (x.restored === undefined || (x.restored === true && x.selection !== undefined)),
   'session/new': (x) => str(x.id),
   'policy/pick': (x) => x.sessionId === undefined || id(x.sessionId),
-  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)) && sel(x),
-  'agent/interrupt': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'chat/send': (x) => str(x.id) && str(x.text) && (x.sessionId === undefined || id(x.sessionId)),
+  'agent/interrupt': (x) => str(x.id) && id(x.sessionId),
   'workflow/cancel': (x) => str(x.id) && id(x.runId),
   'session/fork': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'rewind/preview': (x) =>
@@ -41,10 +42,10 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
     (x.remember === undefined || typeof x.remember === 'boolean') &&
     (x.reason === undefined || (typeof x.reason === 'string' && x.reason.length <= 2000)),
   'approval/revoke': (x) => str(x.id) && id(x.sessionId) && str(x.grantId),
-  'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq) && sel(x),
+  'chat/retry': (x) => str(x.id) && id(x.sessionId) && seq(x.seq),
   'command/run': (x) => x.command === 'setApiKey' || x.command === 'openModelSettings',
-  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId) && sel(x),
-  'queue/run': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'queue/withdraw': (x) => str(x.id) && id(x.sessionId) && id(x.messageId),
+  'queue/run': (x) => str(x.id) && id(x.sessionId),
   // Round limits are range-checked by the goal service (its error names the range).
   // The amounts are checked by the host with the core's rules (its error says what is wrong).
   'budget/set': (x) => str(x.id) && id(x.sessionId) && (x.budget === null || (typeof x.budget === 'object' && x.budget !== null && !Array.isArray(x.budget))),
@@ -64,14 +65,14 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
     Number.isInteger(x.maxRounds) &&
     (x.maxRounds as number) >= 1 &&
     (x.maxRounds as number) <= 1000,
-  'goal/pause': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'goal/resume': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'goal/clear': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number' && sel(x),
-  'worktree/review': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'worktree/apply': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'worktree/discard': (x) => str(x.id) && id(x.sessionId) && sel(x),
-  'worktree/keep': (x) => str(x.id) && id(x.sessionId) && sel(x),
+  'goal/pause': (x) => str(x.id) && id(x.sessionId),
+  'goal/resume': (x) => str(x.id) && id(x.sessionId),
+  'goal/clear': (x) => str(x.id) && id(x.sessionId),
+  'goal/limit': (x) => str(x.id) && id(x.sessionId) && typeof x.maxRounds === 'number',
+  'worktree/review': (x) => str(x.id) && id(x.sessionId),
+  'worktree/apply': (x) => str(x.id) && id(x.sessionId),
+  'worktree/discard': (x) => str(x.id) && id(x.sessionId),
+  'worktree/keep': (x) => str(x.id) && id(x.sessionId),
   'worktree/clean': (x) => str(x.id),
   'bestof/start': (x) => str(x.id) && id(x.sessionId) && typeof x.seq === 'number' && Number.isSafeInteger(x.seq) && x.seq >= 0,
   'bestof/view': (x) => str(x.id) && typeof x.group === 'string' && /^g[0-9a-f]{8}$/.test(x.group),
@@ -103,9 +104,10 @@ export const ACTS_ON_SELECTION: SelectionBound = {
   'goal/limit': true,
   'session/new': false,
   'workflow/cancel': false,
-  'session/fork': false,
-  'rewind/preview': false,
-  'rewind/apply': false,
+  // Fork and Rewind… from a message of the shown conversation (its dialog shows only while the chat does).
+  'session/fork': true,
+  'rewind/preview': true,
+  'rewind/apply': true,
   'transcript/more': false,
   'chat/retry': true,
   'approval/revoke': false,
@@ -130,10 +132,17 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** Whether messages of this type carry the selection they were composed under (a row of `ACTS_ON_SELECTION` that is true). */
+function selectionBound(type: string): boolean {
+  return Object.hasOwn(ACTS_ON_SELECTION, type) && ACTS_ON_SELECTION[type as keyof typeof ACTS_ON_SELECTION];
+}
+
 /** True when `x` is a well-formed message the webview may send. */
 export function isWebviewToHost(x: unknown): x is WebviewToHost {
   if (!isRecord(x) || typeof x.type !== 'string') return false;
   if (!Object.hasOwn(webviewToHostValidators, x.type)) return false;
+  // The selection's number is checked here once for every selection-bound request, not by each validator.
+  if (selectionBound(x.type) && !sel(x)) return false;
   return webviewToHostValidators[x.type as WebviewToHost['type']](x);
 }
 

@@ -76,16 +76,17 @@ export class ViewSelection {
    * Refuse (throw) a message a panel composed against its selection numbered `composedUnder`
    * when that selection has since changed and the message names another session than the one
    * the panel is now told it shows: sent, it would act on a session the panel no longer shows.
-   * A message naming the session selected now is let through, however it crossed.
+   * A message naming the session selected now is let through, however it crossed. `typed`: a
+   * message the user typed (its text is put back in the input), not a button's action.
    */
-  check(port: ViewPort, sessionId: string | undefined, composedUnder: number | undefined): void {
+  check(port: ViewPort, sessionId: string | undefined, composedUnder: number | undefined, typed = true): void {
     if (port.view !== 'panel' || composedUnder === undefined) return;
     if (composedUnder >= this.numberOf(port) || sessionId === port.sessionId) return;
     const now = port.sessionId === undefined ? 'a new conversation' : port.sessionId;
     const then = sessionId === undefined ? 'a new conversation' : sessionId;
-    throw new SelectionChangedError(
-      `The panel switched to ${now} while this was on its way to ${then}; nothing was done. It is still in the input: send it again to ${now}, or select ${then} first.`,
-    );
+    // A send's text goes back to the input; an action (a bar's button, Fork, Rewind…) is done again by hand.
+    const next = typed ? `It is still in the input: send it again to ${now}, or select ${then} first.` : `Select ${then} and do it again if you meant it.`;
+    throw new SelectionChangedError(`The panel switched to ${now} while this was on its way to ${then}; nothing was done. ${next}`);
   }
 
   select(port: ViewPort, sessionId: string): void {

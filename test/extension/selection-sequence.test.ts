@@ -3,7 +3,8 @@
 // Whatever crosses, the panel ends on the session its port is sent, and a message composed under
 // a selection that moved elsewhere reaches no session: it is refused with a code, its text kept.
 import assert from 'node:assert/strict';
-import type { HostToWebview } from '../../src/protocol';
+import { ACTS_ON_SELECTION, isWebviewToHost } from '../../src/extension/validate-message';
+import type { HostToWebview, RequestMessage, RequestType, SelectionBound } from '../../src/protocol';
 import { initRepo } from '../core/worktree/fixture';
 import type { FakePort } from '../support/fake-port';
 import { until } from '../support/harness';
@@ -163,6 +164,83 @@ describe('extension: the panel selection sequence (decision 0120)', () => {
       await w.c.receive(port, bad);
     assert.equal(port.of('message/rejected').length - before, 6);
     assert.equal(port.of('request/done').length, 0, 'none reached a handler');
+  });
+});
+
+/** A well-formed message of every selection-bound request, without its number: a row made `true` without one here fails to compile. */
+type Bound = { [K in RequestType as SelectionBound[K] extends true ? K : never]: RequestMessage<K> };
+const S = 's-mqx1a2-abc001';
+const BOUND: Bound = {
+  'chat/send': { type: 'chat/send', id: 'r', sessionId: S, text: 'hi' },
+  'agent/interrupt': { type: 'agent/interrupt', id: 'r', sessionId: S },
+  'session/fork': { type: 'session/fork', id: 'r', sessionId: S, seq: 3 },
+  'rewind/preview': { type: 'rewind/preview', id: 'r', sessionId: S, seq: 3, subtree: false },
+  'rewind/apply': { type: 'rewind/apply', id: 'r', sessionId: S, seq: 3, what: 'files', token: 't1', choices: [] },
+  'chat/retry': { type: 'chat/retry', id: 'r', sessionId: S, seq: 3 },
+  'queue/withdraw': { type: 'queue/withdraw', id: 'r', sessionId: S, messageId: 'm1' },
+  'queue/run': { type: 'queue/run', id: 'r', sessionId: S },
+  'goal/pause': { type: 'goal/pause', id: 'r', sessionId: S },
+  'goal/resume': { type: 'goal/resume', id: 'r', sessionId: S },
+  'goal/clear': { type: 'goal/clear', id: 'r', sessionId: S },
+  'goal/limit': { type: 'goal/limit', id: 'r', sessionId: S, maxRounds: 5 },
+  'worktree/review': { type: 'worktree/review', id: 'r', sessionId: S },
+  'worktree/apply': { type: 'worktree/apply', id: 'r', sessionId: S },
+  'worktree/discard': { type: 'worktree/discard', id: 'r', sessionId: S },
+  'worktree/keep': { type: 'worktree/keep', id: 'r', sessionId: S },
+};
+
+describe('extension: the selection number is checked once for every selection-bound request (decision 0120)', () => {
+  it('every row of ACTS_ON_SELECTION that is true: a malformed number refused at the boundary, none or a number accepted', () => {
+    const rows = Object.entries(ACTS_ON_SELECTION).filter(([, bound]) => bound);
+    assert.ok(rows.length >= 16, `${rows.length} rows`);
+    for (const [type] of rows) {
+      const body = BOUND[type as keyof Bound] as Record<string, unknown> | undefined;
+      assert.ok(body, `${type}: a sample message`);
+      assert.equal(isWebviewToHost(body), true, `${type} without a number`);
+      for (const ok of [0, 7, Number.MAX_SAFE_INTEGER]) assert.equal(isWebviewToHost({ ...body, selection: ok }), true, `${type} under ${ok}`);
+      for (const bad of [-1, '3', 1.5, Number.NaN, Number.MAX_VALUE, null, true, [1], { n: 1 }])
+        assert.equal(isWebviewToHost({ ...body, selection: bad }), false, `${type} under ${JSON.stringify(bad)}`);
+    }
+  });
+
+  it('a request of a row that is false is not judged on a selection it does not carry', () => {
+    // `workflow/cancel` names its run; a stray field is ignored as any unknown field is, never read.
+    assert.equal(ACTS_ON_SELECTION['workflow/cancel'], false);
+    assert.equal(isWebviewToHost({ type: 'workflow/cancel', id: 'r', runId: 'wf1' }), true);
+  });
+});
+
+describe('extension: Fork and Rewind… from a message act on the selected session (decision 0120)', () => {
+  const w = panelPerTest({ panel: false });
+
+  it('a Fork, a rewind preview and a rewind of the conversation, crossed by a host selection: refused, no fork is made', async () => {
+    const port = await w.view('panel');
+    w.server.enqueue({ text: 'first answer' });
+    await w.c.receive(port, { type: 'chat/send', id: 's1', text: 'hello', selection: adopted(port).selection });
+    const a = port.sessionOf('s1');
+    await w.t.h.settle();
+    const seq = (await w.t.h.store.length(a)) - 1;
+    const under = adopted(port).selection;
+    const b = (await w.t.h.createSession()).id;
+    w.c.selectEverywhere(b); // crosses the actions clicked on A's message
+    const sessions = w.t.h.store.list().length;
+    await w.c.receive(port, { type: 'session/fork', id: 'f1', sessionId: a, seq, selection: under });
+    await w.c.receive(port, { type: 'rewind/preview', id: 'f2', sessionId: a, seq, subtree: false, selection: under });
+    await w.c.receive(port, { type: 'rewind/apply', id: 'f3', sessionId: a, seq, what: 'conversation', choices: [], selection: under });
+    for (const id of ['f1', 'f2', 'f3']) {
+      const done = port.done(id);
+      assert.ok(done && !done.ok, `${id}: ${JSON.stringify(done)}`);
+      assert.equal(done.code, 'SELECTION_CHANGED', id);
+      assert.match(done.error, /nothing was done\. Select .* and do it again/, 'an action is not said to be in the input');
+    }
+    assert.equal(w.t.h.store.list().length, sessions, 'no fork was made');
+    assert.equal(adopted(port).sessionId, b, 'the panel stays on the host’s choice');
+    // Composed under the selection the panel now knows (A clicked again), the same Fork runs.
+    await w.c.receive(port, { type: 'session/select', sessionId: a, selection: adopted(port).selection });
+    await w.c.receive(port, { type: 'session/fork', id: 'f4', sessionId: a, seq, selection: under });
+    const done = port.done('f4');
+    assert.ok(done?.ok, `an older number naming the session shown now passes: ${JSON.stringify(done)}`);
+    assert.equal(w.t.h.store.list().length, sessions + 1);
   });
 });
 

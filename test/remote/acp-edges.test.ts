@@ -268,4 +268,36 @@ describe('remote: acp provider — edges and bad input (a scripted ACP agent)', 
     const { events } = await runChild('plain', {}, { command: '/nonexistent/acp-agent' });
     assert.match(ending(events).error!, /^REMOTE_NOT_FOUND: The ACP agent "fix" was not found: "\/nonexistent\/acp-agent".*arbor\.remote\.acp/);
   });
+
+  // The instructions Arbor reads for a confined Claude Code child (decision 0122, amended s58) go
+  // only to Claude Code's adapter: another agent (codex-acp) ignores them, and reading them cost every turn.
+  it("the project's instructions: given only to an agent that names itself claude-agent-acp", async () => {
+    const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-claude-config-'));
+    try {
+      fs.writeFileSync(path.join(configDir, 'CLAUDE.md'), 'USER-NOTES\n');
+      const as = (name: string) => fixture('plain', { env: { ACP_SCENARIO: 'plain', ACP_LOG: logFile, ACP_AGENT_NAME: name, CLAUDE_CONFIG_DIR: configDir } });
+      const opened = async (name: string, sandbox: 'read-only' | 'workspace-write' | 'full-access' = 'read-only') => {
+        fs.rmSync(logFile, { force: true });
+        const t = await w.reopen({ remote: { acp: [as(name)] }, sandbox });
+        fs.writeFileSync(path.join(t.workspace, 'CLAUDE.md'), 'PROJECT-NOTES\n');
+        const root = await t.h.createSession();
+        const run = await t.h.subagents.start(root, 'acp:fix', { prompt: 'do the task' });
+        const r = await run.result;
+        await run.dispose();
+        assert.equal(r.stopReason, 'completed', r.error);
+        const news = agentLog().filter((e) => e.method === 'session/new');
+        assert.equal(news.length, 1);
+        return news[0]._meta;
+      };
+      for (const other of ['@agentclientprotocol/codex-acp', 'arbor-fixture', 'claude-agent-acp-fork'])
+        assert.deepEqual(await opened(other), { claudeCode: { options: { settingSources: [] } } }, other);
+      for (const claude of ['@agentclientprotocol/claude-agent-acp', '@zed-industries/claude-code-acp']) {
+        const meta = (await opened(claude)) as { claudeCode: { options: { systemPrompt?: { append?: string } } } };
+        assert.match(meta.claudeCode.options.systemPrompt?.append ?? '', /USER-NOTES[\s\S]*PROJECT-NOTES/, claude);
+      }
+      assert.equal(await opened('@agentclientprotocol/claude-agent-acp', 'full-access'), undefined, 'full access: Claude Code reads them itself');
+    } finally {
+      fs.rmSync(configDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -8,6 +8,8 @@ import * as acp from '@agentclientprotocol/sdk/unstable';
 // Run: node out/test/support/acp-fixture-agent.js   (stdio: ACP over ndjson)
 
 const scenario = process.env.ACP_SCENARIO ?? 'plain';
+/** The name it gives in `initialize` (a test may have it name itself as another agent does). */
+const agentName = process.env.ACP_AGENT_NAME ?? 'arbor-fixture';
 const logFile = process.env.ACP_LOG;
 const log = (entry: object) => {
   if (logFile) fs.appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
@@ -158,12 +160,12 @@ const app = acp
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: { loadSession: false },
-      agentInfo: { name: 'arbor-fixture', version: '9.9.9' },
+      agentInfo: { name: agentName, version: '9.9.9' },
       authMethods: scenario === 'auth' ? [{ id: 'login', name: 'Log in', description: 'Run `fixture login` first' }] : [],
     };
   })
   .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-    log({ method: 'session/new', cwd: params.cwd, mcpServers: params.mcpServers });
+    log({ method: 'session/new', cwd: params.cwd, mcpServers: params.mcpServers, _meta: params._meta });
     if (scenario === 'auth') throw acp.RequestError.authRequired(undefined, 'Run `fixture login` first');
     sessionCount++;
     return {

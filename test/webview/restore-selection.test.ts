@@ -148,4 +148,35 @@ describe('webview in chromium: a message refused because the selection moved (de
     const discard = (await posted()).find((m) => m.type === 'worktree/discard');
     assert.deepEqual({ ...discard, id: undefined }, { type: 'worktree/discard', id: undefined, sessionId: NEW, selection: 9 });
   });
+
+  it("Fork and Rewind… from a message carry the selection's number: the fork, the preview and the apply", async () => {
+    await w.open({ view: 'panel' });
+    await send(
+      { type: 'state/snapshot', nodes: [node(OLD, 'old conversation'), node(NEW, 'shown')], selected: NEW, settings: SETTINGS, approvals: [], selection: 9 },
+      { type: 'transcript/reset', sessionId: NEW, entries: [{ kind: 'user', seq: 0, at: T, text: 'please do it', source: 'user' }], hasMore: false },
+    );
+    const last = async (type: string) => [...(await posted())].reverse().find((m) => m.type === type) as (WebviewToHost & { id: string }) | undefined;
+    await w.waitFor(`!!document.querySelector('.msg button.fork')`, 'the message actions');
+    await w.click('.msg button.fork');
+    await w.waitFor(`(window.__posted ?? []).some((m) => m.type === 'session/fork')`, 'the fork');
+    assert.deepEqual({ ...(await last('session/fork')), id: undefined }, { type: 'session/fork', id: undefined, sessionId: NEW, seq: 0, selection: 9 });
+    await w.click('.msg button.rewind');
+    await w.waitFor(`!!document.querySelector('section.rewind vscode-button')`, 'the rewind dialog');
+    await w.click('section.rewind .buttons vscode-button');
+    await w.waitFor(`(window.__posted ?? []).some((m) => m.type === 'rewind/preview')`, 'the preview');
+    const preview = await last('rewind/preview');
+    assert.deepEqual({ ...preview, id: undefined }, { type: 'rewind/preview', id: undefined, sessionId: NEW, seq: 0, subtree: false, selection: 9 });
+    // A host selection newer than the dialog's (the user clicked away and back): the apply carries the number of its click.
+    await send(
+      { type: 'request/done', id: preview!.id, ok: true, preview: { token: 'tok1', undo: false, files: [] } },
+      { type: 'session/selected', sessionId: NEW, selection: 11 },
+    );
+    await w.waitFor(`!!document.querySelector('section.rewind vscode-button.apply')`, 'the apply button');
+    await w.click('section.rewind vscode-button.apply');
+    await w.waitFor(`(window.__posted ?? []).some((m) => m.type === 'rewind/apply')`, 'the apply');
+    assert.deepEqual(
+      { ...(await last('rewind/apply')), id: undefined },
+      { type: 'rewind/apply', id: undefined, sessionId: NEW, seq: 0, what: 'files', token: 'tok1', choices: [], selection: 11 },
+    );
+  });
 });

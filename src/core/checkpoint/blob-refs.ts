@@ -8,12 +8,13 @@ import type { SessionEvent, SessionHeader } from '../session/events';
 // of ids its `checkpoint` events name up to a watermark (`length`: the events it covers), with
 // a count per blob of the sessions naming it. Entries follow every durable write of the store
 // (`onAppended`: the recorder's steps, a rewind's record, a recovery's, a fork's copied seed),
-// and are kept in `checkpoints/refs.json` (after each sweep and at a clean close) for the next
-// process. Before a sweep trusts an entry, its watermark is checked against the session's
-// length as the store's kept summary says it (no log read): a log that grew since (a kill before
-// the file was written again, a process that kept no index) has only its new events read, and a
-// session with no usable entry has its log read once. So the file may lag, be lost or be
-// unreadable: the cost is reads, never a blob a log names.
+// and are kept in `checkpoints/refs.json` (after each sweep, and at a clean close when an append
+// named a blob) for the next process. Before a sweep trusts an entry, its watermark is checked
+// against the session's length as the store's kept summary says it (no log read): a log that
+// grew since (a kill before the file was written again, a close after appends that named no
+// blob, a process that kept no index) has only its new events read, and a session with no usable
+// entry has its log read once. So the file may lag, be lost or be unreadable: the cost is reads,
+// never a blob a log names.
 
 /** What the index needs of the store. */
 export interface RefsSource {
@@ -60,6 +61,9 @@ export class BlobRefs {
   /** Per blob id: how many entries name it. */
   private readonly counts = new Map<string, number>();
   private loaded: Promise<void> | undefined;
+  /** The file lacks an id an entry names (an append named a blob): a close writes it. */
+  private named = false;
+  /** Entries moved otherwise (watermarks, entries made or dropped): written at the next sweep. */
   private dirty = false;
   private saving: Promise<void> = Promise.resolve();
 
@@ -112,12 +116,19 @@ export class BlobRefs {
     return this;
   }
 
-  /** Write the index for the next process (temp + rename; unsynced: a file lost or torn is only read again from the logs). */
-  persist(): Promise<void> {
+  /**
+   * Write the index for the next process (temp + rename; unsynced: a file lost or torn is only
+   * read again from the logs). `when`: `'changed'` (a sweep) writes whatever moved; `'named'` (a
+   * close) only when an append named a blob since the last write. Watermarks need not advance
+   * for correctness: an entry behind its log has only its new events read at the next sweep,
+   * which then writes the file; a close after appends that named nothing leaves it as it is.
+   */
+  persist(when: 'changed' | 'named' = 'changed'): Promise<void> {
     this.saving = this.saving.then(async () => {
-      if (!this.dirty || !fs.existsSync(this.dir)) return;
+      if (!(when === 'named' ? this.named : this.dirty || this.named) || !fs.existsSync(this.dir)) return;
       await this.load();
       this.dirty = false;
+      this.named = false;
       const out: RefsFile = { v: 1, sessions: {} };
       for (const [id, e] of this.entries) if (e.from === 0) out.sessions[id] = { c: e.createdAt, n: e.length, b: [...e.blobs] };
       const temp = `${this.file}.tmp`; // one writing process per store (its lock), and one write at a time here
@@ -126,6 +137,7 @@ export class BlobRefs {
         await fsp.rename(temp, this.file);
       } catch {
         this.dirty = true; // tried again at the next sweep or close
+        this.named = true;
         await fsp.rm(temp, { force: true }).catch(() => undefined);
       }
     });
@@ -165,8 +177,9 @@ export class BlobRefs {
       e = { createdAt, from: first, length: first, blobs: new Set() };
       this.entries.set(id, e);
     }
-    this.add(e, checkpointIds(events));
+    if (this.add(e, checkpointIds(events))) this.named = true;
     if (first <= e.length) e.length = Math.max(e.length, first + events.length);
+    this.dirty = true;
   }
 
   /** Read the file once, merged under what this process has written since it began. */
@@ -190,13 +203,17 @@ export class BlobRefs {
     return this.loaded;
   }
 
-  private add(e: Entry, ids: readonly string[]): void {
+  /** Take `ids` into the entry; whether one was new to it. */
+  private add(e: Entry, ids: readonly string[]): boolean {
+    let added = false;
     for (const id of ids) {
       if (e.blobs.has(id)) continue;
       e.blobs.add(id);
       this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+      added = true;
     }
     this.dirty = true;
+    return added;
   }
 
   private remove(sessionId: string): void {

@@ -158,9 +158,13 @@ export class CheckpointService {
     return out;
   }
 
-  /** The harness is closing and nothing more is appended: the index is written for the next process (`blob-refs.ts`). */
+  /**
+   * The harness is closing and nothing more is appended: the index is written for the next
+   * process when an append named a blob since it was last written (`blob-refs.ts`); a close after
+   * turns that named none leaves the file, whose lag costs the next sweep a read of the new events.
+   */
   persistRefs(): Promise<void> {
-    return this.refs.persist();
+    return this.refs.persist('named');
   }
 
   /** `fn` as a recording: the blobs it stores are held from a deletion's sweep until it ends. */

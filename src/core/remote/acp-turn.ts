@@ -8,7 +8,7 @@ import { AgentExit, delay, linkCaps, processSpec, sessionMeta, untilExit } from 
 import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
 import { projectConfigRefusal } from './acp-project-config';
 import type { AcpPhase, AcpProcessSource } from './acp-source';
-import { claudeConfigDir, claudeInstructions } from './claude-instructions';
+import { claudeConfigDir, claudeInstructions, isClaudeAcp } from './claude-instructions';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import type { AcpAgentSettings } from './settings';
@@ -44,8 +44,10 @@ export class AcpTurn implements LinkSession {
   private refused: string | undefined;
   /** The link is the source's kept one: other children's sessions may be on it. */
   private shared = false;
-  /** What `session/new` and `session/load` carry in `_meta` (`sessionMeta`), set once the process is known. */
+  /** What `session/new` and `session/load` carry in `_meta` (`sessionMeta`), set once the agent has said who it is. */
   private meta: ReturnType<typeof sessionMeta> = {};
+  /** Claude Code's config folder for a local agent (whose files are on this machine); undefined for a placed one. */
+  private configDir: string | undefined;
   private sessionId: string | undefined;
   /** Updates are applied one after another, in the order they arrived. */
   private chain: Promise<void> = Promise.resolve();
@@ -100,7 +102,7 @@ export class AcpTurn implements LinkSession {
     if (ctx.signal.aborted) return { stopReason: 'interrupted' };
     this.shared = !!opened?.keep;
     // A process source's agent works on another machine's files (and is Arbor there): only a local agent is given what is read here.
-    this.meta = sessionMeta(ctx.sandbox, opened ? '' : claudeInstructions(ctx.sandbox, ctx.cwd, claudeConfigDir(spec.env)));
+    this.configDir = opened ? undefined : claudeConfigDir(spec.env);
     const make = () => new AcpLink(acp, spec, opened?.preamble, linkCaps(!!this.children));
     const link = this.shared ? await this.kept.take(make) : make();
 
@@ -182,6 +184,11 @@ export class AcpTurn implements LinkSession {
     if (unsafe) return { stopReason: 'error', error: unsafe };
     // On a kept link that already has the child's session (its last turn ran on it), nothing is loaded.
     const open = this.shared && ctx.resume && link.known.has(ctx.resume) ? { sessionId: ctx.resume, modes: link.known.get(ctx.resume) } : undefined;
+    // The instructions go only to Claude Code's adapter (no other agent reads them), and are read
+    // only when its session opens here: once per child session (a local agent's child is one-shot,
+    // one turn; a placed child's later turns are given none).
+    const dir = open || ctx.sandbox === 'full-access' || !isClaudeAcp(init.agentInfo?.name) ? undefined : this.configDir;
+    this.meta = sessionMeta(ctx.sandbox, dir === undefined ? '' : claudeInstructions(ctx.sandbox, ctx.cwd, dir));
     const loaded = open ?? (this.source && ctx.resume ? await this.load(link, ctx.resume, cwd) : undefined);
     const created = loaded ?? (await this.untilExit(agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...this.meta }), link));
     this.sessionId = created.sessionId;

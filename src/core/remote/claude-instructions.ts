@@ -24,6 +24,14 @@ export function claudeInstructions(sandbox: SandboxMode, cwd: string, configDir:
   return readInstructions({ root, cwd, userFile: path.join(configDir, 'CLAUDE.md'), maxBytes: DEFAULT_INSTRUCTION_BYTES, every: true }).text;
 }
 
+/** The ACP agents (`initialize`'s `agentInfo.name`) that are Claude Code: claude-agent-acp (once claude-code-acp). */
+const CLAUDE_ACP = /(^|\/)claude-(agent|code)-acp$/;
+
+/** Whether an ACP agent that names itself `name` is Claude Code's adapter, the one agent that takes the instructions. */
+export function isClaudeAcp(name: string | undefined): boolean {
+  return name !== undefined && CLAUDE_ACP.test(name);
+}
+
 /** Claude Code's config folder for a process with environment `env`: `CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function claudeConfigDir(env: Readonly<Record<string, string | undefined>>): string {
   return env.CLAUDE_CONFIG_DIR || path.join(env.HOME || os.homedir(), '.claude');

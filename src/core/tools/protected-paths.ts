@@ -71,15 +71,41 @@ export const HOME_DOT_REASON =
  * writes `~/.bashrc` with write_file where `echo >> ~/.bashrc` is refused.
  */
 async function homeDotEntryOf(ctx: ProtectContext, realPath: string): Promise<string | undefined> {
-  const home = await physicalPath(os.homedir());
-  if (!home.ok || !isWithin(realPath, home.path) || realPath === home.path) return undefined;
-  const first = path.relative(home.path, realPath).split(path.sep)[0];
+  const home = await linkFreeReal(os.homedir());
+  if (home === undefined || !isWithin(realPath, home) || realPath === home) return undefined;
+  const first = path.relative(home, realPath).split(path.sep)[0];
   if (!first.startsWith('.')) return undefined;
   for (const root of ctx.roots) {
-    const real = await physicalPath(path.resolve(root));
-    if (real.ok && isWithin(home.path, real.path)) return HOME_DOT_REASON;
+    const real = await linkFreeReal(path.resolve(root));
+    if (real !== undefined && isWithin(home, real)) return HOME_DOT_REASON;
   }
   return undefined;
+}
+
+/**
+ * Existing absolute paths with no symlink on the way, each its own real path: resolved once per
+ * process. Only these are kept. A link on the way (`HOME=/work/me -> /work/real`) can be pointed elsewhere
+ * by a confined command when it sits in a root (it is no protected name), which would move the
+ * home folder the shell reads under a cached answer: such a path is resolved at every check. A
+ * path with no link stays its own real path unless a folder on it is renamed or replaced by a
+ * link, which a confined command cannot do: a folder above every root is read-only to it, a
+ * root is a mount point, and a home folder inside a root is guarded with the folders up to the
+ * root pinned (`sandbox/protected-mounts.ts`). An unconfined command could, but it can also
+ * write the file itself. Bounded: roots and home are few; past the bound nothing more is kept.
+ */
+const LINK_FREE = new Set<string>();
+const MAX_LINK_FREE = 256;
+
+async function linkFreeReal(absolute: string): Promise<string | undefined> {
+  if (LINK_FREE.has(absolute)) return absolute;
+  // Kept only when it exists: a missing home folder may yet be made, as a link, by a command.
+  const existing = await fsp.realpath(absolute).catch(() => undefined);
+  if (existing === absolute) {
+    if (LINK_FREE.size < MAX_LINK_FREE) LINK_FREE.add(absolute);
+    return absolute;
+  }
+  const real = await physicalPath(absolute);
+  return real.ok ? real.path : undefined;
 }
 
 function firstWithin(p: string, dirs: readonly string[]): string | undefined {

@@ -145,6 +145,45 @@ describe('checkpoints: a deletion’s sweep reads no other session’s log', () 
     await intact(h);
   });
 
+  it('a close after turns that named no blob leaves the index file as it is; the next sweep reads only what it lacks and writes it', async () => {
+    const a = await turn(w.t.h, 'a', { toolCalls: [write('a.txt', 'A’s\n')] });
+    const spare = await turn(w.t.h, 'spare', { toolCalls: [write('spare.txt', 'spare\n')] });
+    let h = await reopen(w.t.h);
+    const written = () => {
+      const st = fs.statSync(refsFile());
+      return { ino: st.ino, mtimeMs: st.mtimeMs, text: fs.readFileSync(refsFile(), 'utf8') };
+    };
+    const first = written();
+    assert.ok(JSON.parse(first.text).sessions[a], 'the close after a turn that named a blob wrote the index');
+    // Turns that name no blob: a plain answer in A, a new conversation with one.
+    w.script.on('plain', { text: 'just words' });
+    await h.send(a, '[[plain]] talk');
+    await h.settle();
+    const b = await turn(h, 'b-plain');
+    h = await reopen(h);
+    assert.deepEqual(written(), first, 'the close wrote nothing: same file (inode, time, text)');
+    h = await reopen(h);
+    assert.deepEqual(written(), first, 'nor the next one');
+    // What the lag costs: the sweep reads A's new events and B's log (it has no entry), nothing else; all blobs named stay.
+    const swept = await forgetCounting(h, spare);
+    assert.deepEqual(new Set(swept.others), new Set([a, b]));
+    await intact(h);
+    assert.equal(has('A’s\n'), true);
+    assert.equal(has('spare\n'), false, 'the deleted session’s blob went');
+    const afterSweep = written();
+    assert.notEqual(afterSweep.ino, first.ino, 'the sweep wrote the index');
+    assert.equal(JSON.parse(afterSweep.text).sessions[b].n, await h.store.length(b), 'with every watermark');
+    // A turn that names a blob: its close writes the index again.
+    w.script.on('a2', { toolCalls: [write('a2.txt', 'A again\n')] }, { text: 'done' });
+    await h.send(a, '[[a2]] more');
+    await h.settle();
+    h = await reopen(h);
+    const last = written();
+    assert.notEqual(last.ino, afterSweep.ino, 'a close after a blob was named writes it');
+    assert.equal(JSON.parse(last.text).sessions[a].n, await h.store.length(a));
+    assert.deepEqual((await forgetCounting(h, b)).others, [], 'and the next process reads no log');
+  });
+
   for (const at of ['unlink', 'refs'] as const) {
     it(`a kill -9 ${at === 'unlink' ? 'after the sweep’s first removal' : 'before the index file is renamed'}: every named blob intact, the next sweep removes the rest, no log read`, async () => {
       fs.writeFileSync(file('s.txt'), 'orig\n');

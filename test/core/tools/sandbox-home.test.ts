@@ -83,4 +83,48 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
     const free = await call(write, { path: '.prettierrc', content: '{}\n' }, ws.ctx());
     assert.equal(free.isError, false, free.content);
   });
+
+  // The home folder's real path is kept per process when no link is on its way (protected-paths.ts):
+  // whatever a command could change under it must still be seen by the next write.
+  it('attack: HOME through a link in the workspace, pointed elsewhere between two writes: the new target’s dot files ask', async () => {
+    ws = makeWorkspace();
+    fs.mkdirSync(ws.at('real'));
+    fs.mkdirSync(ws.at('other'));
+    fs.symlinkSync(ws.at('real'), ws.at('me'));
+    process.env.HOME = ws.at('me');
+    const write = createWriteFileTool();
+    const asks = async (p: string) => {
+      const r = await call(write, { path: p, content: 'evil\n' }, ws.ctx());
+      return r.isError && /a dot file or folder of your home folder/.test(r.content);
+    };
+    assert.equal(await asks('real/.bashrc'), true);
+    assert.equal(await asks('other/.bashrc'), false, 'not the home folder (yet)');
+    // What a confined command may do: the link is no protected name.
+    fs.rmSync(ws.at('me'));
+    fs.symlinkSync(ws.at('other'), ws.at('me'));
+    assert.equal(await asks('other/.profile'), true, 'the home folder the shell now reads');
+    assert.equal(await asks('real/.profile'), false);
+    // A home folder missing at the first check, made later as a link.
+    process.env.HOME = ws.at('later');
+    assert.equal(await asks('real/.zshrc'), false);
+    fs.symlinkSync(ws.at('real'), ws.at('later'));
+    assert.equal(await asks('real/.zshrc'), true, 'a home folder that was missing is not taken for link-free');
+  });
+
+  it('attack: a confined command cannot move a link-free home folder and leave a link in its place (what keeping its real path relies on)', async () => {
+    ws = makeWorkspace();
+    const alice = ws.at('alice');
+    fs.mkdirSync(path.join(alice, 'projects'), { recursive: true });
+    process.env.HOME = alice;
+    const write = createWriteFileTool();
+    const first = await call(write, { path: 'alice/.bashrc', content: 'evil\n' }, ws.ctx());
+    assert.equal(first.isError, true, first.content); // the home folder's real path is kept from here on
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+    const r = await call(tool, { command: 'mv alice alice2 && ln -s alice2 alice; echo done', cwd: ws.root }, ws.ctx());
+    assert.match(r.content, /done/, r.content);
+    assert.equal(fs.lstatSync(alice).isDirectory(), true, `the home folder is still a folder, not a link: ${r.content}`);
+    assert.equal(fs.existsSync(ws.at('alice2')), false);
+    const again = await call(write, { path: 'alice/.bashrc', content: 'evil\n' }, ws.ctx());
+    assert.equal(again.isError, true, again.content);
+  });
 });

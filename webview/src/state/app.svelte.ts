@@ -50,7 +50,10 @@ export class AppState {
   chat = new ChatState();
   /** "Rewind…" from a message: its steps, preview and result (decision 0059). */
   // The flow asks through this view's one request path (failures reported in names); the generic passes through unchanged.
-  readonly rewind = new RewindFlow((body, what) => this.#ask(body as never, what) as never);
+  readonly rewind = new RewindFlow(
+    (body, what) => this.#ask(body as never, what) as never,
+    () => this.#composed,
+  );
   settings: PanelSettings | undefined = $state.raw();
   approvals: ApprovalPrompt[] = $state.raw([]);
   /** Approvals the user answered, until the host confirms (buttons stay disabled). */
@@ -200,7 +203,7 @@ export class AppState {
 
   fork(sessionId: string, seq: number): void {
     if (this.readOnly) return;
-    this.#ask({ type: 'session/fork', sessionId, seq }, 'Forking the conversation');
+    this.#ask({ type: 'session/fork', sessionId, seq, ...this.#composed }, 'Forking the conversation');
   }
 
   newConversation(): void {

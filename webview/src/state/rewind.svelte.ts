@@ -22,7 +22,16 @@ export class RewindFlow {
   /** Every conflict has a choice: Apply may go on. */
   readonly decided = $derived(this.preview?.files.every((f, i) => !f.conflict || f.conflict.reason === 'unavailable' || this.choices[i] !== null) ?? true);
 
-  constructor(private readonly ask: Ask) {}
+  /**
+   * `composed`: what a request carries of the panel's selection (decision 0120), read at each
+   * click: the dialog shows only while the chat shows its session, so the number it is composed
+   * under is the one of that moment (after a fork of "Both" the panel shows the fork, and an
+   * "Undo rewind" clicked back on this session is composed under the newer number).
+   */
+  constructor(
+    private readonly ask: Ask,
+    private readonly composed: () => { selection?: number } = () => ({}),
+  ) {}
 
   open(sessionId: string, seq: number): void {
     this.sessionId = sessionId;
@@ -47,7 +56,7 @@ export class RewindFlow {
       this.step = 'preview';
       return;
     }
-    await this.#load({ type: 'rewind/preview', sessionId: this.sessionId, seq: this.seq, subtree: this.subtree });
+    await this.#load({ type: 'rewind/preview', sessionId: this.sessionId, seq: this.seq, subtree: this.subtree, ...this.composed() });
   }
 
   choose(i: number, choice: RewindChoiceView): void {
@@ -61,7 +70,15 @@ export class RewindFlow {
     try {
       const what: RewindWhat = p.undo ? 'files' : this.what;
       const r = await this.ask(
-        { type: 'rewind/apply', sessionId: this.sessionId, seq: this.seq, what, ...(p.token ? { token: p.token } : {}), choices: [...this.choices] },
+        {
+          type: 'rewind/apply',
+          sessionId: this.sessionId,
+          seq: this.seq,
+          what,
+          ...(p.token ? { token: p.token } : {}),
+          choices: [...this.choices],
+          ...this.composed(),
+        },
         p.undo ? 'Undoing the rewind' : 'Rewinding',
       );
       if (!r) return;
@@ -77,7 +94,7 @@ export class RewindFlow {
     const seq = this.result?.undoSeq;
     if (seq === undefined) return;
     this.seq = seq;
-    await this.#load({ type: 'rewind/preview', sessionId: this.sessionId, seq, subtree: false, undo: true });
+    await this.#load({ type: 'rewind/preview', sessionId: this.sessionId, seq, subtree: false, undo: true, ...this.composed() });
   }
 
   async #load(body: RequestBody<'rewind/preview'> & { type: 'rewind/preview' }): Promise<void> {

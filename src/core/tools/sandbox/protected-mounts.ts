@@ -47,6 +47,43 @@ export interface ProtectedMounts {
 /** Entries of a guarded folder bound writable again; past this the rest stay read-only (and a note says so). */
 export const MAX_GUARDED_CHILDREN = 1000;
 
+/** Why a folder is guarded (read-only, its entries bound writable again). */
+type GuardKind = 'home' | 'unnamed' | 'link';
+
+interface GuardRule {
+  /** A folder guarded for several kinds follows the lowest rank's rule and note. */
+  rank: number;
+  /** Which of its entries are bound writable again (all of them when absent). */
+  keeps?: (child: string) => boolean;
+  /** What the command is told; `entries`: how many its folder held that could be bound writable. */
+  note(dir: string, entries: number): string;
+}
+
+/** One row per kind of guard: a kind without its rule is a compile error. */
+const GUARDS: { readonly [K in GuardKind]: GuardRule } = {
+  // The home folder inside a root: its dot entries are what the user's shell, git and desktop run next.
+  home: {
+    rank: 0,
+    keeps: (child) => !path.basename(child).startsWith('.'),
+    note: (dir) =>
+      `${dir} is your home folder, inside the workspace: its dot files and folders (shell profiles, .gitconfig, .config, .ssh) are read-only to commands and none can be made, and no entry can be created, renamed or removed directly in it (its other folders and files stay writable); open a project folder inside it as the workspace instead`,
+  },
+  // A subfolder the walk cannot name (not valid UTF-8): it stays read-only, whole.
+  unnamed: {
+    rank: 1,
+    note: (dir) =>
+      `${dir} holds a folder whose name is not valid UTF-8, which Arbor cannot search for protected names: that folder is read-only to commands, and no entry can be created, renamed or removed directly in ${dir}; rename it to a valid name to make it writable again`,
+  },
+  // A symlinked protected name (or a linked `HEAD` at a bare-looking top): a link cannot be mounted on.
+  link: {
+    rank: 2,
+    note: (dir, entries) =>
+      `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
+      (entries > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
+      '; create files there with write_file',
+  },
+};
+
 // The reads below are synchronous on purpose, as in `protected-walk.ts` and `git-hooks.ts`: a
 // realpath or a small read costs microseconds, while a hop through libuv's thread pool per
 // nested repository cost milliseconds a command on a loaded machine (50 nested repositories:
@@ -99,9 +136,12 @@ export async function protectedMounts(
   const unsearched: Unsearched[] = [];
   const readOnly = new Set<string>();
   const shadow = new Set<string>();
-  const guardedDirs = new Set<string>();
-  /** Guarded for a subfolder the walk cannot name (not valid UTF-8): it stays read-only, whole. */
-  const unnamedDirs = new Set<string>();
+  /** Guarded folders and why (the lowest-ranked kind when there are several). */
+  const guardedDirs = new Map<string, GuardKind>();
+  const guard = (dir: string, kind: GuardKind): void => {
+    const was = guardedDirs.get(dir);
+    if (was === undefined || GUARDS[kind].rank < GUARDS[was].rank) guardedDirs.set(dir, kind);
+  };
   const notes: string[] = [];
   // Stand-ins of this process's commands and of other Arbor processes': empty folders the host
   // removes when the last command on them ends, so a command must get a stand-in of its own there
@@ -149,7 +189,7 @@ export async function protectedMounts(
     const head = path.join(root, 'HEAD');
     const st = fs.lstatSync(head, { throwIfNoEntry: false });
     if (!st || standIn(head)) shadow.add(head);
-    else if (st.isSymbolicLink()) guardedDirs.add(root);
+    else if (st.isSymbolicLink()) guard(root, 'link');
     else if (st.isDirectory()) pinnedHeads.push(head);
     else readOnly.add(head);
   };
@@ -157,17 +197,14 @@ export async function protectedMounts(
     const tree = await protectedTree(root, limits, walk);
     if (tree.truncated) notes.push(tree.truncated);
     if (tree.appeared) appeared.push(...tree.appeared);
-    for (const d of tree.unnamedIn ?? []) {
-      guardedDirs.add(d);
-      unnamedDirs.add(d);
-    }
+    for (const d of tree.unnamedIn ?? []) guard(d, 'unnamed');
     if (tree.unsearchedSince !== undefined) unsearched.push({ root, since: tree.unsearchedSince });
     const presentAtTop = new Set<string>();
     const entries = tree.entries.filter((e) => !standIn(e.path));
     for (const e of entries) {
       if (e.dir === root) presentAtTop.add(e.name);
       // A symlinked entry (`.vscode -> config/editor`) protects what it points at, and its folder guards the link.
-      if (e.kind === 'link') guardedDirs.add(e.dir);
+      if (e.kind === 'link') guard(e.dir, 'link');
     }
     for (const e of entries) for (const p of protectedBy(e)) protect(p);
     for (const e of entries) if (e.name === '.git' && e.dir !== root) protectHooks(await repoHooksDirs(e.dir, e.kind === 'dir' ? e.path : undefined));
@@ -182,30 +219,14 @@ export async function protectedMounts(
   // user's shell, git and desktop run next (`.bashrc`, `.gitconfig`, `.config/autostart`), made or
   // changed. Guarded: read-only, its own folders and files bound writable again, never its dot entries.
   const home = real(os.homedir());
-  const homeDirs = new Set<string>();
-  if (home && rootOf(home)) {
-    guardedDirs.add(home);
-    homeDirs.add(home);
-  }
+  if (home && rootOf(home)) guard(home, 'home');
 
   const guarded: ProtectedMounts['guarded'] = [];
-  for (const dir of [...guardedDirs].sort()) {
-    const children = writableChildren(dir, standIn).filter((c) => !homeDirs.has(dir) || !path.basename(c).startsWith('.'));
+  for (const [dir, kind] of [...guardedDirs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const rule = GUARDS[kind];
+    const children = writableChildren(dir, standIn).filter((c) => rule.keeps?.(c) ?? true);
     guarded.push({ dir, children: children.slice(0, MAX_GUARDED_CHILDREN) });
-    if (homeDirs.has(dir))
-      notes.push(
-        `${dir} is your home folder, inside the workspace: its dot files and folders (shell profiles, .gitconfig, .config, .ssh) are read-only to commands and none can be made, and no entry can be created, renamed or removed directly in it (its other folders and files stay writable); open a project folder inside it as the workspace instead`,
-      );
-    else if (unnamedDirs.has(dir))
-      notes.push(
-        `${dir} holds a folder whose name is not valid UTF-8, which Arbor cannot search for protected names: that folder is read-only to commands, and no entry can be created, renamed or removed directly in ${dir}; rename it to a valid name to make it writable again`,
-      );
-    else
-      notes.push(
-        `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
-          (children.length > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
-          '; create files there with write_file',
-      );
+    notes.push(rule.note(dir, children.length));
   }
   // A stand-in whose folder is read-only anyway (guarded, or inside a protected path such as a
   // hooks folder configured inside `.git`) is not needed, and bwrap could not make it there.
@@ -214,7 +235,7 @@ export async function protectedMounts(
   // stands at only while its folder stays (`mv lib/tools t; mkdir -p lib/tools/hooks` put a hook
   // where `core.hooksPath = tools/hooks` points, past the stand-in that moved along).
   const pinned = new Set<string>(pinnedHeads.filter((p) => !guardedDirs.has(path.dirname(p))));
-  for (const p of [...readOnly, ...guardedDirs, ...shadows]) {
+  for (const p of [...readOnly, ...guardedDirs.keys(), ...shadows]) {
     const root = rootOf(p);
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
