@@ -75,6 +75,18 @@ export function refuseMadeByCommand(folder: string, storeDir?: string, programs:
   }
 }
 
+/**
+ * `run`, `send` and `goal`, which drive turns: an explicit `--sandbox` is also the widest anything
+ * of this process runs under, a session's own earlier switch (made in `arbor acp` or the panel on
+ * this store) included — `arbor send --sandbox read-only` never runs a session switched to
+ * full-access unconfined (decision 0125). Without the flag a session's switch holds, as before.
+ * `arbor acp` does not use it: there the client switches modes.
+ */
+export function turnConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
+  const config = harnessConfig(args, env);
+  return args.options.has('sandbox') ? { ...config, ceiling: { sandbox: config.sandbox } } : config;
+}
+
 /** Everything `run` and `send` need, from flags and environment. */
 export function harnessConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
   const baseURL = (args.options.get('base-url') as string | undefined) ?? env.ARBOR_BASE_URL ?? DEFAULT_BASE_URL;

@@ -1,7 +1,7 @@
 import { GoalError, type GoalSnapshot } from '../core/goal/snapshot';
 import type { Harness } from '../core/harness';
 import { type ParsedArgs, UsageError } from './args';
-import { harnessConfig } from './config';
+import { turnConfig } from './config';
 import { openHarness } from './open-harness';
 import { type Command, type Io, wireOutput } from './output';
 
@@ -67,7 +67,7 @@ export const goal: Command = async (args, io) => {
   const fn = sub && Object.hasOwn(SUBS, sub) ? SUBS[sub] : undefined;
   if (!fn) throw new UsageError(`arbor goal needs one of ${Object.keys(SUBS).join(', ')}`);
   if (!id) throw new UsageError(`arbor goal ${sub} needs a session ID`);
-  const h = await openHarness(harnessConfig(args, io.env), io);
+  const h = await openHarness(turnConfig(args, io.env), io);
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);
     return await fn(h, id, rest, args, io);

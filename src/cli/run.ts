@@ -1,7 +1,7 @@
 import type { Harness } from '../core/harness';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
 import { UsageError } from './args';
-import { budgetOf, harnessConfig } from './config';
+import { budgetOf, turnConfig } from './config';
 import { mcpReady } from './mcp';
 import { openHarness } from './open-harness';
 import { type Command, type Io, wireOutput } from './output';
@@ -54,7 +54,7 @@ export const run: Command = async (args, io) => {
   const budget = budgetOf(args);
   // (A bare --agent is refused by the parser: it takes a value.)
   const named = args.options.get('agent') as string | undefined;
-  const h = await openHarness(harnessConfig(args, io.env), io);
+  const h = await openHarness(turnConfig(args, io.env), io);
   const stop = onStopSignals(io);
   try {
     const warned = probesBeside(h, io);
@@ -78,7 +78,7 @@ export const send: Command = async (args, io) => {
   const msg = rest.join(' ').trim();
   if (!id || !msg) throw new UsageError('arbor send needs a session ID and a MESSAGE');
   const budget = budgetOf(args);
-  const h = await openHarness(harnessConfig(args, io.env), io);
+  const h = await openHarness(turnConfig(args, io.env), io);
   const stop = onStopSignals(io);
   try {
     if (!h.store.has(id)) throw new UsageError(`No session ${id} in ${h.store.dir}; see 'arbor sessions'.`);

@@ -173,6 +173,8 @@ export class Harness {
   setDefaults(d: HarnessDefaults): void {
     if (d.sandbox) this.config.sandbox = d.sandbox;
     if (d.approval) this.config.approval = d.approval;
+    if (d.ceiling === null) delete this.config.ceiling;
+    else if (d.ceiling) this.config.ceiling = { ...d.ceiling };
     if (d.childApproval) this.config.childApproval = d.childApproval;
     if (d.maxDepth !== undefined) this.config.maxDepth = d.maxDepth;
     if (d.releaseDelayMs !== undefined) this.config.releaseDelayMs = d.releaseDelayMs;

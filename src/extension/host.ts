@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from '../core/errors';
 import { Harness, type HarnessConfig, type ModelConfig } from '../core/harness';
+import { RESTRICTED_CEILING } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
 import { recoveryNotes } from '../core/recovered-work';
 import { describePidNamespace, pidNamespace } from '../core/remote/pid-namespace';
@@ -149,9 +150,11 @@ export class ArborHost implements CommandHost {
       storeDir,
       workspace,
       model: await this.modelConfig(),
-      // Restricted Mode: read-only, and nothing that needs approval (commands) can run.
+      // Restricted Mode: read-only, and nothing that needs approval (commands) can run — a
+      // ceiling, so a session's own earlier switch (full-access, ask) does not lift it.
       sandbox: restricted ? 'read-only' : s.sandbox,
       approval: restricted ? 'never' : s.approval,
+      ...(restricted ? { ceiling: { ...RESTRICTED_CEILING } } : {}),
       approvalPort: this.controller,
       maxDepth: s.maxDepth,
       childApproval: s.childApproval,
@@ -262,6 +265,7 @@ export class ArborHost implements CommandHost {
       h?.setDefaults({
         sandbox: p.sandbox,
         approval: p.approval,
+        ceiling: p.restricted ? { ...RESTRICTED_CEILING } : null,
         childApproval: s.childApproval,
         maxDepth: s.maxDepth,
         releaseDelayMs: s.releaseDelayMs,

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { effectiveApproval } from '../core/policy/approval';
-import { effectiveSandbox } from '../core/policy/sandbox';
+import { effectiveSandbox, RESTRICTED_CEILING } from '../core/policy/sandbox';
 import { policyOverrides } from '../core/session/folds';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 import type { CommandHost } from './command-host';
@@ -30,7 +30,8 @@ async function current(host: CommandHost, sessionId: string | undefined): Promis
   const defaults = host.panelSettings();
   if (!sessionId) return { sandbox: defaults.sandbox, approval: defaults.approval };
   const o = policyOverrides(await host.controller.events(sessionId));
-  return { sandbox: effectiveSandbox(o, defaults.sandbox), approval: effectiveApproval(o, defaults.approval) };
+  const ceiling = defaults.restricted ? RESTRICTED_CEILING : undefined;
+  return { sandbox: effectiveSandbox(o, defaults.sandbox, ceiling), approval: effectiveApproval(o, defaults.approval, ceiling) };
 }
 
 export function modeItems(now: { sandbox: SandboxMode; approval: ApprovalPolicy }): ModeItem[] {
@@ -67,7 +68,14 @@ export async function pickPolicy(host: CommandHost, sessionId: string | undefine
   const setting = choice.kind === 'sandbox' ? 'policy.sandbox' : 'policy.approval';
   const scopes: ScopeItem[] = [
     ...(sessionId
-      ? [{ label: 'This session', description: sessionId, detail: 'Recorded in its log; its running children keep theirs.', scope: 'session' as const }]
+      ? [
+          {
+            label: 'This session',
+            description: sessionId,
+            detail: 'Recorded in its log; its running children keep theirs until it next messages them (a narrower mode then reaches them).',
+            scope: 'session' as const,
+          },
+        ]
       : []),
     {
       label: 'All sessions (user setting)',

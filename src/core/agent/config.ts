@@ -1,4 +1,5 @@
 import type { ModelClient } from '../model/types';
+import type { PolicyCeiling } from '../policy/sandbox';
 import type { ApprovalPolicy, InboxAcceptedEvent, MessageSource, SandboxMode, StopReason, ToolCall } from '../session/events';
 import type { ApprovalPort, ProtectedPath, Tool, ToolContext, ToolResult } from '../tools/tool';
 import type { SessionWriter } from './session-writer';
@@ -32,8 +33,8 @@ export interface AgentConfig extends ToolCallHooks {
   roots: readonly string[];
   /** Paths writes need approval for besides the protected names (the session store). */
   protectedPaths?: readonly ProtectedPath[];
-  /** Deployment defaults; the session's own policy events override them. */
-  defaults: { sandbox: SandboxMode; approval: ApprovalPolicy };
+  /** Deployment defaults; the session's own policy events override them, never past `ceiling` (Restricted Mode). */
+  defaults: { sandbox: SandboxMode; approval: ApprovalPolicy; ceiling?: PolicyCeiling };
   approval?: ApprovalPort;
   /** Model calls allowed in one turn before it ends with an error. */
   maxSteps?: number;

@@ -6,6 +6,7 @@ import type { McpDeployment } from '../mcp/deployment';
 import type { CapFieldSetting } from '../model/cap-field';
 import type { ModelClient } from '../model/types';
 import type { PlacementSettings } from '../placement/types';
+import type { PolicyCeiling } from '../policy/sandbox';
 import type { ProjectFilesOptions } from '../project/project-files';
 import type { RemoteSettings } from '../remote/settings';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
@@ -37,6 +38,8 @@ export interface HarnessConfig {
     | { client: ModelClient; name: string; maxTokens?: number };
   sandbox: SandboxMode;
   approval: ApprovalPolicy;
+  /** The widest any session runs under, its own switches included (VS Code's Restricted Mode); absent: none. */
+  ceiling?: PolicyCeiling;
   approvalPort?: ApprovalPort;
   maxSteps?: number;
   compaction?: { thresholdTokens: number; keepTurns?: number };
@@ -98,6 +101,8 @@ export interface HarnessConfig {
 export interface HarnessDefaults {
   sandbox?: SandboxMode;
   approval?: ApprovalPolicy;
+  /** The policy ceiling from the next tool call on; null lifts it (a workspace trusted again). */
+  ceiling?: PolicyCeiling | null;
   /** What the next child started or resumed does with requests needing approval. */
   childApproval?: 'never' | 'escalate';
   /** Confined commands may use the network. */

@@ -1,7 +1,7 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { PolicyOverrides } from '../session/folds';
 import { type ApprovalTarget, type GrantBook, type GrantScope, offeredScope, whyNoGrant } from './grants';
-import type { Effective } from './sandbox';
+import type { Effective, PolicyCeiling } from './sandbox';
 
 /** A request for a human (or an approval service) to allow one action. */
 export interface ApprovalRequest {
@@ -42,12 +42,13 @@ export interface ApprovalPort {
   ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision | ApprovalReply>;
 }
 
-/** The approval policy a session runs under now: its last `approval/policy` event, else the deployment default. */
-export function effectiveApproval(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy): ApprovalPolicy {
-  return approvalWithSource(overrides, deploymentDefault).value;
+/** The approval policy a session runs under now: its last `approval/policy` event, else the deployment default; `never` under a ceiling of `never`. */
+export function effectiveApproval(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy, ceiling?: PolicyCeiling): ApprovalPolicy {
+  return approvalWithSource(overrides, deploymentDefault, ceiling).value;
 }
 
-export function approvalWithSource(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy): Effective<ApprovalPolicy> {
+export function approvalWithSource(overrides: PolicyOverrides, deploymentDefault: ApprovalPolicy, ceiling?: PolicyCeiling): Effective<ApprovalPolicy> {
+  if (ceiling?.approval === 'never') return { value: 'never', source: 'deployment' };
   const o = overrides.approval;
   return o ? { value: o.value, source: o.source, seq: o.seq } : { value: deploymentDefault, source: 'deployment' };
 }

@@ -72,7 +72,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
       await beforeStep?.(); // the child's fan-out slot, like a model request's
       if (signal.aborted) return await stopped();
       const overrides = policyOverrides(w.session.events);
-      const sandbox = effectiveSandbox(overrides, cfg.defaults.sandbox);
+      const sandbox = effectiveSandbox(overrides, cfg.defaults.sandbox, cfg.defaults.ceiling);
       if (!driver.supports(sandbox))
         return await end(
           'error',
@@ -108,7 +108,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
             prompt,
             cwd: remoteCwd(w.session.header.cwd, cfg.roots),
             sandbox,
-            approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval),
+            approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval, cfg.defaults.ceiling),
             ...(cfg.approval ? { approval: cfg.approval } : {}),
             signal: AbortSignal.any([signal, spent.signal]),
             ...resumeContext(w.session, msg.text, cfg.roots),

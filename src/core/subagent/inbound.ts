@@ -1,8 +1,9 @@
 import type { Agent } from '../agent/agent';
 import { SessionWriter } from '../agent/session-writer';
-import type { MessageSource } from '../session/events';
+import type { ApprovalPolicy, MessageSource, SandboxMode } from '../session/events';
 import type { Store } from '../store/store';
 import { mirrorRefusal } from './mirrors';
+import { narrowingFor, type PolicyNow, policyNow } from './policy-snapshot';
 import { type FollowupPath, SubagentError } from './types';
 import { acceptUnder, Underway, type Work } from './underway';
 
@@ -29,6 +30,10 @@ export interface ResidentsPort<R extends Resident> {
   armReleaseIfSettled(r: R): void;
   /** Rebuild a child from its own log and make it resident again. */
   coldResume(childId: string): Promise<R>;
+  /** The policy a resident session (a message's sender) runs under now; undefined when it is not resident. */
+  policyOf(id: string): PolicyNow | undefined;
+  /** The deployment's defaults, for a child's policy now. */
+  defaults(): { sandbox?: SandboxMode; approval: ApprovalPolicy };
 }
 
 /** The ways into a continuable child: its inbox when resident, a cold resume when released. */
@@ -43,11 +48,21 @@ export class Inbound<R extends Resident> {
   constructor(private readonly residents: ResidentsPort<R>) {}
 
   followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
+    // The sender's bounds as they are at the call (before any await): a parent's message carries
+    // them, so a parent narrowed since the child started never gets its old width back through it
+    // (decision 0125). A human's own message (no caller) is the user's: it narrows nothing.
+    const bound = callerId !== null ? this.residents.policyOf(callerId) : undefined;
     // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
-    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work));
+    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work, bound));
   }
 
-  private async followupAs(callerId: string | null, childId: string, text: string, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
+  private async followupAs(
+    callerId: string | null,
+    childId: string,
+    text: string,
+    work: Work,
+    bound: PolicyNow | undefined,
+  ): Promise<{ messageId: string; path: FollowupPath }> {
     const store = this.residents.store;
     const header = store.header(childId);
     if (!header) throw new SubagentError('UNKNOWN_CHILD', `No agent ${childId}; list_agents shows the ids you can message.`);
@@ -57,7 +72,7 @@ export class Inbound<R extends Resident> {
       throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
     const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
     if (mirror) throw mirror;
-    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work);
+    return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work, bound);
   }
 
   /**
@@ -93,7 +108,9 @@ export class Inbound<R extends Resident> {
    * starts nothing: the pause comes in the same tick as the accept, before the turn it
    * scheduled opens (the next tick, decision 0075). A Stop during the write is the Stop's own.
    */
-  private async accept(a: R, text: string, source: MessageSource, work: Work): Promise<string> {
+  private async accept(a: R, text: string, source: MessageSource, work: Work, bound?: PolicyNow): Promise<string> {
+    // The sender's narrower bounds go in first: the child's next tool call, and the turn this message starts, run under them.
+    if (bound) for (const draft of narrowingFor(bound, policyNow(a.agent.session.events, this.residents.defaults()))) await a.agent.append(draft);
     const messageId = await acceptUnder(a.agent, text, source, work);
     if (work.halted) this.residents.armReleaseIfSettled(a);
     return messageId;
@@ -106,7 +123,13 @@ export class Inbound<R extends Resident> {
   }
 
   /** Into a continuable child's inbox: running → inbox, waiting → wake, not resident → cold resume. */
-  private async enqueue(childId: string, text: string, source: MessageSource, work: Work): Promise<{ messageId: string; path: FollowupPath }> {
+  private async enqueue(
+    childId: string,
+    text: string,
+    source: MessageSource,
+    work: Work,
+    bound?: PolicyNow,
+  ): Promise<{ messageId: string; path: FollowupPath }> {
     // Checked after every await (each call, the retry below included) and before the accept.
     this.refuseIfClosing(childId);
     this.refuseIfCancelled(childId, work);
@@ -115,7 +138,7 @@ export class Inbound<R extends Resident> {
       // Later FIFO turns: never joins a running turn, never calls the provider again.
       const path: FollowupPath = work.halted ? 'kept' : live.agent.activity === 'running' ? 'inbox' : 'wake';
       this.residents.disarm(live);
-      const messageId = await this.accept(live, text, source, work);
+      const messageId = await this.accept(live, text, source, work, bound);
       return { messageId, path };
     }
     // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
@@ -123,14 +146,14 @@ export class Inbound<R extends Resident> {
     const pending = this.busy.get(childId);
     if (pending) {
       await pending.catch(() => undefined);
-      return this.enqueue(childId, text, source, work);
+      return this.enqueue(childId, text, source, work, bound);
     }
     const a = await this.resumeOnce(childId);
     // Closing: `close` waited for this resume and residency releases it.
     this.refuseIfClosing(childId);
     if (work.signal?.aborted) this.keepPaused(a);
     this.refuseIfCancelled(childId, work);
-    const messageId = await this.accept(a, text, source, work);
+    const messageId = await this.accept(a, text, source, work, bound);
     return { messageId, path: work.halted ? 'kept' : 'cold-resume' };
   }
 

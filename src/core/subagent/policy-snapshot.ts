@@ -1,5 +1,7 @@
+import { effectiveApproval } from '../policy/approval';
+import { effectiveSandbox } from '../policy/sandbox';
 import type { Persona } from '../scope/prompt';
-import type { ApprovalPolicy, SandboxMode, SessionHeader, SubagentDescriptorEvent } from '../session/events';
+import type { ApprovalPolicy, EventDraft, SandboxMode, SessionEvent, SessionHeader, SubagentDescriptorEvent } from '../session/events';
 import { descriptorOf, policyOverrides } from '../session/folds';
 import type { Session } from '../session/session';
 
@@ -19,6 +21,32 @@ export function capturePolicy(parent: Session): PolicySnapshot {
   if (o.sandbox) snap.sandbox = o.sandbox.value;
   if (o.approval) snap.approval = o.approval.value;
   return snap;
+}
+
+/** The policy a session runs under now: its own switches over the deployment's defaults. */
+export interface PolicyNow {
+  sandbox: SandboxMode;
+  approval: ApprovalPolicy;
+}
+
+/** `PolicyNow` of a session's events under the deployment's defaults (an unknown sandbox counts as read-only). */
+export function policyNow(events: readonly SessionEvent[], defaults: { sandbox?: SandboxMode; approval: ApprovalPolicy }): PolicyNow {
+  const o = policyOverrides(events);
+  return { sandbox: effectiveSandbox(o, defaults.sandbox ?? 'read-only'), approval: effectiveApproval(o, defaults.approval) };
+}
+
+const RANK: Record<SandboxMode, number> = { 'read-only': 0, 'workspace-write': 1, 'full-access': 2 };
+
+/**
+ * What a parent's message to its child appends to the child first (decision 0125): the parent's
+ * policy now, where it is narrower than the child's — never anything wider. A parent the user
+ * narrowed after the child started cannot get its old width back through that child.
+ */
+export function narrowingFor(parent: PolicyNow, child: PolicyNow): EventDraft[] {
+  const out: EventDraft[] = [];
+  if (RANK[parent.sandbox] < RANK[child.sandbox]) out.push({ type: 'sandbox/mode', mode: parent.sandbox, source: 'delegation' });
+  if (parent.approval === 'never' && child.approval !== 'never') out.push({ type: 'approval/policy', policy: 'never', source: 'delegation' });
+  return out;
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Agent } from '../agent/agent';
-import type { MessageSource, StopReason } from '../session/events';
+import type { ApprovalPolicy, MessageSource, SandboxMode, StopReason } from '../session/events';
 import { descriptorOf, lastTurnText } from '../session/folds';
 import { refusalSentence, refusedActions } from '../session/refusals';
 import { type ResumePort, rebuildFromLog } from './cold-resume';
 import { Inbound } from './inbound';
+import type { PolicyNow } from './policy-snapshot';
 import type { FollowupPath } from './types';
 import type { Work } from './underway';
 
@@ -12,6 +13,9 @@ export interface ResidencyPort extends ResumePort {
   /** Read each time an Activation settles: a settings change reaches the next release. */
   releaseDelayMs: () => number;
   deliver(parentId: string, text: string, source: MessageSource, quiet: boolean): Promise<void>;
+  /** The policy a resident session runs under now (a message's sender); undefined when not resident. */
+  policyOf(id: string): PolicyNow | undefined;
+  defaults(): { sandbox?: SandboxMode; approval: ApprovalPolicy };
 }
 
 /** A continuable child's process-local residency: its Agent, inbox and owned children. */
@@ -68,6 +72,8 @@ export class Residency {
       },
       armReleaseIfSettled: (a) => this.armReleaseIfSettled(a),
       coldResume: (id) => this.coldResume(id),
+      policyOf: (id) => rt.policyOf(id),
+      defaults: () => rt.defaults(),
     });
   }
 

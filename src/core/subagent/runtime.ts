@@ -13,6 +13,7 @@ import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { Gates } from './gates';
 import { type MirrorLive, MirrorRegistry } from './mirrors';
+import { policyNow } from './policy-snapshot';
 import { Residency } from './residency';
 import type { Mode, RuntimeDeps } from './runtime-deps';
 import { spawnProvider } from './spawn-provider';
@@ -49,6 +50,11 @@ export class SubagentRuntime implements SubagentControl {
       composition: (header, request, escalate, roots) => childComposition(this.child, header, request, escalate, roots),
       registerLocalTools: (childId, mode, request) => registerLocalTools(this.child, childId, mode, request),
       deliver: (parentId, text, source, quiet) => this.deliver(parentId, text, source, quiet),
+      policyOf: (id) => {
+        const a = deps.resident(id);
+        return a ? policyNow(a.session.events, { sandbox: deps.defaultSandbox?.(), approval: deps.defaultApproval() }) : undefined;
+      },
+      defaults: () => ({ sandbox: deps.defaultSandbox?.(), approval: deps.defaultApproval() }),
       ...(deps.worktrees?.fill ? { fillWorktree: (dir: string) => (deps.worktrees as Required<WorktreePort>).fill(dir) } : {}),
     });
     const report = deps.report ?? (() => undefined);
