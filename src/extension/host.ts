@@ -23,10 +23,11 @@ import { EventLogFeed, logSessionId } from './event-log';
 import { McpHost } from './mcp-host';
 import { readModelConfig, SECRET_KEY } from './model-config';
 import { pickPolicy } from './policy-picker';
+import { SaidOnce } from './policy-settings';
 import type { StatusCounts } from './presenter/status-bar';
 import { ReloadPrompt } from './reload-prompt';
 import { changedBy, LIVE_PATHS, type LivePath, type SettingKey } from './setting-rules';
-import { readPlacementsSetting, readRemote, readSettings } from './settings';
+import { type ArborSettings, readPlacementsSetting, readRemote, readSettings } from './settings';
 import { Webviews } from './webviews';
 import { disposeWorktreeReviews, openWorktreeReview } from './worktree-review';
 
@@ -56,6 +57,8 @@ export class ArborHost implements CommandHost {
   readonly onDidApplySettings = this.applied.event;
   /** MCP servers: the workspace's and the user's, the allow prompt, file watching (decision 0055). */
   private readonly mcp: McpHost;
+  /** Workspace values of `arbor.policy.*` wider than the user's: said once each (decision 0125, amended). */
+  private readonly ignoredPolicy = new SaidOnce();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -124,6 +127,7 @@ export class ArborHost implements CommandHost {
 
   private async createHarness(): Promise<Harness> {
     const s = readSettings();
+    this.sayIgnoredPolicy(s);
     const storeDir = this.context.storageUri
       ? path.join(this.context.storageUri.fsPath, 'store')
       : path.join(this.context.globalStorageUri.fsPath, 'no-folder', 'store');
@@ -220,6 +224,11 @@ export class ArborHost implements CommandHost {
     return h;
   }
 
+  /** A workspace's wider sandbox, approval or network, ignored: said in the log once per value and place. */
+  private sayIgnoredPolicy(s: ArborSettings): void {
+    for (const line of this.ignoredPolicy.fresh(s.policyIgnored)) this.log.warn(line);
+  }
+
   panelSettings(): PanelSettings {
     const s = readSettings();
     const restricted = !vscode.workspace.isTrusted;
@@ -262,6 +271,7 @@ export class ArborHost implements CommandHost {
     defaults: (h) => {
       const p = this.panelSettings();
       const s = readSettings();
+      this.sayIgnoredPolicy(s);
       h?.setDefaults({
         sandbox: p.sandbox,
         approval: p.approval,

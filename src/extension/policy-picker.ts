@@ -4,11 +4,14 @@ import { effectiveSandbox, RESTRICTED_CEILING } from '../core/policy/sandbox';
 import { policyOverrides } from '../core/session/folds';
 import type { ApprovalPolicy, SandboxMode } from '../protocol';
 import type { CommandHost } from './command-host';
+import { userPolicy, widerThan } from './policy-settings';
 
 // The sandbox / approval picker (`arbor.setSandbox`, and the mode indicator beside the chat
 // input). It marks what is in force now and asks where a choice should apply: this session
 // (its log), all sessions (user setting) or this workspace (.vscode/settings.json). Only the
-// last writes into the workspace folder, and only when the user picks it (decision 0015).
+// last writes into the workspace folder, and only when the user picks it (decision 0015); it is
+// offered only for a choice no wider than the user's own setting, since a workspace's value can
+// only narrow it (decision 0125, amended).
 
 type Choice = { kind: 'sandbox'; value: SandboxMode } | { kind: 'approval'; value: ApprovalPolicy };
 type ModeItem = vscode.QuickPickItem & { choice?: Choice };
@@ -65,7 +68,9 @@ export async function pickPolicy(host: CommandHost, sessionId: string | undefine
   });
   if (!picked?.choice) return;
   const choice = picked.choice;
-  const setting = choice.kind === 'sandbox' ? 'policy.sandbox' : 'policy.approval';
+  const setting = choice.kind === 'sandbox' ? ('policy.sandbox' as const) : ('policy.approval' as const);
+  // A workspace value wider than the user's own (or the default) would be ignored: not offered, and said why.
+  const workspaceNarrows = !widerThan(setting, choice.value, userPolicy(setting, vscode.workspace.getConfiguration('arbor').inspect(setting)?.globalValue));
   const scopes: ScopeItem[] = [
     ...(sessionId
       ? [
@@ -80,15 +85,21 @@ export async function pickPolicy(host: CommandHost, sessionId: string | undefine
     {
       label: 'All sessions (user setting)',
       description: `arbor.${setting}`,
-      detail: 'Your user settings; sessions with their own switch keep it.',
+      detail: workspaceNarrows
+        ? 'Your user settings; sessions with their own switch keep it.'
+        : "Your user settings; sessions with their own switch keep it. Not offered for this workspace: a workspace's settings (a cloned repository's) can only narrow yours, never widen them.",
       scope: 'user',
     },
-    {
-      label: 'This workspace (.vscode/settings.json)',
-      description: `arbor.${setting}`,
-      detail: "Writes the workspace's settings file, shared with everyone who opens it.",
-      scope: 'workspace',
-    },
+    ...(workspaceNarrows
+      ? [
+          {
+            label: 'This workspace (.vscode/settings.json)',
+            description: `arbor.${setting}`,
+            detail: "Writes the workspace's settings file, shared with everyone who opens it. It can only narrow each user's own setting.",
+            scope: 'workspace' as const,
+          },
+        ]
+      : []),
   ];
   const where = await vscode.window.showQuickPick(scopes, { title: `Apply ${choice.kind === 'sandbox' ? choice.value : `approval ${choice.value}`} to…` });
   if (!where) return;

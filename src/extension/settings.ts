@@ -6,6 +6,7 @@ import type { WorkflowDeployment } from '../core/workflow/limits';
 import type { ApprovalPolicy, ExamplePrompt, SandboxMode } from '../protocol';
 import { readExamplePrompts } from './example-prompts';
 import { type PlacementsSettingRead, readPlacementSettings } from './placement-settings';
+import { describeIgnored, type PolicyKey, readPolicySettings } from './policy-settings';
 import { type RemoteRead, readRemoteSettings } from './remote-settings';
 
 /** Arbor's settings as typed values (package.json `contributes.configuration`). */
@@ -26,6 +27,8 @@ export interface ArborSettings {
   maxConcurrent: number;
   /** Sandboxed commands may use the network. */
   network: boolean;
+  /** Workspace values of `arbor.policy.*` wider than the user's, ignored (decision 0125, amended), for the log. */
+  policyIgnored: string[];
   /** Offered as buttons by an empty panel. */
   examplePrompts: ExamplePrompt[];
   /** A goal's round limit when none is given. */
@@ -71,6 +74,9 @@ export function readSettings(): ArborSettings {
     ? c.get<string>('model.baseUrl', DEFAULT_BASE_URL)
     : (c.inspect<string>('model.baseUrl')?.globalValue ?? DEFAULT_BASE_URL);
   const maxTokens = c.get<number>('model.maxTokens', 0);
+  // Sandbox, approval, network: a workspace's value only narrows the user's (decision 0125, amended),
+  // trusted or not; Restricted Mode's ceiling applies on top (host.ts).
+  const policy = readPolicySettings((key: PolicyKey) => c.inspect(key));
   return {
     baseUrl,
     model: c.get<string>('model.name', DEFAULT_MODEL),
@@ -78,13 +84,13 @@ export function readSettings(): ArborSettings {
     capField: capFieldSetting(c.get<unknown>('model.completionCapField')),
     timeoutMs: Math.max(1, c.get<number>('model.timeoutSeconds', 120)) * 1000,
     maxDepth: c.get<number>('subagents.maxDepth', 5),
-    sandbox: c.get<SandboxMode>('policy.sandbox', 'workspace-write'),
-    approval: c.get<ApprovalPolicy>('policy.approval', 'ask'),
+    sandbox: policy.sandbox,
+    approval: policy.approval,
     childApproval: c.get<'never' | 'escalate'>('subagents.childApproval', 'never'),
     releaseDelayMs: c.get<number>('subagents.releaseDelayMs', 1000),
     maxConcurrent: Math.max(1, Math.floor(c.get<number>('subagents.maxConcurrent', 8)) || 8),
-    // Like the base URL, a workspace must not open the network to its own commands.
-    network: vscode.workspace.isTrusted ? c.get<boolean>('policy.network', false) : (c.inspect<boolean>('policy.network')?.globalValue ?? false),
+    network: policy.network,
+    policyIgnored: policy.ignored.map(describeIgnored),
     goalMaxRounds: c.get<number>('goal.defaultMaxRounds', 10),
     hooksReadClaude: c.get<boolean>('hooks.readClaudeSettings', false),
     checkpoints: c.get<boolean>('checkpoints.enabled', true),
