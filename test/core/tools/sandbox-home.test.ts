@@ -127,4 +127,110 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
     const again = await call(write, { path: 'alice/.bashrc', content: 'evil\n' }, ws.ctx());
     assert.equal(again.isError, true, again.content);
   });
+  // HOME through links that lie in a root (decision 0123, amended s59): the sandbox guarded the home
+  // folder as it resolved at the command's start, so one command could point a link on the way
+  // elsewhere (or move the folder holding it and leave a new link of that name) and write the new
+  // target's dot files in the same run; the next shell with that HOME runs them. Each case: the
+  // layout (links' targets absolute unless they start with '.'), HOME, where it resolves, the attack.
+  const viaLinks: { name: string; links: [string, string][]; dirs: string[]; home: string; real: string; attack: string[]; residents?: false }[] = [
+    {
+      name: 'a link in the root re-pointed, removed or moved',
+      links: [['me', 'real']],
+      dirs: ['real', 'other'],
+      home: 'me',
+      real: 'real',
+      attack: ['ln -sfn "$W/other" me', 'rm -f me && ln -s other me', 'mv me me.old && ln -s other me', 'mv -f other me'],
+    },
+    {
+      name: 'a link in a subfolder whose folder is renamed and made again with a new link (a bubblewrap of its own)',
+      links: [['users/me', 'real']],
+      dirs: ['real', 'other', 'users'],
+      home: 'users/me',
+      real: 'real',
+      attack: ['mv users users.old && mkdir users && ln -s ../other users/me', 'ln -sfn "$W/other" users/me'],
+      residents: false,
+    },
+    {
+      name: "a link on the way to the first link's target (me -> a/b, a -> c) re-pointed or moved",
+      links: [
+        ['me', 'a/b'],
+        ['a', 'c'],
+      ],
+      dirs: ['c/b', 'other/b'],
+      home: 'me',
+      real: 'c/b',
+      attack: ['ln -sfn "$W/other" a', 'mv a a.old && ln -s other a', 'mv c c.old && mkdir -p c && ln -s ../other/b c/b'],
+    },
+    {
+      name: "a folder the way passes and leaves by '..' (me -> x/../home, x -> p/q) replaced by a link",
+      links: [
+        ['me', './x/../home'],
+        ['x', 'p/q'],
+      ],
+      dirs: ['p/q', 'p/home', 'other/q', 'other/home'],
+      home: 'me',
+      real: 'p/home',
+      attack: ['mv p/q p/q.old && ln -s "$W/other/q" p/q', 'mv x x.old && ln -s other/q x'],
+    },
+    {
+      name: 'a link in the root leading to a home folder outside the workspace',
+      links: [['me', '../outside/home']],
+      dirs: ['other', '../outside/home'],
+      home: 'me',
+      real: '../outside/home',
+      attack: ['ln -sfn "$W/other" me', 'mv me me.old && ln -s other me'],
+    },
+  ];
+  for (const c of viaLinks) {
+    it(`attack: HOME through ${c.name}: the home folder the next shell reads stays the same, its dot files unwritten`, async () => {
+      ws = makeWorkspace();
+      for (const d of c.dirs) fs.mkdirSync(ws.at(d), { recursive: true });
+      for (const [at, to] of c.links) fs.symlinkSync(to.startsWith('.') ? to : ws.at(to), ws.at(at));
+      const real = path.resolve(ws.root, c.real);
+      fs.writeFileSync(path.join(real, '.bashrc'), 'mine\n');
+      const home = ws.at(c.home);
+      process.env.HOME = home;
+      assert.equal(fs.realpathSync.native(home), real, 'the layout resolves as meant');
+      const write = createWriteFileTool();
+      const asks = async (p: string) => {
+        const r = await call(write, { path: p, content: 'evil\n' }, ws.ctx());
+        return r.isError && /a dot file or folder of your home folder/.test(r.content);
+      };
+      if (!c.real.startsWith('..')) assert.equal(await asks(`${c.real}/.profile`), true, 'write_file asks for the home folder it resolves to');
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: c.residents }) });
+      // Each way tried, then a dot file written through HOME: whatever it resolves to now.
+      const command = [`W=${ws.root}`, ...c.attack.map((a) => `(${a}; echo evil >> "${home}/.bashrc"; echo evil > "${home}/.profile")`), 'echo done'].join(
+        '; ',
+      );
+      const r = await call(tool, { command, cwd: ws.root }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      assert.equal(fs.realpathSync.native(home), real, `HOME still resolves to the same folder: ${r.content}`);
+      assert.equal(fs.readFileSync(path.join(home, '.bashrc'), 'utf8'), 'mine\n', r.content);
+      assert.equal(fs.existsSync(path.join(home, '.profile')), false, r.content);
+      for (const d of c.dirs) assert.equal(fs.existsSync(path.join(ws.at(d), '.profile')), false, `${d}/.profile: ${r.content}`);
+      assert.match(r.content, /on the way to your home folder/, `the result says why: ${r.content}`);
+      if (!c.real.startsWith('..')) assert.equal(await asks(`${c.real}/.profile`), true, 'and write_file still asks for it');
+    });
+  }
+
+  // The file tools resolve HOME at every check, through every link of a chain: pointed elsewhere on
+  // the host (by the user, or an unconfined command), the new target's dot files ask at once.
+  it('attack: HOME through a chain of links (me -> a/b, a -> c): write_file asks for the dot files of whichever folder it leads to', async () => {
+    ws = makeWorkspace();
+    for (const d of ['c/b', 'other/b']) fs.mkdirSync(ws.at(d), { recursive: true });
+    fs.symlinkSync(ws.at('a/b'), ws.at('me'));
+    fs.symlinkSync(ws.at('c'), ws.at('a'));
+    process.env.HOME = ws.at('me');
+    const write = createWriteFileTool();
+    const asks = async (p: string) => {
+      const r = await call(write, { path: p, content: 'evil\n' }, ws.ctx());
+      return r.isError && /a dot file or folder of your home folder/.test(r.content);
+    };
+    assert.equal(await asks('c/b/.bashrc'), true);
+    assert.equal(await asks('other/b/.bashrc'), false, 'not the home folder (yet)');
+    fs.rmSync(ws.at('a'));
+    fs.symlinkSync(ws.at('other'), ws.at('a'));
+    assert.equal(await asks('other/b/.bashrc'), true, 'the home folder the shell now reads');
+    assert.equal(await asks('c/b/.gitconfig'), false);
+  });
 });

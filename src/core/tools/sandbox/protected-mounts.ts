@@ -6,7 +6,7 @@ import { dotGitEndsSearch } from '../bare-found';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
 import { foldName, standInNames } from '../protected-names';
 import { type ProtectedEntry, type ProtectedTree, protectedTree, unnameable, type WalkLimits, type WalkOptions } from '../protected-walk';
-import { isWithin } from '../real-path';
+import { isWithin, type PhysicalWay, physicalPathSync } from '../real-path';
 import { shadowUsers } from './shadows';
 import { othersStandIns, standsOn } from './stand-in-registry';
 
@@ -48,7 +48,7 @@ export interface ProtectedMounts {
 export const MAX_GUARDED_CHILDREN = 1000;
 
 /** Why a folder is guarded (read-only, its entries bound writable again). */
-type GuardKind = 'home' | 'unnamed' | 'link';
+type GuardKind = 'home' | 'unnamed' | 'link' | 'homeLink';
 
 interface GuardRule {
   /** A folder guarded for several kinds follows the lowest rank's rule and note. */
@@ -81,6 +81,14 @@ const GUARDS: { readonly [K in GuardKind]: GuardRule } = {
       `${dir} holds a symlinked protected name, so commands cannot create, rename or remove entries directly in it (its existing files and folders stay writable)` +
       (entries > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
       '; create files there with write_file',
+  },
+  // A symlink on `$HOME`'s way: pointed elsewhere, the next shell would read another folder's dot files.
+  homeLink: {
+    rank: 3,
+    note: (dir, entries) =>
+      `${dir} holds a symlink on the way to your home folder (${os.homedir()}), so commands cannot create, rename or remove entries directly in it and the link keeps leading where it does (its existing files and folders stay writable)` +
+      (entries > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
+      '; create files there with write_file, or set HOME to the real path of your home folder',
   },
 };
 
@@ -220,6 +228,19 @@ export async function protectedMounts(
   // changed. Guarded: read-only, its own folders and files bound writable again, never its dot entries.
   const home = real(os.homedir());
   if (home && rootOf(home)) guard(home, 'home');
+  // `$HOME` through symlinks (`/w/me -> /w/a/b`, `/w/a -> /w/c`): guarding the folder it leads to
+  // now is not enough, since a command could point a link on the way elsewhere (or move the folder
+  // holding it and leave a new link of that name) and write the new target's dot files in the same
+  // run. Each link on the way that lies in a root has its folder guarded, so it stays where it is
+  // and leads where it does, and each folder the way enters there is pinned (one it leaves by `..`
+  // too), so none can be moved and replaced by a link. A home path with no link costs nothing more.
+  const pinnedWay: string[] = [];
+  if (home !== os.homedir()) {
+    const way: PhysicalWay = { links: [], dirs: [] };
+    physicalPathSync(path.resolve(os.homedir()), way);
+    for (const link of way.links) if (rootOf(link)) guard(path.dirname(link), 'homeLink');
+    for (const d of way.dirs) if (rootOf(d) && !roots.includes(d) && !standIn(d)) pinnedWay.push(d);
+  }
 
   const guarded: ProtectedMounts['guarded'] = [];
   for (const [dir, kind] of [...guardedDirs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -234,8 +255,8 @@ export async function protectedMounts(
   // A stand-in's folders are pinned too: a stand-in, like a read-only mount, protects the name it
   // stands at only while its folder stays (`mv lib/tools t; mkdir -p lib/tools/hooks` put a hook
   // where `core.hooksPath = tools/hooks` points, past the stand-in that moved along).
-  const pinned = new Set<string>(pinnedHeads.filter((p) => !guardedDirs.has(path.dirname(p))));
-  for (const p of [...readOnly, ...guardedDirs.keys(), ...shadows]) {
+  const pinned = new Set<string>([...pinnedHeads.filter((p) => !guardedDirs.has(path.dirname(p))), ...pinnedWay]);
+  for (const p of [...readOnly, ...guardedDirs.keys(), ...shadows, ...pinnedWay]) {
     const root = rootOf(p);
     if (!root) continue;
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
