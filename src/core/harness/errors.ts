@@ -25,7 +25,9 @@ export type HarnessErrorCode =
   /** Best of N: "Discard the others" names a way that was not applied (nothing came into the files). */
   | 'NOT_APPLIED'
   /** A subagent asked to open as a conversation of its own (a root): it runs only as itself, through the runtime. */
-  | 'NOT_ROOT';
+  | 'NOT_ROOT'
+  /** The worktree a conversation works in was applied, discarded or kept (decision 0126): nothing more runs there. */
+  | 'WORKTREE_CLOSED';
 
 /** A refusal of the harness façade, with a code hosts map to advice (like `SubagentError`). */
 export class HarnessError extends Error {

@@ -4,12 +4,13 @@ import { type SessionLog, SessionWriter } from '../agent/session-writer';
 import { withdrawQueued } from '../agent/withdraw';
 import { type ApprovalGrant, activeGrants } from '../policy/grants';
 import { type Budget, checkBudget } from '../session/budget';
-import type { ApprovalPolicy, SandboxMode } from '../session/events';
-import { descriptorOf, policyOverrides } from '../session/folds';
+import type { ApprovalPolicy, SandboxMode, WorktreeState } from '../session/events';
+import { descriptorOf, policyOverrides, worktreeOf } from '../session/folds';
 import { agentOfSubagent, forkPoint, headerFrom } from '../session/fork';
 import { distinctName, forkName, nameFromLog } from '../session/names';
 import { Session } from '../session/session';
 import type { Store } from '../store/store';
+import { closedWorktreeAdvice, forkWorktreeEvent, type WorktreeMark, worktreeStateNow } from '../subagent/isolation';
 import { mirrorRefusal } from '../subagent/mirrors';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { HarnessError } from './errors';
@@ -23,6 +24,8 @@ export interface SessionsHost {
   openSession(id: string): Promise<Agent>;
   /** Dispose a resident root agent and forget it (its session is being deleted). */
   drop(id: string): Promise<void>;
+  /** The deployment's sandbox (a fork with no override of its own runs under it). */
+  deploymentSandbox(): SandboxMode;
 }
 
 /**
@@ -35,6 +38,15 @@ export class SessionsService {
   private readonly forkKinds = new Map<string, boolean>();
 
   constructor(private readonly h: SessionsHost) {}
+
+  /** Why a session can no longer work in its worktree `w` (decision 0126), else undefined. */
+  private async closedWorktree(w: WorktreeMark | undefined): Promise<string | undefined> {
+    if (!w) return undefined;
+    const { store } = this.h;
+    const ownerState = async (owner: string): Promise<WorktreeState | undefined> =>
+      store.has(owner) ? (await store.summary(owner).catch(() => undefined))?.worktree?.state : undefined;
+    return closedWorktreeAdvice(w, await worktreeStateNow(w, ownerState));
+  }
 
   /** The resident agent's session (its log as it is now), else the stored one read from the store. */
   read(id: string): Promise<Session> {
@@ -77,6 +89,10 @@ export class SessionsService {
     if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new HarnessError('NO_SUCH_EVENT', `Session ${sourceId} has no event ${seq}.`);
     const end = forkPoint(events, seq);
     if (end < 0) throw new HarnessError('TURN_NOT_ENDED', 'That message is in a turn that has not finished yet; fork after it ends.');
+    // The source's worktree as it is now (decision 0126): the fork works in it, or is not made.
+    const place = worktreeOf(source.header, events);
+    const closed = await this.closedWorktree(place);
+    if (closed) throw new HarnessError('WORKTREE_CLOSED', `${closed} A fork would have no folder to work in, so none was made.`);
     const header = headerFrom(source.header, {
       id: `${sourceId.split('.')[0]}.f${randomUUID().slice(0, 6)}`,
       origin: 'fork',
@@ -98,6 +114,12 @@ export class SessionsService {
     // the same durable write as the seed: the fork never runs a moment under the old policy.
     if (current.sandbox) await writer.append({ type: 'sandbox/mode', mode: current.sandbox.value, source: current.sandbox.source });
     if (current.approval) await writer.append({ type: 'approval/policy', policy: current.approval.value, source: current.approval.source });
+    if (place) {
+      // Rooted where its source works, now and at every cold resume; unconfined it could write the checkout (clamped as a worktree child).
+      await writer.append(forkWorktreeEvent(sourceId, place));
+      if ((current.sandbox?.value ?? this.h.deploymentSandbox()) === 'full-access')
+        await writer.append({ type: 'sandbox/mode', mode: 'workspace-write', source: 'user' });
+    }
     // A fork starts with no budget and none of the source's spending: only an explicit one carries (decision 0034).
     if (budget) await writer.append({ type: 'budget/set', budget, source: 'fork' });
     await writer.publish();
@@ -138,6 +160,9 @@ export class SessionsService {
   async send(id: string, text: string): Promise<Agent> {
     this.known(id);
     if (!(await this.isSubagent(id))) {
+      // A conversation whose worktree was applied, discarded or kept meanwhile is told so before it would meet a missing folder.
+      const closed = await this.closedWorktree((await this.h.store.summary(id).catch(() => undefined))?.worktree);
+      if (closed) throw new HarnessError('WORKTREE_CLOSED', `${closed} Your message was not sent.`);
       const agent = await this.h.openSession(id);
       await agent.accept(text, { kind: 'user' });
       return agent;

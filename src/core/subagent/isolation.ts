@@ -1,4 +1,4 @@
-import type { EventDraft, SandboxMode, SessionEvent, SessionHeader } from '../session/events';
+import type { EventDraft, SandboxMode, SessionEvent, SessionHeader, WorktreeEvent, WorktreeState } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Session } from '../session/session';
 import { filled } from '../worktree/filling';
@@ -70,6 +70,45 @@ export async function isolationOf(o: {
     roots: [root],
     undo: async () => undefined,
   };
+}
+
+/** A session's worktree as its last `worktree` event (after its seed) or its summary names it. */
+export type WorktreeMark = Pick<WorktreeEvent, 'state' | 'branch' | 'owner'>;
+
+/**
+ * How the worktree a session works in stands now (decision 0126): its own as its event says,
+ * else its owner's own, read through `ownerState` (undefined: the owner was deleted, and its
+ * worktree with it).
+ */
+export async function worktreeStateNow(w: WorktreeMark, ownerState: (owner: string) => Promise<WorktreeState | undefined>): Promise<WorktreeState | 'deleted'> {
+  if (!w.owner && w.state !== 'inherited') return w.state;
+  return (w.owner && (await ownerState(w.owner))) || 'deleted';
+}
+
+/**
+ * Why a session can no longer work in its worktree, and what to do (undefined: it can). Its
+ * roots stay the closed worktree's (never wider, decision 0060); this says so before a turn
+ * would meet a missing folder.
+ */
+export function closedWorktreeAdvice(w: WorktreeMark, state: WorktreeState | 'deleted'): string | undefined {
+  const what: Record<Exclude<WorktreeState | 'deleted', 'open' | 'inherited'>, string> = {
+    applied: 'was applied: its changes are in your checkout now',
+    discarded: 'was discarded: its changes are gone',
+    kept: `was kept as branch ${w.branch} (its folder removed): check out that branch to see its work`,
+    deleted: 'was removed with the session that owned it',
+  };
+  if (state === 'open' || state === 'inherited') return undefined;
+  return `The worktree this conversation works in (${w.branch}) ${what[state]}. Its history is kept; to go on with the work, start a new conversation in your checkout.`;
+}
+
+/**
+ * The event a user's fork of a session working in a worktree gets after its seed (decision 0126):
+ * the same worktree, `inherited` with its owner named (the owner's lifecycle keeps it), so
+ * `rootsOf` roots the fork there now and at every cold resume.
+ */
+export function forkWorktreeEvent(id: string, place: WorktreeEvent): EventDraft {
+  const { repo, path, root, branch, base } = place;
+  return { type: 'worktree', state: 'inherited', repo, path, root, branch, base, owner: place.owner ?? id };
 }
 
 /** The roots a stored child is rebuilt with: its worktree's, whatever state it is in (never wider), else none (the deployment's). */

@@ -385,6 +385,9 @@ export class WorktreeService {
       throw new WorktreeError('NOT_OPEN', `The worktree of ${this.name(id)} was already ${e.state}; there is nothing more to do with it.`);
     if (this.deps.isRunning(id))
       throw new WorktreeError('NOT_OPEN', `${this.name(id)} is still working in its worktree; wait until it settles, or stop it first.`);
+    // A session working in it too (a fork of the child, or a child of it: decision 0126) would lose what it writes meanwhile.
+    const other = this.deps.store.listRefs().find((h) => this.deps.store.summaryRef(h.id)?.worktree?.owner === id && this.deps.isRunning(h.id));
+    if (other) throw new WorktreeError('NOT_OPEN', `${other.title ?? other.id} is still working in this worktree; wait until it settles, or stop it first.`);
   }
 
   /** A state change, durable in the child's log before the folder changes (a crash in between leaves an orphan `orphans` lists). */
