@@ -229,11 +229,8 @@ export class AcpServer {
 
   /** A session of this connection; one released to bound memory comes back as it was (its log is on disk). */
   private async live(sessionId: string): Promise<AcpSession> {
-    const s = this.table.get(sessionId);
-    if (s) {
-      this.table.touch(s.id);
-      return s;
-    }
+    const s = this.liveNow(sessionId);
+    if (s) return s;
     const root = this.released.get(sessionId);
     if (root === undefined) throw unknownSession(sessionId);
     await this.roomForSession();
@@ -243,6 +240,13 @@ export class AcpServer {
     const back = this.table.add({ id: sessionId, harness, root, owner: sessionId });
     this.table.touch(back.id);
     return back;
+  }
+
+  /** A session of this connection in the table, found without an await (undefined: released, or unknown). */
+  private liveNow(sessionId: string): AcpSession | undefined {
+    const s = this.table.get(sessionId);
+    if (s) this.table.touch(s.id);
+    return s;
   }
 
   private handlers(): Handlers {
@@ -314,17 +318,23 @@ export class AcpServer {
         return {};
       },
       'session/prompt': async ({ params }) => {
-        const s = await this.live(params.sessionId);
+        // Found in the same tick when it can be: the prompt is under way (`s.prompt`, the send's mark)
+        // before a session/cancel dispatched right after it is handled (decision 0100, amended s59).
+        const s = this.liveNow(params.sessionId) ?? (await this.live(params.sessionId));
         if (s.parent !== undefined) throw invalidRequest('NOT_A_ROOT', `session ${s.id} is a subagent: it takes messages from its parent`);
         if (s.prompt) throw invalidRequest('PROMPT_RUNNING', `session ${s.id} is still answering a prompt; wait for it or send session/cancel`);
         const text = promptText(params.prompt);
         const prompt = { cancelled: false };
         s.prompt = prompt;
         try {
-          const agent = await s.harness.openSession(s.id);
-          const from = agent.session.events.length;
-          const before = spentUnder(s.harness.store, s.id);
-          await agent.accept(text, { kind: 'user' });
+          let from = 0;
+          let before = spentUnder(s.harness.store, s.id);
+          // Through the harness's send: a session/cancel that lands while a session not in memory
+          // is opened from its log keeps the prompt, paused, and runs nothing (decision 0100).
+          const agent = await s.harness.send(s.id, text, (opened) => {
+            from = opened.session.events.length;
+            before = spentUnder(s.harness.store, s.id);
+          });
           await settleSubtree(s.harness, s.id);
           await this.feeds.get(s.harness)?.drain();
           const usage = usageBetween(before, spentUnder(s.harness.store, s.id));

@@ -295,9 +295,13 @@ export class Harness {
     return this.sessions.interruptSubtree(id);
   }
 
-  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
-  send(id: string, text: string): Promise<Agent> {
-    return this.sessions.send(id, text);
+  /**
+   * A message from the human to any session: a root takes it directly; a subagent through
+   * follow-up (cold resume). A Stop that lands before it is accepted keeps it, paused (decision
+   * 0100). `opened`: a root's agent, once in memory and before the message is accepted.
+   */
+  send(id: string, text: string, opened?: (agent: Agent) => void): Promise<Agent> {
+    return this.sessions.send(id, text, opened);
   }
 
   /** A new root conversation; with `agent`, one with an agent defined in a file (its sandbox only narrows the deployment's). */

@@ -103,6 +103,34 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     assert.equal(fs.existsSync(path.join(w.ws, 'after-cancel.txt')), false);
   });
 
+  // Decision 0100, amended in s59: a prompt to a session the agent opens from its log (after a
+  // restart), cancelled at once, runs nothing; the prompt is kept, queued, for the user.
+  it('session/cancel right after session/prompt to a session opened from its log: cancelled, no model request, the prompt kept', async () => {
+    w.server.enqueue({ text: 'first answer' });
+    const sessionId = await open();
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('hello') })).stopReason, 'end_turn');
+    assert.equal(await conn.peer!.close(), 0);
+    conn.peer = await startAcp([...w.common]);
+    await conn.peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] });
+    const requests = w.server.requests.length;
+    w.server.enqueue({ text: 'should never be asked' });
+    const p = conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('KEPT prompt') });
+    await conn.peer.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    assert.equal((await p).stopReason, 'cancelled');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
+    assert.equal(await conn.peer.close(), 0);
+    const log = await logOf(w.store, sessionId);
+    assert.deepEqual(
+      log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),
+      ['completed'],
+      'no turn ran for the cancelled prompt',
+    );
+    const kept = log.filter((e) => e.type === 'inbox/accepted').at(-1) as { text?: string } | undefined;
+    assert.equal(kept?.text, 'KEPT prompt', 'the prompt is kept in the log');
+    assert.equal(log.at(-1)?.type, 'inbox/paused', 'it waits for the user, across a restart too');
+  });
+
   for (const how of ['stdin EOF (the client disconnects)', 'SIGTERM'] as const) {
     it(`${how} mid-turn: the turn ends interrupted, the store is flushed, exit 0`, async () => {
       w.server.enqueue({ text: 'working on it', chunkSize: 4, fault: { kind: 'stall', afterChunks: 1 } });

@@ -69,7 +69,7 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
    */
   toolsStarting?(signal: AbortSignal): Promise<void> | undefined;
   /** A human is being asked to approve an action (observe only: not awaited by the ask). Must not throw. */
-  approvalAsked?(request: ApprovalRequest): void;
+  approvalAsked?(request: ApprovalRequest, signal: AbortSignal | undefined): void;
   /**
    * A row still has a settled root in hand and needs it resident (`Harness.release` refuses while
    * one says so): e.g. an armed goal whose next round is due. Synchronous; must not throw.

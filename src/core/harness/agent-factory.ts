@@ -114,11 +114,11 @@ export class AgentFactory {
 }
 
 /** An approval port that tells `notice` (the Notification hook) of each ask before asking; a throwing notice is dropped. */
-function noticing(port: ApprovalPort, notice: (req: ApprovalRequest) => void): ApprovalPort {
+function noticing(port: ApprovalPort, notice: (req: ApprovalRequest, signal: AbortSignal | undefined) => void): ApprovalPort {
   return {
     ask(req, signal) {
       try {
-        notice(req);
+        notice(req, signal);
       } catch {
         // an observer's failure is not the ask's
       }

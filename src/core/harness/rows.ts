@@ -101,8 +101,8 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       : {}),
     ...(all.some((h) => h.approvalAsked)
       ? {
-          approvalAsked: (req) => {
-            for (const h of all) h.approvalAsked?.(req);
+          approvalAsked: (req, signal) => {
+            for (const h of all) h.approvalAsked?.(req, signal);
           },
         }
       : {}),

@@ -13,6 +13,7 @@ import type { Store } from '../store/store';
 import { closedWorktreeAdvice, forkWorktreeEvent, type WorktreeMark, worktreeStateNow } from '../subagent/isolation';
 import { mirrorRefusal } from '../subagent/mirrors';
 import type { SubagentRuntime } from '../subagent/runtime';
+import { acceptUnder } from '../subagent/underway';
 import { HarnessError } from './errors';
 
 /** What the sessions service needs of the harness (its resident agents, how it makes one resident). */
@@ -151,24 +152,38 @@ export class SessionsService {
   async runQueue(id: string): Promise<void> {
     this.known(id);
     if (await this.isSubagent(id)) return this.h.subagents.wake(id);
-    const agent = this.h.resident(id);
-    if (agent) return agent.resume();
-    await this.h.openSession(id);
+    // A root opened from its log for it is work under way too: a Stop meanwhile leaves the queue waiting.
+    return this.h.subagents.under(id, async (work) => {
+      const agent = this.h.resident(id) ?? (await this.h.openSession(id));
+      if (!work.halted) agent.resume();
+      else agent.pause();
+    });
   }
 
-  /** A message from the human to any session: a root takes it directly; a subagent through follow-up (cold resume). */
-  async send(id: string, text: string): Promise<Agent> {
+  /**
+   * A message from the human to any session: a root takes it directly; a subagent through
+   * follow-up (cold resume). Under way from the call on, before any await (decision 0100, amended
+   * in s59): a Stop of the session's subtree that lands before the message is accepted — while a
+   * root not in memory is opened from its log — keeps it queued and paused, marked so across a
+   * restart too, and no turn starts.
+   */
+  async send(id: string, text: string, opened?: (agent: Agent) => void): Promise<Agent> {
     this.known(id);
-    if (!(await this.isSubagent(id))) {
+    return this.h.subagents.under(id, async (work) => {
+      if (await this.isSubagent(id)) {
+        await this.h.subagents.followup(null, id, text, undefined, work);
+        return this.h.resident(id)!;
+      }
       // A conversation whose worktree was applied, discarded or kept meanwhile is told so before it would meet a missing folder.
       const closed = await this.closedWorktree((await this.h.store.summary(id).catch(() => undefined))?.worktree);
       if (closed) throw new HarnessError('WORKTREE_CLOSED', `${closed} Your message was not sent.`);
       const agent = await this.h.openSession(id);
-      await agent.accept(text, { kind: 'user' });
+      opened?.(agent);
+      await acceptUnder(agent, text, { kind: 'user' }, work);
+      // The Stop found no turn of this root's to end (it was opening): the kept message waits for the human, also after a restart.
+      if (work.halted) await agent.append({ type: 'inbox/paused' });
       return agent;
-    }
-    await this.h.subagents.followup(null, id, text);
-    return this.h.resident(id)!;
+    });
   }
 
   /** The session's active "allow for this conversation" grants (its own, never an ancestor's). */

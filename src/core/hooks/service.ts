@@ -40,7 +40,12 @@ export interface FireRequest {
   tool?: string;
   /** The event's own input fields (Claude Code's names). */
   fields: Record<string, unknown>;
-  signal?: AbortSignal;
+  /**
+   * The Stop of the work the hook fires for (its turn, the ask, the child's start): aborted, it
+   * kills the hook's process group (decision 0099, 0127). Required, so that no firing forgets it;
+   * undefined only where no Stop reaches the firing.
+   */
+  signal: AbortSignal | undefined;
 }
 
 /** What the runs of one firing said together: every block reason, the strictest decision, all context. */
@@ -179,7 +184,9 @@ export class HookService {
     const held = this.held.get(req.sessionId) ?? [];
     held.push(draft);
     this.held.set(req.sessionId, held);
-    if (!req.tool) this.flushRecords(req.sessionId);
+    // A tool hook a Stop ended belongs to a step that will never be answered: staged now, not
+    // in a later turn's step (decision 0127).
+    if (!req.tool || req.signal?.aborted) this.flushRecords(req.sessionId);
   }
 
   /** Stage the held runs of a session, in the order they ended (a step's calls are all answered: the agent's `beforeResults`). */

@@ -45,7 +45,7 @@ function hooksOf(s: HookService): FeatureHooks {
         sessionId: id,
         ...(sub ? { match: [place.agent] } : {}),
         fields: { stop_hook_active: c.continued > 0, last_assistant_message: c.text },
-        ...(c.signal ? { signal: c.signal } : {}), // a Stop kills the hook (decision 0099)
+        signal: c.signal, // a Stop kills the hook (decision 0099)
       });
       return r.block;
     },
@@ -53,7 +53,7 @@ function hooksOf(s: HookService): FeatureHooks {
       if (!s.has('PreCompact')) return;
       const trigger = reason === 'manual' ? 'manual' : 'auto';
       // A Stop kills the hook (decision 0099), as it does the compaction's request.
-      await s.fire({ event: 'PreCompact', sessionId: id, match: [trigger], fields: { trigger, custom_instructions: '' }, ...(signal ? { signal } : {}) });
+      await s.fire({ event: 'PreCompact', sessionId: id, match: [trigger], fields: { trigger, custom_instructions: '' }, signal });
     },
     subagentStarting: async (c) => {
       if (!s.has('SubagentStart')) return undefined;
@@ -63,11 +63,12 @@ function hooksOf(s: HookService): FeatureHooks {
         sessionId: c.parentId,
         match: [type, c.provider],
         fields: { agent_type: type, provider: c.provider, mode: c.mode, child_depth: c.depth, prompt: c.prompt },
+        signal: c.signal, // the delegating turn's Stop kills it (decision 0127)
       });
       return r.block;
     },
     stepAnswered: (id) => s.flushRecords(id),
-    approvalAsked: (req) => {
+    approvalAsked: (req, signal) => {
       if (!s.has('Notification')) return;
       const message = `Arbor needs your permission to use ${req.tool}: ${req.summary}`;
       void s
@@ -76,6 +77,7 @@ function hooksOf(s: HookService): FeatureHooks {
           sessionId: req.sessionId,
           match: ['permission_prompt'],
           fields: { message, notification_type: 'permission_prompt', tool_name: req.tool },
+          signal, // the ask's: a Stop that ends the ask kills the hook (decision 0127)
         })
         .catch(() => undefined);
     },
@@ -120,6 +122,7 @@ async function postToolUse(
     match: toolNames(c.call.name),
     tool: c.call.name,
     fields: { ...toolFields(c.call, c.args), tool_response: { content: c.result.content, is_error: c.result.isError } },
+    signal: c.ctx.signal, // a Stop kills it, as it does PreToolUse's (decision 0127)
   });
   const notes = [...(r.block ? [`PostToolUse hook: ${r.block}`] : []), ...(r.context ? [r.context] : [])];
   return notes.length ? { ...c.result, content: `${c.result.content}\n\n${notes.join('\n')}` } : undefined;
@@ -131,6 +134,6 @@ function fromHuman(msg: InboxAcceptedEvent): boolean {
 }
 
 async function promptSubmit(s: HookService, id: string, msg: InboxAcceptedEvent, signal?: AbortSignal): Promise<boolean> {
-  const r = await s.fire({ event: 'UserPromptSubmit', sessionId: id, fields: { prompt: msg.text }, ...(signal ? { signal } : {}) });
+  const r = await s.fire({ event: 'UserPromptSubmit', sessionId: id, fields: { prompt: msg.text }, signal });
   return !r.block;
 }

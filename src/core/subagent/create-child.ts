@@ -83,8 +83,10 @@ export async function createChild(
   const request: SubagentRequest = { ...asked, ...(model ? { model } : {}), ...(toolFilter ? { toolFilter } : {}) };
   if (request.budget) deps.checkChildBudget?.(parent.id, request.budget);
   // No await unless a check applies: without hooks the start runs exactly as before.
-  const veto = vetoCheck(deps, { parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt });
+  const veto = vetoCheck(deps, { parentId: parent.id, depth, provider: provider.name, mode, label: request.label, prompt: request.prompt, signal });
   if (veto) await veto;
+  // Stopped while the hook judged (it was killed): nothing more is made for it, no worktree either.
+  if (signal?.aborted) throw new SubagentError('CANCELLED', 'The delegating turn was interrupted before the subagent was created; nothing was started.');
   // Reachable, at this Arbor's version: where it runs and the round trip go in its descriptor.
   const placed = provider.placement ? await provider.placement.check(signal) : undefined;
   const { seed } = provider.prepare(parent);

@@ -47,13 +47,14 @@ export class Inbound<R extends Resident> {
 
   constructor(private readonly residents: ResidentsPort<R>) {}
 
-  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal, within?: Work): Promise<{ messageId: string; path: FollowupPath }> {
     // The sender's bounds as they are at the call (before any await): a parent's message carries
     // them, so a parent narrowed since the child started never gets its old width back through it
     // (decision 0125). A human's own message (no caller) is the user's: it narrows nothing.
     const bound = callerId !== null ? this.residents.policyOf(callerId) : undefined;
-    // Under way from the call on (before any await): a Stop of the child's subtree from here halts it.
-    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work, bound));
+    // Under way from the call on (before any await): a Stop of the child's subtree from here halts it
+    // (or from `within`'s start: the human's send, which first asked whether this is a subagent).
+    return this.underway.run(childId, signal, (work) => this.followupAs(callerId, childId, text, work, bound), within);
   }
 
   private async followupAs(

@@ -150,8 +150,8 @@ export class Residency {
   }
 
   /** A follow-up to a continuable child (inbound.ts): its inbox, a wake, or a cold resume. */
-  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal): Promise<{ messageId: string; path: FollowupPath }> {
-    return this.inbound.followup(callerId, childId, text, signal);
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal, within?: Work): Promise<{ messageId: string; path: FollowupPath }> {
+    return this.inbound.followup(callerId, childId, text, signal, within);
   }
 
   /** A Stop of these sessions: what is under way to them lands paused (inbound.ts, decision 0100). */

@@ -75,6 +75,8 @@ export interface ChildStart {
   mode: 'one-shot' | 'continuable';
   label?: string;
   prompt: string;
+  /** The delegating turn's Stop (undefined: none reaches this start): a check that runs a program ends with it. */
+  signal: AbortSignal | undefined;
 }
 
 export type Mode = 'one-shot' | 'continuable';

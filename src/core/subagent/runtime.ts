@@ -217,9 +217,12 @@ export class SubagentRuntime implements SubagentControl {
     return out;
   }
 
-  /** Follow-up to a continuable child: inbox, wake, or cold resume. `caller` null = the human. */
-  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal) {
-    return this.residency.followup(callerId, childId, text, signal);
+  /**
+   * Follow-up to a continuable child: inbox, wake, or cold resume. `caller` null = the human.
+   * `within`: the caller's own work under way to the child (`under`), whose Stop this follow-up inherits.
+   */
+  followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal, within?: Work) {
+    return this.residency.followup(callerId, childId, text, signal, within);
   }
 
   /** A Stop of these sessions: messages and wakes under way to them land paused (decision 0100). */

@@ -13,9 +13,13 @@ export interface Work {
 export class Underway {
   private readonly byChild = new Map<string, Set<Work>>();
 
-  /** Runs `fn` as work under way to `childId` from this call on (before any await). */
-  async run<T>(childId: string, signal: AbortSignal | undefined, fn: (work: Work) => Promise<T>): Promise<T> {
-    const work: Work = { halted: false, ...(signal ? { signal } : {}) };
+  /**
+   * Runs `fn` as work under way to `childId` from this call on (before any await), or from the
+   * start of `within` (the caller's work under way to the same child, still registered): a Stop
+   * that halted it already halts this.
+   */
+  async run<T>(childId: string, signal: AbortSignal | undefined, fn: (work: Work) => Promise<T>, within?: Work): Promise<T> {
+    const work: Work = { halted: within?.halted ?? false, ...(signal ? { signal } : {}) };
     const set = this.byChild.get(childId) ?? new Set<Work>();
     set.add(work);
     this.byChild.set(childId, set);

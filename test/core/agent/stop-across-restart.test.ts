@@ -52,6 +52,25 @@ describe('agent: what a Stop kept waits across a restart', () => {
     }
   });
 
+  // s59: "Send now" (runQueue) on a conversation not in memory opened it, which kept the queue
+  // waiting (it was the Stop's), and ran nothing: the human's click was lost.
+  it('"Send now" on a conversation not yet opened after the restart runs its kept message', async () => {
+    const { id, kept } = await stoppedWithQueue();
+    const h2 = await reopen();
+    try {
+      w.server.reset();
+      w.server.enqueue({ text: 'ran it' });
+      assert.equal(h2.resident(id), undefined, 'not in memory yet');
+      await h2.runQueue(id);
+      await h2.settle();
+      assert.equal(w.server.requests.length, 1, '"Send now" ran the kept message');
+      assert.match(JSON.stringify(w.server.requests[0].body.messages), new RegExp(kept));
+      assert.equal(h2.resident(id)?.queue.length, 0);
+    } finally {
+      await h2.close();
+    }
+  });
+
   it('a new message to the reopened conversation runs the kept one first, then itself (FIFO)', async () => {
     const { id } = await stoppedWithQueue();
     const h2 = await reopen();

@@ -303,6 +303,58 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       }
     });
 
+  // Decision 0127: every hook a stopped piece of work fired is killed by the Stop, not only the
+  // Stop and UserPromptSubmit hooks (0099); a tool hook's run is recorded in the stopped turn's
+  // place, not held into the next turn's step.
+  const readNotes = { id: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } };
+  const cases = [
+    ['PreToolUse', readNotes],
+    ['PostToolUse', readNotes],
+    ['SubagentStart', { id: 'c1', name: 'subagent', arguments: { prompt: 'do it', label: 'tests' } }],
+    ['Notification', { id: 'c1', name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{}' } }],
+  ] as const;
+  for (const [event, call] of cases)
+    it(`Stop during a slow ${event} hook kills it and its grandchild; its run is recorded before the next turn`, async () => {
+      // The human never answers the ask (Notification's case): only the Stop ends it.
+      const approvalPort = {
+        ask: (_req: unknown, signal?: AbortSignal) =>
+          new Promise<'deny'>((resolve) => signal?.addEventListener('abort', () => resolve('deny'), { once: true })),
+      };
+      hs.w = await hookWorld(hs.server, {}, { approval: 'ask', approvalPort });
+      const pidFile = path.join(hs.w.tmp, 'grandchild.pid');
+      fs.writeFileSync(path.join(hs.w.workspace, 'notes.txt'), 'hello');
+      fs.writeFileSync(
+        path.join(hs.w.workspace, '.arbor', 'settings.json'),
+        JSON.stringify(one(event, '', hookCommand(hs.w.tmp, 'hang', 'hang.log', pidFile), 600)),
+      );
+      hs.w.h.hookService?.reload();
+      hs.server.enqueue({ toolCalls: [call] }, { text: 'never asked' });
+      const a = await hs.w.h.createSession();
+      await a.accept('work');
+      for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
+      const requests = hs.server.requests.length;
+      const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
+      const stopped = await Promise.race([hs.w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
+      assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook`);
+      await a.idle();
+      assert.equal(a.lastTurn?.stopReason, 'interrupted');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      for (let i = 0; i < 120 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(running(pid), false, `the ${event} hook's grandchild died with its group (its timeout is 600 s)`);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(hs.server.requests.length, requests, 'no model request after the Stop');
+      assert.equal(hs.w.h.store.list().length, 1, 'no child was created after the Stop');
+      // The next turn (the human sends again): the stopped hook's run is not written inside it.
+      hs.server.enqueue({ text: 'next' });
+      await a.accept('again');
+      await hs.w.h.settle();
+      const secondTurn = a.session.events.filter((e) => e.type === 'turn/start')[1].seq;
+      const runs = hs.w.hookRuns(a.session.events);
+      assert.equal(runs.length, 1, `the stopped ${event} hook's run is recorded once`);
+      assert.ok(runs[0].seq < secondTurn, "the stopped hook's run is recorded before the next turn, not inside it");
+    });
+
   it('output is capped; another exit code is a non-blocking error shown in the transcript', async () => {
     hs.w = await hookWorld(hs.server, {
       workspace: (t) => ({

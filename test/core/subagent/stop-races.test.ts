@@ -98,6 +98,67 @@ describe('subagent: messages racing Stop and close', () => {
     assert.equal(delivered(w.root.session.events, 'subagent-settled', c).length, 1, 'the settlement of its first turn only');
   });
 
+  // Decision 0100, amended in s59: the same holds for a conversation (a root) not in memory, which
+  // the human's message opens from its log (after a restart, or one `arbor acp` let go of).
+  it("the human's message to a conversation being opened from its log, overtaken by a Stop: kept, waiting across a restart, no turn until Send now", async () => {
+    w.script.on('root', { text: 'first' });
+    await w.root.accept('[[root]] hello');
+    await w.t.h.settle();
+    const id = w.root.id;
+    assert.equal(await w.t.h.release(id), true, 'the settled conversation is let go of');
+    const rootRequests = () => w.script.bodies('root').length;
+    const before = rootRequests();
+    const held = holdResume(id);
+    const sent = w.t.h.send(id, '[[root]] do the next thing');
+    await held.reached;
+    const stopped = w.t.h.interruptSubtree(id);
+    held.release();
+    await stopped;
+    const agent = await sent;
+    await w.t.h.settle();
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(rootRequests(), before, 'no model request after the Stop');
+    assert.deepEqual(stopReasons(agent.session.events), ['completed'], 'no turn ran after the Stop');
+    assert.equal(agent.isWaiting, true, 'the message waits, queued, for the human');
+    assert.ok(
+      agent.queue.some((m) => m.text === '[[root]] do the next thing'),
+      'the message is kept in the queue',
+    );
+    // Across a restart it still waits; the human's "Send now" (the conversation not in memory) runs it.
+    await w.t.h.close();
+    const again = await makeHarness(w.server, { storeDir: w.t.storeDir, workspace: [w.t.workspace] });
+    try {
+      const back = await again.h.openSession(id);
+      await again.h.settle();
+      assert.equal(rootRequests(), before, 'the kept message did not run by itself after the restart');
+      await again.h.release(id);
+      w.script.on('root', { text: 'did the next thing' });
+      await again.h.runQueue(id);
+      await again.h.settle();
+      assert.equal(rootRequests(), before + 1, '"Send now" ran the kept message');
+      const evs = again.h.resident(id)?.session.events ?? back.session.events;
+      assert.deepEqual(stopReasons(evs), ['completed', 'completed']);
+    } finally {
+      await again.h.close();
+    }
+  });
+
+  it("the human's message to a conversation not in memory, with a Stop in the same tick: kept, no turn", async () => {
+    w.script.on('root', { text: 'first' });
+    await w.root.accept('[[root]] hello');
+    await w.t.h.settle();
+    const id = w.root.id;
+    assert.equal(await w.t.h.release(id), true);
+    const before = w.script.bodies('root').length;
+    const sent = w.t.h.send(id, '[[root]] at once');
+    await w.t.h.interruptSubtree(id);
+    const agent = await sent;
+    await w.t.h.settle();
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(w.script.bodies('root').length, before, 'no model request after the Stop');
+    assert.equal(agent.isWaiting, true);
+  });
+
   it('a follow-up racing the harness close is refused (CLOSING) and leaves no activation; the store closes whole', async () => {
     const c = await releasedChild();
     const held = holdResume(c);
