@@ -54,6 +54,11 @@ export class AcpServer {
   private readonly released = new Map<string, string>();
   /** The MCP servers clients gave each root: a root closed to bound memory gets them back when it opens again. */
   private readonly clientServers = new ClientServers();
+  /**
+   * Prompts to a released session while it is found again (with awaits: room, its folder), by id:
+   * under way from the call on, so a session/cancel meanwhile is not missed (decision 0100, amended s59).
+   */
+  private readonly returning = new Map<string, { cancelled: boolean }>();
   private subagents = false;
   private connection: acp.AgentConnection | undefined;
 
@@ -115,6 +120,7 @@ export class AcpServer {
 
   /** Every prompt under way is cancelled (the client left, or SIGTERM). */
   async cancelAll(): Promise<void> {
+    for (const p of this.returning.values()) p.cancelled = true;
     for (const s of this.table.roots()) if (s.prompt) await this.cancel(s.id);
   }
 
@@ -124,6 +130,12 @@ export class AcpServer {
 
   private async cancel(sessionId: string): Promise<void> {
     const s = this.table.get(sessionId);
+    const returning = this.returning.get(sessionId);
+    if (returning && !s?.prompt) {
+      // Being found again: the prompt sees it as it sends, and stops what it sent in the same tick.
+      returning.cancelled = true;
+      return;
+    }
     if (!s) {
       this.opts.warn(`arbor acp: session/cancel for unknown session ${sessionId} ignored`);
       return;
@@ -242,6 +254,18 @@ export class AcpServer {
     return back;
   }
 
+  /** `live` for a prompt: marked `returning` (a cancel sets `prompt.cancelled`) until the prompt takes the session. */
+  private async returned(sessionId: string, prompt: { cancelled: boolean }): Promise<AcpSession> {
+    if (this.returning.has(sessionId))
+      throw invalidRequest('PROMPT_RUNNING', `session ${sessionId} is still answering a prompt; wait for it or send session/cancel`);
+    this.returning.set(sessionId, prompt);
+    // Left marked once found: the prompt unmarks it as it takes the session (no tick between).
+    return this.live(sessionId).catch((err: unknown) => {
+      this.returning.delete(sessionId);
+      throw err;
+    });
+  }
+
   /** A session of this connection in the table, found without an await (undefined: released, or unknown). */
   private liveNow(sessionId: string): AcpSession | undefined {
     const s = this.table.get(sessionId);
@@ -318,23 +342,28 @@ export class AcpServer {
         return {};
       },
       'session/prompt': async ({ params }) => {
-        // Found in the same tick when it can be: the prompt is under way (`s.prompt`, the send's mark)
-        // before a session/cancel dispatched right after it is handled (decision 0100, amended s59).
-        const s = this.liveNow(params.sessionId) ?? (await this.live(params.sessionId));
+        // Under way from the call on (decision 0100, amended s59): found in the same tick when it can
+        // be (`s.prompt`, the send's mark); a session released to bound memory is marked `returning`
+        // while it is found again, so a session/cancel dispatched right after it is never missed.
+        const prompt = { cancelled: false };
+        const s = this.liveNow(params.sessionId) ?? (await this.returned(params.sessionId, prompt));
+        if (this.returning.get(s.id) === prompt) this.returning.delete(s.id);
         if (s.parent !== undefined) throw invalidRequest('NOT_A_ROOT', `session ${s.id} is a subagent: it takes messages from its parent`);
         if (s.prompt) throw invalidRequest('PROMPT_RUNNING', `session ${s.id} is still answering a prompt; wait for it or send session/cancel`);
         const text = promptText(params.prompt);
-        const prompt = { cancelled: false };
         s.prompt = prompt;
         try {
           let from = 0;
           let before = spentUnder(s.harness.store, s.id);
           // Through the harness's send: a session/cancel that lands while a session not in memory
           // is opened from its log keeps the prompt, paused, and runs nothing (decision 0100).
-          const agent = await s.harness.send(s.id, text, (opened) => {
+          const sent = s.harness.send(s.id, text, (opened) => {
             from = opened.session.events.length;
             before = spentUnder(s.harness.store, s.id);
           });
+          // Cancelled while the session was found again: stopped in the send's tick, the prompt is kept, paused.
+          if (prompt.cancelled) void this.cancel(s.id);
+          const agent = await sent;
           await settleSubtree(s.harness, s.id);
           await this.feeds.get(s.harness)?.drain();
           const usage = usageBetween(before, spentUnder(s.harness.store, s.id));

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
+import { MAX_LIVE_SESSIONS } from '../../src/acp/server';
 import { assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
 import { until } from '../support/harness';
@@ -120,6 +121,40 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
     assert.equal(await conn.peer.close(), 0);
+    const log = await logOf(w.store, sessionId);
+    assert.deepEqual(
+      log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),
+      ['completed'],
+      'no turn ran for the cancelled prompt',
+    );
+    const kept = log.filter((e) => e.type === 'inbox/accepted').at(-1) as { text?: string } | undefined;
+    assert.equal(kept?.text, 'KEPT prompt', 'the prompt is kept in the log');
+    assert.equal(log.at(-1)?.type, 'inbox/paused', 'it waits for the user, across a restart too');
+  });
+
+  // Decision 0100, amended in s59 (its "Left:"): a session `arbor acp` let go of to bound memory
+  // is found again with awaits (room, its folder); the prompt is under way from the call on, so a
+  // session/cancel handled meanwhile is not missed.
+  it('session/cancel right after session/prompt to a session released to bound memory: cancelled, no model request, the prompt kept', async () => {
+    w.server.enqueue({ text: 'first answer' });
+    const sessionId = await open();
+    assert.equal((await conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('hello') })).stopReason, 'end_turn');
+    // Past the cap of live sessions, the idle one longest unused (this one) is released.
+    for (let i = 0; i < MAX_LIVE_SESSIONS; i += 32)
+      await Promise.all(
+        Array.from({ length: Math.min(32, MAX_LIVE_SESSIONS - i) }, () =>
+          conn.peer!.agent.request(acp.methods.agent.session.new, { cwd: w.ws, mcpServers: [] }),
+        ),
+      );
+    const requests = w.server.requests.length;
+    w.server.enqueue({ text: 'should never be asked' });
+    const p = conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('KEPT prompt') });
+    await conn.peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    assert.equal((await p).stopReason, 'cancelled');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
+    assert.doesNotMatch(conn.peer!.stderr(), /session\/cancel for unknown session/);
+    assert.equal(await conn.peer!.close(), 0);
     const log = await logOf(w.store, sessionId);
     assert.deepEqual(
       log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),

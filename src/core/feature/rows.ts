@@ -48,6 +48,12 @@ export interface FeatureHooks extends Pick<ToolCallHooks, 'beforeToolCall' | 'af
   admit?(sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal): boolean | Promise<boolean>;
   /** A root session was opened from its log (recovered, before its queue runs). */
   opened?(agent: Agent): Promise<void>;
+  /**
+   * A human Stop reached these sessions (a subtree), called in the Stop's tick, right after each
+   * resident agent was paused and before any turn is ended: e.g. an active goal pauses, whether a
+   * round runs or the Stop fell between two (decision 0127, amended s59). Must not reject.
+   */
+  stopped?(ids: readonly string[]): Promise<void>;
   /** The harness is closing: rows close in reverse order, before any turn is cancelled. */
   close?(why: string): Promise<void>;
   /**

@@ -116,6 +116,30 @@ export class GoalDriver {
       .catch(() => false);
   }
 
+  /**
+   * A human Stop reached these sessions (`FeatureHooks.stopped`, in the Stop's tick): an active
+   * goal of a resident one pauses (operation `interrupt`, disarmed), as when a Stop ends a running
+   * round — also when it lands between two rounds, with no round's turn to end: after one ended,
+   * while the next is planned, or queued before its turn opens (decision 0127, amended s59).
+   * Enqueued now, so a round planned before it finds the goal paused in its check, and a round
+   * already queued is refused by `admit`. Never rejects.
+   */
+  stopped(ids: readonly string[]): Promise<void> {
+    const paused = ids.flatMap((id) => {
+      const agent = this.goals.host.resident(id);
+      if (!agent) return [];
+      return [
+        this.goals.exclusive(id, async () => {
+          const { goal } = this.goals.liveState(agent);
+          if (this.goals.closing || goal?.phase !== 'active') return;
+          this.errorStreak.delete(id);
+          await this.goals.writeFor(agent, next(goal, 'interrupt', { phase: 'paused' }), false);
+        }),
+      ];
+    });
+    return Promise.allSettled(paused).then(() => undefined);
+  }
+
   /** The agent may take a round now. */
   private ready(agent: Agent): boolean {
     return !agent.isDisposed && agent.activity === 'idle' && agent.inboxSize === 0 && !agent.isPaused;

@@ -24,6 +24,8 @@ export function goalRow(defaultMaxRounds?: number): FeatureRow<GoalService> {
         service,
         hooks: {
           admit: (id, msg) => driver.admit(id, msg),
+          // A Stop pauses an active goal at any moment of its life, between two rounds too.
+          stopped: (ids) => driver.stopped(ids),
           // No round starts or is admitted from here on; armed goals end with the process.
           close: () => service.close(),
           // A goal round planned in an idle callback is on its way into the inbox: settle never returns between two rounds.

@@ -155,6 +155,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     resident: (id) => agents.get(id),
     makeResident: (writer) => host.makeResident(writer),
     openSession: (id) => host.openSession(id),
+    stopped: (ids) => hooks().stopped(ids),
     deploymentSandbox: () => config.sandbox,
     drop: async (id) => {
       const a = agents.get(id);

@@ -32,7 +32,7 @@ export const delegationRow: FeatureRow<void> = {
 };
 
 /** The rows' hooks as one: every admit must say yes, the first block wins, after-hooks chain. */
-export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'close' | 'whenQuiet' | 'isQuiet' | 'holds'>> &
+export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<FeatureHooks, 'opened' | 'stopped' | 'close' | 'whenQuiet' | 'isQuiet' | 'holds'>> &
   Pick<FeatureHooks, 'turnEnding' | 'compacting' | 'subagentStarting' | 'approvalAsked' | 'stepAnswered' | 'toolsStarting'> & {
     admit?: (sessionId: string, msg: InboxAcceptedEvent, signal?: AbortSignal) => boolean | Promise<boolean>;
     beforeToolCall?: ToolCallHooks['beforeToolCall'];
@@ -108,6 +108,10 @@ export function composeHooks(all: readonly FeatureHooks[]): Required<Pick<Featur
       : {}),
     opened: async (agent) => {
       for (const h of all) await h.opened?.(agent);
+    },
+    // Every row is told in the Stop's tick (each enqueues its work synchronously), then awaited.
+    stopped: async (ids) => {
+      await Promise.all(all.map((h) => h.stopped?.(ids)));
     },
     close: async (why) => {
       for (const h of [...all].reverse()) await h.close?.(why);

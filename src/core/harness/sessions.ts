@@ -25,6 +25,8 @@ export interface SessionsHost {
   openSession(id: string): Promise<Agent>;
   /** Dispose a resident root agent and forget it (its session is being deleted). */
   drop(id: string): Promise<void>;
+  /** A Stop reached these sessions: the rows are told in its tick (`FeatureHooks.stopped`). */
+  stopped(ids: readonly string[]): Promise<void>;
   /** The deployment's sandbox (a fork with no override of its own runs under it). */
   deploymentSandbox(): SandboxMode;
 }
@@ -235,6 +237,8 @@ export class SessionsService {
     // First every agent of the subtree is paused, so that a stopped child's notice reaching an
     // ancestor that waits on it (its turn already ended) starts nothing: Stop means nothing else runs.
     for (const x of ids) this.h.resident(x)?.pause();
+    // In the same tick: a goal pauses whether a round runs or the Stop fell between two (0127, amended s59).
+    const told = this.h.stopped(ids);
     for (const x of ids) {
       const a = this.h.resident(x);
       // A compaction the user asked for is a model request of this agent's too: the Stop ends it.
@@ -252,6 +256,7 @@ export class SessionsService {
     }
     for (const x of stopped) await this.h.resident(x)?.idle();
     await Promise.all(mirrorsEnded);
+    await told;
     await this.markPaused(ids, ownTurns, stopped);
     return stopped.reverse();
   }
