@@ -1,6 +1,7 @@
 import { copyData } from '../session/copy';
 import type { EventDraft, SessionEvent } from '../session/events';
-import type { Session } from '../session/session';
+import { foldedForAppend, type Session } from '../session/session';
+import { checkEventShape } from '../session/validate';
 import type { Store } from '../store/store';
 
 /** What a write that waits for nothing returns. */
@@ -121,4 +122,23 @@ export class SessionWriter implements SessionLog {
     if (this.listeners.size > 0) for (const fn of this.listeners) fn(e, this.session);
     this.store?.staged(this.session.id, e);
   }
+}
+
+/**
+ * Durably append one event to a stored log that is not resident, without reading it: for a type
+ * with no ordering rule (a rewind's `checkpoint` record), whose only checks are its shape and its
+ * seq — the seq the store holds now, checked again by the store against its durable length at
+ * the commit, so a write that lands in between refuses this one (SEQ_GAP) rather than interleave.
+ * Staged to the store's listeners as a `SessionWriter` does (decision 0054). Any other type is
+ * appended through a `SessionWriter` over the folded log, as before (decision 0128).
+ */
+export async function appendWithoutFold(store: Store, id: string, draft: EventDraft): Promise<SessionEvent> {
+  if (foldedForAppend(draft.type)) return new SessionWriter(await store.inspect(id), store).append(draft);
+  const e = copyData(draft) as SessionEvent;
+  e.seq = draft.seq ?? (await store.length(id));
+  e.at = draft.at ?? new Date().toISOString();
+  checkEventShape(e, e.seq);
+  store.staged(id, copyData(e));
+  await store.append(id, [e]);
+  return copyData(e);
 }

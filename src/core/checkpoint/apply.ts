@@ -109,7 +109,9 @@ export async function applyRewind(
   const byFolder = new Map<string, number[]>();
   chosen.forEach((f, i) => {
     const dir = path.dirname(f.path);
-    byFolder.set(dir, [...(byFolder.get(dir) ?? []), i]);
+    const members = byFolder.get(dir);
+    if (members) members.push(i);
+    else byFolder.set(dir, [i]);
   });
   // What was written, for the record: all of it, or what a failure part way left restored.
   const written = new Set<number>();

@@ -108,7 +108,13 @@ export async function planRewind(h: PlanHost, req: { sessionId: string; toSeq: n
   const order = (a: Dated, b: Dated) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.sessionId === b.sessionId ? a.seq - b.seq : 0);
   mine.sort(order);
   const byPath = new Map<string, Dated[]>();
-  for (const d of mine) byPath.set(d.change.path, [...(byPath.get(d.change.path) ?? []), d]);
+  // Pushed, not copied: the node's log holds every earlier rewind's and undo's record of each file
+  // (200 changes apiece), so after 80 rewinds a path's list is 160 long.
+  for (const d of mine) {
+    const list = byPath.get(d.change.path);
+    if (list) list.push(d);
+    else byPath.set(d.change.path, [d]);
+  }
 
   // Each file is a read, a hash, a blob read and a diff, independent of the others. The reads are
   // synchronous (small files, in the page cache): hundreds of them through libuv's four threads

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
-import { SessionWriter } from '../agent/session-writer';
-import type { SessionEvent } from '../session/events';
+import { appendWithoutFold, SessionWriter } from '../agent/session-writer';
+import type { EventDraft, SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
 import { describeCommands, withCommandsOut } from '../tools/roots-lock';
@@ -125,7 +125,7 @@ export class CheckpointService {
         () =>
           this.recording(() =>
             applyRewind(
-              { shadows: this.shadows, log: (id) => this.log(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
+              { shadows: this.shadows, log: async (id) => this.recordLog(id), intend: (intent) => writeIntent(storeDir, intent.changes[0].callId, intent) },
               plan,
               choices,
               onConflict,
@@ -247,6 +247,15 @@ export class CheckpointService {
 
   private async log(id: string) {
     return this.host.resident(id) ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
+  }
+
+  /**
+   * Where a rewind's record goes: the resident agent's log, else the stored log appended to
+   * without reading it (a `checkpoint` has no ordering rule). Reading and folding it only to
+   * append cost a rewind a whole parse of the node's log, which grows by a record each rewind.
+   */
+  private recordLog(id: string): { append(draft: EventDraft): Promise<SessionEvent> } {
+    return this.host.resident(id) ?? { append: (draft) => appendWithoutFold(this.host.store, id, draft) };
   }
 
   private planHost(): PlanHost {

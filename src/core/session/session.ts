@@ -300,6 +300,15 @@ const ORDER: { [T in SessionEvent['type']]?: OrderRule<T> } = {
   },
 };
 
+/**
+ * Whether appending an event of this type is checked against the log's state (an ordering rule,
+ * or `session/end-seed`, which only `fromSeed` writes). One of any other type is checked by its
+ * shape and its seq alone: it may be appended without the log folded (`appendWithoutFold`).
+ */
+export function foldedForAppend(type: SessionEvent['type']): boolean {
+  return type === 'session/end-seed' || ORDER[type] !== undefined;
+}
+
 function needCompaction(st: LogState, id: string, seq: number): void {
   if (st.compactionId !== id)
     throw new SessionValidationError(

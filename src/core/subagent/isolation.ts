@@ -123,7 +123,6 @@ export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]):
  * no file written) is written first, else the agent would find it empty and its first reader's
  * `read-tree --reset` would write HEAD's files over what the agent wrote meanwhile.
  */
-export async function worktreeFilesOf(header: SessionHeader, events: readonly SessionEvent[], fill: (dir: string) => Promise<void> = filled): Promise<void> {
-  const w = worktreeOf(header, events);
+export async function filesOfWorktree(w: WorktreeEvent | undefined, fill: (dir: string) => Promise<void> = filled): Promise<void> {
   if (w) await fill(w.path);
 }
