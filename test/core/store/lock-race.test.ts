@@ -24,22 +24,44 @@ interface Outcome {
   line: string;
 }
 
-/** Spawn one contender: it waits for `startAt` (wall clock), tries to take the lock, reports, holds it a while. */
-function contender(dir: string, startAt: number): Promise<Outcome> {
+/**
+ * Spawn one contender: it waits for `startAt` (wall clock), tries to take the lock, reports, and
+ * holds what it got until `release` resolves (then exits holding it, as a killed Arbor does). Held
+ * until both have answered, not for a fixed while: on a loaded machine a contender can start late,
+ * and one that tried after the other had exited would rightly take over a stale lock.
+ */
+function contender(dir: string, startAt: number, answered: (line: string) => void, release: Promise<void>): Promise<Outcome> {
   const script = `
     const { acquireLock } = require(${JSON.stringify(LOCK_MODULE)});
     while (Date.now() < ${startAt}) {} // line up with the other contender
     acquireLock(${JSON.stringify(dir)}).then(() => 'won', (e) => (e.code || 'ERROR') + ' ' + e.message).then((line) => {
       process.stdout.write(line + '\\n');
-      setTimeout(() => process.exit(0), 1500); // hold it while the other one looks
+      process.stdin.on('data', () => {}).on('end', () => process.exit(0)); // hold it while the other one looks
     });`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('\n')) answered(out.trim());
+    });
+    void release.then(() => child.stdin.end());
     child.on('error', reject);
     child.on('close', () => resolve({ pid: child.pid!, line: out.trim() }));
   });
+}
+
+/** Both contenders of one race, each holding until both have answered. */
+function race(dir: string, startAt: number): Promise<Outcome[]> {
+  let left = 2;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const answered = () => {
+    if (--left === 0) release();
+  };
+  // Bounded: a contender that never answers is let go after 60 s (its line then tells).
+  const bound = setTimeout(release, 60_000);
+  return Promise.all([contender(dir, startAt, answered, released), contender(dir, startAt, answered, released)]).finally(() => clearTimeout(bound));
 }
 
 describe('store lock: two processes taking over the same stale lock', () => {
@@ -55,7 +77,7 @@ describe('store lock: two processes taking over the same stale lock', () => {
           try {
             fs.writeFileSync(path.join(tmp.dir, 'arbor.lock'), String(await deadPid()));
             const startAt = Date.now() + 700; // both processes are up by then
-            const [a, b] = await Promise.all([contender(tmp.dir, startAt), contender(tmp.dir, startAt)]);
+            const [a, b] = await race(tmp.dir, startAt);
             const winners = [a, b].filter((o) => o.line === 'won');
             if (winners.length !== 1) {
               failures.push(`${winners.length} winners: ${a.pid} "${a.line}", ${b.pid} "${b.line}"`);
