@@ -104,6 +104,30 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     assert.equal(fs.existsSync(path.join(w.ws, 'after-cancel.txt')), false);
   });
 
+  /**
+   * A prompt sent, then cancelled at once: it answers `cancelled`, no model request follows, only
+   * the first turn ran, and the prompt is kept in the log, queued and paused for the user.
+   */
+  async function cancelledAndKept(sessionId: string, requests: number): Promise<void> {
+    const peer = conn.peer!;
+    const p = peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('KEPT prompt') });
+    await peer.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    assert.equal((await p).stopReason, 'cancelled');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
+    assert.doesNotMatch(peer.stderr(), /session\/cancel for unknown session/);
+    assert.equal(await peer.close(), 0);
+    const log = await logOf(w.store, sessionId);
+    assert.deepEqual(
+      log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),
+      ['completed'],
+      'no turn ran for the cancelled prompt',
+    );
+    const kept = log.filter((e) => e.type === 'inbox/accepted').at(-1) as { text?: string } | undefined;
+    assert.equal(kept?.text, 'KEPT prompt', 'the prompt is kept in the log');
+    assert.equal(log.at(-1)?.type, 'inbox/paused', 'it waits for the user, across a restart too');
+  }
+
   // Decision 0100, amended in s59: a prompt to a session the agent opens from its log (after a
   // restart), cancelled at once, runs nothing; the prompt is kept, queued, for the user.
   it('session/cancel right after session/prompt to a session opened from its log: cancelled, no model request, the prompt kept', async () => {
@@ -115,21 +139,7 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
     await conn.peer.agent.request(acp.methods.agent.session.load, { sessionId, cwd: w.ws, mcpServers: [] });
     const requests = w.server.requests.length;
     w.server.enqueue({ text: 'should never be asked' });
-    const p = conn.peer.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('KEPT prompt') });
-    await conn.peer.agent.notify(acp.methods.agent.session.cancel, { sessionId });
-    assert.equal((await p).stopReason, 'cancelled');
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
-    assert.equal(await conn.peer.close(), 0);
-    const log = await logOf(w.store, sessionId);
-    assert.deepEqual(
-      log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),
-      ['completed'],
-      'no turn ran for the cancelled prompt',
-    );
-    const kept = log.filter((e) => e.type === 'inbox/accepted').at(-1) as { text?: string } | undefined;
-    assert.equal(kept?.text, 'KEPT prompt', 'the prompt is kept in the log');
-    assert.equal(log.at(-1)?.type, 'inbox/paused', 'it waits for the user, across a restart too');
+    await cancelledAndKept(sessionId, requests);
   });
 
   // Decision 0100, amended in s59 (its "Left:"): a session `arbor acp` let go of to bound memory
@@ -148,22 +158,7 @@ describe('acp: arbor acp turns, cancel, permissions and the end of the connectio
       );
     const requests = w.server.requests.length;
     w.server.enqueue({ text: 'should never be asked' });
-    const p = conn.peer!.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text('KEPT prompt') });
-    await conn.peer!.agent.notify(acp.methods.agent.session.cancel, { sessionId });
-    assert.equal((await p).stopReason, 'cancelled');
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(w.server.requests.length, requests, 'no model request after the cancel');
-    assert.doesNotMatch(conn.peer!.stderr(), /session\/cancel for unknown session/);
-    assert.equal(await conn.peer!.close(), 0);
-    const log = await logOf(w.store, sessionId);
-    assert.deepEqual(
-      log.filter((e) => e.type === 'turn/end').map((e) => e.stopReason),
-      ['completed'],
-      'no turn ran for the cancelled prompt',
-    );
-    const kept = log.filter((e) => e.type === 'inbox/accepted').at(-1) as { text?: string } | undefined;
-    assert.equal(kept?.text, 'KEPT prompt', 'the prompt is kept in the log');
-    assert.equal(log.at(-1)?.type, 'inbox/paused', 'it waits for the user, across a restart too');
+    await cancelledAndKept(sessionId, requests);
   });
 
   for (const how of ['stdin EOF (the client disconnects)', 'SIGTERM'] as const) {

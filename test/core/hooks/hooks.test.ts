@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Agent } from '../../../src/core/agent/agent';
 import type { UserMessageEvent } from '../../../src/core/session/events';
 import { hookLine } from '../../../src/extension/presenter/transcript';
 import { until } from '../../support/harness';
@@ -267,6 +268,26 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
     assert.equal(running(pid), false, 'the grandchild died with the group');
   });
 
+  /**
+   * `a` given work whose `event` hook hangs (its grandchild writes `pidFile`): the Stop of its
+   * subtree ends at once (not after the hook's 600 s timeout), and the grandchild dies with the
+   * hook's group. The model requests made before the Stop.
+   */
+  async function stopDuringHook(a: Agent, event: string, pidFile: string): Promise<number> {
+    await a.accept('work');
+    for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
+    const requests = hs.server.requests.length;
+    const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
+    const stopped = await Promise.race([hs.w!.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
+    assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook (its timeout is 600 s)`);
+    await a.idle();
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    for (let i = 0; i < 120 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(running(pid), false, `the ${event} hook's grandchild died with its group`);
+    return requests;
+  }
+
   // Decision 0099: Stop does not wait out a slow hook; the hook's process group is killed.
   for (const event of ['Stop', 'UserPromptSubmit'] as const)
     it(`Stop during a slow ${event} hook ends at once: the hook and its grandchild are killed, nothing runs after`, async () => {
@@ -279,17 +300,7 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       hs.w.h.hookService?.reload();
       hs.server.enqueue({ text: 'done' }, { text: 'never asked' });
       const a = await hs.w.h.createSession();
-      await a.accept('work');
-      for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
-      const requests = hs.server.requests.length;
-      const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
-      const stopped = await Promise.race([hs.w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
-      assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook (its timeout is 600 s)`);
-      await a.idle();
-      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-      for (let i = 0; i < 80 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.equal(running(pid), false, "the hook's grandchild died with its group");
+      const requests = await stopDuringHook(a, event, pidFile);
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(hs.server.requests.length, requests, 'no model request after the Stop');
       if (event === 'Stop') assert.equal(a.lastTurn?.stopReason, 'interrupted');
@@ -330,18 +341,8 @@ describe('hooks: Claude Code hooks with the tree in their input (decision 0057)'
       hs.w.h.hookService?.reload();
       hs.server.enqueue({ toolCalls: [call] }, { text: 'never asked' });
       const a = await hs.w.h.createSession();
-      await a.accept('work');
-      for (let i = 0; i < 400 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.ok(fs.existsSync(pidFile), `the ${event} hook started`);
-      const requests = hs.server.requests.length;
-      const ceiling = new Promise((r) => setTimeout(() => r('still waiting'), 15_000));
-      const stopped = await Promise.race([hs.w.h.interruptSubtree(a.id).then(() => 'stopped'), ceiling]);
-      assert.equal(stopped, 'stopped', `Stop waited for the ${event} hook`);
-      await a.idle();
+      const requests = await stopDuringHook(a, event, pidFile);
       assert.equal(a.lastTurn?.stopReason, 'interrupted');
-      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-      for (let i = 0; i < 120 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.equal(running(pid), false, `the ${event} hook's grandchild died with its group (its timeout is 600 s)`);
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(hs.server.requests.length, requests, 'no model request after the Stop');
       assert.equal(hs.w.h.store.list().length, 1, 'no child was created after the Stop');
