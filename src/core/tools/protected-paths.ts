@@ -68,16 +68,43 @@ export const HOME_DOT_REASON =
 /**
  * A home folder inside a root keeps its dot entries from commands (the sandbox makes them
  * read-only, decision 0123); the file tools ask for them as for a protected name, or the model
- * writes `~/.bashrc` with write_file where `echo >> ~/.bashrc` is refused.
+ * writes `~/.bashrc` with write_file where `echo >> ~/.bashrc` is refused. A dot entry that is a
+ * symlink (`~/.bashrc -> dotfiles/bashrc`) lends its protection to what it leads to (amended s59),
+ * resolved at each check: only the home folder's own entries that are links.
  */
 async function homeDotEntryOf(ctx: ProtectContext, realPath: string): Promise<string | undefined> {
   const home = await linkFreeReal(os.homedir());
-  if (home === undefined || !isWithin(realPath, home) || realPath === home) return undefined;
-  const first = path.relative(home, realPath).split(path.sep)[0];
-  if (!first.startsWith('.')) return undefined;
+  if (home === undefined) return undefined;
+  const roots = await realRoots(ctx);
+  if (!roots.some((r) => isWithin(home, r))) return undefined;
+  if (isWithin(realPath, home) && realPath !== home && path.relative(home, realPath).split(path.sep)[0].startsWith('.')) return HOME_DOT_REASON;
+  return homeDotLinkTo(home, roots, realPath);
+}
+
+async function realRoots(ctx: ProtectContext): Promise<string[]> {
+  const out: string[] = [];
   for (const root of ctx.roots) {
     const real = await linkFreeReal(path.resolve(root));
-    if (real !== undefined && isWithin(home, real)) return HOME_DOT_REASON;
+    if (real !== undefined) out.push(real);
+  }
+  return out;
+}
+
+/** The dot entry of `home` that is a symlink leading to `realPath` or above it, as a reason naming the link. */
+async function homeDotLinkTo(home: string, roots: readonly string[], realPath: string): Promise<string | undefined> {
+  let entries: Dirent[];
+  try {
+    entries = await fsp.readdir(home, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  for (const e of entries) {
+    if (!e.name.startsWith('.') || !e.isSymbolicLink()) continue;
+    const link = path.join(home, e.name);
+    const target = await physicalPath(link);
+    // As in the sandbox: a target in a root, neither a root nor the home folder or above it (it would take the whole workspace).
+    if (!target.ok || !roots.some((r) => isWithin(target.path, r)) || roots.includes(target.path) || isWithin(home, target.path)) continue;
+    if (isWithin(realPath, target.path)) return `${HOME_DOT_REASON}; this path is what ${link} links to`;
   }
   return undefined;
 }

@@ -233,4 +233,126 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
     assert.equal(await asks('other/b/.bashrc'), true, 'the home folder the shell now reads');
     assert.equal(await asks('c/b/.gitconfig'), false);
   });
+  // A home folder missing when the command starts (decision 0123, amended s59): nothing guarded what
+  // was not there, so the command made it, as a folder or a link, with dot files the next shell runs.
+  for (const home of ['alice', 'users/alice']) {
+    it(`attack: a missing home folder (${home}) inside the workspace cannot be made by a command, as a folder or a link; write_file asks`, async () => {
+      ws = makeWorkspace();
+      fs.mkdirSync(ws.at('other'));
+      fs.writeFileSync(ws.at('other/.bashrc'), 'evil\n');
+      const userHome = ws.at(home);
+      process.env.HOME = userHome;
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+      const command = [
+        '(rmdir "$H"; mv "$H" x)',
+        '(mkdir -p "$H/.config/autostart" && echo evil > "$H/.config/autostart/x.desktop")',
+        '(echo evil > "$H/.bashrc")',
+        `(mkdir -p "${path.dirname(userHome)}"; ln -s "${ws.at('other')}" "$H")`,
+        'echo work > other/file.txt',
+        'echo done',
+      ].join('; ');
+      const r = await call(tool, { command: `H=${userHome}; ${command}`, cwd: ws.root }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      assert.equal(fs.existsSync(userHome), false, `the home folder was not made (its stand-in is gone): ${r.content}`);
+      assert.equal(fs.existsSync(ws.at('users')), false, r.content);
+      assert.match(r.content, /home folder .* does not exist/, `the result says why: ${r.content}`);
+      assert.equal(fs.readFileSync(ws.at('other/file.txt'), 'utf8'), 'work\n', 'the rest stays writable');
+      const write = createWriteFileTool();
+      for (const p of [`${home}/.bashrc`, `${home}/.config/autostart/x.desktop`]) {
+        const w = await call(write, { path: p, content: 'evil\n' }, ws.ctx());
+        assert.equal(w.isError, true, `${p}: ${w.content}`);
+        assert.match(w.content, /a dot file or folder of your home folder/, w.content);
+      }
+      assert.equal(fs.existsSync(userHome), false);
+    });
+  }
+
+  // Linked dot entries (decision 0123, amended s59): `~/.bashrc -> dotfiles/bashrc`, as GNU stow makes
+  // them. The link was kept (the home folder is read-only) but its target in the workspace was not:
+  // a command appended to dotfiles/bashrc and write_file wrote it without asking.
+  const linked: { name: string; home: string; links: [string, string][]; dirs: string[]; files: string[]; work: string; attack: string[] }[] = [
+    {
+      name: 'the home folder as the root, its dotfiles folder in it',
+      home: '.',
+      links: [
+        ['.bashrc', 'dotfiles/bashrc'],
+        ['.config', 'dotfiles/config'],
+        ['.profile', 'dotfiles/profile'],
+      ],
+      dirs: ['dotfiles/config', 'projects'],
+      files: ['dotfiles/bashrc'],
+      work: 'projects/x.txt',
+      attack: [
+        'echo evil >> dotfiles/bashrc',
+        'echo evil > dotfiles/config/x.desktop',
+        'echo evil > dotfiles/profile',
+        'mv dotfiles/bashrc b.old && echo evil > dotfiles/bashrc',
+      ],
+    },
+    {
+      name: 'a home folder below the root, its dot files through a link beside it (dots -> repo/dotfiles)',
+      home: 'alice',
+      links: [
+        ['alice/.bashrc', 'dots/bashrc'],
+        ['alice/.config', 'dots/config'],
+        ['dots', 'repo/dotfiles'],
+      ],
+      dirs: ['repo/dotfiles/config', 'alice/projects', 'other/config'],
+      files: ['repo/dotfiles/bashrc'],
+      work: 'alice/projects/x.txt',
+      attack: [
+        'echo evil >> repo/dotfiles/bashrc',
+        'echo evil > dots/config/x.desktop',
+        'ln -sfn "$W/other" dots',
+        'mv dots dots.old && ln -s other dots',
+        'mv repo repo.old && mkdir -p repo/dotfiles && echo evil > repo/dotfiles/bashrc',
+        'mv repo/dotfiles repo/d.old && mkdir repo/dotfiles && echo evil > repo/dotfiles/bashrc',
+      ],
+    },
+  ];
+  for (const c of linked) {
+    it(`attack: linked dot files, ${c.name}: what they link to is read-only to commands and write_file asks, naming the link`, async () => {
+      ws = makeWorkspace();
+      for (const d of c.dirs) fs.mkdirSync(ws.at(d), { recursive: true });
+      for (const f of c.files) fs.writeFileSync(ws.at(f), 'mine\n');
+      for (const [at, to] of c.links) fs.symlinkSync(ws.at(to), ws.at(at));
+      const userHome = path.resolve(ws.root, c.home);
+      process.env.HOME = userHome;
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+      const command = [`W=${ws.root}`, ...c.attack.map((a) => `(${a})`), `echo work > ${c.work}`, 'echo done'].join('; ');
+      const r = await call(tool, { command, cwd: ws.root }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      const bashrc = path.join(userHome, '.bashrc');
+      assert.equal(fs.readFileSync(bashrc, 'utf8'), 'mine\n', `what ~/.bashrc reads: ${r.content}`);
+      assert.equal(fs.existsSync(path.join(userHome, '.config/x.desktop')), false, r.content);
+      assert.equal(fs.existsSync(path.join(userHome, '.profile')), false, `a dangling link's target is not made: ${r.content}`);
+      assert.equal(fs.readFileSync(ws.at(c.work), 'utf8'), 'work\n', 'the rest stays writable');
+      const write = createWriteFileTool();
+      const target = fs.realpathSync.native(bashrc);
+      const w = await call(write, { path: path.relative(ws.root, target), content: 'evil\n' }, ws.ctx());
+      assert.equal(w.isError, true, w.content);
+      assert.match(w.content, /a dot file or folder of your home folder.*what .*\.bashrc links to/, w.content);
+      assert.equal(fs.readFileSync(bashrc, 'utf8'), 'mine\n');
+      const free = await call(write, { path: path.join(path.dirname(path.relative(ws.root, target)), 'README'), content: 'notes\n' }, ws.ctx());
+      assert.equal(free.isError, false, `its neighbours are no dot file: ${free.content}`);
+    });
+  }
+
+  // A dotfiles repository opened as the workspace, the home folder elsewhere linking into it: editing
+  // those files is the work asked for; nothing changes there.
+  it('a dotfiles repository as the workspace, the home folder outside linking into it: its files stay writable to commands and write_file', async () => {
+    ws = makeWorkspace();
+    fs.writeFileSync(ws.at('bashrc'), 'mine\n');
+    const userHome = path.join(ws.outside, 'home');
+    fs.mkdirSync(userHome, { recursive: true });
+    fs.symlinkSync(ws.at('bashrc'), path.join(userHome, '.bashrc'));
+    process.env.HOME = userHome;
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+    const r = await call(tool, { command: 'echo alias ll=ls >> bashrc; echo done', cwd: ws.root }, ws.ctx());
+    assert.match(r.content, /done/, r.content);
+    assert.equal(fs.readFileSync(ws.at('bashrc'), 'utf8'), 'mine\nalias ll=ls\n', r.content);
+    const w = await call(createWriteFileTool(), { path: 'bashrc', content: 'edited\n' }, ws.ctx());
+    assert.equal(w.isError, false, w.content);
+    assert.equal(fs.readFileSync(path.join(userHome, '.bashrc'), 'utf8'), 'edited\n');
+  });
 });

@@ -48,7 +48,7 @@ export interface ProtectedMounts {
 export const MAX_GUARDED_CHILDREN = 1000;
 
 /** Why a folder is guarded (read-only, its entries bound writable again). */
-type GuardKind = 'home' | 'unnamed' | 'link' | 'homeLink';
+type GuardKind = 'home' | 'unnamed' | 'link' | 'homeLink' | 'homeDotLink';
 
 interface GuardRule {
   /** A folder guarded for several kinds follows the lowest rank's rule and note. */
@@ -89,6 +89,14 @@ const GUARDS: { readonly [K in GuardKind]: GuardRule } = {
       `${dir} holds a symlink on the way to your home folder (${os.homedir()}), so commands cannot create, rename or remove entries directly in it and the link keeps leading where it does (its existing files and folders stay writable)` +
       (entries > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
       '; create files there with write_file, or set HOME to the real path of your home folder',
+  },
+  // A symlink on the way from a linked dot entry of the home folder (`~/.bashrc -> dotfiles/bashrc`) to what it leads to.
+  homeDotLink: {
+    rank: 4,
+    note: (dir, entries) =>
+      `${dir} holds a symlink on the way to what a dot file of your home folder (${os.homedir()}) links to, so commands cannot create, rename or remove entries directly in it and the link keeps leading where it does (its existing files and folders stay writable)` +
+      (entries > MAX_GUARDED_CHILDREN ? `; only its first ${MAX_GUARDED_CHILDREN} entries stay writable` : '') +
+      '; create files there with write_file',
   },
 };
 
@@ -167,23 +175,29 @@ export async function protectedMounts(
   // stand-in is made where its parent exists: bubblewrap would make missing parents on the host,
   // and nothing would remove them).
   const protectHooks = (dirs: readonly string[]): void => {
-    for (const d of dirs) {
-      const root = rootOf(d);
-      if (!root) continue;
-      // Another command's stand-in, on the folder or above it: share it.
-      let shared: string | undefined;
-      for (let a = d; a !== root && !shared; a = path.dirname(a)) if (standIn(a)) shared = a;
-      if (shared) shadow.add(shared);
-      else if (fs.existsSync(d)) readOnly.add(d);
-      else {
-        let missing = d;
-        while (path.dirname(missing) !== root && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
-        shadow.add(missing);
-        if (missing !== d)
-          notes.push(
-            `${missing} cannot be created by commands: git's core.hooksPath points into it (${d}), and a hooks folder is protected; create it with write_file (it asks first) or point core.hooksPath elsewhere`,
-          );
-      }
+    for (const d of dirs)
+      protectOrStandIn(
+        d,
+        (missing) =>
+          `${missing} cannot be created by commands: git's core.hooksPath points into it (${d}), and a hooks folder is protected; create it with write_file (it asks first) or point core.hooksPath elsewhere`,
+      );
+  };
+  // A path inside a root that must not change: read-only when it exists, else a stand-in on the
+  // highest missing folder of its way (`note` says why, when that is not the path itself).
+  const protectOrStandIn = (d: string, note: (missing: string) => string): void => {
+    const root = rootOf(d);
+    if (!root) return;
+    // Another command's stand-in, on the folder or above it: share it.
+    let shared: string | undefined;
+    for (let a = d; a !== root && !shared; a = path.dirname(a)) if (standIn(a)) shared = a;
+    if (shared) shadow.add(shared);
+    else if (fs.existsSync(d)) readOnly.add(d);
+    else {
+      let missing = d;
+      while (path.dirname(missing) !== root && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
+      shadow.add(missing);
+      const why = missing !== d ? note(missing) : '';
+      if (why) notes.push(why);
     }
   };
   // The top of a root whose `.git` git does not stop at (none, or an empty one) must never become a
@@ -226,15 +240,33 @@ export async function protectedMounts(
   // The home folder inside a root (a workspace that is ~, or above it): its dot files are what the
   // user's shell, git and desktop run next (`.bashrc`, `.gitconfig`, `.config/autostart`), made or
   // changed. Guarded: read-only, its own folders and files bound writable again, never its dot entries.
+  const pinnedWay: string[] = [];
   const home = real(os.homedir());
-  if (home && rootOf(home)) guard(home, 'home');
+  if (home && rootOf(home) && !standIn(home)) {
+    guard(home, 'home');
+    protectDotLinkTargets(home, roots, { guard, protect: protectOrStandIn, rootOf, standIn, pinnedWay: (d) => pinnedWay.push(d) });
+  }
+  // A home folder missing when the command starts (decision 0123, amended s59): made by the command
+  // (`mkdir -p ~/.config/autostart`, or a link to a folder of its choosing), the next shell would
+  // read its dot files. A stand-in holds its place while the command runs, removed after, as for a
+  // missing hooks folder (or, where its parent is missing too, the highest missing folder on its way).
+  // An existing home folder outside every root (the usual case) costs nothing more.
+  else if (!home || standIn(home)) {
+    const way = physicalPathSync(path.resolve(os.homedir()));
+    const missing = way.ok ? way.path : undefined;
+    if (missing && rootOf(missing) && !roots.includes(missing) && (!fs.existsSync(missing) || standIn(missing))) {
+      protectOrStandIn(missing, () => '');
+      notes.push(
+        `your home folder (${os.homedir()}) does not exist and lies inside the workspace: commands cannot create it, nor anything in it; create it outside Arbor, or set HOME to an existing folder`,
+      );
+    }
+  }
   // `$HOME` through symlinks (`/w/me -> /w/a/b`, `/w/a -> /w/c`): guarding the folder it leads to
   // now is not enough, since a command could point a link on the way elsewhere (or move the folder
   // holding it and leave a new link of that name) and write the new target's dot files in the same
   // run. Each link on the way that lies in a root has its folder guarded, so it stays where it is
   // and leads where it does, and each folder the way enters there is pinned (one it leaves by `..`
   // too), so none can be moved and replaced by a link. A home path with no link costs nothing more.
-  const pinnedWay: string[] = [];
   if (home !== os.homedir()) {
     const way: PhysicalWay = { links: [], dirs: [] };
     physicalPathSync(path.resolve(os.homedir()), way);
@@ -262,6 +294,46 @@ export async function protectedMounts(
     for (let d = path.dirname(p); d !== root && isWithin(d, root); d = path.dirname(d)) pinned.add(d);
   }
   return { readOnly: [...readOnly].sort(), shadow: shadows, pinned: [...pinned].sort(), guarded, notes, ...(walk.appeared ? { appeared, unsearched } : {}) };
+}
+
+interface DotLinkOps {
+  guard(dir: string, kind: GuardKind): void;
+  protect(p: string, note: (missing: string) => string): void;
+  rootOf(p: string): string | undefined;
+  standIn(p: string): boolean;
+  pinnedWay(dir: string): void;
+}
+
+/**
+ * The home folder inside a root (decision 0123, amended s59): a dot entry of it that is a symlink
+ * (`~/.bashrc -> dotfiles/bashrc`, as GNU stow makes them) keeps its link (the folder is guarded),
+ * and what it leads to inside a root gets the dot entry's protection: read-only (a stand-in where
+ * it is missing), each link on the way there kept (its folder guarded) and each folder entered
+ * pinned, as for `$HOME`'s own way. Only the home folder's own entries that are links are resolved
+ * (one read of the folder the guard lists anyway), never the tree. A target at or above the home
+ * folder is left to the home guard (making it read-only would take the whole workspace).
+ */
+function protectDotLinkTargets(home: string, roots: readonly string[], ops: DotLinkOps): void {
+  let entries: Dirent[];
+  try {
+    entries = fs.readdirSync(home, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    if (!e.name.startsWith('.') || !e.isSymbolicLink()) continue;
+    const link = path.join(home, e.name);
+    const way: PhysicalWay = { links: [], dirs: [] };
+    const target = physicalPathSync(link, way);
+    if (!target.ok || !ops.rootOf(target.path) || isWithin(home, target.path) || roots.includes(target.path)) continue;
+    for (const l of way.links) if (l !== link && ops.rootOf(l)) ops.guard(path.dirname(l), 'homeDotLink');
+    for (const d of way.dirs) if (ops.rootOf(d) && !roots.includes(d) && !ops.standIn(d) && !isWithin(home, d)) ops.pinnedWay(d);
+    ops.protect(
+      target.path,
+      (missing) =>
+        `${missing} cannot be created by commands: your home folder's ${e.name} links into it (${target.path}); create it with write_file (it asks first)`,
+    );
+  }
 }
 
 /**
