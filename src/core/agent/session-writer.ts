@@ -128,17 +128,31 @@ export class SessionWriter implements SessionLog {
  * Durably append one event to a stored log that is not resident, without reading it: for a type
  * with no ordering rule (a rewind's `checkpoint` record), whose only checks are its shape and its
  * seq — the seq the store holds now, checked again by the store against its durable length at
- * the commit, so a write that lands in between refuses this one (SEQ_GAP) rather than interleave.
- * Staged to the store's listeners as a `SessionWriter` does (decision 0054). Any other type is
- * appended through a `SessionWriter` over the folded log, as before (decision 0128).
+ * the commit. A write that lands in between (a quiet message to the released node, inbound.ts)
+ * refuses that commit (SEQ_GAP); with no seq asked for, the event is taken again at the new
+ * length, as its type may stand anywhere in the log, rather than lost after the rewind's files
+ * were written. It is staged to the store's listeners (decision 0054) once durable, at the seq it
+ * has in the log. Any other type is appended through a `SessionWriter` over the folded log, as
+ * before (decision 0128).
  */
 export async function appendWithoutFold(store: Store, id: string, draft: EventDraft): Promise<SessionEvent> {
   if (foldedForAppend(draft.type)) return new SessionWriter(await store.inspect(id), store).append(draft);
   const e = copyData(draft) as SessionEvent;
-  e.seq = draft.seq ?? (await store.length(id));
   e.at = draft.at ?? new Date().toISOString();
-  checkEventShape(e, e.seq);
+  for (let tries = 1; ; tries++) {
+    e.seq = draft.seq ?? (await store.length(id));
+    checkEventShape(e, e.seq);
+    try {
+      await store.append(id, [copyData(e)]);
+      break;
+    } catch (err) {
+      const gap = (err as { code?: string }).code === 'SEQ_GAP';
+      if (!gap || draft.seq !== undefined || tries >= MAX_GAP_TRIES) throw err;
+    }
+  }
   store.staged(id, copyData(e));
-  await store.append(id, [e]);
   return copyData(e);
 }
+
+/** How often `appendWithoutFold` takes a new seq after another write landed first. */
+const MAX_GAP_TRIES = 8;

@@ -64,17 +64,59 @@ describe('appendWithoutFold: a record appended to a stored log without reading i
     assert.equal(await store.length('s-a'), 3);
   });
 
-  it('a write that lands between its seq and its commit refuses it (SEQ_GAP): the log never interleaves', async () => {
+  it('a write that lands between its seq and its commit refuses that commit: the record is taken again after it, the log never interleaves', async () => {
     const store = await folder.openStore();
     await store.createSession(header('s-a'), turn);
-    // Both take seq 3 from the store; the first to commit wins, the other is refused whole.
-    const results = await Promise.allSettled([appendWithoutFold(store, 's-a', record('/ws/a.ts')), appendWithoutFold(store, 's-a', record('/ws/b.ts'))]);
-    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-    assert.equal((refused.reason as { code?: string }).code, 'SEQ_GAP');
+    // Both take seq 3 from the store; the first to commit wins, the other is refused and taken again at 4.
+    const [a, b] = await Promise.all([appendWithoutFold(store, 's-a', record('/ws/a.ts')), appendWithoutFold(store, 's-a', record('/ws/b.ts'))]);
+    assert.deepEqual([a.seq, b.seq].sort(), [3, 4]);
     const log = (await store.inspect('s-a')).events;
-    assert.equal(log.length, 4);
-    assert.equal(log[3].seq, 3);
+    assert.equal(log.length, 5);
+    assert.deepEqual(
+      [log[3], log[4]].sort((x, y) => x.seq - y.seq),
+      [a, b].sort((x, y) => x.seq - y.seq),
+    );
+  });
+
+  it('a seq asked for is kept: a write that took it first refuses the record (SEQ_GAP)', async () => {
+    const store = await folder.openStore();
+    await store.createSession(header('s-a'), turn);
+    await appendWithoutFold(store, 's-a', record('/ws/a.ts'));
+    await assert.rejects(appendWithoutFold(store, 's-a', { ...record('/ws/b.ts'), seq: 3 }), (err: Error & { code?: string }) => err.code === 'SEQ_GAP');
+    assert.equal(await store.length('s-a'), 4);
+  });
+
+  it('a message written to the released node while the record is under way does not lose the record', async () => {
+    const store = await folder.openStore();
+    await store.createSession(header('s-a'), turn);
+    // A quiet message to the released node (inbound.ts: a SessionWriter over the folded log) and the
+    // rewind's record both start from seq 3. A checkpoint has no ordering rule: the record goes after
+    // the message rather than being refused after the rewind's files were written (its undo then
+    // missing until the next open's recovery).
+    const message = new SessionWriter(await store.inspect('s-a'), store);
+    const staged: SessionEvent[] = [];
+    store.onStaged((id, e) => {
+      if (id === 's-a') staged.push(e);
+    });
+    const rec = appendWithoutFold(store, 's-a', record('/ws/a.ts'));
+    const msg = message.append({ type: 'user/message', text: 'meanwhile', source: { kind: 'user' } });
+    const [r, m] = await Promise.allSettled([rec, msg]);
+    assert.equal(m.status, 'fulfilled');
+    assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
+    const log = (await store.inspect('s-a')).events;
+    assert.deepEqual(
+      log.slice(3).map((e) => e.type),
+      ['user/message', 'checkpoint'],
+    );
+    assert.deepEqual((r as PromiseFulfilledResult<SessionEvent>).value, log[4]);
+    // The listeners heard each event once, at the seq it has in the log (no record staged at a seq it never got).
+    assert.deepEqual(
+      staged.map((e) => [e.seq, e.type]),
+      [
+        [3, 'user/message'],
+        [4, 'checkpoint'],
+      ],
+    );
   });
 
   it('a type with an ordering rule is checked against the folded log, as a SessionWriter does', async () => {
