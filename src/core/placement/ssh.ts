@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { withBareExplicit } from '../process/git-safe-env';
 import { lastLine, type Ran, run, transportEnv } from './exec';
 import { baseRef, DEFAULT_REMOTE_DIR, nodeKey, placedRef, repoKey, storeBeside } from './layout';
 import { arborVerdict, probe } from './probe';
@@ -100,8 +101,13 @@ export class SshTransport implements PlacementTransport {
     return transportEnv(extra, this.opts.env);
   }
 
+  /**
+   * The local git's: it runs unconfined in the node's repository, beside whose git folder a
+   * command may have planted a bare repository's files (`.gd/` of `--separate-git-dir .gd/main`):
+   * git takes none it finds (decision 0124), or their config's `url.*.insteadOf` runs a command here.
+   */
   private gitEnv(): Record<string, string> {
-    return this.env({ GIT_SSH_COMMAND: gitSshCommand(this.settings), GIT_SSH_VARIANT: 'ssh', GIT_TERMINAL_PROMPT: '0' });
+    return withBareExplicit(this.env({ GIT_SSH_COMMAND: gitSshCommand(this.settings), GIT_SSH_VARIANT: 'ssh', GIT_TERMINAL_PROMPT: '0' }));
   }
 
   async check(signal?: AbortSignal): Promise<PlacementInfo> {
@@ -200,7 +206,11 @@ export class SshTransport implements PlacementTransport {
     signal?.throwIfAborted();
     const made = /^arbor-collected ([0-9a-f]{40,64})$/m.exec(r.stderr);
     if (r.code !== 0 || !made) throw this.syncError('bring the changes back from', r);
-    const local = await run('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repo, env: this.env(), timeoutMs: 30_000 });
+    const local = await run('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {
+      cwd: repo,
+      env: withBareExplicit(this.env()),
+      timeoutMs: 30_000,
+    });
     if (local.stdout.trim() !== made[1])
       throw new PlacementError(
         'SYNC_FAILED',

@@ -22,6 +22,8 @@ export function isWithin(target: string, dir: string): boolean {
 export interface PhysicalWay {
   links: string[];
   dirs: string[];
+  /** With it: each entry passed that is neither a folder nor a link (missing, or a file), in order. */
+  notDirs?: string[];
 }
 
 type Resolved = { ok: true; path: string } | { ok: false; message: string };
@@ -69,6 +71,7 @@ function* resolving(absolute: string, way: PhysicalWay | undefined): Generator<s
     if ('dir' in found) {
       // Missing (or unreadable): nothing to follow; a create would make it right here.
       if (found.dir) way?.dirs.push(next);
+      else way?.notDirs?.push(next);
       current = next;
       continue;
     }

@@ -267,6 +267,50 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
     });
   }
 
+  // `HOME=$W/x/../home` with no `x` (review s59): realpath failed, so the existing home folder the way
+  // leads to went unguarded and no stand-in held `x`; the command wrote `home/.bashrc` and made `x`
+  // (a folder: the next shell reads that `.bashrc`; or a link, which moves where `..` leads).
+  for (const make of ['mkdir x', 'ln -s other/sub x']) {
+    it(`attack: HOME through a missing folder and .. (x/../home), the command writes home's dot files and makes x (${make})`, async () => {
+      ws = makeWorkspace();
+      fs.mkdirSync(ws.at('home/projects'), { recursive: true });
+      fs.mkdirSync(ws.at('other/sub'), { recursive: true });
+      fs.writeFileSync(ws.at('home/.bashrc'), 'mine\n');
+      process.env.HOME = `${ws.root}/x/../home`;
+      const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+      const command = ['echo evil >> home/.bashrc', '(rmdir x; mv x x.old)', make, 'mkdir -p other/home', 'echo evil > home/projects/a.txt', 'echo done'].join(
+        '; ',
+      );
+      const r = await call(tool, { command, cwd: ws.root }, ws.ctx());
+      assert.match(r.content, /done/, r.content);
+      assert.equal(fs.readFileSync(ws.at('home/.bashrc'), 'utf8'), 'mine\n', r.content);
+      assert.equal(fs.lstatSync(ws.at('x'), { throwIfNoEntry: false }), undefined, `x was not made (its stand-in is gone): ${r.content}`);
+      assert.equal(fs.existsSync(ws.at('x.old')), false, r.content);
+      assert.equal(fs.readFileSync(ws.at('home/projects/a.txt'), 'utf8'), 'evil\n', 'its folders stay writable');
+    });
+  }
+
+  // `HOME=$W/x/../home` with `x -> p/q` (review s59): the kernel reaches p/home, but the sandbox walked
+  // `path.resolve(HOME)`, which drops `x/..` by text, so the link `x` was not kept: re-pointed, HOME led
+  // to a folder of the command's choosing with its `.bashrc`.
+  it('attack: HOME through a link and .. (x/../home, x -> p/q): the command cannot re-point x', async () => {
+    ws = makeWorkspace();
+    fs.mkdirSync(ws.at('p/q'), { recursive: true });
+    fs.mkdirSync(ws.at('p/home'));
+    fs.writeFileSync(ws.at('p/home/.bashrc'), 'mine\n');
+    fs.mkdirSync(ws.at('other/sub'), { recursive: true });
+    fs.mkdirSync(ws.at('other/home'));
+    fs.writeFileSync(ws.at('other/home/.bashrc'), 'evil\n');
+    fs.symlinkSync(ws.at('p/q'), ws.at('x'));
+    process.env.HOME = `${ws.root}/x/../home`;
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+    const command = ['echo evil >> p/home/.bashrc', '(rm x; ln -s other/sub x)', '(mv x x.old; ln -s other/sub x)', 'echo done'].join('; ');
+    const r = await call(tool, { command, cwd: ws.root }, ws.ctx());
+    assert.match(r.content, /done/, r.content);
+    assert.equal(fs.readFileSync(ws.at('p/home/.bashrc'), 'utf8'), 'mine\n', r.content);
+    assert.equal(fs.realpathSync.native(process.env.HOME), ws.at('p/home'), `HOME leads where it did: ${r.content}`);
+  });
+
   // Linked dot entries (decision 0123, amended s59): `~/.bashrc -> dotfiles/bashrc`, as GNU stow makes
   // them. The link was kept (the home folder is read-only) but its target in the workspace was not:
   // a command appended to dotfiles/bashrc and write_file wrote it without asking.
@@ -340,6 +384,32 @@ describe('OS sandbox: a workspace at or above the home folder (decision 0123)', 
 
   // A dotfiles repository opened as the workspace, the home folder elsewhere linking into it: editing
   // those files is the work asked for; nothing changes there.
+  // A linked dot entry whose way passes a link in the workspace that leads out of it (review s59):
+  // `~/.bashrc -> dots/l/bashrc`, `dots/l -> /elsewhere`. The target is outside every root, so
+  // nothing on its way was kept: the command replaced `dots/l` with a folder of its own and the
+  // next shell read its `bashrc`.
+  it('attack: a linked dot file through a link in the workspace that leads outside: the link on the way is kept', async () => {
+    ws = makeWorkspace();
+    fs.writeFileSync(path.join(ws.outside, 'bashrc'), 'mine\n');
+    fs.mkdirSync(ws.at('dots'));
+    fs.symlinkSync(ws.outside, ws.at('dots/l'));
+    fs.symlinkSync('dots/l/bashrc', ws.at('.bashrc'));
+    fs.mkdirSync(ws.at('projects'));
+    process.env.HOME = ws.root;
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({}) });
+    const command = [
+      '(rm dots/l && mkdir dots/l && echo evil > dots/l/bashrc)',
+      '(mv dots/l dots/l.old && mkdir dots/l && echo evil > dots/l/bashrc)',
+      '(mv dots d.old && mkdir -p dots/l && echo evil > dots/l/bashrc)',
+      'echo work > projects/x.txt',
+      'echo done',
+    ].join('; ');
+    const r = await call(tool, { command, cwd: ws.root }, ws.ctx());
+    assert.match(r.content, /done/, r.content);
+    assert.equal(fs.readFileSync(ws.at('.bashrc'), 'utf8'), 'mine\n', r.content);
+    assert.equal(fs.readFileSync(ws.at('projects/x.txt'), 'utf8'), 'work\n', 'the rest stays writable');
+  });
+
   it('a dotfiles repository as the workspace, the home folder outside linking into it: its files stay writable to commands and write_file', async () => {
     ws = makeWorkspace();
     fs.writeFileSync(ws.at('bashrc'), 'mine\n');

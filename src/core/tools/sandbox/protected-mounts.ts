@@ -241,7 +241,28 @@ export async function protectedMounts(
   // user's shell, git and desktop run next (`.bashrc`, `.gitconfig`, `.config/autostart`), made or
   // changed. Guarded: read-only, its own folders and files bound writable again, never its dot entries.
   const pinnedWay: string[] = [];
-  const home = real(os.homedir());
+  // `$HOME`'s way as the kernel takes it. A path realpath cannot resolve (`x/../home` with no `x`)
+  // still leads to an existing folder once a command makes what is missing: that folder is the
+  // home folder all the same, and each missing entry (or file) the way leaves again by `..` gets a
+  // stand-in (read-only where it exists), or the command makes `x` (as a link: `..` then leads
+  // elsewhere). One on the way to a missing end is the missing home folder's (below).
+  const homeWay: PhysicalWay = { links: [], dirs: [], notDirs: [] };
+  // Not `path.resolve`: it drops `x/..` by text, where the kernel enters `x` (a link, maybe) and climbs from what it reaches.
+  // A HOME that is its own real path (the usual case) has nothing on its way to look at.
+  const realHome = real(os.homedir());
+  const homeResolved =
+    realHome === os.homedir()
+      ? { ok: true as const, path: realHome }
+      : physicalPathSync(path.isAbsolute(os.homedir()) ? os.homedir() : path.resolve(os.homedir()), homeWay);
+  const homeEnd = homeResolved.ok ? homeResolved.path : undefined;
+  const home = realHome ?? (homeEnd !== undefined && fs.statSync(homeEnd, { throwIfNoEntry: false })?.isDirectory() ? homeEnd : undefined);
+  for (const d of homeWay.notDirs ?? [])
+    if (homeEnd !== undefined && !isWithin(homeEnd, d) && rootOf(d) && !roots.includes(d)) {
+      protectOrStandIn(d, () => '');
+      notes.push(
+        `${d} cannot be created or replaced by commands: your home folder's path (${os.homedir()}) passes through it; set HOME to the real path of your home folder`,
+      );
+    }
   if (home && rootOf(home) && !standIn(home)) {
     guard(home, 'home');
     protectDotLinkTargets(home, roots, { guard, protect: protectOrStandIn, rootOf, standIn, pinnedWay: (d) => pinnedWay.push(d) });
@@ -252,8 +273,7 @@ export async function protectedMounts(
   // missing hooks folder (or, where its parent is missing too, the highest missing folder on its way).
   // An existing home folder outside every root (the usual case) costs nothing more.
   else if (!home || standIn(home)) {
-    const way = physicalPathSync(path.resolve(os.homedir()));
-    const missing = way.ok ? way.path : undefined;
+    const missing = homeEnd;
     if (missing && rootOf(missing) && !roots.includes(missing) && (!fs.existsSync(missing) || standIn(missing))) {
       protectOrStandIn(missing, () => '');
       notes.push(
@@ -268,10 +288,8 @@ export async function protectedMounts(
   // and leads where it does, and each folder the way enters there is pinned (one it leaves by `..`
   // too), so none can be moved and replaced by a link. A home path with no link costs nothing more.
   if (home !== os.homedir()) {
-    const way: PhysicalWay = { links: [], dirs: [] };
-    physicalPathSync(path.resolve(os.homedir()), way);
-    for (const link of way.links) if (rootOf(link)) guard(path.dirname(link), 'homeLink');
-    for (const d of way.dirs) if (rootOf(d) && !roots.includes(d) && !standIn(d)) pinnedWay.push(d);
+    for (const link of homeWay.links) if (rootOf(link)) guard(path.dirname(link), 'homeLink');
+    for (const d of homeWay.dirs) if (rootOf(d) && !roots.includes(d) && !standIn(d)) pinnedWay.push(d);
   }
 
   const guarded: ProtectedMounts['guarded'] = [];
@@ -325,9 +343,11 @@ function protectDotLinkTargets(home: string, roots: readonly string[], ops: DotL
     const link = path.join(home, e.name);
     const way: PhysicalWay = { links: [], dirs: [] };
     const target = physicalPathSync(link, way);
-    if (!target.ok || !ops.rootOf(target.path) || isWithin(home, target.path) || roots.includes(target.path)) continue;
+    if (!target.ok) continue;
+    // The way is kept whatever the target: a link in a root leading out (`dots/l -> /elsewhere`), replaced, would lead back in.
     for (const l of way.links) if (l !== link && ops.rootOf(l)) ops.guard(path.dirname(l), 'homeDotLink');
     for (const d of way.dirs) if (ops.rootOf(d) && !roots.includes(d) && !ops.standIn(d) && !isWithin(home, d)) ops.pinnedWay(d);
+    if (!ops.rootOf(target.path) || isWithin(home, target.path) || roots.includes(target.path)) continue;
     ops.protect(
       target.path,
       (missing) =>
