@@ -84,7 +84,7 @@ export function refuseMadeByCommand(folder: string, storeDir?: string, programs:
  */
 export function turnConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
   const config = harnessConfig(args, env);
-  return args.options.has('sandbox') ? { ...config, ceiling: { sandbox: config.sandbox } } : config;
+  return args.options.has('sandbox') ? { ...config, ceiling: { sandbox: config.sandbox, by: 'cli-sandbox' } } : config;
 }
 
 /** Everything `run` and `send` need, from flags and environment. */

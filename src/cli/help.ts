@@ -4,7 +4,7 @@ import type { SandboxStatus } from '../core/tools/sandbox/detect';
 export function helpText(status: SandboxStatus): string {
   const here = status.available
     ? `active here (bubblewrap, ${status.name ?? status.bwrap})`
-    : `NOT available here: ${status.reason}. Commands then need approval (never: refused; auto: run unconfined). To fix it, ${status.remedy}`;
+    : `NOT available here: ${status.reason}. Commands then need approval (never: refused; auto: run unconfined, unless --sandbox was given explicitly: refused). To fix it, ${status.remedy}`;
   return `arbor — a coding agent whose subagents form a tree you can steer
 
 Usage:
@@ -136,7 +136,9 @@ Approval policies (--approval) decide only what the sandbox does not allow by it
   never   refused, without asking: a write to a protected path, a command the model asks to
           run outside the OS sandbox, and every command when no OS sandbox can start
   auto    allowed, without asking: the same actions run (commands outside the sandbox run
-          unconfined); the OS sandbox still confines every other command
+          unconfined); the OS sandbox still confines every other command. An explicit
+          --sandbox read-only or workspace-write is the widest anything runs under: there a
+          command outside the OS sandbox is refused (POLICY_CEILING), auto or not
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
 Workflow scripts run in bubblewrap too: no network, no files, their own PID namespace.

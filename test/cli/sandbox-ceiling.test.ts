@@ -62,3 +62,72 @@ describe('cli: an explicit --sandbox is a ceiling over a session’s own switch'
     assert.equal(fs.existsSync(outside()), true, 'full-access: unconfined, as the session was switched');
   });
 });
+
+// `arbor run --sandbox read-only --approval auto`: auto-approval answers the questions the
+// approval port is asked, but a command outside the OS sandbox is past the explicit ceiling, so
+// it is refused before any port is asked (decision 0125, amended). Real processes, real
+// bubblewrap, the real model server; the control runs the same call under full-access.
+describe('cli: --approval auto does not lift an explicit --sandbox ceiling', () => {
+  const w = cliWorld('arbor-cli-ceiling-auto-', { realDir: true });
+  const outside = () => path.join(w.dir, 'outside.txt');
+  const unconfined = () => ({
+    name: 'run_command',
+    arguments: { command: `echo escaped > ${outside()}`, outsideSandbox: true, justification: 'to write outside' },
+  });
+
+  async function results(flags: string[]): Promise<Array<{ content?: string; isError?: boolean }>> {
+    w.server.enqueue({ toolCalls: [unconfined()] }, { text: 'tried' });
+    const r = await arbor(['run', ...w.common, ...flags, '--approval', 'auto', '--json', 'escape']);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; content?: string; isError?: boolean })
+      .filter((e) => e.type === 'tool/result');
+  }
+
+  for (const mode of ['read-only', 'workspace-write']) {
+    it(`--sandbox ${mode}: an outsideSandbox command is refused without asking, and says how to allow it`, async () => {
+      const [res] = await results(['--sandbox', mode]);
+      assert.ok(res.isError, res.content);
+      assert.match(res.content!, /POLICY_CEILING/);
+      assert.match(res.content!, new RegExp(`--sandbox ${mode}`));
+      assert.match(res.content!, /rerun with --sandbox full-access/);
+      assert.equal(fs.existsSync(outside()), false, 'the command did not run unconfined');
+    });
+  }
+
+  for (const approval of ['auto', 'never']) {
+    it(`--sandbox workspace-write: a protected-path write stays an approval question (--approval ${approval})`, async () => {
+      w.server.enqueue({ toolCalls: [{ name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{}' } }] }, { text: 'wrote' });
+      const r = await arbor(['run', ...w.common, '--sandbox', 'workspace-write', '--approval', approval, '--json', 'settings']);
+      assert.equal(r.code, 0, r.stderr);
+      const res = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; content?: string; isError?: boolean })
+        .find((e) => e.type === 'tool/result')!;
+      const file = path.join(w.ws, '.vscode', 'settings.json');
+      if (approval === 'auto') {
+        assert.ok(!res.isError, res.content);
+        assert.equal(fs.readFileSync(file, 'utf8'), '{}');
+      } else {
+        assert.ok(res.isError, res.content);
+        assert.doesNotMatch(res.content!, /POLICY_CEILING/);
+        assert.equal(fs.existsSync(file), false);
+      }
+    });
+  }
+
+  it('control: --sandbox full-access --approval auto runs it', async () => {
+    const [res] = await results(['--sandbox', 'full-access']);
+    assert.ok(!res.isError, res.content);
+    assert.equal(fs.readFileSync(outside(), 'utf8').trim(), 'escaped');
+  });
+
+  it('without --sandbox (no ceiling) --approval auto still approves it, as before', async () => {
+    const [res] = await results([]);
+    assert.ok(!res.isError, res.content);
+    assert.equal(fs.existsSync(outside()), true);
+  });
+});

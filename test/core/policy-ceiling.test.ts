@@ -33,7 +33,8 @@ describe('harness: a policy ceiling (Restricted Mode) holds over a session’s o
     assert.match(write.content, /read-only/);
     assert.ok(confined.isError, `the confined command could not write: ${confined.content}`);
     assert.ok(outside.isError, outside.content);
-    assert.match(outside.content, /approval policy is "never"/);
+    // Refused by the ceiling itself, before the approval policy or any port: it says why and how to lift it.
+    assert.match(outside.content, /POLICY_CEILING.*Restricted Mode.*trust the workspace/);
     for (const f of ['file.txt', 'cmd.txt', 'out.txt', 'child.txt']) assert.equal(exists(f), false, `${f} was not written`);
     assert.equal(port.requests.length, 0, 'nobody was asked');
     const [child] = w.t.h.store.children(w.root.id);

@@ -152,6 +152,7 @@ async function steps(cfg: AgentConfig, signal: AbortSignal, end: End, pending: P
       ...(cfg.protectedPaths ? { protectedPaths: cfg.protectedPaths } : {}),
       sandbox: effectiveSandbox(overrides, cfg.defaults.sandbox, cfg.defaults.ceiling),
       approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval, cfg.defaults.ceiling),
+      ...(cfg.defaults.ceiling ? { ceiling: cfg.defaults.ceiling } : {}),
       approval: cfg.approval,
       grants: grantBookOf(w),
       signal,

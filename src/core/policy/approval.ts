@@ -1,7 +1,7 @@
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import type { PolicyOverrides } from '../session/folds';
 import { type ApprovalTarget, type GrantBook, type GrantScope, offeredScope, whyNoGrant } from './grants';
-import type { Effective, PolicyCeiling } from './sandbox';
+import { beyondCeiling, type Effective, type PolicyCeiling } from './sandbox';
 
 /** A request for a human (or an approval service) to allow one action. */
 export interface ApprovalRequest {
@@ -65,6 +65,8 @@ export interface ApprovalContext {
   sandbox?: SandboxMode;
   /** The tool call being run (a `ToolContext` carries it): passed on in the request. */
   callId?: string;
+  /** The deployment's ceiling (an explicit CLI `--sandbox`, Restricted Mode): what runs outside its sandbox is not asked about. */
+  ceiling?: PolicyCeiling;
 }
 
 export type ApprovalOutcome =
@@ -80,7 +82,9 @@ export type ApprovalOutcome =
   /** The turn was cancelled before (or while) asking. */
   | 'aborted'
   /** The port threw or answered something other than allow/deny; treated as a denial. */
-  | 'port-failed';
+  | 'port-failed'
+  /** The action would run outside the ceiling's sandbox: denied before any grant or port (decision 0125). */
+  | 'ceiling';
 
 export interface ApprovalAnswer {
   approved: boolean;
@@ -100,13 +104,24 @@ function normalise(reply: unknown): ApprovalReply | undefined {
   return { decision: r.decision, ...(r.remember === true ? { remember: true } : {}), ...(reason ? { reason } : {}) };
 }
 
+/** What a tool asks `decideApproval`: the port's request, plus what only the decider reads. */
+export type ApprovalAsk = Omit<ApprovalRequest, 'sessionId'> & {
+  sessionId?: string;
+  /** The action runs outside the OS sandbox (an unconfined command): refused without asking under a ceiling narrower than full-access (decision 0125). */
+  unconfined?: true;
+};
+
 /**
  * Ask for approval under the context's policy. Fails closed: anything but an explicit
  * `allow` from the port, before the signal aborts, is a denial. Never throws.
  */
-export async function decideApproval(ctx: ApprovalContext, request: Omit<ApprovalRequest, 'sessionId'> & { sessionId?: string }): Promise<ApprovalAnswer> {
+export async function decideApproval(ctx: ApprovalContext, asking: ApprovalAsk): Promise<ApprovalAnswer> {
+  const { unconfined, ...request } = asking;
   const deny = (outcome: ApprovalOutcome): ApprovalAnswer => ({ approved: false, outcome });
   if (ctx.signal?.aborted) return deny('aborted');
+  // A ceiling is the widest anything runs under: no port's allow (`--approval auto`, a grant) lifts it.
+  const capped = unconfined ? beyondCeiling(ctx.ceiling) : undefined;
+  if (capped) return { approved: false, outcome: 'ceiling', reason: capped };
   if (ctx.approvalPolicy !== 'ask') return deny('policy-never');
   // A grant skips only the ask: the policy above still says no when it is 'never'.
   const sandbox = ctx.sandbox ?? 'read-only';
@@ -172,6 +187,8 @@ export function describeDenial(outcome: ApprovalOutcome, reason?: string): strin
       return 'approval was refused: the turn was cancelled while waiting';
     case 'port-failed':
       return 'approval was refused: the approval service failed to answer';
+    case 'ceiling':
+      return `refused without asking (POLICY_CEILING): ${reason ?? 'it would run outside the sandbox the deployment caps sessions at'}`;
     case 'allowed':
     case 'granted':
       return 'approved';

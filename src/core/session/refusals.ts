@@ -37,6 +37,7 @@ const WHY: Record<string, string> = {
   'no-allow-once': 'allowed, but the agent offered no allow-once answer',
   'too-many-questions': 'refused unasked: the agent asked more at once than Arbor puts to a human',
   'read-only': 'refused unasked: a read-only child writes nothing',
+  ceiling: 'refused unasked: it would run outside the sandbox the ceiling (--sandbox, Restricted Mode) allows',
   'mode-fixed': "refused unasked: the agent's mode is the one Arbor set for the child's sandbox",
 };
 

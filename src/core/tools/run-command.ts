@@ -90,13 +90,17 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           if (!confinement) {
             const summary = `$ ${command}${where === '.' ? '' : `   (in ${where})`}`;
             const reason = unconfinedReason(ctx, status, wantsOut, args.justification as string | undefined);
-            const answer = await decideApproval(ctx, { tool: NAME, summary, reason, target: { kind: 'command', command } });
+            const answer = await decideApproval(ctx, { tool: NAME, summary, reason, target: { kind: 'command', command }, unconfined: true });
             if (!answer.approved) {
               return refused(
                 `${NAME}: ${describeDenial(answer.outcome, answer.reason)}, so the command did not run. ` +
-                  (wantsOut && status.available
-                    ? 'Run it without outsideSandbox (confined), or tell the user what you wanted to run and why.'
-                    : 'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.'),
+                  (answer.outcome === 'ceiling'
+                    ? wantsOut && status.available
+                      ? 'Run it without outsideSandbox (confined), or tell the user what you wanted to run and how to allow it.'
+                      : 'Use the file tools, or tell the user what you wanted to run and how to allow it.'
+                    : wantsOut && status.available
+                      ? 'Run it without outsideSandbox (confined), or tell the user what you wanted to run and why.'
+                      : 'Do not retry it in another form; use the file tools, or tell the user what you wanted to run and why.'),
                 { outcome: answer.outcome, summary },
               );
             }

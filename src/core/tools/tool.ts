@@ -1,6 +1,7 @@
 import type { JsonSchema } from '../model/json-schema';
 import type { ApprovalPort } from '../policy/approval';
 import type { GrantBook } from '../policy/grants';
+import type { PolicyCeiling } from '../policy/sandbox';
 import type { ApprovalPolicy, Refusal, SandboxMode } from '../session/events';
 
 // The approval vocabulary lives in policy (it sits below tools in the layer order);
@@ -54,6 +55,8 @@ export interface ToolContext {
   roots: readonly string[];
   sandbox: SandboxMode;
   approvalPolicy: ApprovalPolicy;
+  /** The deployment's ceiling (decision 0125): an unconfined command under one narrower than full-access is refused without asking. */
+  ceiling?: PolicyCeiling;
   approval?: ApprovalPort;
   /** This session's "allow for this conversation" grants (absent: nothing is remembered). */
   grants?: GrantBook;

@@ -26,6 +26,26 @@ describe('decideApproval', () => {
     ]);
   });
 
+  it('refuses an unconfined action under a ceiling narrower than full-access before the port, naming the ceiling and the way out', async () => {
+    const port = scriptedApproval([], 'allow');
+    const out = { ...request, unconfined: true as const };
+    for (const [sandbox, by, says] of [
+      ['read-only', 'cli-sandbox', /--sandbox read-only.*rerun with --sandbox full-access/],
+      ['workspace-write', 'cli-sandbox', /--sandbox workspace-write/],
+      ['read-only', 'restricted-mode', /Restricted Mode.*trust the workspace/],
+    ] as const) {
+      const a = await decideApproval(ctx({ approval: port, ceiling: { sandbox, by } }), out);
+      assert.equal(a.approved, false);
+      assert.equal(a.outcome, 'ceiling');
+      assert.match(a.reason!, says);
+    }
+    assert.equal(port.requests.length, 0, 'no port was asked');
+    // Within the ceiling's mode (a protected-path write), or under full-access, it is still a question.
+    assert.equal((await decideApproval(ctx({ approval: port, ceiling: { sandbox: 'workspace-write', by: 'cli-sandbox' } }), request)).approved, true);
+    assert.equal((await decideApproval(ctx({ approval: port, ceiling: { sandbox: 'full-access', by: 'cli-sandbox' } }), out)).approved, true);
+    assert.equal(port.requests.length, 2);
+  });
+
   it('denies when there is no port to ask', async () => {
     assert.deepEqual(await decideApproval(ctx(), request), { approved: false, outcome: 'no-port' });
   });
