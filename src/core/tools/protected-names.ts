@@ -1,3 +1,5 @@
+import { isWithin } from './real-path';
+
 // The names that make a path protected (decision 0005, 0026, 0042): what a write needs the
 // user's approval for, and what the OS sandbox mounts read-only, at any depth of a root.
 
@@ -156,4 +158,14 @@ function builtInReason(folded: string): string | undefined {
 
 function fileReason(folded: string): string | undefined {
   return PROTECTED_FILES.get(folded) ?? (folded.endsWith(WORKSPACE_FILE_SUFFIX) ? WORKSPACE_FILE_REASON : undefined);
+}
+
+/**
+ * Whether what a home dot entry links to (`~/.bashrc -> dotfiles/bashrc`, real path `target`) is
+ * protected like the entry (decision 0123, amended s59): inside a root, and neither a root itself
+ * nor the home folder or a folder above it (either would take the whole workspace). The one rule
+ * for the sandbox (`sandbox/protected-mounts.ts`) and the file tools (`protected-paths.ts`).
+ */
+export function dotLinkTargetProtected(target: string, home: string, roots: readonly string[]): boolean {
+  return roots.some((r) => isWithin(target, r)) && !roots.includes(target) && !isWithin(home, target);
 }

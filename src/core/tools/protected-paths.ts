@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { dotGitEndsSearch } from './bare-found';
 import { hooksDirsOf, repoHooksDirs } from './git-hooks';
-import { foldName, HOOKS_PATH_REASON, protectedNameReason } from './protected-names';
+import { dotLinkTargetProtected, foldName, HOOKS_PATH_REASON, protectedNameReason } from './protected-names';
 import { protectedTree } from './protected-walk';
 import { isWithin, physicalPath } from './real-path';
 import type { ToolContext } from './tool';
@@ -102,8 +102,7 @@ async function homeDotLinkTo(home: string, roots: readonly string[], realPath: s
     if (!e.name.startsWith('.') || !e.isSymbolicLink()) continue;
     const link = path.join(home, e.name);
     const target = await physicalPath(link);
-    // As in the sandbox: a target in a root, neither a root nor the home folder or above it (it would take the whole workspace).
-    if (!target.ok || !roots.some((r) => isWithin(target.path, r)) || roots.includes(target.path) || isWithin(home, target.path)) continue;
+    if (!target.ok || !dotLinkTargetProtected(target.path, home, roots)) continue;
     if (isWithin(realPath, target.path)) return `${HOME_DOT_REASON}; this path is what ${link} links to`;
   }
   return undefined;

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { dotGitEndsSearch } from '../bare-found';
 import { hooksDirsOf, repoHooksDirs } from '../git-hooks';
-import { foldName, standInNames } from '../protected-names';
+import { dotLinkTargetProtected, foldName, standInNames } from '../protected-names';
 import { type ProtectedEntry, type ProtectedTree, protectedTree, unnameable, type WalkLimits, type WalkOptions } from '../protected-walk';
 import { isWithin, type PhysicalWay, physicalPathSync } from '../real-path';
 import { shadowUsers } from './shadows';
@@ -347,7 +347,7 @@ function protectDotLinkTargets(home: string, roots: readonly string[], ops: DotL
     // The way is kept whatever the target: a link in a root leading out (`dots/l -> /elsewhere`), replaced, would lead back in.
     for (const l of way.links) if (l !== link && ops.rootOf(l)) ops.guard(path.dirname(l), 'homeDotLink');
     for (const d of way.dirs) if (ops.rootOf(d) && !roots.includes(d) && !ops.standIn(d) && !isWithin(home, d)) ops.pinnedWay(d);
-    if (!ops.rootOf(target.path) || isWithin(home, target.path) || roots.includes(target.path)) continue;
+    if (!dotLinkTargetProtected(target.path, home, roots)) continue;
     ops.protect(
       target.path,
       (missing) =>
