@@ -3,9 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { Script } from '../core/subagent/helpers';
-import { type AcpPeer, assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
+import { answerTo, assertJsonRpcOnly, peerPerTest, startAcp } from '../support/acp-peer';
 import { arbor, cliWorld } from '../support/cli';
-import { until } from '../support/harness';
 
 // An ACP client `arbor acp` cannot trust (an editor plugin with a bug, a hostile script): what it
 // sends may be huge, deep, aimed at a subagent, or name folders it should not; the agent answers
@@ -13,18 +12,6 @@ import { until } from '../support/harness';
 
 const text = (t: string): acp.ContentBlock[] => [{ type: 'text', text: t }];
 const dataCode = (e: unknown): string | undefined => ((e as acp.RequestError).data as { code?: string } | undefined)?.code;
-type Answer = { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: { code?: string; message?: string } } };
-/** The answer to a request sent raw (its id), once it is on stdout. */
-async function answerTo(peer: AcpPeer, id: number): Promise<Answer> {
-  let found: Answer | undefined;
-  await until(() => {
-    found = peer.lines.map((l) => JSON.parse(l) as Answer).find((m) => m.id === id && !('method' in m));
-    return found !== undefined || peer.child.exitCode !== null;
-  }, 60_000);
-  assert.ok(found, `no answer to request ${id}; the agent exited ${peer.child.exitCode}: ${peer.stderr()}`);
-  return found;
-}
-
 describe('acp: arbor acp against a hostile or buggy client', () => {
   const w = cliWorld('arbor-acp-hostile-', { realDir: true });
   const conn = peerPerTest();

@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { arborBin } from './cli-bundle';
+import { until } from './harness';
 
 const BIN = arborBin();
 
@@ -27,6 +29,19 @@ export interface AcpPeer {
   raw(text: string): void;
   /** Ends stdin (the client leaves) and waits for the exit code. */
   close(): Promise<number | null>;
+}
+
+export type Answer = { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: { code?: string; message?: string } } };
+
+/** The answer to a request sent raw (its id), once it is on stdout. */
+export async function answerTo(peer: AcpPeer, id: number): Promise<Answer> {
+  let found: Answer | undefined;
+  await until(() => {
+    found = peer.lines.map((l) => JSON.parse(l) as Answer).find((m) => m.id === id && !('method' in m));
+    return found !== undefined || peer.child.exitCode !== null;
+  }, 60_000);
+  assert.ok(found, `no answer to request ${id}; the agent exited ${peer.child.exitCode}: ${peer.stderr()}`);
+  return found;
 }
 
 /** A describe's `arbor acp`: the peer a spec put in `peer` is closed after it (if it still runs). */
