@@ -245,11 +245,15 @@ export interface RequestFailed {
 export type RequestDone<K extends RequestType = RequestType> = RequestSucceeded<K> | RequestFailed;
 
 /**
- * Per request, whether it may carry the panel selection it was composed under (`selection`):
- * true exactly for the messages with that field, so a table of this type (validate-message.ts)
- * is checked by the compiler against the messages themselves.
+ * Per request, whether it may carry the panel selection it was composed under (`selection`), and
+ * how the user does it again when the host refuses it: `typed` (its text goes back to the input)
+ * or `action` (a button, Fork, Rewind… done again by hand); false exactly for the messages without
+ * that field, so a table of this type (validate-message.ts) is checked by the compiler against
+ * the messages themselves.
  */
-export type SelectionBound = { readonly [K in RequestType]: 'selection' extends keyof RequestMessage<K> ? true : false };
+export type SelectionBound = { readonly [K in RequestType]: 'selection' extends keyof RequestMessage<K> ? SelectionRedo : false };
+/** How a request refused for a moved selection is done again (see `SelectionBound`). */
+export type SelectionRedo = 'typed' | 'action';
 
 /** Holds at compile time: the requests are exactly the messages with an `id`. */
 export const REQUESTS_ARE_THE_MESSAGES_WITH_AN_ID: Same<Extract<WebviewToHost, { id: string }>['type'], RequestType> = true;

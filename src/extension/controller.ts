@@ -163,7 +163,7 @@ export class PanelController implements ApprovalPort {
       this.requests,
       log,
       () => this.life.disposed,
-      (port, m) => this.selection.check(port, m.sessionId, m.selection, m.type === 'chat/send'),
+      (port, m, redo) => this.selection.check(port, m.sessionId, m.selection, redo),
     );
   }
 

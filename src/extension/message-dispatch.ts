@@ -1,7 +1,7 @@
 // The controller's entry for webview messages: every message validated, a notice run by its
 // handler (a failure logged), a request answered once (its result, or its error with the
 // error's code), and after `dispose` nothing done (a request still gets its answer).
-import type { HostToWebview, RequestFailed, RequestMessage, WebviewToHost } from '../protocol';
+import type { HostToWebview, RequestFailed, RequestMessage, SelectionRedo, WebviewToHost } from '../protocol';
 import type { NoticeHandlers, RequestHandlers } from './handlers/context';
 import { PanelClosedError } from './panel-lifecycle';
 import { ACTS_ON_SELECTION, describeInvalid, isWebviewToHost } from './validate-message';
@@ -24,7 +24,7 @@ export class MessageDispatch {
      * Throws for a request a panel composed under a selection that has since moved elsewhere
      * (`ViewSelection.check`, decision 0120); run on arrival, before the handler's first await.
      */
-    private readonly checkSelection: (port: ViewPort, msg: { type: string; sessionId?: string; selection?: number }) => void,
+    private readonly checkSelection: (port: ViewPort, msg: { sessionId?: string; selection?: number }, redo: SelectionRedo) => void,
   ) {}
 
   /** Entry point for every message from a webview. Bad input gets an error reply, never a crash. */
@@ -52,7 +52,8 @@ export class MessageDispatch {
   /** Run a request's handler and answer it once: its result, or its error with the error's code. */
   private async request(port: ViewPort, msg: RequestMessage): Promise<void> {
     try {
-      if (ACTS_ON_SELECTION[msg.type]) this.checkSelection(port, msg as { type: string; sessionId?: string; selection?: number });
+      const redo = ACTS_ON_SELECTION[msg.type];
+      if (redo) this.checkSelection(port, msg as { sessionId?: string; selection?: number }, redo);
       const result = await (this.requests[msg.type] as (p: ViewPort, m: RequestMessage) => Promise<object>)(port, msg);
       port.post({ type: 'request/done', id: msg.id, ok: true, ...result } as HostToWebview);
     } catch (err) {

@@ -94,32 +94,32 @@ const webviewToHostValidators: Validators<WebviewToHost> = {
  * since moved to another session. The type makes this table agree with the messages' fields.
  */
 export const ACTS_ON_SELECTION: SelectionBound = {
-  'chat/send': true,
-  'agent/interrupt': true,
-  'queue/withdraw': true,
-  'queue/run': true,
-  'goal/pause': true,
-  'goal/resume': true,
-  'goal/clear': true,
-  'goal/limit': true,
+  'chat/send': 'typed',
+  'agent/interrupt': 'action',
+  'queue/withdraw': 'action',
+  'queue/run': 'action',
+  'goal/pause': 'action',
+  'goal/resume': 'action',
+  'goal/clear': 'action',
+  'goal/limit': 'action',
   'session/new': false,
   'workflow/cancel': false,
   // Fork and Rewind… from a message of the shown conversation (its dialog shows only while the chat does).
-  'session/fork': true,
-  'rewind/preview': true,
-  'rewind/apply': true,
+  'session/fork': 'action',
+  'rewind/preview': 'action',
+  'rewind/apply': 'action',
   'transcript/more': false,
-  'chat/retry': true,
+  'chat/retry': 'action',
   'approval/revoke': false,
   'goal/set': false,
   'goal/start': false,
   'budget/set': false,
   'agent/start': false,
   // The worktree bar's actions on the shown child (a Ways comparison's name a way: no selection).
-  'worktree/review': true,
-  'worktree/apply': true,
-  'worktree/discard': true,
-  'worktree/keep': true,
+  'worktree/review': 'action',
+  'worktree/apply': 'action',
+  'worktree/discard': 'action',
+  'worktree/keep': 'action',
   'worktree/clean': false,
   'bestof/start': false,
   'bestof/view': false,
@@ -132,9 +132,9 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/** Whether messages of this type carry the selection they were composed under (a row of `ACTS_ON_SELECTION` that is true). */
+/** Whether messages of this type carry the selection they were composed under (a row of `ACTS_ON_SELECTION` that is not false). */
 function selectionBound(type: string): boolean {
-  return Object.hasOwn(ACTS_ON_SELECTION, type) && ACTS_ON_SELECTION[type as keyof typeof ACTS_ON_SELECTION];
+  return Object.hasOwn(ACTS_ON_SELECTION, type) && ACTS_ON_SELECTION[type as keyof typeof ACTS_ON_SELECTION] !== false;
 }
 
 /** True when `x` is a well-formed message the webview may send. */

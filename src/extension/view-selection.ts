@@ -3,6 +3,7 @@
 // Every change of a panel's selection, the host's or the panel's own, gets the next number of one
 // counter, here (decision 0120): a panel adopts a selection only when its number is newer, and a
 // message composed under a selection that has since moved elsewhere is refused, not misdelivered.
+import type { SelectionRedo } from '../protocol';
 import type { ControllerHooks, ViewPort, ViewPorts } from './view-port';
 
 /** What selecting needs, passed in by the controller. */
@@ -76,16 +77,17 @@ export class ViewSelection {
    * Refuse (throw) a message a panel composed against its selection numbered `composedUnder`
    * when that selection has since changed and the message names another session than the one
    * the panel is now told it shows: sent, it would act on a session the panel no longer shows.
-   * A message naming the session selected now is let through, however it crossed. `typed`: a
-   * message the user typed (its text is put back in the input), not a button's action.
+   * A message naming the session selected now is let through, however it crossed. `redo`: how
+   * the user does it again (its row in `ACTS_ON_SELECTION`).
    */
-  check(port: ViewPort, sessionId: string | undefined, composedUnder: number | undefined, typed = true): void {
+  check(port: ViewPort, sessionId: string | undefined, composedUnder: number | undefined, redo: SelectionRedo): void {
     if (port.view !== 'panel' || composedUnder === undefined) return;
     if (composedUnder >= this.numberOf(port) || sessionId === port.sessionId) return;
     const now = port.sessionId === undefined ? 'a new conversation' : port.sessionId;
     const then = sessionId === undefined ? 'a new conversation' : sessionId;
     // A send's text goes back to the input; an action (a bar's button, Fork, Rewind…) is done again by hand.
-    const next = typed ? `It is still in the input: send it again to ${now}, or select ${then} first.` : `Select ${then} and do it again if you meant it.`;
+    const next =
+      redo === 'typed' ? `It is still in the input: send it again to ${now}, or select ${then} first.` : `Select ${then} and do it again if you meant it.`;
     throw new SelectionChangedError(`The panel switched to ${now} while this was on its way to ${then}; nothing was done. ${next}`);
   }
 
