@@ -112,6 +112,9 @@ export class SessionsService {
     // A subagent's fork is the same agent as the child (its role, tools, model): the same head, the prompt cache holds.
     const own = agentOfSubagent(descriptorOf(source.header, events), source.header);
     if (own) header.agent = own;
+    // A way of "Try N ways" ran on its own model (decision 0061, kept in its `bestOf`): its fork does too.
+    const wayModel = source.header.bestOf?.model;
+    if (wayModel) header.agent = { ...(header.agent ?? { name: `way ${source.header.bestOf!.way}` }), model: wayModel };
     const writer = new SessionWriter(Session.fromSeed(header, events.slice(0, end + 1)), this.h.store, { published: false });
     // After the seed (a seed may hold a looser switch the source has since taken back), in
     // the same durable write as the seed: the fork never runs a moment under the old policy.

@@ -105,7 +105,7 @@ describe('a fork of a session in a worktree works in that worktree (decision 012
     }
   });
 
-  it('a fork of a "Try N ways" way works in that way’s worktree', async () => {
+  it('a fork of a "Try N ways" way works in that way’s worktree, on that way’s model', async () => {
     w.server.setFallback((body: ChatBody) => {
       const last = body.messages[body.messages.length - 1];
       if (last.role === 'tool') return { text: 'done' };
@@ -123,6 +123,9 @@ describe('a fork of a session in a worktree works in that worktree (decision 012
     const own = ofType(await eventsOf(w.t.h, fork), 'worktree').at(-1)!;
     assert.deepEqual([own.state, own.owner, own.root], ['inherited', ways[0], place.root]);
     assert.equal(read(path.join(place.root, 'f.txt')), 'fork of a way\n');
+    // The same agent as the way (its model, not the conversation's): the same head, the prompt cache holds.
+    const forkModels = new Set(w.server.requests.filter((r) => tagOf(r.body) === 'f').map((r) => r.body.model));
+    assert.deepEqual([...forkModels], ['model-a'], 'the fork runs on the way’s model');
     assert.equal(read(path.join(place.root, 'a.txt')), 'model-a\n');
     assert.equal(exists(path.join(w.ws, 'f.txt')), false);
     assert.equal(read(path.join(w.ws, 'a.txt')), 'one\ntwo\n');
