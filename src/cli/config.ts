@@ -10,6 +10,7 @@ import { SANDBOX_MODES } from '../core/policy/sandbox';
 import { userProjectFiles } from '../core/project/project-files';
 import { programReadNames } from '../core/remote/program-reads';
 import { type Budget, BudgetInputError, parseBudgetText } from '../core/session/budget';
+import type { SandboxMode } from '../core/session/events';
 import { describeMade, MADE_RECORD_NAME, MadeRecord } from '../core/tools/made-by-commands';
 import { oneOf, type ParsedArgs, positiveInt, UsageError } from './args';
 import { readConfigFile } from './config-file';
@@ -84,7 +85,25 @@ export function refuseMadeByCommand(folder: string, storeDir?: string, programs:
  */
 export function turnConfig(args: ParsedArgs, env: NodeJS.ProcessEnv): HarnessConfig {
   const config = harnessConfig(args, env);
-  return args.options.has('sandbox') ? { ...config, ceiling: { sandbox: config.sandbox, by: 'cli-sandbox' } } : config;
+  if (!args.options.has('sandbox')) return config;
+  refusePastTheCeiling(args, config.sandbox);
+  return { ...config, ceiling: { sandbox: config.sandbox, by: 'cli-sandbox' } };
+}
+
+/** Flags that would run something outside the OS sandbox: with an explicit narrower `--sandbox` they contradict it (decision 0125, amended in s60). */
+const PAST_THE_SANDBOX: Readonly<Record<string, string>> = {
+  'unconfined-workflows': 'runs workflow scripts as plain processes, outside any OS sandbox, where none can start',
+};
+
+/** An explicit `--sandbox` narrower than full-access with a flag that reaches past it: a usage error, not one of them silently. */
+function refusePastTheCeiling(args: ParsedArgs, sandbox: SandboxMode): void {
+  if (sandbox === 'full-access') return;
+  for (const [flag, what] of Object.entries(PAST_THE_SANDBOX))
+    if (args.options.has(flag))
+      throw new UsageError(
+        `FLAGS_CONFLICT: --${flag} with --sandbox ${sandbox}. An explicit --sandbox ${sandbox} is the widest this process runs anything under, ` +
+          `and --${flag} ${what}. Drop --${flag}, or give --sandbox full-access (or no --sandbox) if you mean to run it.`,
+      );
 }
 
 /** Everything `run` and `send` need, from flags and environment. */

@@ -60,7 +60,8 @@ Options:
                      such as the Docker socket, D-Bus or ssh-agent stay out of reach)
   --unconfined-workflows
                      where no OS sandbox can start, run workflow scripts as plain child
-                     processes (default: the workflow tool refuses there, NO_SANDBOX)
+                     processes (default: the workflow tool refuses there, NO_SANDBOX); with an
+                     explicit --sandbox read-only or workspace-write it is a usage error
   --hooks-file FILE  your own hooks, in Claude Code's settings format (default: $ARBOR_USER_SETTINGS
                      or ~/.arbor/settings.json); the workspace's .arbor/settings.json hooks run too
                      (the folder the CLI runs in counts as trusted)
@@ -95,10 +96,13 @@ Options:
                      is refused (MCP_CHANGED) until 'arbor mcp allow NAME'
   --mcp-allow-tools LIST
                      MCP servers or tools called without asking (everything, mcp__everything__echo);
-                     other MCP calls need approval (--approval auto allows them)
+                     other MCP calls need approval (--approval auto allows them, except under an
+                     explicit --sandbox read-only or workspace-write: there they are refused)
   --json             every event as one JSON line on stdout
 
 ACP options (arbor acp):
+  --sandbox MODE     the mode a new session starts in; the client switches it (session/set_mode),
+                     so here it is no ceiling as it is for run, send and goal
   --approval MODE    ask (default: session/request_permission to the client) | never | auto
   --child-approval M never (default) | escalate: a subagent's request goes to the client too,
                      its label in the title, its lineage in _meta
@@ -138,7 +142,9 @@ Approval policies (--approval) decide only what the sandbox does not allow by it
   auto    allowed, without asking: the same actions run (commands outside the sandbox run
           unconfined); the OS sandbox still confines every other command. An explicit
           --sandbox read-only or workspace-write is the widest anything runs under: there a
-          command outside the OS sandbox is refused (POLICY_CEILING), auto or not
+          command outside the OS sandbox, an MCP call not allowed up front (--mcp-allow-tools;
+          in read-only only a tool its server declares read-only) and a remote agent's own
+          permission request are refused (POLICY_CEILING), auto or not
 
 API key: ARBOR_API_KEY, else DEEPSEEK_API_KEY / OPENAI_API_KEY (not needed for a local --base-url).
 Workflow scripts run in bubblewrap too: no network, no files, their own PID namespace.

@@ -164,6 +164,39 @@ describe('remote: acp provider — edges and bad input (a scripted ACP agent)', 
     });
   }
 
+  // Decision 0125, amended in s60: the agent runs outside any OS sandbox, and what it asks for is
+  // past the mode Arbor set for it. Under an explicit `--sandbox` (here workspace-write, as
+  // `arbor send --sandbox workspace-write --approval auto` to an escalating child) nobody is asked.
+  for (const sandbox of ['read-only', 'workspace-write'] as const) {
+    it(`under a ${sandbox} ceiling the question is refused unasked (reject_once), though the port would allow`, async () => {
+      port = scriptedApproval(() => 'allow' as ApprovalDecision);
+      const { events } = await runChild('permission', {
+        approval: 'ask',
+        approvalPort: port,
+        childApproval: 'escalate',
+        escalateTimeoutMs: 20_000,
+        ceiling: { sandbox, by: 'cli-sandbox' },
+      });
+      assert.deepEqual(agentLog().find((e) => e.permission)?.permission, { outcome: 'selected', optionId: 'no' });
+      assert.equal(port.requests.length, 0, 'nobody was asked');
+      const result = ofType(events, 'tool/result')[0];
+      assert.equal(result.refusal?.outcome, 'ceiling');
+    });
+  }
+
+  it('control: a full-access ceiling leaves the question to the human', async () => {
+    port = scriptedApproval(() => 'allow' as ApprovalDecision);
+    await runChild('permission', {
+      approval: 'ask',
+      approvalPort: port,
+      childApproval: 'escalate',
+      escalateTimeoutMs: 20_000,
+      ceiling: { sandbox: 'full-access', by: 'cli-sandbox' },
+    });
+    assert.deepEqual(agentLog().find((e) => e.permission)?.permission, { outcome: 'selected', optionId: 'once' });
+    assert.equal(port.requests.length, 1);
+  });
+
   it("a permission request from the agent's own sub-session names that mirror as the asker, first in the lineage", async () => {
     port = scriptedApproval(() => 'allow' as ApprovalDecision);
     const { id, t } = await runChild('sub-permission', { approval: 'ask', approvalPort: port, childApproval: 'escalate', escalateTimeoutMs: 20_000 });

@@ -73,6 +73,24 @@ describe('remote: codex (the real program, offline)', function () {
     assert.match(JSON.stringify(w.server.requests.filter((q) => q.wire === 'responses')[1].body), /Read-only file system/);
   });
 
+  // Decision 0125 (checked in s60): the program's own sandbox flag is the clamped mode, so an
+  // explicit `--sandbox read-only` over a full-access deployment runs `codex exec -s read-only`.
+  for (const ceiling of [true, false]) {
+    it(`a full-access deployment ${ceiling ? 'under a read-only ceiling: the real program runs read-only, nothing written' : '(control, no ceiling): the same command writes'}`, async () => {
+      const t = await w.reopen({ sandbox: 'full-access', ...(ceiling ? { ceiling: { sandbox: 'read-only', by: 'cli-sandbox' } } : {}) });
+      byWire(w.server, {
+        responses: [{ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'sleep 0.3; echo x > made-by-codex.txt' } }] }, { text: 'tried' }],
+      });
+      const { run, r } = await finishedChild(t, 'codex', 'write a file');
+      assert.equal(r.stopReason, 'completed', r.error);
+      assert.equal(fs.existsSync(path.join(t.workspace, 'made-by-codex.txt')), !ceiling);
+      if (!ceiling) return;
+      const [res] = ofType((await t.h.store.inspect(run.id)).events, 'tool/result');
+      assert.equal(res.isError, true);
+      assert.match(res.content, /Read-only file system/);
+    });
+  }
+
   for (const how of ['the parent interrupt', 'the panel (interruptSubtree)'] as const) {
     it(`cancel from ${how}: interrupted, the process group gone, no process left`, async () => {
       byWire(w.server, { responses: [{ text: 'partial answer that never ends', fault: { kind: 'stall', afterChunks: 1 } }] });

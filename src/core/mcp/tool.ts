@@ -1,4 +1,5 @@
 import { decideApproval, describeDenial } from '../policy/approval';
+import type { CeilingSource } from '../policy/sandbox';
 import { fail, guard, refused } from '../tools/result';
 import type { JsonSchema, Tool, ToolContext, ToolResult } from '../tools/tool';
 import type { McpToolDef } from './connection';
@@ -13,6 +14,12 @@ export interface McpToolPort {
 
 const MAX_ARGS_SHOWN = 400;
 
+/** Where the user allows an MCP tool up front, the one way a call runs under a ceiling (decision 0125, amended in s60). */
+const UP_FRONT: Readonly<Record<CeilingSource, string>> = {
+  'cli-sandbox': '--mcp-allow-tools SERVER or mcp__SERVER__TOOL',
+  'restricted-mode': 'the user setting arbor.mcp.allowTools',
+};
+
 /**
  * One MCP tool as an Arbor tool. A call is an action outside the sandbox (decision 0055): the
  * server runs with the user's rights, not under bubblewrap, so it needs approval unless the
@@ -20,6 +27,9 @@ const MAX_ARGS_SHOWN = 400;
  * refused, and "allow for this conversation" records a grant for this one tool. In a read-only
  * session the up-front allow covers only tools annotated `readOnlyHint: true`; any other call
  * asks (under `never`, is refused), so a read-only child never writes through an allowed server.
+ * Under a ceiling (an explicit CLI `--sandbox`, Restricted Mode; decision 0125, amended in s60)
+ * the ask is no question at all: the server is outside the sandbox, so no approval (`--approval
+ * auto`, a grant) lets a call run — only the user's allow up front, as above.
  */
 export function mcpTool(server: string, name: string, def: McpToolDef, port: McpToolPort): Tool {
   const description = `[MCP server "${server}"] ${def.description ?? def.title ?? def.name}`.slice(0, 2000);
@@ -44,11 +54,14 @@ export function mcpTool(server: string, name: string, def: McpToolDef, port: Mcp
               (narrowed ? ` This session is read-only and the server does not declare ${def.name} read-only.` : ''),
             // A tool name is one word: a grant covers this tool of this server, for this conversation.
             target: { kind: 'command', command: name },
+            // The server runs with the user's rights, outside any sandbox: past a ceiling whatever the answer.
+            unconfined: true,
           });
           if (!answer.approved)
             return refused(
               `${name}: ${describeDenial(answer.outcome, answer.reason)}. The call to MCP server "${server}" was not made.` +
-                (narrowed
+                (answer.outcome === 'ceiling' ? ` ${upFront(ctx.ceiling?.by, narrowed)}` : '') +
+                (narrowed && answer.outcome !== 'ceiling'
                   ? ` This session is read-only, and an up-front allow covers only the tools a server declares read-only (readOnlyHint); ${def.name} is not one. Give the work to a session with a wider sandbox, or ask the user.`
                   : ''),
               {
@@ -61,4 +74,12 @@ export function mcpTool(server: string, name: string, def: McpToolDef, port: Mcp
         return port.call(server, name, def, args, ctx);
       }),
   };
+}
+
+/** How a call runs under a ceiling: allowed up front by the user (in read-only, only a tool the server declares read-only). */
+function upFront(by: CeilingSource | undefined, narrowed: boolean): string {
+  const where = by ? UP_FRONT[by] : "the deployment's list of MCP tools allowed up front";
+  return narrowed
+    ? `Under this ceiling only a tool the server declares read-only runs, and only when allowed up front (${where}).`
+    : `Under this ceiling an MCP call runs only when the user allowed the tool up front (${where}).`;
 }

@@ -1,5 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk/unstable';
 import type { ApprovalPort } from '../policy/approval';
+import { beyondCeiling, type PolicyCeiling } from '../policy/sandbox';
 import type { ApprovalPolicy, SandboxMode } from '../session/events';
 import { cutOf, REMOTE_BOUNDS } from '../subagent/remote-bounds';
 
@@ -9,7 +10,8 @@ import { cutOf, REMOTE_BOUNDS } from '../subagent/remote-bounds';
  * under `ask` (the opt-in `escalate` child policy) the human decides through the escalating
  * port (child lineage shown, a timeout that denies) and the answer is `allow_once` or
  * `reject_once` — never `allow_always`, so nothing outlives the one call; after a cancel,
- * `cancelled`. An agent that offers no once-option gets the narrowest one it offers.
+ * `cancelled`. Under a deployment ceiling (an explicit CLI `--sandbox`, Restricted Mode) the
+ * rejection, unasked (`ceiling`, decision 0125 amended in s60). An agent that offers no once-option gets the narrowest one it offers.
  */
 export interface PermissionContext {
   childId: string;
@@ -23,6 +25,8 @@ export interface PermissionContext {
   line?: QuestionLine;
   /** The child's sandbox: what it rules out is refused without asking (`beyondSandbox`). */
   sandbox?: SandboxMode;
+  /** The deployment's ceiling (decision 0125, amended in s60): under one narrower than full-access nothing is asked. */
+  ceiling?: PolicyCeiling;
 }
 
 /** What the agent says its call does to files (ACP tool kinds): nothing of it in `read-only`. */
@@ -109,6 +113,9 @@ export interface PermissionAnswer {
 export async function answerPermission(req: acp.RequestPermissionRequest, ctx: PermissionContext): Promise<PermissionAnswer> {
   const no = (refusal: string, response: acp.RequestPermissionResponse = reject(req.options)): PermissionAnswer => ({ response, refusal });
   if (ctx.signal.aborted) return no('aborted', cancelled());
+  // The agent asks to act past the mode Arbor set for it, with the user's rights and no OS
+  // sandbox around it: past a ceiling whatever anyone would answer (as an unconfined command is).
+  if (beyondCeiling(ctx.ceiling)) return no('ceiling');
   if (ctx.approvalPolicy !== 'ask') return no('policy-never');
   if (!ctx.approval) return no('no-port');
   const beyond = beyondSandbox(req.toolCall.kind, ctx.sandbox);

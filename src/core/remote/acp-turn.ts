@@ -163,6 +163,7 @@ export class AcpTurn implements LinkSession {
       program: this.program,
       line: this.questions,
       sandbox: this.ctx.sandbox,
+      ...(this.ctx.ceiling ? { ceiling: this.ctx.ceiling } : {}),
     });
     const chosen =
       answer.outcome.outcome === 'selected' ? params.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId) : undefined;

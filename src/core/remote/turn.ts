@@ -110,6 +110,7 @@ export function remoteTurn(driver: RemoteDriver, model: string, budget?: RemoteB
             sandbox,
             approvalPolicy: effectiveApproval(overrides, cfg.defaults.approval, cfg.defaults.ceiling),
             ...(cfg.approval ? { approval: cfg.approval } : {}),
+            ...(cfg.defaults.ceiling ? { ceiling: cfg.defaults.ceiling } : {}),
             signal: AbortSignal.any([signal, spent.signal]),
             ...resumeContext(w.session, msg.text, cfg.roots),
           },

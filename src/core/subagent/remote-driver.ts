@@ -1,4 +1,5 @@
 import type { ApprovalPort } from '../policy/approval';
+import type { PolicyCeiling } from '../policy/sandbox';
 import type { ApprovalPolicy, Refusal, SandboxMode, StopReason, SubagentRemoteEvent, Usage } from '../session/events';
 import type { TurnBounds } from './remote-bounds';
 
@@ -45,6 +46,11 @@ export interface RemoteTurnContext {
    * that denies). Absent: nobody can answer, every such question is refused.
    */
   approval?: ApprovalPort;
+  /**
+   * The deployment's ceiling (decision 0125): a program's question is about acting past its own
+   * mode, outside any OS sandbox, so under one narrower than full-access it is refused unasked.
+   */
+  ceiling?: PolicyCeiling;
   /** Aborted by an interrupt (reason 'interrupted' or an InterruptReason) or a disposal ('cancelled'). */
   signal: AbortSignal;
   // ── for a driver whose child lives on across turns (a placed child, decision 0074) ──

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionLog } from '../agent/session-writer';
 import { describeError } from '../errors';
+import { beyondCeiling, type PolicyCeiling } from '../policy/sandbox';
 import { type Budget, checkBudget } from '../session/budget';
 import type { SessionEvent, WorkflowData } from '../session/events';
 import { openRuns } from '../session/workflow-fold';
@@ -63,7 +64,7 @@ export class WorkflowEngine {
   }
 
   /** Run a script for the parent session's current tool call; resolves when the run has ended (never rejects). */
-  async run(input: WorkflowInput, ctx: { sessionId: string; signal: AbortSignal; callId?: string }): Promise<RunOutcome> {
+  async run(input: WorkflowInput, ctx: { sessionId: string; signal: AbortSignal; callId?: string; ceiling?: PolicyCeiling }): Promise<RunOutcome> {
     const failed = (e: WorkflowError): RunOutcome => ({
       runId: '',
       status: 'failed',
@@ -96,6 +97,15 @@ export class WorkflowEngine {
     // The probe may have taken a while: the harness may be closing by now (its runs ended), or the parent gone.
     if (parent.isDisposed || this.closing)
       return failed(new WorkflowError('NOT_LIVE', `Session ${ctx.sessionId} is not live; a workflow needs its live parent.`));
+    // Allowed unconfined or not, a script outside any OS sandbox is past a ceiling (Restricted Mode; decision 0125, amended in s60).
+    const capped = confinement.kind === 'none' ? beyondCeiling(ctx.ceiling) : undefined;
+    if (capped && confinement.kind === 'none')
+      return failed(
+        new WorkflowError(
+          'POLICY_CEILING',
+          `Workflow scripts cannot run here: no OS sandbox can start (${confinement.reason}), and a script run without one is refused: ${capped}. Do the work with subagents directly instead.`,
+        ),
+      );
     if (confinement.kind === 'none' && !this.deploymentNow.allowUnconfined)
       return failed(
         new WorkflowError(

@@ -14,6 +14,8 @@ export type WorkflowErrorCode =
   | 'BAD_INPUT'
   | 'NOT_LIVE'
   | 'NO_SANDBOX'
+  /** No OS sandbox could start and a ceiling (Restricted Mode, an explicit CLI `--sandbox`) rules out running the script without one. */
+  | 'POLICY_CEILING'
   | 'SCRIPT_PARSE'
   | 'SCRIPT_ERROR'
   | 'SCRIPT_OOM'

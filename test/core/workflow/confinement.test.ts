@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { RESTRICTED_CEILING } from '../../../src/core/policy/sandbox';
 import { type Confinement, scriptConfinement } from '../../../src/core/workflow/confine';
 import { permissionFlags, startProcess, treeRssKb } from '../../../src/core/workflow/isolate';
 import { until } from '../../support/harness';
@@ -248,6 +249,34 @@ describe('workflow confinement: the tool runs scripts only in a sandbox unless t
       const o = await x.run('return await agent("x");');
       assert.equal(o.status, 'completed', o.error);
       assert.equal(JSON.parse(o.resultJson!), 'did x');
+    });
+  });
+
+  // Decision 0125, amended in s60: the user's allowUnconfinedScripts does not reach past a ceiling
+  // (Restricted Mode here; an explicit CLI --sandbox refuses the flag pair up front). Through a
+  // model turn, so the ceiling comes the way it does in use: in the workflow tool's context.
+  describe('with a bubblewrap that cannot start, unconfined scripts allowed, and a Restricted Mode ceiling', () => {
+    const x = workflowWorld({
+      sandbox: 'read-only',
+      approval: 'never',
+      ceiling: { ...RESTRICTED_CEILING },
+      workflow: { bwrapPath: '/nonexistent/bwrap', allowUnconfined: true },
+    });
+    it('the workflow tool refuses with POLICY_CEILING, says why and how to lift it, and starts nothing', async () => {
+      x.replies((_p, body) =>
+        body.messages[body.messages.length - 1].role === 'tool'
+          ? { text: 'refused' }
+          : { toolCalls: [{ name: 'workflow', arguments: { script: 'return await agent("x");', meta: { name: 'w', description: 'd' } } }] },
+      );
+      await x.root.accept('run a workflow', { kind: 'user' });
+      await x.w.t.h.settle();
+      const result = x.root.session.events.find((e) => e.type === 'tool/result') as { content: string; isError?: boolean } | undefined;
+      assert.ok(result?.isError, result?.content);
+      assert.match(result.content, /^workflow: POLICY_CEILING: /);
+      assert.match(result.content, /not installed/);
+      assert.match(result.content, /Restricted Mode.*trust the workspace/);
+      assert.equal(x.events('workflow/start').length, 0, 'no run was started');
+      assert.equal(x.w.t.h.store.children(x.root.id).length, 0, 'no agent was created');
     });
   });
 
