@@ -1,5 +1,6 @@
 import { CRASHED_DURING_TURN } from './agent/agent';
 import { SessionWriter } from './agent/session-writer';
+import { removePrivateTmp } from './remote/private-tmp';
 import { reapOrphans } from './remote/reaper';
 import type { CompactionEndEvent, SessionEvent } from './session/events';
 import { descriptorOf, lastTurnText } from './session/folds';
@@ -34,6 +35,7 @@ export async function recoverInterrupted(store: Store): Promise<string[]> {
     if (compaction) await w.append({ type: 'compaction/end', compactionId: compaction, outcome: 'aborted', ...cutSummaryRequest(s.events, compaction) });
     if (!s.openTurnId) continue;
     reapOrphans(s.events); // a remote child's program outlived the crash: its group goes first (issue 13)
+    await removePrivateTmp(store.dir, header.id); // then the private temp folder its program had (decision 0122, amended s60)
     await WorkflowEngine.closeOutlived(w, undefined, (runId) => WorkflowEngine.childrenOfRun(store, header.id, runId)); // never re-run: closed as interrupted
     await w.append({ type: 'turn/end', turnId: s.openTurnId, stopReason: 'interrupted', error: CRASHED_DURING_TURN });
     const d = descriptorOf(s.header, s.events);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { privateTmpDir } from '../../src/core/remote/private-tmp';
 import type { AcpAgentSettings } from '../../src/core/remote/settings';
 import type { SandboxMode } from '../../src/core/session/events';
 import type { OneShotResult } from '../../src/core/subagent/types';
@@ -41,7 +42,7 @@ describe('remote: an ACP agent’s own settings never widen its child (real clau
     sandbox: SandboxMode,
     plant: (dirs: { claudeDir: string; codexHome: string; workspace: string }) => void,
     completes = true,
-  ): Promise<{ t: TestHarness; r: OneShotResult; results: ReturnType<typeof ofType<'tool/result'>> }> {
+  ): Promise<{ t: TestHarness; id: string; r: OneShotResult; results: ReturnType<typeof ofType<'tool/result'>> }> {
     const s = settings(name);
     const t = await w.reopen({ remote: { acp: [s.agent] }, sandbox });
     plant({ claudeDir: s.claudeDir, codexHome: s.codexHome, workspace: fs.realpathSync(t.workspace) });
@@ -50,7 +51,7 @@ describe('remote: an ACP agent’s own settings never widen its child (real clau
     const r = await run.result;
     await run.dispose();
     if (completes) assert.equal(r.stopReason, 'completed', r.error);
-    return { t, r, results: ofType((await t.h.store.inspect(run.id)).events, 'tool/result') };
+    return { t, id: run.id, r, results: ofType((await t.h.store.inspect(run.id)).events, 'tool/result') };
   }
 
   const allowBash = JSON.stringify({ permissions: { allow: ['Bash'] } });
@@ -176,6 +177,20 @@ describe('remote: an ACP agent’s own settings never widen its child (real clau
       });
       assert.match(results[0]?.content ?? '', /\bran\b/, 'the codex child ran its command');
       assert.equal(fs.existsSync(path.join(outside, 'o.txt')), false, `the ACP codex child wrote outside the workspace: ${results[0].content}`);
+    });
+
+    // Decision 0122, amended s60: a confined local agent's temp folder is its own. codex-acp 2.6.0 sends
+    // `excludeSlashTmp: false` with every workspace-write turn, over CODEX_CONFIG's key (checked: the
+    // host's /tmp stays writable through it; the decision says so), so only TMPDIR is asserted here.
+    it("a workspace-write child's $TMPDIR is a 0700 folder of its own in the store, gone once the child ended", async () => {
+      const cmd = `sleep 0.3; touch "$TMPDIR/x" && echo "tmpdir=$TMPDIR" && ls -a "$TMPDIR" && stat -c "mode=%a" "$TMPDIR"`;
+      scriptAgents(w.server, { responses: [codexExec(cmd), { text: 'tried' }] });
+      const { t, id, results } = await child('codex', 'workspace-write', () => undefined);
+      const out = results[0]?.content ?? '';
+      const own = privateTmpDir(t.h.store.dir, id);
+      assert.ok(out.includes(`tmpdir=${own}\n`) && /\nx\n/.test(out), `$TMPDIR is the child's own folder, and x was made in it: ${out}`);
+      assert.match(out, /mode=700/, out);
+      assert.equal(fs.existsSync(own), false, 'the private folder is removed once the child ended');
     });
   });
 });

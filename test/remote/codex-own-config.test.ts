@@ -4,8 +4,10 @@
 // — may say `[sandbox_workspace_write] network_access = true`; Arbor passed only `-s workspace-write`,
 // so the Codex child's commands reached the network its parent's commands cannot.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { privateTmpDir } from '../../src/core/remote/private-tmp';
 import type { TestHarness } from '../support/harness';
 import { byWire, listenerPerTest, mockCodexOverrides, ofType, remoteSettings, remoteWorld } from './world';
 
@@ -92,5 +94,41 @@ describe('remote: a Codex child never gets a root its parent has not (real Codex
     // A command that ends at once shows in no item of `codex exec --json`: each sleeps first (as codex.test.ts's do).
     assert.ok(res, 'the codex child ran its command');
     assert.equal(fs.existsSync(path.join(outside, 'escaped.txt')), false, `the codex child wrote outside its parent's roots: ${res.content}`);
+  });
+});
+
+// Attack (decision 0122, amended s60): Codex's workspace-write writes the host's /tmp and $TMPDIR by
+// default, where other programs of the user read what a child plants there; Arbor's own confined
+// commands get a private /tmp. A confined Codex child gets a temp folder of its own instead.
+describe('remote: a confined Codex child writes no shared /tmp, only a temp folder of its own (real Codex)', function () {
+  this.timeout(120_000);
+  const w = remoteWorld();
+
+  it('attack: `touch /tmp/…` is refused (nothing on the host); `touch "$TMPDIR/x"` lands in its private folder, gone once the child ended', async () => {
+    const planted = `/tmp/arbor-escape-${randomUUID()}`;
+    try {
+      const cmd = `sleep 0.3; touch ${planted}; echo "slash=$?"; touch "$TMPDIR/x" && echo "tmpdir=$TMPDIR" && ls -a "$TMPDIR" && stat -c "mode=%a" "$TMPDIR"`;
+      byWire(w.server, {
+        chat: [{ toolCalls: [{ name: 'delegate_codex', arguments: { prompt: 'plant a file' } }] }, { text: 'parent done' }],
+        responses: [{ toolCalls: [{ name: 'exec_command', arguments: { cmd } }] }, { text: 'tried' }],
+      });
+      const root = await w.t.h.createSession();
+      await root.accept('go');
+      await w.t.h.settle();
+      const [child] = w.t.h.store.children(root.id);
+      const res = ofType((await w.t.h.store.inspect(child.id)).events, 'tool/result').find((r) => r.name === 'codex:shell');
+      assert.ok(res, 'the codex child ran its command');
+      assert.equal(fs.existsSync(planted), false, `the codex child planted a file in the host's /tmp: ${res.content}`);
+      assert.match(res.content, /slash=1/, res.content);
+      const own = privateTmpDir(w.t.h.store.dir, child.id);
+      assert.ok(
+        res.content.includes(`tmpdir=${own}\n`) && /\nx\n/.test(res.content),
+        `$TMPDIR is the child's own folder, and x was made in it: ${res.content}`,
+      );
+      assert.match(res.content, /mode=700/, res.content);
+      assert.equal(fs.existsSync(own), false, 'the private folder is removed once the child ended');
+    } finally {
+      fs.rmSync(planted, { force: true });
+    }
   });
 });

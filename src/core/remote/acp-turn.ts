@@ -9,6 +9,7 @@ import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
 import { projectConfigRefusal } from './acp-project-config';
 import type { AcpPhase, AcpProcessSource } from './acp-source';
 import { claudeConfigDir, claudeInstructions, isClaudeAcp } from './claude-instructions';
+import { openPrivateTmp, type PrivateTmp, wantsPrivateTmp } from './private-tmp';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
 import type { AcpAgentSettings } from './settings';
@@ -78,6 +79,8 @@ export class AcpTurn implements LinkSession {
     private readonly kept: KeptLink,
     private readonly children?: AcpChildrenFactory,
     private readonly source?: AcpProcessSource,
+    /** The store's folder, for a local agent's private temp folder (`private-tmp.ts`); absent: none is made. */
+    private readonly storeDir?: string,
   ) {
     this.label = `The ACP agent "${settings.name}"`;
     this.state = mapState(sink);
@@ -103,6 +106,15 @@ export class AcpTurn implements LinkSession {
     this.shared = !!opened?.keep;
     // A process source's agent works on another machine's files (and is Arbor there): only a local agent is given what is read here.
     this.configDir = opened ? undefined : claudeConfigDir(spec.env);
+    // A confined local agent's temp folder is its own (decision 0122, amended s60); a placed one's machine is not this one.
+    let tmp: PrivateTmp | undefined;
+    if (!opened && this.storeDir && wantsPrivateTmp(ctx.sandbox))
+      try {
+        tmp = await openPrivateTmp(this.storeDir, ctx.childId);
+      } catch (err) {
+        return { stopReason: 'error', error: describeError(err) };
+      }
+    if (tmp) Object.assign(spec.env, tmp.env);
     const make = () => new AcpLink(acp, spec, opened?.preamble, linkCaps(!!this.children));
     const link = this.shared ? await this.kept.take(make) : make();
 
@@ -123,8 +135,10 @@ export class AcpTurn implements LinkSession {
       await flushState(this.state).catch(() => undefined);
       await this.kids?.close(ctx.signal.aborted ? 'interrupted' : 'completed');
       link.unroute(this);
-      if (!this.shared) await link.close(EOF_GRACE_MS);
-      else {
+      if (!this.shared) {
+        await link.close(EOF_GRACE_MS);
+        await tmp?.remove(); // after the agent's group is gone
+      } else {
         this.kept.release();
         // A session that did not answer its cancel: the process goes only when nobody else is on it.
         if (this.abandoned && link.idle) await link.close(EOF_GRACE_MS);

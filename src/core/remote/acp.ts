@@ -43,6 +43,8 @@ export function acpDriver(
   children?: AcpChildrenFactory,
   source?: AcpProcessSource,
   program = `acp:${settings.name}`,
+  /** The store's folder: a confined local agent gets a private temp folder in it (decision 0122, amended s60). */
+  storeDir?: string,
 ): AcpDriver {
   const kept = new KeptLink(KEPT_LINK_IDLE_MS, EOF_GRACE_MS);
   return {
@@ -51,7 +53,7 @@ export function acpDriver(
     ...(settings.turnTimeoutMs ? { turnTimeoutMs: settings.turnTimeoutMs } : {}),
     // A table that is given must name the mode: the agent is never run wider than the child may.
     supports: (mode) => !settings.modes || (SANDBOX_MODES.includes(mode) && typeof settings.modes[mode] === 'string'),
-    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), kept, children, source).run(),
+    runTurn: (ctx, sink) => new AcpTurn(settings, program, ctx, sink, secrets(), kept, children, source, storeDir).run(),
     close: () => kept.close(),
     async withLink(opened, fn) {
       const acp = await loadAcpSdk();

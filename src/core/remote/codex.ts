@@ -1,5 +1,6 @@
 import type { SandboxMode } from '../session/events';
 import type { ParentDeployment } from './dsh';
+import { CODEX_TMP_CONFIG, openPrivateTmp, wantsPrivateTmp } from './private-tmp';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, noteError, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
@@ -8,7 +9,11 @@ import type { RemoteDriver, RemoteSink, RemoteTurnContext } from './types';
 /** `codex exec --json` (decision 0036): one-shot, approvals `never`, its own sandbox per mode. */
 const SANDBOX: Record<SandboxMode, string> = { 'read-only': 'read-only', 'workspace-write': 'workspace-write', 'full-access': 'danger-full-access' };
 
-export function codexDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => [], parent?: Pick<ParentDeployment, 'network'>): RemoteDriver {
+export function codexDriver(
+  settings: ProgramSettings,
+  secrets: () => readonly string[] = () => [],
+  parent?: Pick<ParentDeployment, 'network' | 'storeDir'>,
+): RemoteDriver {
   return {
     program: 'codex',
     toolPrefix: 'codex',
@@ -18,20 +23,26 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
     supports: (mode) => mode in SANDBOX,
     async runTurn(ctx, sink) {
       const version = await programVersion(settings.command, settings.env);
-      const { args, env } = codexInvocation(settings, { ...ctx, network: parent?.network?.() ?? false }, secrets());
-      return runProgram(ctx, sink, {
-        label: 'Codex',
-        setting: 'arbor.remote.codex.command',
-        spec: {
-          command: settings.command,
-          args,
-          cwd: ctx.cwd,
-          env,
-          gracefulSignal: 'SIGINT',
-          ...stopTiming(settings),
-        },
-        handlers: codexHandlers(version),
-      });
+      // A confined child's temp folder is its own (decision 0122, amended s60): made now, gone once its program's group is.
+      const tmp = parent?.storeDir && wantsPrivateTmp(ctx.sandbox) ? await openPrivateTmp(parent.storeDir, ctx.childId) : undefined;
+      try {
+        const { args, env } = codexInvocation(settings, { ...ctx, network: parent?.network?.() ?? false, tmp: tmp?.env }, secrets());
+        return await runProgram(ctx, sink, {
+          label: 'Codex',
+          setting: 'arbor.remote.codex.command',
+          spec: {
+            command: settings.command,
+            args,
+            cwd: ctx.cwd,
+            env,
+            gracefulSignal: 'SIGINT',
+            ...stopTiming(settings),
+          },
+          handlers: codexHandlers(version),
+        });
+      } finally {
+        await tmp?.remove();
+      }
     },
   };
 }
@@ -39,7 +50,7 @@ export function codexDriver(settings: ProgramSettings, secrets: () => readonly s
 /** The command line and environment of one `codex exec` turn (the bench runs the same one directly). */
 export function codexInvocation(
   settings: ProgramSettings,
-  ctx: Pick<RemoteTurnContext, 'cwd' | 'sandbox' | 'prompt'> & { network?: boolean },
+  ctx: Pick<RemoteTurnContext, 'cwd' | 'sandbox' | 'prompt'> & { network?: boolean; tmp?: Record<string, string> },
   secrets: readonly string[] = [],
 ): { args: string[]; env: Record<string, string> } {
   const args = [
@@ -63,16 +74,18 @@ export function codexInvocation(
     ...(settings.model ? ['-m', settings.model] : []),
     ...(settings.overrides ?? []).flatMap((o) => ['-c', o]),
     // Last, so neither Codex's own config.toml (the user's, a trusted project's) nor an override widens
-    // workspace-write: no folder writable but its working folder (and Codex's own temp folders), and
-    // no network when the parent's commands have none (decision 0122).
+    // workspace-write: no folder writable but its working folder and its TMPDIR (the child's private
+    // temp folder, `tmp`; the host's /tmp stays read-only: amended s60), and no network when the
+    // parent's commands have none (decision 0122).
     '-c',
     'sandbox_workspace_write.writable_roots=[]',
+    ...Object.entries(CODEX_TMP_CONFIG).flatMap(([k, v]) => ['-c', `sandbox_workspace_write.${k}=${v}`]),
     ...(ctx.network ? [] : ['-c', 'sandbox_workspace_write.network_access=false']),
     '--',
     ctx.prompt,
   ];
   const env = programEnv({ ...(settings.home ? { CODEX_HOME: settings.home } : {}), ...settings.env }, process.env, secrets);
-  return { args, env };
+  return { args, env: { ...env, ...ctx.tmp } };
 }
 
 /** A command's output as the log shows it: what it printed, then how it ended. */

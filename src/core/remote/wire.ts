@@ -129,7 +129,7 @@ export function remoteRow(
           what: `the ACP agent "${a.name}"${a.description ? ` (${a.description})` : ''}`,
           asks: true,
         };
-        const driver = acpDriver(a, secrets, children);
+        const driver = acpDriver(a, secrets, children, undefined, undefined, host.store.dir);
         registerProvider(remoteProvider(e.provider, driver, e.tool));
         tools.register(delegationTool(subagents, e, driver, a.model));
       }
