@@ -128,31 +128,27 @@ export class SessionWriter implements SessionLog {
  * Durably append one event to a stored log that is not resident, without reading it: for a type
  * with no ordering rule (a rewind's `checkpoint` record), whose only checks are its shape and its
  * seq — the seq the store holds now, checked again by the store against its durable length at
- * the commit. A write that lands in between (a quiet message to the released node, inbound.ts)
- * refuses that commit (SEQ_GAP); with no seq asked for, the event is taken again at the new
- * length, as its type may stand anywhere in the log, rather than lost after the rewind's files
- * were written. It is staged to the store's listeners (decision 0054) once durable, at the seq it
- * has in the log. Any other type is appended through a `SessionWriter` over the folded log, as
- * before (decision 0128).
+ * the commit. The caller holds the store's `logGate` for `id` (decision 0129): no other writer of
+ * the log lands between the seq and the commit, so the store refusing it (SEQ_GAP) is a fault,
+ * said, not retried. It is staged to the store's listeners (decision 0054) once durable. Any other
+ * type is appended through a `SessionWriter` over the folded log, as before (decision 0128).
  */
 export async function appendWithoutFold(store: Store, id: string, draft: EventDraft): Promise<SessionEvent> {
   if (foldedForAppend(draft.type)) return new SessionWriter(await store.inspect(id), store).append(draft);
   const e = copyData(draft) as SessionEvent;
   e.at = draft.at ?? new Date().toISOString();
-  for (let tries = 1; ; tries++) {
-    e.seq = draft.seq ?? (await store.length(id));
-    checkEventShape(e, e.seq);
-    try {
-      await store.append(id, [copyData(e)]);
-      break;
-    } catch (err) {
-      const gap = (err as { code?: string }).code === 'SEQ_GAP';
-      if (!gap || draft.seq !== undefined || tries >= MAX_GAP_TRIES) throw err;
-    }
-  }
+  e.seq = draft.seq ?? (await store.length(id));
+  checkEventShape(e, e.seq);
+  await store.append(id, [copyData(e)]);
   store.staged(id, copyData(e));
   return copyData(e);
 }
 
-/** How often `appendWithoutFold` takes a new seq after another write landed first. */
-const MAX_GAP_TRIES = 8;
+/**
+ * `fn` with the one writer of `id`'s log, through the store's gate (decision 0129): its resident
+ * agent if it has one once the gate is taken, else a `SessionWriter` over the stored log — the
+ * way a control event reaches a session that may not be in memory.
+ */
+export function withStoredLog<T>(store: Store, id: string, resident: (id: string) => SessionLog | undefined, fn: (log: SessionLog) => Promise<T>): Promise<T> {
+  return store.logGate.run(id, async () => fn(resident(id) ?? new SessionWriter(await store.inspect(id), store)));
+}

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Agent } from '../agent/agent';
-import { appendWithoutFold, SessionWriter } from '../agent/session-writer';
+import { appendWithoutFold } from '../agent/session-writer';
 import type { EventDraft, SessionEvent } from '../session/events';
 import type { Store } from '../store/store';
 import { lockPathOf, withPathLocks } from '../tools/path-lock';
@@ -183,7 +183,7 @@ export class CheckpointService {
    * way does in process. Returns what was recovered.
    */
   recoverRewinds(): Promise<RecoveredRewind[]> {
-    return recoverIntents(this.host.storeDir, { has: (id) => this.host.store.has(id), events: (id) => this.events(id), log: (id) => this.log(id) });
+    return recoverIntents(this.host.storeDir, { has: (id) => this.host.store.has(id), events: (id) => this.events(id), log: async (id) => this.recordLog(id) });
   }
 
   /**
@@ -205,7 +205,7 @@ export class CheckpointService {
       maxFileBytes: this.maxFileBytes,
       has: (id) => this.host.store.has(id),
       events: (id) => this.events(id),
-      log: (id) => this.log(id),
+      log: async (id) => this.recordLog(id),
     };
   }
 
@@ -245,17 +245,15 @@ export class CheckpointService {
     return (this.host.resident(id)?.session ?? (await this.host.store.inspect(id))).events;
   }
 
-  private async log(id: string) {
-    return this.host.resident(id) ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
-  }
-
   /**
-   * Where a rewind's record goes: the resident agent's log, else the stored log appended to
-   * without reading it (a `checkpoint` has no ordering rule). Reading and folding it only to
-   * append cost a rewind a whole parse of the node's log, which grows by a record each rewind.
+   * Where a rewind's record (or a recovered one) goes, through the store's gate of the node's log
+   * (decision 0129): the agent resident once the gate is taken, else the stored log appended to
+   * without reading it (a `checkpoint` has no ordering rule; decision 0128). Reading and folding it
+   * only to append cost a rewind a whole parse of the node's log, which grows by a record each rewind.
    */
   private recordLog(id: string): { append(draft: EventDraft): Promise<SessionEvent> } {
-    return this.host.resident(id) ?? { append: (draft) => appendWithoutFold(this.host.store, id, draft) };
+    const { store } = this.host;
+    return { append: (draft) => store.logGate.run(id, () => this.host.resident(id)?.append(draft) ?? appendWithoutFold(store, id, draft)) };
   }
 
   private planHost(): PlanHost {

@@ -251,12 +251,16 @@ export class GoalService {
     if (!this.host.store.header(id) && !this.host.resident(id)) throw new GoalError('NO_GOAL', `No session ${id}.`);
     if (await this.host.isSubagent(id))
       throw new GoalError('NOT_ROOT', 'Goals belong to conversations you own; a subagent cannot hold one. Set the goal on a root conversation.');
-    const agent = opts.open ? await this.host.openSession(id) : this.host.resident(id);
+    const opened = opts.open ? await this.host.openSession(id) : undefined;
     return this.exclusive(id, async () => {
-      const writer = agent ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
-      const g = agent ? this.sync(agent.session).fold.goal : fold(writer.session.events).goal;
-      if (!g && opts.needGoal) throw new GoalError('NO_GOAL', 'This conversation has no goal; set one first.');
-      return fn(agent, g as GoalSnapshot, writer);
+      const on = async (agent: Agent | undefined) => {
+        const writer = agent ?? new SessionWriter(await this.host.store.inspect(id), this.host.store);
+        const g = agent ? this.sync(agent.session).fold.goal : fold(writer.session.events).goal;
+        if (!g && opts.needGoal) throw new GoalError('NO_GOAL', 'This conversation has no goal; set one first.');
+        return fn(agent, g as GoalSnapshot, writer);
+      };
+      // Not resident: in its log's turn at the store's gate, as every writer of a log no agent holds (decision 0129).
+      return opened ? on(opened) : this.host.store.logGate.run(id, () => on(this.host.resident(id)));
     });
   }
 

@@ -79,11 +79,14 @@ export class RootSessions {
     if (pending) return pending;
     const { store } = this.d;
     const p = (async () => {
-      const session = await store.inspect(id);
-      // Never a subagent: as a root it would get the deployment's tools, not its parent's (the runtime resumes it as itself).
-      if (descriptorOf(session.header, session.events))
-        throw new HarnessError('NOT_ROOT', `${id} is a subagent, not a conversation of its own: send it a message (it wakes as itself), or fork it.`);
-      const agent = this.makeResident(new SessionWriter(session, store));
+      // Read and made resident in its log's turn (decision 0129): no write of a log no agent holds lands between.
+      const agent = await store.logGate.run(id, async () => {
+        const session = await store.inspect(id);
+        // Never a subagent: as a root it would get the deployment's tools, not its parent's (the runtime resumes it as itself).
+        if (descriptorOf(session.header, session.events))
+          throw new HarnessError('NOT_ROOT', `${id} is a subagent, not a conversation of its own: send it a message (it wakes as itself), or fork it.`);
+        return this.makeResident(new SessionWriter(session, store));
+      });
       await agent.recover();
       await this.d.opened(agent); // e.g. workflow runs a crash or reload left open are closed
       // Messages a human's Stop kept wait for that human ("Send now"), also across a restart;

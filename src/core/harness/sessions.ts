@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../agent/agent';
-import { type SessionLog, SessionWriter } from '../agent/session-writer';
+import { type SessionLog, SessionWriter, withStoredLog } from '../agent/session-writer';
 import { withdrawQueued } from '../agent/withdraw';
 import { type ApprovalGrant, activeGrants } from '../policy/grants';
 import { type Budget, checkBudget } from '../session/budget';
@@ -134,19 +134,20 @@ export class SessionsService {
 
   /** The user switches a session's sandbox or approval policy (last event wins; children keep their snapshot). */
   async setPolicy(id: string, policy: { sandbox?: SandboxMode; approval?: ApprovalPolicy }): Promise<void> {
-    const log = await this.logOf(id);
-    if (policy.sandbox) await log.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
-    if (policy.approval) await log.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+    await this.withLog(id, async (log) => {
+      if (policy.sandbox) await log.append({ type: 'sandbox/mode', mode: policy.sandbox, source: 'user' });
+      if (policy.approval) await log.append({ type: 'approval/policy', policy: policy.approval, source: 'user' });
+    });
   }
 
   /** The budget of a session's subtree (checked by the caller), as a durable `budget/set`; null removes it. */
   async setBudget(id: string, budget: Budget | null): Promise<void> {
-    await (await this.logOf(id)).append({ type: 'budget/set', budget, source: 'user' });
+    await this.withLog(id, (log) => log.append({ type: 'budget/set', budget, source: 'user' }));
   }
 
   /** Cancel a queued message of any session; one not resident is written through a writer of its own (no turn starts). */
   async withdraw(id: string, messageId: string): Promise<void> {
-    await withdrawQueued(await this.logOf(id), messageId);
+    await this.withLog(id, (log) => withdrawQueued(log, messageId));
   }
 
   /**
@@ -199,10 +200,11 @@ export class SessionsService {
 
   /** The user revokes a grant: the next matching request asks again. Unknown or revoked grant ids are an error. */
   async revokeGrant(id: string, grantId: string): Promise<void> {
-    const log = await this.logOf(id);
-    const g = activeGrants(log.session.header, log.session.events).find((x) => x.grantId === grantId);
-    if (!g) throw new HarnessError('UNKNOWN_GRANT', `Session ${id} has no active grant ${grantId}; it may already be revoked.`);
-    await log.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
+    await this.withLog(id, async (log) => {
+      const g = activeGrants(log.session.header, log.session.events).find((x) => x.grantId === grantId);
+      if (!g) throw new HarnessError('UNKNOWN_GRANT', `Session ${id} has no active grant ${grantId}; it may already be revoked.`);
+      await log.append({ type: 'approval/grant', grantId, tool: g.tool, scope: g.scope, ...(g.sandbox ? { sandbox: g.sandbox } : {}), revoked: true });
+    });
   }
 
   /** Delete a session and its descendants (none may be running). */
@@ -276,7 +278,7 @@ export class SessionsService {
       if (ownTurns.has(x) || !this.h.store.has(x)) continue;
       const a = this.h.resident(x);
       if (!parents.has(x) && !(a && a.inboxSize > 0)) continue;
-      await (await this.logOf(x)).append({ type: 'inbox/paused' });
+      await this.withLog(x, (log) => log.append({ type: 'inbox/paused' }));
     }
   }
 
@@ -286,9 +288,10 @@ export class SessionsService {
 
   /**
    * Where a control event (a policy switch, a withdrawal, a grant) is written: the resident
-   * agent, so its in-memory log stays current; else a writer over the stored log.
+   * agent, so its in-memory log stays current; else a writer over the stored log — in that log's
+   * turn at the store's gate, as every writer of a log no agent holds (decision 0129).
    */
-  private async logOf(id: string): Promise<SessionLog> {
-    return this.h.resident(id) ?? new SessionWriter(await this.h.store.inspect(id), this.h.store);
+  private withLog<T>(id: string, fn: (log: SessionLog) => Promise<T>): Promise<T> {
+    return withStoredLog(this.h.store, id, (x) => this.h.resident(x), fn);
   }
 }

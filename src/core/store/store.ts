@@ -6,6 +6,7 @@ import type { Catalog } from './catalog';
 import { hasCleanMarker, leaveCleanMarker, removeCleanMarker } from './clean-marker';
 import { guardRead, missingData, type Quarantine, StoreError, unknownSession } from './errors';
 import { StoreListeners } from './listeners';
+import { LogGate } from './log-gate';
 import { Operations } from './operations';
 import { StoreCounters, type StoreStats } from './stats';
 import { openStoreFolder, storeExists } from './store-folder';
@@ -41,6 +42,11 @@ export class Store {
   private cleanOnClose = false;
   private readonly summaries: SummaryBook;
   private readonly listeners = new StoreListeners();
+  /**
+   * The one gate every writer of a log no resident agent holds goes through (decision 0129): kept
+   * here, with the store every such writer already has, so no part can be made with a gate of its own.
+   */
+  readonly logGate = new LogGate();
 
   private constructor(
     readonly dir: string,

@@ -38,6 +38,8 @@ export interface Rebuilt {
 /**
  * Rebuild a child from its own log: parent verified by the caller, descriptor from its suffix.
  * `setDepth` hears the child's delegation depth once its log is read, before anything is built.
+ * The caller holds the log's gate (inbound.ts `resumeOnce`, decision 0129): nothing else writes
+ * the log between its read here and the agent built over it being resident.
  */
 export async function rebuildFromLog(rt: ResumePort, childId: string, setDepth: (depth: number) => void): Promise<Rebuilt> {
   const { store } = rt;

@@ -9,9 +9,10 @@ import { acceptUnder, Underway, type Work } from './underway';
 
 // Follow-ups, wakes and runtime messages on their way into a continuable child, and a released
 // child made resident again (`activate`). A resident child takes them in its inbox; a released
-// one is cold-resumed first, one resume or log write per child at a time. Which children are
-// resident, and when they are released, is residency.ts's: this side reaches it through
-// `ResidentsPort`.
+// one is cold-resumed first, one resume or log write per child at a time — the store's gate of its
+// log, which every writer of a log no agent holds goes through (a rewind's record too, decision
+// 0129). Which children are resident, and when they are released, is residency.ts's: this side
+// reaches it through `ResidentsPort`.
 
 /** A resident continuable child as this side sees it: its agent (its release timer is residency's). */
 export interface Resident {
@@ -38,14 +39,17 @@ export interface ResidentsPort<R extends Resident> {
 
 /** The ways into a continuable child: its inbox when resident, a cold resume when released. */
 export class Inbound<R extends Resident> {
-  /** Cold resumes and log writes under way per non-resident child. */
-  private readonly busy = new Map<string, Promise<unknown>>();
   /** Follow-ups, wakes and runtime messages under way per child: `halt` marks them (decision 0100). */
   private readonly underway = new Underway();
   /** `close` has begun: nothing new is made resident or started (decision 0100). */
   private closing = false;
 
   constructor(private readonly residents: ResidentsPort<R>) {}
+
+  /** Cold resumes and log writes under way per non-resident session: the store's one gate (decision 0129). */
+  private get gate() {
+    return this.residents.store.logGate;
+  }
 
   followup(callerId: string | null, childId: string, text: string, signal?: AbortSignal, within?: Work): Promise<{ messageId: string; path: FollowupPath }> {
     // The sender's bounds as they are at the call (before any await): a parent's message carries
@@ -143,8 +147,8 @@ export class Inbound<R extends Resident> {
       return { messageId, path };
     }
     // One resume (or log write) per child at a time: concurrent follow-ups (parallel tool
-    // calls) must not build two Agents on one log.
-    const pending = this.busy.get(childId);
+    // calls) must not build two Agents on one log, nor a rewind's record land under a resume.
+    const pending = this.gate.pending(childId);
     if (pending) {
       await pending.catch(() => undefined);
       return this.enqueue(childId, text, source, work, bound);
@@ -159,19 +163,13 @@ export class Inbound<R extends Resident> {
   }
 
   /**
-   * The one cold resume of a released child, held in `busy` while under way (`close` waits
-   * for it). Returned as is, not through an async wrapper: the resuming caller's accept then runs
-   * before a concurrent follow-up's that waits on `busy.catch()` (FIFO, cold-resume.test).
+   * The one cold resume of a released child, holding its log's gate while under way (`close`
+   * waits for it), from its read of the log until it is resident. Returned as is, not through an
+   * async wrapper: the resuming caller's accept then runs before a concurrent follow-up's that
+   * waits on `pending(…).catch()` (FIFO, cold-resume.test).
    */
   private resumeOnce(childId: string): Promise<R> {
-    return this.holdBusy(childId, this.residents.coldResume(childId));
-  }
-
-  /** `p` is the one resume or log write of `childId` until it settles (`busy`). */
-  private holdBusy<T>(childId: string, p: Promise<T>): Promise<T> {
-    this.busy.set(childId, p);
-    void p.catch(() => undefined).finally(() => this.busy.delete(childId));
-    return p;
+    return this.gate.hold(childId, this.residents.coldResume(childId));
   }
 
   /**
@@ -192,7 +190,7 @@ export class Inbound<R extends Resident> {
       live.agent.resume();
       return;
     }
-    const pending = this.busy.get(childId);
+    const pending = this.gate.pending(childId);
     if (pending) {
       await pending.catch(() => undefined);
       return this.wakeAs(childId, work);
@@ -218,18 +216,15 @@ export class Inbound<R extends Resident> {
     }
     const live = this.residents.live(id);
     if (live) return live.agent.inject(text, source);
-    const pending = this.busy.get(id);
-    if (pending) {
-      await pending.catch(() => undefined);
-      return this.deliverToReleased(id, text, source, quiet, mode);
-    }
+    // Its log's turn (a rewind's record, a resume of it, another message may hold it): written
+    // only if it is still not resident then — resident meanwhile, it goes through its agent.
     const { store } = this.residents;
-    await this.holdBusy(
-      id,
-      (async () => {
-        await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
-      })(),
-    );
+    const written = await this.gate.run(id, async () => {
+      if (this.residents.live(id)) return false;
+      await new SessionWriter(await store.inspect(id), store).append({ type: 'user/message', text, source });
+      return true;
+    });
+    if (!written) return this.deliverToReleased(id, text, source, quiet, mode);
   }
 
   /**
@@ -241,7 +236,7 @@ export class Inbound<R extends Resident> {
     this.refuseIfClosing(childId);
     const live = this.residents.live(childId);
     if (live) return live.agent;
-    const pending = this.busy.get(childId);
+    const pending = this.gate.pending(childId);
     if (pending) {
       await pending.catch(() => undefined);
       return this.activate(childId);
@@ -257,8 +252,8 @@ export class Inbound<R extends Resident> {
     this.closing = true;
   }
 
-  /** Wait until no cold resume or log write is under way. */
-  async drain(): Promise<void> {
-    while (this.busy.size > 0) await Promise.allSettled([...this.busy.values()]);
+  /** Wait until no cold resume or log write is under way (of any log the gate holds). */
+  drain(): Promise<void> {
+    return this.gate.drain();
   }
 }

@@ -235,7 +235,9 @@ export class Residency {
     this.activations.delete(a.id);
     this.disown(a.parentId, a.id);
     a.release();
-    await a.agent.dispose();
+    // No longer resident, its last writes perhaps not yet durable: whoever writes its log next (a
+    // resume, a message, a rewind's record) waits for them at its log's gate (decision 0129).
+    await this.rt.store.logGate.hold(a.id, a.agent.dispose());
     // A cold resume that ran no turn (a Stop or an interrupted sender overtook its message,
     // decision 0100) has nothing to settle: its parent heard of its last work already.
     if (notify && !(a.resumed && !a.agent.lastTurn)) {

@@ -393,8 +393,12 @@ export class WorktreeService {
   /** A state change, durable in the child's log before the folder changes (a crash in between leaves an orphan `orphans` lists). */
   private async record(id: string, e: WorktreeEvent, state: WorktreeState, extra: { head?: string; files?: number }): Promise<void> {
     const draft: EventDraft = { type: 'worktree', state, repo: e.repo, path: e.path, root: e.root, branch: e.branch, base: e.base, ...extra };
-    const agent = this.deps.resident(id);
-    if (agent && !agent.isDisposed) await agent.append(draft);
-    else await new SessionWriter(await this.deps.store.inspect(id), this.deps.store).append(draft);
+    // Not resident: in its log's turn at the store's gate, as every writer of a log no agent holds (decision 0129).
+    const { store } = this.deps;
+    await store.logGate.run(id, async () => {
+      const agent = this.deps.resident(id);
+      if (agent && !agent.isDisposed) await agent.append(draft);
+      else await new SessionWriter(await store.inspect(id), store).append(draft);
+    });
   }
 }

@@ -1,12 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { appendWithoutFold, SessionWriter } from '../../../src/core/agent/session-writer';
+import { appendWithoutFold, SessionWriter, withStoredLog } from '../../../src/core/agent/session-writer';
 import type { EventDraft, SessionEvent, SessionHeader } from '../../../src/core/session/events';
 import { Store } from '../../../src/core/store/store';
 import { storeFolderPerTest } from '../../support/store-fixtures';
 
 // A rewind's record appended to a stored log that is not resident, without reading the log
 // (decision 0128): checked by its shape and its seq, durable, staged like any writer's event;
-// a type with an ordering rule still goes through the folded log.
+// a type with an ordering rule still goes through the folded log. Its caller holds the log's
+// gate, which every writer of a log no agent holds goes through (decision 0129).
 
 const header = (id: string): SessionHeader => ({ id, createdAt: new Date().toISOString(), origin: 'user' });
 const at = new Date().toISOString();
@@ -64,18 +65,21 @@ describe('appendWithoutFold: a record appended to a stored log without reading i
     assert.equal(await store.length('s-a'), 3);
   });
 
-  it('a write that lands between its seq and its commit refuses that commit: the record is taken again after it, the log never interleaves', async () => {
+  it('outside its log’s gate, a write that lands between its seq and its commit refuses it (SEQ_GAP, not retried); through the gate both land in turn', async () => {
     const store = await folder.openStore();
     await store.createSession(header('s-a'), turn);
-    // Both take seq 3 from the store; the first to commit wins, the other is refused and taken again at 4.
-    const [a, b] = await Promise.all([appendWithoutFold(store, 's-a', record('/ws/a.ts')), appendWithoutFold(store, 's-a', record('/ws/b.ts'))]);
-    assert.deepEqual([a.seq, b.seq].sort(), [3, 4]);
-    const log = (await store.inspect('s-a')).events;
-    assert.equal(log.length, 5);
-    assert.deepEqual(
-      [log[3], log[4]].sort((x, y) => x.seq - y.seq),
-      [a, b].sort((x, y) => x.seq - y.seq),
-    );
+    // Both take seq 3 from the store; the first to commit wins, the other is refused: the caller holds the gate (decision 0129).
+    const raced = await Promise.allSettled([appendWithoutFold(store, 's-a', record('/ws/a.ts')), appendWithoutFold(store, 's-a', record('/ws/b.ts'))]);
+    assert.deepEqual(raced.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+    const refused = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    assert.equal((refused.reason as { code?: string }).code, 'SEQ_GAP');
+    assert.equal(await store.length('s-a'), 4);
+    const [a, b] = await Promise.all([
+      store.logGate.run('s-a', () => appendWithoutFold(store, 's-a', record('/ws/a.ts'))),
+      store.logGate.run('s-a', () => appendWithoutFold(store, 's-a', record('/ws/b.ts'))),
+    ]);
+    assert.deepEqual([a.seq, b.seq], [4, 5]);
+    assert.deepEqual((await store.inspect('s-a')).events.slice(4), [a, b]);
   });
 
   it('a seq asked for is kept: a write that took it first refuses the record (SEQ_GAP)', async () => {
@@ -86,35 +90,37 @@ describe('appendWithoutFold: a record appended to a stored log without reading i
     assert.equal(await store.length('s-a'), 4);
   });
 
-  it('a message written to the released node while the record is under way does not lose the record', async () => {
+  it('a message to the released node and the record take turns at its log’s gate: neither refused, each heard once at its seq', async () => {
     const store = await folder.openStore();
     await store.createSession(header('s-a'), turn);
     // A quiet message to the released node (inbound.ts: a SessionWriter over the folded log) and the
-    // rewind's record both start from seq 3. A checkpoint has no ordering rule: the record goes after
-    // the message rather than being refused after the rewind's files were written (its undo then
-    // missing until the next open's recovery).
-    const message = new SessionWriter(await store.inspect('s-a'), store);
+    // rewind's record (checkpoint/service.ts) both reach the log through its gate (decision 0129):
+    // the message reads the log only once the record is durable, so neither is refused.
     const staged: SessionEvent[] = [];
     store.onStaged((id, e) => {
       if (id === 's-a') staged.push(e);
     });
-    const rec = appendWithoutFold(store, 's-a', record('/ws/a.ts'));
-    const msg = message.append({ type: 'user/message', text: 'meanwhile', source: { kind: 'user' } });
+    const rec = store.logGate.run('s-a', () => appendWithoutFold(store, 's-a', record('/ws/a.ts')));
+    const msg = withStoredLog(
+      store,
+      's-a',
+      () => undefined,
+      (log) => log.append({ type: 'user/message', text: 'meanwhile', source: { kind: 'user' } }),
+    );
     const [r, m] = await Promise.allSettled([rec, msg]);
-    assert.equal(m.status, 'fulfilled');
+    assert.equal(m.status, 'fulfilled', m.status === 'rejected' ? String(m.reason) : '');
     assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
     const log = (await store.inspect('s-a')).events;
     assert.deepEqual(
       log.slice(3).map((e) => e.type),
-      ['user/message', 'checkpoint'],
+      ['checkpoint', 'user/message'],
     );
-    assert.deepEqual((r as PromiseFulfilledResult<SessionEvent>).value, log[4]);
-    // The listeners heard each event once, at the seq it has in the log (no record staged at a seq it never got).
+    assert.deepEqual((r as PromiseFulfilledResult<SessionEvent>).value, log[3]);
     assert.deepEqual(
       staged.map((e) => [e.seq, e.type]),
       [
-        [3, 'user/message'],
-        [4, 'checkpoint'],
+        [3, 'checkpoint'],
+        [4, 'user/message'],
       ],
     );
   });
