@@ -110,7 +110,9 @@ export class RootSessions {
     if (!a) return !this.opening.has(id);
     if (!this.releasable(id)) return false;
     const done = (async () => {
-      await a.dispose();
+      // Its last writes perhaps not yet durable: a writer of its log meanwhile (a worktree record,
+      // a policy switch) waits for them at its log's gate (decision 0129).
+      await this.d.store.logGate.hold(id, a.dispose());
       if (this.d.agents.get(id) === a) this.d.agents.delete(id);
       this.d.released(id);
     })().finally(() => this.releasing.delete(id));

@@ -144,7 +144,9 @@ export class Residency {
     this.disown(o.parentId, id);
     await this.disposeOwned(id); // child-first: its own children go before it
     o.release();
-    await o.agent.dispose();
+    // As an Activation's release: out of the resident map, its last writes perhaps not yet durable;
+    // whoever writes its log next waits for them at its log's gate (decision 0129).
+    await this.rt.store.logGate.hold(id, o.agent.dispose());
     this.recheckParent(o.parentId);
     this.notifyQuiet();
   }

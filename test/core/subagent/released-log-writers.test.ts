@@ -113,6 +113,45 @@ describe('a released child’s log: its writers take turns (decision 0129)', fun
     await assertHeardIsLog(child, from, staged);
   });
 
+  it('a one-shot child leaving residency: a policy switch meanwhile waits for its last write, neither is refused', async () => {
+    w.script.on('o', { text: 'once' });
+    const run = await w.t.h.subagents.start(w.root, 'spawn', { prompt: '[[o]] once', label: 'o' });
+    const child = run.id;
+    await run.result;
+    const store = w.t.h.store;
+    const from = (await store.readEvents(child)).length;
+    const staged = heard(store, child);
+    // The seam: the one-shot's own next write (a resident agent's, through its writer) is held at
+    // the store's append while it is disposed: it has left the resident map, its write not yet
+    // durable. A switch asked for then must wait for it — not read the log one event short.
+    const append = store.append.bind(store);
+    let letOwnGo: (() => void) | undefined;
+    store.append = (id, events) => {
+      if (id !== child || events[0]?.type !== 'budget/set' || letOwnGo) return append(id, events);
+      return new Promise<void>((resolve, reject) => {
+        letOwnGo = () => append(id, events).then(resolve, reject);
+      });
+    };
+    const own = run.localAgent.append({ type: 'budget/set', budget: null, source: 'user' });
+    const disposed = run.dispose();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(w.t.h.resident(child), undefined, 'no longer resident while its write is held');
+    const policy = w.t.h.setPolicy(child, { sandbox: 'read-only' });
+    await new Promise((r) => setTimeout(r, HOLD_MS));
+    letOwnGo!();
+    const [o, p, d] = await Promise.allSettled([own, policy, disposed]);
+    assert.equal(o.status, 'fulfilled', `its own write was refused: ${o.status === 'rejected' ? String(o.reason) : ''}`);
+    assert.equal(p.status, 'fulfilled', `the switch was refused: ${p.status === 'rejected' ? String(p.reason) : ''}`);
+    assert.equal(d.status, 'fulfilled');
+    const log = (await store.readEvents(child)).slice(from);
+    assert.deepEqual(
+      log.map((e) => e.type),
+      ['budget/set', 'sandbox/mode'],
+      'its write, then the switch',
+    );
+    await assertHeardIsLog(child, from, staged);
+  });
+
   it(`a rewind recorded while a follow-up cold-resumes the child: the follow-up is accepted and runs, the record kept (${ROUNDS} rounds)`, async () => {
     const child = await releasedChild();
     const store = w.t.h.store;
