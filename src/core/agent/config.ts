@@ -56,6 +56,18 @@ export interface AgentConfig extends ToolCallHooks {
    */
   admit?: (msg: InboxAcceptedEvent, signal: AbortSignal) => boolean | Promise<boolean>;
   /**
+   * Asked before a queued message's turn opens (before any compaction or `admit`): undefined
+   * lets it open with no await; a promise holds it until it settles — true asks again (the queue's
+   * head may have changed meanwhile; the hook answers undefined once nothing holds), false keeps
+   * the message queued and unclaimed and pauses the agent (nothing runs until a waking message or
+   * a resume). The worktree gate holds a turn so while the folder its session works in is being
+   * applied, discarded or kept (decision 0126, amended in s60). Contract: must not throw (a throw
+   * or a rejection counts as false: fail closed, the message is kept); bounded by its giver;
+   * `signal` is aborted by a Stop, which does not wait for it: the message stays queued and the
+   * agent paused at once.
+   */
+  beforeTurnOpen?: (signal: AbortSignal) => Promise<boolean> | undefined;
+  /**
    * Checked before each model request, after the fan-out slot is taken and before anything of
    * the request is written: a refusal ends the turn with stop reason `budget` and its message,
    * and no request is made (issue 15, decision 0034); a grant's `maxTokens` is the completion

@@ -113,6 +113,16 @@ export class TurnLoop {
     while (!this.host.disposed()) {
       let next = this.nextMessage();
       if (!next) return;
+      // Held while the folder it works in is being changed (decision 0126, amended in s60): not opened, or kept.
+      const held = this.held();
+      if (held) {
+        if (!(await this.waitOpen(held))) {
+          this.cancelPending = undefined;
+          turnsAt.paused = true;
+          return;
+        }
+        continue; // the queue's head may have changed meanwhile (withdrawn, claimed): take it again
+      }
       // A cancel already pending opens the turn it interrupts at once: no compaction before it.
       if (cfg.compaction && !this.cancelPending) {
         // A Stop while the compaction runs ends its request (and its PreCompact hook): nothing
@@ -193,6 +203,35 @@ export class TurnLoop {
       this.host.turnEnded(this.lastOutcome);
       if (turnsAt.paused) return;
     }
+  }
+
+  /** The `beforeTurnOpen` hook's hold, if any; a throw counts as a refusal (fail closed). */
+  private held(): { answer: Promise<boolean>; judging: AbortController } | undefined {
+    const hook = this.host.cfg.beforeTurnOpen;
+    if (!hook) return undefined;
+    const judging = new AbortController();
+    try {
+      const r = hook(judging.signal);
+      return r === undefined
+        ? undefined
+        : {
+            answer: Promise.resolve(r).then(
+              (v) => v === true,
+              () => false,
+            ),
+            judging,
+          };
+    } catch {
+      return { answer: Promise.resolve(false), judging };
+    }
+  }
+
+  /** Waits for a hold to let the turn open; a Stop meanwhile (it aborts `judging`) ends the wait at once: not opened. */
+  private async waitOpen(held: { answer: Promise<boolean>; judging: AbortController }): Promise<boolean> {
+    this.judging = held.judging;
+    const open = await Promise.race([held.answer, aborted(held.judging.signal)]);
+    this.judging = null;
+    return open === true && !held.judging.signal.aborted;
   }
 
   /** The admit hook's answer; a throw or a rejection counts as a refusal (fail closed). */

@@ -11,6 +11,7 @@ import { assemblePrompt, type PromptSection } from '../scope/prompt';
 import type { ScopeRegistry, ViewSpec } from '../scope/registry';
 import type { ChildComposition } from '../subagent/composition';
 import type { Tool } from '../tools/tool';
+import type { WorktreeGate } from '../worktree/gate';
 import type { HarnessConfig } from './config';
 import type { LiveHub } from './live';
 import type { composeHooks } from './rows';
@@ -32,6 +33,8 @@ export interface AgentFactoryDeps {
   report(id: string, what: LiveWhat): void;
   /** The composed feature hooks, read at each build: the rows are wired after the factory is made. */
   hooks(): ReturnType<typeof composeHooks>;
+  /** Holds a turn while the worktree its session works in is being changed, and keeps it once that closed it (decision 0126, amended in s60). */
+  gate: Pick<WorktreeGate, 'turnMayOpen'>;
   /** The resident agents: a built agent is registered here, and leaves at its release. */
   residents: Pick<Map<string, Agent>, 'get' | 'set' | 'delete'>;
 }
@@ -78,6 +81,8 @@ export class AgentFactory {
       onDelta: live.streamOf(writer.id),
       onProgress: (progress) => live.progress(writer.id, progress),
       onApprovalChange: () => report(writer.id, 'approval'),
+      // Only a session working in a worktree (its roots are that worktree's) has turns a change of it holds.
+      ...(comp.roots ? { beforeTurnOpen: (signal: AbortSignal) => this.deps.gate.turnMayOpen(writer.id, signal) } : {}),
       ...(admit ? { admit: (msg, signal) => admit(writer.id, msg, signal) } : {}),
       ...(beforeToolCall ? { beforeToolCall } : {}),
       ...(afterToolCall ? { afterToolCall } : {}),

@@ -14,6 +14,7 @@ import { SubagentRuntime } from '../subagent/runtime';
 import { MadeRecord } from '../tools/made-by-commands';
 import { CommandSandbox } from '../tools/sandbox/command-sandbox';
 import type { Tool } from '../tools/tool';
+import { WorktreeGate } from '../worktree/gate';
 import { WorktreeService } from '../worktree/service';
 import { AgentFactory } from './agent-factory';
 import { BestOfService } from './bestof/service';
@@ -79,7 +80,10 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
   // The rows' hooks, composed once the rows are wired below: read at each use, never before.
   let features: Features | undefined;
   const hooks = () => (features as Features).hooks;
+  // One hold per worktree: its apply, discard or keep, and the turns of the sessions working in it (decision 0126, amended in s60).
+  const gate = new WorktreeGate({ markOf: (id) => store.summaryRef(id)?.worktree, has: (id) => store.has(id) });
   const factory = new AgentFactory({
+    gate,
     config,
     model,
     tools,
@@ -111,6 +115,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     // Read when asked: the runtime is built just below.
     isRunning: (id) => subagents.isRunning(id) || agents.get(id)?.activity === 'running',
     recovered: () => host.recovered,
+    gate,
     ...(config.trusted ? { trusted: config.trusted } : {}),
     // The commands' bubblewrap: the worktrees' git that reads files runs under the same one (decision 0097).
     ...(config.commands?.bwrapPath ? { bwrapPath: config.commands.bwrapPath } : {}),
@@ -157,6 +162,7 @@ export function makeParts(config: HarnessConfig, store: Store, model: ModelSwitc
     openSession: (id) => host.openSession(id),
     stopped: (ids) => hooks().stopped(ids),
     deploymentSandbox: () => config.sandbox,
+    gate,
     drop: async (id) => {
       const a = agents.get(id);
       if (!a) return;

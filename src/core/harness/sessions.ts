@@ -14,6 +14,7 @@ import { closedWorktreeAdvice, forkWorktreeEvent, type WorktreeMark, worktreeSta
 import { mirrorRefusal } from '../subagent/mirrors';
 import type { SubagentRuntime } from '../subagent/runtime';
 import { acceptUnder } from '../subagent/underway';
+import { ownerOf, type WorktreeGate } from '../worktree/gate';
 import { HarnessError } from './errors';
 
 /** What the sessions service needs of the harness (its resident agents, how it makes one resident). */
@@ -23,6 +24,8 @@ export interface SessionsHost {
   resident(id: string): Agent | undefined;
   makeResident(writer: SessionWriter): Agent;
   openSession(id: string): Promise<Agent>;
+  /** The worktrees' holds: a message to a session working in one being changed waits for the change (decision 0126, amended in s60). */
+  readonly gate: Pick<WorktreeGate, 'waitFor'>;
   /** Dispose a resident root agent and forget it (its session is being deleted). */
   drop(id: string): Promise<void>;
   /** A Stop reached these sessions: the rows are told in its tick (`FeatureHooks.stopped`). */
@@ -49,6 +52,12 @@ export class SessionsService {
     const ownerState = async (owner: string): Promise<WorktreeState | undefined> =>
       store.has(owner) ? (await store.summary(owner).catch(() => undefined))?.worktree?.state : undefined;
     return closedWorktreeAdvice(w, await worktreeStateNow(w, ownerState));
+  }
+
+  /** Once no change of the worktree `id` works in is under way (bounded; `stopped` ends the wait). */
+  private async settledWorktree(id: string, stopped?: AbortSignal): Promise<void> {
+    const mark = (await this.h.store.summary(id).catch(() => undefined))?.worktree;
+    await this.h.gate.waitFor(ownerOf(id, mark), stopped);
   }
 
   /** The resident agent's session (its log as it is now), else the stored one read from the store. */
@@ -92,8 +101,9 @@ export class SessionsService {
     if (!Number.isSafeInteger(seq) || seq < 0 || seq >= events.length) throw new HarnessError('NO_SUCH_EVENT', `Session ${sourceId} has no event ${seq}.`);
     const end = forkPoint(events, seq);
     if (end < 0) throw new HarnessError('TURN_NOT_ENDED', 'That message is in a turn that has not finished yet; fork after it ends.');
-    // The source's worktree as it is now (decision 0126): the fork works in it, or is not made.
+    // The source's worktree as it is now (decision 0126): the fork works in it, or is not made; one being changed, once that ended.
     const place = worktreeOf(source.header, events);
+    if (place) await this.settledWorktree(sourceId);
     const closed = await this.closedWorktree(place);
     if (closed) throw new HarnessError('WORKTREE_CLOSED', `${closed} A fork would have no folder to work in, so none was made.`);
     const header = headerFrom(source.header, {
@@ -180,7 +190,9 @@ export class SessionsService {
         await this.h.subagents.followup(null, id, text, undefined, work);
         return this.h.resident(id)!;
       }
-      // A conversation whose worktree was applied, discarded or kept meanwhile is told so before it would meet a missing folder.
+      // A conversation whose worktree was applied, discarded or kept meanwhile is told so before it would meet a missing folder;
+      // one being applied now is told once the apply ended (it waits for it: bounded, a Stop ends the wait).
+      await this.settledWorktree(id, work.stopped);
       const closed = await this.closedWorktree((await this.h.store.summary(id).catch(() => undefined))?.worktree);
       if (closed) throw new HarnessError('WORKTREE_CLOSED', `${closed} Your message was not sent.`);
       const agent = await this.h.openSession(id);

@@ -35,6 +35,11 @@ export interface ResidentsPort<R extends Resident> {
   policyOf(id: string): PolicyNow | undefined;
   /** The deployment's defaults, for a child's policy now. */
   defaults(): { sandbox?: SandboxMode; approval: ApprovalPolicy };
+  /**
+   * Why the child can no longer work in its worktree (`isolation.ts` `closedWorktreeOf`), once a
+   * change of it under way ended (bounded; `stopped` ends the wait). Contract: never rejects.
+   */
+  worktreeClosed?(childId: string, stopped: AbortSignal): Promise<string | undefined>;
 }
 
 /** The ways into a continuable child: its inbox when resident, a cold resume when released. */
@@ -77,6 +82,9 @@ export class Inbound<R extends Resident> {
       throw new SubagentError('NOT_CONTINUABLE', `${childId} is a one-shot subagent: it takes no follow-ups. Start a continuable one.`);
     const mirror = mirrorRefusal(childId, await store.summary(childId).catch(() => undefined), 'message');
     if (mirror) throw mirror;
+    // Its worktree being applied now: the message waits for the apply, and is refused if it closed the folder (decision 0126, amended in s60).
+    const closed = await this.residents.worktreeClosed?.(childId, work.stopped);
+    if (closed) throw new SubagentError('WORKTREE_CLOSED', closed);
     return this.enqueue(childId, text, { kind: 'followup', fromSession: callerId ?? 'user' }, work, bound);
   }
 

@@ -1,7 +1,9 @@
 import type { EventDraft, SandboxMode, SessionEvent, SessionHeader, WorktreeEvent, WorktreeState } from '../session/events';
 import { worktreeOf } from '../session/folds';
 import type { Session } from '../session/session';
+import type { Store } from '../store/store';
 import { filled } from '../worktree/filling';
+import { ownerOf, type WorktreeGate, type WorktreeMark } from '../worktree/gate';
 import { SubagentError, type SubagentProvider, type WorktreePort } from './types';
 
 // A child's roots (decision 0060): its own worktree when it asked for isolation, else its
@@ -73,7 +75,7 @@ export async function isolationOf(o: {
 }
 
 /** A session's worktree as its last `worktree` event (after its seed) or its summary names it. */
-export type WorktreeMark = Pick<WorktreeEvent, 'state' | 'branch' | 'owner'>;
+export type { WorktreeMark };
 
 /**
  * How the worktree a session works in stands now (decision 0126): its own as its event says,
@@ -90,14 +92,17 @@ export async function worktreeStateNow(w: WorktreeMark, ownerState: (owner: stri
  * roots stay the closed worktree's (never wider, decision 0060); this says so before a turn
  * would meet a missing folder.
  */
-export function closedWorktreeAdvice(w: WorktreeMark, state: WorktreeState | 'deleted'): string | undefined {
+export function closedWorktreeAdvice(w: WorktreeMark, state: WorktreeState | 'deleted', to: 'user' | 'parent' = 'user'): string | undefined {
+  const checkout = to === 'user' ? 'your checkout' : "the parent's checkout";
   const what: Record<Exclude<WorktreeState | 'deleted', 'open' | 'inherited'>, string> = {
-    applied: 'was applied: its changes are in your checkout now',
+    applied: `was applied: its changes are in ${checkout} now`,
     discarded: 'was discarded: its changes are gone',
     kept: `was kept as branch ${w.branch} (its folder removed): check out that branch to see its work`,
     deleted: 'was removed with the session that owned it',
   };
   if (state === 'open' || state === 'inherited') return undefined;
+  if (to === 'parent')
+    return `The worktree this subagent works in (${w.branch}) ${what[state]}. It has no folder to work in any more, so nothing was sent to it; its history is kept. Start a new subagent for more work.`;
   return `The worktree this conversation works in (${w.branch}) ${what[state]}. Its history is kept; to go on with the work, start a new conversation in your checkout.`;
 }
 
@@ -125,4 +130,24 @@ export function rootsOf(header: SessionHeader, events: readonly SessionEvent[]):
  */
 export async function filesOfWorktree(w: WorktreeEvent | undefined, fill: (dir: string) => Promise<void> = filled): Promise<void> {
   if (w) await fill(w.path);
+}
+
+/**
+ * Why subagent `id` can no longer work in its worktree, told to whoever messages it (undefined:
+ * it can, or it has none). A change of that worktree under way (an apply) is waited for first
+ * (bounded; `stopped` ends the wait): what the message would write is then never lost with the
+ * folder (decision 0126, amended in s60). Never rejects.
+ */
+export async function closedWorktreeOf(
+  store: Pick<Store, 'summary' | 'has'>,
+  gate: Pick<WorktreeGate, 'waitFor'> | undefined,
+  id: string,
+  stopped?: AbortSignal,
+): Promise<string | undefined> {
+  const mark = (await store.summary(id).catch(() => undefined))?.worktree;
+  if (!mark) return undefined;
+  await gate?.waitFor(ownerOf(id, mark), stopped);
+  const now = (await store.summary(id).catch(() => undefined))?.worktree ?? mark;
+  const ownerState = async (owner: string) => (store.has(owner) ? (await store.summary(owner).catch(() => undefined))?.worktree?.state : undefined);
+  return closedWorktreeAdvice(now, await worktreeStateNow(now, ownerState), 'parent');
 }

@@ -16,6 +16,8 @@ export interface ResidencyPort extends ResumePort {
   /** The policy a resident session runs under now (a message's sender); undefined when not resident. */
   policyOf(id: string): PolicyNow | undefined;
   defaults(): { sandbox?: SandboxMode; approval: ApprovalPolicy };
+  /** Why a child can no longer work in its worktree, once a change of it ended (`inbound.ts`); absent: not asked. */
+  worktreeClosed?(childId: string, stopped: AbortSignal): Promise<string | undefined>;
 }
 
 /** A continuable child's process-local residency: its Agent, inbox and owned children. */
@@ -74,6 +76,7 @@ export class Residency {
       coldResume: (id) => this.coldResume(id),
       policyOf: (id) => rt.policyOf(id),
       defaults: () => rt.defaults(),
+      ...(rt.worktreeClosed ? { worktreeClosed: (id: string, stopped: AbortSignal) => rt.worktreeClosed!(id, stopped) } : {}),
     });
   }
 

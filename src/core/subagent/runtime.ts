@@ -12,6 +12,7 @@ import { type CreateContext, createChild } from './create-child';
 import { DEFAULT_MAX_CONCURRENT_CHILDREN, FanoutLimiter } from './fanout';
 import { forkProvider } from './fork-provider';
 import { Gates } from './gates';
+import { closedWorktreeOf } from './isolation';
 import { type MirrorLive, MirrorRegistry } from './mirrors';
 import { policyNow } from './policy-snapshot';
 import { Residency } from './residency';
@@ -55,6 +56,7 @@ export class SubagentRuntime implements SubagentControl {
         return a ? policyNow(a.session.events, { sandbox: deps.defaultSandbox?.(), approval: deps.defaultApproval() }) : undefined;
       },
       defaults: () => ({ sandbox: deps.defaultSandbox?.(), approval: deps.defaultApproval() }),
+      worktreeClosed: (id, stopped) => closedWorktreeOf(deps.store, deps.worktrees?.gate, id, stopped),
       ...(deps.worktrees?.fill ? { fillWorktree: (dir: string) => (deps.worktrees as Required<WorktreePort>).fill(dir) } : {}),
     });
     const report = deps.report ?? (() => undefined);

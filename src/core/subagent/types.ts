@@ -6,6 +6,7 @@ import type { Session } from '../session/session';
 import type { SessionStatus } from '../session/status';
 import type { JsonSchema } from '../tools/tool';
 import type { WorktreePlace } from '../worktree/checkout';
+import type { WorktreeGate } from '../worktree/gate';
 import type { StartGate } from './gates';
 import type { RemoteDriver } from './remote-driver';
 
@@ -53,6 +54,8 @@ export interface WorktreePort {
   remove(place: WorktreePlace): Promise<void>;
   /** A stored child's worktree gets its files if it was made without them (refused where git may not run); absent: written as is. */
   fill?(dir: string): Promise<void>;
+  /** The worktrees' holds: a follow-up to a child working in one being changed waits for the change (decision 0126, amended in s60). */
+  readonly gate?: Pick<WorktreeGate, 'waitFor'>;
 }
 
 /**
@@ -114,7 +117,9 @@ export type SubagentErrorCode =
   /** `placement` names no configured placement (decision 0074). */
   | 'UNKNOWN_PLACEMENT'
   /** A `SubagentStart` hook vetoed the start (decision 0057). */
-  | 'HOOK_BLOCKED';
+  | 'HOOK_BLOCKED'
+  /** The child's worktree was applied, discarded or kept (or went with its owner): nothing was sent (decision 0126, amended in s60). */
+  | 'WORKTREE_CLOSED';
 
 export class SubagentError extends Error {
   override readonly name: string = 'SubagentError';

@@ -8,10 +8,14 @@ import type { MessageSource } from '../session/events';
 export interface Work {
   halted: boolean;
   signal?: AbortSignal;
+  /** Aborted when a Stop halts it: a wait on its way (a worktree being applied, decision 0126 amended in s60) ends at once. */
+  readonly stopped: AbortSignal;
 }
 
 export class Underway {
   private readonly byChild = new Map<string, Set<Work>>();
+  /** Each work's own Stop (its `stopped`). */
+  private readonly stops = new WeakMap<Work, AbortController>();
 
   /**
    * Runs `fn` as work under way to `childId` from this call on (before any await), or from the
@@ -19,7 +23,10 @@ export class Underway {
    * that halted it already halts this.
    */
   async run<T>(childId: string, signal: AbortSignal | undefined, fn: (work: Work) => Promise<T>, within?: Work): Promise<T> {
-    const work: Work = { halted: within?.halted ?? false, ...(signal ? { signal } : {}) };
+    const stop = new AbortController();
+    if (within?.halted) stop.abort();
+    const work: Work = { halted: within?.halted ?? false, ...(signal ? { signal } : {}), stopped: stop.signal };
+    this.stops.set(work, stop);
     const set = this.byChild.get(childId) ?? new Set<Work>();
     set.add(work);
     this.byChild.set(childId, set);
@@ -33,7 +40,11 @@ export class Underway {
 
   /** A Stop of these sessions: the work under way to them lands paused. */
   halt(ids: readonly string[]): void {
-    for (const id of ids) for (const w of this.byChild.get(id) ?? []) w.halted = true;
+    for (const id of ids)
+      for (const w of this.byChild.get(id) ?? []) {
+        w.halted = true;
+        this.stops.get(w)?.abort();
+      }
   }
 }
 
@@ -46,7 +57,7 @@ export async function acceptUnder(
   agent: { accept(text: string, source: MessageSource): Promise<string>; pause(): void },
   text: string,
   source: MessageSource,
-  work: Work,
+  work: Pick<Work, 'halted'>,
 ): Promise<string> {
   const accepted = agent.accept(text, source);
   if (work.halted) agent.pause();

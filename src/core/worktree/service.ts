@@ -9,8 +9,10 @@ import { type RecoveredApply, recoverApplies, writeApplyIntent } from './apply-i
 import { branchHead, commitWorktree, createWorktree, removeWorktree, type WorktreePlace } from './checkout';
 import { changedPaths, diffTrees, type FileChange } from './diff';
 import { filled, settled, unread } from './filling';
+import { WorktreeGate } from './gate';
 import { WorktreeError } from './git';
-import { type MergeConflict, mergeIntoWorkingTree, type TreeChange } from './merge';
+import type { ApplyOptions, ApplyResult, WorktreeListing } from './listing-types';
+import { mergeIntoWorkingTree, type TreeChange } from './merge';
 import { branchOf, worktreesDirOf } from './names';
 import { findOrphans, type Orphan } from './orphans';
 import { placedGuard } from './placed-guard';
@@ -39,42 +41,14 @@ export interface WorktreeDeps {
    * every git here that reads a worktree's or the workspace's files runs under it (`confined.ts`).
    */
   bwrapPath?: string;
-}
-
-/** One worktree child, as `list` shows it. */
-export interface WorktreeListing {
-  id: string;
-  label?: string;
-  path: string;
-  branch: string;
-  base: string;
-  state: Exclude<WorktreeState, 'inherited'>;
-  /** Its node is in the store (always, for a listed child; orphans are listed by `orphans`). */
-  nodeExists: boolean;
-  /** Its folder is still there (open: yes; kept/applied/discarded: no, unless a cleanup was cut). */
-  folderExists: boolean;
-  /** Files it changed against its base (open: the folder now; kept: the branch; applied: as applied). */
-  filesChanged?: number;
   /**
-   * Its folder holds no files yet (a placed child's, decision 0093): its work is its branch,
-   * which review and apply read; `git -C <path> reset --hard` writes them for someone who wants
-   * the folder itself.
+   * The worktrees' holds, shared with every agent's turn start (decision 0126, amended in s60):
+   * apply, discard and keep hold the worktree they change. Absent: one of the service's own.
    */
-  unwritten?: true;
-  /** Git could not list its changes (what failed, what to do); `filesChanged` is then absent, never a 0. */
-  changesUnread?: string;
+  gate?: WorktreeGate;
 }
 
-export type ApplyResult = { applied: true; files: string[] } | { applied: false; conflicts: MergeConflict[] };
-
-export interface ApplyOptions {
-  /**
-   * A placed child's changes to protected paths (`protected-names.ts`: `.vscode`, `.arbor`, `.claude`, `.codex`, `.gemini`, `.git`-like, a
-   * `.code-workspace`) are written: the user saw them and said so again. Without it they are
-   * conflicts marked `protected` and nothing is written (decision 0060, amended in s49).
-   */
-  protectedOk?: boolean;
-}
+export type { ApplyOptions, ApplyResult, WorktreeListing } from './listing-types';
 
 /**
  * The worktree lifecycle (decision 0060), the public facade `harness.worktrees`: a child's
@@ -89,8 +63,12 @@ export class WorktreeService {
   /** The repositories' facts, kept between children (decision 0082). */
   private readonly repos = new RepoStateCache();
 
+  /** The holds of the worktrees being changed: a turn of a session working in one waits for its change. */
+  readonly gate: WorktreeGate;
+
   constructor(private readonly deps: WorktreeDeps) {
     this.dir = worktreesDirOf(deps.storeDir);
+    this.gate = deps.gate ?? new WorktreeGate({ markOf: (id) => deps.store.summaryRef(id)?.worktree, has: (id) => deps.store.has(id) });
   }
 
   /**
@@ -213,6 +191,11 @@ export class WorktreeService {
    */
   async apply(id: string, opts: ApplyOptions = {}): Promise<ApplyResult> {
     this.mustTrust("apply a worktree child's changes");
+    // Held from before its check to the folder's removal: no turn of a session working there starts in between.
+    return this.gate.change(id, () => this.applyHeld(id, opts));
+  }
+
+  private async applyHeld(id: string, opts: ApplyOptions): Promise<ApplyResult> {
     const { e, unreadAt } = await this.changeableWork(id, ['open', 'kept']);
     const guard = opts.protectedOk || !(await this.placed(id)) ? undefined : placedGuard;
     const head = unreadAt ?? (fs.existsSync(e.path) ? await commitWorktree(e, `arbor: work of ${id}`, this.bwrap) : await branchHead(e.repo, e.branch));
@@ -259,19 +242,23 @@ export class WorktreeService {
   /** Remove the worktree and its branch; the child's work is gone. */
   async discard(id: string): Promise<void> {
     // (Removing needs no files: a worktree whose files could not be written goes all the same.)
-    const e = await this.changeable(id, ['open', 'kept']);
-    await this.record(id, e, 'discarded', {});
-    await removeWorktree(e, this.dir);
+    return this.gate.change(id, async () => {
+      const e = await this.changeable(id, ['open', 'kept']);
+      await this.record(id, e, 'discarded', {});
+      await removeWorktree(e, this.dir);
+    });
   }
 
   /** Commit the child's files onto its branch, remove the folder, keep the branch; returns the branch. */
   async keep(id: string): Promise<{ branch: string; head: string }> {
     this.mustTrust("keep a worktree child's branch");
-    const { e, unreadAt } = await this.changeableWork(id, ['open']);
-    const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`, this.bwrap));
-    await this.record(id, e, 'kept', { head });
-    await removeWorktree(e, this.dir, { keepBranch: true });
-    return { branch: e.branch, head };
+    return this.gate.change(id, async () => {
+      const { e, unreadAt } = await this.changeableWork(id, ['open']);
+      const head = unreadAt ?? (await commitWorktree(e, `arbor: work of ${id}`, this.bwrap));
+      await this.record(id, e, 'kept', { head });
+      await removeWorktree(e, this.dir, { keepBranch: true });
+      return { branch: e.branch, head };
+    });
   }
 
   /**
