@@ -7,6 +7,7 @@
 // nested repositories against one of 50 plain folders. Beside them, for the record, the same
 // command in a bubblewrap of its own (the fallback where no resident can run).
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { warmSpawner } from '../src/core/process/spawner';
 import { callTool } from '../src/core/tools/call';
@@ -81,7 +82,7 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
     `tools: run_command true, median of ${RUNS}: sandboxed ${fmt(s)} ms (workspace-write, ${zygote ? "the workspace's resident sandbox" : 'NO ZYGOTE HERE (not built): a bubblewrap per command'}), bare ${fmt(b)} ms (full-access)`,
   );
   opts.note(
-    standInsNote(
+    await standInsNote(
       root,
       (await protectedMounts([root])).shadow.map((p) => path.basename(p)),
     ),
@@ -146,14 +147,16 @@ export async function run(opts: BenchOptions): Promise<Figure[]> {
 /**
  * What a command's stand-ins cost the file system here: each missing protected name at the top
  * gets an empty folder for the command's life (decision 0103, amended in s48), made in its
- * namespaces and removed by the host after it. The same folder operations, timed bare beside the
- * workspace, and the mount options of its file system (`discard` makes every rmdir wait).
+ * namespaces and removed by the host after it, all at once (decision 0129). The same folder
+ * operations, timed bare beside the workspace (the removal one after another too), and the mount
+ * options of its file system (`discard` makes every rmdir wait).
  */
-function standInsNote(root: string, names: readonly string[]): string {
+async function standInsNote(root: string, names: readonly string[]): Promise<string> {
   const scratch = fs.mkdtempSync(path.join(path.dirname(root), 'stand-ins-'));
   const at = names.map((n) => path.join(scratch, n));
   const made: number[] = [];
   const removed: number[] = [];
+  const together: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     let t = now();
     for (const p of at) fs.mkdirSync(p);
@@ -161,12 +164,17 @@ function standInsNote(root: string, names: readonly string[]): string {
     t = now();
     for (const p of at) fs.rmdirSync(p);
     removed.push(now() - t);
+    for (const p of at) fs.mkdirSync(p);
+    t = now();
+    await Promise.all(at.map((p) => fsp.rmdir(p)));
+    together.push(now() - t);
   }
   fs.rmdirSync(scratch);
   const mount = mountOf(root);
   return (
     `tools: the stand-ins: ${names.length} per command here (${names.join(' ')}); the same folders made and removed bare beside the workspace, ` +
-    `median of ${RUNS}: mkdir ×${names.length} ${fmt(median(made))} ms, rmdir ×${names.length} ${fmt(median(removed))} ms` +
+    `median of ${RUNS}: mkdir ×${names.length} ${fmt(median(made))} ms, rmdir ×${names.length} one after another ${fmt(median(removed))} ms, ` +
+    `all at once (as the sandbox removes them) ${fmt(median(together))} ms` +
     (mount
       ? ` (${mount.type} at ${mount.point}, mounted ${mount.options}${/\bdiscard\b/.test(mount.options) ? ': with discard, each rmdir waits for the freed block to be discarded' : ''})`
       : '')

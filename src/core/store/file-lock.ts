@@ -39,6 +39,39 @@ export function alive(pid: number): boolean {
  * running `act`, when the lock could not be had in that time (or cannot be made at all).
  */
 export function withFileLock(lock: string, act: () => void, waitMs = 2000): boolean {
+  if (!acquire(lock, waitMs)) return false;
+  const key = path.resolve(lock);
+  held.add(key);
+  try {
+    act();
+  } finally {
+    held.delete(key);
+    unlink(lock);
+  }
+  return true;
+}
+
+/**
+ * `withFileLock` for an act that waits (the stand-in registry removes its folders in parallel on
+ * libuv's thread pool): the lock is held until `act` settles. This thread must not ask for the same
+ * lock meanwhile — a nested call waits synchronously, blocking the very loop that would end `act` —
+ * so the caller queues its calls on that lock (`stand-in-registry.ts`).
+ */
+export async function withFileLockAsync(lock: string, act: () => Promise<void>, waitMs = 2000): Promise<boolean> {
+  if (!acquire(lock, waitMs)) return false;
+  const key = path.resolve(lock);
+  held.add(key);
+  try {
+    await act();
+  } finally {
+    held.delete(key);
+    unlink(lock);
+  }
+  return true;
+}
+
+/** Makes the lock file `lock` (ours now), waiting for it at most `waitMs`; false when it could not be had in that time (or cannot be made at all). */
+function acquire(lock: string, waitMs: number): boolean {
   const until = Date.now() + waitMs;
   const key = path.resolve(lock);
   for (;;) {
@@ -65,13 +98,6 @@ export function withFileLock(lock: string, act: () => void, waitMs = 2000): bool
       if (Date.now() > until) return false;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
     }
-  }
-  held.add(key);
-  try {
-    act();
-  } finally {
-    held.delete(key);
-    unlink(lock);
   }
   return true;
 }

@@ -181,6 +181,31 @@ export async function inFolder<T>(dir: string, root: string | undefined, make: b
 /** Synchronous `beneath` for reads only (a rewind plan reading 200 files on the calling thread). */
 export function beneathSync<T>(realPath: string, root: string | undefined, act: (target: string) => T): T {
   if (!pins(realPath, root)) return act(realPath);
+  const fd = openFolderOfSync(realPath, root);
+  try {
+    return act(pinnedPath(fd, path.basename(realPath)));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * `beneath` whose walk opens its folders on the calling thread (microseconds each, where a hop
+ * through the thread pool per folder is not) and whose `act` waits: the folder stays open until it
+ * settles. The sandbox's stand-ins are removed so, all of a command's at once (`sandbox/shadows.ts`).
+ */
+export async function beneathOpenedSync<T>(realPath: string, root: string | undefined, act: (target: string) => Promise<T>): Promise<T> {
+  if (!pins(realPath, root)) return act(realPath);
+  const fd = openFolderOfSync(realPath, root);
+  try {
+    return await act(pinnedPath(fd, path.basename(realPath)));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The folder holding `realPath`, opened from `root` one name at a time with no link followed (PathChangedError at a link or a file). */
+function openFolderOfSync(realPath: string, root: string): number {
   let fd = fs.openSync(root, OPEN_ROOT);
   try {
     let walked = root;
@@ -195,8 +220,9 @@ export function beneathSync<T>(realPath: string, root: string | undefined, act: 
       fs.closeSync(fd);
       fd = next;
     }
-    return act(pinnedPath(fd, path.basename(realPath)));
-  } finally {
+    return fd;
+  } catch (e) {
     fs.closeSync(fd);
+    throw e;
   }
 }

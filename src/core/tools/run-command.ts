@@ -107,7 +107,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           }
         }
         if (ctx.signal.aborted) {
-          confinement?.release();
+          await confinement?.release();
           return cancelled(NAME);
         }
 
@@ -136,7 +136,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): Tool {
           const outcome = await runInGroup(spec, { timeoutMs, cap, killGraceMs: options.killGraceMs ?? 2000, lingerMs: options.lingerMs ?? 1000 }, ctx.signal);
           return toResult(outcome, timeoutMs, confinement ? `${ctx.sandbox}${confinement.network ? '' : ', no network'}` : undefined, confinement?.notes ?? []);
         } finally {
-          confinement?.release();
+          await confinement?.release();
         }
       }),
   };

@@ -43,7 +43,8 @@ export interface Confinement {
   start?: (argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv) => GroupChild;
   /** What runs the command in a bubblewrap of its own (after `--`, before its argv): the check of its mount table (`mount-check.ts`). */
   before?: string[];
-  release(): void;
+  /** After the command has ended; resolves once its stand-ins are gone from the host. */
+  release(): Promise<void>;
 }
 
 /** The fd bubblewrap reads the seccomp filter from: the first after stdin, stdout and stderr. */
@@ -154,9 +155,9 @@ export class CommandSandbox {
     // sandbox's mount table is checked before anything runs in it.
     const raceable = bindsInsideRoots(args, roots);
     const lease = pool ? await this.resident(pool, status.bwrap, status.filter, plan, raceable) : undefined;
-    const held = holdShadows(mounts.shadow, roots);
-    const release = (): void => {
-      held();
+    const held = await holdShadows(mounts.shadow, roots);
+    const release = async (): Promise<void> => {
+      await held();
       this.walkAfter(walked);
     };
     if (!lease) {
@@ -177,7 +178,7 @@ export class CommandSandbox {
       start: (argv, dir, env) => resident.run(argv, dir, env, mounts.shadow),
       release: () => {
         lease.release();
-        release();
+        return release();
       },
     };
   }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { alive, withFileLock } from '../../store/file-lock';
+import { alive, withFileLock, withFileLockAsync } from '../../store/file-lock';
 
 // Which stand-ins the Arbor processes of this user stand on now, across processes (decision 0103,
 // amended in session 48). A stand-in is an empty folder on the host with a read-only mount on it
@@ -77,52 +77,74 @@ export function othersStandIns(): Set<string> {
 export const standsOn = (others: ReadonlySet<string>, standIn: string): boolean => others.size > 0 && others.has(digest(standIn));
 
 /** Say that this process stands on each of `standIns` (before their folders are made); those it could say so for. */
-export function register(standIns: readonly string[]): string[] {
+export function register(standIns: readonly string[]): Promise<string[]> {
   const dir = registry();
-  const said: string[] = [];
-  if (!dir || standIns.length === 0) return said;
-  withLock(dir, () => {
-    for (const s of standIns) {
-      try {
-        fs.closeSync(fs.openSync(path.join(dir, `${digest(s)}.${process.pid}`), 'w', 0o600));
-        said.push(s);
-      } catch {
-        // not said: its folder is then left in place when this process is done with it
+  if (!dir || standIns.length === 0) return Promise.resolve([]);
+  return queued(() => {
+    const said: string[] = [];
+    const say = (): void => {
+      for (const s of standIns) {
+        try {
+          fs.closeSync(fs.openSync(path.join(dir, `${digest(s)}.${process.pid}`), 'w', 0o600));
+          said.push(s);
+        } catch {
+          // not said: its folder is then left in place when this process is done with it
+        }
       }
-    }
+    };
+    withFileLock(lockOf(dir), say, LOCK_WAIT_MS);
+    return said;
   });
-  return said;
 }
 
 /**
  * This process no longer stands on each of `standIns` (each one `register` said): under the lock,
  * each one no other live process stands on is removed with `remove` first, then this process's
- * entry goes. Without the lock (2 s), the folders are left in place and the entries stay until the
- * next removal finds this process gone.
+ * entry goes. The removals run at once (each `rmdir` frees the folder's block, which on a disk
+ * mounted with `discard` waits for the device: 1.5–2 ms each here, one after another on the
+ * command's path), and the lock is held until all have settled. Without the lock (2 s), the folders
+ * are left in place and the entries stay until the next removal finds this process gone.
  */
-export function unregister(standIns: readonly string[], remove: (standIn: string) => void): void {
+export function unregister(standIns: readonly string[], remove: (standIn: string) => Promise<void>): Promise<void> {
   const dir = registry();
-  if (!dir || standIns.length === 0) return;
-  withLock(dir, () => {
-    const standing = new Set<string>();
-    for (const n of readdir(dir)) {
-      const m = ENTRY.exec(n);
-      if (!m || Number(m[2]) === process.pid) continue;
-      if (alive(Number(m[2]))) standing.add(m[1]);
-      else unlink(path.join(dir, n)); // left by a process that died
-    }
-    for (const s of standIns) {
-      const key = digest(s);
-      if (!standing.has(key)) {
-        try {
-          remove(s);
-        } catch {
-          // Not there, not empty (someone made it real) or a parent swapped for a link: leave it.
+  if (!dir || standIns.length === 0) return Promise.resolve();
+  return queued(async () => {
+    await withFileLockAsync(
+      lockOf(dir),
+      async () => {
+        const standing = new Set<string>();
+        for (const n of readdir(dir)) {
+          const m = ENTRY.exec(n);
+          if (!m || Number(m[2]) === process.pid) continue;
+          if (alive(Number(m[2]))) standing.add(m[1]);
+          else unlink(path.join(dir, n)); // left by a process that died
         }
-      }
-      unlink(path.join(dir, `${key}.${process.pid}`));
-    }
+        await Promise.all(
+          standIns.map((s) =>
+            standing.has(digest(s))
+              ? undefined
+              : (async () => remove(s))().catch(() => {
+                  // Not there, not empty (someone made it real) or a parent swapped for a link: leave it.
+                }),
+          ),
+        );
+        for (const s of standIns) unlink(path.join(dir, `${digest(s)}.${process.pid}`));
+      },
+      LOCK_WAIT_MS,
+    );
   });
+}
+
+/**
+ * This process's calls on the registry's lock, one at a time: `unregister` holds it across its
+ * removals, and a `register` meanwhile would wait for it synchronously, blocking the loop that
+ * ends them (`withFileLockAsync`).
+ */
+let tail: Promise<unknown> = Promise.resolve();
+function queued<T>(op: () => T | Promise<T>): Promise<T> {
+  const run = tail.then(op);
+  tail = run.catch(() => undefined);
+  return run;
 }
 
 function readdir(dir: string): string[] {
@@ -141,7 +163,6 @@ function unlink(p: string): void {
   }
 }
 
-/** Run `act` holding the registry's lock (`withFileLock`). Skipped when the lock cannot be had within 2 s. */
-function withLock(dir: string, act: () => void): void {
-  withFileLock(path.join(dir, 'lock'), act, 2000);
-}
+/** The registry's lock (`withFileLock`); a call that cannot have it within `LOCK_WAIT_MS` is skipped. */
+const lockOf = (dir: string): string => path.join(dir, 'lock');
+const LOCK_WAIT_MS = 2000;
