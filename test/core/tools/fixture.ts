@@ -1,5 +1,6 @@
 // A throwaway workspace on the real file system: <base>/ws is the root, <base>/outside
 // a sibling the tools must never write to under workspace-write.
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -111,4 +112,19 @@ export async function skipWithoutSandbox(ctx: Mocha.Context): Promise<void> {
     console.log(`      (skipped: no bubblewrap sandbox can start here: ${status.reason})`);
     ctx.skip();
   }
+}
+
+const TOOLS_SRC = path.join(__dirname, '../../../src/core/tools');
+
+/** Another Arbor process on `root`: one confined command (`command`), in a bubblewrap of its own. */
+export function otherProcess(root: string, command: string): ChildProcess {
+  const script = `
+    const { createRunCommandTool } = require(${JSON.stringify(path.join(TOOLS_SRC, 'run-command'))});
+    const { CommandSandbox } = require(${JSON.stringify(path.join(TOOLS_SRC, 'sandbox/command-sandbox'))});
+    const { callTool } = require(${JSON.stringify(path.join(TOOLS_SRC, 'call'))});
+    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: false }) });
+    const ctx = { sessionId: 'other', roots: [process.argv[1]], sandbox: 'workspace-write', approvalPolicy: 'never', signal: new AbortController().signal };
+    callTool(tool, JSON.stringify({ command: process.argv[2] }), ctx).then((r) => { console.log(r.content); process.exit(0); });
+  `;
+  return spawn(process.execPath, ['-e', script, root, command], { stdio: ['ignore', 'pipe', 'pipe'] });
 }

@@ -7,7 +7,7 @@
 // removal then deletes under it, and its registration must not be lost behind the removal's lock.
 // Real bubblewrap, a real resident, a real second Node process.
 import * as assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
@@ -16,22 +16,7 @@ import { createRunCommandTool } from '../../../src/core/tools/run-command';
 import { CommandSandbox, type Confinement } from '../../../src/core/tools/sandbox/command-sandbox';
 import { ResidentPool } from '../../../src/core/tools/sandbox/residents';
 import { zygotePath } from '../../../src/core/tools/sandbox/zygote-path';
-import { call, makeWorkspace, skipWithoutSandbox, type Workspace, waitUntil } from './fixture';
-
-const SRC = path.join(__dirname, '../../../src/core/tools');
-
-/** Another Arbor process on `root`: one confined command (`command`), in a bubblewrap of its own. */
-function otherProcess(root: string, command: string): ChildProcess {
-  const script = `
-    const { createRunCommandTool } = require(${JSON.stringify(path.join(SRC, 'run-command'))});
-    const { CommandSandbox } = require(${JSON.stringify(path.join(SRC, 'sandbox/command-sandbox'))});
-    const { callTool } = require(${JSON.stringify(path.join(SRC, 'call'))});
-    const tool = createRunCommandTool({ killGraceMs: 300, lingerMs: 300, sandbox: new CommandSandbox({ residents: false }) });
-    const ctx = { sessionId: 'other', roots: [process.argv[1]], sandbox: 'workspace-write', approvalPolicy: 'never', signal: new AbortController().signal };
-    callTool(tool, JSON.stringify({ command: process.argv[2] }), ctx).then((r) => { console.log(r.content); process.exit(0); });
-  `;
-  return spawn(process.execPath, ['-e', script, root, command], { stdio: ['ignore', 'pipe', 'pipe'] });
-}
+import { call, makeWorkspace, otherProcess, skipWithoutSandbox, type Workspace, waitUntil } from './fixture';
 
 /** Every thread of libuv's pool blocked (each opening a FIFO no one writes to yet); the result lets them go. */
 async function poolBlocked(dir: string): Promise<() => Promise<void>> {
