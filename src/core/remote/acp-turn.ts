@@ -9,6 +9,7 @@ import { answerPermission, QuestionLine, summaryOf } from './acp-permission';
 import { projectConfigRefusal } from './acp-project-config';
 import type { AcpPhase, AcpProcessSource } from './acp-source';
 import { claudeConfigDir, claudeInstructions, isClaudeAcp } from './claude-instructions';
+import { childConfinement, namespaceMounts } from './namespace-mounts';
 import { openPrivateTmp, type PrivateTmp, wantsPrivateTmp } from './private-tmp';
 import { DEFAULT_GRACE_MS } from './process';
 import { exitPhrase, idledOut, notFound, stderrNote } from './run';
@@ -115,6 +116,9 @@ export class AcpTurn implements LinkSession {
         return { stopReason: 'error', error: describeError(err) };
       }
     if (tmp) Object.assign(spec.env, tmp.env);
+    // A confined local agent's namespace keeps its roots' protected names and the store from change (decision 0036, amended s60).
+    const confine = !opened && spec.bwrap ? childConfinement(ctx, this.storeDir, spec.env, tmp?.dir) : undefined;
+    if (confine) spec.mounts = await namespaceMounts(confine);
     const make = () => new AcpLink(acp, spec, opened?.preamble, linkCaps(!!this.children));
     const link = this.shared ? await this.kept.take(make) : make();
 

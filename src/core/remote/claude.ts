@@ -1,5 +1,7 @@
 import type { SandboxMode } from '../session/events';
 import { claudeConfigDir, claudeInstructions } from './claude-instructions';
+import type { ParentDeployment } from './dsh';
+import { childConfinement } from './namespace-mounts';
 import { programEnv } from './process';
 import { inOrder, type Json, type LineHandlers, num, record, runProgram, str } from './run';
 import { type ProgramSettings, programVersion, stopTiming } from './settings';
@@ -42,7 +44,11 @@ const PERMISSIONS: Record<SandboxMode, string[]> = {
   'full-access': ['--dangerously-skip-permissions'],
 };
 
-export function claudeDriver(settings: ProgramSettings, secrets: () => readonly string[] = () => []): RemoteDriver {
+export function claudeDriver(
+  settings: ProgramSettings,
+  secrets: () => readonly string[] = () => [],
+  parent?: Pick<ParentDeployment, 'storeDir'>,
+): RemoteDriver {
   return {
     program: 'claude-code',
     toolPrefix: 'claude',
@@ -65,6 +71,8 @@ export function claudeDriver(settings: ProgramSettings, secrets: () => readonly 
           ...stopTiming(settings),
         },
         handlers: claudeHandlers(version),
+        // No OS sandbox of its own: its namespace keeps protected names and the store from its edits (decision 0036, amended s60).
+        confine: childConfinement(ctx, parent?.storeDir, env),
       });
       return withKeyHint(out, ctx.sandbox);
     },

@@ -1,5 +1,6 @@
 import type { SandboxMode } from '../session/events';
 import type { ParentDeployment } from './dsh';
+import { childConfinement } from './namespace-mounts';
 import { CODEX_TMP_CONFIG, openPrivateTmp, wantsPrivateTmp } from './private-tmp';
 import { programEnv } from './process';
 import { type Json, type LineHandlers, noteError, num, record, runProgram, str } from './run';
@@ -39,6 +40,7 @@ export function codexDriver(
             ...stopTiming(settings),
           },
           handlers: codexHandlers(version),
+          confine: childConfinement(ctx, parent?.storeDir, env, tmp?.dir),
         });
       } finally {
         await tmp?.remove();

@@ -32,9 +32,27 @@ export type PidNamespace = { available: true; bwrap: string } | { available: fal
  */
 const LIFT_PROC_COVERS = 'umount /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus 2>/dev/null; exec "$@"';
 
-/** The arguments bwrap gets before the program's own command line (a shell that lifts the covers, then execs the program). */
-export function namespaceArgs(): string[] {
-  return ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--', '/bin/sh', '-c', LIFT_PROC_COVERS, 'arbor-pid-namespace'];
+/**
+ * The arguments bwrap gets before the program's own command line (a shell that lifts the covers,
+ * then execs the program); `mounts`: what a confined program's namespace adds over `/` (its
+ * protected paths and the store read-only, `namespace-mounts.ts`).
+ */
+export function namespaceArgs(mounts: readonly string[] = []): string[] {
+  return [
+    '--unshare-pid',
+    '--die-with-parent',
+    '--dev-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    ...mounts,
+    '--',
+    '/bin/sh',
+    '-c',
+    LIFT_PROC_COVERS,
+    'arbor-pid-namespace',
+  ];
 }
 
 /** Where bubblewrap is found: $ARBOR_BWRAP, or `bwrap` on PATH (as for Arbor's own commands). */

@@ -5,6 +5,7 @@ import { groupAlive, sendSignal, signalGroup, waitGroupGone } from '../process/g
 import { hostLaunch, hostProgram } from '../process/host-program';
 import { trackGroup, untrackGroup } from '../process/live-groups';
 import { type GroupIdentity, groupIdentity, liveMembers } from '../process/proc-stat';
+import type { NamespaceMounts } from './namespace-mounts';
 import { type NamespaceInit, namespaceArgs, namespaceEnded, namespaceInit } from './pid-namespace';
 
 /**
@@ -34,6 +35,8 @@ export interface ProcessSpec {
   stdin?: 'pipe';
   /** Run it in its own PID namespace through this bubblewrap (`pidNamespace()` said it works); absent = a process group only. */
   bwrap?: string;
+  /** A confined program's mounts in that namespace (`namespace-mounts.ts`); released once its group is gone. Ignored without `bwrap`. */
+  mounts?: NamespaceMounts;
 }
 
 export type Line = { text: string } | { tooLong: number };
@@ -124,6 +127,8 @@ export class RemoteProcess {
   private stopping: Promise<void> | undefined;
   /** reapGroup saw no process of the group left. */
   private gone = false;
+  /** The namespace's stand-ins being removed, once nothing of it runs (`markGone`). */
+  private unmounted: Promise<void> | undefined;
   /** The group as the reaper will know it (leader's start time, boot), read right after the spawn. */
   private readonly group: GroupIdentity | undefined;
   /** In a PID namespace: its init, read at the program's first output (undefined before, or where /proc does not show it). */
@@ -136,13 +141,16 @@ export class RemoteProcess {
     // A `#!/usr/bin/env node` program's interpreter is looked up here, outside the folders a confined command could write (decision 0109).
     const launch = hostLaunch(spec.command, spec.args, spec.env.PATH);
     const [cmd, cmdArgs] = launch ? [launch.file, launch.args] : [spec.command, [...spec.args]];
-    const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(), cmd, ...cmdArgs]] : [cmd, cmdArgs];
+    const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(spec.mounts?.args), cmd, ...cmdArgs]] : [cmd, cmdArgs];
     // The program's own git (Claude Code's, Codex's) never takes a bare repository a command planted in its folder (`git-safe-env.ts`).
     this.child = spawn(file, args, { cwd: spec.cwd, env: withBareExplicit(spec.env), detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
     this.group = this.child.pid ? groupIdentity(this.child.pid) : undefined;
     if (this.child.pid) trackGroup(this);
     this.exited = new Promise((resolve) => {
-      this.child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
+      this.child.once('error', (err) => {
+        void this.spec.mounts?.release();
+        resolve({ code: null, signal: null, spawnError: err.message });
+      });
       // bwrap reports a program killed by a signal as 128 + its number, as a shell does.
       this.child.once('close', (code, signal) => resolve(spec.bwrap && !signal ? unwrapExit(code) : { code, signal }));
       // The leader exited but something it started still holds its output open: stop waiting for it.
@@ -233,8 +241,13 @@ export class RemoteProcess {
     return this.stopping;
   }
 
-  /** After the leader exits, whatever it left in its group goes too (a command it ran in the background). */
+  /** After the leader exits, whatever it left in its group goes too (a command it ran in the background); then its stand-ins. */
   async reapGroup(): Promise<void> {
+    await this.reap();
+    await this.unmounted;
+  }
+
+  private async reap(): Promise<void> {
     if (this.gone || this.namespaceGone()) return;
     this.signalGroup('SIGKILL');
     if (await this.namespaceEndsWithin(2000)) return;
@@ -251,6 +264,8 @@ export class RemoteProcess {
   private markGone(): void {
     this.gone = true;
     untrackGroup(this);
+    // Nothing of the namespace runs: its stand-ins may go (removed while it ran, a name would be free to make there).
+    this.unmounted ??= this.spec.mounts?.release().catch(() => undefined);
   }
 
   /** SIGKILL to the group now (a front end that must leave at once). */

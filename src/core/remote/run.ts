@@ -1,4 +1,5 @@
 import { REMOTE_BOUNDS } from '../subagent/remote-bounds';
+import { type ConfineSpec, namespaceMounts } from './namespace-mounts';
 import { namespaceSpec } from './pid-namespace';
 import { DEFAULT_IDLE_MS, type ProcessSpec, RemoteProcess, resolveCommand } from './process';
 import type { RemoteOutcome, RemoteSink, RemoteTurnContext } from './types';
@@ -25,6 +26,8 @@ export interface ProgramRun {
   handlers: LineHandlers;
   /** The field holding an event's type (default `type`). */
   typeOf?: (e: Json) => string | undefined;
+  /** A confined child: what its namespace keeps from change (`namespace-mounts.ts`); absent: `/` as it is. */
+  confine?: ConfineSpec;
 }
 
 export const record = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -106,8 +109,13 @@ export async function runProgram(ctx: RemoteTurnContext, sink: RemoteSink, run: 
   const command = resolveCommand(run.spec.command, run.spec.env.PATH ?? process.env.PATH);
   if (!command) return notFound(run.label, run.spec.command, `set ${run.setting} to its path`);
   const ns = await namespaceSpec();
-  if (ctx.signal.aborted) return { stopReason: 'interrupted' };
-  const proc = new RemoteProcess({ ...run.spec, command, ...ns });
+  // Only a namespace can carry the mounts: where bwrap cannot make one, the program's own sandbox is all there is (as before).
+  const mounts = ns.bwrap && run.confine ? await namespaceMounts(run.confine) : undefined;
+  if (ctx.signal.aborted) {
+    await mounts?.release();
+    return { stopReason: 'interrupted' };
+  }
+  const proc = new RemoteProcess({ ...run.spec, command, ...ns, ...(mounts ? { mounts } : {}) });
   const onAbort = () => void proc.stop();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const st: StreamState = { errors: [], proc };

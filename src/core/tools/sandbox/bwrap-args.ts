@@ -70,13 +70,7 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   for (const p of plan.masked ?? []) args.push('--ro-bind', '/dev/null', p);
   // Roots are bound again after /tmp, so a workspace under /tmp stays visible.
   for (const root of plan.roots) args.push(writable ? '--bind' : '--ro-bind', root, root);
-  if (writable) {
-    // Parents before children (a prefix sorts first), all before the read-only protected paths:
-    // each bind copies the host's tree and would cover a protected mount made before it.
-    for (const [p, ro] of structure(plan)) args.push(ro ? '--ro-bind' : '--bind', p, p);
-    for (const p of plan.readOnly) args.push('--ro-bind', p, p);
-    for (const p of plan.shadow) args.push('--tmpfs', p, '--remount-ro', p);
-  }
+  if (writable) args.push(...protectedArgs(plan));
   // Every namespace bubblewrap knows (user when it can, IPC, PID, network, UTS, cgroup).
   args.push('--unshare-all');
   if (plan.network) args.push('--share-net');
@@ -97,8 +91,26 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   return args;
 }
 
+/** The protected parts of a plan, as mounts. */
+export type ProtectedPlan = Pick<SandboxPlan, 'readOnly' | 'shadow' | 'pinned' | 'guarded'>;
+
+/**
+ * The mounts that keep protected paths inside writable roots (bound writable before them) from
+ * change: pinned and guarded folders, then the read-only paths, then the stand-ins. Also what a
+ * confined remote program's PID namespace adds over `/` (`remote/namespace-mounts.ts`).
+ */
+export function protectedArgs(plan: ProtectedPlan): string[] {
+  const args: string[] = [];
+  // Parents before children (a prefix sorts first), all before the read-only protected paths:
+  // each bind copies the host's tree and would cover a protected mount made before it.
+  for (const [p, ro] of structure(plan)) args.push(ro ? '--ro-bind' : '--bind', p, p);
+  for (const p of plan.readOnly) args.push('--ro-bind', p, p);
+  for (const p of plan.shadow) args.push('--tmpfs', p, '--remount-ro', p);
+  return args;
+}
+
 /** Pinned and guarded folders and a guarded folder's children, sorted by path: path → read-only. */
-function structure(plan: SandboxPlan): [string, boolean][] {
+function structure(plan: ProtectedPlan): [string, boolean][] {
   const ops = new Map<string, boolean>();
   for (const p of plan.pinned ?? []) ops.set(p, false);
   for (const g of plan.guarded ?? []) for (const c of g.children) if (!ops.has(c)) ops.set(c, false);
