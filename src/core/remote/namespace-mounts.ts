@@ -69,11 +69,15 @@ export async function namespaceMounts(spec: ConfineSpec): Promise<NamespaceMount
     for (const r of roots) if (r !== store && isWithin(r, store)) args.push('--bind', r, r);
   }
   args.push(...protectedArgs(mounts));
-  if (store)
+  if (store) {
+    // A bind copies the host's tree over the mounts made before it: a folder holding a root or a
+    // protected path (a home the environment names at `<store>/worktrees`) would re-open them, so it stays read-only.
+    const kept = [...roots, ...mounts.readOnly, ...mounts.shadow, ...mounts.guarded.map((g) => g.dir)];
     for (const w of spec.writable ?? []) {
       const p = real(w);
-      if (p && p !== store && isWithin(p, store)) args.push('--bind', p, p);
+      if (p && p !== store && isWithin(p, store) && !kept.some((k) => isWithin(k, p))) args.push('--bind', p, p);
     }
+  }
   // A stand-in another command's end is removing is made again once it is gone (`holdShadows`, decision 0130).
   const release = await holdShadows(mounts.shadow, roots);
   return { args, release };

@@ -143,7 +143,13 @@ export class RemoteProcess {
     const [cmd, cmdArgs] = launch ? [launch.file, launch.args] : [spec.command, [...spec.args]];
     const [file, args] = spec.bwrap ? [spec.bwrap, [...namespaceArgs(spec.mounts?.args), cmd, ...cmdArgs]] : [cmd, cmdArgs];
     // The program's own git (Claude Code's, Codex's) never takes a bare repository a command planted in its folder (`git-safe-env.ts`).
-    this.child = spawn(file, args, { cwd: spec.cwd, env: withBareExplicit(spec.env), detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
+    try {
+      this.child = spawn(file, args, { cwd: spec.cwd, env: withBareExplicit(spec.env), detached: true, stdio: [spec.stdin ?? 'ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      // Refused before anything ran (a NUL in the prompt, an argument): the stand-ins were held for nothing, and would count forever.
+      void spec.mounts?.release();
+      throw err;
+    }
     this.group = this.child.pid ? groupIdentity(this.child.pid) : undefined;
     if (this.child.pid) trackGroup(this);
     this.exited = new Promise((resolve) => {

@@ -83,6 +83,28 @@ describe("remote: a confined program's namespace keeps protected names and the s
     assert.equal(out, ['w0=0', 'w1=1', 'w2=1', 'w3=1', ''].join('\n'));
   });
 
+  it("attack: a home the program's environment names in the store that holds its root re-opens none of the root's protected names", async () => {
+    const store = path.join(dir, 'store');
+    const wt = path.join(store, 'worktrees', 'c1');
+    fs.mkdirSync(path.join(wt, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(wt, '.git'), 'gitdir: /nowhere\n');
+    const home = path.join(store, 'worktrees');
+    const confine = childConfinement({ cwd: wt, roots: [wt], sandbox: 'workspace-write' }, store, { HOME: home, CODEX_HOME: store })!;
+    const out = await run(tries('fine.txt', '.git', '.vscode/tasks.json', '.mcp.json', `${home}/x`, `${store}/forged.jsonl`), wt, confine);
+    assert.equal(out, ['w0=0', 'w1=1', 'w2=1', 'w3=1', 'w4=1', 'w5=1', ''].join('\n'));
+  });
+
+  it("a program that cannot be spawned (a NUL in its prompt) leaves no stand-in held: the next program's are removed once it is gone", async () => {
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    const confine = childConfinement({ cwd: ws, roots: [ws], sandbox: 'workspace-write' }, undefined, {})!;
+    const mounts = await namespaceMounts(confine);
+    assert.throws(() => new RemoteProcess({ command: '/bin/sh', args: ['-c', 'true', 'a\0b'], cwd: ws, env: { PATH: process.env.PATH ?? '' }, bwrap, mounts }));
+    assert.equal(await run('test -d .mcp.json && echo standin', ws, confine), 'standin\n');
+    assert.equal(fs.existsSync(path.join(ws, '.mcp.json')), false, 'the .mcp.json stand-in is removed once the program is gone');
+    assert.equal(fs.existsSync(path.join(ws, '.arbor')), false, 'the .arbor stand-in is removed once the program is gone');
+  });
+
   it('a full-access child gets no mounts; the roots are the cwd where it lies outside them, each root once', () => {
     assert.equal(childConfinement({ cwd: dir, roots: [dir], sandbox: 'full-access' }, dir, {}), undefined);
     const a = path.join(dir, 'a');
