@@ -30,14 +30,39 @@ export type PidNamespace = { available: true; bwrap: string } | { available: fal
  * takes all four (it goes on past one it cannot lift): a process each cost ~4 ms of every
  * remote program's start.
  */
-const LIFT_PROC_COVERS = 'umount /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus 2>/dev/null; exec "$@"';
+const LIFT_PROC_COVERS = 'umount /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus 2>/dev/null;';
+
+/**
+ * A confined program's namespace carries read-only mounts (`namespace-mounts.ts`), and run as
+ * root bubblewrap leaves every capability to it: the program, or a command it runs outside a
+ * sandbox of its own (Claude Code's Bash), could `umount` them and write `.arbor/settings.json`
+ * (decision 0036, amended s60). So once the covers are lifted it is exec'd through `setpriv` with
+ * no capability left but CAP_SETFCAP: a nested sandbox (Codex's bubblewrap, another Arbor's) still
+ * maps root in its user namespace (since Linux 5.12 that needs CAP_SETFCAP), and mounts copied into
+ * a namespace it makes are locked there. A file capability it sets gives back no more than the
+ * bounding set holds. Not root: bubblewrap gives the program no capability anyway.
+ */
+const DROP_CAPS = ['--bounding-set=-all,+setfcap', '--inh-caps=-all', '--ambient-caps=-all'];
+
+/** util-linux's `setpriv`, found as bwrap is (outside what a confined command could write); undefined: not installed. */
+function setprivPath(): string | undefined {
+  const exe = resolveProgram('setpriv');
+  return /^\/[\w./+-]+$/.test(exe) ? exe : undefined;
+}
+
+/** What the namespace's shell runs after lifting the covers: the program, through `setpriv` for a confined one run as root. */
+function thenExec(confined: boolean): string {
+  const setpriv = confined && process.getuid?.() === 0 ? setprivPath() : undefined;
+  return setpriv ? ` exec '${setpriv}' ${DROP_CAPS.join(' ')} -- "$@"` : ' exec "$@"';
+}
 
 /**
  * The arguments bwrap gets before the program's own command line (a shell that lifts the covers,
  * then execs the program); `mounts`: what a confined program's namespace adds over `/` (its
- * protected paths and the store read-only, `namespace-mounts.ts`).
+ * protected paths and the store read-only, `namespace-mounts.ts`) — given, the program also keeps
+ * no capability to lift them (`thenExec`).
  */
-export function namespaceArgs(mounts: readonly string[] = []): string[] {
+export function namespaceArgs(mounts?: readonly string[]): string[] {
   return [
     '--unshare-pid',
     '--die-with-parent',
@@ -46,11 +71,11 @@ export function namespaceArgs(mounts: readonly string[] = []): string[] {
     '/',
     '--proc',
     '/proc',
-    ...mounts,
+    ...(mounts ?? []),
     '--',
     '/bin/sh',
     '-c',
-    LIFT_PROC_COVERS,
+    LIFT_PROC_COVERS + thenExec(mounts !== undefined),
     'arbor-pid-namespace',
   ];
 }

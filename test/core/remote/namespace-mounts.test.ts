@@ -36,6 +36,32 @@ describe("remote: a confined program's namespace keeps protected names and the s
   const tries = (...paths: string[]) =>
     paths.map((p, i) => `if (mkdir -p "$(dirname '${p}')" && echo x > '${p}') 2>/dev/null; then echo w${i}=0; else echo w${i}=1; fi`).join('; ');
 
+  // Run as root (this machine, CI, many containers), bubblewrap left every capability to the
+  // program: `umount` lifted the read-only mounts and the write went through (decision 0036, amended s60).
+  it('attack: a confined program run as root cannot lift the mounts (umount, a user namespace of its own), and a nested sandbox still starts', async () => {
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+    const confine = childConfinement({ cwd: ws, roots: [ws], sandbox: 'workspace-write' }, undefined, {})!;
+    const out = await run(
+      [
+        `umount -l '${ws}/.vscode' 2>/dev/null; umount -l '${ws}/.mcp.json' 2>/dev/null`,
+        `unshare -Urm sh -c "umount -l '${ws}/.vscode'; echo x > '${ws}/.vscode/a.json'" 2>/dev/null`,
+        tries('.vscode/tasks.json', '.mcp.json/x'),
+        `grep CapEff /proc/self/status`,
+        `${bwrap} --unshare-all --die-with-parent --dev-bind / / --proc /proc -- /bin/true && echo nested=0 || echo nested=1`,
+      ].join('; '),
+      ws,
+      confine,
+    );
+    assert.match(out, /w0=1\nw1=1\n/, out);
+    assert.equal(fs.existsSync(path.join(ws, '.vscode', 'tasks.json')), false, out);
+    assert.equal(fs.existsSync(path.join(ws, '.vscode', 'a.json')), false, out);
+    // No capability but CAP_SETFCAP (bit 31), which a nested sandbox needs to map root.
+    const eff = BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(out)?.[1] ?? 'ffffffffff'}`);
+    assert.equal(eff & ~(1n << 31n), 0n, out);
+    assert.match(out, /nested=0/, `a nested sandbox could not start: ${out}`);
+  });
+
   it("attack: the workspace's protected names, nested ones too, and the store refuse writes; the workspace, the program's temp folder and home in the store do not", async () => {
     const ws = path.join(dir, 'ws');
     const store = path.join(dir, 'store');
